@@ -1,0 +1,12 @@
+// Bundles the workflow code once (used by the test run so each test worker starts quickly).
+import { writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { bundleWorkflowCode } from '@temporalio/worker';
+
+const output = process.argv[2];
+if (!output) throw new Error('usage: bundle-workflows.ts OUTPUT_FILE');
+const { code } = await bundleWorkflowCode({
+  workflowsPath: fileURLToPath(new URL('../src/workflows/index.ts', import.meta.url)),
+  logger: { log: () => {}, trace: () => {}, debug: () => {}, info: () => {}, warn: console.warn, error: console.error },
+});
+writeFileSync(output, code);

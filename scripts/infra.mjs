@@ -1,0 +1,162 @@
+// Shared bootstrap for `npm start` and `npm test`: plain Node ESM with no dependencies, because it
+// runs before `npm install` has.
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, openSync, readFileSync, statSync } from 'node:fs';
+import { createServer, connect } from 'node:net';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+export const TEMPORAL_CLI_VERSION = 'v1.5.1';
+const LOCAL_TEMPORAL = join(ROOT, '.tools', 'bin', 'temporal');
+
+/** Custom search attributes the workflows set (src/workflows/shared.ts; a unit test keeps them equal). */
+export const SEARCH_ATTRIBUTES = { OrganizationId: 'Keyword', EventType: 'Keyword' };
+
+export function say(message) {
+  process.stdout.write(`[collections] ${message}\n`);
+}
+
+export function binPath(name) {
+  return join(ROOT, 'node_modules', '.bin', name);
+}
+
+function run(command, args, options = {}) {
+  const result = spawnSync(command, args, { cwd: ROOT, stdio: 'inherit', ...options });
+  if (result.error) throw result.error;
+  if (result.status !== 0) throw new Error(`${command} ${args.join(' ')} exited with ${result.status}`);
+  return result;
+}
+
+/** Installs npm dependencies when node_modules is missing or older than the lockfile. */
+export function ensureDependencies() {
+  const marker = join(ROOT, 'node_modules', '.package-lock.json');
+  const lock = join(ROOT, 'package-lock.json');
+  const fresh = existsSync(marker) && existsSync(binPath('bun')) && statSync(marker).mtimeMs >= statSync(lock).mtimeMs;
+  if (fresh) return;
+  say('installing dependencies (npm ci)');
+  run('npm', ['ci', '--no-audit', '--no-fund']);
+}
+
+function onPath(name) {
+  const result = spawnSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' });
+  return result.status === 0 ? result.stdout.trim() : null;
+}
+
+/** The Temporal CLI: $TEMPORAL_CLI, then PATH, then the project's own build (made here once). */
+export function ensureTemporalCli() {
+  if (process.env.TEMPORAL_CLI) return process.env.TEMPORAL_CLI;
+  const found = onPath('temporal');
+  if (found) return found;
+  if (existsSync(LOCAL_TEMPORAL)) return LOCAL_TEMPORAL;
+  if (!onPath('go')) {
+    throw new Error(
+      'The Temporal CLI is needed and Go is not installed to build it. Either install the Temporal CLI ' +
+        '(put `temporal` on PATH or set TEMPORAL_CLI), or run the whole stack with Docker: ' +
+        '`docker compose -f temporal-compose.yml up`.',
+    );
+  }
+  say(`building the Temporal CLI ${TEMPORAL_CLI_VERSION} into .tools/bin (once; this takes a few minutes)`);
+  mkdirSync(dirname(LOCAL_TEMPORAL), { recursive: true });
+  run('go', ['install', `github.com/temporalio/cli/cmd/temporal@${TEMPORAL_CLI_VERSION}`], {
+    env: { ...process.env, GOBIN: dirname(LOCAL_TEMPORAL), CGO_ENABLED: '0' },
+  });
+  return LOCAL_TEMPORAL;
+}
+
+export function portIsOpen(port, host = '127.0.0.1') {
+  return new Promise((resolve) => {
+    const socket = connect({ port, host });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export async function waitFor(what, check, timeoutMs = 60_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await check()) return;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(200);
+  }
+}
+
+/** Starts a child process whose output goes to a log file (or the terminal) and tracks it. */
+export function startChild(children, name, command, args, { env = process.env, logFile } = {}) {
+  const output = logFile ? openSync(logFile, 'a') : 'inherit';
+  const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', output, output] });
+  child.processName = name;
+  children.push(child);
+  return child;
+}
+
+export function temporalHealthy(cli, address) {
+  const result = spawnSync(cli, ['operator', 'cluster', 'health', '--address', address, '--command-timeout', '2s'], {
+    encoding: 'utf8',
+  });
+  return result.status === 0;
+}
+
+/**
+ * Starts the Temporal dev server (real server, SQLite, Web UI unless headless) with the project's
+ * search attributes, and waits until it answers.
+ */
+export async function startTemporalDevServer(children, cli, { port, uiPort, dbFile, logFile, headless = false }) {
+  const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--log-level', 'warn'];
+  if (dbFile) args.push('--db-filename', dbFile);
+  if (headless) args.push('--headless');
+  else args.push('--ui-port', String(uiPort));
+  args.push('--http-port', String(await freePort()), '--metrics-port', String(await freePort()));
+  for (const [name, type] of Object.entries(SEARCH_ATTRIBUTES)) args.push('--search-attribute', `${name}=${type}`);
+  const child = startChild(children, 'temporal', cli, args, { logFile });
+  let exited = false;
+  child.once('exit', () => {
+    exited = true;
+  });
+  await waitFor('the Temporal dev server', () => {
+    if (exited) throw new Error(`the Temporal dev server exited; see ${logFile ?? 'its output'}`);
+    return temporalHealthy(cli, `127.0.0.1:${port}`);
+  }, 120_000);
+  return child;
+}
+
+/** Registers the search attributes on a Temporal server that was already running. */
+export function registerSearchAttributes(cli, address) {
+  for (const [name, type] of Object.entries(SEARCH_ATTRIBUTES)) {
+    spawnSync(cli, ['operator', 'search-attribute', 'create', '--address', address, '--name', name, '--type', type], {
+      stdio: 'ignore',
+    });
+  }
+}
+
+/** Stops children in reverse order of start: SIGTERM, then SIGKILL after a grace period. */
+export async function stopChildren(children, graceMs = 10_000) {
+  for (const child of [...children].reverse()) {
+    if (child.exitCode !== null || child.signalCode !== null) continue;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+    await exited;
+    clearTimeout(timer);
+  }
+}
+
+export function readJson(file) {
+  return JSON.parse(readFileSync(file, 'utf8'));
+}

@@ -1,0 +1,105 @@
+// `npm start`: the whole service with sandbox defaults. Installs what is missing, starts the
+// Temporal dev server (UI on 8233), prepares PostgreSQL, then the worker (Node) and the API (Bun).
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  ROOT, binPath, ensureDependencies, ensureTemporalCli, portIsOpen, readJson, registerSearchAttributes, say,
+  startChild, startTemporalDevServer, stopChildren, waitFor,
+} from './infra.mjs';
+
+const DATA = join(ROOT, '.data');
+const SANDBOX_FILE = join(DATA, 'sandbox.json');
+const apiPort = Number(process.env.PORT ?? 8000);
+const temporalPort = Number(process.env.TEMPORAL_PORT ?? 7233);
+const uiPort = Number(process.env.TEMPORAL_UI_PORT ?? 8233);
+const env = {
+  ...process.env,
+  PORT: String(apiPort),
+  TEMPORAL_ADDRESS: process.env.TEMPORAL_ADDRESS ?? `127.0.0.1:${temporalPort}`,
+  SANDBOX: process.env.SANDBOX ?? 'true',
+};
+const apiUrl = `http://localhost:${apiPort}`;
+const children = [];
+let stopping = false;
+
+async function shutdown(code) {
+  if (stopping) return;
+  stopping = true;
+  say('stopping');
+  await stopChildren(children);
+  process.exit(code);
+}
+process.on('SIGINT', () => void shutdown(0));
+process.on('SIGTERM', () => void shutdown(0));
+
+function admin(args) {
+  const result = spawnSync(binPath('bun'), ['src/admin.ts', ...args], { cwd: ROOT, env, encoding: 'utf8' });
+  if (result.status !== 0) throw new Error(`admin ${args.join(' ')} failed: ${result.stderr || result.stdout}`);
+  return result.stdout;
+}
+
+async function keyWorks(key) {
+  const response = await fetch(`${apiUrl}/api/events?limit=1`, { headers: { Authorization: `Token ${key}` } }).catch(() => null);
+  return response?.status === 200;
+}
+
+/** The sandbox merchant: made on first run (org, BXC wallet with funds, key), reused afterwards. */
+async function sandboxMerchant() {
+  if (existsSync(SANDBOX_FILE)) {
+    const saved = readJson(SANDBOX_FILE);
+    if (await keyWorks(saved.apiKey)) return saved;
+  }
+  const created = JSON.parse(admin(['org', 'create', '--name', 'Sandbox Merchant', '--json']));
+  const funding = JSON.parse(admin(['wallet', 'fund', '--org', String(created.organization.id), '--currency', 'BXC', '--amount', '1000000', '--json']));
+  const saved = { organizationId: created.organization.id, apiKey: created.apiKey, walletId: funding.accountId };
+  writeFileSync(SANDBOX_FILE, `${JSON.stringify(saved, null, 2)}\n`, { mode: 0o600 });
+  return saved;
+}
+
+function watch(child) {
+  child.once('exit', (code, signal) => {
+    if (stopping) return;
+    say(`${child.processName} exited (${signal ?? code}); stopping everything`);
+    void shutdown(1);
+  });
+}
+
+async function main() {
+  mkdirSync(DATA, { recursive: true });
+  ensureDependencies();
+  const cli = ensureTemporalCli();
+  if (process.env.TEMPORAL_ADDRESS || (await portIsOpen(temporalPort))) {
+    say(`using the Temporal server already at ${env.TEMPORAL_ADDRESS}`);
+    registerSearchAttributes(cli, env.TEMPORAL_ADDRESS);
+  } else {
+    say('starting the Temporal dev server');
+    watch(await startTemporalDevServer(children, cli, {
+      port: temporalPort, uiPort, dbFile: join(DATA, 'temporal.db'), logFile: join(DATA, 'temporal.log'),
+    }));
+  }
+  say('preparing PostgreSQL');
+  process.stdout.write(admin(['migrate']));
+  watch(startChild(children, 'worker', process.execPath, ['--import', 'tsx', 'src/worker.ts'], { env }));
+  watch(startChild(children, 'api', binPath('bun'), ['src/server.ts'], { env }));
+  await waitFor('the API', async () => (await fetch(`${apiUrl}/healthz`).catch(() => null))?.status === 200, 120_000);
+  const sandbox = await sandboxMerchant();
+  process.stdout.write(`
+  Mobile-money collections service (sandbox) is up.
+
+    API          ${apiUrl}
+    Temporal UI  http://localhost:${uiPort}
+    API key      ${sandbox.apiKey}   (organization ${sandbox.organizationId}; saved in .data/sandbox.json)
+
+  Try:
+    curl -H 'Authorization: Token ${sandbox.apiKey}' -d phone_number=+256772123456 -d first_name=A -d last_name=B ${apiUrl}/api/contacts
+    curl -H 'Authorization: Token ${sandbox.apiKey}' ${apiUrl}/api/events
+
+  Ctrl-C stops everything.
+`);
+}
+
+main().catch(async (error) => {
+  process.stderr.write(`[collections] ${error instanceof Error ? error.message : String(error)}\n`);
+  await shutdown(1);
+});

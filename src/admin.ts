@@ -1,0 +1,122 @@
+/**
+ * Operator CLI (`npm run admin -- <command>`): api.md does not say how organizations and keys are
+ * issued, so operators do it here.
+ *
+ *   migrate                                   create the database if missing, apply migrations
+ *   org create --name NAME [--json]           organization + first user (may manage it) + API key
+ *   key create --org ID [--json]              another API key for the organization
+ *   wallet fund --org ID --currency CUR --amount A [--json]
+ *   settings set --org ID [--verification-url URL] [--accept-by-default true|false]
+ */
+import { parseArgs } from 'node:util';
+import { loadConfig } from './config';
+import { createSql } from './db';
+import { ensureDatabase, migrate } from './db/migrate';
+import { isCurrency, parsePositiveAmount } from './domain/money';
+import { createApiKey, createOrganization, fundWallet, updateCollectionSettings } from './services/organizations';
+
+class UsageError extends Error {}
+
+const USAGE = `usage: npm run admin -- <command>
+  migrate
+  org create --name NAME [--json]
+  key create --org ID [--json]
+  wallet fund --org ID --currency BXC|UGX|KES --amount AMOUNT [--json]
+  settings set --org ID [--verification-url URL] [--accept-by-default true|false] [--json]`;
+
+function organizationId(raw: string | undefined): number {
+  if (raw === undefined || !/^\d+$/.test(raw)) throw new UsageError('--org takes an organization id');
+  return Number(raw);
+}
+
+function print(json: boolean, value: Record<string, unknown>, lines: string[]): void {
+  process.stdout.write(json ? `${JSON.stringify(value)}\n` : `${lines.join('\n')}\n`);
+}
+
+async function main(argv: string[]): Promise<void> {
+  const { positionals, values } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      name: { type: 'string' },
+      org: { type: 'string' },
+      currency: { type: 'string' },
+      amount: { type: 'string' },
+      'verification-url': { type: 'string' },
+      'accept-by-default': { type: 'string' },
+      json: { type: 'boolean', default: false },
+    },
+  });
+  const command = positionals.join(' ');
+  const config = loadConfig();
+  if (command === 'migrate') {
+    const created = await ensureDatabase(config.databaseUrl);
+    const applied = await migrate(config.databaseUrl);
+    print(values.json, { databaseCreated: created, applied }, [
+      created ? 'database created' : 'database exists',
+      applied.length > 0 ? `applied ${applied.join(', ')}` : 'migrations up to date',
+    ]);
+    return;
+  }
+  const sql = createSql(config.databaseUrl, 2);
+  try {
+    switch (command) {
+      case 'org create': {
+        if (!values.name?.trim()) throw new UsageError('--name is required');
+        const created = await createOrganization(sql, values.name.trim());
+        print(values.json, created, [
+          `organization ${created.organization.id} (${created.organization.name})`,
+          `user ${created.user.id} with permission "${created.user.permissions.join('", "')}"`,
+          `API key ${created.apiKey}  (shown once; only its digest is stored)`,
+        ]);
+        return;
+      }
+      case 'key create': {
+        const created = await createApiKey(sql, organizationId(values.org));
+        print(values.json, created, [`API key ${created.apiKey}  (shown once; only its digest is stored)`]);
+        return;
+      }
+      case 'wallet fund': {
+        const currency = values.currency?.toUpperCase() ?? '';
+        if (!isCurrency(currency)) throw new UsageError('--currency must be one of BXC, UGX, KES');
+        const amount = parsePositiveAmount(values.amount ?? '');
+        if (amount === null) throw new UsageError('--amount must be a positive decimal with at most 4 decimals');
+        const funding = await fundWallet(sql, organizationId(values.org), currency, amount);
+        print(values.json, funding, [`wallet ${funding.accountId} balance ${funding.balance} ${currency}`]);
+        return;
+      }
+      case 'settings set': {
+        const acceptByDefault = values['accept-by-default'];
+        if (acceptByDefault !== undefined && !['true', 'false'].includes(acceptByDefault)) {
+          throw new UsageError('--accept-by-default takes true or false');
+        }
+        const verificationUrl = values['verification-url'];
+        if (verificationUrl !== undefined && verificationUrl !== '') {
+          const url = URL.canParse(verificationUrl) ? new URL(verificationUrl) : null;
+          const allowedProtocols = config.sandbox ? ['https:', 'http:'] : ['https:'];
+          if (!url || !allowedProtocols.includes(url.protocol)) {
+            throw new UsageError(config.sandbox ? '--verification-url must be an http(s) URL' : '--verification-url must be an HTTPS URL');
+          }
+        }
+        const settings = await updateCollectionSettings(sql, organizationId(values.org), {
+          ...(verificationUrl !== undefined ? { verificationUrl: verificationUrl === '' ? null : verificationUrl } : {}),
+          ...(acceptByDefault !== undefined ? { acceptByDefault: acceptByDefault === 'true' } : {}),
+        });
+        print(values.json, settings, [
+          `organization ${settings.id}: verification URL ${settings.verificationUrl ?? '(none)'}, accept by default ${settings.acceptByDefault}`,
+        ]);
+        return;
+      }
+      default:
+        throw new UsageError(command ? `unknown command: ${command}` : 'no command given');
+    }
+  } finally {
+    await sql.end({ timeout: 5 });
+  }
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  if (error instanceof UsageError) process.stderr.write(`${error.message}\n${USAGE}\n`);
+  else process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(error instanceof UsageError ? 2 : 1);
+});

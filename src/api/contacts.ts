@@ -1,0 +1,92 @@
+import { Elysia } from 'elysia';
+import * as v from 'valibot';
+import { DEFAULT_CONTACT_TYPE, serializeContact, type ContactRow } from '../domain/contacts';
+import { CONTACT_COLUMNS, createContact } from '../services/contacts';
+import { authPlugin } from './auth';
+import { ownedBy, parseId, type AppDeps } from './context';
+import { fieldErrors, notFound } from './errors';
+import { REQUIRED, metadata, optionalEmail, phoneNumber, text, validate } from './fields';
+import { filterDate, filterPhoneNumber, filterText, queryObject } from './filters';
+import { parseRequestBody } from './http';
+import { pagedList, parsePage } from './pagination';
+
+const ContactCreate = v.object(
+  {
+    phone_number: phoneNumber,
+    first_name: text(100),
+    last_name: text(100),
+    email: optionalEmail,
+    type: v.optional(text(50), DEFAULT_CONTACT_TYPE),
+    metadata,
+  },
+  REQUIRED,
+);
+
+const ContactFilters = v.object({
+  first_name: filterText,
+  last_name: filterText,
+  email: filterText,
+  phone_number: filterPhoneNumber,
+  created_after: filterDate,
+  created_before: filterDate,
+});
+
+export const contactRoutes = ({ sql, config, dispatchEvents }: AppDeps) =>
+  new Elysia({ name: 'contacts', prefix: '/api/contacts' })
+    .use(authPlugin(sql))
+    .post(
+      '',
+      async ({ request, principal, set }) => {
+        const input = validate(ContactCreate, await parseRequestBody(request));
+        const created = await createContact(sql, {
+          organizationId: principal.organizationId,
+          author: principal.userId,
+          firstName: input.first_name,
+          lastName: input.last_name,
+          email: input.email,
+          phoneNumber: input.phone_number,
+          type: input.type,
+          metadata: input.metadata,
+        });
+        if (created.contact === null) {
+          throw fieldErrors({ phone_number: ['A contact with this phone number already exists.'] });
+        }
+        await dispatchEvents([created.event]);
+        set.status = 201;
+        return serializeContact(created.contact);
+      },
+      { auth: true, parse: 'none' },
+    )
+    .get(
+      '',
+      async ({ request, principal }) => {
+        const { searchParams } = new URL(request.url);
+        const page = parsePage(searchParams, config.pageSizeMax);
+        const filters = validate(ContactFilters, queryObject(searchParams));
+        const where = sql`
+          where organization_id = ${principal.organizationId}
+          ${filters.first_name !== undefined ? sql`and first_name = ${filters.first_name}` : sql``}
+          ${filters.last_name !== undefined ? sql`and last_name = ${filters.last_name}` : sql``}
+          ${filters.email !== undefined ? sql`and email = ${filters.email}` : sql``}
+          ${filters.phone_number !== undefined ? sql`and phone_number = ${filters.phone_number}` : sql``}
+          ${filters.created_after !== undefined ? sql`and created >= ${filters.created_after}` : sql``}
+          ${filters.created_before !== undefined ? sql`and created <= ${filters.created_before}` : sql``}`;
+        const [[total], rows] = await Promise.all([
+          sql<{ count: number }[]>`select count(*)::int as count from contacts ${where}`,
+          sql<ContactRow[]>`select ${sql.unsafe(CONTACT_COLUMNS)} from contacts ${where}
+            order by created desc, id desc limit ${page.limit} offset ${page.offset}`,
+        ]);
+        return pagedList(request, config.publicBaseUrl, page, total?.count ?? 0, rows.map(serializeContact));
+      },
+      { auth: true },
+    )
+    .get(
+      '/:id',
+      async ({ params, principal }) => {
+        const id = parseId(params.id);
+        if (id === null) throw notFound();
+        const [row] = await sql<ContactRow[]>`select ${sql.unsafe(CONTACT_COLUMNS)} from contacts where id = ${id}`;
+        return serializeContact(ownedBy(row, principal.organizationId));
+      },
+      { auth: true },
+    );

@@ -1,0 +1,47 @@
+import { Elysia } from 'elysia';
+import * as v from 'valibot';
+import { EVENT_TYPES, serializeEvent, type EventRow } from '../domain/events';
+import { EVENT_COLUMNS } from '../services/events';
+import { authPlugin } from './auth';
+import { ownedBy, parseId, type AppDeps } from './context';
+import { notFound } from './errors';
+import { validate } from './fields';
+import { queryObject } from './filters';
+import { pagedList, parsePage } from './pagination';
+
+const EventFilters = v.object({
+  type: v.optional(
+    v.picklist(EVENT_TYPES, (issue) => `Select a valid choice. ${String(issue.input)} is not one of the available choices.`),
+  ),
+});
+
+export const eventRoutes = ({ sql, config }: AppDeps) =>
+  new Elysia({ name: 'events', prefix: '/api/events' })
+    .use(authPlugin(sql))
+    .get(
+      '',
+      async ({ request, principal }) => {
+        const { searchParams } = new URL(request.url);
+        const page = parsePage(searchParams, config.pageSizeMax);
+        const filters = validate(EventFilters, queryObject(searchParams));
+        const where = sql`where organization_id = ${principal.organizationId}
+          ${filters.type !== undefined ? sql`and type = ${filters.type}` : sql``}`;
+        const [[total], rows] = await Promise.all([
+          sql<{ count: number }[]>`select count(*)::int as count from events ${where}`,
+          sql<EventRow[]>`select ${sql.unsafe(EVENT_COLUMNS)} from events ${where}
+            order by id desc limit ${page.limit} offset ${page.offset}`,
+        ]);
+        return pagedList(request, config.publicBaseUrl, page, total?.count ?? 0, rows.map(serializeEvent));
+      },
+      { auth: true },
+    )
+    .get(
+      '/:id',
+      async ({ params, principal }) => {
+        const id = parseId(params.id);
+        if (id === null) throw notFound();
+        const [row] = await sql<EventRow[]>`select ${sql.unsafe(EVENT_COLUMNS)} from events where id = ${id}`;
+        return serializeEvent(ownedBy(row, principal.organizationId));
+      },
+      { auth: true },
+    );

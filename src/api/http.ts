@@ -1,0 +1,146 @@
+/**
+ * HTTP conventions shared by every route: content negotiation (406), request bodies as JSON,
+ * form-encoded or multipart with `a.b` / `a[b]` nesting (400, 413, 415), and the mapping of every
+ * failure to the spec's JSON error bodies. Nothing internal (stack, SQL) ever reaches a response.
+ */
+import { ApiError, methodNotAllowed, notAcceptable, notFound, unsupportedMediaType } from './errors';
+import { logger } from '../log';
+
+export const MAX_BODY_BYTES = 1_048_576;
+
+export function jsonResponse(status: number, body: unknown, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { 'Content-Type': 'application/json', ...headers },
+  });
+}
+
+/** True when the Accept header (absent = anything) admits a JSON response. */
+export function acceptsJson(accept: string | null): boolean {
+  if (accept === null || accept.trim() === '') return true;
+  return accept.split(',').some((range) => {
+    const [mediaRange = '', ...params] = range.split(';').map((part) => part.trim().toLowerCase());
+    const quality = params.find((param) => param.startsWith('q='));
+    if (quality !== undefined && !(Number(quality.slice(2)) > 0)) return false;
+    return ['*/*', '*', 'application/*', 'application/json'].includes(mediaRange);
+  });
+}
+
+export function assertAcceptsJson(request: Request): void {
+  if (!acceptsJson(request.headers.get('accept'))) throw notAcceptable();
+}
+
+type FormValue = string | FormValue[] | { [key: string]: FormValue };
+export type FormBody = Record<string, FormValue>;
+
+const NESTED_KEY = /^([^.[\]]+)(?:\.([^.[\]]+)|\[([^[\]]*)\])$/;
+
+/** Builds a body from form pairs: `metadata.k=v` and `metadata[k]=v` nest, `a[]=` and repeats make lists. */
+export function nestFormFields(pairs: Iterable<[string, string]>): FormBody {
+  const body: FormBody = {};
+  const append = (target: Record<string, FormValue>, key: string, value: string, forceList: boolean) => {
+    const existing = target[key];
+    if (existing === undefined) target[key] = forceList ? [value] : value;
+    else if (Array.isArray(existing)) existing.push(value);
+    else if (typeof existing === 'string') target[key] = [existing, value];
+  };
+  for (const [key, value] of pairs) {
+    const match = NESTED_KEY.exec(key);
+    if (!match) {
+      append(body, key, value, false);
+      continue;
+    }
+    const [, parent = '', dotted, bracketed] = match;
+    const child = dotted ?? bracketed ?? '';
+    if (child === '') {
+      append(body, parent, value, true);
+      continue;
+    }
+    const existing = body[parent];
+    const container = existing !== undefined && typeof existing === 'object' && !Array.isArray(existing) ? existing : {};
+    body[parent] = container;
+    append(container, child, value, false);
+  }
+  return body;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Parses a request body by its media type; the result is always a plain object. */
+export async function parseRequestBody(request: Request): Promise<Record<string, unknown>> {
+  const contentType = request.headers.get('content-type') ?? '';
+  const mediaType = contentType.split(';')[0]?.trim().toLowerCase() ?? '';
+  const declaredLength = Number(request.headers.get('content-length') ?? '0');
+  if (declaredLength > MAX_BODY_BYTES) throw new ApiError(413, { detail: 'Request body is too large.' });
+
+  if (mediaType === 'multipart/form-data') {
+    const form = await request.formData().catch((cause: unknown) => {
+      throw new ApiError(400, { detail: 'Multipart form parse error.' }, {}, { cause });
+    });
+    const pairs: [string, string][] = [];
+    form.forEach((value, key) => {
+      if (typeof value === 'string') pairs.push([key, value]);
+    });
+    return nestFormFields(pairs);
+  }
+
+  const text = await request.text();
+  if (text.length > MAX_BODY_BYTES) throw new ApiError(413, { detail: 'Request body is too large.' });
+  if (text.trim() === '') return {};
+  if (mediaType === 'application/json' || mediaType.endsWith('+json')) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch (cause) {
+      throw new ApiError(400, { detail: `JSON parse error - ${(cause as Error).message}` }, {}, { cause });
+    }
+    if (!isPlainObject(parsed)) {
+      const got = Array.isArray(parsed) ? 'list' : parsed === null ? 'null' : typeof parsed;
+      throw new ApiError(400, { non_field_errors: [`Invalid data. Expected a dictionary, but got ${got}.`] });
+    }
+    return parsed;
+  }
+  if (mediaType === 'application/x-www-form-urlencoded') {
+    return nestFormFields(new URLSearchParams(text).entries());
+  }
+  throw unsupportedMediaType(mediaType || 'none');
+}
+
+type Route = { method: string; path: string };
+
+/** Methods the app serves at a path, for 405 responses with an `Allow` header. */
+export function createMethodIndex(routes: () => readonly Route[]) {
+  let compiled: { pattern: RegExp; method: string }[] | undefined;
+  return (path: string): string[] => {
+    compiled ??= routes().map((route) => ({
+      method: route.method.toUpperCase(),
+      pattern: new RegExp(`^${route.path.replace(/\/+$/, '').replace(/:[^/]+/g, '[^/]+')}/?$`),
+    }));
+    return [...new Set(compiled.filter((route) => route.pattern.test(path)).map((route) => route.method))];
+  };
+}
+
+function findApiError(error: unknown): ApiError | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 4 && current instanceof Error; depth += 1) {
+    if (current instanceof ApiError) return current;
+    current = current.cause;
+  }
+  return undefined;
+}
+
+/** Turns anything thrown while handling a request into the spec's error response. */
+export function errorResponse(code: unknown, error: unknown, request: Request, allowedMethods: (path: string) => string[]): Response {
+  const apiError = findApiError(error);
+  if (apiError) return jsonResponse(apiError.status, apiError.body, apiError.headers);
+  if (code === 'NOT_FOUND') {
+    const allowed = allowedMethods(new URL(request.url).pathname);
+    const failure = allowed.length > 0 ? methodNotAllowed(request.method, allowed) : notFound();
+    return jsonResponse(failure.status, failure.body, failure.headers);
+  }
+  if (code === 'PARSE') return jsonResponse(400, { detail: 'Malformed request body.' });
+  logger.error('unhandled error', { error, method: request.method, path: new URL(request.url).pathname });
+  return jsonResponse(500, { detail: 'A server error occurred.' });
+}

@@ -1,0 +1,53 @@
+import * as v from 'valibot';
+import { validate } from './fields';
+
+export const DEFAULT_PAGE_SIZE = 10;
+
+export type Page = { limit: number; offset: number; limitGiven: boolean };
+export type PagedList<T> = { count: number; next: string | null; previous: string | null; results: T[] };
+
+const wholeNumber = (minimum: number) =>
+  v.optional(
+    v.pipe(
+      v.string(),
+      v.regex(/^\d{1,9}$/, 'A valid integer is required.'),
+      v.transform(Number),
+      v.minValue(minimum, `Ensure this value is greater than or equal to ${minimum}.`),
+    ),
+  );
+const PageQuery = v.object({ limit: wholeNumber(1), offset: wholeNumber(0) });
+
+/** `limit` (default 10, above the maximum is cut to it) and `offset` from the query string. */
+export function parsePage(searchParams: URLSearchParams, maxLimit: number): Page {
+  const query = validate(PageQuery, {
+    limit: searchParams.get('limit') ?? undefined,
+    offset: searchParams.get('offset') ?? undefined,
+  });
+  return {
+    limit: Math.min(query.limit ?? DEFAULT_PAGE_SIZE, maxLimit),
+    offset: query.offset ?? 0,
+    limitGiven: query.limit !== undefined,
+  };
+}
+
+/** The envelope of api.md 2.1, with absolute `next`/`previous` URLs (base URL overridable for proxies). */
+export function pagedList<T>(request: Request, publicBaseUrl: string | undefined, page: Page, count: number, results: T[]): PagedList<T> {
+  const url = new URL(request.url);
+  const base = publicBaseUrl ?? url.origin;
+  const link = (offset: number): string => {
+    const params = new URLSearchParams(url.searchParams);
+    params.delete('offset');
+    params.delete('limit');
+    if (page.limitGiven) params.set('limit', String(page.limit));
+    if (offset > 0) params.set('offset', String(offset));
+    const query = params.toString();
+    return `${base}${url.pathname}${query ? `?${query}` : ''}`;
+  };
+  const nextOffset = page.offset + page.limit;
+  return {
+    count,
+    next: nextOffset < count ? link(nextOffset) : null,
+    previous: page.offset > 0 ? link(Math.max(0, page.offset - page.limit)) : null,
+    results,
+  };
+}

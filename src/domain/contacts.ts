@@ -1,0 +1,40 @@
+import { formatTimestamp } from './time';
+
+export const CONTACT_TYPES = ['employee', 'beneficiary', 'vendor', 'other'] as const;
+export const DEFAULT_CONTACT_TYPE = 'other';
+
+export type ContactRow = {
+  id: number;
+  organizationId: number;
+  firstName: string;
+  lastName: string;
+  email: string | null;
+  phoneNumber: string;
+  type: string;
+  status: 'active' | 'inactive';
+  metadata: Record<string, unknown> | null;
+  author: number | null;
+  updatedBy: number | null;
+  created: Date;
+  modified: Date;
+};
+
+/** The contact object of api.md 2.4. */
+export function serializeContact(contact: ContactRow) {
+  return {
+    id: contact.id,
+    organization: contact.organizationId,
+    first_name: contact.firstName,
+    last_name: contact.lastName,
+    email: contact.email,
+    phone_number: contact.phoneNumber,
+    type: contact.type,
+    status: contact.status,
+    metadata: contact.metadata,
+    created: formatTimestamp(contact.created),
+    modified: formatTimestamp(contact.modified),
+    author: contact.author,
+    updated_by: contact.updatedBy === null ? null : String(contact.updatedBy),
+  };
+}
+export type ContactResource = ReturnType<typeof serializeContact>;

@@ -1,0 +1,23 @@
+import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
+
+/** The sandbox network's test numbers (spec facts): valid here though no real plan has them. */
+const SANDBOX_TEST_NUMBER = /^\+800000000\d{2}$/;
+
+/** Adds the `+` that api.md lets callers leave out, and drops spaces, dots, dashes, brackets. */
+export function withLeadingPlus(input: string): string {
+  const compact = input.trim().replace(/[\s().-]/g, '');
+  return compact.startsWith('+') ? compact : `+${compact}`;
+}
+
+/**
+ * Normalises a number in international format to E.164, or returns null when it is not a valid
+ * number for its country (libphonenumber's full metadata decides).
+ */
+export function normalizePhoneNumber(input: string): string | null {
+  const candidate = withLeadingPlus(input);
+  if (SANDBOX_TEST_NUMBER.test(candidate)) return candidate;
+  if (!/^\+\d{6,16}$/.test(candidate)) return null;
+  const parsed = parsePhoneNumberFromString(candidate);
+  if (!parsed || !parsed.isValid()) return null;
+  return parsed.number;
+}

@@ -1,0 +1,84 @@
+import { issueApiKey } from '../auth/keys';
+import type { Queryable, Sql } from '../db';
+import type { Currency } from '../domain/money';
+import { MANAGE_ORGANIZATION } from '../api/auth';
+
+export type CreatedOrganization = {
+  organization: { id: number; name: string };
+  user: { id: number; name: string; permissions: string[] };
+  apiKey: string;
+};
+
+async function insertApiKey(tx: Queryable, organizationId: number, userId: number): Promise<string> {
+  const issued = issueApiKey();
+  await tx`insert into api_keys (organization_id, user_id, prefix, digest)
+           values (${organizationId}, ${userId}, ${issued.prefix}, ${issued.digest})`;
+  return issued.key;
+}
+
+/** An organization, its first user (allowed to manage it) and that user's API key. */
+export async function createOrganization(sql: Sql, name: string): Promise<CreatedOrganization> {
+  return await sql.begin(async (tx) => {
+    const [organization] = await tx<{ id: number; name: string }[]>`
+      insert into organizations (name) values (${name}) returning id, name`;
+    if (!organization) throw new Error('insert into organizations returned no row');
+    const permissions = [MANAGE_ORGANIZATION];
+    const [user] = await tx<{ id: number; name: string; permissions: string[] }[]>`
+      insert into users (organization_id, name, permissions) values (${organization.id}, ${`${name} admin`}, ${permissions})
+      returning id, name, permissions`;
+    if (!user) throw new Error('insert into users returned no row');
+    return { organization, user, apiKey: await insertApiKey(tx, organization.id, user.id) };
+  });
+}
+
+/** A new key for the organization's first user. */
+export async function createApiKey(sql: Sql, organizationId: number): Promise<{ apiKey: string; userId: number }> {
+  return await sql.begin(async (tx) => {
+    const [user] = await tx<{ id: number }[]>`select id from users where organization_id = ${organizationId} order by id limit 1`;
+    if (!user) throw new Error(`Organization ${organizationId} does not exist or has no user`);
+    return { apiKey: await insertApiKey(tx, organizationId, user.id), userId: user.id };
+  });
+}
+
+export type Funding = { accountId: number; balance: string; transactionId: number };
+
+/**
+ * Adds money to the organization's oldest active wallet in the currency (creating one when it has
+ * none); the balance and its transaction row change together.
+ */
+export async function fundWallet(sql: Sql, organizationId: number, currency: Currency, amount: string): Promise<Funding> {
+  return await sql.begin(async (tx) => {
+    const [organization] = await tx`select id from organizations where id = ${organizationId} for update`;
+    if (!organization) throw new Error(`Organization ${organizationId} does not exist`);
+    let [account] = await tx<{ id: number }[]>`
+      select id from accounts where organization_id = ${organizationId} and currency = ${currency} and status = 'active'
+      order by created, id limit 1`;
+    if (!account) {
+      [account] = await tx<{ id: number }[]>`
+        insert into accounts (organization_id, currency, label) values (${organizationId}, ${currency}, ${`${currency} wallet`})
+        returning id`;
+    }
+    if (!account) throw new Error('insert into accounts returned no row');
+    const [transaction] = await tx<{ id: number }[]>`
+      insert into transactions (account_id, amount, currency, type, description)
+      values (${account.id}, ${amount}, ${currency}, 'funding', 'Wallet funded by an operator') returning id`;
+    const [updated] = await tx<{ balance: string }[]>`
+      update accounts set balance = balance + ${amount}, modified = now() where id = ${account.id} returning balance::text`;
+    if (!transaction || !updated) throw new Error('wallet funding wrote no row');
+    return { accountId: account.id, balance: updated.balance, transactionId: transaction.id };
+  });
+}
+
+export type CollectionSettings = { verificationUrl?: string | null; acceptByDefault?: boolean };
+
+export async function updateCollectionSettings(sql: Sql, organizationId: number, settings: CollectionSettings) {
+  const [row] = await sql<{ id: number; verificationUrl: string | null; acceptByDefault: boolean }[]>`
+    update organizations set
+      verification_url = ${settings.verificationUrl === undefined ? sql`verification_url` : settings.verificationUrl},
+      accept_by_default = ${settings.acceptByDefault === undefined ? sql`accept_by_default` : settings.acceptByDefault},
+      modified = now()
+    where id = ${organizationId}
+    returning id, verification_url as "verificationUrl", accept_by_default as "acceptByDefault"`;
+  if (!row) throw new Error(`Organization ${organizationId} does not exist`);
+  return row;
+}

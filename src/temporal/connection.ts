@@ -1,0 +1,15 @@
+import { Client, Connection } from '@temporalio/client';
+
+export type TemporalSettings = { address: string; namespace: string };
+
+/**
+ * A client whose connection is opened on first use, so the API starts (and serves reads) while
+ * Temporal is still coming up; events recorded meanwhile are picked up by the outbox sweep.
+ */
+export function createLazyClient({ address, namespace }: TemporalSettings): Client {
+  return new Client({ connection: Connection.lazy({ address }), namespace });
+}
+
+export async function connectClient({ address, namespace }: TemporalSettings): Promise<Client> {
+  return new Client({ connection: await Connection.connect({ address }), namespace });
+}

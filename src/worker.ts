@@ -1,0 +1,47 @@
+/** The worker process (Node 20 by default; also runs on Bun): workflows and activities. */
+import { fileURLToPath } from 'node:url';
+import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { createActivities } from './activities';
+import { loadConfig } from './config';
+import { createSql } from './db';
+import { logger } from './log';
+import { connectClient } from './temporal/connection';
+import { ensureOutboxSweepSchedule } from './temporal/schedules';
+
+async function runWorker(): Promise<void> {
+  const config = loadConfig();
+  const sql = createSql(config.databaseUrl, config.databasePoolSize);
+  const { address, namespace, taskQueue } = config.temporal;
+  const connection = await NativeConnection.connect({ address });
+  const client = await connectClient(config.temporal);
+  const workflowSource: Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> = config.workflowBundlePath
+    ? { workflowBundle: { codePath: config.workflowBundlePath } }
+    : { workflowsPath: fileURLToPath(new URL('./workflows/index.ts', import.meta.url)) };
+  try {
+    const worker = await Worker.create({
+      connection,
+      namespace,
+      taskQueue,
+      ...workflowSource,
+      activities: createActivities({ sql, client, taskQueue }),
+    });
+    if (config.outbox.sweepEnabled) {
+      await ensureOutboxSweepSchedule(client, {
+        taskQueue,
+        intervalSeconds: config.outbox.sweepIntervalSeconds,
+        graceSeconds: config.outbox.graceSeconds,
+      });
+    }
+    // The SDK's runtime turns SIGINT/SIGTERM into a graceful shutdown of run().
+    await worker.run();
+  } finally {
+    await connection.close();
+    await client.connection.close();
+    await sql.end({ timeout: 5 });
+  }
+}
+
+runWorker().catch((error: unknown) => {
+  logger.error('worker failed', { error });
+  process.exit(1);
+});

@@ -1,0 +1,2 @@
+export { eventDispatch, eventDispatchStatusQuery } from './event-dispatch';
+export { outboxSweep } from './outbox-sweep';

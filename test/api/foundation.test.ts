@@ -1,0 +1,103 @@
+import { beforeAll, describe, expect, test } from 'bun:test';
+import { createMerchant, requester, testApp, type TestApp, type TestMerchant } from '../helpers';
+
+let ctx: TestApp;
+let merchant: TestMerchant;
+
+beforeAll(async () => {
+  ctx = await testApp();
+  merchant = await createMerchant(ctx.app);
+});
+
+describe('authentication', () => {
+  test.each([
+    ['no header', {}],
+    ['a wrong key', { Authorization: 'Token 0000000000000000000000000000000000000000' }],
+    ['a malformed key', { Authorization: 'Token nope' }],
+    ['another scheme', { Authorization: 'Basic dXNlcjpwYXNz' }],
+  ])('%s gets 401 with WWW-Authenticate: Token', async (_name, headers) => {
+    const response = await requester(ctx.app, null)('/api/contacts', { headers });
+    expect(response.status).toBe(401);
+    expect(response.body).toEqual({ detail: 'Invalid token.' });
+    expect(response.headers.get('www-authenticate')).toBe('Token');
+  });
+
+  test('a valid key reaches the route', async () => {
+    expect((await merchant.request('/api/contacts')).status).toBe(200);
+  });
+
+  test('a key of one organization cannot pass as another by sharing its prefix', async () => {
+    const forged = `${merchant.apiKey.slice(0, 12)}${'0'.repeat(28)}`;
+    const response = await requester(ctx.app, forged)('/api/contacts');
+    expect(response.status).toBe(401);
+  });
+});
+
+describe('errors', () => {
+  test('unknown path is 404 with the spec body', async () => {
+    const response = await merchant.request('/api/nothing-here');
+    expect(response.status).toBe(404);
+    expect(response.body).toEqual({ detail: 'Not found.' });
+  });
+
+  test('a method the path does not allow is 405 with Allow', async () => {
+    const response = await merchant.request('/api/events', { method: 'PUT', body: {} });
+    expect(response.status).toBe(405);
+    expect(response.body).toEqual({ detail: 'Method "PUT" not allowed.' });
+    expect(response.headers.get('allow')).toBe('GET');
+    const onItem = await merchant.request('/api/contacts/1/', { method: 'DELETE' });
+    expect(onItem.status).toBe(405);
+  });
+
+  test('malformed JSON is 400, not 500', async () => {
+    const response = await merchant.request('/api/contacts', { body: '{"first_name": ' });
+    expect(response.status).toBe(400);
+    expect(response.body.detail).toStartWith('JSON parse error');
+  });
+
+  test('a JSON body that is not an object is 400', async () => {
+    const response = await merchant.request('/api/contacts', { body: '[1, 2]' });
+    expect(response.status).toBe(400);
+    expect(response.body).toEqual({ non_field_errors: ['Invalid data. Expected a dictionary, but got list.'] });
+  });
+
+  test('an unsupported request media type is 415', async () => {
+    const response = await merchant.request('/api/contacts', { body: '<contact/>', headers: { 'Content-Type': 'application/xml' } });
+    expect(response.status).toBe(415);
+    expect(response.body).toEqual({ detail: 'Unsupported media type "application/xml" in request.' });
+  });
+
+  test.each(['text/html', 'application/xml', 'application/json;q=0'])('Accept: %s is 406', async (accept) => {
+    const response = await merchant.request('/api/contacts', { headers: { Accept: accept } });
+    expect(response.status).toBe(406);
+    expect(response.body).toEqual({ detail: 'Could not satisfy the request Accept header.' });
+  });
+
+  test.each(['application/json', '*/*', 'text/html, application/json;q=0.9', 'application/*'])('Accept: %s is served', async (accept) => {
+    expect((await merchant.request('/api/contacts', { headers: { Accept: accept } })).status).toBe(200);
+  });
+
+  test('an oversized body is 413', async () => {
+    const response = await merchant.request('/api/contacts', { body: { first_name: 'x'.repeat(1_100_000) } });
+    expect(response.status).toBe(413);
+  });
+
+  test('a non-numeric id is 404', async () => {
+    expect((await merchant.request('/api/contacts/abc')).status).toBe(404);
+    expect((await merchant.request('/api/events/99999999999999999999')).status).toBe(404);
+  });
+});
+
+describe('paths', () => {
+  test.each(['/api/contacts', '/api/contacts/', '/api/events', '/api/events/'])('%s answers with and without a trailing slash', async (path) => {
+    expect((await merchant.request(path)).status).toBe(200);
+  });
+});
+
+describe('/healthz', () => {
+  test('reports PostgreSQL and Temporal without auth', async () => {
+    const response = await requester(ctx.app, null)('/healthz');
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual({ status: 'ok', postgres: 'ok', temporal: 'ok' });
+  });
+});

@@ -1,0 +1,129 @@
+/**
+ * Test harness: the real PostgreSQL database and Temporal dev server that `npm test` started
+ * (scripts/test.mjs passes them in the environment), real worker processes on Node, and the app
+ * called through `app.handle`.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import type { Client } from '@temporalio/client';
+import { createApp } from '../src/api/app';
+import { loadConfig, type Config } from '../src/config';
+import { createSql, type Sql } from '../src/db';
+import { connectClient } from '../src/temporal/connection';
+import { createEventDispatcher } from '../src/temporal/events';
+import { createOrganization, fundWallet, type CreatedOrganization } from '../src/services/organizations';
+
+export const ROOT = join(import.meta.dir, '..');
+export const BASE_URL = 'http://localhost';
+
+export function testConfig(overrides: Record<string, string> = {}): Config {
+  return loadConfig({ ...process.env, ...overrides });
+}
+
+let sharedSql: Sql | undefined;
+/** One pool for the whole test process. */
+export function testSql(): Sql {
+  sharedSql ??= createSql(testConfig().databaseUrl, 5);
+  return sharedSql;
+}
+
+let sharedClient: Promise<Client> | undefined;
+export function testClient(): Promise<Client> {
+  sharedClient ??= connectClient(testConfig().temporal);
+  return sharedClient;
+}
+
+export const uniqueTaskQueue = (name: string): string => `test-${name}-${randomUUID().slice(0, 8)}`;
+
+export type TestApp = { app: ReturnType<typeof createApp>; config: Config; taskQueue: string; client: Client };
+
+/** The real app against the test database; its events go to `taskQueue` (default: one with no worker). */
+export async function testApp(taskQueue = uniqueTaskQueue('api')): Promise<TestApp> {
+  const config = testConfig({ TASK_QUEUE: taskQueue });
+  const client = await testClient();
+  const dispatchEvents = createEventDispatcher(client, taskQueue, () => {});
+  const app = createApp({ config, sql: testSql(), temporal: client, dispatchEvents });
+  return { app, config, taskQueue, client };
+}
+
+let organizationCounter = 0;
+export type TestMerchant = CreatedOrganization & { request: Requester };
+
+/** A fresh organization with a funded BXC wallet, and a requester that sends its token. */
+export async function createMerchant(app: TestApp['app'], name = `Merchant ${++organizationCounter}`): Promise<TestMerchant> {
+  const sql = testSql();
+  const created = await createOrganization(sql, name);
+  await fundWallet(sql, created.organization.id, 'BXC', '1000');
+  return { ...created, request: requester(app, created.apiKey) };
+}
+
+export type RequestOptions = { method?: string; body?: unknown; form?: Record<string, string>; headers?: Record<string, string> };
+export type Requester = (path: string, options?: RequestOptions) => Promise<{ status: number; body: any; headers: Headers }>;
+
+export function requester(app: TestApp['app'], apiKey: string | null): Requester {
+  return async (path, options = {}) => {
+    const headers: Record<string, string> = { ...(options.headers ?? {}) };
+    if (apiKey !== null) headers.Authorization ??= `Token ${apiKey}`;
+    let body: string | undefined;
+    if (options.form) {
+      headers['Content-Type'] ??= 'application/x-www-form-urlencoded';
+      body = new URLSearchParams(options.form).toString();
+    } else if (options.body !== undefined) {
+      headers['Content-Type'] ??= 'application/json';
+      body = typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
+    }
+    const response = await app.handle(
+      new Request(`${BASE_URL}${path}`, { method: options.method ?? (body === undefined ? 'GET' : 'POST'), headers, body }),
+    );
+    const text = await response.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text === '' ? null : JSON.parse(text);
+    } catch {
+      // Not JSON: the test sees the text.
+    }
+    return { status: response.status, body: parsed, headers: response.headers };
+  };
+}
+
+/** Polls until `check` returns a value other than undefined/false, or fails after `timeoutMs`. */
+export async function eventually<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const result = await check();
+    if (result !== undefined && result !== false) return result;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await Bun.sleep(100);
+  }
+}
+
+export type WorkerProcess = { child: ChildProcess; taskQueue: string; output: () => string; stop: () => Promise<void>; kill: () => Promise<void> };
+
+/**
+ * Starts the real worker process on Node (the runtime it ships on), as `npm start` does, and waits
+ * until it polls its task queue.
+ */
+export async function startWorker(taskQueue: string, env: Record<string, string> = {}): Promise<WorkerProcess> {
+  const child = spawn(process.env.NODE_BINARY ?? 'node', ['--import', 'tsx', 'src/worker.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, TASK_QUEUE: taskQueue, OUTBOX_SWEEP: 'false', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const collect = (chunk: Buffer) => {
+    output += chunk.toString();
+  };
+  child.stdout?.on('data', collect);
+  child.stderr?.on('data', collect);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  await eventually('the worker to run', async () => {
+    if (child.exitCode !== null) throw new Error(`worker exited early:\n${output}`);
+    return output.includes("state: 'RUNNING'");
+  }, 60_000);
+  const end = async (signal: NodeJS.Signals) => {
+    if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+    await exited;
+  };
+  return { child, taskQueue, output: () => output, stop: () => end('SIGTERM'), kill: () => end('SIGKILL') };
+}
