@@ -33,20 +33,28 @@ function print(json: boolean, value: Record<string, unknown>, lines: string[]): 
   process.stdout.write(json ? `${JSON.stringify(value)}\n` : `${lines.join('\n')}\n`);
 }
 
+function parseArguments(argv: string[]) {
+  try {
+    return parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        name: { type: 'string' },
+        org: { type: 'string' },
+        currency: { type: 'string' },
+        amount: { type: 'string' },
+        'verification-url': { type: 'string' },
+        'accept-by-default': { type: 'string' },
+        json: { type: 'boolean', default: false },
+      },
+    });
+  } catch (cause) {
+    throw new UsageError((cause as Error).message, { cause });
+  }
+}
+
 async function main(argv: string[]): Promise<void> {
-  const { positionals, values } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      name: { type: 'string' },
-      org: { type: 'string' },
-      currency: { type: 'string' },
-      amount: { type: 'string' },
-      'verification-url': { type: 'string' },
-      'accept-by-default': { type: 'string' },
-      json: { type: 'boolean', default: false },
-    },
-  });
+  const { positionals, values } = parseArguments(argv);
   const command = positionals.join(' ');
   const config = loadConfig();
   if (command === 'migrate') {

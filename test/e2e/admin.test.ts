@@ -1,0 +1,52 @@
+import { expect, test } from 'bun:test';
+import { spawnSync } from 'node:child_process';
+import { ROOT, requester, testApp, testSql } from '../helpers';
+
+function admin(...args: string[]) {
+  const result = spawnSync(process.execPath, ['src/admin.ts', ...args], { cwd: ROOT, env: process.env, encoding: 'utf8' });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+test('org create makes an organization, a user who may manage it and a working key', async () => {
+  const result = admin('org', 'create', '--name', 'CLI Merchant', '--json');
+  expect(result.status).toBe(0);
+  const created = JSON.parse(result.stdout);
+  expect(created.user.permissions).toEqual(['Manage Users and Organization Settings']);
+  expect(created.apiKey).toMatch(/^[0-9a-f]{40}$/);
+  const [stored] = await testSql()<{ digest: Uint8Array }[]>`select digest from api_keys where organization_id = ${created.organization.id}`;
+  expect(Buffer.from(stored!.digest).toString('hex')).not.toContain(created.apiKey);
+  const { app } = await testApp();
+  expect((await requester(app, created.apiKey)('/api/contacts')).status).toBe(200);
+
+  const second = JSON.parse(admin('key', 'create', '--org', String(created.organization.id), '--json').stdout);
+  expect(second.apiKey).not.toBe(created.apiKey);
+  expect((await requester(app, second.apiKey)('/api/events')).status).toBe(200);
+});
+
+test('wallet fund credits through a transaction; settings set stores collection settings', async () => {
+  const created = JSON.parse(admin('org', 'create', '--name', 'Funded', '--json').stdout);
+  const org = String(created.organization.id);
+  const first = JSON.parse(admin('wallet', 'fund', '--org', org, '--currency', 'BXC', '--amount', '100.5', '--json').stdout);
+  const second = JSON.parse(admin('wallet', 'fund', '--org', org, '--currency', 'bxc', '--amount', '0.25', '--json').stdout);
+  expect(second.accountId).toBe(first.accountId);
+  expect(second.balance).toBe('100.7500');
+  const [sum] = await testSql()<{ total: string }[]>`select sum(amount)::text as total from transactions where account_id = ${first.accountId}`;
+  expect(sum?.total).toBe('100.7500');
+
+  expect(admin('settings', 'set', '--org', org, '--verification-url', 'https://merchant.example/verify', '--accept-by-default', 'false').status).toBe(0);
+  const [settings] = await testSql()`select verification_url, accept_by_default from organizations where id = ${created.organization.id}`;
+  expect(settings).toEqual({ verification_url: 'https://merchant.example/verify', accept_by_default: false });
+});
+
+test.each([
+  [['wallet', 'fund', '--org', '1', '--currency', 'USD', '--amount', '5']],
+  [['wallet', 'fund', '--org', '1', '--currency', 'BXC', '--amount', '1,000']],
+  [['wallet', 'fund', '--org', '1', '--currency', 'BXC', '--amount', '-5']],
+  [['org', 'create']],
+  [['settings', 'set', '--org', '1', '--accept-by-default', 'maybe']],
+  [['nonsense']],
+])('bad usage %p exits 2 with a message', (args) => {
+  const result = admin(...args);
+  expect(result.status).toBe(2);
+  expect(result.stderr).toContain('usage: npm run admin');
+});

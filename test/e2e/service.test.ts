@@ -1,0 +1,79 @@
+/**
+ * The service as `npm start` runs it: the API process on Bun and the worker process on Node
+ * (bundling its workflows itself), driven over HTTP, with an organization made by the admin CLI.
+ */
+import { afterAll, beforeAll, expect, test } from 'bun:test';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { eventDispatchWorkflowId } from '../../src/workflows/shared';
+import { ROOT, eventually, startWorker, testClient, uniqueTaskQueue, type WorkerProcess } from '../helpers';
+
+const taskQueue = uniqueTaskQueue('e2e');
+let api: ChildProcess;
+let apiOutput = '';
+let worker: WorkerProcess;
+let baseUrl: string;
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+function admin(...args: string[]): string {
+  const result = spawnSync(process.execPath, ['src/admin.ts', ...args], { cwd: ROOT, env: process.env, encoding: 'utf8' });
+  if (result.status !== 0) throw new Error(`admin ${args.join(' ')}: ${result.stderr}`);
+  return result.stdout;
+}
+
+beforeAll(async () => {
+  const port = await freePort();
+  baseUrl = `http://127.0.0.1:${port}`;
+  const env: Record<string, string> = { ...(process.env as Record<string, string>), PORT: String(port), TASK_QUEUE: taskQueue };
+  delete env.WORKFLOW_BUNDLE_PATH;
+  // process.execPath is Bun here: the API runs on the runtime it ships on.
+  api = spawn(process.execPath, ['src/server.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  api.stderr?.on('data', (chunk: Buffer) => (apiOutput += chunk.toString()));
+  worker = await startWorker(taskQueue, { WORKFLOW_BUNDLE_PATH: '' });
+  await eventually('the API to answer', async () => (await fetch(`${baseUrl}/healthz`).catch(() => null))?.status === 200, 30_000);
+});
+
+afterAll(async () => {
+  api?.kill('SIGTERM');
+  await worker?.stop();
+});
+
+test('a merchant creates a contact over HTTP and its event is dispatched by the worker', async () => {
+  const merchant = JSON.parse(admin('org', 'create', '--name', 'E2E Merchant', '--json')) as { apiKey: string; organization: { id: number } };
+  const auth = { Authorization: `Token ${merchant.apiKey}` };
+  const created = await fetch(`${baseUrl}/api/contacts`, {
+    method: 'POST',
+    headers: { ...auth, 'Content-Type': 'application/x-www-form-urlencoded' },
+    body: 'phone_number=%2B256772123456&first_name=A&last_name=B',
+  });
+  expect(created.status).toBe(201);
+  const contact = (await created.json()) as { id: number; phone_number: string };
+  expect(contact.phone_number).toBe('+256772123456');
+
+  const events = (await (await fetch(`${baseUrl}/api/events`, { headers: auth })).json()) as { count: number; results: { id: number; type: string; data: { id: number } }[] };
+  expect(events.count).toBe(1);
+  expect(events.results[0]?.type).toBe('contact.created');
+  expect(events.results[0]?.data.id).toBe(contact.id);
+
+  const client = await testClient();
+  await client.workflow.getHandle(eventDispatchWorkflowId(events.results[0]!.id)).result();
+  const listed = await eventually('the workflow to be listed by organization', async () => {
+    const executions = [];
+    for await (const execution of client.workflow.list({ query: `OrganizationId = '${merchant.organization.id}'` })) executions.push(execution);
+    return executions.length === 1 ? executions : undefined;
+  });
+  expect(listed[0]?.workflowId).toBe(eventDispatchWorkflowId(events.results[0]!.id));
+
+  const wrong = await fetch(`${baseUrl}/api/contacts`, { headers: { Authorization: 'Token 0123456789012345678901234567890123456789' } });
+  expect(wrong.status).toBe(401);
+  expect(await wrong.json()).toEqual({ detail: 'Invalid token.' });
+  expect(apiOutput).not.toContain('"level":"error"');
+});

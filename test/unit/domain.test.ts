@@ -1,0 +1,71 @@
+import { describe, expect, test } from 'bun:test';
+import { normalizePhoneNumber, withLeadingPlus } from '../../src/domain/phone';
+import { formatTimestamp, parseFilterDate } from '../../src/domain/time';
+import { isCurrency, parsePositiveAmount } from '../../src/domain/money';
+import { issueApiKey, keyMatches, keyPrefix } from '../../src/auth/keys';
+
+describe('phone numbers', () => {
+  test.each([
+    ['+256772123456', '+256772123456'],
+    ['256772123456', '+256772123456'],
+    ['+256 772 123-456', '+256772123456'],
+    ['+254712345678', '+254712345678'],
+    ['+250788123456', '+250788123456'],
+    ['+80000000001', '+80000000001'],
+    ['+80000000009', '+80000000009'],
+  ])('%s normalises to %s', (input, expected) => {
+    expect(normalizePhoneNumber(input)).toBe(expected);
+  });
+
+  test.each(['', '+', '12', '+2567721', '+25677212345678', 'abc', '+256 77x 123456', '0772123456'])('%p is rejected', (input) => {
+    expect(normalizePhoneNumber(input)).toBeNull();
+  });
+
+  test('withLeadingPlus only adds the plus', () => {
+    expect(withLeadingPlus('256700')).toBe('+256700');
+    expect(withLeadingPlus('+256700')).toBe('+256700');
+  });
+});
+
+describe('time', () => {
+  test('timestamps are YYYY-MM-DDTHH:MM:SSZ in UTC', () => {
+    expect(formatTimestamp(new Date('2024-03-05T07:08:09.987Z'))).toBe('2024-03-05T07:08:09Z');
+  });
+
+  test.each([
+    ['2024-05-01 13:45', '2024-05-01T13:45:00.000Z'],
+    ['2024-05-01', '2024-05-01T00:00:00.000Z'],
+    ['2024-05-01T13:45:10', '2024-05-01T13:45:10.000Z'],
+    ['2024-05-01 13:45+03:00', '2024-05-01T10:45:00.000Z'],
+  ])('filter date %s', (input, expected) => {
+    expect(parseFilterDate(input)?.toISOString()).toBe(expected);
+  });
+
+  test.each(['yesterday', '2024-02-31', '2024-13-01 10:00', '01/05/2024', ''])('filter date %p is invalid', (input) => {
+    expect(parseFilterDate(input)).toBeNull();
+  });
+});
+
+describe('money', () => {
+  test.each([['10', '10'], ['0.5', '0.5'], ['1000.1234', '1000.1234']])('%s is an amount', (input, expected) => {
+    expect(parsePositiveAmount(input)).toBe(expected);
+  });
+  test.each(['0', '0.00', '-1', '1,000', '1.23456', '1e5', 'abc', '01'])('%p is not', (input) => {
+    expect(parsePositiveAmount(input)).toBeNull();
+  });
+  test('currencies', () => {
+    expect(isCurrency('BXC')).toBe(true);
+    expect(isCurrency('USD')).toBe(false);
+  });
+});
+
+describe('API keys', () => {
+  test('a key matches only its own digest', () => {
+    const one = issueApiKey();
+    const two = issueApiKey();
+    expect(one.key).toMatch(/^[0-9a-f]{40}$/);
+    expect(keyPrefix(one.key)).toBe(one.prefix);
+    expect(keyMatches(one.key, one.digest)).toBe(true);
+    expect(keyMatches(two.key, one.digest)).toBe(false);
+  });
+});
