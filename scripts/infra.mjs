@@ -34,8 +34,10 @@ export function ensureDependencies() {
   const lock = join(ROOT, 'package-lock.json');
   const fresh = existsSync(marker) && existsSync(binPath('bun')) && statSync(marker).mtimeMs >= statSync(lock).mtimeMs;
   if (fresh) return;
-  say('installing dependencies (npm ci)');
-  run('npm', ['ci', '--no-audit', '--no-fund']);
+  // `npm install` rather than `npm ci`: it still follows package-lock.json, and it tolerates a lock
+  // written without other platforms' optional packages.
+  say('installing dependencies (npm install)');
+  run('npm', ['install', '--no-audit', '--no-fund']);
 }
 
 function onPath(name) {
