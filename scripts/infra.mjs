@@ -1,14 +1,18 @@
 // Shared bootstrap for `npm start` and `npm test`: plain Node ESM with no dependencies, because it
 // runs before `npm install` has.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, openSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, openSync, readFileSync, renameSync, statSync } from 'node:fs';
 import { createServer, connect } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const TEMPORAL_CLI_VERSION = 'v1.5.1';
-const LOCAL_TEMPORAL = join(ROOT, '.tools', 'bin', 'temporal');
+const TOOLS = process.env.TOOLS_DIR ?? join(ROOT, '.tools');
+const LOCAL_TEMPORAL = join(TOOLS, 'bin', 'temporal');
+export const COMPOSE_VERSION = 'v2.32.4';
+/** A DOCKER_CONFIG folder whose cli-plugins hold the project's own `docker compose` build. */
+export const LOCAL_DOCKER_CONFIG = join(TOOLS, 'docker');
 
 /** Custom search attributes the workflows set (src/workflows/shared.ts; a unit test keeps them equal). */
 export const SEARCH_ATTRIBUTES = { OrganizationId: 'Keyword', EventType: 'Keyword' };
@@ -64,6 +68,27 @@ export function ensureTemporalCli() {
     env: { ...process.env, GOBIN: dirname(LOCAL_TEMPORAL), CGO_ENABLED: '0' },
   });
   return LOCAL_TEMPORAL;
+}
+
+/**
+ * `docker compose`, for checking temporal-compose.yml: the docker CLI ships without the compose
+ * plugin on machines with no engine, so it is built once from its Go module like the Temporal CLI.
+ * Returns the DOCKER_CONFIG to use, or null when docker or Go is missing.
+ */
+export function ensureComposePlugin() {
+  if (!onPath('docker')) return null;
+  if (spawnSync('docker', ['compose', 'version'], { stdio: 'ignore' }).status === 0) return process.env.DOCKER_CONFIG ?? '';
+  const plugins = join(LOCAL_DOCKER_CONFIG, 'cli-plugins');
+  if (!existsSync(join(plugins, 'docker-compose'))) {
+    if (!onPath('go')) return null;
+    say(`building the docker compose plugin ${COMPOSE_VERSION} into .tools/docker (once; this takes a few minutes)`);
+    mkdirSync(plugins, { recursive: true });
+    run('go', ['install', `github.com/docker/compose/v2/cmd@${COMPOSE_VERSION}`], {
+      env: { ...process.env, GOBIN: plugins, CGO_ENABLED: '0' },
+    });
+    renameSync(join(plugins, 'cmd'), join(plugins, 'docker-compose'));
+  }
+  return LOCAL_DOCKER_CONFIG;
 }
 
 export function portIsOpen(port, host = '127.0.0.1') {

@@ -5,7 +5,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import {
-  ROOT, binPath, ensureDependencies, ensureTemporalCli, freePort, say, startTemporalDevServer, stopChildren,
+  ROOT, binPath, ensureComposePlugin, ensureDependencies, ensureTemporalCli, freePort, say, startTemporalDevServer, stopChildren,
 } from './infra.mjs';
 
 const DATA = join(ROOT, '.test-data');
@@ -48,6 +48,14 @@ async function main() {
     SANDBOX: 'true',
     NODE_ENV: 'test',
   };
+  let dockerConfig = null;
+  try {
+    dockerConfig = ensureComposePlugin();
+  } catch (error) {
+    say(`docker compose is not available, so the compose-file check is skipped: ${error.message}`);
+  }
+  if (dockerConfig) env.DOCKER_CONFIG = dockerConfig;
+  else if (dockerConfig === null) delete env.DOCKER_CONFIG;
   say('preparing a fresh test database');
   const drop = new URL(databaseUrl);
   const name = drop.pathname.slice(1);

@@ -104,8 +104,9 @@ export type WorkerProcess = { child: ChildProcess; taskQueue: string; output: ()
  * Starts the real worker process on Node (the runtime it ships on), as `npm start` does, and waits
  * until it polls its task queue.
  */
-export async function startWorker(taskQueue: string, env: Record<string, string> = {}): Promise<WorkerProcess> {
-  const child = spawn(process.env.NODE_BINARY ?? 'node', ['--import', 'tsx', 'src/worker.ts'], {
+export async function startWorker(taskQueue: string, env: Record<string, string> = {}, runtime: 'node' | 'bun' = 'node'): Promise<WorkerProcess> {
+  const command = runtime === 'node' ? ['node', '--import', 'tsx', 'src/worker.ts'] : [process.execPath, 'src/worker.ts'];
+  const child = spawn(command[0]!, command.slice(1), {
     cwd: ROOT,
     env: { ...process.env, TASK_QUEUE: taskQueue, OUTBOX_SWEEP: 'false', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -15,8 +15,8 @@ afterAll(async () => {
   await Promise.all(schedules.map((id) => client.schedule.getHandle(id).delete().catch(() => {})));
 });
 
-async function launch(taskQueue: string, env: Record<string, string> = {}): Promise<WorkerProcess> {
-  const worker = await startWorker(taskQueue, env);
+async function launch(taskQueue: string, env: Record<string, string> = {}, runtime: 'node' | 'bun' = 'node'): Promise<WorkerProcess> {
+  const worker = await startWorker(taskQueue, env, runtime);
   workers.push(worker);
   return worker;
 }
@@ -125,5 +125,15 @@ describe('event dispatch', () => {
     await eventually('every event to be dispatched', async () => (await undispatched(merchant.organization.id)) === 0, 60_000);
     await eventually('every dispatch workflow to show as completed', async () => (await dispatchExecutions(merchant.organization.id, 'Completed')) === 25);
     expect(await dispatchExecutions(merchant.organization.id)).toBe(25);
+  });
+
+  test('the worker also runs on Bun (experimental in the SDK; Node stays the default)', async () => {
+    const taskQueue = uniqueTaskQueue('bun');
+    await launch(taskQueue, {}, 'bun');
+    const ctx = await testApp(taskQueue);
+    const merchant = await createMerchant(ctx.app);
+    await createContacts(merchant, 2);
+    await eventually('both events to be dispatched by the Bun worker', async () => (await undispatched(merchant.organization.id)) === 0);
+    expect(await dispatchExecutions(merchant.organization.id)).toBe(2);
   });
 });
