@@ -21,6 +21,8 @@ const ConfigSchema = v.object({
   OUTBOX_GRACE_SECONDS: v.optional(integerString(0), '30'),
   OUTBOX_SWEEP: v.optional(booleanString, 'true'),
   WORKFLOW_BUNDLE_PATH: v.optional(v.string()),
+  SANDBOX_PAYMENT_DELAY_SECONDS: v.optional(integerString(0), '5'),
+  FAILED_PROMPT_RETRY_SECONDS: v.optional(integerString(1), '600'),
 });
 
 export type Config = {
@@ -33,6 +35,7 @@ export type Config = {
   pageSizeMax: number;
   outbox: { sweepEnabled: boolean; sweepIntervalSeconds: number; graceSeconds: number };
   workflowBundlePath: string | undefined;
+  collectionRequests: { sandboxPaymentDelaySeconds: number; failedPromptRetrySeconds: number };
 };
 
 /** Reads and validates the environment once; everything else receives the result. */
@@ -58,5 +61,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       graceSeconds: c.OUTBOX_GRACE_SECONDS,
     },
     workflowBundlePath: c.WORKFLOW_BUNDLE_PATH,
+    collectionRequests: {
+      sandboxPaymentDelaySeconds: c.SANDBOX_PAYMENT_DELAY_SECONDS,
+      failedPromptRetrySeconds: c.FAILED_PROMPT_RETRY_SECONDS,
+    },
   };
 }

@@ -5,6 +5,7 @@ import { createActivities } from './activities';
 import { loadConfig } from './config';
 import { createSql } from './db';
 import { logger } from './log';
+import { createSandboxNetwork } from './network/sandbox';
 import { connectClient } from './temporal/connection';
 import { ensureOutboxSweepSchedule } from './temporal/schedules';
 
@@ -23,7 +24,13 @@ async function runWorker(): Promise<void> {
       namespace,
       taskQueue,
       ...workflowSource,
-      activities: createActivities({ sql, client, taskQueue }),
+      activities: createActivities({
+        sql,
+        client,
+        taskQueue,
+        network: createSandboxNetwork({ sql, client, taskQueue, paymentDelaySeconds: config.collectionRequests.sandboxPaymentDelaySeconds }),
+        failedPromptRetrySeconds: config.collectionRequests.failedPromptRetrySeconds,
+      }),
     });
     if (config.outbox.sweepEnabled) {
       await ensureOutboxSweepSchedule(client, {

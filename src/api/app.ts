@@ -1,4 +1,5 @@
 import { Elysia } from 'elysia';
+import { collectionRequestRoutes } from './collection-requests';
 import { contactRoutes } from './contacts';
 import type { AppDeps } from './context';
 import { eventRoutes } from './events';
@@ -16,7 +17,8 @@ export function createApp(deps: AppDeps) {
     .onError(({ code, error, request }) => errorResponse(code, error, request, allowedMethods))
     .use(healthRoutes(deps))
     .use(contactRoutes(deps))
-    .use(eventRoutes(deps));
+    .use(eventRoutes(deps))
+    .use(collectionRequestRoutes(deps));
   routes = () => app.routes;
   return app;
 }

@@ -80,7 +80,8 @@ export const metadata = v.optional(
 
 /** Validates a request body or query against a schema; failures become a 400 `{field: [messages]}`. */
 export function validate<const TSchema extends v.GenericSchema>(schema: TSchema, input: unknown): v.InferOutput<TSchema> {
-  const result = v.safeParse(schema, input);
+  // One message per field: the first rule it breaks.
+  const result = v.safeParse(schema, input, { abortPipeEarly: true });
   if (result.success) return result.output;
   const flat = v.flatten<TSchema>(result.issues);
   const errors: Record<string, string[]> = {};
@@ -91,3 +92,60 @@ export function validate<const TSchema extends v.GenericSchema>(schema: TSchema,
   if (flat.root) errors.non_field_errors = flat.root;
   throw fieldErrors(Object.keys(errors).length > 0 ? errors : { non_field_errors: ['Invalid input.'] });
 }
+
+const TRUE_VALUES = new Set(['true', 'True', 'TRUE', '1', 'yes', 'on']);
+const FALSE_VALUES = new Set(['false', 'False', 'FALSE', '0', 'no', 'off', '']);
+
+/** Booleans as clients send them: JSON booleans, `true`/`True`/`1`, and their opposites. */
+export const booleanField = (fallback: boolean) =>
+  v.optional(
+    v.pipe(
+      v.union([v.boolean(), v.string(), v.number()], 'Must be a valid boolean.'),
+      v.transform((value): boolean | null => {
+        if (typeof value === 'boolean') return value;
+        const text = String(value).trim();
+        if (TRUE_VALUES.has(text)) return true;
+        if (FALSE_VALUES.has(text)) return false;
+        return null;
+      }),
+      v.boolean('Must be a valid boolean.'),
+    ),
+    fallback,
+  );
+
+/** An integer given as a JSON number or a string of digits. */
+export const integerField = (min: number, max = 999_999_999) =>
+  v.pipe(
+    v.union([v.string(), v.number()], 'A valid integer is required.'),
+    v.transform((value: string | number) => String(value).trim()),
+    v.regex(/^-?\d{1,9}$/, 'A valid integer is required.'),
+    v.transform(Number),
+    v.minValue(min, `Ensure this value is greater than or equal to ${min}.`),
+    v.maxValue(max, `Ensure this value is less than or equal to ${max}.`),
+  );
+
+/** An optional JSON object given as a hash, a JSON string, or `key.sub` form fields; "" is null. */
+export const optionalJsonObject = v.optional(
+  v.pipe(
+    v.union([v.record(v.string(), v.unknown()), v.string(), v.null()], 'Value must be a JSON object.'),
+    v.rawTransform(({ dataset, addIssue, NEVER }) => {
+      let value: unknown = dataset.value;
+      if (typeof value === 'string') {
+        if (value.trim() === '') return null;
+        try {
+          value = JSON.parse(value);
+        } catch {
+          addIssue({ message: 'Value must be valid JSON.' });
+          return NEVER;
+        }
+      }
+      if (value === null) return null;
+      if (typeof value !== 'object' || Array.isArray(value)) {
+        addIssue({ message: 'Value must be a JSON object.' });
+        return NEVER;
+      }
+      return value as Record<string, unknown>;
+    }),
+  ),
+  null,
+);

@@ -3,11 +3,15 @@
  * from clients alike: no I/O, no Node built-ins.
  */
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+import { defineQuery, defineSignal } from '@temporalio/workflow';
 
 /** Custom search attributes, registered with the server at start (scripts/infra.mjs, compose). */
 export const searchAttributes = {
   organizationId: defineSearchAttributeKey('OrganizationId', SearchAttributeType.KEYWORD),
   eventType: defineSearchAttributeKey('EventType', SearchAttributeType.KEYWORD),
+  requestStatus: defineSearchAttributeKey('RequestStatus', SearchAttributeType.KEYWORD),
+  phoneNumber: defineSearchAttributeKey('PhoneNumber', SearchAttributeType.KEYWORD),
+  currency: defineSearchAttributeKey('Currency', SearchAttributeType.KEYWORD),
 } as const;
 
 export const eventDispatchWorkflowId = (eventId: number): string => `event-${eventId}`;
@@ -16,3 +20,59 @@ export const outboxSweepScheduleId = (taskQueue: string): string => `outbox-swee
 export type EventDispatchInput = { eventId: number; organizationId: number; type: string };
 export type EventDispatchStatus = 'dispatching' | 'dispatched';
 export type OutboxSweepInput = { graceSeconds: number; batchSize: number };
+
+export const collectionRequestWorkflowId = (requestId: number): string => `collection-request-${requestId}`;
+export const subscriptionWorkflowId = (requestId: number): string => `subscription-${requestId}`;
+export const sandboxPaymentWorkflowId = (requestId: number): string => `sandbox-payment-${requestId}`;
+
+/** Everything the request's workflow needs; durations are data so tests can use seconds. */
+export type CollectionRequestInput = {
+  requestId: number;
+  organizationId: number;
+  /** ISO instants. */
+  startAt: string | null;
+  expiresAt: string;
+  retryIntervalSeconds: number | null;
+  /** Wait before re-prompting after a failed prompt when no retry interval was set. */
+  failedPromptRetrySeconds: number;
+  /** Retries after the first prompt (api.md `max_attempts`; 0 = none). */
+  maxAttempts: number;
+  sendInstructions: boolean;
+  sendSms: boolean;
+  networkPullsFunds: boolean;
+};
+
+export type CollectionMatch = { collectionId: number; remoteTransactionId: string | null };
+export type CollectionRequestState = {
+  status: string;
+  attempts: number;
+  collectionId: number | null;
+  errorMessage: string | null;
+};
+
+/** Sent by the incoming-collection workflow when a collection matches the request. */
+export const collectionMatchedSignal = defineSignal<[CollectionMatch]>('collectionMatched');
+export const collectionRequestStateQuery = defineQuery<CollectionRequestState>('status');
+
+export type SubscriptionInput = {
+  requestId: number;
+  organizationId: number;
+  /** ISO instants and the rule of domain/subscriptions.ts. */
+  startDate: string;
+  endDate: string;
+  frequency: string;
+  weekdays?: number[];
+  months?: number[];
+};
+export type SubscriptionState = { created: number; lastOccurrence: string | null; nextOccurrence: string | null };
+export const subscriptionStateQuery = defineQuery<SubscriptionState>('status');
+
+export type SandboxPaymentInput = {
+  requestId: number;
+  phoneNumber: string;
+  amount: string;
+  currency: string;
+  reference: string;
+  network: string;
+  delaySeconds: number;
+};

@@ -1,0 +1,271 @@
+import { Elysia } from 'elysia';
+import * as v from 'valibot';
+import {
+  DEFAULT_MAX_ATTEMPTS, MAX_ATTEMPTS_LIMIT, MESSAGE_MAX_LENGTH, MIN_RETRY_INTERVAL_MINUTES, REQUEST_STATUSES,
+  serializeCollectionRequest, type CollectionRequestRow,
+} from '../domain/collection-requests';
+import { parseRequestDate } from '../domain/dates';
+import { isCurrency, parsePositiveAmount, SUPPORTED_CURRENCIES } from '../domain/money';
+import { networkForNumber } from '../domain/networks';
+import { FREQUENCIES } from '../domain/subscriptions';
+import { logger } from '../log';
+import { findRequest, insertCollectionRequest, requestColumns, withContacts } from '../services/collection-requests';
+import { launchCollectionRequest } from '../temporal/collection-requests';
+import { authPlugin } from './auth';
+import { ownedBy, parseId, type AppDeps } from './context';
+import { fieldErrors, notFound, type FieldErrors } from './errors';
+import { REQUIRED, booleanField, integerField, metadata, optionalJsonObject, optionalText, phoneNumber, text, validate } from './fields';
+import { filterDate, filterPhoneNumber, filterText, queryObject } from './filters';
+import { parseRequestBody } from './http';
+import { pagedList, parsePage } from './pagination';
+
+const choice = (issue: { input: unknown }) => `Select a valid choice. ${String(issue.input)} is not one of the available choices.`;
+
+const amountField = v.pipe(
+  v.union([v.string(), v.number()], 'A valid number is required.'),
+  v.transform((value) => String(value).trim()),
+  v.check((value) => !/[,\s]\d{3}/.test(value), 'A valid number is required; leave out thousands separators.'),
+  v.check((value) => /^\d+(\.\d+)?$/.test(value), 'A valid number is required.'),
+  v.check((value) => parsePositiveAmount(value) !== null, 'Ensure this value is greater than 0, with at most 16 digits before and 4 after the decimal point.'),
+);
+
+const optionalInteger = (min: number, max?: number) =>
+  v.optional(
+    v.pipe(
+      v.union([v.literal(''), v.null(), integerField(min, max)], 'A valid integer is required.'),
+      v.transform((value) => (value === '' ? null : value)),
+    ),
+    null,
+  );
+
+const dateText = v.optional(v.union([v.literal(''), v.null(), text(64)], 'Enter a valid date.'), null);
+const WEEKDAY_NAMES = ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'];
+const MONTH_NAMES = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december'];
+
+/** Weekdays or months as numbers (1-based) or names (full or three letters), one value or a list. */
+const namedNumbers = (names: string[], label: string) =>
+  v.optional(
+    v.pipe(
+      v.union([v.array(v.union([v.string(), v.number()])), v.string(), v.number()], `Enter a list of ${label}.`),
+      v.rawTransform(({ dataset, addIssue, NEVER }) => {
+        const items = Array.isArray(dataset.value) ? dataset.value : String(dataset.value).split(',');
+        const result: number[] = [];
+        for (const item of items) {
+          const word = String(item).trim().toLowerCase();
+          const byName = names.findIndex((name) => name === word || name.slice(0, 3) === word);
+          const number = /^\d+$/.test(word) ? Number(word) : byName + 1;
+          if (number < 1 || number > names.length) {
+            addIssue({ message: `${String(item)} is not one of the ${label}.` });
+            return NEVER;
+          }
+          result.push(number);
+        }
+        return [...new Set(result)].sort((a, b) => a - b);
+      }),
+    ),
+  );
+
+const SubscriptionSettings = v.object(
+  {
+    start_date: text(64),
+    end_date: text(64),
+    frequency: v.pipe(text(16), v.transform((value) => value.toLowerCase()), v.picklist(FREQUENCIES, choice)),
+    weekdays: namedNumbers(WEEKDAY_NAMES, 'weekdays'),
+    months: namedNumbers(MONTH_NAMES, 'months'),
+  },
+  REQUIRED,
+);
+
+const CollectionRequestCreate = v.object(
+  {
+    phonenumber: phoneNumber,
+    amount: amountField,
+    currency: v.pipe(text(3), v.transform((value) => value.toUpperCase()), v.picklist(SUPPORTED_CURRENCIES, choice)),
+    first_name: optionalText(100),
+    last_name: optionalText(100),
+    account: optionalInteger(1),
+    reason: optionalText(255),
+    metadata,
+    success_message: optionalText(MESSAGE_MAX_LENGTH),
+    send_instructions: booleanField(false),
+    instructions: optionalText(MESSAGE_MAX_LENGTH),
+    expiry_date: dateText,
+    start_date: dateText,
+    retry_interval_minutes: optionalInteger(MIN_RETRY_INTERVAL_MINUTES, 100_000),
+    max_attempts: v.optional(integerField(0, MAX_ATTEMPTS_LIMIT), DEFAULT_MAX_ATTEMPTS),
+    subscription_settings: optionalJsonObject,
+  },
+  REQUIRED,
+);
+
+const DEFAULT_EXPIRY = '24 hours';
+const STORED_DATE = (date: Date) => {
+  const iso = date.toISOString();
+  return `${iso.slice(8, 10)}/${iso.slice(5, 7)}/${iso.slice(0, 4)} ${iso.slice(11, 19)}`;
+};
+
+const RequestFilters = v.object({
+  amount: v.optional(v.pipe(v.string(), v.check((value) => parsePositiveAmount(value) !== null, 'A valid number is required.'))),
+  currency: v.optional(v.pipe(v.string(), v.transform((value) => value.toUpperCase()))),
+  collection: v.optional(v.pipe(v.string(), v.regex(/^\d{1,15}$/, 'A valid integer is required.'), v.transform(Number))),
+  phonenumber: filterPhoneNumber,
+  remote_transaction_id: filterText,
+  created_after: filterDate,
+  created_before: filterDate,
+  modified_after: filterDate,
+  modified_before: filterDate,
+  status: v.optional(v.picklist(REQUEST_STATUSES, choice)),
+  reason: filterText,
+  contact_first_name: filterText,
+  contact_last_name: filterText,
+});
+
+export const collectionRequestRoutes = ({ sql, config, temporal }: AppDeps) => {
+  const launchDeps = {
+    sql,
+    client: temporal,
+    taskQueue: config.temporal.taskQueue,
+    failedPromptRetrySeconds: config.collectionRequests.failedPromptRetrySeconds,
+  };
+  return new Elysia({ name: 'collection-requests', prefix: '/api/collectionrequests' })
+    .use(authPlugin(sql))
+    .post(
+      '',
+      async ({ request, principal, set }) => {
+        const input = validate(CollectionRequestCreate, await parseRequestBody(request));
+        const now = new Date();
+        const errors: FieldErrors = {};
+        const network = networkForNumber(input.phonenumber);
+        if (network === null || (network.name === 'Sandbox' && !config.sandbox)) {
+          errors.phonenumber = ['This number is not on a supported mobile network.'];
+        }
+        const startAt = input.start_date === null ? null : parseRequestDate(input.start_date, now);
+        if (input.start_date !== null && startAt === null) errors.start_date = ['Enter a valid date such as "tomorrow", "2 hours", "31/12/2025" or "31/12/2025 13:00:00".'];
+        else if (startAt !== null && startAt.getTime() <= now.getTime()) errors.start_date = ['The start date must be later than now.'];
+        let subscriptionSettings: Record<string, unknown> | null = null;
+        let subscriptionStart: Date | null = null;
+        if (input.subscription_settings !== null) {
+          const settings = v.safeParse(SubscriptionSettings, input.subscription_settings);
+          if (!settings.success) {
+            errors.subscription_settings = settings.issues.map((issue) => `${v.getDotPath(issue) ?? 'value'}: ${issue.message}`);
+          } else {
+            const start = parseRequestDate(settings.output.start_date, now);
+            const end = parseRequestDate(settings.output.end_date, now);
+            if (start === null || end === null) errors.subscription_settings = ['start_date and end_date must be dates such as "31/12/2025 13:00:00".'];
+            else if (start.getTime() <= now.getTime() - 60_000) errors.subscription_settings = ['start_date must not be in the past.'];
+            else if (end.getTime() <= start.getTime()) errors.subscription_settings = ['end_date must be later than start_date.'];
+            else if (startAt !== null && startAt.getTime() !== start.getTime()) {
+              errors.start_date = ['A subscription starts its first request at subscription_settings.start_date; leave start_date out.'];
+            } else {
+              subscriptionStart = start;
+              subscriptionSettings = {
+                start_date: STORED_DATE(start),
+                end_date: STORED_DATE(end),
+                frequency: settings.output.frequency,
+                ...(settings.output.weekdays ? { weekdays: settings.output.weekdays } : {}),
+                ...(settings.output.months ? { months: settings.output.months } : {}),
+              };
+            }
+          }
+        }
+        const effectiveStart = subscriptionStart !== null && subscriptionStart.getTime() > now.getTime() ? subscriptionStart : startAt;
+        const expiryBase = effectiveStart ?? now;
+        const expiresAt = parseRequestDate(input.expiry_date ?? DEFAULT_EXPIRY, expiryBase);
+        if (expiresAt === null) errors.expiry_date = ['Enter a valid date such as "tomorrow", "24 hours", "31/12/2025" or "31/12/2025 13:00:00".'];
+        else if (expiresAt.getTime() <= expiryBase.getTime()) {
+          errors.expiry_date = [effectiveStart ? 'The expiry date must be later than the start date.' : 'The expiry date must be later than now.'];
+        }
+        if (!errors.currency && isCurrency(input.currency)) {
+          const [funded] = await sql`
+            select 1 from accounts where organization_id = ${principal.organizationId} and currency = ${input.currency}
+              and status = 'active' and balance > 0 limit 1`;
+          if (!funded) errors.currency = [`Your organization has no funded ${input.currency} wallet.`];
+        }
+        let accountId = input.account;
+        if (!errors.currency) {
+          const [account] = accountId === null
+            ? await sql<{ id: number }[]>`select id from accounts where organization_id = ${principal.organizationId}
+                and currency = ${input.currency} and status = 'active' order by created, id limit 1`
+            : await sql<{ id: number }[]>`select id from accounts where id = ${accountId} and organization_id = ${principal.organizationId}
+                and currency = ${input.currency} and status = 'active'`;
+          if (!account) errors.account = [`No active ${input.currency} wallet with id ${accountId} belongs to your organization.`];
+          accountId = account?.id ?? null;
+        }
+        if (Object.keys(errors).length > 0) throw fieldErrors(errors);
+
+        const [organization] = await sql<{ name: string }[]>`select name from organizations where id = ${principal.organizationId}`;
+        const created = await insertCollectionRequest(sql, {
+          organizationId: principal.organizationId,
+          author: principal.userId,
+          phoneNumber: input.phonenumber,
+          network: network!.name,
+          amount: input.amount,
+          currency: input.currency,
+          accountId,
+          firstName: input.first_name,
+          lastName: input.last_name,
+          reason: input.reason ?? organization?.name ?? null,
+          metadata: input.metadata,
+          successMessage: input.success_message,
+          sendInstructions: input.send_instructions,
+          instructions: input.instructions,
+          expiresAt: expiresAt!,
+          startAt: effectiveStart,
+          retryIntervalSeconds: input.retry_interval_minutes === null ? null : input.retry_interval_minutes * 60,
+          maxAttempts: input.max_attempts,
+          subscriptionSettings,
+        });
+        await launchCollectionRequest(launchDeps, created, (error) =>
+          logger.warn('collection request launch deferred to the outbox sweep', { requestId: created.request.id, error }),
+        );
+        set.status = 201;
+        return serializeCollectionRequest(created.request, created.contact);
+      },
+      { auth: true, parse: 'none' },
+    )
+    .get(
+      '',
+      async ({ request, principal }) => {
+        const { searchParams } = new URL(request.url);
+        const page = parsePage(searchParams, config.pageSizeMax);
+        const f = validate(RequestFilters, queryObject(searchParams));
+        const contactFilter = f.contact_first_name !== undefined || f.contact_last_name !== undefined;
+        const where = sql`
+          where r.organization_id = ${principal.organizationId}
+          ${f.amount !== undefined ? sql`and r.amount = ${f.amount}::numeric` : sql``}
+          ${f.currency !== undefined ? sql`and r.currency = ${f.currency}` : sql``}
+          ${f.collection !== undefined ? sql`and r.collection_id = ${f.collection}` : sql``}
+          ${f.phonenumber !== undefined ? sql`and r.phone_number = ${f.phonenumber}` : sql``}
+          ${f.remote_transaction_id !== undefined ? sql`and r.remote_transaction_id = ${f.remote_transaction_id}` : sql``}
+          ${f.created_after !== undefined ? sql`and r.created >= ${f.created_after}` : sql``}
+          ${f.created_before !== undefined ? sql`and r.created <= ${f.created_before}` : sql``}
+          ${f.modified_after !== undefined ? sql`and r.modified >= ${f.modified_after}` : sql``}
+          ${f.modified_before !== undefined ? sql`and r.modified <= ${f.modified_before}` : sql``}
+          ${f.status !== undefined ? sql`and r.status = ${f.status}` : sql``}
+          ${f.reason !== undefined ? sql`and r.reason = ${f.reason}` : sql``}
+          ${f.contact_first_name !== undefined ? sql`and c.first_name = ${f.contact_first_name}` : sql``}
+          ${f.contact_last_name !== undefined ? sql`and c.last_name = ${f.contact_last_name}` : sql``}`;
+        const from = contactFilter ? sql`collection_requests r join contacts c on c.id = r.contact_id` : sql`collection_requests r`;
+        const columns = sql.unsafe(requestColumns('r.'));
+        const [[total], rows] = await Promise.all([
+          sql<{ count: number }[]>`select count(*)::int as count from ${from} ${where}`,
+          sql<CollectionRequestRow[]>`select ${columns} from ${from} ${where} order by r.created desc, r.id desc limit ${page.limit} offset ${page.offset}`,
+        ]);
+        const results = (await withContacts(sql, rows)).map(({ request: row, contact }) => serializeCollectionRequest(row, contact));
+        return pagedList(request, config.publicBaseUrl, page, total?.count ?? 0, results);
+      },
+      { auth: true },
+    )
+    .get(
+      '/:id',
+      async ({ params, principal }) => {
+        const id = parseId(params.id);
+        if (id === null) throw notFound();
+        const found = await findRequest(sql, id);
+        const owned = ownedBy(found ? { ...found, organizationId: found.request.organizationId } : undefined, principal.organizationId);
+        return serializeCollectionRequest(owned.request, owned.contact);
+      },
+      { auth: true },
+    );
+};
+

@@ -1,0 +1,46 @@
+/**
+ * The date strings a merchant may send for `expiry_date` and `start_date` (api.md 4.3):
+ * `tomorrow`, `N minutes|hours|days|weeks`, `DD/MM/YYYY`, `DD/MM/YYYY HH:MM[:SS]`, and ISO 8601
+ * for JSON clients. Times are UTC. Hand-written because the grammar is this small and strict; a
+ * general date parser would accept far more than the contract allows.
+ */
+const UNIT_MS = { minute: 60_000, hour: 3_600_000, day: 86_400_000, week: 604_800_000 } as const;
+const RELATIVE = /^(\d{1,6})\s*(minute|hour|day|week)s?$/i;
+const DAY_FIRST = /^(\d{1,2})\/(\d{1,2})\/(\d{4})(?:[ T](\d{1,2}):(\d{2})(?::(\d{2}))?)?$/;
+const ISO = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
+
+function utc(year: number, month: number, day: number, hour = 0, minute = 0, second = 0): Date | null {
+  const date = new Date(Date.UTC(year, month - 1, day, hour, minute, second));
+  const same =
+    date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day &&
+    date.getUTCHours() === hour && date.getUTCMinutes() === minute && date.getUTCSeconds() === second;
+  return same ? date : null;
+}
+
+export function parseRequestDate(input: string, now: Date): Date | null {
+  const text = input.trim();
+  if (/^tomorrow$/i.test(text)) return new Date(now.getTime() + UNIT_MS.day);
+  const relative = RELATIVE.exec(text);
+  if (relative) {
+    const unit = relative[2]!.toLowerCase() as keyof typeof UNIT_MS;
+    return new Date(now.getTime() + Number(relative[1]) * UNIT_MS[unit]);
+  }
+  const dayFirst = DAY_FIRST.exec(text);
+  if (dayFirst) {
+    const [, day, month, year, hour, minute, second] = dayFirst.map((part) => (part === undefined ? undefined : Number(part)));
+    return utc(year!, month!, day!, hour ?? 0, minute ?? 0, second ?? 0);
+  }
+  if (ISO.test(text)) {
+    const withZone = /(?:Z|[+-]\d{2}:?\d{2})$/.test(text) || text.length === 10 ? text : `${text}Z`;
+    const parsed = new Date(withZone.replace(' ', 'T'));
+    return Number.isNaN(parsed.getTime()) ? null : parsed;
+  }
+  return null;
+}
+
+/** `YYYY-MM-DD HH:MM:SS.ffffff+00:00`, how api.md shows `expiry_date` (microseconds from PostgreSQL). */
+export function formatSpecDate(value: Date, microseconds?: number): string {
+  const iso = value.toISOString();
+  const fraction = String(microseconds ?? value.getUTCMilliseconds() * 1000).padStart(6, '0');
+  return `${iso.slice(0, 10)} ${iso.slice(11, 19)}.${fraction}+00:00`;
+}

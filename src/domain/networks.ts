@@ -1,0 +1,75 @@
+/**
+ * Mobile networks by number prefix (after the country code), for the countries api.md names.
+ * `verification`: the network supports the collection verification callback (api.md 4.2: one
+ * Kenyan operator, one Ugandan, two Tanzanian, all Rwandan). `nameLookup`: contact instant
+ * verification (api.md 4.4). `pullsFunds`: the network can push a USSD/PIN prompt that pulls funds.
+ */
+export type Network = {
+  name: string;
+  country: string;
+  verification: boolean;
+  nameLookup: boolean;
+  pullsFunds: boolean;
+};
+
+type NetworkRule = Network & { countryCode: string; prefixes: string[] };
+
+const rule = (
+  name: string,
+  country: string,
+  countryCode: string,
+  prefixes: string[],
+  flags: { verification?: boolean; nameLookup?: boolean; pullsFunds?: boolean } = {},
+): NetworkRule => ({
+  name, country, countryCode, prefixes,
+  verification: flags.verification ?? false,
+  nameLookup: flags.nameLookup ?? false,
+  pullsFunds: flags.pullsFunds ?? true,
+});
+
+const RULES: NetworkRule[] = [
+  rule('MTN Uganda', 'UG', '256', ['77', '78', '76', '39'], { verification: true, nameLookup: true }),
+  rule('Airtel Uganda', 'UG', '256', ['70', '75', '74', '20'], { nameLookup: true }),
+  rule('Safaricom', 'KE', '254', ['70', '71', '72', '74', '757', '758', '759', '768', '769', '79', '11'], { verification: true, nameLookup: true }),
+  rule('Airtel Kenya', 'KE', '254', ['73', '750', '751', '752', '753', '754', '755', '756', '762', '78', '10']),
+  rule('Vodacom Tanzania', 'TZ', '255', ['74', '75', '76'], { verification: true, nameLookup: true }),
+  rule('Tigo Tanzania', 'TZ', '255', ['65', '67', '71'], { verification: true }),
+  rule('Airtel Tanzania', 'TZ', '255', ['68', '69', '78']),
+  rule('Halotel', 'TZ', '255', ['61', '62']),
+  rule('MTN Rwanda', 'RW', '250', ['78', '79'], { verification: true, nameLookup: true }),
+  rule('Airtel Rwanda', 'RW', '250', ['72', '73'], { verification: true }),
+  rule('MTN Ghana', 'GH', '233', ['24', '54', '55', '59', '25', '53'], { nameLookup: true }),
+  rule('Telecel Ghana', 'GH', '233', ['20', '50']),
+  rule('AirtelTigo', 'GH', '233', ['26', '56', '27', '57']),
+  rule('Vodacom DRC', 'CD', '243', ['81', '82', '83'], { nameLookup: true }),
+  rule('Airtel DRC', 'CD', '243', ['97', '98', '99']),
+  rule('Orange DRC', 'CD', '243', ['84', '85', '89', '80']),
+  rule('Africell DRC', 'CD', '243', ['90', '91']),
+];
+
+/** The sandbox network answers the test numbers `+800000000NN`; verification and look-ups included. */
+export const SANDBOX_NETWORK: Network = { name: 'Sandbox', country: 'ZZ', verification: true, nameLookup: true, pullsFunds: true };
+
+/** Longest matching prefix wins (Kenya's 75x split between operators). */
+export function networkForNumber(e164: string): Network | null {
+  if (/^\+800000000\d{2}$/.test(e164)) return SANDBOX_NETWORK;
+  let best: { network: NetworkRule; length: number } | null = null;
+  for (const network of RULES) {
+    const national = e164.startsWith(`+${network.countryCode}`) ? e164.slice(network.countryCode.length + 1) : null;
+    if (national === null) continue;
+    for (const prefix of network.prefixes) {
+      if (national.startsWith(prefix) && (best === null || prefix.length > best.length)) best = { network, length: prefix.length };
+    }
+  }
+  if (best === null) return null;
+  const { countryCode: _countryCode, prefixes: _prefixes, ...network } = best.network;
+  return network;
+}
+
+export function networkByName(name: string): Network | null {
+  if (name === SANDBOX_NETWORK.name) return SANDBOX_NETWORK;
+  const found = RULES.find((network) => network.name.toLowerCase() === name.toLowerCase());
+  if (!found) return null;
+  const { countryCode: _countryCode, prefixes: _prefixes, ...network } = found;
+  return network;
+}

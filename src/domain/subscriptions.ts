@@ -1,0 +1,67 @@
+/**
+ * Recurring collection requests (`subscription_settings`, facts.md): occurrences of `frequency`
+ * anchored at `start_date`, up to and including `end_date`, optionally limited to `weekdays` and
+ * `months`. Pure and deterministic, so the subscription workflow runs it directly.
+ */
+export const FREQUENCIES = ['yearly', 'monthly', 'weekly', 'daily', 'hourly', 'minutely'] as const;
+export type Frequency = (typeof FREQUENCIES)[number];
+
+export type Subscription = {
+  startDate: Date;
+  endDate: Date;
+  frequency: Frequency;
+  /** ISO weekdays, 1 = Monday … 7 = Sunday. */
+  weekdays?: number[];
+  /** 1 = January … 12 = December. */
+  months?: number[];
+};
+
+const FIXED_STEP_MS: Partial<Record<Frequency, number>> = { minutely: 60_000, hourly: 3_600_000, daily: 86_400_000 };
+const MAX_STEPS = 600_000;
+
+const isoWeekday = (date: Date): number => ((date.getUTCDay() + 6) % 7) + 1;
+
+function allowed(subscription: Subscription, date: Date): boolean {
+  if (subscription.months?.length && !subscription.months.includes(date.getUTCMonth() + 1)) return false;
+  if (subscription.weekdays?.length && !subscription.weekdays.includes(isoWeekday(date))) return false;
+  return true;
+}
+
+/** The k-th candidate: same time of day; months clamp to their last day (31 Jan → 28/29 Feb). */
+function candidate(subscription: Subscription, k: number): Date {
+  const start = subscription.startDate;
+  const fixed = FIXED_STEP_MS[subscription.frequency];
+  // Weekly with chosen weekdays walks day by day; the weekday filter picks the days.
+  const weekdayWalk = subscription.frequency === 'weekly' && subscription.weekdays?.length;
+  if (fixed !== undefined || weekdayWalk) return new Date(start.getTime() + k * (fixed ?? 86_400_000));
+  if (subscription.frequency === 'weekly') return new Date(start.getTime() + k * 7 * 86_400_000);
+  const monthsAhead = subscription.frequency === 'monthly' ? k : 12 * k;
+  const year = start.getUTCFullYear() + Math.floor((start.getUTCMonth() + monthsAhead) / 12);
+  const month = (start.getUTCMonth() + monthsAhead) % 12;
+  const lastDay = new Date(Date.UTC(year, month + 1, 0)).getUTCDate();
+  return new Date(Date.UTC(year, month, Math.min(start.getUTCDate(), lastDay), start.getUTCHours(), start.getUTCMinutes(), start.getUTCSeconds()));
+}
+
+/** The first occurrence strictly after `after`, or null once past `end_date`. */
+export function nextOccurrence(subscription: Subscription, after: Date): Date | null {
+  const fixed = FIXED_STEP_MS[subscription.frequency];
+  const elapsed = after.getTime() - subscription.startDate.getTime();
+  let k = fixed !== undefined && elapsed > 0 ? Math.floor(elapsed / fixed) : 0;
+  for (let steps = 0; steps < MAX_STEPS; steps += 1, k += 1) {
+    const date = candidate(subscription, k);
+    if (date.getTime() > subscription.endDate.getTime()) return null;
+    if (date.getTime() > after.getTime() && allowed(subscription, date)) return date;
+  }
+  return null;
+}
+
+/** Every occurrence from `start_date` to `end_date` (inclusive), at most `limit`. */
+export function occurrences(subscription: Subscription, limit = 1000): Date[] {
+  const result: Date[] = [];
+  let next = allowed(subscription, subscription.startDate) ? subscription.startDate : nextOccurrence(subscription, subscription.startDate);
+  while (next !== null && result.length < limit) {
+    result.push(next);
+    next = nextOccurrence(subscription, next);
+  }
+  return result;
+}

@@ -1,0 +1,33 @@
+/**
+ * What the service needs from a mobile network operator. The sandbox network (./sandbox.ts) is
+ * the implementation used here; a real operator adapter implements the same interface.
+ */
+import type { Network } from '../domain/networks';
+
+export type PaymentPrompt = {
+  requestId: number;
+  attempt: number;
+  phoneNumber: string;
+  amount: string;
+  currency: string;
+  /** What the subscriber sees and what comes back as the collection's reference. */
+  reference: string;
+  network: Network;
+};
+
+export type PromptResult = { accepted: true } | { accepted: false; error: string };
+
+export type TextMessage = { requestId: number; kind: 'instructions' | 'success'; attempt: number; phoneNumber: string; text: string };
+
+export type NameLookup = { nameOnNetwork: string; nationalId: string | null; nationalIdType: string; registered: boolean };
+
+export interface NetworkAdapter {
+  /** Asks the subscriber's network to prompt them (USSD push / PIN approval) for the payment. */
+  requestPayment(prompt: PaymentPrompt): Promise<PromptResult>;
+  /** Sends a text message; idempotent for one (request, kind, attempt). */
+  sendSms(message: TextMessage): Promise<void>;
+  /** The registered name on a number, where the network offers look-ups. */
+  lookupName(phoneNumber: string, network: Network): Promise<NameLookup | null>;
+  /** Whether the network asks the merchant's verification URL before accepting a collection. */
+  supportsVerification(network: Network): boolean;
+}

@@ -1,0 +1,15 @@
+import { proxyActivities, sleep } from '@temporalio/workflow';
+import type { createCollectionRequestActivities } from '../activities/collection-requests';
+import type { SandboxPaymentInput } from './shared';
+
+const { deliverSandboxPayment } = proxyActivities<ReturnType<typeof createCollectionRequestActivities>>({
+  startToCloseTimeout: '30 seconds',
+  // The payment must arrive eventually, as a real network's would.
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+});
+
+/** The sandbox subscriber (`sandbox-payment-<request id>`): pays after the configured delay. */
+export async function sandboxPayment(input: SandboxPaymentInput): Promise<string> {
+  await sleep(input.delaySeconds * 1000);
+  return await deliverSandboxPayment(input);
+}

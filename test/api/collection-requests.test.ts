@@ -1,0 +1,248 @@
+import { beforeAll, describe, expect, test } from 'bun:test';
+import { fundWallet } from '../../src/services/organizations';
+import { createMerchant, testApp, testSql, type TestApp, type TestMerchant } from '../helpers';
+
+let ctx: TestApp;
+let merchant: TestMerchant;
+let other: TestMerchant;
+
+beforeAll(async () => {
+  ctx = await testApp();
+  merchant = await createMerchant(ctx.app);
+  other = await createMerchant(ctx.app);
+});
+
+let counter = 30000;
+const nextNumber = () => `+2567723${String(counter++).padStart(5, '0')}`;
+const valid = (extra: Record<string, string> = {}) => ({ phonenumber: nextNumber(), amount: '1500', currency: 'BXC', ...extra });
+
+async function countRequests(organizationId: number): Promise<number> {
+  const [row] = await testSql()<{ n: number }[]>`select count(*)::int as n from collection_requests where organization_id = ${organizationId}`;
+  return row?.n ?? 0;
+}
+
+describe('POST /api/collectionrequests', () => {
+  test('creates a request with defaults, the expanded contact and the spec formats', async () => {
+    const before = Date.now();
+    const form = valid();
+    const response = await merchant.request('/api/collectionrequests', { form });
+    expect(response.status).toBe(201);
+    const body = response.body;
+    expect(body).toMatchObject({
+      organization: merchant.organization.id,
+      amount: '1500.0000',
+      currency: 'BXC',
+      phonenumber: form.phonenumber,
+      reason: merchant.organization.name,
+      status: 'new',
+      send_instructions: false,
+      instructions: null,
+      max_attempts: 3,
+      retry_interval_minutes: null,
+      start_date: null,
+      collection: null,
+      subscription_settings: null,
+      contact: { first_name: 'Anonymous', last_name: 'Contact', phone_number: form.phonenumber },
+    });
+    expect(body.svccode).toMatch(/^\d+-\d+$/);
+    expect(body.account).toBeNumber();
+    expect(body.expiry_date).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{6}\+00:00$/);
+    const expiry = Date.parse(body.expiry_date.replace(' ', 'T').replace('+00:00', 'Z'));
+    expect(expiry - before).toBeGreaterThanOrEqual(24 * 3600_000 - 1000);
+    expect(expiry - before).toBeLessThan(24 * 3600_000 + 60_000);
+  });
+
+  test.each([
+    ['amount as a decimal string', { amount: '10.25' }, { amount: '10.2500' }],
+    ['amount as a JSON number', { amount: 99 }, { amount: '99.0000' }],
+    ['currency in lower case', { currency: 'bxc' }, { currency: 'BXC' }],
+    ['send_instructions True', { send_instructions: 'True' }, { send_instructions: true }],
+    ['send_instructions 1', { send_instructions: '1' }, { send_instructions: true }],
+    ['max_attempts 0', { max_attempts: '0' }, { max_attempts: 0 }],
+    ['retry_interval_minutes 10', { retry_interval_minutes: '10' }, { retry_interval_minutes: 10 }],
+    ['instructions skip', { instructions: 'skip' }, { instructions: 'skip' }],
+    ['a 140-character success message', { success_message: 'x'.repeat(140) }, { success_message: 'x'.repeat(140) }],
+    ['metadata as form fields', { 'metadata.order': '42' }, { metadata: { order: '42' } }],
+    ['metadata as a JSON string', { metadata: '{"order": 7}' }, { metadata: { order: 7 } }],
+  ])('accepts %s', async (_name, extra, expected) => {
+    const asForm = Object.keys(extra).some((key) => key.includes('.'));
+    const body = { ...valid(), ...extra };
+    const response = await merchant.request('/api/collectionrequests', asForm ? { form: body as Record<string, string> } : { body });
+    expect(response.status).toBe(201);
+    expect(response.body).toMatchObject(expected);
+  });
+
+  test.each([
+    ['expiry_date', '2 minutes', 2 * 60_000],
+    ['expiry_date', 'tomorrow', 24 * 3600_000],
+    ['expiry_date', '3 days', 3 * 24 * 3600_000],
+  ])('%s %p is relative to now', async (field, value, offset) => {
+    const before = Date.now();
+    const response = await merchant.request('/api/collectionrequests', { form: valid({ [field]: value }) });
+    expect(response.status).toBe(201);
+    const expiry = Date.parse(response.body.expiry_date.replace(' ', 'T').replace('+00:00', 'Z'));
+    expect(Math.abs(expiry - before - offset)).toBeLessThan(5000);
+  });
+
+  test('start_date and expiry_date in DD/MM/YYYY forms; expiry counts from the start', async () => {
+    const year = new Date().getUTCFullYear() + 1;
+    const response = await merchant.request('/api/collectionrequests', {
+      form: valid({ start_date: `15/06/${year} 10:30:00`, expiry_date: `16/06/${year}` }),
+    });
+    expect(response.status).toBe(201);
+    expect(response.body.start_date).toBe(`${year}-06-15 10:30:00.000000+00:00`);
+    expect(response.body.expiry_date).toBe(`${year}-06-16 00:00:00.000000+00:00`);
+    const relative = await merchant.request('/api/collectionrequests', { form: valid({ start_date: `15/06/${year}` }) });
+    expect(relative.body.expiry_date).toBe(`${year}-06-16 00:00:00.000000+00:00`);
+  });
+
+  test('names create the contact, and overwrite a saved contact\'s name; no names keep it', async () => {
+    const phone = nextNumber();
+    const first = await merchant.request('/api/collectionrequests', { form: { ...valid(), phonenumber: phone, first_name: 'Jane', last_name: 'Doe' } });
+    expect(first.body.contact).toMatchObject({ first_name: 'Jane', last_name: 'Doe' });
+    const renamed = await merchant.request('/api/collectionrequests', { form: { ...valid(), phonenumber: phone, first_name: 'Janet' } });
+    expect(renamed.body.contact).toMatchObject({ id: first.body.contact.id, first_name: 'Janet', last_name: 'Doe' });
+    const kept = await merchant.request('/api/collectionrequests', { form: { ...valid(), phonenumber: phone } });
+    expect(kept.body.contact).toMatchObject({ first_name: 'Janet', last_name: 'Doe' });
+    const events = await testSql()`select count(*)::int as n from events where organization_id = ${merchant.organization.id}
+      and type = 'contact.created' and (data->>'id')::bigint = ${first.body.contact.id}`;
+    expect(events[0]?.n).toBe(1);
+  });
+
+  test('subscription_settings as a hash, a JSON string or form fields', async () => {
+    const year = new Date().getUTCFullYear() + 1;
+    const settings = { start_date: `01/01/${year} 09:00:00`, end_date: `01/06/${year} 09:00:00`, frequency: 'monthly' };
+    const asHash = await merchant.request('/api/collectionrequests', { body: { ...valid(), subscription_settings: settings } });
+    expect(asHash.status).toBe(201);
+    expect(JSON.parse(asHash.body.subscription_settings)).toEqual(settings);
+    expect(asHash.body.start_date).toBe(`${year}-01-01 09:00:00.000000+00:00`);
+    const asString = await merchant.request('/api/collectionrequests', { form: { ...valid(), subscription_settings: JSON.stringify({ ...settings, weekdays: ['mon', 'fri'] }) } });
+    expect(JSON.parse(asString.body.subscription_settings).weekdays).toEqual([1, 5]);
+    const asForm = await merchant.request('/api/collectionrequests', {
+      form: { ...valid(), 'subscription_settings.start_date': settings.start_date, 'subscription_settings[end_date]': settings.end_date, 'subscription_settings.frequency': 'Weekly' },
+    });
+    expect(asForm.status).toBe(201);
+    expect(JSON.parse(asForm.body.subscription_settings).frequency).toBe('weekly');
+  });
+
+  test.each([
+    ['phonenumber', { phonenumber: undefined }, 'This field is required.'],
+    ['amount', { amount: undefined }, 'This field is required.'],
+    ['currency', { currency: undefined }, 'This field is required.'],
+    ['phonenumber', { phonenumber: '+2567' }, 'international format'],
+    ['phonenumber', { phonenumber: '+14155552671' }, 'not on a supported mobile network'],
+    ['amount', { amount: '1,000' }, 'thousands separators'],
+    ['amount', { amount: '0' }, 'greater than 0'],
+    ['amount', { amount: '-5' }, 'A valid number is required.'],
+    ['amount', { amount: 'ten' }, 'A valid number is required.'],
+    ['amount', { amount: '1.23456' }, 'greater than 0'],
+    ['currency', { currency: 'USD' }, 'Select a valid choice. USD is not one of the available choices.'],
+    ['currency', { currency: 'UGX' }, 'no funded UGX wallet'],
+    ['account', { account: '999999999' }, 'No active BXC wallet'],
+    ['account', { account: 'abc' }, 'A valid integer is required.'],
+    ['success_message', { success_message: 'x'.repeat(141) }, 'no more than 140 characters'],
+    ['instructions', { instructions: 'x'.repeat(141) }, 'no more than 140 characters'],
+    ['expiry_date', { expiry_date: 'never' }, 'Enter a valid date'],
+    ['expiry_date', { expiry_date: '01/01/2020' }, 'later than now'],
+    ['start_date', { start_date: '01/01/2020' }, 'later than now'],
+    ['start_date', { start_date: 'someday' }, 'Enter a valid date'],
+    ['retry_interval_minutes', { retry_interval_minutes: '9' }, 'greater than or equal to 10'],
+    ['retry_interval_minutes', { retry_interval_minutes: 'often' }, 'A valid integer is required.'],
+    ['max_attempts', { max_attempts: '4' }, 'less than or equal to 3'],
+    ['max_attempts', { max_attempts: '-1' }, 'greater than or equal to 0'],
+    ['send_instructions', { send_instructions: 'maybe' }, 'Must be a valid boolean.'],
+    ['subscription_settings', { subscription_settings: '{oops' }, 'valid JSON'],
+    ['subscription_settings', { subscription_settings: '{"start_date": "01/01/2099 00:00:00", "end_date": "01/02/2099 00:00:00", "frequency": "fortnightly"}' }, 'fortnightly'],
+    ['subscription_settings', { subscription_settings: '{"start_date": "01/02/2099 00:00:00", "end_date": "01/01/2099 00:00:00", "frequency": "daily"}' }, 'end_date must be later'],
+    ['subscription_settings', { subscription_settings: '{"frequency": "daily"}' }, 'start_date'],
+  ])('rejects %s: %p', async (field, extra, message) => {
+    const before = await countRequests(merchant.organization.id);
+    const form = Object.fromEntries(Object.entries({ ...valid(), ...extra }).filter(([, value]) => value !== undefined)) as Record<string, string>;
+    const response = await merchant.request('/api/collectionrequests', { form });
+    expect(response.status).toBe(400);
+    expect(Object.keys(response.body)).toContain(field);
+    expect(response.body[field].join(' ')).toContain(message);
+    expect(await countRequests(merchant.organization.id)).toBe(before);
+  });
+
+  test('expiry before the start is rejected', async () => {
+    const response = await merchant.request('/api/collectionrequests', { form: valid({ start_date: '2 days', expiry_date: '01/01/2000' }) });
+    expect(response.status).toBe(400);
+    expect(response.body.expiry_date[0]).toContain('later than the start date');
+  });
+
+  test('the oldest active wallet is used unless an account is named', async () => {
+    const funded = await createMerchant(ctx.app);
+    const [oldest] = await testSql()<{ id: number }[]>`select id from accounts where organization_id = ${funded.organization.id}`;
+    const [second] = await testSql()<{ id: number }[]>`insert into accounts (organization_id, currency, label, balance)
+      values (${funded.organization.id}, 'BXC', 'second', 5) returning id`;
+    expect((await funded.request('/api/collectionrequests', { form: valid() })).body.account).toBe(oldest!.id);
+    expect((await funded.request('/api/collectionrequests', { form: valid({ account: String(second!.id) }) })).body.account).toBe(second!.id);
+    const foreign = await other.request('/api/collectionrequests', { form: valid({ account: String(second!.id) }) });
+    expect(foreign.status).toBe(400);
+  });
+
+  test('a currency becomes usable once its wallet is funded', async () => {
+    const fresh = await createMerchant(ctx.app);
+    expect((await fresh.request('/api/collectionrequests', { form: valid({ currency: 'KES', phonenumber: '+254712345678' }) })).status).toBe(400);
+    await fundWallet(testSql(), fresh.organization.id, 'KES', '10');
+    expect((await fresh.request('/api/collectionrequests', { form: valid({ currency: 'KES', phonenumber: '+254712345678' }) })).status).toBe(201);
+  });
+});
+
+describe('GET /api/collectionrequests', () => {
+  let lister: TestMerchant;
+  const ids: number[] = [];
+
+  beforeAll(async () => {
+    lister = await createMerchant(ctx.app);
+    await fundWallet(testSql(), lister.organization.id, 'UGX', '100');
+    const specs = [
+      { amount: '100', currency: 'BXC', first_name: 'Ann', last_name: 'One', reason: 'rent' },
+      { amount: '200', currency: 'BXC', first_name: 'Ben', last_name: 'Two', reason: 'rent' },
+      { amount: '100', currency: 'UGX', first_name: 'Ann', last_name: 'Three', reason: 'fees' },
+    ];
+    for (const spec of specs) {
+      const response = await lister.request('/api/collectionrequests', { form: { phonenumber: nextNumber(), ...spec } });
+      ids.push(response.body.id);
+    }
+    await testSql()`update collection_requests set status = 'expired', collection_id = 777, remote_transaction_id = 'RT-9' where id = ${ids[1]!}`;
+  });
+
+  const idsOf = (body: { results: { id: number }[] }) => body.results.map((item) => item.id).sort((a, b) => a - b);
+
+  test.each([
+    ['amount=100', [0, 2]],
+    ['amount=100.0000', [0, 2]],
+    ['currency=UGX', [2]],
+    ['currency=ugx', [2]],
+    ['status=expired', [1]],
+    ['collection=777', [1]],
+    ['remote_transaction_id=RT-9', [1]],
+    ['reason=rent', [0, 1]],
+    ['contact_first_name=Ann', [0, 2]],
+    ['contact_last_name=Two', [1]],
+    ['contact_first_name=Ann&currency=BXC', [0]],
+  ])('filter %s', async (query, expected) => {
+    const response = await lister.request(`/api/collectionrequests?${query}`);
+    expect(response.status).toBe(200);
+    expect(idsOf(response.body)).toEqual(expected.map((index) => ids[index]!));
+  });
+
+  test('phonenumber filter adds the +; date filters; bad filters are 400', async () => {
+    const one = await lister.request(`/api/collectionrequests/${ids[0]}`);
+    const phone = one.body.phonenumber.slice(1);
+    expect(idsOf((await lister.request(`/api/collectionrequests?phonenumber=${phone}`)).body)).toEqual([ids[0]!]);
+    const hourAgo = encodeURIComponent(new Date(Date.now() - 3600_000).toISOString().slice(0, 16).replace('T', ' '));
+    expect((await lister.request(`/api/collectionrequests?created_after=${hourAgo}&modified_after=${hourAgo}`)).body.count).toBe(3);
+    expect((await lister.request(`/api/collectionrequests?created_before=${hourAgo}`)).body.count).toBe(0);
+    expect((await lister.request('/api/collectionrequests?status=done')).status).toBe(400);
+    expect((await lister.request('/api/collectionrequests?amount=abc')).status).toBe(400);
+  });
+
+  test('GET by id: own 200, another organization 403, missing 404', async () => {
+    expect((await lister.request(`/api/collectionrequests/${ids[0]}/`)).status).toBe(200);
+    expect((await other.request(`/api/collectionrequests/${ids[0]}`)).status).toBe(403);
+    expect((await lister.request('/api/collectionrequests/99999999')).status).toBe(404);
+  });
+});
