@@ -22,7 +22,7 @@ create table collection_requests (
   retry_interval_seconds  integer,
   max_attempts            integer not null default 3,
   attempts                integer not null default 0,
-  subscription_settings   jsonb,
+  subscription_settings   json, -- json keeps the key order the merchant sees
   -- A request created by a subscription points at the request that holds the subscription.
   subscription_id         bigint references collection_requests(id),
   occurrence_at           timestamptz,

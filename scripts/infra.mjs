@@ -108,15 +108,25 @@ export function portIsOpen(port, host = '127.0.0.1') {
   });
 }
 
-export function freePort() {
+function holdPort() {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
+    server.listen(0, '127.0.0.1', () => resolve(server));
   });
+}
+
+/** `count` distinct free ports: all are held at once before being released, so none repeats. */
+export async function freePorts(count) {
+  const servers = [];
+  for (let index = 0; index < count; index += 1) servers.push(await holdPort());
+  const ports = servers.map((server) => server.address().port);
+  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+  return ports;
+}
+
+export async function freePort() {
+  return (await freePorts(1))[0];
 }
 
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -155,7 +165,8 @@ export async function startTemporalDevServer(children, cli, { port, uiPort, dbFi
   if (dbFile) args.push('--db-filename', dbFile);
   if (headless) args.push('--headless');
   else args.push('--ui-port', String(uiPort));
-  args.push('--http-port', String(await freePort()), '--metrics-port', String(await freePort()));
+  const [httpPort, metricsPort] = (await freePorts(3)).filter((free) => free !== port && free !== uiPort);
+  args.push('--http-port', String(httpPort), '--metrics-port', String(metricsPort));
   for (const [name, type] of Object.entries(SEARCH_ATTRIBUTES)) args.push('--search-attribute', `${name}=${type}`);
   const child = startChild(children, 'temporal', cli, args, { logFile });
   let exited = false;

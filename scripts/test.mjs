@@ -34,9 +34,19 @@ async function main() {
   mkdirSync(DATA, { recursive: true });
   ensureDependencies();
   const cli = ensureTemporalCli();
-  const temporalPort = await freePort();
-  say(`starting a Temporal dev server for the tests on 127.0.0.1:${temporalPort}`);
-  await startTemporalDevServer(children, cli, { port: temporalPort, headless: true, logFile: join(DATA, 'temporal.log') });
+  // Another process may take a free port between our choice and the server's bind: try again.
+  let temporalPort;
+  for (let attempt = 1; ; attempt += 1) {
+    temporalPort = await freePort();
+    say(`starting a Temporal dev server for the tests on 127.0.0.1:${temporalPort}`);
+    try {
+      await startTemporalDevServer(children, cli, { port: temporalPort, headless: true, logFile: join(DATA, 'temporal.log') });
+      break;
+    } catch (error) {
+      if (attempt === 3) throw error;
+      say(`${error.message}; trying other ports`);
+    }
+  }
 
   const databaseUrl = testDatabaseUrl();
   const env = {

@@ -9,13 +9,14 @@ import {
 type Activities = ReturnType<typeof createCollectionRequestActivities>;
 
 const { recordRequestStatus, sendInstructions, sendSuccessMessage } = proxyActivities<Activities>({
-  startToCloseTimeout: '30 seconds',
+  // Short: an activity lost with a dead worker is retried elsewhere after this long.
+  startToCloseTimeout: '10 seconds',
   // Database writes and text messages: keep trying through outages, they are idempotent.
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
 });
 
 const { promptForPayment } = proxyActivities<Activities>({
-  startToCloseTimeout: '1 minute',
+  startToCloseTimeout: '15 seconds',
   // A prompt the network did not answer is retried a few times; a refusal is a result, not an error.
   retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 5 },
 });

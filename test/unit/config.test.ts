@@ -31,5 +31,5 @@ test('every variable the config reads is documented in the README', () => {
   const source = readFileSync(join(import.meta.dir, '../../src/config.ts'), 'utf8');
   const variables = [...source.matchAll(/^\s+([A-Z][A-Z_]+): v\.optional/gm)].map((match) => match[1]);
   expect(variables.length).toBeGreaterThan(5);
-  for (const variable of variables) expect(readme).toContain(`\`${variable}\``);
+  expect(variables.filter((variable) => !readme.includes(`\`${variable}\``))).toEqual([]);
 });

@@ -1,0 +1,217 @@
+/**
+ * The collection-request and subscription workflows on the real worker (Node) and the real dev
+ * server, with durations of seconds passed in as data.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import type { RequestStatus } from '../../src/domain/collection-requests';
+import { networkForNumber } from '../../src/domain/networks';
+import { insertCollectionRequest, type NewCollectionRequest } from '../../src/services/collection-requests';
+import { launchCollectionRequest } from '../../src/temporal/collection-requests';
+import {
+  collectionMatchedSignal, collectionRequestStateQuery, collectionRequestWorkflowId, subscriptionWorkflowId,
+} from '../../src/workflows/shared';
+import { createMerchant, eventually, startWorker, testApp, testClient, testSql, uniqueTaskQueue, type TestApp, type TestMerchant, type WorkerProcess } from '../helpers';
+
+const WORKER_ENV = { SANDBOX_PAYMENT_DELAY_SECONDS: '1', FAILED_PROMPT_RETRY_SECONDS: '1' };
+const taskQueue = uniqueTaskQueue('requests');
+let worker: WorkerProcess;
+let ctx: TestApp;
+let merchant: TestMerchant;
+
+beforeAll(async () => {
+  worker = await startWorker(taskQueue, WORKER_ENV);
+  ctx = await testApp(taskQueue);
+  merchant = await createMerchant(ctx.app);
+});
+
+afterAll(async () => {
+  await worker.stop();
+});
+
+let counter = 40000;
+const nextNumber = () => `+2567724${String(counter++).padStart(5, '0')}`;
+const inSeconds = (seconds: number) => new Date(Date.now() + seconds * 1000);
+
+async function createRequest(overrides: Partial<NewCollectionRequest> = {}, queue = taskQueue): Promise<number> {
+  const phoneNumber = overrides.phoneNumber ?? nextNumber();
+  const created = await insertCollectionRequest(testSql(), {
+    organizationId: merchant.organization.id,
+    author: merchant.user.id,
+    phoneNumber,
+    network: networkForNumber(phoneNumber)!.name,
+    amount: '500',
+    currency: 'BXC',
+    accountId: null,
+    firstName: 'Test',
+    lastName: 'Payer',
+    reason: 'Order',
+    metadata: null,
+    successMessage: 'Thanks {customer} for {amount}',
+    sendInstructions: true,
+    instructions: null,
+    expiresAt: inSeconds(30),
+    startAt: null,
+    retryIntervalSeconds: null,
+    maxAttempts: 3,
+    subscriptionSettings: null,
+    ...overrides,
+  });
+  await launchCollectionRequest({ sql: testSql(), client: ctx.client, taskQueue: queue, failedPromptRetrySeconds: 1 }, created, (error) => {
+    throw error;
+  });
+  return created.request.id;
+}
+
+const handleOf = (requestId: number) => ctx.client.workflow.getHandle(collectionRequestWorkflowId(requestId));
+
+async function finalRow(requestId: number) {
+  await handleOf(requestId).result();
+  const [row] = await testSql()<{ status: RequestStatus; attempts: number; errorMessage: string | null; collectionId: number | null }[]>`
+    select status, attempts, error_message as "errorMessage", collection_id as "collectionId" from collection_requests where id = ${requestId}`;
+  return row!;
+}
+
+/** The statuses its `collectionrequest.status.changed` events carry, in order. */
+async function statusEvents(requestId: number): Promise<string[]> {
+  const rows = await testSql()<{ status: string }[]>`
+    select data->>'status' as status from events
+    where type = 'collectionrequest.status.changed' and (data->>'id')::bigint = ${requestId} order by id`;
+  return rows.map((row) => row.status);
+}
+
+async function messages(requestId: number) {
+  return await testSql()<{ kind: string; attempt: number; text: string }[]>`
+    select kind, attempt, text from sandbox_messages where request_id = ${requestId} order by id`;
+}
+
+describe('collection request workflow', () => {
+  test('prompts (SMS, then USSD push) and succeeds when a matched collection is signalled', async () => {
+    const requestId = await createRequest();
+    await eventually('the prompt', async () => (await handleOf(requestId).query(collectionRequestStateQuery)).status === 'processing_started');
+    expect(await testSql()`select 1 from sandbox_payments where remote_transaction_id = ${`SBX-${requestId}`}`).toHaveLength(0);
+    await eventually('the sandbox subscriber to pay', async () =>
+      (await testSql()`select 1 from sandbox_payments where remote_transaction_id = ${`SBX-${requestId}`}`).length === 1);
+    await handleOf(requestId).signal(collectionMatchedSignal, { collectionId: 9001, remoteTransactionId: `SBX-${requestId}` });
+    const row = await finalRow(requestId);
+    expect(row).toMatchObject({ status: 'successful', collectionId: 9001, attempts: 1 });
+    expect(await statusEvents(requestId)).toEqual(['instructions_sent', 'processing_started', 'successful']);
+    const sent = await messages(requestId);
+    expect(sent.map((message) => message.kind)).toEqual(['instructions', 'success']);
+    expect(sent[1]!.text).toBe('Thanks Test Payer for 500 - via Collections');
+    expect(await handleOf(requestId).query(collectionRequestStateQuery)).toMatchObject({ status: 'successful', collectionId: 9001 });
+  });
+
+  test('without send_instructions nobody is prompted: pending, then expired', async () => {
+    const requestId = await createRequest({ sendInstructions: false, expiresAt: inSeconds(2) });
+    const row = await finalRow(requestId);
+    expect(row.status).toBe('expired');
+    expect(await statusEvents(requestId)).toEqual(['pending', 'expired']);
+    expect(await messages(requestId)).toHaveLength(0);
+  });
+
+  test('instructions "skip" sends no text message but still pushes the prompt', async () => {
+    const requestId = await createRequest({ instructions: 'skip', phoneNumber: '+80000000009', expiresAt: inSeconds(2) });
+    expect((await finalRow(requestId)).status).toBe('expired');
+    expect(await statusEvents(requestId)).toEqual(['processing_started', 'expired']);
+    expect(await messages(requestId)).toHaveLength(0);
+  });
+
+  test('a scheduled request stays new until its start date', async () => {
+    const requestId = await createRequest({ startAt: inSeconds(3), sendInstructions: false, expiresAt: inSeconds(5) });
+    expect((await handleOf(requestId).query(collectionRequestStateQuery)).status).toBe('new');
+    const [row] = await testSql()<{ status: string }[]>`select status from collection_requests where id = ${requestId}`;
+    expect(row!.status).toBe('new');
+    const pendingAt = await eventually('the start', async () => {
+      const [current] = await testSql()<{ status: string; modified: Date }[]>`select status, modified from collection_requests where id = ${requestId}`;
+      return current!.status === 'pending' ? current!.modified : undefined;
+    });
+    const [request] = await testSql()<{ startDate: Date }[]>`select start_date as "startDate" from collection_requests where id = ${requestId}`;
+    expect(pendingAt.getTime()).toBeGreaterThanOrEqual(request!.startDate.getTime());
+    expect((await finalRow(requestId)).status).toBe('expired');
+  });
+
+  test('Cancelled By User: retries up to max_attempts, then failed with the error', async () => {
+    const requestId = await createRequest({ phoneNumber: '+80000000001', maxAttempts: 2, retryIntervalSeconds: 1 });
+    const row = await finalRow(requestId);
+    expect(row).toMatchObject({ status: 'failed', attempts: 3, errorMessage: 'Cancelled By User' });
+    expect(await statusEvents(requestId)).toEqual(['instructions_sent', 'failed']);
+    expect((await messages(requestId)).map((message) => message.attempt)).toEqual([1, 2, 3]);
+  });
+
+  test('max_attempts 0: one prompt, no retry', async () => {
+    const requestId = await createRequest({ phoneNumber: '+80000000001', maxAttempts: 0 });
+    expect(await finalRow(requestId)).toMatchObject({ status: 'failed', attempts: 1, errorMessage: 'Cancelled By User' });
+  });
+
+  test('an unpaid prompt is repeated every retry interval while retries remain, then waits for expiry', async () => {
+    const requestId = await createRequest({ phoneNumber: '+80000000009', maxAttempts: 2, retryIntervalSeconds: 1, expiresAt: inSeconds(6) });
+    const row = await finalRow(requestId);
+    expect(row).toMatchObject({ status: 'expired', attempts: 3 });
+    expect((await messages(requestId)).map((message) => message.attempt)).toEqual([1, 2, 3]);
+  });
+
+  test('operators filter request workflows by organization and status', async () => {
+    const client = await testClient();
+    const query = `WorkflowType = 'collectionRequest' AND OrganizationId = '${merchant.organization.id}' AND RequestStatus = 'failed'`;
+    await eventually('visibility to catch up', async () => (await client.workflow.count(query)).count === 2);
+    const [row] = await testSql()<{ n: number }[]>`select count(*)::int as n from collection_requests where organization_id = ${merchant.organization.id} and status = 'failed'`;
+    expect(row!.n).toBe(2);
+  });
+});
+
+describe('subscriptions', () => {
+  test('a minutely subscription creates one request per later occurrence and stops at end_date', async () => {
+    const start = new Date(Math.ceil((Date.now() + 2000) / 1000) * 1000);
+    const end = new Date(start.getTime() + 61_000);
+    const stored = (date: Date) => {
+      const iso = date.toISOString();
+      return `${iso.slice(8, 10)}/${iso.slice(5, 7)}/${iso.slice(0, 4)} ${iso.slice(11, 19)}`;
+    };
+    const requestId = await createRequest({
+      sendInstructions: false,
+      startAt: start,
+      expiresAt: new Date(start.getTime() + 5000),
+      subscriptionSettings: { start_date: stored(start), end_date: stored(end), frequency: 'minutely' },
+    });
+    const subscription = ctx.client.workflow.getHandle(subscriptionWorkflowId(requestId));
+    const result = await subscription.result();
+    expect(result).toMatchObject({ created: 1, nextOccurrence: null });
+    const occurrences = await testSql()<{ id: number; occurrenceAt: Date }[]>`
+      select id, occurrence_at as "occurrenceAt" from collection_requests where subscription_id = ${requestId}`;
+    expect(occurrences.map((row) => row.occurrenceAt.toISOString())).toEqual([new Date(start.getTime() + 60_000).toISOString()]);
+    // Each occurrence is a request with its own workflow.
+    expect((await ctx.client.workflow.getHandle(collectionRequestWorkflowId(occurrences[0]!.id)).describe()).type).toBe('collectionRequest');
+  }, 120_000);
+});
+
+describe('crash recovery', () => {
+  test('killing the worker while requests wait (for start, between retries, for payment) changes no outcome', async () => {
+    const crashQueue = uniqueTaskQueue('requests-crash');
+    const first = await startWorker(crashQueue, WORKER_ENV);
+    // Margins cover the dead worker's sticky queue timeout (10 s) before another worker takes over.
+    const waitingForStart = await createRequest({ startAt: inSeconds(3), sendInstructions: false, expiresAt: inSeconds(25) }, crashQueue);
+    const betweenRetries = await createRequest({ phoneNumber: '+80000000001', maxAttempts: 2, retryIntervalSeconds: 3, expiresAt: inSeconds(90) }, crashQueue);
+    const waitingForPayment = await createRequest({ phoneNumber: '+80000000009', expiresAt: inSeconds(120) }, crashQueue);
+    const toBePaid = await createRequest({ expiresAt: inSeconds(90) }, crashQueue);
+    await eventually('the prompts to go out', async () => {
+      const states = await Promise.all([betweenRetries, waitingForPayment, toBePaid].map(async (id) => (await handleOf(id).query(collectionRequestStateQuery)).status));
+      return states.every((status) => status !== 'new');
+    });
+    await first.kill();
+    await handleOf(toBePaid).signal(collectionMatchedSignal, { collectionId: 4242, remoteTransactionId: null });
+    await Bun.sleep(1000);
+    const second = await startWorker(crashQueue, WORKER_ENV);
+    try {
+      expect((await finalRow(waitingForStart)).status).toBe('expired');
+      expect(await finalRow(betweenRetries)).toMatchObject({ status: 'failed', attempts: 3 });
+      expect((await finalRow(toBePaid)).status).toBe('successful');
+      await handleOf(waitingForPayment).terminate('test done');
+      expect(await statusEvents(waitingForStart)).toEqual(['pending', 'expired']);
+      expect(await statusEvents(betweenRetries)).toEqual(['instructions_sent', 'failed']);
+      expect(await statusEvents(toBePaid)).toEqual(['instructions_sent', 'processing_started', 'successful']);
+      expect(await statusEvents(waitingForPayment)).toEqual(['instructions_sent', 'processing_started']);
+    } finally {
+      await second.stop();
+    }
+  }, 120_000);
+});
