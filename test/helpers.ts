@@ -13,6 +13,7 @@ import { createSql, type Sql } from '../src/db';
 import { connectClient } from '../src/temporal/connection';
 import { createEventDispatcher } from '../src/temporal/events';
 import { createOrganization, fundWallet, type CreatedOrganization } from '../src/services/organizations';
+import { setThrottleLimits, type ThrottleLimits } from '../src/services/throttling';
 
 export const ROOT = join(import.meta.dir, '..');
 export const BASE_URL = 'http://localhost';
@@ -50,11 +51,23 @@ export async function testApp(taskQueue = uniqueTaskQueue('api')): Promise<TestA
 let organizationCounter = 0;
 export type TestMerchant = CreatedOrganization & { request: Requester };
 
+/**
+ * Limits of test organizations: suites read one organization far more than 30 times a minute.
+ * Throttling tests pass `{ throttle: 'default' }` to get the production defaults.
+ */
+export const TEST_THROTTLE_LIMITS: ThrottleLimits = { reads: 100_000, writes: 100_000 };
+
 /** A fresh organization with a funded BXC wallet, and a requester that sends its token. */
-export async function createMerchant(app: TestApp['app'], name = `Merchant ${++organizationCounter}`): Promise<TestMerchant> {
+export async function createMerchant(
+  app: TestApp['app'],
+  name = `Merchant ${++organizationCounter}`,
+  options: { throttle?: ThrottleLimits | 'default' } = {},
+): Promise<TestMerchant> {
   const sql = testSql();
   const created = await createOrganization(sql, name);
   await fundWallet(sql, created.organization.id, 'BXC', '1000');
+  const throttle = options.throttle ?? TEST_THROTTLE_LIMITS;
+  if (throttle !== 'default') await setThrottleLimits(sql, created.organization.id, throttle);
   return { ...created, request: requester(app, created.apiKey) };
 }
 

@@ -4,20 +4,24 @@ import type { AppDeps } from './context';
 import { eventRoutes } from './events';
 import { healthRoutes } from './health';
 import { assertAcceptsJson, createMethodIndex, errorResponse } from './http';
+import { requestPolicyPlugin } from './request-policy';
 
 /** The whole HTTP API, without `.listen()`: Bun, Deno and tests all serve or call this app. */
 export function createApp(deps: AppDeps) {
   let routes: () => readonly { method: string; path: string }[] = () => [];
   const allowedMethods = createMethodIndex(() => routes());
+  let handle: (request: Request) => Promise<Response> = () => Promise.reject(new Error('app not built yet'));
   const app = new Elysia()
     .onRequest(({ request }) => {
       assertAcceptsJson(request);
     })
+    .use(requestPolicyPlugin(deps, (request) => handle(request)))
     .onError(({ code, error, request }) => errorResponse(code, error, request, allowedMethods))
     .use(healthRoutes(deps))
     .use(contactRoutes(deps))
     .use(eventRoutes(deps));
   routes = () => app.routes;
+  handle = (request) => app.handle(request);
   return app;
 }
 export type App = ReturnType<typeof createApp>;

@@ -1,0 +1,12 @@
+import { createApp } from './api/app';
+import { loadConfig } from './config';
+import { createSql } from './db';
+import { createLazyClient } from './temporal/connection';
+import { createEventDispatcher } from './temporal/events';
+declare const Deno: { serve(options: { port: number; hostname: string }, handler: (request: Request) => Response | Promise<Response>): unknown };
+const config = loadConfig();
+const sql = createSql(config.databaseUrl, config.databasePoolSize);
+const temporal = createLazyClient(config.temporal);
+const dispatchEvents = createEventDispatcher(temporal, config.temporal.taskQueue, () => {});
+const app = createApp({ config, sql, temporal, dispatchEvents });
+Deno.serve({ port: config.port, hostname: '127.0.0.1' }, (request) => app.fetch(request));
