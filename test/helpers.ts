@@ -39,9 +39,12 @@ export const uniqueTaskQueue = (name: string): string => `test-${name}-${randomU
 
 export type TestApp = { app: ReturnType<typeof createApp>; config: Config; taskQueue: string; client: Client };
 
-/** The real app against the test database; its events go to `taskQueue` (default: one with no worker). */
-export async function testApp(taskQueue = uniqueTaskQueue('api')): Promise<TestApp> {
-  const config = testConfig({ TASK_QUEUE: taskQueue });
+/**
+ * The real app against the test database; its events go to `taskQueue` (default: one with no
+ * worker). `overrides` are environment variables (short windows and TTLs for tests).
+ */
+export async function testApp(taskQueue = uniqueTaskQueue('api'), overrides: Record<string, string> = {}): Promise<TestApp> {
+  const config = testConfig({ ...overrides, TASK_QUEUE: taskQueue });
   const client = await testClient();
   const dispatchEvents = createEventDispatcher(client, taskQueue, () => {});
   const app = createApp({ config, sql: testSql(), temporal: client, dispatchEvents });

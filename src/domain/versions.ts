@@ -46,8 +46,11 @@ export function listForVersion<T>(list: Paged<T>, context: VersionContext): Page
   return context.version === 1 ? list.results : list;
 }
 
+/** A resource whose `organization` is an id, or (v1) the organization's name. */
+export type WithOrganization<T> = Omit<T, 'organization'> & { organization: number | string };
+
 /** v1 names the owning organization; later versions give its id. */
-function organizationForVersion<T extends { organization: number | string }>(resource: T, context: VersionContext) {
+function organizationForVersion<T extends { organization: number | string }>(resource: T, context: VersionContext): WithOrganization<T> {
   return context.version === 1 ? { ...resource, organization: context.organizationName } : resource;
 }
 
@@ -59,14 +62,14 @@ export function contactForVersion(contact: ContactResource, context: VersionCont
 export type CollectionResource = {
   organization: number | string;
   currency: string | number;
-  collection_request: { id: number } | number | null;
+  collection_request: { id: number; [field: string]: unknown } | number | null;
   transaction?: unknown;
   [field: string]: unknown;
 };
 
 export function collectionForVersion(collection: CollectionResource, context: VersionContext): CollectionResource {
-  const { transaction, ...withoutTransaction } = collection;
-  const shaped: CollectionResource = context.version >= 4 ? { ...withoutTransaction, transaction } : withoutTransaction;
+  const shaped: CollectionResource = { ...collection };
+  if (context.version < 4) delete shaped.transaction;
   if (context.version < 3 && shaped.collection_request !== null && typeof shaped.collection_request === 'object') {
     shaped.collection_request = shaped.collection_request.id;
   }
@@ -77,7 +80,7 @@ export function collectionForVersion(collection: CollectionResource, context: Ve
       shaped.currency = currencyId;
     }
   }
-  return organizationForVersion(shaped, context);
+  return { ...shaped, organization: context.version === 1 ? context.organizationName : shaped.organization };
 }
 
 /** A collection request in its current shape: only `organization` differs (v1: a name). */
