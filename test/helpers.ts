@@ -103,6 +103,13 @@ export function requester(app: TestApp['app'], apiKey: string | null): Requester
   };
 }
 
+/** Throttle windows restart on the window's edge: a burst that must land in one window starts well inside one. */
+export async function awayFromWindowEdge(windowSeconds: number, marginMs: number): Promise<void> {
+  const windowMs = windowSeconds * 1000;
+  const intoWindow = Date.now() % windowMs;
+  if (intoWindow > windowMs - marginMs) await Bun.sleep(windowMs - intoWindow + 50);
+}
+
 /** Polls until `check` returns a value other than undefined/false, or fails after `timeoutMs`. */
 export async function eventually<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
-import { createMerchant, testApp, testSql, type TestApp } from '../helpers';
+import { awayFromWindowEdge, createMerchant, testApp, testSql, type TestApp } from '../helpers';
 import { setThrottleLimits } from '../../src/services/throttling';
 
 let ctx: TestApp;
@@ -7,13 +7,6 @@ let ctx: TestApp;
 beforeAll(async () => {
   ctx = await testApp();
 });
-
-/** Fixed windows restart on the minute: a burst that must land in one window starts well inside one. */
-async function awayFromWindowEdge(windowSeconds: number, marginMs: number): Promise<void> {
-  const windowMs = windowSeconds * 1000;
-  const intoWindow = Date.now() % windowMs;
-  if (intoWindow > windowMs - marginMs) await Bun.sleep(windowMs - intoWindow + 50);
-}
 
 let numberCounter = 40000;
 const nextNumber = () => `+2567721${String(numberCounter++).padStart(5, '0')}`;
