@@ -1,4 +1,5 @@
 import { Elysia } from 'elysia';
+import { billRoutes, inBillsEnvelope } from './bills';
 import { contactRoutes } from './contacts';
 import type { AppDeps } from './context';
 import { eventRoutes } from './events';
@@ -16,10 +17,11 @@ export function createApp(deps: AppDeps) {
       assertAcceptsJson(request);
     })
     .use(requestPolicyPlugin(deps, (request) => handle(request)))
-    .onError(({ code, error, request }) => errorResponse(code, error, request, allowedMethods))
+    .onError(({ code, error, request }) => inBillsEnvelope(request, errorResponse(code, error, request, allowedMethods)))
     .use(healthRoutes(deps))
     .use(contactRoutes(deps))
-    .use(eventRoutes(deps));
+    .use(eventRoutes(deps))
+    .use(billRoutes(deps));
   routes = () => app.routes;
   handle = (request) => app.handle(request);
   return app;
