@@ -5,6 +5,7 @@ import type { AppDeps } from './context';
 import { eventRoutes } from './events';
 import { healthRoutes } from './health';
 import { assertAcceptsJson, createMethodIndex, errorResponse } from './http';
+import { documentationRoutes, isDocumentationPage } from './openapi';
 import { requestPolicyPlugin } from './request-policy';
 
 /** The whole HTTP API, without `.listen()`: Bun, Deno and tests all serve or call this app. */
@@ -14,14 +15,15 @@ export function createApp(deps: AppDeps) {
   let handle: (request: Request) => Promise<Response> = () => Promise.reject(new Error('app not built yet'));
   const app = new Elysia()
     .onRequest(({ request }) => {
-      assertAcceptsJson(request);
+      if (!isDocumentationPage(request)) assertAcceptsJson(request);
     })
     .use(requestPolicyPlugin(deps, (request) => handle(request)))
     .onError(({ code, error, request }) => inBillsEnvelope(request, errorResponse(code, error, request, allowedMethods)))
     .use(healthRoutes(deps))
     .use(contactRoutes(deps))
     .use(eventRoutes(deps))
-    .use(billRoutes(deps));
+    .use(billRoutes(deps))
+    .use(documentationRoutes(deps.config));
   routes = () => app.routes;
   handle = (request) => app.handle(request);
   return app;

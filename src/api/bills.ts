@@ -33,7 +33,16 @@ function requireBillsDate(request: Request): Date {
   return date;
 }
 
-export const billRoutes = ({ sql }: AppDeps) =>
+/** OpenAPI details of a bill-payment route: its tag and, when configured, `{bills_url}` as its server. */
+const billsDetail = (config: AppDeps['config'], summary: string) => ({
+  detail: {
+    tags: ['Bill payments'],
+    summary,
+    ...(config.billsBaseUrl ? { servers: [{ url: config.billsBaseUrl }] } : {}),
+  },
+});
+
+export const billRoutes = ({ sql, config }: AppDeps) =>
   new Elysia({ name: 'bills', prefix: BILLS_PREFIX })
     .use(authPlugin(sql))
     .get(
@@ -43,12 +52,12 @@ export const billRoutes = ({ sql }: AppDeps) =>
         const services = (await listBillServices(sql)).map(serializeBillService);
         return billsEnvelope(groupBillServices(services, groupby), 'Billers and services retrieved successfully.');
       },
-      { auth: true },
+      { auth: true, ...billsDetail(config, 'Billers and services, grouped by category or by biller') },
     )
     .get(
       '/services/electricity/billers',
       async () => billsEnvelope((await listElectricityBillers(sql)).map(serializeElectricityBiller), 'Electricity billers retrieved successfully.'),
-      { auth: true },
+      { auth: true, ...billsDetail(config, 'Electricity billers and their service types') },
     )
     .post(
       '/services/epin/bundles',
@@ -63,7 +72,7 @@ export const billRoutes = ({ sql }: AppDeps) =>
         }
         return billsEnvelope(bundles.map(serializePinBundle), 'Pin bundles retrieved successfully.');
       },
-      { auth: true, parse: 'none' },
+      { auth: true, parse: 'none', ...billsDetail(config, 'Pin bundles of a provider (Bills-date header required)') },
     );
 
 export const isBillsPath = (pathname: string): boolean => pathname === BILLS_PREFIX || pathname.startsWith(`${BILLS_PREFIX}/`);
