@@ -9,6 +9,14 @@ import { CURRENT_API_VERSION, formatApiVersion, isApiVersion, parseApiVersion, t
 export const API_VERSION_HEADER = 'Api-Version';
 const VERSION_PREFIX = /^\/api\/(v[^/]*)(\/.*)?$/i;
 
+/** Paths as the client wrote them, for requests re-entered without their version prefix. */
+const clientPaths = new WeakMap<Request, string>();
+
+/** The path the client asked for (`/api/v3/contacts` for a prefixed request), for links back to it. */
+export function clientPathname(request: Request): string {
+  return clientPaths.get(request) ?? new URL(request.url).pathname;
+}
+
 const invalidVersion = (where: string): ApiError => new ApiError(400, { detail: `Invalid version in ${where}.` });
 
 /** The version an `Api-Version` header asks for; undefined when the header is absent. */
@@ -40,7 +48,7 @@ export function withoutVersionPrefix(request: Request): Request | null {
   const headers = new Headers(request.headers);
   headers.set(API_VERSION_HEADER, formatApiVersion(version));
   const hasBody = request.body !== null && !['GET', 'HEAD'].includes(request.method);
-  return new Request(url.toString(), {
+  const unprefixed = new Request(url.toString(), {
     method: request.method,
     headers,
     body: hasBody ? request.body : null,
@@ -48,4 +56,6 @@ export function withoutVersionPrefix(request: Request): Request | null {
     // Required by the fetch spec for a streamed body; not yet in TypeScript's RequestInit.
     ...(hasBody ? { duplex: 'half' } : {}),
   } as RequestInit);
+  clientPaths.set(unprefixed, clientPathname(request));
+  return unprefixed;
 }

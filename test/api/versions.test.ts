@@ -97,6 +97,15 @@ describe('the /api/vN/ prefix', () => {
     expect(created.body).toMatchObject({ organization: NAME, first_name: 'Pre', phone_number: '+256772199002' });
   });
 
+  test('page links keep the prefix the client used', async () => {
+    await merchant.request('/api/contacts', { form: { phone_number: '+256772199003', first_name: 'Page', last_name: 'Two' } });
+    const paged = await merchant.request('/api/v2/contacts?limit=1');
+    expect(paged.body.count).toBeGreaterThanOrEqual(2);
+    expect(paged.body.next).toBe('http://localhost/api/v2/contacts?limit=1&offset=1');
+    const next = await merchant.request(new URL(paged.body.next).pathname + new URL(paged.body.next).search);
+    expect(next.body.previous).toBe('http://localhost/api/v2/contacts?limit=1');
+  });
+
   test('keeps 404 and 405 for paths and methods that do not exist', async () => {
     expect((await merchant.request('/api/v2/nothing-here')).status).toBe(404);
     const put = await merchant.request('/api/v2/events', { method: 'PUT', body: {} });
