@@ -7,13 +7,17 @@
  *   key create --org ID [--json]              another API key for the organization
  *   wallet fund --org ID --currency CUR --amount A [--json]
  *   settings set --org ID [--verification-url URL] [--accept-by-default true|false]
+ *   throttle set --org ID [--reads N|default] [--writes N|default]   requests per throttle window
+ *   version set --org ID --version vN         the organization's saved API version
  */
 import { parseArgs } from 'node:util';
 import { loadConfig } from './config';
 import { createSql } from './db';
 import { ensureDatabase, migrate } from './db/migrate';
 import { isCurrency, parsePositiveAmount } from './domain/money';
-import { createApiKey, createOrganization, fundWallet, updateCollectionSettings } from './services/organizations';
+import { formatApiVersion, parseApiVersion } from './domain/versions';
+import { createApiKey, createOrganization, fundWallet, setApiVersion, updateCollectionSettings } from './services/organizations';
+import { setThrottleLimits } from './services/throttling';
 
 class UsageError extends Error {}
 
@@ -22,7 +26,17 @@ const USAGE = `usage: npm run admin -- <command>
   org create --name NAME [--json]
   key create --org ID [--json]
   wallet fund --org ID --currency BXC|UGX|KES --amount AMOUNT [--json]
-  settings set --org ID [--verification-url URL] [--accept-by-default true|false] [--json]`;
+  settings set --org ID [--verification-url URL] [--accept-by-default true|false] [--json]
+  throttle set --org ID [--reads N|default] [--writes N|default] [--json]
+  version set --org ID --version v1|v2|v3|v4 [--json]`;
+
+/** A per-window limit: a positive whole number, or `default` for the configured one (stored as null). */
+function throttleLimit(option: string, raw: string | undefined): number | null | undefined {
+  if (raw === undefined) return undefined;
+  if (raw === 'default') return null;
+  if (!/^\d{1,9}$/.test(raw) || Number(raw) < 1) throw new UsageError(`--${option} takes a positive whole number or "default"`);
+  return Number(raw);
+}
 
 function organizationId(raw: string | undefined): number {
   if (raw === undefined || !/^\d+$/.test(raw)) throw new UsageError('--org takes an organization id');
@@ -45,6 +59,9 @@ function parseArguments(argv: string[]) {
         amount: { type: 'string' },
         'verification-url': { type: 'string' },
         'accept-by-default': { type: 'string' },
+        reads: { type: 'string' },
+        writes: { type: 'string' },
+        version: { type: 'string' },
         json: { type: 'boolean', default: false },
       },
     });
@@ -112,6 +129,27 @@ async function main(argv: string[]): Promise<void> {
         });
         print(values.json, settings, [
           `organization ${settings.id}: verification URL ${settings.verificationUrl ?? '(none)'}, accept by default ${settings.acceptByDefault}`,
+        ]);
+        return;
+      }
+      case 'throttle set': {
+        const reads = throttleLimit('reads', values.reads);
+        const writes = throttleLimit('writes', values.writes);
+        if (reads === undefined && writes === undefined) throw new UsageError('throttle set needs --reads or --writes');
+        const limits = await setThrottleLimits(sql, organizationId(values.org), { reads, writes });
+        const shown = (limit: number | null, fallback: number) => (limit === null ? `${fallback} (default)` : String(limit));
+        print(values.json, limits, [
+          `organization ${limits.id}: ${shown(limits.reads, config.throttle.reads)} reads and ` +
+            `${shown(limits.writes, config.throttle.writes)} writes per ${config.throttle.windowSeconds} s`,
+        ]);
+        return;
+      }
+      case 'version set': {
+        const version = parseApiVersion(values.version ?? '');
+        if (version === null) throw new UsageError('--version takes v1, v2, v3 or v4');
+        const saved = await setApiVersion(sql, organizationId(values.org), version);
+        print(values.json, { id: saved.id, apiVersion: formatApiVersion(version) }, [
+          `organization ${saved.id}: API version ${formatApiVersion(version)}`,
         ]);
         return;
       }

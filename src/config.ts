@@ -23,6 +23,11 @@ const ConfigSchema = v.object({
   WORKFLOW_BUNDLE_PATH: v.optional(v.string()),
   SANDBOX_PAYMENT_DELAY_SECONDS: v.optional(integerString(0), '5'),
   FAILED_PROMPT_RETRY_SECONDS: v.optional(integerString(1), '600'),
+  THROTTLE_READS: v.optional(integerString(1), '30'),
+  THROTTLE_WRITES: v.optional(integerString(1), '3000'),
+  THROTTLE_WINDOW_SECONDS: v.optional(integerString(1), '60'),
+  DUPLICATE_CHECK_TTL_SECONDS: v.optional(integerString(1), '86400'),
+  BILLS_BASE_URL: v.optional(v.pipe(v.string(), v.url())),
 });
 
 export type Config = {
@@ -36,6 +41,11 @@ export type Config = {
   outbox: { sweepEnabled: boolean; sweepIntervalSeconds: number; graceSeconds: number };
   workflowBundlePath: string | undefined;
   collectionRequests: { sandboxPaymentDelaySeconds: number; failedPromptRetrySeconds: number };
+  /** Default limits per organization and window; the admin CLI overrides them per organization. */
+  throttle: { reads: number; writes: number; windowSeconds: number };
+  duplicateCheckTtlSeconds: number;
+  /** `{bills_url}` of api.md 4.7 as the OpenAPI document shows it; unset = the API's own base URL. */
+  billsBaseUrl: string | undefined;
 };
 
 /** Reads and validates the environment once; everything else receives the result. */
@@ -65,5 +75,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       sandboxPaymentDelaySeconds: c.SANDBOX_PAYMENT_DELAY_SECONDS,
       failedPromptRetrySeconds: c.FAILED_PROMPT_RETRY_SECONDS,
     },
+    throttle: { reads: c.THROTTLE_READS, writes: c.THROTTLE_WRITES, windowSeconds: c.THROTTLE_WINDOW_SECONDS },
+    duplicateCheckTtlSeconds: c.DUPLICATE_CHECK_TTL_SECONDS,
+    billsBaseUrl: c.BILLS_BASE_URL?.replace(/\/+$/, ''),
   };
 }

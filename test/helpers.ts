@@ -13,6 +13,7 @@ import { createSql, type Sql } from '../src/db';
 import { connectClient } from '../src/temporal/connection';
 import { createEventDispatcher } from '../src/temporal/events';
 import { createOrganization, fundWallet, type CreatedOrganization } from '../src/services/organizations';
+import { setThrottleLimits, type ThrottleLimits } from '../src/services/throttling';
 
 export const ROOT = join(import.meta.dir, '..');
 export const BASE_URL = 'http://localhost';
@@ -38,9 +39,12 @@ export const uniqueTaskQueue = (name: string): string => `test-${name}-${randomU
 
 export type TestApp = { app: ReturnType<typeof createApp>; config: Config; taskQueue: string; client: Client };
 
-/** The real app against the test database; its events go to `taskQueue` (default: one with no worker). */
-export async function testApp(taskQueue = uniqueTaskQueue('api')): Promise<TestApp> {
-  const config = testConfig({ TASK_QUEUE: taskQueue });
+/**
+ * The real app against the test database; its events go to `taskQueue` (default: one with no
+ * worker). `overrides` are environment variables (short windows and TTLs for tests).
+ */
+export async function testApp(taskQueue = uniqueTaskQueue('api'), overrides: Record<string, string> = {}): Promise<TestApp> {
+  const config = testConfig({ ...overrides, TASK_QUEUE: taskQueue });
   const client = await testClient();
   const dispatchEvents = createEventDispatcher(client, taskQueue, () => {});
   const app = createApp({ config, sql: testSql(), temporal: client, dispatchEvents });
@@ -50,11 +54,23 @@ export async function testApp(taskQueue = uniqueTaskQueue('api')): Promise<TestA
 let organizationCounter = 0;
 export type TestMerchant = CreatedOrganization & { request: Requester };
 
+/**
+ * Limits of test organizations: suites read one organization far more than 30 times a minute.
+ * Throttling tests pass `{ throttle: 'default' }` to get the production defaults.
+ */
+export const TEST_THROTTLE_LIMITS: ThrottleLimits = { reads: 100_000, writes: 100_000 };
+
 /** A fresh organization with a funded BXC wallet, and a requester that sends its token. */
-export async function createMerchant(app: TestApp['app'], name = `Merchant ${++organizationCounter}`): Promise<TestMerchant> {
+export async function createMerchant(
+  app: TestApp['app'],
+  name = `Merchant ${++organizationCounter}`,
+  options: { throttle?: ThrottleLimits | 'default' } = {},
+): Promise<TestMerchant> {
   const sql = testSql();
   const created = await createOrganization(sql, name);
   await fundWallet(sql, created.organization.id, 'BXC', '1000');
+  const throttle = options.throttle ?? TEST_THROTTLE_LIMITS;
+  if (throttle !== 'default') await setThrottleLimits(sql, created.organization.id, throttle);
   return { ...created, request: requester(app, created.apiKey) };
 }
 
@@ -85,6 +101,13 @@ export function requester(app: TestApp['app'], apiKey: string | null): Requester
     }
     return { status: response.status, body: parsed, headers: response.headers };
   };
+}
+
+/** Throttle windows restart on the window's edge: a burst that must land in one window starts well inside one. */
+export async function awayFromWindowEdge(windowSeconds: number, marginMs: number): Promise<void> {
+  const windowMs = windowSeconds * 1000;
+  const intoWindow = Date.now() % windowMs;
+  if (intoWindow > windowMs - marginMs) await Bun.sleep(windowMs - intoWindow + 50);
 }
 
 /** Polls until `check` returns a value other than undefined/false, or fails after `timeoutMs`. */

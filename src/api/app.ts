@@ -1,25 +1,33 @@
 import { Elysia } from 'elysia';
 import { collectionRequestRoutes } from './collection-requests';
+import { billRoutes, inBillsEnvelope } from './bills';
 import { contactRoutes } from './contacts';
 import type { AppDeps } from './context';
 import { eventRoutes } from './events';
 import { healthRoutes } from './health';
 import { assertAcceptsJson, createMethodIndex, errorResponse } from './http';
+import { documentationRoutes, isDocumentationPage } from './openapi';
+import { requestPolicyPlugin } from './request-policy';
 
 /** The whole HTTP API, without `.listen()`: Bun, Deno and tests all serve or call this app. */
 export function createApp(deps: AppDeps) {
   let routes: () => readonly { method: string; path: string }[] = () => [];
   const allowedMethods = createMethodIndex(() => routes());
+  let handle: (request: Request) => Promise<Response> = () => Promise.reject(new Error('app not built yet'));
   const app = new Elysia()
     .onRequest(({ request }) => {
-      assertAcceptsJson(request);
+      if (!isDocumentationPage(request)) assertAcceptsJson(request);
     })
-    .onError(({ code, error, request }) => errorResponse(code, error, request, allowedMethods))
+    .use(requestPolicyPlugin(deps, (request) => handle(request)))
+    .onError(({ code, error, request }) => inBillsEnvelope(request, errorResponse(code, error, request, allowedMethods)))
     .use(healthRoutes(deps))
     .use(contactRoutes(deps))
     .use(eventRoutes(deps))
-    .use(collectionRequestRoutes(deps));
+    .use(collectionRequestRoutes(deps))
+    .use(billRoutes(deps))
+    .use(documentationRoutes(deps.config));
   routes = () => app.routes;
+  handle = (request) => app.handle(request);
   return app;
 }
 export type App = ReturnType<typeof createApp>;

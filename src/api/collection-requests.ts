@@ -8,6 +8,8 @@ import { parseRequestDate } from '../domain/dates';
 import { isCurrency, parsePositiveAmount, SUPPORTED_CURRENCIES } from '../domain/money';
 import { networkForNumber } from '../domain/networks';
 import { FREQUENCIES } from '../domain/subscriptions';
+import { collectionRequestForVersion, listForVersion } from '../domain/versions';
+import { linkDuplicateCheckObject } from '../services/duplicate-checks';
 import { logger } from '../log';
 import { findRequest, insertCollectionRequest, requestColumns, withContacts } from '../services/collection-requests';
 import { launchCollectionRequest } from '../temporal/collection-requests';
@@ -131,7 +133,7 @@ export const collectionRequestRoutes = ({ sql, config, temporal }: AppDeps) => {
     .use(authPlugin(sql))
     .post(
       '',
-      async ({ request, principal, set }) => {
+      async ({ request, principal, apiVersion, duplicateCheck, set }) => {
         const input = validate(CollectionRequestCreate, await parseRequestBody(request));
         const now = new Date();
         const errors: FieldErrors = {};
@@ -214,18 +216,18 @@ export const collectionRequestRoutes = ({ sql, config, temporal }: AppDeps) => {
           retryIntervalSeconds: input.retry_interval_minutes === null ? null : input.retry_interval_minutes * 60,
           maxAttempts: input.max_attempts,
           subscriptionSettings,
-        });
+        }, (tx, requestId) => linkDuplicateCheckObject(tx, duplicateCheck, { type: 'collection_request', id: requestId }));
         await launchCollectionRequest(launchDeps, created, (error) =>
           logger.warn('collection request launch deferred to the outbox sweep', { requestId: created.request.id, error }),
         );
         set.status = 201;
-        return serializeCollectionRequest(created.request, created.contact);
+        return collectionRequestForVersion(serializeCollectionRequest(created.request, created.contact), apiVersion);
       },
       { auth: true, parse: 'none' },
     )
     .get(
       '',
-      async ({ request, principal }) => {
+      async ({ request, principal, apiVersion }) => {
         const { searchParams } = new URL(request.url);
         const page = parsePage(searchParams, config.pageSizeMax);
         const f = validate(RequestFilters, queryObject(searchParams));
@@ -251,19 +253,20 @@ export const collectionRequestRoutes = ({ sql, config, temporal }: AppDeps) => {
           sql<{ count: number }[]>`select count(*)::int as count from ${from} ${where}`,
           sql<CollectionRequestRow[]>`select ${columns} from ${from} ${where} order by r.created desc, r.id desc limit ${page.limit} offset ${page.offset}`,
         ]);
-        const results = (await withContacts(sql, rows)).map(({ request: row, contact }) => serializeCollectionRequest(row, contact));
-        return pagedList(request, config.publicBaseUrl, page, total?.count ?? 0, results);
+        const results = (await withContacts(sql, rows)).map(({ request: row, contact }) =>
+          collectionRequestForVersion(serializeCollectionRequest(row, contact), apiVersion));
+        return listForVersion(pagedList(request, config.publicBaseUrl, page, total?.count ?? 0, results), apiVersion);
       },
       { auth: true },
     )
     .get(
       '/:id',
-      async ({ params, principal }) => {
+      async ({ params, principal, apiVersion }) => {
         const id = parseId(params.id);
         if (id === null) throw notFound();
         const found = await findRequest(sql, id);
         const owned = ownedBy(found ? { ...found, organizationId: found.request.organizationId } : undefined, principal.organizationId);
-        return serializeCollectionRequest(owned.request, owned.contact);
+        return collectionRequestForVersion(serializeCollectionRequest(owned.request, owned.contact), apiVersion);
       },
       { auth: true },
     );

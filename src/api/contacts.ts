@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia';
 import * as v from 'valibot';
 import { DEFAULT_CONTACT_TYPE, serializeContact, type ContactRow } from '../domain/contacts';
+import { contactForVersion, listForVersion } from '../domain/versions';
 import { CONTACT_COLUMNS, createContact } from '../services/contacts';
 import { authPlugin } from './auth';
 import { ownedBy, parseId, type AppDeps } from './context';
@@ -36,7 +37,7 @@ export const contactRoutes = ({ sql, config, dispatchEvents }: AppDeps) =>
     .use(authPlugin(sql))
     .post(
       '',
-      async ({ request, principal, set }) => {
+      async ({ request, principal, apiVersion, set }) => {
         const input = validate(ContactCreate, await parseRequestBody(request));
         const created = await createContact(sql, {
           organizationId: principal.organizationId,
@@ -53,13 +54,13 @@ export const contactRoutes = ({ sql, config, dispatchEvents }: AppDeps) =>
         }
         await dispatchEvents([created.event]);
         set.status = 201;
-        return serializeContact(created.contact);
+        return contactForVersion(serializeContact(created.contact), apiVersion);
       },
       { auth: true, parse: 'none' },
     )
     .get(
       '',
-      async ({ request, principal }) => {
+      async ({ request, principal, apiVersion }) => {
         const { searchParams } = new URL(request.url);
         const page = parsePage(searchParams, config.pageSizeMax);
         const filters = validate(ContactFilters, queryObject(searchParams));
@@ -76,17 +77,18 @@ export const contactRoutes = ({ sql, config, dispatchEvents }: AppDeps) =>
           sql<ContactRow[]>`select ${sql.unsafe(CONTACT_COLUMNS)} from contacts ${where}
             order by created desc, id desc limit ${page.limit} offset ${page.offset}`,
         ]);
-        return pagedList(request, config.publicBaseUrl, page, total?.count ?? 0, rows.map(serializeContact));
+        const contacts = rows.map((row) => contactForVersion(serializeContact(row), apiVersion));
+        return listForVersion(pagedList(request, config.publicBaseUrl, page, total?.count ?? 0, contacts), apiVersion);
       },
       { auth: true },
     )
     .get(
       '/:id',
-      async ({ params, principal }) => {
+      async ({ params, principal, apiVersion }) => {
         const id = parseId(params.id);
         if (id === null) throw notFound();
         const [row] = await sql<ContactRow[]>`select ${sql.unsafe(CONTACT_COLUMNS)} from contacts where id = ${id}`;
-        return serializeContact(ownedBy(row, principal.organizationId));
+        return contactForVersion(serializeContact(ownedBy(row, principal.organizationId)), apiVersion);
       },
       { auth: true },
     );

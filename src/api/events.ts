@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia';
 import * as v from 'valibot';
 import { EVENT_TYPES, serializeEvent, type EventRow } from '../domain/events';
+import { eventForVersion, listForVersion } from '../domain/versions';
 import { EVENT_COLUMNS } from '../services/events';
 import { authPlugin } from './auth';
 import { ownedBy, parseId, type AppDeps } from './context';
@@ -20,7 +21,7 @@ export const eventRoutes = ({ sql, config }: AppDeps) =>
     .use(authPlugin(sql))
     .get(
       '',
-      async ({ request, principal }) => {
+      async ({ request, principal, apiVersion }) => {
         const { searchParams } = new URL(request.url);
         const page = parsePage(searchParams, config.pageSizeMax);
         const filters = validate(EventFilters, queryObject(searchParams));
@@ -31,17 +32,18 @@ export const eventRoutes = ({ sql, config }: AppDeps) =>
           sql<EventRow[]>`select ${sql.unsafe(EVENT_COLUMNS)} from events ${where}
             order by id desc limit ${page.limit} offset ${page.offset}`,
         ]);
-        return pagedList(request, config.publicBaseUrl, page, total?.count ?? 0, rows.map(serializeEvent));
+        const events = rows.map((row) => eventForVersion(serializeEvent(row), apiVersion));
+        return listForVersion(pagedList(request, config.publicBaseUrl, page, total?.count ?? 0, events), apiVersion);
       },
       { auth: true },
     )
     .get(
       '/:id',
-      async ({ params, principal }) => {
+      async ({ params, principal, apiVersion }) => {
         const id = parseId(params.id);
         if (id === null) throw notFound();
         const [row] = await sql<EventRow[]>`select ${sql.unsafe(EVENT_COLUMNS)} from events where id = ${id}`;
-        return serializeEvent(ownedBy(row, principal.organizationId));
+        return eventForVersion(serializeEvent(ownedBy(row, principal.organizationId)), apiVersion);
       },
       { auth: true },
     );

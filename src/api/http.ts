@@ -122,7 +122,7 @@ export function createMethodIndex(routes: () => readonly Route[]) {
   };
 }
 
-function findApiError(error: unknown): ApiError | undefined {
+export function findApiError(error: unknown): ApiError | undefined {
   let current: unknown = error;
   for (let depth = 0; depth < 4 && current instanceof Error; depth += 1) {
     if (current instanceof ApiError) return current;

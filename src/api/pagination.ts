@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { validate } from './fields';
+import { clientPathname } from './versions';
 
 export const DEFAULT_PAGE_SIZE = 10;
 
@@ -41,7 +42,7 @@ export function pagedList<T>(request: Request, publicBaseUrl: string | undefined
     if (page.limitGiven) params.set('limit', String(page.limit));
     if (offset > 0) params.set('offset', String(offset));
     const query = params.toString();
-    return `${base}${url.pathname}${query ? `?${query}` : ''}`;
+    return `${base}${clientPathname(request)}${query ? `?${query}` : ''}`;
   };
   const nextOffset = page.offset + page.limit;
   return {

@@ -32,3 +32,4 @@ export function serializeEvent(event: EventRow) {
     updated_by: event.updatedBy === null ? null : String(event.updatedBy),
   };
 }
+export type EventResource = ReturnType<typeof serializeEvent>;

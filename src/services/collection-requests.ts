@@ -68,7 +68,12 @@ export type CreatedRequest = RequestWithContact & { events: EventRow[]; created:
  * and the `contact.created` event of a new contact. For a subscription occurrence that already
  * exists, returns that one (`created: false`).
  */
-export async function insertCollectionRequest(sql: Sql, input: NewCollectionRequest): Promise<CreatedRequest> {
+export async function insertCollectionRequest(
+  sql: Sql,
+  input: NewCollectionRequest,
+  /** Runs in the same transaction once the request row exists (e.g. linking a Duplicate-Check-Key). */
+  alsoInTransaction?: (tx: Queryable, requestId: number) => Promise<void>,
+): Promise<CreatedRequest> {
   return await sql.begin(async (tx) => {
     const events: EventRow[] = [];
     const [contact] = await tx<(ContactRow & { inserted: boolean })[]>`
@@ -97,7 +102,10 @@ export async function insertCollectionRequest(sql: Sql, input: NewCollectionRequ
         ${json(input.subscriptionSettings)}, ${input.subscriptionId ?? null}, ${input.occurrenceAt ?? null}, ${input.author})
       on conflict (subscription_id, occurrence_at) where subscription_id is not null do nothing
       returning ${tx.unsafe(REQUEST_COLUMNS)}`;
-    if (row) return { request: row, contact: contactRow, events, created: true };
+    if (row) {
+      await alsoInTransaction?.(tx, row.id);
+      return { request: row, contact: contactRow, events, created: true };
+    }
     const [existing] = await tx<CollectionRequestRow[]>`
       select ${tx.unsafe(REQUEST_COLUMNS)} from collection_requests
       where subscription_id = ${input.subscriptionId ?? null} and occurrence_at = ${input.occurrenceAt ?? null}`;

@@ -82,3 +82,11 @@ export async function updateCollectionSettings(sql: Sql, organizationId: number,
   if (!row) throw new Error(`Organization ${organizationId} does not exist`);
   return row;
 }
+
+/** The organization's saved API version (api.md 9); requests without a version header use it. */
+export async function setApiVersion(sql: Sql, organizationId: number, version: number): Promise<{ id: number }> {
+  const [row] = await sql<{ id: number }[]>`
+    update organizations set api_version = ${version}, modified = now() where id = ${organizationId} returning id`;
+  if (!row) throw new Error(`Organization ${organizationId} does not exist`);
+  return row;
+}

@@ -1,6 +1,6 @@
 import { expect, test } from 'bun:test';
 import { spawnSync } from 'node:child_process';
-import { ROOT, requester, testApp, testSql } from '../helpers';
+import { ROOT, awayFromWindowEdge, requester, testApp, testSql } from '../helpers';
 
 function admin(...args: string[]) {
   const result = spawnSync(process.execPath, ['src/admin.ts', ...args], { cwd: ROOT, env: process.env, encoding: 'utf8' });
@@ -49,4 +49,31 @@ test.each([
   const result = admin(...args);
   expect(result.status).toBe(2);
   expect(result.stderr).toContain('usage: npm run admin');
+});
+
+test('throttle set gives an organization its own limits; default puts one back', async () => {
+  const created = JSON.parse(admin('org', 'create', '--name', 'Throttled by CLI', '--json').stdout);
+  const org = String(created.organization.id);
+  const set = admin('throttle', 'set', '--org', org, '--reads', '1', '--writes', '7', '--json');
+  expect(set.status).toBe(0);
+  expect(JSON.parse(set.stdout)).toEqual({ id: created.organization.id, reads: 1, writes: 7 });
+  const { app } = await testApp();
+  const request = requester(app, created.apiKey);
+  await awayFromWindowEdge(60, 5_000);
+  expect((await request('/api/contacts')).status).toBe(200);
+  expect((await request('/api/contacts')).status).toBe(429);
+  expect(JSON.parse(admin('throttle', 'set', '--org', org, '--reads', 'default', '--json').stdout)).toEqual({
+    id: created.organization.id, reads: null, writes: 7,
+  });
+  expect(admin('throttle', 'set', '--org', org, '--reads', '0').status).toBe(2);
+  expect(admin('throttle', 'set', '--org', org).status).toBe(2);
+});
+
+test('version set saves the API version requests without one get', async () => {
+  const created = JSON.parse(admin('org', 'create', '--name', 'Version by CLI', '--json').stdout);
+  expect(admin('version', 'set', '--org', String(created.organization.id), '--version', 'v2').status).toBe(0);
+  const { app } = await testApp();
+  const response = await requester(app, created.apiKey)('/api/contacts');
+  expect(response.headers.get('api-version')).toBe('v2');
+  expect(admin('version', 'set', '--org', String(created.organization.id), '--version', 'v7').status).toBe(2);
 });

@@ -1,0 +1,140 @@
+/** Bill-payment catalogue shapes (api.md 2.8, 4.7) and the RFC dates of the `Bills-date` header. */
+
+export const SERVICE_GROUPINGS = ['category', 'billers'] as const;
+export type ServiceGrouping = (typeof SERVICE_GROUPINGS)[number];
+
+export type BillServiceRow = {
+  id: number;
+  serviceId: string;
+  serviceCode: string;
+  serviceCategory: string;
+  serviceType: string;
+  serviceName: string;
+  serviceDescription: string;
+  serviceHandler: string;
+  serviceProvider: string;
+  serviceEnabled: boolean;
+  serviceStatus: string;
+  deployed: boolean;
+  createdAt: Date;
+  updatedAt: Date;
+};
+export type ElectricityBillerRow = { name: string; serviceTypes: Record<string, string> };
+export type PinBundleRow = { amount: string; available: number; description: string };
+
+/** `YYYY-MM-DD HH:MM:SS` (UTC), the bill-payment timestamp form. */
+export function formatBillsTimestamp(value: Date): string {
+  return value.toISOString().replace('T', ' ').replace(/\.\d{3}Z$/, '');
+}
+
+/** A service item of api.md 2.8: booleans as the strings `"true"`/`"false"`, as the spec shows them. */
+export function serializeBillService(service: BillServiceRow) {
+  return {
+    id: service.id,
+    serviceId: service.serviceId,
+    serviceCode: service.serviceCode,
+    serviceCategory: service.serviceCategory,
+    serviceType: service.serviceType,
+    serviceName: service.serviceName,
+    serviceDescription: service.serviceDescription,
+    serviceHandler: service.serviceHandler,
+    serviceProvider: service.serviceProvider,
+    serviceEnabled: String(service.serviceEnabled),
+    serviceStatus: service.serviceStatus,
+    deployed: String(service.deployed),
+    created_at: formatBillsTimestamp(service.createdAt),
+    updated_at: formatBillsTimestamp(service.updatedAt),
+  };
+}
+export type BillServiceItem = ReturnType<typeof serializeBillService>;
+
+/** Service items keyed by category (`serviceCategory`) or by biller (`serviceProvider`), in input order. */
+export function groupBillServices(items: BillServiceItem[], grouping: ServiceGrouping): Record<string, BillServiceItem[]> {
+  const groups: Record<string, BillServiceItem[]> = {};
+  for (const item of items) {
+    const key = grouping === 'category' ? item.serviceCategory : item.serviceProvider;
+    (groups[key] ??= []).push(item);
+  }
+  return groups;
+}
+
+export const serializeElectricityBiller = (biller: ElectricityBillerRow) => ({ name: biller.name, service_types: biller.serviceTypes });
+
+/** A pin bundle: `amount` is a number in the spec (catalogue prices are whole naira). */
+export const serializePinBundle = (bundle: PinBundleRow) => ({
+  amount: Number(bundle.amount),
+  available: bundle.available,
+  description: bundle.description,
+});
+
+/** The bill-payment envelope of api.md 2.8; errors use it too, with `status: "error"`. */
+export function billsEnvelope<T>(data: T, message: string, code = 200) {
+  return { status: code < 400 ? 'success' : 'error', message, code, data };
+}
+
+const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
+const DAYS = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'];
+const LONG_DAYS = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'];
+/** RFC 2822 zone names (section 4.3), in minutes east of UTC. */
+const ZONES: Record<string, number> = { ut: 0, gmt: 0, z: 0, est: -300, edt: -240, cst: -360, cdt: -300, mst: -420, mdt: -360, pst: -480, pdt: -420 };
+
+const MONTH = '(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)';
+/** RFC 2822 (RFC 7231's IMF-fixdate is the case `Sun, 06 Nov 1994 08:49:37 GMT`). */
+const RFC_2822 = new RegExp(`^(?:(sun|mon|tue|wed|thu|fri|sat),\\s*)?(\\d{1,2})\\s+${MONTH}\\s+(\\d{4})\\s+(\\d{2}):(\\d{2})(?::(\\d{2}))?\\s+([+-]\\d{4}|[a-z]{1,3})$`, 'i');
+/** RFC 850, obsolete but accepted by RFC 7231: `Sunday, 06-Nov-94 08:49:37 GMT`. */
+const RFC_850 = new RegExp(`^(sunday|monday|tuesday|wednesday|thursday|friday|saturday),\\s*(\\d{2})-${MONTH}-(\\d{2})\\s+(\\d{2}):(\\d{2}):(\\d{2})\\s+GMT$`, 'i');
+/** C's asctime(), obsolete but accepted by RFC 7231: `Sun Nov  6 08:49:37 1994`. */
+const ASCTIME = new RegExp(`^(sun|mon|tue|wed|thu|fri|sat)\\s+${MONTH}\\s+(\\d{1,2})\\s+(\\d{2}):(\\d{2}):(\\d{2})\\s+(\\d{4})$`, 'i');
+
+type DateParts = { weekday?: number; day: number; month: number; year: number; hour: number; minute: number; second: number; offsetMinutes: number };
+
+function toDate(parts: DateParts): Date | null {
+  const { day, month, year, hour, minute, second, offsetMinutes } = parts;
+  if (hour > 23 || minute > 59 || second > 59) return null;
+  const local = new Date(Date.UTC(year, month, day, hour, minute, second));
+  // Reject days the calendar does not have (31 Feb) and a weekday that contradicts the date.
+  if (local.getUTCDate() !== day || local.getUTCMonth() !== month) return null;
+  if (parts.weekday !== undefined && local.getUTCDay() !== parts.weekday) return null;
+  return new Date(local.getTime() - offsetMinutes * 60_000);
+}
+
+/**
+ * Parses a date in the formats HTTP (RFC 7231 section 7.1.1.1) and Internet mail (RFC 2822) use;
+ * anything else, or a date that does not exist, is null.
+ */
+export function parseRfcDate(text: string, now = new Date()): Date | null {
+  const value = text.trim().replace(/\s+/g, ' ');
+  let match = RFC_2822.exec(value);
+  if (match) {
+    const [, weekday, day, month, year, hour, minute, second = '0', zone = ''] = match;
+    const offsetMinutes = /^[+-]\d{4}$/.test(zone)
+      ? (zone.startsWith('-') ? -1 : 1) * (Number(zone.slice(1, 3)) * 60 + Number(zone.slice(3, 5)))
+      : ZONES[zone.toLowerCase()];
+    if (offsetMinutes === undefined || Number(zone.slice(3, 5)) > 59) return null;
+    return toDate({
+      weekday: weekday === undefined ? undefined : DAYS.indexOf(weekday.toLowerCase()),
+      day: Number(day), month: MONTHS.indexOf(month!.toLowerCase()), year: Number(year),
+      hour: Number(hour), minute: Number(minute), second: Number(second), offsetMinutes,
+    });
+  }
+  match = RFC_850.exec(value);
+  if (match) {
+    const [, weekday, day, month, shortYear, hour, minute, second] = match;
+    // RFC 7231: a two-digit year more than 50 years in the future is in the past century.
+    let year = 2000 + Number(shortYear);
+    if (year > now.getUTCFullYear() + 50) year -= 100;
+    return toDate({
+      weekday: LONG_DAYS.indexOf(weekday!.toLowerCase()), day: Number(day), month: MONTHS.indexOf(month!.toLowerCase()),
+      year, hour: Number(hour), minute: Number(minute), second: Number(second), offsetMinutes: 0,
+    });
+  }
+  match = ASCTIME.exec(value);
+  if (match) {
+    const [, weekday, month, day, hour, minute, second, year] = match;
+    return toDate({
+      weekday: DAYS.indexOf(weekday!.toLowerCase()), day: Number(day), month: MONTHS.indexOf(month!.toLowerCase()),
+      year: Number(year), hour: Number(hour), minute: Number(minute), second: Number(second), offsetMinutes: 0,
+    });
+  }
+  return null;
+}

@@ -1,0 +1,109 @@
+/**
+ * API versions (api.md 9, facts.md): every resource is serialised in its current shape, then
+ * these pure functions turn it into the shape of the version the caller asked for. A resource with
+ * version differences adds its function here; routes call it with the request's VersionContext.
+ *
+ *   v1  lists are bare arrays; `organization` is the organization's name; a collection's
+ *       `currency` is a numeric id
+ *   v2  `organization` is an id; `currency` a 3-letter code
+ *   v3  a collection's `collection_request` is the expanded object (before: its id)
+ *   v4  collections carry `transaction`
+ */
+import type { ContactResource } from './contacts';
+import type { EventResource, EventType } from './events';
+
+export const API_VERSIONS = [1, 2, 3, 4] as const;
+export type ApiVersion = (typeof API_VERSIONS)[number];
+/** The newest version the service implements: what an organization is saved with on its first request. */
+export const CURRENT_API_VERSION: ApiVersion = 4;
+
+export function isApiVersion(value: unknown): value is ApiVersion {
+  return (API_VERSIONS as readonly unknown[]).includes(value);
+}
+
+/** `v3`, `V3` or `3` → 3; anything else (unknown versions included) → null. */
+export function parseApiVersion(text: string): ApiVersion | null {
+  const match = /^v?(\d{1,3})$/i.exec(text.trim());
+  const version = match ? Number(match[1]) : null;
+  return isApiVersion(version) ? version : null;
+}
+
+export const formatApiVersion = (version: ApiVersion): string => `v${version}`;
+
+/** What a version function needs to know about the request it answers. */
+export type VersionContext = {
+  version: ApiVersion;
+  organizationName: string;
+};
+
+/** v1's numeric currency ids: the `currencies` table of migration 001 (a test keeps them equal). */
+export const V1_CURRENCY_IDS: Readonly<Record<string, number>> = { BXC: 1, UGX: 2, KES: 3 };
+
+type Paged<T> = { count: number; next: string | null; previous: string | null; results: T[] };
+
+/** v1 lists are bare arrays of the page's items; later versions keep the envelope of api.md 2.1. */
+export function listForVersion<T>(list: Paged<T>, context: VersionContext): Paged<T> | T[] {
+  return context.version === 1 ? list.results : list;
+}
+
+/** A resource whose `organization` is an id, or (v1) the organization's name. */
+export type WithOrganization<T> = Omit<T, 'organization'> & { organization: number | string };
+
+/** v1 names the owning organization; later versions give its id. */
+function organizationForVersion<T extends { organization: number | string }>(resource: T, context: VersionContext): WithOrganization<T> {
+  return context.version === 1 ? { ...resource, organization: context.organizationName } : resource;
+}
+
+export function contactForVersion(contact: ContactResource, context: VersionContext) {
+  return organizationForVersion(contact, context);
+}
+
+/** A collection in its current (v4) shape; the collections resource fills in the rest. */
+export type CollectionResource = {
+  organization: number | string;
+  currency: string | number;
+  collection_request: { id: number; [field: string]: unknown } | number | null;
+  transaction?: unknown;
+  [field: string]: unknown;
+};
+
+export function collectionForVersion(collection: CollectionResource, context: VersionContext): CollectionResource {
+  const shaped: CollectionResource = { ...collection };
+  if (context.version < 4) delete shaped.transaction;
+  if (context.version < 3 && shaped.collection_request !== null && typeof shaped.collection_request === 'object') {
+    shaped.collection_request = shaped.collection_request.id;
+  }
+  if (context.version === 1) {
+    if (typeof shaped.currency === 'string') {
+      const currencyId = V1_CURRENCY_IDS[shaped.currency];
+      if (currencyId === undefined) throw new Error(`Currency ${shaped.currency} has no v1 numeric id`);
+      shaped.currency = currencyId;
+    }
+  }
+  return { ...shaped, organization: context.version === 1 ? context.organizationName : shaped.organization };
+}
+
+/** A collection request in its current shape: only `organization` differs (v1: a name). */
+export function collectionRequestForVersion<T extends { organization: number | string }>(collectionRequest: T, context: VersionContext) {
+  return organizationForVersion(collectionRequest, context);
+}
+
+type DataForVersion = (data: Record<string, unknown>, context: VersionContext) => Record<string, unknown>;
+const hasOrganization = (data: Record<string, unknown>): data is { organization: number | string } =>
+  typeof data.organization === 'number' || typeof data.organization === 'string';
+
+/** An event's `data` is the object that triggered it, recorded in the current shape. */
+const EVENT_DATA_FOR_VERSION: Partial<Record<EventType, DataForVersion>> = {
+  'contact.created': (data, context) => (hasOrganization(data) ? organizationForVersion(data, context) : data),
+  'collection.received': (data, context) =>
+    hasOrganization(data) && 'currency' in data && 'collection_request' in data
+      ? collectionForVersion(data as CollectionResource, context)
+      : data,
+  'collectionrequest.status.changed': (data, context) => (hasOrganization(data) ? organizationForVersion(data, context) : data),
+};
+
+export function eventForVersion(event: EventResource, context: VersionContext) {
+  const dataForVersion = EVENT_DATA_FOR_VERSION[event.type];
+  const data = dataForVersion ? dataForVersion(event.data, context) : event.data;
+  return organizationForVersion({ ...event, data }, context);
+}

@@ -1,0 +1,44 @@
+/**
+ * The API process on Deno 2: the same app as src/server.ts (which serves it on Bun), through
+ * Deno.serve and the app's web-standard `fetch`. Run with `npm run api:deno`.
+ */
+import { createApp } from './api/app';
+import { loadConfig } from './config';
+import { createSql } from './db';
+import { logger } from './log';
+import { createLazyClient } from './temporal/connection';
+import { createEventDispatcher } from './temporal/events';
+
+/** The part of Deno's runtime API this entry uses (the project's types are Bun's). */
+declare const Deno: {
+  serve(
+    options: { port: number; hostname: string; onListen?: (address: { port: number }) => void },
+    handler: (request: Request) => Response | Promise<Response>,
+  ): { shutdown(): Promise<void> };
+  addSignalListener(signal: 'SIGINT' | 'SIGTERM', handler: () => void): void;
+  exit(code: number): never;
+};
+
+const config = loadConfig();
+const sql = createSql(config.databaseUrl, config.databasePoolSize);
+const temporal = createLazyClient(config.temporal);
+const dispatchEvents = createEventDispatcher(temporal, config.temporal.taskQueue, (error, eventId) =>
+  logger.warn('event dispatch deferred to the outbox sweep', { eventId, error }),
+);
+const app = createApp({ config, sql, temporal, dispatchEvents });
+const server = Deno.serve(
+  { port: config.port, hostname: '0.0.0.0', onListen: ({ port }) => logger.info('API listening', { port, runtime: 'deno', taskQueue: config.temporal.taskQueue }) },
+  (request) => app.fetch(request),
+);
+
+let stopping = false;
+async function stop(signal: string): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  logger.info('API stopping', { signal });
+  await server.shutdown();
+  await Promise.allSettled([sql.end({ timeout: 5 }), temporal.connection.close()]);
+  Deno.exit(0);
+}
+Deno.addSignalListener('SIGINT', () => void stop('SIGINT'));
+Deno.addSignalListener('SIGTERM', () => void stop('SIGTERM'));
