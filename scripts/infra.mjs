@@ -15,7 +15,7 @@ export const COMPOSE_VERSION = 'v2.32.4';
 export const LOCAL_DOCKER_CONFIG = join(TOOLS, 'docker');
 
 /** Custom search attributes the workflows set (src/workflows/shared.ts; a unit test keeps them equal). */
-export const SEARCH_ATTRIBUTES = { OrganizationId: 'Keyword', EventType: 'Keyword' };
+export const SEARCH_ATTRIBUTES = { OrganizationId: 'Keyword', EventType: 'Keyword', EventId: 'Keyword', WebhookId: 'Keyword' };
 
 export function say(message) {
   process.stdout.write(`[collections] ${message}\n`);

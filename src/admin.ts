@@ -7,6 +7,9 @@
  *   key create --org ID [--json]              another API key for the organization
  *   wallet fund --org ID --currency CUR --amount A [--json]
  *   settings set --org ID [--verification-url URL] [--accept-by-default true|false]
+ *   webhooks secret show|rotate --org ID [--json]      the Standard Webhooks signing secret
+ *   webhooks basic-auth set --org ID --username U --password P
+ *   webhooks basic-auth clear --org ID                 HTTP Basic credentials of outgoing deliveries
  */
 import { parseArgs } from 'node:util';
 import { loadConfig } from './config';
@@ -14,6 +17,7 @@ import { createSql } from './db';
 import { ensureDatabase, migrate } from './db/migrate';
 import { isCurrency, parsePositiveAmount } from './domain/money';
 import { createApiKey, createOrganization, fundWallet, updateCollectionSettings } from './services/organizations';
+import { rotateSigningSecret, setBasicCredentials, showSigningSecret, type SigningSecretView } from './services/webhooks';
 
 class UsageError extends Error {}
 
@@ -22,7 +26,11 @@ const USAGE = `usage: npm run admin -- <command>
   org create --name NAME [--json]
   key create --org ID [--json]
   wallet fund --org ID --currency BXC|UGX|KES --amount AMOUNT [--json]
-  settings set --org ID [--verification-url URL] [--accept-by-default true|false] [--json]`;
+  settings set --org ID [--verification-url URL] [--accept-by-default true|false] [--json]
+  webhooks secret show --org ID [--json]
+  webhooks secret rotate --org ID [--json]
+  webhooks basic-auth set --org ID --username USER --password PASSWORD
+  webhooks basic-auth clear --org ID`;
 
 function organizationId(raw: string | undefined): number {
   if (raw === undefined || !/^\d+$/.test(raw)) throw new UsageError('--org takes an organization id');
@@ -31,6 +39,14 @@ function organizationId(raw: string | undefined): number {
 
 function print(json: boolean, value: Record<string, unknown>, lines: string[]): void {
   process.stdout.write(json ? `${JSON.stringify(value)}\n` : `${lines.join('\n')}\n`);
+}
+
+function secretLines(view: SigningSecretView): string[] {
+  return [
+    `organization ${view.organizationId} signing secret ${view.signingSecret}`,
+    ...(view.previousSecretExpiresAt ? [`the previous secret also signs until ${view.previousSecretExpiresAt.toISOString()}`] : []),
+    `HTTP Basic credentials: ${view.basicAuth ? 'set' : 'none'}`,
+  ];
 }
 
 function parseArguments(argv: string[]) {
@@ -45,6 +61,8 @@ function parseArguments(argv: string[]) {
         amount: { type: 'string' },
         'verification-url': { type: 'string' },
         'accept-by-default': { type: 'string' },
+        username: { type: 'string' },
+        password: { type: 'string' },
         json: { type: 'boolean', default: false },
       },
     });
@@ -113,6 +131,32 @@ async function main(argv: string[]): Promise<void> {
         print(values.json, settings, [
           `organization ${settings.id}: verification URL ${settings.verificationUrl ?? '(none)'}, accept by default ${settings.acceptByDefault}`,
         ]);
+        return;
+      }
+      case 'webhooks secret show':
+      case 'webhooks secret rotate': {
+        const org = organizationId(values.org);
+        const view = command.endsWith('rotate') ? await rotateSigningSecret(sql, org) : await showSigningSecret(sql, org);
+        print(values.json, view, secretLines(view));
+        return;
+      }
+      case 'webhooks basic-auth set': {
+        const username = values.username ?? '';
+        const password = values.password ?? '';
+        // RFC 7617: the user-id of Basic credentials cannot contain a colon.
+        if (username === '' || username.includes(':')) throw new UsageError('--username is required and may not contain ":"');
+        if (password === '') throw new UsageError('--password is required');
+        const org = organizationId(values.org);
+        await setBasicCredentials(sql, org, { username, password });
+        print(values.json, { organizationId: org, basicAuth: true, username }, [
+          `organization ${org}: deliveries carry HTTP Basic credentials for user ${username}`,
+        ]);
+        return;
+      }
+      case 'webhooks basic-auth clear': {
+        const org = organizationId(values.org);
+        await setBasicCredentials(sql, org, null);
+        print(values.json, { organizationId: org, basicAuth: false }, [`organization ${org}: deliveries carry no Authorization header`]);
         return;
       }
       default:

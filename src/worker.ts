@@ -6,7 +6,7 @@ import { loadConfig } from './config';
 import { createSql } from './db';
 import { logger } from './log';
 import { connectClient } from './temporal/connection';
-import { ensureOutboxSweepSchedule } from './temporal/schedules';
+import { ensureEventRetentionSchedule, ensureOutboxSweepSchedule } from './temporal/schedules';
 
 async function runWorker(): Promise<void> {
   const config = loadConfig();
@@ -23,13 +23,20 @@ async function runWorker(): Promise<void> {
       namespace,
       taskQueue,
       ...workflowSource,
-      activities: createActivities({ sql, client, taskQueue }),
+      activities: createActivities({ sql, client, taskQueue, sandbox: config.sandbox, webhooks: config.webhooks }),
     });
     if (config.outbox.sweepEnabled) {
       await ensureOutboxSweepSchedule(client, {
         taskQueue,
         intervalSeconds: config.outbox.sweepIntervalSeconds,
         graceSeconds: config.outbox.graceSeconds,
+      });
+    }
+    if (config.retention.sweepEnabled) {
+      await ensureEventRetentionSchedule(client, {
+        taskQueue,
+        intervalSeconds: config.retention.sweepIntervalSeconds,
+        retentionDays: config.retention.days,
       });
     }
     // The SDK's runtime turns SIGINT/SIGTERM into a graceful shutdown of run().

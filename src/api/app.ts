@@ -3,6 +3,7 @@ import { contactRoutes } from './contacts';
 import type { AppDeps } from './context';
 import { eventRoutes } from './events';
 import { healthRoutes } from './health';
+import { webhookRoutes } from './webhooks';
 import { assertAcceptsJson, createMethodIndex, errorResponse } from './http';
 
 /** The whole HTTP API, without `.listen()`: Bun, Deno and tests all serve or call this app. */
@@ -16,7 +17,8 @@ export function createApp(deps: AppDeps) {
     .onError(({ code, error, request }) => errorResponse(code, error, request, allowedMethods))
     .use(healthRoutes(deps))
     .use(contactRoutes(deps))
-    .use(eventRoutes(deps));
+    .use(eventRoutes(deps))
+    .use(webhookRoutes(deps));
   routes = () => app.routes;
   return app;
 }

@@ -1,7 +1,7 @@
 import { Elysia } from 'elysia';
 import type { Sql } from '../db';
 import { API_KEY_PATTERN, keyMatches, keyPrefix } from '../auth/keys';
-import { invalidToken } from './errors';
+import { invalidToken, permissionDenied } from './errors';
 
 export const MANAGE_ORGANIZATION = 'Manage Users and Organization Settings';
 
@@ -22,7 +22,10 @@ export async function authenticate(sql: Sql, authorization: string | undefined):
   return { organizationId: row.organizationId, userId: row.userId, permissions: row.permissions };
 }
 
-/** `{ auth: true }` on a route resolves `principal` or answers 401. */
+/**
+ * `{ auth: true }` on a route resolves `principal` or answers 401; `{ permission: NAME }` does the
+ * same and then answers 403 unless the caller's user holds that permission.
+ */
 export const authPlugin = (sql: Sql) =>
   new Elysia({ name: 'auth' }).macro({
     auth: {
@@ -30,4 +33,11 @@ export const authPlugin = (sql: Sql) =>
         return { principal: await authenticate(sql, request.headers.get('authorization') ?? undefined) };
       },
     },
+    permission: (permission: string) => ({
+      async resolve({ request }) {
+        const principal = await authenticate(sql, request.headers.get('authorization') ?? undefined);
+        if (!principal.permissions.includes(permission)) throw permissionDenied();
+        return { principal };
+      },
+    }),
   });
