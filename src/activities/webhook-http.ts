@@ -74,7 +74,9 @@ export function postWebhook(target: string, headers: Record<string, string>, bod
     const chunks: Buffer[] = [];
     let received = 0;
     let settled = false;
-    const excerpt = (): string | null => (statusCode === null ? null : Buffer.concat(chunks).subarray(0, RESPONSE_EXCERPT_BYTES).toString('utf8'));
+    // PostgreSQL text cannot hold NUL characters; a binary answer must not make the attempt unloggable.
+    const excerpt = (): string | null =>
+      statusCode === null ? null : Buffer.concat(chunks).subarray(0, RESPONSE_EXCERPT_BYTES).toString('utf8').replaceAll('\u0000', '');
     const settle = (error: string | null) => {
       if (settled) return;
       settled = true;

@@ -51,10 +51,18 @@ export async function attemptDelivery(sql: Sql, transport: TransportSettings, de
   return { outcome: recorded.outcome, statusCode: recorded.statusCode, detail: recorded.error };
 }
 
+function readCertificateAuthority(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (cause) {
+    throw new Error(`WEBHOOK_CA_FILE ${file} cannot be read`, { cause });
+  }
+}
+
 export function createWebhookActivities({ sql, sandbox, webhooks }: WebhookActivityDeps) {
   const transport: TransportSettings = {
     sandbox,
-    extraCa: webhooks.caFile === undefined ? undefined : readFileSync(webhooks.caFile, 'utf8'),
+    extraCa: webhooks.caFile === undefined ? undefined : readCertificateAuthority(webhooks.caFile),
     timeoutMs: WEBHOOK_TIMEOUT_MS,
   };
   const schedule: RetrySchedule = { retryDelaysMs: webhooks.retryDelaysMs, jitter: webhooks.jitter };

@@ -61,19 +61,26 @@ type SettingsRow = {
   basicPassword: string | null;
 };
 
-/** The organization's webhook settings, made (with a fresh signing secret) on first use. */
-async function ensureSettings(sql: Queryable, organizationId: number): Promise<SettingsRow> {
-  await sql`
-    insert into webhook_settings (organization_id, signing_secret)
-    select id, ${newSigningSecret()} from organizations where id = ${organizationId}
-    on conflict (organization_id) do nothing`;
+async function readSettings(sql: Queryable, organizationId: number): Promise<SettingsRow | undefined> {
   const [row] = await sql<SettingsRow[]>`
     select signing_secret as "signingSecret", previous_signing_secret as "previousSigningSecret",
            previous_secret_expires_at as "previousSecretExpiresAt", basic_username as "basicUsername",
            basic_password as "basicPassword"
     from webhook_settings where organization_id = ${organizationId}`;
-  if (!row) throw new Error(`Organization ${organizationId} does not exist`);
   return row;
+}
+
+/** The organization's webhook settings, made (with a fresh signing secret) on first use. */
+async function ensureSettings(sql: Queryable, organizationId: number): Promise<SettingsRow> {
+  const existing = await readSettings(sql, organizationId);
+  if (existing) return existing;
+  await sql`
+    insert into webhook_settings (organization_id, signing_secret)
+    select id, ${newSigningSecret()} from organizations where id = ${organizationId}
+    on conflict (organization_id) do nothing`;
+  const created = await readSettings(sql, organizationId);
+  if (!created) throw new Error(`Organization ${organizationId} does not exist`);
+  return created;
 }
 
 /** What signs and authenticates an outgoing delivery now: the current secret, and the previous one while it overlaps. */

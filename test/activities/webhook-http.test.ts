@@ -53,6 +53,9 @@ describe('postWebhook', () => {
     const long = nextPath();
     receiver.script(long, [{ status: 200, body: 'x'.repeat(5000) }]);
     expect((await postWebhook(receiver.url(long), {}, '{}', sandbox)).responseExcerpt).toBe('x'.repeat(1024));
+    const binary = nextPath();
+    receiver.script(binary, [{ status: 200, body: 'a\u0000b' }]);
+    expect((await postWebhook(receiver.url(binary), {}, '{}', sandbox)).responseExcerpt).toBe('ab');
     const moved = nextPath();
     receiver.script(moved, [{ status: 301, body: 'moved' }]);
     const redirected = await postWebhook(receiver.url(moved), {}, '{}', sandbox);
