@@ -21,6 +21,8 @@ export const SEARCH_ATTRIBUTES = {
   RequestStatus: 'Keyword',
   PhoneNumber: 'Keyword',
   Currency: 'Keyword',
+  EventId: 'Keyword',
+  WebhookId: 'Keyword',
 };
 
 export function say(message) {

@@ -9,6 +9,9 @@
  *   settings set --org ID [--verification-url URL] [--accept-by-default true|false]
  *   throttle set --org ID [--reads N|default] [--writes N|default]   requests per throttle window
  *   version set --org ID --version vN         the organization's saved API version
+ *   webhooks secret show|rotate --org ID [--json]      the Standard Webhooks signing secret
+ *   webhooks basic-auth set --org ID --username U --password P
+ *   webhooks basic-auth clear --org ID                 HTTP Basic credentials of outgoing deliveries
  */
 import { parseArgs } from 'node:util';
 import { loadConfig } from './config';
@@ -18,6 +21,7 @@ import { isCurrency, parsePositiveAmount } from './domain/money';
 import { formatApiVersion, parseApiVersion } from './domain/versions';
 import { createApiKey, createOrganization, fundWallet, setApiVersion, updateCollectionSettings } from './services/organizations';
 import { setThrottleLimits } from './services/throttling';
+import { rotateSigningSecret, setBasicCredentials, showSigningSecret, type SigningSecretView } from './services/webhooks';
 
 class UsageError extends Error {}
 
@@ -28,7 +32,11 @@ const USAGE = `usage: npm run admin -- <command>
   wallet fund --org ID --currency BXC|UGX|KES --amount AMOUNT [--json]
   settings set --org ID [--verification-url URL] [--accept-by-default true|false] [--json]
   throttle set --org ID [--reads N|default] [--writes N|default] [--json]
-  version set --org ID --version v1|v2|v3|v4 [--json]`;
+  version set --org ID --version v1|v2|v3|v4 [--json]
+  webhooks secret show --org ID [--json]
+  webhooks secret rotate --org ID [--json]
+  webhooks basic-auth set --org ID --username USER --password PASSWORD
+  webhooks basic-auth clear --org ID`;
 
 /** A per-window limit: a positive whole number, or `default` for the configured one (stored as null). */
 function throttleLimit(option: string, raw: string | undefined): number | null | undefined {
@@ -47,6 +55,14 @@ function print(json: boolean, value: Record<string, unknown>, lines: string[]): 
   process.stdout.write(json ? `${JSON.stringify(value)}\n` : `${lines.join('\n')}\n`);
 }
 
+function secretLines(view: SigningSecretView): string[] {
+  return [
+    `organization ${view.organizationId} signing secret ${view.signingSecret}`,
+    ...(view.previousSecretExpiresAt ? [`the previous secret also signs until ${view.previousSecretExpiresAt.toISOString()}`] : []),
+    `HTTP Basic credentials: ${view.basicAuth ? 'set' : 'none'}`,
+  ];
+}
+
 function parseArguments(argv: string[]) {
   try {
     return parseArgs({
@@ -62,6 +78,8 @@ function parseArguments(argv: string[]) {
         reads: { type: 'string' },
         writes: { type: 'string' },
         version: { type: 'string' },
+        username: { type: 'string' },
+        password: { type: 'string' },
         json: { type: 'boolean', default: false },
       },
     });
@@ -151,6 +169,32 @@ async function main(argv: string[]): Promise<void> {
         print(values.json, { id: saved.id, apiVersion: formatApiVersion(version) }, [
           `organization ${saved.id}: API version ${formatApiVersion(version)}`,
         ]);
+        return;
+      }
+      case 'webhooks secret show':
+      case 'webhooks secret rotate': {
+        const org = organizationId(values.org);
+        const view = command.endsWith('rotate') ? await rotateSigningSecret(sql, org) : await showSigningSecret(sql, org);
+        print(values.json, view, secretLines(view));
+        return;
+      }
+      case 'webhooks basic-auth set': {
+        const username = values.username ?? '';
+        const password = values.password ?? '';
+        // RFC 7617: the user-id of Basic credentials cannot contain a colon.
+        if (username === '' || username.includes(':')) throw new UsageError('--username is required and may not contain ":"');
+        if (password === '') throw new UsageError('--password is required');
+        const org = organizationId(values.org);
+        await setBasicCredentials(sql, org, { username, password });
+        print(values.json, { organizationId: org, basicAuth: true, username }, [
+          `organization ${org}: deliveries carry HTTP Basic credentials for user ${username}`,
+        ]);
+        return;
+      }
+      case 'webhooks basic-auth clear': {
+        const org = organizationId(values.org);
+        await setBasicCredentials(sql, org, null);
+        print(values.json, { organizationId: org, basicAuth: false }, [`organization ${org}: deliveries carry no Authorization header`]);
         return;
       }
       default:

@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { WEBHOOK_ATTEMPTS } from './domain/webhook-schedule';
 
 const booleanString = v.pipe(
   v.picklist(['true', 'false', '1', '0']),
@@ -6,6 +7,28 @@ const booleanString = v.pipe(
 );
 const integerString = (min: number) =>
   v.pipe(v.string(), v.regex(/^\d+$/, 'must be a whole number'), v.transform(Number), v.minValue(min));
+
+const DURATION_UNITS_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
+/** Comma-separated waits such as `10s,1m,2h` (units ms, s, m, h), as milliseconds. */
+const durationList = (count: number) =>
+  v.pipe(
+    v.string(),
+    v.transform((value) => value.split(',').map((part) => part.trim())),
+    v.check((parts) => parts.every((part) => /^\d+(ms|s|m|h)$/.test(part)), 'must be durations like 10s, 5m or 2h, comma separated'),
+    v.length(count, `must list exactly ${count} waits`),
+    v.transform((parts) =>
+      parts.map((part) => {
+        const [, amount = '0', unit = 'ms'] = /^(\d+)(ms|s|m|h)$/.exec(part) ?? [];
+        return Number(amount) * DURATION_UNITS_MS[unit as keyof typeof DURATION_UNITS_MS];
+      }),
+    ),
+  );
+const fraction = v.pipe(
+  v.string(),
+  v.regex(/^0(\.\d+)?$/, 'must be a fraction from 0 to 0.9'),
+  v.transform(Number),
+  v.maxValue(0.9, 'must be a fraction from 0 to 0.9'),
+);
 
 const ConfigSchema = v.object({
   PORT: v.optional(integerString(0), '8000'),
@@ -28,6 +51,14 @@ const ConfigSchema = v.object({
   THROTTLE_WINDOW_SECONDS: v.optional(integerString(1), '60'),
   DUPLICATE_CHECK_TTL_SECONDS: v.optional(integerString(1), '86400'),
   BILLS_BASE_URL: v.optional(v.pipe(v.string(), v.url())),
+  // 10 attempts in total (api.md 6.2): the first at once, then one after each of these 9 waits.
+  WEBHOOK_RETRY_SCHEDULE: v.optional(durationList(WEBHOOK_ATTEMPTS - 1), '10s,1m,5m,15m,30m,1h,2h,4h,8h'),
+  WEBHOOK_RETRY_JITTER: v.optional(fraction, '0.2'),
+  WEBHOOK_CA_FILE: v.optional(v.string()),
+  // api.md 6.1 keeps events at least 30 days: a shorter retention is refused.
+  EVENT_RETENTION_DAYS: v.optional(integerString(30), '30'),
+  RETENTION_SWEEP: v.optional(booleanString, 'true'),
+  RETENTION_SWEEP_INTERVAL_SECONDS: v.optional(integerString(1), '3600'),
 });
 
 export type Config = {
@@ -46,6 +77,8 @@ export type Config = {
   duplicateCheckTtlSeconds: number;
   /** `{bills_url}` of api.md 4.7 as the OpenAPI document shows it; unset = the API's own base URL. */
   billsBaseUrl: string | undefined;
+  webhooks: { retryDelaysMs: number[]; jitter: number; caFile: string | undefined };
+  retention: { days: number; sweepEnabled: boolean; sweepIntervalSeconds: number };
 };
 
 /** Reads and validates the environment once; everything else receives the result. */
@@ -57,6 +90,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new Error(`Invalid configuration: ${problems.join('; ')}`);
   }
   const c = result.output;
+  if (c.WEBHOOK_CA_FILE !== undefined && !c.SANDBOX) {
+    // Trusting an extra CA for outgoing deliveries is for local receivers in sandbox mode only.
+    throw new Error('Invalid configuration: WEBHOOK_CA_FILE: only allowed when SANDBOX=true');
+  }
   return {
     port: c.PORT,
     databaseUrl: c.DATABASE_URL,
@@ -78,5 +115,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throttle: { reads: c.THROTTLE_READS, writes: c.THROTTLE_WRITES, windowSeconds: c.THROTTLE_WINDOW_SECONDS },
     duplicateCheckTtlSeconds: c.DUPLICATE_CHECK_TTL_SECONDS,
     billsBaseUrl: c.BILLS_BASE_URL?.replace(/\/+$/, ''),
+    webhooks: { retryDelaysMs: c.WEBHOOK_RETRY_SCHEDULE, jitter: c.WEBHOOK_RETRY_JITTER, caFile: c.WEBHOOK_CA_FILE },
+    retention: { days: c.EVENT_RETENTION_DAYS, sweepEnabled: c.RETENTION_SWEEP, sweepIntervalSeconds: c.RETENTION_SWEEP_INTERVAL_SECONDS },
   };
 }

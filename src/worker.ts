@@ -7,7 +7,7 @@ import { createSql } from './db';
 import { logger } from './log';
 import { createSandboxNetwork } from './network/sandbox';
 import { connectClient } from './temporal/connection';
-import { ensureOutboxSweepSchedule } from './temporal/schedules';
+import { ensureEventRetentionSchedule, ensureOutboxSweepSchedule } from './temporal/schedules';
 
 async function runWorker(): Promise<void> {
   const config = loadConfig();
@@ -28,6 +28,8 @@ async function runWorker(): Promise<void> {
         sql,
         client,
         taskQueue,
+        sandbox: config.sandbox,
+        webhooks: config.webhooks,
         network: createSandboxNetwork({ sql, client, taskQueue, paymentDelaySeconds: config.collectionRequests.sandboxPaymentDelaySeconds }),
         failedPromptRetrySeconds: config.collectionRequests.failedPromptRetrySeconds,
       }),
@@ -37,6 +39,13 @@ async function runWorker(): Promise<void> {
         taskQueue,
         intervalSeconds: config.outbox.sweepIntervalSeconds,
         graceSeconds: config.outbox.graceSeconds,
+      });
+    }
+    if (config.retention.sweepEnabled) {
+      await ensureEventRetentionSchedule(client, {
+        taskQueue,
+        intervalSeconds: config.retention.sweepIntervalSeconds,
+        retentionDays: config.retention.days,
       });
     }
     // The SDK's runtime turns SIGINT/SIGTERM into a graceful shutdown of run().

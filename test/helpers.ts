@@ -131,7 +131,7 @@ export async function startWorker(taskQueue: string, env: Record<string, string>
   const command = runtime === 'node' ? ['node', '--import', 'tsx', 'src/worker.ts'] : [process.execPath, 'src/worker.ts'];
   const child = spawn(command[0]!, command.slice(1), {
     cwd: ROOT,
-    env: { ...process.env, TASK_QUEUE: taskQueue, OUTBOX_SWEEP: 'false', ...env },
+    env: { ...process.env, TASK_QUEUE: taskQueue, OUTBOX_SWEEP: 'false', RETENTION_SWEEP: 'false', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

@@ -1,9 +1,16 @@
 import type { NetworkAdapter } from '../network/adapter';
 import { createCollectionRequestActivities, type CollectionRequestActivityDeps } from './collection-requests';
 import { createEventActivities, type EventActivityDeps } from './events';
+import { createRetentionActivities, type RetentionActivityDeps } from './retention';
+import { createWebhookActivities, type WebhookActivityDeps } from './webhooks';
 
-export type ActivityDeps = EventActivityDeps & CollectionRequestActivityDeps & { network: NetworkAdapter };
+export type ActivityDeps = EventActivityDeps & CollectionRequestActivityDeps & WebhookActivityDeps & RetentionActivityDeps & { network: NetworkAdapter };
 
 export function createActivities(deps: ActivityDeps) {
-  return { ...createEventActivities(deps), ...createCollectionRequestActivities(deps) };
+  return {
+    ...createEventActivities(deps),
+    ...createCollectionRequestActivities(deps),
+    ...createWebhookActivities(deps),
+    ...createRetentionActivities(deps),
+  };
 }

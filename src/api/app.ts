@@ -5,6 +5,7 @@ import { contactRoutes } from './contacts';
 import type { AppDeps } from './context';
 import { eventRoutes } from './events';
 import { healthRoutes } from './health';
+import { webhookRoutes } from './webhooks';
 import { assertAcceptsJson, createMethodIndex, errorResponse } from './http';
 import { documentationRoutes, isDocumentationPage } from './openapi';
 import { requestPolicyPlugin } from './request-policy';
@@ -24,6 +25,7 @@ export function createApp(deps: AppDeps) {
     .use(contactRoutes(deps))
     .use(eventRoutes(deps))
     .use(collectionRequestRoutes(deps))
+    .use(webhookRoutes(deps))
     .use(billRoutes(deps))
     .use(documentationRoutes(deps.config));
   routes = () => app.routes;

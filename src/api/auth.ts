@@ -1,7 +1,7 @@
 import { Elysia } from 'elysia';
 import type { Sql } from '../db';
 import { API_KEY_PATTERN, keyMatches, keyPrefix } from '../auth/keys';
-import { invalidToken } from './errors';
+import { invalidToken, permissionDenied } from './errors';
 import type { RequestPolicy } from './request-policy';
 import { API_VERSION_HEADER } from './versions';
 import { formatApiVersion } from '../domain/versions';
@@ -41,20 +41,29 @@ function requestPolicyOf(context: object): RequestPolicy {
   return policy;
 }
 
+type ResolveContext = { request: Request; set: { headers: Record<string, unknown> } };
+
 /**
  * `{ auth: true }` on a route resolves `principal` or answers 401, then applies the request policy
  * (throttling 429, API version 400, Duplicate-Check-Key 409) and resolves `apiVersion` and
- * `duplicateCheck` too.
+ * `duplicateCheck` too. `{ permission: NAME }` does the same and answers 403 unless the caller's
+ * user holds that permission.
  */
-export const authPlugin = (sql: Sql) =>
-  new Elysia({ name: 'auth' }).macro({
+export const authPlugin = (sql: Sql) => {
+  async function admit(context: ResolveContext, permission?: string) {
+    const { request, set } = context;
+    const principal = await authenticate(sql, request.headers.get('authorization') ?? undefined);
+    if (permission !== undefined && !principal.permissions.includes(permission)) throw permissionDenied();
+    const { apiVersion, duplicateCheck } = await requestPolicyOf(context).admit(request, principal);
+    set.headers[API_VERSION_HEADER] = formatApiVersion(apiVersion.version);
+    return { principal, apiVersion, duplicateCheck };
+  }
+  return new Elysia({ name: 'auth' }).macro({
     auth: {
-      async resolve(context) {
-        const { request, set } = context;
-        const principal = await authenticate(sql, request.headers.get('authorization') ?? undefined);
-        const { apiVersion, duplicateCheck } = await requestPolicyOf(context).admit(request, principal);
-        set.headers[API_VERSION_HEADER] = formatApiVersion(apiVersion.version);
-        return { principal, apiVersion, duplicateCheck };
-      },
+      resolve: (context) => admit(context),
     },
+    permission: (permission: string) => ({
+      resolve: (context) => admit(context, permission),
+    }),
   });
+};

@@ -19,6 +19,7 @@ export async function startEventDispatch(client: Client, taskQueue: string, even
       typedSearchAttributes: new TypedSearchAttributes([
         { key: searchAttributes.organizationId, value: String(event.organizationId) },
         { key: searchAttributes.eventType, value: event.type },
+        { key: searchAttributes.eventId, value: String(event.eventId) },
       ]),
       memo: { organizationId: event.organizationId, eventType: event.type },
     });

@@ -1,25 +1,22 @@
-import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client } from '@temporalio/client';
+import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client, type ScheduleOptionsStartWorkflowAction } from '@temporalio/client';
+import type { eventRetention } from '../workflows/event-retention';
 import type { outboxSweep } from '../workflows/outbox-sweep';
-import { outboxSweepScheduleId, type OutboxSweepInput } from '../workflows/shared';
+import { eventRetentionScheduleId, outboxSweepScheduleId, type EventRetentionInput, type OutboxSweepInput } from '../workflows/shared';
 
-export type OutboxSweepSettings = { taskQueue: string; intervalSeconds: number; graceSeconds: number; batchSize?: number };
+type Workflow = typeof outboxSweep | typeof eventRetention;
 
-/** Creates the outbox-sweep Schedule for a task queue, or brings an existing one to these settings. */
-export async function ensureOutboxSweepSchedule(client: Client, settings: OutboxSweepSettings): Promise<void> {
-  const scheduleId = outboxSweepScheduleId(settings.taskQueue);
-  const input: OutboxSweepInput = { graceSeconds: settings.graceSeconds, batchSize: settings.batchSize ?? 500 };
-  const spec = { intervals: [{ every: `${settings.intervalSeconds}s` as const }] };
-  const action = {
-    type: 'startWorkflow' as const,
-    workflowType: 'outboxSweep',
-    taskQueue: settings.taskQueue,
-    args: [input] as [OutboxSweepInput],
-    workflowExecutionTimeout: '10 minutes' as const,
-  };
-  // A slow sweep is not doubled up; the next one picks up whatever is left.
+/** Creates a Schedule that runs every `intervalSeconds`, or brings an existing one to these settings. */
+async function ensureIntervalSchedule<W extends Workflow>(
+  client: Client,
+  scheduleId: string,
+  intervalSeconds: number,
+  action: ScheduleOptionsStartWorkflowAction<W>,
+): Promise<void> {
+  const spec = { intervals: [{ every: `${intervalSeconds}s` as const }] };
+  // A slow run is not doubled up; the next one picks up whatever is left.
   const policies = { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 minute' as const };
   try {
-    await client.schedule.create<typeof outboxSweep>({ scheduleId, spec, action, policies });
+    await client.schedule.create<W>({ scheduleId, spec, action, policies });
   } catch (error) {
     if (!(error instanceof ScheduleAlreadyRunning)) throw error;
     await client.schedule.getHandle(scheduleId).update((previous) => ({
@@ -29,4 +26,32 @@ export async function ensureOutboxSweepSchedule(client: Client, settings: Outbox
       policies: { ...previous.policies, ...policies },
     }));
   }
+}
+
+export type OutboxSweepSettings = { taskQueue: string; intervalSeconds: number; graceSeconds: number; batchSize?: number };
+
+/** Creates the outbox-sweep Schedule for a task queue, or brings an existing one to these settings. */
+export async function ensureOutboxSweepSchedule(client: Client, settings: OutboxSweepSettings): Promise<void> {
+  const input: OutboxSweepInput = { graceSeconds: settings.graceSeconds, batchSize: settings.batchSize ?? 500 };
+  await ensureIntervalSchedule<typeof outboxSweep>(client, outboxSweepScheduleId(settings.taskQueue), settings.intervalSeconds, {
+    type: 'startWorkflow',
+    workflowType: 'outboxSweep',
+    taskQueue: settings.taskQueue,
+    args: [input],
+    workflowExecutionTimeout: '10 minutes',
+  });
+}
+
+export type EventRetentionSettings = { taskQueue: string; intervalSeconds: number; retentionDays: number; batchSize?: number };
+
+/** Creates the event-retention Schedule for a task queue, or brings an existing one to these settings. */
+export async function ensureEventRetentionSchedule(client: Client, settings: EventRetentionSettings): Promise<void> {
+  const input: EventRetentionInput = { retentionDays: settings.retentionDays, batchSize: settings.batchSize ?? 1000 };
+  await ensureIntervalSchedule<typeof eventRetention>(client, eventRetentionScheduleId(settings.taskQueue), settings.intervalSeconds, {
+    type: 'startWorkflow',
+    workflowType: 'eventRetention',
+    taskQueue: settings.taskQueue,
+    args: [input],
+    workflowExecutionTimeout: '1 hour',
+  });
 }

@@ -1,6 +1,11 @@
-import { defineQuery, proxyActivities, setHandler } from '@temporalio/workflow';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import {
+  ParentClosePolicy, WorkflowIdReusePolicy, defineQuery, patched, proxyActivities, setHandler, startChild,
+} from '@temporalio/workflow';
 import type { createEventActivities } from '../activities/events';
-import type { EventDispatchInput, EventDispatchStatus } from './shared';
+import type { WebhookActivities } from '../activities/webhooks';
+import { webhookDelivery } from './webhook-delivery';
+import { searchAttributes, webhookDeliveryWorkflowId, type EventDispatchInput, type EventDispatchStatus } from './shared';
 
 const { markEventDispatched } = proxyActivities<ReturnType<typeof createEventActivities>>({
   startToCloseTimeout: '30 seconds',
@@ -8,12 +13,52 @@ const { markEventDispatched } = proxyActivities<ReturnType<typeof createEventAct
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
 });
 
+const { planWebhookDeliveries } = proxyActivities<WebhookActivities>({
+  startToCloseTimeout: '30 seconds',
+  // As above: only PostgreSQL can fail here, and the event must still reach its webhooks.
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+});
+
+/** Dispatches recorded before webhook delivery existed replay without it (test/histories). */
+export const WEBHOOK_FAN_OUT_PATCH = 'webhook-fan-out';
+
 export const eventDispatchStatusQuery = defineQuery<EventDispatchStatus>('status');
 
-/** One per recorded event (`event-<id>`): hands the event on, then marks it dispatched. */
+/**
+ * One delivery workflow per live webhook of the organization for this event type. They outlive
+ * this workflow (ABANDON): their retries take hours, the dispatch is done once they have started.
+ */
+async function startWebhookDeliveries(event: EventDispatchInput): Promise<void> {
+  const plan = await planWebhookDeliveries(event.eventId);
+  await Promise.all(
+    plan.webhookIds.map(async (webhookId) => {
+      try {
+        await startChild(webhookDelivery, {
+          workflowId: webhookDeliveryWorkflowId(event.eventId, webhookId),
+          args: [{ eventId: event.eventId, webhookId, organizationId: event.organizationId, eventType: event.type, deliveryId: null, schedule: plan.schedule }],
+          parentClosePolicy: ParentClosePolicy.ABANDON,
+          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+          typedSearchAttributes: [
+            { key: searchAttributes.organizationId, value: String(event.organizationId) },
+            { key: searchAttributes.eventType, value: event.type },
+            { key: searchAttributes.eventId, value: String(event.eventId) },
+            { key: searchAttributes.webhookId, value: String(webhookId) },
+          ],
+          memo: { organizationId: event.organizationId, eventType: event.type, eventId: event.eventId, webhookId },
+        });
+      } catch (error) {
+        // Already started for this event and webhook: one delivery each, never two.
+        if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+      }
+    }),
+  );
+}
+
+/** One per recorded event (`event-<id>`): starts its webhook deliveries, then marks it dispatched. */
 export async function eventDispatch(input: EventDispatchInput): Promise<void> {
   let status: EventDispatchStatus = 'dispatching';
   setHandler(eventDispatchStatusQuery, () => status);
+  if (patched(WEBHOOK_FAN_OUT_PATCH)) await startWebhookDeliveries(input);
   await markEventDispatched(input.eventId);
   status = 'dispatched';
 }

@@ -3,3 +3,5 @@ export { outboxSweep } from './outbox-sweep';
 export { collectionRequest } from './collection-request';
 export { subscription } from './subscription';
 export { sandboxPayment } from './sandbox-payment';
+export { webhookDelivery, webhookDeliveryStatusQuery } from './webhook-delivery';
+export { eventRetention } from './event-retention';

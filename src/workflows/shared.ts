@@ -4,6 +4,7 @@
  */
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { defineQuery, defineSignal } from '@temporalio/workflow';
+import type { RetrySchedule } from '../domain/webhook-schedule';
 
 /** Custom search attributes, registered with the server at start (scripts/infra.mjs, compose). */
 export const searchAttributes = {
@@ -12,6 +13,8 @@ export const searchAttributes = {
   requestStatus: defineSearchAttributeKey('RequestStatus', SearchAttributeType.KEYWORD),
   phoneNumber: defineSearchAttributeKey('PhoneNumber', SearchAttributeType.KEYWORD),
   currency: defineSearchAttributeKey('Currency', SearchAttributeType.KEYWORD),
+  eventId: defineSearchAttributeKey('EventId', SearchAttributeType.KEYWORD),
+  webhookId: defineSearchAttributeKey('WebhookId', SearchAttributeType.KEYWORD),
 } as const;
 
 export const eventDispatchWorkflowId = (eventId: number): string => `event-${eventId}`;
@@ -76,3 +79,29 @@ export type SandboxPaymentInput = {
   network: string;
   delaySeconds: number;
 };
+
+export const webhookDeliveryWorkflowId = (eventId: number, webhookId: number): string => `webhook-delivery-${eventId}-${webhookId}`;
+/** A redelivery the merchant asked for: a fresh workflow, named after its delivery row. */
+export const webhookRedeliveryWorkflowId = (eventId: number, webhookId: number, deliveryId: number): string =>
+  `${webhookDeliveryWorkflowId(eventId, webhookId)}-redelivery-${deliveryId}`;
+export const eventRetentionScheduleId = (taskQueue: string): string => `event-retention-${taskQueue}`;
+
+export type WebhookDeliveryInput = {
+  eventId: number;
+  webhookId: number;
+  organizationId: number;
+  eventType: string;
+  /** Set for a redelivery (its row exists before the workflow); null for the first delivery. */
+  deliveryId: number | null;
+  schedule: RetrySchedule;
+};
+export type WebhookDeliveryOutcome = 'delivered' | 'failed' | 'gone' | 'cancelled';
+export type WebhookDeliveryStatus = {
+  state: 'sending' | 'waiting' | WebhookDeliveryOutcome;
+  deliveryId: number | null;
+  attempts: number;
+  lastStatusCode: number | null;
+  nextAttemptAt: string | null;
+};
+export type WebhookDeliveryResult = { deliveryId: number | null; outcome: WebhookDeliveryOutcome; attempts: number };
+export type EventRetentionInput = { retentionDays: number; batchSize: number };

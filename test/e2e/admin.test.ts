@@ -38,6 +38,30 @@ test('wallet fund credits through a transaction; settings set stores collection 
   expect(settings).toEqual({ verification_url: 'https://merchant.example/verify', accept_by_default: false });
 });
 
+test('webhooks secret show/rotate and basic-auth set/clear manage the organization\'s delivery settings', async () => {
+  const created = JSON.parse(admin('org', 'create', '--name', 'Hooks', '--json').stdout);
+  const org = String(created.organization.id);
+  const shown = JSON.parse(admin('webhooks', 'secret', 'show', '--org', org, '--json').stdout);
+  expect(shown.signingSecret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+  expect(JSON.parse(admin('webhooks', 'secret', 'show', '--org', org, '--json').stdout).signingSecret).toBe(shown.signingSecret);
+  const rotated = JSON.parse(admin('webhooks', 'secret', 'rotate', '--org', org, '--json').stdout);
+  expect(rotated.signingSecret).not.toBe(shown.signingSecret);
+  expect(new Date(rotated.previousSecretExpiresAt).getTime()).toBeGreaterThan(Date.now() + 23 * 3600_000);
+
+  expect(admin('webhooks', 'basic-auth', 'set', '--org', org, '--username', 'acme', '--password', 'pw 1').status).toBe(0);
+  const [withCredentials] = await testSql()`select basic_username, basic_password from webhook_settings where organization_id = ${created.organization.id}`;
+  expect(withCredentials).toEqual({ basic_username: 'acme', basic_password: 'pw 1' });
+  const plain = admin('webhooks', 'secret', 'show', '--org', org);
+  expect(plain.stdout).toContain('HTTP Basic credentials: set');
+  expect(plain.stdout).not.toContain('pw 1');
+  expect(admin('webhooks', 'basic-auth', 'clear', '--org', org).status).toBe(0);
+  const [cleared] = await testSql()`select basic_username, basic_password from webhook_settings where organization_id = ${created.organization.id}`;
+  expect(cleared).toEqual({ basic_username: null, basic_password: null });
+  const missing = admin('webhooks', 'secret', 'show', '--org', '987654321');
+  expect(missing.status).toBe(1);
+  expect(missing.stderr).toContain('Organization 987654321 does not exist');
+});
+
 test.each([
   [['wallet', 'fund', '--org', '1', '--currency', 'USD', '--amount', '5']],
   [['wallet', 'fund', '--org', '1', '--currency', 'BXC', '--amount', '1,000']],
@@ -45,6 +69,9 @@ test.each([
   [['org', 'create']],
   [['settings', 'set', '--org', '1', '--accept-by-default', 'maybe']],
   [['nonsense']],
+  [['webhooks', 'basic-auth', 'set', '--org', '1', '--username', 'a:b', '--password', 'p']],
+  [['webhooks', 'basic-auth', 'set', '--org', '1', '--username', 'a']],
+  [['webhooks', 'secret', 'show']],
 ])('bad usage %p exits 2 with a message', (args) => {
   const result = admin(...args);
   expect(result.status).toBe(2);

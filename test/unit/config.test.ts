@@ -33,3 +33,23 @@ test('every variable the config reads is documented in the README', () => {
   expect(variables.length).toBeGreaterThan(5);
   expect(variables.filter((variable) => !readme.includes(`\`${variable}\``))).toEqual([]);
 });
+
+test('webhook and retention settings: the spec\'s defaults, short schedules for tests, and what is refused', () => {
+  const defaults = loadConfig({});
+  expect(defaults.webhooks).toEqual({
+    retryDelaysMs: [10_000, 60_000, 300_000, 900_000, 1_800_000, 3_600_000, 7_200_000, 14_400_000, 28_800_000],
+    jitter: 0.2,
+    caFile: undefined,
+  });
+  expect(defaults.retention).toEqual({ days: 30, sweepEnabled: true, sweepIntervalSeconds: 3600 });
+  expect(loadConfig({ WEBHOOK_RETRY_SCHEDULE: '100ms, 1s,2s,3s,4s,5s,6s,7s,8s' }).webhooks.retryDelaysMs[0]).toBe(100);
+  expect(loadConfig({ EVENT_RETENTION_DAYS: '90' }).retention.days).toBe(90);
+  // api.md 6.1: events are kept at least 30 days.
+  expect(() => loadConfig({ EVENT_RETENTION_DAYS: '29' })).toThrow(/EVENT_RETENTION_DAYS/);
+  // 10 attempts in total: exactly 9 waits.
+  expect(() => loadConfig({ WEBHOOK_RETRY_SCHEDULE: '1s,2s' })).toThrow(/WEBHOOK_RETRY_SCHEDULE: must list exactly 9 waits/);
+  expect(() => loadConfig({ WEBHOOK_RETRY_SCHEDULE: '1s,2s,3s,4s,5s,6s,7s,8s,soon' })).toThrow(/WEBHOOK_RETRY_SCHEDULE/);
+  expect(() => loadConfig({ WEBHOOK_RETRY_JITTER: '1.5' })).toThrow(/WEBHOOK_RETRY_JITTER/);
+  expect(loadConfig({ WEBHOOK_CA_FILE: '/tmp/ca.pem' }).webhooks.caFile).toBe('/tmp/ca.pem');
+  expect(() => loadConfig({ WEBHOOK_CA_FILE: '/tmp/ca.pem', SANDBOX: 'false' })).toThrow(/WEBHOOK_CA_FILE: only allowed when SANDBOX=true/);
+});

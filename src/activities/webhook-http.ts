@@ -1,0 +1,113 @@
+/**
+ * One HTTPS POST of a webhook delivery, on node:https (the worker runs on Node): a hard deadline,
+ * no redirects followed, at most the first bytes of the answer kept, and, outside sandbox mode,
+ * no connection to a loopback or private address, checked on the address actually connected to.
+ */
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { request } from 'node:https';
+import { isIP, type LookupFunction } from 'node:net';
+import { rootCertificates } from 'node:tls';
+import { isPublicAddress } from '../domain/network-addresses';
+import { RESPONSE_EXCERPT_BYTES, asksToSkipCertificateCheck } from '../domain/webhooks';
+
+export type TransportSettings = {
+  /** Sandbox mode: private and loopback targets allowed, `skip-cert-verify` and the extra CA honoured. */
+  sandbox: boolean;
+  /** PEM of an extra certificate authority to trust (WEBHOOK_CA_FILE, sandbox only). */
+  extraCa: string | undefined;
+  timeoutMs: number;
+};
+
+export type HttpAttempt = {
+  startedAt: Date;
+  durationMs: number;
+  statusCode: number | null;
+  error: string | null;
+  responseExcerpt: string | null;
+};
+
+class NotPublicAddressError extends Error {
+  readonly code = 'EADDRNOTPUBLIC';
+}
+
+function refusal(hostname: string, address: string): NotPublicAddressError {
+  const subject = hostname === address ? address : `${hostname} resolves to ${address}, which`;
+  return new NotPublicAddressError(`${subject} is a loopback or private address; webhooks go only to public addresses outside sandbox mode`);
+}
+
+/** A DNS lookup that fails when any address of the name is not public (no DNS-rebinding way around it). */
+const publicOnlyLookup: LookupFunction = (hostname, options, callback) => {
+  dnsLookup(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
+    if (error) return callback(error, '', 0);
+    const refused = addresses.find((entry) => !isPublicAddress(entry.address));
+    if (refused) return callback(refusal(hostname, refused.address) as NodeJS.ErrnoException, '', 0);
+    if (options.all) return (callback as unknown as (error: null, addresses: LookupAddress[]) => void)(null, addresses);
+    const [first] = addresses;
+    if (!first) return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), '', 0);
+    return callback(null, first.address, first.family);
+  });
+};
+
+/** The text the attempt log keeps for a failed connection: the error code when Node gives one, then the message. */
+function describeError(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const code = (error as NodeJS.ErrnoException).code;
+  return code && !error.message.includes(code) ? `${code}: ${error.message}` : error.message;
+}
+
+/** POSTs `body` to `target`; never throws for what the receiver does, only reports it. */
+export function postWebhook(target: string, headers: Record<string, string>, body: string, transport: TransportSettings): Promise<HttpAttempt> {
+  const startedAt = new Date();
+  const started = performance.now();
+  const url = new URL(target);
+  const hostname = url.hostname.replace(/^\[(.*)\]$/, '$1');
+  const finishWith = (result: Omit<HttpAttempt, 'startedAt' | 'durationMs'>): HttpAttempt => ({
+    startedAt,
+    durationMs: Math.round(performance.now() - started),
+    ...result,
+  });
+  if (!transport.sandbox && isIP(hostname) !== 0 && !isPublicAddress(hostname)) {
+    return Promise.resolve(finishWith({ statusCode: null, error: describeError(refusal(hostname, hostname)), responseExcerpt: null }));
+  }
+  return new Promise((resolve) => {
+    let statusCode: number | null = null;
+    const chunks: Buffer[] = [];
+    let received = 0;
+    let settled = false;
+    // PostgreSQL text cannot hold NUL characters; a binary answer must not make the attempt unloggable.
+    const excerpt = (): string | null =>
+      statusCode === null ? null : Buffer.concat(chunks).subarray(0, RESPONSE_EXCERPT_BYTES).toString('utf8').replaceAll('\u0000', '');
+    const settle = (error: string | null) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(deadline);
+      resolve(finishWith({ statusCode, error: statusCode === null ? error : null, responseExcerpt: excerpt() }));
+      outgoing.destroy();
+    };
+    const outgoing = request(
+      url,
+      {
+        method: 'POST',
+        headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+        agent: false,
+        ...(transport.extraCa ? { ca: [...rootCertificates, transport.extraCa] } : {}),
+        rejectUnauthorized: !(transport.sandbox && asksToSkipCertificateCheck(url)),
+        ...(transport.sandbox ? {} : { lookup: publicOnlyLookup }),
+      },
+      (response) => {
+        statusCode = response.statusCode ?? null;
+        response.on('data', (chunk: Buffer) => {
+          chunks.push(chunk);
+          received += chunk.length;
+          if (received >= RESPONSE_EXCERPT_BYTES) settle(null);
+        });
+        response.on('end', () => settle(null));
+        response.on('error', (error) => settle(describeError(error)));
+      },
+    );
+    // The receiver's whole answer has to start within the timeout; a status already received counts.
+    const deadline = setTimeout(() => settle(`timeout: no response within ${transport.timeoutMs / 1000} s`), transport.timeoutMs);
+    outgoing.on('error', (error) => settle(describeError(error)));
+    outgoing.end(body);
+  });
+}

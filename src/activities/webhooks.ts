@@ -1,0 +1,100 @@
+import { readFileSync } from 'node:fs';
+import { log } from '@temporalio/activity';
+import type { Sql } from '../db';
+import type { RetrySchedule } from '../domain/webhook-schedule';
+import {
+  WEBHOOK_TIMEOUT_MS, attemptOutcome, basicAuthorization, serializeWebhook, signatureHeader, webhookMessageId, type DeliveryStatus,
+} from '../domain/webhooks';
+import { deliveryContext, deliverySecrets, findAttempt, finishDelivery, openDelivery, recordAttempt, type OpenDelivery } from '../services/webhooks';
+import { postWebhook, type TransportSettings } from './webhook-http';
+
+export type WebhookActivityDeps = {
+  sql: Sql;
+  sandbox: boolean;
+  webhooks: RetrySchedule & { caFile: string | undefined };
+};
+
+export type WebhookDeliveryPlan = { webhookIds: number[]; schedule: RetrySchedule };
+
+/** What an attempt came to, as the workflow needs it. `cancelled`: the hook or the event is gone, nothing was sent. */
+export type AttemptResult = { outcome: 'delivered' | 'failed' | 'gone' | 'cancelled'; statusCode: number | null; detail: string | null };
+
+/**
+ * Attempt `attempt` of a delivery: signs and POSTs `{"hook", "data"}` and logs the result.
+ * Idempotent per (delivery, attempt): when this attempt is already in the log (the worker died
+ * after sending, before Temporal heard back), the logged result is returned and nothing is sent.
+ */
+export async function attemptDelivery(sql: Sql, transport: TransportSettings, deliveryId: number, attempt: number): Promise<AttemptResult> {
+  const logged = await findAttempt(sql, deliveryId, attempt);
+  if (logged) return { outcome: logged.outcome, statusCode: logged.statusCode, detail: logged.error };
+  const context = await deliveryContext(sql, deliveryId);
+  if (!context) return { outcome: 'cancelled', statusCode: null, detail: 'the event no longer exists' };
+  if (context.webhook.deletedAt !== null) return { outcome: 'cancelled', statusCode: null, detail: 'the webhook was deleted' };
+
+  const { webhook, event } = context;
+  const secrets = await deliverySecrets(sql, webhook.organizationId);
+  const body = JSON.stringify({ hook: serializeWebhook(webhook), data: event.data });
+  const messageId = webhookMessageId(event.id, webhook.id);
+  const timestamp = Math.floor(Date.now() / 1000);
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    'user-agent': 'collections-webhooks/1.0',
+    'webhook-id': messageId,
+    'webhook-timestamp': String(timestamp),
+    'webhook-signature': signatureHeader(secrets.signingSecrets, messageId, timestamp, body),
+  };
+  // api.md 5.5: no Authorization header at all unless the organization gave credentials.
+  if (secrets.basic) headers.authorization = basicAuthorization(secrets.basic.username, secrets.basic.password);
+
+  const sent = await postWebhook(webhook.target, headers, body, transport);
+  const recorded = await recordAttempt(sql, { deliveryId, webhookId: webhook.id, attempt, ...sent, outcome: attemptOutcome(sent.statusCode) });
+  return { outcome: recorded.outcome, statusCode: recorded.statusCode, detail: recorded.error };
+}
+
+function readCertificateAuthority(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (cause) {
+    throw new Error(`WEBHOOK_CA_FILE ${file} cannot be read`, { cause });
+  }
+}
+
+export function createWebhookActivities({ sql, sandbox, webhooks }: WebhookActivityDeps) {
+  const transport: TransportSettings = {
+    sandbox,
+    extraCa: webhooks.caFile === undefined ? undefined : readCertificateAuthority(webhooks.caFile),
+    timeoutMs: WEBHOOK_TIMEOUT_MS,
+  };
+  const schedule: RetrySchedule = { retryDelaysMs: webhooks.retryDelaysMs, jitter: webhooks.jitter };
+
+  return {
+    /**
+     * The organization's live webhooks for the event's type that existed when it happened (a hook
+     * fires for future events only), and the retry schedule their deliveries follow.
+     */
+    async planWebhookDeliveries(eventId: number): Promise<WebhookDeliveryPlan> {
+      const rows = await sql<{ id: number }[]>`
+        select w.id from events e join webhooks w on w.organization_id = e.organization_id and w.event = e.type
+        where e.id = ${eventId} and w.deleted_at is null and w.created <= e.created order by w.id`;
+      return { webhookIds: rows.map((row) => row.id), schedule };
+    },
+
+    /** Idempotent: the row is keyed by the workflow id. */
+    async openWebhookDelivery(input: OpenDelivery): Promise<number | null> {
+      return await openDelivery(sql, input);
+    },
+
+    /** Attempt `attempt` of a delivery (see `attemptDelivery`), logged. */
+    async attemptWebhookDelivery({ deliveryId, attempt }: { deliveryId: number; attempt: number }): Promise<AttemptResult> {
+      const result = await attemptDelivery(sql, transport, deliveryId, attempt);
+      log.info('webhook attempt', { deliveryId, attempt, ...result });
+      return result;
+    },
+
+    async finishWebhookDelivery({ deliveryId, status }: { deliveryId: number; status: Exclude<DeliveryStatus, 'pending'> }): Promise<void> {
+      await finishDelivery(sql, deliveryId, status);
+    },
+  };
+}
+
+export type WebhookActivities = ReturnType<typeof createWebhookActivities>;

@@ -1,0 +1,191 @@
+import { Elysia } from 'elysia';
+import * as v from 'valibot';
+import { EVENT_TYPES } from '../domain/events';
+import { isLocalHostName, isPublicAddress } from '../domain/network-addresses';
+import { serializeDelivery, serializeWebhook, type WebhookRow } from '../domain/webhooks';
+import {
+  createWebhook, deleteWebhook, findDelivery, findWebhook, findWebhookEvenIfDeleted, listDeliveries, nextDeliveryId, openDelivery,
+  updateWebhook, WEBHOOK_COLUMNS,
+} from '../services/webhooks';
+import { startWebhookRedelivery } from '../temporal/webhooks';
+import { webhookRedeliveryWorkflowId } from '../workflows/shared';
+import { MANAGE_ORGANIZATION, authPlugin } from './auth';
+import { ownedBy, parseId, type AppDeps } from './context';
+import { ApiError, fieldErrors, notFound } from './errors';
+import { REQUIRED, text, validate } from './fields';
+import { queryObject } from './filters';
+import { parseRequestBody } from './http';
+import { pagedList, parsePage } from './pagination';
+
+const CHOICE = (issue: { input: unknown }) => `Select a valid choice. ${String(issue.input)} is not one of the available choices.`;
+const eventChoice = v.picklist(EVENT_TYPES, CHOICE);
+const INTEGER = 'A valid integer is required.';
+const integerId = v.pipe(
+  v.union([v.string(), v.number()], INTEGER),
+  v.transform(String),
+  v.regex(/^\d{1,15}$/, INTEGER),
+  v.transform(Number),
+);
+
+function parseUrl(value: string): URL | null {
+  return URL.canParse(value) ? new URL(value) : null;
+}
+
+/**
+ * A webhook target: an HTTPS URL (always, sandbox included). Outside sandbox mode a target naming a
+ * loopback or private address is refused here; names are checked again on every delivery, after DNS.
+ */
+const target = (sandbox: boolean) =>
+  v.pipe(
+    text(2000),
+    v.rawCheck(({ dataset, addIssue }) => {
+      if (!dataset.typed) return;
+      const url = parseUrl(dataset.value);
+      if (url === null || !['http:', 'https:'].includes(url.protocol) || url.hostname === '') {
+        addIssue({ message: 'Enter a valid URL.' });
+      } else if (url.protocol !== 'https:') {
+        addIssue({ message: 'Enter a valid HTTPS URL: webhook targets must use https://.' });
+      } else if (!sandbox && (isLocalHostName(url.hostname) || (/^[\d.]+$|^\[/.test(url.hostname) && !isPublicAddress(url.hostname)))) {
+        addIssue({ message: 'Enter a public address: webhook targets may not point to loopback or private networks.' });
+      }
+    }),
+  );
+
+const webhookSchemas = (sandbox: boolean) => ({
+  create: v.object({ event: eventChoice, target: target(sandbox) }, REQUIRED),
+  update: v.object({ event: v.optional(eventChoice), target: v.optional(target(sandbox)) }),
+});
+
+const WebhookFilters = v.object({
+  user: v.optional(integerId),
+  event: v.optional(eventChoice),
+});
+const DeliveryFilters = v.object({ event: v.optional(integerId) });
+const Redelivery = v.object({ event: integerId }, REQUIRED);
+
+export const webhookRoutes = ({ sql, config, temporal }: AppDeps) => {
+  const schemas = webhookSchemas(config.sandbox);
+  const manage = { permission: MANAGE_ORGANIZATION } as const;
+
+  async function ownedWebhook(rawId: string, organizationId: number): Promise<WebhookRow> {
+    const id = parseId(rawId);
+    if (id === null) throw notFound();
+    return ownedBy(await findWebhook(sql, id), organizationId);
+  }
+
+  return new Elysia({ name: 'webhooks', prefix: '/api/webhooks' })
+    .use(authPlugin(sql))
+    .post(
+      '',
+      async ({ request, principal, set }) => {
+        const input = validate(schemas.create, await parseRequestBody(request));
+        const webhook = await createWebhook(sql, { organizationId: principal.organizationId, userId: principal.userId, ...input });
+        set.status = 201;
+        return serializeWebhook(webhook);
+      },
+      { ...manage, parse: 'none' },
+    )
+    .get(
+      '',
+      async ({ request, principal }) => {
+        const { searchParams } = new URL(request.url);
+        const page = parsePage(searchParams, config.pageSizeMax);
+        const filters = validate(WebhookFilters, queryObject(searchParams));
+        const where = sql`where organization_id = ${principal.organizationId} and deleted_at is null
+          ${filters.user !== undefined ? sql`and user_id = ${filters.user}` : sql``}
+          ${filters.event !== undefined ? sql`and event = ${filters.event}` : sql``}`;
+        const [[total], rows] = await Promise.all([
+          sql<{ count: number }[]>`select count(*)::int as count from webhooks ${where}`,
+          sql<WebhookRow[]>`select ${sql.unsafe(WEBHOOK_COLUMNS)} from webhooks ${where}
+            order by id desc limit ${page.limit} offset ${page.offset}`,
+        ]);
+        return pagedList(request, config.publicBaseUrl, page, total?.count ?? 0, rows.map(serializeWebhook));
+      },
+      manage,
+    )
+    .get('/:id', async ({ params, principal }) => serializeWebhook(await ownedWebhook(params.id, principal.organizationId)), manage)
+    .patch(
+      '/:id',
+      async ({ params, principal, request }) => {
+        // The body's media type is checked first (415) on every body route, before any look-up.
+        const body = await parseRequestBody(request);
+        const webhook = await ownedWebhook(params.id, principal.organizationId);
+        const changes = validate(schemas.update, body);
+        if (changes.event === undefined && changes.target === undefined) return serializeWebhook(webhook);
+        return serializeWebhook((await updateWebhook(sql, webhook.id, changes)) ?? notFoundAfterAll());
+      },
+      { ...manage, parse: 'none' },
+    )
+    .put(
+      '/:id',
+      async ({ params, principal, request }) => {
+        const body = await parseRequestBody(request);
+        const webhook = await ownedWebhook(params.id, principal.organizationId);
+        const replacement = validate(schemas.create, body);
+        return serializeWebhook((await updateWebhook(sql, webhook.id, replacement)) ?? notFoundAfterAll());
+      },
+      { ...manage, parse: 'none' },
+    )
+    .delete(
+      '/:id',
+      async ({ params, principal }) => {
+        const webhook = await ownedWebhook(params.id, principal.organizationId);
+        await deleteWebhook(sql, webhook.id, 'deleted');
+        return new Response(null, { status: 204 });
+      },
+      manage,
+    )
+    .get(
+      '/:id/deliveries',
+      async ({ params, principal, request }) => {
+        const id = parseId(params.id);
+        if (id === null) throw notFound();
+        // The log outlives the hook: a webhook deleted by a 410 still shows why.
+        const webhook = ownedBy(await findWebhookEvenIfDeleted(sql, id), principal.organizationId);
+        const { searchParams } = new URL(request.url);
+        const page = parsePage(searchParams, config.pageSizeMax);
+        const filters = validate(DeliveryFilters, queryObject(searchParams));
+        const { count, deliveries } = await listDeliveries(sql, webhook.id, { eventId: filters.event }, page);
+        return pagedList(request, config.publicBaseUrl, page, count, deliveries.map(serializeDelivery));
+      },
+      manage,
+    )
+    .post(
+      '/:id/deliveries',
+      async ({ params, principal, request, set }) => {
+        const body = await parseRequestBody(request);
+        const webhook = await ownedWebhook(params.id, principal.organizationId);
+        const { event: eventId } = validate(Redelivery, body);
+        const [event] = await sql<{ type: string }[]>`
+          select type from events where id = ${eventId} and organization_id = ${principal.organizationId}`;
+        if (!event) throw fieldErrors({ event: [`Invalid pk "${eventId}" - object does not exist.`] });
+        if (event.type !== webhook.event) {
+          throw fieldErrors({ event: [`Event ${eventId} is a ${event.type} event; this webhook receives ${webhook.event} events.`] });
+        }
+        const deliveryId = await nextDeliveryId(sql);
+        const input = {
+          eventId, webhookId: webhook.id, organizationId: principal.organizationId, eventType: event.type, deliveryId,
+          schedule: { retryDelaysMs: config.webhooks.retryDelaysMs, jitter: config.webhooks.jitter },
+        };
+        const workflowId = webhookRedeliveryWorkflowId(eventId, webhook.id, deliveryId);
+        await openDelivery(sql, { workflowId, deliveryId, organizationId: principal.organizationId, webhookId: webhook.id, eventId, redelivery: true });
+        try {
+          await startWebhookRedelivery(temporal, config.temporal.taskQueue, input);
+        } catch (cause) {
+          await sql`delete from webhook_deliveries where id = ${deliveryId} and status = 'pending'
+                    and not exists (select 1 from webhook_delivery_attempts where delivery_id = ${deliveryId})`;
+          throw new ApiError(503, { detail: 'Redelivery could not be started; try again shortly.' }, {}, { cause });
+        }
+        const delivery = await findDelivery(sql, deliveryId);
+        if (!delivery) throw new Error(`delivery ${deliveryId} vanished after it was opened`);
+        set.status = 202;
+        return serializeDelivery(delivery);
+      },
+      { ...manage, parse: 'none' },
+    );
+};
+
+/** The webhook was deleted between the ownership check and the write. */
+function notFoundAfterAll(): never {
+  throw notFound();
+}

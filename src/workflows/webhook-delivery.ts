@@ -1,0 +1,68 @@
+import { defineQuery, proxyActivities, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
+import type { WebhookActivities } from '../activities/webhooks';
+import { retryDelayMs, totalAttempts } from '../domain/webhook-schedule';
+import type { WebhookDeliveryInput, WebhookDeliveryOutcome, WebhookDeliveryResult, WebhookDeliveryStatus } from './shared';
+
+const { openWebhookDelivery, finishWebhookDelivery } = proxyActivities<WebhookActivities>({
+  startToCloseTimeout: '30 seconds',
+  // Only PostgreSQL can fail here; keep trying with growing waits rather than lose the delivery.
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+});
+
+const { attemptWebhookDelivery } = proxyActivities<WebhookActivities>({
+  // The 5 s receiver timeout plus the database work around it.
+  startToCloseTimeout: '20 seconds',
+  // A receiver's failure is a result, not an error; this retries only our side (database, crash),
+  // and the activity is idempotent per (delivery, attempt), so a retry never logs an attempt twice.
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+});
+
+export const webhookDeliveryStatusQuery = defineQuery<WebhookDeliveryStatus>('status');
+
+/**
+ * One delivery of one event to one webhook (`webhook-delivery-<event>-<webhook>`): up to 10
+ * attempts, the waits between them on the configured schedule with jitter, timed by this
+ * workflow, so a worker crash resumes at the attempt reached. Any 2xx ends it delivered; 410
+ * ends it with the webhook deleted; a deleted webhook or event ends it cancelled.
+ */
+export async function webhookDelivery(input: WebhookDeliveryInput): Promise<WebhookDeliveryResult> {
+  const status: WebhookDeliveryStatus = { state: 'sending', deliveryId: input.deliveryId, attempts: 0, lastStatusCode: null, nextAttemptAt: null };
+  setHandler(webhookDeliveryStatusQuery, () => status);
+
+  const deliveryId = await openWebhookDelivery({
+    workflowId: workflowInfo().workflowId,
+    deliveryId: input.deliveryId,
+    organizationId: input.organizationId,
+    webhookId: input.webhookId,
+    eventId: input.eventId,
+    redelivery: input.deliveryId !== null,
+  });
+  if (deliveryId === null) {
+    status.state = 'cancelled';
+    return { deliveryId: null, outcome: 'cancelled', attempts: 0 };
+  }
+  status.deliveryId = deliveryId;
+
+  let outcome: WebhookDeliveryOutcome = 'failed';
+  for (let attempt = 1; attempt <= totalAttempts(input.schedule); attempt += 1) {
+    if (attempt > 1) {
+      // Math.random is the workflow's seeded one: a replay waits exactly as the first run did.
+      const waitMs = retryDelayMs(input.schedule, attempt, Math.random());
+      status.state = 'waiting';
+      status.nextAttemptAt = new Date(Date.now() + waitMs).toISOString();
+      await sleep(waitMs);
+    }
+    status.state = 'sending';
+    status.nextAttemptAt = null;
+    const result = await attemptWebhookDelivery({ deliveryId, attempt });
+    if (result.outcome !== 'cancelled') status.attempts = attempt;
+    status.lastStatusCode = result.statusCode;
+    if (result.outcome !== 'failed') {
+      outcome = result.outcome;
+      break;
+    }
+  }
+  await finishWebhookDelivery({ deliveryId, status: outcome });
+  status.state = outcome;
+  return { deliveryId, outcome, attempts: status.attempts };
+}

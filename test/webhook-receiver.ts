@@ -1,0 +1,80 @@
+/**
+ * A local HTTPS webhook receiver for tests: listens on 127.0.0.1 only, with a self-signed
+ * certificate made at test time by `openssl`, answers each path from a script of replies, and
+ * records every request it gets.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export type Certificate = { certFile: string; cert: string; key: string };
+
+/** A self-signed certificate for 127.0.0.1 and localhost, valid for a day. */
+export function makeCertificate(): Certificate {
+  const directory = mkdtempSync(join(process.env.TEST_DATA_DIR ?? tmpdir(), 'receiver-cert-'));
+  const certFile = join(directory, 'cert.pem');
+  const keyFile = join(directory, 'key.pem');
+  const result = spawnSync('openssl', [
+    'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', keyFile, '-out', certFile, '-days', '1',
+    '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost',
+  ], { encoding: 'utf8' });
+  if (result.status !== 0) throw new Error(`openssl failed: ${result.stderr}`);
+  return { certFile, cert: readFileSync(certFile, 'utf8'), key: readFileSync(keyFile, 'utf8') };
+}
+
+export type Reply = { status: number; body?: string; delayMs?: number };
+export type ReceivedRequest = { path: string; headers: Record<string, string>; body: string; receivedAt: number };
+
+export type Receiver = {
+  port: number;
+  /** `https://127.0.0.1:<port><path>` */
+  url: (path: string) => string;
+  /** Replies for a path, in order; `then` answers every request after them (default 200). */
+  script: (path: string, replies: Reply[], then?: Reply) => void;
+  requests: (path: string) => ReceivedRequest[];
+  close: () => Promise<void>;
+};
+
+export async function startReceiver(certificate: Certificate): Promise<Receiver> {
+  const scripts = new Map<string, { replies: Reply[]; then: Reply }>();
+  const received = new Map<string, ReceivedRequest[]>();
+  const server: Server = createServer({ key: certificate.key, cert: certificate.cert }, (request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const path = (request.url ?? '/').split('?')[0] ?? '/';
+      const headers: Record<string, string> = {};
+      for (const [name, value] of Object.entries(request.headers)) {
+        if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
+      }
+      const list = received.get(path) ?? [];
+      list.push({ path, headers, body: Buffer.concat(chunks).toString('utf8'), receivedAt: Date.now() });
+      received.set(path, list);
+      const script = scripts.get(path);
+      const reply = script?.replies.shift() ?? script?.then ?? { status: 200 };
+      const answer = () => {
+        if (response.destroyed) return;
+        response.writeHead(reply.status, { 'content-type': 'text/plain' });
+        response.end(reply.body ?? `status ${reply.status}`);
+      };
+      if (reply.delayMs) setTimeout(answer, reply.delayMs);
+      else answer();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    port,
+    url: (path) => `https://127.0.0.1:${port}${path}`,
+    script: (path, replies, then = { status: 200 }) => scripts.set(path, { replies: [...replies], then }),
+    requests: (path) => received.get(path) ?? [],
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

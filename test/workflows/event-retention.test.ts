@@ -1,0 +1,52 @@
+import { afterAll, expect, test } from 'bun:test';
+import { createOrganization } from '../../src/services/organizations';
+import { recordEvent } from '../../src/services/events';
+import { createWebhook, openDelivery, recordAttempt } from '../../src/services/webhooks';
+import { eventRetentionScheduleId, webhookDeliveryWorkflowId } from '../../src/workflows/shared';
+import { eventually, startWorker, testClient, testSql, uniqueTaskQueue, type WorkerProcess } from '../helpers';
+
+const workers: WorkerProcess[] = [];
+const schedules: string[] = [];
+
+afterAll(async () => {
+  await Promise.all(workers.map((worker) => worker.stop()));
+  const client = await testClient();
+  await Promise.all(schedules.map((id) => client.schedule.getHandle(id).delete().catch(() => {})));
+});
+
+test('the retention Schedule deletes events older than the retention with their deliveries and attempts, and keeps younger ones', async () => {
+  const sql = testSql();
+  const { organization, user } = await createOrganization(sql, 'Retention');
+  const webhook = await createWebhook(sql, { organizationId: organization.id, userId: user.id, event: 'contact.created', target: 'https://merchant.example/h' });
+  const record = async (ageDays: number) => {
+    const event = await recordEvent(sql, { organizationId: organization.id, type: 'contact.created', data: { ageDays }, author: null });
+    await sql`update events set created = now() - ${ageDays}::int * interval '1 day' - interval '1 minute' where id = ${event.id}`;
+    const deliveryId = await openDelivery(sql, {
+      workflowId: webhookDeliveryWorkflowId(event.id, webhook.id), deliveryId: null, organizationId: organization.id,
+      webhookId: webhook.id, eventId: event.id, redelivery: false,
+    });
+    await recordAttempt(sql, {
+      deliveryId: deliveryId!, webhookId: webhook.id, attempt: 1, startedAt: new Date(), durationMs: 1, outcome: 'delivered',
+      statusCode: 200, error: null, responseExcerpt: null,
+    });
+    return { eventId: event.id, deliveryId: deliveryId! };
+  };
+  const expired = await record(31);
+  const kept = await record(29);
+
+  const taskQueue = uniqueTaskQueue('retention');
+  schedules.push(eventRetentionScheduleId(taskQueue));
+  workers.push(await startWorker(taskQueue, { RETENTION_SWEEP: 'true', RETENTION_SWEEP_INTERVAL_SECONDS: '1', EVENT_RETENTION_DAYS: '30' }));
+
+  const exists = async (table: 'events' | 'webhook_deliveries' | 'webhook_delivery_attempts', column: string, id: number) =>
+    (await sql`select 1 from ${sql(table)} where ${sql(column)} = ${id}`).length > 0;
+  await eventually('the expired event to be deleted', async () => !(await exists('events', 'id', expired.eventId)), 30_000);
+  expect(await exists('webhook_deliveries', 'id', expired.deliveryId)).toBe(false);
+  expect(await exists('webhook_delivery_attempts', 'delivery_id', expired.deliveryId)).toBe(false);
+  expect(await exists('events', 'id', kept.eventId)).toBe(true);
+  expect(await exists('webhook_delivery_attempts', 'delivery_id', kept.deliveryId)).toBe(true);
+
+  const client = await testClient();
+  const description = await client.schedule.getHandle(eventRetentionScheduleId(taskQueue)).describe();
+  expect(description.action).toMatchObject({ workflowType: 'eventRetention', args: [{ retentionDays: 30, batchSize: 1000 }] });
+}, 60_000);

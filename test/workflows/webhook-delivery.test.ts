@@ -1,0 +1,332 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import type { WorkflowHandle } from '@temporalio/client';
+import { Webhook } from 'standardwebhooks';
+import { rotateSigningSecret, setBasicCredentials, showSigningSecret } from '../../src/services/webhooks';
+import { webhookDeliveryStatusQuery, type webhookDelivery } from '../../src/workflows/webhook-delivery';
+import { eventDispatchWorkflowId, webhookDeliveryWorkflowId, webhookRedeliveryWorkflowId } from '../../src/workflows/shared';
+import {
+  createMerchant, eventually, startWorker, testApp, testClient, testSql, uniqueTaskQueue, type TestApp, type TestMerchant, type WorkerProcess,
+} from '../helpers';
+import { makeCertificate, startReceiver, type Certificate, type Receiver } from '../webhook-receiver';
+
+/** Short, increasing waits: the production schedule's shape at test speed (the dev server fires timers at ~1 s granularity). */
+const TEST_SCHEDULE_MS = [50, 100, 150, 200, 250, 300, 350, 400, 450];
+const TEST_JITTER = 0.2;
+
+let certificate: Certificate;
+let receiver: Receiver;
+let ctx: TestApp;
+const workers: WorkerProcess[] = [];
+
+function workerEnv(schedule: number[] = TEST_SCHEDULE_MS): Record<string, string> {
+  return {
+    WEBHOOK_CA_FILE: certificate.certFile,
+    WEBHOOK_RETRY_SCHEDULE: schedule.map((ms) => `${ms}ms`).join(','),
+    WEBHOOK_RETRY_JITTER: String(TEST_JITTER),
+  };
+}
+
+beforeAll(async () => {
+  certificate = makeCertificate();
+  receiver = await startReceiver(certificate);
+  const taskQueue = uniqueTaskQueue('webhooks');
+  workers.push(await startWorker(taskQueue, workerEnv()));
+  ctx = await testApp(taskQueue);
+});
+
+afterAll(async () => {
+  await Promise.all(workers.map((worker) => worker.stop()));
+  await receiver.close();
+});
+
+let pathCounter = 0;
+const nextPath = (name: string) => `/hooks/${name}-${++pathCounter}`;
+let numberCounter = 30000;
+const nextNumber = () => `+2567723${String(numberCounter++).padStart(5, '0')}`;
+
+type Hook = { id: number; user: number; event: string; target: string; created: string; updated: string };
+
+async function createHook(merchant: TestMerchant, target: string, event = 'contact.created'): Promise<Hook> {
+  const response = await merchant.request('/api/webhooks', { form: { event, target } });
+  expect(response.status).toBe(201);
+  return response.body;
+}
+
+/** Creates a contact through the API: a `contact.created` event, dispatched to the worker. */
+/** Creates a contact through the merchant's app: a `contact.created` event, dispatched to that app's task queue. */
+async function createContact(merchant: TestMerchant): Promise<{ contact: Record<string, unknown>; eventId: number }> {
+  const response = await merchant.request('/api/contacts', { form: { phone_number: nextNumber(), first_name: 'Hook', last_name: 'Test' } });
+  expect(response.status).toBe(201);
+  const [event] = await testSql()<{ id: number }[]>`
+    select id from events where organization_id = ${merchant.organization.id} and (data->>'id')::bigint = ${response.body.id}`;
+  return { contact: response.body, eventId: event!.id };
+}
+
+async function deliveryHandle(eventId: number, webhookId: number): Promise<WorkflowHandle<typeof webhookDelivery>> {
+  const client = await testClient();
+  const handle = client.workflow.getHandle<typeof webhookDelivery>(webhookDeliveryWorkflowId(eventId, webhookId));
+  await eventually('the delivery workflow to start', async () => handle.describe().then(() => true, () => false));
+  return handle;
+}
+
+type LoggedAttempt = { attempt: number; time: string; outcome: string; status_code: number | null; error: string | null; duration_ms: number; response: string | null };
+
+async function attemptLog(merchant: TestMerchant, webhookId: number, eventId: number) {
+  const response = await merchant.request(`/api/webhooks/${webhookId}/deliveries?event=${eventId}`);
+  expect(response.status).toBe(200);
+  return response.body.results as { id: number; status: string; redelivery: boolean; attempts: LoggedAttempt[] }[];
+}
+
+async function signingSecret(merchant: TestMerchant): Promise<string> {
+  return (await showSigningSecret(testSql(), merchant.organization.id)).signingSecret;
+}
+
+describe('webhook delivery', () => {
+  test('delivered at the first attempt: {hook, data} JSON, signed per Standard Webhooks, no Authorization header', async () => {
+    const merchant = await createMerchant(ctx.app);
+    const path = nextPath('first');
+    const hook = await createHook(merchant, receiver.url(path));
+    const { contact, eventId } = await createContact(merchant);
+    const result = await (await deliveryHandle(eventId, hook.id)).result();
+    expect(result).toMatchObject({ outcome: 'delivered', attempts: 1 });
+
+    const [request] = receiver.requests(path);
+    expect(receiver.requests(path)).toHaveLength(1);
+    expect(request!.headers['content-type']).toBe('application/json');
+    expect(request!.headers.authorization).toBeUndefined();
+    expect(JSON.parse(request!.body)).toEqual({ hook, data: contact });
+    // An independent implementation of the spec accepts the signature.
+    const verified = new Webhook(await signingSecret(merchant)).verify(request!.body, request!.headers);
+    expect(verified).toEqual({ hook, data: contact });
+    expect(request!.headers['webhook-id']).toBe(`msg_${eventId}_${hook.id}`);
+    expect(() => new Webhook(`whsec_${Buffer.alloc(32, 7).toString('base64')}`).verify(request!.body, request!.headers)).toThrow();
+
+    const [delivery] = await attemptLog(merchant, hook.id, eventId);
+    expect(delivery).toMatchObject({ status: 'delivered', redelivery: false });
+    expect(delivery!.attempts).toEqual([
+      { attempt: 1, time: expect.any(String), duration_ms: expect.any(Number), outcome: 'delivered', status_code: 200, error: null, response: 'status 200' },
+    ]);
+    // The dispatch finished once the delivery had started: the delivery outlives it (ABANDON).
+    await (await testClient()).workflow.getHandle(eventDispatchWorkflowId(eventId)).result();
+  });
+
+  test('500, then a redirect (3xx is not delivered), then 200: three attempts, one message id', async () => {
+    const merchant = await createMerchant(ctx.app);
+    const path = nextPath('retry');
+    receiver.script(path, [{ status: 500, body: 'boom' }, { status: 302 }]);
+    const hook = await createHook(merchant, receiver.url(path));
+    const { eventId } = await createContact(merchant);
+    expect(await (await deliveryHandle(eventId, hook.id)).result()).toMatchObject({ outcome: 'delivered', attempts: 3 });
+    const requests = receiver.requests(path);
+    expect(requests).toHaveLength(3);
+    expect(new Set(requests.map((request) => request.headers['webhook-id'])).size).toBe(1);
+    const secret = await signingSecret(merchant);
+    for (const request of requests) expect(() => new Webhook(secret).verify(request.body, request.headers)).not.toThrow();
+    const [delivery] = await attemptLog(merchant, hook.id, eventId);
+    expect(delivery!.attempts.map((attempt) => [attempt.attempt, attempt.status_code, attempt.outcome, attempt.response])).toEqual([
+      [1, 500, 'failed', 'boom'],
+      [2, 302, 'failed', 'status 302'],
+      [3, 200, 'delivered', 'status 200'],
+    ]);
+  });
+
+  test('a receiver that answers after 5 s has timed out; the next attempt succeeds', async () => {
+    const merchant = await createMerchant(ctx.app);
+    const path = nextPath('slow');
+    receiver.script(path, [{ status: 200, delayMs: 6000 }]);
+    const hook = await createHook(merchant, receiver.url(path));
+    const { eventId } = await createContact(merchant);
+    expect(await (await deliveryHandle(eventId, hook.id)).result()).toMatchObject({ outcome: 'delivered', attempts: 2 });
+    const [delivery] = await attemptLog(merchant, hook.id, eventId);
+    const [first, second] = delivery!.attempts;
+    expect(first).toMatchObject({ attempt: 1, outcome: 'failed', status_code: null, error: 'timeout: no response within 5 s' });
+    expect(first!.duration_ms).toBeGreaterThanOrEqual(5000);
+    expect(first!.duration_ms).toBeLessThan(6000);
+    expect(second).toMatchObject({ attempt: 2, outcome: 'delivered', status_code: 200 });
+  }, 30_000);
+
+  test('10 failures: exactly 10 attempts on the increasing schedule, then given up', async () => {
+    const merchant = await createMerchant(ctx.app);
+    const path = nextPath('down');
+    receiver.script(path, [], { status: 503 });
+    const hook = await createHook(merchant, receiver.url(path));
+    const { eventId } = await createContact(merchant);
+    const handle = await deliveryHandle(eventId, hook.id);
+    expect(await handle.result()).toMatchObject({ outcome: 'failed', attempts: 10 });
+    expect(await handle.query(webhookDeliveryStatusQuery)).toMatchObject({ state: 'failed', attempts: 10 });
+    expect(receiver.requests(path)).toHaveLength(10);
+    // The workflow's timers are the schedule, each wait drawn within ±jitter of its length.
+    const timers = ((await handle.fetchHistory()).events ?? []).flatMap((event) => {
+      const timeout = event.timerStartedEventAttributes?.startToFireTimeout;
+      return timeout ? [Number(timeout.seconds ?? 0) * 1000 + Math.round((timeout.nanos ?? 0) / 1e6)] : [];
+    });
+    expect(timers).toHaveLength(9);
+    timers.forEach((waited, index) => {
+      expect(waited).toBeGreaterThanOrEqual(Math.floor(TEST_SCHEDULE_MS[index]! * (1 - TEST_JITTER)));
+      expect(waited).toBeLessThanOrEqual(Math.ceil(TEST_SCHEDULE_MS[index]! * (1 + TEST_JITTER)));
+    });
+    expect(timers.some((waited, index) => waited !== TEST_SCHEDULE_MS[index])).toBe(true);
+    const [delivery] = await attemptLog(merchant, hook.id, eventId);
+    expect(delivery!.status).toBe('failed');
+    expect(delivery!.attempts.map((attempt) => attempt.attempt)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    expect(delivery!.attempts.every((attempt) => attempt.status_code === 503)).toBe(true);
+    // The webhook stays: only a 410 deletes it.
+    expect((await merchant.request(`/api/webhooks/${hook.id}`)).status).toBe(200);
+  });
+
+  test('410: the webhook is deleted after one attempt and gets no further events', async () => {
+    const merchant = await createMerchant(ctx.app);
+    const path = nextPath('gone');
+    receiver.script(path, [], { status: 410 });
+    const hook = await createHook(merchant, receiver.url(path));
+    const { eventId } = await createContact(merchant);
+    expect(await (await deliveryHandle(eventId, hook.id)).result()).toMatchObject({ outcome: 'gone', attempts: 1 });
+    expect(receiver.requests(path)).toHaveLength(1);
+    expect((await merchant.request(`/api/webhooks/${hook.id}`)).status).toBe(404);
+    const [delivery] = await attemptLog(merchant, hook.id, eventId);
+    expect(delivery).toMatchObject({ status: 'gone', attempts: [{ attempt: 1, status_code: 410, outcome: 'gone' }] });
+
+    const next = await createContact(merchant);
+    await (await testClient()).workflow.getHandle(eventDispatchWorkflowId(next.eventId)).result();
+    expect(await (await testClient()).workflow.getHandle(webhookDeliveryWorkflowId(next.eventId, hook.id)).describe().then(() => 'started', () => 'none')).toBe('none');
+    expect(receiver.requests(path)).toHaveLength(1);
+  });
+
+  test('Authorization: Basic is sent only while the organization has credentials', async () => {
+    const merchant = await createMerchant(ctx.app);
+    const path = nextPath('basic');
+    const hook = await createHook(merchant, receiver.url(path));
+    await setBasicCredentials(testSql(), merchant.organization.id, { username: 'acme', password: 'pa:ss wörd' });
+    const withCredentials = await createContact(merchant);
+    await (await deliveryHandle(withCredentials.eventId, hook.id)).result();
+    await setBasicCredentials(testSql(), merchant.organization.id, null);
+    const without = await createContact(merchant);
+    await (await deliveryHandle(without.eventId, hook.id)).result();
+    const [first, second] = receiver.requests(path);
+    expect(first!.headers.authorization).toBe(`Basic ${Buffer.from('acme:pa:ss wörd').toString('base64')}`);
+    expect(second!.headers.authorization).toBeUndefined();
+  });
+
+  test('after a secret rotation both secrets verify for the overlap', async () => {
+    const merchant = await createMerchant(ctx.app);
+    const path = nextPath('rotate');
+    const hook = await createHook(merchant, receiver.url(path));
+    const before = await signingSecret(merchant);
+    const after = (await rotateSigningSecret(testSql(), merchant.organization.id)).signingSecret;
+    expect(after).not.toBe(before);
+    const { eventId } = await createContact(merchant);
+    await (await deliveryHandle(eventId, hook.id)).result();
+    const [request] = receiver.requests(path);
+    expect(request!.headers['webhook-signature']!.split(' ')).toHaveLength(2);
+    for (const secret of [before, after]) expect(() => new Webhook(secret).verify(request!.body, request!.headers)).not.toThrow();
+  });
+
+  test('every matching webhook gets its own delivery; other event types none', async () => {
+    const merchant = await createMerchant(ctx.app);
+    const [a, b, c] = [nextPath('fan-a'), nextPath('fan-b'), nextPath('fan-c')];
+    const hookA = await createHook(merchant, receiver.url(a));
+    const hookB = await createHook(merchant, receiver.url(b));
+    await createHook(merchant, receiver.url(c), 'collection.received');
+    const { eventId } = await createContact(merchant);
+    await Promise.all([(await deliveryHandle(eventId, hookA.id)).result(), (await deliveryHandle(eventId, hookB.id)).result()]);
+    expect([receiver.requests(a).length, receiver.requests(b).length, receiver.requests(c).length]).toEqual([1, 1, 0]);
+  });
+
+  test('a delivery is found in Temporal from the event id and the webhook id', async () => {
+    const merchant = await createMerchant(ctx.app);
+    const hook = await createHook(merchant, receiver.url(nextPath('find')));
+    const { eventId } = await createContact(merchant);
+    await (await deliveryHandle(eventId, hook.id)).result();
+    const client = await testClient();
+    const query = `EventId = "${eventId}" AND WebhookId = "${hook.id}"`;
+    const found = await eventually('visibility to list the delivery', async () => {
+      const executions = [];
+      for await (const execution of client.workflow.list({ query })) executions.push(execution);
+      return executions.length === 1 ? executions : undefined;
+    });
+    expect(found[0]).toMatchObject({ workflowId: webhookDeliveryWorkflowId(eventId, hook.id), type: 'webhookDelivery' });
+    expect(found[0]!.typedSearchAttributes.getAll().map((pair) => [pair.key.name, pair.value])).toEqual(
+      expect.arrayContaining([['OrganizationId', String(merchant.organization.id)], ['EventType', 'contact.created']]),
+    );
+    // The event's own id finds its dispatch and its deliveries together.
+    await eventually('the dispatch and the delivery under EventId', async () => (await client.workflow.count(`EventId = "${eventId}"`)).count === 2);
+  });
+
+  test('redelivery sends the same event again as a new delivery with its own log', async () => {
+    const merchant = await createMerchant(ctx.app);
+    const path = nextPath('again');
+    const hook = await createHook(merchant, receiver.url(path));
+    const { eventId } = await createContact(merchant);
+    await (await deliveryHandle(eventId, hook.id)).result();
+    const response = await merchant.request(`/api/webhooks/${hook.id}/deliveries`, { form: { event: String(eventId) } });
+    expect(response.status).toBe(202);
+    const client = await testClient();
+    const result = await client.workflow.getHandle(webhookRedeliveryWorkflowId(eventId, hook.id, response.body.id)).result();
+    expect(result).toMatchObject({ deliveryId: response.body.id, outcome: 'delivered', attempts: 1 });
+    const [first, second] = receiver.requests(path);
+    expect(second!.body).toBe(first!.body);
+    expect(second!.headers['webhook-id']).toBe(first!.headers['webhook-id']);
+    const log = await attemptLog(merchant, hook.id, eventId);
+    expect(log.map((delivery) => [delivery.redelivery, delivery.status, delivery.attempts.length])).toEqual([
+      [true, 'delivered', 1],
+      [false, 'delivered', 1],
+    ]);
+  });
+
+  test('deleting the webhook while a delivery waits to retry ends it without another request', async () => {
+    const taskQueue = uniqueTaskQueue('webhooks-slow');
+    workers.push(await startWorker(taskQueue, workerEnv([2000, 2000, 2000, 2000, 2000, 2000, 2000, 2000, 2000])));
+    const slowCtx = await testApp(taskQueue);
+    const merchant = await createMerchant(slowCtx.app);
+    const path = nextPath('deleted');
+    receiver.script(path, [], { status: 500 });
+    const hook = await createHook(merchant, receiver.url(path));
+    const { eventId } = await createContact(merchant);
+    const handle = await deliveryHandle(eventId, hook.id);
+    await eventually('the first attempt to fail', async () => (await handle.query(webhookDeliveryStatusQuery)).state === 'waiting');
+    expect((await merchant.request(`/api/webhooks/${hook.id}`, { method: 'DELETE' })).status).toBe(204);
+    expect(await handle.result()).toMatchObject({ outcome: 'cancelled', attempts: 1 });
+    expect(receiver.requests(path)).toHaveLength(1);
+    const [delivery] = await attemptLog(merchant, hook.id, eventId);
+    expect(delivery).toMatchObject({ status: 'cancelled' });
+  });
+});
+
+describe('webhook delivery through a worker crash', () => {
+  test('kill -9 mid-retry: the restarted worker continues from the attempt reached, each attempt logged once', async () => {
+    const taskQueue = uniqueTaskQueue('webhooks-crash');
+    // Attempts 1-3 close together; a 3 s wait after the 3rd, long enough to kill the worker in it.
+    const schedule = [100, 100, 3000, 100, 100, 100, 100, 100, 100];
+    const first = await startWorker(taskQueue, workerEnv(schedule));
+    workers.push(first);
+    const crashCtx = await testApp(taskQueue);
+    const merchant = await createMerchant(crashCtx.app);
+    const path = nextPath('crash');
+    receiver.script(path, [{ status: 500 }, { status: 500 }, { status: 500 }, { status: 502 }], { status: 204 });
+    const hook = await createHook(merchant, receiver.url(path));
+    const { eventId } = await createContact(merchant);
+    const handle = await deliveryHandle(eventId, hook.id);
+    const { runId } = await handle.describe();
+    await eventually('the wait after the 3rd attempt', async () => {
+      const status = await handle.query(webhookDeliveryStatusQuery);
+      return status.state === 'waiting' && status.attempts === 3;
+    });
+    await first.kill();
+    expect(receiver.requests(path)).toHaveLength(3);
+    // The wait runs out while no worker is there; the server keeps the timer.
+    await Bun.sleep(3500);
+    expect(receiver.requests(path)).toHaveLength(3);
+    workers.push(await startWorker(taskQueue, workerEnv(schedule)));
+    expect(await handle.result()).toMatchObject({ outcome: 'delivered', attempts: 5 });
+    expect((await handle.describe()).runId).toBe(runId);
+    const requests = receiver.requests(path);
+    expect(requests).toHaveLength(5);
+    const [delivery] = await attemptLog(merchant, hook.id, eventId);
+    expect(delivery!.attempts.map((attempt) => [attempt.attempt, attempt.status_code])).toEqual([
+      [1, 500], [2, 500], [3, 500], [4, 502], [5, 204],
+    ]);
+    const [row] = await testSql()<{ count: number }[]>`
+      select count(*)::int as count from webhook_delivery_attempts where delivery_id = ${delivery!.id}`;
+    expect(row?.count).toBe(5);
+  }, 90_000);
+});
