@@ -12,8 +12,12 @@
  *   webhooks secret show|rotate --org ID [--json]      the Standard Webhooks signing secret
  *   webhooks basic-auth set --org ID --username U --password P
  *   webhooks basic-auth clear --org ID                 HTTP Basic credentials of outgoing deliveries
+ *   network secret create --network NAME [--json]      the secret a network's payment callbacks carry
  */
+import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
+import { digestKey } from './auth/keys';
+import { networkByName } from './domain/networks';
 import { loadConfig } from './config';
 import { createSql } from './db';
 import { ensureDatabase, migrate } from './db/migrate';
@@ -36,7 +40,8 @@ const USAGE = `usage: npm run admin -- <command>
   webhooks secret show --org ID [--json]
   webhooks secret rotate --org ID [--json]
   webhooks basic-auth set --org ID --username USER --password PASSWORD
-  webhooks basic-auth clear --org ID`;
+  webhooks basic-auth clear --org ID
+  network secret create --network NAME [--json]`;
 
 /** A per-window limit: a positive whole number, or `default` for the configured one (stored as null). */
 function throttleLimit(option: string, raw: string | undefined): number | null | undefined {
@@ -79,6 +84,7 @@ function parseArguments(argv: string[]) {
         writes: { type: 'string' },
         version: { type: 'string' },
         username: { type: 'string' },
+        network: { type: 'string' },
         password: { type: 'string' },
         json: { type: 'boolean', default: false },
       },
@@ -195,6 +201,17 @@ async function main(argv: string[]): Promise<void> {
         const org = organizationId(values.org);
         await setBasicCredentials(sql, org, null);
         print(values.json, { organizationId: org, basicAuth: false }, [`organization ${org}: deliveries carry no Authorization header`]);
+        return;
+      }
+      case 'network secret create': {
+        const network = networkByName(values.network ?? '');
+        if (!network) throw new UsageError('--network must name a known network, such as "MTN Uganda" or "Sandbox"');
+        const secret = randomBytes(24).toString('hex');
+        await sql`insert into network_credentials (network, digest) values (${network.name}, ${digestKey(secret)})
+                  on conflict (network) do update set digest = excluded.digest, created = now()`;
+        print(values.json, { network: network.name, secret }, [
+          `${network.name} callbacks: Authorization: Bearer ${secret}  (shown once; replaces any earlier secret)`,
+        ]);
         return;
       }
       default:

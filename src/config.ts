@@ -46,6 +46,8 @@ const ConfigSchema = v.object({
   WORKFLOW_BUNDLE_PATH: v.optional(v.string()),
   SANDBOX_PAYMENT_DELAY_SECONDS: v.optional(integerString(0), '5'),
   FAILED_PROMPT_RETRY_SECONDS: v.optional(integerString(1), '600'),
+  // api.md 4.2: the merchant's verification URL has 60 seconds to answer.
+  VERIFICATION_TIMEOUT_SECONDS: v.optional(integerString(1), '60'),
   THROTTLE_READS: v.optional(integerString(1), '30'),
   THROTTLE_WRITES: v.optional(integerString(1), '3000'),
   THROTTLE_WINDOW_SECONDS: v.optional(integerString(1), '60'),
@@ -72,6 +74,7 @@ export type Config = {
   outbox: { sweepEnabled: boolean; sweepIntervalSeconds: number; graceSeconds: number };
   workflowBundlePath: string | undefined;
   collectionRequests: { sandboxPaymentDelaySeconds: number; failedPromptRetrySeconds: number };
+  collections: { verificationTimeoutSeconds: number };
   /** Default limits per organization and window; the admin CLI overrides them per organization. */
   throttle: { reads: number; writes: number; windowSeconds: number };
   duplicateCheckTtlSeconds: number;
@@ -112,6 +115,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       sandboxPaymentDelaySeconds: c.SANDBOX_PAYMENT_DELAY_SECONDS,
       failedPromptRetrySeconds: c.FAILED_PROMPT_RETRY_SECONDS,
     },
+    collections: { verificationTimeoutSeconds: c.VERIFICATION_TIMEOUT_SECONDS },
     throttle: { reads: c.THROTTLE_READS, writes: c.THROTTLE_WRITES, windowSeconds: c.THROTTLE_WINDOW_SECONDS },
     duplicateCheckTtlSeconds: c.DUPLICATE_CHECK_TTL_SECONDS,
     billsBaseUrl: c.BILLS_BASE_URL?.replace(/\/+$/, ''),

@@ -32,6 +32,7 @@ async function runWorker(): Promise<void> {
         webhooks: config.webhooks,
         network: createSandboxNetwork({ sql, client, taskQueue, paymentDelaySeconds: config.collectionRequests.sandboxPaymentDelaySeconds }),
         failedPromptRetrySeconds: config.collectionRequests.failedPromptRetrySeconds,
+        verificationTimeoutSeconds: config.collections.verificationTimeoutSeconds,
       }),
     });
     if (config.outbox.sweepEnabled) {

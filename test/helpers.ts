@@ -137,6 +137,8 @@ export async function startWorker(taskQueue: string, env: Record<string, string>
   let output = '';
   const collect = (chunk: Buffer) => {
     output += chunk.toString();
+    // TEST_WORKER_LOG=1 shows the worker's own log while a test runs.
+    if (process.env.TEST_WORKER_LOG === '1') process.stderr.write(chunk);
   };
   child.stdout?.on('data', collect);
   child.stderr?.on('data', collect);

@@ -6,6 +6,7 @@ import { networkByName } from '../domain/networks';
 import type { NetworkAdapter, PromptResult } from '../network/adapter';
 import { changeRequestStatus, findRequest, insertCollectionRequest, REQUEST_COLUMNS, type RequestWithContact, type StatusChange } from '../services/collection-requests';
 import { launchCollectionRequest } from '../temporal/collection-requests';
+import { reportIncomingPayment } from '../temporal/collections';
 import { startEventDispatch } from '../temporal/events';
 import type { CollectionRequestRow } from '../domain/collection-requests';
 import type { SandboxPaymentInput } from '../workflows/shared';
@@ -16,6 +17,7 @@ export type CollectionRequestActivityDeps = {
   taskQueue: string;
   network: NetworkAdapter;
   failedPromptRetrySeconds: number;
+  verificationTimeoutSeconds: number;
 };
 
 export function createCollectionRequestActivities(deps: CollectionRequestActivityDeps) {
@@ -128,13 +130,26 @@ export function createCollectionRequestActivities(deps: CollectionRequestActivit
       return pending.length;
     },
 
-    /** What the sandbox network's subscriber pays: recorded once per request. */
+    /**
+     * What the sandbox network's subscriber pays: recorded once per request, then reported through
+     * the same entry point a real network's callback uses.
+     */
     async deliverSandboxPayment(payment: SandboxPaymentInput): Promise<string> {
       const remoteTransactionId = `SBX-${payment.requestId}`;
-      await sql`
+      const [recorded] = await sql<{ created: Date }[]>`
         insert into sandbox_payments (remote_transaction_id, phone_number, amount, currency, reference, network)
         values (${remoteTransactionId}, ${payment.phoneNumber}, ${payment.amount}, ${payment.currency}, ${payment.reference}, ${payment.network})
-        on conflict (remote_transaction_id) do nothing`;
+        on conflict (remote_transaction_id) do update set remote_transaction_id = excluded.remote_transaction_id
+        returning created`;
+      await reportIncomingPayment(client, taskQueue, {
+        network: payment.network,
+        remoteTransactionId,
+        phoneNumber: payment.phoneNumber,
+        amount: payment.amount,
+        currency: payment.currency,
+        reference: payment.reference,
+        paymentDate: (recorded?.created ?? new Date()).toISOString(),
+      }, deps.verificationTimeoutSeconds);
       return remoteTransactionId;
     },
   };

@@ -1,4 +1,5 @@
 import type { NetworkAdapter } from '../network/adapter';
+import { createCollectionActivities } from './collections';
 import { createCollectionRequestActivities, type CollectionRequestActivityDeps } from './collection-requests';
 import { createEventActivities, type EventActivityDeps } from './events';
 import { createRetentionActivities, type RetentionActivityDeps } from './retention';
@@ -10,6 +11,7 @@ export function createActivities(deps: ActivityDeps) {
   return {
     ...createEventActivities(deps),
     ...createCollectionRequestActivities(deps),
+    ...createCollectionActivities(deps),
     ...createWebhookActivities(deps),
     ...createRetentionActivities(deps),
   };

@@ -1,5 +1,7 @@
 import { Elysia } from 'elysia';
 import { collectionRequestRoutes } from './collection-requests';
+import { collectionRoutes } from './collections';
+import { networkCallbackRoutes } from './network-callbacks';
 import { billRoutes, inBillsEnvelope } from './bills';
 import { contactRoutes } from './contacts';
 import type { AppDeps } from './context';
@@ -25,6 +27,8 @@ export function createApp(deps: AppDeps) {
     .use(contactRoutes(deps))
     .use(eventRoutes(deps))
     .use(collectionRequestRoutes(deps))
+    .use(collectionRoutes(deps))
+    .use(networkCallbackRoutes(deps))
     .use(webhookRoutes(deps))
     .use(billRoutes(deps))
     .use(documentationRoutes(deps.config));

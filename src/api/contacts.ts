@@ -2,7 +2,8 @@ import { Elysia } from 'elysia';
 import * as v from 'valibot';
 import { DEFAULT_CONTACT_TYPE, serializeContact, type ContactRow } from '../domain/contacts';
 import { contactForVersion, listForVersion } from '../domain/versions';
-import { CONTACT_COLUMNS, createContact } from '../services/contacts';
+import { createSandboxNetwork } from '../network/sandbox';
+import { CONTACT_COLUMNS, createContact, verifyContact } from '../services/contacts';
 import { authPlugin } from './auth';
 import { ownedBy, parseId, type AppDeps } from './context';
 import { fieldErrors, notFound } from './errors';
@@ -32,8 +33,15 @@ const ContactFilters = v.object({
   created_before: filterDate,
 });
 
-export const contactRoutes = ({ sql, config, dispatchEvents }: AppDeps) =>
-  new Elysia({ name: 'contacts', prefix: '/api/contacts' })
+/** `sync` = 1 (number or text) asks for instant verification (api.md 4.4). */
+const wantsVerification = (value: unknown): boolean => value === 1 || value === '1';
+
+export const contactRoutes = ({ sql, config, temporal, dispatchEvents }: AppDeps) => {
+  // Name look-ups come from the network adapter; the sandbox network is the one this service has.
+  const network = config.sandbox
+    ? createSandboxNetwork({ sql, client: temporal, taskQueue: config.temporal.taskQueue, paymentDelaySeconds: config.collectionRequests.sandboxPaymentDelaySeconds })
+    : null;
+  return new Elysia({ name: 'contacts', prefix: '/api/contacts' })
     .use(authPlugin(sql))
     .post(
       '',
@@ -54,7 +62,8 @@ export const contactRoutes = ({ sql, config, dispatchEvents }: AppDeps) =>
         }
         await dispatchEvents([created.event]);
         set.status = 201;
-        return contactForVersion(serializeContact(created.contact), apiVersion);
+        const contact = wantsVerification(input.metadata?.sync) ? await verifyContact(sql, created.contact, network) : created.contact;
+        return contactForVersion(serializeContact(contact), apiVersion);
       },
       { auth: true, parse: 'none' },
     )
@@ -84,11 +93,16 @@ export const contactRoutes = ({ sql, config, dispatchEvents }: AppDeps) =>
     )
     .get(
       '/:id',
-      async ({ params, principal, apiVersion }) => {
+      async ({ params, principal, apiVersion, request }) => {
         const id = parseId(params.id);
         if (id === null) throw notFound();
         const [row] = await sql<ContactRow[]>`select ${sql.unsafe(CONTACT_COLUMNS)} from contacts where id = ${id}`;
-        return contactForVersion(serializeContact(ownedBy(row, principal.organizationId)), apiVersion);
+        const contact = ownedBy(row, principal.organizationId);
+        const query = new URL(request.url).searchParams;
+        const sync = query.get('metadata.sync') ?? query.get('metadata[sync]') ?? query.get('sync');
+        const shown = wantsVerification(sync) ? await verifyContact(sql, contact, network) : contact;
+        return contactForVersion(serializeContact(shown), apiVersion);
       },
       { auth: true },
     );
+};

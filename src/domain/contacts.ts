@@ -17,6 +17,19 @@ export type ContactRow = {
   updatedBy: number | null;
   created: Date;
   modified: Date;
+  verification?: ContactVerification | null;
+};
+
+/** What the network said about the number (api.md 2.4 verification fields). */
+export type ContactVerification = {
+  phoneIsSupported: string;
+  phoneIsMmRegistered: string | null;
+  nameOnNetwork: string | null;
+  nameMatchesNetworkStatus: string;
+  nameMatchesNetworkScore: number | null;
+  networkName: string | null;
+  nationalId: string | null;
+  nationalIdType: string | null;
 };
 
 /** The contact object of api.md 2.4. */
@@ -35,6 +48,20 @@ export function serializeContact(contact: ContactRow) {
     modified: formatTimestamp(contact.modified),
     author: contact.author,
     updated_by: contact.updatedBy === null ? null : String(contact.updatedBy),
+    ...(contact.verification ? verificationFields(contact.verification) : {}),
+  };
+}
+
+function verificationFields(verification: ContactVerification) {
+  return {
+    phone_is_supported: verification.phoneIsSupported,
+    phone_is_mm_registered: verification.phoneIsMmRegistered,
+    name_on_network: verification.nameOnNetwork,
+    name_matches_network_status: verification.nameMatchesNetworkStatus,
+    name_matches_network_score: verification.nameMatchesNetworkScore,
+    network_name: verification.networkName,
+    national_id: verification.nationalId,
+    national_id_type: verification.nationalIdType,
   };
 }
 export type ContactResource = ReturnType<typeof serializeContact>;

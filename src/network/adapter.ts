@@ -30,4 +30,6 @@ export interface NetworkAdapter {
   lookupName(phoneNumber: string, network: Network): Promise<NameLookup | null>;
   /** Whether the network asks the merchant's verification URL before accepting a collection. */
   supportsVerification(network: Network): boolean;
+  /** Tells the network a payment was refused by the merchant, with the merchant's reason. */
+  rejectPayment(rejection: { network: Network; remoteTransactionId: string; reason: string | null }): Promise<void>;
 }

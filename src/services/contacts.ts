@@ -1,10 +1,17 @@
 import type { Sql } from '../db';
-import { serializeContact, type ContactRow } from '../domain/contacts';
+import { nameMatchScore } from '../domain/name-match';
+import { networkForNumber } from '../domain/networks';
+import type { NetworkAdapter } from '../network/adapter';
+import { serializeContact, type ContactRow, type ContactVerification } from '../domain/contacts';
 import type { EventRow } from '../domain/events';
 import { recordEvent } from './events';
 
 export const CONTACT_COLUMNS = `id, organization_id as "organizationId", first_name as "firstName", last_name as "lastName",
-  email, phone_number as "phoneNumber", type, status, metadata, author, updated_by as "updatedBy", created, modified`;
+  email, phone_number as "phoneNumber", type, status, metadata, author, updated_by as "updatedBy", created, modified,
+  case when phone_is_supported is null then null else json_build_object(
+    'phoneIsSupported', phone_is_supported, 'phoneIsMmRegistered', phone_is_mm_registered, 'nameOnNetwork', name_on_network,
+    'nameMatchesNetworkStatus', name_matches_network_status, 'nameMatchesNetworkScore', name_matches_network_score,
+    'networkName', network_name, 'nationalId', national_id, 'nationalIdType', national_id_type) end as verification`;
 
 export type NewContact = {
   organizationId: number;
@@ -40,4 +47,27 @@ export async function createContact(sql: Sql, input: NewContact): Promise<Contac
     });
     return { contact, event };
   });
+}
+
+/**
+ * Contact instant verification (api.md 4.4): asks the number's network for the registered name
+ * and stores what it said with a name-match score, even when the names differ.
+ */
+export async function verifyContact(sql: Sql, contact: ContactRow, network: NetworkAdapter | null): Promise<ContactRow> {
+  const numberNetwork = networkForNumber(contact.phoneNumber);
+  const lookup = numberNetwork && network ? await network.lookupName(contact.phoneNumber, numberNetwork) : null;
+  const verification: ContactVerification = lookup === null
+    ? { phoneIsSupported: 'no', phoneIsMmRegistered: null, nameOnNetwork: null, nameMatchesNetworkStatus: 'not_supported',
+        nameMatchesNetworkScore: null, networkName: numberNetwork?.name ?? null, nationalId: null, nationalIdType: null }
+    : { phoneIsSupported: 'yes', phoneIsMmRegistered: lookup.registered ? 'yes' : 'no', nameOnNetwork: lookup.nameOnNetwork,
+        nameMatchesNetworkStatus: lookup.registered ? 'checked' : 'not_registered',
+        nameMatchesNetworkScore: lookup.registered ? nameMatchScore(`${contact.firstName} ${contact.lastName}`, lookup.nameOnNetwork) : 0,
+        networkName: numberNetwork!.name, nationalId: lookup.nationalId, nationalIdType: lookup.nationalIdType };
+  const [updated] = await sql<ContactRow[]>`
+    update contacts set phone_is_supported = ${verification.phoneIsSupported}, phone_is_mm_registered = ${verification.phoneIsMmRegistered},
+      name_on_network = ${verification.nameOnNetwork}, name_matches_network_status = ${verification.nameMatchesNetworkStatus},
+      name_matches_network_score = ${verification.nameMatchesNetworkScore}, network_name = ${verification.networkName},
+      national_id = ${verification.nationalId}, national_id_type = ${verification.nationalIdType}, modified = now()
+    where id = ${contact.id} returning ${sql.unsafe(CONTACT_COLUMNS)}`;
+  return updated ?? contact;
 }

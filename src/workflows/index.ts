@@ -5,3 +5,4 @@ export { subscription } from './subscription';
 export { sandboxPayment } from './sandbox-payment';
 export { webhookDelivery, webhookDeliveryStatusQuery } from './webhook-delivery';
 export { eventRetention } from './event-retention';
+export { incomingCollection } from './incoming-collection';

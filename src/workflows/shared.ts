@@ -105,3 +105,21 @@ export type WebhookDeliveryStatus = {
 };
 export type WebhookDeliveryResult = { deliveryId: number | null; outcome: WebhookDeliveryOutcome; attempts: number };
 export type EventRetentionInput = { retentionDays: number; batchSize: number };
+
+/** `collection-<network>-<remote transaction id>`, one per payment a network reports. */
+export const incomingCollectionWorkflowId = (network: string, remoteTransactionId: string): string =>
+  `collection-${network.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '')}-${remoteTransactionId}`;
+
+export type IncomingPaymentInput = {
+  network: string;
+  remoteTransactionId: string;
+  phoneNumber: string;
+  amount: string;
+  currency: string;
+  reference: string;
+  paymentDate: string;
+};
+export type IncomingCollectionInput = { payment: IncomingPaymentInput; verificationTimeoutSeconds: number };
+export type IncomingCollectionOutcome = 'accepted' | 'rejected' | 'unmatched' | 'already-processed';
+export type IncomingCollectionResult = { collectionId: number; outcome: IncomingCollectionOutcome; requestId: number | null; decidedBy: string | null };
+export type VerificationDecision = { decision: 'accept' | 'reject'; reason: string | null; decidedBy: 'merchant' | 'default' | 'not-asked' };

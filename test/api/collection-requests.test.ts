@@ -192,6 +192,7 @@ describe('POST /api/collectionrequests', () => {
 
 describe('GET /api/collectionrequests', () => {
   let lister: TestMerchant;
+  let collectionId = 0;
   const ids: number[] = [];
 
   beforeAll(async () => {
@@ -206,7 +207,10 @@ describe('GET /api/collectionrequests', () => {
       const response = await lister.request('/api/collectionrequests', { form: { phonenumber: nextNumber(), ...spec } });
       ids.push(response.body.id);
     }
-    await testSql()`update collection_requests set status = 'expired', collection_id = 777, remote_transaction_id = 'RT-9' where id = ${ids[1]!}`;
+    const [collection] = await testSql()<{ id: number }[]>`insert into collections (network, remote_transaction_id, amount, currency, phone_number, payment_date)
+      values ('MTN Uganda', ${`RT-${ids[1]}`}, 200, 'BXC', '+256772000000', now()) returning id`;
+    collectionId = collection!.id;
+    await testSql()`update collection_requests set status = 'expired', collection_id = ${collectionId}, remote_transaction_id = 'RT-9' where id = ${ids[1]!}`;
   });
 
   const idsOf = (body: { results: { id: number }[] }) => body.results.map((item) => item.id).sort((a, b) => a - b);
@@ -217,14 +221,14 @@ describe('GET /api/collectionrequests', () => {
     ['currency=UGX', [2]],
     ['currency=ugx', [2]],
     ['status=expired', [1]],
-    ['collection=777', [1]],
+    ['collection=COLLECTION', [1]],
     ['remote_transaction_id=RT-9', [1]],
     ['reason=rent', [0, 1]],
     ['contact_first_name=Ann', [0, 2]],
     ['contact_last_name=Two', [1]],
     ['contact_first_name=Ann&currency=BXC', [0]],
   ])('filter %s', async (query, expected) => {
-    const response = await lister.request(`/api/collectionrequests?${query}`);
+    const response = await lister.request(`/api/collectionrequests?${query.replace('COLLECTION', String(collectionId))}`);
     expect(response.status).toBe(200);
     expect(idsOf(response.body)).toEqual(expected.map((index) => ids[index]!));
   });

@@ -8,7 +8,7 @@ import { networkForNumber } from '../../src/domain/networks';
 import { insertCollectionRequest, type NewCollectionRequest } from '../../src/services/collection-requests';
 import { launchCollectionRequest } from '../../src/temporal/collection-requests';
 import {
-  collectionMatchedSignal, collectionRequestStateQuery, collectionRequestWorkflowId, subscriptionWorkflowId,
+  collectionRequestStateQuery, collectionRequestWorkflowId, subscriptionWorkflowId,
 } from '../../src/workflows/shared';
 import { createMerchant, eventually, startWorker, testApp, testClient, testSql, uniqueTaskQueue, type TestApp, type TestMerchant, type WorkerProcess } from '../helpers';
 
@@ -85,20 +85,16 @@ async function messages(requestId: number) {
 }
 
 describe('collection request workflow', () => {
-  test('prompts (SMS, then USSD push) and succeeds when a matched collection is signalled', async () => {
+  test('prompts (SMS, then USSD push) and succeeds when the sandbox subscriber pays and the collection is matched', async () => {
     const requestId = await createRequest();
-    await eventually('the prompt', async () => (await handleOf(requestId).query(collectionRequestStateQuery)).status === 'processing_started');
-    expect(await testSql()`select 1 from sandbox_payments where remote_transaction_id = ${`SBX-${requestId}`}`).toHaveLength(0);
-    await eventually('the sandbox subscriber to pay', async () =>
-      (await testSql()`select 1 from sandbox_payments where remote_transaction_id = ${`SBX-${requestId}`}`).length === 1);
-    await handleOf(requestId).signal(collectionMatchedSignal, { collectionId: 9001, remoteTransactionId: `SBX-${requestId}` });
     const row = await finalRow(requestId);
-    expect(row).toMatchObject({ status: 'successful', collectionId: 9001, attempts: 1 });
+    const [collection] = await testSql()<{ id: number }[]>`select id from collections where collection_request_id = ${requestId}`;
+    expect(row).toMatchObject({ status: 'successful', collectionId: collection!.id, attempts: 1 });
     expect(await statusEvents(requestId)).toEqual(['instructions_sent', 'processing_started', 'successful']);
     const sent = await messages(requestId);
     expect(sent.map((message) => message.kind)).toEqual(['instructions', 'success']);
     expect(sent[1]!.text).toBe('Thanks Test Payer for 500 - via Collections');
-    expect(await handleOf(requestId).query(collectionRequestStateQuery)).toMatchObject({ status: 'successful', collectionId: 9001 });
+    expect(await handleOf(requestId).query(collectionRequestStateQuery)).toMatchObject({ status: 'successful', collectionId: collection!.id });
   });
 
   test('without send_instructions nobody is prompted: pending, then expired', async () => {
@@ -198,7 +194,6 @@ describe('crash recovery', () => {
       return states.every((status) => status !== 'new');
     });
     await first.kill();
-    await handleOf(toBePaid).signal(collectionMatchedSignal, { collectionId: 4242, remoteTransactionId: null });
     await Bun.sleep(1000);
     const second = await startWorker(crashQueue, WORKER_ENV);
     try {

@@ -1,0 +1,106 @@
+import { Elysia } from 'elysia';
+import * as v from 'valibot';
+import { COLLECTION_STATUSES, type CollectionRow } from '../domain/collections';
+import { withLeadingPlus } from '../domain/phone';
+import { parsePositiveAmount } from '../domain/money';
+import { collectionForVersion, listForVersion } from '../domain/versions';
+import { ClaimError, claimCollection, collectionColumns, collectionResources, findCollection } from '../services/collections';
+import { authPlugin } from './auth';
+import { ownedBy, parseId, type AppDeps } from './context';
+import { ApiError, fieldErrors, notFound } from './errors';
+import { validate } from './fields';
+import { filterDate, filterPhoneNumber, filterText, queryObject } from './filters';
+import { pagedList, parsePage } from './pagination';
+
+const choice = (issue: { input: unknown }) => `Select a valid choice. ${String(issue.input)} is not one of the available choices.`;
+const TRUE_VALUES = new Set(['true', 'True', 'TRUE', '1', 'yes']);
+
+const CollectionFilters = v.object({
+  amount: v.optional(v.pipe(v.string(), v.check((value) => parsePositiveAmount(value) !== null, 'A valid number is required.'))),
+  currency: v.optional(v.pipe(v.string(), v.transform((value) => value.toUpperCase()))),
+  phonenumber: filterPhoneNumber,
+  reference: filterText,
+  remote_transaction_id: filterText,
+  created_after: filterDate,
+  created_before: filterDate,
+  modified_after: filterDate,
+  modified_before: filterDate,
+  status: v.optional(v.picklist(COLLECTION_STATUSES, choice)),
+  network: filterText,
+  contact_first_name: filterText,
+  contact_last_name: filterText,
+  claim: v.optional(v.string()),
+});
+
+/** Collections (api.md 2.2, 4.1): read only; `claim` assigns an unmatched one to the caller. */
+export const collectionRoutes = ({ sql, config, dispatchEvents }: AppDeps) =>
+  new Elysia({ name: 'collections', prefix: '/api/collections' })
+    .use(authPlugin(sql))
+    .get(
+      '',
+      async ({ request, principal, apiVersion }) => {
+        const { searchParams } = new URL(request.url);
+        const f = validate(CollectionFilters, queryObject(searchParams));
+        if (f.claim !== undefined && TRUE_VALUES.has(f.claim.trim())) {
+          const missing = (['amount', 'remote_transaction_id', 'phonenumber'] as const).filter((field) => !f[field]);
+          if (missing.length > 0) {
+            throw fieldErrors(Object.fromEntries(missing.map((field) => [field, ['This field is required when claiming a collection.']])));
+          }
+          let claimed;
+          try {
+            claimed = await claimCollection(sql, principal.organizationId, principal.userId, {
+              amount: f.amount!,
+              remoteTransactionId: f.remote_transaction_id!,
+              // The number must match in full: `+` is added, nothing else is completed (rule 2).
+              phoneNumber: withLeadingPlus(searchParams.get('phonenumber') ?? ''),
+            });
+          } catch (error) {
+            if (error instanceof ClaimError) throw new ApiError(400, { detail: error.message }, {}, { cause: error });
+            throw error;
+          }
+          if (claimed === null) return [];
+          await dispatchEvents(claimed.events);
+          // Rule 4: the answer to a claim is a list, not a single object.
+          return (await collectionResources(sql, [claimed.collection])).map((collection) => collectionForVersion(collection, apiVersion));
+        }
+        const page = parsePage(searchParams, config.pageSizeMax);
+        const where = sql`
+          where c.organization_id = ${principal.organizationId}
+          ${f.amount !== undefined ? sql`and c.amount = ${f.amount}::numeric` : sql``}
+          ${f.currency !== undefined ? sql`and c.currency = ${f.currency}` : sql``}
+          ${f.phonenumber !== undefined ? sql`and c.phone_number = ${f.phonenumber}` : sql``}
+          ${f.reference !== undefined ? sql`and c.reference = ${f.reference}` : sql``}
+          ${f.remote_transaction_id !== undefined ? sql`and c.remote_transaction_id = ${f.remote_transaction_id}` : sql``}
+          ${f.created_after !== undefined ? sql`and c.created >= ${f.created_after}` : sql``}
+          ${f.created_before !== undefined ? sql`and c.created <= ${f.created_before}` : sql``}
+          ${f.modified_after !== undefined ? sql`and c.modified >= ${f.modified_after}` : sql``}
+          ${f.modified_before !== undefined ? sql`and c.modified <= ${f.modified_before}` : sql``}
+          ${f.status !== undefined ? sql`and c.status = ${f.status}` : sql``}
+          ${f.network !== undefined ? sql`and lower(c.network) = lower(${f.network})` : sql``}
+          ${f.contact_first_name !== undefined ? sql`and ct.first_name = ${f.contact_first_name}` : sql``}
+          ${f.contact_last_name !== undefined ? sql`and ct.last_name = ${f.contact_last_name}` : sql``}`;
+        const from = sql`collections c left join contacts ct on ct.id = c.contact_id`;
+        const [[total], rows] = await Promise.all([
+          sql<{ count: number }[]>`select count(*)::int as count from ${from} ${where}`,
+          sql<CollectionRow[]>`select ${sql.unsafe(collectionColumns('c.'))} from ${from} ${where}
+            order by c.created desc, c.id desc limit ${page.limit} offset ${page.offset}`,
+        ]);
+        const results = (await collectionResources(sql, rows)).map((collection) => collectionForVersion(collection, apiVersion));
+        return listForVersion(pagedList(request, config.publicBaseUrl, page, total?.count ?? 0, results), apiVersion);
+      },
+      { auth: true },
+    )
+    .get(
+      '/:id',
+      async ({ params, principal, apiVersion }) => {
+        const id = parseId(params.id);
+        if (id === null) throw notFound();
+        const collection = await findCollection(sql, id);
+        // An unassigned collection belongs to nobody yet: it is found by claiming, not by id.
+        if (collection !== undefined && collection.organizationId === null) throw notFound();
+        const owned = ownedBy(collection as (CollectionRow & { organizationId: number }) | undefined, principal.organizationId);
+        const [resource] = await collectionResources(sql, [owned]);
+        return collectionForVersion(resource!, apiVersion);
+      },
+      { auth: true },
+    );

@@ -1,0 +1,217 @@
+import type { Queryable, Sql } from '../db';
+import { serializeCollectionRequest, OPEN_STATUSES, type RequestStatus } from '../domain/collection-requests';
+import {
+  serializeCollection, serializeTransaction, type AccountRow, type CollectionResource, type CollectionRow, type TransactionRow,
+} from '../domain/collections';
+import { serializeContact, type ContactRow } from '../domain/contacts';
+import type { EventRow } from '../domain/events';
+import { findRequest } from './collection-requests';
+import { CONTACT_COLUMNS } from './contacts';
+import { recordEvent } from './events';
+
+export const collectionColumns = (t = ''): string => `${t}id, ${t}organization_id as "organizationId", ${t}network,
+  ${t}remote_transaction_id as "remoteTransactionId", ${t}amount::text as amount, ${t}currency, ${t}phone_number as "phoneNumber",
+  ${t}payment_date as "paymentDate", ${t}reference, ${t}status, ${t}rejection_reason as "rejectionReason",
+  ${t}collection_request_id as "collectionRequestId", ${t}contact_id as "contactId", ${t}author, ${t}updated_by as "updatedBy",
+  ${t}created, ${t}modified`;
+const COLLECTION_COLUMNS = collectionColumns();
+
+const ACCOUNT_COLUMNS = `a.id, a.organization_id as "organizationId", a.currency, cur.id as "currencyId", a.label, a.description, a.status,
+  a.low_balance_threshold::text as "lowBalanceThreshold", a.low_balance_notification_last_send_time as "lowBalanceNotificationLastSendTime",
+  a.author, a.updated_by as "updatedBy", a.created, a.modified`;
+
+/** Collections with their contact, matched request and crediting transaction, as api.md 2.2 shows them. */
+export async function collectionResources(sql: Queryable, collections: CollectionRow[]): Promise<CollectionResource[]> {
+  if (collections.length === 0) return [];
+  const ids = collections.map((collection) => collection.id);
+  const contactIds = [...new Set(collections.flatMap((collection) => (collection.contactId === null ? [] : [collection.contactId])))];
+  const [contacts, transactions] = await Promise.all([
+    contactIds.length === 0 ? [] : sql<ContactRow[]>`select ${sql.unsafe(CONTACT_COLUMNS)} from contacts where id in ${sql(contactIds)}`,
+    sql<(TransactionRow & { collectionId: number; account: AccountRow })[]>`
+      select t.id, t.account_id as "accountId", t.amount::text as amount, t.currency, t.type, t.description, t.created,
+             t.collection_id as "collectionId", row_to_json(acc) as account
+      from transactions t
+      join lateral (select ${sql.unsafe(ACCOUNT_COLUMNS)} from accounts a join currencies cur on cur.code = a.currency where a.id = t.account_id) acc on true
+      where t.collection_id in ${sql(ids)}`,
+  ]);
+  const contactById = new Map(contacts.map((contact) => [contact.id, contact]));
+  const transactionByCollection = new Map(transactions.map((transaction) => [transaction.collectionId, transaction]));
+  const results: CollectionResource[] = [];
+  for (const collection of collections) {
+    const contact = collection.contactId === null ? undefined : contactById.get(collection.contactId);
+    const request = collection.collectionRequestId === null ? undefined : await findRequest(sql, collection.collectionRequestId);
+    const transaction = transactionByCollection.get(collection.id);
+    results.push(
+      serializeCollection(collection, {
+        contact: contact ? serializeContact(contact) : null,
+        collectionRequest: request ? serializeCollectionRequest(request.request, request.contact) : null,
+        transaction: transaction ? serializeTransaction(transaction, reviveAccount(transaction.account)) : null,
+      }),
+    );
+  }
+  return results;
+}
+
+/** row_to_json gives timestamps as text. */
+function reviveAccount(account: AccountRow): AccountRow {
+  const date = (value: Date | string | null) => (value === null ? null : new Date(value));
+  return {
+    ...account,
+    created: date(account.created)!,
+    modified: date(account.modified)!,
+    lowBalanceNotificationLastSendTime: date(account.lowBalanceNotificationLastSendTime),
+  };
+}
+
+export async function findCollection(sql: Queryable, id: number): Promise<CollectionRow | undefined> {
+  const [row] = await sql<CollectionRow[]>`select ${sql.unsafe(COLLECTION_COLUMNS)} from collections where id = ${id}`;
+  return row;
+}
+
+export type IncomingPayment = {
+  network: string;
+  remoteTransactionId: string;
+  phoneNumber: string;
+  amount: string;
+  currency: string;
+  reference: string;
+  paymentDate: string;
+};
+
+/** Stores a reported payment once: a repeat of the same network transaction returns the first row. */
+export async function storeIncomingPayment(sql: Sql, payment: IncomingPayment): Promise<CollectionRow> {
+  const [inserted] = await sql<CollectionRow[]>`
+    insert into collections (network, remote_transaction_id, phone_number, amount, currency, reference, payment_date)
+    values (${payment.network}, ${payment.remoteTransactionId}, ${payment.phoneNumber}, ${payment.amount}, ${payment.currency},
+            ${payment.reference}, ${payment.paymentDate})
+    on conflict (network, remote_transaction_id) do nothing
+    returning ${sql.unsafe(COLLECTION_COLUMNS)}`;
+  if (inserted) return inserted;
+  const [existing] = await sql<CollectionRow[]>`
+    select ${sql.unsafe(COLLECTION_COLUMNS)} from collections
+    where network = ${payment.network} and remote_transaction_id = ${payment.remoteTransactionId}`;
+  if (!existing) throw new Error('collection vanished after a conflicting insert');
+  return existing;
+}
+
+export type Match = { requestId: number; organizationId: number };
+
+/**
+ * Reserves the oldest open, unexpired request of the same number, amount and currency (api.md 3)
+ * for the collection. Idempotent: a collection already matched returns its request.
+ */
+export async function matchCollection(sql: Sql, collectionId: number): Promise<Match | null> {
+  return await sql.begin(async (tx) => {
+    const [collection] = await tx<CollectionRow[]>`select ${tx.unsafe(COLLECTION_COLUMNS)} from collections where id = ${collectionId} for update`;
+    if (!collection) throw new Error(`collection ${collectionId} does not exist`);
+    if (collection.collectionRequestId !== null) {
+      const [request] = await tx<{ organizationId: number }[]>`select organization_id as "organizationId" from collection_requests where id = ${collection.collectionRequestId}`;
+      return { requestId: collection.collectionRequestId, organizationId: request!.organizationId };
+    }
+    if (collection.status !== 'pending' || collection.organizationId !== null) return null;
+    const [request] = await tx<{ id: number; organizationId: number }[]>`
+      select id, organization_id as "organizationId" from collection_requests
+      where phone_number = ${collection.phoneNumber} and currency = ${collection.currency} and amount = ${collection.amount}::numeric
+        and status in ${tx(OPEN_STATUSES as RequestStatus[])} and collection_id is null and expiry_date > now()
+      order by created, id limit 1 for update skip locked`;
+    if (!request) return null;
+    await tx`update collection_requests set collection_id = ${collectionId} where id = ${request.id}`;
+    await tx`update collections set collection_request_id = ${request.id}, modified = now() where id = ${collectionId}`;
+    return { requestId: request.id, organizationId: request.organizationId };
+  });
+}
+
+export type Acceptance = { collection: CollectionRow; events: EventRow[] };
+
+/**
+ * Assigns a collection to an organization and credits its wallet, in the caller's transaction:
+ * the contact for a new number (with `contact.created`), a `mobile_collection` transaction (one per
+ * collection, by a unique index), the balance, and `collection.received`. A collection already
+ * accepted is returned unchanged with no events.
+ */
+export async function acceptCollectionIn(tx: Queryable, collectionId: number, organizationId: number, author: number | null): Promise<Acceptance> {
+  const [collection] = await tx<CollectionRow[]>`select ${tx.unsafe(COLLECTION_COLUMNS)} from collections where id = ${collectionId} for update`;
+  if (!collection) throw new Error(`collection ${collectionId} does not exist`);
+  if (collection.status === 'successful') return { collection, events: [] };
+  const events: EventRow[] = [];
+  const [requestAccount] = collection.collectionRequestId === null
+    ? []
+    : await tx<{ accountId: number | null }[]>`select account_id as "accountId" from collection_requests where id = ${collection.collectionRequestId}`;
+  let accountId = requestAccount?.accountId ?? null;
+  if (accountId === null) {
+    const [oldest] = await tx<{ id: number }[]>`
+      select id from accounts where organization_id = ${organizationId} and currency = ${collection.currency} and status = 'active'
+      order by created, id limit 1`;
+    const [account] = oldest
+      ? [oldest]
+      : await tx<{ id: number }[]>`insert into accounts (organization_id, currency, label)
+          values (${organizationId}, ${collection.currency}, ${`${collection.currency} wallet`}) returning id`;
+    accountId = account!.id;
+  }
+  const [newContact] = await tx<ContactRow[]>`
+    insert into contacts (organization_id, first_name, last_name, phone_number, author)
+    values (${organizationId}, 'Anonymous', 'Contact', ${collection.phoneNumber}, ${author})
+    on conflict (organization_id, phone_number) do nothing
+    returning ${tx.unsafe(CONTACT_COLUMNS)}`;
+  if (newContact) {
+    events.push(await recordEvent(tx, { organizationId, type: 'contact.created', data: serializeContact(newContact), author }));
+  }
+  const [contact] = newContact
+    ? [newContact]
+    : await tx<ContactRow[]>`select ${tx.unsafe(CONTACT_COLUMNS)} from contacts where organization_id = ${organizationId} and phone_number = ${collection.phoneNumber}`;
+  await tx`
+    insert into transactions (account_id, amount, currency, type, description, collection_id)
+    values (${accountId}, ${collection.amount}, ${collection.currency}, 'mobile_collection',
+            ${`Collection ${collection.remoteTransactionId} from ${collection.phoneNumber}`}, ${collection.id})`;
+  await tx`update accounts set balance = balance + ${collection.amount}::numeric, modified = now() where id = ${accountId}`;
+  const [accepted] = await tx<CollectionRow[]>`
+    update collections set organization_id = ${organizationId}, status = 'successful', contact_id = ${contact!.id},
+      updated_by = ${author}, modified = now()
+    where id = ${collectionId} returning ${tx.unsafe(COLLECTION_COLUMNS)}`;
+  const [resource] = await collectionResources(tx, [accepted!]);
+  events.push(await recordEvent(tx, { organizationId, type: 'collection.received', data: resource as unknown as Record<string, unknown>, author }));
+  return { collection: accepted!, events };
+}
+
+export async function acceptCollection(sql: Sql, collectionId: number, organizationId: number): Promise<Acceptance> {
+  return await sql.begin((tx) => acceptCollectionIn(tx, collectionId, organizationId, null));
+}
+
+/**
+ * A rejected collection (the merchant's verification URL said REJECT, or no answer with
+ * accept-by-default off): `failed`, visible to the organization, and its request free again.
+ */
+export async function rejectCollection(sql: Sql, collectionId: number, organizationId: number, reason: string | null): Promise<void> {
+  await sql.begin(async (tx) => {
+    await tx`update collection_requests set collection_id = null where collection_id = ${collectionId}`;
+    await tx`
+      update collections set status = 'failed', rejection_reason = ${reason}, organization_id = ${organizationId},
+        collection_request_id = null, modified = now()
+      where id = ${collectionId} and status = 'pending'`;
+  });
+}
+
+export class ClaimError extends Error {}
+
+export type ClaimQuery = { amount: string; remoteTransactionId: string; phoneNumber: string };
+
+/**
+ * api.md 4.1 claim: the one collection with exactly this amount, remote transaction id and number,
+ * unassigned or already the caller's, is assigned and credited. More than one match fails. Two
+ * claims racing for one collection serialise on its row lock; the second finds it taken.
+ */
+export async function claimCollection(sql: Sql, organizationId: number, userId: number, query: ClaimQuery): Promise<Acceptance | null> {
+  return await sql.begin(async (tx) => {
+    const candidates = await tx<CollectionRow[]>`
+      select ${tx.unsafe(COLLECTION_COLUMNS)} from collections
+      where amount = ${query.amount}::numeric and remote_transaction_id = ${query.remoteTransactionId}
+        and phone_number = ${query.phoneNumber}
+        and ((organization_id is null and status = 'pending' and collection_request_id is null) or organization_id = ${organizationId})
+      order by id for update`;
+    if (candidates.length > 1) throw new ClaimError('More than one collection matches these parameters; the claim was not made.');
+    const [candidate] = candidates;
+    if (!candidate) return null;
+    if (candidate.organizationId === organizationId) return { collection: candidate, events: [] };
+    return await acceptCollectionIn(tx, candidate.id, organizationId, userId);
+  });
+}

@@ -1,0 +1,66 @@
+import { getExternalWorkflowHandle, log, proxyActivities, setHandler, defineQuery } from '@temporalio/workflow';
+import type { createCollectionActivities } from '../activities/collections';
+import {
+  collectionMatchedSignal, collectionRequestWorkflowId,
+  type IncomingCollectionInput, type IncomingCollectionResult, type VerificationDecision,
+} from './shared';
+
+type Activities = ReturnType<typeof createCollectionActivities>;
+
+const { storeCollection, matchCollection, acceptCollection, rejectCollection } = proxyActivities<Activities>({
+  startToCloseTimeout: '10 seconds',
+  // Money must not be dropped: database steps are idempotent and retried until they succeed.
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+});
+
+export const incomingCollectionStatusQuery = defineQuery<string>('status');
+
+/**
+ * One reported payment (`collection-<network>-<remote id>`): store it once, match it to an open
+ * request, let the merchant's verification URL accept or reject it, credit it, and tell the
+ * request's workflow. An unmatched collection stays unassigned until claimed.
+ */
+export async function incomingCollection(input: IncomingCollectionInput): Promise<IncomingCollectionResult> {
+  let status = 'storing';
+  setHandler(incomingCollectionStatusQuery, () => status);
+  const collection = await storeCollection(input.payment);
+  if (collection.status !== 'pending' || collection.organizationId !== null) {
+    status = 'already-processed';
+    return { collectionId: collection.id, outcome: 'already-processed', requestId: null, decidedBy: null };
+  }
+  status = 'matching';
+  const match = await matchCollection(collection.id);
+  if (match === null) {
+    status = 'unmatched';
+    return { collectionId: collection.id, outcome: 'unmatched', requestId: null, decidedBy: null };
+  }
+  status = 'verifying';
+  const { verifyCollection } = proxyActivities<Activities>({
+    // The merchant has the configured time to answer (60 s by default); a crash mid-call asks again.
+    startToCloseTimeout: `${input.verificationTimeoutSeconds + 10} seconds`,
+    retry: { maximumAttempts: 3, initialInterval: '1 second' },
+  });
+  const decision: VerificationDecision = await verifyCollection({
+    collectionId: collection.id,
+    organizationId: match.organizationId,
+    timeoutSeconds: input.verificationTimeoutSeconds,
+  });
+  if (decision.decision === 'reject') {
+    status = 'rejected';
+    await rejectCollection({ collectionId: collection.id, organizationId: match.organizationId, reason: decision.reason });
+    return { collectionId: collection.id, outcome: 'rejected', requestId: match.requestId, decidedBy: decision.decidedBy };
+  }
+  status = 'crediting';
+  await acceptCollection({ collectionId: collection.id, organizationId: match.organizationId });
+  try {
+    await getExternalWorkflowHandle(collectionRequestWorkflowId(match.requestId)).signal(collectionMatchedSignal, {
+      collectionId: collection.id,
+      remoteTransactionId: input.payment.remoteTransactionId,
+    });
+  } catch (error) {
+    // The request's workflow already ended (it expired meanwhile); the money is credited all the same.
+    log.warn('request workflow did not take the match', { requestId: match.requestId, error: String(error) });
+  }
+  status = 'accepted';
+  return { collectionId: collection.id, outcome: 'accepted', requestId: match.requestId, decidedBy: decision.decidedBy };
+}

@@ -1,0 +1,321 @@
+/**
+ * Incoming collections end to end on the real worker and dev server: the sandbox network pays a
+ * request, the collection is stored, matched, verified by a local verification server, credited
+ * once and announced; claims; the network callback route.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { spawnSync } from 'node:child_process';
+import { updateCollectionSettings } from '../../src/services/organizations';
+import { reportIncomingPayment } from '../../src/temporal/collections';
+import { collectionRequestWorkflowId, incomingCollectionWorkflowId } from '../../src/workflows/shared';
+import {
+  ROOT, createMerchant, eventually, requester, startWorker, testApp, testSql, uniqueTaskQueue,
+  type TestApp, type TestMerchant, type WorkerProcess,
+} from '../helpers';
+
+const VERIFICATION_TIMEOUT_SECONDS = 2;
+const WORKER_ENV = { SANDBOX_PAYMENT_DELAY_SECONDS: '1', FAILED_PROMPT_RETRY_SECONDS: '1', VERIFICATION_TIMEOUT_SECONDS: String(VERIFICATION_TIMEOUT_SECONDS) };
+const taskQueue = uniqueTaskQueue('collections');
+let worker: WorkerProcess;
+let ctx: TestApp;
+
+/** The merchant's verification server: how it answers depends on the payer's number. */
+type Mode = 'accept' | 'reject' | 'garbage' | 'silent' | 'slow-accept';
+const modes = new Map<string, Mode>();
+const asked: { phonenumber: string; remote_transaction_id: string; amount: string; currency_code: string; reference: string }[] = [];
+let verifier: ReturnType<typeof Bun.serve>;
+
+beforeAll(async () => {
+  verifier = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    async fetch(request) {
+      const body = (await request.json()) as (typeof asked)[number];
+      asked.push(body);
+      const mode = modes.get(body.phonenumber) ?? 'accept';
+      if (mode === 'silent') await Bun.sleep((VERIFICATION_TIMEOUT_SECONDS + 1) * 1000);
+      if (mode === 'slow-accept') await Bun.sleep(1500);
+      if (mode === 'garbage') return new Response('maybe later');
+      if (mode === 'reject') return new Response(`REJECT ${body.remote_transaction_id} Order cancelled`);
+      return new Response(`ACCEPT ${body.remote_transaction_id}`);
+    },
+  });
+  worker = await startWorker(taskQueue, WORKER_ENV);
+  ctx = await testApp(taskQueue, { VERIFICATION_TIMEOUT_SECONDS: String(VERIFICATION_TIMEOUT_SECONDS) });
+});
+
+afterAll(async () => {
+  await worker?.stop();
+  verifier?.stop(true);
+});
+
+let counter = 50000;
+const nextNumber = () => `+2567725${String(counter++).padStart(5, '0')}`;
+
+async function merchantWithVerification(acceptByDefault: boolean): Promise<TestMerchant> {
+  const merchant = await createMerchant(ctx.app);
+  await updateCollectionSettings(testSql(), merchant.organization.id, { verificationUrl: `http://127.0.0.1:${verifier.port}/verify`, acceptByDefault });
+  return merchant;
+}
+
+async function requestPayment(merchant: TestMerchant, phone: string, amount = '250'): Promise<number> {
+  const response = await merchant.request('/api/collectionrequests', {
+    form: { phonenumber: phone, amount, currency: 'BXC', send_instructions: 'true', expiry_date: '1 minute', first_name: 'Pat', last_name: 'Payer' },
+  });
+  expect(response.status).toBe(201);
+  return response.body.id;
+}
+
+async function balance(organizationId: number): Promise<string> {
+  const [row] = await testSql()<{ balance: string }[]>`select balance::text from accounts where organization_id = ${organizationId} and currency = 'BXC' order by id limit 1`;
+  return row!.balance;
+}
+
+async function incomingResult(phone: string) {
+  const [payment] = await eventually('the sandbox to pay', async () => {
+    const rows = await testSql()<{ remoteTransactionId: string; network: string }[]>`
+      select remote_transaction_id as "remoteTransactionId", network from sandbox_payments where phone_number = ${phone}`;
+    return rows.length > 0 ? rows : undefined;
+  });
+  return await ctx.client.workflow.getHandle(incomingCollectionWorkflowId(payment!.network, payment!.remoteTransactionId)).result();
+}
+
+async function eventCount(organizationId: number, type: string): Promise<number> {
+  const [row] = await testSql()<{ n: number }[]>`select count(*)::int as n from events where organization_id = ${organizationId} and type = ${type}`;
+  return row!.n;
+}
+
+describe('a request paid through the sandbox network', () => {
+  test('ACCEPT: stored, matched, verified, credited once, request successful, events recorded', async () => {
+    const merchant = await merchantWithVerification(false);
+    const phone = nextNumber();
+    const before = await balance(merchant.organization.id);
+    const requestId = await requestPayment(merchant, phone);
+    const result = await incomingResult(phone);
+    expect(result).toMatchObject({ outcome: 'accepted', requestId, decidedBy: 'merchant' });
+    expect(asked.find((body) => body.phonenumber === phone)).toEqual({
+      phonenumber: phone, amount: '250.0000', currency_code: 'BXC', reference: merchant.organization.name, remote_transaction_id: `SBX-${requestId}`,
+    });
+    await ctx.client.workflow.getHandle(collectionRequestWorkflowId(requestId)).result();
+    const request = await merchant.request(`/api/collectionrequests/${requestId}`);
+    expect(request.body).toMatchObject({ status: 'successful', collection: result.collectionId });
+    const collection = await merchant.request(`/api/collections/${result.collectionId}`);
+    expect(collection.status).toBe(200);
+    expect(collection.body).toMatchObject({
+      id: result.collectionId, organization: merchant.organization.id, amount: '250.0000', currency: 'BXC', phonenumber: phone,
+      remote_transaction_id: `SBX-${requestId}`, status: 'successful',
+      collection_request: { id: requestId }, contact: { phone_number: phone, first_name: 'Pat' },
+      transaction: { amount: '250.0000', currency: 'BXC', type: 'mobile_collection', fee_transaction: null, account: { organization: merchant.organization.id, currency: 1 } },
+    });
+    expect(Number(await balance(merchant.organization.id)) - Number(before)).toBe(250);
+    expect(await eventCount(merchant.organization.id, 'collection.received')).toBe(1);
+    const statuses = await testSql()<{ status: string }[]>`select data->>'status' as status from events
+      where type = 'collectionrequest.status.changed' and (data->>'id')::bigint = ${requestId} order by id`;
+    expect(statuses.map((row) => row.status)).toEqual(['instructions_sent', 'processing_started', 'successful']);
+  });
+
+  test('REJECT: the collection fails with the reason passed to the network; nothing credited', async () => {
+    const merchant = await merchantWithVerification(true);
+    const phone = nextNumber();
+    modes.set(phone, 'reject');
+    const before = await balance(merchant.organization.id);
+    const requestId = await requestPayment(merchant, phone);
+    const result = await incomingResult(phone);
+    expect(result).toMatchObject({ outcome: 'rejected', decidedBy: 'merchant' });
+    const [collection] = await testSql()`select status, rejection_reason from collections where id = ${result.collectionId}`;
+    expect(collection).toEqual({ status: 'failed', rejection_reason: 'Order cancelled' });
+    const [rejection] = await testSql()`select reason from sandbox_rejections where remote_transaction_id = ${`SBX-${requestId}`}`;
+    expect(rejection?.reason).toBe('Order cancelled');
+    expect(await balance(merchant.organization.id)).toBe(before);
+    expect(await eventCount(merchant.organization.id, 'collection.received')).toBe(0);
+    const request = await merchant.request(`/api/collectionrequests/${requestId}`);
+    expect(request.body.collection).toBeNull();
+    expect(request.body.status).toBe('processing_started');
+  });
+
+  test.each([
+    ['garbage', true, 'accepted'],
+    ['garbage', false, 'rejected'],
+    ['silent', true, 'accepted'],
+    ['silent', false, 'rejected'],
+  ] as const)('%s answer with accept-by-default %p → %s', async (mode, acceptByDefault, outcome) => {
+    const merchant = await merchantWithVerification(acceptByDefault);
+    const phone = nextNumber();
+    modes.set(phone, mode);
+    await requestPayment(merchant, phone);
+    const result = await incomingResult(phone);
+    expect(result).toMatchObject({ outcome, decidedBy: 'default' });
+    expect(await eventCount(merchant.organization.id, 'collection.received')).toBe(outcome === 'accepted' ? 1 : 0);
+  });
+
+  test('a network without verification support is accepted without asking', async () => {
+    const merchant = await merchantWithVerification(false);
+    const phone = `+2567015${String(counter++).padStart(5, '0')}`; // Airtel Uganda: no verification
+    await requestPayment(merchant, phone);
+    expect(await incomingResult(phone)).toMatchObject({ outcome: 'accepted', decidedBy: 'not-asked' });
+    expect(asked.some((body) => body.phonenumber === phone)).toBe(false);
+  });
+});
+
+describe('exactly once', () => {
+  test('the same remote transaction reported twice gives one collection, one credit, one event', async () => {
+    const merchant = await merchantWithVerification(true);
+    const phone = nextNumber();
+    const requestId = await requestPayment(merchant, phone, '75');
+    const before = await balance(merchant.organization.id);
+    const payment = { network: 'MTN Uganda', remoteTransactionId: `DUP-${requestId}`, phoneNumber: phone, amount: '75', currency: 'BXC', reference: 'x', paymentDate: new Date().toISOString() };
+    const first = await reportIncomingPayment(ctx.client, taskQueue, payment, VERIFICATION_TIMEOUT_SECONDS);
+    const second = await reportIncomingPayment(ctx.client, taskQueue, payment, VERIFICATION_TIMEOUT_SECONDS);
+    expect(first.duplicate).toBe(false);
+    expect(second).toEqual({ workflowId: first.workflowId, duplicate: true });
+    await ctx.client.workflow.getHandle(first.workflowId).result();
+    const rows = await testSql()`select id from collections where remote_transaction_id = ${`DUP-${requestId}`}`;
+    expect(rows).toHaveLength(1);
+    expect(Number(await balance(merchant.organization.id)) - Number(before)).toBe(75);
+    // The sandbox's own payment for the request arrives too, but the request is already paid: unmatched.
+    const sandbox = await incomingResult(phone);
+    expect(sandbox.outcome).toBe('unmatched');
+    expect(await eventCount(merchant.organization.id, 'collection.received')).toBe(1);
+  });
+
+  test('killing the worker during verification still gives one collection, one credit, one event of each kind', async () => {
+    const crashQueue = uniqueTaskQueue('collections-crash');
+    const first = await startWorker(crashQueue, WORKER_ENV);
+    const merchant = await merchantWithVerification(false);
+    const phone = nextNumber();
+    modes.set(phone, 'slow-accept');
+    const crashCtx = await testApp(crashQueue);
+    const response = await requester(crashCtx.app, merchant.apiKey)('/api/collectionrequests', {
+      form: { phonenumber: phone, amount: '40', currency: 'BXC', send_instructions: 'true', expiry_date: '2 minutes' },
+    });
+    const requestId = response.body.id as number;
+    const before = await balance(merchant.organization.id);
+    await eventually('verification to be under way', async () => asked.some((body) => body.phonenumber === phone), 20_000);
+    await first.kill();
+    const second = await startWorker(crashQueue, WORKER_ENV);
+    try {
+      const result = await ctx.client.workflow.getHandle(incomingCollectionWorkflowId('MTN Uganda', `SBX-${requestId}`)).result();
+      expect(result.outcome).toBe('accepted');
+      await ctx.client.workflow.getHandle(collectionRequestWorkflowId(requestId)).result();
+      expect(await testSql()`select id from collections where remote_transaction_id = ${`SBX-${requestId}`}`).toHaveLength(1);
+      expect(Number(await balance(merchant.organization.id)) - Number(before)).toBe(40);
+      const [credits] = await testSql()<{ n: number }[]>`select count(*)::int as n from transactions where collection_id = ${result.collectionId}`;
+      expect(credits!.n).toBe(1);
+      expect(await eventCount(merchant.organization.id, 'collection.received')).toBe(1);
+      const successes = await testSql()`select id from events where type = 'collectionrequest.status.changed'
+        and (data->>'id')::bigint = ${requestId} and data->>'status' = 'successful'`;
+      expect(successes).toHaveLength(1);
+    } finally {
+      await second.stop();
+    }
+  }, 120_000);
+});
+
+describe('claims (api.md 4.1)', () => {
+  let claimer: TestMerchant;
+  let rival: TestMerchant;
+
+  beforeAll(async () => {
+    claimer = await createMerchant(ctx.app);
+    rival = await createMerchant(ctx.app);
+  });
+
+  async function unmatched(remoteTransactionId: string, phone: string, amount = '33', network = 'MTN Uganda'): Promise<number> {
+    const started = await reportIncomingPayment(ctx.client, taskQueue, { network, remoteTransactionId, phoneNumber: phone, amount, currency: 'BXC', reference: 'walk-in', paymentDate: new Date().toISOString() }, VERIFICATION_TIMEOUT_SECONDS);
+    const result = await ctx.client.workflow.getHandle(started.workflowId).result();
+    expect(result.outcome).toBe('unmatched');
+    return result.collectionId;
+  }
+
+  test('rule 1: claim needs amount, remote_transaction_id and phonenumber', async () => {
+    const response = await claimer.request('/api/collections?claim=True&amount=33');
+    expect(response.status).toBe(400);
+    expect(Object.keys(response.body).sort()).toEqual(['phonenumber', 'remote_transaction_id']);
+  });
+
+  test('rules 2 and 4: an exact match (+ added) is assigned and credited, answered as a list; a partial number finds nothing', async () => {
+    const phone = nextNumber();
+    const id = await unmatched('CLAIM-1', phone);
+    expect((await claimer.request(`/api/collections/${id}`)).status).toBe(404);
+    const partial = await claimer.request(`/api/collections?claim=true&amount=33&remote_transaction_id=CLAIM-1&phonenumber=${phone.slice(1, -2)}`);
+    expect(partial.body).toEqual([]);
+    const before = await balance(claimer.organization.id);
+    const claimed = await claimer.request(`/api/collections?claim=True&amount=33&remote_transaction_id=CLAIM-1&phonenumber=${phone.slice(1)}`);
+    expect(claimed.status).toBe(200);
+    expect(Array.isArray(claimed.body)).toBe(true);
+    expect(claimed.body).toHaveLength(1);
+    expect(claimed.body[0]).toMatchObject({ id, organization: claimer.organization.id, status: 'successful', collection_request: null });
+    expect(Number(await balance(claimer.organization.id)) - Number(before)).toBe(33);
+    const again = await claimer.request(`/api/collections?claim=1&amount=33&remote_transaction_id=CLAIM-1&phonenumber=${encodeURIComponent(phone)}`);
+    expect(again.body.map((collection: { id: number }) => collection.id)).toEqual([id]);
+    expect(Number(await balance(claimer.organization.id)) - Number(before)).toBe(33);
+    expect((await rival.request(`/api/collections?claim=1&amount=33&remote_transaction_id=CLAIM-1&phonenumber=${encodeURIComponent(phone)}`)).body).toEqual([]);
+    expect((await rival.request(`/api/collections/${id}`)).status).toBe(403);
+  });
+
+  test('rule 3: more than one match fails', async () => {
+    const phone = nextNumber();
+    await unmatched('CLAIM-2', phone, '10', 'MTN Uganda');
+    await unmatched('CLAIM-2', phone, '10', 'Airtel Uganda');
+    const response = await claimer.request(`/api/collections?claim=True&amount=10&remote_transaction_id=CLAIM-2&phonenumber=${encodeURIComponent(phone)}`);
+    expect(response.status).toBe(400);
+    expect(response.body.detail).toContain('More than one collection');
+  });
+
+  test('two concurrent claims of one collection credit it once', async () => {
+    const phone = nextNumber();
+    const id = await unmatched('CLAIM-3', phone, '21');
+    const query = `/api/collections?claim=True&amount=21&remote_transaction_id=CLAIM-3&phonenumber=${encodeURIComponent(phone)}`;
+    const [a, b] = await Promise.all([claimer.request(query), rival.request(query)]);
+    const winners = [a, b].filter((response) => response.body.length === 1);
+    expect(winners).toHaveLength(1);
+    const [credits] = await testSql()<{ n: number }[]>`select count(*)::int as n from transactions where collection_id = ${id}`;
+    expect(credits!.n).toBe(1);
+  });
+});
+
+describe('GET /api/collections', () => {
+  test('lists the organization\'s collections with filters; read only', async () => {
+    const merchant = await merchantWithVerification(true);
+    const phone = nextNumber();
+    const requestId = await requestPayment(merchant, phone, '61');
+    const { collectionId } = await incomingResult(phone);
+    await ctx.client.workflow.getHandle(collectionRequestWorkflowId(requestId)).result();
+    const all = await merchant.request('/api/collections');
+    expect(all.body.count).toBe(1);
+    for (const query of ['amount=61', 'currency=BXC', `phonenumber=${phone.slice(1)}`, 'status=successful', 'network=mtn uganda',
+      'contact_first_name=Pat', 'contact_last_name=Payer', `remote_transaction_id=SBX-${requestId}`, `reference=${encodeURIComponent(merchant.organization.name)}`]) {
+      const response = await merchant.request(`/api/collections?${query}`);
+      expect({ query, ids: response.body.results.map((c: { id: number }) => c.id) }).toEqual({ query, ids: [collectionId] });
+    }
+    for (const query of ['amount=62', 'status=failed', 'network=Safaricom', 'contact_first_name=Sam']) {
+      expect((await merchant.request(`/api/collections?${query}`)).body.count).toBe(0);
+    }
+    expect((await merchant.request('/api/collections?status=lost')).status).toBe(400);
+    const v2 = await merchant.request(`/api/collections/${collectionId}`, { headers: { 'Api-Version': 'v2' } });
+    expect(v2.body.collection_request).toBe(requestId);
+    expect(v2.body.transaction).toBeUndefined();
+    const post = await merchant.request('/api/collections', { body: { amount: 1 } });
+    expect(post.status).toBe(405);
+  });
+});
+
+describe('the network callback route', () => {
+  test('needs the network\'s secret; a repeat is a no-op', async () => {
+    const created = spawnSync(process.execPath, ['src/admin.ts', 'network', 'secret', 'create', '--network', 'Safaricom', '--json'], { cwd: ROOT, env: process.env, encoding: 'utf8' });
+    const { secret } = JSON.parse(created.stdout) as { secret: string };
+    const network = requester(ctx.app, null);
+    const report = { network: 'Safaricom', remote_transaction_id: 'MPESA-777', phonenumber: '+254712000777', amount: '99', currency: 'KES', reference: 'INV 9' };
+    const denied = await network('/network/payments', { body: report, headers: { Authorization: 'Bearer wrong' } });
+    expect(denied.status).toBe(401);
+    const accepted = await network('/network/payments', { body: report, headers: { Authorization: `Bearer ${secret}` } });
+    expect(accepted.status).toBe(202);
+    expect(accepted.body).toEqual({ status: 'accepted', workflow_id: 'collection-safaricom-MPESA-777' });
+    const repeated = await network('/network/payments', { body: report, headers: { Authorization: `Bearer ${secret}` } });
+    expect(repeated.body.status).toBe('duplicate');
+    const invalid = await network('/network/payments', { body: { ...report, amount: '-1' }, headers: { Authorization: `Bearer ${secret}` } });
+    expect(invalid.status).toBe(400);
+    await ctx.client.workflow.getHandle('collection-safaricom-MPESA-777').result();
+    expect(await testSql()`select id from collections where remote_transaction_id = 'MPESA-777'`).toHaveLength(1);
+  });
+});
