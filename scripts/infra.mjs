@@ -8,7 +8,8 @@ import { fileURLToPath } from 'node:url';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const TEMPORAL_CLI_VERSION = 'v1.5.1';
-const TOOLS = process.env.TOOLS_DIR ?? join(ROOT, '.tools');
+/** Where built tools live (git-ignored): $TOOLS_DIR, else `.tools` in the project. */
+export const TOOLS = process.env.TOOLS_DIR ?? join(ROOT, '.tools');
 const LOCAL_TEMPORAL = join(TOOLS, 'bin', 'temporal');
 export const COMPOSE_VERSION = 'v2.32.4';
 /** A DOCKER_CONFIG folder whose cli-plugins hold the project's own `docker compose` build. */
@@ -143,9 +144,9 @@ export async function waitFor(what, check, timeoutMs = 60_000) {
 }
 
 /** Starts a child process whose output goes to a log file (or the terminal) and tracks it. */
-export function startChild(children, name, command, args, { env = process.env, logFile } = {}) {
+export function startChild(children, name, command, args, { env = process.env, logFile, cwd = ROOT } = {}) {
   const output = logFile ? openSync(logFile, 'a') : 'inherit';
-  const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', output, output] });
+  const child = spawn(command, args, { cwd, env, stdio: ['ignore', output, output] });
   child.processName = name;
   children.push(child);
   return child;
