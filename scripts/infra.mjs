@@ -111,18 +111,34 @@ export function portIsOpen(port, host = '127.0.0.1') {
   });
 }
 
-function holdPort() {
+function holdPort(port = 0, host = '127.0.0.1') {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve(server));
+    server.listen(port, host, () => resolve(server));
   });
 }
 
-/** `count` distinct free ports: all are held at once before being released, so none repeats. */
-export async function freePorts(count) {
+/** A port in [low, high] that is free on every interface, held until the caller closes it. */
+async function holdPortInRange(low, high) {
+  for (let attempt = 0; attempt < 200; attempt += 1) {
+    const port = low + Math.floor(Math.random() * (high - low + 1));
+    try {
+      return await holdPort(port, '0.0.0.0');
+    } catch {
+      // Taken: try another.
+    }
+  }
+  throw new Error(`no free port between ${low} and ${high}`);
+}
+
+/**
+ * `count` distinct free ports: all are held at once before being released, so none repeats. With
+ * `range`, they come from [low, high] instead of the ephemeral range (which starts above 32767).
+ */
+export async function freePorts(count, range) {
   const servers = [];
-  for (let index = 0; index < count; index += 1) servers.push(await holdPort());
+  for (let index = 0; index < count; index += 1) servers.push(range ? await holdPortInRange(...range) : await holdPort());
   const ports = servers.map((server) => server.address().port);
   await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
   return ports;

@@ -86,7 +86,10 @@ export async function runSuite({ databaseUrl, dataDir, cli, env: laneEnv, testAr
   const args = ['test', '--timeout', '120000', '--reporter=junit', `--reporter-outfile=${junitFile}`, ...testArgs];
   const code = await new Promise((resolve) => {
     const runner = spawn(binPath('bun'), args, { cwd: ROOT, env, stdio: 'inherit' });
-    runner.once('exit', (exitCode, signal) => resolve(exitCode ?? (signal ? 1 : 0)));
+    runner.once('exit', (exitCode, signal) => {
+      if (exitCode !== 0) say(`bun test ended with ${signal ? `signal ${signal}` : `exit code ${exitCode}`}`);
+      resolve(exitCode ?? (signal ? 1 : 0));
+    });
   });
   return { code, counts: countResults(junitFile) };
 }
