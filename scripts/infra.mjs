@@ -8,7 +8,8 @@ import { fileURLToPath } from 'node:url';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const TEMPORAL_CLI_VERSION = 'v1.5.1';
-const TOOLS = process.env.TOOLS_DIR ?? join(ROOT, '.tools');
+/** Where built tools live (git-ignored): $TOOLS_DIR, else `.tools` in the project. */
+export const TOOLS = process.env.TOOLS_DIR ?? join(ROOT, '.tools');
 const LOCAL_TEMPORAL = join(TOOLS, 'bin', 'temporal');
 export const COMPOSE_VERSION = 'v2.32.4';
 /** A DOCKER_CONFIG folder whose cli-plugins hold the project's own `docker compose` build. */
@@ -110,18 +111,34 @@ export function portIsOpen(port, host = '127.0.0.1') {
   });
 }
 
-function holdPort() {
+function holdPort(port = 0, host = '127.0.0.1') {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve(server));
+    server.listen(port, host, () => resolve(server));
   });
 }
 
-/** `count` distinct free ports: all are held at once before being released, so none repeats. */
-export async function freePorts(count) {
+/** A port in [low, high] that is free on every interface, held until the caller closes it. */
+async function holdPortInRange(low, high) {
+  for (let attempt = 0; attempt < 200; attempt += 1) {
+    const port = low + Math.floor(Math.random() * (high - low + 1));
+    try {
+      return await holdPort(port, '0.0.0.0');
+    } catch {
+      // Taken: try another.
+    }
+  }
+  throw new Error(`no free port between ${low} and ${high}`);
+}
+
+/**
+ * `count` distinct free ports: all are held at once before being released, so none repeats. With
+ * `range`, they come from [low, high] instead of the ephemeral range (which starts above 32767).
+ */
+export async function freePorts(count, range) {
   const servers = [];
-  for (let index = 0; index < count; index += 1) servers.push(await holdPort());
+  for (let index = 0; index < count; index += 1) servers.push(range ? await holdPortInRange(...range) : await holdPort());
   const ports = servers.map((server) => server.address().port);
   await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
   return ports;
@@ -143,9 +160,9 @@ export async function waitFor(what, check, timeoutMs = 60_000) {
 }
 
 /** Starts a child process whose output goes to a log file (or the terminal) and tracks it. */
-export function startChild(children, name, command, args, { env = process.env, logFile } = {}) {
+export function startChild(children, name, command, args, { env = process.env, logFile, cwd = ROOT } = {}) {
   const output = logFile ? openSync(logFile, 'a') : 'inherit';
-  const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', output, output] });
+  const child = spawn(command, args, { cwd, env, stdio: ['ignore', output, output] });
   child.processName = name;
   children.push(child);
   return child;

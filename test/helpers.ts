@@ -1,7 +1,7 @@
 /**
- * Test harness: the real PostgreSQL database and Temporal dev server that `npm test` started
- * (scripts/test.mjs passes them in the environment), real worker processes on Node, and the app
- * called through `app.handle`.
+ * Test harness: the real PostgreSQL database and Temporal server that `npm test` (or the parity
+ * lane) started and passes in the environment, real worker processes (Node; Bun when
+ * TEST_WORKER_RUNTIME=bun), and the app called through `app.handle`.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -123,13 +123,30 @@ export async function eventually<T>(what: string, check: () => Promise<T | undef
 
 export type WorkerProcess = { child: ChildProcess; taskQueue: string; output: () => string; stop: () => Promise<void>; kill: () => Promise<void> };
 
+export type WorkerRuntime = 'node' | 'bun';
+
 /**
- * Starts the real worker process on Node (the runtime it ships on), as `npm start` does, and waits
- * until it polls its task queue.
+ * The runtime test workers run on: Node (the one the worker ships on) unless TEST_WORKER_RUNTIME
+ * says `bun`; the production-parity lane runs the whole suite once with each (scripts/test-parity.mjs).
  */
-export async function startWorker(taskQueue: string, env: Record<string, string> = {}, runtime: 'node' | 'bun' = 'node'): Promise<WorkerProcess> {
-  const command = runtime === 'node' ? ['node', '--import', 'tsx', 'src/worker.ts'] : [process.execPath, 'src/worker.ts'];
-  const child = spawn(command[0]!, command.slice(1), {
+export function defaultWorkerRuntime(): WorkerRuntime {
+  const runtime = process.env.TEST_WORKER_RUNTIME ?? 'node';
+  if (runtime !== 'node' && runtime !== 'bun') throw new Error(`TEST_WORKER_RUNTIME must be node or bun, not ${JSON.stringify(runtime)}`);
+  return runtime;
+}
+
+/** The command that runs a TypeScript worker-side script on `runtime` (Node needs the tsx loader; Bun runs it as is). */
+export function workerRuntimeCommand(script: string, runtime: WorkerRuntime = defaultWorkerRuntime()): [string, ...string[]] {
+  return runtime === 'node' ? ['node', '--import', 'tsx', script] : [process.execPath, script];
+}
+
+/**
+ * Starts the real worker process, as `npm start` does, on Node (the runtime it ships on) unless
+ * `runtime` or TEST_WORKER_RUNTIME says otherwise, and waits until it polls its task queue.
+ */
+export async function startWorker(taskQueue: string, env: Record<string, string> = {}, runtime: WorkerRuntime = defaultWorkerRuntime()): Promise<WorkerProcess> {
+  const command = workerRuntimeCommand('src/worker.ts', runtime);
+  const child = spawn(command[0], command.slice(1), {
     cwd: ROOT,
     env: { ...process.env, TASK_QUEUE: taskQueue, OUTBOX_SWEEP: 'false', RETENTION_SWEEP: 'false', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -14,6 +14,7 @@ import { authPlugin } from './auth';
 import type { AppDeps } from './context';
 import { ApiError, fieldErrors } from './errors';
 import { REQUIRED, text, validate } from './fields';
+import { queryObject } from './filters';
 import { jsonResponse, parseRequestBody } from './http';
 
 export const BILLS_PREFIX = '/api/bills';
@@ -48,7 +49,7 @@ export const billRoutes = ({ sql, config }: AppDeps) =>
     .get(
       '/billers/services/list',
       async ({ request }) => {
-        const { groupby } = validate(ServicesQuery, Object.fromEntries(new URL(request.url).searchParams));
+        const { groupby } = validate(ServicesQuery, queryObject(new URL(request.url).searchParams));
         const services = (await listBillServices(sql)).map(serializeBillService);
         return billsEnvelope(groupBillServices(services, groupby), 'Billers and services retrieved successfully.');
       },

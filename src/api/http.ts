@@ -3,7 +3,7 @@
  * form-encoded or multipart with `a.b` / `a[b]` nesting (400, 413, 415), and the mapping of every
  * failure to the spec's JSON error bodies. Nothing internal (stack, SQL) ever reaches a response.
  */
-import { ApiError, methodNotAllowed, notAcceptable, notFound, unsupportedMediaType } from './errors';
+import { ApiError, fieldErrors, methodNotAllowed, notAcceptable, notFound, unsupportedMediaType, type FieldErrors } from './errors';
 import { logger } from '../log';
 
 export const MAX_BODY_BYTES = 1_048_576;
@@ -68,8 +68,64 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Parses a request body by its media type; the result is always a plain object. */
+/**
+ * Why PostgreSQL could not store `text` (text and jsonb refuse NUL; jsonb refuses an unpaired UTF-16
+ * surrogate, which text would silently turn into U+FFFD), in Django REST framework's words; null
+ * when it can.
+ */
+export function unstorableTextProblem(text: string): string | null {
+  if (text.includes('\u0000')) return 'Null characters are not allowed.';
+  for (let index = 0; index < text.length; index += 1) {
+    const unit = text.charCodeAt(index);
+    if (unit < 0xd800 || unit > 0xdfff) continue;
+    const next = text.charCodeAt(index + 1);
+    if (unit <= 0xdbff && next >= 0xdc00 && next <= 0xdfff) {
+      index += 1;
+      continue;
+    }
+    return `Surrogate characters are not allowed: U+${unit.toString(16).toUpperCase()}.`;
+  }
+  return null;
+}
+
+/** The first problem of any key or string anywhere inside `value` (iterative: input may nest thousands deep). */
+function firstUnstorableText(value: unknown): string | null {
+  const pending: unknown[] = [value];
+  while (pending.length > 0) {
+    const item = pending.pop();
+    if (typeof item === 'string') {
+      const problem = unstorableTextProblem(item);
+      if (problem !== null) return problem;
+    } else if (Array.isArray(item)) {
+      pending.push(...item);
+    } else if (typeof item === 'object' && item !== null) {
+      for (const [key, nested] of Object.entries(item)) pending.push(key, nested);
+    }
+  }
+  return null;
+}
+
+/**
+ * Refuses (400, per field) input that holds text PostgreSQL cannot store, before any route reads
+ * it: every body and query string goes through here, so no such value reaches a query as a 500.
+ */
+export function assertStorableText(fields: Record<string, unknown>): void {
+  const errors: FieldErrors = {};
+  for (const [name, value] of Object.entries(fields)) {
+    const problem = firstUnstorableText(name) ?? firstUnstorableText(value);
+    if (problem !== null) errors[name] = [problem];
+  }
+  if (Object.keys(errors).length > 0) throw fieldErrors(errors);
+}
+
+/** Parses a request body by its media type; the result is always a plain object of storable text. */
 export async function parseRequestBody(request: Request): Promise<Record<string, unknown>> {
+  const body = await parseBodyByMediaType(request);
+  assertStorableText(body);
+  return body;
+}
+
+async function parseBodyByMediaType(request: Request): Promise<Record<string, unknown>> {
   const contentType = request.headers.get('content-type') ?? '';
   const mediaType = contentType.split(';')[0]?.trim().toLowerCase() ?? '';
   const declaredLength = Number(request.headers.get('content-length') ?? '0');

@@ -82,6 +82,29 @@ describe('errors', () => {
     expect(response.status).toBe(413);
   });
 
+  // Found by the fuzz test (test/api/fuzz.test.ts): PostgreSQL refuses NUL in text and jsonb, and an
+  // unpaired surrogate in jsonb, so these reached a query and came back as 500.
+  test.each([
+    ['a filter', '/api/contacts?first_name=a%00b', {}, { first_name: ['Null characters are not allowed.'] }],
+    ['a filter of another list', '/api/collectionrequests?reason=%00', {}, { reason: ['Null characters are not allowed.'] }],
+    ['a JSON field', '/api/contacts', { body: { phone_number: '+256772000101', first_name: 'a\u0000b', last_name: 'B' } }, { first_name: ['Null characters are not allowed.'] }],
+    ['a form field', '/api/contacts', { form: { phone_number: '+256772000102', first_name: 'A', last_name: 'B\u0000' } }, { last_name: ['Null characters are not allowed.'] }],
+    ['a nested metadata value', '/api/contacts', { body: { phone_number: '+256772000103', first_name: 'A', last_name: 'B', metadata: { note: ['x\u0000'] } } }, { metadata: ['Null characters are not allowed.'] }],
+    ['an unpaired surrogate in metadata (jsonb)', '/api/contacts', { body: '{"phone_number": "+256772000104", "first_name": "A", "last_name": "B", "metadata": {"note": "\\ud800"}}' }, { metadata: ['Surrogate characters are not allowed: U+D800.'] }],
+    ['an unpaired surrogate in a metadata key', '/api/collectionrequests', { body: '{"phonenumber": "+80000000009", "amount": "1", "currency": "BXC", "metadata": {"\\udfff": 1}}' }, { metadata: ['Surrogate characters are not allowed: U+DFFF.'] }],
+    ['an unpaired surrogate in a text field', '/api/contacts', { body: '{"phone_number": "+256772000105", "first_name": "A\\udbff", "last_name": "B"}' }, { first_name: ['Surrogate characters are not allowed: U+DBFF.'] }],
+  ] as const)('text PostgreSQL cannot store is 400 with the field, not 500: %s', async (_, path, options, errors) => {
+    const response = await merchant.request(path, options);
+    expect({ status: response.status, body: response.body }).toEqual({ status: 400, body: errors });
+  });
+
+  test('paired surrogates (emoji) are ordinary text', async () => {
+    const response = await merchant.request('/api/contacts', { body: { phone_number: '+256772000106', first_name: 'A 😀', last_name: 'B', metadata: { mood: '😀' } } });
+    expect(response.status).toBe(201);
+    expect(response.body.first_name).toBe('A 😀');
+    expect(response.body.metadata).toEqual({ mood: '😀' });
+  });
+
   test('a non-numeric id is 404', async () => {
     expect((await merchant.request('/api/contacts/abc')).status).toBe(404);
     expect((await merchant.request('/api/events/99999999999999999999')).status).toBe(404);

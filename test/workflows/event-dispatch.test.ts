@@ -3,7 +3,7 @@ import { recordEvent } from '../../src/services/events';
 import { eventDispatchStatusQuery } from '../../src/workflows/event-dispatch';
 import { eventDispatchWorkflowId, outboxSweepScheduleId } from '../../src/workflows/shared';
 import {
-  createMerchant, eventually, startWorker, testApp, testClient, testSql, uniqueTaskQueue, type TestMerchant, type WorkerProcess,
+  createMerchant, eventually, startWorker, testApp, testClient, testSql, uniqueTaskQueue, type TestMerchant, type WorkerProcess, type WorkerRuntime,
 } from '../helpers';
 
 const workers: WorkerProcess[] = [];
@@ -15,7 +15,7 @@ afterAll(async () => {
   await Promise.all(schedules.map((id) => client.schedule.getHandle(id).delete().catch(() => {})));
 });
 
-async function launch(taskQueue: string, env: Record<string, string> = {}, runtime: 'node' | 'bun' = 'node'): Promise<WorkerProcess> {
+async function launch(taskQueue: string, env: Record<string, string> = {}, runtime?: WorkerRuntime): Promise<WorkerProcess> {
   const worker = await startWorker(taskQueue, env, runtime);
   workers.push(worker);
   return worker;

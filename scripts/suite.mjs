@@ -1,0 +1,95 @@
+// The integration suite as `npm test` runs it, against whichever Temporal server the caller
+// started: a fresh PostgreSQL database, the workflow code bundled once, then every test file with
+// Bun's runner. `npm test` (scripts/test.mjs) runs it on the Temporal dev server; the
+// production-parity lane (scripts/test-parity.mjs) on the Temporal server built from source.
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { ROOT, binPath, ensureComposePlugin, say } from './infra.mjs';
+
+/** The test database: $TEST_DATABASE_URL, else `collections_test` next to $DATABASE_URL; `suffix` makes a sibling. */
+export function testDatabaseUrl(suffix = '') {
+  const url = new URL(process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
+  if (!process.env.TEST_DATABASE_URL) url.pathname = '/collections_test';
+  url.pathname += suffix;
+  return url.toString();
+}
+
+/** `psql` against the server's `postgres` database (to create and drop others). */
+export function psqlAdmin(databaseUrl, statement) {
+  const admin = new URL(databaseUrl);
+  admin.pathname = '/postgres';
+  const result = spawnSync('psql', [admin.toString(), '-v', 'ON_ERROR_STOP=1', '-qc', statement], { stdio: 'inherit' });
+  if (result.status !== 0) throw new Error(`psql failed: ${statement}`);
+}
+
+export const databaseName = (databaseUrl) => decodeURIComponent(new URL(databaseUrl).pathname.slice(1));
+
+/** JUnit counts: tests that passed, failed (failures + errors) and were skipped. */
+export function countResults(junitFile) {
+  if (!existsSync(junitFile)) return null;
+  const xml = readFileSync(junitFile, 'utf8');
+  const suite = /<testsuites\b[^>]*>/.exec(xml)?.[0] ?? '';
+  const attribute = (name) => Number(new RegExp(`\\b${name}="(\\d+)"`).exec(suite)?.[1] ?? 0);
+  const tests = attribute('tests');
+  const failed = attribute('failures') + attribute('errors');
+  const skipped = attribute('skipped');
+  return { passed: tests - failed - skipped, failed, skipped };
+}
+
+export const formatCounts = (counts) =>
+  `${counts.passed} passed, ${counts.failed} failed${counts.skipped ? `, ${counts.skipped} skipped` : ''}`;
+
+/** Empties (or makes) a run's data folder. */
+export function freshDataDir(dataDir) {
+  rmSync(dataDir, { recursive: true, force: true });
+  mkdirSync(dataDir, { recursive: true });
+  return dataDir;
+}
+
+/**
+ * Runs the suite once, writing its bundle and JUnit file into `dataDir`; `env` is added to the
+ * tests' environment (it must name TEMPORAL_ADDRESS). Returns the runner's exit code and the JUnit
+ * counts (null when the runner wrote none, which counts as a failure).
+ */
+export async function runSuite({ databaseUrl, dataDir, cli, env: laneEnv, testArgs = [] }) {
+  const env = {
+    ...process.env,
+    DATABASE_URL: databaseUrl,
+    TEMPORAL_CLI: cli,
+    TEST_DATA_DIR: dataDir,
+    SANDBOX: 'true',
+    NODE_ENV: 'test',
+    ...laneEnv,
+  };
+  let dockerConfig = null;
+  try {
+    dockerConfig = ensureComposePlugin();
+  } catch (error) {
+    say(`docker compose is not available, so the compose-file check is skipped: ${error.message}`);
+  }
+  if (dockerConfig) env.DOCKER_CONFIG = dockerConfig;
+  else if (dockerConfig === null) delete env.DOCKER_CONFIG;
+
+  say(`preparing a fresh test database (${databaseName(databaseUrl)})`);
+  psqlAdmin(databaseUrl, `drop database if exists "${databaseName(databaseUrl)}" with (force)`);
+  const migrated = spawnSync(binPath('bun'), ['src/admin.ts', 'migrate'], { cwd: ROOT, env, stdio: 'inherit' });
+  if (migrated.status !== 0) throw new Error('migrations failed');
+
+  say('bundling workflow code once for the test workers');
+  const bundle = join(dataDir, 'workflow-bundle.js');
+  const bundled = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/bundle-workflows.ts', bundle], { cwd: ROOT, env, stdio: 'inherit' });
+  if (bundled.status !== 0) throw new Error('workflow bundling failed');
+  env.WORKFLOW_BUNDLE_PATH = bundle;
+
+  const junitFile = join(dataDir, 'junit.xml');
+  const args = ['test', '--timeout', '120000', '--reporter=junit', `--reporter-outfile=${junitFile}`, ...testArgs];
+  const code = await new Promise((resolve) => {
+    const runner = spawn(binPath('bun'), args, { cwd: ROOT, env, stdio: 'inherit' });
+    runner.once('exit', (exitCode, signal) => {
+      if (exitCode !== 0) say(`bun test ended with ${signal ? `signal ${signal}` : `exit code ${exitCode}`}`);
+      resolve(exitCode ?? (signal ? 1 : 0));
+    });
+  });
+  return { code, counts: countResults(junitFile) };
+}

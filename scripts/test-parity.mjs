@@ -1,0 +1,76 @@
+// `npm run test:parity`: the production-parity lane. The same suite as `npm test`
+// (scripts/suite.mjs), but against the Temporal server built from go.temporal.io/server on
+// PostgreSQL, configured from temporal-compose.yml (scripts/temporal-server.mjs), and run twice:
+// with every test worker on Node, then on Bun (TEST_WORKER_RUNTIME). Each run gets a fresh server
+// and fresh databases, as `npm test` does. Prints each run's counts, then a closing line
+// `N passed, N failed` over both, and exits non-zero on any failure.
+// Arguments after `--` go to `bun test`; PARITY_RUNTIMES=node (or bun) runs one of the two.
+import { join } from 'node:path';
+import { ROOT, ensureDependencies, ensureTemporalCli, say, stopChildren } from './infra.mjs';
+import { composeFile, composeServerVersion, ensureTemporalServer, startTemporalServer } from './temporal-server.mjs';
+import { formatCounts, freshDataDir, runSuite, testDatabaseUrl } from './suite.mjs';
+
+const DATA = join(ROOT, '.test-data-parity');
+const RUNTIMES = (process.env.PARITY_RUNTIMES ?? 'node,bun').split(',').map((runtime) => runtime.trim()).filter(Boolean);
+let children = [];
+
+/** Another process may take one of the free ports before the server binds it: try again with others. */
+async function startServerRetrying(cli, compose, options) {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await startTemporalServer(children, cli, compose, options);
+    } catch (error) {
+      if (attempt === 3) throw error;
+      say(`${error.message}; trying again with other ports`);
+      await stopChildren(children);
+    }
+  }
+}
+
+async function runLane(runtime, { cli, compose }) {
+  const dataDir = freshDataDir(join(DATA, runtime));
+  // Its own databases, beside (never instead of) the ones `npm test` uses.
+  const databaseUrl = testDatabaseUrl('_parity');
+  const started = Date.now();
+  children = [];
+  try {
+    const server = await startServerRetrying(cli, compose, { databaseUrl, dataDir });
+    say(`running the suite with the workers on ${runtime}`);
+    const { code, counts } = await runSuite({
+      databaseUrl, dataDir, cli,
+      env: { TEMPORAL_ADDRESS: server.address, TEST_WORKER_RUNTIME: runtime },
+      testArgs: process.argv.slice(2),
+    });
+    return { runtime, code, counts: counts ?? { passed: 0, failed: 1, skipped: 0 }, seconds: Math.round((Date.now() - started) / 1000) };
+  } finally {
+    await stopChildren(children);
+  }
+}
+
+async function main() {
+  for (const runtime of RUNTIMES) if (runtime !== 'node' && runtime !== 'bun') throw new Error(`PARITY_RUNTIMES: unknown runtime ${runtime}`);
+  freshDataDir(DATA);
+  ensureDependencies();
+  const cli = ensureTemporalCli();
+  const compose = composeFile();
+  ensureTemporalServer(composeServerVersion(compose));
+  const lanes = [];
+  for (const runtime of RUNTIMES) lanes.push(await runLane(runtime, { cli, compose }));
+  const total = { passed: 0, failed: 0, skipped: 0 };
+  for (const lane of lanes) {
+    say(`parity, workers on ${lane.runtime}: ${formatCounts(lane.counts)} (${lane.seconds} s)`);
+    total.passed += lane.counts.passed;
+    total.failed += lane.counts.failed;
+    total.skipped += lane.counts.skipped;
+  }
+  process.stdout.write(`${formatCounts(total)}\n`);
+  process.exit(lanes.some((lane) => lane.code !== 0) || total.failed > 0 ? 1 : 0);
+}
+
+process.on('SIGINT', () => void stopChildren(children).then(() => process.exit(130)));
+main().catch(async (error) => {
+  process.stderr.write(`[collections] ${error instanceof Error ? error.stack : String(error)}\n`);
+  await stopChildren(children);
+  process.stdout.write('0 passed, 1 failed\n');
+  process.exit(1);
+});
