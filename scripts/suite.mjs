@@ -3,14 +3,19 @@
 // Bun's runner. `npm test` (scripts/test.mjs) runs it on the Temporal dev server; the
 // production-parity lane (scripts/test-parity.mjs) on the Temporal server built from source.
 import { spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT, binPath, ensureComposePlugin, say } from './infra.mjs';
 
-/** The test database: $TEST_DATABASE_URL, else `collections_test` next to $DATABASE_URL; `suffix` makes a sibling. */
+/**
+ * The test database: $TEST_DATABASE_URL, else `collections_test_<checkout>` next to $DATABASE_URL,
+ * named after this checkout's path so two checkouts (a CI clone beside a working copy) never drop
+ * each other's database mid-run; `suffix` makes a sibling.
+ */
 export function testDatabaseUrl(suffix = '') {
   const url = new URL(process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
-  if (!process.env.TEST_DATABASE_URL) url.pathname = '/collections_test';
+  if (!process.env.TEST_DATABASE_URL) url.pathname = `/collections_test_${createHash('sha1').update(ROOT).digest('hex').slice(0, 8)}`;
   url.pathname += suffix;
   return url.toString();
 }

@@ -46,24 +46,10 @@ type Metadata = Record<string, unknown>;
 /** Custom attributes: a hash, a JSON string of one, or `metadata.key` form fields; sizes bounded. */
 export const metadata = v.optional(
   v.pipe(
-    v.union([v.record(v.string(), v.unknown()), v.string(), v.null()], 'Value must be a JSON object.'),
-    v.rawTransform(({ dataset, addIssue, NEVER }) => {
-      let value: unknown = dataset.value;
-      if (typeof value === 'string') {
-        if (value.trim() === '') return null;
-        try {
-          value = JSON.parse(value);
-        } catch {
-          addIssue({ message: 'Value must be valid JSON.' });
-          return NEVER;
-        }
-      }
-      if (value === null) return null;
-      if (typeof value !== 'object' || Array.isArray(value)) {
-        addIssue({ message: 'Value must be a JSON object.' });
-        return NEVER;
-      }
-      const entries = Object.entries(value as Metadata);
+    jsonObjectOrNull(),
+    v.rawCheck(({ dataset, addIssue }) => {
+      if (!dataset.typed || dataset.value === null) return;
+      const entries = Object.entries(dataset.value as Metadata);
       const { keys, keyLength, valueLength } = METADATA_LIMITS;
       if (entries.length > keys) addIssue({ message: `Ensure there are no more than ${keys} keys.` });
       for (const [key, item] of entries) {
@@ -72,7 +58,6 @@ export const metadata = v.optional(
           addIssue({ message: `Ensure each value has no more than ${valueLength} characters.` });
         }
       }
-      return value as Metadata;
     }),
   ),
   null,
@@ -124,9 +109,9 @@ export const integerField = (min: number, max = 999_999_999) =>
     v.maxValue(max, `Ensure this value is less than or equal to ${max}.`),
   );
 
-/** An optional JSON object given as a hash, a JSON string, or `key.sub` form fields; "" is null. */
-export const optionalJsonObject = v.optional(
-  v.pipe(
+/** A JSON object given as a hash, a JSON string, or `key.sub` form fields; "" and null are null. */
+function jsonObjectOrNull() {
+  return v.pipe(
     v.union([v.record(v.string(), v.unknown()), v.string(), v.null()], 'Value must be a JSON object.'),
     v.rawTransform(({ dataset, addIssue, NEVER }) => {
       let value: unknown = dataset.value;
@@ -146,6 +131,7 @@ export const optionalJsonObject = v.optional(
       }
       return value as Record<string, unknown>;
     }),
-  ),
-  null,
-);
+  );
+}
+
+export const optionalJsonObject = v.optional(jsonObjectOrNull(), null);

@@ -8,6 +8,7 @@ import type { EventRow } from '../domain/events';
 import { findRequest } from './collection-requests';
 import { CONTACT_COLUMNS } from './contacts';
 import { recordEvent } from './events';
+import type { IncomingPaymentInput } from '../workflows/shared';
 
 export const collectionColumns = (t = ''): string => `${t}id, ${t}organization_id as "organizationId", ${t}network,
   ${t}remote_transaction_id as "remoteTransactionId", ${t}amount::text as amount, ${t}currency, ${t}phone_number as "phoneNumber",
@@ -68,15 +69,8 @@ export async function findCollection(sql: Queryable, id: number): Promise<Collec
   return row;
 }
 
-export type IncomingPayment = {
-  network: string;
-  remoteTransactionId: string;
-  phoneNumber: string;
-  amount: string;
-  currency: string;
-  reference: string;
-  paymentDate: string;
-};
+/** A payment as a network reports it (the incoming-collection workflow's input). */
+export type IncomingPayment = IncomingPaymentInput;
 
 /** Stores a reported payment once: a repeat of the same network transaction returns the first row. */
 export async function storeIncomingPayment(sql: Sql, payment: IncomingPayment): Promise<CollectionRow> {
