@@ -8,13 +8,14 @@ import { spawnSync } from 'node:child_process';
 import { updateCollectionSettings } from '../../src/services/organizations';
 import { reportIncomingPayment } from '../../src/temporal/collections';
 import { collectionRequestWorkflowId, incomingCollectionWorkflowId } from '../../src/workflows/shared';
+import { makeCertificate, startReceiver, type Certificate, type Receiver } from '../webhook-receiver';
 import {
   ROOT, createMerchant, eventually, requester, startWorker, testApp, testSql, uniqueTaskQueue,
   type TestApp, type TestMerchant, type WorkerProcess,
 } from '../helpers';
 
 const VERIFICATION_TIMEOUT_SECONDS = 2;
-const WORKER_ENV = { SANDBOX_PAYMENT_DELAY_SECONDS: '1', FAILED_PROMPT_RETRY_SECONDS: '1', VERIFICATION_TIMEOUT_SECONDS: String(VERIFICATION_TIMEOUT_SECONDS) };
+let WORKER_ENV: Record<string, string>;
 const taskQueue = uniqueTaskQueue('collections');
 let worker: WorkerProcess;
 let ctx: TestApp;
@@ -25,7 +26,19 @@ const modes = new Map<string, Mode>();
 const asked: { phonenumber: string; remote_transaction_id: string; amount: string; currency_code: string; reference: string }[] = [];
 let verifier: ReturnType<typeof Bun.serve>;
 
+let certificate: Certificate;
+let receiver: Receiver;
+
 beforeAll(async () => {
+  certificate = makeCertificate();
+  receiver = await startReceiver(certificate);
+  WORKER_ENV = {
+    SANDBOX_PAYMENT_DELAY_SECONDS: '1',
+    FAILED_PROMPT_RETRY_SECONDS: '1',
+    VERIFICATION_TIMEOUT_SECONDS: String(VERIFICATION_TIMEOUT_SECONDS),
+    WEBHOOK_CA_FILE: certificate.certFile,
+    WEBHOOK_RETRY_SCHEDULE: '100ms,100ms,100ms,100ms,100ms,100ms,100ms,100ms,100ms',
+  };
   verifier = Bun.serve({
     hostname: '127.0.0.1',
     port: 0,
@@ -47,6 +60,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await worker?.stop();
   verifier?.stop(true);
+  await receiver?.close();
 });
 
 let counter = 50000;
@@ -58,9 +72,9 @@ async function merchantWithVerification(acceptByDefault: boolean): Promise<TestM
   return merchant;
 }
 
-async function requestPayment(merchant: TestMerchant, phone: string, amount = '250'): Promise<number> {
+async function requestPayment(merchant: TestMerchant, phone: string, amount = '250', sendInstructions = true): Promise<number> {
   const response = await merchant.request('/api/collectionrequests', {
-    form: { phonenumber: phone, amount, currency: 'BXC', send_instructions: 'true', expiry_date: '1 minute', first_name: 'Pat', last_name: 'Payer' },
+    form: { phonenumber: phone, amount, currency: 'BXC', send_instructions: String(sendInstructions), expiry_date: '1 minute', first_name: 'Pat', last_name: 'Payer' },
   });
   expect(response.status).toBe(201);
   return response.body.id;
@@ -114,6 +128,28 @@ describe('a request paid through the sandbox network', () => {
     expect(statuses.map((row) => row.status)).toEqual(['instructions_sent', 'processing_started', 'successful']);
   });
 
+  test('collection.received and collectionrequest.status.changed reach the merchant\'s webhooks', async () => {
+    const merchant = await merchantWithVerification(true);
+    for (const event of ['collection.received', 'collectionrequest.status.changed']) {
+      const created = await merchant.request('/api/webhooks', { form: { event, target: receiver.url(`/hooks/${merchant.organization.id}/${event}`) } });
+      expect(created.status).toBe(201);
+    }
+    const phone = nextNumber();
+    const requestId = await requestPayment(merchant, phone);
+    const { collectionId } = await incomingResult(phone);
+    await ctx.client.workflow.getHandle(collectionRequestWorkflowId(requestId)).result();
+    const received = await eventually('the collection.received delivery', async () => {
+      const requests = receiver.requests(`/hooks/${merchant.organization.id}/collection.received`);
+      return requests.length > 0 ? requests : undefined;
+    });
+    expect(JSON.parse(received[0]!.body)).toMatchObject({ hook: { event: 'collection.received' }, data: { id: collectionId, status: 'successful' } });
+    const statuses = await eventually('the three status deliveries', async () => {
+      const requests = receiver.requests(`/hooks/${merchant.organization.id}/collectionrequest.status.changed`);
+      return requests.length >= 3 ? requests : undefined;
+    });
+    expect(statuses.map((request) => JSON.parse(request.body).data.status).sort()).toEqual(['instructions_sent', 'processing_started', 'successful']);
+  });
+
   test('REJECT: the collection fails with the reason passed to the network; nothing credited', async () => {
     const merchant = await merchantWithVerification(true);
     const phone = nextNumber();
@@ -161,7 +197,8 @@ describe('exactly once', () => {
   test('the same remote transaction reported twice gives one collection, one credit, one event', async () => {
     const merchant = await merchantWithVerification(true);
     const phone = nextNumber();
-    const requestId = await requestPayment(merchant, phone, '75');
+    // Nobody is prompted, so the only payment is the one this test reports (twice).
+    const requestId = await requestPayment(merchant, phone, '75', false);
     const before = await balance(merchant.organization.id);
     const payment = { network: 'MTN Uganda', remoteTransactionId: `DUP-${requestId}`, phoneNumber: phone, amount: '75', currency: 'BXC', reference: 'x', paymentDate: new Date().toISOString() };
     const first = await reportIncomingPayment(ctx.client, taskQueue, payment, VERIFICATION_TIMEOUT_SECONDS);
@@ -172,10 +209,9 @@ describe('exactly once', () => {
     const rows = await testSql()`select id from collections where remote_transaction_id = ${`DUP-${requestId}`}`;
     expect(rows).toHaveLength(1);
     expect(Number(await balance(merchant.organization.id)) - Number(before)).toBe(75);
-    // The sandbox's own payment for the request arrives too, but the request is already paid: unmatched.
-    const sandbox = await incomingResult(phone);
-    expect(sandbox.outcome).toBe('unmatched');
     expect(await eventCount(merchant.organization.id, 'collection.received')).toBe(1);
+    await ctx.client.workflow.getHandle(collectionRequestWorkflowId(requestId)).result();
+    expect((await merchant.request(`/api/collectionrequests/${requestId}`)).body).toMatchObject({ status: 'successful', collection: rows[0]!.id });
   });
 
   test('killing the worker during verification still gives one collection, one credit, one event of each kind', async () => {
