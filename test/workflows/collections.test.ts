@@ -91,7 +91,10 @@ async function incomingResult(phone: string) {
       select remote_transaction_id as "remoteTransactionId", network from sandbox_payments where phone_number = ${phone}`;
     return rows.length > 0 ? rows : undefined;
   });
-  return await ctx.client.workflow.getHandle(incomingCollectionWorkflowId(payment!.network, payment!.remoteTransactionId)).result();
+  const handle = ctx.client.workflow.getHandle(incomingCollectionWorkflowId(payment!.network, payment!.remoteTransactionId));
+  // The sandbox records its payment just before it reports it: the workflow may not exist yet.
+  await eventually('the incoming-collection workflow to start', async () => handle.describe().then(() => true, () => false));
+  return await handle.result();
 }
 
 async function eventCount(organizationId: number, type: string): Promise<number> {
