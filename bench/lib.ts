@@ -1,0 +1,136 @@
+/** Measuring helpers for bench/run.ts: bounded load loops, percentiles, RSS sampling, tables. */
+import { readFileSync } from 'node:fs';
+
+export type Run = { ops: number; errors: number; seconds: number; rate: number; latencies: number[]; firstError?: string };
+
+export function percentile(values: number[], p: number): number {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+}
+
+/** `concurrency` clients each running `op` back to back, until `seconds` pass or `maxOps` ran. */
+export async function closedLoop(concurrency: number, seconds: number, maxOps: number, op: (index: number) => Promise<void>): Promise<Run> {
+  const latencies: number[] = [];
+  let next = 0;
+  let errors = 0;
+  let firstError: string | undefined;
+  const start = performance.now();
+  const deadline = start + seconds * 1000;
+  const client = async () => {
+    while (performance.now() < deadline && next < maxOps) {
+      const index = next++;
+      const began = performance.now();
+      try {
+        await op(index);
+        latencies.push(performance.now() - began);
+      } catch (error) {
+        errors += 1;
+        firstError ??= String(error);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, client));
+  const elapsed = (performance.now() - start) / 1000;
+  return { ops: latencies.length, errors, seconds: elapsed, rate: latencies.length / elapsed, latencies, firstError };
+}
+
+/** Starts `op` at a fixed `rate` per second (open loop, at most `maxInFlight` outstanding) for `seconds` or `maxOps`. */
+export async function openLoop(rate: number, seconds: number, maxOps: number, op: (index: number) => Promise<void>, maxInFlight = 1000): Promise<Run> {
+  const latencies: number[] = [];
+  const pending = new Set<Promise<void>>();
+  let errors = 0;
+  let firstError: string | undefined;
+  const start = performance.now();
+  const total = Math.min(maxOps, Math.max(1, Math.floor(rate * seconds)));
+  for (let index = 0; index < total; index += 1) {
+    const due = start + (index * 1000) / rate;
+    const wait = due - performance.now();
+    if (wait > 1) await Bun.sleep(wait);
+    if (pending.size >= maxInFlight) await Promise.race(pending);
+    const began = performance.now();
+    const task = op(index).then(
+      () => void latencies.push(performance.now() - began),
+      (error: unknown) => {
+        errors += 1;
+        firstError ??= String(error);
+      },
+    );
+    const tracked = task.finally(() => pending.delete(tracked));
+    pending.add(tracked);
+  }
+  await Promise.all(pending);
+  const elapsed = (performance.now() - start) / 1000;
+  return { ops: latencies.length, errors, seconds: elapsed, rate: latencies.length / elapsed, latencies, firstError };
+}
+
+/** Sequential repetitions of `op` (after `warmup` unmeasured ones), bounded in count and time. */
+export async function repeat(iterations: number, seconds: number, op: () => Promise<void>, warmup = 3): Promise<number[]> {
+  for (let index = 0; index < warmup; index += 1) await op();
+  const latencies: number[] = [];
+  const deadline = performance.now() + seconds * 1000;
+  while (latencies.length < iterations && performance.now() < deadline) {
+    const began = performance.now();
+    await op();
+    latencies.push(performance.now() - began);
+  }
+  return latencies;
+}
+
+function statusKb(pid: number, field: 'VmRSS' | 'VmHWM'): number | null {
+  try {
+    const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Samples VmRSS of named processes every `intervalMs`; `phase` tags the samples. */
+export class RssSampler {
+  private timer: ReturnType<typeof setInterval> | undefined;
+  private phase = 'idle';
+  readonly peaks = new Map<string, Map<string, number>>();
+
+  constructor(private readonly pids: Record<string, number>, private readonly intervalMs = 200) {}
+
+  start(): void {
+    this.sample();
+    this.timer = setInterval(() => this.sample(), this.intervalMs);
+  }
+
+  setPhase(phase: string): void {
+    this.sample();
+    this.phase = phase;
+  }
+
+  stop(): void {
+    this.sample();
+    if (this.timer) clearInterval(this.timer);
+  }
+
+  /** The kernel's own high-water mark (VmHWM) of each process, in kB. */
+  highWaterMarks(): Record<string, number | null> {
+    return Object.fromEntries(Object.entries(this.pids).map(([name, pid]) => [name, statusKb(pid, 'VmHWM')]));
+  }
+
+  private sample(): void {
+    for (const [name, pid] of Object.entries(this.pids)) {
+      const rss = statusKb(pid, 'VmRSS');
+      if (rss === null) continue;
+      const byPhase = this.peaks.get(name) ?? new Map<string, number>();
+      byPhase.set(this.phase, Math.max(byPhase.get(this.phase) ?? 0, rss));
+      this.peaks.set(name, byPhase);
+    }
+  }
+}
+
+export const ms = (value: number): string => (Number.isFinite(value) ? value.toFixed(1) : 'n/a');
+export const ratio = (value: number): string => (Number.isFinite(value) ? value.toFixed(2) : 'n/a');
+export const mb = (kb: number | null | undefined): string => (kb == null ? 'n/a' : (kb / 1024).toFixed(0));
+
+/** A Markdown table. */
+export function table(header: string[], rows: (string | number)[][]): string {
+  const line = (cells: (string | number)[]) => `| ${cells.join(' | ')} |`;
+  return [line(header), line(header.map(() => '---')), ...rows.map(line)].join('\n');
+}

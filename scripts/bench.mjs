@@ -1,0 +1,135 @@
+// `npm run bench`: bootstraps like `npm test` (dependencies, a headless in-memory Temporal dev
+// server on free ports, a fresh PostgreSQL database, migrations), then starts the real API process
+// on Bun, the real worker on Node and a bench-only worker for the empty baseline workflow, and runs
+// bench/run.ts with Bun. Sizes: BENCH_COLLECTIONS, BENCH_SECONDS, BENCH_CONCURRENCY (small defaults).
+// Not part of `npm test`. Results: bench/results/latest.md.
+import { spawnSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  ROOT, binPath, ensureDependencies, ensureTemporalCli, freePort, say, startChild, startTemporalDevServer, stopChildren, waitFor,
+} from './infra.mjs';
+import { databaseName, freshDataDir, psqlAdmin } from './suite.mjs';
+
+const DATA = join(ROOT, '.bench-data');
+const children = [];
+
+function benchDatabaseUrl() {
+  if (process.env.BENCH_DATABASE_URL) return process.env.BENCH_DATABASE_URL;
+  const url = new URL(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
+  url.pathname = '/collections_bench';
+  return url.toString();
+}
+
+function admin(env, args) {
+  const result = spawnSync(binPath('bun'), ['src/admin.ts', ...args, '--json'], { cwd: ROOT, env, encoding: 'utf8' });
+  if (result.status !== 0) throw new Error(`admin ${args.join(' ')} failed: ${result.stderr}${result.stdout}`);
+  return JSON.parse(result.stdout.trim().split('\n').pop());
+}
+
+async function waitForOutput(file, text, child, what) {
+  const { readFileSync } = await import('node:fs');
+  await waitFor(what, () => {
+    if (child.exitCode !== null) throw new Error(`${what}: process exited; see ${file}`);
+    try {
+      return readFileSync(file, 'utf8').includes(text);
+    } catch {
+      return false;
+    }
+  }, 120_000);
+}
+
+async function main() {
+  freshDataDir(DATA);
+  mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
+  ensureDependencies();
+  const cli = ensureTemporalCli();
+  let temporalPort;
+  for (let attempt = 1; ; attempt += 1) {
+    temporalPort = await freePort();
+    say(`starting a Temporal dev server for the benchmarks on 127.0.0.1:${temporalPort}`);
+    try {
+      await startTemporalDevServer(children, cli, { port: temporalPort, headless: true, logFile: join(DATA, 'temporal.log') });
+      break;
+    } catch (error) {
+      if (attempt === 3) throw error;
+      say(`${error.message}; trying other ports`);
+    }
+  }
+  const databaseUrl = benchDatabaseUrl();
+  const taskQueue = 'bench-collections';
+  const env = {
+    ...process.env,
+    DATABASE_URL: databaseUrl,
+    TEMPORAL_ADDRESS: `127.0.0.1:${temporalPort}`,
+    TASK_QUEUE: taskQueue,
+    SANDBOX: 'true',
+    OUTBOX_SWEEP: 'false',
+    RETENTION_SWEEP: 'false',
+    SANDBOX_PAYMENT_DELAY_SECONDS: process.env.SANDBOX_PAYMENT_DELAY_SECONDS ?? '0',
+    THROTTLE_READS: '100000000',
+    THROTTLE_WRITES: '100000000',
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+  };
+  say(`preparing a fresh bench database (${databaseName(databaseUrl)})`);
+  psqlAdmin(databaseUrl, `drop database if exists "${databaseName(databaseUrl)}" with (force)`);
+  admin(env, ['migrate']);
+  const org = admin(env, ['org', 'create', '--name', 'Bench Merchant']);
+  const other = admin(env, ['org', 'create', '--name', 'Bench Other']);
+  const orgId = String(org.organization.id);
+  admin(env, ['throttle', 'set', '--org', orgId, '--reads', '100000000', '--writes', '100000000']);
+  admin(env, ['wallet', 'fund', '--org', orgId, '--currency', 'BXC', '--amount', '1000000000']);
+
+  say('bundling workflow code once for the worker');
+  const bundle = join(DATA, 'workflow-bundle.js');
+  const bundled = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/bundle-workflows.ts', bundle], { cwd: ROOT, env, stdio: 'inherit' });
+  if (bundled.status !== 0) throw new Error('workflow bundling failed');
+
+  const apiPort = await freePort();
+  const apiLog = join(DATA, 'api.log');
+  const workerLog = join(DATA, 'worker.log');
+  const noopLog = join(DATA, 'noop-worker.log');
+  const api = startChild(children, 'api', binPath('bun'), ['src/server.ts'], { env: { ...env, PORT: String(apiPort) }, logFile: apiLog });
+  const worker = startChild(children, 'worker', process.execPath, ['--import', 'tsx', 'src/worker.ts'], {
+    env: { ...env, WORKFLOW_BUNDLE_PATH: bundle, LOG_LEVEL: 'info' },
+    logFile: workerLog,
+  });
+  const noopQueue = 'bench-noop';
+  const noop = startChild(children, 'noop-worker', process.execPath, ['--import', 'tsx', 'bench/noop-worker.ts'], {
+    env: { ...env, TASK_QUEUE: noopQueue },
+    logFile: noopLog,
+  });
+  const apiUrl = `http://127.0.0.1:${apiPort}`;
+  await waitFor('the API', async () => {
+    if (api.exitCode !== null) throw new Error(`the API exited; see ${apiLog}`);
+    return (await fetch(`${apiUrl}/healthz`).catch(() => null))?.status === 200;
+  }, 60_000);
+  await waitForOutput(workerLog, "state: 'RUNNING'", worker, 'the worker');
+  await waitForOutput(noopLog, 'bench-noop worker running', noop, 'the bench-noop worker');
+  say(`API ${apiUrl} (pid ${api.pid}), worker pid ${worker.pid}, bench-noop worker pid ${noop.pid}`);
+
+  const run = spawnSync(binPath('bun'), ['bench/run.ts'], {
+    cwd: ROOT,
+    stdio: 'inherit',
+    env: {
+      ...env,
+      BENCH_API_URL: apiUrl,
+      BENCH_API_KEY: org.apiKey,
+      BENCH_ORG_ID: orgId,
+      BENCH_OTHER_ORG_ID: String(other.organization.id),
+      BENCH_API_PID: String(api.pid),
+      BENCH_WORKER_PID: String(worker.pid),
+      BENCH_NOOP_QUEUE: noopQueue,
+    },
+  });
+  await stopChildren(children);
+  if (run.status !== 0) throw new Error(`bench/run.ts exited with ${run.status}`);
+  say('results written to bench/results/latest.md');
+}
+
+process.on('SIGINT', () => void stopChildren(children).then(() => process.exit(130)));
+main().catch(async (error) => {
+  process.stderr.write(`[collections] ${error instanceof Error ? error.stack : String(error)}\n`);
+  await stopChildren(children);
+  process.exit(1);
+});
