@@ -17,7 +17,7 @@ import { authPlugin } from './auth';
 import { ownedBy, parseId, type AppDeps } from './context';
 import { fieldErrors, notFound, type FieldErrors } from './errors';
 import { REQUIRED, booleanField, integerField, metadata, optionalJsonObject, optionalText, phoneNumber, text, validate } from './fields';
-import { filterDate, filterPhoneNumber, filterText, queryObject } from './filters';
+import { filterDate, filterPhoneNumber, filterText, queryObject, timeRange } from './filters';
 import { parseRequestBody } from './http';
 import { pagedList, parsePage } from './pagination';
 
@@ -239,10 +239,8 @@ export const collectionRequestRoutes = ({ sql, config, temporal }: AppDeps) => {
           ${f.collection !== undefined ? sql`and r.collection_id = ${f.collection}` : sql``}
           ${f.phonenumber !== undefined ? sql`and r.phone_number = ${f.phonenumber}` : sql``}
           ${f.remote_transaction_id !== undefined ? sql`and r.remote_transaction_id = ${f.remote_transaction_id}` : sql``}
-          ${f.created_after !== undefined ? sql`and r.created >= ${f.created_after}` : sql``}
-          ${f.created_before !== undefined ? sql`and r.created <= ${f.created_before}` : sql``}
-          ${f.modified_after !== undefined ? sql`and r.modified >= ${f.modified_after}` : sql``}
-          ${f.modified_before !== undefined ? sql`and r.modified <= ${f.modified_before}` : sql``}
+          ${timeRange(sql, 'r.created', f.created_after, f.created_before)}
+          ${timeRange(sql, 'r.modified', f.modified_after, f.modified_before)}
           ${f.status !== undefined ? sql`and r.status = ${f.status}` : sql``}
           ${f.reason !== undefined ? sql`and r.reason = ${f.reason}` : sql``}
           ${f.contact_first_name !== undefined ? sql`and c.first_name = ${f.contact_first_name}` : sql``}

@@ -9,7 +9,7 @@ import { authPlugin } from './auth';
 import { ownedBy, parseId, type AppDeps } from './context';
 import { ApiError, fieldErrors, notFound } from './errors';
 import { validate } from './fields';
-import { filterDate, filterPhoneNumber, filterText, queryObject } from './filters';
+import { filterDate, filterPhoneNumber, filterText, queryObject, timeRange } from './filters';
 import { pagedList, parsePage } from './pagination';
 
 const choice = (issue: { input: unknown }) => `Select a valid choice. ${String(issue.input)} is not one of the available choices.`;
@@ -71,10 +71,8 @@ export const collectionRoutes = ({ sql, config, dispatchEvents }: AppDeps) =>
           ${f.phonenumber !== undefined ? sql`and c.phone_number = ${f.phonenumber}` : sql``}
           ${f.reference !== undefined ? sql`and c.reference = ${f.reference}` : sql``}
           ${f.remote_transaction_id !== undefined ? sql`and c.remote_transaction_id = ${f.remote_transaction_id}` : sql``}
-          ${f.created_after !== undefined ? sql`and c.created >= ${f.created_after}` : sql``}
-          ${f.created_before !== undefined ? sql`and c.created <= ${f.created_before}` : sql``}
-          ${f.modified_after !== undefined ? sql`and c.modified >= ${f.modified_after}` : sql``}
-          ${f.modified_before !== undefined ? sql`and c.modified <= ${f.modified_before}` : sql``}
+          ${timeRange(sql, 'c.created', f.created_after, f.created_before)}
+          ${timeRange(sql, 'c.modified', f.modified_after, f.modified_before)}
           ${f.status !== undefined ? sql`and c.status = ${f.status}` : sql``}
           ${f.network !== undefined ? sql`and lower(c.network) = lower(${f.network})` : sql``}
           ${f.contact_first_name !== undefined ? sql`and ct.first_name = ${f.contact_first_name}` : sql``}

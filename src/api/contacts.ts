@@ -8,7 +8,7 @@ import { authPlugin } from './auth';
 import { ownedBy, parseId, type AppDeps } from './context';
 import { fieldErrors, notFound } from './errors';
 import { REQUIRED, metadata, optionalEmail, phoneNumber, text, validate } from './fields';
-import { filterDate, filterPhoneNumber, filterText, queryObject } from './filters';
+import { filterDate, filterPhoneNumber, filterText, queryObject, timeRange } from './filters';
 import { parseRequestBody } from './http';
 import { pagedList, parsePage } from './pagination';
 
@@ -79,8 +79,7 @@ export const contactRoutes = ({ sql, config, temporal, dispatchEvents }: AppDeps
           ${filters.last_name !== undefined ? sql`and last_name = ${filters.last_name}` : sql``}
           ${filters.email !== undefined ? sql`and email = ${filters.email}` : sql``}
           ${filters.phone_number !== undefined ? sql`and phone_number = ${filters.phone_number}` : sql``}
-          ${filters.created_after !== undefined ? sql`and created >= ${filters.created_after}` : sql``}
-          ${filters.created_before !== undefined ? sql`and created <= ${filters.created_before}` : sql``}`;
+          ${timeRange(sql, 'created', filters.created_after, filters.created_before)}`;
         const [[total], rows] = await Promise.all([
           sql<{ count: number }[]>`select count(*)::int as count from contacts ${where}`,
           sql<ContactRow[]>`select ${sql.unsafe(CONTACT_COLUMNS)} from contacts ${where}

@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import type { Sql } from '../db';
 import { withLeadingPlus } from '../domain/phone';
 import { parseFilterDate } from '../domain/time';
 import { assertStorableText } from './http';
@@ -25,4 +26,13 @@ export function queryObject(searchParams: URLSearchParams): Record<string, strin
   const query = Object.fromEntries(searchParams.entries());
   assertStorableText(query);
   return query;
+}
+
+/**
+ * `and <column> >= after and <column> <= before` for the `<name>_after` / `<name>_before` filters
+ * that were given (both inclusive), as one SQL fragment.
+ */
+export function timeRange(sql: Sql, column: string, after: Date | undefined, before: Date | undefined) {
+  const name = sql.unsafe(column);
+  return sql`${after !== undefined ? sql`and ${name} >= ${after}` : sql``} ${before !== undefined ? sql`and ${name} <= ${before}` : sql``}`;
 }
