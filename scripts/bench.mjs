@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import {
-  ROOT, binPath, ensureDependencies, ensureTemporalCli, freePort, say, startChild, startTemporalDevServer, stopChildren, waitFor,
+  ROOT, binPath, ensureDependencies, ensureTemporalCli, freePort, say, startChild, startHeadlessDevServer, stopChildren, waitFor,
 } from './infra.mjs';
 import { databaseName, freshDataDir, psqlAdmin } from './suite.mjs';
 
@@ -44,18 +44,7 @@ async function main() {
   mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
   ensureDependencies();
   const cli = ensureTemporalCli();
-  let temporalPort;
-  for (let attempt = 1; ; attempt += 1) {
-    temporalPort = await freePort();
-    say(`starting a Temporal dev server for the benchmarks on 127.0.0.1:${temporalPort}`);
-    try {
-      await startTemporalDevServer(children, cli, { port: temporalPort, headless: true, logFile: join(DATA, 'temporal.log') });
-      break;
-    } catch (error) {
-      if (attempt === 3) throw error;
-      say(`${error.message}; trying other ports`);
-    }
-  }
+  const temporalPort = await startHeadlessDevServer(children, cli, { purpose: 'benchmarks', logFile: join(DATA, 'temporal.log') });
   const databaseUrl = benchDatabaseUrl();
   const taskQueue = 'bench-collections';
   const env = {

@@ -199,6 +199,25 @@ export async function startTemporalDevServer(children, cli, { port, uiPort, dbFi
   return child;
 }
 
+/**
+ * An in-memory, headless dev server on a free port (tests, benchmarks). Another process may take
+ * the port between our choice and the server's bind, so it tries other ports up to three times.
+ * Returns the port.
+ */
+export async function startHeadlessDevServer(children, cli, { purpose, logFile }) {
+  for (let attempt = 1; ; attempt += 1) {
+    const port = await freePort();
+    say(`starting a Temporal dev server for the ${purpose} on 127.0.0.1:${port}`);
+    try {
+      await startTemporalDevServer(children, cli, { port, headless: true, logFile });
+      return port;
+    } catch (error) {
+      if (attempt === 3) throw error;
+      say(`${error.message}; trying other ports`);
+    }
+  }
+}
+
 /** Registers the search attributes on a Temporal server that was already running. */
 export function registerSearchAttributes(cli, address) {
   for (const [name, type] of Object.entries(SEARCH_ATTRIBUTES)) {

@@ -2,7 +2,7 @@
 // and its own PostgreSQL database, then runs every test file with Bun's runner (scripts/suite.mjs).
 // Prints a closing line `N passed, N failed` and exits non-zero on any failure.
 import { join } from 'node:path';
-import { ROOT, ensureDependencies, ensureTemporalCli, freePort, say, startTemporalDevServer, stopChildren } from './infra.mjs';
+import { ROOT, ensureDependencies, ensureTemporalCli, startHeadlessDevServer, stopChildren } from './infra.mjs';
 import { formatCounts, freshDataDir, runSuite, testDatabaseUrl } from './suite.mjs';
 
 const DATA = join(ROOT, '.test-data');
@@ -12,19 +12,7 @@ async function main() {
   freshDataDir(DATA);
   ensureDependencies();
   const cli = ensureTemporalCli();
-  // Another process may take a free port between our choice and the server's bind: try again.
-  let temporalPort;
-  for (let attempt = 1; ; attempt += 1) {
-    temporalPort = await freePort();
-    say(`starting a Temporal dev server for the tests on 127.0.0.1:${temporalPort}`);
-    try {
-      await startTemporalDevServer(children, cli, { port: temporalPort, headless: true, logFile: join(DATA, 'temporal.log') });
-      break;
-    } catch (error) {
-      if (attempt === 3) throw error;
-      say(`${error.message}; trying other ports`);
-    }
-  }
+  const temporalPort = await startHeadlessDevServer(children, cli, { purpose: 'tests', logFile: join(DATA, 'temporal.log') });
 
   const { code, counts } = await runSuite({
     databaseUrl: testDatabaseUrl(),
