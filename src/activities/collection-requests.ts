@@ -1,5 +1,5 @@
 import type { Client } from '@temporalio/client';
-import { ApplicationFailure, log } from '@temporalio/activity';
+import { ApplicationFailure, Context, log } from '@temporalio/activity';
 import type { Sql } from '../db';
 import { instructionsMessage, requestCode, successMessage, type MessageContext } from '../domain/collection-requests';
 import { networkByName } from '../domain/networks';
@@ -10,6 +10,10 @@ import { reportIncomingPayment } from '../temporal/collections';
 import { startEventDispatch } from '../temporal/events';
 import type { CollectionRequestRow } from '../domain/collection-requests';
 import type { SandboxPaymentInput } from '../workflows/shared';
+
+/** Tries of one prompt before a network that keeps failing counts as having refused it. */
+export const PROMPT_NETWORK_TRIES = 5;
+export const NETWORK_UNAVAILABLE_ERROR = 'The mobile network did not respond.';
 
 export type CollectionRequestActivityDeps = {
   sql: Sql;
@@ -64,15 +68,25 @@ export function createCollectionRequestActivities(deps: CollectionRequestActivit
       const loaded = await load(requestId);
       const requestNetwork = networkByName(loaded.request.network);
       if (!requestNetwork) throw ApplicationFailure.nonRetryable(`unknown network ${loaded.request.network}`, 'UnknownNetwork');
-      return await network.requestPayment({
-        requestId,
-        attempt,
-        phoneNumber: loaded.request.phoneNumber,
-        amount: loaded.request.amount,
-        currency: loaded.request.currency,
-        reference: loaded.request.reason ?? requestCode(loaded.request),
-        network: requestNetwork,
-      });
+      try {
+        return await network.requestPayment({
+          requestId,
+          attempt,
+          phoneNumber: loaded.request.phoneNumber,
+          amount: loaded.request.amount,
+          currency: loaded.request.currency,
+          reference: loaded.request.reason ?? requestCode(loaded.request),
+          network: requestNetwork,
+        });
+      } catch (error) {
+        // Our own failures (the database above) are retried for as long as they last; a network that
+        // keeps failing to take the prompt is, after a few tries, a refused prompt, which the
+        // request's retry rules then handle.
+        const tries = Context.current().info.attempt;
+        if (tries < PROMPT_NETWORK_TRIES) throw error;
+        log.warn('the network did not take the prompt', { requestId, attempt, tries, error: String(error) });
+        return { accepted: false, error: NETWORK_UNAVAILABLE_ERROR };
+      }
     },
 
     async sendSuccessMessage({ requestId }: { requestId: number }): Promise<void> {

@@ -4,6 +4,7 @@
  * failure to the spec's JSON error bodies. Nothing internal (stack, SQL) ever reaches a response.
  */
 import { ApiError, fieldErrors, methodNotAllowed, notAcceptable, notFound, unsupportedMediaType, type FieldErrors } from './errors';
+import { isDatabaseUnavailable } from '../db';
 import { logger } from '../log';
 
 export const MAX_BODY_BYTES = 1_048_576;
@@ -197,6 +198,13 @@ export function errorResponse(code: unknown, error: unknown, request: Request, a
     return jsonResponse(failure.status, failure.body, failure.headers);
   }
   if (code === 'PARSE') return jsonResponse(400, { detail: 'Malformed request body.' });
+  if (isDatabaseUnavailable(error)) {
+    // PostgreSQL is down or refusing connections: a transient condition, not a bug, so 503 with
+    // Retry-After; the client looks up what it wrote before retrying a write (a Duplicate-Check-Key
+    // the request claimed stays claimed, as for any 5xx).
+    logger.warn('database unavailable', { error, method: request.method, path: new URL(request.url).pathname });
+    return jsonResponse(503, { detail: 'The service is temporarily unavailable. Try again shortly.' }, { 'Retry-After': '5' });
+  }
   logger.error('unhandled error', { error, method: request.method, path: new URL(request.url).pathname });
   return jsonResponse(500, { detail: 'A server error occurred.' });
 }

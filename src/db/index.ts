@@ -14,3 +14,29 @@ export function createSql(databaseUrl: string, max = 10): Sql {
     },
   });
 }
+
+/** postgres.js's own codes for a connection it could not open or lost. */
+const CONNECTION_ERROR_CODES = new Set([
+  'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', 'CONNECT_TIMEOUT',
+  'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND',
+]);
+
+/**
+ * True when `error` (or its cause) says PostgreSQL could not be reached or refused the connection:
+ * the server is down or restarting, the database is not accepting connections, the connection
+ * was terminated or there are too many. Nothing was decided by such an error, so the API answers
+ * 503 and the caller may retry.
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  let current: unknown = error;
+  for (let depth = 0; depth < 4 && current instanceof Error; depth += 1) {
+    const code = String((current as { code?: unknown }).code ?? '');
+    if (CONNECTION_ERROR_CODES.has(code)) return true;
+    // SQLSTATE class 08 (connection exception), 57P01–57P03 (shutdown, cannot connect now), 53300 (too many connections),
+    // and 55000 when a database has ALLOW_CONNECTIONS false.
+    if (/^08/.test(code) || /^57P0[1-3]$/.test(code) || code === '53300') return true;
+    if (code === '55000' && /not currently accepting connections/.test(current.message)) return true;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return false;
+}

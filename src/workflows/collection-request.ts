@@ -17,8 +17,9 @@ const { recordRequestStatus, sendInstructions, sendSuccessMessage } = proxyActiv
 
 const { promptForPayment } = proxyActivities<Activities>({
   startToCloseTimeout: '15 seconds',
-  // A prompt the network did not answer is retried a few times; a refusal is a result, not an error.
-  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 5 },
+  // A refusal is a result, not an error. The activity turns a network that keeps failing into a
+  // refusal after a few tries, so retries here outlast only our own outages (database, worker).
+  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '30 seconds' },
 });
 
 /**

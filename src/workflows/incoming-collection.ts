@@ -37,8 +37,10 @@ export async function incomingCollection(input: IncomingCollectionInput): Promis
   status = 'verifying';
   const { verifyCollection } = proxyActivities<Activities>({
     // The merchant has the configured time to answer (60 s by default); a crash mid-call asks again.
+    // The merchant's failures are answers (the default applies), so only our own (database, worker)
+    // are retried, for as long as they last: the payment must reach a decision.
     startToCloseTimeout: `${input.verificationTimeoutSeconds + 10} seconds`,
-    retry: { maximumAttempts: 3, initialInterval: '1 second' },
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
   });
   const decision: VerificationDecision = await verifyCollection({
     collectionId: collection.id,

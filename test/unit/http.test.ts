@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'bun:test';
-import { acceptsJson, createMethodIndex, nestFormFields, parseRequestBody } from '../../src/api/http';
+import { acceptsJson, createMethodIndex, errorResponse, nestFormFields, parseRequestBody } from '../../src/api/http';
+import { isDatabaseUnavailable } from '../../src/db';
 import { ApiError } from '../../src/api/errors';
 import { pagedList } from '../../src/api/pagination';
 
@@ -64,5 +65,22 @@ describe('paged envelope', () => {
   test('honours a public base URL', () => {
     const page = pagedList(new Request('http://internal:8000/api/x?limit=2'), 'https://api.example.com', { limit: 2, offset: 0, limitGiven: true }, 5, [1, 2]);
     expect(page.next).toBe('https://api.example.com/api/x?limit=2&offset=2');
+  });
+});
+
+describe('PostgreSQL unavailable', () => {
+  const withCode = (code: string, message = 'x') => Object.assign(new Error(message), { code });
+  test.each([
+    withCode('ECONNREFUSED'), withCode('CONNECTION_CLOSED'), withCode('CONNECT_TIMEOUT'), withCode('57P01'), withCode('08006'),
+    withCode('53300'), withCode('55000', 'database "c" is not currently accepting connections'),
+    new Error('wrapped', { cause: withCode('CONNECTION_ENDED') }),
+  ])('%p is a transient outage: 503 with Retry-After', (error) => {
+    expect(isDatabaseUnavailable(error)).toBe(true);
+    const response = errorResponse('UNKNOWN', error, new Request('http://localhost/api/contacts'), () => []);
+    expect(response.status).toBe(503);
+    expect(response.headers.get('Retry-After')).toBe('5');
+  });
+  test.each([withCode('23505'), withCode('55000', 'sequence not yet defined'), new Error('plain'), 'text'])('%p is not', (error) => {
+    expect(isDatabaseUnavailable(error)).toBe(false);
   });
 });
