@@ -1,5 +1,5 @@
 /** Measuring helpers for bench/run.ts: bounded load loops, percentiles, RSS sampling, tables. */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 export type Run = { ops: number; errors: number; seconds: number; rate: number; latencies: number[]; firstError?: string };
 
@@ -133,4 +133,60 @@ export const mb = (kb: number | null | undefined): string => (kb == null ? 'n/a'
 export function table(header: string[], rows: (string | number)[][]): string {
   const line = (cells: (string | number)[]) => `| ${cells.join(' | ')} |`;
   return [line(header), line(header.map(() => '---')), ...rows.map(line)].join('\n');
+}
+
+/** CPU seconds (user + system) a process has used so far; null once it is gone. */
+function cpuSeconds(pid: number): number | null {
+  try {
+    // Fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return null;
+  }
+}
+
+/** Every process whose command is `name` (PostgreSQL runs one per connection). */
+function pidsNamed(name: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === name) pids.push(Number(entry));
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return pids;
+}
+
+/**
+ * CPU used by each named process (and by every `postgres` process together) over a phase: where a
+ * saturated phase spends the machine's cores. Counts per-connection PostgreSQL backends that ended
+ * during the phase only up to their last reading, so PostgreSQL's share is a lower bound.
+ */
+export class CpuMeter {
+  private readonly before = new Map<string, number>();
+  private readonly postgresBefore = new Map<number, number>();
+  private began = 0;
+
+  constructor(private readonly pids: Record<string, number>) {}
+
+  start(): void {
+    this.began = performance.now();
+    for (const [name, pid] of Object.entries(this.pids)) this.before.set(name, cpuSeconds(pid) ?? 0);
+    for (const pid of pidsNamed('postgres')) this.postgresBefore.set(pid, cpuSeconds(pid) ?? 0);
+  }
+
+  /** Share of one core (1.0 = one core busy all the time) per process over the phase. */
+  stop(): Record<string, number> {
+    const seconds = (performance.now() - this.began) / 1000;
+    const shares: Record<string, number> = {};
+    for (const [name, pid] of Object.entries(this.pids)) shares[name] = ((cpuSeconds(pid) ?? 0) - (this.before.get(name) ?? 0)) / seconds;
+    let postgres = 0;
+    for (const pid of pidsNamed('postgres')) postgres += (cpuSeconds(pid) ?? 0) - (this.postgresBefore.get(pid) ?? 0);
+    shares.PostgreSQL = postgres / seconds;
+    return shares;
+  }
 }

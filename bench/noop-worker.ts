@@ -1,6 +1,6 @@
 /**
- * Bench-only worker (Node) for the empty `benchNoop` workflow on its own task queue: the baseline
- * the create benchmark compares `POST /api/collectionrequests` with.
+ * Bench-only worker (Node) for the baseline workflows of bench/noop-workflow.ts and their empty
+ * activity, on its own task queue: what the benchmarks compare the service with.
  */
 import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker, bundleWorkflowCode } from '@temporalio/worker';
@@ -12,7 +12,13 @@ const { code } = await bundleWorkflowCode({
   logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} },
 });
 const connection = await NativeConnection.connect({ address });
-const worker = await Worker.create({ connection, namespace: process.env.TEMPORAL_NAMESPACE ?? 'default', taskQueue, workflowBundle: { code } });
+const worker = await Worker.create({
+  connection,
+  namespace: process.env.TEMPORAL_NAMESPACE ?? 'default',
+  taskQueue,
+  workflowBundle: { code },
+  activities: { async benchNoopActivity() {} },
+});
 process.stdout.write('bench-noop worker running\n');
 try {
   await worker.run();

@@ -1,11 +1,13 @@
 /**
  * The benchmarks (`npm run bench` starts everything and runs this with Bun): create throughput,
- * end-to-end lifecycle latency, filtered reads, peak memory. Each figure is set against a baseline
+ * end-to-end lifecycle latency up to the webhook's receipt, webhook fan-out, filtered reads, peak
+ * memory. Each figure is set against a baseline
  * measured in the same run. Prints each table and writes them all to bench/results/latest.md.
  *
  * Sizes (small defaults: a smoke run): BENCH_COLLECTIONS (rows for the read benchmark; full run
  * 1000000), BENCH_SECONDS (per load phase; full 8), BENCH_CONCURRENCY (clients; full 32),
- * BENCH_READ_ITERATIONS (per read query; full 100), BENCH_E2E_RATE (POSTs per second of the end-to-end phase, default 2).
+ * BENCH_READ_ITERATIONS (per read query; full 100), BENCH_E2E_RATE (POSTs per second of the end-to-end phase, default 2),
+ * BENCH_FANOUT_EVENTS and BENCH_FANOUT_HOOKS (events × webhooks of the fan-out phase, default 40 × 10).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -15,7 +17,7 @@ import { randomUUID } from 'node:crypto';
 import { createSql, type Sql } from '../src/db';
 import { collectionColumns } from '../src/services/collections';
 import { connectClient } from '../src/temporal/connection';
-import { closedLoop, mb, ms, openLoop, percentile, ratio, repeat, RssSampler, table, type Run } from './lib';
+import { closedLoop, CpuMeter, mb, ms, openLoop, percentile, ratio, repeat, RssSampler, table, type Run } from './lib';
 
 const env = process.env;
 const need = (name: string): string => {
@@ -74,11 +76,56 @@ function writeResults(): void {
 }
 
 // ---------------------------------------------------------------------------------------------
+// A local HTTPS webhook receiver (the worker trusts its certificate through WEBHOOK_CA_FILE).
+const successReceivedAt = new Map<number, number>();
+const fanout = { received: 0, last: 0 };
+const receiver = Bun.serve({
+  hostname: '127.0.0.1',
+  port: 0,
+  tls: { cert: readFileSync(need('BENCH_CERT_FILE'), 'utf8'), key: readFileSync(need('BENCH_KEY_FILE'), 'utf8') },
+  async fetch(request) {
+    const path = new URL(request.url).pathname;
+    const body = (await request.json()) as { data?: { id?: number; status?: string } };
+    const now = Date.now();
+    if (path === '/e2e' && body.data?.status === 'successful' && typeof body.data.id === 'number' && !successReceivedAt.has(body.data.id)) {
+      successReceivedAt.set(body.data.id, now);
+    }
+    if (path.startsWith('/fanout/')) {
+      fanout.received += 1;
+      fanout.last = now;
+    }
+    return new Response('ok');
+  },
+});
+const receiverUrl = (path: string) => `https://127.0.0.1:${receiver.port}${path}`;
+
+async function api(method: string, path: string, form?: Record<string, string>): Promise<{ status: number; body: any }> {
+  const response = await fetch(`${apiUrl}${path}`, {
+    method,
+    headers: { Authorization: `Token ${apiKey}`, ...(form ? { 'Content-Type': 'application/x-www-form-urlencoded' } : {}) },
+    body: form ? new URLSearchParams(form) : undefined,
+  });
+  const text = await response.text();
+  return { status: response.status, body: text ? JSON.parse(text) : null };
+}
+async function addWebhook(event: string, path: string): Promise<number> {
+  const created = await api('POST', '/api/webhooks', { event, target: receiverUrl(path) });
+  if (created.status !== 201) throw new Error(`webhook not created: ${created.status} ${JSON.stringify(created.body)}`);
+  return created.body.id;
+}
+async function removeWebhook(id: number): Promise<void> {
+  const removed = await api('DELETE', `/api/webhooks/${id}`);
+  if (removed.status !== 204 && removed.status !== 200) throw new Error(`webhook ${id} not deleted: ${removed.status}`);
+}
+
+// ---------------------------------------------------------------------------------------------
 // 1. Create throughput: POST /api/collectionrequests against bare client.workflow.start.
 const runId = randomUUID().slice(0, 8);
 let phoneCounter = 0;
+const postedAt = new Map<number, number>();
 async function postRequest(): Promise<void> {
   const phone = `+25677${String(phoneCounter++).padStart(7, '0')}`;
+  const sentAt = Date.now();
   const response = await fetch(`${apiUrl}/api/collectionrequests`, {
     method: 'POST',
     headers: { Authorization: `Token ${apiKey}`, 'Content-Type': 'application/x-www-form-urlencoded' },
@@ -86,10 +133,14 @@ async function postRequest(): Promise<void> {
   });
   const text = await response.text();
   if (response.status !== 201) throw new Error(`POST answered ${response.status}: ${text.slice(0, 200)}`);
+  postedAt.set((JSON.parse(text) as { id: number }).id, sentAt);
 }
 let noopCounter = 0;
 async function startNoop(): Promise<void> {
   await client.workflow.start('benchNoop', { taskQueue: noopQueue, workflowId: `bench-noop-${runId}-${noopCounter++}` });
+}
+async function runBaselineLifecycle(): Promise<void> {
+  await client.workflow.execute('benchLifecycle', { taskQueue: noopQueue, workflowId: `bench-lifecycle-${runId}-${noopCounter++}` });
 }
 
 /** Waits (bounded) until no request is open, so one phase's workflows do not load the next. */
@@ -99,6 +150,16 @@ async function drain(timeoutSeconds = 120): Promise<number> {
     const open = (await sql<{ open: number }[]>`
       select count(*)::int as open from collection_requests where status in ('new', 'pending', 'instructions_sent', 'processing_started')`)[0]!.open;
     if (open === 0 || Date.now() > deadline) return open;
+    await Bun.sleep(500);
+  }
+}
+
+/** Waits (bounded) until the baseline's started workflows have run, so they do not load the next phase. */
+async function drainBaseline(timeoutSeconds = 120): Promise<void> {
+  const deadline = Date.now() + timeoutSeconds * 1000;
+  while (Date.now() < deadline) {
+    const { count } = await client.workflow.count(`WorkflowType = 'benchNoop' AND ExecutionStatus = 'Running'`);
+    if (count === 0) return;
     await Bun.sleep(500);
   }
 }
@@ -114,18 +175,68 @@ sampler.start();
 sampler.setPhase('create');
 await closedLoop(4, 2, 20, () => startNoop());
 await closedLoop(4, 2, 20, () => postRequest());
+await closedLoop(2, 2, 6, () => runBaselineLifecycle());
 await drain();
-// End to end first, on a quiet system and at a rate the lifecycle can sustain (BENCH_E2E_RATE per second).
-const marker = (await sql<{ marker: number }[]>`select coalesce(max(id), 0)::int as marker from collection_requests`)[0]!.marker;
+
+// End to end first, on a quiet system and at a rate the lifecycle can sustain (BENCH_E2E_RATE per
+// second): POST sent → sandbox payment → verified, credited, successful → the status change's
+// webhook received by the local receiver. Baseline: the same Temporal shape with empty steps.
+const e2eHook = await addWebhook('collectionrequest.status.changed', '/e2e');
+postedAt.clear();
 const e2eRun = await openLoop(e2eRate, sizes.seconds, maxOps(e2eRate), () => postRequest());
+const e2eDeadline = Date.now() + 120_000;
+while ([...postedAt.keys()].some((id) => !successReceivedAt.has(id)) && Date.now() < e2eDeadline) await Bun.sleep(200);
+const e2eLatencies = [...postedAt].filter(([id]) => successReceivedAt.has(id)).map(([id, sentAt]) => successReceivedAt.get(id)! - sentAt);
+const e2eSpanSeconds = (Math.max(...[...postedAt.keys()].map((id) => successReceivedAt.get(id) ?? 0)) - Math.min(...postedAt.values())) / 1000;
 const openAfterE2e = await drain();
+await removeWebhook(e2eHook);
+const e2eBase = await openLoop(e2eRate, sizes.seconds, maxOps(e2eRate), () => runBaselineLifecycle());
+
+// Webhook fan-out: each contact.created event goes to BENCH_FANOUT_HOOKS webhooks; deliveries per
+// second until the receiver has them all, against bare workflows of one empty activity each.
+const fanoutHooks = positive('BENCH_FANOUT_HOOKS', 10);
+const fanoutEvents = positive('BENCH_FANOUT_EVENTS', 40);
+const fanoutTotal = fanoutHooks * fanoutEvents;
+const hookIds: number[] = [];
+for (let hook = 0; hook < fanoutHooks; hook += 1) hookIds.push(await addWebhook('contact.created', `/fanout/${hook}`));
+let contactCounter = 0;
+const fanoutStarted = Date.now();
+const contactsRun = await closedLoop(8, 600, fanoutEvents, async () => {
+  const created = await api('POST', '/api/contacts', {
+    phone_number: `+25678${String(contactCounter++).padStart(7, '0')}`, first_name: 'Fan', last_name: 'Out',
+  });
+  if (created.status !== 201) throw new Error(`contact not created: ${created.status}`);
+});
+const fanoutDeadline = Date.now() + 300_000;
+while (fanout.received < fanoutTotal && Date.now() < fanoutDeadline) await Bun.sleep(100);
+const fanoutSeconds = ((fanout.last || Date.now()) - fanoutStarted) / 1000;
+const fanoutRate = fanout.received / fanoutSeconds;
+for (const id of hookIds) await removeWebhook(id);
+let stepsCounter = 0;
+const stepsRun = await closedLoop(sizes.concurrency, 600, fanoutTotal, async () => {
+  await client.workflow.execute('benchSteps', { taskQueue: noopQueue, workflowId: `bench-steps-${runId}-${stepsCounter++}`, args: [1] });
+});
+
+const cpu = new CpuMeter({
+  'Temporal dev server': Number(need('BENCH_TEMPORAL_PID')),
+  'API (Bun)': Number(need('BENCH_API_PID')),
+  'worker (Node)': Number(need('BENCH_WORKER_PID')),
+  'bench-noop worker (Node)': Number(need('BENCH_NOOP_PID')),
+  'bench client (Bun)': process.pid,
+});
+cpu.start();
 const baseSat = await closedLoop(sizes.concurrency, sizes.seconds, sizes.seconds * 10_000, () => startNoop());
+const baseCpu = cpu.stop();
+await drainBaseline();
+cpu.start();
 const apiSat = await closedLoop(sizes.concurrency, sizes.seconds, sizes.seconds * 10_000, () => postRequest());
+const apiCpu = cpu.stop();
 const openAfterSaturation = await drain();
 const baseHalf = await openLoop(baseSat.rate / 2, sizes.seconds, maxOps(baseSat.rate / 2), () => startNoop());
+await drainBaseline();
 const apiHalf = await openLoop(apiSat.rate / 2, sizes.seconds, maxOps(apiSat.rate / 2), () => postRequest());
 const openAfterHalf = await drain();
-for (const run of [e2eRun, baseSat, apiSat, baseHalf, apiHalf]) if (run.firstError) process.stderr.write(`first error: ${run.firstError}\n`);
+for (const run of [e2eRun, e2eBase, contactsRun, stepsRun, baseSat, apiSat, baseHalf, apiHalf]) if (run.firstError) process.stderr.write(`first error: ${run.firstError}\n`);
 
 section(
   'Create throughput',
@@ -144,27 +255,51 @@ section(
       `Latency ratio at 50% load (baseline p50 / POST p50): ${ratio(percentile(baseHalf.latencies, 50) / percentile(apiHalf.latencies, 50))}, ` +
       `p99: ${ratio(percentile(baseHalf.latencies, 99) / percentile(apiHalf.latencies, 99))}.`,
     `Requests still open after draining: ${openAfterSaturation} (saturation phase), ${openAfterHalf} (50% phase).`,
+    '',
+    `CPU during the two saturation phases, in cores (${cpus().length} on this machine; PostgreSQL: all its processes):`,
+    '',
+    table(
+      ['process', 'baseline (bare start)', 'POST'],
+      Object.keys(apiCpu).map((name) => [name, (baseCpu[name] ?? 0).toFixed(2), (apiCpu[name] ?? 0).toFixed(2)]),
+    ),
   ].join('\n'),
 );
 
-// End to end: request created → sandbox pays (SANDBOX_PAYMENT_DELAY_SECONDS) → successful.
-const [lifecycle] = await sql<{ done: number; p50: number | null; p99: number | null; span: number | null }[]>`
-  select count(*)::int as done,
-         (percentile_cont(0.5) within group (order by extract(epoch from modified - created)) * 1000)::float8 as p50,
-         (percentile_cont(0.99) within group (order by extract(epoch from modified - created)) * 1000)::float8 as p99,
-         extract(epoch from max(modified) - min(created))::float8 as span
-  from collection_requests where id > ${marker}::bigint and id <= ${marker + e2eRun.ops}::bigint and status = 'successful'`;
 section(
-  'End to end (request → sandbox payment → successful)',
+  'End to end (request → sandbox payment → successful → webhook received)',
   [
     table(
-      ['requests', 'successful', 'p50 ms', 'p99 ms', 'completed lifecycles per second', 'still open after drain'],
-      [[e2eRun.ops, lifecycle!.done, ms(lifecycle!.p50 ?? NaN), ms(lifecycle!.p99 ?? NaN), lifecycle!.span ? (lifecycle!.done / lifecycle!.span).toFixed(1) : 'n/a', openAfterE2e]],
+      ['lifecycle', 'started', 'completed', 'p50 ms', 'p99 ms', 'completed per second'],
+      [
+        ['baseline: benchLifecycle (same workflows and activities, all empty)', e2eBase.ops + e2eBase.errors, e2eBase.ops, ms(percentile(e2eBase.latencies, 50)), ms(percentile(e2eBase.latencies, 99)), e2eBase.rate.toFixed(1)],
+        ['service: POST → … → `successful` webhook received', e2eRun.ops, e2eLatencies.length, ms(percentile(e2eLatencies, 50)), ms(percentile(e2eLatencies, 99)), e2eSpanSeconds > 0 ? (e2eLatencies.length / e2eSpanSeconds).toFixed(1) : 'n/a'],
+      ],
     ),
     '',
-    `POSTs at ${e2eRate}/s (BENCH_E2E_RATE) for ${sizes.seconds} s on a quiet system, before the create benchmark; SANDBOX_PAYMENT_DELAY_SECONDS=${env.SANDBOX_PAYMENT_DELAY_SECONDS ?? '5'}. ` +
-      'Latency is the request row\'s `created` to its last change (`modified`: the change to `successful`): POST, workflows, SMS and prompt activities, sandbox payment, incoming-collection workflow (store, match, credit), signal. ' +
-      'No baseline: a bare-Temporal equivalent of the lifecycle is not defined yet. Webhook receipt is not part of this lifecycle measurement.',
+    `**Latency ratio (baseline p50 / service p50): ${ratio(percentile(e2eBase.latencies, 50) / percentile(e2eLatencies, 50))}**, p99: ${ratio(percentile(e2eBase.latencies, 99) / percentile(e2eLatencies, 99))}. ` +
+      `Requests still open after the drain: ${openAfterE2e}.`,
+    `Both at ${e2eRate}/s (BENCH_E2E_RATE) for ${sizes.seconds} s on a quiet system; SANDBOX_PAYMENT_DELAY_SECONDS=${env.SANDBOX_PAYMENT_DELAY_SECONDS ?? '0'}. ` +
+      'Service latency: from sending the POST to the receiver getting the `collectionrequest.status.changed` webhook whose status is `successful` ' +
+      '(POST, the request workflow with its text, status and prompt activities, the sandbox payment, the incoming-collection workflow: store, match, verification, credit; ' +
+      'the signal, the status change, its event dispatch and webhook delivery over HTTPS). Baseline: `benchLifecycle` (bench/noop-workflow.ts), the same chain of ' +
+      'workflow starts and activities with empty bodies, from client start to result.',
+  ].join('\n'),
+);
+
+section(
+  'Webhook fan-out',
+  [
+    table(
+      ['load', 'deliveries', 'seconds', 'per second'],
+      [
+        [`baseline: benchSteps(1) workflows (one empty activity each), ${sizes.concurrency} clients`, stepsRun.ops, stepsRun.seconds.toFixed(1), stepsRun.rate.toFixed(1)],
+        [`service: ${fanoutEvents} contact.created events × ${fanoutHooks} webhooks, to the local receiver`, fanout.received, fanoutSeconds.toFixed(1), fanoutRate.toFixed(1)],
+      ],
+    ),
+    '',
+    `**Ratio (deliveries per second / bare activity executions per second): ${ratio(fanoutRate / stepsRun.rate)}** (${fanout.received} of ${fanoutTotal} deliveries received). ` +
+      'Service: from the first `POST /api/contacts` to the last delivery received; each delivery is its own workflow (open the log row, attempt: sign and POST over HTTPS, ' +
+      'finish) started by the event\'s dispatch workflow. Baseline: one bare workflow with one empty activity per delivery, started and awaited by the bench client.',
   ].join('\n'),
 );
 
@@ -303,7 +438,7 @@ section(
   'Memory (peak RSS, MiB)',
   [
     table(
-      ['process', 'create and end-to-end loads', 'seeding', 'reads', 'VmHWM (whole run)'],
+      ['process', 'create, end-to-end and webhook loads', 'seeding', 'reads', 'VmHWM (whole run)'],
       [...sampler.peaks.entries()].map(([name, byPhase]) => [name, mb(byPhase.get('create')), mb(byPhase.get('seeding')), mb(byPhase.get('reads')), mb(hwm[name])]),
     ),
     '',
@@ -311,10 +446,7 @@ section(
   ].join('\n'),
 );
 
-section(
-  'Not measured',
-  '- Webhook fan-out (deliveries per second to a local receiver against bare Temporal activity executions per second) and webhook receipt as the last step of the end-to-end lifecycle: not built yet.',
-);
 
+receiver.stop(true);
 await client.connection.close();
 await sql.end({ timeout: 5 });

@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import {
-  ROOT, binPath, ensureDependencies, ensureTemporalCli, freePort, say, startChild, startHeadlessDevServer, stopChildren, waitFor,
+  ROOT, binPath, ensureDependencies, ensureTemporalCli, freePort, makeSelfSignedCertificate, say, startChild, startHeadlessDevServer, stopChildren, waitFor,
 } from './infra.mjs';
 import { databaseName, freshDataDir, psqlAdmin } from './suite.mjs';
 
@@ -74,6 +74,11 @@ async function main() {
   const bundled = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/bundle-workflows.ts', bundle], { cwd: ROOT, env, stdio: 'inherit' });
   if (bundled.status !== 0) throw new Error('workflow bundling failed');
 
+  // The local webhook receiver of bench/run.ts serves HTTPS with a self-signed certificate that
+  // the worker trusts (WEBHOOK_CA_FILE, sandbox only).
+  const { certFile, keyFile } = makeSelfSignedCertificate(DATA);
+  env.WEBHOOK_CA_FILE = certFile;
+
   const apiPort = await freePort();
   const apiLog = join(DATA, 'api.log');
   const workerLog = join(DATA, 'worker.log');
@@ -109,6 +114,10 @@ async function main() {
       BENCH_API_PID: String(api.pid),
       BENCH_WORKER_PID: String(worker.pid),
       BENCH_NOOP_QUEUE: noopQueue,
+      BENCH_NOOP_PID: String(noop.pid),
+      BENCH_TEMPORAL_PID: String(children.find((child) => child.processName === 'temporal')?.pid ?? ''),
+      BENCH_CERT_FILE: certFile,
+      BENCH_KEY_FILE: keyFile,
     },
   });
   await stopChildren(children);

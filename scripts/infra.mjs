@@ -242,3 +242,18 @@ export async function stopChildren(children, graceMs = 10_000) {
 export function readJson(file) {
   return JSON.parse(readFileSync(file, 'utf8'));
 }
+
+/**
+ * A self-signed certificate for 127.0.0.1 and localhost, valid for a day, made with `openssl` in
+ * `directory`: for the local HTTPS webhook receivers of the tests and the benchmarks.
+ */
+export function makeSelfSignedCertificate(directory) {
+  const certFile = join(directory, 'cert.pem');
+  const keyFile = join(directory, 'key.pem');
+  const result = spawnSync('openssl', [
+    'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', keyFile, '-out', certFile, '-days', '1',
+    '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost',
+  ], { encoding: 'utf8' });
+  if (result.status !== 0) throw new Error(`openssl failed: ${result.stderr}`);
+  return { certFile, keyFile };
+}

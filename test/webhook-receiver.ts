@@ -3,25 +3,19 @@
  * certificate made at test time by `openssl`, answers each path from a script of replies, and
  * records every request it gets.
  */
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { makeSelfSignedCertificate } from '../scripts/infra.mjs';
 
 export type Certificate = { certFile: string; cert: string; key: string };
 
-/** A self-signed certificate for 127.0.0.1 and localhost, valid for a day. */
+/** A self-signed certificate for 127.0.0.1 and localhost, valid for a day (made with `openssl`). */
 export function makeCertificate(): Certificate {
   const directory = mkdtempSync(join(process.env.TEST_DATA_DIR ?? tmpdir(), 'receiver-cert-'));
-  const certFile = join(directory, 'cert.pem');
-  const keyFile = join(directory, 'key.pem');
-  const result = spawnSync('openssl', [
-    'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', keyFile, '-out', certFile, '-days', '1',
-    '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost',
-  ], { encoding: 'utf8' });
-  if (result.status !== 0) throw new Error(`openssl failed: ${result.stderr}`);
+  const { certFile, keyFile } = makeSelfSignedCertificate(directory) as { certFile: string; keyFile: string };
   return { certFile, cert: readFileSync(certFile, 'utf8'), key: readFileSync(keyFile, 'utf8') };
 }
 

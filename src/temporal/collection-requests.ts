@@ -76,14 +76,17 @@ export type LaunchDeps = { sql: Sql; client: Client; taskQueue: string; failedPr
  */
 export async function launchCollectionRequest(deps: LaunchDeps, created: Pick<CreatedRequest, 'request' | 'events'>, onError: (error: unknown) => void): Promise<void> {
   const dispatch = createEventDispatcher(deps.client, deps.taskQueue, (error) => onError(error));
-  await dispatch(created.events);
-  try {
-    const { request } = created;
-    const network = networkByName(request.network);
-    const input = workflowInputFor(request, { failedPromptRetrySeconds: deps.failedPromptRetrySeconds, networkPullsFunds: network?.pullsFunds ?? false });
-    await startRequestWorkflows(deps.client, deps.taskQueue, request, input, subscriptionInputFor(request));
-    await deps.sql`update collection_requests set workflow_started_at = now() where id = ${request.id} and workflow_started_at is null`;
-  } catch (error) {
-    onError(error);
-  }
+  const start = async () => {
+    try {
+      const { request } = created;
+      const network = networkByName(request.network);
+      const input = workflowInputFor(request, { failedPromptRetrySeconds: deps.failedPromptRetrySeconds, networkPullsFunds: network?.pullsFunds ?? false });
+      await startRequestWorkflows(deps.client, deps.taskQueue, request, input, subscriptionInputFor(request));
+      await deps.sql`update collection_requests set workflow_started_at = now() where id = ${request.id} and workflow_started_at is null`;
+    } catch (error) {
+      onError(error);
+    }
+  };
+  // Independent of each other: the events' dispatch and the request's workflow start side by side.
+  await Promise.all([dispatch(created.events), start()]);
 }
