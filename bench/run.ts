@@ -32,7 +32,8 @@ const positive = (name: string, fallback: number): number => {
 };
 
 const ROOT = join(import.meta.dir, '..');
-const RESULTS = join(ROOT, 'bench', 'results', 'latest.md');
+// A run on the production server (BENCH_TEMPORAL=server) keeps its own results file beside the dev server's.
+const RESULTS = join(ROOT, 'bench', 'results', env.BENCH_TEMPORAL === 'server' ? 'latest-server.md' : 'latest.md');
 const sizes = {
   collections: positive('BENCH_COLLECTIONS', 10_000),
   seconds: positive('BENCH_SECONDS', 3),
@@ -63,7 +64,7 @@ function machine(): string {
     `- date: ${new Date().toISOString()}`,
     `- CPU: ${cpuModel}, nproc ${cpus().length}`,
     `- memory: ${(totalmem() / 2 ** 30).toFixed(1)} GiB`,
-    `- Node ${node} (worker), Bun ${Bun.version} (API and bench client), PostgreSQL ${postgresVersion}, Temporal dev server (in memory)`,
+    `- Node ${node} (worker), Bun ${Bun.version} (API and bench client), PostgreSQL ${postgresVersion}, ${env.BENCH_TEMPORAL_LABEL ?? 'Temporal dev server (in memory)'}`,
     `- sizes: BENCH_COLLECTIONS=${sizes.collections} BENCH_SECONDS=${sizes.seconds} BENCH_CONCURRENCY=${sizes.concurrency} BENCH_READ_ITERATIONS=${sizes.readIterations}`,
     `- everything (PostgreSQL, Temporal, API, worker, load generator) shares this machine`,
   ].join('\n');
@@ -218,7 +219,7 @@ const stepsRun = await closedLoop(sizes.concurrency, 600, fanoutTotal, async () 
 });
 
 const cpu = new CpuMeter({
-  'Temporal dev server': Number(need('BENCH_TEMPORAL_PID')),
+  'Temporal server process': Number(need('BENCH_TEMPORAL_PID')),
   'API (Bun)': Number(need('BENCH_API_PID')),
   'worker (Node)': Number(need('BENCH_WORKER_PID')),
   'bench-noop worker (Node)': Number(need('BENCH_NOOP_PID')),

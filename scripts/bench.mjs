@@ -1,8 +1,8 @@
 // `npm run bench`: bootstraps like `npm test` (dependencies, a headless in-memory Temporal dev
 // server on free ports, a fresh PostgreSQL database, migrations), then starts the real API process
 // on Bun, the real worker on Node and a bench-only worker for the empty baseline workflow, and runs
-// bench/run.ts with Bun. Sizes: BENCH_COLLECTIONS, BENCH_SECONDS, BENCH_CONCURRENCY (small defaults).
-// Not part of `npm test`. Results: bench/results/latest.md.
+// bench/run.ts with Bun. BENCH_TEMPORAL=server runs it all on the production Temporal server instead. Sizes: BENCH_COLLECTIONS, BENCH_SECONDS, BENCH_CONCURRENCY (small defaults).
+// Not part of `npm test`. Results: bench/results/latest.md (latest-server.md with BENCH_TEMPORAL=server).
 import { spawnSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -10,6 +10,7 @@ import {
   ROOT, binPath, ensureDependencies, ensureTemporalCli, freePort, makeSelfSignedCertificate, say, startChild, startHeadlessDevServer, stopChildren, waitFor,
 } from './infra.mjs';
 import { databaseName, freshDataDir, psqlAdmin } from './suite.mjs';
+import { composeFile, composeServerVersion, ensureTemporalServer, startTemporalServer } from './temporal-server.mjs';
 
 const DATA = join(ROOT, '.bench-data');
 const children = [];
@@ -44,13 +45,26 @@ async function main() {
   mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
   ensureDependencies();
   const cli = ensureTemporalCli();
-  const temporalPort = await startHeadlessDevServer(children, cli, { purpose: 'benchmarks', logFile: join(DATA, 'temporal.log') });
   const databaseUrl = benchDatabaseUrl();
+  // BENCH_TEMPORAL=server: the production server (built from source, on PostgreSQL, configured as
+  // temporal-compose.yml configures it; see scripts/temporal-server.mjs) instead of the dev server.
+  const onServer = process.env.BENCH_TEMPORAL === 'server';
+  let temporalAddress;
+  let temporalLabel;
+  if (onServer) {
+    const compose = composeFile();
+    ensureTemporalServer(composeServerVersion(compose));
+    temporalAddress = (await startTemporalServer(children, cli, compose, { databaseUrl, dataDir: DATA })).address;
+    temporalLabel = `Temporal server ${composeServerVersion(compose)} on PostgreSQL (temporal-compose.yml's configuration)`;
+  } else {
+    temporalAddress = `127.0.0.1:${await startHeadlessDevServer(children, cli, { purpose: 'benchmarks', logFile: join(DATA, 'temporal.log') })}`;
+    temporalLabel = 'Temporal dev server (in memory)';
+  }
   const taskQueue = 'bench-collections';
   const env = {
     ...process.env,
     DATABASE_URL: databaseUrl,
-    TEMPORAL_ADDRESS: `127.0.0.1:${temporalPort}`,
+    TEMPORAL_ADDRESS: temporalAddress,
     TASK_QUEUE: taskQueue,
     SANDBOX: 'true',
     OUTBOX_SWEEP: 'false',
@@ -115,14 +129,15 @@ async function main() {
       BENCH_WORKER_PID: String(worker.pid),
       BENCH_NOOP_QUEUE: noopQueue,
       BENCH_NOOP_PID: String(noop.pid),
-      BENCH_TEMPORAL_PID: String(children.find((child) => child.processName === 'temporal')?.pid ?? ''),
+      BENCH_TEMPORAL_PID: String(children.find((child) => child.processName.startsWith('temporal'))?.pid ?? ''),
+      BENCH_TEMPORAL_LABEL: temporalLabel,
       BENCH_CERT_FILE: certFile,
       BENCH_KEY_FILE: keyFile,
     },
   });
   await stopChildren(children);
   if (run.status !== 0) throw new Error(`bench/run.ts exited with ${run.status}`);
-  say('results written to bench/results/latest.md');
+  say(`results written to bench/results/${onServer ? 'latest-server.md' : 'latest.md'}`);
 }
 
 process.on('SIGINT', () => void stopChildren(children).then(() => process.exit(130)));

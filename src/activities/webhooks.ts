@@ -94,6 +94,21 @@ export function createWebhookActivities({ sql, sandbox, webhooks }: WebhookActiv
     async finishWebhookDelivery({ deliveryId, status }: { deliveryId: number; status: Exclude<DeliveryStatus, 'pending'> }): Promise<void> {
       await finishDelivery(sql, deliveryId, status);
     },
+
+    /**
+     * One attempt as one activity: opens the delivery's log row on the first (idempotent: keyed by
+     * the workflow id), makes and logs the attempt, and closes the row when the outcome is final
+     * (anything but a failure with attempts left). A delivery that succeeds at once costs one
+     * activity instead of three; every step is idempotent, so a retry redoes none of them twice.
+     */
+    async sendWebhookAttempt(input: { open: OpenDelivery; deliveryId: number | null; attempt: number; last: boolean }): Promise<AttemptResult & { deliveryId: number | null }> {
+      const deliveryId = input.deliveryId ?? (await openDelivery(sql, input.open));
+      if (deliveryId === null) return { deliveryId: null, outcome: 'cancelled', statusCode: null, detail: 'the event or the webhook no longer exists' };
+      const result = await attemptDelivery(sql, transport, deliveryId, input.attempt);
+      log.info('webhook attempt', { deliveryId, attempt: input.attempt, ...result });
+      if (result.outcome !== 'failed' || input.last) await finishDelivery(sql, deliveryId, result.outcome);
+      return { ...result, deliveryId };
+    },
   };
 }
 

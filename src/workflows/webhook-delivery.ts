@@ -1,4 +1,4 @@
-import { defineQuery, proxyActivities, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
+import { defineQuery, patched, proxyActivities, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
 import type { WebhookActivities } from '../activities/webhooks';
 import { retryDelayMs, totalAttempts } from '../domain/webhook-schedule';
 import type { WebhookDeliveryInput, WebhookDeliveryOutcome, WebhookDeliveryResult, WebhookDeliveryStatus } from './shared';
@@ -9,7 +9,7 @@ const { openWebhookDelivery, finishWebhookDelivery } = proxyActivities<WebhookAc
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
 });
 
-const { attemptWebhookDelivery } = proxyActivities<WebhookActivities>({
+const { attemptWebhookDelivery, sendWebhookAttempt } = proxyActivities<WebhookActivities>({
   // The 5 s receiver timeout plus the database work around it.
   startToCloseTimeout: '20 seconds',
   // A receiver's failure is a result, not an error; this retries only our side (database, crash),
@@ -20,6 +20,55 @@ const { attemptWebhookDelivery } = proxyActivities<WebhookActivities>({
 export const webhookDeliveryStatusQuery = defineQuery<WebhookDeliveryStatus>('status');
 
 /**
+ * Deliveries started before one activity did a whole attempt (open the row, attempt, close the
+ * row) replay the three-activity path (test/histories).
+ */
+export const ONE_ACTIVITY_PER_ATTEMPT_PATCH = 'webhook-one-activity-per-attempt';
+
+/** The wait before `attempt` (from the second on), shown by the status query while it runs. */
+async function waitBeforeAttempt(input: WebhookDeliveryInput, status: WebhookDeliveryStatus, attempt: number): Promise<void> {
+  // Math.random is the workflow's seeded one: a replay waits exactly as the first run did.
+  const waitMs = retryDelayMs(input.schedule, attempt, Math.random());
+  status.state = 'waiting';
+  status.nextAttemptAt = new Date(Date.now() + waitMs).toISOString();
+  await sleep(waitMs);
+}
+
+async function deliverWithOneActivityPerAttempt(input: WebhookDeliveryInput, status: WebhookDeliveryStatus): Promise<WebhookDeliveryResult> {
+  const open = {
+    workflowId: workflowInfo().workflowId,
+    deliveryId: input.deliveryId,
+    organizationId: input.organizationId,
+    webhookId: input.webhookId,
+    eventId: input.eventId,
+    redelivery: input.deliveryId !== null,
+  };
+  const total = totalAttempts(input.schedule);
+  let deliveryId: number | null = null;
+  let outcome: WebhookDeliveryOutcome = 'failed';
+  for (let attempt = 1; attempt <= total; attempt += 1) {
+    if (attempt > 1) await waitBeforeAttempt(input, status, attempt);
+    status.state = 'sending';
+    status.nextAttemptAt = null;
+    const result: Awaited<ReturnType<WebhookActivities['sendWebhookAttempt']>> = await sendWebhookAttempt({ open, deliveryId, attempt, last: attempt === total });
+    if (result.deliveryId === null) {
+      status.state = 'cancelled';
+      return { deliveryId: null, outcome: 'cancelled', attempts: 0 };
+    }
+    deliveryId = result.deliveryId;
+    status.deliveryId = deliveryId;
+    if (result.outcome !== 'cancelled') status.attempts = attempt;
+    status.lastStatusCode = result.statusCode;
+    if (result.outcome !== 'failed') {
+      outcome = result.outcome;
+      break;
+    }
+  }
+  status.state = outcome;
+  return { deliveryId, outcome, attempts: status.attempts };
+}
+
+/**
  * One delivery of one event to one webhook (`webhook-delivery-<event>-<webhook>`): up to 10
  * attempts, the waits between them on the configured schedule with jitter, timed by this
  * workflow, so a worker crash resumes at the attempt reached. Any 2xx ends it delivered; 410
@@ -28,6 +77,7 @@ export const webhookDeliveryStatusQuery = defineQuery<WebhookDeliveryStatus>('st
 export async function webhookDelivery(input: WebhookDeliveryInput): Promise<WebhookDeliveryResult> {
   const status: WebhookDeliveryStatus = { state: 'sending', deliveryId: input.deliveryId, attempts: 0, lastStatusCode: null, nextAttemptAt: null };
   setHandler(webhookDeliveryStatusQuery, () => status);
+  if (patched(ONE_ACTIVITY_PER_ATTEMPT_PATCH)) return await deliverWithOneActivityPerAttempt(input, status);
 
   const deliveryId = await openWebhookDelivery({
     workflowId: workflowInfo().workflowId,
@@ -45,13 +95,7 @@ export async function webhookDelivery(input: WebhookDeliveryInput): Promise<Webh
 
   let outcome: WebhookDeliveryOutcome = 'failed';
   for (let attempt = 1; attempt <= totalAttempts(input.schedule); attempt += 1) {
-    if (attempt > 1) {
-      // Math.random is the workflow's seeded one: a replay waits exactly as the first run did.
-      const waitMs = retryDelayMs(input.schedule, attempt, Math.random());
-      status.state = 'waiting';
-      status.nextAttemptAt = new Date(Date.now() + waitMs).toISOString();
-      await sleep(waitMs);
-    }
+    if (attempt > 1) await waitBeforeAttempt(input, status, attempt);
     status.state = 'sending';
     status.nextAttemptAt = null;
     const result = await attemptWebhookDelivery({ deliveryId, attempt });
