@@ -299,8 +299,8 @@ section(
     ),
     '',
     `**Ratio (deliveries per second / bare activity executions per second): ${ratio(fanoutRate / stepsRun.rate)}** (${fanout.received} of ${fanoutTotal} deliveries received). ` +
-      'Service: from the first `POST /api/contacts` to the last delivery received; each delivery is its own workflow (open the log row, attempt: sign and POST over HTTPS, ' +
-      'finish) started by the event\'s dispatch workflow. Baseline: one bare workflow with one empty activity per delivery, started and awaited by the bench client.',
+      'Service: from the first `POST /api/contacts` to the last delivery received; each delivery is its own workflow, started by the event\'s dispatch workflow, ' +
+      'with one activity per attempt (open the log row, sign and POST over HTTPS, log the attempt, close the row). Baseline: one bare workflow with one empty activity per delivery, started and awaited by the bench client.',
   ].join('\n'),
 );
 
