@@ -34,15 +34,18 @@ async function waitBeforeAttempt(input: WebhookDeliveryInput, status: WebhookDel
   await sleep(waitMs);
 }
 
+/** The delivery's log row: keyed by this workflow's id, so opening it again finds the same row. */
+const deliveryRow = (input: WebhookDeliveryInput) => ({
+  workflowId: workflowInfo().workflowId,
+  deliveryId: input.deliveryId,
+  organizationId: input.organizationId,
+  webhookId: input.webhookId,
+  eventId: input.eventId,
+  redelivery: input.deliveryId !== null,
+});
+
 async function deliverWithOneActivityPerAttempt(input: WebhookDeliveryInput, status: WebhookDeliveryStatus): Promise<WebhookDeliveryResult> {
-  const open = {
-    workflowId: workflowInfo().workflowId,
-    deliveryId: input.deliveryId,
-    organizationId: input.organizationId,
-    webhookId: input.webhookId,
-    eventId: input.eventId,
-    redelivery: input.deliveryId !== null,
-  };
+  const open = deliveryRow(input);
   const total = totalAttempts(input.schedule);
   let deliveryId: number | null = null;
   let outcome: WebhookDeliveryOutcome = 'failed';
@@ -79,14 +82,7 @@ export async function webhookDelivery(input: WebhookDeliveryInput): Promise<Webh
   setHandler(webhookDeliveryStatusQuery, () => status);
   if (patched(ONE_ACTIVITY_PER_ATTEMPT_PATCH)) return await deliverWithOneActivityPerAttempt(input, status);
 
-  const deliveryId = await openWebhookDelivery({
-    workflowId: workflowInfo().workflowId,
-    deliveryId: input.deliveryId,
-    organizationId: input.organizationId,
-    webhookId: input.webhookId,
-    eventId: input.eventId,
-    redelivery: input.deliveryId !== null,
-  });
+  const deliveryId = await openWebhookDelivery(deliveryRow(input));
   if (deliveryId === null) {
     status.state = 'cancelled';
     return { deliveryId: null, outcome: 'cancelled', attempts: 0 };

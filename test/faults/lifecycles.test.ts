@@ -315,15 +315,17 @@ test(`${LIFECYCLES} lifecycles survive worker, Temporal, API and PostgreSQL faul
                (select count(*)::int from events where type = 'collectionrequest.status.changed' and organization_id = any(${organizationIds})
                   and data->>'status' = 'processing_started') as prompted`
         .catch(() => [{ open: -1, undispatched: -1, pending: -1, collections: -1, prompted: -2 }]);
-      // Payments still on their way (a rejected request's may outlive the request).
-      const paying = (await temporalClient.workflow.count(
-        `ExecutionStatus = 'Running' AND (WorkflowType = 'sandboxPayment' OR WorkflowType = 'incomingCollection')`,
+      // Payments still on their way (a rejected request's may outlive the request), dispatches and
+      // deliveries still running (a delivery's row is opened by its workflow's first activity).
+      const running = (await temporalClient.workflow.count(
+        `ExecutionStatus = 'Running' AND (WorkflowType = 'sandboxPayment' OR WorkflowType = 'incomingCollection' ` +
+          `OR WorkflowType = 'eventDispatch' OR WorkflowType = 'webhookDelivery')`,
       )).count;
-      lastProgress = JSON.stringify({ ...progress, paying });
-      return progress!.open === 0 && progress!.undispatched === 0 && progress!.pending === 0 && progress!.collections === progress!.prompted && paying === 0;
+      const missing = await missingDeliveries(organizationIds).catch(() => -1);
+      lastProgress = JSON.stringify({ ...progress, running, missing });
+      return progress!.open === 0 && progress!.undispatched === 0 && progress!.pending === 0 &&
+        progress!.collections === progress!.prompted && running === 0 && missing === 0;
     }, 240_000 + LIFECYCLES * 1_000);
-    // Hooks are matched when an event is dispatched; let any just-started delivery workflow open its row.
-    await eventually('every event to have its deliveries', async () => (await missingDeliveries(organizationIds)) === 0, 60_000);
   } catch (error) {
     const workerState = worker?.child.exitCode ?? worker?.child.signalCode ?? 'running';
     const apiState = api?.exitCode ?? api?.signalCode ?? 'running';
