@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import {
-  ROOT, binPath, ensureDependencies, ensureTemporalCli, freePort, makeSelfSignedCertificate, say, startChild, startHeadlessDevServer, stopChildren, waitFor,
+  ROOT, binPath, ensureDependencies, ensureTemporalCli, freePort, makeSelfSignedCertificate, say, startChild, runScript, startHeadlessDevServer, stopChildren, waitFor,
 } from './infra.mjs';
 import { databaseName, freshDataDir, psqlAdmin } from './suite.mjs';
 import { composeFile, composeServerVersion, ensureTemporalServer, startTemporalServer } from './temporal-server.mjs';
@@ -140,9 +140,4 @@ async function main() {
   say(`results written to bench/results/${onServer ? 'latest-server.md' : 'latest.md'}`);
 }
 
-process.on('SIGINT', () => void stopChildren(children).then(() => process.exit(130)));
-main().catch(async (error) => {
-  process.stderr.write(`[collections] ${error instanceof Error ? error.stack : String(error)}\n`);
-  await stopChildren(children);
-  process.exit(1);
-});
+runScript(main, () => children);

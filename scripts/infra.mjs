@@ -257,3 +257,18 @@ export function makeSelfSignedCertificate(directory) {
   if (result.status !== 0) throw new Error(`openssl failed: ${result.stderr}`);
   return { certFile, keyFile };
 }
+
+/**
+ * Runs a bootstrap script's `main`: Ctrl-C stops the children and exits 130; a failure prints its
+ * stack, stops the children, prints `failureLine` (the test runners' closing count) and exits 1.
+ * `children` returns the current list (a runner may start a new list per lane).
+ */
+export function runScript(main, children, { failureLine } = {}) {
+  process.on('SIGINT', () => void stopChildren(children()).then(() => process.exit(130)));
+  main().catch(async (error) => {
+    process.stderr.write(`[collections] ${error instanceof Error ? error.stack : String(error)}\n`);
+    await stopChildren(children());
+    if (failureLine) process.stdout.write(`${failureLine}\n`);
+    process.exit(1);
+  });
+}

@@ -6,7 +6,7 @@
 // `N passed, N failed` over both, and exits non-zero on any failure.
 // Arguments after `--` go to `bun test`; PARITY_RUNTIMES=node (or bun) runs one of the two.
 import { join } from 'node:path';
-import { ROOT, ensureDependencies, ensureTemporalCli, say, stopChildren } from './infra.mjs';
+import { ROOT, ensureDependencies, ensureTemporalCli, say, runScript, stopChildren } from './infra.mjs';
 import { composeFile, composeServerVersion, ensureTemporalServer, startTemporalServer } from './temporal-server.mjs';
 import { formatCounts, freshDataDir, runSuite, testDatabaseUrl } from './suite.mjs';
 
@@ -67,10 +67,4 @@ async function main() {
   process.exit(lanes.some((lane) => lane.code !== 0) || total.failed > 0 ? 1 : 0);
 }
 
-process.on('SIGINT', () => void stopChildren(children).then(() => process.exit(130)));
-main().catch(async (error) => {
-  process.stderr.write(`[collections] ${error instanceof Error ? error.stack : String(error)}\n`);
-  await stopChildren(children);
-  process.stdout.write('0 passed, 1 failed\n');
-  process.exit(1);
-});
+runScript(main, () => children, { failureLine: '0 passed, 1 failed' });

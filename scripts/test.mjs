@@ -2,7 +2,7 @@
 // and its own PostgreSQL database, then runs every test file with Bun's runner (scripts/suite.mjs).
 // Prints a closing line `N passed, N failed` and exits non-zero on any failure.
 import { join } from 'node:path';
-import { ROOT, ensureDependencies, ensureTemporalCli, startHeadlessDevServer, stopChildren } from './infra.mjs';
+import { ROOT, ensureDependencies, ensureTemporalCli, startHeadlessDevServer, runScript, stopChildren } from './infra.mjs';
 import { formatCounts, freshDataDir, runSuite, testDatabaseUrl } from './suite.mjs';
 
 const DATA = join(ROOT, '.test-data');
@@ -30,10 +30,4 @@ async function main() {
   process.exit(code !== 0 || counts.failed > 0 ? 1 : 0);
 }
 
-process.on('SIGINT', () => void stopChildren(children).then(() => process.exit(130)));
-main().catch(async (error) => {
-  process.stderr.write(`[collections] ${error instanceof Error ? error.stack : String(error)}\n`);
-  await stopChildren(children);
-  process.stdout.write('0 passed, 1 failed\n');
-  process.exit(1);
-});
+runScript(main, () => children, { failureLine: '0 passed, 1 failed' });

@@ -17,7 +17,7 @@ import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { freePort, freePorts, startTemporalDevServer } from '../../scripts/infra.mjs';
+import { freePort, freePorts, startTemporalDevServer, stopChildren } from '../../scripts/infra.mjs';
 import { createSql, type Sql } from '../../src/db';
 import { createOrganization, fundWallet, updateCollectionSettings } from '../../src/services/organizations';
 import { setThrottleLimits } from '../../src/services/throttling';
@@ -94,13 +94,15 @@ async function startTemporal(): Promise<void> {
   temporal = children[0];
 }
 
-async function stopChild(child: ChildProcess | undefined, signal: NodeJS.Signals): Promise<void> {
+/** SIGTERM (SIGKILL after a grace period) through the bootstrap's own helper; nothing when not running. */
+const stopChild = (child: ChildProcess | undefined): Promise<void> => stopChildren(child ? [child] : []);
+
+/** A crash: SIGKILL, and wait until the process is gone. */
+async function killChild(child: ChildProcess | undefined): Promise<void> {
   if (!child || child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill(signal);
-  const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+  child.kill('SIGKILL');
   await exited;
-  clearTimeout(timer);
 }
 
 async function startApi(): Promise<void> {
@@ -179,12 +181,12 @@ async function injectFaults(): Promise<void> {
       worker = await startWorker(TASK_QUEUE, childEnv);
     }],
     [0.35, 'restart the Temporal dev server', async () => {
-      await stopChild(temporal, 'SIGTERM');
+      await stopChild(temporal);
       await Bun.sleep(1_000);
       await startTemporal();
     }],
     [0.5, 'kill -9 the API, start a new one', async () => {
-      await stopChild(api, 'SIGKILL');
+      await killChild(api);
       await Bun.sleep(500);
       await startApi();
     }],
@@ -271,9 +273,9 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
-  await stopChild(api, 'SIGTERM');
+  await stopChild(api);
   await worker?.stop();
-  await stopChild(temporal, 'SIGTERM');
+  await stopChild(temporal);
   verifier?.stop(true);
   await receiver?.close();
   await psql(`alter database "${databaseName}" with allow_connections true`).catch(() => undefined);
