@@ -13,6 +13,8 @@
  *   webhooks basic-auth set --org ID --username U --password P
  *   webhooks basic-auth clear --org ID                 HTTP Basic credentials of outgoing deliveries
  *   network secret create --network NAME [--json]      the secret a network's payment callbacks carry
+ *   sweeps failures [--json]                           rows the sweeps set aside, with their errors
+ *   sweeps retry --kind KIND --id ROW                  puts a set-aside row back for the next sweep run
  */
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
@@ -21,9 +23,11 @@ import { networkByName } from './domain/networks';
 import { loadConfig } from './config';
 import { createSql } from './db';
 import { ensureDatabase, migrate } from './db/migrate';
-import { isCurrency, parsePositiveAmount } from './domain/money';
+import { MAX_FUNDING_AMOUNT, groupedAmount, isCurrency, parsePositiveAmount } from './domain/money';
 import { formatApiVersion, parseApiVersion } from './domain/versions';
-import { createApiKey, createOrganization, fundWallet, setApiVersion, updateCollectionSettings } from './services/organizations';
+import { checkCallbackUrl } from './domain/urls';
+import { createApiKey, createOrganization, fundWallet, setApiVersion, updateCollectionSettings, verificationUrlRules } from './services/organizations';
+import { SWEEP_KINDS, listSweepFailures, retrySweepRow, type SweepKind } from './services/sweeps';
 import { setThrottleLimits } from './services/throttling';
 import { rotateSigningSecret, setBasicCredentials, showSigningSecret, type SigningSecretView } from './services/webhooks';
 
@@ -41,7 +45,9 @@ const USAGE = `usage: npm run admin -- <command>
   webhooks secret rotate --org ID [--json]
   webhooks basic-auth set --org ID --username USER --password PASSWORD
   webhooks basic-auth clear --org ID
-  network secret create --network NAME [--json]`;
+  network secret create --network NAME [--json]
+  sweeps failures [--json]
+  sweeps retry --kind ${SWEEP_KINDS.join('|')} --id ROW [--json]`;
 
 /** A per-window limit: a positive whole number, or `default` for the configured one (stored as null). */
 function throttleLimit(option: string, raw: string | undefined): number | null | undefined {
@@ -86,6 +92,8 @@ function parseArguments(argv: string[]) {
         username: { type: 'string' },
         network: { type: 'string' },
         password: { type: 'string' },
+        kind: { type: 'string' },
+        id: { type: 'string' },
         json: { type: 'boolean', default: false },
       },
     });
@@ -128,8 +136,8 @@ async function main(argv: string[]): Promise<void> {
       case 'wallet fund': {
         const currency = values.currency?.toUpperCase() ?? '';
         if (!isCurrency(currency)) throw new UsageError('--currency must be one of BXC, UGX, KES');
-        const amount = parsePositiveAmount(values.amount ?? '');
-        if (amount === null) throw new UsageError('--amount must be a positive decimal with at most 4 decimals');
+        const amount = parsePositiveAmount(values.amount ?? '', MAX_FUNDING_AMOUNT);
+        if (amount === null) throw new UsageError(`--amount must be a positive decimal with at most 4 decimals, at most ${groupedAmount(MAX_FUNDING_AMOUNT)}`);
         const funding = await fundWallet(sql, organizationId(values.org), currency, amount);
         print(values.json, funding, [`wallet ${funding.accountId} balance ${funding.balance} ${currency}`]);
         return;
@@ -139,13 +147,11 @@ async function main(argv: string[]): Promise<void> {
         if (acceptByDefault !== undefined && !['true', 'false'].includes(acceptByDefault)) {
           throw new UsageError('--accept-by-default takes true or false');
         }
-        const verificationUrl = values['verification-url'];
+        let verificationUrl = values['verification-url'];
         if (verificationUrl !== undefined && verificationUrl !== '') {
-          const url = URL.canParse(verificationUrl) ? new URL(verificationUrl) : null;
-          const allowedProtocols = config.sandbox ? ['https:', 'http:'] : ['https:'];
-          if (!url || !allowedProtocols.includes(url.protocol)) {
-            throw new UsageError(config.sandbox ? '--verification-url must be an http(s) URL' : '--verification-url must be an HTTPS URL');
-          }
+          const checked = checkCallbackUrl(verificationUrl, verificationUrlRules(config.sandbox));
+          if (checked.problem !== undefined) throw new UsageError(`--verification-url: ${checked.problem}`);
+          verificationUrl = checked.url;
         }
         const settings = await updateCollectionSettings(sql, organizationId(values.org), {
           ...(verificationUrl !== undefined ? { verificationUrl: verificationUrl === '' ? null : verificationUrl } : {}),
@@ -211,6 +217,22 @@ async function main(argv: string[]): Promise<void> {
                   on conflict (network) do update set digest = excluded.digest, created = now()`;
         print(values.json, { network: network.name, secret }, [
           `${network.name} callbacks: Authorization: Bearer ${secret}  (shown once; replaces any earlier secret)`,
+        ]);
+        return;
+      }
+      case 'sweeps failures': {
+        const failures = await listSweepFailures(sql);
+        print(values.json, { failures }, failures.length === 0 ? ['no rows set aside'] : failures.map((failure) =>
+          `${failure.kind} ${failure.rowId}: ${failure.attempts} failed run(s), last ${failure.lastFailedAt.toISOString()}: ${failure.error}`));
+        return;
+      }
+      case 'sweeps retry': {
+        const kind = values.kind ?? '';
+        if (!(SWEEP_KINDS as readonly string[]).includes(kind)) throw new UsageError(`--kind takes one of ${SWEEP_KINDS.join(', ')}`);
+        if (!/^\d{1,15}$/.test(values.id ?? '')) throw new UsageError('--id takes the row id the failure names');
+        const retried = await retrySweepRow(sql, kind as SweepKind, Number(values.id));
+        print(values.json, { kind, rowId: Number(values.id), retried }, [
+          retried ? `${kind} ${values.id}: back in the sweep; its next run tries it again` : `${kind} ${values.id} was not set aside`,
         ]);
         return;
       }

@@ -2,9 +2,11 @@ import type { Client } from '@temporalio/client';
 import { ApplicationFailure, Context, log } from '@temporalio/activity';
 import type { Sql } from '../db';
 import { instructionsMessage, requestCode, successMessage, type MessageContext } from '../domain/collection-requests';
+import { promptReference } from '../domain/collections';
 import { networkByName } from '../domain/networks';
 import type { NetworkAdapter, PromptResult } from '../network/adapter';
 import { changeRequestStatus, findRequest, insertCollectionRequest, REQUEST_COLUMNS, type RequestWithContact, type StatusChange } from '../services/collection-requests';
+import { notSetAside, sweepEach } from '../services/sweeps';
 import { launchCollectionRequest } from '../temporal/collection-requests';
 import { reportIncomingPayment } from '../temporal/collections';
 import { startEventDispatch } from '../temporal/events';
@@ -76,6 +78,7 @@ export function createCollectionRequestActivities(deps: CollectionRequestActivit
           amount: loaded.request.amount,
           currency: loaded.request.currency,
           reference: loaded.request.reason ?? requestCode(loaded.request),
+          promptReference: promptReference(requestId, attempt),
           network: requestNetwork,
         });
       } catch (error) {
@@ -130,18 +133,22 @@ export function createCollectionRequestActivities(deps: CollectionRequestActivit
       return created.request.id;
     },
 
-    /** The sweep's second half: requests committed whose workflows never started. */
+    /**
+     * The sweep's second half: requests committed whose workflows never started. A request that
+     * cannot be launched (its own data is at fault) is set aside; the others still start.
+     */
     async startPendingRequests({ graceSeconds, batchSize }: { graceSeconds: number; batchSize: number }): Promise<number> {
       const pending = await sql<CollectionRequestRow[]>`
         select ${sql.unsafe(REQUEST_COLUMNS)} from collection_requests
         where workflow_started_at is null and created < now() - ${graceSeconds}::int * interval '1 second'
+          ${notSetAside(sql, 'outbox-request', 'collection_requests.id')}
         order by created limit ${batchSize}`;
-      for (const request of pending) {
-        await launchCollectionRequest(deps, { request, events: [] }, (error) => {
+      const result = await sweepEach(sql, 'outbox-request', pending, (request) =>
+        launchCollectionRequest(deps, { request, events: [] }, (error) => {
           throw error;
-        });
-      }
-      return pending.length;
+        }),
+      (request, error) => log.error('outbox sweep set a collection request aside', { requestId: request.id, error: String(error) }));
+      return result.processed;
     },
 
     /**
@@ -162,6 +169,7 @@ export function createCollectionRequestActivities(deps: CollectionRequestActivit
         amount: payment.amount,
         currency: payment.currency,
         reference: payment.reference,
+        promptReference: payment.promptReference ?? null,
         paymentDate: (recorded?.created ?? new Date()).toISOString(),
       }, deps.verificationTimeoutSeconds);
       return remoteTransactionId;

@@ -5,13 +5,24 @@ import { parseVerificationAnswer, type CollectionRow } from '../domain/collectio
 import type { EventRow } from '../domain/events';
 import { networkByName } from '../domain/networks';
 import type { NetworkAdapter } from '../network/adapter';
-import { acceptCollection, matchCollection, rejectCollection, storeIncomingPayment, type Match } from '../services/collections';
+import { acceptCollection, failCollection, matchCollection, rejectCollection, storeIncomingPayment, type Match } from '../services/collections';
 import { startEventDispatch } from '../temporal/events';
+import { outgoingTransport, postOutgoing } from './webhook-http';
 import type { IncomingPaymentInput, VerificationDecision } from '../workflows/shared';
 
-export type CollectionActivityDeps = { sql: Sql; client: Client; taskQueue: string; network: NetworkAdapter };
+export type CollectionActivityDeps = {
+  sql: Sql;
+  client: Client;
+  taskQueue: string;
+  network: NetworkAdapter;
+  sandbox: boolean;
+  webhooks: { caFile: string | undefined };
+};
 
-export function createCollectionActivities({ sql, client, taskQueue, network }: CollectionActivityDeps) {
+/** How much of a verification URL's answer is read: `ACCEPT <id>` or `REJECT <id> <reason>` is short. */
+const VERIFICATION_ANSWER_BYTES = 2000;
+
+export function createCollectionActivities({ sql, client, taskQueue, network, sandbox, webhooks }: CollectionActivityDeps) {
   async function dispatch(events: EventRow[]): Promise<void> {
     for (const event of events) {
       try {
@@ -49,40 +60,41 @@ export function createCollectionActivities({ sql, client, taskQueue, network }: 
         return { decision: 'accept', reason: null, decidedBy: 'not-asked' };
       }
       const fallback: VerificationDecision = { decision: settings.acceptByDefault ? 'accept' : 'reject', reason: null, decidedBy: 'default' };
-      try {
-        const response = await fetch(settings.url, {
-          method: 'POST',
-          headers: { 'Content-Type': 'application/json', Accept: 'text/plain' },
-          body: JSON.stringify({
-            phonenumber: collection.phoneNumber,
-            amount: collection.amount,
-            currency_code: collection.currency,
-            reference: collection.reference,
-            remote_transaction_id: collection.remoteTransactionId,
-          }),
-          redirect: 'manual',
-          signal: AbortSignal.timeout(timeoutSeconds * 1000),
-        });
-        const text = (await response.text()).slice(0, 2000);
-        if (response.status !== 200) {
-          log.info('verification URL answered without 200; default applies', { collectionId, status: response.status });
-          return fallback;
-        }
-        const answer = parseVerificationAnswer(text, collection.remoteTransactionId);
-        if (answer.decision === 'none') {
-          log.info('verification answer unreadable; default applies', { collectionId, detail: answer.detail });
-          return fallback;
-        }
-        return { decision: answer.decision, reason: answer.decision === 'reject' ? answer.reason : null, decidedBy: 'merchant' };
-      } catch (error) {
-        log.info('verification URL did not answer in time; default applies', { collectionId, error: String(error) });
+      // The same guarded transport as webhooks: outside sandbox mode no loopback or private address,
+      // whatever the URL's name resolves to; no redirects; a hard deadline.
+      const transport = { ...outgoingTransport({ sandbox, caFile: webhooks.caFile, timeoutMs: timeoutSeconds * 1000 }), maxResponseBytes: VERIFICATION_ANSWER_BYTES };
+      const sent = await postOutgoing(settings.url, { 'content-type': 'application/json', accept: 'text/plain', 'user-agent': 'collections-verification/1.0' }, JSON.stringify({
+        phonenumber: collection.phoneNumber,
+        amount: collection.amount,
+        currency_code: collection.currency,
+        reference: collection.reference,
+        remote_transaction_id: collection.remoteTransactionId,
+      }), transport);
+      if (sent.statusCode === null) {
+        log.info('verification URL did not answer in time; default applies', { collectionId, error: sent.error });
         return fallback;
       }
+      if (sent.statusCode !== 200) {
+        log.info('verification URL answered without 200; default applies', { collectionId, status: sent.statusCode });
+        return fallback;
+      }
+      const answer = parseVerificationAnswer(sent.responseExcerpt ?? '', collection.remoteTransactionId);
+      if (answer.decision === 'none') {
+        log.info('verification answer unreadable; default applies', { collectionId, detail: answer.detail });
+        return fallback;
+      }
+      return { decision: answer.decision, reason: answer.decision === 'reject' ? answer.reason : null, decidedBy: 'merchant' };
     },
 
     async acceptCollection({ collectionId, organizationId }: { collectionId: number; organizationId: number }): Promise<void> {
       const { events } = await acceptCollection(sql, collectionId, organizationId);
       await dispatch(events);
+    },
+
+    /** The credit failed for good (a permanent database error): the collection ends `failed` with why. */
+    async failCollection({ collectionId, organizationId, reason }: { collectionId: number; organizationId: number; reason: string }): Promise<void> {
+      log.error('collection could not be credited', { collectionId, organizationId, reason });
+      await failCollection(sql, collectionId, organizationId, reason);
     },
 
     async rejectCollection({ collectionId, organizationId, reason }: { collectionId: number; organizationId: number; reason: string | null }): Promise<void> {

@@ -1,37 +1,47 @@
 import { heartbeat, log } from '@temporalio/activity';
 import type { Sql } from '../db';
+import { deleteInBatches, notSetAside } from '../services/sweeps';
 import type { EventRetentionInput } from '../workflows/shared';
 
 export type RetentionActivityDeps = { sql: Sql };
+
+/** Keys per delete statement when the retention workflow gives no batch size (it calls this activity without input). */
+const DUPLICATE_KEY_BATCH = 1000;
 
 export function createRetentionActivities({ sql }: RetentionActivityDeps) {
   return {
     /**
      * Deletes events older than the retention, in batches so no transaction holds many locks.
-     * Their webhook deliveries and attempt logs go with them (foreign keys cascade).
+     * Their webhook deliveries and attempt logs go with them (foreign keys cascade). An event that
+     * cannot be deleted is set aside (sweeps.ts) and the others still go.
      */
     async deleteExpiredEvents({ retentionDays, batchSize }: EventRetentionInput): Promise<number> {
-      let deleted = 0;
-      for (;;) {
-        const rows = await sql`
-          delete from events where id in (
-            select id from events where created < now() - ${retentionDays}::int * interval '1 day' order by id limit ${batchSize})
-          returning id`;
-        deleted += rows.length;
-        heartbeat(deleted);
-        if (rows.length < batchSize) break;
-      }
-      if (deleted > 0) log.info('event retention deleted events', { deleted, retentionDays });
+      const { deleted, setAside } = await deleteInBatches(
+        sql, 'retention-event', batchSize,
+        async (limit) => (await sql<{ id: number }[]>`
+          select id from events where created < now() - ${retentionDays}::int * interval '1 day'
+            ${notSetAside(sql, 'retention-event', 'events.id')}
+          order by id limit ${limit}`).map((row) => row.id),
+        async (ids) => (await sql`delete from events where id in ${sql(ids)} returning id`).length,
+        (count) => heartbeat(count),
+      );
+      if (deleted > 0 || setAside > 0) log.info('event retention deleted events', { deleted, setAside, retentionDays });
       return deleted;
     },
 
-    /**
-     * Hook point for the duplicate-check keys of `Duplicate-Check-Key` (api.md 7, 24-hour lifetime):
-     * their table does not exist yet. The issue that adds it deletes expired keys here; the
-     * retention workflow already calls this activity, so that change needs no workflow change.
-     */
-    async deleteExpiredDuplicateCheckKeys(): Promise<number> {
-      return 0;
+    /** Deletes `Duplicate-Check-Key` claims past their lifetime (api.md 7: 24 hours), in batches. */
+    async deleteExpiredDuplicateCheckKeys(input?: { batchSize?: number }): Promise<number> {
+      const { deleted, setAside } = await deleteInBatches(
+        sql, 'retention-duplicate-key', input?.batchSize ?? DUPLICATE_KEY_BATCH,
+        async (limit) => (await sql<{ id: number }[]>`
+          select id from duplicate_check_keys where expires_at <= now()
+            ${notSetAside(sql, 'retention-duplicate-key', 'duplicate_check_keys.id')}
+          order by expires_at limit ${limit}`).map((row) => row.id),
+        async (ids) => (await sql`delete from duplicate_check_keys where id in ${sql(ids)} and expires_at <= now() returning id`).length,
+        (count) => heartbeat(count),
+      );
+      if (deleted > 0 || setAside > 0) log.info('retention deleted expired Duplicate-Check-Keys', { deleted, setAside });
+      return deleted;
     },
   };
 }

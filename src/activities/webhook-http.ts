@@ -1,10 +1,13 @@
 /**
- * One HTTPS POST of a webhook delivery, on node:https (the worker runs on Node): a hard deadline,
- * no redirects followed, at most the first bytes of the answer kept, and, outside sandbox mode,
- * no connection to a loopback or private address, checked on the address actually connected to.
+ * One outgoing POST to a merchant's URL (a webhook delivery, a verification request), on node:http
+ * and node:https (the worker runs on Node): a hard deadline, no redirects followed, at most the
+ * first bytes of the answer kept, and, outside sandbox mode, no connection to a loopback or
+ * private address, checked on the address actually connected to.
  */
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import { request } from 'node:https';
+import { readFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { rootCertificates } from 'node:tls';
 import { isPublicAddress } from '../domain/network-addresses';
@@ -16,7 +19,25 @@ export type TransportSettings = {
   /** PEM of an extra certificate authority to trust (WEBHOOK_CA_FILE, sandbox only). */
   extraCa: string | undefined;
   timeoutMs: number;
+  /** How much of the answer is kept (the attempt log's excerpt, the verification answer). */
+  maxResponseBytes?: number;
 };
+
+/**
+ * Transport settings from configuration: sandbox mode, and the extra certificate authority of
+ * WEBHOOK_CA_FILE (sandbox only), read once.
+ */
+export function outgoingTransport({ sandbox, caFile, timeoutMs }: { sandbox: boolean; caFile: string | undefined; timeoutMs: number }): TransportSettings {
+  let extraCa: string | undefined;
+  if (caFile !== undefined) {
+    try {
+      extraCa = readFileSync(caFile, 'utf8');
+    } catch (cause) {
+      throw new Error(`WEBHOOK_CA_FILE ${caFile} cannot be read`, { cause });
+    }
+  }
+  return { sandbox, extraCa, timeoutMs };
+}
 
 export type HttpAttempt = {
   startedAt: Date;
@@ -32,7 +53,7 @@ class NotPublicAddressError extends Error {
 
 function refusal(hostname: string, address: string): NotPublicAddressError {
   const subject = hostname === address ? address : `${hostname} resolves to ${address}, which`;
-  return new NotPublicAddressError(`${subject} is a loopback or private address; webhooks go only to public addresses outside sandbox mode`);
+  return new NotPublicAddressError(`${subject} is a loopback or private address; requests go only to public addresses outside sandbox mode`);
 }
 
 /** A DNS lookup that fails when any address of the name is not public (no DNS-rebinding way around it). */
@@ -55,8 +76,9 @@ function describeError(error: unknown): string {
   return code && !error.message.includes(code) ? `${code}: ${error.message}` : error.message;
 }
 
-/** POSTs `body` to `target`; never throws for what the receiver does, only reports it. */
-export function postWebhook(target: string, headers: Record<string, string>, body: string, transport: TransportSettings): Promise<HttpAttempt> {
+/** POSTs `body` to `target` (HTTPS, or HTTP where the caller allowed it); never throws for what the receiver does, only reports it. */
+export function postOutgoing(target: string, headers: Record<string, string>, body: string, transport: TransportSettings): Promise<HttpAttempt> {
+  const maxBytes = transport.maxResponseBytes ?? RESPONSE_EXCERPT_BYTES;
   const startedAt = new Date();
   const started = performance.now();
   const url = new URL(target);
@@ -76,7 +98,7 @@ export function postWebhook(target: string, headers: Record<string, string>, bod
     let settled = false;
     // PostgreSQL text cannot hold NUL characters; a binary answer must not make the attempt unloggable.
     const excerpt = (): string | null =>
-      statusCode === null ? null : Buffer.concat(chunks).subarray(0, RESPONSE_EXCERPT_BYTES).toString('utf8').replaceAll('\u0000', '');
+      statusCode === null ? null : Buffer.concat(chunks).subarray(0, maxBytes).toString('utf8').replaceAll('\u0000', '');
     const settle = (error: string | null) => {
       if (settled) return;
       settled = true;
@@ -84,6 +106,7 @@ export function postWebhook(target: string, headers: Record<string, string>, bod
       resolve(finishWith({ statusCode, error: statusCode === null ? error : null, responseExcerpt: excerpt() }));
       outgoing.destroy();
     };
+    const request = url.protocol === 'http:' ? httpRequest : httpsRequest;
     const outgoing = request(
       url,
       {
@@ -99,7 +122,7 @@ export function postWebhook(target: string, headers: Record<string, string>, bod
         response.on('data', (chunk: Buffer) => {
           chunks.push(chunk);
           received += chunk.length;
-          if (received >= RESPONSE_EXCERPT_BYTES) settle(null);
+          if (received >= maxBytes) settle(null);
         });
         response.on('end', () => settle(null));
         response.on('error', (error) => settle(describeError(error)));
@@ -111,3 +134,6 @@ export function postWebhook(target: string, headers: Record<string, string>, bod
     outgoing.end(body);
   });
 }
+
+/** A webhook delivery's POST (HTTPS; the target was checked when the webhook was saved). */
+export const postWebhook = postOutgoing;

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { log } from '@temporalio/activity';
 import type { Sql } from '../db';
 import type { RetrySchedule } from '../domain/webhook-schedule';
@@ -6,7 +5,7 @@ import {
   WEBHOOK_TIMEOUT_MS, attemptOutcome, basicAuthorization, serializeWebhook, signatureHeader, webhookMessageId, type DeliveryStatus,
 } from '../domain/webhooks';
 import { deliveryContext, deliverySecrets, findAttempt, finishDelivery, openDelivery, recordAttempt, type OpenDelivery } from '../services/webhooks';
-import { postWebhook, type TransportSettings } from './webhook-http';
+import { outgoingTransport, postWebhook, type TransportSettings } from './webhook-http';
 
 export type WebhookActivityDeps = {
   sql: Sql;
@@ -51,20 +50,8 @@ export async function attemptDelivery(sql: Sql, transport: TransportSettings, de
   return { outcome: recorded.outcome, statusCode: recorded.statusCode, detail: recorded.error };
 }
 
-function readCertificateAuthority(file: string): string {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch (cause) {
-    throw new Error(`WEBHOOK_CA_FILE ${file} cannot be read`, { cause });
-  }
-}
-
 export function createWebhookActivities({ sql, sandbox, webhooks }: WebhookActivityDeps) {
-  const transport: TransportSettings = {
-    sandbox,
-    extraCa: webhooks.caFile === undefined ? undefined : readCertificateAuthority(webhooks.caFile),
-    timeoutMs: WEBHOOK_TIMEOUT_MS,
-  };
+  const transport = outgoingTransport({ sandbox, caFile: webhooks.caFile, timeoutMs: WEBHOOK_TIMEOUT_MS });
   const schedule: RetrySchedule = { retryDelaysMs: webhooks.retryDelaysMs, jitter: webhooks.jitter };
 
   return {

@@ -8,7 +8,7 @@ import type { AppDeps } from './context';
 import { eventRoutes } from './events';
 import { healthRoutes } from './health';
 import { webhookRoutes } from './webhooks';
-import { assertAcceptsJson, createMethodIndex, errorResponse } from './http';
+import { assertAcceptsJson, assertQueryIsUtf8, createMethodIndex, errorResponse } from './http';
 import { documentationRoutes, isDocumentationPage } from './openapi';
 import { requestPolicyPlugin } from './request-policy';
 
@@ -20,6 +20,7 @@ export function createApp(deps: AppDeps) {
   const app = new Elysia()
     .onRequest(({ request }) => {
       if (!isDocumentationPage(request)) assertAcceptsJson(request);
+      assertQueryIsUtf8(request);
     })
     .use(requestPolicyPlugin(deps, (request) => handle(request)))
     .onError(({ code, error, request }) => inBillsEnvelope(request, errorResponse(code, error, request, allowedMethods)))

@@ -10,6 +10,7 @@ import {
   serializePinBundle,
 } from '../domain/bills';
 import { listBillServices, listElectricityBillers, listPinBundles, pinBundleProviders } from '../services/bills';
+import { writeOnce } from '../services/duplicate-checks';
 import { authPlugin } from './auth';
 import type { AppDeps } from './context';
 import { ApiError, fieldErrors } from './errors';
@@ -62,15 +63,19 @@ export const billRoutes = ({ sql, config }: AppDeps) =>
     )
     .post(
       '/services/epin/bundles',
-      async ({ request }) => {
+      async ({ request, duplicateCheck }) => {
         const body = await parseRequestBody(request);
         requireBillsDate(request);
         const { service_type: provider } = validate(BundlesBody, body);
-        const bundles = await listPinBundles(sql, provider);
-        if (bundles.length === 0) {
-          const providers = await pinBundleProviders(sql);
-          throw fieldErrors({ service_type: [`Select a valid choice. ${provider} is not one of the available choices: ${providers.join(', ')}.`] });
-        }
+        // A read, but a POST: a Duplicate-Check-Key it carries is claimed only when it succeeds.
+        const bundles = await writeOnce(sql, duplicateCheck, async (tx) => {
+          const found = await listPinBundles(tx, provider);
+          if (found.length === 0) {
+            const providers = await pinBundleProviders(tx);
+            throw fieldErrors({ service_type: [`Select a valid choice. ${provider} is not one of the available choices: ${providers.join(', ')}.`] });
+          }
+          return found;
+        });
         return billsEnvelope(bundles.map(serializePinBundle), 'Pin bundles retrieved successfully.');
       },
       { auth: true, parse: 'none', ...billsDetail(config, 'Pin bundles of a provider (Bills-date header required)') },

@@ -4,32 +4,28 @@ import {
   DEFAULT_MAX_ATTEMPTS, MAX_ATTEMPTS_LIMIT, MESSAGE_MAX_LENGTH, MIN_RETRY_INTERVAL_MINUTES, REQUEST_STATUSES,
   serializeCollectionRequest, type CollectionRequestRow,
 } from '../domain/collection-requests';
-import { parseRequestDate } from '../domain/dates';
-import { isCurrency, parsePositiveAmount, SUPPORTED_CURRENCIES } from '../domain/money';
-import { networkForNumber } from '../domain/networks';
+import { DATE_HORIZON_TEXT, isBeyondHorizon, parseRequestDate } from '../domain/dates';
+import { SUPPORTED_CURRENCIES } from '../domain/money';
+import { networkForCollection } from '../domain/networks';
 import { FREQUENCIES } from '../domain/subscriptions';
 import { collectionRequestForVersion, listForVersion } from '../domain/versions';
-import { linkDuplicateCheckObject } from '../services/duplicate-checks';
+import { writeOnce, type DuplicateCheck } from '../services/duplicate-checks';
 import { logger } from '../log';
-import { findRequest, insertCollectionRequest, requestColumns, withContacts } from '../services/collection-requests';
+import {
+  findRequest, insertCollectionRequestIn, requestColumns, withContacts, type CreatedRequest, type NewCollectionRequest,
+} from '../services/collection-requests';
 import { launchCollectionRequest } from '../temporal/collection-requests';
 import { authPlugin } from './auth';
 import { ownedBy, parseId, type AppDeps } from './context';
 import { fieldErrors, notFound, type FieldErrors } from './errors';
-import { REQUIRED, booleanField, integerField, metadata, optionalJsonObject, optionalText, phoneNumber, text, validate } from './fields';
+import {
+  REQUIRED, amountField, booleanField, filterAmount, integerField, metadata, optionalJsonObject, optionalText, phoneNumber, text, validate,
+} from './fields';
 import { filterDate, filterPhoneNumber, filterText, queryObject, timeRange } from './filters';
 import { parseRequestBody } from './http';
 import { pagedList, parsePage } from './pagination';
 
 const choice = (issue: { input: unknown }) => `Select a valid choice. ${String(issue.input)} is not one of the available choices.`;
-
-const amountField = v.pipe(
-  v.union([v.string(), v.number()], 'A valid number is required.'),
-  v.transform((value) => String(value).trim()),
-  v.check((value) => !/[,\s]\d{3}/.test(value), 'A valid number is required; leave out thousands separators.'),
-  v.check((value) => /^\d+(\.\d+)?$/.test(value), 'A valid number is required.'),
-  v.check((value) => parsePositiveAmount(value) !== null, 'Ensure this value is greater than 0, with at most 16 digits before and 4 after the decimal point.'),
-);
 
 const optionalInteger = (min: number, max?: number) =>
   v.optional(
@@ -107,7 +103,7 @@ const STORED_DATE = (date: Date) => {
 };
 
 const RequestFilters = v.object({
-  amount: v.optional(v.pipe(v.string(), v.check((value) => parsePositiveAmount(value) !== null, 'A valid number is required.'))),
+  amount: filterAmount,
   currency: v.optional(v.pipe(v.string(), v.transform((value) => value.toUpperCase()))),
   collection: v.optional(v.pipe(v.string(), v.regex(/^\d{1,15}$/, 'A valid integer is required.'), v.transform(Number))),
   phonenumber: filterPhoneNumber,
@@ -122,104 +118,126 @@ const RequestFilters = v.object({
   contact_last_name: filterText,
 });
 
-export const collectionRequestRoutes = ({ sql, config, temporal }: AppDeps) => {
-  const launchDeps = {
-    sql,
-    client: temporal,
-    taskQueue: config.temporal.taskQueue,
-    failedPromptRetrySeconds: config.collectionRequests.failedPromptRetrySeconds,
+/** What creating a request needs from the process: the database, configuration and the launch settings. */
+export type CreateRequestDeps = Pick<AppDeps, 'sql' | 'config' | 'temporal'>;
+export type Creator = { organizationId: number; userId: number; organizationName: string };
+
+const datePrompt = (example: string) => `Enter a valid date such as "tomorrow", "${example}", "31/12/2025" or "31/12/2025 13:00:00".`;
+const beyondHorizon = `Enter a date before ${DATE_HORIZON_TEXT}.`;
+
+/** A request date field: its instant, or the field error that says why it has none. */
+function requestDate(errors: FieldErrors, field: string, input: string, base: Date, example: string): Date | null {
+  const date = parseRequestDate(input, base);
+  if (date === null) errors[field] = [isBeyondHorizon(input, base) ? beyondHorizon : datePrompt(example)];
+  return date;
+}
+
+/**
+ * Creates a collection request from a merchant's parameters (api.md 4.3), as the REST route and
+ * the web console both do: validates them (400 with field errors), checks the wallet, saves the
+ * request with its contact and events, claiming the Duplicate-Check-Key in the same transaction,
+ * and launches its workflow.
+ */
+export async function createCollectionRequest(
+  deps: CreateRequestDeps,
+  creator: Creator,
+  body: Record<string, unknown>,
+  duplicateCheck: DuplicateCheck | null,
+): Promise<CreatedRequest> {
+  const { sql, config, temporal } = deps;
+  const input = validate(CollectionRequestCreate, body);
+  const now = new Date();
+  const errors: FieldErrors = {};
+  const choice = networkForCollection(input.phonenumber, input.currency, config.sandbox);
+  if (choice.problem !== undefined) errors.phonenumber = [choice.problem];
+  const startAt = input.start_date === null ? null : requestDate(errors, 'start_date', input.start_date, now, '2 hours');
+  if (startAt !== null && startAt.getTime() <= now.getTime()) errors.start_date = ['The start date must be later than now.'];
+  let subscriptionSettings: Record<string, unknown> | null = null;
+  let subscriptionStart: Date | null = null;
+  if (input.subscription_settings !== null) {
+    const settings = v.safeParse(SubscriptionSettings, input.subscription_settings);
+    if (!settings.success) {
+      errors.subscription_settings = settings.issues.map((issue) => `${v.getDotPath(issue) ?? 'value'}: ${issue.message}`);
+    } else {
+      const start = parseRequestDate(settings.output.start_date, now);
+      const end = parseRequestDate(settings.output.end_date, now);
+      if (start === null || end === null) {
+        const far = isBeyondHorizon(settings.output.start_date, now) || isBeyondHorizon(settings.output.end_date, now);
+        errors.subscription_settings = [far ? `start_date and end_date must be before ${DATE_HORIZON_TEXT}.` : 'start_date and end_date must be dates such as "31/12/2025 13:00:00".'];
+      } else if (start.getTime() <= now.getTime() - 60_000) errors.subscription_settings = ['start_date must not be in the past.'];
+      else if (end.getTime() <= start.getTime()) errors.subscription_settings = ['end_date must be later than start_date.'];
+      else if (startAt !== null && startAt.getTime() !== start.getTime()) {
+        errors.start_date = ['A subscription starts its first request at subscription_settings.start_date; leave start_date out.'];
+      } else {
+        subscriptionStart = start;
+        subscriptionSettings = {
+          start_date: STORED_DATE(start),
+          end_date: STORED_DATE(end),
+          frequency: settings.output.frequency,
+          ...(settings.output.weekdays ? { weekdays: settings.output.weekdays } : {}),
+          ...(settings.output.months ? { months: settings.output.months } : {}),
+        };
+      }
+    }
+  }
+  const effectiveStart = subscriptionStart !== null && subscriptionStart.getTime() > now.getTime() ? subscriptionStart : startAt;
+  const expiryBase = effectiveStart ?? now;
+  const expiresAt = requestDate(errors, 'expiry_date', input.expiry_date ?? DEFAULT_EXPIRY, expiryBase, '24 hours');
+  if (expiresAt !== null && expiresAt.getTime() <= expiryBase.getTime()) {
+    errors.expiry_date = [effectiveStart ? 'The expiry date must be later than the start date.' : 'The expiry date must be later than now.'];
+  }
+  // One read for the wallet checks: the organization's active wallets in the currency, oldest first.
+  const wallets = await sql<{ id: number; funded: boolean }[]>`
+    select id, balance > 0 as funded from accounts
+    where organization_id = ${creator.organizationId} and currency = ${input.currency} and status = 'active'
+    order by created, id`;
+  if (!wallets.some((wallet) => wallet.funded)) errors.currency = [`Your organization has no funded ${input.currency} wallet.`];
+  const wallet = input.account === null ? wallets[0] : wallets.find((candidate) => candidate.id === input.account);
+  if (!errors.currency && wallet === undefined) {
+    errors.account = [`No active ${input.currency} wallet with id ${input.account} belongs to your organization.`];
+  }
+  if (Object.keys(errors).length > 0) throw fieldErrors(errors);
+
+  const newRequest: NewCollectionRequest = {
+    organizationId: creator.organizationId,
+    author: creator.userId,
+    phoneNumber: input.phonenumber,
+    network: choice.network!.name,
+    amount: input.amount,
+    currency: input.currency,
+    accountId: wallet!.id,
+    firstName: input.first_name,
+    lastName: input.last_name,
+    reason: input.reason ?? creator.organizationName,
+    metadata: input.metadata,
+    successMessage: input.success_message,
+    sendInstructions: input.send_instructions,
+    instructions: input.instructions,
+    expiresAt: expiresAt!,
+    startAt: effectiveStart,
+    retryIntervalSeconds: input.retry_interval_minutes === null ? null : input.retry_interval_minutes * 60,
+    maxAttempts: input.max_attempts,
+    subscriptionSettings,
   };
+  const created = await writeOnce(sql, duplicateCheck, (tx) => insertCollectionRequestIn(tx, newRequest), (result) => ({
+    type: 'collection_request',
+    id: result.request.id,
+  }));
+  const launchDeps = { sql, client: temporal, taskQueue: config.temporal.taskQueue, failedPromptRetrySeconds: config.collectionRequests.failedPromptRetrySeconds };
+  await launchCollectionRequest(launchDeps, created, (error) =>
+    logger.warn('collection request launch deferred to the outbox sweep', { requestId: created.request.id, error }),
+  );
+  return created;
+}
+
+export const collectionRequestRoutes = (deps: AppDeps) => {
+  const { sql, config } = deps;
   return new Elysia({ name: 'collection-requests', prefix: '/api/collectionrequests' })
     .use(authPlugin(sql))
     .post(
       '',
       async ({ request, principal, apiVersion, duplicateCheck, set }) => {
-        const input = validate(CollectionRequestCreate, await parseRequestBody(request));
-        const now = new Date();
-        const errors: FieldErrors = {};
-        const network = networkForNumber(input.phonenumber);
-        if (network === null || (network.name === 'Sandbox' && !config.sandbox)) {
-          errors.phonenumber = ['This number is not on a supported mobile network.'];
-        }
-        const startAt = input.start_date === null ? null : parseRequestDate(input.start_date, now);
-        if (input.start_date !== null && startAt === null) errors.start_date = ['Enter a valid date such as "tomorrow", "2 hours", "31/12/2025" or "31/12/2025 13:00:00".'];
-        else if (startAt !== null && startAt.getTime() <= now.getTime()) errors.start_date = ['The start date must be later than now.'];
-        let subscriptionSettings: Record<string, unknown> | null = null;
-        let subscriptionStart: Date | null = null;
-        if (input.subscription_settings !== null) {
-          const settings = v.safeParse(SubscriptionSettings, input.subscription_settings);
-          if (!settings.success) {
-            errors.subscription_settings = settings.issues.map((issue) => `${v.getDotPath(issue) ?? 'value'}: ${issue.message}`);
-          } else {
-            const start = parseRequestDate(settings.output.start_date, now);
-            const end = parseRequestDate(settings.output.end_date, now);
-            if (start === null || end === null) errors.subscription_settings = ['start_date and end_date must be dates such as "31/12/2025 13:00:00".'];
-            else if (start.getTime() <= now.getTime() - 60_000) errors.subscription_settings = ['start_date must not be in the past.'];
-            else if (end.getTime() <= start.getTime()) errors.subscription_settings = ['end_date must be later than start_date.'];
-            else if (startAt !== null && startAt.getTime() !== start.getTime()) {
-              errors.start_date = ['A subscription starts its first request at subscription_settings.start_date; leave start_date out.'];
-            } else {
-              subscriptionStart = start;
-              subscriptionSettings = {
-                start_date: STORED_DATE(start),
-                end_date: STORED_DATE(end),
-                frequency: settings.output.frequency,
-                ...(settings.output.weekdays ? { weekdays: settings.output.weekdays } : {}),
-                ...(settings.output.months ? { months: settings.output.months } : {}),
-              };
-            }
-          }
-        }
-        const effectiveStart = subscriptionStart !== null && subscriptionStart.getTime() > now.getTime() ? subscriptionStart : startAt;
-        const expiryBase = effectiveStart ?? now;
-        const expiresAt = parseRequestDate(input.expiry_date ?? DEFAULT_EXPIRY, expiryBase);
-        if (expiresAt === null) errors.expiry_date = ['Enter a valid date such as "tomorrow", "24 hours", "31/12/2025" or "31/12/2025 13:00:00".'];
-        else if (expiresAt.getTime() <= expiryBase.getTime()) {
-          errors.expiry_date = [effectiveStart ? 'The expiry date must be later than the start date.' : 'The expiry date must be later than now.'];
-        }
-        if (!errors.currency && isCurrency(input.currency)) {
-          const [funded] = await sql`
-            select 1 from accounts where organization_id = ${principal.organizationId} and currency = ${input.currency}
-              and status = 'active' and balance > 0 limit 1`;
-          if (!funded) errors.currency = [`Your organization has no funded ${input.currency} wallet.`];
-        }
-        let accountId = input.account;
-        if (!errors.currency) {
-          const [account] = accountId === null
-            ? await sql<{ id: number }[]>`select id from accounts where organization_id = ${principal.organizationId}
-                and currency = ${input.currency} and status = 'active' order by created, id limit 1`
-            : await sql<{ id: number }[]>`select id from accounts where id = ${accountId} and organization_id = ${principal.organizationId}
-                and currency = ${input.currency} and status = 'active'`;
-          if (!account) errors.account = [`No active ${input.currency} wallet with id ${accountId} belongs to your organization.`];
-          accountId = account?.id ?? null;
-        }
-        if (Object.keys(errors).length > 0) throw fieldErrors(errors);
-
-        const [organization] = await sql<{ name: string }[]>`select name from organizations where id = ${principal.organizationId}`;
-        const created = await insertCollectionRequest(sql, {
-          organizationId: principal.organizationId,
-          author: principal.userId,
-          phoneNumber: input.phonenumber,
-          network: network!.name,
-          amount: input.amount,
-          currency: input.currency,
-          accountId,
-          firstName: input.first_name,
-          lastName: input.last_name,
-          reason: input.reason ?? organization?.name ?? null,
-          metadata: input.metadata,
-          successMessage: input.success_message,
-          sendInstructions: input.send_instructions,
-          instructions: input.instructions,
-          expiresAt: expiresAt!,
-          startAt: effectiveStart,
-          retryIntervalSeconds: input.retry_interval_minutes === null ? null : input.retry_interval_minutes * 60,
-          maxAttempts: input.max_attempts,
-          subscriptionSettings,
-        }, (tx, requestId) => linkDuplicateCheckObject(tx, duplicateCheck, { type: 'collection_request', id: requestId }));
-        await launchCollectionRequest(launchDeps, created, (error) =>
-          logger.warn('collection request launch deferred to the outbox sweep', { requestId: created.request.id, error }),
-        );
+        const created = await createCollectionRequest(deps, principal, await parseRequestBody(request), duplicateCheck);
         set.status = 201;
         return collectionRequestForVersion(serializeCollectionRequest(created.request, created.contact), apiVersion);
       },

@@ -3,7 +3,8 @@ import * as v from 'valibot';
 import { DEFAULT_CONTACT_TYPE, serializeContact, type ContactRow } from '../domain/contacts';
 import { contactForVersion, listForVersion } from '../domain/versions';
 import { createSandboxNetwork } from '../network/sandbox';
-import { CONTACT_COLUMNS, createContact, verifyContact } from '../services/contacts';
+import { CONTACT_COLUMNS, createContactIn, verifyContact } from '../services/contacts';
+import { writeOnce } from '../services/duplicate-checks';
 import { authPlugin } from './auth';
 import { ownedBy, parseId, type AppDeps } from './context';
 import { fieldErrors, notFound } from './errors';
@@ -45,21 +46,22 @@ export const contactRoutes = ({ sql, config, temporal, dispatchEvents }: AppDeps
     .use(authPlugin(sql))
     .post(
       '',
-      async ({ request, principal, apiVersion, set }) => {
+      async ({ request, principal, apiVersion, duplicateCheck, set }) => {
         const input = validate(ContactCreate, await parseRequestBody(request));
-        const created = await createContact(sql, {
-          organizationId: principal.organizationId,
-          author: principal.userId,
-          firstName: input.first_name,
-          lastName: input.last_name,
-          email: input.email,
-          phoneNumber: input.phone_number,
-          type: input.type,
-          metadata: input.metadata,
-        });
-        if (created.contact === null) {
-          throw fieldErrors({ phone_number: ['A contact with this phone number already exists.'] });
-        }
+        const created = await writeOnce(sql, duplicateCheck, async (tx) => {
+          const creation = await createContactIn(tx, {
+            organizationId: principal.organizationId,
+            author: principal.userId,
+            firstName: input.first_name,
+            lastName: input.last_name,
+            email: input.email,
+            phoneNumber: input.phone_number,
+            type: input.type,
+            metadata: input.metadata,
+          });
+          if (creation.contact === null) throw fieldErrors({ phone_number: ['A contact with this phone number already exists.'] });
+          return creation;
+        }, (creation) => ({ type: 'contact', id: creation.contact.id }));
         await dispatchEvents([created.event]);
         set.status = 201;
         const contact = wantsVerification(input.metadata?.sync) ? await verifyContact(sql, created.contact, network) : created.contact;

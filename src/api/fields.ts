@@ -1,7 +1,10 @@
 /** valibot field builders whose messages match the error bodies the spec's clients expect. */
 import * as v from 'valibot';
+import { MAX_AMOUNT, groupedAmount, parsePositiveAmount } from '../domain/money';
 import { normalizePhoneNumber } from '../domain/phone';
+import { jsonDepthExceeds, valueDepth } from '../domain/json';
 import { fieldErrors } from './errors';
+import { MAX_JSON_DEPTH } from './http';
 
 export const REQUIRED = 'This field is required.';
 
@@ -40,7 +43,7 @@ export const phoneNumber = v.pipe(
   v.transform((value) => normalizePhoneNumber(value) ?? value),
 );
 
-export const METADATA_LIMITS = { keys: 50, keyLength: 40, valueLength: 500 } as const;
+export const METADATA_LIMITS = { keys: 50, keyLength: 40, valueLength: 500, depth: 8 } as const;
 type Metadata = Record<string, unknown>;
 
 /** Custom attributes: a hash, a JSON string of one, or `metadata.key` form fields; sizes bounded. */
@@ -50,8 +53,13 @@ export const metadata = v.optional(
     v.rawCheck(({ dataset, addIssue }) => {
       if (!dataset.typed || dataset.value === null) return;
       const entries = Object.entries(dataset.value as Metadata);
-      const { keys, keyLength, valueLength } = METADATA_LIMITS;
+      const { keys, keyLength, valueLength, depth } = METADATA_LIMITS;
       if (entries.length > keys) addIssue({ message: `Ensure there are no more than ${keys} keys.` });
+      // Depth first, without recursion, so the size check below never walks a pathological value.
+      if (valueDepth(dataset.value) > depth) {
+        addIssue({ message: `Ensure values nest no more than ${depth - 1} levels deep.` });
+        return;
+      }
       for (const [key, item] of entries) {
         if (key.length > keyLength) addIssue({ message: `Ensure each key has no more than ${keyLength} characters.` });
         if (JSON.stringify(item ?? null).length > valueLength) {
@@ -61,6 +69,23 @@ export const metadata = v.optional(
     }),
   ),
   null,
+);
+
+/** An amount as merchants and networks send it: a number or a decimal string, positive, at most 4 decimals and MAX_AMOUNT. */
+export const amountField = v.pipe(
+  v.union([v.string(), v.number()], 'A valid number is required.'),
+  v.transform((value) => String(value).trim()),
+  v.check((value) => !/[,\s]\d{3}/.test(value), 'A valid number is required; leave out thousands separators.'),
+  v.check((value) => /^\d+(\.\d+)?$/.test(value), 'A valid number is required.'),
+  v.check(
+    (value) => parsePositiveAmount(value) !== null,
+    `Ensure this value is greater than 0 and at most ${groupedAmount(MAX_AMOUNT)}, with at most 4 decimal places.`,
+  ),
+);
+
+/** An amount filter: any well-formed decimal (an amount no object can have simply matches nothing). */
+export const filterAmount = v.optional(
+  v.pipe(v.string(), v.check((value) => /^\d{1,16}(\.\d{1,4})?$/.test(value.trim()), 'A valid number is required.'), v.transform((value) => value.trim())),
 );
 
 /** Validates a request body or query against a schema; failures become a 400 `{field: [messages]}`. */
@@ -117,6 +142,10 @@ function jsonObjectOrNull() {
       let value: unknown = dataset.value;
       if (typeof value === 'string') {
         if (value.trim() === '') return null;
+        if (jsonDepthExceeds(value, MAX_JSON_DEPTH)) {
+          addIssue({ message: `Value must not nest deeper than ${MAX_JSON_DEPTH} levels.` });
+          return NEVER;
+        }
         try {
           value = JSON.parse(value);
         } catch {

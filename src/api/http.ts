@@ -5,9 +5,13 @@
  */
 import { ApiError, fieldErrors, methodNotAllowed, notAcceptable, notFound, unsupportedMediaType, type FieldErrors } from './errors';
 import { isDatabaseUnavailable } from '../db';
+import { DuplicateRequestError } from '../services/duplicate-checks';
 import { logger } from '../log';
+import { jsonDepthExceeds } from '../domain/json';
 
 export const MAX_BODY_BYTES = 1_048_576;
+/** Deeper JSON than this is refused before parsing: no field of the API nests more than a few levels. */
+export const MAX_JSON_DEPTH = 32;
 
 export function jsonResponse(status: number, body: unknown, headers: Record<string, string> = {}): Response {
   return new Response(JSON.stringify(body), {
@@ -29,6 +33,12 @@ export function acceptsJson(accept: string | null): boolean {
 
 export function assertAcceptsJson(request: Request): void {
   if (!acceptsJson(request.headers.get('accept'))) throw notAcceptable();
+}
+
+/** A query string whose percent-encoded bytes are not UTF-8 is a 400 (URLSearchParams would store U+FFFD). */
+export function assertQueryIsUtf8(request: Request): void {
+  const query = request.url.indexOf('?');
+  if (query !== -1 && request.url.includes('%', query)) parseUrlEncodedPairs(request.url.slice(query + 1).replace(/#.*$/, ''), 'The query string');
 }
 
 type FormValue = string | FormValue[] | { [key: string]: FormValue };
@@ -126,14 +136,96 @@ export async function parseRequestBody(request: Request): Promise<Record<string,
   return body;
 }
 
+const bodyTooLarge = (): ApiError => new ApiError(413, { detail: `Request body is too large; the limit is ${MAX_BODY_BYTES} bytes.` });
+
+/**
+ * The body's bytes, counted while they stream in: whatever the encoding (a declared length,
+ * chunked, multipart), reading stops with a 413 as soon as the limit passes, so an oversized body
+ * is never held in memory.
+ */
+export async function readBodyBytes(request: Request, limit = MAX_BODY_BYTES): Promise<Uint8Array> {
+  const declared = request.headers.get('content-length');
+  if (declared !== null && Number(declared) > limit) throw bodyTooLarge();
+  if (request.body === null) return new Uint8Array(0);
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => {});
+      throw bodyTooLarge();
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return bytes;
+}
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** The body as text; bytes that are not UTF-8 are a 400, never silently replaced with U+FFFD. */
+export function decodeUtf8(bytes: Uint8Array): string {
+  try {
+    return strictUtf8.decode(bytes);
+  } catch (cause) {
+    throw new ApiError(400, { detail: 'The request body is not valid UTF-8.' }, {}, { cause });
+  }
+}
+
+/**
+ * `a=1&b=%C3%A9` pairs, percent-decoded strictly: a sequence that is not UTF-8 (`%FF`) is a 400,
+ * where URLSearchParams would turn it into U+FFFD.
+ */
+export function parseUrlEncodedPairs(text: string, what = 'The request body'): [string, string][] {
+  const pairs: [string, string][] = [];
+  for (const part of text.split('&')) {
+    if (part === '') continue;
+    const separator = part.indexOf('=');
+    const [rawKey, rawValue] = separator === -1 ? [part, ''] : [part.slice(0, separator), part.slice(separator + 1)];
+    try {
+      pairs.push([decodeURIComponent(rawKey.replaceAll('+', ' ')), decodeURIComponent(rawValue.replaceAll('+', ' '))]);
+    } catch (cause) {
+      throw new ApiError(400, { detail: `${what} holds a percent-encoded sequence that is not valid UTF-8.` }, {}, { cause });
+    }
+  }
+  return pairs;
+}
+
+/** JSON text parsed after its nesting depth is checked without recursion (see `jsonDepthExceeds`). */
+export function parseJsonText(text: string): unknown {
+  if (jsonDepthExceeds(text, MAX_JSON_DEPTH)) {
+    throw new ApiError(400, { detail: `JSON parse error - nesting deeper than ${MAX_JSON_DEPTH} levels.` });
+  }
+  try {
+    return JSON.parse(text);
+  } catch (cause) {
+    throw new ApiError(400, { detail: `JSON parse error - ${(cause as Error).message}` }, {}, { cause });
+  }
+}
+
 async function parseBodyByMediaType(request: Request): Promise<Record<string, unknown>> {
   const contentType = request.headers.get('content-type') ?? '';
   const mediaType = contentType.split(';')[0]?.trim().toLowerCase() ?? '';
-  const declaredLength = Number(request.headers.get('content-length') ?? '0');
-  if (declaredLength > MAX_BODY_BYTES) throw new ApiError(413, { detail: 'Request body is too large.' });
+  const isJson = mediaType === 'application/json' || mediaType.endsWith('+json');
+  const isForm = mediaType === 'application/x-www-form-urlencoded';
+  const isMultipart = mediaType === 'multipart/form-data';
+  const bytes = await readBodyBytes(request);
+  if (bytes.byteLength === 0) return {};
+  if (!isJson && !isForm && !isMultipart) throw unsupportedMediaType(mediaType || 'none');
+  // The API takes text fields only (no files), so every body, multipart included, must be UTF-8.
+  const text = decodeUtf8(bytes);
+  if (text.trim() === '') return {};
 
-  if (mediaType === 'multipart/form-data') {
-    const form = await request.formData().catch((cause: unknown) => {
+  if (isMultipart) {
+    const form = await new Response(bytes, { headers: { 'content-type': contentType } }).formData().catch((cause: unknown) => {
       throw new ApiError(400, { detail: 'Multipart form parse error.' }, {}, { cause });
     });
     const pairs: [string, string][] = [];
@@ -142,27 +234,15 @@ async function parseBodyByMediaType(request: Request): Promise<Record<string, un
     });
     return nestFormFields(pairs);
   }
-
-  const text = await request.text();
-  if (text.length > MAX_BODY_BYTES) throw new ApiError(413, { detail: 'Request body is too large.' });
-  if (text.trim() === '') return {};
-  if (mediaType === 'application/json' || mediaType.endsWith('+json')) {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch (cause) {
-      throw new ApiError(400, { detail: `JSON parse error - ${(cause as Error).message}` }, {}, { cause });
-    }
+  if (isJson) {
+    const parsed = parseJsonText(text);
     if (!isPlainObject(parsed)) {
       const got = Array.isArray(parsed) ? 'list' : parsed === null ? 'null' : typeof parsed;
       throw new ApiError(400, { non_field_errors: [`Invalid data. Expected a dictionary, but got ${got}.`] });
     }
     return parsed;
   }
-  if (mediaType === 'application/x-www-form-urlencoded') {
-    return nestFormFields(new URLSearchParams(text).entries());
-  }
-  throw unsupportedMediaType(mediaType || 'none');
+  return nestFormFields(parseUrlEncodedPairs(text));
 }
 
 type Route = { method: string; path: string };
@@ -192,6 +272,7 @@ export function findApiError(error: unknown): ApiError | undefined {
 export function errorResponse(code: unknown, error: unknown, request: Request, allowedMethods: (path: string) => string[]): Response {
   const apiError = findApiError(error);
   if (apiError) return jsonResponse(apiError.status, apiError.body, apiError.headers);
+  if (error instanceof DuplicateRequestError) return jsonResponse(409, { detail: error.message });
   if (code === 'NOT_FOUND') {
     const allowed = allowedMethods(new URL(request.url).pathname);
     const failure = allowed.length > 0 ? methodNotAllowed(request.method, allowed) : notFound();

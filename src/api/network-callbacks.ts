@@ -1,12 +1,13 @@
 import { Elysia } from 'elysia';
 import * as v from 'valibot';
 import { keyMatches } from '../auth/keys';
-import { parsePositiveAmount, SUPPORTED_CURRENCIES } from '../domain/money';
+import { SUPPORTED_CURRENCIES } from '../domain/money';
+import { withinHorizon } from '../domain/dates';
 import { networkByName } from '../domain/networks';
 import { reportIncomingPayment } from '../temporal/collections';
 import type { AppDeps } from './context';
 import { ApiError } from './errors';
-import { REQUIRED, optionalText, phoneNumber, text, validate } from './fields';
+import { REQUIRED, amountField, optionalText, phoneNumber, text, validate } from './fields';
 import { parseRequestBody } from './http';
 
 const IncomingPaymentReport = v.object(
@@ -14,14 +15,12 @@ const IncomingPaymentReport = v.object(
     network: v.pipe(text(64), v.check((name) => networkByName(name) !== null, 'Unknown network.')),
     remote_transaction_id: v.pipe(text(100), v.regex(/^[A-Za-z0-9._:-]+$/, 'Use letters, digits and . _ : - only.')),
     phonenumber: phoneNumber,
-    amount: v.pipe(
-      v.union([v.string(), v.number()], 'A valid number is required.'),
-      v.transform((value) => String(value).trim()),
-      v.check((value) => parsePositiveAmount(value) !== null, 'A valid positive amount with at most 4 decimals is required.'),
-    ),
+    amount: amountField,
     currency: v.pipe(text(3), v.transform((value) => value.toUpperCase()), v.picklist(SUPPORTED_CURRENCIES, 'Unsupported currency.')),
     reference: optionalText(255),
-    payment_date: v.optional(v.pipe(text(40), v.check((value) => !Number.isNaN(Date.parse(value)), 'Enter an ISO 8601 date.'))),
+    // The prompt the payment answered, as the network echoes it (a push-payment callback's reference).
+    prompt_reference: optionalText(100),
+    payment_date: v.optional(v.pipe(text(40), v.check((value) => withinHorizon(new Date(value)), 'Enter an ISO 8601 date between 1970 and 2099.'))),
   },
   REQUIRED,
 );
@@ -53,6 +52,7 @@ export const networkCallbackRoutes = ({ sql, config, temporal }: AppDeps) =>
         amount: report.amount,
         currency: report.currency,
         reference: report.reference ?? '',
+        promptReference: report.prompt_reference,
         paymentDate: new Date(report.payment_date ?? Date.now()).toISOString(),
       }, config.collections.verificationTimeoutSeconds);
       set.status = 202;

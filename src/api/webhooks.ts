@@ -1,7 +1,8 @@
 import { Elysia } from 'elysia';
 import * as v from 'valibot';
 import { EVENT_TYPES } from '../domain/events';
-import { isLocalHostName, isPublicAddress } from '../domain/network-addresses';
+import { checkCallbackUrl } from '../domain/urls';
+import { listForVersion } from '../domain/versions';
 import { serializeDelivery, serializeWebhook, type WebhookRow } from '../domain/webhooks';
 import {
   createWebhook, deleteWebhook, findDelivery, findWebhook, findWebhookEvenIfDeleted, listDeliveries, nextDeliveryId, openDelivery,
@@ -9,6 +10,7 @@ import {
 } from '../services/webhooks';
 import { startWebhookRedelivery } from '../temporal/webhooks';
 import { webhookRedeliveryWorkflowId } from '../workflows/shared';
+import { writeOnce } from '../services/duplicate-checks';
 import { MANAGE_ORGANIZATION, authPlugin } from './auth';
 import { ownedBy, parseId, type AppDeps } from './context';
 import { ApiError, fieldErrors, notFound } from './errors';
@@ -27,27 +29,19 @@ const integerId = v.pipe(
   v.transform(Number),
 );
 
-function parseUrl(value: string): URL | null {
-  return URL.canParse(value) ? new URL(value) : null;
-}
-
 /**
- * A webhook target: an HTTPS URL (always, sandbox included). Outside sandbox mode a target naming a
- * loopback or private address is refused here; names are checked again on every delivery, after DNS.
+ * A webhook target: an HTTPS URL (always, sandbox included), stored normalised. Outside sandbox
+ * mode a target naming a loopback or private address is refused here; names are checked again on
+ * every delivery, after DNS.
  */
 const target = (sandbox: boolean) =>
   v.pipe(
     text(2000),
-    v.rawCheck(({ dataset, addIssue }) => {
-      if (!dataset.typed) return;
-      const url = parseUrl(dataset.value);
-      if (url === null || !['http:', 'https:'].includes(url.protocol) || url.hostname === '') {
-        addIssue({ message: 'Enter a valid URL.' });
-      } else if (url.protocol !== 'https:') {
-        addIssue({ message: 'Enter a valid HTTPS URL: webhook targets must use https://.' });
-      } else if (!sandbox && (isLocalHostName(url.hostname) || (/^[\d.]+$|^\[/.test(url.hostname) && !isPublicAddress(url.hostname)))) {
-        addIssue({ message: 'Enter a public address: webhook targets may not point to loopback or private networks.' });
-      }
+    v.rawTransform(({ dataset, addIssue, NEVER }) => {
+      const checked = checkCallbackUrl(dataset.value, { sandbox, allowHttp: false, subject: 'Webhook targets' });
+      if (checked.problem === undefined) return checked.url;
+      addIssue({ message: checked.problem });
+      return NEVER;
     }),
   );
 
@@ -77,9 +71,13 @@ export const webhookRoutes = ({ sql, config, temporal }: AppDeps) => {
     .use(authPlugin(sql))
     .post(
       '',
-      async ({ request, principal, set }) => {
+      async ({ request, principal, duplicateCheck, set }) => {
         const input = validate(schemas.create, await parseRequestBody(request));
-        const webhook = await createWebhook(sql, { organizationId: principal.organizationId, userId: principal.userId, ...input });
+        const webhook = await writeOnce(
+          sql, duplicateCheck,
+          (tx) => createWebhook(tx, { organizationId: principal.organizationId, userId: principal.userId, ...input }),
+          (created) => ({ type: 'webhook', id: created.id }),
+        );
         set.status = 201;
         return serializeWebhook(webhook);
       },
@@ -87,7 +85,7 @@ export const webhookRoutes = ({ sql, config, temporal }: AppDeps) => {
     )
     .get(
       '',
-      async ({ request, principal }) => {
+      async ({ request, principal, apiVersion }) => {
         const { searchParams } = new URL(request.url);
         const page = parsePage(searchParams, config.pageSizeMax);
         const filters = validate(WebhookFilters, queryObject(searchParams));
@@ -99,45 +97,47 @@ export const webhookRoutes = ({ sql, config, temporal }: AppDeps) => {
           sql<WebhookRow[]>`select ${sql.unsafe(WEBHOOK_COLUMNS)} from webhooks ${where}
             order by id desc limit ${page.limit} offset ${page.offset}`,
         ]);
-        return pagedList(request, config.publicBaseUrl, page, total?.count ?? 0, rows.map(serializeWebhook));
+        return listForVersion(pagedList(request, config.publicBaseUrl, page, total?.count ?? 0, rows.map(serializeWebhook)), apiVersion);
       },
       manage,
     )
     .get('/:id', async ({ params, principal }) => serializeWebhook(await ownedWebhook(params.id, principal.organizationId)), manage)
     .patch(
       '/:id',
-      async ({ params, principal, request }) => {
+      async ({ params, principal, request, duplicateCheck }) => {
         // The body's media type is checked first (415) on every body route, before any look-up.
         const body = await parseRequestBody(request);
         const webhook = await ownedWebhook(params.id, principal.organizationId);
         const changes = validate(schemas.update, body);
-        if (changes.event === undefined && changes.target === undefined) return serializeWebhook(webhook);
-        return serializeWebhook((await updateWebhook(sql, webhook.id, changes)) ?? notFoundAfterAll());
+        const updated = await writeOnce(sql, duplicateCheck, async (tx) =>
+          changes.event === undefined && changes.target === undefined ? webhook : await updateWebhook(tx, webhook.id, changes));
+        return serializeWebhook(updated ?? notFoundAfterAll());
       },
       { ...manage, parse: 'none' },
     )
     .put(
       '/:id',
-      async ({ params, principal, request }) => {
+      async ({ params, principal, request, duplicateCheck }) => {
         const body = await parseRequestBody(request);
         const webhook = await ownedWebhook(params.id, principal.organizationId);
         const replacement = validate(schemas.create, body);
-        return serializeWebhook((await updateWebhook(sql, webhook.id, replacement)) ?? notFoundAfterAll());
+        const updated = await writeOnce(sql, duplicateCheck, (tx) => updateWebhook(tx, webhook.id, replacement));
+        return serializeWebhook(updated ?? notFoundAfterAll());
       },
       { ...manage, parse: 'none' },
     )
     .delete(
       '/:id',
-      async ({ params, principal }) => {
+      async ({ params, principal, duplicateCheck }) => {
         const webhook = await ownedWebhook(params.id, principal.organizationId);
-        await deleteWebhook(sql, webhook.id, 'deleted');
+        await writeOnce(sql, duplicateCheck, (tx) => deleteWebhook(tx, webhook.id, 'deleted'));
         return new Response(null, { status: 204 });
       },
       manage,
     )
     .get(
       '/:id/deliveries',
-      async ({ params, principal, request }) => {
+      async ({ params, principal, request, apiVersion }) => {
         const id = parseId(params.id);
         if (id === null) throw notFound();
         // The log outlives the hook: a webhook deleted by a 410 still shows why.
@@ -146,13 +146,13 @@ export const webhookRoutes = ({ sql, config, temporal }: AppDeps) => {
         const page = parsePage(searchParams, config.pageSizeMax);
         const filters = validate(DeliveryFilters, queryObject(searchParams));
         const { count, deliveries } = await listDeliveries(sql, webhook.id, { eventId: filters.event }, page);
-        return pagedList(request, config.publicBaseUrl, page, count, deliveries.map(serializeDelivery));
+        return listForVersion(pagedList(request, config.publicBaseUrl, page, count, deliveries.map(serializeDelivery)), apiVersion);
       },
       manage,
     )
     .post(
       '/:id/deliveries',
-      async ({ params, principal, request, set }) => {
+      async ({ params, principal, request, duplicateCheck, set }) => {
         const body = await parseRequestBody(request);
         const webhook = await ownedWebhook(params.id, principal.organizationId);
         const { event: eventId } = validate(Redelivery, body);
@@ -168,12 +168,20 @@ export const webhookRoutes = ({ sql, config, temporal }: AppDeps) => {
           schedule: { retryDelaysMs: config.webhooks.retryDelaysMs, jitter: config.webhooks.jitter },
         };
         const workflowId = webhookRedeliveryWorkflowId(eventId, webhook.id, deliveryId);
-        await openDelivery(sql, { workflowId, deliveryId, organizationId: principal.organizationId, webhookId: webhook.id, eventId, redelivery: true });
+        await writeOnce(
+          sql, duplicateCheck,
+          (tx) => openDelivery(tx, { workflowId, deliveryId, organizationId: principal.organizationId, webhookId: webhook.id, eventId, redelivery: true }),
+          () => ({ type: 'webhook_delivery', id: deliveryId }),
+        );
         try {
           await startWebhookRedelivery(temporal, config.temporal.taskQueue, input);
         } catch (cause) {
-          await sql`delete from webhook_deliveries where id = ${deliveryId} and status = 'pending'
-                    and not exists (select 1 from webhook_delivery_attempts where delivery_id = ${deliveryId})`;
+          // Nothing was started: the row and the key go, so the merchant can simply ask again.
+          await sql.begin(async (tx) => {
+            await tx`delete from webhook_deliveries where id = ${deliveryId} and status = 'pending'
+                     and not exists (select 1 from webhook_delivery_attempts where delivery_id = ${deliveryId})`;
+            await tx`delete from duplicate_check_keys where object_type = 'webhook_delivery' and object_id = ${deliveryId}`;
+          });
           throw new ApiError(503, { detail: 'Redelivery could not be started; try again shortly.' }, {}, { cause });
         }
         const delivery = await findDelivery(sql, deliveryId);

@@ -5,6 +5,18 @@ import { formatTimestamp } from './time';
 export const COLLECTION_STATUSES = ['successful', 'failed', 'pending', 'cashed_out'] as const;
 export type CollectionStatus = (typeof COLLECTION_STATUSES)[number];
 
+/**
+ * The reference a prompt carries through the network and a payment made through it carries back
+ * (as a push-payment callback does): `req-<request id>-<attempt>`.
+ */
+export const promptReference = (requestId: number, attempt: number): string => `req-${requestId}-${attempt}`;
+
+/** The request a prompt reference names, or null for anything else. */
+export function requestOfPromptReference(reference: string | null | undefined): number | null {
+  const match = /^req-(\d{1,15})-\d{1,6}$/.exec(reference ?? '');
+  return match ? Number(match[1]) : null;
+}
+
 export type CollectionRow = {
   id: number;
   organizationId: number | null;
@@ -15,6 +27,7 @@ export type CollectionRow = {
   phoneNumber: string;
   paymentDate: Date;
   reference: string;
+  promptReference: string | null;
   status: CollectionStatus;
   rejectionReason: string | null;
   collectionRequestId: number | null;

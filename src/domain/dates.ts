@@ -9,6 +9,20 @@ const RELATIVE = /^(\d{1,6})\s*(minute|hour|day|week)s?$/i;
 const DAY_FIRST = /^(\d{1,2})\/(\d{1,2})\/(\d{4})(?:[ T](\d{1,2}):(\d{2})(?::(\d{2}))?)?$/;
 const ISO = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
 
+/**
+ * No date a merchant gives may lie at or beyond this instant (nor before the epoch): far enough for
+ * any real schedule, near enough that every date stays printable and storable, whatever a relative
+ * form like `999999 weeks` would otherwise reach.
+ */
+export const DATE_HORIZON = new Date(Date.UTC(2100, 0, 1));
+export const DATE_HORIZON_TEXT = '01/01/2100';
+
+/** A real instant from 1970 up to (not including) the horizon. */
+export function withinHorizon(date: Date): boolean {
+  const time = date.getTime();
+  return Number.isFinite(time) && time >= 0 && time < DATE_HORIZON.getTime();
+}
+
 function utc(year: number, month: number, day: number, hour = 0, minute = 0, second = 0): Date | null {
   const date = new Date(Date.UTC(year, month - 1, day, hour, minute, second));
   const same =
@@ -17,7 +31,19 @@ function utc(year: number, month: number, day: number, hour = 0, minute = 0, sec
   return same ? date : null;
 }
 
+/** The instant a request date names, or null when it is not one of the forms above or not within the horizon. */
 export function parseRequestDate(input: string, now: Date): Date | null {
+  const parsed = parseRequestDateForm(input, now);
+  return parsed !== null && withinHorizon(parsed) ? parsed : null;
+}
+
+/** True when `input` has a valid form but names an instant beyond the horizon (for a precise message). */
+export function isBeyondHorizon(input: string, now: Date): boolean {
+  const parsed = parseRequestDateForm(input, now);
+  return parsed !== null && !withinHorizon(parsed);
+}
+
+function parseRequestDateForm(input: string, now: Date): Date | null {
   const text = input.trim();
   if (/^tomorrow$/i.test(text)) return new Date(now.getTime() + UNIT_MS.day);
   const relative = RELATIVE.exec(text);

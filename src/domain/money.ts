@@ -2,15 +2,38 @@
 export const SUPPORTED_CURRENCIES = ['BXC', 'UGX', 'KES'] as const;
 export type Currency = (typeof SUPPORTED_CURRENCIES)[number];
 
+/**
+ * The largest amount a merchant, a network or a payment may move at once. numeric(20,4) holds 16
+ * digits before the point; with at most 10 here, a wallet takes ten million credits of the largest
+ * amount before its sum could leave the column, so no accepted amount can overflow later.
+ */
+export const MAX_AMOUNT = '1000000000';
+/** What an operator may fund a wallet with at once (admin CLI): larger, still far inside the column. */
+export const MAX_FUNDING_AMOUNT = '1000000000000';
+
 const DECIMAL = /^(?:0|[1-9]\d{0,15})(?:\.\d{1,4})?$/;
 
-/** A positive amount with at most 4 decimals and no thousands separators, or null. */
-export function parsePositiveAmount(input: string): string | null {
+/** Compares two non-negative decimal strings without floats: -1, 0 or 1. */
+export function compareDecimal(a: string, b: string): number {
+  const [aWhole = '', aFraction = ''] = a.split('.');
+  const [bWhole = '', bFraction = ''] = b.split('.');
+  if (aWhole.length !== bWhole.length) return aWhole.length < bWhole.length ? -1 : 1;
+  const left = aWhole + aFraction.padEnd(4, '0');
+  const right = bWhole + bFraction.padEnd(4, '0');
+  return left === right ? 0 : left < right ? -1 : 1;
+}
+
+/** A positive amount with at most 4 decimals, no thousands separators and at most `max`, or null. */
+export function parsePositiveAmount(input: string, max: string = MAX_AMOUNT): string | null {
   const text = input.trim();
   if (!DECIMAL.test(text) || /^0(?:\.0+)?$/.test(text)) return null;
+  if (compareDecimal(text, max) > 0) return null;
   return text;
 }
 
 export function isCurrency(code: string): code is Currency {
   return (SUPPORTED_CURRENCIES as readonly string[]).includes(code);
 }
+
+/** `1000000000` → `1,000,000,000`, for messages. */
+export const groupedAmount = (amount: string): string => amount.replace(/\B(?=(\d{3})+(?!\d))/g, ',');

@@ -1,3 +1,5 @@
+import { isSandboxTestNumber } from './phone';
+
 /**
  * Mobile networks by number prefix (after the country code), for the countries api.md names.
  * `verification`: the network supports the collection verification callback (api.md 4.2: one
@@ -52,7 +54,7 @@ export const SANDBOX_NETWORK: Network = { name: 'Sandbox', country: 'ZZ', verifi
 
 /** Longest matching prefix wins (Kenya's 75x split between operators). */
 export function networkForNumber(e164: string): Network | null {
-  if (/^\+800000000\d{2}$/.test(e164)) return SANDBOX_NETWORK;
+  if (isSandboxTestNumber(e164)) return SANDBOX_NETWORK;
   let best: { network: NetworkRule; length: number } | null = null;
   for (const network of RULES) {
     const national = e164.startsWith(`+${network.countryCode}`) ? e164.slice(network.countryCode.length + 1) : null;
@@ -64,6 +66,38 @@ export function networkForNumber(e164: string): Network | null {
   if (best === null) return null;
   const { countryCode: _countryCode, prefixes: _prefixes, ...network } = best.network;
   return network;
+}
+
+/** The country whose networks serve a real currency (BXC, the sandbox currency, has none). */
+const CURRENCY_COUNTRIES: Readonly<Record<string, { country: string; name: string }>> = {
+  UGX: { country: 'UG', name: 'Ugandan' },
+  KES: { country: 'KE', name: 'Kenyan' },
+};
+
+export type NetworkChoice = { network: Network; problem?: undefined } | { network?: undefined; problem: string };
+
+/**
+ * The network that serves a collection from `e164` in `currency` (DESIGN.md, Data): BXC, the
+ * sandbox currency, takes any possible number, on its own network when the number is on a known
+ * one (so verification rules follow it) and on the sandbox network otherwise; a real currency needs
+ * a known network of its own country. The problem says which rule the number broke.
+ */
+export function networkForCollection(e164: string, currency: string, sandboxMode: boolean): NetworkChoice {
+  const known = networkForNumber(e164);
+  const country = CURRENCY_COUNTRIES[currency];
+  if (known?.name === SANDBOX_NETWORK.name || (currency === 'BXC' && known === null)) {
+    if (!sandboxMode) return { problem: 'This number is served only by the sandbox network, which runs in sandbox mode only.' };
+    if (country) return { problem: `The sandbox test numbers take BXC, the sandbox currency, not ${currency}.` };
+    return { network: SANDBOX_NETWORK };
+  }
+  if (!country) return { network: known! };
+  if (known === null || known.country !== country.country) {
+    const names = RULES.filter((rule) => rule.country === country.country).map((rule) => rule.name);
+    return {
+      problem: `${currency} collections need a number on a ${country.name} mobile network (${names.join(', ')}); this number is not on one.`,
+    };
+  }
+  return { network: known };
 }
 
 export function networkByName(name: string): Network | null {

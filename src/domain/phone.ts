@@ -10,14 +10,18 @@ export function withLeadingPlus(input: string): string {
 }
 
 /**
- * Normalises a number in international format to E.164, or returns null when it is not a valid
- * number for its country (libphonenumber's full metadata decides).
+ * Normalises a number in international format to E.164, or returns null when it cannot be a phone
+ * number (libphonenumber's `isPossible`: a known country code and a possible length). Validity per
+ * numbering plan is deliberately not asked: plans change faster than metadata, and real clients
+ * send numbers whose prefix the metadata does not list yet (DESIGN.md, Data).
  */
 export function normalizePhoneNumber(input: string): string | null {
   const candidate = withLeadingPlus(input);
   if (SANDBOX_TEST_NUMBER.test(candidate)) return candidate;
   if (!/^\+\d{6,16}$/.test(candidate)) return null;
   const parsed = parsePhoneNumberFromString(candidate);
-  if (!parsed || !parsed.isValid()) return null;
+  if (!parsed || !parsed.isPossible()) return null;
   return parsed.number;
 }
+
+export const isSandboxTestNumber = (e164: string): boolean => SANDBOX_TEST_NUMBER.test(e164);

@@ -19,7 +19,9 @@ export function parseFilterDate(text: string): Date | null {
   const [, year, month, day, hour = '00', minute = '00', second = '00', zone] = match;
   const offset = zone === undefined || zone === 'Z' ? 'Z' : zone.length === 5 ? `${zone.slice(0, 3)}:${zone.slice(3)}` : zone;
   const parsed = new Date(`${year}-${month}-${day}T${hour}:${minute}:${second}${offset}`);
-  if (Number.isNaN(parsed.getTime())) return null;
+  // Outside 1900..2099 a filter date is a typo, and year 0 or 275760 would not survive PostgreSQL.
+  const parsedYear = parsed.getUTCFullYear();
+  if (Number.isNaN(parsed.getTime()) || parsedYear < 1900 || parsedYear >= 2100) return null;
   // Reject dates that JS silently rolls over (2024-02-31 → March 2).
   if (offset === 'Z' && parsed.getUTCDate() !== Number(day)) return null;
   return parsed;

@@ -12,6 +12,8 @@ export type PaymentPrompt = {
   currency: string;
   /** What the subscriber sees and what comes back as the collection's reference. */
   reference: string;
+  /** Identifies this prompt; the network's report of a payment made through it carries it back. */
+  promptReference: string;
   network: Network;
 };
 

@@ -47,6 +47,7 @@ export function createSandboxNetwork({ sql, client, taskQueue, paymentDelaySecon
             amount: prompt.amount,
             currency: prompt.currency,
             reference: prompt.reference,
+            promptReference: prompt.promptReference,
             network: prompt.network.name,
             delaySeconds: paymentDelaySeconds,
           }],

@@ -68,51 +68,46 @@ export type CreatedRequest = RequestWithContact & { events: EventRow[]; created:
  * and the `contact.created` event of a new contact. For a subscription occurrence that already
  * exists, returns that one (`created: false`).
  */
-export async function insertCollectionRequest(
-  sql: Sql,
-  input: NewCollectionRequest,
-  /** Runs in the same transaction once the request row exists (e.g. linking a Duplicate-Check-Key). */
-  alsoInTransaction?: (tx: Queryable, requestId: number) => Promise<void>,
-): Promise<CreatedRequest> {
-  return await sql.begin(async (tx) => {
-    const events: EventRow[] = [];
-    const [contact] = await tx<(ContactRow & { inserted: boolean })[]>`
-      insert into contacts (organization_id, first_name, last_name, phone_number, author)
-      values (${input.organizationId}, ${input.firstName ?? 'Anonymous'}, ${input.lastName ?? 'Contact'}, ${input.phoneNumber}, ${input.author})
-      on conflict (organization_id, phone_number) do update set
-        first_name = coalesce(${input.firstName}, contacts.first_name),
-        last_name = coalesce(${input.lastName}, contacts.last_name),
-        modified = case when ${input.firstName !== null || input.lastName !== null} then now() else contacts.modified end
-      returning ${tx.unsafe(CONTACT_COLUMNS)}, (xmax = 0) as inserted`;
-    if (!contact) throw new Error('contact upsert returned no row');
-    const { inserted, ...contactRow } = contact;
-    if (inserted) {
-      events.push(await recordEvent(tx, { organizationId: input.organizationId, type: 'contact.created', data: serializeContact(contactRow), author: input.author }));
-    }
-    const json = (value: Record<string, unknown> | null) => (value === null ? null : tx.json(value as Parameters<typeof tx.json>[0]));
-    const [row] = await tx<CollectionRequestRow[]>`
-      insert into collection_requests (
-        organization_id, account_id, contact_id, amount, currency, phone_number, network, reason, metadata,
-        success_message, send_instructions, instructions, expiry_date, start_date, retry_interval_seconds,
-        max_attempts, subscription_settings, subscription_id, occurrence_at, author)
-      values (
-        ${input.organizationId}, ${input.accountId}, ${contactRow.id}, ${input.amount}, ${input.currency}, ${input.phoneNumber},
-        ${input.network}, ${input.reason}, ${json(input.metadata)}, ${input.successMessage}, ${input.sendInstructions},
-        ${input.instructions}, ${input.expiresAt}, ${input.startAt}, ${input.retryIntervalSeconds}, ${input.maxAttempts},
-        ${json(input.subscriptionSettings)}, ${input.subscriptionId ?? null}, ${input.occurrenceAt ?? null}, ${input.author})
-      on conflict (subscription_id, occurrence_at) where subscription_id is not null do nothing
-      returning ${tx.unsafe(REQUEST_COLUMNS)}`;
-    if (row) {
-      await alsoInTransaction?.(tx, row.id);
-      return { request: row, contact: contactRow, events, created: true };
-    }
-    const [existing] = await tx<CollectionRequestRow[]>`
-      select ${tx.unsafe(REQUEST_COLUMNS)} from collection_requests
-      where subscription_id = ${input.subscriptionId ?? null} and occurrence_at = ${input.occurrenceAt ?? null}`;
-    if (!existing) throw new Error('collection request insert returned no row');
-    const [existingContact] = await tx<ContactRow[]>`select ${tx.unsafe(CONTACT_COLUMNS)} from contacts where id = ${existing.contactId}`;
-    return { request: existing, contact: existingContact!, events, created: false };
-  });
+export async function insertCollectionRequest(sql: Sql, input: NewCollectionRequest): Promise<CreatedRequest> {
+  return (await sql.begin((tx) => insertCollectionRequestIn(tx, input))) as CreatedRequest;
+}
+
+/** `insertCollectionRequest` in the caller's transaction. */
+export async function insertCollectionRequestIn(tx: Queryable, input: NewCollectionRequest): Promise<CreatedRequest> {
+  const events: EventRow[] = [];
+  const [contact] = await tx<(ContactRow & { inserted: boolean })[]>`
+    insert into contacts (organization_id, first_name, last_name, phone_number, author)
+    values (${input.organizationId}, ${input.firstName ?? 'Anonymous'}, ${input.lastName ?? 'Contact'}, ${input.phoneNumber}, ${input.author})
+    on conflict (organization_id, phone_number) do update set
+      first_name = coalesce(${input.firstName}, contacts.first_name),
+      last_name = coalesce(${input.lastName}, contacts.last_name),
+      modified = case when ${input.firstName !== null || input.lastName !== null} then now() else contacts.modified end
+    returning ${tx.unsafe(CONTACT_COLUMNS)}, (xmax = 0) as inserted`;
+  if (!contact) throw new Error('contact upsert returned no row');
+  const { inserted, ...contactRow } = contact;
+  if (inserted) {
+    events.push(await recordEvent(tx, { organizationId: input.organizationId, type: 'contact.created', data: serializeContact(contactRow), author: input.author }));
+  }
+  const json = (value: Record<string, unknown> | null) => (value === null ? null : tx.json(value as Parameters<typeof tx.json>[0]));
+  const [row] = await tx<CollectionRequestRow[]>`
+    insert into collection_requests (
+      organization_id, account_id, contact_id, amount, currency, phone_number, network, reason, metadata,
+      success_message, send_instructions, instructions, expiry_date, start_date, retry_interval_seconds,
+      max_attempts, subscription_settings, subscription_id, occurrence_at, author)
+    values (
+      ${input.organizationId}, ${input.accountId}, ${contactRow.id}, ${input.amount}, ${input.currency}, ${input.phoneNumber},
+      ${input.network}, ${input.reason}, ${json(input.metadata)}, ${input.successMessage}, ${input.sendInstructions},
+      ${input.instructions}, ${input.expiresAt}, ${input.startAt}, ${input.retryIntervalSeconds}, ${input.maxAttempts},
+      ${json(input.subscriptionSettings)}, ${input.subscriptionId ?? null}, ${input.occurrenceAt ?? null}, ${input.author})
+    on conflict (subscription_id, occurrence_at) where subscription_id is not null do nothing
+    returning ${tx.unsafe(REQUEST_COLUMNS)}`;
+  if (row) return { request: row, contact: contactRow, events, created: true };
+  const [existing] = await tx<CollectionRequestRow[]>`
+    select ${tx.unsafe(REQUEST_COLUMNS)} from collection_requests
+    where subscription_id = ${input.subscriptionId ?? null} and occurrence_at = ${input.occurrenceAt ?? null}`;
+  if (!existing) throw new Error('collection request insert returned no row');
+  const [existingContact] = await tx<ContactRow[]>`select ${tx.unsafe(CONTACT_COLUMNS)} from contacts where id = ${existing.contactId}`;
+  return { request: existing, contact: existingContact!, events, created: false };
 }
 
 export type StatusChange = {

@@ -1,7 +1,7 @@
 import type { Queryable, Sql } from '../db';
 import { serializeCollectionRequest, OPEN_STATUSES, type RequestStatus } from '../domain/collection-requests';
 import {
-  serializeCollection, serializeTransaction, type AccountRow, type CollectionResource, type CollectionRow, type TransactionRow,
+  requestOfPromptReference, serializeCollection, serializeTransaction, type AccountRow, type CollectionResource, type CollectionRow, type TransactionRow,
 } from '../domain/collections';
 import { serializeContact, type ContactRow } from '../domain/contacts';
 import type { EventRow } from '../domain/events';
@@ -12,7 +12,7 @@ import type { IncomingPaymentInput } from '../workflows/shared';
 
 export const collectionColumns = (t = ''): string => `${t}id, ${t}organization_id as "organizationId", ${t}network,
   ${t}remote_transaction_id as "remoteTransactionId", ${t}amount::text as amount, ${t}currency, ${t}phone_number as "phoneNumber",
-  ${t}payment_date as "paymentDate", ${t}reference, ${t}status, ${t}rejection_reason as "rejectionReason",
+  ${t}payment_date as "paymentDate", ${t}reference, ${t}prompt_reference as "promptReference", ${t}status, ${t}rejection_reason as "rejectionReason",
   ${t}collection_request_id as "collectionRequestId", ${t}contact_id as "contactId", ${t}author, ${t}updated_by as "updatedBy",
   ${t}created, ${t}modified`;
 const COLLECTION_COLUMNS = collectionColumns();
@@ -75,9 +75,9 @@ export type IncomingPayment = IncomingPaymentInput;
 /** Stores a reported payment once: a repeat of the same network transaction returns the first row. */
 export async function storeIncomingPayment(sql: Sql, payment: IncomingPayment): Promise<CollectionRow> {
   const [inserted] = await sql<CollectionRow[]>`
-    insert into collections (network, remote_transaction_id, phone_number, amount, currency, reference, payment_date)
+    insert into collections (network, remote_transaction_id, phone_number, amount, currency, reference, prompt_reference, payment_date)
     values (${payment.network}, ${payment.remoteTransactionId}, ${payment.phoneNumber}, ${payment.amount}, ${payment.currency},
-            ${payment.reference}, ${payment.paymentDate})
+            ${payment.reference}, ${payment.promptReference ?? null}, ${payment.paymentDate})
     on conflict (network, remote_transaction_id) do nothing
     returning ${sql.unsafe(COLLECTION_COLUMNS)}`;
   if (inserted) return inserted;
@@ -88,30 +88,55 @@ export async function storeIncomingPayment(sql: Sql, payment: IncomingPayment): 
   return existing;
 }
 
-export type Match = { requestId: number; organizationId: number };
+/** How a collection found its request: through the prompt it answered, or as the one organization's look-alike. */
+export type MatchRule = 'prompt_reference' | 'single_organization';
+export type Match = { requestId: number; organizationId: number; rule: MatchRule };
 
 /**
- * Reserves the oldest open, unexpired request of the same number, amount and currency (api.md 3)
- * for the collection. Idempotent: a collection already matched returns its request.
+ * Reserves the request a collection pays, tenant-safely (DESIGN.md, Workflows): a payment that
+ * answers a prompt carries that prompt's reference and can go to that request only (same number,
+ * amount and currency, still open); a payment without one matches by number, amount and currency
+ * only when exactly one organization has such an open, unexpired request (then its oldest).
+ * Anything else stays unassigned for the right merchant to claim, so no merchant can catch
+ * another's payment by opening a look-alike request. Idempotent: a collection already matched
+ * returns its request.
  */
 export async function matchCollection(sql: Sql, collectionId: number): Promise<Match | null> {
   return await sql.begin(async (tx) => {
     const [collection] = await tx<CollectionRow[]>`select ${tx.unsafe(COLLECTION_COLUMNS)} from collections where id = ${collectionId} for update`;
     if (!collection) throw new Error(`collection ${collectionId} does not exist`);
+    const rule: MatchRule = collection.promptReference !== null ? 'prompt_reference' : 'single_organization';
     if (collection.collectionRequestId !== null) {
       const [request] = await tx<{ organizationId: number }[]>`select organization_id as "organizationId" from collection_requests where id = ${collection.collectionRequestId}`;
-      return { requestId: collection.collectionRequestId, organizationId: request!.organizationId };
+      return { requestId: collection.collectionRequestId, organizationId: request!.organizationId, rule };
     }
     if (collection.status !== 'pending' || collection.organizationId !== null) return null;
-    const [request] = await tx<{ id: number; organizationId: number }[]>`
-      select id, organization_id as "organizationId" from collection_requests
-      where phone_number = ${collection.phoneNumber} and currency = ${collection.currency} and amount = ${collection.amount}::numeric
-        and status in ${tx(OPEN_STATUSES as RequestStatus[])} and collection_id is null and expiry_date > now()
-      order by created, id limit 1 for update skip locked`;
+    const lookAlike = tx`
+      phone_number = ${collection.phoneNumber} and currency = ${collection.currency} and amount = ${collection.amount}::numeric
+      and status in ${tx(OPEN_STATUSES as RequestStatus[])} and collection_id is null and expiry_date > now()`;
+    let candidates;
+    if (collection.promptReference !== null) {
+      const requestId = requestOfPromptReference(collection.promptReference);
+      if (requestId === null) return null;
+      candidates = tx<{ id: number; organizationId: number }[]>`
+        select id, organization_id as "organizationId" from collection_requests where id = ${requestId} and ${lookAlike} for update`;
+    } else {
+      // Which organizations have a look-alike, read without locks: a request another match holds is still counted.
+      // The lock below waits (no SKIP LOCKED): a request whose status is being recorded is still this payment's;
+      // one another payment reserved meanwhile fails the re-check and the next oldest is taken.
+      const organizations = await tx<{ organizationId: number }[]>`
+        select distinct organization_id as "organizationId" from collection_requests where ${lookAlike} limit 2`;
+      if (organizations.length !== 1) return null;
+      candidates = tx<{ id: number; organizationId: number }[]>`
+        select id, organization_id as "organizationId" from collection_requests
+        where organization_id = ${organizations[0]!.organizationId} and ${lookAlike}
+        order by created, id limit 1 for update`;
+    }
+    const [request] = await candidates;
     if (!request) return null;
     await tx`update collection_requests set collection_id = ${collectionId} where id = ${request.id}`;
     await tx`update collections set collection_request_id = ${request.id}, modified = now() where id = ${collectionId}`;
-    return { requestId: request.id, organizationId: request.organizationId };
+    return { requestId: request.id, organizationId: request.organizationId, rule };
   });
 }
 
@@ -180,6 +205,21 @@ export async function rejectCollection(sql: Sql, collectionId: number, organizat
     await tx`update collection_requests set collection_id = null where collection_id = ${collectionId}`;
     await tx`
       update collections set status = 'failed', rejection_reason = ${reason}, organization_id = ${organizationId},
+        collection_request_id = null, modified = now()
+      where id = ${collectionId} and status = 'pending'`;
+  });
+}
+
+/**
+ * A collection that could not be credited (a database error no retry fixes, such as a wallet sum
+ * that would leave its column): `failed` with the reason, shown to the organization it matched, and
+ * its request free again. Operators find it by its status and reason; nothing was credited.
+ */
+export async function failCollection(sql: Sql, collectionId: number, organizationId: number | null, reason: string): Promise<void> {
+  await sql.begin(async (tx) => {
+    await tx`update collection_requests set collection_id = null where collection_id = ${collectionId}`;
+    await tx`
+      update collections set status = 'failed', rejection_reason = ${reason.slice(0, 500)}, organization_id = coalesce(organization_id, ${organizationId}),
         collection_request_id = null, modified = now()
       where id = ${collectionId} and status = 'pending'`;
   });

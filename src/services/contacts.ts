@@ -1,4 +1,4 @@
-import type { Sql } from '../db';
+import type { Queryable, Sql } from '../db';
 import { nameMatchScore } from '../domain/name-match';
 import { networkForNumber } from '../domain/networks';
 import type { NetworkAdapter } from '../network/adapter';
@@ -30,23 +30,21 @@ export type ContactCreation = { contact: ContactRow; event: EventRow } | { conta
  * Inserts a contact and its `contact.created` event in one transaction. When the organization
  * already has a contact with that number nothing is written and `contact` is null.
  */
-export async function createContact(sql: Sql, input: NewContact): Promise<ContactCreation> {
-  return await sql.begin(async (tx) => {
-    const [contact] = await tx<ContactRow[]>`
-      insert into contacts (organization_id, first_name, last_name, email, phone_number, type, metadata, author)
-      values (${input.organizationId}, ${input.firstName}, ${input.lastName}, ${input.email}, ${input.phoneNumber},
-              ${input.type}, ${input.metadata === null ? null : tx.json(input.metadata as Parameters<typeof tx.json>[0])}, ${input.author})
-      on conflict (organization_id, phone_number) do nothing
-      returning ${tx.unsafe(CONTACT_COLUMNS)}`;
-    if (!contact) return { contact: null, event: null };
-    const event = await recordEvent(tx, {
-      organizationId: input.organizationId,
-      type: 'contact.created',
-      data: serializeContact(contact),
-      author: input.author,
-    });
-    return { contact, event };
+export async function createContactIn(tx: Queryable, input: NewContact): Promise<ContactCreation> {
+  const [contact] = await tx<ContactRow[]>`
+    insert into contacts (organization_id, first_name, last_name, email, phone_number, type, metadata, author)
+    values (${input.organizationId}, ${input.firstName}, ${input.lastName}, ${input.email}, ${input.phoneNumber},
+            ${input.type}, ${input.metadata === null ? null : tx.json(input.metadata as Parameters<typeof tx.json>[0])}, ${input.author})
+    on conflict (organization_id, phone_number) do nothing
+    returning ${tx.unsafe(CONTACT_COLUMNS)}`;
+  if (!contact) return { contact: null, event: null };
+  const event = await recordEvent(tx, {
+    organizationId: input.organizationId,
+    type: 'contact.created',
+    data: serializeContact(contact),
+    author: input.author,
   });
+  return { contact, event };
 }
 
 /**

@@ -1,6 +1,7 @@
 import { issueApiKey } from '../auth/keys';
 import type { Queryable, Sql } from '../db';
 import type { Currency } from '../domain/money';
+import type { CallbackUrlRules } from '../domain/urls';
 import { MANAGE_ORGANIZATION } from '../api/auth';
 
 export type CreatedOrganization = {
@@ -68,6 +69,9 @@ export async function fundWallet(sql: Sql, organizationId: number, currency: Cur
     return { accountId: account.id, balance: updated.balance, transactionId: transaction.id };
   });
 }
+
+/** What a verification URL may be (api.md 4.2): HTTPS, or plain HTTP in sandbox mode for local servers. */
+export const verificationUrlRules = (sandbox: boolean): CallbackUrlRules => ({ sandbox, allowHttp: sandbox, subject: 'Verification URLs' });
 
 export type CollectionSettings = { verificationUrl?: string | null; acceptByDefault?: boolean };
 

@@ -9,7 +9,7 @@ export const WEBHOOK_COLUMNS = `id, organization_id as "organizationId", user_id
 
 export type NewWebhook = { organizationId: number; userId: number; event: EventType; target: string };
 
-export async function createWebhook(sql: Sql, input: NewWebhook): Promise<WebhookRow> {
+export async function createWebhook(sql: Queryable, input: NewWebhook): Promise<WebhookRow> {
   const [row] = await sql<WebhookRow[]>`
     insert into webhooks (organization_id, user_id, event, target)
     values (${input.organizationId}, ${input.userId}, ${input.event}, ${input.target})
@@ -31,7 +31,7 @@ export async function findWebhookEvenIfDeleted(sql: Queryable, id: number): Prom
   return row;
 }
 
-export async function updateWebhook(sql: Sql, id: number, changes: { event?: EventType; target?: string }): Promise<WebhookRow | undefined> {
+export async function updateWebhook(sql: Queryable, id: number, changes: { event?: EventType; target?: string }): Promise<WebhookRow | undefined> {
   const [row] = await sql<WebhookRow[]>`
     update webhooks set
       event = ${changes.event ?? sql`event`},

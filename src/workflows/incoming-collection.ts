@@ -1,17 +1,25 @@
-import { getExternalWorkflowHandle, log, proxyActivities, setHandler, defineQuery } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, getExternalWorkflowHandle, log, proxyActivities, setHandler, defineQuery } from '@temporalio/workflow';
 import type { createCollectionActivities } from '../activities/collections';
 import {
-  collectionMatchedSignal, collectionRequestWorkflowId,
+  PERMANENT_DATABASE_ERROR, collectionMatchedSignal, collectionRequestWorkflowId,
   type IncomingCollectionInput, type IncomingCollectionResult, type VerificationDecision,
 } from './shared';
 
 type Activities = ReturnType<typeof createCollectionActivities>;
 
-const { storeCollection, matchCollection, acceptCollection, rejectCollection } = proxyActivities<Activities>({
+const { storeCollection, matchCollection, acceptCollection, rejectCollection, failCollection } = proxyActivities<Activities>({
   startToCloseTimeout: '10 seconds',
   // Money must not be dropped: database steps are idempotent and retried until they succeed.
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
 });
+
+/** True for an activity that failed non-retryably because of a permanent database error. */
+function isPermanentFailure(error: unknown): boolean {
+  return error instanceof ActivityFailure && error.cause instanceof ApplicationFailure && error.cause.type === PERMANENT_DATABASE_ERROR;
+}
+
+const failureMessage = (error: unknown): string =>
+  error instanceof ActivityFailure && error.cause ? error.cause.message : String(error);
 
 export const incomingCollectionStatusQuery = defineQuery<string>('status');
 
@@ -53,7 +61,15 @@ export async function incomingCollection(input: IncomingCollectionInput): Promis
     return { collectionId: collection.id, outcome: 'rejected', requestId: match.requestId, decidedBy: decision.decidedBy };
   }
   status = 'crediting';
-  await acceptCollection({ collectionId: collection.id, organizationId: match.organizationId });
+  try {
+    await acceptCollection({ collectionId: collection.id, organizationId: match.organizationId });
+  } catch (error) {
+    // A database error no retry can fix (the activity failed non-retryably): a clear final state.
+    if (!isPermanentFailure(error)) throw error;
+    status = 'failed';
+    await failCollection({ collectionId: collection.id, organizationId: match.organizationId, reason: `Could not be credited: ${failureMessage(error)}` });
+    return { collectionId: collection.id, outcome: 'failed', requestId: match.requestId, decidedBy: decision.decidedBy };
+  }
   try {
     await getExternalWorkflowHandle(collectionRequestWorkflowId(match.requestId)).signal(collectionMatchedSignal, {
       collectionId: collection.id,

@@ -17,6 +17,9 @@ export const searchAttributes = {
   webhookId: defineSearchAttributeKey('WebhookId', SearchAttributeType.KEYWORD),
 } as const;
 
+/** The failure type a workflow sees when an activity hit a database error that no retry can fix (activities/failures.ts). */
+export const PERMANENT_DATABASE_ERROR = 'PermanentDatabaseError';
+
 export const eventDispatchWorkflowId = (eventId: number): string => `event-${eventId}`;
 export const outboxSweepScheduleId = (taskQueue: string): string => `outbox-sweep-${taskQueue}`;
 
@@ -76,6 +79,8 @@ export type SandboxPaymentInput = {
   amount: string;
   currency: string;
   reference: string;
+  /** The prompt this payment answers (absent in payments started before prompts carried one). */
+  promptReference?: string;
   network: string;
   delaySeconds: number;
 };
@@ -118,8 +123,10 @@ export type IncomingPaymentInput = {
   currency: string;
   reference: string;
   paymentDate: string;
+  /** The reference of the prompt the payment answered, when the network reports one (absent in older inputs). */
+  promptReference?: string | null;
 };
 export type IncomingCollectionInput = { payment: IncomingPaymentInput; verificationTimeoutSeconds: number };
-export type IncomingCollectionOutcome = 'accepted' | 'rejected' | 'unmatched' | 'already-processed';
+export type IncomingCollectionOutcome = 'accepted' | 'rejected' | 'unmatched' | 'already-processed' | 'failed';
 export type IncomingCollectionResult = { collectionId: number; outcome: IncomingCollectionOutcome; requestId: number | null; decidedBy: string | null };
 export type VerificationDecision = { decision: 'accept' | 'reject'; reason: string | null; decidedBy: 'merchant' | 'default' | 'not-asked' };

@@ -130,12 +130,19 @@ describe('POST /api/collectionrequests', () => {
     ['amount', { amount: undefined }, 'This field is required.'],
     ['currency', { currency: undefined }, 'This field is required.'],
     ['phonenumber', { phonenumber: '+2567' }, 'international format'],
-    ['phonenumber', { phonenumber: '+14155552671' }, 'not on a supported mobile network'],
+    ['phonenumber', { phonenumber: '+3361234' }, 'international format'],
     ['amount', { amount: '1,000' }, 'thousands separators'],
     ['amount', { amount: '0' }, 'greater than 0'],
     ['amount', { amount: '-5' }, 'A valid number is required.'],
     ['amount', { amount: 'ten' }, 'A valid number is required.'],
     ['amount', { amount: '1.23456' }, 'greater than 0'],
+    ['amount', { amount: '9999999999999999.9999' }, 'at most 1,000,000,000'],
+    ['amount', { amount: '1000000000.0001' }, 'at most 1,000,000,000'],
+    ['expiry_date', { expiry_date: '999999 weeks' }, 'before 01/01/2100'],
+    ['start_date', { start_date: '999999 weeks' }, 'before 01/01/2100'],
+    ['start_date', { start_date: '31/12/9999 23:59:59' }, 'before 01/01/2100'],
+    ['subscription_settings', { subscription_settings: '{"start_date": "01/01/2099 00:00:00", "end_date": "999999 weeks", "frequency": "weekly"}' }, 'before 01/01/2100'],
+    ['metadata', { metadata: `${'['.repeat(50_000)}${']'.repeat(50_000)}` }, 'nest deeper'],
     ['currency', { currency: 'USD' }, 'Select a valid choice. USD is not one of the available choices.'],
     ['currency', { currency: 'UGX' }, 'no funded UGX wallet'],
     ['account', { account: '999999999' }, 'No active BXC wallet'],
@@ -163,6 +170,36 @@ describe('POST /api/collectionrequests', () => {
     expect(Object.keys(response.body)).toContain(field);
     expect(response.body[field].join(' ')).toContain(message);
     expect(await countRequests(merchant.organization.id)).toBe(before);
+  });
+
+  test('the largest amount is accepted; a hash nested too deep is refused without a stack overflow', async () => {
+    expect((await merchant.request('/api/collectionrequests', { form: valid({ amount: '1000000000' }) })).status).toBe(201);
+    let deep: unknown = 'x';
+    for (let level = 0; level < 20; level += 1) deep = { level: deep };
+    const refused = await merchant.request('/api/collectionrequests', { body: { ...valid(), metadata: { deep } } });
+    expect(refused.status).toBe(400);
+    expect(refused.body.metadata[0]).toContain('nest');
+  });
+
+  test.each([
+    ['a Romanian mobile number', '+40 712 345 678', 'BXC'],
+    ['a French mobile number', '+33 6 12 34 56 78', 'BXC'],
+    ['a US number', '+1 415 555 2671', 'BXC'],
+    ['a Ugandan number on a prefix the plan does not list yet', '+256 73 123 4567', 'BXC'],
+  ])('BXC takes any possible number: %s', async (_name, phonenumber) => {
+    const response = await merchant.request('/api/collectionrequests', { form: valid({ phonenumber }) });
+    expect(response.status).toBe(201);
+    expect(response.body.phonenumber).toBe(phonenumber.replaceAll(' ', ''));
+  });
+
+  test('a real currency needs a known network of its own country, and says so', async () => {
+    const fresh = await createMerchant(ctx.app);
+    await fundWallet(testSql(), fresh.organization.id, 'UGX', '10');
+    const kenyan = await fresh.request('/api/collectionrequests', { form: valid({ currency: 'UGX', phonenumber: '+254712345678' }) });
+    expect(kenyan.status).toBe(400);
+    expect(kenyan.body.phonenumber[0]).toContain('UGX collections need a number on a Ugandan mobile network (MTN Uganda, Airtel Uganda)');
+    const ugandan = await fresh.request('/api/collectionrequests', { form: valid({ currency: 'UGX', phonenumber: '+256772123456' }) });
+    expect(ugandan.status).toBe(201);
   });
 
   test('expiry before the start is rejected', async () => {

@@ -1,9 +1,7 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { randomUUID } from 'node:crypto';
-import { createMerchant, requester, testApp, testClient, testSql, uniqueTaskQueue, type TestApp, type TestMerchant } from '../helpers';
-import {
-  IDEMPOTENT_WORKFLOW_START, claimDuplicateCheckKey, duplicateCheckObject, linkDuplicateCheckObject, releaseDuplicateCheckKey,
-} from '../../src/services/duplicate-checks';
+import { createMerchant, requester, testApp, testSql, type TestApp, type TestMerchant } from '../helpers';
+import { DuplicateRequestError, duplicateCheckObject, writeOnce } from '../../src/services/duplicate-checks';
 
 let ctx: TestApp;
 let merchant: TestMerchant;
@@ -87,24 +85,29 @@ describe('Duplicate-Check-Key', () => {
   });
 });
 
-describe('helpers for routes that start workflows', () => {
-  test('a linked key remembers its object and is never released', async () => {
+describe('the claim lives in the write\'s transaction', () => {
+  test('a write that fails after claiming keeps nothing: the key is free again', async () => {
     const sql = testSql();
-    const key = newKey();
-    const claim = await claimDuplicateCheckKey(sql, { organizationId: merchant.organization.id, key, method: 'POST', path: '/api/x', ttlSeconds: 60 });
-    expect(claim).not.toBeNull();
-    await sql.begin((tx) => linkDuplicateCheckObject(tx, claim, { type: 'collection_request', id: 42 }));
-    expect(await duplicateCheckObject(sql, merchant.organization.id, key)).toEqual({ type: 'collection_request', id: 42 });
-    await releaseDuplicateCheckKey(sql, claim!);
-    expect(await claimDuplicateCheckKey(sql, { organizationId: merchant.organization.id, key, method: 'POST', path: '/api/x', ttlSeconds: 60 })).toBeNull();
+    const check = { organizationId: merchant.organization.id, key: newKey(), method: 'POST', path: '/api/x', ttlSeconds: 60 };
+    await expect(writeOnce(sql, check, async () => {
+      throw new Error('the write failed');
+    })).rejects.toThrow('the write failed');
+    const linked = await writeOnce(sql, check, async () => ({ id: 42 }), (result) => ({ type: 'collection_request', id: result.id }));
+    expect(linked).toEqual({ id: 42 });
+    expect(await duplicateCheckObject(sql, merchant.organization.id, check.key)).toEqual({ type: 'collection_request', id: 42 });
+    await expect(writeOnce(sql, check, async () => 'again')).rejects.toBeInstanceOf(DuplicateRequestError);
   });
 
-  test('IDEMPOTENT_WORKFLOW_START makes a repeated start return the running workflow', async () => {
-    const client = await testClient();
-    const options = { taskQueue: uniqueTaskQueue('idempotent'), workflowId: `idempotent-${randomUUID()}`, ...IDEMPOTENT_WORKFLOW_START };
-    const first = await client.workflow.start('collectionRequestWorkflow', options);
-    const second = await client.workflow.start('collectionRequestWorkflow', options);
-    expect(second.firstExecutionRunId).toBe(first.firstExecutionRunId);
-    await first.terminate('test done');
+  test('a request refused after its key was read (far-future dates) leaves the key for the corrected retry', async () => {
+    const headers = { 'Duplicate-Check-Key': newKey() };
+    const form = { phonenumber: nextNumber(), amount: '10', currency: 'BXC' };
+    const farDates: Record<string, string>[] = [{ start_date: '999999 weeks' }, { expiry_date: '999999 weeks' }, { start_date: '31/12/9999 23:59:59' }];
+    for (const dates of farDates) {
+      const refused = await merchant.request('/api/collectionrequests', { form: { ...form, ...dates }, headers });
+      expect(refused.status).toBe(400);
+    }
+    const corrected = await merchant.request('/api/collectionrequests', { form, headers });
+    expect(corrected.status).toBe(201);
+    expect((await merchant.request('/api/collectionrequests', { form, headers })).status).toBe(409);
   });
 });

@@ -89,12 +89,48 @@ describe('POST /api/webhooks', () => {
     const config = testConfig({ SANDBOX: 'false', TASK_QUEUE: ctx.taskQueue });
     const app = createApp({ config, sql: testSql(), temporal: ctx.client, dispatchEvents: createEventDispatcher(ctx.client, ctx.taskQueue, () => {}) });
     const production = requester(app, merchant.apiKey);
-    for (const url of ['https://127.0.0.1/h', 'https://localhost:8443/h', 'https://10.1.2.3/h', 'https://[::1]/h', 'https://169.254.169.254/latest']) {
+    const privateTargets = [
+      'https://127.0.0.1/h', 'https://localhost:8443/h', 'https://10.1.2.3/h', 'https://[::1]/h', 'https://169.254.169.254/latest',
+      // IPv6 forms that carry a private IPv4 address: NAT64, 6to4, mapped, translated, compatible.
+      'https://[64:ff9b::a01:203]/h', 'https://[64:ff9b::10.1.2.3]/h', 'https://[2002:c0a8:101::1]/h', 'https://[::ffff:127.0.0.1]/h',
+      'https://[::ffff:0:10.0.0.1]/h', 'https://[::127.0.0.1]/h',
+    ];
+    for (const url of privateTargets) {
       const response = await production('/api/webhooks', { form: { event: 'contact.created', target: url } });
       expect(response.status).toBe(400);
       expect(response.body.target).toEqual(['Enter a public address: webhook targets may not point to loopback or private networks.']);
     }
     expect((await production('/api/webhooks', { form: { event: 'contact.created', target: 'https://93.184.215.14/h' } })).status).toBe(201);
+    expect((await production('/api/webhooks', { form: { event: 'contact.created', target: 'https://[64:ff9b::5db8:d70e]/h' } })).status).toBe(201);
+  });
+
+  test.each([
+    ['a CR/LF inside', 'https://merchant.example/h\r\nX-Injected: 1', 'control characters'],
+    ['a tab inside', 'https://merchant.example/\th', 'control characters'],
+    ['an empty host', 'https:///x', 'Enter a valid URL.'],
+    ['user information', 'https://user:secret@merchant.example/h', 'without a user name or password'],
+    ['a user name only', 'https://user@merchant.example/h', 'without a user name or password'],
+  ])('a target with %s is 400', async (_name, url, message) => {
+    const response = await merchant.request('/api/webhooks', { body: { event: 'contact.created', target: url } });
+    expect(response.status).toBe(400);
+    expect(response.body.target[0]).toContain(message);
+  });
+
+  test('targets are stored normalised: lower-case host, default port dropped', async () => {
+    const response = await merchant.request('/api/webhooks', { form: { event: 'contact.created', target: 'https://Merchant.EXAMPLE:443/Hooks?a=1' } });
+    expect(response.status).toBe(201);
+    expect(response.body.target).toBe('https://merchant.example/Hooks?a=1');
+  });
+
+  test('a v1 client reads the webhook list and a delivery log as bare arrays', async () => {
+    const hook = await createHook(merchant, 'contact.created');
+    const list = await merchant.request('/api/webhooks', { headers: { 'Api-Version': 'v1' } });
+    expect(list.status).toBe(200);
+    expect(Array.isArray(list.body)).toBe(true);
+    expect(list.body.map((item: { id: number }) => item.id)).toContain(hook.id);
+    const log = await merchant.request(`/api/v1/webhooks/${hook.id}/deliveries`);
+    expect(log.status).toBe(200);
+    expect(log.body).toEqual([]);
   });
 });
 

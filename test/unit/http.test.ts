@@ -46,6 +46,63 @@ describe('form bodies', () => {
     expect(await status(parseRequestBody(request('"text"', 'application/json')))).toBe(400);
     expect(await status(parseRequestBody(request('a', 'text/plain')))).toBe(415);
   });
+
+  const status = async (promise: Promise<unknown>) => promise.then(() => 200, (error: ApiError) => error.status);
+  /** A body sent in chunks with no Content-Length, as a streaming client would. */
+  const chunked = (chunks: Uint8Array[], contentType: string) =>
+    new Request('http://localhost/x', {
+      method: 'POST',
+      headers: { 'Content-Type': contentType },
+      body: new ReadableStream({
+        pull(controller) {
+          const next = chunks.shift();
+          if (next) controller.enqueue(next);
+          else controller.close();
+        },
+      }),
+      duplex: 'half',
+    } as RequestInit);
+
+  test('the size limit counts bytes as they stream, whatever the encoding: 413 past 1 MiB', async () => {
+    const megabyte = new TextEncoder().encode('a'.repeat(512 * 1024));
+    const form = (count: number) => [new TextEncoder().encode('first_name='), ...Array.from({ length: count }, () => megabyte.slice())];
+    expect(await status(parseRequestBody(chunked(form(1), 'application/x-www-form-urlencoded')))).toBe(200);
+    expect(await status(parseRequestBody(chunked(form(40), 'application/x-www-form-urlencoded')))).toBe(413);
+    const boundary = 'b0undary';
+    const multipart = [
+      new TextEncoder().encode(`--${boundary}\r\nContent-Disposition: form-data; name="first_name"\r\n\r\n`),
+      ...Array.from({ length: 40 }, () => megabyte.slice()),
+      new TextEncoder().encode(`\r\n--${boundary}--\r\n`),
+    ];
+    expect(await status(parseRequestBody(chunked(multipart, `multipart/form-data; boundary=${boundary}`)))).toBe(413);
+    expect(await status(parseRequestBody(request('{"a":"b"}'.padEnd(2_000_000, ' '), 'application/json')))).toBe(413);
+  });
+
+  test('bytes that are not UTF-8 are 400, never stored as U+FFFD', async () => {
+    const bytes = (...parts: (string | number[])[]) => {
+      const encoded = parts.map((part) => (typeof part === 'string' ? new TextEncoder().encode(part) : new Uint8Array(part)));
+      const all = new Uint8Array(encoded.reduce((size, part) => size + part.length, 0));
+      let offset = 0;
+      for (const part of encoded) {
+        all.set(part, offset);
+        offset += part.length;
+      }
+      return all;
+    };
+    expect(await status(parseRequestBody(chunked([bytes('{"first_name":"', [0xff, 0xfe], '"}')], 'application/json')))).toBe(400);
+    const boundary = 'b0undary';
+    const multipart = bytes(`--${boundary}\r\nContent-Disposition: form-data; name="first_name"\r\n\r\n`, [0xc3, 0x28], `\r\n--${boundary}--\r\n`);
+    expect(await status(parseRequestBody(chunked([multipart], `multipart/form-data; boundary=${boundary}`)))).toBe(400);
+    expect(await status(parseRequestBody(request('first_name=%FF%FE', 'application/x-www-form-urlencoded')))).toBe(400);
+    expect(await parseRequestBody(request('first_name=%C3%A9+x', 'application/x-www-form-urlencoded'))).toEqual({ first_name: 'é x' });
+    expect(await parseRequestBody(request('{"first_name":"\uFFFD"}', 'application/json'))).toEqual({ first_name: '\uFFFD' });
+  });
+
+  test('JSON nested deeper than the limit is 400, found by a scan instead of a recursive walk', async () => {
+    const deep = `{"metadata":${'['.repeat(50_000)}${']'.repeat(50_000)}}`;
+    expect(await status(parseRequestBody(request(deep, 'application/json')))).toBe(400);
+    expect(await parseRequestBody(request(`{"a":${'['.repeat(20)}${']'.repeat(20)}}`, 'application/json'))).toBeDefined();
+  });
 });
 
 describe('405 detection', () => {
