@@ -12,6 +12,8 @@ import { assertAcceptsJson, assertQueryIsUtf8, createMethodIndex, errorResponse 
 import { documentationRoutes, isDocumentationPage } from './openapi';
 import { requestPolicyPlugin } from './request-policy';
 
+const UNREAD_BODY = Object.freeze({});
+
 /** The whole HTTP API, without `.listen()`: Bun, Deno and tests all serve or call this app. */
 export function createApp(deps: AppDeps) {
   let routes: () => readonly { method: string; path: string }[] = () => [];
@@ -22,6 +24,10 @@ export function createApp(deps: AppDeps) {
       if (!isDocumentationPage(request)) assertAcceptsJson(request);
       assertQueryIsUtf8(request);
     })
+    // Elysia's own parser would read any body in full before a route runs, whatever its size; a
+    // route that takes a body reads it itself with parseRequestBody (counted as it streams, 413
+    // past the limit, strict UTF-8), and every other route never reads one.
+    .onParse({ as: 'global' }, () => UNREAD_BODY)
     .use(requestPolicyPlugin(deps, (request) => handle(request)))
     .onError(({ code, error, request }) => inBillsEnvelope(request, errorResponse(code, error, request, allowedMethods)))
     .use(healthRoutes(deps))

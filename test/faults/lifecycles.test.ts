@@ -31,6 +31,8 @@ const AMOUNT = 100;
 /** Launches are spread over this long, so that every fault lands while lifecycles are in flight. */
 const LAUNCH_WINDOW_MS = Math.max(40_000, LIFECYCLES * 250);
 const POSTGRES_OUTAGE_MS = 6_000;
+/** How long one lifecycle's client may keep retrying the creation of its request through the faults. */
+const CREATE_DEADLINE_MS = 180_000;
 const TASK_QUEUE = 'faults';
 const WEBHOOK_ATTEMPTS = 10;
 const FINAL_STATUSES = new Set(['successful', 'expired', 'failed']);
@@ -136,7 +138,13 @@ async function call(apiKey: string, path: string, init: { method?: string; form?
  * a new Duplicate-Check-Key), so a request the API committed before it died is not made twice.
  */
 async function createRequest(lifecycle: Lifecycle): Promise<void> {
+  // Every fault is over well within this; a request still not created by then is a failure, not a wait.
+  const deadline = Date.now() + CREATE_DEADLINE_MS;
+  const beforeDeadline = () => {
+    if (Date.now() > deadline) throw new Error(`lifecycle ${lifecycle.index}: no request created within ${CREATE_DEADLINE_MS / 1000} s (${lifecycle.hiccups.join(', ')})`);
+  };
   for (let attempt = 1; ; attempt += 1) {
+    beforeDeadline();
     const response = await call(lifecycle.apiKey, '/api/collectionrequests', {
       form: {
         phonenumber: lifecycle.phone, amount: String(AMOUNT), currency: 'BXC', send_instructions: 'true',
@@ -154,6 +162,7 @@ async function createRequest(lifecycle: Lifecycle): Promise<void> {
       throw new Error(`lifecycle ${lifecycle.index}: ${response.status} ${JSON.stringify(response.body)}`);
     }
     for (;;) {
+      beforeDeadline();
       const found = await call(lifecycle.apiKey, `/api/collectionrequests?phonenumber=${encodeURIComponent(lifecycle.phone)}`);
       if (found.status === 200) {
         if (found.body.count > 0) {

@@ -32,11 +32,11 @@ let counter = 40000;
 const nextNumber = () => `+2567724${String(counter++).padStart(5, '0')}`;
 const inSeconds = (seconds: number) => new Date(Date.now() + seconds * 1000);
 
-async function createRequest(overrides: Partial<NewCollectionRequest> = {}, queue = taskQueue): Promise<number> {
+async function createRequest(overrides: Partial<NewCollectionRequest> = {}, queue = taskQueue, owner: TestMerchant = merchant): Promise<number> {
   const phoneNumber = overrides.phoneNumber ?? nextNumber();
   const created = await insertCollectionRequest(testSql(), {
-    organizationId: merchant.organization.id,
-    author: merchant.user.id,
+    organizationId: owner.organization.id,
+    author: owner.user.id,
     phoneNumber,
     network: networkForNumber(phoneNumber)!.name,
     amount: '500',
@@ -147,11 +147,21 @@ describe('collection request workflow', () => {
   });
 
   test('operators filter request workflows by organization and status', async () => {
+    // Its own organization and requests: two that fail, one that expires.
+    const operated = await createMerchant(ctx.app);
+    const failing = [
+      await createRequest({ phoneNumber: '+80000000001', maxAttempts: 0 }, taskQueue, operated),
+      await createRequest({ phoneNumber: '+80000000001', maxAttempts: 0 }, taskQueue, operated),
+    ];
+    const expiring = await createRequest({ sendInstructions: false, expiresAt: inSeconds(2) }, taskQueue, operated);
+    for (const requestId of [...failing, expiring]) await finalRow(requestId);
     const client = await testClient();
-    const query = `WorkflowType = 'collectionRequest' AND OrganizationId = '${merchant.organization.id}' AND RequestStatus = 'failed'`;
-    await eventually('visibility to catch up', async () => (await client.workflow.count(query)).count === 2);
-    const [row] = await testSql()<{ n: number }[]>`select count(*)::int as n from collection_requests where organization_id = ${merchant.organization.id} and status = 'failed'`;
-    expect(row!.n).toBe(2);
+    const query = (status: string) => `WorkflowType = 'collectionRequest' AND OrganizationId = '${operated.organization.id}' AND RequestStatus = '${status}'`;
+    await eventually('visibility to catch up', async () => (await client.workflow.count(query('failed'))).count === 2);
+    await eventually('visibility to catch up', async () => (await client.workflow.count(query('expired'))).count === 1);
+    const listed: string[] = [];
+    for await (const execution of client.workflow.list({ query: query('failed') })) listed.push(execution.workflowId);
+    expect(listed.sort()).toEqual(failing.map((id) => collectionRequestWorkflowId(id)).sort());
   });
 });
 

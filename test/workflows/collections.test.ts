@@ -250,6 +250,30 @@ describe('exactly once', () => {
   }, 120_000);
 });
 
+describe('a credit no retry can fix', () => {
+  test('a wallet sum that would leave its column ends the collection failed, uncredited, instead of retrying forever', async () => {
+    const merchant = await merchantWithVerification(true);
+    const phone = nextNumber();
+    const requestId = await requestPayment(merchant, phone, '500', false);
+    // A wallet already at the column's edge: the credit is a numeric overflow, which no retry fixes.
+    await testSql()`update accounts set balance = 9999999999999999 where organization_id = ${merchant.organization.id}`;
+    const started = await reportIncomingPayment(ctx.client, taskQueue, {
+      network: 'MTN Uganda', remoteTransactionId: `OVERFLOW-${requestId}`, phoneNumber: phone, amount: '500', currency: 'BXC', reference: 'x',
+      paymentDate: new Date().toISOString(),
+    }, VERIFICATION_TIMEOUT_SECONDS);
+    const result = await ctx.client.workflow.getHandle(started.workflowId).result();
+    expect(result).toMatchObject({ outcome: 'failed', requestId });
+    const [collection] = await testSql()<{ status: string; reason: string; credits: number }[]>`
+      select c.status, c.rejection_reason as reason, (select count(*)::int from transactions t where t.collection_id = c.id) as credits
+      from collections c where c.remote_transaction_id = ${`OVERFLOW-${requestId}`}`;
+    expect(collection).toMatchObject({ status: 'failed', credits: 0 });
+    expect(collection!.reason).toContain('numeric field overflow');
+    expect(await balance(merchant.organization.id)).toBe('9999999999999999.0000');
+    const [request] = await testSql()<{ collectionId: number | null }[]>`select collection_id as "collectionId" from collection_requests where id = ${requestId}`;
+    expect(request!.collectionId).toBeNull();
+  });
+});
+
 describe('claims (api.md 4.1)', () => {
   let claimer: TestMerchant;
   let rival: TestMerchant;
