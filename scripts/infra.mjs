@@ -26,6 +26,13 @@ export const SEARCH_ATTRIBUTES = {
   WebhookId: 'Keyword',
 };
 
+/**
+ * Dynamic configuration of every dev server the project starts, as temporal-compose.yml's
+ * deploy/temporal/dynamicconfig/docker.yaml sets it for the production server: eager activity
+ * dispatch hands a workflow's first activity to the worker in the reply to its workflow task.
+ */
+export const DEV_SERVER_DYNAMIC_CONFIG = { 'system.enableActivityEagerExecution': 'true' };
+
 export function say(message) {
   process.stdout.write(`[collections] ${message}\n`);
 }
@@ -187,6 +194,7 @@ export async function startTemporalDevServer(children, cli, { port, uiPort, dbFi
   const [httpPort, metricsPort] = (await freePorts(3)).filter((free) => free !== port && free !== uiPort);
   args.push('--http-port', String(httpPort), '--metrics-port', String(metricsPort));
   for (const [name, type] of Object.entries(SEARCH_ATTRIBUTES)) args.push('--search-attribute', `${name}=${type}`);
+  for (const [key, value] of Object.entries(DEV_SERVER_DYNAMIC_CONFIG)) args.push('--dynamic-config-value', `${key}=${value}`);
   const child = startChild(children, 'temporal', cli, args, { logFile });
   let exited = false;
   child.once('exit', () => {

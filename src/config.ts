@@ -44,6 +44,7 @@ const ConfigSchema = v.object({
   OUTBOX_GRACE_SECONDS: v.optional(integerString(0), '30'),
   OUTBOX_SWEEP: v.optional(booleanString, 'true'),
   WORKFLOW_BUNDLE_PATH: v.optional(v.string()),
+  WORKER_MAX_CACHED_WORKFLOWS: v.optional(integerString(0), '250'),
   SANDBOX_PAYMENT_DELAY_SECONDS: v.optional(integerString(0), '5'),
   FAILED_PROMPT_RETRY_SECONDS: v.optional(integerString(1), '600'),
   // api.md 4.2: the merchant's verification URL has 60 seconds to answer.
@@ -73,6 +74,8 @@ export type Config = {
   pageSizeMax: number;
   outbox: { sweepEnabled: boolean; sweepIntervalSeconds: number; graceSeconds: number };
   workflowBundlePath: string | undefined;
+  /** The worker's sticky cache of workflows (bounded so its memory stays flat under load). */
+  worker: { maxCachedWorkflows: number };
   collectionRequests: { sandboxPaymentDelaySeconds: number; failedPromptRetrySeconds: number };
   collections: { verificationTimeoutSeconds: number };
   /** Default limits per organization and window; the admin CLI overrides them per organization. */
@@ -111,6 +114,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       graceSeconds: c.OUTBOX_GRACE_SECONDS,
     },
     workflowBundlePath: c.WORKFLOW_BUNDLE_PATH,
+    worker: { maxCachedWorkflows: c.WORKER_MAX_CACHED_WORKFLOWS },
     collectionRequests: {
       sandboxPaymentDelaySeconds: c.SANDBOX_PAYMENT_DELAY_SECONDS,
       failedPromptRetrySeconds: c.FAILED_PROMPT_RETRY_SECONDS,

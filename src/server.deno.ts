@@ -4,10 +4,8 @@
  */
 import { createApp } from './api/app';
 import { loadConfig } from './config';
-import { createSql } from './db';
 import { logger } from './log';
-import { createLazyClient } from './temporal/connection';
-import { createEventDispatcher } from './temporal/events';
+import { createAppDeps } from './api/context';
 
 /** The part of Deno's runtime API this entry uses (the project's types are Bun's). */
 declare const Deno: {
@@ -20,12 +18,9 @@ declare const Deno: {
 };
 
 const config = loadConfig();
-const sql = createSql(config.databaseUrl, config.databasePoolSize);
-const temporal = createLazyClient(config.temporal);
-const dispatchEvents = createEventDispatcher(temporal, config.temporal.taskQueue, (error, eventId) =>
-  logger.warn('event dispatch deferred to the outbox sweep', { eventId, error }),
-);
-const app = createApp({ config, sql, temporal, dispatchEvents });
+const deps = createAppDeps(config);
+const { sql, temporal } = deps;
+const app = createApp(deps);
 const server = Deno.serve(
   { port: config.port, hostname: '0.0.0.0', onListen: ({ port }) => logger.info('API listening', { port, runtime: 'deno', taskQueue: config.temporal.taskQueue }) },
   (request) => app.fetch(request),

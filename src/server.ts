@@ -1,18 +1,13 @@
 /** The API process (Bun): serves the app on PORT until SIGINT/SIGTERM. */
 import { createApp } from './api/app';
 import { loadConfig } from './config';
-import { createSql } from './db';
 import { logger } from './log';
-import { createLazyClient } from './temporal/connection';
-import { createEventDispatcher } from './temporal/events';
+import { createAppDeps } from './api/context';
 
 const config = loadConfig();
-const sql = createSql(config.databaseUrl, config.databasePoolSize);
-const temporal = createLazyClient(config.temporal);
-const dispatchEvents = createEventDispatcher(temporal, config.temporal.taskQueue, (error, eventId) =>
-  logger.warn('event dispatch deferred to the outbox sweep', { eventId, error }),
-);
-const app = createApp({ config, sql, temporal, dispatchEvents }).listen({ port: config.port, hostname: '0.0.0.0' });
+const deps = createAppDeps(config);
+const { sql, temporal } = deps;
+const app = createApp(deps).listen({ port: config.port, hostname: '0.0.0.0' });
 logger.info('API listening', { port: app.server?.port, taskQueue: config.temporal.taskQueue });
 
 let stopping = false;

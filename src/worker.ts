@@ -7,6 +7,7 @@ import { createSql } from './db';
 import { logger } from './log';
 import { createSandboxNetwork } from './network/sandbox';
 import { connectClient } from './temporal/connection';
+import { launcherFromConfig } from './temporal/launcher';
 import { ensureEventRetentionSchedule, ensureOutboxSweepSchedule } from './temporal/schedules';
 
 async function runWorker(): Promise<void> {
@@ -15,6 +16,7 @@ async function runWorker(): Promise<void> {
   const { address, namespace, taskQueue } = config.temporal;
   const connection = await NativeConnection.connect({ address });
   const client = await connectClient(config.temporal);
+  const launcher = launcherFromConfig(client, config, (message, fields) => logger.warn(message, fields));
   const workflowSource: Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> = config.workflowBundlePath
     ? { workflowBundle: { codePath: config.workflowBundlePath } }
     : { workflowsPath: fileURLToPath(new URL('./workflows/index.ts', import.meta.url)) };
@@ -26,14 +28,13 @@ async function runWorker(): Promise<void> {
       ...workflowSource,
       activities: createActivities({
         sql,
-        client,
-        taskQueue,
+        launcher,
         sandbox: config.sandbox,
         webhooks: config.webhooks,
-        network: createSandboxNetwork({ sql, client, taskQueue, paymentDelaySeconds: config.collectionRequests.sandboxPaymentDelaySeconds }),
-        failedPromptRetrySeconds: config.collectionRequests.failedPromptRetrySeconds,
-        verificationTimeoutSeconds: config.collections.verificationTimeoutSeconds,
+        network: createSandboxNetwork({ sql, launcher, paymentDelaySeconds: config.collectionRequests.sandboxPaymentDelaySeconds }),
       }),
+      // A bounded sticky cache keeps memory flat under load; an evicted workflow is replayed when it wakes.
+      maxCachedWorkflows: config.worker.maxCachedWorkflows,
     });
     if (config.outbox.sweepEnabled) {
       await ensureOutboxSweepSchedule(client, {

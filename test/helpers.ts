@@ -11,7 +11,7 @@ import { createApp } from '../src/api/app';
 import { loadConfig, type Config } from '../src/config';
 import { createSql, type Sql } from '../src/db';
 import { connectClient } from '../src/temporal/connection';
-import { createEventDispatcher } from '../src/temporal/events';
+import { launcherFromConfig, type Launcher } from '../src/temporal/launcher';
 import { createOrganization, fundWallet, type CreatedOrganization } from '../src/services/organizations';
 import { setThrottleLimits, type ThrottleLimits } from '../src/services/throttling';
 
@@ -37,7 +37,7 @@ export function testClient(): Promise<Client> {
 
 export const uniqueTaskQueue = (name: string): string => `test-${name}-${randomUUID().slice(0, 8)}`;
 
-export type TestApp = { app: ReturnType<typeof createApp>; config: Config; taskQueue: string; client: Client };
+export type TestApp = { app: ReturnType<typeof createApp>; config: Config; taskQueue: string; client: Client; launcher: Launcher };
 
 /**
  * The real app against the test database; its events go to `taskQueue` (default: one with no
@@ -46,9 +46,9 @@ export type TestApp = { app: ReturnType<typeof createApp>; config: Config; taskQ
 export async function testApp(taskQueue = uniqueTaskQueue('api'), overrides: Record<string, string> = {}): Promise<TestApp> {
   const config = testConfig({ ...overrides, TASK_QUEUE: taskQueue });
   const client = await testClient();
-  const dispatchEvents = createEventDispatcher(client, taskQueue, () => {});
-  const app = createApp({ config, sql: testSql(), temporal: client, dispatchEvents });
-  return { app, config, taskQueue, client };
+  const launcher = launcherFromConfig(client, config, () => {});
+  const app = createApp({ config, sql: testSql(), temporal: client, launcher });
+  return { app, config, taskQueue, client, launcher };
 }
 
 let organizationCounter = 0;

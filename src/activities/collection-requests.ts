@@ -1,35 +1,29 @@
-import type { Client } from '@temporalio/client';
 import { ApplicationFailure, Context, log } from '@temporalio/activity';
 import type { Sql } from '../db';
-import { instructionsMessage, requestCode, successMessage, type MessageContext } from '../domain/collection-requests';
+import { instructionsMessage, requestCode, successMessage, type CollectionRequestRow, type MessageContext, type RequestStatus } from '../domain/collection-requests';
 import { promptReference } from '../domain/collections';
 import { networkByName } from '../domain/networks';
 import type { NetworkAdapter, PromptResult } from '../network/adapter';
-import { changeRequestStatus, findRequest, insertCollectionRequest, REQUEST_COLUMNS, type RequestWithContact, type StatusChange } from '../services/collection-requests';
+import {
+  changeRequestStatus, findRequest, insertCollectionRequest, REQUEST_COLUMNS, type RequestWithContact, type StatusChange,
+} from '../services/collection-requests';
 import { notSetAside, sweepEach } from '../services/sweeps';
-import { launchCollectionRequest } from '../temporal/collection-requests';
-import { reportIncomingPayment } from '../temporal/collections';
-import { startEventDispatch } from '../temporal/events';
-import type { CollectionRequestRow } from '../domain/collection-requests';
+import type { Launcher } from '../temporal/launcher';
 import type { SandboxPaymentInput } from '../workflows/shared';
 
 /** Tries of one prompt before a network that keeps failing counts as having refused it. */
 export const PROMPT_NETWORK_TRIES = 5;
 export const NETWORK_UNAVAILABLE_ERROR = 'The mobile network did not respond.';
 
-export type CollectionRequestActivityDeps = {
-  sql: Sql;
-  client: Client;
-  taskQueue: string;
-  network: NetworkAdapter;
-  failedPromptRetrySeconds: number;
-  verificationTimeoutSeconds: number;
-};
+export type CollectionRequestActivityDeps = { sql: Sql; launcher: Launcher; network: NetworkAdapter };
 
-export function createCollectionRequestActivities(deps: CollectionRequestActivityDeps) {
-  const { sql, client, taskQueue, network } = deps;
+/** What prompting came to: the status the request now has, or the network's refusal. */
+export type PromptOutcome = { accepted: true; status: RequestStatus | null } | { accepted: false; error: string; status: RequestStatus | null };
 
-  async function load(requestId: number): Promise<RequestWithContact & { organizationName: string }> {
+export function createCollectionRequestActivities({ sql, launcher, network }: CollectionRequestActivityDeps) {
+  type Loaded = RequestWithContact & { organizationName: string };
+
+  async function load(requestId: number): Promise<Loaded> {
     const found = await findRequest(sql, requestId);
     // Nothing can bring a deleted request back: retrying would not help.
     if (!found) throw ApplicationFailure.nonRetryable(`collection request ${requestId} does not exist`, 'RequestNotFound');
@@ -37,7 +31,7 @@ export function createCollectionRequestActivities(deps: CollectionRequestActivit
     return { ...found, organizationName: organization?.name ?? '' };
   }
 
-  function messageContext({ request, contact, organizationName }: RequestWithContact & { organizationName: string }): MessageContext {
+  function messageContext({ request, contact, organizationName }: Loaded): MessageContext {
     return {
       amount: request.amount,
       currency: request.currency,
@@ -47,55 +41,96 @@ export function createCollectionRequestActivities(deps: CollectionRequestActivit
     };
   }
 
+  /** One status change: row and event (with its deliveries) in one transaction, then the deliveries start. */
+  async function recordStatus(change: StatusChange): Promise<boolean> {
+    const event = await changeRequestStatus(sql, change);
+    if (event === null) return false;
+    await launcher.afterCommit({ events: [event] });
+    return true;
+  }
+
+  async function sendInstructionsText(loaded: Loaded, attempt: number): Promise<void> {
+    const text = instructionsMessage(loaded.request.instructions, messageContext(loaded));
+    await network.sendSms({ requestId: loaded.request.id, kind: 'instructions', attempt, phoneNumber: loaded.request.phoneNumber, text });
+  }
+
+  /**
+   * Asks the network to prompt the subscriber. Our own failures (the database) are retried for as
+   * long as they last; a network that keeps failing to take the prompt is, after a few tries, a
+   * refused prompt, which the request's retry rules then handle.
+   */
+  async function askNetwork(loaded: Loaded, attempt: number): Promise<PromptResult> {
+    const requestNetwork = networkByName(loaded.request.network);
+    if (!requestNetwork) throw ApplicationFailure.nonRetryable(`unknown network ${loaded.request.network}`, 'UnknownNetwork');
+    try {
+      return await network.requestPayment({
+        requestId: loaded.request.id,
+        attempt,
+        phoneNumber: loaded.request.phoneNumber,
+        amount: loaded.request.amount,
+        currency: loaded.request.currency,
+        reference: loaded.request.reason ?? requestCode(loaded.request),
+        promptReference: promptReference(loaded.request.id, attempt),
+        network: requestNetwork,
+      });
+    } catch (error) {
+      const tries = Context.current().info.attempt;
+      if (tries < PROMPT_NETWORK_TRIES) throw error;
+      log.warn('the network did not take the prompt', { requestId: loaded.request.id, attempt, tries, error: String(error) });
+      return { accepted: false, error: NETWORK_UNAVAILABLE_ERROR };
+    }
+  }
+
   return {
-    /** One status change: row and event in one transaction, then the event goes to dispatch. */
+    /** A local activity: one status change, idempotent (a repeated change writes nothing). */
     async recordRequestStatus(change: StatusChange): Promise<boolean> {
-      const event = await changeRequestStatus(sql, change);
-      if (event === null) return false;
-      try {
-        await startEventDispatch(client, taskQueue, { eventId: event.id, organizationId: event.organizationId, type: event.type });
-      } catch (error) {
-        log.warn('event dispatch deferred to the outbox sweep', { eventId: event.id, error: String(error) });
-      }
-      return true;
+      return await recordStatus(change);
     },
 
-    async sendInstructions({ requestId, attempt }: { requestId: number; attempt: number }): Promise<void> {
+    /**
+     * One prompt of a request, as one activity (it leaves the process: the network): the
+     * instructions text and `instructions_sent`, then the USSD/PIN push and `processing_started`
+     * when the network takes it (or `pending` when nobody is texted and the network cannot pull
+     * funds). Every step is idempotent per (request, attempt), so a retry repeats none of them.
+     */
+    async promptSubscriber({ requestId, attempt, sendSms, pullsFunds }: { requestId: number; attempt: number; sendSms: boolean; pullsFunds: boolean }): Promise<PromptOutcome> {
       const loaded = await load(requestId);
-      const text = instructionsMessage(loaded.request.instructions, messageContext(loaded));
-      await network.sendSms({ requestId, kind: 'instructions', attempt, phoneNumber: loaded.request.phoneNumber, text });
+      let status: RequestStatus | null = null;
+      const record = async (next: RequestStatus) => {
+        if (await recordStatus({ requestId, status: next, attempts: attempt })) status = next;
+      };
+      if (sendSms) {
+        await sendInstructionsText(loaded, attempt);
+        await record('instructions_sent');
+      }
+      if (!pullsFunds) {
+        if (!sendSms) await record('pending');
+        return { accepted: true, status };
+      }
+      const prompt = await askNetwork(loaded, attempt);
+      if (!prompt.accepted) {
+        await sql`update collection_requests set attempts = greatest(attempts, ${attempt}) where id = ${requestId}`;
+        return { accepted: false, error: prompt.error, status };
+      }
+      await record('processing_started');
+      return { accepted: true, status };
+    },
+
+    /** The success text, once the request is successful (not when it expired while the payment came in). */
+    async sendSuccessMessage({ requestId }: { requestId: number }): Promise<void> {
+      const loaded = await load(requestId);
+      if (loaded.request.status !== 'successful') return;
+      const text = successMessage(loaded.request.successMessage, messageContext(loaded));
+      await network.sendSms({ requestId, kind: 'success', attempt: 0, phoneNumber: loaded.request.phoneNumber, text });
+    },
+
+    // Activities of the request workflow's earlier shape (workflows/legacy), kept for executions in flight.
+    async sendInstructions({ requestId, attempt }: { requestId: number; attempt: number }): Promise<void> {
+      await sendInstructionsText(await load(requestId), attempt);
     },
 
     async promptForPayment({ requestId, attempt }: { requestId: number; attempt: number }): Promise<PromptResult> {
-      const loaded = await load(requestId);
-      const requestNetwork = networkByName(loaded.request.network);
-      if (!requestNetwork) throw ApplicationFailure.nonRetryable(`unknown network ${loaded.request.network}`, 'UnknownNetwork');
-      try {
-        return await network.requestPayment({
-          requestId,
-          attempt,
-          phoneNumber: loaded.request.phoneNumber,
-          amount: loaded.request.amount,
-          currency: loaded.request.currency,
-          reference: loaded.request.reason ?? requestCode(loaded.request),
-          promptReference: promptReference(requestId, attempt),
-          network: requestNetwork,
-        });
-      } catch (error) {
-        // Our own failures (the database above) are retried for as long as they last; a network that
-        // keeps failing to take the prompt is, after a few tries, a refused prompt, which the
-        // request's retry rules then handle.
-        const tries = Context.current().info.attempt;
-        if (tries < PROMPT_NETWORK_TRIES) throw error;
-        log.warn('the network did not take the prompt', { requestId, attempt, tries, error: String(error) });
-        return { accepted: false, error: NETWORK_UNAVAILABLE_ERROR };
-      }
-    },
-
-    async sendSuccessMessage({ requestId }: { requestId: number }): Promise<void> {
-      const loaded = await load(requestId);
-      const text = successMessage(loaded.request.successMessage, messageContext(loaded));
-      await network.sendSms({ requestId, kind: 'success', attempt: 0, phoneNumber: loaded.request.phoneNumber, text });
+      return await askNetwork(await load(requestId), attempt);
     },
 
     /**
@@ -129,12 +164,12 @@ export function createCollectionRequestActivities(deps: CollectionRequestActivit
         subscriptionId: request.id,
         occurrenceAt: occurrence,
       });
-      await launchCollectionRequest(deps, created, (error) => log.warn('occurrence launch deferred to the outbox sweep', { error: String(error) }));
+      await launcher.afterCommit({ events: created.events, requests: [created.request] });
       return created.request.id;
     },
 
     /**
-     * The sweep's second half: requests committed whose workflows never started. A request that
+     * The sweep's part for requests: committed, whose workflows never started. A request that
      * cannot be launched (its own data is at fault) is set aside; the others still start.
      */
     async startPendingRequests({ graceSeconds, batchSize }: { graceSeconds: number; batchSize: number }): Promise<number> {
@@ -143,17 +178,16 @@ export function createCollectionRequestActivities(deps: CollectionRequestActivit
         where workflow_started_at is null and created < now() - ${graceSeconds}::int * interval '1 second'
           ${notSetAside(sql, 'outbox-request', 'collection_requests.id')}
         order by created limit ${batchSize}`;
-      const result = await sweepEach(sql, 'outbox-request', pending, (request) =>
-        launchCollectionRequest(deps, { request, events: [] }, (error) => {
-          throw error;
-        }),
-      (request, error) => log.error('outbox sweep set a collection request aside', { requestId: request.id, error: String(error) }));
+      const result = await sweepEach(sql, 'outbox-request', pending, async (request) => {
+        await launcher.startCollectionRequest(request);
+        await sql`update collection_requests set workflow_started_at = coalesce(workflow_started_at, now()) where id = ${request.id}`;
+      }, (request, error) => log.error('outbox sweep set a collection request aside', { requestId: request.id, error: String(error) }));
       return result.processed;
     },
 
     /**
-     * What the sandbox network's subscriber pays: recorded once per request, then reported through
-     * the same entry point a real network's callback uses.
+     * The sandbox payment workflow of the earlier shape (workflows/legacy): records the payment once
+     * per request, then reports it through the network entry point.
      */
     async deliverSandboxPayment(payment: SandboxPaymentInput): Promise<string> {
       const remoteTransactionId = `SBX-${payment.requestId}`;
@@ -162,7 +196,7 @@ export function createCollectionRequestActivities(deps: CollectionRequestActivit
         values (${remoteTransactionId}, ${payment.phoneNumber}, ${payment.amount}, ${payment.currency}, ${payment.reference}, ${payment.network})
         on conflict (remote_transaction_id) do update set remote_transaction_id = excluded.remote_transaction_id
         returning created`;
-      await reportIncomingPayment(client, taskQueue, {
+      await launcher.startIncomingCollection({
         network: payment.network,
         remoteTransactionId,
         phoneNumber: payment.phoneNumber,
@@ -171,7 +205,7 @@ export function createCollectionRequestActivities(deps: CollectionRequestActivit
         reference: payment.reference,
         promptReference: payment.promptReference ?? null,
         paymentDate: (recorded?.created ?? new Date()).toISOString(),
-      }, deps.verificationTimeoutSeconds);
+      });
       return remoteTransactionId;
     },
   };

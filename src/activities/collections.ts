@@ -1,39 +1,77 @@
-import type { Client } from '@temporalio/client';
 import { ApplicationFailure, log } from '@temporalio/activity';
 import type { Sql } from '../db';
 import { parseVerificationAnswer, type CollectionRow } from '../domain/collections';
-import type { EventRow } from '../domain/events';
 import { networkByName } from '../domain/networks';
 import type { NetworkAdapter } from '../network/adapter';
-import { acceptCollection, failCollection, matchCollection, rejectCollection, storeIncomingPayment, type Match } from '../services/collections';
-import { startEventDispatch } from '../temporal/events';
+import {
+  acceptCollection, acceptVerified, failCollection, matchCollection, receivePayment, rejectCollection, storeIncomingPayment,
+  type Match, type Receipt,
+} from '../services/collections';
+import type { Launcher } from '../temporal/launcher';
 import { outgoingTransport, postOutgoing } from './webhook-http';
 import type { IncomingPaymentInput, VerificationDecision } from '../workflows/shared';
 
 export type CollectionActivityDeps = {
   sql: Sql;
-  client: Client;
-  taskQueue: string;
+  launcher: Launcher;
   network: NetworkAdapter;
   sandbox: boolean;
   webhooks: { caFile: string | undefined };
 };
 
+/** What the incoming-collection workflow learns from a receipt (its events are started here, not returned). */
+export type ReceiptOutcome =
+  | { outcome: 'accepted' | 'unmatched' | 'already-processed'; collectionId: number; requestId: number | null }
+  | { outcome: 'verify'; collectionId: number; requestId: number; organizationId: number }
+  | { outcome: 'failed'; collectionId: number; requestId: number | null; reason: string };
+
 /** How much of a verification URL's answer is read: `ACCEPT <id>` or `REJECT <id> <reason>` is short. */
 const VERIFICATION_ANSWER_BYTES = 2000;
 
-export function createCollectionActivities({ sql, client, taskQueue, network, sandbox, webhooks }: CollectionActivityDeps) {
-  async function dispatch(events: EventRow[]): Promise<void> {
-    for (const event of events) {
-      try {
-        await startEventDispatch(client, taskQueue, { eventId: event.id, organizationId: event.organizationId, type: event.type });
-      } catch (error) {
-        log.warn('event dispatch deferred to the outbox sweep', { eventId: event.id, error: String(error) });
-      }
+export function createCollectionActivities({ sql, launcher, network, sandbox, webhooks }: CollectionActivityDeps) {
+  const asksVerification = (networkName: string): boolean => {
+    const collectionNetwork = networkByName(networkName);
+    return collectionNetwork !== null && network.supportsVerification(collectionNetwork);
+  };
+
+  /**
+   * After a receipt's commit: its events' deliveries start, and the request it paid hears of it
+   * (again, after a retry: harmless). Then the workflow learns the outcome.
+   */
+  async function settle(receipt: Receipt): Promise<ReceiptOutcome> {
+    if ('events' in receipt) await launcher.afterCommit({ events: receipt.events });
+    if (receipt.outcome === 'accepted' && receipt.requestId !== null) {
+      await launcher.signalCollectionMatched(receipt.requestId, { collectionId: receipt.collectionId, remoteTransactionId: receipt.remoteTransactionId });
+    }
+    if (receipt.outcome === 'failed') log.error('collection could not be credited', { collectionId: receipt.collectionId, reason: receipt.reason });
+    switch (receipt.outcome) {
+      case 'verify':
+        return { outcome: 'verify', collectionId: receipt.collectionId, requestId: receipt.match.requestId, organizationId: receipt.match.organizationId };
+      case 'failed':
+        return { outcome: 'failed', collectionId: receipt.collectionId, requestId: receipt.requestId, reason: receipt.reason };
+      case 'accepted':
+        return { outcome: 'accepted', collectionId: receipt.collectionId, requestId: receipt.requestId };
+      default:
+        return { outcome: receipt.outcome, collectionId: receipt.collectionId, requestId: null };
     }
   }
 
   return {
+    /**
+     * A local activity: the reported payment stored, matched and (unless the merchant's
+     * verification URL must answer first) credited, in one transaction; then the request told.
+     */
+    async receiveCollection(payment: IncomingPaymentInput): Promise<ReceiptOutcome> {
+      return await settle(await receivePayment(sql, payment, asksVerification));
+    },
+
+    /** A local activity: the credit after the verification URL (or its default) accepted. */
+    async acceptVerifiedCollection({ collectionId, organizationId }: { collectionId: number; organizationId: number }): Promise<ReceiptOutcome> {
+      return await settle(await acceptVerified(sql, collectionId, organizationId));
+    },
+
+    // Activities of the incoming-collection workflow's earlier shape (workflows/legacy), kept for executions in flight.
+
     async storeCollection(payment: IncomingPaymentInput): Promise<Pick<CollectionRow, 'id' | 'status' | 'organizationId'>> {
       const collection = await storeIncomingPayment(sql, payment);
       return { id: collection.id, status: collection.status, organizationId: collection.organizationId };
@@ -88,7 +126,7 @@ export function createCollectionActivities({ sql, client, taskQueue, network, sa
 
     async acceptCollection({ collectionId, organizationId }: { collectionId: number; organizationId: number }): Promise<void> {
       const { events } = await acceptCollection(sql, collectionId, organizationId);
-      await dispatch(events);
+      await launcher.afterCommit({ events });
     },
 
     /** The credit failed for good (a permanent database error): the collection ends `failed` with why. */

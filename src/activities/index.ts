@@ -1,12 +1,12 @@
 import type { NetworkAdapter } from '../network/adapter';
-import { createCollectionActivities } from './collections';
+import { createCollectionActivities, type CollectionActivityDeps } from './collections';
 import { createCollectionRequestActivities, type CollectionRequestActivityDeps } from './collection-requests';
 import { createEventActivities, type EventActivityDeps } from './events';
 import { failingPermanently } from './failures';
 import { createRetentionActivities, type RetentionActivityDeps } from './retention';
 import { createWebhookActivities, type WebhookActivityDeps } from './webhooks';
 
-export type ActivityDeps = EventActivityDeps & CollectionRequestActivityDeps & WebhookActivityDeps & RetentionActivityDeps & { network: NetworkAdapter };
+export type ActivityDeps = EventActivityDeps & CollectionRequestActivityDeps & CollectionActivityDeps & WebhookActivityDeps & RetentionActivityDeps & { network: NetworkAdapter };
 
 export function createActivities(deps: ActivityDeps) {
   return failingPermanently({

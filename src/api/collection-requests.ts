@@ -10,11 +10,9 @@ import { networkForCollection } from '../domain/networks';
 import { FREQUENCIES } from '../domain/subscriptions';
 import { collectionRequestForVersion, listForVersion } from '../domain/versions';
 import { writeOnce, type DuplicateCheck } from '../services/duplicate-checks';
-import { logger } from '../log';
 import {
   findRequest, insertCollectionRequestIn, requestColumns, withContacts, type CreatedRequest, type NewCollectionRequest,
 } from '../services/collection-requests';
-import { launchCollectionRequest } from '../temporal/collection-requests';
 import { authPlugin } from './auth';
 import { ownedBy, parseId, type AppDeps } from './context';
 import { fieldErrors, notFound, type FieldErrors } from './errors';
@@ -119,7 +117,7 @@ const RequestFilters = v.object({
 });
 
 /** What creating a request needs from the process: the database, configuration and the launch settings. */
-export type CreateRequestDeps = Pick<AppDeps, 'sql' | 'config' | 'temporal'>;
+export type CreateRequestDeps = Pick<AppDeps, 'sql' | 'config' | 'launcher'>;
 export type Creator = { organizationId: number; userId: number; organizationName: string };
 
 const datePrompt = (example: string) => `Enter a valid date such as "tomorrow", "${example}", "31/12/2025" or "31/12/2025 13:00:00".`;
@@ -144,7 +142,7 @@ export async function createCollectionRequest(
   body: Record<string, unknown>,
   duplicateCheck: DuplicateCheck | null,
 ): Promise<CreatedRequest> {
-  const { sql, config, temporal } = deps;
+  const { sql, config, launcher } = deps;
   const input = validate(CollectionRequestCreate, body);
   const now = new Date();
   const errors: FieldErrors = {};
@@ -223,10 +221,7 @@ export async function createCollectionRequest(
     type: 'collection_request',
     id: result.request.id,
   }));
-  const launchDeps = { sql, client: temporal, taskQueue: config.temporal.taskQueue, failedPromptRetrySeconds: config.collectionRequests.failedPromptRetrySeconds };
-  await launchCollectionRequest(launchDeps, created, (error) =>
-    logger.warn('collection request launch deferred to the outbox sweep', { requestId: created.request.id, error }),
-  );
+  await launcher.afterCommit({ events: created.events, requests: [created.request] });
   return created;
 }
 

@@ -33,7 +33,7 @@ const CollectionFilters = v.object({
 });
 
 /** Collections (api.md 2.2, 4.1): read only; `claim` assigns an unmatched one to the caller. */
-export const collectionRoutes = ({ sql, config, dispatchEvents }: AppDeps) =>
+export const collectionRoutes = ({ sql, config, launcher }: AppDeps) =>
   new Elysia({ name: 'collections', prefix: '/api/collections' })
     .use(authPlugin(sql))
     .get(
@@ -59,7 +59,7 @@ export const collectionRoutes = ({ sql, config, dispatchEvents }: AppDeps) =>
             throw error;
           }
           if (claimed === null) return [];
-          await dispatchEvents(claimed.events);
+          await launcher.afterCommit({ events: claimed.events });
           // Rule 4: the answer to a claim is a list, not a single object.
           return (await collectionResources(sql, [claimed.collection])).map((collection) => collectionForVersion(collection, apiVersion));
         }

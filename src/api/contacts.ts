@@ -37,10 +37,10 @@ const ContactFilters = v.object({
 /** `sync` = 1 (number or text) asks for instant verification (api.md 4.4). */
 const wantsVerification = (value: unknown): boolean => value === 1 || value === '1';
 
-export const contactRoutes = ({ sql, config, temporal, dispatchEvents }: AppDeps) => {
+export const contactRoutes = ({ sql, config, launcher }: AppDeps) => {
   // Name look-ups come from the network adapter; the sandbox network is the one this service has.
   const network = config.sandbox
-    ? createSandboxNetwork({ sql, client: temporal, taskQueue: config.temporal.taskQueue, paymentDelaySeconds: config.collectionRequests.sandboxPaymentDelaySeconds })
+    ? createSandboxNetwork({ sql, launcher, paymentDelaySeconds: config.collectionRequests.sandboxPaymentDelaySeconds })
     : null;
   return new Elysia({ name: 'contacts', prefix: '/api/contacts' })
     .use(authPlugin(sql))
@@ -62,7 +62,7 @@ export const contactRoutes = ({ sql, config, temporal, dispatchEvents }: AppDeps
           if (creation.contact === null) throw fieldErrors({ phone_number: ['A contact with this phone number already exists.'] });
           return creation;
         }, (creation) => ({ type: 'contact', id: creation.contact.id }));
-        await dispatchEvents([created.event]);
+        await launcher.afterCommit({ events: [created.event] });
         set.status = 201;
         const contact = wantsVerification(input.metadata?.sync) ? await verifyContact(sql, created.contact, network) : created.contact;
         return contactForVersion(serializeContact(contact), apiVersion);

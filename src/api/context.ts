@@ -1,16 +1,30 @@
 import { notFound, permissionDenied } from './errors';
 import type { Client } from '@temporalio/client';
 import type { Config } from '../config';
-import type { Sql } from '../db';
-import type { EventDispatcher } from '../temporal/events';
+import { createSql, type Sql } from '../db';
+import { logger } from '../log';
+import { createLazyClient } from '../temporal/connection';
+import { launcherFromConfig, type Launcher } from '../temporal/launcher';
 
 /** What route modules need from the outside world, passed in by the process that serves them. */
 export type AppDeps = {
   config: Config;
   sql: Sql;
+  /** For health checks; workflows are started through the launcher. */
   temporal: Client;
-  dispatchEvents: EventDispatcher;
+  launcher: Launcher;
 };
+
+/** The dependencies of an API process (Bun or Deno): a database pool, a lazily connected Temporal client, the launcher. */
+export function createAppDeps(config: Config): AppDeps {
+  const temporal = createLazyClient(config.temporal);
+  return {
+    config,
+    sql: createSql(config.databaseUrl, config.databasePoolSize),
+    temporal,
+    launcher: launcherFromConfig(temporal, config, (message, fields) => logger.warn(message, fields)),
+  };
+}
 
 /** Path ids are positive integers; anything else cannot name a resource (404). */
 export function parseId(raw: string): number | null {

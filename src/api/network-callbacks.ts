@@ -4,7 +4,6 @@ import { keyMatches } from '../auth/keys';
 import { SUPPORTED_CURRENCIES } from '../domain/money';
 import { withinHorizon } from '../domain/dates';
 import { networkByName } from '../domain/networks';
-import { reportIncomingPayment } from '../temporal/collections';
 import type { AppDeps } from './context';
 import { ApiError } from './errors';
 import { REQUIRED, amountField, optionalText, phoneNumber, text, validate } from './fields';
@@ -32,7 +31,7 @@ const networkUnauthorized = () => new ApiError(401, { detail: 'Invalid network c
  * authenticated with that network's secret (`Authorization: Bearer <secret>`, issued by the admin
  * CLI), not with a merchant's key. A repeated report of a transaction is accepted and does nothing.
  */
-export const networkCallbackRoutes = ({ sql, config, temporal }: AppDeps) =>
+export const networkCallbackRoutes = ({ sql, launcher }: AppDeps) =>
   new Elysia({ name: 'network-callbacks' }).post(
     '/network/payments',
     async ({ request, set }) => {
@@ -45,7 +44,7 @@ export const networkCallbackRoutes = ({ sql, config, temporal }: AppDeps) =>
         : [];
       if (!network || !secret || !credential || !keyMatches(secret, credential.digest)) throw networkUnauthorized();
       const report = validate(IncomingPaymentReport, body);
-      const started = await reportIncomingPayment(temporal, config.temporal.taskQueue, {
+      const started = await launcher.startIncomingCollection({
         network: network.name,
         remoteTransactionId: report.remote_transaction_id,
         phoneNumber: report.phonenumber,
@@ -54,7 +53,7 @@ export const networkCallbackRoutes = ({ sql, config, temporal }: AppDeps) =>
         reference: report.reference ?? '',
         promptReference: report.prompt_reference,
         paymentDate: new Date(report.payment_date ?? Date.now()).toISOString(),
-      }, config.collections.verificationTimeoutSeconds);
+      });
       set.status = 202;
       return { status: started.duplicate ? 'duplicate' : 'accepted', workflow_id: started.workflowId };
     },

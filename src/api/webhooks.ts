@@ -1,15 +1,13 @@
 import { Elysia } from 'elysia';
 import * as v from 'valibot';
-import { EVENT_TYPES } from '../domain/events';
+import { EVENT_TYPES, type EventType } from '../domain/events';
 import { checkCallbackUrl } from '../domain/urls';
 import { listForVersion } from '../domain/versions';
 import { serializeDelivery, serializeWebhook, type WebhookRow } from '../domain/webhooks';
 import {
-  createWebhook, deleteWebhook, findDelivery, findWebhook, findWebhookEvenIfDeleted, listDeliveries, nextDeliveryId, openDelivery,
-  updateWebhook, WEBHOOK_COLUMNS,
+  createWebhook, deleteWebhook, findDelivery, findWebhook, findWebhookEvenIfDeleted, listDeliveries, updateWebhook, WEBHOOK_COLUMNS,
 } from '../services/webhooks';
-import { startWebhookRedelivery } from '../temporal/webhooks';
-import { webhookRedeliveryWorkflowId } from '../workflows/shared';
+import { recordRedelivery } from '../services/events';
 import { writeOnce } from '../services/duplicate-checks';
 import { MANAGE_ORGANIZATION, authPlugin } from './auth';
 import { ownedBy, parseId, type AppDeps } from './context';
@@ -57,7 +55,7 @@ const WebhookFilters = v.object({
 const DeliveryFilters = v.object({ event: v.optional(integerId) });
 const Redelivery = v.object({ event: integerId }, REQUIRED);
 
-export const webhookRoutes = ({ sql, config, temporal }: AppDeps) => {
+export const webhookRoutes = ({ sql, config, launcher }: AppDeps) => {
   const schemas = webhookSchemas(config.sandbox);
   const manage = { permission: MANAGE_ORGANIZATION } as const;
 
@@ -156,34 +154,20 @@ export const webhookRoutes = ({ sql, config, temporal }: AppDeps) => {
         const body = await parseRequestBody(request);
         const webhook = await ownedWebhook(params.id, principal.organizationId);
         const { event: eventId } = validate(Redelivery, body);
-        const [event] = await sql<{ type: string }[]>`
+        const [event] = await sql<{ type: EventType }[]>`
           select type from events where id = ${eventId} and organization_id = ${principal.organizationId}`;
         if (!event) throw fieldErrors({ event: [`Invalid pk "${eventId}" - object does not exist.`] });
         if (event.type !== webhook.event) {
           throw fieldErrors({ event: [`Event ${eventId} is a ${event.type} event; this webhook receives ${webhook.event} events.`] });
         }
-        const deliveryId = await nextDeliveryId(sql);
-        const input = {
-          eventId, webhookId: webhook.id, organizationId: principal.organizationId, eventType: event.type, deliveryId,
-          schedule: { retryDelaysMs: config.webhooks.retryDelaysMs, jitter: config.webhooks.jitter },
-        };
-        const workflowId = webhookRedeliveryWorkflowId(eventId, webhook.id, deliveryId);
-        await writeOnce(
+        // The row is the outbox: started after the commit, or by the sweep if this process dies first.
+        const pending = await writeOnce(
           sql, duplicateCheck,
-          (tx) => openDelivery(tx, { workflowId, deliveryId, organizationId: principal.organizationId, webhookId: webhook.id, eventId, redelivery: true }),
-          () => ({ type: 'webhook_delivery', id: deliveryId }),
+          (tx) => recordRedelivery(tx, { organizationId: principal.organizationId, webhookId: webhook.id, eventId, eventType: event.type }),
+          (row) => ({ type: 'webhook_delivery', id: row.id }),
         );
-        try {
-          await startWebhookRedelivery(temporal, config.temporal.taskQueue, input);
-        } catch (cause) {
-          // Nothing was started: the row and the key go, so the merchant can simply ask again.
-          await sql.begin(async (tx) => {
-            await tx`delete from webhook_deliveries where id = ${deliveryId} and status = 'pending'
-                     and not exists (select 1 from webhook_delivery_attempts where delivery_id = ${deliveryId})`;
-            await tx`delete from duplicate_check_keys where object_type = 'webhook_delivery' and object_id = ${deliveryId}`;
-          });
-          throw new ApiError(503, { detail: 'Redelivery could not be started; try again shortly.' }, {}, { cause });
-        }
+        await launcher.afterCommit({ deliveries: [pending] });
+        const deliveryId = pending.id;
         const delivery = await findDelivery(sql, deliveryId);
         if (!delivery) throw new Error(`delivery ${deliveryId} vanished after it was opened`);
         set.status = 202;

@@ -40,3 +40,14 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   }
   return false;
 }
+
+/**
+ * SQLSTATE classes no retry can fix: 22 data exception (numeric overflow, invalid text), 23
+ * integrity constraint violation (a check, a foreign key), 42 syntax error or access rule
+ * violation. Connection trouble (class 08 and friends) is transient and stays retryable.
+ */
+export function isPermanentDatabaseError(error: unknown): boolean {
+  if (isDatabaseUnavailable(error)) return false;
+  const code = String((error as { code?: unknown } | null)?.code ?? '');
+  return /^(22|23|42)[0-9A-Z]{3}$/.test(code);
+}

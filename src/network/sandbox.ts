@@ -1,9 +1,6 @@
-import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
-import { WorkflowIdReusePolicy } from '@temporalio/common';
 import type { Sql } from '../db';
 import type { Network } from '../domain/networks';
-import type { sandboxPayment } from '../workflows/sandbox-payment';
-import { sandboxPaymentWorkflowId } from '../workflows/shared';
+import type { Launcher } from '../temporal/launcher';
 import type { NameLookup, NetworkAdapter, PaymentPrompt, PromptResult, TextMessage } from './adapter';
 
 /** Test numbers of the sandbox network (facts.md). */
@@ -23,38 +20,41 @@ export const SANDBOX_DIRECTORY: Readonly<Record<string, { name: string; national
   '+80000000002': { name: 'Sandbox Tester', nationalId: 'SBX-0002' },
 };
 
-export type SandboxSettings = { sql: Sql; client: Client; taskQueue: string; paymentDelaySeconds: number };
+/** Only the API's name look-ups use the sandbox without a launcher; prompting needs one. */
+export type SandboxSettings = { sql: Sql; launcher: Launcher | null; paymentDelaySeconds: number };
 
 /**
  * The sandbox network: every prompt is accepted except the cancelling test number; the subscriber
- * "pays" once per request after a configurable delay (a durable workflow), except the never-paying
- * test number. Text messages are recorded instead of sent.
+ * "pays" once per request after a configurable delay, except the never-paying test number. The
+ * payment is reported through the same entry point a real network's callback uses (the launcher's
+ * incoming-collection start), delayed by the Temporal server itself (a workflow start delay), so
+ * it is durable from the moment the prompt is taken. Text messages are recorded instead of sent.
  */
-export function createSandboxNetwork({ sql, client, taskQueue, paymentDelaySeconds }: SandboxSettings): NetworkAdapter {
+export function createSandboxNetwork({ sql, launcher, paymentDelaySeconds }: SandboxSettings): NetworkAdapter {
   return {
     async requestPayment(prompt: PaymentPrompt): Promise<PromptResult> {
       if (prompt.phoneNumber === SANDBOX_CANCELLED_NUMBER) return { accepted: false, error: SANDBOX_CANCELLED_ERROR };
       if (prompt.phoneNumber === SANDBOX_NEVER_PAYS_NUMBER) return { accepted: true };
-      try {
-        await client.workflow.start<typeof sandboxPayment>('sandboxPayment', {
-          workflowId: sandboxPaymentWorkflowId(prompt.requestId),
-          // The sandbox subscriber pays a request once, however many prompts it gets.
-          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-          taskQueue,
-          args: [{
-            requestId: prompt.requestId,
-            phoneNumber: prompt.phoneNumber,
-            amount: prompt.amount,
-            currency: prompt.currency,
-            reference: prompt.reference,
-            promptReference: prompt.promptReference,
-            network: prompt.network.name,
-            delaySeconds: paymentDelaySeconds,
-          }],
-        });
-      } catch (error) {
-        if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
-      }
+      if (launcher === null) throw new Error('the sandbox network needs a launcher to pay');
+      // The sandbox subscriber pays a request once, however many prompts it gets: one transaction id per request.
+      const remoteTransactionId = `SBX-${prompt.requestId}`;
+      const paymentDate = new Date(Date.now() + paymentDelaySeconds * 1000);
+      const [recorded] = await sql<{ reference: string; promptReference: string | null; created: Date }[]>`
+        insert into sandbox_payments (remote_transaction_id, phone_number, amount, currency, reference, network, prompt_reference, created)
+        values (${remoteTransactionId}, ${prompt.phoneNumber}, ${prompt.amount}, ${prompt.currency}, ${prompt.reference}, ${prompt.network.name},
+                ${prompt.promptReference}, ${paymentDate})
+        on conflict (remote_transaction_id) do update set remote_transaction_id = excluded.remote_transaction_id
+        returning reference, prompt_reference as "promptReference", created`;
+      await launcher.startIncomingCollection({
+        network: prompt.network.name,
+        remoteTransactionId,
+        phoneNumber: prompt.phoneNumber,
+        amount: prompt.amount,
+        currency: prompt.currency,
+        reference: recorded?.reference ?? prompt.reference,
+        promptReference: recorded?.promptReference ?? prompt.promptReference,
+        paymentDate: (recorded?.created ?? paymentDate).toISOString(),
+      }, { delaySeconds: paymentDelaySeconds });
       return { accepted: true };
     },
 

@@ -1,11 +1,10 @@
 import type { Queryable, Sql } from '../db';
 import { serializeCollectionRequest, type CollectionRequestRow, type RequestStatus, FINAL_STATUSES } from '../domain/collection-requests';
 import { serializeContact, type ContactRow } from '../domain/contacts';
-import type { EventRow } from '../domain/events';
 import { parseRequestDate } from '../domain/dates';
 import type { CollectionRequestInput, SubscriptionInput } from '../workflows/shared';
 import { CONTACT_COLUMNS } from './contacts';
-import { recordEvent } from './events';
+import { recordEvent, type RecordedEvent } from './events';
 
 /** The request columns, optionally qualified by a table alias (`r.`). */
 export const requestColumns = (t = ''): string => `${t}id, ${t}organization_id as "organizationId", ${t}account_id as "accountId", ${t}contact_id as "contactId",
@@ -61,7 +60,7 @@ export type NewCollectionRequest = {
   occurrenceAt?: Date | null;
 };
 
-export type CreatedRequest = RequestWithContact & { events: EventRow[]; created: boolean };
+export type CreatedRequest = RequestWithContact & { events: RecordedEvent[]; created: boolean };
 
 /**
  * Saves a request in one transaction with its contact (created, or renamed when names are given)
@@ -74,7 +73,7 @@ export async function insertCollectionRequest(sql: Sql, input: NewCollectionRequ
 
 /** `insertCollectionRequest` in the caller's transaction. */
 export async function insertCollectionRequestIn(tx: Queryable, input: NewCollectionRequest): Promise<CreatedRequest> {
-  const events: EventRow[] = [];
+  const events: RecordedEvent[] = [];
   const [contact] = await tx<(ContactRow & { inserted: boolean })[]>`
     insert into contacts (organization_id, first_name, last_name, phone_number, author)
     values (${input.organizationId}, ${input.firstName ?? 'Anonymous'}, ${input.lastName ?? 'Contact'}, ${input.phoneNumber}, ${input.author})
@@ -124,28 +123,37 @@ export type StatusChange = {
  * transaction. Idempotent: a request already in that status, or already final, is left as it is
  * and no event is written (returns null), so a retried activity never doubles an event.
  */
-export async function changeRequestStatus(sql: Sql, change: StatusChange): Promise<EventRow | null> {
-  return await sql.begin(async (tx) => {
+export async function changeRequestStatus(sql: Sql, change: StatusChange): Promise<RecordedEvent | null> {
+  return (await sql.begin((tx) => changeRequestStatusIn(tx, change))) as RecordedEvent | null;
+}
+
+/** `changeRequestStatus` in the caller's transaction (the credit of a collection records `successful` with it). */
+export async function changeRequestStatusIn(tx: Queryable, change: StatusChange): Promise<RecordedEvent | null> {
+  // A status change means the request's workflow runs: the outbox sweep need not start it.
+  const [updated] = await tx<CollectionRequestRow[]>`
+    update collection_requests set
+      status = ${change.status},
+      attempts = ${change.attempts === undefined ? tx`attempts` : tx`greatest(attempts, ${change.attempts})`},
+      error_message = ${change.errorMessage === undefined ? tx`error_message` : change.errorMessage},
+      collection_id = ${change.collectionId === undefined ? tx`collection_id` : change.collectionId},
+      remote_transaction_id = ${change.remoteTransactionId === undefined ? tx`remote_transaction_id` : change.remoteTransactionId},
+      workflow_started_at = coalesce(workflow_started_at, now()),
+      modified = now()
+    where id = ${change.requestId} and status <> ${change.status} and status not in ${tx(FINAL_STATUSES as RequestStatus[])}
+    returning ${tx.unsafe(REQUEST_COLUMNS)}`;
+  if (!updated) {
+    // Nothing changed; the attempts still count (a refused prompt records no status).
     if (change.attempts !== undefined) {
       await tx`update collection_requests set attempts = greatest(attempts, ${change.attempts}) where id = ${change.requestId}`;
     }
-    const [updated] = await tx<CollectionRequestRow[]>`
-      update collection_requests set
-        status = ${change.status},
-        error_message = ${change.errorMessage === undefined ? tx`error_message` : change.errorMessage},
-        collection_id = ${change.collectionId === undefined ? tx`collection_id` : change.collectionId},
-        remote_transaction_id = ${change.remoteTransactionId === undefined ? tx`remote_transaction_id` : change.remoteTransactionId},
-        modified = now()
-      where id = ${change.requestId} and status <> ${change.status} and status not in ${tx(FINAL_STATUSES as RequestStatus[])}
-      returning ${tx.unsafe(REQUEST_COLUMNS)}`;
-    if (!updated) return null;
-    const [withContact] = await withContacts(tx, [updated]);
-    return await recordEvent(tx, {
-      organizationId: updated.organizationId,
-      type: 'collectionrequest.status.changed',
-      data: serializeCollectionRequest(withContact!.request, withContact!.contact),
-      author: null,
-    });
+    return null;
+  }
+  const [withContact] = await withContacts(tx, [updated]);
+  return await recordEvent(tx, {
+    organizationId: updated.organizationId,
+    type: 'collectionrequest.status.changed',
+    data: serializeCollectionRequest(withContact!.request, withContact!.contact),
+    author: null,
   });
 }
 

@@ -4,10 +4,12 @@ import {
   requestOfPromptReference, serializeCollection, serializeTransaction, type AccountRow, type CollectionResource, type CollectionRow, type TransactionRow,
 } from '../domain/collections';
 import { serializeContact, type ContactRow } from '../domain/contacts';
-import type { EventRow } from '../domain/events';
 import { findRequest } from './collection-requests';
 import { CONTACT_COLUMNS } from './contacts';
-import { recordEvent } from './events';
+import { recordEvent, type RecordedEvent } from './events';
+import { changeRequestStatusIn } from './collection-requests';
+import { isPermanentDatabaseError } from '../db';
+import type postgres from 'postgres';
 import type { IncomingPaymentInput } from '../workflows/shared';
 
 export const collectionColumns = (t = ''): string => `${t}id, ${t}organization_id as "organizationId", ${t}network,
@@ -72,20 +74,24 @@ export async function findCollection(sql: Queryable, id: number): Promise<Collec
 /** A payment as a network reports it (the incoming-collection workflow's input). */
 export type IncomingPayment = IncomingPaymentInput;
 
-/** Stores a reported payment once: a repeat of the same network transaction returns the first row. */
-export async function storeIncomingPayment(sql: Sql, payment: IncomingPayment): Promise<CollectionRow> {
-  const [inserted] = await sql<CollectionRow[]>`
+/** Stores a reported payment once: a repeat of the same network transaction returns the first row (locked). */
+export async function storeIncomingPaymentIn(tx: Queryable, payment: IncomingPayment): Promise<CollectionRow> {
+  const [inserted] = await tx<CollectionRow[]>`
     insert into collections (network, remote_transaction_id, phone_number, amount, currency, reference, prompt_reference, payment_date)
     values (${payment.network}, ${payment.remoteTransactionId}, ${payment.phoneNumber}, ${payment.amount}, ${payment.currency},
             ${payment.reference}, ${payment.promptReference ?? null}, ${payment.paymentDate})
     on conflict (network, remote_transaction_id) do nothing
-    returning ${sql.unsafe(COLLECTION_COLUMNS)}`;
+    returning ${tx.unsafe(COLLECTION_COLUMNS)}`;
   if (inserted) return inserted;
-  const [existing] = await sql<CollectionRow[]>`
-    select ${sql.unsafe(COLLECTION_COLUMNS)} from collections
-    where network = ${payment.network} and remote_transaction_id = ${payment.remoteTransactionId}`;
+  const [existing] = await tx<CollectionRow[]>`
+    select ${tx.unsafe(COLLECTION_COLUMNS)} from collections
+    where network = ${payment.network} and remote_transaction_id = ${payment.remoteTransactionId} for update`;
   if (!existing) throw new Error('collection vanished after a conflicting insert');
   return existing;
+}
+
+export async function storeIncomingPayment(sql: Sql, payment: IncomingPayment): Promise<CollectionRow> {
+  return (await sql.begin((tx) => storeIncomingPaymentIn(tx, payment))) as CollectionRow;
 }
 
 /** How a collection found its request: through the prompt it answered, or as the one organization's look-alike. */
@@ -102,57 +108,61 @@ export type Match = { requestId: number; organizationId: number; rule: MatchRule
  * returns its request.
  */
 export async function matchCollection(sql: Sql, collectionId: number): Promise<Match | null> {
-  return await sql.begin(async (tx) => {
-    const [collection] = await tx<CollectionRow[]>`select ${tx.unsafe(COLLECTION_COLUMNS)} from collections where id = ${collectionId} for update`;
-    if (!collection) throw new Error(`collection ${collectionId} does not exist`);
-    const rule: MatchRule = collection.promptReference !== null ? 'prompt_reference' : 'single_organization';
-    if (collection.collectionRequestId !== null) {
-      const [request] = await tx<{ organizationId: number }[]>`select organization_id as "organizationId" from collection_requests where id = ${collection.collectionRequestId}`;
-      return { requestId: collection.collectionRequestId, organizationId: request!.organizationId, rule };
-    }
-    if (collection.status !== 'pending' || collection.organizationId !== null) return null;
-    const lookAlike = tx`
-      phone_number = ${collection.phoneNumber} and currency = ${collection.currency} and amount = ${collection.amount}::numeric
-      and status in ${tx(OPEN_STATUSES as RequestStatus[])} and collection_id is null and expiry_date > now()`;
-    let candidates;
-    if (collection.promptReference !== null) {
-      const requestId = requestOfPromptReference(collection.promptReference);
-      if (requestId === null) return null;
-      candidates = tx<{ id: number; organizationId: number }[]>`
-        select id, organization_id as "organizationId" from collection_requests where id = ${requestId} and ${lookAlike} for update`;
-    } else {
-      // Which organizations have a look-alike, read without locks: a request another match holds is still counted.
-      // The lock below waits (no SKIP LOCKED): a request whose status is being recorded is still this payment's;
-      // one another payment reserved meanwhile fails the re-check and the next oldest is taken.
-      const organizations = await tx<{ organizationId: number }[]>`
-        select distinct organization_id as "organizationId" from collection_requests where ${lookAlike} limit 2`;
-      if (organizations.length !== 1) return null;
-      candidates = tx<{ id: number; organizationId: number }[]>`
-        select id, organization_id as "organizationId" from collection_requests
-        where organization_id = ${organizations[0]!.organizationId} and ${lookAlike}
-        order by created, id limit 1 for update`;
-    }
-    const [request] = await candidates;
-    if (!request) return null;
-    await tx`update collection_requests set collection_id = ${collectionId} where id = ${request.id}`;
-    await tx`update collections set collection_request_id = ${request.id}, modified = now() where id = ${collectionId}`;
-    return { requestId: request.id, organizationId: request.organizationId, rule };
-  });
+  return (await sql.begin((tx) => matchCollectionIn(tx, collectionId))) as Match | null;
 }
 
-export type Acceptance = { collection: CollectionRow; events: EventRow[] };
+/** `matchCollection` in the caller's transaction. */
+export async function matchCollectionIn(tx: Queryable, collectionId: number): Promise<Match | null> {
+  const [collection] = await tx<CollectionRow[]>`select ${tx.unsafe(COLLECTION_COLUMNS)} from collections where id = ${collectionId} for update`;
+  if (!collection) throw new Error(`collection ${collectionId} does not exist`);
+  const rule: MatchRule = collection.promptReference !== null ? 'prompt_reference' : 'single_organization';
+  if (collection.collectionRequestId !== null) {
+    const [request] = await tx<{ organizationId: number }[]>`select organization_id as "organizationId" from collection_requests where id = ${collection.collectionRequestId}`;
+    return { requestId: collection.collectionRequestId, organizationId: request!.organizationId, rule };
+  }
+  if (collection.status !== 'pending' || collection.organizationId !== null) return null;
+  const lookAlike = tx`
+    phone_number = ${collection.phoneNumber} and currency = ${collection.currency} and amount = ${collection.amount}::numeric
+    and status in ${tx(OPEN_STATUSES as RequestStatus[])} and collection_id is null and expiry_date > now()`;
+  let candidates;
+  if (collection.promptReference !== null) {
+    const requestId = requestOfPromptReference(collection.promptReference);
+    if (requestId === null) return null;
+    candidates = tx<{ id: number; organizationId: number }[]>`
+      select id, organization_id as "organizationId" from collection_requests where id = ${requestId} and ${lookAlike} for update`;
+  } else {
+    // Which organizations have a look-alike, read without locks: a request another match holds is still counted.
+    // The lock below waits (no SKIP LOCKED): a request whose status is being recorded is still this payment's;
+    // one another payment reserved meanwhile fails the re-check and the next oldest is taken.
+    const organizations = await tx<{ organizationId: number }[]>`
+      select distinct organization_id as "organizationId" from collection_requests where ${lookAlike} limit 2`;
+    if (organizations.length !== 1) return null;
+    candidates = tx<{ id: number; organizationId: number }[]>`
+      select id, organization_id as "organizationId" from collection_requests
+      where organization_id = ${organizations[0]!.organizationId} and ${lookAlike}
+      order by created, id limit 1 for update`;
+  }
+  const [request] = await candidates;
+  if (!request) return null;
+  await tx`update collection_requests set collection_id = ${collectionId} where id = ${request.id}`;
+  await tx`update collections set collection_request_id = ${request.id}, modified = now() where id = ${collectionId}`;
+  return { requestId: request.id, organizationId: request.organizationId, rule };
+}
+
+export type Acceptance = { collection: CollectionRow; events: RecordedEvent[] };
 
 /**
  * Assigns a collection to an organization and credits its wallet, in the caller's transaction:
  * the contact for a new number (with `contact.created`), a `mobile_collection` transaction (one per
- * collection, by a unique index), the balance, and `collection.received`. A collection already
- * accepted is returned unchanged with no events.
+ * collection, by a unique index), the balance, the request it pays marked `successful` (with its
+ * event: money credited and request successful are one fact), and `collection.received`. A
+ * collection already accepted is returned unchanged with no events.
  */
 export async function acceptCollectionIn(tx: Queryable, collectionId: number, organizationId: number, author: number | null): Promise<Acceptance> {
   const [collection] = await tx<CollectionRow[]>`select ${tx.unsafe(COLLECTION_COLUMNS)} from collections where id = ${collectionId} for update`;
   if (!collection) throw new Error(`collection ${collectionId} does not exist`);
   if (collection.status === 'successful') return { collection, events: [] };
-  const events: EventRow[] = [];
+  const events: RecordedEvent[] = [];
   const [requestAccount] = collection.collectionRequestId === null
     ? []
     : await tx<{ accountId: number | null }[]>`select account_id as "accountId" from collection_requests where id = ${collection.collectionRequestId}`;
@@ -183,6 +193,16 @@ export async function acceptCollectionIn(tx: Queryable, collectionId: number, or
     values (${accountId}, ${collection.amount}, ${collection.currency}, 'mobile_collection',
             ${`Collection ${collection.remoteTransactionId} from ${collection.phoneNumber}`}, ${collection.id})`;
   await tx`update accounts set balance = balance + ${collection.amount}::numeric, modified = now() where id = ${accountId}`;
+  if (collection.collectionRequestId !== null) {
+    const successful = await changeRequestStatusIn(tx, {
+      requestId: collection.collectionRequestId,
+      status: 'successful',
+      collectionId: collection.id,
+      remoteTransactionId: collection.remoteTransactionId,
+      errorMessage: null,
+    });
+    if (successful) events.push(successful);
+  }
   const [accepted] = await tx<CollectionRow[]>`
     update collections set organization_id = ${organizationId}, status = 'successful', contact_id = ${contact!.id},
       updated_by = ${author}, modified = now()
@@ -216,13 +236,72 @@ export async function rejectCollection(sql: Sql, collectionId: number, organizat
  * its request free again. Operators find it by its status and reason; nothing was credited.
  */
 export async function failCollection(sql: Sql, collectionId: number, organizationId: number | null, reason: string): Promise<void> {
-  await sql.begin(async (tx) => {
-    await tx`update collection_requests set collection_id = null where collection_id = ${collectionId}`;
-    await tx`
-      update collections set status = 'failed', rejection_reason = ${reason.slice(0, 500)}, organization_id = coalesce(organization_id, ${organizationId}),
-        collection_request_id = null, modified = now()
-      where id = ${collectionId} and status = 'pending'`;
-  });
+  await sql.begin((tx) => failCollectionIn(tx, collectionId, organizationId, reason));
+}
+
+export async function failCollectionIn(tx: Queryable, collectionId: number, organizationId: number | null, reason: string): Promise<void> {
+  await tx`update collection_requests set collection_id = null where collection_id = ${collectionId}`;
+  await tx`
+    update collections set status = 'failed', rejection_reason = ${reason.slice(0, 500)}, organization_id = coalesce(organization_id, ${organizationId}),
+      collection_request_id = null, modified = now()
+    where id = ${collectionId} and status = 'pending'`;
+}
+
+/**
+ * Accepts and credits in a savepoint: a database error no retry can fix (a wallet sum that would
+ * leave its column) rolls back the credit only, and the collection ends `failed` with the reason in
+ * the same transaction, instead of an activity retrying forever.
+ */
+async function acceptOrFailIn(tx: Queryable, collectionId: number, organizationId: number): Promise<Acceptance | { failed: string }> {
+  try {
+    return (await (tx as postgres.TransactionSql).savepoint((savepoint) => acceptCollectionIn(savepoint, collectionId, organizationId, null))) as Acceptance;
+  } catch (error) {
+    if (!isPermanentDatabaseError(error)) throw error;
+    const reason = `Could not be credited: ${(error as Error).message}`;
+    await failCollectionIn(tx, collectionId, organizationId, reason);
+    return { failed: reason };
+  }
+}
+
+/** What receiving a reported payment came to, and what the caller does next. */
+export type Receipt =
+  | { outcome: 'accepted'; collectionId: number; requestId: number | null; remoteTransactionId: string; events: RecordedEvent[] }
+  | { outcome: 'verify'; collectionId: number; match: Match }
+  | { outcome: 'unmatched' | 'already-processed'; collectionId: number; events: RecordedEvent[] }
+  | { outcome: 'failed'; collectionId: number; requestId: number | null; reason: string };
+
+/**
+ * A reported payment, in one transaction: stored once, matched tenant-safely, and, unless the
+ * organization's verification URL must be asked first (`verify`: the request stays reserved),
+ * assigned, credited and its request marked successful. Idempotent: a payment already accepted
+ * answers `accepted` again (so the caller tells the request's workflow again, harmlessly).
+ */
+export async function receivePayment(sql: Sql, payment: IncomingPayment, asksVerification: (network: string) => boolean): Promise<Receipt> {
+  return (await sql.begin(async (tx): Promise<Receipt> => {
+    const collection = await storeIncomingPaymentIn(tx, payment);
+    if (collection.status === 'successful') {
+      return { outcome: 'accepted', collectionId: collection.id, requestId: collection.collectionRequestId, remoteTransactionId: collection.remoteTransactionId, events: [] };
+    }
+    if (collection.status !== 'pending' || collection.organizationId !== null) return { outcome: 'already-processed', collectionId: collection.id, events: [] };
+    const match = await matchCollectionIn(tx, collection.id);
+    if (match === null) return { outcome: 'unmatched', collectionId: collection.id, events: [] };
+    const [organization] = await tx<{ verificationUrl: string | null }[]>`
+      select verification_url as "verificationUrl" from organizations where id = ${match.organizationId}`;
+    if (organization?.verificationUrl && asksVerification(collection.network)) return { outcome: 'verify', collectionId: collection.id, match };
+    const accepted = await acceptOrFailIn(tx, collection.id, match.organizationId);
+    if ('failed' in accepted) return { outcome: 'failed', collectionId: collection.id, requestId: match.requestId, reason: accepted.failed };
+    return { outcome: 'accepted', collectionId: collection.id, requestId: match.requestId, remoteTransactionId: collection.remoteTransactionId, events: accepted.events };
+  })) as Receipt;
+}
+
+/** After the merchant's verification URL accepted it (or the default did): assign and credit, or fail for good. */
+export async function acceptVerified(sql: Sql, collectionId: number, organizationId: number): Promise<Receipt> {
+  return (await sql.begin(async (tx): Promise<Receipt> => {
+    const accepted = await acceptOrFailIn(tx, collectionId, organizationId);
+    if ('failed' in accepted) return { outcome: 'failed', collectionId, requestId: null, reason: accepted.failed };
+    const { collection } = accepted;
+    return { outcome: 'accepted', collectionId, requestId: collection.collectionRequestId, remoteTransactionId: collection.remoteTransactionId, events: accepted.events };
+  })) as Receipt;
 }
 
 export class ClaimError extends Error {}

@@ -3,8 +3,7 @@ import { nameMatchScore } from '../domain/name-match';
 import { networkForNumber } from '../domain/networks';
 import type { NetworkAdapter } from '../network/adapter';
 import { serializeContact, type ContactRow, type ContactVerification } from '../domain/contacts';
-import type { EventRow } from '../domain/events';
-import { recordEvent } from './events';
+import { recordEvent, type RecordedEvent } from './events';
 
 export const CONTACT_COLUMNS = `id, organization_id as "organizationId", first_name as "firstName", last_name as "lastName",
   email, phone_number as "phoneNumber", type, status, metadata, author, updated_by as "updatedBy", created, modified,
@@ -24,7 +23,7 @@ export type NewContact = {
   metadata: Record<string, unknown> | null;
 };
 
-export type ContactCreation = { contact: ContactRow; event: EventRow } | { contact: null; event: null };
+export type ContactCreation = { contact: ContactRow; event: RecordedEvent } | { contact: null; event: null };
 
 /**
  * Inserts a contact and its `contact.created` event in one transaction. When the organization

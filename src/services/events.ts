@@ -1,19 +1,76 @@
 import type { Queryable } from '../db';
 import type { EventRow, EventType } from '../domain/events';
+import { webhookDeliveryWorkflowId, webhookRedeliveryWorkflowId } from '../workflows/shared';
 
 export const EVENT_COLUMNS = `id, organization_id as "organizationId", type, data, author, updated_by as "updatedBy", created, modified`;
 
 export type NewEvent = { organizationId: number; type: EventType; data: Record<string, unknown>; author: number | null };
 
 /**
- * Writes an event in the caller's transaction (the outbox), so it exists exactly when the change
- * it reports does. Dispatch happens after commit.
+ * A delivery row waiting for its workflow (`webhook-delivery-<event>-<webhook>`, or a redelivery's
+ * own id): what the launcher starts after the commit, and the outbox sweep when nobody did.
  */
-export async function recordEvent(tx: Queryable, event: NewEvent): Promise<EventRow> {
-  const [row] = await tx<EventRow[]>`
-    insert into events (organization_id, type, data, author)
-    values (${event.organizationId}, ${event.type}, ${tx.json(event.data as Parameters<typeof tx.json>[0])}, ${event.author})
-    returning ${tx.unsafe(EVENT_COLUMNS)}`;
+export type PendingDelivery = {
+  id: number;
+  workflowId: string;
+  organizationId: number;
+  webhookId: number;
+  eventId: number;
+  eventType: EventType;
+  redelivery: boolean;
+};
+
+/** An event as recorded, with the deliveries its transaction recorded for it. */
+export type RecordedEvent = EventRow & { deliveries: PendingDelivery[] };
+
+/**
+ * Writes an event in the caller's transaction (the outbox), so it exists exactly when the change
+ * it reports does, together with one delivery row per live webhook of the organization subscribed
+ * to its type (a hook fires for events after its creation only). One statement. After the commit
+ * the launcher starts those deliveries' workflows; an event nobody listens to costs no workflow.
+ */
+export async function recordEvent(tx: Queryable, event: NewEvent): Promise<RecordedEvent> {
+  const [row] = await tx<(EventRow & { deliveries: Omit<PendingDelivery, 'workflowId' | 'eventType' | 'redelivery'>[] })[]>`
+    with event as (
+      insert into events (organization_id, type, data, author)
+      values (${event.organizationId}, ${event.type}, ${tx.json(event.data as Parameters<typeof tx.json>[0])}, ${event.author})
+      returning ${tx.unsafe(EVENT_COLUMNS)}
+    ), deliveries as (
+      insert into webhook_deliveries (workflow_id, organization_id, webhook_id, event_id, redelivery)
+      select 'webhook-delivery-' || event.id || '-' || w.id, w.organization_id, w.id, event.id, false
+      from event join webhooks w on w.organization_id = event."organizationId" and w.event = event.type and w.deleted_at is null
+      returning id, organization_id as "organizationId", webhook_id as "webhookId", event_id as "eventId"
+    )
+    select event.*, coalesce((select json_agg(deliveries order by deliveries."webhookId") from deliveries), '[]') as deliveries from event`;
   if (!row) throw new Error('insert into events returned no row');
-  return row;
+  const { deliveries, ...recorded } = row;
+  return {
+    ...recorded,
+    deliveries: deliveries.map((delivery) => ({
+      ...delivery,
+      workflowId: webhookDeliveryWorkflowId(delivery.eventId, delivery.webhookId),
+      eventType: recorded.type,
+      redelivery: false,
+    })),
+  };
+}
+
+/** The redelivery row of an event to a webhook (the merchant asked for it), in the caller's transaction. */
+export async function recordRedelivery(tx: Queryable, input: { organizationId: number; webhookId: number; eventId: number; eventType: EventType }): Promise<PendingDelivery> {
+  const [row] = await tx<{ id: number }[]>`
+    insert into webhook_deliveries (id, workflow_id, organization_id, webhook_id, event_id, redelivery)
+    select next.id, 'webhook-delivery-' || ${input.eventId}::bigint || '-' || ${input.webhookId}::bigint || '-redelivery-' || next.id,
+           ${input.organizationId}, ${input.webhookId}, ${input.eventId}, true
+    from (select nextval(pg_get_serial_sequence('webhook_deliveries', 'id'))::bigint as id) next
+    returning id`;
+  if (!row) throw new Error('insert into webhook_deliveries returned no row');
+  return {
+    id: row.id,
+    workflowId: webhookRedeliveryWorkflowId(input.eventId, input.webhookId, row.id),
+    organizationId: input.organizationId,
+    webhookId: input.webhookId,
+    eventId: input.eventId,
+    eventType: input.eventType,
+    redelivery: true,
+  };
 }

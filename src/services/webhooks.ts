@@ -135,25 +135,20 @@ export type OpenDelivery = {
 };
 
 /**
- * The delivery row of a workflow, made once whoever asks first (the API for a redelivery, the
- * workflow itself). Null when the event or the webhook no longer exists.
+ * The delivery row of a workflow, made once whoever asks first (the transaction that recorded the
+ * event, the API for a redelivery, the workflow itself), and marked as having its workflow: the
+ * outbox sweep leaves it alone from then on. Null when the event or the webhook no longer exists.
  */
 export async function openDelivery(sql: Queryable, input: OpenDelivery): Promise<number | null> {
   const [row] = await sql<{ id: number }[]>`
-    insert into webhook_deliveries (id, workflow_id, organization_id, webhook_id, event_id, redelivery)
+    insert into webhook_deliveries (id, workflow_id, organization_id, webhook_id, event_id, redelivery, workflow_started_at)
     select coalesce(${input.deliveryId}::bigint, nextval(pg_get_serial_sequence('webhook_deliveries', 'id'))),
-           ${input.workflowId}, ${input.organizationId}, w.id, e.id, ${input.redelivery}
+           ${input.workflowId}, ${input.organizationId}, w.id, e.id, ${input.redelivery}, now()
     from events e, webhooks w
     where e.id = ${input.eventId} and w.id = ${input.webhookId}
-    on conflict (workflow_id) do update set workflow_id = excluded.workflow_id
+    on conflict (workflow_id) do update set workflow_started_at = coalesce(webhook_deliveries.workflow_started_at, now())
     returning id`;
   return row?.id ?? null;
-}
-
-export async function nextDeliveryId(sql: Queryable): Promise<number> {
-  const [row] = await sql<{ id: number }[]>`select nextval(pg_get_serial_sequence('webhook_deliveries', 'id'))::bigint as id`;
-  if (!row) throw new Error('nextval returned no row');
-  return row.id;
 }
 
 const ATTEMPT_COLUMNS = `attempt, started_at as "startedAt", duration_ms as "durationMs", outcome, status_code as "statusCode",

@@ -1,33 +1,42 @@
-import { condition, log, proxyActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import { condition, log, patched, proxyActivities, proxyLocalActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import type { createCollectionRequestActivities } from '../activities/collection-requests';
 import type { RequestStatus } from '../domain/collection-requests';
+import { collectionRequestV1 } from './legacy/collection-request';
 import {
-  collectionMatchedSignal, collectionRequestStateQuery, searchAttributes,
+  LEAN_CORE_PATCH, collectionMatchedSignal, collectionRequestStateQuery, searchAttributes,
   type CollectionMatch, type CollectionRequestInput, type CollectionRequestState,
 } from './shared';
 
 type Activities = ReturnType<typeof createCollectionRequestActivities>;
 
-const { recordRequestStatus, sendInstructions, sendSuccessMessage } = proxyActivities<Activities>({
-  // Short: an activity lost with a dead worker is retried elsewhere after this long.
+const { recordRequestStatus } = proxyLocalActivities<Activities>({
+  // One PostgreSQL transaction, well under a second; an outage is waited out, it is idempotent.
   startToCloseTimeout: '10 seconds',
-  // Database writes and text messages: keep trying through outages, they are idempotent.
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
 });
 
-const { promptForPayment } = proxyActivities<Activities>({
+const { promptSubscriber, sendSuccessMessage } = proxyActivities<Activities>({
+  // Calls that leave the process (the network). Short: an activity lost with a dead worker is
+  // retried elsewhere after this long.
   startToCloseTimeout: '15 seconds',
-  // A refusal is a result, not an error. The activity turns a network that keeps failing into a
-  // refusal after a few tries, so retries here outlast only our own outages (database, worker).
-  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+  // A refused prompt is a result, not an error: the activity turns a network that keeps failing into
+  // a refusal after a few tries, so retries here outlast only our own outages (database, worker).
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
 });
 
 /**
- * One collection request (`collection-request-<id>`), from creation to a final status:
- * `new` until its start, then prompts and retries, `successful` on a matched collection,
- * `failed` when prompts fail with no retry left, `expired` at its expiry date.
+ * One collection request (`collection-request-<id>`), from creation to a final status: `new`
+ * until its start, then prompts and retries, `successful` when a collection pays it, `failed`
+ * when prompts fail with no retry left, `expired` at its expiry date.
+ *
+ * The lean shape (DESIGN.md, Workflows): a prompt is one regular activity (text, push, and their
+ * status changes); status changes of its own are local activities; `successful` is recorded by
+ * the transaction that credits the collection, and the signal only tells this workflow to send the
+ * success text and end. Executions started before it replay the first shape (legacy/).
  */
 export async function collectionRequest(input: CollectionRequestInput): Promise<CollectionRequestState> {
+  if (!patched(LEAN_CORE_PATCH)) return await collectionRequestV1(input);
+
   const state: CollectionRequestState = { status: 'new', attempts: 0, collectionId: null, errorMessage: null };
   let match: CollectionMatch | null = null;
   setHandler(collectionRequestStateQuery, () => ({ ...state }));
@@ -38,16 +47,20 @@ export async function collectionRequest(input: CollectionRequestInput): Promise<
   const expiresAt = Date.parse(input.expiresAt);
   const untilExpiry = () => Math.max(0, expiresAt - Date.now());
   const matched = () => match !== null;
+  /** Waits up to `ms` (never past expiry) for a paying collection; true when one arrived. */
+  const waitForMatch = (ms: number) => condition(matched, Math.min(ms, untilExpiry()));
 
-  async function setStatus(status: RequestStatus, details: { errorMessage?: string | null } = {}): Promise<void> {
-    await recordRequestStatus({ requestId: input.requestId, status, attempts: state.attempts, ...details });
+  function showStatus(status: RequestStatus | null): void {
+    if (status === null || status === state.status) return;
     state.status = status;
-    if (details.errorMessage !== undefined) state.errorMessage = details.errorMessage;
     upsertSearchAttributes([{ key: searchAttributes.requestStatus, value: status }]);
   }
 
-  /** Waits up to `ms` (never past expiry) for a matching collection; true when one arrived. */
-  const waitForMatch = (ms: number) => condition(matched, Math.min(ms, untilExpiry()));
+  async function setStatus(status: RequestStatus, details: { errorMessage?: string | null } = {}): Promise<void> {
+    await recordRequestStatus({ requestId: input.requestId, status, attempts: state.attempts, ...details });
+    if (details.errorMessage !== undefined) state.errorMessage = details.errorMessage;
+    showStatus(status);
+  }
 
   const startAt = input.startAt === null ? null : Date.parse(input.startAt);
   if (startAt !== null && startAt > Date.now()) await waitForMatch(startAt - Date.now());
@@ -60,27 +73,24 @@ export async function collectionRequest(input: CollectionRequestInput): Promise<
   }
   while (input.sendInstructions && !matched() && untilExpiry() > 0) {
     state.attempts += 1;
-    const attempt = state.attempts;
-    if (input.sendSms) {
-      await sendInstructions({ requestId: input.requestId, attempt });
-      await setStatus('instructions_sent');
-    }
-    if (input.networkPullsFunds) {
-      const prompt = await promptForPayment({ requestId: input.requestId, attempt });
-      if (!prompt.accepted) {
-        log.info('prompt refused', { requestId: input.requestId, attempt, error: prompt.error });
-        if (retriesLeft === 0) {
-          await setStatus('failed', { errorMessage: prompt.error });
-          return { ...state };
-        }
-        retriesLeft -= 1;
-        state.errorMessage = prompt.error;
-        await waitForMatch((input.retryIntervalSeconds ?? input.failedPromptRetrySeconds) * 1000);
-        continue;
+    const prompt = await promptSubscriber({
+      requestId: input.requestId,
+      attempt: state.attempts,
+      sendSms: input.sendSms,
+      pullsFunds: input.networkPullsFunds,
+    });
+    if (matched()) break;
+    showStatus(prompt.status);
+    if (!prompt.accepted) {
+      log.info('prompt refused', { requestId: input.requestId, attempt: state.attempts, error: prompt.error });
+      if (retriesLeft === 0) {
+        await setStatus('failed', { errorMessage: prompt.error });
+        return { ...state };
       }
-      await setStatus('processing_started');
-    } else if (!input.sendSms) {
-      await setStatus('pending');
+      retriesLeft -= 1;
+      state.errorMessage = prompt.error;
+      await waitForMatch((input.retryIntervalSeconds ?? input.failedPromptRetrySeconds) * 1000);
+      continue;
     }
     // Prompted: wait for the payment; re-prompt after the retry interval while retries remain.
     if (input.retryIntervalSeconds !== null && retriesLeft > 0) {
@@ -93,18 +103,10 @@ export async function collectionRequest(input: CollectionRequestInput): Promise<
 
   const collection = match as CollectionMatch | null;
   if (collection !== null) {
+    // The credit's transaction already recorded `successful` (row and event).
     state.collectionId = collection.collectionId;
-    await recordRequestStatus({
-      requestId: input.requestId,
-      status: 'successful',
-      attempts: state.attempts,
-      collectionId: collection.collectionId,
-      remoteTransactionId: collection.remoteTransactionId,
-      errorMessage: null,
-    });
-    state.status = 'successful';
     state.errorMessage = null;
-    upsertSearchAttributes([{ key: searchAttributes.requestStatus, value: 'successful' }]);
+    showStatus('successful');
     await sendSuccessMessage({ requestId: input.requestId });
     return { ...state };
   }

@@ -1,47 +1,50 @@
-import { ActivityFailure, ApplicationFailure, getExternalWorkflowHandle, log, proxyActivities, setHandler, defineQuery } from '@temporalio/workflow';
-import type { createCollectionActivities } from '../activities/collections';
+import { patched, proxyActivities, proxyLocalActivities, setHandler } from '@temporalio/workflow';
+import type { createCollectionActivities, ReceiptOutcome } from '../activities/collections';
+import { incomingCollectionV1 } from './legacy/incoming-collection';
 import {
-  PERMANENT_DATABASE_ERROR, collectionMatchedSignal, collectionRequestWorkflowId,
+  LEAN_CORE_PATCH, incomingCollectionStatusQuery,
   type IncomingCollectionInput, type IncomingCollectionResult, type VerificationDecision,
 } from './shared';
 
 type Activities = ReturnType<typeof createCollectionActivities>;
 
-const { storeCollection, matchCollection, acceptCollection, rejectCollection, failCollection } = proxyActivities<Activities>({
+const { receiveCollection, acceptVerifiedCollection } = proxyLocalActivities<Activities>({
+  // One PostgreSQL transaction each (then the deliveries' starts and the request's signal).
   startToCloseTimeout: '10 seconds',
-  // Money must not be dropped: database steps are idempotent and retried until they succeed.
+  // Money must not be dropped: idempotent, retried through our own outages until it is done.
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
 });
 
-/** True for an activity that failed non-retryably because of a permanent database error. */
-function isPermanentFailure(error: unknown): boolean {
-  return error instanceof ActivityFailure && error.cause instanceof ApplicationFailure && error.cause.type === PERMANENT_DATABASE_ERROR;
-}
+const { rejectCollection } = proxyActivities<Activities>({
+  // The rejection goes to the network: a call that leaves the process.
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+});
 
-const failureMessage = (error: unknown): string =>
-  error instanceof ActivityFailure && error.cause ? error.cause.message : String(error);
-
-export const incomingCollectionStatusQuery = defineQuery<string>('status');
+const result = (outcome: Exclude<ReceiptOutcome, { outcome: 'verify' }>, decidedBy: string | null = null): IncomingCollectionResult => ({
+  collectionId: outcome.collectionId,
+  outcome: outcome.outcome,
+  requestId: outcome.requestId,
+  decidedBy,
+});
 
 /**
- * One reported payment (`collection-<network>-<remote id>`): store it once, match it to an open
- * request, let the merchant's verification URL accept or reject it, credit it, and tell the
- * request's workflow. An unmatched collection stays unassigned until claimed.
+ * One reported payment (`collection-<network>-<remote id>`). The lean shape (DESIGN.md,
+ * Workflows): one local activity stores it, matches it tenant-safely and, when no verification URL
+ * has to answer, credits it and marks its request successful in the same transaction, then tells
+ * the request's workflow. Only the merchant's verification URL (and a rejection sent back to the
+ * network) are regular activities, as calls that leave the process. An unmatched collection stays
+ * unassigned until claimed. Executions started before it replay the first shape (legacy/).
  */
 export async function incomingCollection(input: IncomingCollectionInput): Promise<IncomingCollectionResult> {
-  let status = 'storing';
+  if (!patched(LEAN_CORE_PATCH)) return await incomingCollectionV1(input);
+
+  let status = 'receiving';
   setHandler(incomingCollectionStatusQuery, () => status);
-  const collection = await storeCollection(input.payment);
-  if (collection.status !== 'pending' || collection.organizationId !== null) {
-    status = 'already-processed';
-    return { collectionId: collection.id, outcome: 'already-processed', requestId: null, decidedBy: null };
-  }
-  status = 'matching';
-  const match = await matchCollection(collection.id);
-  if (match === null) {
-    status = 'unmatched';
-    return { collectionId: collection.id, outcome: 'unmatched', requestId: null, decidedBy: null };
-  }
+  const receipt = await receiveCollection(input.payment);
+  status = receipt.outcome;
+  if (receipt.outcome !== 'verify') return result(receipt, receipt.outcome === 'accepted' ? 'not-asked' : null);
+
   status = 'verifying';
   const { verifyCollection } = proxyActivities<Activities>({
     // The merchant has the configured time to answer (60 s by default); a crash mid-call asks again.
@@ -51,34 +54,17 @@ export async function incomingCollection(input: IncomingCollectionInput): Promis
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
   });
   const decision: VerificationDecision = await verifyCollection({
-    collectionId: collection.id,
-    organizationId: match.organizationId,
+    collectionId: receipt.collectionId,
+    organizationId: receipt.organizationId,
     timeoutSeconds: input.verificationTimeoutSeconds,
   });
   if (decision.decision === 'reject') {
     status = 'rejected';
-    await rejectCollection({ collectionId: collection.id, organizationId: match.organizationId, reason: decision.reason });
-    return { collectionId: collection.id, outcome: 'rejected', requestId: match.requestId, decidedBy: decision.decidedBy };
+    await rejectCollection({ collectionId: receipt.collectionId, organizationId: receipt.organizationId, reason: decision.reason });
+    return { collectionId: receipt.collectionId, outcome: 'rejected', requestId: receipt.requestId, decidedBy: decision.decidedBy };
   }
-  status = 'crediting';
-  try {
-    await acceptCollection({ collectionId: collection.id, organizationId: match.organizationId });
-  } catch (error) {
-    // A database error no retry can fix (the activity failed non-retryably): a clear final state.
-    if (!isPermanentFailure(error)) throw error;
-    status = 'failed';
-    await failCollection({ collectionId: collection.id, organizationId: match.organizationId, reason: `Could not be credited: ${failureMessage(error)}` });
-    return { collectionId: collection.id, outcome: 'failed', requestId: match.requestId, decidedBy: decision.decidedBy };
-  }
-  try {
-    await getExternalWorkflowHandle(collectionRequestWorkflowId(match.requestId)).signal(collectionMatchedSignal, {
-      collectionId: collection.id,
-      remoteTransactionId: input.payment.remoteTransactionId,
-    });
-  } catch (error) {
-    // The request's workflow already ended (it expired meanwhile); the money is credited all the same.
-    log.warn('request workflow did not take the match', { requestId: match.requestId, error: String(error) });
-  }
-  status = 'accepted';
-  return { collectionId: collection.id, outcome: 'accepted', requestId: match.requestId, decidedBy: decision.decidedBy };
+  const accepted = await acceptVerifiedCollection({ collectionId: receipt.collectionId, organizationId: receipt.organizationId });
+  status = accepted.outcome;
+  if (accepted.outcome === 'verify') throw new Error('a verified collection cannot need verification again');
+  return { ...result(accepted, decision.decidedBy), requestId: receipt.requestId };
 }

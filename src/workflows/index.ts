@@ -1,8 +1,8 @@
-export { eventDispatch, eventDispatchStatusQuery } from './event-dispatch';
+export { eventDispatch, eventDispatchStatusQuery } from './legacy/event-dispatch';
+export { sandboxPayment } from './legacy/sandbox-payment';
 export { outboxSweep } from './outbox-sweep';
 export { collectionRequest } from './collection-request';
 export { subscription } from './subscription';
-export { sandboxPayment } from './sandbox-payment';
 export { webhookDelivery, webhookDeliveryStatusQuery } from './webhook-delivery';
 export { eventRetention } from './event-retention';
 export { incomingCollection } from './incoming-collection';

@@ -17,6 +17,13 @@ export const searchAttributes = {
   webhookId: defineSearchAttributeKey('WebhookId', SearchAttributeType.KEYWORD),
 } as const;
 
+/**
+ * The lean durable core (DESIGN.md, Workflows): local activities for PostgreSQL steps, no
+ * workflow per event. Executions started before it have no marker for this patch and replay their
+ * first shape (workflows/legacy, test/histories).
+ */
+export const LEAN_CORE_PATCH = 'lean-core';
+
 /** The failure type a workflow sees when an activity hit a database error that no retry can fix (activities/failures.ts). */
 export const PERMANENT_DATABASE_ERROR = 'PermanentDatabaseError';
 
@@ -126,6 +133,7 @@ export type IncomingPaymentInput = {
   /** The reference of the prompt the payment answered, when the network reports one (absent in older inputs). */
   promptReference?: string | null;
 };
+export const incomingCollectionStatusQuery = defineQuery<string>('status');
 export type IncomingCollectionInput = { payment: IncomingPaymentInput; verificationTimeoutSeconds: number };
 export type IncomingCollectionOutcome = 'accepted' | 'rejected' | 'unmatched' | 'already-processed' | 'failed';
 export type IncomingCollectionResult = { collectionId: number; outcome: IncomingCollectionOutcome; requestId: number | null; decidedBy: string | null };

@@ -4,7 +4,7 @@ import { createApp } from '../../src/api/app';
 import { recordEvent } from '../../src/services/events';
 import { openDelivery, recordAttempt, setBasicCredentials } from '../../src/services/webhooks';
 import { webhookDeliveryWorkflowId, webhookRedeliveryWorkflowId } from '../../src/workflows/shared';
-import { createEventDispatcher } from '../../src/temporal/events';
+import { launcherFromConfig } from '../../src/temporal/launcher';
 import { createMerchant, requester, testApp, testConfig, testSql, type Requester, type TestApp, type TestMerchant } from '../helpers';
 
 let ctx: TestApp;
@@ -87,7 +87,7 @@ describe('POST /api/webhooks', () => {
 
   test('outside sandbox mode, targets naming loopback or private addresses are 400', async () => {
     const config = testConfig({ SANDBOX: 'false', TASK_QUEUE: ctx.taskQueue });
-    const app = createApp({ config, sql: testSql(), temporal: ctx.client, dispatchEvents: createEventDispatcher(ctx.client, ctx.taskQueue, () => {}) });
+    const app = createApp({ config, sql: testSql(), temporal: ctx.client, launcher: launcherFromConfig(ctx.client, config, () => {}) });
     const production = requester(app, merchant.apiKey);
     const privateTargets = [
       'https://127.0.0.1/h', 'https://localhost:8443/h', 'https://10.1.2.3/h', 'https://[::1]/h', 'https://169.254.169.254/latest',

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
-import { eventDispatchWorkflowId } from '../../src/workflows/shared';
+import { collectionRequestWorkflowId } from '../../src/workflows/shared';
 import { ROOT, eventually, startWorker, testClient, uniqueTaskQueue, type WorkerProcess } from '../helpers';
 
 const taskQueue = uniqueTaskQueue('e2e');
@@ -46,8 +46,9 @@ afterAll(async () => {
   await worker?.stop();
 });
 
-test('a merchant creates a contact over HTTP and its event is dispatched by the worker', async () => {
+test('a merchant creates a contact and a collection request over HTTP; the worker runs the request and operators find it by organization', async () => {
   const merchant = JSON.parse(admin('org', 'create', '--name', 'E2E Merchant', '--json')) as { apiKey: string; organization: { id: number } };
+  admin('wallet', 'fund', '--org', String(merchant.organization.id), '--currency', 'BXC', '--amount', '100');
   const auth = { Authorization: `Token ${merchant.apiKey}` };
   const created = await fetch(`${baseUrl}/api/contacts`, {
     method: 'POST',
@@ -63,14 +64,26 @@ test('a merchant creates a contact over HTTP and its event is dispatched by the 
   expect(events.results[0]?.type).toBe('contact.created');
   expect(events.results[0]?.data.id).toBe(contact.id);
 
+  // The sandbox's never-paying number: the worker prompts, and the request waits for a payment.
+  const requested = await fetch(`${baseUrl}/api/collectionrequests`, {
+    method: 'POST',
+    headers: { ...auth, 'Content-Type': 'application/x-www-form-urlencoded' },
+    body: 'phonenumber=%2B80000000009&amount=10&currency=BXC&send_instructions=true',
+  });
+  expect(requested.status).toBe(201);
+  const request = (await requested.json()) as { id: number };
+  await eventually('the worker to prompt the subscriber', async () => {
+    const shown = (await (await fetch(`${baseUrl}/api/collectionrequests/${request.id}`, { headers: auth })).json()) as { status: string };
+    return shown.status === 'processing_started';
+  }, 30_000);
   const client = await testClient();
-  await client.workflow.getHandle(eventDispatchWorkflowId(events.results[0]!.id)).result();
   const listed = await eventually('the workflow to be listed by organization', async () => {
     const executions = [];
     for await (const execution of client.workflow.list({ query: `OrganizationId = '${merchant.organization.id}'` })) executions.push(execution);
     return executions.length === 1 ? executions : undefined;
   });
-  expect(listed[0]?.workflowId).toBe(eventDispatchWorkflowId(events.results[0]!.id));
+  expect(listed[0]?.workflowId).toBe(collectionRequestWorkflowId(request.id));
+  await client.workflow.getHandle(collectionRequestWorkflowId(request.id)).terminate('test done');
 
   const wrong = await fetch(`${baseUrl}/api/contacts`, { headers: { Authorization: 'Token 0123456789012345678901234567890123456789' } });
   expect(wrong.status).toBe(401);

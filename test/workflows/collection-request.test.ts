@@ -6,11 +6,11 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { RequestStatus } from '../../src/domain/collection-requests';
 import { networkForNumber } from '../../src/domain/networks';
 import { insertCollectionRequest, type NewCollectionRequest } from '../../src/services/collection-requests';
-import { launchCollectionRequest } from '../../src/temporal/collection-requests';
+import { launcherFromConfig } from '../../src/temporal/launcher';
 import {
   collectionRequestStateQuery, collectionRequestWorkflowId, subscriptionWorkflowId,
 } from '../../src/workflows/shared';
-import { createMerchant, eventually, startWorker, testApp, testClient, testSql, uniqueTaskQueue, type TestApp, type TestMerchant, type WorkerProcess } from '../helpers';
+import { createMerchant, eventually, startWorker, testApp, testClient, testConfig, testSql, uniqueTaskQueue, type TestApp, type TestMerchant, type WorkerProcess } from '../helpers';
 
 const WORKER_ENV = { SANDBOX_PAYMENT_DELAY_SECONDS: '1', FAILED_PROMPT_RETRY_SECONDS: '1' };
 const taskQueue = uniqueTaskQueue('requests');
@@ -56,9 +56,7 @@ async function createRequest(overrides: Partial<NewCollectionRequest> = {}, queu
     subscriptionSettings: null,
     ...overrides,
   });
-  await launchCollectionRequest({ sql: testSql(), client: ctx.client, taskQueue: queue, failedPromptRetrySeconds: 1 }, created, (error) => {
-    throw error;
-  });
+  await launcherFromConfig(ctx.client, testConfig({ TASK_QUEUE: queue, FAILED_PROMPT_RETRY_SECONDS: '1' }), () => {}).startCollectionRequest(created.request);
   return created.request.id;
 }
 

@@ -6,7 +6,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { spawnSync } from 'node:child_process';
 import { updateCollectionSettings } from '../../src/services/organizations';
-import { reportIncomingPayment } from '../../src/temporal/collections';
 import { collectionRequestWorkflowId, incomingCollectionWorkflowId } from '../../src/workflows/shared';
 import { makeCertificate, startReceiver, type Certificate, type Receiver } from '../webhook-receiver';
 import {
@@ -54,7 +53,7 @@ beforeAll(async () => {
     },
   });
   worker = await startWorker(taskQueue, WORKER_ENV);
-  ctx = await testApp(taskQueue, { VERIFICATION_TIMEOUT_SECONDS: String(VERIFICATION_TIMEOUT_SECONDS) });
+  ctx = await testApp(taskQueue, WORKER_ENV);
 });
 
 afterAll(async () => {
@@ -204,8 +203,8 @@ describe('exactly once', () => {
     const requestId = await requestPayment(merchant, phone, '75', false);
     const before = await balance(merchant.organization.id);
     const payment = { network: 'MTN Uganda', remoteTransactionId: `DUP-${requestId}`, phoneNumber: phone, amount: '75', currency: 'BXC', reference: 'x', paymentDate: new Date().toISOString() };
-    const first = await reportIncomingPayment(ctx.client, taskQueue, payment, VERIFICATION_TIMEOUT_SECONDS);
-    const second = await reportIncomingPayment(ctx.client, taskQueue, payment, VERIFICATION_TIMEOUT_SECONDS);
+    const first = await ctx.launcher.startIncomingCollection(payment);
+    const second = await ctx.launcher.startIncomingCollection(payment);
     expect(first.duplicate).toBe(false);
     expect(second).toEqual({ workflowId: first.workflowId, duplicate: true });
     await ctx.client.workflow.getHandle(first.workflowId).result();
@@ -223,7 +222,7 @@ describe('exactly once', () => {
     const merchant = await merchantWithVerification(false);
     const phone = nextNumber();
     modes.set(phone, 'slow-accept');
-    const crashCtx = await testApp(crashQueue);
+    const crashCtx = await testApp(crashQueue, WORKER_ENV);
     const response = await requester(crashCtx.app, merchant.apiKey)('/api/collectionrequests', {
       form: { phonenumber: phone, amount: '40', currency: 'BXC', send_instructions: 'true', expiry_date: '2 minutes' },
     });
@@ -257,10 +256,10 @@ describe('a credit no retry can fix', () => {
     const requestId = await requestPayment(merchant, phone, '500', false);
     // A wallet already at the column's edge: the credit is a numeric overflow, which no retry fixes.
     await testSql()`update accounts set balance = 9999999999999999 where organization_id = ${merchant.organization.id}`;
-    const started = await reportIncomingPayment(ctx.client, taskQueue, {
+    const started = await ctx.launcher.startIncomingCollection({
       network: 'MTN Uganda', remoteTransactionId: `OVERFLOW-${requestId}`, phoneNumber: phone, amount: '500', currency: 'BXC', reference: 'x',
       paymentDate: new Date().toISOString(),
-    }, VERIFICATION_TIMEOUT_SECONDS);
+    });
     const result = await ctx.client.workflow.getHandle(started.workflowId).result();
     expect(result).toMatchObject({ outcome: 'failed', requestId });
     const [collection] = await testSql()<{ status: string; reason: string; credits: number }[]>`
@@ -284,7 +283,7 @@ describe('claims (api.md 4.1)', () => {
   });
 
   async function unmatched(remoteTransactionId: string, phone: string, amount = '33', network = 'MTN Uganda'): Promise<number> {
-    const started = await reportIncomingPayment(ctx.client, taskQueue, { network, remoteTransactionId, phoneNumber: phone, amount, currency: 'BXC', reference: 'walk-in', paymentDate: new Date().toISOString() }, VERIFICATION_TIMEOUT_SECONDS);
+    const started = await ctx.launcher.startIncomingCollection({ network, remoteTransactionId, phoneNumber: phone, amount, currency: 'BXC', reference: 'walk-in', paymentDate: new Date().toISOString() });
     const result = await ctx.client.workflow.getHandle(started.workflowId).result();
     expect(result.outcome).toBe('unmatched');
     return result.collectionId;

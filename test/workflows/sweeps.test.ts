@@ -7,6 +7,7 @@ import { afterAll, describe, expect, test } from 'bun:test';
 import { spawnSync } from 'node:child_process';
 import { insertCollectionRequest } from '../../src/services/collection-requests';
 import { recordEvent } from '../../src/services/events';
+import { createWebhook } from '../../src/services/webhooks';
 import { createOrganization, fundWallet } from '../../src/services/organizations';
 import { eventRetentionScheduleId, outboxSweepScheduleId } from '../../src/workflows/shared';
 import { ROOT, eventually, startWorker, testClient, testSql, uniqueTaskQueue, type WorkerProcess } from '../helpers';
@@ -36,7 +37,7 @@ async function organization(name: string) {
 }
 
 describe('the outbox sweep', () => {
-  test('sets aside a request it cannot launch and an event it cannot dispatch, and starts the others', async () => {
+  test('sets aside a request, a delivery and a legacy event it cannot start, and starts the others', async () => {
     const sql = testSql();
     const { organization: org, user } = await organization('Outbox poison');
     const orphan = (phone: string, subscriptionSettings: Record<string, unknown> | null) =>
@@ -48,10 +49,17 @@ describe('the outbox sweep', () => {
     // Committed, never launched (the API "died"); one of them holds settings no launch can read.
     const poisonedRequest = await orphan('+256772990001', { start_date: '03/92/+021 22T12:03', end_date: 'never', frequency: 'weekly' });
     const goodRequest = await orphan('+256772990002', null);
-    // An event whose dispatch Temporal refuses: its type is far longer than a search attribute may be.
-    const poisonedEvent = await recordEvent(sql, { organizationId: org.id, type: 'contact.created', data: { poisoned: true }, author: null });
-    await sql`update events set type = ${'x'.repeat(5000)} where id = ${poisonedEvent.id}`;
-    const goodEvent = await recordEvent(sql, { organizationId: org.id, type: 'contact.created', data: { orphan: true }, author: null });
+    // Deliveries recorded with their events, never started; Temporal refuses one of them: its event's
+    // type is far longer than a search attribute may be.
+    await createWebhook(sql, { organizationId: org.id, userId: user.id, event: 'contact.created', target: 'https://merchant.example/sweep' });
+    const poisonedDelivery = await recordEvent(sql, { organizationId: org.id, type: 'contact.created', data: { poisoned: true }, author: null });
+    await sql`update events set type = ${'x'.repeat(5000)} where id = ${poisonedDelivery.id}`;
+    const goodDelivery = await recordEvent(sql, { organizationId: org.id, type: 'contact.created', data: { orphan: true }, author: null });
+    // Events recorded before deliveries were (never dispatched): the legacy dispatch, one of them refused the same way.
+    const legacyEvent = async (type: string) => (await sql<{ id: number }[]>`
+      insert into events (organization_id, type, data, dispatched_at) values (${org.id}, ${type}, '{}', null) returning id`)[0]!.id;
+    const poisonedEvent = await legacyEvent('y'.repeat(5000));
+    const goodEvent = await legacyEvent('contact.created');
 
     const taskQueue = uniqueTaskQueue('outbox-poison');
     schedules.push(outboxSweepScheduleId(taskQueue));
@@ -59,21 +67,24 @@ describe('the outbox sweep', () => {
 
     await eventually('the good request to be launched', async () =>
       (await sql`select 1 from collection_requests where id = ${goodRequest.request.id} and workflow_started_at is not null`).length > 0, 30_000);
-    await eventually('the good event to be dispatched', async () =>
-      (await sql`select 1 from events where id = ${goodEvent.id} and dispatched_at is not null`).length > 0, 30_000);
+    await eventually('the good delivery to be started', async () =>
+      (await sql`select 1 from webhook_deliveries where id = ${goodDelivery.deliveries[0]!.id} and workflow_started_at is not null`).length > 0, 30_000);
+    await eventually('the good legacy event to be dispatched', async () =>
+      (await sql`select 1 from events where id = ${goodEvent} and dispatched_at is not null`).length > 0, 30_000);
     expect((await eventually('the poisoned request to be set aside', () => setAside('outbox-request', poisonedRequest.request.id), 30_000)).error)
       .toContain('unreadable subscription dates');
-    expect(await eventually('the poisoned event to be set aside', () => setAside('outbox-event', poisonedEvent.id), 30_000)).toBeDefined();
+    expect(await eventually('the poisoned delivery to be set aside', () => setAside('outbox-delivery', poisonedDelivery.deliveries[0]!.id), 30_000)).toBeDefined();
+    expect(await eventually('the poisoned legacy event to be set aside', () => setAside('outbox-event', poisonedEvent), 30_000)).toBeDefined();
     const [poisoned] = await sql`select workflow_started_at from collection_requests where id = ${poisonedRequest.request.id}`;
     expect(poisoned!.workflow_started_at).toBeNull();
 
     // Operators see them, and can put one back once its cause is fixed.
     const listed = adminJson(['sweeps', 'failures']) as { failures: { kind: string; rowId: number }[] };
     expect(listed.failures).toContainEqual(expect.objectContaining({ kind: 'outbox-request', rowId: poisonedRequest.request.id }));
-    await sql`update events set type = 'contact.created' where id = ${poisonedEvent.id}`;
-    expect(adminJson(['sweeps', 'retry', '--kind', 'outbox-event', '--id', String(poisonedEvent.id)])).toMatchObject({ retried: true });
+    await sql`update events set type = 'contact.created' where id = ${poisonedEvent}`;
+    expect(adminJson(['sweeps', 'retry', '--kind', 'outbox-event', '--id', String(poisonedEvent)])).toMatchObject({ retried: true });
     await eventually('the mended event to be dispatched', async () =>
-      (await sql`select 1 from events where id = ${poisonedEvent.id} and dispatched_at is not null`).length > 0, 30_000);
+      (await sql`select 1 from events where id = ${poisonedEvent} and dispatched_at is not null`).length > 0, 30_000);
   }, 90_000);
 });
 

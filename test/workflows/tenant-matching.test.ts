@@ -5,7 +5,6 @@
  * organization has such an open request.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { reportIncomingPayment } from '../../src/temporal/collections';
 import { collectionRequestWorkflowId, incomingCollectionWorkflowId } from '../../src/workflows/shared';
 import { createMerchant, eventually, startWorker, testApp, testSql, uniqueTaskQueue, type TestApp, type TestMerchant, type WorkerProcess } from '../helpers';
 
@@ -74,9 +73,9 @@ describe('a payment answering a prompt', () => {
 
 describe('a payment without a prompt reference', () => {
   async function report(phone: string, amount: string, id: string) {
-    const started = await reportIncomingPayment(ctx.client, taskQueue, {
+    const started = await ctx.launcher.startIncomingCollection({
       network: 'MTN Uganda', remoteTransactionId: id, phoneNumber: phone, amount, currency: 'BXC', reference: 'walk-in', paymentDate: new Date().toISOString(),
-    }, 5);
+    });
     return await ctx.client.workflow.getHandle(started.workflowId).result();
   }
 
@@ -111,10 +110,10 @@ describe('a payment without a prompt reference', () => {
     const merchant = await createMerchant(ctx.app);
     const phone = nextNumber();
     const requestId = await open(merchant, phone, '90', false);
-    const started = await reportIncomingPayment(ctx.client, taskQueue, {
+    const started = await ctx.launcher.startIncomingCollection({
       network: 'MTN Uganda', remoteTransactionId: `MISFIT-${requestId}`, phoneNumber: phone, amount: '91', currency: 'BXC', reference: 'x',
       paymentDate: new Date().toISOString(), promptReference: `req-${requestId}-1`,
-    }, 5);
+    });
     expect((await ctx.client.workflow.getHandle(started.workflowId).result()).outcome).toBe('unmatched');
     await eventually('the request to stay open', async () => (await requestRow(requestId)).status === 'pending');
     expect(incomingCollectionWorkflowId('MTN Uganda', `MISFIT-${requestId}`)).toBe(started.workflowId);

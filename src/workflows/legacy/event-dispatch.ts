@@ -2,10 +2,10 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import {
   ParentClosePolicy, WorkflowIdReusePolicy, defineQuery, patched, proxyActivities, setHandler, startChild,
 } from '@temporalio/workflow';
-import type { createEventActivities } from '../activities/events';
-import type { WebhookActivities } from '../activities/webhooks';
-import { webhookDelivery } from './webhook-delivery';
-import { searchAttributes, webhookDeliveryWorkflowId, type EventDispatchInput, type EventDispatchStatus } from './shared';
+import type { createEventActivities } from '../../activities/events';
+import type { WebhookActivities } from '../../activities/webhooks';
+import { webhookDelivery } from '../webhook-delivery';
+import { searchAttributes, webhookDeliveryWorkflowId, type EventDispatchInput, type EventDispatchStatus } from '../shared';
 
 const { markEventDispatched } = proxyActivities<ReturnType<typeof createEventActivities>>({
   startToCloseTimeout: '30 seconds',
@@ -54,7 +54,12 @@ async function startWebhookDeliveries(event: EventDispatchInput): Promise<void> 
   );
 }
 
-/** One per recorded event (`event-<id>`): starts its webhook deliveries, then marks it dispatched. */
+/**
+ * One per event recorded before migration 008 (`event-<id>`): starts its webhook deliveries, then
+ * marks it dispatched. Events recorded since carry their delivery rows from their own transaction
+ * and need no workflow of their own (DESIGN.md); the outbox sweep still starts this one for older
+ * events never dispatched.
+ */
 export async function eventDispatch(input: EventDispatchInput): Promise<void> {
   let status: EventDispatchStatus = 'dispatching';
   setHandler(eventDispatchStatusQuery, () => status);

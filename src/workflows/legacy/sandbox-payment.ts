@@ -1,6 +1,6 @@
 import { proxyActivities, sleep } from '@temporalio/workflow';
-import type { createCollectionRequestActivities } from '../activities/collection-requests';
-import type { SandboxPaymentInput } from './shared';
+import type { createCollectionRequestActivities } from '../../activities/collection-requests';
+import type { SandboxPaymentInput } from '../shared';
 
 const { deliverSandboxPayment } = proxyActivities<ReturnType<typeof createCollectionRequestActivities>>({
   startToCloseTimeout: '30 seconds',
@@ -8,7 +8,11 @@ const { deliverSandboxPayment } = proxyActivities<ReturnType<typeof createCollec
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
 });
 
-/** The sandbox subscriber (`sandbox-payment-<request id>`): pays after the configured delay. */
+/**
+ * The sandbox subscriber of the first shape (`sandbox-payment-<request id>`): pays after the
+ * configured delay. The sandbox network now reports its payment with a start delay instead; kept
+ * for executions in flight (test/histories).
+ */
 export async function sandboxPayment(input: SandboxPaymentInput): Promise<string> {
   await sleep(input.delaySeconds * 1000);
   return await deliverSandboxPayment(input);

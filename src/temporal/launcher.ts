@@ -1,0 +1,199 @@
+/**
+ * The one module that starts workflows (CONVENTIONS.md): the API handlers, the activities and the
+ * sweeps receive a launcher instead of starting workflows themselves. One start-once policy (ids
+ * derive from database ids or the network's transaction id, a second start of an id is refused
+ * and counts as done), one place for search attributes and memos, one post-commit start of what a
+ * transaction recorded (`afterCommit`): a start that fails there loses nothing, the outbox sweep
+ * starts it later.
+ */
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { TypedSearchAttributes, WorkflowIdReusePolicy, type SearchAttributePair } from '@temporalio/common';
+import type { Config } from '../config';
+import type { CollectionRequestRow } from '../domain/collection-requests';
+import { networkByName } from '../domain/networks';
+import type { RetrySchedule } from '../domain/webhook-schedule';
+import type { PendingDelivery, RecordedEvent } from '../services/events';
+import { subscriptionInputFor, workflowInputFor } from '../services/collection-requests';
+import {
+  collectionMatchedSignal, collectionRequestWorkflowId, eventDispatchWorkflowId, incomingCollectionWorkflowId, searchAttributes,
+  subscriptionWorkflowId, type CollectionMatch, type IncomingPaymentInput,
+} from '../workflows/shared';
+
+export type LauncherSettings = {
+  taskQueue: string;
+  /** Wait before re-prompting after a refused prompt when a request has no retry interval. */
+  failedPromptRetrySeconds: number;
+  /** How long a merchant's verification URL has to answer (api.md 4.2). */
+  verificationTimeoutSeconds: number;
+  /** The retry schedule of webhook deliveries. */
+  webhookSchedule: RetrySchedule;
+};
+
+export type LaunchLogger = (message: string, fields: Record<string, unknown>) => void;
+
+/** What a committed transaction recorded that needs a workflow. */
+export type Committed = { events?: readonly RecordedEvent[]; deliveries?: readonly PendingDelivery[]; requests?: readonly CollectionRequestRow[] };
+
+type StartOptions = {
+  workflowId: string;
+  args: unknown[];
+  searchAttributes: SearchAttributePair[];
+  memo?: Record<string, unknown>;
+  startDelay?: number;
+};
+
+export function createLauncher(client: Client, settings: LauncherSettings, log: LaunchLogger) {
+  const { taskQueue } = settings;
+
+  /** Starts `workflowType` once: true when this call started it, false when it already existed (open or closed). */
+  async function startOnce(workflowType: string, options: StartOptions): Promise<boolean> {
+    try {
+      await client.workflow.start(workflowType, {
+        taskQueue,
+        workflowId: options.workflowId,
+        // Never a second run for one id, even after the first has closed.
+        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+        args: options.args,
+        typedSearchAttributes: new TypedSearchAttributes(options.searchAttributes),
+        ...(options.memo ? { memo: options.memo } : {}),
+        ...(options.startDelay ? { startDelay: options.startDelay } : {}),
+      });
+      return true;
+    } catch (error) {
+      if (error instanceof WorkflowExecutionAlreadyStartedError) return false;
+      throw error;
+    }
+  }
+
+  const keyword = (key: (typeof searchAttributes)[keyof typeof searchAttributes], value: string | number): SearchAttributePair => ({ key, value: String(value) });
+
+  const launcher = {
+    settings,
+
+    /** A saved request's workflow, and its subscription's when it has one. */
+    async startCollectionRequest(request: CollectionRequestRow): Promise<boolean> {
+      const network = networkByName(request.network);
+      const input = workflowInputFor(request, { failedPromptRetrySeconds: settings.failedPromptRetrySeconds, networkPullsFunds: network?.pullsFunds ?? false });
+      const subscription = subscriptionInputFor(request);
+      const started = await startOnce('collectionRequest', {
+        workflowId: collectionRequestWorkflowId(request.id),
+        args: [input],
+        searchAttributes: [
+          keyword(searchAttributes.organizationId, request.organizationId),
+          keyword(searchAttributes.requestStatus, request.status),
+          keyword(searchAttributes.phoneNumber, request.phoneNumber),
+          keyword(searchAttributes.currency, request.currency),
+        ],
+        memo: { organizationId: request.organizationId, amount: request.amount, currency: request.currency },
+      });
+      if (subscription !== null) {
+        await startOnce('subscription', {
+          workflowId: subscriptionWorkflowId(request.id),
+          args: [subscription],
+          searchAttributes: [
+            keyword(searchAttributes.organizationId, request.organizationId),
+            keyword(searchAttributes.phoneNumber, request.phoneNumber),
+            keyword(searchAttributes.currency, request.currency),
+          ],
+        });
+      }
+      return started;
+    },
+
+    /**
+     * The network entry point: every reported payment becomes one `collection-<network>-<remote
+     * id>` workflow; a repeated report of a transaction starts nothing new. `delaySeconds` lets the
+     * sandbox network pay later, durably (the server holds the start).
+     */
+    async startIncomingCollection(payment: IncomingPaymentInput, options: { delaySeconds?: number } = {}): Promise<{ workflowId: string; duplicate: boolean }> {
+      const workflowId = incomingCollectionWorkflowId(payment.network, payment.remoteTransactionId);
+      const started = await startOnce('incomingCollection', {
+        workflowId,
+        args: [{ payment, verificationTimeoutSeconds: settings.verificationTimeoutSeconds }],
+        searchAttributes: [keyword(searchAttributes.phoneNumber, payment.phoneNumber), keyword(searchAttributes.currency, payment.currency)],
+        memo: { network: payment.network, remoteTransactionId: payment.remoteTransactionId, amount: payment.amount },
+        ...(options.delaySeconds ? { startDelay: options.delaySeconds * 1000 } : {}),
+      });
+      return { workflowId, duplicate: !started };
+    },
+
+    /** One delivery workflow per recorded delivery row (first deliveries and redeliveries alike). */
+    async startDelivery(delivery: PendingDelivery): Promise<boolean> {
+      return await startOnce('webhookDelivery', {
+        workflowId: delivery.workflowId,
+        args: [{
+          eventId: delivery.eventId,
+          webhookId: delivery.webhookId,
+          organizationId: delivery.organizationId,
+          eventType: delivery.eventType,
+          // A redelivery's row is its identity; a first delivery finds its row by its workflow id.
+          deliveryId: delivery.redelivery ? delivery.id : null,
+          schedule: settings.webhookSchedule,
+        }],
+        searchAttributes: [
+          keyword(searchAttributes.organizationId, delivery.organizationId),
+          keyword(searchAttributes.eventType, delivery.eventType),
+          keyword(searchAttributes.eventId, delivery.eventId),
+          keyword(searchAttributes.webhookId, delivery.webhookId),
+        ],
+        memo: { organizationId: delivery.organizationId, eventType: delivery.eventType, eventId: delivery.eventId, webhookId: delivery.webhookId, redelivery: delivery.redelivery },
+      });
+    },
+
+    /** The dispatch workflow of an event recorded before deliveries were recorded with their events (legacy). */
+    async startEventDispatch(event: { id: number; organizationId: number; type: string }): Promise<boolean> {
+      return await startOnce('eventDispatch', {
+        workflowId: eventDispatchWorkflowId(event.id),
+        args: [{ eventId: event.id, organizationId: event.organizationId, type: event.type }],
+        searchAttributes: [
+          keyword(searchAttributes.organizationId, event.organizationId),
+          keyword(searchAttributes.eventType, event.type),
+          keyword(searchAttributes.eventId, event.id),
+        ],
+        memo: { organizationId: event.organizationId, eventType: event.type },
+      });
+    },
+
+    /**
+     * Tells a request's workflow that a collection paid it. Repeating it is harmless (the workflow
+     * keeps the first); a workflow that already ended (it expired meanwhile) is not an error.
+     */
+    async signalCollectionMatched(requestId: number, match: CollectionMatch): Promise<boolean> {
+      try {
+        await client.workflow.getHandle(collectionRequestWorkflowId(requestId)).signal(collectionMatchedSignal, match);
+        return true;
+      } catch (error) {
+        if (error instanceof WorkflowNotFoundError) return false;
+        throw error;
+      }
+    },
+
+    /**
+     * After a commit: starts the workflows of what the transaction recorded, side by side. Never
+     * throws: a failed start is logged and left to the outbox sweep, the commit stands.
+     */
+    async afterCommit(committed: Committed): Promise<void> {
+      const deliveries = [...(committed.deliveries ?? []), ...(committed.events ?? []).flatMap((event) => event.deliveries)];
+      const starts = [
+        ...deliveries.map((delivery) => launcher.startDelivery(delivery).catch((error: unknown) =>
+          log('delivery start deferred to the outbox sweep', { workflowId: delivery.workflowId, error }))),
+        ...(committed.requests ?? []).map((request) => launcher.startCollectionRequest(request).catch((error: unknown) =>
+          log('collection request start deferred to the outbox sweep', { requestId: request.id, error }))),
+      ];
+      await Promise.all(starts);
+    },
+  };
+  return launcher;
+}
+
+export type Launcher = ReturnType<typeof createLauncher>;
+
+/** The launcher of a process, its settings from configuration. */
+export function launcherFromConfig(client: Client, config: Config, log: LaunchLogger): Launcher {
+  return createLauncher(client, {
+    taskQueue: config.temporal.taskQueue,
+    failedPromptRetrySeconds: config.collectionRequests.failedPromptRetrySeconds,
+    verificationTimeoutSeconds: config.collections.verificationTimeoutSeconds,
+    webhookSchedule: { retryDelaysMs: config.webhooks.retryDelaysMs, jitter: config.webhooks.jitter },
+  }, log);
+}

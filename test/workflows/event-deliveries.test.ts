@@ -1,0 +1,170 @@
+/**
+ * Events and their deliveries (DESIGN.md, Workflows: no workflow for an event nobody listens to):
+ * the transaction that records an event records one delivery row per live webhook of its type,
+ * only those become `webhook-delivery-…` workflows, started after the commit, and by the outbox
+ * sweep when the process died first; no event is lost and none is delivered twice. Events recorded
+ * before that (no delivery rows, never dispatched) still go through the legacy eventDispatch.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { recordEvent } from '../../src/services/events';
+import { createWebhook, deleteWebhook } from '../../src/services/webhooks';
+import { eventDispatchWorkflowId, outboxSweepScheduleId, webhookDeliveryWorkflowId } from '../../src/workflows/shared';
+import {
+  createMerchant, eventually, startWorker, testApp, testClient, testSql, uniqueTaskQueue, type TestMerchant, type WorkerProcess, type WorkerRuntime,
+} from '../helpers';
+import { makeCertificate, startReceiver, type Certificate, type Receiver } from '../webhook-receiver';
+
+const workers: WorkerProcess[] = [];
+const schedules: string[] = [];
+let certificate: Certificate;
+let receiver: Receiver;
+
+beforeAll(async () => {
+  certificate = makeCertificate();
+  receiver = await startReceiver(certificate);
+});
+
+afterAll(async () => {
+  await Promise.all(workers.map((worker) => worker.stop()));
+  await receiver?.close();
+  const client = await testClient();
+  await Promise.all(schedules.map((id) => client.schedule.getHandle(id).delete().catch(() => {})));
+});
+
+async function launch(taskQueue: string, env: Record<string, string> = {}, runtime?: WorkerRuntime): Promise<WorkerProcess> {
+  const worker = await startWorker(taskQueue, { WEBHOOK_CA_FILE: certificate.certFile, ...env }, runtime);
+  workers.push(worker);
+  return worker;
+}
+
+let counter = 20000;
+const nextNumber = () => `+2547123${String(counter++).padStart(5, '0')}`;
+let pathCounter = 0;
+const nextPath = () => `/events/${++pathCounter}`;
+
+async function createContacts(merchant: TestMerchant, count: number): Promise<void> {
+  for (let index = 0; index < count; index += 1) {
+    const response = await merchant.request('/api/contacts', { form: { phone_number: nextNumber(), first_name: 'W', last_name: `F${index}` } });
+    expect(response.status).toBe(201);
+  }
+}
+
+async function hook(merchant: TestMerchant, path: string, event = 'contact.created'): Promise<number> {
+  const response = await merchant.request('/api/webhooks', { form: { event, target: receiver.url(path) } });
+  expect(response.status).toBe(201);
+  return response.body.id;
+}
+
+/** Workflow executions Temporal holds for an organization, by type (visibility). */
+async function executions(organizationId: number, type: string, status?: 'Completed'): Promise<number> {
+  const client = await testClient();
+  const query = `WorkflowType = '${type}' AND OrganizationId = '${organizationId}'${status ? ` AND ExecutionStatus = '${status}'` : ''}`;
+  return (await client.workflow.count(query)).count;
+}
+
+const deliveriesOf = async (organizationId: number) =>
+  await testSql()<{ eventId: number; webhookId: number; status: string; workflowStartedAt: Date | null }[]>`
+    select event_id as "eventId", webhook_id as "webhookId", status, workflow_started_at as "workflowStartedAt"
+    from webhook_deliveries where organization_id = ${organizationId} order by event_id, webhook_id`;
+
+describe('events and their deliveries', () => {
+  test('an event with two live webhooks of its type gets two delivery workflows; one nobody listens to gets none', async () => {
+    const taskQueue = uniqueTaskQueue('deliveries');
+    await launch(taskQueue);
+    const ctx = await testApp(taskQueue);
+    const merchant = await createMerchant(ctx.app);
+    await createContacts(merchant, 1);
+    const [unheard] = await testSql()<{ id: number }[]>`select id from events where organization_id = ${merchant.organization.id}`;
+    const [first, second] = [nextPath(), nextPath()];
+    const hooks = [await hook(merchant, first), await hook(merchant, second)];
+    await hook(merchant, nextPath(), 'collection.received');
+    const deleted = await hook(merchant, nextPath());
+    await deleteWebhook(testSql(), deleted, 'deleted');
+    await createContacts(merchant, 1);
+    await eventually('both receivers to get the event', async () => receiver.requests(first).length === 1 && receiver.requests(second).length === 1);
+    const rows = await deliveriesOf(merchant.organization.id);
+    expect(rows.map((row) => row.webhookId)).toEqual(hooks);
+    const eventId = rows[0]!.eventId;
+    const client = await testClient();
+    const description = await client.workflow.getHandle(webhookDeliveryWorkflowId(eventId, hooks[0]!)).describe();
+    expect(description.typedSearchAttributes.getAll().map((pair) => [pair.key.name, pair.value])).toEqual(expect.arrayContaining([
+      ['OrganizationId', String(merchant.organization.id)], ['EventType', 'contact.created'], ['EventId', String(eventId)], ['WebhookId', String(hooks[0])],
+    ]));
+    // An operator finds everything an event caused with its EventId; an event nobody listens to caused nothing.
+    await eventually('visibility to list the deliveries', async () => (await client.workflow.count(`EventId = '${eventId}'`)).count === 2);
+    expect((await client.workflow.count(`EventId = '${unheard!.id}'`)).count).toBe(0);
+    expect(await executions(merchant.organization.id, 'eventDispatch')).toBe(0);
+  });
+
+  test('the outbox sweep starts deliveries whose starter died after the commit', async () => {
+    const taskQueue = uniqueTaskQueue('sweep');
+    schedules.push(outboxSweepScheduleId(taskQueue));
+    await launch(taskQueue, { OUTBOX_SWEEP: 'true', OUTBOX_SWEEP_INTERVAL_SECONDS: '1', OUTBOX_GRACE_SECONDS: '0' });
+    const ctx = await testApp(taskQueue);
+    const merchant = await createMerchant(ctx.app);
+    const path = nextPath();
+    await hook(merchant, path);
+    // Written as the API writes it, but never handed to Temporal: the process "died" after commit.
+    const orphan = await recordEvent(testSql(), { organizationId: merchant.organization.id, type: 'contact.created', data: { orphan: true }, author: null });
+    expect(orphan.deliveries).toHaveLength(1);
+    await eventually('the sweep to deliver the orphaned event', async () => receiver.requests(path).length === 1, 30_000);
+    expect(JSON.parse(receiver.requests(path)[0]!.body).data).toEqual({ orphan: true });
+    await eventually('the delivery to be marked started', async () => (await deliveriesOf(merchant.organization.id))[0]?.workflowStartedAt !== null);
+  });
+
+  test('killing the worker while events are recorded loses none, and each is delivered exactly once', async () => {
+    const taskQueue = uniqueTaskQueue('crash');
+    schedules.push(outboxSweepScheduleId(taskQueue));
+    const sweepEnv = { OUTBOX_SWEEP: 'true', OUTBOX_SWEEP_INTERVAL_SECONDS: '1', OUTBOX_GRACE_SECONDS: '2' };
+    const first = await launch(taskQueue, sweepEnv);
+    const ctx = await testApp(taskQueue);
+    const merchant = await createMerchant(ctx.app);
+    const path = nextPath();
+    await hook(merchant, path);
+    await createContacts(merchant, 10);
+    await first.kill();
+    // Recorded while no worker runs: their workflows wait in Temporal.
+    await createContacts(merchant, 10);
+    // And some whose API process died between commit and start: only the sweep can find them.
+    for (let index = 0; index < 5; index += 1) {
+      await recordEvent(testSql(), { organizationId: merchant.organization.id, type: 'contact.created', data: { index }, author: null });
+    }
+    await launch(taskQueue, sweepEnv);
+    await eventually('every event to be delivered', async () => new Set(receiver.requests(path).map((request) => request.headers['webhook-id'])).size === 25, 60_000);
+    await eventually('every delivery to be closed', async () => (await deliveriesOf(merchant.organization.id)).every((row) => row.status === 'delivered'), 30_000);
+    expect(await deliveriesOf(merchant.organization.id)).toHaveLength(25);
+    await eventually('every delivery workflow to show as completed', async () =>
+      (await executions(merchant.organization.id, 'webhookDelivery', 'Completed')) === 25);
+    expect(await executions(merchant.organization.id, 'webhookDelivery')).toBe(25);
+  });
+
+  test('an event recorded before deliveries were (never dispatched) still gets its legacy dispatch from the sweep', async () => {
+    const taskQueue = uniqueTaskQueue('legacy');
+    schedules.push(outboxSweepScheduleId(taskQueue));
+    await launch(taskQueue, { OUTBOX_SWEEP: 'true', OUTBOX_SWEEP_INTERVAL_SECONDS: '1', OUTBOX_GRACE_SECONDS: '0' });
+    const ctx = await testApp(taskQueue);
+    const merchant = await createMerchant(ctx.app);
+    const path = nextPath();
+    const webhookId = await hook(merchant, path);
+    // As migration 008 left such an event: no delivery rows, not dispatched.
+    const [legacy] = await testSql()<{ id: number }[]>`
+      insert into events (organization_id, type, data, dispatched_at) values (${merchant.organization.id}, 'contact.created', '{"legacy": true}', null)
+      returning id`;
+    await eventually('the legacy dispatch to deliver it', async () => receiver.requests(path).length === 1, 30_000);
+    await ctx.client.workflow.getHandle(eventDispatchWorkflowId(legacy!.id)).result();
+    const [row] = await testSql()<{ dispatchedAt: Date | null }[]>`select dispatched_at as "dispatchedAt" from events where id = ${legacy!.id}`;
+    expect(row!.dispatchedAt).toBeInstanceOf(Date);
+    expect((await deliveriesOf(merchant.organization.id)).map((delivery) => delivery.webhookId)).toEqual([webhookId]);
+  });
+
+  test('the worker also runs on Bun (experimental in the SDK; Node stays the default)', async () => {
+    const taskQueue = uniqueTaskQueue('bun');
+    await launch(taskQueue, {}, 'bun');
+    const ctx = await testApp(taskQueue);
+    const merchant = await createMerchant(ctx.app);
+    const path = nextPath();
+    await hook(merchant, path);
+    await createContacts(merchant, 2);
+    await eventually('both events to be delivered by the Bun worker', async () => receiver.requests(path).length === 2);
+  });
+});
