@@ -7,7 +7,7 @@ import { networkByName } from '../domain/networks';
 import type { NetworkAdapter } from '../network/adapter';
 import { acceptCollection, failCollection, matchCollection, rejectCollection, storeIncomingPayment, type Match } from '../services/collections';
 import { startEventDispatch } from '../temporal/events';
-import { outgoingTransport, postOutgoing } from './webhook-http';
+import { outgoingTransport, postVerification } from './webhook-http';
 import type { IncomingPaymentInput, VerificationDecision } from '../workflows/shared';
 
 export type CollectionActivityDeps = {
@@ -18,9 +18,6 @@ export type CollectionActivityDeps = {
   sandbox: boolean;
   webhooks: { caFile: string | undefined };
 };
-
-/** How much of a verification URL's answer is read: `ACCEPT <id>` or `REJECT <id> <reason>` is short. */
-const VERIFICATION_ANSWER_BYTES = 2000;
 
 export function createCollectionActivities({ sql, client, taskQueue, network, sandbox, webhooks }: CollectionActivityDeps) {
   async function dispatch(events: EventRow[]): Promise<void> {
@@ -60,16 +57,14 @@ export function createCollectionActivities({ sql, client, taskQueue, network, sa
         return { decision: 'accept', reason: null, decidedBy: 'not-asked' };
       }
       const fallback: VerificationDecision = { decision: settings.acceptByDefault ? 'accept' : 'reject', reason: null, decidedBy: 'default' };
-      // The same guarded transport as webhooks: outside sandbox mode no loopback or private address,
-      // whatever the URL's name resolves to; no redirects; a hard deadline.
-      const transport = { ...outgoingTransport({ sandbox, caFile: webhooks.caFile, timeoutMs: timeoutSeconds * 1000 }), maxResponseBytes: VERIFICATION_ANSWER_BYTES };
-      const sent = await postOutgoing(settings.url, { 'content-type': 'application/json', accept: 'text/plain', 'user-agent': 'collections-verification/1.0' }, JSON.stringify({
+      const transport = outgoingTransport({ sandbox, caFile: webhooks.caFile, timeoutMs: timeoutSeconds * 1000 });
+      const sent = await postVerification(settings.url, {
         phonenumber: collection.phoneNumber,
         amount: collection.amount,
         currency_code: collection.currency,
         reference: collection.reference,
         remote_transaction_id: collection.remoteTransactionId,
-      }), transport);
+      }, transport);
       if (sent.statusCode === null) {
         log.info('verification URL did not answer in time; default applies', { collectionId, error: sent.error });
         return fallback;

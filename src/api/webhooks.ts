@@ -3,14 +3,14 @@ import * as v from 'valibot';
 import { EVENT_TYPES } from '../domain/events';
 import { checkCallbackUrl } from '../domain/urls';
 import { listForVersion } from '../domain/versions';
-import { serializeDelivery, serializeWebhook, type WebhookRow } from '../domain/webhooks';
+import { serializeDelivery, serializeWebhook, type DeliveryRow, type WebhookRow } from '../domain/webhooks';
 import {
   createWebhook, deleteWebhook, findDelivery, findWebhook, findWebhookEvenIfDeleted, listDeliveries, nextDeliveryId, openDelivery,
   updateWebhook, WEBHOOK_COLUMNS,
 } from '../services/webhooks';
 import { startWebhookRedelivery } from '../temporal/webhooks';
 import { webhookRedeliveryWorkflowId } from '../workflows/shared';
-import { writeOnce } from '../services/duplicate-checks';
+import { writeOnce, type DuplicateCheck } from '../services/duplicate-checks';
 import { MANAGE_ORGANIZATION, authPlugin } from './auth';
 import { ownedBy, parseId, type AppDeps } from './context';
 import { ApiError, fieldErrors, notFound } from './errors';
@@ -45,7 +45,8 @@ const target = (sandbox: boolean) =>
     }),
   );
 
-const webhookSchemas = (sandbox: boolean) => ({
+/** What creating (and replacing) or changing a webhook takes; the console validates with the same schemas. */
+export const webhookSchemas = (sandbox: boolean) => ({
   create: v.object({ event: eventChoice, target: target(sandbox) }, REQUIRED),
   update: v.object({ event: v.optional(eventChoice), target: v.optional(target(sandbox)) }),
 });
@@ -56,6 +57,52 @@ const WebhookFilters = v.object({
 });
 const DeliveryFilters = v.object({ event: v.optional(integerId) });
 const Redelivery = v.object({ event: integerId }, REQUIRED);
+
+/**
+ * A fresh delivery of one of the organization's events to one of its webhooks, as the REST route
+ * and the console both start it (api.md 6.2, manual redelivery): 400 when the event does not exist
+ * in the organization or is of another type; the delivery row (claiming the Duplicate-Check-Key)
+ * is written before its workflow starts, and taken back when the start fails (503).
+ */
+export async function redeliverEvent(
+  { sql, config, temporal }: Pick<AppDeps, 'sql' | 'config' | 'temporal'>,
+  webhook: WebhookRow,
+  eventId: number,
+  duplicateCheck: DuplicateCheck | null,
+): Promise<DeliveryRow> {
+  const organizationId = webhook.organizationId;
+  const [event] = await sql<{ type: string }[]>`
+    select type from events where id = ${eventId} and organization_id = ${organizationId}`;
+  if (!event) throw fieldErrors({ event: [`Invalid pk "${eventId}" - object does not exist.`] });
+  if (event.type !== webhook.event) {
+    throw fieldErrors({ event: [`Event ${eventId} is a ${event.type} event; this webhook receives ${webhook.event} events.`] });
+  }
+  const deliveryId = await nextDeliveryId(sql);
+  const input = {
+    eventId, webhookId: webhook.id, organizationId, eventType: event.type, deliveryId,
+    schedule: { retryDelaysMs: config.webhooks.retryDelaysMs, jitter: config.webhooks.jitter },
+  };
+  const workflowId = webhookRedeliveryWorkflowId(eventId, webhook.id, deliveryId);
+  await writeOnce(
+    sql, duplicateCheck,
+    (tx) => openDelivery(tx, { workflowId, deliveryId, organizationId, webhookId: webhook.id, eventId, redelivery: true }),
+    () => ({ type: 'webhook_delivery', id: deliveryId }),
+  );
+  try {
+    await startWebhookRedelivery(temporal, config.temporal.taskQueue, input);
+  } catch (cause) {
+    // Nothing was started: the row and the key go, so the merchant can simply ask again.
+    await sql.begin(async (tx) => {
+      await tx`delete from webhook_deliveries where id = ${deliveryId} and status = 'pending'
+               and not exists (select 1 from webhook_delivery_attempts where delivery_id = ${deliveryId})`;
+      await tx`delete from duplicate_check_keys where object_type = 'webhook_delivery' and object_id = ${deliveryId}`;
+    });
+    throw new ApiError(503, { detail: 'Redelivery could not be started; try again shortly.' }, {}, { cause });
+  }
+  const delivery = await findDelivery(sql, deliveryId);
+  if (!delivery) throw new Error(`delivery ${deliveryId} vanished after it was opened`);
+  return delivery;
+}
 
 export const webhookRoutes = ({ sql, config, temporal }: AppDeps) => {
   const schemas = webhookSchemas(config.sandbox);
@@ -156,36 +203,7 @@ export const webhookRoutes = ({ sql, config, temporal }: AppDeps) => {
         const body = await parseRequestBody(request);
         const webhook = await ownedWebhook(params.id, principal.organizationId);
         const { event: eventId } = validate(Redelivery, body);
-        const [event] = await sql<{ type: string }[]>`
-          select type from events where id = ${eventId} and organization_id = ${principal.organizationId}`;
-        if (!event) throw fieldErrors({ event: [`Invalid pk "${eventId}" - object does not exist.`] });
-        if (event.type !== webhook.event) {
-          throw fieldErrors({ event: [`Event ${eventId} is a ${event.type} event; this webhook receives ${webhook.event} events.`] });
-        }
-        const deliveryId = await nextDeliveryId(sql);
-        const input = {
-          eventId, webhookId: webhook.id, organizationId: principal.organizationId, eventType: event.type, deliveryId,
-          schedule: { retryDelaysMs: config.webhooks.retryDelaysMs, jitter: config.webhooks.jitter },
-        };
-        const workflowId = webhookRedeliveryWorkflowId(eventId, webhook.id, deliveryId);
-        await writeOnce(
-          sql, duplicateCheck,
-          (tx) => openDelivery(tx, { workflowId, deliveryId, organizationId: principal.organizationId, webhookId: webhook.id, eventId, redelivery: true }),
-          () => ({ type: 'webhook_delivery', id: deliveryId }),
-        );
-        try {
-          await startWebhookRedelivery(temporal, config.temporal.taskQueue, input);
-        } catch (cause) {
-          // Nothing was started: the row and the key go, so the merchant can simply ask again.
-          await sql.begin(async (tx) => {
-            await tx`delete from webhook_deliveries where id = ${deliveryId} and status = 'pending'
-                     and not exists (select 1 from webhook_delivery_attempts where delivery_id = ${deliveryId})`;
-            await tx`delete from duplicate_check_keys where object_type = 'webhook_delivery' and object_id = ${deliveryId}`;
-          });
-          throw new ApiError(503, { detail: 'Redelivery could not be started; try again shortly.' }, {}, { cause });
-        }
-        const delivery = await findDelivery(sql, deliveryId);
-        if (!delivery) throw new Error(`delivery ${deliveryId} vanished after it was opened`);
+        const delivery = await redeliverEvent({ sql, config, temporal }, webhook, eventId, duplicateCheck);
         set.status = 202;
         return serializeDelivery(delivery);
       },

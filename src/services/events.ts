@@ -17,3 +17,13 @@ export async function recordEvent(tx: Queryable, event: NewEvent): Promise<Event
   if (!row) throw new Error('insert into events returned no row');
   return row;
 }
+
+export type StatusChange = { eventId: number; status: string; errorMessage: string | null; created: Date };
+
+/** A collection request's status timeline: each `collectionrequest.status.changed` event for it, oldest first. */
+export async function requestStatusTimeline(sql: Queryable, organizationId: number, requestId: number): Promise<StatusChange[]> {
+  return await sql<StatusChange[]>`
+    select id as "eventId", data->>'status' as status, data->>'error_message' as "errorMessage", created from events
+    where organization_id = ${organizationId} and type = 'collectionrequest.status.changed' and data->>'id' = ${String(requestId)}
+    order by id`;
+}
