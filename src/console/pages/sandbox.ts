@@ -71,7 +71,9 @@ ${input('reference', 'Reference', values, errors)}
           promptReference: null,
           paymentDate: new Date().toISOString(),
         }, config.collections.verificationTimeoutSeconds);
-        return page(session, {}, {}, `Payment ${remoteTransactionId} reported on ${choice.network!.name} (workflow ${reported.workflowId}); it appears under Collections once credited.`);
+        return page(session, {}, {}, `Payment ${remoteTransactionId} reported on ${choice.network!.name} (workflow ${reported.workflowId}). ` +
+          'If it matches an open request of yours (number, amount, currency) it is credited and appears under Collections; ' +
+          `otherwise it waits unassigned: claim it under Collections with remote transaction id ${remoteTransactionId}.`);
       } catch (error) {
         const apiError = findApiError(error);
         if (apiError?.status !== 400) throw error;
