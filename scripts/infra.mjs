@@ -60,6 +60,24 @@ export function ensureDependencies() {
   run('npm', ['install', '--no-audit', '--no-fund']);
 }
 
+/** Debian's Chromium, which the console's browser tests drive through playwright-core. */
+export const CHROMIUM = '/usr/bin/chromium';
+
+/**
+ * Installs Debian's `chromium` package when it is missing (CI starts on a fresh machine): the
+ * package lists are updated once, then the package installed. Needs root and apt-get.
+ */
+export function ensureChromium() {
+  if (existsSync(CHROMIUM)) return CHROMIUM;
+  if (!onPath('apt-get')) throw new Error(`The browser tests need Chromium at ${CHROMIUM}; install Debian's chromium package.`);
+  say('installing Chromium for the browser tests (apt-get install chromium; once)');
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  run('apt-get', ['update', '-q'], { env });
+  run('apt-get', ['install', '-y', '-q', '--no-install-recommends', 'chromium'], { env });
+  if (!existsSync(CHROMIUM)) throw new Error(`apt-get installed chromium, but ${CHROMIUM} is still missing`);
+  return CHROMIUM;
+}
+
 function onPath(name) {
   const result = spawnSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' });
   return result.status === 0 ? result.stdout.trim() : null;

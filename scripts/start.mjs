@@ -1,6 +1,7 @@
 // `npm start`: the whole service with sandbox defaults. Installs what is missing, starts the
 // Temporal dev server (UI on 8233), prepares PostgreSQL, then the worker (Node) and the API (Bun).
 import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
@@ -18,6 +19,8 @@ const env = {
   PORT: String(apiPort),
   TEMPORAL_ADDRESS: process.env.TEMPORAL_ADDRESS ?? `127.0.0.1:${temporalPort}`,
   SANDBOX: process.env.SANDBOX ?? 'true',
+  // The console links requests to their workflows in the UI of the dev server started here.
+  TEMPORAL_UI_URL: process.env.TEMPORAL_UI_URL ?? `http://localhost:${uiPort}`,
 };
 const apiUrl = `http://localhost:${apiPort}`;
 const children = [];
@@ -44,15 +47,33 @@ async function keyWorks(key) {
   return response?.status === 200;
 }
 
-/** The sandbox merchant: made on first run (org, BXC wallet with funds, key), reused afterwards. */
+/** A web console user for the sandbox merchant (may manage it), with a random password. */
+function consoleUser(organizationId) {
+  const email = `sandbox-${organizationId}-${randomBytes(3).toString('hex')}@example.com`;
+  const password = randomBytes(12).toString('base64url');
+  admin(['user', 'create', '--org', String(organizationId), '--email', email, '--password', password, '--manage', '--json']);
+  return { consoleEmail: email, consolePassword: password };
+}
+
+/**
+ * The sandbox merchant: made on first run (org, BXC wallet with funds, key, console user), reused
+ * afterwards; a merchant saved before the console existed gets its console user now.
+ */
 async function sandboxMerchant() {
   if (existsSync(SANDBOX_FILE)) {
     const saved = readJson(SANDBOX_FILE);
-    if (await keyWorks(saved.apiKey)) return saved;
+    if (await keyWorks(saved.apiKey)) {
+      if (saved.consoleEmail) return saved;
+      const withUser = { ...saved, ...consoleUser(saved.organizationId) };
+      writeFileSync(SANDBOX_FILE, `${JSON.stringify(withUser, null, 2)}\n`, { mode: 0o600 });
+      return withUser;
+    }
   }
   const created = JSON.parse(admin(['org', 'create', '--name', 'Sandbox Merchant', '--json']));
   const funding = JSON.parse(admin(['wallet', 'fund', '--org', String(created.organization.id), '--currency', 'BXC', '--amount', '1000000', '--json']));
-  const saved = { organizationId: created.organization.id, apiKey: created.apiKey, walletId: funding.accountId };
+  const saved = {
+    organizationId: created.organization.id, apiKey: created.apiKey, walletId: funding.accountId, ...consoleUser(created.organization.id),
+  };
   writeFileSync(SANDBOX_FILE, `${JSON.stringify(saved, null, 2)}\n`, { mode: 0o600 });
   return saved;
 }
@@ -90,6 +111,8 @@ async function main() {
     API          ${apiUrl}
     Temporal UI  http://localhost:${uiPort}
     API key      ${sandbox.apiKey}   (organization ${sandbox.organizationId}; saved in .data/sandbox.json)
+    Web console  ${apiUrl}/console
+                 sign in as ${sandbox.consoleEmail} with password ${sandbox.consolePassword}   (saved beside the key)
 
   Try:
     curl -H 'Authorization: Token ${sandbox.apiKey}' -d phone_number=+256772123456 -d first_name=A -d last_name=B ${apiUrl}/api/contacts

@@ -5,6 +5,7 @@
  *   migrate                                   create the database if missing, apply migrations
  *   org create --name NAME [--json]           organization + first user (may manage it) + API key
  *   key create --org ID [--json]              another API key for the organization
+ *   user create --org ID --email E --password P [--manage] [--json]   a web console user
  *   wallet fund --org ID --currency CUR --amount A [--json]
  *   settings set --org ID [--verification-url URL] [--accept-by-default true|false]
  *   throttle set --org ID [--reads N|default] [--writes N|default]   requests per throttle window
@@ -29,6 +30,8 @@ import { checkCallbackUrl } from './domain/urls';
 import { createApiKey, createOrganization, fundWallet, setApiVersion, updateCollectionSettings, verificationUrlRules } from './services/organizations';
 import { SWEEP_KINDS, listSweepFailures, retrySweepRow, type SweepKind } from './services/sweeps';
 import { setThrottleLimits } from './services/throttling';
+import { UserInputError, createUser } from './services/users';
+import { MANAGE_ORGANIZATION } from './api/auth';
 import { rotateSigningSecret, setBasicCredentials, showSigningSecret, type SigningSecretView } from './services/webhooks';
 
 class UsageError extends Error {}
@@ -37,6 +40,7 @@ const USAGE = `usage: npm run admin -- <command>
   migrate
   org create --name NAME [--json]
   key create --org ID [--json]
+  user create --org ID --email EMAIL --password PASSWORD [--manage] [--json]
   wallet fund --org ID --currency BXC|UGX|KES --amount AMOUNT [--json]
   settings set --org ID [--verification-url URL] [--accept-by-default true|false] [--json]
   throttle set --org ID [--reads N|default] [--writes N|default] [--json]
@@ -94,6 +98,8 @@ function parseArguments(argv: string[]) {
         password: { type: 'string' },
         kind: { type: 'string' },
         id: { type: 'string' },
+        email: { type: 'string' },
+        manage: { type: 'boolean', default: false },
         json: { type: 'boolean', default: false },
       },
     });
@@ -131,6 +137,23 @@ async function main(argv: string[]): Promise<void> {
       case 'key create': {
         const created = await createApiKey(sql, organizationId(values.org));
         print(values.json, created, [`API key ${created.apiKey}  (shown once; only its digest is stored)`]);
+        return;
+      }
+      case 'user create': {
+        const org = organizationId(values.org);
+        if (!values.email) throw new UsageError('--email is required');
+        if (!values.password) throw new UsageError('--password is required');
+        let user;
+        try {
+          user = await createUser(sql, { organizationId: org, email: values.email, password: values.password, manage: values.manage });
+        } catch (error) {
+          if (error instanceof UserInputError) throw new UsageError(`--${error.field}: ${error.message}`, { cause: error });
+          throw error;
+        }
+        print(values.json, { user }, [
+          `console user ${user.id} (${user.email}) in organization ${org}` +
+            (values.manage ? ` with permission "${MANAGE_ORGANIZATION}"` : ' (no permission to manage the organization)'),
+        ]);
         return;
       }
       case 'wallet fund': {

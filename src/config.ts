@@ -62,6 +62,11 @@ const ConfigSchema = v.object({
   EVENT_RETENTION_DAYS: v.optional(integerString(30), '30'),
   RETENTION_SWEEP: v.optional(booleanString, 'true'),
   RETENTION_SWEEP_INTERVAL_SECONDS: v.optional(integerString(1), '3600'),
+  // The web console links each collection request to its workflow in the Temporal Web UI.
+  TEMPORAL_UI_URL: v.optional(v.pipe(v.string(), v.url()), 'http://localhost:8233'),
+  // Behind a proxy that appends the client's address to X-Forwarded-For, the console's sign-in
+  // throttle counts per that address; otherwise per the connection's address.
+  TRUST_PROXY: v.optional(booleanString, 'false'),
 });
 
 export type Config = {
@@ -85,6 +90,7 @@ export type Config = {
   billsBaseUrl: string | undefined;
   webhooks: { retryDelaysMs: number[]; jitter: number; caFile: string | undefined };
   retention: { days: number; sweepEnabled: boolean; sweepIntervalSeconds: number };
+  console: { temporalUiUrl: string; trustProxy: boolean };
 };
 
 /** Reads and validates the environment once; everything else receives the result. */
@@ -125,5 +131,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     billsBaseUrl: c.BILLS_BASE_URL?.replace(/\/+$/, ''),
     webhooks: { retryDelaysMs: c.WEBHOOK_RETRY_SCHEDULE, jitter: c.WEBHOOK_RETRY_JITTER, caFile: c.WEBHOOK_CA_FILE },
     retention: { days: c.EVENT_RETENTION_DAYS, sweepEnabled: c.RETENTION_SWEEP, sweepIntervalSeconds: c.RETENTION_SWEEP_INTERVAL_SECONDS },
+    console: { temporalUiUrl: c.TEMPORAL_UI_URL.replace(/\/+$/, ''), trustProxy: c.TRUST_PROXY },
   };
 }

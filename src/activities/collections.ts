@@ -8,7 +8,7 @@ import {
   type Match, type Receipt,
 } from '../services/collections';
 import type { Launcher } from '../temporal/launcher';
-import { outgoingTransport, postOutgoing } from './webhook-http';
+import { outgoingTransport, postVerification } from './webhook-http';
 import type { IncomingPaymentInput, VerificationDecision } from '../workflows/shared';
 
 export type CollectionActivityDeps = {
@@ -24,9 +24,6 @@ export type ReceiptOutcome =
   | { outcome: 'accepted' | 'unmatched' | 'already-processed'; collectionId: number; requestId: number | null }
   | { outcome: 'verify'; collectionId: number; requestId: number; organizationId: number }
   | { outcome: 'failed'; collectionId: number; requestId: number | null; reason: string };
-
-/** How much of a verification URL's answer is read: `ACCEPT <id>` or `REJECT <id> <reason>` is short. */
-const VERIFICATION_ANSWER_BYTES = 2000;
 
 export function createCollectionActivities({ sql, launcher, network, sandbox, webhooks }: CollectionActivityDeps) {
   const asksVerification = (networkName: string): boolean => {
@@ -100,14 +97,13 @@ export function createCollectionActivities({ sql, launcher, network, sandbox, we
       const fallback: VerificationDecision = { decision: settings.acceptByDefault ? 'accept' : 'reject', reason: null, decidedBy: 'default' };
       // The same guarded transport as webhooks: outside sandbox mode no loopback or private address,
       // whatever the URL's name resolves to; no redirects; a hard deadline.
-      const transport = { ...outgoingTransport({ sandbox, caFile: webhooks.caFile, timeoutMs: timeoutSeconds * 1000 }), maxResponseBytes: VERIFICATION_ANSWER_BYTES };
-      const sent = await postOutgoing(settings.url, { 'content-type': 'application/json', accept: 'text/plain', 'user-agent': 'collections-verification/1.0' }, JSON.stringify({
+      const sent = await postVerification(settings.url, {
         phonenumber: collection.phoneNumber,
         amount: collection.amount,
         currency_code: collection.currency,
         reference: collection.reference,
         remote_transaction_id: collection.remoteTransactionId,
-      }), transport);
+      }, outgoingTransport({ sandbox, caFile: webhooks.caFile, timeoutMs: timeoutSeconds * 1000 }));
       if (sent.statusCode === null) {
         log.info('verification URL did not answer in time; default applies', { collectionId, error: sent.error });
         return fallback;

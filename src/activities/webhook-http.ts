@@ -137,3 +137,19 @@ export function postOutgoing(target: string, headers: Record<string, string>, bo
 
 /** A webhook delivery's POST (HTTPS; the target was checked when the webhook was saved). */
 export const postWebhook = postOutgoing;
+
+/** The verification request of api.md 4.2 (all strings). */
+export type VerificationRequest = { phonenumber: string; amount: string; currency_code: string; reference: string; remote_transaction_id: string };
+
+/** How much of a verification URL's answer is read: `ACCEPT <id>` or `REJECT <id> <reason>` is short. */
+export const VERIFICATION_ANSWER_BYTES = 2000;
+
+/**
+ * Asks a merchant's verification URL about a collection, through the same guarded transport as
+ * webhooks (outside sandbox mode no loopback or private address, whatever the URL's name resolves
+ * to; no redirects; a hard deadline). The worker's verification and the console's test both send it.
+ */
+export function postVerification(url: string, request: VerificationRequest, transport: TransportSettings): Promise<HttpAttempt> {
+  const headers = { 'content-type': 'application/json', accept: 'text/plain', 'user-agent': 'collections-verification/1.0' };
+  return postOutgoing(url, headers, JSON.stringify(request), { ...transport, maxResponseBytes: VERIFICATION_ANSWER_BYTES });
+}

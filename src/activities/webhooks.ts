@@ -2,7 +2,7 @@ import { log } from '@temporalio/activity';
 import type { Sql } from '../db';
 import type { RetrySchedule } from '../domain/webhook-schedule';
 import {
-  WEBHOOK_TIMEOUT_MS, attemptOutcome, basicAuthorization, serializeWebhook, signatureHeader, webhookMessageId, type DeliveryStatus,
+  WEBHOOK_TIMEOUT_MS, attemptOutcome, deliveryHeaders, serializeWebhook, webhookMessageId, type DeliveryStatus,
 } from '../domain/webhooks';
 import { deliveryContext, deliverySecrets, findAttempt, finishDelivery, openDelivery, recordAttempt, type OpenDelivery } from '../services/webhooks';
 import { outgoingTransport, postWebhook, type TransportSettings } from './webhook-http';
@@ -34,16 +34,7 @@ export async function attemptDelivery(sql: Sql, transport: TransportSettings, de
   const secrets = await deliverySecrets(sql, webhook.organizationId);
   const body = JSON.stringify({ hook: serializeWebhook(webhook), data: event.data });
   const messageId = webhookMessageId(event.id, webhook.id);
-  const timestamp = Math.floor(Date.now() / 1000);
-  const headers: Record<string, string> = {
-    'content-type': 'application/json',
-    'user-agent': 'collections-webhooks/1.0',
-    'webhook-id': messageId,
-    'webhook-timestamp': String(timestamp),
-    'webhook-signature': signatureHeader(secrets.signingSecrets, messageId, timestamp, body),
-  };
-  // api.md 5.5: no Authorization header at all unless the organization gave credentials.
-  if (secrets.basic) headers.authorization = basicAuthorization(secrets.basic.username, secrets.basic.password);
+  const headers = deliveryHeaders(secrets, messageId, Math.floor(Date.now() / 1000), body);
 
   const sent = await postWebhook(webhook.target, headers, body, transport);
   const recorded = await recordAttempt(sql, { deliveryId, webhookId: webhook.id, attempt, ...sent, outcome: attemptOutcome(sent.statusCode) });

@@ -11,6 +11,7 @@ import { webhookRoutes } from './webhooks';
 import { assertAcceptsJson, assertQueryIsUtf8, createMethodIndex, errorResponse } from './http';
 import { documentationRoutes, isDocumentationPage } from './openapi';
 import { requestPolicyPlugin } from './request-policy';
+import { consoleErrorResponse, consoleRoutes, isConsolePath } from '../console';
 
 const UNREAD_BODY = Object.freeze({});
 
@@ -21,7 +22,7 @@ export function createApp(deps: AppDeps) {
   let handle: (request: Request) => Promise<Response> = () => Promise.reject(new Error('app not built yet'));
   const app = new Elysia()
     .onRequest(({ request }) => {
-      if (!isDocumentationPage(request)) assertAcceptsJson(request);
+      if (!isDocumentationPage(request) && !isConsolePath(request)) assertAcceptsJson(request);
       assertQueryIsUtf8(request);
     })
     // Elysia's own parser would read any body in full before a route runs, whatever its size; a
@@ -29,7 +30,10 @@ export function createApp(deps: AppDeps) {
     // past the limit, strict UTF-8), and every other route never reads one.
     .onParse({ as: 'global' }, () => UNREAD_BODY)
     .use(requestPolicyPlugin(deps, (request) => handle(request)))
-    .onError(({ code, error, request }) => inBillsEnvelope(request, errorResponse(code, error, request, allowedMethods)))
+    .onError(({ code, error, request }) =>
+      isConsolePath(request)
+        ? consoleErrorResponse(code, error, request, allowedMethods)
+        : inBillsEnvelope(request, errorResponse(code, error, request, allowedMethods)))
     .use(healthRoutes(deps))
     .use(contactRoutes(deps))
     .use(eventRoutes(deps))
@@ -38,7 +42,8 @@ export function createApp(deps: AppDeps) {
     .use(networkCallbackRoutes(deps))
     .use(webhookRoutes(deps))
     .use(billRoutes(deps))
-    .use(documentationRoutes(deps.config));
+    .use(documentationRoutes(deps.config))
+    .use(consoleRoutes(deps));
   routes = () => app.routes;
   handle = (request) => app.handle(request);
   return app;

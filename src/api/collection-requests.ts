@@ -10,8 +10,9 @@ import { networkForCollection } from '../domain/networks';
 import { FREQUENCIES } from '../domain/subscriptions';
 import { collectionRequestForVersion, listForVersion } from '../domain/versions';
 import { writeOnce, type DuplicateCheck } from '../services/duplicate-checks';
+import type { Sql } from '../db';
 import {
-  findRequest, insertCollectionRequestIn, requestColumns, withContacts, type CreatedRequest, type NewCollectionRequest,
+  findRequest, insertCollectionRequestIn, requestColumns, withContacts, type CreatedRequest, type NewCollectionRequest, type RequestWithContact,
 } from '../services/collection-requests';
 import { authPlugin } from './auth';
 import { ownedBy, parseId, type AppDeps } from './context';
@@ -225,6 +226,38 @@ export async function createCollectionRequest(
   return created;
 }
 
+export type RequestFilterValues = v.InferOutput<typeof RequestFilters>;
+
+/** The list filters of api.md 4.3 from a query string (400 with field errors). */
+export const parseRequestFilters = (searchParams: URLSearchParams): RequestFilterValues => validate(RequestFilters, queryObject(searchParams));
+
+/** One page of an organization's requests matching the filters, newest first, with the total count (REST list and console). */
+export async function listCollectionRequests(
+  sql: Sql, organizationId: number, f: RequestFilterValues, page: { limit: number; offset: number },
+): Promise<{ count: number; results: RequestWithContact[] }> {
+  const contactFilter = f.contact_first_name !== undefined || f.contact_last_name !== undefined;
+  const where = sql`
+    where r.organization_id = ${organizationId}
+    ${f.amount !== undefined ? sql`and r.amount = ${f.amount}::numeric` : sql``}
+    ${f.currency !== undefined ? sql`and r.currency = ${f.currency}` : sql``}
+    ${f.collection !== undefined ? sql`and r.collection_id = ${f.collection}` : sql``}
+    ${f.phonenumber !== undefined ? sql`and r.phone_number = ${f.phonenumber}` : sql``}
+    ${f.remote_transaction_id !== undefined ? sql`and r.remote_transaction_id = ${f.remote_transaction_id}` : sql``}
+    ${timeRange(sql, 'r.created', f.created_after, f.created_before)}
+    ${timeRange(sql, 'r.modified', f.modified_after, f.modified_before)}
+    ${f.status !== undefined ? sql`and r.status = ${f.status}` : sql``}
+    ${f.reason !== undefined ? sql`and r.reason = ${f.reason}` : sql``}
+    ${f.contact_first_name !== undefined ? sql`and c.first_name = ${f.contact_first_name}` : sql``}
+    ${f.contact_last_name !== undefined ? sql`and c.last_name = ${f.contact_last_name}` : sql``}`;
+  const from = contactFilter ? sql`collection_requests r join contacts c on c.id = r.contact_id` : sql`collection_requests r`;
+  const columns = sql.unsafe(requestColumns('r.'));
+  const [[total], rows] = await Promise.all([
+    sql<{ count: number }[]>`select count(*)::int as count from ${from} ${where}`,
+    sql<CollectionRequestRow[]>`select ${columns} from ${from} ${where} order by r.created desc, r.id desc limit ${page.limit} offset ${page.offset}`,
+  ]);
+  return { count: total?.count ?? 0, results: await withContacts(sql, rows) };
+}
+
 export const collectionRequestRoutes = (deps: AppDeps) => {
   const { sql, config } = deps;
   return new Elysia({ name: 'collection-requests', prefix: '/api/collectionrequests' })
@@ -243,30 +276,10 @@ export const collectionRequestRoutes = (deps: AppDeps) => {
       async ({ request, principal, apiVersion }) => {
         const { searchParams } = new URL(request.url);
         const page = parsePage(searchParams, config.pageSizeMax);
-        const f = validate(RequestFilters, queryObject(searchParams));
-        const contactFilter = f.contact_first_name !== undefined || f.contact_last_name !== undefined;
-        const where = sql`
-          where r.organization_id = ${principal.organizationId}
-          ${f.amount !== undefined ? sql`and r.amount = ${f.amount}::numeric` : sql``}
-          ${f.currency !== undefined ? sql`and r.currency = ${f.currency}` : sql``}
-          ${f.collection !== undefined ? sql`and r.collection_id = ${f.collection}` : sql``}
-          ${f.phonenumber !== undefined ? sql`and r.phone_number = ${f.phonenumber}` : sql``}
-          ${f.remote_transaction_id !== undefined ? sql`and r.remote_transaction_id = ${f.remote_transaction_id}` : sql``}
-          ${timeRange(sql, 'r.created', f.created_after, f.created_before)}
-          ${timeRange(sql, 'r.modified', f.modified_after, f.modified_before)}
-          ${f.status !== undefined ? sql`and r.status = ${f.status}` : sql``}
-          ${f.reason !== undefined ? sql`and r.reason = ${f.reason}` : sql``}
-          ${f.contact_first_name !== undefined ? sql`and c.first_name = ${f.contact_first_name}` : sql``}
-          ${f.contact_last_name !== undefined ? sql`and c.last_name = ${f.contact_last_name}` : sql``}`;
-        const from = contactFilter ? sql`collection_requests r join contacts c on c.id = r.contact_id` : sql`collection_requests r`;
-        const columns = sql.unsafe(requestColumns('r.'));
-        const [[total], rows] = await Promise.all([
-          sql<{ count: number }[]>`select count(*)::int as count from ${from} ${where}`,
-          sql<CollectionRequestRow[]>`select ${columns} from ${from} ${where} order by r.created desc, r.id desc limit ${page.limit} offset ${page.offset}`,
-        ]);
-        const results = (await withContacts(sql, rows)).map(({ request: row, contact }) =>
+        const { count, results } = await listCollectionRequests(sql, principal.organizationId, parseRequestFilters(searchParams), page);
+        const resources = results.map(({ request: row, contact }) =>
           collectionRequestForVersion(serializeCollectionRequest(row, contact), apiVersion));
-        return listForVersion(pagedList(request, config.publicBaseUrl, page, total?.count ?? 0, results), apiVersion);
+        return listForVersion(pagedList(request, config.publicBaseUrl, page, count, resources), apiVersion);
       },
       { auth: true },
     )

@@ -9,6 +9,7 @@ import { authPlugin } from './auth';
 import { ownedBy, parseId, type AppDeps } from './context';
 import { ApiError, fieldErrors, notFound } from './errors';
 import { validate } from './fields';
+import type { Sql } from '../db';
 import { filterDate, filterPhoneNumber, filterText, queryObject, timeRange } from './filters';
 import { pagedList, parsePage } from './pagination';
 
@@ -32,6 +33,73 @@ const CollectionFilters = v.object({
   claim: v.optional(v.string()),
 });
 
+export type CollectionFilterValues = v.InferOutput<typeof CollectionFilters>;
+
+/** The list filters of api.md 4.1 (and `claim`) from a query string (400 with field errors). */
+export const parseCollectionFilters = (searchParams: URLSearchParams): CollectionFilterValues =>
+  validate(CollectionFilters, queryObject(searchParams));
+
+export const wantsClaim = (f: CollectionFilterValues): boolean => f.claim !== undefined && TRUE_VALUES.has(f.claim.trim());
+
+/**
+ * api.md 4.1 claim, as the REST route and the console make it: amount, remote transaction id and
+ * number are required (400 naming the missing ones), the number must match in full (`+` added,
+ * nothing else), more than one match is a 400. Returns the claimed collection (null for none) and
+ * dispatches the events the claim wrote.
+ */
+export async function claimCollectionFor(
+  { sql, launcher }: Pick<AppDeps, 'sql' | 'launcher'>,
+  claimant: { organizationId: number; userId: number },
+  f: Pick<CollectionFilterValues, 'amount' | 'remote_transaction_id'> & { phonenumber?: string | undefined },
+  rawPhoneNumber: string,
+): Promise<CollectionRow | null> {
+  const missing = (['amount', 'remote_transaction_id', 'phonenumber'] as const).filter((field) => !f[field]);
+  if (missing.length > 0) {
+    throw fieldErrors(Object.fromEntries(missing.map((field) => [field, ['This field is required when claiming a collection.']])));
+  }
+  let claimed;
+  try {
+    claimed = await claimCollection(sql, claimant.organizationId, claimant.userId, {
+      amount: f.amount!,
+      remoteTransactionId: f.remote_transaction_id!,
+      // The number must match in full: `+` is added, nothing else is completed (rule 2).
+      phoneNumber: withLeadingPlus(rawPhoneNumber),
+    });
+  } catch (error) {
+    if (error instanceof ClaimError) throw new ApiError(400, { detail: error.message }, {}, { cause: error });
+    throw error;
+  }
+  if (claimed === null) return null;
+  await launcher.afterCommit({ events: claimed.events });
+  return claimed.collection;
+}
+
+/** One page of an organization's collections matching the filters, newest first, with the total count (REST list and console). */
+export async function listCollections(
+  sql: Sql, organizationId: number, f: CollectionFilterValues, page: { limit: number; offset: number },
+): Promise<{ count: number; rows: CollectionRow[] }> {
+  const where = sql`
+    where c.organization_id = ${organizationId}
+    ${f.amount !== undefined ? sql`and c.amount = ${f.amount}::numeric` : sql``}
+    ${f.currency !== undefined ? sql`and c.currency = ${f.currency}` : sql``}
+    ${f.phonenumber !== undefined ? sql`and c.phone_number = ${f.phonenumber}` : sql``}
+    ${f.reference !== undefined ? sql`and c.reference = ${f.reference}` : sql``}
+    ${f.remote_transaction_id !== undefined ? sql`and c.remote_transaction_id = ${f.remote_transaction_id}` : sql``}
+    ${timeRange(sql, 'c.created', f.created_after, f.created_before)}
+    ${timeRange(sql, 'c.modified', f.modified_after, f.modified_before)}
+    ${f.status !== undefined ? sql`and c.status = ${f.status}` : sql``}
+    ${f.network !== undefined ? sql`and lower(c.network) = lower(${f.network})` : sql``}
+    ${f.contact_first_name !== undefined ? sql`and ct.first_name = ${f.contact_first_name}` : sql``}
+    ${f.contact_last_name !== undefined ? sql`and ct.last_name = ${f.contact_last_name}` : sql``}`;
+  const from = sql`collections c left join contacts ct on ct.id = c.contact_id`;
+  const [[total], rows] = await Promise.all([
+    sql<{ count: number }[]>`select count(*)::int as count from ${from} ${where}`,
+    sql<CollectionRow[]>`select ${sql.unsafe(collectionColumns('c.'))} from ${from} ${where}
+      order by c.created desc, c.id desc limit ${page.limit} offset ${page.offset}`,
+  ]);
+  return { count: total?.count ?? 0, rows };
+}
+
 /** Collections (api.md 2.2, 4.1): read only; `claim` assigns an unmatched one to the caller. */
 export const collectionRoutes = ({ sql, config, launcher }: AppDeps) =>
   new Elysia({ name: 'collections', prefix: '/api/collections' })
@@ -40,51 +108,17 @@ export const collectionRoutes = ({ sql, config, launcher }: AppDeps) =>
       '',
       async ({ request, principal, apiVersion }) => {
         const { searchParams } = new URL(request.url);
-        const f = validate(CollectionFilters, queryObject(searchParams));
-        if (f.claim !== undefined && TRUE_VALUES.has(f.claim.trim())) {
-          const missing = (['amount', 'remote_transaction_id', 'phonenumber'] as const).filter((field) => !f[field]);
-          if (missing.length > 0) {
-            throw fieldErrors(Object.fromEntries(missing.map((field) => [field, ['This field is required when claiming a collection.']])));
-          }
-          let claimed;
-          try {
-            claimed = await claimCollection(sql, principal.organizationId, principal.userId, {
-              amount: f.amount!,
-              remoteTransactionId: f.remote_transaction_id!,
-              // The number must match in full: `+` is added, nothing else is completed (rule 2).
-              phoneNumber: withLeadingPlus(searchParams.get('phonenumber') ?? ''),
-            });
-          } catch (error) {
-            if (error instanceof ClaimError) throw new ApiError(400, { detail: error.message }, {}, { cause: error });
-            throw error;
-          }
+        const f = parseCollectionFilters(searchParams);
+        if (wantsClaim(f)) {
+          const claimed = await claimCollectionFor({ sql, launcher }, principal, f, searchParams.get('phonenumber') ?? '');
           if (claimed === null) return [];
-          await launcher.afterCommit({ events: claimed.events });
           // Rule 4: the answer to a claim is a list, not a single object.
-          return (await collectionResources(sql, [claimed.collection])).map((collection) => collectionForVersion(collection, apiVersion));
+          return (await collectionResources(sql, [claimed])).map((collection) => collectionForVersion(collection, apiVersion));
         }
         const page = parsePage(searchParams, config.pageSizeMax);
-        const where = sql`
-          where c.organization_id = ${principal.organizationId}
-          ${f.amount !== undefined ? sql`and c.amount = ${f.amount}::numeric` : sql``}
-          ${f.currency !== undefined ? sql`and c.currency = ${f.currency}` : sql``}
-          ${f.phonenumber !== undefined ? sql`and c.phone_number = ${f.phonenumber}` : sql``}
-          ${f.reference !== undefined ? sql`and c.reference = ${f.reference}` : sql``}
-          ${f.remote_transaction_id !== undefined ? sql`and c.remote_transaction_id = ${f.remote_transaction_id}` : sql``}
-          ${timeRange(sql, 'c.created', f.created_after, f.created_before)}
-          ${timeRange(sql, 'c.modified', f.modified_after, f.modified_before)}
-          ${f.status !== undefined ? sql`and c.status = ${f.status}` : sql``}
-          ${f.network !== undefined ? sql`and lower(c.network) = lower(${f.network})` : sql``}
-          ${f.contact_first_name !== undefined ? sql`and ct.first_name = ${f.contact_first_name}` : sql``}
-          ${f.contact_last_name !== undefined ? sql`and ct.last_name = ${f.contact_last_name}` : sql``}`;
-        const from = sql`collections c left join contacts ct on ct.id = c.contact_id`;
-        const [[total], rows] = await Promise.all([
-          sql<{ count: number }[]>`select count(*)::int as count from ${from} ${where}`,
-          sql<CollectionRow[]>`select ${sql.unsafe(collectionColumns('c.'))} from ${from} ${where}
-            order by c.created desc, c.id desc limit ${page.limit} offset ${page.offset}`,
-        ]);
+        const { count, rows } = await listCollections(sql, principal.organizationId, f, page);
         const results = (await collectionResources(sql, rows)).map((collection) => collectionForVersion(collection, apiVersion));
-        return listForVersion(pagedList(request, config.publicBaseUrl, page, total?.count ?? 0, results), apiVersion);
+        return listForVersion(pagedList(request, config.publicBaseUrl, page, count, results), apiVersion);
       },
       { auth: true },
     )

@@ -4,7 +4,9 @@ import { DEFAULT_CONTACT_TYPE, serializeContact, type ContactRow } from '../doma
 import { contactForVersion, listForVersion } from '../domain/versions';
 import { createSandboxNetwork } from '../network/sandbox';
 import { CONTACT_COLUMNS, createContactIn, verifyContact } from '../services/contacts';
-import { writeOnce } from '../services/duplicate-checks';
+import { writeOnce, type DuplicateCheck } from '../services/duplicate-checks';
+import type { NetworkAdapter } from '../network/adapter';
+import type { Sql } from '../db';
 import { authPlugin } from './auth';
 import { ownedBy, parseId, type AppDeps } from './context';
 import { fieldErrors, notFound } from './errors';
@@ -35,36 +37,78 @@ const ContactFilters = v.object({
 });
 
 /** `sync` = 1 (number or text) asks for instant verification (api.md 4.4). */
-const wantsVerification = (value: unknown): boolean => value === 1 || value === '1';
+export const wantsVerification = (value: unknown): boolean => value === 1 || value === '1';
 
-export const contactRoutes = ({ sql, config, launcher }: AppDeps) => {
-  // Name look-ups come from the network adapter; the sandbox network is the one this service has.
-  const network = config.sandbox
+export type ContactFilterValues = v.InferOutput<typeof ContactFilters>;
+export const parseContactFilters = (searchParams: URLSearchParams): ContactFilterValues => validate(ContactFilters, queryObject(searchParams));
+
+/** The network adapter that answers name look-ups: the sandbox network is the one this service has. */
+export const contactNetwork = ({ sql, config, launcher }: Pick<AppDeps, 'sql' | 'config' | 'launcher'>): NetworkAdapter | null =>
+  config.sandbox
     ? createSandboxNetwork({ sql, launcher, paymentDelaySeconds: config.collectionRequests.sandboxPaymentDelaySeconds })
     : null;
+
+/**
+ * Creates a contact from a merchant's parameters (api.md 4.4), as the REST route and the web
+ * console both do: validates them (400), saves it with its `contact.created` event (claiming the
+ * Duplicate-Check-Key in the same transaction), dispatches the event, and verifies the number at
+ * once when `metadata.sync` is 1.
+ */
+export async function createContact(
+  { sql, launcher }: Pick<AppDeps, 'sql' | 'launcher'>,
+  network: NetworkAdapter | null,
+  creator: { organizationId: number; userId: number },
+  body: Record<string, unknown>,
+  duplicateCheck: DuplicateCheck | null,
+): Promise<ContactRow> {
+  const input = validate(ContactCreate, body);
+  const created = await writeOnce(sql, duplicateCheck, async (tx) => {
+    const creation = await createContactIn(tx, {
+      organizationId: creator.organizationId,
+      author: creator.userId,
+      firstName: input.first_name,
+      lastName: input.last_name,
+      email: input.email,
+      phoneNumber: input.phone_number,
+      type: input.type,
+      metadata: input.metadata,
+    });
+    if (creation.contact === null) throw fieldErrors({ phone_number: ['A contact with this phone number already exists.'] });
+    return creation;
+  }, (creation) => ({ type: 'contact', id: creation.contact.id }));
+  await launcher.afterCommit({ events: [created.event] });
+  return wantsVerification(input.metadata?.sync) ? await verifyContact(sql, created.contact, network) : created.contact;
+}
+
+/** One page of an organization's contacts matching the filters, newest first, with the total count (REST list and console). */
+export async function listContacts(
+  sql: Sql, organizationId: number, filters: ContactFilterValues, page: { limit: number; offset: number },
+): Promise<{ count: number; rows: ContactRow[] }> {
+  const where = sql`
+    where organization_id = ${organizationId}
+    ${filters.first_name !== undefined ? sql`and first_name = ${filters.first_name}` : sql``}
+    ${filters.last_name !== undefined ? sql`and last_name = ${filters.last_name}` : sql``}
+    ${filters.email !== undefined ? sql`and email = ${filters.email}` : sql``}
+    ${filters.phone_number !== undefined ? sql`and phone_number = ${filters.phone_number}` : sql``}
+    ${timeRange(sql, 'created', filters.created_after, filters.created_before)}`;
+  const [[total], rows] = await Promise.all([
+    sql<{ count: number }[]>`select count(*)::int as count from contacts ${where}`,
+    sql<ContactRow[]>`select ${sql.unsafe(CONTACT_COLUMNS)} from contacts ${where}
+      order by created desc, id desc limit ${page.limit} offset ${page.offset}`,
+  ]);
+  return { count: total?.count ?? 0, rows };
+}
+
+export const contactRoutes = (deps: AppDeps) => {
+  const { sql, config } = deps;
+  const network = contactNetwork(deps);
   return new Elysia({ name: 'contacts', prefix: '/api/contacts' })
     .use(authPlugin(sql))
     .post(
       '',
       async ({ request, principal, apiVersion, duplicateCheck, set }) => {
-        const input = validate(ContactCreate, await parseRequestBody(request));
-        const created = await writeOnce(sql, duplicateCheck, async (tx) => {
-          const creation = await createContactIn(tx, {
-            organizationId: principal.organizationId,
-            author: principal.userId,
-            firstName: input.first_name,
-            lastName: input.last_name,
-            email: input.email,
-            phoneNumber: input.phone_number,
-            type: input.type,
-            metadata: input.metadata,
-          });
-          if (creation.contact === null) throw fieldErrors({ phone_number: ['A contact with this phone number already exists.'] });
-          return creation;
-        }, (creation) => ({ type: 'contact', id: creation.contact.id }));
-        await launcher.afterCommit({ events: [created.event] });
+        const contact = await createContact(deps, network, principal, await parseRequestBody(request), duplicateCheck);
         set.status = 201;
-        const contact = wantsVerification(input.metadata?.sync) ? await verifyContact(sql, created.contact, network) : created.contact;
         return contactForVersion(serializeContact(contact), apiVersion);
       },
       { auth: true, parse: 'none' },
@@ -74,21 +118,9 @@ export const contactRoutes = ({ sql, config, launcher }: AppDeps) => {
       async ({ request, principal, apiVersion }) => {
         const { searchParams } = new URL(request.url);
         const page = parsePage(searchParams, config.pageSizeMax);
-        const filters = validate(ContactFilters, queryObject(searchParams));
-        const where = sql`
-          where organization_id = ${principal.organizationId}
-          ${filters.first_name !== undefined ? sql`and first_name = ${filters.first_name}` : sql``}
-          ${filters.last_name !== undefined ? sql`and last_name = ${filters.last_name}` : sql``}
-          ${filters.email !== undefined ? sql`and email = ${filters.email}` : sql``}
-          ${filters.phone_number !== undefined ? sql`and phone_number = ${filters.phone_number}` : sql``}
-          ${timeRange(sql, 'created', filters.created_after, filters.created_before)}`;
-        const [[total], rows] = await Promise.all([
-          sql<{ count: number }[]>`select count(*)::int as count from contacts ${where}`,
-          sql<ContactRow[]>`select ${sql.unsafe(CONTACT_COLUMNS)} from contacts ${where}
-            order by created desc, id desc limit ${page.limit} offset ${page.offset}`,
-        ]);
+        const { count, rows } = await listContacts(sql, principal.organizationId, parseContactFilters(searchParams), page);
         const contacts = rows.map((row) => contactForVersion(serializeContact(row), apiVersion));
-        return listForVersion(pagedList(request, config.publicBaseUrl, page, total?.count ?? 0, contacts), apiVersion);
+        return listForVersion(pagedList(request, config.publicBaseUrl, page, count, contacts), apiVersion);
       },
       { auth: true },
     )

@@ -9,12 +9,30 @@ import { notFound } from './errors';
 import { validate } from './fields';
 import { queryObject } from './filters';
 import { pagedList, parsePage } from './pagination';
+import type { Sql } from '../db';
 
 const EventFilters = v.object({
   type: v.optional(
     v.picklist(EVENT_TYPES, (issue) => `Select a valid choice. ${String(issue.input)} is not one of the available choices.`),
   ),
 });
+
+export type EventFilterValues = v.InferOutput<typeof EventFilters>;
+export const parseEventFilters = (searchParams: URLSearchParams): EventFilterValues => validate(EventFilters, queryObject(searchParams));
+
+/** One page of an organization's events (newest first) of a type or all, with the total count (REST list and console). */
+export async function listEvents(
+  sql: Sql, organizationId: number, filters: EventFilterValues, page: { limit: number; offset: number },
+): Promise<{ count: number; rows: EventRow[] }> {
+  const where = sql`where organization_id = ${organizationId}
+    ${filters.type !== undefined ? sql`and type = ${filters.type}` : sql``}`;
+  const [[total], rows] = await Promise.all([
+    sql<{ count: number }[]>`select count(*)::int as count from events ${where}`,
+    sql<EventRow[]>`select ${sql.unsafe(EVENT_COLUMNS)} from events ${where}
+      order by id desc limit ${page.limit} offset ${page.offset}`,
+  ]);
+  return { count: total?.count ?? 0, rows };
+}
 
 export const eventRoutes = ({ sql, config }: AppDeps) =>
   new Elysia({ name: 'events', prefix: '/api/events' })
@@ -24,16 +42,9 @@ export const eventRoutes = ({ sql, config }: AppDeps) =>
       async ({ request, principal, apiVersion }) => {
         const { searchParams } = new URL(request.url);
         const page = parsePage(searchParams, config.pageSizeMax);
-        const filters = validate(EventFilters, queryObject(searchParams));
-        const where = sql`where organization_id = ${principal.organizationId}
-          ${filters.type !== undefined ? sql`and type = ${filters.type}` : sql``}`;
-        const [[total], rows] = await Promise.all([
-          sql<{ count: number }[]>`select count(*)::int as count from events ${where}`,
-          sql<EventRow[]>`select ${sql.unsafe(EVENT_COLUMNS)} from events ${where}
-            order by id desc limit ${page.limit} offset ${page.offset}`,
-        ]);
+        const { count, rows } = await listEvents(sql, principal.organizationId, parseEventFilters(searchParams), page);
         const events = rows.map((row) => eventForVersion(serializeEvent(row), apiVersion));
-        return listForVersion(pagedList(request, config.publicBaseUrl, page, total?.count ?? 0, events), apiVersion);
+        return listForVersion(pagedList(request, config.publicBaseUrl, page, count, events), apiVersion);
       },
       { auth: true },
     )

@@ -3,12 +3,13 @@ import * as v from 'valibot';
 import { EVENT_TYPES, type EventType } from '../domain/events';
 import { checkCallbackUrl } from '../domain/urls';
 import { listForVersion } from '../domain/versions';
-import { serializeDelivery, serializeWebhook, type WebhookRow } from '../domain/webhooks';
+import { serializeDelivery, serializeWebhook, type DeliveryRow, type WebhookRow } from '../domain/webhooks';
 import {
-  createWebhook, deleteWebhook, findDelivery, findWebhook, findWebhookEvenIfDeleted, listDeliveries, updateWebhook, WEBHOOK_COLUMNS,
+  createWebhook, deleteWebhook, findDelivery, findWebhook, findWebhookEvenIfDeleted, listDeliveries,
+  updateWebhook, WEBHOOK_COLUMNS,
 } from '../services/webhooks';
 import { recordRedelivery } from '../services/events';
-import { writeOnce } from '../services/duplicate-checks';
+import { writeOnce, type DuplicateCheck } from '../services/duplicate-checks';
 import { MANAGE_ORGANIZATION, authPlugin } from './auth';
 import { ownedBy, parseId, type AppDeps } from './context';
 import { ApiError, fieldErrors, notFound } from './errors';
@@ -43,7 +44,8 @@ const target = (sandbox: boolean) =>
     }),
   );
 
-const webhookSchemas = (sandbox: boolean) => ({
+/** What creating (and replacing) or changing a webhook takes; the console validates with the same schemas. */
+export const webhookSchemas = (sandbox: boolean) => ({
   create: v.object({ event: eventChoice, target: target(sandbox) }, REQUIRED),
   update: v.object({ event: v.optional(eventChoice), target: v.optional(target(sandbox)) }),
 });
@@ -54,6 +56,38 @@ const WebhookFilters = v.object({
 });
 const DeliveryFilters = v.object({ event: v.optional(integerId) });
 const Redelivery = v.object({ event: integerId }, REQUIRED);
+
+/**
+ * A fresh delivery of one of the organization's events to one of its webhooks, as the REST route
+ * and the console both start it (api.md 6.2, manual redelivery): 400 when the event does not exist
+ * in the organization or is of another type. The delivery row (claiming the Duplicate-Check-Key)
+ * is the outbox: its workflow starts after the commit, or from the outbox sweep if this process
+ * dies first.
+ */
+export async function redeliverEvent(
+  { sql, launcher }: Pick<AppDeps, 'sql' | 'launcher'>,
+  webhook: WebhookRow,
+  eventId: number,
+  duplicateCheck: DuplicateCheck | null,
+): Promise<DeliveryRow> {
+  const organizationId = webhook.organizationId;
+  const [event] = await sql<{ type: EventType }[]>`
+    select type from events where id = ${eventId} and organization_id = ${organizationId}`;
+  if (!event) throw fieldErrors({ event: [`Invalid pk "${eventId}" - object does not exist.`] });
+  if (event.type !== webhook.event) {
+    throw fieldErrors({ event: [`Event ${eventId} is a ${event.type} event; this webhook receives ${webhook.event} events.`] });
+  }
+  const pending = await writeOnce(
+    sql, duplicateCheck,
+    (tx) => recordRedelivery(tx, { organizationId, webhookId: webhook.id, eventId, eventType: event.type }),
+    (row) => ({ type: 'webhook_delivery', id: row.id }),
+  );
+  await launcher.afterCommit({ deliveries: [pending] });
+  const deliveryId = pending.id;
+  const delivery = await findDelivery(sql, deliveryId);
+  if (!delivery) throw new Error(`delivery ${deliveryId} vanished after it was opened`);
+  return delivery;
+}
 
 export const webhookRoutes = ({ sql, config, launcher }: AppDeps) => {
   const schemas = webhookSchemas(config.sandbox);
@@ -154,22 +188,7 @@ export const webhookRoutes = ({ sql, config, launcher }: AppDeps) => {
         const body = await parseRequestBody(request);
         const webhook = await ownedWebhook(params.id, principal.organizationId);
         const { event: eventId } = validate(Redelivery, body);
-        const [event] = await sql<{ type: EventType }[]>`
-          select type from events where id = ${eventId} and organization_id = ${principal.organizationId}`;
-        if (!event) throw fieldErrors({ event: [`Invalid pk "${eventId}" - object does not exist.`] });
-        if (event.type !== webhook.event) {
-          throw fieldErrors({ event: [`Event ${eventId} is a ${event.type} event; this webhook receives ${webhook.event} events.`] });
-        }
-        // The row is the outbox: started after the commit, or by the sweep if this process dies first.
-        const pending = await writeOnce(
-          sql, duplicateCheck,
-          (tx) => recordRedelivery(tx, { organizationId: principal.organizationId, webhookId: webhook.id, eventId, eventType: event.type }),
-          (row) => ({ type: 'webhook_delivery', id: row.id }),
-        );
-        await launcher.afterCommit({ deliveries: [pending] });
-        const deliveryId = pending.id;
-        const delivery = await findDelivery(sql, deliveryId);
-        if (!delivery) throw new Error(`delivery ${deliveryId} vanished after it was opened`);
+        const delivery = await redeliverEvent({ sql, launcher }, webhook, eventId, duplicateCheck);
         set.status = 202;
         return serializeDelivery(delivery);
       },

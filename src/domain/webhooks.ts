@@ -122,6 +122,28 @@ export function basicAuthorization(username: string, password: string): string {
   return `Basic ${Buffer.from(`${username}:${password}`, 'utf8').toString('base64')}`;
 }
 
+/**
+ * The headers of a delivery (and of the console's test event): JSON, Standard Webhooks id,
+ * timestamp and signatures, and `Authorization: Basic` only when the organization gave credentials
+ * (api.md 5.5: otherwise no Authorization header at all).
+ */
+export function deliveryHeaders(
+  secrets: { signingSecrets: readonly string[]; basic: { username: string; password: string } | null },
+  messageId: string,
+  timestampSeconds: number,
+  body: string,
+): Record<string, string> {
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    'user-agent': 'collections-webhooks/1.0',
+    'webhook-id': messageId,
+    'webhook-timestamp': String(timestampSeconds),
+    'webhook-signature': signatureHeader(secrets.signingSecrets, messageId, timestampSeconds, body),
+  };
+  if (secrets.basic) headers.authorization = basicAuthorization(secrets.basic.username, secrets.basic.password);
+  return headers;
+}
+
 /** The `skip-cert-verify` query parameter the provider honoured on targets (sandbox mode only here). */
 export function asksToSkipCertificateCheck(target: URL): boolean {
   const value = target.searchParams.get('skip-cert-verify');

@@ -74,3 +74,13 @@ export async function recordRedelivery(tx: Queryable, input: { organizationId: n
     redelivery: true,
   };
 }
+
+export type TimelineEntry = { eventId: number; status: string; errorMessage: string | null; created: Date };
+
+/** A collection request's status timeline: each `collectionrequest.status.changed` event for it, oldest first. */
+export async function requestStatusTimeline(sql: Queryable, organizationId: number, requestId: number): Promise<TimelineEntry[]> {
+  return await sql<TimelineEntry[]>`
+    select id as "eventId", data->>'status' as status, data->>'error_message' as "errorMessage", created from events
+    where organization_id = ${organizationId} and type = 'collectionrequest.status.changed' and data->>'id' = ${String(requestId)}
+    order by id`;
+}

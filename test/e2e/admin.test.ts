@@ -104,3 +104,22 @@ test('version set saves the API version requests without one get', async () => {
   expect(response.headers.get('api-version')).toBe('v2');
   expect(admin('version', 'set', '--org', String(created.organization.id), '--version', 'v7').status).toBe(2);
 });
+
+test('user create makes a console user who can sign in, with or without the manage permission', async () => {
+  const created = JSON.parse(admin('org', 'create', '--name', 'Console by CLI', '--json').stdout);
+  const org = String(created.organization.id);
+  const email = `cli-${Date.now()}@example.com`;
+  const made = admin('user', 'create', '--org', org, '--email', email, '--password', 'long enough password', '--manage', '--json');
+  expect(made.status).toBe(0);
+  expect(JSON.parse(made.stdout).user).toMatchObject({ organizationId: created.organization.id, email, permissions: ['Manage Users and Organization Settings'] });
+  const [stored] = await testSql()<{ passwordHash: string }[]>`select password_hash as "passwordHash" from users where email = ${email}`;
+  expect(stored!.passwordHash).toStartWith('$argon2id$');
+  expect(await Bun.password.verify('long enough password', stored!.passwordHash)).toBe(true);
+  const plain = admin('user', 'create', '--org', org, '--email', `member-${email}`, '--password', 'long enough password');
+  expect(plain.stdout).toContain('no permission to manage the organization');
+
+  expect(admin('user', 'create', '--org', org, '--email', email.toUpperCase(), '--password', 'long enough password').status).toBe(2);
+  expect(admin('user', 'create', '--org', org, '--email', `short-${email}`, '--password', 'short').status).toBe(2);
+  expect(admin('user', 'create', '--org', org, '--email', 'not-an-email', '--password', 'long enough password').status).toBe(2);
+  expect(admin('user', 'create', '--org', org, '--password', 'long enough password').status).toBe(2);
+});

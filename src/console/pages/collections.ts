@@ -1,0 +1,106 @@
+/** Collections: the list with the API's filters, a collection's page, and the claim form (api.md 4.1 claim). */
+import { Elysia } from 'elysia';
+import { claimCollectionFor, listCollections, parseCollectionFilters } from '../../api/collections';
+import type { AppDeps } from '../../api/context';
+import { findApiError } from '../../api/http';
+import { parsePage } from '../../api/pagination';
+import { COLLECTION_STATUSES } from '../../domain/collections';
+import { SUPPORTED_CURRENCIES } from '../../domain/money';
+import { findCollection } from '../../services/collections';
+import { findRequest } from '../../services/collection-requests';
+import type { ConsoleSession } from '../../services/console-sessions';
+import { html } from '../html';
+import { consoleError, htmlResponse, redirect } from '../http';
+import {
+  anyFilter, badge, details, filterForm, formErrors, input, layout, money, notice, pager, postForm, queryValues, select, table, when,
+  type FieldErrors, type Values,
+} from '../layout';
+import { consoleSessionPlugin } from '../session';
+import { nonEmptyQuery, ownedId } from './common';
+
+const FILTERS = [
+  'status', 'currency', 'amount', 'phonenumber', 'reference', 'remote_transaction_id', 'network', 'contact_first_name',
+  'contact_last_name', 'created_after', 'created_before', 'modified_after', 'modified_before',
+] as const;
+const CLAIM_FIELDS = ['amount', 'remote_transaction_id', 'phonenumber'];
+
+export const collectionRoutes = (deps: AppDeps) => {
+  const { sql, config } = deps;
+  const frame = (session: ConsoleSession, title: string) => ({ session, sandbox: config.sandbox, section: 'collections' as const, title });
+
+  async function listPage(request: Request, session: ConsoleSession, claim: { values: Values; errors: FieldErrors; message?: string }, status = 200) {
+    const searchParams = nonEmptyQuery(request);
+    const filters = parseCollectionFilters(searchParams);
+    const page = parsePage(searchParams, config.pageSizeMax);
+    const { count, rows } = await listCollections(sql, session.organizationId, { ...filters, claim: undefined }, page);
+    const values = queryValues(searchParams);
+    const content = html`
+${claim.message ? notice(claim.message, status === 200 ? 'ok' : 'error') : ''}
+${filterForm('/console/collections', html`
+${select('status', 'Status', COLLECTION_STATUSES.map((value) => [value, value.replaceAll('_', ' ')] as const), values, {}, true)}
+${select('currency', 'Currency', SUPPORTED_CURRENCIES.map((code) => [code, code] as const), values, {}, true)}
+${input('amount', 'Amount', values, {}, { inputmode: 'decimal' })}
+${input('phonenumber', 'Phone number', values, {}, { inputmode: 'tel' })}
+${input('reference', 'Reference', values, {})}
+${input('remote_transaction_id', 'Remote transaction id', values, {})}
+${input('network', 'Network', values, {})}
+${input('contact_first_name', 'Contact first name', values, {})}
+${input('contact_last_name', 'Contact last name', values, {})}
+${input('created_after', 'Created after', values, {}, { placeholder: 'YYYY-MM-DD HH:MM' })}
+${input('created_before', 'Created before', values, {}, { placeholder: 'YYYY-MM-DD HH:MM' })}
+${input('modified_after', 'Modified after', values, {}, { placeholder: 'YYYY-MM-DD HH:MM' })}
+${input('modified_before', 'Modified before', values, {}, { placeholder: 'YYYY-MM-DD HH:MM' })}`, anyFilter(searchParams, FILTERS))}
+${table(['Collection', 'Received', 'Number', 'Amount', 'Reference', 'Network', 'Status'], rows.map((row) => [
+    html`<a href="/console/collections/${row.id}">#${row.id}</a>`, when(row.created), row.phoneNumber, money(row.amount, row.currency),
+    row.reference, row.network, badge(row.status),
+  ]), 'No collections match.')}
+${pager('/console/collections', searchParams, page, count)}
+<section class="card" aria-labelledby="claim"><h2 id="claim">Claim a collection</h2>
+<p class="muted">A payment that matched none of your requests waits unassigned. Give its amount, remote transaction id and number
+(all three must match exactly) to assign it to your organization and credit your wallet.</p>
+${formErrors(claim.errors, CLAIM_FIELDS)}
+${postForm(session, '/console/collections/claim', html`
+${input('amount', 'Amount', claim.values, claim.errors, { required: true, inputmode: 'decimal' })}
+${input('remote_transaction_id', 'Remote transaction id', claim.values, claim.errors, { required: true })}
+${input('phonenumber', 'Phone number', claim.values, claim.errors, { required: true, inputmode: 'tel' })}
+<div class="actions"><button type="submit" class="primary">Claim</button></div>`)}</section>`;
+    return htmlResponse(layout(frame(session, 'Collections'), content), status);
+  }
+
+  return new Elysia({ name: 'console-collections' })
+    .use(consoleSessionPlugin(deps))
+    .get('/console/collections', ({ request, session }) => listPage(request, session, { values: {}, errors: {} }), { page: 'member' })
+    .post('/console/collections/claim', async ({ request, session, form }) => {
+      const values = { amount: String(form.amount ?? '').trim(), remote_transaction_id: String(form.remote_transaction_id ?? '').trim(), phonenumber: String(form.phonenumber ?? '').trim() };
+      try {
+        const filters = parseCollectionFilters(new URLSearchParams(Object.entries(values).filter(([, value]) => value !== '')));
+        const claimed = await claimCollectionFor(deps, session, filters, values.phonenumber);
+        if (claimed !== null) return redirect(`/console/collections/${claimed.id}`);
+        return await listPage(request, session, { values, errors: {}, message: 'No unassigned collection matches these three values.' }, 404);
+      } catch (error) {
+        const apiError = findApiError(error);
+        if (apiError?.status !== 400) throw error;
+        const errors = (typeof apiError.body.detail === 'string' ? { non_field_errors: [apiError.body.detail] } : apiError.body) as FieldErrors;
+        return await listPage(request, session, { values, errors }, 400);
+      }
+    }, { action: 'member', parse: 'none' })
+    .get('/console/collections/:id', async ({ params, session }) => {
+      const collection = await findCollection(sql, ownedId(params.id));
+      if (!collection || collection.organizationId !== session.organizationId) throw consoleError(404, 'No such collection in your organization.');
+      const request = collection.collectionRequestId === null ? undefined : await findRequest(sql, collection.collectionRequestId);
+      const content = html`<section class="card">${details([
+        ['Amount', money(collection.amount, collection.currency)],
+        ['Status', badge(collection.status)],
+        ['From', collection.phoneNumber],
+        ['Network', collection.network],
+        ['Remote transaction', collection.remoteTransactionId],
+        ['Reference', collection.reference],
+        ['Paid', when(collection.paymentDate)],
+        ['Received', when(collection.created)],
+        ['Rejection reason', collection.rejectionReason],
+        ['Request', request ? html`<a href="/console/requests/${request.request.id}">#${request.request.id}</a> ${badge(request.request.status)}` : 'none (claimed or unmatched)'],
+        ['Contact', collection.contactId === null ? null : html`<a href="/console/contacts/${collection.contactId}">#${collection.contactId}</a>`],
+      ])}</section>`;
+      return htmlResponse(layout(frame(session, `Collection #${collection.id}`), content));
+    }, { page: 'member' });
+};

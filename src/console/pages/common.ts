@@ -1,0 +1,32 @@
+/** Small helpers the console's page modules share. */
+import { parseId } from '../../api/context';
+import { consoleError } from '../http';
+
+/** The query string without empty values: a blank filter field means "no filter", as for the API. */
+export function nonEmptyQuery(request: Request): URLSearchParams {
+  return new URLSearchParams([...new URL(request.url).searchParams].filter(([, value]) => value.trim() !== ''));
+}
+
+/** A path id, or the 404 page. */
+export function ownedId(raw: string): number {
+  const id = parseId(raw);
+  if (id === null) throw consoleError(404, 'Not found.');
+  return id;
+}
+
+/** Notices shown after a redirect (`?done=<key>`): fixed sentences, never text from the URL. */
+export const DONE_NOTICES: Readonly<Record<string, string>> = {
+  'contact-created': 'Contact created.',
+  'webhook-created': 'Webhook created. It receives every future event of its type.',
+  'webhook-updated': 'Webhook saved.',
+  'webhook-deleted': 'Webhook deleted. No further deliveries are made; its delivery log stays readable.',
+  'redelivery-started': 'Redelivery started: a fresh delivery of the event, with its own attempts.',
+  'basic-auth-set': 'HTTP Basic credentials saved: deliveries carry them from now on.',
+  'basic-auth-cleared': 'HTTP Basic credentials cleared: deliveries carry no Authorization header.',
+  'settings-saved': 'Collection settings saved.',
+  'key-revoked': 'API key revoked: the API answers it 401 from now on.',
+  'user-created': 'User created. They can sign in with the email and password you gave.',
+  'user-removed': 'User removed: signed out everywhere, API keys revoked.',
+  'permission-granted': 'Permission granted.',
+  'permission-revoked': 'Permission taken away.',
+};

@@ -1,0 +1,44 @@
+/** Events: the list (filter by type, paged) and an event's page with its data as pretty-printed, escaped JSON. */
+import { Elysia } from 'elysia';
+import type { AppDeps } from '../../api/context';
+import { listEvents, parseEventFilters } from '../../api/events';
+import { parsePage } from '../../api/pagination';
+import { EVENT_TYPES, serializeEvent, type EventRow } from '../../domain/events';
+import { eventForVersion } from '../../domain/versions';
+import { CURRENT_API_VERSION } from '../../domain/versions';
+import { EVENT_COLUMNS } from '../../services/events';
+import type { ConsoleSession } from '../../services/console-sessions';
+import { html } from '../html';
+import { consoleError, htmlResponse } from '../http';
+import { anyFilter, details, filterForm, layout, pager, queryValues, select, table, when } from '../layout';
+import { consoleSessionPlugin } from '../session';
+import { nonEmptyQuery, ownedId } from './common';
+
+export const eventRoutes = (deps: AppDeps) => {
+  const { sql, config } = deps;
+  const frame = (session: ConsoleSession, title: string) => ({ session, sandbox: config.sandbox, section: 'events' as const, title });
+
+  return new Elysia({ name: 'console-events' })
+    .use(consoleSessionPlugin(deps))
+    .get('/console/events', async ({ request, session }) => {
+      const searchParams = nonEmptyQuery(request);
+      const page = parsePage(searchParams, config.pageSizeMax);
+      const { count, rows } = await listEvents(sql, session.organizationId, parseEventFilters(searchParams), page);
+      const content = html`
+${filterForm('/console/events', select('type', 'Type', EVENT_TYPES.map((type) => [type, type] as const), queryValues(searchParams), {}, true), anyFilter(searchParams, ['type']))}
+${table(['Event', 'Type', 'Object', 'Created'], rows.map((row) => [
+    html`<a href="/console/events/${row.id}">#${row.id}</a>`, row.type, typeof row.data.id === 'number' ? `#${row.data.id}` : '', when(row.created),
+  ]), 'No events match.')}
+${pager('/console/events', searchParams, page, count)}`;
+      return htmlResponse(layout(frame(session, 'Events'), content));
+    }, { page: 'member' })
+    .get('/console/events/:id', async ({ params, session }) => {
+      const [row] = await sql<EventRow[]>`select ${sql.unsafe(EVENT_COLUMNS)} from events where id = ${ownedId(params.id)}`;
+      if (!row || row.organizationId !== session.organizationId) throw consoleError(404, 'No such event in your organization.');
+      // The event exactly as GET /api/events/<id> answers it in the current version; escaped like every other value.
+      const resource = eventForVersion(serializeEvent(row), { version: CURRENT_API_VERSION, organizationName: session.organizationName });
+      const content = html`<section class="card">${details([['Type', row.type], ['Created', when(row.created)]])}</section>
+<h2>JSON</h2><pre class="json">${JSON.stringify(resource, null, 2)}</pre>`;
+      return htmlResponse(layout(frame(session, `Event #${row.id}`), content));
+    }, { page: 'member' });
+};

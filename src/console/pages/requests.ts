@@ -1,0 +1,157 @@
+/**
+ * Collection requests: the list with the API's filters and paging, the create form (through
+ * `createCollectionRequest`, as POST /api/collectionrequests), and a request's page with its status
+ * timeline, its collection and its workflow in the Temporal UI; the timeline updates by itself.
+ */
+import { Elysia } from 'elysia';
+import { createCollectionRequest, listCollectionRequests, parseRequestFilters } from '../../api/collection-requests';
+import type { AppDeps } from '../../api/context';
+import { findApiError } from '../../api/http';
+import { parsePage } from '../../api/pagination';
+import { FINAL_STATUSES, REQUEST_STATUSES, requestCode, type CollectionRequestRow } from '../../domain/collection-requests';
+import { SUPPORTED_CURRENCIES } from '../../domain/money';
+import { findRequest } from '../../services/collection-requests';
+import { findCollection } from '../../services/collections';
+import { requestStatusTimeline } from '../../services/events';
+import type { ConsoleSession } from '../../services/console-sessions';
+import { collectionRequestWorkflowId } from '../../workflows/shared';
+import { html, type Html } from '../html';
+import { consoleError, htmlResponse, redirect } from '../http';
+import {
+  anyFilter, badge, checkbox, details, filterForm, formErrors, givenFields, input, layout, money, pager, postForm, queryValues, select, table, when,
+  type FieldErrors, type Values,
+} from '../layout';
+import { consoleSessionPlugin } from '../session';
+import { nonEmptyQuery, ownedId } from './common';
+
+const FILTERS = [
+  'status', 'currency', 'amount', 'phonenumber', 'collection', 'remote_transaction_id', 'reason',
+  'contact_first_name', 'contact_last_name', 'created_after', 'created_before', 'modified_after', 'modified_before',
+] as const;
+const FORM_FIELDS = [
+  'phonenumber', 'amount', 'currency', 'first_name', 'last_name', 'reason', 'account', 'expiry_date', 'start_date',
+  'send_instructions', 'instructions', 'success_message', 'retry_interval_minutes', 'max_attempts',
+];
+const currencies = SUPPORTED_CURRENCIES.map((code) => [code, code] as const);
+
+function createForm(session: ConsoleSession, values: Values, errors: FieldErrors): Html {
+  return html`${formErrors(errors, FORM_FIELDS)}
+${postForm(session, '/console/requests', html`
+${input('phonenumber', 'Phone number', values, errors, { type: 'text', required: true, inputmode: 'tel', hint: 'International format, for example +256772123456.' })}
+${input('amount', 'Amount', values, errors, { required: true, inputmode: 'decimal', hint: 'No thousands separators.' })}
+${select('currency', 'Currency', currencies, values, errors)}
+${input('first_name', 'Customer first name', values, errors)}
+${input('last_name', 'Customer last name', values, errors)}
+${input('reason', 'Reason', values, errors, { hint: 'What the customer sees; keep it under 20 characters. Defaults to your organization name.' })}
+${checkbox('send_instructions', 'Prompt the customer now (USSD/PIN prompt and SMS)', values.send_instructions === 'true', 'Unticked, the request waits for the customer to pay by themselves (pending).')}
+<details><summary>More options</summary><div class="stack">
+${input('account', 'Wallet id', values, errors, { inputmode: 'numeric', hint: 'Defaults to your oldest active wallet in the currency.' })}
+${input('expiry_date', 'Expires', values, errors, { hint: 'Default 24 hours; "tomorrow", "2 hours", "31/12/2025 13:00:00".' })}
+${input('start_date', 'Starts', values, errors, { hint: 'Leave empty to start now.' })}
+${input('instructions', 'Instructions text', values, errors, { hint: 'Replaces the default SMS; "skip" sends none.' })}
+${input('success_message', 'Success message', values, errors, { hint: 'Up to 140 characters; {amount} and {customer} are filled in.' })}
+${input('retry_interval_minutes', 'Retry interval (minutes)', values, errors, { inputmode: 'numeric' })}
+${input('max_attempts', 'Retries', values, errors, { inputmode: 'numeric', hint: '0 to 3, default 3.' })}
+</div></details>
+<div class="actions"><button type="submit" class="primary">Create request</button></div>`)}`;
+}
+
+/** The part of a request's page that changes while its workflow runs (served alone for the live refresh). */
+async function liveContent(deps: AppDeps, request: CollectionRequestRow): Promise<Html> {
+  const timeline = await requestStatusTimeline(deps.sql, request.organizationId, request.id);
+  const collection = request.collectionId === null ? undefined : await findCollection(deps.sql, request.collectionId);
+  const final = (FINAL_STATUSES as readonly string[]).includes(request.status);
+  return html`<div${final ? html` data-final` : ''}>
+<p>Status: <strong id="request-status">${badge(request.status)}</strong> · ${request.attempts} prompt${request.attempts === 1 ? '' : 's'} made${request.errorMessage ? html` <span class="field-error">${request.errorMessage}</span>` : ''}
+${final ? '' : html` <span class="muted">(updates by itself; <a href="/console/requests/${request.id}">reload</a>)</span>`}</p>
+<h2>Status timeline</h2>
+${timeline.length === 0 ? html`<p class="empty">No status change yet.</p>` : html`<ol class="timeline">${timeline.map((change) => html`<li>
+${badge(change.status)} ${when(change.created)} · <a href="/console/events/${change.eventId}">event #${change.eventId}</a>${change.errorMessage ? html` · <span class="muted">${change.errorMessage}</span>` : ''}</li>`)}</ol>`}
+<h2>Collection</h2>
+${collection ? details([
+    ['Collection', html`<a href="/console/collections/${collection.id}">#${collection.id}</a>`],
+    ['Amount', money(collection.amount, collection.currency)],
+    ['Remote transaction', collection.remoteTransactionId],
+    ['Status', badge(collection.status)],
+    ['Received', when(collection.created)],
+  ]) : html`<p class="empty">No collection has paid this request yet.</p>`}
+</div>`;
+}
+
+export const requestRoutes = (deps: AppDeps) => {
+  const { sql, config } = deps;
+  const frame = (session: ConsoleSession, title: string) => ({ session, sandbox: config.sandbox, section: 'requests' as const, title });
+
+  async function ownedRequest(session: ConsoleSession, rawId: string) {
+    const id = ownedId(rawId);
+    const found = await findRequest(sql, id);
+    if (!found || found.request.organizationId !== session.organizationId) throw consoleError(404, 'No such collection request in your organization.');
+    return found;
+  }
+
+  return new Elysia({ name: 'console-requests' })
+    .use(consoleSessionPlugin(deps))
+    .get('/console/requests', async ({ request, session }) => {
+      const searchParams = nonEmptyQuery(request);
+      const page = parsePage(searchParams, config.pageSizeMax);
+      const { count, results } = await listCollectionRequests(sql, session.organizationId, parseRequestFilters(searchParams), page);
+      const values = queryValues(searchParams);
+      const content = html`<p><a href="/console/requests/new">New collection request</a></p>
+${filterForm('/console/requests', html`
+${select('status', 'Status', REQUEST_STATUSES.map((status) => [status, status.replaceAll('_', ' ')] as const), values, {}, true)}
+${select('currency', 'Currency', currencies, values, {}, true)}
+${input('amount', 'Amount', values, {}, { inputmode: 'decimal' })}
+${input('phonenumber', 'Phone number', values, {}, { inputmode: 'tel' })}
+${input('collection', 'Collection id', values, {}, { inputmode: 'numeric' })}
+${input('remote_transaction_id', 'Remote transaction id', values, {})}
+${input('reason', 'Reason', values, {})}
+${input('contact_first_name', 'Contact first name', values, {})}
+${input('contact_last_name', 'Contact last name', values, {})}
+${input('created_after', 'Created after', values, {}, { placeholder: 'YYYY-MM-DD HH:MM' })}
+${input('created_before', 'Created before', values, {}, { placeholder: 'YYYY-MM-DD HH:MM' })}
+${input('modified_after', 'Modified after', values, {}, { placeholder: 'YYYY-MM-DD HH:MM' })}
+${input('modified_before', 'Modified before', values, {}, { placeholder: 'YYYY-MM-DD HH:MM' })}`, anyFilter(searchParams, FILTERS))}
+${table(['Request', 'Created', 'Customer', 'Number', 'Amount', 'Status'], results.map(({ request: row, contact }) => [
+    html`<a href="/console/requests/${row.id}">#${row.id}</a>`, when(row.created), `${contact.firstName} ${contact.lastName}`,
+    row.phoneNumber, money(row.amount, row.currency), badge(row.status),
+  ]), 'No collection requests match.')}
+${pager('/console/requests', searchParams, page, count)}`;
+      return htmlResponse(layout(frame(session, 'Collection requests'), content));
+    }, { page: 'member' })
+    .get('/console/requests/new', ({ session }) =>
+      htmlResponse(layout(frame(session, 'New collection request'), createForm(session, { currency: 'BXC', send_instructions: 'true' }, {}))), { page: 'member' })
+    .post('/console/requests', async ({ session, form }) => {
+      try {
+        const created = await createCollectionRequest(deps, session, givenFields(form), null);
+        return redirect(`/console/requests/${created.request.id}`);
+      } catch (error) {
+        const apiError = findApiError(error);
+        if (apiError?.status !== 400) throw error;
+        const errors = apiError.body as FieldErrors;
+        return htmlResponse(layout(frame(session, 'New collection request'), createForm(session, form, errors)), 400);
+      }
+    }, { action: 'member', parse: 'none' })
+    .get('/console/requests/:id', async ({ params, session }) => {
+      const { request, contact } = await ownedRequest(session, params.id);
+      const workflowUrl = `${config.console.temporalUiUrl}/namespaces/${encodeURIComponent(config.temporal.namespace)}/workflows/${collectionRequestWorkflowId(request.id)}`;
+      const content = html`
+<section class="card">${details([
+    ['Amount', money(request.amount, request.currency)],
+    ['Customer', html`<a href="/console/contacts/${contact.id}">${contact.firstName} ${contact.lastName}</a>`],
+    ['Number', `${request.phoneNumber} (${request.network})`],
+    ['Reason', request.reason],
+    ['Request code', requestCode(request)],
+    ['Created', when(request.created)],
+    ['Starts', request.startDate ? when(request.startDate) : 'at once'],
+    ['Expires', when(request.expiryDate)],
+    ['Retries', `up to ${request.maxAttempts}`],
+    ['Workflow', html`<a href="${workflowUrl}" rel="noopener" target="_blank">${collectionRequestWorkflowId(request.id)} in the Temporal UI</a>`],
+  ])}</section>
+<section class="card" id="live" data-live="/console/requests/${request.id}/live">${await liveContent(deps, request)}</section>`;
+      return htmlResponse(layout(frame(session, `Collection request #${request.id}`), content));
+    }, { page: 'member' })
+    .get('/console/requests/:id/live', async ({ params, session }) => {
+      const { request } = await ownedRequest(session, params.id);
+      return htmlResponse(await liveContent(deps, request));
+    }, { page: 'member' });
+};

@@ -1,0 +1,82 @@
+/**
+ * Sandbox (sandbox mode only): simulate a subscriber's payment from a number, reported through the
+ * same entry point a network's callback uses (the launcher's incoming collection), so it is stored, matched,
+ * verified and credited exactly as a real one.
+ */
+import { randomBytes } from 'node:crypto';
+import { Elysia } from 'elysia';
+import type { AppDeps } from '../../api/context';
+import { REQUIRED, amountField, optionalText, phoneNumber, text as textField, validate } from '../../api/fields';
+import { findApiError } from '../../api/http';
+import { SUPPORTED_CURRENCIES } from '../../domain/money';
+import { networkForCollection } from '../../domain/networks';
+import type { ConsoleSession } from '../../services/console-sessions';
+import * as v from 'valibot';
+import { html } from '../html';
+import { consoleError, htmlResponse } from '../http';
+import { formErrors, input, layout, notice, postForm, select, type FieldErrors, type Values } from '../layout';
+import { consoleSessionPlugin } from '../session';
+
+const SimulatedPayment = v.object({
+  phonenumber: phoneNumber,
+  amount: amountField,
+  currency: v.pipe(textField(3), v.transform((value) => value.toUpperCase()), v.picklist(SUPPORTED_CURRENCIES, 'Unsupported currency.')),
+  reference: optionalText(255),
+}, REQUIRED);
+
+export const sandboxRoutes = (deps: AppDeps) => {
+  const { config, launcher } = deps;
+  const frame = (session: ConsoleSession) => ({ session, sandbox: config.sandbox, section: 'sandbox' as const, title: 'Sandbox' });
+  const onlyInSandbox = () => {
+    if (!config.sandbox) throw consoleError(404, 'The sandbox exists in sandbox mode only.');
+  };
+
+  function page(session: ConsoleSession, values: Values, errors: FieldErrors, result?: string, status = 200) {
+    const content = html`${result ? notice(result) : ''}
+<section class="card"><h2>Simulate an incoming payment</h2>
+<p class="muted">A subscriber pays from this number, as the sandbox network reports it: the payment is matched to an open request
+with the same number, amount and currency (or waits to be claimed), verified with your verification URL where the network asks for it,
+and credited to your wallet.</p>
+${formErrors(errors, ['phonenumber', 'amount', 'currency', 'reference'])}
+${postForm(session, '/console/sandbox/payments', html`
+${input('phonenumber', 'From number', values, errors, { required: true, inputmode: 'tel', hint: 'For example +256772123456.' })}
+${input('amount', 'Amount', values, errors, { required: true, inputmode: 'decimal' })}
+${select('currency', 'Currency', SUPPORTED_CURRENCIES.map((code) => [code, code] as const), { currency: 'BXC', ...values }, errors)}
+${input('reference', 'Reference', values, errors)}
+<div class="actions"><button type="submit" class="primary">Send payment</button></div>`)}</section>`;
+    return htmlResponse(layout(frame(session), content), status);
+  }
+
+  return new Elysia({ name: 'console-sandbox' })
+    .use(consoleSessionPlugin(deps))
+    .get('/console/sandbox', ({ session }) => {
+      onlyInSandbox();
+      return page(session, {}, {});
+    }, { page: 'member' })
+    .post('/console/sandbox/payments', async ({ session, form }) => {
+      onlyInSandbox();
+      try {
+        const payment = validate(SimulatedPayment, form);
+        const choice = networkForCollection(payment.phonenumber, payment.currency, config.sandbox);
+        if (choice.problem !== undefined) return page(session, form, { phonenumber: [choice.problem] }, undefined, 400);
+        const remoteTransactionId = `SBX-CONSOLE-${randomBytes(6).toString('hex').toUpperCase()}`;
+        const reported = await launcher.startIncomingCollection({
+          network: choice.network!.name,
+          remoteTransactionId,
+          phoneNumber: payment.phonenumber,
+          amount: payment.amount,
+          currency: payment.currency,
+          reference: payment.reference ?? '',
+          promptReference: null,
+          paymentDate: new Date().toISOString(),
+        });
+        return page(session, {}, {}, `Payment ${remoteTransactionId} reported on ${choice.network!.name} (workflow ${reported.workflowId}). ` +
+          'If it matches an open request of yours (number, amount, currency) it is credited and appears under Collections; ' +
+          `otherwise it waits unassigned: claim it under Collections with remote transaction id ${remoteTransactionId}.`);
+      } catch (error) {
+        const apiError = findApiError(error);
+        if (apiError?.status !== 400) throw error;
+        return page(session, form, apiError.body as FieldErrors, undefined, 400);
+      }
+    }, { action: 'member', parse: 'none' });
+};

@@ -1,0 +1,183 @@
+/**
+ * Settings (manage permission only): the collection settings (verification URL, accept-by-default)
+ * with a test verification sent through the worker's own guarded transport; API keys (created and
+ * shown once, revoked); users (created with a password, removed, the permission granted or taken).
+ */
+import { randomBytes } from 'node:crypto';
+import { Elysia } from 'elysia';
+import { outgoingTransport, postVerification, type HttpAttempt, type VerificationRequest } from '../../activities/webhook-http';
+import { MANAGE_ORGANIZATION } from '../../api/auth';
+import type { AppDeps } from '../../api/context';
+import { parseVerificationAnswer } from '../../domain/collections';
+import { checkCallbackUrl } from '../../domain/urls';
+import { issueKeyForUser, listApiKeys, revokeApiKey } from '../../services/api-keys';
+import { updateCollectionSettings, verificationUrlRules } from '../../services/organizations';
+import { UserInputError, createUser, findUser, listUsers, removeUser, setManagePermission } from '../../services/users';
+import type { ConsoleSession } from '../../services/console-sessions';
+import { html, type Html } from '../html';
+import { consoleError, htmlResponse, redirect } from '../http';
+import {
+  actionButton, badge, checkbox, formErrors, input, layout, notice, postForm, table, when, type FieldErrors, type Values,
+} from '../layout';
+import { consoleSessionPlugin, type FormFields } from '../session';
+import { DONE_NOTICES, ownedId } from './common';
+
+/** The console waits at most this long for a test verification (the worker waits VERIFICATION_TIMEOUT_SECONDS). */
+const TEST_VERIFICATION_MAX_SECONDS = 15;
+
+const subnav = (current: 'collections' | 'keys' | 'users') => html`<nav class="actions" aria-label="Settings">
+${[['collections', '/console/settings', 'Collection settings'], ['keys', '/console/settings/keys', 'API keys'], ['users', '/console/settings/users', 'Users']].map(([key, href, label]) =>
+    html`<a href="${href}"${key === current ? html` aria-current="page"` : ''}>${label}</a>`)}</nav>`;
+
+const text = (form: FormFields, name: string) => (typeof form[name] === 'string' ? (form[name] as string) : '');
+
+function verificationResult(request: VerificationRequest, url: string, sent: HttpAttempt): Html {
+  const answer = sent.statusCode === 200 ? parseVerificationAnswer(sent.responseExcerpt ?? '', request.remote_transaction_id) : null;
+  const meaning = answer === null
+    ? 'Without a 200 answer, the accept-by-default setting decides.'
+    : answer.decision === 'accept' ? 'This answer accepts the payment.'
+      : answer.decision === 'reject' ? `This answer rejects the payment${answer.reason ? ` (reason: ${answer.reason})` : ''}.`
+        : `This answer cannot be read (${answer.detail}); the accept-by-default setting decides.`;
+  return notice(html`<p><strong>Test verification sent to ${url}</strong> for ${request.remote_transaction_id}:
+${sent.statusCode === null ? html`no answer (${sent.error ?? 'no response'}).` : html`answered ${sent.statusCode} in ${sent.durationMs} ms.`}</p>
+${sent.responseExcerpt !== null ? html`<pre id="verification-answer">${sent.responseExcerpt}</pre>` : ''}<p>${meaning}</p>`, answer?.decision === 'accept' || answer?.decision === 'reject' ? 'ok' : 'error');
+}
+
+export const settingsRoutes = (deps: AppDeps) => {
+  const { sql, config } = deps;
+  const frame = (session: ConsoleSession, title: string) => ({ session, sandbox: config.sandbox, section: 'settings' as const, title });
+  const doneOf = (request: Request) => DONE_NOTICES[new URL(request.url).searchParams.get('done') ?? ''];
+
+  type SettingsState = { done?: string; values?: Values; errors?: FieldErrors; test?: Html };
+
+  async function collectionSettingsPage(session: ConsoleSession, state: SettingsState, status = 200): Promise<Response> {
+    const [organization] = await sql<{ verificationUrl: string | null; acceptByDefault: boolean }[]>`
+      select verification_url as "verificationUrl", accept_by_default as "acceptByDefault" from organizations where id = ${session.organizationId}`;
+    const values = state.values ?? { verification_url: organization?.verificationUrl ?? '', accept_by_default: organization?.acceptByDefault ? 'true' : 'false' };
+    const errors = state.errors ?? {};
+    const content = html`${subnav('collections')}${state.done ? notice(state.done) : ''}${state.test ?? ''}
+<section class="card"><h2>Collection verification</h2>
+<p class="muted">For each incoming collection on a network that supports it, the service POSTs its details to this URL and waits
+${config.collections.verificationTimeoutSeconds} s for <code>ACCEPT &lt;id&gt;</code> or <code>REJECT &lt;id&gt; &lt;reason&gt;</code>.
+${config.sandbox ? 'In sandbox mode http:// URLs are allowed.' : 'The URL must use https://.'}</p>
+${formErrors(errors, ['verification_url', 'accept_by_default'])}
+${postForm(session, '/console/settings', html`
+${input('verification_url', 'Verification URL', values, errors, { type: 'url', hint: 'Leave empty to accept every collection without asking.' })}
+${checkbox('accept_by_default', 'Accept when the URL does not answer in time', values.accept_by_default === 'true')}
+<div class="actions"><button type="submit" class="primary">Save settings</button></div>`)}
+${organization?.verificationUrl ? html`<h3>Test</h3><p>Sends a sample verification request to ${organization.verificationUrl} and shows what it answered (the console waits at most ${Math.min(TEST_VERIFICATION_MAX_SECONDS, config.collections.verificationTimeoutSeconds)} s).</p>
+${actionButton(session, '/console/settings/test-verification', 'Send a test verification')}` : ''}
+</section>`;
+    return htmlResponse(layout(frame(session, 'Settings'), content), status);
+  }
+
+  async function keysPage(session: ConsoleSession, state: { done?: string; created?: string }): Promise<Response> {
+    const keys = await listApiKeys(sql, session.organizationId);
+    const content = html`${subnav('keys')}${state.done ? notice(state.done) : ''}
+${state.created ? notice(html`<p><strong>New API key</strong> (shown this once; only its digest is stored):</p><p><code class="secret" id="new-api-key">${state.created}</code></p>
+<p>Send it as <code>Authorization: Token &lt;key&gt;</code>.</p>`) : ''}
+${table(['Key', 'Acts as', 'Created', 'Status', ''], keys.map((key) => [
+    html`<code>${key.prefix}…</code>`, key.userName, when(key.created), key.revokedAt ? html`${badge('revoked')} ${when(key.revokedAt)}` : badge('active'),
+    key.revokedAt ? '' : actionButton(session, `/console/settings/keys/${key.id}/revoke`, 'Revoke', {}, 'danger'),
+  ]), 'No API keys.')}
+<section class="card"><h2>New API key</h2><p class="muted">The key acts as you (${session.email}), with your permissions.</p>
+${actionButton(session, '/console/settings/keys', 'Create API key', {}, 'primary')}</section>`;
+    return htmlResponse(layout(frame(session, 'API keys'), content));
+  }
+
+  async function usersPage(session: ConsoleSession, state: { done?: string; values?: Values; errors?: FieldErrors }, status = 200): Promise<Response> {
+    const users = await listUsers(sql, session.organizationId);
+    const values = state.values ?? {};
+    const errors = state.errors ?? {};
+    const content = html`${subnav('users')}${state.done ? notice(state.done) : ''}
+${table(['User', 'Email', 'Manage users and settings', 'Created', ''], users.map((user) => {
+    const manages = user.permissions.includes(MANAGE_ORGANIZATION);
+    const self = user.id === session.userId;
+    return [
+      user.name, user.email ?? html`<span class="muted">API only</span>`, manages ? 'yes' : 'no', when(user.created),
+      self ? html`<span class="muted">you</span>` : html`${actionButton(session, `/console/settings/users/${user.id}/permission`, manages ? 'Take permission away' : 'Grant permission', { grant: manages ? 'false' : 'true' })}
+${actionButton(session, `/console/settings/users/${user.id}/remove`, 'Remove', {}, 'danger')}`,
+    ];
+  }), 'No users.')}
+<section class="card"><h2>New user</h2>${formErrors(errors, ['email', 'password', 'name', 'manage'])}
+${postForm(session, '/console/settings/users', html`
+${input('email', 'Email', values, errors, { type: 'email', required: true, autocomplete: 'off' })}
+${input('name', 'Name', values, errors)}
+${input('password', 'Password', {}, errors, { type: 'password', required: true, autocomplete: 'new-password', hint: 'At least 10 characters; give it to the user yourself.' })}
+${checkbox('manage', 'May manage users and organization settings (users, settings, API keys, webhooks)', values.manage === 'true')}
+<div class="actions"><button type="submit" class="primary">Create user</button></div>`)}</section>`;
+    return htmlResponse(layout(frame(session, 'Users'), content), status);
+  }
+
+  async function otherUser(session: ConsoleSession, rawId: string) {
+    const user = await findUser(sql, session.organizationId, ownedId(rawId));
+    if (!user) throw consoleError(404, 'No such user in your organization.');
+    if (user.id === session.userId) throw consoleError(400, 'You cannot remove yourself or change your own permission; ask another user who may manage the organization.');
+    return user;
+  }
+
+  return new Elysia({ name: 'console-settings' })
+    .use(consoleSessionPlugin(deps))
+    .get('/console/settings', ({ request, session }) => collectionSettingsPage(session, { done: doneOf(request) }), { page: 'manager' })
+    .post('/console/settings', async ({ session, form }) => {
+      const raw = text(form, 'verification_url').trim();
+      const acceptByDefault = text(form, 'accept_by_default') === 'true';
+      let verificationUrl: string | null = null;
+      if (raw !== '') {
+        // The admin CLI's rule: HTTPS, or http:// in sandbox mode; no private addresses outside it.
+        const checked = checkCallbackUrl(raw, verificationUrlRules(config.sandbox));
+        if (checked.problem !== undefined) {
+          return await collectionSettingsPage(session, {
+            values: { verification_url: raw, accept_by_default: acceptByDefault ? 'true' : 'false' }, errors: { verification_url: [checked.problem] },
+          }, 400);
+        }
+        verificationUrl = checked.url;
+      }
+      await updateCollectionSettings(sql, session.organizationId, { verificationUrl, acceptByDefault });
+      return redirect('/console/settings?done=settings-saved');
+    }, { action: 'manager', parse: 'none' })
+    .post('/console/settings/test-verification', async ({ session }) => {
+      const [organization] = await sql<{ verificationUrl: string | null }[]>`
+        select verification_url as "verificationUrl" from organizations where id = ${session.organizationId}`;
+      const url = organization?.verificationUrl;
+      if (!url) return await collectionSettingsPage(session, { test: notice('Save a verification URL first.', 'error') }, 400);
+      const sample: VerificationRequest = {
+        phonenumber: '+256772123456', amount: '1000.0000', currency_code: 'BXC',
+        reference: 'Test verification from the web console', remote_transaction_id: `TEST-${randomBytes(6).toString('hex').toUpperCase()}`,
+      };
+      const timeoutMs = Math.min(TEST_VERIFICATION_MAX_SECONDS, config.collections.verificationTimeoutSeconds) * 1000;
+      const sent = await postVerification(url, sample, outgoingTransport({ sandbox: config.sandbox, caFile: config.webhooks.caFile, timeoutMs }));
+      return await collectionSettingsPage(session, { test: verificationResult(sample, url, sent) });
+    }, { action: 'manager', parse: 'none' })
+    .get('/console/settings/keys', ({ request, session }) => keysPage(session, { done: doneOf(request) }), { page: 'manager' })
+    .post('/console/settings/keys', async ({ session }) => {
+      const issued = await issueKeyForUser(sql, session.organizationId, session.userId);
+      return await keysPage(session, { created: issued.apiKey });
+    }, { action: 'manager', parse: 'none' })
+    .post('/console/settings/keys/:id/revoke', async ({ params, session }) => {
+      if (!(await revokeApiKey(sql, session.organizationId, ownedId(params.id)))) throw consoleError(404, 'No such live API key in your organization.');
+      return redirect('/console/settings/keys?done=key-revoked');
+    }, { action: 'manager', parse: 'none' })
+    .get('/console/settings/users', ({ request, session }) => usersPage(session, { done: doneOf(request) }), { page: 'manager' })
+    .post('/console/settings/users', async ({ session, form }) => {
+      const values = { email: text(form, 'email'), name: text(form, 'name'), manage: text(form, 'manage') === 'true' ? 'true' : 'false' };
+      try {
+        await createUser(sql, { organizationId: session.organizationId, email: values.email, name: values.name, password: text(form, 'password'), manage: values.manage === 'true' });
+      } catch (error) {
+        if (!(error instanceof UserInputError)) throw error;
+        return await usersPage(session, { values, errors: { [error.field]: [error.message] } }, 400);
+      }
+      return redirect('/console/settings/users?done=user-created');
+    }, { action: 'manager', parse: 'none' })
+    .post('/console/settings/users/:id/remove', async ({ params, session }) => {
+      const user = await otherUser(session, params.id);
+      await removeUser(sql, session.organizationId, user.id);
+      return redirect('/console/settings/users?done=user-removed');
+    }, { action: 'manager', parse: 'none' })
+    .post('/console/settings/users/:id/permission', async ({ params, session, form }) => {
+      const user = await otherUser(session, params.id);
+      const grant = text(form, 'grant') === 'true';
+      await setManagePermission(sql, session.organizationId, user.id, grant);
+      return redirect(`/console/settings/users?done=${grant ? 'permission-granted' : 'permission-revoked'}`);
+    }, { action: 'manager', parse: 'none' });
+};

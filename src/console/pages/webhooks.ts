@@ -1,0 +1,229 @@
+/**
+ * Webhooks: create, edit and delete; a webhook's deliveries with every attempt and redelivery (the
+ * same `redeliverEvent` as POST /api/webhooks/:id/deliveries); a test event; the organization's
+ * signing secret (revealed on demand, rotated) and its HTTP Basic credentials.
+ *
+ * The test event is a synthetic message sent once, at once, and shown on the page: the body
+ * `{"hook": <webhook>, "data": {"test": true, ...}}`, signed and authenticated exactly as a
+ * delivery is, to the webhook's target with the same 5-second limit and guarded transport. It is no
+ * event of api.md 6.1, so nothing is recorded: no event row, no delivery, no retries.
+ */
+import { randomBytes } from 'node:crypto';
+import { Elysia } from 'elysia';
+import { outgoingTransport, postWebhook, type HttpAttempt } from '../../activities/webhook-http';
+import type { AppDeps } from '../../api/context';
+import { validate } from '../../api/fields';
+import { findApiError } from '../../api/http';
+import { parsePage } from '../../api/pagination';
+import { redeliverEvent, webhookSchemas } from '../../api/webhooks';
+import { EVENT_TYPES } from '../../domain/events';
+import { formatTimestamp } from '../../domain/time';
+import { WEBHOOK_TIMEOUT_MS, deliveryHeaders, serializeWebhook, type DeliveryRow, type WebhookRow } from '../../domain/webhooks';
+import {
+  WEBHOOK_COLUMNS, createWebhook, deleteWebhook, deliverySecrets, findWebhook, findWebhookEvenIfDeleted, listDeliveries, rotateSigningSecret,
+  setBasicCredentials, showSigningSecret, updateWebhook, type SigningSecretView,
+} from '../../services/webhooks';
+import type { ConsoleSession } from '../../services/console-sessions';
+import { html, type Html } from '../html';
+import { consoleError, htmlResponse, redirect } from '../http';
+import {
+  actionButton, badge, details, formErrors, input, layout, notice, pager, postForm, select, table, when, type FieldErrors, type Values,
+} from '../layout';
+import { consoleSessionPlugin, type FormFields } from '../session';
+import { DONE_NOTICES, ownedId } from './common';
+
+const eventChoices = EVENT_TYPES.map((type) => [type, type] as const);
+
+function attemptsTable(delivery: DeliveryRow): Html {
+  return table(['Attempt', 'Time', 'Status code', 'Duration', 'Outcome', 'Response'], delivery.attempts.map((attempt) => [
+    attempt.attempt, when(attempt.startedAt), attempt.statusCode ?? html`<span class="muted">none</span>`, `${attempt.durationMs} ms`,
+    badge(attempt.outcome), attempt.error ? html`<span class="field-error">${attempt.error}</span>` : html`<pre>${attempt.responseExcerpt ?? ''}</pre>`,
+  ]), 'No attempt yet.');
+}
+
+function testResult(sent: HttpAttempt, target: string): Html {
+  const delivered = sent.statusCode !== null && sent.statusCode >= 200 && sent.statusCode < 300;
+  return notice(html`<strong>Test event sent to ${target}</strong>: ${sent.statusCode === null
+    ? html`no answer (${sent.error ?? 'no response'})`
+    : html`answered ${sent.statusCode} in ${sent.durationMs} ms${delivered ? ' (delivered)' : ' (a delivery would count this as failed)'}`}
+${sent.responseExcerpt ? html`<pre>${sent.responseExcerpt}</pre>` : ''}`, delivered ? 'ok' : 'error');
+}
+
+export const webhookRoutes = (deps: AppDeps) => {
+  const { sql, config } = deps;
+  const schemas = webhookSchemas(config.sandbox);
+  const frame = (session: ConsoleSession, title: string) => ({ session, sandbox: config.sandbox, section: 'webhooks' as const, title });
+
+  async function ownedWebhook(session: ConsoleSession, rawId: string, evenIfDeleted = false): Promise<WebhookRow> {
+    const id = ownedId(rawId);
+    const webhook = evenIfDeleted ? await findWebhookEvenIfDeleted(sql, id) : await findWebhook(sql, id);
+    if (!webhook || webhook.organizationId !== session.organizationId) throw consoleError(404, 'No such webhook in your organization.');
+    return webhook;
+  }
+
+  /** A synthetic test message, signed like a delivery, sent once (see the module comment). */
+  async function sendTestEvent(webhook: WebhookRow): Promise<HttpAttempt> {
+    const body = JSON.stringify({
+      hook: serializeWebhook(webhook),
+      data: { test: true, event: webhook.event, message: 'A test event sent from the web console.', created: formatTimestamp(new Date()) },
+    });
+    const messageId = `msg_test_${webhook.id}_${randomBytes(6).toString('hex')}`;
+    const headers = deliveryHeaders(await deliverySecrets(sql, webhook.organizationId), messageId, Math.floor(Date.now() / 1000), body);
+    return await postWebhook(webhook.target, headers, body, outgoingTransport({ sandbox: config.sandbox, caFile: config.webhooks.caFile, timeoutMs: WEBHOOK_TIMEOUT_MS }));
+  }
+
+  type ListState = { done?: string; create?: { values: Values; errors: FieldErrors }; basic?: { values: Values; errors: FieldErrors }; secret?: SigningSecretView };
+
+  async function listPage(session: ConsoleSession, state: ListState, status = 200): Promise<Response> {
+    const [webhooks, secretView] = await Promise.all([
+      sql<WebhookRow[]>`select ${sql.unsafe(WEBHOOK_COLUMNS)} from webhooks where organization_id = ${session.organizationId} and deleted_at is null order by id desc`,
+      state.secret ?? showSigningSecret(sql, session.organizationId),
+    ]);
+    const create = state.create ?? { values: {}, errors: {} };
+    const basic = state.basic ?? { values: {}, errors: {} };
+    const done = state.done ? DONE_NOTICES[state.done] : undefined;
+    const content = html`${done ? notice(done) : ''}
+${table(['Webhook', 'Event', 'Target', 'Created'], webhooks.map((webhook) => [
+    html`<a href="/console/webhooks/${webhook.id}">#${webhook.id}</a>`, webhook.event, webhook.target, when(webhook.created),
+  ]), 'No webhooks yet.')}
+<div class="cards">
+<section class="card" aria-labelledby="new-webhook"><h2 id="new-webhook">New webhook</h2>
+${formErrors(create.errors, ['event', 'target'])}
+${postForm(session, '/console/webhooks', html`
+${select('event', 'Event', eventChoices, create.values, create.errors)}
+${input('target', 'Target URL', create.values, create.errors, { type: 'url', required: true, hint: 'An https:// URL that answers 2xx within 5 seconds.' })}
+<div class="actions"><button type="submit" class="primary">Create webhook</button></div>`)}</section>
+<section class="card" aria-labelledby="signing"><h2 id="signing">Signing secret</h2>
+<p class="muted">Deliveries are signed per <a href="https://www.standardwebhooks.com" rel="noopener">Standard Webhooks</a> with your organization's secret.</p>
+${state.secret ? html`<p>Secret: <code class="secret" id="signing-secret">${state.secret.signingSecret}</code></p>` : ''}
+${secretView.previousSecretExpiresAt ? html`<p class="muted">The previous secret also signs until ${when(secretView.previousSecretExpiresAt)}.</p>` : ''}
+<div class="actions">${state.secret ? '' : actionButton(session, '/console/webhook-settings/reveal', 'Reveal secret')}
+${actionButton(session, '/console/webhook-settings/rotate', 'Rotate secret', {}, 'danger')}</div></section>
+<section class="card" aria-labelledby="basic"><h2 id="basic">HTTP Basic credentials</h2>
+<p>Deliveries ${secretView.basicAuth ? html`carry <strong>HTTP Basic credentials</strong>.` : html`carry <strong>no Authorization header</strong>.`}</p>
+${formErrors(basic.errors, ['username', 'password'])}
+${postForm(session, '/console/webhook-settings/basic-auth', html`
+${input('username', 'User name', basic.values, basic.errors, { required: true, autocomplete: 'off' })}
+${input('password', 'Password', {}, basic.errors, { type: 'password', required: true, autocomplete: 'new-password' })}
+<div class="actions"><button type="submit">Set credentials</button></div>`)}
+${secretView.basicAuth ? html`<p>${actionButton(session, '/console/webhook-settings/basic-auth/clear', 'Clear credentials', {}, 'danger')}</p>` : ''}
+</section></div>`;
+    return htmlResponse(layout(frame(session, 'Webhooks'), content), status);
+  }
+
+  type DetailState = { done?: string; edit?: { values: Values; errors: FieldErrors }; test?: HttpAttempt; redeliveryError?: string };
+
+  async function detailPage(request: Request, session: ConsoleSession, webhook: WebhookRow, state: DetailState, status = 200): Promise<Response> {
+    const searchParams = new URL(request.url).searchParams;
+    const page = parsePage(new URLSearchParams(searchParams.get('offset') ? { offset: searchParams.get('offset')! } : {}), config.pageSizeMax);
+    const [{ count, deliveries }, [deletion]] = await Promise.all([
+      listDeliveries(sql, webhook.id, {}, page),
+      sql<{ deletedAt: Date | null; reason: string | null }[]>`select deleted_at as "deletedAt", deleted_reason as reason from webhooks where id = ${webhook.id}`,
+    ]);
+    const deleted = deletion?.deletedAt ?? null;
+    const edit = state.edit ?? { values: { event: webhook.event, target: webhook.target }, errors: {} };
+    const done = state.done ? DONE_NOTICES[state.done] : undefined;
+    const content = html`${done ? notice(done) : ''}${state.test ? testResult(state.test, webhook.target) : ''}
+${state.redeliveryError ? notice(state.redeliveryError, 'error') : ''}
+${deleted ? notice(html`This webhook was ${deletion?.reason === 'gone' ? 'deleted after its target answered 410 Gone' : 'deleted'} ${when(deleted)}. Its delivery log stays readable.`, 'info') : ''}
+<section class="card">${details([['Event', webhook.event], ['Target', webhook.target], ['Created', when(webhook.created)], ['Updated', when(webhook.updated)]])}
+${deleted ? '' : html`<div class="actions">${actionButton(session, `/console/webhooks/${webhook.id}/test`, 'Send a test event')}
+<a href="/console/webhooks/${webhook.id}/delete">Delete webhook</a></div>`}</section>
+${deleted ? '' : html`<section class="card" aria-labelledby="edit"><h2 id="edit">Edit</h2>${formErrors(edit.errors, ['event', 'target'])}
+${postForm(session, `/console/webhooks/${webhook.id}`, html`
+${select('event', 'Event', eventChoices, edit.values, edit.errors)}
+${input('target', 'Target URL', edit.values, edit.errors, { type: 'url', required: true })}
+<div class="actions"><button type="submit">Save</button></div>`)}</section>`}
+<h2 id="deliveries">Deliveries</h2>
+${deliveries.length === 0 ? html`<p class="empty">No deliveries yet: the webhook receives events that happen after it was created.</p>` : ''}
+${deliveries.map((delivery) => html`<section class="card delivery" id="delivery-${delivery.id}" aria-label="Delivery ${delivery.id}">
+<h3>Delivery #${delivery.id} ${badge(delivery.status)}${delivery.redelivery ? html` <span class="badge">redelivery</span>` : ''}</h3>
+<p><a href="/console/events/${delivery.eventId}">${delivery.eventType} event #${delivery.eventId}</a> · started ${when(delivery.created)}${delivery.finishedAt ? html` · finished ${when(delivery.finishedAt)}` : ''}</p>
+${attemptsTable(delivery)}
+${deleted ? '' : actionButton(session, `/console/webhooks/${webhook.id}/redeliver`, 'Redeliver this event', { event: delivery.eventId })}
+</section>`)}
+${pager(`/console/webhooks/${webhook.id}`, new URLSearchParams(), page, count)}`;
+    return htmlResponse(layout(frame(session, `Webhook #${webhook.id}`), content), status);
+  }
+
+  const fieldErrorsOf = (error: unknown): FieldErrors => {
+    const apiError = findApiError(error);
+    if (apiError?.status !== 400) throw error;
+    return apiError.body as FieldErrors;
+  };
+  const text = (form: FormFields, name: string) => (typeof form[name] === 'string' ? (form[name] as string) : '');
+
+  return new Elysia({ name: 'console-webhooks' })
+    .use(consoleSessionPlugin(deps))
+    .get('/console/webhooks', ({ request, session }) =>
+      listPage(session, { done: new URL(request.url).searchParams.get('done') ?? undefined }), { page: 'manager' })
+    .post('/console/webhooks', async ({ session, form }) => {
+      try {
+        const input = validate(schemas.create, form);
+        const webhook = await createWebhook(sql, { organizationId: session.organizationId, userId: session.userId, ...input });
+        return redirect(`/console/webhooks/${webhook.id}?done=webhook-created`);
+      } catch (error) {
+        return await listPage(session, { create: { values: form, errors: fieldErrorsOf(error) } }, 400);
+      }
+    }, { action: 'manager', parse: 'none' })
+    .get('/console/webhooks/:id', async ({ params, request, session }) =>
+      detailPage(request, session, await ownedWebhook(session, params.id, true), { done: new URL(request.url).searchParams.get('done') ?? undefined }),
+    { page: 'manager' })
+    .post('/console/webhooks/:id', async ({ params, request, session, form }) => {
+      const webhook = await ownedWebhook(session, params.id);
+      try {
+        const changes = validate(schemas.create, form);
+        const updated = await updateWebhook(sql, webhook.id, changes);
+        if (!updated) throw consoleError(404, 'The webhook was deleted meanwhile.');
+        return redirect(`/console/webhooks/${webhook.id}?done=webhook-updated`);
+      } catch (error) {
+        return await detailPage(request, session, webhook, { edit: { values: form, errors: fieldErrorsOf(error) } }, 400);
+      }
+    }, { action: 'manager', parse: 'none' })
+    .get('/console/webhooks/:id/delete', async ({ params, session }) => {
+      const webhook = await ownedWebhook(session, params.id);
+      const content = html`<p>Delete webhook #${webhook.id} (${webhook.event} to ${webhook.target})? No further deliveries are made; its delivery log stays readable.</p>
+<div class="actions">${actionButton(session, `/console/webhooks/${webhook.id}/delete`, 'Delete webhook', {}, 'danger')} <a href="/console/webhooks/${webhook.id}">Cancel</a></div>`;
+      return htmlResponse(layout(frame(session, `Delete webhook #${webhook.id}`), content));
+    }, { page: 'manager' })
+    .post('/console/webhooks/:id/delete', async ({ params, session }) => {
+      const webhook = await ownedWebhook(session, params.id);
+      await deleteWebhook(sql, webhook.id, 'deleted');
+      return redirect('/console/webhooks?done=webhook-deleted');
+    }, { action: 'manager', parse: 'none' })
+    .post('/console/webhooks/:id/redeliver', async ({ params, request, session, form }) => {
+      const webhook = await ownedWebhook(session, params.id);
+      const eventId = Number(text(form, 'event'));
+      try {
+        await redeliverEvent(deps, webhook, Number.isSafeInteger(eventId) && eventId > 0 ? eventId : 0, null);
+      } catch (error) {
+        const errors = fieldErrorsOf(error);
+        return await detailPage(request, session, webhook, { redeliveryError: Object.values(errors).flat().join(' ') }, 400);
+      }
+      return redirect(`/console/webhooks/${webhook.id}?done=redelivery-started`);
+    }, { action: 'manager', parse: 'none' })
+    .post('/console/webhooks/:id/test', async ({ params, request, session }) => {
+      const webhook = await ownedWebhook(session, params.id);
+      return await detailPage(request, session, webhook, { test: await sendTestEvent(webhook) });
+    }, { action: 'manager', parse: 'none' })
+    .post('/console/webhook-settings/reveal', async ({ session }) =>
+      listPage(session, { secret: await showSigningSecret(sql, session.organizationId) }), { action: 'manager', parse: 'none' })
+    .post('/console/webhook-settings/rotate', async ({ session }) =>
+      listPage(session, { secret: await rotateSigningSecret(sql, session.organizationId) }), { action: 'manager', parse: 'none' })
+    .post('/console/webhook-settings/basic-auth', async ({ session, form }) => {
+      const username = text(form, 'username').trim();
+      const password = text(form, 'password');
+      const errors: FieldErrors = {};
+      // RFC 7617: the user-id of Basic credentials cannot contain a colon.
+      if (username === '' || username.includes(':')) errors.username = ['Enter a user name without ":".'];
+      if (password === '') errors.password = ['Enter a password.'];
+      if (username.length > 200 || password.length > 200) errors.password = ['Use at most 200 characters.'];
+      if (Object.keys(errors).length > 0) return await listPage(session, { basic: { values: { username }, errors } }, 400);
+      await setBasicCredentials(sql, session.organizationId, { username, password });
+      return redirect('/console/webhooks?done=basic-auth-set');
+    }, { action: 'manager', parse: 'none' })
+    .post('/console/webhook-settings/basic-auth/clear', async ({ session }) => {
+      await setBasicCredentials(sql, session.organizationId, null);
+      return redirect('/console/webhooks?done=basic-auth-cleared');
+    }, { action: 'manager', parse: 'none' });
+};

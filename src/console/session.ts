@@ -1,0 +1,48 @@
+/**
+ * The console's own session check, as a named plugin with two macros every console route uses:
+ * `{ page: 'member' | 'manager' }` on a GET resolves `session` (or sends the browser to sign in),
+ * `{ action: 'member' | 'manager' }` on a POST also reads the form and refuses it (403) unless it
+ * carries the session's CSRF token. 'manager' needs "Manage Users and Organization Settings".
+ */
+import { Elysia } from 'elysia';
+import { MANAGE_ORGANIZATION } from '../api/auth';
+import type { AppDeps } from '../api/context';
+import { parseRequestBody } from '../api/http';
+import { csrfTokenMatches, findSession, type ConsoleSession } from '../services/console-sessions';
+import { SignInRequired, csrfRefused, forbidden, readCookie, sessionCookieName } from './http';
+
+export type Access = 'member' | 'manager';
+export type FormFields = Record<string, unknown>;
+
+export const canManage = (session: Pick<ConsoleSession, 'permissions'>): boolean => session.permissions.includes(MANAGE_ORGANIZATION);
+
+/** The current session of a request, or undefined. */
+export async function currentSession({ sql, config }: Pick<AppDeps, 'sql' | 'config'>, request: Request): Promise<ConsoleSession | undefined> {
+  const token = readCookie(request, sessionCookieName(config));
+  return token === undefined ? undefined : await findSession(sql, token);
+}
+
+export const consoleSessionPlugin = (deps: Pick<AppDeps, 'sql' | 'config'>) => {
+  async function admit(request: Request, access: Access): Promise<ConsoleSession> {
+    const session = await currentSession(deps, request);
+    if (session === undefined) {
+      const url = new URL(request.url);
+      throw new SignInRequired(request.method === 'GET' ? url.pathname + url.search : url.pathname);
+    }
+    if (access === 'manager' && !canManage(session)) throw forbidden();
+    return session;
+  }
+  return new Elysia({ name: 'console-session' }).macro({
+    page: (access: Access) => ({
+      resolve: async ({ request }) => ({ session: await admit(request, access) }),
+    }),
+    action: (access: Access) => ({
+      resolve: async ({ request }) => {
+        const session = await admit(request, access);
+        const { _csrf: presented, ...form } = await parseRequestBody(request);
+        if (!csrfTokenMatches(session, presented)) throw csrfRefused();
+        return { session, form: form as FormFields };
+      },
+    }),
+  });
+};

@@ -1,0 +1,74 @@
+/** What the console's overview shows an organization: wallets, today's requests, recent collections and failures. */
+import type { Sql } from '../db';
+
+export type Wallet = { id: number; label: string; currency: string; balance: string; status: string };
+
+export async function walletBalances(sql: Sql, organizationId: number): Promise<Wallet[]> {
+  return await sql<Wallet[]>`
+    select id, label, currency, balance::text as balance, status from accounts
+    where organization_id = ${organizationId} order by created, id`;
+}
+
+/** Requests created since `since` (the start of today, UTC), counted by their current status. */
+export async function requestCountsByStatus(sql: Sql, organizationId: number, since: Date): Promise<{ status: string; count: number }[]> {
+  return await sql<{ status: string; count: number }[]>`
+    select status, count(*)::int as count from collection_requests
+    where organization_id = ${organizationId} and created >= ${since} group by status order by status`;
+}
+
+export type DailyCollections = { day: string; count: number; totals: { currency: string; amount: string }[] };
+
+/** Collections credited to the organization per UTC day from `since` on (days without any are absent). */
+export async function collectionsByDay(sql: Sql, organizationId: number, since: Date): Promise<DailyCollections[]> {
+  const rows = await sql<{ day: string; currency: string; count: number; amount: string }[]>`
+    select to_char(created at time zone 'UTC', 'YYYY-MM-DD') as day, currency, count(*)::int as count, sum(amount)::text as amount
+    from collections where organization_id = ${organizationId} and status = 'successful' and created >= ${since}
+    group by 1, 2 order by 1, 2`;
+  const days = new Map<string, DailyCollections>();
+  for (const row of rows) {
+    const day = days.get(row.day) ?? { day: row.day, count: 0, totals: [] };
+    day.count += row.count;
+    day.totals.push({ currency: row.currency, amount: row.amount });
+    days.set(row.day, day);
+  }
+  return [...days.values()];
+}
+
+/**
+ * Payments sent since `since`: null while the service has no payments table (money out comes with
+ * a later change), otherwise the organization's count, so the overview never shows invented data.
+ */
+export async function paymentsSentSince(sql: Sql, organizationId: number, since: Date): Promise<{ count: number } | null> {
+  const [table] = await sql<{ exists: boolean }[]>`select to_regclass('payments') is not null as exists`;
+  if (!table?.exists) return null;
+  const [row] = await sql<{ count: number }[]>`
+    select count(*)::int as count from payments where organization_id = ${organizationId} and created >= ${since}`;
+  return { count: row?.count ?? 0 };
+}
+
+export type FailedRequest = { id: number; phoneNumber: string; amount: string; currency: string; errorMessage: string | null; modified: Date };
+export type FailingDelivery = {
+  id: number; webhookId: number; eventId: number; eventType: string; status: string; target: string;
+  lastAttemptAt: Date | null; lastStatusCode: number | null; lastError: string | null;
+};
+
+/** The latest failed requests, and deliveries that failed for good or whose last attempt failed (still retrying). */
+export async function recentFailures(sql: Sql, organizationId: number, limit = 5): Promise<{ requests: FailedRequest[]; deliveries: FailingDelivery[] }> {
+  const [requests, deliveries] = await Promise.all([
+    sql<FailedRequest[]>`
+      select id, phone_number as "phoneNumber", amount::text as amount, currency, error_message as "errorMessage", modified
+      from collection_requests where organization_id = ${organizationId} and status = 'failed'
+      order by modified desc, id desc limit ${limit}`,
+    sql<FailingDelivery[]>`
+      select d.id, d.webhook_id as "webhookId", d.event_id as "eventId", e.type as "eventType", d.status, w.target,
+             a.started_at as "lastAttemptAt", a.status_code as "lastStatusCode", a.error as "lastError"
+      from webhook_deliveries d
+      join events e on e.id = d.event_id
+      join webhooks w on w.id = d.webhook_id
+      join lateral (select started_at, status_code, error, outcome from webhook_delivery_attempts
+                    where delivery_id = d.id order by attempt desc limit 1) a on true
+      where d.organization_id = ${organizationId} and (d.status = 'failed' or (d.status = 'pending' and a.outcome = 'failed'))
+      order by d.id desc limit ${limit}`,
+  ]);
+  return { requests, deliveries };
+}

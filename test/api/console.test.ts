@@ -1,0 +1,339 @@
+/**
+ * The web console through `app.handle`: sessions, CSRF, sign-in throttling, permissions, tenant
+ * isolation and escaping, against the real database. (The browser tests in test/browser drive the
+ * same pages in Chromium.)
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { createHash, randomBytes } from 'node:crypto';
+import { createMerchant, requester, testApp, testSql, type TestApp, type TestMerchant } from '../helpers';
+import { ConsoleClient, PASSWORD, consoleUser, uniqueEmail } from '../console-helpers';
+import { SIGN_IN_ACCOUNT_LIMIT, SIGN_IN_ADDRESS_LIMIT } from '../../src/services/sign-in-throttle';
+import { OPENAPI_DOCUMENT_PATH } from '../../src/api/openapi';
+import { escapeHtml, html, raw } from '../../src/console/html';
+
+let ctx: TestApp;
+let merchant: TestMerchant;
+let other: TestMerchant;
+const started: string[] = [];
+
+beforeAll(async () => {
+  // TRUST_PROXY: the sign-in throttle counts per the X-Forwarded-For address these tests send.
+  ctx = await testApp(undefined, { TRUST_PROXY: 'true' });
+  merchant = await createMerchant(ctx.app);
+  other = await createMerchant(ctx.app);
+});
+
+afterAll(async () => {
+  // Requests and events created here have no worker on their task queue: end their workflows.
+  await Promise.all(started.map((id) => ctx.client.workflow.getHandle(id).terminate('test over').catch(() => {})));
+});
+
+const address = () => `192.0.2.${Math.floor(Math.random() * 250) + 1}-${randomBytes(3).toString('hex')}`;
+const client = (forwardedFor = address()) => new ConsoleClient(ctx.app, { 'X-Forwarded-For': `203.0.113.9, ${forwardedFor}` });
+
+async function signedIn(organizationId: number, options: { manage?: boolean } = {}) {
+  const user = await consoleUser(organizationId, options);
+  const browser = client();
+  const answer = await browser.signIn(user.email, PASSWORD);
+  expect(answer.status).toBe(303);
+  return { user, browser };
+}
+
+describe('escaping', () => {
+  test('every interpolation is escaped unless it is markup made by html or raw', () => {
+    const name = `<script>alert(1)</script> & "quotes" 'too'`;
+    expect(html`<p title="${name}">${name}</p>`.markup).toBe(
+      '<p title="&lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;quotes&quot; &#39;too&#39;">&lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;quotes&quot; &#39;too&#39;</p>',
+    );
+    expect(html`<ul>${['<a>', html`<li>${'<b>'}</li>`]}</ul>`.markup).toBe('<ul>&lt;a&gt;<li>&lt;b&gt;</li></ul>');
+    expect(html`${null}${undefined}${false}${0}`.markup).toBe('0');
+    expect(html`${raw('<br>')}`.markup).toBe('<br>');
+    expect(escapeHtml('&amp;')).toBe('&amp;amp;');
+  });
+});
+
+describe('sign-in and sessions', () => {
+  test('pages need a session: a GET goes to the sign-in page and comes back after it', async () => {
+    const user = await consoleUser(merchant.organization.id);
+    const browser = client();
+    const away = await browser.get('/console/requests?status=failed');
+    expect(away.status).toBe(303);
+    expect(away.location).toBe('/console/sign-in?next=%2Fconsole%2Frequests%3Fstatus%3Dfailed');
+
+    const form = await browser.get(away.location!);
+    expect(form.status).toBe(200);
+    expect(form.headers.get('content-type')).toStartWith('text/html');
+    expect(form.headers.get('content-security-policy')).toContain("script-src 'self'");
+    expect(form.text).toContain('<label for="field-email">Email');
+    expect(form.text).toContain('<label for="field-password">Password');
+    const signIn = await browser.post('/console/sign-in', { email: user.email.toUpperCase(), password: PASSWORD, next: '/console/requests?status=failed' });
+    expect(signIn.status).toBe(303);
+    expect(signIn.location).toBe('/console/requests?status=failed');
+    const page = await browser.get(signIn.location!);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain(merchant.organization.name);
+  });
+
+  test('the session cookie is HttpOnly and SameSite=Lax, not Secure in sandbox mode, and only its digest is stored', async () => {
+    const user = await consoleUser(merchant.organization.id);
+    const browser = client();
+    const signIn = await browser.signIn(user.email, PASSWORD);
+    const setCookie = signIn.headers.getSetCookie().find((value) => value.startsWith('console_session='))!;
+    expect(setCookie).toContain('HttpOnly');
+    expect(setCookie).toContain('SameSite=Lax');
+    expect(setCookie).toContain('Path=/');
+    expect(setCookie).not.toContain('Secure');
+    const token = browser.cookie('console_session')!;
+    expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    const rows = await testSql()<{ tokenDigest: Uint8Array }[]>`
+      select token_digest as "tokenDigest" from console_sessions where user_id = ${user.id}`;
+    expect(rows).toHaveLength(1);
+    expect(Buffer.from(rows[0]!.tokenDigest).equals(createHash('sha256').update(token).digest())).toBe(true);
+    const dump = JSON.stringify(await testSql()`select * from console_sessions where user_id = ${user.id}`);
+    expect(dump).not.toContain(token);
+  });
+
+  test('outside sandbox mode the cookie is Secure and __Host- prefixed', async () => {
+    const { app } = await testApp(undefined, { SANDBOX: 'false' });
+    const user = await consoleUser(merchant.organization.id);
+    const browser = new ConsoleClient(app);
+    const signIn = await browser.signIn(user.email, PASSWORD);
+    expect(signIn.status).toBe(303);
+    const setCookie = signIn.headers.getSetCookie().find((value) => value.startsWith('__Host-console_session='))!;
+    expect(setCookie).toContain('Secure');
+    expect(setCookie).toContain('HttpOnly');
+    expect(setCookie).toContain('SameSite=Lax');
+  });
+
+  test('a wrong password, an unknown email and a sign-in form from elsewhere sign nobody in', async () => {
+    const user = await consoleUser(merchant.organization.id);
+    const browser = client();
+    expect((await browser.signIn(user.email, 'wrong password!')).status).toBe(401);
+    expect((await browser.signIn(uniqueEmail('nobody'), PASSWORD)).status).toBe(401);
+    // No sign-in cookie and token pair: a cross-site form cannot sign the browser in (login CSRF).
+    const forged = await client().post('/console/sign-in', { email: user.email, password: PASSWORD }, { csrf: 'made-up' });
+    expect(forged.status).toBe(403);
+    expect(browser.cookie('console_session')).toBeUndefined();
+  });
+
+  test('sign-out deletes the session: the old cookie no longer opens a page', async () => {
+    const { user, browser } = await signedIn(merchant.organization.id);
+    const token = browser.cookie('console_session')!;
+    await browser.get('/console');
+    const signOut = await browser.post('/console/sign-out');
+    expect(signOut.status).toBe(303);
+    expect(signOut.headers.getSetCookie().join()).toContain('Max-Age=0');
+    const [{ count }] = await testSql()<[{ count: number }]>`select count(*)::int as count from console_sessions where user_id = ${user.id}`;
+    expect(count).toBe(0);
+    const replay = new ConsoleClient(ctx.app);
+    replay.setCookie('console_session', token);
+    expect((await replay.get('/console')).status).toBe(303);
+  });
+
+  test('an expired session is no session', async () => {
+    const { user, browser } = await signedIn(merchant.organization.id);
+    await testSql()`update console_sessions set expires_at = now() - interval '1 second' where user_id = ${user.id}`;
+    const answer = await browser.get('/console/contacts');
+    expect(answer.status).toBe(303);
+    expect(answer.location).toStartWith('/console/sign-in');
+  });
+
+  test('the sign-in page sends nobody to another site after signing in', async () => {
+    const user = await consoleUser(merchant.organization.id);
+    const browser = client();
+    await browser.get('/console/sign-in?next=https://evil.example/');
+    expect(browser.lastPage).toContain('name="next" value="/console"');
+    const signIn = await browser.post('/console/sign-in', { email: user.email, password: PASSWORD, next: '//evil.example/console' });
+    expect(signIn.location).toBe('/console');
+  });
+});
+
+describe('CSRF', () => {
+  test('a POST without the session\'s token is refused with 403 and changes nothing', async () => {
+    const { browser } = await signedIn(merchant.organization.id);
+    await browser.get('/console/contacts/new');
+    const form = { first_name: 'Forged', last_name: 'Post', phone_number: '+256772000901' };
+    expect((await browser.post('/console/contacts', form, { csrf: false })).status).toBe(403);
+    expect((await browser.post('/console/contacts', form, { csrf: 'x'.repeat(43) })).status).toBe(403);
+    // Another session's token does not fit this session either.
+    const { browser: otherBrowser } = await signedIn(merchant.organization.id);
+    await otherBrowser.get('/console');
+    const refused = await browser.post('/console/contacts', form, { csrf: otherBrowser.csrf() });
+    expect(refused.status).toBe(403);
+    expect(refused.headers.get('content-type')).toStartWith('text/html');
+    expect(refused.text).toContain('security token');
+    const [{ count }] = await testSql()<[{ count: number }]>`select count(*)::int as count from contacts where first_name = 'Forged'`;
+    expect(count).toBe(0);
+
+    await browser.get('/console/contacts/new');
+    const accepted = await browser.post('/console/contacts', { ...form, verify: 'false' });
+    expect(accepted.status).toBe(303);
+    const [{ count: after }] = await testSql()<[{ count: number }]>`select count(*)::int as count from contacts where first_name = 'Forged'`;
+    expect(after).toBe(1);
+    const [event] = await testSql()<{ id: number }[]>`select id from events where organization_id = ${merchant.organization.id} order by id desc limit 1`;
+    started.push(`event-${event!.id}`);
+  });
+
+  test('sign-out is a POST with the token too', async () => {
+    const { browser } = await signedIn(merchant.organization.id);
+    await browser.get('/console');
+    expect((await browser.post('/console/sign-out', {}, { csrf: false })).status).toBe(403);
+    expect((await browser.get('/console')).status).toBe(200);
+  });
+});
+
+describe('sign-in throttling', () => {
+  test(`an account is locked after ${SIGN_IN_ACCOUNT_LIMIT} failures in the window, even with the right password; others are not`, async () => {
+    const user = await consoleUser(merchant.organization.id);
+    const neighbour = await consoleUser(merchant.organization.id);
+    const browser = client();
+    for (let attempt = 0; attempt < SIGN_IN_ACCOUNT_LIMIT; attempt += 1) {
+      expect((await browser.signIn(user.email, `wrong password ${attempt}`)).status).toBe(401);
+    }
+    const locked = await client().signIn(user.email, PASSWORD);
+    expect(locked.status).toBe(429);
+    expect(Number(locked.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(locked.text).toContain('Too many failed sign-in attempts');
+    // The same address still signs another account in: its count is below the address limit.
+    expect((await browser.signIn(neighbour.email, PASSWORD)).status).toBe(303);
+  });
+
+  test(`an address is locked after ${SIGN_IN_ADDRESS_LIMIT} failures over any accounts; another address is not`, async () => {
+    const user = await consoleUser(merchant.organization.id);
+    const from = address();
+    for (let attempt = 0; attempt < SIGN_IN_ADDRESS_LIMIT; attempt += 1) {
+      expect((await client(from).signIn(uniqueEmail('guess'), 'wrong password')).status).toBe(401);
+    }
+    expect((await client(from).signIn(user.email, PASSWORD)).status).toBe(429);
+    expect((await client().signIn(user.email, PASSWORD)).status).toBe(303);
+  });
+
+  test('successful sign-ins do not add up', async () => {
+    const user = await consoleUser(merchant.organization.id);
+    const from = address();
+    for (let attempt = 0; attempt < SIGN_IN_ACCOUNT_LIMIT + 2; attempt += 1) {
+      expect((await client(from).signIn(user.email, PASSWORD)).status).toBe(303);
+    }
+  });
+});
+
+describe('permissions and organizations', () => {
+  test('a user without "Manage Users and Organization Settings" cannot open or post to users, settings, keys and webhooks', async () => {
+    const { browser } = await signedIn(merchant.organization.id, { manage: false });
+    const overview = await browser.get('/console');
+    expect(overview.status).toBe(200);
+    expect(overview.text).not.toContain('href="/console/settings"');
+    for (const path of ['/console/settings', '/console/settings/keys', '/console/settings/users', '/console/webhooks']) {
+      const answer = await browser.get(path);
+      expect({ path, status: answer.status }).toEqual({ path, status: 403 });
+      expect(answer.headers.get('content-type')).toStartWith('text/html');
+    }
+    await browser.get('/console');
+    const token = browser.csrf();
+    for (const path of ['/console/settings/keys', '/console/settings/users', '/console/webhooks', '/console/settings']) {
+      const answer = await browser.post(path, { email: uniqueEmail(), password: PASSWORD, event: 'contact.created', target: 'https://x.example/' }, { csrf: token });
+      expect({ path, status: answer.status }).toEqual({ path, status: 403 });
+    }
+    const [{ count }] = await testSql()<[{ count: number }]>`select count(*)::int as count from api_keys where organization_id = ${merchant.organization.id}`;
+    expect(count).toBe(1);
+  });
+
+  test('another organization\'s requests, collections, contacts, events and webhooks are 404 pages', async () => {
+    const created = await other.request('/api/collectionrequests', { form: { phonenumber: '+256772000902', amount: '10', currency: 'BXC' } });
+    expect(created.status).toBe(201);
+    started.push(`collection-request-${created.body.id}`);
+    const hook = await other.request('/api/webhooks', { form: { event: 'contact.created', target: 'https://other.example/hook' } });
+    const [event] = await testSql()<{ id: number }[]>`select id from events where organization_id = ${other.organization.id} order by id desc limit 1`;
+    started.push(`event-${event!.id}`);
+    const [collection] = await testSql()<{ id: number }[]>`
+      insert into collections (organization_id, network, remote_transaction_id, amount, currency, phone_number, payment_date, status)
+      values (${other.organization.id}, 'Sandbox', ${`CONSOLE-${randomBytes(4).toString('hex')}`}, 10, 'BXC', '+256772000902', now(), 'successful') returning id`;
+    const { browser } = await signedIn(merchant.organization.id);
+    for (const path of [
+      `/console/requests/${created.body.id}`, `/console/requests/${created.body.id}/live`, `/console/contacts/${created.body.contact.id}`,
+      `/console/events/${event!.id}`, `/console/webhooks/${hook.body.id}`, `/console/collections/${collection!.id}`,
+    ]) {
+      const answer = await browser.get(path);
+      expect({ path, status: answer.status }).toEqual({ path, status: 404 });
+      expect(answer.headers.get('content-type')).toStartWith('text/html');
+    }
+    await browser.get(`/console/webhooks`);
+    expect((await browser.post(`/console/webhooks/${hook.body.id}/delete`)).status).toBe(404);
+    const [live] = await testSql()<{ deletedAt: Date | null }[]>`select deleted_at as "deletedAt" from webhooks where id = ${hook.body.id}`;
+    expect(live?.deletedAt).toBeNull();
+  });
+
+  test('a user cannot remove themselves; removing another ends their sessions and revokes their keys', async () => {
+    const { user: admin, browser } = await signedIn(merchant.organization.id);
+    const { user: colleague, browser: colleagueBrowser } = await signedIn(merchant.organization.id, { manage: true });
+    await colleagueBrowser.get('/console/settings/keys');
+    const created = await colleagueBrowser.post('/console/settings/keys');
+    const key = /id="new-api-key">([0-9a-f]{40})</.exec(created.text)?.[1];
+    expect(key).toBeDefined();
+    expect((await requester(ctx.app, key!)('/api/events')).status).toBe(200);
+
+    await browser.get('/console/settings/users');
+    const token = browser.csrf();
+    expect((await browser.post(`/console/settings/users/${admin.id}/remove`, {}, { csrf: token })).status).toBe(400);
+    expect((await browser.post(`/console/settings/users/${colleague.id}/remove`, {}, { csrf: token })).status).toBe(303);
+    expect((await colleagueBrowser.get('/console')).status).toBe(303);
+    expect((await requester(ctx.app, key!)('/api/events')).status).toBe(401);
+    expect((await client().signIn(colleague.email, PASSWORD)).status).toBe(401);
+  });
+});
+
+describe('pages', () => {
+  test('console pages answer HTML whatever the Accept header, and console errors are HTML pages', async () => {
+    const { browser } = await signedIn(merchant.organization.id);
+    expect((await browser.get('/console', { Accept: 'application/json' })).status).toBe(200);
+    const missing = await browser.get('/console/no-such-page');
+    expect(missing.status).toBe(404);
+    expect(missing.headers.get('content-type')).toStartWith('text/html');
+    const badFilter = await browser.get('/console/requests?status=nonsense');
+    expect(badFilter.status).toBe(400);
+    expect(badFilter.text).toContain('is not one of the available choices');
+    // The API itself keeps its JSON-only rule.
+    expect((await merchant.request('/api/contacts', { headers: { Accept: 'text/html' } })).status).toBe(406);
+  });
+
+  test('console routes are not in the OpenAPI document', async () => {
+    const document = (await merchant.request(OPENAPI_DOCUMENT_PATH)).body as { paths: Record<string, unknown> };
+    expect(Object.keys(document.paths).filter((path) => path.startsWith('/console'))).toEqual([]);
+  });
+
+  test('a contact\'s name is shown as text, never as markup', async () => {
+    const { browser } = await signedIn(merchant.organization.id);
+    await browser.get('/console/contacts/new');
+    const created = await browser.post('/console/contacts', { first_name: '<script>alert(1)</script>', last_name: '<img src=x onerror=alert(2)>', phone_number: '+256772000903' });
+    expect(created.status).toBe(303);
+    const [event] = await testSql()<{ id: number }[]>`select id from events where organization_id = ${merchant.organization.id} order by id desc limit 1`;
+    started.push(`event-${event!.id}`);
+    for (const path of [created.location!, '/console/contacts', `/console/events/${event!.id}`]) {
+      const page = (await browser.get(path)).text;
+      expect(page).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
+      expect(page).not.toContain('<script>alert(1)');
+      expect(page).not.toContain('<img src=x');
+    }
+  });
+
+  test('a request created in the console is the API\'s request, and its page shows the timeline and the workflow link', async () => {
+    const { browser } = await signedIn(merchant.organization.id);
+    await browser.get('/console/requests/new');
+    const invalid = await browser.post('/console/requests', { phonenumber: 'not a number', amount: '1,000', currency: 'BXC' });
+    expect(invalid.status).toBe(400);
+    expect(invalid.text).toMatch(/id="error-phonenumber">[^<]*valid phone number/);
+    expect(invalid.text).toMatch(/id="error-amount">[^<]*thousands separators/);
+    const created = await browser.post('/console/requests', { phonenumber: '+256772000904', amount: '1500', currency: 'BXC', first_name: 'Ada' });
+    expect(created.status).toBe(303);
+    const id = Number(/\/console\/requests\/(\d+)$/.exec(created.location!)?.[1]);
+    started.push(`collection-request-${id}`);
+    const viaApi = await merchant.request(`/api/collectionrequests/${id}`);
+    expect(viaApi.status).toBe(200);
+    expect(viaApi.body).toMatchObject({ amount: '1500.0000', phonenumber: '+256772000904', contact: { first_name: 'Ada' } });
+    const page = await browser.get(created.location!);
+    expect(page.text).toContain(`http://localhost:8233/namespaces/default/workflows/collection-request-${id}`);
+    expect(page.text).toContain(`data-live="/console/requests/${id}/live"`);
+    const listed = await browser.get('/console/requests?phonenumber=256772000904');
+    expect(listed.text).toContain(`href="/console/requests/${id}"`);
+  });
+});

@@ -1,0 +1,330 @@
+/**
+ * The web console in a real browser: Debian's Chromium driven by playwright-core, against the real
+ * API process (Bun) and the real worker process (Node), a local HTTPS webhook receiver and a local
+ * HTTP verification URL. Every page visited must log no console error; the overview, a request's
+ * timeline and a webhook's deliveries are photographed into docs/screenshots for the README.
+ */
+import { afterAll, beforeAll, expect, test } from 'bun:test';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync } from 'node:fs';
+import { createServer as createHttpServer, type Server } from 'node:http';
+import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { createOrganization, fundWallet } from '../../src/services/organizations';
+import { createUser } from '../../src/services/users';
+import { ROOT, eventually, startWorker, testClient, testSql, uniqueTaskQueue, type WorkerProcess } from '../helpers';
+import { makeCertificate, startReceiver, type Receiver } from '../webhook-receiver';
+
+const CHROMIUM = '/usr/bin/chromium';
+const SCREENSHOTS = join(ROOT, 'docs', 'screenshots');
+const PASSWORD = 'console browser test';
+const taskQueue = uniqueTaskQueue('console');
+
+let api: ChildProcess;
+let apiOutput = '';
+let worker: WorkerProcess;
+let baseUrl: string;
+let receiver: Receiver;
+let verificationServer: Server;
+let verificationUrl: string;
+const verificationRequests: Record<string, string>[] = [];
+let browser: BrowserContext;
+let page: Page;
+let organizationId: number;
+const manager = { email: `manager-${Date.now()}@browser.test` };
+const member = { email: `member-${Date.now()}@browser.test` };
+/** Console errors and page errors of every page visited by the manager's browser. */
+const consoleErrors: string[] = [];
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** A merchant's verification URL: answers `ACCEPT <remote_transaction_id>` to every request. */
+async function startVerificationServer(): Promise<void> {
+  verificationServer = createHttpServer((request, response) => {
+    let body = '';
+    request.on('data', (chunk: Buffer) => (body += chunk.toString()));
+    request.on('end', () => {
+      const parsed = JSON.parse(body) as Record<string, string>;
+      verificationRequests.push(parsed);
+      response.writeHead(200, { 'content-type': 'text/plain' });
+      response.end(`ACCEPT ${parsed.remote_transaction_id}`);
+    });
+  });
+  await new Promise<void>((resolve) => verificationServer.listen(0, '127.0.0.1', resolve));
+  verificationUrl = `http://127.0.0.1:${(verificationServer.address() as AddressInfo).port}/verify`;
+}
+
+async function launchBrowser(): Promise<BrowserContext> {
+  const profile = mkdtempSync(join(process.env.TEST_DATA_DIR ?? tmpdir(), 'chromium-profile-'));
+  return await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    viewport: { width: 1200, height: 900 },
+    args: [
+      '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync',
+    ],
+  });
+}
+
+/** Records every console error and uncaught page error of `target`, with the page it happened on. */
+function watchErrors(target: Page, into: string[]): void {
+  target.on('console', (message) => {
+    if (message.type() === 'error') into.push(`${target.url()}: ${message.text()}`);
+  });
+  target.on('pageerror', (error) => into.push(`${target.url()}: ${error.message}`));
+}
+
+async function signIn(target: Page, email: string): Promise<void> {
+  await target.goto(`${baseUrl}/console`);
+  await expect(target.url()).toContain('/console/sign-in');
+  await target.getByLabel('Email').fill(email);
+  await target.getByLabel('Password').fill(PASSWORD);
+  await target.getByRole('button', { name: 'Sign in' }).click();
+  await target.waitForURL(`${baseUrl}/console`);
+}
+
+/** Reloads `target` until `check` holds (pages without a live region show news on reload). */
+async function reloadUntil(target: Page, what: string, check: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
+  await eventually(what, async () => {
+    if (await check()) return true;
+    await target.reload();
+    return false;
+  }, timeoutMs);
+}
+
+beforeAll(async () => {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  const certificate = makeCertificate();
+  receiver = await startReceiver(certificate);
+  await startVerificationServer();
+  const sql = testSql();
+  const created = await createOrganization(sql, 'Browser Test Shop');
+  organizationId = created.organization.id;
+  await fundWallet(sql, organizationId, 'BXC', '250000');
+  await createUser(sql, { organizationId, email: manager.email, password: PASSWORD, manage: true, name: 'Manager' });
+  await createUser(sql, { organizationId, email: member.email, password: PASSWORD, manage: false, name: 'Member' });
+
+  const port = await freePort();
+  baseUrl = `http://127.0.0.1:${port}`;
+  const env: Record<string, string> = {
+    ...(process.env as Record<string, string>),
+    PORT: String(port),
+    TASK_QUEUE: taskQueue,
+    SANDBOX_PAYMENT_DELAY_SECONDS: '1',
+    WEBHOOK_CA_FILE: certificate.certFile,
+    // The first delivery's second attempt is far away: it stays failing until a redelivery.
+    WEBHOOK_RETRY_SCHEDULE: '1h,1h,1h,1h,1h,1h,1h,1h,1h',
+  };
+  api = spawn(process.execPath, ['src/server.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  api.stdout?.on('data', (chunk: Buffer) => (apiOutput += chunk.toString()));
+  api.stderr?.on('data', (chunk: Buffer) => (apiOutput += chunk.toString()));
+  worker = await startWorker(taskQueue, {
+    SANDBOX_PAYMENT_DELAY_SECONDS: '1', WEBHOOK_CA_FILE: certificate.certFile, WEBHOOK_RETRY_SCHEDULE: env.WEBHOOK_RETRY_SCHEDULE!,
+  });
+  await eventually('the API to answer', async () => (await fetch(`${baseUrl}/healthz`).catch(() => null))?.status === 200, 30_000);
+  browser = await launchBrowser();
+  page = browser.pages()[0] ?? (await browser.newPage());
+  watchErrors(page, consoleErrors);
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  // Deliveries left waiting on their hour-long retry timers: end them with the test.
+  const client = await testClient();
+  for await (const execution of client.workflow.list({ query: `OrganizationId = "${organizationId}" AND ExecutionStatus = "Running"` })) {
+    await client.workflow.getHandle(execution.workflowId).terminate('browser test over').catch(() => {});
+  }
+  api?.kill('SIGTERM');
+  await worker?.stop();
+  await receiver?.close();
+  verificationServer?.close();
+});
+
+test('sign in', async () => {
+  await signIn(page, manager.email);
+  expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Overview');
+  expect(await page.getByText('Browser Test Shop').first().isVisible()).toBe(true);
+});
+
+test('create a collection request and watch it turn successful', async () => {
+  await page.goto(`${baseUrl}/console/requests/new`);
+  await page.getByLabel('Phone number').fill('+256772123456');
+  await page.getByLabel('Amount').fill('1500');
+  await page.getByLabel('Currency').selectOption('BXC');
+  await page.getByLabel('Customer first name').fill('Jane');
+  await page.getByLabel('Customer last name').fill('Nakato');
+  await page.getByRole('button', { name: 'Create request' }).click();
+  await page.waitForURL(/\/console\/requests\/\d+$/);
+  // No reload: the live region refreshes itself until the request is final.
+  await page.locator('#request-status').getByText('successful').waitFor({ timeout: 60_000 });
+  const timeline = await page.locator('ol.timeline').textContent();
+  expect(timeline).toContain('processing started');
+  expect(timeline).toContain('successful');
+  expect(await page.getByRole('link', { name: /collection-request-\d+ in the Temporal UI/ }).getAttribute('href')).toMatch(
+    /^http:\/\/localhost:8233\/namespaces\/default\/workflows\/collection-request-\d+$/,
+  );
+  await page.screenshot({ path: join(SCREENSHOTS, 'request-timeline.png'), fullPage: true });
+}, 90_000);
+
+test('find a failing webhook\'s attempts, redeliver, send a test event', async () => {
+  receiver.script('/hooks/orders', [{ status: 500, body: 'receiver is down for maintenance' }], { status: 200, body: 'ok' });
+  await page.goto(`${baseUrl}/console/webhooks`);
+  await page.getByLabel('Event').selectOption('contact.created');
+  await page.getByLabel('Target URL').fill(receiver.url('/hooks/orders'));
+  await page.getByRole('button', { name: 'Create webhook' }).click();
+  await page.waitForURL(/\/console\/webhooks\/\d+\?done=webhook-created$/);
+  const webhookPage = page.url().replace(/\?.*$/, '');
+
+  await page.goto(`${baseUrl}/console/contacts/new`);
+  await page.getByLabel('First name').fill('Moses');
+  await page.getByLabel('Last name').fill('Okello');
+  await page.getByLabel('Phone number').fill('+256701234567');
+  await page.getByRole('button', { name: 'Create contact' }).click();
+  await page.waitForURL(/\/console\/contacts\/\d+/);
+  expect(await page.getByText('Moses Okello').first().isVisible()).toBe(true);
+
+  await page.goto(webhookPage);
+  const firstDelivery = page.locator('section.delivery').first();
+  await reloadUntil(page, 'the failed attempt', async () => (await firstDelivery.locator('tbody tr').count()) > 0);
+  const attempt = await firstDelivery.locator('tbody tr').first().textContent();
+  expect(attempt).toContain('500');
+  expect(attempt).toContain('receiver is down for maintenance');
+  expect(attempt).toMatch(/\d+ ms/);
+
+  await firstDelivery.getByRole('button', { name: 'Redeliver this event' }).click();
+  await page.waitForURL(/done=redelivery-started/);
+  await reloadUntil(page, 'the redelivery to be delivered', async () =>
+    (await page.locator('section.delivery', { hasText: 'redelivery' }).first().textContent())?.includes('delivered') ?? false);
+  const redelivery = await page.locator('section.delivery', { hasText: 'redelivery' }).first().textContent();
+  expect(redelivery).toContain('200');
+  expect(redelivery).toContain('ok');
+  expect(receiver.requests('/hooks/orders').length).toBe(2);
+  await page.screenshot({ path: join(SCREENSHOTS, 'webhook-deliveries.png'), fullPage: true });
+
+  await page.getByRole('button', { name: 'Send a test event' }).click();
+  await page.getByText(/Test event sent to .* answered 200/).waitFor();
+  const test = receiver.requests('/hooks/orders').at(-1)!;
+  expect(JSON.parse(test.body).data.test).toBe(true);
+  expect(test.headers['webhook-signature']).toMatch(/^v1,/);
+});
+
+test('delete a webhook', async () => {
+  await page.goto(`${baseUrl}/console/webhooks`);
+  await page.getByLabel('Event').selectOption('collection.received');
+  await page.getByLabel('Target URL').fill(receiver.url('/hooks/to-delete'));
+  await page.getByRole('button', { name: 'Create webhook' }).click();
+  await page.waitForURL(/\/console\/webhooks\/\d+/);
+  const id = Number(/\/console\/webhooks\/(\d+)/.exec(page.url())?.[1]);
+  await page.getByRole('link', { name: 'Delete webhook' }).click();
+  await page.getByRole('button', { name: 'Delete webhook' }).click();
+  await page.waitForURL(/done=webhook-deleted/);
+  expect(await page.getByText('Webhook deleted.').isVisible()).toBe(true);
+  expect(await page.locator(`a[href="/console/webhooks/${id}"]`).count()).toBe(0);
+  const [row] = await testSql()<{ deletedAt: Date | null }[]>`select deleted_at as "deletedAt" from webhooks where id = ${id}`;
+  expect(row?.deletedAt).toBeInstanceOf(Date);
+});
+
+test('set the verification URL and see a test verification answered', async () => {
+  await page.goto(`${baseUrl}/console/settings`);
+  await page.getByLabel('Verification URL').fill(verificationUrl);
+  await page.getByRole('button', { name: 'Save settings' }).click();
+  await page.waitForURL(/done=settings-saved/);
+  await page.getByRole('button', { name: 'Send a test verification' }).click();
+  const answer = await page.locator('#verification-answer').textContent();
+  expect(answer).toMatch(/^ACCEPT TEST-[0-9A-F]{12}$/);
+  expect(await page.getByText('This answer accepts the payment.').isVisible()).toBe(true);
+  expect(verificationRequests.at(-1)).toMatchObject({ currency_code: 'BXC', remote_transaction_id: answer!.slice('ACCEPT '.length) });
+});
+
+test('create and revoke an API key: the revoked key gets 401 on the API', async () => {
+  await page.goto(`${baseUrl}/console/settings/keys`);
+  await page.getByRole('button', { name: 'Create API key' }).click();
+  const key = (await page.locator('#new-api-key').textContent())!;
+  expect(key).toMatch(/^[0-9a-f]{40}$/);
+  const call = () => fetch(`${baseUrl}/api/events`, { headers: { Authorization: `Token ${key}` } });
+  expect((await call()).status).toBe(200);
+  await page.goto(`${baseUrl}/console/settings/keys`);
+  await page.locator('tr', { hasText: key.slice(0, 12) }).getByRole('button', { name: 'Revoke' }).click();
+  await page.waitForURL(/done=key-revoked/);
+  const revoked = await call();
+  expect(revoked.status).toBe(401);
+  expect(await revoked.json()).toEqual({ detail: 'Invalid token.' });
+});
+
+test('a user without the permission cannot open settings, and a forged POST without the CSRF token is refused', async () => {
+  const memberContext = await launchBrowser();
+  const memberErrors: string[] = [];
+  try {
+    const memberPage = memberContext.pages()[0] ?? (await memberContext.newPage());
+    watchErrors(memberPage, memberErrors);
+    await signIn(memberPage, member.email);
+    expect(await memberPage.getByRole('link', { name: 'Settings' }).count()).toBe(0);
+    const settings = await memberPage.goto(`${baseUrl}/console/settings`);
+    expect(settings?.status()).toBe(403);
+    expect(await memberPage.getByText('You do not have permission to open this page.').isVisible()).toBe(true);
+    // A POST with the member's session cookie but without the form's token, as another site would send it.
+    const forged = await memberContext.request.post(`${baseUrl}/console/contacts`, {
+      form: { first_name: 'Forged', last_name: 'Request', phone_number: '+256772000999' }, maxRedirects: 0,
+    });
+    expect(forged.status()).toBe(403);
+    const [{ count }] = await testSql()<[{ count: number }]>`select count(*)::int as count from contacts where first_name = 'Forged' and organization_id = ${organizationId}`;
+    expect(count).toBe(0);
+  } finally {
+    await memberContext.close();
+  }
+  // Chromium reports the 403 document itself as a failed resource; nothing else may appear.
+  expect(memberErrors.filter((error) => !error.includes('status of 403'))).toEqual([]);
+});
+
+test('a contact named <script>alert(1)</script> renders as text', async () => {
+  let dialogs = 0;
+  page.on('dialog', (dialog) => {
+    dialogs += 1;
+    void dialog.dismiss();
+  });
+  await page.goto(`${baseUrl}/console/contacts/new`);
+  await page.getByLabel('First name').fill('<script>alert(1)</script>');
+  await page.getByLabel('Last name').fill('<img src=x onerror=alert(2)>');
+  await page.getByLabel('Phone number').fill('+256772000777');
+  await page.getByRole('button', { name: 'Create contact' }).click();
+  await page.waitForURL(/\/console\/contacts\/\d+/);
+  expect(await page.getByText('<script>alert(1)</script> <img src=x onerror=alert(2)>').first().isVisible()).toBe(true);
+  await page.goto(`${baseUrl}/console/contacts`);
+  expect(await page.getByText('<script>alert(1)</script>', { exact: false }).first().isVisible()).toBe(true);
+  await page.goto(`${baseUrl}/console/events?type=contact.created`);
+  await page.getByRole('link', { name: /^#\d+$/ }).first().click();
+  expect(await page.locator('pre.json').textContent()).toContain('"first_name": "<script>alert(1)</script>"');
+  expect(dialogs).toBe(0);
+});
+
+test('the overview shows wallets, today\'s requests, the chart and failures, also at phone width', async () => {
+  await page.goto(`${baseUrl}/console`);
+  expect(await page.locator('section[aria-labelledby="wallets"]').textContent()).toContain('BXC');
+  expect(await page.locator('section[aria-labelledby="today"]').textContent()).toContain('successful');
+  expect(await page.locator('.chart svg rect.bar').count()).toBe(14);
+  expect(await page.locator('section[aria-labelledby="sent"]').textContent()).toContain('No payments yet');
+  expect(await page.locator('section[aria-labelledby="failures"]').textContent()).toContain('contact.created');
+  await page.screenshot({ path: join(SCREENSHOTS, 'overview.png'), fullPage: true });
+  for (const path of ['/console', '/console/requests', '/console/webhooks', '/console/sandbox', '/console/collections', '/console/settings/users']) {
+    await page.setViewportSize({ width: 375, height: 800 });
+    await page.goto(`${baseUrl}${path}`);
+    const overflow = await page.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth');
+    expect({ path, overflow }).toEqual({ path, overflow: 0 });
+  }
+  await page.setViewportSize({ width: 1200, height: 900 });
+});
+
+test('no console errors on any page visited', () => {
+  expect(consoleErrors).toEqual([]);
+  expect(apiOutput).not.toContain('"level":"error"');
+});
