@@ -20,6 +20,8 @@ const env = {
   SANDBOX: process.env.SANDBOX ?? 'true',
 };
 const apiUrl = `http://localhost:${apiPort}`;
+const workerMetricsPort = Number(process.env.WORKER_METRICS_PORT ?? 9464);
+const metricsOn = !['false', '0'].includes(process.env.METRICS ?? 'true');
 const children = [];
 let stopping = false;
 
@@ -89,6 +91,8 @@ async function main() {
 
     API          ${apiUrl}
     Temporal UI  http://localhost:${uiPort}
+    Metrics      ${metricsOn ? `${apiUrl}/metrics${workerMetricsPort > 0 ? `, http://localhost:${workerMetricsPort}/metrics (worker)` : ''}` : 'off (METRICS=false)'}
+    Traces       ${process.env.OTEL_EXPORTER_OTLP_ENDPOINT ? `to ${process.env.OTEL_EXPORTER_OTLP_ENDPOINT}` : 'off (set OTEL_EXPORTER_OTLP_ENDPOINT)'}
     API key      ${sandbox.apiKey}   (organization ${sandbox.organizationId}; saved in .data/sandbox.json)
 
   Try:

@@ -6,6 +6,7 @@ import { createApp } from './api/app';
 import { loadConfig } from './config';
 import { createSql } from './db';
 import { logger } from './log';
+import { startApiTelemetry } from './telemetry/api';
 import { createLazyClient } from './temporal/connection';
 import { createEventDispatcher } from './temporal/events';
 
@@ -21,7 +22,8 @@ declare const Deno: {
 
 const config = loadConfig();
 const sql = createSql(config.databaseUrl, config.databasePoolSize);
-const temporal = createLazyClient(config.temporal);
+const telemetry = startApiTelemetry(config.telemetry, sql);
+const temporal = createLazyClient(config.temporal, telemetry.clientInterceptors);
 const dispatchEvents = createEventDispatcher(temporal, config.temporal.taskQueue, (error, eventId) =>
   logger.warn('event dispatch deferred to the outbox sweep', { eventId, error }),
 );
@@ -37,7 +39,7 @@ async function stop(signal: string): Promise<void> {
   stopping = true;
   logger.info('API stopping', { signal });
   await server.shutdown();
-  await Promise.allSettled([sql.end({ timeout: 5 }), temporal.connection.close()]);
+  await Promise.allSettled([sql.end({ timeout: 5 }), temporal.connection.close(), telemetry.shutdown()]);
   Deno.exit(0);
 }
 Deno.addSignalListener('SIGINT', () => void stop('SIGINT'));

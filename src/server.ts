@@ -3,12 +3,14 @@ import { createApp } from './api/app';
 import { loadConfig } from './config';
 import { createSql } from './db';
 import { logger } from './log';
+import { startApiTelemetry } from './telemetry/api';
 import { createLazyClient } from './temporal/connection';
 import { createEventDispatcher } from './temporal/events';
 
 const config = loadConfig();
 const sql = createSql(config.databaseUrl, config.databasePoolSize);
-const temporal = createLazyClient(config.temporal);
+const telemetry = startApiTelemetry(config.telemetry, sql);
+const temporal = createLazyClient(config.temporal, telemetry.clientInterceptors);
 const dispatchEvents = createEventDispatcher(temporal, config.temporal.taskQueue, (error, eventId) =>
   logger.warn('event dispatch deferred to the outbox sweep', { eventId, error }),
 );
@@ -21,7 +23,7 @@ async function stop(signal: string): Promise<void> {
   stopping = true;
   logger.info('API stopping', { signal });
   await app.stop();
-  await Promise.allSettled([sql.end({ timeout: 5 }), temporal.connection.close()]);
+  await Promise.allSettled([sql.end({ timeout: 5 }), temporal.connection.close(), telemetry.shutdown()]);
   process.exit(0);
 }
 process.on('SIGINT', () => void stop('SIGINT'));

@@ -7,6 +7,8 @@ import { networkByName } from '../domain/networks';
 import type { NetworkAdapter } from '../network/adapter';
 import { acceptCollection, matchCollection, rejectCollection, storeIncomingPayment, type Match } from '../services/collections';
 import { startEventDispatch } from '../temporal/events';
+import { measuredVerification } from '../telemetry/metrics';
+import { tracedFetch } from '../telemetry/trace-context';
 import type { IncomingPaymentInput, VerificationDecision } from '../workflows/shared';
 
 export type CollectionActivityDeps = { sql: Sql; client: Client; taskQueue: string; network: NetworkAdapter };
@@ -37,7 +39,7 @@ export function createCollectionActivities({ sql, client, taskQueue, network }: 
      * supports verification; no answer in time, or an unreadable one, takes the organization's
      * accept-by-default setting. HTTP failures are answers too ("none"), never activity errors.
      */
-    async verifyCollection({ collectionId, organizationId, timeoutSeconds }: { collectionId: number; organizationId: number; timeoutSeconds: number }): Promise<VerificationDecision> {
+    verifyCollection: measuredVerification(async ({ collectionId, organizationId, timeoutSeconds }: { collectionId: number; organizationId: number; timeoutSeconds: number }): Promise<VerificationDecision> => {
       const [settings] = await sql<{ url: string | null; acceptByDefault: boolean }[]>`
         select verification_url as url, accept_by_default as "acceptByDefault" from organizations where id = ${organizationId}`;
       const [collection] = await sql<CollectionRow[]>`
@@ -50,7 +52,7 @@ export function createCollectionActivities({ sql, client, taskQueue, network }: 
       }
       const fallback: VerificationDecision = { decision: settings.acceptByDefault ? 'accept' : 'reject', reason: null, decidedBy: 'default' };
       try {
-        const response = await fetch(settings.url, {
+        const response = await tracedFetch('POST verification', settings.url, {
           method: 'POST',
           headers: { 'Content-Type': 'application/json', Accept: 'text/plain' },
           body: JSON.stringify({
@@ -78,7 +80,7 @@ export function createCollectionActivities({ sql, client, taskQueue, network }: 
         log.info('verification URL did not answer in time; default applies', { collectionId, error: String(error) });
         return fallback;
       }
-    },
+    }),
 
     async acceptCollection({ collectionId, organizationId }: { collectionId: number; organizationId: number }): Promise<void> {
       const { events } = await acceptCollection(sql, collectionId, organizationId);

@@ -6,6 +6,8 @@ import {
   WEBHOOK_TIMEOUT_MS, attemptOutcome, basicAuthorization, serializeWebhook, signatureHeader, webhookMessageId, type DeliveryStatus,
 } from '../domain/webhooks';
 import { deliveryContext, deliverySecrets, findAttempt, finishDelivery, openDelivery, recordAttempt, type OpenDelivery } from '../services/webhooks';
+import { recordWebhookAttempt } from '../telemetry/metrics';
+import { withClientSpan } from '../telemetry/trace-context';
 import { postWebhook, type TransportSettings } from './webhook-http';
 
 export type WebhookActivityDeps = {
@@ -46,8 +48,9 @@ export async function attemptDelivery(sql: Sql, transport: TransportSettings, de
   // api.md 5.5: no Authorization header at all unless the organization gave credentials.
   if (secrets.basic) headers.authorization = basicAuthorization(secrets.basic.username, secrets.basic.password);
 
-  const sent = await postWebhook(webhook.target, headers, body, transport);
+  const sent = await withClientSpan('POST webhook', { method: 'POST', url: webhook.target, headers }, () => postWebhook(webhook.target, headers, body, transport));
   const recorded = await recordAttempt(sql, { deliveryId, webhookId: webhook.id, attempt, ...sent, outcome: attemptOutcome(sent.statusCode) });
+  recordWebhookAttempt({ outcome: recorded.outcome, attempt, eventCreatedAt: event.created, redelivery: context.delivery.redelivery });
   return { outcome: recorded.outcome, statusCode: recorded.statusCode, detail: recorded.error };
 }
 

@@ -7,6 +7,8 @@ import { contactRoutes } from './contacts';
 import type { AppDeps } from './context';
 import { eventRoutes } from './events';
 import { healthRoutes } from './health';
+import { isMetricsPage, metricsRoutes } from './metrics';
+import { requestTelemetryPlugin } from './request-telemetry';
 import { webhookRoutes } from './webhooks';
 import { assertAcceptsJson, createMethodIndex, errorResponse } from './http';
 import { documentationRoutes, isDocumentationPage } from './openapi';
@@ -18,12 +20,15 @@ export function createApp(deps: AppDeps) {
   const allowedMethods = createMethodIndex(() => routes());
   let handle: (request: Request) => Promise<Response> = () => Promise.reject(new Error('app not built yet'));
   const app = new Elysia()
+    .use(requestTelemetryPlugin(deps.config, () => routes()))
     .onRequest(({ request }) => {
-      if (!isDocumentationPage(request)) assertAcceptsJson(request);
+      // The docs page is HTML and /metrics is Prometheus text: the JSON-only Accept rule skips them.
+      if (!isDocumentationPage(request) && !isMetricsPage(request)) assertAcceptsJson(request);
     })
     .use(requestPolicyPlugin(deps, (request) => handle(request)))
     .onError(({ code, error, request }) => inBillsEnvelope(request, errorResponse(code, error, request, allowedMethods)))
     .use(healthRoutes(deps))
+    .use(metricsRoutes(deps.config))
     .use(contactRoutes(deps))
     .use(eventRoutes(deps))
     .use(collectionRequestRoutes(deps))
