@@ -112,7 +112,7 @@ async function main() {
     if (api.exitCode !== null) throw new Error(`the API exited; see ${apiLog}`);
     return (await fetch(`${apiUrl}/healthz`).catch(() => null))?.status === 200;
   }, 60_000);
-  await waitForOutput(workerLog, "state: 'RUNNING'", worker, 'the worker');
+  await waitForOutput(workerLog, '"state":"RUNNING"', worker, 'the worker');
   await waitForOutput(noopLog, 'bench-noop worker running', noop, 'the bench-noop worker');
   say(`API ${apiUrl} (pid ${api.pid}), worker pid ${worker.pid}, bench-noop worker pid ${noop.pid}`);
 

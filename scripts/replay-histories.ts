@@ -6,6 +6,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from '@temporalio/worker';
+import { WORKFLOW_INTERCEPTOR_MODULES } from '../src/telemetry/worker';
 
 const directory = process.argv[2];
 if (!directory) throw new Error('usage: replay-histories.ts DIRECTORY');
@@ -13,7 +14,10 @@ const files = (await readdir(directory)).filter((file) => file.endsWith('.json')
 const bundlePath = process.env.WORKFLOW_BUNDLE_PATH;
 const source = bundlePath
   ? { workflowBundle: { codePath: bundlePath } }
-  : { workflowsPath: fileURLToPath(new URL('../src/workflows/index.ts', import.meta.url)) };
+  : {
+      workflowsPath: fileURLToPath(new URL('../src/workflows/index.ts', import.meta.url)),
+      interceptors: { workflowModules: WORKFLOW_INTERCEPTOR_MODULES },
+    };
 let failures = 0;
 for (const file of files) {
   const history = JSON.parse(await readFile(join(directory, file), 'utf8'));

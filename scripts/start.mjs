@@ -23,6 +23,8 @@ const env = {
   TEMPORAL_UI_URL: process.env.TEMPORAL_UI_URL ?? `http://localhost:${uiPort}`,
 };
 const apiUrl = `http://localhost:${apiPort}`;
+const workerMetricsPort = Number(process.env.WORKER_METRICS_PORT ?? 9464);
+const metricsOn = !['false', '0'].includes(process.env.METRICS ?? 'true');
 const children = [];
 let stopping = false;
 
@@ -110,6 +112,8 @@ async function main() {
 
     API          ${apiUrl}
     Temporal UI  http://localhost:${uiPort}
+    Metrics      ${metricsOn ? `${apiUrl}/metrics${workerMetricsPort > 0 ? `, http://localhost:${workerMetricsPort}/metrics (worker)` : ''}` : 'off (METRICS=false)'}
+    Traces       ${process.env.OTEL_EXPORTER_OTLP_ENDPOINT ? `to ${process.env.OTEL_EXPORTER_OTLP_ENDPOINT}` : 'off (set OTEL_EXPORTER_OTLP_ENDPOINT)'}
     API key      ${sandbox.apiKey}   (organization ${sandbox.organizationId}; saved in .data/sandbox.json)
     Web console  ${apiUrl}/console
                  sign in as ${sandbox.consoleEmail} with password ${sandbox.consolePassword}   (saved beside the key)

@@ -67,6 +67,11 @@ const ConfigSchema = v.object({
   // Behind a proxy that appends the client's address to X-Forwarded-For, the console's sign-in
   // throttle counts per that address; otherwise per the connection's address.
   TRUST_PROXY: v.optional(booleanString, 'false'),
+  // OpenTelemetry's standard variables: traces go out over OTLP/HTTP only when an endpoint is set.
+  OTEL_EXPORTER_OTLP_ENDPOINT: v.optional(v.pipe(v.string(), v.url(), v.regex(/^https?:\/\//, 'must be an http:// or https:// URL'))),
+  OTEL_SERVICE_NAME: v.optional(v.pipe(v.string(), v.minLength(1))),
+  METRICS: v.optional(booleanString, 'true'),
+  WORKER_METRICS_PORT: v.optional(v.pipe(integerString(0), v.maxValue(65535)), '9464'),
 });
 
 export type Config = {
@@ -91,6 +96,18 @@ export type Config = {
   webhooks: { retryDelaysMs: number[]; jitter: number; caFile: string | undefined };
   retention: { days: number; sweepEnabled: boolean; sweepIntervalSeconds: number };
   console: { temporalUiUrl: string; trustProxy: boolean };
+  telemetry: TelemetrySettings;
+};
+
+export type TelemetrySettings = {
+  /** OTLP/HTTP base URL (`/v1/traces` is appended); unset = no tracing at all. */
+  otlpEndpoint: string | undefined;
+  /** `service.name` of the exported spans; unset = `collections-api` / `collections-worker`. */
+  serviceName: string | undefined;
+  /** Whether the Prometheus endpoints (`/metrics` of the API, the worker's metrics port) exist. */
+  metrics: boolean;
+  /** The worker's own metrics port; 0 = none. */
+  workerMetricsPort: number;
 };
 
 /** Reads and validates the environment once; everything else receives the result. */
@@ -132,5 +149,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     webhooks: { retryDelaysMs: c.WEBHOOK_RETRY_SCHEDULE, jitter: c.WEBHOOK_RETRY_JITTER, caFile: c.WEBHOOK_CA_FILE },
     retention: { days: c.EVENT_RETENTION_DAYS, sweepEnabled: c.RETENTION_SWEEP, sweepIntervalSeconds: c.RETENTION_SWEEP_INTERVAL_SECONDS },
     console: { temporalUiUrl: c.TEMPORAL_UI_URL.replace(/\/+$/, ''), trustProxy: c.TRUST_PROXY },
+    telemetry: {
+      otlpEndpoint: c.OTEL_EXPORTER_OTLP_ENDPOINT?.replace(/\/+$/, ''),
+      serviceName: c.OTEL_SERVICE_NAME,
+      metrics: c.METRICS,
+      workerMetricsPort: c.WORKER_METRICS_PORT,
+    },
   };
 }

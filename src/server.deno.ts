@@ -19,7 +19,7 @@ declare const Deno: {
 
 const config = loadConfig();
 const deps = createAppDeps(config);
-const { sql, temporal } = deps;
+const { sql, temporal, telemetry } = deps;
 const app = createApp(deps);
 const server = Deno.serve(
   { port: config.port, hostname: '0.0.0.0', onListen: ({ port }) => logger.info('API listening', { port, runtime: 'deno', taskQueue: config.temporal.taskQueue }) },
@@ -32,7 +32,7 @@ async function stop(signal: string): Promise<void> {
   stopping = true;
   logger.info('API stopping', { signal });
   await server.shutdown();
-  await Promise.allSettled([sql.end({ timeout: 5 }), temporal.connection.close()]);
+  await Promise.allSettled([sql.end({ timeout: 5 }), temporal.connection.close(), telemetry.shutdown()]);
   Deno.exit(0);
 }
 Deno.addSignalListener('SIGINT', () => void stop('SIGINT'));

@@ -6,7 +6,7 @@ import { createAppDeps } from './api/context';
 
 const config = loadConfig();
 const deps = createAppDeps(config);
-const { sql, temporal } = deps;
+const { sql, temporal, telemetry } = deps;
 const app = createApp(deps).listen({ port: config.port, hostname: '0.0.0.0' });
 logger.info('API listening', { port: app.server?.port, taskQueue: config.temporal.taskQueue });
 
@@ -16,7 +16,7 @@ async function stop(signal: string): Promise<void> {
   stopping = true;
   logger.info('API stopping', { signal });
   await app.stop();
-  await Promise.allSettled([sql.end({ timeout: 5 }), temporal.connection.close()]);
+  await Promise.allSettled([sql.end({ timeout: 5 }), temporal.connection.close(), telemetry.shutdown()]);
   process.exit(0);
 }
 process.on('SIGINT', () => void stop('SIGINT'));

@@ -6,6 +6,7 @@ import { loadConfig } from './config';
 import { createSql } from './db';
 import { logger } from './log';
 import { createSandboxNetwork } from './network/sandbox';
+import { WORKFLOW_INTERCEPTOR_MODULES, startWorkerTelemetry } from './telemetry/worker';
 import { connectClient } from './temporal/connection';
 import { launcherFromConfig } from './temporal/launcher';
 import { ensureEventRetentionSchedule, ensureOutboxSweepSchedule } from './temporal/schedules';
@@ -13,10 +14,13 @@ import { ensureEventRetentionSchedule, ensureOutboxSweepSchedule } from './tempo
 async function runWorker(): Promise<void> {
   const config = loadConfig();
   const sql = createSql(config.databaseUrl, config.databasePoolSize);
+  // First: the SDK's Runtime (logger, metrics exporter) is installed once, before any connection.
+  const telemetry = await startWorkerTelemetry(config.telemetry, sql);
   const { address, namespace, taskQueue } = config.temporal;
   const connection = await NativeConnection.connect({ address });
-  const client = await connectClient(config.temporal);
+  const client = await connectClient(config.temporal, telemetry.clientInterceptors);
   const launcher = launcherFromConfig(client, config, (message, fields) => logger.warn(message, fields));
+  // A prebuilt bundle was made with the interceptor modules (scripts/bundle-workflows.ts).
   const workflowSource: Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> = config.workflowBundlePath
     ? { workflowBundle: { codePath: config.workflowBundlePath } }
     : { workflowsPath: fileURLToPath(new URL('./workflows/index.ts', import.meta.url)) };
@@ -26,6 +30,11 @@ async function runWorker(): Promise<void> {
       namespace,
       taskQueue,
       ...workflowSource,
+      interceptors: {
+        activity: telemetry.activityInterceptors,
+        ...(config.workflowBundlePath ? {} : { workflowModules: WORKFLOW_INTERCEPTOR_MODULES }),
+      },
+      sinks: telemetry.sinks,
       activities: createActivities({
         sql,
         launcher,
@@ -55,6 +64,7 @@ async function runWorker(): Promise<void> {
   } finally {
     await connection.close();
     await client.connection.close();
+    await telemetry.shutdown();
     await sql.end({ timeout: 5 });
   }
 }

@@ -121,6 +121,9 @@ export async function eventually<T>(what: string, check: () => Promise<T | undef
   }
 }
 
+/** What the worker's JSON log says once it polls its task queue (the SDK's "Worker state changed"). */
+export const WORKER_RUNNING_LOG = '"state":"RUNNING"';
+
 export type WorkerProcess = { child: ChildProcess; taskQueue: string; output: () => string; stop: () => Promise<void>; kill: () => Promise<void> };
 
 export type WorkerRuntime = 'node' | 'bun';
@@ -148,7 +151,8 @@ export async function startWorker(taskQueue: string, env: Record<string, string>
   const command = workerRuntimeCommand('src/worker.ts', runtime);
   const child = spawn(command[0], command.slice(1), {
     cwd: ROOT,
-    env: { ...process.env, TASK_QUEUE: taskQueue, OUTBOX_SWEEP: 'false', RETENTION_SWEEP: 'false', ...env },
+    // No metrics port unless a test asks for one: several workers run at once.
+    env: { ...process.env, TASK_QUEUE: taskQueue, OUTBOX_SWEEP: 'false', RETENTION_SWEEP: 'false', WORKER_METRICS_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -162,7 +166,7 @@ export async function startWorker(taskQueue: string, env: Record<string, string>
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   await eventually('the worker to run', async () => {
     if (child.exitCode !== null) throw new Error(`worker exited early:\n${output}`);
-    return output.includes("state: 'RUNNING'");
+    return output.includes(WORKER_RUNNING_LOG);
   }, 60_000);
   const end = async (signal: NodeJS.Signals) => {
     if (child.exitCode === null && child.signalCode === null) child.kill(signal);

@@ -7,6 +7,7 @@ import {
   acceptCollection, acceptVerified, failCollection, matchCollection, receivePayment, rejectCollection, storeIncomingPayment,
   type Match, type Receipt,
 } from '../services/collections';
+import { measuredVerification } from '../telemetry/metrics';
 import type { Launcher } from '../temporal/launcher';
 import { outgoingTransport, postVerification } from './webhook-http';
 import type { IncomingPaymentInput, VerificationDecision } from '../workflows/shared';
@@ -83,7 +84,7 @@ export function createCollectionActivities({ sql, launcher, network, sandbox, we
      * supports verification; no answer in time, or an unreadable one, takes the organization's
      * accept-by-default setting. HTTP failures are answers too ("none"), never activity errors.
      */
-    async verifyCollection({ collectionId, organizationId, timeoutSeconds }: { collectionId: number; organizationId: number; timeoutSeconds: number }): Promise<VerificationDecision> {
+    verifyCollection: measuredVerification(async ({ collectionId, organizationId, timeoutSeconds }: { collectionId: number; organizationId: number; timeoutSeconds: number }): Promise<VerificationDecision> => {
       const [settings] = await sql<{ url: string | null; acceptByDefault: boolean }[]>`
         select verification_url as url, accept_by_default as "acceptByDefault" from organizations where id = ${organizationId}`;
       const [collection] = await sql<CollectionRow[]>`
@@ -118,7 +119,7 @@ export function createCollectionActivities({ sql, launcher, network, sandbox, we
         return fallback;
       }
       return { decision: answer.decision, reason: answer.decision === 'reject' ? answer.reason : null, decidedBy: 'merchant' };
-    },
+    }),
 
     async acceptCollection({ collectionId, organizationId }: { collectionId: number; organizationId: number }): Promise<void> {
       const { events } = await acceptCollection(sql, collectionId, organizationId);

@@ -11,6 +11,7 @@ import { request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { rootCertificates } from 'node:tls';
 import { isPublicAddress } from '../domain/network-addresses';
+import { withClientSpan } from '../telemetry/trace-context';
 import { RESPONSE_EXCERPT_BYTES, asksToSkipCertificateCheck } from '../domain/webhooks';
 
 export type TransportSettings = {
@@ -150,6 +151,7 @@ export const VERIFICATION_ANSWER_BYTES = 2000;
  * to; no redirects; a hard deadline). The worker's verification and the console's test both send it.
  */
 export function postVerification(url: string, request: VerificationRequest, transport: TransportSettings): Promise<HttpAttempt> {
-  const headers = { 'content-type': 'application/json', accept: 'text/plain', 'user-agent': 'collections-verification/1.0' };
-  return postOutgoing(url, headers, JSON.stringify(request), { ...transport, maxResponseBytes: VERIFICATION_ANSWER_BYTES });
+  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'text/plain', 'user-agent': 'collections-verification/1.0' };
+  return withClientSpan('POST verification', { method: 'POST', url, headers }, () =>
+    postOutgoing(url, headers, JSON.stringify(request), { ...transport, maxResponseBytes: VERIFICATION_ANSWER_BYTES }));
 }

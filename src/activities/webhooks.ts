@@ -5,6 +5,8 @@ import {
   WEBHOOK_TIMEOUT_MS, attemptOutcome, deliveryHeaders, serializeWebhook, webhookMessageId, type DeliveryStatus,
 } from '../domain/webhooks';
 import { deliveryContext, deliverySecrets, findAttempt, finishDelivery, openDelivery, recordAttempt, type OpenDelivery } from '../services/webhooks';
+import { recordWebhookAttempt } from '../telemetry/metrics';
+import { withClientSpan } from '../telemetry/trace-context';
 import { outgoingTransport, postWebhook, type TransportSettings } from './webhook-http';
 
 export type WebhookActivityDeps = {
@@ -36,8 +38,9 @@ export async function attemptDelivery(sql: Sql, transport: TransportSettings, de
   const messageId = webhookMessageId(event.id, webhook.id);
   const headers = deliveryHeaders(secrets, messageId, Math.floor(Date.now() / 1000), body);
 
-  const sent = await postWebhook(webhook.target, headers, body, transport);
+  const sent = await withClientSpan('POST webhook', { method: 'POST', url: webhook.target, headers }, () => postWebhook(webhook.target, headers, body, transport));
   const recorded = await recordAttempt(sql, { deliveryId, webhookId: webhook.id, attempt, ...sent, outcome: attemptOutcome(sent.statusCode) });
+  recordWebhookAttempt({ outcome: recorded.outcome, attempt, eventCreatedAt: event.created, redelivery: context.delivery.redelivery });
   return { outcome: recorded.outcome, statusCode: recorded.statusCode, detail: recorded.error };
 }
 

@@ -7,6 +7,8 @@ import { contactRoutes } from './contacts';
 import type { AppDeps } from './context';
 import { eventRoutes } from './events';
 import { healthRoutes } from './health';
+import { isMetricsPage, metricsRoutes } from './metrics';
+import { requestTelemetryPlugin } from './request-telemetry';
 import { webhookRoutes } from './webhooks';
 import { assertAcceptsJson, assertQueryIsUtf8, createMethodIndex, errorResponse } from './http';
 import { documentationRoutes, isDocumentationPage } from './openapi';
@@ -21,8 +23,10 @@ export function createApp(deps: AppDeps) {
   const allowedMethods = createMethodIndex(() => routes());
   let handle: (request: Request) => Promise<Response> = () => Promise.reject(new Error('app not built yet'));
   const app = new Elysia()
+    .use(requestTelemetryPlugin(deps.config, () => routes()))
     .onRequest(({ request }) => {
-      if (!isDocumentationPage(request) && !isConsolePath(request)) assertAcceptsJson(request);
+      // The docs page and the console are HTML and /metrics is Prometheus text: the JSON-only Accept rule skips them.
+      if (!isDocumentationPage(request) && !isConsolePath(request) && !isMetricsPage(request)) assertAcceptsJson(request);
       assertQueryIsUtf8(request);
     })
     // Elysia's own parser would read any body in full before a route runs, whatever its size; a
@@ -35,6 +39,7 @@ export function createApp(deps: AppDeps) {
         ? consoleErrorResponse(code, error, request, allowedMethods)
         : inBillsEnvelope(request, errorResponse(code, error, request, allowedMethods)))
     .use(healthRoutes(deps))
+    .use(metricsRoutes(deps.config))
     .use(contactRoutes(deps))
     .use(eventRoutes(deps))
     .use(collectionRequestRoutes(deps))

@@ -3,6 +3,7 @@ import type { Client } from '@temporalio/client';
 import type { Config } from '../config';
 import { createSql, type Sql } from '../db';
 import { logger } from '../log';
+import { startApiTelemetry, type ApiTelemetry } from '../telemetry/api';
 import { createLazyClient } from '../temporal/connection';
 import { launcherFromConfig, type Launcher } from '../temporal/launcher';
 
@@ -15,14 +16,20 @@ export type AppDeps = {
   launcher: Launcher;
 };
 
-/** The dependencies of an API process (Bun or Deno): a database pool, a lazily connected Temporal client, the launcher. */
-export function createAppDeps(config: Config): AppDeps {
-  const temporal = createLazyClient(config.temporal);
+/**
+ * The dependencies of an API process (Bun or Deno): a database pool, its telemetry (traced queries
+ * and Temporal calls when tracing is on), a lazily connected Temporal client, the launcher.
+ */
+export function createAppDeps(config: Config): AppDeps & { telemetry: ApiTelemetry } {
+  const sql = createSql(config.databaseUrl, config.databasePoolSize);
+  const telemetry = startApiTelemetry(config.telemetry, sql);
+  const temporal = createLazyClient(config.temporal, telemetry.clientInterceptors);
   return {
     config,
-    sql: createSql(config.databaseUrl, config.databasePoolSize),
+    sql,
     temporal,
     launcher: launcherFromConfig(temporal, config, (message, fields) => logger.warn(message, fields)),
+    telemetry,
   };
 }
 

@@ -25,13 +25,23 @@ async function reachable(check: () => Promise<unknown>): Promise<'ok' | 'unreach
   }
 }
 
-/** `/healthz` (no auth): 200 when PostgreSQL and Temporal both answer, 503 otherwise. */
-export const healthRoutes = ({ sql, temporal }: AppDeps) =>
-  new Elysia({ name: 'health' }).get('/healthz', async () => {
+/**
+ * Health without auth: `/livez` says the process serves requests (no dependency is asked, so a
+ * PostgreSQL or Temporal outage never gets the process restarted); `/readyz` and `/healthz` (the
+ * same answer, `/healthz` kept for existing checks) are 200 when PostgreSQL and Temporal both
+ * answer, 503 otherwise, so a load balancer sends traffic elsewhere meanwhile.
+ */
+export const healthRoutes = ({ sql, temporal }: AppDeps) => {
+  async function readiness(): Promise<Response> {
     const [postgres, temporalStatus] = await Promise.all([
       reachable(() => sql`select 1`),
       reachable(() => temporal.workflowService.getSystemInfo({})),
     ]);
     const healthy = postgres === 'ok' && temporalStatus === 'ok';
     return jsonResponse(healthy ? 200 : 503, { status: healthy ? 'ok' : 'unavailable', postgres, temporal: temporalStatus });
-  });
+  }
+  return new Elysia({ name: 'health' })
+    .get('/livez', () => jsonResponse(200, { status: 'ok' }))
+    .get('/readyz', readiness)
+    .get('/healthz', readiness);
+};

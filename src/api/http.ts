@@ -6,6 +6,7 @@
 import { ApiError, fieldErrors, methodNotAllowed, notAcceptable, notFound, unsupportedMediaType, type FieldErrors } from './errors';
 import { isDatabaseUnavailable } from '../db';
 import { DuplicateRequestError } from '../services/duplicate-checks';
+import { countDuplicateRequest } from '../telemetry/metrics';
 import { logger } from '../log';
 import { jsonDepthExceeds } from '../domain/json';
 
@@ -272,7 +273,10 @@ export function findApiError(error: unknown): ApiError | undefined {
 export function errorResponse(code: unknown, error: unknown, request: Request, allowedMethods: (path: string) => string[]): Response {
   const apiError = findApiError(error);
   if (apiError) return jsonResponse(apiError.status, apiError.body, apiError.headers);
-  if (error instanceof DuplicateRequestError) return jsonResponse(409, { detail: error.message });
+  if (error instanceof DuplicateRequestError) {
+    countDuplicateRequest();
+    return jsonResponse(409, { detail: error.message });
+  }
   if (code === 'NOT_FOUND') {
     const allowed = allowedMethods(new URL(request.url).pathname);
     const failure = allowed.length > 0 ? methodNotAllowed(request.method, allowed) : notFound();

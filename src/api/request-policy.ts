@@ -13,6 +13,8 @@ import type { DuplicateCheck } from '../services/duplicate-checks';
 import { takeRequestSlot, type RequestKind } from '../services/throttling';
 import type { Principal } from './auth';
 import { ApiError } from './errors';
+import { countThrottledRequest } from '../telemetry/metrics';
+import { annotateActiveSpan } from '../telemetry/trace-context';
 import { requestApiVersion, withoutVersionPrefix } from './versions';
 
 export const DUPLICATE_CHECK_HEADER = 'Duplicate-Check-Key';
@@ -47,6 +49,7 @@ function duplicateCheckKey(request: Request): string | null {
 export function createRequestPolicy({ sql, config }: { sql: Sql; config: Config }): RequestPolicy {
   return {
     async admit(request, principal) {
+      annotateActiveSpan({ 'organization.id': principal.organizationId });
       const kind = requestKind(request.method);
       const slot = await takeRequestSlot(sql, {
         organizationId: principal.organizationId,
@@ -54,7 +57,10 @@ export function createRequestPolicy({ sql, config }: { sql: Sql; config: Config 
         defaults: config.throttle,
         windowSeconds: config.throttle.windowSeconds,
       });
-      if (slot.count > slot.limit) throw throttled(slot.retryAfterSeconds);
+      if (slot.count > slot.limit) {
+        countThrottledRequest(kind);
+        throw throttled(slot.retryAfterSeconds);
+      }
 
       const version = requestApiVersion(request, principal.savedApiVersion);
       if (principal.savedApiVersion === null) {

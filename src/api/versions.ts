@@ -12,6 +12,11 @@ const VERSION_PREFIX = /^\/api\/(v[^/]*)(\/.*)?$/i;
 /** Paths as the client wrote them, for requests re-entered without their version prefix. */
 const clientPaths = new WeakMap<Request, string>();
 
+/** True for the request `withoutVersionPrefix` made: the client's own request is already on its way through the app. */
+export function isVersionReentry(request: Request): boolean {
+  return clientPaths.has(request);
+}
+
 /** The path the client asked for (`/api/v3/contacts` for a prefixed request), for links back to it. */
 export function clientPathname(request: Request): string {
   return clientPaths.get(request) ?? new URL(request.url).pathname;

@@ -161,21 +161,27 @@ export async function findAttempt(sql: Queryable, deliveryId: number, attempt: n
 }
 
 export type DeliveryContext = {
-  delivery: { id: number; organizationId: number };
+  delivery: { id: number; organizationId: number; redelivery: boolean };
   webhook: WebhookRow & { deletedAt: Date | null };
-  event: { id: number; type: EventType; data: Record<string, unknown> };
+  event: { id: number; type: EventType; data: Record<string, unknown>; created: Date };
 };
 
 /** Everything one attempt sends, read fresh so an updated target or a deleted hook counts at once. */
 export async function deliveryContext(sql: Queryable, deliveryId: number): Promise<DeliveryContext | undefined> {
-  const [row] = await sql<(WebhookRow & { deletedAt: Date | null; eventId: number; eventType: EventType; data: Record<string, unknown> })[]>`
+  const [row] = await sql<(WebhookRow & {
+    deletedAt: Date | null; eventId: number; eventType: EventType; data: Record<string, unknown>; eventCreated: Date; redelivery: boolean;
+  })[]>`
     select w.id, w.organization_id as "organizationId", w.user_id as "userId", w.event, w.target, w.created, w.updated,
-           w.deleted_at as "deletedAt", e.id as "eventId", e.type as "eventType", e.data
+           w.deleted_at as "deletedAt", e.id as "eventId", e.type as "eventType", e.data, e.created as "eventCreated", d.redelivery
     from webhook_deliveries d join events e on e.id = d.event_id join webhooks w on w.id = d.webhook_id
     where d.id = ${deliveryId}`;
   if (!row) return undefined;
-  const { eventId, eventType, data, ...webhook } = row;
-  return { delivery: { id: deliveryId, organizationId: row.organizationId }, webhook, event: { id: eventId, type: eventType, data } };
+  const { eventId, eventType, data, eventCreated, redelivery, ...webhook } = row;
+  return {
+    delivery: { id: deliveryId, organizationId: row.organizationId, redelivery },
+    webhook,
+    event: { id: eventId, type: eventType, data, created: eventCreated },
+  };
 }
 
 export type NewAttempt = Omit<AttemptRow, 'outcome'> & { deliveryId: number; outcome: AttemptOutcome; webhookId: number };

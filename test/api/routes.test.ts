@@ -4,6 +4,7 @@
  */
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { createMerchant, testApp, type TestApp, type TestMerchant } from '../helpers';
+import { METRICS_PATH } from '../../src/api/metrics';
 import { DOCS_PATH, OPENAPI_DOCUMENT_PATH } from '../../src/api/openapi';
 import { isConsolePath } from '../../src/console';
 
@@ -28,26 +29,26 @@ const label = (route: { method: string; path: string }) => `${route.method} ${ro
 describe('content negotiation on every route', () => {
   test('the app has the routes this suite expects to walk', () => {
     expect(routes().map(label)).toEqual(
-      expect.arrayContaining(['POST /api/contacts', 'GET /api/events/:id', 'POST /api/bills/services/epin/bundles', 'GET /healthz']),
+      expect.arrayContaining(['POST /api/contacts', 'GET /api/events/:id', 'POST /api/bills/services/epin/bundles', 'GET /healthz', 'GET /metrics']),
     );
   });
 
-  test('an Accept header without JSON is 406 on every route but the HTML docs page', async () => {
+  test('an Accept header without JSON is 406 on every route but the HTML docs page and the Prometheus text of /metrics', async () => {
     const checked: string[] = [];
     for (const route of routes()) {
       const body = BODY_METHODS.includes(route.method) ? { form: { x: '1' } } : {};
       const response = await merchant.request(concrete(route.path), {
         method: route.method, headers: { ...ROUTE_HEADERS, Accept: 'text/html' }, ...body,
       });
-      if (route.path === DOCS_PATH) {
+      if (route.path === DOCS_PATH || route.path === METRICS_PATH) {
         expect(response.status).toBe(200);
-        expect(response.headers.get('content-type')).toStartWith('text/html');
+        expect(response.headers.get('content-type')).toStartWith(route.path === DOCS_PATH ? 'text/html' : 'text/plain');
         continue;
       }
       expect({ route: label(route), status: response.status }).toEqual({ route: label(route), status: 406 });
       checked.push(label(route));
     }
-    expect(checked.length).toBe(routes().length - 1);
+    expect(checked.length).toBe(routes().length - 2);
   });
 
   test('an unsupported request media type is 415 on every route that takes a body', async () => {

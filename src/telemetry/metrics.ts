@@ -1,0 +1,246 @@
+/**
+ * Every Prometheus instrument of the service (prom-client). The API serves its registry on
+ * `GET /metrics`, the worker its own on its metrics port (with the Temporal SDK's worker metrics
+ * appended, src/telemetry/worker.ts); an instrument is in the registry of the process that
+ * records it (both, for steps either may take). Instruments are process-wide, like the logger:
+ * the code that does the work records it with one call of the functions below.
+ *
+ * Names follow Prometheus conventions: `_total` counters, `_seconds` durations, labels with a
+ * small fixed set of values (never ids, amounts or paths).
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { WEBHOOK_ATTEMPTS } from '../domain/webhook-schedule';
+
+export type MetricsProcess = 'api' | 'worker';
+const registries: Record<MetricsProcess, Registry> = { api: new Registry(), worker: new Registry() };
+const API = [registries.api];
+const WORKER = [registries.worker];
+const BOTH = [registries.api, registries.worker];
+export const METRICS_CONTENT_TYPE = registries.api.contentType;
+
+let processMetricsStarted = false;
+/** CPU, memory, event loop and GC figures of this process (`process_*`, `nodejs_*`), once per process. */
+export function collectProcessMetrics(owner: MetricsProcess): void {
+  if (processMetricsStarted) return;
+  processMetricsStarted = true;
+  collectDefaultMetrics({ register: registries[owner] });
+}
+
+// API (recorded by src/api/request-telemetry.ts and src/api/request-policy.ts).
+
+/** Every API request, by route template (`/api/collections/:id`, `unmatched` for no route), method and status. */
+const httpRequestDuration = new Histogram({
+  name: 'http_request_duration_seconds',
+  help: 'API requests by route template, method and response status, from arrival to response.',
+  labelNames: ['route', 'method', 'status'] as const,
+  buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+  registers: API,
+});
+
+const requestsThrottled = new Counter({
+  name: 'requests_throttled_total',
+  help: 'Requests answered 429 because their organization was past its limit, by kind (read or write).',
+  labelNames: ['kind'] as const,
+  registers: API,
+});
+
+const duplicateRequests = new Counter({
+  name: 'duplicate_requests_total',
+  help: 'Writes answered 409 because their Duplicate-Check-Key was already claimed.',
+  registers: API,
+});
+
+export function observeHttpRequest(labels: { route: string; method: string; status: number }, seconds: number): void {
+  httpRequestDuration.observe({ route: labels.route, method: labels.method, status: String(labels.status) }, seconds);
+}
+
+export function countThrottledRequest(kind: 'read' | 'write'): void {
+  requestsThrottled.inc({ kind });
+}
+
+export function countDuplicateRequest(): void {
+  duplicateRequests.inc();
+}
+
+// Collections, requests, payments, wallets.
+
+/** Not recorded yet: for the step that gives a collection request its final status (the request's workflow). */
+const collectionRequestsFinal = new Counter({
+  name: 'collection_requests_final_total',
+  help: 'Collection requests that reached a final status, by that status (successful, failed, expired, cancelled...).',
+  labelNames: ['status'] as const,
+  registers: BOTH,
+});
+
+export type MatchOutcome = 'prompt_reference' | 'single_organization' | 'unassigned' | 'claimed';
+
+/** Not recorded yet: for the matching step of an incoming collection (and a claim, `claimed`). */
+const collectionsMatched = new Counter({
+  name: 'collections_matched_total',
+  help: 'Incoming collections by how they were matched: prompt_reference, single_organization, unassigned, or claimed later.',
+  labelNames: ['outcome'] as const,
+  registers: BOTH,
+});
+
+/** Recorded by the verification activity (`verifyCollection`) when the merchant's URL was asked. */
+const verificationAnswers = new Counter({
+  name: 'verification_answers_total',
+  help: "Verification URL calls by outcome: accept or reject (the merchant's answer), default (no usable answer in time).",
+  labelNames: ['outcome'] as const,
+  registers: WORKER,
+});
+
+const verificationDuration = new Histogram({
+  name: 'verification_duration_seconds',
+  help: 'Time the verification step took when the merchant was asked, by outcome.',
+  labelNames: ['outcome'] as const,
+  buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+  registers: WORKER,
+});
+
+/** Not recorded yet: for the step that records a payment's (money out) state change. */
+const payments = new Counter({
+  name: 'payments_total',
+  help: 'Payment (money out) state changes, by the state reached.',
+  labelNames: ['state'] as const,
+  registers: BOTH,
+});
+
+/** Not recorded yet: for the transaction that changes a wallet's balance (credit of a collection, payment, reversal). */
+const walletMovements = new Counter({
+  name: 'wallet_movements_total',
+  help: 'Wallet transactions by type (mobile_collection, payment, reversal...) and direction (credit or debit).',
+  labelNames: ['type', 'direction'] as const,
+  registers: BOTH,
+});
+
+const walletMovementAmount = new Counter({
+  name: 'wallet_movement_amount_total',
+  help: 'Sum of wallet transaction amounts by currency and direction (a figure to watch, not an account: the ledger is PostgreSQL).',
+  labelNames: ['currency', 'direction'] as const,
+  registers: BOTH,
+});
+
+export function recordCollectionRequestFinal(status: string): void {
+  collectionRequestsFinal.inc({ status });
+}
+
+export function recordCollectionMatch(outcome: MatchOutcome): void {
+  collectionsMatched.inc({ outcome });
+}
+
+export function recordPaymentState(state: string): void {
+  payments.inc({ state });
+}
+
+/** `amount`: the decimal string of the transaction, positive. */
+export function recordWalletMovement(movement: { type: string; direction: 'credit' | 'debit'; currency: string; amount: string }): void {
+  walletMovements.inc({ type: movement.type, direction: movement.direction });
+  walletMovementAmount.inc({ currency: movement.currency, direction: movement.direction }, Number(movement.amount));
+}
+
+type VerificationResult = { decision: string; decidedBy: string };
+
+/**
+ * Wraps the verification step: when the merchant was asked (`decidedBy` is not `not-asked`),
+ * counts the outcome and observes how long the step took.
+ */
+export function measuredVerification<Input, Result extends VerificationResult>(verify: (input: Input) => Promise<Result>): (input: Input) => Promise<Result> {
+  return async (input) => {
+    const started = performance.now();
+    const result = await verify(input);
+    if (result.decidedBy !== 'not-asked') {
+      const outcome = result.decidedBy === 'merchant' ? result.decision : 'default';
+      verificationAnswers.inc({ outcome });
+      verificationDuration.observe({ outcome }, (performance.now() - started) / 1000);
+    }
+    return result;
+  };
+}
+
+// Webhooks (recorded by the delivery attempt, src/activities/webhooks.ts).
+
+const webhookDeliveries = new Counter({
+  name: 'webhook_deliveries_total',
+  help: 'Webhook deliveries that reached a final outcome: delivered (2xx), gone (410, webhook retired), failed (every attempt failed).',
+  labelNames: ['outcome'] as const,
+  registers: WORKER,
+});
+
+const webhookDeliveryAttempts = new Histogram({
+  name: 'webhook_delivery_attempts',
+  help: 'Attempts a webhook delivery took until its final outcome (1 to 10).',
+  labelNames: ['outcome'] as const,
+  buckets: Array.from({ length: WEBHOOK_ATTEMPTS }, (_, index) => index + 1),
+  registers: WORKER,
+});
+
+const webhookTimeToDelivery = new Histogram({
+  name: 'webhook_time_to_delivery_seconds',
+  help: 'From the event to its webhook answered 2xx, first deliveries only (a redelivery is an operator replaying an old event).',
+  buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600, 14_400, 57_600],
+  registers: WORKER,
+});
+
+/**
+ * One webhook attempt that was sent and logged. The delivery is final when it was delivered or
+ * gone, or when the last of the attempts failed.
+ */
+export function recordWebhookAttempt(attempt: { outcome: 'delivered' | 'failed' | 'gone'; attempt: number; eventCreatedAt: Date; redelivery: boolean }): void {
+  const final = attempt.outcome !== 'failed' || attempt.attempt >= WEBHOOK_ATTEMPTS;
+  if (!final) return;
+  webhookDeliveries.inc({ outcome: attempt.outcome });
+  webhookDeliveryAttempts.observe({ outcome: attempt.outcome }, attempt.attempt);
+  if (attempt.outcome === 'delivered' && !attempt.redelivery) {
+    webhookTimeToDelivery.observe(Math.max(0, (Date.now() - attempt.eventCreatedAt.getTime()) / 1000));
+  }
+}
+
+// Outbox (computed at scrape time, on the worker: src/telemetry/outbox.ts).
+
+export type OutboxBacklog = { kind: string; count: number; oldestAgeSeconds: number };
+let outboxSource: (() => Promise<OutboxBacklog[]>) | null = null;
+let outboxScrape: Promise<OutboxBacklog[] | null> | null = null;
+
+/** Sets the query the outbox gauges read at each scrape (the worker does; the API leaves them empty). */
+export function setOutboxSource(source: (() => Promise<OutboxBacklog[]>) | null): void {
+  outboxSource = source;
+}
+
+/** One query per scrape for both gauges; a failed query leaves them empty for that scrape. */
+function scrapeOutbox(): Promise<OutboxBacklog[] | null> {
+  if (!outboxSource) return Promise.resolve(null);
+  outboxScrape ??= outboxSource()
+    .catch(() => null)
+    .finally(() => {
+      outboxScrape = null;
+    });
+  return outboxScrape;
+}
+
+const outboxBacklog = new Gauge({
+  name: 'outbox_backlog',
+  help: 'Rows waiting for the process that should have handed them to Temporal (events not dispatched, requests whose workflow was not started).',
+  labelNames: ['kind'] as const,
+  registers: WORKER,
+  async collect() {
+    this.reset();
+    for (const row of (await scrapeOutbox()) ?? []) this.set({ kind: row.kind }, row.count);
+  },
+});
+
+const outboxOldestAge = new Gauge({
+  name: 'outbox_oldest_age_seconds',
+  help: 'Age of the oldest row waiting in each outbox (0 when empty).',
+  labelNames: ['kind'] as const,
+  registers: WORKER,
+  async collect() {
+    this.reset();
+    for (const row of (await scrapeOutbox()) ?? []) this.set({ kind: row.kind }, row.oldestAgeSeconds);
+  },
+});
+
+/** A process's registry in Prometheus text format. */
+export function metricsText(owner: MetricsProcess): Promise<string> {
+  return registries[owner].metrics();
+}
