@@ -1,6 +1,8 @@
 import { ApplicationFailure, Context, log } from '@temporalio/activity';
 import type { Sql } from '../db';
-import { instructionsMessage, requestCode, successMessage, type CollectionRequestRow, type MessageContext, type RequestStatus } from '../domain/collection-requests';
+import {
+  FINAL_STATUSES, instructionsMessage, requestCode, successMessage, type CollectionRequestRow, type MessageContext, type RequestStatus,
+} from '../domain/collection-requests';
 import { promptReference } from '../domain/collections';
 import { networkByName } from '../domain/networks';
 import type { NetworkAdapter, PromptResult } from '../network/adapter';
@@ -8,6 +10,7 @@ import {
   changeRequestStatus, findRequest, insertCollectionRequest, REQUEST_COLUMNS, type RequestWithContact, type StatusChange,
 } from '../services/collection-requests';
 import { notSetAside, sweepEach } from '../services/sweeps';
+import { recordCollectionRequestFinal } from '../telemetry/metrics';
 import type { Launcher } from '../temporal/launcher';
 import type { SandboxPaymentInput } from '../workflows/shared';
 
@@ -45,6 +48,7 @@ export function createCollectionRequestActivities({ sql, launcher, network }: Co
   async function recordStatus(change: StatusChange): Promise<boolean> {
     const event = await changeRequestStatus(sql, change);
     if (event === null) return false;
+    if ((FINAL_STATUSES as readonly string[]).includes(change.status)) recordCollectionRequestFinal(change.status);
     await launcher.afterCommit({ events: [event] });
     return true;
   }

@@ -7,7 +7,7 @@ import {
   acceptCollection, acceptVerified, failCollection, matchCollection, receivePayment, rejectCollection, storeIncomingPayment,
   type Match, type Receipt,
 } from '../services/collections';
-import { measuredVerification } from '../telemetry/metrics';
+import { measuredVerification, recordCollectionMatch, recordCollectionRequestFinal, recordWalletMovement } from '../telemetry/metrics';
 import type { Launcher } from '../temporal/launcher';
 import { outgoingTransport, postVerification } from './webhook-http';
 import type { IncomingPaymentInput, VerificationDecision } from '../workflows/shared';
@@ -26,6 +26,19 @@ export type ReceiptOutcome =
   | { outcome: 'verify'; collectionId: number; requestId: number; organizationId: number }
   | { outcome: 'failed'; collectionId: number; requestId: number | null; reason: string };
 
+/** The receipt in the metrics, once committed: how it matched, the credit, the request it made successful. */
+function recordReceipt(receipt: Receipt): void {
+  if (receipt.outcome === 'unmatched') recordCollectionMatch('unassigned');
+  if (receipt.outcome === 'verify') recordCollectionMatch(receipt.match.rule);
+  if (receipt.outcome !== 'accepted') return;
+  if (receipt.rule !== null) recordCollectionMatch(receipt.rule);
+  if (receipt.credit !== null) recordWalletMovement({ type: 'mobile_collection', direction: 'credit', ...receipt.credit });
+  for (const event of receipt.events) {
+    const status = event.type === 'collectionrequest.status.changed' ? event.data.status : undefined;
+    if (typeof status === 'string') recordCollectionRequestFinal(status);
+  }
+}
+
 export function createCollectionActivities({ sql, launcher, network, sandbox, webhooks }: CollectionActivityDeps) {
   const asksVerification = (networkName: string): boolean => {
     const collectionNetwork = networkByName(networkName);
@@ -38,6 +51,7 @@ export function createCollectionActivities({ sql, launcher, network, sandbox, we
    */
   async function settle(receipt: Receipt): Promise<ReceiptOutcome> {
     if ('events' in receipt) await launcher.afterCommit({ events: receipt.events });
+    recordReceipt(receipt);
     if (receipt.outcome === 'accepted' && receipt.requestId !== null) {
       await launcher.signalCollectionMatched(receipt.requestId, { collectionId: receipt.collectionId, remoteTransactionId: receipt.remoteTransactionId });
     }

@@ -4,7 +4,8 @@ import { COLLECTION_STATUSES, type CollectionRow } from '../domain/collections';
 import { withLeadingPlus } from '../domain/phone';
 import { parsePositiveAmount } from '../domain/money';
 import { collectionForVersion, listForVersion } from '../domain/versions';
-import { ClaimError, claimCollection, collectionColumns, collectionResources, findCollection } from '../services/collections';
+import { recordCollectionMatch, recordWalletMovement } from '../telemetry/metrics';
+import { ClaimError, claimCollection, claimCredit, collectionColumns, collectionResources, findCollection } from '../services/collections';
 import { authPlugin } from './auth';
 import { ownedBy, parseId, type AppDeps } from './context';
 import { ApiError, fieldErrors, notFound } from './errors';
@@ -71,6 +72,11 @@ export async function claimCollectionFor(
   }
   if (claimed === null) return null;
   await launcher.afterCommit({ events: claimed.events });
+  const credit = claimCredit(claimed);
+  if (credit !== null) {
+    recordCollectionMatch('claimed');
+    recordWalletMovement({ type: 'mobile_collection', direction: 'credit', ...credit });
+  }
   return claimed.collection;
 }
 

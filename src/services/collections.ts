@@ -263,9 +263,15 @@ async function acceptOrFailIn(tx: Queryable, collectionId: number, organizationI
   }
 }
 
+/** A wallet credit a transaction made (null when the collection was credited before). */
+export type Credit = { amount: string; currency: string } | null;
+
+const creditOf = (acceptance: Acceptance): Credit =>
+  acceptance.events.length > 0 ? { amount: acceptance.collection.amount, currency: acceptance.collection.currency } : null;
+
 /** What receiving a reported payment came to, and what the caller does next. */
 export type Receipt =
-  | { outcome: 'accepted'; collectionId: number; requestId: number | null; remoteTransactionId: string; events: RecordedEvent[] }
+  | { outcome: 'accepted'; collectionId: number; requestId: number | null; remoteTransactionId: string; events: RecordedEvent[]; rule: MatchRule | null; credit: Credit }
   | { outcome: 'verify'; collectionId: number; match: Match }
   | { outcome: 'unmatched' | 'already-processed'; collectionId: number; events: RecordedEvent[] }
   | { outcome: 'failed'; collectionId: number; requestId: number | null; reason: string };
@@ -280,7 +286,10 @@ export async function receivePayment(sql: Sql, payment: IncomingPayment, asksVer
   return (await sql.begin(async (tx): Promise<Receipt> => {
     const collection = await storeIncomingPaymentIn(tx, payment);
     if (collection.status === 'successful') {
-      return { outcome: 'accepted', collectionId: collection.id, requestId: collection.collectionRequestId, remoteTransactionId: collection.remoteTransactionId, events: [] };
+      return {
+        outcome: 'accepted', collectionId: collection.id, requestId: collection.collectionRequestId, remoteTransactionId: collection.remoteTransactionId,
+        events: [], rule: null, credit: null,
+      };
     }
     if (collection.status !== 'pending' || collection.organizationId !== null) return { outcome: 'already-processed', collectionId: collection.id, events: [] };
     const match = await matchCollectionIn(tx, collection.id);
@@ -290,7 +299,10 @@ export async function receivePayment(sql: Sql, payment: IncomingPayment, asksVer
     if (organization?.verificationUrl && asksVerification(collection.network)) return { outcome: 'verify', collectionId: collection.id, match };
     const accepted = await acceptOrFailIn(tx, collection.id, match.organizationId);
     if ('failed' in accepted) return { outcome: 'failed', collectionId: collection.id, requestId: match.requestId, reason: accepted.failed };
-    return { outcome: 'accepted', collectionId: collection.id, requestId: match.requestId, remoteTransactionId: collection.remoteTransactionId, events: accepted.events };
+    return {
+      outcome: 'accepted', collectionId: collection.id, requestId: match.requestId, remoteTransactionId: collection.remoteTransactionId,
+      events: accepted.events, rule: match.rule, credit: creditOf(accepted),
+    };
   })) as Receipt;
 }
 
@@ -300,7 +312,10 @@ export async function acceptVerified(sql: Sql, collectionId: number, organizatio
     const accepted = await acceptOrFailIn(tx, collectionId, organizationId);
     if ('failed' in accepted) return { outcome: 'failed', collectionId, requestId: null, reason: accepted.failed };
     const { collection } = accepted;
-    return { outcome: 'accepted', collectionId, requestId: collection.collectionRequestId, remoteTransactionId: collection.remoteTransactionId, events: accepted.events };
+    return {
+      outcome: 'accepted', collectionId, requestId: collection.collectionRequestId, remoteTransactionId: collection.remoteTransactionId,
+      events: accepted.events, rule: null, credit: creditOf(accepted),
+    };
   })) as Receipt;
 }
 
@@ -313,6 +328,9 @@ export type ClaimQuery = { amount: string; remoteTransactionId: string; phoneNum
  * unassigned or already the caller's, is assigned and credited. More than one match fails. Two
  * claims racing for one collection serialise on its row lock; the second finds it taken.
  */
+/** The credit a claim made (null when the collection was already the claimant's). */
+export const claimCredit = (acceptance: Acceptance): Credit => creditOf(acceptance);
+
 export async function claimCollection(sql: Sql, organizationId: number, userId: number, query: ClaimQuery): Promise<Acceptance | null> {
   return await sql.begin(async (tx) => {
     const candidates = await tx<CollectionRow[]>`

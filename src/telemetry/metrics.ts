@@ -64,7 +64,7 @@ export function countDuplicateRequest(): void {
 
 // Collections, requests, payments, wallets.
 
-/** Not recorded yet: for the step that gives a collection request its final status (the request's workflow). */
+/** Recorded after the commit that gives a request its final status (the request's activities, the credit of its collection). */
 const collectionRequestsFinal = new Counter({
   name: 'collection_requests_final_total',
   help: 'Collection requests that reached a final status, by that status (successful, failed, expired, cancelled...).',
@@ -74,7 +74,7 @@ const collectionRequestsFinal = new Counter({
 
 export type MatchOutcome = 'prompt_reference' | 'single_organization' | 'unassigned' | 'claimed';
 
-/** Not recorded yet: for the matching step of an incoming collection (and a claim, `claimed`). */
+/** Recorded after the commit of an incoming collection's matching (activities/collections.ts) and of a claim (`claimed`). */
 const collectionsMatched = new Counter({
   name: 'collections_matched_total',
   help: 'Incoming collections by how they were matched: prompt_reference, single_organization, unassigned, or claimed later.',
@@ -106,7 +106,7 @@ const payments = new Counter({
   registers: BOTH,
 });
 
-/** Not recorded yet: for the transaction that changes a wallet's balance (credit of a collection, payment, reversal). */
+/** Recorded after the commit of each transaction that changes a wallet's balance (credits of collections and claims; payments and reversals). */
 const walletMovements = new Counter({
   name: 'wallet_movements_total',
   help: 'Wallet transactions by type (mobile_collection, payment, reversal...) and direction (credit or debit).',

@@ -15,5 +15,9 @@ export async function outboxBacklog(sql: Queryable): Promise<OutboxBacklog[]> {
     union all
     select 'collection_requests', count(*)::int,
            coalesce(extract(epoch from now() - min(created)), 0)::float8
-    from collection_requests where workflow_started_at is null`;
+    from collection_requests where workflow_started_at is null
+    union all
+    select 'webhook_deliveries', count(*)::int,
+           coalesce(extract(epoch from now() - min(created)), 0)::float8
+    from webhook_deliveries where workflow_started_at is null and status = 'pending'`;
 }
