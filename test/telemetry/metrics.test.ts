@@ -148,9 +148,10 @@ describe('the worker', () => {
   test('outbox gauges: rows waiting to be handed to Temporal, and the age of the oldest', async () => {
     const merchant = await createMerchant(ctx.app);
     const before = await scrapeWorker();
+    // Events recorded before deliveries were recorded with them, never dispatched (the legacy outbox).
     const inserted = await testSql()<{ id: number }[]>`
-      insert into events (organization_id, type, data, created)
-      select ${merchant.organization.id}, 'contact.created', '{}', timestamptz '2001-01-01T00:00:00Z' from generate_series(1, 3)
+      insert into events (organization_id, type, data, created, dispatched_at)
+      select ${merchant.organization.id}, 'contact.created', '{}', timestamptz '2001-01-01T00:00:00Z', null from generate_series(1, 3)
       returning id`;
     try {
       const after = await scrapeWorker();
@@ -158,6 +159,7 @@ describe('the worker', () => {
       const expectedAge = (Date.now() - Date.parse('2001-01-01T00:00:00Z')) / 1000;
       expect(Math.abs(after.value('outbox_oldest_age_seconds', { kind: 'events' }) - expectedAge)).toBeLessThan(60);
       expect(after.text).toContain('outbox_backlog{kind="collection_requests"}');
+      expect(after.text).toContain('outbox_backlog{kind="webhook_deliveries"}');
     } finally {
       await testSql()`delete from events where id in ${testSql()(inserted.map((row) => row.id))}`;
     }
