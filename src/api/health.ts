@@ -1,6 +1,14 @@
 import { Elysia } from 'elysia';
+import * as v from 'valibot';
 import type { AppDeps } from './context';
 import { jsonResponse } from './http';
+import { routeDocs } from './route-docs';
+
+const Reachability = v.picklist(['ok', 'unreachable']);
+const HealthSchema = v.pipe(
+  v.object({ status: v.picklist(['ok', 'unavailable']), postgres: Reachability, temporal: Reachability }),
+  v.description('Whether PostgreSQL and Temporal answer (within 2 seconds each).'),
+);
 
 const CHECK_TIMEOUT_MS = 2000;
 
@@ -34,4 +42,13 @@ export const healthRoutes = ({ sql, temporal }: AppDeps) =>
     ]);
     const healthy = postgres === 'ok' && temporalStatus === 'ok';
     return jsonResponse(healthy ? 200 : 503, { status: healthy ? 'ok' : 'unavailable', postgres, temporal: temporalStatus });
-  });
+  }, routeDocs({
+    operationId: 'health',
+    summary: 'Health of the service',
+    tags: ['Service'],
+    caller: 'anyone',
+    responses: {
+      200: { description: 'PostgreSQL and Temporal both answer.', schema: HealthSchema, example: { status: 'ok', postgres: 'ok', temporal: 'ok' } },
+      503: { description: 'PostgreSQL or Temporal does not answer.', schema: HealthSchema, example: { status: 'unavailable', postgres: 'ok', temporal: 'unreachable' } },
+    },
+  }));

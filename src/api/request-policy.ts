@@ -16,7 +16,7 @@ import { ApiError } from './errors';
 import { requestApiVersion, withoutVersionPrefix } from './versions';
 
 export const DUPLICATE_CHECK_HEADER = 'Duplicate-Check-Key';
-const DUPLICATE_CHECK_KEY_MAX_LENGTH = 255;
+export const DUPLICATE_CHECK_KEY_MAX_LENGTH = 255;
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /**
