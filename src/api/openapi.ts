@@ -113,11 +113,15 @@ function converter(version: ApiVersion) {
 function exampleOf(schema: Schema | undefined, components: Record<string, Schema>, depth = 0): unknown {
   if (schema === undefined || depth > 12) return undefined;
   if (Array.isArray(schema.examples) && schema.examples.length > 0) return schema.examples[0];
+  if (Array.isArray(schema.type) && schema.type.includes('null')) return null;
   if (typeof schema.$ref === 'string') return exampleOf(components[schema.$ref.split('/').pop() ?? ''], components, depth + 1);
   if ('const' in schema) return schema.const;
   if (Array.isArray(schema.enum)) return schema.enum[0];
   const options = (schema.anyOf ?? schema.oneOf) as Schema[] | undefined;
-  if (options) return exampleOf(options.find((option) => option.type !== 'null') ?? options[0], components, depth + 1);
+  if (options) {
+    if (options.some((option) => option.type === 'null')) return null;
+    return exampleOf(options[0], components, depth + 1);
+  }
   const type = Array.isArray(schema.type) ? schema.type.find((item) => item !== 'null') : schema.type;
   switch (type) {
     case 'object': {
@@ -345,15 +349,17 @@ const page = (title: string) => `<!doctype html>
     <style>body { margin: 0; }</style>
   </head>
   <body>
-    <div id="api-reference"></div>
+    <div id="reference"></div>
     <script src="${DOCS_SCRIPT_PATH}"></script>
     <script>
-      Scalar.createApiReference('#api-reference', {
+      // (An element with the id \`api-reference\` would make the bundle mount itself a second time, with no configuration.)
+      Scalar.createApiReference('#reference', {
         url: '${OPENAPI_DOCUMENT_PATH}',
         withDefaultFonts: false,
-        hideClientButton: false,
         telemetry: false,
+        mcp: { disabled: true },
         agent: { disabled: true },
+        hideClientButton: true,
       });
     </script>
   </body>

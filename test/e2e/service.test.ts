@@ -6,6 +6,7 @@ import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { eventDispatchWorkflowId } from '../../src/workflows/shared';
+import { FORM, apiClient } from '../client';
 import { ROOT, eventually, startWorker, testClient, uniqueTaskQueue, type WorkerProcess } from '../helpers';
 
 const taskQueue = uniqueTaskQueue('e2e');
@@ -48,17 +49,15 @@ afterAll(async () => {
 
 test('a merchant creates a contact over HTTP and its event is dispatched by the worker', async () => {
   const merchant = JSON.parse(admin('org', 'create', '--name', 'E2E Merchant', '--json')) as { apiKey: string; organization: { id: number } };
-  const auth = { Authorization: `Token ${merchant.apiKey}` };
-  const created = await fetch(`${baseUrl}/api/contacts`, {
-    method: 'POST',
-    headers: { ...auth, 'Content-Type': 'application/x-www-form-urlencoded' },
-    body: 'phone_number=%2B256772123456&first_name=A&last_name=B',
-  });
-  expect(created.status).toBe(201);
-  const contact = (await created.json()) as { id: number; phone_number: string };
+  const api = apiClient(baseUrl, { apiKey: merchant.apiKey });
+  const created = await api.POST('/api/contacts', { body: { phone_number: '+256772123456', first_name: 'A', last_name: 'B' }, ...FORM });
+  expect(created.response.status).toBe(201);
+  const contact = created.data!;
   expect(contact.phone_number).toBe('+256772123456');
 
-  const events = (await (await fetch(`${baseUrl}/api/events`, { headers: auth })).json()) as { count: number; results: { id: number; type: string; data: { id: number } }[] };
+  const eventList = await api.GET('/api/events');
+  expect(eventList.response.status).toBe(200);
+  const events = eventList.data!;
   expect(events.count).toBe(1);
   expect(events.results[0]?.type).toBe('contact.created');
   expect(events.results[0]?.data.id).toBe(contact.id);
@@ -72,8 +71,8 @@ test('a merchant creates a contact over HTTP and its event is dispatched by the 
   });
   expect(listed[0]?.workflowId).toBe(eventDispatchWorkflowId(events.results[0]!.id));
 
-  const wrong = await fetch(`${baseUrl}/api/contacts`, { headers: { Authorization: 'Token 0123456789012345678901234567890123456789' } });
-  expect(wrong.status).toBe(401);
-  expect(await wrong.json()).toEqual({ detail: 'Invalid token.' });
+  const wrong = await apiClient(baseUrl, { apiKey: '0123456789012345678901234567890123456789' }).GET('/api/contacts');
+  expect(wrong.response.status).toBe(401);
+  expect(wrong.error).toEqual({ detail: 'Invalid token.' });
   expect(apiOutput).not.toContain('"level":"error"');
 });
