@@ -1304,8 +1304,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "count": 1,
-                     *       "next": "text",
-                     *       "previous": "text",
+                     *       "next": null,
+                     *       "previous": null,
                      *       "results": [
                      *         {
                      *           "id": 17,
@@ -1573,8 +1573,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "count": 1,
-                     *       "next": "text",
-                     *       "previous": "text",
+                     *       "next": null,
+                     *       "previous": null,
                      *       "results": [
                      *         {
                      *           "id": 1234,
@@ -1716,8 +1716,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "count": 1,
-                     *       "next": "text",
-                     *       "previous": "text",
+                     *       "next": null,
+                     *       "previous": null,
                      *       "results": [
                      *         {
                      *           "id": 901,
@@ -2190,8 +2190,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "count": 1,
-                     *       "next": "text",
-                     *       "previous": "text",
+                     *       "next": null,
+                     *       "previous": null,
                      *       "results": [
                      *         {
                      *           "id": 77,
@@ -2602,8 +2602,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "count": 1,
-                     *       "next": "text",
-                     *       "previous": "text",
+                     *       "next": null,
+                     *       "previous": null,
                      *       "results": [
                      *         {
                      *           "id": 56,
@@ -2995,8 +2995,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "count": 1,
-                     *       "next": "text",
-                     *       "previous": "text",
+                     *       "next": null,
+                     *       "previous": null,
                      *       "results": [
                      *         {
                      *           "id": 88,
