@@ -104,6 +104,27 @@ export function ensureTemporalCli() {
   return LOCAL_TEMPORAL;
 }
 
+/** Debian's Chromium, which the docs-page test drives with playwright-core (test/e2e/docs-page.test.ts). */
+export const CHROMIUM = '/usr/bin/chromium';
+
+/**
+ * Installs Debian's `chromium` package when it is missing (a fresh CI machine): the browser build
+ * playwright would download is out of reach, Debian's package is not. Needs root (or sudo).
+ */
+export function ensureChromium() {
+  if (existsSync(CHROMIUM)) return CHROMIUM;
+  if (!onPath('apt-get')) throw new Error(`${CHROMIUM} is missing and apt-get is not available to install Debian's chromium package`);
+  const root = typeof process.getuid === 'function' && process.getuid() === 0;
+  const sudo = root ? [] : onPath('sudo') ? ['sudo'] : null;
+  if (sudo === null) throw new Error(`${CHROMIUM} is missing: install it with \`apt-get install -y chromium\` (as root)`);
+  say('installing Debian\'s chromium package for the docs-page test (apt-get, once)');
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  const aptGet = (...args) => (sudo.length ? run('sudo', ['apt-get', ...args], { env }) : run('apt-get', args, { env }));
+  aptGet('update');
+  aptGet('install', '-y', '--no-install-recommends', 'chromium');
+  return CHROMIUM;
+}
+
 /**
  * `docker compose`, for checking temporal-compose.yml: the docker CLI ships without the compose
  * plugin on machines with no engine, so it is built once from its Go module like the Temporal CLI.

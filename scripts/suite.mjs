@@ -6,7 +6,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROOT, binPath, ensureComposePlugin, say } from './infra.mjs';
+import { ROOT, binPath, ensureChromium, ensureComposePlugin, say } from './infra.mjs';
 
 /**
  * The test database: $TEST_DATABASE_URL, else `collections_test_<checkout>` next to $DATABASE_URL,
@@ -75,6 +75,7 @@ export async function runSuite({ databaseUrl, dataDir, cli, env: laneEnv, testAr
   }
   if (dockerConfig) env.DOCKER_CONFIG = dockerConfig;
   else if (dockerConfig === null) delete env.DOCKER_CONFIG;
+  ensureChromium();
 
   say(`preparing a fresh test database (${databaseName(databaseUrl)})`);
   psqlAdmin(databaseUrl, `drop database if exists "${databaseName(databaseUrl)}" with (force)`);

@@ -14,6 +14,7 @@ import { connectClient } from '../src/temporal/connection';
 import { launcherFromConfig, type Launcher } from '../src/temporal/launcher';
 import { createOrganization, fundWallet, type CreatedOrganization } from '../src/services/organizations';
 import { setThrottleLimits, type ThrottleLimits } from '../src/services/throttling';
+import { checkResponsesOf } from './openapi-contract';
 
 export const ROOT = join(import.meta.dir, '..');
 export const BASE_URL = 'http://localhost';
@@ -41,13 +42,16 @@ export type TestApp = { app: ReturnType<typeof createApp>; config: Config; taskQ
 
 /**
  * The real app against the test database; its events go to `taskQueue` (default: one with no
- * worker). `overrides` are environment variables (short windows and TTLs for tests).
+ * worker). `overrides` are environment variables (short windows and TTLs for tests). Every
+ * response of its `handle` is checked against the OpenAPI document the app serves
+ * (test/openapi-contract.ts): a response the document does not describe fails the test.
  */
 export async function testApp(taskQueue = uniqueTaskQueue('api'), overrides: Record<string, string> = {}): Promise<TestApp> {
   const config = testConfig({ ...overrides, TASK_QUEUE: taskQueue });
   const client = await testClient();
   const launcher = launcherFromConfig(client, config, () => {});
   const app = createApp({ config, sql: testSql(), temporal: client, launcher });
+  checkResponsesOf(app);
   return { app, config, taskQueue, client, launcher };
 }
 
@@ -78,6 +82,7 @@ export type RequestOptions = { method?: string; body?: unknown; form?: Record<st
 export type Requester = (path: string, options?: RequestOptions) => Promise<{ status: number; body: any; headers: Headers }>;
 
 export function requester(app: TestApp['app'], apiKey: string | null): Requester {
+  checkResponsesOf(app);
   return async (path, options = {}) => {
     const headers: Record<string, string> = { ...(options.headers ?? {}) };
     if (apiKey !== null) headers.Authorization ??= `Token ${apiKey}`;

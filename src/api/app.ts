@@ -10,7 +10,9 @@ import { healthRoutes } from './health';
 import { isMetricsPage, metricsRoutes } from './metrics';
 import { requestTelemetryPlugin } from './request-telemetry';
 import { webhookRoutes } from './webhooks';
-import { assertAcceptsJson, assertQueryIsUtf8, createMethodIndex, errorResponse } from './http';
+import { apiAuthentication } from './auth';
+import { queryObject } from './filters';
+import { assertAcceptsJson, assertQueryIsUtf8, createMethodIndex, createRouteIndex, errorResponse, parseRequestBody } from './http';
 import { documentationRoutes, isDocumentationPage } from './openapi';
 import { requestPolicyPlugin } from './request-policy';
 import { consoleErrorResponse, consoleRoutes, isConsolePath } from '../console';
@@ -21,6 +23,7 @@ const UNREAD_BODY = Object.freeze({});
 export function createApp(deps: AppDeps) {
   let routes: () => readonly { method: string; path: string }[] = () => [];
   const allowedMethods = createMethodIndex(() => routes());
+  const declared = createRouteIndex(() => routes());
   let handle: (request: Request) => Promise<Response> = () => Promise.reject(new Error('app not built yet'));
   const app = new Elysia()
     .use(requestTelemetryPlugin(deps.config, () => routes()))
@@ -29,11 +32,19 @@ export function createApp(deps: AppDeps) {
       if (!isDocumentationPage(request) && !isConsolePath(request) && !isMetricsPage(request)) assertAcceptsJson(request);
       assertQueryIsUtf8(request);
     })
-    // Elysia's own parser would read any body in full before a route runs, whatever its size; a
-    // route that takes a body reads it itself with parseRequestBody (counted as it streams, 413
-    // past the limit, strict UTF-8), and every other route never reads one.
-    .onParse({ as: 'global' }, () => UNREAD_BODY)
+    // Elysia's own parser would read any body in full before a route runs, whatever its size: a
+    // route that declares a `body` gets it from parseRequestBody (counted as it streams, 413 past
+    // the limit, strict UTF-8, JSON depth, nested form keys), then Elysia validates it against the
+    // declaration; every other route never reads one.
+    .onParse({ as: 'global' }, async ({ request, route }) =>
+      declared.takesBody(request.method, route) ? await parseRequestBody(request) : UNREAD_BODY)
+    // A route that declares a `query` validates the query string as a flat object (the last value of
+    // a repeated key wins; text PostgreSQL cannot store is a 400), not as Elysia parses it.
+    .onTransform({ as: 'global' }, (context) => {
+      if (declared.readsQuery(context.request.method, context.route)) context.query = queryObject(new URL(context.request.url).searchParams);
+    })
     .use(requestPolicyPlugin(deps, (request) => handle(request)))
+    .use(apiAuthentication(deps.sql))
     .onError(({ code, error, request }) =>
       isConsolePath(request)
         ? consoleErrorResponse(code, error, request, allowedMethods)
@@ -47,7 +58,7 @@ export function createApp(deps: AppDeps) {
     .use(networkCallbackRoutes(deps))
     .use(webhookRoutes(deps))
     .use(billRoutes(deps))
-    .use(documentationRoutes(deps.config))
+    .use(documentationRoutes(deps.config, () => routes()))
     .use(consoleRoutes(deps));
   routes = () => app.routes;
   handle = (request) => app.handle(request);

@@ -2,7 +2,7 @@ import { Elysia } from 'elysia';
 import type { Sql } from '../db';
 import { API_KEY_PATTERN, keyMatches, keyPrefix } from '../auth/keys';
 import { invalidToken, permissionDenied } from './errors';
-import type { RequestPolicy } from './request-policy';
+import type { Admission, RequestPolicy } from './request-policy';
 import { API_VERSION_HEADER } from './versions';
 import { formatApiVersion } from '../domain/versions';
 
@@ -41,29 +41,53 @@ function requestPolicyOf(context: object): RequestPolicy {
   return policy;
 }
 
-type ResolveContext = { request: Request; set: { headers: Record<string, unknown> } };
+type AdmissionContext = { request: Request; set: { headers: Record<string, unknown> } };
+type Admitted = { principal: Principal } & Admission;
+
+/** Requests admitted before routing (`apiAuthentication`), so a route's hooks take what was found. */
+const admitted = new WeakMap<Request, Admitted>();
+
+/** `/api` and every path under it: each needs a valid key, whether a route serves it or not. */
+export const isApiPath = (pathname: string): boolean => pathname === '/api' || pathname.startsWith('/api/');
+
+/** The key (401), then the request policy (throttling 429, API version 400, Duplicate-Check-Key 400). */
+async function admit(sql: Sql, context: AdmissionContext): Promise<Admitted> {
+  const { request, set } = context;
+  const found = admitted.get(request);
+  if (found) return found;
+  const principal = await authenticate(sql, request.headers.get('authorization') ?? undefined);
+  const { apiVersion, duplicateCheck } = await requestPolicyOf(context).admit(request, principal);
+  set.headers[API_VERSION_HEADER] = formatApiVersion(apiVersion.version);
+  const admission = { principal, apiVersion, duplicateCheck };
+  admitted.set(request, admission);
+  return admission;
+}
 
 /**
- * `{ auth: true }` on a route resolves `principal` or answers 401, then applies the request policy
- * (throttling 429, API version 400, Duplicate-Check-Key 409) and resolves `apiVersion` and
- * `duplicateCheck` too. `{ permission: NAME }` does the same and answers 403 unless the caller's
- * user holds that permission.
+ * Admits every request to an `/api/...` path before routing, before its body is read: a missing or
+ * wrong key is 401 on every such path, known or not (an unknown path with a valid key stays 404),
+ * and every authenticated request counts against the organization's throttle.
  */
-export const authPlugin = (sql: Sql) => {
-  async function admit(context: ResolveContext, permission?: string) {
-    const { request, set } = context;
-    const principal = await authenticate(sql, request.headers.get('authorization') ?? undefined);
-    if (permission !== undefined && !principal.permissions.includes(permission)) throw permissionDenied();
-    const { apiVersion, duplicateCheck } = await requestPolicyOf(context).admit(request, principal);
-    set.headers[API_VERSION_HEADER] = formatApiVersion(apiVersion.version);
-    return { principal, apiVersion, duplicateCheck };
-  }
-  return new Elysia({ name: 'auth' }).macro({
+export const apiAuthentication = (sql: Sql) =>
+  new Elysia({ name: 'api-authentication' }).onRequest(async (context) => {
+    if (isApiPath(new URL(context.request.url).pathname)) await admit(sql, context as unknown as AdmissionContext);
+  });
+
+/**
+ * `{ auth: true }` on a route resolves `principal`, `apiVersion` and `duplicateCheck` (admitting
+ * the request now if `apiAuthentication` did not). `{ permission: NAME }` does the same and answers
+ * 403 unless the caller's user holds that permission, before the body is validated.
+ */
+export const authPlugin = (sql: Sql) =>
+  new Elysia({ name: 'auth' }).macro({
     auth: {
-      resolve: (context) => admit(context),
+      resolve: (context) => admit(sql, context),
     },
     permission: (permission: string) => ({
-      resolve: (context) => admit(context, permission),
+      transform: async (context) => {
+        const { principal } = await admit(sql, context);
+        if (!principal.permissions.includes(permission)) throw permissionDenied();
+      },
+      resolve: (context) => admit(sql, context),
     }),
   });
-};

@@ -6,67 +6,94 @@
 import { Elysia } from 'elysia';
 import * as v from 'valibot';
 import {
-  SERVICE_GROUPINGS, billsEnvelope, groupBillServices, parseRfcDate, serializeBillService, serializeElectricityBiller,
-  serializePinBundle,
+  BillServiceSchema, ElectricityBillerSchema, PinBundleSchema, SERVICE_GROUPINGS, billsEnvelope, billsEnvelopeSchema, groupBillServices,
+  parseRfcDate, serializeBillService, serializeElectricityBiller, serializePinBundle,
 } from '../domain/bills';
 import { listBillServices, listElectricityBillers, listPinBundles, pinBundleProviders } from '../services/bills';
 import { writeOnce } from '../services/duplicate-checks';
 import { authPlugin } from './auth';
 import type { AppDeps } from './context';
-import { ApiError, fieldErrors } from './errors';
-import { REQUIRED, text, validate } from './fields';
-import { queryObject } from './filters';
-import { jsonResponse, parseRequestBody } from './http';
+import { fieldErrors } from './errors';
+import { REQUIRED, text } from './fields';
+import { jsonResponse } from './http';
+import { requestSchema, routeDocs, type RouteOperation } from './route-docs';
 
 export const BILLS_PREFIX = '/api/bills';
 export const BILLS_DATE_HEADER = 'Bills-date';
 
 const choice = (issue: v.BaseIssue<unknown>) => `Select a valid choice. ${String(issue.input)} is not one of the available choices.`;
-const ServicesQuery = v.object({ groupby: v.optional(v.picklist(SERVICE_GROUPINGS, choice), 'category') });
-const BundlesBody = v.object({ service_type: v.pipe(text(40), v.toLowerCase()) }, REQUIRED);
-
-function requireBillsDate(request: Request): Date {
-  const header = request.headers.get(BILLS_DATE_HEADER);
-  if (header === null || header.trim() === '') throw new ApiError(400, { detail: `The ${BILLS_DATE_HEADER} header is required.` });
-  const date = parseRfcDate(header);
-  if (date === null) {
-    throw new ApiError(400, { detail: `The ${BILLS_DATE_HEADER} header must be a date in RFC 7231 or RFC 2822 format, such as "Tue, 15 Nov 1994 08:12:31 GMT".` });
-  }
-  return date;
-}
-
-/** OpenAPI details of a bill-payment route: its tag and, when configured, `{bills_url}` as its server. */
-const billsDetail = (config: AppDeps['config'], summary: string) => ({
-  detail: {
-    tags: ['Bill payments'],
-    summary,
-    ...(config.billsBaseUrl ? { servers: [{ url: config.billsBaseUrl }] } : {}),
-  },
+const ServicesQuery = v.object({
+  groupby: v.optional(v.pipe(v.picklist(SERVICE_GROUPINGS, choice), v.description('Group the services by `category` (the default) or by biller.')), 'category'),
 });
+const BundlesBody = v.object(
+  { service_type: v.pipe(text(40), v.toLowerCase(), v.description('A provider: glo, mtn, airtel, 9mobile or spectranet.')) },
+  REQUIRED,
+);
+
+const BILLS_DATE_REQUIRED = `The ${BILLS_DATE_HEADER} header is required.`;
+/** The `Bills-date` header of the pin-bundle request (Elysia names headers in lower case). */
+const BundlesHeaders = v.object(
+  {
+    'bills-date': v.pipe(
+      v.string(BILLS_DATE_REQUIRED),
+      v.description('The request\'s date, RFC 7231 or RFC 2822, such as `Tue, 15 Nov 1994 08:12:31 GMT`.'),
+      v.trim(),
+      v.nonEmpty(BILLS_DATE_REQUIRED),
+      v.check(
+        (header) => parseRfcDate(header) !== null,
+        `The ${BILLS_DATE_HEADER} header must be a date in RFC 7231 or RFC 2822 format, such as "Tue, 15 Nov 1994 08:12:31 GMT".`,
+      ),
+    ),
+  },
+  BILLS_DATE_REQUIRED,
+);
+
+/** OpenAPI details of a bill-payment route: its tag, errors in the envelope and, when configured, `{bills_url}` as its server. */
+const billsDocs = (config: AppDeps['config'], operation: Omit<RouteOperation, 'tags' | 'caller' | 'billsEnvelope'>) =>
+  routeDocs(
+    { ...operation, tags: ['Bill payments'], caller: 'merchant', billsEnvelope: true },
+    config.billsBaseUrl ? { servers: [{ url: config.billsBaseUrl }] } : {},
+  );
 
 export const billRoutes = ({ sql, config }: AppDeps) =>
   new Elysia({ name: 'bills', prefix: BILLS_PREFIX })
     .use(authPlugin(sql))
     .get(
       '/billers/services/list',
-      async ({ request }) => {
-        const { groupby } = validate(ServicesQuery, queryObject(new URL(request.url).searchParams));
+      async ({ query: { groupby } }) => {
         const services = (await listBillServices(sql)).map(serializeBillService);
         return billsEnvelope(groupBillServices(services, groupby), 'Billers and services retrieved successfully.');
       },
-      { auth: true, ...billsDetail(config, 'Billers and services, grouped by category or by biller') },
+      {
+        auth: true,
+        query: requestSchema(ServicesQuery),
+        ...billsDocs(config, {
+          operationId: 'listBillServices',
+          summary: 'Billers and services, grouped by category or by biller',
+          responses: {
+            200: {
+              description: 'The services, keyed by category (or by biller).',
+              schema: billsEnvelopeSchema(v.record(v.string(), v.array(BillServiceSchema)), 'Services keyed by category or biller.'),
+            },
+          },
+        }),
+      },
     )
     .get(
       '/services/electricity/billers',
       async () => billsEnvelope((await listElectricityBillers(sql)).map(serializeElectricityBiller), 'Electricity billers retrieved successfully.'),
-      { auth: true, ...billsDetail(config, 'Electricity billers and their service types') },
+      {
+        auth: true,
+        ...billsDocs(config, {
+          operationId: 'listElectricityBillers',
+          summary: 'Electricity billers and their service types',
+          responses: { 200: { description: 'The electricity billers.', schema: billsEnvelopeSchema(v.array(ElectricityBillerSchema), 'Electricity billers.') } },
+        }),
+      },
     )
     .post(
       '/services/epin/bundles',
-      async ({ request, duplicateCheck }) => {
-        const body = await parseRequestBody(request);
-        requireBillsDate(request);
-        const { service_type: provider } = validate(BundlesBody, body);
+      async ({ body: { service_type: provider }, duplicateCheck }) => {
         // A read, but a POST: a Duplicate-Check-Key it carries is claimed only when it succeeds.
         const bundles = await writeOnce(sql, duplicateCheck, async (tx) => {
           const found = await listPinBundles(tx, provider);
@@ -78,10 +105,24 @@ export const billRoutes = ({ sql, config }: AppDeps) =>
         });
         return billsEnvelope(bundles.map(serializePinBundle), 'Pin bundles retrieved successfully.');
       },
-      { auth: true, parse: 'none', ...billsDetail(config, 'Pin bundles of a provider (Bills-date header required)') },
+      {
+        auth: true,
+        headers: requestSchema(BundlesHeaders),
+        body: requestSchema(BundlesBody),
+        ...billsDocs(config, {
+          operationId: 'listPinBundles',
+          summary: 'Pin bundles of a provider (Bills-date header required)',
+          responses: { 200: { description: 'The provider\'s pin bundles.', schema: billsEnvelopeSchema(v.array(PinBundleSchema), 'Pin bundles.') } },
+          requestExample: { service_type: 'mtn' },
+        }),
+      },
     );
 
-export const isBillsPath = (pathname: string): boolean => pathname === BILLS_PREFIX || pathname.startsWith(`${BILLS_PREFIX}/`);
+/** A bill-payment path, also under a version prefix (`/api/v2/bills/...`, answered before the prefix is taken off). */
+export function isBillsPath(pathname: string): boolean {
+  const unprefixed = pathname.replace(/^\/api\/v\d[^/]*(?=\/)/i, '/api');
+  return unprefixed === BILLS_PREFIX || unprefixed.startsWith(`${BILLS_PREFIX}/`);
+}
 
 /**
  * An error answered on a bill-payment path, in the bill-payment envelope: `message` is the detail

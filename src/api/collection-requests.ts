@@ -8,7 +8,7 @@ import { DATE_HORIZON_TEXT, isBeyondHorizon, parseRequestDate } from '../domain/
 import { SUPPORTED_CURRENCIES } from '../domain/money';
 import { networkForCollection } from '../domain/networks';
 import { FREQUENCIES } from '../domain/subscriptions';
-import { collectionRequestForVersion, listForVersion } from '../domain/versions';
+import { collectionRequestForVersion, collectionRequestSchemaForVersion, listForVersion, listSchemaForVersion } from '../domain/versions';
 import { writeOnce, type DuplicateCheck } from '../services/duplicate-checks';
 import type { Sql } from '../db';
 import {
@@ -21,8 +21,8 @@ import {
   REQUIRED, amountField, booleanField, filterAmount, integerField, metadata, optionalJsonObject, optionalText, phoneNumber, text, validate,
 } from './fields';
 import { filterDate, filterPhoneNumber, filterText, queryObject, timeRange } from './filters';
-import { parseRequestBody } from './http';
-import { pagedList, parsePage } from './pagination';
+import { listQuery, pagedList, parsePage } from './pagination';
+import { PathIdParams, requestSchema, routeDocs } from './route-docs';
 
 const choice = (issue: { input: unknown }) => `Select a valid choice. ${String(issue.input)} is not one of the available choices.`;
 
@@ -35,7 +35,13 @@ const optionalInteger = (min: number, max?: number) =>
     null,
   );
 
-const dateText = v.optional(v.union([v.literal(''), v.null(), text(64)], 'Enter a valid date.'), null);
+const dateText = v.optional(
+  v.pipe(
+    v.union([v.literal(''), v.null(), text(64)], 'Enter a valid date.'),
+    v.description('`tomorrow`, `N minutes|hours|days|weeks`, `DD/MM/YYYY`, `DD/MM/YYYY HH:MM[:SS]` or ISO 8601, UTC; before 01/01/2100.'),
+  ),
+  null,
+);
 const WEEKDAY_NAMES = ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'];
 const MONTH_NAMES = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december'];
 
@@ -73,7 +79,7 @@ const SubscriptionSettings = v.object(
   REQUIRED,
 );
 
-const CollectionRequestCreate = v.object(
+export const CollectionRequestCreate = v.object(
   {
     phonenumber: phoneNumber,
     amount: amountField,
@@ -90,10 +96,20 @@ const CollectionRequestCreate = v.object(
     start_date: dateText,
     retry_interval_minutes: optionalInteger(MIN_RETRY_INTERVAL_MINUTES, 100_000),
     max_attempts: v.optional(integerField(0, MAX_ATTEMPTS_LIMIT), DEFAULT_MAX_ATTEMPTS),
-    subscription_settings: optionalJsonObject,
+    subscription_settings: v.optional(
+      v.pipe(
+        optionalJsonObject,
+        v.description(
+          'Recurring requests: a hash (or JSON string, or `subscription_settings.key` form fields) of `start_date`, `end_date` ' +
+            '(`DD/MM/YYYY HH:MM:SS`), `frequency` (yearly, monthly, weekly, daily, hourly, minutely), optional `weekdays` and `months`.',
+        ),
+      ),
+      null,
+    ),
   },
   REQUIRED,
 );
+export type CollectionRequestInput = v.InferOutput<typeof CollectionRequestCreate>;
 
 const DEFAULT_EXPIRY = '24 hours';
 const STORED_DATE = (date: Date) => {
@@ -133,18 +149,18 @@ function requestDate(errors: FieldErrors, field: string, input: string, base: Da
 
 /**
  * Creates a collection request from a merchant's parameters (api.md 4.3), as the REST route and
- * the web console both do: validates them (400 with field errors), checks the wallet, saves the
- * request with its contact and events, claiming the Duplicate-Check-Key in the same transaction,
- * and launches its workflow.
+ * the web console both do: takes them validated by `CollectionRequestCreate` (the route declares
+ * it), checks what depends on several fields and the clock (dates, subscription, network; 400 with
+ * field errors), checks the wallet, saves the request with its contact and events, claiming the
+ * Duplicate-Check-Key in the same transaction, and launches its workflow.
  */
 export async function createCollectionRequest(
   deps: CreateRequestDeps,
   creator: Creator,
-  body: Record<string, unknown>,
+  input: CollectionRequestInput,
   duplicateCheck: DuplicateCheck | null,
 ): Promise<CreatedRequest> {
   const { sql, config, launcher } = deps;
-  const input = validate(CollectionRequestCreate, body);
   const now = new Date();
   const errors: FieldErrors = {};
   const choice = networkForCollection(input.phonenumber, input.currency, config.sandbox);
@@ -264,24 +280,52 @@ export const collectionRequestRoutes = (deps: AppDeps) => {
     .use(authPlugin(sql))
     .post(
       '',
-      async ({ request, principal, apiVersion, duplicateCheck, set }) => {
-        const created = await createCollectionRequest(deps, principal, await parseRequestBody(request), duplicateCheck);
+      async ({ body, principal, apiVersion, duplicateCheck, set }) => {
+        const created = await createCollectionRequest(deps, principal, body, duplicateCheck);
         set.status = 201;
         return collectionRequestForVersion(serializeCollectionRequest(created.request, created.contact), apiVersion);
       },
-      { auth: true, parse: 'none' },
+      {
+        auth: true,
+        body: requestSchema(CollectionRequestCreate),
+        ...routeDocs({
+          operationId: 'createCollectionRequest',
+          summary: 'Create a collection request',
+          description:
+            'Asks a subscriber to pay: with `send_instructions` the subscriber is prompted (USSD/PIN) and sent instructions by SMS. ' +
+            'The organization needs a funded wallet in the currency. The request runs until it is paid, fails or expires ' +
+            '(`expiry_date`, 24 hours by default); every status change is a `collectionrequest.status.changed` event.',
+          tags: ['Collection requests'],
+          caller: 'merchant',
+          responses: { 201: { description: 'The collection request.', schema: collectionRequestSchemaForVersion } },
+          requestExample: { phonenumber: '+256772123456', amount: '1500', currency: 'UGX', reason: 'Invoice 1042', send_instructions: true, metadata: { invoice: '1042' } },
+        }),
+      },
     )
     .get(
       '',
-      async ({ request, principal, apiVersion }) => {
+      async ({ request, query: f, principal, apiVersion }) => {
         const { searchParams } = new URL(request.url);
         const page = parsePage(searchParams, config.pageSizeMax);
-        const { count, results } = await listCollectionRequests(sql, principal.organizationId, parseRequestFilters(searchParams), page);
+        const { count, results } = await listCollectionRequests(sql, principal.organizationId, f, page);
         const resources = results.map(({ request: row, contact }) =>
           collectionRequestForVersion(serializeCollectionRequest(row, contact), apiVersion));
         return listForVersion(pagedList(request, config.publicBaseUrl, page, count, resources), apiVersion);
       },
-      { auth: true },
+      {
+        auth: true,
+        query: listQuery(RequestFilters),
+        ...routeDocs({
+          operationId: 'listCollectionRequests',
+          summary: 'List collection requests',
+          description: 'Newest first. Filters are exact matches and combine; date filters are inclusive.',
+          tags: ['Collection requests'],
+          caller: 'merchant',
+          responses: {
+            200: { description: 'A page of collection requests.', schema: (version) => listSchemaForVersion(collectionRequestSchemaForVersion(version), version) },
+          },
+        }),
+      },
     )
     .get(
       '/:id',
@@ -292,7 +336,18 @@ export const collectionRequestRoutes = (deps: AppDeps) => {
         const owned = ownedBy(found ? { ...found, organizationId: found.request.organizationId } : undefined, principal.organizationId);
         return collectionRequestForVersion(serializeCollectionRequest(owned.request, owned.contact), apiVersion);
       },
-      { auth: true },
+      {
+        auth: true,
+        params: PathIdParams,
+        ...routeDocs({
+          operationId: 'getCollectionRequest',
+          summary: 'Get a collection request',
+          tags: ['Collection requests'],
+          caller: 'merchant',
+          errors: [403, 404],
+          responses: { 200: { description: 'The collection request with its contact.', schema: collectionRequestSchemaForVersion } },
+        }),
+      },
     );
 };
 

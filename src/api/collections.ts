@@ -3,7 +3,7 @@ import * as v from 'valibot';
 import { COLLECTION_STATUSES, type CollectionRow } from '../domain/collections';
 import { withLeadingPlus } from '../domain/phone';
 import { parsePositiveAmount } from '../domain/money';
-import { collectionForVersion, listForVersion } from '../domain/versions';
+import { collectionForVersion, collectionSchemaForVersion, listForVersion, listSchemaForVersion } from '../domain/versions';
 import { recordCollectionMatch, recordWalletMovement } from '../telemetry/metrics';
 import { ClaimError, claimCollection, claimCredit, collectionColumns, collectionResources, findCollection } from '../services/collections';
 import { authPlugin } from './auth';
@@ -12,7 +12,8 @@ import { ApiError, fieldErrors, notFound } from './errors';
 import { validate } from './fields';
 import type { Sql } from '../db';
 import { filterDate, filterPhoneNumber, filterText, queryObject, timeRange } from './filters';
-import { pagedList, parsePage } from './pagination';
+import { listQuery, pagedList, parsePage } from './pagination';
+import { PathIdParams, routeDocs } from './route-docs';
 
 const choice = (issue: { input: unknown }) => `Select a valid choice. ${String(issue.input)} is not one of the available choices.`;
 const TRUE_VALUES = new Set(['true', 'True', 'TRUE', '1', 'yes']);
@@ -31,7 +32,10 @@ const CollectionFilters = v.object({
   network: filterText,
   contact_first_name: filterText,
   contact_last_name: filterText,
-  claim: v.optional(v.string()),
+  claim: v.optional(v.pipe(v.string(), v.description(
+    '`True` (also `true`, `1`, `yes`) searches unmatched collections too and assigns the one that matches `amount`, ' +
+      '`remote_transaction_id` and `phonenumber` (all three required; the number in full) to the caller; the answer is then a list.',
+  ))),
 });
 
 export type CollectionFilterValues = v.InferOutput<typeof CollectionFilters>;
@@ -112,9 +116,8 @@ export const collectionRoutes = ({ sql, config, launcher }: AppDeps) =>
     .use(authPlugin(sql))
     .get(
       '',
-      async ({ request, principal, apiVersion }) => {
+      async ({ request, query: f, principal, apiVersion }) => {
         const { searchParams } = new URL(request.url);
-        const f = parseCollectionFilters(searchParams);
         if (wantsClaim(f)) {
           const claimed = await claimCollectionFor({ sql, launcher }, principal, f, searchParams.get('phonenumber') ?? '');
           if (claimed === null) return [];
@@ -126,7 +129,26 @@ export const collectionRoutes = ({ sql, config, launcher }: AppDeps) =>
         const results = (await collectionResources(sql, rows)).map((collection) => collectionForVersion(collection, apiVersion));
         return listForVersion(pagedList(request, config.publicBaseUrl, page, count, results), apiVersion);
       },
-      { auth: true },
+      {
+        auth: true,
+        query: listQuery(CollectionFilters),
+        ...routeDocs({
+          operationId: 'listCollections',
+          summary: 'List or claim collections',
+          description:
+            'Newest first, the organization\'s collections only. With `claim`, an unmatched collection matching `amount`, ' +
+            '`remote_transaction_id` and `phonenumber` is assigned to the caller and the answer is a list: the claimed collection, ' +
+            'or none (400 when more than one matches or a parameter is missing).',
+          tags: ['Collections'],
+          caller: 'merchant',
+          responses: {
+            200: {
+              description: 'A page of collections; a claim answers a list (the claimed collection, or none).',
+              schema: (version) => v.union([listSchemaForVersion(collectionSchemaForVersion(version), version), v.array(collectionSchemaForVersion(version))]),
+            },
+          },
+        }),
+      },
     )
     .get(
       '/:id',
@@ -140,5 +162,16 @@ export const collectionRoutes = ({ sql, config, launcher }: AppDeps) =>
         const [resource] = await collectionResources(sql, [owned]);
         return collectionForVersion(resource!, apiVersion);
       },
-      { auth: true },
+      {
+        auth: true,
+        params: PathIdParams,
+        ...routeDocs({
+          operationId: 'getCollection',
+          summary: 'Get a collection',
+          tags: ['Collections'],
+          caller: 'merchant',
+          errors: [403, 404],
+          responses: { 200: { description: 'The collection with its contact, request and transaction.', schema: collectionSchemaForVersion } },
+        }),
+      },
     );

@@ -1,7 +1,7 @@
 import { Elysia } from 'elysia';
 import * as v from 'valibot';
 import { DEFAULT_CONTACT_TYPE, serializeContact, type ContactRow } from '../domain/contacts';
-import { contactForVersion, listForVersion } from '../domain/versions';
+import { contactForVersion, contactSchemaForVersion, listForVersion, listSchemaForVersion } from '../domain/versions';
 import { createSandboxNetwork } from '../network/sandbox';
 import { CONTACT_COLUMNS, createContactIn, verifyContact } from '../services/contacts';
 import { writeOnce, type DuplicateCheck } from '../services/duplicate-checks';
@@ -12,10 +12,10 @@ import { ownedBy, parseId, type AppDeps } from './context';
 import { fieldErrors, notFound } from './errors';
 import { REQUIRED, metadata, optionalEmail, phoneNumber, text, validate } from './fields';
 import { filterDate, filterPhoneNumber, filterText, queryObject, timeRange } from './filters';
-import { parseRequestBody } from './http';
-import { pagedList, parsePage } from './pagination';
+import { listQuery, pagedList, parsePage } from './pagination';
+import { PathIdParams, requestSchema, routeDocs } from './route-docs';
 
-const ContactCreate = v.object(
+export const ContactCreate = v.object(
   {
     phone_number: phoneNumber,
     first_name: text(100),
@@ -36,9 +36,14 @@ const ContactFilters = v.object({
   created_before: filterDate,
 });
 
+const syncParameter = v.optional(v.pipe(v.string(), v.description('`1` verifies the number against its network now (instant verification).')));
+const ContactRead = v.object({ 'metadata.sync': syncParameter, 'metadata[sync]': syncParameter, sync: syncParameter });
+
 /** `sync` = 1 (number or text) asks for instant verification (api.md 4.4). */
 export const wantsVerification = (value: unknown): boolean => value === 1 || value === '1';
+const TAGS = ['Contacts'];
 
+export type ContactInput = v.InferOutput<typeof ContactCreate>;
 export type ContactFilterValues = v.InferOutput<typeof ContactFilters>;
 export const parseContactFilters = (searchParams: URLSearchParams): ContactFilterValues => validate(ContactFilters, queryObject(searchParams));
 
@@ -50,7 +55,7 @@ export const contactNetwork = ({ sql, config, launcher }: Pick<AppDeps, 'sql' | 
 
 /**
  * Creates a contact from a merchant's parameters (api.md 4.4), as the REST route and the web
- * console both do: validates them (400), saves it with its `contact.created` event (claiming the
+ * console both do (validated with `ContactCreate`): saves it with its `contact.created` event (claiming the
  * Duplicate-Check-Key in the same transaction), dispatches the event, and verifies the number at
  * once when `metadata.sync` is 1.
  */
@@ -58,10 +63,9 @@ export async function createContact(
   { sql, launcher }: Pick<AppDeps, 'sql' | 'launcher'>,
   network: NetworkAdapter | null,
   creator: { organizationId: number; userId: number },
-  body: Record<string, unknown>,
+  input: ContactInput,
   duplicateCheck: DuplicateCheck | null,
 ): Promise<ContactRow> {
-  const input = validate(ContactCreate, body);
   const created = await writeOnce(sql, duplicateCheck, async (tx) => {
     const creation = await createContactIn(tx, {
       organizationId: creator.organizationId,
@@ -106,36 +110,70 @@ export const contactRoutes = (deps: AppDeps) => {
     .use(authPlugin(sql))
     .post(
       '',
-      async ({ request, principal, apiVersion, duplicateCheck, set }) => {
-        const contact = await createContact(deps, network, principal, await parseRequestBody(request), duplicateCheck);
+      async ({ body: input, principal, apiVersion, duplicateCheck, set }) => {
+        const contact = await createContact(deps, network, principal, input, duplicateCheck);
         set.status = 201;
         return contactForVersion(serializeContact(contact), apiVersion);
       },
-      { auth: true, parse: 'none' },
+      {
+        auth: true,
+        body: requestSchema(ContactCreate),
+        ...routeDocs({
+          operationId: 'createContact',
+          summary: 'Create a contact',
+          description: 'One contact per phone number in an organization. `metadata` `sync` = `1` verifies the number against its network at once.',
+          tags: TAGS,
+          caller: 'merchant',
+          responses: { 201: { description: 'The contact.', schema: contactSchemaForVersion } },
+          requestExample: { phone_number: '+256772123456', first_name: 'Jane', last_name: 'Nakato', email: 'jane@example.com', metadata: { customer: '1042' } },
+        }),
+      },
     )
     .get(
       '',
-      async ({ request, principal, apiVersion }) => {
+      async ({ request, query: filters, principal, apiVersion }) => {
         const { searchParams } = new URL(request.url);
         const page = parsePage(searchParams, config.pageSizeMax);
-        const { count, rows } = await listContacts(sql, principal.organizationId, parseContactFilters(searchParams), page);
+        const { count, rows } = await listContacts(sql, principal.organizationId, filters, page);
         const contacts = rows.map((row) => contactForVersion(serializeContact(row), apiVersion));
         return listForVersion(pagedList(request, config.publicBaseUrl, page, count, contacts), apiVersion);
       },
-      { auth: true },
+      {
+        auth: true,
+        query: listQuery(ContactFilters),
+        ...routeDocs({
+          operationId: 'listContacts',
+          summary: 'List contacts',
+          description: 'Newest first. Filters are exact matches and combine; `created_after` and `created_before` are inclusive.',
+          tags: TAGS,
+          caller: 'merchant',
+          responses: { 200: { description: 'A page of contacts.', schema: (version) => listSchemaForVersion(contactSchemaForVersion(version), version) } },
+        }),
+      },
     )
     .get(
       '/:id',
-      async ({ params, principal, apiVersion, request }) => {
+      async ({ params, query, principal, apiVersion }) => {
         const id = parseId(params.id);
         if (id === null) throw notFound();
         const [row] = await sql<ContactRow[]>`select ${sql.unsafe(CONTACT_COLUMNS)} from contacts where id = ${id}`;
         const contact = ownedBy(row, principal.organizationId);
-        const query = new URL(request.url).searchParams;
-        const sync = query.get('metadata.sync') ?? query.get('metadata[sync]') ?? query.get('sync');
+        const sync = query['metadata.sync'] ?? query['metadata[sync]'] ?? query.sync;
         const shown = wantsVerification(sync) ? await verifyContact(sql, contact, network) : contact;
         return contactForVersion(serializeContact(shown), apiVersion);
       },
-      { auth: true },
+      {
+        auth: true,
+        params: PathIdParams,
+        query: requestSchema(ContactRead),
+        ...routeDocs({
+          operationId: 'getContact',
+          summary: 'Get a contact',
+          tags: TAGS,
+          caller: 'merchant',
+          errors: [403, 404],
+          responses: { 200: { description: 'The contact (with its verification fields once verified).', schema: contactSchemaForVersion } },
+        }),
+      },
     );
 };

@@ -1,14 +1,15 @@
 import { Elysia } from 'elysia';
 import * as v from 'valibot';
 import { EVENT_TYPES, serializeEvent, type EventRow } from '../domain/events';
-import { eventForVersion, listForVersion } from '../domain/versions';
+import { eventForVersion, eventSchemaForVersion, listForVersion, listSchemaForVersion } from '../domain/versions';
 import { EVENT_COLUMNS } from '../services/events';
 import { authPlugin } from './auth';
 import { ownedBy, parseId, type AppDeps } from './context';
 import { notFound } from './errors';
 import { validate } from './fields';
 import { queryObject } from './filters';
-import { pagedList, parsePage } from './pagination';
+import { listQuery, pagedList, parsePage } from './pagination';
+import { PathIdParams, routeDocs } from './route-docs';
 import type { Sql } from '../db';
 
 const EventFilters = v.object({
@@ -39,14 +40,25 @@ export const eventRoutes = ({ sql, config }: AppDeps) =>
     .use(authPlugin(sql))
     .get(
       '',
-      async ({ request, principal, apiVersion }) => {
+      async ({ request, query: filters, principal, apiVersion }) => {
         const { searchParams } = new URL(request.url);
         const page = parsePage(searchParams, config.pageSizeMax);
-        const { count, rows } = await listEvents(sql, principal.organizationId, parseEventFilters(searchParams), page);
+        const { count, rows } = await listEvents(sql, principal.organizationId, filters, page);
         const events = rows.map((row) => eventForVersion(serializeEvent(row), apiVersion));
         return listForVersion(pagedList(request, config.publicBaseUrl, page, count, events), apiVersion);
       },
-      { auth: true },
+      {
+        auth: true,
+        query: listQuery(EventFilters),
+        ...routeDocs({
+          operationId: 'listEvents',
+          summary: 'List events',
+          description: 'Newest first; events are kept at least 30 days.',
+          tags: ['Events'],
+          caller: 'merchant',
+          responses: { 200: { description: 'A page of events.', schema: (version) => listSchemaForVersion(eventSchemaForVersion(version), version) } },
+        }),
+      },
     )
     .get(
       '/:id',
@@ -56,5 +68,16 @@ export const eventRoutes = ({ sql, config }: AppDeps) =>
         const [row] = await sql<EventRow[]>`select ${sql.unsafe(EVENT_COLUMNS)} from events where id = ${id}`;
         return eventForVersion(serializeEvent(ownedBy(row, principal.organizationId)), apiVersion);
       },
-      { auth: true },
+      {
+        auth: true,
+        params: PathIdParams,
+        ...routeDocs({
+          operationId: 'getEvent',
+          summary: 'Get an event',
+          tags: ['Events'],
+          caller: 'merchant',
+          errors: [403, 404],
+          responses: { 200: { description: 'The event.', schema: eventSchemaForVersion } },
+        }),
+      },
     );

@@ -3,15 +3,20 @@ import * as v from 'valibot';
 import { MAX_AMOUNT, groupedAmount, parsePositiveAmount } from '../domain/money';
 import { normalizePhoneNumber } from '../domain/phone';
 import { jsonDepthExceeds, valueDepth } from '../domain/json';
-import { fieldErrors } from './errors';
+import { fieldErrors, type FieldErrors } from './errors';
 import { MAX_JSON_DEPTH } from './http';
 
 export const REQUIRED = 'This field is required.';
 
-/** A string field; numbers are taken as their text, as form-encoding clients would send them. */
-export const text = (maxLength: number) =>
+/**
+ * A string field; numbers are taken as their text, as form-encoding clients would send them. The
+ * description is what the OpenAPI document says of the field (rules after the first transformation
+ * are not converted to JSON Schema, so it states them).
+ */
+export const text = (maxLength: number, description = `Text of at most ${maxLength} characters.`) =>
   v.pipe(
     v.union([v.string(), v.number()], 'Not a valid string.'),
+    v.description(description),
     v.transform((value) => String(value).trim()),
     v.nonEmpty('This field may not be blank.'),
     v.maxLength(maxLength, `Ensure this field has no more than ${maxLength} characters.`),
@@ -27,7 +32,7 @@ export const optionalText = (maxLength: number) =>
     null,
   );
 
-export const email = v.pipe(text(254), v.email('Enter a valid email address.'));
+export const email = v.pipe(text(254, 'An email address.'), v.email('Enter a valid email address.'));
 export const optionalEmail = v.optional(
   v.pipe(
     v.union([v.literal(''), v.null(), email], 'Enter a valid email address.'),
@@ -38,7 +43,7 @@ export const optionalEmail = v.optional(
 
 export const PHONE_MESSAGE = 'Enter a valid phone number in international format, for example +256772123456.';
 export const phoneNumber = v.pipe(
-  text(32),
+  text(32, 'A phone number in international format (`+` added when missing), stored in E.164.'),
   v.check((value) => normalizePhoneNumber(value) !== null, PHONE_MESSAGE),
   v.transform((value) => normalizePhoneNumber(value) ?? value),
 );
@@ -50,6 +55,10 @@ type Metadata = Record<string, unknown>;
 export const metadata = v.optional(
   v.pipe(
     jsonObjectOrNull(),
+    v.description(
+      `Custom attributes: a hash (a JSON string of one, or \`metadata.key\` / \`metadata[key]\` form fields) of at most ` +
+        `${METADATA_LIMITS.keys} keys of at most ${METADATA_LIMITS.keyLength} characters, each value at most ${METADATA_LIMITS.valueLength} characters of JSON.`,
+    ),
     v.rawCheck(({ dataset, addIssue }) => {
       if (!dataset.typed || dataset.value === null) return;
       const entries = Object.entries(dataset.value as Metadata);
@@ -74,6 +83,7 @@ export const metadata = v.optional(
 /** An amount as merchants and networks send it: a number or a decimal string, positive, at most 4 decimals and MAX_AMOUNT. */
 export const amountField = v.pipe(
   v.union([v.string(), v.number()], 'A valid number is required.'),
+  v.description(`A positive amount with at most 4 decimals, at most ${groupedAmount(MAX_AMOUNT)}, without thousands separators.`),
   v.transform((value) => String(value).trim()),
   v.check((value) => !/[,\s]\d{3}/.test(value), 'A valid number is required; leave out thousands separators.'),
   v.check((value) => /^\d+(\.\d+)?$/.test(value), 'A valid number is required.'),
@@ -85,22 +95,38 @@ export const amountField = v.pipe(
 
 /** An amount filter: any well-formed decimal (an amount no object can have simply matches nothing). */
 export const filterAmount = v.optional(
-  v.pipe(v.string(), v.check((value) => /^\d{1,16}(\.\d{1,4})?$/.test(value.trim()), 'A valid number is required.'), v.transform((value) => value.trim())),
+  v.pipe(v.string(), v.description('An amount (exact match).'), v.check((value) => /^\d{1,16}(\.\d{1,4})?$/.test(value.trim()), 'A valid number is required.'), v.transform((value) => value.trim())),
 );
 
-/** Validates a request body or query against a schema; failures become a 400 `{field: [messages]}`. */
-export function validate<const TSchema extends v.GenericSchema>(schema: TSchema, input: unknown): v.InferOutput<TSchema> {
-  // One message per field: the first rule it breaks.
+/** The key of errors that belong to no one field (Django REST framework's name for them). */
+export const NON_FIELD_ERRORS = 'non_field_errors';
+
+export type FieldCheck<TOutput> = { success: true; output: TOutput } | { success: false; errors: FieldErrors };
+
+/**
+ * Checks input against a schema the way every route does, by its own call or through its
+ * declaration (src/api/route-docs.ts): one message per field, the first rule it breaks, keyed by
+ * the top-level field (`metadata.sync` is `metadata`); errors of the whole input under
+ * `non_field_errors`.
+ */
+export function checkFields<const TSchema extends v.GenericSchema>(schema: TSchema, input: unknown): FieldCheck<v.InferOutput<TSchema>> {
   const result = v.safeParse(schema, input, { abortPipeEarly: true });
-  if (result.success) return result.output;
+  if (result.success) return { success: true, output: result.output };
   const flat = v.flatten<TSchema>(result.issues);
-  const errors: Record<string, string[]> = {};
+  const errors: FieldErrors = {};
   for (const [path, messages] of Object.entries(flat.nested ?? {})) {
     const field = path.split('.')[0] ?? path;
     errors[field] = [...new Set([...(errors[field] ?? []), ...((messages as string[] | undefined) ?? [])])];
   }
-  if (flat.root) errors.non_field_errors = flat.root;
-  throw fieldErrors(Object.keys(errors).length > 0 ? errors : { non_field_errors: ['Invalid input.'] });
+  if (flat.root) errors[NON_FIELD_ERRORS] = flat.root;
+  return { success: false, errors: Object.keys(errors).length > 0 ? errors : { [NON_FIELD_ERRORS]: ['Invalid input.'] } };
+}
+
+/** Validates a request body or query against a schema; failures become a 400 `{field: [messages]}`. */
+export function validate<const TSchema extends v.GenericSchema>(schema: TSchema, input: unknown): v.InferOutput<TSchema> {
+  const checked = checkFields(schema, input);
+  if (checked.success) return checked.output;
+  throw fieldErrors(checked.errors);
 }
 
 const TRUE_VALUES = new Set(['true', 'True', 'TRUE', '1', 'yes', 'on']);
@@ -111,6 +137,7 @@ export const booleanField = (fallback: boolean) =>
   v.optional(
     v.pipe(
       v.union([v.boolean(), v.string(), v.number()], 'Must be a valid boolean.'),
+      v.description('A boolean: `true`, `True`, `1`, `yes` or `on`, and their opposites.'),
       v.transform((value): boolean | null => {
         if (typeof value === 'boolean') return value;
         const text = String(value).trim();
@@ -127,6 +154,7 @@ export const booleanField = (fallback: boolean) =>
 export const integerField = (min: number, max = 999_999_999) =>
   v.pipe(
     v.union([v.string(), v.number()], 'A valid integer is required.'),
+    v.description(`An integer from ${min} to ${max}.`),
     v.transform((value: string | number) => String(value).trim()),
     v.regex(/^-?\d{1,9}$/, 'A valid integer is required.'),
     v.transform(Number),

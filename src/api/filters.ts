@@ -8,15 +8,16 @@ import { assertStorableText } from './http';
 export const filterDate = v.optional(
   v.pipe(
     v.string(),
+    v.description('A date and time, `YYYY-MM-DD HH:MM` (also `YYYY-MM-DD`, seconds, an offset; UTC without one); inclusive.'),
     v.transform(parseFilterDate),
     v.custom<Date>((value) => value instanceof Date, 'Enter a valid date/time, such as 2024-05-01 13:45.'),
   ),
 );
 
-export const filterText = v.optional(v.string());
+export const filterText = v.optional(v.pipe(v.string(), v.description('Exact match.')));
 
 /** A phone number filter: `+` is added when missing (api.md 4.1, 4.4). */
-export const filterPhoneNumber = v.optional(v.pipe(v.string(), v.transform(withLeadingPlus)));
+export const filterPhoneNumber = v.optional(v.pipe(v.string(), v.description('A phone number in full (`+` added when missing).'), v.transform(withLeadingPlus)));
 
 /**
  * The query string as a flat object for a filter schema (the last value of a repeated key wins);

@@ -1,6 +1,16 @@
 import { Elysia } from 'elysia';
+import * as v from 'valibot';
 import type { AppDeps } from './context';
 import { jsonResponse } from './http';
+import { routeDocs } from './route-docs';
+
+const Reachability = v.picklist(['ok', 'unreachable']);
+const HealthSchema = v.pipe(
+  v.object({ status: v.picklist(['ok', 'unavailable']), postgres: Reachability, temporal: Reachability }),
+  v.description('Whether PostgreSQL and Temporal answer (within 2 seconds each).'),
+);
+
+const LivenessSchema = v.pipe(v.object({ status: v.literal('ok') }), v.description('The process serves requests.'));
 
 const CHECK_TIMEOUT_MS = 2000;
 
@@ -40,8 +50,25 @@ export const healthRoutes = ({ sql, temporal }: AppDeps) => {
     const healthy = postgres === 'ok' && temporalStatus === 'ok';
     return jsonResponse(healthy ? 200 : 503, { status: healthy ? 'ok' : 'unavailable', postgres, temporal: temporalStatus });
   }
+  const readinessDocs = (operationId: string, summary: string) => routeDocs({
+    operationId,
+    summary,
+    tags: ['Service'],
+    caller: 'anyone',
+    responses: {
+      200: { description: 'PostgreSQL and Temporal both answer.', schema: HealthSchema, example: { status: 'ok', postgres: 'ok', temporal: 'ok' } },
+      503: { description: 'PostgreSQL or Temporal does not answer.', schema: HealthSchema, example: { status: 'unavailable', postgres: 'ok', temporal: 'unreachable' } },
+    },
+  });
   return new Elysia({ name: 'health' })
-    .get('/livez', () => jsonResponse(200, { status: 'ok' }))
-    .get('/readyz', readiness)
-    .get('/healthz', readiness);
+    .get('/livez', () => jsonResponse(200, { status: 'ok' }), routeDocs({
+      operationId: 'liveness',
+      summary: 'Liveness: the process serves requests',
+      description: 'Asks no dependency, so an outage of PostgreSQL or Temporal never gets the process restarted.',
+      tags: ['Service'],
+      caller: 'anyone',
+      responses: { 200: { description: 'The process serves requests.', schema: LivenessSchema, example: { status: 'ok' } } },
+    }))
+    .get('/readyz', readiness, readinessDocs('readiness', 'Readiness: PostgreSQL and Temporal answer'))
+    .get('/healthz', readiness, readinessDocs('health', 'Health of the service (the same answer as /readyz)'));
 };

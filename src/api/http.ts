@@ -3,7 +3,9 @@
  * form-encoded or multipart with `a.b` / `a[b]` nesting (400, 413, 415), and the mapping of every
  * failure to the spec's JSON error bodies. Nothing internal (stack, SQL) ever reaches a response.
  */
+import { ValidationError } from 'elysia';
 import { ApiError, fieldErrors, methodNotAllowed, notAcceptable, notFound, unsupportedMediaType, type FieldErrors } from './errors';
+import { fieldErrorsOfIssues } from './route-docs';
 import { isDatabaseUnavailable } from '../db';
 import { DuplicateRequestError } from '../services/duplicate-checks';
 import { countDuplicateRequest } from '../telemetry/metrics';
@@ -246,7 +248,23 @@ async function parseBodyByMediaType(request: Request): Promise<Record<string, un
   return nestFormFields(parseUrlEncodedPairs(text));
 }
 
-type Route = { method: string; path: string };
+type Route = { method: string; path: string; hooks?: { body?: unknown; query?: unknown } };
+
+/**
+ * What each route declares, by method and route path: whether it takes a body (declares `body`) and
+ * reads the query string (declares `query`), for the app's global parse and transform hooks.
+ */
+export function createRouteIndex(routes: () => readonly Route[]) {
+  let byRoute: Map<string, Route> | undefined;
+  const find = (method: string, path: string | undefined): Route | undefined => {
+    byRoute ??= new Map(routes().map((route) => [`${route.method.toUpperCase()} ${route.path}`, route]));
+    return byRoute.get(`${method === 'HEAD' ? 'GET' : method} ${path}`);
+  };
+  return {
+    takesBody: (method: string, path: string | undefined): boolean => find(method, path)?.hooks?.body !== undefined,
+    readsQuery: (method: string, path: string | undefined): boolean => find(method, path)?.hooks?.query !== undefined,
+  };
+}
 
 /** Methods the app serves at a path, for 405 responses with an `Allow` header. */
 export function createMethodIndex(routes: () => readonly Route[]) {
@@ -283,6 +301,14 @@ export function errorResponse(code: unknown, error: unknown, request: Request, a
     return jsonResponse(failure.status, failure.body, failure.headers);
   }
   if (code === 'PARSE') return jsonResponse(400, { detail: 'Malformed request body.' });
+  if (code === 'VALIDATION' && error instanceof ValidationError) {
+    // A declared schema refused the input (src/api/route-docs.ts): the spec's field errors, with the
+    // messages `validate` gives. A path id that is no id names nothing (404); a header's rule is its detail.
+    if (error.type === 'params') return jsonResponse(404, notFound().body);
+    const errors = fieldErrorsOfIssues(error.all as { path?: string; message?: string }[]);
+    if (error.type === 'headers') return jsonResponse(400, { detail: Object.values(errors).flat()[0] ?? 'Invalid header.' });
+    return jsonResponse(400, errors);
+  }
   if (isDatabaseUnavailable(error)) {
     // PostgreSQL is down or refusing connections: a transient condition, not a bug, so 503 with
     // Retry-After; the client looks up what it wrote before retrying a write (a Duplicate-Check-Key

@@ -22,5 +22,6 @@ export const metricsRoutes = (config: Config) =>
       if (!config.telemetry.metrics) throw notFound();
       return new Response(await metricsText('api'), { headers: { 'Content-Type': METRICS_CONTENT_TYPE } });
     },
-    { detail: { summary: 'Prometheus metrics of this API process (text format); 404 when METRICS=false' } },
+    // An operator's endpoint in Prometheus text, not an API operation: not in the OpenAPI document.
+    { detail: { hide: true, summary: 'Prometheus metrics of this API process (text format); 404 when METRICS=false' } },
   );

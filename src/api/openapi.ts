@@ -1,13 +1,39 @@
 /**
- * The generated OpenAPI document (`/openapi/json`) and its docs page (`/openapi`), from
- * @elysiajs/openapi: every route the app serves appears in it without being listed by hand.
+ * The OpenAPI document (`/openapi/json`) and its reference page (`/openapi`), both built from what
+ * the routes declare (src/api/route-docs.ts): the valibot schemas Elysia validates requests with,
+ * converted by @valibot/to-json-schema, and the serialisers' valibot schemas for responses. Every
+ * route the app serves appears without being listed here. The page's script comes from the
+ * @scalar/api-reference package and is served by the API itself: it needs no other host.
  */
-import { openapi } from '@elysiajs/openapi';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { Elysia } from 'elysia';
+import * as v from 'valibot';
+import { toJsonSchema, type ConversionConfig, type JsonSchema } from '@valibot/to-json-schema';
 import type { Config } from '../config';
-import { CURRENT_API_VERSION, formatApiVersion } from '../domain/versions';
+import { BillServiceSchema, ElectricityBillerSchema, PinBundleSchema } from '../domain/bills';
+import { TransactionSchema } from '../domain/collections';
+import { DeliverySchema, WebhookSchema } from '../domain/webhooks';
+import {
+  API_VERSIONS, CURRENT_API_VERSION, collectionRequestSchemaForVersion, collectionSchemaForVersion, contactSchemaForVersion,
+  eventSchemaForVersion, formatApiVersion, parseApiVersion, type ApiVersion,
+} from '../domain/versions';
+import { ApiError } from './errors';
+import { jsonResponse } from './http';
+import { DUPLICATE_CHECK_HEADER, DUPLICATE_CHECK_KEY_MAX_LENGTH } from './request-policy';
+import {
+  BillsErrorSchema, ERROR_DOCS, ErrorDetailSchema, FieldErrorsSchema, errorStatusesOf, isRequestSchema, routeOperation,
+  type ErrorStatus, type RouteOperation,
+} from './route-docs';
+import { API_VERSION_HEADER } from './versions';
+import { METRICS_PATH } from './metrics';
+import { isConsolePath } from '../console/http';
 
 export const DOCS_PATH = '/openapi';
 export const OPENAPI_DOCUMENT_PATH = `${DOCS_PATH}/json`;
+export const DOCS_SCRIPT_PATH = `${DOCS_PATH}/assets/api-reference.js`;
+const DOCUMENTATION_PATHS = new Set([DOCS_PATH, OPENAPI_DOCUMENT_PATH, DOCS_SCRIPT_PATH]);
 
 /** The docs page is HTML for browsers, so it is the one route the JSON-only Accept rule skips. */
 export function isDocumentationPage(request: Request): boolean {
@@ -15,24 +41,364 @@ export function isDocumentationPage(request: Request): boolean {
   return pathname === DOCS_PATH || pathname === `${DOCS_PATH}/`;
 }
 
-export const documentationRoutes = (config: Config) =>
-  openapi({
-    path: DOCS_PATH,
-    specPath: OPENAPI_DOCUMENT_PATH,
-    documentation: {
-      info: {
-        title: 'Mobile-money collections API',
-        version: formatApiVersion(CURRENT_API_VERSION),
-        description:
-          'Collections, collection requests, contacts, webhooks, events and bill-payment listings. ' +
-          'Every /api route also answers under /api/v1/ … /api/v4/ (or with an Api-Version header).',
+/** The page, the document and the page's script: served to anyone, and not part of the document. */
+export const isDocumentationPath = (pathname: string): boolean => DOCUMENTATION_PATHS.has(pathname.replace(/(.)\/$/, '$1'));
+
+/**
+ * Paths the document does not describe: the documentation itself, the web console's pages (HTML
+ * for signed-in users) and the Prometheus endpoint (text for operators). Their routes are `hide`.
+ */
+export const isUndocumentedPath = (pathname: string): boolean =>
+  isDocumentationPath(pathname) || pathname === METRICS_PATH || pathname === `${METRICS_PATH}/` || isConsolePath(pathname);
+
+// ---------------------------------------------------------------------------------------------
+// Conversion
+
+type Schema = Record<string, unknown>;
+export type OpenApiDocument = {
+  openapi: string;
+  info: Schema;
+  paths: Record<string, Record<string, Schema>>;
+  components: { schemas: Record<string, Schema>; responses: Record<string, Schema>; securitySchemes: Record<string, Schema> };
+  [key: string]: unknown;
+};
+
+/** The named schemas of a version's document: responses use them by `$ref`. */
+function componentSchemas(version: ApiVersion): Record<string, v.GenericSchema> {
+  return {
+    Contact: contactSchemaForVersion(version),
+    CollectionRequest: collectionRequestSchemaForVersion(version),
+    Collection: collectionSchemaForVersion(version),
+    Transaction: TransactionSchema,
+    Event: eventSchemaForVersion(version),
+    Webhook: WebhookSchema,
+    WebhookDelivery: DeliverySchema,
+    BillService: BillServiceSchema,
+    ElectricityBiller: ElectricityBillerSchema,
+    PinBundle: PinBundleSchema,
+    ErrorDetail: ErrorDetailSchema,
+    FieldErrors: FieldErrorsSchema,
+    BillsError: BillsErrorSchema,
+  };
+}
+
+const componentRef = (name: string) => `#/components/schemas/${name}`;
+
+/** Drops what a schema inside an OpenAPI document does not carry, and `required: []`. */
+function tidy(schema: JsonSchema): Schema {
+  const { $schema: _schema, $defs: _defs, ...rest } = schema as Schema;
+  const walk = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(walk);
+    if (typeof value !== 'object' || value === null) return value;
+    const entries = Object.entries(value as Schema).filter(([key, item]) => !(key === 'required' && Array.isArray(item) && item.length === 0));
+    return Object.fromEntries(entries.map(([key, item]) => [key, key === 'examples' || key === 'default' || key === 'const' ? item : walk(item)]));
+  };
+  return walk(rest) as Schema;
+}
+
+function converter(version: ApiVersion) {
+  const definitions = componentSchemas(version);
+  const base: ConversionConfig = {
+    target: 'draft-2020-12',
+    // Rules JSON Schema cannot state (checks, transforms) are left out; their descriptions say them.
+    errorMode: 'ignore',
+    definitions,
+    overrideRef: ({ referenceId }) => componentRef(referenceId),
+  };
+  return {
+    /** A request schema as the client sends it: conversion stops at the first transformation. */
+    input: (schema: v.GenericSchema) => tidy(toJsonSchema(schema, { ...base, typeMode: 'input' })),
+    output: (schema: v.GenericSchema) => tidy(toJsonSchema(schema, { ...base, typeMode: 'output' })),
+    components: () =>
+      Object.fromEntries(Object.entries(definitions).map(([name, schema]) => {
+        // The definition itself, not a reference to it.
+        const { [name]: _self, ...others } = definitions;
+        return [name, tidy(toJsonSchema(schema, { ...base, definitions: others, typeMode: 'output' }))];
+      })),
+  };
+}
+
+/** A usable example of a schema: its own example, else one made of its parts' examples. */
+function exampleOf(schema: Schema | undefined, components: Record<string, Schema>, depth = 0): unknown {
+  if (schema === undefined || depth > 12) return undefined;
+  if (Array.isArray(schema.examples) && schema.examples.length > 0) return schema.examples[0];
+  if (Array.isArray(schema.type) && schema.type.includes('null')) return null;
+  if (typeof schema.$ref === 'string') return exampleOf(components[schema.$ref.split('/').pop() ?? ''], components, depth + 1);
+  if ('const' in schema) return schema.const;
+  if (Array.isArray(schema.enum)) return schema.enum[0];
+  const options = (schema.anyOf ?? schema.oneOf) as Schema[] | undefined;
+  if (options) {
+    if (options.some((option) => option.type === 'null')) return null;
+    return exampleOf(options[0], components, depth + 1);
+  }
+  const type = Array.isArray(schema.type) ? schema.type.find((item) => item !== 'null') : schema.type;
+  switch (type) {
+    case 'object': {
+      const properties = (schema.properties ?? {}) as Record<string, Schema>;
+      const required = new Set((schema.required ?? []) as string[]);
+      return Object.fromEntries(Object.entries(properties).filter(([name]) => required.has(name))
+        .map(([name, property]) => [name, exampleOf(property, components, depth + 1)]));
+    }
+    case 'array': return [exampleOf(schema.items as Schema | undefined, components, depth + 1)].filter((item) => item !== undefined);
+    case 'string': return 'text';
+    case 'number': case 'integer': return typeof schema.minimum === 'number' ? schema.minimum : 1;
+    case 'boolean': return true;
+    case 'null': return null;
+    default: return undefined;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The document
+
+export type DocumentedRoute = { method: string; path: string; hooks?: { body?: unknown; query?: unknown; params?: unknown; headers?: unknown; detail?: unknown } };
+
+const INFO_DESCRIPTION = (version: ApiVersion) => `
+Collections, collection requests, contacts, webhooks, events and bill-payment listings of a mobile-money
+collections service. This document describes API version ${formatApiVersion(version)}${version === CURRENT_API_VERSION ? ' (the current one)' : ''};
+\`${OPENAPI_DOCUMENT_PATH}?version=v1\` … \`v4\` gives each version's document.
+
+**Authentication.** Every \`/api/...\` path needs \`Authorization: Token <API key>\` (\`Bearer <API key>\` works too):
+a missing or wrong key is 401 \`{"detail": "Invalid token."}\` on every such path, known or not.
+
+**Versions.** An organization's version is saved on its first request. \`${API_VERSION_HEADER}: v3\` selects another for
+one request, and so does a \`/api/v3/...\` prefix (every path answers under \`/api/v1/\` … \`/api/v4/\`; the prefix wins).
+Responses carry the \`${API_VERSION_HEADER}\` used. Version 1 lists are bare arrays and \`organization\` is a name;
+a collection's \`currency\` is a numeric id in version 1, its \`collection_request\` an id before version 3, and its
+\`transaction\` appears in version 4.
+
+**Bodies** are JSON, form-encoded or multipart (text fields only); nested hashes as \`metadata.key=value\` or
+\`metadata[key]=value\`; booleans as \`true\`, \`True\` or \`1\`. A body past 1 MiB is 413, another media type 415,
+bytes that are not UTF-8 or JSON nested deeper than 32 levels 400. Responses are JSON: an \`Accept\` header without
+JSON is 406. Field errors are 400 \`{"field": ["message"]}\`, other errors \`{"detail": "..."}\`; a method a path
+does not serve is 405 with \`Allow\`. Paths work with and without a trailing slash.
+
+**Lists** take \`limit\` (default 10) and \`offset\`; \`next\` and \`previous\` are absolute URLs.
+
+**Writes** may carry \`${DUPLICATE_CHECK_HEADER}\`: a repeat within 24 hours is 409 \`Duplicate Request Detected!\`.
+**Throttling**: per organization, reads and writes are counted per window; past the limit 429 with \`Retry-After\`.
+`.trim();
+
+const TAGS = [
+  { name: 'Collections', description: 'Payments received from subscribers (api.md 4.1); read only, and claimed.' },
+  { name: 'Collection requests', description: 'Requests for a subscriber to pay (api.md 4.3).' },
+  { name: 'Contacts', description: 'People who pay or are paid (api.md 4.4), with instant name verification.' },
+  { name: 'Events', description: 'What happened in the organization (api.md 4.6, 6).' },
+  { name: 'Webhooks', description: 'HTTPS notifications of events (api.md 4.5, 6.2), with their attempt logs and redelivery.' },
+  { name: 'Bill payments', description: 'Billers, electricity billers and pin bundles (api.md 4.7), served from `{bills_url}`.' },
+  { name: 'Mobile networks', description: 'Entry points the mobile networks call, with their own credentials.' },
+  { name: 'Service', description: 'The service itself.' },
+];
+
+const headerParameter = (name: string, description: string, schema: Schema) => ({ name, in: 'header', required: false, description, schema });
+
+function errorResponse(status: ErrorStatus | 405, operation: RouteOperation): Schema {
+  const doc = ERROR_DOCS[status];
+  if (!operation.billsEnvelope) return { $ref: `#/components/responses/${doc.name}` };
+  const data = status === 400 && !('detail' in doc.example) ? doc.example : null;
+  const message = typeof doc.example.detail === 'string' ? doc.example.detail : 'service_type: This field is required.';
+  return {
+    description: `${doc.description} In the bill-payment envelope.`,
+    ...(doc.headers ? { headers: responseHeaders(doc.headers, doc.optionalHeaders) } : {}),
+    content: {
+      'application/json': {
+        schema: { $ref: componentRef('BillsError') },
+        example: { status: 'error', message, code: status, data: status === 400 ? (data ?? { service_type: ['This field is required.'] }) : null },
       },
-      ...(config.publicBaseUrl ? { servers: [{ url: config.publicBaseUrl }] } : {}),
-      components: {
-        securitySchemes: {
-          token: { type: 'apiKey', in: 'header', name: 'Authorization', description: '`Token <API key>` (`Bearer <API key>` is accepted too)' },
-        },
-      },
-      security: [{ token: [] }],
     },
-  });
+  };
+}
+
+function responseHeaders(headers: Record<string, string>, optional: readonly string[] = []): Schema {
+  return Object.fromEntries(Object.entries(headers).map(([name, description]) =>
+    [name, { description, required: !optional.includes(name), schema: { type: 'string' } }]));
+}
+
+function componentResponses(): Record<string, Schema> {
+  return Object.fromEntries(Object.entries(ERROR_DOCS).map(([status, doc]) => [doc.name, {
+    description: doc.description,
+    ...(doc.headers ? { headers: responseHeaders(doc.headers, doc.optionalHeaders) } : {}),
+    content: {
+      'application/json': {
+        schema: Number(status) === 400 ? { anyOf: [{ $ref: componentRef('FieldErrors') }, { $ref: componentRef('ErrorDetail') }] } : { $ref: componentRef('ErrorDetail') },
+        example: doc.example,
+      },
+    },
+  }]));
+}
+
+/** Object-valued properties of a form body are sent as `name[key]=value` (also `name.key=value`). */
+function formEncoding(body: Schema): Schema | undefined {
+  const properties = (body.properties ?? {}) as Record<string, Schema>;
+  const objectValued = Object.entries(properties).filter(([, property]) =>
+    [property, ...((property.anyOf ?? []) as Schema[])].some((option) => option.type === 'object'));
+  if (objectValued.length === 0) return undefined;
+  return Object.fromEntries(objectValued.map(([name]) => [name, { style: 'deepObject', explode: true }]));
+}
+
+function operationObject(route: DocumentedRoute, operation: RouteOperation, convert: ReturnType<typeof converter>, version: ApiVersion, components: Record<string, Schema>): Schema {
+  const method = route.method.toUpperCase();
+  const hooks = route.hooks ?? {};
+  const parameters: Schema[] = [];
+  const params = isRequestSchema(hooks.params) ? convert.input(hooks.params.valibot) : undefined;
+  for (const [, name] of route.path.matchAll(/:([^/]+)/g)) {
+    const schema = ((params?.properties ?? {}) as Record<string, Schema>)[name!] ?? { type: 'string' };
+    parameters.push({ name, in: 'path', required: true, description: schema.description, schema });
+  }
+  for (const [source, location] of [[hooks.query, 'query'], [hooks.headers, 'header']] as const) {
+    if (!isRequestSchema(source)) continue;
+    const schema = convert.input(source.valibot);
+    const required = new Set((schema.required ?? []) as string[]);
+    for (const [name, property] of Object.entries((schema.properties ?? {}) as Record<string, Schema>)) {
+      parameters.push({ name, in: location, required: required.has(name), ...(property.description ? { description: property.description } : {}), schema: property });
+    }
+  }
+  if (operation.caller === 'merchant') {
+    parameters.push(headerParameter(API_VERSION_HEADER, 'The API version for this request (else the organization\'s saved one).', {
+      type: 'string', enum: API_VERSIONS.map(formatApiVersion),
+    }));
+    if (!['GET', 'HEAD'].includes(method)) {
+      parameters.push(headerParameter(DUPLICATE_CHECK_HEADER, 'Any string: a repeat of the same key within 24 hours is 409 and writes nothing.', {
+        type: 'string', maxLength: DUPLICATE_CHECK_KEY_MAX_LENGTH,
+      }));
+    }
+  }
+
+  const takesBody = isRequestSchema(hooks.body);
+  let requestBody: Schema | undefined;
+  if (isRequestSchema(hooks.body)) {
+    const schema = convert.input(hooks.body.valibot);
+    const example = operation.requestExample ?? exampleOf(schema, components);
+    const encoding = formEncoding(schema);
+    requestBody = {
+      description: 'JSON, form-encoded or multipart (`multipart/form-data`, text fields only). In form bodies nested hashes are ' +
+        '`metadata[key]=value` or `metadata.key=value`, numbers and booleans are text (`true`, `True`, `1`).',
+      required: ((schema.required ?? []) as string[]).length > 0,
+      content: {
+        'application/json': { schema, example },
+        'application/x-www-form-urlencoded': { schema, example, ...(encoding ? { encoding } : {}) },
+        'multipart/form-data': { schema, ...(encoding ? { encoding } : {}) },
+      },
+    };
+  }
+
+  const responses: Record<string, Schema> = {};
+  for (const status of errorStatusesOf(operation, method, takesBody)) responses[String(status)] = errorResponse(status, operation);
+  for (const [status, response] of Object.entries(operation.responses)) {
+    const schema = response.schema === undefined ? undefined : convert.output(typeof response.schema === 'function' ? response.schema(version) : response.schema);
+    responses[status] = {
+      description: response.description,
+      ...(operation.caller === 'merchant' && Number(status) < 300
+        ? { headers: { [API_VERSION_HEADER]: { description: 'The API version of the response.', required: true, schema: { type: 'string' } } } }
+        : {}),
+      ...(schema ? { content: { 'application/json': { schema, example: response.example ?? exampleOf(schema, components) } } } : {}),
+    };
+  }
+
+  return {
+    operationId: operation.operationId,
+    summary: operation.summary,
+    ...(operation.description ? { description: operation.description } : {}),
+    tags: operation.tags,
+    ...(parameters.length > 0 ? { parameters } : {}),
+    ...(requestBody ? { requestBody } : {}),
+    responses: Object.fromEntries(Object.entries(responses).sort(([a], [b]) => Number(a) - Number(b))),
+    security: operation.caller === 'merchant' ? [{ token: [] }] : operation.caller === 'network' ? [{ network: [] }] : [],
+  };
+}
+
+/** The document of `version` for these routes (the app's `routes`), built from their declarations. */
+export function buildOpenApiDocument(routes: readonly DocumentedRoute[], config: Pick<Config, 'publicBaseUrl' | 'billsBaseUrl'>, version: ApiVersion = CURRENT_API_VERSION): OpenApiDocument {
+  const convert = converter(version);
+  const schemas = convert.components();
+  const paths: OpenApiDocument['paths'] = {};
+  for (const route of routes) {
+    if (isDocumentationPath(route.path)) continue;
+    const detail = (route.hooks?.detail ?? {}) as { operationId?: string; servers?: unknown; hide?: boolean };
+    // Not API operations: the web console's pages and the Prometheus endpoint.
+    if (detail.hide === true) continue;
+    const operation = routeOperation(detail.operationId);
+    if (operation === undefined) throw new Error(`${route.method} ${route.path} declares no route docs (src/api/route-docs.ts routeDocs)`);
+    const path = route.path.replace(/:([^/]+)/g, '{$1}');
+    (paths[path] ??= {})[route.method.toLowerCase()] = {
+      ...operationObject(route, operation, convert, version, schemas),
+      ...(detail.servers ? { servers: detail.servers } : {}),
+    };
+  }
+  return {
+    openapi: '3.1.0',
+    info: { title: 'Mobile-money collections API', version: formatApiVersion(version), description: INFO_DESCRIPTION(version) },
+    ...(config.publicBaseUrl ? { servers: [{ url: config.publicBaseUrl }] } : {}),
+    tags: TAGS,
+    paths,
+    components: {
+      schemas,
+      responses: componentResponses(),
+      securitySchemes: {
+        token: { type: 'apiKey', in: 'header', name: 'Authorization', description: '`Token <API key>` (`Bearer <API key>` is accepted too).' },
+        network: { type: 'http', scheme: 'bearer', description: "A mobile network's secret (issued with `network secret create`)." },
+      },
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Serving
+
+/** The reference page's script: the standalone browser bundle of @scalar/api-reference (its `browser` file). */
+function scalarBundlePath(): string {
+  const main = createRequire(import.meta.url).resolve('@scalar/api-reference');
+  return join(dirname(main), 'browser', 'standalone.js');
+}
+
+const page = (title: string) => `<!doctype html>
+<html lang="en">
+  <head>
+    <meta charset="utf-8" />
+    <meta name="viewport" content="width=device-width, initial-scale=1" />
+    <title>${title}</title>
+    <style>body { margin: 0; }</style>
+  </head>
+  <body>
+    <div id="reference"></div>
+    <script src="${DOCS_SCRIPT_PATH}"></script>
+    <script>
+      // (An element with the id \`api-reference\` would make the bundle mount itself a second time, with no configuration.)
+      Scalar.createApiReference('#reference', {
+        url: '${OPENAPI_DOCUMENT_PATH}',
+        withDefaultFonts: false,
+        telemetry: false,
+        mcp: { disabled: true },
+        agent: { disabled: true },
+        hideClientButton: true,
+      });
+    </script>
+  </body>
+</html>`;
+
+export const documentationRoutes = (config: Config, routes: () => readonly DocumentedRoute[]) => {
+  const documents = new Map<ApiVersion, { routeCount: number; document: OpenApiDocument }>();
+  const documentOf = (version: ApiVersion): OpenApiDocument => {
+    const current = routes().filter((route) => !isDocumentationPath(route.path));
+    const cached = documents.get(version);
+    if (cached?.routeCount === current.length) return cached.document;
+    const document = buildOpenApiDocument(current, config, version);
+    documents.set(version, { routeCount: current.length, document });
+    return document;
+  };
+  let script: Uint8Array | undefined;
+  return new Elysia({ name: 'openapi' })
+    .get(OPENAPI_DOCUMENT_PATH, ({ request }) => {
+      const asked = new URL(request.url).searchParams.get('version');
+      const version = asked === null ? CURRENT_API_VERSION : parseApiVersion(asked);
+      if (version === null) throw new ApiError(400, { detail: 'Invalid version in "version" parameter.' });
+      return jsonResponse(200, documentOf(version));
+    }, { detail: { hide: true } })
+    .get(DOCS_PATH, () => new Response(page('Mobile-money collections API'), { headers: { 'Content-Type': 'text/html; charset=utf-8' } }), {
+      detail: { hide: true },
+    })
+    .get(DOCS_SCRIPT_PATH, () => {
+      script ??= readFileSync(scalarBundlePath());
+      return new Response(script, { headers: { 'Content-Type': 'text/javascript; charset=utf-8', 'Cache-Control': 'public, max-age=3600' } });
+    }, { detail: { hide: true } });
+};

@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { validate } from './fields';
+import { requestSchema } from './route-docs';
 import { clientPathname } from './versions';
 
 export const DEFAULT_PAGE_SIZE = 10;
@@ -7,22 +8,30 @@ export const DEFAULT_PAGE_SIZE = 10;
 export type Page = { limit: number; offset: number; limitGiven: boolean };
 export type PagedList<T> = { count: number; next: string | null; previous: string | null; results: T[] };
 
-const wholeNumber = (minimum: number) =>
+const wholeNumber = (minimum: number, description: string) =>
   v.optional(
     v.pipe(
       v.string(),
       v.regex(/^\d{1,9}$/, 'A valid integer is required.'),
+      v.description(description),
       v.transform(Number),
       v.minValue(minimum, `Ensure this value is greater than or equal to ${minimum}.`),
     ),
   );
-const PageQuery = v.object({ limit: wholeNumber(1), offset: wholeNumber(0) });
+const PageQuery = v.object({
+  limit: wholeNumber(1, `Items per page: ${DEFAULT_PAGE_SIZE} when not given; more than the maximum (PAGE_SIZE_MAX, 100 by default) is cut to it.`),
+  offset: wholeNumber(0, 'Items to skip.'),
+});
 
-/** `limit` (default 10, above the maximum is cut to it) and `offset` from the query string. */
+/** The query of a list route: its filters and `limit`/`offset`, as the route declares it (`query: listQuery(Filters)`). */
+export const listQuery = <const TEntries extends v.ObjectEntries>(filters: v.ObjectSchema<TEntries, undefined>) =>
+  requestSchema(v.object({ ...filters.entries, ...PageQuery.entries }));
+
+/** `limit` (default 10, above the maximum is cut to it) and `offset` from the query string (the last of repeated keys, as for filters). */
 export function parsePage(searchParams: URLSearchParams, maxLimit: number): Page {
   const query = validate(PageQuery, {
-    limit: searchParams.get('limit') ?? undefined,
-    offset: searchParams.get('offset') ?? undefined,
+    limit: searchParams.getAll('limit').at(-1),
+    offset: searchParams.getAll('offset').at(-1),
   });
   return {
     limit: Math.min(query.limit ?? DEFAULT_PAGE_SIZE, maxLimit),

@@ -1,7 +1,8 @@
 /**
  * What every authenticated request goes through after its key is checked, whichever route it
- * reaches (the `auth` macro applies it, so routes added later get it too): throttling (api.md 8),
- * the API version (api.md 9) and reading the `Duplicate-Check-Key` (api.md 7), which the route's
+ * reaches (`apiAuthentication` in auth.ts applies it to every `/api/...` request before routing,
+ * the `auth` macro to any other route that asks, so routes added later get it too): throttling
+ * (api.md 8), the API version (api.md 9) and reading the `Duplicate-Check-Key` (api.md 7), which the route's
  * write then claims in its own transaction (`writeOnce`). The named plugin `requestPolicyPlugin`
  * provides it to the app and serves every route under `/api/vN/`.
  */
@@ -18,7 +19,7 @@ import { annotateActiveSpan } from '../telemetry/trace-context';
 import { requestApiVersion, withoutVersionPrefix } from './versions';
 
 export const DUPLICATE_CHECK_HEADER = 'Duplicate-Check-Key';
-const DUPLICATE_CHECK_KEY_MAX_LENGTH = 255;
+export const DUPLICATE_CHECK_KEY_MAX_LENGTH = 255;
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /**

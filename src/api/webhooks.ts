@@ -2,8 +2,8 @@ import { Elysia } from 'elysia';
 import * as v from 'valibot';
 import { EVENT_TYPES, type EventType } from '../domain/events';
 import { checkCallbackUrl } from '../domain/urls';
-import { listForVersion } from '../domain/versions';
-import { serializeDelivery, serializeWebhook, type DeliveryRow, type WebhookRow } from '../domain/webhooks';
+import { listForVersion, listSchemaForVersion } from '../domain/versions';
+import { DeliverySchema, WebhookSchema, serializeDelivery, serializeWebhook, type DeliveryRow, type WebhookRow } from '../domain/webhooks';
 import {
   createWebhook, deleteWebhook, findDelivery, findWebhook, findWebhookEvenIfDeleted, listDeliveries,
   updateWebhook, WEBHOOK_COLUMNS,
@@ -13,10 +13,9 @@ import { writeOnce, type DuplicateCheck } from '../services/duplicate-checks';
 import { MANAGE_ORGANIZATION, authPlugin } from './auth';
 import { ownedBy, parseId, type AppDeps } from './context';
 import { ApiError, fieldErrors, notFound } from './errors';
-import { REQUIRED, text, validate } from './fields';
-import { queryObject } from './filters';
-import { parseRequestBody } from './http';
-import { pagedList, parsePage } from './pagination';
+import { REQUIRED, text } from './fields';
+import { listQuery, pagedList, parsePage } from './pagination';
+import { PathIdParams, requestSchema, routeDocs, type RouteOperation } from './route-docs';
 
 const CHOICE = (issue: { input: unknown }) => `Select a valid choice. ${String(issue.input)} is not one of the available choices.`;
 const eventChoice = v.picklist(EVENT_TYPES, CHOICE);
@@ -54,8 +53,19 @@ const WebhookFilters = v.object({
   user: v.optional(integerId),
   event: v.optional(eventChoice),
 });
-const DeliveryFilters = v.object({ event: v.optional(integerId) });
-const Redelivery = v.object({ event: integerId }, REQUIRED);
+const DeliveryFilters = v.object({ event: v.optional(v.pipe(integerId, v.description('An event id.'))) });
+const Redelivery = v.object({ event: v.pipe(integerId, v.description('The event to deliver again: an event of the webhook\'s type.')) }, REQUIRED);
+
+/** The documentation every webhook route shares: its tag, its caller and the permission's 403. */
+const webhookDocs = (operation: Omit<RouteOperation, 'tags' | 'caller'>) =>
+  routeDocs({
+    ...operation,
+    description: `${operation.description ?? ''} Needs the "${MANAGE_ORGANIZATION}" permission.`.trim(),
+    tags: ['Webhooks'],
+    caller: 'merchant',
+    errors: [403, ...(operation.errors ?? [])],
+  });
+const hookExample = { event: 'contact.created', target: 'https://acme.example/hooks' };
 
 /**
  * A fresh delivery of one of the organization's events to one of its webhooks, as the REST route
@@ -103,8 +113,7 @@ export const webhookRoutes = ({ sql, config, launcher }: AppDeps) => {
     .use(authPlugin(sql))
     .post(
       '',
-      async ({ request, principal, duplicateCheck, set }) => {
-        const input = validate(schemas.create, await parseRequestBody(request));
+      async ({ body: input, principal, duplicateCheck, set }) => {
         const webhook = await writeOnce(
           sql, duplicateCheck,
           (tx) => createWebhook(tx, { organizationId: principal.organizationId, userId: principal.userId, ...input }),
@@ -113,14 +122,23 @@ export const webhookRoutes = ({ sql, config, launcher }: AppDeps) => {
         set.status = 201;
         return serializeWebhook(webhook);
       },
-      { ...manage, parse: 'none' },
+      {
+        ...manage,
+        body: requestSchema(schemas.create),
+        ...webhookDocs({
+          operationId: 'createWebhook',
+          summary: 'Create a webhook',
+          description: 'Every future event of the type is POSTed to the HTTPS target, signed (Standard Webhooks), with retries.',
+          responses: { 201: { description: 'The webhook.', schema: WebhookSchema } },
+          requestExample: hookExample,
+        }),
+      },
     )
     .get(
       '',
-      async ({ request, principal, apiVersion }) => {
+      async ({ request, query: filters, principal, apiVersion }) => {
         const { searchParams } = new URL(request.url);
         const page = parsePage(searchParams, config.pageSizeMax);
-        const filters = validate(WebhookFilters, queryObject(searchParams));
         const where = sql`where organization_id = ${principal.organizationId} and deleted_at is null
           ${filters.user !== undefined ? sql`and user_id = ${filters.user}` : sql``}
           ${filters.event !== undefined ? sql`and event = ${filters.event}` : sql``}`;
@@ -131,32 +149,69 @@ export const webhookRoutes = ({ sql, config, launcher }: AppDeps) => {
         ]);
         return listForVersion(pagedList(request, config.publicBaseUrl, page, total?.count ?? 0, rows.map(serializeWebhook)), apiVersion);
       },
-      manage,
+      {
+        ...manage,
+        query: listQuery(WebhookFilters),
+        ...webhookDocs({
+          operationId: 'listWebhooks',
+          summary: 'List webhooks',
+          responses: { 200: { description: 'A page of webhooks.', schema: (version) => listSchemaForVersion(WebhookSchema, version) } },
+        }),
+      },
     )
-    .get('/:id', async ({ params, principal }) => serializeWebhook(await ownedWebhook(params.id, principal.organizationId)), manage)
+    .get('/:id', async ({ params, principal }) => serializeWebhook(await ownedWebhook(params.id, principal.organizationId)), {
+      ...manage,
+      params: PathIdParams,
+      ...webhookDocs({
+        operationId: 'getWebhook',
+        summary: 'Get a webhook',
+        errors: [404],
+        responses: { 200: { description: 'The webhook.', schema: WebhookSchema } },
+      }),
+    })
     .patch(
       '/:id',
-      async ({ params, principal, request, duplicateCheck }) => {
-        // The body's media type is checked first (415) on every body route, before any look-up.
-        const body = await parseRequestBody(request);
+      async ({ params, principal, body: changes, duplicateCheck }) => {
+        // The body was read (415, 413) and validated (400) before the webhook is looked up.
         const webhook = await ownedWebhook(params.id, principal.organizationId);
-        const changes = validate(schemas.update, body);
         const updated = await writeOnce(sql, duplicateCheck, async (tx) =>
           changes.event === undefined && changes.target === undefined ? webhook : await updateWebhook(tx, webhook.id, changes));
         return serializeWebhook(updated ?? notFoundAfterAll());
       },
-      { ...manage, parse: 'none' },
+      {
+        ...manage,
+        params: PathIdParams,
+        body: requestSchema(schemas.update),
+        ...webhookDocs({
+          operationId: 'updateWebhook',
+          summary: 'Change a webhook',
+          description: 'Changes `event` and/or `target`; read-only fields are ignored.',
+          errors: [404],
+          responses: { 200: { description: 'The webhook.', schema: WebhookSchema } },
+          requestExample: { target: 'https://acme.example/hooks/v2' },
+        }),
+      },
     )
     .put(
       '/:id',
-      async ({ params, principal, request, duplicateCheck }) => {
-        const body = await parseRequestBody(request);
+      async ({ params, principal, body: replacement, duplicateCheck }) => {
         const webhook = await ownedWebhook(params.id, principal.organizationId);
-        const replacement = validate(schemas.create, body);
         const updated = await writeOnce(sql, duplicateCheck, (tx) => updateWebhook(tx, webhook.id, replacement));
         return serializeWebhook(updated ?? notFoundAfterAll());
       },
-      { ...manage, parse: 'none' },
+      {
+        ...manage,
+        params: PathIdParams,
+        body: requestSchema(schemas.create),
+        ...webhookDocs({
+          operationId: 'replaceWebhook',
+          summary: 'Replace a webhook',
+          description: 'Sets `event` and `target` (both required); read-only fields are ignored.',
+          errors: [404],
+          responses: { 200: { description: 'The webhook.', schema: WebhookSchema } },
+          requestExample: hookExample,
+        }),
+      },
     )
     .delete(
       '/:id',
@@ -165,34 +220,64 @@ export const webhookRoutes = ({ sql, config, launcher }: AppDeps) => {
         await writeOnce(sql, duplicateCheck, (tx) => deleteWebhook(tx, webhook.id, 'deleted'));
         return new Response(null, { status: 204 });
       },
-      manage,
+      {
+        ...manage,
+        params: PathIdParams,
+        ...webhookDocs({
+          operationId: 'deleteWebhook',
+          summary: 'Delete a webhook',
+          description: 'No further deliveries; its delivery log stays readable.',
+          errors: [404],
+          responses: { 204: { description: 'Deleted.' } },
+        }),
+      },
     )
     .get(
       '/:id/deliveries',
-      async ({ params, principal, request, apiVersion }) => {
+      async ({ params, principal, request, query: filters, apiVersion }) => {
         const id = parseId(params.id);
         if (id === null) throw notFound();
         // The log outlives the hook: a webhook deleted by a 410 still shows why.
         const webhook = ownedBy(await findWebhookEvenIfDeleted(sql, id), principal.organizationId);
         const { searchParams } = new URL(request.url);
         const page = parsePage(searchParams, config.pageSizeMax);
-        const filters = validate(DeliveryFilters, queryObject(searchParams));
         const { count, deliveries } = await listDeliveries(sql, webhook.id, { eventId: filters.event }, page);
         return listForVersion(pagedList(request, config.publicBaseUrl, page, count, deliveries.map(serializeDelivery)), apiVersion);
       },
-      manage,
+      {
+        ...manage,
+        params: PathIdParams,
+        query: listQuery(DeliveryFilters),
+        ...webhookDocs({
+          operationId: 'listWebhookDeliveries',
+          summary: 'List a webhook\'s deliveries (the attempt log)',
+          description: 'Newest delivery first, each with its attempts; also for deleted webhooks.',
+          errors: [404],
+          responses: { 200: { description: 'A page of deliveries.', schema: (version) => listSchemaForVersion(DeliverySchema, version) } },
+        }),
+      },
     )
     .post(
       '/:id/deliveries',
-      async ({ params, principal, request, duplicateCheck, set }) => {
-        const body = await parseRequestBody(request);
+      async ({ params, principal, body: redelivery, duplicateCheck, set }) => {
         const webhook = await ownedWebhook(params.id, principal.organizationId);
-        const { event: eventId } = validate(Redelivery, body);
-        const delivery = await redeliverEvent({ sql, launcher }, webhook, eventId, duplicateCheck);
+        const delivery = await redeliverEvent({ sql, launcher }, webhook, redelivery.event, duplicateCheck);
         set.status = 202;
         return serializeDelivery(delivery);
       },
-      { ...manage, parse: 'none' },
+      {
+        ...manage,
+        params: PathIdParams,
+        body: requestSchema(Redelivery),
+        ...webhookDocs({
+          operationId: 'redeliverWebhookEvent',
+          summary: 'Deliver an event again',
+          description: 'Starts a fresh delivery (its own 10 attempts) of an event of the webhook\'s type; 503 when it could not be started (ask again).',
+          errors: [404],
+          responses: { 202: { description: 'The new delivery, `pending`.', schema: DeliverySchema } },
+          requestExample: { event: 1234 },
+        }),
+      },
     );
 };
 

@@ -1,4 +1,6 @@
 /** Bill-payment catalogue shapes (api.md 2.8, 4.7) and the RFC dates of the `Bills-date` header. */
+import * as v from 'valibot';
+import { described } from './shapes';
 
 export const SERVICE_GROUPINGS = ['category', 'billers'] as const;
 export type ServiceGrouping = (typeof SERVICE_GROUPINGS)[number];
@@ -27,8 +29,39 @@ export function formatBillsTimestamp(value: Date): string {
   return value.toISOString().replace('T', ' ').replace(/\.\d{3}Z$/, '');
 }
 
-/** A service item of api.md 2.8: booleans as the strings `"true"`/`"false"`, as the spec shows them. */
-export function serializeBillService(service: BillServiceRow) {
+const BillsTimestamp = v.pipe(v.string(), v.description('`YYYY-MM-DD HH:MM:SS` (UTC).'), v.examples(['2025-05-01 13:45:00']));
+const StringBoolean = v.pipe(v.picklist(['true', 'false']), v.description('A boolean as a string.'));
+
+/** A service item of api.md 2.8: types `serializeBillService` and documents it. */
+export const BillServiceSchema = v.pipe(
+  v.object({
+    id: v.number(),
+    serviceId: v.string(),
+    serviceCode: v.string(),
+    serviceCategory: v.string(),
+    serviceType: v.string(),
+    serviceName: v.string(),
+    serviceDescription: v.string(),
+    serviceHandler: v.string(),
+    serviceProvider: v.string(),
+    serviceEnabled: StringBoolean,
+    serviceStatus: v.string(),
+    deployed: StringBoolean,
+    created_at: BillsTimestamp,
+    updated_at: BillsTimestamp,
+  }),
+  v.description('A biller service (api.md 2.8).'),
+  v.examples([{
+    id: 1, serviceId: 'SRV-001', serviceCode: 'IKEDC_PREPAID', serviceCategory: 'electricity', serviceType: 'prepaid',
+    serviceName: 'Ikeja Electric Prepaid', serviceDescription: 'Ikeja Electric prepaid meters', serviceHandler: 'electricity',
+    serviceProvider: 'ikeja', serviceEnabled: 'true' as const, serviceStatus: 'active', deployed: 'true' as const,
+    created_at: '2025-01-01 00:00:00', updated_at: '2025-01-01 00:00:00',
+  }]),
+);
+export type BillServiceItem = v.InferOutput<typeof BillServiceSchema>;
+
+/** Booleans as the strings `"true"`/`"false"`, as the spec shows them. */
+export function serializeBillService(service: BillServiceRow): BillServiceItem {
   return {
     id: service.id,
     serviceId: service.serviceId,
@@ -39,14 +72,13 @@ export function serializeBillService(service: BillServiceRow) {
     serviceDescription: service.serviceDescription,
     serviceHandler: service.serviceHandler,
     serviceProvider: service.serviceProvider,
-    serviceEnabled: String(service.serviceEnabled),
+    serviceEnabled: service.serviceEnabled ? 'true' : 'false',
     serviceStatus: service.serviceStatus,
-    deployed: String(service.deployed),
+    deployed: service.deployed ? 'true' : 'false',
     created_at: formatBillsTimestamp(service.createdAt),
     updated_at: formatBillsTimestamp(service.updatedAt),
   };
 }
-export type BillServiceItem = ReturnType<typeof serializeBillService>;
 
 /** Service items keyed by category (`serviceCategory`) or by biller (`serviceProvider`), in input order. */
 export function groupBillServices(items: BillServiceItem[], grouping: ServiceGrouping): Record<string, BillServiceItem[]> {
@@ -58,16 +90,49 @@ export function groupBillServices(items: BillServiceItem[], grouping: ServiceGro
   return groups;
 }
 
-export const serializeElectricityBiller = (biller: ElectricityBillerRow) => ({ name: biller.name, service_types: biller.serviceTypes });
+export const ElectricityBillerSchema = v.pipe(
+  v.object({
+    name: described(v.string(), 'Full provider title.'),
+    service_types: described(v.record(v.string(), v.string()), 'Service-type key (`<provider>_electric_prepaid`, ...) to plan label (`PREPAID`, `POSTPAID`).'),
+  }),
+  v.description('An electricity biller (api.md 2.8).'),
+  v.examples([{ name: 'Ikeja Electric', service_types: { ikeja_electric_prepaid: 'PREPAID', ikeja_electric_postpaid: 'POSTPAID' } }]),
+);
+
+export const serializeElectricityBiller = (biller: ElectricityBillerRow): v.InferOutput<typeof ElectricityBillerSchema> => ({
+  name: biller.name,
+  service_types: biller.serviceTypes,
+});
+
+export const PinBundleSchema = v.pipe(
+  v.object({
+    amount: v.number(),
+    available: described(v.number(), 'The maximum quantity purchasable.'),
+    description: v.string(),
+  }),
+  v.description('A pin bundle of a provider (api.md 2.8).'),
+  v.examples([{ amount: 100, available: 50, description: 'MTN 100 airtime pin' }]),
+);
 
 /** A pin bundle: `amount` is a number in the spec (catalogue prices are whole naira). */
-export const serializePinBundle = (bundle: PinBundleRow) => ({
+export const serializePinBundle = (bundle: PinBundleRow): v.InferOutput<typeof PinBundleSchema> => ({
   amount: Number(bundle.amount),
   available: bundle.available,
   description: bundle.description,
 });
 
-/** The bill-payment envelope of api.md 2.8; errors use it too, with `status: "error"`. */
+/** The bill-payment envelope of api.md 2.8 around `data`; errors use it too, with `status: "error"`. */
+export const billsEnvelopeSchema = <const TData extends v.GenericSchema>(data: TData, description: string) =>
+  v.pipe(
+    v.object({
+      status: described(v.picklist(['success', 'error']), '`success`, or `error` on errors.'),
+      message: v.string(),
+      code: described(v.number(), 'The HTTP status.'),
+      data,
+    }),
+    v.description(description),
+  );
+
 export function billsEnvelope<T>(data: T, message: string, code = 200) {
   return { status: code < 400 ? 'success' : 'error', message, code, data };
 }

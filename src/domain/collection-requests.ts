@@ -1,5 +1,7 @@
-import { serializeContact, type ContactRow } from './contacts';
+import * as v from 'valibot';
+import { CONTACT_EXAMPLE, ContactSchema, serializeContact, type ContactRow } from './contacts';
 import { formatSpecDate } from './dates';
+import { Amount, Author, CurrencyCode, Id, Metadata, OrganizationId, PhoneNumber, Timestamp, UpdatedBy, described } from './shapes';
 import { formatTimestamp } from './time';
 
 export const REQUEST_STATUSES = [
@@ -54,8 +56,51 @@ export type CollectionRequestRow = {
 /** `<organization>-<request>`: the request code a subscriber can pay with (api.md 2.3 `svccode`). */
 export const requestCode = (request: Pick<CollectionRequestRow, 'organizationId' | 'id'>): string => `${request.organizationId}-${request.id}`;
 
-/** The collection request object of api.md 2.3, with its contact expanded. */
-export function serializeCollectionRequest(request: CollectionRequestRow, contact: ContactRow) {
+const SpecDate = v.pipe(v.string(), v.description('`YYYY-MM-DD HH:MM:SS.ffffff+00:00` (UTC).'), v.examples(['2025-05-02 13:45:00.000000+00:00']));
+
+export const COLLECTION_REQUEST_EXAMPLE = {
+  id: 901, organization: 3, amount: '1500.0000', currency: 'UGX', account: 12, phonenumber: '+256772123456', svccode: '3-901',
+  contact: CONTACT_EXAMPLE, reason: 'Invoice 1042', metadata: { invoice: '1042' }, created: '2025-05-01T13:45:00Z',
+  modified: '2025-05-01T13:46:10Z', author: 5, updated_by: null, collection: null, success_message: null, send_instructions: true,
+  instructions: null, status: 'processing_started' as const, error_message: null, expiry_date: '2025-05-02 13:45:00.000000+00:00',
+  start_date: null, retry_interval_minutes: null, max_attempts: 3, subscription_settings: null,
+};
+
+/** The collection request object of api.md 2.3, with its contact expanded: types the serialiser and documents it. */
+export const CollectionRequestSchema = v.pipe(
+  v.object({
+    id: Id,
+    organization: OrganizationId,
+    amount: Amount,
+    currency: CurrencyCode,
+    account: described(v.nullable(v.number()), 'Wallet that receives the collection.'),
+    phonenumber: PhoneNumber,
+    svccode: described(v.string(), 'Request code a subscriber can pay with: `<organization>-<request>`.'),
+    contact: ContactSchema,
+    reason: described(v.nullable(v.string()), 'The reference the subscriber sees.'),
+    metadata: Metadata,
+    created: Timestamp,
+    modified: Timestamp,
+    author: Author,
+    updated_by: UpdatedBy,
+    collection: described(v.nullable(v.number()), 'Id of the collection that fulfilled the request.'),
+    success_message: v.nullable(v.string()),
+    send_instructions: v.boolean(),
+    instructions: v.nullable(v.string()),
+    status: v.picklist(REQUEST_STATUSES),
+    error_message: v.nullable(v.string()),
+    expiry_date: SpecDate,
+    start_date: v.nullable(SpecDate),
+    retry_interval_minutes: v.nullable(v.number()),
+    max_attempts: described(v.number(), 'Re-prompts after the first (0 to 3).'),
+    subscription_settings: described(v.nullable(v.string()), 'Recurring settings as a JSON string: `start_date`, `end_date`, `frequency`, optional `weekdays`, `months`.'),
+  }),
+  v.description('A request for a subscriber to pay (api.md 2.3), with its contact.'),
+  v.examples([COLLECTION_REQUEST_EXAMPLE]),
+);
+export type CollectionRequestResource = v.InferOutput<typeof CollectionRequestSchema>;
+
+export function serializeCollectionRequest(request: CollectionRequestRow, contact: ContactRow): CollectionRequestResource {
   return {
     id: request.id,
     organization: request.organizationId,
@@ -84,7 +129,7 @@ export function serializeCollectionRequest(request: CollectionRequestRow, contac
     subscription_settings: request.subscriptionSettings === null ? null : JSON.stringify(request.subscriptionSettings),
   };
 }
-export type CollectionRequestResource = ReturnType<typeof serializeCollectionRequest>;
+
 
 /** Trailing zeros off a 4-decimal amount for messages to people: "1500.0000" → "1500". */
 export function displayAmount(amount: string): string {

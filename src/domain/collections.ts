@@ -1,5 +1,7 @@
-import type { CollectionRequestResource } from './collection-requests';
-import type { ContactResource } from './contacts';
+import * as v from 'valibot';
+import { COLLECTION_REQUEST_EXAMPLE, CollectionRequestSchema, type CollectionRequestResource } from './collection-requests';
+import { CONTACT_EXAMPLE, ContactSchema, type ContactResource } from './contacts';
+import { Amount, Author, CurrencyCode, Id, OrganizationId, PhoneNumber, Timestamp, UpdatedBy, described } from './shapes';
 import { formatTimestamp } from './time';
 
 export const COLLECTION_STATUSES = ['successful', 'failed', 'pending', 'cashed_out'] as const;
@@ -67,8 +69,49 @@ export type TransactionRow = {
 /** `created` of a transaction carries fractional seconds (api.md 2.2). */
 const withFraction = (date: Date): string => date.toISOString();
 
-/** The transaction object of api.md 2.2 with its account. */
-export function serializeTransaction(transaction: TransactionRow, account: AccountRow) {
+const TRANSACTION_EXAMPLE = {
+  id: 311, amount: '1500.0000', currency: 'UGX', type: 'mobile_collection', description: 'Collection MTN-8812 from +256772123456',
+  created: '2025-05-01T13:47:02.512Z', fee_transaction: null,
+  account: {
+    id: 12, author: 5, updated_by: null, organization: 3, status: 'active', label: 'UGX wallet', description: '', currency: 2,
+    low_balance_threshold: null, low_balance_notification_last_send_time: null, created: '2025-04-01T09:00:00Z', modified: '2025-05-01T13:47:02Z',
+  },
+};
+
+/** The transaction object of api.md 2.2 with its account: types the serialiser and documents it. */
+export const TransactionSchema = v.pipe(
+  v.object({
+    id: Id,
+    amount: Amount,
+    currency: CurrencyCode,
+    type: described(v.string(), 'What moved the money, such as `mobile_collection`.'),
+    description: v.string(),
+    created: described(v.string(), 'UTC with fractional seconds, `YYYY-MM-DDTHH:MM:SS.sssZ`.'),
+    fee_transaction: v.null(),
+    account: described(
+      v.object({
+        id: Id,
+        author: Author,
+        updated_by: UpdatedBy,
+        organization: OrganizationId,
+        status: described(v.string(), '`active` or `inactive`.'),
+        label: v.string(),
+        description: v.string(),
+        currency: described(v.number(), 'Numeric currency id.'),
+        low_balance_threshold: v.nullable(v.string()),
+        low_balance_notification_last_send_time: v.nullable(Timestamp),
+        created: Timestamp,
+        modified: Timestamp,
+      }),
+      'The wallet the transaction moved money in or out of.',
+    ),
+  }),
+  v.description('The transaction that added the collection to a wallet (api.md 2.2; from version 4).'),
+  v.examples([TRANSACTION_EXAMPLE]),
+);
+export type TransactionResource = v.InferOutput<typeof TransactionSchema>;
+
+export function serializeTransaction(transaction: TransactionRow, account: AccountRow): TransactionResource {
   return {
     id: transaction.id,
     amount: transaction.amount,
@@ -95,13 +138,43 @@ export function serializeTransaction(transaction: TransactionRow, account: Accou
     },
   };
 }
-export type TransactionResource = ReturnType<typeof serializeTransaction>;
 
-/** The collection object of api.md 2.2 in the current version (v4); versions.ts shapes older ones. */
+
+/** The collection object of api.md 2.2 in the current version (v4), typing the serialiser and documenting it; versions.ts shapes older ones. */
+export const CollectionSchema = v.pipe(
+  v.object({
+    id: Id,
+    remote_transaction_id: described(v.string(), 'Transaction id from the mobile network operator.'),
+    organization: OrganizationId,
+    amount: Amount,
+    currency: CurrencyCode,
+    phonenumber: described(PhoneNumber, 'Sender number.'),
+    payment_date: described(Timestamp, 'When the subscriber paid.'),
+    reference: described(v.string(), 'Description or reference sent with the payment.'),
+    status: v.picklist(COLLECTION_STATUSES),
+    created: Timestamp,
+    author: Author,
+    modified: Timestamp,
+    updated_by: UpdatedBy,
+    collection_request: described(v.nullable(CollectionRequestSchema), 'The request the collection fulfilled, expanded (an id before version 3).'),
+    transaction: described(v.nullable(TransactionSchema), 'The transaction that credited the wallet (from version 4).'),
+    contact: v.nullable(ContactSchema),
+  }),
+  v.description('A payment received from a subscriber (api.md 2.2).'),
+  v.examples([{
+    id: 77, remote_transaction_id: 'MTN-8812', organization: 3, amount: '1500.0000', currency: 'UGX', phonenumber: '+256772123456',
+    payment_date: '2025-05-01T13:47:00Z', reference: 'Invoice 1042', status: 'successful' as const, created: '2025-05-01T13:47:01Z',
+    author: null, modified: '2025-05-01T13:47:02Z', updated_by: null,
+    collection_request: { ...COLLECTION_REQUEST_EXAMPLE, collection: 77, status: 'successful' as const }, transaction: TRANSACTION_EXAMPLE,
+    contact: CONTACT_EXAMPLE,
+  }]),
+);
+export type CollectionResource = v.InferOutput<typeof CollectionSchema>;
+
 export function serializeCollection(
   collection: CollectionRow,
   related: { contact: ContactResource | null; collectionRequest: CollectionRequestResource | null; transaction: TransactionResource | null },
-) {
+): CollectionResource {
   return {
     id: collection.id,
     remote_transaction_id: collection.remoteTransactionId,
@@ -121,7 +194,7 @@ export function serializeCollection(
     contact: related.contact,
   };
 }
-export type CollectionResource = ReturnType<typeof serializeCollection>;
+
 
 /** `collection-<network>-<remote transaction id>`: one workflow per payment the network reports. */
 export function networkSlug(network: string): string {

@@ -1,3 +1,5 @@
+import * as v from 'valibot';
+import { Author, Id, Metadata, OrganizationId, PhoneNumber, Timestamp, UpdatedBy, described } from './shapes';
 import { formatTimestamp } from './time';
 
 export const CONTACT_TYPES = ['employee', 'beneficiary', 'vendor', 'other'] as const;
@@ -32,8 +34,47 @@ export type ContactVerification = {
   nationalIdType: string | null;
 };
 
-/** The contact object of api.md 2.4. */
-export function serializeContact(contact: ContactRow) {
+/** A contact as the API shows it (the examples of the OpenAPI document). */
+export const CONTACT_EXAMPLE = {
+  id: 17, organization: 3, first_name: 'Jane', last_name: 'Nakato', email: 'jane@example.com', phone_number: '+256772123456',
+  type: 'other', status: 'active' as const, metadata: { customer: '1042' }, created: '2025-05-01T13:45:00Z', modified: '2025-05-01T13:45:00Z',
+  author: 5, updated_by: null,
+};
+
+const optionalText = (description: string) => v.optional(described(v.nullable(v.string()), description));
+
+/** The contact object of api.md 2.4: types `serializeContact` and describes it in the OpenAPI document. */
+export const ContactSchema = v.pipe(
+  v.object({
+    id: Id,
+    organization: OrganizationId,
+    first_name: v.string(),
+    last_name: v.string(),
+    email: v.nullable(v.string()),
+    phone_number: PhoneNumber,
+    type: described(v.string(), '`employee`, `beneficiary`, `vendor`, `other` (the default) or a custom string.'),
+    status: v.picklist(['active', 'inactive']),
+    metadata: Metadata,
+    created: Timestamp,
+    modified: Timestamp,
+    author: Author,
+    updated_by: UpdatedBy,
+    // Verification fields: present once the number was verified (`metadata.sync` = 1).
+    phone_is_supported: v.optional(described(v.string(), 'Whether the network supports look-ups of the number (`yes`, `no`); present after verification.')),
+    phone_is_mm_registered: optionalText('Whether the number is registered for mobile money (`yes`, `no`); present after verification.'),
+    name_on_network: optionalText('The name the network holds for the number; present after verification.'),
+    name_matches_network_status: v.optional(described(v.string(), '`checked`, `not_registered` or `not_supported`; present after verification.')),
+    name_matches_network_score: v.optional(described(v.nullable(v.number()), 'Similarity of the names, 0 to 100; present after verification.')),
+    network_name: optionalText('The number\'s network; present after verification.'),
+    national_id: optionalText('Present after verification.'),
+    national_id_type: optionalText('Present after verification.'),
+  }),
+  v.description('A person who pays or is paid (api.md 2.4).'),
+  v.examples([CONTACT_EXAMPLE]),
+);
+export type ContactResource = v.InferOutput<typeof ContactSchema>;
+
+export function serializeContact(contact: ContactRow): ContactResource {
   return {
     id: contact.id,
     organization: contact.organizationId,
@@ -64,4 +105,3 @@ function verificationFields(verification: ContactVerification) {
     national_id_type: verification.nationalIdType,
   };
 }
-export type ContactResource = ReturnType<typeof serializeContact>;

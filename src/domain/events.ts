@@ -1,3 +1,5 @@
+import * as v from 'valibot';
+import { Author, Id, OrganizationId, Timestamp, UpdatedBy, described } from './shapes';
 import { formatTimestamp } from './time';
 
 /** The event types of api.md 6.1. */
@@ -20,7 +22,31 @@ export type EventRow = {
   modified: Date;
 };
 
-export function serializeEvent(event: EventRow) {
+/** The event object of api.md 2.6: types `serializeEvent` and documents it. */
+export const EventSchema = v.pipe(
+  v.object({
+    id: Id,
+    organization: OrganizationId,
+    type: v.picklist(EVENT_TYPES),
+    data: described(
+      v.record(v.string(), v.unknown()),
+      'The object that triggered the event as it was when the event happened: a Contact (`contact.created`), a Collection ' +
+        '(`collection.received`), a CollectionRequest (`collectionrequest.status.changed`) or a payment (`payment.status.changed`).',
+    ),
+    created: Timestamp,
+    modified: Timestamp,
+    author: Author,
+    updated_by: UpdatedBy,
+  }),
+  v.description('Something that happened in the organization (api.md 2.6); webhooks deliver the same `data`.'),
+  v.examples([{
+    id: 1234, organization: 3, type: 'contact.created' as const, data: { id: 17, first_name: 'Jane', last_name: 'Nakato', phone_number: '+256772123456' },
+    created: '2025-05-01T13:45:00Z', modified: '2025-05-01T13:45:00Z', author: 5, updated_by: null,
+  }]),
+);
+export type EventResource = v.InferOutput<typeof EventSchema>;
+
+export function serializeEvent(event: EventRow): EventResource {
   return {
     id: event.id,
     organization: event.organizationId,
@@ -32,4 +58,3 @@ export function serializeEvent(event: EventRow) {
     updated_by: event.updatedBy === null ? null : String(event.updatedBy),
   };
 }
-export type EventResource = ReturnType<typeof serializeEvent>;

@@ -9,8 +9,12 @@
  *   v3  a collection's `collection_request` is the expanded object (before: its id)
  *   v4  collections carry `transaction`
  */
-import type { ContactResource } from './contacts';
-import type { EventResource, EventType } from './events';
+import * as v from 'valibot';
+import { CollectionRequestSchema } from './collection-requests';
+import { CollectionSchema } from './collections';
+import { ContactSchema, type ContactResource } from './contacts';
+import { EventSchema, type EventResource, type EventType } from './events';
+import { described } from './shapes';
 
 export const API_VERSIONS = [1, 2, 3, 4] as const;
 export type ApiVersion = (typeof API_VERSIONS)[number];
@@ -107,3 +111,58 @@ export function eventForVersion(event: EventResource, context: VersionContext) {
   const data = dataForVersion ? dataForVersion(event.data, context) : event.data;
   return organizationForVersion({ ...event, data }, context);
 }
+
+// ---------------------------------------------------------------------------------------------
+// The same rules as schemas: what each version's responses look like, for the OpenAPI document of
+// that version (src/api/openapi.ts). Each function mirrors the data function above it; a unit test
+// and every response of the API tests (checked against the document of its version) keep them equal.
+
+/** The paged list envelope of api.md 2.1 around `item`. */
+export const pagedListSchema = <const TItem extends v.GenericSchema>(item: TItem) =>
+  v.pipe(
+    v.object({
+      count: described(v.number(), 'Total number of items.'),
+      next: described(v.nullable(v.string()), 'Absolute URL of the next page (carries `offset`, and `limit` when given), or null.'),
+      previous: described(v.nullable(v.string()), 'Absolute URL of the previous page, or null.'),
+      results: described(v.array(item), 'Items of the page.'),
+    }),
+    v.description('A page of a list (api.md 2.1); version 1 answers the bare array of `results`.'),
+  );
+
+export function listSchemaForVersion<const TItem extends v.GenericSchema>(item: TItem, version: ApiVersion) {
+  return version === 1 ? v.array(item) : pagedListSchema(item);
+}
+
+const OrganizationName = described(v.string(), "The owning organization's name (version 1).");
+const objectEntries = <TEntries extends v.ObjectEntries>(schema: v.SchemaWithPipe<readonly [v.ObjectSchema<TEntries, undefined>, ...v.PipeItem<any, any, any>[]]>) =>
+  schema.pipe[0].entries;
+/** Version 1 schemas, built once so the document can name each by identity. */
+const v1 = {
+  contact: v.pipe(v.object({ ...objectEntries(ContactSchema), organization: OrganizationName }), v.description('A contact (version 1).')),
+  collectionRequest: v.pipe(
+    v.object({ ...objectEntries(CollectionRequestSchema), organization: OrganizationName }),
+    v.description('A collection request (version 1).'),
+  ),
+};
+const { transaction: _transaction, ...collectionBeforeV4 } = objectEntries(CollectionSchema);
+const collectionRequestId = described(v.nullable(v.number()), 'Id of the request the collection fulfilled (the expanded object from version 3).');
+const collectionsBefore: Record<1 | 2 | 3, v.GenericSchema> = {
+  3: v.pipe(v.object(collectionBeforeV4), v.description('A collection (version 3: no `transaction`).')),
+  2: v.pipe(v.object({ ...collectionBeforeV4, collection_request: collectionRequestId }), v.description('A collection (version 2).')),
+  1: v.pipe(
+    v.object({
+      ...collectionBeforeV4,
+      collection_request: collectionRequestId,
+      organization: OrganizationName,
+      currency: described(v.number(), 'Numeric currency id (version 1): 1 BXC, 2 UGX, 3 KES.'),
+    }),
+    v.description('A collection (version 1).'),
+  ),
+};
+const eventV1 = v.pipe(v.object({ ...objectEntries(EventSchema), organization: OrganizationName }), v.description('An event (version 1).'));
+
+export const contactSchemaForVersion = (version: ApiVersion) => (version === 1 ? v1.contact : ContactSchema);
+export const collectionRequestSchemaForVersion = (version: ApiVersion) => (version === 1 ? v1.collectionRequest : CollectionRequestSchema);
+export const collectionSchemaForVersion = (version: ApiVersion): v.GenericSchema => (version === 4 ? CollectionSchema : collectionsBefore[version]);
+/** An event; its `data` is documented as an object in every version (its shape per type is in the description). */
+export const eventSchemaForVersion = (version: ApiVersion) => (version === 1 ? eventV1 : EventSchema);

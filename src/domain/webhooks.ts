@@ -1,5 +1,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
-import type { EventType } from './events';
+import * as v from 'valibot';
+import { EVENT_TYPES, type EventType } from './events';
+import { Id, NullableTimestamp, Timestamp, described } from './shapes';
 import { formatNullableTimestamp, formatTimestamp } from './time';
 
 /** api.md 6.2: a receiver has 5 seconds to answer. */
@@ -19,8 +21,22 @@ export type WebhookRow = {
   updated: Date;
 };
 
-/** The webhook object of api.md 2.5; also the `hook` of every delivery. */
-export function serializeWebhook(webhook: WebhookRow) {
+/** The webhook object of api.md 2.5 (also the `hook` of every delivery): types `serializeWebhook` and documents it. */
+export const WebhookSchema = v.pipe(
+  v.object({
+    id: Id,
+    user: described(v.number(), 'Id of the user who created it.'),
+    event: described(v.picklist(EVENT_TYPES), 'The event type it receives.'),
+    target: described(v.string(), 'The HTTPS URL that receives the notifications.'),
+    created: Timestamp,
+    updated: Timestamp,
+  }),
+  v.description('An HTTPS URL that receives every future event of one type (api.md 2.5).'),
+  v.examples([{ id: 56, user: 5, event: 'contact.created' as const, target: 'https://acme.example/hooks', created: '2025-05-01T13:45:00Z', updated: '2025-05-01T13:45:00Z' }]),
+);
+export type WebhookResource = v.InferOutput<typeof WebhookSchema>;
+
+export function serializeWebhook(webhook: WebhookRow): WebhookResource {
   return {
     id: webhook.id,
     user: webhook.userId,
@@ -30,7 +46,6 @@ export function serializeWebhook(webhook: WebhookRow) {
     updated: formatTimestamp(webhook.updated),
   };
 }
-export type WebhookResource = ReturnType<typeof serializeWebhook>;
 
 /** What one attempt came to: any 2xx is delivered (3xx is not), 410 means the hook is gone. */
 export type AttemptOutcome = 'delivered' | 'failed' | 'gone';
@@ -67,8 +82,39 @@ export type DeliveryRow = {
   attempts: AttemptRow[];
 };
 
-/** One delivery of an event to a webhook, with every attempt made so far (the attempt log). */
-export function serializeDelivery(delivery: DeliveryRow) {
+export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed', 'gone', 'cancelled'] as const satisfies readonly DeliveryStatus[];
+
+/** One delivery of an event to a webhook with its attempt log: types `serializeDelivery` and documents it. */
+export const DeliverySchema = v.pipe(
+  v.object({
+    id: Id,
+    webhook: described(v.number(), 'The webhook delivered to.'),
+    event: described(v.number(), 'The event delivered.'),
+    event_type: v.picklist(EVENT_TYPES),
+    redelivery: described(v.boolean(), 'True for a delivery asked for with POST .../deliveries.'),
+    status: described(v.picklist(DELIVERY_STATUSES), '`gone`: the receiver answered 410 and the webhook was deleted; `cancelled`: the webhook was deleted meanwhile.'),
+    created: Timestamp,
+    finished: described(NullableTimestamp, 'When the outcome became final; null while pending.'),
+    attempts: v.array(v.object({
+      attempt: described(v.number(), '1 to 10.'),
+      time: Timestamp,
+      duration_ms: v.number(),
+      outcome: v.picklist(['delivered', 'failed', 'gone']),
+      status_code: described(v.nullable(v.number()), "The receiver's HTTP status; null when none came (timeout, connection or TLS error)."),
+      error: v.nullable(v.string()),
+      response: described(v.nullable(v.string()), "The first 1 KiB of the receiver's answer."),
+    })),
+  }),
+  v.description('One delivery of an event to a webhook, with every attempt made so far (the attempt log).'),
+  v.examples([{
+    id: 88, webhook: 56, event: 1234, event_type: 'contact.created' as const, redelivery: false, status: 'delivered' as const,
+    created: '2025-05-01T13:45:00Z', finished: '2025-05-01T13:45:01Z',
+    attempts: [{ attempt: 1, time: '2025-05-01T13:45:00Z', duration_ms: 182, outcome: 'delivered' as const, status_code: 200, error: null, response: 'ok' }],
+  }]),
+);
+export type DeliveryResource = v.InferOutput<typeof DeliverySchema>;
+
+export function serializeDelivery(delivery: DeliveryRow): DeliveryResource {
   return {
     id: delivery.id,
     webhook: delivery.webhookId,

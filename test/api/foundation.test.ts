@@ -26,6 +26,18 @@ describe('authentication', () => {
     expect((await merchant.request('/api/contacts')).status).toBe(200);
   });
 
+  test.each(['/api/nothing-here', '/api/contacts/1/nothing', '/api', '/api/v2/nothing-here', '/api/events/abc'])(
+    'a missing or wrong key is 401 on %s, known path or not; a valid key gets past it',
+    async (path) => {
+      for (const headers of [{}, { Authorization: 'Token 0000000000000000000000000000000000000000' }] as Record<string, string>[]) {
+        const response = await requester(ctx.app, null)(path, { headers });
+        expect({ path, status: response.status, body: response.body }).toEqual({ path, status: 401, body: { detail: 'Invalid token.' } });
+        expect(response.headers.get('www-authenticate')).toBe('Token');
+      }
+      expect((await merchant.request(path)).status).toBe(404);
+    },
+  );
+
   test('a key of one organization cannot pass as another by sharing its prefix', async () => {
     const forged = `${merchant.apiKey.slice(0, 12)}${'0'.repeat(28)}`;
     const response = await requester(ctx.app, forged)('/api/contacts');

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { randomUUID } from 'node:crypto';
+import { apiClient } from '../client';
 import { ROOT, awayFromWindowEdge, eventually, testSql, uniqueTaskQueue } from '../helpers';
 import { createOrganization } from '../../src/services/organizations';
 import { setThrottleLimits } from '../../src/services/throttling';
@@ -44,10 +45,10 @@ afterAll(() => {
 test('two API processes together hold one organization read limit', async () => {
   const merchant = await createOrganization(testSql(), 'Shared limit');
   await setThrottleLimits(testSql(), merchant.organization.id, { reads: 10, writes: 1000 });
-  const headers = { Authorization: `Token ${merchant.apiKey}` };
+  const clients = apis.map((api) => apiClient(api.baseUrl, { apiKey: merchant.apiKey }));
   await awayFromWindowEdge(WINDOW_SECONDS, 15_000);
   const statuses = await Promise.all(
-    Array.from({ length: 24 }, (_, index) => fetch(`${apis[index % 2]!.baseUrl}/api/contacts`, { headers }).then((response) => response.status)),
+    Array.from({ length: 24 }, (_, index) => clients[index % 2]!.GET('/api/contacts').then(({ response }) => response.status)),
   );
   expect(statuses.filter((status) => status === 200)).toHaveLength(10);
   expect(statuses.filter((status) => status === 429)).toHaveLength(14);
@@ -60,11 +61,10 @@ test('one Duplicate-Check-Key sent to both processes at once creates one object'
     const key = randomUUID();
     const statuses = await Promise.all(
       apis.map((api, index) =>
-        fetch(`${api.baseUrl}/api/contacts`, {
-          method: 'POST',
-          headers: { Authorization: `Token ${merchant.apiKey}`, 'Duplicate-Check-Key': key, 'Content-Type': 'application/json' },
-          body: JSON.stringify({ phone_number: `+2567721${String(60000 + round * 2 + index)}`, first_name: 'Two', last_name: 'Doors' }),
-        }).then((response) => response.status),
+        apiClient(api.baseUrl, { apiKey: merchant.apiKey }).POST('/api/contacts', {
+          params: { header: { 'Duplicate-Check-Key': key } },
+          body: { phone_number: `+2567721${String(60000 + round * 2 + index)}`, first_name: 'Two', last_name: 'Doors' },
+        }).then(({ response }) => response.status),
       ),
     );
     expect(statuses.sort()).toEqual([201, 409]);

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { collectionRequestWorkflowId } from '../../src/workflows/shared';
+import { FORM, apiClient } from '../client';
 import { ROOT, eventually, startWorker, testClient, uniqueTaskQueue, type WorkerProcess } from '../helpers';
 
 const taskQueue = uniqueTaskQueue('e2e');
@@ -49,32 +50,28 @@ afterAll(async () => {
 test('a merchant creates a contact and a collection request over HTTP; the worker runs the request and operators find it by organization', async () => {
   const merchant = JSON.parse(admin('org', 'create', '--name', 'E2E Merchant', '--json')) as { apiKey: string; organization: { id: number } };
   admin('wallet', 'fund', '--org', String(merchant.organization.id), '--currency', 'BXC', '--amount', '100');
-  const auth = { Authorization: `Token ${merchant.apiKey}` };
-  const created = await fetch(`${baseUrl}/api/contacts`, {
-    method: 'POST',
-    headers: { ...auth, 'Content-Type': 'application/x-www-form-urlencoded' },
-    body: 'phone_number=%2B256772123456&first_name=A&last_name=B',
-  });
-  expect(created.status).toBe(201);
-  const contact = (await created.json()) as { id: number; phone_number: string };
+  const api = apiClient(baseUrl, { apiKey: merchant.apiKey });
+  const created = await api.POST('/api/contacts', { body: { phone_number: '+256772123456', first_name: 'A', last_name: 'B' }, ...FORM });
+  expect(created.response.status).toBe(201);
+  const contact = created.data!;
   expect(contact.phone_number).toBe('+256772123456');
 
-  const events = (await (await fetch(`${baseUrl}/api/events`, { headers: auth })).json()) as { count: number; results: { id: number; type: string; data: { id: number } }[] };
+  const eventList = await api.GET('/api/events');
+  expect(eventList.response.status).toBe(200);
+  const events = eventList.data!;
   expect(events.count).toBe(1);
   expect(events.results[0]?.type).toBe('contact.created');
   expect(events.results[0]?.data.id).toBe(contact.id);
 
   // The sandbox's never-paying number: the worker prompts, and the request waits for a payment.
-  const requested = await fetch(`${baseUrl}/api/collectionrequests`, {
-    method: 'POST',
-    headers: { ...auth, 'Content-Type': 'application/x-www-form-urlencoded' },
-    body: 'phonenumber=%2B80000000009&amount=10&currency=BXC&send_instructions=true',
+  const requested = await api.POST('/api/collectionrequests', {
+    body: { phonenumber: '+80000000009', amount: '10', currency: 'BXC', send_instructions: true }, ...FORM,
   });
-  expect(requested.status).toBe(201);
-  const request = (await requested.json()) as { id: number };
+  expect(requested.response.status).toBe(201);
+  const request = requested.data!;
   await eventually('the worker to prompt the subscriber', async () => {
-    const shown = (await (await fetch(`${baseUrl}/api/collectionrequests/${request.id}`, { headers: auth })).json()) as { status: string };
-    return shown.status === 'processing_started';
+    const shown = await api.GET('/api/collectionrequests/{id}', { params: { path: { id: String(request.id) } } });
+    return shown.data?.status === 'processing_started';
   }, 30_000);
   const client = await testClient();
   const listed = await eventually('the workflow to be listed by organization', async () => {
@@ -85,8 +82,8 @@ test('a merchant creates a contact and a collection request over HTTP; the worke
   expect(listed[0]?.workflowId).toBe(collectionRequestWorkflowId(request.id));
   await client.workflow.getHandle(collectionRequestWorkflowId(request.id)).terminate('test done');
 
-  const wrong = await fetch(`${baseUrl}/api/contacts`, { headers: { Authorization: 'Token 0123456789012345678901234567890123456789' } });
-  expect(wrong.status).toBe(401);
-  expect(await wrong.json()).toEqual({ detail: 'Invalid token.' });
+  const wrong = await apiClient(baseUrl, { apiKey: '0123456789012345678901234567890123456789' }).GET('/api/contacts');
+  expect(wrong.response.status).toBe(401);
+  expect(wrong.error).toEqual({ detail: 'Invalid token.' });
   expect(apiOutput).not.toContain('"level":"error"');
 });

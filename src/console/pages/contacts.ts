@@ -1,6 +1,7 @@
 /** Contacts: the list with the API's filters, a contact's page, and the create form with instant verification. */
 import { Elysia } from 'elysia';
-import { contactNetwork, createContact, listContacts, parseContactFilters } from '../../api/contacts';
+import { ContactCreate, contactNetwork, createContact, listContacts, parseContactFilters } from '../../api/contacts';
+import { validate } from '../../api/fields';
 import type { AppDeps } from '../../api/context';
 import { findApiError } from '../../api/http';
 import { parsePage } from '../../api/pagination';
@@ -61,7 +62,7 @@ ${pager('/console/contacts', searchParams, page, count)}`;
       // The API's instant verification: metadata sync=1 (api.md 4.4).
       const body = verify === 'true' ? { ...fields, metadata: { sync: '1' } } : fields;
       try {
-        const contact = await createContact(deps, network, session, body, null);
+        const contact = await createContact(deps, network, session, validate(ContactCreate, body), null);
         return redirect(`/console/contacts/${contact.id}?done=contact-created`);
       } catch (error) {
         const apiError = findApiError(error);

@@ -4,7 +4,8 @@
  * timeline, its collection and its workflow in the Temporal UI; the timeline updates by itself.
  */
 import { Elysia } from 'elysia';
-import { createCollectionRequest, listCollectionRequests, parseRequestFilters } from '../../api/collection-requests';
+import { CollectionRequestCreate, createCollectionRequest, listCollectionRequests, parseRequestFilters } from '../../api/collection-requests';
+import { validate } from '../../api/fields';
 import type { AppDeps } from '../../api/context';
 import { findApiError } from '../../api/http';
 import { parsePage } from '../../api/pagination';
@@ -122,7 +123,7 @@ ${pager('/console/requests', searchParams, page, count)}`;
       htmlResponse(layout(frame(session, 'New collection request'), createForm(session, { currency: 'BXC', send_instructions: 'true' }, {}))), { page: 'member' })
     .post('/console/requests', async ({ session, form }) => {
       try {
-        const created = await createCollectionRequest(deps, session, givenFields(form), null);
+        const created = await createCollectionRequest(deps, session, validate(CollectionRequestCreate, givenFields(form)), null);
         return redirect(`/console/requests/${created.request.id}`);
       } catch (error) {
         const apiError = findApiError(error);
