@@ -1,19 +1,24 @@
 // `npm run bench`: bootstraps like `npm test` (dependencies, a headless in-memory Temporal dev
 // server on free ports, a fresh PostgreSQL database, migrations), then starts the real API process
 // on Bun, the real worker on Node and a bench-only worker for the empty baseline workflow, and runs
-// bench/run.ts with Bun. BENCH_TEMPORAL=server runs it all on the production Temporal server instead. Sizes: BENCH_COLLECTIONS, BENCH_SECONDS, BENCH_CONCURRENCY (small defaults).
-// Not part of `npm test`. Results: bench/results/latest.md (latest-server.md with BENCH_TEMPORAL=server).
-import { spawnSync } from 'node:child_process';
+// bench/run.ts with Bun. BENCH_TEMPORAL=file runs the dev server on a database file as `npm start`
+// does (its own configuration); BENCH_TEMPORAL=server on the production Temporal server. Sizes:
+// BENCH_COLLECTIONS, BENCH_SECONDS, BENCH_CONCURRENCY, BENCH_SWEEP_RATES (small defaults).
+// Not part of `npm test`. Results: bench/results/latest.md (latest-file.md, latest-server.md).
+import { spawn, spawnSync } from 'node:child_process';
+import { createServer } from 'node:http';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import {
-  ROOT, binPath, ensureDependencies, ensureTemporalCli, freePort, makeSelfSignedCertificate, say, startChild, runScript, startHeadlessDevServer, stopChildren, waitFor,
+  ROOT, binPath, ensureDependencies, ensureTemporalCli, freePort, freePorts, makeSelfSignedCertificate, say, startChild, runScript, startHeadlessDevServer,
+  startTemporalDevServer, stopChildren, waitFor,
 } from './infra.mjs';
 import { databaseName, freshDataDir, psqlAdmin } from './suite.mjs';
 import { composeFile, composeServerVersion, ensureTemporalServer, startTemporalServer } from './temporal-server.mjs';
 
 const DATA = join(ROOT, '.bench-data');
 const children = [];
+const sinks = [];
 
 function benchDatabaseUrl() {
   if (process.env.BENCH_DATABASE_URL) return process.env.BENCH_DATABASE_URL;
@@ -49,6 +54,7 @@ async function main() {
   // BENCH_TEMPORAL=server: the production server (built from source, on PostgreSQL, configured as
   // temporal-compose.yml configures it; see scripts/temporal-server.mjs) instead of the dev server.
   const onServer = process.env.BENCH_TEMPORAL === 'server';
+  const onFile = process.env.BENCH_TEMPORAL === 'file';
   let temporalAddress;
   let temporalLabel;
   if (onServer) {
@@ -56,6 +62,12 @@ async function main() {
     ensureTemporalServer(composeServerVersion(compose));
     temporalAddress = (await startTemporalServer(children, cli, compose, { databaseUrl, dataDir: DATA })).address;
     temporalLabel = `Temporal server ${composeServerVersion(compose)} on PostgreSQL (temporal-compose.yml's configuration)`;
+  } else if (onFile) {
+    // As `npm start` runs it: the dev server persisting to a SQLite file.
+    const port = await freePort();
+    await startTemporalDevServer(children, cli, { port, headless: true, dbFile: join(DATA, 'temporal.db'), logFile: join(DATA, 'temporal.log') });
+    temporalAddress = `127.0.0.1:${port}`;
+    temporalLabel = 'Temporal dev server on a database file (the `npm start` configuration)';
   } else {
     temporalAddress = `127.0.0.1:${await startHeadlessDevServer(children, cli, { purpose: 'benchmarks', logFile: join(DATA, 'temporal.log') })}`;
     temporalLabel = 'Temporal dev server (in memory)';
@@ -73,6 +85,9 @@ async function main() {
     THROTTLE_READS: '100000000',
     THROTTLE_WRITES: '100000000',
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+    // Telemetry off in the measured pair; the cost of turning it on is measured apart (below).
+    METRICS: 'false',
+    WORKER_METRICS_PORT: '0',
   };
   say(`preparing a fresh bench database (${databaseName(databaseUrl)})`);
   psqlAdmin(databaseUrl, `drop database if exists "${databaseName(databaseUrl)}" with (force)`);
@@ -113,13 +128,50 @@ async function main() {
     return (await fetch(`${apiUrl}/healthz`).catch(() => null))?.status === 200;
   }, 60_000);
   await waitForOutput(workerLog, '"state":"RUNNING"', worker, 'the worker');
+
+  // The cost of telemetry: a second API and worker (their own task queue) with tracing exported
+  // over OTLP/HTTP to a local sink and metrics on; bench/run.ts runs the same lifecycles through
+  // both pairs at BENCH_TELEMETRY_RATES. The first pair runs with telemetry off.
+  const telemetryRates = process.env.BENCH_TELEMETRY_RATES ?? '2,5';
+  let tracedApiUrl = '';
+  if (telemetryRates !== '') {
+    const sink = createServer((request, response) => {
+      request.resume();
+      request.on('end', () => response.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+    });
+    await new Promise((resolve) => sink.listen(0, '127.0.0.1', resolve));
+    sinks.push(sink);
+    const [tracedPort, tracedMetricsPort] = await freePorts(2);
+    const tracedEnv = {
+      ...env,
+      TASK_QUEUE: `${taskQueue}-traced`,
+      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${sink.address().port}`,
+      METRICS: 'true',
+      WORKER_METRICS_PORT: String(tracedMetricsPort),
+    };
+    const tracedApiLog = join(DATA, 'api-traced.log');
+    const tracedWorkerLog = join(DATA, 'worker-traced.log');
+    const tracedApi = startChild(children, 'api-traced', binPath('bun'), ['src/server.ts'], { env: { ...tracedEnv, PORT: String(tracedPort) }, logFile: tracedApiLog });
+    const tracedWorker = startChild(children, 'worker-traced', process.execPath, ['--import', 'tsx', 'src/worker.ts'], {
+      env: { ...tracedEnv, WORKFLOW_BUNDLE_PATH: bundle, LOG_LEVEL: 'info' },
+      logFile: tracedWorkerLog,
+    });
+    tracedApiUrl = `http://127.0.0.1:${tracedPort}`;
+    await waitFor('the traced API', async () => {
+      if (tracedApi.exitCode !== null) throw new Error(`the traced API exited; see ${tracedApiLog}`);
+      return (await fetch(`${tracedApiUrl}/healthz`).catch(() => null))?.status === 200;
+    }, 60_000);
+    await waitForOutput(tracedWorkerLog, '"state":"RUNNING"', tracedWorker, 'the traced worker');
+  }
   await waitForOutput(noopLog, 'bench-noop worker running', noop, 'the bench-noop worker');
   say(`API ${apiUrl} (pid ${api.pid}), worker pid ${worker.pid}, bench-noop worker pid ${noop.pid}`);
 
-  const run = spawnSync(binPath('bun'), ['bench/run.ts'], {
+  const runner = spawn(binPath('bun'), ['bench/run.ts'], {
     cwd: ROOT,
     stdio: 'inherit',
     env: {
+      BENCH_TRACED_API_URL: tracedApiUrl,
+      BENCH_TELEMETRY_RATES: telemetryRates,
       ...env,
       BENCH_API_URL: apiUrl,
       BENCH_API_KEY: org.apiKey,
@@ -135,9 +187,11 @@ async function main() {
       BENCH_KEY_FILE: keyFile,
     },
   });
+  const status = await new Promise((resolve) => runner.once('exit', (code) => resolve(code ?? 1)));
   await stopChildren(children);
-  if (run.status !== 0) throw new Error(`bench/run.ts exited with ${run.status}`);
-  say(`results written to bench/results/${onServer ? 'latest-server.md' : 'latest.md'}`);
+  for (const sink of sinks) sink.close();
+  if (status !== 0) throw new Error(`bench/run.ts exited with ${status}`);
+  say(`results written to bench/results/${onServer ? 'latest-server.md' : onFile ? 'latest-file.md' : 'latest.md'}`);
 }
 
 runScript(main, () => children);

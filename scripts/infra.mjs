@@ -60,7 +60,7 @@ export function ensureDependencies() {
   run('npm', ['install', '--no-audit', '--no-fund']);
 }
 
-/** Debian's Chromium, which the console's browser tests drive through playwright-core. */
+/** Debian's Chromium, which the browser tests (the console, the docs page) drive through playwright-core. */
 export const CHROMIUM = '/usr/bin/chromium';
 
 /**
@@ -102,27 +102,6 @@ export function ensureTemporalCli() {
     env: { ...process.env, GOBIN: dirname(LOCAL_TEMPORAL), CGO_ENABLED: '0' },
   });
   return LOCAL_TEMPORAL;
-}
-
-/** Debian's Chromium, which the docs-page test drives with playwright-core (test/e2e/docs-page.test.ts). */
-export const CHROMIUM = '/usr/bin/chromium';
-
-/**
- * Installs Debian's `chromium` package when it is missing (a fresh CI machine): the browser build
- * playwright would download is out of reach, Debian's package is not. Needs root (or sudo).
- */
-export function ensureChromium() {
-  if (existsSync(CHROMIUM)) return CHROMIUM;
-  if (!onPath('apt-get')) throw new Error(`${CHROMIUM} is missing and apt-get is not available to install Debian's chromium package`);
-  const root = typeof process.getuid === 'function' && process.getuid() === 0;
-  const sudo = root ? [] : onPath('sudo') ? ['sudo'] : null;
-  if (sudo === null) throw new Error(`${CHROMIUM} is missing: install it with \`apt-get install -y chromium\` (as root)`);
-  say('installing Debian\'s chromium package for the docs-page test (apt-get, once)');
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  const aptGet = (...args) => (sudo.length ? run('sudo', ['apt-get', ...args], { env }) : run('apt-get', args, { env }));
-  aptGet('update');
-  aptGet('install', '-y', '--no-install-recommends', 'chromium');
-  return CHROMIUM;
 }
 
 /**

@@ -6,7 +6,7 @@
 // `N passed, N failed` over both, and exits non-zero on any failure.
 // Arguments after `--` go to `bun test`; PARITY_RUNTIMES=node (or bun) runs one of the two.
 import { join } from 'node:path';
-import { ROOT, ensureChromium, ensureDependencies, ensureTemporalCli, say, runScript, stopChildren } from './infra.mjs';
+import { ROOT, ensureDependencies, ensureTemporalCli, say, runScript, stopChildren } from './infra.mjs';
 import { composeFile, composeServerVersion, ensureTemporalServer, startTemporalServer } from './temporal-server.mjs';
 import { formatCounts, freshDataDir, runSuite, testDatabaseUrl } from './suite.mjs';
 
@@ -51,7 +51,6 @@ async function main() {
   for (const runtime of RUNTIMES) if (runtime !== 'node' && runtime !== 'bun') throw new Error(`PARITY_RUNTIMES: unknown runtime ${runtime}`);
   freshDataDir(DATA);
   ensureDependencies();
-  ensureChromium();
   const cli = ensureTemporalCli();
   const compose = composeFile();
   ensureTemporalServer(composeServerVersion(compose));

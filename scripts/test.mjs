@@ -2,7 +2,7 @@
 // and its own PostgreSQL database, then runs every test file with Bun's runner (scripts/suite.mjs).
 // Prints a closing line `N passed, N failed` and exits non-zero on any failure.
 import { join } from 'node:path';
-import { ROOT, ensureChromium, ensureDependencies, ensureTemporalCli, startHeadlessDevServer, runScript, stopChildren } from './infra.mjs';
+import { ROOT, ensureDependencies, ensureTemporalCli, startHeadlessDevServer, runScript, stopChildren } from './infra.mjs';
 import { formatCounts, freshDataDir, runSuite, testDatabaseUrl } from './suite.mjs';
 
 const DATA = join(ROOT, '.test-data');
@@ -11,7 +11,6 @@ const children = [];
 async function main() {
   freshDataDir(DATA);
   ensureDependencies();
-  ensureChromium();
   const cli = ensureTemporalCli();
   const temporalPort = await startHeadlessDevServer(children, cli, { purpose: 'tests', logFile: join(DATA, 'temporal.log') });
 
