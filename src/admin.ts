@@ -14,6 +14,9 @@
  *   webhooks basic-auth set --org ID --username U --password P
  *   webhooks basic-auth clear --org ID                 HTTP Basic credentials of outgoing deliveries
  *   network secret create --network NAME [--json]      the secret a network's payment callbacks carry
+ *   wallet show --org ID [--json]                      the organization's wallets, balances checked against their transactions
+ *   wallet transactions --org ID [--account ID] [--limit N] [--json]
+ *   collection reverse --org ID --collection ID [--reason R] [--json]   sends a successful collection back
  *   sweeps failures [--json]                           rows the sweeps set aside, with their errors
  *   sweeps retry --kind KIND --id ROW                  puts a set-aside row back for the next sweep run
  */
@@ -29,6 +32,12 @@ import { formatApiVersion, parseApiVersion } from './domain/versions';
 import { checkCallbackUrl } from './domain/urls';
 import { createApiKey, createOrganization, fundWallet, setApiVersion, updateCollectionSettings, verificationUrlRules } from './services/organizations';
 import { SWEEP_KINDS, listSweepFailures, retrySweepRow, type SweepKind } from './services/sweeps';
+import { listTransactions, listWallets, walletsOutOfBalance } from './services/wallets';
+import { serializeAccount, serializeLedgerTransaction } from './domain/money-out';
+import { reverseCollection } from './api/reversals';
+import { findApiError } from './api/http';
+import { connectClient } from './temporal/connection';
+import { launcherFromConfig } from './temporal/launcher';
 import { setThrottleLimits } from './services/throttling';
 import { UserInputError, createUser } from './services/users';
 import { MANAGE_ORGANIZATION } from './api/auth';
@@ -50,6 +59,9 @@ const USAGE = `usage: npm run admin -- <command>
   webhooks basic-auth set --org ID --username USER --password PASSWORD
   webhooks basic-auth clear --org ID
   network secret create --network NAME [--json]
+  wallet show --org ID [--json]
+  wallet transactions --org ID [--account ID] [--limit N] [--json]
+  collection reverse --org ID --collection ID [--reason TEXT] [--json]
   sweeps failures [--json]
   sweeps retry --kind ${SWEEP_KINDS.join('|')} --id ROW [--json]`;
 
@@ -97,6 +109,10 @@ function parseArguments(argv: string[]) {
         network: { type: 'string' },
         password: { type: 'string' },
         kind: { type: 'string' },
+        account: { type: 'string' },
+        limit: { type: 'string' },
+        collection: { type: 'string' },
+        reason: { type: 'string' },
         id: { type: 'string' },
         email: { type: 'string' },
         manage: { type: 'boolean', default: false },
@@ -241,6 +257,50 @@ async function main(argv: string[]): Promise<void> {
         print(values.json, { network: network.name, secret }, [
           `${network.name} callbacks: Authorization: Bearer ${secret}  (shown once; replaces any earlier secret)`,
         ]);
+        return;
+      }
+      case 'wallet show': {
+        const org = organizationId(values.org);
+        const { rows } = await listWallets(sql, org, {}, { limit: 1000, offset: 0 });
+        const unbalanced = new Set((await walletsOutOfBalance(sql, org)).map((wallet) => wallet.id));
+        const wallets = rows.map((row) => ({ ...serializeAccount(row), balanceEqualsTransactions: !unbalanced.has(row.id) }));
+        print(values.json, { wallets }, wallets.length === 0 ? [`organization ${org} has no wallet`] : wallets.map((wallet) =>
+          `wallet ${wallet.id} ${wallet.currency} ${wallet.status}: balance ${wallet.balance}` +
+            (wallet.balanceEqualsTransactions ? ' (= the sum of its transactions)' : ' (DIFFERS from the sum of its transactions)')));
+        return;
+      }
+      case 'wallet transactions': {
+        const org = organizationId(values.org);
+        const limit = values.limit === undefined ? 50 : Number(values.limit);
+        if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) throw new UsageError('--limit takes a whole number from 1 to 10000');
+        const account = values.account === undefined ? undefined : Number(values.account);
+        if (account !== undefined && !Number.isInteger(account)) throw new UsageError('--account takes a wallet id');
+        const { count, rows } = await listTransactions(sql, org, { account }, { limit, offset: 0 });
+        const transactions = rows.map(serializeLedgerTransaction);
+        print(values.json, { count, transactions }, [
+          `${count} transaction(s), newest first${count > rows.length ? ` (the ${rows.length} newest shown)` : ''}:`,
+          ...transactions.map((transaction) =>
+            `${transaction.created} wallet ${transaction.account} ${transaction.amount.padStart(18)} ${transaction.currency} ${transaction.type}: ${transaction.description}`),
+        ]);
+        return;
+      }
+      case 'collection reverse': {
+        const org = organizationId(values.org);
+        if (!/^\d{1,15}$/.test(values.collection ?? '')) throw new UsageError('--collection takes a collection id');
+        const client = await connectClient(config.temporal);
+        try {
+          const launcher = launcherFromConfig(client, config, (message, fields) => process.stderr.write(`${message} ${JSON.stringify(fields)}\n`));
+          const reversal = await reverseCollection({ sql, launcher }, { organizationId: org, userId: null }, {
+            collection: Number(values.collection), reason: values.reason ?? null,
+          }, null).catch((error: unknown) => {
+            const refusal = findApiError(error);
+            if (refusal) throw new UsageError(Object.values(refusal.body).flat().join(' '));
+            throw error;
+          });
+          print(values.json, reversal, [`reversal ${reversal.id} of collection ${reversal.collection}: ${reversal.amount} ${reversal.currency} back to ${reversal.phonenumber}, ${reversal.state}`]);
+        } finally {
+          await client.connection.close();
+        }
         return;
       }
       case 'sweeps failures': {

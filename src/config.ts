@@ -46,6 +46,10 @@ const ConfigSchema = v.object({
   WORKFLOW_BUNDLE_PATH: v.optional(v.string()),
   WORKER_MAX_CACHED_WORKFLOWS: v.optional(integerString(0), '250'),
   SANDBOX_PAYMENT_DELAY_SECONDS: v.optional(integerString(0), '5'),
+  SANDBOX_PAYOUT_DELAY_SECONDS: v.optional(integerString(0), '2'),
+  // How often a payment or reversal the network has not confirmed is asked about, and for how long.
+  PAYOUT_STATUS_POLL_SECONDS: v.optional(integerString(1), '10'),
+  PAYOUT_STATUS_TIMEOUT_SECONDS: v.optional(integerString(1), '86400'),
   FAILED_PROMPT_RETRY_SECONDS: v.optional(integerString(1), '600'),
   // api.md 4.2: the merchant's verification URL has 60 seconds to answer.
   VERIFICATION_TIMEOUT_SECONDS: v.optional(integerString(1), '60'),
@@ -87,6 +91,8 @@ export type Config = {
   /** The worker's sticky cache of workflows (bounded so its memory stays flat under load). */
   worker: { maxCachedWorkflows: number };
   collectionRequests: { sandboxPaymentDelaySeconds: number; failedPromptRetrySeconds: number };
+  /** Money out: the sandbox network's payout delay, and how a payout the network has not confirmed is followed. */
+  payouts: { sandboxDelaySeconds: number; statusPollSeconds: number; statusTimeoutSeconds: number };
   collections: { verificationTimeoutSeconds: number };
   /** Default limits per organization and window; the admin CLI overrides them per organization. */
   throttle: { reads: number; writes: number; windowSeconds: number };
@@ -143,6 +149,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       failedPromptRetrySeconds: c.FAILED_PROMPT_RETRY_SECONDS,
     },
     collections: { verificationTimeoutSeconds: c.VERIFICATION_TIMEOUT_SECONDS },
+    payouts: {
+      sandboxDelaySeconds: c.SANDBOX_PAYOUT_DELAY_SECONDS,
+      statusPollSeconds: c.PAYOUT_STATUS_POLL_SECONDS,
+      statusTimeoutSeconds: c.PAYOUT_STATUS_TIMEOUT_SECONDS,
+    },
     throttle: { reads: c.THROTTLE_READS, writes: c.THROTTLE_WRITES, windowSeconds: c.THROTTLE_WINDOW_SECONDS },
     duplicateCheckTtlSeconds: c.DUPLICATE_CHECK_TTL_SECONDS,
     billsBaseUrl: c.BILLS_BASE_URL?.replace(/\/+$/, ''),

@@ -40,7 +40,9 @@ async function runWorker(): Promise<void> {
         launcher,
         sandbox: config.sandbox,
         webhooks: config.webhooks,
-        network: createSandboxNetwork({ sql, launcher, paymentDelaySeconds: config.collectionRequests.sandboxPaymentDelaySeconds }),
+        network: createSandboxNetwork({
+          sql, launcher, paymentDelaySeconds: config.collectionRequests.sandboxPaymentDelaySeconds, payoutDelaySeconds: config.payouts.sandboxDelaySeconds,
+        }),
       }),
       // A bounded sticky cache keeps memory flat under load; an evicted workflow is replayed when it wakes.
       maxCachedWorkflows: config.worker.maxCachedWorkflows,

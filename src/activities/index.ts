@@ -3,6 +3,7 @@ import { createCollectionActivities, type CollectionActivityDeps } from './colle
 import { createCollectionRequestActivities, type CollectionRequestActivityDeps } from './collection-requests';
 import { createEventActivities, type EventActivityDeps } from './events';
 import { failingPermanently } from './failures';
+import { createPaymentActivities } from './payments';
 import { createRetentionActivities, type RetentionActivityDeps } from './retention';
 import { createWebhookActivities, type WebhookActivityDeps } from './webhooks';
 
@@ -15,5 +16,6 @@ export function createActivities(deps: ActivityDeps) {
     ...createCollectionActivities(deps),
     ...createWebhookActivities(deps),
     ...createRetentionActivities(deps),
+    ...createPaymentActivities(deps),
   });
 }

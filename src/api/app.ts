@@ -10,6 +10,10 @@ import { healthRoutes } from './health';
 import { isMetricsPage, metricsRoutes } from './metrics';
 import { requestTelemetryPlugin } from './request-telemetry';
 import { webhookRoutes } from './webhooks';
+import { paymentRoutes } from './payments';
+import { reversalRoutes } from './reversals';
+import { accountRoutes, transactionRoutes } from './wallets';
+import { catalogRoutes } from './catalog';
 import { apiAuthentication } from './auth';
 import { queryObject } from './filters';
 import { assertAcceptsJson, assertQueryIsUtf8, createMethodIndex, createRouteIndex, errorResponse, parseRequestBody } from './http';
@@ -58,6 +62,11 @@ export function createApp(deps: AppDeps) {
     .use(networkCallbackRoutes(deps))
     .use(webhookRoutes(deps))
     .use(billRoutes(deps))
+    .use(paymentRoutes(deps))
+    .use(reversalRoutes(deps))
+    .use(accountRoutes(deps))
+    .use(transactionRoutes(deps))
+    .use(catalogRoutes(deps))
     .use(documentationRoutes(deps.config, () => routes()))
     .use(consoleRoutes(deps));
   routes = () => app.routes;

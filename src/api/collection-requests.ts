@@ -18,13 +18,13 @@ import { authPlugin } from './auth';
 import { ownedBy, parseId, type AppDeps } from './context';
 import { fieldErrors, notFound, type FieldErrors } from './errors';
 import {
-  REQUIRED, amountField, booleanField, filterAmount, integerField, metadata, optionalJsonObject, optionalText, phoneNumber, text, validate,
+  REQUIRED, amountField, booleanField, choiceMessage, dateField, filterAmount, integerField, metadata, optionalJsonObject, optionalText, phoneNumber,
+  requestDate, text, validate,
 } from './fields';
 import { filterDate, filterPhoneNumber, filterText, queryObject, timeRange } from './filters';
 import { listQuery, pagedList, parsePage } from './pagination';
 import { PathIdParams, requestSchema, routeDocs } from './route-docs';
 
-const choice = (issue: { input: unknown }) => `Select a valid choice. ${String(issue.input)} is not one of the available choices.`;
 
 const optionalInteger = (min: number, max?: number) =>
   v.optional(
@@ -35,13 +35,6 @@ const optionalInteger = (min: number, max?: number) =>
     null,
   );
 
-const dateText = v.optional(
-  v.pipe(
-    v.union([v.literal(''), v.null(), text(64)], 'Enter a valid date.'),
-    v.description('`tomorrow`, `N minutes|hours|days|weeks`, `DD/MM/YYYY`, `DD/MM/YYYY HH:MM[:SS]` or ISO 8601, UTC; before 01/01/2100.'),
-  ),
-  null,
-);
 const WEEKDAY_NAMES = ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'];
 const MONTH_NAMES = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december'];
 
@@ -72,7 +65,7 @@ const SubscriptionSettings = v.object(
   {
     start_date: text(64),
     end_date: text(64),
-    frequency: v.pipe(text(16), v.transform((value) => value.toLowerCase()), v.picklist(FREQUENCIES, choice)),
+    frequency: v.pipe(text(16), v.transform((value) => value.toLowerCase()), v.picklist(FREQUENCIES, choiceMessage)),
     weekdays: namedNumbers(WEEKDAY_NAMES, 'weekdays'),
     months: namedNumbers(MONTH_NAMES, 'months'),
   },
@@ -83,7 +76,7 @@ export const CollectionRequestCreate = v.object(
   {
     phonenumber: phoneNumber,
     amount: amountField,
-    currency: v.pipe(text(3), v.transform((value) => value.toUpperCase()), v.picklist(SUPPORTED_CURRENCIES, choice)),
+    currency: v.pipe(text(3), v.transform((value) => value.toUpperCase()), v.picklist(SUPPORTED_CURRENCIES, choiceMessage)),
     first_name: optionalText(100),
     last_name: optionalText(100),
     account: optionalInteger(1),
@@ -92,8 +85,8 @@ export const CollectionRequestCreate = v.object(
     success_message: optionalText(MESSAGE_MAX_LENGTH),
     send_instructions: booleanField(false),
     instructions: optionalText(MESSAGE_MAX_LENGTH),
-    expiry_date: dateText,
-    start_date: dateText,
+    expiry_date: dateField,
+    start_date: dateField,
     retry_interval_minutes: optionalInteger(MIN_RETRY_INTERVAL_MINUTES, 100_000),
     max_attempts: v.optional(integerField(0, MAX_ATTEMPTS_LIMIT), DEFAULT_MAX_ATTEMPTS),
     subscription_settings: v.optional(
@@ -127,7 +120,7 @@ const RequestFilters = v.object({
   created_before: filterDate,
   modified_after: filterDate,
   modified_before: filterDate,
-  status: v.optional(v.picklist(REQUEST_STATUSES, choice)),
+  status: v.optional(v.picklist(REQUEST_STATUSES, choiceMessage)),
   reason: filterText,
   contact_first_name: filterText,
   contact_last_name: filterText,
@@ -137,15 +130,6 @@ const RequestFilters = v.object({
 export type CreateRequestDeps = Pick<AppDeps, 'sql' | 'config' | 'launcher'>;
 export type Creator = { organizationId: number; userId: number; organizationName: string };
 
-const datePrompt = (example: string) => `Enter a valid date such as "tomorrow", "${example}", "31/12/2025" or "31/12/2025 13:00:00".`;
-const beyondHorizon = `Enter a date before ${DATE_HORIZON_TEXT}.`;
-
-/** A request date field: its instant, or the field error that says why it has none. */
-function requestDate(errors: FieldErrors, field: string, input: string, base: Date, example: string): Date | null {
-  const date = parseRequestDate(input, base);
-  if (date === null) errors[field] = [isBeyondHorizon(input, base) ? beyondHorizon : datePrompt(example)];
-  return date;
-}
 
 /**
  * Creates a collection request from a merchant's parameters (api.md 4.3), as the REST route and

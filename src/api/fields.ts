@@ -3,6 +3,7 @@ import * as v from 'valibot';
 import { MAX_AMOUNT, groupedAmount, parsePositiveAmount } from '../domain/money';
 import { normalizePhoneNumber } from '../domain/phone';
 import { jsonDepthExceeds, valueDepth } from '../domain/json';
+import { DATE_HORIZON_TEXT, isBeyondHorizon, parseRequestDate } from '../domain/dates';
 import { fieldErrors, type FieldErrors } from './errors';
 import { MAX_JSON_DEPTH } from './http';
 
@@ -192,3 +193,32 @@ function jsonObjectOrNull() {
 }
 
 export const optionalJsonObject = v.optional(jsonObjectOrNull(), null);
+
+/**
+ * The one message of a choice field given a value outside its choices (Django REST framework's
+ * words, as the provider's clients expect them). The value is shown as text, cut short, never walked.
+ */
+export const choiceMessage = (issue: { input: unknown }): string => {
+  const shown = typeof issue.input === 'string' || typeof issue.input === 'number' || typeof issue.input === 'boolean'
+    ? String(issue.input)
+    : Array.isArray(issue.input) ? 'a list' : issue.input === null ? 'null' : typeof issue.input;
+  return `Select a valid choice. ${shown.slice(0, 100)} is not one of the available choices.`;
+};
+
+/** A date parameter as merchants send it (api.md 4.3); "" and null mean "not given". Checked by `requestDate`. */
+export const dateField = v.optional(
+  v.pipe(
+    v.union([v.literal(''), v.null(), text(64)], 'Enter a valid date.'),
+    v.description('`tomorrow`, `N minutes|hours|days|weeks`, `DD/MM/YYYY`, `DD/MM/YYYY HH:MM[:SS]` or ISO 8601, UTC; before 01/01/2100.'),
+  ),
+  null,
+);
+
+const datePrompt = (example: string) => `Enter a valid date such as "tomorrow", "${example}", "31/12/2025" or "31/12/2025 13:00:00".`;
+
+/** A date field's instant counted from `base`, or null with the field error that says why it has none (far dates included). */
+export function requestDate(errors: FieldErrors, field: string, input: string, base: Date, example: string): Date | null {
+  const date = parseRequestDate(input, base);
+  if (date === null) errors[field] = [isBeyondHorizon(input, base) ? `Enter a date before ${DATE_HORIZON_TEXT}.` : datePrompt(example)];
+  return date;
+}

@@ -15,9 +15,10 @@ import type { Config } from '../config';
 import { BillServiceSchema, ElectricityBillerSchema, PinBundleSchema } from '../domain/bills';
 import { TransactionSchema } from '../domain/collections';
 import { DeliverySchema, WebhookSchema } from '../domain/webhooks';
+import { AccountSchema, CurrencySchema, LedgerTransactionSchema, NetworkSchema, PaymentSchema, ReversalSchema } from '../domain/money-out';
 import {
   API_VERSIONS, CURRENT_API_VERSION, collectionRequestSchemaForVersion, collectionSchemaForVersion, contactSchemaForVersion,
-  eventSchemaForVersion, formatApiVersion, parseApiVersion, type ApiVersion,
+  eventSchemaForVersion, formatApiVersion, ownedSchemaForVersion, parseApiVersion, type ApiVersion,
 } from '../domain/versions';
 import { ApiError } from './errors';
 import { jsonResponse } from './http';
@@ -70,6 +71,12 @@ function componentSchemas(version: ApiVersion): Record<string, v.GenericSchema> 
     CollectionRequest: collectionRequestSchemaForVersion(version),
     Collection: collectionSchemaForVersion(version),
     Transaction: TransactionSchema,
+    Account: ownedSchemaForVersion(AccountSchema)(version),
+    Payment: ownedSchemaForVersion(PaymentSchema)(version),
+    Reversal: ownedSchemaForVersion(ReversalSchema)(version),
+    WalletTransaction: LedgerTransactionSchema,
+    Currency: CurrencySchema,
+    Network: NetworkSchema,
     Event: eventSchemaForVersion(version),
     Webhook: WebhookSchema,
     WebhookDelivery: DeliverySchema,
@@ -185,6 +192,10 @@ const TAGS = [
   { name: 'Contacts', description: 'People who pay or are paid (api.md 4.4), with instant name verification.' },
   { name: 'Events', description: 'What happened in the organization (api.md 4.6, 6).' },
   { name: 'Webhooks', description: 'HTTPS notifications of events (api.md 4.5, 6.2), with their attempt logs and redelivery.' },
+  { name: 'Payments', description: 'Money out to subscribers (facts.md): debited at once, sent through the network, given back when it fails.' },
+  { name: 'Reversals', description: "Successful collections sent back to the subscriber, out of the wallet they credited." },
+  { name: 'Accounts', description: "The organization's wallets and the transactions behind their balances." },
+  { name: 'Reference', description: 'The currencies and mobile networks the service handles.' },
   { name: 'Bill payments', description: 'Billers, electricity billers and pin bundles (api.md 4.7), served from `{bills_url}`.' },
   { name: 'Mobile networks', description: 'Entry points the mobile networks call, with their own credentials.' },
   { name: 'Service', description: 'The service itself.' },

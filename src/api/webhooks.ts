@@ -139,7 +139,7 @@ export const webhookRoutes = ({ sql, config, launcher }: AppDeps) => {
       async ({ request, query: filters, principal, apiVersion }) => {
         const { searchParams } = new URL(request.url);
         const page = parsePage(searchParams, config.pageSizeMax);
-        const where = sql`where organization_id = ${principal.organizationId} and deleted_at is null
+        const where = sql`where organization_id = ${principal.organizationId} and deleted_at is null and payment_id is null
           ${filters.user !== undefined ? sql`and user_id = ${filters.user}` : sql``}
           ${filters.event !== undefined ? sql`and event = ${filters.event}` : sql``}`;
         const [[total], rows] = await Promise.all([

@@ -74,6 +74,17 @@ const CURRENCY_COUNTRIES: Readonly<Record<string, { country: string; name: strin
   KES: { country: 'KE', name: 'Kenyan' },
 };
 
+/** The currency a network's collections and payments use: its country's, BXC for the sandbox; null when the service handles none. */
+export function currencyOfNetwork(network: Network): string | null {
+  if (network.name === SANDBOX_NETWORK.name) return 'BXC';
+  return Object.entries(CURRENCY_COUNTRIES).find(([, country]) => country.country === network.country)?.[0] ?? null;
+}
+
+/** Every network the service knows: the sandbox network, then the operators by country. */
+export function knownNetworks(): Network[] {
+  return [SANDBOX_NETWORK, ...RULES.map(({ countryCode: _countryCode, prefixes: _prefixes, ...network }) => network)];
+}
+
 export type NetworkChoice = { network: Network; problem?: undefined } | { network?: undefined; problem: string };
 
 /**

@@ -58,6 +58,11 @@ function organizationForVersion<T extends { organization: number | string }>(res
   return context.version === 1 ? { ...resource, organization: context.organizationName } : resource;
 }
 
+/** Any resource owned by an organization whose only version difference is `organization` (payments, accounts, reversals). */
+export function ownedForVersion<T extends { organization: number | string }>(resource: T, context: VersionContext): WithOrganization<T> {
+  return organizationForVersion(resource, context);
+}
+
 export function contactForVersion(contact: ContactResource, context: VersionContext) {
   return organizationForVersion(contact, context);
 }
@@ -104,6 +109,7 @@ const EVENT_DATA_FOR_VERSION: Partial<Record<EventType, DataForVersion>> = {
       ? collectionForVersion(data as CollectionResource, context)
       : data,
   'collectionrequest.status.changed': (data, context) => (hasOrganization(data) ? organizationForVersion(data, context) : data),
+  'payment.status.changed': (data, context) => (hasOrganization(data) ? organizationForVersion(data, context) : data),
 };
 
 export function eventForVersion(event: EventResource, context: VersionContext) {
@@ -166,3 +172,23 @@ export const collectionRequestSchemaForVersion = (version: ApiVersion) => (versi
 export const collectionSchemaForVersion = (version: ApiVersion): v.GenericSchema => (version === 4 ? CollectionSchema : collectionsBefore[version]);
 /** An event; its `data` is documented as an object in every version (its shape per type is in the description). */
 export const eventSchemaForVersion = (version: ApiVersion) => (version === 1 ? eventV1 : EventSchema);
+
+const ownedV1 = new WeakMap<v.GenericSchema, v.GenericSchema>();
+
+/**
+ * The schema of an organization-owned resource in `version`: version 1 names the organization
+ * (`ownedForVersion`). Built once per schema, so the document can name it by identity.
+ */
+export function ownedSchemaForVersion<TEntries extends v.ObjectEntries>(
+  schema: v.SchemaWithPipe<readonly [v.ObjectSchema<TEntries, undefined>, ...v.PipeItem<any, any, any>[]]>,
+): (version: ApiVersion) => v.GenericSchema {
+  return (version) => {
+    if (version !== 1) return schema;
+    let named = ownedV1.get(schema);
+    if (named === undefined) {
+      named = v.pipe(v.object({ ...objectEntries(schema), organization: OrganizationName }), v.description('Version 1: `organization` is its name.'));
+      ownedV1.set(schema, named);
+    }
+    return named;
+  };
+}

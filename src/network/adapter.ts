@@ -23,7 +23,30 @@ export type TextMessage = { requestId: number; kind: 'instructions' | 'success';
 
 export type NameLookup = { nameOnNetwork: string; nationalId: string | null; nationalIdType: string; registered: boolean };
 
+/** Money out to a subscriber: a payment, or a collection sent back. `reference` is ours and unique per payout. */
+export type Payout = {
+  reference: string;
+  kind: 'payment' | 'reversal';
+  phoneNumber: string;
+  amount: string;
+  currency: string;
+  network: Network;
+};
+
+/**
+ * What the network made of a payout: done, refused (`rejected`, e.g. the recipient is not
+ * registered), failed after taking it (`failed`), or not known yet (`pending`: ask again later).
+ */
+export type PayoutResult =
+  | { status: 'completed'; remoteTransactionId: string }
+  | { status: 'rejected' | 'failed'; error: string; remoteTransactionId: string | null }
+  | { status: 'pending'; remoteTransactionId: string | null };
+
 export interface NetworkAdapter {
+  /** Sends money to a subscriber; idempotent per `reference` (a repeat reports the first send). */
+  sendMoney(payout: Payout): Promise<PayoutResult>;
+  /** Where a payout stands now (after `pending`). */
+  payoutStatus(payout: Payout): Promise<PayoutResult>;
   /** Asks the subscriber's network to prompt them (USSD push / PIN approval) for the payment. */
   requestPayment(prompt: PaymentPrompt): Promise<PromptResult>;
   /** Sends a text message; idempotent for one (request, kind, attempt). */

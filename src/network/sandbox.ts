@@ -1,12 +1,19 @@
 import type { Sql } from '../db';
 import type { Network } from '../domain/networks';
 import type { Launcher } from '../temporal/launcher';
-import type { NameLookup, NetworkAdapter, PaymentPrompt, PromptResult, TextMessage } from './adapter';
+import type { NameLookup, NetworkAdapter, PaymentPrompt, Payout, PayoutResult, PromptResult, TextMessage } from './adapter';
 
 /** Test numbers of the sandbox network (facts.md). */
 export const SANDBOX_CANCELLED_NUMBER = '+80000000001';
 export const SANDBOX_NEVER_PAYS_NUMBER = '+80000000009';
 export const SANDBOX_CANCELLED_ERROR = 'Cancelled By User';
+
+/** Payout (money out) test numbers of the sandbox network: refused, silent until asked, failed when asked. */
+export const SANDBOX_PAYOUT_REJECTED_NUMBER = '+80000000021';
+export const SANDBOX_PAYOUT_REJECTED_ERROR = 'Recipient not registered';
+export const SANDBOX_PAYOUT_SILENT_NUMBER = '+80000000022';
+export const SANDBOX_PAYOUT_FAILING_NUMBER = '+80000000023';
+export const SANDBOX_PAYOUT_FAILED_ERROR = 'The network could not complete the transfer.';
 
 /** Names the sandbox network holds for contact instant verification (api.md 4.4). */
 export const SANDBOX_DIRECTORY: Readonly<Record<string, { name: string; nationalId: string }>> = {
@@ -21,7 +28,7 @@ export const SANDBOX_DIRECTORY: Readonly<Record<string, { name: string; national
 };
 
 /** Only the API's name look-ups use the sandbox without a launcher; prompting needs one. */
-export type SandboxSettings = { sql: Sql; launcher: Launcher | null; paymentDelaySeconds: number };
+export type SandboxSettings = { sql: Sql; launcher: Launcher | null; paymentDelaySeconds: number; payoutDelaySeconds?: number };
 
 /**
  * The sandbox network: every prompt is accepted except the cancelling test number; the subscriber
@@ -30,8 +37,42 @@ export type SandboxSettings = { sql: Sql; launcher: Launcher | null; paymentDela
  * incoming-collection start), delayed by the Temporal server itself (a workflow start delay), so
  * it is durable from the moment the prompt is taken. Text messages are recorded instead of sent.
  */
-export function createSandboxNetwork({ sql, launcher, paymentDelaySeconds }: SandboxSettings): NetworkAdapter {
+export function createSandboxNetwork({ sql, launcher, paymentDelaySeconds, payoutDelaySeconds = 0 }: SandboxSettings): NetworkAdapter {
+  /** The payout as first recorded (once per reference), and what it comes to at `now`. */
+  async function payout(request: Payout): Promise<PayoutResult> {
+    const outcome = request.phoneNumber === SANDBOX_PAYOUT_REJECTED_NUMBER ? 'rejected'
+      : request.phoneNumber === SANDBOX_PAYOUT_FAILING_NUMBER ? 'failed' : 'completed';
+    const [recorded] = await sql<{ outcome: string; remoteTransactionId: string; created: Date }[]>`
+      insert into sandbox_payouts (reference, phone_number, amount, currency, outcome, remote_transaction_id)
+      values (${request.reference}, ${request.phoneNumber}, ${request.amount}, ${request.currency}, ${outcome},
+              ${`SBX-${request.reference.toUpperCase()}`})
+      on conflict (reference) do update set reference = excluded.reference
+      returning outcome, remote_transaction_id as "remoteTransactionId", created`;
+    return payoutResult(request, recorded!);
+  }
+
+  function payoutResult(request: Payout, recorded: { outcome: string; remoteTransactionId: string; created: Date }, asked = false): PayoutResult {
+    if (recorded.outcome === 'rejected') return { status: 'rejected', error: SANDBOX_PAYOUT_REJECTED_ERROR, remoteTransactionId: null };
+    // The silent and failing numbers answer nothing until a status query; others take the configured delay.
+    const silent = request.phoneNumber === SANDBOX_PAYOUT_SILENT_NUMBER || request.phoneNumber === SANDBOX_PAYOUT_FAILING_NUMBER;
+    const due = recorded.created.getTime() + payoutDelaySeconds * 1000;
+    if ((silent && !asked) || Date.now() < due) return { status: 'pending', remoteTransactionId: recorded.remoteTransactionId };
+    if (recorded.outcome === 'failed') return { status: 'failed', error: SANDBOX_PAYOUT_FAILED_ERROR, remoteTransactionId: recorded.remoteTransactionId };
+    return { status: 'completed', remoteTransactionId: recorded.remoteTransactionId };
+  }
+
   return {
+    async sendMoney(request: Payout): Promise<PayoutResult> {
+      return await payout(request);
+    },
+
+    async payoutStatus(request: Payout): Promise<PayoutResult> {
+      const [recorded] = await sql<{ outcome: string; remoteTransactionId: string; created: Date }[]>`
+        select outcome, remote_transaction_id as "remoteTransactionId", created from sandbox_payouts where reference = ${request.reference}`;
+      // A payout the network never took (lost with a crash before it was recorded) is sent now.
+      return recorded ? payoutResult(request, recorded, true) : await payout(request);
+    },
+
     async requestPayment(prompt: PaymentPrompt): Promise<PromptResult> {
       if (prompt.phoneNumber === SANDBOX_CANCELLED_NUMBER) return { accepted: false, error: SANDBOX_CANCELLED_ERROR };
       if (prompt.phoneNumber === SANDBOX_NEVER_PAYS_NUMBER) return { accepted: true };

@@ -139,7 +139,9 @@ export async function changeRequestStatusIn(tx: Queryable, change: StatusChange)
       remote_transaction_id = ${change.remoteTransactionId === undefined ? tx`remote_transaction_id` : change.remoteTransactionId},
       workflow_started_at = coalesce(workflow_started_at, now()),
       modified = now()
-    where id = ${change.requestId} and status <> ${change.status} and status not in ${tx(FINAL_STATUSES as RequestStatus[])}
+    where id = ${change.requestId} and status <> ${change.status}
+      -- A final status is final; the one way on is a successful request whose collection was reversed.
+      and (status not in ${tx(FINAL_STATUSES as RequestStatus[])} or (status = 'successful' and ${change.status} = 'reversed'))
     returning ${tx.unsafe(REQUEST_COLUMNS)}`;
   if (!updated) {
     // Nothing changed; the attempts still count (a refused prompt records no status).

@@ -7,6 +7,7 @@ import { serializeContact, type ContactRow } from '../domain/contacts';
 import { findRequest } from './collection-requests';
 import { CONTACT_COLUMNS } from './contacts';
 import { recordEvent, type RecordedEvent } from './events';
+import { moveMoney } from './ledger';
 import { changeRequestStatusIn } from './collection-requests';
 import { isPermanentDatabaseError } from '../db';
 import type postgres from 'postgres';
@@ -188,11 +189,15 @@ export async function acceptCollectionIn(tx: Queryable, collectionId: number, or
   const [contact] = newContact
     ? [newContact]
     : await tx<ContactRow[]>`select ${tx.unsafe(CONTACT_COLUMNS)} from contacts where organization_id = ${organizationId} and phone_number = ${collection.phoneNumber}`;
-  await tx`
-    insert into transactions (account_id, amount, currency, type, description, collection_id)
-    values (${accountId}, ${collection.amount}, ${collection.currency}, 'mobile_collection',
-            ${`Collection ${collection.remoteTransactionId} from ${collection.phoneNumber}`}, ${collection.id})`;
-  await tx`update accounts set balance = balance + ${collection.amount}::numeric, modified = now() where id = ${accountId}`;
+  const credited = await moveMoney(tx, {
+    accountId: accountId!,
+    amount: collection.amount,
+    currency: collection.currency,
+    type: 'mobile_collection',
+    description: `Collection ${collection.remoteTransactionId} from ${collection.phoneNumber}`,
+    collectionId: collection.id,
+  });
+  if (!credited) throw new Error(`wallet ${accountId} in ${collection.currency} could not be credited`);
   if (collection.collectionRequestId !== null) {
     const successful = await changeRequestStatusIn(tx, {
       requestId: collection.collectionRequestId,

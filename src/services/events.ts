@@ -26,7 +26,7 @@ export type RecordedEvent = EventRow & { deliveries: PendingDelivery[] };
 /**
  * Writes an event in the caller's transaction (the outbox), so it exists exactly when the change
  * it reports does, together with one delivery row per live webhook of the organization subscribed
- * to its type (a hook fires for events after its creation only). One statement. After the commit
+ * to its type, and, for a payment's event, per callback URL of that payment. One statement. After the commit
  * the launcher starts those deliveries' workflows; an event nobody listens to costs no workflow.
  */
 export async function recordEvent(tx: Queryable, event: NewEvent): Promise<RecordedEvent> {
@@ -39,6 +39,8 @@ export async function recordEvent(tx: Queryable, event: NewEvent): Promise<Recor
       insert into webhook_deliveries (workflow_id, organization_id, webhook_id, event_id, redelivery)
       select 'webhook-delivery-' || event.id || '-' || w.id, w.organization_id, w.id, event.id, false
       from event join webhooks w on w.organization_id = event."organizationId" and w.event = event.type and w.deleted_at is null
+        -- A payment's callback URL hears of that payment only.
+        and (w.payment_id is null or w.payment_id = (event.data->>'id')::bigint)
       returning id, organization_id as "organizationId", webhook_id as "webhookId", event_id as "eventId"
     )
     select event.*, coalesce((select json_agg(deliveries order by deliveries."webhookId") from deliveries), '[]') as deliveries from event`;

@@ -2,6 +2,7 @@ import { issueApiKey } from '../auth/keys';
 import type { Queryable, Sql } from '../db';
 import type { Currency } from '../domain/money';
 import type { CallbackUrlRules } from '../domain/urls';
+import { moveMoney } from './ledger';
 import { MANAGE_ORGANIZATION } from '../api/auth';
 
 export type CreatedOrganization = {
@@ -60,13 +61,9 @@ export async function fundWallet(sql: Sql, organizationId: number, currency: Cur
         returning id`;
     }
     if (!account) throw new Error('insert into accounts returned no row');
-    const [transaction] = await tx<{ id: number }[]>`
-      insert into transactions (account_id, amount, currency, type, description)
-      values (${account.id}, ${amount}, ${currency}, 'funding', 'Wallet funded by an operator') returning id`;
-    const [updated] = await tx<{ balance: string }[]>`
-      update accounts set balance = balance + ${amount}, modified = now() where id = ${account.id} returning balance::text`;
-    if (!transaction || !updated) throw new Error('wallet funding wrote no row');
-    return { accountId: account.id, balance: updated.balance, transactionId: transaction.id };
+    const moved = await moveMoney(tx, { accountId: account.id, amount, currency, type: 'funding', description: 'Wallet funded by an operator' });
+    if (!moved) throw new Error('wallet funding wrote no row');
+    return { accountId: account.id, balance: moved.balance, transactionId: moved.transactionId };
   });
 }
 

@@ -9,7 +9,9 @@ import type { Queryable, Sql } from '../db';
 import { isDatabaseUnavailable } from '../db';
 
 /** Which sweep, over which table. */
-export const SWEEP_KINDS = ['outbox-request', 'outbox-event', 'outbox-delivery', 'retention-event', 'retention-duplicate-key'] as const;
+export const SWEEP_KINDS = [
+  'outbox-request', 'outbox-event', 'outbox-delivery', 'outbox-payment', 'outbox-reversal', 'retention-event', 'retention-duplicate-key',
+] as const;
 export type SweepKind = (typeof SWEEP_KINDS)[number];
 
 export type SweepFailure = { kind: SweepKind; rowId: number; error: string; attempts: number; firstFailedAt: Date; lastFailedAt: Date };

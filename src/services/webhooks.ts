@@ -18,16 +18,19 @@ export async function createWebhook(sql: Queryable, input: NewWebhook): Promise<
   return row;
 }
 
-/** A webhook that has not been deleted (by its owner, or by a 410 from its target). */
+/**
+ * A webhook that has not been deleted (by its owner, or by a 410 from its target). A payment's
+ * `callback_url` is a webhook row bound to that payment: never shown, changed or listed as one.
+ */
 export async function findWebhook(sql: Queryable, id: number): Promise<WebhookRow | undefined> {
   const [row] = await sql<WebhookRow[]>`
-    select ${sql.unsafe(WEBHOOK_COLUMNS)} from webhooks where id = ${id} and deleted_at is null`;
+    select ${sql.unsafe(WEBHOOK_COLUMNS)} from webhooks where id = ${id} and deleted_at is null and payment_id is null`;
   return row;
 }
 
 /** Deleted ones too: their delivery log stays readable. */
 export async function findWebhookEvenIfDeleted(sql: Queryable, id: number): Promise<WebhookRow | undefined> {
-  const [row] = await sql<WebhookRow[]>`select ${sql.unsafe(WEBHOOK_COLUMNS)} from webhooks where id = ${id}`;
+  const [row] = await sql<WebhookRow[]>`select ${sql.unsafe(WEBHOOK_COLUMNS)} from webhooks where id = ${id} and payment_id is null`;
   return row;
 }
 

@@ -15,12 +15,15 @@ import type { RetrySchedule } from '../domain/webhook-schedule';
 import type { PendingDelivery, RecordedEvent } from '../services/events';
 import { subscriptionInputFor, workflowInputFor } from '../services/collection-requests';
 import {
-  collectionMatchedSignal, collectionRequestWorkflowId, eventDispatchWorkflowId, incomingCollectionWorkflowId, searchAttributes,
-  subscriptionWorkflowId, type CollectionMatch, type IncomingPaymentInput,
+  collectionMatchedSignal, collectionRequestWorkflowId, eventDispatchWorkflowId, incomingCollectionWorkflowId, paymentCancelledSignal,
+  paymentWorkflowId, reversalWorkflowId, searchAttributes, subscriptionWorkflowId, type CollectionMatch, type IncomingPaymentInput,
 } from '../workflows/shared';
 
 export type LauncherSettings = {
   taskQueue: string;
+  /** How a payout the network has not confirmed is followed (payments, reversals). */
+  payoutStatusPollSeconds: number;
+  payoutStatusTimeoutSeconds: number;
   /** Wait before re-prompting after a refused prompt when a request has no retry interval. */
   failedPromptRetrySeconds: number;
   /** How long a merchant's verification URL has to answer (api.md 4.2). */
@@ -31,8 +34,17 @@ export type LauncherSettings = {
 
 export type LaunchLogger = (message: string, fields: Record<string, unknown>) => void;
 
+export type PaymentToStart = { id: number; organizationId: number; startDate: Date | null };
+export type ReversalToStart = { id: number; organizationId: number };
+
 /** What a committed transaction recorded that needs a workflow. */
-export type Committed = { events?: readonly RecordedEvent[]; deliveries?: readonly PendingDelivery[]; requests?: readonly CollectionRequestRow[] };
+export type Committed = {
+  events?: readonly RecordedEvent[];
+  deliveries?: readonly PendingDelivery[];
+  requests?: readonly CollectionRequestRow[];
+  payments?: readonly PaymentToStart[];
+  reversals?: readonly ReversalToStart[];
+};
 
 type StartOptions = {
   workflowId: string;
@@ -140,6 +152,46 @@ export function createLauncher(client: Client, settings: LauncherSettings, log: 
       });
     },
 
+    /** A payment's workflow (`payment-<id>`): waits for its start date, sends it, follows it to its end. */
+    async startPayment(payment: PaymentToStart): Promise<boolean> {
+      return await startOnce('payment', {
+        workflowId: paymentWorkflowId(payment.id),
+        args: [{
+          paymentId: payment.id,
+          organizationId: payment.organizationId,
+          startAt: payment.startDate?.toISOString() ?? null,
+          statusPollSeconds: settings.payoutStatusPollSeconds,
+          statusTimeoutSeconds: settings.payoutStatusTimeoutSeconds,
+        }],
+        searchAttributes: [keyword(searchAttributes.organizationId, payment.organizationId)],
+        memo: { organizationId: payment.organizationId, paymentId: payment.id },
+      });
+    },
+
+    /** A reversal's workflow (`reversal-<id>`): sends the collection back and follows it to its end. */
+    async startReversal(reversal: ReversalToStart): Promise<boolean> {
+      return await startOnce('reversal', {
+        workflowId: reversalWorkflowId(reversal.id),
+        args: [{
+          reversalId: reversal.id,
+          organizationId: reversal.organizationId,
+          statusPollSeconds: settings.payoutStatusPollSeconds,
+          statusTimeoutSeconds: settings.payoutStatusTimeoutSeconds,
+        }],
+        searchAttributes: [keyword(searchAttributes.organizationId, reversal.organizationId)],
+        memo: { organizationId: reversal.organizationId, reversalId: reversal.id },
+      });
+    },
+
+    /** Wakes a cancelled payment's workflow (waiting for its start date) so it ends now; the row already says cancelled. */
+    async signalPaymentCancelled(paymentId: number): Promise<void> {
+      try {
+        await client.workflow.getHandle(paymentWorkflowId(paymentId)).signal(paymentCancelledSignal);
+      } catch (error) {
+        if (!(error instanceof WorkflowNotFoundError)) throw error;
+      }
+    },
+
     /** The dispatch workflow of an event recorded before deliveries were recorded with their events (legacy). */
     async startEventDispatch(event: { id: number; organizationId: number; type: string }): Promise<boolean> {
       return await startOnce('eventDispatch', {
@@ -179,6 +231,10 @@ export function createLauncher(client: Client, settings: LauncherSettings, log: 
           log('delivery start deferred to the outbox sweep', { workflowId: delivery.workflowId, error }))),
         ...(committed.requests ?? []).map((request) => launcher.startCollectionRequest(request).catch((error: unknown) =>
           log('collection request start deferred to the outbox sweep', { requestId: request.id, error }))),
+        ...(committed.payments ?? []).map((payment) => launcher.startPayment(payment).catch((error: unknown) =>
+          log('payment start deferred to the outbox sweep', { paymentId: payment.id, error }))),
+        ...(committed.reversals ?? []).map((reversal) => launcher.startReversal(reversal).catch((error: unknown) =>
+          log('reversal start deferred to the outbox sweep', { reversalId: reversal.id, error }))),
       ];
       await Promise.all(starts);
     },
@@ -192,6 +248,8 @@ export type Launcher = ReturnType<typeof createLauncher>;
 export function launcherFromConfig(client: Client, config: Config, log: LaunchLogger): Launcher {
   return createLauncher(client, {
     taskQueue: config.temporal.taskQueue,
+    payoutStatusPollSeconds: config.payouts.statusPollSeconds,
+    payoutStatusTimeoutSeconds: config.payouts.statusTimeoutSeconds,
     failedPromptRetrySeconds: config.collectionRequests.failedPromptRetrySeconds,
     verificationTimeoutSeconds: config.collections.verificationTimeoutSeconds,
     webhookSchedule: { retryDelaysMs: config.webhooks.retryDelaysMs, jitter: config.webhooks.jitter },

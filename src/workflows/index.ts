@@ -6,3 +6,4 @@ export { subscription } from './subscription';
 export { webhookDelivery, webhookDeliveryStatusQuery } from './webhook-delivery';
 export { eventRetention } from './event-retention';
 export { incomingCollection } from './incoming-collection';
+export { payment, reversal } from './payment';

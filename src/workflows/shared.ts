@@ -138,3 +138,22 @@ export type IncomingCollectionInput = { payment: IncomingPaymentInput; verificat
 export type IncomingCollectionOutcome = 'accepted' | 'rejected' | 'unmatched' | 'already-processed' | 'failed';
 export type IncomingCollectionResult = { collectionId: number; outcome: IncomingCollectionOutcome; requestId: number | null; decidedBy: string | null };
 export type VerificationDecision = { decision: 'accept' | 'reject'; reason: string | null; decidedBy: 'merchant' | 'default' | 'not-asked' };
+
+export const paymentWorkflowId = (paymentId: number): string => `payment-${paymentId}`;
+export const reversalWorkflowId = (reversalId: number): string => `reversal-${reversalId}`;
+
+/** Everything a payment's workflow needs; durations are data so tests can use seconds. */
+export type PaymentInput = {
+  paymentId: number;
+  organizationId: number;
+  /** ISO instant of `start_date`, or null to send at once. */
+  startAt: string | null;
+  statusPollSeconds: number;
+  statusTimeoutSeconds: number;
+};
+export type ReversalInput = { reversalId: number; organizationId: number; statusPollSeconds: number; statusTimeoutSeconds: number };
+export type MoneyOutState = { state: string; attempts: number; lastError: string | null };
+
+/** Sent when a payment was cancelled, so a workflow waiting for its start date ends at once. */
+export const paymentCancelledSignal = defineSignal('paymentCancelled');
+export const moneyOutStateQuery = defineQuery<MoneyOutState>('status');

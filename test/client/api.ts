@@ -4,6 +4,43 @@
  */
 
 export type paths = {
+    "/livez": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Liveness: the process serves requests
+         * @description Asks no dependency, so an outage of PostgreSQL or Temporal never gets the process restarted.
+         */
+        get: operations["liveness"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/readyz": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Readiness: PostgreSQL and Temporal answer */
+        get: operations["readiness"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -11,7 +48,7 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Health of the service */
+        /** Health of the service (the same answer as /readyz) */
         get: operations["health"];
         put?: never;
         post?: never;
@@ -322,6 +359,222 @@ export type paths = {
         put?: never;
         /** Pin bundles of a provider (Bills-date header required) */
         post: operations["listPinBundles"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/payments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List payments
+         * @description Newest first. Filters are exact matches and combine; the date ranges are inclusive.
+         */
+        get: operations["listPayments"];
+        put?: never;
+        /**
+         * Send money to a subscriber
+         * @description The amount is taken out of the wallet at once (400 `insufficient funds` when it does not hold it; never a negative balance), then the payment is sent through the network: `new` (or `scheduled` until `start_date`), `processing`, then `completed`, `rejected` or `processed_with_errors` (the amount given back). Every state change is a `payment.status.changed` event; `callback_url` receives them too, signed as webhooks are. A new number becomes a contact.
+         */
+        post: operations["createPayment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/payments/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a payment */
+        get: operations["getPayment"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/payments/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a payment not yet sent
+         * @description Only a `new` or `scheduled` payment (one waiting for its `start_date`) can be cancelled (400 otherwise): it ends `cancelled`, with `cancelled_reason`, `cancelled_by` and `cancelled_time`, and its amount goes back to the wallet.
+         */
+        post: operations["cancelPayment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/reversals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List reversals
+         * @description Newest first; filter by `state` or by `collection`.
+         */
+        get: operations["listReversals"];
+        put?: never;
+        /**
+         * Send a collection back to the subscriber
+         * @description A successful collection's amount goes back to the subscriber through the network, out of the wallet it credited (400 when that wallet no longer holds it, or the collection is not successful, or it was reversed before: at most once). When the network completes it, the request the collection paid ends `reversed` (a `collectionrequest.status.changed` event); when the network fails it, the amount goes back to the wallet.
+         */
+        post: operations["reverseCollection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/reversals/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a reversal */
+        get: operations["getReversal"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/accounts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List wallets
+         * @description The organization's wallets, oldest first (the default wallet of a currency first), each with its balance.
+         */
+        get: operations["listAccounts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/accounts/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a wallet */
+        get: operations["getAccount"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/transactions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List wallet transactions
+         * @description Every credit and debit of the organization's wallets, newest first; a wallet's balance is the sum of its transactions.
+         */
+        get: operations["listTransactions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/transactions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a wallet transaction */
+        get: operations["getTransaction"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/currencies": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List currencies
+         * @description BXC (the sandbox currency), UGX and KES.
+         */
+        get: operations["listCurrencies"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/networks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List mobile networks
+         * @description The networks the service knows from the prefixes of their numbers: their country, currency, and what they support.
+         */
+        get: operations["listNetworks"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -760,6 +1013,379 @@ export type components = {
                  */
                 modified: string;
             };
+        };
+        /**
+         * @description A wallet of the organization (facts.md: `GET /api/accounts`).
+         * @example {
+         *       "id": 12,
+         *       "organization": 3,
+         *       "balance": "98500.0000",
+         *       "currency": "UGX",
+         *       "status": "active",
+         *       "label": "UGX wallet",
+         *       "description": "",
+         *       "low_balance_threshold": null,
+         *       "low_balance_notification_last_send_time": null,
+         *       "created": "2025-04-01T09:00:00Z",
+         *       "author": 5,
+         *       "modified": "2025-05-01T13:47:02Z",
+         *       "updated_by": null
+         *     }
+         */
+        Account: {
+            /**
+             * @description Unique id.
+             * @example 42
+             */
+            id: number;
+            /** @description Owning organization. */
+            organization: number;
+            /**
+             * @description What the wallet holds now: the sum of its transactions (amounts reserved by payments already taken out).
+             * @example 250.0000
+             */
+            balance: string;
+            /**
+             * @description 3-letter currency code: BXC (sandbox), UGX or KES.
+             * @example UGX
+             */
+            currency: string;
+            /**
+             * @description `active` or `inactive`.
+             * @enum {string}
+             */
+            status: "active" | "inactive";
+            label: string;
+            description: string;
+            low_balance_threshold: string | null;
+            low_balance_notification_last_send_time: string | null;
+            /**
+             * @description UTC, `YYYY-MM-DDTHH:MM:SSZ`.
+             * @example 2025-05-01T13:45:00Z
+             */
+            created: string;
+            /** @description Id of the user who created it; null when not created by a user. */
+            author: number | null;
+            /**
+             * @description UTC, `YYYY-MM-DDTHH:MM:SSZ`.
+             * @example 2025-05-01T13:45:00Z
+             */
+            modified: string;
+            /** @description Id of the user who changed it last, as a string; null when not changed by a user. */
+            updated_by: string | null;
+        };
+        /**
+         * @description A payment (money out) to a subscriber (api.md 2.7 with the fields facts.md records).
+         * @example {
+         *       "id": 77,
+         *       "organization": 3,
+         *       "amount": "250.0000",
+         *       "currency": "UGX",
+         *       "payment_type": "money",
+         *       "metadata": {
+         *         "invoice": "A-17"
+         *       },
+         *       "description": "Refund A-17",
+         *       "phone_nos": [
+         *         "+256772123456"
+         *       ],
+         *       "state": "completed",
+         *       "last_error": null,
+         *       "rejected_reason": null,
+         *       "rejected_by": null,
+         *       "rejected_time": null,
+         *       "cancelled_reason": null,
+         *       "cancelled_by": null,
+         *       "cancelled_time": null,
+         *       "created": "2025-05-01T13:45:00.120Z",
+         *       "author": 5,
+         *       "modified": "2025-05-01T13:45:02.400Z",
+         *       "updated_by": null,
+         *       "start_date": null,
+         *       "account": 12,
+         *       "charged_fee": "0.0000",
+         *       "remote_transaction_id": "SBX-PAY-77",
+         *       "send_sms_message": false,
+         *       "callback_url": null,
+         *       "transactions": [
+         *         {
+         *           "id": 311,
+         *           "type": "mobile_payment",
+         *           "amount": "-250.0000",
+         *           "created": "2025-05-01T13:45:00.120Z"
+         *         }
+         *       ]
+         *     }
+         */
+        Payment: {
+            /**
+             * @description Unique id.
+             * @example 42
+             */
+            id: number;
+            /** @description Owning organization. */
+            organization: number;
+            /**
+             * @description Decimal string with four decimals.
+             * @example 250.0000
+             */
+            amount: string;
+            /**
+             * @description 3-letter currency code: BXC (sandbox), UGX or KES.
+             * @example UGX
+             */
+            currency: string;
+            /**
+             * @description `money` (a mobile-money transfer) or `airtime`.
+             * @enum {string}
+             */
+            payment_type: "money" | "airtime";
+            /** @description Custom attributes given at creation (a hash), or null. */
+            metadata: {
+                [key: string]: unknown;
+            } | null;
+            description: string;
+            /** @description The recipient: one number in international format. */
+            phone_nos: string[];
+            /**
+             * @description `new`, `scheduled` (a later `start_date`), `processing` (handed to the network), then `completed`, `rejected` (the network refused), `processed_with_errors` (the network failed it), or `cancelled`.
+             * @enum {string}
+             */
+            state: "new" | "scheduled" | "processing" | "completed" | "rejected" | "processed_with_errors" | "cancelled";
+            /** @description Why the network refused or failed it. */
+            last_error: string | null;
+            rejected_reason: string | null;
+            /** @description Who refused it: `network`. */
+            rejected_by: string | null;
+            rejected_time: string | null;
+            cancelled_reason: string | null;
+            /** @description The user who cancelled it. */
+            cancelled_by: number | null;
+            cancelled_time: string | null;
+            /**
+             * @description UTC with fractional seconds, `YYYY-MM-DDTHH:MM:SS.sssZ`.
+             * @example 2025-05-01T13:45:00.123Z
+             */
+            created: string;
+            /** @description Id of the user who created it; null when not created by a user. */
+            author: number | null;
+            /**
+             * @description UTC with fractional seconds, `YYYY-MM-DDTHH:MM:SS.sssZ`.
+             * @example 2025-05-01T13:45:00.123Z
+             */
+            modified: string;
+            /** @description Id of the user who changed it last, as a string; null when not changed by a user. */
+            updated_by: string | null;
+            /** @description When it is sent (a scheduled payment); null: at once. */
+            start_date: string | null;
+            /**
+             * @description The wallet it is paid from.
+             * @example 42
+             */
+            account: number;
+            /**
+             * @description Fees charged on top of the amount (none in this service).
+             * @example 250.0000
+             */
+            charged_fee: string;
+            /** @description The network's id of the transfer, once sent. */
+            remote_transaction_id: string | null;
+            send_sms_message: boolean;
+            /** @description Receives each `payment.status.changed` of this payment, as a webhook does. */
+            callback_url: string | null;
+            /** @description The wallet transactions of the payment: its debit and, when it failed or was cancelled, the release. */
+            transactions: {
+                /**
+                 * @description Unique id.
+                 * @example 42
+                 */
+                id: number;
+                type: string;
+                /**
+                 * @description Decimal string with four decimals; negative for money out of the wallet.
+                 * @example -250.0000
+                 */
+                amount: string;
+                /**
+                 * @description UTC with fractional seconds, `YYYY-MM-DDTHH:MM:SS.sssZ`.
+                 * @example 2025-05-01T13:45:00.123Z
+                 */
+                created: string;
+            }[];
+        };
+        /**
+         * @description A collection's amount sent back to the subscriber, out of the wallet it credited; at most one per collection.
+         * @example {
+         *       "id": 9,
+         *       "organization": 3,
+         *       "collection": 812,
+         *       "account": 12,
+         *       "amount": "1500.0000",
+         *       "currency": "UGX",
+         *       "phonenumber": "+256772123456",
+         *       "reason": "Order cancelled",
+         *       "state": "completed",
+         *       "last_error": null,
+         *       "remote_transaction_id": "SBX-REV-9",
+         *       "created": "2025-05-02T08:00:00.000Z",
+         *       "author": 5,
+         *       "modified": "2025-05-02T08:00:01.500Z"
+         *     }
+         */
+        Reversal: {
+            /**
+             * @description Unique id.
+             * @example 42
+             */
+            id: number;
+            /** @description Owning organization. */
+            organization: number;
+            /**
+             * @description The collection sent back.
+             * @example 42
+             */
+            collection: number;
+            /**
+             * @description The wallet it was credited to, and is taken out of.
+             * @example 42
+             */
+            account: number;
+            /**
+             * @description Decimal string with four decimals.
+             * @example 250.0000
+             */
+            amount: string;
+            /**
+             * @description 3-letter currency code: BXC (sandbox), UGX or KES.
+             * @example UGX
+             */
+            currency: string;
+            /**
+             * @description International (E.164) format, starting with `+`.
+             * @example +256772123456
+             */
+            phonenumber: string;
+            reason: string | null;
+            /**
+             * @description `processing` (sent to the network), `completed` (the subscriber has it back; the request is `reversed`), or `failed` (the wallet got it back).
+             * @enum {string}
+             */
+            state: "processing" | "completed" | "failed";
+            last_error: string | null;
+            remote_transaction_id: string | null;
+            /**
+             * @description UTC with fractional seconds, `YYYY-MM-DDTHH:MM:SS.sssZ`.
+             * @example 2025-05-01T13:45:00.123Z
+             */
+            created: string;
+            /** @description Id of the user who created it; null when not created by a user. */
+            author: number | null;
+            /**
+             * @description UTC with fractional seconds, `YYYY-MM-DDTHH:MM:SS.sssZ`.
+             * @example 2025-05-01T13:45:00.123Z
+             */
+            modified: string;
+        };
+        /**
+         * @description A change of a wallet's balance: every balance is the sum of its transactions.
+         * @example {
+         *       "id": 311,
+         *       "account": 12,
+         *       "amount": "-250.0000",
+         *       "currency": "UGX",
+         *       "type": "mobile_payment",
+         *       "description": "Payment 77 to +256772123456",
+         *       "collection": null,
+         *       "payment": 77,
+         *       "reversal": null,
+         *       "fee_transaction": null,
+         *       "created": "2025-05-01T13:47:02.512Z"
+         *     }
+         */
+        WalletTransaction: {
+            /**
+             * @description Unique id.
+             * @example 42
+             */
+            id: number;
+            /**
+             * @description The wallet whose balance it changed.
+             * @example 42
+             */
+            account: number;
+            /**
+             * @description Decimal string with four decimals; negative for money out of the wallet.
+             * @example -250.0000
+             */
+            amount: string;
+            /**
+             * @description 3-letter currency code: BXC (sandbox), UGX or KES.
+             * @example UGX
+             */
+            currency: string;
+            /** @description `funding`, `mobile_collection` (a collection credited), `mobile_payment` (a payment debited), `payment_release` (a failed or cancelled payment given back), `reversal` (a collection sent back), `reversal_release` (a failed reversal given back). */
+            type: string;
+            description: string;
+            /** @description The collection it belongs to, if any. */
+            collection: number | null;
+            /** @description The payment it belongs to, if any. */
+            payment: number | null;
+            /** @description The reversal it belongs to, if any. */
+            reversal: number | null;
+            fee_transaction: null;
+            /**
+             * @description UTC with fractional seconds, `YYYY-MM-DDTHH:MM:SS.sssZ`.
+             * @example 2025-05-01T13:45:00.123Z
+             */
+            created: string;
+        };
+        /**
+         * @description A currency the service handles.
+         * @example {
+         *       "id": 2,
+         *       "code": "UGX",
+         *       "name": "Ugandan shilling",
+         *       "minor_units": 0
+         *     }
+         */
+        Currency: {
+            /** @description Numeric id (what version 1 shows as a collection's `currency`). */
+            id: number;
+            /**
+             * @description 3-letter currency code: BXC (sandbox), UGX or KES.
+             * @example UGX
+             */
+            code: string;
+            name: string;
+            /** @description Decimal places of the currency (amounts still accept four). */
+            minor_units: number;
+        };
+        /**
+         * @description A mobile network the service knows, from the prefix of its numbers.
+         * @example {
+         *       "name": "MTN Uganda",
+         *       "country": "UG",
+         *       "currency": "UGX",
+         *       "verification": true,
+         *       "name_lookup": true,
+         *       "collections": true,
+         *       "payments": true
+         *     }
+         */
+        Network: {
+            name: string;
+            /** @description ISO 3166 country code (`ZZ` for the sandbox network). */
+            country: string;
+            /** @description The currency its collections and payments use (BXC for the sandbox); null for a network in a country whose currency the service does not handle. */
+            currency: string | null;
+            /** @description Whether it asks the organization's verification URL before accepting a collection (api.md 4.2). */
+            verification: boolean;
+            /** @description Whether contact instant verification works for its numbers (api.md 4.4). */
+            name_lookup: boolean;
+            /** @description Whether it prompts subscribers to pay (collection requests). */
+            collections: boolean;
+            /** @description Whether it takes payments (money out) and reversals. */
+            payments: boolean;
         };
         /**
          * @description Something that happened in the organization (api.md 2.6); webhooks deliver the same `data`.
@@ -1205,6 +1831,96 @@ export type components = {
 };
 export type $defs = Record<string, never>;
 export interface operations {
+    liveness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The process serves requests. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": "ok"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        status: "ok";
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            406: components["responses"]["NotAcceptable"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    readiness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description PostgreSQL and Temporal both answer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": "ok",
+                     *       "postgres": "ok",
+                     *       "temporal": "ok"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "ok" | "unavailable";
+                        /** @enum {string} */
+                        postgres: "ok" | "unreachable";
+                        /** @enum {string} */
+                        temporal: "ok" | "unreachable";
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            406: components["responses"]["NotAcceptable"];
+            /** @description PostgreSQL or Temporal does not answer. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": "unavailable",
+                     *       "postgres": "ok",
+                     *       "temporal": "unreachable"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "ok" | "unavailable";
+                        /** @enum {string} */
+                        postgres: "ok" | "unreachable";
+                        /** @enum {string} */
+                        temporal: "ok" | "unreachable";
+                    };
+                };
+            };
+        };
+    };
     health: {
         parameters: {
             query?: never;
@@ -3641,6 +4357,1089 @@ export interface operations {
                     "application/json": components["schemas"]["BillsError"];
                 };
             };
+        };
+    };
+    listPayments: {
+        parameters: {
+            query?: {
+                state?: "new" | "scheduled" | "processing" | "completed" | "rejected" | "processed_with_errors" | "cancelled";
+                currency?: string;
+                /** @description A phone number in full (`+` added when missing). */
+                phonenumber?: string;
+                /** @description A date and time, `YYYY-MM-DD HH:MM` (also `YYYY-MM-DD`, seconds, an offset; UTC without one); inclusive. */
+                created_after?: string;
+                /** @description A date and time, `YYYY-MM-DD HH:MM` (also `YYYY-MM-DD`, seconds, an offset; UTC without one); inclusive. */
+                created_before?: string;
+                /** @description A date and time, `YYYY-MM-DD HH:MM` (also `YYYY-MM-DD`, seconds, an offset; UTC without one); inclusive. */
+                modified_after?: string;
+                /** @description A date and time, `YYYY-MM-DD HH:MM` (also `YYYY-MM-DD`, seconds, an offset; UTC without one); inclusive. */
+                modified_before?: string;
+                /** @description Items per page: 10 when not given; more than the maximum (PAGE_SIZE_MAX, 100 by default) is cut to it. */
+                limit?: string;
+                /** @description Items to skip. */
+                offset?: string;
+            };
+            header?: {
+                /** @description The API version for this request (else the organization's saved one). */
+                "Api-Version"?: "v1" | "v2" | "v3" | "v4";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of payments. */
+            200: {
+                headers: {
+                    /** @description The API version of the response. */
+                    "Api-Version": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "count": 1,
+                     *       "next": null,
+                     *       "previous": null,
+                     *       "results": [
+                     *         {
+                     *           "id": 77,
+                     *           "organization": 3,
+                     *           "amount": "250.0000",
+                     *           "currency": "UGX",
+                     *           "payment_type": "money",
+                     *           "metadata": {
+                     *             "invoice": "A-17"
+                     *           },
+                     *           "description": "Refund A-17",
+                     *           "phone_nos": [
+                     *             "+256772123456"
+                     *           ],
+                     *           "state": "completed",
+                     *           "last_error": null,
+                     *           "rejected_reason": null,
+                     *           "rejected_by": null,
+                     *           "rejected_time": null,
+                     *           "cancelled_reason": null,
+                     *           "cancelled_by": null,
+                     *           "cancelled_time": null,
+                     *           "created": "2025-05-01T13:45:00.120Z",
+                     *           "author": 5,
+                     *           "modified": "2025-05-01T13:45:02.400Z",
+                     *           "updated_by": null,
+                     *           "start_date": null,
+                     *           "account": 12,
+                     *           "charged_fee": "0.0000",
+                     *           "remote_transaction_id": "SBX-PAY-77",
+                     *           "send_sms_message": false,
+                     *           "callback_url": null,
+                     *           "transactions": [
+                     *             {
+                     *               "id": 311,
+                     *               "type": "mobile_payment",
+                     *               "amount": "-250.0000",
+                     *               "created": "2025-05-01T13:45:00.120Z"
+                     *             }
+                     *           ]
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description Total number of items. */
+                        count: number;
+                        /** @description Absolute URL of the next page (carries `offset`, and `limit` when given), or null. */
+                        next: string | null;
+                        /** @description Absolute URL of the previous page, or null. */
+                        previous: string | null;
+                        /** @description Items of the page. */
+                        results: components["schemas"]["Payment"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createPayment: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version for this request (else the organization's saved one). */
+                "Api-Version"?: "v1" | "v2" | "v3" | "v4";
+                /** @description Any string: a repeat of the same key within 24 hours is 409 and writes nothing. */
+                "Duplicate-Check-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description JSON, form-encoded or multipart (`multipart/form-data`, text fields only). In form bodies nested hashes are `metadata[key]=value` or `metadata.key=value`, numbers and booleans are text (`true`, `True`, `1`). */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "phonenumber": "+256772123456",
+                 *       "amount": "250",
+                 *       "currency": "UGX",
+                 *       "description": "Refund A-17",
+                 *       "payment_type": "money",
+                 *       "metadata": {
+                 *         "invoice": "A-17"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @description A phone number in international format (`+` added when missing), stored in E.164. */
+                    phonenumber: string | number;
+                    /** @description A positive amount with at most 4 decimals, at most 1,000,000,000, without thousands separators. */
+                    amount: string | number;
+                    /** @description Text of at most 3 characters. */
+                    currency: string | number;
+                    /** @default null */
+                    description?: "" | null | (string | number);
+                    /**
+                     * @description Text of at most 20 characters.
+                     * @default money
+                     */
+                    payment_type?: string | number;
+                    /** @default null */
+                    callback_url?: "" | null | (string | number);
+                    /** @default null */
+                    metadata?: {
+                        [key: string]: unknown;
+                    } | string | null;
+                    /** @default null */
+                    first_name?: "" | null | (string | number);
+                    /** @default null */
+                    last_name?: "" | null | (string | number);
+                    /** @default null */
+                    account?: "" | null | (string | number);
+                    /**
+                     * @description A boolean: `true`, `True`, `1`, `yes` or `on`, and their opposites.
+                     * @default false
+                     */
+                    send_sms_message?: boolean | string | number;
+                    /**
+                     * @description `tomorrow`, `N minutes|hours|days|weeks`, `DD/MM/YYYY`, `DD/MM/YYYY HH:MM[:SS]` or ISO 8601, UTC; before 01/01/2100.
+                     * @default null
+                     */
+                    start_date?: "" | null | (string | number);
+                };
+                /**
+                 * @example {
+                 *       "phonenumber": "+256772123456",
+                 *       "amount": "250",
+                 *       "currency": "UGX",
+                 *       "description": "Refund A-17",
+                 *       "payment_type": "money",
+                 *       "metadata": {
+                 *         "invoice": "A-17"
+                 *       }
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": {
+                    /** @description A phone number in international format (`+` added when missing), stored in E.164. */
+                    phonenumber: string | number;
+                    /** @description A positive amount with at most 4 decimals, at most 1,000,000,000, without thousands separators. */
+                    amount: string | number;
+                    /** @description Text of at most 3 characters. */
+                    currency: string | number;
+                    /** @default null */
+                    description?: "" | null | (string | number);
+                    /**
+                     * @description Text of at most 20 characters.
+                     * @default money
+                     */
+                    payment_type?: string | number;
+                    /** @default null */
+                    callback_url?: "" | null | (string | number);
+                    /** @default null */
+                    metadata?: {
+                        [key: string]: unknown;
+                    } | string | null;
+                    /** @default null */
+                    first_name?: "" | null | (string | number);
+                    /** @default null */
+                    last_name?: "" | null | (string | number);
+                    /** @default null */
+                    account?: "" | null | (string | number);
+                    /**
+                     * @description A boolean: `true`, `True`, `1`, `yes` or `on`, and their opposites.
+                     * @default false
+                     */
+                    send_sms_message?: boolean | string | number;
+                    /**
+                     * @description `tomorrow`, `N minutes|hours|days|weeks`, `DD/MM/YYYY`, `DD/MM/YYYY HH:MM[:SS]` or ISO 8601, UTC; before 01/01/2100.
+                     * @default null
+                     */
+                    start_date?: "" | null | (string | number);
+                };
+                "multipart/form-data": {
+                    /** @description A phone number in international format (`+` added when missing), stored in E.164. */
+                    phonenumber: string | number;
+                    /** @description A positive amount with at most 4 decimals, at most 1,000,000,000, without thousands separators. */
+                    amount: string | number;
+                    /** @description Text of at most 3 characters. */
+                    currency: string | number;
+                    /** @default null */
+                    description?: "" | null | (string | number);
+                    /**
+                     * @description Text of at most 20 characters.
+                     * @default money
+                     */
+                    payment_type?: string | number;
+                    /** @default null */
+                    callback_url?: "" | null | (string | number);
+                    /** @default null */
+                    metadata?: {
+                        [key: string]: unknown;
+                    } | string | null;
+                    /** @default null */
+                    first_name?: "" | null | (string | number);
+                    /** @default null */
+                    last_name?: "" | null | (string | number);
+                    /** @default null */
+                    account?: "" | null | (string | number);
+                    /**
+                     * @description A boolean: `true`, `True`, `1`, `yes` or `on`, and their opposites.
+                     * @default false
+                     */
+                    send_sms_message?: boolean | string | number;
+                    /**
+                     * @description `tomorrow`, `N minutes|hours|days|weeks`, `DD/MM/YYYY`, `DD/MM/YYYY HH:MM[:SS]` or ISO 8601, UTC; before 01/01/2100.
+                     * @default null
+                     */
+                    start_date?: "" | null | (string | number);
+                };
+            };
+        };
+        responses: {
+            /** @description The payment. */
+            201: {
+                headers: {
+                    /** @description The API version of the response. */
+                    "Api-Version": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 77,
+                     *       "organization": 3,
+                     *       "amount": "250.0000",
+                     *       "currency": "UGX",
+                     *       "payment_type": "money",
+                     *       "metadata": {
+                     *         "invoice": "A-17"
+                     *       },
+                     *       "description": "Refund A-17",
+                     *       "phone_nos": [
+                     *         "+256772123456"
+                     *       ],
+                     *       "state": "completed",
+                     *       "last_error": null,
+                     *       "rejected_reason": null,
+                     *       "rejected_by": null,
+                     *       "rejected_time": null,
+                     *       "cancelled_reason": null,
+                     *       "cancelled_by": null,
+                     *       "cancelled_time": null,
+                     *       "created": "2025-05-01T13:45:00.120Z",
+                     *       "author": 5,
+                     *       "modified": "2025-05-01T13:45:02.400Z",
+                     *       "updated_by": null,
+                     *       "start_date": null,
+                     *       "account": 12,
+                     *       "charged_fee": "0.0000",
+                     *       "remote_transaction_id": "SBX-PAY-77",
+                     *       "send_sms_message": false,
+                     *       "callback_url": null,
+                     *       "transactions": [
+                     *         {
+                     *           "id": 311,
+                     *           "type": "mobile_payment",
+                     *           "amount": "-250.0000",
+                     *           "created": "2025-05-01T13:45:00.120Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Payment"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getPayment: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version for this request (else the organization's saved one). */
+                "Api-Version"?: "v1" | "v2" | "v3" | "v4";
+            };
+            path: {
+                /** @description The object's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The payment. */
+            200: {
+                headers: {
+                    /** @description The API version of the response. */
+                    "Api-Version": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 77,
+                     *       "organization": 3,
+                     *       "amount": "250.0000",
+                     *       "currency": "UGX",
+                     *       "payment_type": "money",
+                     *       "metadata": {
+                     *         "invoice": "A-17"
+                     *       },
+                     *       "description": "Refund A-17",
+                     *       "phone_nos": [
+                     *         "+256772123456"
+                     *       ],
+                     *       "state": "completed",
+                     *       "last_error": null,
+                     *       "rejected_reason": null,
+                     *       "rejected_by": null,
+                     *       "rejected_time": null,
+                     *       "cancelled_reason": null,
+                     *       "cancelled_by": null,
+                     *       "cancelled_time": null,
+                     *       "created": "2025-05-01T13:45:00.120Z",
+                     *       "author": 5,
+                     *       "modified": "2025-05-01T13:45:02.400Z",
+                     *       "updated_by": null,
+                     *       "start_date": null,
+                     *       "account": 12,
+                     *       "charged_fee": "0.0000",
+                     *       "remote_transaction_id": "SBX-PAY-77",
+                     *       "send_sms_message": false,
+                     *       "callback_url": null,
+                     *       "transactions": [
+                     *         {
+                     *           "id": 311,
+                     *           "type": "mobile_payment",
+                     *           "amount": "-250.0000",
+                     *           "created": "2025-05-01T13:45:00.120Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Payment"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    cancelPayment: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version for this request (else the organization's saved one). */
+                "Api-Version"?: "v1" | "v2" | "v3" | "v4";
+                /** @description Any string: a repeat of the same key within 24 hours is 409 and writes nothing. */
+                "Duplicate-Check-Key"?: string;
+            };
+            path: {
+                /** @description The object's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description JSON, form-encoded or multipart (`multipart/form-data`, text fields only). In form bodies nested hashes are `metadata[key]=value` or `metadata.key=value`, numbers and booleans are text (`true`, `True`, `1`). */
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "reason": "Sent to the wrong number"
+                 *     }
+                 */
+                "application/json": {
+                    /** @default null */
+                    reason?: "" | null | (string | number);
+                };
+                /**
+                 * @example {
+                 *       "reason": "Sent to the wrong number"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": {
+                    /** @default null */
+                    reason?: "" | null | (string | number);
+                };
+                "multipart/form-data": {
+                    /** @default null */
+                    reason?: "" | null | (string | number);
+                };
+            };
+        };
+        responses: {
+            /** @description The cancelled payment. */
+            200: {
+                headers: {
+                    /** @description The API version of the response. */
+                    "Api-Version": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 77,
+                     *       "organization": 3,
+                     *       "amount": "250.0000",
+                     *       "currency": "UGX",
+                     *       "payment_type": "money",
+                     *       "metadata": {
+                     *         "invoice": "A-17"
+                     *       },
+                     *       "description": "Refund A-17",
+                     *       "phone_nos": [
+                     *         "+256772123456"
+                     *       ],
+                     *       "state": "completed",
+                     *       "last_error": null,
+                     *       "rejected_reason": null,
+                     *       "rejected_by": null,
+                     *       "rejected_time": null,
+                     *       "cancelled_reason": null,
+                     *       "cancelled_by": null,
+                     *       "cancelled_time": null,
+                     *       "created": "2025-05-01T13:45:00.120Z",
+                     *       "author": 5,
+                     *       "modified": "2025-05-01T13:45:02.400Z",
+                     *       "updated_by": null,
+                     *       "start_date": null,
+                     *       "account": 12,
+                     *       "charged_fee": "0.0000",
+                     *       "remote_transaction_id": "SBX-PAY-77",
+                     *       "send_sms_message": false,
+                     *       "callback_url": null,
+                     *       "transactions": [
+                     *         {
+                     *           "id": 311,
+                     *           "type": "mobile_payment",
+                     *           "amount": "-250.0000",
+                     *           "created": "2025-05-01T13:45:00.120Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Payment"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listReversals: {
+        parameters: {
+            query?: {
+                state?: "processing" | "completed" | "failed";
+                collection?: string;
+                /** @description Items per page: 10 when not given; more than the maximum (PAGE_SIZE_MAX, 100 by default) is cut to it. */
+                limit?: string;
+                /** @description Items to skip. */
+                offset?: string;
+            };
+            header?: {
+                /** @description The API version for this request (else the organization's saved one). */
+                "Api-Version"?: "v1" | "v2" | "v3" | "v4";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of reversals. */
+            200: {
+                headers: {
+                    /** @description The API version of the response. */
+                    "Api-Version": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "count": 1,
+                     *       "next": null,
+                     *       "previous": null,
+                     *       "results": [
+                     *         {
+                     *           "id": 9,
+                     *           "organization": 3,
+                     *           "collection": 812,
+                     *           "account": 12,
+                     *           "amount": "1500.0000",
+                     *           "currency": "UGX",
+                     *           "phonenumber": "+256772123456",
+                     *           "reason": "Order cancelled",
+                     *           "state": "completed",
+                     *           "last_error": null,
+                     *           "remote_transaction_id": "SBX-REV-9",
+                     *           "created": "2025-05-02T08:00:00.000Z",
+                     *           "author": 5,
+                     *           "modified": "2025-05-02T08:00:01.500Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description Total number of items. */
+                        count: number;
+                        /** @description Absolute URL of the next page (carries `offset`, and `limit` when given), or null. */
+                        next: string | null;
+                        /** @description Absolute URL of the previous page, or null. */
+                        previous: string | null;
+                        /** @description Items of the page. */
+                        results: components["schemas"]["Reversal"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    reverseCollection: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version for this request (else the organization's saved one). */
+                "Api-Version"?: "v1" | "v2" | "v3" | "v4";
+                /** @description Any string: a repeat of the same key within 24 hours is 409 and writes nothing. */
+                "Duplicate-Check-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description JSON, form-encoded or multipart (`multipart/form-data`, text fields only). In form bodies nested hashes are `metadata[key]=value` or `metadata.key=value`, numbers and booleans are text (`true`, `True`, `1`). */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "collection": 812,
+                 *       "reason": "Order cancelled"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description An integer from 1 to 999999999. */
+                    collection: string | number;
+                    /** @default null */
+                    reason?: "" | null | (string | number);
+                };
+                /**
+                 * @example {
+                 *       "collection": 812,
+                 *       "reason": "Order cancelled"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": {
+                    /** @description An integer from 1 to 999999999. */
+                    collection: string | number;
+                    /** @default null */
+                    reason?: "" | null | (string | number);
+                };
+                "multipart/form-data": {
+                    /** @description An integer from 1 to 999999999. */
+                    collection: string | number;
+                    /** @default null */
+                    reason?: "" | null | (string | number);
+                };
+            };
+        };
+        responses: {
+            /** @description The reversal, `processing`. */
+            201: {
+                headers: {
+                    /** @description The API version of the response. */
+                    "Api-Version": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 9,
+                     *       "organization": 3,
+                     *       "collection": 812,
+                     *       "account": 12,
+                     *       "amount": "1500.0000",
+                     *       "currency": "UGX",
+                     *       "phonenumber": "+256772123456",
+                     *       "reason": "Order cancelled",
+                     *       "state": "completed",
+                     *       "last_error": null,
+                     *       "remote_transaction_id": "SBX-REV-9",
+                     *       "created": "2025-05-02T08:00:00.000Z",
+                     *       "author": 5,
+                     *       "modified": "2025-05-02T08:00:01.500Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Reversal"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getReversal: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version for this request (else the organization's saved one). */
+                "Api-Version"?: "v1" | "v2" | "v3" | "v4";
+            };
+            path: {
+                /** @description The object's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The reversal. */
+            200: {
+                headers: {
+                    /** @description The API version of the response. */
+                    "Api-Version": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 9,
+                     *       "organization": 3,
+                     *       "collection": 812,
+                     *       "account": 12,
+                     *       "amount": "1500.0000",
+                     *       "currency": "UGX",
+                     *       "phonenumber": "+256772123456",
+                     *       "reason": "Order cancelled",
+                     *       "state": "completed",
+                     *       "last_error": null,
+                     *       "remote_transaction_id": "SBX-REV-9",
+                     *       "created": "2025-05-02T08:00:00.000Z",
+                     *       "author": 5,
+                     *       "modified": "2025-05-02T08:00:01.500Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Reversal"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listAccounts: {
+        parameters: {
+            query?: {
+                currency?: string;
+                status?: "active" | "inactive";
+                /** @description Items per page: 10 when not given; more than the maximum (PAGE_SIZE_MAX, 100 by default) is cut to it. */
+                limit?: string;
+                /** @description Items to skip. */
+                offset?: string;
+            };
+            header?: {
+                /** @description The API version for this request (else the organization's saved one). */
+                "Api-Version"?: "v1" | "v2" | "v3" | "v4";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of wallets. */
+            200: {
+                headers: {
+                    /** @description The API version of the response. */
+                    "Api-Version": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "count": 1,
+                     *       "next": null,
+                     *       "previous": null,
+                     *       "results": [
+                     *         {
+                     *           "id": 12,
+                     *           "organization": 3,
+                     *           "balance": "98500.0000",
+                     *           "currency": "UGX",
+                     *           "status": "active",
+                     *           "label": "UGX wallet",
+                     *           "description": "",
+                     *           "low_balance_threshold": null,
+                     *           "low_balance_notification_last_send_time": null,
+                     *           "created": "2025-04-01T09:00:00Z",
+                     *           "author": 5,
+                     *           "modified": "2025-05-01T13:47:02Z",
+                     *           "updated_by": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description Total number of items. */
+                        count: number;
+                        /** @description Absolute URL of the next page (carries `offset`, and `limit` when given), or null. */
+                        next: string | null;
+                        /** @description Absolute URL of the previous page, or null. */
+                        previous: string | null;
+                        /** @description Items of the page. */
+                        results: components["schemas"]["Account"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getAccount: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version for this request (else the organization's saved one). */
+                "Api-Version"?: "v1" | "v2" | "v3" | "v4";
+            };
+            path: {
+                /** @description The object's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The wallet. */
+            200: {
+                headers: {
+                    /** @description The API version of the response. */
+                    "Api-Version": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 12,
+                     *       "organization": 3,
+                     *       "balance": "98500.0000",
+                     *       "currency": "UGX",
+                     *       "status": "active",
+                     *       "label": "UGX wallet",
+                     *       "description": "",
+                     *       "low_balance_threshold": null,
+                     *       "low_balance_notification_last_send_time": null,
+                     *       "created": "2025-04-01T09:00:00Z",
+                     *       "author": 5,
+                     *       "modified": "2025-05-01T13:47:02Z",
+                     *       "updated_by": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Account"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listTransactions: {
+        parameters: {
+            query?: {
+                account?: string;
+                type?: "funding" | "mobile_collection" | "mobile_payment" | "payment_release" | "reversal" | "reversal_release";
+                currency?: string;
+                /** @description A date and time, `YYYY-MM-DD HH:MM` (also `YYYY-MM-DD`, seconds, an offset; UTC without one); inclusive. */
+                created_after?: string;
+                /** @description A date and time, `YYYY-MM-DD HH:MM` (also `YYYY-MM-DD`, seconds, an offset; UTC without one); inclusive. */
+                created_before?: string;
+                /** @description Items per page: 10 when not given; more than the maximum (PAGE_SIZE_MAX, 100 by default) is cut to it. */
+                limit?: string;
+                /** @description Items to skip. */
+                offset?: string;
+            };
+            header?: {
+                /** @description The API version for this request (else the organization's saved one). */
+                "Api-Version"?: "v1" | "v2" | "v3" | "v4";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of transactions. */
+            200: {
+                headers: {
+                    /** @description The API version of the response. */
+                    "Api-Version": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "count": 1,
+                     *       "next": null,
+                     *       "previous": null,
+                     *       "results": [
+                     *         {
+                     *           "id": 311,
+                     *           "account": 12,
+                     *           "amount": "-250.0000",
+                     *           "currency": "UGX",
+                     *           "type": "mobile_payment",
+                     *           "description": "Payment 77 to +256772123456",
+                     *           "collection": null,
+                     *           "payment": 77,
+                     *           "reversal": null,
+                     *           "fee_transaction": null,
+                     *           "created": "2025-05-01T13:47:02.512Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description Total number of items. */
+                        count: number;
+                        /** @description Absolute URL of the next page (carries `offset`, and `limit` when given), or null. */
+                        next: string | null;
+                        /** @description Absolute URL of the previous page, or null. */
+                        previous: string | null;
+                        /** @description Items of the page. */
+                        results: components["schemas"]["WalletTransaction"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getTransaction: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version for this request (else the organization's saved one). */
+                "Api-Version"?: "v1" | "v2" | "v3" | "v4";
+            };
+            path: {
+                /** @description The object's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The transaction. */
+            200: {
+                headers: {
+                    /** @description The API version of the response. */
+                    "Api-Version": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 311,
+                     *       "account": 12,
+                     *       "amount": "-250.0000",
+                     *       "currency": "UGX",
+                     *       "type": "mobile_payment",
+                     *       "description": "Payment 77 to +256772123456",
+                     *       "collection": null,
+                     *       "payment": 77,
+                     *       "reversal": null,
+                     *       "fee_transaction": null,
+                     *       "created": "2025-05-01T13:47:02.512Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WalletTransaction"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listCurrencies: {
+        parameters: {
+            query?: {
+                /** @description Items per page: 10 when not given; more than the maximum (PAGE_SIZE_MAX, 100 by default) is cut to it. */
+                limit?: string;
+                /** @description Items to skip. */
+                offset?: string;
+            };
+            header?: {
+                /** @description The API version for this request (else the organization's saved one). */
+                "Api-Version"?: "v1" | "v2" | "v3" | "v4";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The currencies. */
+            200: {
+                headers: {
+                    /** @description The API version of the response. */
+                    "Api-Version": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "count": 1,
+                     *       "next": null,
+                     *       "previous": null,
+                     *       "results": [
+                     *         {
+                     *           "id": 2,
+                     *           "code": "UGX",
+                     *           "name": "Ugandan shilling",
+                     *           "minor_units": 0
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description Total number of items. */
+                        count: number;
+                        /** @description Absolute URL of the next page (carries `offset`, and `limit` when given), or null. */
+                        next: string | null;
+                        /** @description Absolute URL of the previous page, or null. */
+                        previous: string | null;
+                        /** @description Items of the page. */
+                        results: components["schemas"]["Currency"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listNetworks: {
+        parameters: {
+            query?: {
+                /** @description Items per page: 10 when not given; more than the maximum (PAGE_SIZE_MAX, 100 by default) is cut to it. */
+                limit?: string;
+                /** @description Items to skip. */
+                offset?: string;
+            };
+            header?: {
+                /** @description The API version for this request (else the organization's saved one). */
+                "Api-Version"?: "v1" | "v2" | "v3" | "v4";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The networks. */
+            200: {
+                headers: {
+                    /** @description The API version of the response. */
+                    "Api-Version": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "count": 1,
+                     *       "next": null,
+                     *       "previous": null,
+                     *       "results": [
+                     *         {
+                     *           "name": "MTN Uganda",
+                     *           "country": "UG",
+                     *           "currency": "UGX",
+                     *           "verification": true,
+                     *           "name_lookup": true,
+                     *           "collections": true,
+                     *           "payments": true
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description Total number of items. */
+                        count: number;
+                        /** @description Absolute URL of the next page (carries `offset`, and `limit` when given), or null. */
+                        next: string | null;
+                        /** @description Absolute URL of the previous page, or null. */
+                        previous: string | null;
+                        /** @description Items of the page. */
+                        results: components["schemas"]["Network"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
 }

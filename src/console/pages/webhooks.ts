@@ -76,7 +76,7 @@ export const webhookRoutes = (deps: AppDeps) => {
 
   async function listPage(session: ConsoleSession, state: ListState, status = 200): Promise<Response> {
     const [webhooks, secretView] = await Promise.all([
-      sql<WebhookRow[]>`select ${sql.unsafe(WEBHOOK_COLUMNS)} from webhooks where organization_id = ${session.organizationId} and deleted_at is null order by id desc`,
+      sql<WebhookRow[]>`select ${sql.unsafe(WEBHOOK_COLUMNS)} from webhooks where organization_id = ${session.organizationId} and deleted_at is null and payment_id is null order by id desc`,
       state.secret ?? showSigningSecret(sql, session.organizationId),
     ]);
     const create = state.create ?? { values: {}, errors: {} };

@@ -1,0 +1,102 @@
+import { ApplicationFailure, log } from '@temporalio/activity';
+import type { Sql } from '../db';
+import { networkByName } from '../domain/networks';
+import type { NetworkAdapter, Payout, PayoutResult } from '../network/adapter';
+import { beginPayment, findPayment, finishPayment, type PayoutOutcome, type StateChange } from '../services/payments';
+import { findReversal, finishReversal } from '../services/reversals';
+import { notSetAside, sweepEach } from '../services/sweeps';
+import { recordPaymentState, recordWalletMovement } from '../telemetry/metrics';
+import type { Launcher } from '../temporal/launcher';
+import type { OutboxSweepInput } from '../workflows/shared';
+
+export type PaymentActivityDeps = { sql: Sql; launcher: Launcher; network: NetworkAdapter };
+
+export type PayoutKind = Payout['kind'];
+
+export function createPaymentActivities({ sql, launcher, network }: PaymentActivityDeps) {
+  /** The payout a payment or reversal asks the network for; its reference is ours and unique. */
+  async function payoutOf(kind: PayoutKind, id: number): Promise<Payout> {
+    const row = kind === 'payment' ? await findPayment(sql, id) : await findReversal(sql, id);
+    // Nothing can bring a deleted row back: retrying would not help.
+    if (!row) throw ApplicationFailure.nonRetryable(`${kind} ${id} does not exist`, 'NotFound');
+    const payoutNetwork = networkByName(row.network);
+    if (!payoutNetwork) throw ApplicationFailure.nonRetryable(`unknown network ${row.network}`, 'UnknownNetwork');
+    return { reference: `${kind === 'payment' ? 'pay' : 'rev'}-${id}`, kind, phoneNumber: row.phoneNumber, amount: row.amount, currency: row.currency, network: payoutNetwork };
+  }
+
+  /** After a state change's commit: its events' deliveries start; the metrics count it. */
+  async function settled(change: StateChange | null): Promise<string | null> {
+    if (change === null) return null;
+    await launcher.afterCommit({ events: change.events });
+    const { state, amount, currency } = change.payment;
+    recordPaymentState(state);
+    if (state === 'rejected' || state === 'processed_with_errors' || state === 'cancelled') {
+      recordWalletMovement({ type: 'payment_release', direction: 'credit', currency, amount });
+    }
+    return state;
+  }
+
+  return {
+    /** A local activity: the payment is handed to the network (`processing`); its current state when it was cancelled first. */
+    async beginPaymentStep({ paymentId }: { paymentId: number }): Promise<string> {
+      const begun = await settled(await beginPayment(sql, paymentId));
+      if (begun !== null) return begun;
+      return (await findPayment(sql, paymentId))?.state ?? 'missing';
+    },
+
+    /** A local activity: what the network made of the payment (the release of a failed one included). */
+    async finishPaymentStep({ paymentId, outcome }: { paymentId: number; outcome: PayoutOutcome }): Promise<string> {
+      const finished = await settled(await finishPayment(sql, paymentId, outcome));
+      return finished ?? (await findPayment(sql, paymentId))?.state ?? 'missing';
+    },
+
+    /** A local activity: what the network made of the reversal (the request `reversed`, or the amount given back). */
+    async finishReversalStep({ reversalId, outcome }: { reversalId: number; outcome: PayoutOutcome }): Promise<string> {
+      const change = await finishReversal(sql, reversalId, outcome);
+      if (change === null) return (await findReversal(sql, reversalId))?.state ?? 'missing';
+      await launcher.afterCommit({ events: change.events });
+      if (change.reversal.state === 'failed') {
+        recordWalletMovement({ type: 'reversal_release', direction: 'credit', currency: change.reversal.currency, amount: change.reversal.amount });
+      }
+      return change.reversal.state;
+    },
+
+    /** Sends a payment or reversal through the network adapter (a call that leaves the process); idempotent per reference. */
+    async sendPayout({ kind, id }: { kind: PayoutKind; id: number }): Promise<PayoutResult> {
+      const result = await network.sendMoney(await payoutOf(kind, id));
+      log.info('payout sent', { kind, id, status: result.status });
+      return result;
+    },
+
+    /** Asks the network where a payout it has not confirmed stands. */
+    async queryPayout({ kind, id }: { kind: PayoutKind; id: number }): Promise<PayoutResult> {
+      return await network.payoutStatus(await payoutOf(kind, id));
+    },
+
+    /**
+     * The outbox sweep's part for money out: payments and reversals committed whose workflow never
+     * started. A row whose start fails for a reason of its own is set aside (sweeps.ts).
+     */
+    async startPendingMoneyOut({ graceSeconds, batchSize }: OutboxSweepInput): Promise<number> {
+      const payments = await sql<{ id: number; organizationId: number; startDate: Date | null }[]>`
+        select id, organization_id as "organizationId", start_date as "startDate" from payments
+        where workflow_started_at is null and created < now() - ${graceSeconds}::int * interval '1 second'
+          ${notSetAside(sql, 'outbox-payment', 'payments.id')}
+        order by created limit ${batchSize}`;
+      const reversals = await sql<{ id: number; organizationId: number }[]>`
+        select id, organization_id as "organizationId" from reversals
+        where workflow_started_at is null and created < now() - ${graceSeconds}::int * interval '1 second'
+          ${notSetAside(sql, 'outbox-reversal', 'reversals.id')}
+        order by created limit ${batchSize}`;
+      const startedPayments = await sweepEach(sql, 'outbox-payment', payments, async (payment) => {
+        await launcher.startPayment(payment);
+        await sql`update payments set workflow_started_at = coalesce(workflow_started_at, now()) where id = ${payment.id}`;
+      }, (payment, error) => log.error('outbox sweep set a payment aside', { paymentId: payment.id, error: String(error) }));
+      const startedReversals = await sweepEach(sql, 'outbox-reversal', reversals, async (reversal) => {
+        await launcher.startReversal(reversal);
+        await sql`update reversals set workflow_started_at = coalesce(workflow_started_at, now()) where id = ${reversal.id}`;
+      }, (reversal, error) => log.error('outbox sweep set a reversal aside', { reversalId: reversal.id, error: String(error) }));
+      return startedPayments.processed + startedReversals.processed;
+    },
+  };
+}

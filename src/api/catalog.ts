@@ -1,0 +1,59 @@
+/** What the service handles: currencies (`/api/currencies`) and mobile networks (`/api/networks`), read only. */
+import { Elysia } from 'elysia';
+import { CurrencySchema, NetworkSchema, serializeCurrency, serializeNetwork, type CurrencyRow } from '../domain/money-out';
+import { currencyOfNetwork, knownNetworks } from '../domain/networks';
+import { listForVersion, listSchemaForVersion } from '../domain/versions';
+import { authPlugin } from './auth';
+import type { AppDeps } from './context';
+import { listQuery, pagedList, parsePage } from './pagination';
+import { routeDocs } from './route-docs';
+import * as v from 'valibot';
+
+const NoFilters = v.object({});
+
+export const catalogRoutes = ({ sql, config }: AppDeps) =>
+  new Elysia({ name: 'catalog', prefix: '/api' })
+    .use(authPlugin(sql))
+    .get(
+      '/currencies',
+      async ({ request, apiVersion }) => {
+        const page = parsePage(new URL(request.url).searchParams, config.pageSizeMax);
+        const rows = await sql<CurrencyRow[]>`select id, code, name, minor_units as "minorUnits" from currencies order by id`;
+        const results = rows.slice(page.offset, page.offset + page.limit).map(serializeCurrency);
+        return listForVersion(pagedList(request, config.publicBaseUrl, page, rows.length, results), apiVersion);
+      },
+      {
+        auth: true,
+        query: listQuery(NoFilters),
+        ...routeDocs({
+          operationId: 'listCurrencies',
+          summary: 'List currencies',
+          description: 'BXC (the sandbox currency), UGX and KES.',
+          tags: ['Reference'],
+          caller: 'merchant',
+          responses: { 200: { description: 'The currencies.', schema: (version) => listSchemaForVersion(CurrencySchema, version) } },
+        }),
+      },
+    )
+    .get(
+      '/networks',
+      async ({ request, apiVersion }) => {
+        const page = parsePage(new URL(request.url).searchParams, config.pageSizeMax);
+        // Outside sandbox mode the sandbox network serves nobody.
+        const networks = knownNetworks().filter((network) => config.sandbox || network.country !== 'ZZ');
+        const results = networks.slice(page.offset, page.offset + page.limit).map((network) => serializeNetwork(network, currencyOfNetwork(network)));
+        return listForVersion(pagedList(request, config.publicBaseUrl, page, networks.length, results), apiVersion);
+      },
+      {
+        auth: true,
+        query: listQuery(NoFilters),
+        ...routeDocs({
+          operationId: 'listNetworks',
+          summary: 'List mobile networks',
+          description: 'The networks the service knows from the prefixes of their numbers: their country, currency, and what they support.',
+          tags: ['Reference'],
+          caller: 'merchant',
+          responses: { 200: { description: 'The networks.', schema: (version) => listSchemaForVersion(NetworkSchema, version) } },
+        }),
+      },
+    );

@@ -1,0 +1,41 @@
+/**
+ * The one place a wallet's balance changes: the balance and its transaction row together, in the
+ * caller's database transaction, so every balance is the sum of its transactions. Credits are
+ * positive, debits negative; a debit that would take the balance below zero moves nothing (the
+ * balance's check constraint backs this up), whatever the concurrency: the row lock of the update
+ * serialises movements of one wallet.
+ */
+import type { Queryable } from '../db';
+import type { TransactionType } from '../domain/money-out';
+
+export type Movement = {
+  accountId: number;
+  /** Signed decimal string: positive adds to the wallet, negative takes out of it. */
+  amount: string;
+  currency: string;
+  type: TransactionType;
+  description: string;
+  collectionId?: number | null;
+  paymentId?: number | null;
+  reversalId?: number | null;
+};
+
+export type Moved = { transactionId: number; balance: string };
+
+/** Applies `movement`; null (nothing moved) when a debit is more than the wallet holds. */
+export async function moveMoney(tx: Queryable, movement: Movement): Promise<Moved | null> {
+  const [account] = await tx<{ balance: string }[]>`
+    update accounts set balance = balance + ${movement.amount}::numeric, modified = now()
+    where id = ${movement.accountId} and currency = ${movement.currency} and balance + ${movement.amount}::numeric >= 0
+    returning balance::text`;
+  if (!account) return null;
+  const [transaction] = await tx<{ id: number }[]>`
+    insert into transactions (account_id, amount, currency, type, description, collection_id, payment_id, reversal_id)
+    values (${movement.accountId}, ${movement.amount}, ${movement.currency}, ${movement.type}, ${movement.description},
+            ${movement.collectionId ?? null}, ${movement.paymentId ?? null}, ${movement.reversalId ?? null})
+    returning id`;
+  return { transactionId: transaction!.id, balance: account.balance };
+}
+
+/** `-amount` for a positive decimal string. */
+export const debit = (amount: string): string => (amount.startsWith('-') ? amount.slice(1) : `-${amount}`);

@@ -1,0 +1,236 @@
+/**
+ * Payments (money out): created with their amount debited from the wallet in the same database
+ * transaction (the reservation: never a negative balance, whatever the concurrency), then handed
+ * to the network by the `payment-<id>` workflow; a payment that fails or is cancelled gets its
+ * amount back through a reversing transaction. Every state change writes the row and a
+ * `payment.status.changed` event in one transaction, and each step is idempotent: a state is left
+ * only from the states it can be left from, so a retried step changes nothing twice.
+ */
+import type { Queryable, Sql } from '../db';
+import { serializeContact, type ContactRow } from '../domain/contacts';
+import {
+  CANCELLABLE_PAYMENT_STATES, serializePayment, type PaymentResource, type PaymentRow, type PaymentState, type PaymentTransaction,
+} from '../domain/money-out';
+import { CONTACT_COLUMNS } from './contacts';
+import { claimDuplicateCheckKey, type DuplicateCheck } from './duplicate-checks';
+import { recordEvent, type RecordedEvent } from './events';
+import { debit, moveMoney } from './ledger';
+import { timeRange } from './time-range';
+
+export const PAYMENT_COLUMNS = `id, organization_id as "organizationId", account_id as "accountId", contact_id as "contactId",
+  amount::text as amount, currency, phone_number as "phoneNumber", network, payment_type as "paymentType", description, metadata,
+  callback_url as "callbackUrl", send_sms_message as "sendSmsMessage", state, last_error as "lastError",
+  remote_transaction_id as "remoteTransactionId", rejected_reason as "rejectedReason", rejected_by as "rejectedBy",
+  rejected_time as "rejectedTime", cancelled_reason as "cancelledReason", cancelled_by as "cancelledBy", cancelled_time as "cancelledTime",
+  start_date as "startDate", author, updated_by as "updatedBy", created, modified`;
+
+/** A payment refused at creation: the wallet does not hold the amount. */
+export class InsufficientFundsError extends Error {}
+/** A cancellation of a payment already handed to the network (or finished). */
+export class NotCancellableError extends Error {}
+
+async function transactionsOf(sql: Queryable, paymentIds: number[]): Promise<Map<number, PaymentTransaction[]>> {
+  const byPayment = new Map<number, PaymentTransaction[]>();
+  if (paymentIds.length === 0) return byPayment;
+  const rows = await sql<(PaymentTransaction & { paymentId: number })[]>`
+    select id, type, amount::text as amount, created, payment_id as "paymentId" from transactions
+    where payment_id in ${sql(paymentIds)} order by id`;
+  for (const { paymentId, ...transaction } of rows) byPayment.set(paymentId, [...(byPayment.get(paymentId) ?? []), transaction]);
+  return byPayment;
+}
+
+/** Payments as the API shows them (api.md 2.7 with the recorded extras), with their transactions. */
+export async function paymentResources(sql: Queryable, payments: readonly PaymentRow[]): Promise<PaymentResource[]> {
+  const transactions = await transactionsOf(sql, payments.map((payment) => payment.id));
+  return payments.map((payment) => serializePayment(payment, transactions.get(payment.id) ?? []));
+}
+
+export async function findPayment(sql: Queryable, id: number): Promise<PaymentRow | undefined> {
+  const [row] = await sql<PaymentRow[]>`select ${sql.unsafe(PAYMENT_COLUMNS)} from payments where id = ${id}`;
+  return row;
+}
+
+/** The `payment.status.changed` event of the payment as it now is, in the caller's transaction. */
+async function recordStateEvent(tx: Queryable, payment: PaymentRow, author: number | null): Promise<RecordedEvent> {
+  const [resource] = await paymentResources(tx, [payment]);
+  return await recordEvent(tx, { organizationId: payment.organizationId, type: 'payment.status.changed', data: resource!, author });
+}
+
+export type NewPayment = {
+  organizationId: number;
+  author: number;
+  accountId: number;
+  phoneNumber: string;
+  network: string;
+  amount: string;
+  currency: string;
+  paymentType: string;
+  description: string;
+  metadata: Record<string, unknown> | null;
+  callbackUrl: string | null;
+  sendSmsMessage: boolean;
+  startDate: Date | null;
+  /** Null keeps a saved contact's name; a new contact gets Anonymous Contact. */
+  firstName: string | null;
+  lastName: string | null;
+};
+
+export type CreatedPayment = { payment: PaymentRow; events: RecordedEvent[] };
+
+/**
+ * A payment in the caller's transaction: the recipient's contact (created for a new number, api.md
+ * 4.4, with its event), the row (`new`, or `scheduled` for a later start), the debit of its amount
+ * (InsufficientFundsError when the wallet does not hold it: nothing is written), the callback URL
+ * bound to it, and its first `payment.status.changed` event.
+ */
+export async function createPaymentIn(tx: Queryable, input: NewPayment): Promise<CreatedPayment> {
+  const events: RecordedEvent[] = [];
+  const [contact] = await tx<(ContactRow & { inserted: boolean })[]>`
+    insert into contacts (organization_id, first_name, last_name, phone_number, author)
+    values (${input.organizationId}, ${input.firstName ?? 'Anonymous'}, ${input.lastName ?? 'Contact'}, ${input.phoneNumber}, ${input.author})
+    on conflict (organization_id, phone_number) do update set
+      first_name = coalesce(${input.firstName}, contacts.first_name),
+      last_name = coalesce(${input.lastName}, contacts.last_name),
+      modified = case when ${input.firstName !== null || input.lastName !== null} then now() else contacts.modified end
+    returning ${tx.unsafe(CONTACT_COLUMNS)}, (xmax = 0) as inserted`;
+  const { inserted, ...contactRow } = contact!;
+  if (inserted) {
+    events.push(await recordEvent(tx, { organizationId: input.organizationId, type: 'contact.created', data: serializeContact(contactRow), author: input.author }));
+  }
+  const scheduled = input.startDate !== null && input.startDate.getTime() > Date.now();
+  const [payment] = await tx<PaymentRow[]>`
+    insert into payments (organization_id, account_id, contact_id, amount, currency, phone_number, network, payment_type, description,
+                          metadata, callback_url, send_sms_message, state, start_date, author)
+    values (${input.organizationId}, ${input.accountId}, ${contactRow.id}, ${input.amount}, ${input.currency}, ${input.phoneNumber},
+            ${input.network}, ${input.paymentType}, ${input.description},
+            ${input.metadata === null ? null : tx.json(input.metadata as Parameters<typeof tx.json>[0])}, ${input.callbackUrl},
+            ${input.sendSmsMessage}, ${scheduled ? 'scheduled' : 'new'}, ${input.startDate}, ${input.author})
+    returning ${tx.unsafe(PAYMENT_COLUMNS)}`;
+  const reserved = await moveMoney(tx, {
+    accountId: input.accountId,
+    amount: debit(input.amount),
+    currency: input.currency,
+    type: 'mobile_payment',
+    description: `Payment ${payment!.id} to ${input.phoneNumber}`,
+    paymentId: payment!.id,
+  });
+  if (reserved === null) throw new InsufficientFundsError(`The ${input.currency} wallet does not hold ${input.amount}.`);
+  if (input.callbackUrl !== null) {
+    await tx`insert into webhooks (organization_id, user_id, event, target, payment_id)
+             values (${input.organizationId}, ${input.author}, 'payment.status.changed', ${input.callbackUrl}, ${payment!.id})`;
+  }
+  events.push(await recordStateEvent(tx, payment!, input.author));
+  return { payment: payment!, events };
+}
+
+export type StateChange = { payment: PaymentRow; events: RecordedEvent[] };
+
+/**
+ * Moves a payment from one of `from` to `to` with the given columns, in one transaction with its
+ * event and, when `release` is set, the reversing transaction that gives the amount back. Null when
+ * the payment is not in one of `from` (another step moved it first): nothing is written.
+ */
+async function changeState(
+  sql: Sql,
+  paymentId: number,
+  from: readonly PaymentState[],
+  to: PaymentState,
+  set: { lastError?: string | null; remoteTransactionId?: string | null; rejected?: { reason: string; by: string }; cancelled?: { reason: string | null; by: number | null } },
+  release: boolean,
+  duplicateCheck: DuplicateCheck | null = null,
+): Promise<StateChange | null> {
+  return (await sql.begin(async (tx): Promise<StateChange | null> => {
+    const [payment] = await tx<PaymentRow[]>`
+      update payments set
+        state = ${to},
+        last_error = ${set.lastError === undefined ? tx`last_error` : set.lastError},
+        remote_transaction_id = ${set.remoteTransactionId === undefined ? tx`remote_transaction_id` : set.remoteTransactionId},
+        rejected_reason = ${set.rejected ? set.rejected.reason : tx`rejected_reason`},
+        rejected_by = ${set.rejected ? set.rejected.by : tx`rejected_by`},
+        rejected_time = ${set.rejected ? tx`now()` : tx`rejected_time`},
+        cancelled_reason = ${set.cancelled ? set.cancelled.reason : tx`cancelled_reason`},
+        cancelled_by = ${set.cancelled ? set.cancelled.by : tx`cancelled_by`},
+        cancelled_time = ${set.cancelled ? tx`now()` : tx`cancelled_time`},
+        updated_by = ${set.cancelled ? set.cancelled.by : tx`updated_by`},
+        workflow_started_at = coalesce(workflow_started_at, now()),
+        modified = now()
+      where id = ${paymentId} and state in ${tx(from as PaymentState[])}
+      returning ${tx.unsafe(PAYMENT_COLUMNS)}`;
+    if (!payment) return null;
+    // A merchant's request (a cancellation) claims its Duplicate-Check-Key with the change it made.
+    if (duplicateCheck !== null) await claimDuplicateCheckKey(tx, duplicateCheck);
+    if (release) {
+      const released = await moveMoney(tx, {
+        accountId: payment.accountId,
+        amount: payment.amount,
+        currency: payment.currency,
+        type: 'payment_release',
+        description: `Payment ${payment.id} ${to === 'cancelled' ? 'cancelled' : 'failed'}: amount given back`,
+        paymentId: payment.id,
+      });
+      if (!released) throw new Error(`payment ${payment.id}: the release could not be credited`);
+    }
+    return { payment, events: [await recordStateEvent(tx, payment, set.cancelled?.by ?? null)] };
+  })) as StateChange | null;
+}
+
+/** The workflow hands the payment to the network: `processing`. Null when it was cancelled (or moved on) first. */
+export const beginPayment = (sql: Sql, paymentId: number) => changeState(sql, paymentId, CANCELLABLE_PAYMENT_STATES, 'processing', {}, false);
+
+export type PayoutOutcome = { status: 'completed'; remoteTransactionId: string } | { status: 'rejected' | 'failed'; error: string; remoteTransactionId: string | null };
+
+/** What the network made of it: `completed`, or `rejected` / `processed_with_errors` with the amount given back. */
+export function finishPayment(sql: Sql, paymentId: number, outcome: PayoutOutcome): Promise<StateChange | null> {
+  if (outcome.status === 'completed') {
+    return changeState(sql, paymentId, ['processing'], 'completed', { remoteTransactionId: outcome.remoteTransactionId, lastError: null }, false);
+  }
+  if (outcome.status === 'rejected') {
+    return changeState(sql, paymentId, ['processing'], 'rejected', {
+      lastError: outcome.error, remoteTransactionId: outcome.remoteTransactionId, rejected: { reason: outcome.error, by: 'network' },
+    }, true);
+  }
+  return changeState(sql, paymentId, ['processing'], 'processed_with_errors', { lastError: outcome.error, remoteTransactionId: outcome.remoteTransactionId }, true);
+}
+
+/**
+ * Cancels a payment not yet handed to the network, giving its amount back (NotCancellableError
+ * otherwise). The workflow, woken by a signal or at its start date, finds it cancelled and ends.
+ */
+export async function cancelPayment(
+  sql: Sql, paymentId: number, cancelled: { reason: string | null; by: number | null }, duplicateCheck: DuplicateCheck | null = null,
+): Promise<StateChange> {
+  const change = await changeState(sql, paymentId, CANCELLABLE_PAYMENT_STATES, 'cancelled', { cancelled }, true, duplicateCheck);
+  if (change === null) {
+    const current = await findPayment(sql, paymentId);
+    throw new NotCancellableError(`A ${current?.state ?? 'missing'} payment cannot be cancelled: only new and scheduled payments can.`);
+  }
+  return change;
+}
+
+export type PaymentFilters = {
+  state?: PaymentState;
+  currency?: string;
+  phonenumber?: string;
+  created_after?: Date;
+  created_before?: Date;
+  modified_after?: Date;
+  modified_before?: Date;
+};
+
+/** One page of an organization's payments matching the filters, newest first, with the total count. */
+export async function listPayments(
+  sql: Sql, organizationId: number, filters: PaymentFilters, page: { limit: number; offset: number },
+): Promise<{ count: number; rows: PaymentRow[] }> {
+  const where = sql`
+    where organization_id = ${organizationId}
+    ${filters.state !== undefined ? sql`and state = ${filters.state}` : sql``}
+    ${filters.currency !== undefined ? sql`and currency = ${filters.currency}` : sql``}
+    ${filters.phonenumber !== undefined ? sql`and phone_number = ${filters.phonenumber}` : sql``}
+    ${timeRange(sql, 'created', filters.created_after, filters.created_before)}
+    ${timeRange(sql, 'modified', filters.modified_after, filters.modified_before)}`;
+  const [[total], rows] = await Promise.all([
+    sql<{ count: number }[]>`select count(*)::int as count from payments ${where}`,
+    sql<PaymentRow[]>`select ${sql.unsafe(PAYMENT_COLUMNS)} from payments ${where} order by created desc, id desc limit ${page.limit} offset ${page.offset}`,
+  ]);
+  return { count: total?.count ?? 0, rows };
+}

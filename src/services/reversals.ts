@@ -1,0 +1,119 @@
+/**
+ * Reversals: a successful collection's amount sent back to the subscriber through the network, out
+ * of the wallet it credited. At most one per collection (a unique key, and the collection's row
+ * lock serialises two at once); the amount is debited when the reversal is created (refused when
+ * the wallet no longer holds it) and given back if the network fails it. When it completes, the
+ * request the collection paid ends `reversed`, with its event.
+ */
+import type { Queryable, Sql } from '../db';
+import type { ReversalRow, ReversalState } from '../domain/money-out';
+import { changeRequestStatusIn } from './collection-requests';
+import { writeOnce, type DuplicateCheck } from './duplicate-checks';
+import type { RecordedEvent } from './events';
+import { debit, moveMoney } from './ledger';
+import type { PayoutOutcome } from './payments';
+
+export const REVERSAL_COLUMNS = `id, organization_id as "organizationId", collection_id as "collectionId", account_id as "accountId",
+  amount::text as amount, currency, phone_number as "phoneNumber", network, reason, state, last_error as "lastError",
+  remote_transaction_id as "remoteTransactionId", author, created, modified`;
+
+/** Why a collection cannot be reversed (a 400 for the merchant). */
+export class ReversalRefused extends Error {}
+
+export async function findReversal(sql: Queryable, id: number): Promise<ReversalRow | undefined> {
+  const [row] = await sql<ReversalRow[]>`select ${sql.unsafe(REVERSAL_COLUMNS)} from reversals where id = ${id}`;
+  return row;
+}
+
+/**
+ * A reversal of `collectionId` for its organization, in one transaction: the collection must be the
+ * organization's and `successful` and not reversed before; its amount is debited from the wallet it
+ * credited (ReversalRefused when that wallet no longer holds it).
+ */
+export async function createReversal(
+  sql: Sql,
+  input: { organizationId: number; collectionId: number; author: number | null; reason: string | null },
+  duplicateCheck: DuplicateCheck | null = null,
+): Promise<ReversalRow> {
+  return (await writeOnce(sql, duplicateCheck, async (tx) => {
+    const [collection] = await tx<{ id: number; status: string; amount: string; currency: string; phoneNumber: string; network: string; remoteTransactionId: string }[]>`
+      select id, status, amount::text as amount, currency, phone_number as "phoneNumber", network, remote_transaction_id as "remoteTransactionId"
+      from collections where id = ${input.collectionId} and organization_id = ${input.organizationId} for update`;
+    if (!collection) throw new ReversalRefused('No collection of your organization has this id.');
+    if (collection.status !== 'successful') throw new ReversalRefused(`A ${collection.status} collection cannot be reversed: only successful ones can.`);
+    const [earlier] = await tx<{ id: number }[]>`select id from reversals where collection_id = ${collection.id}`;
+    if (earlier) throw new ReversalRefused(`This collection was reversed already (reversal ${earlier.id}).`);
+    const [credit] = await tx<{ accountId: number }[]>`
+      select account_id as "accountId" from transactions where collection_id = ${collection.id} and type = 'mobile_collection'`;
+    if (!credit) throw new ReversalRefused('This collection credited no wallet, so there is nothing to send back.');
+    const [reversal] = await tx<ReversalRow[]>`
+      insert into reversals (organization_id, collection_id, account_id, amount, currency, phone_number, network, reason, author)
+      values (${input.organizationId}, ${collection.id}, ${credit.accountId}, ${collection.amount}, ${collection.currency},
+              ${collection.phoneNumber}, ${collection.network}, ${input.reason}, ${input.author})
+      returning ${tx.unsafe(REVERSAL_COLUMNS)}`;
+    const debited = await moveMoney(tx, {
+      accountId: credit.accountId,
+      amount: debit(collection.amount),
+      currency: collection.currency,
+      type: 'reversal',
+      description: `Collection ${collection.remoteTransactionId} sent back to ${collection.phoneNumber}`,
+      collectionId: collection.id,
+      reversalId: reversal!.id,
+    });
+    if (!debited) throw new ReversalRefused(`The wallet no longer holds the ${collection.amount} ${collection.currency} this collection credited.`);
+    return reversal!;
+  }, (reversal) => ({ type: 'reversal', id: reversal.id }))) as ReversalRow;
+}
+
+export type ReversalChange = { reversal: ReversalRow; events: RecordedEvent[] };
+
+/**
+ * What the network made of a reversal: `completed`, with the paid request now `reversed` (row and
+ * event); or `failed`, with the amount given back to the wallet. Null when it was finished before.
+ */
+export async function finishReversal(sql: Sql, reversalId: number, outcome: PayoutOutcome): Promise<ReversalChange | null> {
+  return (await sql.begin(async (tx): Promise<ReversalChange | null> => {
+    const state: ReversalState = outcome.status === 'completed' ? 'completed' : 'failed';
+    const [reversal] = await tx<ReversalRow[]>`
+      update reversals set state = ${state}, last_error = ${outcome.status === 'completed' ? null : outcome.error},
+        remote_transaction_id = ${outcome.remoteTransactionId}, workflow_started_at = coalesce(workflow_started_at, now()), modified = now()
+      where id = ${reversalId} and state = 'processing'
+      returning ${tx.unsafe(REVERSAL_COLUMNS)}`;
+    if (!reversal) return null;
+    const events: RecordedEvent[] = [];
+    if (state === 'failed') {
+      const released = await moveMoney(tx, {
+        accountId: reversal.accountId,
+        amount: reversal.amount,
+        currency: reversal.currency,
+        type: 'reversal_release',
+        description: `Reversal ${reversal.id} failed: amount given back`,
+        collectionId: reversal.collectionId,
+        reversalId: reversal.id,
+      });
+      if (!released) throw new Error(`reversal ${reversal.id}: the release could not be credited`);
+    } else {
+      const [request] = await tx<{ id: number }[]>`select collection_request_id as id from collections where id = ${reversal.collectionId}`;
+      if (request?.id) {
+        const reversed = await changeRequestStatusIn(tx, { requestId: request.id, status: 'reversed' });
+        if (reversed) events.push(reversed);
+      }
+    }
+    return { reversal, events };
+  })) as ReversalChange | null;
+}
+
+/** One page of an organization's reversals, newest first, with the total count. */
+export async function listReversals(
+  sql: Sql, organizationId: number, filters: { state?: ReversalState; collection?: number }, page: { limit: number; offset: number },
+): Promise<{ count: number; rows: ReversalRow[] }> {
+  const where = sql`
+    where organization_id = ${organizationId}
+    ${filters.state !== undefined ? sql`and state = ${filters.state}` : sql``}
+    ${filters.collection !== undefined ? sql`and collection_id = ${filters.collection}` : sql``}`;
+  const [[total], rows] = await Promise.all([
+    sql<{ count: number }[]>`select count(*)::int as count from reversals ${where}`,
+    sql<ReversalRow[]>`select ${sql.unsafe(REVERSAL_COLUMNS)} from reversals ${where} order by created desc, id desc limit ${page.limit} offset ${page.offset}`,
+  ]);
+  return { count: total?.count ?? 0, rows };
+}
