@@ -79,6 +79,9 @@ create index reversals_unstarted_idx on reversals (created) where workflow_start
 alter table transactions
   add column payment_id bigint references payments(id),
   add column reversal_id bigint references reversals(id);
+-- One credit per collection still; its reversal's transactions point at the collection too.
+drop index transactions_collection_idx;
+create unique index transactions_collection_credit_idx on transactions (collection_id) where collection_id is not null and type = 'mobile_collection';
 create unique index transactions_payment_type_idx on transactions (payment_id, type) where payment_id is not null;
 create unique index transactions_reversal_type_idx on transactions (reversal_id, type) where reversal_id is not null;
 create index transactions_account_created_idx on transactions (account_id, created desc, id desc);
