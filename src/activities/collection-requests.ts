@@ -9,7 +9,7 @@ import type { NetworkAdapter, PromptResult } from '../network/adapter';
 import {
   changeRequestStatus, findRequest, insertCollectionRequest, REQUEST_COLUMNS, type RequestWithContact, type StatusChange,
 } from '../services/collection-requests';
-import { notSetAside, sweepEach } from '../services/sweeps';
+import { startUnlaunched } from '../services/sweeps';
 import { recordCollectionRequestFinal } from '../telemetry/metrics';
 import type { Launcher } from '../temporal/launcher';
 import type { SandboxPaymentInput } from '../workflows/shared';
@@ -101,7 +101,7 @@ export function createCollectionRequestActivities({ sql, launcher, network }: Co
       const loaded = await load(requestId);
       let status: RequestStatus | null = null;
       const record = async (next: RequestStatus) => {
-        if (await recordStatus({ requestId, status: next, attempts: attempt })) status = next;
+        if (await recordStatus({ requestId, status: next, attempts: attempt, promptAttempt: attempt })) status = next;
       };
       if (sendSms) {
         await sendInstructionsText(loaded, attempt);
@@ -177,16 +177,11 @@ export function createCollectionRequestActivities({ sql, launcher, network }: Co
      * cannot be launched (its own data is at fault) is set aside; the others still start.
      */
     async startPendingRequests({ graceSeconds, batchSize }: { graceSeconds: number; batchSize: number }): Promise<number> {
-      const pending = await sql<CollectionRequestRow[]>`
-        select ${sql.unsafe(REQUEST_COLUMNS)} from collection_requests
-        where workflow_started_at is null and created < now() - ${graceSeconds}::int * interval '1 second'
-          ${notSetAside(sql, 'outbox-request', 'collection_requests.id')}
-        order by created limit ${batchSize}`;
-      const result = await sweepEach(sql, 'outbox-request', pending, async (request) => {
-        await launcher.startCollectionRequest(request);
-        await sql`update collection_requests set workflow_started_at = coalesce(workflow_started_at, now()) where id = ${request.id}`;
-      }, (request, error) => log.error('outbox sweep set a collection request aside', { requestId: request.id, error: String(error) }));
-      return result.processed;
+      return await startUnlaunched<CollectionRequestRow>(sql, 'collection_requests', {
+        columns: REQUEST_COLUMNS, graceSeconds, batchSize,
+        start: (request) => launcher.startCollectionRequest(request),
+        onSetAside: (request, error) => log.error('outbox sweep set a collection request aside', { requestId: request.id, error: String(error) }),
+      });
     },
 
     /**

@@ -4,7 +4,7 @@ import { networkByName } from '../domain/networks';
 import type { NetworkAdapter, Payout, PayoutResult } from '../network/adapter';
 import { beginPayment, findPayment, finishPayment, type PayoutOutcome, type StateChange } from '../services/payments';
 import { findReversal, finishReversal } from '../services/reversals';
-import { notSetAside, sweepEach } from '../services/sweeps';
+import { startUnlaunched } from '../services/sweeps';
 import { recordPaymentState, recordWalletMovement } from '../telemetry/metrics';
 import type { Launcher } from '../temporal/launcher';
 import type { OutboxSweepInput } from '../workflows/shared';
@@ -78,25 +78,17 @@ export function createPaymentActivities({ sql, launcher, network }: PaymentActiv
      * started. A row whose start fails for a reason of its own is set aside (sweeps.ts).
      */
     async startPendingMoneyOut({ graceSeconds, batchSize }: OutboxSweepInput): Promise<number> {
-      const payments = await sql<{ id: number; organizationId: number; startDate: Date | null }[]>`
-        select id, organization_id as "organizationId", start_date as "startDate" from payments
-        where workflow_started_at is null and created < now() - ${graceSeconds}::int * interval '1 second'
-          ${notSetAside(sql, 'outbox-payment', 'payments.id')}
-        order by created limit ${batchSize}`;
-      const reversals = await sql<{ id: number; organizationId: number }[]>`
-        select id, organization_id as "organizationId" from reversals
-        where workflow_started_at is null and created < now() - ${graceSeconds}::int * interval '1 second'
-          ${notSetAside(sql, 'outbox-reversal', 'reversals.id')}
-        order by created limit ${batchSize}`;
-      const startedPayments = await sweepEach(sql, 'outbox-payment', payments, async (payment) => {
-        await launcher.startPayment(payment);
-        await sql`update payments set workflow_started_at = coalesce(workflow_started_at, now()) where id = ${payment.id}`;
-      }, (payment, error) => log.error('outbox sweep set a payment aside', { paymentId: payment.id, error: String(error) }));
-      const startedReversals = await sweepEach(sql, 'outbox-reversal', reversals, async (reversal) => {
-        await launcher.startReversal(reversal);
-        await sql`update reversals set workflow_started_at = coalesce(workflow_started_at, now()) where id = ${reversal.id}`;
-      }, (reversal, error) => log.error('outbox sweep set a reversal aside', { reversalId: reversal.id, error: String(error) }));
-      return startedPayments.processed + startedReversals.processed;
+      const payments = await startUnlaunched<{ id: number; organizationId: number; startDate: Date | null }>(sql, 'payments', {
+        columns: 'id, organization_id as "organizationId", start_date as "startDate"', graceSeconds, batchSize,
+        start: (payment) => launcher.startPayment(payment),
+        onSetAside: (payment, error) => log.error('outbox sweep set a payment aside', { paymentId: payment.id, error: String(error) }),
+      });
+      const reversals = await startUnlaunched<{ id: number; organizationId: number }>(sql, 'reversals', {
+        columns: 'id, organization_id as "organizationId"', graceSeconds, batchSize,
+        start: (reversal) => launcher.startReversal(reversal),
+        onSetAside: (reversal, error) => log.error('outbox sweep set a reversal aside', { reversalId: reversal.id, error: String(error) }),
+      });
+      return payments + reversals;
     },
   };
 }

@@ -13,7 +13,7 @@ import { Elysia } from 'elysia';
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, context, propagation, trace, type TextMapGetter } from '@opentelemetry/api';
 import type { Config } from '../config';
 import { observeHttpRequest } from '../telemetry/metrics';
-import { TRACER_NAME, tracingActive } from '../telemetry/trace-context';
+import { TRACER_NAME, recordSpanError, tracingActive } from '../telemetry/trace-context';
 import { isVersionReentry } from './versions';
 
 type Route = { method: string; path: string };
@@ -67,8 +67,7 @@ async function traced(request: Request, name: string, route: string, handle: Han
     if (response.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR, message: `HTTP ${response.status}` });
     return response;
   } catch (error) {
-    span.recordException(error instanceof Error ? error : String(error));
-    span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+    recordSpanError(span, error);
     throw error;
   } finally {
     span.end();

@@ -1,9 +1,9 @@
 import type { Queryable, Sql } from '../db';
 import { serializeCollectionRequest, type CollectionRequestRow, type RequestStatus, FINAL_STATUSES } from '../domain/collection-requests';
-import { serializeContact, type ContactRow } from '../domain/contacts';
+import type { ContactRow } from '../domain/contacts';
 import { parseRequestDate } from '../domain/dates';
 import type { CollectionRequestInput, SubscriptionInput } from '../workflows/shared';
-import { CONTACT_COLUMNS } from './contacts';
+import { CONTACT_COLUMNS, upsertContactIn } from './contacts';
 import { recordEvent, type RecordedEvent } from './events';
 
 /** The request columns, optionally qualified by a table alias (`r.`). */
@@ -74,19 +74,8 @@ export async function insertCollectionRequest(sql: Sql, input: NewCollectionRequ
 /** `insertCollectionRequest` in the caller's transaction. */
 export async function insertCollectionRequestIn(tx: Queryable, input: NewCollectionRequest): Promise<CreatedRequest> {
   const events: RecordedEvent[] = [];
-  const [contact] = await tx<(ContactRow & { inserted: boolean })[]>`
-    insert into contacts (organization_id, first_name, last_name, phone_number, author)
-    values (${input.organizationId}, ${input.firstName ?? 'Anonymous'}, ${input.lastName ?? 'Contact'}, ${input.phoneNumber}, ${input.author})
-    on conflict (organization_id, phone_number) do update set
-      first_name = coalesce(${input.firstName}, contacts.first_name),
-      last_name = coalesce(${input.lastName}, contacts.last_name),
-      modified = case when ${input.firstName !== null || input.lastName !== null} then now() else contacts.modified end
-    returning ${tx.unsafe(CONTACT_COLUMNS)}, (xmax = 0) as inserted`;
-  if (!contact) throw new Error('contact upsert returned no row');
-  const { inserted, ...contactRow } = contact;
-  if (inserted) {
-    events.push(await recordEvent(tx, { organizationId: input.organizationId, type: 'contact.created', data: serializeContact(contactRow), author: input.author }));
-  }
+  const { contact: contactRow, event: contactEvent } = await upsertContactIn(tx, input);
+  if (contactEvent) events.push(contactEvent);
   const json = (value: Record<string, unknown> | null) => (value === null ? null : tx.json(value as Parameters<typeof tx.json>[0]));
   const [row] = await tx<CollectionRequestRow[]>`
     insert into collection_requests (
@@ -109,10 +98,20 @@ export async function insertCollectionRequestIn(tx: Queryable, input: NewCollect
   return { request: existing, contact: existingContact!, events, created: false };
 }
 
+/** Where a status stands within one prompt: texted, then pushed (`pending`: nobody to push); 0 for any other. */
+const PROMPT_STEPS: Partial<Record<RequestStatus, number>> = { instructions_sent: 1, pending: 1, processing_started: 2 };
+const PROMPT_STEP_OF_ROW = `(case status ${Object.entries(PROMPT_STEPS).map(([status, step]) => `when '${status}' then ${step}`).join(' ')} else 0 end)`;
+
 export type StatusChange = {
   requestId: number;
   status: RequestStatus;
   attempts?: number;
+  /**
+   * A step of prompt number `promptAttempt` (`instructions_sent`, then `processing_started`, or
+   * `pending`): recorded only when the request has not reached that step of that prompt, or a later
+   * one, already. A prompt retried after a lost worker so repeats none of its status changes.
+   */
+  promptAttempt?: number;
   errorMessage?: string | null;
   collectionId?: number | null;
   remoteTransactionId?: string | null;
@@ -142,6 +141,8 @@ export async function changeRequestStatusIn(tx: Queryable, change: StatusChange)
     where id = ${change.requestId} and status <> ${change.status}
       -- A final status is final; the one way on is a successful request whose collection was reversed.
       and (status not in ${tx(FINAL_STATUSES as RequestStatus[])} or (status = 'successful' and ${change.status} = 'reversed'))
+      ${change.promptAttempt === undefined ? tx`` : tx`and (attempts < ${change.promptAttempt}
+        or (attempts = ${change.promptAttempt} and ${tx.unsafe(PROMPT_STEP_OF_ROW)} < ${PROMPT_STEPS[change.status] ?? 0}))`}
     returning ${tx.unsafe(REQUEST_COLUMNS)}`;
   if (!updated) {
     // Nothing changed; the attempts still count (a refused prompt records no status).

@@ -47,6 +47,31 @@ export async function createContactIn(tx: Queryable, input: NewContact): Promise
 }
 
 /**
+ * The organization's contact for a number a request or payment names (api.md 4.4): created (with
+ * its `contact.created` event) when new, its names updated when the caller gave any. Returns the
+ * contact and the event, when one was recorded.
+ */
+export async function upsertContactIn(
+  tx: Queryable,
+  input: { organizationId: number; author: number | null; phoneNumber: string; firstName: string | null; lastName: string | null },
+): Promise<{ contact: ContactRow; event: RecordedEvent | null }> {
+  const [row] = await tx<(ContactRow & { inserted: boolean })[]>`
+    insert into contacts (organization_id, first_name, last_name, phone_number, author)
+    values (${input.organizationId}, ${input.firstName ?? 'Anonymous'}, ${input.lastName ?? 'Contact'}, ${input.phoneNumber}, ${input.author})
+    on conflict (organization_id, phone_number) do update set
+      first_name = coalesce(${input.firstName}, contacts.first_name),
+      last_name = coalesce(${input.lastName}, contacts.last_name),
+      modified = case when ${input.firstName !== null || input.lastName !== null} then now() else contacts.modified end
+    returning ${tx.unsafe(CONTACT_COLUMNS)}, (xmax = 0) as inserted`;
+  if (!row) throw new Error('contact upsert returned no row');
+  const { inserted, ...contact } = row;
+  const event = inserted
+    ? await recordEvent(tx, { organizationId: input.organizationId, type: 'contact.created', data: serializeContact(contact), author: input.author })
+    : null;
+  return { contact, event };
+}
+
+/**
  * Contact instant verification (api.md 4.4): asks the number's network for the registered name
  * and stores what it said with a name-match score, even when the names differ.
  */

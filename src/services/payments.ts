@@ -7,11 +7,10 @@
  * only from the states it can be left from, so a retried step changes nothing twice.
  */
 import type { Queryable, Sql } from '../db';
-import { serializeContact, type ContactRow } from '../domain/contacts';
 import {
   CANCELLABLE_PAYMENT_STATES, serializePayment, type PaymentResource, type PaymentRow, type PaymentState, type PaymentTransaction,
 } from '../domain/money-out';
-import { CONTACT_COLUMNS } from './contacts';
+import { upsertContactIn } from './contacts';
 import { claimDuplicateCheckKey, type DuplicateCheck } from './duplicate-checks';
 import { recordEvent, type RecordedEvent } from './events';
 import { debit, moveMoney } from './ledger';
@@ -85,18 +84,8 @@ export type CreatedPayment = { payment: PaymentRow; events: RecordedEvent[] };
  */
 export async function createPaymentIn(tx: Queryable, input: NewPayment): Promise<CreatedPayment> {
   const events: RecordedEvent[] = [];
-  const [contact] = await tx<(ContactRow & { inserted: boolean })[]>`
-    insert into contacts (organization_id, first_name, last_name, phone_number, author)
-    values (${input.organizationId}, ${input.firstName ?? 'Anonymous'}, ${input.lastName ?? 'Contact'}, ${input.phoneNumber}, ${input.author})
-    on conflict (organization_id, phone_number) do update set
-      first_name = coalesce(${input.firstName}, contacts.first_name),
-      last_name = coalesce(${input.lastName}, contacts.last_name),
-      modified = case when ${input.firstName !== null || input.lastName !== null} then now() else contacts.modified end
-    returning ${tx.unsafe(CONTACT_COLUMNS)}, (xmax = 0) as inserted`;
-  const { inserted, ...contactRow } = contact!;
-  if (inserted) {
-    events.push(await recordEvent(tx, { organizationId: input.organizationId, type: 'contact.created', data: serializeContact(contactRow), author: input.author }));
-  }
+  const { contact: contactRow, event: contactEvent } = await upsertContactIn(tx, input);
+  if (contactEvent) events.push(contactEvent);
   const scheduled = input.startDate !== null && input.startDate.getTime() > Date.now();
   const [payment] = await tx<PaymentRow[]>`
     insert into payments (organization_id, account_id, contact_id, amount, currency, phone_number, network, payment_type, description,

@@ -4,9 +4,15 @@
  * loaded here; the SDK is set up by `./tracing` when an OTLP endpoint is configured. While tracing
  * is off every helper is one boolean test, then a direct call.
  */
-import { SpanKind, SpanStatusCode, context, isSpanContextValid, propagation, trace, type Attributes } from '@opentelemetry/api';
+import { SpanKind, SpanStatusCode, context, isSpanContextValid, propagation, trace, type Attributes, type Span } from '@opentelemetry/api';
 
 export const TRACER_NAME = 'collections';
+
+/** Marks `span` as failed by `error`: the exception recorded on it, its status an error with the message. */
+export function recordSpanError(span: Span, error: unknown): void {
+  span.recordException(error instanceof Error ? error : String(error));
+  span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+}
 
 let active = false;
 
@@ -71,8 +77,7 @@ export async function withClientSpan<T extends HttpResult>(
       }
       return result;
     } catch (error) {
-      span.recordException(error instanceof Error ? error : String(error));
-      span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+      recordSpanError(span, error);
       throw error;
     } finally {
       span.end();

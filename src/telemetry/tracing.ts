@@ -17,7 +17,7 @@ import type { ClientInterceptors } from '@temporalio/client';
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry/lib/client/index.js';
 import type { TelemetrySettings } from '../config';
 import type { Sql } from '../db';
-import { TRACER_NAME, setTracingActive, tracingActive } from './trace-context';
+import { TRACER_NAME, recordSpanError, setTracingActive, tracingActive } from './trace-context';
 
 export type Tracing = {
   /** `service.name` and the rest, for the worker's workflow-span sink. */
@@ -80,8 +80,7 @@ function traceQuery(query: PostgresQuery, database: string): void {
   const end = (error?: unknown) => {
     span.setAttribute('db.statement', (query.string ?? query.strings.join('?')).slice(0, DB_STATEMENT_MAX_LENGTH));
     if (error !== undefined) {
-      span.recordException(error instanceof Error ? error : String(error));
-      span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+      recordSpanError(span, error);
     }
     span.end();
   };

@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { fundWallet } from '../../src/services/organizations';
+import { changeRequestStatus } from '../../src/services/collection-requests';
 import { createMerchant, testApp, testSql, type TestApp, type TestMerchant } from '../helpers';
 
 let ctx: TestApp;
@@ -285,5 +286,29 @@ describe('GET /api/collectionrequests', () => {
     expect((await lister.request(`/api/collectionrequests/${ids[0]}/`)).status).toBe(200);
     expect((await other.request(`/api/collectionrequests/${ids[0]}`)).status).toBe(403);
     expect((await lister.request('/api/collectionrequests/99999999')).status).toBe(404);
+  });
+});
+
+describe('status changes of a prompt', () => {
+  test('a prompt retried (its worker lost) repeats none of its status changes; the next prompt records them again', async () => {
+    const created = await merchant.request('/api/collectionrequests', { form: valid({ send_instructions: 'true' }) });
+    expect(created.status).toBe(201);
+    const requestId = created.body.id as number;
+    const step = (status: 'instructions_sent' | 'processing_started', attempt: number) =>
+      changeRequestStatus(testSql(), { requestId, status, attempts: attempt, promptAttempt: attempt });
+    const recorded = async (steps: [Parameters<typeof step>[0], number][]) => {
+      const results = [];
+      for (const [status, attempt] of steps) results.push((await step(status, attempt)) !== null);
+      return results;
+    };
+    expect(await recorded([['instructions_sent', 1], ['processing_started', 1]])).toEqual([true, true]);
+    // The same prompt again, as a retried activity runs it: nothing is recorded twice.
+    expect(await recorded([['instructions_sent', 1], ['processing_started', 1]])).toEqual([false, false]);
+    // The next prompt is a new story.
+    expect(await recorded([['instructions_sent', 2], ['processing_started', 2], ['instructions_sent', 2]])).toEqual([true, true, false]);
+    const statuses = await testSql()<{ status: string }[]>`
+      select data->>'status' as status from events where type = 'collectionrequest.status.changed' and (data->>'id')::bigint = ${requestId} order by id`;
+    expect(statuses.map((row) => row.status)).toEqual(['instructions_sent', 'processing_started', 'instructions_sent', 'processing_started']);
+    expect((await merchant.request(`/api/collectionrequests/${requestId}`)).body.status).toBe('processing_started');
   });
 });
