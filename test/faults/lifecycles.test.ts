@@ -1,9 +1,11 @@
 /**
  * Fault injection. While N lifecycles run (collection request → sandbox payment → the merchant's
- * verification URL → credit → webhooks), the suite kills the worker with SIGKILL, restarts the
- * Temporal dev server, kills and restarts the API, and makes PostgreSQL refuse connections for a
- * while. Afterwards every request must be in its expected final state, every wallet balance must
- * equal the sum of its transactions, every event must exist once, and every webhook delivery must
+ * verification URL → credit → webhooks; some of them then reversed) and money goes out as payments
+ * (some completed, some rejected by the network), the suite kills the worker with SIGKILL, restarts
+ * the Temporal dev server, kills and restarts the API, and makes PostgreSQL refuse connections for
+ * a while. Afterwards every request, payment and reversal must be in its expected final state,
+ * every wallet balance must equal the sum of its transactions (one debit per payment and reversal,
+ * one release per rejected payment), every event must exist once, and every webhook delivery must
  * have succeeded or logged exactly 10 attempts. The counts are printed and written to
  * `$TEST_DATA_DIR/faults/report.md`.
  *
@@ -15,12 +17,13 @@
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePort, freePorts, startTemporalDevServer, stopChildren } from '../../scripts/infra.mjs';
 import { createSql, type Sql } from '../../src/db';
 import { createOrganization, fundWallet, updateCollectionSettings } from '../../src/services/organizations';
 import { setThrottleLimits } from '../../src/services/throttling';
+import { SANDBOX_PAYOUT_REJECTED_NUMBER } from '../../src/network/sandbox';
 import { connectClient } from '../../src/temporal/connection';
 import { ROOT, eventually, startWorker, type WorkerProcess } from '../helpers';
 import { makeCertificate, startReceiver, type Receiver } from '../webhook-receiver';
@@ -35,17 +38,33 @@ const POSTGRES_OUTAGE_MS = 6_000;
 const CREATE_DEADLINE_MS = 180_000;
 const TASK_QUEUE = 'faults';
 const WEBHOOK_ATTEMPTS = 10;
-const FINAL_STATUSES = new Set(['successful', 'expired', 'failed']);
+/** Money out during the window: this many payments (every third to the number the network refuses). */
+const PAYMENTS = Math.max(6, Math.floor(LIFECYCLES / 2));
+const PAYMENT_AMOUNT = 7;
+const FUNDING = 1000;
 
 type Kind = 'accept' | 'reject';
 type Lifecycle = {
   index: number;
   kind: Kind;
+  /** Whether the merchant reverses the collection once the request is successful. */
+  reverse: boolean;
   organization: number;
   apiKey: string;
   phone: string;
   requestId: number | null;
-  /** What the driver saw before it had the request: statuses and network errors. */
+  reversalId: number | null;
+  /** What the driver saw before it had the request (or reversal): statuses and network errors. */
+  hiccups: string[];
+};
+type Payout = {
+  index: number;
+  rejected: boolean;
+  organization: number;
+  apiKey: string;
+  phone: string;
+  description: string;
+  paymentId: number | null;
   hiccups: string[];
 };
 
@@ -109,7 +128,10 @@ async function killChild(child: ChildProcess | undefined): Promise<void> {
 
 async function startApi(): Promise<void> {
   // process.execPath is Bun: the API runs on the runtime it ships on.
-  api = spawn(process.execPath, ['src/server.ts'], { cwd: ROOT, env: childEnv, stdio: ['ignore', 'ignore', 'ignore'] });
+  // Its output goes to api.log beside the report: what an API that stopped answering said last.
+  const log = openSync(join(dataDir, 'api.log'), 'a');
+  api = spawn(process.execPath, ['src/server.ts'], { cwd: ROOT, env: childEnv, stdio: ['ignore', log, log] });
+  closeSync(log);
   await eventually('the API to answer', async () => (await fetch(`http://127.0.0.1:${apiPort}/healthz`).catch(() => null))?.status === 200, 60_000);
 }
 
@@ -133,48 +155,91 @@ async function call(apiKey: string, path: string, init: { method?: string; form?
 }
 
 /**
- * Creates a lifecycle's request as a careful merchant client does through faults: on a network
- * error, a 5xx or a 409 it looks the request up by its phone number before sending it again (with
- * a new Duplicate-Check-Key), so a request the API committed before it died is not made twice.
+ * Creates something as a careful merchant client does through faults: on a network error, a 5xx,
+ * a 409 or a 429 it looks the object up before sending it again (with a new Duplicate-Check-Key),
+ * so an object the API committed before it died is not made twice. `lookUp` answers the id, null
+ * when there is none yet, or undefined when the lookup itself failed.
  */
-async function createRequest(lifecycle: Lifecycle): Promise<void> {
-  // Every fault is over well within this; a request still not created by then is a failure, not a wait.
+async function createCarefully(
+  what: string,
+  client: { apiKey: string; hiccups: string[] },
+  send: (attempt: number) => Promise<{ status: number; body: any }>,
+  lookUp: () => Promise<number | null | undefined>,
+): Promise<number> {
+  // Every fault is over well within this; an object still not created by then is a failure, not a wait.
   const deadline = Date.now() + CREATE_DEADLINE_MS;
   const beforeDeadline = () => {
-    if (Date.now() > deadline) throw new Error(`lifecycle ${lifecycle.index}: no request created within ${CREATE_DEADLINE_MS / 1000} s (${lifecycle.hiccups.join(', ')})`);
+    if (Date.now() > deadline) throw new Error(`${what}: not created within ${CREATE_DEADLINE_MS / 1000} s (${client.hiccups.join(', ')})`);
   };
   for (let attempt = 1; ; attempt += 1) {
     beforeDeadline();
-    const response = await call(lifecycle.apiKey, '/api/collectionrequests', {
+    const response = await send(attempt);
+    if (response.status === 201) return response.body.id;
+    client.hiccups.push(response.status === 0 ? 'network error' : String(response.status));
+    if (response.status !== 0 && response.status < 500 && response.status !== 409 && response.status !== 429) {
+      throw new Error(`${what}: ${response.status} ${JSON.stringify(response.body)}`);
+    }
+    for (;;) {
+      beforeDeadline();
+      const found = await lookUp();
+      if (found) return found;
+      if (found === null) break;
+      await Bun.sleep(500);
+    }
+    await Bun.sleep(500);
+  }
+}
+
+/** A lifecycle's request, looked up by its phone number after a failed attempt. */
+async function createRequest(lifecycle: Lifecycle): Promise<void> {
+  lifecycle.requestId = await createCarefully(`lifecycle ${lifecycle.index}`, lifecycle, (attempt) =>
+    call(lifecycle.apiKey, '/api/collectionrequests', {
       form: {
         phonenumber: lifecycle.phone, amount: String(AMOUNT), currency: 'BXC', send_instructions: 'true',
         // A rejected payment leaves its request open until it expires.
         expiry_date: lifecycle.kind === 'reject' ? '1 minute' : '1 hour', first_name: 'Fault', last_name: `Payer ${lifecycle.index}`,
       },
       headers: { 'Duplicate-Check-Key': `lifecycle-${lifecycle.index}-${attempt}` },
+    }), async () => {
+    const found = await call(lifecycle.apiKey, `/api/collectionrequests?phonenumber=${encodeURIComponent(lifecycle.phone)}`);
+    return found.status === 200 ? (found.body.results[0]?.id ?? null) : undefined;
+  });
+}
+
+/** Once the request is successful, its collection is reversed (looked up by collection after a failed attempt). */
+async function reverseCollection(lifecycle: Lifecycle): Promise<void> {
+  let collectionId: number | null = null;
+  await eventually(`lifecycle ${lifecycle.index}'s request to be successful`, async () => {
+    const found = await call(lifecycle.apiKey, `/api/collectionrequests/${lifecycle.requestId}`);
+    collectionId = found.status === 200 && found.body.status === 'successful' ? found.body.collection : null;
+    return collectionId !== null;
+  }, CREATE_DEADLINE_MS);
+  const lookUp = async () => {
+    const found = await call(lifecycle.apiKey, `/api/reversals?collection=${collectionId}`);
+    return found.status === 200 ? (found.body.results[0]?.id ?? null) : undefined;
+  };
+  lifecycle.reversalId = await createCarefully(`lifecycle ${lifecycle.index}'s reversal`, lifecycle, async (attempt) => {
+    const response = await call(lifecycle.apiKey, '/api/reversals', {
+      form: { collection: String(collectionId), reason: 'Fault test' },
+      headers: { 'Duplicate-Check-Key': `reversal-${lifecycle.index}-${attempt}` },
     });
-    if (response.status === 201) {
-      lifecycle.requestId = response.body.id;
-      return;
-    }
-    lifecycle.hiccups.push(response.status === 0 ? 'network error' : String(response.status));
-    if (response.status !== 0 && response.status < 500 && response.status !== 409 && response.status !== 429) {
-      throw new Error(`lifecycle ${lifecycle.index}: ${response.status} ${JSON.stringify(response.body)}`);
-    }
-    for (;;) {
-      beforeDeadline();
-      const found = await call(lifecycle.apiKey, `/api/collectionrequests?phonenumber=${encodeURIComponent(lifecycle.phone)}`);
-      if (found.status === 200) {
-        if (found.body.count > 0) {
-          lifecycle.requestId = found.body.results[0].id;
-          return;
-        }
-        break;
-      }
-      await Bun.sleep(500);
-    }
-    await Bun.sleep(500);
-  }
+    // A reversal the API committed before it died is refused as a second one: it is there to be found.
+    return response.status === 400 && JSON.stringify(response.body).includes('reversed already')
+      ? { status: 409, body: response.body } : response;
+  }, lookUp);
+}
+
+/** A payment, looked up by its phone number and description after a failed attempt. */
+async function createPayment(payout: Payout): Promise<void> {
+  payout.paymentId = await createCarefully(`payment ${payout.index}`, payout, (attempt) =>
+    call(payout.apiKey, '/api/payments', {
+      form: { phonenumber: payout.phone, amount: String(PAYMENT_AMOUNT), currency: 'BXC', description: payout.description },
+      headers: { 'Duplicate-Check-Key': `payment-${payout.index}-${attempt}` },
+    }), async () => {
+    const found = await call(payout.apiKey, `/api/payments?phonenumber=${encodeURIComponent(payout.phone)}&limit=100`);
+    if (found.status !== 200) return undefined;
+    return found.body.results.find((payment: { description: string }) => payment.description === payout.description)?.id ?? null;
+  });
 }
 
 /**
@@ -241,6 +306,8 @@ beforeAll(async () => {
     SANDBOX_PAYMENT_DELAY_SECONDS: '1',
     FAILED_PROMPT_RETRY_SECONDS: '1',
     VERIFICATION_TIMEOUT_SECONDS: '3',
+    SANDBOX_PAYOUT_DELAY_SECONDS: '1',
+    PAYOUT_STATUS_POLL_SECONDS: '2',
     WEBHOOK_CA_FILE: certificate.certFile,
     WEBHOOK_RETRY_SCHEDULE: Array(WEBHOOK_ATTEMPTS - 1).fill('200ms').join(','),
     WEBHOOK_RETRY_JITTER: '0',
@@ -257,7 +324,7 @@ beforeAll(async () => {
   for (let index = 0; index < ORGANIZATIONS; index += 1) {
     const created = await createOrganization(sql, `Fault Merchant ${index + 1}`);
     const id = created.organization.id;
-    await fundWallet(sql, id, 'BXC', '1000');
+    await fundWallet(sql, id, 'BXC', String(FUNDING));
     await setThrottleLimits(sql, id, { reads: 1_000_000, writes: 1_000_000 });
     await updateCollectionSettings(sql, id, { verificationUrl: `http://127.0.0.1:${verifier.port}/verify`, acceptByDefault: false });
     organizations.push({ id, apiKey: created.apiKey });
@@ -298,14 +365,26 @@ test(`${LIFECYCLES} lifecycles survive worker, Temporal, API and PostgreSQL faul
     const phone = `+2567726${String(index).padStart(5, '0')}`;
     const kind: Kind = index % 4 === 3 ? 'reject' : 'accept';
     if (kind === 'reject') rejectNumbers.add(phone);
-    return { index, kind, organization: organization.id, apiKey: organization.apiKey, phone, requestId: null, hiccups: [] };
+    const reverse = index % 4 === 1;
+    return { index, kind, reverse, organization: organization.id, apiKey: organization.apiKey, phone, requestId: null, reversalId: null, hiccups: [] };
+  });
+  const payouts: Payout[] = Array.from({ length: PAYMENTS }, (_, index) => {
+    const organization = organizations[index % ORGANIZATIONS]!;
+    const rejected = index % 3 === 2;
+    const phone = rejected ? SANDBOX_PAYOUT_REJECTED_NUMBER : `+2567727${String(index).padStart(5, '0')}`;
+    return { index, rejected, organization: organization.id, apiKey: organization.apiKey, phone, description: `Fault payout ${index}`, paymentId: null, hiccups: [] };
   });
 
   const launches = lifecycles.map(async (lifecycle) => {
     await Bun.sleep(Math.floor((lifecycle.index * LAUNCH_WINDOW_MS) / LIFECYCLES));
     await createRequest(lifecycle);
+    if (lifecycle.reverse) await reverseCollection(lifecycle);
   });
-  await Promise.all([injectFaults(), ...launches]);
+  const payments = payouts.map(async (payout) => {
+    await Bun.sleep(Math.floor(((payout.index + 0.5) * LAUNCH_WINDOW_MS) / PAYMENTS));
+    await createPayment(payout);
+  });
+  await Promise.all([injectFaults(), ...launches, ...payments]);
   const launchedAt = seconds();
 
   // Drain: every request final, every event dispatched, every delivery finished.
@@ -316,8 +395,10 @@ test(`${LIFECYCLES} lifecycles survive worker, Temporal, API and PostgreSQL faul
   let lastProgress = '';
   try {
     await eventually('every lifecycle to finish', async () => {
-      const [progress] = await sql<{ open: number; undispatched: number; pending: number; collections: number; prompted: number }[]>`
-        select (select count(*)::int from collection_requests where id = any(${requestIds}) and status not in ('successful', 'expired', 'failed')) as open,
+      const [progress] = await sql<{ open: number; moneyOut: number; undispatched: number; pending: number; collections: number; prompted: number }[]>`
+        select (select count(*)::int from collection_requests where id = any(${requestIds}) and status not in ('successful', 'expired', 'failed', 'reversed')) as open,
+               (select count(*)::int from payments where organization_id = any(${organizationIds}) and state not in ('completed', 'rejected', 'cancelled'))
+                 + (select count(*)::int from reversals where organization_id = any(${organizationIds}) and state = 'processing') as "moneyOut",
                (select count(*)::int from events where organization_id = any(${organizationIds}) and dispatched_at is null) as undispatched,
                (select count(*)::int from webhook_deliveries where organization_id = any(${organizationIds}) and status = 'pending') as pending,
                (select count(*)::int from collections where phone_number = any(${phones})) as collections,
@@ -325,16 +406,16 @@ test(`${LIFECYCLES} lifecycles survive worker, Temporal, API and PostgreSQL faul
                -- request may expire before its workflow prompts anyone, and then none comes.
                (select count(*)::int from events where type = 'collectionrequest.status.changed' and organization_id = any(${organizationIds})
                   and data->>'status' = 'processing_started') as prompted`
-        .catch(() => [{ open: -1, undispatched: -1, pending: -1, collections: -1, prompted: -2 }]);
+        .catch(() => [{ open: -1, moneyOut: -1, undispatched: -1, pending: -1, collections: -1, prompted: -2 }]);
       // Payments still on their way (a rejected request's may outlive the request), dispatches and
       // deliveries still running (a delivery's row is opened by its workflow's first activity).
       const running = (await temporalClient.workflow.count(
         `ExecutionStatus = 'Running' AND (WorkflowType = 'sandboxPayment' OR WorkflowType = 'incomingCollection' ` +
-          `OR WorkflowType = 'eventDispatch' OR WorkflowType = 'webhookDelivery')`,
+          `OR WorkflowType = 'eventDispatch' OR WorkflowType = 'webhookDelivery' OR WorkflowType = 'payment' OR WorkflowType = 'reversal')`,
       )).count;
       const missing = await missingDeliveries(organizationIds).catch(() => -1);
       lastProgress = JSON.stringify({ ...progress, running, missing });
-      return progress!.open === 0 && progress!.undispatched === 0 && progress!.pending === 0 &&
+      return progress!.open === 0 && progress!.moneyOut === 0 && progress!.undispatched === 0 && progress!.pending === 0 &&
         progress!.collections === progress!.prompted && running === 0 && missing === 0;
     }, 240_000 + LIFECYCLES * 1_000);
   } catch (error) {
@@ -356,7 +437,8 @@ test(`${LIFECYCLES} lifecycles survive worker, Temporal, API and PostgreSQL faul
   const byPhone = new Map(requests.map((request) => [request.phone, request]));
   const wrongState = lifecycles.filter((lifecycle) => {
     const request = byPhone.get(lifecycle.phone);
-    return request?.status !== (lifecycle.kind === 'accept' ? 'successful' : 'expired') || request.id !== lifecycle.requestId;
+    const expected = lifecycle.kind === 'reject' ? 'expired' : lifecycle.reverse ? 'reversed' : 'successful';
+    return request?.status !== expected || request.id !== lifecycle.requestId;
   });
   expect(wrongState.map((lifecycle) => ({ ...lifecycle, request: byPhone.get(lifecycle.phone) }))).toEqual([]);
 
@@ -365,7 +447,7 @@ test(`${LIFECYCLES} lifecycles survive worker, Temporal, API and PostgreSQL faul
   // organization, waiting to be claimed), also never credited.
   const collections = await sql<{ id: number; phone: string; status: string; organizationId: number | null; credits: number }[]>`
     select c.id, c.phone_number as phone, c.status, c.organization_id as "organizationId",
-           (select count(*)::int from transactions t where t.collection_id = c.id) as credits
+           (select count(*)::int from transactions t where t.collection_id = c.id and t.type = 'mobile_collection') as credits
     from collections c where c.phone_number = any(${phones})`;
   const [{ prompted } = { prompted: -1 }] = await sql<{ prompted: number }[]>`
     select count(*)::int as prompted from events where type = 'collectionrequest.status.changed'
@@ -386,18 +468,47 @@ test(`${LIFECYCLES} lifecycles survive worker, Temporal, API and PostgreSQL faul
   // 3. Every wallet balance equals the sum of its transactions; credits add up to the accepted payments.
   const wallets = await sql<{ id: number; balance: string; sum: string; credits: string }[]>`
     select a.id, a.balance::text as balance, coalesce(sum(t.amount), 0)::text as sum,
-           coalesce(sum(t.amount) filter (where t.collection_id is not null), 0)::text as credits
+           coalesce(sum(t.amount) filter (where t.type = 'mobile_collection'), 0)::text as credits
     from accounts a left join transactions t on t.account_id = a.id
     where a.organization_id = any(${organizationIds}) group by a.id order by a.id`;
   expect(wallets.filter((wallet) => Number(wallet.balance) !== Number(wallet.sum))).toEqual([]);
   const accepted = lifecycles.filter((lifecycle) => lifecycle.kind === 'accept').length;
   expect(wallets.reduce((total, wallet) => total + Number(wallet.credits), 0)).toBe(accepted * AMOUNT);
 
+  // 3b. Money out: each payment as the network decided, debited once and released once when refused;
+  // each reversal completed, debited once, never released; the wallets hold exactly what is left.
+  const paymentRows = await sql<{ id: number; description: string; state: string; debits: number; releases: number }[]>`
+    select p.id, p.description, p.state,
+           (select count(*)::int from transactions t where t.payment_id = p.id and t.type = 'mobile_payment') as debits,
+           (select count(*)::int from transactions t where t.payment_id = p.id and t.type = 'payment_release') as releases
+    from payments p where p.organization_id = any(${organizationIds})`;
+  expect(paymentRows.length).toBe(PAYMENTS);
+  const paymentByDescription = new Map(paymentRows.map((row) => [row.description, row]));
+  const wrongPayments = payouts.filter((payout) => {
+    const row = paymentByDescription.get(payout.description);
+    return row?.id !== payout.paymentId || row.state !== (payout.rejected ? 'rejected' : 'completed') ||
+      row.debits !== 1 || row.releases !== (payout.rejected ? 1 : 0);
+  });
+  expect(wrongPayments.map((payout) => ({ ...payout, row: paymentByDescription.get(payout.description) }))).toEqual([]);
+  const reversalRows = await sql<{ id: number; state: string; debits: number; releases: number }[]>`
+    select r.id, r.state,
+           (select count(*)::int from transactions t where t.reversal_id = r.id and t.type = 'reversal') as debits,
+           (select count(*)::int from transactions t where t.reversal_id = r.id and t.type = 'reversal_release') as releases
+    from reversals r where r.organization_id = any(${organizationIds})`;
+  const reversing = lifecycles.filter((lifecycle) => lifecycle.reverse);
+  expect(reversalRows.length).toBe(reversing.length);
+  expect(reversalRows.filter((row) => row.state !== 'completed' || row.debits !== 1 || row.releases !== 0)).toEqual([]);
+  expect(reversalRows.map((row) => row.id).sort()).toEqual(reversing.map((lifecycle) => lifecycle.reversalId!).sort());
+  const completedPayments = payouts.filter((payout) => !payout.rejected).length;
+  const funded = ORGANIZATIONS * FUNDING;
+  expect(wallets.reduce((total, wallet) => total + Number(wallet.balance), 0))
+    .toBe(funded + (accepted - reversing.length) * AMOUNT - completedPayments * PAYMENT_AMOUNT);
+
   // 4. Each event once: no (type, object, status) recorded twice, and each request's status story in order.
   const [duplicates] = await sql<{ n: number }[]>`
     select count(*)::int as n from (
       select 1 from events where organization_id = any(${organizationIds})
-      group by organization_id, type, data->>'id', coalesce(data->>'status', '') having count(*) > 1) d`;
+      group by organization_id, type, data->>'id', coalesce(data->>'status', data->>'state', '') having count(*) > 1) d`;
   expect(duplicates!.n).toBe(0);
   const stories = await sql<{ id: number; statuses: string[] }[]>`
     select (data->>'id')::bigint as id, array_agg(data->>'status' order by id) as statuses from events
@@ -407,7 +518,10 @@ test(`${LIFECYCLES} lifecycles survive worker, Temporal, API and PostgreSQL faul
     .map((lifecycle) => ({ index: lifecycle.index, statuses: storyOf.get(lifecycle.requestId!) }))
     .filter(({ index, statuses }) => {
       const full = ['instructions_sent', 'processing_started'];
-      if (lifecycles[index]!.kind === 'accept') return JSON.stringify(statuses) !== JSON.stringify([...full, 'successful']);
+      const lifecycle = lifecycles[index]!;
+      if (lifecycle.kind === 'accept') {
+        return JSON.stringify(statuses) !== JSON.stringify([...full, 'successful', ...(lifecycle.reverse ? ['reversed'] : [])]);
+      }
       // A rejected-kind request expires wherever it stood: after a prefix of the usual steps.
       const story = statuses ?? [];
       return story.at(-1) !== 'expired' || JSON.stringify(story.slice(0, -1)) !== JSON.stringify(full.slice(0, story.length - 1));
@@ -445,7 +559,7 @@ test(`${LIFECYCLES} lifecycles survive worker, Temporal, API and PostgreSQL faul
   const receivedOnce = [...received.values()].filter((count) => count === 1).length;
   expect(received.size).toBe(delivered.length);
 
-  const hiccups = lifecycles.flatMap((lifecycle) => lifecycle.hiccups);
+  const hiccups = [...lifecycles, ...payouts].flatMap((client) => client.hiccups);
   const count = (what: string) => hiccups.filter((hiccup) => hiccup === what).length;
   // An outage is a 503 with Retry-After, never a 500.
   expect(count('500')).toBe(0);
@@ -457,11 +571,13 @@ test(`${LIFECYCLES} lifecycles survive worker, Temporal, API and PostgreSQL faul
     `| count | value |`,
     `|---|---:|`,
     `| lifecycles (requests created) | ${LIFECYCLES} |`,
-    `| requests successful (payment accepted) | ${requests.filter((request) => request.status === 'successful').length} |`,
+    `| requests successful (payment accepted; then reversed) | ${requests.filter((request) => request.status === 'successful' || request.status === 'reversed').length} (${requests.filter((request) => request.status === 'reversed').length}) |`,
     `| requests expired (payment rejected by the verification URL) | ${requests.filter((request) => request.status === 'expired').length} |`,
     `| requests in a wrong state | ${wrongState.length} |`,
     `| requests expired before their workflow prompted anyone (no payment) | ${LIFECYCLES - prompted} |`,
     `| collections (credited once / rejected, never credited / arrived after expiry, unmatched) | ${collections.length} (${collections.filter((c) => c.credits === 1).length} / ${collections.filter((c) => c.status === 'failed').length} / ${unmatchedAfterExpiry}) |`,
+    `| payments completed / rejected by the network, amount released | ${completedPayments} / ${PAYMENTS - completedPayments} |`,
+    `| collections reversed (request reversed, wallet debited once) | ${reversing.length} |`,
     `| wallets checked, balance = sum of transactions | ${wallets.length} |`,
     `| events (collection.received) | ${eventCounts!.events} (${eventCounts!.received}) |`,
     `| events recorded twice | ${duplicates!.n} |`,
