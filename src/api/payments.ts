@@ -19,9 +19,9 @@ import { authPlugin } from './auth';
 import { ownedBy, parseId, type AppDeps } from './context';
 import { ApiError, fieldErrors, notFound, type FieldErrors } from './errors';
 import {
-  REQUIRED, amountField, booleanField, choiceMessage, dateField, integerField, metadata, optionalText, phoneNumber, requestDate, text,
+  REQUIRED, amountField, booleanField, choiceMessage, dateField, integerField, metadata, optionalText, phoneNumber, requestDate, text, validate,
 } from './fields';
-import { filterDate, filterPhoneNumber } from './filters';
+import { filterDate, filterPhoneNumber, queryObject } from './filters';
 import { listQuery, pagedList, parsePage } from './pagination';
 import { PathIdParams, requestSchema, routeDocs } from './route-docs';
 
@@ -58,7 +58,11 @@ const PaymentFilters = v.object({
   modified_before: filterDate,
 });
 
-const PaymentCancel = v.object({ reason: optionalText(255) });
+/** The list's filters from a query string, as the REST list reads them (the console's list uses it too). */
+export const parsePaymentFilters = (searchParams: URLSearchParams): v.InferOutput<typeof PaymentFilters> =>
+  validate(PaymentFilters, queryObject(searchParams));
+
+export const PaymentCancel = v.object({ reason: optionalText(255) });
 
 export type PaymentCreator = { organizationId: number; userId: number };
 

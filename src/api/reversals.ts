@@ -12,7 +12,8 @@ import type { DuplicateCheck } from '../services/duplicate-checks';
 import { authPlugin } from './auth';
 import { ownedBy, parseId, type AppDeps } from './context';
 import { ApiError, notFound } from './errors';
-import { REQUIRED, choiceMessage, integerField, optionalText } from './fields';
+import { REQUIRED, choiceMessage, integerField, optionalText, validate } from './fields';
+import { queryObject } from './filters';
 import { listQuery, pagedList, parsePage } from './pagination';
 import { PathIdParams, requestSchema, routeDocs } from './route-docs';
 
@@ -24,6 +25,10 @@ const ReversalFilters = v.object({
   state: v.optional(v.picklist(REVERSAL_STATES, choiceMessage)),
   collection: v.optional(v.pipe(v.string(), v.regex(/^\d{1,15}$/, 'A valid integer is required.'), v.transform(Number))),
 });
+
+/** The list's filters from a query string, as the REST list reads them (the console's list uses it too). */
+export const parseReversalFilters = (searchParams: URLSearchParams): v.InferOutput<typeof ReversalFilters> =>
+  validate(ReversalFilters, queryObject(searchParams));
 
 /**
  * Reverses a collection of the organization, as the REST route, the console and the admin CLI do:

@@ -12,8 +12,8 @@ import { findTransaction, findWallet, listTransactions, listWallets } from '../s
 import { authPlugin } from './auth';
 import { ownedBy, parseId, type AppDeps } from './context';
 import { notFound } from './errors';
-import { choiceMessage } from './fields';
-import { filterDate } from './filters';
+import { choiceMessage, validate } from './fields';
+import { filterDate, queryObject } from './filters';
 import { listQuery, pagedList, parsePage } from './pagination';
 import { PathIdParams, routeDocs } from './route-docs';
 
@@ -33,6 +33,10 @@ const TransactionFilters = v.object({
   created_after: filterDate,
   created_before: filterDate,
 });
+
+/** Transaction filters from a query string, as the REST list reads them (a wallet's console page uses it too). */
+export const parseTransactionFilters = (searchParams: URLSearchParams): v.InferOutput<typeof TransactionFilters> =>
+  validate(TransactionFilters, queryObject(searchParams));
 
 export const accountRoutes = ({ sql, config }: AppDeps) =>
   new Elysia({ name: 'accounts', prefix: '/api/accounts' })

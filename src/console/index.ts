@@ -10,10 +10,13 @@ import { collectionRoutes } from './pages/collections';
 import { contactRoutes } from './pages/contacts';
 import { eventRoutes } from './pages/events';
 import { overviewRoutes } from './pages/overview';
+import { paymentRoutes } from './pages/payments';
 import { requestRoutes } from './pages/requests';
+import { reversalRoutes } from './pages/reversals';
 import { sandboxRoutes } from './pages/sandbox';
 import { settingsRoutes } from './pages/settings';
 import { signInRoutes } from './pages/sign-in';
+import { walletRoutes } from './pages/wallets';
 import { webhookRoutes } from './pages/webhooks';
 
 export { consoleErrorResponse, isConsolePath } from './http';
@@ -32,6 +35,9 @@ export const consoleRoutes = (deps: AppDeps) =>
     .use(overviewRoutes(deps))
     .use(requestRoutes(deps))
     .use(collectionRoutes(deps))
+    .use(paymentRoutes(deps))
+    .use(walletRoutes(deps))
+    .use(reversalRoutes(deps))
     .use(contactRoutes(deps))
     .use(eventRoutes(deps))
     .use(webhookRoutes(deps))

@@ -9,15 +9,17 @@ import type { ConsoleSession } from '../services/console-sessions';
 import { html, type Child, type Html } from './html';
 import { canManage } from './session';
 
-export type Section = 'overview' | 'requests' | 'collections' | 'contacts' | 'events' | 'webhooks' | 'settings' | 'sandbox';
+export type Section = 'overview' | 'requests' | 'collections' | 'payments' | 'wallets' | 'contacts' | 'events' | 'webhooks' | 'settings' | 'sandbox';
 
 type NavItem = { section: Section; href: string; label: string; manage?: boolean; sandboxOnly?: boolean };
 
-/** The navigation, in order; money-out pages (payments, wallet transactions) join this list when they exist. */
+/** The navigation, in order (reversals are reached from Collections, whose section they belong to). */
 const NAVIGATION: readonly NavItem[] = [
   { section: 'overview', href: '/console', label: 'Overview' },
   { section: 'requests', href: '/console/requests', label: 'Requests' },
   { section: 'collections', href: '/console/collections', label: 'Collections' },
+  { section: 'payments', href: '/console/payments', label: 'Payments' },
+  { section: 'wallets', href: '/console/wallets', label: 'Wallets' },
   { section: 'contacts', href: '/console/contacts', label: 'Contacts' },
   { section: 'events', href: '/console/events', label: 'Events' },
   { section: 'webhooks', href: '/console/webhooks', label: 'Webhooks', manage: true },
@@ -167,6 +169,12 @@ export function when(date: Date | null | undefined): Html {
 export function money(amount: string, currency: string): string {
   const [whole = '0', fraction] = displayAmount(amount).split('.');
   return `${groupedAmount(whole)}${fraction ? `.${fraction}` : ''} ${currency}`;
+}
+
+/** A wallet transaction's amount with its sign: `+1,500 BXC` in, `-250 BXC` out. */
+export function signedMoney(amount: string, currency: string): Html {
+  const debit = amount.startsWith('-');
+  return html`<span class="amount ${debit ? 'debit' : 'credit'}">${debit ? '' : '+'}${money(amount, currency)}</span>`;
 }
 
 /** A definition list of label/value pairs. */

@@ -86,3 +86,13 @@ export async function requestStatusTimeline(sql: Queryable, organizationId: numb
     where organization_id = ${organizationId} and type = 'collectionrequest.status.changed' and data->>'id' = ${String(requestId)}
     order by id`;
 }
+
+export type PaymentTimelineEntry = { eventId: number; state: string; lastError: string | null; created: Date };
+
+/** A payment's state timeline: each `payment.status.changed` event for it, oldest first. */
+export async function paymentStateTimeline(sql: Queryable, organizationId: number, paymentId: number): Promise<PaymentTimelineEntry[]> {
+  return await sql<PaymentTimelineEntry[]>`
+    select id as "eventId", data->>'state' as state, data->>'last_error' as "lastError", created from events
+    where organization_id = ${organizationId} and type = 'payment.status.changed' and data->>'id' = ${String(paymentId)}
+    order by id`;
+}

@@ -1,4 +1,4 @@
-/** What the console's overview shows an organization: wallets, today's requests, recent collections and failures. */
+/** What the console's overview shows an organization: wallets, today's requests, collections received and payments sent, failures. */
 import type { Sql } from '../db';
 
 export type Wallet = { id: number; label: string; currency: string; balance: string; status: string };
@@ -16,15 +16,12 @@ export async function requestCountsByStatus(sql: Sql, organizationId: number, si
     where organization_id = ${organizationId} and created >= ${since} group by status order by status`;
 }
 
-export type DailyCollections = { day: string; count: number; totals: { currency: string; amount: string }[] };
+/** One UTC day's count and its total per currency. */
+export type DailyMoney = { day: string; count: number; totals: { currency: string; amount: string }[] };
 
-/** Collections credited to the organization per UTC day from `since` on (days without any are absent). */
-export async function collectionsByDay(sql: Sql, organizationId: number, since: Date): Promise<DailyCollections[]> {
-  const rows = await sql<{ day: string; currency: string; count: number; amount: string }[]>`
-    select to_char(created at time zone 'UTC', 'YYYY-MM-DD') as day, currency, count(*)::int as count, sum(amount)::text as amount
-    from collections where organization_id = ${organizationId} and status = 'successful' and created >= ${since}
-    group by 1, 2 order by 1, 2`;
-  const days = new Map<string, DailyCollections>();
+/** Rows of (day, currency, count, amount) as one entry per day. */
+function byDay(rows: readonly { day: string; currency: string; count: number; amount: string }[]): DailyMoney[] {
+  const days = new Map<string, DailyMoney>();
   for (const row of rows) {
     const day = days.get(row.day) ?? { day: row.day, count: 0, totals: [] };
     day.count += row.count;
@@ -34,16 +31,23 @@ export async function collectionsByDay(sql: Sql, organizationId: number, since: 
   return [...days.values()];
 }
 
+/** Collections credited to the organization per UTC day from `since` on (days without any are absent). */
+export async function collectionsByDay(sql: Sql, organizationId: number, since: Date): Promise<DailyMoney[]> {
+  return byDay(await sql<{ day: string; currency: string; count: number; amount: string }[]>`
+    select to_char(created at time zone 'UTC', 'YYYY-MM-DD') as day, currency, count(*)::int as count, sum(amount)::text as amount
+    from collections where organization_id = ${organizationId} and status = 'successful' and created >= ${since}
+    group by 1, 2 order by 1, 2`);
+}
+
 /**
- * Payments sent since `since`: null while the service has no payments table (money out comes with
- * a later change), otherwise the organization's count, so the overview never shows invented data.
+ * Payments sent per UTC day from `since` on: those the network completed, on the day it did (a
+ * completed payment is never changed again, so its `modified` is when it completed).
  */
-export async function paymentsSentSince(sql: Sql, organizationId: number, since: Date): Promise<{ count: number } | null> {
-  const [table] = await sql<{ exists: boolean }[]>`select to_regclass('payments') is not null as exists`;
-  if (!table?.exists) return null;
-  const [row] = await sql<{ count: number }[]>`
-    select count(*)::int as count from payments where organization_id = ${organizationId} and created >= ${since}`;
-  return { count: row?.count ?? 0 };
+export async function paymentsSentByDay(sql: Sql, organizationId: number, since: Date): Promise<DailyMoney[]> {
+  return byDay(await sql<{ day: string; currency: string; count: number; amount: string }[]>`
+    select to_char(modified at time zone 'UTC', 'YYYY-MM-DD') as day, currency, count(*)::int as count, sum(amount)::text as amount
+    from payments where organization_id = ${organizationId} and state = 'completed' and modified >= ${since}
+    group by 1, 2 order by 1, 2`);
 }
 
 export type FailedRequest = { id: number; phoneNumber: string; amount: string; currency: string; errorMessage: string | null; modified: Date };

@@ -58,6 +58,20 @@ export async function listTransactions(
   return { count: total?.count ?? 0, rows };
 }
 
+/**
+ * The transactions of one payment, one reversal, or one collection (its credit and its reversal's
+ * transactions), oldest first; each form of the condition is one the indexes answer.
+ */
+export async function transactionsBelongingTo(
+  sql: Queryable, owner: { paymentId: number } | { reversalId: number } | { collectionId: number },
+): Promise<LedgerRow[]> {
+  const where = 'paymentId' in owner ? sql`t.payment_id = ${owner.paymentId}`
+    : 'reversalId' in owner ? sql`t.reversal_id = ${owner.reversalId}`
+    : sql`(t.collection_id = ${owner.collectionId} and t.type = 'mobile_collection')
+          or t.reversal_id = (select id from reversals where collection_id = ${owner.collectionId})`;
+  return await sql<LedgerRow[]>`select ${sql.unsafe(LEDGER_COLUMNS)} from transactions t where ${where} order by t.id`;
+}
+
 /** Wallets whose balance is not the sum of their transactions: none, ever (the admin CLI and the tests check). */
 export async function walletsOutOfBalance(sql: Queryable, organizationId?: number): Promise<{ id: number; balance: string; sum: string }[]> {
   return await sql<{ id: number; balance: string; sum: string }[]>`

@@ -10,6 +10,8 @@ import { ConsoleClient, PASSWORD, consoleUser, uniqueEmail } from '../console-he
 import { SIGN_IN_ACCOUNT_LIMIT, SIGN_IN_ADDRESS_LIMIT } from '../../src/services/sign-in-throttle';
 import { OPENAPI_DOCUMENT_PATH } from '../../src/api/openapi';
 import { escapeHtml, html, raw } from '../../src/console/html';
+import { acceptCollection, storeIncomingPayment } from '../../src/services/collections';
+import { beginPayment, finishPayment } from '../../src/services/payments';
 
 let ctx: TestApp;
 let merchant: TestMerchant;
@@ -24,7 +26,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  // Requests and events created here have no worker on their task queue: end their workflows.
+  // Requests, events, payments and reversals created here have no worker on their task queue: end their workflows.
   await Promise.all(started.map((id) => ctx.client.workflow.getHandle(id).terminate('test over').catch(() => {})));
 });
 
@@ -335,5 +337,202 @@ describe('pages', () => {
     expect(page.text).toContain(`data-live="/console/requests/${id}/live"`);
     const listed = await browser.get('/console/requests?phonenumber=256772000904');
     expect(listed.text).toContain(`href="/console/requests/${id}"`);
+  });
+});
+
+describe('money pages', () => {
+  let numberCounter = 0;
+  const nextNumber = () => `+2567729${String(Date.now() % 10_000).padStart(4, "0")}${numberCounter++ % 10}`;
+
+  /** A payment created through the console form: its id (its workflow is ended after the tests). */
+  async function consolePayment(browser: ConsoleClient, form: Record<string, string>): Promise<number> {
+    await browser.get('/console/payments/new');
+    const created = await browser.post('/console/payments', { currency: 'BXC', ...form });
+    expect(created.status).toBe(303);
+    const id = Number(/^\/console\/payments\/(\d+)\?done=payment-created$/.exec(created.location!)?.[1]);
+    expect(id).toBeGreaterThan(0);
+    started.push(`payment-${id}`);
+    return id;
+  }
+
+  /** A collection credited to `owner`, as the incoming-collection workflow leaves it (no workflow here). */
+  async function creditedCollection(owner: TestMerchant, amount: string): Promise<number> {
+    const collection = await storeIncomingPayment(testSql(), {
+      network: 'MTN Uganda', remoteTransactionId: `CONSOLE-REV-${randomBytes(4).toString('hex')}`, phoneNumber: nextNumber(), amount,
+      currency: 'BXC', reference: 'console', paymentDate: new Date().toISOString(),
+    });
+    await acceptCollection(testSql(), collection.id, owner.organization.id);
+    return collection.id;
+  }
+
+  const walletOf = async (owner: TestMerchant) =>
+    (await testSql()<{ id: number; balance: string }[]>`
+      select id, balance::text as balance from accounts where organization_id = ${owner.organization.id} and currency = 'BXC' order by id limit 1`)[0]!;
+
+  test('the payments, wallets and reversals pages answer, and the navigation leads to them', async () => {
+    const { browser } = await signedIn(merchant.organization.id, { manage: false });
+    const wallet = await walletOf(merchant);
+    for (const path of ['/console/payments', '/console/payments/new', '/console/wallets', `/console/wallets/${wallet.id}`, '/console/reversals',
+      '/console/payments?state=completed&currency=BXC&phonenumber=%2B256772000001', `/console/wallets/${wallet.id}?type=funding`, '/console/reversals?state=failed']) {
+      const answer = await browser.get(path);
+      expect({ path, status: answer.status }).toEqual({ path, status: 200 });
+    }
+    const overview = (await browser.get('/console')).text;
+    expect(overview).toContain('<a href="/console/payments">Payments</a>');
+    expect(overview).toContain('<a href="/console/wallets">Wallets</a>');
+    expect(overview).toContain(`href="/console/wallets/${wallet.id}"`);
+    expect((await browser.get('/console/payments?state=lost')).status).toBe(400);
+    expect((await browser.get(`/console/wallets/${wallet.id}?type=gift`)).status).toBe(400);
+    // Every input of the money forms has its label.
+    for (const path of ['/console/payments/new', '/console/payments', `/console/wallets/${wallet.id}`, '/console/reversals']) {
+      const page = (await browser.get(path)).text;
+      for (const [, id] of page.matchAll(/<(?:input|select) id="([^"]+)"/g)) expect({ path, label: page.includes(`<label for="${id}">`) }).toEqual({ path, label: true });
+    }
+  });
+
+  test('a payment created in the console is the API\'s payment: field errors next to fields, insufficient funds said clearly', async () => {
+    const payer = await createMerchant(ctx.app);
+    const { browser } = await signedIn(payer.organization.id);
+    await browser.get('/console/payments/new');
+    const invalid = await browser.post('/console/payments', { phonenumber: 'nobody', amount: '1,000', currency: 'BXC' });
+    expect(invalid.status).toBe(400);
+    expect(invalid.text).toMatch(/id="error-phonenumber">[^<]*valid phone number/);
+    expect(invalid.text).toMatch(/id="error-amount">[^<]*thousands separators/);
+    const tooMuch = await browser.post('/console/payments', { phonenumber: nextNumber(), amount: '5000', currency: 'BXC' });
+    expect(tooMuch.status).toBe(400);
+    expect(tooMuch.text).toContain('id="insufficient-funds"');
+    expect(tooMuch.text).toContain('<strong>Insufficient funds.</strong>');
+    expect(tooMuch.text).toContain('holds <strong>1,000 BXC</strong>');
+    expect(tooMuch.text).toContain('value="5000"');
+    expect((await walletOf(payer)).balance).toBe('1000.0000');
+
+    const phone = nextNumber();
+    const id = await consolePayment(browser, { phonenumber: phone, amount: '250.5', description: 'Refund A-17', first_name: 'Ann' });
+    const viaApi = await payer.request(`/api/payments/${id}`);
+    expect(viaApi.body).toMatchObject({ amount: '250.5000', phone_nos: [phone], state: 'new', description: 'Refund A-17', author: expect.any(Number) });
+    expect((await walletOf(payer)).balance).toBe('749.5000');
+    const page = await browser.get(`/console/payments/${id}?done=payment-created`);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('Payment created');
+    expect(page.text).toContain(`http://localhost:8233/namespaces/default/workflows/payment-${id}`);
+    expect(page.text).toContain(`data-live="/console/payments/${id}/live"`);
+    expect(page.text).toMatch(/<ol class="timeline"><li>\s*<span class="badge status-new">new<\/span>/);
+    expect(page.text).toContain('-250.5 BXC');
+    expect(page.text).toContain(`action="/console/payments/${id}/cancel"`);
+    expect((await browser.get(`/console/payments?phonenumber=${encodeURIComponent(phone)}`)).text).toContain(`href="/console/payments/${id}"`);
+    const wallet = await browser.get(`/console/wallets/${(await walletOf(payer)).id}`);
+    expect(wallet.text).toContain('749.5 BXC');
+    expect(wallet.text).toContain(`href="/console/payments/${id}">payment #${id}</a>`);
+
+    // The network completes it, as the workflow would: the timeline grows, the form to cancel goes, the overview counts it as sent.
+    await beginPayment(testSql(), id);
+    await finishPayment(testSql(), id, { status: 'completed', remoteTransactionId: `SBX-CONSOLE-${id}` });
+    const live = await browser.get(`/console/payments/${id}/live`);
+    expect(live.text).toContain('data-final');
+    expect([...live.text.matchAll(/<li>\s*<span class="badge status-(\w+)">/g)].map((match) => match[1])).toEqual(['new', 'processing', 'completed']);
+    expect((await browser.get(`/console/payments/${id}`)).text).not.toContain('/cancel"');
+    const overview = (await browser.get('/console')).text;
+    expect(overview).toContain('1 payment sent');
+    expect(overview).toMatch(/<td>1<\/td><td>250\.5 BXC<\/td><\/tr>/);
+  });
+
+  test('a scheduled payment is cancelled with a reason through a CSRF-protected form; its amount comes back', async () => {
+    const payer = await createMerchant(ctx.app);
+    const { browser } = await signedIn(payer.organization.id);
+    const id = await consolePayment(browser, { phonenumber: nextNumber(), amount: '100', start_date: 'tomorrow' });
+    expect((await payer.request(`/api/payments/${id}`)).body.state).toBe('scheduled');
+    await browser.get(`/console/payments/${id}`);
+    const token = browser.csrf();
+    expect((await browser.post(`/console/payments/${id}/cancel`, { reason: 'forged' }, { csrf: false })).status).toBe(403);
+    expect((await payer.request(`/api/payments/${id}`)).body.state).toBe('scheduled');
+    await browser.get(`/console/payments/${id}`);
+    expect(browser.csrf()).toBe(token);
+    const tooLong = await browser.post(`/console/payments/${id}/cancel`, { reason: 'x'.repeat(300) });
+    expect(tooLong.status).toBe(400);
+    expect(tooLong.text).toMatch(/id="error-reason">/);
+    const cancelled = await browser.post(`/console/payments/${id}/cancel`, { reason: 'Wrong number' });
+    expect(cancelled.status).toBe(303);
+    expect(cancelled.location).toBe(`/console/payments/${id}?done=payment-cancelled`);
+    expect((await payer.request(`/api/payments/${id}`)).body).toMatchObject({ state: 'cancelled', cancelled_reason: 'Wrong number' });
+    expect((await walletOf(payer)).balance).toBe('1000.0000');
+    const page = await browser.get(cancelled.location!);
+    expect(page.text).toContain('Payment cancelled');
+    expect(page.text).toContain('Wrong number');
+    expect(page.text).toContain('+100 BXC');
+    // Cancelling again is refused with the API's reason.
+    await browser.get('/console/payments');
+    const again = await browser.post(`/console/payments/${id}/cancel`, { reason: 'twice' });
+    expect(again.status).toBe(400);
+    expect(again.text).toContain('A cancelled payment cannot be cancelled');
+  });
+
+  test('a successful collection is sent back from its page; the collection shows its reversal; a second one is refused', async () => {
+    const { browser } = await signedIn(merchant.organization.id);
+    const collectionId = await creditedCollection(merchant, '40');
+    const page = await browser.get(`/console/collections/${collectionId}`);
+    expect(page.text).toContain(`action="/console/collections/${collectionId}/reverse"`);
+    expect(page.text).toContain('+40 BXC');
+    const token = browser.csrf();
+    expect((await browser.post(`/console/collections/${collectionId}/reverse`, { reason: 'forged' }, { csrf: false })).status).toBe(403);
+    expect((await browser.post(`/console/collections/${collectionId}/reverse`, { reason: 'forged' }, { csrf: 'x'.repeat(43) })).status).toBe(403);
+    expect((await merchant.request(`/api/reversals?collection=${collectionId}`)).body.count).toBe(0);
+    const reversed = await browser.post(`/console/collections/${collectionId}/reverse`, { reason: 'Order cancelled' }, { csrf: token });
+    expect(reversed.status).toBe(303);
+    const reversalId = Number(/^\/console\/reversals\/(\d+)\?done=reversal-created$/.exec(reversed.location!)?.[1]);
+    started.push(`reversal-${reversalId}`);
+    expect((await merchant.request(`/api/reversals/${reversalId}`)).body).toMatchObject({ collection: collectionId, state: 'processing', reason: 'Order cancelled' });
+    const reversal = await browser.get(reversed.location!);
+    expect(reversal.text).toContain('Reversal started');
+    expect(reversal.text).toContain(`workflows/reversal-${reversalId}`);
+    expect(reversal.text).toContain('-40 BXC');
+    const after = await browser.get(`/console/collections/${collectionId}`);
+    expect(after.text).toContain(`href="/console/reversals/${reversalId}"`);
+    expect(after.text).not.toContain('/reverse"');
+    expect((await browser.get('/console/reversals')).text).toContain(`href="/console/reversals/${reversalId}"`);
+    const twice = await browser.post(`/console/collections/${collectionId}/reverse`, { reason: 'again' });
+    expect(twice.status).toBe(400);
+    expect(twice.text).toContain(`This collection was reversed already (reversal ${reversalId}).`);
+  });
+
+  test('another organization\'s payments, wallets, reversals and collections are 404 pages, and their forms change nothing', async () => {
+    const { browser: otherBrowser } = await signedIn(other.organization.id);
+    const paymentId = await consolePayment(otherBrowser, { phonenumber: nextNumber(), amount: '5', start_date: 'tomorrow' });
+    const collectionId = await creditedCollection(other, '7');
+    const reversal = await other.request('/api/reversals', { form: { collection: String(collectionId) } });
+    expect(reversal.status).toBe(201);
+    started.push(`reversal-${reversal.body.id}`);
+    const otherCollection = await creditedCollection(other, '8');
+    const wallet = await walletOf(other);
+    const { browser } = await signedIn(merchant.organization.id);
+    for (const path of [
+      `/console/payments/${paymentId}`, `/console/payments/${paymentId}/live`, `/console/wallets/${wallet.id}`,
+      `/console/reversals/${reversal.body.id}`, `/console/reversals/${reversal.body.id}/live`, `/console/collections/${otherCollection}`,
+      '/console/payments/99999999999', '/console/wallets/0', '/console/reversals/abc',
+    ]) {
+      const answer = await browser.get(path);
+      expect({ path, status: answer.status }).toEqual({ path, status: 404 });
+      expect(answer.headers.get('content-type')).toStartWith('text/html');
+    }
+    await browser.get('/console/payments');
+    const token = browser.csrf();
+    expect((await browser.post(`/console/payments/${paymentId}/cancel`, { reason: 'not mine' }, { csrf: token })).status).toBe(404);
+    expect((await browser.post(`/console/collections/${otherCollection}/reverse`, { reason: 'not mine' }, { csrf: token })).status).toBe(404);
+    expect((await other.request(`/api/payments/${paymentId}`)).body.state).toBe('scheduled');
+    expect((await other.request(`/api/reversals?collection=${otherCollection}`)).body.count).toBe(0);
+    // Nor do another organization's payments appear in this one's lists.
+    expect((await browser.get('/console/payments')).text).not.toContain(`href="/console/payments/${paymentId}"`);
+    expect((await browser.get('/console/reversals')).text).not.toContain(`href="/console/reversals/${reversal.body.id}"`);
+  });
+
+  test('a payment\'s description is shown as text, never as markup', async () => {
+    const { browser } = await signedIn(merchant.organization.id);
+    const id = await consolePayment(browser, { phonenumber: nextNumber(), amount: '1', description: '<script>alert(1)</script>', start_date: 'tomorrow' });
+    const [event] = await testSql()<{ id: number }[]>`
+      select id from events where organization_id = ${merchant.organization.id} and type = 'payment.status.changed' and data->>'id' = ${String(id)}`;
+    for (const path of [`/console/payments/${id}`, '/console/payments', `/console/events/${event!.id}`]) {
+      const page = (await browser.get(path)).text;
+      expect({ path, escaped: page.includes('&lt;script&gt;alert(1)&lt;/script&gt;') }).toEqual({ path, escaped: true });
+      expect(page).not.toContain('<script>alert(1)');
+    }
   });
 });

@@ -2,7 +2,8 @@
  * The web console in a real browser: Debian's Chromium driven by playwright-core, against the real
  * API process (Bun) and the real worker process (Node), a local HTTPS webhook receiver and a local
  * HTTP verification URL. Every page visited must log no console error; the overview, a request's
- * timeline and a webhook's deliveries are photographed into docs/screenshots for the README.
+ * timeline, a webhook's deliveries and a payment's page are photographed into docs/screenshots for
+ * the README.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -121,6 +122,9 @@ beforeAll(async () => {
     PORT: String(port),
     TASK_QUEUE: taskQueue,
     SANDBOX_PAYMENT_DELAY_SECONDS: '1',
+    // Payouts (payments, reversals) complete a second after they are sent, and are asked about every second.
+    SANDBOX_PAYOUT_DELAY_SECONDS: '1',
+    PAYOUT_STATUS_POLL_SECONDS: '1',
     WEBHOOK_CA_FILE: certificate.certFile,
     // The first delivery's second attempt is far away: it stays failing until a redelivery.
     WEBHOOK_RETRY_SCHEDULE: '1h,1h,1h,1h,1h,1h,1h,1h,1h',
@@ -129,7 +133,8 @@ beforeAll(async () => {
   api.stdout?.on('data', (chunk: Buffer) => (apiOutput += chunk.toString()));
   api.stderr?.on('data', (chunk: Buffer) => (apiOutput += chunk.toString()));
   worker = await startWorker(taskQueue, {
-    SANDBOX_PAYMENT_DELAY_SECONDS: '1', WEBHOOK_CA_FILE: certificate.certFile, WEBHOOK_RETRY_SCHEDULE: env.WEBHOOK_RETRY_SCHEDULE!,
+    SANDBOX_PAYMENT_DELAY_SECONDS: '1', SANDBOX_PAYOUT_DELAY_SECONDS: '1', PAYOUT_STATUS_POLL_SECONDS: '1',
+    WEBHOOK_CA_FILE: certificate.certFile, WEBHOOK_RETRY_SCHEDULE: env.WEBHOOK_RETRY_SCHEDULE!,
   });
   await eventually('the API to answer', async () => (await fetch(`${baseUrl}/healthz`).catch(() => null))?.status === 200, 30_000);
   browser = await launchBrowser();
@@ -307,15 +312,104 @@ test('a contact named <script>alert(1)</script> renders as text', async () => {
   expect(dialogs).toBe(0);
 });
 
-test('the overview shows wallets, today\'s requests, the chart and failures, also at phone width', async () => {
+test('send a payment and watch it turn completed', async () => {
+  await page.goto(`${baseUrl}/console`);
+  await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Payments' }).click();
+  await page.getByRole('link', { name: 'New payment' }).click();
+  await page.getByLabel('Recipient phone number').fill('+256772123456');
+  await page.getByLabel('Amount').fill('2500');
+  await page.getByLabel('Currency').selectOption('BXC');
+  await page.getByLabel('Description').fill('Supplier refund A-17');
+  await page.getByLabel('Recipient first name').fill('Jane');
+  await page.getByLabel('Recipient last name').fill('Nakato');
+  await page.getByRole('button', { name: 'Send payment' }).click();
+  await page.waitForURL(/\/console\/payments\/\d+\?done=payment-created$/);
+  const id = Number(/\/console\/payments\/(\d+)/.exec(page.url())?.[1]);
+  // No reload: the live region refreshes itself until the payment is final.
+  await page.locator('#payment-state').getByText('completed').waitFor({ timeout: 60_000 });
+  const timeline = await page.locator('ol.timeline').textContent();
+  expect(timeline).toMatch(/new[\s\S]*processing[\s\S]*completed/);
+  expect(await page.locator('#live table').textContent()).toContain('-2,500 BXC');
+  expect(await page.getByRole('link', { name: `payment-${id} in the Temporal UI` }).getAttribute('href')).toBe(
+    `http://localhost:8233/namespaces/default/workflows/payment-${id}`,
+  );
+  // The cancel form drawn with the page went away when the payment left `new`.
+  expect(await page.getByRole('heading', { name: 'Cancel this payment' }).isVisible()).toBe(false);
+  await page.goto(`${baseUrl}/console/payments/${id}`);
+  expect(await page.getByText('Supplier refund A-17').isVisible()).toBe(true);
+  await page.screenshot({ path: join(SCREENSHOTS, 'payment.png'), fullPage: true });
+  await page.goto(`${baseUrl}/console/payments?state=completed`);
+  expect(await page.locator(`a[href="/console/payments/${id}"]`).count()).toBe(1);
+}, 90_000);
+
+test('cancel a scheduled payment', async () => {
+  await page.goto(`${baseUrl}/console/payments/new`);
+  await page.getByLabel('Recipient phone number').fill('+256701234567');
+  await page.getByLabel('Amount').fill('300');
+  await page.getByText('More options').click();
+  await page.getByLabel('Send at').fill('tomorrow');
+  await page.getByRole('button', { name: 'Send payment' }).click();
+  await page.waitForURL(/\/console\/payments\/\d+\?done=payment-created$/);
+  const id = Number(/\/console\/payments\/(\d+)/.exec(page.url())?.[1]);
+  expect(await page.locator('#payment-state').textContent()).toBe('scheduled');
+  await page.getByLabel('Reason').fill('Sent to the wrong number');
+  await page.getByRole('button', { name: 'Cancel payment' }).click();
+  await page.waitForURL(`${baseUrl}/console/payments/${id}?done=payment-cancelled`);
+  expect(await page.getByText('Payment cancelled: its amount is back in the wallet.').isVisible()).toBe(true);
+  expect(await page.locator('#payment-state').textContent()).toBe('cancelled');
+  expect(await page.getByText('Sent to the wrong number').isVisible()).toBe(true);
+  const transactions = await page.locator('#live table').textContent();
+  expect(transactions).toContain('-300 BXC');
+  expect(transactions).toContain('+300 BXC');
+  const [row] = await testSql()<{ state: string; cancelledReason: string }[]>`select state, cancelled_reason as "cancelledReason" from payments where id = ${id}`;
+  expect(row).toEqual({ state: 'cancelled', cancelledReason: 'Sent to the wrong number' });
+  // Its workflow, asleep until tomorrow, was woken by the cancellation and ended.
+  const client = await testClient();
+  await eventually('the cancelled payment\'s workflow to end', async () =>
+    (await client.workflow.getHandle(`payment-${id}`).describe()).status.name === 'COMPLETED', 30_000);
+}, 60_000);
+
+test('see a wallet\'s transactions, each linked to what it belongs to', async () => {
+  await page.goto(`${baseUrl}/console`);
+  await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Wallets' }).click();
+  await page.getByRole('link', { name: /^#\d+$/ }).first().click();
+  await page.waitForURL(/\/console\/wallets\/\d+$/);
+  const [wallet] = await testSql()<{ balance: string }[]>`select balance::text as balance from accounts where organization_id = ${organizationId} and currency = 'BXC'`;
+  expect(wallet!.balance).toBe('249000.0000');
+  expect(await page.locator('#wallet-balance').textContent()).toBe('249,000 BXC');
+  const rows = page.locator('table tbody tr');
+  // Newest first: the cancelled payment's release and debit, the completed payment, the collection, the funding.
+  const types = await rows.evaluateAll((cells) => cells.map((row) => row.children[2]!.textContent));
+  expect(types).toEqual(['payment given back', 'payment sent', 'payment sent', 'collection received', 'funding']);
+  expect(await rows.nth(2).textContent()).toContain('-2,500 BXC');
+  expect(await rows.nth(3).textContent()).toContain('+1,500 BXC');
+  await rows.nth(3).getByRole('link', { name: /^collection #\d+$/ }).click();
+  await page.waitForURL(/\/console\/collections\/\d+$/);
+  expect(await page.getByRole('heading', { name: 'Wallet transactions' }).isVisible()).toBe(true);
+  await page.goBack();
+  await rows.nth(2).getByRole('link', { name: /^payment #\d+$/ }).click();
+  await page.waitForURL(/\/console\/payments\/\d+$/);
+  expect(await page.locator('#payment-state').textContent()).toBe('completed');
+});
+
+test('the overview shows wallets, today\'s requests, collections and payments in one chart, and failures, also at phone width', async () => {
   await page.goto(`${baseUrl}/console`);
   expect(await page.locator('section[aria-labelledby="wallets"]').textContent()).toContain('BXC');
   expect(await page.locator('section[aria-labelledby="today"]').textContent()).toContain('successful');
-  expect(await page.locator('.chart svg rect.bar').count()).toBe(14);
-  expect(await page.locator('section[aria-labelledby="sent"]').textContent()).toContain('No payments yet');
+  expect(await page.locator('.chart svg rect.bar.received').count()).toBe(14);
+  expect(await page.locator('.chart svg rect.bar.sent').count()).toBe(14);
+  const days = await page.locator('section[aria-labelledby="days"]').textContent();
+  expect(days).toContain('1 collection received');
+  expect(days).toContain('1 payment sent');
+  expect(await page.locator('.chart svg rect.bar.sent[height="0"]').count()).toBe(13);
   expect(await page.locator('section[aria-labelledby="failures"]').textContent()).toContain('contact.created');
   await page.screenshot({ path: join(SCREENSHOTS, 'overview.png'), fullPage: true });
-  for (const path of ['/console', '/console/requests', '/console/webhooks', '/console/sandbox', '/console/collections', '/console/settings/users']) {
+  const [payment] = await testSql()<{ id: number; accountId: number }[]>`
+    select id, account_id as "accountId" from payments where organization_id = ${organizationId} and state = 'completed'`;
+  for (const path of [
+    '/console', '/console/requests', '/console/webhooks', '/console/sandbox', '/console/collections', '/console/settings/users',
+    '/console/payments', '/console/payments/new', `/console/payments/${payment!.id}`, '/console/wallets', `/console/wallets/${payment!.accountId}`,
+  ]) {
     await page.setViewportSize({ width: 375, height: 800 });
     await page.goto(`${baseUrl}${path}`);
     const overflow = await page.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth');
@@ -323,6 +417,27 @@ test('the overview shows wallets, today\'s requests, the chart and failures, als
   }
   await page.setViewportSize({ width: 1200, height: 900 });
 });
+
+test('send a collection back from its page and watch the reversal complete', async () => {
+  await page.goto(`${baseUrl}/console/collections?status=successful`);
+  await page.getByRole('link', { name: /^#\d+$/ }).first().click();
+  await page.waitForURL(/\/console\/collections\/\d+$/);
+  const collectionPage = page.url();
+  await page.getByLabel('Reason').fill('Order cancelled');
+  await page.getByRole('button', { name: 'Send back' }).click();
+  await page.waitForURL(/\/console\/reversals\/\d+\?done=reversal-created$/);
+  await page.locator('#reversal-state').getByText('completed').waitFor({ timeout: 60_000 });
+  expect(await page.locator('#live table').textContent()).toContain('-1,500 BXC');
+  await page.goto(collectionPage);
+  expect(await page.locator('section[aria-labelledby="reversal"]').textContent()).toContain('completed');
+  expect(await page.getByRole('button', { name: 'Send back' }).count()).toBe(0);
+  // The request the collection paid ends reversed.
+  await page.locator('dd').getByRole('link', { name: /^#\d+$/ }).first().click();
+  await page.waitForURL(/\/console\/requests\/\d+$/);
+  expect(await page.locator('#request-status').textContent()).toBe('reversed');
+  await page.goto(`${baseUrl}/console/reversals`);
+  expect(await page.locator('table tbody tr').first().textContent()).toContain('Order cancelled');
+}, 90_000);
 
 test('no console errors on any page visited', () => {
   expect(consoleErrors).toEqual([]);

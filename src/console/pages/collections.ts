@@ -1,32 +1,86 @@
-/** Collections: the list with the API's filters, a collection's page, and the claim form (api.md 4.1 claim). */
+/**
+ * Collections: the list with the API's filters, a collection's page (with its wallet transactions
+ * and its reversal), the claim form (api.md 4.1 claim), and the "send back" form of a successful
+ * collection (through `reverseCollection`, as POST /api/reversals).
+ */
 import { Elysia } from 'elysia';
 import { claimCollectionFor, listCollections, parseCollectionFilters } from '../../api/collections';
 import type { AppDeps } from '../../api/context';
+import { validate } from '../../api/fields';
 import { findApiError } from '../../api/http';
 import { parsePage } from '../../api/pagination';
-import { COLLECTION_STATUSES } from '../../domain/collections';
+import { ReversalCreate, reverseCollection } from '../../api/reversals';
+import { COLLECTION_STATUSES, type CollectionRow } from '../../domain/collections';
 import { SUPPORTED_CURRENCIES } from '../../domain/money';
 import { findCollection } from '../../services/collections';
 import { findRequest } from '../../services/collection-requests';
 import type { ConsoleSession } from '../../services/console-sessions';
+import { listReversals } from '../../services/reversals';
+import { transactionsBelongingTo } from '../../services/wallets';
 import { html } from '../html';
 import { consoleError, htmlResponse, redirect } from '../http';
 import {
-  anyFilter, badge, details, filterForm, formErrors, input, layout, money, notice, pager, postForm, queryValues, select, table, when,
+  anyFilter, badge, details, filterForm, formErrors, givenFields, input, layout, money, notice, pager, postForm, queryValues, select, table, when,
   type FieldErrors, type Values,
 } from '../layout';
 import { consoleSessionPlugin } from '../session';
 import { nonEmptyQuery, ownedId } from './common';
+import { transactionsTable } from './wallets';
 
 const FILTERS = [
   'status', 'currency', 'amount', 'phonenumber', 'reference', 'remote_transaction_id', 'network', 'contact_first_name',
   'contact_last_name', 'created_after', 'created_before', 'modified_after', 'modified_before',
 ] as const;
 const CLAIM_FIELDS = ['amount', 'remote_transaction_id', 'phonenumber'];
+const REVERSE_FIELDS = ['reason'];
 
 export const collectionRoutes = (deps: AppDeps) => {
   const { sql, config } = deps;
   const frame = (session: ConsoleSession, title: string) => ({ session, sandbox: config.sandbox, section: 'collections' as const, title });
+
+  async function ownedCollection(session: ConsoleSession, rawId: string): Promise<CollectionRow> {
+    const collection = await findCollection(sql, ownedId(rawId));
+    if (!collection || collection.organizationId !== session.organizationId) throw consoleError(404, 'No such collection in your organization.');
+    return collection;
+  }
+
+  async function detailPage(session: ConsoleSession, collection: CollectionRow, reverse: { values: Values; errors: FieldErrors }, status = 200) {
+    const [found, { rows: [reversal] }, transactions] = await Promise.all([
+      collection.collectionRequestId === null ? undefined : findRequest(sql, collection.collectionRequestId),
+      listReversals(sql, session.organizationId, { collection: collection.id }, { limit: 1, offset: 0 }),
+      transactionsBelongingTo(sql, { collectionId: collection.id }),
+    ]);
+    const content = html`<section class="card">${details([
+      ['Amount', money(collection.amount, collection.currency)],
+      ['Status', badge(collection.status)],
+      ['From', collection.phoneNumber],
+      ['Network', collection.network],
+      ['Remote transaction', collection.remoteTransactionId],
+      ['Reference', collection.reference],
+      ['Paid', when(collection.paymentDate)],
+      ['Received', when(collection.created)],
+      ['Rejection reason', collection.rejectionReason],
+      ['Request', found ? html`<a href="/console/requests/${found.request.id}">#${found.request.id}</a> ${badge(found.request.status)}` : 'none (claimed or unmatched)'],
+      ['Contact', collection.contactId === null ? null : html`<a href="/console/contacts/${collection.contactId}">#${collection.contactId}</a>`],
+    ])}</section>
+<section class="card" aria-labelledby="reversal"><h2 id="reversal">Reversal</h2>
+${formErrors(reverse.errors, REVERSE_FIELDS)}
+${reversal ? details([
+      ['Reversal', html`<a href="/console/reversals/${reversal.id}">#${reversal.id}</a> ${badge(reversal.state)}`],
+      ['Amount', money(reversal.amount, reversal.currency)],
+      ['Reason', reversal.reason],
+      ['Started', when(reversal.created)],
+    ]) : collection.status !== 'successful' ? html`<p class="empty">Only a successful collection can be sent back.</p>` : html`
+<p>Send the ${money(collection.amount, collection.currency)} back to ${collection.phoneNumber}: the amount leaves the wallet this collection credited
+at once (if it still holds it) and goes back through the network; the request it paid ends reversed. A collection is sent back once at most.</p>
+${postForm(session, `/console/collections/${collection.id}/reverse`, html`
+${input('reason', 'Reason', reverse.values, reverse.errors, { hint: 'Up to 255 characters, kept with the reversal.' })}
+<div class="actions"><button type="submit" class="danger">Send back</button></div>`)}`}
+</section>
+<h2>Wallet transactions</h2>
+${transactionsTable(transactions, { wallet: true, empty: 'This collection moved no wallet\'s money.' })}`;
+    return htmlResponse(layout(frame(session, `Collection #${collection.id}`), content), status);
+  }
 
   async function listPage(request: Request, session: ConsoleSession, claim: { values: Values; errors: FieldErrors; message?: string }, status = 200) {
     const searchParams = nonEmptyQuery(request);
@@ -34,7 +88,7 @@ export const collectionRoutes = (deps: AppDeps) => {
     const page = parsePage(searchParams, config.pageSizeMax);
     const { count, rows } = await listCollections(sql, session.organizationId, { ...filters, claim: undefined }, page);
     const values = queryValues(searchParams);
-    const content = html`
+    const content = html`<p><a href="/console/reversals">Reversals (collections sent back)</a></p>
 ${claim.message ? notice(claim.message, status === 200 ? 'ok' : 'error') : ''}
 ${filterForm('/console/collections', html`
 ${select('status', 'Status', COLLECTION_STATUSES.map((value) => [value, value.replaceAll('_', ' ')] as const), values, {}, true)}
@@ -84,23 +138,21 @@ ${input('phonenumber', 'Phone number', claim.values, claim.errors, { required: t
         return await listPage(request, session, { values, errors }, 400);
       }
     }, { action: 'member', parse: 'none' })
-    .get('/console/collections/:id', async ({ params, session }) => {
-      const collection = await findCollection(sql, ownedId(params.id));
-      if (!collection || collection.organizationId !== session.organizationId) throw consoleError(404, 'No such collection in your organization.');
-      const request = collection.collectionRequestId === null ? undefined : await findRequest(sql, collection.collectionRequestId);
-      const content = html`<section class="card">${details([
-        ['Amount', money(collection.amount, collection.currency)],
-        ['Status', badge(collection.status)],
-        ['From', collection.phoneNumber],
-        ['Network', collection.network],
-        ['Remote transaction', collection.remoteTransactionId],
-        ['Reference', collection.reference],
-        ['Paid', when(collection.paymentDate)],
-        ['Received', when(collection.created)],
-        ['Rejection reason', collection.rejectionReason],
-        ['Request', request ? html`<a href="/console/requests/${request.request.id}">#${request.request.id}</a> ${badge(request.request.status)}` : 'none (claimed or unmatched)'],
-        ['Contact', collection.contactId === null ? null : html`<a href="/console/contacts/${collection.contactId}">#${collection.contactId}</a>`],
-      ])}</section>`;
-      return htmlResponse(layout(frame(session, `Collection #${collection.id}`), content));
-    }, { page: 'member' });
+    .get('/console/collections/:id', async ({ params, session }) =>
+      detailPage(session, await ownedCollection(session, params.id), { values: {}, errors: {} }), { page: 'member' })
+    .post('/console/collections/:id/reverse', async ({ params, session, form }) => {
+      const collection = await ownedCollection(session, params.id);
+      try {
+        const { reason } = validate(ReversalCreate, { ...givenFields(form), collection: collection.id });
+        const reversal = await reverseCollection(deps, session, { collection: collection.id, reason }, null);
+        return redirect(`/console/reversals/${reversal.id}?done=reversal-created`);
+      } catch (error) {
+        const apiError = findApiError(error);
+        if (apiError?.status !== 400) throw error;
+        // The refusal (not successful, reversed before, the wallet no longer holds it) is about the collection: above the form.
+        const { collection: refusal, ...fieldErrors } = apiError.body as FieldErrors;
+        const errors = refusal ? { ...fieldErrors, non_field_errors: refusal } : fieldErrors;
+        return await detailPage(session, (await findCollection(sql, collection.id)) ?? collection, { values: form, errors }, 400);
+      }
+    }, { action: 'member', parse: 'none' });
 };

@@ -1,4 +1,5 @@
 /** Small helpers the console's page modules share. */
+import type { Config } from '../../config';
 import { parseId } from '../../api/context';
 import { consoleError } from '../http';
 
@@ -14,9 +15,16 @@ export function ownedId(raw: string): number {
   return id;
 }
 
+/** A workflow's page in the Temporal UI (`TEMPORAL_UI_URL`). */
+export const workflowUrl = (config: Pick<Config, 'console' | 'temporal'>, workflowId: string): string =>
+  `${config.console.temporalUiUrl}/namespaces/${encodeURIComponent(config.temporal.namespace)}/workflows/${encodeURIComponent(workflowId)}`;
+
 /** Notices shown after a redirect (`?done=<key>`): fixed sentences, never text from the URL. */
 export const DONE_NOTICES: Readonly<Record<string, string>> = {
   'contact-created': 'Contact created.',
+  'payment-created': 'Payment created: its amount is taken out of the wallet now, and it is sent through the network.',
+  'payment-cancelled': 'Payment cancelled: its amount is back in the wallet.',
+  'reversal-created': 'Reversal started: the amount is taken out of the wallet now and sent back to the subscriber.',
   'webhook-created': 'Webhook created. It receives every future event of its type.',
   'webhook-updated': 'Webhook saved.',
   'webhook-deleted': 'Webhook deleted. No further deliveries are made; its delivery log stays readable.',

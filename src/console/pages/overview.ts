@@ -1,9 +1,9 @@
-/** The overview: wallets, today's requests, the last 14 days of collections (and payments), recent failures. */
+/** The overview: wallets, today's requests, the last 14 days of collections received and payments sent, recent failures. */
 import { Elysia } from 'elysia';
 import type { AppDeps } from '../../api/context';
 import { REQUEST_STATUSES } from '../../domain/collection-requests';
 import {
-  collectionsByDay, paymentsSentSince, recentFailures, requestCountsByStatus, walletBalances, type DailyCollections,
+  collectionsByDay, paymentsSentByDay, recentFailures, requestCountsByStatus, walletBalances, type DailyMoney,
 } from '../../services/overview';
 import { html, type Html } from '../html';
 import { htmlResponse } from '../http';
@@ -15,32 +15,53 @@ const DAY_MS = 86_400_000;
 
 const startOfUtcDay = (date: Date): Date => new Date(Math.floor(date.getTime() / DAY_MS) * DAY_MS);
 
-/** The last 14 days' collections as a bar chart (inline SVG, drawn here) with the same numbers in a table. */
-function collectionsChart(days: DailyCollections[], firstDay: Date): Html {
+/** `days` as one entry for each of the 14 days from `firstDay` (zero where there were none). */
+function everyDay(days: readonly DailyMoney[], firstDay: Date): DailyMoney[] {
   const byDay = new Map(days.map((day) => [day.day, day]));
-  const series = Array.from({ length: CHART_DAYS }, (_, index) => {
+  return Array.from({ length: CHART_DAYS }, (_, index) => {
     const day = new Date(firstDay.getTime() + index * DAY_MS).toISOString().slice(0, 10);
     return byDay.get(day) ?? { day, count: 0, totals: [] };
   });
-  const highest = Math.max(1, ...series.map((day) => day.count));
+}
+
+const totalsText = (day: DailyMoney) => day.totals.map((total) => money(total.amount, total.currency)).join(', ');
+const plural = (count: number, noun: string) => `${count} ${noun}${count === 1 ? '' : 's'}`;
+
+/**
+ * The last 14 days' collections received and payments sent as one bar chart (inline SVG drawn
+ * here; two bars a day on one scale of counts), with the same numbers in a table.
+ */
+function moneyChart(received: readonly DailyMoney[], sent: readonly DailyMoney[], firstDay: Date): Html {
+  const sentEveryDay = everyDay(sent, firstDay);
+  const series = everyDay(received, firstDay).map((day, index) => ({ received: day, sent: sentEveryDay[index]! }));
+  const highest = Math.max(1, ...series.flatMap((day) => [day.received.count, day.sent.count]));
   const [width, height, top, bottom] = [700, 170, 16, 24];
   const slot = width / CHART_DAYS;
+  const barWidth = Math.round(slot * 0.34);
   const scale = (height - top - bottom) / highest;
-  const totalsText = (day: DailyCollections) => day.totals.map((total) => money(total.amount, total.currency)).join(', ');
-  const bars = series.map((day, index) => {
+  const bar = (kind: 'received' | 'sent', day: DailyMoney, x: number) => {
     const barHeight = Math.round(day.count * scale);
-    const x = Math.round(index * slot + slot * 0.2);
     const y = height - bottom - barHeight;
-    return html`<g><title>${day.day}: ${day.count} collection${day.count === 1 ? '' : 's'}${day.totals.length ? ` (${totalsText(day)})` : ''}</title>
-<rect class="bar" x="${x}" y="${y}" width="${Math.round(slot * 0.6)}" height="${barHeight}"></rect>
-<text x="${Math.round(index * slot + slot / 2)}" y="${height - 8}" text-anchor="middle">${day.day.slice(8)}</text>
-${day.count > 0 ? html`<text x="${Math.round(index * slot + slot / 2)}" y="${y - 4}" text-anchor="middle">${day.count}</text>` : ''}</g>`;
+    const what = kind === 'received' ? plural(day.count, 'collection') + ' received' : plural(day.count, 'payment') + ' sent';
+    return html`<g><title>${day.day}: ${what}${day.totals.length ? ` (${totalsText(day)})` : ''}</title>
+<rect class="bar ${kind}" x="${x}" y="${y}" width="${barWidth}" height="${barHeight}"></rect>
+${day.count > 0 ? html`<text x="${x + barWidth / 2}" y="${y - 4}" text-anchor="middle">${day.count}</text>` : ''}</g>`;
+  };
+  const bars = series.map((day, index) => {
+    const left = Math.round(index * slot + slot / 2 - barWidth - 1);
+    return html`${bar('received', day.received, left)}${bar('sent', day.sent, left + barWidth + 2)}
+<text x="${Math.round(index * slot + slot / 2)}" y="${height - 8}" text-anchor="middle">${day.received.day.slice(8)}</text>`;
   });
+  const first = series[0]!.received.day;
+  const last = series.at(-1)!.received.day;
   return html`<div class="chart"><svg viewBox="0 0 ${width} ${height}" role="img" aria-labelledby="chart-title">
-<title id="chart-title">Collections received per day, ${series[0]!.day} to ${series.at(-1)!.day} (UTC)</title>
-<line class="axis" x1="0" x2="${width}" y1="${height - bottom}" y2="${height - bottom}"></line>${bars}</svg></div>
-<details><summary>The numbers</summary>${table(['Day (UTC)', 'Collections', 'Received'],
-    series.filter((day) => day.count > 0).map((day) => [day.day, day.count, totalsText(day)]), 'No collections in these 14 days.')}</details>`;
+<title id="chart-title">Collections received and payments sent per day, ${first} to ${last} (UTC)</title>
+<line class="axis" x1="0" x2="${width}" y1="${height - bottom}" y2="${height - bottom}"></line>${bars}</svg>
+<p class="legend"><span class="swatch received"></span> Collections received <span class="swatch sent"></span> Payments sent (completed)</p></div>
+<details><summary>The numbers</summary>${table(['Day (UTC)', 'Collections', 'Received', 'Payments', 'Sent'],
+    series.filter((day) => day.received.count > 0 || day.sent.count > 0).map((day) => [
+      day.received.day, day.received.count, totalsText(day.received), day.sent.count, totalsText(day.sent),
+    ]), 'No collections and no payments in these 14 days.')}</details>`;
 }
 
 export const overviewRoutes = (deps: AppDeps) => {
@@ -50,11 +71,11 @@ export const overviewRoutes = (deps: AppDeps) => {
     .get('/console', async ({ session }) => {
       const today = startOfUtcDay(new Date());
       const firstDay = new Date(today.getTime() - (CHART_DAYS - 1) * DAY_MS);
-      const [wallets, counts, days, payments, failures] = await Promise.all([
+      const [wallets, counts, received, sent, failures] = await Promise.all([
         walletBalances(sql, session.organizationId),
         requestCountsByStatus(sql, session.organizationId, today),
         collectionsByDay(sql, session.organizationId, firstDay),
-        paymentsSentSince(sql, session.organizationId, firstDay),
+        paymentsSentByDay(sql, session.organizationId, firstDay),
         recentFailures(sql, session.organizationId),
       ]);
       const countOf = new Map(counts.map((row) => [row.status, row.count]));
@@ -62,19 +83,16 @@ export const overviewRoutes = (deps: AppDeps) => {
       const content = html`
 <section class="card" aria-labelledby="wallets"><h2 id="wallets">Wallets</h2>
 ${table(['Wallet', 'Currency', 'Balance', 'Status'], wallets.map((wallet) => [
-    wallet.label, wallet.currency, html`<span class="stat">${money(wallet.balance, wallet.currency)}</span>`, badge(wallet.status),
+    html`<a href="/console/wallets/${wallet.id}">${wallet.label}</a>`, wallet.currency, html`<span class="stat">${money(wallet.balance, wallet.currency)}</span>`, badge(wallet.status),
   ]), 'No wallet yet.')}</section>
 <section class="card" aria-labelledby="today"><h2 id="today">Today's collection requests <span class="muted">(${todaysTotal}, UTC day)</span></h2>
 ${table(['Status', 'Requests'], REQUEST_STATUSES.filter((status) => countOf.has(status)).map((status) => [
     html`<a href="/console/requests?status=${status}&amp;created_after=${today.toISOString().slice(0, 10)}">${badge(status)}</a>`, countOf.get(status)!,
   ]), 'No requests created today.')}</section>
-<div class="cards">
-<section class="card" aria-labelledby="received"><h2 id="received">Collections received, last 14 days</h2>${collectionsChart(days, firstDay)}</section>
-<section class="card" aria-labelledby="sent"><h2 id="sent">Payments sent, last 14 days</h2>
-${payments === null
-    ? html`<p class="empty">No payments yet: sending money (payments) is not part of this service yet.</p>`
-    : payments.count === 0 ? html`<p class="empty">No payments yet.</p>` : html`<p class="stat">${payments.count}</p>`}
-</section></div>
+<section class="card" aria-labelledby="days"><h2 id="days">Collections received and payments sent, last 14 days</h2>
+${moneyChart(received, sent, firstDay)}
+<p class="muted">${plural(received.reduce((sum, day) => sum + day.count, 0), 'collection')} received,
+${plural(sent.reduce((sum, day) => sum + day.count, 0), 'payment')} sent. <a href="/console/collections">Collections</a> · <a href="/console/payments">Payments</a></p></section>
 <section class="card" aria-labelledby="failures"><h2 id="failures">Recent failures</h2>
 <h3>Failed collection requests</h3>
 ${table(['Request', 'Number', 'Amount', 'Error', 'When'], failures.requests.map((request) => [

@@ -23,7 +23,7 @@ import {
   type FieldErrors, type Values,
 } from '../layout';
 import { consoleSessionPlugin } from '../session';
-import { nonEmptyQuery, ownedId } from './common';
+import { nonEmptyQuery, ownedId, workflowUrl } from './common';
 
 const FILTERS = [
   'status', 'currency', 'amount', 'phonenumber', 'collection', 'remote_transaction_id', 'reason',
@@ -134,7 +134,6 @@ ${pager('/console/requests', searchParams, page, count)}`;
     }, { action: 'member', parse: 'none' })
     .get('/console/requests/:id', async ({ params, session }) => {
       const { request, contact } = await ownedRequest(session, params.id);
-      const workflowUrl = `${config.console.temporalUiUrl}/namespaces/${encodeURIComponent(config.temporal.namespace)}/workflows/${collectionRequestWorkflowId(request.id)}`;
       const content = html`
 <section class="card">${details([
     ['Amount', money(request.amount, request.currency)],
@@ -146,7 +145,7 @@ ${pager('/console/requests', searchParams, page, count)}`;
     ['Starts', request.startDate ? when(request.startDate) : 'at once'],
     ['Expires', when(request.expiryDate)],
     ['Retries', `up to ${request.maxAttempts}`],
-    ['Workflow', html`<a href="${workflowUrl}" rel="noopener" target="_blank">${collectionRequestWorkflowId(request.id)} in the Temporal UI</a>`],
+    ['Workflow', html`<a href="${workflowUrl(config, collectionRequestWorkflowId(request.id))}" rel="noopener" target="_blank">${collectionRequestWorkflowId(request.id)} in the Temporal UI</a>`],
   ])}</section>
 <section class="card" id="live" data-live="/console/requests/${request.id}/live">${await liveContent(deps, request)}</section>`;
       return htmlResponse(layout(frame(session, `Collection request #${request.id}`), content));

@@ -1,0 +1,98 @@
+/**
+ * Wallets: the organization's wallets with their balances, and a wallet's page with the
+ * transactions behind its balance (the same `listWallets` and `listTransactions` as
+ * `GET /api/accounts` and `GET /api/transactions`), newest first, paged, each linked to the
+ * collection, payment or reversal it belongs to.
+ */
+import { Elysia } from 'elysia';
+import type { AppDeps } from '../../api/context';
+import { parsePage } from '../../api/pagination';
+import { parseTransactionFilters } from '../../api/wallets';
+import { TRANSACTION_TYPES, type LedgerRow } from '../../domain/money-out';
+import type { ConsoleSession } from '../../services/console-sessions';
+import { findWallet, listTransactions, listWallets } from '../../services/wallets';
+import { html, type Child, type Html } from '../html';
+import { consoleError, htmlResponse } from '../http';
+import { anyFilter, badge, details, filterForm, layout, money, pager, queryValues, select, signedMoney, table, when } from '../layout';
+import { consoleSessionPlugin } from '../session';
+import { nonEmptyQuery, ownedId } from './common';
+
+/** What a transaction type means, in a few words. */
+const TRANSACTION_LABELS: Readonly<Record<string, string>> = {
+  funding: 'funding',
+  mobile_collection: 'collection received',
+  mobile_payment: 'payment sent',
+  payment_release: 'payment given back',
+  reversal: 'collection sent back',
+  reversal_release: 'reversal given back',
+};
+
+/** The collection, payment and reversal a transaction belongs to, as links. */
+function belongsTo(transaction: Pick<LedgerRow, 'collectionId' | 'paymentId' | 'reversalId'>): Child {
+  const links: Html[] = [];
+  if (transaction.collectionId !== null) links.push(html`<a href="/console/collections/${transaction.collectionId}">collection #${transaction.collectionId}</a>`);
+  if (transaction.paymentId !== null) links.push(html`<a href="/console/payments/${transaction.paymentId}">payment #${transaction.paymentId}</a>`);
+  if (transaction.reversalId !== null) links.push(html`<a href="/console/reversals/${transaction.reversalId}">reversal #${transaction.reversalId}</a>`);
+  return links.length === 0 ? html`<span class="muted">—</span>` : links.map((link, index) => html`${index > 0 ? ', ' : ''}${link}`);
+}
+
+/** Wallet transactions as a table: signed amounts, their type, what they belong to; `wallet` adds the wallet column. */
+export function transactionsTable(transactions: readonly LedgerRow[], options: { wallet?: boolean; empty?: string } = {}): Html {
+  return table(
+    ['Transaction', 'Time', 'Type', 'Description', 'Amount', ...(options.wallet ? ['Wallet'] : []), 'Belongs to'],
+    transactions.map((transaction) => [
+      `#${transaction.id}`, when(transaction.created),
+      html`<span title="${transaction.type}">${TRANSACTION_LABELS[transaction.type] ?? transaction.type}</span>`,
+      transaction.description, signedMoney(transaction.amount, transaction.currency),
+      ...(options.wallet ? [html`<a href="/console/wallets/${transaction.accountId}">#${transaction.accountId}</a>`] : []),
+      belongsTo(transaction),
+    ]),
+    options.empty ?? 'No transactions.',
+  );
+}
+
+export const walletRoutes = (deps: AppDeps) => {
+  const { sql, config } = deps;
+  const frame = (session: ConsoleSession, title: string) => ({ session, sandbox: config.sandbox, section: 'wallets' as const, title });
+
+  return new Elysia({ name: 'console-wallets' })
+    .use(consoleSessionPlugin(deps))
+    .get('/console/wallets', async ({ request, session }) => {
+      const searchParams = nonEmptyQuery(request);
+      const page = parsePage(searchParams, config.pageSizeMax);
+      const { count, rows } = await listWallets(sql, session.organizationId, {}, page);
+      const content = html`
+${table(['Wallet', 'Label', 'Currency', 'Balance', 'Status', 'Created'], rows.map((wallet) => [
+    html`<a href="/console/wallets/${wallet.id}">#${wallet.id}</a>`, wallet.label, wallet.currency,
+    html`<strong>${money(wallet.balance, wallet.currency)}</strong>`, badge(wallet.status), when(wallet.created),
+  ]), 'No wallet yet.')}
+${pager('/console/wallets', searchParams, page, count)}
+<p class="muted">A balance is the sum of its wallet's transactions; a payment's amount leaves it when the payment is created.
+<a href="/console/payments/new">Send a payment</a></p>`;
+      return htmlResponse(layout(frame(session, 'Wallets'), content));
+    }, { page: 'member' })
+    .get('/console/wallets/:id', async ({ params, request, session }) => {
+      const wallet = await findWallet(sql, ownedId(params.id));
+      if (!wallet || wallet.organizationId !== session.organizationId) throw consoleError(404, 'No such wallet in your organization.');
+      const searchParams = nonEmptyQuery(request);
+      const filters = parseTransactionFilters(searchParams);
+      const page = parsePage(searchParams, config.pageSizeMax);
+      const { count, rows } = await listTransactions(sql, session.organizationId, { type: filters.type, account: wallet.id }, page);
+      const path = `/console/wallets/${wallet.id}`;
+      const content = html`<section class="card">${details([
+        ['Balance', html`<span class="stat" id="wallet-balance">${money(wallet.balance, wallet.currency)}</span>`],
+        ['Label', wallet.label],
+        ['Currency', wallet.currency],
+        ['Status', badge(wallet.status)],
+        ['Description', wallet.description || null],
+        ['Low balance threshold', wallet.lowBalanceThreshold === null ? null : money(wallet.lowBalanceThreshold, wallet.currency)],
+        ['Created', when(wallet.created)],
+      ])}</section>
+<h2 id="transactions">Transactions</h2>
+${filterForm(path, select('type', 'Type', TRANSACTION_TYPES.map((type) => [type, TRANSACTION_LABELS[type] ?? type] as const), queryValues(searchParams), {}, true),
+    anyFilter(searchParams, ['type']))}
+${transactionsTable(rows, { empty: 'No transactions match.' })}
+${pager(path, searchParams, page, count)}`;
+      return htmlResponse(layout(frame(session, `Wallet #${wallet.id} · ${wallet.currency}`), content));
+    }, { page: 'member' });
+};
