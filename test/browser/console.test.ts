@@ -2,24 +2,20 @@
  * The web console in a real browser: Debian's Chromium driven by playwright-core, against the real
  * API process (Bun) and the real worker process (Node), a local HTTPS webhook receiver and a local
  * HTTP verification URL. Every page visited must log no console error; the overview, a request's
- * timeline, a webhook's deliveries and a payment's page are photographed into docs/screenshots for
- * the README.
+ * timeline, a webhook's deliveries and a payment's page are photographed for the README
+ * (`npm run screenshots` writes them into docs/screenshots).
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync } from 'node:fs';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { createOrganization, fundWallet } from '../../src/services/organizations';
 import { createUser } from '../../src/services/users';
 import { ROOT, eventually, startWorker, testClient, testSql, uniqueTaskQueue, type WorkerProcess } from '../helpers';
+import { launchBrowser, screenshotPath } from '../browser';
 import { makeCertificate, startReceiver, type Receiver } from '../webhook-receiver';
 
-const CHROMIUM = '/usr/bin/chromium';
-const SCREENSHOTS = join(ROOT, 'docs', 'screenshots');
 const PASSWORD = 'console browser test';
 const taskQueue = uniqueTaskQueue('console');
 
@@ -64,18 +60,6 @@ async function startVerificationServer(): Promise<void> {
   verificationUrl = `http://127.0.0.1:${(verificationServer.address() as AddressInfo).port}/verify`;
 }
 
-async function launchBrowser(): Promise<BrowserContext> {
-  const profile = mkdtempSync(join(process.env.TEST_DATA_DIR ?? tmpdir(), 'chromium-profile-'));
-  return await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    viewport: { width: 1200, height: 900 },
-    args: [
-      '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync',
-    ],
-  });
-}
 
 /** Records every console error and uncaught page error of `target`, with the page it happened on. */
 function watchErrors(target: Page, into: string[]): void {
@@ -104,7 +88,6 @@ async function reloadUntil(target: Page, what: string, check: () => Promise<bool
 }
 
 beforeAll(async () => {
-  mkdirSync(SCREENSHOTS, { recursive: true });
   const certificate = makeCertificate();
   receiver = await startReceiver(certificate);
   await startVerificationServer();
@@ -137,7 +120,7 @@ beforeAll(async () => {
     WEBHOOK_CA_FILE: certificate.certFile, WEBHOOK_RETRY_SCHEDULE: env.WEBHOOK_RETRY_SCHEDULE!,
   });
   await eventually('the API to answer', async () => (await fetch(`${baseUrl}/healthz`).catch(() => null))?.status === 200, 30_000);
-  browser = await launchBrowser();
+  browser = await launchBrowser({ width: 1200, height: 900 });
   page = browser.pages()[0] ?? (await browser.newPage());
   watchErrors(page, consoleErrors);
 }, 120_000);
@@ -178,7 +161,7 @@ test('create a collection request and watch it turn successful', async () => {
   expect(await page.getByRole('link', { name: /collection-request-\d+ in the Temporal UI/ }).getAttribute('href')).toMatch(
     /^http:\/\/localhost:8233\/namespaces\/default\/workflows\/collection-request-\d+$/,
   );
-  await page.screenshot({ path: join(SCREENSHOTS, 'request-timeline.png'), fullPage: true });
+  await page.screenshot({ path: screenshotPath('request-timeline.png'), fullPage: true });
 }, 90_000);
 
 test('find a failing webhook\'s attempts, redeliver, send a test event', async () => {
@@ -214,7 +197,7 @@ test('find a failing webhook\'s attempts, redeliver, send a test event', async (
   expect(redelivery).toContain('200');
   expect(redelivery).toContain('ok');
   expect(receiver.requests('/hooks/orders').length).toBe(2);
-  await page.screenshot({ path: join(SCREENSHOTS, 'webhook-deliveries.png'), fullPage: true });
+  await page.screenshot({ path: screenshotPath('webhook-deliveries.png'), fullPage: true });
 
   await page.getByRole('button', { name: 'Send a test event' }).click();
   await page.getByText(/Test event sent to .* answered 200/).waitFor();
@@ -267,7 +250,7 @@ test('create and revoke an API key: the revoked key gets 401 on the API', async 
 });
 
 test('a user without the permission cannot open settings, and a forged POST without the CSRF token is refused', async () => {
-  const memberContext = await launchBrowser();
+  const memberContext = await launchBrowser({ width: 1200, height: 900 });
   const memberErrors: string[] = [];
   try {
     const memberPage = memberContext.pages()[0] ?? (await memberContext.newPage());
@@ -337,7 +320,7 @@ test('send a payment and watch it turn completed', async () => {
   expect(await page.getByRole('heading', { name: 'Cancel this payment' }).isVisible()).toBe(false);
   await page.goto(`${baseUrl}/console/payments/${id}`);
   expect(await page.getByText('Supplier refund A-17').isVisible()).toBe(true);
-  await page.screenshot({ path: join(SCREENSHOTS, 'payment.png'), fullPage: true });
+  await page.screenshot({ path: screenshotPath('payment.png'), fullPage: true });
   await page.goto(`${baseUrl}/console/payments?state=completed`);
   expect(await page.locator(`a[href="/console/payments/${id}"]`).count()).toBe(1);
 }, 90_000);
@@ -403,7 +386,7 @@ test('the overview shows wallets, today\'s requests, collections and payments in
   expect(days).toContain('1 payment sent');
   expect(await page.locator('.chart svg rect.bar.sent[height="0"]').count()).toBe(13);
   expect(await page.locator('section[aria-labelledby="failures"]').textContent()).toContain('contact.created');
-  await page.screenshot({ path: join(SCREENSHOTS, 'overview.png'), fullPage: true });
+  await page.screenshot({ path: screenshotPath('overview.png'), fullPage: true });
   const [payment] = await testSql()<{ id: number; accountId: number }[]>`
     select id, account_id as "accountId" from payments where organization_id = ${organizationId} and state = 'completed'`;
   for (const path of [

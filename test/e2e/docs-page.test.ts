@@ -2,43 +2,27 @@
  * The reference page at `/openapi` renders in a real browser (Debian's Chromium, driven by
  * playwright-core) with no network beyond the API: every request to another host is aborted and
  * recorded, and the test fails on any. It saves the screenshot README shows
- * (docs/screenshots/openapi.png).
+ * (`npm run screenshots` writes it into docs/screenshots).
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { chromium, type BrowserContext } from 'playwright-core';
+import type { BrowserContext } from 'playwright-core';
 import { DOCS_PATH } from '../../src/api/openapi';
-import { ROOT, testApp } from '../helpers';
+import { launchBrowser, screenshotPath } from '../browser';
+import { testApp } from '../helpers';
 
-const CHROMIUM = '/usr/bin/chromium';
-const SCREENSHOT = join(ROOT, 'docs/screenshots/openapi.png');
-const CHROMIUM_ARGS = [
-  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync',
-];
 
 let server: ReturnType<typeof Bun.serve>;
 let browser: BrowserContext;
-let profile: string;
 
 beforeAll(async () => {
   const { app } = await testApp();
   server = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: (request) => app.handle(request) });
-  profile = mkdtempSync(join(tmpdir(), 'chromium-profile-'));
-  browser = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    args: CHROMIUM_ARGS,
-    headless: true,
-    viewport: { width: 1440, height: 900 },
-  });
+  browser = await launchBrowser({ width: 1440, height: 900 });
 }, 60_000);
 
 afterAll(async () => {
   await browser?.close();
   server?.stop(true);
-  if (profile) rmSync(profile, { recursive: true, force: true });
 });
 
 test('GET /openapi renders the API reference with no request beyond the API and no console error', async () => {
@@ -72,8 +56,7 @@ test('GET /openapi renders the API reference with no request beyond the API and 
   await page.getByText('remote_transaction_id').first().waitFor({ state: 'visible', timeout: 30_000 });
   await page.waitForLoadState('networkidle');
 
-  mkdirSync(dirname(SCREENSHOT), { recursive: true });
-  await page.screenshot({ path: SCREENSHOT });
+  await page.screenshot({ path: screenshotPath('openapi.png') });
 
   expect(served).toEqual(expect.arrayContaining([DOCS_PATH, '/openapi/assets/api-reference.js', '/openapi/json']));
   expect(blocked).toEqual([]);
