@@ -31,7 +31,13 @@ export const SEARCH_ATTRIBUTES = {
  * deploy/temporal/dynamicconfig/docker.yaml sets it for the production server: eager activity
  * dispatch hands a workflow's first activity to the worker in the reply to its workflow task.
  */
-export const DEV_SERVER_DYNAMIC_CONFIG = { 'system.enableActivityEagerExecution': 'true' };
+export const DEV_SERVER_DYNAMIC_CONFIG = {
+  'system.enableActivityEagerExecution': 'true',
+  // One partition per task queue: with a handful of workers, the default four only add forwarding
+  // between partitions; one took the sustained lifecycle rate in `npm run bench` from 5 to 8 per second.
+  'matching.numTaskqueueReadPartitions': '1',
+  'matching.numTaskqueueWritePartitions': '1',
+};
 
 export function say(message) {
   process.stdout.write(`[collections] ${message}\n`);

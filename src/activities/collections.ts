@@ -40,6 +40,8 @@ function recordReceipt(receipt: Receipt): void {
 }
 
 export function createCollectionActivities({ sql, launcher, network, sandbox, webhooks }: CollectionActivityDeps) {
+  // The verification URL's transport: its extra certificate authority read once, its deadline per call.
+  const verificationTransport = outgoingTransport({ sandbox, caFile: webhooks.caFile, timeoutMs: 0 });
   const asksVerification = (networkName: string): boolean => {
     const collectionNetwork = networkByName(networkName);
     return collectionNetwork !== null && network.supportsVerification(collectionNetwork);
@@ -118,7 +120,7 @@ export function createCollectionActivities({ sql, launcher, network, sandbox, we
         currency_code: collection.currency,
         reference: collection.reference,
         remote_transaction_id: collection.remoteTransactionId,
-      }, outgoingTransport({ sandbox, caFile: webhooks.caFile, timeoutMs: timeoutSeconds * 1000 }));
+      }, { ...verificationTransport, timeoutMs: timeoutSeconds * 1000 });
       if (sent.statusCode === null) {
         log.info('verification URL did not answer in time; default applies', { collectionId, error: sent.error });
         return fallback;

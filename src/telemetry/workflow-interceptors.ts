@@ -7,7 +7,7 @@
  * worker's `exporter` sink); any other workflow runs exactly as without them, creating no span.
  * The choice rests on the start's header, which is part of the history, so replays make the same one.
  */
-import {
+import type {
   OpenTelemetryInboundInterceptor, OpenTelemetryInternalsInterceptor, OpenTelemetryOutboundInterceptor,
 } from '@temporalio/interceptors-opentelemetry/lib/workflow/index.js';
 import type {
@@ -15,6 +15,16 @@ import type {
   SignalWorkflowInput, StartChildWorkflowExecutionInput, StartNexusOperationInput, UpdateInput, WorkflowExecuteInput,
   WorkflowInboundCallsInterceptor, WorkflowInterceptors, WorkflowInternalsInterceptor, WorkflowOutboundCallsInterceptor,
 } from '@temporalio/workflow';
+
+/**
+ * The SDK's OpenTelemetry workflow interceptors, loaded the first time a traced run needs them.
+ * The bundle's modules are instantiated anew for every workflow run, and OpenTelemetry's are
+ * more than half of them: imported statically they cost every run (a tenth of the workflow
+ * thread's time under load in `npm run bench`), traced or not.
+ */
+declare const require: (id: string) => unknown;
+const openTelemetry = () =>
+  require('@temporalio/interceptors-opentelemetry/lib/workflow/index.js') as typeof import('@temporalio/interceptors-opentelemetry/lib/workflow/index.js');
 
 /** The header `@temporalio/interceptors-opentelemetry` carries the trace context in. */
 export const TRACE_HEADER = '_tracer-data';
@@ -28,6 +38,7 @@ export const interceptors = (): WorkflowInterceptors => {
   const inbound: WorkflowInboundCallsInterceptor = {
     execute(input: WorkflowExecuteInput, next: Next<WorkflowInboundCallsInterceptor, 'execute'>) {
       if (!(TRACE_HEADER in input.headers)) return next(input);
+      const { OpenTelemetryInboundInterceptor, OpenTelemetryInternalsInterceptor, OpenTelemetryOutboundInterceptor } = openTelemetry();
       traced = { inbound: new OpenTelemetryInboundInterceptor(), outbound: new OpenTelemetryOutboundInterceptor(), internals: new OpenTelemetryInternalsInterceptor() };
       return traced.inbound.execute(input, next);
     },
