@@ -1,12 +1,16 @@
 /**
- * The benchmarks (`npm run bench` starts everything and runs this with Bun): create throughput,
- * end-to-end lifecycle latency up to the webhook's receipt, webhook fan-out, filtered reads, peak
- * memory. Each figure is set against a baseline
- * measured in the same run. Prints each table and writes them all to bench/results/latest.md.
+ * The benchmarks (`npm run bench` starts everything and runs this with Bun): the sustained-rate
+ * sweep of full lifecycles (POST up to the `successful` webhook's receipt) against the floor of any
+ * durable notification, the cost of telemetry, create throughput, webhook fan-out, filtered reads,
+ * CPU per process and peak memory. Each figure is set against a baseline measured in the same run.
+ * Prints each table and writes them all to bench/results/latest.md (latest-file.md for the `npm
+ * start` configuration, latest-server.md for the production server).
  *
  * Sizes (small defaults: a smoke run): BENCH_COLLECTIONS (rows for the read benchmark; full run
  * 1000000), BENCH_SECONDS (per load phase; full 8), BENCH_CONCURRENCY (clients; full 32),
- * BENCH_READ_ITERATIONS (per read query; full 100), BENCH_E2E_RATE (POSTs per second of the end-to-end phase, default 2),
+ * BENCH_READ_ITERATIONS (per read query; full 100), BENCH_SWEEP_RATES (lifecycles per second,
+ * comma separated; default 1,2,5,10), BENCH_SWEEP_SECONDS (per rate; default BENCH_SECONDS),
+ * BENCH_TELEMETRY_RATES (rates at which telemetry on is set against off; npm run bench: 2,5),
  * BENCH_FANOUT_EVENTS and BENCH_FANOUT_HOOKS (events × webhooks of the fan-out phase, default 40 × 10).
  */
 import { spawnSync } from 'node:child_process';
