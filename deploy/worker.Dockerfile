@@ -5,4 +5,5 @@ COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund
 COPY tsconfig.json ./
 COPY src ./src
-CMD ["node", "--import", "tsx", "src/worker.ts"]
+# The heap flags of scripts/infra.mjs WORKER_NODE_ARGS (why: see there).
+CMD ["node", "--max-old-space-size=192", "--max-semi-space-size=4", "--import", "tsx", "src/worker.ts"]

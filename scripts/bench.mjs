@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import {
   ROOT, binPath, ensureDependencies, ensureTemporalCli, freePort, freePorts, makeSelfSignedCertificate, say, startChild, runScript, startHeadlessDevServer,
   startTemporalDevServer, stopChildren, waitFor,
+  WORKER_NODE_ARGS,
 } from './infra.mjs';
 import { databaseName, freshDataDir, psqlAdmin } from './suite.mjs';
 import { composeFile, composeServerVersion, ensureTemporalServer, startTemporalServer } from './temporal-server.mjs';
@@ -113,7 +114,7 @@ async function main() {
   const workerLog = join(DATA, 'worker.log');
   const noopLog = join(DATA, 'noop-worker.log');
   const api = startChild(children, 'api', binPath('bun'), ['src/server.ts'], { env: { ...env, PORT: String(apiPort) }, logFile: apiLog });
-  const worker = startChild(children, 'worker', process.execPath, ['--import', 'tsx', 'src/worker.ts'], {
+  const worker = startChild(children, 'worker', process.execPath, [...WORKER_NODE_ARGS, 'src/worker.ts'], {
     env: { ...env, WORKFLOW_BUNDLE_PATH: bundle, LOG_LEVEL: 'info' },
     logFile: workerLog,
   });
@@ -152,7 +153,7 @@ async function main() {
     const tracedApiLog = join(DATA, 'api-traced.log');
     const tracedWorkerLog = join(DATA, 'worker-traced.log');
     const tracedApi = startChild(children, 'api-traced', binPath('bun'), ['src/server.ts'], { env: { ...tracedEnv, PORT: String(tracedPort) }, logFile: tracedApiLog });
-    const tracedWorker = startChild(children, 'worker-traced', process.execPath, ['--import', 'tsx', 'src/worker.ts'], {
+    const tracedWorker = startChild(children, 'worker-traced', process.execPath, [...WORKER_NODE_ARGS, 'src/worker.ts'], {
       env: { ...tracedEnv, WORKFLOW_BUNDLE_PATH: bundle, LOG_LEVEL: 'info' },
       logFile: tracedWorkerLog,
     });

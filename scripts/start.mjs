@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import {
   ROOT, binPath, ensureDependencies, ensureTemporalCli, portIsOpen, readJson, registerSearchAttributes, say,
   startChild, startTemporalDevServer, stopChildren, waitFor,
+  WORKER_NODE_ARGS,
 } from './infra.mjs';
 
 const DATA = join(ROOT, '.data');
@@ -103,7 +104,7 @@ async function main() {
   }
   say('preparing PostgreSQL');
   process.stdout.write(admin(['migrate']));
-  watch(startChild(children, 'worker', process.execPath, ['--import', 'tsx', 'src/worker.ts'], { env }));
+  watch(startChild(children, 'worker', process.execPath, [...WORKER_NODE_ARGS, 'src/worker.ts'], { env }));
   watch(startChild(children, 'api', binPath('bun'), ['src/server.ts'], { env }));
   await waitFor('the API', async () => (await fetch(`${apiUrl}/healthz`).catch(() => null))?.status === 200, 120_000);
   const sandbox = await sandboxMerchant();

@@ -7,6 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import type { Client } from '@temporalio/client';
+import { WORKER_NODE_ARGS } from '../scripts/infra.mjs';
 import { createApp } from '../src/api/app';
 import { loadConfig, type Config } from '../src/config';
 import { createSql, type Sql } from '../src/db';
@@ -145,7 +146,7 @@ export function defaultWorkerRuntime(): WorkerRuntime {
 
 /** The command that runs a TypeScript worker-side script on `runtime` (Node needs the tsx loader; Bun runs it as is). */
 export function workerRuntimeCommand(script: string, runtime: WorkerRuntime = defaultWorkerRuntime()): [string, ...string[]] {
-  return runtime === 'node' ? ['node', '--import', 'tsx', script] : [process.execPath, script];
+  return runtime === 'node' ? ['node', ...WORKER_NODE_ARGS, script] : [process.execPath, script];
 }
 
 /**
