@@ -7,7 +7,7 @@ import {
   acceptCollection, acceptVerified, failCollection, matchCollection, receivePayment, rejectCollection, storeIncomingPayment,
   type Match, type Receipt,
 } from '../services/collections';
-import { measuredVerification, recordCollectionMatch, recordCollectionRequestFinal, recordWalletMovement } from '../telemetry/metrics';
+import { measuredVerification, recordCollectionMatch, recordFinalRequestStatuses, recordWalletMovement } from '../telemetry/metrics';
 import type { Launcher } from '../temporal/launcher';
 import { outgoingTransport, postVerification } from './webhook-http';
 import type { IncomingPaymentInput, VerificationDecision } from '../workflows/shared';
@@ -33,10 +33,7 @@ function recordReceipt(receipt: Receipt): void {
   if (receipt.outcome !== 'accepted') return;
   if (receipt.rule !== null) recordCollectionMatch(receipt.rule);
   if (receipt.credit !== null) recordWalletMovement({ type: 'mobile_collection', direction: 'credit', ...receipt.credit });
-  for (const event of receipt.events) {
-    const status = event.type === 'collectionrequest.status.changed' ? event.data.status : undefined;
-    if (typeof status === 'string') recordCollectionRequestFinal(status);
-  }
+  recordFinalRequestStatuses(receipt.events);
 }
 
 export function createCollectionActivities({ sql, launcher, network, sandbox, webhooks }: CollectionActivityDeps) {

@@ -5,7 +5,7 @@ import type { NetworkAdapter, Payout, PayoutResult } from '../network/adapter';
 import { beginPayment, findPayment, finishPayment, type PayoutOutcome, type StateChange } from '../services/payments';
 import { findReversal, finishReversal } from '../services/reversals';
 import { startUnlaunched } from '../services/sweeps';
-import { recordPaymentState, recordWalletMovement } from '../telemetry/metrics';
+import { recordFinalRequestStatuses, recordPaymentState, recordWalletMovement } from '../telemetry/metrics';
 import type { Launcher } from '../temporal/launcher';
 import type { OutboxSweepInput } from '../workflows/shared';
 
@@ -55,6 +55,7 @@ export function createPaymentActivities({ sql, launcher, network }: PaymentActiv
       const change = await finishReversal(sql, reversalId, outcome);
       if (change === null) return (await findReversal(sql, reversalId))?.state ?? 'missing';
       await launcher.afterCommit({ events: change.events });
+      recordFinalRequestStatuses(change.events);
       if (change.reversal.state === 'failed') {
         recordWalletMovement({ type: 'reversal_release', direction: 'credit', currency: change.reversal.currency, amount: change.reversal.amount });
       }

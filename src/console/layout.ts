@@ -103,6 +103,13 @@ ${options.hint ? html`<p class="hint" id="hint-${name}">${options.hint}</p>` : '
 </div>`;
 }
 
+/** A list filter's date range: `<field>_after` and `<field>_before` inputs for each field (the API's filter names). */
+export function dateRangeInputs(values: Values, fields: readonly ('created' | 'modified')[] = ['created']): Html {
+  const label = { created: 'Created', modified: 'Modified' } as const;
+  return html`${fields.flatMap((field) => (['after', 'before'] as const).map((side) =>
+    input(`${field}_${side}`, `${label[field]} ${side}`, values, {}, { placeholder: 'YYYY-MM-DD HH:MM' })))}`;
+}
+
 /** A labelled select; `choices` are [value, label] pairs. */
 export function select(name: string, label: string, choices: readonly (readonly [string, string])[], values: Values, errors: FieldErrors, optional = false): Html {
   const current = valueOf(values, name);

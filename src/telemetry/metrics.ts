@@ -9,6 +9,7 @@
  * small fixed set of values (never ids, amounts or paths).
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { FINAL_STATUSES } from '../domain/collection-requests';
 import { WEBHOOK_ATTEMPTS } from '../domain/webhook-schedule';
 
 export type MetricsProcess = 'api' | 'worker';
@@ -98,7 +99,7 @@ const verificationDuration = new Histogram({
   registers: WORKER,
 });
 
-/** Not recorded yet: for the step that records a payment's (money out) state change. */
+/** Recorded after the commit of each payment state change: its creation (API), a cancel (API), the network's outcome (activities/payments.ts). */
 const payments = new Counter({
   name: 'payments_total',
   help: 'Payment (money out) state changes, by the state reached.',
@@ -123,6 +124,14 @@ const walletMovementAmount = new Counter({
 
 export function recordCollectionRequestFinal(status: string): void {
   collectionRequestsFinal.inc({ status });
+}
+
+/** The final request statuses among a committed transaction's events (a credit's `successful`, a reversal's `reversed`). */
+export function recordFinalRequestStatuses(events: readonly { type: string; data: Record<string, unknown> }[]): void {
+  for (const event of events) {
+    const status = event.type === 'collectionrequest.status.changed' ? event.data.status : undefined;
+    if (typeof status === 'string' && (FINAL_STATUSES as readonly string[]).includes(status)) recordCollectionRequestFinal(status);
+  }
 }
 
 export function recordCollectionMatch(outcome: MatchOutcome): void {

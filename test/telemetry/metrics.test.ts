@@ -167,7 +167,7 @@ describe('the worker', () => {
     expect(cleared.value('outbox_backlog', { kind: 'events' })).toBe(before.value('outbox_backlog', { kind: 'events' }));
   });
 
-  test('a full lifecycle: request → payment → verification → credit → webhook (second attempt) moves each figure by one', async () => {
+  test('a full lifecycle: request → payment → match → verification → credit → successful → webhook (second attempt) moves each figure by one', async () => {
     const merchant = await createMerchant(ctx.app);
     await updateCollectionSettings(testSql(), merchant.organization.id, { verificationUrl: `http://127.0.0.1:${verifier.port}/verify`, acceptByDefault: false });
     const hookPath = '/hooks/metrics';
@@ -205,6 +205,10 @@ describe('the worker', () => {
       ['webhook_delivery_attempts_count', { outcome: 'delivered' }], ['webhook_delivery_attempts_sum', { outcome: 'delivered' }],
       ['webhook_delivery_attempts_bucket', { outcome: 'delivered', le: '1' }], ['webhook_delivery_attempts_bucket', { outcome: 'delivered', le: '2' }],
       ['webhook_time_to_delivery_seconds_count'],
+      ['collection_requests_final_total', { status: 'successful' }],
+      ['collections_matched_total', { outcome: 'prompt_reference' }], ['collections_matched_total', { outcome: 'unassigned' }],
+      ['wallet_movements_total', { type: 'mobile_collection', direction: 'credit' }],
+      ['wallet_movement_amount_total', { currency: 'BXC', direction: 'credit' }],
       ['temporal_workflow_completed', { task_queue: taskQueue, workflow_type: 'collectionRequest' }],
     ])).toEqual({
       'verification_answers_total{"outcome":"accept"}': 1,
@@ -217,6 +221,11 @@ describe('the worker', () => {
       'webhook_delivery_attempts_bucket{"outcome":"delivered","le":"1"}': 0,
       'webhook_delivery_attempts_bucket{"outcome":"delivered","le":"2"}': 1,
       'webhook_time_to_delivery_seconds_count{}': 1,
+      'collection_requests_final_total{"status":"successful"}': 1,
+      'collections_matched_total{"outcome":"prompt_reference"}': 1,
+      'collections_matched_total{"outcome":"unassigned"}': 0,
+      'wallet_movements_total{"type":"mobile_collection","direction":"credit"}': 1,
+      'wallet_movement_amount_total{"currency":"BXC","direction":"credit"}': 300,
       [`temporal_workflow_completed${JSON.stringify({ task_queue: taskQueue, workflow_type: 'collectionRequest' })}`]: 1,
     });
     // Time to delivery runs from the event to the 2xx: after the first attempt's failure and the retry wait.

@@ -20,7 +20,7 @@ import { transactionsBelongingTo } from '../../services/wallets';
 import { html } from '../html';
 import { consoleError, htmlResponse, redirect } from '../http';
 import {
-  anyFilter, badge, details, filterForm, formErrors, givenFields, input, layout, money, notice, pager, postForm, queryValues, select, table, when,
+  anyFilter, badge, dateRangeInputs, details, filterForm, formErrors, givenFields, input, layout, money, notice, pager, postForm, queryValues, select, table, when,
   type FieldErrors, type Values,
 } from '../layout';
 import { consoleSessionPlugin } from '../session';
@@ -100,10 +100,7 @@ ${input('remote_transaction_id', 'Remote transaction id', values, {})}
 ${input('network', 'Network', values, {})}
 ${input('contact_first_name', 'Contact first name', values, {})}
 ${input('contact_last_name', 'Contact last name', values, {})}
-${input('created_after', 'Created after', values, {}, { placeholder: 'YYYY-MM-DD HH:MM' })}
-${input('created_before', 'Created before', values, {}, { placeholder: 'YYYY-MM-DD HH:MM' })}
-${input('modified_after', 'Modified after', values, {}, { placeholder: 'YYYY-MM-DD HH:MM' })}
-${input('modified_before', 'Modified before', values, {}, { placeholder: 'YYYY-MM-DD HH:MM' })}`, anyFilter(searchParams, FILTERS))}
+${dateRangeInputs(values, ['created', 'modified'])}`, anyFilter(searchParams, FILTERS))}
 ${table(['Collection', 'Received', 'Number', 'Amount', 'Reference', 'Network', 'Status'], rows.map((row) => [
     html`<a href="/console/collections/${row.id}">#${row.id}</a>`, when(row.created), row.phoneNumber, money(row.amount, row.currency),
     row.reference, row.network, badge(row.status),

@@ -11,7 +11,7 @@ import type { ConsoleSession } from '../../services/console-sessions';
 import { html, type Html } from '../html';
 import { consoleError, htmlResponse, redirect } from '../http';
 import {
-  anyFilter, checkbox, details, filterForm, formErrors, givenFields, input, layout, notice, pager, postForm, queryValues, select, table, when,
+  anyFilter, checkbox, dateRangeInputs, details, filterForm, formErrors, givenFields, input, layout, notice, pager, postForm, queryValues, select, table, when,
   type FieldErrors, type Values,
 } from '../layout';
 import { consoleSessionPlugin } from '../session';
@@ -47,8 +47,7 @@ export const contactRoutes = (deps: AppDeps) => {
 ${filterForm('/console/contacts', html`
 ${input('first_name', 'First name', values, {})}${input('last_name', 'Last name', values, {})}
 ${input('email', 'Email', values, {})}${input('phone_number', 'Phone number', values, {}, { inputmode: 'tel' })}
-${input('created_after', 'Created after', values, {}, { placeholder: 'YYYY-MM-DD HH:MM' })}
-${input('created_before', 'Created before', values, {}, { placeholder: 'YYYY-MM-DD HH:MM' })}`, anyFilter(searchParams, FILTERS))}
+${dateRangeInputs(values)}`, anyFilter(searchParams, FILTERS))}
 ${table(['Contact', 'Name', 'Number', 'Email', 'Type', 'Created'], rows.map((row) => [
     html`<a href="/console/contacts/${row.id}">#${row.id}</a>`, html`<span class="contact-name">${row.firstName} ${row.lastName}</span>`,
     row.phoneNumber, row.email ?? '', row.type, when(row.created),

@@ -21,7 +21,7 @@ import { paymentWorkflowId } from '../../workflows/shared';
 import { html, type Html } from '../html';
 import { consoleError, htmlResponse, redirect } from '../http';
 import {
-  anyFilter, badge, checkbox, details, filterForm, formErrors, givenFields, input, layout, money, notice, pager, postForm, queryValues, select,
+  anyFilter, badge, checkbox, dateRangeInputs, details, filterForm, formErrors, givenFields, input, layout, money, notice, pager, postForm, queryValues, select,
   table, when, type FieldErrors, type Values,
 } from '../layout';
 import { consoleSessionPlugin } from '../session';
@@ -156,8 +156,7 @@ ${filterForm('/console/payments', html`
 ${select('state', 'State', PAYMENT_STATES.map((state) => [state, state.replaceAll('_', ' ')] as const), values, {}, true)}
 ${select('currency', 'Currency', currencies, values, {}, true)}
 ${input('phonenumber', 'Phone number', values, {}, { inputmode: 'tel' })}
-${input('created_after', 'Created after', values, {}, { placeholder: 'YYYY-MM-DD HH:MM' })}
-${input('created_before', 'Created before', values, {}, { placeholder: 'YYYY-MM-DD HH:MM' })}`, anyFilter(searchParams, FILTERS))}
+${dateRangeInputs(values)}`, anyFilter(searchParams, FILTERS))}
 ${table(['Payment', 'Created', 'Recipient', 'Description', 'Amount', 'State'], rows.map((row) => [
     html`<a href="/console/payments/${row.id}">#${row.id}</a>`, when(row.created), row.phoneNumber,
     html`<span class="payment-description">${row.description}</span>`, money(row.amount, row.currency), badge(row.state),

@@ -19,7 +19,7 @@ import { collectionRequestWorkflowId } from '../../workflows/shared';
 import { html, type Html } from '../html';
 import { consoleError, htmlResponse, redirect } from '../http';
 import {
-  anyFilter, badge, checkbox, details, filterForm, formErrors, givenFields, input, layout, money, pager, postForm, queryValues, select, table, when,
+  anyFilter, badge, checkbox, dateRangeInputs, details, filterForm, formErrors, givenFields, input, layout, money, pager, postForm, queryValues, select, table, when,
   type FieldErrors, type Values,
 } from '../layout';
 import { consoleSessionPlugin } from '../session';
@@ -108,10 +108,7 @@ ${input('remote_transaction_id', 'Remote transaction id', values, {})}
 ${input('reason', 'Reason', values, {})}
 ${input('contact_first_name', 'Contact first name', values, {})}
 ${input('contact_last_name', 'Contact last name', values, {})}
-${input('created_after', 'Created after', values, {}, { placeholder: 'YYYY-MM-DD HH:MM' })}
-${input('created_before', 'Created before', values, {}, { placeholder: 'YYYY-MM-DD HH:MM' })}
-${input('modified_after', 'Modified after', values, {}, { placeholder: 'YYYY-MM-DD HH:MM' })}
-${input('modified_before', 'Modified before', values, {}, { placeholder: 'YYYY-MM-DD HH:MM' })}`, anyFilter(searchParams, FILTERS))}
+${dateRangeInputs(values, ['created', 'modified'])}`, anyFilter(searchParams, FILTERS))}
 ${table(['Request', 'Created', 'Customer', 'Number', 'Amount', 'Status'], results.map(({ request: row, contact }) => [
     html`<a href="/console/requests/${row.id}">#${row.id}</a>`, when(row.created), `${contact.firstName} ${contact.lastName}`,
     row.phoneNumber, money(row.amount, row.currency), badge(row.status),
