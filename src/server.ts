@@ -3,7 +3,9 @@ import { createApp } from './api/app';
 import { loadConfig } from './config';
 import { logger } from './log';
 import { createAppDeps } from './api/context';
+import { surviveWritesOnClosedConnections } from './db';
 
+surviveWritesOnClosedConnections(logger.warn);
 const config = loadConfig();
 const deps = createAppDeps(config);
 const { sql, temporal, telemetry } = deps;

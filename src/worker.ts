@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from './activities';
 import { loadConfig } from './config';
-import { createSql } from './db';
+import { createSql, surviveWritesOnClosedConnections } from './db';
 import { logger } from './log';
 import { createSandboxNetwork } from './network/sandbox';
 import { WORKFLOW_INTERCEPTOR_MODULES, startWorkerTelemetry } from './telemetry/worker';
@@ -12,6 +12,7 @@ import { launcherFromConfig } from './temporal/launcher';
 import { ensureEventRetentionSchedule, ensureOutboxSweepSchedule } from './temporal/schedules';
 
 async function runWorker(): Promise<void> {
+  surviveWritesOnClosedConnections(logger.warn);
   const config = loadConfig();
   const sql = createSql(config.databaseUrl, config.databasePoolSize);
   // First: the SDK's Runtime (logger, metrics exporter) is installed once, before any connection.

@@ -51,3 +51,31 @@ export function isPermanentDatabaseError(error: unknown): boolean {
   const code = String((error as { code?: unknown } | null)?.code ?? '');
   return /^(22|23|42)[0-9A-Z]{3}$/.test(code);
 }
+
+/**
+ * postgres.js 3.4.x can write to a connection whose socket it has already dropped: a small write
+ * is deferred with `setImmediate`, and when the server ends the connection first (an outage, a
+ * terminated backend) the deferred write throws `TypeError: ... socket.write` from the timer,
+ * where no caller can catch it (porsager/postgres#1066, #1154, #1208, fix proposed in #1176 and
+ * #1209). The fault test's PostgreSQL outage crashed the API with it. The connection has by then
+ * been closed and the pool opens a new one for the next query, so the process may live on.
+ */
+export function isWriteOnClosedConnection(error: unknown): boolean {
+  if (!(error instanceof TypeError) || !/socket\.write|reading 'write'/.test(error.message)) return false;
+  return /nextWrite/.test(error.stack ?? '') && /postgres[\\/](cjs[\\/])?src[\\/]connection\.js/.test(error.stack ?? '');
+}
+
+/**
+ * Keeps the process alive through `isWriteOnClosedConnection` (logged as a warning) and ends it, as
+ * the runtime would, on any other uncaught exception. The API and the worker install it at start.
+ */
+export function surviveWritesOnClosedConnections(warn: (message: string, fields: Record<string, unknown>) => void): void {
+  process.on('uncaughtException', (error) => {
+    if (isWriteOnClosedConnection(error)) {
+      warn('PostgreSQL connection closed under a pending write; the pool reconnects', { error });
+      return;
+    }
+    process.stderr.write(`Uncaught exception: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exit(1);
+  });
+}
