@@ -37,6 +37,15 @@ export function testClient(): Promise<Client> {
   return sharedClient;
 }
 
+/**
+ * A test file's own run of valid, unused mobile numbers: `prefix` followed by five digits counting
+ * up from `start` (each file takes its own prefix or range, so files running side by side never share a number).
+ */
+export function numberSequence(prefix: string, start: number): () => string {
+  let next = start;
+  return () => `${prefix}${String(next++).padStart(5, '0')}`;
+}
+
 export const uniqueTaskQueue = (name: string): string => `test-${name}-${randomUUID().slice(0, 8)}`;
 
 export type TestApp = { app: ReturnType<typeof createApp>; config: Config; taskQueue: string; client: Client; launcher: Launcher };

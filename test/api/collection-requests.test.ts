@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { fundWallet } from '../../src/services/organizations';
 import { changeRequestStatus } from '../../src/services/collection-requests';
-import { createMerchant, testApp, testSql, type TestApp, type TestMerchant } from '../helpers';
+import { createMerchant, numberSequence, testApp, testSql, type TestApp, type TestMerchant } from '../helpers';
 
 let ctx: TestApp;
 let merchant: TestMerchant;
@@ -13,8 +13,7 @@ beforeAll(async () => {
   other = await createMerchant(ctx.app);
 });
 
-let counter = 30000;
-const nextNumber = () => `+2567723${String(counter++).padStart(5, '0')}`;
+const nextNumber = numberSequence('+2567723', 30000);
 const valid = (extra: Record<string, string> = {}) => ({ phonenumber: nextNumber(), amount: '1500', currency: 'BXC', ...extra });
 
 async function countRequests(organizationId: number): Promise<number> {

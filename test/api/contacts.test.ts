@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
-import { createMerchant, testApp, testSql, type TestApp, type TestMerchant } from '../helpers';
+import { createMerchant, numberSequence, testApp, testSql, type TestApp, type TestMerchant } from '../helpers';
 
 let ctx: TestApp;
 let merchant: TestMerchant;
@@ -11,9 +11,8 @@ beforeAll(async () => {
   other = await createMerchant(ctx.app);
 });
 
-let numberCounter = 10000;
 /** A valid, unused Ugandan mobile number. */
-const nextNumber = () => `+2567721${String(numberCounter++).padStart(5, '0')}`;
+const nextNumber = numberSequence('+2567721', 10000);
 
 describe('POST /api/contacts', () => {
   test('creates a contact from form fields, metadata.key included', async () => {

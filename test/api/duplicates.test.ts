@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { randomUUID } from 'node:crypto';
-import { createMerchant, requester, testApp, testSql, type TestApp, type TestMerchant } from '../helpers';
+import { createMerchant, numberSequence, requester, testApp, testSql, type TestApp, type TestMerchant } from '../helpers';
 import { DuplicateRequestError, duplicateCheckObject, writeOnce } from '../../src/services/duplicate-checks';
 
 let ctx: TestApp;
@@ -11,8 +11,7 @@ beforeAll(async () => {
   merchant = await createMerchant(ctx.app);
 });
 
-let numberCounter = 50000;
-const nextNumber = () => `+2567721${String(numberCounter++).padStart(5, '0')}`;
+const nextNumber = numberSequence('+2567721', 50000);
 const newKey = () => `key-${randomUUID()}`;
 const contactForm = () => ({ phone_number: nextNumber(), first_name: 'Dup', last_name: 'Check' });
 

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
-import { awayFromWindowEdge, createMerchant, testApp, testSql, type TestApp } from '../helpers';
+import { awayFromWindowEdge, createMerchant, numberSequence, testApp, testSql, type TestApp } from '../helpers';
 import { setThrottleLimits } from '../../src/services/throttling';
 
 let ctx: TestApp;
@@ -8,8 +8,7 @@ beforeAll(async () => {
   ctx = await testApp();
 });
 
-let numberCounter = 40000;
-const nextNumber = () => `+2567721${String(numberCounter++).padStart(5, '0')}`;
+const nextNumber = numberSequence('+2567721', 40000);
 
 describe('throttling with the production defaults (30 reads, 3000 writes a minute)', () => {
   test('the 31st read in a minute is 429 with Retry-After while writes still pass', async () => {

@@ -10,7 +10,7 @@ import { launcherFromConfig } from '../../src/temporal/launcher';
 import {
   collectionRequestStateQuery, collectionRequestWorkflowId, subscriptionWorkflowId,
 } from '../../src/workflows/shared';
-import { createMerchant, eventually, startWorker, testApp, testClient, testConfig, testSql, uniqueTaskQueue, type TestApp, type TestMerchant, type WorkerProcess } from '../helpers';
+import { createMerchant, eventually, numberSequence, startWorker, testApp, testClient, testConfig, testSql, uniqueTaskQueue, type TestApp, type TestMerchant, type WorkerProcess } from '../helpers';
 
 const WORKER_ENV = { SANDBOX_PAYMENT_DELAY_SECONDS: '1', FAILED_PROMPT_RETRY_SECONDS: '1' };
 const taskQueue = uniqueTaskQueue('requests');
@@ -28,8 +28,7 @@ afterAll(async () => {
   await worker.stop();
 });
 
-let counter = 40000;
-const nextNumber = () => `+2567724${String(counter++).padStart(5, '0')}`;
+const nextNumber = numberSequence('+2567724', 40000);
 const inSeconds = (seconds: number) => new Date(Date.now() + seconds * 1000);
 
 async function createRequest(overrides: Partial<NewCollectionRequest> = {}, queue = taskQueue, owner: TestMerchant = merchant): Promise<number> {

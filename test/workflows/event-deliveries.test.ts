@@ -10,7 +10,7 @@ import { recordEvent } from '../../src/services/events';
 import { createWebhook, deleteWebhook } from '../../src/services/webhooks';
 import { eventDispatchWorkflowId, outboxSweepScheduleId, webhookDeliveryWorkflowId } from '../../src/workflows/shared';
 import {
-  createMerchant, eventually, startWorker, testApp, testClient, testSql, uniqueTaskQueue, type TestMerchant, type WorkerProcess, type WorkerRuntime,
+  createMerchant, eventually, numberSequence, startWorker, testApp, testClient, testSql, uniqueTaskQueue, type TestMerchant, type WorkerProcess, type WorkerRuntime,
 } from '../helpers';
 import { makeCertificate, startReceiver, type Certificate, type Receiver } from '../webhook-receiver';
 
@@ -37,8 +37,7 @@ async function launch(taskQueue: string, env: Record<string, string> = {}, runti
   return worker;
 }
 
-let counter = 20000;
-const nextNumber = () => `+2547123${String(counter++).padStart(5, '0')}`;
+const nextNumber = numberSequence('+2547123', 20000);
 let pathCounter = 0;
 const nextPath = () => `/events/${++pathCounter}`;
 

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { collectionRequestWorkflowId, incomingCollectionWorkflowId } from '../../src/workflows/shared';
-import { createMerchant, eventually, startWorker, testApp, testSql, uniqueTaskQueue, type TestApp, type TestMerchant, type WorkerProcess } from '../helpers';
+import { createMerchant, eventually, numberSequence, startWorker, testApp, testSql, uniqueTaskQueue, type TestApp, type TestMerchant, type WorkerProcess } from '../helpers';
 
 const taskQueue = uniqueTaskQueue('tenant-matching');
 let worker: WorkerProcess;
@@ -21,8 +21,7 @@ afterAll(async () => {
   await worker?.stop();
 });
 
-let counter = 10_000;
-const nextNumber = () => `+2567729${String(counter++).padStart(5, '0')}`;
+const nextNumber = numberSequence('+2567729', 10_000);
 
 async function open(merchant: TestMerchant, phone: string, amount: string, prompt: boolean): Promise<number> {
   const response = await merchant.request('/api/collectionrequests', {

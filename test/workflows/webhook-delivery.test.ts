@@ -5,7 +5,7 @@ import { rotateSigningSecret, setBasicCredentials, showSigningSecret } from '../
 import { webhookDeliveryStatusQuery, type webhookDelivery } from '../../src/workflows/webhook-delivery';
 import { eventDispatchWorkflowId, webhookDeliveryWorkflowId, webhookRedeliveryWorkflowId } from '../../src/workflows/shared';
 import {
-  createMerchant, eventually, startWorker, testApp, testClient, testSql, uniqueTaskQueue, type TestApp, type TestMerchant, type WorkerProcess,
+  createMerchant, eventually, numberSequence, startWorker, testApp, testClient, testSql, uniqueTaskQueue, type TestApp, type TestMerchant, type WorkerProcess,
 } from '../helpers';
 import { makeCertificate, startReceiver, type Certificate, type Receiver } from '../webhook-receiver';
 
@@ -42,8 +42,7 @@ afterAll(async () => {
 
 let pathCounter = 0;
 const nextPath = (name: string) => `/hooks/${name}-${++pathCounter}`;
-let numberCounter = 30000;
-const nextNumber = () => `+2567723${String(numberCounter++).padStart(5, '0')}`;
+const nextNumber = numberSequence('+2567723', 30000);
 
 type Hook = { id: number; user: number; event: string; target: string; created: string; updated: string };
 
