@@ -76,6 +76,10 @@ const ConfigSchema = v.object({
   OTEL_SERVICE_NAME: v.optional(v.pipe(v.string(), v.minLength(1))),
   METRICS: v.optional(booleanString, 'true'),
   WORKER_METRICS_PORT: v.optional(v.pipe(integerString(0), v.maxValue(65535)), '9464'),
+  // The worker's /metrics listens on loopback unless told otherwise (a container network: 0.0.0.0).
+  WORKER_METRICS_HOST: v.optional(v.pipe(v.string(), v.minLength(1)), '127.0.0.1'),
+  // When set, both /metrics endpoints want `Authorization: Bearer <token>` (as Prometheus sends it).
+  METRICS_TOKEN: v.optional(v.pipe(v.string(), v.minLength(16, 'must be at least 16 characters'), v.regex(/^\S+$/, 'must not contain spaces'))),
 });
 
 export type Config = {
@@ -114,6 +118,10 @@ export type TelemetrySettings = {
   metrics: boolean;
   /** The worker's own metrics port; 0 = none. */
   workerMetricsPort: number;
+  /** The address the worker's metrics port listens on (loopback by default). */
+  workerMetricsHost: string;
+  /** The bearer token both /metrics endpoints require; unset = none. */
+  metricsToken: string | undefined;
 };
 
 /** Reads and validates the environment once; everything else receives the result. */
@@ -125,10 +133,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new Error(`Invalid configuration: ${problems.join('; ')}`);
   }
   const c = result.output;
-  if (c.WEBHOOK_CA_FILE !== undefined && !c.SANDBOX) {
-    // Trusting an extra CA for outgoing deliveries is for local receivers in sandbox mode only.
-    throw new Error('Invalid configuration: WEBHOOK_CA_FILE: only allowed when SANDBOX=true');
-  }
+  const problems: string[] = [];
+  // Trusting an extra CA for outgoing deliveries is for local receivers in sandbox mode only.
+  if (c.WEBHOOK_CA_FILE !== undefined && !c.SANDBOX) problems.push('WEBHOOK_CA_FILE: only allowed when SANDBOX=true');
+  // Absolute links (list pages) and the networks' callback URLs are built from it, never from a request's Host header.
+  if (c.PUBLIC_BASE_URL === undefined && !c.SANDBOX) problems.push('PUBLIC_BASE_URL: required when SANDBOX=false');
+  if (problems.length > 0) throw new Error(`Invalid configuration: ${problems.join('; ')}`);
   return {
     port: c.PORT,
     databaseUrl: c.DATABASE_URL,
@@ -165,6 +175,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       serviceName: c.OTEL_SERVICE_NAME,
       metrics: c.METRICS,
       workerMetricsPort: c.WORKER_METRICS_PORT,
+      workerMetricsHost: c.WORKER_METRICS_HOST,
+      metricsToken: c.METRICS_TOKEN,
     },
   };
 }

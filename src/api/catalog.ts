@@ -1,18 +1,21 @@
 /** What the service handles: currencies (`/api/currencies`) and mobile networks (`/api/networks`), read only. */
 import { Elysia } from 'elysia';
 import { CurrencySchema, NetworkSchema, serializeCurrency, serializeNetwork, type CurrencyRow } from '../domain/money-out';
-import { currencyOfNetwork, knownNetworks } from '../domain/networks';
+import { SANDBOX_NETWORK, currencyOfNetwork, knownNetworks } from '../domain/networks';
 import { listForVersion, listSchemaForVersion } from '../domain/versions';
 import { authPlugin } from './auth';
-import type { AppDeps } from './context';
+import { parseId, type AppDeps } from './context';
+import { notFound } from './errors';
 import { listQuery, pagedList, parsePage } from './pagination';
-import { routeDocs } from './route-docs';
+import { PathIdParams, routeDocs } from './route-docs';
 import * as v from 'valibot';
 
 const NoFilters = v.object({});
 
-export const catalogRoutes = ({ sql, config }: AppDeps) =>
-  new Elysia({ name: 'catalog', prefix: '/api' })
+export const catalogRoutes = ({ sql, config }: AppDeps) => {
+  // Outside sandbox mode the sandbox network serves nobody.
+  const servedNetworks = () => knownNetworks().filter((network) => config.sandbox || network.id !== SANDBOX_NETWORK.id);
+  return new Elysia({ name: 'catalog', prefix: '/api' })
     .use(authPlugin(sql))
     .get(
       '/currencies',
@@ -39,8 +42,7 @@ export const catalogRoutes = ({ sql, config }: AppDeps) =>
       '/networks',
       async ({ request, apiVersion }) => {
         const page = parsePage(new URL(request.url).searchParams, config.pageSizeMax);
-        // Outside sandbox mode the sandbox network serves nobody.
-        const networks = knownNetworks().filter((network) => config.sandbox || network.country !== 'ZZ');
+        const networks = servedNetworks();
         const results = networks.slice(page.offset, page.offset + page.limit).map((network) => serializeNetwork(network, currencyOfNetwork(network)));
         return listForVersion(pagedList(request, config.publicBaseUrl, page, networks.length, results), apiVersion);
       },
@@ -56,4 +58,27 @@ export const catalogRoutes = ({ sql, config }: AppDeps) =>
           responses: { 200: { description: 'The networks.', schema: (version) => listSchemaForVersion(NetworkSchema, version) } },
         }),
       },
+    )
+    .get(
+      '/networks/:id',
+      ({ params }) => {
+        const id = parseId(params.id);
+        const network = servedNetworks().find((candidate) => candidate.id === id);
+        if (network === undefined) throw notFound();
+        return serializeNetwork(network, currencyOfNetwork(network));
+      },
+      {
+        auth: true,
+        params: PathIdParams,
+        ...routeDocs({
+          operationId: 'getNetwork',
+          summary: 'Get a mobile network',
+          description: 'One network by its stable id.',
+          tags: ['Reference'],
+          caller: 'merchant',
+          errors: [404],
+          responses: { 200: { description: 'The network.', schema: NetworkSchema } },
+        }),
+      },
     );
+};

@@ -48,7 +48,7 @@ export const wantsClaim = (f: CollectionFilterValues): boolean => f.claim !== un
 
 /**
  * api.md 4.1 claim, as the REST route and the console make it: amount, remote transaction id and
- * number are required (400 naming the missing ones), the number must match in full (`+` added,
+ * number are required (400 naming the missing ones; one sent empty is sent, and matches nothing), the number must match in full (`+` added,
  * nothing else), more than one match is a 400. Returns the claimed collection (null for none) and
  * dispatches the events the claim wrote.
  */
@@ -58,7 +58,8 @@ export async function claimCollectionFor(
   f: Pick<CollectionFilterValues, 'amount' | 'remote_transaction_id'> & { phonenumber?: string | undefined },
   rawPhoneNumber: string,
 ): Promise<CollectionRow | null> {
-  const missing = (['amount', 'remote_transaction_id', 'phonenumber'] as const).filter((field) => !f[field]);
+  // A parameter sent empty counts as sent (as the provider's service answers it): the search runs and finds nothing.
+  const missing = (['amount', 'remote_transaction_id', 'phonenumber'] as const).filter((field) => f[field] === undefined);
   if (missing.length > 0) {
     throw fieldErrors(Object.fromEntries(missing.map((field) => [field, ['This field is required when claiming a collection.']])));
   }

@@ -3,6 +3,7 @@ import * as v from 'valibot';
 import { MAX_AMOUNT, groupedAmount, parsePositiveAmount } from '../domain/money';
 import { normalizePhoneNumber } from '../domain/phone';
 import { jsonDepthExceeds, valueDepth } from '../domain/json';
+import { parsePythonDict } from '../domain/python-literal';
 import { DATE_HORIZON_TEXT, isBeyondHorizon, parseRequestDate } from '../domain/dates';
 import { fieldErrors, type FieldErrors } from './errors';
 import { MAX_JSON_DEPTH } from './http';
@@ -163,7 +164,7 @@ export const integerField = (min: number, max = 999_999_999) =>
     v.maxValue(max, `Ensure this value is less than or equal to ${max}.`),
   );
 
-/** A JSON object given as a hash, a JSON string, or `key.sub` form fields; "" and null are null. */
+/** A JSON object given as a hash, a JSON string (or a flat Python dict literal), or `key.sub` form fields; "" and null are null. */
 function jsonObjectOrNull() {
   return v.pipe(
     v.union([v.record(v.string(), v.unknown()), v.string(), v.null()], 'Value must be a JSON object.'),
@@ -175,11 +176,17 @@ function jsonObjectOrNull() {
           addIssue({ message: `Value must not nest deeper than ${MAX_JSON_DEPTH} levels.` });
           return NEVER;
         }
+        const text = value;
         try {
-          value = JSON.parse(value);
+          value = JSON.parse(text);
         } catch {
-          addIssue({ message: 'Value must be valid JSON.' });
-          return NEVER;
+          // A flat hash as a Python dict literal, as some of the provider's clients send `metadata`.
+          const hash = parsePythonDict(text);
+          if (hash === null) {
+            addIssue({ message: 'Value must be valid JSON (or a flat hash such as {\'id\': \'1234\'}).' });
+            return NEVER;
+          }
+          value = hash;
         }
       }
       if (value === null) return null;

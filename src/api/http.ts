@@ -38,10 +38,18 @@ export function assertAcceptsJson(request: Request): void {
   if (!acceptsJson(request.headers.get('accept'))) throw notAcceptable();
 }
 
-/** A query string whose percent-encoded bytes are not UTF-8 is a 400 (URLSearchParams would store U+FFFD). */
+const NOT_UTF8_QUERY = 'The query string holds bytes that are not valid UTF-8.';
+
+/**
+ * A query string whose bytes are not UTF-8 is a 400, whether they came percent-encoded (`%FF`,
+ * which URLSearchParams would store as U+FFFD) or raw: the HTTP server replaces a raw byte it
+ * cannot decode with U+FFFD before the app sees the URL, so a U+FFFD in the query is that byte.
+ */
 export function assertQueryIsUtf8(request: Request): void {
   const query = request.url.indexOf('?');
-  if (query !== -1 && request.url.includes('%', query)) parseUrlEncodedPairs(request.url.slice(query + 1).replace(/#.*$/, ''), 'The query string');
+  if (query === -1 || !request.url.includes('%', query)) return;
+  const pairs = parseUrlEncodedPairs(request.url.slice(query + 1).replace(/#.*$/, ''), NOT_UTF8_QUERY);
+  if (pairs.some(([key, value]) => key.includes('\uFFFD') || value.includes('\uFFFD'))) throw new ApiError(400, { detail: NOT_UTF8_QUERY });
 }
 
 type FormValue = string | FormValue[] | { [key: string]: FormValue };
@@ -187,7 +195,7 @@ export function decodeUtf8(bytes: Uint8Array): string {
  * `a=1&b=%C3%A9` pairs, percent-decoded strictly: a sequence that is not UTF-8 (`%FF`) is a 400,
  * where URLSearchParams would turn it into U+FFFD.
  */
-export function parseUrlEncodedPairs(text: string, what = 'The request body'): [string, string][] {
+export function parseUrlEncodedPairs(text: string, detail = 'The request body holds a percent-encoded sequence that is not valid UTF-8.'): [string, string][] {
   const pairs: [string, string][] = [];
   for (const part of text.split('&')) {
     if (part === '') continue;
@@ -196,22 +204,42 @@ export function parseUrlEncodedPairs(text: string, what = 'The request body'): [
     try {
       pairs.push([decodeURIComponent(rawKey.replaceAll('+', ' ')), decodeURIComponent(rawValue.replaceAll('+', ' '))]);
     } catch (cause) {
-      throw new ApiError(400, { detail: `${what} holds a percent-encoded sequence that is not valid UTF-8.` }, {}, { cause });
+      throw new ApiError(400, { detail }, {}, { cause });
     }
   }
   return pairs;
 }
 
-/** JSON text parsed after its nesting depth is checked without recursion (see `jsonDepthExceeds`). */
+type NumberSource = { holder: unknown; key: string; source: string };
+type SourceReviver = (this: unknown, key: string, value: unknown, context?: { source?: string }) => unknown;
+
+/**
+ * JSON text parsed after its nesting depth is checked without recursion (see `jsonDepthExceeds`).
+ * A number among the body's own fields whose text is not what JavaScript would write for it
+ * (`0.99999999999999999999`, which parses to 1; `1e2`; `100.50`) is kept as that text, so each
+ * field judges it by its text as sent, by the same rules as a string: nothing is rounded silently.
+ * (The reviver's source text is JSON.parse's source-text access, in Bun and V8.)
+ */
 export function parseJsonText(text: string): unknown {
   if (jsonDepthExceeds(text, MAX_JSON_DEPTH)) {
     throw new ApiError(400, { detail: `JSON parse error - nesting deeper than ${MAX_JSON_DEPTH} levels.` });
   }
+  const rewritten: NumberSource[] = [];
+  const reviver: SourceReviver = function (key, value, context) {
+    const source = context?.source;
+    if (typeof value === 'number' && source !== undefined && source !== String(value)) rewritten.push({ holder: this, key, source });
+    return value;
+  };
+  let parsed: unknown;
   try {
-    return JSON.parse(text);
+    parsed = JSON.parse(text, reviver as Parameters<typeof JSON.parse>[1]);
   } catch (cause) {
     throw new ApiError(400, { detail: `JSON parse error - ${(cause as Error).message}` }, {}, { cause });
   }
+  for (const { holder, key, source } of rewritten) {
+    if (holder === parsed && isPlainObject(parsed)) parsed[key] = source;
+  }
+  return parsed;
 }
 
 async function parseBodyByMediaType(request: Request): Promise<Record<string, unknown>> {

@@ -1,11 +1,11 @@
 import { Elysia } from 'elysia';
 import * as v from 'valibot';
-import { keyMatches } from '../auth/keys';
+import { digestKey } from '../auth/keys';
 import { SUPPORTED_CURRENCIES } from '../domain/money';
 import { withinHorizon } from '../domain/dates';
-import { networkByName } from '../domain/networks';
+import { networkByName, reportedPaymentNetwork, type Network } from '../domain/networks';
 import type { AppDeps } from './context';
-import { ApiError } from './errors';
+import { ApiError, fieldErrors } from './errors';
 import { REQUIRED, amountField, optionalText, phoneNumber, text } from './fields';
 import { requestSchema, routeDocs } from './route-docs';
 
@@ -26,11 +26,6 @@ const IncomingPaymentReport = v.object(
 
 const networkUnauthorized = () => new ApiError(401, { detail: 'Invalid network credentials.' }, { 'WWW-Authenticate': 'Bearer' });
 
-/**
- * The entry point a mobile network calls to report an incoming payment (`POST /network/payments`),
- * authenticated with that network's secret (`Authorization: Bearer <secret>`, issued by the admin
- * CLI), not with a merchant's key. A repeated report of a transaction is accepted and does nothing.
- */
 const IncomingPaymentAnswer = v.pipe(
   v.object({
     status: v.pipe(v.picklist(['accepted', 'duplicate']), v.description('`duplicate`: the transaction was reported before; nothing new starts.')),
@@ -40,15 +35,16 @@ const IncomingPaymentAnswer = v.pipe(
   v.examples([{ status: 'accepted' as const, workflow_id: 'collection-mtn-uganda-MTN-8812' }]),
 );
 
-/** The network named in the body, when its `Authorization: Bearer <secret>` is that network's secret; else 401. */
-async function authenticateNetwork(sql: AppDeps['sql'], request: Request, body: unknown) {
-  const name = typeof body === 'object' && body !== null ? (body as Record<string, unknown>).network : undefined;
-  const network = typeof name === 'string' ? networkByName(name.trim()) : null;
-  const secret = /^Bearer\s+(\S+)$/i.exec(request.headers.get('authorization') ?? '')?.[1];
-  const [credential] = network
-    ? await sql<{ digest: Uint8Array }[]>`select digest from network_credentials where network = ${network.name}`
-    : [];
-  if (!network || !secret || !credential || !keyMatches(secret, credential.digest)) throw networkUnauthorized();
+/**
+ * The network whose secret the caller presents (`Authorization: Bearer <secret>`), found by the
+ * secret's digest alone before anything in the body is read; 401 for no such secret.
+ */
+async function authenticateNetwork(sql: AppDeps['sql'], request: Request): Promise<Network> {
+  const secret = /^Bearer\s+(\S{1,200})$/i.exec(request.headers.get('authorization') ?? '')?.[1];
+  if (secret === undefined) throw networkUnauthorized();
+  const [credential] = await sql<{ network: string }[]>`select network from network_credentials where digest = ${digestKey(secret)}`;
+  const network = credential ? networkByName(credential.network) : null;
+  if (network === null) throw networkUnauthorized();
   return network;
 }
 
@@ -57,11 +53,18 @@ async function authenticateNetwork(sql: AppDeps['sql'], request: Request, body: 
  * authenticated with that network's secret (`Authorization: Bearer <secret>`, issued by the admin
  * CLI), not with a merchant's key. A repeated report of a transaction is accepted and does nothing.
  */
-export const networkCallbackRoutes = ({ sql, launcher }: AppDeps) =>
-  new Elysia({ name: 'network-callbacks' }).post(
+export const networkCallbackRoutes = ({ sql, launcher, config }: AppDeps) =>
+  new Elysia({ name: 'network-callbacks' })
+    // derive runs before validation: credentials are checked before anything in the body is judged.
+    .derive(async ({ request }) => ({ reporter: await authenticateNetwork(sql, request) }))
+    .post(
     '/network/payments',
-    async ({ body: report, set }) => {
-      const network = networkByName(report.network)!;
+    async ({ body: report, set, reporter }) => {
+      // The body names the network its secret belongs to; another network's name is not this caller's to use.
+      if (networkByName(report.network)?.name !== reporter.name) throw networkUnauthorized();
+      const recorded = reportedPaymentNetwork(reporter, report.phonenumber, report.currency, config.sandbox, () => config.sandbox);
+      if (recorded.problems !== undefined) throw fieldErrors(recorded.problems);
+      const network = recorded.network;
       const started = await launcher.startIncomingCollection({
         network: network.name,
         remoteTransactionId: report.remote_transaction_id,
@@ -76,10 +79,6 @@ export const networkCallbackRoutes = ({ sql, launcher }: AppDeps) =>
       return { status: started.duplicate ? 'duplicate' : 'accepted', workflow_id: started.workflowId };
     },
     {
-      // Credentials first, before the report is validated: nothing about it is judged for a caller who is not the network.
-      transform: async ({ request, body }) => {
-        await authenticateNetwork(sql, request, body);
-      },
       body: requestSchema(IncomingPaymentReport),
       ...routeDocs({
         operationId: 'reportIncomingPayment',

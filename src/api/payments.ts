@@ -34,7 +34,8 @@ export const PaymentCreate = v.object(
     phonenumber: phoneNumber,
     amount: amountField,
     currency: v.pipe(text(3), v.transform((value) => value.toUpperCase()), v.picklist(SUPPORTED_CURRENCIES, choiceMessage)),
-    description: optionalText(255),
+    // Required, as the provider's recorded service requires it (a missing one is named beside the other missing fields).
+    description: text(255),
     payment_type: v.optional(v.pipe(text(20), v.transform((value) => value.toLowerCase()), v.picklist(PAYMENT_TYPES, choiceMessage)), 'money'),
     callback_url: optionalText(2000),
     metadata,
@@ -112,7 +113,7 @@ export async function createPayment(
       amount: input.amount,
       currency: input.currency,
       paymentType: input.payment_type,
-      description: input.description ?? '',
+      description: input.description,
       metadata: input.metadata,
       callbackUrl,
       sendSmsMessage: input.send_sms_message,

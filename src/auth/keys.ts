@@ -19,6 +19,16 @@ export function keyPrefix(key: string): string {
   return key.slice(0, PREFIX_LENGTH);
 }
 
+/**
+ * Whether an `Authorization` header carries `Bearer <expected>` (compared in constant time); with
+ * no expected token configured, every request passes.
+ */
+export function bearerAllowed(authorization: string | null | undefined, expected: string | undefined): boolean {
+  if (expected === undefined) return true;
+  const presented = /^Bearer\s+(\S+)$/i.exec(authorization ?? '')?.[1];
+  return presented !== undefined && keyMatches(presented, digestKey(expected));
+}
+
 /** Constant-time comparison of a presented key with a stored digest. */
 export function keyMatches(key: string, storedDigest: Uint8Array): boolean {
   const presented = digestKey(key);

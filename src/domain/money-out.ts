@@ -343,6 +343,7 @@ export const serializeCurrency = (currency: CurrencyRow): CurrencyResource => ({
 
 export const NetworkSchema = v.pipe(
   v.object({
+    id: described(v.number(), 'Stable for good: never renumbered or given to another network.'),
     name: v.string(),
     country: described(v.string(), 'ISO 3166 country code (`ZZ` for the sandbox network).'),
     currency: described(v.nullable(v.string()), 'The currency its collections and payments use (BXC for the sandbox); null for a network in a country whose currency the service does not handle.'),
@@ -352,11 +353,12 @@ export const NetworkSchema = v.pipe(
     payments: described(v.boolean(), 'Whether it takes payments (money out) and reversals.'),
   }),
   v.description('A mobile network the service knows, from the prefix of its numbers.'),
-  v.examples([{ name: 'MTN Uganda', country: 'UG', currency: 'UGX', verification: true, name_lookup: true, collections: true, payments: true }]),
+  v.examples([{ id: 2, name: 'MTN Uganda', country: 'UG', currency: 'UGX', verification: true, name_lookup: true, collections: true, payments: true }]),
 );
 export type NetworkResource = v.InferOutput<typeof NetworkSchema>;
 
 export const serializeNetwork = (network: Network, currency: string | null): NetworkResource => ({
+  id: network.id,
   name: network.name,
   country: network.country,
   currency,

@@ -7,6 +7,8 @@ import { isSandboxTestNumber } from './phone';
  * verification (api.md 4.4). `pullsFunds`: the network can push a USSD/PIN prompt that pulls funds.
  */
 export type Network = {
+  /** Stable for good (`GET /api/networks/<id>`): an id is never renumbered or given to another network. */
+  id: number;
   name: string;
   country: string;
   verification: boolean;
@@ -17,40 +19,41 @@ export type Network = {
 type NetworkRule = Network & { countryCode: string; prefixes: string[] };
 
 const rule = (
+  id: number,
   name: string,
   country: string,
   countryCode: string,
   prefixes: string[],
   flags: { verification?: boolean; nameLookup?: boolean; pullsFunds?: boolean } = {},
 ): NetworkRule => ({
-  name, country, countryCode, prefixes,
+  id, name, country, countryCode, prefixes,
   verification: flags.verification ?? false,
   nameLookup: flags.nameLookup ?? false,
   pullsFunds: flags.pullsFunds ?? true,
 });
 
 const RULES: NetworkRule[] = [
-  rule('MTN Uganda', 'UG', '256', ['77', '78', '76', '39'], { verification: true, nameLookup: true }),
-  rule('Airtel Uganda', 'UG', '256', ['70', '75', '74', '20'], { nameLookup: true }),
-  rule('Safaricom', 'KE', '254', ['70', '71', '72', '74', '757', '758', '759', '768', '769', '79', '11'], { verification: true, nameLookup: true }),
-  rule('Airtel Kenya', 'KE', '254', ['73', '750', '751', '752', '753', '754', '755', '756', '762', '78', '10']),
-  rule('Vodacom Tanzania', 'TZ', '255', ['74', '75', '76'], { verification: true, nameLookup: true }),
-  rule('Tigo Tanzania', 'TZ', '255', ['65', '67', '71'], { verification: true }),
-  rule('Airtel Tanzania', 'TZ', '255', ['68', '69', '78']),
-  rule('Halotel', 'TZ', '255', ['61', '62']),
-  rule('MTN Rwanda', 'RW', '250', ['78', '79'], { verification: true, nameLookup: true }),
-  rule('Airtel Rwanda', 'RW', '250', ['72', '73'], { verification: true }),
-  rule('MTN Ghana', 'GH', '233', ['24', '54', '55', '59', '25', '53'], { nameLookup: true }),
-  rule('Telecel Ghana', 'GH', '233', ['20', '50']),
-  rule('AirtelTigo', 'GH', '233', ['26', '56', '27', '57']),
-  rule('Vodacom DRC', 'CD', '243', ['81', '82', '83'], { nameLookup: true }),
-  rule('Airtel DRC', 'CD', '243', ['97', '98', '99']),
-  rule('Orange DRC', 'CD', '243', ['84', '85', '89', '80']),
-  rule('Africell DRC', 'CD', '243', ['90', '91']),
+  rule(2, 'MTN Uganda', 'UG', '256', ['77', '78', '76', '39'], { verification: true, nameLookup: true }),
+  rule(3, 'Airtel Uganda', 'UG', '256', ['70', '75', '74', '20'], { nameLookup: true }),
+  rule(4, 'Safaricom', 'KE', '254', ['70', '71', '72', '74', '757', '758', '759', '768', '769', '79', '11'], { verification: true, nameLookup: true }),
+  rule(5, 'Airtel Kenya', 'KE', '254', ['73', '750', '751', '752', '753', '754', '755', '756', '762', '78', '10']),
+  rule(6, 'Vodacom Tanzania', 'TZ', '255', ['74', '75', '76'], { verification: true, nameLookup: true }),
+  rule(7, 'Tigo Tanzania', 'TZ', '255', ['65', '67', '71'], { verification: true }),
+  rule(8, 'Airtel Tanzania', 'TZ', '255', ['68', '69', '78']),
+  rule(9, 'Halotel', 'TZ', '255', ['61', '62']),
+  rule(10, 'MTN Rwanda', 'RW', '250', ['78', '79'], { verification: true, nameLookup: true }),
+  rule(11, 'Airtel Rwanda', 'RW', '250', ['72', '73'], { verification: true }),
+  rule(12, 'MTN Ghana', 'GH', '233', ['24', '54', '55', '59', '25', '53'], { nameLookup: true }),
+  rule(13, 'Telecel Ghana', 'GH', '233', ['20', '50']),
+  rule(14, 'AirtelTigo', 'GH', '233', ['26', '56', '27', '57']),
+  rule(15, 'Vodacom DRC', 'CD', '243', ['81', '82', '83'], { nameLookup: true }),
+  rule(16, 'Airtel DRC', 'CD', '243', ['97', '98', '99']),
+  rule(17, 'Orange DRC', 'CD', '243', ['84', '85', '89', '80']),
+  rule(18, 'Africell DRC', 'CD', '243', ['90', '91']),
 ];
 
 /** The sandbox network answers the test numbers `+800000000NN`; verification and look-ups included. */
-export const SANDBOX_NETWORK: Network = { name: 'Sandbox', country: 'ZZ', verification: true, nameLookup: true, pullsFunds: true };
+export const SANDBOX_NETWORK: Network = { id: 1, name: 'Sandbox', country: 'ZZ', verification: true, nameLookup: true, pullsFunds: true };
 
 /** Longest matching prefix wins (Kenya's 75x split between operators). */
 export function networkForNumber(e164: string): Network | null {
@@ -111,10 +114,40 @@ export function networkForCollection(e164: string, currency: string, sandboxMode
   return { network: known };
 }
 
+/** The network with this stable id, or null. */
+export function networkById(id: number): Network | null {
+  return knownNetworks().find((network) => network.id === id) ?? null;
+}
+
 export function networkByName(name: string): Network | null {
   if (name === SANDBOX_NETWORK.name) return SANDBOX_NETWORK;
   const found = RULES.find((network) => network.name.toLowerCase() === name.toLowerCase());
   if (!found) return null;
   const { countryCode: _countryCode, prefixes: _prefixes, ...network } = found;
   return network;
+}
+
+/**
+ * Why `reporter`, authenticated with its own secret, may not report a payment in `currency` from
+ * `e164`, as field errors; or the network the collection is recorded on. A real network reports its
+ * own country's currency from its own numbers. The sandbox network reports BXC from any number it
+ * serves, and the real currencies of the networks it simulates (`simulates`: in sandbox mode, a
+ * network with no connector of its own) from their numbers, recorded on that network as the
+ * sandbox's own payments are; never a real currency for a network it does not simulate.
+ */
+export function reportedPaymentNetwork(
+  reporter: Network, e164: string, currency: string, sandboxMode: boolean, simulates: (network: Network) => boolean,
+): { network: Network; problems?: undefined } | { network?: undefined; problems: Record<string, string[]> } {
+  if (reporter.name !== SANDBOX_NETWORK.name) {
+    const own = currencyOfNetwork(reporter);
+    if (currency !== own) return { problems: { currency: [`${reporter.name} reports payments in ${own ?? 'no currency the service handles'} only.`] } };
+    if (networkForNumber(e164)?.name !== reporter.name) return { problems: { phonenumber: [`This number is not on ${reporter.name}.`] } };
+    return { network: reporter };
+  }
+  const choice = networkForCollection(e164, currency, sandboxMode);
+  if (choice.problem !== undefined) return { problems: { phonenumber: [choice.problem] } };
+  if (currency !== 'BXC' && !simulates(choice.network)) {
+    return { problems: { currency: [`The sandbox network reports ${currency} only for networks it simulates in sandbox mode; ${choice.network.name} is not one.`] } };
+  }
+  return { network: choice.network };
 }

@@ -113,7 +113,7 @@ export async function matchCollection(sql: Sql, collectionId: number): Promise<M
 }
 
 /** `matchCollection` in the caller's transaction. */
-export async function matchCollectionIn(tx: Queryable, collectionId: number): Promise<Match | null> {
+export async function matchCollectionIn(tx: Queryable, collectionId: number, onlyOrganizationId: number | null = null): Promise<Match | null> {
   const [collection] = await tx<CollectionRow[]>`select ${tx.unsafe(COLLECTION_COLUMNS)} from collections where id = ${collectionId} for update`;
   if (!collection) throw new Error(`collection ${collectionId} does not exist`);
   const rule: MatchRule = collection.promptReference !== null ? 'prompt_reference' : 'single_organization';
@@ -135,8 +135,11 @@ export async function matchCollectionIn(tx: Queryable, collectionId: number): Pr
     // Which organizations have a look-alike, read without locks: a request another match holds is still counted.
     // The lock below waits (no SKIP LOCKED): a request whose status is being recorded is still this payment's;
     // one another payment reserved meanwhile fails the re-check and the next oldest is taken.
-    const organizations = await tx<{ organizationId: number }[]>`
-      select distinct organization_id as "organizationId" from collection_requests where ${lookAlike} limit 2`;
+    // A payment made for one organization (the console's sandbox page) looks at that organization's requests only.
+    const organizations = onlyOrganizationId !== null
+      ? [{ organizationId: onlyOrganizationId }]
+      : await tx<{ organizationId: number }[]>`
+          select distinct organization_id as "organizationId" from collection_requests where ${lookAlike} limit 2`;
     if (organizations.length !== 1) return null;
     candidates = tx<{ id: number; organizationId: number }[]>`
       select id, organization_id as "organizationId" from collection_requests
@@ -297,7 +300,7 @@ export async function receivePayment(sql: Sql, payment: IncomingPayment, asksVer
       };
     }
     if (collection.status !== 'pending' || collection.organizationId !== null) return { outcome: 'already-processed', collectionId: collection.id, events: [] };
-    const match = await matchCollectionIn(tx, collection.id);
+    const match = await matchCollectionIn(tx, collection.id, payment.reportedFor ?? null);
     if (match === null) return { outcome: 'unmatched', collectionId: collection.id, events: [] };
     const [organization] = await tx<{ verificationUrl: string | null }[]>`
       select verification_url as "verificationUrl" from organizations where id = ${match.organizationId}`;

@@ -6,6 +6,7 @@
  * failures add up.
  */
 import type { Sql } from '../db';
+import { normalizeEmail } from '../domain/emails';
 
 export const SIGN_IN_WINDOW_MINUTES = 15;
 /** Failed attempts one account may take per window. */
@@ -17,7 +18,7 @@ export type SignInKeys = { email: string; address: string };
 export type SignInSlot = { allowed: boolean; retryAfterSeconds: number };
 
 const keysOf = ({ email, address }: SignInKeys) => [
-  { key: `account:${email.trim().toLowerCase()}`, limit: SIGN_IN_ACCOUNT_LIMIT },
+  { key: `account:${normalizeEmail(email)}`, limit: SIGN_IN_ACCOUNT_LIMIT },
   { key: `address:${address}`, limit: SIGN_IN_ADDRESS_LIMIT },
 ];
 

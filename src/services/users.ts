@@ -1,11 +1,12 @@
 /**
- * The people of an organization who sign in to the web console: an email (unique whatever its
- * case) and a password kept only as an argon2id hash (Bun.password), and the organization's
+ * The people of an organization who sign in to the web console: an email (stored, found and
+ * unique in one normalised form, domain/emails.ts) and a password kept only as an argon2id hash (Bun.password), and the organization's
  * permissions (MANAGE_ORGANIZATION gates users, settings, API keys and webhooks).
  */
 import type { Queryable, Sql } from '../db';
 import { MANAGE_ORGANIZATION } from '../api/auth';
 import { hashPassword } from '../auth/passwords';
+import { normalizeEmail } from '../domain/emails';
 
 export const PASSWORD_MIN_LENGTH = 10;
 export const PASSWORD_MAX_LENGTH = 200;
@@ -39,11 +40,11 @@ export type NewUser = { organizationId: number; email: string; password: string;
 
 /** A console user; UserInputError names the field when the email is taken or the password too weak. */
 export async function createUser(sql: Sql, input: NewUser): Promise<UserRow> {
-  const email = input.email.trim();
+  const email = normalizeEmail(input.email);
   if (!EMAIL.test(email) || email.length > 254) throw new UserInputError('email', 'Enter a valid email address.');
   const problem = passwordProblem(input.password);
   if (problem !== null) throw new UserInputError('password', problem);
-  const name = input.name?.trim() || email.split('@')[0]!;
+  const name = input.name?.trim() || input.email.trim().split('@')[0]!;
   if (name.length > 100) throw new UserInputError('name', 'Use at most 100 characters.');
   const passwordHash = await hashPassword(input.password);
   try {
@@ -76,7 +77,7 @@ export async function findUser(sql: Queryable, organizationId: number, userId: n
 export async function findUserForSignIn(sql: Queryable, email: string): Promise<(UserRow & { passwordHash: string }) | undefined> {
   const [user] = await sql<(UserRow & { passwordHash: string })[]>`
     select ${sql.unsafe(USER_COLUMNS)}, password_hash as "passwordHash" from users
-    where lower(email) = lower(${email.trim()}) and removed_at is null and password_hash is not null`;
+    where email = ${normalizeEmail(email)} and removed_at is null and password_hash is not null`;
   return user;
 }
 

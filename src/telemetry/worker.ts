@@ -19,6 +19,7 @@ import {
 } from '@temporalio/interceptors-opentelemetry/lib/worker/index.js';
 import type { OpenTelemetrySinks } from '@temporalio/interceptors-opentelemetry/lib/workflow/index.js';
 import { DefaultLogger, Runtime, type InjectedSinks, type WorkerInterceptors } from '@temporalio/worker';
+import { bearerAllowed } from '../auth/keys';
 import type { TelemetrySettings } from '../config';
 import type { Sql } from '../db';
 import { logger, sdkLogFunction } from '../log';
@@ -68,10 +69,14 @@ async function sdkMetricsText(sdkPort: number | null): Promise<string> {
   }
 }
 
-function serveMetrics(port: number, sdkPort: number | null): Promise<Server> {
+function serveMetrics(settings: TelemetrySettings, sdkPort: number | null): Promise<Server> {
   const server = createHttpServer((request, response) => {
     if (request.method !== 'GET' || (request.url ?? '/').split('?')[0] !== '/metrics') {
       response.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found: the worker serves GET /metrics only\n');
+      return;
+    }
+    if (!bearerAllowed(request.headers.authorization, settings.metricsToken)) {
+      response.writeHead(401, { 'Content-Type': 'text/plain', 'WWW-Authenticate': 'Bearer' }).end('unauthorized: send Authorization: Bearer <METRICS_TOKEN>\n');
       return;
     }
     Promise.all([metricsText('worker'), sdkMetricsText(sdkPort)]).then(
@@ -84,7 +89,7 @@ function serveMetrics(port: number, sdkPort: number | null): Promise<Server> {
   });
   return new Promise((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, '0.0.0.0', () => resolve(server));
+    server.listen(settings.workerMetricsPort, settings.workerMetricsHost, () => resolve(server));
   });
 }
 
@@ -109,7 +114,7 @@ export async function startWorkerTelemetry(settings: TelemetrySettings, sql: Sql
     collectProcessMetrics('worker');
     setOutboxSource(() => outboxBacklog(sql));
     // A port already taken costs the metrics, not the payments: the worker runs on and says so.
-    server = await serveMetrics(settings.workerMetricsPort, sdkPort).catch((error: unknown) => {
+    server = await serveMetrics(settings, sdkPort).catch((error: unknown) => {
       logger.error('worker metrics port unavailable; running without /metrics', { port: settings.workerMetricsPort, error });
       return null;
     });

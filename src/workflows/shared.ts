@@ -132,6 +132,11 @@ export type IncomingPaymentInput = {
   paymentDate: string;
   /** The reference of the prompt the payment answered, when the network reports one (absent in older inputs). */
   promptReference?: string | null;
+  /**
+   * A payment simulated from an organization's console sandbox page: it may complete that
+   * organization's requests only, and otherwise waits unassigned (absent for every network report).
+   */
+  reportedFor?: number | null;
 };
 export const incomingCollectionStatusQuery = defineQuery<string>('status');
 export type IncomingCollectionInput = { payment: IncomingPaymentInput; verificationTimeoutSeconds: number };

@@ -72,6 +72,20 @@ describe('POST /api/collectionrequests', () => {
     expect(response.body).toMatchObject(expected);
   });
 
+  test('a JSON number is judged by its text as sent, as the same value in a string is: nothing is rounded silently', async () => {
+    const json = (amount: string) => merchant.request('/api/collectionrequests', { body: JSON.stringify(valid()).replace(/"amount":"[^"]*"/, `"amount":${amount}`) });
+    for (const amount of ['0.99999999999999999999', '"0.99999999999999999999"', '1.00001', '1e2', '12345678901.5']) {
+      const response = await json(amount);
+      expect({ amount, status: response.status }).toEqual({ amount, status: 400 });
+      expect(response.body.amount).toHaveLength(1);
+    }
+    expect((await json('0.99999999999999999999')).body).toEqual((await json('"0.99999999999999999999"')).body);
+    for (const [amount, stored] of [['100.50', '100.5000'], ['1.0', '1.0000'], ['0.0001', '0.0001'], ['99', '99.0000']]) {
+      const response = await json(amount!);
+      expect({ amount, status: response.status, stored: response.body.amount }).toEqual({ amount, status: 201, stored });
+    }
+  });
+
   test.each([
     ['expiry_date', '2 minutes', 2 * 60_000],
     ['expiry_date', 'tomorrow', 24 * 3600_000],

@@ -96,7 +96,7 @@ describe('sign-in and sessions', () => {
   });
 
   test('outside sandbox mode the cookie is Secure and __Host- prefixed', async () => {
-    const { app } = await testApp(undefined, { SANDBOX: 'false' });
+    const { app } = await testApp(undefined, { SANDBOX: 'false', PUBLIC_BASE_URL: 'https://collections.example' });
     const user = await consoleUser(merchant.organization.id);
     const browser = new ConsoleClient(app);
     const signIn = await browser.signIn(user.email, PASSWORD);
@@ -198,6 +198,32 @@ describe('sign-in throttling', () => {
     expect(locked.text).toContain('Too many failed sign-in attempts');
     // The same address still signs another account in: its count is below the address limit.
     expect((await browser.signIn(neighbour.email, PASSWORD)).status).toBe(303);
+  });
+
+  test('a locked account stays locked under every spelling of its email: case, İ (U+0130) and full-width letters', async () => {
+    const user = await consoleUser(merchant.organization.id, { email: uniqueEmail('victim.iii') });
+    for (let attempt = 0; attempt < SIGN_IN_ACCOUNT_LIMIT; attempt += 1) {
+      expect((await client().signIn(user.email, `wrong password ${attempt}`)).status).toBe(401);
+    }
+    // Spellings that are the same address once normalised count against the same lock.
+    for (const spelling of [user.email.toUpperCase(), ` ${user.email} `, user.email.replace('v', '\uFF56')]) {
+      expect((await client().signIn(spelling, PASSWORD)).status).toBe(429);
+    }
+    // `İ` lower-cases to `i` + U+0307 in JavaScript and to `i` in PostgreSQL: such a spelling is another
+    // address, which finds no account (it once found the locked one with a fresh count of its own).
+    for (const spelling of [user.email.replace('i', 'İ'), user.email.replaceAll('i', 'İ'), user.email.replace('iii', 'iİi')]) {
+      const answer = await client().signIn(spelling, PASSWORD);
+      expect(answer.status).toBe(401);
+    }
+  });
+
+  test('emails are stored in one form: another spelling of a user\'s email cannot make a second user', async () => {
+    const user = await consoleUser(merchant.organization.id, { email: `Mixed.${uniqueEmail('case')}`.toUpperCase() });
+    expect(user.email).toBe(user.email.toUpperCase());
+    const [stored] = await testSql()<{ email: string }[]>`select email from users where id = ${user.id}`;
+    expect(stored!.email).toBe(user.email.toLowerCase());
+    await expect(consoleUser(other.organization.id, { email: user.email.toLowerCase().replace('m', '\uFF4D') })).rejects.toThrow('already exists');
+    expect((await client().signIn(user.email.toLowerCase(), PASSWORD)).status).toBe(303);
   });
 
   test(`an address is locked after ${SIGN_IN_ADDRESS_LIMIT} failures over any accounts; another address is not`, async () => {
@@ -347,7 +373,7 @@ describe('money pages', () => {
   /** A payment created through the console form: its id (its workflow is ended after the tests). */
   async function consolePayment(browser: ConsoleClient, form: Record<string, string>): Promise<number> {
     await browser.get('/console/payments/new');
-    const created = await browser.post('/console/payments', { currency: 'BXC', ...form });
+    const created = await browser.post('/console/payments', { currency: 'BXC', description: 'Console payout', ...form });
     expect(created.status).toBe(303);
     const id = Number(/^\/console\/payments\/(\d+)\?done=payment-created$/.exec(created.location!)?.[1]);
     expect(id).toBeGreaterThan(0);
@@ -398,7 +424,7 @@ describe('money pages', () => {
     expect(invalid.status).toBe(400);
     expect(invalid.text).toMatch(/id="error-phonenumber">[^<]*valid phone number/);
     expect(invalid.text).toMatch(/id="error-amount">[^<]*thousands separators/);
-    const tooMuch = await browser.post('/console/payments', { phonenumber: nextNumber(), amount: '5000', currency: 'BXC' });
+    const tooMuch = await browser.post('/console/payments', { phonenumber: nextNumber(), amount: '5000', currency: 'BXC', description: 'Too much' });
     expect(tooMuch.status).toBe(400);
     expect(tooMuch.text).toContain('id="insufficient-funds"');
     expect(tooMuch.text).toContain('<strong>Insufficient funds.</strong>');

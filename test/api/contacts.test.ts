@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
-import { createMerchant, numberSequence, testApp, testSql, type TestApp, type TestMerchant } from '../helpers';
+import { createMerchant, numberSequence, requester, testApp, testSql, type TestApp, type TestMerchant } from '../helpers';
 
 let ctx: TestApp;
 let merchant: TestMerchant;
@@ -149,6 +149,13 @@ describe('GET /api/contacts', () => {
     expect(limited.body.previous).toBe('http://localhost/api/contacts?first_name=Even&limit=5');
     const withLimit = await listMerchant.request('/api/contacts?limit=3&first_name=Even');
     expect(withLimit.body.next).toBe('http://localhost/api/contacts?first_name=Even&limit=3&offset=3');
+  });
+
+  test('outside sandbox mode the links are built from PUBLIC_BASE_URL, never from the request\'s Host header', async () => {
+    const live = await testApp(undefined, { SANDBOX: 'false', PUBLIC_BASE_URL: 'https://collections.example/' });
+    const page = await requester(live.app, listMerchant.apiKey)('/api/contacts?limit=2', { headers: { Host: 'evil.example' } });
+    expect(page.status).toBe(200);
+    expect(page.body.next).toBe('https://collections.example/api/contacts?limit=2&offset=2');
   });
 
   test('limit above the maximum is cut; bad limit or offset is 400', async () => {

@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
+import { connect } from 'node:net';
 import { createMerchant, requester, testApp, type TestApp, type TestMerchant } from '../helpers';
 
 let ctx: TestApp;
@@ -126,6 +127,39 @@ describe('errors', () => {
 describe('paths', () => {
   test.each(['/api/contacts', '/api/contacts/', '/api/events', '/api/events/'])('%s answers with and without a trailing slash', async (path) => {
     expect((await merchant.request(path)).status).toBe(200);
+  });
+});
+
+describe('query strings', () => {
+  /** What a real Bun server answers to a request line sent as raw bytes (a client library may send them unencoded). */
+  async function rawRequest(target: Uint8Array): Promise<{ status: number; body: string }> {
+    const server = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: (request) => ctx.app.handle(request) });
+    try {
+      const head = new TextEncoder().encode(` HTTP/1.1\r\nHost: localhost\r\nAuthorization: Token ${merchant.apiKey}\r\nConnection: close\r\n\r\n`);
+      const answer = await new Promise<string>((resolve, reject) => {
+        // Written, not ended: a client that half-closes its side may see the request aborted. The server closes (Connection: close).
+        const socket = connect(server.port!, '127.0.0.1', () => socket.write(Buffer.concat([Buffer.from('GET '), target, head])));
+        let text = '';
+        socket.on('data', (chunk) => (text += chunk.toString('utf8')));
+        socket.on('close', () => resolve(text));
+        socket.on('error', reject);
+      });
+      return { status: Number(/^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1]), body: answer.slice(answer.indexOf('\r\n\r\n') + 4) };
+    } finally {
+      server.stop(true);
+    }
+  }
+
+  test('a byte that is not UTF-8 is 400 whether it comes raw (0xFF) or percent-encoded (%FF); valid text passes both ways', async () => {
+    const path = (...parts: (string | number[])[]) => Buffer.concat(parts.map((part) => (typeof part === 'string' ? Buffer.from(part) : Buffer.from(part))));
+    const raw = await rawRequest(path('/api/contacts?first_name=A', [0xff], 'B'));
+    const encoded = await rawRequest(path('/api/contacts?first_name=A%FFB'));
+    for (const answer of [raw, encoded]) {
+      expect(answer.status).toBe(400);
+      expect(JSON.parse(answer.body)).toEqual({ detail: 'The query string holds bytes that are not valid UTF-8.' });
+    }
+    expect((await rawRequest(path('/api/contacts?first_name=', [0xc3, 0xa9]))).status).toBe(200);
+    expect((await rawRequest(path('/api/contacts?first_name=%C3%A9'))).status).toBe(200);
   });
 });
 

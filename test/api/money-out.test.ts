@@ -8,7 +8,7 @@ import { beforeAll, describe, expect, test } from 'bun:test';
 import { acceptCollection, storeIncomingPayment } from '../../src/services/collections';
 import { fundWallet } from '../../src/services/organizations';
 import { walletsOutOfBalance } from '../../src/services/wallets';
-import { createMerchant, testApp, testSql, type TestApp, type TestMerchant } from '../helpers';
+import { createMerchant, requester, testApp, testSql, type TestApp, type TestMerchant } from '../helpers';
 
 let ctx: TestApp;
 let merchant: TestMerchant;
@@ -83,10 +83,27 @@ describe('accounts and transactions', () => {
     ]);
     const networks = await merchant.request('/api/networks?limit=100');
     expect(networks.body.results).toContainEqual({
-      name: 'MTN Uganda', country: 'UG', currency: 'UGX', verification: true, name_lookup: true, collections: true, payments: true,
+      id: 2, name: 'MTN Uganda', country: 'UG', currency: 'UGX', verification: true, name_lookup: true, collections: true, payments: true,
     });
-    expect(networks.body.results).toContainEqual(expect.objectContaining({ name: 'Sandbox', currency: 'BXC' }));
+    expect(networks.body.results).toContainEqual(expect.objectContaining({ id: 1, name: 'Sandbox', currency: 'BXC' }));
+    expect(networks.body.results).toContainEqual(expect.objectContaining({ id: 4, name: 'Safaricom', currency: 'KES' }));
     expect(networks.body.results).toContainEqual(expect.objectContaining({ name: 'MTN Ghana', currency: null, payments: false }));
+  });
+
+  test('every network has a stable integer id (the Python client reads it on every item) and its own address', async () => {
+    const { results } = (await merchant.request('/api/networks?limit=100')).body as { results: { id: number; name: string }[] };
+    const ids = results.map((network) => network.id);
+    expect(ids.every((id) => Number.isInteger(id) && id > 0)).toBe(true);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const network of results) expect((await merchant.request(`/api/networks/${network.id}`)).body).toEqual(network);
+    expect((await merchant.request('/api/networks/999')).status).toBe(404);
+    expect((await merchant.request('/api/networks/mtn')).status).toBe(404);
+    expect((await requester(ctx.app, null)('/api/networks/2')).status).toBe(401);
+    // Outside sandbox mode the sandbox network is not served, by list or by id.
+    const live = await testApp(undefined, { SANDBOX: 'false', PUBLIC_BASE_URL: 'https://collections.example' });
+    const liveMerchant = requester(live.app, merchant.apiKey);
+    expect((await liveMerchant('/api/networks/1')).status).toBe(404);
+    expect((await liveMerchant('/api/networks/2')).body.name).toBe('MTN Uganda');
   });
 });
 
@@ -118,6 +135,8 @@ describe('payments', () => {
 
   test.each([
     ['phonenumber', { phonenumber: undefined }, 'This field is required.'],
+    ['description', { description: undefined }, 'This field is required.'],
+    ['description', { description: ' ' }, 'This field may not be blank.'],
     ['amount', { amount: '0' }, 'greater than 0'],
     ['amount', { amount: '9999999999999999.9999' }, 'at most 1,000,000,000'],
     ['currency', { currency: 'USD' }, 'Select a valid choice.'],
@@ -130,7 +149,7 @@ describe('payments', () => {
     ['phonenumber', { phonenumber: '+254712345678', currency: 'UGX' }, 'UGX payments need'],
   ])('rejects %s: %p', async (field, extra, message) => {
     const before = await balanceOf(merchant.organization.id);
-    const form = Object.fromEntries(Object.entries({ phonenumber: nextNumber(), amount: '10', currency: 'BXC', ...extra })
+    const form = Object.fromEntries(Object.entries({ phonenumber: nextNumber(), amount: '10', currency: 'BXC', description: 'Payout', ...extra })
       .filter(([, value]) => value !== undefined)) as Record<string, string>;
     if (form.currency === 'UGX') await fundWallet(testSql(), merchant.organization.id, 'UGX', '10');
     const response = await merchant.request('/api/payments', { form });
@@ -139,9 +158,29 @@ describe('payments', () => {
     expect(await balanceOf(merchant.organization.id)).toBe(before);
   });
 
+  test('metadata as a Python dict literal, form-encoded as the Ruby client sends it, is the same hash', async () => {
+    const response = await merchant.request('/api/payments', {
+      form: { phonenumber: nextNumber(), amount: '3', currency: 'BXC', description: 'Lucy', metadata: "{'id': '1234', 'name': 'Lucy'}" },
+    });
+    expect(response.status).toBe(201);
+    expect(response.body.metadata).toEqual({ id: '1234', name: 'Lucy' });
+    const nested = await merchant.request('/api/payments', {
+      form: { phonenumber: nextNumber(), amount: '3', currency: 'BXC', description: 'Lucy', metadata: "{'id': {'nested': 1}}" },
+    });
+    expect(nested.status).toBe(400);
+    expect(nested.body.metadata[0]).toContain('Value must be valid JSON');
+  });
+
+  test('the missing description is named beside the other missing fields, as the recorded service names it', async () => {
+    const response = await merchant.request('/api/payments', { form: { payment_type: 'money' } });
+    expect(response.status).toBe(400);
+    expect(Object.keys(response.body).sort()).toEqual(['amount', 'currency', 'description', 'phonenumber']);
+    expect(response.body.description).toEqual(['This field is required.']);
+  });
+
   test('more than the wallet holds is 400 insufficient funds, and writes nothing', async () => {
     const poor = await createMerchant(ctx.app);
-    const response = await poor.request('/api/payments', { form: { phonenumber: nextNumber(), amount: '1000.0001', currency: 'BXC' } });
+    const response = await poor.request('/api/payments', { form: { phonenumber: nextNumber(), amount: '1000.0001', currency: 'BXC', description: 'Too much' } });
     expect(response.status).toBe(400);
     expect(response.body.detail).toContain('insufficient funds');
     expect((await poor.request('/api/payments')).body.count).toBe(0);
@@ -151,7 +190,7 @@ describe('payments', () => {
   test('50 payments at once whose sum exceeds the balance: exactly as many as it covers succeed, never below zero', async () => {
     const spender = await createMerchant(ctx.app);
     const responses = await Promise.all(Array.from({ length: 50 }, () =>
-      spender.request('/api/payments', { form: { phonenumber: nextNumber(), amount: '30', currency: 'BXC' } })));
+      spender.request('/api/payments', { form: { phonenumber: nextNumber(), amount: '30', currency: 'BXC', description: 'Race' } })));
     const statuses = responses.map((response) => response.status);
     expect(statuses.filter((status) => status === 201)).toHaveLength(33);
     expect(statuses.filter((status) => status === 400)).toHaveLength(17);
@@ -162,7 +201,7 @@ describe('payments', () => {
 
   test('a scheduled payment can be cancelled (its amount given back), once; lists filter by state', async () => {
     const scheduler = await createMerchant(ctx.app);
-    const created = await scheduler.request('/api/payments', { body: { phonenumber: nextNumber(), amount: '40', currency: 'BXC', start_date: '2 hours' } });
+    const created = await scheduler.request('/api/payments', { body: { phonenumber: nextNumber(), amount: '40', currency: 'BXC', description: 'Later', start_date: '2 hours' } });
     expect(created.status).toBe(201);
     expect(created.body.state).toBe('scheduled');
     expect(await balanceOf(scheduler.organization.id)).toBe('960.0000');
@@ -185,14 +224,14 @@ describe('payments', () => {
   test('a repeated Duplicate-Check-Key is 409 and debits nothing more', async () => {
     const careful = await createMerchant(ctx.app);
     const headers = { 'Duplicate-Check-Key': `payment-${Date.now()}` };
-    const form = { phonenumber: nextNumber(), amount: '25', currency: 'BXC' };
+    const form = { phonenumber: nextNumber(), amount: '25', currency: 'BXC', description: 'Once' };
     expect((await careful.request('/api/payments', { form, headers })).status).toBe(201);
     expect((await careful.request('/api/payments', { form, headers })).status).toBe(409);
     expect(await balanceOf(careful.organization.id)).toBe('975.0000');
   });
 
   test('another organization\'s payment is 403; v1 names the organization and lists bare arrays', async () => {
-    const created = await merchant.request('/api/payments', { form: { phonenumber: nextNumber(), amount: '5', currency: 'BXC' } });
+    const created = await merchant.request('/api/payments', { form: { phonenumber: nextNumber(), amount: '5', currency: 'BXC', description: 'Small' } });
     expect((await other.request(`/api/payments/${created.body.id}`)).status).toBe(403);
     const v1 = await merchant.request(`/api/v1/payments/${created.body.id}`);
     expect(v1.body.organization).toBe(merchant.organization.name);
@@ -230,7 +269,7 @@ describe('reversals', () => {
   test('refused when the wallet no longer holds the amount', async () => {
     const seller = await createMerchant(ctx.app);
     const collectionId = await creditedCollection(seller, '200');
-    expect((await seller.request('/api/payments', { form: { phonenumber: nextNumber(), amount: '1100', currency: 'BXC' } })).status).toBe(201);
+    expect((await seller.request('/api/payments', { form: { phonenumber: nextNumber(), amount: '1100', currency: 'BXC', description: 'Drain' } })).status).toBe(201);
     const refused = await seller.request('/api/reversals', { form: { collection: String(collectionId) } });
     expect(refused.status).toBe(400);
     expect(refused.body.collection[0]).toContain('no longer holds');

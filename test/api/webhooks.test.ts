@@ -86,7 +86,7 @@ describe('POST /api/webhooks', () => {
   });
 
   test('outside sandbox mode, targets naming loopback or private addresses are 400', async () => {
-    const config = testConfig({ SANDBOX: 'false', TASK_QUEUE: ctx.taskQueue });
+    const config = testConfig({ SANDBOX: 'false', PUBLIC_BASE_URL: 'https://collections.example', TASK_QUEUE: ctx.taskQueue });
     const app = createApp({ config, sql: testSql(), temporal: ctx.client, launcher: launcherFromConfig(ctx.client, config, () => {}) });
     const production = requester(app, merchant.apiKey);
     const privateTargets = [

@@ -329,6 +329,7 @@ test('cancel a scheduled payment', async () => {
   await page.goto(`${baseUrl}/console/payments/new`);
   await page.getByLabel('Recipient phone number').fill('+256701234567');
   await page.getByLabel('Amount').fill('300');
+  await page.getByLabel('Description').fill('Scheduled payout');
   await page.getByText('More options').click();
   await page.getByLabel('Send at').fill('tomorrow');
   await page.getByRole('button', { name: 'Send payment' }).click();

@@ -581,6 +581,26 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/api/networks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a mobile network
+         * @description One network by its stable id.
+         */
+        get: operations["getNetwork"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 };
 export type webhooks = Record<string, never>;
 export type components = {
@@ -1363,6 +1383,7 @@ export type components = {
         /**
          * @description A mobile network the service knows, from the prefix of its numbers.
          * @example {
+         *       "id": 2,
          *       "name": "MTN Uganda",
          *       "country": "UG",
          *       "currency": "UGX",
@@ -1373,6 +1394,8 @@ export type components = {
          *     }
          */
         Network: {
+            /** @description Stable for good: never renumbered or given to another network. */
+            id: number;
             name: string;
             /** @description ISO 3166 country code (`ZZ` for the sandbox network). */
             country: string;
@@ -4498,8 +4521,8 @@ export interface operations {
                     amount: string | number;
                     /** @description Text of at most 3 characters. */
                     currency: string | number;
-                    /** @default null */
-                    description?: "" | null | (string | number);
+                    /** @description Text of at most 255 characters. */
+                    description: string | number;
                     /**
                      * @description Text of at most 20 characters.
                      * @default money
@@ -4547,8 +4570,8 @@ export interface operations {
                     amount: string | number;
                     /** @description Text of at most 3 characters. */
                     currency: string | number;
-                    /** @default null */
-                    description?: "" | null | (string | number);
+                    /** @description Text of at most 255 characters. */
+                    description: string | number;
                     /**
                      * @description Text of at most 20 characters.
                      * @default money
@@ -4584,8 +4607,8 @@ export interface operations {
                     amount: string | number;
                     /** @description Text of at most 3 characters. */
                     currency: string | number;
-                    /** @default null */
-                    description?: "" | null | (string | number);
+                    /** @description Text of at most 255 characters. */
+                    description: string | number;
                     /**
                      * @description Text of at most 20 characters.
                      * @default money
@@ -5412,6 +5435,7 @@ export interface operations {
                      *       "previous": null,
                      *       "results": [
                      *         {
+                     *           "id": 2,
                      *           "name": "MTN Uganda",
                      *           "country": "UG",
                      *           "currency": "UGX",
@@ -5437,6 +5461,52 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getNetwork: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version for this request (else the organization's saved one). */
+                "Api-Version"?: "v1" | "v2" | "v3" | "v4";
+            };
+            path: {
+                /** @description The object's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The network. */
+            200: {
+                headers: {
+                    /** @description The API version of the response. */
+                    "Api-Version": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 2,
+                     *       "name": "MTN Uganda",
+                     *       "country": "UG",
+                     *       "currency": "UGX",
+                     *       "verification": true,
+                     *       "name_lookup": true,
+                     *       "collections": true,
+                     *       "payments": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Network"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];

@@ -6,6 +6,7 @@
  * what happened.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { networkInterfaces } from 'node:os';
 import { freePort } from '../../scripts/infra.mjs';
 import { updateCollectionSettings } from '../../src/services/organizations';
 import { collectionRequestWorkflowId, webhookDeliveryWorkflowId } from '../../src/workflows/shared';
@@ -88,6 +89,39 @@ describe('the endpoints', () => {
     // The Temporal SDK's own worker metrics, for this worker's task queue.
     expect(worker.value('temporal_num_pollers', { task_queue: taskQueue })).toBeGreaterThan(0);
     expect((await fetch(`http://127.0.0.1:${workerMetricsPort}/`)).status).toBe(404);
+  });
+
+  test('METRICS_TOKEN: both endpoints want Authorization: Bearer <token>; the worker\'s listens on loopback only by default', async () => {
+    const token = `scrape-${crypto.randomUUID()}`;
+    const { app } = await testApp(taskQueue, { METRICS_TOKEN: token });
+    const apiScrape = (authorization?: string) =>
+      app.handle(new Request('http://localhost/metrics', { headers: authorization ? { Authorization: authorization } : {} }));
+    const refused = await apiScrape();
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get('www-authenticate')).toBe('Bearer');
+    expect((await apiScrape('Bearer wrong-token-of-some-length')).status).toBe(401);
+    expect((await apiScrape(`Token ${token}`)).status).toBe(401);
+    expect((await apiScrape(`Bearer ${token}`)).status).toBe(200);
+
+    const port = (await freePort()) as number;
+    const guarded = await startWorker(uniqueTaskQueue('metrics-token'), { WORKER_METRICS_PORT: String(port), METRICS_TOKEN: token });
+    try {
+      const workerScrape = (authorization?: string) =>
+        fetch(`http://127.0.0.1:${port}/metrics`, { headers: authorization ? { Authorization: authorization } : {} });
+      expect((await workerScrape()).status).toBe(401);
+      expect((await workerScrape('Bearer wrong-token-of-some-length')).status).toBe(401);
+      const scraped = await workerScrape(`Bearer ${token}`);
+      expect(scraped.status).toBe(200);
+      expect(await scraped.text()).toContain('# TYPE webhook_deliveries_total counter');
+      // Not reachable on the machine's other addresses: it is bound to loopback.
+      const outside = Object.values(networkInterfaces()).flat().filter((address) => address && !address.internal && address.family === 'IPv4');
+      for (const address of outside) {
+        const reached = await fetch(`http://${address!.address}:${port}/metrics`, { headers: { Authorization: `Bearer ${token}` } }).then(() => true, () => false);
+        expect({ address: address!.address, reached }).toEqual({ address: address!.address, reached: false });
+      }
+    } finally {
+      await guarded.stop();
+    }
   });
 
   test('METRICS=false: the API has no /metrics and records nothing', async () => {

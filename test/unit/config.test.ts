@@ -53,3 +53,9 @@ test('webhook and retention settings: the spec\'s defaults, short schedules for 
   expect(loadConfig({ WEBHOOK_CA_FILE: '/tmp/ca.pem' }).webhooks.caFile).toBe('/tmp/ca.pem');
   expect(() => loadConfig({ WEBHOOK_CA_FILE: '/tmp/ca.pem', SANDBOX: 'false' })).toThrow(/WEBHOOK_CA_FILE: only allowed when SANDBOX=true/);
 });
+
+test('outside sandbox mode PUBLIC_BASE_URL is required: links are never built from a request\'s Host header', () => {
+  expect(() => loadConfig({ SANDBOX: 'false' })).toThrow(/PUBLIC_BASE_URL: required when SANDBOX=false/);
+  expect(loadConfig({ SANDBOX: 'false', PUBLIC_BASE_URL: 'https://pay.example/' }).publicBaseUrl).toBe('https://pay.example');
+  expect(loadConfig({}).publicBaseUrl).toBeUndefined();
+});

@@ -3,6 +3,8 @@ import { normalizePhoneNumber, withLeadingPlus } from '../../src/domain/phone';
 import { formatTimestamp, parseFilterDate } from '../../src/domain/time';
 import { isCurrency, parsePositiveAmount } from '../../src/domain/money';
 import { issueApiKey, keyMatches, keyPrefix } from '../../src/auth/keys';
+import { parsePythonDict } from '../../src/domain/python-literal';
+import { normalizeEmail } from '../../src/domain/emails';
 
 describe('phone numbers', () => {
   test.each([
@@ -67,5 +69,33 @@ describe('API keys', () => {
     expect(keyPrefix(one.key)).toBe(one.prefix);
     expect(keyMatches(one.key, one.digest)).toBe(true);
     expect(keyMatches(two.key, one.digest)).toBe(false);
+  });
+});
+
+describe('Python dict literals (metadata as some clients send it)', () => {
+  test('a flat hash of strings, numbers, True, False and None, with Python\'s escapes', () => {
+    expect(parsePythonDict("{'id': '1234', 'name': 'Lucy'}")).toEqual({ id: '1234', name: 'Lucy' });
+    expect(parsePythonDict(`{ "a" : 1, 'b': -2.5, 'c': True, 'd': False, 'e': None, u'f': 'it\\'s \\x41\\u00e9\\n', }`))
+      .toEqual({ a: 1, b: -2.5, c: true, d: false, e: null, f: "it's A\u00e9\n" });
+    expect(parsePythonDict('{}')).toEqual({});
+    expect(parsePythonDict("{'n': 12345678901234567890}")).toEqual({ n: '12345678901234567890' });
+    const proto = parsePythonDict("{'__proto__': 'x'}")!;
+    expect(Object.keys(proto)).toEqual(['__proto__']);
+    expect(Object.getPrototypeOf(proto)).toBe(Object.prototype);
+  });
+
+  test('anything else is not this form', () => {
+    for (const text of ["{'a': {'b': 1}}", "{'a': [1]}", "{'a': 1", "{'a' 1}", "{a: 1}", "{'a': 1} x", "{'a': 'open}", "['a']", "{'a': 1,, 'b': 2}", "{'a': \"x\\xZZ\"}"]) {
+      expect({ text, parsed: parsePythonDict(text) }).toEqual({ text, parsed: null });
+    }
+  });
+});
+
+describe('emails', () => {
+  test('one normalised form: trimmed, NFKC, lower case by JavaScript\'s rules', () => {
+    expect(normalizeEmail('  Pat.Payer@Example.COM ')).toBe('pat.payer@example.com');
+    expect(normalizeEmail('\uFF50at@example.com')).toBe('pat@example.com');
+    expect(normalizeEmail('vİctim@x.example')).toBe('vi\u0307ctim@x.example');
+    expect(normalizeEmail('vİctim@x.example')).not.toBe(normalizeEmail('victim@x.example'));
   });
 });

@@ -8,10 +8,15 @@ import { startTracing } from '../../src/telemetry/tracing';
 import { parseScrape } from '../metrics';
 
 describe('telemetry settings', () => {
-  test('defaults: no tracing, metrics on, the worker on 9464', () => {
-    expect(loadConfig({}).telemetry).toEqual({ otlpEndpoint: undefined, serviceName: undefined, metrics: true, workerMetricsPort: 9464 });
-    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://jaeger:4318/', OTEL_SERVICE_NAME: 'api-eu', METRICS: 'false', WORKER_METRICS_PORT: '0' }).telemetry).toEqual({
-      otlpEndpoint: 'http://jaeger:4318', serviceName: 'api-eu', metrics: false, workerMetricsPort: 0,
+  test('defaults: no tracing, metrics on, the worker on 9464 of loopback, no token', () => {
+    expect(loadConfig({}).telemetry).toEqual({
+      otlpEndpoint: undefined, serviceName: undefined, metrics: true, workerMetricsPort: 9464, workerMetricsHost: '127.0.0.1', metricsToken: undefined,
+    });
+    expect(loadConfig({
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://jaeger:4318/', OTEL_SERVICE_NAME: 'api-eu', METRICS: 'false', WORKER_METRICS_PORT: '0',
+      WORKER_METRICS_HOST: '0.0.0.0', METRICS_TOKEN: 'a-long-scrape-token',
+    }).telemetry).toEqual({
+      otlpEndpoint: 'http://jaeger:4318', serviceName: 'api-eu', metrics: false, workerMetricsPort: 0, workerMetricsHost: '0.0.0.0', metricsToken: 'a-long-scrape-token',
     });
   });
 
@@ -19,6 +24,7 @@ describe('telemetry settings', () => {
     expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'jaeger:4318' })).toThrow(/OTEL_EXPORTER_OTLP_ENDPOINT/);
     expect(() => loadConfig({ WORKER_METRICS_PORT: '70000' })).toThrow(/WORKER_METRICS_PORT/);
     expect(() => loadConfig({ METRICS: 'sometimes' })).toThrow(/METRICS/);
+    expect(() => loadConfig({ METRICS_TOKEN: 'short' })).toThrow(/METRICS_TOKEN: must be at least 16 characters/);
   });
 
   test('without an endpoint, tracing registers nothing and makes no span', () => {

@@ -8,6 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { updateCollectionSettings } from '../../src/services/organizations';
 import { collectionRequestWorkflowId, incomingCollectionWorkflowId } from '../../src/workflows/shared';
 import { makeCertificate, startReceiver, type Certificate, type Receiver } from '../webhook-receiver';
+import { ConsoleClient, PASSWORD, consoleUser } from '../console-helpers';
 import {
   ROOT, createMerchant, eventually, requester, startWorker, testApp, testSql, uniqueTaskQueue,
   type TestApp, type TestMerchant, type WorkerProcess,
@@ -61,6 +62,12 @@ afterAll(async () => {
   verifier?.stop(true);
   await receiver?.close();
 });
+
+/** A network's callback secret, issued by the admin CLI as an operator would (it replaces any earlier one). */
+function networkSecret(name: string): string {
+  const created = spawnSync(process.execPath, ['src/admin.ts', 'network', 'secret', 'create', '--network', name, '--json'], { cwd: ROOT, env: process.env, encoding: 'utf8' });
+  return (JSON.parse(created.stdout) as { secret: string }).secret;
+}
 
 let counter = 50000;
 const nextNumber = () => `+2567725${String(counter++).padStart(5, '0')}`;
@@ -315,6 +322,18 @@ describe('claims (api.md 4.1)', () => {
     expect((await rival.request(`/api/collections/${id}`)).status).toBe(403);
   });
 
+  test('a present but empty parameter is sent: the search runs and finds nothing (an empty list)', async () => {
+    const phone = nextNumber();
+    await unmatched('CLAIM-EMPTY', phone, '12');
+    for (const query of [`amount=12&remote_transaction_id=&phonenumber=${encodeURIComponent(phone)}`, `amount=12&remote_transaction_id=CLAIM-EMPTY&phonenumber=`]) {
+      const response = await claimer.request(`/api/collections?claim=True&${query}`);
+      expect({ query, status: response.status, body: response.body }).toEqual({ query, status: 200, body: [] });
+    }
+    const missing = await claimer.request(`/api/collections?claim=True&amount=12&phonenumber=${encodeURIComponent(phone)}`);
+    expect(missing.status).toBe(400);
+    expect(Object.keys(missing.body)).toEqual(['remote_transaction_id']);
+  });
+
   test('rule 3: more than one match fails', async () => {
     const phone = nextNumber();
     await unmatched('CLAIM-2', phone, '10', 'MTN Uganda');
@@ -379,5 +398,82 @@ describe('the network callback route', () => {
     expect(invalid.status).toBe(400);
     await ctx.client.workflow.getHandle('collection-safaricom-MPESA-777').result();
     expect(await testSql()`select id from collections where remote_transaction_id = 'MPESA-777'`).toHaveLength(1);
+  });
+
+  test('a network reports its own currency from its own numbers; credentials are checked before the body', async () => {
+    const mtn = networkSecret('MTN Uganda');
+    const network = requester(ctx.app, null);
+    const send = (body: Record<string, unknown>, secret = mtn) => network('/network/payments', { body, headers: { Authorization: `Bearer ${secret}` } });
+    const report = { network: 'MTN Uganda', remote_transaction_id: 'MTN-CUR-1', phonenumber: '+256772000901', amount: '500', currency: 'UGX' };
+    // A Kenyan payment in KES reported with MTN Uganda's secret (it was credited once).
+    const kenyan = await send({ ...report, phonenumber: '+254712000901', currency: 'KES' });
+    expect(kenyan.status).toBe(400);
+    expect(kenyan.body.currency).toEqual(['MTN Uganda reports payments in UGX only.']);
+    const wrongNumber = await send({ ...report, phonenumber: '+254712000901' });
+    expect(wrongNumber.body).toEqual({ phonenumber: ['This number is not on MTN Uganda.'] });
+    expect((await send({ ...report, phonenumber: '+256701000901' })).status).toBe(400);
+    expect((await send({ ...report, currency: 'BXC' })).status).toBe(400);
+    // Another network's name in the body, or no valid secret: 401 before the body is judged.
+    expect((await send({ ...report, network: 'Safaricom' })).status).toBe(401);
+    expect((await send({ nonsense: true }, 'not-a-secret')).status).toBe(401);
+    expect((await network('/network/payments', { body: { nonsense: true } })).status).toBe(401);
+    expect((await send({ nonsense: true })).status).toBe(400);
+    expect(await testSql()`select id from collections where remote_transaction_id = 'MTN-CUR-1'`).toHaveLength(0);
+    const accepted = await send(report);
+    expect(accepted.status).toBe(202);
+    await ctx.client.workflow.getHandle(accepted.body.workflow_id).result();
+    const [stored] = await testSql()<{ network: string; currency: string }[]>`select network, currency from collections where remote_transaction_id = 'MTN-CUR-1'`;
+    expect(stored).toEqual({ network: 'MTN Uganda', currency: 'UGX' });
+  });
+
+  test('the sandbox reports BXC, and real currencies only for the networks it simulates in sandbox mode', async () => {
+    const sandbox = networkSecret('Sandbox');
+    const send = (app: TestApp['app'], body: Record<string, unknown>) =>
+      requester(app, null)('/network/payments', { body: { network: 'Sandbox', ...body }, headers: { Authorization: `Bearer ${sandbox}` } });
+    const bxc = await send(ctx.app, { remote_transaction_id: 'SBX-CUR-1', phonenumber: '+80000000057', amount: '5', currency: 'BXC' });
+    expect(bxc.status).toBe(202);
+    // A sandbox test number never pays in a real currency.
+    expect((await send(ctx.app, { remote_transaction_id: 'SBX-CUR-2', phonenumber: '+80000000057', amount: '5', currency: 'KES' })).status).toBe(400);
+    // In sandbox mode the sandbox simulates MTN Uganda: a UGX payment from its number is recorded on that network.
+    const simulated = await send(ctx.app, { remote_transaction_id: 'SBX-CUR-3', phonenumber: '+256772000902', amount: '5', currency: 'UGX' });
+    expect(simulated.status).toBe(202);
+    expect(simulated.body.workflow_id).toBe(incomingCollectionWorkflowId('MTN Uganda', 'SBX-CUR-3'));
+    expect((await send(ctx.app, { remote_transaction_id: 'SBX-CUR-4', phonenumber: '+254712000902', amount: '5', currency: 'UGX' })).status).toBe(400);
+    // Outside sandbox mode the sandbox reports no real currency, and no test number.
+    const live = await testApp(taskQueue, { ...WORKER_ENV, WEBHOOK_CA_FILE: '', SANDBOX: 'false', PUBLIC_BASE_URL: 'https://collections.example' });
+    const refused = await send(live.app, { remote_transaction_id: 'SBX-CUR-5', phonenumber: '+256772000903', amount: '5', currency: 'UGX' });
+    expect(refused.status).toBe(400);
+    expect(refused.body.currency[0]).toContain('networks it simulates in sandbox mode');
+    expect((await send(live.app, { remote_transaction_id: 'SBX-CUR-6', phonenumber: '+80000000057', amount: '5', currency: 'BXC' })).status).toBe(400);
+    await ctx.client.workflow.getHandle(bxc.body.workflow_id).result();
+    await ctx.client.workflow.getHandle(simulated.body.workflow_id).result();
+  });
+});
+
+describe('the console\'s sandbox page', () => {
+  test('completes the signed-in organization\'s requests only; a look-alike of another organization stays untouched', async () => {
+    const owner = await createMerchant(ctx.app);
+    const stranger = await createMerchant(ctx.app);
+    const phone = nextNumber();
+    const ownersRequest = await requestPayment(owner, phone, '44', false);
+    const user = await consoleUser(stranger.organization.id);
+    const browser = new ConsoleClient(ctx.app);
+    expect((await browser.signIn(user.email, PASSWORD)).status).toBe(303);
+    const page = await browser.get('/console/sandbox');
+    expect(page.text).toContain('only your own');
+    const paid = await browser.post('/console/sandbox/payments', { phonenumber: phone, amount: '44', currency: 'BXC', reference: 'not yours' });
+    expect(paid.status).toBe(200);
+    const workflowId = /\(workflow ([^)]+)\)/.exec(paid.text)![1]!;
+    const result = await ctx.client.workflow.getHandle(workflowId).result();
+    expect(result.outcome).toBe('unmatched');
+    expect((await owner.request(`/api/collectionrequests/${ownersRequest}`)).body.status).not.toBe('successful');
+    // The owner's own page completes the owner's request.
+    const ownerUser = await consoleUser(owner.organization.id);
+    const ownerBrowser = new ConsoleClient(ctx.app);
+    expect((await ownerBrowser.signIn(ownerUser.email, PASSWORD)).status).toBe(303);
+    await ownerBrowser.get('/console/sandbox');
+    const own = await ownerBrowser.post('/console/sandbox/payments', { phonenumber: phone, amount: '44', currency: 'BXC' });
+    const ownResult = await ctx.client.workflow.getHandle(/\(workflow ([^)]+)\)/.exec(own.text)![1]!).result();
+    expect(ownResult).toMatchObject({ outcome: 'accepted', requestId: ownersRequest });
   });
 });

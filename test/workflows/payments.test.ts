@@ -48,7 +48,7 @@ const balanceOf = async (organizationId: number) =>
   (await testSql()<{ balance: string }[]>`select balance::text from accounts where organization_id = ${organizationId} and currency = 'BXC' order by id limit 1`)[0]!.balance;
 
 async function pay(merchant: TestMerchant, fields: Record<string, string>) {
-  const response = await merchant.request('/api/payments', { form: { amount: '100', currency: 'BXC', ...fields } });
+  const response = await merchant.request('/api/payments', { form: { amount: '100', currency: 'BXC', description: 'Payout', ...fields } });
   expect(response.status).toBe(201);
   return response.body as { id: number; state: string };
 }

@@ -62,7 +62,7 @@ ${postForm(session, '/console/payments', html`
 ${input('phonenumber', 'Recipient phone number', values, fieldErrors, { required: true, inputmode: 'tel', hint: 'International format, for example +256772123456.' })}
 ${input('amount', 'Amount', values, fieldErrors, { required: true, inputmode: 'decimal', hint: 'No thousands separators. Taken out of the wallet at once.' })}
 ${select('currency', 'Currency', currencies, values, fieldErrors)}
-${input('description', 'Description', values, fieldErrors, { hint: 'Up to 255 characters, for your records.' })}
+${input('description', 'Description', values, fieldErrors, { required: true, hint: 'Up to 255 characters, for your records and the recipient\'s statement.' })}
 ${select('payment_type', 'Type', PAYMENT_TYPES.map((type) => [type, type === 'money' ? 'mobile money' : type] as const), values, fieldErrors)}
 ${input('first_name', 'Recipient first name', values, fieldErrors, { hint: 'A new number becomes a contact (Anonymous Contact without a name).' })}
 ${input('last_name', 'Recipient last name', values, fieldErrors)}

@@ -1,7 +1,7 @@
 /**
  * Sandbox (sandbox mode only): simulate a subscriber's payment from a number, reported through the
  * same entry point a network's callback uses (the launcher's incoming collection), so it is stored, matched,
- * verified and credited exactly as a real one.
+ * verified and credited exactly as a real one; it matches the signed-in organization's requests only.
  */
 import { randomBytes } from 'node:crypto';
 import { Elysia } from 'elysia';
@@ -34,9 +34,10 @@ export const sandboxRoutes = (deps: AppDeps) => {
   function page(session: ConsoleSession, values: Values, errors: FieldErrors, result?: string, status = 200) {
     const content = html`${result ? notice(result) : ''}
 <section class="card"><h2>Simulate an incoming payment</h2>
-<p class="muted">A subscriber pays from this number, as the sandbox network reports it: the payment is matched to an open request
-with the same number, amount and currency (or waits to be claimed), verified with your verification URL where the network asks for it,
-and credited to your wallet.</p>
+<p class="muted">A subscriber pays from this number, as the sandbox network reports it. The payment can complete only your own
+organization's open requests: it is matched to your oldest open request with the same number, amount and currency, verified with your
+verification URL where the network asks for it, and credited to your wallet. A payment that matches none of your requests is never
+matched to another organization's; it waits unassigned, for you to claim under Collections.</p>
 ${formErrors(errors, ['phonenumber', 'amount', 'currency', 'reference'])}
 ${postForm(session, '/console/sandbox/payments', html`
 ${input('phonenumber', 'From number', values, errors, { required: true, inputmode: 'tel', hint: 'For example +256772123456.' })}
@@ -69,6 +70,8 @@ ${input('reference', 'Reference', values, errors)}
           reference: payment.reference ?? '',
           promptReference: null,
           paymentDate: new Date().toISOString(),
+          // The page acts for the signed-in organization: it completes that organization's requests only.
+          reportedFor: session.organizationId,
         });
         return page(session, {}, {}, `Payment ${remoteTransactionId} reported on ${choice.network!.name} (workflow ${reported.workflowId}). ` +
           'If it matches an open request of yours (number, amount, currency) it is credited and appears under Collections; ' +
