@@ -1,6 +1,8 @@
 // `npm start`: the whole service with sandbox defaults. Installs what is missing, starts the
 // Temporal dev server (UI on 8233), prepares PostgreSQL, then the worker (Node) and the API (Bun).
-import { spawnSync } from 'node:child_process';
+// `npm run start:networks` (START_NETWORKS=true) also starts the project's simulators of M-Pesa
+// Daraja and MTN MoMo (test/simulators/run.ts, ports 8101-8103) and points both connectors at them.
+import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -24,6 +26,7 @@ const env = {
   TEMPORAL_UI_URL: process.env.TEMPORAL_UI_URL ?? `http://localhost:${uiPort}`,
 };
 const apiUrl = `http://localhost:${apiPort}`;
+const withNetworks = ['true', '1'].includes(process.env.START_NETWORKS ?? '');
 const workerMetricsPort = Number(process.env.WORKER_METRICS_PORT ?? 9464);
 const metricsOn = !['false', '0'].includes(process.env.METRICS ?? 'true');
 const children = [];
@@ -77,8 +80,35 @@ async function sandboxMerchant() {
   const saved = {
     organizationId: created.organization.id, apiKey: created.apiKey, walletId: funding.accountId, ...consoleUser(created.organization.id),
   };
+
   writeFileSync(SANDBOX_FILE, `${JSON.stringify(saved, null, 2)}\n`, { mode: 0o600 });
   return saved;
+}
+
+/** KES and UGX wallets for the sandbox merchant, funded once (the simulators' money, not real). */
+function shillingWallets(organizationId) {
+  const { wallets } = JSON.parse(admin(['wallet', 'show', '--org', String(organizationId), '--json']));
+  for (const currency of ['KES', 'UGX']) {
+    if (!wallets.some((wallet) => wallet.currency === currency)) {
+      admin(['wallet', 'fund', '--org', String(organizationId), '--currency', currency, '--amount', '1000000', '--json']);
+    }
+  }
+}
+
+/** The operator simulators as a child process; resolves with the configuration that points the service at them. */
+function startSimulators() {
+  const child = spawn(binPath('bun'), ['test/simulators/run.ts', '--port', '8101'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
+  child.processName = 'simulators';
+  children.push(child);
+  return new Promise((resolve, reject) => {
+    let output = '';
+    child.stdout.on('data', (chunk) => {
+      output += chunk.toString();
+      const line = output.split('\n')[0];
+      if (output.includes('\n')) resolve(JSON.parse(line));
+    });
+    child.once('exit', (code) => reject(new Error(`the simulators exited (${code})`)));
+  });
 }
 
 function watch(child) {
@@ -104,10 +134,17 @@ async function main() {
   }
   say('preparing PostgreSQL');
   process.stdout.write(admin(['migrate']));
+  let simulators = null;
+  if (withNetworks) {
+    say('starting the M-Pesa Daraja and MTN MoMo simulators');
+    simulators = await startSimulators();
+    Object.assign(env, simulators.env, { PUBLIC_BASE_URL: process.env.PUBLIC_BASE_URL ?? apiUrl });
+  }
   watch(startChild(children, 'worker', process.execPath, [...WORKER_NODE_ARGS, 'src/worker.ts'], { env }));
   watch(startChild(children, 'api', binPath('bun'), ['src/server.ts'], { env }));
   await waitFor('the API', async () => (await fetch(`${apiUrl}/healthz`).catch(() => null))?.status === 200, 120_000);
   const sandbox = await sandboxMerchant();
+  if (simulators) shillingWallets(sandbox.organizationId);
   process.stdout.write(`
   Mobile-money collections service (sandbox) is up.
 
@@ -122,7 +159,13 @@ async function main() {
   Try:
     curl -H 'Authorization: Token ${sandbox.apiKey}' -d phone_number=+256772123456 -d first_name=A -d last_name=B ${apiUrl}/api/contacts
     curl -H 'Authorization: Token ${sandbox.apiKey}' ${apiUrl}/api/events
-
+${simulators ? `
+  Networks: Safaricom through M-Pesa Daraja (${simulators.darajaUrl}), MTN Uganda through MTN MoMo (${simulators.momoUrl}),
+  both the project's simulators; the subscriber approves a prompt after 5 s.
+    curl -H 'Authorization: Token ${sandbox.apiKey}' -d phonenumber=+254712345678 -d amount=100 -d currency=KES -d send_instructions=true ${apiUrl}/api/collectionrequests
+    curl -H 'Authorization: Token ${sandbox.apiKey}' -d phonenumber=+256772123456 -d amount=1500 -d currency=UGX -d send_instructions=true ${apiUrl}/api/collectionrequests
+    curl -d '{"msisdn": "254712345678", "amount": "100", "billRefNumber": "<svccode of a request>"}' ${simulators.controlUrl}/paybill
+` : ''}
   Ctrl-C stops everything.
 `);
 }

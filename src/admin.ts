@@ -14,6 +14,7 @@
  *   webhooks basic-auth set --org ID --username U --password P
  *   webhooks basic-auth clear --org ID                 HTTP Basic credentials of outgoing deliveries
  *   network secret create --network NAME [--json]      the secret a network's payment callbacks carry
+ *   network register-urls [--json]                     registers the paybill's validation and confirmation URLs with Daraja
  *   wallet show --org ID [--json]                      the organization's wallets, balances checked against their transactions
  *   wallet transactions --org ID [--account ID] [--limit N] [--json]
  *   collection reverse --org ID --collection ID [--reason R] [--json]   sends a successful collection back
@@ -37,6 +38,8 @@ import { serializeAccount, serializeLedgerTransaction } from './domain/money-out
 import { reverseCollection } from './api/reversals';
 import { findApiError } from './api/http';
 import { connectClient } from './temporal/connection';
+import { createConnectors } from './network/connections';
+import { DARAJA_CALLBACK_PATHS } from './network/daraja';
 import { launcherFromConfig } from './temporal/launcher';
 import { setThrottleLimits } from './services/throttling';
 import { UserInputError, createUser } from './services/users';
@@ -59,6 +62,7 @@ const USAGE = `usage: npm run admin -- <command>
   webhooks basic-auth set --org ID --username USER --password PASSWORD
   webhooks basic-auth clear --org ID
   network secret create --network NAME [--json]
+  network register-urls [--json]
   wallet show --org ID [--json]
   wallet transactions --org ID [--account ID] [--limit N] [--json]
   collection reverse --org ID --collection ID [--reason TEXT] [--json]
@@ -257,6 +261,18 @@ async function main(argv: string[]): Promise<void> {
         print(values.json, { network: network.name, secret }, [
           `${network.name} callbacks: Authorization: Bearer ${secret}  (shown once; replaces any earlier secret)`,
         ]);
+        return;
+      }
+      case 'network register-urls': {
+        const daraja = createConnectors(config, sql).daraja;
+        if (!daraja) throw new UsageError('the M-Pesa connector is off: set MPESA_CONSUMER_KEY and the other MPESA_* variables');
+        const outcome = await daraja.registerUrls();
+        print(values.json, { ...outcome, validationUrl: `${config.publicBaseUrl}${DARAJA_CALLBACK_PATHS.validation}`, confirmationUrl: `${config.publicBaseUrl}${DARAJA_CALLBACK_PATHS.confirmation}` }, [
+          outcome.registered
+            ? `Daraja registered ${config.publicBaseUrl}${DARAJA_CALLBACK_PATHS.validation} and ${DARAJA_CALLBACK_PATHS.confirmation} for shortcode ${config.mpesa!.shortcode}`
+            : `Daraja refused the registration: ${outcome.detail}`,
+        ]);
+        if (!outcome.registered) process.exitCode = 1;
         return;
       }
       case 'wallet show': {

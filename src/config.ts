@@ -23,6 +23,8 @@ const durationList = (count: number) =>
       }),
     ),
   );
+const httpUrl = v.pipe(v.string(), v.url('must be a URL'), v.regex(/^https?:\/\//, 'must be an http:// or https:// URL'), v.transform((value) => value.replace(/\/+$/, '')));
+const secret = v.pipe(v.string(), v.minLength(1));
 const fraction = v.pipe(
   v.string(),
   v.regex(/^0(\.\d+)?$/, 'must be a fraction from 0 to 0.9'),
@@ -80,6 +82,28 @@ const ConfigSchema = v.object({
   WORKER_METRICS_HOST: v.optional(v.pipe(v.string(), v.minLength(1)), '127.0.0.1'),
   // When set, both /metrics endpoints want `Authorization: Bearer <token>` (as Prometheus sends it).
   METRICS_TOKEN: v.optional(v.pipe(v.string(), v.minLength(16, 'must be at least 16 characters'), v.regex(/^\S+$/, 'must not contain spaces'))),
+  // M-Pesa Daraja (Safaricom, KES): on when MPESA_CONSUMER_KEY is set; then every MPESA_* value is required.
+  MPESA_BASE_URL: v.optional(httpUrl, 'https://api.safaricom.co.ke'),
+  MPESA_CONSUMER_KEY: v.optional(secret),
+  MPESA_CONSUMER_SECRET: v.optional(secret),
+  MPESA_SHORTCODE: v.optional(v.pipe(v.string(), v.regex(/^\d{5,9}$/, 'must be the 5 to 9 digits of a paybill or till number'))),
+  MPESA_PASSKEY: v.optional(secret),
+  MPESA_INITIATOR_NAME: v.optional(secret),
+  MPESA_SECURITY_CREDENTIAL: v.optional(secret),
+  // How long a merchant's verification URL has to answer a paybill validation: Safaricom waits about 8 s for ours.
+  MPESA_VALIDATION_TIMEOUT_MS: v.optional(v.pipe(integerString(100), v.maxValue(5000, 'must be at most 5000 (Safaricom waits about 8 s for the whole answer)')), '3000'),
+  MPESA_REGISTER_URLS: v.optional(booleanString, 'true'),
+  // MTN MoMo (MTN Uganda, UGX): on when MTN_MOMO_COLLECTION_API_USER is set; then every MTN_MOMO_* value is required.
+  MTN_MOMO_BASE_URL: v.optional(httpUrl, 'https://proxy.momoapi.mtn.com'),
+  MTN_MOMO_TARGET_ENVIRONMENT: v.optional(v.pipe(v.string(), v.regex(/^[a-z0-9]+$/, 'must be a MoMo target environment such as mtnuganda or sandbox')), 'mtnuganda'),
+  MTN_MOMO_COLLECTION_SUBSCRIPTION_KEY: v.optional(secret),
+  MTN_MOMO_COLLECTION_API_USER: v.optional(secret),
+  MTN_MOMO_COLLECTION_API_KEY: v.optional(secret),
+  MTN_MOMO_DISBURSEMENT_SUBSCRIPTION_KEY: v.optional(secret),
+  MTN_MOMO_DISBURSEMENT_API_USER: v.optional(secret),
+  MTN_MOMO_DISBURSEMENT_API_KEY: v.optional(secret),
+  // How often a real operator is asked about a prompt, a payout or a reported payment it has not called back about.
+  NETWORK_STATUS_POLL_SECONDS: v.optional(integerString(1), '20'),
 });
 
 export type Config = {
@@ -107,7 +131,29 @@ export type Config = {
   retention: { days: number; sweepEnabled: boolean; sweepIntervalSeconds: number };
   console: { temporalUiUrl: string; trustProxy: boolean };
   telemetry: TelemetrySettings;
+  /** The real operators' connectors; null when not configured (their networks are then the sandbox's, in sandbox mode only). */
+  mpesa: MpesaSettings | null;
+  momo: MomoSettings | null;
+  /** How often a real operator is asked about what it has not called back about. */
+  networkStatusPollSeconds: number;
 };
+
+/** Safaricom's M-Pesa Daraja API (docs/going-live.md). Secrets: never logged or shown. */
+export type MpesaSettings = {
+  baseUrl: string;
+  consumerKey: string;
+  consumerSecret: string;
+  shortcode: string;
+  passkey: string;
+  initiatorName: string;
+  securityCredential: string;
+  validationTimeoutMs: number;
+  registerUrlsAtStart: boolean;
+};
+
+export type MomoProduct = { subscriptionKey: string; apiUser: string; apiKey: string };
+/** The MTN MoMo Open API (collection and disbursement products). Secrets: never logged or shown. */
+export type MomoSettings = { baseUrl: string; targetEnvironment: string; collection: MomoProduct; disbursement: MomoProduct };
 
 export type TelemetrySettings = {
   /** OTLP/HTTP base URL (`/v1/traces` is appended); unset = no tracing at all. */
@@ -134,6 +180,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   const c = result.output;
   const problems: string[] = [];
+  const mpesa = connectorSettings('MPESA_CONSUMER_KEY', c, ['MPESA_CONSUMER_SECRET', 'MPESA_SHORTCODE', 'MPESA_PASSKEY', 'MPESA_INITIATOR_NAME', 'MPESA_SECURITY_CREDENTIAL'], problems);
+  const momo = connectorSettings('MTN_MOMO_COLLECTION_API_USER', c, [
+    'MTN_MOMO_COLLECTION_SUBSCRIPTION_KEY', 'MTN_MOMO_COLLECTION_API_KEY',
+    'MTN_MOMO_DISBURSEMENT_SUBSCRIPTION_KEY', 'MTN_MOMO_DISBURSEMENT_API_USER', 'MTN_MOMO_DISBURSEMENT_API_KEY',
+  ], problems);
+  // The operators call back at PUBLIC_BASE_URL: a connector needs it.
+  if ((mpesa || momo) && c.PUBLIC_BASE_URL === undefined) problems.push('PUBLIC_BASE_URL: required when a network connector (MPESA_*, MTN_MOMO_*) is on');
   // Trusting an extra CA for outgoing deliveries is for local receivers in sandbox mode only.
   if (c.WEBHOOK_CA_FILE !== undefined && !c.SANDBOX) problems.push('WEBHOOK_CA_FILE: only allowed when SANDBOX=true');
   // Absolute links (list pages) and the networks' callback URLs are built from it, never from a request's Host header.
@@ -178,5 +231,30 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       workerMetricsHost: c.WORKER_METRICS_HOST,
       metricsToken: c.METRICS_TOKEN,
     },
+    mpesa: mpesa ? {
+      baseUrl: c.MPESA_BASE_URL,
+      consumerKey: c.MPESA_CONSUMER_KEY!,
+      consumerSecret: c.MPESA_CONSUMER_SECRET!,
+      shortcode: c.MPESA_SHORTCODE!,
+      passkey: c.MPESA_PASSKEY!,
+      initiatorName: c.MPESA_INITIATOR_NAME!,
+      securityCredential: c.MPESA_SECURITY_CREDENTIAL!,
+      validationTimeoutMs: c.MPESA_VALIDATION_TIMEOUT_MS,
+      registerUrlsAtStart: c.MPESA_REGISTER_URLS,
+    } : null,
+    momo: momo ? {
+      baseUrl: c.MTN_MOMO_BASE_URL,
+      targetEnvironment: c.MTN_MOMO_TARGET_ENVIRONMENT,
+      collection: { subscriptionKey: c.MTN_MOMO_COLLECTION_SUBSCRIPTION_KEY!, apiUser: c.MTN_MOMO_COLLECTION_API_USER!, apiKey: c.MTN_MOMO_COLLECTION_API_KEY! },
+      disbursement: { subscriptionKey: c.MTN_MOMO_DISBURSEMENT_SUBSCRIPTION_KEY!, apiUser: c.MTN_MOMO_DISBURSEMENT_API_USER!, apiKey: c.MTN_MOMO_DISBURSEMENT_API_KEY! },
+    } : null,
+    networkStatusPollSeconds: c.NETWORK_STATUS_POLL_SECONDS,
   };
+}
+
+/** Whether a connector is on (its switch variable is set), and the problems of its other required variables. */
+function connectorSettings(switchName: string, values: Record<string, unknown>, required: string[], problems: string[]): boolean {
+  if (values[switchName] === undefined) return false;
+  for (const name of required) if (values[name] === undefined) problems.push(`${name}: required when ${switchName} is set`);
+  return true;
 }

@@ -2,10 +2,10 @@
 import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from './activities';
-import { loadConfig } from './config';
-import { createSql, surviveWritesOnClosedConnections } from './db';
+import { loadConfig, type Config } from './config';
+import { createSql, surviveWritesOnClosedConnections, type Sql } from './db';
 import { logger } from './log';
-import { createSandboxNetwork } from './network/sandbox';
+import { createConnectors, createNetworks } from './network/connections';
 import { WORKFLOW_INTERCEPTOR_MODULES, startWorkerTelemetry } from './telemetry/worker';
 import { connectClient } from './temporal/connection';
 import { launcherFromConfig } from './temporal/launcher';
@@ -41,9 +41,7 @@ async function runWorker(): Promise<void> {
         launcher,
         sandbox: config.sandbox,
         webhooks: config.webhooks,
-        network: createSandboxNetwork({
-          sql, launcher, paymentDelaySeconds: config.collectionRequests.sandboxPaymentDelaySeconds, payoutDelaySeconds: config.payouts.sandboxDelaySeconds,
-        }),
+        network: createNetworks(config, sql, launcher),
       }),
       // A bounded sticky cache keeps memory flat under load; an evicted workflow is replayed when it wakes.
       maxCachedWorkflows: config.worker.maxCachedWorkflows,
@@ -62,6 +60,7 @@ async function runWorker(): Promise<void> {
         retentionDays: config.retention.days,
       });
     }
+    if (config.mpesa?.registerUrlsAtStart) void registerPaybillUrls(config, sql);
     // The SDK's runtime turns SIGINT/SIGTERM into a graceful shutdown of run().
     await worker.run();
   } finally {
@@ -69,6 +68,20 @@ async function runWorker(): Promise<void> {
     await client.connection.close();
     await telemetry.shutdown();
     await sql.end({ timeout: 5 });
+  }
+}
+
+/**
+ * Registers the paybill's validation and confirmation URLs with Daraja (idempotent; production
+ * Daraja takes one registration, so a refusal of a repeat is only logged). It never stops the worker.
+ */
+async function registerPaybillUrls(config: Config, sql: Sql): Promise<void> {
+  try {
+    const outcome = await createConnectors(config, sql).daraja!.registerUrls();
+    if (outcome.registered) logger.info('paybill URLs registered with Daraja', { detail: outcome.detail });
+    else logger.warn('Daraja did not register the paybill URLs (a production shortcode takes one registration)', { detail: outcome.detail });
+  } catch (error) {
+    logger.warn('paybill URLs not registered: Daraja did not answer', { error });
   }
 }
 

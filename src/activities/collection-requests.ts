@@ -5,14 +5,14 @@ import {
 } from '../domain/collection-requests';
 import { promptReference } from '../domain/collections';
 import { networkByName } from '../domain/networks';
-import type { NetworkAdapter, PromptResult } from '../network/adapter';
+import type { NetworkAdapter, PaymentPrompt, PromptResult } from '../network/adapter';
 import {
   changeRequestStatus, findRequest, insertCollectionRequest, REQUEST_COLUMNS, type RequestWithContact, type StatusChange,
 } from '../services/collection-requests';
 import { startUnlaunched } from '../services/sweeps';
 import { recordCollectionRequestFinal } from '../telemetry/metrics';
 import type { Launcher } from '../temporal/launcher';
-import type { SandboxPaymentInput } from '../workflows/shared';
+import { collectionRequestWorkflowId, type SandboxPaymentInput } from '../workflows/shared';
 
 /** Tries of one prompt before a network that keeps failing counts as having refused it. */
 export const PROMPT_NETWORK_TRIES = 5;
@@ -20,8 +20,16 @@ export const NETWORK_UNAVAILABLE_ERROR = 'The mobile network did not respond.';
 
 export type CollectionRequestActivityDeps = { sql: Sql; launcher: Launcher; network: NetworkAdapter };
 
-/** What prompting came to: the status the request now has, or the network's refusal. */
-export type PromptOutcome = { accepted: true; status: RequestStatus | null } | { accepted: false; error: string; status: RequestStatus | null };
+/**
+ * What prompting came to: the status the request now has, or the network's refusal. `confirm`: a
+ * real operator took the prompt and the workflow follows it with `checkPrompt` (its callback wakes it).
+ */
+export type PromptOutcome =
+  | { accepted: true; status: RequestStatus | null; confirm?: boolean }
+  | { accepted: false; error: string; status: RequestStatus | null };
+
+/** Where a prompt an operator took stands: paid (its payment is reported for matching), failed, or pending. */
+export type PromptCheck = { status: 'paid' | 'pending' } | { status: 'failed'; error: string };
 
 export function createCollectionRequestActivities({ sql, launcher, network }: CollectionRequestActivityDeps) {
   type Loaded = RequestWithContact & { organizationName: string };
@@ -55,7 +63,29 @@ export function createCollectionRequestActivities({ sql, launcher, network }: Co
 
   async function sendInstructionsText(loaded: Loaded, attempt: number): Promise<void> {
     const text = instructionsMessage(loaded.request.instructions, messageContext(loaded));
-    await network.sendSms({ requestId: loaded.request.id, kind: 'instructions', attempt, phoneNumber: loaded.request.phoneNumber, text });
+    await network.sendSms({ requestId: loaded.request.id, kind: 'instructions', attempt, phoneNumber: loaded.request.phoneNumber, text, ...moneyOf(loaded) });
+  }
+
+  /** The network and currency a request's money moves on (texts and prompts go where they do). */
+  function moneyOf(loaded: Loaded) {
+    const requestNetwork = networkByName(loaded.request.network);
+    if (!requestNetwork) throw ApplicationFailure.nonRetryable(`unknown network ${loaded.request.network}`, 'UnknownNetwork');
+    return { network: requestNetwork, currency: loaded.request.currency };
+  }
+
+  /** The prompt of one attempt, as the network is asked for it. */
+  function promptOf(loaded: Loaded, attempt: number): PaymentPrompt {
+    return {
+      requestId: loaded.request.id,
+      attempt,
+      phoneNumber: loaded.request.phoneNumber,
+      amount: loaded.request.amount,
+      currency: loaded.request.currency,
+      reference: loaded.request.reason ?? requestCode(loaded.request),
+      promptReference: promptReference(loaded.request.id, attempt),
+      network: moneyOf(loaded).network,
+      workflowId: Context.current().info.workflowExecution?.workflowId ?? collectionRequestWorkflowId(loaded.request.id),
+    };
   }
 
   /**
@@ -64,19 +94,9 @@ export function createCollectionRequestActivities({ sql, launcher, network }: Co
    * refused prompt, which the request's retry rules then handle.
    */
   async function askNetwork(loaded: Loaded, attempt: number): Promise<PromptResult> {
-    const requestNetwork = networkByName(loaded.request.network);
-    if (!requestNetwork) throw ApplicationFailure.nonRetryable(`unknown network ${loaded.request.network}`, 'UnknownNetwork');
+    const prompt = promptOf(loaded, attempt);
     try {
-      return await network.requestPayment({
-        requestId: loaded.request.id,
-        attempt,
-        phoneNumber: loaded.request.phoneNumber,
-        amount: loaded.request.amount,
-        currency: loaded.request.currency,
-        reference: loaded.request.reason ?? requestCode(loaded.request),
-        promptReference: promptReference(loaded.request.id, attempt),
-        network: requestNetwork,
-      });
+      return await network.requestPayment(prompt);
     } catch (error) {
       const tries = Context.current().info.attempt;
       if (tries < PROMPT_NETWORK_TRIES) throw error;
@@ -117,7 +137,35 @@ export function createCollectionRequestActivities({ sql, launcher, network }: Co
         return { accepted: false, error: prompt.error, status };
       }
       await record('processing_started');
-      return { accepted: true, status };
+      return prompt.confirm ? { accepted: true, status, confirm: true } : { accepted: true, status };
+    },
+
+    /**
+     * A regular activity (the operator's status query): where a prompt a real operator took
+     * stands. Paid: the payment, as the operator confirmed it, is reported through the same entry
+     * point as every network's payments (one `collection-<network>-<id>` workflow, so a repeat
+     * starts nothing), which matches it to this request by its prompt reference and credits it.
+     */
+    async checkPrompt({ requestId, attempt }: { requestId: number; attempt: number }): Promise<PromptCheck> {
+      const loaded = await load(requestId);
+      const prompt = promptOf(loaded, attempt);
+      const found = await network.promptStatus({ ...prompt, operatorReference: prompt.promptReference });
+      if (found.status === 'pending') return { status: 'pending' };
+      if (found.status === 'failed') {
+        await sql`update collection_requests set attempts = greatest(attempts, ${attempt}) where id = ${requestId}`;
+        return found;
+      }
+      await launcher.startIncomingCollection({
+        network: prompt.network.name,
+        remoteTransactionId: found.remoteTransactionId,
+        phoneNumber: prompt.phoneNumber,
+        amount: prompt.amount,
+        currency: prompt.currency,
+        reference: prompt.reference,
+        promptReference: prompt.promptReference,
+        paymentDate: found.paymentDate,
+      });
+      return { status: 'paid' };
     },
 
     /** The success text, once the request is successful (not when it expired while the payment came in). */
@@ -125,7 +173,7 @@ export function createCollectionRequestActivities({ sql, launcher, network }: Co
       const loaded = await load(requestId);
       if (loaded.request.status !== 'successful') return;
       const text = successMessage(loaded.request.successMessage, messageContext(loaded));
-      await network.sendSms({ requestId, kind: 'success', attempt: 0, phoneNumber: loaded.request.phoneNumber, text });
+      await network.sendSms({ requestId, kind: 'success', attempt: 0, phoneNumber: loaded.request.phoneNumber, text, ...moneyOf(loaded) });
     },
 
     // Activities of the request workflow's earlier shape (workflows/legacy), kept for executions in flight.

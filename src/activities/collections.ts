@@ -1,15 +1,15 @@
-import { ApplicationFailure, log } from '@temporalio/activity';
+import { ApplicationFailure, Context, log } from '@temporalio/activity';
 import type { Sql } from '../db';
-import { parseVerificationAnswer, type CollectionRow } from '../domain/collections';
+import type { CollectionRow } from '../domain/collections';
 import { networkByName } from '../domain/networks';
 import type { NetworkAdapter } from '../network/adapter';
 import {
-  acceptCollection, acceptVerified, failCollection, matchCollection, receivePayment, rejectCollection, storeIncomingPayment,
+  acceptCollection, acceptVerified, failCollection, matchCollection, receivePayment, rejectCollection, storeIncomingPayment, verificationSettingsOf,
   type Match, type Receipt,
 } from '../services/collections';
 import { measuredVerification, recordCollectionMatch, recordFinalRequestStatuses, recordWalletMovement } from '../telemetry/metrics';
 import type { Launcher } from '../temporal/launcher';
-import { outgoingTransport, postVerification } from './webhook-http';
+import { askMerchant, outgoingTransport } from './webhook-http';
 import type { IncomingPaymentInput, VerificationDecision } from '../workflows/shared';
 
 export type CollectionActivityDeps = {
@@ -39,9 +39,9 @@ function recordReceipt(receipt: Receipt): void {
 export function createCollectionActivities({ sql, launcher, network, sandbox, webhooks }: CollectionActivityDeps) {
   // The verification URL's transport: its extra certificate authority read once, its deadline per call.
   const verificationTransport = outgoingTransport({ sandbox, caFile: webhooks.caFile, timeoutMs: 0 });
-  const asksVerification = (networkName: string): boolean => {
+  const asksVerification = (networkName: string, currency: string): boolean => {
     const collectionNetwork = networkByName(networkName);
-    return collectionNetwork !== null && network.supportsVerification(collectionNetwork);
+    return collectionNetwork !== null && network.supportsVerification(collectionNetwork, currency);
   };
 
   /**
@@ -68,6 +68,25 @@ export function createCollectionActivities({ sql, launcher, network, sandbox, we
   }
 
   return {
+    /**
+     * A regular activity (the operator's status query): whether a payment an operator reported by
+     * callback really happened. Confirmed: the payment as the operator confirmed it (the payer's
+     * number in full when the operator gives it); refused: why not; pending: ask again later.
+     */
+    async checkReportedPayment(payment: IncomingPaymentInput): Promise<{ status: 'confirmed'; payment: IncomingPaymentInput } | { status: 'refused'; reason: string } | { status: 'pending' }> {
+      const paymentNetwork = networkByName(payment.network);
+      if (!paymentNetwork) throw ApplicationFailure.nonRetryable(`unknown network ${payment.network}`, 'UnknownNetwork');
+      const found = await network.reportedPaymentStatus({
+        network: paymentNetwork, remoteTransactionId: payment.remoteTransactionId, amount: payment.amount, currency: payment.currency,
+        phoneNumber: payment.phoneNumber, workflowId: Context.current().info.workflowExecution?.workflowId ?? '',
+      });
+      if (found.status !== 'confirmed') {
+        if (found.status === 'refused') log.warn('a reported payment was not confirmed by its operator', { network: payment.network, remoteTransactionId: payment.remoteTransactionId, reason: found.reason });
+        return found;
+      }
+      return { status: 'confirmed', payment: { ...payment, amount: found.amount, phoneNumber: found.phoneNumber ?? payment.phoneNumber } };
+    },
+
     /**
      * A local activity: the reported payment stored, matched and (unless the merchant's
      * verification URL must answer first) credited, in one transaction; then the request told.
@@ -98,40 +117,26 @@ export function createCollectionActivities({ sql, launcher, network, sandbox, we
      * accept-by-default setting. HTTP failures are answers too ("none"), never activity errors.
      */
     verifyCollection: measuredVerification(async ({ collectionId, organizationId, timeoutSeconds }: { collectionId: number; organizationId: number; timeoutSeconds: number }): Promise<VerificationDecision> => {
-      const [settings] = await sql<{ url: string | null; acceptByDefault: boolean }[]>`
-        select verification_url as url, accept_by_default as "acceptByDefault" from organizations where id = ${organizationId}`;
+      const settings = await verificationSettingsOf(sql, organizationId);
       const [collection] = await sql<CollectionRow[]>`
         select phone_number as "phoneNumber", amount::text as amount, currency, reference, remote_transaction_id as "remoteTransactionId", network
         from collections where id = ${collectionId}`;
       if (!settings || !collection) throw ApplicationFailure.nonRetryable(`collection ${collectionId} or its organization is gone`, 'NotFound');
       const collectionNetwork = networkByName(collection.network);
-      if (!settings.url || !collectionNetwork || !network.supportsVerification(collectionNetwork)) {
+      if (!settings.url || !collectionNetwork || !network.supportsVerification(collectionNetwork, collection.currency)) {
         return { decision: 'accept', reason: null, decidedBy: 'not-asked' };
       }
-      const fallback: VerificationDecision = { decision: settings.acceptByDefault ? 'accept' : 'reject', reason: null, decidedBy: 'default' };
       // The same guarded transport as webhooks: outside sandbox mode no loopback or private address,
       // whatever the URL's name resolves to; no redirects; a hard deadline.
-      const sent = await postVerification(settings.url, {
+      const decided = await askMerchant(settings.url, {
         phonenumber: collection.phoneNumber,
         amount: collection.amount,
         currency_code: collection.currency,
         reference: collection.reference,
         remote_transaction_id: collection.remoteTransactionId,
-      }, { ...verificationTransport, timeoutMs: timeoutSeconds * 1000 });
-      if (sent.statusCode === null) {
-        log.info('verification URL did not answer in time; default applies', { collectionId, error: sent.error });
-        return fallback;
-      }
-      if (sent.statusCode !== 200) {
-        log.info('verification URL answered without 200; default applies', { collectionId, status: sent.statusCode });
-        return fallback;
-      }
-      const answer = parseVerificationAnswer(sent.responseExcerpt ?? '', collection.remoteTransactionId);
-      if (answer.decision === 'none') {
-        log.info('verification answer unreadable; default applies', { collectionId, detail: answer.detail });
-        return fallback;
-      }
-      return { decision: answer.decision, reason: answer.decision === 'reject' ? answer.reason : null, decidedBy: 'merchant' };
+      }, { ...verificationTransport, timeoutMs: timeoutSeconds * 1000 }, settings.acceptByDefault);
+      if (decided.detail !== null) log.info('verification URL gave no decision; default applies', { collectionId, detail: decided.detail });
+      return { decision: decided.decision, reason: decided.reason, decidedBy: decided.decidedBy };
     }),
 
     async acceptCollection({ collectionId, organizationId }: { collectionId: number; organizationId: number }): Promise<void> {
@@ -147,11 +152,11 @@ export function createCollectionActivities({ sql, launcher, network, sandbox, we
 
     async rejectCollection({ collectionId, organizationId, reason }: { collectionId: number; organizationId: number; reason: string | null }): Promise<void> {
       await rejectCollection(sql, collectionId, organizationId, reason);
-      const [collection] = await sql<{ network: string; remoteTransactionId: string }[]>`
-        select network, remote_transaction_id as "remoteTransactionId" from collections where id = ${collectionId}`;
+      const [collection] = await sql<{ network: string; currency: string; remoteTransactionId: string }[]>`
+        select network, currency, remote_transaction_id as "remoteTransactionId" from collections where id = ${collectionId}`;
       const collectionNetwork = collection ? networkByName(collection.network) : null;
       if (collection && collectionNetwork) {
-        await network.rejectPayment({ network: collectionNetwork, remoteTransactionId: collection.remoteTransactionId, reason });
+        await network.rejectPayment({ network: collectionNetwork, currency: collection.currency, remoteTransactionId: collection.remoteTransactionId, reason });
       }
     },
   };

@@ -1,4 +1,5 @@
-import { ApplicationFailure, log } from '@temporalio/activity';
+import { ApplicationFailure, Context, log } from '@temporalio/activity';
+import { findCollection } from '../services/collections';
 import type { Sql } from '../db';
 import { networkByName } from '../domain/networks';
 import type { NetworkAdapter, Payout, PayoutResult } from '../network/adapter';
@@ -7,7 +8,7 @@ import { findReversal, finishReversal } from '../services/reversals';
 import { startUnlaunched } from '../services/sweeps';
 import { recordFinalRequestStatuses, recordPaymentState, recordWalletMovement } from '../telemetry/metrics';
 import type { Launcher } from '../temporal/launcher';
-import type { OutboxSweepInput } from '../workflows/shared';
+import { paymentWorkflowId, reversalWorkflowId, type OutboxSweepInput } from '../workflows/shared';
 
 export type PaymentActivityDeps = { sql: Sql; launcher: Launcher; network: NetworkAdapter };
 
@@ -21,7 +22,13 @@ export function createPaymentActivities({ sql, launcher, network }: PaymentActiv
     if (!row) throw ApplicationFailure.nonRetryable(`${kind} ${id} does not exist`, 'NotFound');
     const payoutNetwork = networkByName(row.network);
     if (!payoutNetwork) throw ApplicationFailure.nonRetryable(`unknown network ${row.network}`, 'UnknownNetwork');
-    return { reference: `${kind === 'payment' ? 'pay' : 'rev'}-${id}`, kind, phoneNumber: row.phoneNumber, amount: row.amount, currency: row.currency, network: payoutNetwork };
+    // A reversal names the payment it sends back: the operator's id of its collection.
+    const original = 'collectionId' in row ? (await findCollection(sql, row.collectionId))?.remoteTransactionId : undefined;
+    return {
+      reference: `${kind === 'payment' ? 'pay' : 'rev'}-${id}`, kind, phoneNumber: row.phoneNumber, amount: row.amount, currency: row.currency, network: payoutNetwork,
+      ...(original ? { originalTransactionId: original } : {}),
+      workflowId: Context.current().info.workflowExecution?.workflowId ?? (kind === 'payment' ? paymentWorkflowId(id) : reversalWorkflowId(id)),
+    };
   }
 
   /** After a state change's commit: its events' deliveries start; the metrics count it. */

@@ -13,6 +13,7 @@ import { createSecureContext, rootCertificates, type SecureContext } from 'node:
 import { isPublicAddress } from '../domain/network-addresses';
 import { withClientSpan } from '../telemetry/trace-context';
 import { RESPONSE_EXCERPT_BYTES, asksToSkipCertificateCheck } from '../domain/webhooks';
+import { parseVerificationAnswer } from '../domain/collections';
 
 export type TransportSettings = {
   /** Sandbox mode: private and loopback targets allowed, `skip-cert-verify` and the extra CA honoured. */
@@ -169,4 +170,23 @@ export function postVerification(url: string, request: VerificationRequest, tran
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'text/plain', 'user-agent': 'collections-verification/1.0' };
   return withClientSpan('POST verification', { method: 'POST', url, headers }, () =>
     postOutgoing(url, headers, JSON.stringify(request), { ...transport, maxResponseBytes: VERIFICATION_ANSWER_BYTES }));
+}
+
+/** What the merchant decided about a collection, or the organization's default, and why the default applied. */
+export type MerchantDecision = { decision: 'accept' | 'reject'; reason: string | null; decidedBy: 'merchant' | 'default'; detail: string | null };
+
+/**
+ * Asks the verification URL (api.md 4.2) and reads its answer: `ACCEPT <id>` or `REJECT <id>
+ * <reason>` within the transport's deadline; no answer in time, a non-200, an answer naming another
+ * transaction or anything unreadable takes the organization's accept-by-default setting. HTTP
+ * failures are answers too (the default), never errors.
+ */
+export async function askMerchant(url: string, request: VerificationRequest, transport: TransportSettings, acceptByDefault: boolean): Promise<MerchantDecision> {
+  const fallback = (detail: string): MerchantDecision => ({ decision: acceptByDefault ? 'accept' : 'reject', reason: null, decidedBy: 'default', detail });
+  const sent = await postVerification(url, request, transport);
+  if (sent.statusCode === null) return fallback(`no answer in time: ${sent.error ?? 'unknown'}`);
+  if (sent.statusCode !== 200) return fallback(`answered HTTP ${sent.statusCode}`);
+  const answer = parseVerificationAnswer(sent.responseExcerpt ?? '', request.remote_transaction_id);
+  if (answer.decision === 'none') return fallback(answer.detail);
+  return { decision: answer.decision, reason: answer.decision === 'reject' ? answer.reason : null, decidedBy: 'merchant', detail: null };
 }

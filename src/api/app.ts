@@ -2,6 +2,7 @@ import { Elysia } from 'elysia';
 import { collectionRequestRoutes } from './collection-requests';
 import { collectionRoutes } from './collections';
 import { networkCallbackRoutes } from './network-callbacks';
+import { operatorCallbackRoutes } from './operator-callbacks';
 import { billRoutes, inBillsEnvelope } from './bills';
 import { contactRoutes } from './contacts';
 import type { AppDeps } from './context';
@@ -20,11 +21,13 @@ import { assertAcceptsJson, assertQueryIsUtf8, createMethodIndex, createRouteInd
 import { documentationRoutes, isDocumentationPage } from './openapi';
 import { requestPolicyPlugin } from './request-policy';
 import { consoleErrorResponse, consoleRoutes, isConsolePath } from '../console';
+import { createNetworks } from '../network/connections';
 
 const UNREAD_BODY = Object.freeze({});
 
 /** The whole HTTP API, without `.listen()`: Bun, Deno and tests all serve or call this app. */
-export function createApp(deps: AppDeps) {
+export function createApp(given: AppDeps) {
+  const deps: AppDeps = { ...given, networks: given.networks ?? createNetworks(given.config, given.sql, given.launcher) };
   let routes: () => readonly { method: string; path: string }[] = () => [];
   const allowedMethods = createMethodIndex(() => routes());
   const declared = createRouteIndex(() => routes());
@@ -60,6 +63,7 @@ export function createApp(deps: AppDeps) {
     .use(collectionRequestRoutes(deps))
     .use(collectionRoutes(deps))
     .use(networkCallbackRoutes(deps))
+    .use(operatorCallbackRoutes(deps))
     .use(webhookRoutes(deps))
     .use(billRoutes(deps))
     .use(paymentRoutes(deps))

@@ -6,7 +6,8 @@ import {
 } from '../domain/collection-requests';
 import { DATE_HORIZON_TEXT, isBeyondHorizon, parseRequestDate } from '../domain/dates';
 import { SUPPORTED_CURRENCIES } from '../domain/money';
-import { networkForCollection } from '../domain/networks';
+import { networkForMoney, operatorAmountProblem } from '../domain/networks';
+import { connectedNetworks } from '../network/connections';
 import { FREQUENCIES } from '../domain/subscriptions';
 import { collectionRequestForVersion, collectionRequestSchemaForVersion, listForVersion, listSchemaForVersion } from '../domain/versions';
 import { writeOnce, type DuplicateCheck } from '../services/duplicate-checks';
@@ -147,8 +148,11 @@ export async function createCollectionRequest(
   const { sql, config, launcher } = deps;
   const now = new Date();
   const errors: FieldErrors = {};
-  const choice = networkForCollection(input.phonenumber, input.currency, config.sandbox);
+  const connected = connectedNetworks(config);
+  const choice = networkForMoney(input.phonenumber, input.currency, { sandboxMode: config.sandbox, connected });
   if (choice.problem !== undefined) errors.phonenumber = [choice.problem];
+  const amountProblem = choice.network ? operatorAmountProblem(choice.network, input.currency, input.amount, connected) : null;
+  if (amountProblem !== null) errors.amount = [amountProblem];
   const startAt = input.start_date === null ? null : requestDate(errors, 'start_date', input.start_date, now, '2 hours');
   if (startAt !== null && startAt.getTime() <= now.getTime()) errors.start_date = ['The start date must be later than now.'];
   let subscriptionSettings: Record<string, unknown> | null = null;

@@ -2,7 +2,7 @@ import { Elysia } from 'elysia';
 import * as v from 'valibot';
 import { DEFAULT_CONTACT_TYPE, serializeContact, type ContactRow } from '../domain/contacts';
 import { contactForVersion, contactSchemaForVersion, listForVersion, listSchemaForVersion } from '../domain/versions';
-import { createSandboxNetwork } from '../network/sandbox';
+import { createNetworks } from '../network/connections';
 import { CONTACT_COLUMNS, createContactIn, verifyContact } from '../services/contacts';
 import { writeOnce, type DuplicateCheck } from '../services/duplicate-checks';
 import type { NetworkAdapter } from '../network/adapter';
@@ -47,11 +47,9 @@ export type ContactInput = v.InferOutput<typeof ContactCreate>;
 export type ContactFilterValues = v.InferOutput<typeof ContactFilters>;
 export const parseContactFilters = (searchParams: URLSearchParams): ContactFilterValues => validate(ContactFilters, queryObject(searchParams));
 
-/** The network adapter that answers name look-ups: the sandbox network is the one this service has. */
-export const contactNetwork = ({ sql, config, launcher }: Pick<AppDeps, 'sql' | 'config' | 'launcher'>): NetworkAdapter | null =>
-  config.sandbox
-    ? createSandboxNetwork({ sql, launcher, paymentDelaySeconds: config.collectionRequests.sandboxPaymentDelaySeconds })
-    : null;
+/** The network adapter that answers name look-ups: the connected operators', and the sandbox's in sandbox mode. */
+export const contactNetwork = ({ sql, config, launcher, networks }: Pick<AppDeps, 'sql' | 'config' | 'launcher' | 'networks'>): NetworkAdapter =>
+  networks ?? createNetworks(config, sql, launcher);
 
 /**
  * Creates a contact from a merchant's parameters (api.md 4.4), as the REST route and the web

@@ -6,6 +6,7 @@ import { logger } from '../log';
 import { startApiTelemetry, type ApiTelemetry } from '../telemetry/api';
 import { createLazyClient } from '../temporal/connection';
 import { launcherFromConfig, type Launcher } from '../temporal/launcher';
+import type { NetworkAdapter } from '../network/adapter';
 
 /** What route modules need from the outside world, passed in by the process that serves them. */
 export type AppDeps = {
@@ -14,6 +15,8 @@ export type AppDeps = {
   /** For health checks; workflows are started through the launcher. */
   temporal: Client;
   launcher: Launcher;
+  /** The networks (sandbox and connected operators), for name look-ups; built from `config` when not given. */
+  networks?: NetworkAdapter;
 };
 
 /**

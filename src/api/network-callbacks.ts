@@ -6,6 +6,7 @@ import { withinHorizon } from '../domain/dates';
 import { networkByName, reportedPaymentNetwork, type Network } from '../domain/networks';
 import type { AppDeps } from './context';
 import { ApiError, fieldErrors } from './errors';
+import { connectedNetworks } from '../network/connections';
 import { REQUIRED, amountField, optionalText, phoneNumber, text } from './fields';
 import { requestSchema, routeDocs } from './route-docs';
 
@@ -62,7 +63,8 @@ export const networkCallbackRoutes = ({ sql, launcher, config }: AppDeps) =>
     async ({ body: report, set, reporter }) => {
       // The body names the network its secret belongs to; another network's name is not this caller's to use.
       if (networkByName(report.network)?.name !== reporter.name) throw networkUnauthorized();
-      const recorded = reportedPaymentNetwork(reporter, report.phonenumber, report.currency, config.sandbox, () => config.sandbox);
+      const connected = connectedNetworks(config);
+      const recorded = reportedPaymentNetwork(reporter, report.phonenumber, report.currency, config.sandbox, (network) => config.sandbox && !connected.has(network.name));
       if (recorded.problems !== undefined) throw fieldErrors(recorded.problems);
       const network = recorded.network;
       const started = await launcher.startIncomingCollection({

@@ -198,6 +198,11 @@ const TAGS = [
   { name: 'Reference', description: 'The currencies and mobile networks the service handles.' },
   { name: 'Bill payments', description: 'Billers, electricity billers and pin bundles (api.md 4.7), served from `{bills_url}`.' },
   { name: 'Mobile networks', description: 'Entry points the mobile networks call, with their own credentials.' },
+  {
+    name: 'Operator callbacks',
+    description: 'Fixed paths the real operators call back (Safaricom\'s Daraja, MTN MoMo), registered or sent under PUBLIC_BASE_URL. They carry no credentials: ' +
+      'a callback only wakes the workflow it names, which then asks the operator\'s own status query; money moves on that answer alone.',
+  },
   { name: 'Service', description: 'The service itself.' },
 ];
 

@@ -7,7 +7,8 @@ import { Elysia } from 'elysia';
 import * as v from 'valibot';
 import { PAYMENT_STATES, PAYMENT_TYPES, PaymentSchema, type PaymentResource } from '../domain/money-out';
 import { SUPPORTED_CURRENCIES } from '../domain/money';
-import { networkForCollection } from '../domain/networks';
+import { networkForMoney, operatorAmountProblem } from '../domain/networks';
+import { connectedNetworks } from '../network/connections';
 import { checkCallbackUrl } from '../domain/urls';
 import { listForVersion, listSchemaForVersion, ownedForVersion, ownedSchemaForVersion } from '../domain/versions';
 import { writeOnce, type DuplicateCheck } from '../services/duplicate-checks';
@@ -82,8 +83,11 @@ export async function createPayment(
 ): Promise<PaymentResource> {
   const now = new Date();
   const errors: FieldErrors = {};
-  const network = networkForCollection(input.phonenumber, input.currency, config.sandbox);
+  const connected = connectedNetworks(config);
+  const network = networkForMoney(input.phonenumber, input.currency, { sandboxMode: config.sandbox, connected });
   if (network.problem !== undefined) errors.phonenumber = [network.problem.replace('collections need', 'payments need')];
+  const amountProblem = network.network ? operatorAmountProblem(network.network, input.currency, input.amount, connected) : null;
+  if (amountProblem !== null) errors.amount = [amountProblem];
   let callbackUrl: string | null = null;
   if (input.callback_url !== null) {
     const checked = checkCallbackUrl(input.callback_url, { sandbox: config.sandbox, allowHttp: false, subject: 'Callback URLs' });

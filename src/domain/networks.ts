@@ -119,6 +119,29 @@ export function networkById(id: number): Network | null {
   return knownNetworks().find((network) => network.id === id) ?? null;
 }
 
+export type Connections = { sandboxMode: boolean; connected: ReadonlySet<string> };
+
+/**
+ * The network that moves a request's or a payment's money (`networkForCollection`), with the
+ * connectors' rules: BXC always goes to the sandbox; a real currency goes to its network's
+ * connector, or, in sandbox mode only, to the sandbox that simulates a network with none; outside
+ * sandbox mode a network with no connector moves no money (refused here, naming it).
+ */
+export function networkForMoney(e164: string, currency: string, { sandboxMode, connected }: Connections): NetworkChoice {
+  const choice = networkForCollection(e164, currency, sandboxMode);
+  if (choice.problem !== undefined || currency === 'BXC' || sandboxMode || connected.has(choice.network.name)) return choice;
+  return { problem: `${choice.network.name} is not connected to this service: ${currency} cannot be moved on it (no ${choice.network.name} connector is configured).` };
+}
+
+/** The operator's own amount rules, for a connected network (null when the amount is fine): M-Pesa and MoMo take whole shillings. */
+export function operatorAmountProblem(network: Network, currency: string, amount: string, connected: ReadonlySet<string>): string | null {
+  if (currency === 'BXC' || !connected.has(network.name)) return null;
+  const [, fraction = ''] = amount.split('.');
+  if (/^0*$/.test(fraction)) return null;
+  const operator = network.name === 'Safaricom' ? 'M-Pesa' : network.name === 'MTN Uganda' ? 'MTN MoMo' : network.name;
+  return `${operator} takes whole amounts only: enter ${currency} without decimals.`;
+}
+
 export function networkByName(name: string): Network | null {
   if (name === SANDBOX_NETWORK.name) return SANDBOX_NETWORK;
   const found = RULES.find((network) => network.name.toLowerCase() === name.toLowerCase());

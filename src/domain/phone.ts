@@ -25,3 +25,26 @@ export function normalizePhoneNumber(input: string): string | null {
 }
 
 export const isSandboxTestNumber = (e164: string): boolean => SANDBOX_TEST_NUMBER.test(e164);
+
+/**
+ * Whether a full number fits the form an operator gave the payer's number in: in full (`254…`),
+ * masked (`2547****149`, `2547 ***** 149`: the visible digits at both ends must agree), or hashed
+ * (SHA-256 hex of the digits, as live Daraja sends it). `hash` computes SHA-256 hex (kept out of
+ * this pure module).
+ */
+export function numberFitsMask(e164: string, given: string, hash: (text: string) => string): boolean {
+  const digits = e164.replace(/^\+/, '');
+  const compact = given.replace(/\s+/g, '').replace(/^\+/, '');
+  if (/^\d+$/.test(compact)) return compact === digits;
+  if (/^[0-9a-f]{64}$/i.test(compact)) return [digits, `+${digits}`, digits.replace(/^254/, '0')].some((form) => hash(form) === compact.toLowerCase());
+  const masked = /^(\d*)[*xX]+(\d*)$/.exec(compact);
+  if (!masked) return false;
+  const [, head = '', tail = ''] = masked;
+  return head.length + tail.length > 0 && head.length + tail.length < digits.length && digits.startsWith(head) && digits.endsWith(tail);
+}
+
+/** The payer's number as an operator gave it, in E.164 when it came in full; null when masked or hashed. */
+export function fullNumberOf(given: string): string | null {
+  const compact = given.replace(/\s+/g, '').replace(/^\+/, '');
+  return /^\d{9,15}$/.test(compact) ? normalizePhoneNumber(compact) : null;
+}

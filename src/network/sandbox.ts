@@ -1,7 +1,9 @@
 import type { Sql } from '../db';
 import type { Network } from '../domain/networks';
 import type { Launcher } from '../temporal/launcher';
-import type { NameLookup, NetworkAdapter, PaymentPrompt, Payout, PayoutResult, PromptResult, TextMessage } from './adapter';
+import type {
+  NameLookup, NetworkAdapter, PaymentPrompt, Payout, PayoutResult, PromptResult, PromptStatus, ReportedPayment, ReportedPaymentStatus, TakenPrompt, TextMessage,
+} from './adapter';
 
 /** Test numbers of the sandbox network (facts.md). */
 export const SANDBOX_CANCELLED_NUMBER = '+80000000001';
@@ -97,6 +99,23 @@ export function createSandboxNetwork({ sql, launcher, paymentDelaySeconds, payou
         paymentDate: (recorded?.created ?? paymentDate).toISOString(),
       }, { delaySeconds: paymentDelaySeconds });
       return { accepted: true };
+    },
+
+    /** The sandbox pays by itself (it reports the payment); asked anyway, it says whether its subscriber has paid yet. */
+    async promptStatus(prompt: TakenPrompt): Promise<PromptStatus> {
+      const [paid] = await sql<{ remoteTransactionId: string; created: Date }[]>`
+        select remote_transaction_id as "remoteTransactionId", created from sandbox_payments where remote_transaction_id = ${`SBX-${prompt.requestId}`}`;
+      if (prompt.phoneNumber === SANDBOX_CANCELLED_NUMBER) return { status: 'failed', error: SANDBOX_CANCELLED_ERROR };
+      if (!paid || paid.created.getTime() > Date.now()) return { status: 'pending' };
+      return { status: 'paid', remoteTransactionId: paid.remoteTransactionId, paymentDate: paid.created.toISOString() };
+    },
+
+    /** A payment the sandbox made is one it recorded; anything else it never made. */
+    async reportedPaymentStatus(payment: ReportedPayment): Promise<ReportedPaymentStatus> {
+      const [made] = await sql<{ amount: string; phoneNumber: string }[]>`
+        select amount::text as amount, phone_number as "phoneNumber" from sandbox_payments where remote_transaction_id = ${payment.remoteTransactionId}`;
+      if (!made) return { status: 'refused', reason: 'The sandbox network made no such payment.' };
+      return { status: 'confirmed', amount: made.amount, phoneNumber: made.phoneNumber };
     },
 
     async sendSms(message: TextMessage): Promise<void> {

@@ -160,7 +160,7 @@ export async function changeRequestStatusIn(tx: Queryable, change: StatusChange)
   });
 }
 
-export type WorkflowSettings = { failedPromptRetrySeconds: number; networkPullsFunds: boolean };
+export type WorkflowSettings = { failedPromptRetrySeconds: number; networkPullsFunds: boolean; networkPollSeconds?: number };
 
 /** The workflow input for a saved request: everything comes from the row and configuration. */
 export function workflowInputFor(request: CollectionRequestRow, settings: WorkflowSettings): CollectionRequestInput {
@@ -175,6 +175,7 @@ export function workflowInputFor(request: CollectionRequestRow, settings: Workfl
     sendInstructions: request.sendInstructions,
     sendSms: request.instructions?.trim().toLowerCase() !== 'skip',
     networkPullsFunds: settings.networkPullsFunds,
+    ...(settings.networkPollSeconds !== undefined ? { networkPollSeconds: settings.networkPollSeconds } : {}),
   };
 }
 

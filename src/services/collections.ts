@@ -122,9 +122,7 @@ export async function matchCollectionIn(tx: Queryable, collectionId: number, onl
     return { requestId: collection.collectionRequestId, organizationId: request!.organizationId, rule };
   }
   if (collection.status !== 'pending' || collection.organizationId !== null) return null;
-  const lookAlike = tx`
-    phone_number = ${collection.phoneNumber} and currency = ${collection.currency} and amount = ${collection.amount}::numeric
-    and status in ${tx(OPEN_STATUSES as RequestStatus[])} and collection_id is null and expiry_date > now()`;
+  const lookAlike = lookAlikeOf(tx, collection);
   let candidates;
   if (collection.promptReference !== null) {
     const requestId = requestOfPromptReference(collection.promptReference);
@@ -151,6 +149,45 @@ export async function matchCollectionIn(tx: Queryable, collectionId: number, onl
   await tx`update collection_requests set collection_id = ${collectionId} where id = ${request.id}`;
   await tx`update collections set collection_request_id = ${request.id}, modified = now() where id = ${collectionId}`;
   return { requestId: request.id, organizationId: request.organizationId, rule };
+}
+
+/** The open, unexpired requests a payment of this number, amount and currency could pay. */
+const lookAlikeOf = (tx: Queryable, payment: { phoneNumber: string; currency: string; amount: string }) => tx`
+  phone_number = ${payment.phoneNumber} and currency = ${payment.currency} and amount = ${payment.amount}::numeric
+  and status in ${tx(OPEN_STATUSES as RequestStatus[])} and collection_id is null and expiry_date > now()`;
+
+/**
+ * The organization a payment would be matched to by its number (`matchCollectionIn`'s rule read
+ * ahead, without locks): the one organization with an open look-alike request, or null.
+ */
+export async function lookAlikeOrganization(sql: Queryable, payment: { phoneNumber: string; currency: string; amount: string }): Promise<number | null> {
+  const organizations = await sql<{ organizationId: number }[]>`
+    select distinct organization_id as "organizationId" from collection_requests where ${lookAlikeOf(sql, payment)} limit 2`;
+  return organizations.length === 1 ? organizations[0]!.organizationId : null;
+}
+
+export type BilledRequest = { id: number; organizationId: number; phoneNumber: string; amount: string };
+
+/**
+ * The open request a paybill payment's account number names: its request code
+ * `<organization>-<request>` (api.md 2.3 `svccode`), on `network` in `currency`; undefined for any
+ * other account number.
+ */
+export async function requestOfBillReference(sql: Queryable, billReference: string, network: string, currency: string): Promise<BilledRequest | undefined> {
+  const code = /^\s*(\d{1,15})-(\d{1,15})\s*$/.exec(billReference);
+  if (!code) return undefined;
+  const [request] = await sql<BilledRequest[]>`
+    select id, organization_id as "organizationId", phone_number as "phoneNumber", amount::text as amount from collection_requests
+    where id = ${Number(code[2])} and organization_id = ${Number(code[1])} and network = ${network} and currency = ${currency}
+      and status in ${sql(OPEN_STATUSES as RequestStatus[])} and collection_id is null and expiry_date > now()`;
+  return request;
+}
+
+/** An organization's verification URL and accept-by-default setting (api.md 4.2). */
+export async function verificationSettingsOf(sql: Queryable, organizationId: number): Promise<{ url: string | null; acceptByDefault: boolean } | undefined> {
+  const [settings] = await sql<{ url: string | null; acceptByDefault: boolean }[]>`
+    select verification_url as url, accept_by_default as "acceptByDefault" from organizations where id = ${organizationId}`;
+  return settings;
 }
 
 export type Acceptance = { collection: CollectionRow; events: RecordedEvent[] };
@@ -290,7 +327,7 @@ export type Receipt =
  * assigned, credited and its request marked successful. Idempotent: a payment already accepted
  * answers `accepted` again (so the caller tells the request's workflow again, harmlessly).
  */
-export async function receivePayment(sql: Sql, payment: IncomingPayment, asksVerification: (network: string) => boolean): Promise<Receipt> {
+export async function receivePayment(sql: Sql, payment: IncomingPayment, asksVerification: (network: string, currency: string) => boolean): Promise<Receipt> {
   return (await sql.begin(async (tx): Promise<Receipt> => {
     const collection = await storeIncomingPaymentIn(tx, payment);
     if (collection.status === 'successful') {
@@ -304,7 +341,7 @@ export async function receivePayment(sql: Sql, payment: IncomingPayment, asksVer
     if (match === null) return { outcome: 'unmatched', collectionId: collection.id, events: [] };
     const [organization] = await tx<{ verificationUrl: string | null }[]>`
       select verification_url as "verificationUrl" from organizations where id = ${match.organizationId}`;
-    if (organization?.verificationUrl && asksVerification(collection.network)) return { outcome: 'verify', collectionId: collection.id, match };
+    if (organization?.verificationUrl && asksVerification(collection.network, collection.currency)) return { outcome: 'verify', collectionId: collection.id, match };
     const accepted = await acceptOrFailIn(tx, collection.id, match.organizationId);
     if ('failed' in accepted) return { outcome: 'failed', collectionId: collection.id, requestId: match.requestId, reason: accepted.failed };
     return {

@@ -16,7 +16,8 @@ import type { PendingDelivery, RecordedEvent } from '../services/events';
 import { subscriptionInputFor, workflowInputFor } from '../services/collection-requests';
 import {
   collectionMatchedSignal, collectionRequestWorkflowId, eventDispatchWorkflowId, incomingCollectionWorkflowId, paymentCancelledSignal,
-  paymentWorkflowId, reversalWorkflowId, searchAttributes, subscriptionWorkflowId, type CollectionMatch, type IncomingPaymentInput,
+  networkHintSignal, paymentWorkflowId, reversalWorkflowId, searchAttributes, subscriptionWorkflowId,
+  type CollectionMatch, type IncomingPaymentInput, type NetworkHint,
 } from '../workflows/shared';
 
 export type LauncherSettings = {
@@ -30,7 +31,12 @@ export type LauncherSettings = {
   verificationTimeoutSeconds: number;
   /** The retry schedule of webhook deliveries. */
   webhookSchedule: RetrySchedule;
+  /** How often a real operator is asked about what it has not called back about. */
+  networkStatusPollSeconds: number;
 };
+
+/** How long a payment reported by callback may wait for its operator's confirmation before it counts as unconfirmed. */
+const REPORT_CONFIRMATION_SECONDS = 24 * 3600;
 
 export type LaunchLogger = (message: string, fields: Record<string, unknown>) => void;
 
@@ -85,7 +91,9 @@ export function createLauncher(client: Client, settings: LauncherSettings, log: 
     /** A saved request's workflow, and its subscription's when it has one. */
     async startCollectionRequest(request: CollectionRequestRow): Promise<boolean> {
       const network = networkByName(request.network);
-      const input = workflowInputFor(request, { failedPromptRetrySeconds: settings.failedPromptRetrySeconds, networkPullsFunds: network?.pullsFunds ?? false });
+      const input = workflowInputFor(request, {
+        failedPromptRetrySeconds: settings.failedPromptRetrySeconds, networkPullsFunds: network?.pullsFunds ?? false, networkPollSeconds: settings.networkStatusPollSeconds,
+      });
       const subscription = subscriptionInputFor(request);
       const started = await startOnce('collectionRequest', {
         workflowId: collectionRequestWorkflowId(request.id),
@@ -117,11 +125,13 @@ export function createLauncher(client: Client, settings: LauncherSettings, log: 
      * id>` workflow; a repeated report of a transaction starts nothing new. `delaySeconds` lets the
      * sandbox network pay later, durably (the server holds the start).
      */
-    async startIncomingCollection(payment: IncomingPaymentInput, options: { delaySeconds?: number } = {}): Promise<{ workflowId: string; duplicate: boolean }> {
+    async startIncomingCollection(payment: IncomingPaymentInput, options: { delaySeconds?: number; confirm?: boolean } = {}): Promise<{ workflowId: string; duplicate: boolean }> {
       const workflowId = incomingCollectionWorkflowId(payment.network, payment.remoteTransactionId);
+      // `confirm`: a callback reported it, and the operator's status query must confirm it first.
+      const confirm = options.confirm ? { confirm: { pollSeconds: settings.networkStatusPollSeconds, timeoutSeconds: REPORT_CONFIRMATION_SECONDS } } : {};
       const started = await startOnce('incomingCollection', {
         workflowId,
-        args: [{ payment, verificationTimeoutSeconds: settings.verificationTimeoutSeconds }],
+        args: [{ payment, verificationTimeoutSeconds: settings.verificationTimeoutSeconds, ...confirm }],
         searchAttributes: [keyword(searchAttributes.phoneNumber, payment.phoneNumber), keyword(searchAttributes.currency, payment.currency)],
         memo: { network: payment.network, remoteTransactionId: payment.remoteTransactionId, amount: payment.amount },
         ...(options.delaySeconds ? { startDelay: options.delaySeconds * 1000 } : {}),
@@ -221,6 +231,20 @@ export function createLauncher(client: Client, settings: LauncherSettings, log: 
     },
 
     /**
+     * Wakes the workflow that waits on an operator's answer (its callback: a hint, never proof). A
+     * workflow that already ended is not an error: the callback came late.
+     */
+    async signalNetworkHint(workflowId: string, hint: NetworkHint): Promise<boolean> {
+      try {
+        await client.workflow.getHandle(workflowId).signal(networkHintSignal, hint);
+        return true;
+      } catch (error) {
+        if (error instanceof WorkflowNotFoundError) return false;
+        throw error;
+      }
+    },
+
+    /**
      * After a commit: starts the workflows of what the transaction recorded, side by side. Never
      * throws: a failed start is logged and left to the outbox sweep, the commit stands.
      */
@@ -253,5 +277,6 @@ export function launcherFromConfig(client: Client, config: Config, log: LaunchLo
     failedPromptRetrySeconds: config.collectionRequests.failedPromptRetrySeconds,
     verificationTimeoutSeconds: config.collections.verificationTimeoutSeconds,
     webhookSchedule: { retryDelaysMs: config.webhooks.retryDelaysMs, jitter: config.webhooks.jitter },
+    networkStatusPollSeconds: config.networkStatusPollSeconds,
   }, log);
 }

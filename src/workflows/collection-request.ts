@@ -1,9 +1,9 @@
 import { condition, log, patched, proxyActivities, proxyLocalActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
-import type { createCollectionRequestActivities } from '../activities/collection-requests';
+import type { createCollectionRequestActivities, PromptCheck } from '../activities/collection-requests';
 import type { RequestStatus } from '../domain/collection-requests';
 import { collectionRequestV1 } from './legacy/collection-request';
 import {
-  LEAN_CORE_PATCH, collectionMatchedSignal, collectionRequestStateQuery, searchAttributes,
+  LEAN_CORE_PATCH, collectionMatchedSignal, collectionRequestStateQuery, networkHintSignal, searchAttributes,
   type CollectionMatch, type CollectionRequestInput, type CollectionRequestState,
 } from './shared';
 
@@ -24,6 +24,16 @@ const { promptSubscriber, sendSuccessMessage } = proxyActivities<Activities>({
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
 });
 
+const { checkPrompt } = proxyActivities<Activities>({
+  // The operator's status query. A few tries, then the next poll asks again: an operator that keeps
+  // failing must not hold the workflow past its request's expiry.
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 4 },
+});
+
+/** How often a prompt a real operator took is asked about when no callback comes, for inputs that do not say. */
+const DEFAULT_NETWORK_POLL_SECONDS = 20;
+
 /**
  * One collection request (`collection-request-<id>`), from creation to a final status: `new`
  * until its start, then prompts and retries, `successful` when a collection pays it, `failed`
@@ -39,9 +49,14 @@ export async function collectionRequest(input: CollectionRequestInput): Promise<
 
   const state: CollectionRequestState = { status: 'new', attempts: 0, collectionId: null, errorMessage: null };
   let match: CollectionMatch | null = null;
+  // An operator's callback about a prompt: it only wakes the workflow to ask the operator itself.
+  let hinted = false;
   setHandler(collectionRequestStateQuery, () => ({ ...state }));
   setHandler(collectionMatchedSignal, (collection) => {
     match ??= collection;
+  });
+  setHandler(networkHintSignal, () => {
+    hinted = true;
   });
 
   const expiresAt = Date.parse(input.expiresAt);
@@ -60,6 +75,39 @@ export async function collectionRequest(input: CollectionRequestInput): Promise<
     await recordRequestStatus({ requestId: input.requestId, status, attempts: state.attempts, ...details });
     if (details.errorMessage !== undefined) state.errorMessage = details.errorMessage;
     showStatus(status);
+  }
+
+  /**
+   * Follows a prompt a real operator took: at each callback (or poll) asks the operator's status
+   * query, until it says paid (the payment is then reported and credited, and its signal ends the
+   * wait) or failed, or the request is paid or expires meanwhile.
+   */
+  async function followPrompt(attempt: number): Promise<PromptCheck> {
+    const pollMs = (input.networkPollSeconds ?? DEFAULT_NETWORK_POLL_SECONDS) * 1000;
+    for (;;) {
+      await condition(() => matched() || hinted, Math.min(pollMs, untilExpiry()));
+      hinted = false;
+      if (matched() || untilExpiry() <= 0) return { status: 'pending' };
+      try {
+        const check = await checkPrompt({ requestId: input.requestId, attempt });
+        if (check.status !== 'pending') return check;
+      } catch (error) {
+        log.warn('the operator\'s status query failed; asking again at the next poll', { requestId: input.requestId, attempt, error: String(error) });
+      }
+    }
+  }
+
+  /** A refused or failed prompt: `failed` when no retry is left, else a wait before the next prompt. */
+  async function afterRefusal(error: string): Promise<'failed' | 'retry'> {
+    log.info('prompt refused', { requestId: input.requestId, attempt: state.attempts, error });
+    if (retriesLeft === 0) {
+      await setStatus('failed', { errorMessage: error });
+      return 'failed';
+    }
+    retriesLeft -= 1;
+    state.errorMessage = error;
+    await waitForMatch((input.retryIntervalSeconds ?? input.failedPromptRetrySeconds) * 1000);
+    return 'retry';
   }
 
   const startAt = input.startAt === null ? null : Date.parse(input.startAt);
@@ -82,14 +130,17 @@ export async function collectionRequest(input: CollectionRequestInput): Promise<
     if (matched()) break;
     showStatus(prompt.status);
     if (!prompt.accepted) {
-      log.info('prompt refused', { requestId: input.requestId, attempt: state.attempts, error: prompt.error });
-      if (retriesLeft === 0) {
-        await setStatus('failed', { errorMessage: prompt.error });
-        return { ...state };
+      if ((await afterRefusal(prompt.error)) === 'failed') return { ...state };
+      continue;
+    }
+    if (prompt.confirm) {
+      // A real operator took it: its outcome comes from its status query, not from waiting alone.
+      const check = await followPrompt(state.attempts);
+      if (check.status === 'failed') {
+        if ((await afterRefusal(check.error)) === 'failed') return { ...state };
+        continue;
       }
-      retriesLeft -= 1;
-      state.errorMessage = prompt.error;
-      await waitForMatch((input.retryIntervalSeconds ?? input.failedPromptRetrySeconds) * 1000);
+      await waitForMatch(untilExpiry());
       continue;
     }
     // Prompted: wait for the payment; re-prompt after the retry interval while retries remain.

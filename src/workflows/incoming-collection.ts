@@ -1,9 +1,9 @@
-import { patched, proxyActivities, proxyLocalActivities, setHandler } from '@temporalio/workflow';
+import { condition, patched, proxyActivities, proxyLocalActivities, setHandler } from '@temporalio/workflow';
 import type { createCollectionActivities, ReceiptOutcome } from '../activities/collections';
 import { incomingCollectionV1 } from './legacy/incoming-collection';
 import {
-  LEAN_CORE_PATCH, incomingCollectionStatusQuery,
-  type IncomingCollectionInput, type IncomingCollectionResult, type VerificationDecision,
+  LEAN_CORE_PATCH, incomingCollectionStatusQuery, networkHintSignal,
+  type IncomingCollectionInput, type IncomingCollectionResult, type IncomingPaymentInput, type VerificationDecision,
 } from './shared';
 
 type Activities = ReturnType<typeof createCollectionActivities>;
@@ -20,6 +20,38 @@ const { rejectCollection } = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
 });
+
+const { checkReportedPayment } = proxyActivities<Activities>({
+  // The operator's status query. A few tries, then the next poll asks again.
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 4 },
+});
+
+/**
+ * A payment reported by a callback no prompt of ours names (a paybill payment): asked about at
+ * every poll, or when the operator's next callback wakes the workflow, until the operator's status
+ * query confirms it (the payment as confirmed) or refuses it, or the time runs out (null).
+ */
+async function confirmReport(input: IncomingCollectionInput & { confirm: NonNullable<IncomingCollectionInput['confirm']> }, onStatus: (status: string) => void): Promise<IncomingPaymentInput | null> {
+  let hinted = false;
+  setHandler(networkHintSignal, () => {
+    hinted = true;
+  });
+  const giveUpAt = Date.now() + input.confirm.timeoutSeconds * 1000;
+  onStatus('confirming');
+  for (;;) {
+    try {
+      const check = await checkReportedPayment(input.payment);
+      if (check.status === 'confirmed') return check.payment;
+      if (check.status === 'refused') return null;
+    } catch {
+      // The operator did not answer: asked again at the next poll.
+    }
+    if (Date.now() >= giveUpAt) return null;
+    await condition(() => hinted, Math.min(input.confirm.pollSeconds * 1000, giveUpAt - Date.now()));
+    hinted = false;
+  }
+}
 
 const result = (outcome: Exclude<ReceiptOutcome, { outcome: 'verify' }>, decidedBy: string | null = null): IncomingCollectionResult => ({
   collectionId: outcome.collectionId,
@@ -41,7 +73,19 @@ export async function incomingCollection(input: IncomingCollectionInput): Promis
 
   let status = 'receiving';
   setHandler(incomingCollectionStatusQuery, () => status);
-  const receipt = await receiveCollection(input.payment);
+  let payment = input.payment;
+  if (input.confirm) {
+    const confirmed = await confirmReport({ ...input, confirm: input.confirm }, (next) => {
+      status = next;
+    });
+    if (confirmed === null) {
+      status = 'unconfirmed';
+      return { collectionId: null, outcome: 'unconfirmed', requestId: null, decidedBy: null };
+    }
+    payment = confirmed;
+    status = 'receiving';
+  }
+  const receipt = await receiveCollection(payment);
   status = receipt.outcome;
   if (receipt.outcome !== 'verify') return result(receipt, receipt.outcome === 'accepted' ? 'not-asked' : null);
 

@@ -1,8 +1,8 @@
-import { condition, proxyActivities, proxyLocalActivities, setHandler, sleep } from '@temporalio/workflow';
+import { condition, proxyActivities, proxyLocalActivities, setHandler } from '@temporalio/workflow';
 import type { createPaymentActivities } from '../activities/payments';
 import type { PayoutResult } from '../network/adapter';
 import type { PayoutOutcome } from '../services/payments';
-import { moneyOutStateQuery, paymentCancelledSignal, type MoneyOutState, type PaymentInput, type ReversalInput } from './shared';
+import { moneyOutStateQuery, networkHintSignal, paymentCancelledSignal, type MoneyOutState, type PaymentInput, type ReversalInput } from './shared';
 
 type Activities = ReturnType<typeof createPaymentActivities>;
 
@@ -21,14 +21,23 @@ const { sendPayout, queryPayout } = proxyActivities<Activities>({
 
 const NO_CONFIRMATION = 'The network did not confirm the transfer in time.';
 
-/** Sends a payout and follows it until the network says what became of it (or stops answering for too long). */
+/**
+ * Sends a payout and follows it until the network says what became of it (or stops answering for
+ * too long): asks at every poll, or sooner when the operator's callback wakes the workflow (a hint:
+ * the answer is always the operator's status query).
+ */
 async function payout(kind: 'payment' | 'reversal', id: number, input: { statusPollSeconds: number; statusTimeoutSeconds: number }, state: MoneyOutState): Promise<PayoutOutcome> {
+  let hinted = false;
+  setHandler(networkHintSignal, () => {
+    hinted = true;
+  });
   let result: PayoutResult = await sendPayout({ kind, id });
   state.attempts = 1;
   const giveUpAt = Date.now() + input.statusTimeoutSeconds * 1000;
   while (result.status === 'pending') {
     if (Date.now() >= giveUpAt) return { status: 'failed', error: NO_CONFIRMATION, remoteTransactionId: result.remoteTransactionId };
-    await sleep(Math.min(input.statusPollSeconds * 1000, Math.max(1, giveUpAt - Date.now())));
+    await condition(() => hinted, Math.min(input.statusPollSeconds * 1000, Math.max(1, giveUpAt - Date.now())));
+    hinted = false;
     result = await queryPayout({ kind, id });
     state.attempts += 1;
   }

@@ -53,7 +53,17 @@ export type CollectionRequestInput = {
   sendInstructions: boolean;
   sendSms: boolean;
   networkPullsFunds: boolean;
+  /** How often a prompt a real operator took is asked about when no callback comes (absent in older inputs). */
+  networkPollSeconds?: number;
 };
+
+/**
+ * An operator's callback about an operation of this workflow (a prompt, a payout, a reported
+ * payment): a hint that wakes it to ask the operator's status query, never believed alone.
+ * `reference` is our reference of the operation (a prompt's reference, a payout's).
+ */
+export type NetworkHint = { reference: string };
+export const networkHintSignal = defineSignal<[NetworkHint]>('networkHint');
 
 export type CollectionMatch = { collectionId: number; remoteTransactionId: string | null };
 export type CollectionRequestState = {
@@ -139,9 +149,18 @@ export type IncomingPaymentInput = {
   reportedFor?: number | null;
 };
 export const incomingCollectionStatusQuery = defineQuery<string>('status');
-export type IncomingCollectionInput = { payment: IncomingPaymentInput; verificationTimeoutSeconds: number };
-export type IncomingCollectionOutcome = 'accepted' | 'rejected' | 'unmatched' | 'already-processed' | 'failed';
-export type IncomingCollectionResult = { collectionId: number; outcome: IncomingCollectionOutcome; requestId: number | null; decidedBy: string | null };
+/**
+ * `confirm`: the payment was reported by a callback no prompt of ours names (a paybill payment): the
+ * operator's status query must confirm it before it is stored, asked every `pollSeconds` (or when a
+ * callback wakes the workflow), for at most `timeoutSeconds`.
+ */
+export type IncomingCollectionInput = {
+  payment: IncomingPaymentInput;
+  verificationTimeoutSeconds: number;
+  confirm?: { pollSeconds: number; timeoutSeconds: number };
+};
+export type IncomingCollectionOutcome = 'accepted' | 'rejected' | 'unmatched' | 'already-processed' | 'failed' | 'unconfirmed';
+export type IncomingCollectionResult = { collectionId: number | null; outcome: IncomingCollectionOutcome; requestId: number | null; decidedBy: string | null };
 export type VerificationDecision = { decision: 'accept' | 'reject'; reason: string | null; decidedBy: 'merchant' | 'default' | 'not-asked' };
 
 export const paymentWorkflowId = (paymentId: number): string => `payment-${paymentId}`;

@@ -234,6 +234,130 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/network/prompts/result": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * STK push result (Daraja CallBackURL)
+         * @description Daraja posts the outcome of an STK push here. It is a hint: the request's workflow wakes and asks the STK push query, which alone decides.
+         */
+        post: operations["darajaStkResult"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/network/paybill/validation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Paybill validation (Daraja C2B ValidationURL)
+         * @description Before M-Pesa completes a paybill payment it asks here. The organization the account number (a request code `<organization>-<request>`) or the payer's number points to is asked at its verification URL within MPESA_VALIDATION_TIMEOUT_MS (Safaricom waits about 8 s for the whole answer); no answer in time takes its accept-by-default setting. Payments nobody has to decide are accepted.
+         */
+        post: operations["darajaPaybillValidation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/network/paybill/confirmation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Paybill confirmation (Daraja C2B ConfirmationURL)
+         * @description M-Pesa reports a completed paybill payment here. It is believed only once transaction status confirms it (amount, receipt); it then matches the request its account number names, or by the payer's number where it comes in full. A repeat starts nothing.
+         */
+        post: operations["darajaPaybillConfirmation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/network/results": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Asynchronous result (Daraja ResultURL)
+         * @description B2C, reversal and transaction status results. A B2C or reversal result wakes its workflow (a hint); a transaction status answer, matched by the ConversationID Daraja gave only to us, is kept for the workflow that asked.
+         */
+        post: operations["darajaResult"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/network/timeouts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Queue time-out (Daraja QueueTimeOutURL)
+         * @description A request timed out in Daraja's queue: its workflow wakes and asks transaction status.
+         */
+        post: operations["darajaQueueTimeout"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/network/momo/{referenceId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * MoMo callback (X-Callback-Url, PUT)
+         * @description MTN MoMo reports a request to pay or a transfer here (once, PUT or POST). It is a hint: the workflow wakes and asks MoMo's GET of the transaction, which alone decides.
+         */
+        put: operations["momoCallback"];
+        /**
+         * MoMo callback (X-Callback-Url, POST)
+         * @description MTN MoMo reports a request to pay or a transfer here (once, PUT or POST). It is a hint: the workflow wakes and asks MoMo's GET of the transaction, which alone decides.
+         */
+        post: operations["momoCallbackPost"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/webhooks": {
         parameters: {
             query?: never;
@@ -3305,6 +3429,666 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            406: components["responses"]["NotAcceptable"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    darajaStkResult: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description JSON, form-encoded or multipart (`multipart/form-data`, text fields only). In form bodies nested hashes are `metadata[key]=value` or `metadata.key=value`, numbers and booleans are text (`true`, `True`, `1`). */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "Body": {
+                 *         "stkCallback": {
+                 *           "MerchantRequestID": "29115-34620561-1",
+                 *           "CheckoutRequestID": "ws_CO_191220191020363925",
+                 *           "ResultCode": 1032,
+                 *           "ResultDesc": "Request cancelled by user"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    Body: {
+                        stkCallback: {
+                            MerchantRequestID?: (string | number) | null;
+                            CheckoutRequestID: string;
+                            ResultCode: string | number;
+                            ResultDesc?: (string | number) | null;
+                            CallbackMetadata?: unknown;
+                        };
+                    };
+                };
+                /**
+                 * @example {
+                 *       "Body": {
+                 *         "stkCallback": {
+                 *           "MerchantRequestID": "29115-34620561-1",
+                 *           "CheckoutRequestID": "ws_CO_191220191020363925",
+                 *           "ResultCode": 1032,
+                 *           "ResultDesc": "Request cancelled by user"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": {
+                    Body: {
+                        stkCallback: {
+                            MerchantRequestID?: (string | number) | null;
+                            CheckoutRequestID: string;
+                            ResultCode: string | number;
+                            ResultDesc?: (string | number) | null;
+                            CallbackMetadata?: unknown;
+                        };
+                    };
+                };
+                "multipart/form-data": {
+                    Body: {
+                        stkCallback: {
+                            MerchantRequestID?: (string | number) | null;
+                            CheckoutRequestID: string;
+                            ResultCode: string | number;
+                            ResultDesc?: (string | number) | null;
+                            CallbackMetadata?: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Taken. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "ResultCode": 1,
+                     *       "ResultDesc": "text"
+                     *     }
+                     */
+                    "application/json": {
+                        ResultCode: number | string;
+                        ResultDesc: string;
+                        ThirdPartyTransID?: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            406: components["responses"]["NotAcceptable"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    darajaPaybillValidation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description JSON, form-encoded or multipart (`multipart/form-data`, text fields only). In form bodies nested hashes are `metadata[key]=value` or `metadata.key=value`, numbers and booleans are text (`true`, `True`, `1`). */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "TransactionType": "Pay Bill",
+                 *       "TransID": "RKTQDM7W6S",
+                 *       "TransTime": "20191122063845",
+                 *       "TransAmount": "10",
+                 *       "BusinessShortCode": "600638",
+                 *       "BillRefNumber": "3-901",
+                 *       "InvoiceNumber": "",
+                 *       "OrgAccountBalance": "",
+                 *       "ThirdPartyTransID": "",
+                 *       "MSISDN": "25470****149",
+                 *       "FirstName": "John",
+                 *       "MiddleName": "",
+                 *       "LastName": "Doe"
+                 *     }
+                 */
+                "application/json": {
+                    TransactionType?: (string | number) | null;
+                    TransID: string;
+                    TransTime?: (string | number) | null;
+                    TransAmount: string | number;
+                    BusinessShortCode?: (string | number) | null;
+                    BillRefNumber?: (string | number) | null;
+                    InvoiceNumber?: (string | number) | null;
+                    OrgAccountBalance?: (string | number) | null;
+                    ThirdPartyTransID?: (string | number) | null;
+                    MSISDN: string | number;
+                    FirstName?: (string | number) | null;
+                    MiddleName?: (string | number) | null;
+                    LastName?: (string | number) | null;
+                };
+                /**
+                 * @example {
+                 *       "TransactionType": "Pay Bill",
+                 *       "TransID": "RKTQDM7W6S",
+                 *       "TransTime": "20191122063845",
+                 *       "TransAmount": "10",
+                 *       "BusinessShortCode": "600638",
+                 *       "BillRefNumber": "3-901",
+                 *       "InvoiceNumber": "",
+                 *       "OrgAccountBalance": "",
+                 *       "ThirdPartyTransID": "",
+                 *       "MSISDN": "25470****149",
+                 *       "FirstName": "John",
+                 *       "MiddleName": "",
+                 *       "LastName": "Doe"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": {
+                    TransactionType?: (string | number) | null;
+                    TransID: string;
+                    TransTime?: (string | number) | null;
+                    TransAmount: string | number;
+                    BusinessShortCode?: (string | number) | null;
+                    BillRefNumber?: (string | number) | null;
+                    InvoiceNumber?: (string | number) | null;
+                    OrgAccountBalance?: (string | number) | null;
+                    ThirdPartyTransID?: (string | number) | null;
+                    MSISDN: string | number;
+                    FirstName?: (string | number) | null;
+                    MiddleName?: (string | number) | null;
+                    LastName?: (string | number) | null;
+                };
+                "multipart/form-data": {
+                    TransactionType?: (string | number) | null;
+                    TransID: string;
+                    TransTime?: (string | number) | null;
+                    TransAmount: string | number;
+                    BusinessShortCode?: (string | number) | null;
+                    BillRefNumber?: (string | number) | null;
+                    InvoiceNumber?: (string | number) | null;
+                    OrgAccountBalance?: (string | number) | null;
+                    ThirdPartyTransID?: (string | number) | null;
+                    MSISDN: string | number;
+                    FirstName?: (string | number) | null;
+                    MiddleName?: (string | number) | null;
+                    LastName?: (string | number) | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The decision. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "ResultCode": 1,
+                     *       "ResultDesc": "text"
+                     *     }
+                     */
+                    "application/json": {
+                        ResultCode: number | string;
+                        ResultDesc: string;
+                        ThirdPartyTransID?: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            406: components["responses"]["NotAcceptable"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    darajaPaybillConfirmation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description JSON, form-encoded or multipart (`multipart/form-data`, text fields only). In form bodies nested hashes are `metadata[key]=value` or `metadata.key=value`, numbers and booleans are text (`true`, `True`, `1`). */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "TransID": "text",
+                 *       "TransAmount": "text",
+                 *       "MSISDN": "text"
+                 *     }
+                 */
+                "application/json": {
+                    TransactionType?: (string | number) | null;
+                    TransID: string;
+                    TransTime?: (string | number) | null;
+                    TransAmount: string | number;
+                    BusinessShortCode?: (string | number) | null;
+                    BillRefNumber?: (string | number) | null;
+                    InvoiceNumber?: (string | number) | null;
+                    OrgAccountBalance?: (string | number) | null;
+                    ThirdPartyTransID?: (string | number) | null;
+                    MSISDN: string | number;
+                    FirstName?: (string | number) | null;
+                    MiddleName?: (string | number) | null;
+                    LastName?: (string | number) | null;
+                };
+                /**
+                 * @example {
+                 *       "TransID": "text",
+                 *       "TransAmount": "text",
+                 *       "MSISDN": "text"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": {
+                    TransactionType?: (string | number) | null;
+                    TransID: string;
+                    TransTime?: (string | number) | null;
+                    TransAmount: string | number;
+                    BusinessShortCode?: (string | number) | null;
+                    BillRefNumber?: (string | number) | null;
+                    InvoiceNumber?: (string | number) | null;
+                    OrgAccountBalance?: (string | number) | null;
+                    ThirdPartyTransID?: (string | number) | null;
+                    MSISDN: string | number;
+                    FirstName?: (string | number) | null;
+                    MiddleName?: (string | number) | null;
+                    LastName?: (string | number) | null;
+                };
+                "multipart/form-data": {
+                    TransactionType?: (string | number) | null;
+                    TransID: string;
+                    TransTime?: (string | number) | null;
+                    TransAmount: string | number;
+                    BusinessShortCode?: (string | number) | null;
+                    BillRefNumber?: (string | number) | null;
+                    InvoiceNumber?: (string | number) | null;
+                    OrgAccountBalance?: (string | number) | null;
+                    ThirdPartyTransID?: (string | number) | null;
+                    MSISDN: string | number;
+                    FirstName?: (string | number) | null;
+                    MiddleName?: (string | number) | null;
+                    LastName?: (string | number) | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Taken. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "ResultCode": 1,
+                     *       "ResultDesc": "text"
+                     *     }
+                     */
+                    "application/json": {
+                        ResultCode: number | string;
+                        ResultDesc: string;
+                        ThirdPartyTransID?: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            406: components["responses"]["NotAcceptable"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    darajaResult: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description JSON, form-encoded or multipart (`multipart/form-data`, text fields only). In form bodies nested hashes are `metadata[key]=value` or `metadata.key=value`, numbers and booleans are text (`true`, `True`, `1`). */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "Result": {
+                 *         "ResultCode": "text"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    Result: {
+                        ResultType?: string | number;
+                        ResultCode: string | number;
+                        ResultDesc?: (string | number) | null;
+                        OriginatorConversationID?: (string | number) | null;
+                        ConversationID?: (string | number) | null;
+                        TransactionID?: (string | number) | null;
+                    };
+                };
+                /**
+                 * @example {
+                 *       "Result": {
+                 *         "ResultCode": "text"
+                 *       }
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": {
+                    Result: {
+                        ResultType?: string | number;
+                        ResultCode: string | number;
+                        ResultDesc?: (string | number) | null;
+                        OriginatorConversationID?: (string | number) | null;
+                        ConversationID?: (string | number) | null;
+                        TransactionID?: (string | number) | null;
+                    };
+                };
+                "multipart/form-data": {
+                    Result: {
+                        ResultType?: string | number;
+                        ResultCode: string | number;
+                        ResultDesc?: (string | number) | null;
+                        OriginatorConversationID?: (string | number) | null;
+                        ConversationID?: (string | number) | null;
+                        TransactionID?: (string | number) | null;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Taken. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "ResultCode": 1,
+                     *       "ResultDesc": "text"
+                     *     }
+                     */
+                    "application/json": {
+                        ResultCode: number | string;
+                        ResultDesc: string;
+                        ThirdPartyTransID?: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            406: components["responses"]["NotAcceptable"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    darajaQueueTimeout: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description JSON, form-encoded or multipart (`multipart/form-data`, text fields only). In form bodies nested hashes are `metadata[key]=value` or `metadata.key=value`, numbers and booleans are text (`true`, `True`, `1`). */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "Result": {
+                 *         "ResultCode": "text"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    Result: {
+                        ResultType?: string | number;
+                        ResultCode: string | number;
+                        ResultDesc?: (string | number) | null;
+                        OriginatorConversationID?: (string | number) | null;
+                        ConversationID?: (string | number) | null;
+                        TransactionID?: (string | number) | null;
+                    };
+                };
+                /**
+                 * @example {
+                 *       "Result": {
+                 *         "ResultCode": "text"
+                 *       }
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": {
+                    Result: {
+                        ResultType?: string | number;
+                        ResultCode: string | number;
+                        ResultDesc?: (string | number) | null;
+                        OriginatorConversationID?: (string | number) | null;
+                        ConversationID?: (string | number) | null;
+                        TransactionID?: (string | number) | null;
+                    };
+                };
+                "multipart/form-data": {
+                    Result: {
+                        ResultType?: string | number;
+                        ResultCode: string | number;
+                        ResultDesc?: (string | number) | null;
+                        OriginatorConversationID?: (string | number) | null;
+                        ConversationID?: (string | number) | null;
+                        TransactionID?: (string | number) | null;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Taken. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "ResultCode": 1,
+                     *       "ResultDesc": "text"
+                     *     }
+                     */
+                    "application/json": {
+                        ResultCode: number | string;
+                        ResultDesc: string;
+                        ThirdPartyTransID?: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            406: components["responses"]["NotAcceptable"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    momoCallback: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The X-Reference-Id of the request to pay or transfer. */
+                referenceId: string;
+            };
+            cookie?: never;
+        };
+        /** @description JSON, form-encoded or multipart (`multipart/form-data`, text fields only). In form bodies nested hashes are `metadata[key]=value` or `metadata.key=value`, numbers and booleans are text (`true`, `True`, `1`). */
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "financialTransactionId": "23503452",
+                 *       "externalId": "req-901-1",
+                 *       "amount": "1500",
+                 *       "currency": "UGX",
+                 *       "payer": {
+                 *         "partyIdType": "MSISDN",
+                 *         "partyId": "256772123456"
+                 *       },
+                 *       "status": "SUCCESSFUL"
+                 *     }
+                 */
+                "application/json": {
+                    financialTransactionId?: (string | number) | null;
+                    externalId?: (string | number) | null;
+                    amount?: (string | number) | null;
+                    currency?: (string | number) | null;
+                    status?: (string | number) | null;
+                    reason?: unknown;
+                };
+                /**
+                 * @example {
+                 *       "financialTransactionId": "23503452",
+                 *       "externalId": "req-901-1",
+                 *       "amount": "1500",
+                 *       "currency": "UGX",
+                 *       "payer": {
+                 *         "partyIdType": "MSISDN",
+                 *         "partyId": "256772123456"
+                 *       },
+                 *       "status": "SUCCESSFUL"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": {
+                    financialTransactionId?: (string | number) | null;
+                    externalId?: (string | number) | null;
+                    amount?: (string | number) | null;
+                    currency?: (string | number) | null;
+                    status?: (string | number) | null;
+                    reason?: unknown;
+                };
+                "multipart/form-data": {
+                    financialTransactionId?: (string | number) | null;
+                    externalId?: (string | number) | null;
+                    amount?: (string | number) | null;
+                    currency?: (string | number) | null;
+                    status?: (string | number) | null;
+                    reason?: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Taken. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": "received"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        status: "received";
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    momoCallbackPost: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The X-Reference-Id of the request to pay or transfer. */
+                referenceId: string;
+            };
+            cookie?: never;
+        };
+        /** @description JSON, form-encoded or multipart (`multipart/form-data`, text fields only). In form bodies nested hashes are `metadata[key]=value` or `metadata.key=value`, numbers and booleans are text (`true`, `True`, `1`). */
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "financialTransactionId": "23503452",
+                 *       "externalId": "req-901-1",
+                 *       "amount": "1500",
+                 *       "currency": "UGX",
+                 *       "payer": {
+                 *         "partyIdType": "MSISDN",
+                 *         "partyId": "256772123456"
+                 *       },
+                 *       "status": "SUCCESSFUL"
+                 *     }
+                 */
+                "application/json": {
+                    financialTransactionId?: (string | number) | null;
+                    externalId?: (string | number) | null;
+                    amount?: (string | number) | null;
+                    currency?: (string | number) | null;
+                    status?: (string | number) | null;
+                    reason?: unknown;
+                };
+                /**
+                 * @example {
+                 *       "financialTransactionId": "23503452",
+                 *       "externalId": "req-901-1",
+                 *       "amount": "1500",
+                 *       "currency": "UGX",
+                 *       "payer": {
+                 *         "partyIdType": "MSISDN",
+                 *         "partyId": "256772123456"
+                 *       },
+                 *       "status": "SUCCESSFUL"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": {
+                    financialTransactionId?: (string | number) | null;
+                    externalId?: (string | number) | null;
+                    amount?: (string | number) | null;
+                    currency?: (string | number) | null;
+                    status?: (string | number) | null;
+                    reason?: unknown;
+                };
+                "multipart/form-data": {
+                    financialTransactionId?: (string | number) | null;
+                    externalId?: (string | number) | null;
+                    amount?: (string | number) | null;
+                    currency?: (string | number) | null;
+                    status?: (string | number) | null;
+                    reason?: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Taken. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": "received"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        status: "received";
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];

@@ -9,7 +9,8 @@ import type { AppDeps } from '../../api/context';
 import { REQUIRED, amountField, optionalText, phoneNumber, text as textField, validate } from '../../api/fields';
 import { findApiError } from '../../api/http';
 import { SUPPORTED_CURRENCIES } from '../../domain/money';
-import { networkForCollection } from '../../domain/networks';
+import { SANDBOX_NETWORK, reportedPaymentNetwork } from '../../domain/networks';
+import { connectedNetworks } from '../../network/connections';
 import type { ConsoleSession } from '../../services/console-sessions';
 import * as v from 'valibot';
 import { html } from '../html';
@@ -58,8 +59,10 @@ ${input('reference', 'Reference', values, errors)}
       onlyInSandbox();
       try {
         const payment = validate(SimulatedPayment, form);
-        const choice = networkForCollection(payment.phonenumber, payment.currency, config.sandbox);
-        if (choice.problem !== undefined) return page(session, form, { phonenumber: [choice.problem] }, undefined, 400);
+        // The sandbox pays BXC, and the real currencies of the networks it simulates (those with no connector).
+        const connected = connectedNetworks(config);
+        const choice = reportedPaymentNetwork(SANDBOX_NETWORK, payment.phonenumber, payment.currency, config.sandbox, (network) => !connected.has(network.name));
+        if (choice.problems !== undefined) return page(session, form, choice.problems, undefined, 400);
         const remoteTransactionId = `SBX-CONSOLE-${randomBytes(6).toString('hex').toUpperCase()}`;
         const reported = await launcher.startIncomingCollection({
           network: choice.network!.name,

@@ -10,6 +10,7 @@ import { MANAGE_ORGANIZATION } from '../../api/auth';
 import type { AppDeps } from '../../api/context';
 import { parseVerificationAnswer } from '../../domain/collections';
 import { checkCallbackUrl } from '../../domain/urls';
+import { describeConnections } from '../../network/connections';
 import { issueKeyForUser, listApiKeys, revokeApiKey } from '../../services/api-keys';
 import { updateCollectionSettings, verificationUrlRules } from '../../services/organizations';
 import { UserInputError, createUser, findUser, listUsers, removeUser, setManagePermission } from '../../services/users';
@@ -67,6 +68,13 @@ ${checkbox('accept_by_default', 'Accept when the URL does not answer in time', v
 <div class="actions"><button type="submit" class="primary">Save settings</button></div>`)}
 ${organization?.verificationUrl ? html`<h3>Test</h3><p>Sends a sample verification request to ${organization.verificationUrl} and shows what it answered (the console waits at most ${Math.min(TEST_VERIFICATION_MAX_SECONDS, config.collections.verificationTimeoutSeconds)} s).</p>
 ${actionButton(session, '/console/settings/test-verification', 'Send a test verification')}` : ''}
+</section>
+<section class="card" id="network-connections"><h2>Mobile networks</h2>
+<p class="muted">How this service reaches each network that moves money. A connected operator is called with its own protocol;
+its callbacks only wake the payment's workflow, which then asks the operator itself.</p>
+${table(['Network', 'Currency', 'Connector', 'How'], describeConnections(config).map((connection) => [
+    connection.network, connection.currency, connection.connector === 'none' ? html`<span class="muted">none</span>` : connection.connector, connection.detail,
+  ]), 'No networks.')}
 </section>`;
     return htmlResponse(layout(frame(session, 'Settings'), content), status);
   }

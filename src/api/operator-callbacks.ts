@@ -1,0 +1,299 @@
+/**
+ * The fixed paths the real operators call back (Safaricom's Daraja, MTN MoMo). Their callbacks
+ * carry no credentials, so none is believed: a callback finds the operation it names
+ * (services/network-operations), keeps what it said, and wakes the workflow that waits on it; that
+ * workflow then asks the operator's own status query, which alone moves money. Every route answers
+ * fast in the operator's expected shape, takes repeats without effect, ignores (and logs) references
+ * it does not know, and never answers 500. A paybill validation is the one request answered with a
+ * decision: Daraja waits about 8 s, so the merchant's verification URL gets MPESA_VALIDATION_TIMEOUT_MS.
+ */
+import { createHash } from 'node:crypto';
+import { Elysia } from 'elysia';
+import * as v from 'valibot';
+import { askMerchant, outgoingTransport } from '../activities/webhook-http';
+import { parsePositiveAmount } from '../domain/money';
+import { fullNumberOf, numberFitsMask } from '../domain/phone';
+import { logger } from '../log';
+import { DARAJA_CALLBACK_PATHS, UNANSWERED_PROMPT_SECONDS, readResult } from '../network/daraja';
+import { MOMO_CALLBACK_PATH } from '../network/momo';
+import { CONNECTED_NETWORK } from '../network/router';
+import { lookAlikeOrganization, requestOfBillReference, verificationSettingsOf, type BilledRequest } from '../services/collections';
+import {
+  claimUnanswered, findOperation, findOperationByOperatorReference, recordHint, recordResult, type NetworkOperation,
+} from '../services/network-operations';
+import { promptReference } from '../domain/collections';
+import type { AppDeps } from './context';
+import { ApiError } from './errors';
+import type { IncomingPaymentInput } from '../workflows/shared';
+import { requestSchema, routeDocs } from './route-docs';
+
+const TAGS = ['Operator callbacks'];
+const text = v.union([v.string(), v.number()]);
+const optionalText = v.optional(v.nullable(text));
+
+/** Daraja's acknowledgement of a callback (its documented `{ResultCode, ResultDesc}`). */
+const DarajaAcknowledgement = v.pipe(
+  v.object({ ResultCode: v.union([v.number(), v.string()]), ResultDesc: v.string(), ThirdPartyTransID: v.optional(v.string()) }),
+  v.description('Daraja\'s expected answer: `ResultCode` 0 (a validation also answers `C2B00016` to reject).'),
+);
+const ACCEPTED = { ResultCode: 0, ResultDesc: 'Accepted' };
+
+const StkCallback = v.looseObject({
+  Body: v.looseObject({
+    stkCallback: v.looseObject({
+      MerchantRequestID: optionalText,
+      CheckoutRequestID: v.pipe(v.string(), v.maxLength(100)),
+      ResultCode: text,
+      ResultDesc: optionalText,
+      CallbackMetadata: v.optional(v.unknown()),
+    }),
+  }),
+});
+
+const PaybillPayment = v.looseObject({
+  TransactionType: optionalText,
+  TransID: v.pipe(v.string(), v.regex(/^[A-Za-z0-9]{4,30}$/, 'Enter M-Pesa\'s transaction id.')),
+  TransTime: optionalText,
+  TransAmount: text,
+  BusinessShortCode: optionalText,
+  BillRefNumber: optionalText,
+  InvoiceNumber: optionalText,
+  OrgAccountBalance: optionalText,
+  ThirdPartyTransID: optionalText,
+  MSISDN: text,
+  FirstName: optionalText,
+  MiddleName: optionalText,
+  LastName: optionalText,
+});
+type PaybillPaymentBody = v.InferOutput<typeof PaybillPayment>;
+
+const DarajaResult = v.looseObject({
+  Result: v.looseObject({
+    ResultType: v.optional(text),
+    ResultCode: text,
+    ResultDesc: optionalText,
+    OriginatorConversationID: optionalText,
+    ConversationID: optionalText,
+    TransactionID: optionalText,
+  }),
+});
+
+const MomoCallback = v.looseObject({
+  financialTransactionId: optionalText,
+  externalId: optionalText,
+  amount: optionalText,
+  currency: optionalText,
+  status: optionalText,
+  reason: v.optional(v.unknown()),
+});
+const MomoAcknowledgement = v.pipe(v.object({ status: v.literal('received') }), v.description('Taken; MoMo reads only the status code.'));
+
+const sha256Hex = (value: string) => createHash('sha256').update(value).digest('hex');
+
+export const operatorCallbackRoutes = (deps: AppDeps) => {
+  const { sql, config, launcher } = deps;
+  const daraja = config.mpesa;
+  const verificationTransport = outgoingTransport({ sandbox: config.sandbox, caFile: config.webhooks.caFile, timeoutMs: daraja?.validationTimeoutMs ?? 3000 });
+
+  /** Keeps what an operator said about one of our operations and wakes its workflow; failures are logged, never answered. */
+  async function wake(operation: NetworkOperation, said: unknown, asResult = false): Promise<void> {
+    try {
+      if (asResult) await recordResult(sql, operation.id, said);
+      else await recordHint(sql, operation.id, said);
+      await launcher.signalNetworkHint(operation.workflowId, { reference: operation.kind === 'status_query' ? operation.subject : operation.reference });
+    } catch (error) {
+      // The workflow asks the operator at its next poll anyway.
+      logger.warn('operator callback not passed on; the next poll asks the operator', { network: operation.network, reference: operation.reference, error });
+    }
+  }
+
+  /**
+   * The payer of a paybill payment and the request its account number names: the number in full
+   * when Daraja gives it; a masked or hashed one stands for the named request's number only when it
+   * fits it; otherwise it is kept as Daraja gave it (and matches no request by number).
+   */
+  async function paybillPayer(body: PaybillPaymentBody, amount: string): Promise<{ phoneNumber: string; request: BilledRequest | null }> {
+    const given = String(body.MSISDN);
+    const named = body.BillRefNumber ? await requestOfBillReference(sql, String(body.BillRefNumber), CONNECTED_NETWORK.daraja, 'KES') : undefined;
+    const request = named && parsePositiveAmount(named.amount) !== null && Number(named.amount) === Number(amount) ? named : null;
+    const full = fullNumberOf(given);
+    if (full !== null) return { phoneNumber: full, request: request && request.phoneNumber === full ? request : null };
+    if (request && numberFitsMask(request.phoneNumber, given, sha256Hex)) return { phoneNumber: request.phoneNumber, request };
+    return { phoneNumber: `+${given.replace(/\s+/g, '').replace(/^\+/, '')}`.slice(0, 70), request: null };
+  }
+
+  const wholeShillings = (value: string | number) => {
+    const amount = String(value).trim();
+    return /^\d{1,12}(\.0+)?$/.test(amount) && parsePositiveAmount(amount.replace(/\.0+$/, '')) !== null ? amount.replace(/\.0+$/, '') : null;
+  };
+
+  return new Elysia({ name: 'operator-callbacks' })
+    .post(DARAJA_CALLBACK_PATHS.stkResult, async ({ body }) => {
+      const callback = body.Body.stkCallback;
+      const operation = daraja ? await findOperationByOperatorReference(sql, CONNECTED_NETWORK.daraja, callback.CheckoutRequestID) : undefined;
+      if (operation) {
+        await wake(operation, body);
+        return ACCEPTED;
+      }
+      const items = (callback.CallbackMetadata as { Item?: { Name?: string; Value?: unknown }[] } | undefined)?.Item ?? [];
+      const item = (name: string) => items.find((entry) => entry.Name === name)?.Value;
+      const msisdn = String(item('PhoneNumber') ?? '');
+      const receipt = String(item('MpesaReceiptNumber') ?? '');
+      const amount = wholeShillings(String(item('Amount') ?? ''));
+      if (!daraja || String(callback.ResultCode) !== '0' || !/^\d{12}$/.test(msisdn) || !/^[A-Z0-9]{6,20}$/.test(receipt) || amount === null) {
+        logger.info('STK callback for no prompt of ours ignored', { checkoutRequestId: callback.CheckoutRequestID, resultCode: String(callback.ResultCode) });
+        return ACCEPTED;
+      }
+      // A push whose answer was lost: its callback names it by number and amount.
+      const unanswered = await claimUnanswered(sql, CONNECTED_NETWORK.daraja, `+${msisdn}`, amount, callback.CheckoutRequestID, UNANSWERED_PROMPT_SECONDS);
+      if (unanswered) {
+        await wake(unanswered, body);
+        return ACCEPTED;
+      }
+      // A payment no prompt of ours names: believed once transaction status confirms it, then matched by number.
+      await reportForConfirmation({
+        network: CONNECTED_NETWORK.daraja, remoteTransactionId: receipt, phoneNumber: `+${msisdn}`, amount, currency: 'KES',
+        reference: '', promptReference: null, paymentDate: new Date().toISOString(),
+      });
+      return ACCEPTED;
+    }, {
+      body: requestSchema(StkCallback),
+      ...routeDocs({
+        operationId: 'darajaStkResult',
+        summary: 'STK push result (Daraja CallBackURL)',
+        description: 'Daraja posts the outcome of an STK push here. It is a hint: the request\'s workflow wakes and asks the STK push query, which alone decides.',
+        tags: TAGS, caller: 'anyone', responses: { 200: { description: 'Taken.', schema: DarajaAcknowledgement } },
+        requestExample: { Body: { stkCallback: { MerchantRequestID: '29115-34620561-1', CheckoutRequestID: 'ws_CO_191220191020363925', ResultCode: 1032, ResultDesc: 'Request cancelled by user' } } },
+      }),
+    })
+    .post(DARAJA_CALLBACK_PATHS.validation, async ({ body }) => {
+      const amount = wholeShillings(body.TransAmount);
+      if (!daraja || amount === null) return { ResultCode: 'C2B00013', ResultDesc: 'Rejected' };
+      const payer = await paybillPayer(body, amount);
+      const organizationId = payer.request?.organizationId
+        ?? (payer.phoneNumber.includes('*') ? null : await lookAlikeOrganization(sql, { phoneNumber: payer.phoneNumber, currency: 'KES', amount }));
+      const settings = organizationId === null ? undefined : await verificationSettingsOf(sql, organizationId);
+      // Nobody to ask (no organization, or none with a verification URL): the payment goes on to matching.
+      if (!settings?.url) return { ...ACCEPTED, ResultCode: '0' };
+      const decided = await askMerchant(settings.url, {
+        phonenumber: payer.phoneNumber, amount, currency_code: 'KES', reference: String(body.BillRefNumber ?? ''), remote_transaction_id: body.TransID,
+      }, verificationTransport, settings.acceptByDefault);
+      logger.info('paybill validation answered', { transId: body.TransID, organizationId, decision: decided.decision, decidedBy: decided.decidedBy, detail: decided.detail });
+      return decided.decision === 'accept' ? { ResultCode: '0', ResultDesc: 'Accepted' } : { ResultCode: 'C2B00016', ResultDesc: 'Rejected' };
+    }, {
+      body: requestSchema(PaybillPayment),
+      ...routeDocs({
+        operationId: 'darajaPaybillValidation',
+        summary: 'Paybill validation (Daraja C2B ValidationURL)',
+        description:
+          'Before M-Pesa completes a paybill payment it asks here. The organization the account number (a request code `<organization>-<request>`) ' +
+          'or the payer\'s number points to is asked at its verification URL within MPESA_VALIDATION_TIMEOUT_MS (Safaricom waits about 8 s for the whole answer); ' +
+          'no answer in time takes its accept-by-default setting. Payments nobody has to decide are accepted.',
+        tags: TAGS, caller: 'anyone', responses: { 200: { description: 'The decision.', schema: DarajaAcknowledgement } },
+        requestExample: {
+          TransactionType: 'Pay Bill', TransID: 'RKTQDM7W6S', TransTime: '20191122063845', TransAmount: '10', BusinessShortCode: '600638',
+          BillRefNumber: '3-901', InvoiceNumber: '', OrgAccountBalance: '', ThirdPartyTransID: '', MSISDN: '25470****149', FirstName: 'John', MiddleName: '', LastName: 'Doe',
+        },
+      }),
+    })
+    .post(DARAJA_CALLBACK_PATHS.confirmation, async ({ body }) => {
+      const amount = wholeShillings(body.TransAmount);
+      if (!daraja || amount === null) {
+        logger.warn('paybill confirmation ignored', { transId: body.TransID, reason: daraja ? 'amount' : 'no M-Pesa connector' });
+        return ACCEPTED;
+      }
+      const payer = await paybillPayer(body, amount);
+      // Believed once transaction status confirms it; the request its account number names is its prompt.
+      await reportForConfirmation({
+        network: CONNECTED_NETWORK.daraja, remoteTransactionId: body.TransID, phoneNumber: payer.phoneNumber, amount, currency: 'KES',
+        reference: String(body.BillRefNumber ?? '').slice(0, 255), promptReference: payer.request ? promptReference(payer.request.id, 0) : null,
+        paymentDate: new Date().toISOString(),
+      });
+      return ACCEPTED;
+    }, {
+      body: requestSchema(PaybillPayment),
+      ...routeDocs({
+        operationId: 'darajaPaybillConfirmation',
+        summary: 'Paybill confirmation (Daraja C2B ConfirmationURL)',
+        description:
+          'M-Pesa reports a completed paybill payment here. It is believed only once transaction status confirms it (amount, receipt); ' +
+          'it then matches the request its account number names, or by the payer\'s number where it comes in full. A repeat starts nothing.',
+        tags: TAGS, caller: 'anyone', responses: { 200: { description: 'Taken.', schema: DarajaAcknowledgement } },
+      }),
+    })
+    .post(DARAJA_CALLBACK_PATHS.result, async ({ body }) => {
+      const result = readResult(body);
+      const operation = await operationOfResult(result);
+      if (operation) await wake(operation, body, operation.kind === 'status_query');
+      else logger.info('Daraja result for no operation of ours ignored', { conversationId: result?.conversationId });
+      return ACCEPTED;
+    }, {
+      body: requestSchema(DarajaResult),
+      ...routeDocs({
+        operationId: 'darajaResult',
+        summary: 'Asynchronous result (Daraja ResultURL)',
+        description: 'B2C, reversal and transaction status results. A B2C or reversal result wakes its workflow (a hint); a transaction status answer, matched by the ConversationID Daraja gave only to us, is kept for the workflow that asked.',
+        tags: TAGS, caller: 'anyone', responses: { 200: { description: 'Taken.', schema: DarajaAcknowledgement } },
+      }),
+    })
+    .post(DARAJA_CALLBACK_PATHS.timeout, async ({ body }) => {
+      const operation = await operationOfResult(readResult(body));
+      // The request timed out in Daraja's queue: the workflow asks transaction status at once.
+      if (operation) await wake(operation, operation.kind === 'status_query' ? null : body);
+      return ACCEPTED;
+    }, {
+      body: requestSchema(DarajaResult),
+      ...routeDocs({
+        operationId: 'darajaQueueTimeout',
+        summary: 'Queue time-out (Daraja QueueTimeOutURL)',
+        description: 'A request timed out in Daraja\'s queue: its workflow wakes and asks transaction status.',
+        tags: TAGS, caller: 'anyone', responses: { 200: { description: 'Taken.', schema: DarajaAcknowledgement } },
+      }),
+    })
+    .put(`${MOMO_CALLBACK_PATH}/:referenceId`, async ({ params, body }) => await momoCallback(params.referenceId, body), momoRoute('momoCallback', 'PUT'))
+    .post(`${MOMO_CALLBACK_PATH}/:referenceId`, async ({ params, body }) => await momoCallback(params.referenceId, body), momoRoute('momoCallbackPost', 'POST'));
+
+  /**
+   * Starts the workflow that confirms a reported payment with the operator, then stores and credits
+   * it. Temporal out of reach is a 503 (try again), never a 500: the payment is not recorded yet.
+   */
+  async function reportForConfirmation(payment: IncomingPaymentInput): Promise<void> {
+    try {
+      await launcher.startIncomingCollection(payment, { confirm: true });
+    } catch (cause) {
+      logger.error('reported payment not taken: Temporal out of reach', { network: payment.network, remoteTransactionId: payment.remoteTransactionId, error: cause });
+      throw new ApiError(503, { detail: 'The service is temporarily unavailable. Try again shortly.' }, { 'Retry-After': '5' }, { cause });
+    }
+  }
+
+  /** The operation a Daraja result names: by the ConversationID it gave us, else (a B2C whose answer was lost) by our OriginatorConversationID. */
+  async function operationOfResult(result: ReturnType<typeof readResult>): Promise<NetworkOperation | undefined> {
+    if (!daraja || result === null) return undefined;
+    if (result.conversationId) {
+      const operation = await findOperationByOperatorReference(sql, CONNECTED_NETWORK.daraja, result.conversationId);
+      if (operation) return operation;
+    }
+    return result.originatorConversationId ? await findOperation(sql, CONNECTED_NETWORK.daraja, result.originatorConversationId) : undefined;
+  }
+
+  async function momoCallback(referenceId: string, body: unknown) {
+    const operation = config.momo ? await findOperationByOperatorReference(sql, CONNECTED_NETWORK.momo, referenceId) : undefined;
+    if (operation) await wake(operation, body);
+    else logger.info('MoMo callback for no operation of ours ignored', { referenceId });
+    return { status: 'received' as const };
+  }
+};
+
+function momoRoute(operationId: string, method: 'PUT' | 'POST') {
+  return {
+    params: requestSchema(v.object({ referenceId: v.pipe(v.string(), v.regex(/^[0-9a-f-]{36}$/i, 'Not found.'), v.description('The X-Reference-Id of the request to pay or transfer.')) })),
+    body: requestSchema(MomoCallback),
+    ...routeDocs({
+      operationId,
+      summary: `MoMo callback (X-Callback-Url, ${method})`,
+      description: 'MTN MoMo reports a request to pay or a transfer here (once, PUT or POST). It is a hint: the workflow wakes and asks MoMo\'s GET of the transaction, which alone decides.',
+      tags: TAGS, caller: 'anyone', errors: [404], responses: { 200: { description: 'Taken.', schema: MomoAcknowledgement } },
+      requestExample: { financialTransactionId: '23503452', externalId: 'req-901-1', amount: '1500', currency: 'UGX', payer: { partyIdType: 'MSISDN', partyId: '256772123456' }, status: 'SUCCESSFUL' },
+    }),
+  };
+}

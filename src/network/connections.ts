@@ -1,0 +1,57 @@
+/**
+ * The network adapter of a process, built from configuration: the sandbox network, and the real
+ * operators' connectors that are configured (M-Pesa Daraja, MTN MoMo), behind one router.
+ */
+import type { Config } from '../config';
+import type { Sql } from '../db';
+import type { Launcher } from '../temporal/launcher';
+import type { NetworkAdapter } from './adapter';
+import { createDarajaConnector } from './daraja';
+import { createMomoConnector } from './momo';
+import { CONNECTED_NETWORK, createNetworkRouter, type Connectors } from './router';
+import { createSandboxNetwork } from './sandbox';
+
+/** The networks a configured connector serves (their real currency goes to the operator, not the sandbox). */
+export function connectedNetworks(config: Pick<Config, 'mpesa' | 'momo'>): ReadonlySet<string> {
+  return new Set([...(config.mpesa ? [CONNECTED_NETWORK.daraja] : []), ...(config.momo ? [CONNECTED_NETWORK.momo] : [])]);
+}
+
+/** The configured connectors, calling back at PUBLIC_BASE_URL. */
+export function createConnectors(config: Config, sql: Sql): Connectors {
+  const callbackBaseUrl = config.publicBaseUrl ?? '';
+  return {
+    daraja: config.mpesa ? createDarajaConnector(config.mpesa, { sql, callbackBaseUrl }, config.networkStatusPollSeconds) : null,
+    momo: config.momo ? createMomoConnector(config.momo, { sql, callbackBaseUrl }) : null,
+  };
+}
+
+/** Every network the process can reach, as one adapter. `launcher` lets the sandbox pay (a worker's); null for name look-ups only. */
+export function createNetworks(config: Config, sql: Sql, launcher: Launcher | null): NetworkAdapter {
+  const sandbox = createSandboxNetwork({
+    sql, launcher, paymentDelaySeconds: config.collectionRequests.sandboxPaymentDelaySeconds, payoutDelaySeconds: config.payouts.sandboxDelaySeconds,
+  });
+  return createNetworkRouter(sandbox, createConnectors(config, sql), config.sandbox);
+}
+
+/** How each network that moves real money is reached, for operators and the console (never a secret). */
+export type NetworkConnection = { network: string; currency: string; connector: string; detail: string };
+
+export function describeConnections(config: Config): NetworkConnection[] {
+  const simulated = config.sandbox ? 'simulated by the sandbox (sandbox mode)' : 'not connected: refused outside sandbox mode';
+  const host = (url: string) => new URL(url).host;
+  return [
+    { network: 'Sandbox', currency: 'BXC', connector: 'sandbox network', detail: config.sandbox ? 'on (sandbox mode)' : 'off outside sandbox mode' },
+    config.mpesa
+      ? {
+        network: CONNECTED_NETWORK.daraja, currency: 'KES', connector: 'M-Pesa Daraja',
+        detail: `${host(config.mpesa.baseUrl)}, paybill ${config.mpesa.shortcode}: STK push, paybill validation and confirmation, B2C, reversals`,
+      }
+      : { network: CONNECTED_NETWORK.daraja, currency: 'KES', connector: 'none', detail: simulated },
+    config.momo
+      ? {
+        network: CONNECTED_NETWORK.momo, currency: 'UGX', connector: 'MTN MoMo',
+        detail: `${host(config.momo.baseUrl)}, environment ${config.momo.targetEnvironment}: request to pay, transfers, account holder look-ups`,
+      }
+      : { network: CONNECTED_NETWORK.momo, currency: 'UGX', connector: 'none', detail: simulated },
+  ];
+}

@@ -1,0 +1,383 @@
+/**
+ * Safaricom M-Pesa Daraja connector (Safaricom, KES): STK push (Lipa na M-Pesa Online) and its
+ * query, C2B registration (validation and confirmation arrive at the callback routes), B2C for
+ * payments, the Reversal API for reversals, and transaction status for whatever needs confirming.
+ *
+ * Nothing is believed on a callback alone: an STK callback wakes the request's workflow, which then
+ * asks the STK push query; a paybill confirmation, a B2C result or a reversal result wakes its
+ * workflow, which asks transaction status. Daraja answers transaction status asynchronously, at our
+ * result URL, under a ConversationID it gave only to us: the answer is kept with its query
+ * (services/network-operations) and read at the workflow's next look.
+ *
+ * A retried call never pays or charges twice: B2C carries an OriginatorConversationID derived from
+ * our payout (Daraja refuses a repeat with "Duplicate OriginatorConversationID", which means "already
+ * sent"); an STK push or a reversal whose answer was lost is never sent again for the same attempt:
+ * the operator's callback names it (by number and amount for a push) and a status query settles it.
+ */
+import { createHash } from 'node:crypto';
+import type { MpesaSettings } from '../config';
+import type { Queryable } from '../db';
+import { compareDecimal } from '../domain/money';
+import {
+  findOperation, forgetOperation, latestStatusQuery, recordOperation, setOperatorReference, settleRemoteTransactionId, type NetworkOperation,
+} from '../services/network-operations';
+import type {
+  PaymentPrompt, Payout, PayoutResult, PromptResult, PromptStatus, ReportedPayment, ReportedPaymentStatus, TakenPrompt,
+} from './adapter';
+import { callOperator, callWithToken, createTokenCache, field, msisdnOf, wholeAmount, type OperatorAnswer } from './operator-http';
+
+/** Daraja's answers come within seconds; a call past this is retried by its activity (safe: see above). */
+const DARAJA_TIMEOUT_MS = 20_000;
+/** A push whose answer was lost and that no callback named in this long has timed out on the phone too. */
+export const UNANSWERED_PROMPT_SECONDS = 120;
+
+/**
+ * The callback routes Daraja calls (src/api/operator-callbacks.ts), under PUBLIC_BASE_URL. Safaricom
+ * refuses registered URLs that name it or its product, so none of these does.
+ */
+export const DARAJA_CALLBACK_PATHS = {
+  stkResult: '/network/prompts/result',
+  validation: '/network/paybill/validation',
+  confirmation: '/network/paybill/confirmation',
+  result: '/network/results',
+  timeout: '/network/timeouts',
+} as const;
+
+/** STK push result codes (MpesaExpressSimulate's table) in words a merchant understands. */
+const STK_RESULTS: Readonly<Record<string, string>> = {
+  '1': 'The subscriber\'s M-Pesa balance is not enough.',
+  '2': 'The amount is below M-Pesa\'s minimum.',
+  '3': 'The amount is above M-Pesa\'s maximum for one transaction.',
+  '4': 'The payment would pass the subscriber\'s daily M-Pesa limit.',
+  '8': 'The payment would pass the account\'s maximum balance.',
+  '17': 'M-Pesa refused a repeat of the same payment within two minutes.',
+  '1019': 'The prompt expired before the subscriber answered.',
+  '1025': 'M-Pesa could not send the prompt.',
+  '1032': 'The subscriber cancelled the payment prompt.',
+  '1037': 'The subscriber\'s phone could not be reached.',
+  '2001': 'The subscriber entered a wrong M-Pesa PIN.',
+  '8006': 'The subscriber\'s M-Pesa PIN is locked.',
+};
+export const stkFailure = (code: string, description: string | undefined): string =>
+  STK_RESULTS[code] ?? `M-Pesa refused the payment (${code}${description ? `: ${description}` : ''}).`;
+
+/** Daraja's timestamps are Kenya's local time (EAT, UTC+3), YYYYMMDDHHmmss. */
+export function darajaTimestamp(now = new Date()): string {
+  return new Date(now.getTime() + 3 * 3600_000).toISOString().replace(/\D/g, '').slice(0, 14);
+}
+
+export type ResultParameters = Record<string, string>;
+
+/** The `Result` of an asynchronous Daraja answer: its code, description and parameters by key. */
+export function readResult(body: unknown): { resultCode: string; description: string; conversationId?: string; originatorConversationId?: string; transactionId?: string; parameters: ResultParameters } | null {
+  const result = (body as { Result?: Record<string, unknown> } | null)?.Result;
+  if (typeof result !== 'object' || result === null) return null;
+  const parameters: ResultParameters = {};
+  const list = (result.ResultParameters as { ResultParameter?: unknown } | undefined)?.ResultParameter;
+  for (const item of Array.isArray(list) ? list : list ? [list] : []) {
+    const key = field(item, 'Key');
+    const value = field(item, 'Value');
+    // A key can repeat (DebitPartyName twice in the documented sample): the first stays.
+    if (key !== undefined && value !== undefined && parameters[key] === undefined) parameters[key] = value;
+  }
+  return {
+    resultCode: field(result, 'ResultCode') ?? '',
+    description: field(result, 'ResultDesc') ?? '',
+    conversationId: field(result, 'ConversationID'),
+    originatorConversationId: field(result, 'OriginatorConversationID'),
+    transactionId: field(result, 'TransactionID'),
+    parameters,
+  };
+}
+
+/** `254712345678 - Jane Doe` → `+254712345678`, when the party is a number given in full. */
+export function numberOfParty(party: string | undefined): string | null {
+  const digits = /^\s*(\d{12})\b/.exec(party ?? '')?.[1];
+  return digits ? `+${digits}` : null;
+}
+
+export type DarajaDeps = { sql: Queryable; callbackBaseUrl: string };
+export type DarajaConnector = ReturnType<typeof createDarajaConnector>;
+
+export function createDarajaConnector(settings: MpesaSettings, { sql, callbackBaseUrl }: DarajaDeps, statusPollSeconds: number) {
+  const network = 'Safaricom';
+  const url = (path: string) => `${callbackBaseUrl}${path}`;
+  const tokens = createTokenCache(async () => {
+    const answer = await callOperator({
+      method: 'GET',
+      url: `${settings.baseUrl}/oauth/v1/generate?grant_type=client_credentials`,
+      headers: { Authorization: `Basic ${Buffer.from(`${settings.consumerKey}:${settings.consumerSecret}`).toString('base64')}` },
+      timeoutMs: DARAJA_TIMEOUT_MS,
+    });
+    const token = field(answer.body, 'access_token');
+    if (answer.status !== 200 || token === undefined) throw new Error(`Daraja token refused: HTTP ${answer.status} ${field(answer.body, 'errorCode') ?? ''}`.trim());
+    // Daraja sends expires_in as text ("3599") or as a number.
+    return { value: token, expiresAt: Date.now() + (Number(field(answer.body, 'expires_in')) || 3599) * 1000 };
+  });
+  const post = (path: string, json: Record<string, unknown>) =>
+    callWithToken(tokens, { method: 'POST', url: `${settings.baseUrl}${path}`, json, timeoutMs: DARAJA_TIMEOUT_MS });
+  const password = (timestamp: string) => Buffer.from(`${settings.shortcode}${settings.passkey}${timestamp}`).toString('base64');
+  const errorOf = (answer: OperatorAnswer) => `${field(answer.body, 'errorCode') ?? `HTTP ${answer.status}`}: ${field(answer.body, 'errorMessage') ?? ''}`.trim();
+  const accepted = (answer: OperatorAnswer) => answer.status === 200 && field(answer.body, 'ResponseCode') === '0';
+  /** Our B2C OriginatorConversationID: the payout's reference, namespaced by this app so two deployments never collide. */
+  const originatorConversationId = (reference: string) =>
+    `${reference}-${createHash('sha256').update(`${settings.consumerKey}:${reference}`).digest('hex').slice(0, 10)}`;
+  const whole = (amount: string) => Number(wholeAmount(amount) ?? Math.round(Number(amount)));
+
+  /** Asks transaction status about `subject`; the answer arrives later at the result URL, under the ConversationID recorded here. */
+  async function askStatus(subject: string, workflowId: string, keys: { transactionId?: string; originalConversationId?: string }): Promise<void> {
+    const answer = await post('/mpesa/transactionstatus/v1/query', {
+      Initiator: settings.initiatorName,
+      SecurityCredential: settings.securityCredential,
+      CommandID: 'TransactionStatusQuery',
+      ...(keys.transactionId ? { TransactionID: keys.transactionId } : {}),
+      ...(keys.originalConversationId ? { OriginalConversationID: keys.originalConversationId } : {}),
+      PartyA: settings.shortcode,
+      IdentifierType: '4',
+      ResultURL: url(DARAJA_CALLBACK_PATHS.result),
+      QueueTimeOutURL: url(DARAJA_CALLBACK_PATHS.timeout),
+      Remarks: 'Status check',
+      Occasion: subject.slice(0, 100),
+    });
+    const conversationId = field(answer.body, 'ConversationID');
+    if (!accepted(answer) || conversationId === undefined) throw new Error(`Daraja transaction status not taken: ${errorOf(answer)}`);
+    await recordOperation(sql, {
+      network, kind: 'status_query', reference: `status:${field(answer.body, 'OriginatorConversationID') ?? conversationId}`,
+      operatorReference: conversationId, workflowId, subject,
+    });
+  }
+
+  type StatusAnswer = NonNullable<ReturnType<typeof readResult>>;
+  type Confirmed = { state: 'answered'; result: StatusAnswer } | { state: 'waiting' };
+
+  /**
+   * The answer of the newest status query about `subject`. A new query is asked (its answer comes
+   * at a later look) when there is none yet, or when the last answer does not settle the matter
+   * (`settles` says no: not yet completed, not yet known) and a poll has passed since it was asked.
+   */
+  async function statusOf(
+    subject: string, workflowId: string, keys: () => { transactionId?: string; originalConversationId?: string }, settles: (answer: StatusAnswer) => boolean,
+  ): Promise<Confirmed> {
+    const last = await latestStatusQuery(sql, network, subject);
+    const result = last?.result ? readResult(last.result) : null;
+    const young = last !== undefined && Date.now() - last.created.getTime() < statusPollSeconds * 1000 * 0.8;
+    if (result && (settles(result) || young)) return { state: 'answered', result };
+    if (!result && young) return { state: 'waiting' };
+    await askStatus(subject, workflowId, keys());
+    return result ? { state: 'answered', result } : { state: 'waiting' };
+  }
+
+  /** A payout's status answer settles it when M-Pesa knows the transaction and it is no longer in progress. */
+  const settlesPayout = (answer: StatusAnswer) =>
+    answer.resultCode === '0' && answer.parameters.TransactionStatus !== undefined && !/pending|progress/i.test(answer.parameters.TransactionStatus);
+
+  /** A status answer that says the transaction completed for exactly `amount`. */
+  const completedFor = (result: NonNullable<ReturnType<typeof readResult>>, amount: string) =>
+    result.resultCode === '0' && result.parameters.TransactionStatus === 'Completed'
+      && result.parameters.Amount !== undefined && /^\d+(\.\d+)?$/.test(result.parameters.Amount)
+      && compareDecimal(result.parameters.Amount, amount) === 0;
+
+  /** The receipt an STK callback gave, when it claims success for exactly this prompt's amount and number (only a label: the query decides). */
+  function receiptOfHint(operation: NetworkOperation, prompt: TakenPrompt): string | null {
+    const callback = (operation.hint as { Body?: { stkCallback?: Record<string, unknown> } } | null)?.Body?.stkCallback;
+    if (!callback || field(callback, 'ResultCode') !== '0') return null;
+    const items = (callback.CallbackMetadata as { Item?: unknown[] } | undefined)?.Item ?? [];
+    const item = (name: string) => field(items.find((entry) => field(entry, 'Name') === name), 'Value');
+    const amount = item('Amount');
+    const sameAmount = amount !== undefined && /^\d+(\.\d+)?$/.test(amount) && compareDecimal(amount, prompt.amount) === 0;
+    return sameAmount && item('PhoneNumber') === msisdnOf(prompt.phoneNumber) ? item('MpesaReceiptNumber') ?? null : null;
+  }
+
+  async function sendB2c(payout: Payout, conversationKey: string): Promise<PayoutResult> {
+    const answer = await post('/mpesa/b2c/v3/paymentrequest', {
+      OriginatorConversationID: conversationKey,
+      InitiatorName: settings.initiatorName,
+      SecurityCredential: settings.securityCredential,
+      CommandID: 'BusinessPayment',
+      Amount: whole(payout.amount),
+      PartyA: settings.shortcode,
+      PartyB: msisdnOf(payout.phoneNumber),
+      Remarks: payout.kind === 'reversal' ? 'Payment returned' : 'Payment',
+      QueueTimeOutURL: url(DARAJA_CALLBACK_PATHS.timeout),
+      ResultURL: url(DARAJA_CALLBACK_PATHS.result),
+      Occassion: payout.reference,
+    });
+    const conversationId = field(answer.body, 'ConversationID');
+    if (accepted(answer) && conversationId !== undefined) {
+      const operation = await findOperation(sql, network, conversationKey);
+      if (operation) await setOperatorReference(sql, operation.id, conversationId);
+      return { status: 'pending', remoteTransactionId: null };
+    }
+    // A repeat of our own OriginatorConversationID: Daraja has the payout already.
+    if (/duplicate originatorconversationid/i.test(field(answer.body, 'errorMessage') ?? '')) return { status: 'pending', remoteTransactionId: null };
+    if (answer.status === 400) return { status: 'rejected', error: `M-Pesa refused the payout (${errorOf(answer)}).`, remoteTransactionId: null };
+    throw new Error(`Daraja B2C not taken: ${errorOf(answer)}`);
+  }
+
+  /** Reversals of an M-Pesa receipt go through the Reversal API; anything else is sent back by B2C. */
+  const usesReversalApi = (payout: Payout) => payout.kind === 'reversal' && /^[A-Z0-9]{10}$/.test(payout.originalTransactionId ?? '');
+
+  return {
+    async requestPayment(prompt: PaymentPrompt): Promise<PromptResult> {
+      // A token first: failing to get one sends nothing, and the activity's retry may push cleanly.
+      await tokens.get();
+      const operation = await recordOperation(sql, {
+        network, kind: 'prompt', reference: prompt.promptReference, workflowId: prompt.workflowId, subject: prompt.promptReference,
+        phoneNumber: prompt.phoneNumber, amount: prompt.amount,
+      });
+      // Pushed before under this attempt (its answer may have been lost): a second push could charge twice.
+      if (!operation.inserted) return { accepted: true, confirm: { operatorReference: operation.operatorReference ?? prompt.promptReference } };
+      const timestamp = darajaTimestamp();
+      const msisdn = Number(msisdnOf(prompt.phoneNumber));
+      const answer = await post('/mpesa/stkpush/v1/processrequest', {
+        BusinessShortCode: Number(settings.shortcode),
+        Password: password(timestamp),
+        Timestamp: timestamp,
+        TransactionType: 'CustomerPayBillOnline',
+        Amount: whole(prompt.amount),
+        PartyA: msisdn,
+        PartyB: Number(settings.shortcode),
+        PhoneNumber: msisdn,
+        CallBackURL: url(DARAJA_CALLBACK_PATHS.stkResult),
+        // Shown on the phone: at most 12 characters; the transaction description at most 13.
+        AccountReference: accountReference(prompt.reference),
+        TransactionDesc: prompt.promptReference.slice(0, 13),
+      }).catch(() => null);
+      const checkoutRequestId = answer ? field(answer.body, 'CheckoutRequestID') : undefined;
+      if (answer && accepted(answer) && checkoutRequestId !== undefined) {
+        await setOperatorReference(sql, operation.id, checkoutRequestId);
+        return { accepted: true, confirm: { operatorReference: checkoutRequestId } };
+      }
+      // No answer, or a server error: the push may have gone out. It is never repeated for this attempt;
+      // its callback names it, or it counts as unanswered after UNANSWERED_PROMPT_SECONDS.
+      const message = answer ? field(answer.body, 'errorMessage') ?? '' : '';
+      if (answer === null || (answer.status >= 500 && !/lock subscriber|wrong credentials|merchant does not exist/i.test(message))) {
+        return { accepted: true, confirm: { operatorReference: prompt.promptReference } };
+      }
+      // Daraja refused it outright: nothing went out.
+      await forgetOperation(sql, operation.id);
+      if (/lock subscriber/i.test(message)) return { accepted: false, error: 'Another M-Pesa prompt is still open on this phone.' };
+      return { accepted: false, error: `M-Pesa refused the prompt (${errorOf(answer)}).` };
+    },
+
+    async promptStatus(prompt: TakenPrompt): Promise<PromptStatus> {
+      const operation = await findOperation(sql, network, prompt.promptReference);
+      if (!operation) return { status: 'failed', error: 'The prompt never reached M-Pesa.' };
+      if (operation.operatorReference === null) {
+        const age = (Date.now() - operation.created.getTime()) / 1000;
+        return age > UNANSWERED_PROMPT_SECONDS ? { status: 'failed', error: 'M-Pesa did not confirm the prompt.' } : { status: 'pending' };
+      }
+      const timestamp = darajaTimestamp();
+      const answer = await post('/mpesa/stkpushquery/v1/query', {
+        BusinessShortCode: Number(settings.shortcode), Password: password(timestamp), Timestamp: timestamp, CheckoutRequestID: operation.operatorReference,
+      });
+      const resultCode = field(answer.body, 'ResultCode');
+      if (answer.status === 200 && resultCode !== undefined) {
+        if (resultCode !== '0') return { status: 'failed', error: stkFailure(resultCode, field(answer.body, 'ResultDesc')) };
+        const remoteTransactionId = await settleRemoteTransactionId(sql, operation.id, receiptOfHint(operation, prompt) ?? operation.operatorReference);
+        return { status: 'paid', remoteTransactionId, paymentDate: new Date().toISOString() };
+      }
+      if (/being processed/i.test(field(answer.body, 'errorMessage') ?? '')) return { status: 'pending' };
+      if (answer.status === 400) return { status: 'failed', error: `M-Pesa has no record of the prompt (${errorOf(answer)}).` };
+      throw new Error(`Daraja STK push query: ${errorOf(answer)}`);
+    },
+
+    /** A paybill payment (or an STK payment no prompt of ours names) is believed once transaction status confirms it. */
+    async reportedPaymentStatus(payment: ReportedPayment): Promise<ReportedPaymentStatus> {
+      // Any answer settles a reported payment: M-Pesa either has the completed transaction or does not.
+      const status = await statusOf(`c2b:${payment.remoteTransactionId}`, payment.workflowId, () => ({ transactionId: payment.remoteTransactionId }), () => true);
+      if (status.state === 'waiting') return { status: 'pending' };
+      const { result } = status;
+      if (result.resultCode !== '0') return { status: 'refused', reason: `M-Pesa does not know this transaction (${result.resultCode}: ${result.description}).` };
+      if (result.parameters.ReceiptNo !== undefined && result.parameters.ReceiptNo !== payment.remoteTransactionId) {
+        return { status: 'refused', reason: 'M-Pesa\'s record is of another transaction.' };
+      }
+      if (!completedFor(result, payment.amount)) {
+        return { status: 'refused', reason: `M-Pesa reports the transaction ${result.parameters.TransactionStatus ?? 'not completed'} for ${result.parameters.Amount ?? 'no'} KES.` };
+      }
+      return { status: 'confirmed', amount: payment.amount, phoneNumber: numberOfParty(result.parameters.DebitPartyName) };
+    },
+
+    async sendMoney(payout: Payout): Promise<PayoutResult> {
+      if (usesReversalApi(payout)) {
+        const reference = `reversal:${payout.reference}`;
+        await tokens.get();
+        const operation = await recordOperation(sql, {
+          network, kind: 'reversal', reference, workflowId: payout.workflowId, subject: reference, phoneNumber: payout.phoneNumber, amount: payout.amount,
+        });
+        // Sent before (its answer may have been lost): a second would be refused as "already reversed".
+        if (!operation.inserted) return { status: 'pending', remoteTransactionId: null };
+        const answer = await post('/mpesa/reversal/v1/request', {
+          Initiator: settings.initiatorName,
+          SecurityCredential: settings.securityCredential,
+          CommandID: 'TransactionReversal',
+          TransactionID: payout.originalTransactionId,
+          Amount: whole(payout.amount),
+          ReceiverParty: settings.shortcode,
+          RecieverIdentifierType: '11',
+          ResultURL: url(DARAJA_CALLBACK_PATHS.result),
+          QueueTimeOutURL: url(DARAJA_CALLBACK_PATHS.timeout),
+          Remarks: 'Payment returned',
+        }).catch(() => null);
+        const conversationId = answer ? field(answer.body, 'ConversationID') : undefined;
+        if (answer && accepted(answer) && conversationId !== undefined) await setOperatorReference(sql, operation.id, conversationId);
+        else if (answer?.status === 400) {
+          await forgetOperation(sql, operation.id);
+          return { status: 'rejected', error: `M-Pesa refused the reversal (${errorOf(answer)}).`, remoteTransactionId: null };
+        }
+        return { status: 'pending', remoteTransactionId: null };
+      }
+      const conversationKey = originatorConversationId(payout.reference);
+      const operation = await recordOperation(sql, {
+        network, kind: 'payout', reference: conversationKey, workflowId: payout.workflowId, subject: conversationKey,
+        phoneNumber: payout.phoneNumber, amount: payout.amount,
+      });
+      if (operation.operatorReference !== null) return { status: 'pending', remoteTransactionId: null };
+      return await sendB2c(payout, conversationKey);
+    },
+
+    async payoutStatus(payout: Payout): Promise<PayoutResult> {
+      const reversal = usesReversalApi(payout);
+      const subject = reversal ? `reversal:${payout.reference}` : originatorConversationId(payout.reference);
+      const operation = await findOperation(sql, network, subject);
+      const hint = readResult(operation?.hint);
+      const status = await statusOf(subject, payout.workflowId, () =>
+        reversal
+          ? { transactionId: hint?.transactionId, originalConversationId: operation?.operatorReference ?? undefined }
+          // Our own OriginatorConversationID, never a receipt a callback claimed: the callback may lie.
+          : { originalConversationId: subject },
+        settlesPayout);
+      if (status.state === 'waiting') return { status: 'pending', remoteTransactionId: null };
+      const { result } = status;
+      if (result.resultCode !== '0') {
+        // M-Pesa has no such transaction: a B2C it never took is sent again under the same id (a repeat is refused as a duplicate).
+        if (!reversal) return await sendB2c(payout, subject);
+        return { status: 'pending', remoteTransactionId: null };
+      }
+      const receipt = result.parameters.ReceiptNo ?? result.transactionId ?? null;
+      if (completedFor(result, payout.amount)) return { status: 'completed', remoteTransactionId: receipt ?? subject };
+      if (result.parameters.TransactionStatus === undefined || /pending|progress/i.test(result.parameters.TransactionStatus)) {
+        return { status: 'pending', remoteTransactionId: receipt };
+      }
+      const reason = hint && hint.resultCode !== '0' ? hint.description : result.parameters.TransactionStatus;
+      return { status: 'rejected', error: `M-Pesa did not pay it out: ${reason}.`, remoteTransactionId: receipt };
+    },
+
+    /** Registers the paybill's validation and confirmation URLs (idempotent: Daraja keeps the last registration). */
+    async registerUrls(): Promise<{ registered: boolean; detail: string }> {
+      const answer = await post('/mpesa/c2b/v1/registerurl', {
+        ShortCode: settings.shortcode,
+        // What M-Pesa does when our validation cannot answer in time: complete the payment (it then arrives as a confirmation).
+        ResponseType: 'Completed',
+        ConfirmationURL: url(DARAJA_CALLBACK_PATHS.confirmation),
+        ValidationURL: url(DARAJA_CALLBACK_PATHS.validation),
+      });
+      return accepted(answer) ? { registered: true, detail: field(answer.body, 'ResponseDescription') ?? 'success' } : { registered: false, detail: errorOf(answer) };
+    },
+  };
+}
+
+/** What the subscriber sees as the account: letters, digits and spaces, at most 12 characters (Daraja's limit). */
+export function accountReference(reference: string): string {
+  return reference.replace(/[^A-Za-z0-9 ]+/g, ' ').replace(/\s+/g, ' ').trim().slice(0, 12) || 'Payment';
+}

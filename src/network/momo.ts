@@ -1,0 +1,231 @@
+/**
+ * MTN MoMo Open API connector (MTN Uganda, UGX): request to pay (collection), transfers
+ * (disbursement, for payments and reversals), account holder look-ups. Each call that may move
+ * money carries an `X-Reference-Id` derived from our ids, so a retried activity repeats the same
+ * reference and MoMo refuses a second one (409 RESOURCE_ALREADY_EXIST, which means "already
+ * sent"). MoMo's callback is a hint: the workflow then asks `GET .../{referenceId}` and believes
+ * only that, checking amount, number and currency against what we asked for.
+ */
+import { createHash } from 'node:crypto';
+import type { MomoProduct, MomoSettings } from '../config';
+import type { Queryable } from '../db';
+import { compareDecimal } from '../domain/money';
+import { recordOperation } from '../services/network-operations';
+import type {
+  NameLookup, PaymentPrompt, Payout, PayoutResult, PromptResult, PromptStatus, ReportedPaymentStatus, TakenPrompt,
+} from './adapter';
+import { callOperator, callWithToken, createTokenCache, field, msisdnOf, OperatorRefusedError, wholeAmount, type OperatorAnswer, type TokenCache } from './operator-http';
+
+/** Calls to MoMo: long enough for its gateway on a slow day, short enough for an activity to retry. */
+const MOMO_TIMEOUT_MS = 20_000;
+
+/** MoMo's failure reasons in words a merchant understands (its ErrorReason codes). */
+const FAILURE_REASONS: Readonly<Record<string, string>> = {
+  APPROVAL_REJECTED: 'The subscriber declined the payment.',
+  TRANSACTION_CANCELED: 'The subscriber cancelled the payment.',
+  EXPIRED: 'The subscriber did not approve the payment in time.',
+  NOT_ENOUGH_FUNDS: 'The subscriber\'s MoMo balance is not enough.',
+  PAYER_NOT_FOUND: 'This number has no MTN MoMo account.',
+  PAYEE_NOT_FOUND: 'This number has no MTN MoMo account.',
+  PAYER_LIMIT_REACHED: 'The subscriber has reached a MoMo transaction limit.',
+  PAYEE_NOT_ALLOWED_TO_RECEIVE: 'This MoMo account may not receive money.',
+  NOT_ALLOWED: 'MTN MoMo did not allow this transaction.',
+  INVALID_CURRENCY: 'MTN MoMo does not take this currency here.',
+  SERVICE_UNAVAILABLE: 'MTN MoMo was unavailable.',
+  INTERNAL_PROCESSING_ERROR: 'MTN MoMo could not process the transaction.',
+  COULD_NOT_PERFORM_TRANSACTION: 'MTN MoMo could not perform the transaction.',
+};
+export const momoFailure = (reason: string | undefined): string =>
+  (reason && FAILURE_REASONS[reason]) ?? `MTN MoMo refused the transaction${reason ? ` (${reason})` : ''}.`;
+
+/**
+ * A version-4 UUID derived from `seed`: MoMo wants X-Reference-Id to be one, and a retry must
+ * repeat it, so it comes from a hash of our ids with the version and variant bits set.
+ */
+export function referenceUuid(seed: string): string {
+  const bytes = createHash('sha256').update(seed).digest().subarray(0, 16);
+  bytes[6] = (bytes[6]! & 0x0f) | 0x40;
+  bytes[8] = (bytes[8]! & 0x3f) | 0x80;
+  const hex = bytes.toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+export type MomoDeps = { sql: Queryable; callbackBaseUrl: string };
+
+export type MomoConnector = ReturnType<typeof createMomoConnector>;
+
+type ProductName = 'collection' | 'disbursement';
+type Transaction = { path: 'requesttopay' | 'transfer'; product: ProductName; party: 'payer' | 'payee' };
+const REQUEST_TO_PAY: Transaction = { path: 'requesttopay', product: 'collection', party: 'payer' };
+const TRANSFER: Transaction = { path: 'transfer', product: 'disbursement', party: 'payee' };
+
+export const MOMO_CALLBACK_PATH = '/network/momo';
+
+export function createMomoConnector(settings: MomoSettings, { sql, callbackBaseUrl }: MomoDeps) {
+  const products: Record<ProductName, MomoProduct> = { collection: settings.collection, disbursement: settings.disbursement };
+  const tokens: Record<ProductName, TokenCache> = {
+    collection: createTokenCache(() => fetchToken('collection')),
+    disbursement: createTokenCache(() => fetchToken('disbursement')),
+  };
+  // MoMo's sandbox environment takes EUR only; every other environment its country's currency.
+  const operatorCurrency = (currency: string) => (settings.targetEnvironment === 'sandbox' ? 'EUR' : currency);
+
+  async function fetchToken(product: ProductName) {
+    const { apiUser, apiKey, subscriptionKey } = products[product];
+    const answer = await callOperator({
+      method: 'POST',
+      url: `${settings.baseUrl}/${product}/token/`,
+      headers: { Authorization: `Basic ${Buffer.from(`${apiUser}:${apiKey}`).toString('base64')}`, 'Ocp-Apim-Subscription-Key': subscriptionKey },
+      timeoutMs: MOMO_TIMEOUT_MS,
+    });
+    const token = field(answer.body, 'access_token');
+    if (answer.status !== 200 || token === undefined) throw new Error(`MTN MoMo ${product} token refused: HTTP ${answer.status}`);
+    return { value: token, expiresAt: Date.now() + Number(field(answer.body, 'expires_in') ?? 3600) * 1000 };
+  }
+
+  const call = (product: ProductName, request: { method: 'GET' | 'POST'; path: string; headers?: Record<string, string>; json?: unknown }) =>
+    callWithToken(tokens[product], {
+      method: request.method,
+      url: `${settings.baseUrl}/${product}${request.path}`,
+      headers: { 'Ocp-Apim-Subscription-Key': products[product].subscriptionKey, 'X-Target-Environment': settings.targetEnvironment, ...request.headers },
+      json: request.json,
+      timeoutMs: MOMO_TIMEOUT_MS,
+    });
+
+  const unexpected = (what: string, answer: OperatorAnswer) =>
+    new Error(`MTN MoMo ${what}: HTTP ${answer.status} ${field(answer.body, 'code') ?? ''}`.trim());
+
+  /** Sends a request to pay or a transfer under `referenceId`; a 409 for it means MoMo has it already. */
+  async function send(kind: Transaction, referenceId: string, body: { amount: string; currency: string; externalId: string; msisdn: string; message: string }): Promise<void> {
+    const answer = await call(kind.product, {
+      method: 'POST',
+      path: `/v1_0/${kind.path}`,
+      headers: { 'X-Reference-Id': referenceId, 'X-Callback-Url': `${callbackBaseUrl}${MOMO_CALLBACK_PATH}/${referenceId}` },
+      json: {
+        // MoMo's amounts are strings; shillings are whole (the door refuses fractions on a connected network).
+        amount: wholeAmount(body.amount) ?? body.amount,
+        currency: operatorCurrency(body.currency),
+        externalId: body.externalId,
+        [kind.party]: { partyIdType: 'MSISDN', partyId: body.msisdn },
+        payerMessage: body.message.slice(0, 160),
+        payeeNote: body.message.slice(0, 160),
+      },
+    });
+    if (answer.status === 202 || answer.status === 409) return;
+    if (answer.status >= 400 && answer.status < 500 && answer.status !== 401 && answer.status !== 429) {
+      throw new OperatorRefusedError(momoFailure(field(answer.body, 'code')), answer);
+    }
+    throw unexpected(`${kind.path} not taken`, answer);
+  }
+
+  /** Sends it; MoMo's refusal in a merchant's words, or null when MoMo took it (or had it already). */
+  async function refusalOf(kind: Transaction, referenceId: string, body: Parameters<typeof send>[2]): Promise<string | null> {
+    try {
+      await send(kind, referenceId, body);
+      return null;
+    } catch (error) {
+      if (error instanceof OperatorRefusedError) return error.message;
+      throw error;
+    }
+  }
+
+  /** Records the operation first, so a callback that outruns MoMo's answer still finds its workflow; then sends it. */
+  async function recordAndSend(kind: Transaction, referenceId: string, body: Parameters<typeof send>[2], operation: { network: string; reference: string; workflowId: string; phoneNumber: string; amount: string }) {
+    await recordOperation(sql, { ...operation, kind: kind.path === 'transfer' ? 'payout' : 'prompt', operatorReference: referenceId, subject: operation.reference });
+    return await refusalOf(kind, referenceId, body);
+  }
+
+  type Status = { status: 'SUCCESSFUL' | 'FAILED' | 'PENDING' | 'NOT_FOUND'; reason?: string; financialTransactionId?: string; matches: boolean };
+
+  /** MoMo's own record of a transaction, and whether it is the one we asked for (amount, number, currency). */
+  async function status(kind: Transaction, referenceId: string, expected: { amount: string; currency: string; msisdn: string }): Promise<Status> {
+    const answer = await call(kind.product, { method: 'GET', path: `/v1_0/${kind.path}/${referenceId}` });
+    if (answer.status === 404) return { status: 'NOT_FOUND', matches: false };
+    if (answer.status !== 200) throw unexpected(`${kind.path} status`, answer);
+    const reported = answer.body as Record<string, unknown>;
+    const party = reported[kind.party] as Record<string, unknown> | undefined;
+    const amount = field(reported, 'amount') ?? '';
+    const matches = /^\d+(\.\d+)?$/.test(amount) && compareDecimal(amount, expected.amount) === 0
+      && field(reported, 'currency') === operatorCurrency(expected.currency) && field(party, 'partyId') === expected.msisdn;
+    const state = field(reported, 'status');
+    const known = state === 'SUCCESSFUL' || state === 'FAILED' || state === 'PENDING' ? state : 'PENDING';
+    return { status: known, reason: field(reported, 'reason'), financialTransactionId: field(reported, 'financialTransactionId'), matches };
+  }
+
+  const promptReferenceId = (prompt: PaymentPrompt) => referenceUuid(`${settings.collection.apiUser}:requesttopay:${prompt.promptReference}`);
+  const payoutReferenceId = (payout: Payout) => referenceUuid(`${settings.disbursement.apiUser}:transfer:${payout.reference}`);
+  const promptBody = (prompt: PaymentPrompt) => ({
+    amount: prompt.amount, currency: prompt.currency, externalId: prompt.promptReference, msisdn: msisdnOf(prompt.phoneNumber), message: prompt.reference,
+  });
+  const payoutBody = (payout: Payout) => ({
+    amount: payout.amount, currency: payout.currency, externalId: payout.reference, msisdn: msisdnOf(payout.phoneNumber),
+    message: payout.kind === 'reversal' ? 'Payment returned' : 'Payment',
+  });
+
+  return {
+    async requestPayment(prompt: PaymentPrompt): Promise<PromptResult> {
+      const referenceId = promptReferenceId(prompt);
+      const refusal = await recordAndSend(REQUEST_TO_PAY, referenceId, promptBody(prompt), {
+        network: prompt.network.name, reference: prompt.promptReference, workflowId: prompt.workflowId, phoneNumber: prompt.phoneNumber, amount: prompt.amount,
+      });
+      return refusal === null ? { accepted: true, confirm: { operatorReference: referenceId } } : { accepted: false, error: refusal };
+    },
+
+    async promptStatus(prompt: TakenPrompt): Promise<PromptStatus> {
+      const referenceId = promptReferenceId(prompt);
+      const found = await status(REQUEST_TO_PAY, referenceId, { amount: prompt.amount, currency: prompt.currency, msisdn: msisdnOf(prompt.phoneNumber) });
+      if (found.status === 'NOT_FOUND') {
+        // MoMo never took it (the request was lost before it arrived): send it now, under the same reference.
+        const refusal = await refusalOf(REQUEST_TO_PAY, referenceId, promptBody(prompt));
+        return refusal === null ? { status: 'pending' } : { status: 'failed', error: refusal };
+      }
+      if (found.status === 'PENDING') return { status: 'pending' };
+      if (found.status === 'FAILED') return { status: 'failed', error: momoFailure(found.reason) };
+      if (!found.matches) return { status: 'failed', error: 'MTN MoMo\'s record of the payment does not match the request (amount, number or currency).' };
+      return { status: 'paid', remoteTransactionId: found.financialTransactionId ?? referenceId, paymentDate: new Date().toISOString() };
+    },
+
+    async reportedPaymentStatus(): Promise<ReportedPaymentStatus> {
+      // MoMo reports only the payments we asked for; nothing else arrives by callback to confirm.
+      return { status: 'refused', reason: 'MTN MoMo reports no payment it was not asked for.' };
+    },
+
+    async sendMoney(payout: Payout): Promise<PayoutResult> {
+      const refusal = await recordAndSend(TRANSFER, payoutReferenceId(payout), payoutBody(payout), {
+        network: payout.network.name, reference: payout.reference, workflowId: payout.workflowId, phoneNumber: payout.phoneNumber, amount: payout.amount,
+      });
+      return refusal === null ? { status: 'pending', remoteTransactionId: null } : { status: 'rejected', error: refusal, remoteTransactionId: null };
+    },
+
+    async payoutStatus(payout: Payout): Promise<PayoutResult> {
+      const referenceId = payoutReferenceId(payout);
+      const found = await status(TRANSFER, referenceId, { amount: payout.amount, currency: payout.currency, msisdn: msisdnOf(payout.phoneNumber) });
+      if (found.status === 'NOT_FOUND') {
+        // MoMo never took it: send it now under the same reference (a duplicate would be refused).
+        const refusal = await refusalOf(TRANSFER, referenceId, payoutBody(payout));
+        return refusal === null ? { status: 'pending', remoteTransactionId: null } : { status: 'rejected', error: refusal, remoteTransactionId: null };
+      }
+      if (found.status === 'PENDING') return { status: 'pending', remoteTransactionId: null };
+      if (found.status === 'FAILED') return { status: 'rejected', error: momoFailure(found.reason), remoteTransactionId: null };
+      if (!found.matches) {
+        // A transfer under our reference that is not the one we asked for: nothing says ours went out.
+        return { status: 'pending', remoteTransactionId: found.financialTransactionId ?? null };
+      }
+      return { status: 'completed', remoteTransactionId: found.financialTransactionId ?? referenceId };
+    },
+
+    /** The registered name, when the number has an active MoMo account (`active`, then `basicuserinfo`). */
+    async lookupName(phoneNumber: string): Promise<NameLookup | null> {
+      const msisdn = msisdnOf(phoneNumber);
+      const active = await call('collection', { method: 'GET', path: `/v1_0/accountholder/msisdn/${msisdn}/active` });
+      if (active.status === 404 || (active.status === 200 && (active.body as { result?: unknown }).result !== true)) {
+        return { nameOnNetwork: '', nationalId: null, nationalIdType: '', registered: false };
+      }
+      if (active.status !== 200) throw unexpected('account holder check', active);
+      const info = await call('collection', { method: 'GET', path: `/v1_0/accountholder/msisdn/${msisdn}/basicuserinfo` });
+      if (info.status !== 200) return { nameOnNetwork: '', nationalId: null, nationalIdType: '', registered: true };
+      const name = field(info.body, 'name') ?? [field(info.body, 'given_name'), field(info.body, 'family_name')].filter(Boolean).join(' ');
+      return { nameOnNetwork: name, nationalId: null, nationalIdType: '', registered: true };
+    },
+  };
+}

@@ -1,0 +1,104 @@
+/**
+ * Calls to a real operator's API: JSON over HTTP with a hard deadline, answers read as JSON when
+ * they are, and an access-token cache shared by every call of a process. Nothing here logs a
+ * header or a body: they carry credentials.
+ */
+
+export type OperatorAnswer = { status: number; body: unknown };
+
+/** Raised when the operator could not be reached or did not answer in time: the call may or may not have been carried out. */
+export class OperatorUnreachableError extends Error {}
+
+/** Raised for an answer no retry changes (a refused request); the activity turns it into a result, never retries it. */
+export class OperatorRefusedError extends Error {
+  constructor(message: string, readonly answer: OperatorAnswer) {
+    super(message);
+  }
+}
+
+export type OperatorRequest = { method: 'GET' | 'POST' | 'PUT'; url: string; headers?: Record<string, string>; json?: unknown; timeoutMs: number };
+
+/** One HTTP exchange with the operator; the body parsed as JSON when it is JSON, else its text. */
+export async function callOperator(request: OperatorRequest): Promise<OperatorAnswer> {
+  let response: Response;
+  try {
+    response = await fetch(request.url, {
+      method: request.method,
+      headers: { Accept: 'application/json', ...(request.json === undefined ? {} : { 'Content-Type': 'application/json' }), ...request.headers },
+      body: request.json === undefined ? undefined : JSON.stringify(request.json),
+      signal: AbortSignal.timeout(request.timeoutMs),
+      redirect: 'manual',
+    });
+  } catch (cause) {
+    throw new OperatorUnreachableError(`${request.method} ${new URL(request.url).pathname} did not answer`, { cause });
+  }
+  const text = await response.text().catch(() => '');
+  let body: unknown = text;
+  if (text !== '') {
+    try {
+      body = JSON.parse(text);
+    } catch {
+      // Not JSON: the caller sees the text.
+    }
+  }
+  return { status: response.status, body };
+}
+
+/** A field of a JSON object answer, as text; undefined when absent. */
+export function field(body: unknown, name: string): string | undefined {
+  if (typeof body !== 'object' || body === null) return undefined;
+  const value = (body as Record<string, unknown>)[name];
+  return value === undefined || value === null ? undefined : String(value);
+}
+
+export type Token = { value: string; expiresAt: number };
+
+/**
+ * An access token cached until shortly before it expires, with at most one refresh in flight:
+ * concurrent calls that find no valid token wait for the same refresh. `invalidate` drops a token
+ * the operator refused (it expired early, or was revoked).
+ */
+export function createTokenCache(fetchToken: () => Promise<Token>, marginMs = 60_000) {
+  let current: Token | null = null;
+  let refreshing: Promise<Token> | null = null;
+  return {
+    async get(): Promise<string> {
+      if (current !== null && current.expiresAt - marginMs > Date.now()) return current.value;
+      refreshing ??= fetchToken().then(
+        (token) => {
+          current = token;
+          refreshing = null;
+          return token;
+        },
+        (error: unknown) => {
+          refreshing = null;
+          throw error;
+        },
+      );
+      return (await refreshing).value;
+    },
+    invalidate(value: string): void {
+      if (current?.value === value) current = null;
+    },
+  };
+}
+export type TokenCache = ReturnType<typeof createTokenCache>;
+
+/** Calls with a bearer token from `tokens`; a 401 drops the token and tries once more with a fresh one. */
+export async function callWithToken(tokens: TokenCache, request: OperatorRequest): Promise<OperatorAnswer> {
+  const token = await tokens.get();
+  const answer = await callOperator({ ...request, headers: { ...request.headers, Authorization: `Bearer ${token}` } });
+  if (answer.status !== 401) return answer;
+  tokens.invalidate(token);
+  const fresh = await tokens.get();
+  return await callOperator({ ...request, headers: { ...request.headers, Authorization: `Bearer ${fresh}` } });
+}
+
+/** `+256772123456` → `256772123456`: the operators want numbers without `+`. */
+export const msisdnOf = (e164: string): string => e164.replace(/^\+/, '');
+
+/** A whole amount as the operators take it (`1500.0000` → `1500`); null when it has a fraction. */
+export function wholeAmount(amount: string): string | null {
+  const [whole = '', fraction = ''] = amount.split('.');
+  return /^0*$/.test(fraction) ? String(BigInt(whole)) : null;
+}

@@ -1,0 +1,87 @@
+/**
+ * The network adapter the service uses: each call goes to the connector of the operator that
+ * serves the network and currency (M-Pesa Daraja for Safaricom, MTN MoMo for MTN Uganda, each when
+ * configured), and everything else to the sandbox network: BXC always, and in sandbox mode the
+ * networks with no connector. Outside sandbox mode a real currency on a network with no connector
+ * is refused at the door (domain/networks.ts); one that still arrives here is refused as a result.
+ */
+import type { Network } from '../domain/networks';
+import { logger } from '../log';
+import type {
+  NameLookup, NetworkAdapter, PaymentPrompt, Payout, PayoutResult, PromptResult, PromptStatus, ReportedPayment, ReportedPaymentStatus, TakenPrompt, TextMessage,
+} from './adapter';
+import type { DarajaConnector } from './daraja';
+import type { MomoConnector } from './momo';
+
+export type Connectors = { daraja: DarajaConnector | null; momo: MomoConnector | null };
+
+/** The networks a connector serves, by name. */
+export const CONNECTED_NETWORK = { daraja: 'Safaricom', momo: 'MTN Uganda' } as const;
+
+type Connector = Omit<NetworkAdapter, 'sendSms' | 'lookupName' | 'supportsVerification' | 'rejectPayment'> & {
+  lookupName?: (phoneNumber: string) => Promise<NameLookup | null>;
+};
+
+export function createNetworkRouter(sandbox: NetworkAdapter, connectors: Connectors, sandboxMode: boolean): NetworkAdapter {
+  const connectorOf = (network: Network): Connector | null => {
+    if (network.name === CONNECTED_NETWORK.daraja) return connectors.daraja;
+    if (network.name === CONNECTED_NETWORK.momo) return connectors.momo;
+    return null;
+  };
+  /** Who moves `currency` on `network`: its connector, the sandbox, or nobody (null). */
+  const route = (network: Network, currency: string): Connector | NetworkAdapter | null => {
+    if (currency === 'BXC') return sandbox;
+    return connectorOf(network) ?? (sandboxMode ? sandbox : null);
+  };
+  const noConnector = (network: Network) => `${network.name} has no connector in this deployment; real money on it needs one (see docs/going-live.md).`;
+
+  return {
+    async requestPayment(prompt: PaymentPrompt): Promise<PromptResult> {
+      const adapter = route(prompt.network, prompt.currency);
+      return adapter ? await adapter.requestPayment(prompt) : { accepted: false, error: noConnector(prompt.network) };
+    },
+    async promptStatus(prompt: TakenPrompt): Promise<PromptStatus> {
+      const adapter = route(prompt.network, prompt.currency);
+      return adapter ? await adapter.promptStatus(prompt) : { status: 'failed', error: noConnector(prompt.network) };
+    },
+    async reportedPaymentStatus(payment: ReportedPayment): Promise<ReportedPaymentStatus> {
+      const adapter = route(payment.network, payment.currency);
+      return adapter ? await adapter.reportedPaymentStatus(payment) : { status: 'refused', reason: noConnector(payment.network) };
+    },
+    async sendMoney(payout: Payout): Promise<PayoutResult> {
+      const adapter = route(payout.network, payout.currency);
+      return adapter ? await adapter.sendMoney(payout) : { status: 'rejected', error: noConnector(payout.network), remoteTransactionId: null };
+    },
+    async payoutStatus(payout: Payout): Promise<PayoutResult> {
+      const adapter = route(payout.network, payout.currency);
+      return adapter ? await adapter.payoutStatus(payout) : { status: 'rejected', error: noConnector(payout.network), remoteTransactionId: null };
+    },
+    async sendSms(message: TextMessage): Promise<void> {
+      if (message.currency !== 'BXC' && connectorOf(message.network) !== null) {
+        // Neither operator API sends texts: the operator's own prompt and receipt text reach the subscriber.
+        logger.info('text not sent: the operator has no text-message API', { requestId: message.requestId, kind: message.kind, network: message.network.name });
+        return;
+      }
+      await sandbox.sendSms(message);
+    },
+    async lookupName(phoneNumber: string, network: Network): Promise<NameLookup | null> {
+      const connector = connectorOf(network);
+      if (connector === null) return sandboxMode ? await sandbox.lookupName(phoneNumber, network) : null;
+      // Daraja has no name look-up: a connected Safaricom number is "not supported" for instant verification.
+      return connector.lookupName ? await connector.lookupName(phoneNumber) : null;
+    },
+    supportsVerification(network: Network, currency?: string): boolean {
+      // A connected operator's prompted payment is already taken when it is confirmed; paybill payments are
+      // verified at Daraja's validation request instead (src/api/operator-callbacks.ts).
+      if (currency !== 'BXC' && connectorOf(network) !== null) return false;
+      return sandbox.supportsVerification(network, currency);
+    },
+    async rejectPayment(rejection): Promise<void> {
+      if (connectorOf(rejection.network) !== null && rejection.currency !== 'BXC') {
+        logger.warn('a connected operator has no API to refuse a completed payment', { network: rejection.network.name, remoteTransactionId: rejection.remoteTransactionId });
+        return;
+      }
+      await sandbox.rejectPayment(rejection);
+    },
+  };
+}

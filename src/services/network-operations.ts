@@ -1,0 +1,116 @@
+/**
+ * What the service asked a real operator, and what the operator said back (migration 013): the
+ * connectors record each call that may move money or ask about it, the callback routes find the
+ * operation by the operator's reference and wake its workflow, and a status query's answer waits
+ * here for the workflow that asked.
+ */
+import type { Queryable } from '../db';
+
+export type OperationKind = 'prompt' | 'payout' | 'reversal' | 'status_query';
+
+export type NetworkOperation = {
+  id: number;
+  network: string;
+  kind: OperationKind;
+  reference: string;
+  operatorReference: string | null;
+  workflowId: string;
+  subject: string;
+  phoneNumber: string | null;
+  amount: string | null;
+  remoteTransactionId: string | null;
+  hint: Record<string, unknown> | null;
+  result: Record<string, unknown> | null;
+  created: Date;
+};
+
+const COLUMNS = `id, network, kind, reference, operator_reference as "operatorReference", workflow_id as "workflowId", subject,
+  phone_number as "phoneNumber", amount::text as amount, remote_transaction_id as "remoteTransactionId", hint, result, created`;
+
+export type NewOperation = {
+  network: string;
+  kind: OperationKind;
+  reference: string;
+  workflowId: string;
+  subject: string;
+  operatorReference?: string | null;
+  phoneNumber?: string | null;
+  amount?: string | null;
+};
+
+/** Records an operation once per (network, reference); `inserted` is false when an earlier call recorded it. */
+export async function recordOperation(sql: Queryable, operation: NewOperation): Promise<NetworkOperation & { inserted: boolean }> {
+  const [row] = await sql<(NetworkOperation & { inserted: boolean })[]>`
+    insert into network_operations (network, kind, reference, operator_reference, workflow_id, subject, phone_number, amount)
+    values (${operation.network}, ${operation.kind}, ${operation.reference}, ${operation.operatorReference ?? null}, ${operation.workflowId},
+            ${operation.subject}, ${operation.phoneNumber ?? null}, ${operation.amount ?? null})
+    on conflict (network, reference) do update set
+      operator_reference = coalesce(network_operations.operator_reference, excluded.operator_reference), modified = now()
+    returning ${sql.unsafe(COLUMNS)}, (xmax = 0) as inserted`;
+  return row!;
+}
+
+/** The operator's reference, once it answered (the first one recorded stays). */
+export async function setOperatorReference(sql: Queryable, id: number, operatorReference: string): Promise<void> {
+  await sql`update network_operations set operator_reference = coalesce(operator_reference, ${operatorReference}), modified = now() where id = ${id}`;
+}
+
+/** Forgets an operation the operator refused outright (nothing was carried out), so a retry may ask again. */
+export async function forgetOperation(sql: Queryable, id: number): Promise<void> {
+  await sql`delete from network_operations where id = ${id} and operator_reference is null`;
+}
+
+export async function findOperation(sql: Queryable, network: string, reference: string): Promise<NetworkOperation | undefined> {
+  const [row] = await sql<NetworkOperation[]>`select ${sql.unsafe(COLUMNS)} from network_operations where network = ${network} and reference = ${reference}`;
+  return row;
+}
+
+export async function findOperationByOperatorReference(sql: Queryable, network: string, operatorReference: string): Promise<NetworkOperation | undefined> {
+  const [row] = await sql<NetworkOperation[]>`
+    select ${sql.unsafe(COLUMNS)} from network_operations where network = ${network} and operator_reference = ${operatorReference}`;
+  return row;
+}
+
+/**
+ * A prompt whose operator reference was never learnt (the call's answer was lost) for this number
+ * and amount, still young enough for the operator's callback about it to arrive: the callback then
+ * names it.
+ */
+export async function claimUnanswered(sql: Queryable, network: string, phoneNumber: string, amount: string, operatorReference: string, withinSeconds: number): Promise<NetworkOperation | undefined> {
+  const [row] = await sql<NetworkOperation[]>`
+    update network_operations set operator_reference = ${operatorReference}, modified = now()
+    where id = (
+      select id from network_operations
+      where network = ${network} and kind = 'prompt' and operator_reference is null and phone_number = ${phoneNumber}
+        and amount = ${amount}::numeric and created > now() - ${withinSeconds}::int * interval '1 second'
+      order by created limit 1 for update skip locked)
+    returning ${sql.unsafe(COLUMNS)}`;
+  return row;
+}
+
+/** The last callback about an operation: kept to read, never believed alone. */
+export async function recordHint(sql: Queryable, id: number, hint: unknown): Promise<void> {
+  await sql`update network_operations set hint = ${sql.json(hint as never)}, modified = now() where id = ${id}`;
+}
+
+/** A status query's answer, as the operator sent it. The first answer stays. */
+export async function recordResult(sql: Queryable, id: number, result: unknown): Promise<boolean> {
+  const rows = await sql`update network_operations set result = ${sql.json(result as never)}, modified = now() where id = ${id} and result is null returning id`;
+  return rows.length > 0;
+}
+
+/** The operator's transaction id of an operation: the first one recorded wins, so every retry reports the same. */
+export async function settleRemoteTransactionId(sql: Queryable, id: number, candidate: string): Promise<string> {
+  const [row] = await sql<{ remoteTransactionId: string }[]>`
+    update network_operations set remote_transaction_id = coalesce(remote_transaction_id, ${candidate}), modified = now()
+    where id = ${id} returning remote_transaction_id as "remoteTransactionId"`;
+  return row!.remoteTransactionId;
+}
+
+/** The newest status query about `subject`. */
+export async function latestStatusQuery(sql: Queryable, network: string, subject: string): Promise<NetworkOperation | undefined> {
+  const [row] = await sql<NetworkOperation[]>`
+    select ${sql.unsafe(COLUMNS)} from network_operations
+    where network = ${network} and kind = 'status_query' and subject = ${subject} order by created desc, id desc limit 1`;
+  return row;
+}

@@ -1,0 +1,266 @@
+/**
+ * Safaricom through the M-Pesa Daraja connector, against the project's Daraja simulator on
+ * loopback, a real worker, Temporal and PostgreSQL: STK push (callback as a hint, the STK push query
+ * as the truth), paybill validation within Daraja's deadline and confirmation by transaction status,
+ * B2C payouts, reversals, and the door's rules.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { startDarajaSimulator, type DarajaSimulator } from '../simulators/daraja';
+import { updateCollectionSettings } from '../../src/services/organizations';
+import { incomingCollectionWorkflowId } from '../../src/workflows/shared';
+import { eventually, numberSequence, requester, testSql } from '../helpers';
+import { ConsoleClient, PASSWORD, consoleUser } from '../console-helpers';
+import { balanceOf, creditsOf, expectBalanced, fundedMerchant, paidOut, promptedRequest, recordHistory, requestOutcome, startStack, type Stack } from './stack';
+
+const CREDENTIALS = {
+  consumerKey: 'daraja-consumer-key', consumerSecret: 'daraja-consumer-secret', shortcode: '174379',
+  passkey: 'bfb279f9aa9bdbcf158e97dd71a467cd2e0c893059b10f78e6b72ada1ed2c919', initiatorName: 'testapi', securityCredential: 'c2VjdXJpdHktY3JlZGVudGlhbA==',
+};
+let daraja: DarajaSimulator;
+let stack: Stack;
+/** The merchant's verification server: its answer depends on the bill reference's request. */
+let verifier: ReturnType<typeof Bun.serve>;
+const verifierModes = new Map<string, 'accept' | 'reject' | 'silent'>();
+const nextNumber = numberSequence('+2547113', 10000);
+const msisdn = (e164: string) => e164.slice(1);
+
+beforeAll(async () => {
+  daraja = await startDarajaSimulator({ credentials: CREDENTIALS, decisionDelayMs: 300, callbackDelayMs: 50 });
+  verifier = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    async fetch(request) {
+      const body = (await request.json()) as { reference: string; remote_transaction_id: string };
+      const mode = verifierModes.get(body.reference) ?? 'accept';
+      if (mode === 'silent') await Bun.sleep(6000);
+      return new Response(mode === 'reject' ? `REJECT ${body.remote_transaction_id} Unknown invoice` : `ACCEPT ${body.remote_transaction_id}`);
+    },
+  });
+  stack = await startStack('daraja', {
+    MPESA_BASE_URL: daraja.url,
+    MPESA_CONSUMER_KEY: CREDENTIALS.consumerKey,
+    MPESA_CONSUMER_SECRET: CREDENTIALS.consumerSecret,
+    MPESA_SHORTCODE: CREDENTIALS.shortcode,
+    MPESA_PASSKEY: CREDENTIALS.passkey,
+    MPESA_INITIATOR_NAME: CREDENTIALS.initiatorName,
+    MPESA_SECURITY_CREDENTIAL: CREDENTIALS.securityCredential,
+    MPESA_VALIDATION_TIMEOUT_MS: '2000',
+  });
+});
+
+afterAll(async () => {
+  await stack?.stop();
+  verifier?.stop(true);
+  await daraja?.stop();
+});
+
+const pushesTo = (phone: string) => daraja.stkPushes().filter((push) => push.msisdn === msisdn(phone));
+
+describe('STK push', () => {
+  test('the worker registers the paybill URLs at start, under paths that name neither Safaricom nor M-Pesa', async () => {
+    const registered = await eventually('the paybill URLs to be registered', async () => daraja.registeredUrls() ?? undefined);
+    expect(registered).toEqual({
+      shortCode: CREDENTIALS.shortcode, responseType: 'Completed',
+      validationUrl: `${stack.env.PUBLIC_BASE_URL}/network/paybill/validation`, confirmationUrl: `${stack.env.PUBLIC_BASE_URL}/network/paybill/confirmation`,
+    });
+  });
+
+  test('the callback wakes the request, the STK push query confirms it, credited once under the receipt; a repeated callback changes nothing', async () => {
+    const merchant = await fundedMerchant(stack, 'KES');
+    const phone = nextNumber();
+    const requestId = await promptedRequest(merchant, { phonenumber: phone, amount: '250', currency: 'KES', reason: 'Invoice #1042 for May' });
+    expect(await requestOutcome(stack, requestId)).toMatchObject({ status: 'successful' });
+    const [push] = pushesTo(phone);
+    expect(push).toMatchObject({ amount: 250, accountReference: 'Invoice 1042', callbackUrl: `${stack.env.PUBLIC_BASE_URL}/network/prompts/result`, charged: true });
+    expect(await creditsOf(merchant.organization.id)).toEqual([{ collectionId: expect.any(Number), amount: '250.0000', remoteTransactionId: push!.receipt! }]);
+    const repeat = await requester(stack.ctx.app, null)('/network/prompts/result', { body: { Body: { stkCallback: {
+      MerchantRequestID: push!.merchantRequestId, CheckoutRequestID: push!.checkoutRequestId, ResultCode: 0, ResultDesc: 'The service request is processed successfully.',
+      CallbackMetadata: { Item: [{ Name: 'Amount', Value: 250 }, { Name: 'MpesaReceiptNumber', Value: push!.receipt }, { Name: 'PhoneNumber', Value: Number(msisdn(phone)) }] },
+    } } } });
+    expect(repeat.body).toEqual({ ResultCode: 0, ResultDesc: 'Accepted' });
+    await Bun.sleep(1500);
+    expect(await creditsOf(merchant.organization.id)).toHaveLength(1);
+    await expectBalanced(merchant.organization.id);
+  });
+
+  test('a callback that lies (success while the subscriber cancelled) credits nothing; the query\'s reason is the request\'s error', async () => {
+    const merchant = await fundedMerchant(stack, 'KES');
+    const phone = nextNumber();
+    daraja.subscriber(msisdn(phone), { outcome: 'cancel', callback: 'lie' });
+    const requestId = await promptedRequest(merchant, { phonenumber: phone, amount: '300', currency: 'KES' });
+    expect(await requestOutcome(stack, requestId)).toMatchObject({ status: 'failed', errorMessage: 'The subscriber cancelled the payment prompt.' });
+    await recordHistory(stack, `collection-request-${requestId}`, 'collection-request-operator-failed');
+    expect(await creditsOf(merchant.organization.id)).toEqual([]);
+    expect(await testSql()`select id from collections where phone_number = ${phone}`).toHaveLength(0);
+  });
+
+  test('no callback: the STK push query finds it paid, and it is credited once', async () => {
+    const merchant = await fundedMerchant(stack, 'KES');
+    const phone = nextNumber();
+    daraja.subscriber(msisdn(phone), { outcome: 'pay', callback: 'none' });
+    const requestId = await promptedRequest(merchant, { phonenumber: phone, amount: '120', currency: 'KES' });
+    expect(await requestOutcome(stack, requestId)).toMatchObject({ status: 'successful' });
+    const credits = await creditsOf(merchant.organization.id);
+    expect(credits).toHaveLength(1);
+    expect(credits[0]!.remoteTransactionId).toBe(pushesTo(phone)[0]!.checkoutRequestId);
+  });
+
+  test('the worker killed between the push and its callback: credited once', async () => {
+    const merchant = await fundedMerchant(stack, 'KES');
+    const phone = nextNumber();
+    daraja.subscriber(msisdn(phone), { outcome: 'pay', callback: 'truthful', decideAfterMs: 4000 });
+    const requestId = await promptedRequest(merchant, { phonenumber: phone, amount: '450', currency: 'KES' });
+    await eventually('the push to reach M-Pesa', async () => pushesTo(phone).length === 1);
+    await stack.killWorker();
+    await stack.startWorker();
+    expect(await requestOutcome(stack, requestId)).toMatchObject({ status: 'successful' });
+    expect(pushesTo(phone)).toHaveLength(1);
+    expect(await creditsOf(merchant.organization.id)).toHaveLength(1);
+    await expectBalanced(merchant.organization.id);
+  }, 60_000);
+
+  test('an access token Daraja stops honouring is fetched again, and the push goes through once', async () => {
+    const merchant = await fundedMerchant(stack, 'KES');
+    const phone = nextNumber();
+    daraja.expireTokens();
+    const requestId = await promptedRequest(merchant, { phonenumber: phone, amount: '75', currency: 'KES' });
+    expect(await requestOutcome(stack, requestId)).toMatchObject({ status: 'successful' });
+    expect(pushesTo(phone)).toHaveLength(1);
+    expect(daraja.calls().some((call) => call.api === 'stkpush' && call.status === 401)).toBe(true);
+  });
+
+  test('the console\'s Settings page shows how each network is connected, without a secret', async () => {
+    const merchant = await fundedMerchant(stack, 'KES');
+    const user = await consoleUser(merchant.organization.id);
+    const browser = new ConsoleClient(stack.ctx.app);
+    expect((await browser.signIn(user.email, PASSWORD)).status).toBe(303);
+    const page = (await browser.get('/console/settings')).text;
+    expect(page).toContain('id="network-connections"');
+    expect(page).toMatch(/<td>Safaricom<\/td><td>KES<\/td><td>M-Pesa Daraja<\/td><td>127\.0\.0\.1:\d+, paybill 174379/);
+    expect(page).toMatch(/<td>MTN Uganda<\/td><td>UGX<\/td><td><span class="muted">none<\/span><\/td><td>simulated by the sandbox/);
+    for (const secret of [CREDENTIALS.consumerSecret, CREDENTIALS.passkey, CREDENTIALS.securityCredential]) expect(page).not.toContain(secret);
+  });
+
+  test('KES with decimals is refused at the door, before M-Pesa sees it', async () => {
+    const merchant = await fundedMerchant(stack, 'KES');
+    const response = await merchant.request('/api/collectionrequests', { form: { phonenumber: nextNumber(), amount: '99.50', currency: 'KES' } });
+    expect(response.status).toBe(400);
+    expect(response.body.amount).toEqual(['M-Pesa takes whole amounts only: enter KES without decimals.']);
+  });
+});
+
+describe('paybill (C2B)', () => {
+  async function openRequest(acceptByDefault: boolean, mode: 'accept' | 'reject' | 'silent') {
+    const merchant = await fundedMerchant(stack, 'KES');
+    await updateCollectionSettings(testSql(), merchant.organization.id, { verificationUrl: `http://127.0.0.1:${verifier.port}/verify`, acceptByDefault });
+    const phone = nextNumber();
+    const created = await merchant.request('/api/collectionrequests', { form: { phonenumber: phone, amount: '640', currency: 'KES', expiry_date: '2 minutes' } });
+    expect(created.status).toBe(201);
+    verifierModes.set(created.body.svccode, mode);
+    return { merchant, phone, requestId: created.body.id as number, code: created.body.svccode as string };
+  }
+
+  test('validation asks the merchant within Daraja\'s deadline; the confirmation is confirmed by transaction status and credited to the named request', async () => {
+    const { merchant, phone, requestId, code } = await openRequest(false, 'accept');
+    const paid = await daraja.payBill({ msisdn: msisdn(phone), amount: '640', billRefNumber: code });
+    expect(paid.validation?.answer).toMatchObject({ ResultCode: '0' });
+    expect(paid.validation!.elapsedMs).toBeLessThan(5000);
+    expect(paid.completed).toBe(true);
+    expect(paid.confirmation?.status).toBe(200);
+    const result = await stack.ctx.client.workflow.getHandle(incomingCollectionWorkflowId('Safaricom', paid.transId)).result();
+    expect(result).toMatchObject({ outcome: 'accepted', requestId });
+    await recordHistory(stack, incomingCollectionWorkflowId('Safaricom', paid.transId), 'incoming-collection-confirmed');
+    const credits = await creditsOf(merchant.organization.id);
+    expect(credits).toEqual([{ collectionId: result.collectionId, amount: '640.0000', remoteTransactionId: paid.transId }]);
+    const [collection] = await testSql()<{ phoneNumber: string }[]>`select phone_number as "phoneNumber" from collections where id = ${result.collectionId}`;
+    // The masked number stood for the request's, which it fits.
+    expect(collection!.phoneNumber).toBe(phone);
+  });
+
+  test('the merchant\'s REJECT is Daraja\'s rejection: the payment does not complete, nothing is credited', async () => {
+    const { merchant, phone, code } = await openRequest(true, 'reject');
+    const paid = await daraja.payBill({ msisdn: msisdn(phone), amount: '640', billRefNumber: code });
+    expect(paid.validation?.answer).toMatchObject({ ResultCode: 'C2B00016', ResultDesc: 'Rejected' });
+    expect(paid.completed).toBe(false);
+    expect(await creditsOf(merchant.organization.id)).toEqual([]);
+  });
+
+  test('a merchant too slow for Daraja\'s deadline: its accept-by-default answers in time', async () => {
+    const refusing = await openRequest(false, 'silent');
+    const refused = await daraja.payBill({ msisdn: msisdn(refusing.phone), amount: '640', billRefNumber: refusing.code });
+    expect(refused.validation?.answer).toMatchObject({ ResultCode: 'C2B00016' });
+    expect(refused.validation!.elapsedMs).toBeLessThan(5000);
+    const accepting = await openRequest(true, 'silent');
+    const accepted = await daraja.payBill({ msisdn: msisdn(accepting.phone), amount: '640', billRefNumber: accepting.code });
+    expect(accepted.validation?.answer).toMatchObject({ ResultCode: '0' });
+    expect(accepted.validation!.elapsedMs).toBeLessThan(5000);
+  }, 30_000);
+
+  test('a confirmation M-Pesa never made (a lie) is refused by transaction status: nothing is stored or credited', async () => {
+    const { merchant, phone, code } = await openRequest(true, 'accept');
+    const fake = { TransactionType: 'Pay Bill', TransID: 'FAKE000001', TransTime: '20240101120000', TransAmount: '640', BusinessShortCode: CREDENTIALS.shortcode,
+      BillRefNumber: code, InvoiceNumber: '', OrgAccountBalance: '', ThirdPartyTransID: '', MSISDN: msisdn(phone), FirstName: 'Eve', MiddleName: '', LastName: '' };
+    const answer = await requester(stack.ctx.app, null)('/network/paybill/confirmation', { body: fake });
+    expect(answer.body).toEqual({ ResultCode: 0, ResultDesc: 'Accepted' });
+    const result = await stack.ctx.client.workflow.getHandle(incomingCollectionWorkflowId('Safaricom', 'FAKE000001')).result();
+    expect(result).toMatchObject({ outcome: 'unconfirmed', collectionId: null });
+    await recordHistory(stack, incomingCollectionWorkflowId('Safaricom', 'FAKE000001'), 'incoming-collection-unconfirmed');
+    expect(await testSql()`select id from collections where remote_transaction_id = 'FAKE000001'`).toHaveLength(0);
+    expect(await creditsOf(merchant.organization.id)).toEqual([]);
+  });
+});
+
+describe('B2C and reversals', () => {
+  test('a payment goes out by B2C and completes on transaction status\'s word', async () => {
+    const merchant = await fundedMerchant(stack, 'KES', '5000');
+    const phone = nextNumber();
+    expect(await paidOut(stack, merchant, { phonenumber: phone, amount: '1000', currency: 'KES' })).toMatchObject({ state: 'completed' });
+    expect(daraja.payouts().filter((payout) => payout.msisdn === msisdn(phone))).toMatchObject([{ amount: 1000, completed: true, submissions: 1, commandId: 'BusinessPayment' }]);
+    expect(await balanceOf(merchant.organization.id, 'KES')).toBe('4000.0000');
+  });
+
+  test('Daraja answers 500 after recording: the retry repeats the OriginatorConversationID, one payout', async () => {
+    const merchant = await fundedMerchant(stack, 'KES', '5000');
+    const phone = nextNumber();
+    daraja.failNext('b2c', '500-after-recording');
+    expect(await paidOut(stack, merchant, { phonenumber: phone, amount: '700', currency: 'KES' })).toMatchObject({ state: 'completed' });
+    const payouts = daraja.payouts().filter((payout) => payout.msisdn === msisdn(phone));
+    expect(payouts).toHaveLength(1);
+    expect(payouts[0]!.submissions).toBeGreaterThanOrEqual(2);
+    expect(await balanceOf(merchant.organization.id, 'KES')).toBe('4300.0000');
+  });
+
+  test('a result callback that lies (failed while M-Pesa paid): transaction status says completed, nothing is given back', async () => {
+    const merchant = await fundedMerchant(stack, 'KES', '5000');
+    const phone = nextNumber();
+    daraja.payee(msisdn(phone), { outcome: 'complete', callback: 'lie' });
+    expect(await paidOut(stack, merchant, { phonenumber: phone, amount: '300', currency: 'KES' })).toMatchObject({ state: 'completed' });
+    expect(await balanceOf(merchant.organization.id, 'KES')).toBe('4700.0000');
+    await expectBalanced(merchant.organization.id);
+  });
+
+  test('M-Pesa refuses a payout (recipient not registered): the amount is given back once', async () => {
+    const merchant = await fundedMerchant(stack, 'KES', '5000');
+    const phone = nextNumber();
+    daraja.payee(msisdn(phone), { outcome: 'fail', callback: 'truthful' });
+    expect(await paidOut(stack, merchant, { phonenumber: phone, amount: '200', currency: 'KES' })).toMatchObject({ state: 'rejected' });
+    expect(await balanceOf(merchant.organization.id, 'KES')).toBe('5000.0000');
+    await expectBalanced(merchant.organization.id);
+  });
+
+  test('a reversal of an M-Pesa payment goes through the Reversal API', async () => {
+    const merchant = await fundedMerchant(stack, 'KES', '1');
+    const phone = nextNumber();
+    const requestId = await promptedRequest(merchant, { phonenumber: phone, amount: '500', currency: 'KES' });
+    const outcome = await requestOutcome(stack, requestId);
+    expect(outcome.status).toBe('successful');
+    const receipt = pushesTo(phone)[0]!.receipt!;
+    const reversal = await merchant.request('/api/reversals', { form: { collection: String(outcome.collectionId) } });
+    expect(reversal.status).toBe(201);
+    expect(await stack.ctx.client.workflow.getHandle(`reversal-${reversal.body.id}`).result()).toMatchObject({ state: 'completed' });
+    await recordHistory(stack, `reversal-${reversal.body.id}`, 'reversal-operator-completed');
+    expect(daraja.reversals()).toContainEqual(expect.objectContaining({ transactionId: receipt, amount: 500, completed: true }));
+    expect(await balanceOf(merchant.organization.id, 'KES')).toBe('1.0000');
+    await expectBalanced(merchant.organization.id);
+  });
+});

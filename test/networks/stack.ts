@@ -1,0 +1,126 @@
+/**
+ * The service wired to an operator simulator for the network tests: the app served over HTTP on
+ * loopback (its address is PUBLIC_BASE_URL, where the simulator calls back), a real worker process
+ * with the same configuration, and helpers to follow requests and payments to their end.
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { fundWallet } from '../../src/services/organizations';
+import type { Currency } from '../../src/domain/money';
+import { collectionRequestWorkflowId } from '../../src/workflows/shared';
+import { createMerchant, eventually, startWorker, testApp, testSql, uniqueTaskQueue, type TestApp, type TestMerchant, type WorkerProcess } from '../helpers';
+
+export type Stack = {
+  ctx: TestApp;
+  env: Record<string, string>;
+  worker: () => WorkerProcess;
+  /** kill -9 of the worker and a new one on the same task queue. */
+  killWorker: () => Promise<void>;
+  startWorker: () => Promise<void>;
+  stop: () => Promise<void>;
+};
+
+/** Polls and retries short, so a test follows an operator's answer in seconds. */
+export const FAST_ENV = {
+  NETWORK_STATUS_POLL_SECONDS: '1',
+  PAYOUT_STATUS_POLL_SECONDS: '1',
+  FAILED_PROMPT_RETRY_SECONDS: '1',
+  SANDBOX_PAYMENT_DELAY_SECONDS: '1',
+  SANDBOX_PAYOUT_DELAY_SECONDS: '1',
+  VERIFICATION_TIMEOUT_SECONDS: '3',
+};
+
+export async function startStack(name: string, operatorEnv: Record<string, string>): Promise<Stack> {
+  let handle: (request: Request) => Response | Promise<Response> = () => new Response('starting', { status: 503 });
+  const server = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: (request) => handle(request) });
+  const taskQueue = uniqueTaskQueue(name);
+  const env = { ...FAST_ENV, PUBLIC_BASE_URL: `http://127.0.0.1:${server.port}`, ...operatorEnv };
+  let worker = await startWorker(taskQueue, env);
+  const ctx = await testApp(taskQueue, env);
+  handle = (request) => ctx.app.handle(request);
+  return {
+    ctx,
+    env,
+    worker: () => worker,
+    killWorker: () => worker.kill(),
+    startWorker: async () => {
+      worker = await startWorker(taskQueue, env);
+    },
+    stop: async () => {
+      await worker.stop();
+      server.stop(true);
+    },
+  };
+}
+
+/** A merchant with a funded wallet in `currency` (besides the BXC one every test merchant has). */
+export async function fundedMerchant(stack: Stack, currency: Currency, amount = '1000000'): Promise<TestMerchant> {
+  const merchant = await createMerchant(stack.ctx.app);
+  await fundWallet(testSql(), merchant.organization.id, currency, amount);
+  return merchant;
+}
+
+export async function balanceOf(organizationId: number, currency: string): Promise<string> {
+  const [wallet] = await testSql()<{ balance: string }[]>`
+    select balance::text as balance from accounts where organization_id = ${organizationId} and currency = ${currency} order by id limit 1`;
+  return wallet?.balance ?? '0';
+}
+
+/** Every wallet of the organization equals the sum of its transactions. */
+export async function expectBalanced(organizationId: number): Promise<void> {
+  const rows = await testSql()<{ id: number }[]>`
+    select a.id from accounts a where a.organization_id = ${organizationId}
+      and a.balance <> coalesce((select sum(t.amount) from transactions t where t.account_id = a.id), 0)`;
+  if (rows.length > 0) throw new Error(`wallets out of balance: ${rows.map((row) => row.id).join(', ')}`);
+}
+
+/** A collection request that prompts at once. */
+export async function promptedRequest(merchant: TestMerchant, fields: Record<string, string>): Promise<number> {
+  const response = await merchant.request('/api/collectionrequests', {
+    form: { send_instructions: 'true', expiry_date: '2 minutes', max_attempts: '0', ...fields },
+  });
+  if (response.status !== 201) throw new Error(`request not created: ${response.status} ${JSON.stringify(response.body)}`);
+  return response.body.id as number;
+}
+
+/** The request's final state, as its workflow ended it. */
+export async function requestOutcome(stack: Stack, requestId: number): Promise<{ status: string; errorMessage: string | null; collectionId: number | null }> {
+  return await stack.ctx.client.workflow.getHandle(collectionRequestWorkflowId(requestId)).result();
+}
+
+/** Waits until the request's row has `status`. */
+export async function requestStatus(merchant: TestMerchant, requestId: number, status: string, timeoutMs = 30_000): Promise<Record<string, unknown>> {
+  return await eventually(`request ${requestId} to be ${status}`, async () => {
+    const response = await merchant.request(`/api/collectionrequests/${requestId}`);
+    return response.body.status === status ? (response.body as Record<string, unknown>) : undefined;
+  }, timeoutMs);
+}
+
+/** The mobile_collection credits of an organization, by collection. */
+export async function creditsOf(organizationId: number): Promise<{ collectionId: number; amount: string; remoteTransactionId: string }[]> {
+  return await testSql()<{ collectionId: number; amount: string; remoteTransactionId: string }[]>`
+    select t.collection_id as "collectionId", t.amount::text as amount, c.remote_transaction_id as "remoteTransactionId"
+    from transactions t join accounts a on a.id = t.account_id join collections c on c.id = t.collection_id
+    where a.organization_id = ${organizationId} and t.type = 'mobile_collection' order by t.id`;
+}
+
+/** A payment (money out) created through the API, followed to a final state. */
+export async function paidOut(stack: Stack, merchant: TestMerchant, fields: Record<string, string>): Promise<{ id: number; state: string }> {
+  const created = await merchant.request('/api/payments', { form: { description: 'Network payout', ...fields } });
+  if (created.status !== 201) throw new Error(`payment not created: ${created.status} ${JSON.stringify(created.body)}`);
+  const result = await stack.ctx.client.workflow.getHandle(`payment-${created.body.id}`).result();
+  return { id: created.body.id, state: result.state };
+}
+
+/**
+ * With RECORD_HISTORIES set to a folder (test/histories), writes a finished workflow's history there
+ * for the replay test, as scripts/record-history.ts does: how the histories of the connectors' paths
+ * were recorded (`RECORD_HISTORIES=$PWD/test/histories npm test -- test/networks`).
+ */
+export async function recordHistory(stack: Stack, workflowId: string, name: string): Promise<void> {
+  const folder = process.env.RECORD_HISTORIES;
+  if (!folder) return;
+  const history = await stack.ctx.client.workflow.getHandle(workflowId).fetchHistory();
+  writeFileSync(join(folder, `${name}.json`), `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 2)}\n`);
+}

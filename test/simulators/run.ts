@@ -1,0 +1,69 @@
+/**
+ * Both operator simulators as one process, for `npm run start:networks`: Daraja and MoMo on
+ * loopback with fixed sandbox credentials, and a small control endpoint that makes a subscriber
+ * pay the paybill (`POST /paybill {"msisdn", "amount", "billRefNumber"}`). Prints one JSON line
+ * with the addresses and the configuration the service needs, then runs until stopped.
+ *   bun test/simulators/run.ts [--port BASE]   (Daraja on BASE, MoMo on BASE+1, control on BASE+2)
+ */
+import { parseArgs } from 'node:util';
+import { startDarajaSimulator } from './daraja';
+import { startMomoSimulator } from './momo';
+
+/** Credentials of the local simulators only: they guard nothing real. */
+export const SIMULATOR_CREDENTIALS = {
+  daraja: {
+    consumerKey: 'local-consumer-key', consumerSecret: 'local-consumer-secret', shortcode: '174379',
+    passkey: 'local-lipa-na-mpesa-passkey', initiatorName: 'localapi', securityCredential: 'bG9jYWwtc2VjdXJpdHktY3JlZGVudGlhbA==',
+  },
+  momo: {
+    collection: { subscriptionKey: 'local-collection-key', apiUser: 'c8a9e0b1-2d3f-4a5b-8c6d-7e8f9a0b1c2d', apiKey: 'local-collection-secret' },
+    disbursement: { subscriptionKey: 'local-disbursement-key', apiUser: 'd1e2f3a4-b5c6-4d7e-8f9a-0b1c2d3e4f5a', apiKey: 'local-disbursement-secret' },
+  },
+};
+
+/** The configuration that points the service at the simulators. */
+export function simulatorEnvironment(darajaUrl: string, momoUrl: string): Record<string, string> {
+  const { daraja, momo } = SIMULATOR_CREDENTIALS;
+  return {
+    MPESA_BASE_URL: darajaUrl,
+    MPESA_CONSUMER_KEY: daraja.consumerKey,
+    MPESA_CONSUMER_SECRET: daraja.consumerSecret,
+    MPESA_SHORTCODE: daraja.shortcode,
+    MPESA_PASSKEY: daraja.passkey,
+    MPESA_INITIATOR_NAME: daraja.initiatorName,
+    MPESA_SECURITY_CREDENTIAL: daraja.securityCredential,
+    MTN_MOMO_BASE_URL: momoUrl,
+    MTN_MOMO_TARGET_ENVIRONMENT: 'sandbox',
+    MTN_MOMO_COLLECTION_SUBSCRIPTION_KEY: momo.collection.subscriptionKey,
+    MTN_MOMO_COLLECTION_API_USER: momo.collection.apiUser,
+    MTN_MOMO_COLLECTION_API_KEY: momo.collection.apiKey,
+    MTN_MOMO_DISBURSEMENT_SUBSCRIPTION_KEY: momo.disbursement.subscriptionKey,
+    MTN_MOMO_DISBURSEMENT_API_USER: momo.disbursement.apiUser,
+    MTN_MOMO_DISBURSEMENT_API_KEY: momo.disbursement.apiKey,
+  };
+}
+
+if (import.meta.main) {
+  const { values } = parseArgs({ options: { port: { type: 'string', default: '8101' } } });
+  const base = Number(values.port);
+  const daraja = await startDarajaSimulator({ credentials: SIMULATOR_CREDENTIALS.daraja, port: base, decisionDelayMs: 5000 });
+  const momo = await startMomoSimulator({ ...SIMULATOR_CREDENTIALS.momo, port: base + 1, decisionDelayMs: 5000 });
+  const control = Bun.serve({
+    hostname: '127.0.0.1',
+    port: base + 2,
+    async fetch(request) {
+      if (request.method !== 'POST' || new URL(request.url).pathname !== '/paybill') return Response.json({ detail: 'POST /paybill only' }, { status: 404 });
+      const body = (await request.json().catch(() => null)) as { msisdn?: string; amount?: string; billRefNumber?: string } | null;
+      if (!body?.msisdn || !body.amount) return Response.json({ detail: 'msisdn and amount are required' }, { status: 400 });
+      return Response.json(await daraja.payBill({ msisdn: body.msisdn.replace(/^\+/, ''), amount: String(body.amount), billRefNumber: body.billRefNumber ?? '' }));
+    },
+  });
+  process.stdout.write(`${JSON.stringify({ darajaUrl: daraja.url, momoUrl: momo.url, controlUrl: `http://127.0.0.1:${control.port}`, env: simulatorEnvironment(daraja.url, momo.url) })}\n`);
+  const stop = async () => {
+    control.stop(true);
+    await Promise.all([daraja.stop(), momo.stop()]);
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop());
+  process.on('SIGTERM', () => void stop());
+}

@@ -1,0 +1,132 @@
+/** The connectors' pure rules: door checks, references, operator formats, configuration, the token cache. */
+import { describe, expect, test } from 'bun:test';
+import { createHash } from 'node:crypto';
+import { loadConfig } from '../../src/config';
+import { networkForMoney, networkForNumber, operatorAmountProblem } from '../../src/domain/networks';
+import { fullNumberOf, numberFitsMask } from '../../src/domain/phone';
+import { accountReference, darajaTimestamp, numberOfParty, readResult, stkFailure } from '../../src/network/daraja';
+import { momoFailure, referenceUuid } from '../../src/network/momo';
+import { createTokenCache, wholeAmount } from '../../src/network/operator-http';
+import { connectedNetworks, describeConnections } from '../../src/network/connections';
+
+const MPESA = {
+  MPESA_CONSUMER_KEY: 'key', MPESA_CONSUMER_SECRET: 'secret', MPESA_SHORTCODE: '174379', MPESA_PASSKEY: 'passkey',
+  MPESA_INITIATOR_NAME: 'testapi', MPESA_SECURITY_CREDENTIAL: 'credential',
+};
+const MOMO = {
+  MTN_MOMO_COLLECTION_SUBSCRIPTION_KEY: 'c-key', MTN_MOMO_COLLECTION_API_USER: 'c-user', MTN_MOMO_COLLECTION_API_KEY: 'c-api-key',
+  MTN_MOMO_DISBURSEMENT_SUBSCRIPTION_KEY: 'd-key', MTN_MOMO_DISBURSEMENT_API_USER: 'd-user', MTN_MOMO_DISBURSEMENT_API_KEY: 'd-api-key',
+};
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+
+describe('configuration', () => {
+  test('a connector is on when its switch variable is set, and then needs every variable and PUBLIC_BASE_URL', () => {
+    const config = loadConfig({ ...MPESA, ...MOMO, PUBLIC_BASE_URL: 'https://pay.example' });
+    expect(config.mpesa).toMatchObject({ baseUrl: 'https://api.safaricom.co.ke', shortcode: '174379', validationTimeoutMs: 3000, registerUrlsAtStart: true });
+    expect(config.momo).toMatchObject({ baseUrl: 'https://proxy.momoapi.mtn.com', targetEnvironment: 'mtnuganda', disbursement: { apiUser: 'd-user' } });
+    expect(loadConfig({}).mpesa).toBeNull();
+    expect(() => loadConfig({ MPESA_CONSUMER_KEY: 'key', PUBLIC_BASE_URL: 'https://pay.example' })).toThrow(/MPESA_PASSKEY: required when MPESA_CONSUMER_KEY is set/);
+    expect(() => loadConfig({ ...MOMO })).toThrow(/PUBLIC_BASE_URL: required when a network connector/);
+    expect(() => loadConfig({ ...MPESA, MPESA_SHORTCODE: '12', PUBLIC_BASE_URL: 'https://pay.example' })).toThrow(/MPESA_SHORTCODE/);
+    expect(() => loadConfig({ ...MPESA, MPESA_VALIDATION_TIMEOUT_MS: '9000', PUBLIC_BASE_URL: 'https://pay.example' })).toThrow(/MPESA_VALIDATION_TIMEOUT_MS/);
+  });
+
+  test('the connections shown to operators carry no secret', () => {
+    const config = loadConfig({ ...MPESA, ...MOMO, PUBLIC_BASE_URL: 'https://pay.example' });
+    expect([...connectedNetworks(config)]).toEqual(['Safaricom', 'MTN Uganda']);
+    const shown = JSON.stringify(describeConnections(config));
+    for (const secret of ['secret', 'passkey', 'credential', 'c-api-key', 'd-api-key', 'c-key']) expect(shown).not.toContain(`"${secret}`);
+    expect(shown).toContain('paybill 174379');
+    expect(describeConnections(loadConfig({}))[1]).toMatchObject({ network: 'Safaricom', connector: 'none' });
+  });
+});
+
+describe('the door', () => {
+  const connected = new Set(['Safaricom']);
+  test('outside sandbox mode a real currency needs its network connected; BXC and sandbox mode need nothing', () => {
+    expect(networkForMoney('+254712345678', 'KES', { sandboxMode: false, connected }).network?.name).toBe('Safaricom');
+    const airtel = networkForMoney('+256701234567', 'UGX', { sandboxMode: false, connected });
+    expect(airtel.problem).toContain('Airtel Uganda is not connected');
+    expect(networkForMoney('+256701234567', 'UGX', { sandboxMode: true, connected }).network?.name).toBe('Airtel Uganda');
+    expect(networkForMoney('+256701234567', 'BXC', { sandboxMode: false, connected }).network?.name).toBe('Airtel Uganda');
+  });
+
+  test('M-Pesa and MoMo take whole shillings', () => {
+    const safaricom = networkForNumber('+254712345678')!;
+    expect(operatorAmountProblem(safaricom, 'KES', '100.50', connected)).toBe('M-Pesa takes whole amounts only: enter KES without decimals.');
+    expect(operatorAmountProblem(safaricom, 'KES', '100.0000', connected)).toBeNull();
+    expect(operatorAmountProblem(safaricom, 'BXC', '100.50', connected)).toBeNull();
+    expect(operatorAmountProblem(networkForNumber('+256772123456')!, 'UGX', '1.5', new Set(['MTN Uganda']))).toContain('MTN MoMo takes whole amounts');
+    expect(operatorAmountProblem(safaricom, 'KES', '100.50', new Set())).toBeNull();
+    expect(wholeAmount('1500.0000')).toBe('1500');
+    expect(wholeAmount('1500.5')).toBeNull();
+  });
+});
+
+describe('operator formats', () => {
+  test('X-Reference-Id: a version-4 UUID derived from our ids, the same for a retry', () => {
+    const reference = referenceUuid('user:requesttopay:req-12-1');
+    expect(reference).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(referenceUuid('user:requesttopay:req-12-1')).toBe(reference);
+    expect(referenceUuid('user:requesttopay:req-12-2')).not.toBe(reference);
+  });
+
+  test('Daraja: EAT timestamps, 12-character account references, result parameters, parties', () => {
+    expect(darajaTimestamp(new Date('2024-07-01T21:30:05Z'))).toBe('20240702003005');
+    expect(accountReference('Invoice #1042 for May')).toBe('Invoice 1042');
+    expect(accountReference('###')).toBe('Payment');
+    const result = readResult({ Result: { ResultCode: 0, ResultDesc: 'ok', ConversationID: 'AG_1', ResultParameters: { ResultParameter: [
+      { Key: 'TransactionStatus', Value: 'Completed' }, { Key: 'Amount', Value: 300 }, { Key: 'DebitPartyName', Value: '254708374149 - John Doe' },
+      { Key: 'DebitPartyName', Value: '600310 - Safaricom333' },
+    ] } } });
+    expect(result).toMatchObject({ resultCode: '0', conversationId: 'AG_1', parameters: { TransactionStatus: 'Completed', Amount: '300', DebitPartyName: '254708374149 - John Doe' } });
+    expect(readResult({ nothing: true })).toBeNull();
+    expect(numberOfParty('254708374149 - John Doe')).toBe('+254708374149');
+    expect(numberOfParty('600310 - Safaricom333')).toBeNull();
+    expect(stkFailure('1032', 'Request cancelled by user')).toBe('The subscriber cancelled the payment prompt.');
+    expect(stkFailure('9999', 'Odd')).toBe('M-Pesa refused the payment (9999: Odd).');
+    expect(momoFailure('APPROVAL_REJECTED')).toBe('The subscriber declined the payment.');
+    expect(momoFailure(undefined)).toBe('MTN MoMo refused the transaction.');
+  });
+
+  test('a masked or hashed payer number stands for a number only when it fits it', () => {
+    expect(numberFitsMask('+254708374149', '25470****149', sha256)).toBe(true);
+    expect(numberFitsMask('+254708374149', '2547 ***** 149', sha256)).toBe(true);
+    expect(numberFitsMask('+254708374149', '25471****149', sha256)).toBe(false);
+    expect(numberFitsMask('+254708374149', '254708374149', sha256)).toBe(true);
+    expect(numberFitsMask('+254708374149', sha256('254708374149'), sha256)).toBe(true);
+    expect(numberFitsMask('+254708374149', sha256('254708374140'), sha256)).toBe(false);
+    expect(numberFitsMask('+254708374149', '****', sha256)).toBe(false);
+    expect(fullNumberOf('254708374149')).toBe('+254708374149');
+    expect(fullNumberOf('25470****149')).toBeNull();
+  });
+});
+
+describe('the token cache', () => {
+  test('one refresh in flight; cached until shortly before expiry; a refused token is dropped', async () => {
+    let issued = 0;
+    const cache = createTokenCache(async () => {
+      issued += 1;
+      await Bun.sleep(10);
+      return { value: `token-${issued}`, expiresAt: Date.now() + (issued === 1 ? 3_600_000 : 30_000) };
+    }, 60_000);
+    expect(await Promise.all([cache.get(), cache.get(), cache.get()])).toEqual(['token-1', 'token-1', 'token-1']);
+    expect(issued).toBe(1);
+    cache.invalidate('token-1');
+    expect(await cache.get()).toBe('token-2');
+    // token-2 expires within the margin: the next call refreshes.
+    expect(await cache.get()).toBe('token-3');
+    expect(issued).toBe(3);
+  });
+
+  test('a failed refresh is not cached: the next call tries again', async () => {
+    let calls = 0;
+    const cache = createTokenCache(async () => {
+      calls += 1;
+      if (calls === 1) throw new Error('down');
+      return { value: 'fresh', expiresAt: Date.now() + 3_600_000 };
+    });
+    await expect(cache.get()).rejects.toThrow('down');
+    expect(await cache.get()).toBe('fresh');
+  });
+});
