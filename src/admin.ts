@@ -36,14 +36,14 @@ import { SWEEP_KINDS, listSweepFailures, retrySweepRow, type SweepKind } from '.
 import { listTransactions, listWallets, walletsOutOfBalance } from './services/wallets';
 import { serializeAccount, serializeLedgerTransaction } from './domain/money-out';
 import { reverseCollection } from './api/reversals';
-import { findApiError } from './api/http';
+import { findApiError } from './http/errors';
 import { connectClient } from './temporal/connection';
 import { createConnectors } from './network/connections';
 import { DARAJA_CALLBACK_PATHS } from './network/daraja';
 import { launcherFromConfig } from './temporal/launcher';
 import { setThrottleLimits } from './services/throttling';
 import { UserInputError, createUser } from './services/users';
-import { MANAGE_ORGANIZATION } from './api/auth';
+import { MANAGE_ORGANIZATION } from './domain/permissions';
 import { rotateSigningSecret, setBasicCredentials, showSigningSecret, type SigningSecretView } from './services/webhooks';
 
 class UsageError extends Error {}

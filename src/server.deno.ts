@@ -5,7 +5,7 @@
 import { createApp } from './api/app';
 import { loadConfig } from './config';
 import { logger } from './log';
-import { createAppDeps } from './api/context';
+import { createAppDeps } from './http/context';
 
 /** The part of Deno's runtime API this entry uses (the project's types are Bun's). */
 declare const Deno: {

@@ -2,7 +2,7 @@
 import { createApp } from './api/app';
 import { loadConfig } from './config';
 import { logger } from './log';
-import { createAppDeps } from './api/context';
+import { createAppDeps } from './http/context';
 import { surviveWritesOnClosedConnections } from './db';
 
 surviveWritesOnClosedConnections(logger.warn);

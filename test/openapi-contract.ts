@@ -11,7 +11,7 @@
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { API_VERSIONS, CURRENT_API_VERSION, parseApiVersion, type ApiVersion } from '../src/domain/versions';
-import { ERROR_DOCS } from '../src/api/route-docs';
+import { ERROR_DOCS } from '../src/http/route-docs';
 import { OPENAPI_DOCUMENT_PATH, isUndocumentedPath, type OpenApiDocument } from '../src/api/openapi';
 
 type Schema = Record<string, unknown>;

@@ -12,7 +12,8 @@ import {
 import { startUnlaunched } from '../services/sweeps';
 import { recordCollectionRequestFinal } from '../telemetry/metrics';
 import type { Launcher } from '../temporal/launcher';
-import { collectionRequestWorkflowId, type SandboxPaymentInput } from '../workflows/shared';
+import { type SandboxPaymentInput } from '../workflows/contracts/legacy';
+import { collectionRequestWorkflowId } from '../workflows/contracts/collection-request';
 
 /** Tries of one prompt before a network that keeps failing counts as having refused it. */
 export const PROMPT_NETWORK_TRIES = 5;

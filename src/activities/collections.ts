@@ -10,7 +10,7 @@ import {
 import { measuredVerification, recordCollectionMatch, recordFinalRequestStatuses, recordWalletMovement } from '../telemetry/metrics';
 import type { Launcher } from '../temporal/launcher';
 import { askMerchant, outgoingTransport } from './webhook-http';
-import type { IncomingPaymentInput, VerificationDecision } from '../workflows/shared';
+import type { IncomingPaymentInput, VerificationDecision } from '../workflows/contracts/incoming-collection';
 
 export type CollectionActivityDeps = {
   sql: Sql;

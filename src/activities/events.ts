@@ -4,7 +4,7 @@ import type { EventType } from '../domain/events';
 import type { PendingDelivery } from '../services/events';
 import { notSetAside, sweepEach } from '../services/sweeps';
 import type { Launcher } from '../temporal/launcher';
-import type { OutboxSweepInput } from '../workflows/shared';
+import type { OutboxSweepInput } from '../workflows/contracts/sweeps';
 
 export type EventActivityDeps = { sql: Sql; launcher: Launcher };
 

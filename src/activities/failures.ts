@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { isPermanentDatabaseError } from '../db';
-import { PERMANENT_DATABASE_ERROR } from '../workflows/shared';
+import { PERMANENT_DATABASE_ERROR } from '../workflows/contracts/common';
 
 type Activity = (...args: never[]) => Promise<unknown>;
 

@@ -8,7 +8,8 @@ import { findReversal, finishReversal } from '../services/reversals';
 import { startUnlaunched } from '../services/sweeps';
 import { recordFinalRequestStatuses, recordPaymentState, recordWalletMovement } from '../telemetry/metrics';
 import type { Launcher } from '../temporal/launcher';
-import { paymentWorkflowId, reversalWorkflowId, type OutboxSweepInput } from '../workflows/shared';
+import { type OutboxSweepInput } from '../workflows/contracts/sweeps';
+import { paymentWorkflowId, reversalWorkflowId } from '../workflows/contracts/money-out';
 
 export type PaymentActivityDeps = { sql: Sql; launcher: Launcher; network: NetworkAdapter };
 

@@ -1,7 +1,7 @@
 import { heartbeat, log } from '@temporalio/activity';
 import type { Sql } from '../db';
 import { deleteInBatches, notSetAside } from '../services/sweeps';
-import type { EventRetentionInput } from '../workflows/shared';
+import type { EventRetentionInput } from '../workflows/contracts/sweeps';
 
 export type RetentionActivityDeps = { sql: Sql };
 

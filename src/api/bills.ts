@@ -11,12 +11,12 @@ import {
 } from '../domain/bills';
 import { listBillServices, listElectricityBillers, listPinBundles, pinBundleProviders } from '../services/bills';
 import { writeOnce } from '../services/duplicate-checks';
-import { authPlugin } from './auth';
-import type { AppDeps } from './context';
-import { fieldErrors } from './errors';
-import { REQUIRED, text } from './fields';
-import { jsonResponse } from './http';
-import { requestSchema, routeDocs, type RouteOperation } from './route-docs';
+import { authPlugin } from '../http/auth';
+import type { AppDeps } from '../http/context';
+import { fieldErrors } from '../domain/errors';
+import { REQUIRED, text } from '../domain/input';
+import { jsonResponse } from '../http/request';
+import { requestSchema, routeDocs, type RouteOperation } from '../http/route-docs';
 
 export const BILLS_PREFIX = '/api/bills';
 export const BILLS_DATE_HEADER = 'Bills-date';

@@ -3,11 +3,11 @@ import { Elysia } from 'elysia';
 import { CurrencySchema, NetworkSchema, serializeCurrency, serializeNetwork, type CurrencyRow } from '../domain/money-out';
 import { SANDBOX_NETWORK, currencyOfNetwork, knownNetworks } from '../domain/networks';
 import { listForVersion, listSchemaForVersion } from '../domain/versions';
-import { authPlugin } from './auth';
-import { parseId, type AppDeps } from './context';
-import { notFound } from './errors';
-import { listQuery, pagedList, parsePage } from './pagination';
-import { PathIdParams, routeDocs } from './route-docs';
+import { authPlugin } from '../http/auth';
+import { parseId, type AppDeps } from '../http/context';
+import { notFound } from '../http/errors';
+import { listQuery, pagedList, parsePage } from '../http/pagination';
+import { PathIdParams, routeDocs } from '../http/route-docs';
 import * as v from 'valibot';
 
 const NoFilters = v.object({});

@@ -15,16 +15,17 @@ import type { Sql } from '../db';
 import {
   findRequest, insertCollectionRequestIn, requestColumns, withContacts, type CreatedRequest, type NewCollectionRequest, type RequestWithContact,
 } from '../services/collection-requests';
-import { authPlugin } from './auth';
-import { ownedBy, parseId, type AppDeps } from './context';
-import { fieldErrors, notFound, type FieldErrors } from './errors';
+import { authPlugin } from '../http/auth';
+import { ownedBy, parseId, type AppDeps } from '../http/context';
+import { notFound } from '../http/errors';
+import { fieldErrors, type FieldErrors } from '../domain/errors';
 import {
   REQUIRED, amountField, booleanField, choiceMessage, dateField, filterAmount, integerField, metadata, optionalJsonObject, optionalText, phoneNumber,
   requestDate, text, validate,
-} from './fields';
-import { filterDate, filterPhoneNumber, filterText, queryObject, timeRange } from './filters';
-import { listQuery, pagedList, parsePage } from './pagination';
-import { PathIdParams, requestSchema, routeDocs } from './route-docs';
+} from '../domain/input';
+import { filterDate, filterPhoneNumber, filterText, queryObject, timeRange } from '../http/filters';
+import { listQuery, pagedList, parsePage } from '../http/pagination';
+import { PathIdParams, requestSchema, routeDocs } from '../http/route-docs';
 
 
 const optionalInteger = (min: number, max?: number) =>

@@ -7,13 +7,14 @@ import { CONTACT_COLUMNS, createContactIn, verifyContact } from '../services/con
 import { writeOnce, type DuplicateCheck } from '../services/duplicate-checks';
 import type { NetworkAdapter } from '../network/adapter';
 import type { Sql } from '../db';
-import { authPlugin } from './auth';
-import { ownedBy, parseId, type AppDeps } from './context';
-import { fieldErrors, notFound } from './errors';
-import { REQUIRED, metadata, optionalEmail, phoneNumber, text, validate } from './fields';
-import { filterDate, filterPhoneNumber, filterText, queryObject, timeRange } from './filters';
-import { listQuery, pagedList, parsePage } from './pagination';
-import { PathIdParams, requestSchema, routeDocs } from './route-docs';
+import { authPlugin } from '../http/auth';
+import { ownedBy, parseId, type AppDeps } from '../http/context';
+import { notFound } from '../http/errors';
+import { fieldErrors } from '../domain/errors';
+import { REQUIRED, metadata, optionalEmail, phoneNumber, text, validate } from '../domain/input';
+import { filterDate, filterPhoneNumber, filterText, queryObject, timeRange } from '../http/filters';
+import { listQuery, pagedList, parsePage } from '../http/pagination';
+import { PathIdParams, requestSchema, routeDocs } from '../http/route-docs';
 
 export const ContactCreate = v.object(
   {

@@ -3,13 +3,13 @@ import * as v from 'valibot';
 import { EVENT_TYPES, serializeEvent, type EventRow } from '../domain/events';
 import { eventForVersion, eventSchemaForVersion, listForVersion, listSchemaForVersion } from '../domain/versions';
 import { EVENT_COLUMNS } from '../services/events';
-import { authPlugin } from './auth';
-import { ownedBy, parseId, type AppDeps } from './context';
-import { notFound } from './errors';
-import { validate } from './fields';
-import { queryObject } from './filters';
-import { listQuery, pagedList, parsePage } from './pagination';
-import { PathIdParams, routeDocs } from './route-docs';
+import { authPlugin } from '../http/auth';
+import { ownedBy, parseId, type AppDeps } from '../http/context';
+import { notFound } from '../http/errors';
+import { validate } from '../domain/input';
+import { queryObject } from '../http/filters';
+import { listQuery, pagedList, parsePage } from '../http/pagination';
+import { PathIdParams, routeDocs } from '../http/route-docs';
 import type { Sql } from '../db';
 
 const EventFilters = v.object({

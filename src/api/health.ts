@@ -1,8 +1,8 @@
 import { Elysia } from 'elysia';
 import * as v from 'valibot';
-import type { AppDeps } from './context';
-import { jsonResponse } from './http';
-import { routeDocs } from './route-docs';
+import type { AppDeps } from '../http/context';
+import { jsonResponse } from '../http/request';
+import { routeDocs } from '../http/route-docs';
 
 const Reachability = v.picklist(['ok', 'unreachable']);
 const HealthSchema = v.pipe(

@@ -8,7 +8,7 @@ import { Elysia } from 'elysia';
 import type { Config } from '../config';
 import { METRICS_CONTENT_TYPE, metricsText } from '../telemetry/metrics';
 import { bearerAllowed } from '../auth/keys';
-import { ApiError, notFound } from './errors';
+import { ApiError, notFound } from '../http/errors';
 
 export const METRICS_PATH = '/metrics';
 

@@ -4,11 +4,12 @@ import { digestKey } from '../auth/keys';
 import { SUPPORTED_CURRENCIES } from '../domain/money';
 import { withinHorizon } from '../domain/dates';
 import { networkByName, reportedPaymentNetwork, type Network } from '../domain/networks';
-import type { AppDeps } from './context';
-import { ApiError, fieldErrors } from './errors';
+import type { AppDeps } from '../http/context';
+import { ApiError } from '../http/errors';
+import { fieldErrors } from '../domain/errors';
 import { connectedNetworks } from '../network/connections';
-import { REQUIRED, amountField, optionalText, phoneNumber, text } from './fields';
-import { requestSchema, routeDocs } from './route-docs';
+import { REQUIRED, amountField, optionalText, phoneNumber, text } from '../domain/input';
+import { requestSchema, routeDocs } from '../http/route-docs';
 
 const IncomingPaymentReport = v.object(
   {

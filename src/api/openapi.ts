@@ -20,14 +20,14 @@ import {
   API_VERSIONS, CURRENT_API_VERSION, collectionRequestSchemaForVersion, collectionSchemaForVersion, contactSchemaForVersion,
   eventSchemaForVersion, formatApiVersion, ownedSchemaForVersion, parseApiVersion, type ApiVersion,
 } from '../domain/versions';
-import { ApiError } from './errors';
-import { jsonResponse } from './http';
-import { DUPLICATE_CHECK_HEADER, DUPLICATE_CHECK_KEY_MAX_LENGTH } from './request-policy';
+import { ApiError } from '../http/errors';
+import { jsonResponse } from '../http/request';
+import { DUPLICATE_CHECK_HEADER, DUPLICATE_CHECK_KEY_MAX_LENGTH } from '../http/request-policy';
 import {
   BillsErrorSchema, ERROR_DOCS, ErrorDetailSchema, FieldErrorsSchema, errorStatusesOf, isRequestSchema, routeOperation,
   type ErrorStatus, type RouteOperation,
-} from './route-docs';
-import { API_VERSION_HEADER } from './versions';
+} from '../http/route-docs';
+import { API_VERSION_HEADER } from '../http/versions';
 import { METRICS_PATH } from './metrics';
 import { isConsolePath } from '../console/http';
 

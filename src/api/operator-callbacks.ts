@@ -22,10 +22,10 @@ import {
   claimUnanswered, findOperation, findOperationByOperatorReference, recordHint, recordResult, type NetworkOperation,
 } from '../services/network-operations';
 import { promptReference } from '../domain/collections';
-import type { AppDeps } from './context';
-import { ApiError } from './errors';
-import type { IncomingPaymentInput } from '../workflows/shared';
-import { requestSchema, routeDocs } from './route-docs';
+import type { AppDeps } from '../http/context';
+import { ApiError } from '../http/errors';
+import type { IncomingPaymentInput } from '../workflows/contracts/incoming-collection';
+import { requestSchema, routeDocs } from '../http/route-docs';
 
 const TAGS = ['Operator callbacks'];
 const text = v.union([v.string(), v.number()]);

@@ -16,15 +16,16 @@ import {
   InsufficientFundsError, NotCancellableError, cancelPayment, createPaymentIn, findPayment, listPayments, paymentResources,
 } from '../services/payments';
 import { recordPaymentState, recordWalletMovement } from '../telemetry/metrics';
-import { authPlugin } from './auth';
-import { ownedBy, parseId, type AppDeps } from './context';
-import { ApiError, fieldErrors, notFound, type FieldErrors } from './errors';
+import { authPlugin } from '../http/auth';
+import { ownedBy, parseId, type AppDeps } from '../http/context';
+import { ApiError, notFound } from '../http/errors';
+import { fieldErrors, type FieldErrors } from '../domain/errors';
 import {
   REQUIRED, amountField, booleanField, choiceMessage, dateField, integerField, metadata, optionalText, phoneNumber, requestDate, text, validate,
-} from './fields';
-import { filterDate, filterPhoneNumber, queryObject } from './filters';
-import { listQuery, pagedList, parsePage } from './pagination';
-import { PathIdParams, requestSchema, routeDocs } from './route-docs';
+} from '../domain/input';
+import { filterDate, filterPhoneNumber, queryObject } from '../http/filters';
+import { listQuery, pagedList, parsePage } from '../http/pagination';
+import { PathIdParams, requestSchema, routeDocs } from '../http/route-docs';
 
 const TAGS = ['Payments'];
 const paymentSchemaForVersion = ownedSchemaForVersion(PaymentSchema);

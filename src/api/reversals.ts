@@ -9,13 +9,13 @@ import { listForVersion, listSchemaForVersion, ownedForVersion, ownedSchemaForVe
 import { createReversal, findReversal, listReversals, ReversalRefused } from '../services/reversals';
 import { recordWalletMovement } from '../telemetry/metrics';
 import type { DuplicateCheck } from '../services/duplicate-checks';
-import { authPlugin } from './auth';
-import { ownedBy, parseId, type AppDeps } from './context';
-import { ApiError, notFound } from './errors';
-import { REQUIRED, choiceMessage, integerField, optionalText, validate } from './fields';
-import { queryObject } from './filters';
-import { listQuery, pagedList, parsePage } from './pagination';
-import { PathIdParams, requestSchema, routeDocs } from './route-docs';
+import { authPlugin } from '../http/auth';
+import { ownedBy, parseId, type AppDeps } from '../http/context';
+import { ApiError, notFound } from '../http/errors';
+import { REQUIRED, choiceMessage, integerField, optionalText, validate } from '../domain/input';
+import { queryObject } from '../http/filters';
+import { listQuery, pagedList, parsePage } from '../http/pagination';
+import { PathIdParams, requestSchema, routeDocs } from '../http/route-docs';
 
 const TAGS = ['Reversals'];
 const reversalSchemaForVersion = ownedSchemaForVersion(ReversalSchema);

@@ -9,13 +9,13 @@ import {
 } from '../domain/money-out';
 import { listForVersion, listSchemaForVersion, ownedForVersion, ownedSchemaForVersion } from '../domain/versions';
 import { findTransaction, findWallet, listTransactions, listWallets } from '../services/wallets';
-import { authPlugin } from './auth';
-import { ownedBy, parseId, type AppDeps } from './context';
-import { notFound } from './errors';
-import { choiceMessage, validate } from './fields';
-import { filterDate, queryObject } from './filters';
-import { listQuery, pagedList, parsePage } from './pagination';
-import { PathIdParams, routeDocs } from './route-docs';
+import { authPlugin } from '../http/auth';
+import { ownedBy, parseId, type AppDeps } from '../http/context';
+import { notFound } from '../http/errors';
+import { choiceMessage, validate } from '../domain/input';
+import { filterDate, queryObject } from '../http/filters';
+import { listQuery, pagedList, parsePage } from '../http/pagination';
+import { PathIdParams, routeDocs } from '../http/route-docs';
 
 const accountSchemaForVersion = ownedSchemaForVersion(AccountSchema);
 const upperCase = v.optional(v.pipe(v.string(), v.transform((value) => value.toUpperCase())));

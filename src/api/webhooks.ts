@@ -10,12 +10,14 @@ import {
 } from '../services/webhooks';
 import { recordRedelivery } from '../services/events';
 import { writeOnce, type DuplicateCheck } from '../services/duplicate-checks';
-import { MANAGE_ORGANIZATION, authPlugin } from './auth';
-import { ownedBy, parseId, type AppDeps } from './context';
-import { ApiError, fieldErrors, notFound } from './errors';
-import { REQUIRED, text } from './fields';
-import { listQuery, pagedList, parsePage } from './pagination';
-import { PathIdParams, requestSchema, routeDocs, type RouteOperation } from './route-docs';
+import { authPlugin } from '../http/auth';
+import { MANAGE_ORGANIZATION } from '../domain/permissions';
+import { ownedBy, parseId, type AppDeps } from '../http/context';
+import { ApiError, notFound } from '../http/errors';
+import { fieldErrors } from '../domain/errors';
+import { REQUIRED, text } from '../domain/input';
+import { listQuery, pagedList, parsePage } from '../http/pagination';
+import { PathIdParams, requestSchema, routeDocs, type RouteOperation } from '../http/route-docs';
 
 const CHOICE = (issue: { input: unknown }) => `Select a valid choice. ${String(issue.input)} is not one of the available choices.`;
 const eventChoice = v.picklist(EVENT_TYPES, CHOICE);

@@ -4,8 +4,9 @@
  * still decides the status and the message, so both agree on what went wrong.
  */
 import type { Config } from '../config';
-import { ApiError } from '../api/errors';
-import { errorResponse, findApiError } from '../api/http';
+import { ApiError } from '../http/errors';
+import { errorResponse } from '../http/request';
+import { findApiError } from '../http/errors';
 import { html, type Html } from './html';
 
 export const CONSOLE_PATH = '/console';

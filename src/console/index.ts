@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { Elysia } from 'elysia';
-import type { AppDeps } from '../api/context';
+import type { AppDeps } from '../http/context';
 import { collectionRoutes } from './pages/collections';
 import { contactRoutes } from './pages/contacts';
 import { eventRoutes } from './pages/events';

@@ -2,7 +2,7 @@
  * The console's page frame and the small pieces pages are built from: navigation, forms whose
  * every input has a label and shows its own error next to it, tables, pagers, status badges.
  */
-import type { Page } from '../api/pagination';
+import type { Page } from '../http/pagination';
 import { displayAmount } from '../domain/collection-requests';
 import { groupedAmount } from '../domain/money';
 import type { ConsoleSession } from '../services/console-sessions';

@@ -5,9 +5,9 @@
  * carries the session's CSRF token. 'manager' needs "Manage Users and Organization Settings".
  */
 import { Elysia } from 'elysia';
-import { MANAGE_ORGANIZATION } from '../api/auth';
-import type { AppDeps } from '../api/context';
-import { parseRequestBody } from '../api/http';
+import { MANAGE_ORGANIZATION } from '../domain/permissions';
+import type { AppDeps } from '../http/context';
+import { parseRequestBody } from '../http/request';
 import { csrfTokenMatches, findSession, type ConsoleSession } from '../services/console-sessions';
 import { SignInRequired, csrfRefused, forbidden, readCookie, sessionCookieName } from './http';
 

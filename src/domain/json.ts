@@ -3,6 +3,9 @@
  * not overflow the stack of whatever walks it afterwards.
  */
 
+/** Deeper JSON than this is refused before parsing: no field of the API nests more than a few levels. */
+export const MAX_JSON_DEPTH = 32;
+
 /** True when `text`, read as JSON, opens more than `maxDepth` arrays or objects at once (one linear scan). */
 export function jsonDepthExceeds(text: string, maxDepth: number): boolean {
   let depth = 0;

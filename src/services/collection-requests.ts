@@ -2,7 +2,8 @@ import type { Queryable, Sql } from '../db';
 import { serializeCollectionRequest, type CollectionRequestRow, type RequestStatus, FINAL_STATUSES } from '../domain/collection-requests';
 import type { ContactRow } from '../domain/contacts';
 import { parseRequestDate } from '../domain/dates';
-import type { CollectionRequestInput, SubscriptionInput } from '../workflows/shared';
+import type { SubscriptionInput } from '../workflows/contracts/subscription';
+import type { CollectionRequestInput } from '../workflows/contracts/collection-request';
 import { CONTACT_COLUMNS, upsertContactIn } from './contacts';
 import { recordEvent, type RecordedEvent } from './events';
 

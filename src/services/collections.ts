@@ -11,7 +11,7 @@ import { moveMoney } from './ledger';
 import { changeRequestStatusIn } from './collection-requests';
 import { isPermanentDatabaseError } from '../db';
 import type postgres from 'postgres';
-import type { IncomingPaymentInput } from '../workflows/shared';
+import type { IncomingPaymentInput } from '../workflows/contracts/incoming-collection';
 
 export const collectionColumns = (t = ''): string => `${t}id, ${t}organization_id as "organizationId", ${t}network,
   ${t}remote_transaction_id as "remoteTransactionId", ${t}amount::text as amount, ${t}currency, ${t}phone_number as "phoneNumber",

@@ -1,6 +1,6 @@
 import type { Queryable } from '../db';
 import type { EventRow, EventType } from '../domain/events';
-import { webhookDeliveryWorkflowId, webhookRedeliveryWorkflowId } from '../workflows/shared';
+import { webhookDeliveryWorkflowId, webhookRedeliveryWorkflowId } from '../workflows/contracts/webhook-delivery';
 
 export const EVENT_COLUMNS = `id, organization_id as "organizationId", type, data, author, updated_by as "updatedBy", created, modified`;
 

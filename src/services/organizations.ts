@@ -3,7 +3,7 @@ import type { Queryable, Sql } from '../db';
 import type { Currency } from '../domain/money';
 import type { CallbackUrlRules } from '../domain/urls';
 import { moveMoney } from './ledger';
-import { MANAGE_ORGANIZATION } from '../api/auth';
+import { MANAGE_ORGANIZATION } from '../domain/permissions';
 
 export type CreatedOrganization = {
   organization: { id: number; name: string };

@@ -4,7 +4,7 @@
  * permissions (MANAGE_ORGANIZATION gates users, settings, API keys and webhooks).
  */
 import type { Queryable, Sql } from '../db';
-import { MANAGE_ORGANIZATION } from '../api/auth';
+import { MANAGE_ORGANIZATION } from '../domain/permissions';
 import { hashPassword } from '../auth/passwords';
 import { normalizeEmail } from '../domain/emails';
 

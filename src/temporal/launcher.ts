@@ -14,11 +14,13 @@ import { networkByName } from '../domain/networks';
 import type { RetrySchedule } from '../domain/webhook-schedule';
 import type { PendingDelivery, RecordedEvent } from '../services/events';
 import { subscriptionInputFor, workflowInputFor } from '../services/collection-requests';
-import {
-  collectionMatchedSignal, collectionRequestWorkflowId, eventDispatchWorkflowId, incomingCollectionWorkflowId, paymentCancelledSignal,
-  networkHintSignal, paymentWorkflowId, reversalWorkflowId, searchAttributes, subscriptionWorkflowId,
-  type CollectionMatch, type IncomingPaymentInput, type NetworkHint,
-} from '../workflows/shared';
+import { eventDispatchWorkflowId } from '../workflows/contracts/legacy';
+import { paymentCancelledSignal, paymentWorkflowId, reversalWorkflowId } from '../workflows/contracts/money-out';
+import { incomingCollectionWorkflowId, type IncomingPaymentInput } from '../workflows/contracts/incoming-collection';
+import { subscriptionWorkflowId } from '../workflows/contracts/subscription';
+import { collectionMatchedSignal, collectionRequestWorkflowId, type CollectionMatch } from '../workflows/contracts/collection-request';
+import { networkHintSignal, type NetworkHint } from '../workflows/contracts/common';
+import { searchAttributes } from '../workflows/contracts/search-attributes';
 
 export type LauncherSettings = {
   taskQueue: string;

@@ -1,7 +1,7 @@
 import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client, type ScheduleOptionsStartWorkflowAction } from '@temporalio/client';
 import type { eventRetention } from '../workflows/event-retention';
 import type { outboxSweep } from '../workflows/outbox-sweep';
-import { eventRetentionScheduleId, outboxSweepScheduleId, type EventRetentionInput, type OutboxSweepInput } from '../workflows/shared';
+import { eventRetentionScheduleId, outboxSweepScheduleId, type EventRetentionInput, type OutboxSweepInput } from '../workflows/contracts/sweeps';
 
 type Workflow = typeof outboxSweep | typeof eventRetention;
 

@@ -2,10 +2,9 @@ import { condition, log, patched, proxyActivities, proxyLocalActivities, setHand
 import type { createCollectionRequestActivities, PromptCheck } from '../activities/collection-requests';
 import type { RequestStatus } from '../domain/collection-requests';
 import { collectionRequestV1 } from './legacy/collection-request';
-import {
-  LEAN_CORE_PATCH, collectionMatchedSignal, collectionRequestStateQuery, networkHintSignal, searchAttributes,
-  type CollectionMatch, type CollectionRequestInput, type CollectionRequestState,
-} from './shared';
+import { collectionMatchedSignal, collectionRequestStateQuery, type CollectionMatch, type CollectionRequestInput, type CollectionRequestState } from './contracts/collection-request';
+import { LEAN_CORE_PATCH, networkHintSignal } from './contracts/common';
+import { searchAttributes } from './contracts/search-attributes';
 
 type Activities = ReturnType<typeof createCollectionRequestActivities>;
 

@@ -1,6 +1,6 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { createRetentionActivities } from '../activities/retention';
-import type { EventRetentionInput } from './shared';
+import type { EventRetentionInput } from './contracts/sweeps';
 
 const { deleteExpiredEvents, deleteExpiredDuplicateCheckKeys } = proxyActivities<ReturnType<typeof createRetentionActivities>>({
   startToCloseTimeout: '10 minutes',

@@ -1,10 +1,8 @@
 import { condition, patched, proxyActivities, proxyLocalActivities, setHandler } from '@temporalio/workflow';
 import type { createCollectionActivities, ReceiptOutcome } from '../activities/collections';
 import { incomingCollectionV1 } from './legacy/incoming-collection';
-import {
-  LEAN_CORE_PATCH, incomingCollectionStatusQuery, networkHintSignal,
-  type IncomingCollectionInput, type IncomingCollectionResult, type IncomingPaymentInput, type VerificationDecision,
-} from './shared';
+import { incomingCollectionStatusQuery, type IncomingCollectionInput, type IncomingCollectionResult, type IncomingPaymentInput, type VerificationDecision } from './contracts/incoming-collection';
+import { LEAN_CORE_PATCH, networkHintSignal } from './contracts/common';
 
 type Activities = ReturnType<typeof createCollectionActivities>;
 

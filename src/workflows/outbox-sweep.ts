@@ -1,6 +1,6 @@
 import { patched, proxyActivities } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
-import type { OutboxSweepInput } from './shared';
+import type { OutboxSweepInput } from './contracts/sweeps';
 
 const { dispatchPendingEvents, startPendingRequests, startPendingDeliveries, startPendingMoneyOut } = proxyActivities<ReturnType<typeof createActivities>>({
   startToCloseTimeout: '2 minutes',

@@ -2,7 +2,8 @@ import { condition, proxyActivities, proxyLocalActivities, setHandler } from '@t
 import type { createPaymentActivities } from '../activities/payments';
 import type { PayoutResult } from '../network/adapter';
 import type { PayoutOutcome } from '../services/payments';
-import { moneyOutStateQuery, networkHintSignal, paymentCancelledSignal, type MoneyOutState, type PaymentInput, type ReversalInput } from './shared';
+import { moneyOutStateQuery, paymentCancelledSignal, type MoneyOutState, type PaymentInput, type ReversalInput } from './contracts/money-out';
+import { networkHintSignal } from './contracts/common';
 
 type Activities = ReturnType<typeof createPaymentActivities>;
 

@@ -1,7 +1,7 @@
 import { continueAsNew, proxyActivities, setHandler, sleep } from '@temporalio/workflow';
 import type { createCollectionRequestActivities } from '../activities/collection-requests';
 import { nextOccurrence, type Frequency, type Subscription } from '../domain/subscriptions';
-import { subscriptionStateQuery, type SubscriptionInput, type SubscriptionState } from './shared';
+import { subscriptionStateQuery, type SubscriptionInput, type SubscriptionState } from './contracts/subscription';
 
 const { createSubscriptionOccurrence } = proxyActivities<ReturnType<typeof createCollectionRequestActivities>>({
   startToCloseTimeout: '1 minute',

@@ -1,7 +1,7 @@
 import { defineQuery, patched, proxyActivities, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
 import type { WebhookActivities } from '../activities/webhooks';
 import { retryDelayMs, totalAttempts } from '../domain/webhook-schedule';
-import type { WebhookDeliveryInput, WebhookDeliveryOutcome, WebhookDeliveryResult, WebhookDeliveryStatus } from './shared';
+import type { WebhookDeliveryInput, WebhookDeliveryOutcome, WebhookDeliveryResult, WebhookDeliveryStatus } from './contracts/webhook-delivery';
 
 const { openWebhookDelivery, finishWebhookDelivery } = proxyActivities<WebhookActivities>({
   startToCloseTimeout: '30 seconds',

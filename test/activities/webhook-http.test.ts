@@ -5,7 +5,7 @@ import { WEBHOOK_TIMEOUT_MS } from '../../src/domain/webhooks';
 import { createOrganization } from '../../src/services/organizations';
 import { recordEvent } from '../../src/services/events';
 import { createWebhook, deleteWebhook, openDelivery } from '../../src/services/webhooks';
-import { webhookDeliveryWorkflowId } from '../../src/workflows/shared';
+import { webhookDeliveryWorkflowId } from '../../src/workflows/contracts/webhook-delivery';
 import { testSql } from '../helpers';
 import { makeCertificate, startReceiver, type Certificate, type Receiver } from '../webhook-receiver';
 

@@ -10,7 +10,7 @@ import SwaggerParser from '@apidevtools/swagger-parser';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { OPENAPI_DOCUMENT_PATH, type OpenApiDocument } from '../../src/api/openapi';
-import { ERROR_DOCS } from '../../src/api/route-docs';
+import { ERROR_DOCS } from '../../src/http/route-docs';
 import { API_VERSIONS, formatApiVersion } from '../../src/domain/versions';
 import { CLIENT_TYPES_FILE, clientTypesSource } from '../client/generate';
 import { createMerchant, testApp, type TestApp, type TestMerchant } from '../helpers';

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
-import { collectionRequestWorkflowId } from '../../src/workflows/shared';
+import { collectionRequestWorkflowId } from '../../src/workflows/contracts/collection-request';
 import { FORM, apiClient } from '../client';
 import { ROOT, eventually, startWorker, testClient, uniqueTaskQueue, type WorkerProcess } from '../helpers';
 

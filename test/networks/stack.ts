@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { fundWallet } from '../../src/services/organizations';
 import type { Currency } from '../../src/domain/money';
-import { collectionRequestWorkflowId } from '../../src/workflows/shared';
+import { collectionRequestWorkflowId } from '../../src/workflows/contracts/collection-request';
 import { createMerchant, eventually, startWorker, testApp, testSql, uniqueTaskQueue, type TestApp, type TestMerchant, type WorkerProcess } from '../helpers';
 
 export type Stack = {

@@ -9,7 +9,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { networkInterfaces } from 'node:os';
 import { freePort } from '../../scripts/infra.mjs';
 import { updateCollectionSettings } from '../../src/services/organizations';
-import { collectionRequestWorkflowId, webhookDeliveryWorkflowId } from '../../src/workflows/shared';
+import { webhookDeliveryWorkflowId } from '../../src/workflows/contracts/webhook-delivery';
+import { collectionRequestWorkflowId } from '../../src/workflows/contracts/collection-request';
 import {
   awayFromWindowEdge, createMerchant, eventually, startWorker, testApp, testSql, uniqueTaskQueue, type TestApp, type WorkerProcess,
 } from '../helpers';

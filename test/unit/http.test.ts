@@ -1,8 +1,8 @@
 import { describe, expect, test } from 'bun:test';
-import { acceptsJson, createMethodIndex, errorResponse, nestFormFields, parseRequestBody } from '../../src/api/http';
+import { acceptsJson, createMethodIndex, errorResponse, nestFormFields, parseRequestBody } from '../../src/http/request';
 import { isDatabaseUnavailable } from '../../src/db';
-import { ApiError } from '../../src/api/errors';
-import { pagedList } from '../../src/api/pagination';
+import { ApiError } from '../../src/http/errors';
+import { pagedList } from '../../src/http/pagination';
 
 describe('Accept', () => {
   test.each([null, '', '*/*', 'application/json', 'application/json; charset=utf-8', 'text/html,*/*;q=0.8', 'application/*'])('%p admits JSON', (header) => {

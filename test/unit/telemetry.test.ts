@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test';
 import { trace } from '@opentelemetry/api';
-import { UNMATCHED_ROUTE, createRouteTemplates } from '../../src/api/request-telemetry';
+import { UNMATCHED_ROUTE, createRouteTemplates } from '../../src/http/request-telemetry';
 import { loadConfig } from '../../src/config';
 import { measuredVerification, metricsText, recordWebhookAttempt } from '../../src/telemetry/metrics';
 import { currentTraceIds, tracingActive } from '../../src/telemetry/trace-context';

@@ -6,7 +6,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { spawnSync } from 'node:child_process';
 import { updateCollectionSettings } from '../../src/services/organizations';
-import { collectionRequestWorkflowId, incomingCollectionWorkflowId } from '../../src/workflows/shared';
+import { incomingCollectionWorkflowId } from '../../src/workflows/contracts/incoming-collection';
+import { collectionRequestWorkflowId } from '../../src/workflows/contracts/collection-request';
 import { makeCertificate, startReceiver, type Certificate, type Receiver } from '../webhook-receiver';
 import { ConsoleClient, PASSWORD, consoleUser } from '../console-helpers';
 import {

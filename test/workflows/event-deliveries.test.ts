@@ -8,7 +8,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { recordEvent } from '../../src/services/events';
 import { createWebhook, deleteWebhook } from '../../src/services/webhooks';
-import { eventDispatchWorkflowId, outboxSweepScheduleId, webhookDeliveryWorkflowId } from '../../src/workflows/shared';
+import { eventDispatchWorkflowId } from '../../src/workflows/contracts/legacy';
+import { outboxSweepScheduleId } from '../../src/workflows/contracts/sweeps';
+import { webhookDeliveryWorkflowId } from '../../src/workflows/contracts/webhook-delivery';
 import {
   createMerchant, eventually, numberSequence, startWorker, testApp, testClient, testSql, uniqueTaskQueue, type TestMerchant, type WorkerProcess, type WorkerRuntime,
 } from '../helpers';

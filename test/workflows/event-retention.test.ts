@@ -2,7 +2,8 @@ import { afterAll, expect, test } from 'bun:test';
 import { createOrganization } from '../../src/services/organizations';
 import { recordEvent } from '../../src/services/events';
 import { createWebhook, openDelivery, recordAttempt } from '../../src/services/webhooks';
-import { eventRetentionScheduleId, webhookDeliveryWorkflowId } from '../../src/workflows/shared';
+import { eventRetentionScheduleId } from '../../src/workflows/contracts/sweeps';
+import { webhookDeliveryWorkflowId } from '../../src/workflows/contracts/webhook-delivery';
 import { eventually, startWorker, testClient, testSql, uniqueTaskQueue, type WorkerProcess } from '../helpers';
 
 const workers: WorkerProcess[] = [];

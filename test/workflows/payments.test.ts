@@ -13,7 +13,8 @@ import {
 } from '../../src/network/sandbox';
 import { showSigningSecret } from '../../src/services/webhooks';
 import { walletsOutOfBalance } from '../../src/services/wallets';
-import { collectionRequestWorkflowId, paymentWorkflowId, reversalWorkflowId } from '../../src/workflows/shared';
+import { paymentWorkflowId, reversalWorkflowId } from '../../src/workflows/contracts/money-out';
+import { collectionRequestWorkflowId } from '../../src/workflows/contracts/collection-request';
 import { createMerchant, eventually, startWorker, testApp, testSql, uniqueTaskQueue, type TestApp, type TestMerchant, type WorkerProcess } from '../helpers';
 import { makeCertificate, startReceiver, type Receiver } from '../webhook-receiver';
 

@@ -9,7 +9,7 @@ import { insertCollectionRequest } from '../../src/services/collection-requests'
 import { recordEvent } from '../../src/services/events';
 import { createWebhook } from '../../src/services/webhooks';
 import { createOrganization, fundWallet } from '../../src/services/organizations';
-import { eventRetentionScheduleId, outboxSweepScheduleId } from '../../src/workflows/shared';
+import { eventRetentionScheduleId, outboxSweepScheduleId } from '../../src/workflows/contracts/sweeps';
 import { ROOT, eventually, startWorker, testClient, testSql, uniqueTaskQueue, type WorkerProcess } from '../helpers';
 
 const workers: WorkerProcess[] = [];

@@ -5,7 +5,8 @@
  * organization has such an open request.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { collectionRequestWorkflowId, incomingCollectionWorkflowId } from '../../src/workflows/shared';
+import { incomingCollectionWorkflowId } from '../../src/workflows/contracts/incoming-collection';
+import { collectionRequestWorkflowId } from '../../src/workflows/contracts/collection-request';
 import { createMerchant, eventually, numberSequence, startWorker, testApp, testSql, uniqueTaskQueue, type TestApp, type TestMerchant, type WorkerProcess } from '../helpers';
 
 const taskQueue = uniqueTaskQueue('tenant-matching');

@@ -3,7 +3,8 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { Webhook } from 'standardwebhooks';
 import { rotateSigningSecret, setBasicCredentials, showSigningSecret } from '../../src/services/webhooks';
 import { webhookDeliveryStatusQuery, type webhookDelivery } from '../../src/workflows/webhook-delivery';
-import { eventDispatchWorkflowId, webhookDeliveryWorkflowId, webhookRedeliveryWorkflowId } from '../../src/workflows/shared';
+import { eventDispatchWorkflowId } from '../../src/workflows/contracts/legacy';
+import { webhookDeliveryWorkflowId, webhookRedeliveryWorkflowId } from '../../src/workflows/contracts/webhook-delivery';
 import {
   createMerchant, eventually, numberSequence, startWorker, testApp, testClient, testSql, uniqueTaskQueue, type TestApp, type TestMerchant, type WorkerProcess,
 } from '../helpers';

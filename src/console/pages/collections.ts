@@ -5,10 +5,10 @@
  */
 import { Elysia } from 'elysia';
 import { claimCollectionFor, listCollections, parseCollectionFilters } from '../../api/collections';
-import type { AppDeps } from '../../api/context';
-import { validate } from '../../api/fields';
-import { findApiError } from '../../api/http';
-import { parsePage } from '../../api/pagination';
+import type { AppDeps } from '../../http/context';
+import { validate } from '../../domain/input';
+import { findApiError } from '../../http/errors';
+import { parsePage } from '../../http/pagination';
 import { ReversalCreate, reverseCollection } from '../../api/reversals';
 import { COLLECTION_STATUSES, type CollectionRow } from '../../domain/collections';
 import { SUPPORTED_CURRENCIES } from '../../domain/money';

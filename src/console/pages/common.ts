@@ -1,6 +1,6 @@
 /** Small helpers the console's page modules share. */
 import type { Config } from '../../config';
-import { parseId } from '../../api/context';
+import { parseId } from '../../http/context';
 import { consoleError } from '../http';
 
 /** The query string without empty values: a blank filter field means "no filter", as for the API. */

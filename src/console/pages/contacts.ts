@@ -1,10 +1,10 @@
 /** Contacts: the list with the API's filters, a contact's page, and the create form with instant verification. */
 import { Elysia } from 'elysia';
 import { ContactCreate, contactNetwork, createContact, listContacts, parseContactFilters } from '../../api/contacts';
-import { validate } from '../../api/fields';
-import type { AppDeps } from '../../api/context';
-import { findApiError } from '../../api/http';
-import { parsePage } from '../../api/pagination';
+import { validate } from '../../domain/input';
+import type { AppDeps } from '../../http/context';
+import { findApiError } from '../../http/errors';
+import { parsePage } from '../../http/pagination';
 import { CONTACT_TYPES, type ContactRow } from '../../domain/contacts';
 import { CONTACT_COLUMNS } from '../../services/contacts';
 import type { ConsoleSession } from '../../services/console-sessions';

@@ -1,8 +1,8 @@
 /** Events: the list (filter by type, paged) and an event's page with its data as pretty-printed, escaped JSON. */
 import { Elysia } from 'elysia';
-import type { AppDeps } from '../../api/context';
+import type { AppDeps } from '../../http/context';
 import { listEvents, parseEventFilters } from '../../api/events';
-import { parsePage } from '../../api/pagination';
+import { parsePage } from '../../http/pagination';
 import { EVENT_TYPES, serializeEvent, type EventRow } from '../../domain/events';
 import { eventForVersion } from '../../domain/versions';
 import { CURRENT_API_VERSION } from '../../domain/versions';

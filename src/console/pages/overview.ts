@@ -1,6 +1,6 @@
 /** The overview: wallets, today's requests, the last 14 days of collections received and payments sent, recent failures. */
 import { Elysia } from 'elysia';
-import type { AppDeps } from '../../api/context';
+import type { AppDeps } from '../../http/context';
 import { REQUEST_STATUSES } from '../../domain/collection-requests';
 import {
   collectionsByDay, paymentsSentByDay, recentFailures, requestCountsByStatus, walletBalances, type DailyMoney,

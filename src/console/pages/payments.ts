@@ -6,10 +6,10 @@
  * network (through `cancelOwnPayment`, as POST /api/payments/<id>/cancel).
  */
 import { Elysia } from 'elysia';
-import type { AppDeps } from '../../api/context';
-import { validate } from '../../api/fields';
-import { findApiError } from '../../api/http';
-import { parsePage } from '../../api/pagination';
+import type { AppDeps } from '../../http/context';
+import { validate } from '../../domain/input';
+import { findApiError } from '../../http/errors';
+import { parsePage } from '../../http/pagination';
 import { PaymentCancel, PaymentCreate, cancelOwnPayment, createPayment, parsePaymentFilters } from '../../api/payments';
 import { SUPPORTED_CURRENCIES } from '../../domain/money';
 import { CANCELLABLE_PAYMENT_STATES, FINAL_PAYMENT_STATES, PAYMENT_STATES, PAYMENT_TYPES, type PaymentRow, type WalletRow } from '../../domain/money-out';
@@ -17,7 +17,7 @@ import type { ConsoleSession } from '../../services/console-sessions';
 import { paymentStateTimeline } from '../../services/events';
 import { findPayment, listPayments } from '../../services/payments';
 import { listWallets, transactionsBelongingTo } from '../../services/wallets';
-import { paymentWorkflowId } from '../../workflows/shared';
+import { paymentWorkflowId } from '../../workflows/contracts/money-out';
 import { html, type Html } from '../html';
 import { consoleError, htmlResponse, redirect } from '../http';
 import {

@@ -5,17 +5,17 @@
  */
 import { Elysia } from 'elysia';
 import { CollectionRequestCreate, createCollectionRequest, listCollectionRequests, parseRequestFilters } from '../../api/collection-requests';
-import { validate } from '../../api/fields';
-import type { AppDeps } from '../../api/context';
-import { findApiError } from '../../api/http';
-import { parsePage } from '../../api/pagination';
+import { validate } from '../../domain/input';
+import type { AppDeps } from '../../http/context';
+import { findApiError } from '../../http/errors';
+import { parsePage } from '../../http/pagination';
 import { FINAL_STATUSES, REQUEST_STATUSES, requestCode, type CollectionRequestRow } from '../../domain/collection-requests';
 import { SUPPORTED_CURRENCIES } from '../../domain/money';
 import { findRequest } from '../../services/collection-requests';
 import { findCollection } from '../../services/collections';
 import { requestStatusTimeline } from '../../services/events';
 import type { ConsoleSession } from '../../services/console-sessions';
-import { collectionRequestWorkflowId } from '../../workflows/shared';
+import { collectionRequestWorkflowId } from '../../workflows/contracts/collection-request';
 import { html, type Html } from '../html';
 import { consoleError, htmlResponse, redirect } from '../http';
 import {

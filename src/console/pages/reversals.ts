@@ -4,14 +4,14 @@
  * itself until the network has answered. A reversal is started from its collection's page.
  */
 import { Elysia } from 'elysia';
-import type { AppDeps } from '../../api/context';
-import { parsePage } from '../../api/pagination';
+import type { AppDeps } from '../../http/context';
+import { parsePage } from '../../http/pagination';
 import { parseReversalFilters } from '../../api/reversals';
 import { REVERSAL_STATES, type ReversalRow } from '../../domain/money-out';
 import type { ConsoleSession } from '../../services/console-sessions';
 import { findReversal, listReversals } from '../../services/reversals';
 import { transactionsBelongingTo } from '../../services/wallets';
-import { reversalWorkflowId } from '../../workflows/shared';
+import { reversalWorkflowId } from '../../workflows/contracts/money-out';
 import { html, type Html } from '../html';
 import { consoleError, htmlResponse } from '../http';
 import { anyFilter, badge, details, filterForm, input, layout, money, notice, pager, queryValues, select, table, when } from '../layout';

@@ -5,9 +5,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Elysia } from 'elysia';
-import type { AppDeps } from '../../api/context';
-import { REQUIRED, amountField, optionalText, phoneNumber, text as textField, validate } from '../../api/fields';
-import { findApiError } from '../../api/http';
+import type { AppDeps } from '../../http/context';
+import { REQUIRED, amountField, optionalText, phoneNumber, text as textField, validate } from '../../domain/input';
+import { findApiError } from '../../http/errors';
 import { SUPPORTED_CURRENCIES } from '../../domain/money';
 import { SANDBOX_NETWORK, reportedPaymentNetwork } from '../../domain/networks';
 import { connectedNetworks } from '../../network/connections';

@@ -6,8 +6,8 @@
 import { randomBytes } from 'node:crypto';
 import { Elysia } from 'elysia';
 import { outgoingTransport, postVerification, type HttpAttempt, type VerificationRequest } from '../../activities/webhook-http';
-import { MANAGE_ORGANIZATION } from '../../api/auth';
-import type { AppDeps } from '../../api/context';
+import { MANAGE_ORGANIZATION } from '../../domain/permissions';
+import type { AppDeps } from '../../http/context';
 import { parseVerificationAnswer } from '../../domain/collections';
 import { checkCallbackUrl } from '../../domain/urls';
 import { describeConnections } from '../../network/connections';

@@ -6,8 +6,8 @@
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { Elysia } from 'elysia';
-import type { AppDeps } from '../../api/context';
-import { parseRequestBody } from '../../api/http';
+import type { AppDeps } from '../../http/context';
+import { parseRequestBody } from '../../http/request';
 import { SESSION_HOURS, endSession, startSession } from '../../services/console-sessions';
 import { forgiveSignInAttempt, takeSignInAttempt } from '../../services/sign-in-throttle';
 import { findUserForSignIn } from '../../services/users';

@@ -5,8 +5,8 @@
  * collection, payment or reversal it belongs to.
  */
 import { Elysia } from 'elysia';
-import type { AppDeps } from '../../api/context';
-import { parsePage } from '../../api/pagination';
+import type { AppDeps } from '../../http/context';
+import { parsePage } from '../../http/pagination';
 import { parseTransactionFilters } from '../../api/wallets';
 import { TRANSACTION_TYPES, type LedgerRow } from '../../domain/money-out';
 import type { ConsoleSession } from '../../services/console-sessions';

@@ -11,10 +11,10 @@
 import { randomBytes } from 'node:crypto';
 import { Elysia } from 'elysia';
 import { outgoingTransport, postWebhook, type HttpAttempt } from '../../activities/webhook-http';
-import type { AppDeps } from '../../api/context';
-import { validate } from '../../api/fields';
-import { findApiError } from '../../api/http';
-import { parsePage } from '../../api/pagination';
+import type { AppDeps } from '../../http/context';
+import { validate } from '../../domain/input';
+import { findApiError } from '../../http/errors';
+import { parsePage } from '../../http/pagination';
 import { redeliverEvent, webhookSchemas } from '../../api/webhooks';
 import { EVENT_TYPES } from '../../domain/events';
 import { formatTimestamp } from '../../domain/time';

@@ -1,10 +1,8 @@
 import { condition, log, proxyActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import type { createCollectionRequestActivities } from '../../activities/collection-requests';
 import type { RequestStatus } from '../../domain/collection-requests';
-import {
-  collectionMatchedSignal, collectionRequestStateQuery, searchAttributes,
-  type CollectionMatch, type CollectionRequestInput, type CollectionRequestState,
-} from '../shared';
+import { collectionMatchedSignal, collectionRequestStateQuery, type CollectionMatch, type CollectionRequestInput, type CollectionRequestState } from '../contracts/collection-request';
+import { searchAttributes } from '../contracts/search-attributes';
 
 type Activities = ReturnType<typeof createCollectionRequestActivities>;
 

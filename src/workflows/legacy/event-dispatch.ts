@@ -5,7 +5,9 @@ import {
 import type { createEventActivities } from '../../activities/events';
 import type { WebhookActivities } from '../../activities/webhooks';
 import { webhookDelivery } from '../webhook-delivery';
-import { searchAttributes, webhookDeliveryWorkflowId, type EventDispatchInput, type EventDispatchStatus } from '../shared';
+import { type EventDispatchInput, type EventDispatchStatus } from '../contracts/legacy';
+import { webhookDeliveryWorkflowId } from '../contracts/webhook-delivery';
+import { searchAttributes } from '../contracts/search-attributes';
 
 const { markEventDispatched } = proxyActivities<ReturnType<typeof createEventActivities>>({
   startToCloseTimeout: '30 seconds',

@@ -1,9 +1,8 @@
 import { ActivityFailure, ApplicationFailure, getExternalWorkflowHandle, log, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { createCollectionActivities } from '../../activities/collections';
-import {
-  PERMANENT_DATABASE_ERROR, collectionMatchedSignal, incomingCollectionStatusQuery, collectionRequestWorkflowId,
-  type IncomingCollectionInput, type IncomingCollectionResult, type VerificationDecision,
-} from '../shared';
+import { incomingCollectionStatusQuery, type IncomingCollectionInput, type IncomingCollectionResult, type VerificationDecision } from '../contracts/incoming-collection';
+import { collectionMatchedSignal, collectionRequestWorkflowId } from '../contracts/collection-request';
+import { PERMANENT_DATABASE_ERROR } from '../contracts/common';
 
 type Activities = ReturnType<typeof createCollectionActivities>;
 

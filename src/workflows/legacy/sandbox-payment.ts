@@ -1,6 +1,6 @@
 import { proxyActivities, sleep } from '@temporalio/workflow';
 import type { createCollectionRequestActivities } from '../../activities/collection-requests';
-import type { SandboxPaymentInput } from '../shared';
+import type { SandboxPaymentInput } from '../contracts/legacy';
 
 const { deliverSandboxPayment } = proxyActivities<ReturnType<typeof createCollectionRequestActivities>>({
   startToCloseTimeout: '30 seconds',

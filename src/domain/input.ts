@@ -1,12 +1,12 @@
 /** valibot field builders whose messages match the error bodies the spec's clients expect. */
 import * as v from 'valibot';
-import { MAX_AMOUNT, groupedAmount, parsePositiveAmount } from '../domain/money';
-import { normalizePhoneNumber } from '../domain/phone';
-import { jsonDepthExceeds, valueDepth } from '../domain/json';
-import { parsePythonDict } from '../domain/python-literal';
-import { DATE_HORIZON_TEXT, isBeyondHorizon, parseRequestDate } from '../domain/dates';
+import { MAX_AMOUNT, groupedAmount, parsePositiveAmount } from './money';
+import { normalizePhoneNumber } from './phone';
+import { jsonDepthExceeds, valueDepth } from './json';
+import { parsePythonDict } from './python-literal';
+import { DATE_HORIZON_TEXT, isBeyondHorizon, parseRequestDate } from './dates';
 import { fieldErrors, type FieldErrors } from './errors';
-import { MAX_JSON_DEPTH } from './http';
+import { MAX_JSON_DEPTH } from './json';
 
 export const REQUIRED = 'This field is required.';
 

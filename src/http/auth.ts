@@ -6,7 +6,6 @@ import type { Admission, RequestPolicy } from './request-policy';
 import { API_VERSION_HEADER } from './versions';
 import { formatApiVersion } from '../domain/versions';
 
-export const MANAGE_ORGANIZATION = 'Manage Users and Organization Settings';
 
 /** Who is calling: resolved from `Authorization: Token <key>` on every main API route. */
 export type Principal = {

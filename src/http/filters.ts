@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import type { Sql } from '../db';
 import { withLeadingPlus } from '../domain/phone';
 import { parseFilterDate } from '../domain/time';
-import { assertStorableText } from './http';
+import { assertStorableText } from './request';
 
 /** A date filter value (`YYYY-MM-DD HH:MM`, UTC). */
 export const filterDate = v.optional(

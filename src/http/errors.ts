@@ -1,3 +1,5 @@
+import { ForbiddenError, InputError, NotFoundError, RefusedError } from '../domain/errors';
+
 /** An error that is the answer: its status, JSON body and headers go to the client as they are. */
 export class ApiError extends Error {
   constructor(
@@ -11,9 +13,6 @@ export class ApiError extends Error {
   }
 }
 
-export type FieldErrors = Record<string, string[]>;
-
-export const fieldErrors = (errors: FieldErrors): ApiError => new ApiError(400, errors);
 export const notFound = (): ApiError => new ApiError(404, { detail: 'Not found.' });
 export const invalidToken = (): ApiError => new ApiError(401, { detail: 'Invalid token.' }, { 'WWW-Authenticate': 'Token' });
 export const permissionDenied = (): ApiError =>
@@ -23,3 +22,20 @@ export const methodNotAllowed = (method: string, allowed: string[]): ApiError =>
 export const notAcceptable = (): ApiError => new ApiError(406, { detail: 'Could not satisfy the request Accept header.' });
 export const unsupportedMediaType = (mediaType: string): ApiError =>
   new ApiError(415, { detail: `Unsupported media type "${mediaType}" in request.` });
+
+/**
+ * The answer an error stands for: an ApiError in its cause chain, or a use case's refusal
+ * (domain/errors.ts) as the API answers it; undefined for anything else (a bug: 500).
+ */
+export function findApiError(error: unknown): ApiError | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 4 && current instanceof Error; depth += 1) {
+    if (current instanceof ApiError) return current;
+    if (current instanceof InputError) return new ApiError(400, current.fields, {}, { cause: current });
+    if (current instanceof RefusedError) return new ApiError(400, { detail: current.detail }, {}, { cause: current });
+    if (current instanceof NotFoundError) return notFound();
+    if (current instanceof ForbiddenError) return permissionDenied();
+    current = current.cause;
+  }
+  return undefined;
+}

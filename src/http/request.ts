@@ -4,17 +4,16 @@
  * failure to the spec's JSON error bodies. Nothing internal (stack, SQL) ever reaches a response.
  */
 import { ValidationError } from 'elysia';
-import { ApiError, fieldErrors, methodNotAllowed, notAcceptable, notFound, unsupportedMediaType, type FieldErrors } from './errors';
+import { ApiError, findApiError, methodNotAllowed, notAcceptable, notFound, unsupportedMediaType } from './errors';
+import { fieldErrors, type FieldErrors } from '../domain/errors';
 import { fieldErrorsOfIssues } from './route-docs';
 import { isDatabaseUnavailable } from '../db';
 import { DuplicateRequestError } from '../services/duplicate-checks';
 import { countDuplicateRequest } from '../telemetry/metrics';
 import { logger } from '../log';
-import { jsonDepthExceeds } from '../domain/json';
+import { MAX_JSON_DEPTH, jsonDepthExceeds } from '../domain/json';
 
 export const MAX_BODY_BYTES = 1_048_576;
-/** Deeper JSON than this is refused before parsing: no field of the API nests more than a few levels. */
-export const MAX_JSON_DEPTH = 32;
 
 export function jsonResponse(status: number, body: unknown, headers: Record<string, string> = {}): Response {
   return new Response(JSON.stringify(body), {
@@ -306,14 +305,6 @@ export function createMethodIndex(routes: () => readonly Route[]) {
   };
 }
 
-export function findApiError(error: unknown): ApiError | undefined {
-  let current: unknown = error;
-  for (let depth = 0; depth < 4 && current instanceof Error; depth += 1) {
-    if (current instanceof ApiError) return current;
-    current = current.cause;
-  }
-  return undefined;
-}
 
 /** Turns anything thrown while handling a request into the spec's error response. */
 export function errorResponse(code: unknown, error: unknown, request: Request, allowedMethods: (path: string) => string[]): Response {

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { validate } from './fields';
+import { validate } from '../domain/input';
 import { requestSchema } from './route-docs';
 import { clientPathname } from './versions';
 

@@ -14,10 +14,9 @@
 import * as v from 'valibot';
 import type { DocumentDecoration } from 'elysia';
 import type { ApiVersion } from '../domain/versions';
-import { NON_FIELD_ERRORS, checkFields } from './fields';
-import {
-  fieldErrors, invalidToken, methodNotAllowed, notAcceptable, notFound, permissionDenied, unsupportedMediaType,
-} from './errors';
+import { NON_FIELD_ERRORS, checkFields } from '../domain/input';
+import { invalidToken, methodNotAllowed, notAcceptable, notFound, permissionDenied, unsupportedMediaType } from './errors';
+import { fieldErrors } from '../domain/errors';
 
 // ---------------------------------------------------------------------------------------------
 // Input schemas
@@ -119,7 +118,7 @@ export function routeDocs(operation: RouteOperation, extra: Pick<DocumentDecorat
 
 // ---------------------------------------------------------------------------------------------
 // Shared error responses: schemas, descriptions and examples, the examples made by the same
-// builders that make the errors (src/api/errors.ts).
+// builders that make the errors (src/http/errors.ts, src/domain/errors.ts).
 
 export const ErrorDetailSchema = v.pipe(
   v.object({ detail: v.string() }),
@@ -129,7 +128,7 @@ export const ErrorDetailSchema = v.pipe(
 export const FieldErrorsSchema = v.pipe(
   v.record(v.string(), v.array(v.string())),
   v.description('Field errors: each field that was refused, with its messages (`non_field_errors` for the whole input).'),
-  v.examples([fieldErrors({ phonenumber: ['This field is required.'], amount: ['A valid number is required.'] }).body as Record<string, string[]>]),
+  v.examples([fieldErrors({ phonenumber: ['This field is required.'], amount: ['A valid number is required.'] }).fields]),
 );
 export const BillsErrorSchema = v.pipe(
   v.object({
@@ -154,7 +153,7 @@ export const ERROR_DOCS: Record<ErrorStatus | 405, ErrorDoc> = {
       'The request was refused: field errors `{"field": ["message"]}` for a body, query or header that breaks a rule (the first ' +
       'rule each field breaks), or `{"detail": ...}` for a body that cannot be read (malformed JSON, not UTF-8, nested deeper than ' +
       '32 levels), a query string whose percent-encoded bytes are not UTF-8, or an unknown API version.',
-    example: fieldErrors({ phonenumber: ['This field is required.'] }).body,
+    example: fieldErrors({ phonenumber: ['This field is required.'] }).fields,
   },
   401: {
     name: 'Unauthorized',

@@ -1,0 +1,157 @@
+/**
+ * The shape of src/ as rules a reviewer would check by hand: the run-time import graph (type-only
+ * imports excluded) has no circle and no import up a floor, the API and the console do not import
+ * each other, and SQL is written only in services/ and db/. `bun scripts/architecture.ts` prints the
+ * floors, the imports between them and every breach; test/unit/architecture.test.ts asserts none.
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+
+export const SRC = resolve(import.meta.dir, '../src');
+
+/**
+ * The floors, lowest first: a module may import its own floor and the ones below it at run time.
+ * The entry points (processes and the CLI) sit on top.
+ */
+export const FLOORS: readonly { name: string; members: readonly string[] }[] = [
+  { name: 'domain', members: ['domain/', 'config.ts'] },
+  // Workflow contracts (ids, inputs, signals, queries): pure, shared by workflow code and its clients.
+  { name: 'contracts', members: ['workflows/contracts/'] },
+  { name: 'platform', members: ['telemetry/trace-context.ts', 'log.ts', 'auth/', 'db/', 'telemetry/metrics.ts'] },
+  { name: 'services', members: ['services/'] },
+  { name: 'network', members: ['network/'] },
+  { name: 'activities', members: ['activities/'] },
+  { name: 'workflows', members: ['workflows/'] },
+  { name: 'launcher', members: ['temporal/'] },
+  { name: 'http', members: ['http/', 'telemetry/'] },
+  { name: 'faces', members: ['api/', 'console/'] },
+  { name: 'composition', members: ['app.ts'] },
+  { name: 'entry points', members: ['server.ts', 'server.deno.ts', 'worker.ts', 'admin.ts', 'admin/'] },
+];
+
+/** The floor a module sits on (the most specific member wins). */
+export function floorOf(module: string): number {
+  let best = { floor: -1, length: -1 };
+  FLOORS.forEach((floor, index) => {
+    for (const member of floor.members) {
+      const matches = member.endsWith('/') ? module.startsWith(member) : module === member;
+      if (matches && member.length > best.length) best = { floor: index, length: member.length };
+    }
+  });
+  if (best.floor === -1) throw new Error(`src/${module} is on no floor: add it to FLOORS in scripts/architecture.ts`);
+  return best.floor;
+}
+
+function sourceFiles(folder: string): string[] {
+  return readdirSync(folder).flatMap((name) => {
+    const path = join(folder, name);
+    if (statSync(path).isDirectory()) return sourceFiles(path);
+    return /\.(ts|mjs)$/.test(name) ? [path] : [];
+  });
+}
+
+/** The run-time imports of a module, as src-relative module paths (type-only imports left out). */
+function runtimeImports(file: string, text: string): string[] {
+  const found: string[] = [];
+  for (const match of text.matchAll(/^\s*(import|export)\s+(type\s+)?([^'";]*?\s+from\s+)?['"](\.{1,2}\/[^'"]+)['"]/gm)) {
+    if (match[2]) continue;
+    const clause = match[3] ?? '';
+    // `import { type A, type B } from` brings in nothing at run time either.
+    const names = /\{([^}]*)\}/.exec(clause)?.[1];
+    if (names !== undefined && !/^\s*[^{]*,?\s*\{/.test(clause.replace(/\{[^}]*\}/, '')) && names.split(',').every((name) => name.trim() === '' || name.trim().startsWith('type '))) continue;
+    const target = resolve(dirname(file), match[4]!);
+    const candidates = [target, `${target}.ts`, join(target, 'index.ts')];
+    const hit = candidates.find((candidate) => { try { return statSync(candidate).isFile(); } catch { return false; } });
+    if (hit && hit.startsWith(SRC)) found.push(relative(SRC, hit));
+  }
+  return found;
+}
+
+export type Architecture = {
+  modules: string[];
+  imports: Map<string, string[]>;
+  upward: { from: string; to: string }[];
+  facesCrossed: { from: string; to: string }[];
+  cycles: string[][];
+  sqlOutside: string[];
+};
+
+export function readArchitecture(): Architecture {
+  const files = sourceFiles(SRC);
+  const imports = new Map<string, string[]>();
+  const sqlOutside: string[] = [];
+  for (const file of files) {
+    const module = relative(SRC, file);
+    const text = readFileSync(file, 'utf8');
+    imports.set(module, runtimeImports(file, text));
+    const sqlHome = module.startsWith('services/') || module.startsWith('db/');
+    if (!sqlHome && /\b(sql|tx|savepoint)(<[^`]*>)?`/.test(text)) sqlOutside.push(module);
+  }
+  const upward: Architecture['upward'] = [];
+  const facesCrossed: Architecture['facesCrossed'] = [];
+  for (const [from, targets] of imports) {
+    for (const to of targets) {
+      if (floorOf(to) > floorOf(from)) upward.push({ from, to });
+      const face = (module: string) => (module.startsWith('api/') ? 'api' : module.startsWith('console/') ? 'console' : null);
+      if (face(from) !== null && face(to) !== null && face(from) !== face(to)) facesCrossed.push({ from, to });
+    }
+  }
+  return { modules: [...imports.keys()].sort(), imports, upward, facesCrossed, cycles: findCycles(imports), sqlOutside: sqlOutside.sort() };
+}
+
+/** Every strongly connected set of two or more modules (Tarjan), each a circle of imports. */
+function findCycles(graph: Map<string, string[]>): string[][] {
+  let index = 0;
+  const indices = new Map<string, number>();
+  const lowest = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const cycles: string[][] = [];
+  const visit = (node: string) => {
+    indices.set(node, index);
+    lowest.set(node, index);
+    index += 1;
+    stack.push(node);
+    onStack.add(node);
+    for (const next of graph.get(node) ?? []) {
+      if (!indices.has(next)) {
+        visit(next);
+        lowest.set(node, Math.min(lowest.get(node)!, lowest.get(next)!));
+      } else if (onStack.has(next)) lowest.set(node, Math.min(lowest.get(node)!, indices.get(next)!));
+    }
+    if (lowest.get(node) === indices.get(node)) {
+      const component: string[] = [];
+      let member: string;
+      do {
+        member = stack.pop()!;
+        onStack.delete(member);
+        component.push(member);
+      } while (member !== node);
+      if (component.length > 1) cycles.push(component.sort());
+    }
+  };
+  for (const node of graph.keys()) if (!indices.has(node)) visit(node);
+  return cycles;
+}
+
+if (import.meta.main) {
+  const architecture = readArchitecture();
+  const between = new Map<string, number>();
+  for (const [from, targets] of architecture.imports) {
+    for (const to of targets) {
+      const key = `${FLOORS[floorOf(from)]!.name} → ${FLOORS[floorOf(to)]!.name}`;
+      if (floorOf(from) !== floorOf(to)) between.set(key, (between.get(key) ?? 0) + 1);
+    }
+  }
+  const lines = [
+    'floors, top first:',
+    ...[...FLOORS].reverse().map((floor) => `  ${floor.name.padEnd(13)} ${floor.members.join(' ')}`),
+    'run-time imports between floors:',
+    ...[...between].sort().map(([key, count]) => `  ${key}: ${count}`),
+    `imports up a floor: ${architecture.upward.length}`, ...architecture.upward.map(({ from, to }) => `  ${from} → ${to}`),
+    `imports between the API and the console: ${architecture.facesCrossed.length}`, ...architecture.facesCrossed.map(({ from, to }) => `  ${from} → ${to}`),
+    `import circles: ${architecture.cycles.length}`, ...architecture.cycles.map((cycle) => `  ${cycle.join(' ↔ ')}`),
+    `SQL outside services/ and db/: ${architecture.sqlOutside.length}`, ...architecture.sqlOutside.map((module) => `  ${module}`),
+  ];
+  process.stdout.write(`${lines.join('\n')}\n`);
+}

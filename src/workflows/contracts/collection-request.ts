@@ -1,0 +1,40 @@
+/**
+ * The collection request workflow's contract (`collection-request-<id>`): its id, input, signal and query.
+ * Safe to import from workflow code and from clients alike: no I/O, no Node built-ins.
+ */
+import { defineQuery, defineSignal } from '@temporalio/workflow';
+
+export const collectionRequestWorkflowId = (requestId: number): string => `collection-request-${requestId}`;
+
+/** Everything the request's workflow needs; durations are data so tests can use seconds. */
+export type CollectionRequestInput = {
+  requestId: number;
+  organizationId: number;
+  /** ISO instants. */
+  startAt: string | null;
+  expiresAt: string;
+  retryIntervalSeconds: number | null;
+  /** Wait before re-prompting after a failed prompt when no retry interval was set. */
+  failedPromptRetrySeconds: number;
+  /** Retries after the first prompt (api.md `max_attempts`; 0 = none). */
+  maxAttempts: number;
+  sendInstructions: boolean;
+  sendSms: boolean;
+  networkPullsFunds: boolean;
+  /** How often a prompt a real operator took is asked about when no callback comes (absent in older inputs). */
+  networkPollSeconds?: number;
+};
+
+export type CollectionMatch = { collectionId: number; remoteTransactionId: string | null };
+
+export type CollectionRequestState = {
+  status: string;
+  attempts: number;
+  collectionId: number | null;
+  errorMessage: string | null;
+};
+
+/** Sent by the incoming-collection workflow when a collection matches the request. */
+export const collectionMatchedSignal = defineSignal<[CollectionMatch]>('collectionMatched');
+
+export const collectionRequestStateQuery = defineQuery<CollectionRequestState>('status');
