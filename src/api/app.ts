@@ -5,7 +5,7 @@ import { networkCallbackRoutes } from './network-callbacks';
 import { operatorCallbackRoutes } from './operator-callbacks';
 import { billRoutes, inBillsEnvelope } from './bills';
 import { contactRoutes } from './contacts';
-import type { AppDeps } from '../http/context';
+import type { AppDeps, AppInputs } from '../http/context';
 import { eventRoutes } from './events';
 import { healthRoutes } from './health';
 import { isMetricsPage, metricsRoutes } from './metrics';
@@ -26,7 +26,7 @@ import { createNetworks } from '../network/connections';
 const UNREAD_BODY = Object.freeze({});
 
 /** The whole HTTP API, without `.listen()`: Bun, Deno and tests all serve or call this app. */
-export function createApp(given: AppDeps) {
+export function createApp(given: AppInputs) {
   const deps: AppDeps = { ...given, networks: given.networks ?? createNetworks(given.config, given.sql, given.launcher) };
   let routes: () => readonly { method: string; path: string }[] = () => [];
   const allowedMethods = createMethodIndex(() => routes());

@@ -23,7 +23,9 @@ import {
   REQUIRED, amountField, booleanField, choiceMessage, dateField, filterAmount, integerField, metadata, optionalJsonObject, optionalText, phoneNumber,
   requestDate, text, validate,
 } from '../domain/input';
-import { filterDate, filterPhoneNumber, filterText, queryObject, timeRange } from '../http/filters';
+import { queryObject } from '../http/filters';
+import { timeRange } from '../services/queries';
+import { filterDate, filterPhoneNumber, filterText } from '../domain/input';
 import { listQuery, pagedList, parsePage } from '../http/pagination';
 import { PathIdParams, requestSchema, routeDocs } from '../http/route-docs';
 

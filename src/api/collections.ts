@@ -12,7 +12,9 @@ import { ApiError, notFound } from '../http/errors';
 import { fieldErrors } from '../domain/errors';
 import { validate } from '../domain/input';
 import type { Sql } from '../db';
-import { filterDate, filterPhoneNumber, filterText, queryObject, timeRange } from '../http/filters';
+import { queryObject } from '../http/filters';
+import { timeRange } from '../services/queries';
+import { filterDate, filterPhoneNumber, filterText } from '../domain/input';
 import { listQuery, pagedList, parsePage } from '../http/pagination';
 import { PathIdParams, routeDocs } from '../http/route-docs';
 

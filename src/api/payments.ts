@@ -23,7 +23,8 @@ import { fieldErrors, type FieldErrors } from '../domain/errors';
 import {
   REQUIRED, amountField, booleanField, choiceMessage, dateField, integerField, metadata, optionalText, phoneNumber, requestDate, text, validate,
 } from '../domain/input';
-import { filterDate, filterPhoneNumber, queryObject } from '../http/filters';
+import { queryObject } from '../http/filters';
+import { filterDate, filterPhoneNumber } from '../domain/input';
 import { listQuery, pagedList, parsePage } from '../http/pagination';
 import { PathIdParams, requestSchema, routeDocs } from '../http/route-docs';
 

@@ -13,7 +13,8 @@ import { authPlugin } from '../http/auth';
 import { ownedBy, parseId, type AppDeps } from '../http/context';
 import { notFound } from '../http/errors';
 import { choiceMessage, validate } from '../domain/input';
-import { filterDate, queryObject } from '../http/filters';
+import { queryObject } from '../http/filters';
+import { filterDate } from '../domain/input';
 import { listQuery, pagedList, parsePage } from '../http/pagination';
 import { PathIdParams, routeDocs } from '../http/route-docs';
 

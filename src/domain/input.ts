@@ -5,6 +5,8 @@ import { normalizePhoneNumber } from './phone';
 import { jsonDepthExceeds, valueDepth } from './json';
 import { parsePythonDict } from './python-literal';
 import { DATE_HORIZON_TEXT, isBeyondHorizon, parseRequestDate } from './dates';
+import { withLeadingPlus } from './phone';
+import { parseFilterDate } from './time';
 import { fieldErrors, type FieldErrors } from './errors';
 import { MAX_JSON_DEPTH } from './json';
 
@@ -229,3 +231,19 @@ export function requestDate(errors: FieldErrors, field: string, input: string, b
   if (date === null) errors[field] = [isBeyondHorizon(input, base) ? `Enter a date before ${DATE_HORIZON_TEXT}.` : datePrompt(example)];
   return date;
 }
+
+/** A date filter value (`YYYY-MM-DD HH:MM`, UTC). */
+export const filterDate = v.optional(
+  v.pipe(
+    v.string(),
+    v.description('A date and time, `YYYY-MM-DD HH:MM` (also `YYYY-MM-DD`, seconds, an offset; UTC without one); inclusive.'),
+    v.transform(parseFilterDate),
+    v.custom<Date>((value) => value instanceof Date, 'Enter a valid date/time, such as 2024-05-01 13:45.'),
+  ),
+);
+
+export const filterText = v.optional(v.pipe(v.string(), v.description('Exact match.')));
+
+/** A phone number filter: `+` is added when missing (api.md 4.1, 4.4). */
+export const filterPhoneNumber = v.optional(v.pipe(v.string(), v.description('A phone number in full (`+` added when missing).'), v.transform(withLeadingPlus)));
+

@@ -5,25 +5,24 @@ import { createSql, type Sql } from '../db';
 import { logger } from '../log';
 import { startApiTelemetry, type ApiTelemetry } from '../telemetry/api';
 import { createLazyClient } from '../temporal/connection';
-import { launcherFromConfig, type Launcher } from '../temporal/launcher';
+import { launcherFromConfig } from '../temporal/launcher';
 import type { NetworkAdapter } from '../network/adapter';
+import type { ServiceDeps } from '../services/deps';
 
-/** What route modules need from the outside world, passed in by the process that serves them. */
-export type AppDeps = {
-  config: Config;
-  sql: Sql;
+/** What the API's and the console's routes need: the use cases' dependencies, and Temporal for health checks. */
+export type AppDeps = ServiceDeps & {
   /** For health checks; workflows are started through the launcher. */
   temporal: Client;
-  launcher: Launcher;
-  /** The networks (sandbox and connected operators), for name look-ups; built from `config` when not given. */
-  networks?: NetworkAdapter;
 };
+
+/** What a process hands `createApp`: the networks are built from the configuration when not given. */
+export type AppInputs = Omit<AppDeps, 'networks'> & { networks?: NetworkAdapter };
 
 /**
  * The dependencies of an API process (Bun or Deno): a database pool, its telemetry (traced queries
  * and Temporal calls when tracing is on), a lazily connected Temporal client, the launcher.
  */
-export function createAppDeps(config: Config): AppDeps & { telemetry: ApiTelemetry } {
+export function createAppDeps(config: Config): AppInputs & { telemetry: ApiTelemetry } {
   const sql = createSql(config.databaseUrl, config.databasePoolSize);
   const telemetry = startApiTelemetry(config.telemetry, sql);
   const temporal = createLazyClient(config.temporal, telemetry.clientInterceptors);
@@ -34,6 +33,13 @@ export function createAppDeps(config: Config): AppDeps & { telemetry: ApiTelemet
     launcher: launcherFromConfig(temporal, config, (message, fields) => logger.warn(message, fields)),
     telemetry,
   };
+}
+
+/** A path id, or 404: anything else names no resource. */
+export function pathId(raw: string): number {
+  const id = parseId(raw);
+  if (id === null) throw notFound();
+  return id;
 }
 
 /** Path ids are positive integers; anything else cannot name a resource (404). */

@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import { validate } from '../domain/input';
 import { requestSchema } from './route-docs';
 import { clientPathname } from './versions';
+import { listForVersion, type VersionContext } from '../domain/versions';
 
 export const DEFAULT_PAGE_SIZE = 10;
 
@@ -60,4 +61,9 @@ export function pagedList<T>(request: Request, publicBaseUrl: string | undefined
     previous: page.offset > 0 ? link(Math.max(0, page.offset - page.limit)) : null,
     results,
   };
+}
+
+/** A list's answer: the envelope of api.md 2.1 with absolute links, as the caller's API version shows it (a bare array before v2). */
+export function listAnswer<T>(request: Request, publicBaseUrl: string | undefined, page: Page, list: { count: number; results: T[] }, apiVersion: VersionContext) {
+  return listForVersion(pagedList(request, publicBaseUrl, page, list.count, list.results), apiVersion);
 }

@@ -1,9 +1,47 @@
+/**
+ * Contacts (api.md 4.4): their creation (one per number in an organization, with its
+ * `contact.created` event), the list and its filters, a contact by id within the organization, and
+ * instant verification against the number's network.
+ */
+import * as v from 'valibot';
 import type { Queryable, Sql } from '../db';
+import { fieldErrors } from '../domain/errors';
+import { REQUIRED, filterDate, filterPhoneNumber, filterText, metadata, optionalEmail, phoneNumber, text } from '../domain/input';
 import { nameMatchScore } from '../domain/name-match';
 import { networkForNumber } from '../domain/networks';
 import type { NetworkAdapter } from '../network/adapter';
-import { serializeContact, type ContactRow, type ContactVerification } from '../domain/contacts';
+import { DEFAULT_CONTACT_TYPE, serializeContact, type ContactRow, type ContactVerification } from '../domain/contacts';
+import type { Actor, ServiceDeps } from './deps';
+import { writeOnce, type DuplicateCheck } from './duplicate-checks';
 import { recordEvent, type RecordedEvent } from './events';
+import { listPage, ownRow, timeRange, type ListPage, type PageWindow } from './queries';
+
+/** A contact's parameters as merchants send them (api.md 4.4). */
+export const ContactCreate = v.object(
+  {
+    phone_number: phoneNumber,
+    first_name: text(100),
+    last_name: text(100),
+    email: optionalEmail,
+    type: v.optional(text(50), DEFAULT_CONTACT_TYPE),
+    metadata,
+  },
+  REQUIRED,
+);
+export type ContactInput = v.InferOutput<typeof ContactCreate>;
+
+export const ContactFilters = v.object({
+  first_name: filterText,
+  last_name: filterText,
+  email: filterText,
+  phone_number: filterPhoneNumber,
+  created_after: filterDate,
+  created_before: filterDate,
+});
+export type ContactFilterValues = v.InferOutput<typeof ContactFilters>;
+
+/** `sync` = 1 (number or text) asks for instant verification (api.md 4.4). */
+export const wantsVerification = (value: unknown): boolean => value === 1 || value === '1';
 
 export const CONTACT_COLUMNS = `id, organization_id as "organizationId", first_name as "firstName", last_name as "lastName",
   email, phone_number as "phoneNumber", type, status, metadata, author, updated_by as "updatedBy", created, modified,
@@ -92,4 +130,59 @@ export async function verifyContact(sql: Sql, contact: ContactRow, network: Netw
       national_id = ${verification.nationalId}, national_id_type = ${verification.nationalIdType}, modified = now()
     where id = ${contact.id} returning ${sql.unsafe(CONTACT_COLUMNS)}`;
   return updated ?? contact;
+}
+
+/**
+ * Creates a contact from a merchant's parameters (validated with `ContactCreate`), as the REST
+ * route and the web console both do: saved with its `contact.created` event (claiming the
+ * Duplicate-Check-Key in the same transaction), the event dispatched, and the number verified at
+ * once when `metadata.sync` is 1.
+ */
+export async function createContact(
+  { sql, launcher, networks }: Pick<ServiceDeps, 'sql' | 'launcher' | 'networks'>,
+  creator: Actor,
+  input: ContactInput,
+  duplicateCheck: DuplicateCheck | null,
+): Promise<ContactRow> {
+  const created = await writeOnce(sql, duplicateCheck, async (tx) => {
+    const creation = await createContactIn(tx, {
+      organizationId: creator.organizationId,
+      author: creator.userId,
+      firstName: input.first_name,
+      lastName: input.last_name,
+      email: input.email,
+      phoneNumber: input.phone_number,
+      type: input.type,
+      metadata: input.metadata,
+    });
+    if (creation.contact === null) throw fieldErrors({ phone_number: ['A contact with this phone number already exists.'] });
+    return creation;
+  }, (creation) => ({ type: 'contact', id: creation.contact.id }));
+  await launcher.afterCommit({ events: [created.event] });
+  return wantsVerification(input.metadata?.sync) ? await verifyContact(sql, created.contact, networks) : created.contact;
+}
+
+/** One page of an organization's contacts matching the filters, newest first, with the total count. */
+export async function listContacts(sql: Sql, organizationId: number, filters: ContactFilterValues, page: PageWindow): Promise<ListPage<ContactRow>> {
+  return await listPage<ContactRow>(sql, {
+    columns: sql.unsafe(CONTACT_COLUMNS),
+    from: sql`contacts`,
+    where: sql`
+      where organization_id = ${organizationId}
+      ${filters.first_name !== undefined ? sql`and first_name = ${filters.first_name}` : sql``}
+      ${filters.last_name !== undefined ? sql`and last_name = ${filters.last_name}` : sql``}
+      ${filters.email !== undefined ? sql`and email = ${filters.email}` : sql``}
+      ${filters.phone_number !== undefined ? sql`and phone_number = ${filters.phone_number}` : sql``}
+      ${timeRange(sql, 'created', filters.created_after, filters.created_before)}`,
+    orderBy: sql`order by created desc, id desc`,
+  }, page);
+}
+
+/** The organization's contact `id` (403 when another organization's, 404 when none), verified first when `sync` asks. */
+export async function readContact(
+  { sql, networks }: Pick<ServiceDeps, 'sql' | 'networks'>, organizationId: number, id: number, sync: unknown,
+): Promise<ContactRow> {
+  const contact = await ownRow(sql, 'contacts', id, async () =>
+    (await sql<ContactRow[]>`select ${sql.unsafe(CONTACT_COLUMNS)} from contacts where id = ${id} and organization_id = ${organizationId}`)[0]);
+  return wantsVerification(sync) ? await verifyContact(sql, contact, networks) : contact;
 }

@@ -1,5 +1,13 @@
-import type { Queryable } from '../db';
-import type { EventRow, EventType } from '../domain/events';
+/**
+ * Events (api.md 4.6, 6): recorded in the transaction of the change they report, with one delivery
+ * row per live webhook of their type (the outbox); the list and an event by id within the
+ * organization; the status timelines the console shows.
+ */
+import * as v from 'valibot';
+import type { Queryable, Sql } from '../db';
+import { EVENT_TYPES, type EventRow, type EventType } from '../domain/events';
+import { choiceMessage } from '../domain/input';
+import { listPage, ownRow, type ListPage, type PageWindow } from './queries';
 import { webhookDeliveryWorkflowId, webhookRedeliveryWorkflowId } from '../workflows/contracts/webhook-delivery';
 
 export const EVENT_COLUMNS = `id, organization_id as "organizationId", type, data, author, updated_by as "updatedBy", created, modified`;
@@ -95,4 +103,23 @@ export async function paymentStateTimeline(sql: Queryable, organizationId: numbe
     select id as "eventId", data->>'state' as state, data->>'last_error' as "lastError", created from events
     where organization_id = ${organizationId} and type = 'payment.status.changed' and data->>'id' = ${String(paymentId)}
     order by id`;
+}
+
+export const EventFilters = v.object({ type: v.optional(v.picklist(EVENT_TYPES, choiceMessage)) });
+export type EventFilterValues = v.InferOutput<typeof EventFilters>;
+
+/** One page of an organization's events (newest first) of a type or all, with the total count. */
+export async function listEvents(sql: Sql, organizationId: number, filters: EventFilterValues, page: PageWindow): Promise<ListPage<EventRow>> {
+  return await listPage<EventRow>(sql, {
+    columns: sql.unsafe(EVENT_COLUMNS),
+    from: sql`events`,
+    where: sql`where organization_id = ${organizationId} ${filters.type !== undefined ? sql`and type = ${filters.type}` : sql``}`,
+    orderBy: sql`order by id desc`,
+  }, page);
+}
+
+/** The organization's event `id` (403 when another organization's, 404 when none). */
+export async function findOwnEvent(sql: Queryable, organizationId: number, id: number): Promise<EventRow> {
+  return await ownRow(sql, 'events', id, async () =>
+    (await sql<EventRow[]>`select ${sql.unsafe(EVENT_COLUMNS)} from events where id = ${id} and organization_id = ${organizationId}`)[0]);
 }

@@ -14,7 +14,7 @@ import { upsertContactIn } from './contacts';
 import { claimDuplicateCheckKey, type DuplicateCheck } from './duplicate-checks';
 import { recordEvent, type RecordedEvent } from './events';
 import { debit, moveMoney } from './ledger';
-import { timeRange } from './time-range';
+import { timeRange } from './queries';
 
 export const PAYMENT_COLUMNS = `id, organization_id as "organizationId", account_id as "accountId", contact_id as "contactId",
   amount::text as amount, currency, phone_number as "phoneNumber", network, payment_type as "paymentType", description, metadata,

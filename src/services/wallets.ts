@@ -1,7 +1,7 @@
 /** Wallets (accounts) and the transactions behind their balances, as the API and the console read them. */
 import type { Queryable, Sql } from '../db';
 import type { LedgerRow, WalletRow } from '../domain/money-out';
-import { timeRange } from './time-range';
+import { timeRange } from './queries';
 
 export const WALLET_COLUMNS = `id, organization_id as "organizationId", currency, label, description, status, balance::text as balance,
   low_balance_threshold::text as "lowBalanceThreshold", low_balance_notification_last_send_time as "lowBalanceNotificationLastSendTime",

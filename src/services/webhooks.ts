@@ -1,5 +1,18 @@
+/**
+ * Webhooks (api.md 4.5, 6.2) and their deliveries: the organization's webhooks (create, list, read,
+ * change, delete, all within its scope), the delivery log and redelivery, the signing and Basic
+ * credentials of outgoing deliveries, and what the delivery workflow records.
+ */
+import * as v from 'valibot';
 import type { Queryable, Sql } from '../db';
-import type { EventType } from '../domain/events';
+import { NotFoundError, fieldErrors } from '../domain/errors';
+import { EVENT_TYPES, type EventType } from '../domain/events';
+import { REQUIRED, choiceMessage, text } from '../domain/input';
+import { checkCallbackUrl } from '../domain/urls';
+import type { Actor, ServiceDeps } from './deps';
+import { writeOnce, type DuplicateCheck } from './duplicate-checks';
+import { recordRedelivery } from './events';
+import { listPage, ownRow, type ListPage, type PageWindow } from './queries';
 import {
   SECRET_ROTATION_OVERLAP_HOURS, newSigningSecret, type AttemptOutcome, type AttemptRow, type DeliveryRow, type DeliveryStatus,
   type WebhookRow,
@@ -218,14 +231,14 @@ export async function finishDelivery(sql: Queryable, deliveryId: number, status:
     where id = ${deliveryId}`;
 }
 
-const DELIVERY_SELECT = `
-  select d.id, d.organization_id as "organizationId", d.webhook_id as "webhookId", d.event_id as "eventId",
+const DELIVERY_COLUMNS = `
+  d.id, d.organization_id as "organizationId", d.webhook_id as "webhookId", d.event_id as "eventId",
          e.type as "eventType", d.redelivery, d.status, d.created, d.finished_at as "finishedAt",
          coalesce((select json_agg(json_build_object(
                      'attempt', a.attempt, 'startedAt', a.started_at, 'durationMs', a.duration_ms, 'outcome', a.outcome,
                      'statusCode', a.status_code, 'error', a.error, 'responseExcerpt', a.response_excerpt) order by a.attempt)
-                   from webhook_delivery_attempts a where a.delivery_id = d.id), '[]') as attempts
-  from webhook_deliveries d join events e on e.id = d.event_id`;
+                   from webhook_delivery_attempts a where a.delivery_id = d.id), '[]') as attempts`;
+const DELIVERY_FROM = 'webhook_deliveries d join events e on e.id = d.event_id';
 
 type RawDeliveryRow = Omit<DeliveryRow, 'attempts'> & { attempts: (Omit<AttemptRow, 'startedAt'> & { startedAt: string })[] };
 
@@ -233,21 +246,129 @@ function toDeliveryRow(row: RawDeliveryRow): DeliveryRow {
   return { ...row, attempts: row.attempts.map((attempt) => ({ ...attempt, startedAt: new Date(attempt.startedAt) })) };
 }
 
-export async function listDeliveries(
-  sql: Sql,
-  webhookId: number,
-  filters: { eventId?: number },
-  page: { limit: number; offset: number },
-): Promise<{ count: number; deliveries: DeliveryRow[] }> {
-  const where = sql`where d.webhook_id = ${webhookId} ${filters.eventId !== undefined ? sql`and d.event_id = ${filters.eventId}` : sql``}`;
-  const [[total], rows] = await Promise.all([
-    sql<{ count: number }[]>`select count(*)::int as count from webhook_deliveries d ${where}`,
-    sql<RawDeliveryRow[]>`${sql.unsafe(DELIVERY_SELECT)} ${where} order by d.id desc limit ${page.limit} offset ${page.offset}`,
-  ]);
-  return { count: total?.count ?? 0, deliveries: rows.map(toDeliveryRow) };
+/** One page of a webhook's deliveries (newest first), each with its attempts. */
+export async function listDeliveries(sql: Sql, webhookId: number, filters: { eventId?: number }, page: PageWindow): Promise<ListPage<DeliveryRow>> {
+  const { count, rows } = await listPage<RawDeliveryRow>(sql, {
+    columns: sql.unsafe(DELIVERY_COLUMNS),
+    from: sql.unsafe(DELIVERY_FROM),
+    where: sql`where d.webhook_id = ${webhookId} ${filters.eventId !== undefined ? sql`and d.event_id = ${filters.eventId}` : sql``}`,
+    orderBy: sql`order by d.id desc`,
+  }, page);
+  return { count, rows: rows.map(toDeliveryRow) };
 }
 
 export async function findDelivery(sql: Sql, deliveryId: number): Promise<DeliveryRow | undefined> {
-  const [row] = await sql<RawDeliveryRow[]>`${sql.unsafe(DELIVERY_SELECT)} where d.id = ${deliveryId}`;
+  const [row] = await sql<RawDeliveryRow[]>`select ${sql.unsafe(DELIVERY_COLUMNS)} from ${sql.unsafe(DELIVERY_FROM)} where d.id = ${deliveryId}`;
   return row === undefined ? undefined : toDeliveryRow(row);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The organization's webhooks, as the API and the console both change them
+
+/**
+ * A webhook target: an HTTPS URL (always, sandbox included), stored normalised. Outside sandbox
+ * mode a target naming a loopback or private address is refused here; names are checked again on
+ * every delivery, after DNS.
+ */
+const target = (sandbox: boolean) =>
+  v.pipe(
+    text(2000),
+    v.rawTransform(({ dataset, addIssue, NEVER }) => {
+      const checked = checkCallbackUrl(dataset.value, { sandbox, allowHttp: false, subject: 'Webhook targets' });
+      if (checked.problem === undefined) return checked.url;
+      addIssue({ message: checked.problem });
+      return NEVER;
+    }),
+  );
+const eventChoice = v.picklist(EVENT_TYPES, choiceMessage);
+const INTEGER = 'A valid integer is required.';
+const integerId = v.pipe(v.union([v.string(), v.number()], INTEGER), v.transform(String), v.regex(/^\d{1,15}$/, INTEGER), v.transform(Number));
+
+/** What creating (and replacing) or changing a webhook takes. */
+export const webhookSchemas = (sandbox: boolean) => ({
+  create: v.object({ event: eventChoice, target: target(sandbox) }, REQUIRED),
+  update: v.object({ event: v.optional(eventChoice), target: v.optional(target(sandbox)) }),
+});
+export type WebhookChanges = { event?: EventType; target?: string };
+export const WebhookFilters = v.object({ user: v.optional(integerId), event: v.optional(eventChoice) });
+export const DeliveryFilters = v.object({ event: v.optional(v.pipe(integerId, v.description('An event id.'))) });
+export const Redelivery = v.object({ event: v.pipe(integerId, v.description('The event to deliver again: an event of the webhook\'s type.')) }, REQUIRED);
+
+/** A webhook the organization sees: not a payment's callback row; `live` leaves out deleted ones. */
+const visible = (sql: Queryable, live: boolean) => sql`and payment_id is null ${live ? sql`and deleted_at is null` : sql``}`;
+
+/** The organization's webhook `id` (403 when another organization's, 404 when none); deleted ones only with `evenIfDeleted` (their log stays readable). */
+export async function findOwnWebhook(sql: Queryable, organizationId: number, id: number, evenIfDeleted = false): Promise<WebhookRow> {
+  return await ownRow(sql, 'webhooks', id, async () => (await sql<WebhookRow[]>`
+    select ${sql.unsafe(WEBHOOK_COLUMNS)} from webhooks where id = ${id} and organization_id = ${organizationId} ${visible(sql, !evenIfDeleted)}`)[0],
+  visible(sql, !evenIfDeleted));
+}
+
+/** A new webhook of the organization (claiming the Duplicate-Check-Key in its transaction). */
+export async function createOwnWebhook(sql: Sql, actor: Actor, input: { event: EventType; target: string }, duplicateCheck: DuplicateCheck | null): Promise<WebhookRow> {
+  return await writeOnce(
+    sql, duplicateCheck,
+    (tx) => createWebhook(tx, { organizationId: actor.organizationId, userId: actor.userId, ...input }),
+    (created) => ({ type: 'webhook', id: created.id }),
+  );
+}
+
+/** One page of the organization's live webhooks (newest first). */
+export async function listWebhooks(sql: Sql, organizationId: number, filters: v.InferOutput<typeof WebhookFilters>, page: PageWindow): Promise<ListPage<WebhookRow>> {
+  return await listPage<WebhookRow>(sql, {
+    columns: sql.unsafe(WEBHOOK_COLUMNS),
+    from: sql`webhooks`,
+    where: sql`where organization_id = ${organizationId} ${visible(sql, true)}
+      ${filters.user !== undefined ? sql`and user_id = ${filters.user}` : sql``}
+      ${filters.event !== undefined ? sql`and event = ${filters.event}` : sql``}`,
+    orderBy: sql`order by id desc`,
+  }, page);
+}
+
+/** Changes (or replaces) the organization's webhook; unchanged when nothing is given. 404 when it was deleted meanwhile. */
+export async function changeOwnWebhook(sql: Sql, organizationId: number, id: number, changes: WebhookChanges, duplicateCheck: DuplicateCheck | null): Promise<WebhookRow> {
+  const webhook = await findOwnWebhook(sql, organizationId, id);
+  const updated = await writeOnce(sql, duplicateCheck, async (tx) =>
+    changes.event === undefined && changes.target === undefined ? webhook : await updateWebhook(tx, webhook.id, changes));
+  if (!updated) throw new NotFoundError();
+  return updated;
+}
+
+/** Deletes the organization's webhook: no further deliveries, its log stays. */
+export async function deleteOwnWebhook(sql: Sql, organizationId: number, id: number, duplicateCheck: DuplicateCheck | null): Promise<void> {
+  const webhook = await findOwnWebhook(sql, organizationId, id);
+  await writeOnce(sql, duplicateCheck, (tx) => deleteWebhook(tx, webhook.id, 'deleted'));
+}
+
+/** When and why a webhook was deleted (null when it lives). */
+export async function webhookDeletion(sql: Queryable, webhookId: number): Promise<{ deletedAt: Date; reason: string | null } | null> {
+  const [row] = await sql<{ deletedAt: Date | null; reason: string | null }[]>`
+    select deleted_at as "deletedAt", deleted_reason as reason from webhooks where id = ${webhookId}`;
+  return row?.deletedAt ? { deletedAt: row.deletedAt, reason: row.reason } : null;
+}
+
+/**
+ * A fresh delivery of one of the organization's events to one of its webhooks (api.md 6.2, manual
+ * redelivery): 400 when the event does not exist in the organization or is of another type. The
+ * delivery row (claiming the Duplicate-Check-Key) is the outbox: its workflow starts after the
+ * commit, or from the outbox sweep if this process dies first.
+ */
+export async function redeliverEvent(
+  { sql, launcher }: Pick<ServiceDeps, 'sql' | 'launcher'>, webhook: WebhookRow, eventId: number, duplicateCheck: DuplicateCheck | null,
+): Promise<DeliveryRow> {
+  const organizationId = webhook.organizationId;
+  const [event] = await sql<{ type: EventType }[]>`select type from events where id = ${eventId} and organization_id = ${organizationId}`;
+  if (!event) throw fieldErrors({ event: [`Invalid pk "${eventId}" - object does not exist.`] });
+  if (event.type !== webhook.event) {
+    throw fieldErrors({ event: [`Event ${eventId} is a ${event.type} event; this webhook receives ${webhook.event} events.`] });
+  }
+  const pending = await writeOnce(
+    sql, duplicateCheck,
+    (tx) => recordRedelivery(tx, { organizationId, webhookId: webhook.id, eventId, eventType: event.type }),
+    (row) => ({ type: 'webhook_delivery', id: row.id }),
+  );
+  await launcher.afterCommit({ deliveries: [pending] });
+  const delivery = await findDelivery(sql, pending.id);
+  if (!delivery) throw new Error(`delivery ${pending.id} vanished after it was opened`);
+  return delivery;
 }

@@ -1,6 +1,7 @@
 /** Small helpers the console's page modules share. */
 import type { Config } from '../../config';
 import { parseId } from '../../http/context';
+import { ForbiddenError, NotFoundError } from '../../domain/errors';
 import { consoleError } from '../http';
 
 /** The query string without empty values: a blank filter field means "no filter", as for the API. */
@@ -13,6 +14,20 @@ export function ownedId(raw: string): number {
   const id = parseId(raw);
   if (id === null) throw consoleError(404, 'Not found.');
   return id;
+}
+
+/**
+ * The organization's object a page shows, found by a use case within the organization's scope: a
+ * missing object and another organization's are the same 404 page here (the console never tells
+ * them apart).
+ */
+export async function ownedOrMissing<T>(found: Promise<T>, message: string): Promise<T> {
+  try {
+    return await found;
+  } catch (error) {
+    if (error instanceof NotFoundError || error instanceof ForbiddenError) throw consoleError(404, message);
+    throw error;
+  }
 }
 
 /** A workflow's page in the Temporal UI (`TEMPORAL_UI_URL`). */

@@ -1,12 +1,12 @@
 /** Contacts: the list with the API's filters, a contact's page, and the create form with instant verification. */
 import { Elysia } from 'elysia';
-import { ContactCreate, contactNetwork, createContact, listContacts, parseContactFilters } from '../../api/contacts';
 import { validate } from '../../domain/input';
 import type { AppDeps } from '../../http/context';
 import { findApiError } from '../../http/errors';
+import { parseFilters } from '../../http/filters';
 import { parsePage } from '../../http/pagination';
-import { CONTACT_TYPES, type ContactRow } from '../../domain/contacts';
-import { CONTACT_COLUMNS } from '../../services/contacts';
+import { CONTACT_TYPES } from '../../domain/contacts';
+import { ContactCreate, ContactFilters, createContact, listContacts, readContact } from '../../services/contacts';
 import type { ConsoleSession } from '../../services/console-sessions';
 import { html, type Html } from '../html';
 import { consoleError, htmlResponse, redirect } from '../http';
@@ -15,7 +15,7 @@ import {
   type FieldErrors, type Values,
 } from '../layout';
 import { consoleSessionPlugin } from '../session';
-import { DONE_NOTICES, nonEmptyQuery, ownedId } from './common';
+import { DONE_NOTICES, nonEmptyQuery, ownedId, ownedOrMissing } from './common';
 
 const FILTERS = ['first_name', 'last_name', 'email', 'phone_number', 'created_after', 'created_before'] as const;
 const FORM_FIELDS = ['first_name', 'last_name', 'phone_number', 'email', 'type', 'verify'];
@@ -33,7 +33,6 @@ ${checkbox('verify', 'Verify the name with the network now', values.verify !== '
 
 export const contactRoutes = (deps: AppDeps) => {
   const { sql, config } = deps;
-  const network = contactNetwork(deps);
   const frame = (session: ConsoleSession, title: string) => ({ session, sandbox: config.sandbox, section: 'contacts' as const, title });
 
   return new Elysia({ name: 'console-contacts' })
@@ -41,7 +40,7 @@ export const contactRoutes = (deps: AppDeps) => {
     .get('/console/contacts', async ({ request, session }) => {
       const searchParams = nonEmptyQuery(request);
       const page = parsePage(searchParams, config.pageSizeMax);
-      const { count, rows } = await listContacts(sql, session.organizationId, parseContactFilters(searchParams), page);
+      const { count, rows } = await listContacts(sql, session.organizationId, parseFilters(ContactFilters, searchParams), page);
       const values = queryValues(searchParams);
       const content = html`<p><a href="/console/contacts/new">New contact</a></p>
 ${filterForm('/console/contacts', html`
@@ -61,7 +60,7 @@ ${pager('/console/contacts', searchParams, page, count)}`;
       // The API's instant verification: metadata sync=1 (api.md 4.4).
       const body = verify === 'true' ? { ...fields, metadata: { sync: '1' } } : fields;
       try {
-        const contact = await createContact(deps, network, session, validate(ContactCreate, body), null);
+        const contact = await createContact(deps, session, validate(ContactCreate, body), null);
         return redirect(`/console/contacts/${contact.id}?done=contact-created`);
       } catch (error) {
         const apiError = findApiError(error);
@@ -70,8 +69,7 @@ ${pager('/console/contacts', searchParams, page, count)}`;
       }
     }, { action: 'member', parse: 'none' })
     .get('/console/contacts/:id', async ({ params, request, session }) => {
-      const [contact] = await sql<ContactRow[]>`select ${sql.unsafe(CONTACT_COLUMNS)} from contacts where id = ${ownedId(params.id)}`;
-      if (!contact || contact.organizationId !== session.organizationId) throw consoleError(404, 'No such contact in your organization.');
+      const contact = await ownedOrMissing(readContact(deps, session.organizationId, ownedId(params.id), null), 'No such contact in your organization.');
       const done = DONE_NOTICES[new URL(request.url).searchParams.get('done') ?? ''];
       const verification = contact.verification;
       const content = html`${done ? notice(done) : ''}

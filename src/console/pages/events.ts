@@ -1,7 +1,8 @@
 /** Events: the list (filter by type, paged) and an event's page with its data as pretty-printed, escaped JSON. */
 import { Elysia } from 'elysia';
 import type { AppDeps } from '../../http/context';
-import { listEvents, parseEventFilters } from '../../api/events';
+import { EventFilters, findOwnEvent, listEvents } from '../../services/events';
+import { parseFilters } from '../../http/filters';
 import { parsePage } from '../../http/pagination';
 import { EVENT_TYPES, serializeEvent, type EventRow } from '../../domain/events';
 import { eventForVersion } from '../../domain/versions';
@@ -12,7 +13,7 @@ import { html } from '../html';
 import { consoleError, htmlResponse } from '../http';
 import { anyFilter, details, filterForm, layout, pager, queryValues, select, table, when } from '../layout';
 import { consoleSessionPlugin } from '../session';
-import { nonEmptyQuery, ownedId } from './common';
+import { nonEmptyQuery, ownedId, ownedOrMissing } from './common';
 
 export const eventRoutes = (deps: AppDeps) => {
   const { sql, config } = deps;
@@ -23,7 +24,7 @@ export const eventRoutes = (deps: AppDeps) => {
     .get('/console/events', async ({ request, session }) => {
       const searchParams = nonEmptyQuery(request);
       const page = parsePage(searchParams, config.pageSizeMax);
-      const { count, rows } = await listEvents(sql, session.organizationId, parseEventFilters(searchParams), page);
+      const { count, rows } = await listEvents(sql, session.organizationId, parseFilters(EventFilters, searchParams), page);
       const content = html`
 ${filterForm('/console/events', select('type', 'Type', EVENT_TYPES.map((type) => [type, type] as const), queryValues(searchParams), {}, true), anyFilter(searchParams, ['type']))}
 ${table(['Event', 'Type', 'Object', 'Created'], rows.map((row) => [
@@ -33,8 +34,7 @@ ${pager('/console/events', searchParams, page, count)}`;
       return htmlResponse(layout(frame(session, 'Events'), content));
     }, { page: 'member' })
     .get('/console/events/:id', async ({ params, session }) => {
-      const [row] = await sql<EventRow[]>`select ${sql.unsafe(EVENT_COLUMNS)} from events where id = ${ownedId(params.id)}`;
-      if (!row || row.organizationId !== session.organizationId) throw consoleError(404, 'No such event in your organization.');
+      const row = await ownedOrMissing(findOwnEvent(sql, session.organizationId, ownedId(params.id)), 'No such event in your organization.');
       // The event exactly as GET /api/events/<id> answers it in the current version; escaped like every other value.
       const resource = eventForVersion(serializeEvent(row), { version: CURRENT_API_VERSION, organizationName: session.organizationName });
       const content = html`<section class="card">${details([['Type', row.type], ['Created', when(row.created)]])}</section>

@@ -15,13 +15,12 @@ import type { AppDeps } from '../../http/context';
 import { validate } from '../../domain/input';
 import { findApiError } from '../../http/errors';
 import { parsePage } from '../../http/pagination';
-import { redeliverEvent, webhookSchemas } from '../../api/webhooks';
 import { EVENT_TYPES } from '../../domain/events';
 import { formatTimestamp } from '../../domain/time';
 import { WEBHOOK_TIMEOUT_MS, deliveryHeaders, serializeWebhook, type DeliveryRow, type WebhookRow } from '../../domain/webhooks';
 import {
-  WEBHOOK_COLUMNS, createWebhook, deleteWebhook, deliverySecrets, findWebhook, findWebhookEvenIfDeleted, listDeliveries, rotateSigningSecret,
-  setBasicCredentials, showSigningSecret, updateWebhook, type SigningSecretView,
+  changeOwnWebhook, createOwnWebhook, deleteOwnWebhook, deliverySecrets, findOwnWebhook, listDeliveries, listWebhooks, redeliverEvent,
+  rotateSigningSecret, setBasicCredentials, showSigningSecret, webhookDeletion, webhookSchemas, type SigningSecretView,
 } from '../../services/webhooks';
 import type { ConsoleSession } from '../../services/console-sessions';
 import { html, type Html } from '../html';
@@ -30,7 +29,10 @@ import {
   actionButton, badge, details, formErrors, input, layout, notice, pager, postForm, select, table, when, type FieldErrors, type Values,
 } from '../layout';
 import { consoleSessionPlugin, type FormFields } from '../session';
-import { DONE_NOTICES, ownedId } from './common';
+import { DONE_NOTICES, ownedId, ownedOrMissing } from './common';
+
+/** The console lists every live webhook of the organization on one page. */
+const ALL_WEBHOOKS = { limit: 1000, offset: 0 };
 
 const eventChoices = EVENT_TYPES.map((type) => [type, type] as const);
 
@@ -54,12 +56,8 @@ export const webhookRoutes = (deps: AppDeps) => {
   const schemas = webhookSchemas(config.sandbox);
   const frame = (session: ConsoleSession, title: string) => ({ session, sandbox: config.sandbox, section: 'webhooks' as const, title });
 
-  async function ownedWebhook(session: ConsoleSession, rawId: string, evenIfDeleted = false): Promise<WebhookRow> {
-    const id = ownedId(rawId);
-    const webhook = evenIfDeleted ? await findWebhookEvenIfDeleted(sql, id) : await findWebhook(sql, id);
-    if (!webhook || webhook.organizationId !== session.organizationId) throw consoleError(404, 'No such webhook in your organization.');
-    return webhook;
-  }
+  const ownedWebhook = (session: ConsoleSession, rawId: string, evenIfDeleted = false): Promise<WebhookRow> =>
+    ownedOrMissing(findOwnWebhook(sql, session.organizationId, ownedId(rawId), evenIfDeleted), 'No such webhook in your organization.');
 
   /** A synthetic test message, signed like a delivery, sent once (see the module comment). */
   async function sendTestEvent(webhook: WebhookRow): Promise<HttpAttempt> {
@@ -75,8 +73,8 @@ export const webhookRoutes = (deps: AppDeps) => {
   type ListState = { done?: string; create?: { values: Values; errors: FieldErrors }; basic?: { values: Values; errors: FieldErrors }; secret?: SigningSecretView };
 
   async function listPage(session: ConsoleSession, state: ListState, status = 200): Promise<Response> {
-    const [webhooks, secretView] = await Promise.all([
-      sql<WebhookRow[]>`select ${sql.unsafe(WEBHOOK_COLUMNS)} from webhooks where organization_id = ${session.organizationId} and deleted_at is null and payment_id is null order by id desc`,
+    const [{ rows: webhooks }, secretView] = await Promise.all([
+      listWebhooks(sql, session.organizationId, {}, ALL_WEBHOOKS),
       state.secret ?? showSigningSecret(sql, session.organizationId),
     ]);
     const create = state.create ?? { values: {}, errors: {} };
@@ -116,10 +114,7 @@ ${secretView.basicAuth ? html`<p>${actionButton(session, '/console/webhook-setti
   async function detailPage(request: Request, session: ConsoleSession, webhook: WebhookRow, state: DetailState, status = 200): Promise<Response> {
     const searchParams = new URL(request.url).searchParams;
     const page = parsePage(new URLSearchParams(searchParams.get('offset') ? { offset: searchParams.get('offset')! } : {}), config.pageSizeMax);
-    const [{ count, deliveries }, [deletion]] = await Promise.all([
-      listDeliveries(sql, webhook.id, {}, page),
-      sql<{ deletedAt: Date | null; reason: string | null }[]>`select deleted_at as "deletedAt", deleted_reason as reason from webhooks where id = ${webhook.id}`,
-    ]);
+    const [{ count, rows: deliveries }, deletion] = await Promise.all([listDeliveries(sql, webhook.id, {}, page), webhookDeletion(sql, webhook.id)]);
     const deleted = deletion?.deletedAt ?? null;
     const edit = state.edit ?? { values: { event: webhook.event, target: webhook.target }, errors: {} };
     const done = state.done ? DONE_NOTICES[state.done] : undefined;
@@ -160,7 +155,7 @@ ${pager(`/console/webhooks/${webhook.id}`, new URLSearchParams(), page, count)}`
     .post('/console/webhooks', async ({ session, form }) => {
       try {
         const input = validate(schemas.create, form);
-        const webhook = await createWebhook(sql, { organizationId: session.organizationId, userId: session.userId, ...input });
+        const webhook = await createOwnWebhook(sql, session, input, null);
         return redirect(`/console/webhooks/${webhook.id}?done=webhook-created`);
       } catch (error) {
         return await listPage(session, { create: { values: form, errors: fieldErrorsOf(error) } }, 400);
@@ -172,9 +167,7 @@ ${pager(`/console/webhooks/${webhook.id}`, new URLSearchParams(), page, count)}`
     .post('/console/webhooks/:id', async ({ params, request, session, form }) => {
       const webhook = await ownedWebhook(session, params.id);
       try {
-        const changes = validate(schemas.create, form);
-        const updated = await updateWebhook(sql, webhook.id, changes);
-        if (!updated) throw consoleError(404, 'The webhook was deleted meanwhile.');
+        await ownedOrMissing(changeOwnWebhook(sql, session.organizationId, webhook.id, validate(schemas.create, form), null), 'The webhook was deleted meanwhile.');
         return redirect(`/console/webhooks/${webhook.id}?done=webhook-updated`);
       } catch (error) {
         return await detailPage(request, session, webhook, { edit: { values: form, errors: fieldErrorsOf(error) } }, 400);
@@ -188,7 +181,7 @@ ${pager(`/console/webhooks/${webhook.id}`, new URLSearchParams(), page, count)}`
     }, { page: 'manager' })
     .post('/console/webhooks/:id/delete', async ({ params, session }) => {
       const webhook = await ownedWebhook(session, params.id);
-      await deleteWebhook(sql, webhook.id, 'deleted');
+      await deleteOwnWebhook(sql, session.organizationId, webhook.id, null);
       return redirect('/console/webhooks?done=webhook-deleted');
     }, { action: 'manager', parse: 'none' })
     .post('/console/webhooks/:id/redeliver', async ({ params, request, session, form }) => {
