@@ -1,7 +1,7 @@
 // `npm run openapi:types`: regenerates the typed client's types (test/client/api.ts) from the
 // OpenAPI document the app builds from its routes. No database or Temporal server is contacted.
 import { Client, Connection } from '@temporalio/client';
-import { createApp } from '../src/api/app';
+import { createApp } from '../src/app';
 import type { OpenApiDocument } from '../src/api/openapi';
 import { loadConfig } from '../src/config';
 import { createSql } from '../src/db';

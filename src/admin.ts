@@ -35,7 +35,7 @@ import { createApiKey, createOrganization, fundWallet, setApiVersion, updateColl
 import { SWEEP_KINDS, listSweepFailures, retrySweepRow, type SweepKind } from './services/sweeps';
 import { listTransactions, listWallets, walletsOutOfBalance } from './services/wallets';
 import { serializeAccount, serializeLedgerTransaction } from './domain/money-out';
-import { reverseCollection } from './api/reversals';
+import { reverseCollection } from './services/reversals';
 import { findApiError } from './http/errors';
 import { connectClient } from './temporal/connection';
 import { createConnectors } from './network/connections';

@@ -2,10 +2,9 @@
  * The API process on Deno 2: the same app as src/server.ts (which serves it on Bun), through
  * Deno.serve and the app's web-standard `fetch`. Run with `npm run api:deno`.
  */
-import { createApp } from './api/app';
+import { createApp, createAppDeps } from './app';
 import { loadConfig } from './config';
 import { logger } from './log';
-import { createAppDeps } from './http/context';
 
 /** The part of Deno's runtime API this entry uses (the project's types are Bun's). */
 declare const Deno: {

@@ -1,8 +1,7 @@
 /** The API process (Bun): serves the app on PORT until SIGINT/SIGTERM. */
-import { createApp } from './api/app';
+import { createApp, createAppDeps } from './app';
 import { loadConfig } from './config';
 import { logger } from './log';
-import { createAppDeps } from './http/context';
 import { surviveWritesOnClosedConnections } from './db';
 
 surviveWritesOnClosedConnections(logger.warn);

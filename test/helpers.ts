@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import type { Client } from '@temporalio/client';
 import { WORKER_NODE_ARGS } from '../scripts/infra.mjs';
-import { createApp } from '../src/api/app';
+import { createApp } from '../src/app';
 import { loadConfig, type Config } from '../src/config';
 import { createSql, type Sql } from '../src/db';
 import { connectClient } from '../src/temporal/connection';

@@ -13,6 +13,7 @@ import addFormats from 'ajv-formats';
 import { API_VERSIONS, CURRENT_API_VERSION, parseApiVersion, type ApiVersion } from '../src/domain/versions';
 import { ERROR_DOCS } from '../src/http/route-docs';
 import { OPENAPI_DOCUMENT_PATH, isUndocumentedPath, type OpenApiDocument } from '../src/api/openapi';
+import { isConsolePath } from '../src/console';
 
 type Schema = Record<string, unknown>;
 type Contract = { document: OpenApiDocument; ajv: Ajv2020; validators: Map<string, ValidateFunction>; paths: { pattern: RegExp; path: string }[] };
@@ -79,7 +80,7 @@ export type SeenResponse = { method: string; url: string; status: number; header
 /** What in the response disagrees with the document; empty when nothing does. */
 export async function responseProblems(seen: SeenResponse, fetchDocument: (path: string) => Promise<OpenApiDocument>): Promise<string[]> {
   const url = new URL(seen.url);
-  if (isUndocumentedPath(url.pathname)) return [];
+  if (isUndocumentedPath(url.pathname) || isConsolePath(url.pathname)) return [];
   const prefix = VERSION_PREFIX.exec(url.pathname);
   const version = parseApiVersion(seen.headers.get('api-version') ?? prefix?.[1] ?? '') ?? CURRENT_API_VERSION;
   const contract = await contractOf(version, fetchDocument);

@@ -7,7 +7,7 @@ import { networkByName, reportedPaymentNetwork, type Network } from '../domain/n
 import type { AppDeps } from '../http/context';
 import { ApiError } from '../http/errors';
 import { fieldErrors } from '../domain/errors';
-import { connectedNetworks } from '../network/connections';
+import { connectedNetworks } from '../domain/networks';
 import { REQUIRED, amountField, optionalText, phoneNumber, text } from '../domain/input';
 import { requestSchema, routeDocs } from '../http/route-docs';
 

@@ -29,7 +29,6 @@ import {
 } from '../http/route-docs';
 import { API_VERSION_HEADER } from '../http/versions';
 import { METRICS_PATH } from './metrics';
-import { isConsolePath } from '../console/http';
 
 export const DOCS_PATH = '/openapi';
 export const OPENAPI_DOCUMENT_PATH = `${DOCS_PATH}/json`;
@@ -46,11 +45,11 @@ export function isDocumentationPage(request: Request): boolean {
 export const isDocumentationPath = (pathname: string): boolean => DOCUMENTATION_PATHS.has(pathname.replace(/(.)\/$/, '$1'));
 
 /**
- * Paths the document does not describe: the documentation itself, the web console's pages (HTML
- * for signed-in users) and the Prometheus endpoint (text for operators). Their routes are `hide`.
+ * The API's paths the document does not describe: the documentation itself and the Prometheus
+ * endpoint (text for operators). Their routes are `hide`, as the web console's pages are.
  */
 export const isUndocumentedPath = (pathname: string): boolean =>
-  isDocumentationPath(pathname) || pathname === METRICS_PATH || pathname === `${METRICS_PATH}/` || isConsolePath(pathname);
+  isDocumentationPath(pathname) || pathname === METRICS_PATH || pathname === `${METRICS_PATH}/`;
 
 // ---------------------------------------------------------------------------------------------
 // Conversion

@@ -16,7 +16,7 @@ import { fullNumberOf, numberFitsMask } from '../domain/phone';
 import { logger } from '../log';
 import { DARAJA_CALLBACK_PATHS, UNANSWERED_PROMPT_SECONDS, readResult } from '../network/daraja';
 import { MOMO_CALLBACK_PATH } from '../network/momo';
-import { CONNECTED_NETWORK } from '../network/router';
+import { CONNECTED_NETWORK } from '../domain/networks';
 import { lookAlikeOrganization, requestOfBillReference, verificationSettingsOf, type BilledRequest } from '../services/collections';
 import {
   claimUnanswered, findOperation, findOperationByOperatorReference, recordHint, recordResult, type NetworkOperation,

@@ -3,41 +3,15 @@
  * behind their balances (`/api/transactions`), read only; another organization's are 403.
  */
 import { Elysia } from 'elysia';
-import * as v from 'valibot';
-import {
-  ACCOUNT_STATUSES, AccountSchema, LedgerTransactionSchema, TRANSACTION_TYPES, serializeAccount, serializeLedgerTransaction,
-} from '../domain/money-out';
-import { listForVersion, listSchemaForVersion, ownedForVersion, ownedSchemaForVersion } from '../domain/versions';
-import { findTransaction, findWallet, listTransactions, listWallets } from '../services/wallets';
+import { AccountSchema, LedgerTransactionSchema, serializeAccount, serializeLedgerTransaction } from '../domain/money-out';
+import { listSchemaForVersion, ownedForVersion, ownedSchemaForVersion } from '../domain/versions';
+import { TransactionFilters, WalletFilters, findOwnTransaction, findOwnWallet, listTransactions, listWallets } from '../services/wallets';
 import { authPlugin } from '../http/auth';
-import { ownedBy, parseId, type AppDeps } from '../http/context';
-import { notFound } from '../http/errors';
-import { choiceMessage, validate } from '../domain/input';
-import { queryObject } from '../http/filters';
-import { filterDate } from '../domain/input';
-import { listQuery, pagedList, parsePage } from '../http/pagination';
+import { pathId, type AppDeps } from '../http/context';
+import { listAnswer, listQuery, parsePage } from '../http/pagination';
 import { PathIdParams, routeDocs } from '../http/route-docs';
 
 const accountSchemaForVersion = ownedSchemaForVersion(AccountSchema);
-const upperCase = v.optional(v.pipe(v.string(), v.transform((value) => value.toUpperCase())));
-const INTEGER = 'A valid integer is required.';
-
-const AccountFilters = v.object({
-  currency: upperCase,
-  status: v.optional(v.picklist(ACCOUNT_STATUSES, choiceMessage)),
-});
-
-const TransactionFilters = v.object({
-  account: v.optional(v.pipe(v.string(), v.regex(/^\d{1,15}$/, INTEGER), v.transform(Number), v.description('A wallet id.'))),
-  type: v.optional(v.picklist(TRANSACTION_TYPES, choiceMessage)),
-  currency: upperCase,
-  created_after: filterDate,
-  created_before: filterDate,
-});
-
-/** Transaction filters from a query string, as the REST list reads them (a wallet's console page uses it too). */
-export const parseTransactionFilters = (searchParams: URLSearchParams): v.InferOutput<typeof TransactionFilters> =>
-  validate(TransactionFilters, queryObject(searchParams));
 
 export const accountRoutes = ({ sql, config }: AppDeps) =>
   new Elysia({ name: 'accounts', prefix: '/api/accounts' })
@@ -48,11 +22,11 @@ export const accountRoutes = ({ sql, config }: AppDeps) =>
         const page = parsePage(new URL(request.url).searchParams, config.pageSizeMax);
         const { count, rows } = await listWallets(sql, principal.organizationId, filters, page);
         const results = rows.map((row) => ownedForVersion(serializeAccount(row), apiVersion));
-        return listForVersion(pagedList(request, config.publicBaseUrl, page, count, results), apiVersion);
+        return listAnswer(request, config.publicBaseUrl, page, { count, results }, apiVersion);
       },
       {
         auth: true,
-        query: listQuery(AccountFilters),
+        query: listQuery(WalletFilters),
         ...routeDocs({
           operationId: 'listAccounts',
           summary: 'List wallets',
@@ -66,9 +40,7 @@ export const accountRoutes = ({ sql, config }: AppDeps) =>
     .get(
       '/:id',
       async ({ params, principal, apiVersion }) => {
-        const id = parseId(params.id);
-        if (id === null) throw notFound();
-        return ownedForVersion(serializeAccount(ownedBy(await findWallet(sql, id), principal.organizationId)), apiVersion);
+        return ownedForVersion(serializeAccount(await findOwnWallet(sql, principal.organizationId, pathId(params.id))), apiVersion);
       },
       {
         auth: true,
@@ -92,7 +64,7 @@ export const transactionRoutes = ({ sql, config }: AppDeps) =>
       async ({ request, query: filters, principal, apiVersion }) => {
         const page = parsePage(new URL(request.url).searchParams, config.pageSizeMax);
         const { count, rows } = await listTransactions(sql, principal.organizationId, filters, page);
-        return listForVersion(pagedList(request, config.publicBaseUrl, page, count, rows.map(serializeLedgerTransaction)), apiVersion);
+        return listAnswer(request, config.publicBaseUrl, page, { count, results: rows.map(serializeLedgerTransaction) }, apiVersion);
       },
       {
         auth: true,
@@ -110,9 +82,7 @@ export const transactionRoutes = ({ sql, config }: AppDeps) =>
     .get(
       '/:id',
       async ({ params, principal }) => {
-        const id = parseId(params.id);
-        if (id === null) throw notFound();
-        return serializeLedgerTransaction(ownedBy(await findTransaction(sql, id), principal.organizationId));
+        return serializeLedgerTransaction(await findOwnTransaction(sql, principal.organizationId, pathId(params.id)));
       },
       {
         auth: true,

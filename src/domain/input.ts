@@ -247,3 +247,7 @@ export const filterText = v.optional(v.pipe(v.string(), v.description('Exact mat
 /** A phone number filter: `+` is added when missing (api.md 4.1, 4.4). */
 export const filterPhoneNumber = v.optional(v.pipe(v.string(), v.description('A phone number in full (`+` added when missing).'), v.transform(withLeadingPlus)));
 
+
+/** An id filter: a whole number (`A valid integer is required.` otherwise). */
+export const filterId = (description: string) =>
+  v.optional(v.pipe(v.string(), v.regex(/^\d{1,15}$/, 'A valid integer is required.'), v.transform(Number), v.description(description)));

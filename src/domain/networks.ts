@@ -119,6 +119,14 @@ export function networkById(id: number): Network | null {
   return knownNetworks().find((network) => network.id === id) ?? null;
 }
 
+/** The networks a real operator's connector serves, by connector. */
+export const CONNECTED_NETWORK = { daraja: 'Safaricom', momo: 'MTN Uganda' } as const;
+
+/** The networks a configured connector serves (their real currency goes to the operator, not the sandbox). */
+export function connectedNetworks(config: { mpesa: unknown; momo: unknown }): ReadonlySet<string> {
+  return new Set([...(config.mpesa ? [CONNECTED_NETWORK.daraja] : []), ...(config.momo ? [CONNECTED_NETWORK.momo] : [])]);
+}
+
 export type Connections = { sandboxMode: boolean; connected: ReadonlySet<string> };
 
 /**
@@ -140,6 +148,22 @@ export function operatorAmountProblem(network: Network, currency: string, amount
   if (/^0*$/.test(fraction)) return null;
   const operator = network.name === 'Safaricom' ? 'M-Pesa' : network.name === 'MTN Uganda' ? 'MTN MoMo' : network.name;
   return `${operator} takes whole amounts only: enter ${currency} without decimals.`;
+}
+
+/**
+ * The network a request's or a payment's money moves on, by the door's rules (`networkForMoney`,
+ * `operatorAmountProblem`), with what breaks them as field errors on `phonenumber` and `amount`.
+ */
+export function moneyNetwork(
+  e164: string, currency: string, amount: string, config: { sandbox: boolean; mpesa: unknown; momo: unknown },
+): { network: Network | null; errors: Record<string, string[]> } {
+  const connected = connectedNetworks(config);
+  const choice = networkForMoney(e164, currency, { sandboxMode: config.sandbox, connected });
+  const errors: Record<string, string[]> = {};
+  if (choice.problem !== undefined) errors.phonenumber = [choice.problem];
+  const amountProblem = choice.network ? operatorAmountProblem(choice.network, currency, amount, connected) : null;
+  if (amountProblem !== null) errors.amount = [amountProblem];
+  return { network: choice.network ?? null, errors };
 }
 
 export function networkByName(name: string): Network | null {

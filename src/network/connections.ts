@@ -8,13 +8,9 @@ import type { Launcher } from '../temporal/launcher';
 import type { NetworkAdapter } from './adapter';
 import { createDarajaConnector } from './daraja';
 import { createMomoConnector } from './momo';
-import { CONNECTED_NETWORK, createNetworkRouter, type Connectors } from './router';
+import { createNetworkRouter, type Connectors } from './router';
+import { CONNECTED_NETWORK } from '../domain/networks';
 import { createSandboxNetwork } from './sandbox';
-
-/** The networks a configured connector serves (their real currency goes to the operator, not the sandbox). */
-export function connectedNetworks(config: Pick<Config, 'mpesa' | 'momo'>): ReadonlySet<string> {
-  return new Set([...(config.mpesa ? [CONNECTED_NETWORK.daraja] : []), ...(config.momo ? [CONNECTED_NETWORK.momo] : [])]);
-}
 
 /** The configured connectors, calling back at PUBLIC_BASE_URL. */
 export function createConnectors(config: Config, sql: Sql): Connectors {

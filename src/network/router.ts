@@ -5,7 +5,7 @@
  * networks with no connector. Outside sandbox mode a real currency on a network with no connector
  * is refused at the door (domain/networks.ts); one that still arrives here is refused as a result.
  */
-import type { Network } from '../domain/networks';
+import { CONNECTED_NETWORK, type Network } from '../domain/networks';
 import { logger } from '../log';
 import type {
   NameLookup, NetworkAdapter, PaymentPrompt, Payout, PayoutResult, PromptResult, PromptStatus, ReportedPayment, ReportedPaymentStatus, TakenPrompt, TextMessage,
@@ -15,8 +15,6 @@ import type { MomoConnector } from './momo';
 
 export type Connectors = { daraja: DarajaConnector | null; momo: MomoConnector | null };
 
-/** The networks a connector serves, by name. */
-export const CONNECTED_NETWORK = { daraja: 'Safaricom', momo: 'MTN Uganda' } as const;
 
 type Connector = Omit<NetworkAdapter, 'sendSms' | 'lookupName' | 'supportsVerification' | 'rejectPayment'> & {
   lookupName?: (phoneNumber: string) => Promise<NameLookup | null>;

@@ -1,7 +1,28 @@
+/**
+ * Collection requests (api.md 4.3): their creation (the door's rules, the schedule, the wallet, the
+ * request with its contact and events in one transaction, its workflow launched after the commit),
+ * the list and a request by id within the organization, status changes, and the workflow inputs.
+ */
+import * as v from 'valibot';
 import type { Queryable, Sql } from '../db';
-import { serializeCollectionRequest, type CollectionRequestRow, type RequestStatus, FINAL_STATUSES } from '../domain/collection-requests';
+import {
+  DEFAULT_MAX_ATTEMPTS, MAX_ATTEMPTS_LIMIT, MESSAGE_MAX_LENGTH, MIN_RETRY_INTERVAL_MINUTES, REQUEST_STATUSES,
+  serializeCollectionRequest, type CollectionRequestRow, type RequestStatus, FINAL_STATUSES,
+} from '../domain/collection-requests';
 import type { ContactRow } from '../domain/contacts';
-import { parseRequestDate } from '../domain/dates';
+import { DATE_HORIZON_TEXT, isBeyondHorizon, parseRequestDate } from '../domain/dates';
+import { fieldErrors, type FieldErrors } from '../domain/errors';
+import {
+  REQUIRED, amountField, booleanField, choiceMessage, dateField, filterAmount, filterDate, filterId, filterPhoneNumber, filterText, integerField, metadata,
+  optionalJsonObject, optionalText, phoneNumber, requestDate, text,
+} from '../domain/input';
+import { SUPPORTED_CURRENCIES } from '../domain/money';
+import { moneyNetwork } from '../domain/networks';
+import { FREQUENCIES } from '../domain/subscriptions';
+import type { ServiceDeps } from './deps';
+import { writeOnce, type DuplicateCheck } from './duplicate-checks';
+import { activeWallets } from './wallets';
+import { listPage, ownRow, timeRange, type ListPage, type PageWindow } from './queries';
 import type { SubscriptionInput } from '../workflows/contracts/subscription';
 import type { CollectionRequestInput } from '../workflows/contracts/collection-request';
 import { CONTACT_COLUMNS, upsertContactIn } from './contacts';
@@ -199,4 +220,237 @@ export function subscriptionInputFor(request: CollectionRequestRow): Subscriptio
     ...(settings.weekdays ? { weekdays: settings.weekdays } : {}),
     ...(settings.months ? { months: settings.months } : {}),
   };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Creating a request, as the API and the console both do
+
+const optionalInteger = (min: number, max?: number) =>
+  v.optional(
+    v.pipe(
+      v.union([v.literal(''), v.null(), integerField(min, max)], 'A valid integer is required.'),
+      v.transform((value) => (value === '' ? null : value)),
+    ),
+    null,
+  );
+
+const WEEKDAY_NAMES = ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'];
+const MONTH_NAMES = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december'];
+
+/** Weekdays or months as numbers (1-based) or names (full or three letters), one value or a list. */
+const namedNumbers = (names: string[], label: string) =>
+  v.optional(
+    v.pipe(
+      v.union([v.array(v.union([v.string(), v.number()])), v.string(), v.number()], `Enter a list of ${label}.`),
+      v.rawTransform(({ dataset, addIssue, NEVER }) => {
+        const items = Array.isArray(dataset.value) ? dataset.value : String(dataset.value).split(',');
+        const result: number[] = [];
+        for (const item of items) {
+          const word = String(item).trim().toLowerCase();
+          const byName = names.findIndex((name) => name === word || name.slice(0, 3) === word);
+          const number = /^\d+$/.test(word) ? Number(word) : byName + 1;
+          if (number < 1 || number > names.length) {
+            addIssue({ message: `${String(item)} is not one of the ${label}.` });
+            return NEVER;
+          }
+          result.push(number);
+        }
+        return [...new Set(result)].sort((a, b) => a - b);
+      }),
+    ),
+  );
+
+const SubscriptionSettings = v.object(
+  {
+    start_date: text(64),
+    end_date: text(64),
+    frequency: v.pipe(text(16), v.transform((value) => value.toLowerCase()), v.picklist(FREQUENCIES, choiceMessage)),
+    weekdays: namedNumbers(WEEKDAY_NAMES, 'weekdays'),
+    months: namedNumbers(MONTH_NAMES, 'months'),
+  },
+  REQUIRED,
+);
+
+export const CollectionRequestCreate = v.object(
+  {
+    phonenumber: phoneNumber,
+    amount: amountField,
+    currency: v.pipe(text(3), v.transform((value) => value.toUpperCase()), v.picklist(SUPPORTED_CURRENCIES, choiceMessage)),
+    first_name: optionalText(100),
+    last_name: optionalText(100),
+    account: optionalInteger(1),
+    reason: optionalText(255),
+    metadata,
+    success_message: optionalText(MESSAGE_MAX_LENGTH),
+    send_instructions: booleanField(false),
+    instructions: optionalText(MESSAGE_MAX_LENGTH),
+    expiry_date: dateField,
+    start_date: dateField,
+    retry_interval_minutes: optionalInteger(MIN_RETRY_INTERVAL_MINUTES, 100_000),
+    max_attempts: v.optional(integerField(0, MAX_ATTEMPTS_LIMIT), DEFAULT_MAX_ATTEMPTS),
+    subscription_settings: v.optional(
+      v.pipe(
+        optionalJsonObject,
+        v.description(
+          'Recurring requests: a hash (or JSON string, or `subscription_settings.key` form fields) of `start_date`, `end_date` ' +
+            '(`DD/MM/YYYY HH:MM:SS`), `frequency` (yearly, monthly, weekly, daily, hourly, minutely), optional `weekdays` and `months`.',
+        ),
+      ),
+      null,
+    ),
+  },
+  REQUIRED,
+);
+export type CollectionRequestParams = v.InferOutput<typeof CollectionRequestCreate>;
+
+const DEFAULT_EXPIRY = '24 hours';
+const STORED_DATE = (date: Date) => {
+  const iso = date.toISOString();
+  return `${iso.slice(8, 10)}/${iso.slice(5, 7)}/${iso.slice(0, 4)} ${iso.slice(11, 19)}`;
+};
+
+export const RequestFilters = v.object({
+  amount: filterAmount,
+  currency: v.optional(v.pipe(v.string(), v.transform((value) => value.toUpperCase()))),
+  collection: filterId('The id of the collection that paid the request.'),
+  phonenumber: filterPhoneNumber,
+  remote_transaction_id: filterText,
+  created_after: filterDate,
+  created_before: filterDate,
+  modified_after: filterDate,
+  modified_before: filterDate,
+  status: v.optional(v.picklist(REQUEST_STATUSES, choiceMessage)),
+  reason: filterText,
+  contact_first_name: filterText,
+  contact_last_name: filterText,
+});
+
+
+/** Who creates a request: the organization (its name is the default reason) and the user. */
+export type Creator = { organizationId: number; userId: number; organizationName: string };
+
+type Schedule = { startAt: Date | null; expiresAt: Date | null; subscriptionSettings: Record<string, unknown> | null };
+
+/** The subscription settings as stored (`DD/MM/YYYY HH:MM:SS`), and its first start; problems into `errors`. */
+function subscriptionOf(settings: Record<string, unknown>, startAt: Date | null, now: Date, errors: FieldErrors): { start: Date; stored: Record<string, unknown> } | null {
+  const parsed = v.safeParse(SubscriptionSettings, settings);
+  if (!parsed.success) {
+    errors.subscription_settings = parsed.issues.map((issue) => `${v.getDotPath(issue) ?? 'value'}: ${issue.message}`);
+    return null;
+  }
+  const start = parseRequestDate(parsed.output.start_date, now);
+  const end = parseRequestDate(parsed.output.end_date, now);
+  if (start === null || end === null) {
+    const far = isBeyondHorizon(parsed.output.start_date, now) || isBeyondHorizon(parsed.output.end_date, now);
+    errors.subscription_settings = [far ? `start_date and end_date must be before ${DATE_HORIZON_TEXT}.` : 'start_date and end_date must be dates such as "31/12/2025 13:00:00".'];
+  } else if (start.getTime() <= now.getTime() - 60_000) errors.subscription_settings = ['start_date must not be in the past.'];
+  else if (end.getTime() <= start.getTime()) errors.subscription_settings = ['end_date must be later than start_date.'];
+  else if (startAt !== null && startAt.getTime() !== start.getTime()) {
+    errors.start_date = ['A subscription starts its first request at subscription_settings.start_date; leave start_date out.'];
+  } else {
+    const { weekdays, months } = parsed.output;
+    return {
+      start,
+      stored: { start_date: STORED_DATE(start), end_date: STORED_DATE(end), frequency: parsed.output.frequency, ...(weekdays ? { weekdays } : {}), ...(months ? { months } : {}) },
+    };
+  }
+  return null;
+}
+
+/** When a request starts and expires (a subscription's first request starts at its start), checked against the clock; problems into `errors`. */
+function scheduleOf(input: CollectionRequestParams, now: Date, errors: FieldErrors): Schedule {
+  const startAt = input.start_date === null ? null : requestDate(errors, 'start_date', input.start_date, now, '2 hours');
+  if (startAt !== null && startAt.getTime() <= now.getTime()) errors.start_date = ['The start date must be later than now.'];
+  const subscription = input.subscription_settings === null ? null : subscriptionOf(input.subscription_settings, startAt, now, errors);
+  const effectiveStart = subscription !== null && subscription.start.getTime() > now.getTime() ? subscription.start : startAt;
+  const expiryBase = effectiveStart ?? now;
+  const expiresAt = requestDate(errors, 'expiry_date', input.expiry_date ?? DEFAULT_EXPIRY, expiryBase, '24 hours');
+  if (expiresAt !== null && expiresAt.getTime() <= expiryBase.getTime()) {
+    errors.expiry_date = [effectiveStart ? 'The expiry date must be later than the start date.' : 'The expiry date must be later than now.'];
+  }
+  return { startAt: effectiveStart, expiresAt, subscriptionSettings: subscription?.stored ?? null };
+}
+
+/** The wallet a request credits: the given one, or the oldest active one in the currency; one of them must be funded. */
+async function requestWallet(sql: Sql, organizationId: number, input: CollectionRequestParams, errors: FieldErrors): Promise<number | null> {
+  const wallets = await activeWallets(sql, organizationId, input.currency);
+  if (!wallets.some((wallet) => wallet.funded)) errors.currency = [`Your organization has no funded ${input.currency} wallet.`];
+  const wallet = input.account === null ? wallets[0] : wallets.find((candidate) => candidate.id === input.account);
+  if (!errors.currency && wallet === undefined) errors.account = [`No active ${input.currency} wallet with id ${input.account} belongs to your organization.`];
+  return wallet?.id ?? null;
+}
+
+/**
+ * Creates a collection request from a merchant's parameters (validated by `CollectionRequestCreate`),
+ * as the REST route and the web console both do: checks what depends on several fields and the
+ * clock (network, dates, subscription; 400 with field errors) and the wallet, saves the request with
+ * its contact and events, claiming the Duplicate-Check-Key in the same transaction, and launches
+ * its workflow.
+ */
+export async function createCollectionRequest(
+  { sql, config, launcher }: Pick<ServiceDeps, 'sql' | 'config' | 'launcher'>, creator: Creator, input: CollectionRequestParams, duplicateCheck: DuplicateCheck | null,
+): Promise<CreatedRequest> {
+  const { network, errors } = moneyNetwork(input.phonenumber, input.currency, input.amount, config);
+  const schedule = scheduleOf(input, new Date(), errors);
+  const accountId = await requestWallet(sql, creator.organizationId, input, errors);
+  if (Object.keys(errors).length > 0) throw fieldErrors(errors);
+  const newRequest: NewCollectionRequest = {
+    organizationId: creator.organizationId,
+    author: creator.userId,
+    phoneNumber: input.phonenumber,
+    network: network!.name,
+    amount: input.amount,
+    currency: input.currency,
+    accountId: accountId!,
+    firstName: input.first_name,
+    lastName: input.last_name,
+    reason: input.reason ?? creator.organizationName,
+    metadata: input.metadata,
+    successMessage: input.success_message,
+    sendInstructions: input.send_instructions,
+    instructions: input.instructions,
+    expiresAt: schedule.expiresAt!,
+    startAt: schedule.startAt,
+    retryIntervalSeconds: input.retry_interval_minutes === null ? null : input.retry_interval_minutes * 60,
+    maxAttempts: input.max_attempts,
+    subscriptionSettings: schedule.subscriptionSettings,
+  };
+  const created = await writeOnce(sql, duplicateCheck, (tx) => insertCollectionRequestIn(tx, newRequest), (result) => ({ type: 'collection_request', id: result.request.id }));
+  await launcher.afterCommit({ events: created.events, requests: [created.request] });
+  return created;
+}
+
+export type RequestFilterValues = v.InferOutput<typeof RequestFilters>;
+
+/** One page of an organization's requests matching the filters, newest first, with their contacts and the total count. */
+export async function listCollectionRequests(sql: Sql, organizationId: number, f: RequestFilterValues, page: PageWindow): Promise<ListPage<RequestWithContact>> {
+  const contactFilter = f.contact_first_name !== undefined || f.contact_last_name !== undefined;
+  const { count, rows } = await listPage<CollectionRequestRow>(sql, {
+    columns: sql.unsafe(requestColumns('r.')),
+    from: contactFilter ? sql`collection_requests r join contacts c on c.id = r.contact_id` : sql`collection_requests r`,
+    where: sql`
+      where r.organization_id = ${organizationId}
+      ${f.amount !== undefined ? sql`and r.amount = ${f.amount}::numeric` : sql``}
+      ${f.currency !== undefined ? sql`and r.currency = ${f.currency}` : sql``}
+      ${f.collection !== undefined ? sql`and r.collection_id = ${f.collection}` : sql``}
+      ${f.phonenumber !== undefined ? sql`and r.phone_number = ${f.phonenumber}` : sql``}
+      ${f.remote_transaction_id !== undefined ? sql`and r.remote_transaction_id = ${f.remote_transaction_id}` : sql``}
+      ${timeRange(sql, 'r.created', f.created_after, f.created_before)}
+      ${timeRange(sql, 'r.modified', f.modified_after, f.modified_before)}
+      ${f.status !== undefined ? sql`and r.status = ${f.status}` : sql``}
+      ${f.reason !== undefined ? sql`and r.reason = ${f.reason}` : sql``}
+      ${f.contact_first_name !== undefined ? sql`and c.first_name = ${f.contact_first_name}` : sql``}
+      ${f.contact_last_name !== undefined ? sql`and c.last_name = ${f.contact_last_name}` : sql``}`,
+    orderBy: sql`order by r.created desc, r.id desc`,
+  }, page);
+  return { count, rows: await withContacts(sql, rows) };
+}
+
+/** The organization's request `id` with its contact (403 when another organization's, 404 when none). */
+export async function findOwnRequest(sql: Queryable, organizationId: number, id: number): Promise<RequestWithContact> {
+  return await ownRow(sql, 'collection_requests', id, async () => {
+    const rows = await sql<CollectionRequestRow[]>`
+      select ${sql.unsafe(REQUEST_COLUMNS)} from collection_requests where id = ${id} and organization_id = ${organizationId}`;
+    return (await withContacts(sql, rows))[0];
+  });
 }

@@ -1,7 +1,19 @@
+/**
+ * Collections (api.md 2.2, 4.1): a reported payment stored once, matched tenant-safely, verified,
+ * credited; the list and a collection by id within the organization; claims.
+ */
+import * as v from 'valibot';
 import type { Queryable, Sql } from '../db';
+import { RefusedError, fieldErrors } from '../domain/errors';
+import { choiceMessage, filterDate, filterPhoneNumber, filterText } from '../domain/input';
+import { parsePositiveAmount } from '../domain/money';
+import { withLeadingPlus } from '../domain/phone';
+import { recordCollectionMatch, recordWalletMovement } from '../telemetry/metrics';
+import type { ServiceDeps } from './deps';
+import { listPage, ownRow, timeRange, type ListPage, type PageWindow } from './queries';
 import { serializeCollectionRequest, OPEN_STATUSES, type RequestStatus } from '../domain/collection-requests';
 import {
-  requestOfPromptReference, serializeCollection, serializeTransaction, type AccountRow, type CollectionResource, type CollectionRow, type TransactionRow,
+  COLLECTION_STATUSES, requestOfPromptReference, serializeCollection, serializeTransaction, type AccountRow, type CollectionResource, type CollectionRow, type TransactionRow,
 } from '../domain/collections';
 import { serializeContact, type ContactRow } from '../domain/contacts';
 import { findRequest } from './collection-requests';
@@ -390,4 +402,104 @@ export async function claimCollection(sql: Sql, organizationId: number, userId: 
     if (candidate.organizationId === organizationId) return { collection: candidate, events: [] };
     return await acceptCollectionIn(tx, candidate.id, organizationId, userId);
   });
+}
+
+// ---------------------------------------------------------------------------------------------
+// The organization's collections, as the API and the console read and claim them
+
+const TRUE_VALUES = new Set(['true', 'True', 'TRUE', '1', 'yes']);
+
+export const CollectionFilters = v.object({
+  amount: v.optional(v.pipe(v.string(), v.check((value) => parsePositiveAmount(value) !== null, 'A valid number is required.'))),
+  currency: v.optional(v.pipe(v.string(), v.transform((value) => value.toUpperCase()))),
+  phonenumber: filterPhoneNumber,
+  reference: filterText,
+  remote_transaction_id: filterText,
+  created_after: filterDate,
+  created_before: filterDate,
+  modified_after: filterDate,
+  modified_before: filterDate,
+  status: v.optional(v.picklist(COLLECTION_STATUSES, choiceMessage)),
+  network: filterText,
+  contact_first_name: filterText,
+  contact_last_name: filterText,
+  claim: v.optional(v.pipe(v.string(), v.description(
+    '`True` (also `true`, `1`, `yes`) searches unmatched collections too and assigns the one that matches `amount`, ' +
+      '`remote_transaction_id` and `phonenumber` (all three required; the number in full) to the caller; the answer is then a list.',
+  ))),
+});
+
+export type CollectionFilterValues = v.InferOutput<typeof CollectionFilters>;
+
+export const wantsClaim = (f: CollectionFilterValues): boolean => f.claim !== undefined && TRUE_VALUES.has(f.claim.trim());
+
+/**
+ * api.md 4.1 claim, as the REST route and the console make it: amount, remote transaction id and
+ * number are required (400 naming the missing ones; one sent empty is sent, and matches nothing), the number must match in full (`+` added,
+ * nothing else), more than one match is a 400. Returns the claimed collection (null for none) and
+ * dispatches the events the claim wrote.
+ */
+export async function claimCollectionFor(
+  { sql, launcher }: Pick<ServiceDeps, 'sql' | 'launcher'>,
+  claimant: { organizationId: number; userId: number },
+  f: Pick<CollectionFilterValues, 'amount' | 'remote_transaction_id'> & { phonenumber?: string | undefined },
+  rawPhoneNumber: string,
+): Promise<CollectionRow | null> {
+  // A parameter sent empty counts as sent (as the provider's service answers it): the search runs and finds nothing.
+  const missing = (['amount', 'remote_transaction_id', 'phonenumber'] as const).filter((field) => f[field] === undefined);
+  if (missing.length > 0) {
+    throw fieldErrors(Object.fromEntries(missing.map((field) => [field, ['This field is required when claiming a collection.']])));
+  }
+  let claimed;
+  try {
+    claimed = await claimCollection(sql, claimant.organizationId, claimant.userId, {
+      amount: f.amount!,
+      remoteTransactionId: f.remote_transaction_id!,
+      // The number must match in full: `+` is added, nothing else is completed (rule 2).
+      phoneNumber: withLeadingPlus(rawPhoneNumber),
+    });
+  } catch (error) {
+    if (error instanceof ClaimError) throw new RefusedError(error.message, { cause: error });
+    throw error;
+  }
+  if (claimed === null) return null;
+  await launcher.afterCommit({ events: claimed.events });
+  const credit = claimCredit(claimed);
+  if (credit !== null) {
+    recordCollectionMatch('claimed');
+    recordWalletMovement({ type: 'mobile_collection', direction: 'credit', ...credit });
+  }
+  return claimed.collection;
+}
+
+/** One page of an organization's collections matching the filters, newest first, with the total count. */
+export async function listCollections(sql: Sql, organizationId: number, f: CollectionFilterValues, page: PageWindow): Promise<ListPage<CollectionRow>> {
+  return await listPage<CollectionRow>(sql, {
+    columns: sql.unsafe(collectionColumns('c.')),
+    from: sql`collections c left join contacts ct on ct.id = c.contact_id`,
+    where: sql`
+      where c.organization_id = ${organizationId}
+      ${f.amount !== undefined ? sql`and c.amount = ${f.amount}::numeric` : sql``}
+      ${f.currency !== undefined ? sql`and c.currency = ${f.currency}` : sql``}
+      ${f.phonenumber !== undefined ? sql`and c.phone_number = ${f.phonenumber}` : sql``}
+      ${f.reference !== undefined ? sql`and c.reference = ${f.reference}` : sql``}
+      ${f.remote_transaction_id !== undefined ? sql`and c.remote_transaction_id = ${f.remote_transaction_id}` : sql``}
+      ${timeRange(sql, 'c.created', f.created_after, f.created_before)}
+      ${timeRange(sql, 'c.modified', f.modified_after, f.modified_before)}
+      ${f.status !== undefined ? sql`and c.status = ${f.status}` : sql``}
+      ${f.network !== undefined ? sql`and lower(c.network) = lower(${f.network})` : sql``}
+      ${f.contact_first_name !== undefined ? sql`and ct.first_name = ${f.contact_first_name}` : sql``}
+      ${f.contact_last_name !== undefined ? sql`and ct.last_name = ${f.contact_last_name}` : sql``}`,
+    orderBy: sql`order by c.created desc, c.id desc`,
+  }, page);
+}
+
+/**
+ * The organization's collection `id` (403 when another organization's, 404 when none). An
+ * unassigned collection belongs to nobody yet: it is found by claiming, not by id (404).
+ */
+export async function findOwnCollection(sql: Queryable, organizationId: number, id: number): Promise<CollectionRow> {
+  return await ownRow(sql, 'collections', id, async () => (await sql<CollectionRow[]>`
+    select ${sql.unsafe(COLLECTION_COLUMNS)} from collections where id = ${id} and organization_id = ${organizationId}`)[0],
+  sql`and organization_id is not null`);
 }

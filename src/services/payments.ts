@@ -6,10 +6,24 @@
  * `payment.status.changed` event in one transaction, and each step is idempotent: a state is left
  * only from the states it can be left from, so a retried step changes nothing twice.
  */
+import * as v from 'valibot';
 import type { Queryable, Sql } from '../db';
+import { RefusedError, fieldErrors } from '../domain/errors';
 import {
-  CANCELLABLE_PAYMENT_STATES, serializePayment, type PaymentResource, type PaymentRow, type PaymentState, type PaymentTransaction,
+  REQUIRED, amountField, booleanField, choiceMessage, dateField, filterDate, filterPhoneNumber, integerField, metadata, optionalText, phoneNumber,
+  requestDate, text,
+} from '../domain/input';
+import { SUPPORTED_CURRENCIES } from '../domain/money';
+import {
+  CANCELLABLE_PAYMENT_STATES, PAYMENT_STATES, PAYMENT_TYPES, serializePayment, type PaymentResource, type PaymentRow, type PaymentState, type PaymentTransaction,
 } from '../domain/money-out';
+import { moneyNetwork } from '../domain/networks';
+import { checkCallbackUrl } from '../domain/urls';
+import { recordPaymentState, recordWalletMovement } from '../telemetry/metrics';
+import type { Actor, ServiceDeps } from './deps';
+import { writeOnce } from './duplicate-checks';
+import { listPage, ownRow, type ListPage, type PageWindow } from './queries';
+import { activeWallets } from './wallets';
 import { upsertContactIn } from './contacts';
 import { claimDuplicateCheckKey, type DuplicateCheck } from './duplicate-checks';
 import { recordEvent, type RecordedEvent } from './events';
@@ -196,30 +210,151 @@ export async function cancelPayment(
   return change;
 }
 
-export type PaymentFilters = {
-  state?: PaymentState;
-  currency?: string;
-  phonenumber?: string;
-  created_after?: Date;
-  created_before?: Date;
-  modified_after?: Date;
-  modified_before?: Date;
-};
-
 /** One page of an organization's payments matching the filters, newest first, with the total count. */
-export async function listPayments(
-  sql: Sql, organizationId: number, filters: PaymentFilters, page: { limit: number; offset: number },
-): Promise<{ count: number; rows: PaymentRow[] }> {
-  const where = sql`
-    where organization_id = ${organizationId}
-    ${filters.state !== undefined ? sql`and state = ${filters.state}` : sql``}
-    ${filters.currency !== undefined ? sql`and currency = ${filters.currency}` : sql``}
-    ${filters.phonenumber !== undefined ? sql`and phone_number = ${filters.phonenumber}` : sql``}
-    ${timeRange(sql, 'created', filters.created_after, filters.created_before)}
-    ${timeRange(sql, 'modified', filters.modified_after, filters.modified_before)}`;
-  const [[total], rows] = await Promise.all([
-    sql<{ count: number }[]>`select count(*)::int as count from payments ${where}`,
-    sql<PaymentRow[]>`select ${sql.unsafe(PAYMENT_COLUMNS)} from payments ${where} order by created desc, id desc limit ${page.limit} offset ${page.offset}`,
-  ]);
-  return { count: total?.count ?? 0, rows };
+export async function listPayments(sql: Sql, organizationId: number, filters: PaymentFilterValues, page: PageWindow): Promise<ListPage<PaymentRow>> {
+  return await listPage<PaymentRow>(sql, {
+    columns: sql.unsafe(PAYMENT_COLUMNS),
+    from: sql`payments`,
+    where: sql`
+      where organization_id = ${organizationId}
+      ${filters.state !== undefined ? sql`and state = ${filters.state}` : sql``}
+      ${filters.currency !== undefined ? sql`and currency = ${filters.currency}` : sql``}
+      ${filters.phonenumber !== undefined ? sql`and phone_number = ${filters.phonenumber}` : sql``}
+      ${timeRange(sql, 'created', filters.created_after, filters.created_before)}
+      ${timeRange(sql, 'modified', filters.modified_after, filters.modified_before)}`,
+    orderBy: sql`order by created desc, id desc`,
+  }, page);
 }
+
+/** The organization's payment `id` (403 when another organization's, 404 when none). */
+export async function findOwnPayment(sql: Queryable, organizationId: number, id: number): Promise<PaymentRow> {
+  return await ownRow(sql, 'payments', id, async () =>
+    (await sql<PaymentRow[]>`select ${sql.unsafe(PAYMENT_COLUMNS)} from payments where id = ${id} and organization_id = ${organizationId}`)[0]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Payments as the API and the console make and cancel them
+
+/** A payment's parameters as the provider's client libraries send them (facts.md). */
+export const PaymentCreate = v.object(
+  {
+    phonenumber: phoneNumber,
+    amount: amountField,
+    currency: v.pipe(text(3), v.transform((value) => value.toUpperCase()), v.picklist(SUPPORTED_CURRENCIES, choiceMessage)),
+    // Required, as the provider's recorded service requires it (a missing one is named beside the other missing fields).
+    description: text(255),
+    payment_type: v.optional(v.pipe(text(20), v.transform((value) => value.toLowerCase()), v.picklist(PAYMENT_TYPES, choiceMessage)), 'money'),
+    callback_url: optionalText(2000),
+    metadata,
+    first_name: optionalText(100),
+    last_name: optionalText(100),
+    account: v.optional(v.pipe(v.union([v.literal(''), v.null(), integerField(1)], 'A valid integer is required.'), v.transform((value) => (value === '' ? null : value))), null),
+    send_sms_message: booleanField(false),
+    start_date: dateField,
+  },
+  REQUIRED,
+);
+export type PaymentInput = v.InferOutput<typeof PaymentCreate>;
+
+export const PaymentFilters = v.object({
+  state: v.optional(v.picklist(PAYMENT_STATES, choiceMessage)),
+  currency: v.optional(v.pipe(v.string(), v.transform((value) => value.toUpperCase()))),
+  phonenumber: filterPhoneNumber,
+  created_after: filterDate,
+  created_before: filterDate,
+  modified_after: filterDate,
+  modified_before: filterDate,
+});
+export type PaymentFilterValues = v.InferOutput<typeof PaymentFilters>;
+
+export const PaymentCancel = v.object({ reason: optionalText(255) });
+
+
+/**
+ * Creates a payment as the REST route and the web console both do, from parameters validated by
+ * `PaymentCreate`: checks what depends on several fields (network, callback URL, start date,
+ * wallet; 400 with field errors), writes it with the debit of its amount in one transaction
+ * (400 `insufficient funds` when the wallet does not hold it), claiming the Duplicate-Check-Key in
+ * that transaction, and starts its workflow after the commit.
+ */
+export async function createPayment(
+  { sql, config, launcher }: Pick<ServiceDeps, 'sql' | 'config' | 'launcher'>,
+  creator: Actor,
+  input: PaymentInput,
+  duplicateCheck: DuplicateCheck | null,
+): Promise<PaymentResource> {
+  const now = new Date();
+  const { network, errors } = moneyNetwork(input.phonenumber, input.currency, input.amount, config);
+  if (errors.phonenumber) errors.phonenumber = errors.phonenumber.map((problem) => problem.replace('collections need', 'payments need'));
+  let callbackUrl: string | null = null;
+  if (input.callback_url !== null) {
+    const checked = checkCallbackUrl(input.callback_url, { sandbox: config.sandbox, allowHttp: false, subject: 'Callback URLs' });
+    if (checked.problem !== undefined) errors.callback_url = [checked.problem];
+    else callbackUrl = checked.url;
+  }
+  const startDate = input.start_date === null ? null : requestDate(errors, 'start_date', input.start_date, now, '2 hours');
+  const wallets = await activeWallets(sql, creator.organizationId, input.currency);
+  const wallet = input.account === null ? wallets[0] : wallets.find((candidate) => candidate.id === input.account);
+  if (wallet === undefined) {
+    errors[input.account === null ? 'currency' : 'account'] = [input.account === null
+      ? `Your organization has no active ${input.currency} wallet.`
+      : `No active ${input.currency} wallet with id ${input.account} belongs to your organization.`];
+  }
+  if (Object.keys(errors).length > 0) throw fieldErrors(errors);
+
+  let created;
+  try {
+    created = await writeOnce(sql, duplicateCheck, (tx) => createPaymentIn(tx, {
+      organizationId: creator.organizationId,
+      author: creator.userId,
+      accountId: wallet!.id,
+      phoneNumber: input.phonenumber,
+      network: network!.name,
+      amount: input.amount,
+      currency: input.currency,
+      paymentType: input.payment_type,
+      description: input.description,
+      metadata: input.metadata,
+      callbackUrl,
+      sendSmsMessage: input.send_sms_message,
+      startDate,
+      firstName: input.first_name,
+      lastName: input.last_name,
+    }), (result) => ({ type: 'payment', id: result.payment.id }));
+  } catch (error) {
+    if (error instanceof InsufficientFundsError) throw new RefusedError(`insufficient funds: ${error.message}`, { cause: error });
+    throw error;
+  }
+  const { payment, events } = created;
+  await launcher.afterCommit({ events, payments: [{ id: payment.id, organizationId: payment.organizationId, startDate: payment.startDate }] });
+  recordPaymentState(payment.state);
+  recordWalletMovement({ type: 'mobile_payment', direction: 'debit', currency: payment.currency, amount: payment.amount });
+  const [resource] = await paymentResources(sql, [payment]);
+  return resource!;
+}
+
+/** Cancels a payment of the organization not yet handed to the network (400 otherwise), giving its amount back. */
+export async function cancelOwnPayment(
+  { sql, launcher }: Pick<ServiceDeps, 'sql' | 'launcher'>,
+  canceller: Actor,
+  paymentId: number,
+  reason: string | null,
+  duplicateCheck: DuplicateCheck | null,
+): Promise<PaymentResource> {
+  const payment = await findOwnPayment(sql, canceller.organizationId, paymentId);
+  let change;
+  try {
+    change = await cancelPayment(sql, payment.id, { reason, by: canceller.userId }, duplicateCheck);
+  } catch (error) {
+    if (error instanceof NotCancellableError) throw new RefusedError(error.message, { cause: error });
+    throw error;
+  }
+  await launcher.afterCommit({ events: change.events });
+  await launcher.signalPaymentCancelled(payment.id).catch(() => {});
+  recordPaymentState('cancelled');
+  recordWalletMovement({ type: 'payment_release', direction: 'credit', currency: payment.currency, amount: payment.amount });
+  const [resource] = await paymentResources(sql, [change.payment]);
+  return resource!;
+}
+
+

@@ -5,13 +5,19 @@
  * the wallet no longer holds it) and given back if the network fails it. When it completes, the
  * request the collection paid ends `reversed`, with its event.
  */
+import * as v from 'valibot';
 import type { Queryable, Sql } from '../db';
-import type { ReversalRow, ReversalState } from '../domain/money-out';
+import { InputError } from '../domain/errors';
+import { REQUIRED, choiceMessage, filterId, integerField, optionalText } from '../domain/input';
+import { REVERSAL_STATES, serializeReversal, type ReversalResource, type ReversalRow, type ReversalState } from '../domain/money-out';
+import { recordWalletMovement } from '../telemetry/metrics';
+import type { ServiceDeps } from './deps';
 import { changeRequestStatusIn } from './collection-requests';
 import { writeOnce, type DuplicateCheck } from './duplicate-checks';
 import type { RecordedEvent } from './events';
 import { debit, moveMoney } from './ledger';
 import type { PayoutOutcome } from './payments';
+import { listPage, ownRow, type ListPage, type PageWindow } from './queries';
 
 export const REVERSAL_COLUMNS = `id, organization_id as "organizationId", collection_id as "collectionId", account_id as "accountId",
   amount::text as amount, currency, phone_number as "phoneNumber", network, reason, state, last_error as "lastError",
@@ -103,17 +109,56 @@ export async function finishReversal(sql: Sql, reversalId: number, outcome: Payo
   })) as ReversalChange | null;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Reversals as the API, the console and the admin CLI make and read them
+
+export const ReversalCreate = v.object({ collection: integerField(1), reason: optionalText(255) }, REQUIRED);
+export type ReversalParams = v.InferOutput<typeof ReversalCreate>;
+
+export const ReversalFilters = v.object({
+  state: v.optional(v.picklist(REVERSAL_STATES, choiceMessage)),
+  collection: filterId('The id of the reversed collection.'),
+});
+export type ReversalFilterValues = { state?: ReversalState | undefined; collection?: number | undefined };
+
+/**
+ * Reverses a collection of the organization: 400 naming the collection when it cannot be (not
+ * successful, reversed before, the wallet no longer holds the amount); the amount is debited at
+ * once and the reversal's workflow started after the commit.
+ */
+export async function reverseCollection(
+  { sql, launcher }: Pick<ServiceDeps, 'sql' | 'launcher'>,
+  requester: { organizationId: number; userId: number | null },
+  input: ReversalParams,
+  duplicateCheck: DuplicateCheck | null,
+): Promise<ReversalResource> {
+  let reversal;
+  try {
+    reversal = await createReversal(sql, { organizationId: requester.organizationId, collectionId: input.collection, author: requester.userId, reason: input.reason }, duplicateCheck);
+  } catch (error) {
+    if (error instanceof ReversalRefused) throw new InputError({ collection: [error.message] }, { cause: error });
+    throw error;
+  }
+  await launcher.afterCommit({ reversals: [{ id: reversal.id, organizationId: reversal.organizationId }] });
+  recordWalletMovement({ type: 'reversal', direction: 'debit', currency: reversal.currency, amount: reversal.amount });
+  return serializeReversal(reversal);
+}
+
 /** One page of an organization's reversals, newest first, with the total count. */
-export async function listReversals(
-  sql: Sql, organizationId: number, filters: { state?: ReversalState; collection?: number }, page: { limit: number; offset: number },
-): Promise<{ count: number; rows: ReversalRow[] }> {
-  const where = sql`
-    where organization_id = ${organizationId}
-    ${filters.state !== undefined ? sql`and state = ${filters.state}` : sql``}
-    ${filters.collection !== undefined ? sql`and collection_id = ${filters.collection}` : sql``}`;
-  const [[total], rows] = await Promise.all([
-    sql<{ count: number }[]>`select count(*)::int as count from reversals ${where}`,
-    sql<ReversalRow[]>`select ${sql.unsafe(REVERSAL_COLUMNS)} from reversals ${where} order by created desc, id desc limit ${page.limit} offset ${page.offset}`,
-  ]);
-  return { count: total?.count ?? 0, rows };
+export async function listReversals(sql: Sql, organizationId: number, filters: ReversalFilterValues, page: PageWindow): Promise<ListPage<ReversalRow>> {
+  return await listPage<ReversalRow>(sql, {
+    columns: sql.unsafe(REVERSAL_COLUMNS),
+    from: sql`reversals`,
+    where: sql`
+      where organization_id = ${organizationId}
+      ${filters.state !== undefined ? sql`and state = ${filters.state}` : sql``}
+      ${filters.collection !== undefined ? sql`and collection_id = ${filters.collection}` : sql``}`,
+    orderBy: sql`order by created desc, id desc`,
+  }, page);
+}
+
+/** The organization's reversal `id` (403 when another organization's, 404 when none). */
+export async function findOwnReversal(sql: Queryable, organizationId: number, id: number): Promise<ReversalRow> {
+  return await ownRow(sql, 'reversals', id, async () =>
+    (await sql<ReversalRow[]>`select ${sql.unsafe(REVERSAL_COLUMNS)} from reversals where id = ${id} and organization_id = ${organizationId}`)[0]);
 }

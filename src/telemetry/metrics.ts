@@ -227,7 +227,8 @@ function scrapeOutbox(): Promise<OutboxBacklog[] | null> {
   return outboxScrape;
 }
 
-const outboxBacklog = new Gauge({
+// Registered in WORKER's registry on creation; collected at each scrape.
+new Gauge({
   name: 'outbox_backlog',
   help: 'Rows waiting for the process that should have handed them to Temporal (events not dispatched, requests whose workflow was not started).',
   labelNames: ['kind'] as const,
@@ -238,7 +239,7 @@ const outboxBacklog = new Gauge({
   },
 });
 
-const outboxOldestAge = new Gauge({
+new Gauge({
   name: 'outbox_oldest_age_seconds',
   help: 'Age of the oldest row waiting in each outbox (0 when empty).',
   labelNames: ['kind'] as const,

@@ -4,7 +4,7 @@
  * answer. The unreachable PostgreSQL and Temporal are real closed ports, not mocks.
  */
 import { afterAll, describe, expect, test } from 'bun:test';
-import { createApp } from '../../src/api/app';
+import { createApp } from '../../src/app';
 import { createSql } from '../../src/db';
 import { createLazyClient } from '../../src/temporal/connection';
 import { launcherFromConfig } from '../../src/temporal/launcher';

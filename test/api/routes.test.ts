@@ -5,7 +5,7 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { createMerchant, testApp, type TestApp, type TestMerchant } from '../helpers';
 import { METRICS_PATH } from '../../src/api/metrics';
-import { DOCS_PATH, DOCS_SCRIPT_PATH, OPENAPI_DOCUMENT_PATH, isUndocumentedPath } from '../../src/api/openapi';
+import { DOCS_PATH, OPENAPI_DOCUMENT_PATH, isUndocumentedPath } from '../../src/api/openapi';
 import { isConsolePath } from '../../src/console';
 
 let ctx: TestApp;
@@ -17,7 +17,6 @@ beforeAll(async () => {
 });
 
 const BODY_METHODS = ['POST', 'PUT', 'PATCH'];
-const DOCUMENTATION = [DOCS_PATH, OPENAPI_DOCUMENT_PATH, DOCS_SCRIPT_PATH];
 /** Headers some routes require before they read a body; harmless elsewhere. */
 const ROUTE_HEADERS = { 'Bills-date': new Date().toUTCString() };
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { issueApiKey } from '../../src/auth/keys';
-import { createApp } from '../../src/api/app';
+import { createApp } from '../../src/app';
 import { recordEvent } from '../../src/services/events';
 import { openDelivery, recordAttempt, setBasicCredentials } from '../../src/services/webhooks';
 import { webhookDeliveryWorkflowId, webhookRedeliveryWorkflowId } from '../../src/workflows/contracts/webhook-delivery';

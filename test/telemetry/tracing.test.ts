@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { randomBytes } from 'node:crypto';
 import { trace } from '@opentelemetry/api';
 import type { Client } from '@temporalio/client';
-import { createApp } from '../../src/api/app';
+import { createApp } from '../../src/app';
 import { logger } from '../../src/log';
 import { startApiTelemetry, type ApiTelemetry } from '../../src/telemetry/api';
 import { TRACER_NAME } from '../../src/telemetry/trace-context';

@@ -7,7 +7,8 @@ import { fullNumberOf, numberFitsMask } from '../../src/domain/phone';
 import { accountReference, darajaTimestamp, numberOfParty, readResult, stkFailure } from '../../src/network/daraja';
 import { momoFailure, referenceUuid } from '../../src/network/momo';
 import { createTokenCache, wholeAmount } from '../../src/network/operator-http';
-import { connectedNetworks, describeConnections } from '../../src/network/connections';
+import { describeConnections } from '../../src/network/connections';
+import { connectedNetworks } from '../../src/domain/networks';
 
 const MPESA = {
   MPESA_CONSUMER_KEY: 'key', MPESA_CONSUMER_SECRET: 'secret', MPESA_SHORTCODE: '174379', MPESA_PASSKEY: 'passkey',

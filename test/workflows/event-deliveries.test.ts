@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { recordEvent } from '../../src/services/events';
-import { createWebhook, deleteWebhook } from '../../src/services/webhooks';
+import { deleteWebhook } from '../../src/services/webhooks';
 import { eventDispatchWorkflowId } from '../../src/workflows/contracts/legacy';
 import { outboxSweepScheduleId } from '../../src/workflows/contracts/sweeps';
 import { webhookDeliveryWorkflowId } from '../../src/workflows/contracts/webhook-delivery';

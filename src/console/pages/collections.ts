@@ -4,27 +4,26 @@
  * collection (through `reverseCollection`, as POST /api/reversals).
  */
 import { Elysia } from 'elysia';
-import { claimCollectionFor, listCollections, parseCollectionFilters } from '../../api/collections';
+import { CollectionFilters, claimCollectionFor, findOwnCollection, listCollections } from '../../services/collections';
+import { parseFilters } from '../../http/filters';
 import type { AppDeps } from '../../http/context';
 import { validate } from '../../domain/input';
 import { findApiError } from '../../http/errors';
 import { parsePage } from '../../http/pagination';
-import { ReversalCreate, reverseCollection } from '../../api/reversals';
 import { COLLECTION_STATUSES, type CollectionRow } from '../../domain/collections';
 import { SUPPORTED_CURRENCIES } from '../../domain/money';
-import { findCollection } from '../../services/collections';
 import { findRequest } from '../../services/collection-requests';
 import type { ConsoleSession } from '../../services/console-sessions';
-import { listReversals } from '../../services/reversals';
+import { ReversalCreate, listReversals, reverseCollection } from '../../services/reversals';
 import { transactionsBelongingTo } from '../../services/wallets';
 import { html } from '../html';
-import { consoleError, htmlResponse, redirect } from '../http';
+import { htmlResponse, redirect } from '../http';
 import {
   anyFilter, badge, dateRangeInputs, details, filterForm, formErrors, givenFields, input, layout, money, notice, pager, postForm, queryValues, select, table, when,
   type FieldErrors, type Values,
 } from '../layout';
 import { consoleSessionPlugin } from '../session';
-import { nonEmptyQuery, ownedId } from './common';
+import { nonEmptyQuery, ownedId, ownedOrMissing } from './common';
 import { transactionsTable } from './wallets';
 
 const FILTERS = [
@@ -38,11 +37,8 @@ export const collectionRoutes = (deps: AppDeps) => {
   const { sql, config } = deps;
   const frame = (session: ConsoleSession, title: string) => ({ session, sandbox: config.sandbox, section: 'collections' as const, title });
 
-  async function ownedCollection(session: ConsoleSession, rawId: string): Promise<CollectionRow> {
-    const collection = await findCollection(sql, ownedId(rawId));
-    if (!collection || collection.organizationId !== session.organizationId) throw consoleError(404, 'No such collection in your organization.');
-    return collection;
-  }
+  const ownedCollection = (session: ConsoleSession, rawId: string): Promise<CollectionRow> =>
+    ownedOrMissing(findOwnCollection(sql, session.organizationId, ownedId(rawId)), 'No such collection in your organization.');
 
   async function detailPage(session: ConsoleSession, collection: CollectionRow, reverse: { values: Values; errors: FieldErrors }, status = 200) {
     const [found, { rows: [reversal] }, transactions] = await Promise.all([
@@ -84,7 +80,7 @@ ${transactionsTable(transactions, { wallet: true, empty: 'This collection moved 
 
   async function listPage(request: Request, session: ConsoleSession, claim: { values: Values; errors: FieldErrors; message?: string }, status = 200) {
     const searchParams = nonEmptyQuery(request);
-    const filters = parseCollectionFilters(searchParams);
+    const filters = parseFilters(CollectionFilters, searchParams);
     const page = parsePage(searchParams, config.pageSizeMax);
     const { count, rows } = await listCollections(sql, session.organizationId, { ...filters, claim: undefined }, page);
     const values = queryValues(searchParams);
@@ -124,7 +120,7 @@ ${input('phonenumber', 'Phone number', claim.values, claim.errors, { required: t
     .post('/console/collections/claim', async ({ request, session, form }) => {
       const values = { amount: String(form.amount ?? '').trim(), remote_transaction_id: String(form.remote_transaction_id ?? '').trim(), phonenumber: String(form.phonenumber ?? '').trim() };
       try {
-        const filters = parseCollectionFilters(new URLSearchParams(Object.entries(values).filter(([, value]) => value !== '')));
+        const filters = parseFilters(CollectionFilters, new URLSearchParams(Object.entries(values).filter(([, value]) => value !== '')));
         const claimed = await claimCollectionFor(deps, session, filters, values.phonenumber);
         if (claimed !== null) return redirect(`/console/collections/${claimed.id}`);
         return await listPage(request, session, { values, errors: {}, message: 'No unassigned collection matches these three values.' }, 404);
@@ -149,7 +145,7 @@ ${input('phonenumber', 'Phone number', claim.values, claim.errors, { required: t
         // The refusal (not successful, reversed before, the wallet no longer holds it) is about the collection: above the form.
         const { collection: refusal, ...fieldErrors } = apiError.body as FieldErrors;
         const errors = refusal ? { ...fieldErrors, non_field_errors: refusal } : fieldErrors;
-        return await detailPage(session, (await findCollection(sql, collection.id)) ?? collection, { values: form, errors }, 400);
+        return await detailPage(session, await findOwnCollection(sql, session.organizationId, collection.id), { values: form, errors }, 400);
       }
     }, { action: 'member', parse: 'none' });
 };

@@ -9,7 +9,7 @@ import { CONTACT_TYPES } from '../../domain/contacts';
 import { ContactCreate, ContactFilters, createContact, listContacts, readContact } from '../../services/contacts';
 import type { ConsoleSession } from '../../services/console-sessions';
 import { html, type Html } from '../html';
-import { consoleError, htmlResponse, redirect } from '../http';
+import { htmlResponse, redirect } from '../http';
 import {
   anyFilter, checkbox, dateRangeInputs, details, filterForm, formErrors, givenFields, input, layout, notice, pager, postForm, queryValues, select, table, when,
   type FieldErrors, type Values,

@@ -10,22 +10,22 @@ import type { AppDeps } from '../../http/context';
 import { validate } from '../../domain/input';
 import { findApiError } from '../../http/errors';
 import { parsePage } from '../../http/pagination';
-import { PaymentCancel, PaymentCreate, cancelOwnPayment, createPayment, parsePaymentFilters } from '../../api/payments';
 import { SUPPORTED_CURRENCIES } from '../../domain/money';
 import { CANCELLABLE_PAYMENT_STATES, FINAL_PAYMENT_STATES, PAYMENT_STATES, PAYMENT_TYPES, type PaymentRow, type WalletRow } from '../../domain/money-out';
 import type { ConsoleSession } from '../../services/console-sessions';
 import { paymentStateTimeline } from '../../services/events';
-import { findPayment, listPayments } from '../../services/payments';
+import { PaymentCancel, PaymentCreate, PaymentFilters, cancelOwnPayment, createPayment, findOwnPayment, listPayments } from '../../services/payments';
+import { parseFilters } from '../../http/filters';
 import { listWallets, transactionsBelongingTo } from '../../services/wallets';
 import { paymentWorkflowId } from '../../workflows/contracts/money-out';
 import { html, type Html } from '../html';
-import { consoleError, htmlResponse, redirect } from '../http';
+import { htmlResponse, redirect } from '../http';
 import {
   anyFilter, badge, checkbox, dateRangeInputs, details, filterForm, formErrors, givenFields, input, layout, money, notice, pager, postForm, queryValues, select,
   table, when, type FieldErrors, type Values,
 } from '../layout';
 import { consoleSessionPlugin } from '../session';
-import { DONE_NOTICES, nonEmptyQuery, ownedId, workflowUrl } from './common';
+import { DONE_NOTICES, nonEmptyQuery, ownedId, ownedOrMissing, workflowUrl } from './common';
 import { transactionsTable } from './wallets';
 
 const FILTERS = ['state', 'currency', 'phonenumber', 'created_after', 'created_before'] as const;
@@ -104,11 +104,8 @@ export const paymentRoutes = (deps: AppDeps) => {
   const { sql, config } = deps;
   const frame = (session: ConsoleSession, title: string) => ({ session, sandbox: config.sandbox, section: 'payments' as const, title });
 
-  async function ownedPayment(session: ConsoleSession, rawId: string): Promise<PaymentRow> {
-    const payment = await findPayment(sql, ownedId(rawId));
-    if (!payment || payment.organizationId !== session.organizationId) throw consoleError(404, 'No such payment in your organization.');
-    return payment;
-  }
+  const ownedPayment = (session: ConsoleSession, rawId: string): Promise<PaymentRow> =>
+    ownedOrMissing(findOwnPayment(sql, session.organizationId, ownedId(rawId)), 'No such payment in your organization.');
 
   const activeWallets = async (session: ConsoleSession) =>
     (await listWallets(sql, session.organizationId, { status: 'active' }, { limit: config.pageSizeMax, offset: 0 })).rows;
@@ -149,7 +146,7 @@ ${input('reason', 'Reason', cancel.values, cancel.errors, { hint: 'Up to 255 cha
     .get('/console/payments', async ({ request, session }) => {
       const searchParams = nonEmptyQuery(request);
       const page = parsePage(searchParams, config.pageSizeMax);
-      const { count, rows } = await listPayments(sql, session.organizationId, parsePaymentFilters(searchParams), page);
+      const { count, rows } = await listPayments(sql, session.organizationId, parseFilters(PaymentFilters, searchParams), page);
       const values = queryValues(searchParams);
       const content = html`<p><a href="/console/payments/new">New payment</a> · <a href="/console/reversals">Reversals (collections sent back)</a></p>
 ${filterForm('/console/payments', html`
@@ -193,7 +190,7 @@ ${pager('/console/payments', searchParams, page, count)}`;
         const apiError = findApiError(error);
         if (apiError?.status !== 400) throw error;
         // Not cancellable any more (the workflow handed it to the network first), or a reason too long.
-        const current = (await findPayment(sql, payment.id)) ?? payment;
+        const current = await findOwnPayment(sql, session.organizationId, payment.id);
         if (typeof apiError.body.detail === 'string') return await detailPage(session, current, { error: apiError.body.detail }, 400);
         return await detailPage(session, current, { cancel: { values: form, errors: apiError.body as FieldErrors } }, 400);
       }

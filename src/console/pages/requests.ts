@@ -4,26 +4,26 @@
  * timeline, its collection and its workflow in the Temporal UI; the timeline updates by itself.
  */
 import { Elysia } from 'elysia';
-import { CollectionRequestCreate, createCollectionRequest, listCollectionRequests, parseRequestFilters } from '../../api/collection-requests';
+import { CollectionRequestCreate, RequestFilters, createCollectionRequest, findOwnRequest, listCollectionRequests } from '../../services/collection-requests';
+import { parseFilters } from '../../http/filters';
 import { validate } from '../../domain/input';
 import type { AppDeps } from '../../http/context';
 import { findApiError } from '../../http/errors';
 import { parsePage } from '../../http/pagination';
 import { FINAL_STATUSES, REQUEST_STATUSES, requestCode, type CollectionRequestRow } from '../../domain/collection-requests';
 import { SUPPORTED_CURRENCIES } from '../../domain/money';
-import { findRequest } from '../../services/collection-requests';
 import { findCollection } from '../../services/collections';
 import { requestStatusTimeline } from '../../services/events';
 import type { ConsoleSession } from '../../services/console-sessions';
 import { collectionRequestWorkflowId } from '../../workflows/contracts/collection-request';
 import { html, type Html } from '../html';
-import { consoleError, htmlResponse, redirect } from '../http';
+import { htmlResponse, redirect } from '../http';
 import {
   anyFilter, badge, checkbox, dateRangeInputs, details, filterForm, formErrors, givenFields, input, layout, money, pager, postForm, queryValues, select, table, when,
   type FieldErrors, type Values,
 } from '../layout';
 import { consoleSessionPlugin } from '../session';
-import { nonEmptyQuery, ownedId, workflowUrl } from './common';
+import { nonEmptyQuery, ownedId, ownedOrMissing, workflowUrl } from './common';
 
 const FILTERS = [
   'status', 'currency', 'amount', 'phonenumber', 'collection', 'remote_transaction_id', 'reason',
@@ -83,19 +83,15 @@ export const requestRoutes = (deps: AppDeps) => {
   const { sql, config } = deps;
   const frame = (session: ConsoleSession, title: string) => ({ session, sandbox: config.sandbox, section: 'requests' as const, title });
 
-  async function ownedRequest(session: ConsoleSession, rawId: string) {
-    const id = ownedId(rawId);
-    const found = await findRequest(sql, id);
-    if (!found || found.request.organizationId !== session.organizationId) throw consoleError(404, 'No such collection request in your organization.');
-    return found;
-  }
+  const ownedRequest = (session: ConsoleSession, rawId: string) =>
+    ownedOrMissing(findOwnRequest(sql, session.organizationId, ownedId(rawId)), 'No such collection request in your organization.');
 
   return new Elysia({ name: 'console-requests' })
     .use(consoleSessionPlugin(deps))
     .get('/console/requests', async ({ request, session }) => {
       const searchParams = nonEmptyQuery(request);
       const page = parsePage(searchParams, config.pageSizeMax);
-      const { count, results } = await listCollectionRequests(sql, session.organizationId, parseRequestFilters(searchParams), page);
+      const { count, rows: results } = await listCollectionRequests(sql, session.organizationId, parseFilters(RequestFilters, searchParams), page);
       const values = queryValues(searchParams);
       const content = html`<p><a href="/console/requests/new">New collection request</a></p>
 ${filterForm('/console/requests', html`

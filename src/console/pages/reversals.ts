@@ -6,17 +6,17 @@
 import { Elysia } from 'elysia';
 import type { AppDeps } from '../../http/context';
 import { parsePage } from '../../http/pagination';
-import { parseReversalFilters } from '../../api/reversals';
+import { parseFilters } from '../../http/filters';
 import { REVERSAL_STATES, type ReversalRow } from '../../domain/money-out';
 import type { ConsoleSession } from '../../services/console-sessions';
-import { findReversal, listReversals } from '../../services/reversals';
+import { ReversalFilters, findOwnReversal, listReversals } from '../../services/reversals';
 import { transactionsBelongingTo } from '../../services/wallets';
 import { reversalWorkflowId } from '../../workflows/contracts/money-out';
 import { html, type Html } from '../html';
-import { consoleError, htmlResponse } from '../http';
+import { htmlResponse } from '../http';
 import { anyFilter, badge, details, filterForm, input, layout, money, notice, pager, queryValues, select, table, when } from '../layout';
 import { consoleSessionPlugin } from '../session';
-import { DONE_NOTICES, nonEmptyQuery, ownedId, workflowUrl } from './common';
+import { DONE_NOTICES, nonEmptyQuery, ownedId, ownedOrMissing, workflowUrl } from './common';
 import { transactionsTable } from './wallets';
 
 /** The part of a reversal's page that changes while its workflow runs (served alone for the live refresh). */
@@ -36,18 +36,15 @@ export const reversalRoutes = (deps: AppDeps) => {
   const { sql, config } = deps;
   const frame = (session: ConsoleSession, title: string) => ({ session, sandbox: config.sandbox, section: 'collections' as const, title });
 
-  async function ownedReversal(session: ConsoleSession, rawId: string): Promise<ReversalRow> {
-    const reversal = await findReversal(sql, ownedId(rawId));
-    if (!reversal || reversal.organizationId !== session.organizationId) throw consoleError(404, 'No such reversal in your organization.');
-    return reversal;
-  }
+  const ownedReversal = (session: ConsoleSession, rawId: string): Promise<ReversalRow> =>
+    ownedOrMissing(findOwnReversal(sql, session.organizationId, ownedId(rawId)), 'No such reversal in your organization.');
 
   return new Elysia({ name: 'console-reversals' })
     .use(consoleSessionPlugin(deps))
     .get('/console/reversals', async ({ request, session }) => {
       const searchParams = nonEmptyQuery(request);
       const page = parsePage(searchParams, config.pageSizeMax);
-      const { count, rows } = await listReversals(sql, session.organizationId, parseReversalFilters(searchParams), page);
+      const { count, rows } = await listReversals(sql, session.organizationId, parseFilters(ReversalFilters, searchParams), page);
       const values = queryValues(searchParams);
       const content = html`<p class="muted">A successful collection is sent back to the subscriber from its page
 (<a href="/console/collections?status=successful">successful collections</a>): its amount leaves the wallet it credited.</p>

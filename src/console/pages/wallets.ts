@@ -7,15 +7,15 @@
 import { Elysia } from 'elysia';
 import type { AppDeps } from '../../http/context';
 import { parsePage } from '../../http/pagination';
-import { parseTransactionFilters } from '../../api/wallets';
+import { parseFilters } from '../../http/filters';
 import { TRANSACTION_TYPES, type LedgerRow } from '../../domain/money-out';
 import type { ConsoleSession } from '../../services/console-sessions';
-import { findWallet, listTransactions, listWallets } from '../../services/wallets';
+import { TransactionFilters, findOwnWallet, listTransactions, listWallets } from '../../services/wallets';
 import { html, type Child, type Html } from '../html';
-import { consoleError, htmlResponse } from '../http';
+import { htmlResponse } from '../http';
 import { anyFilter, badge, details, filterForm, layout, money, pager, queryValues, select, signedMoney, table, when } from '../layout';
 import { consoleSessionPlugin } from '../session';
-import { nonEmptyQuery, ownedId } from './common';
+import { nonEmptyQuery, ownedId, ownedOrMissing } from './common';
 
 /** What a transaction type means, in a few words. */
 const TRANSACTION_LABELS: Readonly<Record<string, string>> = {
@@ -72,10 +72,9 @@ ${pager('/console/wallets', searchParams, page, count)}
       return htmlResponse(layout(frame(session, 'Wallets'), content));
     }, { page: 'member' })
     .get('/console/wallets/:id', async ({ params, request, session }) => {
-      const wallet = await findWallet(sql, ownedId(params.id));
-      if (!wallet || wallet.organizationId !== session.organizationId) throw consoleError(404, 'No such wallet in your organization.');
+      const wallet = await ownedOrMissing(findOwnWallet(sql, session.organizationId, ownedId(params.id)), 'No such wallet in your organization.');
       const searchParams = nonEmptyQuery(request);
-      const filters = parseTransactionFilters(searchParams);
+      const filters = parseFilters(TransactionFilters, searchParams);
       const page = parsePage(searchParams, config.pageSizeMax);
       const { count, rows } = await listTransactions(sql, session.organizationId, { type: filters.type, account: wallet.id }, page);
       const path = `/console/wallets/${wallet.id}`;

@@ -24,7 +24,7 @@ import {
 } from '../../services/webhooks';
 import type { ConsoleSession } from '../../services/console-sessions';
 import { html, type Html } from '../html';
-import { consoleError, htmlResponse, redirect } from '../http';
+import { htmlResponse, redirect } from '../http';
 import {
   actionButton, badge, details, formErrors, input, layout, notice, pager, postForm, select, table, when, type FieldErrors, type Values,
 } from '../layout';

@@ -1,0 +1,52 @@
+/**
+ * The REST API as one plugin: every resource's routes (one Elysia module each), the operators'
+ * callbacks, health, metrics and the OpenAPI document. The composition (src/app.ts) mounts it
+ * beside the web console, under the request pipeline both share.
+ */
+import { Elysia } from 'elysia';
+import type { AppDeps } from '../http/context';
+import { errorResponse } from '../http/request';
+import type { DocumentedRoute } from './openapi';
+import { billRoutes, inBillsEnvelope } from './bills';
+import { catalogRoutes } from './catalog';
+import { collectionRequestRoutes } from './collection-requests';
+import { collectionRoutes } from './collections';
+import { contactRoutes } from './contacts';
+import { eventRoutes } from './events';
+import { healthRoutes } from './health';
+import { isMetricsPage, metricsRoutes } from './metrics';
+import { networkCallbackRoutes } from './network-callbacks';
+import { documentationRoutes, isDocumentationPage } from './openapi';
+import { operatorCallbackRoutes } from './operator-callbacks';
+import { paymentRoutes } from './payments';
+import { reversalRoutes } from './reversals';
+import { accountRoutes, transactionRoutes } from './wallets';
+import { webhookRoutes } from './webhooks';
+
+/** The API's routes; `documented` lists the API routes the OpenAPI document describes. */
+export const apiRoutes = (deps: AppDeps, documented: () => readonly DocumentedRoute[]) =>
+  new Elysia({ name: 'api' })
+    .use(healthRoutes(deps))
+    .use(metricsRoutes(deps.config))
+    .use(contactRoutes(deps))
+    .use(eventRoutes(deps))
+    .use(collectionRequestRoutes(deps))
+    .use(collectionRoutes(deps))
+    .use(networkCallbackRoutes(deps))
+    .use(operatorCallbackRoutes(deps))
+    .use(webhookRoutes(deps))
+    .use(billRoutes(deps))
+    .use(paymentRoutes(deps))
+    .use(reversalRoutes(deps))
+    .use(accountRoutes(deps))
+    .use(transactionRoutes(deps))
+    .use(catalogRoutes(deps))
+    .use(documentationRoutes(deps.config, documented));
+
+/** The docs page is HTML for browsers and /metrics is Prometheus text: the only API paths the JSON-only Accept rule skips. */
+export const isNonJsonApiPage = (request: Request): boolean => isDocumentationPage(request) || isMetricsPage(request);
+
+/** An error as the API answers it: the spec's JSON body (the bill-payment routes' envelope around theirs). */
+export function apiErrorResponse(code: unknown, error: unknown, request: Request, allowedMethods: (path: string) => string[]): Promise<Response> {
+  return inBillsEnvelope(request, errorResponse(code, error, request, allowedMethods));
+}
