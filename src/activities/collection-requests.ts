@@ -1,15 +1,16 @@
 import { ApplicationFailure, Context, log } from '@temporalio/activity';
 import type { Sql } from '../db';
 import {
-  FINAL_STATUSES, instructionsMessage, requestCode, successMessage, type CollectionRequestRow, type MessageContext, type RequestStatus,
+  FINAL_STATUSES, instructionsMessage, requestCode, successMessage, type MessageContext, type RequestStatus,
 } from '../domain/collection-requests';
 import { promptReference } from '../domain/collections';
 import { networkByName } from '../domain/networks';
 import type { NetworkAdapter, PaymentPrompt, PromptResult } from '../network/adapter';
 import {
-  changeRequestStatus, findRequest, insertCollectionRequest, REQUEST_COLUMNS, type RequestWithContact, type StatusChange,
+  changeRequestStatus, countPromptAttempt, findRequest, insertCollectionRequest, type RequestWithContact, type StatusChange,
 } from '../services/collection-requests';
-import { startUnlaunched } from '../services/sweeps';
+import { recordSandboxPayment } from '../services/sandbox-network';
+import { organizationName } from '../services/organizations';
 import { recordCollectionRequestFinal } from '../telemetry/metrics';
 import type { Launcher } from '../temporal/launcher';
 import { type SandboxPaymentInput } from '../workflows/contracts/legacy';
@@ -39,8 +40,7 @@ export function createCollectionRequestActivities({ sql, launcher, network }: Co
     const found = await findRequest(sql, requestId);
     // Nothing can bring a deleted request back: retrying would not help.
     if (!found) throw ApplicationFailure.nonRetryable(`collection request ${requestId} does not exist`, 'RequestNotFound');
-    const [organization] = await sql<{ name: string }[]>`select name from organizations where id = ${found.request.organizationId}`;
-    return { ...found, organizationName: organization?.name ?? '' };
+    return { ...found, organizationName: await organizationName(sql, found.request.organizationId) };
   }
 
   function messageContext({ request, contact, organizationName }: Loaded): MessageContext {
@@ -134,7 +134,7 @@ export function createCollectionRequestActivities({ sql, launcher, network }: Co
       }
       const prompt = await askNetwork(loaded, attempt);
       if (!prompt.accepted) {
-        await sql`update collection_requests set attempts = greatest(attempts, ${attempt}) where id = ${requestId}`;
+        await countPromptAttempt(sql, requestId, attempt);
         return { accepted: false, error: prompt.error, status };
       }
       await record('processing_started');
@@ -153,7 +153,7 @@ export function createCollectionRequestActivities({ sql, launcher, network }: Co
       const found = await network.promptStatus({ ...prompt, operatorReference: prompt.promptReference });
       if (found.status === 'pending') return { status: 'pending' };
       if (found.status === 'failed') {
-        await sql`update collection_requests set attempts = greatest(attempts, ${attempt}) where id = ${requestId}`;
+        await countPromptAttempt(sql, requestId, attempt);
         return found;
       }
       await launcher.startIncomingCollection({
@@ -221,17 +221,6 @@ export function createCollectionRequestActivities({ sql, launcher, network }: Co
       return created.request.id;
     },
 
-    /**
-     * The sweep's part for requests: committed, whose workflows never started. A request that
-     * cannot be launched (its own data is at fault) is set aside; the others still start.
-     */
-    async startPendingRequests({ graceSeconds, batchSize }: { graceSeconds: number; batchSize: number }): Promise<number> {
-      return await startUnlaunched<CollectionRequestRow>(sql, 'collection_requests', {
-        columns: REQUEST_COLUMNS, graceSeconds, batchSize,
-        start: (request) => launcher.startCollectionRequest(request),
-        onSetAside: (request, error) => log.error('outbox sweep set a collection request aside', { requestId: request.id, error: String(error) }),
-      });
-    },
 
     /**
      * The sandbox payment workflow of the earlier shape (workflows/legacy): records the payment once
@@ -239,11 +228,10 @@ export function createCollectionRequestActivities({ sql, launcher, network }: Co
      */
     async deliverSandboxPayment(payment: SandboxPaymentInput): Promise<string> {
       const remoteTransactionId = `SBX-${payment.requestId}`;
-      const [recorded] = await sql<{ created: Date }[]>`
-        insert into sandbox_payments (remote_transaction_id, phone_number, amount, currency, reference, network)
-        values (${remoteTransactionId}, ${payment.phoneNumber}, ${payment.amount}, ${payment.currency}, ${payment.reference}, ${payment.network})
-        on conflict (remote_transaction_id) do update set remote_transaction_id = excluded.remote_transaction_id
-        returning created`;
+      const recorded = await recordSandboxPayment(sql, {
+        remoteTransactionId, phoneNumber: payment.phoneNumber, amount: payment.amount, currency: payment.currency, reference: payment.reference,
+        network: payment.network, promptReference: null, paidAt: new Date(),
+      });
       await launcher.startIncomingCollection({
         network: payment.network,
         remoteTransactionId,
@@ -252,7 +240,7 @@ export function createCollectionRequestActivities({ sql, launcher, network }: Co
         currency: payment.currency,
         reference: payment.reference,
         promptReference: payment.promptReference ?? null,
-        paymentDate: (recorded?.created ?? new Date()).toISOString(),
+        paymentDate: recorded.created.toISOString(),
       });
       return remoteTransactionId;
     },

@@ -4,7 +4,7 @@ import type { CollectionRow } from '../domain/collections';
 import { networkByName } from '../domain/networks';
 import type { NetworkAdapter } from '../network/adapter';
 import {
-  acceptCollection, acceptVerified, failCollection, matchCollection, receivePayment, rejectCollection, storeIncomingPayment, verificationSettingsOf,
+  acceptCollection, acceptVerified, failCollection, findCollection, matchCollection, receivePayment, rejectCollection, storeIncomingPayment, verificationSettingsOf,
   type Match, type Receipt,
 } from '../services/collections';
 import { measuredVerification, recordCollectionMatch, recordFinalRequestStatuses, recordWalletMovement } from '../telemetry/metrics';
@@ -118,9 +118,7 @@ export function createCollectionActivities({ sql, launcher, network, sandbox, we
      */
     verifyCollection: measuredVerification(async ({ collectionId, organizationId, timeoutSeconds }: { collectionId: number; organizationId: number; timeoutSeconds: number }): Promise<VerificationDecision> => {
       const settings = await verificationSettingsOf(sql, organizationId);
-      const [collection] = await sql<CollectionRow[]>`
-        select phone_number as "phoneNumber", amount::text as amount, currency, reference, remote_transaction_id as "remoteTransactionId", network
-        from collections where id = ${collectionId}`;
+      const collection = await findCollection(sql, collectionId);
       if (!settings || !collection) throw ApplicationFailure.nonRetryable(`collection ${collectionId} or its organization is gone`, 'NotFound');
       const collectionNetwork = networkByName(collection.network);
       if (!settings.url || !collectionNetwork || !network.supportsVerification(collectionNetwork, collection.currency)) {
@@ -152,8 +150,7 @@ export function createCollectionActivities({ sql, launcher, network, sandbox, we
 
     async rejectCollection({ collectionId, organizationId, reason }: { collectionId: number; organizationId: number; reason: string | null }): Promise<void> {
       await rejectCollection(sql, collectionId, organizationId, reason);
-      const [collection] = await sql<{ network: string; currency: string; remoteTransactionId: string }[]>`
-        select network, currency, remote_transaction_id as "remoteTransactionId" from collections where id = ${collectionId}`;
+      const collection = await findCollection(sql, collectionId);
       const collectionNetwork = collection ? networkByName(collection.network) : null;
       if (collection && collectionNetwork) {
         await network.rejectPayment({ network: collectionNetwork, currency: collection.currency, remoteTransactionId: collection.remoteTransactionId, reason });

@@ -3,6 +3,7 @@ import { createCollectionActivities, type CollectionActivityDeps } from './colle
 import { createCollectionRequestActivities, type CollectionRequestActivityDeps } from './collection-requests';
 import { createEventActivities, type EventActivityDeps } from './events';
 import { failingPermanently } from './failures';
+import { createOutboxActivities } from './outbox';
 import { createPaymentActivities } from './payments';
 import { createRetentionActivities, type RetentionActivityDeps } from './retention';
 import { createWebhookActivities, type WebhookActivityDeps } from './webhooks';
@@ -17,5 +18,6 @@ export function createActivities(deps: ActivityDeps) {
     ...createWebhookActivities(deps),
     ...createRetentionActivities(deps),
     ...createPaymentActivities(deps),
+    ...createOutboxActivities(deps),
   });
 }

@@ -5,10 +5,8 @@ import { networkByName } from '../domain/networks';
 import type { NetworkAdapter, Payout, PayoutResult } from '../network/adapter';
 import { beginPayment, findPayment, finishPayment, type PayoutOutcome, type StateChange } from '../services/payments';
 import { findReversal, finishReversal } from '../services/reversals';
-import { startUnlaunched } from '../services/sweeps';
 import { recordFinalRequestStatuses, recordPaymentState, recordWalletMovement } from '../telemetry/metrics';
 import type { Launcher } from '../temporal/launcher';
-import { type OutboxSweepInput } from '../workflows/contracts/sweeps';
 import { paymentWorkflowId, reversalWorkflowId } from '../workflows/contracts/money-out';
 
 export type PaymentActivityDeps = { sql: Sql; launcher: Launcher; network: NetworkAdapter };
@@ -82,22 +80,5 @@ export function createPaymentActivities({ sql, launcher, network }: PaymentActiv
       return await network.payoutStatus(await payoutOf(kind, id));
     },
 
-    /**
-     * The outbox sweep's part for money out: payments and reversals committed whose workflow never
-     * started. A row whose start fails for a reason of its own is set aside (sweeps.ts).
-     */
-    async startPendingMoneyOut({ graceSeconds, batchSize }: OutboxSweepInput): Promise<number> {
-      const payments = await startUnlaunched<{ id: number; organizationId: number; startDate: Date | null }>(sql, 'payments', {
-        columns: 'id, organization_id as "organizationId", start_date as "startDate"', graceSeconds, batchSize,
-        start: (payment) => launcher.startPayment(payment),
-        onSetAside: (payment, error) => log.error('outbox sweep set a payment aside', { paymentId: payment.id, error: String(error) }),
-      });
-      const reversals = await startUnlaunched<{ id: number; organizationId: number }>(sql, 'reversals', {
-        columns: 'id, organization_id as "organizationId"', graceSeconds, batchSize,
-        start: (reversal) => launcher.startReversal(reversal),
-        onSetAside: (reversal, error) => log.error('outbox sweep set a reversal aside', { reversalId: reversal.id, error: String(error) }),
-      });
-      return payments + reversals;
-    },
   };
 }

@@ -4,7 +4,7 @@ import type { RetrySchedule } from '../domain/webhook-schedule';
 import {
   WEBHOOK_TIMEOUT_MS, attemptOutcome, deliveryHeaders, serializeWebhook, webhookMessageId, type DeliveryStatus,
 } from '../domain/webhooks';
-import { deliveryContext, deliverySecrets, findAttempt, finishDelivery, openDelivery, recordAttempt, type OpenDelivery } from '../services/webhooks';
+import { deliveryContext, deliverySecrets, findAttempt, finishDelivery, openDelivery, recordAttempt, webhooksListeningTo, type OpenDelivery } from '../services/webhooks';
 import { recordWebhookAttempt } from '../telemetry/metrics';
 import { withClientSpan } from '../telemetry/trace-context';
 import { outgoingTransport, postWebhook, type TransportSettings } from './webhook-http';
@@ -54,10 +54,7 @@ export function createWebhookActivities({ sql, sandbox, webhooks }: WebhookActiv
      * fires for future events only), and the retry schedule their deliveries follow.
      */
     async planWebhookDeliveries(eventId: number): Promise<WebhookDeliveryPlan> {
-      const rows = await sql<{ id: number }[]>`
-        select w.id from events e join webhooks w on w.organization_id = e.organization_id and w.event = e.type
-        where e.id = ${eventId} and w.deleted_at is null and w.created <= e.created order by w.id`;
-      return { webhookIds: rows.map((row) => row.id), schedule };
+      return { webhookIds: await webhooksListeningTo(sql, eventId), schedule };
     },
 
     /** Idempotent: the row is keyed by the workflow id. */

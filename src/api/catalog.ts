@@ -1,6 +1,7 @@
 /** What the service handles: currencies (`/api/currencies`) and mobile networks (`/api/networks`), read only. */
 import { Elysia } from 'elysia';
-import { CurrencySchema, NetworkSchema, serializeCurrency, serializeNetwork, type CurrencyRow } from '../domain/money-out';
+import { CurrencySchema, NetworkSchema, serializeCurrency, serializeNetwork } from '../domain/money-out';
+import { listCurrencies } from '../services/catalog';
 import { SANDBOX_NETWORK, currencyOfNetwork, knownNetworks } from '../domain/networks';
 import { listForVersion, listSchemaForVersion } from '../domain/versions';
 import { authPlugin } from '../http/auth';
@@ -21,7 +22,7 @@ export const catalogRoutes = ({ sql, config }: AppDeps) => {
       '/currencies',
       async ({ request, apiVersion }) => {
         const page = parsePage(new URL(request.url).searchParams, config.pageSizeMax);
-        const rows = await sql<CurrencyRow[]>`select id, code, name, minor_units as "minorUnits" from currencies order by id`;
+        const rows = await listCurrencies(sql);
         const results = rows.slice(page.offset, page.offset + page.limit).map(serializeCurrency);
         return listForVersion(pagedList(request, config.publicBaseUrl, page, rows.length, results), apiVersion);
       },

@@ -1,5 +1,6 @@
 import { Elysia } from 'elysia';
 import * as v from 'valibot';
+import { ping } from '../db';
 import type { AppDeps } from '../http/context';
 import { jsonResponse } from '../http/request';
 import { routeDocs } from '../http/route-docs';
@@ -44,7 +45,7 @@ async function reachable(check: () => Promise<unknown>): Promise<'ok' | 'unreach
 export const healthRoutes = ({ sql, temporal }: AppDeps) => {
   async function readiness(): Promise<Response> {
     const [postgres, temporalStatus] = await Promise.all([
-      reachable(() => sql`select 1`),
+      reachable(() => ping(sql)),
       reachable(() => temporal.workflowService.getSystemInfo({})),
     ]);
     const healthy = postgres === 'ok' && temporalStatus === 'ok';

@@ -1,6 +1,5 @@
 import { Elysia } from 'elysia';
 import * as v from 'valibot';
-import { digestKey } from '../auth/keys';
 import { SUPPORTED_CURRENCIES } from '../domain/money';
 import { withinHorizon } from '../domain/dates';
 import { networkByName, reportedPaymentNetwork, type Network } from '../domain/networks';
@@ -10,6 +9,7 @@ import { fieldErrors } from '../domain/errors';
 import { connectedNetworks } from '../domain/networks';
 import { REQUIRED, amountField, optionalText, phoneNumber, text } from '../domain/input';
 import { requestSchema, routeDocs } from '../http/route-docs';
+import { networkOfSecret } from '../services/network-credentials';
 
 const IncomingPaymentReport = v.object(
   {
@@ -44,8 +44,8 @@ const IncomingPaymentAnswer = v.pipe(
 async function authenticateNetwork(sql: AppDeps['sql'], request: Request): Promise<Network> {
   const secret = /^Bearer\s+(\S{1,200})$/i.exec(request.headers.get('authorization') ?? '')?.[1];
   if (secret === undefined) throw networkUnauthorized();
-  const [credential] = await sql<{ network: string }[]>`select network from network_credentials where digest = ${digestKey(secret)}`;
-  const network = credential ? networkByName(credential.network) : null;
+  const name = await networkOfSecret(sql, secret);
+  const network = name === null ? null : networkByName(name);
   if (network === null) throw networkUnauthorized();
   return network;
 }

@@ -79,3 +79,8 @@ export function surviveWritesOnClosedConnections(warn: (message: string, fields:
     process.exit(1);
   });
 }
+
+/** Whether PostgreSQL answers (readiness): one round trip. */
+export async function ping(sql: Sql): Promise<void> {
+  await sql`select 1`;
+}

@@ -1,6 +1,6 @@
 import { Elysia } from 'elysia';
 import type { Sql } from '../db';
-import { API_KEY_PATTERN, keyMatches, keyPrefix } from '../auth/keys';
+import { keyHolder, type KeyHolder } from '../services/api-keys';
 import { invalidToken, permissionDenied } from './errors';
 import type { Admission, RequestPolicy } from './request-policy';
 import { API_VERSION_HEADER } from './versions';
@@ -8,29 +8,14 @@ import { formatApiVersion } from '../domain/versions';
 
 
 /** Who is calling: resolved from `Authorization: Token <key>` on every main API route. */
-export type Principal = {
-  organizationId: number;
-  userId: number;
-  permissions: string[];
-  organizationName: string;
-  /** The organization's saved API version; null until its first request. */
-  savedApiVersion: number | null;
-};
-
-type KeyRow = Principal & { digest: Uint8Array };
+export type Principal = KeyHolder;
 
 export async function authenticate(sql: Sql, authorization: string | undefined): Promise<Principal> {
   const match = /^(?:Token|Bearer)\s+(\S+)\s*$/i.exec(authorization ?? '');
   const key = match?.[1]?.toLowerCase();
-  if (key === undefined || !API_KEY_PATTERN.test(key)) throw invalidToken();
-  const [row] = await sql<KeyRow[]>`
-    select k.digest, k.organization_id as "organizationId", k.user_id as "userId", u.permissions,
-           o.name as "organizationName", o.api_version as "savedApiVersion"
-    from api_keys k join users u on u.id = k.user_id join organizations o on o.id = k.organization_id
-    where k.prefix = ${keyPrefix(key)} and k.revoked_at is null`;
-  if (!row || !keyMatches(key, row.digest)) throw invalidToken();
-  const { digest: _digest, ...principal } = row;
-  return principal;
+  const holder = key === undefined ? null : await keyHolder(sql, key);
+  if (holder === null) throw invalidToken();
+  return holder;
 }
 
 /** The request policy `createApp` decorates every request with (src/api/request-policy.ts). */

@@ -12,6 +12,7 @@ import type { Sql } from '../db';
 import { CURRENT_API_VERSION, type VersionContext } from '../domain/versions';
 import type { DuplicateCheck } from '../services/duplicate-checks';
 import { takeRequestSlot, type RequestKind } from '../services/throttling';
+import { saveFirstApiVersion } from '../services/organizations';
 import type { Principal } from './auth';
 import { ApiError } from './errors';
 import { countThrottledRequest } from '../telemetry/metrics';
@@ -65,8 +66,7 @@ export function createRequestPolicy({ sql, config }: { sql: Sql; config: Config 
 
       const version = requestApiVersion(request, principal.savedApiVersion);
       if (principal.savedApiVersion === null) {
-        await sql`update organizations set api_version = ${CURRENT_API_VERSION}
-                  where id = ${principal.organizationId} and api_version is null`;
+        await saveFirstApiVersion(sql, principal.organizationId, CURRENT_API_VERSION);
       }
 
       const key = kind === 'write' ? duplicateCheckKey(request) : null;

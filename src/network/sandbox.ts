@@ -1,6 +1,9 @@
 import type { Sql } from '../db';
 import type { Network } from '../domain/networks';
 import type { Launcher } from '../temporal/launcher';
+import {
+  findSandboxPayment, findSandboxPayout, recordSandboxMessage, recordSandboxPayment, recordSandboxPayout, recordSandboxRejection, type SandboxPayout,
+} from '../services/sandbox-network';
 import type {
   NameLookup, NetworkAdapter, PaymentPrompt, Payout, PayoutResult, PromptResult, PromptStatus, ReportedPayment, ReportedPaymentStatus, TakenPrompt, TextMessage,
 } from './adapter';
@@ -44,16 +47,14 @@ export function createSandboxNetwork({ sql, launcher, paymentDelaySeconds, payou
   async function payout(request: Payout): Promise<PayoutResult> {
     const outcome = request.phoneNumber === SANDBOX_PAYOUT_REJECTED_NUMBER ? 'rejected'
       : request.phoneNumber === SANDBOX_PAYOUT_FAILING_NUMBER ? 'failed' : 'completed';
-    const [recorded] = await sql<{ outcome: string; remoteTransactionId: string; created: Date }[]>`
-      insert into sandbox_payouts (reference, phone_number, amount, currency, outcome, remote_transaction_id)
-      values (${request.reference}, ${request.phoneNumber}, ${request.amount}, ${request.currency}, ${outcome},
-              ${`SBX-${request.reference.toUpperCase()}`})
-      on conflict (reference) do update set reference = excluded.reference
-      returning outcome, remote_transaction_id as "remoteTransactionId", created`;
-    return payoutResult(request, recorded!);
+    const recorded = await recordSandboxPayout(sql, {
+      reference: request.reference, phoneNumber: request.phoneNumber, amount: request.amount, currency: request.currency, outcome,
+      remoteTransactionId: `SBX-${request.reference.toUpperCase()}`,
+    });
+    return payoutResult(request, recorded);
   }
 
-  function payoutResult(request: Payout, recorded: { outcome: string; remoteTransactionId: string; created: Date }, asked = false): PayoutResult {
+  function payoutResult(request: Payout, recorded: SandboxPayout, asked = false): PayoutResult {
     if (recorded.outcome === 'rejected') return { status: 'rejected', error: SANDBOX_PAYOUT_REJECTED_ERROR, remoteTransactionId: null };
     // The silent and failing numbers answer nothing until a status query; others take the configured delay.
     const silent = request.phoneNumber === SANDBOX_PAYOUT_SILENT_NUMBER || request.phoneNumber === SANDBOX_PAYOUT_FAILING_NUMBER;
@@ -69,8 +70,7 @@ export function createSandboxNetwork({ sql, launcher, paymentDelaySeconds, payou
     },
 
     async payoutStatus(request: Payout): Promise<PayoutResult> {
-      const [recorded] = await sql<{ outcome: string; remoteTransactionId: string; created: Date }[]>`
-        select outcome, remote_transaction_id as "remoteTransactionId", created from sandbox_payouts where reference = ${request.reference}`;
+      const recorded = await findSandboxPayout(sql, request.reference);
       // A payout the network never took (lost with a crash before it was recorded) is sent now.
       return recorded ? payoutResult(request, recorded, true) : await payout(request);
     },
@@ -82,29 +82,26 @@ export function createSandboxNetwork({ sql, launcher, paymentDelaySeconds, payou
       // The sandbox subscriber pays a request once, however many prompts it gets: one transaction id per request.
       const remoteTransactionId = `SBX-${prompt.requestId}`;
       const paymentDate = new Date(Date.now() + paymentDelaySeconds * 1000);
-      const [recorded] = await sql<{ reference: string; promptReference: string | null; created: Date }[]>`
-        insert into sandbox_payments (remote_transaction_id, phone_number, amount, currency, reference, network, prompt_reference, created)
-        values (${remoteTransactionId}, ${prompt.phoneNumber}, ${prompt.amount}, ${prompt.currency}, ${prompt.reference}, ${prompt.network.name},
-                ${prompt.promptReference}, ${paymentDate})
-        on conflict (remote_transaction_id) do update set remote_transaction_id = excluded.remote_transaction_id
-        returning reference, prompt_reference as "promptReference", created`;
+      const recorded = await recordSandboxPayment(sql, {
+        remoteTransactionId, phoneNumber: prompt.phoneNumber, amount: prompt.amount, currency: prompt.currency, reference: prompt.reference,
+        network: prompt.network.name, promptReference: prompt.promptReference, paidAt: paymentDate,
+      });
       await launcher.startIncomingCollection({
         network: prompt.network.name,
         remoteTransactionId,
         phoneNumber: prompt.phoneNumber,
         amount: prompt.amount,
         currency: prompt.currency,
-        reference: recorded?.reference ?? prompt.reference,
-        promptReference: recorded?.promptReference ?? prompt.promptReference,
-        paymentDate: (recorded?.created ?? paymentDate).toISOString(),
+        reference: recorded.reference,
+        promptReference: recorded.promptReference,
+        paymentDate: recorded.created.toISOString(),
       }, { delaySeconds: paymentDelaySeconds });
       return { accepted: true };
     },
 
     /** The sandbox pays by itself (it reports the payment); asked anyway, it says whether its subscriber has paid yet. */
     async promptStatus(prompt: TakenPrompt): Promise<PromptStatus> {
-      const [paid] = await sql<{ remoteTransactionId: string; created: Date }[]>`
-        select remote_transaction_id as "remoteTransactionId", created from sandbox_payments where remote_transaction_id = ${`SBX-${prompt.requestId}`}`;
+      const paid = await findSandboxPayment(sql, `SBX-${prompt.requestId}`);
       if (prompt.phoneNumber === SANDBOX_CANCELLED_NUMBER) return { status: 'failed', error: SANDBOX_CANCELLED_ERROR };
       if (!paid || paid.created.getTime() > Date.now()) return { status: 'pending' };
       return { status: 'paid', remoteTransactionId: paid.remoteTransactionId, paymentDate: paid.created.toISOString() };
@@ -112,17 +109,13 @@ export function createSandboxNetwork({ sql, launcher, paymentDelaySeconds, payou
 
     /** A payment the sandbox made is one it recorded; anything else it never made. */
     async reportedPaymentStatus(payment: ReportedPayment): Promise<ReportedPaymentStatus> {
-      const [made] = await sql<{ amount: string; phoneNumber: string }[]>`
-        select amount::text as amount, phone_number as "phoneNumber" from sandbox_payments where remote_transaction_id = ${payment.remoteTransactionId}`;
+      const made = await findSandboxPayment(sql, payment.remoteTransactionId);
       if (!made) return { status: 'refused', reason: 'The sandbox network made no such payment.' };
       return { status: 'confirmed', amount: made.amount, phoneNumber: made.phoneNumber };
     },
 
     async sendSms(message: TextMessage): Promise<void> {
-      await sql`
-        insert into sandbox_messages (request_id, kind, attempt, phone_number, text)
-        values (${message.requestId}, ${message.kind}, ${message.attempt}, ${message.phoneNumber}, ${message.text})
-        on conflict (request_id, kind, attempt) do nothing`;
+      await recordSandboxMessage(sql, message);
     },
 
     async lookupName(phoneNumber: string, network: Network): Promise<NameLookup | null> {
@@ -138,8 +131,7 @@ export function createSandboxNetwork({ sql, launcher, paymentDelaySeconds, payou
     },
 
     async rejectPayment({ remoteTransactionId, reason }): Promise<void> {
-      await sql`insert into sandbox_rejections (remote_transaction_id, reason) values (${remoteTransactionId}, ${reason})
-                on conflict (remote_transaction_id) do nothing`;
+      await recordSandboxRejection(sql, remoteTransactionId, reason);
     },
   };
 }

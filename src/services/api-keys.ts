@@ -1,6 +1,22 @@
-/** API keys as the web console manages them: issued to a user (shown once), listed by prefix, revoked. */
-import { issueApiKey } from '../auth/keys';
-import type { Sql } from '../db';
+/** API keys: the caller a key names, and the keys as the web console manages them (issued to a user and shown once, listed by prefix, revoked). */
+import { API_KEY_PATTERN, issueApiKey, keyMatches, keyPrefix } from '../auth/keys';
+import type { Queryable, Sql } from '../db';
+
+/** Who calls with a key: its organization and user, the user's permissions, the organization's saved API version (null until its first request). */
+export type KeyHolder = { organizationId: number; userId: number; permissions: string[]; organizationName: string; savedApiVersion: number | null };
+
+/** The holder of a live key, or null (not a key, unknown, revoked): looked up by its prefix, compared by its digest. */
+export async function keyHolder(sql: Queryable, key: string): Promise<KeyHolder | null> {
+  if (!API_KEY_PATTERN.test(key)) return null;
+  const [row] = await sql<(KeyHolder & { digest: Uint8Array })[]>`
+    select k.digest, k.organization_id as "organizationId", k.user_id as "userId", u.permissions,
+           o.name as "organizationName", o.api_version as "savedApiVersion"
+    from api_keys k join users u on u.id = k.user_id join organizations o on o.id = k.organization_id
+    where k.prefix = ${keyPrefix(key)} and k.revoked_at is null`;
+  if (!row || !keyMatches(key, row.digest)) return null;
+  const { digest: _digest, ...holder } = row;
+  return holder;
+}
 
 export type ApiKeyRow = { id: number; prefix: string; userId: number; userName: string; created: Date; revokedAt: Date | null };
 

@@ -168,9 +168,7 @@ export async function changeRequestStatusIn(tx: Queryable, change: StatusChange)
     returning ${tx.unsafe(REQUEST_COLUMNS)}`;
   if (!updated) {
     // Nothing changed; the attempts still count (a refused prompt records no status).
-    if (change.attempts !== undefined) {
-      await tx`update collection_requests set attempts = greatest(attempts, ${change.attempts}) where id = ${change.requestId}`;
-    }
+    if (change.attempts !== undefined) await countPromptAttempt(tx, change.requestId, change.attempts);
     return null;
   }
   const [withContact] = await withContacts(tx, [updated]);
@@ -180,6 +178,11 @@ export async function changeRequestStatusIn(tx: Queryable, change: StatusChange)
     data: serializeCollectionRequest(withContact!.request, withContact!.contact),
     author: null,
   });
+}
+
+/** Counts a prompt attempt that changed no status (a refused or failed prompt): attempts only grow. */
+export async function countPromptAttempt(sql: Queryable, requestId: number, attempt: number): Promise<void> {
+  await sql`update collection_requests set attempts = greatest(attempts, ${attempt}) where id = ${requestId}`;
 }
 
 export type WorkflowSettings = { failedPromptRetrySeconds: number; networkPullsFunds: boolean; networkPollSeconds?: number };

@@ -6,6 +6,7 @@
  * that wrote nothing (refused, or failed before its commit) never keeps its key.
  */
 import type { Queryable, Sql } from '../db';
+import { deleteInBatches, notSetAside } from './sweeps';
 
 /** A key a write asked to claim: who, which key, for how long. */
 export type DuplicateCheck = { organizationId: number; key: string; method: string; path: string; ttlSeconds: number };
@@ -69,4 +70,19 @@ export async function duplicateCheckObject(sql: Queryable, organizationId: numbe
     select object_type as type, object_id as id from duplicate_check_keys
     where organization_id = ${organizationId} and key = ${key} and expires_at > now() and object_id is not null`;
   return row ?? null;
+}
+
+/** Deletes claims past their lifetime (api.md 7: 24 hours), in batches; one that cannot go is set aside (sweeps.ts). */
+export async function deleteExpiredDuplicateCheckKeys(
+  sql: Sql, batchSize: number, onProgress: (deleted: number) => void,
+): Promise<{ deleted: number; setAside: number }> {
+  return await deleteInBatches(
+    sql, 'retention-duplicate-key', batchSize,
+    async (limit) => (await sql<{ id: number }[]>`
+      select id from duplicate_check_keys where expires_at <= now()
+        ${notSetAside(sql, 'retention-duplicate-key', 'duplicate_check_keys.id')}
+      order by expires_at limit ${limit}`).map((row) => row.id),
+    async (ids) => (await sql`delete from duplicate_check_keys where id in ${sql(ids)} and expires_at <= now() returning id`).length,
+    onProgress,
+  );
 }

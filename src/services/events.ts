@@ -8,6 +8,7 @@ import type { Queryable, Sql } from '../db';
 import { EVENT_TYPES, type EventRow, type EventType } from '../domain/events';
 import { choiceMessage } from '../domain/input';
 import { listPage, ownRow, type ListPage, type PageWindow } from './queries';
+import { deleteInBatches, notSetAside } from './sweeps';
 import { webhookDeliveryWorkflowId, webhookRedeliveryWorkflowId } from '../workflows/contracts/webhook-delivery';
 
 export const EVENT_COLUMNS = `id, organization_id as "organizationId", type, data, author, updated_by as "updatedBy", created, modified`;
@@ -122,4 +123,42 @@ export async function listEvents(sql: Sql, organizationId: number, filters: Even
 export async function findOwnEvent(sql: Queryable, organizationId: number, id: number): Promise<EventRow> {
   return await ownRow(sql, 'events', id, async () =>
     (await sql<EventRow[]>`select ${sql.unsafe(EVENT_COLUMNS)} from events where id = ${id} and organization_id = ${organizationId}`)[0]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Events recorded before migration 008: dispatched by a workflow of their own (workflows/legacy)
+
+/** Idempotent: only the first call sets the time. */
+export async function markEventDispatched(sql: Queryable, eventId: number): Promise<void> {
+  await sql`update events set dispatched_at = now() where id = ${eventId} and dispatched_at is null`;
+}
+
+/** Such events never dispatched, older than the grace period and not set aside, oldest first. */
+export async function undispatchedEvents(
+  sql: Queryable, { graceSeconds, batchSize }: { graceSeconds: number; batchSize: number },
+): Promise<{ id: number; organizationId: number; type: string }[]> {
+  return await sql<{ id: number; organizationId: number; type: string }[]>`
+    select id, organization_id as "organizationId", type from events
+    where dispatched_at is null and created < now() - ${graceSeconds}::int * interval '1 second'
+      ${notSetAside(sql, 'outbox-event', 'events.id')}
+    order by created limit ${batchSize}`;
+}
+
+/**
+ * Deletes events older than `retentionDays`, in batches so no transaction holds many locks; their
+ * deliveries and attempt logs go with them (foreign keys cascade). An event that cannot be
+ * deleted is set aside (sweeps.ts) and the others still go.
+ */
+export async function deleteExpiredEvents(
+  sql: Sql, { retentionDays, batchSize }: { retentionDays: number; batchSize: number }, onProgress: (deleted: number) => void,
+): Promise<{ deleted: number; setAside: number }> {
+  return await deleteInBatches(
+    sql, 'retention-event', batchSize,
+    async (limit) => (await sql<{ id: number }[]>`
+      select id from events where created < now() - ${retentionDays}::int * interval '1 day'
+        ${notSetAside(sql, 'retention-event', 'events.id')}
+      order by id limit ${limit}`).map((row) => row.id),
+    async (ids) => (await sql`delete from events where id in ${sql(ids)} returning id`).length,
+    onProgress,
+  );
 }

@@ -84,6 +84,17 @@ export async function updateCollectionSettings(sql: Sql, organizationId: number,
   return row;
 }
 
+/** An organization's name (the default reason of its requests, the sender of its messages); '' for none. */
+export async function organizationName(sql: Queryable, organizationId: number): Promise<string> {
+  const [organization] = await sql<{ name: string }[]>`select name from organizations where id = ${organizationId}`;
+  return organization?.name ?? '';
+}
+
+/** Saves the version an organization's first request used (api.md 9), unless one was saved already. */
+export async function saveFirstApiVersion(sql: Queryable, organizationId: number, version: number): Promise<void> {
+  await sql`update organizations set api_version = ${version} where id = ${organizationId} and api_version is null`;
+}
+
 /** The organization's saved API version (api.md 9); requests without a version header use it. */
 export async function setApiVersion(sql: Sql, organizationId: number, version: number): Promise<{ id: number }> {
   const [row] = await sql<{ id: number }[]>`

@@ -8,11 +8,9 @@
 import type { Queryable, Sql } from '../db';
 import { isDatabaseUnavailable } from '../db';
 
-/** Which sweep, over which table. */
-export const SWEEP_KINDS = [
-  'outbox-request', 'outbox-event', 'outbox-delivery', 'outbox-payment', 'outbox-reversal', 'retention-event', 'retention-duplicate-key',
-] as const;
-export type SweepKind = (typeof SWEEP_KINDS)[number];
+/** Which sweep, over which table: `outbox-<kind>` for each outbox table (services/outbox.ts), and these. */
+export const OTHER_SWEEP_KINDS = ['outbox-event', 'retention-event', 'retention-duplicate-key'] as const;
+export type SweepKind = `outbox-${string}` | (typeof OTHER_SWEEP_KINDS)[number];
 
 export type SweepFailure = { kind: SweepKind; rowId: number; error: string; attempts: number; firstFailedAt: Date; lastFailedAt: Date };
 
@@ -71,37 +69,6 @@ export async function sweepEach<T extends { id: number }>(
     }
   }
   return result;
-}
-
-/** The tables whose rows start a workflow after their commit, with the sweep kind that starts them late. */
-const UNLAUNCHED = {
-  collection_requests: 'outbox-request',
-  payments: 'outbox-payment',
-  reversals: 'outbox-reversal',
-} as const satisfies Record<string, SweepKind>;
-
-/**
- * The outbox sweep's part for one table: rows committed more than `graceSeconds` ago whose
- * workflow never started (the API died, or Temporal was down, between the commit and the start)
- * are started through `start` and marked; a row that cannot be started for a reason of its own is
- * set aside and logged, the others still start. Returns how many started.
- */
-export async function startUnlaunched<T extends { id: number }>(
-  sql: Sql,
-  table: keyof typeof UNLAUNCHED,
-  options: { columns: string; graceSeconds: number; batchSize: number; start: (row: T) => Promise<unknown>; onSetAside: (row: T, error: unknown) => void },
-): Promise<number> {
-  const kind = UNLAUNCHED[table];
-  const rows = await sql<T[]>`
-    select ${sql.unsafe(options.columns)} from ${sql(table)}
-    where workflow_started_at is null and created < now() - ${options.graceSeconds}::int * interval '1 second'
-      ${notSetAside(sql, kind, `${table}.id`)}
-    order by created limit ${options.batchSize}`;
-  const result = await sweepEach(sql, kind, rows, async (row) => {
-    await options.start(row);
-    await sql`update ${sql(table)} set workflow_started_at = coalesce(workflow_started_at, now()) where id = ${row.id}`;
-  }, options.onSetAside);
-  return result.processed;
 }
 
 /**

@@ -372,3 +372,15 @@ export async function redeliverEvent(
   if (!delivery) throw new Error(`delivery ${pending.id} vanished after it was opened`);
   return delivery;
 }
+
+/**
+ * The organization's live webhooks for an event's type that existed when it happened (a hook fires
+ * for future events only), by id: the plan of the event dispatch of events recorded before
+ * migration 008.
+ */
+export async function webhooksListeningTo(sql: Queryable, eventId: number): Promise<number[]> {
+  const rows = await sql<{ id: number }[]>`
+    select w.id from events e join webhooks w on w.organization_id = e.organization_id and w.event = e.type
+    where e.id = ${eventId} and w.deleted_at is null and w.created <= e.created order by w.id`;
+  return rows.map((row) => row.id);
+}

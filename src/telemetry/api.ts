@@ -8,7 +8,8 @@ import type { ClientInterceptors } from '@temporalio/client';
 import type { TelemetrySettings } from '../config';
 import type { Sql } from '../db';
 import { collectProcessMetrics } from './metrics';
-import { instrumentPostgres, startTracing, temporalClientInterceptors, type Tracing } from './tracing';
+import { instrumentPostgres } from '../db/tracing';
+import { startTracing, temporalClientInterceptors, type Tracing } from './tracing';
 
 export const DEFAULT_API_SERVICE_NAME = 'collections-api';
 

@@ -205,7 +205,7 @@ export function recordWebhookAttempt(attempt: { outcome: 'delivered' | 'failed' 
   }
 }
 
-// Outbox (computed at scrape time, on the worker: src/telemetry/outbox.ts).
+// Outbox (computed at scrape time, on the worker: outboxBacklog in src/services/outbox.ts).
 
 export type OutboxBacklog = { kind: string; count: number; oldestAgeSeconds: number };
 let outboxSource: (() => Promise<OutboxBacklog[]>) | null = null;

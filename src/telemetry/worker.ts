@@ -24,8 +24,9 @@ import type { TelemetrySettings } from '../config';
 import type { Sql } from '../db';
 import { logger, sdkLogFunction } from '../log';
 import { METRICS_CONTENT_TYPE, collectProcessMetrics, metricsText, setOutboxSource } from './metrics';
-import { outboxBacklog } from './outbox';
-import { instrumentPostgres, startTracing, temporalClientInterceptors, type Tracing } from './tracing';
+import { outboxBacklog } from '../services/outbox';
+import { instrumentPostgres } from '../db/tracing';
+import { startTracing, temporalClientInterceptors, type Tracing } from './tracing';
 
 export const DEFAULT_WORKER_SERVICE_NAME = 'collections-worker';
 

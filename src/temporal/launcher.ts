@@ -13,6 +13,7 @@ import type { CollectionRequestRow } from '../domain/collection-requests';
 import { networkByName } from '../domain/networks';
 import type { RetrySchedule } from '../domain/webhook-schedule';
 import type { PendingDelivery, RecordedEvent } from '../services/events';
+import { OUTBOX, type OutboxKind, type OutboxRow, type PaymentToStart, type ReversalToStart } from '../services/outbox';
 import { subscriptionInputFor, workflowInputFor } from '../services/collection-requests';
 import { eventDispatchWorkflowId } from '../workflows/contracts/legacy';
 import { paymentCancelledSignal, paymentWorkflowId, reversalWorkflowId } from '../workflows/contracts/money-out';
@@ -42,17 +43,8 @@ const REPORT_CONFIRMATION_SECONDS = 24 * 3600;
 
 export type LaunchLogger = (message: string, fields: Record<string, unknown>) => void;
 
-export type PaymentToStart = { id: number; organizationId: number; startDate: Date | null };
-export type ReversalToStart = { id: number; organizationId: number };
-
-/** What a committed transaction recorded that needs a workflow. */
-export type Committed = {
-  events?: readonly RecordedEvent[];
-  deliveries?: readonly PendingDelivery[];
-  requests?: readonly CollectionRequestRow[];
-  payments?: readonly PaymentToStart[];
-  reversals?: readonly ReversalToStart[];
-};
+/** What a committed transaction recorded that needs a workflow: outbox rows of each kind, and events (with their deliveries). */
+export type Committed = { events?: readonly RecordedEvent[] } & { [K in OutboxKind]?: readonly OutboxRow<K>[] };
 
 type StartOptions = {
   workflowId: string;
@@ -251,19 +243,24 @@ export function createLauncher(client: Client, settings: LauncherSettings, log: 
      * throws: a failed start is logged and left to the outbox sweep, the commit stands.
      */
     async afterCommit(committed: Committed): Promise<void> {
-      const deliveries = [...(committed.deliveries ?? []), ...(committed.events ?? []).flatMap((event) => event.deliveries)];
-      const starts = [
-        ...deliveries.map((delivery) => launcher.startDelivery(delivery).catch((error: unknown) =>
-          log('delivery start deferred to the outbox sweep', { workflowId: delivery.workflowId, error }))),
-        ...(committed.requests ?? []).map((request) => launcher.startCollectionRequest(request).catch((error: unknown) =>
-          log('collection request start deferred to the outbox sweep', { requestId: request.id, error }))),
-        ...(committed.payments ?? []).map((payment) => launcher.startPayment(payment).catch((error: unknown) =>
-          log('payment start deferred to the outbox sweep', { paymentId: payment.id, error }))),
-        ...(committed.reversals ?? []).map((reversal) => launcher.startReversal(reversal).catch((error: unknown) =>
-          log('reversal start deferred to the outbox sweep', { reversalId: reversal.id, error }))),
-      ];
-      await Promise.all(starts);
+      const rows: Committed = { ...committed, deliveries: [...(committed.deliveries ?? []), ...(committed.events ?? []).flatMap((event) => event.deliveries)] };
+      await Promise.all((Object.keys(OUTBOX) as OutboxKind[]).flatMap((kind) => (rows[kind] ?? []).map((row) =>
+        launcher.startOutboxRow(kind, row).catch((error: unknown) =>
+          log(`${OUTBOX[kind].noun} start deferred to the outbox sweep`, { kind, id: row.id, error })))));
     },
+
+    /** Starts the workflow of an outbox row of `kind` (the post-commit start and the outbox sweep both come here). */
+    startOutboxRow<K extends OutboxKind>(kind: K, row: OutboxRow<K>): Promise<boolean> {
+      return (outboxStarts[kind] as (row: OutboxRow<K>) => Promise<boolean>)(row);
+    },
+  };
+
+  /** How the workflow of each outbox kind starts: one entry per kind of services/outbox.ts (the type demands each). */
+  const outboxStarts: { [K in OutboxKind]: (row: OutboxRow<K>) => Promise<boolean> } = {
+    requests: launcher.startCollectionRequest,
+    deliveries: launcher.startDelivery,
+    payments: launcher.startPayment,
+    reversals: launcher.startReversal,
   };
   return launcher;
 }

@@ -5,13 +5,14 @@ import { collectionRequestV1 } from './legacy/collection-request';
 import { collectionMatchedSignal, collectionRequestStateQuery, type CollectionMatch, type CollectionRequestInput, type CollectionRequestState } from './contracts/collection-request';
 import { LEAN_CORE_PATCH, networkHintSignal } from './contracts/common';
 import { searchAttributes } from './contracts/search-attributes';
+import { RETRY_POLICIES } from './contracts/retry-policies';
 
 type Activities = ReturnType<typeof createCollectionRequestActivities>;
 
 const { recordRequestStatus } = proxyLocalActivities<Activities>({
   // One PostgreSQL transaction, well under a second; an outage is waited out, it is idempotent.
   startToCloseTimeout: '10 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+  retry: RETRY_POLICIES.untilDone,
 });
 
 const { promptSubscriber, sendSuccessMessage } = proxyActivities<Activities>({
@@ -20,14 +21,14 @@ const { promptSubscriber, sendSuccessMessage } = proxyActivities<Activities>({
   startToCloseTimeout: '15 seconds',
   // A refused prompt is a result, not an error: the activity turns a network that keeps failing into
   // a refusal after a few tries, so retries here outlast only our own outages (database, worker).
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+  retry: RETRY_POLICIES.promptCall,
 });
 
 const { checkPrompt } = proxyActivities<Activities>({
   // The operator's status query. A few tries, then the next poll asks again: an operator that keeps
   // failing must not hold the workflow past its request's expiry.
   startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 4 },
+  retry: RETRY_POLICIES.statusQuery,
 });
 
 /** How often a prompt a real operator took is asked about when no callback comes, for inputs that do not say. */

@@ -3,6 +3,7 @@ import type { createCollectionActivities, ReceiptOutcome } from '../activities/c
 import { incomingCollectionV1 } from './legacy/incoming-collection';
 import { incomingCollectionStatusQuery, type IncomingCollectionInput, type IncomingCollectionResult, type IncomingPaymentInput, type VerificationDecision } from './contracts/incoming-collection';
 import { LEAN_CORE_PATCH, networkHintSignal } from './contracts/common';
+import { RETRY_POLICIES } from './contracts/retry-policies';
 
 type Activities = ReturnType<typeof createCollectionActivities>;
 
@@ -10,19 +11,19 @@ const { receiveCollection, acceptVerifiedCollection } = proxyLocalActivities<Act
   // One PostgreSQL transaction each (then the deliveries' starts and the request's signal).
   startToCloseTimeout: '10 seconds',
   // Money must not be dropped: idempotent, retried through our own outages until it is done.
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+  retry: RETRY_POLICIES.untilDone,
 });
 
 const { rejectCollection } = proxyActivities<Activities>({
   // The rejection goes to the network: a call that leaves the process.
   startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+  retry: RETRY_POLICIES.untilDone,
 });
 
 const { checkReportedPayment } = proxyActivities<Activities>({
   // The operator's status query. A few tries, then the next poll asks again.
   startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 4 },
+  retry: RETRY_POLICIES.statusQuery,
 });
 
 /**
@@ -93,7 +94,7 @@ export async function incomingCollection(input: IncomingCollectionInput): Promis
     // The merchant's failures are answers (the default applies), so only our own (database, worker)
     // are retried, for as long as they last: the payment must reach a decision.
     startToCloseTimeout: `${input.verificationTimeoutSeconds + 10} seconds`,
-    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+    retry: RETRY_POLICIES.untilDone,
   });
   const decision: VerificationDecision = await verifyCollection({
     collectionId: receipt.collectionId,

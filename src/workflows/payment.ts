@@ -4,20 +4,21 @@ import type { PayoutResult } from '../network/adapter';
 import type { PayoutOutcome } from '../services/payments';
 import { moneyOutStateQuery, paymentCancelledSignal, type MoneyOutState, type PaymentInput, type ReversalInput } from './contracts/money-out';
 import { networkHintSignal } from './contracts/common';
+import { RETRY_POLICIES } from './contracts/retry-policies';
 
 type Activities = ReturnType<typeof createPaymentActivities>;
 
 const { beginPaymentStep, finishPaymentStep, finishReversalStep } = proxyLocalActivities<Activities>({
   // One PostgreSQL transaction each (the state, its event, a release); idempotent, retried through outages.
   startToCloseTimeout: '10 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+  retry: RETRY_POLICIES.untilDone,
 });
 
 const { sendPayout, queryPayout } = proxyActivities<Activities>({
   // Calls that leave the process (the network). Idempotent per payout reference, so a retry after a
   // crash mid-call sends nothing twice; a network that keeps failing is retried until it answers.
   startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute' },
+  retry: RETRY_POLICIES.payout,
 });
 
 const NO_CONFIRMATION = 'The network did not confirm the transfer in time.';

@@ -2,11 +2,12 @@ import { continueAsNew, proxyActivities, setHandler, sleep } from '@temporalio/w
 import type { createCollectionRequestActivities } from '../activities/collection-requests';
 import { nextOccurrence, type Frequency, type Subscription } from '../domain/subscriptions';
 import { subscriptionStateQuery, type SubscriptionInput, type SubscriptionState } from './contracts/subscription';
+import { RETRY_POLICIES } from './contracts/retry-policies';
 
 const { createSubscriptionOccurrence } = proxyActivities<ReturnType<typeof createCollectionRequestActivities>>({
   startToCloseTimeout: '1 minute',
   // Creating an occurrence is idempotent (unique per occurrence time): retry until it is there.
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+  retry: RETRY_POLICIES.untilDone,
 });
 
 // Keeps the history short for long subscriptions (minutely for a year).

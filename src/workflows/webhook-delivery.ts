@@ -2,11 +2,12 @@ import { defineQuery, patched, proxyActivities, setHandler, sleep, workflowInfo 
 import type { WebhookActivities } from '../activities/webhooks';
 import { retryDelayMs, totalAttempts } from '../domain/webhook-schedule';
 import type { WebhookDeliveryInput, WebhookDeliveryOutcome, WebhookDeliveryResult, WebhookDeliveryStatus } from './contracts/webhook-delivery';
+import { RETRY_POLICIES } from './contracts/retry-policies';
 
 const { openWebhookDelivery, finishWebhookDelivery } = proxyActivities<WebhookActivities>({
   startToCloseTimeout: '30 seconds',
   // Only PostgreSQL can fail here; keep trying with growing waits rather than lose the delivery.
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+  retry: RETRY_POLICIES.untilDone,
 });
 
 const { attemptWebhookDelivery, sendWebhookAttempt } = proxyActivities<WebhookActivities>({
@@ -14,7 +15,7 @@ const { attemptWebhookDelivery, sendWebhookAttempt } = proxyActivities<WebhookAc
   startToCloseTimeout: '20 seconds',
   // A receiver's failure is a result, not an error; this retries only our side (database, crash),
   // and the activity is idempotent per (delivery, attempt), so a retry never logs an attempt twice.
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+  retry: RETRY_POLICIES.untilDone,
 });
 
 export const webhookDeliveryStatusQuery = defineQuery<WebhookDeliveryStatus>('status');

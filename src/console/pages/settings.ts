@@ -13,6 +13,7 @@ import { checkCallbackUrl } from '../../domain/urls';
 import { describeConnections } from '../../network/connections';
 import { issueKeyForUser, listApiKeys, revokeApiKey } from '../../services/api-keys';
 import { updateCollectionSettings, verificationUrlRules } from '../../services/organizations';
+import { verificationSettingsOf } from '../../services/collections';
 import { UserInputError, createUser, findUser, listUsers, removeUser, setManagePermission } from '../../services/users';
 import type { ConsoleSession } from '../../services/console-sessions';
 import { html, type Html } from '../html';
@@ -52,9 +53,8 @@ export const settingsRoutes = (deps: AppDeps) => {
   type SettingsState = { done?: string; values?: Values; errors?: FieldErrors; test?: Html };
 
   async function collectionSettingsPage(session: ConsoleSession, state: SettingsState, status = 200): Promise<Response> {
-    const [organization] = await sql<{ verificationUrl: string | null; acceptByDefault: boolean }[]>`
-      select verification_url as "verificationUrl", accept_by_default as "acceptByDefault" from organizations where id = ${session.organizationId}`;
-    const values = state.values ?? { verification_url: organization?.verificationUrl ?? '', accept_by_default: organization?.acceptByDefault ? 'true' : 'false' };
+    const settings = await verificationSettingsOf(sql, session.organizationId);
+    const values = state.values ?? { verification_url: settings?.url ?? '', accept_by_default: settings?.acceptByDefault ? 'true' : 'false' };
     const errors = state.errors ?? {};
     const content = html`${subnav('collections')}${state.done ? notice(state.done) : ''}${state.test ?? ''}
 <section class="card"><h2>Collection verification</h2>
@@ -66,7 +66,7 @@ ${postForm(session, '/console/settings', html`
 ${input('verification_url', 'Verification URL', values, errors, { type: 'url', hint: 'Leave empty to accept every collection without asking.' })}
 ${checkbox('accept_by_default', 'Accept when the URL does not answer in time', values.accept_by_default === 'true')}
 <div class="actions"><button type="submit" class="primary">Save settings</button></div>`)}
-${organization?.verificationUrl ? html`<h3>Test</h3><p>Sends a sample verification request to ${organization.verificationUrl} and shows what it answered (the console waits at most ${Math.min(TEST_VERIFICATION_MAX_SECONDS, config.collections.verificationTimeoutSeconds)} s).</p>
+${settings?.url ? html`<h3>Test</h3><p>Sends a sample verification request to ${settings.url} and shows what it answered (the console waits at most ${Math.min(TEST_VERIFICATION_MAX_SECONDS, config.collections.verificationTimeoutSeconds)} s).</p>
 ${actionButton(session, '/console/settings/test-verification', 'Send a test verification')}` : ''}
 </section>
 <section class="card" id="network-connections"><h2>Mobile networks</h2>
@@ -145,9 +145,7 @@ ${checkbox('manage', 'May manage users and organization settings (users, setting
       return redirect('/console/settings?done=settings-saved');
     }, { action: 'manager', parse: 'none' })
     .post('/console/settings/test-verification', async ({ session }) => {
-      const [organization] = await sql<{ verificationUrl: string | null }[]>`
-        select verification_url as "verificationUrl" from organizations where id = ${session.organizationId}`;
-      const url = organization?.verificationUrl;
+      const url = (await verificationSettingsOf(sql, session.organizationId))?.url;
       if (!url) return await collectionSettingsPage(session, { test: notice('Save a verification URL first.', 'error') }, 400);
       const sample: VerificationRequest = {
         phonenumber: '+256772123456', amount: '1000.0000', currency_code: 'BXC',

@@ -3,6 +3,7 @@ import type { createCollectionRequestActivities } from '../../activities/collect
 import type { RequestStatus } from '../../domain/collection-requests';
 import { collectionMatchedSignal, collectionRequestStateQuery, type CollectionMatch, type CollectionRequestInput, type CollectionRequestState } from '../contracts/collection-request';
 import { searchAttributes } from '../contracts/search-attributes';
+import { RETRY_POLICIES } from '../contracts/retry-policies';
 
 type Activities = ReturnType<typeof createCollectionRequestActivities>;
 
@@ -10,14 +11,14 @@ const { recordRequestStatus, sendInstructions, sendSuccessMessage } = proxyActiv
   // Short: an activity lost with a dead worker is retried elsewhere after this long.
   startToCloseTimeout: '10 seconds',
   // Database writes and text messages: keep trying through outages, they are idempotent.
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+  retry: RETRY_POLICIES.untilDone,
 });
 
 const { promptForPayment } = proxyActivities<Activities>({
   startToCloseTimeout: '15 seconds',
   // A refusal is a result, not an error. The activity turns a network that keeps failing into a
   // refusal after a few tries, so retries here outlast only our own outages (database, worker).
-  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+  retry: RETRY_POLICIES.promptCall,
 });
 
 /**

@@ -8,17 +8,18 @@ import { webhookDelivery } from '../webhook-delivery';
 import { type EventDispatchInput, type EventDispatchStatus } from '../contracts/legacy';
 import { webhookDeliveryWorkflowId } from '../contracts/webhook-delivery';
 import { searchAttributes } from '../contracts/search-attributes';
+import { RETRY_POLICIES } from '../contracts/retry-policies';
 
 const { markEventDispatched } = proxyActivities<ReturnType<typeof createEventActivities>>({
   startToCloseTimeout: '30 seconds',
   // PostgreSQL may be down for a while; keep trying with growing waits rather than lose the event.
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+  retry: RETRY_POLICIES.untilDone,
 });
 
 const { planWebhookDeliveries } = proxyActivities<WebhookActivities>({
   startToCloseTimeout: '30 seconds',
   // As above: only PostgreSQL can fail here, and the event must still reach its webhooks.
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+  retry: RETRY_POLICIES.untilDone,
 });
 
 /** Dispatches recorded before webhook delivery existed replay without it (test/histories). */

@@ -3,13 +3,14 @@ import type { createCollectionActivities } from '../../activities/collections';
 import { incomingCollectionStatusQuery, type IncomingCollectionInput, type IncomingCollectionResult, type VerificationDecision } from '../contracts/incoming-collection';
 import { collectionMatchedSignal, collectionRequestWorkflowId } from '../contracts/collection-request';
 import { PERMANENT_DATABASE_ERROR } from '../contracts/common';
+import { RETRY_POLICIES } from '../contracts/retry-policies';
 
 type Activities = ReturnType<typeof createCollectionActivities>;
 
 const { storeCollection, matchCollection, acceptCollection, rejectCollection, failCollection } = proxyActivities<Activities>({
   startToCloseTimeout: '10 seconds',
   // Money must not be dropped: database steps are idempotent and retried until they succeed.
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+  retry: RETRY_POLICIES.untilDone,
 });
 
 /** True for an activity that failed non-retryably because of a permanent database error. */
@@ -46,7 +47,7 @@ export async function incomingCollectionV1(input: IncomingCollectionInput): Prom
     // The merchant's failures are answers (the default applies), so only our own (database, worker)
     // are retried, for as long as they last: the payment must reach a decision.
     startToCloseTimeout: `${input.verificationTimeoutSeconds + 10} seconds`,
-    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+    retry: RETRY_POLICIES.untilDone,
   });
   const decision: VerificationDecision = await verifyCollection({
     collectionId: collection.id,

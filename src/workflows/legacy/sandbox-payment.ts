@@ -1,11 +1,12 @@
 import { proxyActivities, sleep } from '@temporalio/workflow';
 import type { createCollectionRequestActivities } from '../../activities/collection-requests';
 import type { SandboxPaymentInput } from '../contracts/legacy';
+import { RETRY_POLICIES } from '../contracts/retry-policies';
 
 const { deliverSandboxPayment } = proxyActivities<ReturnType<typeof createCollectionRequestActivities>>({
   startToCloseTimeout: '30 seconds',
   // The payment must arrive eventually, as a real network's would.
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+  retry: RETRY_POLICIES.untilDone,
 });
 
 /**

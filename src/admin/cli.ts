@@ -1,0 +1,55 @@
+/**
+ * What every admin command shares: its context (configuration, database, options), the usage
+ * error that prints the usage, output as text or JSON, and the option readers.
+ */
+import type { Config } from '../config';
+import type { Sql } from '../db';
+
+export class UsageError extends Error {}
+
+/** The options `npm run admin` understands (node:util parseArgs). */
+export const OPTIONS = {
+  name: { type: 'string' },
+  org: { type: 'string' },
+  currency: { type: 'string' },
+  amount: { type: 'string' },
+  'verification-url': { type: 'string' },
+  'accept-by-default': { type: 'string' },
+  reads: { type: 'string' },
+  writes: { type: 'string' },
+  version: { type: 'string' },
+  username: { type: 'string' },
+  network: { type: 'string' },
+  password: { type: 'string' },
+  kind: { type: 'string' },
+  account: { type: 'string' },
+  limit: { type: 'string' },
+  collection: { type: 'string' },
+  reason: { type: 'string' },
+  id: { type: 'string' },
+  email: { type: 'string' },
+  manage: { type: 'boolean', default: false },
+  json: { type: 'boolean', default: false },
+} as const;
+
+export type Options = { [K in keyof typeof OPTIONS]: (typeof OPTIONS)[K] extends { type: 'boolean' } ? boolean : string | undefined };
+
+export type CommandContext = { config: Config; sql: Sql; values: Options; command: string };
+
+/** A command: its usage line(s) and what it does. */
+export type Command = { usage: string; run: (context: CommandContext) => Promise<void> };
+
+export function print(json: boolean, value: Record<string, unknown>, lines: string[]): void {
+  process.stdout.write(json ? `${JSON.stringify(value)}\n` : `${lines.join('\n')}\n`);
+}
+
+export function organizationId(raw: string | undefined): number {
+  if (raw === undefined || !/^\d+$/.test(raw)) throw new UsageError('--org takes an organization id');
+  return Number(raw);
+}
+
+/** A row id option (`--collection`, `--id`): a whole number, or the usage error `message`. */
+export function rowId(raw: string | undefined, message: string): number {
+  if (!/^\d{1,15}$/.test(raw ?? '')) throw new UsageError(message);
+  return Number(raw);
+}

@@ -1,0 +1,97 @@
+/**
+ * The outbox: every kind of record whose commit starts a workflow. The use case writes the row (a
+ * request, a delivery, a payment, a reversal) in its transaction and hands it to the launcher's
+ * `afterCommit`; a row whose workflow did not start (the process died, Temporal was down) still has
+ * `workflow_started_at` null, and the outbox sweep starts it after a grace period. One entry per
+ * kind here is read by all three: the launcher (which must start each kind: its table of starts is
+ * typed by this one), the sweep and the backlog gauge.
+ */
+import type { Fragment } from 'postgres';
+import type { Queryable, Sql } from '../db';
+import type { CollectionRequestRow } from '../domain/collection-requests';
+import { REQUEST_COLUMNS } from './collection-requests';
+import type { PendingDelivery } from './events';
+import type { OutboxBacklog } from '../telemetry/metrics';
+import { OTHER_SWEEP_KINDS, notSetAside, sweepEach, type SweepKind } from './sweeps';
+
+type OutboxTable = {
+  /** The table of its rows, each with `created` and `workflow_started_at`. */
+  table: string;
+  /** The row as its workflow's start needs it, as the sweep selects it. */
+  columns: string;
+  /** Which rows still want a workflow besides `workflow_started_at is null` (SQL, a constant). */
+  pending?: string;
+  /** Under which kind the sweep sets a row aside. */
+  sweepKind: SweepKind;
+  /** What a row is, for logs. */
+  noun: string;
+};
+
+/** An entry, with the type of its rows (the launcher's start of the kind takes them). */
+const entry = <Row extends { id: number }>(table: OutboxTable) => table as OutboxTable & { readonly row?: Row };
+
+export type PaymentToStart = { id: number; organizationId: number; startDate: Date | null };
+export type ReversalToStart = { id: number; organizationId: number };
+
+export const OUTBOX = {
+  requests: entry<CollectionRequestRow>({ table: 'collection_requests', columns: REQUEST_COLUMNS, sweepKind: 'outbox-request', noun: 'collection request' }),
+  deliveries: entry<PendingDelivery>({
+    table: 'webhook_deliveries',
+    columns: `id, workflow_id as "workflowId", organization_id as "organizationId", webhook_id as "webhookId", event_id as "eventId",
+      (select e.type from events e where e.id = webhook_deliveries.event_id) as "eventType", redelivery`,
+    pending: `status = 'pending'`,
+    sweepKind: 'outbox-delivery',
+    noun: 'webhook delivery',
+  }),
+  payments: entry<PaymentToStart>({
+    table: 'payments', columns: 'id, organization_id as "organizationId", start_date as "startDate"', sweepKind: 'outbox-payment', noun: 'payment',
+  }),
+  reversals: entry<ReversalToStart>({ table: 'reversals', columns: 'id, organization_id as "organizationId"', sweepKind: 'outbox-reversal', noun: 'reversal' }),
+};
+
+export type OutboxKind = keyof typeof OUTBOX;
+
+/** Every kind a sweep sets rows aside under (what `sweeps retry --kind` takes). */
+export const SWEEP_KINDS: readonly SweepKind[] = [...Object.values(OUTBOX).map((table) => table.sweepKind), ...OTHER_SWEEP_KINDS];
+export type OutboxRow<K extends OutboxKind> = NonNullable<(typeof OUTBOX)[K]['row']>;
+
+const pendingRows = (sql: Queryable, table: OutboxTable): Fragment =>
+  sql`workflow_started_at is null ${table.pending ? sql`and ${sql.unsafe(table.pending)}` : sql``}`;
+
+/**
+ * The outbox sweep's part for one kind: rows committed more than `graceSeconds` ago whose workflow
+ * never started are started through `start` and marked; a row that cannot be started for a reason
+ * of its own is set aside and reported, the others still start. Returns how many started.
+ */
+export async function startUnlaunched<K extends OutboxKind>(
+  sql: Sql,
+  kind: K,
+  options: { graceSeconds: number; batchSize: number; start: (row: OutboxRow<K>) => Promise<boolean>; onSetAside: (row: OutboxRow<K>, error: unknown) => void },
+): Promise<number> {
+  const table: OutboxTable = OUTBOX[kind];
+  const rows = await sql<OutboxRow<K>[]>`
+    select ${sql.unsafe(table.columns)} from ${sql(table.table)}
+    where ${pendingRows(sql, table)} and created < now() - ${options.graceSeconds}::int * interval '1 second'
+      ${notSetAside(sql, table.sweepKind, `${table.table}.id`)}
+    order by created limit ${options.batchSize}`;
+  let started = 0;
+  await sweepEach(sql, table.sweepKind, rows, async (row) => {
+    if (await options.start(row)) started += 1;
+    await sql`update ${sql(table.table)} set workflow_started_at = coalesce(workflow_started_at, now()) where id = ${row.id}`;
+  }, options.onSetAside);
+  return started;
+}
+
+/**
+ * Rows of each outbox table waiting for their workflow, and the age of the oldest (the
+ * `outbox_backlog` gauges), with events recorded before migration 008 and never dispatched. One
+ * query; the partial indexes on each table's pending rows keep it cheap.
+ */
+export async function outboxBacklog(sql: Queryable): Promise<OutboxBacklog[]> {
+  const waiting = (from: string, where: Fragment) => sql`
+    select ${from}::text as kind, count(*)::int as count, coalesce(extract(epoch from now() - min(created)), 0)::float8 as "oldestAgeSeconds"
+    from ${sql(from)} where ${where}`;
+  const tables = Object.values(OUTBOX).map((table) => waiting(table.table, pendingRows(sql, table)));
+  const parts = [waiting('events', sql`dispatched_at is null`), ...tables];
+  return await sql<OutboxBacklog[]>`${parts.reduce((union, part) => sql`${union} union all ${part}`)}`;
+}

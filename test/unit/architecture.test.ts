@@ -1,0 +1,20 @@
+import { expect, test } from 'bun:test';
+import { readArchitecture } from '../../scripts/architecture';
+
+const architecture = readArchitecture();
+
+test('no run-time import goes up a floor', () => {
+  expect(architecture.upward).toEqual([]);
+});
+
+test('the API and the web console do not import each other', () => {
+  expect(architecture.facesCrossed).toEqual([]);
+});
+
+test('no import circle', () => {
+  expect(architecture.cycles).toEqual([]);
+});
+
+test('SQL is written in services/ and db/ only', () => {
+  expect(architecture.sqlOutside).toEqual([]);
+});
