@@ -1,13 +1,20 @@
 /**
  * The shape of src/ as rules a reviewer would check by hand: the run-time import graph (type-only
  * imports excluded) has no circle and no import up a floor, the API and the console do not import
- * each other, and SQL is written only in services/ and db/. `bun scripts/architecture.ts` prints the
- * floors, the imports between them and every breach; test/unit/architecture.test.ts asserts none.
+ * each other, SQL is written only in services/ and db/, no function has more than 60 lines of its
+ * own (nested functions not counted), and nothing is exported that no other file names.
+ * `bun scripts/architecture.ts` prints the floors, the imports between them and every breach;
+ * test/unit/architecture.test.ts asserts none.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
+import ts from 'typescript';
 
 export const SRC = resolve(import.meta.dir, '../src');
+const ROOT = resolve(SRC, '..');
+/** Where an export may be used: the code, its tests, the scripts and the benchmarks. */
+const USERS = ['src', 'test', 'scripts', 'bench'].map((folder) => join(ROOT, folder));
+export const MAX_OWN_LINES = 60;
 
 /**
  * The floors, lowest first: a module may import its own floor and the ones below it at run time.
@@ -45,9 +52,58 @@ export function floorOf(module: string): number {
 function sourceFiles(folder: string): string[] {
   return readdirSync(folder).flatMap((name) => {
     const path = join(folder, name);
-    if (statSync(path).isDirectory()) return sourceFiles(path);
+    if (statSync(path).isDirectory()) return name === 'node_modules' ? [] : sourceFiles(path);
     return /\.(ts|mjs)$/.test(name) ? [path] : [];
   });
+}
+
+const hasBody = (node: ts.Node): node is ts.FunctionLikeDeclaration & { body: ts.Node } =>
+  ts.isFunctionLike(node) && (node as { body?: ts.Node }).body !== undefined;
+
+/** Functions with more than MAX_OWN_LINES lines of their own (their nested functions' lines left out), as `file:line name (lines)`. */
+function longFunctions(file: string, text: string): string[] {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+  const lineOf = (position: number) => source.getLineAndCharacterOfPosition(position).line;
+  const span = (node: ts.Node) => lineOf(node.getEnd()) - lineOf(node.getStart()) + 1;
+  const found: string[] = [];
+  const visit = (node: ts.Node): void => {
+    if (hasBody(node)) {
+      let nested = 0;
+      const inner = (child: ts.Node): void => (hasBody(child) ? void (nested += span(child)) : ts.forEachChild(child, inner));
+      ts.forEachChild(node.body, inner);
+      const own = span(node) - nested;
+      const parent = node.parent;
+      const name = node.name?.getText() ?? (ts.isVariableDeclaration(parent) || ts.isPropertyAssignment(parent) ? parent.name.getText() : '(anonymous)');
+      if (own > MAX_OWN_LINES) found.push(`${relative(SRC, file)}:${lineOf(node.getStart()) + 1} ${name} (${own} lines)`);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+/** The names a module exports by declaration (`export function f`, `export const a, b`, `export type T`). */
+function exportedNames(file: string, text: string): string[] {
+  const names: string[] = [];
+  ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true).forEachChild((node) => {
+    if (!(ts.canHaveModifiers(node) && ts.getModifiers(node)?.some((modifier) => modifier.kind === ts.SyntaxKind.ExportKeyword))) return;
+    if (ts.isVariableStatement(node)) node.declarationList.declarations.forEach((declaration) => names.push(declaration.name.getText()));
+    else if ((node as { name?: ts.Node }).name) names.push((node as unknown as { name: ts.Node }).name.getText());
+  });
+  return names;
+}
+
+/** Exports no other file of the project names (by word): they should not be exported, or not exist. */
+function deadExports(texts: Map<string, string>): string[] {
+  const users = [...new Set(USERS.flatMap(sourceFiles))].map((file) => ({ file, text: texts.get(file) ?? readFileSync(file, 'utf8') }));
+  const dead: string[] = [];
+  for (const [file, text] of texts) {
+    for (const name of exportedNames(file, text)) {
+      const word = new RegExp(`\\b${name}\\b`);
+      if (!users.some((user) => user.file !== file && word.test(user.text))) dead.push(`${relative(SRC, file)} ${name}`);
+    }
+  }
+  return dead;
 }
 
 /** The run-time imports of a module, as src-relative module paths (type-only imports left out). */
@@ -74,15 +130,21 @@ export type Architecture = {
   facesCrossed: { from: string; to: string }[];
   cycles: string[][];
   sqlOutside: string[];
+  longFunctions: string[];
+  deadExports: string[];
 };
 
 export function readArchitecture(): Architecture {
   const files = sourceFiles(SRC);
   const imports = new Map<string, string[]>();
   const sqlOutside: string[] = [];
+  const long: string[] = [];
+  const texts = new Map<string, string>();
   for (const file of files) {
     const module = relative(SRC, file);
     const text = readFileSync(file, 'utf8');
+    texts.set(file, text);
+    long.push(...longFunctions(file, text));
     imports.set(module, runtimeImports(file, text));
     const sqlHome = module.startsWith('services/') || module.startsWith('db/');
     if (!sqlHome && /\b(sql|tx|savepoint)(<[^`]*>)?`/.test(text)) sqlOutside.push(module);
@@ -96,7 +158,10 @@ export function readArchitecture(): Architecture {
       if (face(from) !== null && face(to) !== null && face(from) !== face(to)) facesCrossed.push({ from, to });
     }
   }
-  return { modules: [...imports.keys()].sort(), imports, upward, facesCrossed, cycles: findCycles(imports), sqlOutside: sqlOutside.sort() };
+  return {
+    modules: [...imports.keys()].sort(), imports, upward, facesCrossed, cycles: findCycles(imports), sqlOutside: sqlOutside.sort(),
+    longFunctions: long, deadExports: deadExports(texts),
+  };
 }
 
 /** Every strongly connected set of two or more modules (Tarjan), each a circle of imports. */
@@ -152,6 +217,8 @@ if (import.meta.main) {
     `imports between the API and the console: ${architecture.facesCrossed.length}`, ...architecture.facesCrossed.map(({ from, to }) => `  ${from} → ${to}`),
     `import circles: ${architecture.cycles.length}`, ...architecture.cycles.map((cycle) => `  ${cycle.join(' ↔ ')}`),
     `SQL outside services/ and db/: ${architecture.sqlOutside.length}`, ...architecture.sqlOutside.map((module) => `  ${module}`),
+    `functions over ${MAX_OWN_LINES} lines of their own: ${architecture.longFunctions.length}`, ...architecture.longFunctions.map((where) => `  ${where}`),
+    `exports no other file names: ${architecture.deadExports.length}`, ...architecture.deadExports.map((where) => `  ${where}`),
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
 }

@@ -23,7 +23,7 @@ import { createLazyClient } from './temporal/connection';
 import { launcherFromConfig } from './temporal/launcher';
 
 /** What a process hands `createApp`: the networks are built from the configuration when not given. */
-export type AppInputs = Omit<AppDeps, 'networks'> & { networks?: NetworkAdapter };
+type AppInputs = Omit<AppDeps, 'networks'> & { networks?: NetworkAdapter };
 
 /**
  * The dependencies of an API process (Bun or Deno): a database pool, its telemetry (traced queries
@@ -79,4 +79,3 @@ export function createApp(given: AppInputs) {
   handle = (request) => app.handle(request);
   return app;
 }
-export type App = ReturnType<typeof createApp>;

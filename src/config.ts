@@ -171,6 +171,46 @@ export type TelemetrySettings = {
 };
 
 /** Reads and validates the environment once; everything else receives the result. */
+type Parsed = v.InferOutput<typeof ConfigSchema>;
+
+/** The operators' connectors: each on when its switch variable is set, then with every variable it needs. */
+function connectorsOf(c: Parsed, problems: string[]): Pick<Config, 'mpesa' | 'momo'> {
+  const mpesa = connectorSettings('MPESA_CONSUMER_KEY', c, ['MPESA_CONSUMER_SECRET', 'MPESA_SHORTCODE', 'MPESA_PASSKEY', 'MPESA_INITIATOR_NAME', 'MPESA_SECURITY_CREDENTIAL'], problems);
+  const momo = connectorSettings('MTN_MOMO_COLLECTION_API_USER', c, [
+    'MTN_MOMO_COLLECTION_SUBSCRIPTION_KEY', 'MTN_MOMO_COLLECTION_API_KEY',
+    'MTN_MOMO_DISBURSEMENT_SUBSCRIPTION_KEY', 'MTN_MOMO_DISBURSEMENT_API_USER', 'MTN_MOMO_DISBURSEMENT_API_KEY',
+  ], problems);
+  return {
+    mpesa: mpesa ? {
+      baseUrl: c.MPESA_BASE_URL,
+      consumerKey: c.MPESA_CONSUMER_KEY!,
+      consumerSecret: c.MPESA_CONSUMER_SECRET!,
+      shortcode: c.MPESA_SHORTCODE!,
+      passkey: c.MPESA_PASSKEY!,
+      initiatorName: c.MPESA_INITIATOR_NAME!,
+      securityCredential: c.MPESA_SECURITY_CREDENTIAL!,
+      validationTimeoutMs: c.MPESA_VALIDATION_TIMEOUT_MS,
+      registerUrlsAtStart: c.MPESA_REGISTER_URLS,
+    } : null,
+    momo: momo ? {
+      baseUrl: c.MTN_MOMO_BASE_URL,
+      targetEnvironment: c.MTN_MOMO_TARGET_ENVIRONMENT,
+      collection: { subscriptionKey: c.MTN_MOMO_COLLECTION_SUBSCRIPTION_KEY!, apiUser: c.MTN_MOMO_COLLECTION_API_USER!, apiKey: c.MTN_MOMO_COLLECTION_API_KEY! },
+      disbursement: { subscriptionKey: c.MTN_MOMO_DISBURSEMENT_SUBSCRIPTION_KEY!, apiUser: c.MTN_MOMO_DISBURSEMENT_API_USER!, apiKey: c.MTN_MOMO_DISBURSEMENT_API_KEY! },
+    } : null,
+  };
+}
+
+/** Rules that bind several variables together. */
+function crossChecks(c: Parsed, connectors: Pick<Config, 'mpesa' | 'momo'>, problems: string[]): void {
+  // The operators call back at PUBLIC_BASE_URL: a connector needs it.
+  if ((connectors.mpesa || connectors.momo) && c.PUBLIC_BASE_URL === undefined) problems.push('PUBLIC_BASE_URL: required when a network connector (MPESA_*, MTN_MOMO_*) is on');
+  // Trusting an extra CA for outgoing deliveries is for local receivers in sandbox mode only.
+  if (c.WEBHOOK_CA_FILE !== undefined && !c.SANDBOX) problems.push('WEBHOOK_CA_FILE: only allowed when SANDBOX=true');
+  // Absolute links (list pages) and the networks' callback URLs are built from it, never from a request's Host header.
+  if (c.PUBLIC_BASE_URL === undefined && !c.SANDBOX) problems.push('PUBLIC_BASE_URL: required when SANDBOX=false');
+}
+
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const defined = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ''));
   const result = v.safeParse(ConfigSchema, defined);
@@ -180,17 +220,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   const c = result.output;
   const problems: string[] = [];
-  const mpesa = connectorSettings('MPESA_CONSUMER_KEY', c, ['MPESA_CONSUMER_SECRET', 'MPESA_SHORTCODE', 'MPESA_PASSKEY', 'MPESA_INITIATOR_NAME', 'MPESA_SECURITY_CREDENTIAL'], problems);
-  const momo = connectorSettings('MTN_MOMO_COLLECTION_API_USER', c, [
-    'MTN_MOMO_COLLECTION_SUBSCRIPTION_KEY', 'MTN_MOMO_COLLECTION_API_KEY',
-    'MTN_MOMO_DISBURSEMENT_SUBSCRIPTION_KEY', 'MTN_MOMO_DISBURSEMENT_API_USER', 'MTN_MOMO_DISBURSEMENT_API_KEY',
-  ], problems);
-  // The operators call back at PUBLIC_BASE_URL: a connector needs it.
-  if ((mpesa || momo) && c.PUBLIC_BASE_URL === undefined) problems.push('PUBLIC_BASE_URL: required when a network connector (MPESA_*, MTN_MOMO_*) is on');
-  // Trusting an extra CA for outgoing deliveries is for local receivers in sandbox mode only.
-  if (c.WEBHOOK_CA_FILE !== undefined && !c.SANDBOX) problems.push('WEBHOOK_CA_FILE: only allowed when SANDBOX=true');
-  // Absolute links (list pages) and the networks' callback URLs are built from it, never from a request's Host header.
-  if (c.PUBLIC_BASE_URL === undefined && !c.SANDBOX) problems.push('PUBLIC_BASE_URL: required when SANDBOX=false');
+  const connectors = connectorsOf(c, problems);
+  crossChecks(c, connectors, problems);
   if (problems.length > 0) throw new Error(`Invalid configuration: ${problems.join('; ')}`);
   return {
     port: c.PORT,
@@ -200,17 +231,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     publicBaseUrl: c.PUBLIC_BASE_URL?.replace(/\/+$/, ''),
     sandbox: c.SANDBOX,
     pageSizeMax: c.PAGE_SIZE_MAX,
-    outbox: {
-      sweepEnabled: c.OUTBOX_SWEEP,
-      sweepIntervalSeconds: c.OUTBOX_SWEEP_INTERVAL_SECONDS,
-      graceSeconds: c.OUTBOX_GRACE_SECONDS,
-    },
+    outbox: { sweepEnabled: c.OUTBOX_SWEEP, sweepIntervalSeconds: c.OUTBOX_SWEEP_INTERVAL_SECONDS, graceSeconds: c.OUTBOX_GRACE_SECONDS },
     workflowBundlePath: c.WORKFLOW_BUNDLE_PATH,
     worker: { maxCachedWorkflows: c.WORKER_MAX_CACHED_WORKFLOWS },
-    collectionRequests: {
-      sandboxPaymentDelaySeconds: c.SANDBOX_PAYMENT_DELAY_SECONDS,
-      failedPromptRetrySeconds: c.FAILED_PROMPT_RETRY_SECONDS,
-    },
+    collectionRequests: { sandboxPaymentDelaySeconds: c.SANDBOX_PAYMENT_DELAY_SECONDS, failedPromptRetrySeconds: c.FAILED_PROMPT_RETRY_SECONDS },
     collections: { verificationTimeoutSeconds: c.VERIFICATION_TIMEOUT_SECONDS },
     payouts: {
       sandboxDelaySeconds: c.SANDBOX_PAYOUT_DELAY_SECONDS,
@@ -231,23 +255,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       workerMetricsHost: c.WORKER_METRICS_HOST,
       metricsToken: c.METRICS_TOKEN,
     },
-    mpesa: mpesa ? {
-      baseUrl: c.MPESA_BASE_URL,
-      consumerKey: c.MPESA_CONSUMER_KEY!,
-      consumerSecret: c.MPESA_CONSUMER_SECRET!,
-      shortcode: c.MPESA_SHORTCODE!,
-      passkey: c.MPESA_PASSKEY!,
-      initiatorName: c.MPESA_INITIATOR_NAME!,
-      securityCredential: c.MPESA_SECURITY_CREDENTIAL!,
-      validationTimeoutMs: c.MPESA_VALIDATION_TIMEOUT_MS,
-      registerUrlsAtStart: c.MPESA_REGISTER_URLS,
-    } : null,
-    momo: momo ? {
-      baseUrl: c.MTN_MOMO_BASE_URL,
-      targetEnvironment: c.MTN_MOMO_TARGET_ENVIRONMENT,
-      collection: { subscriptionKey: c.MTN_MOMO_COLLECTION_SUBSCRIPTION_KEY!, apiUser: c.MTN_MOMO_COLLECTION_API_USER!, apiKey: c.MTN_MOMO_COLLECTION_API_KEY! },
-      disbursement: { subscriptionKey: c.MTN_MOMO_DISBURSEMENT_SUBSCRIPTION_KEY!, apiUser: c.MTN_MOMO_DISBURSEMENT_API_USER!, apiKey: c.MTN_MOMO_DISBURSEMENT_API_KEY! },
-    } : null,
+    ...connectors,
     networkStatusPollSeconds: c.NETWORK_STATUS_POLL_SECONDS,
   };
 }

@@ -39,7 +39,7 @@ export const logger = {
 };
 
 /** A log entry as the Temporal SDK's `DefaultLogger` hands it to its log function. */
-export type SdkLogEntry = { level: string; message: string; meta?: Record<string, unknown>; timestampNanos: bigint };
+type SdkLogEntry = { level: string; message: string; meta?: Record<string, unknown>; timestampNanos: bigint };
 
 /**
  * The worker Runtime's log function: the SDK's, workflows' and activities' logs as the same JSON

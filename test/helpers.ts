@@ -5,6 +5,8 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { closeSync, mkdirSync, mkdtempSync, openSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client } from '@temporalio/client';
 import { WORKER_NODE_ARGS } from '../scripts/infra.mjs';
@@ -41,10 +43,38 @@ export function testClient(): Promise<Client> {
  * A test file's own run of valid, unused mobile numbers: `prefix` followed by five digits counting
  * up from `start` (each file takes its own prefix or range, so files running side by side never share a number).
  */
-export function numberSequence(prefix: string, start: number): () => string {
-  let next = start;
-  return () => `${prefix}${String(next++).padStart(5, '0')}`;
+/**
+ * The tests' one allocator of phone numbers: every number it gives in a run is new, whatever the
+ * prefix and whichever test process asks (each process takes blocks of numbers by creating their
+ * files exclusively under the run's data folder), so no test meets another's requests,
+ * collections or payments by number. `prefix` picks the network by its first digits (`+256772`
+ * MTN Uganda, `+256701` Airtel Uganda, `+254711` Safaricom); the serial fills the rest of the 12
+ * digits.
+ */
+const NUMBER_BLOCK = 10_000;
+let numberBlocks: string | null = null;
+let serial = { next: 0, end: 0 };
+
+function reserveNumberBlock(): { next: number; end: number } {
+  numberBlocks ??= join(process.env.TEST_DATA_DIR ?? mkdtempSync(join(tmpdir(), 'test-numbers-')), 'number-blocks');
+  mkdirSync(numberBlocks, { recursive: true });
+  for (let block = 0; ; block += 1) {
+    try {
+      closeSync(openSync(join(numberBlocks, String(block)), 'wx'));
+      return { next: block * NUMBER_BLOCK, end: (block + 1) * NUMBER_BLOCK };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+  }
 }
+
+export function uniqueNumber(prefix: string): string {
+  if (serial.next === serial.end) serial = reserveNumberBlock();
+  return `${prefix}${String(serial.next++).padStart(13 - prefix.length, '0')}`;
+}
+
+/** `uniqueNumber` with its prefix fixed: a file's source of fresh numbers of one network. */
+export const numberSequence = (prefix: string): (() => string) => () => uniqueNumber(prefix);
 
 export const uniqueTaskQueue = (name: string): string => `test-${name}-${randomUUID().slice(0, 8)}`;
 

@@ -17,8 +17,8 @@ import { type SandboxPaymentInput } from '../workflows/contracts/legacy';
 import { collectionRequestWorkflowId } from '../workflows/contracts/collection-request';
 
 /** Tries of one prompt before a network that keeps failing counts as having refused it. */
-export const PROMPT_NETWORK_TRIES = 5;
-export const NETWORK_UNAVAILABLE_ERROR = 'The mobile network did not respond.';
+const PROMPT_NETWORK_TRIES = 5;
+const NETWORK_UNAVAILABLE_ERROR = 'The mobile network did not respond.';
 
 export type CollectionRequestActivityDeps = { sql: Sql; launcher: Launcher; network: NetworkAdapter };
 
@@ -26,7 +26,7 @@ export type CollectionRequestActivityDeps = { sql: Sql; launcher: Launcher; netw
  * What prompting came to: the status the request now has, or the network's refusal. `confirm`: a
  * real operator took the prompt and the workflow follows it with `checkPrompt` (its callback wakes it).
  */
-export type PromptOutcome =
+type PromptOutcome =
   | { accepted: true; status: RequestStatus | null; confirm?: boolean }
   | { accepted: false; error: string; status: RequestStatus | null };
 

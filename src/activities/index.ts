@@ -8,7 +8,7 @@ import { createPaymentActivities } from './payments';
 import { createRetentionActivities, type RetentionActivityDeps } from './retention';
 import { createWebhookActivities, type WebhookActivityDeps } from './webhooks';
 
-export type ActivityDeps = EventActivityDeps & CollectionRequestActivityDeps & CollectionActivityDeps & WebhookActivityDeps & RetentionActivityDeps & { network: NetworkAdapter };
+type ActivityDeps = EventActivityDeps & CollectionRequestActivityDeps & CollectionActivityDeps & WebhookActivityDeps & RetentionActivityDeps & { network: NetworkAdapter };
 
 export function createActivities(deps: ActivityDeps) {
   return failingPermanently({

@@ -10,7 +10,7 @@ import { OUTBOX, startUnlaunched, type OutboxKind } from '../services/outbox';
 import type { Launcher } from '../temporal/launcher';
 import type { OutboxSweepInput } from '../workflows/contracts/sweeps';
 
-export type OutboxActivityDeps = { sql: Sql; launcher: Launcher };
+type OutboxActivityDeps = { sql: Sql; launcher: Launcher };
 
 export function createOutboxActivities({ sql, launcher }: OutboxActivityDeps) {
   async function sweep(kinds: readonly OutboxKind[], { graceSeconds, batchSize }: OutboxSweepInput): Promise<number> {

@@ -9,9 +9,9 @@ import { recordFinalRequestStatuses, recordPaymentState, recordWalletMovement } 
 import type { Launcher } from '../temporal/launcher';
 import { paymentWorkflowId, reversalWorkflowId } from '../workflows/contracts/money-out';
 
-export type PaymentActivityDeps = { sql: Sql; launcher: Launcher; network: NetworkAdapter };
+type PaymentActivityDeps = { sql: Sql; launcher: Launcher; network: NetworkAdapter };
 
-export type PayoutKind = Payout['kind'];
+type PayoutKind = Payout['kind'];
 
 export function createPaymentActivities({ sql, launcher, network }: PaymentActivityDeps) {
   /** The payout a payment or reversal asks the network for; its reference is ours and unique. */

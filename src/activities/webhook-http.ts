@@ -94,7 +94,7 @@ function describeError(error: unknown): string {
 }
 
 /** POSTs `body` to `target` (HTTPS, or HTTP where the caller allowed it); never throws for what the receiver does, only reports it. */
-export function postOutgoing(target: string, headers: Record<string, string>, body: string, transport: TransportSettings): Promise<HttpAttempt> {
+function postOutgoing(target: string, headers: Record<string, string>, body: string, transport: TransportSettings): Promise<HttpAttempt> {
   const maxBytes = transport.maxResponseBytes ?? RESPONSE_EXCERPT_BYTES;
   const startedAt = new Date();
   const started = performance.now();
@@ -159,7 +159,7 @@ export const postWebhook = postOutgoing;
 export type VerificationRequest = { phonenumber: string; amount: string; currency_code: string; reference: string; remote_transaction_id: string };
 
 /** How much of a verification URL's answer is read: `ACCEPT <id>` or `REJECT <id> <reason>` is short. */
-export const VERIFICATION_ANSWER_BYTES = 2000;
+const VERIFICATION_ANSWER_BYTES = 2000;
 
 /**
  * Asks a merchant's verification URL about a collection, through the same guarded transport as
@@ -173,7 +173,7 @@ export function postVerification(url: string, request: VerificationRequest, tran
 }
 
 /** What the merchant decided about a collection, or the organization's default, and why the default applied. */
-export type MerchantDecision = { decision: 'accept' | 'reject'; reason: string | null; decidedBy: 'merchant' | 'default'; detail: string | null };
+type MerchantDecision = { decision: 'accept' | 'reject'; reason: string | null; decidedBy: 'merchant' | 'default'; detail: string | null };
 
 /**
  * Asks the verification URL (api.md 4.2) and reads its answer: `ACCEPT <id>` or `REJECT <id>

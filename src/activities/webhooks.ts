@@ -15,10 +15,10 @@ export type WebhookActivityDeps = {
   webhooks: RetrySchedule & { caFile: string | undefined };
 };
 
-export type WebhookDeliveryPlan = { webhookIds: number[]; schedule: RetrySchedule };
+type WebhookDeliveryPlan = { webhookIds: number[]; schedule: RetrySchedule };
 
 /** What an attempt came to, as the workflow needs it. `cancelled`: the hook or the event is gone, nothing was sent. */
-export type AttemptResult = { outcome: 'delivered' | 'failed' | 'gone' | 'cancelled'; statusCode: number | null; detail: string | null };
+type AttemptResult = { outcome: 'delivered' | 'failed' | 'gone' | 'cancelled'; statusCode: number | null; detail: string | null };
 
 /**
  * Attempt `attempt` of a delivery: signs and POSTs `{"hook", "data"}` and logs the result.

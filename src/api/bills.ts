@@ -18,8 +18,8 @@ import { REQUIRED, text } from '../domain/input';
 import { jsonResponse } from '../http/request';
 import { requestSchema, routeDocs, type RouteOperation } from '../http/route-docs';
 
-export const BILLS_PREFIX = '/api/bills';
-export const BILLS_DATE_HEADER = 'Bills-date';
+const BILLS_PREFIX = '/api/bills';
+const BILLS_DATE_HEADER = 'Bills-date';
 
 const choice = (issue: v.BaseIssue<unknown>) => `Select a valid choice. ${String(issue.input)} is not one of the available choices.`;
 const ServicesQuery = v.object({
@@ -119,7 +119,7 @@ export const billRoutes = ({ sql, config }: AppDeps) =>
     );
 
 /** A bill-payment path, also under a version prefix (`/api/v2/bills/...`, answered before the prefix is taken off). */
-export function isBillsPath(pathname: string): boolean {
+function isBillsPath(pathname: string): boolean {
   const unprefixed = pathname.replace(/^\/api\/v\d[^/]*(?=\/)/i, '/api');
   return unprefixed === BILLS_PREFIX || unprefixed.startsWith(`${BILLS_PREFIX}/`);
 }

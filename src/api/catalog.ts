@@ -13,6 +13,35 @@ import * as v from 'valibot';
 
 const NoFilters = v.object({});
 
+/** Each operation's documentation (the OpenAPI document), by operation id. */
+const DOCS = {
+  listCurrencies: routeDocs({
+    operationId: 'listCurrencies',
+    summary: 'List currencies',
+    description: 'BXC (the sandbox currency), UGX and KES.',
+    tags: ['Reference'],
+    caller: 'merchant',
+    responses: { 200: { description: 'The currencies.', schema: (version) => listSchemaForVersion(CurrencySchema, version) } },
+  }),
+  listNetworks: routeDocs({
+    operationId: 'listNetworks',
+    summary: 'List mobile networks',
+    description: 'The networks the service knows from the prefixes of their numbers: their country, currency, and what they support.',
+    tags: ['Reference'],
+    caller: 'merchant',
+    responses: { 200: { description: 'The networks.', schema: (version) => listSchemaForVersion(NetworkSchema, version) } },
+  }),
+  getNetwork: routeDocs({
+    operationId: 'getNetwork',
+    summary: 'Get a mobile network',
+    description: 'One network by its stable id.',
+    tags: ['Reference'],
+    caller: 'merchant',
+    errors: [404],
+    responses: { 200: { description: 'The network.', schema: NetworkSchema } },
+  }),
+};
+
 export const catalogRoutes = ({ sql, config }: AppDeps) => {
   // Outside sandbox mode the sandbox network serves nobody.
   const servedNetworks = () => knownNetworks().filter((network) => config.sandbox || network.id !== SANDBOX_NETWORK.id);
@@ -29,14 +58,7 @@ export const catalogRoutes = ({ sql, config }: AppDeps) => {
       {
         auth: true,
         query: listQuery(NoFilters),
-        ...routeDocs({
-          operationId: 'listCurrencies',
-          summary: 'List currencies',
-          description: 'BXC (the sandbox currency), UGX and KES.',
-          tags: ['Reference'],
-          caller: 'merchant',
-          responses: { 200: { description: 'The currencies.', schema: (version) => listSchemaForVersion(CurrencySchema, version) } },
-        }),
+        ...DOCS.listCurrencies,
       },
     )
     .get(
@@ -50,14 +72,7 @@ export const catalogRoutes = ({ sql, config }: AppDeps) => {
       {
         auth: true,
         query: listQuery(NoFilters),
-        ...routeDocs({
-          operationId: 'listNetworks',
-          summary: 'List mobile networks',
-          description: 'The networks the service knows from the prefixes of their numbers: their country, currency, and what they support.',
-          tags: ['Reference'],
-          caller: 'merchant',
-          responses: { 200: { description: 'The networks.', schema: (version) => listSchemaForVersion(NetworkSchema, version) } },
-        }),
+        ...DOCS.listNetworks,
       },
     )
     .get(
@@ -71,15 +86,7 @@ export const catalogRoutes = ({ sql, config }: AppDeps) => {
       {
         auth: true,
         params: PathIdParams,
-        ...routeDocs({
-          operationId: 'getNetwork',
-          summary: 'Get a mobile network',
-          description: 'One network by its stable id.',
-          tags: ['Reference'],
-          caller: 'merchant',
-          errors: [404],
-          responses: { 200: { description: 'The network.', schema: NetworkSchema } },
-        }),
+        ...DOCS.getNetwork,
       },
     );
 };

@@ -8,6 +8,40 @@ import { pathId, type AppDeps } from '../http/context';
 import { listAnswer, listQuery, parsePage } from '../http/pagination';
 import { PathIdParams, requestSchema, routeDocs } from '../http/route-docs';
 
+/** Each operation's documentation (the OpenAPI document), by operation id. */
+const DOCS = {
+  createCollectionRequest: routeDocs({
+    operationId: 'createCollectionRequest',
+    summary: 'Create a collection request',
+    description:
+      'Asks a subscriber to pay: with `send_instructions` the subscriber is prompted (USSD/PIN) and sent instructions by SMS. ' +
+      'The organization needs a funded wallet in the currency. The request runs until it is paid, fails or expires ' +
+      '(`expiry_date`, 24 hours by default); every status change is a `collectionrequest.status.changed` event.',
+    tags: ['Collection requests'],
+    caller: 'merchant',
+    responses: { 201: { description: 'The collection request.', schema: collectionRequestSchemaForVersion } },
+    requestExample: { phonenumber: '+256772123456', amount: '1500', currency: 'UGX', reason: 'Invoice 1042', send_instructions: true, metadata: { invoice: '1042' } },
+  }),
+  listCollectionRequests: routeDocs({
+    operationId: 'listCollectionRequests',
+    summary: 'List collection requests',
+    description: 'Newest first. Filters are exact matches and combine; date filters are inclusive.',
+    tags: ['Collection requests'],
+    caller: 'merchant',
+    responses: {
+      200: { description: 'A page of collection requests.', schema: (version) => listSchemaForVersion(collectionRequestSchemaForVersion(version), version) },
+    },
+  }),
+  getCollectionRequest: routeDocs({
+    operationId: 'getCollectionRequest',
+    summary: 'Get a collection request',
+    tags: ['Collection requests'],
+    caller: 'merchant',
+    errors: [403, 404],
+    responses: { 200: { description: 'The collection request with its contact.', schema: collectionRequestSchemaForVersion } },
+  }),
+};
+
 export const collectionRequestRoutes = (deps: AppDeps) => {
   const { sql, config } = deps;
   return new Elysia({ name: 'collection-requests', prefix: '/api/collectionrequests' })
@@ -22,18 +56,7 @@ export const collectionRequestRoutes = (deps: AppDeps) => {
       {
         auth: true,
         body: requestSchema(CollectionRequestCreate),
-        ...routeDocs({
-          operationId: 'createCollectionRequest',
-          summary: 'Create a collection request',
-          description:
-            'Asks a subscriber to pay: with `send_instructions` the subscriber is prompted (USSD/PIN) and sent instructions by SMS. ' +
-            'The organization needs a funded wallet in the currency. The request runs until it is paid, fails or expires ' +
-            '(`expiry_date`, 24 hours by default); every status change is a `collectionrequest.status.changed` event.',
-          tags: ['Collection requests'],
-          caller: 'merchant',
-          responses: { 201: { description: 'The collection request.', schema: collectionRequestSchemaForVersion } },
-          requestExample: { phonenumber: '+256772123456', amount: '1500', currency: 'UGX', reason: 'Invoice 1042', send_instructions: true, metadata: { invoice: '1042' } },
-        }),
+        ...DOCS.createCollectionRequest,
       },
     )
     .get(
@@ -47,16 +70,7 @@ export const collectionRequestRoutes = (deps: AppDeps) => {
       {
         auth: true,
         query: listQuery(RequestFilters),
-        ...routeDocs({
-          operationId: 'listCollectionRequests',
-          summary: 'List collection requests',
-          description: 'Newest first. Filters are exact matches and combine; date filters are inclusive.',
-          tags: ['Collection requests'],
-          caller: 'merchant',
-          responses: {
-            200: { description: 'A page of collection requests.', schema: (version) => listSchemaForVersion(collectionRequestSchemaForVersion(version), version) },
-          },
-        }),
+        ...DOCS.listCollectionRequests,
       },
     )
     .get(
@@ -68,14 +82,7 @@ export const collectionRequestRoutes = (deps: AppDeps) => {
       {
         auth: true,
         params: PathIdParams,
-        ...routeDocs({
-          operationId: 'getCollectionRequest',
-          summary: 'Get a collection request',
-          tags: ['Collection requests'],
-          caller: 'merchant',
-          errors: [403, 404],
-          responses: { 200: { description: 'The collection request with its contact.', schema: collectionRequestSchemaForVersion } },
-        }),
+        ...DOCS.getCollectionRequest,
       },
     );
 };

@@ -9,6 +9,34 @@ import { listAnswer, listQuery, parsePage } from '../http/pagination';
 import { PathIdParams, routeDocs } from '../http/route-docs';
 
 /** Collections (api.md 2.2, 4.1): read only; `claim` assigns an unmatched one to the caller. */
+/** Each operation's documentation (the OpenAPI document), by operation id. */
+const DOCS = {
+  listCollections: routeDocs({
+    operationId: 'listCollections',
+    summary: 'List or claim collections',
+    description:
+      'Newest first, the organization\'s collections only. With `claim`, an unmatched collection matching `amount`, ' +
+      '`remote_transaction_id` and `phonenumber` is assigned to the caller and the answer is a list: the claimed collection, ' +
+      'or none (400 when more than one matches or a parameter is missing).',
+    tags: ['Collections'],
+    caller: 'merchant',
+    responses: {
+      200: {
+        description: 'A page of collections; a claim answers a list (the claimed collection, or none).',
+        schema: (version) => v.union([listSchemaForVersion(collectionSchemaForVersion(version), version), v.array(collectionSchemaForVersion(version))]),
+      },
+    },
+  }),
+  getCollection: routeDocs({
+    operationId: 'getCollection',
+    summary: 'Get a collection',
+    tags: ['Collections'],
+    caller: 'merchant',
+    errors: [403, 404],
+    responses: { 200: { description: 'The collection with its contact, request and transaction.', schema: collectionSchemaForVersion } },
+  }),
+};
+
 export const collectionRoutes = ({ sql, config, launcher }: AppDeps) =>
   new Elysia({ name: 'collections', prefix: '/api/collections' })
     .use(authPlugin(sql))
@@ -30,22 +58,7 @@ export const collectionRoutes = ({ sql, config, launcher }: AppDeps) =>
       {
         auth: true,
         query: listQuery(CollectionFilters),
-        ...routeDocs({
-          operationId: 'listCollections',
-          summary: 'List or claim collections',
-          description:
-            'Newest first, the organization\'s collections only. With `claim`, an unmatched collection matching `amount`, ' +
-            '`remote_transaction_id` and `phonenumber` is assigned to the caller and the answer is a list: the claimed collection, ' +
-            'or none (400 when more than one matches or a parameter is missing).',
-          tags: ['Collections'],
-          caller: 'merchant',
-          responses: {
-            200: {
-              description: 'A page of collections; a claim answers a list (the claimed collection, or none).',
-              schema: (version) => v.union([listSchemaForVersion(collectionSchemaForVersion(version), version), v.array(collectionSchemaForVersion(version))]),
-            },
-          },
-        }),
+        ...DOCS.listCollections,
       },
     )
     .get(
@@ -58,13 +71,6 @@ export const collectionRoutes = ({ sql, config, launcher }: AppDeps) =>
       {
         auth: true,
         params: PathIdParams,
-        ...routeDocs({
-          operationId: 'getCollection',
-          summary: 'Get a collection',
-          tags: ['Collections'],
-          caller: 'merchant',
-          errors: [403, 404],
-          responses: { 200: { description: 'The collection with its contact, request and transaction.', schema: collectionSchemaForVersion } },
-        }),
+        ...DOCS.getCollection,
       },
     );

@@ -10,6 +10,26 @@ import { PathIdParams, routeDocs } from '../http/route-docs';
 
 const TAGS = ['Events'];
 
+/** Each operation's documentation (the OpenAPI document), by operation id. */
+const DOCS = {
+  listEvents: routeDocs({
+    operationId: 'listEvents',
+    summary: 'List events',
+    description: 'Newest first; events are kept at least 30 days.',
+    tags: TAGS,
+    caller: 'merchant',
+    responses: { 200: { description: 'A page of events.', schema: (version) => listSchemaForVersion(eventSchemaForVersion(version), version) } },
+  }),
+  getEvent: routeDocs({
+    operationId: 'getEvent',
+    summary: 'Get an event',
+    tags: TAGS,
+    caller: 'merchant',
+    errors: [403, 404],
+    responses: { 200: { description: 'The event.', schema: eventSchemaForVersion } },
+  }),
+};
+
 export const eventRoutes = ({ sql, config }: AppDeps) =>
   new Elysia({ name: 'events', prefix: '/api/events' })
     .use(authPlugin(sql))
@@ -18,28 +38,10 @@ export const eventRoutes = ({ sql, config }: AppDeps) =>
       const { count, rows } = await listEvents(sql, principal.organizationId, filters, page);
       const results = rows.map((row) => eventForVersion(serializeEvent(row), apiVersion));
       return listAnswer(request, config.publicBaseUrl, page, { count, results }, apiVersion);
-    }, {
-      auth: true,
-      query: listQuery(EventFilters),
-      ...routeDocs({
-        operationId: 'listEvents',
-        summary: 'List events',
-        description: 'Newest first; events are kept at least 30 days.',
-        tags: TAGS,
-        caller: 'merchant',
-        responses: { 200: { description: 'A page of events.', schema: (version) => listSchemaForVersion(eventSchemaForVersion(version), version) } },
-      }),
-    })
+    }, { auth: true, query: listQuery(EventFilters), ...DOCS.listEvents })
     .get('/:id', async ({ params, principal, apiVersion }) =>
       eventForVersion(serializeEvent(await findOwnEvent(sql, principal.organizationId, pathId(params.id))), apiVersion), {
       auth: true,
       params: PathIdParams,
-      ...routeDocs({
-        operationId: 'getEvent',
-        summary: 'Get an event',
-        tags: TAGS,
-        caller: 'merchant',
-        errors: [403, 404],
-        responses: { 200: { description: 'The event.', schema: eventSchemaForVersion } },
-      }),
+      ...DOCS.getEvent,
     });

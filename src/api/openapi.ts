@@ -42,7 +42,7 @@ export function isDocumentationPage(request: Request): boolean {
 }
 
 /** The page, the document and the page's script: served to anyone, and not part of the document. */
-export const isDocumentationPath = (pathname: string): boolean => DOCUMENTATION_PATHS.has(pathname.replace(/(.)\/$/, '$1'));
+const isDocumentationPath = (pathname: string): boolean => DOCUMENTATION_PATHS.has(pathname.replace(/(.)\/$/, '$1'));
 
 /**
  * The API's paths the document does not describe: the documentation itself and the Prometheus
@@ -251,8 +251,10 @@ function formEncoding(body: Schema): Schema | undefined {
   return Object.fromEntries(objectValued.map(([name]) => [name, { style: 'deepObject', explode: true }]));
 }
 
-function operationObject(route: DocumentedRoute, operation: RouteOperation, convert: ReturnType<typeof converter>, version: ApiVersion, components: Record<string, Schema>): Schema {
-  const method = route.method.toUpperCase();
+type Converter = ReturnType<typeof converter>;
+
+/** Path, query and header parameters, with the version and duplicate-check headers of merchants' operations. */
+function parametersOf(route: DocumentedRoute, operation: RouteOperation, convert: Converter): Schema[] {
   const hooks = route.hooks ?? {};
   const parameters: Schema[] = [];
   const params = isRequestSchema(hooks.params) ? convert.input(hooks.params.valibot) : undefined;
@@ -272,33 +274,38 @@ function operationObject(route: DocumentedRoute, operation: RouteOperation, conv
     parameters.push(headerParameter(API_VERSION_HEADER, 'The API version for this request (else the organization\'s saved one).', {
       type: 'string', enum: API_VERSIONS.map(formatApiVersion),
     }));
-    if (!['GET', 'HEAD'].includes(method)) {
+    if (!['GET', 'HEAD'].includes(route.method.toUpperCase())) {
       parameters.push(headerParameter(DUPLICATE_CHECK_HEADER, 'Any string: a repeat of the same key within 24 hours is 409 and writes nothing.', {
         type: 'string', maxLength: DUPLICATE_CHECK_KEY_MAX_LENGTH,
       }));
     }
   }
+  return parameters;
+}
 
-  const takesBody = isRequestSchema(hooks.body);
-  let requestBody: Schema | undefined;
-  if (isRequestSchema(hooks.body)) {
-    const schema = convert.input(hooks.body.valibot);
-    const example = operation.requestExample ?? exampleOf(schema, components);
-    const encoding = formEncoding(schema);
-    requestBody = {
-      description: 'JSON, form-encoded or multipart (`multipart/form-data`, text fields only). In form bodies nested hashes are ' +
-        '`metadata[key]=value` or `metadata.key=value`, numbers and booleans are text (`true`, `True`, `1`).',
-      required: ((schema.required ?? []) as string[]).length > 0,
-      content: {
-        'application/json': { schema, example },
-        'application/x-www-form-urlencoded': { schema, example, ...(encoding ? { encoding } : {}) },
-        'multipart/form-data': { schema, ...(encoding ? { encoding } : {}) },
-      },
-    };
-  }
+/** The request body in each encoding the API reads, when the route declares one. */
+function requestBodyOf(route: DocumentedRoute, operation: RouteOperation, convert: Converter, components: Record<string, Schema>): Schema | undefined {
+  const body = route.hooks?.body;
+  if (!isRequestSchema(body)) return undefined;
+  const schema = convert.input(body.valibot);
+  const example = operation.requestExample ?? exampleOf(schema, components);
+  const encoding = formEncoding(schema);
+  return {
+    description: 'JSON, form-encoded or multipart (`multipart/form-data`, text fields only). In form bodies nested hashes are ' +
+      '`metadata[key]=value` or `metadata.key=value`, numbers and booleans are text (`true`, `True`, `1`).',
+    required: ((schema.required ?? []) as string[]).length > 0,
+    content: {
+      'application/json': { schema, example },
+      'application/x-www-form-urlencoded': { schema, example, ...(encoding ? { encoding } : {}) },
+      'multipart/form-data': { schema, ...(encoding ? { encoding } : {}) },
+    },
+  };
+}
 
+/** The operation's answers and the shared errors it can give, by status. */
+function responsesOf(route: DocumentedRoute, operation: RouteOperation, convert: Converter, version: ApiVersion, components: Record<string, Schema>): Record<string, Schema> {
   const responses: Record<string, Schema> = {};
-  for (const status of errorStatusesOf(operation, method, takesBody)) responses[String(status)] = errorResponse(status, operation);
+  for (const status of errorStatusesOf(operation, route.method.toUpperCase(), isRequestSchema(route.hooks?.body))) responses[String(status)] = errorResponse(status, operation);
   for (const [status, response] of Object.entries(operation.responses)) {
     const schema = response.schema === undefined ? undefined : convert.output(typeof response.schema === 'function' ? response.schema(version) : response.schema);
     responses[status] = {
@@ -309,7 +316,12 @@ function operationObject(route: DocumentedRoute, operation: RouteOperation, conv
       ...(schema ? { content: { 'application/json': { schema, example: response.example ?? exampleOf(schema, components) } } } : {}),
     };
   }
+  return Object.fromEntries(Object.entries(responses).sort(([a], [b]) => Number(a) - Number(b)));
+}
 
+function operationObject(route: DocumentedRoute, operation: RouteOperation, convert: Converter, version: ApiVersion, components: Record<string, Schema>): Schema {
+  const parameters = parametersOf(route, operation, convert);
+  const requestBody = requestBodyOf(route, operation, convert, components);
   return {
     operationId: operation.operationId,
     summary: operation.summary,
@@ -317,13 +329,13 @@ function operationObject(route: DocumentedRoute, operation: RouteOperation, conv
     tags: operation.tags,
     ...(parameters.length > 0 ? { parameters } : {}),
     ...(requestBody ? { requestBody } : {}),
-    responses: Object.fromEntries(Object.entries(responses).sort(([a], [b]) => Number(a) - Number(b))),
+    responses: responsesOf(route, operation, convert, version, components),
     security: operation.caller === 'merchant' ? [{ token: [] }] : operation.caller === 'network' ? [{ network: [] }] : [],
   };
 }
 
 /** The document of `version` for these routes (the app's `routes`), built from their declarations. */
-export function buildOpenApiDocument(routes: readonly DocumentedRoute[], config: Pick<Config, 'publicBaseUrl' | 'billsBaseUrl'>, version: ApiVersion = CURRENT_API_VERSION): OpenApiDocument {
+function buildOpenApiDocument(routes: readonly DocumentedRoute[], config: Pick<Config, 'publicBaseUrl' | 'billsBaseUrl'>, version: ApiVersion = CURRENT_API_VERSION): OpenApiDocument {
   const convert = converter(version);
   const schemas = convert.components();
   const paths: OpenApiDocument['paths'] = {};

@@ -90,6 +90,50 @@ const MomoAcknowledgement = v.pipe(v.object({ status: v.literal('received') }), 
 
 const sha256Hex = (value: string) => createHash('sha256').update(value).digest('hex');
 
+/** Each operation's documentation (the OpenAPI document), by operation id. */
+const DOCS = {
+  darajaStkResult: routeDocs({
+    operationId: 'darajaStkResult',
+    summary: 'STK push result (Daraja CallBackURL)',
+    description: 'Daraja posts the outcome of an STK push here. It is a hint: the request\'s workflow wakes and asks the STK push query, which alone decides.',
+    tags: TAGS, caller: 'anyone', responses: { 200: { description: 'Taken.', schema: DarajaAcknowledgement } },
+    requestExample: { Body: { stkCallback: { MerchantRequestID: '29115-34620561-1', CheckoutRequestID: 'ws_CO_191220191020363925', ResultCode: 1032, ResultDesc: 'Request cancelled by user' } } },
+  }),
+  darajaPaybillValidation: routeDocs({
+    operationId: 'darajaPaybillValidation',
+    summary: 'Paybill validation (Daraja C2B ValidationURL)',
+    description:
+      'Before M-Pesa completes a paybill payment it asks here. The organization the account number (a request code `<organization>-<request>`) ' +
+      'or the payer\'s number points to is asked at its verification URL within MPESA_VALIDATION_TIMEOUT_MS (Safaricom waits about 8 s for the whole answer); ' +
+      'no answer in time takes its accept-by-default setting. Payments nobody has to decide are accepted.',
+    tags: TAGS, caller: 'anyone', responses: { 200: { description: 'The decision.', schema: DarajaAcknowledgement } },
+    requestExample: {
+      TransactionType: 'Pay Bill', TransID: 'RKTQDM7W6S', TransTime: '20191122063845', TransAmount: '10', BusinessShortCode: '600638',
+      BillRefNumber: '3-901', InvoiceNumber: '', OrgAccountBalance: '', ThirdPartyTransID: '', MSISDN: '25470****149', FirstName: 'John', MiddleName: '', LastName: 'Doe',
+    },
+  }),
+  darajaPaybillConfirmation: routeDocs({
+    operationId: 'darajaPaybillConfirmation',
+    summary: 'Paybill confirmation (Daraja C2B ConfirmationURL)',
+    description:
+      'M-Pesa reports a completed paybill payment here. It is believed only once transaction status confirms it (amount, receipt); ' +
+      'it then matches the request its account number names, or by the payer\'s number where it comes in full. A repeat starts nothing.',
+    tags: TAGS, caller: 'anyone', responses: { 200: { description: 'Taken.', schema: DarajaAcknowledgement } },
+  }),
+  darajaResult: routeDocs({
+    operationId: 'darajaResult',
+    summary: 'Asynchronous result (Daraja ResultURL)',
+    description: 'B2C, reversal and transaction status results. A B2C or reversal result wakes its workflow (a hint); a transaction status answer, matched by the ConversationID Daraja gave only to us, is kept for the workflow that asked.',
+    tags: TAGS, caller: 'anyone', responses: { 200: { description: 'Taken.', schema: DarajaAcknowledgement } },
+  }),
+  darajaQueueTimeout: routeDocs({
+    operationId: 'darajaQueueTimeout',
+    summary: 'Queue time-out (Daraja QueueTimeOutURL)',
+    description: 'A request timed out in Daraja\'s queue: its workflow wakes and asks transaction status.',
+    tags: TAGS, caller: 'anyone', responses: { 200: { description: 'Taken.', schema: DarajaAcknowledgement } },
+  }),
+};
+
 export const operatorCallbackRoutes = (deps: AppDeps) => {
   const { sql, config, launcher } = deps;
   const daraja = config.mpesa;
@@ -156,16 +200,7 @@ export const operatorCallbackRoutes = (deps: AppDeps) => {
         reference: '', promptReference: null, paymentDate: new Date().toISOString(),
       });
       return ACCEPTED;
-    }, {
-      body: requestSchema(StkCallback),
-      ...routeDocs({
-        operationId: 'darajaStkResult',
-        summary: 'STK push result (Daraja CallBackURL)',
-        description: 'Daraja posts the outcome of an STK push here. It is a hint: the request\'s workflow wakes and asks the STK push query, which alone decides.',
-        tags: TAGS, caller: 'anyone', responses: { 200: { description: 'Taken.', schema: DarajaAcknowledgement } },
-        requestExample: { Body: { stkCallback: { MerchantRequestID: '29115-34620561-1', CheckoutRequestID: 'ws_CO_191220191020363925', ResultCode: 1032, ResultDesc: 'Request cancelled by user' } } },
-      }),
-    })
+    }, { body: requestSchema(StkCallback), ...DOCS.darajaStkResult })
     .post(DARAJA_CALLBACK_PATHS.validation, async ({ body }) => {
       const amount = wholeShillings(body.TransAmount);
       if (!daraja || amount === null) return { ResultCode: 'C2B00013', ResultDesc: 'Rejected' };
@@ -180,22 +215,7 @@ export const operatorCallbackRoutes = (deps: AppDeps) => {
       }, verificationTransport, settings.acceptByDefault);
       logger.info('paybill validation answered', { transId: body.TransID, organizationId, decision: decided.decision, decidedBy: decided.decidedBy, detail: decided.detail });
       return decided.decision === 'accept' ? { ResultCode: '0', ResultDesc: 'Accepted' } : { ResultCode: 'C2B00016', ResultDesc: 'Rejected' };
-    }, {
-      body: requestSchema(PaybillPayment),
-      ...routeDocs({
-        operationId: 'darajaPaybillValidation',
-        summary: 'Paybill validation (Daraja C2B ValidationURL)',
-        description:
-          'Before M-Pesa completes a paybill payment it asks here. The organization the account number (a request code `<organization>-<request>`) ' +
-          'or the payer\'s number points to is asked at its verification URL within MPESA_VALIDATION_TIMEOUT_MS (Safaricom waits about 8 s for the whole answer); ' +
-          'no answer in time takes its accept-by-default setting. Payments nobody has to decide are accepted.',
-        tags: TAGS, caller: 'anyone', responses: { 200: { description: 'The decision.', schema: DarajaAcknowledgement } },
-        requestExample: {
-          TransactionType: 'Pay Bill', TransID: 'RKTQDM7W6S', TransTime: '20191122063845', TransAmount: '10', BusinessShortCode: '600638',
-          BillRefNumber: '3-901', InvoiceNumber: '', OrgAccountBalance: '', ThirdPartyTransID: '', MSISDN: '25470****149', FirstName: 'John', MiddleName: '', LastName: 'Doe',
-        },
-      }),
-    })
+    }, { body: requestSchema(PaybillPayment), ...DOCS.darajaPaybillValidation })
     .post(DARAJA_CALLBACK_PATHS.confirmation, async ({ body }) => {
       const amount = wholeShillings(body.TransAmount);
       if (!daraja || amount === null) {
@@ -210,46 +230,20 @@ export const operatorCallbackRoutes = (deps: AppDeps) => {
         paymentDate: new Date().toISOString(),
       });
       return ACCEPTED;
-    }, {
-      body: requestSchema(PaybillPayment),
-      ...routeDocs({
-        operationId: 'darajaPaybillConfirmation',
-        summary: 'Paybill confirmation (Daraja C2B ConfirmationURL)',
-        description:
-          'M-Pesa reports a completed paybill payment here. It is believed only once transaction status confirms it (amount, receipt); ' +
-          'it then matches the request its account number names, or by the payer\'s number where it comes in full. A repeat starts nothing.',
-        tags: TAGS, caller: 'anyone', responses: { 200: { description: 'Taken.', schema: DarajaAcknowledgement } },
-      }),
-    })
+    }, { body: requestSchema(PaybillPayment), ...DOCS.darajaPaybillConfirmation })
     .post(DARAJA_CALLBACK_PATHS.result, async ({ body }) => {
       const result = readResult(body);
       const operation = await operationOfResult(result);
       if (operation) await wake(operation, body, operation.kind === 'status_query');
       else logger.info('Daraja result for no operation of ours ignored', { conversationId: result?.conversationId });
       return ACCEPTED;
-    }, {
-      body: requestSchema(DarajaResult),
-      ...routeDocs({
-        operationId: 'darajaResult',
-        summary: 'Asynchronous result (Daraja ResultURL)',
-        description: 'B2C, reversal and transaction status results. A B2C or reversal result wakes its workflow (a hint); a transaction status answer, matched by the ConversationID Daraja gave only to us, is kept for the workflow that asked.',
-        tags: TAGS, caller: 'anyone', responses: { 200: { description: 'Taken.', schema: DarajaAcknowledgement } },
-      }),
-    })
+    }, { body: requestSchema(DarajaResult), ...DOCS.darajaResult })
     .post(DARAJA_CALLBACK_PATHS.timeout, async ({ body }) => {
       const operation = await operationOfResult(readResult(body));
       // The request timed out in Daraja's queue: the workflow asks transaction status at once.
       if (operation) await wake(operation, operation.kind === 'status_query' ? null : body);
       return ACCEPTED;
-    }, {
-      body: requestSchema(DarajaResult),
-      ...routeDocs({
-        operationId: 'darajaQueueTimeout',
-        summary: 'Queue time-out (Daraja QueueTimeOutURL)',
-        description: 'A request timed out in Daraja\'s queue: its workflow wakes and asks transaction status.',
-        tags: TAGS, caller: 'anyone', responses: { 200: { description: 'Taken.', schema: DarajaAcknowledgement } },
-      }),
-    })
+    }, { body: requestSchema(DarajaResult), ...DOCS.darajaQueueTimeout })
     .put(`${MOMO_CALLBACK_PATH}/:referenceId`, async ({ params, body }) => await momoCallback(params.referenceId, body), momoRoute('momoCallback', 'PUT'))
     .post(`${MOMO_CALLBACK_PATH}/:referenceId`, async ({ params, body }) => await momoCallback(params.referenceId, body), momoRoute('momoCallbackPost', 'POST'));
 

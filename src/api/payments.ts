@@ -15,6 +15,49 @@ import { PathIdParams, requestSchema, routeDocs } from '../http/route-docs';
 const TAGS = ['Payments'];
 const paymentSchemaForVersion = ownedSchemaForVersion(PaymentSchema);
 
+/** Each operation's documentation (the OpenAPI document), by operation id. */
+const DOCS = {
+  createPayment: routeDocs({
+    operationId: 'createPayment',
+    summary: 'Send money to a subscriber',
+    description:
+      'The amount is taken out of the wallet at once (400 `insufficient funds` when it does not hold it; never a negative balance), ' +
+      'then the payment is sent through the network: `new` (or `scheduled` until `start_date`), `processing`, then `completed`, ' +
+      '`rejected` or `processed_with_errors` (the amount given back). Every state change is a `payment.status.changed` event; ' +
+      '`callback_url` receives them too, signed as webhooks are. A new number becomes a contact.',
+    tags: TAGS,
+    caller: 'merchant',
+    responses: { 201: { description: 'The payment.', schema: paymentSchemaForVersion } },
+    requestExample: { phonenumber: '+256772123456', amount: '250', currency: 'UGX', description: 'Refund A-17', payment_type: 'money', metadata: { invoice: 'A-17' } },
+  }),
+  listPayments: routeDocs({
+    operationId: 'listPayments',
+    summary: 'List payments',
+    description: 'Newest first. Filters are exact matches and combine; the date ranges are inclusive.',
+    tags: TAGS,
+    caller: 'merchant',
+    responses: { 200: { description: 'A page of payments.', schema: (version) => listSchemaForVersion(paymentSchemaForVersion(version), version) } },
+  }),
+  getPayment: routeDocs({
+    operationId: 'getPayment',
+    summary: 'Get a payment',
+    tags: TAGS,
+    caller: 'merchant',
+    errors: [403, 404],
+    responses: { 200: { description: 'The payment.', schema: paymentSchemaForVersion } },
+  }),
+  cancelPayment: routeDocs({
+    operationId: 'cancelPayment',
+    summary: 'Cancel a payment not yet sent',
+    description: 'Only a `new` or `scheduled` payment (one waiting for its `start_date`) can be cancelled (400 otherwise): it ends `cancelled`, with `cancelled_reason`, `cancelled_by` and `cancelled_time`, and its amount goes back to the wallet.',
+    tags: TAGS,
+    caller: 'merchant',
+    errors: [403, 404],
+    responses: { 200: { description: 'The cancelled payment.', schema: paymentSchemaForVersion } },
+    requestExample: { reason: 'Sent to the wrong number' },
+  }),
+};
+
 export const paymentRoutes = (deps: AppDeps) => {
   const { sql, config } = deps;
   return new Elysia({ name: 'payments', prefix: '/api/payments' })
@@ -29,19 +72,7 @@ export const paymentRoutes = (deps: AppDeps) => {
       {
         auth: true,
         body: requestSchema(PaymentCreate),
-        ...routeDocs({
-          operationId: 'createPayment',
-          summary: 'Send money to a subscriber',
-          description:
-            'The amount is taken out of the wallet at once (400 `insufficient funds` when it does not hold it; never a negative balance), ' +
-            'then the payment is sent through the network: `new` (or `scheduled` until `start_date`), `processing`, then `completed`, ' +
-            '`rejected` or `processed_with_errors` (the amount given back). Every state change is a `payment.status.changed` event; ' +
-            '`callback_url` receives them too, signed as webhooks are. A new number becomes a contact.',
-          tags: TAGS,
-          caller: 'merchant',
-          responses: { 201: { description: 'The payment.', schema: paymentSchemaForVersion } },
-          requestExample: { phonenumber: '+256772123456', amount: '250', currency: 'UGX', description: 'Refund A-17', payment_type: 'money', metadata: { invoice: 'A-17' } },
-        }),
+        ...DOCS.createPayment,
       },
     )
     .get(
@@ -55,14 +86,7 @@ export const paymentRoutes = (deps: AppDeps) => {
       {
         auth: true,
         query: listQuery(PaymentFilters),
-        ...routeDocs({
-          operationId: 'listPayments',
-          summary: 'List payments',
-          description: 'Newest first. Filters are exact matches and combine; the date ranges are inclusive.',
-          tags: TAGS,
-          caller: 'merchant',
-          responses: { 200: { description: 'A page of payments.', schema: (version) => listSchemaForVersion(paymentSchemaForVersion(version), version) } },
-        }),
+        ...DOCS.listPayments,
       },
     )
     .get(
@@ -75,14 +99,7 @@ export const paymentRoutes = (deps: AppDeps) => {
       {
         auth: true,
         params: PathIdParams,
-        ...routeDocs({
-          operationId: 'getPayment',
-          summary: 'Get a payment',
-          tags: TAGS,
-          caller: 'merchant',
-          errors: [403, 404],
-          responses: { 200: { description: 'The payment.', schema: paymentSchemaForVersion } },
-        }),
+        ...DOCS.getPayment,
       },
     )
     .post(
@@ -94,16 +111,7 @@ export const paymentRoutes = (deps: AppDeps) => {
         auth: true,
         params: PathIdParams,
         body: requestSchema(PaymentCancel),
-        ...routeDocs({
-          operationId: 'cancelPayment',
-          summary: 'Cancel a payment not yet sent',
-          description: 'Only a `new` or `scheduled` payment (one waiting for its `start_date`) can be cancelled (400 otherwise): it ends `cancelled`, with `cancelled_reason`, `cancelled_by` and `cancelled_time`, and its amount goes back to the wallet.',
-          tags: TAGS,
-          caller: 'merchant',
-          errors: [403, 404],
-          responses: { 200: { description: 'The cancelled payment.', schema: paymentSchemaForVersion } },
-          requestExample: { reason: 'Sent to the wrong number' },
-        }),
+        ...DOCS.cancelPayment,
       },
     );
 };

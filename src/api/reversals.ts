@@ -14,6 +14,39 @@ import { PathIdParams, requestSchema, routeDocs } from '../http/route-docs';
 const TAGS = ['Reversals'];
 const reversalSchemaForVersion = ownedSchemaForVersion(ReversalSchema);
 
+/** Each operation's documentation (the OpenAPI document), by operation id. */
+const DOCS = {
+  reverseCollection: routeDocs({
+    operationId: 'reverseCollection',
+    summary: 'Send a collection back to the subscriber',
+    description:
+      'A successful collection\'s amount goes back to the subscriber through the network, out of the wallet it credited ' +
+      '(400 when that wallet no longer holds it, or the collection is not successful, or it was reversed before: at most once). ' +
+      'When the network completes it, the request the collection paid ends `reversed` (a `collectionrequest.status.changed` event); ' +
+      'when the network fails it, the amount goes back to the wallet.',
+    tags: TAGS,
+    caller: 'merchant',
+    responses: { 201: { description: 'The reversal, `processing`.', schema: reversalSchemaForVersion } },
+    requestExample: { collection: 812, reason: 'Order cancelled' },
+  }),
+  listReversals: routeDocs({
+    operationId: 'listReversals',
+    summary: 'List reversals',
+    description: 'Newest first; filter by `state` or by `collection`.',
+    tags: TAGS,
+    caller: 'merchant',
+    responses: { 200: { description: 'A page of reversals.', schema: (version) => listSchemaForVersion(reversalSchemaForVersion(version), version) } },
+  }),
+  getReversal: routeDocs({
+    operationId: 'getReversal',
+    summary: 'Get a reversal',
+    tags: TAGS,
+    caller: 'merchant',
+    errors: [403, 404],
+    responses: { 200: { description: 'The reversal.', schema: reversalSchemaForVersion } },
+  }),
+};
+
 export const reversalRoutes = (deps: AppDeps) => {
   const { sql, config } = deps;
   return new Elysia({ name: 'reversals', prefix: '/api/reversals' })
@@ -28,19 +61,7 @@ export const reversalRoutes = (deps: AppDeps) => {
       {
         auth: true,
         body: requestSchema(ReversalCreate),
-        ...routeDocs({
-          operationId: 'reverseCollection',
-          summary: 'Send a collection back to the subscriber',
-          description:
-            'A successful collection\'s amount goes back to the subscriber through the network, out of the wallet it credited ' +
-            '(400 when that wallet no longer holds it, or the collection is not successful, or it was reversed before: at most once). ' +
-            'When the network completes it, the request the collection paid ends `reversed` (a `collectionrequest.status.changed` event); ' +
-            'when the network fails it, the amount goes back to the wallet.',
-          tags: TAGS,
-          caller: 'merchant',
-          responses: { 201: { description: 'The reversal, `processing`.', schema: reversalSchemaForVersion } },
-          requestExample: { collection: 812, reason: 'Order cancelled' },
-        }),
+        ...DOCS.reverseCollection,
       },
     )
     .get(
@@ -54,14 +75,7 @@ export const reversalRoutes = (deps: AppDeps) => {
       {
         auth: true,
         query: listQuery(ReversalFilters),
-        ...routeDocs({
-          operationId: 'listReversals',
-          summary: 'List reversals',
-          description: 'Newest first; filter by `state` or by `collection`.',
-          tags: TAGS,
-          caller: 'merchant',
-          responses: { 200: { description: 'A page of reversals.', schema: (version) => listSchemaForVersion(reversalSchemaForVersion(version), version) } },
-        }),
+        ...DOCS.listReversals,
       },
     )
     .get(
@@ -72,14 +86,7 @@ export const reversalRoutes = (deps: AppDeps) => {
       {
         auth: true,
         params: PathIdParams,
-        ...routeDocs({
-          operationId: 'getReversal',
-          summary: 'Get a reversal',
-          tags: TAGS,
-          caller: 'merchant',
-          errors: [403, 404],
-          responses: { 200: { description: 'The reversal.', schema: reversalSchemaForVersion } },
-        }),
+        ...DOCS.getReversal,
       },
     );
 };

@@ -13,6 +13,42 @@ import { PathIdParams, routeDocs } from '../http/route-docs';
 
 const accountSchemaForVersion = ownedSchemaForVersion(AccountSchema);
 
+/** Each operation's documentation (the OpenAPI document), by operation id. */
+const DOCS = {
+  listAccounts: routeDocs({
+    operationId: 'listAccounts',
+    summary: 'List wallets',
+    description: 'The organization\'s wallets, oldest first (the default wallet of a currency first), each with its balance.',
+    tags: ['Accounts'],
+    caller: 'merchant',
+    responses: { 200: { description: 'A page of wallets.', schema: (version) => listSchemaForVersion(accountSchemaForVersion(version), version) } },
+  }),
+  getAccount: routeDocs({
+    operationId: 'getAccount',
+    summary: 'Get a wallet',
+    tags: ['Accounts'],
+    caller: 'merchant',
+    errors: [403, 404],
+    responses: { 200: { description: 'The wallet.', schema: accountSchemaForVersion } },
+  }),
+  listTransactions: routeDocs({
+    operationId: 'listTransactions',
+    summary: 'List wallet transactions',
+    description: 'Every credit and debit of the organization\'s wallets, newest first; a wallet\'s balance is the sum of its transactions.',
+    tags: ['Accounts'],
+    caller: 'merchant',
+    responses: { 200: { description: 'A page of transactions.', schema: (version) => listSchemaForVersion(LedgerTransactionSchema, version) } },
+  }),
+  getTransaction: routeDocs({
+    operationId: 'getTransaction',
+    summary: 'Get a wallet transaction',
+    tags: ['Accounts'],
+    caller: 'merchant',
+    errors: [403, 404],
+    responses: { 200: { description: 'The transaction.', schema: LedgerTransactionSchema } },
+  }),
+};
+
 export const accountRoutes = ({ sql, config }: AppDeps) =>
   new Elysia({ name: 'accounts', prefix: '/api/accounts' })
     .use(authPlugin(sql))
@@ -27,14 +63,7 @@ export const accountRoutes = ({ sql, config }: AppDeps) =>
       {
         auth: true,
         query: listQuery(WalletFilters),
-        ...routeDocs({
-          operationId: 'listAccounts',
-          summary: 'List wallets',
-          description: 'The organization\'s wallets, oldest first (the default wallet of a currency first), each with its balance.',
-          tags: ['Accounts'],
-          caller: 'merchant',
-          responses: { 200: { description: 'A page of wallets.', schema: (version) => listSchemaForVersion(accountSchemaForVersion(version), version) } },
-        }),
+        ...DOCS.listAccounts,
       },
     )
     .get(
@@ -45,14 +74,7 @@ export const accountRoutes = ({ sql, config }: AppDeps) =>
       {
         auth: true,
         params: PathIdParams,
-        ...routeDocs({
-          operationId: 'getAccount',
-          summary: 'Get a wallet',
-          tags: ['Accounts'],
-          caller: 'merchant',
-          errors: [403, 404],
-          responses: { 200: { description: 'The wallet.', schema: accountSchemaForVersion } },
-        }),
+        ...DOCS.getAccount,
       },
     );
 
@@ -69,14 +91,7 @@ export const transactionRoutes = ({ sql, config }: AppDeps) =>
       {
         auth: true,
         query: listQuery(TransactionFilters),
-        ...routeDocs({
-          operationId: 'listTransactions',
-          summary: 'List wallet transactions',
-          description: 'Every credit and debit of the organization\'s wallets, newest first; a wallet\'s balance is the sum of its transactions.',
-          tags: ['Accounts'],
-          caller: 'merchant',
-          responses: { 200: { description: 'A page of transactions.', schema: (version) => listSchemaForVersion(LedgerTransactionSchema, version) } },
-        }),
+        ...DOCS.listTransactions,
       },
     )
     .get(
@@ -87,13 +102,6 @@ export const transactionRoutes = ({ sql, config }: AppDeps) =>
       {
         auth: true,
         params: PathIdParams,
-        ...routeDocs({
-          operationId: 'getTransaction',
-          summary: 'Get a wallet transaction',
-          tags: ['Accounts'],
-          caller: 'merchant',
-          errors: [403, 404],
-          responses: { 200: { description: 'The transaction.', schema: LedgerTransactionSchema } },
-        }),
+        ...DOCS.getTransaction,
       },
     );

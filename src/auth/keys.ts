@@ -4,7 +4,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 export const API_KEY_PATTERN = /^[0-9a-f]{40}$/;
 const PREFIX_LENGTH = 12;
 
-export type IssuedKey = { key: string; prefix: string; digest: Buffer };
+type IssuedKey = { key: string; prefix: string; digest: Buffer };
 
 export function digestKey(key: string): Buffer {
   return createHash('sha256').update(key).digest();

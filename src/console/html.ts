@@ -38,6 +38,3 @@ export function html(strings: TemplateStringsArray, ...values: Child[]): Html {
 
 /** Trusted markup, emitted as it is: only for markup this code wrote itself, never for input. */
 export const raw = (markup: string): Html => new Html(markup);
-
-/** Renders any child to a string (escaping what is not `Html`). */
-export const toMarkup = (child: Child): string => render(child);

@@ -9,7 +9,7 @@ import { errorResponse } from '../http/request';
 import { findApiError } from '../http/errors';
 import { html, type Html } from './html';
 
-export const CONSOLE_PATH = '/console';
+const CONSOLE_PATH = '/console';
 
 /** Console pages are HTML for browsers: the API's JSON-only Accept rule, auth, throttling and versions do not apply. */
 export function isConsolePath(pathOrRequest: string | Request): boolean {
@@ -53,7 +53,7 @@ export function readCookie(request: Request, name: string): string | undefined {
   return undefined;
 }
 
-export type CookieOptions = { path?: string; maxAgeSeconds?: number; secure: boolean };
+type CookieOptions = { path?: string; maxAgeSeconds?: number; secure: boolean };
 
 /** HttpOnly and SameSite=Lax always; Secure outside sandbox mode (sandbox runs on plain http://localhost). */
 export function cookie(name: string, value: string, { path = '/', maxAgeSeconds, secure }: CookieOptions): string {

@@ -9,7 +9,7 @@ import type { ConsoleSession } from '../services/console-sessions';
 import { html, type Child, type Html } from './html';
 import { canManage } from './session';
 
-export type Section = 'overview' | 'requests' | 'collections' | 'payments' | 'wallets' | 'contacts' | 'events' | 'webhooks' | 'settings' | 'sandbox';
+type Section = 'overview' | 'requests' | 'collections' | 'payments' | 'wallets' | 'contacts' | 'events' | 'webhooks' | 'settings' | 'sandbox';
 
 type NavItem = { section: Section; href: string; label: string; manage?: boolean; sandboxOnly?: boolean };
 
@@ -58,7 +58,7 @@ export function bareLayout(title: string, content: Child): Html {
   return html`${head(title)}<body><main class="narrow"><h1>${title}</h1>${content}</main></body></html>`;
 }
 
-export const csrfField = (session: Pick<ConsoleSession, 'csrfToken'>): Html => html`<input type="hidden" name="_csrf" value="${session.csrfToken}">`;
+const csrfField = (session: Pick<ConsoleSession, 'csrfToken'>): Html => html`<input type="hidden" name="_csrf" value="${session.csrfToken}">`;
 
 /** A POST form carrying the session's CSRF token. */
 export function postForm(session: Pick<ConsoleSession, 'csrfToken'>, action: string, content: Child, className = 'stack'): Html {

@@ -17,7 +17,7 @@ export type FormFields = Record<string, unknown>;
 export const canManage = (session: Pick<ConsoleSession, 'permissions'>): boolean => session.permissions.includes(MANAGE_ORGANIZATION);
 
 /** The current session of a request, or undefined. */
-export async function currentSession({ sql, config }: Pick<AppDeps, 'sql' | 'config'>, request: Request): Promise<ConsoleSession | undefined> {
+async function currentSession({ sql, config }: Pick<AppDeps, 'sql' | 'config'>, request: Request): Promise<ConsoleSession | undefined> {
   const token = readCookie(request, sessionCookieName(config));
   return token === undefined ? undefined : await findSession(sql, token);
 }

@@ -9,7 +9,7 @@ import type { Sql } from './index';
 // when it starts (`Query.prototype.handle`, on the class of the queries `sql` makes) is wrapped
 // while tracing is on. Parameters are never recorded; the statement is cut to its first characters.
 
-export const DB_STATEMENT_MAX_LENGTH = 1000;
+const DB_STATEMENT_MAX_LENGTH = 1000;
 
 type PostgresQuery = Promise<unknown> & { strings: readonly string[]; string?: string; executed: boolean; handle(): Promise<void> };
 

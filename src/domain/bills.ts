@@ -3,7 +3,7 @@ import * as v from 'valibot';
 import { described } from './shapes';
 
 export const SERVICE_GROUPINGS = ['category', 'billers'] as const;
-export type ServiceGrouping = (typeof SERVICE_GROUPINGS)[number];
+type ServiceGrouping = (typeof SERVICE_GROUPINGS)[number];
 
 export type BillServiceRow = {
   id: number;
@@ -25,7 +25,7 @@ export type ElectricityBillerRow = { name: string; serviceTypes: Record<string, 
 export type PinBundleRow = { amount: string; available: number; description: string };
 
 /** `YYYY-MM-DD HH:MM:SS` (UTC), the bill-payment timestamp form. */
-export function formatBillsTimestamp(value: Date): string {
+function formatBillsTimestamp(value: Date): string {
   return value.toISOString().replace('T', ' ').replace(/\.\d{3}Z$/, '');
 }
 
@@ -58,7 +58,7 @@ export const BillServiceSchema = v.pipe(
     created_at: '2025-01-01 00:00:00', updated_at: '2025-01-01 00:00:00',
   }]),
 );
-export type BillServiceItem = v.InferOutput<typeof BillServiceSchema>;
+type BillServiceItem = v.InferOutput<typeof BillServiceSchema>;
 
 /** Booleans as the strings `"true"`/`"false"`, as the spec shows them. */
 export function serializeBillService(service: BillServiceRow): BillServiceItem {

@@ -16,9 +16,8 @@ export const MESSAGE_MAX_LENGTH = 140;
 export const MIN_RETRY_INTERVAL_MINUTES = 10;
 export const MAX_ATTEMPTS_LIMIT = 3;
 export const DEFAULT_MAX_ATTEMPTS = 3;
-export const SKIP_INSTRUCTIONS = 'skip';
 /** Appended to every success message (api.md 4.3: "a provider attribution suffix is appended"). */
-export const ATTRIBUTION_SUFFIX = ' - via Collections';
+const ATTRIBUTION_SUFFIX = ' - via Collections';
 
 export type CollectionRequestRow = {
   id: number;

@@ -2,10 +2,11 @@ import * as v from 'valibot';
 import { COLLECTION_REQUEST_EXAMPLE, CollectionRequestSchema, type CollectionRequestResource } from './collection-requests';
 import { CONTACT_EXAMPLE, ContactSchema, type ContactResource } from './contacts';
 import { Amount, Author, CurrencyCode, Id, OrganizationId, PhoneNumber, Timestamp, UpdatedBy, described } from './shapes';
+import type { LedgerRow, WalletRow } from './money-out';
 import { formatTimestamp } from './time';
 
 export const COLLECTION_STATUSES = ['successful', 'failed', 'pending', 'cashed_out'] as const;
-export type CollectionStatus = (typeof COLLECTION_STATUSES)[number];
+type CollectionStatus = (typeof COLLECTION_STATUSES)[number];
 
 /**
  * The reference a prompt carries through the network and a payment made through it carries back
@@ -40,31 +41,11 @@ export type CollectionRow = {
   modified: Date;
 };
 
-export type AccountRow = {
-  id: number;
-  organizationId: number;
-  currency: string;
-  currencyId: number;
-  label: string;
-  description: string;
-  status: string;
-  lowBalanceThreshold: string | null;
-  lowBalanceNotificationLastSendTime: Date | null;
-  author: number | null;
-  updatedBy: number | null;
-  created: Date;
-  modified: Date;
-};
+/** The wallet a collection's transaction credited, as api.md 2.2 shows it: a wallet without its balance, with its currency's numeric id. */
+export type AccountRow = Omit<WalletRow, 'balance'> & { currencyId: number };
 
-export type TransactionRow = {
-  id: number;
-  accountId: number;
-  amount: string;
-  currency: string;
-  type: string;
-  description: string;
-  created: Date;
-};
+/** A wallet transaction as a collection shows it (api.md 2.2). */
+export type TransactionRow = Pick<LedgerRow, 'id' | 'accountId' | 'amount' | 'currency' | 'type' | 'description' | 'created'>;
 
 /** `created` of a transaction carries fractional seconds (api.md 2.2). */
 const withFraction = (date: Date): string => date.toISOString();
@@ -109,7 +90,7 @@ export const TransactionSchema = v.pipe(
   v.description('The transaction that added the collection to a wallet (api.md 2.2; from version 4).'),
   v.examples([TRANSACTION_EXAMPLE]),
 );
-export type TransactionResource = v.InferOutput<typeof TransactionSchema>;
+type TransactionResource = v.InferOutput<typeof TransactionSchema>;
 
 export function serializeTransaction(transaction: TransactionRow, account: AccountRow): TransactionResource {
   return {
@@ -196,12 +177,7 @@ export function serializeCollection(
 }
 
 
-/** `collection-<network>-<remote transaction id>`: one workflow per payment the network reports. */
-export function networkSlug(network: string): string {
-  return network.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
-}
-
-export type VerificationAnswer = { decision: 'accept' } | { decision: 'reject'; reason: string | null } | { decision: 'none'; detail: string };
+type VerificationAnswer = { decision: 'accept' } | { decision: 'reject'; reason: string | null } | { decision: 'none'; detail: string };
 
 /**
  * Reads the merchant's answer (api.md 4.2): `ACCEPT <id>` or `REJECT <id> <optional reason>`, for

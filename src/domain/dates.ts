@@ -14,7 +14,7 @@ const ISO = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?(?:Z|[
  * any real schedule, near enough that every date stays printable and storable, whatever a relative
  * form like `999999 weeks` would otherwise reach.
  */
-export const DATE_HORIZON = new Date(Date.UTC(2100, 0, 1));
+const DATE_HORIZON = new Date(Date.UTC(2100, 0, 1));
 export const DATE_HORIZON_TEXT = '01/01/2100';
 
 /** A real instant from 1970 up to (not including) the horizon. */

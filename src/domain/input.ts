@@ -45,14 +45,14 @@ export const optionalEmail = v.optional(
   null,
 );
 
-export const PHONE_MESSAGE = 'Enter a valid phone number in international format, for example +256772123456.';
+const PHONE_MESSAGE = 'Enter a valid phone number in international format, for example +256772123456.';
 export const phoneNumber = v.pipe(
   text(32, 'A phone number in international format (`+` added when missing), stored in E.164.'),
   v.check((value) => normalizePhoneNumber(value) !== null, PHONE_MESSAGE),
   v.transform((value) => normalizePhoneNumber(value) ?? value),
 );
 
-export const METADATA_LIMITS = { keys: 50, keyLength: 40, valueLength: 500, depth: 8 } as const;
+const METADATA_LIMITS = { keys: 50, keyLength: 40, valueLength: 500, depth: 8 } as const;
 type Metadata = Record<string, unknown>;
 
 /** Custom attributes: a hash, a JSON string of one, or `metadata.key` form fields; sizes bounded. */
@@ -105,7 +105,7 @@ export const filterAmount = v.optional(
 /** The key of errors that belong to no one field (Django REST framework's name for them). */
 export const NON_FIELD_ERRORS = 'non_field_errors';
 
-export type FieldCheck<TOutput> = { success: true; output: TOutput } | { success: false; errors: FieldErrors };
+type FieldCheck<TOutput> = { success: true; output: TOutput } | { success: false; errors: FieldErrors };
 
 /**
  * Checks input against a schema the way every route does, by its own call or through its

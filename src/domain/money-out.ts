@@ -59,7 +59,7 @@ export const AccountSchema = v.pipe(
     modified: '2025-05-01T13:47:02Z', updated_by: null,
   }]),
 );
-export type AccountResource = v.InferOutput<typeof AccountSchema>;
+type AccountResource = v.InferOutput<typeof AccountSchema>;
 
 export function serializeAccount(wallet: WalletRow): AccountResource {
   return {
@@ -118,7 +118,7 @@ export const LedgerTransactionSchema = v.pipe(
     collection: null, payment: 77, reversal: null, fee_transaction: null, created: '2025-05-01T13:47:02.512Z',
   }]),
 );
-export type LedgerTransactionResource = v.InferOutput<typeof LedgerTransactionSchema>;
+type LedgerTransactionResource = v.InferOutput<typeof LedgerTransactionSchema>;
 
 export function serializeLedgerTransaction(row: LedgerRow): LedgerTransactionResource {
   return {
@@ -335,7 +335,7 @@ export const CurrencySchema = v.pipe(
   v.description('A currency the service handles.'),
   v.examples([{ id: 2, code: 'UGX', name: 'Ugandan shilling', minor_units: 0 }]),
 );
-export type CurrencyResource = v.InferOutput<typeof CurrencySchema>;
+type CurrencyResource = v.InferOutput<typeof CurrencySchema>;
 
 export const serializeCurrency = (currency: CurrencyRow): CurrencyResource => ({
   id: currency.id, code: currency.code, name: currency.name, minor_units: currency.minorUnits,
@@ -355,7 +355,7 @@ export const NetworkSchema = v.pipe(
   v.description('A mobile network the service knows, from the prefix of its numbers.'),
   v.examples([{ id: 2, name: 'MTN Uganda', country: 'UG', currency: 'UGX', verification: true, name_lookup: true, collections: true, payments: true }]),
 );
-export type NetworkResource = v.InferOutput<typeof NetworkSchema>;
+type NetworkResource = v.InferOutput<typeof NetworkSchema>;
 
 export const serializeNetwork = (network: Network, currency: string | null): NetworkResource => ({
   id: network.id,

@@ -23,7 +23,7 @@ for (const [network, prefix] of [
 }
 
 /** The eight 16-bit groups of an IPv6 address (a trailing dotted IPv4 part included), or null. */
-export function ipv6Groups(address: string): number[] | null {
+function ipv6Groups(address: string): number[] | null {
   if (isIP(address) !== 6) return null;
   let text = address.toLowerCase().replace(/%.*$/, '');
   const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
@@ -42,7 +42,7 @@ export function ipv6Groups(address: string): number[] | null {
 const ipv4 = (high: number, low: number): string => `${high >> 8}.${high & 0xff}.${low >> 8}.${low & 0xff}`;
 
 /** The IPv4 address an IPv6 address carries, for the forms that route to it; null otherwise. */
-export function embeddedIpv4(address: string): string | null {
+function embeddedIpv4(address: string): string | null {
   const g = ipv6Groups(address);
   if (g === null) return null;
   const [g0, g1, g2, g3, g4, g5, g6, g7] = g as [number, number, number, number, number, number, number, number];

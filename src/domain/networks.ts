@@ -88,7 +88,7 @@ export function knownNetworks(): Network[] {
   return [SANDBOX_NETWORK, ...RULES.map(({ countryCode: _countryCode, prefixes: _prefixes, ...network }) => network)];
 }
 
-export type NetworkChoice = { network: Network; problem?: undefined } | { network?: undefined; problem: string };
+type NetworkChoice = { network: Network; problem?: undefined } | { network?: undefined; problem: string };
 
 /**
  * The network that serves a collection from `e164` in `currency` (DESIGN.md, Data): BXC, the
@@ -96,7 +96,7 @@ export type NetworkChoice = { network: Network; problem?: undefined } | { networ
  * one (so verification rules follow it) and on the sandbox network otherwise; a real currency needs
  * a known network of its own country. The problem says which rule the number broke.
  */
-export function networkForCollection(e164: string, currency: string, sandboxMode: boolean): NetworkChoice {
+function networkForCollection(e164: string, currency: string, sandboxMode: boolean): NetworkChoice {
   const known = networkForNumber(e164);
   const country = CURRENCY_COUNTRIES[currency];
   if (known?.name === SANDBOX_NETWORK.name || (currency === 'BXC' && known === null)) {
@@ -114,11 +114,6 @@ export function networkForCollection(e164: string, currency: string, sandboxMode
   return { network: known };
 }
 
-/** The network with this stable id, or null. */
-export function networkById(id: number): Network | null {
-  return knownNetworks().find((network) => network.id === id) ?? null;
-}
-
 /** The networks a real operator's connector serves, by connector. */
 export const CONNECTED_NETWORK = { daraja: 'Safaricom', momo: 'MTN Uganda' } as const;
 
@@ -127,7 +122,7 @@ export function connectedNetworks(config: { mpesa: unknown; momo: unknown }): Re
   return new Set([...(config.mpesa ? [CONNECTED_NETWORK.daraja] : []), ...(config.momo ? [CONNECTED_NETWORK.momo] : [])]);
 }
 
-export type Connections = { sandboxMode: boolean; connected: ReadonlySet<string> };
+type Connections = { sandboxMode: boolean; connected: ReadonlySet<string> };
 
 /**
  * The network that moves a request's or a payment's money (`networkForCollection`), with the

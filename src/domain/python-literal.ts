@@ -4,7 +4,7 @@
  * and the provider's service took it. Keys are quoted strings; values are quoted strings, integers,
  * decimals, True, False or None. Nothing nests: a list or a hash inside is not this form.
  */
-export type FlatHash = Record<string, string | number | boolean | null>;
+type FlatHash = Record<string, string | number | boolean | null>;
 
 const ESCAPES: Readonly<Record<string, string>> = { '\\': '\\', "'": "'", '"': '"', n: '\n', r: '\r', t: '\t', b: '\b', f: '\f', '0': '\0' };
 const NUMBER = /^-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?/;

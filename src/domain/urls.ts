@@ -14,7 +14,7 @@ export type CallbackUrlRules = {
   subject: string;
 };
 
-export type CallbackUrlCheck = { url: string; problem?: undefined } | { url?: undefined; problem: string };
+type CallbackUrlCheck = { url: string; problem?: undefined } | { url?: undefined; problem: string };
 
 /** Whitespace and control characters (CR/LF could split a header or a log line). */
 const CONTROL_OR_SPACE = /[\u0000-\u0020\u007f-\u009f\u2028\u2029]/;

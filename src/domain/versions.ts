@@ -51,7 +51,7 @@ export function listForVersion<T>(list: Paged<T>, context: VersionContext): Page
 }
 
 /** A resource whose `organization` is an id, or (v1) the organization's name. */
-export type WithOrganization<T> = Omit<T, 'organization'> & { organization: number | string };
+type WithOrganization<T> = Omit<T, 'organization'> & { organization: number | string };
 
 /** v1 names the owning organization; later versions give its id. */
 function organizationForVersion<T extends { organization: number | string }>(resource: T, context: VersionContext): WithOrganization<T> {
@@ -124,7 +124,7 @@ export function eventForVersion(event: EventResource, context: VersionContext) {
 // and every response of the API tests (checked against the document of its version) keep them equal.
 
 /** The paged list envelope of api.md 2.1 around `item`. */
-export const pagedListSchema = <const TItem extends v.GenericSchema>(item: TItem) =>
+const pagedListSchema = <const TItem extends v.GenericSchema>(item: TItem) =>
   v.pipe(
     v.object({
       count: described(v.number(), 'Total number of items.'),

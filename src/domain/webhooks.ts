@@ -34,7 +34,7 @@ export const WebhookSchema = v.pipe(
   v.description('An HTTPS URL that receives every future event of one type (api.md 2.5).'),
   v.examples([{ id: 56, user: 5, event: 'contact.created' as const, target: 'https://acme.example/hooks', created: '2025-05-01T13:45:00Z', updated: '2025-05-01T13:45:00Z' }]),
 );
-export type WebhookResource = v.InferOutput<typeof WebhookSchema>;
+type WebhookResource = v.InferOutput<typeof WebhookSchema>;
 
 export function serializeWebhook(webhook: WebhookRow): WebhookResource {
   return {
@@ -82,7 +82,7 @@ export type DeliveryRow = {
   attempts: AttemptRow[];
 };
 
-export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed', 'gone', 'cancelled'] as const satisfies readonly DeliveryStatus[];
+const DELIVERY_STATUSES = ['pending', 'delivered', 'failed', 'gone', 'cancelled'] as const satisfies readonly DeliveryStatus[];
 
 /** One delivery of an event to a webhook with its attempt log: types `serializeDelivery` and documents it. */
 export const DeliverySchema = v.pipe(
@@ -112,7 +112,7 @@ export const DeliverySchema = v.pipe(
     attempts: [{ attempt: 1, time: '2025-05-01T13:45:00Z', duration_ms: 182, outcome: 'delivered' as const, status_code: 200, error: null, response: 'ok' }],
   }]),
 );
-export type DeliveryResource = v.InferOutput<typeof DeliverySchema>;
+type DeliveryResource = v.InferOutput<typeof DeliverySchema>;
 
 export function serializeDelivery(delivery: DeliveryRow): DeliveryResource {
   return {
@@ -148,7 +148,7 @@ export function isSigningSecret(value: string): boolean {
   return value.startsWith(SECRET_PREFIX) && Buffer.from(value.slice(SECRET_PREFIX.length), 'base64').length >= 24;
 }
 
-export function signPayload(secret: string, messageId: string, timestampSeconds: number, body: string): string {
+function signPayload(secret: string, messageId: string, timestampSeconds: number, body: string): string {
   const key = Buffer.from(secret.slice(SECRET_PREFIX.length), 'base64');
   return `v1,${createHmac('sha256', key).update(`${messageId}.${timestampSeconds}.${body}`).digest('base64')}`;
 }

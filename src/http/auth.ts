@@ -32,7 +32,7 @@ type Admitted = { principal: Principal } & Admission;
 const admitted = new WeakMap<Request, Admitted>();
 
 /** `/api` and every path under it: each needs a valid key, whether a route serves it or not. */
-export const isApiPath = (pathname: string): boolean => pathname === '/api' || pathname.startsWith('/api/');
+const isApiPath = (pathname: string): boolean => pathname === '/api' || pathname.startsWith('/api/');
 
 /** The key (401), then the request policy (throttling 429, API version 400, Duplicate-Check-Key 400). */
 async function admit(sql: Sql, context: AdmissionContext): Promise<Admitted> {

@@ -4,10 +4,10 @@ import { requestSchema } from './route-docs';
 import { clientPathname } from './versions';
 import { listForVersion, type VersionContext } from '../domain/versions';
 
-export const DEFAULT_PAGE_SIZE = 10;
+const DEFAULT_PAGE_SIZE = 10;
 
 export type Page = { limit: number; offset: number; limitGiven: boolean };
-export type PagedList<T> = { count: number; next: string | null; previous: string | null; results: T[] };
+type PagedList<T> = { count: number; next: string | null; previous: string | null; results: T[] };
 
 const wholeNumber = (minimum: number, description: string) =>
   v.optional(

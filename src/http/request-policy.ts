@@ -30,7 +30,7 @@ const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 export type Admission = { apiVersion: VersionContext; duplicateCheck: DuplicateCheck | null };
 export type RequestPolicy = { admit(request: Request, principal: Principal): Promise<Admission> };
 
-export const requestKind = (method: string): RequestKind => (READ_METHODS.has(method.toUpperCase()) ? 'read' : 'write');
+const requestKind = (method: string): RequestKind => (READ_METHODS.has(method.toUpperCase()) ? 'read' : 'write');
 
 export const throttled = (retryAfterSeconds: number): ApiError =>
   new ApiError(
@@ -48,7 +48,7 @@ function duplicateCheckKey(request: Request): string | null {
   return key;
 }
 
-export function createRequestPolicy({ sql, config }: { sql: Sql; config: Config }): RequestPolicy {
+function createRequestPolicy({ sql, config }: { sql: Sql; config: Config }): RequestPolicy {
   return {
     async admit(request, principal) {
       annotateActiveSpan({ 'organization.id': principal.organizationId });

@@ -52,7 +52,7 @@ export function assertQueryIsUtf8(request: Request): void {
 }
 
 type FormValue = string | FormValue[] | { [key: string]: FormValue };
-export type FormBody = Record<string, FormValue>;
+type FormBody = Record<string, FormValue>;
 
 const NESTED_KEY = /^([^.[\]]+)(?:\.([^.[\]]+)|\[([^[\]]*)\])$/;
 
@@ -94,7 +94,7 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
  * surrogate, which text would silently turn into U+FFFD), in Django REST framework's words; null
  * when it can.
  */
-export function unstorableTextProblem(text: string): string | null {
+function unstorableTextProblem(text: string): string | null {
   if (text.includes('\u0000')) return 'Null characters are not allowed.';
   for (let index = 0; index < text.length; index += 1) {
     const unit = text.charCodeAt(index);
@@ -153,7 +153,7 @@ const bodyTooLarge = (): ApiError => new ApiError(413, { detail: `Request body i
  * chunked, multipart), reading stops with a 413 as soon as the limit passes, so an oversized body
  * is never held in memory.
  */
-export async function readBodyBytes(request: Request, limit = MAX_BODY_BYTES): Promise<Uint8Array> {
+async function readBodyBytes(request: Request, limit = MAX_BODY_BYTES): Promise<Uint8Array> {
   const declared = request.headers.get('content-length');
   if (declared !== null && Number(declared) > limit) throw bodyTooLarge();
   if (request.body === null) return new Uint8Array(0);
@@ -182,7 +182,7 @@ export async function readBodyBytes(request: Request, limit = MAX_BODY_BYTES): P
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** The body as text; bytes that are not UTF-8 are a 400, never silently replaced with U+FFFD. */
-export function decodeUtf8(bytes: Uint8Array): string {
+function decodeUtf8(bytes: Uint8Array): string {
   try {
     return strictUtf8.decode(bytes);
   } catch (cause) {
@@ -194,7 +194,7 @@ export function decodeUtf8(bytes: Uint8Array): string {
  * `a=1&b=%C3%A9` pairs, percent-decoded strictly: a sequence that is not UTF-8 (`%FF`) is a 400,
  * where URLSearchParams would turn it into U+FFFD.
  */
-export function parseUrlEncodedPairs(text: string, detail = 'The request body holds a percent-encoded sequence that is not valid UTF-8.'): [string, string][] {
+function parseUrlEncodedPairs(text: string, detail = 'The request body holds a percent-encoded sequence that is not valid UTF-8.'): [string, string][] {
   const pairs: [string, string][] = [];
   for (const part of text.split('&')) {
     if (part === '') continue;
@@ -219,7 +219,7 @@ type SourceReviver = (this: unknown, key: string, value: unknown, context?: { so
  * field judges it by its text as sent, by the same rules as a string: nothing is rounded silently.
  * (The reviver's source text is JSON.parse's source-text access, in Bun and V8.)
  */
-export function parseJsonText(text: string): unknown {
+function parseJsonText(text: string): unknown {
   if (jsonDepthExceeds(text, MAX_JSON_DEPTH)) {
     throw new ApiError(400, { detail: `JSON parse error - nesting deeper than ${MAX_JSON_DEPTH} levels.` });
   }

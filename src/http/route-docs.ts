@@ -22,7 +22,7 @@ import { fieldErrors } from '../domain/errors';
 // Input schemas
 
 /** A valibot schema as a route declares it (`body`, `query`, `params`, `headers`): a Standard Schema Elysia validates with. */
-export type RequestSchema<TSchema extends v.GenericSchema = v.GenericSchema> = {
+type RequestSchema<TSchema extends v.GenericSchema = v.GenericSchema> = {
   readonly valibot: TSchema;
   readonly '~standard': {
     readonly version: 1;
@@ -32,7 +32,7 @@ export type RequestSchema<TSchema extends v.GenericSchema = v.GenericSchema> = {
   };
 };
 /** One message of one field (`path: [field]`), or of the whole input (no path). */
-export type RequestIssue = { message: string; path?: [string] };
+type RequestIssue = { message: string; path?: [string] };
 
 export function requestSchema<const TSchema extends v.GenericSchema>(valibot: TSchema): RequestSchema<TSchema> {
   return {
@@ -76,14 +76,14 @@ export const PathIdParams = requestSchema(
 // Operations
 
 /** A response schema: one for every version, or one per version (src/domain/versions.ts). */
-export type ResponseSchema = v.GenericSchema | ((version: ApiVersion) => v.GenericSchema);
-export type SuccessResponse = { description: string; schema?: ResponseSchema; example?: unknown };
+type ResponseSchema = v.GenericSchema | ((version: ApiVersion) => v.GenericSchema);
+type SuccessResponse = { description: string; schema?: ResponseSchema; example?: unknown };
 
-export const ERROR_STATUSES = [400, 401, 403, 404, 406, 409, 413, 415, 429, 503] as const;
+const ERROR_STATUSES = [400, 401, 403, 404, 406, 409, 413, 415, 429, 503] as const;
 export type ErrorStatus = (typeof ERROR_STATUSES)[number];
 
 /** Who may call a route: a merchant's API key, a mobile network's secret, or anyone. */
-export type Caller = 'merchant' | 'network' | 'anyone';
+type Caller = 'merchant' | 'network' | 'anyone';
 
 export type RouteOperation = {
   operationId: string;

@@ -25,7 +25,7 @@ export function clientPathname(request: Request): string {
 const invalidVersion = (where: string): ApiError => new ApiError(400, { detail: `Invalid version in ${where}.` });
 
 /** The version an `Api-Version` header asks for; undefined when the header is absent. */
-export function headerApiVersion(request: Request): ApiVersion | undefined {
+function headerApiVersion(request: Request): ApiVersion | undefined {
   const header = request.headers.get(API_VERSION_HEADER);
   if (header === null || header.trim() === '') return undefined;
   const version = parseApiVersion(header);

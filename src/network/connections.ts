@@ -30,7 +30,7 @@ export function createNetworks(config: Config, sql: Sql, launcher: Launcher | nu
 }
 
 /** How each network that moves real money is reached, for operators and the console (never a secret). */
-export type NetworkConnection = { network: string; currency: string; connector: string; detail: string };
+type NetworkConnection = { network: string; currency: string; connector: string; detail: string };
 
 export function describeConnections(config: Config): NetworkConnection[] {
   const simulated = config.sandbox ? 'simulated by the sandbox (sandbox mode)' : 'not connected: refused outside sandbox mode';

@@ -96,7 +96,7 @@ export function numberOfParty(party: string | undefined): string | null {
   return digits ? `+${digits}` : null;
 }
 
-export type DarajaDeps = { sql: Queryable; callbackBaseUrl: string };
+type DarajaDeps = { sql: Queryable; callbackBaseUrl: string };
 export type DarajaConnector = ReturnType<typeof createDarajaConnector>;
 
 export function createDarajaConnector(settings: MpesaSettings, { sql, callbackBaseUrl }: DarajaDeps, statusPollSeconds: number) {

@@ -50,7 +50,7 @@ export function referenceUuid(seed: string): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
-export type MomoDeps = { sql: Queryable; callbackBaseUrl: string };
+type MomoDeps = { sql: Queryable; callbackBaseUrl: string };
 
 export type MomoConnector = ReturnType<typeof createMomoConnector>;
 

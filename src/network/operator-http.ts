@@ -7,7 +7,7 @@
 export type OperatorAnswer = { status: number; body: unknown };
 
 /** Raised when the operator could not be reached or did not answer in time: the call may or may not have been carried out. */
-export class OperatorUnreachableError extends Error {}
+class OperatorUnreachableError extends Error {}
 
 /** Raised for an answer no retry changes (a refused request); the activity turns it into a result, never retries it. */
 export class OperatorRefusedError extends Error {
@@ -16,7 +16,7 @@ export class OperatorRefusedError extends Error {
   }
 }
 
-export type OperatorRequest = { method: 'GET' | 'POST' | 'PUT'; url: string; headers?: Record<string, string>; json?: unknown; timeoutMs: number };
+type OperatorRequest = { method: 'GET' | 'POST' | 'PUT'; url: string; headers?: Record<string, string>; json?: unknown; timeoutMs: number };
 
 /** One HTTP exchange with the operator; the body parsed as JSON when it is JSON, else its text. */
 export async function callOperator(request: OperatorRequest): Promise<OperatorAnswer> {

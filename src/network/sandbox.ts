@@ -9,9 +9,9 @@ import type {
 } from './adapter';
 
 /** Test numbers of the sandbox network (facts.md). */
-export const SANDBOX_CANCELLED_NUMBER = '+80000000001';
-export const SANDBOX_NEVER_PAYS_NUMBER = '+80000000009';
-export const SANDBOX_CANCELLED_ERROR = 'Cancelled By User';
+const SANDBOX_CANCELLED_NUMBER = '+80000000001';
+const SANDBOX_NEVER_PAYS_NUMBER = '+80000000009';
+const SANDBOX_CANCELLED_ERROR = 'Cancelled By User';
 
 /** Payout (money out) test numbers of the sandbox network: refused, silent until asked, failed when asked. */
 export const SANDBOX_PAYOUT_REJECTED_NUMBER = '+80000000021';
@@ -21,7 +21,7 @@ export const SANDBOX_PAYOUT_FAILING_NUMBER = '+80000000023';
 export const SANDBOX_PAYOUT_FAILED_ERROR = 'The network could not complete the transfer.';
 
 /** Names the sandbox network holds for contact instant verification (api.md 4.4). */
-export const SANDBOX_DIRECTORY: Readonly<Record<string, { name: string; nationalId: string }>> = {
+const SANDBOX_DIRECTORY: Readonly<Record<string, { name: string; nationalId: string }>> = {
   '+256772123456': { name: 'Jane Nakato', nationalId: 'CM90012345ABCD' },
   '+256701234567': { name: 'Moses Okello', nationalId: 'CM88054321WXYZ' },
   '+254712345678': { name: 'John Kamau', nationalId: '23456789' },
@@ -33,7 +33,7 @@ export const SANDBOX_DIRECTORY: Readonly<Record<string, { name: string; national
 };
 
 /** Only the API's name look-ups use the sandbox without a launcher; prompting needs one. */
-export type SandboxSettings = { sql: Sql; launcher: Launcher | null; paymentDelaySeconds: number; payoutDelaySeconds?: number };
+type SandboxSettings = { sql: Sql; launcher: Launcher | null; paymentDelaySeconds: number; payoutDelaySeconds?: number };
 
 /**
  * The sandbox network: every prompt is accepted except the cancelling test number; the subscriber

@@ -18,7 +18,7 @@ export async function keyHolder(sql: Queryable, key: string): Promise<KeyHolder 
   return holder;
 }
 
-export type ApiKeyRow = { id: number; prefix: string; userId: number; userName: string; created: Date; revokedAt: Date | null };
+type ApiKeyRow = { id: number; prefix: string; userId: number; userName: string; created: Date; revokedAt: Date | null };
 
 /** A new key acting as `userId` (with that user's permissions); only its digest is stored. */
 export async function issueKeyForUser(sql: Sql, organizationId: number, userId: number): Promise<{ id: number; apiKey: string }> {

@@ -29,7 +29,7 @@ import { CONTACT_COLUMNS, upsertContactIn } from './contacts';
 import { recordEvent, type RecordedEvent } from './events';
 
 /** The request columns, optionally qualified by a table alias (`r.`). */
-export const requestColumns = (t = ''): string => `${t}id, ${t}organization_id as "organizationId", ${t}account_id as "accountId", ${t}contact_id as "contactId",
+const requestColumns = (t = ''): string => `${t}id, ${t}organization_id as "organizationId", ${t}account_id as "accountId", ${t}contact_id as "contactId",
   ${t}amount::text as amount, ${t}currency, ${t}phone_number as "phoneNumber", ${t}network, ${t}reason, ${t}metadata,
   ${t}success_message as "successMessage", ${t}send_instructions as "sendInstructions", ${t}instructions, ${t}status,
   ${t}error_message as "errorMessage", ${t}expiry_date as "expiryDate",
@@ -44,7 +44,7 @@ export const REQUEST_COLUMNS = requestColumns();
 export type RequestWithContact = { request: CollectionRequestRow; contact: ContactRow };
 
 /** Requests with their contacts, in the order given. */
-export async function withContacts(sql: Queryable, requests: CollectionRequestRow[]): Promise<RequestWithContact[]> {
+async function withContacts(sql: Queryable, requests: CollectionRequestRow[]): Promise<RequestWithContact[]> {
   if (requests.length === 0) return [];
   const ids = [...new Set(requests.map((request) => request.contactId))];
   const contacts = await sql<ContactRow[]>`select ${sql.unsafe(CONTACT_COLUMNS)} from contacts where id in ${sql(ids)}`;
@@ -82,7 +82,7 @@ export type NewCollectionRequest = {
   occurrenceAt?: Date | null;
 };
 
-export type CreatedRequest = RequestWithContact & { events: RecordedEvent[]; created: boolean };
+type CreatedRequest = RequestWithContact & { events: RecordedEvent[]; created: boolean };
 
 /**
  * Saves a request in one transaction with its contact (created, or renamed when names are given)
@@ -94,7 +94,7 @@ export async function insertCollectionRequest(sql: Sql, input: NewCollectionRequ
 }
 
 /** `insertCollectionRequest` in the caller's transaction. */
-export async function insertCollectionRequestIn(tx: Queryable, input: NewCollectionRequest): Promise<CreatedRequest> {
+async function insertCollectionRequestIn(tx: Queryable, input: NewCollectionRequest): Promise<CreatedRequest> {
   const events: RecordedEvent[] = [];
   const { contact: contactRow, event: contactEvent } = await upsertContactIn(tx, input);
   if (contactEvent) events.push(contactEvent);
@@ -185,7 +185,7 @@ export async function countPromptAttempt(sql: Queryable, requestId: number, atte
   await sql`update collection_requests set attempts = greatest(attempts, ${attempt}) where id = ${requestId}`;
 }
 
-export type WorkflowSettings = { failedPromptRetrySeconds: number; networkPullsFunds: boolean; networkPollSeconds?: number };
+type WorkflowSettings = { failedPromptRetrySeconds: number; networkPullsFunds: boolean; networkPollSeconds?: number };
 
 /** The workflow input for a saved request: everything comes from the row and configuration. */
 export function workflowInputFor(request: CollectionRequestRow, settings: WorkflowSettings): CollectionRequestInput {
@@ -205,7 +205,7 @@ export function workflowInputFor(request: CollectionRequestRow, settings: Workfl
 }
 
 /** Subscription settings are stored as the merchant sees them (`DD/MM/YYYY HH:MM:SS`, UTC). */
-export type StoredSubscriptionSettings = { start_date: string; end_date: string; frequency: string; weekdays?: number[]; months?: number[] };
+type StoredSubscriptionSettings = { start_date: string; end_date: string; frequency: string; weekdays?: number[]; months?: number[] };
 
 export function subscriptionInputFor(request: CollectionRequestRow): SubscriptionInput | null {
   const settings = request.subscriptionSettings as StoredSubscriptionSettings | null;
@@ -304,7 +304,7 @@ export const CollectionRequestCreate = v.object(
   },
   REQUIRED,
 );
-export type CollectionRequestParams = v.InferOutput<typeof CollectionRequestCreate>;
+type CollectionRequestParams = v.InferOutput<typeof CollectionRequestCreate>;
 
 const DEFAULT_EXPIRY = '24 hours';
 const STORED_DATE = (date: Date) => {
@@ -330,7 +330,7 @@ export const RequestFilters = v.object({
 
 
 /** Who creates a request: the organization (its name is the default reason) and the user. */
-export type Creator = { organizationId: number; userId: number; organizationName: string };
+type Creator = { organizationId: number; userId: number; organizationName: string };
 
 type Schedule = { startAt: Date | null; expiresAt: Date | null; subscriptionSettings: Record<string, unknown> | null };
 
@@ -423,7 +423,7 @@ export async function createCollectionRequest(
   return created;
 }
 
-export type RequestFilterValues = v.InferOutput<typeof RequestFilters>;
+type RequestFilterValues = v.InferOutput<typeof RequestFilters>;
 
 /** One page of an organization's requests matching the filters, newest first, with their contacts and the total count. */
 export async function listCollectionRequests(sql: Sql, organizationId: number, f: RequestFilterValues, page: PageWindow): Promise<ListPage<RequestWithContact>> {

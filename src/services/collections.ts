@@ -85,10 +85,10 @@ export async function findCollection(sql: Queryable, id: number): Promise<Collec
 }
 
 /** A payment as a network reports it (the incoming-collection workflow's input). */
-export type IncomingPayment = IncomingPaymentInput;
+type IncomingPayment = IncomingPaymentInput;
 
 /** Stores a reported payment once: a repeat of the same network transaction returns the first row (locked). */
-export async function storeIncomingPaymentIn(tx: Queryable, payment: IncomingPayment): Promise<CollectionRow> {
+async function storeIncomingPaymentIn(tx: Queryable, payment: IncomingPayment): Promise<CollectionRow> {
   const [inserted] = await tx<CollectionRow[]>`
     insert into collections (network, remote_transaction_id, phone_number, amount, currency, reference, prompt_reference, payment_date)
     values (${payment.network}, ${payment.remoteTransactionId}, ${payment.phoneNumber}, ${payment.amount}, ${payment.currency},
@@ -108,7 +108,7 @@ export async function storeIncomingPayment(sql: Sql, payment: IncomingPayment): 
 }
 
 /** How a collection found its request: through the prompt it answered, or as the one organization's look-alike. */
-export type MatchRule = 'prompt_reference' | 'single_organization';
+type MatchRule = 'prompt_reference' | 'single_organization';
 export type Match = { requestId: number; organizationId: number; rule: MatchRule };
 
 /**
@@ -125,7 +125,7 @@ export async function matchCollection(sql: Sql, collectionId: number): Promise<M
 }
 
 /** `matchCollection` in the caller's transaction. */
-export async function matchCollectionIn(tx: Queryable, collectionId: number, onlyOrganizationId: number | null = null): Promise<Match | null> {
+async function matchCollectionIn(tx: Queryable, collectionId: number, onlyOrganizationId: number | null = null): Promise<Match | null> {
   const [collection] = await tx<CollectionRow[]>`select ${tx.unsafe(COLLECTION_COLUMNS)} from collections where id = ${collectionId} for update`;
   if (!collection) throw new Error(`collection ${collectionId} does not exist`);
   const rule: MatchRule = collection.promptReference !== null ? 'prompt_reference' : 'single_organization';
@@ -202,7 +202,7 @@ export async function verificationSettingsOf(sql: Queryable, organizationId: num
   return settings;
 }
 
-export type Acceptance = { collection: CollectionRow; events: RecordedEvent[] };
+type Acceptance = { collection: CollectionRow; events: RecordedEvent[] };
 
 /**
  * Assigns a collection to an organization and credits its wallet, in the caller's transaction:
@@ -211,7 +211,7 @@ export type Acceptance = { collection: CollectionRow; events: RecordedEvent[] };
  * event: money credited and request successful are one fact), and `collection.received`. A
  * collection already accepted is returned unchanged with no events.
  */
-export async function acceptCollectionIn(tx: Queryable, collectionId: number, organizationId: number, author: number | null): Promise<Acceptance> {
+async function acceptCollectionIn(tx: Queryable, collectionId: number, organizationId: number, author: number | null): Promise<Acceptance> {
   const [collection] = await tx<CollectionRow[]>`select ${tx.unsafe(COLLECTION_COLUMNS)} from collections where id = ${collectionId} for update`;
   if (!collection) throw new Error(`collection ${collectionId} does not exist`);
   if (collection.status === 'successful') return { collection, events: [] };
@@ -296,7 +296,7 @@ export async function failCollection(sql: Sql, collectionId: number, organizatio
   await sql.begin((tx) => failCollectionIn(tx, collectionId, organizationId, reason));
 }
 
-export async function failCollectionIn(tx: Queryable, collectionId: number, organizationId: number | null, reason: string): Promise<void> {
+async function failCollectionIn(tx: Queryable, collectionId: number, organizationId: number | null, reason: string): Promise<void> {
   await tx`update collection_requests set collection_id = null where collection_id = ${collectionId}`;
   await tx`
     update collections set status = 'failed', rejection_reason = ${reason.slice(0, 500)}, organization_id = coalesce(organization_id, ${organizationId}),
@@ -376,9 +376,9 @@ export async function acceptVerified(sql: Sql, collectionId: number, organizatio
   })) as Receipt;
 }
 
-export class ClaimError extends Error {}
+class ClaimError extends Error {}
 
-export type ClaimQuery = { amount: string; remoteTransactionId: string; phoneNumber: string };
+type ClaimQuery = { amount: string; remoteTransactionId: string; phoneNumber: string };
 
 /**
  * api.md 4.1 claim: the one collection with exactly this amount, remote transaction id and number,
@@ -386,9 +386,9 @@ export type ClaimQuery = { amount: string; remoteTransactionId: string; phoneNum
  * claims racing for one collection serialise on its row lock; the second finds it taken.
  */
 /** The credit a claim made (null when the collection was already the claimant's). */
-export const claimCredit = (acceptance: Acceptance): Credit => creditOf(acceptance);
+const claimCredit = (acceptance: Acceptance): Credit => creditOf(acceptance);
 
-export async function claimCollection(sql: Sql, organizationId: number, userId: number, query: ClaimQuery): Promise<Acceptance | null> {
+async function claimCollection(sql: Sql, organizationId: number, userId: number, query: ClaimQuery): Promise<Acceptance | null> {
   return await sql.begin(async (tx) => {
     const candidates = await tx<CollectionRow[]>`
       select ${tx.unsafe(COLLECTION_COLUMNS)} from collections
@@ -429,7 +429,7 @@ export const CollectionFilters = v.object({
   ))),
 });
 
-export type CollectionFilterValues = v.InferOutput<typeof CollectionFilters>;
+type CollectionFilterValues = v.InferOutput<typeof CollectionFilters>;
 
 export const wantsClaim = (f: CollectionFilterValues): boolean => f.claim !== undefined && TRUE_VALUES.has(f.claim.trim());
 

@@ -28,7 +28,7 @@ export const ContactCreate = v.object(
   },
   REQUIRED,
 );
-export type ContactInput = v.InferOutput<typeof ContactCreate>;
+type ContactInput = v.InferOutput<typeof ContactCreate>;
 
 export const ContactFilters = v.object({
   first_name: filterText,
@@ -38,10 +38,10 @@ export const ContactFilters = v.object({
   created_after: filterDate,
   created_before: filterDate,
 });
-export type ContactFilterValues = v.InferOutput<typeof ContactFilters>;
+type ContactFilterValues = v.InferOutput<typeof ContactFilters>;
 
 /** `sync` = 1 (number or text) asks for instant verification (api.md 4.4). */
-export const wantsVerification = (value: unknown): boolean => value === 1 || value === '1';
+const wantsVerification = (value: unknown): boolean => value === 1 || value === '1';
 
 export const CONTACT_COLUMNS = `id, organization_id as "organizationId", first_name as "firstName", last_name as "lastName",
   email, phone_number as "phoneNumber", type, status, metadata, author, updated_by as "updatedBy", created, modified,
@@ -50,7 +50,7 @@ export const CONTACT_COLUMNS = `id, organization_id as "organizationId", first_n
     'nameMatchesNetworkStatus', name_matches_network_status, 'nameMatchesNetworkScore', name_matches_network_score,
     'networkName', network_name, 'nationalId', national_id, 'nationalIdType', national_id_type) end as verification`;
 
-export type NewContact = {
+type NewContact = {
   organizationId: number;
   author: number | null;
   firstName: string;
@@ -61,13 +61,13 @@ export type NewContact = {
   metadata: Record<string, unknown> | null;
 };
 
-export type ContactCreation = { contact: ContactRow; event: RecordedEvent } | { contact: null; event: null };
+type ContactCreation = { contact: ContactRow; event: RecordedEvent } | { contact: null; event: null };
 
 /**
  * Inserts a contact and its `contact.created` event in one transaction. When the organization
  * already has a contact with that number nothing is written and `contact` is null.
  */
-export async function createContactIn(tx: Queryable, input: NewContact): Promise<ContactCreation> {
+async function createContactIn(tx: Queryable, input: NewContact): Promise<ContactCreation> {
   const [contact] = await tx<ContactRow[]>`
     insert into contacts (organization_id, first_name, last_name, email, phone_number, type, metadata, author)
     values (${input.organizationId}, ${input.firstName}, ${input.lastName}, ${input.email}, ${input.phoneNumber},
@@ -113,7 +113,7 @@ export async function upsertContactIn(
  * Contact instant verification (api.md 4.4): asks the number's network for the registered name
  * and stores what it said with a name-match score, even when the names differ.
  */
-export async function verifyContact(sql: Sql, contact: ContactRow, network: NetworkAdapter | null): Promise<ContactRow> {
+async function verifyContact(sql: Sql, contact: ContactRow, network: NetworkAdapter | null): Promise<ContactRow> {
   const numberNetwork = networkForNumber(contact.phoneNumber);
   const lookup = numberNetwork && network ? await network.lookupName(contact.phoneNumber, numberNetwork) : null;
   const verification: ContactVerification = lookup === null

@@ -10,8 +10,8 @@ import { deleteInBatches, notSetAside } from './sweeps';
 
 /** A key a write asked to claim: who, which key, for how long. */
 export type DuplicateCheck = { organizationId: number; key: string; method: string; path: string; ttlSeconds: number };
-export type DuplicateClaim = { id: number; organizationId: number; key: string };
-export type ClaimedObject = { type: string; id: number };
+type DuplicateClaim = { id: number; organizationId: number; key: string };
+type ClaimedObject = { type: string; id: number };
 
 /** A live claim of the key exists: the request repeats an earlier one (409). */
 export class DuplicateRequestError extends Error {
@@ -40,7 +40,7 @@ export async function claimDuplicateCheckKey(tx: Queryable, check: DuplicateChec
 }
 
 /** Records which object a key created, so an operator can tell what a repeated request would have repeated. */
-export async function linkDuplicateCheckObject(tx: Queryable, claim: DuplicateClaim, object: ClaimedObject): Promise<void> {
+async function linkDuplicateCheckObject(tx: Queryable, claim: DuplicateClaim, object: ClaimedObject): Promise<void> {
   await tx`update duplicate_check_keys set object_type = ${object.type}, object_id = ${object.id} where id = ${claim.id}`;
 }
 

@@ -11,9 +11,9 @@ import { listPage, ownRow, type ListPage, type PageWindow } from './queries';
 import { deleteInBatches, notSetAside } from './sweeps';
 import { webhookDeliveryWorkflowId, webhookRedeliveryWorkflowId } from '../workflows/contracts/webhook-delivery';
 
-export const EVENT_COLUMNS = `id, organization_id as "organizationId", type, data, author, updated_by as "updatedBy", created, modified`;
+const EVENT_COLUMNS = `id, organization_id as "organizationId", type, data, author, updated_by as "updatedBy", created, modified`;
 
-export type NewEvent = { organizationId: number; type: EventType; data: Record<string, unknown>; author: number | null };
+type NewEvent = { organizationId: number; type: EventType; data: Record<string, unknown>; author: number | null };
 
 /**
  * A delivery row waiting for its workflow (`webhook-delivery-<event>-<webhook>`, or a redelivery's
@@ -86,28 +86,28 @@ export async function recordRedelivery(tx: Queryable, input: { organizationId: n
   };
 }
 
-export type TimelineEntry = { eventId: number; status: string; errorMessage: string | null; created: Date };
+export type TimelineEntry = { eventId: number; status: string; error: string | null; created: Date };
+
+/** The status changes of one object: each event of `type` about it, oldest first, with the status and error fields its data names. */
+async function timeline(
+  sql: Queryable, organizationId: number, type: EventType, id: number, fields: { status: string; error: string },
+): Promise<TimelineEntry[]> {
+  return await sql<TimelineEntry[]>`
+    select id as "eventId", data->>${fields.status} as status, data->>${fields.error} as error, created from events
+    where organization_id = ${organizationId} and type = ${type} and data->>'id' = ${String(id)}
+    order by id`;
+}
 
 /** A collection request's status timeline: each `collectionrequest.status.changed` event for it, oldest first. */
-export async function requestStatusTimeline(sql: Queryable, organizationId: number, requestId: number): Promise<TimelineEntry[]> {
-  return await sql<TimelineEntry[]>`
-    select id as "eventId", data->>'status' as status, data->>'error_message' as "errorMessage", created from events
-    where organization_id = ${organizationId} and type = 'collectionrequest.status.changed' and data->>'id' = ${String(requestId)}
-    order by id`;
-}
-
-export type PaymentTimelineEntry = { eventId: number; state: string; lastError: string | null; created: Date };
+export const requestStatusTimeline = (sql: Queryable, organizationId: number, requestId: number): Promise<TimelineEntry[]> =>
+  timeline(sql, organizationId, 'collectionrequest.status.changed', requestId, { status: 'status', error: 'error_message' });
 
 /** A payment's state timeline: each `payment.status.changed` event for it, oldest first. */
-export async function paymentStateTimeline(sql: Queryable, organizationId: number, paymentId: number): Promise<PaymentTimelineEntry[]> {
-  return await sql<PaymentTimelineEntry[]>`
-    select id as "eventId", data->>'state' as state, data->>'last_error' as "lastError", created from events
-    where organization_id = ${organizationId} and type = 'payment.status.changed' and data->>'id' = ${String(paymentId)}
-    order by id`;
-}
+export const paymentStateTimeline = (sql: Queryable, organizationId: number, paymentId: number): Promise<TimelineEntry[]> =>
+  timeline(sql, organizationId, 'payment.status.changed', paymentId, { status: 'state', error: 'last_error' });
 
 export const EventFilters = v.object({ type: v.optional(v.picklist(EVENT_TYPES, choiceMessage)) });
-export type EventFilterValues = v.InferOutput<typeof EventFilters>;
+type EventFilterValues = v.InferOutput<typeof EventFilters>;
 
 /** One page of an organization's events (newest first) of a type or all, with the total count. */
 export async function listEvents(sql: Sql, organizationId: number, filters: EventFilterValues, page: PageWindow): Promise<ListPage<EventRow>> {

@@ -20,7 +20,7 @@ export type Movement = {
   reversalId?: number | null;
 };
 
-export type Moved = { transactionId: number; balance: string };
+type Moved = { transactionId: number; balance: string };
 
 /** Applies `movement`; null (nothing moved) when a debit is more than the wallet holds. */
 export async function moveMoney(tx: Queryable, movement: Movement): Promise<Moved | null> {

@@ -6,7 +6,7 @@
  */
 import type { Queryable } from '../db';
 
-export type OperationKind = 'prompt' | 'payout' | 'reversal' | 'status_query';
+type OperationKind = 'prompt' | 'payout' | 'reversal' | 'status_query';
 
 export type NetworkOperation = {
   id: number;
@@ -27,7 +27,7 @@ export type NetworkOperation = {
 const COLUMNS = `id, network, kind, reference, operator_reference as "operatorReference", workflow_id as "workflowId", subject,
   phone_number as "phoneNumber", amount::text as amount, remote_transaction_id as "remoteTransactionId", hint, result, created`;
 
-export type NewOperation = {
+type NewOperation = {
   network: string;
   kind: OperationKind;
   reference: string;

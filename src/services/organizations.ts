@@ -42,7 +42,7 @@ export async function createApiKey(sql: Sql, organizationId: number): Promise<{ 
   });
 }
 
-export type Funding = { accountId: number; balance: string; transactionId: number };
+type Funding = { accountId: number; balance: string; transactionId: number };
 
 /**
  * Adds money to the organization's oldest active wallet in the currency (creating one when it has
@@ -70,7 +70,7 @@ export async function fundWallet(sql: Sql, organizationId: number, currency: Cur
 /** What a verification URL may be (api.md 4.2): HTTPS, or plain HTTP in sandbox mode for local servers. */
 export const verificationUrlRules = (sandbox: boolean): CallbackUrlRules => ({ sandbox, allowHttp: sandbox, subject: 'Verification URLs' });
 
-export type CollectionSettings = { verificationUrl?: string | null; acceptByDefault?: boolean };
+type CollectionSettings = { verificationUrl?: string | null; acceptByDefault?: boolean };
 
 export async function updateCollectionSettings(sql: Sql, organizationId: number, settings: CollectionSettings) {
   const [row] = await sql<{ id: number; verificationUrl: string | null; acceptByDefault: boolean }[]>`

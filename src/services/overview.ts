@@ -50,8 +50,8 @@ export async function paymentsSentByDay(sql: Sql, organizationId: number, since:
     group by 1, 2 order by 1, 2`);
 }
 
-export type FailedRequest = { id: number; phoneNumber: string; amount: string; currency: string; errorMessage: string | null; modified: Date };
-export type FailingDelivery = {
+type FailedRequest = { id: number; phoneNumber: string; amount: string; currency: string; errorMessage: string | null; modified: Date };
+type FailingDelivery = {
   id: number; webhookId: number; eventId: number; eventType: string; status: string; target: string;
   lastAttemptAt: Date | null; lastStatusCode: number | null; lastError: string | null;
 };

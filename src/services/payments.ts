@@ -30,7 +30,7 @@ import { recordEvent, type RecordedEvent } from './events';
 import { debit, moveMoney } from './ledger';
 import { timeRange } from './queries';
 
-export const PAYMENT_COLUMNS = `id, organization_id as "organizationId", account_id as "accountId", contact_id as "contactId",
+const PAYMENT_COLUMNS = `id, organization_id as "organizationId", account_id as "accountId", contact_id as "contactId",
   amount::text as amount, currency, phone_number as "phoneNumber", network, payment_type as "paymentType", description, metadata,
   callback_url as "callbackUrl", send_sms_message as "sendSmsMessage", state, last_error as "lastError",
   remote_transaction_id as "remoteTransactionId", rejected_reason as "rejectedReason", rejected_by as "rejectedBy",
@@ -38,9 +38,9 @@ export const PAYMENT_COLUMNS = `id, organization_id as "organizationId", account
   start_date as "startDate", author, updated_by as "updatedBy", created, modified`;
 
 /** A payment refused at creation: the wallet does not hold the amount. */
-export class InsufficientFundsError extends Error {}
+class InsufficientFundsError extends Error {}
 /** A cancellation of a payment already handed to the network (or finished). */
-export class NotCancellableError extends Error {}
+class NotCancellableError extends Error {}
 
 async function transactionsOf(sql: Queryable, paymentIds: number[]): Promise<Map<number, PaymentTransaction[]>> {
   const byPayment = new Map<number, PaymentTransaction[]>();
@@ -69,7 +69,7 @@ async function recordStateEvent(tx: Queryable, payment: PaymentRow, author: numb
   return await recordEvent(tx, { organizationId: payment.organizationId, type: 'payment.status.changed', data: resource!, author });
 }
 
-export type NewPayment = {
+type NewPayment = {
   organizationId: number;
   author: number;
   accountId: number;
@@ -88,7 +88,7 @@ export type NewPayment = {
   lastName: string | null;
 };
 
-export type CreatedPayment = { payment: PaymentRow; events: RecordedEvent[] };
+type CreatedPayment = { payment: PaymentRow; events: RecordedEvent[] };
 
 /**
  * A payment in the caller's transaction: the recipient's contact (created for a new number, api.md
@@ -96,7 +96,7 @@ export type CreatedPayment = { payment: PaymentRow; events: RecordedEvent[] };
  * (InsufficientFundsError when the wallet does not hold it: nothing is written), the callback URL
  * bound to it, and its first `payment.status.changed` event.
  */
-export async function createPaymentIn(tx: Queryable, input: NewPayment): Promise<CreatedPayment> {
+async function createPaymentIn(tx: Queryable, input: NewPayment): Promise<CreatedPayment> {
   const events: RecordedEvent[] = [];
   const { contact: contactRow, event: contactEvent } = await upsertContactIn(tx, input);
   if (contactEvent) events.push(contactEvent);
@@ -265,7 +265,7 @@ export const PaymentFilters = v.object({
   modified_after: filterDate,
   modified_before: filterDate,
 });
-export type PaymentFilterValues = v.InferOutput<typeof PaymentFilters>;
+type PaymentFilterValues = v.InferOutput<typeof PaymentFilters>;
 
 export const PaymentCancel = v.object({ reason: optionalText(255) });
 

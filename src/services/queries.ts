@@ -40,7 +40,7 @@ export async function listPage<T extends object>(
  * organization in its query): 404 when no row has that id (among those `visible` admits), 403 when
  * another organization's has.
  */
-export async function notOwned(sql: Queryable, table: string, id: number, visible?: Fragment): Promise<never> {
+async function notOwned(sql: Queryable, table: string, id: number, visible?: Fragment): Promise<never> {
   const [found] = await sql<{ id: number }[]>`select id from ${sql(table)} where id = ${id} ${visible ?? sql``}`;
   throw found ? new ForbiddenError() : new NotFoundError();
 }

@@ -19,12 +19,12 @@ import { debit, moveMoney } from './ledger';
 import type { PayoutOutcome } from './payments';
 import { listPage, ownRow, type ListPage, type PageWindow } from './queries';
 
-export const REVERSAL_COLUMNS = `id, organization_id as "organizationId", collection_id as "collectionId", account_id as "accountId",
+const REVERSAL_COLUMNS = `id, organization_id as "organizationId", collection_id as "collectionId", account_id as "accountId",
   amount::text as amount, currency, phone_number as "phoneNumber", network, reason, state, last_error as "lastError",
   remote_transaction_id as "remoteTransactionId", author, created, modified`;
 
 /** Why a collection cannot be reversed (a 400 for the merchant). */
-export class ReversalRefused extends Error {}
+class ReversalRefused extends Error {}
 
 export async function findReversal(sql: Queryable, id: number): Promise<ReversalRow | undefined> {
   const [row] = await sql<ReversalRow[]>`select ${sql.unsafe(REVERSAL_COLUMNS)} from reversals where id = ${id}`;
@@ -36,7 +36,7 @@ export async function findReversal(sql: Queryable, id: number): Promise<Reversal
  * organization's and `successful` and not reversed before; its amount is debited from the wallet it
  * credited (ReversalRefused when that wallet no longer holds it).
  */
-export async function createReversal(
+async function createReversal(
   sql: Sql,
   input: { organizationId: number; collectionId: number; author: number | null; reason: string | null },
   duplicateCheck: DuplicateCheck | null = null,
@@ -71,7 +71,7 @@ export async function createReversal(
   }, (reversal) => ({ type: 'reversal', id: reversal.id }))) as ReversalRow;
 }
 
-export type ReversalChange = { reversal: ReversalRow; events: RecordedEvent[] };
+type ReversalChange = { reversal: ReversalRow; events: RecordedEvent[] };
 
 /**
  * What the network made of a reversal: `completed`, with the paid request now `reversed` (row and
@@ -113,13 +113,13 @@ export async function finishReversal(sql: Sql, reversalId: number, outcome: Payo
 // Reversals as the API, the console and the admin CLI make and read them
 
 export const ReversalCreate = v.object({ collection: integerField(1), reason: optionalText(255) }, REQUIRED);
-export type ReversalParams = v.InferOutput<typeof ReversalCreate>;
+type ReversalParams = v.InferOutput<typeof ReversalCreate>;
 
 export const ReversalFilters = v.object({
   state: v.optional(v.picklist(REVERSAL_STATES, choiceMessage)),
   collection: filterId('The id of the reversed collection.'),
 });
-export type ReversalFilterValues = { state?: ReversalState | undefined; collection?: number | undefined };
+type ReversalFilterValues = { state?: ReversalState | undefined; collection?: number | undefined };
 
 /**
  * Reverses a collection of the organization: 400 naming the collection when it cannot be (not

@@ -6,7 +6,7 @@
  */
 import type { Queryable } from '../db';
 
-export type SandboxPayment = {
+type SandboxPayment = {
   remoteTransactionId: string;
   phoneNumber: string;
   amount: string;

@@ -8,14 +8,14 @@
 import type { Sql } from '../db';
 import { normalizeEmail } from '../domain/emails';
 
-export const SIGN_IN_WINDOW_MINUTES = 15;
+const SIGN_IN_WINDOW_MINUTES = 15;
 /** Failed attempts one account may take per window. */
 export const SIGN_IN_ACCOUNT_LIMIT = 5;
 /** Failed attempts one address may take per window, over all accounts (an office shares one address). */
 export const SIGN_IN_ADDRESS_LIMIT = 20;
 
-export type SignInKeys = { email: string; address: string };
-export type SignInSlot = { allowed: boolean; retryAfterSeconds: number };
+type SignInKeys = { email: string; address: string };
+type SignInSlot = { allowed: boolean; retryAfterSeconds: number };
 
 const keysOf = ({ email, address }: SignInKeys) => [
   { key: `account:${normalizeEmail(email)}`, limit: SIGN_IN_ACCOUNT_LIMIT },

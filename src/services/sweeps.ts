@@ -12,13 +12,13 @@ import { isDatabaseUnavailable } from '../db';
 export const OTHER_SWEEP_KINDS = ['outbox-event', 'retention-event', 'retention-duplicate-key'] as const;
 export type SweepKind = `outbox-${string}` | (typeof OTHER_SWEEP_KINDS)[number];
 
-export type SweepFailure = { kind: SweepKind; rowId: number; error: string; attempts: number; firstFailedAt: Date; lastFailedAt: Date };
+type SweepFailure = { kind: SweepKind; rowId: number; error: string; attempts: number; firstFailedAt: Date; lastFailedAt: Date };
 
 /** gRPC codes of a Temporal server that is down, overloaded or slow: DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED, UNAVAILABLE. */
 const TRANSIENT_GRPC_CODES = new Set([4, 8, 14]);
 
 /** True when `error` says the system is unavailable rather than that the row is bad. */
-export function isTransientError(error: unknown): boolean {
+function isTransientError(error: unknown): boolean {
   if (isDatabaseUnavailable(error)) return true;
   let current: unknown = error;
   for (let depth = 0; depth < 5 && current instanceof Error; depth += 1) {
@@ -42,7 +42,7 @@ export function notSetAside(sql: Queryable, kind: SweepKind, column: string) {
   return sql`and not exists (select 1 from sweep_failures f where f.kind = ${kind} and f.row_id = ${sql.unsafe(column)})`;
 }
 
-export type SweepResult = { processed: number; setAside: number };
+type SweepResult = { processed: number; setAside: number };
 
 /**
  * Processes each row on its own; a row whose processing fails is set aside with its error and the

@@ -2,7 +2,7 @@ import type { Queryable, Sql } from '../db';
 
 export type RequestKind = 'read' | 'write';
 export type ThrottleLimits = { reads: number; writes: number };
-export type RequestSlot = { count: number; limit: number; retryAfterSeconds: number };
+type RequestSlot = { count: number; limit: number; retryAfterSeconds: number };
 
 /**
  * Counts one request against the organization's fixed window and returns the count with the limit

@@ -8,11 +8,11 @@ import { MANAGE_ORGANIZATION } from '../domain/permissions';
 import { hashPassword } from '../auth/passwords';
 import { normalizeEmail } from '../domain/emails';
 
-export const PASSWORD_MIN_LENGTH = 10;
-export const PASSWORD_MAX_LENGTH = 200;
+const PASSWORD_MIN_LENGTH = 10;
+const PASSWORD_MAX_LENGTH = 200;
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
-export type UserRow = {
+type UserRow = {
   id: number;
   organizationId: number;
   name: string;
@@ -21,7 +21,7 @@ export type UserRow = {
   created: Date;
 };
 
-export const USER_COLUMNS = `id, organization_id as "organizationId", name, email, permissions, created`;
+const USER_COLUMNS = `id, organization_id as "organizationId", name, email, permissions, created`;
 
 export class UserInputError extends Error {
   constructor(readonly field: 'email' | 'password' | 'name', message: string) {
@@ -30,13 +30,13 @@ export class UserInputError extends Error {
 }
 
 /** The problem with a password, or null: long enough to resist guessing, short enough to hash quickly. */
-export function passwordProblem(password: string): string | null {
+function passwordProblem(password: string): string | null {
   if (password.length < PASSWORD_MIN_LENGTH) return `Use at least ${PASSWORD_MIN_LENGTH} characters.`;
   if (password.length > PASSWORD_MAX_LENGTH) return `Use at most ${PASSWORD_MAX_LENGTH} characters.`;
   return null;
 }
 
-export type NewUser = { organizationId: number; email: string; password: string; name?: string | null; manage: boolean };
+type NewUser = { organizationId: number; email: string; password: string; name?: string | null; manage: boolean };
 
 /** A console user; UserInputError names the field when the email is taken or the password too weak. */
 export async function createUser(sql: Sql, input: NewUser): Promise<UserRow> {

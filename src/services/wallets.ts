@@ -5,11 +5,11 @@ import { choiceMessage, filterDate, filterId } from '../domain/input';
 import { ACCOUNT_STATUSES, TRANSACTION_TYPES, type LedgerRow, type WalletRow } from '../domain/money-out';
 import { listPage, ownRow, timeRange, type ListPage, type PageWindow } from './queries';
 
-export const WALLET_COLUMNS = `id, organization_id as "organizationId", currency, label, description, status, balance::text as balance,
+const WALLET_COLUMNS = `id, organization_id as "organizationId", currency, label, description, status, balance::text as balance,
   low_balance_threshold::text as "lowBalanceThreshold", low_balance_notification_last_send_time as "lowBalanceNotificationLastSendTime",
   author, updated_by as "updatedBy", created, modified`;
 
-export const LEDGER_COLUMNS = `t.id, t.account_id as "accountId", t.amount::text as amount, t.currency, t.type, t.description,
+const LEDGER_COLUMNS = `t.id, t.account_id as "accountId", t.amount::text as amount, t.currency, t.type, t.description,
   t.collection_id as "collectionId", t.payment_id as "paymentId", t.reversal_id as "reversalId", t.created`;
 
 const upperCase = v.optional(v.pipe(v.string(), v.transform((value) => value.toUpperCase())));
@@ -18,7 +18,7 @@ export const WalletFilters = v.object({
   currency: upperCase,
   status: v.optional(v.picklist(ACCOUNT_STATUSES, choiceMessage)),
 });
-export type WalletFilterValues = v.InferOutput<typeof WalletFilters>;
+type WalletFilterValues = v.InferOutput<typeof WalletFilters>;
 
 export const TransactionFilters = v.object({
   account: filterId('A wallet id.'),
@@ -27,7 +27,7 @@ export const TransactionFilters = v.object({
   created_after: filterDate,
   created_before: filterDate,
 });
-export type TransactionFilterValues = v.InferOutput<typeof TransactionFilters>;
+type TransactionFilterValues = v.InferOutput<typeof TransactionFilters>;
 
 /** The organization's wallet `id` (403 when another organization's, 404 when none). */
 export async function findOwnWallet(sql: Queryable, organizationId: number, id: number): Promise<WalletRow> {

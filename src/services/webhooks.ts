@@ -18,9 +18,9 @@ import {
   type WebhookRow,
 } from '../domain/webhooks';
 
-export const WEBHOOK_COLUMNS = `id, organization_id as "organizationId", user_id as "userId", event, target, created, updated`;
+const WEBHOOK_COLUMNS = `id, organization_id as "organizationId", user_id as "userId", event, target, created, updated`;
 
-export type NewWebhook = { organizationId: number; userId: number; event: EventType; target: string };
+type NewWebhook = { organizationId: number; userId: number; event: EventType; target: string };
 
 export async function createWebhook(sql: Queryable, input: NewWebhook): Promise<WebhookRow> {
   const [row] = await sql<WebhookRow[]>`
@@ -28,22 +28,6 @@ export async function createWebhook(sql: Queryable, input: NewWebhook): Promise<
     values (${input.organizationId}, ${input.userId}, ${input.event}, ${input.target})
     returning ${sql.unsafe(WEBHOOK_COLUMNS)}`;
   if (!row) throw new Error('insert into webhooks returned no row');
-  return row;
-}
-
-/**
- * A webhook that has not been deleted (by its owner, or by a 410 from its target). A payment's
- * `callback_url` is a webhook row bound to that payment: never shown, changed or listed as one.
- */
-export async function findWebhook(sql: Queryable, id: number): Promise<WebhookRow | undefined> {
-  const [row] = await sql<WebhookRow[]>`
-    select ${sql.unsafe(WEBHOOK_COLUMNS)} from webhooks where id = ${id} and deleted_at is null and payment_id is null`;
-  return row;
-}
-
-/** Deleted ones too: their delivery log stays readable. */
-export async function findWebhookEvenIfDeleted(sql: Queryable, id: number): Promise<WebhookRow | undefined> {
-  const [row] = await sql<WebhookRow[]>`select ${sql.unsafe(WEBHOOK_COLUMNS)} from webhooks where id = ${id} and payment_id is null`;
   return row;
 }
 
@@ -66,8 +50,8 @@ export async function deleteWebhook(sql: Queryable, id: number, reason: 'deleted
   return rows.length > 0;
 }
 
-export type WebhookCredentials = { username: string; password: string };
-export type DeliverySecrets = { signingSecrets: string[]; basic: WebhookCredentials | null };
+type WebhookCredentials = { username: string; password: string };
+type DeliverySecrets = { signingSecrets: string[]; basic: WebhookCredentials | null };
 
 type SettingsRow = {
   signingSecret: string;
@@ -176,7 +160,7 @@ export async function findAttempt(sql: Queryable, deliveryId: number, attempt: n
   return row;
 }
 
-export type DeliveryContext = {
+type DeliveryContext = {
   delivery: { id: number; organizationId: number; redelivery: boolean };
   webhook: WebhookRow & { deletedAt: Date | null };
   event: { id: number; type: EventType; data: Record<string, unknown>; created: Date };
@@ -200,7 +184,7 @@ export async function deliveryContext(sql: Queryable, deliveryId: number): Promi
   };
 }
 
-export type NewAttempt = Omit<AttemptRow, 'outcome'> & { deliveryId: number; outcome: AttemptOutcome; webhookId: number };
+type NewAttempt = Omit<AttemptRow, 'outcome'> & { deliveryId: number; outcome: AttemptOutcome; webhookId: number };
 
 /**
  * Logs an attempt once per (delivery, attempt number), and retires the webhook in the same
@@ -257,7 +241,7 @@ export async function listDeliveries(sql: Sql, webhookId: number, filters: { eve
   return { count, rows: rows.map(toDeliveryRow) };
 }
 
-export async function findDelivery(sql: Sql, deliveryId: number): Promise<DeliveryRow | undefined> {
+async function findDelivery(sql: Sql, deliveryId: number): Promise<DeliveryRow | undefined> {
   const [row] = await sql<RawDeliveryRow[]>`select ${sql.unsafe(DELIVERY_COLUMNS)} from ${sql.unsafe(DELIVERY_FROM)} where d.id = ${deliveryId}`;
   return row === undefined ? undefined : toDeliveryRow(row);
 }
@@ -289,7 +273,7 @@ export const webhookSchemas = (sandbox: boolean) => ({
   create: v.object({ event: eventChoice, target: target(sandbox) }, REQUIRED),
   update: v.object({ event: v.optional(eventChoice), target: v.optional(target(sandbox)) }),
 });
-export type WebhookChanges = { event?: EventType; target?: string };
+type WebhookChanges = { event?: EventType; target?: string };
 export const WebhookFilters = v.object({ user: v.optional(integerId), event: v.optional(eventChoice) });
 export const DeliveryFilters = v.object({ event: v.optional(v.pipe(integerId, v.description('An event id.'))) });
 export const Redelivery = v.object({ event: v.pipe(integerId, v.description('The event to deliver again: an event of the webhook\'s type.')) }, REQUIRED);

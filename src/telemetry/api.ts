@@ -11,7 +11,7 @@ import { collectProcessMetrics } from './metrics';
 import { instrumentPostgres } from '../db/tracing';
 import { startTracing, temporalClientInterceptors, type Tracing } from './tracing';
 
-export const DEFAULT_API_SERVICE_NAME = 'collections-api';
+const DEFAULT_API_SERVICE_NAME = 'collections-api';
 
 export type ApiTelemetry = { tracing: Tracing | null; clientInterceptors: ClientInterceptors | undefined; shutdown(): Promise<void> };
 

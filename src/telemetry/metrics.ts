@@ -12,7 +12,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import { FINAL_STATUSES } from '../domain/collection-requests';
 import { WEBHOOK_ATTEMPTS } from '../domain/webhook-schedule';
 
-export type MetricsProcess = 'api' | 'worker';
+type MetricsProcess = 'api' | 'worker';
 const registries: Record<MetricsProcess, Registry> = { api: new Registry(), worker: new Registry() };
 const API = [registries.api];
 const WORKER = [registries.worker];
@@ -73,7 +73,7 @@ const collectionRequestsFinal = new Counter({
   registers: BOTH,
 });
 
-export type MatchOutcome = 'prompt_reference' | 'single_organization' | 'unassigned' | 'claimed';
+type MatchOutcome = 'prompt_reference' | 'single_organization' | 'unassigned' | 'claimed';
 
 /** Recorded after the commit of an incoming collection's matching (activities/collections.ts) and of a claim (`claimed`). */
 const collectionsMatched = new Counter({

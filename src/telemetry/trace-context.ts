@@ -86,6 +86,3 @@ export async function withClientSpan<T extends HttpResult>(
 }
 
 /** `fetch` inside a client span (see `withClientSpan`); `init.headers` must be a plain object. */
-export function tracedFetch(name: string, url: string, init: RequestInit & { headers: Record<string, string> }): Promise<Response> {
-  return withClientSpan(name, { method: init.method ?? 'GET', url, headers: init.headers }, () => fetch(url, init));
-}

@@ -28,14 +28,14 @@ import { outboxBacklog } from '../services/outbox';
 import { instrumentPostgres } from '../db/tracing';
 import { startTracing, temporalClientInterceptors, type Tracing } from './tracing';
 
-export const DEFAULT_WORKER_SERVICE_NAME = 'collections-worker';
+const DEFAULT_WORKER_SERVICE_NAME = 'collections-worker';
 
 /** The workflow interceptor modules every workflow bundle includes (the worker's and scripts/bundle-workflows.ts's). */
 export const WORKFLOW_INTERCEPTOR_MODULES = [fileURLToPath(new URL('./workflow-interceptors.ts', import.meta.url))];
 
 const SDK_SCRAPE_TIMEOUT_MS = 2000;
 
-export type WorkerTelemetry = {
+type WorkerTelemetry = {
   tracing: Tracing | null;
   /** For the worker's own Temporal client (activities start workflows with it). */
   clientInterceptors: ClientInterceptors | undefined;

@@ -27,7 +27,7 @@ const openTelemetry = () =>
   require('@temporalio/interceptors-opentelemetry/lib/workflow/index.js') as typeof import('@temporalio/interceptors-opentelemetry/lib/workflow/index.js');
 
 /** The header `@temporalio/interceptors-opentelemetry` carries the trace context in. */
-export const TRACE_HEADER = '_tracer-data';
+const TRACE_HEADER = '_tracer-data';
 
 type Traced = { inbound: OpenTelemetryInboundInterceptor; outbound: OpenTelemetryOutboundInterceptor; internals: OpenTelemetryInternalsInterceptor };
 

@@ -1,6 +1,6 @@
 import { Client, Connection, type ClientInterceptors } from '@temporalio/client';
 
-export type TemporalSettings = { address: string; namespace: string };
+type TemporalSettings = { address: string; namespace: string };
 
 /**
  * A client whose connection is opened on first use, so the API starts (and serves reads) while

@@ -23,7 +23,7 @@ import { collectionMatchedSignal, collectionRequestWorkflowId, type CollectionMa
 import { networkHintSignal, type NetworkHint } from '../workflows/contracts/common';
 import { searchAttributes } from '../workflows/contracts/search-attributes';
 
-export type LauncherSettings = {
+type LauncherSettings = {
   taskQueue: string;
   /** How a payout the network has not confirmed is followed (payments, reversals). */
   payoutStatusPollSeconds: number;
@@ -41,7 +41,7 @@ export type LauncherSettings = {
 /** How long a payment reported by callback may wait for its operator's confirmation before it counts as unconfirmed. */
 const REPORT_CONFIRMATION_SECONDS = 24 * 3600;
 
-export type LaunchLogger = (message: string, fields: Record<string, unknown>) => void;
+type LaunchLogger = (message: string, fields: Record<string, unknown>) => void;
 
 /** What a committed transaction recorded that needs a workflow: outbox rows of each kind, and events (with their deliveries). */
 export type Committed = { events?: readonly RecordedEvent[] } & { [K in OutboxKind]?: readonly OutboxRow<K>[] };
@@ -54,7 +54,7 @@ type StartOptions = {
   startDelay?: number;
 };
 
-export function createLauncher(client: Client, settings: LauncherSettings, log: LaunchLogger) {
+function createLauncher(client: Client, settings: LauncherSettings, log: LaunchLogger) {
   const { taskQueue } = settings;
 
   /** Starts `workflowType` once: true when this call started it, false when it already existed (open or closed). */

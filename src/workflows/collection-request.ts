@@ -119,38 +119,45 @@ export async function collectionRequest(input: CollectionRequestInput): Promise<
     await setStatus('pending');
     await waitForMatch(untilExpiry());
   }
-  while (input.sendInstructions && !matched() && untilExpiry() > 0) {
-    state.attempts += 1;
-    const prompt = await promptSubscriber({
-      requestId: input.requestId,
-      attempt: state.attempts,
-      sendSms: input.sendSms,
-      pullsFunds: input.networkPullsFunds,
-    });
-    if (matched()) break;
-    showStatus(prompt.status);
-    if (!prompt.accepted) {
-      if ((await afterRefusal(prompt.error)) === 'failed') return { ...state };
-      continue;
-    }
-    if (prompt.confirm) {
-      // A real operator took it: its outcome comes from its status query, not from waiting alone.
-      const check = await followPrompt(state.attempts);
-      if (check.status === 'failed') {
-        if ((await afterRefusal(check.error)) === 'failed') return { ...state };
+
+  /** Prompts the subscriber (again after each retry interval) until paid, expired, or failed with no retry left. */
+  async function promptUntilPaid(): Promise<'failed' | 'ended'> {
+    while (input.sendInstructions && !matched() && untilExpiry() > 0) {
+      state.attempts += 1;
+      const prompt = await promptSubscriber({
+        requestId: input.requestId,
+        attempt: state.attempts,
+        sendSms: input.sendSms,
+        pullsFunds: input.networkPullsFunds,
+      });
+      if (matched()) break;
+      showStatus(prompt.status);
+      if (!prompt.accepted) {
+        if ((await afterRefusal(prompt.error)) === 'failed') return 'failed';
+        continue;
+      }
+      if (prompt.confirm) {
+        // A real operator took it: its outcome comes from its status query, not from waiting alone.
+        const check = await followPrompt(state.attempts);
+        if (check.status === 'failed') {
+          if ((await afterRefusal(check.error)) === 'failed') return 'failed';
+          continue;
+        }
+        await waitForMatch(untilExpiry());
+        continue;
+      }
+      // Prompted: wait for the payment; re-prompt after the retry interval while retries remain.
+      if (input.retryIntervalSeconds !== null && retriesLeft > 0) {
+        if (await waitForMatch(input.retryIntervalSeconds * 1000)) break;
+        retriesLeft -= 1;
         continue;
       }
       await waitForMatch(untilExpiry());
-      continue;
     }
-    // Prompted: wait for the payment; re-prompt after the retry interval while retries remain.
-    if (input.retryIntervalSeconds !== null && retriesLeft > 0) {
-      if (await waitForMatch(input.retryIntervalSeconds * 1000)) break;
-      retriesLeft -= 1;
-      continue;
-    }
-    await waitForMatch(untilExpiry());
+    return 'ended';
   }
+
+  if ((await promptUntilPaid()) === 'failed') return { ...state };
 
   const collection = match as CollectionMatch | null;
   if (collection !== null) {

@@ -1,9 +1,10 @@
 import { condition, patched, proxyActivities, proxyLocalActivities, setHandler } from '@temporalio/workflow';
 import type { createCollectionActivities, ReceiptOutcome } from '../activities/collections';
 import { incomingCollectionV1 } from './legacy/incoming-collection';
-import { incomingCollectionStatusQuery, type IncomingCollectionInput, type IncomingCollectionResult, type IncomingPaymentInput, type VerificationDecision } from './contracts/incoming-collection';
+import { incomingCollectionStatusQuery, type IncomingCollectionInput, type IncomingCollectionResult, type IncomingPaymentInput } from './contracts/incoming-collection';
 import { LEAN_CORE_PATCH, networkHintSignal } from './contracts/common';
 import { RETRY_POLICIES } from './contracts/retry-policies';
+import { askVerification } from './verification';
 
 type Activities = ReturnType<typeof createCollectionActivities>;
 
@@ -89,18 +90,7 @@ export async function incomingCollection(input: IncomingCollectionInput): Promis
   if (receipt.outcome !== 'verify') return result(receipt, receipt.outcome === 'accepted' ? 'not-asked' : null);
 
   status = 'verifying';
-  const { verifyCollection } = proxyActivities<Activities>({
-    // The merchant has the configured time to answer (60 s by default); a crash mid-call asks again.
-    // The merchant's failures are answers (the default applies), so only our own (database, worker)
-    // are retried, for as long as they last: the payment must reach a decision.
-    startToCloseTimeout: `${input.verificationTimeoutSeconds + 10} seconds`,
-    retry: RETRY_POLICIES.untilDone,
-  });
-  const decision: VerificationDecision = await verifyCollection({
-    collectionId: receipt.collectionId,
-    organizationId: receipt.organizationId,
-    timeoutSeconds: input.verificationTimeoutSeconds,
-  });
+  const decision = await askVerification(receipt, input.verificationTimeoutSeconds);
   if (decision.decision === 'reject') {
     status = 'rejected';
     await rejectCollection({ collectionId: receipt.collectionId, organizationId: receipt.organizationId, reason: decision.reason });

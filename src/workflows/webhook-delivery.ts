@@ -24,7 +24,7 @@ export const webhookDeliveryStatusQuery = defineQuery<WebhookDeliveryStatus>('st
  * Deliveries started before one activity did a whole attempt (open the row, attempt, close the
  * row) replay the three-activity path (test/histories).
  */
-export const ONE_ACTIVITY_PER_ATTEMPT_PATCH = 'webhook-one-activity-per-attempt';
+const ONE_ACTIVITY_PER_ATTEMPT_PATCH = 'webhook-one-activity-per-attempt';
 
 /** The wait before `attempt` (from the second on), shown by the status query while it runs. */
 async function waitBeforeAttempt(input: WebhookDeliveryInput, status: WebhookDeliveryStatus, attempt: number): Promise<void> {

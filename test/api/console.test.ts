@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { createHash, randomBytes } from 'node:crypto';
-import { createMerchant, requester, testApp, testSql, type TestApp, type TestMerchant } from '../helpers';
+import { createMerchant, numberSequence, requester, testApp, testSql, type TestApp, type TestMerchant } from '../helpers';
 import { ConsoleClient, PASSWORD, consoleUser, uniqueEmail } from '../console-helpers';
 import { SIGN_IN_ACCOUNT_LIMIT, SIGN_IN_ADDRESS_LIMIT } from '../../src/services/sign-in-throttle';
 import { OPENAPI_DOCUMENT_PATH } from '../../src/api/openapi';
@@ -367,8 +367,7 @@ describe('pages', () => {
 });
 
 describe('money pages', () => {
-  let numberCounter = 0;
-  const nextNumber = () => `+2567729${String(Date.now() % 10_000).padStart(4, "0")}${numberCounter++ % 10}`;
+  const nextNumber = numberSequence('+256772');
 
   /** A payment created through the console form: its id (its workflow is ended after the tests). */
   async function consolePayment(browser: ConsoleClient, form: Record<string, string>): Promise<number> {

@@ -12,7 +12,7 @@ beforeAll(async () => {
 });
 
 /** A valid, unused Ugandan mobile number. */
-const nextNumber = numberSequence('+2567721', 10000);
+const nextNumber = numberSequence('+256772');
 
 describe('POST /api/contacts', () => {
   test('creates a contact from form fields, metadata.key included', async () => {

@@ -11,7 +11,7 @@ beforeAll(async () => {
   merchant = await createMerchant(ctx.app);
 });
 
-const nextNumber = numberSequence('+2567721', 50000);
+const nextNumber = numberSequence('+256772');
 const newKey = () => `key-${randomUUID()}`;
 const contactForm = () => ({ phone_number: nextNumber(), first_name: 'Dup', last_name: 'Check' });
 

@@ -8,7 +8,7 @@ import { beforeAll, describe, expect, test } from 'bun:test';
 import { acceptCollection, storeIncomingPayment } from '../../src/services/collections';
 import { fundWallet } from '../../src/services/organizations';
 import { walletsOutOfBalance } from '../../src/services/wallets';
-import { createMerchant, requester, testApp, testSql, type TestApp, type TestMerchant } from '../helpers';
+import { createMerchant, numberSequence, requester, testApp, testSql, type TestApp, type TestMerchant } from '../helpers';
 
 let ctx: TestApp;
 let merchant: TestMerchant;
@@ -20,8 +20,8 @@ beforeAll(async () => {
   other = await createMerchant(ctx.app);
 });
 
-let counter = 60000;
-const nextNumber = () => `+2567726${String(counter++).padStart(5, '0')}`;
+const nextNumber = numberSequence('+256772');
+let transactions = 0;
 
 const balanceOf = async (organizationId: number, currency = 'BXC') =>
   (await testSql()<{ balance: string }[]>`
@@ -34,7 +34,7 @@ async function expectBalanced(organizationId: number): Promise<void> {
 /** A collection credited to the merchant, as the incoming-collection workflow leaves it (no workflow here). */
 async function creditedCollection(owner: TestMerchant, amount: string): Promise<number> {
   const collection = await storeIncomingPayment(testSql(), {
-    network: 'MTN Uganda', remoteTransactionId: `REV-${counter++}`, phoneNumber: nextNumber(), amount, currency: 'BXC', reference: 'x',
+    network: 'MTN Uganda', remoteTransactionId: `REV-${Date.now()}-${transactions++}`, phoneNumber: nextNumber(), amount, currency: 'BXC', reference: 'x',
     paymentDate: new Date().toISOString(),
   });
   await acceptCollection(testSql(), collection.id, owner.organization.id);
@@ -43,18 +43,20 @@ async function creditedCollection(owner: TestMerchant, amount: string): Promise<
 
 describe('accounts and transactions', () => {
   test('a merchant lists and reads its wallets; another organization\'s is 403', async () => {
-    const list = await merchant.request('/api/accounts');
+    // Its own merchant: other tests move the shared one's money.
+    const owner = await createMerchant(ctx.app);
+    const list = await owner.request('/api/accounts');
     expect(list.status).toBe(200);
     expect(list.body.count).toBe(1);
     const [wallet] = list.body.results;
-    expect(wallet).toMatchObject({ organization: merchant.organization.id, currency: 'BXC', status: 'active', balance: '1000.0000' });
-    expect((await merchant.request(`/api/accounts/${wallet.id}`)).body).toEqual(wallet);
+    expect(wallet).toMatchObject({ organization: owner.organization.id, currency: 'BXC', status: 'active', balance: '1000.0000' });
+    expect((await owner.request(`/api/accounts/${wallet.id}`)).body).toEqual(wallet);
     expect((await other.request(`/api/accounts/${wallet.id}`)).status).toBe(403);
-    expect((await merchant.request('/api/accounts/99999999')).status).toBe(404);
-    expect((await merchant.request('/api/accounts?currency=ugx')).body.count).toBe(0);
-    expect((await merchant.request('/api/accounts?status=frozen')).status).toBe(400);
-    const v1 = await merchant.request('/api/accounts', { headers: { 'Api-Version': 'v1' } });
-    expect(v1.body).toEqual([{ ...wallet, organization: merchant.organization.name }]);
+    expect((await owner.request('/api/accounts/99999999')).status).toBe(404);
+    expect((await owner.request('/api/accounts?currency=ugx')).body.count).toBe(0);
+    expect((await owner.request('/api/accounts?status=frozen')).status).toBe(400);
+    const v1 = await owner.request('/api/accounts', { headers: { 'Api-Version': 'v1' } });
+    expect(v1.body).toEqual([{ ...wallet, organization: owner.organization.name }]);
   });
 
   test('every balance movement is a transaction; filters by wallet, type and dates', async () => {

@@ -25,7 +25,7 @@ import { createOrganization, fundWallet, updateCollectionSettings } from '../../
 import { setThrottleLimits } from '../../src/services/throttling';
 import { SANDBOX_PAYOUT_REJECTED_NUMBER } from '../../src/network/sandbox';
 import { connectClient } from '../../src/temporal/connection';
-import { ROOT, eventually, startWorker, type WorkerProcess } from '../helpers';
+import { ROOT, eventually, startWorker, uniqueNumber, type WorkerProcess } from '../helpers';
 import { makeCertificate, startReceiver, type Receiver } from '../webhook-receiver';
 
 const LIFECYCLES = Number(process.env.FAULT_LIFECYCLES ?? 24);
@@ -362,7 +362,7 @@ test(`${LIFECYCLES} lifecycles survive worker, Temporal, API and PostgreSQL faul
   started = Date.now();
   const lifecycles: Lifecycle[] = Array.from({ length: LIFECYCLES }, (_, index) => {
     const organization = organizations[index % ORGANIZATIONS]!;
-    const phone = `+2567726${String(index).padStart(5, '0')}`;
+    const phone = uniqueNumber('+256772');
     const kind: Kind = index % 4 === 3 ? 'reject' : 'accept';
     if (kind === 'reject') rejectNumbers.add(phone);
     const reverse = index % 4 === 1;
@@ -371,7 +371,7 @@ test(`${LIFECYCLES} lifecycles survive worker, Temporal, API and PostgreSQL faul
   const payouts: Payout[] = Array.from({ length: PAYMENTS }, (_, index) => {
     const organization = organizations[index % ORGANIZATIONS]!;
     const rejected = index % 3 === 2;
-    const phone = rejected ? SANDBOX_PAYOUT_REJECTED_NUMBER : `+2567727${String(index).padStart(5, '0')}`;
+    const phone = rejected ? SANDBOX_PAYOUT_REJECTED_NUMBER : uniqueNumber('+256772');
     return { index, rejected, organization: organization.id, apiKey: organization.apiKey, phone, description: `Fault payout ${index}`, paymentId: null, hiccups: [] };
   });
 

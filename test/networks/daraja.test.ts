@@ -21,7 +21,7 @@ let stack: Stack;
 /** The merchant's verification server: its answer depends on the bill reference's request. */
 let verifier: ReturnType<typeof Bun.serve>;
 const verifierModes = new Map<string, 'accept' | 'reject' | 'silent'>();
-const nextNumber = numberSequence('+2547113', 10000);
+const nextNumber = numberSequence('+254711');
 const msisdn = (e164: string) => e164.slice(1);
 
 beforeAll(async () => {

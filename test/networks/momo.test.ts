@@ -14,7 +14,7 @@ const CREDENTIALS = {
 };
 let momo: MomoSimulator;
 let stack: Stack;
-const nextNumber = numberSequence('+2567763', 10000);
+const nextNumber = numberSequence('+256776');
 const msisdn = (e164: string) => e164.slice(1);
 
 beforeAll(async () => {

@@ -18,3 +18,11 @@ test('no import circle', () => {
 test('SQL is written in services/ and db/ only', () => {
   expect(architecture.sqlOutside).toEqual([]);
 });
+
+test('no function has more than 60 lines of its own', () => {
+  expect(architecture.longFunctions).toEqual([]);
+});
+
+test('nothing is exported that no other file names', () => {
+  expect(architecture.deadExports).toEqual([]);
+});

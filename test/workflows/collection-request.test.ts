@@ -27,7 +27,7 @@ afterAll(async () => {
   await worker.stop();
 });
 
-const nextNumber = numberSequence('+2567724', 40000);
+const nextNumber = numberSequence('+256772');
 const inSeconds = (seconds: number) => new Date(Date.now() + seconds * 1000);
 
 async function createRequest(overrides: Partial<NewCollectionRequest> = {}, queue = taskQueue, owner: TestMerchant = merchant): Promise<number> {

@@ -11,7 +11,7 @@ import { collectionRequestWorkflowId } from '../../src/workflows/contracts/colle
 import { makeCertificate, startReceiver, type Certificate, type Receiver } from '../webhook-receiver';
 import { ConsoleClient, PASSWORD, consoleUser } from '../console-helpers';
 import {
-  ROOT, createMerchant, eventually, requester, startWorker, testApp, testSql, uniqueTaskQueue,
+  ROOT, createMerchant, eventually, numberSequence, requester, uniqueNumber, startWorker, testApp, testSql, uniqueTaskQueue,
   type TestApp, type TestMerchant, type WorkerProcess,
 } from '../helpers';
 
@@ -70,8 +70,7 @@ function networkSecret(name: string): string {
   return (JSON.parse(created.stdout) as { secret: string }).secret;
 }
 
-let counter = 50000;
-const nextNumber = () => `+2567725${String(counter++).padStart(5, '0')}`;
+const nextNumber = numberSequence('+256772');
 
 async function merchantWithVerification(acceptByDefault: boolean): Promise<TestMerchant> {
   const merchant = await createMerchant(ctx.app);
@@ -196,7 +195,7 @@ describe('a request paid through the sandbox network', () => {
 
   test('a network without verification support is accepted without asking', async () => {
     const merchant = await merchantWithVerification(false);
-    const phone = `+2567015${String(counter++).padStart(5, '0')}`; // Airtel Uganda: no verification
+    const phone = uniqueNumber('+256701'); // Airtel Uganda: no verification
     await requestPayment(merchant, phone);
     expect(await incomingResult(phone)).toMatchObject({ outcome: 'accepted', decidedBy: 'not-asked' });
     expect(asked.some((body) => body.phonenumber === phone)).toBe(false);

@@ -39,7 +39,7 @@ async function launch(taskQueue: string, env: Record<string, string> = {}, runti
   return worker;
 }
 
-const nextNumber = numberSequence('+2547123', 20000);
+const nextNumber = numberSequence('+254712');
 let pathCounter = 0;
 const nextPath = () => `/events/${++pathCounter}`;
 

@@ -15,7 +15,7 @@ import { showSigningSecret } from '../../src/services/webhooks';
 import { walletsOutOfBalance } from '../../src/services/wallets';
 import { paymentWorkflowId, reversalWorkflowId } from '../../src/workflows/contracts/money-out';
 import { collectionRequestWorkflowId } from '../../src/workflows/contracts/collection-request';
-import { createMerchant, eventually, startWorker, testApp, testSql, uniqueTaskQueue, type TestApp, type TestMerchant, type WorkerProcess } from '../helpers';
+import { createMerchant, eventually, numberSequence, startWorker, testApp, testSql, uniqueTaskQueue, type TestApp, type TestMerchant, type WorkerProcess } from '../helpers';
 import { makeCertificate, startReceiver, type Receiver } from '../webhook-receiver';
 
 const taskQueue = uniqueTaskQueue('payments');
@@ -42,8 +42,8 @@ afterAll(async () => {
   await receiver?.close();
 });
 
-let counter = 70000;
-const nextNumber = () => `+2567727${String(counter++).padStart(5, '0')}`;
+const nextNumber = numberSequence('+256772');
+let hooks = 0;
 
 const balanceOf = async (organizationId: number) =>
   (await testSql()<{ balance: string }[]>`select balance::text from accounts where organization_id = ${organizationId} and currency = 'BXC' order by id limit 1`)[0]!.balance;
@@ -73,8 +73,8 @@ async function expectBalanced(merchant: TestMerchant): Promise<void> {
 describe('payments through the sandbox network', () => {
   test('completes: new → processing → completed, debited once; the webhook and the callback URL hear each state, signed', async () => {
     const merchant = await createMerchant(ctx.app);
-    const hookPath = `/payments/hook-${counter}`;
-    const callbackPath = `/payments/callback-${counter}`;
+    const hookPath = `/payments/hook-${++hooks}`;
+    const callbackPath = `/payments/callback-${hooks}`;
     expect((await merchant.request('/api/webhooks', { form: { event: 'payment.status.changed', target: receiver.url(hookPath) } })).status).toBe(201);
     const created = await pay(merchant, { phonenumber: nextNumber(), callback_url: receiver.url(callbackPath), 'metadata[order]': 'O-1' });
     const payment = await finished(merchant, created.id);

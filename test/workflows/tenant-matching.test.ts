@@ -22,7 +22,7 @@ afterAll(async () => {
   await worker?.stop();
 });
 
-const nextNumber = numberSequence('+2567729', 10_000);
+const nextNumber = numberSequence('+256772');
 
 async function open(merchant: TestMerchant, phone: string, amount: string, prompt: boolean): Promise<number> {
   const response = await merchant.request('/api/collectionrequests', {

@@ -43,7 +43,7 @@ afterAll(async () => {
 
 let pathCounter = 0;
 const nextPath = (name: string) => `/hooks/${name}-${++pathCounter}`;
-const nextNumber = numberSequence('+2567723', 30000);
+const nextNumber = numberSequence('+256772');
 
 type Hook = { id: number; user: number; event: string; target: string; created: string; updated: string };
 

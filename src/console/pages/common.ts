@@ -2,7 +2,10 @@
 import type { Config } from '../../config';
 import { parseId } from '../../http/context';
 import { ForbiddenError, NotFoundError } from '../../domain/errors';
+import type { TimelineEntry } from '../../services/events';
+import { html, type Html } from '../html';
 import { consoleError } from '../http';
+import { badge, when } from '../layout';
 
 /** The query string without empty values: a blank filter field means "no filter", as for the API. */
 export function nonEmptyQuery(request: Request): URLSearchParams {
@@ -53,3 +56,10 @@ export const DONE_NOTICES: Readonly<Record<string, string>> = {
   'permission-granted': 'Permission granted.',
   'permission-revoked': 'Permission taken away.',
 };
+
+/** An object's status changes, oldest first, each linked to its event (a request's and a payment's page). */
+export function timelineList(timeline: readonly TimelineEntry[], empty: string): Html {
+  if (timeline.length === 0) return html`<p class="empty">${empty}</p>`;
+  return html`<ol class="timeline">${timeline.map((change) => html`<li>
+${badge(change.status)} ${when(change.created)} · <a href="/console/events/${change.eventId}">event #${change.eventId}</a>${change.error ? html` · <span class="muted">${change.error}</span>` : ''}</li>`)}</ol>`;
+}

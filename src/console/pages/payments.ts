@@ -25,7 +25,7 @@ import {
   table, when, type FieldErrors, type Values,
 } from '../layout';
 import { consoleSessionPlugin } from '../session';
-import { DONE_NOTICES, nonEmptyQuery, ownedId, ownedOrMissing, workflowUrl } from './common';
+import { DONE_NOTICES, nonEmptyQuery, ownedId, ownedOrMissing, timelineList, workflowUrl } from './common';
 import { transactionsTable } from './wallets';
 
 const FILTERS = ['state', 'currency', 'phonenumber', 'created_after', 'created_before'] as const;
@@ -93,8 +93,7 @@ ${details([
       ['Cancellation reason', payment.cancelledReason] as const] : []),
   ])}
 <h2>State timeline</h2>
-${timeline.length === 0 ? html`<p class="empty">No state change yet.</p>` : html`<ol class="timeline">${timeline.map((change) => html`<li>
-${badge(change.state)} ${when(change.created)} · <a href="/console/events/${change.eventId}">event #${change.eventId}</a>${change.lastError ? html` · <span class="muted">${change.lastError}</span>` : ''}</li>`)}</ol>`}
+${timelineList(timeline, 'No state change yet.')}
 <h2>Wallet transactions</h2>
 ${transactionsTable(transactions, { wallet: true, empty: 'No wallet transaction.' })}
 </div>`;

@@ -23,7 +23,7 @@ import {
   type FieldErrors, type Values,
 } from '../layout';
 import { consoleSessionPlugin } from '../session';
-import { nonEmptyQuery, ownedId, ownedOrMissing, workflowUrl } from './common';
+import { nonEmptyQuery, ownedId, ownedOrMissing, timelineList, workflowUrl } from './common';
 
 const FILTERS = [
   'status', 'currency', 'amount', 'phonenumber', 'collection', 'remote_transaction_id', 'reason',
@@ -66,8 +66,7 @@ async function liveContent(deps: AppDeps, request: CollectionRequestRow): Promis
 <p>Status: <strong id="request-status">${badge(request.status)}</strong> · ${request.attempts} prompt${request.attempts === 1 ? '' : 's'} made${request.errorMessage ? html` <span class="field-error">${request.errorMessage}</span>` : ''}
 ${final ? '' : html` <span class="muted">(updates by itself; <a href="/console/requests/${request.id}">reload</a>)</span>`}</p>
 <h2>Status timeline</h2>
-${timeline.length === 0 ? html`<p class="empty">No status change yet.</p>` : html`<ol class="timeline">${timeline.map((change) => html`<li>
-${badge(change.status)} ${when(change.created)} · <a href="/console/events/${change.eventId}">event #${change.eventId}</a>${change.errorMessage ? html` · <span class="muted">${change.errorMessage}</span>` : ''}</li>`)}</ol>`}
+${timelineList(timeline, 'No status change yet.')}
 <h2>Collection</h2>
 ${collection ? details([
     ['Collection', html`<a href="/console/collections/${collection.id}">#${collection.id}</a>`],

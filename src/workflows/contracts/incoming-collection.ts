@@ -38,7 +38,7 @@ export type IncomingCollectionInput = {
   confirm?: { pollSeconds: number; timeoutSeconds: number };
 };
 
-export type IncomingCollectionOutcome = 'accepted' | 'rejected' | 'unmatched' | 'already-processed' | 'failed' | 'unconfirmed';
+type IncomingCollectionOutcome = 'accepted' | 'rejected' | 'unmatched' | 'already-processed' | 'failed' | 'unconfirmed';
 
 export type IncomingCollectionResult = { collectionId: number | null; outcome: IncomingCollectionOutcome; requestId: number | null; decidedBy: string | null };
 

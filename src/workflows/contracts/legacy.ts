@@ -9,8 +9,6 @@ export type EventDispatchInput = { eventId: number; organizationId: number; type
 
 export type EventDispatchStatus = 'dispatching' | 'dispatched';
 
-export const sandboxPaymentWorkflowId = (requestId: number): string => `sandbox-payment-${requestId}`;
-
 export type SandboxPaymentInput = {
   requestId: number;
   phoneNumber: string;

@@ -90,8 +90,8 @@ export async function collectionRequestV1(input: CollectionRequestInput): Promis
     await waitForMatch(untilExpiry());
   }
 
-  const collection = match as CollectionMatch | null;
-  if (collection !== null) {
+  /** Paid: `successful` with its collection, then the success text. */
+  async function succeed(collection: CollectionMatch): Promise<CollectionRequestState> {
     state.collectionId = collection.collectionId;
     await recordRequestStatus({
       requestId: input.requestId,
@@ -107,6 +107,9 @@ export async function collectionRequestV1(input: CollectionRequestInput): Promis
     await sendSuccessMessage({ requestId: input.requestId });
     return { ...state };
   }
+
+  const collection = match as CollectionMatch | null;
+  if (collection !== null) return await succeed(collection);
   await setStatus('expired');
   return { ...state };
 }

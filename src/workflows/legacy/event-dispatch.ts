@@ -23,7 +23,7 @@ const { planWebhookDeliveries } = proxyActivities<WebhookActivities>({
 });
 
 /** Dispatches recorded before webhook delivery existed replay without it (test/histories). */
-export const WEBHOOK_FAN_OUT_PATCH = 'webhook-fan-out';
+const WEBHOOK_FAN_OUT_PATCH = 'webhook-fan-out';
 
 export const eventDispatchStatusQuery = defineQuery<EventDispatchStatus>('status');
 

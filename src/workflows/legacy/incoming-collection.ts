@@ -1,9 +1,10 @@
 import { ActivityFailure, ApplicationFailure, getExternalWorkflowHandle, log, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { createCollectionActivities } from '../../activities/collections';
-import { incomingCollectionStatusQuery, type IncomingCollectionInput, type IncomingCollectionResult, type VerificationDecision } from '../contracts/incoming-collection';
+import { incomingCollectionStatusQuery, type IncomingCollectionInput, type IncomingCollectionResult } from '../contracts/incoming-collection';
 import { collectionMatchedSignal, collectionRequestWorkflowId } from '../contracts/collection-request';
 import { PERMANENT_DATABASE_ERROR } from '../contracts/common';
 import { RETRY_POLICIES } from '../contracts/retry-policies';
+import { askVerification } from '../verification';
 
 type Activities = ReturnType<typeof createCollectionActivities>;
 
@@ -42,18 +43,7 @@ export async function incomingCollectionV1(input: IncomingCollectionInput): Prom
     return { collectionId: collection.id, outcome: 'unmatched', requestId: null, decidedBy: null };
   }
   status = 'verifying';
-  const { verifyCollection } = proxyActivities<Activities>({
-    // The merchant has the configured time to answer (60 s by default); a crash mid-call asks again.
-    // The merchant's failures are answers (the default applies), so only our own (database, worker)
-    // are retried, for as long as they last: the payment must reach a decision.
-    startToCloseTimeout: `${input.verificationTimeoutSeconds + 10} seconds`,
-    retry: RETRY_POLICIES.untilDone,
-  });
-  const decision: VerificationDecision = await verifyCollection({
-    collectionId: collection.id,
-    organizationId: match.organizationId,
-    timeoutSeconds: input.verificationTimeoutSeconds,
-  });
+  const decision = await askVerification({ collectionId: collection.id, organizationId: match.organizationId }, input.verificationTimeoutSeconds);
   if (decision.decision === 'reject') {
     status = 'rejected';
     await rejectCollection({ collectionId: collection.id, organizationId: match.organizationId, reason: decision.reason });
