@@ -28,7 +28,7 @@ async function ensureIntervalSchedule<W extends Workflow>(
   }
 }
 
-export type OutboxSweepSettings = { taskQueue: string; intervalSeconds: number; graceSeconds: number; batchSize?: number };
+type OutboxSweepSettings = { taskQueue: string; intervalSeconds: number; graceSeconds: number; batchSize?: number };
 
 /** Creates the outbox-sweep Schedule for a task queue, or brings an existing one to these settings. */
 export async function ensureOutboxSweepSchedule(client: Client, settings: OutboxSweepSettings): Promise<void> {
@@ -42,7 +42,7 @@ export async function ensureOutboxSweepSchedule(client: Client, settings: Outbox
   });
 }
 
-export type EventRetentionSettings = { taskQueue: string; intervalSeconds: number; retentionDays: number; batchSize?: number };
+type EventRetentionSettings = { taskQueue: string; intervalSeconds: number; retentionDays: number; batchSize?: number };
 
 /** Creates the event-retention Schedule for a task queue, or brings an existing one to these settings. */
 export async function ensureEventRetentionSchedule(client: Client, settings: EventRetentionSettings): Promise<void> {
