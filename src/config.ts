@@ -64,6 +64,8 @@ const ConfigSchema = v.object({
   WEBHOOK_RETRY_SCHEDULE: v.optional(durationList(WEBHOOK_ATTEMPTS - 1), '10s,1m,5m,15m,30m,1h,2h,4h,8h'),
   WEBHOOK_RETRY_JITTER: v.optional(fraction, '0.2'),
   WEBHOOK_CA_FILE: v.optional(v.string()),
+  // A webhook's actor continues as new past this many history events, carrying its queue.
+  WEBHOOK_ACTOR_HISTORY_EVENTS: v.optional(integerString(50), '5000'),
   // api.md 6.1 keeps events at least 30 days: a shorter retention is refused.
   EVENT_RETENTION_DAYS: v.optional(integerString(30), '30'),
   RETENTION_SWEEP: v.optional(booleanString, 'true'),
@@ -127,7 +129,7 @@ export type Config = {
   duplicateCheckTtlSeconds: number;
   /** `{bills_url}` of api.md 4.7 as the OpenAPI document shows it; unset = the API's own base URL. */
   billsBaseUrl: string | undefined;
-  webhooks: { retryDelaysMs: number[]; jitter: number; caFile: string | undefined };
+  webhooks: { retryDelaysMs: number[]; jitter: number; caFile: string | undefined; actorHistoryEvents: number };
   retention: { days: number; sweepEnabled: boolean; sweepIntervalSeconds: number };
   console: { temporalUiUrl: string; trustProxy: boolean };
   telemetry: TelemetrySettings;
@@ -244,7 +246,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throttle: { reads: c.THROTTLE_READS, writes: c.THROTTLE_WRITES, windowSeconds: c.THROTTLE_WINDOW_SECONDS },
     duplicateCheckTtlSeconds: c.DUPLICATE_CHECK_TTL_SECONDS,
     billsBaseUrl: c.BILLS_BASE_URL?.replace(/\/+$/, ''),
-    webhooks: { retryDelaysMs: c.WEBHOOK_RETRY_SCHEDULE, jitter: c.WEBHOOK_RETRY_JITTER, caFile: c.WEBHOOK_CA_FILE },
+    webhooks: { retryDelaysMs: c.WEBHOOK_RETRY_SCHEDULE, jitter: c.WEBHOOK_RETRY_JITTER, caFile: c.WEBHOOK_CA_FILE, actorHistoryEvents: c.WEBHOOK_ACTOR_HISTORY_EVENTS },
     retention: { days: c.EVENT_RETENTION_DAYS, sweepEnabled: c.RETENTION_SWEEP, sweepIntervalSeconds: c.RETENTION_SWEEP_INTERVAL_SECONDS },
     console: { temporalUiUrl: c.TEMPORAL_UI_URL.replace(/\/+$/, ''), trustProxy: c.TRUST_PROXY },
     telemetry: {

@@ -5,10 +5,11 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { closeSync, mkdirSync, mkdtempSync, openSync } from 'node:fs';
+import { closeSync, mkdirSync, mkdtempSync, openSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client } from '@temporalio/client';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { WORKER_NODE_ARGS } from '../scripts/infra.mjs';
 import { createApp } from '../src/app';
 import { loadConfig, type Config } from '../src/config';
@@ -218,4 +219,16 @@ export async function startWorker(taskQueue: string, env: Record<string, string>
     await exited;
   };
   return { child, taskQueue, output: () => output, stop: () => end('SIGTERM'), kill: () => end('SIGKILL') };
+}
+
+/**
+ * With RECORD_HISTORIES set to a folder (test/histories), writes a workflow's history there for
+ * the replay test, as scripts/record-history.ts does: how the histories of each path were recorded
+ * (`RECORD_HISTORIES=$PWD/test/histories npm test -- test/workflows test/networks`). Without it, nothing.
+ */
+export async function recordHistory(client: Client, workflowId: string, name: string, runId?: string): Promise<void> {
+  const folder = process.env.RECORD_HISTORIES;
+  if (!folder) return;
+  const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
+  writeFileSync(join(folder, `${name}.json`), `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 2)}\n`);
 }

@@ -15,6 +15,7 @@ import { recordCollectionRequestFinal } from '../telemetry/metrics';
 import type { Launcher } from '../temporal/launcher';
 import { type SandboxPaymentInput } from '../workflows/contracts/legacy';
 import { collectionRequestWorkflowId } from '../workflows/contracts/collection-request';
+import type { IncomingPaymentInput } from '../workflows/contracts/incoming-collection';
 
 /** Tries of one prompt before a network that keeps failing counts as having refused it. */
 const PROMPT_NETWORK_TRIES = 5;
@@ -23,15 +24,20 @@ const NETWORK_UNAVAILABLE_ERROR = 'The mobile network did not respond.';
 export type CollectionRequestActivityDeps = { sql: Sql; launcher: Launcher; network: NetworkAdapter };
 
 /**
- * What prompting came to: the status the request now has, or the network's refusal. `confirm`: a
- * real operator took the prompt and the workflow follows it with `checkPrompt` (its callback wakes it).
+ * What prompting came to: the status the request now has, or the network's refusal. `confirm`: the
+ * operator took the prompt and the workflow follows it with `checkPrompt` (its callback wakes it;
+ * `checkAfterSeconds` when the network said when to ask). `paid`: the network's answer confirmed
+ * the payment itself, which the workflow receives.
  */
 type PromptOutcome =
-  | { accepted: true; status: RequestStatus | null; confirm?: boolean }
+  | { accepted: true; status: RequestStatus | null; confirm?: boolean; checkAfterSeconds?: number; paid?: IncomingPaymentInput }
   | { accepted: false; error: string; status: RequestStatus | null };
 
-/** Where a prompt an operator took stands: paid (its payment is reported for matching), failed, or pending. */
-export type PromptCheck = { status: 'paid' | 'pending' } | { status: 'failed'; error: string };
+/**
+ * Where a prompt an operator took stands: paid (with the payment as the operator confirmed it when
+ * the workflow receives it itself; else it is reported for matching), failed, or pending.
+ */
+export type PromptCheck = { status: 'paid'; payment?: IncomingPaymentInput } | { status: 'pending' } | { status: 'failed'; error: string };
 
 export function createCollectionRequestActivities({ sql, launcher, network }: CollectionRequestActivityDeps) {
   type Loaded = RequestWithContact & { organizationName: string };
@@ -75,8 +81,9 @@ export function createCollectionRequestActivities({ sql, launcher, network }: Co
   }
 
   /** The prompt of one attempt, as the network is asked for it. */
-  function promptOf(loaded: Loaded, attempt: number): PaymentPrompt {
+  function promptOf(loaded: Loaded, attempt: number, receiving: PaymentPrompt['receiving'] = 'report'): PaymentPrompt {
     return {
+      receiving,
       requestId: loaded.request.id,
       attempt,
       phoneNumber: loaded.request.phoneNumber,
@@ -89,13 +96,27 @@ export function createCollectionRequestActivities({ sql, launcher, network }: Co
     };
   }
 
+  /** The payment a prompt brought, as the network confirmed it: the prompt's number, amount and currency. */
+  function paymentOf(prompt: PaymentPrompt, paid: { remoteTransactionId: string; paymentDate: string }): IncomingPaymentInput {
+    return {
+      network: prompt.network.name,
+      remoteTransactionId: paid.remoteTransactionId,
+      phoneNumber: prompt.phoneNumber,
+      amount: prompt.amount,
+      currency: prompt.currency,
+      reference: prompt.reference,
+      promptReference: prompt.promptReference,
+      paymentDate: paid.paymentDate,
+    };
+  }
+
   /**
    * Asks the network to prompt the subscriber. Our own failures (the database) are retried for as
    * long as they last; a network that keeps failing to take the prompt is, after a few tries, a
    * refused prompt, which the request's retry rules then handle.
    */
-  async function askNetwork(loaded: Loaded, attempt: number): Promise<PromptResult> {
-    const prompt = promptOf(loaded, attempt);
+  async function askNetwork(loaded: Loaded, attempt: number, receiving: PaymentPrompt['receiving'] = 'report'): Promise<PromptResult> {
+    const prompt = promptOf(loaded, attempt, receiving);
     try {
       return await network.requestPayment(prompt);
     } catch (error) {
@@ -118,7 +139,11 @@ export function createCollectionRequestActivities({ sql, launcher, network }: Co
      * when the network takes it (or `pending` when nobody is texted and the network cannot pull
      * funds). Every step is idempotent per (request, attempt), so a retry repeats none of them.
      */
-    async promptSubscriber({ requestId, attempt, sendSms, pullsFunds }: { requestId: number; attempt: number; sendSms: boolean; pullsFunds: boolean }): Promise<PromptOutcome> {
+    async promptSubscriber({ requestId, attempt, sendSms, pullsFunds, receivesPayment = false }: {
+      requestId: number; attempt: number; sendSms: boolean; pullsFunds: boolean;
+      /** The workflow receives the prompt's payment itself (collectionRequestV3); absent for the types before it. */
+      receivesPayment?: boolean;
+    }): Promise<PromptOutcome> {
       const loaded = await load(requestId);
       let status: RequestStatus | null = null;
       const record = async (next: RequestStatus) => {
@@ -132,13 +157,15 @@ export function createCollectionRequestActivities({ sql, launcher, network }: Co
         if (!sendSms) await record('pending');
         return { accepted: true, status };
       }
-      const prompt = await askNetwork(loaded, attempt);
+      const prompt = await askNetwork(loaded, attempt, receivesPayment ? 'answer' : 'report');
       if (!prompt.accepted) {
         await countPromptAttempt(sql, requestId, attempt);
         return { accepted: false, error: prompt.error, status };
       }
       await record('processing_started');
-      return prompt.confirm ? { accepted: true, status, confirm: true } : { accepted: true, status };
+      if (prompt.paid) return { accepted: true, status, paid: paymentOf(promptOf(loaded, attempt), prompt.paid) };
+      if (!prompt.confirm) return { accepted: true, status };
+      return { accepted: true, status, confirm: true, ...(prompt.confirm.checkAfterSeconds !== undefined ? { checkAfterSeconds: prompt.confirm.checkAfterSeconds } : {}) };
     },
 
     /**
@@ -147,7 +174,7 @@ export function createCollectionRequestActivities({ sql, launcher, network }: Co
      * point as every network's payments (one `collection-<network>-<id>` workflow, so a repeat
      * starts nothing), which matches it to this request by its prompt reference and credits it.
      */
-    async checkPrompt({ requestId, attempt }: { requestId: number; attempt: number }): Promise<PromptCheck> {
+    async checkPrompt({ requestId, attempt, receivesPayment = false }: { requestId: number; attempt: number; receivesPayment?: boolean }): Promise<PromptCheck> {
       const loaded = await load(requestId);
       const prompt = promptOf(loaded, attempt);
       const found = await network.promptStatus({ ...prompt, operatorReference: prompt.promptReference });
@@ -156,16 +183,9 @@ export function createCollectionRequestActivities({ sql, launcher, network }: Co
         await countPromptAttempt(sql, requestId, attempt);
         return found;
       }
-      await launcher.startIncomingCollection({
-        network: prompt.network.name,
-        remoteTransactionId: found.remoteTransactionId,
-        phoneNumber: prompt.phoneNumber,
-        amount: prompt.amount,
-        currency: prompt.currency,
-        reference: prompt.reference,
-        promptReference: prompt.promptReference,
-        paymentDate: found.paymentDate,
-      });
+      const payment = paymentOf(prompt, found);
+      if (receivesPayment) return { status: 'paid', payment };
+      await launcher.startIncomingCollection(payment);
       return { status: 'paid' };
     },
 

@@ -46,12 +46,13 @@ export function createCollectionActivities({ sql, launcher, network, sandbox, we
 
   /**
    * After a receipt's commit: its events' deliveries start, and the request it paid hears of it
-   * (again, after a retry: harmless). Then the workflow learns the outcome.
+   * (again, after a retry: harmless), unless that request's own workflow is the one receiving it
+   * (`receivedBy`). Then the workflow learns the outcome.
    */
-  async function settle(receipt: Receipt): Promise<ReceiptOutcome> {
+  async function settle(receipt: Receipt, receivedBy: number | null = null): Promise<ReceiptOutcome> {
     if ('events' in receipt) await launcher.afterCommit({ events: receipt.events });
     recordReceipt(receipt);
-    if (receipt.outcome === 'accepted' && receipt.requestId !== null) {
+    if (receipt.outcome === 'accepted' && receipt.requestId !== null && receipt.requestId !== receivedBy) {
       await launcher.signalCollectionMatched(receipt.requestId, { collectionId: receipt.collectionId, remoteTransactionId: receipt.remoteTransactionId });
     }
     if (receipt.outcome === 'failed') log.error('collection could not be credited', { collectionId: receipt.collectionId, reason: receipt.reason });
@@ -88,16 +89,17 @@ export function createCollectionActivities({ sql, launcher, network, sandbox, we
     },
 
     /**
-     * A local activity: the reported payment stored, matched and (unless the merchant's
-     * verification URL must answer first) credited, in one transaction; then the request told.
+     * A local activity: the payment stored, matched and (unless the merchant's verification URL
+     * must answer first) credited, in one transaction; then the request told, unless its own
+     * workflow receives it (`receivedBy`, the request's id).
      */
-    async receiveCollection(payment: IncomingPaymentInput): Promise<ReceiptOutcome> {
-      return await settle(await receivePayment(sql, payment, asksVerification));
+    async receiveCollection(payment: IncomingPaymentInput, receiver: { receivedBy?: number } = {}): Promise<ReceiptOutcome> {
+      return await settle(await receivePayment(sql, payment, asksVerification), receiver.receivedBy ?? null);
     },
 
     /** A local activity: the credit after the verification URL (or its default) accepted. */
-    async acceptVerifiedCollection({ collectionId, organizationId }: { collectionId: number; organizationId: number }): Promise<ReceiptOutcome> {
-      return await settle(await acceptVerified(sql, collectionId, organizationId));
+    async acceptVerifiedCollection({ collectionId, organizationId, receivedBy }: { collectionId: number; organizationId: number; receivedBy?: number }): Promise<ReceiptOutcome> {
+      return await settle(await acceptVerified(sql, collectionId, organizationId), receivedBy ?? null);
     },
 
     // Activities of the incoming-collection workflow's earlier shape (workflows/legacy), kept for executions in flight.

@@ -4,7 +4,9 @@ import type { RetrySchedule } from '../domain/webhook-schedule';
 import {
   WEBHOOK_TIMEOUT_MS, attemptOutcome, deliveryHeaders, serializeWebhook, webhookMessageId, type DeliveryStatus,
 } from '../domain/webhooks';
-import { deliveryContext, deliverySecrets, findAttempt, finishDelivery, openDelivery, recordAttempt, webhooksListeningTo, type OpenDelivery } from '../services/webhooks';
+import {
+  deliveryContext, deliverySecrets, findAttempt, finishDelivery, markDeliveriesTaken, openDelivery, recordAttempt, webhookDeletion, webhooksListeningTo, type OpenDelivery,
+} from '../services/webhooks';
 import { recordWebhookAttempt } from '../telemetry/metrics';
 import { withClientSpan } from '../telemetry/trace-context';
 import { outgoingTransport, postWebhook, type TransportSettings } from './webhook-http';
@@ -55,6 +57,32 @@ export function createWebhookActivities({ sql, sandbox, webhooks }: WebhookActiv
      */
     async planWebhookDeliveries(eventId: number): Promise<WebhookDeliveryPlan> {
       return { webhookIds: await webhooksListeningTo(sql, eventId), schedule };
+    },
+
+    /**
+     * The webhook actor's attempts: each delivery's `attempt`, all at once (see `attemptDelivery`:
+     * idempotent per delivery and attempt), each row closed when its outcome is final (anything but
+     * a failure with attempts left) and marked as taken by the actor (the outbox sweep leaves it
+     * alone). Answers each delivery's outcome, and whether the webhook still lives (not deleted, no 410).
+     */
+    async attemptDeliveries({ webhookId, attempts }: { webhookId: number; attempts: { deliveryId: number; attempt: number; last: boolean }[] }): Promise<{
+      outcomes: Record<number, AttemptResult['outcome']>; webhookLive: boolean;
+    }> {
+      await markDeliveriesTaken(sql, attempts.map((item) => item.deliveryId));
+      const outcomes: Record<number, AttemptResult['outcome']> = {};
+      await Promise.all(attempts.map(async ({ deliveryId, attempt, last }) => {
+        const result = await attemptDelivery(sql, transport, deliveryId, attempt);
+        log.info('webhook attempt', { webhookId, deliveryId, attempt, ...result });
+        if (result.outcome !== 'failed' || last) await finishDelivery(sql, deliveryId, result.outcome);
+        outcomes[deliveryId] = result.outcome;
+      }));
+      const suspect = Object.values(outcomes).some((outcome) => outcome === 'gone' || outcome === 'cancelled');
+      return { outcomes, webhookLive: !suspect || (await webhookDeletion(sql, webhookId)) === null };
+    },
+
+    /** Deliveries the actor held when its webhook went: closed `cancelled`, nothing sent. */
+    async cancelDeliveries(deliveryIds: number[]): Promise<void> {
+      for (const deliveryId of deliveryIds) await finishDelivery(sql, deliveryId, 'cancelled');
     },
 
     /** Idempotent: the row is keyed by the workflow id. */

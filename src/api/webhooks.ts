@@ -112,7 +112,7 @@ export const webhookRoutes = (deps: AppDeps) => {
       return serializeWebhook(await changeOwnWebhook(sql, principal.organizationId, pathId(params.id), body, duplicateCheck));
     }, { ...manage, params: PathIdParams, body: requestSchema(schemas.create), ...DOCS.replaceWebhook })
     .delete('/:id', async function remove({ params, principal, duplicateCheck }) {
-      await deleteOwnWebhook(sql, principal.organizationId, pathId(params.id), duplicateCheck);
+      await deleteOwnWebhook(deps, principal.organizationId, pathId(params.id), duplicateCheck);
       return new Response(null, { status: 204 });
     }, { ...manage, params: PathIdParams, ...DOCS.deleteWebhook })
     .get('/:id/deliveries', async function deliveryLog({ params, principal, request, query, apiVersion }) {

@@ -18,15 +18,24 @@ export type PaymentPrompt = {
   network: Network;
   /** The workflow an operator's callback about this prompt wakes (the request's). */
   workflowId: string;
+  /**
+   * How the payment the prompt brings reaches us. `answer` (the request's workflow asks for it, by
+   * the operator's status query or in the network's answer itself); `report` (absent) for request
+   * workflows started before the actor core, which wait to hear of it from the network's report.
+   * Only the sandbox, which pays by itself, differs by it.
+   */
+  receiving?: 'answer' | 'report';
 };
 
 /**
  * What the network made of a prompt request. A real operator answers only that it took the
  * prompt: `confirm` carries its reference, and the request's workflow then asks `promptStatus`
- * (woken by the operator's callback, or at the next poll) until the operator says paid or failed.
+ * (woken by the operator's callback, at `checkAfterSeconds` when the network said when to ask, or
+ * at the next poll) until the operator says paid or failed. `paid`: the network charged at once
+ * and its answer is the confirmation (the sandbox with no payment delay).
  */
 export type PromptResult =
-  | { accepted: true; confirm?: { operatorReference: string } }
+  | { accepted: true; confirm?: { operatorReference: string; checkAfterSeconds?: number }; paid?: { remoteTransactionId: string; paymentDate: string } }
   | { accepted: false; error: string };
 
 /** A prompt the operator took, as `promptStatus` asks about it. */

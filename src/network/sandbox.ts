@@ -38,9 +38,12 @@ type SandboxSettings = { sql: Sql; launcher: Launcher | null; paymentDelaySecond
 /**
  * The sandbox network: every prompt is accepted except the cancelling test number; the subscriber
  * "pays" once per request after a configurable delay, except the never-paying test number. The
- * payment is reported through the same entry point a real network's callback uses (the launcher's
- * incoming-collection start), delayed by the Temporal server itself (a workflow start delay), so
- * it is durable from the moment the prompt is taken. Text messages are recorded instead of sent.
+ * payment is recorded when the prompt is taken (dated when the subscriber pays), so it is durable
+ * from that moment. The request's workflow learns of it as it learns of a real operator's: from
+ * the answer when the subscriber pays at once, else from the status query at the time the sandbox
+ * names. (A request workflow of the type before the actor core instead hears of it through the
+ * entry point a network's report uses, the launcher's incoming-collection start, delayed by the
+ * Temporal server.) Text messages are recorded instead of sent.
  */
 export function createSandboxNetwork({ sql, launcher, paymentDelaySeconds, payoutDelaySeconds = 0 }: SandboxSettings): NetworkAdapter {
   /** The payout as first recorded (once per reference), and what it comes to at `now`. */
@@ -78,7 +81,6 @@ export function createSandboxNetwork({ sql, launcher, paymentDelaySeconds, payou
     async requestPayment(prompt: PaymentPrompt): Promise<PromptResult> {
       if (prompt.phoneNumber === SANDBOX_CANCELLED_NUMBER) return { accepted: false, error: SANDBOX_CANCELLED_ERROR };
       if (prompt.phoneNumber === SANDBOX_NEVER_PAYS_NUMBER) return { accepted: true };
-      if (launcher === null) throw new Error('the sandbox network needs a launcher to pay');
       // The sandbox subscriber pays a request once, however many prompts it gets: one transaction id per request.
       const remoteTransactionId = `SBX-${prompt.requestId}`;
       const paymentDate = new Date(Date.now() + paymentDelaySeconds * 1000);
@@ -86,6 +88,12 @@ export function createSandboxNetwork({ sql, launcher, paymentDelaySeconds, payou
         remoteTransactionId, phoneNumber: prompt.phoneNumber, amount: prompt.amount, currency: prompt.currency, reference: prompt.reference,
         network: prompt.network.name, promptReference: prompt.promptReference, paidAt: paymentDate,
       });
+      if (prompt.receiving === 'answer') {
+        // Paid at once: the answer says so. Later: the workflow asks the status query when the subscriber said they would pay.
+        if (recorded.created.getTime() <= Date.now()) return { accepted: true, paid: { remoteTransactionId, paymentDate: recorded.created.toISOString() } };
+        return { accepted: true, confirm: { operatorReference: remoteTransactionId, checkAfterSeconds: Math.ceil((recorded.created.getTime() - Date.now()) / 1000) } };
+      }
+      if (launcher === null) throw new Error('the sandbox network needs a launcher to report its payments');
       await launcher.startIncomingCollection({
         network: prompt.network.name,
         remoteTransactionId,

@@ -185,7 +185,7 @@ export async function countPromptAttempt(sql: Queryable, requestId: number, atte
   await sql`update collection_requests set attempts = greatest(attempts, ${attempt}) where id = ${requestId}`;
 }
 
-type WorkflowSettings = { failedPromptRetrySeconds: number; networkPullsFunds: boolean; networkPollSeconds?: number };
+type WorkflowSettings = { failedPromptRetrySeconds: number; networkPullsFunds: boolean; networkPollSeconds?: number; verificationTimeoutSeconds?: number };
 
 /** The workflow input for a saved request: everything comes from the row and configuration. */
 export function workflowInputFor(request: CollectionRequestRow, settings: WorkflowSettings): CollectionRequestInput {
@@ -201,6 +201,7 @@ export function workflowInputFor(request: CollectionRequestRow, settings: Workfl
     sendSms: request.instructions?.trim().toLowerCase() !== 'skip',
     networkPullsFunds: settings.networkPullsFunds,
     ...(settings.networkPollSeconds !== undefined ? { networkPollSeconds: settings.networkPollSeconds } : {}),
+    ...(settings.verificationTimeoutSeconds !== undefined ? { verificationTimeoutSeconds: settings.verificationTimeoutSeconds } : {}),
   };
 }
 

@@ -209,6 +209,11 @@ export async function recordAttempt(sql: Sql, attempt: NewAttempt): Promise<Atte
   });
 }
 
+/** Deliveries a webhook's actor took: the outbox sweep leaves them alone from now on. */
+export async function markDeliveriesTaken(sql: Queryable, deliveryIds: number[]): Promise<void> {
+  await sql`update webhook_deliveries set workflow_started_at = now() where id in ${sql(deliveryIds)} and workflow_started_at is null`;
+}
+
 export async function finishDelivery(sql: Queryable, deliveryId: number, status: Exclude<DeliveryStatus, 'pending'>): Promise<void> {
   await sql`
     update webhook_deliveries set status = ${status}, finished_at = coalesce(finished_at, now())
@@ -318,10 +323,17 @@ export async function changeOwnWebhook(sql: Sql, organizationId: number, id: num
   return updated;
 }
 
-/** Deletes the organization's webhook: no further deliveries, its log stays. */
-export async function deleteOwnWebhook(sql: Sql, organizationId: number, id: number, duplicateCheck: DuplicateCheck | null): Promise<void> {
+/**
+ * Deletes the organization's webhook: no further deliveries, its log stays. Its actor is told to
+ * end at once; should that signal not arrive, the actor ends at its next attempt, which finds the
+ * webhook deleted and sends nothing.
+ */
+export async function deleteOwnWebhook(
+  { sql, launcher }: Pick<ServiceDeps, 'sql' | 'launcher'>, organizationId: number, id: number, duplicateCheck: DuplicateCheck | null,
+): Promise<void> {
   const webhook = await findOwnWebhook(sql, organizationId, id);
   await writeOnce(sql, duplicateCheck, (tx) => deleteWebhook(tx, webhook.id, 'deleted'));
+  await launcher.signalWebhookDeleted(webhook.id).catch(() => {});
 }
 
 /** When and why a webhook was deleted (null when it lives). */

@@ -22,6 +22,7 @@ import { subscriptionWorkflowId } from '../workflows/contracts/subscription';
 import { collectionMatchedSignal, collectionRequestWorkflowId, type CollectionMatch } from '../workflows/contracts/collection-request';
 import { networkHintSignal, type NetworkHint } from '../workflows/contracts/common';
 import { searchAttributes } from '../workflows/contracts/search-attributes';
+import { deliveriesQueuedSignal, webhookActorId, webhookDeletedSignal, type WebhookActorInput } from '../workflows/contracts/webhook';
 
 type LauncherSettings = {
   taskQueue: string;
@@ -34,6 +35,8 @@ type LauncherSettings = {
   verificationTimeoutSeconds: number;
   /** The retry schedule of webhook deliveries. */
   webhookSchedule: RetrySchedule;
+  /** History events after which a webhook's actor continues as new. */
+  webhookActorHistoryEvents: number;
   /** How often a real operator is asked about what it has not called back about. */
   networkStatusPollSeconds: number;
 };
@@ -87,9 +90,10 @@ function createLauncher(client: Client, settings: LauncherSettings, log: LaunchL
       const network = networkByName(request.network);
       const input = workflowInputFor(request, {
         failedPromptRetrySeconds: settings.failedPromptRetrySeconds, networkPullsFunds: network?.pullsFunds ?? false, networkPollSeconds: settings.networkStatusPollSeconds,
+        verificationTimeoutSeconds: settings.verificationTimeoutSeconds,
       });
       const subscription = subscriptionInputFor(request);
-      const started = await startOnce('collectionRequest', {
+      const started = await startOnce('collectionRequestV3', {
         workflowId: collectionRequestWorkflowId(request.id),
         args: [input],
         searchAttributes: [
@@ -123,7 +127,7 @@ function createLauncher(client: Client, settings: LauncherSettings, log: LaunchL
       const workflowId = incomingCollectionWorkflowId(payment.network, payment.remoteTransactionId);
       // `confirm`: a callback reported it, and the operator's status query must confirm it first.
       const confirm = options.confirm ? { confirm: { pollSeconds: settings.networkStatusPollSeconds, timeoutSeconds: REPORT_CONFIRMATION_SECONDS } } : {};
-      const started = await startOnce('incomingCollection', {
+      const started = await startOnce('incomingCollectionV3', {
         workflowId,
         args: [{ payment, verificationTimeoutSeconds: settings.verificationTimeoutSeconds, ...confirm }],
         searchAttributes: [keyword(searchAttributes.phoneNumber, payment.phoneNumber), keyword(searchAttributes.currency, payment.currency)],
@@ -133,27 +137,40 @@ function createLauncher(client: Client, settings: LauncherSettings, log: LaunchL
       return { workflowId, duplicate: !started };
     },
 
-    /** One delivery workflow per recorded delivery row (first deliveries and redeliveries alike). */
-    async startDelivery(delivery: PendingDelivery): Promise<boolean> {
-      return await startOnce('webhookDelivery', {
-        workflowId: delivery.workflowId,
-        args: [{
-          eventId: delivery.eventId,
-          webhookId: delivery.webhookId,
-          organizationId: delivery.organizationId,
-          eventType: delivery.eventType,
-          // A redelivery's row is its identity; a first delivery finds its row by its workflow id.
-          deliveryId: delivery.redelivery ? delivery.id : null,
-          schedule: settings.webhookSchedule,
-        }],
-        searchAttributes: [
-          keyword(searchAttributes.organizationId, delivery.organizationId),
-          keyword(searchAttributes.eventType, delivery.eventType),
-          keyword(searchAttributes.eventId, delivery.eventId),
-          keyword(searchAttributes.webhookId, delivery.webhookId),
-        ],
-        memo: { organizationId: delivery.organizationId, eventType: delivery.eventType, eventId: delivery.eventId, webhookId: delivery.webhookId, redelivery: delivery.redelivery },
+    /**
+     * A webhook's recorded deliveries (first deliveries and redeliveries alike, all of one webhook)
+     * to its actor, `webhook-<id>`, started with them when it is not running (signal-with-start;
+     * one that ended, its webhook deleted, starts again and cancels them). True: always sent.
+     */
+    async queueDeliveries(deliveries: readonly PendingDelivery[]): Promise<boolean> {
+      const [first] = deliveries;
+      if (first === undefined) return false;
+      const input: WebhookActorInput = {
+        webhookId: first.webhookId, organizationId: first.organizationId, schedule: settings.webhookSchedule, historyLimit: settings.webhookActorHistoryEvents, queue: [],
+      };
+      await client.workflow.signalWithStart('webhook', {
+        taskQueue,
+        workflowId: webhookActorId(first.webhookId),
+        workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+        args: [input],
+        signal: deliveriesQueuedSignal,
+        signalArgs: [deliveries.map((delivery) => ({ deliveryId: delivery.id, eventId: delivery.eventId }))],
+        typedSearchAttributes: new TypedSearchAttributes([
+          keyword(searchAttributes.organizationId, first.organizationId),
+          keyword(searchAttributes.webhookId, first.webhookId),
+        ]),
+        memo: { organizationId: first.organizationId, webhookId: first.webhookId },
       });
+      return true;
+    },
+
+    /** Ends a deleted webhook's actor (it cancels what it held); no actor running is not an error. */
+    async signalWebhookDeleted(webhookId: number): Promise<void> {
+      try {
+        await client.workflow.getHandle(webhookActorId(webhookId)).signal(webhookDeletedSignal);
+      } catch (error) {
+        if (!(error instanceof WorkflowNotFoundError)) throw error;
+      }
     },
 
     /** A payment's workflow (`payment-<id>`): waits for its start date, sends it, follows it to its end. */
@@ -244,23 +261,37 @@ function createLauncher(client: Client, settings: LauncherSettings, log: LaunchL
      */
     async afterCommit(committed: Committed): Promise<void> {
       const rows: Committed = { ...committed, deliveries: [...(committed.deliveries ?? []), ...(committed.events ?? []).flatMap((event) => event.deliveries)] };
-      await Promise.all((Object.keys(OUTBOX) as OutboxKind[]).flatMap((kind) => (rows[kind] ?? []).map((row) =>
-        launcher.startOutboxRow(kind, row).catch((error: unknown) =>
-          log(`${OUTBOX[kind].noun} start deferred to the outbox sweep`, { kind, id: row.id, error })))));
+      await Promise.all((Object.keys(OUTBOX) as OutboxKind[]).flatMap((kind) => groupsOf(kind, rows[kind] ?? []).map((group) =>
+        launcher.startOutboxRows(kind, group).catch((error: unknown) =>
+          log(`${OUTBOX[kind].noun} start deferred to the outbox sweep`, { kind, ids: group.map((row) => row.id), error })))));
     },
 
-    /** Starts the workflow of an outbox row of `kind` (the post-commit start and the outbox sweep both come here). */
-    startOutboxRow<K extends OutboxKind>(kind: K, row: OutboxRow<K>): Promise<boolean> {
-      return (outboxStarts[kind] as (row: OutboxRow<K>) => Promise<boolean>)(row);
+    /**
+     * Hands outbox rows of `kind` to their workflow (the post-commit start and the outbox sweep both
+     * come here): started, or signalled for an actor. True when any of them is new to Temporal.
+     */
+    startOutboxRows<K extends OutboxKind>(kind: K, group: readonly OutboxRow<K>[]): Promise<boolean> {
+      return (outboxStarts[kind] as (rows: readonly OutboxRow<K>[]) => Promise<boolean>)(group);
     },
   };
 
+  /** Rows one start takes: a webhook's deliveries together (one signal to its actor), every other kind one by one. */
+  function groupsOf<K extends OutboxKind>(kind: K, rows: readonly OutboxRow<K>[]): OutboxRow<K>[][] {
+    if (kind !== 'deliveries') return rows.map((row) => [row]);
+    const byWebhook = new Map<number, OutboxRow<K>[]>();
+    for (const row of rows) byWebhook.set((row as PendingDelivery).webhookId, [...(byWebhook.get((row as PendingDelivery).webhookId) ?? []), row]);
+    return [...byWebhook.values()];
+  }
+
+  const each = <T>(start: (row: T) => Promise<boolean>) => async (rows: readonly T[]): Promise<boolean> =>
+    (await Promise.all(rows.map(start))).some(Boolean);
+
   /** How the workflow of each outbox kind starts: one entry per kind of services/outbox.ts (the type demands each). */
-  const outboxStarts: { [K in OutboxKind]: (row: OutboxRow<K>) => Promise<boolean> } = {
-    requests: launcher.startCollectionRequest,
-    deliveries: launcher.startDelivery,
-    payments: launcher.startPayment,
-    reversals: launcher.startReversal,
+  const outboxStarts: { [K in OutboxKind]: (rows: readonly OutboxRow<K>[]) => Promise<boolean> } = {
+    requests: each(launcher.startCollectionRequest),
+    deliveries: launcher.queueDeliveries,
+    payments: each(launcher.startPayment),
+    reversals: each(launcher.startReversal),
   };
   return launcher;
 }
@@ -276,6 +307,7 @@ export function launcherFromConfig(client: Client, config: Config, log: LaunchLo
     failedPromptRetrySeconds: config.collectionRequests.failedPromptRetrySeconds,
     verificationTimeoutSeconds: config.collections.verificationTimeoutSeconds,
     webhookSchedule: { retryDelaysMs: config.webhooks.retryDelaysMs, jitter: config.webhooks.jitter },
+    webhookActorHistoryEvents: config.webhooks.actorHistoryEvents,
     networkStatusPollSeconds: config.networkStatusPollSeconds,
   }, log);
 }

@@ -1,9 +1,9 @@
 import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client, type ScheduleOptionsStartWorkflowAction } from '@temporalio/client';
 import type { eventRetention } from '../workflows/event-retention';
-import type { outboxSweep } from '../workflows/outbox-sweep';
+import type { outboxSweepV2 } from '../workflows/outbox-sweep';
 import { eventRetentionScheduleId, outboxSweepScheduleId, type EventRetentionInput, type OutboxSweepInput } from '../workflows/contracts/sweeps';
 
-type Workflow = typeof outboxSweep | typeof eventRetention;
+type Workflow = typeof outboxSweepV2 | typeof eventRetention;
 
 /** Creates a Schedule that runs every `intervalSeconds`, or brings an existing one to these settings. */
 async function ensureIntervalSchedule<W extends Workflow>(
@@ -33,9 +33,9 @@ type OutboxSweepSettings = { taskQueue: string; intervalSeconds: number; graceSe
 /** Creates the outbox-sweep Schedule for a task queue, or brings an existing one to these settings. */
 export async function ensureOutboxSweepSchedule(client: Client, settings: OutboxSweepSettings): Promise<void> {
   const input: OutboxSweepInput = { graceSeconds: settings.graceSeconds, batchSize: settings.batchSize ?? 500 };
-  await ensureIntervalSchedule<typeof outboxSweep>(client, outboxSweepScheduleId(settings.taskQueue), settings.intervalSeconds, {
+  await ensureIntervalSchedule<typeof outboxSweepV2>(client, outboxSweepScheduleId(settings.taskQueue), settings.intervalSeconds, {
     type: 'startWorkflow',
-    workflowType: 'outboxSweep',
+    workflowType: 'outboxSweepV2',
     taskQueue: settings.taskQueue,
     args: [input],
     workflowExecutionTimeout: '10 minutes',

@@ -1,55 +1,58 @@
-import { condition, log, patched, proxyActivities, proxyLocalActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+/**
+ * The collection request actor (`collection-request-<id>`, type `collectionRequestV3`): one
+ * workflow from the request's creation to its final status, which also receives the payment its
+ * prompt brings. It waits for `start_date`, prompts the subscriber through the network (retrying
+ * every `retry_interval_minutes` up to `max_attempts`), learns of the payment from the network's
+ * answer or the operator's status query (a callback only wakes it), then stores, matches and
+ * credits that payment itself in one local activity, asking the merchant's verification URL first
+ * when the organization has one. `successful` is recorded by the credit's transaction; `failed`
+ * when prompts fail with no retry left; `expired` at the expiry date. A payment the network reports
+ * on its own (and a claim) reaches it as the `collectionMatched` signal from the workflow that
+ * received it. Search attributes are set at the start; the request's status is written to them
+ * once, when it is final (DESIGN.md: visibility only where operators look).
+ */
+import { condition, log, proxyActivities, proxyLocalActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import type { createCollectionActivities, ReceiptOutcome } from '../activities/collections';
 import type { createCollectionRequestActivities, PromptCheck } from '../activities/collection-requests';
 import type { RequestStatus } from '../domain/collection-requests';
-import { collectionRequestV1 } from './legacy/collection-request';
-import { collectionMatchedSignal, collectionRequestStateQuery, type CollectionMatch, type CollectionRequestInput, type CollectionRequestState } from './contracts/collection-request';
-import { LEAN_CORE_PATCH, networkHintSignal } from './contracts/common';
-import { searchAttributes } from './contracts/search-attributes';
+import {
+  collectionMatchedSignal, collectionRequestStateQuery, type CollectionMatch, type CollectionRequestInput, type CollectionRequestState,
+} from './contracts/collection-request';
+import { networkHintSignal } from './contracts/common';
+import type { IncomingPaymentInput } from './contracts/incoming-collection';
 import { RETRY_POLICIES } from './contracts/retry-policies';
+import { searchAttributes } from './contracts/search-attributes';
+import { askVerification } from './verification';
 
-type Activities = ReturnType<typeof createCollectionRequestActivities>;
+type Activities = ReturnType<typeof createCollectionRequestActivities> & ReturnType<typeof createCollectionActivities>;
 
-const { recordRequestStatus } = proxyLocalActivities<Activities>({
-  // One PostgreSQL transaction, well under a second; an outage is waited out, it is idempotent.
+const { recordRequestStatus, receiveCollection, acceptVerifiedCollection } = proxyLocalActivities<Activities>({
+  // One PostgreSQL transaction each (a status change; a payment stored, matched and credited), well
+  // under a second; idempotent, and retried through an outage of ours for as long as it lasts.
   startToCloseTimeout: '10 seconds',
   retry: RETRY_POLICIES.untilDone,
 });
 
-const { promptSubscriber, sendSuccessMessage } = proxyActivities<Activities>({
+const { promptSubscriber, sendSuccessMessage, rejectCollection } = proxyActivities<Activities>({
   // Calls that leave the process (the network). Short: an activity lost with a dead worker is
   // retried elsewhere after this long.
   startToCloseTimeout: '15 seconds',
-  // A refused prompt is a result, not an error: the activity turns a network that keeps failing into
-  // a refusal after a few tries, so retries here outlast only our own outages (database, worker).
   retry: RETRY_POLICIES.promptCall,
 });
 
 const { checkPrompt } = proxyActivities<Activities>({
-  // The operator's status query. A few tries, then the next poll asks again: an operator that keeps
-  // failing must not hold the workflow past its request's expiry.
   startToCloseTimeout: '30 seconds',
   retry: RETRY_POLICIES.statusQuery,
 });
 
-/** How often a prompt a real operator took is asked about when no callback comes, for inputs that do not say. */
+/** How often a prompt the operator took is asked about when no callback comes and the input names no interval. */
 const DEFAULT_NETWORK_POLL_SECONDS = 20;
+/** api.md 4.2: the merchant's verification URL has 60 seconds, unless the input says otherwise. */
+const DEFAULT_VERIFICATION_TIMEOUT_SECONDS = 60;
 
-/**
- * One collection request (`collection-request-<id>`), from creation to a final status: `new`
- * until its start, then prompts and retries, `successful` when a collection pays it, `failed`
- * when prompts fail with no retry left, `expired` at its expiry date.
- *
- * The lean shape (DESIGN.md, Workflows): a prompt is one regular activity (text, push, and their
- * status changes); status changes of its own are local activities; `successful` is recorded by
- * the transaction that credits the collection, and the signal only tells this workflow to send the
- * success text and end. Executions started before it replay the first shape (legacy/).
- */
-export async function collectionRequest(input: CollectionRequestInput): Promise<CollectionRequestState> {
-  if (!patched(LEAN_CORE_PATCH)) return await collectionRequestV1(input);
-
+export async function collectionRequestV3(input: CollectionRequestInput): Promise<CollectionRequestState> {
   const state: CollectionRequestState = { status: 'new', attempts: 0, collectionId: null, errorMessage: null };
   let match: CollectionMatch | null = null;
-  // An operator's callback about a prompt: it only wakes the workflow to ask the operator itself.
   let hinted = false;
   setHandler(collectionRequestStateQuery, () => ({ ...state }));
   setHandler(collectionMatchedSignal, (collection) => {
@@ -64,32 +67,58 @@ export async function collectionRequest(input: CollectionRequestInput): Promise<
   const matched = () => match !== null;
   /** Waits up to `ms` (never past expiry) for a paying collection; true when one arrived. */
   const waitForMatch = (ms: number) => condition(matched, Math.min(ms, untilExpiry()));
-
-  function showStatus(status: RequestStatus | null): void {
-    if (status === null || status === state.status) return;
-    state.status = status;
-    upsertSearchAttributes([{ key: searchAttributes.requestStatus, value: status }]);
-  }
+  let retriesLeft = input.maxAttempts;
 
   async function setStatus(status: RequestStatus, details: { errorMessage?: string | null } = {}): Promise<void> {
     await recordRequestStatus({ requestId: input.requestId, status, attempts: state.attempts, ...details });
     if (details.errorMessage !== undefined) state.errorMessage = details.errorMessage;
-    showStatus(status);
+    state.status = status;
   }
 
   /**
-   * Follows a prompt a real operator took: at each callback (or poll) asks the operator's status
-   * query, until it says paid (the payment is then reported and credited, and its signal ends the
-   * wait) or failed, or the request is paid or expires meanwhile.
+   * Receives the payment the prompt brought, in this workflow: stored, matched (to this request,
+   * by its prompt reference) and credited in one transaction, after the merchant's verification
+   * URL accepted it (or its default did) when the organization has one. A rejected payment goes
+   * back to the network and the request waits on, as it does for a payment that never came.
    */
-  async function followPrompt(attempt: number): Promise<PromptCheck> {
+  async function receive(payment: IncomingPaymentInput): Promise<void> {
+    let receipt: ReceiptOutcome = await receiveCollection(payment, { receivedBy: input.requestId });
+    let decidedBy: string | null = receipt.outcome === 'accepted' ? 'not-asked' : null;
+    if (receipt.outcome === 'verify') {
+      const verified = receipt;
+      const decision = await askVerification(verified, input.verificationTimeoutSeconds ?? DEFAULT_VERIFICATION_TIMEOUT_SECONDS);
+      decidedBy = decision.decidedBy;
+      if (decision.decision === 'reject') {
+        await rejectCollection({ collectionId: verified.collectionId, organizationId: verified.organizationId, reason: decision.reason });
+        state.payment = { collectionId: verified.collectionId, requestId: verified.requestId, outcome: 'rejected', decidedBy };
+        return;
+      }
+      receipt = await acceptVerifiedCollection({ collectionId: verified.collectionId, organizationId: verified.organizationId, receivedBy: input.requestId });
+    }
+    if (receipt.outcome === 'verify') throw new Error('a verified collection cannot need verification again');
+    state.payment = { collectionId: receipt.collectionId, requestId: receipt.requestId, outcome: receipt.outcome, decidedBy };
+    if (receipt.outcome === 'accepted' && receipt.requestId === input.requestId) {
+      match ??= { collectionId: receipt.collectionId, remoteTransactionId: payment.remoteTransactionId };
+    } else {
+      log.warn('a prompted payment did not complete its request', { requestId: input.requestId, collectionId: receipt.collectionId, outcome: receipt.outcome });
+    }
+  }
+
+  /**
+   * Follows a prompt the operator took: at each callback, at the time the network named, or at
+   * each poll asks the operator's status query, until it says paid (the payment is received here)
+   * or failed, or the request is paid or expires meanwhile.
+   */
+  async function followPrompt(attempt: number, checkAfterSeconds: number | undefined): Promise<PromptCheck> {
     const pollMs = (input.networkPollSeconds ?? DEFAULT_NETWORK_POLL_SECONDS) * 1000;
+    let waitMs = checkAfterSeconds === undefined ? pollMs : checkAfterSeconds * 1000;
     for (;;) {
-      await condition(() => matched() || hinted, Math.min(pollMs, untilExpiry()));
+      await condition(() => matched() || hinted, Math.min(waitMs, untilExpiry()));
       hinted = false;
+      waitMs = pollMs;
       if (matched() || untilExpiry() <= 0) return { status: 'pending' };
       try {
-        const check = await checkPrompt({ requestId: input.requestId, attempt });
+        const check = await checkPrompt({ requestId: input.requestId, attempt, receivesPayment: true });
         if (check.status !== 'pending') return check;
       } catch (error) {
         log.warn('the operator\'s status query failed; asking again at the next poll', { requestId: input.requestId, attempt, error: String(error) });
@@ -100,74 +129,65 @@ export async function collectionRequest(input: CollectionRequestInput): Promise<
   /** A refused or failed prompt: `failed` when no retry is left, else a wait before the next prompt. */
   async function afterRefusal(error: string): Promise<'failed' | 'retry'> {
     log.info('prompt refused', { requestId: input.requestId, attempt: state.attempts, error });
-    if (retriesLeft === 0) {
-      await setStatus('failed', { errorMessage: error });
-      return 'failed';
-    }
-    retriesLeft -= 1;
     state.errorMessage = error;
+    if (retriesLeft === 0) return 'failed';
+    retriesLeft -= 1;
     await waitForMatch((input.retryIntervalSeconds ?? input.failedPromptRetrySeconds) * 1000);
     return 'retry';
   }
 
+  /** One prompt and what became of it: paid (received here), refused, or waited for until the next prompt or expiry. */
+  async function promptOnce(): Promise<'failed' | 'next' | 'stop'> {
+    state.attempts += 1;
+    const prompt = await promptSubscriber({
+      requestId: input.requestId, attempt: state.attempts, sendSms: input.sendSms, pullsFunds: input.networkPullsFunds, receivesPayment: true,
+    });
+    if (prompt.status !== null) state.status = prompt.status;
+    if (!prompt.accepted) return (await afterRefusal(prompt.error)) === 'failed' ? 'failed' : 'next';
+    if (prompt.paid) {
+      await receive(prompt.paid);
+    } else if (prompt.confirm) {
+      const check = await followPrompt(state.attempts, prompt.checkAfterSeconds);
+      if (check.status === 'failed') return (await afterRefusal(check.error)) === 'failed' ? 'failed' : 'next';
+      if (check.status === 'paid' && check.payment) await receive(check.payment);
+    }
+    if (matched()) return 'stop';
+    // Prompted: wait for the payment; re-prompt after the retry interval while retries remain.
+    if (input.retryIntervalSeconds !== null && retriesLeft > 0) {
+      if (await waitForMatch(input.retryIntervalSeconds * 1000)) return 'stop';
+      retriesLeft -= 1;
+      return 'next';
+    }
+    await waitForMatch(untilExpiry());
+    return 'stop';
+  }
+
+  /** The final status (`successful` was recorded by the credit), written to the search attributes once. */
+  async function finish(status: RequestStatus): Promise<CollectionRequestState> {
+    if (status === 'failed') await setStatus(status, { errorMessage: state.errorMessage });
+    if (status === 'expired') await setStatus(status);
+    state.status = status;
+    upsertSearchAttributes([{ key: searchAttributes.requestStatus, value: status }]);
+    if (status === 'successful') await sendSuccessMessage({ requestId: input.requestId });
+    return { ...state };
+  }
+
   const startAt = input.startAt === null ? null : Date.parse(input.startAt);
   if (startAt !== null && startAt > Date.now()) await waitForMatch(startAt - Date.now());
-
-  let retriesLeft = input.maxAttempts;
   if (!matched() && untilExpiry() > 0 && !input.sendInstructions) {
     // Nobody is prompted: the request waits for the subscriber to pay by themselves.
     await setStatus('pending');
     await waitForMatch(untilExpiry());
   }
-
-  /** Prompts the subscriber (again after each retry interval) until paid, expired, or failed with no retry left. */
-  async function promptUntilPaid(): Promise<'failed' | 'ended'> {
-    while (input.sendInstructions && !matched() && untilExpiry() > 0) {
-      state.attempts += 1;
-      const prompt = await promptSubscriber({
-        requestId: input.requestId,
-        attempt: state.attempts,
-        sendSms: input.sendSms,
-        pullsFunds: input.networkPullsFunds,
-      });
-      if (matched()) break;
-      showStatus(prompt.status);
-      if (!prompt.accepted) {
-        if ((await afterRefusal(prompt.error)) === 'failed') return 'failed';
-        continue;
-      }
-      if (prompt.confirm) {
-        // A real operator took it: its outcome comes from its status query, not from waiting alone.
-        const check = await followPrompt(state.attempts);
-        if (check.status === 'failed') {
-          if ((await afterRefusal(check.error)) === 'failed') return 'failed';
-          continue;
-        }
-        await waitForMatch(untilExpiry());
-        continue;
-      }
-      // Prompted: wait for the payment; re-prompt after the retry interval while retries remain.
-      if (input.retryIntervalSeconds !== null && retriesLeft > 0) {
-        if (await waitForMatch(input.retryIntervalSeconds * 1000)) break;
-        retriesLeft -= 1;
-        continue;
-      }
-      await waitForMatch(untilExpiry());
-    }
-    return 'ended';
+  while (input.sendInstructions && !matched() && untilExpiry() > 0) {
+    const next = await promptOnce();
+    if (next === 'failed') return await finish('failed');
+    if (next === 'stop') break;
   }
-
-  if ((await promptUntilPaid()) === 'failed') return { ...state };
-
   const collection = match as CollectionMatch | null;
-  if (collection !== null) {
-    // The credit's transaction already recorded `successful` (row and event).
-    state.collectionId = collection.collectionId;
-    state.errorMessage = null;
-    showStatus('successful');
-    await sendSuccessMessage({ requestId: input.requestId });
-    return { ...state };
-  }
-  await setStatus('expired');
-  return { ...state };
+  if (collection === null) return await finish('expired');
+  // The credit's transaction already recorded `successful` (row and event).
+  state.collectionId = collection.collectionId;
+  state.errorMessage = null;
+  return await finish('successful');
 }

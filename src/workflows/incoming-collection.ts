@@ -1,8 +1,7 @@
-import { condition, patched, proxyActivities, proxyLocalActivities, setHandler } from '@temporalio/workflow';
+import { condition, proxyActivities, proxyLocalActivities, setHandler } from '@temporalio/workflow';
 import type { createCollectionActivities, ReceiptOutcome } from '../activities/collections';
-import { incomingCollectionV1 } from './legacy/incoming-collection';
 import { incomingCollectionStatusQuery, type IncomingCollectionInput, type IncomingCollectionResult, type IncomingPaymentInput } from './contracts/incoming-collection';
-import { LEAN_CORE_PATCH, networkHintSignal } from './contracts/common';
+import { networkHintSignal } from './contracts/common';
 import { RETRY_POLICIES } from './contracts/retry-policies';
 import { askVerification } from './verification';
 
@@ -61,16 +60,16 @@ const result = (outcome: Exclude<ReceiptOutcome, { outcome: 'verify' }>, decided
 });
 
 /**
- * One reported payment (`collection-<network>-<remote id>`). The lean shape (DESIGN.md,
- * Workflows): one local activity stores it, matches it tenant-safely and, when no verification URL
- * has to answer, credits it and marks its request successful in the same transaction, then tells
- * the request's workflow. Only the merchant's verification URL (and a rejection sent back to the
- * network) are regular activities, as calls that leave the process. An unmatched collection stays
- * unassigned until claimed. Executions started before it replay the first shape (legacy/).
+ * A payment a network reported on its own (`collection-<network>-<remote id>`): a paybill payment,
+ * a report through `POST /network/payments`, the console's sandbox page. (A payment a request's
+ * prompt brought in is received by that request's workflow.) One local activity stores it,
+ * matches it tenant-safely and, when no verification URL has to answer, credits it and marks its
+ * request successful in the same transaction, then tells the request's workflow. Only the
+ * merchant's verification URL (and a rejection sent back to the network) are regular activities,
+ * as calls that leave the process. An unmatched collection stays unassigned until claimed. A
+ * report by callback is believed once the operator's status query confirms it.
  */
-export async function incomingCollection(input: IncomingCollectionInput): Promise<IncomingCollectionResult> {
-  if (!patched(LEAN_CORE_PATCH)) return await incomingCollectionV1(input);
-
+export async function incomingCollectionV3(input: IncomingCollectionInput): Promise<IncomingCollectionResult> {
   let status = 'receiving';
   setHandler(incomingCollectionStatusQuery, () => status);
   let payment = input.payment;

@@ -1,9 +1,13 @@
 export { eventDispatch, eventDispatchStatusQuery } from './legacy/event-dispatch';
 export { sandboxPayment } from './legacy/sandbox-payment';
-export { outboxSweep } from './outbox-sweep';
-export { collectionRequest } from './collection-request';
+export { outboxSweep } from './legacy/outbox-sweep';
+export { outboxSweepV2 } from './outbox-sweep';
+export { collectionRequest } from './legacy/collection-request-lean';
+export { collectionRequestV3 } from './collection-request';
 export { subscription } from './subscription';
-export { webhookDelivery, webhookDeliveryStatusQuery } from './webhook-delivery';
+export { webhookDelivery, webhookDeliveryStatusQuery } from './legacy/webhook-delivery';
+export { webhook } from './webhook';
 export { eventRetention } from './event-retention';
-export { incomingCollection } from './incoming-collection';
+export { incomingCollection } from './legacy/incoming-collection-lean';
+export { incomingCollectionV3 } from './incoming-collection';
 export { payment, reversal } from './payment';

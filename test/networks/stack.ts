@@ -3,13 +3,12 @@
  * loopback (its address is PUBLIC_BASE_URL, where the simulator calls back), a real worker process
  * with the same configuration, and helpers to follow requests and payments to their end.
  */
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { fundWallet } from '../../src/services/organizations';
 import type { Currency } from '../../src/domain/money';
 import { collectionRequestWorkflowId } from '../../src/workflows/contracts/collection-request';
-import { createMerchant, eventually, startWorker, testApp, testSql, uniqueTaskQueue, type TestApp, type TestMerchant, type WorkerProcess } from '../helpers';
+import {
+  createMerchant, eventually, recordHistory as recordFinishedHistory, startWorker, testApp, testSql, uniqueTaskQueue, type TestApp, type TestMerchant, type WorkerProcess,
+} from '../helpers';
 
 export type Stack = {
   ctx: TestApp;
@@ -113,14 +112,5 @@ export async function paidOut(stack: Stack, merchant: TestMerchant, fields: Reco
   return { id: created.body.id, state: result.state };
 }
 
-/**
- * With RECORD_HISTORIES set to a folder (test/histories), writes a finished workflow's history there
- * for the replay test, as scripts/record-history.ts does: how the histories of the connectors' paths
- * were recorded (`RECORD_HISTORIES=$PWD/test/histories npm test -- test/networks`).
- */
-export async function recordHistory(stack: Stack, workflowId: string, name: string): Promise<void> {
-  const folder = process.env.RECORD_HISTORIES;
-  if (!folder) return;
-  const history = await stack.ctx.client.workflow.getHandle(workflowId).fetchHistory();
-  writeFileSync(join(folder, `${name}.json`), `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 2)}\n`);
-}
+/** `recordHistory` of test/helpers.ts with the stack's client. */
+export const recordHistory = (stack: Stack, workflowId: string, name: string): Promise<void> => recordFinishedHistory(stack.ctx.client, workflowId, name);

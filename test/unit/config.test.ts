@@ -40,6 +40,7 @@ test('webhook and retention settings: the spec\'s defaults, short schedules for 
     retryDelaysMs: [10_000, 60_000, 300_000, 900_000, 1_800_000, 3_600_000, 7_200_000, 14_400_000, 28_800_000],
     jitter: 0.2,
     caFile: undefined,
+    actorHistoryEvents: 5000,
   });
   expect(defaults.retention).toEqual({ days: 30, sweepEnabled: true, sweepIntervalSeconds: 3600 });
   expect(loadConfig({ WEBHOOK_RETRY_SCHEDULE: '100ms, 1s,2s,3s,4s,5s,6s,7s,8s' }).webhooks.retryDelaysMs[0]).toBe(100);

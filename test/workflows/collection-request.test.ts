@@ -9,7 +9,7 @@ import { insertCollectionRequest, type NewCollectionRequest } from '../../src/se
 import { launcherFromConfig } from '../../src/temporal/launcher';
 import { subscriptionWorkflowId } from '../../src/workflows/contracts/subscription';
 import { collectionRequestStateQuery, collectionRequestWorkflowId } from '../../src/workflows/contracts/collection-request';
-import { createMerchant, eventually, numberSequence, startWorker, testApp, testClient, testConfig, testSql, uniqueTaskQueue, type TestApp, type TestMerchant, type WorkerProcess } from '../helpers';
+import { createMerchant, eventually, numberSequence, recordHistory, startWorker, testApp, testClient, testConfig, testSql, uniqueTaskQueue, type TestApp, type TestMerchant, type WorkerProcess } from '../helpers';
 
 const WORKER_ENV = { SANDBOX_PAYMENT_DELAY_SECONDS: '1', FAILED_PROMPT_RETRY_SECONDS: '1' };
 const taskQueue = uniqueTaskQueue('requests');
@@ -90,7 +90,30 @@ describe('collection request workflow', () => {
     const sent = await messages(requestId);
     expect(sent.map((message) => message.kind)).toEqual(['instructions', 'success']);
     expect(sent[1]!.text).toBe('Thanks Test Payer for 500 - via Collections');
-    expect(await handleOf(requestId).query(collectionRequestStateQuery)).toMatchObject({ status: 'successful', collectionId: collection!.id });
+    expect(await handleOf(requestId).query(collectionRequestStateQuery)).toMatchObject({
+      status: 'successful', collectionId: collection!.id, payment: { collectionId: collection!.id, outcome: 'accepted', decidedBy: 'not-asked' },
+    });
+    // The sandbox's subscriber paid a second later: the workflow asked its status query then, and received the payment itself.
+    expect(await ctx.client.workflow.getHandle(`collection-mtn-uganda-SBX-${requestId}`).describe().then(() => 'started', () => 'none')).toBe('none');
+    await recordHistory(ctx.client, collectionRequestWorkflowId(requestId), 'collection-request-v3-successful');
+  });
+
+  test('a subscriber who pays at once: the network\'s answer is the confirmation, received in the same workflow', async () => {
+    const queue = uniqueTaskQueue('requests-at-once');
+    const atOnce = await startWorker(queue, { ...WORKER_ENV, SANDBOX_PAYMENT_DELAY_SECONDS: '0' });
+    try {
+      const requestId = await createRequest({}, queue);
+      expect(await finalRow(requestId)).toMatchObject({ status: 'successful', attempts: 1 });
+      expect(await statusEvents(requestId)).toEqual(['instructions_sent', 'processing_started', 'successful']);
+      const history = (await handleOf(requestId).fetchHistory()).events ?? [];
+      // One prompt, one success text: no status query, no timer, no other workflow.
+      expect(history.filter((event) => event.activityTaskScheduledEventAttributes).map((event) => event.activityTaskScheduledEventAttributes!.activityType!.name))
+        .toEqual(['promptSubscriber', 'sendSuccessMessage']);
+      expect(history.some((event) => event.timerStartedEventAttributes)).toBe(false);
+      await recordHistory(ctx.client, collectionRequestWorkflowId(requestId), 'collection-request-v3-paid-at-once');
+    } finally {
+      await atOnce.stop();
+    }
   });
 
   test('without send_instructions nobody is prompted: pending, then expired', async () => {
@@ -99,6 +122,7 @@ describe('collection request workflow', () => {
     expect(row.status).toBe('expired');
     expect(await statusEvents(requestId)).toEqual(['pending', 'expired']);
     expect(await messages(requestId)).toHaveLength(0);
+    await recordHistory(ctx.client, collectionRequestWorkflowId(requestId), 'collection-request-v3-unprompted-expired');
   });
 
   test('instructions "skip" sends no text message but still pushes the prompt', async () => {
@@ -128,6 +152,7 @@ describe('collection request workflow', () => {
     expect(row).toMatchObject({ status: 'failed', attempts: 3, errorMessage: 'Cancelled By User' });
     expect(await statusEvents(requestId)).toEqual(['instructions_sent', 'failed']);
     expect((await messages(requestId)).map((message) => message.attempt)).toEqual([1, 2, 3]);
+    await recordHistory(ctx.client, collectionRequestWorkflowId(requestId), 'collection-request-v3-retried-failed');
   });
 
   test('max_attempts 0: one prompt, no retry', async () => {
@@ -140,6 +165,7 @@ describe('collection request workflow', () => {
     const row = await finalRow(requestId);
     expect(row).toMatchObject({ status: 'expired', attempts: 3 });
     expect((await messages(requestId)).map((message) => message.attempt)).toEqual([1, 2, 3]);
+    await recordHistory(ctx.client, collectionRequestWorkflowId(requestId), 'collection-request-v3-prompted-expired');
   });
 
   test('operators filter request workflows by organization and status', async () => {
@@ -152,7 +178,7 @@ describe('collection request workflow', () => {
     const expiring = await createRequest({ sendInstructions: false, expiresAt: inSeconds(2) }, taskQueue, operated);
     for (const requestId of [...failing, expiring]) await finalRow(requestId);
     const client = await testClient();
-    const query = (status: string) => `WorkflowType = 'collectionRequest' AND OrganizationId = '${operated.organization.id}' AND RequestStatus = '${status}'`;
+    const query = (status: string) => `WorkflowType = 'collectionRequestV3' AND OrganizationId = '${operated.organization.id}' AND RequestStatus = '${status}'`;
     await eventually('visibility to catch up', async () => (await client.workflow.count(query('failed'))).count === 2);
     await eventually('visibility to catch up', async () => (await client.workflow.count(query('expired'))).count === 1);
     const listed: string[] = [];
@@ -182,7 +208,7 @@ describe('subscriptions', () => {
       select id, occurrence_at as "occurrenceAt" from collection_requests where subscription_id = ${requestId}`;
     expect(occurrences.map((row) => row.occurrenceAt.toISOString())).toEqual([new Date(start.getTime() + 60_000).toISOString()]);
     // Each occurrence is a request with its own workflow.
-    expect((await ctx.client.workflow.getHandle(collectionRequestWorkflowId(occurrences[0]!.id)).describe()).type).toBe('collectionRequest');
+    expect((await ctx.client.workflow.getHandle(collectionRequestWorkflowId(occurrences[0]!.id)).describe()).type).toBe('collectionRequestV3');
   }, 120_000);
 });
 

@@ -7,11 +7,11 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { spawnSync } from 'node:child_process';
 import { updateCollectionSettings } from '../../src/services/organizations';
 import { incomingCollectionWorkflowId } from '../../src/workflows/contracts/incoming-collection';
-import { collectionRequestWorkflowId } from '../../src/workflows/contracts/collection-request';
+import { collectionRequestStateQuery, collectionRequestWorkflowId } from '../../src/workflows/contracts/collection-request';
 import { makeCertificate, startReceiver, type Certificate, type Receiver } from '../webhook-receiver';
 import { ConsoleClient, PASSWORD, consoleUser } from '../console-helpers';
 import {
-  ROOT, createMerchant, eventually, numberSequence, requester, uniqueNumber, startWorker, testApp, testSql, uniqueTaskQueue,
+  ROOT, createMerchant, eventually, numberSequence, recordHistory, requester, uniqueNumber, startWorker, testApp, testSql, uniqueTaskQueue,
   type TestApp, type TestMerchant, type WorkerProcess,
 } from '../helpers';
 
@@ -91,16 +91,10 @@ async function balance(organizationId: number): Promise<string> {
   return row!.balance;
 }
 
-async function incomingResult(phone: string) {
-  const [payment] = await eventually('the sandbox to pay', async () => {
-    const rows = await testSql()<{ remoteTransactionId: string; network: string }[]>`
-      select remote_transaction_id as "remoteTransactionId", network from sandbox_payments where phone_number = ${phone}`;
-    return rows.length > 0 ? rows : undefined;
-  });
-  const handle = ctx.client.workflow.getHandle(incomingCollectionWorkflowId(payment!.network, payment!.remoteTransactionId));
-  // The sandbox records its payment just before it reports it: the workflow may not exist yet.
-  await eventually('the incoming-collection workflow to start', async () => handle.describe().then(() => true, () => false));
-  return await handle.result();
+/** How the request's workflow decided the payment its prompt brought (it receives it itself), as its status query shows it. */
+async function paymentResult(requestId: number) {
+  const handle = ctx.client.workflow.getHandle(collectionRequestWorkflowId(requestId));
+  return await eventually('the request to receive its payment', async () => (await handle.query(collectionRequestStateQuery)).payment);
 }
 
 async function eventCount(organizationId: number, type: string): Promise<number> {
@@ -114,8 +108,10 @@ describe('a request paid through the sandbox network', () => {
     const phone = nextNumber();
     const before = await balance(merchant.organization.id);
     const requestId = await requestPayment(merchant, phone);
-    const result = await incomingResult(phone);
+    const result = await paymentResult(requestId);
     expect(result).toMatchObject({ outcome: 'accepted', requestId, decidedBy: 'merchant' });
+    await ctx.client.workflow.getHandle(collectionRequestWorkflowId(requestId)).result();
+    await recordHistory(ctx.client, collectionRequestWorkflowId(requestId), 'collection-request-v3-verified');
     expect(asked.find((body) => body.phonenumber === phone)).toEqual({
       phonenumber: phone, amount: '250.0000', currency_code: 'BXC', reference: merchant.organization.name, remote_transaction_id: `SBX-${requestId}`,
     });
@@ -145,7 +141,7 @@ describe('a request paid through the sandbox network', () => {
     }
     const phone = nextNumber();
     const requestId = await requestPayment(merchant, phone);
-    const { collectionId } = await incomingResult(phone);
+    const { collectionId } = await paymentResult(requestId);
     await ctx.client.workflow.getHandle(collectionRequestWorkflowId(requestId)).result();
     const received = await eventually('the collection.received delivery', async () => {
       const requests = receiver.requests(`/hooks/${merchant.organization.id}/collection.received`);
@@ -165,8 +161,10 @@ describe('a request paid through the sandbox network', () => {
     modes.set(phone, 'reject');
     const before = await balance(merchant.organization.id);
     const requestId = await requestPayment(merchant, phone);
-    const result = await incomingResult(phone);
+    const result = await paymentResult(requestId);
     expect(result).toMatchObject({ outcome: 'rejected', decidedBy: 'merchant' });
+    // The request waits on for another payment: its history so far.
+    await recordHistory(ctx.client, collectionRequestWorkflowId(requestId), 'collection-request-v3-rejected-waiting');
     const [collection] = await testSql()`select status, rejection_reason from collections where id = ${result.collectionId}`;
     expect(collection).toEqual({ status: 'failed', rejection_reason: 'Order cancelled' });
     const [rejection] = await testSql()`select reason from sandbox_rejections where remote_transaction_id = ${`SBX-${requestId}`}`;
@@ -187,8 +185,7 @@ describe('a request paid through the sandbox network', () => {
     const merchant = await merchantWithVerification(acceptByDefault);
     const phone = nextNumber();
     modes.set(phone, mode);
-    await requestPayment(merchant, phone);
-    const result = await incomingResult(phone);
+    const result = await paymentResult(await requestPayment(merchant, phone));
     expect(result).toMatchObject({ outcome, decidedBy: 'default' });
     expect(await eventCount(merchant.organization.id, 'collection.received')).toBe(outcome === 'accepted' ? 1 : 0);
   });
@@ -196,8 +193,7 @@ describe('a request paid through the sandbox network', () => {
   test('a network without verification support is accepted without asking', async () => {
     const merchant = await merchantWithVerification(false);
     const phone = uniqueNumber('+256701'); // Airtel Uganda: no verification
-    await requestPayment(merchant, phone);
-    expect(await incomingResult(phone)).toMatchObject({ outcome: 'accepted', decidedBy: 'not-asked' });
+    expect(await paymentResult(await requestPayment(merchant, phone))).toMatchObject({ outcome: 'accepted', decidedBy: 'not-asked' });
     expect(asked.some((body) => body.phonenumber === phone)).toBe(false);
   });
 });
@@ -239,9 +235,9 @@ describe('exactly once', () => {
     await first.kill();
     const second = await startWorker(crashQueue, WORKER_ENV);
     try {
-      const result = await ctx.client.workflow.getHandle(incomingCollectionWorkflowId('MTN Uganda', `SBX-${requestId}`)).result();
-      expect(result.outcome).toBe('accepted');
       await ctx.client.workflow.getHandle(collectionRequestWorkflowId(requestId)).result();
+      const result = await paymentResult(requestId);
+      expect(result.outcome).toBe('accepted');
       expect(await testSql()`select id from collections where remote_transaction_id = ${`SBX-${requestId}`}`).toHaveLength(1);
       expect(Number(await balance(merchant.organization.id)) - Number(before)).toBe(40);
       const [credits] = await testSql()<{ n: number }[]>`select count(*)::int as n from transactions where collection_id = ${result.collectionId}`;
@@ -360,7 +356,7 @@ describe('GET /api/collections', () => {
     const merchant = await merchantWithVerification(true);
     const phone = nextNumber();
     const requestId = await requestPayment(merchant, phone, '61');
-    const { collectionId } = await incomingResult(phone);
+    const { collectionId } = await paymentResult(requestId);
     await ctx.client.workflow.getHandle(collectionRequestWorkflowId(requestId)).result();
     const all = await merchant.request('/api/collections');
     expect(all.body.count).toBe(1);
@@ -396,8 +392,10 @@ describe('the network callback route', () => {
     expect(repeated.body.status).toBe('duplicate');
     const invalid = await network('/network/payments', { body: { ...report, amount: '-1' }, headers: { Authorization: `Bearer ${secret}` } });
     expect(invalid.status).toBe(400);
-    await ctx.client.workflow.getHandle('collection-safaricom-MPESA-777').result();
+    // No open request looks like it: stored unassigned, for its merchant to claim.
+    expect(await ctx.client.workflow.getHandle('collection-safaricom-MPESA-777').result()).toMatchObject({ outcome: 'unmatched' });
     expect(await testSql()`select id from collections where remote_transaction_id = 'MPESA-777'`).toHaveLength(1);
+    await recordHistory(ctx.client, 'collection-safaricom-MPESA-777', 'incoming-collection-v3-unmatched');
   });
 
   test('a network reports its own currency from its own numbers; credentials are checked before the body', async () => {

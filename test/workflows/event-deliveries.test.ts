@@ -1,8 +1,8 @@
 /**
  * Events and their deliveries (DESIGN.md, Workflows: no workflow for an event nobody listens to):
  * the transaction that records an event records one delivery row per live webhook of its type,
- * only those become `webhook-delivery-…` workflows, started after the commit, and by the outbox
- * sweep when the process died first; no event is lost and none is delivered twice. Events recorded
+ * and only those reach a workflow: their webhook's actor (`webhook-<id>`), signalled after the
+ * commit, and by the outbox sweep when the process died first; no event is lost and none is delivered twice. Events recorded
  * before that (no delivery rows, never dispatched) still go through the legacy eventDispatch.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
@@ -10,7 +10,7 @@ import { recordEvent } from '../../src/services/events';
 import { deleteWebhook } from '../../src/services/webhooks';
 import { eventDispatchWorkflowId } from '../../src/workflows/contracts/legacy';
 import { outboxSweepScheduleId } from '../../src/workflows/contracts/sweeps';
-import { webhookDeliveryWorkflowId } from '../../src/workflows/contracts/webhook-delivery';
+import { webhookActorId } from '../../src/workflows/contracts/webhook';
 import {
   createMerchant, eventually, numberSequence, startWorker, testApp, testClient, testSql, uniqueTaskQueue, type TestMerchant, type WorkerProcess, type WorkerRuntime,
 } from '../helpers';
@@ -57,9 +57,9 @@ async function hook(merchant: TestMerchant, path: string, event = 'contact.creat
 }
 
 /** Workflow executions Temporal holds for an organization, by type (visibility). */
-async function executions(organizationId: number, type: string, status?: 'Completed'): Promise<number> {
+async function executions(organizationId: number, type: string): Promise<number> {
   const client = await testClient();
-  const query = `WorkflowType = '${type}' AND OrganizationId = '${organizationId}'${status ? ` AND ExecutionStatus = '${status}'` : ''}`;
+  const query = `WorkflowType = '${type}' AND OrganizationId = '${organizationId}'`;
   return (await client.workflow.count(query)).count;
 }
 
@@ -69,7 +69,7 @@ const deliveriesOf = async (organizationId: number) =>
     from webhook_deliveries where organization_id = ${organizationId} order by event_id, webhook_id`;
 
 describe('events and their deliveries', () => {
-  test('an event with two live webhooks of its type gets two delivery workflows; one nobody listens to gets none', async () => {
+  test('an event with two live webhooks of its type reaches both webhooks\' actors; one nobody listens to reaches none', async () => {
     const taskQueue = uniqueTaskQueue('deliveries');
     await launch(taskQueue);
     const ctx = await testApp(taskQueue);
@@ -85,15 +85,14 @@ describe('events and their deliveries', () => {
     await eventually('both receivers to get the event', async () => receiver.requests(first).length === 1 && receiver.requests(second).length === 1);
     const rows = await deliveriesOf(merchant.organization.id);
     expect(rows.map((row) => row.webhookId)).toEqual(hooks);
-    const eventId = rows[0]!.eventId;
     const client = await testClient();
-    const description = await client.workflow.getHandle(webhookDeliveryWorkflowId(eventId, hooks[0]!)).describe();
+    const description = await client.workflow.getHandle(webhookActorId(hooks[0]!)).describe();
     expect(description.typedSearchAttributes.getAll().map((pair) => [pair.key.name, pair.value])).toEqual(expect.arrayContaining([
-      ['OrganizationId', String(merchant.organization.id)], ['EventType', 'contact.created'], ['EventId', String(eventId)], ['WebhookId', String(hooks[0])],
+      ['OrganizationId', String(merchant.organization.id)], ['WebhookId', String(hooks[0])],
     ]));
-    // An operator finds everything an event caused with its EventId; an event nobody listens to caused nothing.
-    await eventually('visibility to list the deliveries', async () => (await client.workflow.count(`EventId = '${eventId}'`)).count === 2);
-    expect((await client.workflow.count(`EventId = '${unheard!.id}'`)).count).toBe(0);
+    // One actor per webhook that has a delivery; an event nobody listens to recorded no delivery and started nothing.
+    await eventually('visibility to list the actors', async () => (await executions(merchant.organization.id, 'webhook')) === 2);
+    expect(await testSql()`select 1 from webhook_deliveries where event_id = ${unheard!.id}`).toHaveLength(0);
     expect(await executions(merchant.organization.id, 'eventDispatch')).toBe(0);
   });
 
@@ -134,9 +133,11 @@ describe('events and their deliveries', () => {
     await eventually('every event to be delivered', async () => new Set(receiver.requests(path).map((request) => request.headers['webhook-id'])).size === 25, 60_000);
     await eventually('every delivery to be closed', async () => (await deliveriesOf(merchant.organization.id)).every((row) => row.status === 'delivered'), 30_000);
     expect(await deliveriesOf(merchant.organization.id)).toHaveLength(25);
-    await eventually('every delivery workflow to show as completed', async () =>
-      (await executions(merchant.organization.id, 'webhookDelivery', 'Completed')) === 25);
-    expect(await executions(merchant.organization.id, 'webhookDelivery')).toBe(25);
+    // Every attempt logged once; one actor took them all.
+    const [attempts] = await testSql()<{ n: number }[]>`
+      select count(*)::int as n from webhook_delivery_attempts a join webhook_deliveries d on d.id = a.delivery_id where d.organization_id = ${merchant.organization.id}`;
+    expect(attempts!.n).toBe(25);
+    await eventually('visibility to list the actor', async () => (await executions(merchant.organization.id, 'webhook')) === 1);
   });
 
   test('an event recorded before deliveries were (never dispatched) still gets its legacy dispatch from the sweep', async () => {

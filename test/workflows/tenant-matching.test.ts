@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { incomingCollectionWorkflowId } from '../../src/workflows/contracts/incoming-collection';
 import { collectionRequestWorkflowId } from '../../src/workflows/contracts/collection-request';
-import { createMerchant, eventually, numberSequence, startWorker, testApp, testSql, uniqueTaskQueue, type TestApp, type TestMerchant, type WorkerProcess } from '../helpers';
+import { createMerchant, eventually, numberSequence, recordHistory, startWorker, testApp, testSql, uniqueTaskQueue, type TestApp, type TestMerchant, type WorkerProcess } from '../helpers';
 
 const taskQueue = uniqueTaskQueue('tenant-matching');
 let worker: WorkerProcess;
@@ -86,6 +86,10 @@ describe('a payment without a prompt reference', () => {
     await open(merchant, phone, '55', false);
     const result = await report(phone, '55', `WALKIN-${oldest}`);
     expect(result).toMatchObject({ outcome: 'accepted', requestId: oldest });
+    // The request's workflow heard of it (the collectionMatched signal) and ended successful.
+    expect(await ctx.client.workflow.getHandle(collectionRequestWorkflowId(oldest)).result()).toMatchObject({ status: 'successful' });
+    await recordHistory(ctx.client, incomingCollectionWorkflowId('MTN Uganda', `WALKIN-${oldest}`), 'incoming-collection-v3-accepted');
+    await recordHistory(ctx.client, collectionRequestWorkflowId(oldest), 'collection-request-v3-matched-by-report');
   });
 
   test('stays unassigned when two organizations have one, and only a claim assigns it', async () => {

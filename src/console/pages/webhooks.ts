@@ -181,7 +181,7 @@ ${pager(`/console/webhooks/${webhook.id}`, new URLSearchParams(), page, count)}`
     }, { page: 'manager' })
     .post('/console/webhooks/:id/delete', async ({ params, session }) => {
       const webhook = await ownedWebhook(session, params.id);
-      await deleteOwnWebhook(sql, session.organizationId, webhook.id, null);
+      await deleteOwnWebhook(deps, session.organizationId, webhook.id, null);
       return redirect('/console/webhooks?done=webhook-deleted');
     }, { action: 'manager', parse: 'none' })
     .post('/console/webhooks/:id/redeliver', async ({ params, request, session, form }) => {

@@ -23,6 +23,8 @@ export type CollectionRequestInput = {
   networkPullsFunds: boolean;
   /** How often a prompt a real operator took is asked about when no callback comes (absent in older inputs). */
   networkPollSeconds?: number;
+  /** How long the merchant's verification URL has to answer about the payment this workflow receives (collectionRequestV3). */
+  verificationTimeoutSeconds?: number;
 };
 
 export type CollectionMatch = { collectionId: number; remoteTransactionId: string | null };
@@ -32,6 +34,12 @@ export type CollectionRequestState = {
   attempts: number;
   collectionId: number | null;
   errorMessage: string | null;
+  /**
+   * The payment the workflow received itself (collectionRequestV3), as it was decided: accepted
+   * (credited), rejected (by the merchant's verification URL or its default), failed, or not this
+   * request's; who decided; absent until one arrived.
+   */
+  payment?: { collectionId: number; requestId: number | null; outcome: 'accepted' | 'rejected' | 'unmatched' | 'already-processed' | 'failed'; decidedBy: string | null };
 };
 
 /** Sent by the incoming-collection workflow when a collection matches the request. */

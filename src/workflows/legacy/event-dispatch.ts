@@ -4,7 +4,7 @@ import {
 } from '@temporalio/workflow';
 import type { createEventActivities } from '../../activities/events';
 import type { WebhookActivities } from '../../activities/webhooks';
-import { webhookDelivery } from '../webhook-delivery';
+import { webhookDelivery } from './webhook-delivery';
 import { type EventDispatchInput, type EventDispatchStatus } from '../contracts/legacy';
 import { webhookDeliveryWorkflowId } from '../contracts/webhook-delivery';
 import { searchAttributes } from '../contracts/search-attributes';

@@ -1,8 +1,8 @@
 import { defineQuery, patched, proxyActivities, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
-import type { WebhookActivities } from '../activities/webhooks';
-import { retryDelayMs, totalAttempts } from '../domain/webhook-schedule';
-import type { WebhookDeliveryInput, WebhookDeliveryOutcome, WebhookDeliveryResult, WebhookDeliveryStatus } from './contracts/webhook-delivery';
-import { RETRY_POLICIES } from './contracts/retry-policies';
+import type { WebhookActivities } from '../../activities/webhooks';
+import { retryDelayMs, totalAttempts } from '../../domain/webhook-schedule';
+import type { WebhookDeliveryInput, WebhookDeliveryOutcome, WebhookDeliveryResult, WebhookDeliveryStatus } from '../contracts/webhook-delivery';
+import { RETRY_POLICIES } from '../contracts/retry-policies';
 
 const { openWebhookDelivery, finishWebhookDelivery } = proxyActivities<WebhookActivities>({
   startToCloseTimeout: '30 seconds',

@@ -1,0 +1,96 @@
+/**
+ * The webhook actor (`webhook-<id>`, DESIGN.md): one workflow per webhook, living while the webhook
+ * lives. The deliveries recorded with each event reach it by signal-with-start after their commit
+ * (and from the outbox sweep when the committing process died first). It attempts whatever is due,
+ * several at once in one activity, each delivery on its own schedule of 10 attempts with jitter;
+ * every attempt is logged in PostgreSQL by that activity. A 410 from the target deletes the webhook
+ * and ends the actor, as does the webhook's deletion; continue-as-new keeps its history bounded.
+ */
+import { condition, continueAsNew, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import type { WebhookActivities } from '../activities/webhooks';
+import { retryDelayMs, totalAttempts } from '../domain/webhook-schedule';
+import { RETRY_POLICIES } from './contracts/retry-policies';
+import {
+  deliveriesQueuedSignal, webhookDeletedSignal, webhookQueueQuery, type PendingAttempt, type QueuedDelivery, type WebhookActorInput,
+  type WebhookActorResult, type WebhookQueue,
+} from './contracts/webhook';
+
+const { attemptDeliveries, cancelDeliveries } = proxyActivities<WebhookActivities>({
+  // Several deliveries at once, each with the 5 s receiver timeout, plus the database work around them.
+  startToCloseTimeout: '30 seconds',
+  // A receiver's failure is a result, not an error: this retries only our side (database, crash),
+  // and every attempt is idempotent per (delivery, attempt), so a retry never sends or logs one twice.
+  retry: RETRY_POLICIES.untilDone,
+});
+
+/** How many due deliveries one activity attempts together. */
+const BATCH = 25;
+/** History events after which the actor continues as new (its queue carried over), when the input names no limit. */
+const HISTORY_LIMIT = 5_000;
+
+export async function webhook(input: WebhookActorInput): Promise<WebhookActorResult> {
+  const queue = new Map<number, PendingAttempt>(input.queue.map((item) => [item.deliveryId, item]));
+  const sending = new Map<number, QueuedDelivery>();
+  const counts = { delivered: 0, failed: 0, gone: 0, cancelled: 0 };
+  let deleted = false;
+  setHandler(deliveriesQueuedSignal, (deliveries) => {
+    // A repeat (the outbox sweep after a slow start) changes nothing: a delivery is queued once.
+    for (const delivery of deliveries) {
+      if (!queue.has(delivery.deliveryId) && !sending.has(delivery.deliveryId)) queue.set(delivery.deliveryId, { ...delivery, attempt: 1, dueAt: Date.now() });
+    }
+  });
+  setHandler(webhookDeletedSignal, () => {
+    deleted = true;
+  });
+  setHandler(webhookQueueQuery, (): WebhookQueue => ({
+    webhookId: input.webhookId,
+    sending: [...sending.values()],
+    waiting: [...queue.values()].sort((a, b) => a.dueAt - b.dueAt)
+      .map(({ deliveryId, eventId, attempt, dueAt }) => ({ deliveryId, eventId, attempt, dueAt: new Date(dueAt).toISOString() })),
+    ...counts,
+  }));
+
+  const total = totalAttempts(input.schedule);
+  const due = () => [...queue.values()].filter((item) => item.dueAt <= Date.now());
+  const nextDueIn = () => Math.min(...[...queue.values()].map((item) => item.dueAt)) - Date.now();
+
+  /** Attempts a batch of due deliveries; a failure with attempts left waits for its next one. Returns whether the webhook still lives. */
+  async function attempt(batch: PendingAttempt[]): Promise<boolean> {
+    for (const item of batch) {
+      queue.delete(item.deliveryId);
+      sending.set(item.deliveryId, item);
+    }
+    const { outcomes, webhookLive } = await attemptDeliveries({
+      webhookId: input.webhookId,
+      attempts: batch.map((item) => ({ deliveryId: item.deliveryId, attempt: item.attempt, last: item.attempt === total })),
+    });
+    for (const item of batch) {
+      sending.delete(item.deliveryId);
+      const outcome = outcomes[item.deliveryId] ?? 'cancelled';
+      if (outcome === 'failed' && item.attempt < total) {
+        // Math.random is the workflow's seeded one: a replay waits exactly as the first run did.
+        queue.set(item.deliveryId, { ...item, attempt: item.attempt + 1, dueAt: Date.now() + retryDelayMs(input.schedule, item.attempt + 1, Math.random()) });
+      } else {
+        counts[outcome] += 1;
+      }
+    }
+    return webhookLive;
+  }
+
+  for (;;) {
+    // Idle, the actor waits for a signal with no timer at all; otherwise until the soonest delivery is due.
+    if (queue.size === 0) await condition(() => deleted || queue.size > 0);
+    else await condition(() => deleted || due().length > 0, Math.max(1, nextDueIn()));
+    if (deleted) break;
+    const batch = due().slice(0, BATCH);
+    if (batch.length > 0 && !(await attempt(batch))) break;
+    if (workflowInfo().historyLength > (input.historyLimit ?? HISTORY_LIMIT) || workflowInfo().continueAsNewSuggested) {
+      await continueAsNew<typeof webhook>({ ...input, queue: [...queue.values()] });
+    }
+  }
+  // Gone or deleted: what is still queued will never be sent.
+  const left = [...queue.keys()];
+  if (left.length > 0) await cancelDeliveries(left);
+  counts.cancelled += left.length;
+  return { ended: deleted || counts.gone === 0 ? 'deleted' : 'gone', ...counts };
+}
