@@ -198,7 +198,7 @@ const SWEEP_RATES = (env.BENCH_SWEEP_RATES ?? '1,2,5,10').split(',').map(Number)
 if (SWEEP_RATES.some((rate) => !(rate > 0))) throw new Error('BENCH_SWEEP_RATES must be positive numbers, comma separated');
 const sweepSeconds = positive('BENCH_SWEEP_SECONDS', sizes.seconds);
 const SUSTAINED_P99_MS = 2000;
-type SweepPoint = { rate: number; offered: number; completed: number; perSecond: number; p50: number; p99: number; cpu: Record<string, number> };
+type SweepPoint = { rate: number; offered: number; completed: number; perSecond: number; p50: number; p99: number; cpu: Record<string, number>; cost?: TemporalCost };
 
 /** Offers `rate` per second for the sweep's seconds, waits (bounded) for every completion, then for the system to be idle. */
 async function sweepPoint(rate: number, offer: () => Promise<void>, started: Map<number, number>, received: Map<number, number>, idle: () => Promise<unknown>): Promise<SweepPoint> {
@@ -217,6 +217,57 @@ async function sweepPoint(rate: number, offer: () => Promise<void>, started: Map
   return { rate, offered: started.size, completed: done.length, perSecond: span > 0 ? done.length / span : NaN, p50: percentile(latencies, 50), p99: percentile(latencies, 99), cpu: usage };
 }
 
+// What Temporal does per lifecycle, read from the server after each service point: the executions
+// the lifecycles started on the service's task queue, their history events (and what long-running
+// actors already open added to theirs), and visibility writes (each execution's start and close,
+// each search-attribute upsert).
+const serviceQueue = need('TASK_QUEUE');
+type TemporalCost = { executions: number; historyEvents: number; visibilityWrites: number };
+type OpenRuns = Map<string, { runId: string; historyLength: number }>;
+
+async function listed(query: string) {
+  const found = [];
+  for await (const execution of client.workflow.list({ query })) found.push(execution);
+  return found;
+}
+
+/** The service's executions open now (the webhook actors), with their history lengths. */
+async function openRuns(): Promise<OpenRuns> {
+  const open = await listed(`TaskQueue = '${serviceQueue}' AND ExecutionStatus = 'Running'`);
+  return new Map(open.map((execution) => [execution.workflowId, { runId: execution.runId, historyLength: execution.historyLength }]));
+}
+
+async function upsertsOf(workflowId: string, runId: string): Promise<number> {
+  const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
+  return (history.events ?? []).filter((event) => event.upsertWorkflowSearchAttributesEventAttributes || event.workflowPropertiesModifiedEventAttributes).length;
+}
+
+/** Temporal's work for the service since `since`, beyond what the runs open before (`before`) had done. */
+async function temporalCost(since: Date, before: OpenRuns): Promise<TemporalCost> {
+  // Visibility is eventually consistent: wait until the count of new executions stops moving.
+  const countQuery = `TaskQueue = '${serviceQueue}' AND StartTime >= '${since.toISOString()}'`;
+  for (let last = -1, stable = 0; stable < 3; await Bun.sleep(300)) {
+    const { count } = await client.workflow.count(countQuery);
+    stable = count === last ? stable + 1 : 0;
+    last = count;
+  }
+  const started = (await listed(countQuery)).filter((execution) => !before.has(execution.workflowId) || before.get(execution.workflowId)!.runId !== execution.runId);
+  const cost: TemporalCost = { executions: started.length, historyEvents: 0, visibilityWrites: 0 };
+  for (let index = 0; index < started.length; index += 16) {
+    const upserts = await Promise.all(started.slice(index, index + 16).map((execution) => upsertsOf(execution.workflowId, execution.runId)));
+    started.slice(index, index + 16).forEach((execution, offset) => {
+      cost.historyEvents += execution.historyLength;
+      cost.visibilityWrites += 1 + (execution.status.name === 'RUNNING' ? 0 : 1) + upserts[offset]!;
+    });
+  }
+  for (const [workflowId, run] of before) {
+    const now = await client.workflow.getHandle(workflowId, run.runId).describe();
+    cost.historyEvents += now.historyLength - run.historyLength;
+    if (now.status.name !== 'RUNNING') cost.visibilityWrites += 1;
+  }
+  return cost;
+}
+
 const cpuPids = {
   'Temporal server': Number(need('BENCH_TEMPORAL_PID')),
   'API (Bun)': Number(need('BENCH_API_PID')),
@@ -230,7 +281,10 @@ const sweepHook = await addWebhook('collectionrequest.status.changed', '/e2e');
 const servicePoints: SweepPoint[] = [];
 const floorPoints: SweepPoint[] = [];
 for (const rate of SWEEP_RATES) {
-  servicePoints.push(await sweepPoint(rate, () => postRequest(), postedAt, successReceivedAt, () => drain()));
+  const since = new Date();
+  const before = await openRuns();
+  const point = await sweepPoint(rate, () => postRequest(), postedAt, successReceivedAt, () => drain());
+  servicePoints.push({ ...point, cost: await temporalCost(since, before) });
   floorPoints.push(await sweepPoint(rate, () => startFloor(), floorStartedAt, floorReceivedAt, () => drainWorkflows('benchNotify')));
   process.stdout.write(`sweep ${rate}/s: service ${servicePoints.at(-1)!.completed}/${servicePoints.at(-1)!.offered} p50 ${ms(servicePoints.at(-1)!.p50)} p99 ${ms(servicePoints.at(-1)!.p99)}; floor p50 ${ms(floorPoints.at(-1)!.p50)}\n`);
 }
@@ -352,9 +406,22 @@ section(
     `Each rate offered for ${sweepSeconds} s (BENCH_SWEEP_SECONDS), then drained; SANDBOX_PAYMENT_DELAY_SECONDS=${env.SANDBOX_PAYMENT_DELAY_SECONDS ?? '0'}. ` +
       'Service: from sending `POST /api/collectionrequests` (send_instructions, a webhook on `collectionrequest.status.changed` to a local HTTPS receiver) ' +
       'to the receiver getting the webhook whose status is `successful`: the request workflow and its prompt activity (text, USSD push, statuses), ' +
-      'the sandbox payment (a delayed start of the incoming-collection workflow), its local activity (store, match, credit, request successful), ' +
-      'the signal, the success text, and one delivery workflow per status change. Floor: `benchNotify` (bench/noop-workflow.ts), one workflow whose ' +
+      'the sandbox payment (with no delay, the prompt\'s answer confirms it) received in the same workflow by one local activity (store, match, credit, ' +
+      'request successful), the success text, and each status change\'s delivery through the webhook\'s actor. Floor: `benchNotify` (bench/noop-workflow.ts), one workflow whose ' +
       'one activity POSTs a webhook-sized body to the same receiver, started at the same rate; from the start call to the receipt.',
+    '',
+    '**What Temporal does per lifecycle** (read from the server after each rate: executions started on the service\'s task queue, ' +
+      'their history events plus what the webhook actor already open added to its own, and visibility writes: each execution\'s start and close, ' +
+      'each search-attribute upsert), divided by the lifecycles completed:',
+    '',
+    table(
+      ['offered per second', 'executions per lifecycle', 'history events per lifecycle', 'visibility writes per lifecycle'],
+      servicePoints.map((point) => {
+        const per = (value: number) => (point.completed > 0 && point.cost ? (value / point.completed).toFixed(2) : 'n/a');
+        return [point.rate, per(point.cost?.executions ?? NaN), per(point.cost?.historyEvents ?? NaN), per(point.cost?.visibilityWrites ?? NaN)];
+      }),
+    ),
+    'Targets: at most 1.5 executions, 35 history events and 4 visibility writes per lifecycle.',
     '',
     'CPU per process while each rate ran (cores; 2 on this machine; PostgreSQL: all its processes):',
     '',
@@ -387,8 +454,9 @@ section(
     ),
     '',
     `**Ratio (deliveries per second / bare activity executions per second): ${ratio(fanoutRate / stepsRun.rate)}** (${fanout.received} of ${fanoutTotal} deliveries received). ` +
-      'Service: from the first `POST /api/contacts` to the last delivery received; each delivery is its own workflow, started right after the commit ' +
-      'that recorded the event and its delivery rows, with one activity per attempt (sign and POST over HTTPS, log the attempt, close the row). ' +
+      'Service: from the first `POST /api/contacts` to the last delivery received; each delivery reaches its webhook\'s actor right after the commit ' +
+      'that recorded the event and its delivery rows (signal-with-start), which attempts what is due together in one activity (sign and POST over ' +
+      'HTTPS, log each attempt, close each row). ' +
       'Baseline: one bare workflow with one empty activity per delivery, started and awaited by the bench client.',
   ].join('\n'),
 );

@@ -7,7 +7,7 @@
  * starts it later.
  */
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { TypedSearchAttributes, WorkflowIdReusePolicy, type SearchAttributePair } from '@temporalio/common';
+import { TypedSearchAttributes, WorkflowIdReusePolicy, type SearchAttributePair, type SignalDefinition } from '@temporalio/common';
 import type { Config } from '../config';
 import type { CollectionRequestRow } from '../domain/collection-requests';
 import { networkByName } from '../domain/networks';
@@ -56,6 +56,29 @@ type StartOptions = {
   memo?: Record<string, unknown>;
   startDelay?: number;
 };
+
+/** Signals a workflow; one that does not exist (ended, or never started) is no error: false. */
+async function signalIfRunning<Args extends unknown[]>(client: Client, workflowId: string, signal: SignalDefinition<Args>, ...args: Args): Promise<boolean> {
+  try {
+    await client.workflow.getHandle(workflowId).signal(signal, ...args);
+    return true;
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError) return false;
+    throw error;
+  }
+}
+
+/** Rows one start takes: a webhook's deliveries together (one signal to its actor), every other kind one by one. */
+function groupsOf<K extends OutboxKind>(kind: K, rows: readonly OutboxRow<K>[]): OutboxRow<K>[][] {
+  if (kind !== 'deliveries') return rows.map((row) => [row]);
+  const byWebhook = new Map<number, OutboxRow<K>[]>();
+  for (const row of rows) byWebhook.set((row as PendingDelivery).webhookId, [...(byWebhook.get((row as PendingDelivery).webhookId) ?? []), row]);
+  return [...byWebhook.values()];
+}
+
+/** A start of one row as a start of several, each on its own. */
+const each = <T>(start: (row: T) => Promise<boolean>) => async (rows: readonly T[]): Promise<boolean> =>
+  (await Promise.all(rows.map(start))).some(Boolean);
 
 function createLauncher(client: Client, settings: LauncherSettings, log: LaunchLogger) {
   const { taskQueue } = settings;
@@ -166,11 +189,7 @@ function createLauncher(client: Client, settings: LauncherSettings, log: LaunchL
 
     /** Ends a deleted webhook's actor (it cancels what it held); no actor running is not an error. */
     async signalWebhookDeleted(webhookId: number): Promise<void> {
-      try {
-        await client.workflow.getHandle(webhookActorId(webhookId)).signal(webhookDeletedSignal);
-      } catch (error) {
-        if (!(error instanceof WorkflowNotFoundError)) throw error;
-      }
+      await signalIfRunning(client, webhookActorId(webhookId), webhookDeletedSignal);
     },
 
     /** A payment's workflow (`payment-<id>`): waits for its start date, sends it, follows it to its end. */
@@ -206,11 +225,7 @@ function createLauncher(client: Client, settings: LauncherSettings, log: LaunchL
 
     /** Wakes a cancelled payment's workflow (waiting for its start date) so it ends now; the row already says cancelled. */
     async signalPaymentCancelled(paymentId: number): Promise<void> {
-      try {
-        await client.workflow.getHandle(paymentWorkflowId(paymentId)).signal(paymentCancelledSignal);
-      } catch (error) {
-        if (!(error instanceof WorkflowNotFoundError)) throw error;
-      }
+      await signalIfRunning(client, paymentWorkflowId(paymentId), paymentCancelledSignal);
     },
 
     /** The dispatch workflow of an event recorded before deliveries were recorded with their events (legacy). */
@@ -232,13 +247,7 @@ function createLauncher(client: Client, settings: LauncherSettings, log: LaunchL
      * keeps the first); a workflow that already ended (it expired meanwhile) is not an error.
      */
     async signalCollectionMatched(requestId: number, match: CollectionMatch): Promise<boolean> {
-      try {
-        await client.workflow.getHandle(collectionRequestWorkflowId(requestId)).signal(collectionMatchedSignal, match);
-        return true;
-      } catch (error) {
-        if (error instanceof WorkflowNotFoundError) return false;
-        throw error;
-      }
+      return await signalIfRunning(client, collectionRequestWorkflowId(requestId), collectionMatchedSignal, match);
     },
 
     /**
@@ -246,13 +255,7 @@ function createLauncher(client: Client, settings: LauncherSettings, log: LaunchL
      * workflow that already ended is not an error: the callback came late.
      */
     async signalNetworkHint(workflowId: string, hint: NetworkHint): Promise<boolean> {
-      try {
-        await client.workflow.getHandle(workflowId).signal(networkHintSignal, hint);
-        return true;
-      } catch (error) {
-        if (error instanceof WorkflowNotFoundError) return false;
-        throw error;
-      }
+      return await signalIfRunning(client, workflowId, networkHintSignal, hint);
     },
 
     /**
@@ -274,17 +277,6 @@ function createLauncher(client: Client, settings: LauncherSettings, log: LaunchL
       return (outboxStarts[kind] as (rows: readonly OutboxRow<K>[]) => Promise<boolean>)(group);
     },
   };
-
-  /** Rows one start takes: a webhook's deliveries together (one signal to its actor), every other kind one by one. */
-  function groupsOf<K extends OutboxKind>(kind: K, rows: readonly OutboxRow<K>[]): OutboxRow<K>[][] {
-    if (kind !== 'deliveries') return rows.map((row) => [row]);
-    const byWebhook = new Map<number, OutboxRow<K>[]>();
-    for (const row of rows) byWebhook.set((row as PendingDelivery).webhookId, [...(byWebhook.get((row as PendingDelivery).webhookId) ?? []), row]);
-    return [...byWebhook.values()];
-  }
-
-  const each = <T>(start: (row: T) => Promise<boolean>) => async (rows: readonly T[]): Promise<boolean> =>
-    (await Promise.all(rows.map(start))).some(Boolean);
 
   /** How the workflow of each outbox kind starts: one entry per kind of services/outbox.ts (the type demands each). */
   const outboxStarts: { [K in OutboxKind]: (rows: readonly OutboxRow<K>[]) => Promise<boolean> } = {

@@ -9,7 +9,6 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { networkInterfaces } from 'node:os';
 import { freePort } from '../../scripts/infra.mjs';
 import { updateCollectionSettings } from '../../src/services/organizations';
-import { webhookDeliveryWorkflowId } from '../../src/workflows/contracts/webhook-delivery';
 import { collectionRequestWorkflowId } from '../../src/workflows/contracts/collection-request';
 import {
   awayFromWindowEdge, createMerchant, eventually, startWorker, testApp, testSql, uniqueTaskQueue, type TestApp, type WorkerProcess,
@@ -221,9 +220,13 @@ describe('the worker', () => {
       const rows = await testSql()<{ id: number }[]>`select id from events where organization_id = ${merchant.organization.id} and type = 'collection.received'`;
       return rows.length > 0 ? rows : undefined;
     });
-    const delivery = ctx.client.workflow.getHandle(webhookDeliveryWorkflowId(event!.id, hook.body.id));
-    await eventually('the delivery workflow to start', async () => delivery.describe().then(() => true, () => false));
-    expect(await delivery.result()).toMatchObject({ outcome: 'delivered', attempts: 2 });
+    const delivery = await eventually('the delivery to be delivered', async () => {
+      const [row] = await testSql()<{ status: string; attempts: number }[]>`
+        select d.status, (select count(*)::int from webhook_delivery_attempts a where a.delivery_id = d.id) as attempts
+        from webhook_deliveries d where d.event_id = ${event!.id} and d.webhook_id = ${hook.body.id}`;
+      return row?.status === 'delivered' ? row : undefined;
+    });
+    expect(delivery).toEqual({ status: 'delivered', attempts: 2 });
     expect(hooks.requests(hookPath)).toHaveLength(2);
 
     const apiAfter = await scrapeApi();
@@ -244,7 +247,7 @@ describe('the worker', () => {
       ['collections_matched_total', { outcome: 'prompt_reference' }], ['collections_matched_total', { outcome: 'unassigned' }],
       ['wallet_movements_total', { type: 'mobile_collection', direction: 'credit' }],
       ['wallet_movement_amount_total', { currency: 'BXC', direction: 'credit' }],
-      ['temporal_workflow_completed', { task_queue: taskQueue, workflow_type: 'collectionRequest' }],
+      ['temporal_workflow_completed', { task_queue: taskQueue, workflow_type: 'collectionRequestV3' }],
     ])).toEqual({
       'verification_answers_total{"outcome":"accept"}': 1,
       'verification_answers_total{"outcome":"default"}': 0,
@@ -261,7 +264,7 @@ describe('the worker', () => {
       'collections_matched_total{"outcome":"unassigned"}': 0,
       'wallet_movements_total{"type":"mobile_collection","direction":"credit"}': 1,
       'wallet_movement_amount_total{"currency":"BXC","direction":"credit"}': 300,
-      [`temporal_workflow_completed${JSON.stringify({ task_queue: taskQueue, workflow_type: 'collectionRequest' })}`]: 1,
+      [`temporal_workflow_completed${JSON.stringify({ task_queue: taskQueue, workflow_type: 'collectionRequestV3' })}`]: 1,
     });
     // Time to delivery runs from the event to the 2xx: after the first attempt's failure and the retry wait.
     const timeToDelivery = workerAfter.value('webhook_time_to_delivery_seconds_sum') - workerBefore.value('webhook_time_to_delivery_seconds_sum');

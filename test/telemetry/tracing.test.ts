@@ -105,7 +105,7 @@ describe('tracing', () => {
     const queries = api.filter((span) => span.attributes['db.system'] === 'postgresql' && span.parentSpanId === requestSpan.spanId);
     expect(queries.some((span) => /insert into collection_requests/i.test(String(span.attributes['db.statement'])))).toBe(true);
     expect(queries.every((span) => !/\$\d/.test(span.name))).toBe(true);
-    const start = only(api, 'StartWorkflow:collectionRequest');
+    const start = only(api, 'StartWorkflow:collectionRequestV3');
     expect(start.parentSpanId).toBe(requestSpan.spanId);
 
     // The worker's side: the workflow run is a child of that start, each activity of its scheduling in the workflow.
@@ -113,12 +113,12 @@ describe('tracing', () => {
     const worked = await eventually('the worker spans of the request workflow', async () => {
       const spans = inTrace(traceId).filter((span) => span.service === 'test-worker');
       const ids = new Set(spans.map((span) => span.spanId));
-      const run = named(spans, 'RunWorkflow:collectionRequest');
+      const run = named(spans, 'RunWorkflow:collectionRequestV3');
       const activities = spans.filter((span) => span.name.startsWith('RunActivity:'));
       const allScheduled = activities.every((activity) => ids.has(activity.parentSpanId ?? ''));
       return run.length === 1 && activities.length >= 2 && allScheduled ? spans : undefined;
     }, 30_000);
-    const run = only(worked, 'RunWorkflow:collectionRequest');
+    const run = only(worked, 'RunWorkflow:collectionRequestV3');
     expect(run.parentSpanId).toBe(start.spanId);
     const byId = new Map(worked.map((span) => [span.spanId, span]));
     const activityRuns = worked.filter((span) => span.name.startsWith('RunActivity:'));
@@ -129,9 +129,9 @@ describe('tracing', () => {
     // The request's own activities are children of its workflow run.
     const requestActivities = worked.filter((span) => span.name.startsWith('StartActivity:') && span.parentSpanId === run.spanId);
     expect(requestActivities.length).toBeGreaterThanOrEqual(1);
-    // The rest of the lifecycle joins the same trace: the sandbox's payment and the incoming collection it reports.
-    await eventually('the incoming collection in the trace', async () =>
-      named(inTrace(traceId), 'RunWorkflow:incomingCollection').length === 1 || undefined, 30_000);
+    // The rest of the lifecycle joins the same trace: the sandbox's payment, received by the request's own workflow.
+    await eventually('the payment\'s receipt in the trace', async () =>
+      named(inTrace(traceId), 'RunActivity:receiveCollection').length === 1 || undefined, 30_000);
     expect(worked.some((span) => span.attributes['db.system'] === 'postgresql')).toBe(true);
 
     // The webhook it causes: a client span in the trace, and the trace goes with the POST.

@@ -19,7 +19,7 @@ test('SQL is written in services/ and db/ only', () => {
   expect(architecture.sqlOutside).toEqual([]);
 });
 
-test('no function has more than 60 lines of its own', () => {
+test('no function has more than 60 lines of code of its own', () => {
   expect(architecture.longFunctions).toEqual([]);
 });
 
