@@ -231,10 +231,15 @@ async function listed(query: string) {
   return found;
 }
 
+/** The history length of a run now (visibility's figure for an open run is the one of its last visibility write). */
+const historyLengthOf = async (workflowId: string, runId: string): Promise<number> =>
+  Number((await client.workflow.getHandle(workflowId, runId).describe()).raw.workflowExecutionInfo?.historyLength ?? 0);
+
 /** The service's executions open now (the webhook actors), with their history lengths. */
 async function openRuns(): Promise<OpenRuns> {
   const open = await listed(`TaskQueue = '${serviceQueue}' AND ExecutionStatus = 'Running'`);
-  return new Map(open.map((execution) => [execution.workflowId, { runId: execution.runId, historyLength: execution.historyLength }]));
+  return new Map(await Promise.all(open.map(async (execution) =>
+    [execution.workflowId, { runId: execution.runId, historyLength: await historyLengthOf(execution.workflowId, execution.runId) }] as const)));
 }
 
 async function upsertsOf(workflowId: string, runId: string): Promise<number> {
@@ -255,14 +260,15 @@ async function temporalCost(since: Date, before: OpenRuns): Promise<TemporalCost
   const cost: TemporalCost = { executions: started.length, historyEvents: 0, visibilityWrites: 0 };
   for (let index = 0; index < started.length; index += 16) {
     const upserts = await Promise.all(started.slice(index, index + 16).map((execution) => upsertsOf(execution.workflowId, execution.runId)));
-    started.slice(index, index + 16).forEach((execution, offset) => {
-      cost.historyEvents += execution.historyLength;
-      cost.visibilityWrites += 1 + (execution.status.name === 'RUNNING' ? 0 : 1) + upserts[offset]!;
-    });
+    for (const [offset, execution] of started.slice(index, index + 16).entries()) {
+      const running = execution.status.name === 'RUNNING';
+      cost.historyEvents += running ? await historyLengthOf(execution.workflowId, execution.runId) : execution.historyLength;
+      cost.visibilityWrites += 1 + (running ? 0 : 1) + upserts[offset]!;
+    }
   }
   for (const [workflowId, run] of before) {
     const now = await client.workflow.getHandle(workflowId, run.runId).describe();
-    cost.historyEvents += now.historyLength - run.historyLength;
+    cost.historyEvents += (await historyLengthOf(workflowId, run.runId)) - run.historyLength;
     if (now.status.name !== 'RUNNING') cost.visibilityWrites += 1;
   }
   return cost;

@@ -114,7 +114,9 @@ async function main() {
   const workerLog = join(DATA, 'worker.log');
   const noopLog = join(DATA, 'noop-worker.log');
   const api = startChild(children, 'api', binPath('bun'), ['src/server.ts'], { env: { ...env, PORT: String(apiPort) }, logFile: apiLog });
-  const worker = startChild(children, 'worker', process.execPath, [...WORKER_NODE_ARGS, 'src/worker.ts'], {
+  // BENCH_PROFILE=1: the worker writes a V8 CPU profile into the bench's data folder when it stops.
+  const profile = process.env.BENCH_PROFILE === '1' ? ['--cpu-prof', `--cpu-prof-dir=${join(DATA, 'profile')}`] : [];
+  const worker = startChild(children, 'worker', process.execPath, [...profile, ...WORKER_NODE_ARGS, 'src/worker.ts'], {
     env: { ...env, WORKFLOW_BUNDLE_PATH: bundle, LOG_LEVEL: 'info' },
     logFile: workerLog,
   });

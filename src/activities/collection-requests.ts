@@ -7,10 +7,10 @@ import { promptReference } from '../domain/collections';
 import { networkByName } from '../domain/networks';
 import type { NetworkAdapter, PaymentPrompt, PromptResult } from '../network/adapter';
 import {
-  changeRequestStatus, countPromptAttempt, findRequest, insertCollectionRequest, type RequestWithContact, type StatusChange,
+  changeRequestStatus, countPromptAttempt, findRequestToPrompt, insertCollectionRequest, type RequestWithContact, type StatusChange,
 } from '../services/collection-requests';
+import type { RecordedEvent } from '../services/events';
 import { recordSandboxPayment } from '../services/sandbox-network';
-import { organizationName } from '../services/organizations';
 import { recordCollectionRequestFinal } from '../telemetry/metrics';
 import type { Launcher } from '../temporal/launcher';
 import { type SandboxPaymentInput } from '../workflows/contracts/legacy';
@@ -29,6 +29,12 @@ export type CollectionRequestActivityDeps = { sql: Sql; launcher: Launcher; netw
  * `checkAfterSeconds` when the network said when to ask). `paid`: the network's answer confirmed
  * the payment itself, which the workflow receives.
  */
+type PromptInput = {
+  requestId: number; attempt: number; sendSms: boolean; pullsFunds: boolean;
+  /** The workflow receives the prompt's payment itself (collectionRequestV3); absent for the types before it. */
+  receivesPayment?: boolean;
+};
+
 type PromptOutcome =
   | { accepted: true; status: RequestStatus | null; confirm?: boolean; checkAfterSeconds?: number; paid?: IncomingPaymentInput }
   | { accepted: false; error: string; status: RequestStatus | null };
@@ -43,10 +49,10 @@ export function createCollectionRequestActivities({ sql, launcher, network }: Co
   type Loaded = RequestWithContact & { organizationName: string };
 
   async function load(requestId: number): Promise<Loaded> {
-    const found = await findRequest(sql, requestId);
+    const found = await findRequestToPrompt(sql, requestId);
     // Nothing can bring a deleted request back: retrying would not help.
     if (!found) throw ApplicationFailure.nonRetryable(`collection request ${requestId} does not exist`, 'RequestNotFound');
-    return { ...found, organizationName: await organizationName(sql, found.request.organizationId) };
+    return found;
   }
 
   function messageContext({ request, contact, organizationName }: Loaded): MessageContext {
@@ -60,11 +66,13 @@ export function createCollectionRequestActivities({ sql, launcher, network }: Co
   }
 
   /** One status change: row and event (with its deliveries) in one transaction, then the deliveries start. */
-  async function recordStatus(change: StatusChange): Promise<boolean> {
+  async function recordStatus(change: StatusChange, committed?: RecordedEvent[]): Promise<boolean> {
     const event = await changeRequestStatus(sql, change);
     if (event === null) return false;
     if ((FINAL_STATUSES as readonly string[]).includes(change.status)) recordCollectionRequestFinal(change.status);
-    await launcher.afterCommit({ events: [event] });
+    // `committed`: the caller hands the events over together, once its step is done (one signal per webhook).
+    if (committed) committed.push(event);
+    else await launcher.afterCommit({ events: [event] });
     return true;
   }
 
@@ -127,6 +135,32 @@ export function createCollectionRequestActivities({ sql, launcher, network }: Co
     }
   }
 
+  /** The steps of one prompt (see `promptSubscriber`), their status changes' events kept in `committed`. */
+  async function promptSteps(loaded: Loaded, input: PromptInput, committed: RecordedEvent[]): Promise<PromptOutcome> {
+    const { requestId, attempt, sendSms, pullsFunds, receivesPayment = false } = input;
+    let status: RequestStatus | null = null;
+    const record = async (next: RequestStatus) => {
+      if (await recordStatus({ requestId, status: next, attempts: attempt, promptAttempt: attempt }, committed)) status = next;
+    };
+    if (sendSms) {
+      await sendInstructionsText(loaded, attempt);
+      await record('instructions_sent');
+    }
+    if (!pullsFunds) {
+      if (!sendSms) await record('pending');
+      return { accepted: true, status };
+    }
+    const answer = await askNetwork(loaded, attempt, receivesPayment ? 'answer' : 'report');
+    if (!answer.accepted) {
+      await countPromptAttempt(sql, requestId, attempt);
+      return { accepted: false, error: answer.error, status };
+    }
+    await record('processing_started');
+    if (answer.paid) return { accepted: true, status, paid: paymentOf(promptOf(loaded, attempt), answer.paid) };
+    if (!answer.confirm) return { accepted: true, status };
+    return { accepted: true, status, confirm: true, ...(answer.confirm.checkAfterSeconds !== undefined ? { checkAfterSeconds: answer.confirm.checkAfterSeconds } : {}) };
+  }
+
   return {
     /** A local activity: one status change, idempotent (a repeated change writes nothing). */
     async recordRequestStatus(change: StatusChange): Promise<boolean> {
@@ -139,33 +173,16 @@ export function createCollectionRequestActivities({ sql, launcher, network }: Co
      * when the network takes it (or `pending` when nobody is texted and the network cannot pull
      * funds). Every step is idempotent per (request, attempt), so a retry repeats none of them.
      */
-    async promptSubscriber({ requestId, attempt, sendSms, pullsFunds, receivesPayment = false }: {
-      requestId: number; attempt: number; sendSms: boolean; pullsFunds: boolean;
-      /** The workflow receives the prompt's payment itself (collectionRequestV3); absent for the types before it. */
-      receivesPayment?: boolean;
-    }): Promise<PromptOutcome> {
-      const loaded = await load(requestId);
-      let status: RequestStatus | null = null;
-      const record = async (next: RequestStatus) => {
-        if (await recordStatus({ requestId, status: next, attempts: attempt, promptAttempt: attempt })) status = next;
-      };
-      if (sendSms) {
-        await sendInstructionsText(loaded, attempt);
-        await record('instructions_sent');
+    async promptSubscriber(input: PromptInput): Promise<PromptOutcome> {
+      const loaded = await load(input.requestId);
+      // The prompt's status changes reach their webhooks together when it is done (on a failure too:
+      // what was committed is handed over, and the outbox sweep finds what a dead worker could not).
+      const committed: RecordedEvent[] = [];
+      try {
+        return await promptSteps(loaded, input, committed);
+      } finally {
+        if (committed.length > 0) await launcher.afterCommit({ events: committed });
       }
-      if (!pullsFunds) {
-        if (!sendSms) await record('pending');
-        return { accepted: true, status };
-      }
-      const prompt = await askNetwork(loaded, attempt, receivesPayment ? 'answer' : 'report');
-      if (!prompt.accepted) {
-        await countPromptAttempt(sql, requestId, attempt);
-        return { accepted: false, error: prompt.error, status };
-      }
-      await record('processing_started');
-      if (prompt.paid) return { accepted: true, status, paid: paymentOf(promptOf(loaded, attempt), prompt.paid) };
-      if (!prompt.confirm) return { accepted: true, status };
-      return { accepted: true, status, confirm: true, ...(prompt.confirm.checkAfterSeconds !== undefined ? { checkAfterSeconds: prompt.confirm.checkAfterSeconds } : {}) };
     },
 
     /**

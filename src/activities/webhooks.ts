@@ -2,10 +2,11 @@ import { log } from '@temporalio/activity';
 import type { Sql } from '../db';
 import type { RetrySchedule } from '../domain/webhook-schedule';
 import {
-  WEBHOOK_TIMEOUT_MS, attemptOutcome, deliveryHeaders, serializeWebhook, webhookMessageId, type DeliveryStatus,
+  WEBHOOK_TIMEOUT_MS, attemptOutcome, deliveryHeaders, serializeWebhook, webhookMessageId, type DeliveryStatus, type WebhookRow,
 } from '../domain/webhooks';
 import {
-  deliveryContext, deliverySecrets, findAttempt, finishDelivery, markDeliveriesTaken, openDelivery, recordAttempt, webhookDeletion, webhooksListeningTo, type OpenDelivery,
+  deliveryContext, deliverySecrets, findAttempt, finishDelivery, logAttempt, openDelivery, recordAttempt, takeDeliveries, webhooksListeningTo,
+  type DeliverySecrets, type OpenDelivery,
 } from '../services/webhooks';
 import { recordWebhookAttempt } from '../telemetry/metrics';
 import { withClientSpan } from '../telemetry/trace-context';
@@ -22,6 +23,48 @@ type WebhookDeliveryPlan = { webhookIds: number[]; schedule: RetrySchedule };
 /** What an attempt came to, as the workflow needs it. `cancelled`: the hook or the event is gone, nothing was sent. */
 type AttemptResult = { outcome: 'delivered' | 'failed' | 'gone' | 'cancelled'; statusCode: number | null; detail: string | null };
 
+/** Signs and POSTs `{"hook", "data"}` of one event to the webhook's target; what the receiver did, never an error. */
+async function send(webhook: WebhookRow, event: { id: number; data: Record<string, unknown> }, secrets: DeliverySecrets, transport: TransportSettings) {
+  const body = JSON.stringify({ hook: serializeWebhook(webhook), data: event.data });
+  const headers = deliveryHeaders(secrets, webhookMessageId(event.id, webhook.id), Math.floor(Date.now() / 1000), body);
+  return await withClientSpan('POST webhook', { method: 'POST', url: webhook.target, headers }, () => postWebhook(webhook.target, headers, body, transport));
+}
+
+/**
+ * The webhook actor's attempts, all at once: the deliveries taken and read in one statement, the
+ * organization's secrets once, then each POST and its log (the delivery closed with its final
+ * attempt, the webhook retired by a 410) in one statement each. Idempotent per delivery and
+ * attempt: an attempt logged before (the worker died after sending) is answered from the log and
+ * not sent again. Answers each delivery's outcome, and whether the webhook still lives.
+ */
+async function attemptBatch(
+  sql: Sql, transport: TransportSettings, webhookId: number, attempts: readonly { deliveryId: number; attempt: number; last: boolean }[],
+): Promise<{ outcomes: Record<number, AttemptResult['outcome']>; webhookLive: boolean }> {
+  const { webhook, taken } = await takeDeliveries(sql, webhookId, attempts);
+  const outcomes: Record<number, AttemptResult['outcome']> = Object.fromEntries(attempts.map((item) => [item.deliveryId, 'cancelled']));
+  const last = new Map(attempts.map((item) => [item.deliveryId, item.last]));
+  if (webhook === null || webhook.deletedAt !== null) {
+    // Deleted meanwhile: nothing is sent, and what the actor held is closed cancelled.
+    for (const item of attempts) await finishDelivery(sql, item.deliveryId, 'cancelled');
+    return { outcomes, webhookLive: false };
+  }
+  const secrets = await deliverySecrets(sql, webhook.organizationId);
+  await Promise.all(taken.map(async ({ deliveryId, attempt, redelivery, event, logged }) => {
+    let recorded = logged;
+    if (recorded === null) {
+      const sent = await send(webhook, event, secrets, transport);
+      const outcome = attemptOutcome(sent.statusCode);
+      recorded = await logAttempt(sql, { deliveryId, webhookId: webhook.id, attempt, ...sent, outcome, final: outcome !== 'failed' || last.get(deliveryId) === true });
+      recordWebhookAttempt({ outcome: recorded.outcome, attempt, eventCreatedAt: event.created, redelivery });
+    }
+    log.info('webhook attempt', { webhookId, deliveryId, attempt, outcome: recorded.outcome, statusCode: recorded.statusCode });
+    outcomes[deliveryId] = recorded.outcome;
+  }));
+  // A delivery whose event is gone (past the retention) is closed cancelled, unsent.
+  for (const item of attempts) if (!taken.some((row) => row.deliveryId === item.deliveryId)) await finishDelivery(sql, item.deliveryId, 'cancelled');
+  return { outcomes, webhookLive: !Object.values(outcomes).includes('gone') };
+}
+
 /**
  * Attempt `attempt` of a delivery: signs and POSTs `{"hook", "data"}` and logs the result.
  * Idempotent per (delivery, attempt): when this attempt is already in the log (the worker died
@@ -35,12 +78,7 @@ export async function attemptDelivery(sql: Sql, transport: TransportSettings, de
   if (context.webhook.deletedAt !== null) return { outcome: 'cancelled', statusCode: null, detail: 'the webhook was deleted' };
 
   const { webhook, event } = context;
-  const secrets = await deliverySecrets(sql, webhook.organizationId);
-  const body = JSON.stringify({ hook: serializeWebhook(webhook), data: event.data });
-  const messageId = webhookMessageId(event.id, webhook.id);
-  const headers = deliveryHeaders(secrets, messageId, Math.floor(Date.now() / 1000), body);
-
-  const sent = await withClientSpan('POST webhook', { method: 'POST', url: webhook.target, headers }, () => postWebhook(webhook.target, headers, body, transport));
+  const sent = await send(webhook, event, await deliverySecrets(sql, webhook.organizationId), transport);
   const recorded = await recordAttempt(sql, { deliveryId, webhookId: webhook.id, attempt, ...sent, outcome: attemptOutcome(sent.statusCode) });
   recordWebhookAttempt({ outcome: recorded.outcome, attempt, eventCreatedAt: event.created, redelivery: context.delivery.redelivery });
   return { outcome: recorded.outcome, statusCode: recorded.statusCode, detail: recorded.error };
@@ -59,25 +97,11 @@ export function createWebhookActivities({ sql, sandbox, webhooks }: WebhookActiv
       return { webhookIds: await webhooksListeningTo(sql, eventId), schedule };
     },
 
-    /**
-     * The webhook actor's attempts: each delivery's `attempt`, all at once (see `attemptDelivery`:
-     * idempotent per delivery and attempt), each row closed when its outcome is final (anything but
-     * a failure with attempts left) and marked as taken by the actor (the outbox sweep leaves it
-     * alone). Answers each delivery's outcome, and whether the webhook still lives (not deleted, no 410).
-     */
+    /** The webhook actor's attempts (`attemptBatch`). */
     async attemptDeliveries({ webhookId, attempts }: { webhookId: number; attempts: { deliveryId: number; attempt: number; last: boolean }[] }): Promise<{
       outcomes: Record<number, AttemptResult['outcome']>; webhookLive: boolean;
     }> {
-      await markDeliveriesTaken(sql, attempts.map((item) => item.deliveryId));
-      const outcomes: Record<number, AttemptResult['outcome']> = {};
-      await Promise.all(attempts.map(async ({ deliveryId, attempt, last }) => {
-        const result = await attemptDelivery(sql, transport, deliveryId, attempt);
-        log.info('webhook attempt', { webhookId, deliveryId, attempt, ...result });
-        if (result.outcome !== 'failed' || last) await finishDelivery(sql, deliveryId, result.outcome);
-        outcomes[deliveryId] = result.outcome;
-      }));
-      const suspect = Object.values(outcomes).some((outcome) => outcome === 'gone' || outcome === 'cancelled');
-      return { outcomes, webhookLive: !suspect || (await webhookDeletion(sql, webhookId)) === null };
+      return await attemptBatch(sql, transport, webhookId, attempts);
     },
 
     /** Deliveries the actor held when its webhook went: closed `cancelled`, nothing sent. */

@@ -52,6 +52,15 @@ async function withContacts(sql: Queryable, requests: CollectionRequestRow[]): P
   return requests.map((request) => ({ request, contact: byId.get(request.contactId)! }));
 }
 
+/** A request with its contact and its organization's name (a prompt's texts name the organization), in two queries. */
+export async function findRequestToPrompt(sql: Queryable, id: number): Promise<(RequestWithContact & { organizationName: string }) | undefined> {
+  const rows = await sql<(CollectionRequestRow & { organizationName: string })[]>`
+    select ${sql.unsafe(requestColumns('r.'))}, o.name as "organizationName"
+    from collection_requests r join organizations o on o.id = r.organization_id where r.id = ${id}`;
+  const [found] = await withContacts(sql, rows);
+  return found ? { ...found, organizationName: rows[0]!.organizationName } : undefined;
+}
+
 export async function findRequest(sql: Queryable, id: number): Promise<RequestWithContact | undefined> {
   const rows = await sql<CollectionRequestRow[]>`select ${sql.unsafe(REQUEST_COLUMNS)} from collection_requests where id = ${id}`;
   return (await withContacts(sql, rows))[0];

@@ -51,7 +51,7 @@ export async function deleteWebhook(sql: Queryable, id: number, reason: 'deleted
 }
 
 type WebhookCredentials = { username: string; password: string };
-type DeliverySecrets = { signingSecrets: string[]; basic: WebhookCredentials | null };
+export type DeliverySecrets = { signingSecrets: string[]; basic: WebhookCredentials | null };
 
 type SettingsRow = {
   signingSecret: string;
@@ -209,9 +209,70 @@ export async function recordAttempt(sql: Sql, attempt: NewAttempt): Promise<Atte
   });
 }
 
-/** Deliveries a webhook's actor took: the outbox sweep leaves them alone from now on. */
-export async function markDeliveriesTaken(sql: Queryable, deliveryIds: number[]): Promise<void> {
-  await sql`update webhook_deliveries set workflow_started_at = now() where id in ${sql(deliveryIds)} and workflow_started_at is null`;
+/** One delivery an actor's attempt takes: what it sends, and the attempt when it was logged before (a retried activity). */
+type TakenDelivery = {
+  deliveryId: number;
+  attempt: number;
+  redelivery: boolean;
+  event: { id: number; data: Record<string, unknown>; created: Date };
+  logged: AttemptRow | null;
+};
+
+/**
+ * A webhook's deliveries as its actor attempts them, in one statement: each marked as taken (the
+ * outbox sweep leaves it alone from now on), with its event and, when this attempt was logged
+ * before, that attempt. The webhook itself (null when it is gone) is read once for them all.
+ */
+export async function takeDeliveries(
+  sql: Queryable, webhookId: number, attempts: readonly { deliveryId: number; attempt: number }[],
+): Promise<{ webhook: (WebhookRow & { deletedAt: Date | null }) | null; taken: TakenDelivery[] }> {
+  const [webhook] = await sql<(WebhookRow & { deletedAt: Date | null })[]>`
+    select ${sql.unsafe(WEBHOOK_COLUMNS)}, deleted_at as "deletedAt" from webhooks where id = ${webhookId}`;
+  const rows = await sql<(Omit<TakenDelivery, 'event' | 'logged'> & { eventId: number; data: Record<string, unknown>; eventCreated: Date; logged: (Omit<AttemptRow, 'startedAt'> & { startedAt: string }) | null })[]>`
+    with wanted as (select * from unnest(${attempts.map((item) => item.deliveryId)}::bigint[], ${attempts.map((item) => item.attempt)}::int[]) as w(id, attempt)),
+    taken as (
+      update webhook_deliveries d set workflow_started_at = coalesce(d.workflow_started_at, now())
+      from wanted where d.id = wanted.id and d.webhook_id = ${webhookId}
+      returning d.id, d.event_id, d.redelivery, wanted.attempt)
+    select taken.id as "deliveryId", taken.attempt, taken.redelivery, e.id as "eventId", e.data, e.created as "eventCreated",
+           (select json_build_object('attempt', a.attempt, 'startedAt', a.started_at, 'durationMs', a.duration_ms, 'outcome', a.outcome,
+                                     'statusCode', a.status_code, 'error', a.error, 'responseExcerpt', a.response_excerpt)
+            from webhook_delivery_attempts a where a.delivery_id = taken.id and a.attempt = taken.attempt) as logged
+    from taken join events e on e.id = taken.event_id`;
+  return {
+    webhook: webhook ?? null,
+    taken: rows.map(({ eventId, data, eventCreated, logged, ...row }) => ({
+      ...row, event: { id: eventId, data, created: eventCreated }, logged: logged ? { ...logged, startedAt: new Date(logged.startedAt) } : null,
+    })),
+  };
+}
+
+/**
+ * Logs an attempt once per (delivery, attempt number), in one statement: when it is final (any
+ * outcome but a failure with attempts left) the delivery is closed with it, and a 410 retires the
+ * webhook. Returns the attempt as logged: when another run of the activity logged it first, that
+ * record wins and nothing else changes.
+ */
+export async function logAttempt(sql: Queryable, attempt: NewAttempt & { final: boolean }): Promise<AttemptRow> {
+  const [logged] = await sql<AttemptRow[]>`
+    with inserted as (
+      insert into webhook_delivery_attempts (delivery_id, attempt, started_at, duration_ms, outcome, status_code, error, response_excerpt)
+      values (${attempt.deliveryId}, ${attempt.attempt}, ${attempt.startedAt}, ${attempt.durationMs}, ${attempt.outcome},
+              ${attempt.statusCode}, ${attempt.error}, ${attempt.responseExcerpt})
+      on conflict (delivery_id, attempt) do nothing
+      returning ${sql.unsafe(ATTEMPT_COLUMNS)}),
+    closed as (
+      update webhook_deliveries set status = ${attempt.outcome}, finished_at = coalesce(finished_at, now())
+      where id = ${attempt.deliveryId} and ${attempt.final} and exists (select 1 from inserted)),
+    gone as (
+      update webhooks set deleted_at = now(), deleted_reason = 'gone', updated = now()
+      where id = ${attempt.webhookId} and ${attempt.outcome} = 'gone' and deleted_at is null and exists (select 1 from inserted))
+    select * from inserted
+    union all
+    select ${sql.unsafe(ATTEMPT_COLUMNS)} from webhook_delivery_attempts
+    where delivery_id = ${attempt.deliveryId} and attempt = ${attempt.attempt} and not exists (select 1 from inserted)`;
+  if (!logged) throw new Error(`attempt ${attempt.attempt} of delivery ${attempt.deliveryId} vanished`);
+  return logged;
 }
 
 export async function finishDelivery(sql: Queryable, deliveryId: number, status: Exclude<DeliveryStatus, 'pending'>): Promise<void> {

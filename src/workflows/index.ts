@@ -1,3 +1,7 @@
+/**
+ * The workflows the worker runs (what it bundles): the current types, and the earlier ones kept for
+ * executions in flight (legacy/).
+ */
 export { eventDispatch, eventDispatchStatusQuery } from './legacy/event-dispatch';
 export { sandboxPayment } from './legacy/sandbox-payment';
 export { outboxSweep } from './legacy/outbox-sweep';
