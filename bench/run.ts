@@ -36,8 +36,10 @@ const positive = (name: string, fallback: number): number => {
 };
 
 const ROOT = join(import.meta.dir, '..');
-// A run on the production server (BENCH_TEMPORAL=server) keeps its own results file beside the dev server's.
-const RESULTS = join(ROOT, 'bench', 'results', env.BENCH_TEMPORAL === 'server' ? 'latest-server.md' : env.BENCH_TEMPORAL === 'file' ? 'latest-file.md' : 'latest.md');
+// A run on the production server (BENCH_TEMPORAL=server), on the file-backed dev server (file) or on a server
+// started elsewhere (BENCH_TEMPORAL_ADDRESS) keeps its own results file beside the in-memory dev server's.
+const RESULTS = join(ROOT, 'bench', 'results', env.BENCH_TEMPORAL_ADDRESS ? 'latest-external.md'
+  : env.BENCH_TEMPORAL === 'server' ? 'latest-server.md' : env.BENCH_TEMPORAL === 'file' ? 'latest-file.md' : 'latest.md');
 const sizes = {
   collections: positive('BENCH_COLLECTIONS', 10_000),
   seconds: positive('BENCH_SECONDS', 3),

@@ -58,7 +58,11 @@ async function main() {
   const onFile = process.env.BENCH_TEMPORAL === 'file';
   let temporalAddress;
   let temporalLabel;
-  if (onServer) {
+  if (process.env.BENCH_TEMPORAL_ADDRESS) {
+    // A Temporal server started elsewhere (a cluster, a differently configured server): measured as it is.
+    temporalAddress = process.env.BENCH_TEMPORAL_ADDRESS;
+    temporalLabel = process.env.BENCH_TEMPORAL_LABEL ?? `Temporal at ${temporalAddress}`;
+  } else if (onServer) {
     const compose = composeFile();
     ensureTemporalServer(composeServerVersion(compose));
     temporalAddress = (await startTemporalServer(children, cli, compose, { databaseUrl, dataDir: DATA })).address;
@@ -80,8 +84,9 @@ async function main() {
     TEMPORAL_ADDRESS: temporalAddress,
     TASK_QUEUE: taskQueue,
     SANDBOX: 'true',
-    OUTBOX_SWEEP: 'false',
-    RETENTION_SWEEP: 'false',
+    // npm start's configuration keeps its sweeps (Schedules on the server) running, as npm start does.
+    OUTBOX_SWEEP: onFile ? 'true' : 'false',
+    RETENTION_SWEEP: onFile ? 'true' : 'false',
     SANDBOX_PAYMENT_DELAY_SECONDS: process.env.SANDBOX_PAYMENT_DELAY_SECONDS ?? '0',
     THROTTLE_READS: '100000000',
     THROTTLE_WRITES: '100000000',
@@ -184,7 +189,7 @@ async function main() {
       BENCH_WORKER_PID: String(worker.pid),
       BENCH_NOOP_QUEUE: noopQueue,
       BENCH_NOOP_PID: String(noop.pid),
-      BENCH_TEMPORAL_PID: String(children.find((child) => child.processName.startsWith('temporal'))?.pid ?? ''),
+      BENCH_TEMPORAL_PID: process.env.BENCH_TEMPORAL_PID ?? String(children.find((child) => child.processName.startsWith('temporal'))?.pid ?? ''),
       BENCH_TEMPORAL_LABEL: temporalLabel,
       BENCH_CERT_FILE: certFile,
       BENCH_KEY_FILE: keyFile,
@@ -194,7 +199,7 @@ async function main() {
   await stopChildren(children);
   for (const sink of sinks) sink.close();
   if (status !== 0) throw new Error(`bench/run.ts exited with ${status}`);
-  say(`results written to bench/results/${onServer ? 'latest-server.md' : onFile ? 'latest-file.md' : 'latest.md'}`);
+  say(`results written to bench/results/${process.env.BENCH_TEMPORAL_ADDRESS ? 'latest-external.md' : onServer ? 'latest-server.md' : onFile ? 'latest-file.md' : 'latest.md'}`);
 }
 
 runScript(main, () => children);
