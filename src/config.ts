@@ -66,6 +66,8 @@ const ConfigSchema = v.object({
   WEBHOOK_CA_FILE: v.optional(v.string()),
   // A webhook's actor continues as new past this many history events, carrying its queue.
   WEBHOOK_ACTOR_HISTORY_EVENTS: v.optional(integerString(50), '5000'),
+  // A webhook whose target has failed every attempt for this many hours is disabled (5 days).
+  WEBHOOK_DISABLE_AFTER_HOURS: v.optional(integerString(1), '120'),
   // api.md 6.1 keeps events at least 30 days: a shorter retention is refused.
   EVENT_RETENTION_DAYS: v.optional(integerString(30), '30'),
   RETENTION_SWEEP: v.optional(booleanString, 'true'),
@@ -129,7 +131,7 @@ export type Config = {
   duplicateCheckTtlSeconds: number;
   /** `{bills_url}` of api.md 4.7 as the OpenAPI document shows it; unset = the API's own base URL. */
   billsBaseUrl: string | undefined;
-  webhooks: { retryDelaysMs: number[]; jitter: number; caFile: string | undefined; actorHistoryEvents: number };
+  webhooks: { retryDelaysMs: number[]; jitter: number; caFile: string | undefined; actorHistoryEvents: number; disableAfterHours: number };
   retention: { days: number; sweepEnabled: boolean; sweepIntervalSeconds: number };
   console: { temporalUiUrl: string; trustProxy: boolean };
   telemetry: TelemetrySettings;
@@ -246,7 +248,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throttle: { reads: c.THROTTLE_READS, writes: c.THROTTLE_WRITES, windowSeconds: c.THROTTLE_WINDOW_SECONDS },
     duplicateCheckTtlSeconds: c.DUPLICATE_CHECK_TTL_SECONDS,
     billsBaseUrl: c.BILLS_BASE_URL?.replace(/\/+$/, ''),
-    webhooks: { retryDelaysMs: c.WEBHOOK_RETRY_SCHEDULE, jitter: c.WEBHOOK_RETRY_JITTER, caFile: c.WEBHOOK_CA_FILE, actorHistoryEvents: c.WEBHOOK_ACTOR_HISTORY_EVENTS },
+    webhooks: { retryDelaysMs: c.WEBHOOK_RETRY_SCHEDULE, jitter: c.WEBHOOK_RETRY_JITTER, caFile: c.WEBHOOK_CA_FILE, actorHistoryEvents: c.WEBHOOK_ACTOR_HISTORY_EVENTS,
+      disableAfterHours: c.WEBHOOK_DISABLE_AFTER_HOURS },
     retention: { days: c.EVENT_RETENTION_DAYS, sweepEnabled: c.RETENTION_SWEEP, sweepIntervalSeconds: c.RETENTION_SWEEP_INTERVAL_SECONDS },
     console: { temporalUiUrl: c.TEMPORAL_UI_URL.replace(/\/+$/, ''), trustProxy: c.TRUST_PROXY },
     telemetry: {

@@ -10,13 +10,20 @@ import {
 } from '../services/webhooks';
 import { recordWebhookAttempt } from '../telemetry/metrics';
 import { withClientSpan } from '../telemetry/trace-context';
+import { disableIfFailing } from '../services/webhook-recovery';
+import type { Launcher } from '../temporal/launcher';
+import type { WebhookEnd } from '../workflows/contracts/webhook';
 import { outgoingTransport, postWebhook, type TransportSettings } from './webhook-http';
 
 export type WebhookActivityDeps = {
   sql: Sql;
+  launcher: Launcher;
   sandbox: boolean;
-  webhooks: RetrySchedule & { caFile: string | undefined };
+  webhooks: RetrySchedule & { caFile: string | undefined; disableAfterHours: number };
 };
+
+/** What the actor's batch found out: each delivery's outcome, and, when the webhook no longer takes deliveries, why. */
+type BatchResult = { outcomes: Record<number, AttemptResult['outcome']>; webhookLive: boolean; end?: WebhookEnd };
 
 type WebhookDeliveryPlan = { webhookIds: number[]; schedule: RetrySchedule };
 
@@ -38,15 +45,16 @@ async function send(webhook: WebhookRow, event: { id: number; data: Record<strin
  * not sent again. Answers each delivery's outcome, and whether the webhook still lives.
  */
 async function attemptBatch(
-  sql: Sql, transport: TransportSettings, webhookId: number, attempts: readonly { deliveryId: number; attempt: number; last: boolean }[],
-): Promise<{ outcomes: Record<number, AttemptResult['outcome']>; webhookLive: boolean }> {
+  deps: WebhookActivityDeps, transport: TransportSettings, webhookId: number, attempts: readonly { deliveryId: number; attempt: number; last: boolean }[],
+): Promise<BatchResult> {
+  const { sql } = deps;
   const { webhook, taken } = await takeDeliveries(sql, webhookId, attempts);
   const outcomes: Record<number, AttemptResult['outcome']> = Object.fromEntries(attempts.map((item) => [item.deliveryId, 'cancelled']));
   const last = new Map(attempts.map((item) => [item.deliveryId, item.last]));
-  if (webhook === null || webhook.deletedAt !== null) {
-    // Deleted meanwhile: nothing is sent, and what the actor held is closed cancelled.
+  if (webhook === null || webhook.deletedAt !== null || webhook.disabledAt !== null) {
+    // Deleted or disabled meanwhile: nothing is sent, and what the actor held is closed cancelled.
     for (const item of attempts) await finishDelivery(sql, item.deliveryId, 'cancelled');
-    return { outcomes, webhookLive: false };
+    return { outcomes, webhookLive: false, end: webhook?.disabledAt ? 'disabled' : 'deleted' };
   }
   const secrets = await deliverySecrets(sql, webhook.organizationId);
   await Promise.all(taken.map(async ({ deliveryId, attempt, redelivery, event, logged }) => {
@@ -62,7 +70,12 @@ async function attemptBatch(
   }));
   // A delivery whose event is gone (past the retention) is closed cancelled, unsent.
   for (const item of attempts) if (!taken.some((row) => row.deliveryId === item.deliveryId)) await finishDelivery(sql, item.deliveryId, 'cancelled');
-  return { outcomes, webhookLive: !Object.values(outcomes).includes('gone') };
+  if (Object.values(outcomes).includes('gone')) return { outcomes, webhookLive: false, end: 'gone' };
+  // A target failing every attempt for the configured period has its webhook disabled (services/webhook-recovery.ts).
+  if (Object.values(outcomes).includes('failed') && await disableIfFailing(deps, webhookId, deps.webhooks.disableAfterHours)) {
+    return { outcomes, webhookLive: false, end: 'disabled' };
+  }
+  return { outcomes, webhookLive: true };
 }
 
 /**
@@ -76,6 +89,7 @@ export async function attemptDelivery(sql: Sql, transport: TransportSettings, de
   const context = await deliveryContext(sql, deliveryId);
   if (!context) return { outcome: 'cancelled', statusCode: null, detail: 'the event no longer exists' };
   if (context.webhook.deletedAt !== null) return { outcome: 'cancelled', statusCode: null, detail: 'the webhook was deleted' };
+  if (context.webhook.disabledAt !== null) return { outcome: 'cancelled', statusCode: null, detail: 'the webhook is disabled' };
 
   const { webhook, event } = context;
   const sent = await send(webhook, event, await deliverySecrets(sql, webhook.organizationId), transport);
@@ -84,7 +98,8 @@ export async function attemptDelivery(sql: Sql, transport: TransportSettings, de
   return { outcome: recorded.outcome, statusCode: recorded.statusCode, detail: recorded.error };
 }
 
-export function createWebhookActivities({ sql, sandbox, webhooks }: WebhookActivityDeps) {
+export function createWebhookActivities(deps: WebhookActivityDeps) {
+  const { sql, sandbox, webhooks } = deps;
   const transport = outgoingTransport({ sandbox, caFile: webhooks.caFile, timeoutMs: WEBHOOK_TIMEOUT_MS });
   const schedule: RetrySchedule = { retryDelaysMs: webhooks.retryDelaysMs, jitter: webhooks.jitter };
 
@@ -98,10 +113,8 @@ export function createWebhookActivities({ sql, sandbox, webhooks }: WebhookActiv
     },
 
     /** The webhook actor's attempts (`attemptBatch`). */
-    async attemptDeliveries({ webhookId, attempts }: { webhookId: number; attempts: { deliveryId: number; attempt: number; last: boolean }[] }): Promise<{
-      outcomes: Record<number, AttemptResult['outcome']>; webhookLive: boolean;
-    }> {
-      return await attemptBatch(sql, transport, webhookId, attempts);
+    async attemptDeliveries({ webhookId, attempts }: { webhookId: number; attempts: { deliveryId: number; attempt: number; last: boolean }[] }): Promise<BatchResult> {
+      return await attemptBatch(deps, transport, webhookId, attempts);
     },
 
     /** Deliveries the actor held when its webhook went: closed `cancelled`, nothing sent. */

@@ -1,16 +1,24 @@
 /** Webhooks (api.md 4.5, 6.2) over HTTP: the routes translate to the use cases of services/webhooks.ts. */
 import { Elysia } from 'elysia';
 import { listSchemaForVersion } from '../domain/versions';
-import { DeliverySchema, WebhookSchema, serializeDelivery, serializeWebhook } from '../domain/webhooks';
+import * as v from 'valibot';
+import { DeliverySchema, RecoverySchema, WebhookSchema, serializeDelivery, serializeRecovery, serializeWebhook } from '../domain/webhooks';
 import { MANAGE_ORGANIZATION } from '../domain/permissions';
 import {
   DeliveryFilters, Redelivery, WebhookFilters, changeOwnWebhook, createOwnWebhook, deleteOwnWebhook, findOwnWebhook, listDeliveries,
   listWebhooks, redeliverEvent, webhookSchemas,
 } from '../services/webhooks';
+import { RECOVERY_MAX_EVENTS, RecoveryInput, disableOwnWebhook, enableOwnWebhook, findRecovery, listRecoveries, recoverWebhook } from '../services/webhook-recovery';
 import { authPlugin } from '../http/auth';
 import { pathId, type AppDeps } from '../http/context';
 import { listAnswer, listQuery, parsePage } from '../http/pagination';
 import { PathIdParams, requestSchema, routeDocs, type RouteOperation } from '../http/route-docs';
+
+const digits = (description: string) => v.pipe(v.string(), v.regex(/^\d{1,15}$/, 'Not found.'), v.description(description), v.examples(['42']));
+/** A recovery's path: the webhook's id and the recovery's (either not a number: 404). */
+/** Disabling and enabling take no fields: an empty body, any fields ignored (a body of another media type is still 415). */
+const NoFields = requestSchema(v.object({}));
+const RecoveryParams = requestSchema(v.object({ id: digits('The webhook\'s id.'), recovery: digits('The recovery\'s id.') }));
 
 /** The documentation every webhook route shares: its tag, its caller and the permission's 403. */
 const webhookDocs = (operation: Omit<RouteOperation, 'tags' | 'caller'>) =>
@@ -81,6 +89,45 @@ const DOCS = {
     responses: { 202: { description: 'The new delivery, `pending`.', schema: DeliverySchema } },
     requestExample: { event: 1234 },
   }),
+  recoverWebhook: webhookDocs({
+    operationId: 'recoverWebhook',
+    summary: 'Deliver every event since a time again',
+    description: `Every event of the webhook's type created at or after \`since\` and before \`until\` (now when not given) gets a fresh delivery `
+      + `with its own 10 attempts, in event order. At most ${RECOVERY_MAX_EVENTS} events per recovery (a longer period: recover it in parts), `
+      + 'one recovery per webhook delivering at a time (400 while the previous one is), and not for a disabled webhook (enable it first). '
+      + 'Events older than the retention period are gone and cannot be recovered.',
+    errors: [404],
+    responses: { 202: { description: 'The recovery, its deliveries `pending`.', schema: RecoverySchema } },
+    requestExample: { since: '2025-05-01 00:00' },
+  }),
+  listWebhookRecoveries: webhookDocs({
+    operationId: 'listWebhookRecoveries',
+    summary: 'List a webhook\'s recoveries',
+    description: 'The latest 20, newest first, each with its deliveries by status.',
+    errors: [404],
+    responses: { 200: { description: 'The recoveries.', schema: v.array(RecoverySchema) } },
+  }),
+  getWebhookRecovery: webhookDocs({
+    operationId: 'getWebhookRecovery',
+    summary: 'Get a recovery and its progress',
+    errors: [404],
+    responses: { 200: { description: 'The recovery, with its deliveries by status.', schema: RecoverySchema } },
+  }),
+  disableWebhook: webhookDocs({
+    operationId: 'disableWebhook',
+    summary: 'Disable a webhook',
+    description: 'No deliveries are made or recorded for it until it is enabled; what was waiting for a retry is cancelled. The service does the same, '
+      + 'with a `webhook.disabled` event, to a webhook whose target has failed every attempt for 5 days (`WEBHOOK_DISABLE_AFTER_HOURS`). Unchanged when already disabled.',
+    errors: [404],
+    responses: { 200: { description: 'The webhook, `disabled`.', schema: WebhookSchema } },
+  }),
+  enableWebhook: webhookDocs({
+    operationId: 'enableWebhook',
+    summary: 'Enable a webhook',
+    description: 'It receives events from now on; recover what it missed with POST .../recover. Unchanged when already enabled.',
+    errors: [404],
+    responses: { 200: { description: 'The webhook, `enabled`.', schema: WebhookSchema } },
+  }),
 };
 
 export const webhookRoutes = (deps: AppDeps) => {
@@ -127,5 +174,25 @@ export const webhookRoutes = (deps: AppDeps) => {
       const delivery = await redeliverEvent(deps, webhook, body.event, duplicateCheck);
       set.status = 202;
       return serializeDelivery(delivery);
-    }, { ...manage, params: PathIdParams, body: requestSchema(Redelivery), ...DOCS.redeliverWebhookEvent });
+    }, { ...manage, params: PathIdParams, body: requestSchema(Redelivery), ...DOCS.redeliverWebhookEvent })
+    .post('/:id/recover', async function recover({ params, principal, body, duplicateCheck, set }) {
+      const webhook = await findOwnWebhook(sql, principal.organizationId, pathId(params.id));
+      const recovery = await recoverWebhook(deps, principal, webhook, body, duplicateCheck);
+      set.status = 202;
+      return serializeRecovery(recovery);
+    }, { ...manage, params: PathIdParams, body: requestSchema(RecoveryInput), ...DOCS.recoverWebhook })
+    .get('/:id/recoveries', async function recoveries({ params, principal }) {
+      const webhook = await findOwnWebhook(sql, principal.organizationId, pathId(params.id), true);
+      return (await listRecoveries(sql, webhook.id)).map(serializeRecovery);
+    }, { ...manage, params: PathIdParams, ...DOCS.listWebhookRecoveries })
+    .get('/:id/recoveries/:recovery', async function recovery({ params, principal }) {
+      const webhook = await findOwnWebhook(sql, principal.organizationId, pathId(params.id), true);
+      return serializeRecovery(await findRecovery(sql, webhook, pathId(params.recovery)));
+    }, { ...manage, params: RecoveryParams, ...DOCS.getWebhookRecovery })
+    .post('/:id/disable', async function disable({ params, principal, duplicateCheck }) {
+      return serializeWebhook(await disableOwnWebhook(deps, principal.organizationId, pathId(params.id), duplicateCheck));
+    }, { ...manage, params: PathIdParams, body: NoFields, ...DOCS.disableWebhook })
+    .post('/:id/enable', async function enable({ params, principal, duplicateCheck }) {
+      return serializeWebhook(await enableOwnWebhook(sql, principal.organizationId, pathId(params.id), duplicateCheck));
+    }, { ...manage, params: PathIdParams, body: NoFields, ...DOCS.enableWebhook });
 };

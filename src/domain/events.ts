@@ -8,6 +8,8 @@ export const EVENT_TYPES = [
   'collection.received',
   'contact.created',
   'collectionrequest.status.changed',
+  // Beyond api.md 6.1: a webhook the service disabled (its target failed every delivery for the period) or the merchant did.
+  'webhook.disabled',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -31,7 +33,8 @@ export const EventSchema = v.pipe(
     data: described(
       v.record(v.string(), v.unknown()),
       'The object that triggered the event as it was when the event happened: a Contact (`contact.created`), a Collection ' +
-        '(`collection.received`), a CollectionRequest (`collectionrequest.status.changed`) or a payment (`payment.status.changed`).',
+        '(`collection.received`), a CollectionRequest (`collectionrequest.status.changed`), a payment (`payment.status.changed`) or a ' +
+        'webhook (`webhook.disabled`).',
     ),
     created: Timestamp,
     modified: Timestamp,

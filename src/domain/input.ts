@@ -232,14 +232,18 @@ export function requestDate(errors: FieldErrors, field: string, input: string, b
   return date;
 }
 
-/** A date filter value (`YYYY-MM-DD HH:MM`, UTC). */
-export const filterDate = v.optional(
+/** An instant as a filter or a period's bound takes it (`YYYY-MM-DD HH:MM`, also `YYYY-MM-DD`, seconds, an offset; UTC without one). */
+export const instantField = (description: string) =>
   v.pipe(
-    v.string(),
-    v.description('A date and time, `YYYY-MM-DD HH:MM` (also `YYYY-MM-DD`, seconds, an offset; UTC without one); inclusive.'),
+    v.string('Enter a valid date/time, such as 2024-05-01 13:45.'),
+    v.description(description),
     v.transform(parseFilterDate),
     v.custom<Date>((value) => value instanceof Date, 'Enter a valid date/time, such as 2024-05-01 13:45.'),
-  ),
+  );
+
+/** A date filter value (`YYYY-MM-DD HH:MM`, UTC). */
+export const filterDate = v.optional(
+  instantField('A date and time, `YYYY-MM-DD HH:MM` (also `YYYY-MM-DD`, seconds, an offset; UTC without one); inclusive.'),
 );
 
 export const filterText = v.optional(v.pipe(v.string(), v.description('Exact match.')));

@@ -7,7 +7,7 @@ export function formatNullableTimestamp(value: Date | null): string | null {
   return value === null ? null : formatTimestamp(value);
 }
 
-const FILTER_DATE = /^(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?)?(Z|[+-]\d{2}:?\d{2})?$/;
+const FILTER_DATE = /^(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2})(\.\d+)?)?)?(Z|[+-]\d{2}:?\d{2})?$/;
 
 /**
  * Parses a list filter's date (`YYYY-MM-DD HH:MM` per api.md, also `YYYY-MM-DD`, seconds and an
@@ -16,9 +16,10 @@ const FILTER_DATE = /^(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2})(?
 export function parseFilterDate(text: string): Date | null {
   const match = FILTER_DATE.exec(text.trim());
   if (!match) return null;
-  const [, year, month, day, hour = '00', minute = '00', second = '00', zone] = match;
+  const [, year, month, day, hour = '00', minute = '00', second = '00', fraction = '', zone] = match;
   const offset = zone === undefined || zone === 'Z' ? 'Z' : zone.length === 5 ? `${zone.slice(0, 3)}:${zone.slice(3)}` : zone;
-  const parsed = new Date(`${year}-${month}-${day}T${hour}:${minute}:${second}${offset}`);
+  // Fractions of a second count to the millisecond (an instant copied from a timestamp the service gave keeps its precision).
+  const parsed = new Date(`${year}-${month}-${day}T${hour}:${minute}:${second}${fraction.slice(0, 4)}${offset}`);
   // Outside 1900..2099 a filter date is a typo, and year 0 or 275760 would not survive PostgreSQL.
   const parsedYear = parsed.getUTCFullYear();
   if (Number.isNaN(parsed.getTime()) || parsedYear < 1900 || parsedYear >= 2100) return null;

@@ -19,7 +19,13 @@ export type WebhookRow = {
   target: string;
   created: Date;
   updated: Date;
+  /** Set while the webhook is disabled: no deliveries are recorded for it (see migrations/014_webhook_recovery.sql). */
+  disabledAt: Date | null;
+  disabledReason: WebhookDisabledReason | null;
 };
+
+/** Why a webhook is disabled: its target failed every delivery for the configured period, or the merchant disabled it. */
+export type WebhookDisabledReason = 'failing' | 'manual';
 
 /** The webhook object of api.md 2.5 (also the `hook` of every delivery): types `serializeWebhook` and documents it. */
 export const WebhookSchema = v.pipe(
@@ -30,9 +36,18 @@ export const WebhookSchema = v.pipe(
     target: described(v.string(), 'The HTTPS URL that receives the notifications.'),
     created: Timestamp,
     updated: Timestamp,
+    status: described(v.picklist(['enabled', 'disabled']), 'A disabled webhook receives nothing until it is enabled again (POST .../enable).'),
+    disabled_at: described(NullableTimestamp, 'When it was disabled; null while enabled.'),
+    disabled_reason: described(
+      v.nullable(v.picklist(['failing', 'manual'])),
+      '`failing`: its target failed every delivery for the configured period (5 days unless set otherwise); `manual`: disabled with POST .../disable.',
+    ),
   }),
   v.description('An HTTPS URL that receives every future event of one type (api.md 2.5).'),
-  v.examples([{ id: 56, user: 5, event: 'contact.created' as const, target: 'https://acme.example/hooks', created: '2025-05-01T13:45:00Z', updated: '2025-05-01T13:45:00Z' }]),
+  v.examples([{
+    id: 56, user: 5, event: 'contact.created' as const, target: 'https://acme.example/hooks', created: '2025-05-01T13:45:00Z', updated: '2025-05-01T13:45:00Z',
+    status: 'enabled' as const, disabled_at: null, disabled_reason: null,
+  }]),
 );
 type WebhookResource = v.InferOutput<typeof WebhookSchema>;
 
@@ -44,6 +59,60 @@ export function serializeWebhook(webhook: WebhookRow): WebhookResource {
     target: webhook.target,
     created: formatTimestamp(webhook.created),
     updated: formatTimestamp(webhook.updated),
+    status: webhook.disabledAt === null ? 'enabled' : 'disabled',
+    disabled_at: formatNullableTimestamp(webhook.disabledAt),
+    disabled_reason: webhook.disabledReason,
+  };
+}
+
+/** What a recovery redelivers: every event of the webhook's type in [since, until). */
+export type RecoveryRow = {
+  id: number;
+  webhookId: number;
+  userId: number | null;
+  since: Date;
+  until: Date;
+  events: number;
+  created: Date;
+  /** Its deliveries by status, as they stand now. */
+  deliveries: Record<DeliveryStatus, number>;
+};
+
+/** A webhook's recovery and how far its deliveries got: types `serializeRecovery` and documents it. */
+export const RecoverySchema = v.pipe(
+  v.object({
+    id: Id,
+    webhook: described(v.number(), 'The webhook whose events are delivered again.'),
+    user: described(v.nullable(v.number()), 'The user who asked for it; null when asked with an API key of no user.'),
+    since: described(Timestamp, 'Events created at or after this time are delivered again…'),
+    until: described(Timestamp, '…up to (not including) this time.'),
+    events: described(v.number(), 'How many events it delivers again: one fresh delivery each, with its own 10 attempts.'),
+    status: described(v.picklist(['delivering', 'finished']), '`finished` once none of its deliveries is pending.'),
+    deliveries: described(
+      v.object({ pending: v.number(), delivered: v.number(), failed: v.number(), gone: v.number(), cancelled: v.number() }),
+      'Its deliveries by status.',
+    ),
+    created: Timestamp,
+  }),
+  v.description('Every event of a webhook\'s type in a period, delivered again.'),
+  v.examples([{
+    id: 7, webhook: 56, user: 5, since: '2025-05-01T00:00:00Z', until: '2025-05-02T09:30:00Z', events: 120, status: 'delivering' as const,
+    deliveries: { pending: 20, delivered: 100, failed: 0, gone: 0, cancelled: 0 }, created: '2025-05-02T09:30:00Z',
+  }]),
+);
+type RecoveryResource = v.InferOutput<typeof RecoverySchema>;
+
+export function serializeRecovery(recovery: RecoveryRow): RecoveryResource {
+  return {
+    id: recovery.id,
+    webhook: recovery.webhookId,
+    user: recovery.userId,
+    since: formatTimestamp(recovery.since),
+    until: formatTimestamp(recovery.until),
+    events: recovery.events,
+    status: recovery.deliveries.pending > 0 ? 'delivering' : 'finished',
+    deliveries: recovery.deliveries,
+    created: formatTimestamp(recovery.created),
   };
 }
 
@@ -91,8 +160,8 @@ export const DeliverySchema = v.pipe(
     webhook: described(v.number(), 'The webhook delivered to.'),
     event: described(v.number(), 'The event delivered.'),
     event_type: v.picklist(EVENT_TYPES),
-    redelivery: described(v.boolean(), 'True for a delivery asked for with POST .../deliveries.'),
-    status: described(v.picklist(DELIVERY_STATUSES), '`gone`: the receiver answered 410 and the webhook was deleted; `cancelled`: the webhook was deleted meanwhile.'),
+    redelivery: described(v.boolean(), 'True for a delivery asked for with POST .../deliveries or by a recovery (POST .../recover).'),
+    status: described(v.picklist(DELIVERY_STATUSES), '`gone`: the receiver answered 410 and the webhook was deleted; `cancelled`: the webhook was deleted or disabled meanwhile.'),
     created: Timestamp,
     finished: described(NullableTimestamp, 'When the outcome became final; null while pending.'),
     attempts: v.array(v.object({

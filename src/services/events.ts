@@ -47,7 +47,7 @@ export async function recordEvent(tx: Queryable, event: NewEvent): Promise<Recor
     ), deliveries as (
       insert into webhook_deliveries (workflow_id, organization_id, webhook_id, event_id, redelivery)
       select 'webhook-delivery-' || event.id || '-' || w.id, w.organization_id, w.id, event.id, false
-      from event join webhooks w on w.organization_id = event."organizationId" and w.event = event.type and w.deleted_at is null
+      from event join webhooks w on w.organization_id = event."organizationId" and w.event = event.type and w.deleted_at is null and w.disabled_at is null
         -- A payment's callback URL hears of that payment only.
         and (w.payment_id is null or w.payment_id = (event.data->>'id')::bigint)
       returning id, organization_id as "organizationId", webhook_id as "webhookId", event_id as "eventId"

@@ -18,7 +18,8 @@ import {
   type WebhookRow,
 } from '../domain/webhooks';
 
-const WEBHOOK_COLUMNS = `id, organization_id as "organizationId", user_id as "userId", event, target, created, updated`;
+export const WEBHOOK_COLUMNS = `id, organization_id as "organizationId", user_id as "userId", event, target, created, updated,
+  disabled_at as "disabledAt", disabled_reason as "disabledReason"`;
 
 type NewWebhook = { organizationId: number; userId: number; event: EventType; target: string };
 
@@ -172,7 +173,7 @@ export async function deliveryContext(sql: Queryable, deliveryId: number): Promi
     deletedAt: Date | null; eventId: number; eventType: EventType; data: Record<string, unknown>; eventCreated: Date; redelivery: boolean;
   })[]>`
     select w.id, w.organization_id as "organizationId", w.user_id as "userId", w.event, w.target, w.created, w.updated,
-           w.deleted_at as "deletedAt", e.id as "eventId", e.type as "eventType", e.data, e.created as "eventCreated", d.redelivery
+           w.disabled_at as "disabledAt", w.disabled_reason as "disabledReason", w.deleted_at as "deletedAt", e.id as "eventId", e.type as "eventType", e.data, e.created as "eventCreated", d.redelivery
     from webhook_deliveries d join events e on e.id = d.event_id join webhooks w on w.id = d.webhook_id
     where d.id = ${deliveryId}`;
   if (!row) return undefined;
@@ -266,7 +267,12 @@ export async function logAttempt(sql: Queryable, attempt: NewAttempt & { final: 
       where id = ${attempt.deliveryId} and ${attempt.final} and exists (select 1 from inserted)),
     gone as (
       update webhooks set deleted_at = now(), deleted_reason = 'gone', updated = now()
-      where id = ${attempt.webhookId} and ${attempt.outcome} = 'gone' and deleted_at is null and exists (select 1 from inserted))
+      where id = ${attempt.webhookId} and ${attempt.outcome} = 'gone' and deleted_at is null and exists (select 1 from inserted)),
+    -- The failing streak (webhook-recovery.ts): begun by a failure, ended by a delivery; written only when it changes.
+    streak as (
+      update webhooks set failing_since = case when ${attempt.outcome} = 'delivered' then null else ${attempt.startedAt}::timestamptz end
+      where id = ${attempt.webhookId} and exists (select 1 from inserted)
+        and ((${attempt.outcome} = 'delivered' and failing_since is not null) or (${attempt.outcome} = 'failed' and failing_since is null)))
     select * from inserted
     union all
     select ${sql.unsafe(ATTEMPT_COLUMNS)} from webhook_delivery_attempts
@@ -438,6 +444,6 @@ export async function redeliverEvent(
 export async function webhooksListeningTo(sql: Queryable, eventId: number): Promise<number[]> {
   const rows = await sql<{ id: number }[]>`
     select w.id from events e join webhooks w on w.organization_id = e.organization_id and w.event = e.type
-    where e.id = ${eventId} and w.deleted_at is null and w.created <= e.created order by w.id`;
+    where e.id = ${eventId} and w.deleted_at is null and w.disabled_at is null and w.created <= e.created order by w.id`;
   return rows.map((row) => row.id);
 }

@@ -22,7 +22,7 @@ import { subscriptionWorkflowId } from '../workflows/contracts/subscription';
 import { collectionMatchedSignal, collectionRequestWorkflowId, type CollectionMatch } from '../workflows/contracts/collection-request';
 import { networkHintSignal, type NetworkHint } from '../workflows/contracts/common';
 import { searchAttributes } from '../workflows/contracts/search-attributes';
-import { deliveriesQueuedSignal, webhookActorId, webhookDeletedSignal, type WebhookActorInput } from '../workflows/contracts/webhook';
+import { deliveriesQueuedSignal, webhookActorId, webhookDeletedSignal, webhookDisabledSignal, type WebhookActorInput } from '../workflows/contracts/webhook';
 
 type LauncherSettings = {
   taskQueue: string;
@@ -75,6 +75,9 @@ function groupsOf<K extends OutboxKind>(kind: K, rows: readonly OutboxRow<K>[]):
   for (const row of rows) byWebhook.set((row as PendingDelivery).webhookId, [...(byWebhook.get((row as PendingDelivery).webhookId) ?? []), row]);
   return [...byWebhook.values()];
 }
+
+/** The most deliveries one signal to a webhook's actor carries. */
+const SIGNAL_DELIVERIES = 500;
 
 /** A start of one row as a start of several, each on its own. */
 const each = <T>(start: (row: T) => Promise<boolean>) => async (rows: readonly T[]): Promise<boolean> =>
@@ -171,25 +174,33 @@ function createLauncher(client: Client, settings: LauncherSettings, log: LaunchL
       const input: WebhookActorInput = {
         webhookId: first.webhookId, organizationId: first.organizationId, schedule: settings.webhookSchedule, historyLimit: settings.webhookActorHistoryEvents, queue: [],
       };
-      await client.workflow.signalWithStart('webhook', {
-        taskQueue,
-        workflowId: webhookActorId(first.webhookId),
-        workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
-        args: [input],
-        signal: deliveriesQueuedSignal,
-        signalArgs: [deliveries.map((delivery) => ({ deliveryId: delivery.id, eventId: delivery.eventId }))],
-        typedSearchAttributes: new TypedSearchAttributes([
-          keyword(searchAttributes.organizationId, first.organizationId),
-          keyword(searchAttributes.webhookId, first.webhookId),
-        ]),
-        memo: { organizationId: first.organizationId, webhookId: first.webhookId },
-      });
+      // A recovery's thousands of deliveries go in signals of bounded size (Temporal limits a payload's size).
+      for (let start = 0; start < deliveries.length; start += SIGNAL_DELIVERIES) {
+        await client.workflow.signalWithStart('webhook', {
+          taskQueue,
+          workflowId: webhookActorId(first.webhookId),
+          workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+          args: [input],
+          signal: deliveriesQueuedSignal,
+          signalArgs: [deliveries.slice(start, start + SIGNAL_DELIVERIES).map((delivery) => ({ deliveryId: delivery.id, eventId: delivery.eventId }))],
+          typedSearchAttributes: new TypedSearchAttributes([
+            keyword(searchAttributes.organizationId, first.organizationId),
+            keyword(searchAttributes.webhookId, first.webhookId),
+          ]),
+          memo: { organizationId: first.organizationId, webhookId: first.webhookId },
+        });
+      }
       return true;
     },
 
     /** Ends a deleted webhook's actor (it cancels what it held); no actor running is not an error. */
     async signalWebhookDeleted(webhookId: number): Promise<void> {
       await signalIfRunning(client, webhookActorId(webhookId), webhookDeletedSignal);
+    },
+
+    /** Ends a disabled webhook's actor (it cancels what it held); no actor running is not an error. */
+    async signalWebhookDisabled(webhookId: number): Promise<void> {
+      await signalIfRunning(client, webhookActorId(webhookId), webhookDisabledSignal);
     },
 
     /** A payment's workflow (`payment-<id>`): waits for its start date, sends it, follows it to its end. */

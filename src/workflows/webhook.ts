@@ -4,15 +4,16 @@
  * (and from the outbox sweep when the committing process died first). It attempts whatever is due,
  * several at once in one activity, each delivery on its own schedule of 10 attempts with jitter;
  * every attempt is logged in PostgreSQL by that activity. A 410 from the target deletes the webhook
- * and ends the actor, as does the webhook's deletion; continue-as-new keeps its history bounded.
+ * and ends the actor, as do the webhook's deletion and its disabling (services/webhook-recovery.ts);
+ * continue-as-new keeps its history bounded.
  */
 import { condition, continueAsNew, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { WebhookActivities } from '../activities/webhooks';
 import { retryDelayMs, totalAttempts } from '../domain/webhook-schedule';
 import { RETRY_POLICIES } from './contracts/retry-policies';
 import {
-  deliveriesQueuedSignal, webhookDeletedSignal, webhookQueueQuery, type PendingAttempt, type QueuedDelivery, type WebhookActorInput,
-  type WebhookActorResult, type WebhookQueue,
+  deliveriesQueuedSignal, webhookDeletedSignal, webhookDisabledSignal, webhookQueueQuery, type PendingAttempt, type QueuedDelivery,
+  type WebhookActorInput, type WebhookActorResult, type WebhookEnd, type WebhookQueue,
 } from './contracts/webhook';
 
 const { attemptDeliveries, cancelDeliveries } = proxyActivities<WebhookActivities>({
@@ -32,7 +33,8 @@ export async function webhook(input: WebhookActorInput): Promise<WebhookActorRes
   const queue = new Map<number, PendingAttempt>(input.queue.map((item) => [item.deliveryId, item]));
   const sending = new Map<number, QueuedDelivery>();
   const counts = { delivered: 0, failed: 0, gone: 0, cancelled: 0 };
-  let deleted = false;
+  /** Set when the actor is to end: by a signal, or by what an attempt found. */
+  let ended: WebhookEnd | null = null;
   setHandler(deliveriesQueuedSignal, (deliveries) => {
     // A repeat (the outbox sweep after a slow start) changes nothing: a delivery is queued once.
     for (const delivery of deliveries) {
@@ -40,7 +42,10 @@ export async function webhook(input: WebhookActorInput): Promise<WebhookActorRes
     }
   });
   setHandler(webhookDeletedSignal, () => {
-    deleted = true;
+    ended ??= 'deleted';
+  });
+  setHandler(webhookDisabledSignal, () => {
+    ended ??= 'disabled';
   });
   setHandler(webhookQueueQuery, (): WebhookQueue => ({
     webhookId: input.webhookId,
@@ -60,7 +65,7 @@ export async function webhook(input: WebhookActorInput): Promise<WebhookActorRes
       queue.delete(item.deliveryId);
       sending.set(item.deliveryId, item);
     }
-    const { outcomes, webhookLive } = await attemptDeliveries({
+    const { outcomes, webhookLive, end } = await attemptDeliveries({
       webhookId: input.webhookId,
       attempts: batch.map((item) => ({ deliveryId: item.deliveryId, attempt: item.attempt, last: item.attempt === total })),
     });
@@ -74,23 +79,25 @@ export async function webhook(input: WebhookActorInput): Promise<WebhookActorRes
         counts[outcome] += 1;
       }
     }
+    // `end` is absent from the results of activities recorded before it existed: then a webhook that is not live was gone or deleted.
+    if (!webhookLive) ended ??= end ?? (counts.gone > 0 ? 'gone' : 'deleted');
     return webhookLive;
   }
 
   for (;;) {
     // Idle, the actor waits for a signal with no timer at all; otherwise until the soonest delivery is due.
-    if (queue.size === 0) await condition(() => deleted || queue.size > 0);
-    else await condition(() => deleted || due().length > 0, Math.max(1, nextDueIn()));
-    if (deleted) break;
+    if (queue.size === 0) await condition(() => ended !== null || queue.size > 0);
+    else await condition(() => ended !== null || due().length > 0, Math.max(1, nextDueIn()));
+    if (ended !== null) break;
     const batch = due().slice(0, BATCH);
     if (batch.length > 0 && !(await attempt(batch))) break;
     if (workflowInfo().historyLength > (input.historyLimit ?? HISTORY_LIMIT) || workflowInfo().continueAsNewSuggested) {
       await continueAsNew<typeof webhook>({ ...input, queue: [...queue.values()] });
     }
   }
-  // Gone or deleted: what is still queued will never be sent.
+  // Gone, deleted or disabled: what is still queued will never be sent.
   const left = [...queue.keys()];
   if (left.length > 0) await cancelDeliveries(left);
   counts.cancelled += left.length;
-  return { ended: deleted || counts.gone === 0 ? 'deleted' : 'gone', ...counts };
+  return { ended: ended ?? 'deleted', ...counts };
 }

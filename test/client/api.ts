@@ -438,6 +438,106 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/api/webhooks/{id}/recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deliver every event since a time again
+         * @description Every event of the webhook's type created at or after `since` and before `until` (now when not given) gets a fresh delivery with its own 10 attempts, in event order. At most 10000 events per recovery (a longer period: recover it in parts), one recovery per webhook delivering at a time (400 while the previous one is), and not for a disabled webhook (enable it first). Events older than the retention period are gone and cannot be recovered. Needs the "Manage Users and Organization Settings" permission.
+         */
+        post: operations["recoverWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/webhooks/{id}/recoveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a webhook's recoveries
+         * @description The latest 20, newest first, each with its deliveries by status. Needs the "Manage Users and Organization Settings" permission.
+         */
+        get: operations["listWebhookRecoveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/webhooks/{id}/recoveries/{recovery}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a recovery and its progress
+         * @description Needs the "Manage Users and Organization Settings" permission.
+         */
+        get: operations["getWebhookRecovery"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/webhooks/{id}/disable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Disable a webhook
+         * @description No deliveries are made or recorded for it until it is enabled; what was waiting for a retry is cancelled. The service does the same, with a `webhook.disabled` event, to a webhook whose target has failed every attempt for 5 days (`WEBHOOK_DISABLE_AFTER_HOURS`). Unchanged when already disabled. Needs the "Manage Users and Organization Settings" permission.
+         */
+        post: operations["disableWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/webhooks/{id}/enable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Enable a webhook
+         * @description It receives events from now on; recover what it missed with POST .../recover. Unchanged when already enabled. Needs the "Manage Users and Organization Settings" permission.
+         */
+        post: operations["enableWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/bills/billers/services/list": {
         parameters: {
             query?: never;
@@ -1561,8 +1661,8 @@ export type components = {
             /** @description Owning organization. */
             organization: number;
             /** @enum {string} */
-            type: "payment.status.changed" | "collection.received" | "contact.created" | "collectionrequest.status.changed";
-            /** @description The object that triggered the event as it was when the event happened: a Contact (`contact.created`), a Collection (`collection.received`), a CollectionRequest (`collectionrequest.status.changed`) or a payment (`payment.status.changed`). */
+            type: "payment.status.changed" | "collection.received" | "contact.created" | "collectionrequest.status.changed" | "webhook.disabled";
+            /** @description The object that triggered the event as it was when the event happened: a Contact (`contact.created`), a Collection (`collection.received`), a CollectionRequest (`collectionrequest.status.changed`), a payment (`payment.status.changed`) or a webhook (`webhook.disabled`). */
             data: {
                 [key: string]: unknown;
             };
@@ -1589,7 +1689,10 @@ export type components = {
          *       "event": "contact.created",
          *       "target": "https://acme.example/hooks",
          *       "created": "2025-05-01T13:45:00Z",
-         *       "updated": "2025-05-01T13:45:00Z"
+         *       "updated": "2025-05-01T13:45:00Z",
+         *       "status": "enabled",
+         *       "disabled_at": null,
+         *       "disabled_reason": null
          *     }
          */
         Webhook: {
@@ -1604,7 +1707,7 @@ export type components = {
              * @description The event type it receives.
              * @enum {string}
              */
-            event: "payment.status.changed" | "collection.received" | "contact.created" | "collectionrequest.status.changed";
+            event: "payment.status.changed" | "collection.received" | "contact.created" | "collectionrequest.status.changed" | "webhook.disabled";
             /** @description The HTTPS URL that receives the notifications. */
             target: string;
             /**
@@ -1617,6 +1720,15 @@ export type components = {
              * @example 2025-05-01T13:45:00Z
              */
             updated: string;
+            /**
+             * @description A disabled webhook receives nothing until it is enabled again (POST .../enable).
+             * @enum {string}
+             */
+            status: "enabled" | "disabled";
+            /** @description When it was disabled; null while enabled. */
+            disabled_at: string | null;
+            /** @description `failing`: its target failed every delivery for the configured period (5 days unless set otherwise); `manual`: disabled with POST .../disable. */
+            disabled_reason: ("failing" | "manual") | null;
         };
         /**
          * @description One delivery of an event to a webhook, with every attempt made so far (the attempt log).
@@ -1653,11 +1765,11 @@ export type components = {
             /** @description The event delivered. */
             event: number;
             /** @enum {string} */
-            event_type: "payment.status.changed" | "collection.received" | "contact.created" | "collectionrequest.status.changed";
-            /** @description True for a delivery asked for with POST .../deliveries. */
+            event_type: "payment.status.changed" | "collection.received" | "contact.created" | "collectionrequest.status.changed" | "webhook.disabled";
+            /** @description True for a delivery asked for with POST .../deliveries or by a recovery (POST .../recover). */
             redelivery: boolean;
             /**
-             * @description `gone`: the receiver answered 410 and the webhook was deleted; `cancelled`: the webhook was deleted meanwhile.
+             * @description `gone`: the receiver answered 410 and the webhook was deleted; `cancelled`: the webhook was deleted or disabled meanwhile.
              * @enum {string}
              */
             status: "pending" | "delivered" | "failed" | "gone" | "cancelled";
@@ -2410,7 +2522,7 @@ export interface operations {
     listEvents: {
         parameters: {
             query?: {
-                type?: "payment.status.changed" | "collection.received" | "contact.created" | "collectionrequest.status.changed";
+                type?: "payment.status.changed" | "collection.received" | "contact.created" | "collectionrequest.status.changed" | "webhook.disabled";
                 /** @description Items per page: 10 when not given; more than the maximum (PAGE_SIZE_MAX, 100 by default) is cut to it. */
                 limit?: string;
                 /** @description Items to skip. */
@@ -4099,7 +4211,7 @@ export interface operations {
         parameters: {
             query?: {
                 user?: string | number;
-                event?: "payment.status.changed" | "collection.received" | "contact.created" | "collectionrequest.status.changed";
+                event?: "payment.status.changed" | "collection.received" | "contact.created" | "collectionrequest.status.changed" | "webhook.disabled";
                 /** @description Items per page: 10 when not given; more than the maximum (PAGE_SIZE_MAX, 100 by default) is cut to it. */
                 limit?: string;
                 /** @description Items to skip. */
@@ -4134,7 +4246,10 @@ export interface operations {
                      *           "event": "contact.created",
                      *           "target": "https://acme.example/hooks",
                      *           "created": "2025-05-01T13:45:00Z",
-                     *           "updated": "2025-05-01T13:45:00Z"
+                     *           "updated": "2025-05-01T13:45:00Z",
+                     *           "status": "enabled",
+                     *           "disabled_at": null,
+                     *           "disabled_reason": null
                      *         }
                      *       ]
                      *     }
@@ -4182,7 +4297,7 @@ export interface operations {
                  */
                 "application/json": {
                     /** @enum {string} */
-                    event: "payment.status.changed" | "collection.received" | "contact.created" | "collectionrequest.status.changed";
+                    event: "payment.status.changed" | "collection.received" | "contact.created" | "collectionrequest.status.changed" | "webhook.disabled";
                     /** @description Text of at most 2000 characters. */
                     target: string | number;
                 };
@@ -4194,13 +4309,13 @@ export interface operations {
                  */
                 "application/x-www-form-urlencoded": {
                     /** @enum {string} */
-                    event: "payment.status.changed" | "collection.received" | "contact.created" | "collectionrequest.status.changed";
+                    event: "payment.status.changed" | "collection.received" | "contact.created" | "collectionrequest.status.changed" | "webhook.disabled";
                     /** @description Text of at most 2000 characters. */
                     target: string | number;
                 };
                 "multipart/form-data": {
                     /** @enum {string} */
-                    event: "payment.status.changed" | "collection.received" | "contact.created" | "collectionrequest.status.changed";
+                    event: "payment.status.changed" | "collection.received" | "contact.created" | "collectionrequest.status.changed" | "webhook.disabled";
                     /** @description Text of at most 2000 characters. */
                     target: string | number;
                 };
@@ -4222,7 +4337,10 @@ export interface operations {
                      *       "event": "contact.created",
                      *       "target": "https://acme.example/hooks",
                      *       "created": "2025-05-01T13:45:00Z",
-                     *       "updated": "2025-05-01T13:45:00Z"
+                     *       "updated": "2025-05-01T13:45:00Z",
+                     *       "status": "enabled",
+                     *       "disabled_at": null,
+                     *       "disabled_reason": null
                      *     }
                      */
                     "application/json": components["schemas"]["Webhook"];
@@ -4269,7 +4387,10 @@ export interface operations {
                      *       "event": "contact.created",
                      *       "target": "https://acme.example/hooks",
                      *       "created": "2025-05-01T13:45:00Z",
-                     *       "updated": "2025-05-01T13:45:00Z"
+                     *       "updated": "2025-05-01T13:45:00Z",
+                     *       "status": "enabled",
+                     *       "disabled_at": null,
+                     *       "disabled_reason": null
                      *     }
                      */
                     "application/json": components["schemas"]["Webhook"];
@@ -4310,7 +4431,7 @@ export interface operations {
                  */
                 "application/json": {
                     /** @enum {string} */
-                    event: "payment.status.changed" | "collection.received" | "contact.created" | "collectionrequest.status.changed";
+                    event: "payment.status.changed" | "collection.received" | "contact.created" | "collectionrequest.status.changed" | "webhook.disabled";
                     /** @description Text of at most 2000 characters. */
                     target: string | number;
                 };
@@ -4322,13 +4443,13 @@ export interface operations {
                  */
                 "application/x-www-form-urlencoded": {
                     /** @enum {string} */
-                    event: "payment.status.changed" | "collection.received" | "contact.created" | "collectionrequest.status.changed";
+                    event: "payment.status.changed" | "collection.received" | "contact.created" | "collectionrequest.status.changed" | "webhook.disabled";
                     /** @description Text of at most 2000 characters. */
                     target: string | number;
                 };
                 "multipart/form-data": {
                     /** @enum {string} */
-                    event: "payment.status.changed" | "collection.received" | "contact.created" | "collectionrequest.status.changed";
+                    event: "payment.status.changed" | "collection.received" | "contact.created" | "collectionrequest.status.changed" | "webhook.disabled";
                     /** @description Text of at most 2000 characters. */
                     target: string | number;
                 };
@@ -4350,7 +4471,10 @@ export interface operations {
                      *       "event": "contact.created",
                      *       "target": "https://acme.example/hooks",
                      *       "created": "2025-05-01T13:45:00Z",
-                     *       "updated": "2025-05-01T13:45:00Z"
+                     *       "updated": "2025-05-01T13:45:00Z",
+                     *       "status": "enabled",
+                     *       "disabled_at": null,
+                     *       "disabled_reason": null
                      *     }
                      */
                     "application/json": components["schemas"]["Webhook"];
@@ -4429,7 +4553,7 @@ export interface operations {
                  */
                 "application/json": {
                     /** @enum {string} */
-                    event?: "payment.status.changed" | "collection.received" | "contact.created" | "collectionrequest.status.changed";
+                    event?: "payment.status.changed" | "collection.received" | "contact.created" | "collectionrequest.status.changed" | "webhook.disabled";
                     /** @description Text of at most 2000 characters. */
                     target?: string | number;
                 };
@@ -4440,13 +4564,13 @@ export interface operations {
                  */
                 "application/x-www-form-urlencoded": {
                     /** @enum {string} */
-                    event?: "payment.status.changed" | "collection.received" | "contact.created" | "collectionrequest.status.changed";
+                    event?: "payment.status.changed" | "collection.received" | "contact.created" | "collectionrequest.status.changed" | "webhook.disabled";
                     /** @description Text of at most 2000 characters. */
                     target?: string | number;
                 };
                 "multipart/form-data": {
                     /** @enum {string} */
-                    event?: "payment.status.changed" | "collection.received" | "contact.created" | "collectionrequest.status.changed";
+                    event?: "payment.status.changed" | "collection.received" | "contact.created" | "collectionrequest.status.changed" | "webhook.disabled";
                     /** @description Text of at most 2000 characters. */
                     target?: string | number;
                 };
@@ -4468,7 +4592,10 @@ export interface operations {
                      *       "event": "contact.created",
                      *       "target": "https://acme.example/hooks",
                      *       "created": "2025-05-01T13:45:00Z",
-                     *       "updated": "2025-05-01T13:45:00Z"
+                     *       "updated": "2025-05-01T13:45:00Z",
+                     *       "status": "enabled",
+                     *       "disabled_at": null,
+                     *       "disabled_reason": null
                      *     }
                      */
                     "application/json": components["schemas"]["Webhook"];
@@ -4638,6 +4765,453 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    recoverWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version for this request (else the organization's saved one). */
+                "Api-Version"?: "v1" | "v2" | "v3" | "v4";
+                /** @description Any string: a repeat of the same key within 24 hours is 409 and writes nothing. */
+                "Duplicate-Check-Key"?: string;
+            };
+            path: {
+                /** @description The object's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description JSON, form-encoded or multipart (`multipart/form-data`, text fields only). In form bodies nested hashes are `metadata[key]=value` or `metadata.key=value`, numbers and booleans are text (`true`, `True`, `1`). */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "since": "2025-05-01 00:00"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Events created at or after this time (UTC without an offset) are delivered again. */
+                    since: string;
+                    /** @description Up to this time, not included (now when not given). */
+                    until?: string;
+                };
+                /**
+                 * @example {
+                 *       "since": "2025-05-01 00:00"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": {
+                    /** @description Events created at or after this time (UTC without an offset) are delivered again. */
+                    since: string;
+                    /** @description Up to this time, not included (now when not given). */
+                    until?: string;
+                };
+                "multipart/form-data": {
+                    /** @description Events created at or after this time (UTC without an offset) are delivered again. */
+                    since: string;
+                    /** @description Up to this time, not included (now when not given). */
+                    until?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The recovery, its deliveries `pending`. */
+            202: {
+                headers: {
+                    /** @description The API version of the response. */
+                    "Api-Version": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 7,
+                     *       "webhook": 56,
+                     *       "user": 5,
+                     *       "since": "2025-05-01T00:00:00Z",
+                     *       "until": "2025-05-02T09:30:00Z",
+                     *       "events": 120,
+                     *       "status": "delivering",
+                     *       "deliveries": {
+                     *         "pending": 20,
+                     *         "delivered": 100,
+                     *         "failed": 0,
+                     *         "gone": 0,
+                     *         "cancelled": 0
+                     *       },
+                     *       "created": "2025-05-02T09:30:00Z"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Unique id.
+                         * @example 42
+                         */
+                        id: number;
+                        /** @description The webhook whose events are delivered again. */
+                        webhook: number;
+                        /** @description The user who asked for it; null when asked with an API key of no user. */
+                        user: number | null;
+                        /**
+                         * @description Events created at or after this time are delivered again…
+                         * @example 2025-05-01T13:45:00Z
+                         */
+                        since: string;
+                        /**
+                         * @description …up to (not including) this time.
+                         * @example 2025-05-01T13:45:00Z
+                         */
+                        until: string;
+                        /** @description How many events it delivers again: one fresh delivery each, with its own 10 attempts. */
+                        events: number;
+                        /**
+                         * @description `finished` once none of its deliveries is pending.
+                         * @enum {string}
+                         */
+                        status: "delivering" | "finished";
+                        /** @description Its deliveries by status. */
+                        deliveries: {
+                            pending: number;
+                            delivered: number;
+                            failed: number;
+                            gone: number;
+                            cancelled: number;
+                        };
+                        /**
+                         * @description UTC, `YYYY-MM-DDTHH:MM:SSZ`.
+                         * @example 2025-05-01T13:45:00Z
+                         */
+                        created: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listWebhookRecoveries: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version for this request (else the organization's saved one). */
+                "Api-Version"?: "v1" | "v2" | "v3" | "v4";
+            };
+            path: {
+                /** @description The object's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The recoveries. */
+            200: {
+                headers: {
+                    /** @description The API version of the response. */
+                    "Api-Version": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": 7,
+                     *         "webhook": 56,
+                     *         "user": 5,
+                     *         "since": "2025-05-01T00:00:00Z",
+                     *         "until": "2025-05-02T09:30:00Z",
+                     *         "events": 120,
+                     *         "status": "delivering",
+                     *         "deliveries": {
+                     *           "pending": 20,
+                     *           "delivered": 100,
+                     *           "failed": 0,
+                     *           "gone": 0,
+                     *           "cancelled": 0
+                     *         },
+                     *         "created": "2025-05-02T09:30:00Z"
+                     *       }
+                     *     ]
+                     */
+                    "application/json": {
+                        /**
+                         * @description Unique id.
+                         * @example 42
+                         */
+                        id: number;
+                        /** @description The webhook whose events are delivered again. */
+                        webhook: number;
+                        /** @description The user who asked for it; null when asked with an API key of no user. */
+                        user: number | null;
+                        /**
+                         * @description Events created at or after this time are delivered again…
+                         * @example 2025-05-01T13:45:00Z
+                         */
+                        since: string;
+                        /**
+                         * @description …up to (not including) this time.
+                         * @example 2025-05-01T13:45:00Z
+                         */
+                        until: string;
+                        /** @description How many events it delivers again: one fresh delivery each, with its own 10 attempts. */
+                        events: number;
+                        /**
+                         * @description `finished` once none of its deliveries is pending.
+                         * @enum {string}
+                         */
+                        status: "delivering" | "finished";
+                        /** @description Its deliveries by status. */
+                        deliveries: {
+                            pending: number;
+                            delivered: number;
+                            failed: number;
+                            gone: number;
+                            cancelled: number;
+                        };
+                        /**
+                         * @description UTC, `YYYY-MM-DDTHH:MM:SSZ`.
+                         * @example 2025-05-01T13:45:00Z
+                         */
+                        created: string;
+                    }[];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getWebhookRecovery: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version for this request (else the organization's saved one). */
+                "Api-Version"?: "v1" | "v2" | "v3" | "v4";
+            };
+            path: {
+                /** @description The webhook's id. */
+                id: string;
+                /** @description The recovery's id. */
+                recovery: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The recovery, with its deliveries by status. */
+            200: {
+                headers: {
+                    /** @description The API version of the response. */
+                    "Api-Version": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 7,
+                     *       "webhook": 56,
+                     *       "user": 5,
+                     *       "since": "2025-05-01T00:00:00Z",
+                     *       "until": "2025-05-02T09:30:00Z",
+                     *       "events": 120,
+                     *       "status": "delivering",
+                     *       "deliveries": {
+                     *         "pending": 20,
+                     *         "delivered": 100,
+                     *         "failed": 0,
+                     *         "gone": 0,
+                     *         "cancelled": 0
+                     *       },
+                     *       "created": "2025-05-02T09:30:00Z"
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Unique id.
+                         * @example 42
+                         */
+                        id: number;
+                        /** @description The webhook whose events are delivered again. */
+                        webhook: number;
+                        /** @description The user who asked for it; null when asked with an API key of no user. */
+                        user: number | null;
+                        /**
+                         * @description Events created at or after this time are delivered again…
+                         * @example 2025-05-01T13:45:00Z
+                         */
+                        since: string;
+                        /**
+                         * @description …up to (not including) this time.
+                         * @example 2025-05-01T13:45:00Z
+                         */
+                        until: string;
+                        /** @description How many events it delivers again: one fresh delivery each, with its own 10 attempts. */
+                        events: number;
+                        /**
+                         * @description `finished` once none of its deliveries is pending.
+                         * @enum {string}
+                         */
+                        status: "delivering" | "finished";
+                        /** @description Its deliveries by status. */
+                        deliveries: {
+                            pending: number;
+                            delivered: number;
+                            failed: number;
+                            gone: number;
+                            cancelled: number;
+                        };
+                        /**
+                         * @description UTC, `YYYY-MM-DDTHH:MM:SSZ`.
+                         * @example 2025-05-01T13:45:00Z
+                         */
+                        created: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    disableWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version for this request (else the organization's saved one). */
+                "Api-Version"?: "v1" | "v2" | "v3" | "v4";
+                /** @description Any string: a repeat of the same key within 24 hours is 409 and writes nothing. */
+                "Duplicate-Check-Key"?: string;
+            };
+            path: {
+                /** @description The object's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description JSON, form-encoded or multipart (`multipart/form-data`, text fields only). In form bodies nested hashes are `metadata[key]=value` or `metadata.key=value`, numbers and booleans are text (`true`, `True`, `1`). */
+        requestBody?: {
+            content: {
+                /** @example {} */
+                "application/json": Record<string, never>;
+                /** @example {} */
+                "application/x-www-form-urlencoded": Record<string, never>;
+                "multipart/form-data": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description The webhook, `disabled`. */
+            200: {
+                headers: {
+                    /** @description The API version of the response. */
+                    "Api-Version": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 56,
+                     *       "user": 5,
+                     *       "event": "contact.created",
+                     *       "target": "https://acme.example/hooks",
+                     *       "created": "2025-05-01T13:45:00Z",
+                     *       "updated": "2025-05-01T13:45:00Z",
+                     *       "status": "enabled",
+                     *       "disabled_at": null,
+                     *       "disabled_reason": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    enableWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version for this request (else the organization's saved one). */
+                "Api-Version"?: "v1" | "v2" | "v3" | "v4";
+                /** @description Any string: a repeat of the same key within 24 hours is 409 and writes nothing. */
+                "Duplicate-Check-Key"?: string;
+            };
+            path: {
+                /** @description The object's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description JSON, form-encoded or multipart (`multipart/form-data`, text fields only). In form bodies nested hashes are `metadata[key]=value` or `metadata.key=value`, numbers and booleans are text (`true`, `True`, `1`). */
+        requestBody?: {
+            content: {
+                /** @example {} */
+                "application/json": Record<string, never>;
+                /** @example {} */
+                "application/x-www-form-urlencoded": Record<string, never>;
+                "multipart/form-data": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description The webhook, `enabled`. */
+            200: {
+                headers: {
+                    /** @description The API version of the response. */
+                    "Api-Version": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 56,
+                     *       "user": 5,
+                     *       "event": "contact.created",
+                     *       "target": "https://acme.example/hooks",
+                     *       "created": "2025-05-01T13:45:00Z",
+                     *       "updated": "2025-05-01T13:45:00Z",
+                     *       "status": "enabled",
+                     *       "disabled_at": null,
+                     *       "disabled_reason": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Webhook"];
                 };
             };
             400: components["responses"]["BadRequest"];

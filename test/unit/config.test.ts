@@ -41,6 +41,7 @@ test('webhook and retention settings: the spec\'s defaults, short schedules for 
     jitter: 0.2,
     caFile: undefined,
     actorHistoryEvents: 5000,
+    disableAfterHours: 120,
   });
   expect(defaults.retention).toEqual({ days: 30, sweepEnabled: true, sweepIntervalSeconds: 3600 });
   expect(loadConfig({ WEBHOOK_RETRY_SCHEDULE: '100ms, 1s,2s,3s,4s,5s,6s,7s,8s' }).webhooks.retryDelaysMs[0]).toBe(100);

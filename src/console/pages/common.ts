@@ -2,10 +2,11 @@
 import type { Config } from '../../config';
 import { parseId } from '../../http/context';
 import { ForbiddenError, NotFoundError } from '../../domain/errors';
+import type { WebhookRow } from '../../domain/webhooks';
 import type { TimelineEntry } from '../../services/events';
 import { html, type Html } from '../html';
 import { consoleError } from '../http';
-import { badge, when } from '../layout';
+import { badge, notice, when } from '../layout';
 
 /** The query string without empty values: a blank filter field means "no filter", as for the API. */
 export function nonEmptyQuery(request: Request): URLSearchParams {
@@ -47,6 +48,9 @@ export const DONE_NOTICES: Readonly<Record<string, string>> = {
   'webhook-updated': 'Webhook saved.',
   'webhook-deleted': 'Webhook deleted. No further deliveries are made; its delivery log stays readable.',
   'redelivery-started': 'Redelivery started: a fresh delivery of the event, with its own attempts.',
+  'recovery-started': 'Recovery started: every event of the webhook\'s type in the period gets a fresh delivery, with its own attempts.',
+  'webhook-disabled': 'Webhook disabled: nothing is delivered to it until you enable it.',
+  'webhook-enabled': 'Webhook enabled: it receives events from now on. Recover what it missed below.',
   'basic-auth-set': 'HTTP Basic credentials saved: deliveries carry them from now on.',
   'basic-auth-cleared': 'HTTP Basic credentials cleared: deliveries carry no Authorization header.',
   'settings-saved': 'Collection settings saved.',
@@ -56,6 +60,15 @@ export const DONE_NOTICES: Readonly<Record<string, string>> = {
   'permission-granted': 'Permission granted.',
   'permission-revoked': 'Permission taken away.',
 };
+
+/** The warning every page about webhooks shows while some are disabled (the overview, the webhook list). */
+export function disabledWebhooksNotice(webhooks: readonly WebhookRow[]): Html | '' {
+  if (webhooks.length === 0) return '';
+  return notice(html`<strong>${webhooks.length === 1 ? 'A webhook is disabled' : `${webhooks.length} webhooks are disabled`}</strong>: nothing is delivered to
+${webhooks.map((webhook, index) => html`${index > 0 ? ', ' : ''}<a href="/console/webhooks/${webhook.id}">#${webhook.id}</a> (${webhook.target}, ${webhook.disabledReason === 'failing'
+    ? 'its target failed every delivery for days' : 'disabled by hand'}, ${when(webhook.disabledAt!)})`)}.
+Enable it on its page, then recover the events it missed.`, 'error');
+}
 
 /** An object's status changes, oldest first, each linked to its event (a request's and a payment's page). */
 export function timelineList(timeline: readonly TimelineEntry[], empty: string): Html {

@@ -8,7 +8,9 @@ import {
 import { html, type Html } from '../html';
 import { htmlResponse } from '../http';
 import { badge, layout, money, table, when } from '../layout';
+import { disabledWebhooks } from '../../services/webhook-recovery';
 import { consoleSessionPlugin } from '../session';
+import { disabledWebhooksNotice } from './common';
 
 const CHART_DAYS = 14;
 const DAY_MS = 86_400_000;
@@ -71,16 +73,17 @@ export const overviewRoutes = (deps: AppDeps) => {
     .get('/console', async ({ session }) => {
       const today = startOfUtcDay(new Date());
       const firstDay = new Date(today.getTime() - (CHART_DAYS - 1) * DAY_MS);
-      const [wallets, counts, received, sent, failures] = await Promise.all([
+      const [wallets, counts, received, sent, failures, disabled] = await Promise.all([
         walletBalances(sql, session.organizationId),
         requestCountsByStatus(sql, session.organizationId, today),
         collectionsByDay(sql, session.organizationId, firstDay),
         paymentsSentByDay(sql, session.organizationId, firstDay),
         recentFailures(sql, session.organizationId),
+        disabledWebhooks(sql, session.organizationId),
       ]);
       const countOf = new Map(counts.map((row) => [row.status, row.count]));
       const todaysTotal = counts.reduce((sum, row) => sum + row.count, 0);
-      const content = html`
+      const content = html`${disabledWebhooksNotice(disabled)}
 <section class="card" aria-labelledby="wallets"><h2 id="wallets">Wallets</h2>
 ${table(['Wallet', 'Currency', 'Balance', 'Status'], wallets.map((wallet) => [
     html`<a href="/console/wallets/${wallet.id}">${wallet.label}</a>`, wallet.currency, html`<span class="stat">${money(wallet.balance, wallet.currency)}</span>`, badge(wallet.status),
@@ -100,9 +103,10 @@ ${table(['Request', 'Number', 'Amount', 'Error', 'When'], failures.requests.map(
     request.errorMessage ?? '', when(request.modified),
   ]), 'No failed requests.')}
 <h3>Failing webhook deliveries</h3>
+<p class="muted">Exhausted: all 10 attempts failed; deliver it again from its webhook's page. Retrying: its last attempt failed, the next is scheduled.</p>
 ${table(['Delivery', 'Event', 'Target', 'Last answer', 'When', 'Status'], failures.deliveries.map((delivery) => [
-    html`<a href="/console/webhooks/${delivery.webhookId}">#${delivery.id}</a>`, html`<a href="/console/events/${delivery.eventId}">${delivery.eventType} #${delivery.eventId}</a>`,
-    delivery.target, delivery.lastStatusCode ?? delivery.lastError ?? '', when(delivery.lastAttemptAt), badge(delivery.status),
+    html`<a href="/console/webhooks/${delivery.webhookId}#delivery-${delivery.id}">#${delivery.id}</a>`, html`<a href="/console/events/${delivery.eventId}">${delivery.eventType} #${delivery.eventId}</a>`,
+    delivery.target, delivery.lastStatusCode ?? delivery.lastError ?? '', when(delivery.lastAttemptAt), badge(delivery.status === 'failed' ? 'exhausted' : 'retrying'),
   ]), 'No failing deliveries.')}
 </section>`;
       return htmlResponse(layout({ session, sandbox: config.sandbox, section: 'overview', title: 'Overview' }, content));

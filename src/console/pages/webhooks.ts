@@ -1,7 +1,8 @@
 /**
  * Webhooks: create, edit and delete; a webhook's deliveries with every attempt and redelivery (the
- * same `redeliverEvent` as POST /api/webhooks/:id/deliveries); a test event; the organization's
- * signing secret (revealed on demand, rotated) and its HTTP Basic credentials.
+ * same `redeliverEvent` as POST /api/webhooks/:id/deliveries); its recovery (every event since a
+ * time again), disabling and enabling (services/webhook-recovery.ts, as the API); a test event; the
+ * organization's signing secret (revealed on demand, rotated) and its HTTP Basic credentials.
  *
  * The test event is a synthetic message sent once, at once, and shown on the page: the body
  * `{"hook": <webhook>, "data": {"test": true, ...}}`, signed and authenticated exactly as a
@@ -29,7 +30,11 @@ import {
   actionButton, badge, details, formErrors, input, layout, notice, pager, postForm, select, table, when, type FieldErrors, type Values,
 } from '../layout';
 import { consoleSessionPlugin, type FormFields } from '../session';
-import { DONE_NOTICES, ownedId, ownedOrMissing } from './common';
+import { DONE_NOTICES, disabledWebhooksNotice, ownedId, ownedOrMissing } from './common';
+import {
+  RecoveryInput, disableOwnWebhook, disabledWebhooks, enableOwnWebhook, listRecoveries, recoverWebhook,
+} from '../../services/webhook-recovery';
+import type { RecoveryRow } from '../../domain/webhooks';
 
 /** The console lists every live webhook of the organization on one page. */
 const ALL_WEBHOOKS = { limit: 1000, offset: 0 };
@@ -73,16 +78,17 @@ export const webhookRoutes = (deps: AppDeps) => {
   type ListState = { done?: string; create?: { values: Values; errors: FieldErrors }; basic?: { values: Values; errors: FieldErrors }; secret?: SigningSecretView };
 
   async function listPage(session: ConsoleSession, state: ListState, status = 200): Promise<Response> {
-    const [{ rows: webhooks }, secretView] = await Promise.all([
+    const [{ rows: webhooks }, secretView, disabled] = await Promise.all([
       listWebhooks(sql, session.organizationId, {}, ALL_WEBHOOKS),
       state.secret ?? showSigningSecret(sql, session.organizationId),
+      disabledWebhooks(sql, session.organizationId),
     ]);
     const create = state.create ?? { values: {}, errors: {} };
     const basic = state.basic ?? { values: {}, errors: {} };
     const done = state.done ? DONE_NOTICES[state.done] : undefined;
-    const content = html`${done ? notice(done) : ''}
-${table(['Webhook', 'Event', 'Target', 'Created'], webhooks.map((webhook) => [
-    html`<a href="/console/webhooks/${webhook.id}">#${webhook.id}</a>`, webhook.event, webhook.target, when(webhook.created),
+    const content = html`${done ? notice(done) : ''}${disabledWebhooksNotice(disabled)}
+${table(['Webhook', 'Event', 'Target', 'Status', 'Created'], webhooks.map((webhook) => [
+    html`<a href="/console/webhooks/${webhook.id}">#${webhook.id}</a>`, webhook.event, webhook.target, badge(webhook.disabledAt ? 'disabled' : 'enabled'), when(webhook.created),
   ]), 'No webhooks yet.')}
 <div class="cards">
 <section class="card" aria-labelledby="new-webhook"><h2 id="new-webhook">New webhook</h2>
@@ -109,21 +115,53 @@ ${secretView.basicAuth ? html`<p>${actionButton(session, '/console/webhook-setti
     return htmlResponse(layout(frame(session, 'Webhooks'), content), status);
   }
 
-  type DetailState = { done?: string; edit?: { values: Values; errors: FieldErrors }; test?: HttpAttempt; redeliveryError?: string };
+  type DetailState = {
+    done?: string; edit?: { values: Values; errors: FieldErrors }; test?: HttpAttempt; redeliveryError?: string;
+    recover?: { values: Values; errors: FieldErrors };
+  };
+
+  /** The recovery form (every event since a time, delivered again) and the latest recoveries with their progress. */
+  function recoveryCard(session: ConsoleSession, webhook: WebhookRow, recoveries: readonly RecoveryRow[], form: { values: Values; errors: FieldErrors }): Html {
+    const progress = (recovery: RecoveryRow) => {
+      const done = recovery.events - recovery.deliveries.pending;
+      return html`<progress max="${Math.max(1, recovery.events)}" value="${done}"></progress> ${done} of ${recovery.events}
+${recovery.deliveries.failed > 0 ? html`<span class="muted">(${recovery.deliveries.failed} exhausted)</span>` : ''}`;
+    };
+    return html`<section class="card" aria-labelledby="recover"><h2 id="recover">Recover missed events</h2>
+<p class="muted">Every ${webhook.event} event created in the period gets a fresh delivery, with its own 10 attempts: after the target was down,
+or after the webhook was disabled. Events are kept ${config.retention.days} days.</p>
+${webhook.disabledAt ? html`<p>Enable the webhook first.</p>` : html`${formErrors(form.errors, ['since', 'until'])}
+${postForm(session, `/console/webhooks/${webhook.id}/recover`, html`
+${input('since', 'Since (UTC)', form.values, form.errors, { type: 'datetime-local', required: true })}
+${input('until', 'Until (UTC)', form.values, form.errors, { type: 'datetime-local', hint: 'Now when left empty.' })}
+<div class="actions"><button type="submit">Redeliver events</button></div>`)}`}
+${recoveries.length === 0 ? '' : table(['Recovery', 'Period (UTC)', 'Asked', 'Progress', 'Status'], recoveries.map((recovery) => [
+    `#${recovery.id}`, html`${when(recovery.since)} to ${when(recovery.until)}`, when(recovery.created), progress(recovery),
+    badge(recovery.deliveries.pending > 0 ? 'delivering' : 'finished'),
+  ]), '')}</section>`;
+  }
 
   async function detailPage(request: Request, session: ConsoleSession, webhook: WebhookRow, state: DetailState, status = 200): Promise<Response> {
     const searchParams = new URL(request.url).searchParams;
     const page = parsePage(new URLSearchParams(searchParams.get('offset') ? { offset: searchParams.get('offset')! } : {}), config.pageSizeMax);
-    const [{ count, rows: deliveries }, deletion] = await Promise.all([listDeliveries(sql, webhook.id, {}, page), webhookDeletion(sql, webhook.id)]);
+    const [{ count, rows: deliveries }, deletion, recoveries] = await Promise.all([
+      listDeliveries(sql, webhook.id, {}, page), webhookDeletion(sql, webhook.id), listRecoveries(sql, webhook.id, 5),
+    ]);
     const deleted = deletion?.deletedAt ?? null;
     const edit = state.edit ?? { values: { event: webhook.event, target: webhook.target }, errors: {} };
     const done = state.done ? DONE_NOTICES[state.done] : undefined;
     const content = html`${done ? notice(done) : ''}${state.test ? testResult(state.test, webhook.target) : ''}
 ${state.redeliveryError ? notice(state.redeliveryError, 'error') : ''}
 ${deleted ? notice(html`This webhook was ${deletion?.reason === 'gone' ? 'deleted after its target answered 410 Gone' : 'deleted'} ${when(deleted)}. Its delivery log stays readable.`, 'info') : ''}
-<section class="card">${details([['Event', webhook.event], ['Target', webhook.target], ['Created', when(webhook.created)], ['Updated', when(webhook.updated)]])}
+${!deleted && webhook.disabledAt ? notice(html`<strong>This webhook is disabled</strong> (${webhook.disabledReason === 'failing'
+    ? `its target failed every delivery for ${Math.round(config.webhooks.disableAfterHours / 24)} days`
+    : 'disabled by hand'}, ${when(webhook.disabledAt)}): nothing is delivered to it. ${actionButton(session, `/console/webhooks/${webhook.id}/enable`, 'Enable webhook', {}, 'primary')}`, 'error') : ''}
+<section class="card">${details([['Event', webhook.event], ['Target', webhook.target], ['Status', badge(webhook.disabledAt ? 'disabled' : 'enabled')],
+    ['Created', when(webhook.created)], ['Updated', when(webhook.updated)]])}
 ${deleted ? '' : html`<div class="actions">${actionButton(session, `/console/webhooks/${webhook.id}/test`, 'Send a test event')}
+${webhook.disabledAt ? '' : actionButton(session, `/console/webhooks/${webhook.id}/disable`, 'Disable webhook', {}, 'danger')}
 <a href="/console/webhooks/${webhook.id}/delete">Delete webhook</a></div>`}</section>
+${deleted ? '' : recoveryCard(session, webhook, recoveries, state.recover ?? { values: {}, errors: {} })}
 ${deleted ? '' : html`<section class="card" aria-labelledby="edit"><h2 id="edit">Edit</h2>${formErrors(edit.errors, ['event', 'target'])}
 ${postForm(session, `/console/webhooks/${webhook.id}`, html`
 ${select('event', 'Event', eventChoices, edit.values, edit.errors)}
@@ -194,6 +232,31 @@ ${pager(`/console/webhooks/${webhook.id}`, new URLSearchParams(), page, count)}`
         return await detailPage(request, session, webhook, { redeliveryError: Object.values(errors).flat().join(' ') }, 400);
       }
       return redirect(`/console/webhooks/${webhook.id}?done=redelivery-started`);
+    }, { action: 'manager', parse: 'none' })
+    .post('/console/webhooks/:id/recover', async ({ params, request, session, form }) => {
+      const webhook = await ownedWebhook(session, params.id);
+      const values = { since: text(form, 'since'), until: text(form, 'until') };
+      try {
+        const input = validate(RecoveryInput, { since: values.since, ...(values.until ? { until: values.until } : {}) });
+        await recoverWebhook(deps, session, webhook, input, null);
+      } catch (error) {
+        const apiError = findApiError(error);
+        if (apiError?.status !== 400) throw error;
+        const body = apiError.body as Record<string, string[] | string>;
+        const errors: FieldErrors = typeof body.detail === 'string' ? { since: [body.detail] } : (body as FieldErrors);
+        return await detailPage(request, session, webhook, { recover: { values, errors } }, 400);
+      }
+      return redirect(`/console/webhooks/${webhook.id}?done=recovery-started#recover`);
+    }, { action: 'manager', parse: 'none' })
+    .post('/console/webhooks/:id/disable', async ({ params, session }) => {
+      const webhook = await ownedWebhook(session, params.id);
+      await disableOwnWebhook(deps, session.organizationId, webhook.id, null);
+      return redirect(`/console/webhooks/${webhook.id}?done=webhook-disabled`);
+    }, { action: 'manager', parse: 'none' })
+    .post('/console/webhooks/:id/enable', async ({ params, session }) => {
+      const webhook = await ownedWebhook(session, params.id);
+      await enableOwnWebhook(sql, session.organizationId, webhook.id, null);
+      return redirect(`/console/webhooks/${webhook.id}?done=webhook-enabled`);
     }, { action: 'manager', parse: 'none' })
     .post('/console/webhooks/:id/test', async ({ params, request, session }) => {
       const webhook = await ownedWebhook(session, params.id);

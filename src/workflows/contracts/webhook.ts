@@ -14,6 +14,9 @@ export type QueuedDelivery = { deliveryId: number; eventId: number };
 /** A delivery in the actor's queue: the attempt it makes next, and when. */
 export type PendingAttempt = QueuedDelivery & { attempt: number; dueAt: number };
 
+/** Why a webhook's actor stops: what the attempt activity found, or what a signal said. */
+export type WebhookEnd = 'gone' | 'deleted' | 'disabled';
+
 export type WebhookActorInput = {
   webhookId: number;
   organizationId: number;
@@ -24,8 +27,8 @@ export type WebhookActorInput = {
   queue: PendingAttempt[];
 };
 
-/** Why the actor ended: its webhook is gone (a 410 from the target) or was deleted. */
-export type WebhookActorResult = { ended: 'gone' | 'deleted'; delivered: number; failed: number; gone: number; cancelled: number };
+/** Why the actor ended: its webhook is gone (a 410 from the target), was deleted, or was disabled. */
+export type WebhookActorResult = { ended: WebhookEnd; delivered: number; failed: number; gone: number; cancelled: number };
 
 /** The actor's queue, as an operator asks for it (the Queries tab, `queue`). */
 export type WebhookQueue = {
@@ -46,5 +49,8 @@ export const deliveriesQueuedSignal = defineSignal<[QueuedDelivery[]]>('deliveri
 
 /** The webhook was deleted: the actor cancels what it still holds and ends. */
 export const webhookDeletedSignal = defineSignal('webhookDeleted');
+
+/** The webhook was disabled (by the merchant; the service's own disabling ends the actor from its activity): as deleted, the actor cancels what it holds and ends. */
+export const webhookDisabledSignal = defineSignal('webhookDisabled');
 
 export const webhookQueueQuery = defineQuery<WebhookQueue>('queue');

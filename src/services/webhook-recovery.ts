@@ -1,0 +1,178 @@
+/**
+ * Webhook recovery: what a merchant does when a receiver was down, and what the service does when
+ * it stays down.
+ *
+ * - A recovery delivers every event of a webhook's type created in a period again (`since` up to
+ *   `until`, now when not given): one fresh delivery per event, each with its own 10 attempts,
+ *   through the webhook's actor like any other. Bounded (at most RECOVERY_MAX_EVENTS events, and
+ *   events are kept for the retention period only) and throttled (one recovery per webhook
+ *   delivering at a time; the actor attempts a limited batch at once).
+ * - A webhook whose target has failed every attempt for the configured period (the failing streak
+ *   begins with a failed attempt and ends with a delivered one; 5 days by default) is disabled: no
+ *   deliveries are recorded for it, what its actor held is cancelled, and a `webhook.disabled`
+ *   event is recorded in the same transaction (the console shows it; another webhook can receive
+ *   it). The merchant enables it again and recovers the events it missed. A merchant can also
+ *   disable a webhook by hand.
+ */
+import * as v from 'valibot';
+import type { Queryable, Sql } from '../db';
+import { NotFoundError, RefusedError, fieldErrors } from '../domain/errors';
+import { REQUIRED, instantField } from '../domain/input';
+import { serializeWebhook, type DeliveryStatus, type RecoveryRow, type WebhookDisabledReason, type WebhookRow } from '../domain/webhooks';
+import type { Actor, ServiceDeps } from './deps';
+import { writeOnce, type DuplicateCheck } from './duplicate-checks';
+import { recordEvent, type PendingDelivery, type RecordedEvent } from './events';
+import { WEBHOOK_COLUMNS, findOwnWebhook } from './webhooks';
+import { webhookRedeliveryWorkflowId } from '../workflows/contracts/webhook-delivery';
+
+/** The most events one recovery delivers again; a longer period is recovered in parts (`until`). */
+export const RECOVERY_MAX_EVENTS = 10_000;
+
+export const RecoveryInput = v.object({
+  since: instantField('Events created at or after this time (UTC without an offset) are delivered again.'),
+  until: v.optional(instantField('Up to this time, not included (now when not given).')),
+}, REQUIRED);
+
+type Deps = Pick<ServiceDeps, 'sql' | 'launcher'>;
+
+/**
+ * Disables the webhook in the caller's transaction, with its `webhook.disabled` event; `failingFor`
+ * (hours) disables it only when its failing streak is at least that old. Null when nothing changed
+ * (already disabled, deleted, a payment's callback, or not failing long enough).
+ */
+async function disable(tx: Queryable, webhookId: number, reason: WebhookDisabledReason, failingFor?: number): Promise<RecordedEvent | null> {
+  const [webhook] = await tx<WebhookRow[]>`
+    update webhooks set disabled_at = now(), disabled_reason = ${reason}, updated = now()
+    where id = ${webhookId} and disabled_at is null and deleted_at is null and payment_id is null
+      ${failingFor === undefined ? tx`` : tx`and failing_since <= now() - ${failingFor}::double precision * interval '1 hour'`}
+    returning ${tx.unsafe(WEBHOOK_COLUMNS)}`;
+  if (!webhook) return null;
+  return await recordEvent(tx, { organizationId: webhook.organizationId, type: 'webhook.disabled', data: serializeWebhook(webhook), author: null });
+}
+
+/**
+ * Disables the webhook when its target has failed every attempt for `failingForHours`: the check
+ * the actor's activity makes after a failed attempt. True when it disabled it now.
+ */
+export async function disableIfFailing({ sql, launcher }: Deps, webhookId: number, failingForHours: number): Promise<boolean> {
+  const event = await sql.begin((tx) => disable(tx, webhookId, 'failing', failingForHours));
+  if (event === null) return false;
+  await launcher.afterCommit({ events: [event] });
+  return true;
+}
+
+/** The merchant disables the webhook: no deliveries from now on, its actor cancels what it held. Unchanged when already disabled. */
+export async function disableOwnWebhook(deps: Deps, organizationId: number, id: number, duplicateCheck: DuplicateCheck | null): Promise<WebhookRow> {
+  const webhook = await findOwnWebhook(deps.sql, organizationId, id);
+  const event = await writeOnce(deps.sql, duplicateCheck, (tx) => disable(tx, webhook.id, 'manual'));
+  if (event !== null) {
+    await deps.launcher.afterCommit({ events: [event] });
+    await deps.launcher.signalWebhookDisabled(webhook.id).catch(() => {});
+  }
+  return await findOwnWebhook(deps.sql, organizationId, id);
+}
+
+/** The merchant enables the webhook again: it receives events from now on (and what it missed through a recovery); its failing streak starts afresh. */
+export async function enableOwnWebhook(sql: Sql, organizationId: number, id: number, duplicateCheck: DuplicateCheck | null): Promise<WebhookRow> {
+  const webhook = await findOwnWebhook(sql, organizationId, id);
+  await writeOnce(sql, duplicateCheck, (tx) => tx`
+    update webhooks set disabled_at = null, disabled_reason = null, failing_since = null, updated = now()
+    where id = ${webhook.id} and disabled_at is not null and deleted_at is null`);
+  return await findOwnWebhook(sql, organizationId, id);
+}
+
+/** The organization's webhooks that are disabled (what the console warns of), newest first. */
+export async function disabledWebhooks(sql: Sql, organizationId: number): Promise<WebhookRow[]> {
+  return await sql<WebhookRow[]>`
+    select ${sql.unsafe(WEBHOOK_COLUMNS)} from webhooks
+    where organization_id = ${organizationId} and disabled_at is not null and deleted_at is null and payment_id is null
+    order by disabled_at desc, id desc`;
+}
+
+/** A recovery's deliveries by status, as they stand. */
+async function recoveryCounts(sql: Queryable, recoveryId: number): Promise<Record<DeliveryStatus, number>> {
+  const rows = await sql<{ status: DeliveryStatus; count: number }[]>`
+    select status, count(*)::int as count from webhook_deliveries where recovery_id = ${recoveryId} group by status`;
+  const counts: Record<DeliveryStatus, number> = { pending: 0, delivered: 0, failed: 0, gone: 0, cancelled: 0 };
+  for (const row of rows) counts[row.status] = row.count;
+  return counts;
+}
+
+const RECOVERY_COLUMNS = `id, webhook_id as "webhookId", user_id as "userId", since, until, events, created`;
+
+/** The webhook's recovery `recoveryId` with its deliveries' progress (404 when the webhook has none of that id). */
+export async function findRecovery(sql: Sql, webhook: WebhookRow, recoveryId: number): Promise<RecoveryRow> {
+  const [row] = await sql<Omit<RecoveryRow, 'deliveries'>[]>`
+    select ${sql.unsafe(RECOVERY_COLUMNS)} from webhook_recoveries where id = ${recoveryId} and webhook_id = ${webhook.id}`;
+  if (!row) throw new NotFoundError();
+  return { ...row, deliveries: await recoveryCounts(sql, row.id) };
+}
+
+/** The webhook's recoveries, newest first (at most `limit`), each with its progress. */
+export async function listRecoveries(sql: Sql, webhookId: number, limit = 20): Promise<RecoveryRow[]> {
+  const rows = await sql<Omit<RecoveryRow, 'deliveries'>[]>`
+    select ${sql.unsafe(RECOVERY_COLUMNS)} from webhook_recoveries where webhook_id = ${webhookId} order by id desc limit ${limit}`;
+  return await Promise.all(rows.map(async (row) => ({ ...row, deliveries: await recoveryCounts(sql, row.id) })));
+}
+
+/** The recovery and its delivery rows, in one transaction that holds the webhook's row lock (one recovery delivering at a time). */
+async function recordRecovery(tx: Queryable, webhook: WebhookRow, actor: Actor, since: Date, until: Date): Promise<{ id: number; deliveries: PendingDelivery[] }> {
+  // The lock first, the check in a statement of its own: under READ COMMITTED that statement sees what a recovery that held the lock before committed.
+  await tx`select id from webhooks where id = ${webhook.id} for update`;
+  const [state] = await tx<{ disabled: boolean; deleted: boolean; delivering: boolean }[]>`
+    select disabled_at is not null as disabled, deleted_at is not null as deleted,
+           exists (select 1 from webhook_deliveries d where d.webhook_id = w.id and d.recovery_id is not null and d.status = 'pending') as delivering
+    from webhooks w where w.id = ${webhook.id}`;
+  if (!state || state.deleted) throw new RefusedError('The webhook was deleted.');
+  if (state.disabled) throw new RefusedError('The webhook is disabled: enable it first (POST /api/webhooks/<id>/enable).');
+  if (state.delivering) throw new RefusedError('An earlier recovery of this webhook is still delivering: ask again when it has finished.');
+  const [{ count } = { count: 0 }] = await tx<{ count: number }[]>`
+    select count(*)::int as count from events
+    where organization_id = ${webhook.organizationId} and type = ${webhook.event} and created >= ${since} and created < ${until}`;
+  if (count > RECOVERY_MAX_EVENTS) {
+    throw fieldErrors({ until: [`${count} events in this period; a recovery delivers at most ${RECOVERY_MAX_EVENTS}: recover a shorter period (set until), then the next.`] });
+  }
+  const [recovery] = await tx<{ id: number }[]>`
+    insert into webhook_recoveries (organization_id, webhook_id, user_id, since, until, events)
+    values (${webhook.organizationId}, ${webhook.id}, ${actor.userId}, ${since}, ${until}, ${count}) returning id`;
+  if (!recovery) throw new Error('insert into webhook_recoveries returned no row');
+  const rows = await tx<{ id: number; eventId: number }[]>`
+    insert into webhook_deliveries (id, workflow_id, organization_id, webhook_id, event_id, redelivery, recovery_id)
+    select next.id, 'webhook-delivery-' || next.event_id || '-' || ${webhook.id}::bigint || '-redelivery-' || next.id,
+           ${webhook.organizationId}, ${webhook.id}, next.event_id, true, ${recovery.id}
+    from (select nextval(pg_get_serial_sequence('webhook_deliveries', 'id'))::bigint as id, e.id as event_id
+          from events e
+          where e.organization_id = ${webhook.organizationId} and e.type = ${webhook.event} and e.created >= ${since} and e.created < ${until}
+          order by e.id) next
+    order by next.id
+    returning id, event_id as "eventId"`;
+  return {
+    id: recovery.id,
+    deliveries: rows.map((row) => ({
+      id: row.id, workflowId: webhookRedeliveryWorkflowId(row.eventId, webhook.id, row.id), organizationId: webhook.organizationId,
+      webhookId: webhook.id, eventId: row.eventId, eventType: webhook.event, redelivery: true,
+    })),
+  };
+}
+
+/**
+ * Delivers every event of the webhook's type created in [since, until) again (until: now when not
+ * given). The delivery rows are the outbox: the actor receives them after the commit, or from the
+ * outbox sweep if this process dies first. 400 for a bad period, too many events, a disabled
+ * webhook, or an earlier recovery still delivering.
+ */
+export async function recoverWebhook(
+  deps: Deps, actor: Actor, webhook: WebhookRow, input: v.InferOutput<typeof RecoveryInput>, duplicateCheck: DuplicateCheck | null,
+): Promise<RecoveryRow> {
+  const now = new Date();
+  const until = input.until ?? now;
+  if (input.since >= until) throw fieldErrors({ since: ['Must be before until (now when not given).'] });
+  if (until > now) throw fieldErrors({ until: ['Must not be in the future.'] });
+  const recorded = await writeOnce(
+    deps.sql, duplicateCheck,
+    (tx) => recordRecovery(tx, webhook, actor, input.since, until),
+    (row) => ({ type: 'webhook_recovery', id: row.id }),
+  );
+  await deps.launcher.afterCommit({ deliveries: recorded.deliveries });
+  return await findRecovery(deps.sql, webhook, recorded.id);
+}
