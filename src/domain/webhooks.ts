@@ -151,7 +151,7 @@ export type DeliveryRow = {
   attempts: AttemptRow[];
 };
 
-const DELIVERY_STATUSES = ['pending', 'delivered', 'failed', 'gone', 'cancelled'] as const satisfies readonly DeliveryStatus[];
+export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed', 'gone', 'cancelled'] as const satisfies readonly DeliveryStatus[];
 
 /** One delivery of an event to a webhook with its attempt log: types `serializeDelivery` and documents it. */
 export const DeliverySchema = v.pipe(

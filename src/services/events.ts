@@ -4,6 +4,7 @@
  * organization; the status timelines the console shows.
  */
 import * as v from 'valibot';
+import type { Fragment } from 'postgres';
 import type { Queryable, Sql } from '../db';
 import { EVENT_TYPES, type EventRow, type EventType } from '../domain/events';
 import { choiceMessage } from '../domain/input';
@@ -66,24 +67,32 @@ export async function recordEvent(tx: Queryable, event: NewEvent): Promise<Recor
   };
 }
 
+type RedeliveryTarget = { organizationId: number; webhookId: number; eventType: EventType; recoveryId?: number };
+
+/**
+ * Redelivery rows, in the caller's transaction: one per event id `eventIds` selects (a statement
+ * yielding a column `id`), in event order, each with its own workflow id; a recovery's name it.
+ */
+export async function recordRedeliveries(tx: Queryable, target: RedeliveryTarget, eventIds: Fragment): Promise<PendingDelivery[]> {
+  const rows = await tx<{ id: number; eventId: number }[]>`
+    insert into webhook_deliveries (id, workflow_id, organization_id, webhook_id, event_id, redelivery, recovery_id)
+    select next.id, 'webhook-delivery-' || next.event_id || '-' || ${target.webhookId}::bigint || '-redelivery-' || next.id,
+           ${target.organizationId}, ${target.webhookId}, next.event_id, true, ${target.recoveryId ?? null}::bigint
+    from (select nextval(pg_get_serial_sequence('webhook_deliveries', 'id'))::bigint as id, wanted.id as event_id
+          from (${eventIds}) wanted order by wanted.id) next
+    order by next.id
+    returning id, event_id as "eventId"`;
+  return rows.map((row) => ({
+    id: row.id, workflowId: webhookRedeliveryWorkflowId(row.eventId, target.webhookId, row.id), organizationId: target.organizationId,
+    webhookId: target.webhookId, eventId: row.eventId, eventType: target.eventType, redelivery: true,
+  }));
+}
+
 /** The redelivery row of an event to a webhook (the merchant asked for it), in the caller's transaction. */
-export async function recordRedelivery(tx: Queryable, input: { organizationId: number; webhookId: number; eventId: number; eventType: EventType }): Promise<PendingDelivery> {
-  const [row] = await tx<{ id: number }[]>`
-    insert into webhook_deliveries (id, workflow_id, organization_id, webhook_id, event_id, redelivery)
-    select next.id, 'webhook-delivery-' || ${input.eventId}::bigint || '-' || ${input.webhookId}::bigint || '-redelivery-' || next.id,
-           ${input.organizationId}, ${input.webhookId}, ${input.eventId}, true
-    from (select nextval(pg_get_serial_sequence('webhook_deliveries', 'id'))::bigint as id) next
-    returning id`;
+export async function recordRedelivery(tx: Queryable, input: Omit<RedeliveryTarget, 'recoveryId'> & { eventId: number }): Promise<PendingDelivery> {
+  const [row] = await recordRedeliveries(tx, input, tx`select ${input.eventId}::bigint as id`);
   if (!row) throw new Error('insert into webhook_deliveries returned no row');
-  return {
-    id: row.id,
-    workflowId: webhookRedeliveryWorkflowId(input.eventId, input.webhookId, row.id),
-    organizationId: input.organizationId,
-    webhookId: input.webhookId,
-    eventId: input.eventId,
-    eventType: input.eventType,
-    redelivery: true,
-  };
+  return row;
 }
 
 export type TimelineEntry = { eventId: number; status: string; error: string | null; created: Date };

@@ -15,15 +15,15 @@
  *   disable a webhook by hand.
  */
 import * as v from 'valibot';
+import type { Fragment } from 'postgres';
 import type { Queryable, Sql } from '../db';
 import { NotFoundError, RefusedError, fieldErrors } from '../domain/errors';
 import { REQUIRED, instantField } from '../domain/input';
-import { serializeWebhook, type DeliveryStatus, type RecoveryRow, type WebhookDisabledReason, type WebhookRow } from '../domain/webhooks';
+import { DELIVERY_STATUSES, serializeWebhook, type RecoveryRow, type WebhookDisabledReason, type WebhookRow } from '../domain/webhooks';
 import type { Actor, ServiceDeps } from './deps';
 import { writeOnce, type DuplicateCheck } from './duplicate-checks';
-import { recordEvent, type PendingDelivery, type RecordedEvent } from './events';
+import { recordEvent, recordRedeliveries, type PendingDelivery, type RecordedEvent } from './events';
 import { WEBHOOK_COLUMNS, findOwnWebhook } from './webhooks';
-import { webhookRedeliveryWorkflowId } from '../workflows/contracts/webhook-delivery';
 
 /** The most events one recovery delivers again; a longer period is recovered in parts (`until`). */
 export const RECOVERY_MAX_EVENTS = 10_000;
@@ -89,30 +89,26 @@ export async function disabledWebhooks(sql: Sql, organizationId: number): Promis
     order by disabled_at desc, id desc`;
 }
 
-/** A recovery's deliveries by status, as they stand. */
-async function recoveryCounts(sql: Queryable, recoveryId: number): Promise<Record<DeliveryStatus, number>> {
-  const rows = await sql<{ status: DeliveryStatus; count: number }[]>`
-    select status, count(*)::int as count from webhook_deliveries where recovery_id = ${recoveryId} group by status`;
-  const counts: Record<DeliveryStatus, number> = { pending: 0, delivered: 0, failed: 0, gone: 0, cancelled: 0 };
-  for (const row of rows) counts[row.status] = row.count;
-  return counts;
+/** Recoveries with their deliveries counted by status as they stand, newest first: one statement. */
+async function recoveriesWhere(sql: Queryable, where: Fragment, limit: number): Promise<RecoveryRow[]> {
+  return await sql<RecoveryRow[]>`
+    select r.id, r.webhook_id as "webhookId", r.user_id as "userId", r.since, r.until, r.events, r.created,
+           json_build_object(${sql.unsafe(DELIVERY_STATUSES.map((status) => `'${status}', count(d.id) filter (where d.status = '${status}')`).join(', '))}) as deliveries
+    from webhook_recoveries r left join webhook_deliveries d on d.recovery_id = r.id
+    ${where}
+    group by r.id order by r.id desc limit ${limit}`;
 }
-
-const RECOVERY_COLUMNS = `id, webhook_id as "webhookId", user_id as "userId", since, until, events, created`;
 
 /** The webhook's recovery `recoveryId` with its deliveries' progress (404 when the webhook has none of that id). */
 export async function findRecovery(sql: Sql, webhook: WebhookRow, recoveryId: number): Promise<RecoveryRow> {
-  const [row] = await sql<Omit<RecoveryRow, 'deliveries'>[]>`
-    select ${sql.unsafe(RECOVERY_COLUMNS)} from webhook_recoveries where id = ${recoveryId} and webhook_id = ${webhook.id}`;
+  const [row] = await recoveriesWhere(sql, sql`where r.id = ${recoveryId} and r.webhook_id = ${webhook.id}`, 1);
   if (!row) throw new NotFoundError();
-  return { ...row, deliveries: await recoveryCounts(sql, row.id) };
+  return row;
 }
 
 /** The webhook's recoveries, newest first (at most `limit`), each with its progress. */
 export async function listRecoveries(sql: Sql, webhookId: number, limit = 20): Promise<RecoveryRow[]> {
-  const rows = await sql<Omit<RecoveryRow, 'deliveries'>[]>`
-    select ${sql.unsafe(RECOVERY_COLUMNS)} from webhook_recoveries where webhook_id = ${webhookId} order by id desc limit ${limit}`;
-  return await Promise.all(rows.map(async (row) => ({ ...row, deliveries: await recoveryCounts(sql, row.id) })));
+  return await recoveriesWhere(sql, sql`where r.webhook_id = ${webhookId}`, limit);
 }
 
 /** The recovery and its delivery rows, in one transaction that holds the webhook's row lock (one recovery delivering at a time). */
@@ -126,9 +122,9 @@ async function recordRecovery(tx: Queryable, webhook: WebhookRow, actor: Actor, 
   if (!state || state.deleted) throw new RefusedError('The webhook was deleted.');
   if (state.disabled) throw new RefusedError('The webhook is disabled: enable it first (POST /api/webhooks/<id>/enable).');
   if (state.delivering) throw new RefusedError('An earlier recovery of this webhook is still delivering: ask again when it has finished.');
-  const [{ count } = { count: 0 }] = await tx<{ count: number }[]>`
-    select count(*)::int as count from events
+  const inPeriod = tx`from events
     where organization_id = ${webhook.organizationId} and type = ${webhook.event} and created >= ${since} and created < ${until}`;
+  const [{ count } = { count: 0 }] = await tx<{ count: number }[]>`select count(*)::int as count ${inPeriod}`;
   if (count > RECOVERY_MAX_EVENTS) {
     throw fieldErrors({ until: [`${count} events in this period; a recovery delivers at most ${RECOVERY_MAX_EVENTS}: recover a shorter period (set until), then the next.`] });
   }
@@ -136,23 +132,8 @@ async function recordRecovery(tx: Queryable, webhook: WebhookRow, actor: Actor, 
     insert into webhook_recoveries (organization_id, webhook_id, user_id, since, until, events)
     values (${webhook.organizationId}, ${webhook.id}, ${actor.userId}, ${since}, ${until}, ${count}) returning id`;
   if (!recovery) throw new Error('insert into webhook_recoveries returned no row');
-  const rows = await tx<{ id: number; eventId: number }[]>`
-    insert into webhook_deliveries (id, workflow_id, organization_id, webhook_id, event_id, redelivery, recovery_id)
-    select next.id, 'webhook-delivery-' || next.event_id || '-' || ${webhook.id}::bigint || '-redelivery-' || next.id,
-           ${webhook.organizationId}, ${webhook.id}, next.event_id, true, ${recovery.id}
-    from (select nextval(pg_get_serial_sequence('webhook_deliveries', 'id'))::bigint as id, e.id as event_id
-          from events e
-          where e.organization_id = ${webhook.organizationId} and e.type = ${webhook.event} and e.created >= ${since} and e.created < ${until}
-          order by e.id) next
-    order by next.id
-    returning id, event_id as "eventId"`;
-  return {
-    id: recovery.id,
-    deliveries: rows.map((row) => ({
-      id: row.id, workflowId: webhookRedeliveryWorkflowId(row.eventId, webhook.id, row.id), organizationId: webhook.organizationId,
-      webhookId: webhook.id, eventId: row.eventId, eventType: webhook.event, redelivery: true,
-    })),
-  };
+  const deliveries = await recordRedeliveries(tx, { organizationId: webhook.organizationId, webhookId: webhook.id, eventType: webhook.event, recoveryId: recovery.id }, tx`select id ${inPeriod}`);
+  return { id: recovery.id, deliveries };
 }
 
 /**

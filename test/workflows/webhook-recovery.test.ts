@@ -41,7 +41,8 @@ async function createContact(merchant: TestMerchant): Promise<number> {
   const response = await merchant.request('/api/contacts', { form: { phone_number: nextNumber(), first_name: 'Recovery', last_name: 'Test' } });
   expect(response.status).toBe(201);
   const [event] = await testSql()<{ id: number }[]>`
-    select id from events where organization_id = ${merchant.organization.id} and (data->>'id')::bigint = ${response.body.id}`;
+    select id from events
+    where organization_id = ${merchant.organization.id} and type = 'contact.created' and (data->>'id')::bigint = ${response.body.id}`;
   return event!.id;
 }
 
