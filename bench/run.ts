@@ -470,6 +470,55 @@ section(
 );
 
 // ---------------------------------------------------------------------------------------------
+// Bulk payouts: one batch of BENCH_BATCH_ROWS payments (10,000 by default; 0 skips it) uploaded as
+// JSON, timed from the upload to every row final, with the processes' peak memory meanwhile.
+const batchRows = env.BENCH_BATCH_ROWS === '0' ? 0 : positive('BENCH_BATCH_ROWS', 10_000);
+if (batchRows > 0) {
+  sampler.setPhase('batch');
+  const payments = Array.from({ length: batchRows }, (_, index) => ({
+    phonenumber: `+25678${String(index).padStart(7, '0')}`, amount: '10', currency: 'BXC', description: `Bench payroll ${runId}`,
+  }));
+  const uploadStarted = performance.now();
+  const uploaded = await fetch(`${apiUrl}/api/payment-batches`, {
+    method: 'POST', headers: { Authorization: `Token ${apiKey}`, 'Content-Type': 'application/json' }, body: JSON.stringify({ payments }),
+  });
+  const uploadText = await uploaded.text();
+  if (uploaded.status !== 201) throw new Error(`POST /api/payment-batches answered ${uploaded.status}: ${uploadText.slice(0, 300)}`);
+  const uploadSeconds = (performance.now() - uploadStarted) / 1000;
+  const batchId = (JSON.parse(uploadText) as { id: number }).id;
+  const batchDeadline = Date.now() + 3_600_000;
+  let state = 'processing';
+  while (state !== 'completed' && Date.now() < batchDeadline) {
+    await Bun.sleep(500);
+    state = (await api('GET', `/api/payment-batches/${batchId}`)).body.state;
+  }
+  const batchSeconds = (performance.now() - uploadStarted) / 1000;
+  const batch = (await api('GET', `/api/payment-batches/${batchId}`)).body as { counts: Record<string, number> };
+  const lifetimes = (await sql<{ ms: number }[]>`
+    select extract(epoch from p.modified - p.created)::float8 * 1000 as ms
+    from payment_batch_rows r join payments p on p.id = r.payment_id where r.batch_id = ${batchId}`).map((row) => row.ms).sort((a, b) => a - b);
+  const runs = await listed(`WorkflowId = "payment-batch-${batchId}"`);
+  const peaks = Object.fromEntries([...sampler.peaks.entries()].map(([name, byPhase]) => [name, byPhase.get('batch')]));
+  section(
+    'Bulk payout',
+    [
+      table(
+        ['rows', 'upload (s)', 'to every row final (s)', 'rows per second', 'payment p50', 'payment p99', 'batch runs', 'worker peak RSS', 'API peak RSS'],
+        [[batchRows, uploadSeconds.toFixed(1), batchSeconds.toFixed(1), (batchRows / batchSeconds).toFixed(1), ms(percentile(lifetimes, 50)),
+          ms(percentile(lifetimes, 99)), runs.length, mb(peaks['worker (Node)']), mb(peaks['API (Bun)'])]],
+      ),
+      '',
+      `One \`POST /api/payment-batches\` of ${batchRows} rows (JSON, ${(uploadText.length / 1024).toFixed(0)} KiB answer), then \`GET\` every 500 ms until \`completed\` ` +
+        `(counts: ${Object.entries(batch.counts).filter(([, count]) => count > 0).map(([name, count]) => `${count} ${name}`).join(', ')}). ` +
+        'The batch\'s workflow creates its payments 100 rows per transaction (each debit, contact and event with it) and runs each payment\'s workflow as a child, ' +
+        `\`PAYMENT_BATCH_CONCURRENCY\` (${env.PAYMENT_BATCH_CONCURRENCY ?? 20}) at once, continuing as new past 10,000 history events. ` +
+        'Payment p50/p99: from a payment\'s creation to its final state. Peak RSS: VmRSS sampled every 200 ms during the phase. ' +
+        `The sandbox completes a payout when it is sent (\`SANDBOX_PAYOUT_DELAY_SECONDS=${env.SANDBOX_PAYOUT_DELAY_SECONDS ?? '0'}\`).`,
+    ].join('\n'),
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
 // 2. Reads: GET /api/collections with filters against the same SQL run directly with postgres.js.
 sampler.setPhase('seeding');
 const seedStarted = performance.now();
@@ -604,8 +653,10 @@ section(
   'Memory (peak RSS, MiB)',
   [
     table(
-      ['process', 'sustained-rate sweep', 'create and webhook loads', 'seeding', 'reads', 'VmHWM (whole run)'],
-      [...sampler.peaks.entries()].map(([name, byPhase]) => [name, mb(byPhase.get('sweep')), mb(byPhase.get('create')), mb(byPhase.get('seeding')), mb(byPhase.get('reads')), mb(hwm[name])]),
+      ['process', 'sustained-rate sweep', 'create and webhook loads', 'bulk payout', 'seeding', 'reads', 'VmHWM (whole run)'],
+      [...sampler.peaks.entries()].map(([name, byPhase]) => [
+        name, mb(byPhase.get('sweep')), mb(byPhase.get('create')), mb(byPhase.get('batch')), mb(byPhase.get('seeding')), mb(byPhase.get('reads')), mb(hwm[name]),
+      ]),
     ),
     '',
     'VmRSS of each process sampled every 200 ms per phase; VmHWM is the kernel\'s high-water mark at the end.',

@@ -88,6 +88,8 @@ async function main() {
     OUTBOX_SWEEP: onFile ? 'true' : 'false',
     RETENTION_SWEEP: onFile ? 'true' : 'false',
     SANDBOX_PAYMENT_DELAY_SECONDS: process.env.SANDBOX_PAYMENT_DELAY_SECONDS ?? '0',
+    // Payouts (the bulk payout phase) complete when they are sent.
+    SANDBOX_PAYOUT_DELAY_SECONDS: process.env.SANDBOX_PAYOUT_DELAY_SECONDS ?? '0',
     THROTTLE_READS: '100000000',
     THROTTLE_WRITES: '100000000',
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',

@@ -12,7 +12,7 @@ import { consoleErrorResponse, consoleRoutes, isConsolePath } from './console';
 import { apiAuthentication } from './http/auth';
 import type { AppDeps } from './http/context';
 import { queryObject } from './http/filters';
-import { assertAcceptsJson, assertQueryIsUtf8, createMethodIndex, createRouteIndex, parseRequestBody } from './http/request';
+import { assertAcceptsJson, assertQueryIsUtf8, bodyOptionsFor, createMethodIndex, createRouteIndex, parseRequestBody } from './http/request';
 import { requestPolicyPlugin } from './http/request-policy';
 import { requestTelemetryPlugin } from './http/request-telemetry';
 import { logger } from './log';
@@ -63,7 +63,7 @@ export function createApp(given: AppInputs) {
     // the limit, strict UTF-8, JSON depth, nested form keys), then Elysia validates it against the
     // declaration; every other route never reads one.
     .onParse({ as: 'global' }, async ({ request, route }) =>
-      declared.takesBody(request.method, route) ? await parseRequestBody(request) : UNREAD_BODY)
+      declared.takesBody(request.method, route) ? await parseRequestBody(request, bodyOptionsFor(request.method, route)) : UNREAD_BODY)
     // A route that declares a `query` validates the query string as a flat object (the last value of
     // a repeated key wins; text PostgreSQL cannot store is a 400), not as Elysia parses it.
     .onTransform({ as: 'global' }, (context) => {

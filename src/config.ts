@@ -52,6 +52,8 @@ const ConfigSchema = v.object({
   // How often a payment or reversal the network has not confirmed is asked about, and for how long.
   PAYOUT_STATUS_POLL_SECONDS: v.optional(integerString(1), '10'),
   PAYOUT_STATUS_TIMEOUT_SECONDS: v.optional(integerString(1), '86400'),
+  // How many payments of one batch are in flight at once (an operator's rate limits bound it).
+  PAYMENT_BATCH_CONCURRENCY: v.optional(integerString(1), '20'),
   FAILED_PROMPT_RETRY_SECONDS: v.optional(integerString(1), '600'),
   // api.md 4.2: the merchant's verification URL has 60 seconds to answer.
   VERIFICATION_TIMEOUT_SECONDS: v.optional(integerString(1), '60'),
@@ -124,7 +126,7 @@ export type Config = {
   worker: { maxCachedWorkflows: number };
   collectionRequests: { sandboxPaymentDelaySeconds: number; failedPromptRetrySeconds: number };
   /** Money out: the sandbox network's payout delay, and how a payout the network has not confirmed is followed. */
-  payouts: { sandboxDelaySeconds: number; statusPollSeconds: number; statusTimeoutSeconds: number };
+  payouts: { sandboxDelaySeconds: number; statusPollSeconds: number; statusTimeoutSeconds: number; batchConcurrency: number };
   collections: { verificationTimeoutSeconds: number };
   /** Default limits per organization and window; the admin CLI overrides them per organization. */
   throttle: { reads: number; writes: number; windowSeconds: number };
@@ -244,6 +246,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       sandboxDelaySeconds: c.SANDBOX_PAYOUT_DELAY_SECONDS,
       statusPollSeconds: c.PAYOUT_STATUS_POLL_SECONDS,
       statusTimeoutSeconds: c.PAYOUT_STATUS_TIMEOUT_SECONDS,
+      batchConcurrency: c.PAYMENT_BATCH_CONCURRENCY,
     },
     throttle: { reads: c.THROTTLE_READS, writes: c.THROTTLE_WRITES, windowSeconds: c.THROTTLE_WINDOW_SECONDS },
     duplicateCheckTtlSeconds: c.DUPLICATE_CHECK_TTL_SECONDS,

@@ -4,6 +4,7 @@ import { createCollectionRequestActivities, type CollectionRequestActivityDeps }
 import { createEventActivities, type EventActivityDeps } from './events';
 import { failingPermanently } from './failures';
 import { createOutboxActivities } from './outbox';
+import { createPaymentBatchActivities } from './payment-batches';
 import { createPaymentActivities } from './payments';
 import { createRetentionActivities, type RetentionActivityDeps } from './retention';
 import { createWebhookActivities, type WebhookActivityDeps } from './webhooks';
@@ -18,6 +19,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createWebhookActivities(deps),
     ...createRetentionActivities(deps),
     ...createPaymentActivities(deps),
+    ...createPaymentBatchActivities(deps),
     ...createOutboxActivities(deps),
   });
 }

@@ -18,6 +18,7 @@ import { isMetricsPage, metricsRoutes } from './metrics';
 import { networkCallbackRoutes } from './network-callbacks';
 import { documentationRoutes, isDocumentationPage } from './openapi';
 import { operatorCallbackRoutes } from './operator-callbacks';
+import { isBatchResultsDownload, paymentBatchRoutes } from './payment-batches';
 import { paymentRoutes } from './payments';
 import { reversalRoutes } from './reversals';
 import { accountRoutes, transactionRoutes } from './wallets';
@@ -37,14 +38,15 @@ export const apiRoutes = (deps: AppDeps, documented: () => readonly DocumentedRo
     .use(webhookRoutes(deps))
     .use(billRoutes(deps))
     .use(paymentRoutes(deps))
+    .use(paymentBatchRoutes(deps))
     .use(reversalRoutes(deps))
     .use(accountRoutes(deps))
     .use(transactionRoutes(deps))
     .use(catalogRoutes(deps))
     .use(documentationRoutes(deps.config, documented));
 
-/** The docs page is HTML for browsers and /metrics is Prometheus text: the only API paths the JSON-only Accept rule skips. */
-export const isNonJsonApiPage = (request: Request): boolean => isDocumentationPage(request) || isMetricsPage(request);
+/** The docs page is HTML for browsers, /metrics is Prometheus text and a batch's results are CSV: the only API paths the JSON-only Accept rule skips. */
+export const isNonJsonApiPage = (request: Request): boolean => isDocumentationPage(request) || isMetricsPage(request) || isBatchResultsDownload(request);
 
 /** An error as the API answers it: the spec's JSON body (the bill-payment routes' envelope around theirs). */
 export function apiErrorResponse(code: unknown, error: unknown, request: Request, allowedMethods: (path: string) => string[]): Promise<Response> {

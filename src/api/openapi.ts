@@ -16,6 +16,7 @@ import { BillServiceSchema, ElectricityBillerSchema, PinBundleSchema } from '../
 import { TransactionSchema } from '../domain/collections';
 import { DeliverySchema, WebhookSchema } from '../domain/webhooks';
 import { AccountSchema, CurrencySchema, LedgerTransactionSchema, NetworkSchema, PaymentSchema, ReversalSchema } from '../domain/money-out';
+import { PaymentBatchLineSchema, PaymentBatchSchema } from '../domain/payment-batches';
 import {
   API_VERSIONS, CURRENT_API_VERSION, collectionRequestSchemaForVersion, collectionSchemaForVersion, contactSchemaForVersion,
   eventSchemaForVersion, formatApiVersion, ownedSchemaForVersion, parseApiVersion, type ApiVersion,
@@ -73,6 +74,8 @@ function componentSchemas(version: ApiVersion): Record<string, v.GenericSchema> 
     Account: ownedSchemaForVersion(AccountSchema)(version),
     Payment: ownedSchemaForVersion(PaymentSchema)(version),
     Reversal: ownedSchemaForVersion(ReversalSchema)(version),
+    PaymentBatch: ownedSchemaForVersion(PaymentBatchSchema)(version),
+    PaymentBatchRow: PaymentBatchLineSchema,
     WalletTransaction: LedgerTransactionSchema,
     Currency: CurrencySchema,
     Network: NetworkSchema,
@@ -192,6 +195,10 @@ const TAGS = [
   { name: 'Events', description: 'What happened in the organization (api.md 4.6, 6).' },
   { name: 'Webhooks', description: 'HTTPS notifications of events (api.md 4.5, 6.2), with their attempt logs and redelivery.' },
   { name: 'Payments', description: 'Money out to subscribers (facts.md): debited at once, sent through the network, given back when it fails.' },
+  {
+    name: 'Payment batches',
+    description: 'Bulk payouts: up to 10,000 payments uploaded at once (JSON or CSV), each checked before anything is sent, then sent a bounded number at a time, with progress and a result CSV.',
+  },
   { name: 'Reversals', description: "Successful collections sent back to the subscriber, out of the wallet they credited." },
   { name: 'Accounts', description: "The organization's wallets and the transactions behind their balances." },
   { name: 'Reference', description: 'The currencies and mobile networks the service handles.' },
@@ -298,6 +305,9 @@ function requestBodyOf(route: DocumentedRoute, operation: RouteOperation, conver
       'application/json': { schema, example },
       'application/x-www-form-urlencoded': { schema, example, ...(encoding ? { encoding } : {}) },
       'multipart/form-data': { schema, ...(encoding ? { encoding } : {}) },
+      ...(operation.requestCsv
+        ? { 'text/csv': { schema: { type: 'string', description: operation.requestCsv.description }, example: operation.requestCsv.example } }
+        : {}),
     },
   };
 }
@@ -313,6 +323,7 @@ function responsesOf(route: DocumentedRoute, operation: RouteOperation, convert:
       ...(operation.caller === 'merchant' && Number(status) < 300
         ? { headers: { [API_VERSION_HEADER]: { description: 'The API version of the response.', required: true, schema: { type: 'string' } } } }
         : {}),
+      ...(response.mediaType ? { content: { [response.mediaType]: { schema: { type: 'string' }, example: response.example } } } : {}),
       ...(schema ? { content: { 'application/json': { schema, example: response.example ?? exampleOf(schema, components) } } } : {}),
     };
   }

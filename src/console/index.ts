@@ -10,6 +10,7 @@ import { collectionRoutes } from './pages/collections';
 import { contactRoutes } from './pages/contacts';
 import { eventRoutes } from './pages/events';
 import { overviewRoutes } from './pages/overview';
+import { paymentBatchRoutes } from './pages/payment-batches';
 import { paymentRoutes } from './pages/payments';
 import { requestRoutes } from './pages/requests';
 import { reversalRoutes } from './pages/reversals';
@@ -36,6 +37,7 @@ export const consoleRoutes = (deps: AppDeps) =>
     .use(requestRoutes(deps))
     .use(collectionRoutes(deps))
     .use(paymentRoutes(deps))
+    .use(paymentBatchRoutes(deps))
     .use(walletRoutes(deps))
     .use(reversalRoutes(deps))
     .use(contactRoutes(deps))

@@ -7,7 +7,7 @@
 import { Elysia } from 'elysia';
 import { MANAGE_ORGANIZATION } from '../domain/permissions';
 import type { AppDeps } from '../http/context';
-import { parseRequestBody } from '../http/request';
+import { bodyOptionsFor, parseRequestBody } from '../http/request';
 import { csrfTokenMatches, findSession, type ConsoleSession } from '../services/console-sessions';
 import { SignInRequired, csrfRefused, forbidden, readCookie, sessionCookieName } from './http';
 
@@ -37,9 +37,9 @@ export const consoleSessionPlugin = (deps: Pick<AppDeps, 'sql' | 'config'>) => {
       resolve: async ({ request }) => ({ session: await admit(request, access) }),
     }),
     action: (access: Access) => ({
-      resolve: async ({ request }) => {
+      resolve: async ({ request, route }) => {
         const session = await admit(request, access);
-        const { _csrf: presented, ...form } = await parseRequestBody(request);
+        const { _csrf: presented, ...form } = await parseRequestBody(request, bodyOptionsFor(request.method, route));
         if (!csrfTokenMatches(session, presented)) throw csrfRefused();
         return { session, form: form as FormFields };
       },

@@ -10,6 +10,8 @@ export const EVENT_TYPES = [
   'collectionrequest.status.changed',
   // Beyond api.md 6.1: a webhook the service disabled (its target failed every delivery for the period) or the merchant did.
   'webhook.disabled',
+  // A batch of payments whose every row is final (bulk payouts).
+  'payment_batch.completed',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -33,8 +35,8 @@ export const EventSchema = v.pipe(
     data: described(
       v.record(v.string(), v.unknown()),
       'The object that triggered the event as it was when the event happened: a Contact (`contact.created`), a Collection ' +
-        '(`collection.received`), a CollectionRequest (`collectionrequest.status.changed`), a payment (`payment.status.changed`) or a ' +
-        'webhook (`webhook.disabled`).',
+        '(`collection.received`), a CollectionRequest (`collectionrequest.status.changed`), a payment (`payment.status.changed`), a ' +
+        'webhook (`webhook.disabled`) or a payment batch (`payment_batch.completed`).',
     ),
     created: Timestamp,
     modified: Timestamp,

@@ -35,5 +35,19 @@ export function isCurrency(code: string): code is Currency {
   return (SUPPORTED_CURRENCIES as readonly string[]).includes(code);
 }
 
-/** `1000000000` → `1,000,000,000`, for messages. */
-export const groupedAmount = (amount: string): string => amount.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+/** `1000000000` → `1,000,000,000` and `1000.0000` → `1,000.0000`, for messages: only the whole part is grouped. */
+export const groupedAmount = (amount: string): string => {
+  const [whole = '', fraction] = amount.split('.');
+  return `${whole.replace(/\B(?=(\d{3})+(?!\d))/g, ',')}${fraction === undefined ? '' : `.${fraction}`}`;
+};
+
+/** The exact sum of non-negative decimal strings, with four decimals (BigInt in ten-thousandths: no float ever). */
+export function sumAmounts(amounts: Iterable<string>): string {
+  let total = 0n;
+  for (const amount of amounts) {
+    const [whole = '0', fraction = ''] = amount.split('.');
+    total += BigInt(whole + fraction.padEnd(4, '0').slice(0, 4));
+  }
+  const digits = total.toString().padStart(5, '0');
+  return `${digits.slice(0, -4)}.${digits.slice(-4)}`;
+}

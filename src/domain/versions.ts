@@ -110,6 +110,7 @@ const EVENT_DATA_FOR_VERSION: Partial<Record<EventType, DataForVersion>> = {
       : data,
   'collectionrequest.status.changed': (data, context) => (hasOrganization(data) ? organizationForVersion(data, context) : data),
   'payment.status.changed': (data, context) => (hasOrganization(data) ? organizationForVersion(data, context) : data),
+  'payment_batch.completed': (data, context) => (hasOrganization(data) ? organizationForVersion(data, context) : data),
 };
 
 export function eventForVersion(event: EventResource, context: VersionContext) {

@@ -139,23 +139,52 @@ export function assertStorableText(fields: Record<string, unknown>): void {
   if (Object.keys(errors).length > 0) throw fieldErrors(errors);
 }
 
+/**
+ * How a route reads its body: the byte limit and, for an upload of rows, how a CSV (`text/csv`, or
+ * a file of a multipart form) becomes a list under `csv.field` (its other fields stay as they are).
+ */
+type BodyOptions = {
+  limit: number;
+  csv?: { field: string; read: (text: string) => Record<string, string>[] };
+  /** Fields of a multipart form whose file is kept as its text (UTF-8), for a page that reads it itself. */
+  files?: readonly string[];
+};
+const DEFAULT_BODY: BodyOptions = { limit: MAX_BODY_BYTES };
+const BODY_OPTIONS = new Map<string, BodyOptions>();
+
+/** Gives one route (its method and route path) its own body reading; every other route reads by the default. */
+export function declareBodyOptions(method: string, path: string, options: BodyOptions): void {
+  BODY_OPTIONS.set(`${method.toUpperCase()} ${path}`, options);
+}
+
+export const bodyOptionsFor = (method: string, path: string | undefined): BodyOptions => BODY_OPTIONS.get(`${method.toUpperCase()} ${path}`) ?? DEFAULT_BODY;
+
 /** Parses a request body by its media type; the result is always a plain object of storable text. */
-export async function parseRequestBody(request: Request): Promise<Record<string, unknown>> {
-  const body = await parseBodyByMediaType(request);
+export async function parseRequestBody(request: Request, options: BodyOptions = DEFAULT_BODY): Promise<Record<string, unknown>> {
+  const body = await parseBodyByMediaType(request, options);
   assertStorableText(body);
   return body;
 }
 
-const bodyTooLarge = (): ApiError => new ApiError(413, { detail: `Request body is too large; the limit is ${MAX_BODY_BYTES} bytes.` });
+/** A CSV's rows by the route's reader; what it cannot read is a 400 on the rows' field. */
+function csvRows(text: string, csv: NonNullable<BodyOptions['csv']>): Record<string, unknown> {
+  try {
+    return { [csv.field]: csv.read(text) };
+  } catch (cause) {
+    throw new ApiError(400, { [csv.field]: [(cause as Error).message] }, {}, { cause });
+  }
+}
+
+const bodyTooLarge = (limit: number): ApiError => new ApiError(413, { detail: `Request body is too large; the limit is ${limit} bytes.` });
 
 /**
  * The body's bytes, counted while they stream in: whatever the encoding (a declared length,
  * chunked, multipart), reading stops with a 413 as soon as the limit passes, so an oversized body
  * is never held in memory.
  */
-async function readBodyBytes(request: Request, limit = MAX_BODY_BYTES): Promise<Uint8Array> {
+async function readBodyBytes(request: Request, limit: number): Promise<Uint8Array> {
   const declared = request.headers.get('content-length');
-  if (declared !== null && Number(declared) > limit) throw bodyTooLarge();
+  if (declared !== null && Number(declared) > limit) throw bodyTooLarge(limit);
   if (request.body === null) return new Uint8Array(0);
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
@@ -166,7 +195,7 @@ async function readBodyBytes(request: Request, limit = MAX_BODY_BYTES): Promise<
     size += value.byteLength;
     if (size > limit) {
       await reader.cancel().catch(() => {});
-      throw bodyTooLarge();
+      throw bodyTooLarge(limit);
     }
     chunks.push(value);
   }
@@ -241,28 +270,34 @@ function parseJsonText(text: string): unknown {
   return parsed;
 }
 
-async function parseBodyByMediaType(request: Request): Promise<Record<string, unknown>> {
+async function parseBodyByMediaType(request: Request, options: BodyOptions): Promise<Record<string, unknown>> {
   const contentType = request.headers.get('content-type') ?? '';
   const mediaType = contentType.split(';')[0]?.trim().toLowerCase() ?? '';
   const isJson = mediaType === 'application/json' || mediaType.endsWith('+json');
   const isForm = mediaType === 'application/x-www-form-urlencoded';
   const isMultipart = mediaType === 'multipart/form-data';
-  const bytes = await readBodyBytes(request);
+  const isCsv = mediaType === 'text/csv' && options.csv !== undefined;
+  const bytes = await readBodyBytes(request, options.limit);
   if (bytes.byteLength === 0) return {};
-  if (!isJson && !isForm && !isMultipart) throw unsupportedMediaType(mediaType || 'none');
-  // The API takes text fields only (no files), so every body, multipart included, must be UTF-8.
+  if (!isJson && !isForm && !isMultipart && !isCsv) throw unsupportedMediaType(mediaType || 'none');
+  // The API takes text fields only (a route's CSV file aside), so every body, multipart included, must be UTF-8.
   const text = decodeUtf8(bytes);
   if (text.trim() === '') return {};
+  if (isCsv) return csvRows(text, options.csv!);
 
   if (isMultipart) {
     const form = await new Response(bytes, { headers: { 'content-type': contentType } }).formData().catch((cause: unknown) => {
       throw new ApiError(400, { detail: 'Multipart form parse error.' }, {}, { cause });
     });
     const pairs: [string, string][] = [];
-    form.forEach((value, key) => {
+    let csvFile: Blob | undefined;
+    for (const [key, value] of form.entries()) {
       if (typeof value === 'string') pairs.push([key, value]);
-    });
-    return nestFormFields(pairs);
+      else if (options.files?.includes(key)) pairs.push([key, decodeUtf8(new Uint8Array(await value.arrayBuffer()))]);
+      else if (options.csv !== undefined && key === options.csv.field) csvFile = value;
+    }
+    const body = nestFormFields(pairs);
+    return csvFile === undefined ? body : { ...body, ...csvRows(decodeUtf8(new Uint8Array(await csvFile.arrayBuffer())), options.csv!) };
   }
   if (isJson) {
     const parsed = parseJsonText(text);

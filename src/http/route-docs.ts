@@ -77,7 +77,8 @@ export const PathIdParams = requestSchema(
 
 /** A response schema: one for every version, or one per version (src/domain/versions.ts). */
 type ResponseSchema = v.GenericSchema | ((version: ApiVersion) => v.GenericSchema);
-type SuccessResponse = { description: string; schema?: ResponseSchema; example?: unknown };
+/** A success response: JSON of `schema`, or text of another `mediaType` (a CSV download) with its example. */
+type SuccessResponse = { description: string; schema?: ResponseSchema; example?: unknown; mediaType?: 'text/csv' };
 
 const ERROR_STATUSES = [400, 401, 403, 404, 406, 409, 413, 415, 429, 503] as const;
 export type ErrorStatus = (typeof ERROR_STATUSES)[number];
@@ -99,6 +100,8 @@ export type RouteOperation = {
   billsEnvelope?: boolean;
   /** An example request body (JSON; the form example is the same fields as text). */
   requestExample?: Record<string, unknown>;
+  /** The route also takes its body as CSV (`text/csv`): what the CSV holds, and an example. */
+  requestCsv?: { description: string; example: string };
 };
 
 const operations = new Map<string, RouteOperation>();

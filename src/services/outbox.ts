@@ -32,6 +32,7 @@ const entry = <Row extends { id: number }>(table: OutboxTable) => table as Outbo
 
 export type PaymentToStart = { id: number; organizationId: number; startDate: Date | null };
 export type ReversalToStart = { id: number; organizationId: number };
+export type PaymentBatchToStart = { id: number; organizationId: number };
 
 export const OUTBOX = {
   requests: entry<CollectionRequestRow>({ table: 'collection_requests', columns: REQUEST_COLUMNS, sweepKind: 'outbox-request', noun: 'collection request' }),
@@ -47,6 +48,9 @@ export const OUTBOX = {
     table: 'payments', columns: 'id, organization_id as "organizationId", start_date as "startDate"', sweepKind: 'outbox-payment', noun: 'payment',
   }),
   reversals: entry<ReversalToStart>({ table: 'reversals', columns: 'id, organization_id as "organizationId"', sweepKind: 'outbox-reversal', noun: 'reversal' }),
+  paymentBatches: entry<PaymentBatchToStart>({
+    table: 'payment_batches', columns: 'id, organization_id as "organizationId"', sweepKind: 'outbox-payment-batch', noun: 'payment batch',
+  }),
 };
 
 export type OutboxKind = keyof typeof OUTBOX;

@@ -8,7 +8,7 @@
  */
 import * as v from 'valibot';
 import type { Queryable, Sql } from '../db';
-import { RefusedError, fieldErrors } from '../domain/errors';
+import { RefusedError, fieldErrors, type FieldErrors } from '../domain/errors';
 import {
   REQUIRED, amountField, booleanField, choiceMessage, dateField, filterDate, filterPhoneNumber, integerField, metadata, optionalText, phoneNumber,
   requestDate, text,
@@ -38,7 +38,7 @@ const PAYMENT_COLUMNS = `id, organization_id as "organizationId", account_id as 
   start_date as "startDate", author, updated_by as "updatedBy", created, modified`;
 
 /** A payment refused at creation: the wallet does not hold the amount. */
-class InsufficientFundsError extends Error {}
+export class InsufficientFundsError extends Error {}
 /** A cancellation of a payment already handed to the network (or finished). */
 class NotCancellableError extends Error {}
 
@@ -69,7 +69,7 @@ async function recordStateEvent(tx: Queryable, payment: PaymentRow, author: numb
   return await recordEvent(tx, { organizationId: payment.organizationId, type: 'payment.status.changed', data: resource!, author });
 }
 
-type NewPayment = {
+export type NewPayment = {
   organizationId: number;
   author: number;
   accountId: number;
@@ -96,18 +96,19 @@ type CreatedPayment = { payment: PaymentRow; events: RecordedEvent[] };
  * (InsufficientFundsError when the wallet does not hold it: nothing is written), the callback URL
  * bound to it, and its first `payment.status.changed` event.
  */
-async function createPaymentIn(tx: Queryable, input: NewPayment): Promise<CreatedPayment> {
+export async function createPaymentIn(tx: Queryable, input: NewPayment, options: { startedByBatch?: boolean } = {}): Promise<CreatedPayment> {
   const events: RecordedEvent[] = [];
   const { contact: contactRow, event: contactEvent } = await upsertContactIn(tx, input);
   if (contactEvent) events.push(contactEvent);
   const scheduled = input.startDate !== null && input.startDate.getTime() > Date.now();
   const [payment] = await tx<PaymentRow[]>`
     insert into payments (organization_id, account_id, contact_id, amount, currency, phone_number, network, payment_type, description,
-                          metadata, callback_url, send_sms_message, state, start_date, author)
+                          metadata, callback_url, send_sms_message, state, start_date, author, workflow_started_at)
     values (${input.organizationId}, ${input.accountId}, ${contactRow.id}, ${input.amount}, ${input.currency}, ${input.phoneNumber},
             ${input.network}, ${input.paymentType}, ${input.description},
             ${input.metadata === null ? null : tx.json(input.metadata as Parameters<typeof tx.json>[0])}, ${input.callbackUrl},
-            ${input.sendSmsMessage}, ${scheduled ? 'scheduled' : 'new'}, ${input.startDate}, ${input.author})
+            ${input.sendSmsMessage}, ${scheduled ? 'scheduled' : 'new'}, ${input.startDate}, ${input.author},
+            ${options.startedByBatch ? tx`now()` : null})
     returning ${tx.unsafe(PAYMENT_COLUMNS)}`;
   const reserved = await moveMoney(tx, {
     accountId: input.accountId,
@@ -270,20 +271,15 @@ type PaymentFilterValues = v.InferOutput<typeof PaymentFilters>;
 export const PaymentCancel = v.object({ reason: optionalText(255) });
 
 
+/** A payment's parameters checked together, ready to write: the row's values, or field errors. */
+type CheckedPayment = { errors: FieldErrors; fields: Omit<NewPayment, 'organizationId' | 'author'> | null };
+
 /**
- * Creates a payment as the REST route and the web console both do, from parameters validated by
- * `PaymentCreate`: checks what depends on several fields (network, callback URL, start date,
- * wallet; 400 with field errors), writes it with the debit of its amount in one transaction
- * (400 `insufficient funds` when the wallet does not hold it), claiming the Duplicate-Check-Key in
- * that transaction, and starts its workflow after the commit.
+ * What depends on several fields of a payment validated by `PaymentCreate` (network, callback URL,
+ * start date, wallet among the organization's active `wallets` of its currency): the values to
+ * write, or field errors. The single payment and every row of a batch are checked by this one rule.
  */
-export async function createPayment(
-  { sql, config, launcher }: Pick<ServiceDeps, 'sql' | 'config' | 'launcher'>,
-  creator: Actor,
-  input: PaymentInput,
-  duplicateCheck: DuplicateCheck | null,
-): Promise<PaymentResource> {
-  const now = new Date();
+export function checkPayment(config: ServiceDeps['config'], input: PaymentInput, wallets: readonly { id: number }[], now: Date): CheckedPayment {
   const { network, errors } = moneyNetwork(input.phonenumber, input.currency, input.amount, config);
   if (errors.phonenumber) errors.phonenumber = errors.phonenumber.map((problem) => problem.replace('collections need', 'payments need'));
   let callbackUrl: string | null = null;
@@ -293,20 +289,16 @@ export async function createPayment(
     else callbackUrl = checked.url;
   }
   const startDate = input.start_date === null ? null : requestDate(errors, 'start_date', input.start_date, now, '2 hours');
-  const wallets = await activeWallets(sql, creator.organizationId, input.currency);
   const wallet = input.account === null ? wallets[0] : wallets.find((candidate) => candidate.id === input.account);
   if (wallet === undefined) {
     errors[input.account === null ? 'currency' : 'account'] = [input.account === null
       ? `Your organization has no active ${input.currency} wallet.`
       : `No active ${input.currency} wallet with id ${input.account} belongs to your organization.`];
   }
-  if (Object.keys(errors).length > 0) throw fieldErrors(errors);
-
-  let created;
-  try {
-    created = await writeOnce(sql, duplicateCheck, (tx) => createPaymentIn(tx, {
-      organizationId: creator.organizationId,
-      author: creator.userId,
+  if (Object.keys(errors).length > 0) return { errors, fields: null };
+  return {
+    errors,
+    fields: {
       accountId: wallet!.id,
       phoneNumber: input.phonenumber,
       network: network!.name,
@@ -320,10 +312,36 @@ export async function createPayment(
       startDate,
       firstName: input.first_name,
       lastName: input.last_name,
-    }), (result) => ({ type: 'payment', id: result.payment.id }));
+    },
+  };
+}
+
+/** A refused debit as the API says it: 400 `insufficient funds: ...`. */
+function refusedForFunds(error: unknown): unknown {
+  return error instanceof InsufficientFundsError ? new RefusedError(`insufficient funds: ${error.message}`, { cause: error }) : error;
+}
+
+/**
+ * Creates a payment as the REST route and the web console both do, from parameters validated by
+ * `PaymentCreate`: checks what depends on several fields (`checkPayment`; 400 with field errors),
+ * writes it with the debit of its amount in one transaction (400 `insufficient funds` when the
+ * wallet does not hold it), claiming the Duplicate-Check-Key in that transaction, and starts its
+ * workflow after the commit.
+ */
+export async function createPayment(
+  { sql, config, launcher }: Pick<ServiceDeps, 'sql' | 'config' | 'launcher'>,
+  creator: Actor,
+  input: PaymentInput,
+  duplicateCheck: DuplicateCheck | null,
+): Promise<PaymentResource> {
+  const { errors, fields } = checkPayment(config, input, await activeWallets(sql, creator.organizationId, input.currency), new Date());
+  if (fields === null) throw fieldErrors(errors);
+  let created;
+  try {
+    created = await writeOnce(sql, duplicateCheck, (tx) => createPaymentIn(tx, { organizationId: creator.organizationId, author: creator.userId, ...fields }),
+      (result) => ({ type: 'payment', id: result.payment.id }));
   } catch (error) {
-    if (error instanceof InsufficientFundsError) throw new RefusedError(`insufficient funds: ${error.message}`, { cause: error });
-    throw error;
+    throw refusedForFunds(error);
   }
   const { payment, events } = created;
   await launcher.afterCommit({ events, payments: [{ id: payment.id, organizationId: payment.organizationId, startDate: payment.startDate }] });

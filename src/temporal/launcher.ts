@@ -13,11 +13,12 @@ import type { CollectionRequestRow } from '../domain/collection-requests';
 import { networkByName } from '../domain/networks';
 import type { RetrySchedule } from '../domain/webhook-schedule';
 import type { PendingDelivery, RecordedEvent } from '../services/events';
-import { OUTBOX, type OutboxKind, type OutboxRow, type PaymentToStart, type ReversalToStart } from '../services/outbox';
+import { OUTBOX, type OutboxKind, type OutboxRow, type PaymentBatchToStart, type PaymentToStart, type ReversalToStart } from '../services/outbox';
 import { subscriptionInputFor, workflowInputFor } from '../services/collection-requests';
 import { eventDispatchWorkflowId } from '../workflows/contracts/legacy';
 import { paymentCancelledSignal, paymentWorkflowId, reversalWorkflowId } from '../workflows/contracts/money-out';
 import { incomingCollectionWorkflowId, type IncomingPaymentInput } from '../workflows/contracts/incoming-collection';
+import { paymentBatchWorkflowId, type PaymentBatchInput } from '../workflows/contracts/payment-batch';
 import { subscriptionWorkflowId } from '../workflows/contracts/subscription';
 import { collectionMatchedSignal, collectionRequestWorkflowId, type CollectionMatch } from '../workflows/contracts/collection-request';
 import { networkHintSignal, type NetworkHint } from '../workflows/contracts/common';
@@ -29,6 +30,8 @@ type LauncherSettings = {
   /** How a payout the network has not confirmed is followed (payments, reversals). */
   payoutStatusPollSeconds: number;
   payoutStatusTimeoutSeconds: number;
+  /** Payments of one batch in flight at once. */
+  paymentBatchConcurrency: number;
   /** Wait before re-prompting after a refused prompt when a request has no retry interval. */
   failedPromptRetrySeconds: number;
   /** How long a merchant's verification URL has to answer (api.md 4.2). */
@@ -75,6 +78,11 @@ function groupsOf<K extends OutboxKind>(kind: K, rows: readonly OutboxRow<K>[]):
   for (const row of rows) byWebhook.set((row as PendingDelivery).webhookId, [...(byWebhook.get((row as PendingDelivery).webhookId) ?? []), row]);
   return [...byWebhook.values()];
 }
+
+/** Rows of a batch whose payments one step creates, in one transaction. */
+const PAYMENT_BATCH_CHUNK_ROWS = 100;
+/** History events after which a batch's run continues as new (a child payment costs about five in its parent). */
+const PAYMENT_BATCH_HISTORY_EVENTS = 10_000;
 
 /** The most deliveries one signal to a webhook's actor carries. */
 const SIGNAL_DELIVERIES = 500;
@@ -234,6 +242,24 @@ function createLauncher(client: Client, settings: LauncherSettings, log: LaunchL
       });
     },
 
+    /** A batch's workflow (`payment-batch-<id>`): creates its payments a chunk at a time and sends them, a bounded number at once. */
+    async startPaymentBatch(batch: PaymentBatchToStart): Promise<boolean> {
+      const input: PaymentBatchInput = {
+        batchId: batch.id,
+        organizationId: batch.organizationId,
+        concurrency: settings.paymentBatchConcurrency,
+        chunkSize: PAYMENT_BATCH_CHUNK_ROWS,
+        payment: { statusPollSeconds: settings.payoutStatusPollSeconds, statusTimeoutSeconds: settings.payoutStatusTimeoutSeconds },
+        historyLimit: PAYMENT_BATCH_HISTORY_EVENTS,
+      };
+      return await startOnce('paymentBatch', {
+        workflowId: paymentBatchWorkflowId(batch.id),
+        args: [input],
+        searchAttributes: [keyword(searchAttributes.organizationId, batch.organizationId)],
+        memo: { organizationId: batch.organizationId, paymentBatchId: batch.id },
+      });
+    },
+
     /** Wakes a cancelled payment's workflow (waiting for its start date) so it ends now; the row already says cancelled. */
     async signalPaymentCancelled(paymentId: number): Promise<void> {
       await signalIfRunning(client, paymentWorkflowId(paymentId), paymentCancelledSignal);
@@ -295,6 +321,7 @@ function createLauncher(client: Client, settings: LauncherSettings, log: LaunchL
     deliveries: launcher.queueDeliveries,
     payments: each(launcher.startPayment),
     reversals: each(launcher.startReversal),
+    paymentBatches: each(launcher.startPaymentBatch),
   };
   return launcher;
 }
@@ -307,6 +334,7 @@ export function launcherFromConfig(client: Client, config: Config, log: LaunchLo
     taskQueue: config.temporal.taskQueue,
     payoutStatusPollSeconds: config.payouts.statusPollSeconds,
     payoutStatusTimeoutSeconds: config.payouts.statusTimeoutSeconds,
+    paymentBatchConcurrency: config.payouts.batchConcurrency,
     failedPromptRetrySeconds: config.collectionRequests.failedPromptRetrySeconds,
     verificationTimeoutSeconds: config.collections.verificationTimeoutSeconds,
     webhookSchedule: { retryDelaysMs: config.webhooks.retryDelaysMs, jitter: config.webhooks.jitter },

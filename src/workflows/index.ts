@@ -15,3 +15,4 @@ export { eventRetention } from './event-retention';
 export { incomingCollection } from './legacy/incoming-collection-lean';
 export { incomingCollectionV3 } from './incoming-collection';
 export { payment, reversal } from './payment';
+export { paymentBatch } from './payment-batch';

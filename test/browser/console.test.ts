@@ -476,6 +476,41 @@ test('send a collection back from its page and watch the reversal complete', asy
   expect(await page.locator('table tbody tr').first().textContent()).toContain('Order cancelled');
 }, 90_000);
 
+test('upload a CSV of payments, see each row\'s error in the preview, send a corrected file and watch the batch complete', async () => {
+  const numbers = ['+256772100001', '+256772100002', '+256772100003'];
+  const upload = async (csv: string) => {
+    await page.goto(`${baseUrl}/console/payments`);
+    await page.getByRole('link', { name: 'Payment batches (bulk payouts)' }).click();
+    await page.getByRole('link', { name: 'Upload a batch' }).click();
+    await page.getByLabel('CSV file').setInputFiles({ name: 'payroll.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
+    await page.getByRole('button', { name: 'Preview' }).click();
+    await page.waitForURL(`${baseUrl}/console/payment-batches/preview`);
+  };
+  // A row with an amount that is no number: shown with its error, and nothing can be sent.
+  await upload(`phonenumber,amount,currency,description\n${numbers[0]},1200,BXC,Payroll May\n${numbers[1]},twelve,BXC,Payroll May\n`);
+  expect(await page.getByRole('alert').textContent()).toContain('This batch cannot be sent as it is');
+  expect(await page.locator('.row-errors').textContent()).toContain('amount:');
+  expect(await page.getByRole('button', { name: /^Send/ }).count()).toBe(0);
+  const before = await testSql()<{ count: number }[]>`select count(*)::int as count from payment_batches where organization_id = ${organizationId}`;
+  expect(before[0]!.count).toBe(0);
+
+  await upload(`phonenumber,amount,currency,description\n${numbers.map((number, index) => `${number},${1000 + index * 100},BXC,Payroll May`).join('\n')}\n`);
+  expect(await page.getByRole('status').textContent()).toContain('3 payments ready');
+  await page.getByRole('button', { name: 'Send 3 payments' }).click();
+  await page.waitForURL(/\/console\/payment-batches\/\d+$/);
+  // No reload: the progress bar refreshes itself until every row is final.
+  await page.locator('#batch-state').getByText('completed').waitFor({ timeout: 60_000 });
+  expect(await page.locator('#live progress').getAttribute('value')).toBe('3');
+  await page.reload();
+  expect(await page.locator('table tbody tr').count()).toBe(3);
+  expect(await page.locator('table tbody').textContent()).toContain('completed');
+  await page.screenshot({ path: screenshotPath('payment-batch.png'), fullPage: true });
+  const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Download the results (CSV)' }).click()]);
+  const results = await new Response((await download.createReadStream()) as unknown as ReadableStream).text();
+  expect(results.trim().split('\n')).toHaveLength(4);
+  expect(results).toContain(`${numbers[2]},1200.0000,BXC,Payroll May,completed`);
+}, 90_000);
+
 test('no console errors on any page visited', () => {
   expect(consoleErrors).toEqual([]);
   expect(apiOutput).not.toContain('"level":"error"');

@@ -650,6 +650,90 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/api/payment-batches": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List payment batches
+         * @description Newest first.
+         */
+        get: operations["listPaymentBatches"];
+        put?: never;
+        /**
+         * Send many payments at once
+         * @description Up to 10000 payments, as JSON or as CSV (`text/csv`, or a `payments` file in a multipart form) with a header line naming its columns (phonenumber, amount, currency, description, payment_type, first_name, last_name, account, callback_url, send_sms_message). Every row is checked first, by the rules of `POST /api/payments`: any error refuses the whole batch (400, keyed `payments[<index>].<field>`), and so does a wallet that does not hold the sum of its rows (400 `insufficient funds`); nothing is written then. The batch's workflow then creates its payments a chunk of rows at a time, each row's amount taken out of its wallet as its payment is created (a row its wallet can no longer pay then ends `failed`, the others go on), and sends them a bounded number at a time. Each payment is an ordinary payment (`payment.status.changed` events); when every row is final the batch is `completed` with a `payment_batch.completed` event. A repeat with the same `Duplicate-Check-Key` is 409 and creates nothing.
+         */
+        post: operations["createPaymentBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/payment-batches/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a payment batch
+         * @description Its state and its rows counted by state: a progress report while it runs.
+         */
+        get: operations["getPaymentBatch"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/payment-batches/{id}/rows": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a batch's rows
+         * @description In upload order, each with its payment and what became of it.
+         */
+        get: operations["listPaymentBatchRows"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/payment-batches/{id}/results.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download a batch's results as CSV
+         * @description Every row in upload order: row, phonenumber, amount, currency, description, state, payment, remote_transaction_id, error.
+         */
+        get: operations["getPaymentBatchResults"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/reversals": {
         parameters: {
             query?: never;
@@ -1531,6 +1615,144 @@ export type components = {
             modified: string;
         };
         /**
+         * @description Payments uploaded together and sent by one workflow, a bounded number at a time.
+         * @example {
+         *       "id": 4,
+         *       "organization": 3,
+         *       "state": "processing",
+         *       "row_count": 3,
+         *       "counts": {
+         *         "pending": 0,
+         *         "failed": 0,
+         *         "new": 0,
+         *         "scheduled": 0,
+         *         "processing": 1,
+         *         "completed": 2,
+         *         "rejected": 0,
+         *         "processed_with_errors": 0,
+         *         "cancelled": 0
+         *       },
+         *       "totals": [
+         *         {
+         *           "currency": "UGX",
+         *           "rows": 3,
+         *           "amount": "45000.0000",
+         *           "completed_amount": "30000.0000"
+         *         }
+         *       ],
+         *       "created": "2025-05-01T13:45:00Z",
+         *       "author": 5,
+         *       "modified": "2025-05-01T13:45:00Z",
+         *       "completed_at": null
+         *     }
+         */
+        PaymentBatch: {
+            /**
+             * @description Unique id.
+             * @example 42
+             */
+            id: number;
+            /** @description Owning organization. */
+            organization: number;
+            /**
+             * @description `processing` while any row is not final, then `completed` (a `payment_batch.completed` event).
+             * @enum {string}
+             */
+            state: "processing" | "completed";
+            /** @description How many payments the batch holds. */
+            row_count: number;
+            /** @description Rows by state: `pending` (its payment not created yet), `failed` (its wallet could not pay it when its turn came), then its payment's state. */
+            counts: {
+                pending: number;
+                failed: number;
+                new: number;
+                scheduled: number;
+                processing: number;
+                completed: number;
+                rejected: number;
+                processed_with_errors: number;
+                cancelled: number;
+            };
+            /** @description Per currency: the rows, the sum of their amounts, and the sum of the completed ones. */
+            totals: {
+                /**
+                 * @description 3-letter currency code: BXC (sandbox), UGX or KES.
+                 * @example UGX
+                 */
+                currency: string;
+                rows: number;
+                /**
+                 * @description Decimal string with four decimals.
+                 * @example 1500.0000
+                 */
+                amount: string;
+                /**
+                 * @description Decimal string with four decimals.
+                 * @example 1500.0000
+                 */
+                completed_amount: string;
+            }[];
+            /**
+             * @description UTC, `YYYY-MM-DDTHH:MM:SSZ`.
+             * @example 2025-05-01T13:45:00Z
+             */
+            created: string;
+            /** @description Id of the user who created it; null when not created by a user. */
+            author: number | null;
+            /**
+             * @description UTC, `YYYY-MM-DDTHH:MM:SSZ`.
+             * @example 2025-05-01T13:45:00Z
+             */
+            modified: string;
+            /** @description When the last row became final. */
+            completed_at: string | null;
+        };
+        /**
+         * @description A row of a batch and what became of it.
+         * @example {
+         *       "row": 1,
+         *       "phonenumber": "+256772123456",
+         *       "amount": "15000.0000",
+         *       "currency": "UGX",
+         *       "description": "Salary May",
+         *       "state": "completed",
+         *       "payment": 77,
+         *       "remote_transaction_id": "SBX-PAY-77",
+         *       "error": null
+         *     }
+         */
+        PaymentBatchRow: {
+            /** @description Its place in the upload, from 1. */
+            row: number;
+            /**
+             * @description International (E.164) format, starting with `+`.
+             * @example +256772123456
+             */
+            phonenumber: string;
+            /**
+             * @description Decimal string with four decimals.
+             * @example 1500.0000
+             */
+            amount: string;
+            /**
+             * @description 3-letter currency code: BXC (sandbox), UGX or KES.
+             * @example UGX
+             */
+            currency: string;
+            description: string;
+            /**
+             * @description `pending`, `failed`, or its payment's state.
+             * @enum {string}
+             */
+            state: "pending" | "failed" | "new" | "scheduled" | "processing" | "completed" | "rejected" | "processed_with_errors" | "cancelled";
+            /** @description The payment made of it, once created. */
+            payment: number | null;
+            /** @description The network's id of the transfer, once sent. */
+            remote_transaction_id: string | null;
+            /** @description Why it failed: insufficient funds when its turn came, or what the network said. */
+            error: string | null;
+        };
+        /**
          * @description A change of a wallet's balance: every balance is the sum of its transactions.
          * @example {
          *       "id": 311,
@@ -1661,8 +1883,8 @@ export type components = {
             /** @description Owning organization. */
             organization: number;
             /** @enum {string} */
-            type: "payment.status.changed" | "collection.received" | "contact.created" | "collectionrequest.status.changed" | "webhook.disabled";
-            /** @description The object that triggered the event as it was when the event happened: a Contact (`contact.created`), a Collection (`collection.received`), a CollectionRequest (`collectionrequest.status.changed`), a payment (`payment.status.changed`) or a webhook (`webhook.disabled`). */
+            type: "payment.status.changed" | "collection.received" | "contact.created" | "collectionrequest.status.changed" | "webhook.disabled" | "payment_batch.completed";
+            /** @description The object that triggered the event as it was when the event happened: a Contact (`contact.created`), a Collection (`collection.received`), a CollectionRequest (`collectionrequest.status.changed`), a payment (`payment.status.changed`), a webhook (`webhook.disabled`) or a payment batch (`payment_batch.completed`). */
             data: {
                 [key: string]: unknown;
             };
@@ -1707,7 +1929,7 @@ export type components = {
              * @description The event type it receives.
              * @enum {string}
              */
-            event: "payment.status.changed" | "collection.received" | "contact.created" | "collectionrequest.status.changed" | "webhook.disabled";
+            event: "payment.status.changed" | "collection.received" | "contact.created" | "collectionrequest.status.changed" | "webhook.disabled" | "payment_batch.completed";
             /** @description The HTTPS URL that receives the notifications. */
             target: string;
             /**
@@ -1765,7 +1987,7 @@ export type components = {
             /** @description The event delivered. */
             event: number;
             /** @enum {string} */
-            event_type: "payment.status.changed" | "collection.received" | "contact.created" | "collectionrequest.status.changed" | "webhook.disabled";
+            event_type: "payment.status.changed" | "collection.received" | "contact.created" | "collectionrequest.status.changed" | "webhook.disabled" | "payment_batch.completed";
             /** @description True for a delivery asked for with POST .../deliveries or by a recovery (POST .../recover). */
             redelivery: boolean;
             /**
@@ -2522,7 +2744,7 @@ export interface operations {
     listEvents: {
         parameters: {
             query?: {
-                type?: "payment.status.changed" | "collection.received" | "contact.created" | "collectionrequest.status.changed" | "webhook.disabled";
+                type?: "payment.status.changed" | "collection.received" | "contact.created" | "collectionrequest.status.changed" | "webhook.disabled" | "payment_batch.completed";
                 /** @description Items per page: 10 when not given; more than the maximum (PAGE_SIZE_MAX, 100 by default) is cut to it. */
                 limit?: string;
                 /** @description Items to skip. */
@@ -4211,7 +4433,7 @@ export interface operations {
         parameters: {
             query?: {
                 user?: string | number;
-                event?: "payment.status.changed" | "collection.received" | "contact.created" | "collectionrequest.status.changed" | "webhook.disabled";
+                event?: "payment.status.changed" | "collection.received" | "contact.created" | "collectionrequest.status.changed" | "webhook.disabled" | "payment_batch.completed";
                 /** @description Items per page: 10 when not given; more than the maximum (PAGE_SIZE_MAX, 100 by default) is cut to it. */
                 limit?: string;
                 /** @description Items to skip. */
@@ -4297,7 +4519,7 @@ export interface operations {
                  */
                 "application/json": {
                     /** @enum {string} */
-                    event: "payment.status.changed" | "collection.received" | "contact.created" | "collectionrequest.status.changed" | "webhook.disabled";
+                    event: "payment.status.changed" | "collection.received" | "contact.created" | "collectionrequest.status.changed" | "webhook.disabled" | "payment_batch.completed";
                     /** @description Text of at most 2000 characters. */
                     target: string | number;
                 };
@@ -4309,13 +4531,13 @@ export interface operations {
                  */
                 "application/x-www-form-urlencoded": {
                     /** @enum {string} */
-                    event: "payment.status.changed" | "collection.received" | "contact.created" | "collectionrequest.status.changed" | "webhook.disabled";
+                    event: "payment.status.changed" | "collection.received" | "contact.created" | "collectionrequest.status.changed" | "webhook.disabled" | "payment_batch.completed";
                     /** @description Text of at most 2000 characters. */
                     target: string | number;
                 };
                 "multipart/form-data": {
                     /** @enum {string} */
-                    event: "payment.status.changed" | "collection.received" | "contact.created" | "collectionrequest.status.changed" | "webhook.disabled";
+                    event: "payment.status.changed" | "collection.received" | "contact.created" | "collectionrequest.status.changed" | "webhook.disabled" | "payment_batch.completed";
                     /** @description Text of at most 2000 characters. */
                     target: string | number;
                 };
@@ -4431,7 +4653,7 @@ export interface operations {
                  */
                 "application/json": {
                     /** @enum {string} */
-                    event: "payment.status.changed" | "collection.received" | "contact.created" | "collectionrequest.status.changed" | "webhook.disabled";
+                    event: "payment.status.changed" | "collection.received" | "contact.created" | "collectionrequest.status.changed" | "webhook.disabled" | "payment_batch.completed";
                     /** @description Text of at most 2000 characters. */
                     target: string | number;
                 };
@@ -4443,13 +4665,13 @@ export interface operations {
                  */
                 "application/x-www-form-urlencoded": {
                     /** @enum {string} */
-                    event: "payment.status.changed" | "collection.received" | "contact.created" | "collectionrequest.status.changed" | "webhook.disabled";
+                    event: "payment.status.changed" | "collection.received" | "contact.created" | "collectionrequest.status.changed" | "webhook.disabled" | "payment_batch.completed";
                     /** @description Text of at most 2000 characters. */
                     target: string | number;
                 };
                 "multipart/form-data": {
                     /** @enum {string} */
-                    event: "payment.status.changed" | "collection.received" | "contact.created" | "collectionrequest.status.changed" | "webhook.disabled";
+                    event: "payment.status.changed" | "collection.received" | "contact.created" | "collectionrequest.status.changed" | "webhook.disabled" | "payment_batch.completed";
                     /** @description Text of at most 2000 characters. */
                     target: string | number;
                 };
@@ -4553,7 +4775,7 @@ export interface operations {
                  */
                 "application/json": {
                     /** @enum {string} */
-                    event?: "payment.status.changed" | "collection.received" | "contact.created" | "collectionrequest.status.changed" | "webhook.disabled";
+                    event?: "payment.status.changed" | "collection.received" | "contact.created" | "collectionrequest.status.changed" | "webhook.disabled" | "payment_batch.completed";
                     /** @description Text of at most 2000 characters. */
                     target?: string | number;
                 };
@@ -4564,13 +4786,13 @@ export interface operations {
                  */
                 "application/x-www-form-urlencoded": {
                     /** @enum {string} */
-                    event?: "payment.status.changed" | "collection.received" | "contact.created" | "collectionrequest.status.changed" | "webhook.disabled";
+                    event?: "payment.status.changed" | "collection.received" | "contact.created" | "collectionrequest.status.changed" | "webhook.disabled" | "payment_batch.completed";
                     /** @description Text of at most 2000 characters. */
                     target?: string | number;
                 };
                 "multipart/form-data": {
                     /** @enum {string} */
-                    event?: "payment.status.changed" | "collection.received" | "contact.created" | "collectionrequest.status.changed" | "webhook.disabled";
+                    event?: "payment.status.changed" | "collection.received" | "contact.created" | "collectionrequest.status.changed" | "webhook.disabled" | "payment_batch.completed";
                     /** @description Text of at most 2000 characters. */
                     target?: string | number;
                 };
@@ -6242,6 +6464,398 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listPaymentBatches: {
+        parameters: {
+            query?: {
+                state?: "processing" | "completed";
+                /** @description A date and time, `YYYY-MM-DD HH:MM` (also `YYYY-MM-DD`, seconds, an offset; UTC without one); inclusive. */
+                created_after?: string;
+                /** @description A date and time, `YYYY-MM-DD HH:MM` (also `YYYY-MM-DD`, seconds, an offset; UTC without one); inclusive. */
+                created_before?: string;
+                /** @description Items per page: 10 when not given; more than the maximum (PAGE_SIZE_MAX, 100 by default) is cut to it. */
+                limit?: string;
+                /** @description Items to skip. */
+                offset?: string;
+            };
+            header?: {
+                /** @description The API version for this request (else the organization's saved one). */
+                "Api-Version"?: "v1" | "v2" | "v3" | "v4";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of batches. */
+            200: {
+                headers: {
+                    /** @description The API version of the response. */
+                    "Api-Version": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "count": 1,
+                     *       "next": null,
+                     *       "previous": null,
+                     *       "results": [
+                     *         {
+                     *           "id": 4,
+                     *           "organization": 3,
+                     *           "state": "processing",
+                     *           "row_count": 3,
+                     *           "counts": {
+                     *             "pending": 0,
+                     *             "failed": 0,
+                     *             "new": 0,
+                     *             "scheduled": 0,
+                     *             "processing": 1,
+                     *             "completed": 2,
+                     *             "rejected": 0,
+                     *             "processed_with_errors": 0,
+                     *             "cancelled": 0
+                     *           },
+                     *           "totals": [
+                     *             {
+                     *               "currency": "UGX",
+                     *               "rows": 3,
+                     *               "amount": "45000.0000",
+                     *               "completed_amount": "30000.0000"
+                     *             }
+                     *           ],
+                     *           "created": "2025-05-01T13:45:00Z",
+                     *           "author": 5,
+                     *           "modified": "2025-05-01T13:45:00Z",
+                     *           "completed_at": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description Total number of items. */
+                        count: number;
+                        /** @description Absolute URL of the next page (carries `offset`, and `limit` when given), or null. */
+                        next: string | null;
+                        /** @description Absolute URL of the previous page, or null. */
+                        previous: string | null;
+                        /** @description Items of the page. */
+                        results: components["schemas"]["PaymentBatch"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createPaymentBatch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version for this request (else the organization's saved one). */
+                "Api-Version"?: "v1" | "v2" | "v3" | "v4";
+                /** @description Any string: a repeat of the same key within 24 hours is 409 and writes nothing. */
+                "Duplicate-Check-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description JSON, form-encoded or multipart (`multipart/form-data`, text fields only). In form bodies nested hashes are `metadata[key]=value` or `metadata.key=value`, numbers and booleans are text (`true`, `True`, `1`). */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "payments": [
+                 *         {
+                 *           "phonenumber": "+256772123456",
+                 *           "amount": "15000",
+                 *           "currency": "UGX",
+                 *           "description": "Salary May"
+                 *         },
+                 *         {
+                 *           "phonenumber": "+256772123457",
+                 *           "amount": "15000",
+                 *           "currency": "UGX",
+                 *           "description": "Salary May",
+                 *           "metadata": {
+                 *             "employee": "E-17"
+                 *           }
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /** @description The payments, each with the fields of `POST /api/payments` but `start_date` (a batch is sent at once): `phonenumber`, `amount`, `currency`, `description`, and optionally `payment_type`, `metadata`, `first_name`, `last_name`, `account`, `callback_url`, `send_sms_message`. Every row is checked before anything is written; a row's errors are keyed `payments[<index>].<field>` (index from 0). */
+                    payments: {
+                        [key: string]: unknown;
+                    }[];
+                };
+                /**
+                 * @example {
+                 *       "payments": [
+                 *         {
+                 *           "phonenumber": "+256772123456",
+                 *           "amount": "15000",
+                 *           "currency": "UGX",
+                 *           "description": "Salary May"
+                 *         },
+                 *         {
+                 *           "phonenumber": "+256772123457",
+                 *           "amount": "15000",
+                 *           "currency": "UGX",
+                 *           "description": "Salary May",
+                 *           "metadata": {
+                 *             "employee": "E-17"
+                 *           }
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": {
+                    /** @description The payments, each with the fields of `POST /api/payments` but `start_date` (a batch is sent at once): `phonenumber`, `amount`, `currency`, `description`, and optionally `payment_type`, `metadata`, `first_name`, `last_name`, `account`, `callback_url`, `send_sms_message`. Every row is checked before anything is written; a row's errors are keyed `payments[<index>].<field>` (index from 0). */
+                    payments: {
+                        [key: string]: unknown;
+                    }[];
+                };
+                "multipart/form-data": {
+                    /** @description The payments, each with the fields of `POST /api/payments` but `start_date` (a batch is sent at once): `phonenumber`, `amount`, `currency`, `description`, and optionally `payment_type`, `metadata`, `first_name`, `last_name`, `account`, `callback_url`, `send_sms_message`. Every row is checked before anything is written; a row's errors are keyed `payments[<index>].<field>` (index from 0). */
+                    payments: {
+                        [key: string]: unknown;
+                    }[];
+                };
+                /**
+                 * @example phonenumber,amount,currency,description
+                 *     +256772123456,15000,UGX,Salary May
+                 *     +256772123457,15000,UGX,Salary May
+                 */
+                "text/csv": string;
+            };
+        };
+        responses: {
+            /** @description The batch, `processing`. */
+            201: {
+                headers: {
+                    /** @description The API version of the response. */
+                    "Api-Version": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 4,
+                     *       "organization": 3,
+                     *       "state": "processing",
+                     *       "row_count": 3,
+                     *       "counts": {
+                     *         "pending": 0,
+                     *         "failed": 0,
+                     *         "new": 0,
+                     *         "scheduled": 0,
+                     *         "processing": 1,
+                     *         "completed": 2,
+                     *         "rejected": 0,
+                     *         "processed_with_errors": 0,
+                     *         "cancelled": 0
+                     *       },
+                     *       "totals": [
+                     *         {
+                     *           "currency": "UGX",
+                     *           "rows": 3,
+                     *           "amount": "45000.0000",
+                     *           "completed_amount": "30000.0000"
+                     *         }
+                     *       ],
+                     *       "created": "2025-05-01T13:45:00Z",
+                     *       "author": 5,
+                     *       "modified": "2025-05-01T13:45:00Z",
+                     *       "completed_at": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PaymentBatch"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getPaymentBatch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version for this request (else the organization's saved one). */
+                "Api-Version"?: "v1" | "v2" | "v3" | "v4";
+            };
+            path: {
+                /** @description The object's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The batch. */
+            200: {
+                headers: {
+                    /** @description The API version of the response. */
+                    "Api-Version": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 4,
+                     *       "organization": 3,
+                     *       "state": "processing",
+                     *       "row_count": 3,
+                     *       "counts": {
+                     *         "pending": 0,
+                     *         "failed": 0,
+                     *         "new": 0,
+                     *         "scheduled": 0,
+                     *         "processing": 1,
+                     *         "completed": 2,
+                     *         "rejected": 0,
+                     *         "processed_with_errors": 0,
+                     *         "cancelled": 0
+                     *       },
+                     *       "totals": [
+                     *         {
+                     *           "currency": "UGX",
+                     *           "rows": 3,
+                     *           "amount": "45000.0000",
+                     *           "completed_amount": "30000.0000"
+                     *         }
+                     *       ],
+                     *       "created": "2025-05-01T13:45:00Z",
+                     *       "author": 5,
+                     *       "modified": "2025-05-01T13:45:00Z",
+                     *       "completed_at": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PaymentBatch"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listPaymentBatchRows: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version for this request (else the organization's saved one). */
+                "Api-Version"?: "v1" | "v2" | "v3" | "v4";
+            };
+            path: {
+                /** @description The object's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of rows. */
+            200: {
+                headers: {
+                    /** @description The API version of the response. */
+                    "Api-Version": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "count": 1,
+                     *       "next": null,
+                     *       "previous": null,
+                     *       "results": [
+                     *         {
+                     *           "row": 1,
+                     *           "phonenumber": "+256772123456",
+                     *           "amount": "15000.0000",
+                     *           "currency": "UGX",
+                     *           "description": "Salary May",
+                     *           "state": "completed",
+                     *           "payment": 77,
+                     *           "remote_transaction_id": "SBX-PAY-77",
+                     *           "error": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description Total number of items. */
+                        count: number;
+                        /** @description Absolute URL of the next page (carries `offset`, and `limit` when given), or null. */
+                        next: string | null;
+                        /** @description Absolute URL of the previous page, or null. */
+                        previous: string | null;
+                        /** @description Items of the page. */
+                        results: components["schemas"]["PaymentBatchRow"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getPaymentBatchResults: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version for this request (else the organization's saved one). */
+                "Api-Version"?: "v1" | "v2" | "v3" | "v4";
+            };
+            path: {
+                /** @description The object's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The result CSV. */
+            200: {
+                headers: {
+                    /** @description The API version of the response. */
+                    "Api-Version": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example row,phonenumber,amount,currency,description,state,payment,remote_transaction_id,error
+                     *     1,+256772123456,15000.0000,UGX,Salary May,completed,77,SBX-PAY-77,
+                     */
+                    "text/csv": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };

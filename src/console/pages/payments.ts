@@ -147,7 +147,7 @@ ${input('reason', 'Reason', cancel.values, cancel.errors, { hint: 'Up to 255 cha
       const page = parsePage(searchParams, config.pageSizeMax);
       const { count, rows } = await listPayments(sql, session.organizationId, parseFilters(PaymentFilters, searchParams), page);
       const values = queryValues(searchParams);
-      const content = html`<p><a href="/console/payments/new">New payment</a> · <a href="/console/reversals">Reversals (collections sent back)</a></p>
+      const content = html`<p><a href="/console/payments/new">New payment</a> · <a href="/console/payment-batches">Payment batches (bulk payouts)</a> · <a href="/console/reversals">Reversals (collections sent back)</a></p>
 ${filterForm('/console/payments', html`
 ${select('state', 'State', PAYMENT_STATES.map((state) => [state, state.replaceAll('_', ' ')] as const), values, {}, true)}
 ${select('currency', 'Currency', currencies, values, {}, true)}

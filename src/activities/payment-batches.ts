@@ -1,0 +1,29 @@
+import type { Sql } from '../db';
+import { completePaymentBatch, reserveBatchChunk } from '../services/payment-batches';
+import { recordPaymentState, recordWalletMovement } from '../telemetry/metrics';
+import type { Launcher } from '../temporal/launcher';
+
+type PaymentBatchActivityDeps = { sql: Sql; launcher: Launcher };
+
+export function createPaymentBatchActivities({ sql, launcher }: PaymentBatchActivityDeps) {
+  return {
+    /** A local activity: a chunk of the batch's rows made payments (their amounts reserved); the ids to send. */
+    async reserveBatchChunkStep({ batchId, chunk, size }: { batchId: number; chunk: number; size: number }): Promise<{ paymentIds: number[]; last: boolean }> {
+      const reserved = await reserveBatchChunk(sql, batchId, chunk, size);
+      await launcher.afterCommit({ events: reserved.events });
+      for (const event of reserved.events) {
+        if (event.type !== 'payment.status.changed') continue;
+        const { state, currency, amount } = event.data as { state: 'new'; currency: string; amount: string };
+        recordPaymentState(state);
+        recordWalletMovement({ type: 'mobile_payment', direction: 'debit', currency, amount });
+      }
+      return { paymentIds: reserved.payments.map((payment) => payment.id), last: reserved.last };
+    },
+
+    /** A local activity: the batch `completed`, with its `payment_batch.completed` event delivered. */
+    async completeBatchStep({ batchId }: { batchId: number }): Promise<void> {
+      const completed = await completePaymentBatch(sql, batchId);
+      if (completed !== null) await launcher.afterCommit({ events: completed.events });
+    },
+  };
+}
