@@ -478,9 +478,10 @@ if (batchRows > 0) {
   const payments = Array.from({ length: batchRows }, (_, index) => ({
     phonenumber: `+25678${String(index).padStart(7, '0')}`, amount: '10', currency: 'BXC', description: `Bench payroll ${runId}`,
   }));
+  const uploadBody = JSON.stringify({ payments });
   const uploadStarted = performance.now();
   const uploaded = await fetch(`${apiUrl}/api/payment-batches`, {
-    method: 'POST', headers: { Authorization: `Token ${apiKey}`, 'Content-Type': 'application/json' }, body: JSON.stringify({ payments }),
+    method: 'POST', headers: { Authorization: `Token ${apiKey}`, 'Content-Type': 'application/json' }, body: uploadBody,
   });
   const uploadText = await uploaded.text();
   if (uploaded.status !== 201) throw new Error(`POST /api/payment-batches answered ${uploaded.status}: ${uploadText.slice(0, 300)}`);
@@ -508,11 +509,11 @@ if (batchRows > 0) {
           ms(percentile(lifetimes, 99)), runs.length, mb(peaks['worker (Node)']), mb(peaks['API (Bun)'])]],
       ),
       '',
-      `One \`POST /api/payment-batches\` of ${batchRows} rows (JSON, ${(uploadText.length / 1024).toFixed(0)} KiB answer), then \`GET\` every 500 ms until \`completed\` ` +
+      `One \`POST /api/payment-batches\` of ${batchRows} rows (JSON, ${(uploadBody.length / 1024).toFixed(0)} KiB), then \`GET\` every 500 ms until \`completed\` ` +
         `(counts: ${Object.entries(batch.counts).filter(([, count]) => count > 0).map(([name, count]) => `${count} ${name}`).join(', ')}). ` +
         'The batch\'s workflow creates its payments 100 rows per transaction (each debit, contact and event with it) and runs each payment\'s workflow as a child, ' +
         `\`PAYMENT_BATCH_CONCURRENCY\` (${env.PAYMENT_BATCH_CONCURRENCY ?? 20}) at once, continuing as new past 10,000 history events. ` +
-        'Payment p50/p99: from a payment\'s creation to its final state. Peak RSS: VmRSS sampled every 200 ms during the phase. ' +
+        'Payment p50/p99: from a payment\'s creation (its reservation, up to 100 rows ahead of a free slot) to its final state. Peak RSS: VmRSS sampled every 200 ms during the phase. ' +
         `The sandbox completes a payout when it is sent (\`SANDBOX_PAYOUT_DELAY_SECONDS=${env.SANDBOX_PAYOUT_DELAY_SECONDS ?? '0'}\`).`,
     ].join('\n'),
   );

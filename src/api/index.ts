@@ -18,7 +18,7 @@ import { isMetricsPage, metricsRoutes } from './metrics';
 import { networkCallbackRoutes } from './network-callbacks';
 import { documentationRoutes, isDocumentationPage } from './openapi';
 import { operatorCallbackRoutes } from './operator-callbacks';
-import { isBatchResultsDownload, paymentBatchRoutes } from './payment-batches';
+import { paymentBatchRoutes } from './payment-batches';
 import { paymentRoutes } from './payments';
 import { reversalRoutes } from './reversals';
 import { accountRoutes, transactionRoutes } from './wallets';
@@ -45,8 +45,12 @@ export const apiRoutes = (deps: AppDeps, documented: () => readonly DocumentedRo
     .use(catalogRoutes(deps))
     .use(documentationRoutes(deps.config, documented));
 
-/** The docs page is HTML for browsers, /metrics is Prometheus text and a batch's results are CSV: the only API paths the JSON-only Accept rule skips. */
-export const isNonJsonApiPage = (request: Request): boolean => isDocumentationPage(request) || isMetricsPage(request) || isBatchResultsDownload(request);
+/** A CSV download of the API (a batch's results, a wallet's statement): its path ends in `.csv`. */
+const CSV_DOWNLOAD = /^\/api\/.+\.csv\/?$/i;
+
+/** The docs page is HTML for browsers, /metrics is Prometheus text and the `.csv` downloads are CSV: the only API paths the JSON-only Accept rule skips. */
+export const isNonJsonApiPage = (request: Request): boolean =>
+  isDocumentationPage(request) || isMetricsPage(request) || CSV_DOWNLOAD.test(new URL(request.url).pathname);
 
 /** An error as the API answers it: the spec's JSON body (the bill-payment routes' envelope around theirs). */
 export function apiErrorResponse(code: unknown, error: unknown, request: Request, allowedMethods: (path: string) => string[]): Promise<Response> {

@@ -17,6 +17,7 @@ import { TransactionSchema } from '../domain/collections';
 import { DeliverySchema, WebhookSchema } from '../domain/webhooks';
 import { AccountSchema, CurrencySchema, LedgerTransactionSchema, NetworkSchema, PaymentSchema, ReversalSchema } from '../domain/money-out';
 import { PaymentBatchLineSchema, PaymentBatchSchema } from '../domain/payment-batches';
+import { StatementSchema } from '../domain/statements';
 import {
   API_VERSIONS, CURRENT_API_VERSION, collectionRequestSchemaForVersion, collectionSchemaForVersion, contactSchemaForVersion,
   eventSchemaForVersion, formatApiVersion, ownedSchemaForVersion, parseApiVersion, type ApiVersion,
@@ -77,6 +78,7 @@ function componentSchemas(version: ApiVersion): Record<string, v.GenericSchema> 
     PaymentBatch: ownedSchemaForVersion(PaymentBatchSchema)(version),
     PaymentBatchRow: PaymentBatchLineSchema,
     WalletTransaction: LedgerTransactionSchema,
+    Statement: StatementSchema,
     Currency: CurrencySchema,
     Network: NetworkSchema,
     Event: eventSchemaForVersion(version),

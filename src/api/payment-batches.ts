@@ -13,7 +13,7 @@ import {
 import { authPlugin } from '../http/auth';
 import { pathId, type AppDeps } from '../http/context';
 import { listAnswer, listQuery, parsePage } from '../http/pagination';
-import { MAX_BODY_BYTES, declareBodyOptions } from '../http/request';
+import { MAX_BODY_BYTES, csvResponse, declareBodyOptions } from '../http/request';
 import { PathIdParams, requestSchema, routeDocs } from '../http/route-docs';
 
 const TAGS = ['Payment batches'];
@@ -23,10 +23,6 @@ const batchSchemaForVersion = ownedSchemaForVersion(PaymentBatchSchema);
 /** A batch's rows take more than a single object's body: up to 16 MiB, as JSON or CSV (a multipart form's `payments` file). */
 const BATCH_UPLOAD = { limit: 16 * MAX_BODY_BYTES, csv: { field: 'payments', read: readBatchCsv } };
 declareBodyOptions('POST', PREFIX, BATCH_UPLOAD);
-
-const RESULTS_PATH = /^\/api\/(?:v\d[^/]*\/)?payment-batches\/\d+\/results\.csv\/?$/i;
-/** The result CSV is text: the JSON-only Accept rule skips it. */
-export const isBatchResultsDownload = (request: Request): boolean => RESULTS_PATH.test(new URL(request.url).pathname);
 
 const CSV_EXAMPLE = 'phonenumber,amount,currency,description\n+256772123456,15000,UGX,Salary May\n+256772123457,15000,UGX,Salary May\n';
 
@@ -143,9 +139,7 @@ export const paymentBatchRoutes = (deps: AppDeps) => {
       '/:id/results.csv',
       async ({ params, principal }) => {
         const batch = await findOwnPaymentBatch(sql, principal.organizationId, pathId(params.id));
-        return new Response(batchResultsCsv((await batchLines(sql, batch.id)).rows), {
-          headers: { 'Content-Type': 'text/csv; charset=utf-8', 'Content-Disposition': `attachment; filename="payment-batch-${batch.id}-results.csv"` },
-        });
+        return csvResponse(batchResultsCsv((await batchLines(sql, batch.id)).rows), `payment-batch-${batch.id}-results.csv`);
       },
       { auth: true, params: PathIdParams, ...DOCS.getPaymentBatchResults },
     );

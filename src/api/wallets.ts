@@ -5,11 +5,15 @@
 import { Elysia } from 'elysia';
 import { AccountSchema, LedgerTransactionSchema, serializeAccount, serializeLedgerTransaction } from '../domain/money-out';
 import { listSchemaForVersion, ownedForVersion, ownedSchemaForVersion } from '../domain/versions';
-import { TransactionFilters, WalletFilters, findOwnTransaction, findOwnWallet, listTransactions, listWallets } from '../services/wallets';
+import { StatementSchema, serializeStatement, statementCsv } from '../domain/statements';
+import {
+  STATEMENT_MAX_TRANSACTIONS, StatementPeriod, TransactionFilters, WalletFilters, findOwnTransaction, findOwnWallet, listTransactions, listWallets, walletStatement,
+} from '../services/wallets';
 import { authPlugin } from '../http/auth';
 import { pathId, type AppDeps } from '../http/context';
 import { listAnswer, listQuery, parsePage } from '../http/pagination';
-import { PathIdParams, routeDocs } from '../http/route-docs';
+import { csvResponse } from '../http/request';
+import { PathIdParams, requestSchema, routeDocs } from '../http/route-docs';
 
 const accountSchemaForVersion = ownedSchemaForVersion(AccountSchema);
 
@@ -30,6 +34,35 @@ const DOCS = {
     caller: 'merchant',
     errors: [403, 404],
     responses: { 200: { description: 'The wallet.', schema: accountSchemaForVersion } },
+  }),
+  getAccountStatement: routeDocs({
+    operationId: 'getAccountStatement',
+    summary: 'A wallet\'s statement for a period',
+    description:
+      'The balance at `since` (the sum of every earlier transaction), every transaction of `[since, until)` oldest first with the balance after ' +
+      'it, and the closing balance, read in one snapshot: for a period that reaches the present the closing balance is the wallet\'s balance at ' +
+      `\`as_of\`. Periods are UTC; at most ${STATEMENT_MAX_TRANSACTIONS} transactions (400 otherwise: ask for a shorter period). A transaction ` +
+      'is dated when its database transaction began, so a period that ended seconds ago may still gain one that was committing then.',
+    tags: ['Accounts'],
+    caller: 'merchant',
+    errors: [403, 404],
+    responses: { 200: { description: 'The statement.', schema: StatementSchema } },
+  }),
+  getAccountStatementCsv: routeDocs({
+    operationId: 'getAccountStatementCsv',
+    summary: 'A wallet\'s statement for a period, as CSV',
+    description: 'The statement of `getAccountStatement` as CSV: an opening balance line, a line per transaction (time, transaction, type, what it belongs to, description, amount, balance after), a closing balance line.',
+    tags: ['Accounts'],
+    caller: 'merchant',
+    errors: [403, 404],
+    responses: {
+      200: {
+        description: 'The statement as CSV.',
+        mediaType: 'text/csv',
+        example: 'time,transaction,type,belongs_to,description,amount,balance,currency\n2025-05-01T00:00:00.000Z,,opening_balance,,,,1000.0000,UGX\n' +
+          '2025-05-01T13:47:02.512Z,311,mobile_payment,payment 77,Payment 77 to +256772123456,-250.0000,750.0000,UGX\n2025-05-02T00:00:00.000Z,,closing_balance,,,,750.0000,UGX\n',
+      },
+    },
   }),
   listTransactions: routeDocs({
     operationId: 'listTransactions',
@@ -76,6 +109,19 @@ export const accountRoutes = ({ sql, config }: AppDeps) =>
         params: PathIdParams,
         ...DOCS.getAccount,
       },
+    )
+    .get(
+      '/:id/statement',
+      async ({ params, query, principal }) => serializeStatement(await walletStatement(sql, principal.organizationId, pathId(params.id), query)),
+      { auth: true, params: PathIdParams, query: requestSchema(StatementPeriod), ...DOCS.getAccountStatement },
+    )
+    .get(
+      '/:id/statement.csv',
+      async ({ params, query, principal }) => {
+        const statement = await walletStatement(sql, principal.organizationId, pathId(params.id), query);
+        return csvResponse(statementCsv(statement), `wallet-${statement.walletId}-statement-${statement.since.toISOString().slice(0, 10)}.csv`);
+      },
+      { auth: true, params: PathIdParams, query: requestSchema(StatementPeriod), ...DOCS.getAccountStatementCsv },
     );
 
 export const transactionRoutes = ({ sql, config }: AppDeps) =>

@@ -13,7 +13,8 @@ const SignedAmount = v.pipe(v.string(), v.regex(/^-?\d+\.\d{4}$/), v.description
 const Amount = v.pipe(v.string(), v.regex(/^\d+\.\d{4}$/), v.description('Decimal string with four decimals.'), v.examples(['250.0000']));
 /** Timestamps of money-out objects carry fractional seconds (api.md 2.7), `YYYY-MM-DDTHH:MM:SS.sssZ`. */
 const PreciseTimestamp = v.pipe(v.string(), v.description('UTC with fractional seconds, `YYYY-MM-DDTHH:MM:SS.sssZ`.'), v.examples(['2025-05-01T13:45:00.123Z']));
-const precise = (date: Date): string => date.toISOString();
+/** An instant with milliseconds (what a wallet transaction and a statement show). */
+export const precise = (date: Date): string => date.toISOString();
 const preciseOrNull = (date: Date | null): string | null => (date === null ? null : date.toISOString());
 
 // Accounts (wallets).

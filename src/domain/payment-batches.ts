@@ -144,9 +144,15 @@ export const serializeBatchLine = (line: BatchLineRow): PaymentBatchLineResource
   error: line.error,
 });
 
+/**
+ * A merchant's own text as a CSV cell a spreadsheet shows as text: one that starts like a formula
+ * (`=`, `+`, `-`, `@`, a tab or a carriage return) gets a leading apostrophe (CSV injection).
+ */
+const textCell = (text: string): string => (/^[=+\-@\t\r]/.test(text) ? `'${text}` : text);
+
 /** The result CSV: one line per row, in upload order, with what became of it. */
 export function batchResultsCsv(lines: readonly BatchLineRow[]): string {
-  return stringify(lines.map(serializeBatchLine), {
+  return stringify(lines.map((line) => ({ ...serializeBatchLine(line), description: textCell(line.description) })), {
     header: true,
     columns: ['row', 'phonenumber', 'amount', 'currency', 'description', 'state', 'payment', 'remote_transaction_id', 'error'],
   });

@@ -22,6 +22,11 @@ export function jsonResponse(status: number, body: unknown, headers: Record<stri
   });
 }
 
+/** A CSV download (a batch's results, a statement): text a spreadsheet opens, saved under `filename`. */
+export function csvResponse(body: string, filename: string): Response {
+  return new Response(body, { headers: { 'Content-Type': 'text/csv; charset=utf-8', 'Content-Disposition': `attachment; filename="${filename}"` } });
+}
+
 /** True when the Accept header (absent = anything) admits a JSON response. */
 export function acceptsJson(accept: string | null): boolean {
   if (accept === null || accept.trim() === '') return true;

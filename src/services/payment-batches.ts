@@ -198,7 +198,9 @@ type ReservedChunk = { payments: { id: number; organizationId: number }[]; event
  */
 export async function reserveBatchChunk(sql: Sql, batchId: number, chunk: number, size: number): Promise<ReservedChunk> {
   return (await sql.begin(async (tx) => {
-    const [batch] = await tx<PaymentBatchRow[]>`select ${tx.unsafe(BATCH_COLUMNS)} from payment_batches where id = ${batchId}`;
+    // The batch's first step marks its workflow started (the outbox sweep leaves it alone from then on).
+    const [batch] = await tx<PaymentBatchRow[]>`
+      update payment_batches set workflow_started_at = coalesce(workflow_started_at, now()) where id = ${batchId} returning ${tx.unsafe(BATCH_COLUMNS)}`;
     if (!batch) throw new Error(`payment batch ${batchId} does not exist`);
     const rows = await tx<{ id: number; state: string; paymentId: number | null; input: LineFields }[]>`
       select id, state, payment_id as "paymentId", input from payment_batch_rows

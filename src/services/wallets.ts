@@ -1,8 +1,10 @@
 /** Wallets (accounts) and the transactions behind their balances, as the API and the console read them. */
 import * as v from 'valibot';
 import type { Queryable, Sql } from '../db';
-import { choiceMessage, filterDate, filterId } from '../domain/input';
+import { fieldErrors } from '../domain/errors';
+import { choiceMessage, filterDate, filterId, instantField } from '../domain/input';
 import { ACCOUNT_STATUSES, TRANSACTION_TYPES, type LedgerRow, type WalletRow } from '../domain/money-out';
+import type { StatementRow } from '../domain/statements';
 import { listPage, ownRow, timeRange, type ListPage, type PageWindow } from './queries';
 
 const WALLET_COLUMNS = `id, organization_id as "organizationId", currency, label, description, status, balance::text as balance,
@@ -99,4 +101,48 @@ export async function activeWallets(sql: Queryable, organizationId: number, curr
     select id, balance > 0 as funded from accounts
     where organization_id = ${organizationId} and currency = ${currency} and status = 'active'
     order by created, id`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Statements
+
+/** The most transactions one statement lists (a busier period is asked for in shorter ones). */
+export const STATEMENT_MAX_TRANSACTIONS = 50_000;
+
+export const StatementPeriod = v.object({
+  since: v.optional(instantField('The start of the period, inclusive: `YYYY-MM-DD` (midnight UTC) or a date and time; default: the start of today (UTC).')),
+  until: v.optional(instantField('The end of the period, exclusive: `YYYY-MM-DD` (midnight UTC) or a date and time; default: now.')),
+});
+type StatementPeriodValues = v.InferOutput<typeof StatementPeriod>;
+
+/**
+ * A wallet's statement for `[since, until)`: the balance before the period (the sum of every earlier
+ * transaction), each transaction of the period oldest first with the balance after it, and the
+ * closing balance. Read in one REPEATABLE READ snapshot, so the closing balance of a period that
+ * reaches the present equals the wallet's balance at `asOf`, however many payments commit meanwhile.
+ */
+export async function walletStatement(sql: Sql, organizationId: number, walletId: number, period: StatementPeriodValues): Promise<StatementRow> {
+  return (await sql.begin('isolation level repeatable read read only', async (tx) => {
+    const wallet = await findOwnWallet(tx, organizationId, walletId);
+    const asOf = (await tx<{ now: Date }[]>`select clock_timestamp() as now`)[0]!.now;
+    const until = period.until ?? asOf;
+    const since = period.since ?? new Date(Date.UTC(until.getUTCFullYear(), until.getUTCMonth(), until.getUTCDate()));
+    if (since.getTime() >= until.getTime()) throw fieldErrors({ until: ['The end of the period must come after its start.'] });
+    const inPeriod = tx`account_id = ${wallet.id} and created >= ${since} and created < ${until}`;
+    const [summary] = await tx<{ opening: string; count: number; credits: string; debits: string }[]>`
+      select coalesce((select sum(amount) from transactions where account_id = ${wallet.id} and created < ${since}), 0)::numeric(20,4)::text as opening,
+             count(*)::int as count, coalesce(sum(amount) filter (where amount > 0), 0)::numeric(20,4)::text as credits,
+             coalesce(sum(amount) filter (where amount < 0), 0)::numeric(20,4)::text as debits
+      from transactions where ${inPeriod}`;
+    const { opening, count, credits, debits } = summary!;
+    if (count > STATEMENT_MAX_TRANSACTIONS) {
+      throw fieldErrors({ until: [`The period holds ${count} transactions; a statement lists at most ${STATEMENT_MAX_TRANSACTIONS}: ask for a shorter period.`] });
+    }
+    const lines = await tx<StatementRow['lines']>`
+      select ${tx.unsafe(LEDGER_COLUMNS)}, (${opening}::numeric + sum(t.amount) over (order by t.created, t.id))::text as "balanceAfter"
+      from transactions t where t.account_id = ${wallet.id} and t.created >= ${since} and t.created < ${until}
+      order by t.created, t.id`;
+    const closing = lines.at(-1)?.balanceAfter ?? opening;
+    return { walletId: wallet.id, currency: wallet.currency, since, until, asOf, openingBalance: opening, closingBalance: closing, credits, debits, lines };
+  })) as StatementRow;
 }

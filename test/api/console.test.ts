@@ -408,6 +408,13 @@ describe('money pages', () => {
     expect(overview).toContain(`href="/console/wallets/${wallet.id}"`);
     expect((await browser.get('/console/payments?state=lost')).status).toBe(400);
     expect((await browser.get(`/console/wallets/${wallet.id}?type=gift`)).status).toBe(400);
+    // A statement's period: one that ends before it starts is shown with its error; the pages of batches answer.
+    const backwards = await browser.get(`/console/wallets/${wallet.id}/statement?since=2025-02-01&until=2025-01-01`);
+    expect(backwards.status).toBe(400);
+    expect(backwards.text).toContain('The end of the period must come after its start.');
+    expect((await browser.get(`/console/wallets/${wallet.id}/statement?since=2000-01-01`)).status).toBe(200);
+    for (const path of ['/console/payment-batches', '/console/payment-batches/new']) expect((await browser.get(path)).status).toBe(200);
+    expect((await browser.get('/console/payment-batches/99999999')).status).toBe(404);
     // Every input of the money forms has its label.
     for (const path of ['/console/payments/new', '/console/payments', `/console/wallets/${wallet.id}`, '/console/reversals']) {
       const page = (await browser.get(path)).text;

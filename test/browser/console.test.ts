@@ -511,6 +511,22 @@ test('upload a CSV of payments, see each row\'s error in the preview, send a cor
   expect(results).toContain(`${numbers[2]},1200.0000,BXC,Payroll May,completed`);
 }, 90_000);
 
+test('see a wallet\'s statement for a period: its closing balance is the wallet\'s balance, and it downloads as CSV', async () => {
+  const [wallet] = await testSql()<{ id: number; balance: string }[]>`
+    select id, balance::text as balance from accounts where organization_id = ${organizationId} and currency = 'BXC'`;
+  await page.goto(`${baseUrl}/console/wallets/${wallet!.id}`);
+  await page.getByLabel('From').fill('2000-01-01');
+  await page.getByRole('button', { name: 'Show statement' }).click();
+  await page.waitForURL(/\/statement\?/);
+  expect(await page.locator('#opening-balance').textContent()).toBe('0 BXC');
+  const balance = await page.locator('#closing-balance').textContent();
+  expect(balance!.replaceAll(',', '')).toBe(`${Number(wallet!.balance)} BXC`);
+  expect(await page.locator('table tbody tr').count()).toBeGreaterThan(5);
+  const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Download as CSV' }).click()]);
+  const csv = await new Response((await download.createReadStream()) as unknown as ReadableStream).text();
+  expect(csv.trim().split('\n').at(-1)).toContain(`closing_balance,,,,${wallet!.balance},BXC`);
+}, 60_000);
+
 test('no console errors on any page visited', () => {
   expect(consoleErrors).toEqual([]);
   expect(apiOutput).not.toContain('"level":"error"');

@@ -812,6 +812,46 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/api/accounts/{id}/statement": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A wallet's statement for a period
+         * @description The balance at `since` (the sum of every earlier transaction), every transaction of `[since, until)` oldest first with the balance after it, and the closing balance, read in one snapshot: for a period that reaches the present the closing balance is the wallet's balance at `as_of`. Periods are UTC; at most 50000 transactions (400 otherwise: ask for a shorter period). A transaction is dated when its database transaction began, so a period that ended seconds ago may still gain one that was committing then.
+         */
+        get: operations["getAccountStatement"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/accounts/{id}/statement.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A wallet's statement for a period, as CSV
+         * @description The statement of `getAccountStatement` as CSV: an opening balance line, a line per transaction (time, transaction, type, what it belongs to, description, amount, balance after), a closing balance line.
+         */
+        get: operations["getAccountStatementCsv"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/transactions": {
         parameters: {
             query?: never;
@@ -1804,6 +1844,102 @@ export type components = {
              * @example 2025-05-01T13:45:00.123Z
              */
             created: string;
+        };
+        /**
+         * @description A wallet's statement for a period: opening balance, every transaction, closing balance.
+         * @example {
+         *       "account": 12,
+         *       "currency": "UGX",
+         *       "since": "2025-05-01T00:00:00.000Z",
+         *       "until": "2025-05-02T00:00:00.000Z",
+         *       "as_of": "2025-05-03T08:00:00.000Z",
+         *       "opening_balance": "1000.0000",
+         *       "credits": "1500.0000",
+         *       "debits": "-250.0000",
+         *       "closing_balance": "2250.0000",
+         *       "transactions": [
+         *         {
+         *           "id": 311,
+         *           "account": 12,
+         *           "amount": "-250.0000",
+         *           "currency": "UGX",
+         *           "type": "mobile_payment",
+         *           "description": "Payment 77 to +256772123456",
+         *           "collection": null,
+         *           "payment": 77,
+         *           "reversal": null,
+         *           "fee_transaction": null,
+         *           "created": "2025-05-01T13:47:02.512Z",
+         *           "balance_after": "750.0000"
+         *         }
+         *       ]
+         *     }
+         */
+        Statement: {
+            /**
+             * @description The wallet.
+             * @example 42
+             */
+            account: number;
+            /**
+             * @description 3-letter currency code: BXC (sandbox), UGX or KES.
+             * @example UGX
+             */
+            currency: string;
+            /** @description The start of the period (inclusive), UTC with milliseconds. */
+            since: string;
+            /** @description The end of the period (exclusive). */
+            until: string;
+            /** @description When the statement was read: every transaction committed by then is in it (a period that reaches the present may still grow). */
+            as_of: string;
+            /** @description The balance at `since`: the sum of every earlier transaction. */
+            opening_balance: string;
+            /** @description The sum of the period's credits. */
+            credits: string;
+            /** @description The sum of the period's debits (negative). */
+            debits: string;
+            /** @description The opening balance plus every transaction of the period; for a period that reaches `as_of`, the wallet's balance then. */
+            closing_balance: string;
+            /** @description The period's transactions, oldest first. */
+            transactions: {
+                /**
+                 * @description Unique id.
+                 * @example 42
+                 */
+                id: number;
+                /**
+                 * @description The wallet whose balance it changed.
+                 * @example 42
+                 */
+                account: number;
+                /**
+                 * @description Decimal string with four decimals; negative for money out of the wallet.
+                 * @example -250.0000
+                 */
+                amount: string;
+                /**
+                 * @description 3-letter currency code: BXC (sandbox), UGX or KES.
+                 * @example UGX
+                 */
+                currency: string;
+                /** @description `funding`, `mobile_collection` (a collection credited), `mobile_payment` (a payment debited), `payment_release` (a failed or cancelled payment given back), `reversal` (a collection sent back), `reversal_release` (a failed reversal given back). */
+                type: string;
+                description: string;
+                /** @description The collection it belongs to, if any. */
+                collection: number | null;
+                /** @description The payment it belongs to, if any. */
+                payment: number | null;
+                /** @description The reversal it belongs to, if any. */
+                reversal: number | null;
+                fee_transaction: null;
+                /**
+                 * @description UTC with fractional seconds, `YYYY-MM-DDTHH:MM:SS.sssZ`.
+                 * @example 2025-05-01T13:45:00.123Z
+                 */
+                created: string;
+                /** @description The wallet's balance right after it. */
+                balance_after: string;
+            }[];
         };
         /**
          * @description A currency the service handles.
@@ -7182,6 +7318,121 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["Account"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getAccountStatement: {
+        parameters: {
+            query?: {
+                /** @description The start of the period, inclusive: `YYYY-MM-DD` (midnight UTC) or a date and time; default: the start of today (UTC). */
+                since?: string;
+                /** @description The end of the period, exclusive: `YYYY-MM-DD` (midnight UTC) or a date and time; default: now. */
+                until?: string;
+            };
+            header?: {
+                /** @description The API version for this request (else the organization's saved one). */
+                "Api-Version"?: "v1" | "v2" | "v3" | "v4";
+            };
+            path: {
+                /** @description The object's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The statement. */
+            200: {
+                headers: {
+                    /** @description The API version of the response. */
+                    "Api-Version": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "account": 12,
+                     *       "currency": "UGX",
+                     *       "since": "2025-05-01T00:00:00.000Z",
+                     *       "until": "2025-05-02T00:00:00.000Z",
+                     *       "as_of": "2025-05-03T08:00:00.000Z",
+                     *       "opening_balance": "1000.0000",
+                     *       "credits": "1500.0000",
+                     *       "debits": "-250.0000",
+                     *       "closing_balance": "2250.0000",
+                     *       "transactions": [
+                     *         {
+                     *           "id": 311,
+                     *           "account": 12,
+                     *           "amount": "-250.0000",
+                     *           "currency": "UGX",
+                     *           "type": "mobile_payment",
+                     *           "description": "Payment 77 to +256772123456",
+                     *           "collection": null,
+                     *           "payment": 77,
+                     *           "reversal": null,
+                     *           "fee_transaction": null,
+                     *           "created": "2025-05-01T13:47:02.512Z",
+                     *           "balance_after": "750.0000"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Statement"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getAccountStatementCsv: {
+        parameters: {
+            query?: {
+                /** @description The start of the period, inclusive: `YYYY-MM-DD` (midnight UTC) or a date and time; default: the start of today (UTC). */
+                since?: string;
+                /** @description The end of the period, exclusive: `YYYY-MM-DD` (midnight UTC) or a date and time; default: now. */
+                until?: string;
+            };
+            header?: {
+                /** @description The API version for this request (else the organization's saved one). */
+                "Api-Version"?: "v1" | "v2" | "v3" | "v4";
+            };
+            path: {
+                /** @description The object's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The statement as CSV. */
+            200: {
+                headers: {
+                    /** @description The API version of the response. */
+                    "Api-Version": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example time,transaction,type,belongs_to,description,amount,balance,currency
+                     *     2025-05-01T00:00:00.000Z,,opening_balance,,,,1000.0000,UGX
+                     *     2025-05-01T13:47:02.512Z,311,mobile_payment,payment 77,Payment 77 to +256772123456,-250.0000,750.0000,UGX
+                     *     2025-05-02T00:00:00.000Z,,closing_balance,,,,750.0000,UGX
+                     */
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];

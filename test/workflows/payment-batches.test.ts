@@ -59,7 +59,7 @@ describe('payment batches through the sandbox network', () => {
     const merchant = await createMerchant(ctx.app);
     const hookPath = '/batches/hook-1';
     expect((await merchant.request('/api/webhooks', { form: { event: 'payment_batch.completed', target: receiver.url(hookPath) } })).status).toBe(201);
-    const payments = [row(), row(), row(SANDBOX_PAYOUT_REJECTED_NUMBER), row(), row(SANDBOX_PAYOUT_FAILING_NUMBER), row(), row()];
+    const payments = [row(), row(), row(SANDBOX_PAYOUT_REJECTED_NUMBER), row(), row(SANDBOX_PAYOUT_FAILING_NUMBER), row(), { ...row(), description: '=HYPERLINK("x")' }];
     const created = await merchant.request('/api/payment-batches', { body: { payments } });
     expect(created.status).toBe(201);
     const batchId = created.body.id as number;
@@ -88,6 +88,8 @@ describe('payment batches through the sandbox network', () => {
     expect(lines[1]).toMatch(/^1,\+256772\d+,10\.0000,BXC,Payroll,completed,\d+,SBX-PAY-\d+,$/);
     expect(lines[3]).toContain(',rejected,');
     expect(lines[5]).toContain(',processed_with_errors,');
+    // A description that starts like a formula is text in a spreadsheet.
+    expect(lines[7]).toContain(`,"'=HYPERLINK(""x"")",completed,`);
     await recordHistory(ctx.client, paymentBatchWorkflowId(batchId), 'payment-batch-completed');
   });
 

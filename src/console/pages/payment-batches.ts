@@ -12,7 +12,7 @@ import { BATCH_CSV_COLUMNS, MAX_BATCH_ROWS, batchResultsCsv, finalRows, readBatc
 import type { AppDeps } from '../../http/context';
 import { findApiError } from '../../http/errors';
 import { parsePage } from '../../http/pagination';
-import { MAX_BODY_BYTES, declareBodyOptions } from '../../http/request';
+import { MAX_BODY_BYTES, csvResponse, declareBodyOptions } from '../../http/request';
 import type { ConsoleSession } from '../../services/console-sessions';
 import { DuplicateRequestError } from '../../services/duplicate-checks';
 import {
@@ -168,8 +168,6 @@ ${pager(`/console/payment-batches/${batch.id}`, searchParams, page, lines.count)
     .get('/console/payment-batches/:id/live', async ({ params, session }) => htmlResponse(live(await resourceOf(session, params.id))), { page: 'member' })
     .get('/console/payment-batches/:id/results.csv', async ({ params, session }) => {
       const batch = await ownedBatch(session, params.id);
-      return new Response(batchResultsCsv((await batchLines(sql, batch.id)).rows), {
-        headers: { 'Content-Type': 'text/csv; charset=utf-8', 'Content-Disposition': `attachment; filename="payment-batch-${batch.id}-results.csv"` },
-      });
+      return csvResponse(batchResultsCsv((await batchLines(sql, batch.id)).rows), `payment-batch-${batch.id}-results.csv`);
     }, { page: 'member' });
 };

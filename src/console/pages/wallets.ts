@@ -2,7 +2,8 @@
  * Wallets: the organization's wallets with their balances, and a wallet's page with the
  * transactions behind its balance (the same `listWallets` and `listTransactions` as
  * `GET /api/accounts` and `GET /api/transactions`), newest first, paged, each linked to the
- * collection, payment or reversal it belongs to.
+ * collection, payment or reversal it belongs to; a wallet's statement for a UTC period (the same
+ * `walletStatement` as `GET /api/accounts/<id>/statement`) with its running balance and its CSV.
  */
 import { Elysia } from 'elysia';
 import type { AppDeps } from '../../http/context';
@@ -10,10 +11,13 @@ import { parsePage } from '../../http/pagination';
 import { parseFilters } from '../../http/filters';
 import { TRANSACTION_TYPES, type LedgerRow } from '../../domain/money-out';
 import type { ConsoleSession } from '../../services/console-sessions';
-import { TransactionFilters, findOwnWallet, listTransactions, listWallets } from '../../services/wallets';
+import { statementCsv } from '../../domain/statements';
+import { csvResponse } from '../../http/request';
+import { findApiError } from '../../http/errors';
+import { StatementPeriod, TransactionFilters, findOwnWallet, listTransactions, listWallets, walletStatement } from '../../services/wallets';
 import { html, type Child, type Html } from '../html';
 import { htmlResponse } from '../http';
-import { anyFilter, badge, details, filterForm, layout, money, pager, queryValues, select, signedMoney, table, when } from '../layout';
+import { anyFilter, badge, details, filterForm, input, layout, money, notice, pager, queryValues, select, signedMoney, table, when, type FieldErrors } from '../layout';
 import { consoleSessionPlugin } from '../session';
 import { nonEmptyQuery, ownedId, ownedOrMissing } from './common';
 
@@ -87,11 +91,54 @@ ${pager('/console/wallets', searchParams, page, count)}
         ['Low balance threshold', wallet.lowBalanceThreshold === null ? null : money(wallet.lowBalanceThreshold, wallet.currency)],
         ['Created', when(wallet.created)],
       ])}</section>
+<section class="card" aria-labelledby="statement"><h2 id="statement">Statement</h2>
+<form method="get" action="${path}/statement" class="grid">
+${input('since', 'From', {}, {}, { placeholder: 'YYYY-MM-DD', hint: 'UTC; inclusive. Empty: the start of today.' })}
+${input('until', 'Until', {}, {}, { placeholder: 'YYYY-MM-DD', hint: 'UTC; exclusive. Empty: now.' })}
+<div class="actions"><button type="submit">Show statement</button></div></form></section>
 <h2 id="transactions">Transactions</h2>
 ${filterForm(path, select('type', 'Type', TRANSACTION_TYPES.map((type) => [type, TRANSACTION_LABELS[type] ?? type] as const), queryValues(searchParams), {}, true),
     anyFilter(searchParams, ['type']))}
 ${transactionsTable(rows, { empty: 'No transactions match.' })}
 ${pager(path, searchParams, page, count)}`;
       return htmlResponse(layout(frame(session, `Wallet #${wallet.id} · ${wallet.currency}`), content));
+    }, { page: 'member' })
+    .get('/console/wallets/:id/statement', async ({ params, request, session }) => {
+      const id = ownedId(params.id);
+      const searchParams = nonEmptyQuery(request);
+      const values = queryValues(searchParams);
+      const title = `Statement of wallet #${id}`;
+      try {
+        const statement = await ownedOrMissing(walletStatement(sql, session.organizationId, id, parseFilters(StatementPeriod, searchParams)), 'No such wallet in your organization.');
+        const { currency } = statement;
+        const content = html`<p><a href="/console/wallets/${id}">Back to the wallet</a> ·
+<a href="/console/wallets/${id}/statement.csv?${searchParams.toString()}" download>Download as CSV</a></p>
+<section class="card">${details([
+          ['Period (UTC)', html`${when(statement.since)} to ${when(statement.until)}`],
+          ['Opening balance', html`<span id="opening-balance">${money(statement.openingBalance, currency)}</span>`],
+          ['Credits', signedMoney(statement.credits, currency)],
+          ['Debits', signedMoney(statement.debits, currency)],
+          ['Closing balance', html`<strong id="closing-balance">${money(statement.closingBalance, currency)}</strong>`],
+          ['Read at', when(statement.asOf)],
+        ])}</section>
+${table(['Time', 'Transaction', 'Type', 'Description', 'Amount', 'Balance', 'Belongs to'], statement.lines.map((line) => [
+          when(line.created), `#${line.id}`, TRANSACTION_LABELS[line.type] ?? line.type, line.description, signedMoney(line.amount, currency),
+          money(line.balanceAfter, currency), belongsTo(line),
+        ]), 'No transactions in the period.')}`;
+        return htmlResponse(layout(frame(session, title), content));
+      } catch (error) {
+        const apiError = findApiError(error);
+        if (apiError?.status !== 400) throw error;
+        const errors = apiError.body as FieldErrors;
+        return htmlResponse(layout(frame(session, title), html`${notice(Object.values(errors).flat().join(' '), 'error')}
+<form method="get" action="/console/wallets/${id}/statement" class="grid">
+${input('since', 'From', values, errors, { placeholder: 'YYYY-MM-DD' })}${input('until', 'Until', values, errors, { placeholder: 'YYYY-MM-DD' })}
+<div class="actions"><button type="submit">Show statement</button></div></form>`), 400);
+      }
+    }, { page: 'member' })
+    .get('/console/wallets/:id/statement.csv', async ({ params, request, session }) => {
+      const statement = await ownedOrMissing(
+        walletStatement(sql, session.organizationId, ownedId(params.id), parseFilters(StatementPeriod, nonEmptyQuery(request))), 'No such wallet in your organization.');
+      return csvResponse(statementCsv(statement), `wallet-${statement.walletId}-statement-${statement.since.toISOString().slice(0, 10)}.csv`);
     }, { page: 'member' });
 };
