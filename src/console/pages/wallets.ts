@@ -17,7 +17,7 @@ import { findApiError } from '../../http/errors';
 import { StatementPeriod, TransactionFilters, findOwnWallet, listTransactions, listWallets, walletStatement } from '../../services/wallets';
 import { html, type Child, type Html } from '../html';
 import { htmlResponse } from '../http';
-import { anyFilter, badge, details, filterForm, input, layout, money, notice, pager, queryValues, select, signedMoney, table, when, type FieldErrors } from '../layout';
+import { anyFilter, badge, details, filterForm, input, layout, money, notice, pager, queryValues, select, signedMoney, table, when, type FieldErrors, type Values } from '../layout';
 import { consoleSessionPlugin } from '../session';
 import { nonEmptyQuery, ownedId, ownedOrMissing } from './common';
 
@@ -55,6 +55,12 @@ export function transactionsTable(transactions: readonly LedgerRow[], options: {
   );
 }
 
+/** The period of a wallet's statement (GET): UTC dates, with the errors of a period refused. */
+const statementForm = (walletId: number, values: Values, errors: FieldErrors): Html => html`<form method="get" action="/console/wallets/${walletId}/statement" class="grid">
+${input('since', 'From', values, errors, { placeholder: 'YYYY-MM-DD', hint: 'UTC; inclusive. Empty: the start of today.' })}
+${input('until', 'Until', values, errors, { placeholder: 'YYYY-MM-DD', hint: 'UTC; exclusive. Empty: now.' })}
+<div class="actions"><button type="submit">Show statement</button></div></form>`;
+
 export const walletRoutes = (deps: AppDeps) => {
   const { sql, config } = deps;
   const frame = (session: ConsoleSession, title: string) => ({ session, sandbox: config.sandbox, section: 'wallets' as const, title });
@@ -91,11 +97,7 @@ ${pager('/console/wallets', searchParams, page, count)}
         ['Low balance threshold', wallet.lowBalanceThreshold === null ? null : money(wallet.lowBalanceThreshold, wallet.currency)],
         ['Created', when(wallet.created)],
       ])}</section>
-<section class="card" aria-labelledby="statement"><h2 id="statement">Statement</h2>
-<form method="get" action="${path}/statement" class="grid">
-${input('since', 'From', {}, {}, { placeholder: 'YYYY-MM-DD', hint: 'UTC; inclusive. Empty: the start of today.' })}
-${input('until', 'Until', {}, {}, { placeholder: 'YYYY-MM-DD', hint: 'UTC; exclusive. Empty: now.' })}
-<div class="actions"><button type="submit">Show statement</button></div></form></section>
+<section class="card" aria-labelledby="statement"><h2 id="statement">Statement</h2>${statementForm(wallet.id, {}, {})}</section>
 <h2 id="transactions">Transactions</h2>
 ${filterForm(path, select('type', 'Type', TRANSACTION_TYPES.map((type) => [type, TRANSACTION_LABELS[type] ?? type] as const), queryValues(searchParams), {}, true),
     anyFilter(searchParams, ['type']))}
@@ -131,9 +133,7 @@ ${table(['Time', 'Transaction', 'Type', 'Description', 'Amount', 'Balance', 'Bel
         if (apiError?.status !== 400) throw error;
         const errors = apiError.body as FieldErrors;
         return htmlResponse(layout(frame(session, title), html`${notice(Object.values(errors).flat().join(' '), 'error')}
-<form method="get" action="/console/wallets/${id}/statement" class="grid">
-${input('since', 'From', values, errors, { placeholder: 'YYYY-MM-DD' })}${input('until', 'Until', values, errors, { placeholder: 'YYYY-MM-DD' })}
-<div class="actions"><button type="submit">Show statement</button></div></form>`), 400);
+${statementForm(id, values, errors)}`), 400);
       }
     }, { page: 'member' })
     .get('/console/wallets/:id/statement.csv', async ({ params, request, session }) => {
