@@ -7,6 +7,7 @@
 import { parse } from 'csv-parse/sync';
 import { stringify } from 'csv-stringify/sync';
 import * as v from 'valibot';
+import { RefusedError } from './errors';
 import { sumAmounts } from './money';
 import { PAYMENT_STATES } from './money-out';
 import { Amount, Author, CurrencyCode, Id, NullableTimestamp, OrganizationId, PhoneNumber, Timestamp, described } from './shapes';
@@ -158,8 +159,8 @@ export function batchResultsCsv(lines: readonly BatchLineRow[]): string {
   });
 }
 
-/** A CSV upload that cannot be read as rows: what is wrong with it, for a 400. */
-class UnreadableCsvError extends Error {}
+/** A CSV upload that cannot be read as rows: what is wrong with it, refused with a 400 wherever it is read. */
+class UnreadableCsvError extends RefusedError {}
 
 /**
  * A CSV upload's rows as objects keyed by the header's columns (each of `BATCH_CSV_COLUMNS`, in

@@ -415,6 +415,11 @@ describe('money pages', () => {
     expect((await browser.get(`/console/wallets/${wallet.id}/statement?since=2000-01-01`)).status).toBe(200);
     for (const path of ['/console/payment-batches', '/console/payment-batches/new']) expect((await browser.get(path)).status).toBe(200);
     expect((await browser.get('/console/payment-batches/99999999')).status).toBe(404);
+    // A confirmation whose CSV was altered after the preview (unreadable now) is refused, nothing sent.
+    await browser.get('/console/payment-batches/new');
+    const altered = await browser.post('/console/payment-batches', { key: 'altered', csv: 'phonenumber,amount\n+256772000001' });
+    expect(altered.status).toBe(400);
+    expect(altered.text).toContain('Nothing was sent: The CSV cannot be read');
     // Every input of the money forms has its label.
     for (const path of ['/console/payments/new', '/console/payments', `/console/wallets/${wallet.id}`, '/console/reversals']) {
       const page = (await browser.get(path)).text;
