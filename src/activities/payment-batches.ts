@@ -11,13 +11,11 @@ export function createPaymentBatchActivities({ sql, launcher }: PaymentBatchActi
     async reserveBatchChunkStep({ batchId, chunk, size }: { batchId: number; chunk: number; size: number }): Promise<{ paymentIds: number[]; last: boolean }> {
       const reserved = await reserveBatchChunk(sql, batchId, chunk, size);
       await launcher.afterCommit({ events: reserved.events });
-      for (const event of reserved.events) {
-        if (event.type !== 'payment.status.changed') continue;
-        const { state, currency, amount } = event.data as { state: 'new'; currency: string; amount: string };
+      for (const { state, currency, amount } of reserved.created) {
         recordPaymentState(state);
         recordWalletMovement({ type: 'mobile_payment', direction: 'debit', currency, amount });
       }
-      return { paymentIds: reserved.payments.map((payment) => payment.id), last: reserved.last };
+      return { paymentIds: reserved.paymentIds, last: reserved.last };
     },
 
     /** A local activity: the batch `completed`, with its `payment_batch.completed` event delivered. */

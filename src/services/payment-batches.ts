@@ -19,6 +19,7 @@ import type { Actor, ServiceDeps } from './deps';
 import { writeOnce, type DuplicateCheck } from './duplicate-checks';
 import type { RecordedEvent } from './events';
 import { recordEvent } from './events';
+import type { PaymentRow } from '../domain/money-out';
 import { InsufficientFundsError, PaymentCreate, checkPayment, createPaymentIn, type NewPayment } from './payments';
 import { listPage, ownRow, timeRange, type ListPage, type PageWindow } from './queries';
 import { activeWallets } from './wallets';
@@ -92,7 +93,11 @@ export async function checkPaymentBatch(
 /** Each wallet the rows are paid from: their sum and what it holds now. */
 async function fundingOf(sql: Queryable, organizationId: number, lines: readonly LineFields[]): Promise<BatchFunding[]> {
   const byAccount = new Map<number, LineFields[]>();
-  for (const line of lines) byAccount.set(line.accountId, [...(byAccount.get(line.accountId) ?? []), line]);
+  for (const line of lines) {
+    const ofAccount = byAccount.get(line.accountId);
+    if (ofAccount) ofAccount.push(line);
+    else byAccount.set(line.accountId, [line]);
+  }
   if (byAccount.size === 0) return [];
   const balances = await sql<{ id: number; currency: string; balance: string }[]>`
     select id, currency, balance::text as balance from accounts where organization_id = ${organizationId} and id in ${sql([...byAccount.keys()])} order by id`;
@@ -187,8 +192,8 @@ export async function batchLines(sql: Queryable, batchId: number, page: PageWind
 // ---------------------------------------------------------------------------------------------
 // The batch's workflow steps
 
-/** What a chunk of rows became: the payments to send (created now or by an earlier try), and the events to deliver. */
-type ReservedChunk = { payments: { id: number; organizationId: number }[]; events: RecordedEvent[]; last: boolean };
+/** What a chunk of rows became: the payments to send (created now or by an earlier try), those created now, and the events to deliver. */
+type ReservedChunk = { paymentIds: number[]; created: PaymentRow[]; events: RecordedEvent[]; last: boolean };
 
 /**
  * Creates the payments of rows `[chunk × size + 1, (chunk + 1) × size]` of a batch, each with the
@@ -207,27 +212,29 @@ export async function reserveBatchChunk(sql: Sql, batchId: number, chunk: number
       where batch_id = ${batchId} and row_number between ${chunk * size + 1} and ${(chunk + 1) * size}
       order by row_number for update`;
     const events: RecordedEvent[] = [];
-    const payments: ReservedChunk['payments'] = [];
+    const created: PaymentRow[] = [];
+    const paymentIds: number[] = [];
     for (const row of rows) {
       if (row.state === 'pending') {
-        const created = await tx.savepoint((savepoint) =>
+        const made = await tx.savepoint((savepoint) =>
           createPaymentIn(savepoint, { ...row.input, organizationId: batch.organizationId, author: batch.author!, startDate: null }, { startedByBatch: true }))
           .catch((error: unknown) => {
             if (error instanceof InsufficientFundsError) return null;
             throw error;
           });
-        await tx`update payment_batch_rows set state = ${created ? 'created' : 'failed'}, payment_id = ${created?.payment.id ?? null},
-                   error = ${created ? null : `insufficient funds: the wallet no longer held ${row.input.amount} when this row's turn came`}
+        await tx`update payment_batch_rows set state = ${made ? 'created' : 'failed'}, payment_id = ${made?.payment.id ?? null},
+                   error = ${made ? null : `insufficient funds: the wallet no longer held ${row.input.amount} when this row's turn came`}
                  where id = ${row.id}`;
-        if (created) {
-          events.push(...created.events);
-          payments.push({ id: created.payment.id, organizationId: batch.organizationId });
+        if (made) {
+          events.push(...made.events);
+          created.push(made.payment);
+          paymentIds.push(made.payment.id);
         }
       } else if (row.paymentId !== null) {
-        payments.push({ id: row.paymentId, organizationId: batch.organizationId });
+        paymentIds.push(row.paymentId);
       }
     }
-    return { payments, events, last: (chunk + 1) * size >= batch.rowCount };
+    return { paymentIds, created, events, last: (chunk + 1) * size >= batch.rowCount };
   })) as ReservedChunk;
 }
 

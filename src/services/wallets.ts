@@ -128,19 +128,19 @@ export async function walletStatement(sql: Sql, organizationId: number, walletId
     const until = period.until ?? asOf;
     const since = period.since ?? new Date(Date.UTC(until.getUTCFullYear(), until.getUTCMonth(), until.getUTCDate()));
     if (since.getTime() >= until.getTime()) throw fieldErrors({ until: ['The end of the period must come after its start.'] });
-    const inPeriod = tx`account_id = ${wallet.id} and created >= ${since} and created < ${until}`;
+    const inPeriod = tx`t.account_id = ${wallet.id} and t.created >= ${since} and t.created < ${until}`;
     const [summary] = await tx<{ opening: string; count: number; credits: string; debits: string }[]>`
       select coalesce((select sum(amount) from transactions where account_id = ${wallet.id} and created < ${since}), 0)::numeric(20,4)::text as opening,
-             count(*)::int as count, coalesce(sum(amount) filter (where amount > 0), 0)::numeric(20,4)::text as credits,
-             coalesce(sum(amount) filter (where amount < 0), 0)::numeric(20,4)::text as debits
-      from transactions where ${inPeriod}`;
+             count(*)::int as count, coalesce(sum(t.amount) filter (where t.amount > 0), 0)::numeric(20,4)::text as credits,
+             coalesce(sum(t.amount) filter (where t.amount < 0), 0)::numeric(20,4)::text as debits
+      from transactions t where ${inPeriod}`;
     const { opening, count, credits, debits } = summary!;
     if (count > STATEMENT_MAX_TRANSACTIONS) {
       throw fieldErrors({ until: [`The period holds ${count} transactions; a statement lists at most ${STATEMENT_MAX_TRANSACTIONS}: ask for a shorter period.`] });
     }
     const lines = await tx<StatementRow['lines']>`
       select ${tx.unsafe(LEDGER_COLUMNS)}, (${opening}::numeric + sum(t.amount) over (order by t.created, t.id))::text as "balanceAfter"
-      from transactions t where t.account_id = ${wallet.id} and t.created >= ${since} and t.created < ${until}
+      from transactions t where ${inPeriod}
       order by t.created, t.id`;
     const closing = lines.at(-1)?.balanceAfter ?? opening;
     return { walletId: wallet.id, currency: wallet.currency, since, until, asOf, openingBalance: opening, closingBalance: closing, credits, debits, lines };

@@ -1,4 +1,4 @@
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/common';
 import { ChildWorkflowFailure, ParentClosePolicy, condition, continueAsNew, executeChild, proxyLocalActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { createPaymentBatchActivities } from '../activities/payment-batches';
 import { paymentWorkflowId } from './contracts/money-out';
@@ -36,6 +36,8 @@ export async function paymentBatch(input: PaymentBatchInput): Promise<PaymentBat
         workflowId: paymentWorkflowId(paymentId),
         args: [{ paymentId, organizationId: input.organizationId, startAt: null, ...input.payment }],
         parentClosePolicy: ParentClosePolicy.ABANDON,
+        // Never a second run for one payment, as the launcher starts single payments.
+        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
         typedSearchAttributes: [{ key: searchAttributes.organizationId, value: String(input.organizationId) }],
         memo: { organizationId: input.organizationId, paymentId },
       });
