@@ -57,7 +57,7 @@ async function keyWorks(key) {
 function consoleUser(organizationId) {
   const email = `sandbox-${organizationId}-${randomBytes(3).toString('hex')}@example.com`;
   const password = randomBytes(12).toString('base64url');
-  admin(['user', 'create', '--org', String(organizationId), '--email', email, '--password', password, '--manage', '--json']);
+  admin(['user', 'create', '--org', String(organizationId), '--email', email, '--password', password, '--role', 'owner', '--json']);
   return { consoleEmail: email, consolePassword: password };
 }
 

@@ -6,16 +6,17 @@ import { randomBytes } from 'node:crypto';
 import type { TestApp } from './helpers';
 import { BASE_URL, testSql } from './helpers';
 import { createUser } from '../src/services/users';
+import type { Role } from '../src/domain/roles';
 
 export type ConsoleAnswer = { status: number; text: string; headers: Headers; location: string | null };
 
 export const uniqueEmail = (label = 'user'): string => `${label}-${randomBytes(4).toString('hex')}@console.test`;
 export const PASSWORD = 'correct horse battery';
 
-/** A console user of the organization (with the manage permission unless told otherwise). */
-export async function consoleUser(organizationId: number, options: { manage?: boolean; email?: string } = {}) {
+/** A console user of the organization (an admin unless told otherwise). */
+export async function consoleUser(organizationId: number, options: { role?: Role; email?: string } = {}) {
   const email = options.email ?? uniqueEmail();
-  const user = await createUser(testSql(), { organizationId, email, password: PASSWORD, manage: options.manage ?? true });
+  const user = await createUser(testSql(), { organizationId, email, password: PASSWORD, role: options.role ?? 'admin' });
   return { ...user, email, password: PASSWORD };
 }
 

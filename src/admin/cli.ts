@@ -28,7 +28,7 @@ export const OPTIONS = {
   reason: { type: 'string' },
   id: { type: 'string' },
   email: { type: 'string' },
-  manage: { type: 'boolean', default: false },
+  role: { type: 'string' },
   json: { type: 'boolean', default: false },
 } as const;
 

@@ -1,7 +1,7 @@
 /** Organizations, their keys and console users, and their settings (collection verification, throttle, API version). */
 import { formatApiVersion, parseApiVersion } from '../domain/versions';
 import { checkCallbackUrl } from '../domain/urls';
-import { MANAGE_ORGANIZATION } from '../domain/permissions';
+import { ROLES, isRole } from '../domain/roles';
 import { createApiKey, createOrganization, setApiVersion, updateCollectionSettings, verificationUrlRules } from '../services/organizations';
 import { setThrottleLimits } from '../services/throttling';
 import { UserInputError, createUser } from '../services/users';
@@ -23,7 +23,7 @@ export const organizationCommands: Record<string, Command> = {
       const created = await createOrganization(sql, values.name.trim());
       print(values.json, created, [
         `organization ${created.organization.id} (${created.organization.name})`,
-        `user ${created.user.id} with permission "${created.user.permissions.join('", "')}"`,
+        `user ${created.user.id}, its ${created.user.role}`,
         `API key ${created.apiKey}  (shown once; only its digest is stored)`,
       ]);
     },
@@ -36,21 +36,22 @@ export const organizationCommands: Record<string, Command> = {
     },
   },
   'user create': {
-    usage: 'user create --org ID --email EMAIL --password PASSWORD [--manage] [--json]',
+    usage: `user create --org ID --email EMAIL --password PASSWORD [--role ${ROLES.join('|')}] [--json]`,
     async run({ sql, values }) {
       const org = organizationId(values.org);
       if (!values.email) throw new UsageError('--email is required');
       if (!values.password) throw new UsageError('--password is required');
+      const role = values.role ?? 'viewer';
+      if (!isRole(role)) throw new UsageError(`--role takes one of ${ROLES.join(', ')}`);
       let user;
       try {
-        user = await createUser(sql, { organizationId: org, email: values.email, password: values.password, manage: values.manage });
+        user = await createUser(sql, { organizationId: org, email: values.email, password: values.password, role });
       } catch (error) {
         if (error instanceof UserInputError) throw new UsageError(`--${error.field}: ${error.message}`, { cause: error });
         throw error;
       }
       print(values.json, { user }, [
-        `console user ${user.id} (${user.email}) in organization ${org}` +
-          (values.manage ? ` with permission "${MANAGE_ORGANIZATION}"` : ' (no permission to manage the organization)'),
+        `console user ${user.id} (${user.email}) in organization ${org}, role ${user.role}`,
       ]);
     },
   },

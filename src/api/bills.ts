@@ -65,7 +65,7 @@ export const billRoutes = ({ sql, config }: AppDeps) =>
         return billsEnvelope(groupBillServices(services, groupby), 'Billers and services retrieved successfully.');
       },
       {
-        auth: true,
+        can: 'view',
         query: requestSchema(ServicesQuery),
         ...billsDocs(config, {
           operationId: 'listBillServices',
@@ -83,7 +83,7 @@ export const billRoutes = ({ sql, config }: AppDeps) =>
       '/services/electricity/billers',
       async () => billsEnvelope((await listElectricityBillers(sql)).map(serializeElectricityBiller), 'Electricity billers retrieved successfully.'),
       {
-        auth: true,
+        can: 'view',
         ...billsDocs(config, {
           operationId: 'listElectricityBillers',
           summary: 'Electricity billers and their service types',
@@ -106,7 +106,7 @@ export const billRoutes = ({ sql, config }: AppDeps) =>
         return billsEnvelope(bundles.map(serializePinBundle), 'Pin bundles retrieved successfully.');
       },
       {
-        auth: true,
+        can: 'view',
         headers: requestSchema(BundlesHeaders),
         body: requestSchema(BundlesBody),
         ...billsDocs(config, {

@@ -56,7 +56,7 @@ export const catalogRoutes = ({ sql, config }: AppDeps) => {
         return listForVersion(pagedList(request, config.publicBaseUrl, page, rows.length, results), apiVersion);
       },
       {
-        auth: true,
+        can: 'view',
         query: listQuery(NoFilters),
         ...DOCS.listCurrencies,
       },
@@ -70,7 +70,7 @@ export const catalogRoutes = ({ sql, config }: AppDeps) => {
         return listForVersion(pagedList(request, config.publicBaseUrl, page, networks.length, results), apiVersion);
       },
       {
-        auth: true,
+        can: 'view',
         query: listQuery(NoFilters),
         ...DOCS.listNetworks,
       },
@@ -84,7 +84,7 @@ export const catalogRoutes = ({ sql, config }: AppDeps) => {
         return serializeNetwork(network, currencyOfNetwork(network));
       },
       {
-        auth: true,
+        can: 'view',
         params: PathIdParams,
         ...DOCS.getNetwork,
       },

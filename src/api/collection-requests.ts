@@ -54,7 +54,7 @@ export const collectionRequestRoutes = (deps: AppDeps) => {
         return collectionRequestForVersion(serializeCollectionRequest(created.request, created.contact), apiVersion);
       },
       {
-        auth: true,
+        can: 'collect',
         body: requestSchema(CollectionRequestCreate),
         ...DOCS.createCollectionRequest,
       },
@@ -68,7 +68,7 @@ export const collectionRequestRoutes = (deps: AppDeps) => {
         return listAnswer(request, config.publicBaseUrl, page, { count, results }, apiVersion);
       },
       {
-        auth: true,
+        can: 'view',
         query: listQuery(RequestFilters),
         ...DOCS.listCollectionRequests,
       },
@@ -80,7 +80,7 @@ export const collectionRequestRoutes = (deps: AppDeps) => {
         return collectionRequestForVersion(serializeCollectionRequest(owned.request, owned.contact), apiVersion);
       },
       {
-        auth: true,
+        can: 'view',
         params: PathIdParams,
         ...DOCS.getCollectionRequest,
       },

@@ -56,7 +56,7 @@ export const collectionRoutes = ({ sql, config, launcher }: AppDeps) =>
         return listAnswer(request, config.publicBaseUrl, page, { count, results }, apiVersion);
       },
       {
-        auth: true,
+        can: 'view',
         query: listQuery(CollectionFilters),
         ...DOCS.listCollections,
       },
@@ -69,7 +69,7 @@ export const collectionRoutes = ({ sql, config, launcher }: AppDeps) =>
         return collectionForVersion(resource!, apiVersion);
       },
       {
-        auth: true,
+        can: 'view',
         params: PathIdParams,
         ...DOCS.getCollection,
       },

@@ -50,16 +50,16 @@ export const contactRoutes = (deps: AppDeps) => {
       const contact = await createContact(deps, principal, input, duplicateCheck);
       set.status = 201;
       return contactForVersion(serializeContact(contact), apiVersion);
-    }, { auth: true, body: requestSchema(ContactCreate), ...DOCS.createContact })
+    }, { can: 'collect', body: requestSchema(ContactCreate), ...DOCS.createContact })
     .get('', async ({ request, query: filters, principal, apiVersion }) => {
       const page = parsePage(new URL(request.url).searchParams, config.pageSizeMax);
       const { count, rows } = await listContacts(sql, principal.organizationId, filters, page);
       const results = rows.map((row) => contactForVersion(serializeContact(row), apiVersion));
       return listAnswer(request, config.publicBaseUrl, page, { count, results }, apiVersion);
-    }, { auth: true, query: listQuery(ContactFilters), ...DOCS.listContacts })
+    }, { can: 'view', query: listQuery(ContactFilters), ...DOCS.listContacts })
     .get('/:id', async ({ params, query, principal, apiVersion }) => {
       const sync = query['metadata.sync'] ?? query['metadata[sync]'] ?? query.sync;
       const contact = await readContact(deps, principal.organizationId, pathId(params.id), sync);
       return contactForVersion(serializeContact(contact), apiVersion);
-    }, { auth: true, params: PathIdParams, query: requestSchema(ContactRead), ...DOCS.getContact });
+    }, { can: 'view', params: PathIdParams, query: requestSchema(ContactRead), ...DOCS.getContact });
 };

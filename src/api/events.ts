@@ -38,10 +38,10 @@ export const eventRoutes = ({ sql, config }: AppDeps) =>
       const { count, rows } = await listEvents(sql, principal.organizationId, filters, page);
       const results = rows.map((row) => eventForVersion(serializeEvent(row), apiVersion));
       return listAnswer(request, config.publicBaseUrl, page, { count, results }, apiVersion);
-    }, { auth: true, query: listQuery(EventFilters), ...DOCS.listEvents })
+    }, { can: 'view', query: listQuery(EventFilters), ...DOCS.listEvents })
     .get('/:id', async ({ params, principal, apiVersion }) =>
       eventForVersion(serializeEvent(await findOwnEvent(sql, principal.organizationId, pathId(params.id))), apiVersion), {
-      auth: true,
+      can: 'view',
       params: PathIdParams,
       ...DOCS.getEvent,
     });

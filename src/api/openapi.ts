@@ -15,6 +15,7 @@ import type { Config } from '../config';
 import { BillServiceSchema, ElectricityBillerSchema, PinBundleSchema } from '../domain/bills';
 import { TransactionSchema } from '../domain/collections';
 import { DeliverySchema, WebhookSchema } from '../domain/webhooks';
+import { ROLES, ROLES_EXTENSION, rolesOfDetail, type Role } from '../domain/roles';
 import { AccountSchema, CurrencySchema, LedgerTransactionSchema, NetworkSchema, PaymentSchema, ReversalSchema } from '../domain/money-out';
 import { PaymentBatchLineSchema, PaymentBatchSchema } from '../domain/payment-batches';
 import { StatementSchema } from '../domain/statements';
@@ -317,7 +318,10 @@ function requestBodyOf(route: DocumentedRoute, operation: RouteOperation, conver
 /** The operation's answers and the shared errors it can give, by status. */
 function responsesOf(route: DocumentedRoute, operation: RouteOperation, convert: Converter, version: ApiVersion, components: Record<string, Schema>): Record<string, Schema> {
   const responses: Record<string, Schema> = {};
-  for (const status of errorStatusesOf(operation, route.method.toUpperCase(), isRequestSchema(route.hooks?.body))) responses[String(status)] = errorResponse(status, operation);
+  const restricted = routeRoles(route).length < ROLES.length;
+  for (const status of errorStatusesOf(operation, route.method.toUpperCase(), isRequestSchema(route.hooks?.body), restricted)) {
+    responses[String(status)] = errorResponse(status, operation);
+  }
   for (const [status, response] of Object.entries(operation.responses)) {
     const schema = response.schema === undefined ? undefined : convert.output(typeof response.schema === 'function' ? response.schema(version) : response.schema);
     responses[status] = {
@@ -332,13 +336,19 @@ function responsesOf(route: DocumentedRoute, operation: RouteOperation, convert:
   return Object.fromEntries(Object.entries(responses).sort(([a], [b]) => Number(a) - Number(b)));
 }
 
+/** The roles allowed to call a route (the `can` macro writes them into its `detail`); none for unauthenticated routes. */
+export const routeRoles = (route: DocumentedRoute): Role[] => rolesOfDetail(route.hooks?.detail);
+
 function operationObject(route: DocumentedRoute, operation: RouteOperation, convert: Converter, version: ApiVersion, components: Record<string, Schema>): Schema {
   const parameters = parametersOf(route, operation, convert);
   const requestBody = requestBodyOf(route, operation, convert, components);
+  const roles = routeRoles(route);
+  const description = [operation.description, roles.length > 0 ? `Roles: ${roles.join(', ')}.` : undefined].filter(Boolean).join(' ');
   return {
     operationId: operation.operationId,
     summary: operation.summary,
-    ...(operation.description ? { description: operation.description } : {}),
+    ...(description ? { description } : {}),
+    ...(roles.length > 0 ? { [ROLES_EXTENSION]: roles } : {}),
     tags: operation.tags,
     ...(parameters.length > 0 ? { parameters } : {}),
     ...(requestBody ? { requestBody } : {}),

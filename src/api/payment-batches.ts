@@ -105,7 +105,7 @@ export const paymentBatchRoutes = (deps: AppDeps) => {
         set.status = 201;
         return ownedForVersion(batch, apiVersion);
       },
-      { auth: true, body: requestSchema(PaymentBatchCreate), ...DOCS.createPaymentBatch },
+      { can: 'pay', body: requestSchema(PaymentBatchCreate), ...DOCS.createPaymentBatch },
     )
     .get(
       '',
@@ -115,7 +115,7 @@ export const paymentBatchRoutes = (deps: AppDeps) => {
         const results = (await paymentBatchResources(sql, rows)).map((batch) => ownedForVersion(batch, apiVersion));
         return listAnswer(request, config.publicBaseUrl, page, { count, results }, apiVersion);
       },
-      { auth: true, query: listQuery(PaymentBatchFilters), ...DOCS.listPaymentBatches },
+      { can: 'view', query: listQuery(PaymentBatchFilters), ...DOCS.listPaymentBatches },
     )
     .get(
       '/:id',
@@ -123,7 +123,7 @@ export const paymentBatchRoutes = (deps: AppDeps) => {
         const [resource] = await paymentBatchResources(sql, [await findOwnPaymentBatch(sql, principal.organizationId, pathId(params.id))]);
         return ownedForVersion(resource!, apiVersion);
       },
-      { auth: true, params: PathIdParams, ...DOCS.getPaymentBatch },
+      { can: 'view', params: PathIdParams, ...DOCS.getPaymentBatch },
     )
     .get(
       '/:id/rows',
@@ -133,7 +133,7 @@ export const paymentBatchRoutes = (deps: AppDeps) => {
         const { count, rows } = await batchLines(sql, batch.id, page);
         return listAnswer(request, config.publicBaseUrl, page, { count, results: rows.map(serializeBatchLine) }, apiVersion);
       },
-      { auth: true, params: PathIdParams, ...DOCS.listPaymentBatchRows },
+      { can: 'view', params: PathIdParams, ...DOCS.listPaymentBatchRows },
     )
     .get(
       '/:id/results.csv',
@@ -141,6 +141,6 @@ export const paymentBatchRoutes = (deps: AppDeps) => {
         const batch = await findOwnPaymentBatch(sql, principal.organizationId, pathId(params.id));
         return csvResponse(batchResultsCsv((await batchLines(sql, batch.id)).rows), `payment-batch-${batch.id}-results.csv`);
       },
-      { auth: true, params: PathIdParams, ...DOCS.getPaymentBatchResults },
+      { can: 'view', params: PathIdParams, ...DOCS.getPaymentBatchResults },
     );
 };

@@ -70,7 +70,7 @@ export const paymentRoutes = (deps: AppDeps) => {
         return ownedForVersion(payment, apiVersion);
       },
       {
-        auth: true,
+        can: 'pay',
         body: requestSchema(PaymentCreate),
         ...DOCS.createPayment,
       },
@@ -84,7 +84,7 @@ export const paymentRoutes = (deps: AppDeps) => {
         return listAnswer(request, config.publicBaseUrl, page, { count, results }, apiVersion);
       },
       {
-        auth: true,
+        can: 'view',
         query: listQuery(PaymentFilters),
         ...DOCS.listPayments,
       },
@@ -97,7 +97,7 @@ export const paymentRoutes = (deps: AppDeps) => {
         return ownedForVersion(resource!, apiVersion);
       },
       {
-        auth: true,
+        can: 'view',
         params: PathIdParams,
         ...DOCS.getPayment,
       },
@@ -108,7 +108,7 @@ export const paymentRoutes = (deps: AppDeps) => {
         return ownedForVersion(await cancelOwnPayment(deps, principal, pathId(params.id), body.reason, duplicateCheck), apiVersion);
       },
       {
-        auth: true,
+        can: 'pay',
         params: PathIdParams,
         body: requestSchema(PaymentCancel),
         ...DOCS.cancelPayment,

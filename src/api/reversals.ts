@@ -59,7 +59,7 @@ export const reversalRoutes = (deps: AppDeps) => {
         return ownedForVersion(reversal, apiVersion);
       },
       {
-        auth: true,
+        can: 'pay',
         body: requestSchema(ReversalCreate),
         ...DOCS.reverseCollection,
       },
@@ -73,7 +73,7 @@ export const reversalRoutes = (deps: AppDeps) => {
         return listAnswer(request, config.publicBaseUrl, page, { count, results }, apiVersion);
       },
       {
-        auth: true,
+        can: 'view',
         query: listQuery(ReversalFilters),
         ...DOCS.listReversals,
       },
@@ -84,7 +84,7 @@ export const reversalRoutes = (deps: AppDeps) => {
         return ownedForVersion(serializeReversal(await findOwnReversal(sql, principal.organizationId, pathId(params.id))), apiVersion);
       },
       {
-        auth: true,
+        can: 'view',
         params: PathIdParams,
         ...DOCS.getReversal,
       },

@@ -94,7 +94,7 @@ export const accountRoutes = ({ sql, config }: AppDeps) =>
         return listAnswer(request, config.publicBaseUrl, page, { count, results }, apiVersion);
       },
       {
-        auth: true,
+        can: 'view',
         query: listQuery(WalletFilters),
         ...DOCS.listAccounts,
       },
@@ -105,7 +105,7 @@ export const accountRoutes = ({ sql, config }: AppDeps) =>
         return ownedForVersion(serializeAccount(await findOwnWallet(sql, principal.organizationId, pathId(params.id))), apiVersion);
       },
       {
-        auth: true,
+        can: 'view',
         params: PathIdParams,
         ...DOCS.getAccount,
       },
@@ -113,7 +113,7 @@ export const accountRoutes = ({ sql, config }: AppDeps) =>
     .get(
       '/:id/statement',
       async ({ params, query, principal }) => serializeStatement(await walletStatement(sql, principal.organizationId, pathId(params.id), query)),
-      { auth: true, params: PathIdParams, query: requestSchema(StatementPeriod), ...DOCS.getAccountStatement },
+      { can: 'reconcile', params: PathIdParams, query: requestSchema(StatementPeriod), ...DOCS.getAccountStatement },
     )
     .get(
       '/:id/statement.csv',
@@ -121,7 +121,7 @@ export const accountRoutes = ({ sql, config }: AppDeps) =>
         const statement = await walletStatement(sql, principal.organizationId, pathId(params.id), query);
         return csvResponse(statementCsv(statement), `wallet-${statement.walletId}-statement-${statement.since.toISOString().slice(0, 10)}.csv`);
       },
-      { auth: true, params: PathIdParams, query: requestSchema(StatementPeriod), ...DOCS.getAccountStatementCsv },
+      { can: 'reconcile', params: PathIdParams, query: requestSchema(StatementPeriod), ...DOCS.getAccountStatementCsv },
     );
 
 export const transactionRoutes = ({ sql, config }: AppDeps) =>
@@ -135,7 +135,7 @@ export const transactionRoutes = ({ sql, config }: AppDeps) =>
         return listAnswer(request, config.publicBaseUrl, page, { count, results: rows.map(serializeLedgerTransaction) }, apiVersion);
       },
       {
-        auth: true,
+        can: 'view',
         query: listQuery(TransactionFilters),
         ...DOCS.listTransactions,
       },
@@ -146,7 +146,7 @@ export const transactionRoutes = ({ sql, config }: AppDeps) =>
         return serializeLedgerTransaction(await findOwnTransaction(sql, principal.organizationId, pathId(params.id)));
       },
       {
-        auth: true,
+        can: 'view',
         params: PathIdParams,
         ...DOCS.getTransaction,
       },

@@ -3,7 +3,6 @@ import { Elysia } from 'elysia';
 import { listSchemaForVersion } from '../domain/versions';
 import * as v from 'valibot';
 import { DeliverySchema, RecoverySchema, WebhookSchema, serializeDelivery, serializeRecovery, serializeWebhook } from '../domain/webhooks';
-import { MANAGE_ORGANIZATION } from '../domain/permissions';
 import {
   DeliveryFilters, Redelivery, WebhookFilters, changeOwnWebhook, createOwnWebhook, deleteOwnWebhook, findOwnWebhook, listDeliveries,
   listWebhooks, redeliverEvent, webhookSchemas,
@@ -20,15 +19,8 @@ const digits = (description: string) => v.pipe(v.string(), v.regex(/^\d{1,15}$/,
 const NoFields = requestSchema(v.object({}));
 const RecoveryParams = requestSchema(v.object({ id: digits('The webhook\'s id.'), recovery: digits('The recovery\'s id.') }));
 
-/** The documentation every webhook route shares: its tag, its caller and the permission's 403. */
-const webhookDocs = (operation: Omit<RouteOperation, 'tags' | 'caller'>) =>
-  routeDocs({
-    ...operation,
-    description: `${operation.description ?? ''} Needs the "${MANAGE_ORGANIZATION}" permission.`.trim(),
-    tags: ['Webhooks'],
-    caller: 'merchant',
-    errors: [403, ...(operation.errors ?? [])],
-  });
+/** The documentation every webhook route shares: its tag and its caller (the `integrate` roles, api.md 4's permission). */
+const webhookDocs = (operation: Omit<RouteOperation, 'tags' | 'caller'>) => routeDocs({ ...operation, tags: ['Webhooks'], caller: 'merchant' });
 const hookExample = { event: 'contact.created', target: 'https://acme.example/hooks' };
 
 /** Each operation's documentation (the OpenAPI document), by operation id. */
@@ -133,7 +125,7 @@ const DOCS = {
 export const webhookRoutes = (deps: AppDeps) => {
   const { sql, config } = deps;
   const schemas = webhookSchemas(config.sandbox);
-  const manage = { permission: MANAGE_ORGANIZATION } as const;
+  const manage = { can: 'integrate' } as const;
   const page = (request: Request) => parsePage(new URL(request.url).searchParams, config.pageSizeMax);
 
   return new Elysia({ name: 'webhooks', prefix: '/api/webhooks' })

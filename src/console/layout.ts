@@ -7,24 +7,29 @@ import { displayAmount } from '../domain/collection-requests';
 import { groupedAmount } from '../domain/money';
 import type { ConsoleSession } from '../services/console-sessions';
 import { html, type Child, type Html } from './html';
-import { canManage } from './session';
+import type { Capability } from '../domain/roles';
+import { allows } from './session';
 
 type Section = 'overview' | 'requests' | 'collections' | 'payments' | 'wallets' | 'contacts' | 'events' | 'webhooks' | 'settings' | 'sandbox';
 
-type NavItem = { section: Section; href: string; label: string; manage?: boolean; sandboxOnly?: boolean };
+type NavItem = { section: Section; href: string; label: string; capability: Capability; sandboxOnly?: boolean };
 
-/** The navigation, in order (reversals are reached from Collections, whose section they belong to). */
+/**
+ * The navigation, in order (reversals are reached from Collections, whose section they belong to);
+ * a section listed twice links to the first of its pages the user's role opens.
+ */
 const NAVIGATION: readonly NavItem[] = [
-  { section: 'overview', href: '/console', label: 'Overview' },
-  { section: 'requests', href: '/console/requests', label: 'Requests' },
-  { section: 'collections', href: '/console/collections', label: 'Collections' },
-  { section: 'payments', href: '/console/payments', label: 'Payments' },
-  { section: 'wallets', href: '/console/wallets', label: 'Wallets' },
-  { section: 'contacts', href: '/console/contacts', label: 'Contacts' },
-  { section: 'events', href: '/console/events', label: 'Events' },
-  { section: 'webhooks', href: '/console/webhooks', label: 'Webhooks', manage: true },
-  { section: 'settings', href: '/console/settings', label: 'Settings', manage: true },
-  { section: 'sandbox', href: '/console/sandbox', label: 'Sandbox', sandboxOnly: true },
+  { section: 'overview', href: '/console', label: 'Overview', capability: 'view' },
+  { section: 'requests', href: '/console/requests', label: 'Requests', capability: 'view' },
+  { section: 'collections', href: '/console/collections', label: 'Collections', capability: 'view' },
+  { section: 'payments', href: '/console/payments', label: 'Payments', capability: 'view' },
+  { section: 'wallets', href: '/console/wallets', label: 'Wallets', capability: 'view' },
+  { section: 'contacts', href: '/console/contacts', label: 'Contacts', capability: 'view' },
+  { section: 'events', href: '/console/events', label: 'Events', capability: 'view' },
+  { section: 'webhooks', href: '/console/webhooks', label: 'Webhooks', capability: 'integrate' },
+  { section: 'settings', href: '/console/settings', label: 'Settings', capability: 'administer' },
+  { section: 'settings', href: '/console/settings/keys', label: 'Settings', capability: 'integrate' },
+  { section: 'sandbox', href: '/console/sandbox', label: 'Sandbox', capability: 'collect', sandboxOnly: true },
 ];
 
 export type Frame = { session: ConsoleSession; sandbox: boolean; section: Section; title: string };
@@ -36,7 +41,8 @@ const head = (title: string) => html`<!doctype html>
 
 /** A whole page for a signed-in user. */
 export function layout({ session, sandbox, section, title }: Frame, content: Child): Html {
-  const items = NAVIGATION.filter((item) => (!item.manage || canManage(session)) && (!item.sandboxOnly || sandbox));
+  const items = NAVIGATION.filter((item, index) => allows(session, item.capability) && (!item.sandboxOnly || sandbox) &&
+    !NAVIGATION.slice(0, index).some((earlier) => earlier.section === item.section && allows(session, earlier.capability)));
   return html`${head(title)}
 <body>
 <header class="top">

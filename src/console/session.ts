@@ -1,20 +1,21 @@
 /**
  * The console's own session check, as a named plugin with two macros every console route uses:
- * `{ page: 'member' | 'manager' }` on a GET resolves `session` (or sends the browser to sign in),
- * `{ action: 'member' | 'manager' }` on a POST also reads the form and refuses it (403) unless it
- * carries the session's CSRF token. 'manager' needs "Manage Users and Organization Settings".
+ * `{ page: CAPABILITY }` on a GET resolves `session` (or sends the browser to sign in),
+ * `{ action: CAPABILITY }` on a POST also reads the form and refuses it (403) unless it carries
+ * the session's CSRF token. Either answers 403 unless the user's role holds the capability
+ * (domain/roles.ts), which is written into the route's `detail` for README's table.
  */
 import { Elysia } from 'elysia';
-import { MANAGE_ORGANIZATION } from '../domain/permissions';
+import { CAPABILITY_DETAIL, capabilitiesOf, type Capability } from '../domain/roles';
 import type { AppDeps } from '../http/context';
 import { bodyOptionsFor, parseRequestBody } from '../http/request';
 import { csrfTokenMatches, findSession, type ConsoleSession } from '../services/console-sessions';
 import { SignInRequired, csrfRefused, forbidden, readCookie, sessionCookieName } from './http';
 
-export type Access = 'member' | 'manager';
 export type FormFields = Record<string, unknown>;
 
-export const canManage = (session: Pick<ConsoleSession, 'permissions'>): boolean => session.permissions.includes(MANAGE_ORGANIZATION);
+/** Whether the session's user may do what `capability` covers (to show a link or a button). */
+export const allows = (session: Pick<ConsoleSession, 'role'>, capability: Capability): boolean => capabilitiesOf(session.role).includes(capability);
 
 /** The current session of a request, or undefined. */
 async function currentSession({ sql, config }: Pick<AppDeps, 'sql' | 'config'>, request: Request): Promise<ConsoleSession | undefined> {
@@ -23,22 +24,24 @@ async function currentSession({ sql, config }: Pick<AppDeps, 'sql' | 'config'>, 
 }
 
 export const consoleSessionPlugin = (deps: Pick<AppDeps, 'sql' | 'config'>) => {
-  async function admit(request: Request, access: Access): Promise<ConsoleSession> {
+  async function admit(request: Request, capability: Capability): Promise<ConsoleSession> {
     const session = await currentSession(deps, request);
     if (session === undefined) {
       const url = new URL(request.url);
       throw new SignInRequired(request.method === 'GET' ? url.pathname + url.search : url.pathname);
     }
-    if (access === 'manager' && !canManage(session)) throw forbidden();
+    if (!allows(session, capability)) throw forbidden();
     return session;
   }
   return new Elysia({ name: 'console-session' }).macro({
-    page: (access: Access) => ({
-      resolve: async ({ request }) => ({ session: await admit(request, access) }),
+    page: (capability: Capability) => ({
+      detail: { [CAPABILITY_DETAIL]: capability } as Record<string, unknown>,
+      resolve: async ({ request }) => ({ session: await admit(request, capability) }),
     }),
-    action: (access: Access) => ({
+    action: (capability: Capability) => ({
+      detail: { [CAPABILITY_DETAIL]: capability } as Record<string, unknown>,
       resolve: async ({ request, route }) => {
-        const session = await admit(request, access);
+        const session = await admit(request, capability);
         const { _csrf: presented, ...form } = await parseRequestBody(request, bodyOptionsFor(request.method, route));
         if (!csrfTokenMatches(session, presented)) throw csrfRefused();
         return { session, form: form as FormFields };

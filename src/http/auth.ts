@@ -5,6 +5,7 @@ import { invalidToken, permissionDenied } from './errors';
 import type { Admission, RequestPolicy } from './request-policy';
 import { API_VERSION_HEADER } from './versions';
 import { formatApiVersion } from '../domain/versions';
+import { CAPABILITY_DETAIL, type Capability } from '../domain/roles';
 
 
 /** Who is calling: resolved from `Authorization: Token <key>` on every main API route. */
@@ -58,19 +59,18 @@ export const apiAuthentication = (sql: Sql) =>
   });
 
 /**
- * `{ auth: true }` on a route resolves `principal`, `apiVersion` and `duplicateCheck` (admitting
- * the request now if `apiAuthentication` did not). `{ permission: NAME }` does the same and answers
- * 403 unless the caller's user holds that permission, before the body is validated.
+ * `{ can: CAPABILITY }` on every authenticated route resolves `principal`, `apiVersion` and
+ * `duplicateCheck` (admitting the request now if `apiAuthentication` did not) and answers 403
+ * unless the key may do that (domain/roles.ts), before the body is validated. The capability is
+ * written into the route's `detail`, where the OpenAPI document and the roles tables read it.
  */
 export const authPlugin = (sql: Sql) =>
   new Elysia({ name: 'auth' }).macro({
-    auth: {
-      resolve: (context) => admit(sql, context),
-    },
-    permission: (permission: string) => ({
+    can: (capability: Capability) => ({
+      detail: { [CAPABILITY_DETAIL]: capability } as Record<string, unknown>,
       transform: async (context) => {
         const { principal } = await admit(sql, context);
-        if (!principal.permissions.includes(permission)) throw permissionDenied();
+        if (!principal.capabilities.includes(capability)) throw permissionDenied();
       },
       resolve: (context) => admit(sql, context),
     }),

@@ -166,7 +166,7 @@ export const ERROR_DOCS: Record<ErrorStatus | 405, ErrorDoc> = {
   },
   403: {
     name: 'Forbidden',
-    description: 'The object belongs to another organization, or the key\'s user lacks the permission the route needs.',
+    description: 'The object belongs to another organization, or the key\'s role (or its user\'s) does not allow the route (README, Roles).',
     example: permissionDenied().body,
   },
   404: { name: 'NotFound', description: 'No such object (or path).', example: notFound().body },
@@ -211,11 +211,12 @@ export const ERROR_DOCS: Record<ErrorStatus | 405, ErrorDoc> = {
   },
 };
 
-/** The errors every route of a caller kind answers (body routes add 413 and 415, writes 409). */
-export function errorStatusesOf(operation: RouteOperation, method: string, takesBody: boolean): (ErrorStatus | 405)[] {
+/** The errors every route of a caller kind answers (body routes add 413 and 415, writes 409, routes some roles may not call 403). */
+export function errorStatusesOf(operation: RouteOperation, method: string, takesBody: boolean, restricted = false): (ErrorStatus | 405)[] {
   // Every route: a query string that is not UTF-8 (400), an Accept without JSON (406), the database out of reach (503).
   const statuses = new Set<ErrorStatus>([400, 406, 503, ...(operation.errors ?? [])]);
   if (operation.caller !== 'anyone') statuses.add(401);
+  if (restricted) statuses.add(403);
   if (operation.caller === 'merchant') {
     statuses.add(429);
     if (!['GET', 'HEAD'].includes(method)) statuses.add(409);

@@ -1,31 +1,38 @@
 /** API keys: the caller a key names, and the keys as the web console manages them (issued to a user and shown once, listed by prefix, revoked). */
 import { API_KEY_PATTERN, issueApiKey, keyMatches, keyPrefix } from '../auth/keys';
 import type { Queryable, Sql } from '../db';
+import { capabilitiesOf, type Capability, type Role } from '../domain/roles';
 
-/** Who calls with a key: its organization and user, the user's permissions, the organization's saved API version (null until its first request). */
-export type KeyHolder = { organizationId: number; userId: number; permissions: string[]; organizationName: string; savedApiVersion: number | null };
+/**
+ * Who calls with a key: its organization and user, what the key may do (its role within its
+ * user's current one), the organization's saved API version (null until its first request).
+ */
+export type KeyHolder = { organizationId: number; userId: number; capabilities: Capability[]; organizationName: string; savedApiVersion: number | null };
 
 /** The holder of a live key, or null (not a key, unknown, revoked): looked up by its prefix, compared by its digest. */
 export async function keyHolder(sql: Queryable, key: string): Promise<KeyHolder | null> {
   if (!API_KEY_PATTERN.test(key)) return null;
-  const [row] = await sql<(KeyHolder & { digest: Uint8Array })[]>`
-    select k.digest, k.organization_id as "organizationId", k.user_id as "userId", u.permissions,
+  const [row] = await sql<(Omit<KeyHolder, 'capabilities'> & { digest: Uint8Array; userRole: Role; keyRole: Role | null })[]>`
+    select k.digest, k.organization_id as "organizationId", k.user_id as "userId", u.role as "userRole", k.role as "keyRole",
            o.name as "organizationName", o.api_version as "savedApiVersion"
     from api_keys k join users u on u.id = k.user_id join organizations o on o.id = k.organization_id
     where k.prefix = ${keyPrefix(key)} and k.revoked_at is null`;
   if (!row || !keyMatches(key, row.digest)) return null;
-  const { digest: _digest, ...holder } = row;
-  return holder;
+  const { digest: _digest, userRole, keyRole, ...holder } = row;
+  return { ...holder, capabilities: capabilitiesOf(userRole, keyRole) };
 }
 
-type ApiKeyRow = { id: number; prefix: string; userId: number; userName: string; created: Date; revokedAt: Date | null };
+type ApiKeyRow = { id: number; prefix: string; userId: number; userName: string; role: Role | null; created: Date; revokedAt: Date | null };
 
-/** A new key acting as `userId` (with that user's permissions); only its digest is stored. */
-export async function issueKeyForUser(sql: Sql, organizationId: number, userId: number): Promise<{ id: number; apiKey: string }> {
+/**
+ * A new key acting as `userId`, with `role` (null: whatever role the user holds); only its digest
+ * is stored. The caller checks that the role is one the user may give a key (`keyRolesFor`).
+ */
+export async function issueKeyForUser(sql: Sql, organizationId: number, userId: number, role: Role | null = null): Promise<{ id: number; apiKey: string }> {
   const issued = issueApiKey();
   const [row] = await sql<{ id: number }[]>`
-    insert into api_keys (organization_id, user_id, prefix, digest)
-    select ${organizationId}, id, ${issued.prefix}, ${issued.digest} from users
+    insert into api_keys (organization_id, user_id, prefix, digest, role)
+    select ${organizationId}, id, ${issued.prefix}, ${issued.digest}, ${role} from users
     where id = ${userId} and organization_id = ${organizationId} and removed_at is null
     returning id`;
   if (!row) throw new Error(`user ${userId} of organization ${organizationId} cannot hold a key`);
@@ -34,7 +41,7 @@ export async function issueKeyForUser(sql: Sql, organizationId: number, userId: 
 
 export async function listApiKeys(sql: Sql, organizationId: number): Promise<ApiKeyRow[]> {
   return await sql<ApiKeyRow[]>`
-    select k.id, k.prefix, k.user_id as "userId", u.name as "userName", k.created, k.revoked_at as "revokedAt"
+    select k.id, k.prefix, k.user_id as "userId", u.name as "userName", k.role, k.created, k.revoked_at as "revokedAt"
     from api_keys k join users u on u.id = k.user_id
     where k.organization_id = ${organizationId} order by k.revoked_at is not null, k.id desc`;
 }

@@ -5,6 +5,7 @@
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Sql } from '../db';
+import type { Role } from '../domain/roles';
 
 /** How long a session lasts from sign-in. */
 export const SESSION_HOURS = 12;
@@ -16,7 +17,7 @@ export type ConsoleSession = {
   userName: string;
   organizationId: number;
   organizationName: string;
-  permissions: string[];
+  role: Role;
   csrfToken: string;
   expiresAt: Date;
 };
@@ -41,7 +42,7 @@ export async function findSession(sql: Sql, token: string): Promise<ConsoleSessi
   if (!/^[A-Za-z0-9_-]{43}$/.test(token)) return undefined;
   const [session] = await sql<ConsoleSession[]>`
     select s.id, s.user_id as "userId", u.email, u.name as "userName", u.organization_id as "organizationId",
-           o.name as "organizationName", u.permissions, s.csrf_token as "csrfToken", s.expires_at as "expiresAt"
+           o.name as "organizationName", u.role, s.csrf_token as "csrfToken", s.expires_at as "expiresAt"
     from console_sessions s join users u on u.id = s.user_id join organizations o on o.id = u.organization_id
     where s.token_digest = ${digest(token)} and s.expires_at > now() and u.removed_at is null`;
   return session;

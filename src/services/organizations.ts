@@ -3,11 +3,10 @@ import type { Queryable, Sql } from '../db';
 import type { Currency } from '../domain/money';
 import type { CallbackUrlRules } from '../domain/urls';
 import { moveMoney } from './ledger';
-import { MANAGE_ORGANIZATION } from '../domain/permissions';
 
 export type CreatedOrganization = {
   organization: { id: number; name: string };
-  user: { id: number; name: string; permissions: string[] };
+  user: { id: number; name: string; role: 'owner' };
   apiKey: string;
 };
 
@@ -18,16 +17,15 @@ async function insertApiKey(tx: Queryable, organizationId: number, userId: numbe
   return issued.key;
 }
 
-/** An organization, its first user (allowed to manage it) and that user's API key. */
+/** An organization, its first user (its owner) and that user's API key. */
 export async function createOrganization(sql: Sql, name: string): Promise<CreatedOrganization> {
   return await sql.begin(async (tx) => {
     const [organization] = await tx<{ id: number; name: string }[]>`
       insert into organizations (name) values (${name}) returning id, name`;
     if (!organization) throw new Error('insert into organizations returned no row');
-    const permissions = [MANAGE_ORGANIZATION];
-    const [user] = await tx<{ id: number; name: string; permissions: string[] }[]>`
-      insert into users (organization_id, name, permissions) values (${organization.id}, ${`${name} admin`}, ${permissions})
-      returning id, name, permissions`;
+    const [user] = await tx<{ id: number; name: string; role: 'owner' }[]>`
+      insert into users (organization_id, name, role) values (${organization.id}, ${`${name} admin`}, 'owner')
+      returning id, name, role`;
     if (!user) throw new Error('insert into users returned no row');
     return { organization, user, apiKey: await insertApiKey(tx, organization.id, user.id) };
   });

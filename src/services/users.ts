@@ -1,10 +1,10 @@
 /**
  * The people of an organization who sign in to the web console: an email (stored, found and
- * unique in one normalised form, domain/emails.ts) and a password kept only as an argon2id hash (Bun.password), and the organization's
- * permissions (MANAGE_ORGANIZATION gates users, settings, API keys and webhooks).
+ * unique in one normalised form, domain/emails.ts) and a password kept only as an argon2id hash (Bun.password), and one
+ * role each (domain/roles.ts).
  */
 import type { Queryable, Sql } from '../db';
-import { MANAGE_ORGANIZATION } from '../domain/permissions';
+import { mayAssignRole, type Role } from '../domain/roles';
 import { hashPassword } from '../auth/passwords';
 import { normalizeEmail } from '../domain/emails';
 
@@ -17,11 +17,11 @@ type UserRow = {
   organizationId: number;
   name: string;
   email: string | null;
-  permissions: string[];
+  role: Role;
   created: Date;
 };
 
-const USER_COLUMNS = `id, organization_id as "organizationId", name, email, permissions, created`;
+const USER_COLUMNS = `id, organization_id as "organizationId", name, email, role, created`;
 
 export class UserInputError extends Error {
   constructor(readonly field: 'email' | 'password' | 'name', message: string) {
@@ -36,7 +36,7 @@ function passwordProblem(password: string): string | null {
   return null;
 }
 
-type NewUser = { organizationId: number; email: string; password: string; name?: string | null; manage: boolean };
+type NewUser = { organizationId: number; email: string; password: string; name?: string | null; role: Role };
 
 /** A console user; UserInputError names the field when the email is taken or the password too weak. */
 export async function createUser(sql: Sql, input: NewUser): Promise<UserRow> {
@@ -49,8 +49,8 @@ export async function createUser(sql: Sql, input: NewUser): Promise<UserRow> {
   const passwordHash = await hashPassword(input.password);
   try {
     const [user] = await sql<UserRow[]>`
-      insert into users (organization_id, name, email, password_hash, permissions)
-      select id, ${name}, ${email}, ${passwordHash}, ${input.manage ? [MANAGE_ORGANIZATION] : []}::text[]
+      insert into users (organization_id, name, email, password_hash, role)
+      select id, ${name}, ${email}, ${passwordHash}, ${input.role}
       from organizations where id = ${input.organizationId}
       returning ${sql.unsafe(USER_COLUMNS)}`;
     if (!user) throw new Error(`Organization ${input.organizationId} does not exist`);
@@ -81,28 +81,46 @@ export async function findUserForSignIn(sql: Queryable, email: string): Promise<
   return user;
 }
 
+/** What a change of a user's role or a removal came to. */
+export type RoleChange = 'done' | 'not found' | 'not allowed' | 'last owner';
+
+/**
+ * Locks the organization's live users and checks that `actorId`, with the role they hold now (not
+ * when their session began), may give `userId` the role `next` (null: remove them), and that an
+ * owner stays; the change itself is the caller's. Two owners demoting each other at once: the
+ * second finds itself demoted.
+ */
+async function checkRoleChange(tx: Queryable, organizationId: number, actorId: number, userId: number, next: Role | null): Promise<RoleChange> {
+  const users = await tx<{ id: number; role: Role }[]>`
+    select id, role from users where organization_id = ${organizationId} and removed_at is null order by id for update`;
+  const actor = users.find((user) => user.id === actorId);
+  const target = users.find((user) => user.id === userId);
+  if (target === undefined) return 'not found';
+  if (actor === undefined || !mayAssignRole(actor.role, target.role, next)) return 'not allowed';
+  const ownersLeft = users.filter((user) => user.role === 'owner' && (user.id !== userId || next === 'owner')).length;
+  return ownersLeft === 0 ? 'last owner' : 'done';
+}
+
 /**
  * Removes a user: it can no longer sign in, its sessions end and its API keys are revoked (a key
  * acts as the user who holds it). The row stays, since API keys, webhooks and records name it.
  */
-export async function removeUser(sql: Sql, organizationId: number, userId: number): Promise<boolean> {
+export async function removeUser(sql: Sql, organizationId: number, actorId: number, userId: number): Promise<RoleChange> {
   return await sql.begin(async (tx) => {
-    const [removed] = await tx`
-      update users set removed_at = now() where id = ${userId} and organization_id = ${organizationId} and removed_at is null
-      returning id`;
-    if (!removed) return false;
+    const check = await checkRoleChange(tx, organizationId, actorId, userId, null);
+    if (check !== 'done') return check;
+    await tx`update users set removed_at = now() where id = ${userId}`;
     await tx`delete from console_sessions where user_id = ${userId}`;
     await tx`update api_keys set revoked_at = now() where user_id = ${userId} and revoked_at is null`;
-    return true;
+    return check;
   });
 }
 
-/** Grants or takes away "Manage Users and Organization Settings". */
-export async function setManagePermission(sql: Sql, organizationId: number, userId: number, grant: boolean): Promise<boolean> {
-  const rows = await sql`
-    update users set permissions = ${grant
-      ? sql`array_append(array_remove(permissions, ${MANAGE_ORGANIZATION}), ${MANAGE_ORGANIZATION})`
-      : sql`array_remove(permissions, ${MANAGE_ORGANIZATION})`}
-    where id = ${userId} and organization_id = ${organizationId} and removed_at is null returning id`;
-  return rows.length > 0;
+/** Gives a user another role; their keys follow at once (a key never does more than its user). */
+export async function setUserRole(sql: Sql, organizationId: number, actorId: number, userId: number, role: Role): Promise<RoleChange> {
+  return await sql.begin(async (tx) => {
+    const check = await checkRoleChange(tx, organizationId, actorId, userId, role);
+    if (check === 'done') await tx`update users set role = ${role} where id = ${userId}`;
+    return check;
+  });
 }

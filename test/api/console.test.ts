@@ -9,6 +9,7 @@ import { createMerchant, numberSequence, requester, testApp, testSql, type TestA
 import { ConsoleClient, PASSWORD, consoleUser, uniqueEmail } from '../console-helpers';
 import { SIGN_IN_ACCOUNT_LIMIT, SIGN_IN_ADDRESS_LIMIT } from '../../src/services/sign-in-throttle';
 import { OPENAPI_DOCUMENT_PATH } from '../../src/api/openapi';
+import type { Role } from '../../src/domain/roles';
 import { escapeHtml, html, raw } from '../../src/console/html';
 import { acceptCollection, storeIncomingPayment } from '../../src/services/collections';
 import { beginPayment, finishPayment } from '../../src/services/payments';
@@ -33,7 +34,7 @@ afterAll(async () => {
 const address = () => `192.0.2.${Math.floor(Math.random() * 250) + 1}-${randomBytes(3).toString('hex')}`;
 const client = (forwardedFor = address()) => new ConsoleClient(ctx.app, { 'X-Forwarded-For': `203.0.113.9, ${forwardedFor}` });
 
-async function signedIn(organizationId: number, options: { manage?: boolean } = {}) {
+async function signedIn(organizationId: number, options: { role?: Role } = {}) {
   const user = await consoleUser(organizationId, options);
   const browser = client();
   const answer = await browser.signIn(user.email, PASSWORD);
@@ -246,8 +247,8 @@ describe('sign-in throttling', () => {
 });
 
 describe('permissions and organizations', () => {
-  test('a user without "Manage Users and Organization Settings" cannot open or post to users, settings, keys and webhooks', async () => {
-    const { browser } = await signedIn(merchant.organization.id, { manage: false });
+  test('a finance user cannot open or post to users, settings, keys and webhooks', async () => {
+    const { browser } = await signedIn(merchant.organization.id, { role: 'finance' });
     const overview = await browser.get('/console');
     expect(overview.status).toBe(200);
     expect(overview.text).not.toContain('href="/console/settings"');
@@ -293,7 +294,7 @@ describe('permissions and organizations', () => {
 
   test('a user cannot remove themselves; removing another ends their sessions and revokes their keys', async () => {
     const { user: admin, browser } = await signedIn(merchant.organization.id);
-    const { user: colleague, browser: colleagueBrowser } = await signedIn(merchant.organization.id, { manage: true });
+    const { user: colleague, browser: colleagueBrowser } = await signedIn(merchant.organization.id, { role: 'admin' });
     await colleagueBrowser.get('/console/settings/keys');
     const created = await colleagueBrowser.post('/console/settings/keys');
     const key = /id="new-api-key">([0-9a-f]{40})</.exec(created.text)?.[1];
@@ -395,7 +396,7 @@ describe('money pages', () => {
       select id, balance::text as balance from accounts where organization_id = ${owner.organization.id} and currency = 'BXC' order by id limit 1`)[0]!;
 
   test('the payments, wallets and reversals pages answer, and the navigation leads to them', async () => {
-    const { browser } = await signedIn(merchant.organization.id, { manage: false });
+    const { browser } = await signedIn(merchant.organization.id, { role: 'finance' });
     const wallet = await walletOf(merchant);
     for (const path of ['/console/payments', '/console/payments/new', '/console/wallets', `/console/wallets/${wallet.id}`, '/console/reversals',
       '/console/payments?state=completed&currency=BXC&phonenumber=%2B256772000001', `/console/wallets/${wallet.id}?type=funding`, '/console/reversals?state=failed']) {

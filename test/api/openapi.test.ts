@@ -75,7 +75,8 @@ describe('the document', () => {
         .toEqual({ status, schema: true, example: true, description: 'string' });
     }
     const createContact = current().paths['/api/contacts']!.post!;
-    expect(Object.keys(createContact.responses as Schema)).toEqual(['201', '400', '401', '406', '409', '413', '415', '429', '503']);
+    expect(Object.keys(createContact.responses as Schema)).toEqual(['201', '400', '401', '403', '406', '409', '413', '415', '429', '503']);
+    expect(createContact['x-roles']).toEqual(['owner', 'admin', 'developer', 'finance']);
     expect(Object.keys((createContact.requestBody as { content: Schema }).content)).toEqual([
       'application/json', 'application/x-www-form-urlencoded', 'multipart/form-data',
     ]);

@@ -22,7 +22,7 @@ beforeAll(async () => {
   other = await createMerchant(ctx.app);
   const sql = testSql();
   const [user] = await sql<{ id: number }[]>`
-    insert into users (organization_id, name, permissions) values (${merchant.organization.id}, 'clerk', '{}') returning id`;
+    insert into users (organization_id, name, role) values (${merchant.organization.id}, 'clerk', 'finance') returning id`;
   clerkUserId = user!.id;
   const key = issueApiKey();
   await sql`insert into api_keys (organization_id, user_id, prefix, digest) values (${merchant.organization.id}, ${clerkUserId}, ${key.prefix}, ${key.digest})`;

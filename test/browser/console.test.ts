@@ -105,8 +105,8 @@ beforeAll(async () => {
   const created = await createOrganization(sql, 'Browser Test Shop');
   organizationId = created.organization.id;
   await fundWallet(sql, organizationId, 'BXC', '250000');
-  await createUser(sql, { organizationId, email: manager.email, password: PASSWORD, manage: true, name: 'Manager' });
-  await createUser(sql, { organizationId, email: member.email, password: PASSWORD, manage: false, name: 'Member' });
+  await createUser(sql, { organizationId, email: manager.email, password: PASSWORD, role: 'admin', name: 'Manager' });
+  await createUser(sql, { organizationId, email: member.email, password: PASSWORD, role: 'finance', name: 'Member' });
 
   const port = await freePort();
   baseUrl = `http://127.0.0.1:${port}`;

@@ -67,13 +67,13 @@ export type paths = {
         };
         /**
          * List contacts
-         * @description Newest first. Filters are exact matches and combine; `created_after` and `created_before` are inclusive.
+         * @description Newest first. Filters are exact matches and combine; `created_after` and `created_before` are inclusive. Roles: owner, admin, developer, finance, viewer.
          */
         get: operations["listContacts"];
         put?: never;
         /**
          * Create a contact
-         * @description One contact per phone number in an organization. `metadata` `sync` = `1` verifies the number against its network at once.
+         * @description One contact per phone number in an organization. `metadata` `sync` = `1` verifies the number against its network at once. Roles: owner, admin, developer, finance.
          */
         post: operations["createContact"];
         delete?: never;
@@ -89,7 +89,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Get a contact */
+        /**
+         * Get a contact
+         * @description Roles: owner, admin, developer, finance, viewer.
+         */
         get: operations["getContact"];
         put?: never;
         post?: never;
@@ -108,7 +111,7 @@ export type paths = {
         };
         /**
          * List events
-         * @description Newest first; events are kept at least 30 days.
+         * @description Newest first; events are kept at least 30 days. Roles: owner, admin, developer, finance, viewer.
          */
         get: operations["listEvents"];
         put?: never;
@@ -126,7 +129,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Get an event */
+        /**
+         * Get an event
+         * @description Roles: owner, admin, developer, finance, viewer.
+         */
         get: operations["getEvent"];
         put?: never;
         post?: never;
@@ -145,13 +151,13 @@ export type paths = {
         };
         /**
          * List collection requests
-         * @description Newest first. Filters are exact matches and combine; date filters are inclusive.
+         * @description Newest first. Filters are exact matches and combine; date filters are inclusive. Roles: owner, admin, developer, finance, viewer.
          */
         get: operations["listCollectionRequests"];
         put?: never;
         /**
          * Create a collection request
-         * @description Asks a subscriber to pay: with `send_instructions` the subscriber is prompted (USSD/PIN) and sent instructions by SMS. The organization needs a funded wallet in the currency. The request runs until it is paid, fails or expires (`expiry_date`, 24 hours by default); every status change is a `collectionrequest.status.changed` event.
+         * @description Asks a subscriber to pay: with `send_instructions` the subscriber is prompted (USSD/PIN) and sent instructions by SMS. The organization needs a funded wallet in the currency. The request runs until it is paid, fails or expires (`expiry_date`, 24 hours by default); every status change is a `collectionrequest.status.changed` event. Roles: owner, admin, developer, finance.
          */
         post: operations["createCollectionRequest"];
         delete?: never;
@@ -167,7 +173,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Get a collection request */
+        /**
+         * Get a collection request
+         * @description Roles: owner, admin, developer, finance, viewer.
+         */
         get: operations["getCollectionRequest"];
         put?: never;
         post?: never;
@@ -186,7 +195,7 @@ export type paths = {
         };
         /**
          * List or claim collections
-         * @description Newest first, the organization's collections only. With `claim`, an unmatched collection matching `amount`, `remote_transaction_id` and `phonenumber` is assigned to the caller and the answer is a list: the claimed collection, or none (400 when more than one matches or a parameter is missing).
+         * @description Newest first, the organization's collections only. With `claim`, an unmatched collection matching `amount`, `remote_transaction_id` and `phonenumber` is assigned to the caller and the answer is a list: the claimed collection, or none (400 when more than one matches or a parameter is missing). Roles: owner, admin, developer, finance, viewer.
          */
         get: operations["listCollections"];
         put?: never;
@@ -204,7 +213,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Get a collection */
+        /**
+         * Get a collection
+         * @description Roles: owner, admin, developer, finance, viewer.
+         */
         get: operations["getCollection"];
         put?: never;
         post?: never;
@@ -367,13 +379,13 @@ export type paths = {
         };
         /**
          * List webhooks
-         * @description Needs the "Manage Users and Organization Settings" permission.
+         * @description Roles: owner, admin, developer.
          */
         get: operations["listWebhooks"];
         put?: never;
         /**
          * Create a webhook
-         * @description Every future event of the type is POSTed to the HTTPS target, signed (Standard Webhooks), with retries. Needs the "Manage Users and Organization Settings" permission.
+         * @description Every future event of the type is POSTed to the HTTPS target, signed (Standard Webhooks), with retries. Roles: owner, admin, developer.
          */
         post: operations["createWebhook"];
         delete?: never;
@@ -391,25 +403,25 @@ export type paths = {
         };
         /**
          * Get a webhook
-         * @description Needs the "Manage Users and Organization Settings" permission.
+         * @description Roles: owner, admin, developer.
          */
         get: operations["getWebhook"];
         /**
          * Replace a webhook
-         * @description Sets `event` and `target` (both required); read-only fields are ignored. Needs the "Manage Users and Organization Settings" permission.
+         * @description Sets `event` and `target` (both required); read-only fields are ignored. Roles: owner, admin, developer.
          */
         put: operations["replaceWebhook"];
         post?: never;
         /**
          * Delete a webhook
-         * @description No further deliveries; its delivery log stays readable. Needs the "Manage Users and Organization Settings" permission.
+         * @description No further deliveries; its delivery log stays readable. Roles: owner, admin, developer.
          */
         delete: operations["deleteWebhook"];
         options?: never;
         head?: never;
         /**
          * Change a webhook
-         * @description Changes `event` and/or `target`; read-only fields are ignored. Needs the "Manage Users and Organization Settings" permission.
+         * @description Changes `event` and/or `target`; read-only fields are ignored. Roles: owner, admin, developer.
          */
         patch: operations["updateWebhook"];
         trace?: never;
@@ -423,13 +435,13 @@ export type paths = {
         };
         /**
          * List a webhook's deliveries (the attempt log)
-         * @description Newest delivery first, each with its attempts; also for deleted webhooks. Needs the "Manage Users and Organization Settings" permission.
+         * @description Newest delivery first, each with its attempts; also for deleted webhooks. Roles: owner, admin, developer.
          */
         get: operations["listWebhookDeliveries"];
         put?: never;
         /**
          * Deliver an event again
-         * @description Starts a fresh delivery (its own 10 attempts) of an event of the webhook's type; 503 when it could not be started (ask again). Needs the "Manage Users and Organization Settings" permission.
+         * @description Starts a fresh delivery (its own 10 attempts) of an event of the webhook's type; 503 when it could not be started (ask again). Roles: owner, admin, developer.
          */
         post: operations["redeliverWebhookEvent"];
         delete?: never;
@@ -449,7 +461,7 @@ export type paths = {
         put?: never;
         /**
          * Deliver every event since a time again
-         * @description Every event of the webhook's type created at or after `since` and before `until` (now when not given) gets a fresh delivery with its own 10 attempts, in event order. At most 10000 events per recovery (a longer period: recover it in parts), one recovery per webhook delivering at a time (400 while the previous one is), and not for a disabled webhook (enable it first). Events older than the retention period are gone and cannot be recovered. Needs the "Manage Users and Organization Settings" permission.
+         * @description Every event of the webhook's type created at or after `since` and before `until` (now when not given) gets a fresh delivery with its own 10 attempts, in event order. At most 10000 events per recovery (a longer period: recover it in parts), one recovery per webhook delivering at a time (400 while the previous one is), and not for a disabled webhook (enable it first). Events older than the retention period are gone and cannot be recovered. Roles: owner, admin, developer.
          */
         post: operations["recoverWebhook"];
         delete?: never;
@@ -467,7 +479,7 @@ export type paths = {
         };
         /**
          * List a webhook's recoveries
-         * @description The latest 20, newest first, each with its deliveries by status. Needs the "Manage Users and Organization Settings" permission.
+         * @description The latest 20, newest first, each with its deliveries by status. Roles: owner, admin, developer.
          */
         get: operations["listWebhookRecoveries"];
         put?: never;
@@ -487,7 +499,7 @@ export type paths = {
         };
         /**
          * Get a recovery and its progress
-         * @description Needs the "Manage Users and Organization Settings" permission.
+         * @description Roles: owner, admin, developer.
          */
         get: operations["getWebhookRecovery"];
         put?: never;
@@ -509,7 +521,7 @@ export type paths = {
         put?: never;
         /**
          * Disable a webhook
-         * @description No deliveries are made or recorded for it until it is enabled; what was waiting for a retry is cancelled. The service does the same, with a `webhook.disabled` event, to a webhook whose target has failed every attempt for 5 days (`WEBHOOK_DISABLE_AFTER_HOURS`). Unchanged when already disabled. Needs the "Manage Users and Organization Settings" permission.
+         * @description No deliveries are made or recorded for it until it is enabled; what was waiting for a retry is cancelled. The service does the same, with a `webhook.disabled` event, to a webhook whose target has failed every attempt for 5 days (`WEBHOOK_DISABLE_AFTER_HOURS`). Unchanged when already disabled. Roles: owner, admin, developer.
          */
         post: operations["disableWebhook"];
         delete?: never;
@@ -529,7 +541,7 @@ export type paths = {
         put?: never;
         /**
          * Enable a webhook
-         * @description It receives events from now on; recover what it missed with POST .../recover. Unchanged when already enabled. Needs the "Manage Users and Organization Settings" permission.
+         * @description It receives events from now on; recover what it missed with POST .../recover. Unchanged when already enabled. Roles: owner, admin, developer.
          */
         post: operations["enableWebhook"];
         delete?: never;
@@ -545,7 +557,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Billers and services, grouped by category or by biller */
+        /**
+         * Billers and services, grouped by category or by biller
+         * @description Roles: owner, admin, developer, finance, viewer.
+         */
         get: operations["listBillServices"];
         put?: never;
         post?: never;
@@ -562,7 +577,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Electricity billers and their service types */
+        /**
+         * Electricity billers and their service types
+         * @description Roles: owner, admin, developer, finance, viewer.
+         */
         get: operations["listElectricityBillers"];
         put?: never;
         post?: never;
@@ -581,7 +599,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Pin bundles of a provider (Bills-date header required) */
+        /**
+         * Pin bundles of a provider (Bills-date header required)
+         * @description Roles: owner, admin, developer, finance, viewer.
+         */
         post: operations["listPinBundles"];
         delete?: never;
         options?: never;
@@ -598,13 +619,13 @@ export type paths = {
         };
         /**
          * List payments
-         * @description Newest first. Filters are exact matches and combine; the date ranges are inclusive.
+         * @description Newest first. Filters are exact matches and combine; the date ranges are inclusive. Roles: owner, admin, developer, finance, viewer.
          */
         get: operations["listPayments"];
         put?: never;
         /**
          * Send money to a subscriber
-         * @description The amount is taken out of the wallet at once (400 `insufficient funds` when it does not hold it; never a negative balance), then the payment is sent through the network: `new` (or `scheduled` until `start_date`), `processing`, then `completed`, `rejected` or `processed_with_errors` (the amount given back). Every state change is a `payment.status.changed` event; `callback_url` receives them too, signed as webhooks are. A new number becomes a contact.
+         * @description The amount is taken out of the wallet at once (400 `insufficient funds` when it does not hold it; never a negative balance), then the payment is sent through the network: `new` (or `scheduled` until `start_date`), `processing`, then `completed`, `rejected` or `processed_with_errors` (the amount given back). Every state change is a `payment.status.changed` event; `callback_url` receives them too, signed as webhooks are. A new number becomes a contact. Roles: owner, admin, finance.
          */
         post: operations["createPayment"];
         delete?: never;
@@ -620,7 +641,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Get a payment */
+        /**
+         * Get a payment
+         * @description Roles: owner, admin, developer, finance, viewer.
+         */
         get: operations["getPayment"];
         put?: never;
         post?: never;
@@ -641,7 +665,7 @@ export type paths = {
         put?: never;
         /**
          * Cancel a payment not yet sent
-         * @description Only a `new` or `scheduled` payment (one waiting for its `start_date`) can be cancelled (400 otherwise): it ends `cancelled`, with `cancelled_reason`, `cancelled_by` and `cancelled_time`, and its amount goes back to the wallet.
+         * @description Only a `new` or `scheduled` payment (one waiting for its `start_date`) can be cancelled (400 otherwise): it ends `cancelled`, with `cancelled_reason`, `cancelled_by` and `cancelled_time`, and its amount goes back to the wallet. Roles: owner, admin, finance.
          */
         post: operations["cancelPayment"];
         delete?: never;
@@ -659,13 +683,13 @@ export type paths = {
         };
         /**
          * List payment batches
-         * @description Newest first.
+         * @description Newest first. Roles: owner, admin, developer, finance, viewer.
          */
         get: operations["listPaymentBatches"];
         put?: never;
         /**
          * Send many payments at once
-         * @description Up to 10000 payments, as JSON or as CSV (`text/csv`, or a `payments` file in a multipart form) with a header line naming its columns (phonenumber, amount, currency, description, payment_type, first_name, last_name, account, callback_url, send_sms_message). Every row is checked first, by the rules of `POST /api/payments`: any error refuses the whole batch (400, keyed `payments[<index>].<field>`), and so does a wallet that does not hold the sum of its rows (400 `insufficient funds`); nothing is written then. The batch's workflow then creates its payments a chunk of rows at a time, each row's amount taken out of its wallet as its payment is created (a row its wallet can no longer pay then ends `failed`, the others go on), and sends them a bounded number at a time. Each payment is an ordinary payment (`payment.status.changed` events); when every row is final the batch is `completed` with a `payment_batch.completed` event. A repeat with the same `Duplicate-Check-Key` is 409 and creates nothing.
+         * @description Up to 10000 payments, as JSON or as CSV (`text/csv`, or a `payments` file in a multipart form) with a header line naming its columns (phonenumber, amount, currency, description, payment_type, first_name, last_name, account, callback_url, send_sms_message). Every row is checked first, by the rules of `POST /api/payments`: any error refuses the whole batch (400, keyed `payments[<index>].<field>`), and so does a wallet that does not hold the sum of its rows (400 `insufficient funds`); nothing is written then. The batch's workflow then creates its payments a chunk of rows at a time, each row's amount taken out of its wallet as its payment is created (a row its wallet can no longer pay then ends `failed`, the others go on), and sends them a bounded number at a time. Each payment is an ordinary payment (`payment.status.changed` events); when every row is final the batch is `completed` with a `payment_batch.completed` event. A repeat with the same `Duplicate-Check-Key` is 409 and creates nothing. Roles: owner, admin, finance.
          */
         post: operations["createPaymentBatch"];
         delete?: never;
@@ -683,7 +707,7 @@ export type paths = {
         };
         /**
          * Get a payment batch
-         * @description Its state and its rows counted by state: a progress report while it runs.
+         * @description Its state and its rows counted by state: a progress report while it runs. Roles: owner, admin, developer, finance, viewer.
          */
         get: operations["getPaymentBatch"];
         put?: never;
@@ -703,7 +727,7 @@ export type paths = {
         };
         /**
          * List a batch's rows
-         * @description In upload order, each with its payment and what became of it.
+         * @description In upload order, each with its payment and what became of it. Roles: owner, admin, developer, finance, viewer.
          */
         get: operations["listPaymentBatchRows"];
         put?: never;
@@ -723,7 +747,7 @@ export type paths = {
         };
         /**
          * Download a batch's results as CSV
-         * @description Every row in upload order: row, phonenumber, amount, currency, description, state, payment, remote_transaction_id, error.
+         * @description Every row in upload order: row, phonenumber, amount, currency, description, state, payment, remote_transaction_id, error. Roles: owner, admin, developer, finance, viewer.
          */
         get: operations["getPaymentBatchResults"];
         put?: never;
@@ -743,13 +767,13 @@ export type paths = {
         };
         /**
          * List reversals
-         * @description Newest first; filter by `state` or by `collection`.
+         * @description Newest first; filter by `state` or by `collection`. Roles: owner, admin, developer, finance, viewer.
          */
         get: operations["listReversals"];
         put?: never;
         /**
          * Send a collection back to the subscriber
-         * @description A successful collection's amount goes back to the subscriber through the network, out of the wallet it credited (400 when that wallet no longer holds it, or the collection is not successful, or it was reversed before: at most once). When the network completes it, the request the collection paid ends `reversed` (a `collectionrequest.status.changed` event); when the network fails it, the amount goes back to the wallet.
+         * @description A successful collection's amount goes back to the subscriber through the network, out of the wallet it credited (400 when that wallet no longer holds it, or the collection is not successful, or it was reversed before: at most once). When the network completes it, the request the collection paid ends `reversed` (a `collectionrequest.status.changed` event); when the network fails it, the amount goes back to the wallet. Roles: owner, admin, finance.
          */
         post: operations["reverseCollection"];
         delete?: never;
@@ -765,7 +789,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Get a reversal */
+        /**
+         * Get a reversal
+         * @description Roles: owner, admin, developer, finance, viewer.
+         */
         get: operations["getReversal"];
         put?: never;
         post?: never;
@@ -784,7 +811,7 @@ export type paths = {
         };
         /**
          * List wallets
-         * @description The organization's wallets, oldest first (the default wallet of a currency first), each with its balance.
+         * @description The organization's wallets, oldest first (the default wallet of a currency first), each with its balance. Roles: owner, admin, developer, finance, viewer.
          */
         get: operations["listAccounts"];
         put?: never;
@@ -802,7 +829,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Get a wallet */
+        /**
+         * Get a wallet
+         * @description Roles: owner, admin, developer, finance, viewer.
+         */
         get: operations["getAccount"];
         put?: never;
         post?: never;
@@ -821,7 +851,7 @@ export type paths = {
         };
         /**
          * A wallet's statement for a period
-         * @description The balance at `since` (the sum of every earlier transaction), every transaction of `[since, until)` oldest first with the balance after it, and the closing balance, read in one snapshot: for a period that reaches the present the closing balance is the wallet's balance at `as_of`. Periods are UTC; at most 50000 transactions (400 otherwise: ask for a shorter period). A transaction is dated when its database transaction began, so a period that ended seconds ago may still gain one that was committing then.
+         * @description The balance at `since` (the sum of every earlier transaction), every transaction of `[since, until)` oldest first with the balance after it, and the closing balance, read in one snapshot: for a period that reaches the present the closing balance is the wallet's balance at `as_of`. Periods are UTC; at most 50000 transactions (400 otherwise: ask for a shorter period). A transaction is dated when its database transaction began, so a period that ended seconds ago may still gain one that was committing then. Roles: owner, admin, finance, viewer.
          */
         get: operations["getAccountStatement"];
         put?: never;
@@ -841,7 +871,7 @@ export type paths = {
         };
         /**
          * A wallet's statement for a period, as CSV
-         * @description The statement of `getAccountStatement` as CSV: an opening balance line, a line per transaction (time, transaction, type, what it belongs to, description, amount, balance after), a closing balance line.
+         * @description The statement of `getAccountStatement` as CSV: an opening balance line, a line per transaction (time, transaction, type, what it belongs to, description, amount, balance after), a closing balance line. Roles: owner, admin, finance, viewer.
          */
         get: operations["getAccountStatementCsv"];
         put?: never;
@@ -861,7 +891,7 @@ export type paths = {
         };
         /**
          * List wallet transactions
-         * @description Every credit and debit of the organization's wallets, newest first; a wallet's balance is the sum of its transactions.
+         * @description Every credit and debit of the organization's wallets, newest first; a wallet's balance is the sum of its transactions. Roles: owner, admin, developer, finance, viewer.
          */
         get: operations["listTransactions"];
         put?: never;
@@ -879,7 +909,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Get a wallet transaction */
+        /**
+         * Get a wallet transaction
+         * @description Roles: owner, admin, developer, finance, viewer.
+         */
         get: operations["getTransaction"];
         put?: never;
         post?: never;
@@ -898,7 +931,7 @@ export type paths = {
         };
         /**
          * List currencies
-         * @description BXC (the sandbox currency), UGX and KES.
+         * @description BXC (the sandbox currency), UGX and KES. Roles: owner, admin, developer, finance, viewer.
          */
         get: operations["listCurrencies"];
         put?: never;
@@ -918,7 +951,7 @@ export type paths = {
         };
         /**
          * List mobile networks
-         * @description The networks the service knows from the prefixes of their numbers: their country, currency, and what they support.
+         * @description The networks the service knows from the prefixes of their numbers: their country, currency, and what they support. Roles: owner, admin, developer, finance, viewer.
          */
         get: operations["listNetworks"];
         put?: never;
@@ -938,7 +971,7 @@ export type paths = {
         };
         /**
          * Get a mobile network
-         * @description One network by its stable id.
+         * @description One network by its stable id. Roles: owner, admin, developer, finance, viewer.
          */
         get: operations["getNetwork"];
         put?: never;
@@ -2308,7 +2341,7 @@ export type components = {
                 "application/json": components["schemas"]["ErrorDetail"];
             };
         };
-        /** @description The object belongs to another organization, or the key's user lacks the permission the route needs. */
+        /** @description The object belongs to another organization, or the key's role (or its user's) does not allow the route (README, Roles). */
         Forbidden: {
             headers: {
                 [name: string]: unknown;
@@ -2475,6 +2508,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
             406: components["responses"]["NotAcceptable"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2512,6 +2546,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
             406: components["responses"]["NotAcceptable"];
             /** @description PostgreSQL or Temporal does not answer. */
             503: {
@@ -2571,6 +2606,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
             406: components["responses"]["NotAcceptable"];
             /** @description PostgreSQL or Temporal does not answer. */
             503: {
@@ -2808,6 +2844,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             406: components["responses"]["NotAcceptable"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -3380,6 +3417,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             406: components["responses"]["NotAcceptable"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -3899,6 +3937,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             406: components["responses"]["NotAcceptable"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -3995,6 +4034,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
             406: components["responses"]["NotAcceptable"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4113,6 +4153,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
             406: components["responses"]["NotAcceptable"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4211,6 +4252,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
             406: components["responses"]["NotAcceptable"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4294,6 +4336,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
             406: components["responses"]["NotAcceptable"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4377,6 +4420,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
             406: components["responses"]["NotAcceptable"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4467,6 +4511,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
             413: components["responses"]["PayloadTooLarge"];
@@ -4558,6 +4603,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
             413: components["responses"]["PayloadTooLarge"];
@@ -6411,6 +6457,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             406: components["responses"]["NotAcceptable"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -6819,6 +6866,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             406: components["responses"]["NotAcceptable"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -7146,6 +7194,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             406: components["responses"]["NotAcceptable"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];

@@ -7,11 +7,11 @@ function admin(...args: string[]) {
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
-test('org create makes an organization, a user who may manage it and a working key', async () => {
+test('org create makes an organization, its owner and a working key', async () => {
   const result = admin('org', 'create', '--name', 'CLI Merchant', '--json');
   expect(result.status).toBe(0);
   const created = JSON.parse(result.stdout);
-  expect(created.user.permissions).toEqual(['Manage Users and Organization Settings']);
+  expect(created.user.role).toBe('owner');
   expect(created.apiKey).toMatch(/^[0-9a-f]{40}$/);
   const [stored] = await testSql()<{ digest: Uint8Array }[]>`select digest from api_keys where organization_id = ${created.organization.id}`;
   expect(Buffer.from(stored!.digest).toString('hex')).not.toContain(created.apiKey);
@@ -105,18 +105,19 @@ test('version set saves the API version requests without one get', async () => {
   expect(admin('version', 'set', '--org', String(created.organization.id), '--version', 'v7').status).toBe(2);
 });
 
-test('user create makes a console user who can sign in, with or without the manage permission', async () => {
+test('user create makes a console user with a role who can sign in', async () => {
   const created = JSON.parse(admin('org', 'create', '--name', 'Console by CLI', '--json').stdout);
   const org = String(created.organization.id);
   const email = `cli-${Date.now()}@example.com`;
-  const made = admin('user', 'create', '--org', org, '--email', email, '--password', 'long enough password', '--manage', '--json');
+  const made = admin('user', 'create', '--org', org, '--email', email, '--password', 'long enough password', '--role', 'admin', '--json');
   expect(made.status).toBe(0);
-  expect(JSON.parse(made.stdout).user).toMatchObject({ organizationId: created.organization.id, email, permissions: ['Manage Users and Organization Settings'] });
+  expect(JSON.parse(made.stdout).user).toMatchObject({ organizationId: created.organization.id, email, role: 'admin' });
   const [stored] = await testSql()<{ passwordHash: string }[]>`select password_hash as "passwordHash" from users where email = ${email}`;
   expect(stored!.passwordHash).toStartWith('$argon2id$');
   expect(await Bun.password.verify('long enough password', stored!.passwordHash)).toBe(true);
   const plain = admin('user', 'create', '--org', org, '--email', `member-${email}`, '--password', 'long enough password');
-  expect(plain.stdout).toContain('no permission to manage the organization');
+  expect(plain.stdout).toContain('role viewer');
+  expect(admin('user', 'create', '--org', org, '--email', `boss-${email}`, '--password', 'long enough password', '--role', 'boss').status).toBe(2);
 
   expect(admin('user', 'create', '--org', org, '--email', email.toUpperCase(), '--password', 'long enough password').status).toBe(2);
   expect(admin('user', 'create', '--org', org, '--email', `short-${email}`, '--password', 'short').status).toBe(2);

@@ -22,7 +22,7 @@ import {
   anyFilter, badge, dateRangeInputs, details, filterForm, formErrors, givenFields, input, layout, money, notice, pager, postForm, queryValues, select, table, when,
   type FieldErrors, type Values,
 } from '../layout';
-import { consoleSessionPlugin } from '../session';
+import { allows, consoleSessionPlugin } from '../session';
 import { nonEmptyQuery, ownedId, ownedOrMissing } from './common';
 import { transactionsTable } from './wallets';
 
@@ -66,7 +66,7 @@ ${reversal ? details([
       ['Amount', money(reversal.amount, reversal.currency)],
       ['Reason', reversal.reason],
       ['Started', when(reversal.created)],
-    ]) : collection.status !== 'successful' ? html`<p class="empty">Only a successful collection can be sent back.</p>` : html`
+    ]) : collection.status !== 'successful' ? html`<p class="empty">Only a successful collection can be sent back.</p>` : !allows(session, 'pay') ? html`<p class="empty">Your role does not send money back.</p>` : html`
 <p>Send the ${money(collection.amount, collection.currency)} back to ${collection.phoneNumber}: the amount leaves the wallet this collection credited
 at once (if it still holds it) and goes back through the network; the request it paid ends reversed. A collection is sent back once at most.</p>
 ${postForm(session, `/console/collections/${collection.id}/reverse`, html`
@@ -102,7 +102,7 @@ ${table(['Collection', 'Received', 'Number', 'Amount', 'Reference', 'Network', '
     row.reference, row.network, badge(row.status),
   ]), 'No collections match.')}
 ${pager('/console/collections', searchParams, page, count)}
-<section class="card" aria-labelledby="claim"><h2 id="claim">Claim a collection</h2>
+${allows(session, 'collect') ? html`<section class="card" aria-labelledby="claim"><h2 id="claim">Claim a collection</h2>
 <p class="muted">A payment that matched none of your requests waits unassigned. Give its amount, remote transaction id and number
 (all three must match exactly) to assign it to your organization and credit your wallet.</p>
 ${formErrors(claim.errors, CLAIM_FIELDS)}
@@ -110,13 +110,13 @@ ${postForm(session, '/console/collections/claim', html`
 ${input('amount', 'Amount', claim.values, claim.errors, { required: true, inputmode: 'decimal' })}
 ${input('remote_transaction_id', 'Remote transaction id', claim.values, claim.errors, { required: true })}
 ${input('phonenumber', 'Phone number', claim.values, claim.errors, { required: true, inputmode: 'tel' })}
-<div class="actions"><button type="submit" class="primary">Claim</button></div>`)}</section>`;
+<div class="actions"><button type="submit" class="primary">Claim</button></div>`)}</section>` : ''}`;
     return htmlResponse(layout(frame(session, 'Collections'), content), status);
   }
 
   return new Elysia({ name: 'console-collections' })
     .use(consoleSessionPlugin(deps))
-    .get('/console/collections', ({ request, session }) => listPage(request, session, { values: {}, errors: {} }), { page: 'member' })
+    .get('/console/collections', ({ request, session }) => listPage(request, session, { values: {}, errors: {} }), { page: 'view' })
     .post('/console/collections/claim', async ({ request, session, form }) => {
       const values = { amount: String(form.amount ?? '').trim(), remote_transaction_id: String(form.remote_transaction_id ?? '').trim(), phonenumber: String(form.phonenumber ?? '').trim() };
       try {
@@ -130,9 +130,9 @@ ${input('phonenumber', 'Phone number', claim.values, claim.errors, { required: t
         const errors = (typeof apiError.body.detail === 'string' ? { non_field_errors: [apiError.body.detail] } : apiError.body) as FieldErrors;
         return await listPage(request, session, { values, errors }, 400);
       }
-    }, { action: 'member', parse: 'none' })
+    }, { action: 'collect', parse: 'none' })
     .get('/console/collections/:id', async ({ params, session }) =>
-      detailPage(session, await ownedCollection(session, params.id), { values: {}, errors: {} }), { page: 'member' })
+      detailPage(session, await ownedCollection(session, params.id), { values: {}, errors: {} }), { page: 'view' })
     .post('/console/collections/:id/reverse', async ({ params, session, form }) => {
       const collection = await ownedCollection(session, params.id);
       try {
@@ -147,5 +147,5 @@ ${input('phonenumber', 'Phone number', claim.values, claim.errors, { required: t
         const errors = refusal ? { ...fieldErrors, non_field_errors: refusal } : fieldErrors;
         return await detailPage(session, await findOwnCollection(sql, session.organizationId, collection.id), { values: form, errors }, 400);
       }
-    }, { action: 'member', parse: 'none' });
+    }, { action: 'pay', parse: 'none' });
 };

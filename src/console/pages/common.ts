@@ -57,8 +57,7 @@ export const DONE_NOTICES: Readonly<Record<string, string>> = {
   'key-revoked': 'API key revoked: the API answers it 401 from now on.',
   'user-created': 'User created. They can sign in with the email and password you gave.',
   'user-removed': 'User removed: signed out everywhere, API keys revoked.',
-  'permission-granted': 'Permission granted.',
-  'permission-revoked': 'Permission taken away.',
+  'role-changed': 'Role changed. Their API keys follow the new role at once.',
 };
 
 /** The warning every page about webhooks shows while some are disabled (the overview, the webhook list). */

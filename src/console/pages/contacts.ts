@@ -14,7 +14,7 @@ import {
   anyFilter, checkbox, dateRangeInputs, details, filterForm, formErrors, givenFields, input, layout, notice, pager, postForm, queryValues, select, table, when,
   type FieldErrors, type Values,
 } from '../layout';
-import { consoleSessionPlugin } from '../session';
+import { allows, consoleSessionPlugin } from '../session';
 import { DONE_NOTICES, nonEmptyQuery, ownedId, ownedOrMissing } from './common';
 
 const FILTERS = ['first_name', 'last_name', 'email', 'phone_number', 'created_after', 'created_before'] as const;
@@ -42,7 +42,7 @@ export const contactRoutes = (deps: AppDeps) => {
       const page = parsePage(searchParams, config.pageSizeMax);
       const { count, rows } = await listContacts(sql, session.organizationId, parseFilters(ContactFilters, searchParams), page);
       const values = queryValues(searchParams);
-      const content = html`<p><a href="/console/contacts/new">New contact</a></p>
+      const content = html`${allows(session, 'collect') ? html`<p><a href="/console/contacts/new">New contact</a></p>` : ''}
 ${filterForm('/console/contacts', html`
 ${input('first_name', 'First name', values, {})}${input('last_name', 'Last name', values, {})}
 ${input('email', 'Email', values, {})}${input('phone_number', 'Phone number', values, {}, { inputmode: 'tel' })}
@@ -53,8 +53,8 @@ ${table(['Contact', 'Name', 'Number', 'Email', 'Type', 'Created'], rows.map((row
   ]), 'No contacts match.')}
 ${pager('/console/contacts', searchParams, page, count)}`;
       return htmlResponse(layout(frame(session, 'Contacts'), content));
-    }, { page: 'member' })
-    .get('/console/contacts/new', ({ session }) => htmlResponse(layout(frame(session, 'New contact'), createForm(session, {}, {}))), { page: 'member' })
+    }, { page: 'view' })
+    .get('/console/contacts/new', ({ session }) => htmlResponse(layout(frame(session, 'New contact'), createForm(session, {}, {}))), { page: 'collect' })
     .post('/console/contacts', async ({ session, form }) => {
       const { verify, ...fields } = givenFields(form);
       // The API's instant verification: metadata sync=1 (api.md 4.4).
@@ -67,7 +67,7 @@ ${pager('/console/contacts', searchParams, page, count)}`;
         if (apiError?.status !== 400) throw error;
         return htmlResponse(layout(frame(session, 'New contact'), createForm(session, { ...form, verify: verify ?? 'false' }, apiError.body as FieldErrors)), 400);
       }
-    }, { action: 'member', parse: 'none' })
+    }, { action: 'collect', parse: 'none' })
     .get('/console/contacts/:id', async ({ params, request, session }) => {
       const contact = await ownedOrMissing(readContact(deps, session.organizationId, ownedId(params.id), null), 'No such contact in your organization.');
       const done = DONE_NOTICES[new URL(request.url).searchParams.get('done') ?? ''];
@@ -92,5 +92,5 @@ ${pager('/console/contacts', searchParams, page, count)}`;
         ['National id', verification.nationalId === null ? null : `${verification.nationalId} (${verification.nationalIdType ?? ''})`],
       ]) : html`<p class="empty">Not verified.</p>`}</section>`;
       return htmlResponse(layout(frame(session, `Contact #${contact.id}`), content));
-    }, { page: 'member' });
+    }, { page: 'view' });
 };

@@ -31,7 +31,7 @@ ${table(['Event', 'Type', 'Object', 'Created'], rows.map((row) => [
   ]), 'No events match.')}
 ${pager('/console/events', searchParams, page, count)}`;
       return htmlResponse(layout(frame(session, 'Events'), content));
-    }, { page: 'member' })
+    }, { page: 'view' })
     .get('/console/events/:id', async ({ params, session }) => {
       const row = await ownedOrMissing(findOwnEvent(sql, session.organizationId, ownedId(params.id)), 'No such event in your organization.');
       // The event exactly as GET /api/events/<id> answers it in the current version; escaped like every other value.
@@ -39,5 +39,5 @@ ${pager('/console/events', searchParams, page, count)}`;
       const content = html`<section class="card">${details([['Type', row.type], ['Created', when(row.created)]])}</section>
 <h2>JSON</h2><pre class="json">${JSON.stringify(resource, null, 2)}</pre>`;
       return htmlResponse(layout(frame(session, `Event #${row.id}`), content));
-    }, { page: 'member' });
+    }, { page: 'view' });
 };

@@ -110,5 +110,5 @@ ${table(['Delivery', 'Event', 'Target', 'Last answer', 'When', 'Status'], failur
   ]), 'No failing deliveries.')}
 </section>`;
       return htmlResponse(layout({ session, sandbox: config.sandbox, section: 'overview', title: 'Overview' }, content));
-    }, { page: 'member' });
+    }, { page: 'view' });
 };

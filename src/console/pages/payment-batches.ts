@@ -22,7 +22,7 @@ import { paymentBatchWorkflowId } from '../../workflows/contracts/payment-batch'
 import { html, type Html } from '../html';
 import { htmlResponse, redirect } from '../http';
 import { badge, details, layout, money, notice, pager, postForm, table, when } from '../layout';
-import { consoleSessionPlugin } from '../session';
+import { allows, consoleSessionPlugin } from '../session';
 import { nonEmptyQuery, ownedId, ownedOrMissing, workflowUrl } from './common';
 
 const UPLOAD_LIMIT = 16 * MAX_BODY_BYTES;
@@ -103,14 +103,14 @@ export const paymentBatchRoutes = (deps: AppDeps) => {
       const page = parsePage(searchParams, config.pageSizeMax);
       const { count, rows } = await listPaymentBatches(sql, session.organizationId, {}, page);
       const batches = await paymentBatchResources(sql, rows);
-      const content = html`<p><a href="/console/payment-batches/new">Upload a batch</a> · <a href="/console/payments">Payments</a></p>
+      const content = html`<p>${allows(session, 'pay') ? html`<a href="/console/payment-batches/new">Upload a batch</a> · ` : ''}<a href="/console/payments">Payments</a></p>
 ${table(['Batch', 'Created', 'Rows', 'Progress', 'State'], batches.map((batch) => [
     html`<a href="/console/payment-batches/${batch.id}">#${batch.id}</a>`, when(new Date(batch.created)), html`${batch.row_count}`, progress(batch), badge(batch.state),
   ]), 'No payment batches yet.')}
 ${pager('/console/payment-batches', searchParams, page, count)}`;
       return htmlResponse(layout(frame(session, 'Payment batches'), content));
-    }, { page: 'member' })
-    .get('/console/payment-batches/new', ({ session }) => htmlResponse(layout(frame(session, 'Upload a payment batch'), uploadForm(session))), { page: 'member' })
+    }, { page: 'view' })
+    .get('/console/payment-batches/new', ({ session }) => htmlResponse(layout(frame(session, 'Upload a payment batch'), uploadForm(session))), { page: 'pay' })
     .post('/console/payment-batches/preview', async ({ session, form }) => {
       const csv = typeof form.file === 'string' ? form.file : '';
       let rows: Record<string, string>[];
@@ -125,7 +125,7 @@ ${pager('/console/payment-batches', searchParams, page, count)}`;
       }
       const checked = await checkPaymentBatch(deps, session.organizationId, rows);
       return htmlResponse(layout(frame(session, 'Preview of the batch'), previewContent(session, csv, rows, checked)));
-    }, { action: 'member', parse: 'none' })
+    }, { action: 'pay', parse: 'none' })
     .post('/console/payment-batches', async ({ session, form }) => {
       const key = typeof form.key === 'string' ? form.key : randomUUID();
       const duplicateCheck = { organizationId: session.organizationId, key: `console-batch-${key}`, method: 'POST', path: '/console/payment-batches', ttlSeconds: config.duplicateCheckTtlSeconds };
@@ -142,7 +142,7 @@ ${pager('/console/payment-batches', searchParams, page, count)}`;
         const reason = typeof apiError.body.detail === 'string' ? apiError.body.detail : 'Some rows are not valid any more; upload the file again to see which.';
         return htmlResponse(layout(frame(session, 'Upload a payment batch'), uploadForm(session, `Nothing was sent: ${reason}`)), 400);
       }
-    }, { action: 'member', parse: 'none' })
+    }, { action: 'pay', parse: 'none' })
     .get('/console/payment-batches/:id', async ({ params, request, session }) => {
       const batch = await resourceOf(session, params.id);
       const searchParams = nonEmptyQuery(request);
@@ -164,10 +164,10 @@ ${table(['Row', 'Recipient', 'Amount', 'Description', 'State', 'Payment', 'Error
   ]), 'No rows.')}
 ${pager(`/console/payment-batches/${batch.id}`, searchParams, page, lines.count)}`;
       return htmlResponse(layout(frame(session, `Payment batch #${batch.id}`), content));
-    }, { page: 'member' })
-    .get('/console/payment-batches/:id/live', async ({ params, session }) => htmlResponse(live(await resourceOf(session, params.id))), { page: 'member' })
+    }, { page: 'view' })
+    .get('/console/payment-batches/:id/live', async ({ params, session }) => htmlResponse(live(await resourceOf(session, params.id))), { page: 'view' })
     .get('/console/payment-batches/:id/results.csv', async ({ params, session }) => {
       const batch = await ownedBatch(session, params.id);
       return csvResponse(batchResultsCsv((await batchLines(sql, batch.id)).rows), `payment-batch-${batch.id}-results.csv`);
-    }, { page: 'member' });
+    }, { page: 'view' });
 };

@@ -24,7 +24,7 @@ import {
   anyFilter, badge, checkbox, dateRangeInputs, details, filterForm, formErrors, givenFields, input, layout, money, notice, pager, postForm, queryValues, select,
   table, when, type FieldErrors, type Values,
 } from '../layout';
-import { consoleSessionPlugin } from '../session';
+import { allows, consoleSessionPlugin } from '../session';
 import { DONE_NOTICES, nonEmptyQuery, ownedId, ownedOrMissing, timelineList, workflowUrl } from './common';
 import { transactionsTable } from './wallets';
 
@@ -131,7 +131,7 @@ export const paymentRoutes = (deps: AppDeps) => {
       ['Workflow', html`<a href="${workflowUrl(config, workflowId)}" rel="noopener" target="_blank">${workflowId} in the Temporal UI</a>`],
     ])}</section>
 <section class="card" id="live" data-live="/console/payments/${payment.id}/live">${await liveContent(deps, payment)}</section>
-${CANCELLABLE_PAYMENT_STATES.includes(payment.state) ? html`<section class="card cancel-payment" aria-labelledby="cancel"><h2 id="cancel">Cancel this payment</h2>
+${CANCELLABLE_PAYMENT_STATES.includes(payment.state) && allows(session, 'pay') ? html`<section class="card cancel-payment" aria-labelledby="cancel"><h2 id="cancel">Cancel this payment</h2>
 <p class="muted">Until it is handed to the network a ${payment.state} payment can be cancelled: it ends cancelled and its amount goes back to the wallet.</p>
 ${formErrors(cancel.errors, ['reason'])}
 ${postForm(session, `/console/payments/${payment.id}/cancel`, html`
@@ -147,7 +147,7 @@ ${input('reason', 'Reason', cancel.values, cancel.errors, { hint: 'Up to 255 cha
       const page = parsePage(searchParams, config.pageSizeMax);
       const { count, rows } = await listPayments(sql, session.organizationId, parseFilters(PaymentFilters, searchParams), page);
       const values = queryValues(searchParams);
-      const content = html`<p><a href="/console/payments/new">New payment</a> · <a href="/console/payment-batches">Payment batches (bulk payouts)</a> · <a href="/console/reversals">Reversals (collections sent back)</a></p>
+      const content = html`<p>${allows(session, 'pay') ? html`<a href="/console/payments/new">New payment</a> · ` : ''}<a href="/console/payment-batches">Payment batches (bulk payouts)</a> · <a href="/console/reversals">Reversals (collections sent back)</a></p>
 ${filterForm('/console/payments', html`
 ${select('state', 'State', PAYMENT_STATES.map((state) => [state, state.replaceAll('_', ' ')] as const), values, {}, true)}
 ${select('currency', 'Currency', currencies, values, {}, true)}
@@ -159,10 +159,10 @@ ${table(['Payment', 'Created', 'Recipient', 'Description', 'Amount', 'State'], r
   ]), 'No payments match.')}
 ${pager('/console/payments', searchParams, page, count)}`;
       return htmlResponse(layout(frame(session, 'Payments'), content));
-    }, { page: 'member' })
+    }, { page: 'view' })
     .get('/console/payments/new', async ({ session }) =>
       htmlResponse(layout(frame(session, 'New payment'), createForm(session, await activeWallets(session), { currency: 'BXC', payment_type: 'money' }, {}))),
-    { page: 'member' })
+    { page: 'pay' })
     .post('/console/payments', async ({ session, form }) => {
       try {
         const payment = await createPayment(deps, session, validate(PaymentCreate, givenFields(form)), null);
@@ -173,12 +173,12 @@ ${pager('/console/payments', searchParams, page, count)}`;
         const errors = (typeof apiError.body.detail === 'string' ? { detail: [apiError.body.detail] } : apiError.body) as FieldErrors;
         return htmlResponse(layout(frame(session, 'New payment'), createForm(session, await activeWallets(session), form, errors)), 400);
       }
-    }, { action: 'member', parse: 'none' })
+    }, { action: 'pay', parse: 'none' })
     .get('/console/payments/:id', async ({ params, request, session }) =>
       detailPage(session, await ownedPayment(session, params.id), { done: new URL(request.url).searchParams.get('done') ?? undefined }),
-    { page: 'member' })
+    { page: 'view' })
     .get('/console/payments/:id/live', async ({ params, session }) =>
-      htmlResponse(await liveContent(deps, await ownedPayment(session, params.id))), { page: 'member' })
+      htmlResponse(await liveContent(deps, await ownedPayment(session, params.id))), { page: 'view' })
     .post('/console/payments/:id/cancel', async ({ params, session, form }) => {
       const payment = await ownedPayment(session, params.id);
       try {
@@ -193,5 +193,5 @@ ${pager('/console/payments', searchParams, page, count)}`;
         if (typeof apiError.body.detail === 'string') return await detailPage(session, current, { error: apiError.body.detail }, 400);
         return await detailPage(session, current, { cancel: { values: form, errors: apiError.body as FieldErrors } }, 400);
       }
-    }, { action: 'member', parse: 'none' });
+    }, { action: 'pay', parse: 'none' });
 };

@@ -22,7 +22,7 @@ import {
   anyFilter, badge, checkbox, dateRangeInputs, details, filterForm, formErrors, givenFields, input, layout, money, pager, postForm, queryValues, select, table, when,
   type FieldErrors, type Values,
 } from '../layout';
-import { consoleSessionPlugin } from '../session';
+import { allows, consoleSessionPlugin } from '../session';
 import { nonEmptyQuery, ownedId, ownedOrMissing, timelineList, workflowUrl } from './common';
 
 const FILTERS = [
@@ -92,7 +92,7 @@ export const requestRoutes = (deps: AppDeps) => {
       const page = parsePage(searchParams, config.pageSizeMax);
       const { count, rows: results } = await listCollectionRequests(sql, session.organizationId, parseFilters(RequestFilters, searchParams), page);
       const values = queryValues(searchParams);
-      const content = html`<p><a href="/console/requests/new">New collection request</a></p>
+      const content = html`${allows(session, 'collect') ? html`<p><a href="/console/requests/new">New collection request</a></p>` : ''}
 ${filterForm('/console/requests', html`
 ${select('status', 'Status', REQUEST_STATUSES.map((status) => [status, status.replaceAll('_', ' ')] as const), values, {}, true)}
 ${select('currency', 'Currency', currencies, values, {}, true)}
@@ -110,9 +110,9 @@ ${table(['Request', 'Created', 'Customer', 'Number', 'Amount', 'Status'], result
   ]), 'No collection requests match.')}
 ${pager('/console/requests', searchParams, page, count)}`;
       return htmlResponse(layout(frame(session, 'Collection requests'), content));
-    }, { page: 'member' })
+    }, { page: 'view' })
     .get('/console/requests/new', ({ session }) =>
-      htmlResponse(layout(frame(session, 'New collection request'), createForm(session, { currency: 'BXC', send_instructions: 'true' }, {}))), { page: 'member' })
+      htmlResponse(layout(frame(session, 'New collection request'), createForm(session, { currency: 'BXC', send_instructions: 'true' }, {}))), { page: 'collect' })
     .post('/console/requests', async ({ session, form }) => {
       try {
         const created = await createCollectionRequest(deps, session, validate(CollectionRequestCreate, givenFields(form)), null);
@@ -123,7 +123,7 @@ ${pager('/console/requests', searchParams, page, count)}`;
         const errors = apiError.body as FieldErrors;
         return htmlResponse(layout(frame(session, 'New collection request'), createForm(session, form, errors)), 400);
       }
-    }, { action: 'member', parse: 'none' })
+    }, { action: 'collect', parse: 'none' })
     .get('/console/requests/:id', async ({ params, session }) => {
       const { request, contact } = await ownedRequest(session, params.id);
       const content = html`
@@ -141,9 +141,9 @@ ${pager('/console/requests', searchParams, page, count)}`;
   ])}</section>
 <section class="card" id="live" data-live="/console/requests/${request.id}/live">${await liveContent(deps, request)}</section>`;
       return htmlResponse(layout(frame(session, `Collection request #${request.id}`), content));
-    }, { page: 'member' })
+    }, { page: 'view' })
     .get('/console/requests/:id/live', async ({ params, session }) => {
       const { request } = await ownedRequest(session, params.id);
       return htmlResponse(await liveContent(deps, request));
-    }, { page: 'member' });
+    }, { page: 'view' });
 };

@@ -57,7 +57,7 @@ ${table(['Reversal', 'Created', 'Collection', 'Number', 'Amount', 'Reason', 'Sta
   ]), 'No reversals match.')}
 ${pager('/console/reversals', searchParams, page, count)}`;
       return htmlResponse(layout(frame(session, 'Reversals'), content));
-    }, { page: 'member' })
+    }, { page: 'view' })
     .get('/console/reversals/:id', async ({ params, request, session }) => {
       const reversal = await ownedReversal(session, params.id);
       const done = DONE_NOTICES[new URL(request.url).searchParams.get('done') ?? ''];
@@ -74,7 +74,7 @@ ${pager('/console/reversals', searchParams, page, count)}`;
       ])}</section>
 <section class="card" id="live" data-live="/console/reversals/${reversal.id}/live">${await liveContent(deps, reversal)}</section>`;
       return htmlResponse(layout(frame(session, `Reversal #${reversal.id}`), content));
-    }, { page: 'member' })
+    }, { page: 'view' })
     .get('/console/reversals/:id/live', async ({ params, session }) =>
-      htmlResponse(await liveContent(deps, await ownedReversal(session, params.id))), { page: 'member' });
+      htmlResponse(await liveContent(deps, await ownedReversal(session, params.id))), { page: 'view' });
 };

@@ -54,7 +54,7 @@ ${input('reference', 'Reference', values, errors)}
     .get('/console/sandbox', ({ session }) => {
       onlyInSandbox();
       return page(session, {}, {});
-    }, { page: 'member' })
+    }, { page: 'view' })
     .post('/console/sandbox/payments', async ({ session, form }) => {
       onlyInSandbox();
       try {
@@ -84,5 +84,5 @@ ${input('reference', 'Reference', values, errors)}
         if (apiError?.status !== 400) throw error;
         return page(session, form, apiError.body as FieldErrors, undefined, 400);
       }
-    }, { action: 'member', parse: 'none' });
+    }, { action: 'collect', parse: 'none' });
 };

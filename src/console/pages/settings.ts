@@ -1,12 +1,13 @@
 /**
- * Settings (manage permission only): the collection settings (verification URL, accept-by-default)
- * with a test verification sent through the worker's own guarded transport; API keys (created and
- * shown once, revoked); users (created with a password, removed, the permission granted or taken).
+ * Settings: the collection settings (verification URL, accept-by-default) with a test verification
+ * sent through the worker's own guarded transport, and users (created with a password and a role,
+ * given another role, removed), for owners and admins; API keys (created with a role no wider than
+ * their user's and shown once, revoked), for the roles that integrate too.
  */
 import { randomBytes } from 'node:crypto';
 import { Elysia } from 'elysia';
 import { outgoingTransport, postVerification, type HttpAttempt, type VerificationRequest } from '../../activities/webhook-http';
-import { MANAGE_ORGANIZATION } from '../../domain/permissions';
+import { ROLES, ROLE_DESCRIPTIONS, isRole, keyRolesFor, type Capability, type Role } from '../../domain/roles';
 import type { AppDeps } from '../../http/context';
 import { parseVerificationAnswer } from '../../domain/collections';
 import { checkCallbackUrl } from '../../domain/urls';
@@ -14,22 +15,38 @@ import { describeConnections } from '../../network/connections';
 import { issueKeyForUser, listApiKeys, revokeApiKey } from '../../services/api-keys';
 import { updateCollectionSettings, verificationUrlRules } from '../../services/organizations';
 import { verificationSettingsOf } from '../../services/collections';
-import { UserInputError, createUser, findUser, listUsers, removeUser, setManagePermission } from '../../services/users';
+import { UserInputError, createUser, findUser, listUsers, removeUser, setUserRole, type RoleChange } from '../../services/users';
 import type { ConsoleSession } from '../../services/console-sessions';
 import { html, type Html } from '../html';
 import { consoleError, htmlResponse, redirect } from '../http';
 import {
-  actionButton, badge, checkbox, formErrors, input, layout, notice, postForm, table, when, type FieldErrors, type Values,
+  actionButton, badge, checkbox, formErrors, input, layout, notice, postForm, select, table, when, type FieldErrors, type Values,
 } from '../layout';
-import { consoleSessionPlugin, type FormFields } from '../session';
+import { allows, consoleSessionPlugin, type FormFields } from '../session';
 import { DONE_NOTICES, ownedId } from './common';
 
 /** The console waits at most this long for a test verification (the worker waits VERIFICATION_TIMEOUT_SECONDS). */
 const TEST_VERIFICATION_MAX_SECONDS = 15;
 
-const subnav = (current: 'collections' | 'keys' | 'users') => html`<nav class="actions" aria-label="Settings">
-${[['collections', '/console/settings', 'Collection settings'], ['keys', '/console/settings/keys', 'API keys'], ['users', '/console/settings/users', 'Users']].map(([key, href, label]) =>
+const SETTINGS_PAGES = [
+  ['collections', '/console/settings', 'Collection settings', 'administer'],
+  ['keys', '/console/settings/keys', 'API keys', 'integrate'],
+  ['users', '/console/settings/users', 'Users', 'administer'],
+] as const satisfies readonly (readonly [string, string, string, Capability])[];
+
+/** The settings pages the user's role opens. */
+const subnav = (session: ConsoleSession, current: (typeof SETTINGS_PAGES)[number][0]) => html`<nav class="actions" aria-label="Settings">
+${SETTINGS_PAGES.filter(([, , , capability]) => allows(session, capability)).map(([key, href, label]) =>
     html`<a href="${href}"${key === current ? html` aria-current="page"` : ''}>${label}</a>`)}</nav>`;
+
+const roleChoices = (roles: readonly Role[]) => roles.map((role) => [role, `${role}: ${ROLE_DESCRIPTIONS[role]}`] as const);
+
+/** What a refused role change says (the form's 400 or 403). */
+const ROLE_CHANGE_REFUSALS: Record<Exclude<RoleChange, 'done'>, [number, string]> = {
+  'not found': [404, 'No such user in your organization.'],
+  'not allowed': [403, 'Only an owner gives or takes away the owner role.'],
+  'last owner': [400, 'The organization needs an owner: make another user owner first.'],
+};
 
 const text = (form: FormFields, name: string) => (typeof form[name] === 'string' ? (form[name] as string) : '');
 
@@ -56,7 +73,7 @@ export const settingsRoutes = (deps: AppDeps) => {
     const settings = await verificationSettingsOf(sql, session.organizationId);
     const values = state.values ?? { verification_url: settings?.url ?? '', accept_by_default: settings?.acceptByDefault ? 'true' : 'false' };
     const errors = state.errors ?? {};
-    const content = html`${subnav('collections')}${state.done ? notice(state.done) : ''}${state.test ?? ''}
+    const content = html`${subnav(session, 'collections')}${state.done ? notice(state.done) : ''}${state.test ?? ''}
 <section class="card"><h2>Collection verification</h2>
 <p class="muted">For each incoming collection on a network that supports it, the service POSTs its details to this URL and waits
 ${config.collections.verificationTimeoutSeconds} s for <code>ACCEPT &lt;id&gt;</code> or <code>REJECT &lt;id&gt; &lt;reason&gt;</code>.
@@ -81,15 +98,17 @@ ${table(['Network', 'Currency', 'Connector', 'How'], describeConnections(config)
 
   async function keysPage(session: ConsoleSession, state: { done?: string; created?: string }): Promise<Response> {
     const keys = await listApiKeys(sql, session.organizationId);
-    const content = html`${subnav('keys')}${state.done ? notice(state.done) : ''}
+    const content = html`${subnav(session, 'keys')}${state.done ? notice(state.done) : ''}
 ${state.created ? notice(html`<p><strong>New API key</strong> (shown this once; only its digest is stored):</p><p><code class="secret" id="new-api-key">${state.created}</code></p>
 <p>Send it as <code>Authorization: Token &lt;key&gt;</code>.</p>`) : ''}
-${table(['Key', 'Acts as', 'Created', 'Status', ''], keys.map((key) => [
-    html`<code>${key.prefix}…</code>`, key.userName, when(key.created), key.revokedAt ? html`${badge('revoked')} ${when(key.revokedAt)}` : badge('active'),
+${table(['Key', 'Acts as', 'Role', 'Created', 'Status', ''], keys.map((key) => [
+    html`<code>${key.prefix}…</code>`, key.userName, key.role ?? html`<span class="muted">its user's</span>`, when(key.created), key.revokedAt ? html`${badge('revoked')} ${when(key.revokedAt)}` : badge('active'),
     key.revokedAt ? '' : actionButton(session, `/console/settings/keys/${key.id}/revoke`, 'Revoke', {}, 'danger'),
   ]), 'No API keys.')}
-<section class="card"><h2>New API key</h2><p class="muted">The key acts as you (${session.email}), with your permissions.</p>
-${actionButton(session, '/console/settings/keys', 'Create API key', {}, 'primary')}</section>`;
+<section class="card"><h2>New API key</h2><p class="muted">The key acts as you (${session.email}): it does what its role allows, and never more than your own role.</p>
+${postForm(session, '/console/settings/keys', html`
+${select('role', 'Role', [['', `Yours (${session.role}), whatever it becomes`], ...roleChoices(keyRolesFor(session.role))], {}, {})}
+<div class="actions"><button type="submit" class="primary">Create API key</button></div>`)}</section>`;
     return htmlResponse(layout(frame(session, 'API keys'), content));
   }
 
@@ -97,22 +116,24 @@ ${actionButton(session, '/console/settings/keys', 'Create API key', {}, 'primary
     const users = await listUsers(sql, session.organizationId);
     const values = state.values ?? {};
     const errors = state.errors ?? {};
-    const content = html`${subnav('users')}${state.done ? notice(state.done) : ''}
-${table(['User', 'Email', 'Manage users and settings', 'Created', ''], users.map((user) => {
-    const manages = user.permissions.includes(MANAGE_ORGANIZATION);
+    const assignable = ROLES.filter((role) => session.role === 'owner' || role !== 'owner');
+    const content = html`${subnav(session, 'users')}${state.done ? notice(state.done) : ''}
+${table(['User', 'Email', 'Role', 'Created', ''], users.map((user) => {
     const self = user.id === session.userId;
+    const changeable = !self && (session.role === 'owner' || user.role !== 'owner');
     return [
-      user.name, user.email ?? html`<span class="muted">API only</span>`, manages ? 'yes' : 'no', when(user.created),
-      self ? html`<span class="muted">you</span>` : html`${actionButton(session, `/console/settings/users/${user.id}/permission`, manages ? 'Take permission away' : 'Grant permission', { grant: manages ? 'false' : 'true' })}
-${actionButton(session, `/console/settings/users/${user.id}/remove`, 'Remove', {}, 'danger')}`,
+      user.name, user.email ?? html`<span class="muted">API only</span>`, user.role, when(user.created),
+      self ? html`<span class="muted">you</span>` : changeable ? html`${postForm(session, `/console/settings/users/${user.id}/role`, html`
+${select('role', `Role of ${user.name}`, roleChoices(assignable), { role: user.role }, {})}<button type="submit">Change role</button>`, 'inline')}
+${actionButton(session, `/console/settings/users/${user.id}/remove`, 'Remove', {}, 'danger')}` : '',
     ];
   }), 'No users.')}
-<section class="card"><h2>New user</h2>${formErrors(errors, ['email', 'password', 'name', 'manage'])}
+<section class="card"><h2>New user</h2>${formErrors(errors, ['email', 'password', 'name', 'role'])}
 ${postForm(session, '/console/settings/users', html`
 ${input('email', 'Email', values, errors, { type: 'email', required: true, autocomplete: 'off' })}
 ${input('name', 'Name', values, errors)}
 ${input('password', 'Password', {}, errors, { type: 'password', required: true, autocomplete: 'new-password', hint: 'At least 10 characters; give it to the user yourself.' })}
-${checkbox('manage', 'May manage users and organization settings (users, settings, API keys, webhooks)', values.manage === 'true')}
+${select('role', 'Role', roleChoices(assignable), { role: 'viewer', ...values }, errors)}
 <div class="actions"><button type="submit" class="primary">Create user</button></div>`)}</section>`;
     return htmlResponse(layout(frame(session, 'Users'), content), status);
   }
@@ -120,13 +141,27 @@ ${checkbox('manage', 'May manage users and organization settings (users, setting
   async function otherUser(session: ConsoleSession, rawId: string) {
     const user = await findUser(sql, session.organizationId, ownedId(rawId));
     if (!user) throw consoleError(404, 'No such user in your organization.');
-    if (user.id === session.userId) throw consoleError(400, 'You cannot remove yourself or change your own permission; ask another user who may manage the organization.');
+    if (user.id === session.userId) throw consoleError(400, 'You cannot remove yourself or change your own role; ask another owner or admin.');
     return user;
+  }
+
+  /** A role from a form: one of the roles, or a 400 naming them. */
+  function formRole(form: FormFields, allowed: readonly Role[]): Role {
+    const role = text(form, 'role');
+    if (!isRole(role) || !allowed.includes(role)) throw consoleError(400, `Choose a role among ${allowed.join(', ')}.`);
+    return role;
+  }
+
+  /** The page after a role change or a removal, or its refusal. */
+  function afterRoleChange(change: RoleChange, done: string): Response {
+    if (change === 'done') return redirect(`/console/settings/users?done=${done}`);
+    const [status, message] = ROLE_CHANGE_REFUSALS[change];
+    throw consoleError(status, message);
   }
 
   return new Elysia({ name: 'console-settings' })
     .use(consoleSessionPlugin(deps))
-    .get('/console/settings', ({ request, session }) => collectionSettingsPage(session, { done: doneOf(request) }), { page: 'manager' })
+    .get('/console/settings', ({ request, session }) => collectionSettingsPage(session, { done: doneOf(request) }), { page: 'administer' })
     .post('/console/settings', async ({ session, form }) => {
       const raw = text(form, 'verification_url').trim();
       const acceptByDefault = text(form, 'accept_by_default') === 'true';
@@ -143,7 +178,7 @@ ${checkbox('manage', 'May manage users and organization settings (users, setting
       }
       await updateCollectionSettings(sql, session.organizationId, { verificationUrl, acceptByDefault });
       return redirect('/console/settings?done=settings-saved');
-    }, { action: 'manager', parse: 'none' })
+    }, { action: 'administer', parse: 'none' })
     .post('/console/settings/test-verification', async ({ session }) => {
       const url = (await verificationSettingsOf(sql, session.organizationId))?.url;
       if (!url) return await collectionSettingsPage(session, { test: notice('Save a verification URL first.', 'error') }, 400);
@@ -154,36 +189,35 @@ ${checkbox('manage', 'May manage users and organization settings (users, setting
       const timeoutMs = Math.min(TEST_VERIFICATION_MAX_SECONDS, config.collections.verificationTimeoutSeconds) * 1000;
       const sent = await postVerification(url, sample, outgoingTransport({ sandbox: config.sandbox, caFile: config.webhooks.caFile, timeoutMs }));
       return await collectionSettingsPage(session, { test: verificationResult(sample, url, sent) });
-    }, { action: 'manager', parse: 'none' })
-    .get('/console/settings/keys', ({ request, session }) => keysPage(session, { done: doneOf(request) }), { page: 'manager' })
-    .post('/console/settings/keys', async ({ session }) => {
-      const issued = await issueKeyForUser(sql, session.organizationId, session.userId);
+    }, { action: 'administer', parse: 'none' })
+    .get('/console/settings/keys', ({ request, session }) => keysPage(session, { done: doneOf(request) }), { page: 'integrate' })
+    .post('/console/settings/keys', async ({ session, form }) => {
+      const role = text(form, 'role') === '' ? null : formRole(form, keyRolesFor(session.role));
+      const issued = await issueKeyForUser(sql, session.organizationId, session.userId, role);
       return await keysPage(session, { created: issued.apiKey });
-    }, { action: 'manager', parse: 'none' })
+    }, { action: 'integrate', parse: 'none' })
     .post('/console/settings/keys/:id/revoke', async ({ params, session }) => {
       if (!(await revokeApiKey(sql, session.organizationId, ownedId(params.id)))) throw consoleError(404, 'No such live API key in your organization.');
       return redirect('/console/settings/keys?done=key-revoked');
-    }, { action: 'manager', parse: 'none' })
-    .get('/console/settings/users', ({ request, session }) => usersPage(session, { done: doneOf(request) }), { page: 'manager' })
+    }, { action: 'integrate', parse: 'none' })
+    .get('/console/settings/users', ({ request, session }) => usersPage(session, { done: doneOf(request) }), { page: 'administer' })
     .post('/console/settings/users', async ({ session, form }) => {
-      const values = { email: text(form, 'email'), name: text(form, 'name'), manage: text(form, 'manage') === 'true' ? 'true' : 'false' };
+      const values = { email: text(form, 'email'), name: text(form, 'name'), role: text(form, 'role') };
+      const role = formRole(form, ROLES.filter((candidate) => session.role === 'owner' || candidate !== 'owner'));
       try {
-        await createUser(sql, { organizationId: session.organizationId, email: values.email, name: values.name, password: text(form, 'password'), manage: values.manage === 'true' });
+        await createUser(sql, { organizationId: session.organizationId, email: values.email, name: values.name, password: text(form, 'password'), role });
       } catch (error) {
         if (!(error instanceof UserInputError)) throw error;
         return await usersPage(session, { values, errors: { [error.field]: [error.message] } }, 400);
       }
       return redirect('/console/settings/users?done=user-created');
-    }, { action: 'manager', parse: 'none' })
+    }, { action: 'administer', parse: 'none' })
     .post('/console/settings/users/:id/remove', async ({ params, session }) => {
       const user = await otherUser(session, params.id);
-      await removeUser(sql, session.organizationId, user.id);
-      return redirect('/console/settings/users?done=user-removed');
-    }, { action: 'manager', parse: 'none' })
-    .post('/console/settings/users/:id/permission', async ({ params, session, form }) => {
+      return afterRoleChange(await removeUser(sql, session.organizationId, session.userId, user.id), 'user-removed');
+    }, { action: 'administer', parse: 'none' })
+    .post('/console/settings/users/:id/role', async ({ params, session, form }) => {
       const user = await otherUser(session, params.id);
-      const grant = text(form, 'grant') === 'true';
-      await setManagePermission(sql, session.organizationId, user.id, grant);
-      return redirect(`/console/settings/users?done=${grant ? 'permission-granted' : 'permission-revoked'}`);
-    }, { action: 'manager', parse: 'none' });
+      return afterRoleChange(await setUserRole(sql, session.organizationId, session.userId, user.id, formRole(form, ROLES)), 'role-changed');
+    }, { action: 'administer', parse: 'none' });
 };

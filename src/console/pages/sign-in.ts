@@ -90,5 +90,5 @@ ${input('password', 'Password', {}, {}, { type: 'password', required: true, auto
       const token = readCookie(request, sessionCookieName(config));
       if (token !== undefined) await endSession(sql, token);
       return redirect(SIGN_IN_PATH, [cookie(sessionCookieName(config), '', { maxAgeSeconds: 0, secure })]);
-    }, { action: 'member', parse: 'none' });
+    }, { action: 'view', parse: 'none' });
 };

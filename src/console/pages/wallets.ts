@@ -18,7 +18,7 @@ import { StatementPeriod, TransactionFilters, findOwnWallet, listTransactions, l
 import { html, type Child, type Html } from '../html';
 import { htmlResponse } from '../http';
 import { anyFilter, badge, details, filterForm, input, layout, money, notice, pager, queryValues, select, signedMoney, table, when, type FieldErrors, type Values } from '../layout';
-import { consoleSessionPlugin } from '../session';
+import { allows, consoleSessionPlugin } from '../session';
 import { nonEmptyQuery, ownedId, ownedOrMissing } from './common';
 
 /** What a transaction type means, in a few words. */
@@ -78,9 +78,9 @@ ${table(['Wallet', 'Label', 'Currency', 'Balance', 'Status', 'Created'], rows.ma
   ]), 'No wallet yet.')}
 ${pager('/console/wallets', searchParams, page, count)}
 <p class="muted">A balance is the sum of its wallet's transactions; a payment's amount leaves it when the payment is created.
-<a href="/console/payments/new">Send a payment</a></p>`;
+${allows(session, 'pay') ? html`<a href="/console/payments/new">Send a payment</a>` : ''}</p>`;
       return htmlResponse(layout(frame(session, 'Wallets'), content));
-    }, { page: 'member' })
+    }, { page: 'view' })
     .get('/console/wallets/:id', async ({ params, request, session }) => {
       const wallet = await ownedOrMissing(findOwnWallet(sql, session.organizationId, ownedId(params.id)), 'No such wallet in your organization.');
       const searchParams = nonEmptyQuery(request);
@@ -97,14 +97,14 @@ ${pager('/console/wallets', searchParams, page, count)}
         ['Low balance threshold', wallet.lowBalanceThreshold === null ? null : money(wallet.lowBalanceThreshold, wallet.currency)],
         ['Created', when(wallet.created)],
       ])}</section>
-<section class="card" aria-labelledby="statement"><h2 id="statement">Statement</h2>${statementForm(wallet.id, {}, {})}</section>
+${allows(session, 'reconcile') ? html`<section class="card" aria-labelledby="statement"><h2 id="statement">Statement</h2>${statementForm(wallet.id, {}, {})}</section>` : ''}
 <h2 id="transactions">Transactions</h2>
 ${filterForm(path, select('type', 'Type', TRANSACTION_TYPES.map((type) => [type, TRANSACTION_LABELS[type] ?? type] as const), queryValues(searchParams), {}, true),
     anyFilter(searchParams, ['type']))}
 ${transactionsTable(rows, { empty: 'No transactions match.' })}
 ${pager(path, searchParams, page, count)}`;
       return htmlResponse(layout(frame(session, `Wallet #${wallet.id} · ${wallet.currency}`), content));
-    }, { page: 'member' })
+    }, { page: 'view' })
     .get('/console/wallets/:id/statement', async ({ params, request, session }) => {
       const id = ownedId(params.id);
       const searchParams = nonEmptyQuery(request);
@@ -135,10 +135,10 @@ ${table(['Time', 'Transaction', 'Type', 'Description', 'Amount', 'Balance', 'Bel
         return htmlResponse(layout(frame(session, title), html`${notice(Object.values(errors).flat().join(' '), 'error')}
 ${statementForm(id, values, errors)}`), 400);
       }
-    }, { page: 'member' })
+    }, { page: 'reconcile' })
     .get('/console/wallets/:id/statement.csv', async ({ params, request, session }) => {
       const statement = await ownedOrMissing(
         walletStatement(sql, session.organizationId, ownedId(params.id), parseFilters(StatementPeriod, nonEmptyQuery(request))), 'No such wallet in your organization.');
       return csvResponse(statementCsv(statement), `wallet-${statement.walletId}-statement-${statement.since.toISOString().slice(0, 10)}.csv`);
-    }, { page: 'member' });
+    }, { page: 'reconcile' });
 };

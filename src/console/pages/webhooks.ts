@@ -189,7 +189,7 @@ ${pager(`/console/webhooks/${webhook.id}`, new URLSearchParams(), page, count)}`
   return new Elysia({ name: 'console-webhooks' })
     .use(consoleSessionPlugin(deps))
     .get('/console/webhooks', ({ request, session }) =>
-      listPage(session, { done: new URL(request.url).searchParams.get('done') ?? undefined }), { page: 'manager' })
+      listPage(session, { done: new URL(request.url).searchParams.get('done') ?? undefined }), { page: 'integrate' })
     .post('/console/webhooks', async ({ session, form }) => {
       try {
         const input = validate(schemas.create, form);
@@ -198,10 +198,10 @@ ${pager(`/console/webhooks/${webhook.id}`, new URLSearchParams(), page, count)}`
       } catch (error) {
         return await listPage(session, { create: { values: form, errors: fieldErrorsOf(error) } }, 400);
       }
-    }, { action: 'manager', parse: 'none' })
+    }, { action: 'integrate', parse: 'none' })
     .get('/console/webhooks/:id', async ({ params, request, session }) =>
       detailPage(request, session, await ownedWebhook(session, params.id, true), { done: new URL(request.url).searchParams.get('done') ?? undefined }),
-    { page: 'manager' })
+    { page: 'integrate' })
     .post('/console/webhooks/:id', async ({ params, request, session, form }) => {
       const webhook = await ownedWebhook(session, params.id);
       try {
@@ -210,18 +210,18 @@ ${pager(`/console/webhooks/${webhook.id}`, new URLSearchParams(), page, count)}`
       } catch (error) {
         return await detailPage(request, session, webhook, { edit: { values: form, errors: fieldErrorsOf(error) } }, 400);
       }
-    }, { action: 'manager', parse: 'none' })
+    }, { action: 'integrate', parse: 'none' })
     .get('/console/webhooks/:id/delete', async ({ params, session }) => {
       const webhook = await ownedWebhook(session, params.id);
       const content = html`<p>Delete webhook #${webhook.id} (${webhook.event} to ${webhook.target})? No further deliveries are made; its delivery log stays readable.</p>
 <div class="actions">${actionButton(session, `/console/webhooks/${webhook.id}/delete`, 'Delete webhook', {}, 'danger')} <a href="/console/webhooks/${webhook.id}">Cancel</a></div>`;
       return htmlResponse(layout(frame(session, `Delete webhook #${webhook.id}`), content));
-    }, { page: 'manager' })
+    }, { page: 'integrate' })
     .post('/console/webhooks/:id/delete', async ({ params, session }) => {
       const webhook = await ownedWebhook(session, params.id);
       await deleteOwnWebhook(deps, session.organizationId, webhook.id, null);
       return redirect('/console/webhooks?done=webhook-deleted');
-    }, { action: 'manager', parse: 'none' })
+    }, { action: 'integrate', parse: 'none' })
     .post('/console/webhooks/:id/redeliver', async ({ params, request, session, form }) => {
       const webhook = await ownedWebhook(session, params.id);
       const eventId = Number(text(form, 'event'));
@@ -232,7 +232,7 @@ ${pager(`/console/webhooks/${webhook.id}`, new URLSearchParams(), page, count)}`
         return await detailPage(request, session, webhook, { redeliveryError: Object.values(errors).flat().join(' ') }, 400);
       }
       return redirect(`/console/webhooks/${webhook.id}?done=redelivery-started`);
-    }, { action: 'manager', parse: 'none' })
+    }, { action: 'integrate', parse: 'none' })
     .post('/console/webhooks/:id/recover', async ({ params, request, session, form }) => {
       const webhook = await ownedWebhook(session, params.id);
       const values = { since: text(form, 'since'), until: text(form, 'until') };
@@ -247,25 +247,25 @@ ${pager(`/console/webhooks/${webhook.id}`, new URLSearchParams(), page, count)}`
         return await detailPage(request, session, webhook, { recover: { values, errors } }, 400);
       }
       return redirect(`/console/webhooks/${webhook.id}?done=recovery-started#recover`);
-    }, { action: 'manager', parse: 'none' })
+    }, { action: 'integrate', parse: 'none' })
     .post('/console/webhooks/:id/disable', async ({ params, session }) => {
       const webhook = await ownedWebhook(session, params.id);
       await disableOwnWebhook(deps, session.organizationId, webhook.id, null);
       return redirect(`/console/webhooks/${webhook.id}?done=webhook-disabled`);
-    }, { action: 'manager', parse: 'none' })
+    }, { action: 'integrate', parse: 'none' })
     .post('/console/webhooks/:id/enable', async ({ params, session }) => {
       const webhook = await ownedWebhook(session, params.id);
       await enableOwnWebhook(sql, session.organizationId, webhook.id, null);
       return redirect(`/console/webhooks/${webhook.id}?done=webhook-enabled`);
-    }, { action: 'manager', parse: 'none' })
+    }, { action: 'integrate', parse: 'none' })
     .post('/console/webhooks/:id/test', async ({ params, request, session }) => {
       const webhook = await ownedWebhook(session, params.id);
       return await detailPage(request, session, webhook, { test: await sendTestEvent(webhook) });
-    }, { action: 'manager', parse: 'none' })
+    }, { action: 'integrate', parse: 'none' })
     .post('/console/webhook-settings/reveal', async ({ session }) =>
-      listPage(session, { secret: await showSigningSecret(sql, session.organizationId) }), { action: 'manager', parse: 'none' })
+      listPage(session, { secret: await showSigningSecret(sql, session.organizationId) }), { action: 'integrate', parse: 'none' })
     .post('/console/webhook-settings/rotate', async ({ session }) =>
-      listPage(session, { secret: await rotateSigningSecret(sql, session.organizationId) }), { action: 'manager', parse: 'none' })
+      listPage(session, { secret: await rotateSigningSecret(sql, session.organizationId) }), { action: 'integrate', parse: 'none' })
     .post('/console/webhook-settings/basic-auth', async ({ session, form }) => {
       const username = text(form, 'username').trim();
       const password = text(form, 'password');
@@ -277,9 +277,9 @@ ${pager(`/console/webhooks/${webhook.id}`, new URLSearchParams(), page, count)}`
       if (Object.keys(errors).length > 0) return await listPage(session, { basic: { values: { username }, errors } }, 400);
       await setBasicCredentials(sql, session.organizationId, { username, password });
       return redirect('/console/webhooks?done=basic-auth-set');
-    }, { action: 'manager', parse: 'none' })
+    }, { action: 'integrate', parse: 'none' })
     .post('/console/webhook-settings/basic-auth/clear', async ({ session }) => {
       await setBasicCredentials(sql, session.organizationId, null);
       return redirect('/console/webhooks?done=basic-auth-cleared');
-    }, { action: 'manager', parse: 'none' });
+    }, { action: 'integrate', parse: 'none' });
 };
