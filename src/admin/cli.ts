@@ -28,6 +28,8 @@ export const OPTIONS = {
   reason: { type: 'string' },
   id: { type: 'string' },
   email: { type: 'string' },
+  date: { type: 'string' },
+  file: { type: 'string' },
   manage: { type: 'boolean', default: false },
   json: { type: 'boolean', default: false },
 } as const;

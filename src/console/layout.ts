@@ -9,7 +9,7 @@ import type { ConsoleSession } from '../services/console-sessions';
 import { html, type Child, type Html } from './html';
 import { canManage } from './session';
 
-type Section = 'overview' | 'requests' | 'collections' | 'payments' | 'wallets' | 'contacts' | 'events' | 'webhooks' | 'settings' | 'sandbox';
+type Section = 'overview' | 'requests' | 'collections' | 'payments' | 'wallets' | 'settlements' | 'contacts' | 'events' | 'webhooks' | 'settings' | 'sandbox';
 
 type NavItem = { section: Section; href: string; label: string; manage?: boolean; sandboxOnly?: boolean };
 
@@ -20,6 +20,7 @@ const NAVIGATION: readonly NavItem[] = [
   { section: 'collections', href: '/console/collections', label: 'Collections' },
   { section: 'payments', href: '/console/payments', label: 'Payments' },
   { section: 'wallets', href: '/console/wallets', label: 'Wallets' },
+  { section: 'settlements', href: '/console/settlements', label: 'Settlement' },
   { section: 'contacts', href: '/console/contacts', label: 'Contacts' },
   { section: 'events', href: '/console/events', label: 'Events' },
   { section: 'webhooks', href: '/console/webhooks', label: 'Webhooks', manage: true },
