@@ -2,7 +2,7 @@
  * Operator CLI (`npm run admin -- <command>`): api.md does not say how organizations and keys are
  * issued, so operators do it here. `migrate` creates the database and applies the migrations; the
  * other commands live in src/admin/, one module per group (organizations and their settings,
- * money, webhooks, networks, sweeps); `npm run admin` alone prints them all.
+ * money, webhooks, networks, settlements, sweeps); `npm run admin` alone prints them all.
  */
 import { parseArgs } from 'node:util';
 import { loadConfig } from './config';
@@ -12,11 +12,12 @@ import { OPTIONS, UsageError, print, type Command, type Options } from './admin/
 import { moneyCommands } from './admin/money';
 import { networkCommands } from './admin/network';
 import { organizationCommands } from './admin/organizations';
+import { settlementCommands } from './admin/settlements';
 import { sweepCommands } from './admin/sweeps';
 import { webhookCommands } from './admin/webhooks';
 
 const COMMANDS: Record<string, Command> = {
-  ...organizationCommands, ...moneyCommands, ...webhookCommands, ...networkCommands, ...sweepCommands,
+  ...organizationCommands, ...moneyCommands, ...webhookCommands, ...networkCommands, ...settlementCommands, ...sweepCommands,
 };
 
 const USAGE = ['usage: npm run admin -- <command>', '  migrate', ...Object.values(COMMANDS).map((command) => `  ${command.usage}`)].join('\n');

@@ -29,6 +29,8 @@ export const OPTIONS = {
   id: { type: 'string' },
   email: { type: 'string' },
   role: { type: 'string' },
+  date: { type: 'string' },
+  file: { type: 'string' },
   json: { type: 'boolean', default: false },
 } as const;
 

@@ -21,6 +21,7 @@ import { operatorCallbackRoutes } from './operator-callbacks';
 import { paymentBatchRoutes } from './payment-batches';
 import { paymentRoutes } from './payments';
 import { reversalRoutes } from './reversals';
+import { settlementRoutes } from './settlements';
 import { accountRoutes, transactionRoutes } from './wallets';
 import { webhookRoutes } from './webhooks';
 
@@ -42,6 +43,7 @@ export const apiRoutes = (deps: AppDeps, documented: () => readonly DocumentedRo
     .use(reversalRoutes(deps))
     .use(accountRoutes(deps))
     .use(transactionRoutes(deps))
+    .use(settlementRoutes(deps))
     .use(catalogRoutes(deps))
     .use(documentationRoutes(deps.config, documented));
 

@@ -18,6 +18,7 @@ import { DeliverySchema, WebhookSchema } from '../domain/webhooks';
 import { ROLES, ROLES_EXTENSION, rolesOfDetail, type Role } from '../domain/roles';
 import { AccountSchema, CurrencySchema, LedgerTransactionSchema, NetworkSchema, PaymentSchema, ReversalSchema } from '../domain/money-out';
 import { PaymentBatchLineSchema, PaymentBatchSchema } from '../domain/payment-batches';
+import { SettlementSchema } from '../domain/settlements';
 import { StatementSchema } from '../domain/statements';
 import {
   API_VERSIONS, CURRENT_API_VERSION, collectionRequestSchemaForVersion, collectionSchemaForVersion, contactSchemaForVersion,
@@ -80,6 +81,7 @@ function componentSchemas(version: ApiVersion): Record<string, v.GenericSchema> 
     PaymentBatchRow: PaymentBatchLineSchema,
     WalletTransaction: LedgerTransactionSchema,
     Statement: StatementSchema,
+    Settlement: SettlementSchema,
     Currency: CurrencySchema,
     Network: NetworkSchema,
     Event: eventSchemaForVersion(version),
@@ -204,6 +206,10 @@ const TAGS = [
   },
   { name: 'Reversals', description: "Successful collections sent back to the subscriber, out of the wallet they credited." },
   { name: 'Accounts', description: "The organization's wallets and the transactions behind their balances." },
+  {
+    name: 'Settlements',
+    description: 'The daily settlement report: every movement of money with a mobile network on one UTC day, with the operator\'s transaction ids and the totals per network and currency.',
+  },
   { name: 'Reference', description: 'The currencies and mobile networks the service handles.' },
   { name: 'Bill payments', description: 'Billers, electricity billers and pin bundles (api.md 4.7), served from `{bills_url}`.' },
   { name: 'Mobile networks', description: 'Entry points the mobile networks call, with their own credentials.' },

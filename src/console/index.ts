@@ -16,6 +16,7 @@ import { requestRoutes } from './pages/requests';
 import { reversalRoutes } from './pages/reversals';
 import { sandboxRoutes } from './pages/sandbox';
 import { settingsRoutes } from './pages/settings';
+import { settlementRoutes } from './pages/settlements';
 import { signInRoutes } from './pages/sign-in';
 import { walletRoutes } from './pages/wallets';
 import { webhookRoutes } from './pages/webhooks';
@@ -39,6 +40,7 @@ export const consoleRoutes = (deps: AppDeps) =>
     .use(paymentRoutes(deps))
     .use(paymentBatchRoutes(deps))
     .use(walletRoutes(deps))
+    .use(settlementRoutes(deps))
     .use(reversalRoutes(deps))
     .use(contactRoutes(deps))
     .use(eventRoutes(deps))

@@ -10,7 +10,7 @@ import { html, type Child, type Html } from './html';
 import type { Capability } from '../domain/roles';
 import { allows } from './session';
 
-type Section = 'overview' | 'requests' | 'collections' | 'payments' | 'wallets' | 'contacts' | 'events' | 'webhooks' | 'settings' | 'sandbox';
+type Section = 'overview' | 'requests' | 'collections' | 'payments' | 'wallets' | 'settlements' | 'contacts' | 'events' | 'webhooks' | 'settings' | 'sandbox';
 
 type NavItem = { section: Section; href: string; label: string; capability: Capability; sandboxOnly?: boolean };
 
@@ -24,6 +24,7 @@ const NAVIGATION: readonly NavItem[] = [
   { section: 'collections', href: '/console/collections', label: 'Collections', capability: 'view' },
   { section: 'payments', href: '/console/payments', label: 'Payments', capability: 'view' },
   { section: 'wallets', href: '/console/wallets', label: 'Wallets', capability: 'view' },
+  { section: 'settlements', href: '/console/settlements', label: 'Settlement', capability: 'reconcile' },
   { section: 'contacts', href: '/console/contacts', label: 'Contacts', capability: 'view' },
   { section: 'events', href: '/console/events', label: 'Events', capability: 'view' },
   { section: 'webhooks', href: '/console/webhooks', label: 'Webhooks', capability: 'integrate' },

@@ -41,13 +41,28 @@ export const groupedAmount = (amount: string): string => {
   return `${whole.replace(/\B(?=(\d{3})+(?!\d))/g, ',')}${fraction === undefined ? '' : `.${fraction}`}`;
 };
 
+/** A decimal string (at most 4 decimals, optionally negative) in ten-thousandths. */
+function units(amount: string): bigint {
+  const negative = amount.startsWith('-');
+  const [whole = '0', fraction = ''] = (negative ? amount.slice(1) : amount).split('.');
+  const value = BigInt((whole || '0') + fraction.padEnd(4, '0').slice(0, 4));
+  return negative ? -value : value;
+}
+
+/** Ten-thousandths as a decimal string with four decimals, `-` when negative. */
+function fromUnits(total: bigint): string {
+  const digits = (total < 0n ? -total : total).toString().padStart(5, '0');
+  return `${total < 0n ? '-' : ''}${digits.slice(0, -4)}.${digits.slice(-4)}`;
+}
+
 /** The exact sum of non-negative decimal strings, with four decimals (BigInt in ten-thousandths: no float ever). */
 export function sumAmounts(amounts: Iterable<string>): string {
   let total = 0n;
-  for (const amount of amounts) {
-    const [whole = '0', fraction = ''] = amount.split('.');
-    total += BigInt(whole + fraction.padEnd(4, '0').slice(0, 4));
-  }
-  const digits = total.toString().padStart(5, '0');
-  return `${digits.slice(0, -4)}.${digits.slice(-4)}`;
+  for (const amount of amounts) total += units(amount);
+  return fromUnits(total);
+}
+
+/** `minuend` less every one of `subtrahends`, exactly, with four decimals (negative when they weigh more). */
+export function differenceOf(minuend: string, ...subtrahends: string[]): string {
+  return fromUnits(subtrahends.reduce((total, amount) => total - units(amount), units(minuend)));
 }

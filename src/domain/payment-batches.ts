@@ -4,10 +4,9 @@
  * `pending` until the batch creates its payment (reserving its amount), `failed` when its wallet
  * could not pay it then, and after that has its payment's state.
  */
-import { parse } from 'csv-parse/sync';
 import { stringify } from 'csv-stringify/sync';
 import * as v from 'valibot';
-import { RefusedError } from './errors';
+import { UnreadableCsvError, csvRecords, textCell } from './csv';
 import { sumAmounts } from './money';
 import { PAYMENT_STATES } from './money-out';
 import { Amount, Author, CurrencyCode, Id, NullableTimestamp, OrganizationId, PhoneNumber, Timestamp, described } from './shapes';
@@ -145,12 +144,6 @@ export const serializeBatchLine = (line: BatchLineRow): PaymentBatchLineResource
   error: line.error,
 });
 
-/**
- * A merchant's own text as a CSV cell a spreadsheet shows as text: one that starts like a formula
- * (`=`, `+`, `-`, `@`, a tab or a carriage return) gets a leading apostrophe (CSV injection).
- */
-const textCell = (text: string): string => (/^[=+\-@\t\r]/.test(text) ? `'${text}` : text);
-
 /** The result CSV: one line per row, in upload order, with what became of it. */
 export function batchResultsCsv(lines: readonly BatchLineRow[]): string {
   return stringify(lines.map((line) => ({ ...serializeBatchLine(line), description: textCell(line.description) })), {
@@ -159,21 +152,12 @@ export function batchResultsCsv(lines: readonly BatchLineRow[]): string {
   });
 }
 
-/** A CSV upload that cannot be read as rows: what is wrong with it, refused with a 400 wherever it is read. */
-class UnreadableCsvError extends RefusedError {}
-
 /**
  * A CSV upload's rows as objects keyed by the header's columns (each of `BATCH_CSV_COLUMNS`, in
  * any order); an empty cell is an absent field. A BOM, CRLF line ends and quoted cells are taken.
  */
 export function readBatchCsv(text: string): Record<string, string>[] {
-  let records: string[][];
-  try {
-    records = parse(text, { bom: true, skip_empty_lines: true, trim: true, relax_column_count: false });
-  } catch (cause) {
-    throw new UnreadableCsvError(`The CSV cannot be read: ${(cause as Error).message}`, { cause });
-  }
-  const [header, ...rows] = records;
+  const [header, ...rows] = csvRecords(text);
   if (header === undefined) throw new UnreadableCsvError('The CSV is empty: its first line names the columns.');
   const columns = header.map((name) => name.toLowerCase());
   const unknown = columns.filter((name) => !(BATCH_CSV_COLUMNS as readonly string[]).includes(name));

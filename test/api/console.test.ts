@@ -13,6 +13,7 @@ import type { Role } from '../../src/domain/roles';
 import { escapeHtml, html, raw } from '../../src/console/html';
 import { acceptCollection, storeIncomingPayment } from '../../src/services/collections';
 import { beginPayment, finishPayment } from '../../src/services/payments';
+import { collected, paid } from '../settlement-helpers';
 
 let ctx: TestApp;
 let merchant: TestMerchant;
@@ -572,5 +573,33 @@ describe('money pages', () => {
       expect({ path, escaped: page.includes('&lt;script&gt;alert(1)&lt;/script&gt;') }).toEqual({ path, escaped: true });
       expect(page).not.toContain('<script>alert(1)');
     }
+  });
+  test('the settlement page shows a day\'s totals and movements of the organization only, its CSV, and a refused day with its error', async () => {
+    const owner = await createMerchant(ctx.app);
+    const collection = await collected(owner, 'MTN Uganda', '+256772', 'BXC', '40.5', '2023-07-14T08:00:00.000Z');
+    const payout = await paid(owner, '+256772', 'BXC', '15', '2023-07-14T09:30:00.000Z');
+    const theirs = await collected(other, 'MTN Uganda', '+256772', 'BXC', '7', '2023-07-14T10:00:00.000Z');
+    const { browser } = await signedIn(owner.organization.id, { role: 'finance' });
+    expect((await browser.get('/console')).text).toContain('<a href="/console/settlements">Settlement</a>');
+    const page = await browser.get('/console/settlements?date=2023-07-14');
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('value="2023-07-14"');
+    expect(page.text).toMatch(/<td>MTN Uganda<\/td><td>BXC<\/td><td>1 · 40\.5 BXC<\/td><td>1 · 15 BXC<\/td><td>0 · 0 BXC<\/td><td><strong><span class="amount credit">\+25\.5 BXC<\/span><\/strong><\/td>/);
+    expect(page.text).toContain(`<a href="/console/collections/${collection.id}">collection #${collection.id}</a>`);
+    expect(page.text).toContain(`<td>${collection.remoteTransactionId}</td>`);
+    expect(page.text).toContain(`<a href="/console/payments/${payout.id}">payment #${payout.id}</a>`);
+    expect(page.text).toContain(payout.remoteTransactionId);
+    expect(page.text).not.toContain(theirs.remoteTransactionId);
+    expect(page.text).toContain('href="/console/settlements.csv?date=2023-07-14"');
+    const csv = await browser.get('/console/settlements.csv?date=2023-07-14');
+    expect(csv.status).toBe(200);
+    expect(csv.headers.get('content-disposition')).toBe('attachment; filename="settlement-2023-07-14.csv"');
+    expect(csv.text).toContain(`MTN Uganda,BXC,collection,${collection.id},${owner.organization.id},${collection.remoteTransactionId},`);
+    expect(csv.text).not.toContain(theirs.remoteTransactionId);
+    const refused = await browser.get('/console/settlements?date=2023-02-30');
+    expect(refused.status).toBe(400);
+    expect(refused.text).toContain('Enter a valid date, such as 2025-05-01.');
+    expect(refused.text).toMatch(/id="error-date">/);
+    expect((await browser.get('/console/settlements')).status).toBe(200);
   });
 });

@@ -527,6 +527,28 @@ test('see a wallet\'s statement for a period: its closing balance is the wallet\
   expect(csv.trim().split('\n').at(-1)).toContain(`closing_balance,,,,${wallet!.balance},BXC`);
 }, 60_000);
 
+test('see the day\'s settlement: totals, every movement with the operator\'s id, and its CSV download', async () => {
+  const [payment] = await testSql()<{ id: number; remoteTransactionId: string; modified: Date }[]>`
+    select id, remote_transaction_id as "remoteTransactionId", modified from payments
+    where organization_id = ${organizationId} and state = 'completed' and amount = 2500`;
+  const day = payment!.modified.toISOString().slice(0, 10);
+  await page.goto(`${baseUrl}/console`);
+  await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Settlement' }).click();
+  await page.getByLabel('Day').fill(day);
+  await page.getByLabel('Currency').selectOption('BXC');
+  await page.getByRole('button', { name: 'Show settlement' }).click();
+  await page.waitForURL(/\/console\/settlements\?/);
+  expect(await page.locator('table').first().textContent()).toContain('BXC');
+  const movement = page.locator('table tbody tr', { has: page.locator(`a[href="/console/payments/${payment!.id}"]`) });
+  expect(await movement.textContent()).toContain(payment!.remoteTransactionId);
+  expect(await movement.textContent()).toContain('-2,500 BXC');
+  const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Download as CSV' }).click()]);
+  expect(download.suggestedFilename()).toBe(`settlement-${day}-BXC.csv`);
+  const csv = await new Response((await download.createReadStream()) as unknown as ReadableStream).text();
+  expect(csv).toContain(`,BXC,payment,${payment!.id},${organizationId},${payment!.remoteTransactionId},pay-${payment!.id},,2500.0000,,+256772123456,`);
+  expect(csv).toMatch(/\nMTN Uganda,BXC,net,,,,,,-?\d+\.\d{4},,,,\n/);
+}, 60_000);
+
 test('no console errors on any page visited', () => {
   expect(consoleErrors).toEqual([]);
   expect(apiOutput).not.toContain('"level":"error"');

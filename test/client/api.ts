@@ -922,6 +922,46 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/api/settlements": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The daily settlement report
+         * @description Every movement of the organization's money with a mobile network on one UTC day (default: today, so far): collections in, payments and reversals out, each with the operator's transaction id, and the totals per network and currency (exact sums). A movement is on the UTC day in which it became final: a collection when its wallet was credited, a payment or a reversal when the network completed it. Failed, rejected and cancelled ones moved no money and are not listed. `fee` is null: the operators' API results report no fee per transaction. At most 100000 lines (400 otherwise: filter by network or currency). Roles: owner, admin, finance, viewer.
+         */
+        get: operations["getSettlement"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/settlements.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The daily settlement report, as CSV
+         * @description The report of `getSettlement` as CSV: a line per movement with the same fields, then per network and currency a `total_in`, `total_out` and `total_reversed` line (the sum in `amount`, the number in `count`) and a `net` line. Roles: owner, admin, finance, viewer.
+         */
+        get: operations["getSettlementCsv"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/currencies": {
         parameters: {
             query?: never;
@@ -1972,6 +2012,160 @@ export type components = {
                 created: string;
                 /** @description The wallet's balance right after it. */
                 balance_after: string;
+            }[];
+        };
+        /**
+         * @description The movements of money with the mobile networks on one UTC day, with their totals.
+         * @example {
+         *       "date": "2025-05-01",
+         *       "since": "2025-05-01T00:00:00.000Z",
+         *       "until": "2025-05-02T00:00:00.000Z",
+         *       "as_of": "2025-05-03T08:00:00.000Z",
+         *       "network": null,
+         *       "currency": null,
+         *       "totals": [
+         *         {
+         *           "network": "MTN Uganda",
+         *           "currency": "UGX",
+         *           "in": {
+         *             "count": 1,
+         *             "amount": "5000.0000"
+         *           },
+         *           "out": {
+         *             "count": 1,
+         *             "amount": "1500.0000"
+         *           },
+         *           "reversed": {
+         *             "count": 0,
+         *             "amount": "0.0000"
+         *           },
+         *           "net": "3500.0000"
+         *         }
+         *       ],
+         *       "lines": [
+         *         {
+         *           "network": "MTN Uganda",
+         *           "currency": "UGX",
+         *           "type": "collection",
+         *           "id": 812,
+         *           "organization": 42,
+         *           "operator_transaction_id": "8871245531",
+         *           "reference": "req-77-0",
+         *           "original_transaction_id": null,
+         *           "amount": "5000.0000",
+         *           "fee": null,
+         *           "phonenumber": "+256772123456",
+         *           "final_at": "2025-05-01T09:12:44.120Z"
+         *         },
+         *         {
+         *           "network": "MTN Uganda",
+         *           "currency": "UGX",
+         *           "type": "payment",
+         *           "id": 91,
+         *           "organization": 42,
+         *           "operator_transaction_id": "8871290012",
+         *           "reference": "pay-91",
+         *           "original_transaction_id": null,
+         *           "amount": "1500.0000",
+         *           "fee": null,
+         *           "phonenumber": "+256772654321",
+         *           "final_at": "2025-05-01T13:47:02.512Z"
+         *         }
+         *       ]
+         *     }
+         */
+        Settlement: {
+            /** @description The UTC day, `YYYY-MM-DD`. */
+            date: string;
+            /** @description The day's start (inclusive). */
+            since: string;
+            /** @description The day's end (exclusive), or `as_of` for today. */
+            until: string;
+            /** @description When the report was read. */
+            as_of: string;
+            /** @description The network asked for; null: all. */
+            network: string | null;
+            /** @description The currency asked for; null: all. */
+            currency: string | null;
+            /** @description One per network and currency with a movement, by network then currency. */
+            totals: {
+                network: string;
+                /**
+                 * @description 3-letter currency code: BXC (sandbox), UGX or KES.
+                 * @example UGX
+                 */
+                currency: string;
+                /** @description Collections: their number and sum. */
+                in: {
+                    count: number;
+                    /**
+                     * @description Decimal string with four decimals.
+                     * @example 1500.0000
+                     */
+                    amount: string;
+                };
+                /** @description Payments: their number and sum. */
+                out: {
+                    count: number;
+                    /**
+                     * @description Decimal string with four decimals.
+                     * @example 1500.0000
+                     */
+                    amount: string;
+                };
+                /** @description Reversals: their number and sum. */
+                reversed: {
+                    count: number;
+                    /**
+                     * @description Decimal string with four decimals.
+                     * @example 1500.0000
+                     */
+                    amount: string;
+                };
+                /** @description In less out less reversed; negative when more left than came in. */
+                net: string;
+            }[];
+            /** @description Every movement, by network, currency, then the time it became final. */
+            lines: {
+                /** @description The mobile network. */
+                network: string;
+                /**
+                 * @description 3-letter currency code: BXC (sandbox), UGX or KES.
+                 * @example UGX
+                 */
+                currency: string;
+                /**
+                 * @description `collection` (money in), `payment` or `reversal` (money out).
+                 * @enum {string}
+                 */
+                type: "collection" | "payment" | "reversal";
+                /**
+                 * @description Our id of the collection, payment or reversal.
+                 * @example 42
+                 */
+                id: number;
+                /** @description Owning organization. */
+                organization: number;
+                /** @description The operator's id of the movement: M-Pesa's receipt, MTN MoMo's financial transaction id. */
+                operator_transaction_id: string | null;
+                /** @description Our reference as the operator holds it, where it holds one (MTN MoMo's external transaction id): `pay-<id>`, `rev-<id>`, a prompt's `req-<request>-<attempt>`. */
+                reference: string | null;
+                /** @description A reversal's: the operator's id of the collection sent back. */
+                original_transaction_id: string | null;
+                /**
+                 * @description The amount moved (always positive; `type` gives the direction).
+                 * @example 1500.0000
+                 */
+                amount: string;
+                /** @description The fee the network reports for this movement; null: neither M-Pesa's (Daraja) nor MTN MoMo's API results report one per transaction (the charges of an operator's statement are listed by the admin CLI's `reconcile`). */
+                fee: string | null;
+                /**
+                 * @description International (E.164) format, starting with `+`.
+                 * @example +256772123456
+                 */
+                phonenumber: string;
+                /** @description When it became final, UTC with milliseconds: the line's day. */
+                final_at: string;
             }[];
         };
         /**
@@ -7611,6 +7805,149 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getSettlement: {
+        parameters: {
+            query?: {
+                /** @description A UTC day, `YYYY-MM-DD`; default: today (so far). */
+                date?: string;
+                /** @description Only this network (its name, any case: `MTN Uganda`, `Safaricom`, `Sandbox`, …). */
+                network?: string;
+                /** @description Only this currency: BXC, UGX or KES. */
+                currency?: string;
+            };
+            header?: {
+                /** @description The API version for this request (else the organization's saved one). */
+                "Api-Version"?: "v1" | "v2" | "v3" | "v4";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The report. */
+            200: {
+                headers: {
+                    /** @description The API version of the response. */
+                    "Api-Version": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "date": "2025-05-01",
+                     *       "since": "2025-05-01T00:00:00.000Z",
+                     *       "until": "2025-05-02T00:00:00.000Z",
+                     *       "as_of": "2025-05-03T08:00:00.000Z",
+                     *       "network": null,
+                     *       "currency": null,
+                     *       "totals": [
+                     *         {
+                     *           "network": "MTN Uganda",
+                     *           "currency": "UGX",
+                     *           "in": {
+                     *             "count": 1,
+                     *             "amount": "5000.0000"
+                     *           },
+                     *           "out": {
+                     *             "count": 1,
+                     *             "amount": "1500.0000"
+                     *           },
+                     *           "reversed": {
+                     *             "count": 0,
+                     *             "amount": "0.0000"
+                     *           },
+                     *           "net": "3500.0000"
+                     *         }
+                     *       ],
+                     *       "lines": [
+                     *         {
+                     *           "network": "MTN Uganda",
+                     *           "currency": "UGX",
+                     *           "type": "collection",
+                     *           "id": 812,
+                     *           "organization": 42,
+                     *           "operator_transaction_id": "8871245531",
+                     *           "reference": "req-77-0",
+                     *           "original_transaction_id": null,
+                     *           "amount": "5000.0000",
+                     *           "fee": null,
+                     *           "phonenumber": "+256772123456",
+                     *           "final_at": "2025-05-01T09:12:44.120Z"
+                     *         },
+                     *         {
+                     *           "network": "MTN Uganda",
+                     *           "currency": "UGX",
+                     *           "type": "payment",
+                     *           "id": 91,
+                     *           "organization": 42,
+                     *           "operator_transaction_id": "8871290012",
+                     *           "reference": "pay-91",
+                     *           "original_transaction_id": null,
+                     *           "amount": "1500.0000",
+                     *           "fee": null,
+                     *           "phonenumber": "+256772654321",
+                     *           "final_at": "2025-05-01T13:47:02.512Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Settlement"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getSettlementCsv: {
+        parameters: {
+            query?: {
+                /** @description A UTC day, `YYYY-MM-DD`; default: today (so far). */
+                date?: string;
+                /** @description Only this network (its name, any case: `MTN Uganda`, `Safaricom`, `Sandbox`, …). */
+                network?: string;
+                /** @description Only this currency: BXC, UGX or KES. */
+                currency?: string;
+            };
+            header?: {
+                /** @description The API version for this request (else the organization's saved one). */
+                "Api-Version"?: "v1" | "v2" | "v3" | "v4";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The report as CSV. */
+            200: {
+                headers: {
+                    /** @description The API version of the response. */
+                    "Api-Version": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example network,currency,type,id,organization,operator_transaction_id,reference,original_transaction_id,amount,fee,phonenumber,final_at,count
+                     *     MTN Uganda,UGX,collection,812,42,8871245531,req-77-0,,5000.0000,,+256772123456,2025-05-01T09:12:44.120Z,
+                     *     MTN Uganda,UGX,total_in,,,,,,5000.0000,,,,1
+                     *     MTN Uganda,UGX,total_out,,,,,,0.0000,,,,0
+                     *     MTN Uganda,UGX,total_reversed,,,,,,0.0000,,,,0
+                     *     MTN Uganda,UGX,net,,,,,,5000.0000,,,,
+                     */
+                    "text/csv": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             406: components["responses"]["NotAcceptable"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];

@@ -1,0 +1,74 @@
+/**
+ * Daily settlement reports (src/domain/settlements.ts): a merchant's own (the API and the console)
+ * and the operator's across every organization (the admin CLI), since an operator's statement
+ * covers the service's whole till, shortcode or account.
+ */
+import * as v from 'valibot';
+import type { Queryable } from '../db';
+import { fieldErrors } from '../domain/errors';
+import { choiceMessage } from '../domain/input';
+import { SUPPORTED_CURRENCIES } from '../domain/money';
+import { knownNetworks, networkByName } from '../domain/networks';
+import { SettlementDay, dayOf, nextDay, type Settlement, type SettlementLine } from '../domain/settlements';
+
+/** The most movements one report lists (a busier day is asked for one network or currency at a time). */
+export const SETTLEMENT_MAX_LINES = 100_000;
+
+export const SettlementQuery = v.object({
+  date: v.optional(SettlementDay),
+  network: v.optional(v.pipe(
+    v.string(),
+    v.description('Only this network (its name, any case: `MTN Uganda`, `Safaricom`, `Sandbox`, …).'),
+    v.transform((name) => networkByName(name.trim())?.name ?? name),
+    v.picklist(knownNetworks().map((network) => network.name), choiceMessage),
+  )),
+  currency: v.optional(v.pipe(
+    v.string(),
+    v.description('Only this currency: BXC, UGX or KES.'),
+    v.transform((code) => code.trim().toUpperCase()),
+    v.picklist(SUPPORTED_CURRENCIES, choiceMessage),
+  )),
+});
+type SettlementQueryValues = v.InferOutput<typeof SettlementQuery>;
+
+/** Whose movements: one organization's (a merchant), or every organization's (the operator). */
+type SettlementScope = { organizationId: number } | { allOrganizations: true };
+
+/**
+ * The report of one UTC day (default: today, so far). Each line's time is the moment it became
+ * final (the rule of src/domain/settlements.ts): a collection's credit transaction, a payment's or
+ * reversal's change to `completed`. Read in one statement, so one snapshot.
+ */
+export async function settlementReport(sql: Queryable, scope: SettlementScope, query: SettlementQueryValues): Promise<Settlement> {
+  const asOf = (await sql<{ now: Date }[]>`select clock_timestamp() as now`)[0]!.now;
+  const since = query.date ?? dayOf(asOf);
+  const until = new Date(Math.max(since.getTime(), Math.min(nextDay(since).getTime(), asOf.getTime())));
+  const organization = (column: string) => ('organizationId' in scope ? sql`and ${sql(column)} = ${scope.organizationId}` : sql``);
+  const lines = await sql<SettlementLine[]>`
+    select * from (
+      select c.network, c.currency, 'collection' as type, c.id, c.organization_id as "organizationId",
+             c.remote_transaction_id as "operatorTransactionId", c.prompt_reference as reference, null::text as "originalTransactionId",
+             c.amount::text as amount, c.phone_number as "phoneNumber", t.created as "finalAt"
+      from transactions t join collections c on c.id = t.collection_id
+      where t.type = 'mobile_collection' and t.created >= ${since} and t.created < ${until} ${organization('c.organization_id')}
+      union all
+      select p.network, p.currency, 'payment', p.id, p.organization_id, p.remote_transaction_id, 'pay-' || p.id, null,
+             p.amount::text, p.phone_number, p.modified
+      from payments p
+      where p.state = 'completed' and p.modified >= ${since} and p.modified < ${until} ${organization('p.organization_id')}
+      union all
+      select r.network, r.currency, 'reversal', r.id, r.organization_id, r.remote_transaction_id, 'rev-' || r.id, c.remote_transaction_id,
+             r.amount::text, r.phone_number, r.modified
+      from reversals r join collections c on c.id = r.collection_id
+      where r.state = 'completed' and r.modified >= ${since} and r.modified < ${until} ${organization('r.organization_id')}
+    ) movements
+    where true
+      ${query.network === undefined ? sql`` : sql`and network = ${query.network}`}
+      ${query.currency === undefined ? sql`` : sql`and currency = ${query.currency}`}
+    order by network, currency, "finalAt", type, id
+    limit ${SETTLEMENT_MAX_LINES + 1}`;
+  if (lines.length > SETTLEMENT_MAX_LINES) {
+    throw fieldErrors({ date: [`The day holds more than ${SETTLEMENT_MAX_LINES} movements; a report lists at most that: ask for one network or currency at a time.`] });
+  }
+  return { day: since, since, until, asOf, network: query.network ?? null, currency: query.currency ?? null, lines: [...lines] };
+}
