@@ -9,7 +9,7 @@ import type { ConsoleSession } from '../services/console-sessions';
 import { html, type Child, type Html } from './html';
 import { canManage } from './session';
 
-type Section = 'overview' | 'requests' | 'collections' | 'payments' | 'wallets' | 'contacts' | 'events' | 'webhooks' | 'settings' | 'sandbox';
+type Section = 'overview' | 'requests' | 'collections' | 'payments' | 'wallets' | 'contacts' | 'events' | 'webhooks' | 'settings' | 'audit' | 'sandbox';
 
 type NavItem = { section: Section; href: string; label: string; manage?: boolean; sandboxOnly?: boolean };
 
@@ -24,6 +24,7 @@ const NAVIGATION: readonly NavItem[] = [
   { section: 'events', href: '/console/events', label: 'Events' },
   { section: 'webhooks', href: '/console/webhooks', label: 'Webhooks', manage: true },
   { section: 'settings', href: '/console/settings', label: 'Settings', manage: true },
+  { section: 'audit', href: '/console/audit', label: 'Audit trail', manage: true },
   { section: 'sandbox', href: '/console/sandbox', label: 'Sandbox', sandboxOnly: true },
 ];
 

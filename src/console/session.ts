@@ -2,13 +2,16 @@
  * The console's own session check, as a named plugin with two macros every console route uses:
  * `{ page: 'member' | 'manager' }` on a GET resolves `session` (or sends the browser to sign in),
  * `{ action: 'member' | 'manager' }` on a POST also reads the form and refuses it (403) unless it
- * carries the session's CSRF token. 'manager' needs "Manage Users and Organization Settings".
+ * carries the session's CSRF token. 'manager' needs "Manage Users and Organization Settings". An
+ * action's `session` carries its audit context: what the form writes is recorded with it.
  */
 import { Elysia } from 'elysia';
 import { MANAGE_ORGANIZATION } from '../domain/permissions';
+import { clientAddress } from '../http/client-address';
 import type { AppDeps } from '../http/context';
 import { bodyOptionsFor, parseRequestBody } from '../http/request';
 import { csrfTokenMatches, findSession, type ConsoleSession } from '../services/console-sessions';
+import type { AuditContext } from '../services/deps';
 import { SignInRequired, csrfRefused, forbidden, readCookie, sessionCookieName } from './http';
 
 export type Access = 'member' | 'manager';
@@ -37,11 +40,19 @@ export const consoleSessionPlugin = (deps: Pick<AppDeps, 'sql' | 'config'>) => {
       resolve: async ({ request }) => ({ session: await admit(request, access) }),
     }),
     action: (access: Access) => ({
-      resolve: async ({ request, route }) => {
+      resolve: async ({ request, route, server }) => {
         const session = await admit(request, access);
         const { _csrf: presented, ...form } = await parseRequestBody(request, bodyOptionsFor(request.method, route));
         if (!csrfTokenMatches(session, presented)) throw csrfRefused();
-        return { session, form: form as FormFields };
+        // What the form writes is recorded with who sent it, from where, through which form.
+        const audit: AuditContext = {
+          userId: session.userId,
+          apiKeyId: null,
+          channel: 'console',
+          clientAddress: clientAddress(request, server, deps.config.console.trustProxy),
+          action: `${request.method.toUpperCase()} ${route}`,
+        };
+        return { session: { ...session, audit }, form: form as FormFields };
       },
     }),
   });

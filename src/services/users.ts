@@ -7,6 +7,8 @@ import type { Queryable, Sql } from '../db';
 import { MANAGE_ORGANIZATION } from '../domain/permissions';
 import { hashPassword } from '../auth/passwords';
 import { normalizeEmail } from '../domain/emails';
+import { writeAs } from './audit';
+import type { OrganizationActor } from './deps';
 
 const PASSWORD_MIN_LENGTH = 10;
 const PASSWORD_MAX_LENGTH = 200;
@@ -36,7 +38,8 @@ function passwordProblem(password: string): string | null {
   return null;
 }
 
-type NewUser = { organizationId: number; email: string; password: string; name?: string | null; manage: boolean };
+/** A new user of `organizationId`; `audit` is the console's (the admin CLI has none). */
+type NewUser = OrganizationActor & { email: string; password: string; name?: string | null; manage: boolean };
 
 /** A console user; UserInputError names the field when the email is taken or the password too weak. */
 export async function createUser(sql: Sql, input: NewUser): Promise<UserRow> {
@@ -48,11 +51,11 @@ export async function createUser(sql: Sql, input: NewUser): Promise<UserRow> {
   if (name.length > 100) throw new UserInputError('name', 'Use at most 100 characters.');
   const passwordHash = await hashPassword(input.password);
   try {
-    const [user] = await sql<UserRow[]>`
+    const [user] = await writeAs(sql, input, (tx) => tx<UserRow[]>`
       insert into users (organization_id, name, email, password_hash, permissions)
       select id, ${name}, ${email}, ${passwordHash}, ${input.manage ? [MANAGE_ORGANIZATION] : []}::text[]
       from organizations where id = ${input.organizationId}
-      returning ${sql.unsafe(USER_COLUMNS)}`;
+      returning ${tx.unsafe(USER_COLUMNS)}`);
     if (!user) throw new Error(`Organization ${input.organizationId} does not exist`);
     return user;
   } catch (error) {
@@ -85,10 +88,10 @@ export async function findUserForSignIn(sql: Queryable, email: string): Promise<
  * Removes a user: it can no longer sign in, its sessions end and its API keys are revoked (a key
  * acts as the user who holds it). The row stays, since API keys, webhooks and records name it.
  */
-export async function removeUser(sql: Sql, organizationId: number, userId: number): Promise<boolean> {
-  return await sql.begin(async (tx) => {
+export async function removeUser(sql: Sql, owner: OrganizationActor, userId: number): Promise<boolean> {
+  return await writeAs(sql, owner, async (tx) => {
     const [removed] = await tx`
-      update users set removed_at = now() where id = ${userId} and organization_id = ${organizationId} and removed_at is null
+      update users set removed_at = now() where id = ${userId} and organization_id = ${owner.organizationId} and removed_at is null
       returning id`;
     if (!removed) return false;
     await tx`delete from console_sessions where user_id = ${userId}`;
@@ -98,11 +101,11 @@ export async function removeUser(sql: Sql, organizationId: number, userId: numbe
 }
 
 /** Grants or takes away "Manage Users and Organization Settings". */
-export async function setManagePermission(sql: Sql, organizationId: number, userId: number, grant: boolean): Promise<boolean> {
-  const rows = await sql`
+export async function setManagePermission(sql: Sql, owner: OrganizationActor, userId: number, grant: boolean): Promise<boolean> {
+  const rows = await writeAs(sql, owner, (tx) => tx`
     update users set permissions = ${grant
-      ? sql`array_append(array_remove(permissions, ${MANAGE_ORGANIZATION}), ${MANAGE_ORGANIZATION})`
-      : sql`array_remove(permissions, ${MANAGE_ORGANIZATION})`}
-    where id = ${userId} and organization_id = ${organizationId} and removed_at is null returning id`;
+      ? tx`array_append(array_remove(permissions, ${MANAGE_ORGANIZATION}), ${MANAGE_ORGANIZATION})`
+      : tx`array_remove(permissions, ${MANAGE_ORGANIZATION})`}
+    where id = ${userId} and organization_id = ${owner.organizationId} and removed_at is null returning id`);
   return rows.length > 0;
 }

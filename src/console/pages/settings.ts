@@ -141,7 +141,7 @@ ${checkbox('manage', 'May manage users and organization settings (users, setting
         }
         verificationUrl = checked.url;
       }
-      await updateCollectionSettings(sql, session.organizationId, { verificationUrl, acceptByDefault });
+      await updateCollectionSettings(sql, session, { verificationUrl, acceptByDefault });
       return redirect('/console/settings?done=settings-saved');
     }, { action: 'manager', parse: 'none' })
     .post('/console/settings/test-verification', async ({ session }) => {
@@ -157,18 +157,18 @@ ${checkbox('manage', 'May manage users and organization settings (users, setting
     }, { action: 'manager', parse: 'none' })
     .get('/console/settings/keys', ({ request, session }) => keysPage(session, { done: doneOf(request) }), { page: 'manager' })
     .post('/console/settings/keys', async ({ session }) => {
-      const issued = await issueKeyForUser(sql, session.organizationId, session.userId);
+      const issued = await issueKeyForUser(sql, session);
       return await keysPage(session, { created: issued.apiKey });
     }, { action: 'manager', parse: 'none' })
     .post('/console/settings/keys/:id/revoke', async ({ params, session }) => {
-      if (!(await revokeApiKey(sql, session.organizationId, ownedId(params.id)))) throw consoleError(404, 'No such live API key in your organization.');
+      if (!(await revokeApiKey(sql, session, ownedId(params.id)))) throw consoleError(404, 'No such live API key in your organization.');
       return redirect('/console/settings/keys?done=key-revoked');
     }, { action: 'manager', parse: 'none' })
     .get('/console/settings/users', ({ request, session }) => usersPage(session, { done: doneOf(request) }), { page: 'manager' })
     .post('/console/settings/users', async ({ session, form }) => {
       const values = { email: text(form, 'email'), name: text(form, 'name'), manage: text(form, 'manage') === 'true' ? 'true' : 'false' };
       try {
-        await createUser(sql, { organizationId: session.organizationId, email: values.email, name: values.name, password: text(form, 'password'), manage: values.manage === 'true' });
+        await createUser(sql, { organizationId: session.organizationId, audit: session.audit, email: values.email, name: values.name, password: text(form, 'password'), manage: values.manage === 'true' });
       } catch (error) {
         if (!(error instanceof UserInputError)) throw error;
         return await usersPage(session, { values, errors: { [error.field]: [error.message] } }, 400);
@@ -177,13 +177,13 @@ ${checkbox('manage', 'May manage users and organization settings (users, setting
     }, { action: 'manager', parse: 'none' })
     .post('/console/settings/users/:id/remove', async ({ params, session }) => {
       const user = await otherUser(session, params.id);
-      await removeUser(sql, session.organizationId, user.id);
+      await removeUser(sql, session, user.id);
       return redirect('/console/settings/users?done=user-removed');
     }, { action: 'manager', parse: 'none' })
     .post('/console/settings/users/:id/permission', async ({ params, session, form }) => {
       const user = await otherUser(session, params.id);
       const grant = text(form, 'grant') === 'true';
-      await setManagePermission(sql, session.organizationId, user.id, grant);
+      await setManagePermission(sql, session, user.id, grant);
       return redirect(`/console/settings/users?done=${grant ? 'permission-granted' : 'permission-revoked'}`);
     }, { action: 'manager', parse: 'none' });
 };
