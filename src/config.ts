@@ -32,6 +32,9 @@ const fraction = v.pipe(
   v.maxValue(0.9, 'must be a fraction from 0 to 0.9'),
 );
 
+/** How long the audit trail is kept when AUDIT_RETENTION_DAYS is not set (longer when events are kept longer). */
+const DEFAULT_AUDIT_RETENTION_DAYS = 365;
+
 const ConfigSchema = v.object({
   PORT: v.optional(integerString(0), '8000'),
   DATABASE_URL: v.optional(v.pipe(v.string(), v.url()), 'postgres://postgres@127.0.0.1:5432/collections'),
@@ -72,6 +75,8 @@ const ConfigSchema = v.object({
   WEBHOOK_DISABLE_AFTER_HOURS: v.optional(integerString(1), '120'),
   // api.md 6.1 keeps events at least 30 days: a shorter retention is refused.
   EVENT_RETENTION_DAYS: v.optional(integerString(30), '30'),
+  // The audit trail is kept at least as long as events (checked below); by default a year, or the events' retention when longer.
+  AUDIT_RETENTION_DAYS: v.optional(integerString(30)),
   RETENTION_SWEEP: v.optional(booleanString, 'true'),
   RETENTION_SWEEP_INTERVAL_SECONDS: v.optional(integerString(1), '3600'),
   // The web console links each collection request to its workflow in the Temporal Web UI.
@@ -134,7 +139,8 @@ export type Config = {
   /** `{bills_url}` of api.md 4.7 as the OpenAPI document shows it; unset = the API's own base URL. */
   billsBaseUrl: string | undefined;
   webhooks: { retryDelaysMs: number[]; jitter: number; caFile: string | undefined; actorHistoryEvents: number; disableAfterHours: number };
-  retention: { days: number; sweepEnabled: boolean; sweepIntervalSeconds: number };
+  /** `days` of events, `auditDays` of the audit trail (at least `days`). */
+  retention: { days: number; auditDays: number; sweepEnabled: boolean; sweepIntervalSeconds: number };
   console: { temporalUiUrl: string; trustProxy: boolean };
   telemetry: TelemetrySettings;
   /** The real operators' connectors; null when not configured (their networks are then the sandbox's, in sandbox mode only). */
@@ -215,6 +221,8 @@ function crossChecks(c: Parsed, connectors: Pick<Config, 'mpesa' | 'momo'>, prob
   if (c.WEBHOOK_CA_FILE !== undefined && !c.SANDBOX) problems.push('WEBHOOK_CA_FILE: only allowed when SANDBOX=true');
   // Absolute links (list pages) and the networks' callback URLs are built from it, never from a request's Host header.
   if (c.PUBLIC_BASE_URL === undefined && !c.SANDBOX) problems.push('PUBLIC_BASE_URL: required when SANDBOX=false');
+  // What a change did is readable at least as long as the events it caused.
+  if (c.AUDIT_RETENTION_DAYS !== undefined && c.AUDIT_RETENTION_DAYS < c.EVENT_RETENTION_DAYS) problems.push(`AUDIT_RETENTION_DAYS: must be at least EVENT_RETENTION_DAYS (${c.EVENT_RETENTION_DAYS})`);
 }
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
@@ -253,7 +261,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     billsBaseUrl: c.BILLS_BASE_URL?.replace(/\/+$/, ''),
     webhooks: { retryDelaysMs: c.WEBHOOK_RETRY_SCHEDULE, jitter: c.WEBHOOK_RETRY_JITTER, caFile: c.WEBHOOK_CA_FILE, actorHistoryEvents: c.WEBHOOK_ACTOR_HISTORY_EVENTS,
       disableAfterHours: c.WEBHOOK_DISABLE_AFTER_HOURS },
-    retention: { days: c.EVENT_RETENTION_DAYS, sweepEnabled: c.RETENTION_SWEEP, sweepIntervalSeconds: c.RETENTION_SWEEP_INTERVAL_SECONDS },
+    retention: { days: c.EVENT_RETENTION_DAYS, auditDays: c.AUDIT_RETENTION_DAYS ?? Math.max(DEFAULT_AUDIT_RETENTION_DAYS, c.EVENT_RETENTION_DAYS), sweepEnabled: c.RETENTION_SWEEP, sweepIntervalSeconds: c.RETENTION_SWEEP_INTERVAL_SECONDS },
     console: { temporalUiUrl: c.TEMPORAL_UI_URL.replace(/\/+$/, ''), trustProxy: c.TRUST_PROXY },
     telemetry: {
       otlpEndpoint: c.OTEL_EXPORTER_OTLP_ENDPOINT?.replace(/\/+$/, ''),

@@ -58,6 +58,7 @@ async function runWorker(): Promise<void> {
         taskQueue,
         intervalSeconds: config.retention.sweepIntervalSeconds,
         retentionDays: config.retention.days,
+        auditRetentionDays: config.retention.auditDays,
       });
     }
     if (config.mpesa?.registerUrlsAtStart) void registerPaybillUrls(config, sql);

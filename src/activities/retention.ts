@@ -1,5 +1,6 @@
 import { heartbeat, log } from '@temporalio/activity';
 import type { Sql } from '../db';
+import { deleteExpiredAuditEvents } from '../services/audit';
 import { deleteExpiredDuplicateCheckKeys } from '../services/duplicate-checks';
 import { deleteExpiredEvents } from '../services/events';
 import type { EventRetentionInput } from '../workflows/contracts/sweeps';
@@ -11,10 +12,19 @@ const DUPLICATE_KEY_BATCH = 1000;
 
 export function createRetentionActivities({ sql }: RetentionActivityDeps) {
   return {
-    /** Deletes events older than the retention (with their deliveries and attempt logs), in batches, heartbeating. */
+    /**
+     * Deletes events older than the retention (with their deliveries and attempt logs), then audit
+     * entries older than theirs, in batches, heartbeating. (The audit entries go in this activity, not
+     * a new one, so the workflow's recorded histories still replay.) Returns the events deleted.
+     */
     async deleteExpiredEvents(input: EventRetentionInput): Promise<number> {
       const { deleted, setAside } = await deleteExpiredEvents(sql, input, (count) => heartbeat(count));
       if (deleted > 0 || setAside > 0) log.info('event retention deleted events', { deleted, setAside, retentionDays: input.retentionDays });
+      if (input.auditRetentionDays !== undefined) {
+        const retentionDays = Math.max(input.auditRetentionDays, input.retentionDays);
+        const audit = await deleteExpiredAuditEvents(sql, { retentionDays, batchSize: input.batchSize }, (count) => heartbeat(count));
+        if (audit.deleted > 0 || audit.setAside > 0) log.info('retention deleted audit entries', { ...audit, retentionDays });
+      }
       return deleted;
     },
 

@@ -66,7 +66,7 @@ export const organizationCommands: Record<string, Command> = {
         if (checked.problem !== undefined) throw new UsageError(`--verification-url: ${checked.problem}`);
         verificationUrl = checked.url;
       }
-      const settings = await updateCollectionSettings(sql, organizationId(values.org), {
+      const settings = await updateCollectionSettings(sql, { organizationId: organizationId(values.org) }, {
         ...(verificationUrl !== undefined ? { verificationUrl: verificationUrl === '' ? null : verificationUrl } : {}),
         ...(acceptByDefault !== undefined ? { acceptByDefault: acceptByDefault === 'true' } : {}),
       });

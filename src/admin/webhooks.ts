@@ -12,7 +12,7 @@ function secretLines(view: SigningSecretView): string[] {
 
 async function signingSecret({ sql, values, command }: CommandContext): Promise<void> {
   const org = organizationId(values.org);
-  const view = command.endsWith('rotate') ? await rotateSigningSecret(sql, org) : await showSigningSecret(sql, org);
+  const view = command.endsWith('rotate') ? await rotateSigningSecret(sql, { organizationId: org }) : await showSigningSecret(sql, { organizationId: org });
   print(values.json, view, secretLines(view));
 }
 
@@ -28,7 +28,7 @@ export const webhookCommands: Record<string, Command> = {
       if (username === '' || username.includes(':')) throw new UsageError('--username is required and may not contain ":"');
       if (password === '') throw new UsageError('--password is required');
       const org = organizationId(values.org);
-      await setBasicCredentials(sql, org, { username, password });
+      await setBasicCredentials(sql, { organizationId: org }, { username, password });
       print(values.json, { organizationId: org, basicAuth: true, username }, [`organization ${org}: deliveries carry HTTP Basic credentials for user ${username}`]);
     },
   },
@@ -36,7 +36,7 @@ export const webhookCommands: Record<string, Command> = {
     usage: 'webhooks basic-auth clear --org ID',
     async run({ sql, values }) {
       const org = organizationId(values.org);
-      await setBasicCredentials(sql, org, null);
+      await setBasicCredentials(sql, { organizationId: org }, null);
       print(values.json, { organizationId: org, basicAuth: false }, [`organization ${org}: deliveries carry no Authorization header`]);
     },
   },

@@ -95,7 +95,7 @@ export const billRoutes = ({ sql, config }: AppDeps) =>
       '/services/epin/bundles',
       async ({ body: { service_type: provider }, duplicateCheck }) => {
         // A read, but a POST: a Duplicate-Check-Key it carries is claimed only when it succeeds.
-        const bundles = await writeOnce(sql, duplicateCheck, async (tx) => {
+        const bundles = await writeOnce(sql, null, duplicateCheck, async (tx) => {
           const found = await listPinBundles(tx, provider);
           if (found.length === 0) {
             const providers = await pinBundleProviders(tx);

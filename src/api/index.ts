@@ -7,6 +7,7 @@ import { Elysia } from 'elysia';
 import type { AppDeps } from '../http/context';
 import { errorResponse } from '../http/request';
 import type { DocumentedRoute } from './openapi';
+import { auditEventRoutes } from './audit-events';
 import { billRoutes, inBillsEnvelope } from './bills';
 import { catalogRoutes } from './catalog';
 import { collectionRequestRoutes } from './collection-requests';
@@ -45,6 +46,7 @@ export const apiRoutes = (deps: AppDeps, documented: () => readonly DocumentedRo
     .use(transactionRoutes(deps))
     .use(settlementRoutes(deps))
     .use(catalogRoutes(deps))
+    .use(auditEventRoutes(deps))
     .use(documentationRoutes(deps.config, documented));
 
 /** A CSV download of the API (a batch's results, a wallet's statement): its path ends in `.csv`. */

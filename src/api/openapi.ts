@@ -12,6 +12,7 @@ import { Elysia } from 'elysia';
 import * as v from 'valibot';
 import { toJsonSchema, type ConversionConfig, type JsonSchema } from '@valibot/to-json-schema';
 import type { Config } from '../config';
+import { AuditEventSchema } from '../domain/audit';
 import { BillServiceSchema, ElectricityBillerSchema, PinBundleSchema } from '../domain/bills';
 import { TransactionSchema } from '../domain/collections';
 import { DeliverySchema, WebhookSchema } from '../domain/webhooks';
@@ -87,6 +88,7 @@ function componentSchemas(version: ApiVersion): Record<string, v.GenericSchema> 
     Event: eventSchemaForVersion(version),
     Webhook: WebhookSchema,
     WebhookDelivery: DeliverySchema,
+    AuditEvent: AuditEventSchema,
     BillService: BillServiceSchema,
     ElectricityBiller: ElectricityBillerSchema,
     PinBundle: PinBundleSchema,
@@ -210,6 +212,7 @@ const TAGS = [
     name: 'Settlements',
     description: 'The daily settlement report: every movement of money with a mobile network on one UTC day, with the operator\'s transaction ids and the totals per network and currency.',
   },
+  { name: 'Audit trail', description: 'Every change a write through the API or the web console made: who, with which key, from where, through which route, to which object, before and after.' },
   { name: 'Reference', description: 'The currencies and mobile networks the service handles.' },
   { name: 'Bill payments', description: 'Billers, electricity billers and pin bundles (api.md 4.7), served from `{bills_url}`.' },
   { name: 'Mobile networks', description: 'Entry points the mobile networks call, with their own credentials.' },

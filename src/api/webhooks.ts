@@ -145,13 +145,13 @@ export const webhookRoutes = (deps: AppDeps) => {
     }, { ...manage, params: PathIdParams, ...DOCS.getWebhook })
     // The body is read (415, 413) and validated (400) before the webhook is looked up.
     .patch('/:id', async function change({ params, principal, body, duplicateCheck }) {
-      return serializeWebhook(await changeOwnWebhook(sql, principal.organizationId, pathId(params.id), body, duplicateCheck));
+      return serializeWebhook(await changeOwnWebhook(sql, principal, pathId(params.id), body, duplicateCheck));
     }, { ...manage, params: PathIdParams, body: requestSchema(schemas.update), ...DOCS.updateWebhook })
     .put('/:id', async function replace({ params, principal, body, duplicateCheck }) {
-      return serializeWebhook(await changeOwnWebhook(sql, principal.organizationId, pathId(params.id), body, duplicateCheck));
+      return serializeWebhook(await changeOwnWebhook(sql, principal, pathId(params.id), body, duplicateCheck));
     }, { ...manage, params: PathIdParams, body: requestSchema(schemas.create), ...DOCS.replaceWebhook })
     .delete('/:id', async function remove({ params, principal, duplicateCheck }) {
-      await deleteOwnWebhook(deps, principal.organizationId, pathId(params.id), duplicateCheck);
+      await deleteOwnWebhook(deps, principal, pathId(params.id), duplicateCheck);
       return new Response(null, { status: 204 });
     }, { ...manage, params: PathIdParams, ...DOCS.deleteWebhook })
     .get('/:id/deliveries', async function deliveryLog({ params, principal, request, query, apiVersion }) {
@@ -163,7 +163,7 @@ export const webhookRoutes = (deps: AppDeps) => {
     }, { ...manage, params: PathIdParams, query: listQuery(DeliveryFilters), ...DOCS.listWebhookDeliveries })
     .post('/:id/deliveries', async function redeliver({ params, principal, body, duplicateCheck, set }) {
       const webhook = await findOwnWebhook(sql, principal.organizationId, pathId(params.id));
-      const delivery = await redeliverEvent(deps, webhook, body.event, duplicateCheck);
+      const delivery = await redeliverEvent(deps, principal, webhook, body.event, duplicateCheck);
       set.status = 202;
       return serializeDelivery(delivery);
     }, { ...manage, params: PathIdParams, body: requestSchema(Redelivery), ...DOCS.redeliverWebhookEvent })
@@ -182,9 +182,9 @@ export const webhookRoutes = (deps: AppDeps) => {
       return serializeRecovery(await findRecovery(sql, webhook, pathId(params.recovery)));
     }, { ...manage, params: RecoveryParams, ...DOCS.getWebhookRecovery })
     .post('/:id/disable', async function disable({ params, principal, duplicateCheck }) {
-      return serializeWebhook(await disableOwnWebhook(deps, principal.organizationId, pathId(params.id), duplicateCheck));
+      return serializeWebhook(await disableOwnWebhook(deps, principal, pathId(params.id), duplicateCheck));
     }, { ...manage, params: PathIdParams, body: NoFields, ...DOCS.disableWebhook })
     .post('/:id/enable', async function enable({ params, principal, duplicateCheck }) {
-      return serializeWebhook(await enableOwnWebhook(sql, principal.organizationId, pathId(params.id), duplicateCheck));
+      return serializeWebhook(await enableOwnWebhook(sql, principal, pathId(params.id), duplicateCheck));
     }, { ...manage, params: PathIdParams, body: NoFields, ...DOCS.enableWebhook });
 };

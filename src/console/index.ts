@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { Elysia } from 'elysia';
 import type { AppDeps } from '../http/context';
+import { auditRoutes } from './pages/audit';
 import { collectionRoutes } from './pages/collections';
 import { contactRoutes } from './pages/contacts';
 import { eventRoutes } from './pages/events';
@@ -46,4 +47,5 @@ export const consoleRoutes = (deps: AppDeps) =>
     .use(eventRoutes(deps))
     .use(webhookRoutes(deps))
     .use(settingsRoutes(deps))
+    .use(auditRoutes(deps))
     .use(sandboxRoutes(deps));

@@ -10,7 +10,7 @@ import { html, type Child, type Html } from './html';
 import type { Capability } from '../domain/roles';
 import { allows } from './session';
 
-type Section = 'overview' | 'requests' | 'collections' | 'payments' | 'wallets' | 'settlements' | 'contacts' | 'events' | 'webhooks' | 'settings' | 'sandbox';
+type Section = 'overview' | 'requests' | 'collections' | 'payments' | 'wallets' | 'settlements' | 'contacts' | 'events' | 'webhooks' | 'settings' | 'audit' | 'sandbox';
 
 type NavItem = { section: Section; href: string; label: string; capability: Capability; sandboxOnly?: boolean };
 
@@ -30,6 +30,7 @@ const NAVIGATION: readonly NavItem[] = [
   { section: 'webhooks', href: '/console/webhooks', label: 'Webhooks', capability: 'integrate' },
   { section: 'settings', href: '/console/settings', label: 'Settings', capability: 'administer' },
   { section: 'settings', href: '/console/settings/keys', label: 'Settings', capability: 'integrate' },
+  { section: 'audit', href: '/console/audit', label: 'Audit trail', capability: 'audit' },
   { section: 'sandbox', href: '/console/sandbox', label: 'Sandbox', capability: 'collect', sandboxOnly: true },
 ];
 

@@ -3,13 +3,16 @@
  * `{ page: CAPABILITY }` on a GET resolves `session` (or sends the browser to sign in),
  * `{ action: CAPABILITY }` on a POST also reads the form and refuses it (403) unless it carries
  * the session's CSRF token. Either answers 403 unless the user's role holds the capability
- * (domain/roles.ts), which is written into the route's `detail` for README's table.
+ * (domain/roles.ts), which is written into the route's `detail` for the roles tables. An action's
+ * `session` carries its audit context: what the form writes is recorded with it.
  */
 import { Elysia } from 'elysia';
 import { CAPABILITY_DETAIL, capabilitiesOf, type Capability } from '../domain/roles';
+import { clientAddress } from '../http/client-address';
 import type { AppDeps } from '../http/context';
 import { bodyOptionsFor, parseRequestBody } from '../http/request';
 import { csrfTokenMatches, findSession, type ConsoleSession } from '../services/console-sessions';
+import type { AuditContext } from '../services/deps';
 import { SignInRequired, csrfRefused, forbidden, readCookie, sessionCookieName } from './http';
 
 export type FormFields = Record<string, unknown>;
@@ -40,11 +43,19 @@ export const consoleSessionPlugin = (deps: Pick<AppDeps, 'sql' | 'config'>) => {
     }),
     action: (capability: Capability) => ({
       detail: { [CAPABILITY_DETAIL]: capability } as Record<string, unknown>,
-      resolve: async ({ request, route }) => {
+      resolve: async ({ request, route, server }) => {
         const session = await admit(request, capability);
         const { _csrf: presented, ...form } = await parseRequestBody(request, bodyOptionsFor(request.method, route));
         if (!csrfTokenMatches(session, presented)) throw csrfRefused();
-        return { session, form: form as FormFields };
+        // What the form writes is recorded with who sent it, from where, through which form.
+        const audit: AuditContext = {
+          userId: session.userId,
+          apiKeyId: null,
+          channel: 'console',
+          clientAddress: clientAddress(request, server, deps.config.console.trustProxy),
+          action: `${request.method.toUpperCase()} ${route}`,
+        };
+        return { session: { ...session, audit }, form: form as FormFields };
       },
     }),
   });

@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia';
 import type { Sql } from '../db';
 import { keyHolder, type KeyHolder } from '../services/api-keys';
+import type { Actor, AuditContext } from '../services/deps';
 import { invalidToken, permissionDenied } from './errors';
 import type { Admission, RequestPolicy } from './request-policy';
 import { API_VERSION_HEADER } from './versions';
@@ -8,8 +9,12 @@ import { formatApiVersion } from '../domain/versions';
 import { CAPABILITY_DETAIL, type Capability } from '../domain/roles';
 
 
-/** Who is calling: resolved from `Authorization: Token <key>` on every main API route. */
-export type Principal = KeyHolder;
+/**
+ * Who is calling: resolved from `Authorization: Token <key>` on every main API route. A route's
+ * `principal` also carries its audit context (the key, the address, the route): a write it hands
+ * to a service is recorded with it.
+ */
+export type Principal = KeyHolder & Pick<Actor, 'audit'>;
 
 export async function authenticate(sql: Sql, authorization: string | undefined): Promise<Principal> {
   const match = /^(?:Token|Bearer)\s+(\S+)\s*$/i.exec(authorization ?? '');
@@ -27,6 +32,7 @@ function requestPolicyOf(context: object): RequestPolicy {
 }
 
 type AdmissionContext = { request: Request; set: { headers: Record<string, unknown> } };
+type RouteContext = AdmissionContext & { route: string; server: Parameters<RequestPolicy['clientAddress']>[1] };
 type Admitted = { principal: Principal } & Admission;
 
 /** Requests admitted before routing (`apiAuthentication`), so a route's hooks take what was found. */
@@ -58,6 +64,20 @@ export const apiAuthentication = (sql: Sql) =>
     if (isApiPath(new URL(context.request.url).pathname)) await admit(sql, context as unknown as AdmissionContext);
   });
 
+/** The admission of a request to a route, its principal carrying the audit context of what the route writes. */
+async function admitToRoute(sql: Sql, context: RouteContext): Promise<Admitted> {
+  const admission = await admit(sql, context);
+  const { principal } = admission;
+  const audit: AuditContext = {
+    userId: principal.userId,
+    apiKeyId: principal.keyId,
+    channel: 'api',
+    clientAddress: requestPolicyOf(context).clientAddress(context.request, context.server),
+    action: `${context.request.method.toUpperCase()} ${context.route}`,
+  };
+  return { ...admission, principal: { ...principal, audit } };
+}
+
 /**
  * `{ can: CAPABILITY }` on every authenticated route resolves `principal`, `apiVersion` and
  * `duplicateCheck` (admitting the request now if `apiAuthentication` did not) and answers 403
@@ -72,6 +92,6 @@ export const authPlugin = (sql: Sql) =>
         const { principal } = await admit(sql, context);
         if (!principal.capabilities.includes(capability)) throw permissionDenied();
       },
-      resolve: (context) => admit(sql, context),
+      resolve: (context) => admitToRoute(sql, context),
     }),
   });

@@ -14,6 +14,7 @@ import type { DuplicateCheck } from '../services/duplicate-checks';
 import { takeRequestSlot, type RequestKind } from '../services/throttling';
 import { saveFirstApiVersion } from '../services/organizations';
 import type { Principal } from './auth';
+import { clientAddress } from './client-address';
 import { ApiError } from './errors';
 import { countThrottledRequest } from '../telemetry/metrics';
 import { annotateActiveSpan } from '../telemetry/trace-context';
@@ -28,7 +29,11 @@ const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
  * write sent, to be claimed in the transaction of that write; null on reads and writes without one.
  */
 export type Admission = { apiVersion: VersionContext; duplicateCheck: DuplicateCheck | null };
-export type RequestPolicy = { admit(request: Request, principal: Principal): Promise<Admission> };
+export type RequestPolicy = {
+  admit(request: Request, principal: Principal): Promise<Admission>;
+  /** The caller's address (client-address.ts), as the configuration says to tell it. */
+  clientAddress(request: Request, server: Parameters<typeof clientAddress>[1]): string | null;
+};
 
 const requestKind = (method: string): RequestKind => (READ_METHODS.has(method.toUpperCase()) ? 'read' : 'write');
 
@@ -79,6 +84,7 @@ function createRequestPolicy({ sql, config }: { sql: Sql; config: Config }): Req
       };
       return { apiVersion: { version, organizationName: principal.organizationName }, duplicateCheck };
     },
+    clientAddress: (request, server) => clientAddress(request, server, config.console.trustProxy),
   };
 }
 

@@ -2,7 +2,7 @@
  * What a route declares so that Elysia validates its input and the OpenAPI document describes it,
  * from one source:
  *
- *   .post('', handler, { auth: true, body: requestSchema(ContactCreate), ...routeDocs({ operationId, ... }) })
+ *   .post('', handler, { can: 'collect', body: requestSchema(ContactCreate), ...routeDocs({ operationId, ... }) })
  *
  * `requestSchema` hands a valibot schema to Elysia as a Standard Schema: Elysia validates the body,
  * query, path parameters or headers with it (one message per field, as `checkFields` does), and

@@ -9,12 +9,18 @@ import { CURRENT_API_VERSION, formatApiVersion, isApiVersion, parseApiVersion, t
 export const API_VERSION_HEADER = 'Api-Version';
 const VERSION_PREFIX = /^\/api\/(v[^/]*)(\/.*)?$/i;
 
-/** Paths as the client wrote them, for requests re-entered without their version prefix. */
+/** Paths as the client wrote them, and the client's own requests, for requests re-entered without their version prefix. */
 const clientPaths = new WeakMap<Request, string>();
+const clientRequests = new WeakMap<Request, Request>();
 
 /** True for the request `withoutVersionPrefix` made: the client's own request is already on its way through the app. */
 export function isVersionReentry(request: Request): boolean {
   return clientPaths.has(request);
+}
+
+/** The request the client sent (the connection's), for a request re-entered without its prefix. */
+export function clientRequest(request: Request): Request {
+  return clientRequests.get(request) ?? request;
 }
 
 /** The path the client asked for (`/api/v3/contacts` for a prefixed request), for links back to it. */
@@ -62,5 +68,6 @@ export function withoutVersionPrefix(request: Request): Request | null {
     ...(hasBody ? { duplex: 'half' } : {}),
   } as RequestInit);
   clientPaths.set(unprefixed, clientPathname(request));
+  clientRequests.set(unprefixed, clientRequest(request));
   return unprefixed;
 }

@@ -2,18 +2,23 @@
 import { API_KEY_PATTERN, issueApiKey, keyMatches, keyPrefix } from '../auth/keys';
 import type { Queryable, Sql } from '../db';
 import { capabilitiesOf, type Capability, type Role } from '../domain/roles';
+import { writeAs } from './audit';
+import type { Actor, OrganizationActor } from './deps';
 
 /**
  * Who calls with a key: its organization and user, what the key may do (its role within its
- * user's current one), the organization's saved API version (null until its first request).
+ * user's current one), the organization's saved API version (null until its first request), and
+ * the key's id (what the audit trail names it by).
  */
-export type KeyHolder = { organizationId: number; userId: number; capabilities: Capability[]; organizationName: string; savedApiVersion: number | null };
+export type KeyHolder = {
+  organizationId: number; userId: number; capabilities: Capability[]; organizationName: string; savedApiVersion: number | null; keyId: number;
+};
 
 /** The holder of a live key, or null (not a key, unknown, revoked): looked up by its prefix, compared by its digest. */
 export async function keyHolder(sql: Queryable, key: string): Promise<KeyHolder | null> {
   if (!API_KEY_PATTERN.test(key)) return null;
   const [row] = await sql<(Omit<KeyHolder, 'capabilities'> & { digest: Uint8Array; userRole: Role; keyRole: Role | null })[]>`
-    select k.digest, k.organization_id as "organizationId", k.user_id as "userId", u.role as "userRole", k.role as "keyRole",
+    select k.digest, k.id as "keyId", k.organization_id as "organizationId", k.user_id as "userId", u.role as "userRole", k.role as "keyRole",
            o.name as "organizationName", o.api_version as "savedApiVersion"
     from api_keys k join users u on u.id = k.user_id join organizations o on o.id = k.organization_id
     where k.prefix = ${keyPrefix(key)} and k.revoked_at is null`;
@@ -25,16 +30,17 @@ export async function keyHolder(sql: Queryable, key: string): Promise<KeyHolder 
 type ApiKeyRow = { id: number; prefix: string; userId: number; userName: string; role: Role | null; created: Date; revokedAt: Date | null };
 
 /**
- * A new key acting as `userId`, with `role` (null: whatever role the user holds); only its digest
- * is stored. The caller checks that the role is one the user may give a key (`keyRolesFor`).
+ * A new key acting as `holder`'s user, with `role` (null: whatever role the user holds); only its
+ * digest is stored. The caller checks that the role is one the user may give a key (`keyRolesFor`).
  */
-export async function issueKeyForUser(sql: Sql, organizationId: number, userId: number, role: Role | null = null): Promise<{ id: number; apiKey: string }> {
+export async function issueKeyForUser(sql: Sql, holder: Actor, role: Role | null = null): Promise<{ id: number; apiKey: string }> {
+  const { organizationId, userId } = holder;
   const issued = issueApiKey();
-  const [row] = await sql<{ id: number }[]>`
+  const [row] = await writeAs(sql, holder, (tx) => tx<{ id: number }[]>`
     insert into api_keys (organization_id, user_id, prefix, digest, role)
     select ${organizationId}, id, ${issued.prefix}, ${issued.digest}, ${role} from users
     where id = ${userId} and organization_id = ${organizationId} and removed_at is null
-    returning id`;
+    returning id`);
   if (!row) throw new Error(`user ${userId} of organization ${organizationId} cannot hold a key`);
   return { id: row.id, apiKey: issued.key };
 }
@@ -47,8 +53,8 @@ export async function listApiKeys(sql: Sql, organizationId: number): Promise<Api
 }
 
 /** Revokes a key of the organization: the API answers it 401 from then on. False when there is no such live key. */
-export async function revokeApiKey(sql: Sql, organizationId: number, keyId: number): Promise<boolean> {
-  const rows = await sql`
-    update api_keys set revoked_at = now() where id = ${keyId} and organization_id = ${organizationId} and revoked_at is null returning id`;
+export async function revokeApiKey(sql: Sql, owner: OrganizationActor, keyId: number): Promise<boolean> {
+  const rows = await writeAs(sql, owner, (tx) => tx`
+    update api_keys set revoked_at = now() where id = ${keyId} and organization_id = ${owner.organizationId} and revoked_at is null returning id`);
   return rows.length > 0;
 }

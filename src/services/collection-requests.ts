@@ -19,7 +19,7 @@ import {
 import { SUPPORTED_CURRENCIES } from '../domain/money';
 import { moneyNetwork } from '../domain/networks';
 import { FREQUENCIES } from '../domain/subscriptions';
-import type { ServiceDeps } from './deps';
+import type { Actor, ServiceDeps } from './deps';
 import { writeOnce, type DuplicateCheck } from './duplicate-checks';
 import { activeWallets } from './wallets';
 import { listPage, ownRow, timeRange, type ListPage, type PageWindow } from './queries';
@@ -340,7 +340,7 @@ export const RequestFilters = v.object({
 
 
 /** Who creates a request: the organization (its name is the default reason) and the user. */
-type Creator = { organizationId: number; userId: number; organizationName: string };
+type Creator = Actor & { organizationName: string };
 
 type Schedule = { startAt: Date | null; expiresAt: Date | null; subscriptionSettings: Record<string, unknown> | null };
 
@@ -428,7 +428,7 @@ export async function createCollectionRequest(
     maxAttempts: input.max_attempts,
     subscriptionSettings: schedule.subscriptionSettings,
   };
-  const created = await writeOnce(sql, duplicateCheck, (tx) => insertCollectionRequestIn(tx, newRequest), (result) => ({ type: 'collection_request', id: result.request.id }));
+  const created = await writeOnce(sql, creator, duplicateCheck, (tx) => insertCollectionRequestIn(tx, newRequest), (result) => ({ type: 'collection_request', id: result.request.id }));
   await launcher.afterCommit({ events: created.events, requests: [created.request] });
   return created;
 }

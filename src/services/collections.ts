@@ -9,7 +9,8 @@ import { choiceMessage, filterDate, filterPhoneNumber, filterText } from '../dom
 import { parsePositiveAmount } from '../domain/money';
 import { withLeadingPlus } from '../domain/phone';
 import { recordCollectionMatch, recordWalletMovement } from '../telemetry/metrics';
-import type { ServiceDeps } from './deps';
+import { writeAs } from './audit';
+import type { Actor, ServiceDeps } from './deps';
 import { listPage, ownRow, timeRange, type ListPage, type PageWindow } from './queries';
 import { serializeCollectionRequest, OPEN_STATUSES, type RequestStatus } from '../domain/collection-requests';
 import {
@@ -388,8 +389,9 @@ type ClaimQuery = { amount: string; remoteTransactionId: string; phoneNumber: st
 /** The credit a claim made (null when the collection was already the claimant's). */
 const claimCredit = (acceptance: Acceptance): Credit => creditOf(acceptance);
 
-async function claimCollection(sql: Sql, organizationId: number, userId: number, query: ClaimQuery): Promise<Acceptance | null> {
-  return await sql.begin(async (tx) => {
+async function claimCollection(sql: Sql, claimant: Actor, query: ClaimQuery): Promise<Acceptance | null> {
+  const { organizationId, userId } = claimant;
+  return await writeAs(sql, claimant, async (tx) => {
     const candidates = await tx<CollectionRow[]>`
       select ${tx.unsafe(COLLECTION_COLUMNS)} from collections
       where amount = ${query.amount}::numeric and remote_transaction_id = ${query.remoteTransactionId}
@@ -441,7 +443,7 @@ export const wantsClaim = (f: CollectionFilterValues): boolean => f.claim !== un
  */
 export async function claimCollectionFor(
   { sql, launcher }: Pick<ServiceDeps, 'sql' | 'launcher'>,
-  claimant: { organizationId: number; userId: number },
+  claimant: Actor,
   f: Pick<CollectionFilterValues, 'amount' | 'remote_transaction_id'> & { phonenumber?: string | undefined },
   rawPhoneNumber: string,
 ): Promise<CollectionRow | null> {
@@ -452,7 +454,7 @@ export async function claimCollectionFor(
   }
   let claimed;
   try {
-    claimed = await claimCollection(sql, claimant.organizationId, claimant.userId, {
+    claimed = await claimCollection(sql, claimant, {
       amount: f.amount!,
       remoteTransactionId: f.remote_transaction_id!,
       // The number must match in full: `+` is added, nothing else is completed (rule 2).

@@ -144,7 +144,7 @@ export async function createContact(
   input: ContactInput,
   duplicateCheck: DuplicateCheck | null,
 ): Promise<ContactRow> {
-  const created = await writeOnce(sql, duplicateCheck, async (tx) => {
+  const created = await writeOnce(sql, creator, duplicateCheck, async (tx) => {
     const creation = await createContactIn(tx, {
       organizationId: creator.organizationId,
       author: creator.userId,

@@ -6,6 +6,8 @@
  * that wrote nothing (refused, or failed before its commit) never keeps its key.
  */
 import type { Queryable, Sql } from '../db';
+import { markAuditedWrite } from './audit';
+import type { OrganizationActor } from './deps';
 import { deleteInBatches, notSetAside } from './sweeps';
 
 /** A key a write asked to claim: who, which key, for how long. */
@@ -45,17 +47,20 @@ async function linkDuplicateCheckObject(tx: Queryable, claim: DuplicateClaim, ob
 }
 
 /**
- * Runs `write` in one transaction that first claims the request's key (when it sent one) and, when
- * `objectOf` names what the write created, links it to the key. Every route that writes goes
- * through here, so a key is held exactly when its write committed.
+ * Runs `write` in one transaction, marked as `actor`'s write for the audit trail (audit.ts), that
+ * first claims the request's key (when it sent one) and, when `objectOf` names what the write
+ * created, links it to the key. Every route that writes goes through here, so a key is held
+ * exactly when its write committed.
  */
 export async function writeOnce<T>(
   sql: Sql,
+  actor: OrganizationActor | null,
   check: DuplicateCheck | null,
   write: (tx: Queryable) => Promise<T>,
   objectOf?: (result: T) => ClaimedObject | null,
 ): Promise<T> {
   return await sql.begin(async (tx) => {
+    await markAuditedWrite(tx, actor);
     const claim = check === null ? null : await claimDuplicateCheckKey(tx, check);
     const result = await write(tx);
     const object = claim === null ? null : objectOf?.(result) ?? null;

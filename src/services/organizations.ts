@@ -3,6 +3,8 @@ import type { Queryable, Sql } from '../db';
 import type { Currency } from '../domain/money';
 import type { CallbackUrlRules } from '../domain/urls';
 import { moveMoney } from './ledger';
+import { writeAs } from './audit';
+import type { OrganizationActor } from './deps';
 
 export type CreatedOrganization = {
   organization: { id: number; name: string };
@@ -70,14 +72,15 @@ export const verificationUrlRules = (sandbox: boolean): CallbackUrlRules => ({ s
 
 type CollectionSettings = { verificationUrl?: string | null; acceptByDefault?: boolean };
 
-export async function updateCollectionSettings(sql: Sql, organizationId: number, settings: CollectionSettings) {
-  const [row] = await sql<{ id: number; verificationUrl: string | null; acceptByDefault: boolean }[]>`
+export async function updateCollectionSettings(sql: Sql, owner: OrganizationActor, settings: CollectionSettings) {
+  const organizationId = owner.organizationId;
+  const [row] = await writeAs(sql, owner, (tx) => tx<{ id: number; verificationUrl: string | null; acceptByDefault: boolean }[]>`
     update organizations set
-      verification_url = ${settings.verificationUrl === undefined ? sql`verification_url` : settings.verificationUrl},
-      accept_by_default = ${settings.acceptByDefault === undefined ? sql`accept_by_default` : settings.acceptByDefault},
+      verification_url = ${settings.verificationUrl === undefined ? tx`verification_url` : settings.verificationUrl},
+      accept_by_default = ${settings.acceptByDefault === undefined ? tx`accept_by_default` : settings.acceptByDefault},
       modified = now()
     where id = ${organizationId}
-    returning id, verification_url as "verificationUrl", accept_by_default as "acceptByDefault"`;
+    returning id, verification_url as "verificationUrl", accept_by_default as "acceptByDefault"`);
   if (!row) throw new Error(`Organization ${organizationId} does not exist`);
   return row;
 }

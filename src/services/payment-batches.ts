@@ -129,7 +129,7 @@ export async function createPaymentBatch(
   if (Object.keys(checked.errors).length > 0) throw fieldErrors(checked.errors);
   const short = shortfall(checked.funding);
   if (short !== null) throw new RefusedError(short);
-  const batch = await writeOnce(sql, duplicateCheck, async (tx) => {
+  const batch = await writeOnce(sql, creator, duplicateCheck, async (tx) => {
     const [row] = await tx<PaymentBatchRow[]>`
       insert into payment_batches (organization_id, row_count, author) values (${creator.organizationId}, ${checked.lines.length}, ${creator.userId})
       returning ${tx.unsafe(BATCH_COLUMNS)}`;

@@ -21,6 +21,7 @@ import { moneyNetwork } from '../domain/networks';
 import { checkCallbackUrl } from '../domain/urls';
 import { recordPaymentState, recordWalletMovement } from '../telemetry/metrics';
 import type { Actor, ServiceDeps } from './deps';
+import { markAuditedWrite } from './audit';
 import { writeOnce } from './duplicate-checks';
 import { listPage, ownRow, type ListPage, type PageWindow } from './queries';
 import { activeWallets } from './wallets';
@@ -128,6 +129,8 @@ export async function createPaymentIn(tx: Queryable, input: NewPayment, options:
 }
 
 export type StateChange = { payment: PaymentRow; events: RecordedEvent[] };
+/** A state change a merchant asked for (a cancellation): recorded as its actor's, claiming its Duplicate-Check-Key. */
+type MerchantRequest = { actor: Actor; duplicateCheck: DuplicateCheck | null };
 
 /**
  * Moves a payment from one of `from` to `to` with the given columns, in one transaction with its
@@ -141,9 +144,10 @@ async function changeState(
   to: PaymentState,
   set: { lastError?: string | null; remoteTransactionId?: string | null; rejected?: { reason: string; by: string }; cancelled?: { reason: string | null; by: number | null } },
   release: boolean,
-  duplicateCheck: DuplicateCheck | null = null,
+  merchant: MerchantRequest | null = null,
 ): Promise<StateChange | null> {
   return (await sql.begin(async (tx): Promise<StateChange | null> => {
+    if (merchant !== null) await markAuditedWrite(tx, merchant.actor);
     const [payment] = await tx<PaymentRow[]>`
       update payments set
         state = ${to},
@@ -162,7 +166,7 @@ async function changeState(
       returning ${tx.unsafe(PAYMENT_COLUMNS)}`;
     if (!payment) return null;
     // A merchant's request (a cancellation) claims its Duplicate-Check-Key with the change it made.
-    if (duplicateCheck !== null) await claimDuplicateCheckKey(tx, duplicateCheck);
+    if (merchant?.duplicateCheck) await claimDuplicateCheckKey(tx, merchant.duplicateCheck);
     if (release) {
       const released = await moveMoney(tx, {
         accountId: payment.accountId,
@@ -200,10 +204,11 @@ export function finishPayment(sql: Sql, paymentId: number, outcome: PayoutOutcom
  * Cancels a payment not yet handed to the network, giving its amount back (NotCancellableError
  * otherwise). The workflow, woken by a signal or at its start date, finds it cancelled and ends.
  */
-export async function cancelPayment(
-  sql: Sql, paymentId: number, cancelled: { reason: string | null; by: number | null }, duplicateCheck: DuplicateCheck | null = null,
+async function cancelPayment(
+  sql: Sql, paymentId: number, canceller: Actor, reason: string | null, duplicateCheck: DuplicateCheck | null,
 ): Promise<StateChange> {
-  const change = await changeState(sql, paymentId, CANCELLABLE_PAYMENT_STATES, 'cancelled', { cancelled }, true, duplicateCheck);
+  const cancelled = { reason, by: canceller.userId };
+  const change = await changeState(sql, paymentId, CANCELLABLE_PAYMENT_STATES, 'cancelled', { cancelled }, true, { actor: canceller, duplicateCheck });
   if (change === null) {
     const current = await findPayment(sql, paymentId);
     throw new NotCancellableError(`A ${current?.state ?? 'missing'} payment cannot be cancelled: only new and scheduled payments can.`);
@@ -338,7 +343,7 @@ export async function createPayment(
   if (fields === null) throw fieldErrors(errors);
   let created;
   try {
-    created = await writeOnce(sql, duplicateCheck, (tx) => createPaymentIn(tx, { organizationId: creator.organizationId, author: creator.userId, ...fields }),
+    created = await writeOnce(sql, creator, duplicateCheck, (tx) => createPaymentIn(tx, { organizationId: creator.organizationId, author: creator.userId, ...fields }),
       (result) => ({ type: 'payment', id: result.payment.id }));
   } catch (error) {
     throw refusedForFunds(error);
@@ -362,7 +367,7 @@ export async function cancelOwnPayment(
   const payment = await findOwnPayment(sql, canceller.organizationId, paymentId);
   let change;
   try {
-    change = await cancelPayment(sql, payment.id, { reason, by: canceller.userId }, duplicateCheck);
+    change = await cancelPayment(sql, payment.id, canceller, reason, duplicateCheck);
   } catch (error) {
     if (error instanceof NotCancellableError) throw new RefusedError(error.message, { cause: error });
     throw error;

@@ -11,13 +11,16 @@ import { InputError } from '../domain/errors';
 import { REQUIRED, choiceMessage, filterId, integerField, optionalText } from '../domain/input';
 import { REVERSAL_STATES, serializeReversal, type ReversalResource, type ReversalRow, type ReversalState } from '../domain/money-out';
 import { recordWalletMovement } from '../telemetry/metrics';
-import type { ServiceDeps } from './deps';
+import type { OrganizationActor, ServiceDeps } from './deps';
 import { changeRequestStatusIn } from './collection-requests';
 import { writeOnce, type DuplicateCheck } from './duplicate-checks';
 import type { RecordedEvent } from './events';
 import { debit, moveMoney } from './ledger';
 import type { PayoutOutcome } from './payments';
 import { listPage, ownRow, type ListPage, type PageWindow } from './queries';
+
+/** Who asks for a reversal: an API key's or console's user, or the admin CLI (no user). */
+type Requester = OrganizationActor & { userId: number | null };
 
 const REVERSAL_COLUMNS = `id, organization_id as "organizationId", collection_id as "collectionId", account_id as "accountId",
   amount::text as amount, currency, phone_number as "phoneNumber", network, reason, state, last_error as "lastError",
@@ -38,13 +41,14 @@ export async function findReversal(sql: Queryable, id: number): Promise<Reversal
  */
 async function createReversal(
   sql: Sql,
-  input: { organizationId: number; collectionId: number; author: number | null; reason: string | null },
+  requester: Requester,
+  input: { collectionId: number; reason: string | null },
   duplicateCheck: DuplicateCheck | null = null,
 ): Promise<ReversalRow> {
-  return (await writeOnce(sql, duplicateCheck, async (tx) => {
+  return (await writeOnce(sql, requester, duplicateCheck, async (tx) => {
     const [collection] = await tx<{ id: number; status: string; amount: string; currency: string; phoneNumber: string; network: string; remoteTransactionId: string }[]>`
       select id, status, amount::text as amount, currency, phone_number as "phoneNumber", network, remote_transaction_id as "remoteTransactionId"
-      from collections where id = ${input.collectionId} and organization_id = ${input.organizationId} for update`;
+      from collections where id = ${input.collectionId} and organization_id = ${requester.organizationId} for update`;
     if (!collection) throw new ReversalRefused('No collection of your organization has this id.');
     if (collection.status !== 'successful') throw new ReversalRefused(`A ${collection.status} collection cannot be reversed: only successful ones can.`);
     const [earlier] = await tx<{ id: number }[]>`select id from reversals where collection_id = ${collection.id}`;
@@ -54,8 +58,8 @@ async function createReversal(
     if (!credit) throw new ReversalRefused('This collection credited no wallet, so there is nothing to send back.');
     const [reversal] = await tx<ReversalRow[]>`
       insert into reversals (organization_id, collection_id, account_id, amount, currency, phone_number, network, reason, author)
-      values (${input.organizationId}, ${collection.id}, ${credit.accountId}, ${collection.amount}, ${collection.currency},
-              ${collection.phoneNumber}, ${collection.network}, ${input.reason}, ${input.author})
+      values (${requester.organizationId}, ${collection.id}, ${credit.accountId}, ${collection.amount}, ${collection.currency},
+              ${collection.phoneNumber}, ${collection.network}, ${input.reason}, ${requester.userId})
       returning ${tx.unsafe(REVERSAL_COLUMNS)}`;
     const debited = await moveMoney(tx, {
       accountId: credit.accountId,
@@ -128,13 +132,13 @@ type ReversalFilterValues = { state?: ReversalState | undefined; collection?: nu
  */
 export async function reverseCollection(
   { sql, launcher }: Pick<ServiceDeps, 'sql' | 'launcher'>,
-  requester: { organizationId: number; userId: number | null },
+  requester: Requester,
   input: ReversalParams,
   duplicateCheck: DuplicateCheck | null,
 ): Promise<ReversalResource> {
   let reversal;
   try {
-    reversal = await createReversal(sql, { organizationId: requester.organizationId, collectionId: input.collection, author: requester.userId, reason: input.reason }, duplicateCheck);
+    reversal = await createReversal(sql, requester, { collectionId: input.collection, reason: input.reason }, duplicateCheck);
   } catch (error) {
     if (error instanceof ReversalRefused) throw new InputError({ collection: [error.message] }, { cause: error });
     throw error;

@@ -7,6 +7,8 @@ import type { Queryable, Sql } from '../db';
 import { mayAssignRole, type Role } from '../domain/roles';
 import { hashPassword } from '../auth/passwords';
 import { normalizeEmail } from '../domain/emails';
+import { writeAs } from './audit';
+import type { Actor, OrganizationActor } from './deps';
 
 const PASSWORD_MIN_LENGTH = 10;
 const PASSWORD_MAX_LENGTH = 200;
@@ -36,7 +38,8 @@ function passwordProblem(password: string): string | null {
   return null;
 }
 
-type NewUser = { organizationId: number; email: string; password: string; name?: string | null; role: Role };
+/** A new user of `organizationId` with a role; `audit` is the console's (the admin CLI has none). */
+type NewUser = OrganizationActor & { email: string; password: string; name?: string | null; role: Role };
 
 /** A console user; UserInputError names the field when the email is taken or the password too weak. */
 export async function createUser(sql: Sql, input: NewUser): Promise<UserRow> {
@@ -48,11 +51,11 @@ export async function createUser(sql: Sql, input: NewUser): Promise<UserRow> {
   if (name.length > 100) throw new UserInputError('name', 'Use at most 100 characters.');
   const passwordHash = await hashPassword(input.password);
   try {
-    const [user] = await sql<UserRow[]>`
+    const [user] = await writeAs(sql, input, (tx) => tx<UserRow[]>`
       insert into users (organization_id, name, email, password_hash, role)
       select id, ${name}, ${email}, ${passwordHash}, ${input.role}
       from organizations where id = ${input.organizationId}
-      returning ${sql.unsafe(USER_COLUMNS)}`;
+      returning ${tx.unsafe(USER_COLUMNS)}`);
     if (!user) throw new Error(`Organization ${input.organizationId} does not exist`);
     return user;
   } catch (error) {
@@ -105,9 +108,9 @@ async function checkRoleChange(tx: Queryable, organizationId: number, actorId: n
  * Removes a user: it can no longer sign in, its sessions end and its API keys are revoked (a key
  * acts as the user who holds it). The row stays, since API keys, webhooks and records name it.
  */
-export async function removeUser(sql: Sql, organizationId: number, actorId: number, userId: number): Promise<RoleChange> {
-  return await sql.begin(async (tx) => {
-    const check = await checkRoleChange(tx, organizationId, actorId, userId, null);
+export async function removeUser(sql: Sql, actor: Actor, userId: number): Promise<RoleChange> {
+  return await writeAs(sql, actor, async (tx) => {
+    const check = await checkRoleChange(tx, actor.organizationId, actor.userId, userId, null);
     if (check !== 'done') return check;
     await tx`update users set removed_at = now() where id = ${userId}`;
     await tx`delete from console_sessions where user_id = ${userId}`;
@@ -117,9 +120,9 @@ export async function removeUser(sql: Sql, organizationId: number, actorId: numb
 }
 
 /** Gives a user another role; their keys follow at once (a key never does more than its user). */
-export async function setUserRole(sql: Sql, organizationId: number, actorId: number, userId: number, role: Role): Promise<RoleChange> {
-  return await sql.begin(async (tx) => {
-    const check = await checkRoleChange(tx, organizationId, actorId, userId, role);
+export async function setUserRole(sql: Sql, actor: Actor, userId: number, role: Role): Promise<RoleChange> {
+  return await writeAs(sql, actor, async (tx) => {
+    const check = await checkRoleChange(tx, actor.organizationId, actor.userId, userId, role);
     if (check === 'done') await tx`update users set role = ${role} where id = ${userId}`;
     return check;
   });

@@ -20,7 +20,7 @@ import type { Queryable, Sql } from '../db';
 import { NotFoundError, RefusedError, fieldErrors } from '../domain/errors';
 import { REQUIRED, instantField } from '../domain/input';
 import { DELIVERY_STATUSES, serializeWebhook, type RecoveryRow, type WebhookDisabledReason, type WebhookRow } from '../domain/webhooks';
-import type { Actor, ServiceDeps } from './deps';
+import type { Actor, OrganizationActor, ServiceDeps } from './deps';
 import { writeOnce, type DuplicateCheck } from './duplicate-checks';
 import { recordEvent, recordRedeliveries, type PendingDelivery, type RecordedEvent } from './events';
 import { WEBHOOK_COLUMNS, findOwnWebhook } from './webhooks';
@@ -62,23 +62,23 @@ export async function disableIfFailing({ sql, launcher }: Deps, webhookId: numbe
 }
 
 /** The merchant disables the webhook: no deliveries from now on, its actor cancels what it held. Unchanged when already disabled. */
-export async function disableOwnWebhook(deps: Deps, organizationId: number, id: number, duplicateCheck: DuplicateCheck | null): Promise<WebhookRow> {
-  const webhook = await findOwnWebhook(deps.sql, organizationId, id);
-  const event = await writeOnce(deps.sql, duplicateCheck, (tx) => disable(tx, webhook.id, 'manual'));
+export async function disableOwnWebhook(deps: Deps, actor: OrganizationActor, id: number, duplicateCheck: DuplicateCheck | null): Promise<WebhookRow> {
+  const webhook = await findOwnWebhook(deps.sql, actor.organizationId, id);
+  const event = await writeOnce(deps.sql, actor, duplicateCheck, (tx) => disable(tx, webhook.id, 'manual'));
   if (event !== null) {
     await deps.launcher.afterCommit({ events: [event] });
     await deps.launcher.signalWebhookDisabled(webhook.id).catch(() => {});
   }
-  return await findOwnWebhook(deps.sql, organizationId, id);
+  return await findOwnWebhook(deps.sql, actor.organizationId, id);
 }
 
 /** The merchant enables the webhook again: it receives events from now on (and what it missed through a recovery); its failing streak starts afresh. */
-export async function enableOwnWebhook(sql: Sql, organizationId: number, id: number, duplicateCheck: DuplicateCheck | null): Promise<WebhookRow> {
-  const webhook = await findOwnWebhook(sql, organizationId, id);
-  await writeOnce(sql, duplicateCheck, (tx) => tx`
+export async function enableOwnWebhook(sql: Sql, actor: OrganizationActor, id: number, duplicateCheck: DuplicateCheck | null): Promise<WebhookRow> {
+  const webhook = await findOwnWebhook(sql, actor.organizationId, id);
+  await writeOnce(sql, actor, duplicateCheck, (tx) => tx`
     update webhooks set disabled_at = null, disabled_reason = null, failing_since = null, updated = now()
     where id = ${webhook.id} and disabled_at is not null and deleted_at is null`);
-  return await findOwnWebhook(sql, organizationId, id);
+  return await findOwnWebhook(sql, actor.organizationId, id);
 }
 
 /** The organization's webhooks that are disabled (what the console warns of), newest first. */
@@ -150,7 +150,7 @@ export async function recoverWebhook(
   if (input.since >= until) throw fieldErrors({ since: ['Must be before until (now when not given).'] });
   if (until > now) throw fieldErrors({ until: ['Must not be in the future.'] });
   const recorded = await writeOnce(
-    deps.sql, duplicateCheck,
+    deps.sql, actor, duplicateCheck,
     (tx) => recordRecovery(tx, webhook, actor, input.since, until),
     (row) => ({ type: 'webhook_recovery', id: row.id }),
   );

@@ -9,7 +9,8 @@ import { NotFoundError, fieldErrors } from '../domain/errors';
 import { EVENT_TYPES, type EventType } from '../domain/events';
 import { REQUIRED, choiceMessage, text } from '../domain/input';
 import { checkCallbackUrl } from '../domain/urls';
-import type { Actor, ServiceDeps } from './deps';
+import { writeAs } from './audit';
+import type { Actor, OrganizationActor, ServiceDeps } from './deps';
 import { writeOnce, type DuplicateCheck } from './duplicate-checks';
 import { recordRedelivery } from './events';
 import { listPage, ownRow, type ListPage, type PageWindow } from './queries';
@@ -96,31 +97,41 @@ export async function deliverySecrets(sql: Queryable, organizationId: number, no
 
 export type SigningSecretView = { organizationId: number; signingSecret: string; previousSecretExpiresAt: Date | null; basicAuth: boolean };
 
-export async function showSigningSecret(sql: Sql, organizationId: number): Promise<SigningSecretView> {
-  const row = await ensureSettings(sql, organizationId);
+const secretView = (organizationId: number, row: SettingsRow): SigningSecretView => {
   const overlap = row.previousSecretExpiresAt !== null && row.previousSecretExpiresAt > new Date() ? row.previousSecretExpiresAt : null;
   return { organizationId, signingSecret: row.signingSecret, previousSecretExpiresAt: overlap, basicAuth: row.basicUsername !== null };
+};
+
+/** The organization's signing secret (made on first use, a change recorded as `owner`'s). */
+export async function showSigningSecret(sql: Sql, owner: OrganizationActor): Promise<SigningSecretView> {
+  return secretView(owner.organizationId, await writeAs(sql, owner, (tx) => ensureSettings(tx, owner.organizationId)));
 }
 
 /** A new secret signs from now on; the old one keeps signing alongside for the overlap, then stops. */
-export async function rotateSigningSecret(sql: Sql, organizationId: number): Promise<SigningSecretView> {
-  await ensureSettings(sql, organizationId);
-  await sql`
-    update webhook_settings set
-      previous_signing_secret = signing_secret,
-      previous_secret_expires_at = now() + ${SECRET_ROTATION_OVERLAP_HOURS}::int * interval '1 hour',
-      signing_secret = ${newSigningSecret()},
-      modified = now()
-    where organization_id = ${organizationId}`;
-  return await showSigningSecret(sql, organizationId);
+export async function rotateSigningSecret(sql: Sql, owner: OrganizationActor): Promise<SigningSecretView> {
+  const organizationId = owner.organizationId;
+  const rotated = await writeAs(sql, owner, async (tx) => {
+    await ensureSettings(tx, organizationId);
+    await tx`
+      update webhook_settings set
+        previous_signing_secret = signing_secret,
+        previous_secret_expires_at = now() + ${SECRET_ROTATION_OVERLAP_HOURS}::int * interval '1 hour',
+        signing_secret = ${newSigningSecret()},
+        modified = now()
+      where organization_id = ${organizationId}`;
+    return await ensureSettings(tx, organizationId);
+  });
+  return secretView(organizationId, rotated);
 }
 
-export async function setBasicCredentials(sql: Sql, organizationId: number, credentials: WebhookCredentials | null): Promise<void> {
-  await ensureSettings(sql, organizationId);
-  await sql`
-    update webhook_settings set
-      basic_username = ${credentials?.username ?? null}, basic_password = ${credentials?.password ?? null}, modified = now()
-    where organization_id = ${organizationId}`;
+export async function setBasicCredentials(sql: Sql, owner: OrganizationActor, credentials: WebhookCredentials | null): Promise<void> {
+  await writeAs(sql, owner, async (tx) => {
+    await ensureSettings(tx, owner.organizationId);
+    await tx`
+      update webhook_settings set
+        basic_username = ${credentials?.username ?? null}, basic_password = ${credentials?.password ?? null}, modified = now()
+      where organization_id = ${owner.organizationId}`;
+  });
 }
 
 // The delivery log.
@@ -363,7 +374,7 @@ export async function findOwnWebhook(sql: Queryable, organizationId: number, id:
 /** A new webhook of the organization (claiming the Duplicate-Check-Key in its transaction). */
 export async function createOwnWebhook(sql: Sql, actor: Actor, input: { event: EventType; target: string }, duplicateCheck: DuplicateCheck | null): Promise<WebhookRow> {
   return await writeOnce(
-    sql, duplicateCheck,
+    sql, actor, duplicateCheck,
     (tx) => createWebhook(tx, { organizationId: actor.organizationId, userId: actor.userId, ...input }),
     (created) => ({ type: 'webhook', id: created.id }),
   );
@@ -382,9 +393,9 @@ export async function listWebhooks(sql: Sql, organizationId: number, filters: v.
 }
 
 /** Changes (or replaces) the organization's webhook; unchanged when nothing is given. 404 when it was deleted meanwhile. */
-export async function changeOwnWebhook(sql: Sql, organizationId: number, id: number, changes: WebhookChanges, duplicateCheck: DuplicateCheck | null): Promise<WebhookRow> {
-  const webhook = await findOwnWebhook(sql, organizationId, id);
-  const updated = await writeOnce(sql, duplicateCheck, async (tx) =>
+export async function changeOwnWebhook(sql: Sql, actor: OrganizationActor, id: number, changes: WebhookChanges, duplicateCheck: DuplicateCheck | null): Promise<WebhookRow> {
+  const webhook = await findOwnWebhook(sql, actor.organizationId, id);
+  const updated = await writeOnce(sql, actor, duplicateCheck, async (tx) =>
     changes.event === undefined && changes.target === undefined ? webhook : await updateWebhook(tx, webhook.id, changes));
   if (!updated) throw new NotFoundError();
   return updated;
@@ -396,10 +407,10 @@ export async function changeOwnWebhook(sql: Sql, organizationId: number, id: num
  * webhook deleted and sends nothing.
  */
 export async function deleteOwnWebhook(
-  { sql, launcher }: Pick<ServiceDeps, 'sql' | 'launcher'>, organizationId: number, id: number, duplicateCheck: DuplicateCheck | null,
+  { sql, launcher }: Pick<ServiceDeps, 'sql' | 'launcher'>, actor: OrganizationActor, id: number, duplicateCheck: DuplicateCheck | null,
 ): Promise<void> {
-  const webhook = await findOwnWebhook(sql, organizationId, id);
-  await writeOnce(sql, duplicateCheck, (tx) => deleteWebhook(tx, webhook.id, 'deleted'));
+  const webhook = await findOwnWebhook(sql, actor.organizationId, id);
+  await writeOnce(sql, actor, duplicateCheck, (tx) => deleteWebhook(tx, webhook.id, 'deleted'));
   await launcher.signalWebhookDeleted(webhook.id).catch(() => {});
 }
 
@@ -417,7 +428,7 @@ export async function webhookDeletion(sql: Queryable, webhookId: number): Promis
  * commit, or from the outbox sweep if this process dies first.
  */
 export async function redeliverEvent(
-  { sql, launcher }: Pick<ServiceDeps, 'sql' | 'launcher'>, webhook: WebhookRow, eventId: number, duplicateCheck: DuplicateCheck | null,
+  { sql, launcher }: Pick<ServiceDeps, 'sql' | 'launcher'>, actor: OrganizationActor, webhook: WebhookRow, eventId: number, duplicateCheck: DuplicateCheck | null,
 ): Promise<DeliveryRow> {
   const organizationId = webhook.organizationId;
   const [event] = await sql<{ type: EventType }[]>`select type from events where id = ${eventId} and organization_id = ${organizationId}`;
@@ -426,7 +437,7 @@ export async function redeliverEvent(
     throw fieldErrors({ event: [`Event ${eventId} is a ${event.type} event; this webhook receives ${webhook.event} events.`] });
   }
   const pending = await writeOnce(
-    sql, duplicateCheck,
+    sql, actor, duplicateCheck,
     (tx) => recordRedelivery(tx, { organizationId, webhookId: webhook.id, eventId, eventType: event.type }),
     (row) => ({ type: 'webhook_delivery', id: row.id }),
   );

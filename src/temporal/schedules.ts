@@ -42,11 +42,11 @@ export async function ensureOutboxSweepSchedule(client: Client, settings: Outbox
   });
 }
 
-type EventRetentionSettings = { taskQueue: string; intervalSeconds: number; retentionDays: number; batchSize?: number };
+type EventRetentionSettings = { taskQueue: string; intervalSeconds: number; retentionDays: number; auditRetentionDays: number; batchSize?: number };
 
 /** Creates the event-retention Schedule for a task queue, or brings an existing one to these settings. */
 export async function ensureEventRetentionSchedule(client: Client, settings: EventRetentionSettings): Promise<void> {
-  const input: EventRetentionInput = { retentionDays: settings.retentionDays, batchSize: settings.batchSize ?? 1000 };
+  const input: EventRetentionInput = { retentionDays: settings.retentionDays, batchSize: settings.batchSize ?? 1000, auditRetentionDays: settings.auditRetentionDays };
   await ensureIntervalSchedule<typeof eventRetention>(client, eventRetentionScheduleId(settings.taskQueue), settings.intervalSeconds, {
     type: 'startWorkflow',
     workflowType: 'eventRetention',

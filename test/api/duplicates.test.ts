@@ -88,13 +88,13 @@ describe('the claim lives in the write\'s transaction', () => {
   test('a write that fails after claiming keeps nothing: the key is free again', async () => {
     const sql = testSql();
     const check = { organizationId: merchant.organization.id, key: newKey(), method: 'POST', path: '/api/x', ttlSeconds: 60 };
-    await expect(writeOnce(sql, check, async () => {
+    await expect(writeOnce(sql, null, check, async () => {
       throw new Error('the write failed');
     })).rejects.toThrow('the write failed');
-    const linked = await writeOnce(sql, check, async () => ({ id: 42 }), (result) => ({ type: 'collection_request', id: result.id }));
+    const linked = await writeOnce(sql, null, check, async () => ({ id: 42 }), (result) => ({ type: 'collection_request', id: result.id }));
     expect(linked).toEqual({ id: 42 });
     expect(await duplicateCheckObject(sql, merchant.organization.id, check.key)).toEqual({ type: 'collection_request', id: 42 });
-    await expect(writeOnce(sql, check, async () => 'again')).rejects.toBeInstanceOf(DuplicateRequestError);
+    await expect(writeOnce(sql, null, check, async () => 'again')).rejects.toBeInstanceOf(DuplicateRequestError);
   });
 
   test('a request refused after its key was read (far-future dates) leaves the key for the corrected retry', async () => {

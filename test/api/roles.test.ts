@@ -27,7 +27,7 @@ beforeAll(async () => {
   merchant = await createMerchant(ctx.app);
   for (const role of ROLES) {
     const user = await consoleUser(merchant.organization.id, { role });
-    keys[role] = requester(ctx.app, (await issueKeyForUser(testSql(), merchant.organization.id, user.id)).apiKey);
+    keys[role] = requester(ctx.app, (await issueKeyForUser(testSql(), { organizationId: merchant.organization.id, userId: user.id })).apiKey);
     sessions[role] = new ConsoleClient(ctx.app, { 'X-Forwarded-For': address() });
     expect((await sessions[role].signIn(user.email, PASSWORD)).status).toBe(303);
   }
@@ -136,8 +136,8 @@ describe('every role against every console page and form', () => {
 describe('keys, users and owners', () => {
   test('a key narrower than its user does only what its role allows; a user\'s new role narrows their keys at once', async () => {
     const admin = await consoleUser(merchant.organization.id, { role: 'admin' });
-    const viewerKey = requester(ctx.app, (await issueKeyForUser(testSql(), merchant.organization.id, admin.id, 'viewer')).apiKey);
-    const ownKey = requester(ctx.app, (await issueKeyForUser(testSql(), merchant.organization.id, admin.id)).apiKey);
+    const viewerKey = requester(ctx.app, (await issueKeyForUser(testSql(), { organizationId: merchant.organization.id, userId: admin.id }, 'viewer')).apiKey);
+    const ownKey = requester(ctx.app, (await issueKeyForUser(testSql(), { organizationId: merchant.organization.id, userId: admin.id })).apiKey);
     const contact = () => ({ phone_number: `+25677${Math.floor(1e6 + Math.random() * 8e6)}`, first_name: 'Key', last_name: 'Role' });
     expect((await viewerKey('/api/contacts', { body: contact() })).status).toBe(403);
     expect((await viewerKey('/api/contacts')).status).toBe(200);

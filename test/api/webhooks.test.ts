@@ -243,7 +243,7 @@ describe('GET, PATCH, PUT, DELETE /api/webhooks/<id>', () => {
   });
 
   test('Basic credentials and the signing secret never appear in a response', async () => {
-    await setBasicCredentials(testSql(), merchant.organization.id, { username: 'acme-hooks', password: 'pa55-w0rd-unique' });
+    await setBasicCredentials(testSql(), { organizationId: merchant.organization.id }, { username: 'acme-hooks', password: 'pa55-w0rd-unique' });
     const hook = await createHook(merchant);
     const texts = [
       JSON.stringify((await merchant.request(`/api/webhooks/${hook.id}`)).body),
@@ -253,7 +253,7 @@ describe('GET, PATCH, PUT, DELETE /api/webhooks/<id>', () => {
       expect(text).not.toContain('pa55-w0rd-unique');
       expect(text).not.toContain('whsec_');
     }
-    await setBasicCredentials(testSql(), merchant.organization.id, null);
+    await setBasicCredentials(testSql(), { organizationId: merchant.organization.id }, null);
   });
 });
 

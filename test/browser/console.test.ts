@@ -549,6 +549,36 @@ test('see the day\'s settlement: totals, every movement with the operator\'s id,
   expect(csv).toMatch(/\nMTN Uganda,BXC,net,,,,,,-?\d+\.\d{4},,,,\n/);
 }, 60_000);
 
+test('change a webhook in the console, then find the change on the audit trail by searching for the webhook', async () => {
+  await page.goto(`${baseUrl}/console/webhooks`);
+  await page.getByLabel('Target URL').fill('https://audit.browser.example/first');
+  await page.getByRole('button', { name: 'Create webhook' }).click();
+  await page.waitForURL(/\/console\/webhooks\/\d+\?done=webhook-created/);
+  const webhookId = /\/console\/webhooks\/(\d+)/.exec(page.url())![1]!;
+  await page.getByLabel('Target URL').fill('https://audit.browser.example/second');
+  await page.getByRole('button', { name: 'Save', exact: true }).click();
+  await page.waitForURL(/done=webhook-updated/);
+
+  await page.getByRole('link', { name: 'Audit trail' }).click();
+  await page.waitForURL(`${baseUrl}/console/audit`);
+  await page.locator('summary', { hasText: 'Filters' }).click();
+  await page.getByLabel('Object type').selectOption('webhook');
+  await page.getByLabel('Object id').fill(webhookId);
+  await page.getByRole('button', { name: 'Apply' }).click();
+  await page.waitForURL(/object_id=/);
+  const rows = page.locator('table tbody tr');
+  expect(await rows.count()).toBe(2);
+  // Newest first: the edit, with the target before and after, then the creation.
+  const edit = (await rows.nth(0).textContent())!;
+  expect(edit).toContain('POST /console/webhooks/:id');
+  expect(edit).toContain('"https://audit.browser.example/first" → "https://audit.browser.example/second"');
+  expect(edit).toContain('Manager');
+  expect(edit).toContain('console');
+  // The real server tells the connection's address (no proxy in front, TRUST_PROXY off).
+  expect(edit).toMatch(/127\.0\.0\.1|::1/);
+  expect(await rows.nth(1).textContent()).toContain('POST /console/webhooks');
+});
+
 test('no console errors on any page visited', () => {
   expect(consoleErrors).toEqual([]);
   expect(apiOutput).not.toContain('"level":"error"');

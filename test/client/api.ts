@@ -1022,6 +1022,26 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/api/audit-events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Search the audit trail
+         * @description Every change a write through the API or the web console made to the organization's objects and settings, newest first: who (user, API key), through what (channel, client address, method and route), which object, and its changed fields before and after (secrets as `"[redacted]"`). Each entry is recorded in the transaction of its write. Filters combine; the date range is inclusive (UTC). Roles: owner, admin.
+         */
+        get: operations["listAuditEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 };
 export type webhooks = Record<string, never>;
 export type components = {
@@ -2382,6 +2402,74 @@ export type components = {
                 /** @description The first 1 KiB of the receiver's answer. */
                 response: string | null;
             }[];
+        };
+        /**
+         * @description One change a write through the API or the web console made, recorded in the transaction of that write.
+         * @example {
+         *       "id": 981,
+         *       "organization": 3,
+         *       "created": "2025-05-01T13:45:00Z",
+         *       "user": 5,
+         *       "api_key": 12,
+         *       "channel": "api",
+         *       "client_address": "203.0.113.7",
+         *       "action": "PATCH /api/webhooks/:id",
+         *       "object_type": "webhook",
+         *       "object_id": 56,
+         *       "change": {
+         *         "before": {
+         *           "target": "https://acme.example/old"
+         *         },
+         *         "after": {
+         *           "target": "https://acme.example/hooks"
+         *         }
+         *       }
+         *     }
+         */
+        AuditEvent: {
+            /**
+             * @description Unique id.
+             * @example 42
+             */
+            id: number;
+            /** @description Owning organization. */
+            organization: number;
+            /**
+             * @description UTC, `YYYY-MM-DDTHH:MM:SSZ`.
+             * @example 2025-05-01T13:45:00Z
+             */
+            created: string;
+            /** @description Id of the user who made the change (the API key's user, or the console's signed-in user). */
+            user: number | null;
+            /** @description Id of the API key the change came with; null in the console. */
+            api_key: number | null;
+            /**
+             * @description Through what the change came: the API or the web console.
+             * @enum {string}
+             */
+            channel: "api" | "console";
+            /** @description The client's address, as the service determines it (`TRUST_PROXY`); null when unknown. */
+            client_address: string | null;
+            /** @description The method and route the change came through, such as `POST /api/payments`. */
+            action: string;
+            /**
+             * @description The kind of object changed.
+             * @enum {string}
+             */
+            object_type: "organization" | "user" | "api_key" | "contact" | "collection_request" | "collection" | "payment" | "payment_batch" | "reversal" | "webhook" | "webhook_settings" | "webhook_recovery" | "webhook_delivery";
+            /** @description The changed object's id (an organization's id for `webhook_settings`). */
+            object_id: number;
+            /** @description The changed fields before and after; every field after a creation (`before` null) and before a deletion (`after` null). */
+            change: {
+                /** @description Field names and their values (as PostgreSQL stores them); secrets show as `"[redacted]"`. */
+                before: {
+                    [key: string]: unknown;
+                } | null;
+                /** @description Field names and their values (as PostgreSQL stores them); secrets show as `"[redacted]"`. */
+                after: {
+                    [key: string]: unknown;
+                } | null;
+            };
         };
         /**
          * @description A biller service (api.md 2.8).
@@ -8116,6 +8204,90 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listAuditEvents: {
+        parameters: {
+            query?: {
+                /** @description The kind of object changed. */
+                object_type?: "organization" | "user" | "api_key" | "contact" | "collection_request" | "collection" | "payment" | "payment_batch" | "reversal" | "webhook" | "webhook_settings" | "webhook_recovery" | "webhook_delivery";
+                object_id?: string;
+                user?: string;
+                /** @description Exact match: a method and route, such as `POST /api/payments`. */
+                action?: string;
+                /** @description A date and time, `YYYY-MM-DD HH:MM` (also `YYYY-MM-DD`, seconds, an offset; UTC without one); inclusive. */
+                created_after?: string;
+                /** @description A date and time, `YYYY-MM-DD HH:MM` (also `YYYY-MM-DD`, seconds, an offset; UTC without one); inclusive. */
+                created_before?: string;
+                /** @description Items per page: 10 when not given; more than the maximum (PAGE_SIZE_MAX, 100 by default) is cut to it. */
+                limit?: string;
+                /** @description Items to skip. */
+                offset?: string;
+            };
+            header?: {
+                /** @description The API version for this request (else the organization's saved one). */
+                "Api-Version"?: "v1" | "v2" | "v3" | "v4";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of audit entries. */
+            200: {
+                headers: {
+                    /** @description The API version of the response. */
+                    "Api-Version": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "count": 1,
+                     *       "next": null,
+                     *       "previous": null,
+                     *       "results": [
+                     *         {
+                     *           "id": 981,
+                     *           "organization": 3,
+                     *           "created": "2025-05-01T13:45:00Z",
+                     *           "user": 5,
+                     *           "api_key": 12,
+                     *           "channel": "api",
+                     *           "client_address": "203.0.113.7",
+                     *           "action": "PATCH /api/webhooks/:id",
+                     *           "object_type": "webhook",
+                     *           "object_id": 56,
+                     *           "change": {
+                     *             "before": {
+                     *               "target": "https://acme.example/old"
+                     *             },
+                     *             "after": {
+                     *               "target": "https://acme.example/hooks"
+                     *             }
+                     *           }
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description Total number of items. */
+                        count: number;
+                        /** @description Absolute URL of the next page (carries `offset`, and `limit` when given), or null. */
+                        next: string | null;
+                        /** @description Absolute URL of the previous page, or null. */
+                        previous: string | null;
+                        /** @description Items of the page. */
+                        results: components["schemas"]["AuditEvent"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             406: components["responses"]["NotAcceptable"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];

@@ -326,7 +326,7 @@ beforeAll(async () => {
     const id = created.organization.id;
     await fundWallet(sql, id, 'BXC', String(FUNDING));
     await setThrottleLimits(sql, id, { reads: 1_000_000, writes: 1_000_000 });
-    await updateCollectionSettings(sql, id, { verificationUrl: `http://127.0.0.1:${verifier.port}/verify`, acceptByDefault: false });
+    await updateCollectionSettings(sql, { organizationId: id }, { verificationUrl: `http://127.0.0.1:${verifier.port}/verify`, acceptByDefault: false });
     organizations.push({ id, apiKey: created.apiKey });
   }
   receiver.script('/fail', [], { status: 500 });

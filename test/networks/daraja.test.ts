@@ -152,7 +152,7 @@ describe('STK push', () => {
 describe('paybill (C2B)', () => {
   async function openRequest(acceptByDefault: boolean, mode: 'accept' | 'reject' | 'silent') {
     const merchant = await fundedMerchant(stack, 'KES');
-    await updateCollectionSettings(testSql(), merchant.organization.id, { verificationUrl: `http://127.0.0.1:${verifier.port}/verify`, acceptByDefault });
+    await updateCollectionSettings(testSql(), { organizationId: merchant.organization.id }, { verificationUrl: `http://127.0.0.1:${verifier.port}/verify`, acceptByDefault });
     const phone = nextNumber();
     const created = await merchant.request('/api/collectionrequests', { form: { phonenumber: phone, amount: '640', currency: 'KES', expiry_date: '2 minutes' } });
     expect(created.status).toBe(201);

@@ -203,7 +203,7 @@ describe('the worker', () => {
 
   test('a full lifecycle: request → payment → match → verification → credit → successful → webhook (second attempt) moves each figure by one', async () => {
     const merchant = await createMerchant(ctx.app);
-    await updateCollectionSettings(testSql(), merchant.organization.id, { verificationUrl: `http://127.0.0.1:${verifier.port}/verify`, acceptByDefault: false });
+    await updateCollectionSettings(testSql(), { organizationId: merchant.organization.id }, { verificationUrl: `http://127.0.0.1:${verifier.port}/verify`, acceptByDefault: false });
     const hookPath = '/hooks/metrics';
     hooks.script(hookPath, [{ status: 500 }]);
     const apiBefore = await scrapeApi();

@@ -74,7 +74,7 @@ const nextNumber = numberSequence('+256772');
 
 async function merchantWithVerification(acceptByDefault: boolean): Promise<TestMerchant> {
   const merchant = await createMerchant(ctx.app);
-  await updateCollectionSettings(testSql(), merchant.organization.id, { verificationUrl: `http://127.0.0.1:${verifier.port}/verify`, acceptByDefault });
+  await updateCollectionSettings(testSql(), { organizationId: merchant.organization.id }, { verificationUrl: `http://127.0.0.1:${verifier.port}/verify`, acceptByDefault });
   return merchant;
 }
 

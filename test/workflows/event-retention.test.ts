@@ -1,4 +1,5 @@
 import { afterAll, expect, test } from 'bun:test';
+import { writeAs } from '../../src/services/audit';
 import { createOrganization } from '../../src/services/organizations';
 import { recordEvent } from '../../src/services/events';
 import { createWebhook, openDelivery, recordAttempt } from '../../src/services/webhooks';
@@ -50,4 +51,34 @@ test('the retention Schedule deletes events older than the retention with their 
   const client = await testClient();
   const description = await client.schedule.getHandle(eventRetentionScheduleId(taskQueue)).describe();
   expect(description.action).toMatchObject({ workflowType: 'eventRetention', args: [{ retentionDays: 30, batchSize: 1000 }] });
+}, 60_000);
+
+test('the retention Schedule deletes audit entries older than AUDIT_RETENTION_DAYS only, however old the events\' retention is', async () => {
+  const sql = testSql();
+  const { organization, user } = await createOrganization(sql, 'Audit retention');
+  const actor = {
+    organizationId: organization.id, userId: user.id,
+    audit: { userId: user.id, apiKeyId: null, channel: 'console' as const, clientAddress: null, action: 'POST /console/webhooks' },
+  };
+  /** One audited change (a webhook created through the console), made `ageDays` ago. */
+  const entryAged = async (ageDays: number) => {
+    const hook = await writeAs(sql, actor, (tx) => createWebhook(tx, { organizationId: organization.id, userId: user.id, event: 'contact.created', target: 'https://merchant.example/a' }));
+    const [entry] = await sql<{ id: number }[]>`
+      update audit_events set created = now() - ${ageDays}::int * interval '1 day' - interval '1 minute'
+      where object_type = 'webhook' and object_id = ${hook.id} returning id`;
+    return entry!.id;
+  };
+  const expired = await entryAged(41);
+  // Older than the events' retention (30 days) but within the audit trail's (40): kept.
+  const kept = await entryAged(39);
+
+  const taskQueue = uniqueTaskQueue('audit-retention');
+  schedules.push(eventRetentionScheduleId(taskQueue));
+  workers.push(await startWorker(taskQueue, { RETENTION_SWEEP: 'true', RETENTION_SWEEP_INTERVAL_SECONDS: '1', EVENT_RETENTION_DAYS: '30', AUDIT_RETENTION_DAYS: '40' }));
+
+  const exists = async (id: number) => (await sql`select 1 from audit_events where id = ${id}`).length > 0;
+  await eventually('the expired audit entry to be deleted', async () => !(await exists(expired)), 30_000);
+  expect(await exists(kept)).toBe(true);
+  const description = await (await testClient()).schedule.getHandle(eventRetentionScheduleId(taskQueue)).describe();
+  expect(description.action).toMatchObject({ workflowType: 'eventRetention', args: [{ retentionDays: 30, auditRetentionDays: 40 }] });
 }, 60_000);

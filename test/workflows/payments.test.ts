@@ -82,7 +82,7 @@ describe('payments through the sandbox network', () => {
     expect(payment.transactions.map((transaction: { type: string }) => transaction.type)).toEqual(['mobile_payment']);
     expect(await balanceOf(merchant.organization.id)).toBe('900.0000');
     expect(await stateEvents(created.id)).toEqual(['new', 'processing', 'completed']);
-    const { signingSecret } = await showSigningSecret(testSql(), merchant.organization.id);
+    const { signingSecret } = await showSigningSecret(testSql(), { organizationId: merchant.organization.id });
     for (const path of [hookPath, callbackPath]) {
       await eventually(`${path} to receive the three states`, async () => receiver.requests(path).length === 3);
       const states = receiver.requests(path).map((request) => {

@@ -89,7 +89,7 @@ async function attemptLog(merchant: TestMerchant, webhookId: number, eventId: nu
 }
 
 async function signingSecret(merchant: TestMerchant): Promise<string> {
-  return (await showSigningSecret(testSql(), merchant.organization.id)).signingSecret;
+  return (await showSigningSecret(testSql(), { organizationId: merchant.organization.id })).signingSecret;
 }
 
 describe('webhook delivery', () => {
@@ -210,10 +210,10 @@ describe('webhook delivery', () => {
     const merchant = await createMerchant(ctx.app);
     const path = nextPath('basic');
     const hook = await createHook(merchant, receiver.url(path));
-    await setBasicCredentials(testSql(), merchant.organization.id, { username: 'acme', password: 'pa:ss wörd' });
+    await setBasicCredentials(testSql(), { organizationId: merchant.organization.id }, { username: 'acme', password: 'pa:ss wörd' });
     const withCredentials = await createContact(merchant);
     await deliveryResult(merchant, hook.id, withCredentials.eventId);
-    await setBasicCredentials(testSql(), merchant.organization.id, null);
+    await setBasicCredentials(testSql(), { organizationId: merchant.organization.id }, null);
     const without = await createContact(merchant);
     await deliveryResult(merchant, hook.id, without.eventId);
     const [first, second] = receiver.requests(path);
@@ -226,7 +226,7 @@ describe('webhook delivery', () => {
     const path = nextPath('rotate');
     const hook = await createHook(merchant, receiver.url(path));
     const before = await signingSecret(merchant);
-    const after = (await rotateSigningSecret(testSql(), merchant.organization.id)).signingSecret;
+    const after = (await rotateSigningSecret(testSql(), { organizationId: merchant.organization.id })).signingSecret;
     expect(after).not.toBe(before);
     const { eventId } = await createContact(merchant);
     await deliveryResult(merchant, hook.id, eventId);

@@ -176,7 +176,7 @@ ${select('role', 'Role', roleChoices(assignable), { role: 'viewer', ...values },
         }
         verificationUrl = checked.url;
       }
-      await updateCollectionSettings(sql, session.organizationId, { verificationUrl, acceptByDefault });
+      await updateCollectionSettings(sql, session, { verificationUrl, acceptByDefault });
       return redirect('/console/settings?done=settings-saved');
     }, { action: 'administer', parse: 'none' })
     .post('/console/settings/test-verification', async ({ session }) => {
@@ -193,11 +193,11 @@ ${select('role', 'Role', roleChoices(assignable), { role: 'viewer', ...values },
     .get('/console/settings/keys', ({ request, session }) => keysPage(session, { done: doneOf(request) }), { page: 'integrate' })
     .post('/console/settings/keys', async ({ session, form }) => {
       const role = text(form, 'role') === '' ? null : formRole(form, keyRolesFor(session.role));
-      const issued = await issueKeyForUser(sql, session.organizationId, session.userId, role);
+      const issued = await issueKeyForUser(sql, session, role);
       return await keysPage(session, { created: issued.apiKey });
     }, { action: 'integrate', parse: 'none' })
     .post('/console/settings/keys/:id/revoke', async ({ params, session }) => {
-      if (!(await revokeApiKey(sql, session.organizationId, ownedId(params.id)))) throw consoleError(404, 'No such live API key in your organization.');
+      if (!(await revokeApiKey(sql, session, ownedId(params.id)))) throw consoleError(404, 'No such live API key in your organization.');
       return redirect('/console/settings/keys?done=key-revoked');
     }, { action: 'integrate', parse: 'none' })
     .get('/console/settings/users', ({ request, session }) => usersPage(session, { done: doneOf(request) }), { page: 'administer' })
@@ -205,7 +205,7 @@ ${select('role', 'Role', roleChoices(assignable), { role: 'viewer', ...values },
       const values = { email: text(form, 'email'), name: text(form, 'name'), role: text(form, 'role') };
       const role = formRole(form, ROLES.filter((candidate) => session.role === 'owner' || candidate !== 'owner'));
       try {
-        await createUser(sql, { organizationId: session.organizationId, email: values.email, name: values.name, password: text(form, 'password'), role });
+        await createUser(sql, { organizationId: session.organizationId, audit: session.audit, email: values.email, name: values.name, password: text(form, 'password'), role });
       } catch (error) {
         if (!(error instanceof UserInputError)) throw error;
         return await usersPage(session, { values, errors: { [error.field]: [error.message] } }, 400);
@@ -214,10 +214,10 @@ ${select('role', 'Role', roleChoices(assignable), { role: 'viewer', ...values },
     }, { action: 'administer', parse: 'none' })
     .post('/console/settings/users/:id/remove', async ({ params, session }) => {
       const user = await otherUser(session, params.id);
-      return afterRoleChange(await removeUser(sql, session.organizationId, session.userId, user.id), 'user-removed');
+      return afterRoleChange(await removeUser(sql, session, user.id), 'user-removed');
     }, { action: 'administer', parse: 'none' })
     .post('/console/settings/users/:id/role', async ({ params, session, form }) => {
       const user = await otherUser(session, params.id);
-      return afterRoleChange(await setUserRole(sql, session.organizationId, session.userId, user.id, formRole(form, ROLES)), 'role-changed');
+      return afterRoleChange(await setUserRole(sql, session, user.id, formRole(form, ROLES)), 'role-changed');
     }, { action: 'administer', parse: 'none' });
 };

@@ -6,6 +6,7 @@
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { Elysia } from 'elysia';
+import { clientAddress } from '../../http/client-address';
 import type { AppDeps } from '../../http/context';
 import { parseRequestBody } from '../../http/request';
 import { SESSION_HOURS, endSession, startSession } from '../../services/console-sessions';
@@ -19,15 +20,6 @@ import { consoleSessionPlugin } from '../session';
 
 const SIGN_IN_CSRF_COOKIE = 'console_sign_in';
 const SIGN_IN_PATH = '/console/sign-in';
-
-/** The connection's address, or the one the trusted proxy appended to X-Forwarded-For. */
-function clientAddress(request: Request, server: { requestIP(request: Request): { address: string } | null } | null, trustProxy: boolean): string {
-  if (trustProxy) {
-    const forwarded = request.headers.get('x-forwarded-for')?.split(',').map((part) => part.trim()).filter(Boolean).at(-1);
-    if (forwarded) return forwarded;
-  }
-  return server?.requestIP(request)?.address ?? 'unknown';
-}
 
 function tokensMatch(expected: string | undefined, presented: unknown): boolean {
   if (expected === undefined || typeof presented !== 'string') return false;
@@ -66,7 +58,7 @@ ${input('password', 'Password', {}, {}, { type: 'password', required: true, auto
         return signInPage({ next, email, status: 403, message: 'The sign-in form expired or was not sent from this site. Try again.' });
       }
       if (email === '' || password === '') return signInPage({ next, email, status: 400, message: 'Enter your email and password.' });
-      const keys = { email, address: clientAddress(request, server, config.console.trustProxy) };
+      const keys = { email, address: clientAddress(request, server, config.console.trustProxy) ?? 'unknown' };
       const slot = await takeSignInAttempt(sql, keys);
       if (!slot.allowed) {
         const minutes = Math.max(1, Math.ceil(slot.retryAfterSeconds / 60));

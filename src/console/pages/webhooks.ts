@@ -80,7 +80,7 @@ export const webhookRoutes = (deps: AppDeps) => {
   async function listPage(session: ConsoleSession, state: ListState, status = 200): Promise<Response> {
     const [{ rows: webhooks }, secretView, disabled] = await Promise.all([
       listWebhooks(sql, session.organizationId, {}, ALL_WEBHOOKS),
-      state.secret ?? showSigningSecret(sql, session.organizationId),
+      state.secret ?? showSigningSecret(sql, session),
       disabledWebhooks(sql, session.organizationId),
     ]);
     const create = state.create ?? { values: {}, errors: {} };
@@ -205,7 +205,7 @@ ${pager(`/console/webhooks/${webhook.id}`, new URLSearchParams(), page, count)}`
     .post('/console/webhooks/:id', async ({ params, request, session, form }) => {
       const webhook = await ownedWebhook(session, params.id);
       try {
-        await ownedOrMissing(changeOwnWebhook(sql, session.organizationId, webhook.id, validate(schemas.create, form), null), 'The webhook was deleted meanwhile.');
+        await ownedOrMissing(changeOwnWebhook(sql, session, webhook.id, validate(schemas.create, form), null), 'The webhook was deleted meanwhile.');
         return redirect(`/console/webhooks/${webhook.id}?done=webhook-updated`);
       } catch (error) {
         return await detailPage(request, session, webhook, { edit: { values: form, errors: fieldErrorsOf(error) } }, 400);
@@ -219,14 +219,14 @@ ${pager(`/console/webhooks/${webhook.id}`, new URLSearchParams(), page, count)}`
     }, { page: 'integrate' })
     .post('/console/webhooks/:id/delete', async ({ params, session }) => {
       const webhook = await ownedWebhook(session, params.id);
-      await deleteOwnWebhook(deps, session.organizationId, webhook.id, null);
+      await deleteOwnWebhook(deps, session, webhook.id, null);
       return redirect('/console/webhooks?done=webhook-deleted');
     }, { action: 'integrate', parse: 'none' })
     .post('/console/webhooks/:id/redeliver', async ({ params, request, session, form }) => {
       const webhook = await ownedWebhook(session, params.id);
       const eventId = Number(text(form, 'event'));
       try {
-        await redeliverEvent(deps, webhook, Number.isSafeInteger(eventId) && eventId > 0 ? eventId : 0, null);
+        await redeliverEvent(deps, session, webhook, Number.isSafeInteger(eventId) && eventId > 0 ? eventId : 0, null);
       } catch (error) {
         const errors = fieldErrorsOf(error);
         return await detailPage(request, session, webhook, { redeliveryError: Object.values(errors).flat().join(' ') }, 400);
@@ -250,12 +250,12 @@ ${pager(`/console/webhooks/${webhook.id}`, new URLSearchParams(), page, count)}`
     }, { action: 'integrate', parse: 'none' })
     .post('/console/webhooks/:id/disable', async ({ params, session }) => {
       const webhook = await ownedWebhook(session, params.id);
-      await disableOwnWebhook(deps, session.organizationId, webhook.id, null);
+      await disableOwnWebhook(deps, session, webhook.id, null);
       return redirect(`/console/webhooks/${webhook.id}?done=webhook-disabled`);
     }, { action: 'integrate', parse: 'none' })
     .post('/console/webhooks/:id/enable', async ({ params, session }) => {
       const webhook = await ownedWebhook(session, params.id);
-      await enableOwnWebhook(sql, session.organizationId, webhook.id, null);
+      await enableOwnWebhook(sql, session, webhook.id, null);
       return redirect(`/console/webhooks/${webhook.id}?done=webhook-enabled`);
     }, { action: 'integrate', parse: 'none' })
     .post('/console/webhooks/:id/test', async ({ params, request, session }) => {
@@ -263,9 +263,9 @@ ${pager(`/console/webhooks/${webhook.id}`, new URLSearchParams(), page, count)}`
       return await detailPage(request, session, webhook, { test: await sendTestEvent(webhook) });
     }, { action: 'integrate', parse: 'none' })
     .post('/console/webhook-settings/reveal', async ({ session }) =>
-      listPage(session, { secret: await showSigningSecret(sql, session.organizationId) }), { action: 'integrate', parse: 'none' })
+      listPage(session, { secret: await showSigningSecret(sql, session) }), { action: 'integrate', parse: 'none' })
     .post('/console/webhook-settings/rotate', async ({ session }) =>
-      listPage(session, { secret: await rotateSigningSecret(sql, session.organizationId) }), { action: 'integrate', parse: 'none' })
+      listPage(session, { secret: await rotateSigningSecret(sql, session) }), { action: 'integrate', parse: 'none' })
     .post('/console/webhook-settings/basic-auth', async ({ session, form }) => {
       const username = text(form, 'username').trim();
       const password = text(form, 'password');
@@ -275,11 +275,11 @@ ${pager(`/console/webhooks/${webhook.id}`, new URLSearchParams(), page, count)}`
       if (password === '') errors.password = ['Enter a password.'];
       if (username.length > 200 || password.length > 200) errors.password = ['Use at most 200 characters.'];
       if (Object.keys(errors).length > 0) return await listPage(session, { basic: { values: { username }, errors } }, 400);
-      await setBasicCredentials(sql, session.organizationId, { username, password });
+      await setBasicCredentials(sql, session, { username, password });
       return redirect('/console/webhooks?done=basic-auth-set');
     }, { action: 'integrate', parse: 'none' })
     .post('/console/webhook-settings/basic-auth/clear', async ({ session }) => {
-      await setBasicCredentials(sql, session.organizationId, null);
+      await setBasicCredentials(sql, session, null);
       return redirect('/console/webhooks?done=basic-auth-cleared');
     }, { action: 'integrate', parse: 'none' });
 };

@@ -9,4 +9,8 @@ export type OutboxSweepInput = { graceSeconds: number; batchSize: number };
 
 export const eventRetentionScheduleId = (taskQueue: string): string => `event-retention-${taskQueue}`;
 
-export type EventRetentionInput = { retentionDays: number; batchSize: number };
+/**
+ * `auditRetentionDays`: the audit trail's retention (at least `retentionDays`); the events' activity
+ * deletes older audit entries too. Absent in the input of Schedules made before the audit trail.
+ */
+export type EventRetentionInput = { retentionDays: number; batchSize: number; auditRetentionDays?: number };
