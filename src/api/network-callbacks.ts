@@ -2,11 +2,10 @@ import { Elysia } from 'elysia';
 import * as v from 'valibot';
 import { SUPPORTED_CURRENCIES } from '../domain/money';
 import { withinHorizon } from '../domain/dates';
-import { networkByName, reportedPaymentNetwork, type Network } from '../domain/networks';
+import { connectionsOf, networkByName, reportedPaymentNetwork, reportsPayments, type Connections, type Network } from '../domain/networks';
 import type { AppDeps } from '../http/context';
 import { ApiError } from '../http/errors';
 import { fieldErrors } from '../domain/errors';
-import { connectedNetworks } from '../domain/networks';
 import { REQUIRED, amountField, optionalText, phoneNumber, text } from '../domain/input';
 import { requestSchema, routeDocs } from '../http/route-docs';
 import { networkOfSecret } from '../services/network-credentials';
@@ -26,6 +25,8 @@ const IncomingPaymentReport = v.object(
   REQUIRED,
 );
 
+const NETWORK_REPORT_PATH = '/network/payments';
+
 const networkUnauthorized = () => new ApiError(401, { detail: 'Invalid network credentials.' }, { 'WWW-Authenticate': 'Bearer' });
 
 const IncomingPaymentAnswer = v.pipe(
@@ -41,12 +42,18 @@ const IncomingPaymentAnswer = v.pipe(
  * The network whose secret the caller presents (`Authorization: Bearer <secret>`), found by the
  * secret's digest alone before anything in the body is read; 401 for no such secret.
  */
-async function authenticateNetwork(sql: AppDeps['sql'], request: Request): Promise<Network> {
+async function authenticateNetwork(sql: AppDeps['sql'], request: Request, connections: Connections): Promise<Network> {
   const secret = /^Bearer\s+(\S{1,200})$/i.exec(request.headers.get('authorization') ?? '')?.[1];
   if (secret === undefined) throw networkUnauthorized();
   const name = await networkOfSecret(sql, secret);
   const network = name === null ? null : networkByName(name);
   if (network === null) throw networkUnauthorized();
+  if (!reportsPayments(network, connections)) {
+    throw new ApiError(403, {
+      detail: `${network.name} is connected through its operator's API: its payments are believed only through the operator's status query, ` +
+        'never reported here (this route is for the sandbox and the networks without a connector).',
+    });
+  }
   return network;
 }
 
@@ -55,17 +62,22 @@ async function authenticateNetwork(sql: AppDeps['sql'], request: Request): Promi
  * authenticated with that network's secret (`Authorization: Bearer <secret>`, issued by the admin
  * CLI), not with a merchant's key. A repeated report of a transaction is accepted and does nothing.
  */
-export const networkCallbackRoutes = ({ sql, launcher, config }: AppDeps) =>
-  new Elysia({ name: 'network-callbacks' })
-    // derive runs before validation: credentials are checked before anything in the body is judged.
-    .derive(async ({ request }) => ({ reporter: await authenticateNetwork(sql, request) }))
+export const networkCallbackRoutes = ({ sql, launcher, config }: AppDeps) => {
+  const connections = connectionsOf(config);
+  const reporters = new WeakMap<Request, Network>();
+  return new Elysia({ name: 'network-callbacks' })
+    // Credentials before the body: the reporter is judged as the request arrives, before the body is
+    // read (parsing comes later), as the API's keys are (src/http/auth.ts).
+    .onRequest(async ({ request }) => {
+      if (request.method === 'POST' && new URL(request.url).pathname === NETWORK_REPORT_PATH) reporters.set(request, await authenticateNetwork(sql, request, connections));
+    })
+    .derive(async ({ request }) => ({ reporter: reporters.get(request) ?? await authenticateNetwork(sql, request, connections) }))
     .post(
-    '/network/payments',
+    NETWORK_REPORT_PATH,
     async ({ body: report, set, reporter }) => {
       // The body names the network its secret belongs to; another network's name is not this caller's to use.
       if (networkByName(report.network)?.name !== reporter.name) throw networkUnauthorized();
-      const connected = connectedNetworks(config);
-      const recorded = reportedPaymentNetwork(reporter, report.phonenumber, report.currency, config.sandbox, (network) => config.sandbox && !connected.has(network.name));
+      const recorded = reportedPaymentNetwork(reporter, report.phonenumber, report.currency, connections);
       if (recorded.problems !== undefined) throw fieldErrors(recorded.problems);
       const network = recorded.network;
       const started = await launcher.startIncomingCollection({
@@ -89,10 +101,13 @@ export const networkCallbackRoutes = ({ sql, launcher, config }: AppDeps) =>
         description:
           'A mobile network reports a payment a subscriber made, with that network\'s secret as `Authorization: Bearer <secret>`. ' +
           'The payment is stored, matched to a collection request, verified with the organization\'s verification URL where ' +
-          'the network supports it, and credited; a repeated report of a transaction starts nothing.',
+          'the network supports it, and credited; a repeated report of a transaction starts nothing. A network this deployment has a ' +
+          'connector for (M-Pesa Daraja, MTN MoMo) is refused with 403: its payments are believed only through its operator\'s status query.',
         tags: ['Mobile networks'],
         caller: 'network',
         responses: { 202: { description: 'The report was taken.', schema: IncomingPaymentAnswer } },
+        // A network with a connector of its own is believed only through its operator's status query.
+        errors: [403],
         requestExample: {
           network: 'MTN Uganda', remote_transaction_id: 'MTN-8812', phonenumber: '+256772123456', amount: '1500', currency: 'UGX',
           reference: 'Invoice 1042', payment_date: '2025-05-01T13:47:00Z',
@@ -100,3 +115,4 @@ export const networkCallbackRoutes = ({ sql, launcher, config }: AppDeps) =>
       }),
     },
   );
+};

@@ -122,18 +122,39 @@ export function connectedNetworks(config: { mpesa: unknown; momo: unknown }): Re
   return new Set([...(config.mpesa ? [CONNECTED_NETWORK.daraja] : []), ...(config.momo ? [CONNECTED_NETWORK.momo] : [])]);
 }
 
-type Connections = { sandboxMode: boolean; connected: ReadonlySet<string> };
+export type Connections = { sandboxMode: boolean; connected: ReadonlySet<string> };
+
+/** The connections of a configuration: sandbox mode and the networks with a connector. */
+export const connectionsOf = (config: { sandbox: boolean; mpesa: unknown; momo: unknown }): Connections =>
+  ({ sandboxMode: config.sandbox, connected: connectedNetworks(config) });
+
+/**
+ * Why the sandbox may not move `currency` for `network`, a network with no connector (null when
+ * it may). BXC always; a real currency only in sandbox mode, and only while no connector is on at
+ * all: simulated money never shares a wallet with money that leaves through a real operator
+ * (docs/going-live.md, "The sandbox and live connectors do not mix").
+ */
+export function sandboxMoneyProblem(network: Network, currency: string, { sandboxMode, connected }: Connections): string | null {
+  if (currency === 'BXC') return null;
+  if (!sandboxMode) return `${network.name} is not connected to this service: ${currency} cannot be moved on it (no ${network.name} connector is configured).`;
+  if (connected.size > 0) {
+    return `While an operator connector is on, the sandbox simulates BXC only: ${network.name} has no connector here, so ${currency} cannot be moved on it ` +
+      '(simulated money never shares a wallet with real money). Use BXC, or a network this deployment is connected to.';
+  }
+  return null;
+}
 
 /**
  * The network that moves a request's or a payment's money (`networkForCollection`), with the
  * connectors' rules: BXC always goes to the sandbox; a real currency goes to its network's
- * connector, or, in sandbox mode only, to the sandbox that simulates a network with none; outside
- * sandbox mode a network with no connector moves no money (refused here, naming it).
+ * connector, or to the sandbox that simulates a network with none while `sandboxMoneyProblem`
+ * allows it; otherwise it moves no money (refused here, naming the network).
  */
-export function networkForMoney(e164: string, currency: string, { sandboxMode, connected }: Connections): NetworkChoice {
-  const choice = networkForCollection(e164, currency, sandboxMode);
-  if (choice.problem !== undefined || currency === 'BXC' || sandboxMode || connected.has(choice.network.name)) return choice;
-  return { problem: `${choice.network.name} is not connected to this service: ${currency} cannot be moved on it (no ${choice.network.name} connector is configured).` };
+export function networkForMoney(e164: string, currency: string, connections: Connections): NetworkChoice {
+  const choice = networkForCollection(e164, currency, connections.sandboxMode);
+  if (choice.problem !== undefined || connections.connected.has(choice.network.name)) return choice;
+  const problem = sandboxMoneyProblem(choice.network, currency, connections);
+  return problem === null ? choice : { problem };
 }
 
 /** The operator's own amount rules, for a connected network (null when the amount is fine): M-Pesa and MoMo take whole shillings. */
@@ -152,8 +173,9 @@ export function operatorAmountProblem(network: Network, currency: string, amount
 export function moneyNetwork(
   e164: string, currency: string, amount: string, config: { sandbox: boolean; mpesa: unknown; momo: unknown },
 ): { network: Network | null; errors: Record<string, string[]> } {
-  const connected = connectedNetworks(config);
-  const choice = networkForMoney(e164, currency, { sandboxMode: config.sandbox, connected });
+  const connections = connectionsOf(config);
+  const { connected } = connections;
+  const choice = networkForMoney(e164, currency, connections);
   const errors: Record<string, string[]> = {};
   if (choice.problem !== undefined) errors.phonenumber = [choice.problem];
   const amountProblem = choice.network ? operatorAmountProblem(choice.network, currency, amount, connected) : null;
@@ -172,13 +194,13 @@ export function networkByName(name: string): Network | null {
 /**
  * Why `reporter`, authenticated with its own secret, may not report a payment in `currency` from
  * `e164`, as field errors; or the network the collection is recorded on. A real network reports its
- * own country's currency from its own numbers. The sandbox network reports BXC from any number it
- * serves, and the real currencies of the networks it simulates (`simulates`: in sandbox mode, a
- * network with no connector of its own) from their numbers, recorded on that network as the
- * sandbox's own payments are; never a real currency for a network it does not simulate.
+ * own country's currency from its own numbers (a connected one reports nothing: `reportsPayments`).
+ * The sandbox network reports BXC from any number it serves, and the real currencies of the
+ * networks it simulates (`sandboxMoneyProblem`) from their numbers, recorded on that network as the
+ * sandbox's own payments are; never a currency of a network with a connector.
  */
 export function reportedPaymentNetwork(
-  reporter: Network, e164: string, currency: string, sandboxMode: boolean, simulates: (network: Network) => boolean,
+  reporter: Network, e164: string, currency: string, connections: Connections,
 ): { network: Network; problems?: undefined } | { network?: undefined; problems: Record<string, string[]> } {
   if (reporter.name !== SANDBOX_NETWORK.name) {
     const own = currencyOfNetwork(reporter);
@@ -186,10 +208,18 @@ export function reportedPaymentNetwork(
     if (networkForNumber(e164)?.name !== reporter.name) return { problems: { phonenumber: [`This number is not on ${reporter.name}.`] } };
     return { network: reporter };
   }
-  const choice = networkForCollection(e164, currency, sandboxMode);
+  const choice = networkForCollection(e164, currency, connections.sandboxMode);
   if (choice.problem !== undefined) return { problems: { phonenumber: [choice.problem] } };
-  if (currency !== 'BXC' && !simulates(choice.network)) {
-    return { problems: { currency: [`The sandbox network reports ${currency} only for networks it simulates in sandbox mode; ${choice.network.name} is not one.`] } };
+  if (currency !== 'BXC' && connections.connected.has(choice.network.name)) {
+    return { problems: { currency: [`${choice.network.name} is connected through its operator: the sandbox does not report ${currency} payments on it.`] } };
   }
-  return { network: choice.network };
+  const problem = sandboxMoneyProblem(choice.network, currency, connections);
+  return problem === null ? { network: choice.network } : { problems: { currency: [problem] } };
 }
+
+/**
+ * Whether a network may report payments through the generic report route (`POST /network/payments`):
+ * the sandbox and the networks with no connector. A connected network is believed only through its
+ * operator's status query, so its reports are refused whoever sends them.
+ */
+export const reportsPayments = (network: Network, connections: Connections): boolean => !connections.connected.has(network.name);

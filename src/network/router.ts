@@ -2,10 +2,10 @@
  * The network adapter the service uses: each call goes to the connector of the operator that
  * serves the network and currency (M-Pesa Daraja for Safaricom, MTN MoMo for MTN Uganda, each when
  * configured), and everything else to the sandbox network: BXC always, and in sandbox mode the
- * networks with no connector. Outside sandbox mode a real currency on a network with no connector
- * is refused at the door (domain/networks.ts); one that still arrives here is refused as a result.
+ * networks with no connector while no connector is on at all. A real currency the sandbox may not
+ * move is refused at the door (domain/networks.ts); one that still arrives here is refused as a result.
  */
-import { CONNECTED_NETWORK, type Network } from '../domain/networks';
+import { CONNECTED_NETWORK, sandboxMoneyProblem, type Connections, type Network } from '../domain/networks';
 import { logger } from '../log';
 import type {
   NameLookup, NetworkAdapter, PaymentPrompt, Payout, PayoutResult, PromptResult, PromptStatus, ReportedPayment, ReportedPaymentStatus, TakenPrompt, TextMessage,
@@ -26,10 +26,13 @@ export function createNetworkRouter(sandbox: NetworkAdapter, connectors: Connect
     if (network.name === CONNECTED_NETWORK.momo) return connectors.momo;
     return null;
   };
-  /** Who moves `currency` on `network`: its connector, the sandbox, or nobody (null). */
+  const connections: Connections = {
+    sandboxMode, connected: new Set([...(connectors.daraja ? [CONNECTED_NETWORK.daraja] : []), ...(connectors.momo ? [CONNECTED_NETWORK.momo] : [])]),
+  };
+  /** Who moves `currency` on `network`: its connector, the sandbox (`sandboxMoneyProblem` allowing), or nobody (null). */
   const route = (network: Network, currency: string): Connector | NetworkAdapter | null => {
     if (currency === 'BXC') return sandbox;
-    return connectorOf(network) ?? (sandboxMode ? sandbox : null);
+    return connectorOf(network) ?? (sandboxMoneyProblem(network, currency, connections) === null ? sandbox : null);
   };
   const noConnector = (network: Network) => `${network.name} has no connector in this deployment; real money on it needs one (see docs/going-live.md).`;
 

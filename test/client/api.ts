@@ -237,7 +237,7 @@ export type paths = {
         put?: never;
         /**
          * Report an incoming payment (mobile networks)
-         * @description A mobile network reports a payment a subscriber made, with that network's secret as `Authorization: Bearer <secret>`. The payment is stored, matched to a collection request, verified with the organization's verification URL where the network supports it, and credited; a repeated report of a transaction starts nothing.
+         * @description A mobile network reports a payment a subscriber made, with that network's secret as `Authorization: Bearer <secret>`. The payment is stored, matched to a collection request, verified with the organization's verification URL where the network supports it, and credited; a repeated report of a transaction starts nothing. A network this deployment has a connector for (M-Pesa Daraja, MTN MoMo) is refused with 403: its payments are believed only through its operator's status query.
          */
         post: operations["reportIncomingPayment"];
         delete?: never;

@@ -2,7 +2,7 @@
 import { describe, expect, test } from 'bun:test';
 import { createHash } from 'node:crypto';
 import { loadConfig } from '../../src/config';
-import { networkForMoney, networkForNumber, operatorAmountProblem } from '../../src/domain/networks';
+import { networkByName, networkForMoney, networkForNumber, operatorAmountProblem, reportedPaymentNetwork } from '../../src/domain/networks';
 import { fullNumberOf, numberFitsMask } from '../../src/domain/phone';
 import { accountReference, darajaTimestamp, numberOfParty, readResult, stkFailure } from '../../src/network/daraja';
 import { momoFailure, referenceUuid } from '../../src/network/momo';
@@ -48,8 +48,21 @@ describe('the door', () => {
     expect(networkForMoney('+254712345678', 'KES', { sandboxMode: false, connected }).network?.name).toBe('Safaricom');
     const airtel = networkForMoney('+256701234567', 'UGX', { sandboxMode: false, connected });
     expect(airtel.problem).toContain('Airtel Uganda is not connected');
-    expect(networkForMoney('+256701234567', 'UGX', { sandboxMode: true, connected }).network?.name).toBe('Airtel Uganda');
+    expect(networkForMoney('+256701234567', 'UGX', { sandboxMode: true, connected: new Set() }).network?.name).toBe('Airtel Uganda');
     expect(networkForMoney('+256701234567', 'BXC', { sandboxMode: false, connected }).network?.name).toBe('Airtel Uganda');
+  });
+
+  test('while any connector is on, the sandbox simulates BXC only, even in sandbox mode', () => {
+    const sandboxMode = true;
+    expect(networkForMoney('+256701234567', 'UGX', { sandboxMode, connected }).problem).toContain('the sandbox simulates BXC only');
+    expect(networkForMoney('+256701234567', 'BXC', { sandboxMode, connected }).network?.name).toBe('Airtel Uganda');
+    expect(networkForMoney('+254712345678', 'KES', { sandboxMode, connected }).network?.name).toBe('Safaricom');
+    const sandbox = networkByName('Sandbox')!;
+    const simulated = reportedPaymentNetwork(sandbox, '+256701234567', 'UGX', { sandboxMode, connected });
+    expect(simulated.problems?.currency?.[0]).toContain('the sandbox simulates BXC only');
+    expect(reportedPaymentNetwork(sandbox, '+254712345678', 'KES', { sandboxMode, connected }).problems?.currency?.[0]).toContain('Safaricom is connected');
+    expect(reportedPaymentNetwork(sandbox, '+256701234567', 'UGX', { sandboxMode, connected: new Set() }).network?.name).toBe('Airtel Uganda');
+    expect(reportedPaymentNetwork(sandbox, '+256701234567', 'BXC', { sandboxMode, connected }).network?.name).toBe('Airtel Uganda');
   });
 
   test('M-Pesa and MoMo take whole shillings', () => {

@@ -441,7 +441,7 @@ describe('the network callback route', () => {
     const live = await testApp(taskQueue, { ...WORKER_ENV, WEBHOOK_CA_FILE: '', SANDBOX: 'false', PUBLIC_BASE_URL: 'https://collections.example' });
     const refused = await send(live.app, { remote_transaction_id: 'SBX-CUR-5', phonenumber: '+256772000903', amount: '5', currency: 'UGX' });
     expect(refused.status).toBe(400);
-    expect(refused.body.currency[0]).toContain('networks it simulates in sandbox mode');
+    expect(refused.body.currency[0]).toContain('MTN Uganda is not connected to this service');
     expect((await send(live.app, { remote_transaction_id: 'SBX-CUR-6', phonenumber: '+80000000057', amount: '5', currency: 'BXC' })).status).toBe(400);
     await ctx.client.workflow.getHandle(bxc.body.workflow_id).result();
     await ctx.client.workflow.getHandle(simulated.body.workflow_id).result();

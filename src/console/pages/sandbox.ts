@@ -9,8 +9,7 @@ import type { AppDeps } from '../../http/context';
 import { REQUIRED, amountField, optionalText, phoneNumber, text as textField, validate } from '../../domain/input';
 import { findApiError } from '../../http/errors';
 import { SUPPORTED_CURRENCIES } from '../../domain/money';
-import { SANDBOX_NETWORK, reportedPaymentNetwork } from '../../domain/networks';
-import { connectedNetworks } from '../../domain/networks';
+import { SANDBOX_NETWORK, connectionsOf, reportedPaymentNetwork } from '../../domain/networks';
 import type { ConsoleSession } from '../../services/console-sessions';
 import * as v from 'valibot';
 import { html } from '../html';
@@ -59,9 +58,8 @@ ${input('reference', 'Reference', values, errors)}
       onlyInSandbox();
       try {
         const payment = validate(SimulatedPayment, form);
-        // The sandbox pays BXC, and the real currencies of the networks it simulates (those with no connector).
-        const connected = connectedNetworks(config);
-        const choice = reportedPaymentNetwork(SANDBOX_NETWORK, payment.phonenumber, payment.currency, config.sandbox, (network) => !connected.has(network.name));
+        // The sandbox pays BXC, and the real currencies of the networks it simulates (with no connector on at all).
+        const choice = reportedPaymentNetwork(SANDBOX_NETWORK, payment.phonenumber, payment.currency, connectionsOf(config));
         if (choice.problems !== undefined) return page(session, form, choice.problems, undefined, 400);
         const remoteTransactionId = `SBX-CONSOLE-${randomBytes(6).toString('hex').toUpperCase()}`;
         const reported = await launcher.startIncomingCollection({
