@@ -48,9 +48,15 @@ export function capabilitiesOf(role: Role, keyRole: Role | null = null): Capabil
 /** The roles that hold `capability`, most powerful first. */
 const rolesWith = (capability: Capability): Role[] => ROLES.filter((role) => GRANTS[role].includes(capability));
 
-/** The roles a key issued by a user of `role` may hold: none that could do more than its user. */
+/**
+ * The roles a key issued by a user of `role` may hold: none that could do more than its user, and
+ * the owner role only for an owner's key (an admin's key labelled `owner` would outrank its user).
+ */
 export const keyRolesFor = (role: Role): Role[] =>
-  ROLES.filter((candidate) => GRANTS[candidate].every((capability) => GRANTS[role].includes(capability)));
+  ROLES.filter((candidate) => (candidate !== 'owner' || role === 'owner') && GRANTS[candidate].every((capability) => GRANTS[role].includes(capability)));
+
+/** Whether a user of `role` may revoke a key: their own always; another user's only with `administer` (owners and admins). */
+export const mayRevokeKey = (role: Role, ownKey: boolean): boolean => ownKey || GRANTS[role].includes('administer');
 
 /**
  * Whether a user of role `actor` may give `target` the role `next` (or remove them, `next` null):

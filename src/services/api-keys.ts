@@ -1,9 +1,9 @@
 /** API keys: the caller a key names, and the keys as the web console manages them (issued to a user and shown once, listed by prefix, revoked). */
 import { API_KEY_PATTERN, issueApiKey, keyMatches, keyPrefix } from '../auth/keys';
 import type { Queryable, Sql } from '../db';
-import { capabilitiesOf, type Capability, type Role } from '../domain/roles';
+import { capabilitiesOf, mayRevokeKey, type Capability, type Role } from '../domain/roles';
 import { writeAs } from './audit';
-import type { Actor, OrganizationActor } from './deps';
+import type { Actor } from './deps';
 
 /**
  * Who calls with a key: its organization and user, what the key may do (its role within its
@@ -52,9 +52,18 @@ export async function listApiKeys(sql: Sql, organizationId: number): Promise<Api
     where k.organization_id = ${organizationId} order by k.revoked_at is not null, k.id desc`;
 }
 
-/** Revokes a key of the organization: the API answers it 401 from then on. False when there is no such live key. */
-export async function revokeApiKey(sql: Sql, owner: OrganizationActor, keyId: number): Promise<boolean> {
-  const rows = await writeAs(sql, owner, (tx) => tx`
-    update api_keys set revoked_at = now() where id = ${keyId} and organization_id = ${owner.organizationId} and revoked_at is null returning id`);
-  return rows.length > 0;
+/**
+ * Revokes a key of the organization (the API answers it 401 from then on), when `revoker` may
+ * (`mayRevokeKey`: their own key, or any with `administer`); 'missing' when there is no such live key.
+ */
+export async function revokeApiKey(sql: Sql, revoker: Actor & { role: Role }, keyId: number): Promise<'revoked' | 'forbidden' | 'missing'> {
+  return await writeAs(sql, revoker, async (tx) => {
+    const [key] = await tx<{ userId: number }[]>`
+      select user_id as "userId" from api_keys
+      where id = ${keyId} and organization_id = ${revoker.organizationId} and revoked_at is null for update`;
+    if (key === undefined) return 'missing';
+    if (!mayRevokeKey(revoker.role, key.userId === revoker.userId)) return 'forbidden';
+    await tx`update api_keys set revoked_at = now() where id = ${keyId}`;
+    return 'revoked';
+  });
 }

@@ -164,6 +164,50 @@ describe('keys, users and owners', () => {
     expect((await requester(ctx.app, key!)('/api/webhooks')).status).toBe(200);
   });
 
+  test('an admin\'s key is never labelled owner; an owner\'s may be', async () => {
+    for (const role of ['admin', 'owner'] as const) {
+      const browser = sessions[role];
+      const page = await browser.get('/console/settings/keys');
+      expect({ role, offersOwner: page.text.includes('value="owner"') }).toEqual({ role, offersOwner: role === 'owner' });
+      const made = await browser.post('/console/settings/keys', { role: 'owner' }, { csrf: browser.csrf() });
+      expect({ role, status: made.status }).toEqual({ role, status: role === 'owner' ? 200 : 400 });
+    }
+  });
+
+  test('another user\'s key is revoked by owners and admins only; anyone revokes their own', async () => {
+    const { organization } = await createMerchant(ctx.app);
+    const people = {} as Record<Role, { id: number; email: string }>;
+    for (const role of ROLES) people[role] = await consoleUser(organization.id, { role });
+    const keyOf = async (role: Role) => {
+      const issued = await issueKeyForUser(testSql(), { organizationId: organization.id, userId: people[role].id });
+      return { id: issued.id, works: async () => (await requester(ctx.app, issued.apiKey)('/api/events')).status === 200 };
+    };
+    const sessionOf = async (role: Role) => {
+      const browser = new ConsoleClient(ctx.app, { 'X-Forwarded-For': address() });
+      expect((await browser.signIn(people[role].email, PASSWORD)).status).toBe(303);
+      const page = await browser.get('/console/settings/keys');
+      const csrf = browser.csrf();
+      return { page: page.text, revoke: async (id: number) => (await browser.post(`/console/settings/keys/${id}/revoke`, {}, { csrf })).status };
+    };
+    const ownerKey = await keyOf('owner');
+    const developer = await sessionOf('developer');
+    // The owner's key shows no revoke button to a developer, and a forged form is refused.
+    expect(developer.page).not.toContain(`/console/settings/keys/${ownerKey.id}/revoke`);
+    expect(await developer.revoke(ownerKey.id)).toBe(403);
+    expect(await ownerKey.works()).toBe(true);
+    // Concurrent forged revocations by a developer of every other user's key: none lands.
+    const others = await Promise.all((['owner', 'admin', 'finance', 'viewer'] as const).map(keyOf));
+    expect(await Promise.all(others.map((key) => developer.revoke(key.id)))).toEqual([403, 403, 403, 403]);
+    expect(await Promise.all(others.map((key) => key.works()))).toEqual([true, true, true, true]);
+    const developerKey = await keyOf('developer');
+    expect(await developer.revoke(developerKey.id)).toBe(303);
+    expect(await developerKey.works()).toBe(false);
+    const admin = await sessionOf('admin');
+    expect(admin.page).toContain(`/console/settings/keys/${ownerKey.id}/revoke`);
+    expect(await admin.revoke(ownerKey.id)).toBe(303);
+    expect(await ownerKey.works()).toBe(false);
+  });
+
   test('only an owner touches the owner role, and the organization always keeps an owner', async () => {
     const { organization } = await createMerchant(ctx.app);
     const [first] = await testSql()<{ id: number }[]>`select id from users where organization_id = ${organization.id} order by id limit 1`;

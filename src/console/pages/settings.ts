@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { Elysia } from 'elysia';
 import { outgoingTransport, postVerification, type HttpAttempt, type VerificationRequest } from '../../activities/webhook-http';
-import { ROLES, ROLE_DESCRIPTIONS, isRole, keyRolesFor, type Capability, type Role } from '../../domain/roles';
+import { ROLES, ROLE_DESCRIPTIONS, isRole, keyRolesFor, mayRevokeKey, type Capability, type Role } from '../../domain/roles';
 import type { AppDeps } from '../../http/context';
 import { parseVerificationAnswer } from '../../domain/collections';
 import { checkCallbackUrl } from '../../domain/urls';
@@ -103,7 +103,7 @@ ${state.created ? notice(html`<p><strong>New API key</strong> (shown this once; 
 <p>Send it as <code>Authorization: Token &lt;key&gt;</code>.</p>`) : ''}
 ${table(['Key', 'Acts as', 'Role', 'Created', 'Status', ''], keys.map((key) => [
     html`<code>${key.prefix}…</code>`, key.userName, key.role ?? html`<span class="muted">its user's</span>`, when(key.created), key.revokedAt ? html`${badge('revoked')} ${when(key.revokedAt)}` : badge('active'),
-    key.revokedAt ? '' : actionButton(session, `/console/settings/keys/${key.id}/revoke`, 'Revoke', {}, 'danger'),
+    key.revokedAt || !mayRevokeKey(session.role, key.userId === session.userId) ? '' : actionButton(session, `/console/settings/keys/${key.id}/revoke`, 'Revoke', {}, 'danger'),
   ]), 'No API keys.')}
 <section class="card"><h2>New API key</h2><p class="muted">The key acts as you (${session.email}): it does what its role allows, and never more than your own role.</p>
 ${postForm(session, '/console/settings/keys', html`
@@ -197,7 +197,9 @@ ${select('role', 'Role', roleChoices(assignable), { role: 'viewer', ...values },
       return await keysPage(session, { created: issued.apiKey });
     }, { action: 'integrate', parse: 'none' })
     .post('/console/settings/keys/:id/revoke', async ({ params, session }) => {
-      if (!(await revokeApiKey(sql, session, ownedId(params.id)))) throw consoleError(404, 'No such live API key in your organization.');
+      const revoked = await revokeApiKey(sql, session, ownedId(params.id));
+      if (revoked === 'missing') throw consoleError(404, 'No such live API key in your organization.');
+      if (revoked === 'forbidden') throw consoleError(403, 'Only owners and admins revoke another user\'s API key; you may revoke your own.');
       return redirect('/console/settings/keys?done=key-revoked');
     }, { action: 'integrate', parse: 'none' })
     .get('/console/settings/users', ({ request, session }) => usersPage(session, { done: doneOf(request) }), { page: 'administer' })
