@@ -59,9 +59,21 @@ export async function createUser(sql: Sql, input: NewUser): Promise<UserRow> {
     if (!user) throw new Error(`Organization ${input.organizationId} does not exist`);
     return user;
   } catch (error) {
-    if ((error as { code?: string }).code === '23505') throw new UserInputError('email', 'A user with this email already exists.');
+    if ((error as { code?: string }).code === '23505') throw new UserInputError('email', await takenEmailProblem(sql, input.organizationId, email));
     throw error;
   }
+}
+
+/**
+ * Why a taken email cannot be given to a new user: said plainly when a user of the organization
+ * holds it; otherwise in words that name no other organization and do not say that it has the
+ * address (emails sign in, so one address is one user across the service).
+ */
+async function takenEmailProblem(sql: Queryable, organizationId: number, email: string): Promise<string> {
+  const [own] = await sql<{ removed: boolean }[]>`
+    select removed_at is not null as removed from users where email = ${email} and organization_id = ${organizationId}`;
+  if (own === undefined) return 'This email cannot be used for a new user; use another address.';
+  return own.removed ? 'A removed user of your organization had this email; use another address.' : 'A user of your organization already has this email.';
 }
 
 /** The organization's users who have not been removed, oldest first. */

@@ -202,6 +202,26 @@ describe('sign-in throttling', () => {
     expect((await browser.signIn(neighbour.email, PASSWORD)).status).toBe(303);
   });
 
+  test('the lock lasts the whole window from the failure that reached the limit, whenever the window began', async () => {
+    const user = await consoleUser(merchant.organization.id);
+    expect((await client().signIn(user.email, PASSWORD)).status).toBe(303);
+    // The window began with that successful sign-in ten minutes ago.
+    await testSql()`update sign_in_attempts set window_start = now() - interval '10 minutes' where key = ${`account:${user.email}`}`;
+    for (let attempt = 0; attempt < SIGN_IN_ACCOUNT_LIMIT; attempt += 1) {
+      expect((await client().signIn(user.email, `wrong password ${attempt}`)).status).toBe(401);
+    }
+    const locked = await client().signIn(user.email, PASSWORD);
+    expect(locked.status).toBe(429);
+    expect(Number(locked.headers.get('retry-after'))).toBeGreaterThan(14 * 60);
+    expect(locked.text).toContain('Try again in 15 minutes');
+    // A locked account takes no more attempts: the lock is not pushed further by knocking.
+    const [row] = await testSql()<{ attempts: number }[]>`select attempts from sign_in_attempts where key = ${`account:${user.email}`}`;
+    expect(row!.attempts).toBe(SIGN_IN_ACCOUNT_LIMIT);
+    // Once the lock has run its time, the account signs in again.
+    await testSql()`update sign_in_attempts set locked_until = now() - interval '1 second' where key = ${`account:${user.email}`}`;
+    expect((await client().signIn(user.email, PASSWORD)).status).toBe(303);
+  });
+
   test('a locked account stays locked under every spelling of its email: case, İ (U+0130) and full-width letters', async () => {
     const user = await consoleUser(merchant.organization.id, { email: uniqueEmail('victim.iii') });
     for (let attempt = 0; attempt < SIGN_IN_ACCOUNT_LIMIT; attempt += 1) {
@@ -224,8 +244,24 @@ describe('sign-in throttling', () => {
     expect(user.email).toBe(user.email.toUpperCase());
     const [stored] = await testSql()<{ email: string }[]>`select email from users where id = ${user.id}`;
     expect(stored!.email).toBe(user.email.toLowerCase());
-    await expect(consoleUser(other.organization.id, { email: user.email.toLowerCase().replace('m', '\uFF4D') })).rejects.toThrow('already exists');
+    await expect(consoleUser(other.organization.id, { email: user.email.toLowerCase().replace('m', '\uFF4D') })).rejects.toThrow('cannot be used');
     expect((await client().signIn(user.email.toLowerCase(), PASSWORD)).status).toBe(303);
+  });
+
+  test('adding a user whose email another organization uses tells nothing of that organization', async () => {
+    const elsewhere = await consoleUser(other.organization.id);
+    const { browser } = await signedIn(merchant.organization.id);
+    await browser.get('/console/settings/users');
+    const form = { name: 'New colleague', password: 'a long enough password', role: 'viewer' };
+    const taken = await browser.post('/console/settings/users', { ...form, email: elsewhere.email.toUpperCase() });
+    expect(taken.status).toBe(400);
+    expect(taken.text).toContain('This email cannot be used for a new user');
+    expect(taken.text).not.toMatch(/exist|already|organi[sz]ation has/i);
+    // Within the organization, the form says plainly that a colleague has it.
+    const colleague = await consoleUser(merchant.organization.id);
+    const own = await browser.post('/console/settings/users', { ...form, email: colleague.email });
+    expect(own.status).toBe(400);
+    expect(own.text).toContain('A user of your organization already has this email.');
   });
 
   test(`an address is locked after ${SIGN_IN_ADDRESS_LIMIT} failures over any accounts; another address is not`, async () => {

@@ -10,7 +10,7 @@ import { clientAddress } from '../../http/client-address';
 import type { AppDeps } from '../../http/context';
 import { parseRequestBody } from '../../http/request';
 import { SESSION_HOURS, endSession, startSession } from '../../services/console-sessions';
-import { forgiveSignInAttempt, takeSignInAttempt } from '../../services/sign-in-throttle';
+import { forgiveSignInAttempt, recordSignInFailure, takeSignInAttempt } from '../../services/sign-in-throttle';
 import { findUserForSignIn } from '../../services/users';
 import { verifyPassword } from '../../auth/passwords';
 import { html } from '../html';
@@ -68,7 +68,10 @@ ${input('password', 'Password', {}, {}, { type: 'password', required: true, auto
       }
       const user = await findUserForSignIn(sql, email);
       const valid = await verifyPassword(password, user?.passwordHash);
-      if (!user || !valid) return signInPage({ next, email, status: 401, message: 'That email and password do not match a console user.' });
+      if (!user || !valid) {
+        await recordSignInFailure(sql, keys);
+        return signInPage({ next, email, status: 401, message: 'That email and password do not match a console user.' });
+      }
       await forgiveSignInAttempt(sql, keys);
       // A new token on every sign-in: a token planted before sign-in (session fixation) signs nobody in.
       const session = await startSession(sql, user.id);
