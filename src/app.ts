@@ -15,6 +15,7 @@ import { queryObject } from './http/filters';
 import { assertAcceptsJson, assertQueryIsUtf8, bodyOptionsFor, createMethodIndex, createRouteIndex, parseRequestBody } from './http/request';
 import { requestPolicyPlugin } from './http/request-policy';
 import { requestTelemetryPlugin } from './http/request-telemetry';
+import { responseHeadersPlugin } from './http/response-headers';
 import { logger } from './log';
 import type { NetworkAdapter } from './network/adapter';
 import { createNetworks } from './network/connections';
@@ -53,6 +54,7 @@ export function createApp(given: AppInputs) {
   let handle: (request: Request) => Promise<Response> = () => Promise.reject(new Error('app not built yet'));
   const app = new Elysia()
     .use(requestTelemetryPlugin(deps.config, () => routes()))
+    .use(responseHeadersPlugin())
     .onRequest(({ request }) => {
       // The console and the docs page are HTML and /metrics is Prometheus text: the JSON-only Accept rule skips them.
       if (!isConsolePath(request) && !isNonJsonApiPage(request)) assertAcceptsJson(request);

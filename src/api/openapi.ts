@@ -38,7 +38,21 @@ import { METRICS_PATH } from './metrics';
 export const DOCS_PATH = '/openapi';
 export const OPENAPI_DOCUMENT_PATH = `${DOCS_PATH}/json`;
 export const DOCS_SCRIPT_PATH = `${DOCS_PATH}/assets/api-reference.js`;
-const DOCUMENTATION_PATHS = new Set([DOCS_PATH, OPENAPI_DOCUMENT_PATH, DOCS_SCRIPT_PATH]);
+/** The page's own start-up script: a file, so the page's Content-Security-Policy runs no inline script. */
+const DOCS_INIT_PATH = `${DOCS_PATH}/assets/init.js`;
+const DOCUMENTATION_PATHS = new Set([DOCS_PATH, OPENAPI_DOCUMENT_PATH, DOCS_SCRIPT_PATH, DOCS_INIT_PATH]);
+
+/**
+ * The reference page's headers: no framing, no sniffing, and scripts from the API's own origin only.
+ * Styles may be inline: the reference's bundle injects its own style elements as it renders.
+ */
+const DOCS_PAGE_HEADERS: Record<string, string> = {
+  'Content-Type': 'text/html; charset=utf-8',
+  'Content-Security-Policy':
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; " +
+    "connect-src 'self'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'",
+  'X-Frame-Options': 'DENY',
+};
 
 /** The docs page is HTML for browsers, so it is the one route the JSON-only Accept rule skips. */
 export function isDocumentationPage(request: Request): boolean {
@@ -421,19 +435,20 @@ const page = (title: string) => `<!doctype html>
   <body>
     <div id="reference"></div>
     <script src="${DOCS_SCRIPT_PATH}"></script>
-    <script>
-      // (An element with the id \`api-reference\` would make the bundle mount itself a second time, with no configuration.)
-      Scalar.createApiReference('#reference', {
-        url: '${OPENAPI_DOCUMENT_PATH}',
-        withDefaultFonts: false,
-        telemetry: false,
-        mcp: { disabled: true },
-        agent: { disabled: true },
-        hideClientButton: true,
-      });
-    </script>
+    <script src="${DOCS_INIT_PATH}"></script>
   </body>
 </html>`;
+
+// (An element with the id `api-reference` would make the bundle mount itself a second time, with no configuration.)
+const INIT_SCRIPT = `Scalar.createApiReference('#reference', ${JSON.stringify({
+  url: OPENAPI_DOCUMENT_PATH,
+  withDefaultFonts: false,
+  telemetry: false,
+  mcp: { disabled: true },
+  agent: { disabled: true },
+  hideClientButton: true,
+})});
+`;
 
 export const documentationRoutes = (config: Config, routes: () => readonly DocumentedRoute[]) => {
   const documents = new Map<ApiVersion, { routeCount: number; document: OpenApiDocument }>();
@@ -453,7 +468,8 @@ export const documentationRoutes = (config: Config, routes: () => readonly Docum
       if (version === null) throw new ApiError(400, { detail: 'Invalid version in "version" parameter.' });
       return jsonResponse(200, documentOf(version));
     }, { detail: { hide: true } })
-    .get(DOCS_PATH, () => new Response(page('Mobile-money collections API'), { headers: { 'Content-Type': 'text/html; charset=utf-8' } }), {
+    .get(DOCS_PATH, () => new Response(page('Mobile-money collections API'), { headers: DOCS_PAGE_HEADERS }), { detail: { hide: true } })
+    .get(DOCS_INIT_PATH, () => new Response(INIT_SCRIPT, { headers: { 'Content-Type': 'text/javascript; charset=utf-8', 'Cache-Control': 'public, max-age=3600' } }), {
       detail: { hide: true },
     })
     .get(DOCS_SCRIPT_PATH, () => {

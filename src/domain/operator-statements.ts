@@ -17,6 +17,7 @@
  * no daylight saving) for both Safaricom and MTN Uganda.
  */
 import { UnreadableCsvError, csvRecords } from './csv';
+import { quoted } from './errors';
 import { sumAmounts } from './money';
 import { CONNECTED_NETWORK } from './networks';
 
@@ -61,7 +62,7 @@ function statementAmount(cell: string, where: string): { amount: string; negativ
   let negative = false;
   if (/^\(.*\)$/.test(text)) [text, negative] = [text.slice(1, -1), true];
   if (/^[-+]/.test(text)) [text, negative] = [text.slice(1), negative || text.startsWith('-')];
-  if (!/^\d{1,16}(?:\.\d{1,4})?$/.test(text)) throw new UnreadableCsvError(`${where}: "${cell}" is not an amount.`);
+  if (!/^\d{1,16}(?:\.\d{1,4})?$/.test(text)) throw new UnreadableCsvError(`${where}: ${quoted(cell)} is not an amount.`);
   return { amount: sumAmounts([text]), negative };
 }
 
@@ -83,7 +84,7 @@ function statementTime(cell: string, where: string): Date | null {
     const parsed = new Date(`${year}-${month}-${day}T${hour}:${minute}:${second}${zone}`);
     if (!Number.isNaN(parsed.getTime())) return parsed;
   }
-  throw new UnreadableCsvError(`${where}: "${cell}" is not a time such as 2025-05-01 13:45:00.`);
+  throw new UnreadableCsvError(`${where}: ${quoted(cell)} is not a time such as 2025-05-01 13:45:00.`);
 }
 
 const normalise = (name: string) => name.trim().toLowerCase().replace(/\s+/g, ' ').replace(/\.$/, '');

@@ -7,6 +7,7 @@
 import { stringify } from 'csv-stringify/sync';
 import * as v from 'valibot';
 import { UnreadableCsvError, csvRecords, textCell } from './csv';
+import { quoted } from './errors';
 import { sumAmounts } from './money';
 import { PAYMENT_STATES } from './money-out';
 import { Amount, Author, CurrencyCode, Id, NullableTimestamp, OrganizationId, PhoneNumber, Timestamp, described } from './shapes';
@@ -161,8 +162,8 @@ export function readBatchCsv(text: string): Record<string, string>[] {
   if (header === undefined) throw new UnreadableCsvError('The CSV is empty: its first line names the columns.');
   const columns = header.map((name) => name.toLowerCase());
   const unknown = columns.filter((name) => !(BATCH_CSV_COLUMNS as readonly string[]).includes(name));
-  if (unknown.length > 0) throw new UnreadableCsvError(`Unknown column ${unknown.map((name) => `"${name}"`).join(', ')}: the columns are ${BATCH_CSV_COLUMNS.join(', ')}.`);
+  if (unknown.length > 0) throw new UnreadableCsvError(`Unknown column ${unknown.slice(0, 3).map((name) => quoted(name)).join(', ')}${unknown.length > 3 ? ` and ${unknown.length - 3} more` : ''}: the columns are ${BATCH_CSV_COLUMNS.join(', ')}.`);
   const repeated = columns.find((name, index) => columns.indexOf(name) !== index);
-  if (repeated !== undefined) throw new UnreadableCsvError(`The column "${repeated}" appears twice.`);
+  if (repeated !== undefined) throw new UnreadableCsvError(`The column ${quoted(repeated)} appears twice.`);
   return rows.map((cells) => Object.fromEntries(columns.flatMap((name, index) => (cells[index] === '' ? [] : [[name, cells[index]!]]))));
 }

@@ -1,14 +1,18 @@
-import { ForbiddenError, InputError, NotFoundError, RefusedError } from '../domain/errors';
+import { ForbiddenError, InputError, NotFoundError, RefusedError, boundedErrorBody, quoted } from '../domain/errors';
 
 /** An error that is the answer: its status, JSON body and headers go to the client as they are. */
 export class ApiError extends Error {
+  readonly body: Record<string, unknown>;
   constructor(
     readonly status: number,
-    readonly body: Record<string, unknown>,
+    body: Record<string, unknown>,
     readonly headers: Record<string, string> = {},
     options?: ErrorOptions,
   ) {
-    super(typeof body.detail === 'string' ? body.detail : `HTTP ${status}`, options);
+    // No answer repeats a large input back: every message is bounded here, whatever raised it.
+    const bounded = boundedErrorBody(body);
+    super(typeof bounded.detail === 'string' ? bounded.detail : `HTTP ${status}`, options);
+    this.body = bounded;
     this.name = 'ApiError';
   }
 }
@@ -21,7 +25,7 @@ export const methodNotAllowed = (method: string, allowed: string[]): ApiError =>
   new ApiError(405, { detail: `Method "${method}" not allowed.` }, { Allow: allowed.join(', ') });
 export const notAcceptable = (): ApiError => new ApiError(406, { detail: 'Could not satisfy the request Accept header.' });
 export const unsupportedMediaType = (mediaType: string): ApiError =>
-  new ApiError(415, { detail: `Unsupported media type "${mediaType}" in request.` });
+  new ApiError(415, { detail: `Unsupported media type ${quoted(mediaType)} in request.` });
 
 /**
  * The answer an error stands for: an ApiError in its cause chain, or a use case's refusal

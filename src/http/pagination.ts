@@ -9,19 +9,22 @@ const DEFAULT_PAGE_SIZE = 10;
 export type Page = { limit: number; offset: number; limitGiven: boolean };
 type PagedList<T> = { count: number; next: string | null; previous: string | null; results: T[] };
 
-const wholeNumber = (minimum: number, description: string) =>
+/** A whole number of at most `digits` digits (a longer one is refused as no integer: 400). */
+const wholeNumber = (minimum: number, description: string, digits: number) =>
   v.optional(
     v.pipe(
       v.string(),
-      v.regex(/^\d{1,9}$/, 'A valid integer is required.'),
+      v.regex(new RegExp(`^\\d{1,${digits}}$`), 'A valid integer is required.'),
       v.description(description),
       v.transform(Number),
       v.minValue(minimum, `Ensure this value is greater than or equal to ${minimum}.`),
     ),
   );
 const PageQuery = v.object({
-  limit: wholeNumber(1, `Items per page: ${DEFAULT_PAGE_SIZE} when not given; more than the maximum (PAGE_SIZE_MAX, 100 by default) is cut to it.`),
-  offset: wholeNumber(0, 'Items to skip.'),
+  // Any whole number of items is a limit (a larger one than the maximum is cut to it, however large);
+  // an offset is one PostgreSQL and JavaScript both count exactly.
+  limit: wholeNumber(1, `Items per page: ${DEFAULT_PAGE_SIZE} when not given; more than the maximum (PAGE_SIZE_MAX, 100 by default) is cut to it.`, 400),
+  offset: wholeNumber(0, 'Items to skip.', 15),
 });
 
 /** The query of a list route: its filters and `limit`/`offset`, as the route declares it (`query: listQuery(Filters)`). */

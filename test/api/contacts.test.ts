@@ -160,6 +160,11 @@ describe('GET /api/contacts', () => {
 
   test('limit above the maximum is cut; bad limit or offset is 400', async () => {
     expect((await listMerchant.request('/api/contacts?limit=100000')).body.results).toHaveLength(13);
+    // However large (docs/configuration.md, PAGE_SIZE_MAX): cut to the maximum, never refused.
+    for (const limit of ['1000000000', '9'.repeat(40)]) {
+      const cut = await listMerchant.request(`/api/contacts?limit=${limit}`);
+      expect({ limit, status: cut.status, results: cut.body.results?.length }).toEqual({ limit, status: 200, results: 13 });
+    }
     expect((await listMerchant.request('/api/contacts?limit=abc')).body).toEqual({ limit: ['A valid integer is required.'] });
     expect((await listMerchant.request('/api/contacts?offset=-1')).status).toBe(400);
     expect((await listMerchant.request('/api/contacts?limit=0')).status).toBe(400);

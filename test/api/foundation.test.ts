@@ -124,6 +124,65 @@ describe('errors', () => {
   });
 });
 
+describe('what an error repeats of its input', () => {
+  const huge = `Z${'abcdefghij'.repeat(200_000)}`; // 2 MB on one line
+  const isBounded = (body: unknown) => {
+    const text = JSON.stringify(body);
+    // A few dozen characters of the input at most, and a short answer however large the input.
+    return text.length < 2_000 && !text.includes(huge.slice(0, 80));
+  };
+
+  test('a 2 MB one-line CSV is refused quoting a few dozen characters of it', async () => {
+    const answer = await merchant.request('/api/payment-batches', { body: huge, headers: { 'Content-Type': 'text/csv' } });
+    expect(answer.status).toBe(400);
+    expect(isBounded(answer.body)).toBe(true);
+    // The header row is read in lower case: the refusal names the column it could not place.
+    expect(JSON.stringify(answer.body)).toContain(huge.slice(0, 20).toLowerCase());
+  });
+
+  test('huge field values, unknown fields and media types come back cut', async () => {
+    const long = huge.slice(0, 900_000);
+    const answers = await Promise.all([
+      merchant.request('/api/contacts', { body: { phone_number: long, first_name: long, last_name: long } }),
+      merchant.request('/api/collectionrequests', { body: { phonenumber: long, amount: long, currency: long, [long]: 1 } }),
+      merchant.request('/api/payments', { body: { phonenumber: '+256772000001', amount: '1', currency: 'BXC', description: long } }),
+      merchant.request('/api/contacts', { body: '{}', headers: { 'Content-Type': `application/${long.slice(0, 6_000)}` } }),
+    ]);
+    for (const answer of answers) {
+      expect(answer.status).toBeGreaterThanOrEqual(400);
+      expect(answer.status).toBeLessThan(500);
+      expect(isBounded(answer.body)).toBe(true);
+    }
+  });
+});
+
+describe('response headers', () => {
+  test('every API answer, success or error, says nosniff and no-store', async () => {
+    const answers = [
+      await merchant.request('/api/contacts'),
+      await merchant.request('/api/contacts', { body: {} }),
+      await requester(ctx.app, null)('/api/contacts'),
+      await merchant.request('/api/nothing-here'),
+      await requester(ctx.app, null)('/network/payments', { body: {} }),
+      await requester(ctx.app, null)('/healthz'),
+    ];
+    for (const answer of answers) {
+      expect(answer.headers.get('x-content-type-options')).toBe('nosniff');
+      expect(answer.headers.get('cache-control')).toBe('no-store');
+    }
+  });
+
+  test('/openapi may not be framed and runs only its own scripts', async () => {
+    const page = await ctx.app.handle(new Request('http://localhost/openapi', { headers: { Accept: 'text/html' } }));
+    expect(page.status).toBe(200);
+    expect(page.headers.get('x-frame-options')).toBe('DENY');
+    const policy = page.headers.get('content-security-policy') ?? '';
+    expect(policy).toContain("script-src 'self';");
+    expect(policy).toContain("frame-ancestors 'none'");
+    expect(await page.text()).not.toMatch(/<script>/);
+  });
+});
+
 describe('paths', () => {
   test.each(['/api/contacts', '/api/contacts/', '/api/events', '/api/events/'])('%s answers with and without a trailing slash', async (path) => {
     expect((await merchant.request(path)).status).toBe(200);
