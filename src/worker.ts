@@ -8,68 +8,67 @@ import { logger } from './log';
 import { createConnectors, createNetworks } from './network/connections';
 import { WORKFLOW_INTERCEPTOR_MODULES, startWorkerTelemetry } from './telemetry/worker';
 import { connectClient } from './temporal/connection';
-import { launcherFromConfig } from './temporal/launcher';
-import { ensureEventRetentionSchedule, ensureOutboxSweepSchedule } from './temporal/schedules';
+import { launcherFromConfig, type Launcher } from './temporal/launcher';
+import { keepSchedules } from './temporal/schedules';
+import { runUntilShutdown, withReleases } from './temporal/worker-lifecycle';
 
-async function runWorker(): Promise<void> {
-  surviveWritesOnClosedConnections(logger.warn);
-  const config = loadConfig();
-  const sql = createSql(config.databaseUrl, config.databasePoolSize);
-  // First: the SDK's Runtime (logger, metrics exporter) is installed once, before any connection.
-  const telemetry = await startWorkerTelemetry(config.telemetry, sql);
-  const { address, namespace, taskQueue } = config.temporal;
-  const connection = await NativeConnection.connect({ address });
-  const client = await connectClient(config.temporal, telemetry.clientInterceptors);
-  const launcher = launcherFromConfig(client, config, (message, fields) => logger.warn(message, fields));
+type WorkerTelemetry = Awaited<ReturnType<typeof startWorkerTelemetry>>;
+
+/** The worker's options: its workflows (a prebuilt bundle or src/workflows), activities and interceptors. */
+function workerOptions(config: Config, connection: NativeConnection, sql: Sql, launcher: Launcher, telemetry: WorkerTelemetry): WorkerOptions {
   // A prebuilt bundle was made with the interceptor modules (scripts/bundle-workflows.ts).
   const workflowSource: Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> = config.workflowBundlePath
     ? { workflowBundle: { codePath: config.workflowBundlePath } }
     : { workflowsPath: fileURLToPath(new URL('./workflows/index.ts', import.meta.url)) };
-  try {
-    const worker = await Worker.create({
-      connection,
-      namespace,
-      taskQueue,
-      ...workflowSource,
-      interceptors: {
-        activity: telemetry.activityInterceptors,
-        ...(config.workflowBundlePath ? {} : { workflowModules: WORKFLOW_INTERCEPTOR_MODULES }),
-      },
-      sinks: telemetry.sinks,
-      activities: createActivities({
-        sql,
-        launcher,
-        sandbox: config.sandbox,
-        webhooks: config.webhooks,
-        network: createNetworks(config, sql, launcher),
-      }),
-      // A bounded sticky cache keeps memory flat under load; an evicted workflow is replayed when it wakes.
-      maxCachedWorkflows: config.worker.maxCachedWorkflows,
+  return {
+    connection,
+    namespace: config.temporal.namespace,
+    taskQueue: config.temporal.taskQueue,
+    ...workflowSource,
+    interceptors: {
+      activity: telemetry.activityInterceptors,
+      ...(config.workflowBundlePath ? {} : { workflowModules: WORKFLOW_INTERCEPTOR_MODULES }),
+    },
+    sinks: telemetry.sinks,
+    activities: createActivities({
+      sql,
+      launcher,
+      sandbox: config.sandbox,
+      webhooks: config.webhooks,
+      network: createNetworks(config, sql, launcher),
+    }),
+    // A bounded sticky cache keeps memory flat under load; an evicted workflow is replayed when it wakes.
+    maxCachedWorkflows: config.worker.maxCachedWorkflows,
+  };
+}
+
+/**
+ * Opens what the worker needs, runs it until it shuts down, then releases everything in the
+ * reverse order (src/temporal/worker-lifecycle.ts): the worker stops before its connection
+ * closes, and the error that ended the run is the one that reaches the log.
+ */
+async function runWorker(): Promise<void> {
+  surviveWritesOnClosedConnections(logger.warn);
+  const config = loadConfig();
+  await withReleases(async (hold) => {
+    const sql = createSql(config.databaseUrl, config.databasePoolSize);
+    hold('the PostgreSQL pool', () => sql.end({ timeout: 5 }));
+    // First: the SDK's Runtime (logger, metrics exporter) is installed once, before any connection.
+    const telemetry = await startWorkerTelemetry(config.telemetry, sql);
+    hold('telemetry', () => telemetry.shutdown());
+    const connection = await NativeConnection.connect({ address: config.temporal.address });
+    hold('the worker\'s Temporal connection', () => connection.close());
+    const client = await connectClient(config.temporal, telemetry.clientInterceptors);
+    hold('the Temporal client\'s connection', () => client.connection.close());
+    const launcher = launcherFromConfig(client, config, (message, fields) => logger.warn(message, fields));
+    const worker = await Worker.create(workerOptions(config, connection, sql, launcher, telemetry));
+    await runUntilShutdown(worker, hold, (stop) => {
+      if (config.mpesa?.registerUrlsAtStart) void registerPaybillUrls(config, sql);
+      // The Schedules are set up beside the running worker: a server slow to answer them must not
+      // keep the worker from its task queue, nor stop it.
+      return keepSchedules(client, config, stop);
     });
-    if (config.outbox.sweepEnabled) {
-      await ensureOutboxSweepSchedule(client, {
-        taskQueue,
-        intervalSeconds: config.outbox.sweepIntervalSeconds,
-        graceSeconds: config.outbox.graceSeconds,
-      });
-    }
-    if (config.retention.sweepEnabled) {
-      await ensureEventRetentionSchedule(client, {
-        taskQueue,
-        intervalSeconds: config.retention.sweepIntervalSeconds,
-        retentionDays: config.retention.days,
-        auditRetentionDays: config.retention.auditDays,
-      });
-    }
-    if (config.mpesa?.registerUrlsAtStart) void registerPaybillUrls(config, sql);
-    // The SDK's runtime turns SIGINT/SIGTERM into a graceful shutdown of run().
-    await worker.run();
-  } finally {
-    await connection.close();
-    await client.connection.close();
-    await telemetry.shutdown();
-    await sql.end({ timeout: 5 });
-  }
+  });
 }
 
 /**

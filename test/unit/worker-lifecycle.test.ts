@@ -1,0 +1,98 @@
+/**
+ * The worker process's lifecycle (src/temporal/worker-lifecycle.ts): what it opened is released
+ * newest first, the worker stopped before its connection closes, and a release's failure never
+ * takes the place of the error that ended the run.
+ */
+import { afterEach, beforeEach, expect, spyOn, test, type Mock } from 'bun:test';
+import { IllegalStateError } from '@temporalio/common';
+import { runUntilShutdown, withReleases } from '../../src/temporal/worker-lifecycle';
+
+let stderr: Mock<typeof process.stderr.write>;
+beforeEach(() => {
+  stderr = spyOn(process.stderr, 'write').mockImplementation(() => true);
+});
+afterEach(() => stderr.mockRestore());
+
+const logLines = () => stderr.mock.calls.map(([line]) => JSON.parse(String(line)) as { level: string; message: string; error?: { name: string; message: string } });
+
+/** A worker double: run() settles once shutdown() is called (as the SDK's does), or with `runError`. */
+function fakeWorker(steps: string[], runError?: Error) {
+  let state: 'INITIALIZED' | 'RUNNING' | 'STOPPED' | 'FAILED' = 'INITIALIZED';
+  let finish = () => {};
+  return {
+    getState: () => state as never,
+    shutdown: () => {
+      steps.push('worker shutdown');
+      finish();
+    },
+    run: () => {
+      state = runError ? 'FAILED' : 'RUNNING';
+      if (runError) return Promise.reject(runError);
+      return new Promise<void>((resolve) => (finish = () => {
+        state = 'STOPPED';
+        steps.push('worker stopped');
+        resolve();
+      }));
+    },
+  };
+}
+
+test('a failure before the worker runs is the error rethrown; a connection refusing to close is only a warning', async () => {
+  const steps: string[] = [];
+  const failure = new Error('the Schedule setup failed');
+  const run = withReleases(async (hold) => {
+    hold('the pool', async () => void steps.push('pool closed'));
+    hold('the connection', async () => {
+      steps.push('connection close');
+      throw new IllegalStateError('Cannot close connection while Workers hold a reference to it');
+    });
+    throw failure;
+  });
+  await expect(run).rejects.toBe(failure);
+  expect(steps).toEqual(['connection close', 'pool closed']);
+  expect(logLines()).toEqual([
+    expect.objectContaining({ level: 'warn', message: 'could not release the connection', error: expect.objectContaining({ name: 'IllegalStateError' }) }),
+  ]);
+});
+
+test('the worker is shut down and its run settled before the connection it holds is closed, whatever ends the process', async () => {
+  const steps: string[] = [];
+  const failure = new Error('failed beside the running worker');
+  const run = withReleases(async (hold) => {
+    hold('the connection', async () => void steps.push('connection closed'));
+    await runUntilShutdown(fakeWorker(steps), hold, () => {
+      throw failure;
+    });
+  });
+  await expect(run).rejects.toBe(failure);
+  expect(steps).toEqual(['worker shutdown', 'worker stopped', 'connection closed']);
+});
+
+test('background work starts beside run(), is stopped when the worker stops, and its end is awaited before the connection closes', async () => {
+  const steps: string[] = [];
+  const worker = fakeWorker(steps);
+  await withReleases(async (hold) => {
+    hold('the connection', async () => void steps.push('connection closed'));
+    await runUntilShutdown(worker, hold, (stop) => {
+      expect(worker.getState()).toBe('RUNNING' as never);
+      queueMicrotask(() => worker.shutdown());
+      return new Promise<void>((resolve) => stop.addEventListener('abort', () => {
+        steps.push('background stopped');
+        resolve();
+      }));
+    });
+  });
+  expect(steps).toEqual(['worker shutdown', 'worker stopped', 'background stopped', 'connection closed']);
+  expect(logLines()).toEqual([]);
+});
+
+test('a worker that fails while running: its error is the one rethrown, and the releases still run', async () => {
+  const steps: string[] = [];
+  const fatal = new Error('the worker failed');
+  const run = withReleases(async (hold) => {
+    hold('the connection', async () => void steps.push('connection closed'));
+    await runUntilShutdown(fakeWorker(steps, fatal), hold, async () => {});
+  });
+  await expect(run).rejects.toBe(fatal);
+  expect(steps).toEqual(['connection closed']);
+});
