@@ -12,7 +12,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import type { BrowserContext, Page } from 'playwright-core';
 import { createOrganization, fundWallet } from '../../src/services/organizations';
 import { createUser } from '../../src/services/users';
-import { ROOT, eventually, startWorker, testClient, testSql, uniqueTaskQueue, type WorkerProcess } from '../helpers';
+import { ROOT, eventually, startWorker, testClient, testSql, uniqueNumber, uniqueTaskQueue, type WorkerProcess } from '../helpers';
 import { launchBrowser, screenshotPath } from '../browser';
 import { makeCertificate, startReceiver, type Receiver } from '../webhook-receiver';
 
@@ -34,6 +34,9 @@ const manager = { email: `manager-${Date.now()}@browser.test` };
 const member = { email: `member-${Date.now()}@browser.test` };
 /** Console errors and page errors of every page visited by the manager's browser. */
 const consoleErrors: string[] = [];
+/** The numbers money is asked from and sent to: this run's own, so no other test's requests or payments share them. */
+const customer = uniqueNumber('+256772');
+const supplier = uniqueNumber('+256772');
 
 function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -156,7 +159,7 @@ test('sign in', async () => {
 
 test('create a collection request and watch it turn successful', async () => {
   await page.goto(`${baseUrl}/console/requests/new`);
-  await page.getByLabel('Phone number').fill('+256772123456');
+  await page.getByLabel('Phone number').fill(customer);
   await page.getByLabel('Amount').fill('1500');
   await page.getByLabel('Currency').selectOption('BXC');
   await page.getByLabel('Customer first name').fill('Jane');
@@ -355,7 +358,7 @@ test('send a payment and watch it turn completed', async () => {
   await page.goto(`${baseUrl}/console`);
   await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Payments' }).click();
   await page.getByRole('link', { name: 'New payment' }).click();
-  await page.getByLabel('Recipient phone number').fill('+256772123456');
+  await page.getByLabel('Recipient phone number').fill(supplier);
   await page.getByLabel('Amount').fill('2500');
   await page.getByLabel('Currency').selectOption('BXC');
   await page.getByLabel('Description').fill('Supplier refund A-17');
@@ -383,7 +386,7 @@ test('send a payment and watch it turn completed', async () => {
 
 test('cancel a scheduled payment', async () => {
   await page.goto(`${baseUrl}/console/payments/new`);
-  await page.getByLabel('Recipient phone number').fill('+256701234567');
+  await page.getByLabel('Recipient phone number').fill(uniqueNumber('+256701'));
   await page.getByLabel('Amount').fill('300');
   await page.getByLabel('Description').fill('Scheduled payout');
   await page.getByText('More options').click();
@@ -492,7 +495,7 @@ test('send a collection back from its page and watch the reversal complete', asy
 }, 90_000);
 
 test('upload a CSV of payments, see each row\'s error in the preview, send a corrected file and watch the batch complete', async () => {
-  const numbers = ['+256772100001', '+256772100002', '+256772100003'];
+  const numbers = [uniqueNumber('+256772'), uniqueNumber('+256772'), uniqueNumber('+256772')];
   const upload = async (csv: string) => {
     await page.goto(`${baseUrl}/console/payments`);
     await page.getByRole('link', { name: 'Payment batches (bulk payouts)' }).click();
@@ -560,7 +563,7 @@ test('see the day\'s settlement: totals, every movement with the operator\'s id,
   const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Download as CSV' }).click()]);
   expect(download.suggestedFilename()).toBe(`settlement-${day}-BXC.csv`);
   const csv = await new Response((await download.createReadStream()) as unknown as ReadableStream).text();
-  expect(csv).toContain(`,BXC,payment,${payment!.id},${organizationId},${payment!.remoteTransactionId},pay-${payment!.id},,2500.0000,,+256772123456,`);
+  expect(csv).toContain(`,BXC,payment,${payment!.id},${organizationId},${payment!.remoteTransactionId},pay-${payment!.id},,2500.0000,,${supplier},`);
   expect(csv).toMatch(/\nMTN Uganda,BXC,net,,,,,,-?\d+\.\d{4},,,,\n/);
 }, 60_000);
 

@@ -11,7 +11,7 @@ import { freePort } from '../../scripts/infra.mjs';
 import { updateCollectionSettings } from '../../src/services/organizations';
 import { collectionRequestWorkflowId } from '../../src/workflows/contracts/collection-request';
 import {
-  awayFromWindowEdge, createMerchant, eventually, startWorker, testApp, testSql, uniqueTaskQueue, type TestApp, type WorkerProcess,
+  awayFromWindowEdge, createMerchant, eventually, startWorker, testApp, testSql, uniqueNumber, uniqueTaskQueue, type TestApp, type WorkerProcess,
 } from '../helpers';
 import { parseScrape, type Scrape } from '../metrics';
 import { makeCertificate, startReceiver, type Receiver } from '../webhook-receiver';
@@ -212,7 +212,7 @@ describe('the worker', () => {
     const hook = await merchant.request('/api/webhooks', { form: { event: 'collection.received', target: hooks.url(hookPath) } });
     expect(hook.status).toBe(201);
     const created = await merchant.request('/api/collectionrequests', {
-      form: { phonenumber: '+256772600001', amount: '300', currency: 'BXC', send_instructions: 'true', expiry_date: '1 minute', first_name: 'Met', last_name: 'Rics' },
+      form: { phonenumber: uniqueNumber('+256772'), amount: '300', currency: 'BXC', send_instructions: 'true', expiry_date: '1 minute', first_name: 'Met', last_name: 'Rics' },
     });
     expect(created.status).toBe(201);
     expect(await ctx.client.workflow.getHandle(collectionRequestWorkflowId(created.body.id)).result()).toMatchObject({ status: 'successful' });
