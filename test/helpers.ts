@@ -41,10 +41,6 @@ export function testClient(): Promise<Client> {
 }
 
 /**
- * A test file's own run of valid, unused mobile numbers: `prefix` followed by five digits counting
- * up from `start` (each file takes its own prefix or range, so files running side by side never share a number).
- */
-/**
  * The tests' one allocator of phone numbers: every number it gives in a run is new, whatever the
  * prefix and whichever test process asks (each process takes blocks of numbers by creating their
  * files exclusively under the run's data folder), so no test meets another's requests,
@@ -156,19 +152,45 @@ export async function awayFromWindowEdge(windowSeconds: number, marginMs: number
   if (intoWindow > windowMs - marginMs) await Bun.sleep(windowMs - intoWindow + 50);
 }
 
-/** Polls until `check` returns a value other than undefined/false, or fails after `timeoutMs`. */
+/** How long past its wait's deadline one check of `eventually` may still run before the wait fails. */
+const CHECK_GRACE_MS = 5_000;
+
+/**
+ * Polls until `check` returns a value other than undefined/false, or fails after `timeoutMs`. A
+ * check that does not come back (a query nobody answers, a request that hangs) fails the wait too,
+ * `CHECK_GRACE_MS` after the deadline: no wait outlives its deadline by more than that.
+ */
 export async function eventually<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
+  const timedOut = () => new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
   for (;;) {
-    const result = await check();
+    const result = await boundedBy(check(), deadline + CHECK_GRACE_MS, timedOut);
     if (result !== undefined && result !== false) return result;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    if (Date.now() > deadline) throw timedOut();
     await Bun.sleep(100);
+  }
+}
+
+/** `pending`, or `failure()` thrown once `limit` (a time) has passed without it settling. */
+async function boundedBy<T>(pending: Promise<T>, limit: number, failure: () => Error): Promise<T> {
+  // A check abandoned at the limit may still fail later: that is no unhandled rejection.
+  pending.catch(() => undefined);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(failure()), Math.max(0, limit - Date.now()));
+  });
+  try {
+    return await Promise.race([pending, expired]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
 /** What the worker's JSON log says once it polls its task queue (the SDK's "Worker state changed"). */
 export const WORKER_RUNNING_LOG = '"state":"RUNNING"';
+
+/** How long a worker asked to stop may take to end (its SDK shutdown) before it is killed. */
+const WORKER_STOP_GRACE_MS = 30_000;
 
 export type WorkerProcess = { child: ChildProcess; taskQueue: string; output: () => string; stop: () => Promise<void>; kill: () => Promise<void> };
 
@@ -216,7 +238,10 @@ export async function startWorker(taskQueue: string, env: Record<string, string>
   }, 60_000);
   const end = async (signal: NodeJS.Signals) => {
     if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+    // A worker still running after the grace period is killed: stopping one never waits forever.
+    const force = setTimeout(() => child.kill('SIGKILL'), WORKER_STOP_GRACE_MS);
     await exited;
+    clearTimeout(force);
   };
   return { child, taskQueue, output: () => output, stop: () => end('SIGTERM'), kill: () => end('SIGKILL') };
 }

@@ -10,7 +10,7 @@ import { updateCollectionSettings } from '../../src/services/organizations';
 import { incomingCollectionWorkflowId } from '../../src/workflows/contracts/incoming-collection';
 import { eventually, numberSequence, requester, testSql } from '../helpers';
 import { ConsoleClient, PASSWORD, consoleUser } from '../console-helpers';
-import { balanceOf, creditsOf, expectBalanced, fundedMerchant, paidOut, promptedRequest, recordHistory, requestOutcome, startStack, type Stack } from './stack';
+import { balanceOf, callbackSettled, creditsOf, expectBalanced, fundedMerchant, paidOut, promptedRequest, recordHistory, requestOutcome, startStack, type Stack } from './stack';
 
 const CREDENTIALS = {
   consumerKey: 'daraja-consumer-key', consumerSecret: 'daraja-consumer-secret', shortcode: '174379',
@@ -78,7 +78,7 @@ describe('STK push', () => {
       CallbackMetadata: { Item: [{ Name: 'Amount', Value: 250 }, { Name: 'MpesaReceiptNumber', Value: push!.receipt }, { Name: 'PhoneNumber', Value: Number(msisdn(phone)) }] },
     } } } });
     expect(repeat.body).toEqual({ ResultCode: 0, ResultDesc: 'Accepted' });
-    await Bun.sleep(1500);
+    await callbackSettled(stack, requestId, 'Safaricom', push!.receipt!);
     expect(await creditsOf(merchant.organization.id)).toHaveLength(1);
     await expectBalanced(merchant.organization.id);
   });

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { startMomoSimulator, type MomoSimulator } from '../simulators/momo';
 import { eventually, numberSequence, requester, testApp, testSql } from '../helpers';
-import { balanceOf, creditsOf, expectBalanced, fundedMerchant, paidOut, promptedRequest, recordHistory, requestOutcome, startStack, type Stack } from './stack';
+import { balanceOf, callbackSettled, creditsOf, expectBalanced, fundedMerchant, paidOut, promptedRequest, recordHistory, requestOutcome, startStack, type Stack } from './stack';
 
 const CREDENTIALS = {
   collection: { subscriptionKey: 'momo-collection-key', apiUser: '5f0e8c2e-3c1f-4f7e-9a51-6c2b9a1d7e01', apiKey: 'momo-collection-secret' },
@@ -57,7 +57,7 @@ describe('request to pay', () => {
       method: 'PUT', body: { financialTransactionId: sent!.financialTransactionId, externalId: sent!.externalId, amount: '1500', currency: 'EUR', status: 'SUCCESSFUL' },
     });
     expect(again.status).toBe(200);
-    await Bun.sleep(1500);
+    await callbackSettled(stack, requestId, 'MTN Uganda', sent!.financialTransactionId!);
     expect(await creditsOf(merchant.organization.id)).toHaveLength(1);
     expect(await balanceOf(merchant.organization.id, 'UGX')).toBe('1001500.0000');
     await expectBalanced(merchant.organization.id);

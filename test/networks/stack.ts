@@ -6,6 +6,7 @@
 import { fundWallet } from '../../src/services/organizations';
 import type { Currency } from '../../src/domain/money';
 import { collectionRequestWorkflowId } from '../../src/workflows/contracts/collection-request';
+import { incomingCollectionWorkflowId } from '../../src/workflows/contracts/incoming-collection';
 import {
   createMerchant, eventually, recordHistory as recordFinishedHistory, startWorker, testApp, testSql, uniqueTaskQueue, type TestApp, type TestMerchant, type WorkerProcess,
 } from '../helpers';
@@ -94,6 +95,20 @@ export async function requestStatus(merchant: TestMerchant, requestId: number, s
     const response = await merchant.request(`/api/collectionrequests/${requestId}`);
     return response.body.status === status ? (response.body as Record<string, unknown>) : undefined;
   }, timeoutMs);
+}
+
+/**
+ * After an operator's callback about a request whose workflow has ended, waits for whatever that
+ * callback set going: a callback wakes the workflow of the operation it names (the request's, which
+ * has ended, so nothing more can move) or, for a payment no operation of ours names, starts the
+ * workflow that confirms it (`collection-<network>-<id>`), whose end is awaited when there is one.
+ */
+export async function callbackSettled(stack: Stack, requestId: number, network: string, remoteTransactionId: string): Promise<void> {
+  const { client } = stack.ctx;
+  const request = await client.workflow.getHandle(collectionRequestWorkflowId(requestId)).describe();
+  if (request.status.name !== 'COMPLETED') throw new Error(`request ${requestId}'s workflow is ${request.status.name}, not completed`);
+  const confirming = client.workflow.getHandle(incomingCollectionWorkflowId(network, remoteTransactionId));
+  if (await confirming.describe().then(() => true, () => false)) await confirming.result();
 }
 
 /** The mobile_collection credits of an organization, by collection. */

@@ -11,7 +11,7 @@ import { freePort } from '../../scripts/infra.mjs';
 import { updateCollectionSettings } from '../../src/services/organizations';
 import { collectionRequestWorkflowId } from '../../src/workflows/contracts/collection-request';
 import {
-  awayFromWindowEdge, createMerchant, eventually, startWorker, testApp, testSql, uniqueTaskQueue, type TestApp, type WorkerProcess,
+  awayFromWindowEdge, createMerchant, eventually, startWorker, testApp, testSql, uniqueNumber, uniqueTaskQueue, type TestApp, type WorkerProcess,
 } from '../helpers';
 import { parseScrape, type Scrape } from '../metrics';
 import { makeCertificate, startReceiver, type Receiver } from '../webhook-receiver';
@@ -86,8 +86,8 @@ describe('the endpoints', () => {
     expect(worker.text).toContain('# TYPE webhook_deliveries_total counter');
     expect(worker.text).toContain('# TYPE outbox_backlog gauge');
     expect(worker.text).not.toContain('http_request_duration_seconds');
-    // The Temporal SDK's own worker metrics, for this worker's task queue.
-    expect(worker.value('temporal_num_pollers', { task_queue: taskQueue })).toBeGreaterThan(0);
+    // The Temporal SDK's own worker metrics, for this worker's task queue (its pollers count once their polls are out).
+    await eventually('the SDK to count the worker\'s pollers', async () => (await scrapeWorker()).value('temporal_num_pollers', { task_queue: taskQueue }) > 0);
     expect((await fetch(`http://127.0.0.1:${workerMetricsPort}/`)).status).toBe(404);
   });
 
@@ -212,7 +212,7 @@ describe('the worker', () => {
     const hook = await merchant.request('/api/webhooks', { form: { event: 'collection.received', target: hooks.url(hookPath) } });
     expect(hook.status).toBe(201);
     const created = await merchant.request('/api/collectionrequests', {
-      form: { phonenumber: '+256772600001', amount: '300', currency: 'BXC', send_instructions: 'true', expiry_date: '1 minute', first_name: 'Met', last_name: 'Rics' },
+      form: { phonenumber: uniqueNumber('+256772'), amount: '300', currency: 'BXC', send_instructions: 'true', expiry_date: '1 minute', first_name: 'Met', last_name: 'Rics' },
     });
     expect(created.status).toBe(201);
     expect(await ctx.client.workflow.getHandle(collectionRequestWorkflowId(created.body.id)).result()).toMatchObject({ status: 'successful' });
@@ -235,7 +235,17 @@ describe('the worker', () => {
       'http_request_duration_seconds_count{"route":"/api/collectionrequests","method":"POST","status":"201"}': 1,
     });
 
-    const workerAfter = await scrapeWorker();
+    // The worker counts a delivery just after its row says delivered, and the SDK counts a completed
+    // workflow on its own, not when the client hears of the completion: scrape once both have moved,
+    // then compare every figure.
+    const workerAfter = await eventually('the worker\'s figures of the lifecycle', async () => {
+      const scrape = await scrapeWorker();
+      const settled = moved(workerBefore, scrape, [
+        ['webhook_deliveries_total', { outcome: 'delivered' }],
+        ['temporal_workflow_completed', { task_queue: taskQueue, workflow_type: 'collectionRequestV3' }],
+      ]);
+      return Object.values(settled).every((change) => change >= 1) ? scrape : undefined;
+    });
     expect(moved(workerBefore, workerAfter, [
       ['verification_answers_total', { outcome: 'accept' }], ['verification_answers_total', { outcome: 'default' }],
       ['verification_duration_seconds_count', { outcome: 'accept' }],

@@ -17,7 +17,7 @@ import { connectClient } from '../../src/temporal/connection';
 import { launcherFromConfig } from '../../src/temporal/launcher';
 import { collectionRequestWorkflowId } from '../../src/workflows/contracts/collection-request';
 import {
-  createMerchant, eventually, startWorker, testConfig, testSql, uniqueTaskQueue, type TestMerchant, type WorkerProcess,
+  createMerchant, eventually, startWorker, testConfig, testSql, uniqueNumber, uniqueTaskQueue, type TestMerchant, type WorkerProcess,
 } from '../helpers';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../otlp-receiver';
 import { makeCertificate, startReceiver, type Receiver } from '../webhook-receiver';
@@ -72,7 +72,7 @@ function only(spans: ReceivedSpan[], name: string): ReceivedSpan {
 
 async function requestCollection(merchant: TestMerchant, traceparent: string): Promise<number> {
   const response = await merchant.request('/api/collectionrequests', {
-    form: { phonenumber: '+256772100001', amount: '125', currency: 'BXC', send_instructions: 'true', expiry_date: '1 minute', first_name: 'Trace', last_name: 'Payer' },
+    form: { phonenumber: uniqueNumber('+256772'), amount: '125', currency: 'BXC', send_instructions: 'true', expiry_date: '1 minute', first_name: 'Trace', last_name: 'Payer' },
     headers: { traceparent },
   });
   expect(response.status).toBe(201);

@@ -10,7 +10,7 @@ import { recordEvent } from '../../src/services/events';
 import { createWebhook } from '../../src/services/webhooks';
 import { createOrganization, fundWallet } from '../../src/services/organizations';
 import { eventRetentionScheduleId, outboxSweepScheduleId } from '../../src/workflows/contracts/sweeps';
-import { ROOT, eventually, recordHistory, startWorker, testClient, testSql, uniqueTaskQueue, type WorkerProcess } from '../helpers';
+import { ROOT, eventually, recordHistory, startWorker, testClient, testSql, uniqueNumber, uniqueTaskQueue, type WorkerProcess } from '../helpers';
 
 const workers: WorkerProcess[] = [];
 const schedules: string[] = [];
@@ -47,8 +47,8 @@ describe('the outbox sweep', () => {
         expiresAt: new Date(Date.now() + 60_000), startAt: null, retryIntervalSeconds: null, maxAttempts: 0, subscriptionSettings,
       });
     // Committed, never launched (the API "died"); one of them holds settings no launch can read.
-    const poisonedRequest = await orphan('+256772990001', { start_date: '03/92/+021 22T12:03', end_date: 'never', frequency: 'weekly' });
-    const goodRequest = await orphan('+256772990002', null);
+    const poisonedRequest = await orphan(uniqueNumber('+256772'), { start_date: '03/92/+021 22T12:03', end_date: 'never', frequency: 'weekly' });
+    const goodRequest = await orphan(uniqueNumber('+256772'), null);
     // A delivery recorded with its event, never handed to its webhook's actor. (A delivery carries
     // nothing of its own to the actor but its ids, so none is refused for its data.)
     await createWebhook(sql, { organizationId: org.id, userId: user.id, event: 'contact.created', target: 'https://merchant.example/sweep' });
