@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { createHash, randomBytes } from 'node:crypto';
-import { createMerchant, numberSequence, requester, testApp, testSql, type TestApp, type TestMerchant } from '../helpers';
+import { createMerchant, numberSequence, requester, testApp, testSql, uniqueNumber, type TestApp, type TestMerchant } from '../helpers';
 import { ConsoleClient, PASSWORD, consoleUser, uniqueEmail } from '../console-helpers';
 import { SIGN_IN_ACCOUNT_LIMIT, SIGN_IN_ADDRESS_LIMIT } from '../../src/services/sign-in-throttle';
 import { OPENAPI_DOCUMENT_PATH } from '../../src/api/openapi';
@@ -166,13 +166,13 @@ describe('CSRF', () => {
     expect(refused.status).toBe(403);
     expect(refused.headers.get('content-type')).toStartWith('text/html');
     expect(refused.text).toContain('security token');
-    const [{ count }] = await testSql()<[{ count: number }]>`select count(*)::int as count from contacts where first_name = 'Forged'`;
+    const [{ count }] = await testSql()<[{ count: number }]>`select count(*)::int as count from contacts where first_name = 'Forged' and organization_id = ${merchant.organization.id}`;
     expect(count).toBe(0);
 
     await browser.get('/console/contacts/new');
     const accepted = await browser.post('/console/contacts', { ...form, verify: 'false' });
     expect(accepted.status).toBe(303);
-    const [{ count: after }] = await testSql()<[{ count: number }]>`select count(*)::int as count from contacts where first_name = 'Forged'`;
+    const [{ count: after }] = await testSql()<[{ count: number }]>`select count(*)::int as count from contacts where first_name = 'Forged' and organization_id = ${merchant.organization.id}`;
     expect(after).toBe(1);
     const [event] = await testSql()<{ id: number }[]>`select id from events where organization_id = ${merchant.organization.id} order by id desc limit 1`;
     started.push(`event-${event!.id}`);
@@ -305,7 +305,8 @@ describe('permissions and organizations', () => {
   });
 
   test('another organization\'s requests, collections, contacts, events and webhooks are 404 pages', async () => {
-    const created = await other.request('/api/collectionrequests', { form: { phonenumber: '+256772000902', amount: '10', currency: 'BXC' } });
+    const phone = uniqueNumber('+256772');
+    const created = await other.request('/api/collectionrequests', { form: { phonenumber: phone, amount: '10', currency: 'BXC' } });
     expect(created.status).toBe(201);
     started.push(`collection-request-${created.body.id}`);
     const hook = await other.request('/api/webhooks', { form: { event: 'contact.created', target: 'https://other.example/hook' } });
@@ -313,7 +314,7 @@ describe('permissions and organizations', () => {
     started.push(`event-${event!.id}`);
     const [collection] = await testSql()<{ id: number }[]>`
       insert into collections (organization_id, network, remote_transaction_id, amount, currency, phone_number, payment_date, status)
-      values (${other.organization.id}, 'Sandbox', ${`CONSOLE-${randomBytes(4).toString('hex')}`}, 10, 'BXC', '+256772000902', now(), 'successful') returning id`;
+      values (${other.organization.id}, 'Sandbox', ${`CONSOLE-${randomBytes(4).toString('hex')}`}, 10, 'BXC', ${phone}, now(), 'successful') returning id`;
     const { browser } = await signedIn(merchant.organization.id);
     for (const path of [
       `/console/requests/${created.body.id}`, `/console/requests/${created.body.id}/live`, `/console/contacts/${created.body.contact.id}`,
@@ -389,17 +390,18 @@ describe('pages', () => {
     expect(invalid.status).toBe(400);
     expect(invalid.text).toMatch(/id="error-phonenumber">[^<]*valid phone number/);
     expect(invalid.text).toMatch(/id="error-amount">[^<]*thousands separators/);
-    const created = await browser.post('/console/requests', { phonenumber: '+256772000904', amount: '1500', currency: 'BXC', first_name: 'Ada' });
+    const phone = uniqueNumber('+256772');
+    const created = await browser.post('/console/requests', { phonenumber: phone, amount: '1500', currency: 'BXC', first_name: 'Ada' });
     expect(created.status).toBe(303);
     const id = Number(/\/console\/requests\/(\d+)$/.exec(created.location!)?.[1]);
     started.push(`collection-request-${id}`);
     const viaApi = await merchant.request(`/api/collectionrequests/${id}`);
     expect(viaApi.status).toBe(200);
-    expect(viaApi.body).toMatchObject({ amount: '1500.0000', phonenumber: '+256772000904', contact: { first_name: 'Ada' } });
+    expect(viaApi.body).toMatchObject({ amount: '1500.0000', phonenumber: phone, contact: { first_name: 'Ada' } });
     const page = await browser.get(created.location!);
     expect(page.text).toContain(`http://localhost:8233/namespaces/default/workflows/collection-request-${id}`);
     expect(page.text).toContain(`data-live="/console/requests/${id}/live"`);
-    const listed = await browser.get('/console/requests?phonenumber=256772000904');
+    const listed = await browser.get(`/console/requests?phonenumber=${phone.slice(1)}`);
     expect(listed.text).toContain(`href="/console/requests/${id}"`);
   });
 });

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROOT, createMerchant, requester, testApp, testSql, type Requester, type TestApp, type TestMerchant } from '../helpers';
+import { ROOT, createMerchant, requester, testApp, testSql, uniqueNumber, type Requester, type TestApp, type TestMerchant } from '../helpers';
 import { ConsoleClient, PASSWORD, consoleUser } from '../console-helpers';
 import { CAPABILITIES, ROLES, capabilitiesOf, type Role } from '../../src/domain/roles';
 import { isConsolePath } from '../../src/console';
@@ -76,9 +76,9 @@ describe('every role against every API route', () => {
 
   const creates: { path: string; body: () => Record<string, unknown>; table: string; roles: Role[] }[] = [
     { path: '/api/contacts', table: 'contacts', roles: ['owner', 'admin', 'developer', 'finance'],
-      body: () => ({ phone_number: `+25677${Math.floor(1e6 + Math.random() * 8e6)}`, first_name: 'Role', last_name: 'Test' }) },
+      body: () => ({ phone_number: uniqueNumber('+256772'), first_name: 'Role', last_name: 'Test' }) },
     { path: '/api/collectionrequests', table: 'collection_requests', roles: ['owner', 'admin', 'developer', 'finance'],
-      body: () => ({ phonenumber: '+256772000777', amount: '5', currency: 'BXC' }) },
+      body: () => ({ phonenumber: uniqueNumber('+256772'), amount: '5', currency: 'BXC' }) },
     { path: '/api/payments', table: 'payments', roles: ['owner', 'admin', 'finance'],
       body: () => ({ phonenumber: '+80000000001', amount: '1', currency: 'BXC', description: 'role test', start_date: '2099-01-01' }) },
     { path: '/api/payment-batches', table: 'payment_batches', roles: ['owner', 'admin', 'finance'],
@@ -138,7 +138,7 @@ describe('keys, users and owners', () => {
     const admin = await consoleUser(merchant.organization.id, { role: 'admin' });
     const viewerKey = requester(ctx.app, (await issueKeyForUser(testSql(), { organizationId: merchant.organization.id, userId: admin.id }, 'viewer')).apiKey);
     const ownKey = requester(ctx.app, (await issueKeyForUser(testSql(), { organizationId: merchant.organization.id, userId: admin.id })).apiKey);
-    const contact = () => ({ phone_number: `+25677${Math.floor(1e6 + Math.random() * 8e6)}`, first_name: 'Key', last_name: 'Role' });
+    const contact = () => ({ phone_number: uniqueNumber('+256772'), first_name: 'Key', last_name: 'Role' });
     expect((await viewerKey('/api/contacts', { body: contact() })).status).toBe(403);
     expect((await viewerKey('/api/contacts')).status).toBe(200);
     expect((await ownKey('/api/contacts', { body: contact() })).status).toBe(201);

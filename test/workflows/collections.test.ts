@@ -226,11 +226,12 @@ describe('exactly once', () => {
     const phone = nextNumber();
     modes.set(phone, 'slow-accept');
     const crashCtx = await testApp(crashQueue, WORKER_ENV);
+    // Read before the request exists: the sandbox may pay (and the credit land) soon after it does.
+    const before = await balance(merchant.organization.id);
     const response = await requester(crashCtx.app, merchant.apiKey)('/api/collectionrequests', {
       form: { phonenumber: phone, amount: '40', currency: 'BXC', send_instructions: 'true', expiry_date: '2 minutes' },
     });
     const requestId = response.body.id as number;
-    const before = await balance(merchant.organization.id);
     await eventually('verification to be under way', async () => asked.some((body) => body.phonenumber === phone), 20_000);
     await first.kill();
     const second = await startWorker(crashQueue, WORKER_ENV);
@@ -402,7 +403,7 @@ describe('the network callback route', () => {
     const mtn = networkSecret('MTN Uganda');
     const network = requester(ctx.app, null);
     const send = (body: Record<string, unknown>, secret = mtn) => network('/network/payments', { body, headers: { Authorization: `Bearer ${secret}` } });
-    const report = { network: 'MTN Uganda', remote_transaction_id: 'MTN-CUR-1', phonenumber: '+256772000901', amount: '500', currency: 'UGX' };
+    const report = { network: 'MTN Uganda', remote_transaction_id: 'MTN-CUR-1', phonenumber: nextNumber(), amount: '500', currency: 'UGX' };
     // A Kenyan payment in KES reported with MTN Uganda's secret (it was credited once).
     const kenyan = await send({ ...report, phonenumber: '+254712000901', currency: 'KES' });
     expect(kenyan.status).toBe(400);
@@ -433,13 +434,13 @@ describe('the network callback route', () => {
     // A sandbox test number never pays in a real currency.
     expect((await send(ctx.app, { remote_transaction_id: 'SBX-CUR-2', phonenumber: '+80000000057', amount: '5', currency: 'KES' })).status).toBe(400);
     // In sandbox mode the sandbox simulates MTN Uganda: a UGX payment from its number is recorded on that network.
-    const simulated = await send(ctx.app, { remote_transaction_id: 'SBX-CUR-3', phonenumber: '+256772000902', amount: '5', currency: 'UGX' });
+    const simulated = await send(ctx.app, { remote_transaction_id: 'SBX-CUR-3', phonenumber: nextNumber(), amount: '5', currency: 'UGX' });
     expect(simulated.status).toBe(202);
     expect(simulated.body.workflow_id).toBe(incomingCollectionWorkflowId('MTN Uganda', 'SBX-CUR-3'));
     expect((await send(ctx.app, { remote_transaction_id: 'SBX-CUR-4', phonenumber: '+254712000902', amount: '5', currency: 'UGX' })).status).toBe(400);
     // Outside sandbox mode the sandbox reports no real currency, and no test number.
     const live = await testApp(taskQueue, { ...WORKER_ENV, WEBHOOK_CA_FILE: '', SANDBOX: 'false', PUBLIC_BASE_URL: 'https://collections.example' });
-    const refused = await send(live.app, { remote_transaction_id: 'SBX-CUR-5', phonenumber: '+256772000903', amount: '5', currency: 'UGX' });
+    const refused = await send(live.app, { remote_transaction_id: 'SBX-CUR-5', phonenumber: nextNumber(), amount: '5', currency: 'UGX' });
     expect(refused.status).toBe(400);
     expect(refused.body.currency[0]).toContain('MTN Uganda is not connected to this service');
     expect((await send(live.app, { remote_transaction_id: 'SBX-CUR-6', phonenumber: '+80000000057', amount: '5', currency: 'BXC' })).status).toBe(400);
