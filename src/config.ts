@@ -63,6 +63,10 @@ const ConfigSchema = v.object({
   THROTTLE_READS: v.optional(integerString(1), '30'),
   THROTTLE_WRITES: v.optional(integerString(1), '3000'),
   THROTTLE_WINDOW_SECONDS: v.optional(integerString(1), '60'),
+  // The operator callback routes carry no credentials: requests per minute from one address, and
+  // from all addresses together per operator (a real operator's callbacks come far below either).
+  OPERATOR_CALLBACK_LIMIT_PER_ADDRESS: v.optional(integerString(1), '600'),
+  OPERATOR_CALLBACK_LIMIT_PER_OPERATOR: v.optional(integerString(1), '6000'),
   DUPLICATE_CHECK_TTL_SECONDS: v.optional(integerString(1), '86400'),
   BILLS_BASE_URL: v.optional(v.pipe(v.string(), v.url())),
   // 10 attempts in total (api.md 6.2): the first at once, then one after each of these 9 waits.
@@ -135,6 +139,8 @@ export type Config = {
   collections: { verificationTimeoutSeconds: number };
   /** Default limits per organization and window; the admin CLI overrides them per organization. */
   throttle: { reads: number; writes: number; windowSeconds: number };
+  /** Requests to the operator callback routes per window (a minute), per source address and per operator. */
+  operatorCallbacks: { perAddress: number; perOperator: number; windowSeconds: number };
   duplicateCheckTtlSeconds: number;
   /** `{bills_url}` of api.md 4.7 as the OpenAPI document shows it; unset = the API's own base URL. */
   billsBaseUrl: string | undefined;
@@ -257,6 +263,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       batchConcurrency: c.PAYMENT_BATCH_CONCURRENCY,
     },
     throttle: { reads: c.THROTTLE_READS, writes: c.THROTTLE_WRITES, windowSeconds: c.THROTTLE_WINDOW_SECONDS },
+    operatorCallbacks: { perAddress: c.OPERATOR_CALLBACK_LIMIT_PER_ADDRESS, perOperator: c.OPERATOR_CALLBACK_LIMIT_PER_OPERATOR, windowSeconds: 60 },
     duplicateCheckTtlSeconds: c.DUPLICATE_CHECK_TTL_SECONDS,
     billsBaseUrl: c.BILLS_BASE_URL?.replace(/\/+$/, ''),
     webhooks: { retryDelaysMs: c.WEBHOOK_RETRY_SCHEDULE, jitter: c.WEBHOOK_RETRY_JITTER, caFile: c.WEBHOOK_CA_FILE, actorHistoryEvents: c.WEBHOOK_ACTOR_HISTORY_EVENTS,

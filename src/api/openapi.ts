@@ -206,7 +206,8 @@ does not serve is 405 with \`Allow\`. Paths work with and without a trailing sla
 **Lists** take \`limit\` (default 10) and \`offset\`; \`next\` and \`previous\` are absolute URLs.
 
 **Writes** may carry \`${DUPLICATE_CHECK_HEADER}\`: a repeat within 24 hours is 409 \`Duplicate Request Detected!\`.
-**Throttling**: per organization, reads and writes are counted per window; past the limit 429 with \`Retry-After\`.
+**Throttling**: per organization, reads and writes are counted per window; the operator callbacks per source address and per
+operator; past the limit 429 with \`Retry-After\`.
 `.trim();
 
 const TAGS = [

@@ -3,9 +3,23 @@
  * carry no credentials, so none is believed: a callback finds the operation it names
  * (services/network-operations), keeps what it said, and wakes the workflow that waits on it; that
  * workflow then asks the operator's own status query, which alone moves money. Every route answers
- * fast in the operator's expected shape, takes repeats without effect, ignores (and logs) references
- * it does not know, and never answers 500. A paybill validation is the one request answered with a
- * decision: Daraja waits about 8 s, so the merchant's verification URL gets MPESA_VALIDATION_TIMEOUT_MS.
+ * fast, in the operator's expected shape when it could read the callback, takes repeats without
+ * effect, ignores (and logs) references it does not know, and never answers 500. A paybill
+ * validation is the one request answered with a decision: Daraja waits about 8 s, so the
+ * merchant's verification URL gets MPESA_VALIDATION_TIMEOUT_MS.
+ *
+ * What arrives is judged before anything reads it. Each body's schema describes what the operator
+ * sends (its documented fields, their types and sizes); a body that breaks it is refused with the
+ * API's 400 and wakes nothing, except a validation, which Daraja wants a decision on and gets a
+ * rejection. A body no operator sends at all (not a JSON object, too large or too deep) is refused
+ * before the route runs. The code after the schema reads nested lists and items through
+ * network/daraja.ts, which takes any shape.
+ *
+ * Every request to these paths is counted, before its body is read, against its source address
+ * and, when the address is within its limit, against its operator (OPERATOR_CALLBACK_LIMIT_*, per
+ * minute): past either limit it is 429 with Retry-After, and nothing is looked up, woken or asked.
+ * Daraja applies the shortcode's default action to a validation its URL does not answer: the one
+ * registered here completes the payment (registerUrls), which then arrives as a confirmation.
  */
 import { createHash } from 'node:crypto';
 import { Elysia } from 'elysia';
@@ -14,7 +28,7 @@ import { askMerchant, outgoingTransport } from '../activities/webhook-http';
 import { parsePositiveAmount } from '../domain/money';
 import { fullNumberOf, numberFitsMask } from '../domain/phone';
 import { logger } from '../log';
-import { DARAJA_CALLBACK_PATHS, UNANSWERED_PROMPT_SECONDS, readResult } from '../network/daraja';
+import { DARAJA_CALLBACK_PATHS, UNANSWERED_PROMPT_SECONDS, callbackItems, readResult } from '../network/daraja';
 import { MOMO_CALLBACK_PATH } from '../network/momo';
 import { CONNECTED_NETWORK } from '../domain/networks';
 import { lookAlikeOrganization, requestOfBillReference, verificationSettingsOf, type BilledRequest } from '../services/collections';
@@ -22,30 +36,41 @@ import {
   claimUnanswered, findOperation, findOperationByOperatorReference, recordHint, recordResult, type NetworkOperation,
 } from '../services/network-operations';
 import { promptReference } from '../domain/collections';
+import { clientAddress, throttledAddress } from '../http/client-address';
 import type { AppDeps } from '../http/context';
 import { ApiError } from '../http/errors';
+import { throttled } from '../http/request-policy';
+import { admitOperatorCallback } from '../services/throttling';
+import { countThrottledCallback } from '../telemetry/metrics';
 import type { IncomingPaymentInput } from '../workflows/contracts/incoming-collection';
-import { requestSchema, routeDocs } from '../http/route-docs';
+import { checkedRequestSchema, requestSchema, routeDocs } from '../http/route-docs';
 
 const TAGS = ['Operator callbacks'];
-const text = v.union([v.string(), v.number()]);
+/** Text as the operators send it: a string or a number (Daraja sends codes, amounts and numbers as either). */
+const text = v.union([v.pipe(v.string(), v.maxLength(1000)), v.number()]);
 const optionalText = v.optional(v.nullable(text));
+/** An operator's identifier of a transaction or a request, which a route looks an operation up by. */
+const reference = v.union([v.pipe(v.string(), v.maxLength(100)), v.number()]);
+const optionalReference = v.optional(v.nullable(reference));
+/** A `{Name, Value}` item of an STK callback's metadata, or a `{Key, Value}` result parameter: `Balance` comes without a value. */
+const namedValue = (name: 'Name' | 'Key') => v.looseObject({ [name]: v.pipe(v.string(), v.maxLength(100)), Value: optionalText });
 
 /** Daraja's acknowledgement of a callback (its documented `{ResultCode, ResultDesc}`). */
 const DarajaAcknowledgement = v.pipe(
   v.object({ ResultCode: v.union([v.number(), v.string()]), ResultDesc: v.string(), ThirdPartyTransID: v.optional(v.string()) }),
-  v.description('Daraja\'s expected answer: `ResultCode` 0 (a validation also answers `C2B00016` to reject).'),
+  v.description('Daraja\'s expected answer: `ResultCode` 0 (a validation also answers `C2B00013` or `C2B00016` to reject).'),
 );
 const ACCEPTED = { ResultCode: 0, ResultDesc: 'Accepted' };
 
 const StkCallback = v.looseObject({
   Body: v.looseObject({
     stkCallback: v.looseObject({
-      MerchantRequestID: optionalText,
+      MerchantRequestID: optionalReference,
       CheckoutRequestID: v.pipe(v.string(), v.maxLength(100)),
       ResultCode: text,
       ResultDesc: optionalText,
-      CallbackMetadata: v.optional(v.unknown()),
+      // Only a completed payment carries it: Amount, MpesaReceiptNumber, TransactionDate, PhoneNumber (and Balance, without a value).
+      CallbackMetadata: v.optional(v.nullable(v.looseObject({ Item: v.optional(v.pipe(v.array(namedValue('Name')), v.maxLength(50))) }))),
     }),
   }),
 });
@@ -69,22 +94,33 @@ type PaybillPaymentBody = v.InferOutput<typeof PaybillPayment>;
 
 const DarajaResult = v.looseObject({
   Result: v.looseObject({
-    ResultType: v.optional(text),
+    ResultType: optionalText,
     ResultCode: text,
     ResultDesc: optionalText,
-    OriginatorConversationID: optionalText,
-    ConversationID: optionalText,
-    TransactionID: optionalText,
+    OriginatorConversationID: optionalReference,
+    ConversationID: optionalReference,
+    TransactionID: optionalReference,
+    // Several parameters come as a list, a lone one bare.
+    ResultParameters: v.optional(v.nullable(v.looseObject({
+      ResultParameter: v.optional(v.union([v.pipe(v.array(namedValue('Key')), v.maxLength(100)), namedValue('Key')])),
+    }))),
+    ReferenceData: v.optional(v.unknown()),
   }),
 });
 
+const MomoParty = v.looseObject({ partyIdType: optionalText, partyId: optionalText });
 const MomoCallback = v.looseObject({
-  financialTransactionId: optionalText,
-  externalId: optionalText,
+  financialTransactionId: optionalReference,
+  externalId: optionalReference,
   amount: optionalText,
   currency: optionalText,
+  payer: v.optional(v.nullable(MomoParty)),
+  payee: v.optional(v.nullable(MomoParty)),
+  payerMessage: optionalText,
+  payeeNote: optionalText,
   status: optionalText,
-  reason: v.optional(v.unknown()),
+  // A failure's reason: its code, or `{code, message}` as some releases send it.
+  reason: v.optional(v.nullable(v.union([text, v.looseObject({ code: optionalText, message: optionalText })]))),
 });
 const MomoAcknowledgement = v.pipe(v.object({ status: v.literal('received') }), v.description('Taken; MoMo reads only the status code.'));
 
@@ -96,7 +132,7 @@ const DOCS = {
     operationId: 'darajaStkResult',
     summary: 'STK push result (Daraja CallBackURL)',
     description: 'Daraja posts the outcome of an STK push here. It is a hint: the request\'s workflow wakes and asks the STK push query, which alone decides.',
-    tags: TAGS, caller: 'anyone', responses: { 200: { description: 'Taken.', schema: DarajaAcknowledgement } },
+    tags: TAGS, caller: 'anyone', errors: [429], responses: { 200: { description: 'Taken.', schema: DarajaAcknowledgement } },
     requestExample: { Body: { stkCallback: { MerchantRequestID: '29115-34620561-1', CheckoutRequestID: 'ws_CO_191220191020363925', ResultCode: 1032, ResultDesc: 'Request cancelled by user' } } },
   }),
   darajaPaybillValidation: routeDocs({
@@ -105,8 +141,9 @@ const DOCS = {
     description:
       'Before M-Pesa completes a paybill payment it asks here. The organization the account number (a request code `<organization>-<request>`) ' +
       'or the payer\'s number points to is asked at its verification URL within MPESA_VALIDATION_TIMEOUT_MS (Safaricom waits about 8 s for the whole answer); ' +
-      'no answer in time takes its accept-by-default setting. Payments nobody has to decide are accepted.',
-    tags: TAGS, caller: 'anyone', responses: { 200: { description: 'The decision.', schema: DarajaAcknowledgement } },
+      'no answer in time takes its accept-by-default setting. Payments nobody has to decide are accepted; a validation that cannot be read ' +
+      '(a field missing or of the wrong type) is rejected (`C2B00016`), and one with an amount that is not whole shillings too (`C2B00013`).',
+    tags: TAGS, caller: 'anyone', errors: [429], responses: { 200: { description: 'The decision.', schema: DarajaAcknowledgement } },
     requestExample: {
       TransactionType: 'Pay Bill', TransID: 'RKTQDM7W6S', TransTime: '20191122063845', TransAmount: '10', BusinessShortCode: '600638',
       BillRefNumber: '3-901', InvoiceNumber: '', OrgAccountBalance: '', ThirdPartyTransID: '', MSISDN: '25470****149', FirstName: 'John', MiddleName: '', LastName: 'Doe',
@@ -118,19 +155,19 @@ const DOCS = {
     description:
       'M-Pesa reports a completed paybill payment here. It is believed only once transaction status confirms it (amount, receipt); ' +
       'it then matches the request its account number names, or by the payer\'s number where it comes in full. A repeat starts nothing.',
-    tags: TAGS, caller: 'anyone', responses: { 200: { description: 'Taken.', schema: DarajaAcknowledgement } },
+    tags: TAGS, caller: 'anyone', errors: [429], responses: { 200: { description: 'Taken.', schema: DarajaAcknowledgement } },
   }),
   darajaResult: routeDocs({
     operationId: 'darajaResult',
     summary: 'Asynchronous result (Daraja ResultURL)',
     description: 'B2C, reversal and transaction status results. A B2C or reversal result wakes its workflow (a hint); a transaction status answer, matched by the ConversationID Daraja gave only to us, is kept for the workflow that asked.',
-    tags: TAGS, caller: 'anyone', responses: { 200: { description: 'Taken.', schema: DarajaAcknowledgement } },
+    tags: TAGS, caller: 'anyone', errors: [429], responses: { 200: { description: 'Taken.', schema: DarajaAcknowledgement } },
   }),
   darajaQueueTimeout: routeDocs({
     operationId: 'darajaQueueTimeout',
     summary: 'Queue time-out (Daraja QueueTimeOutURL)',
     description: 'A request timed out in Daraja\'s queue: its workflow wakes and asks transaction status.',
-    tags: TAGS, caller: 'anyone', responses: { 200: { description: 'Taken.', schema: DarajaAcknowledgement } },
+    tags: TAGS, caller: 'anyone', errors: [429], responses: { 200: { description: 'Taken.', schema: DarajaAcknowledgement } },
   }),
 };
 
@@ -171,7 +208,23 @@ export const operatorCallbackRoutes = (deps: AppDeps) => {
     return /^\d{1,12}(\.0+)?$/.test(amount) && parsePositiveAmount(amount.replace(/\.0+$/, '')) !== null ? amount.replace(/\.0+$/, '') : null;
   };
 
+  // Counted against the operator and the account its callbacks are for (Daraja's shortcode, MoMo's target environment).
+  const operatorAccount = {
+    daraja: `${CONNECTED_NETWORK.daraja}:${daraja?.shortcode ?? '-'}`,
+    momo: `${CONNECTED_NETWORK.momo}:${config.momo?.targetEnvironment ?? '-'}`,
+  };
+
   return new Elysia({ name: 'operator-callbacks' })
+    // Before the body is read and before anything is looked up: past a limit a request costs one counter row.
+    .onRequest(async ({ request, server }) => {
+      const operator = callbackOperatorOf(request);
+      if (operator === null) return;
+      const address = throttledAddress(clientAddress(request, server, config.console.trustProxy) ?? 'unknown');
+      const admission = await admitOperatorCallback(sql, { address, operator: operatorAccount[operator], limits: config.operatorCallbacks });
+      if (admission.admitted) return;
+      countThrottledCallback(CONNECTED_NETWORK[operator], admission.limit);
+      throw throttled(admission.retryAfterSeconds);
+    })
     .post(DARAJA_CALLBACK_PATHS.stkResult, async ({ body }) => {
       const callback = body.Body.stkCallback;
       const operation = daraja ? await findOperationByOperatorReference(sql, CONNECTED_NETWORK.daraja, callback.CheckoutRequestID) : undefined;
@@ -179,11 +232,10 @@ export const operatorCallbackRoutes = (deps: AppDeps) => {
         await wake(operation, body);
         return ACCEPTED;
       }
-      const items = (callback.CallbackMetadata as { Item?: { Name?: string; Value?: unknown }[] } | undefined)?.Item ?? [];
-      const item = (name: string) => items.find((entry) => entry.Name === name)?.Value;
-      const msisdn = String(item('PhoneNumber') ?? '');
-      const receipt = String(item('MpesaReceiptNumber') ?? '');
-      const amount = wholeShillings(String(item('Amount') ?? ''));
+      const items = callbackItems(callback);
+      const msisdn = items.PhoneNumber ?? '';
+      const receipt = items.MpesaReceiptNumber ?? '';
+      const amount = wholeShillings(items.Amount ?? '');
       if (!daraja || String(callback.ResultCode) !== '0' || !/^\d{12}$/.test(msisdn) || !/^[A-Z0-9]{6,20}$/.test(receipt) || amount === null) {
         logger.info('STK callback for no prompt of ours ignored', { checkoutRequestId: callback.CheckoutRequestID, resultCode: String(callback.ResultCode) });
         return ACCEPTED;
@@ -201,7 +253,13 @@ export const operatorCallbackRoutes = (deps: AppDeps) => {
       });
       return ACCEPTED;
     }, { body: requestSchema(StkCallback), ...DOCS.darajaStkResult })
-    .post(DARAJA_CALLBACK_PATHS.validation, async ({ body }) => {
+    .post(DARAJA_CALLBACK_PATHS.validation, async ({ body: checked }) => {
+      // Daraja waits for a decision: a validation that cannot be read is refused, so the subscriber pays for nothing nobody could follow.
+      if (!checked.valid) {
+        logger.warn('paybill validation unreadable: rejected', { fields: Object.keys(checked.errors) });
+        return { ResultCode: 'C2B00016', ResultDesc: 'Rejected' };
+      }
+      const body = checked.body;
       const amount = wholeShillings(body.TransAmount);
       if (!daraja || amount === null) return { ResultCode: 'C2B00013', ResultDesc: 'Rejected' };
       const payer = await paybillPayer(body, amount);
@@ -215,7 +273,7 @@ export const operatorCallbackRoutes = (deps: AppDeps) => {
       }, verificationTransport, settings.acceptByDefault);
       logger.info('paybill validation answered', { transId: body.TransID, organizationId, decision: decided.decision, decidedBy: decided.decidedBy, detail: decided.detail });
       return decided.decision === 'accept' ? { ResultCode: '0', ResultDesc: 'Accepted' } : { ResultCode: 'C2B00016', ResultDesc: 'Rejected' };
-    }, { body: requestSchema(PaybillPayment), ...DOCS.darajaPaybillValidation })
+    }, { body: checkedRequestSchema(PaybillPayment), ...DOCS.darajaPaybillValidation })
     .post(DARAJA_CALLBACK_PATHS.confirmation, async ({ body }) => {
       const amount = wholeShillings(body.TransAmount);
       if (!daraja || amount === null) {
@@ -278,6 +336,15 @@ export const operatorCallbackRoutes = (deps: AppDeps) => {
   }
 };
 
+const DARAJA_PATHS: ReadonlySet<string> = new Set(Object.values(DARAJA_CALLBACK_PATHS));
+
+/** The operator whose callback path a request is on (with or without a trailing slash, any method), or null. */
+function callbackOperatorOf(request: Request): keyof typeof CONNECTED_NETWORK | null {
+  const path = new URL(request.url).pathname.replace(/\/+$/, '');
+  if (DARAJA_PATHS.has(path)) return 'daraja';
+  return path.startsWith(`${MOMO_CALLBACK_PATH}/`) ? 'momo' : null;
+}
+
 function momoRoute(operationId: string, method: 'PUT' | 'POST') {
   return {
     params: requestSchema(v.object({ referenceId: v.pipe(v.string(), v.regex(/^[0-9a-f-]{36}$/i, 'Not found.'), v.description('The X-Reference-Id of the request to pay or transfer.')) })),
@@ -286,7 +353,7 @@ function momoRoute(operationId: string, method: 'PUT' | 'POST') {
       operationId,
       summary: `MoMo callback (X-Callback-Url, ${method})`,
       description: 'MTN MoMo reports a request to pay or a transfer here (once, PUT or POST). It is a hint: the workflow wakes and asks MoMo\'s GET of the transaction, which alone decides.',
-      tags: TAGS, caller: 'anyone', errors: [404], responses: { 200: { description: 'Taken.', schema: MomoAcknowledgement } },
+      tags: TAGS, caller: 'anyone', errors: [404, 429], responses: { 200: { description: 'Taken.', schema: MomoAcknowledgement } },
       requestExample: { financialTransactionId: '23503452', externalId: 'req-901-1', amount: '1500', currency: 'UGX', payer: { partyIdType: 'MSISDN', partyId: '256772123456' }, status: 'SUCCESSFUL' },
     }),
   };

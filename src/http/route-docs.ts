@@ -21,14 +21,18 @@ import { fieldErrors } from '../domain/errors';
 // ---------------------------------------------------------------------------------------------
 // Input schemas
 
-/** A valibot schema as a route declares it (`body`, `query`, `params`, `headers`): a Standard Schema Elysia validates with. */
-type RequestSchema<TSchema extends v.GenericSchema = v.GenericSchema> = {
+/**
+ * A valibot schema as a route declares it (`body`, `query`, `params`, `headers`): a Standard Schema
+ * Elysia validates with. `TOutput` is what the route receives (the schema's output, unless the
+ * route answers a refusal itself: `checkedRequestSchema`).
+ */
+type RequestSchema<TSchema extends v.GenericSchema = v.GenericSchema, TOutput = v.InferOutput<TSchema>> = {
   readonly valibot: TSchema;
   readonly '~standard': {
     readonly version: 1;
     readonly vendor: 'valibot';
-    readonly validate: (value: unknown) => { value: v.InferOutput<TSchema>; issues?: undefined } | { issues: RequestIssue[] };
-    readonly types?: { readonly input: v.InferInput<TSchema>; readonly output: v.InferOutput<TSchema> } | undefined;
+    readonly validate: (value: unknown) => { value: TOutput; issues?: undefined } | { issues: RequestIssue[] };
+    readonly types?: { readonly input: v.InferInput<TSchema>; readonly output: TOutput } | undefined;
   };
 };
 /** One message of one field (`path: [field]`), or of the whole input (no path). */
@@ -47,6 +51,29 @@ export function requestSchema<const TSchema extends v.GenericSchema>(valibot: TS
           issues: Object.entries(checked.errors).flatMap(([field, messages]) =>
             messages.map((message): RequestIssue => (field === NON_FIELD_ERRORS ? { message } : { message, path: [field] }))),
         };
+      },
+    },
+  };
+}
+
+/** A body as `checkedRequestSchema` hands it to the route: valid, or the field errors a 400 would have carried. */
+type CheckedBody<TOutput> = { valid: true; body: TOutput } | { valid: false; errors: Record<string, string[]> };
+
+/**
+ * A body the route answers itself when it breaks the schema, instead of the 400 every other route
+ * gives (an operator's request that wants a decision, whatever arrived): validation never fails, and
+ * the route receives `{valid, body}` or `{valid: false, errors}`. The document describes the
+ * body by `valibot` all the same.
+ */
+export function checkedRequestSchema<const TSchema extends v.GenericSchema>(valibot: TSchema): RequestSchema<TSchema, CheckedBody<v.InferOutput<TSchema>>> {
+  return {
+    valibot,
+    '~standard': {
+      version: 1,
+      vendor: 'valibot',
+      validate(value) {
+        const checked = checkFields(valibot, value);
+        return { value: checked.success ? { valid: true, body: checked.output } : { valid: false, errors: checked.errors } };
       },
     },
   };
@@ -198,7 +225,9 @@ export const ERROR_DOCS: Record<ErrorStatus | 405, ErrorDoc> = {
   },
   429: {
     name: 'TooManyRequests',
-    description: 'The organization used up its requests of the window (reads and writes counted apart); `Retry-After` says when to try again.',
+    description:
+      'The organization used up its requests of the window (reads and writes counted apart), or, on an operator callback route, the ' +
+      'source address or the operator used up theirs (before the body is read); `Retry-After` says when to try again.',
     example: throttledExample,
     headers: { 'Retry-After': 'Seconds until the window ends.' },
   },

@@ -68,18 +68,36 @@ export function darajaTimestamp(now = new Date()): string {
 
 export type ResultParameters = Record<string, string>;
 
+/** A property of an object, whatever `value` turns out to be. */
+const property = (value: unknown, name: string): unknown =>
+  typeof value === 'object' && value !== null && !Array.isArray(value) && Object.hasOwn(value, name) ? (value as Record<string, unknown>)[name] : undefined;
+
+/**
+ * Daraja's lists of `{Name, Value}` or `{Key, Value}` pairs (an STK callback's metadata items, a
+ * result's parameters) by name, read from whatever arrived: a list, or a lone pair where Daraja sends
+ * one item bare. Anything that is not such a pair is passed over; a name can repeat
+ * (DebitPartyName twice in the documented sample), and the first stays.
+ */
+function namedValues(list: unknown, nameField: 'Name' | 'Key'): ResultParameters {
+  const values: ResultParameters = Object.create(null) as ResultParameters;
+  const items: unknown[] = Array.isArray(list) ? list : typeof list === 'object' && list !== null ? [list] : [];
+  for (const item of items) {
+    const name = field(item, nameField);
+    const value = field(item, 'Value');
+    if (name !== undefined && value !== undefined && !Object.hasOwn(values, name)) values[name] = value;
+  }
+  return values;
+}
+
+/** An STK callback's metadata items by name (`Amount`, `MpesaReceiptNumber`, `PhoneNumber`, ...). */
+export const callbackItems = (callback: unknown): ResultParameters =>
+  namedValues(property(property(callback, 'CallbackMetadata'), 'Item'), 'Name');
+
 /** The `Result` of an asynchronous Daraja answer: its code, description and parameters by key. */
 export function readResult(body: unknown): { resultCode: string; description: string; conversationId?: string; originatorConversationId?: string; transactionId?: string; parameters: ResultParameters } | null {
-  const result = (body as { Result?: Record<string, unknown> } | null)?.Result;
-  if (typeof result !== 'object' || result === null) return null;
-  const parameters: ResultParameters = {};
-  const list = (result.ResultParameters as { ResultParameter?: unknown } | undefined)?.ResultParameter;
-  for (const item of Array.isArray(list) ? list : list ? [list] : []) {
-    const key = field(item, 'Key');
-    const value = field(item, 'Value');
-    // A key can repeat (DebitPartyName twice in the documented sample): the first stays.
-    if (key !== undefined && value !== undefined && parameters[key] === undefined) parameters[key] = value;
-  }
+  const result = property(body, 'Result');
+  if (typeof result !== 'object' || result === null || Array.isArray(result)) return null;
+  const parameters = namedValues(property(property(result, 'ResultParameters'), 'ResultParameter'), 'Key');
   return {
     resultCode: field(result, 'ResultCode') ?? '',
     description: field(result, 'ResultDesc') ?? '',
@@ -179,13 +197,12 @@ export function createDarajaConnector(settings: MpesaSettings, { sql, callbackBa
 
   /** The receipt an STK callback gave, when it claims success for exactly this prompt's amount and number (only a label: the query decides). */
   function receiptOfHint(operation: NetworkOperation, prompt: TakenPrompt): string | null {
-    const callback = (operation.hint as { Body?: { stkCallback?: Record<string, unknown> } } | null)?.Body?.stkCallback;
-    if (!callback || field(callback, 'ResultCode') !== '0') return null;
-    const items = (callback.CallbackMetadata as { Item?: unknown[] } | undefined)?.Item ?? [];
-    const item = (name: string) => field(items.find((entry) => field(entry, 'Name') === name), 'Value');
-    const amount = item('Amount');
+    const callback = property(property(operation.hint, 'Body'), 'stkCallback');
+    if (field(callback, 'ResultCode') !== '0') return null;
+    const items = callbackItems(callback);
+    const amount = items.Amount;
     const sameAmount = amount !== undefined && /^\d+(\.\d+)?$/.test(amount) && compareDecimal(amount, prompt.amount) === 0;
-    return sameAmount && item('PhoneNumber') === msisdnOf(prompt.phoneNumber) ? item('MpesaReceiptNumber') ?? null : null;
+    return sameAmount && items.PhoneNumber === msisdnOf(prompt.phoneNumber) ? items.MpesaReceiptNumber ?? null : null;
   }
 
   async function sendB2c(payout: Payout, conversationKey: string): Promise<PayoutResult> {
@@ -367,7 +384,8 @@ export function createDarajaConnector(settings: MpesaSettings, { sql, callbackBa
     async registerUrls(): Promise<{ registered: boolean; detail: string }> {
       const answer = await post('/mpesa/c2b/v1/registerurl', {
         ShortCode: settings.shortcode,
-        // What M-Pesa does when our validation cannot answer in time: complete the payment (it then arrives as a confirmation).
+        // What M-Pesa does when our validation cannot answer in time, or answers 429 past the callback throttle:
+        // complete the payment (it then arrives as a confirmation).
         ResponseType: 'Completed',
         ConfirmationURL: url(DARAJA_CALLBACK_PATHS.confirmation),
         ValidationURL: url(DARAJA_CALLBACK_PATHS.validation),

@@ -142,8 +142,9 @@ export function createMomoConnector(settings: MomoSettings, { sql, callbackBaseU
     const answer = await call(kind.product, { method: 'GET', path: `/v1_0/${kind.path}/${referenceId}` });
     if (answer.status === 404) return { status: 'NOT_FOUND', matches: false };
     if (answer.status !== 200) throw unexpected(`${kind.path} status`, answer);
-    const reported = answer.body as Record<string, unknown>;
-    const party = reported[kind.party] as Record<string, unknown> | undefined;
+    const reported = answer.body;
+    // Read whatever arrived: a body that is not an object (`null`, text) has no fields, and matches nothing.
+    const party = typeof reported === 'object' && reported !== null ? (reported as Record<string, unknown>)[kind.party] : undefined;
     const amount = field(reported, 'amount') ?? '';
     const matches = /^\d+(\.\d+)?$/.test(amount) && compareDecimal(amount, expected.amount) === 0
       && field(reported, 'currency') === operatorCurrency(expected.currency) && field(party, 'partyId') === expected.msisdn;
@@ -218,7 +219,7 @@ export function createMomoConnector(settings: MomoSettings, { sql, callbackBaseU
     async lookupName(phoneNumber: string): Promise<NameLookup | null> {
       const msisdn = msisdnOf(phoneNumber);
       const active = await call('collection', { method: 'GET', path: `/v1_0/accountholder/msisdn/${msisdn}/active` });
-      if (active.status === 404 || (active.status === 200 && (active.body as { result?: unknown }).result !== true)) {
+      if (active.status === 404 || (active.status === 200 && field(active.body, 'result') !== 'true')) {
         return { nameOnNetwork: '', nationalId: null, nationalIdType: '', registered: false };
       }
       if (active.status !== 200) throw unexpected('account holder check', active);

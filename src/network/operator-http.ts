@@ -44,11 +44,14 @@ export async function callOperator(request: OperatorRequest): Promise<OperatorAn
   return { status: response.status, body };
 }
 
-/** A field of a JSON object answer, as text; undefined when absent. */
+/**
+ * A field of a JSON object, as text; undefined when absent, inherited (`constructor`) or not text,
+ * a number or a boolean: an operator's answers and callbacks are read with it whatever arrived.
+ */
 export function field(body: unknown, name: string): string | undefined {
-  if (typeof body !== 'object' || body === null) return undefined;
+  if (typeof body !== 'object' || body === null || Array.isArray(body) || !Object.hasOwn(body, name)) return undefined;
   const value = (body as Record<string, unknown>)[name];
-  return value === undefined || value === null ? undefined : String(value);
+  return typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? String(value) : undefined;
 }
 
 export type Token = { value: string; expiresAt: number };

@@ -45,6 +45,13 @@ const requestsThrottled = new Counter({
   registers: API,
 });
 
+const callbacksThrottled = new Counter({
+  name: 'operator_callbacks_throttled_total',
+  help: 'Operator callbacks answered 429, by network and the limit they passed (its source address\'s, or the operator\'s).',
+  labelNames: ['network', 'limit'] as const,
+  registers: API,
+});
+
 const duplicateRequests = new Counter({
   name: 'duplicate_requests_total',
   help: 'Writes answered 409 because their Duplicate-Check-Key was already claimed.',
@@ -57,6 +64,10 @@ export function observeHttpRequest(labels: { route: string; method: string; stat
 
 export function countThrottledRequest(kind: 'read' | 'write'): void {
   requestsThrottled.inc({ kind });
+}
+
+export function countThrottledCallback(network: string, limit: 'address' | 'operator'): void {
+  callbacksThrottled.inc({ network, limit });
 }
 
 export function countDuplicateRequest(): void {

@@ -39,7 +39,7 @@ describe('throttling with the production defaults (30 reads, 3000 writes a minut
   test('unauthenticated requests are refused before they count', async () => {
     const merchant = await createMerchant(ctx.app, 'Counted only when known', { throttle: 'default' });
     await merchant.request('/api/contacts', { headers: { Authorization: 'Token 0000000000000000000000000000000000000000' } });
-    const [counter] = await testSql()`select count from throttle_counters where organization_id = ${merchant.organization.id}`;
+    const [counter] = await testSql()`select count from request_counters where starts_with(key, ${`organization:${merchant.organization.id}:`})`;
     expect(counter).toBeUndefined();
   });
 });

@@ -277,7 +277,7 @@ export type paths = {
         put?: never;
         /**
          * Paybill validation (Daraja C2B ValidationURL)
-         * @description Before M-Pesa completes a paybill payment it asks here. The organization the account number (a request code `<organization>-<request>`) or the payer's number points to is asked at its verification URL within MPESA_VALIDATION_TIMEOUT_MS (Safaricom waits about 8 s for the whole answer); no answer in time takes its accept-by-default setting. Payments nobody has to decide are accepted.
+         * @description Before M-Pesa completes a paybill payment it asks here. The organization the account number (a request code `<organization>-<request>`) or the payer's number points to is asked at its verification URL within MPESA_VALIDATION_TIMEOUT_MS (Safaricom waits about 8 s for the whole answer); no answer in time takes its accept-by-default setting. Payments nobody has to decide are accepted; a validation that cannot be read (a field missing or of the wrong type) is rejected (`C2B00016`), and one with an amount that is not whole shillings too (`C2B00013`).
          */
         post: operations["darajaPaybillValidation"];
         delete?: never;
@@ -2723,7 +2723,7 @@ export type components = {
                 "application/json": components["schemas"]["ErrorDetail"];
             };
         };
-        /** @description The organization used up its requests of the window (reads and writes counted apart); `Retry-After` says when to try again. */
+        /** @description The organization used up its requests of the window (reads and writes counted apart), or, on an operator callback route, the source address or the operator used up theirs (before the body is read); `Retry-After` says when to try again. */
         TooManyRequests: {
             headers: {
                 /** @description Seconds until the window ends. */
@@ -4255,7 +4255,12 @@ export interface operations {
                             CheckoutRequestID: string;
                             ResultCode: string | number;
                             ResultDesc?: (string | number) | null;
-                            CallbackMetadata?: unknown;
+                            CallbackMetadata?: {
+                                Item?: {
+                                    Name: string;
+                                    Value?: (string | number) | null;
+                                }[];
+                            } | null;
                         };
                     };
                 };
@@ -4278,7 +4283,12 @@ export interface operations {
                             CheckoutRequestID: string;
                             ResultCode: string | number;
                             ResultDesc?: (string | number) | null;
-                            CallbackMetadata?: unknown;
+                            CallbackMetadata?: {
+                                Item?: {
+                                    Name: string;
+                                    Value?: (string | number) | null;
+                                }[];
+                            } | null;
                         };
                     };
                 };
@@ -4289,7 +4299,12 @@ export interface operations {
                             CheckoutRequestID: string;
                             ResultCode: string | number;
                             ResultDesc?: (string | number) | null;
-                            CallbackMetadata?: unknown;
+                            CallbackMetadata?: {
+                                Item?: {
+                                    Name: string;
+                                    Value?: (string | number) | null;
+                                }[];
+                            } | null;
                         };
                     };
                 };
@@ -4320,6 +4335,7 @@ export interface operations {
             406: components["responses"]["NotAcceptable"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -4439,6 +4455,7 @@ export interface operations {
             406: components["responses"]["NotAcceptable"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -4538,6 +4555,7 @@ export interface operations {
             406: components["responses"]["NotAcceptable"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -4560,12 +4578,22 @@ export interface operations {
                  */
                 "application/json": {
                     Result: {
-                        ResultType?: string | number;
+                        ResultType?: (string | number) | null;
                         ResultCode: string | number;
                         ResultDesc?: (string | number) | null;
                         OriginatorConversationID?: (string | number) | null;
                         ConversationID?: (string | number) | null;
                         TransactionID?: (string | number) | null;
+                        ResultParameters?: {
+                            ResultParameter?: {
+                                Key: string;
+                                Value?: (string | number) | null;
+                            }[] | {
+                                Key: string;
+                                Value?: (string | number) | null;
+                            };
+                        } | null;
+                        ReferenceData?: unknown;
                     };
                 };
                 /**
@@ -4577,22 +4605,42 @@ export interface operations {
                  */
                 "application/x-www-form-urlencoded": {
                     Result: {
-                        ResultType?: string | number;
+                        ResultType?: (string | number) | null;
                         ResultCode: string | number;
                         ResultDesc?: (string | number) | null;
                         OriginatorConversationID?: (string | number) | null;
                         ConversationID?: (string | number) | null;
                         TransactionID?: (string | number) | null;
+                        ResultParameters?: {
+                            ResultParameter?: {
+                                Key: string;
+                                Value?: (string | number) | null;
+                            }[] | {
+                                Key: string;
+                                Value?: (string | number) | null;
+                            };
+                        } | null;
+                        ReferenceData?: unknown;
                     };
                 };
                 "multipart/form-data": {
                     Result: {
-                        ResultType?: string | number;
+                        ResultType?: (string | number) | null;
                         ResultCode: string | number;
                         ResultDesc?: (string | number) | null;
                         OriginatorConversationID?: (string | number) | null;
                         ConversationID?: (string | number) | null;
                         TransactionID?: (string | number) | null;
+                        ResultParameters?: {
+                            ResultParameter?: {
+                                Key: string;
+                                Value?: (string | number) | null;
+                            }[] | {
+                                Key: string;
+                                Value?: (string | number) | null;
+                            };
+                        } | null;
+                        ReferenceData?: unknown;
                     };
                 };
             };
@@ -4622,6 +4670,7 @@ export interface operations {
             406: components["responses"]["NotAcceptable"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -4644,12 +4693,22 @@ export interface operations {
                  */
                 "application/json": {
                     Result: {
-                        ResultType?: string | number;
+                        ResultType?: (string | number) | null;
                         ResultCode: string | number;
                         ResultDesc?: (string | number) | null;
                         OriginatorConversationID?: (string | number) | null;
                         ConversationID?: (string | number) | null;
                         TransactionID?: (string | number) | null;
+                        ResultParameters?: {
+                            ResultParameter?: {
+                                Key: string;
+                                Value?: (string | number) | null;
+                            }[] | {
+                                Key: string;
+                                Value?: (string | number) | null;
+                            };
+                        } | null;
+                        ReferenceData?: unknown;
                     };
                 };
                 /**
@@ -4661,22 +4720,42 @@ export interface operations {
                  */
                 "application/x-www-form-urlencoded": {
                     Result: {
-                        ResultType?: string | number;
+                        ResultType?: (string | number) | null;
                         ResultCode: string | number;
                         ResultDesc?: (string | number) | null;
                         OriginatorConversationID?: (string | number) | null;
                         ConversationID?: (string | number) | null;
                         TransactionID?: (string | number) | null;
+                        ResultParameters?: {
+                            ResultParameter?: {
+                                Key: string;
+                                Value?: (string | number) | null;
+                            }[] | {
+                                Key: string;
+                                Value?: (string | number) | null;
+                            };
+                        } | null;
+                        ReferenceData?: unknown;
                     };
                 };
                 "multipart/form-data": {
                     Result: {
-                        ResultType?: string | number;
+                        ResultType?: (string | number) | null;
                         ResultCode: string | number;
                         ResultDesc?: (string | number) | null;
                         OriginatorConversationID?: (string | number) | null;
                         ConversationID?: (string | number) | null;
                         TransactionID?: (string | number) | null;
+                        ResultParameters?: {
+                            ResultParameter?: {
+                                Key: string;
+                                Value?: (string | number) | null;
+                            }[] | {
+                                Key: string;
+                                Value?: (string | number) | null;
+                            };
+                        } | null;
+                        ReferenceData?: unknown;
                     };
                 };
             };
@@ -4706,6 +4785,7 @@ export interface operations {
             406: components["responses"]["NotAcceptable"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -4740,8 +4820,21 @@ export interface operations {
                     externalId?: (string | number) | null;
                     amount?: (string | number) | null;
                     currency?: (string | number) | null;
+                    payer?: {
+                        partyIdType?: (string | number) | null;
+                        partyId?: (string | number) | null;
+                    } | null;
+                    payee?: {
+                        partyIdType?: (string | number) | null;
+                        partyId?: (string | number) | null;
+                    } | null;
+                    payerMessage?: (string | number) | null;
+                    payeeNote?: (string | number) | null;
                     status?: (string | number) | null;
-                    reason?: unknown;
+                    reason?: ((string | number) | {
+                        code?: (string | number) | null;
+                        message?: (string | number) | null;
+                    }) | null;
                 };
                 /**
                  * @example {
@@ -4761,16 +4854,42 @@ export interface operations {
                     externalId?: (string | number) | null;
                     amount?: (string | number) | null;
                     currency?: (string | number) | null;
+                    payer?: {
+                        partyIdType?: (string | number) | null;
+                        partyId?: (string | number) | null;
+                    } | null;
+                    payee?: {
+                        partyIdType?: (string | number) | null;
+                        partyId?: (string | number) | null;
+                    } | null;
+                    payerMessage?: (string | number) | null;
+                    payeeNote?: (string | number) | null;
                     status?: (string | number) | null;
-                    reason?: unknown;
+                    reason?: ((string | number) | {
+                        code?: (string | number) | null;
+                        message?: (string | number) | null;
+                    }) | null;
                 };
                 "multipart/form-data": {
                     financialTransactionId?: (string | number) | null;
                     externalId?: (string | number) | null;
                     amount?: (string | number) | null;
                     currency?: (string | number) | null;
+                    payer?: {
+                        partyIdType?: (string | number) | null;
+                        partyId?: (string | number) | null;
+                    } | null;
+                    payee?: {
+                        partyIdType?: (string | number) | null;
+                        partyId?: (string | number) | null;
+                    } | null;
+                    payerMessage?: (string | number) | null;
+                    payeeNote?: (string | number) | null;
                     status?: (string | number) | null;
-                    reason?: unknown;
+                    reason?: ((string | number) | {
+                        code?: (string | number) | null;
+                        message?: (string | number) | null;
+                    }) | null;
                 };
             };
         };
@@ -4798,6 +4917,7 @@ export interface operations {
             406: components["responses"]["NotAcceptable"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -4832,8 +4952,21 @@ export interface operations {
                     externalId?: (string | number) | null;
                     amount?: (string | number) | null;
                     currency?: (string | number) | null;
+                    payer?: {
+                        partyIdType?: (string | number) | null;
+                        partyId?: (string | number) | null;
+                    } | null;
+                    payee?: {
+                        partyIdType?: (string | number) | null;
+                        partyId?: (string | number) | null;
+                    } | null;
+                    payerMessage?: (string | number) | null;
+                    payeeNote?: (string | number) | null;
                     status?: (string | number) | null;
-                    reason?: unknown;
+                    reason?: ((string | number) | {
+                        code?: (string | number) | null;
+                        message?: (string | number) | null;
+                    }) | null;
                 };
                 /**
                  * @example {
@@ -4853,16 +4986,42 @@ export interface operations {
                     externalId?: (string | number) | null;
                     amount?: (string | number) | null;
                     currency?: (string | number) | null;
+                    payer?: {
+                        partyIdType?: (string | number) | null;
+                        partyId?: (string | number) | null;
+                    } | null;
+                    payee?: {
+                        partyIdType?: (string | number) | null;
+                        partyId?: (string | number) | null;
+                    } | null;
+                    payerMessage?: (string | number) | null;
+                    payeeNote?: (string | number) | null;
                     status?: (string | number) | null;
-                    reason?: unknown;
+                    reason?: ((string | number) | {
+                        code?: (string | number) | null;
+                        message?: (string | number) | null;
+                    }) | null;
                 };
                 "multipart/form-data": {
                     financialTransactionId?: (string | number) | null;
                     externalId?: (string | number) | null;
                     amount?: (string | number) | null;
                     currency?: (string | number) | null;
+                    payer?: {
+                        partyIdType?: (string | number) | null;
+                        partyId?: (string | number) | null;
+                    } | null;
+                    payee?: {
+                        partyIdType?: (string | number) | null;
+                        partyId?: (string | number) | null;
+                    } | null;
+                    payerMessage?: (string | number) | null;
+                    payeeNote?: (string | number) | null;
                     status?: (string | number) | null;
-                    reason?: unknown;
+                    reason?: ((string | number) | {
+                        code?: (string | number) | null;
+                        message?: (string | number) | null;
+                    }) | null;
                 };
             };
         };
@@ -4890,6 +5049,7 @@ export interface operations {
             406: components["responses"]["NotAcceptable"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -6015,7 +6175,7 @@ export interface operations {
                     "application/json": components["schemas"]["BillsError"];
                 };
             };
-            /** @description The organization used up its requests of the window (reads and writes counted apart); `Retry-After` says when to try again. In the bill-payment envelope. */
+            /** @description The organization used up its requests of the window (reads and writes counted apart), or, on an operator callback route, the source address or the operator used up theirs (before the body is read); `Retry-After` says when to try again. In the bill-payment envelope. */
             429: {
                 headers: {
                     /** @description Seconds until the window ends. */
@@ -6161,7 +6321,7 @@ export interface operations {
                     "application/json": components["schemas"]["BillsError"];
                 };
             };
-            /** @description The organization used up its requests of the window (reads and writes counted apart); `Retry-After` says when to try again. In the bill-payment envelope. */
+            /** @description The organization used up its requests of the window (reads and writes counted apart), or, on an operator callback route, the source address or the operator used up theirs (before the body is read); `Retry-After` says when to try again. In the bill-payment envelope. */
             429: {
                 headers: {
                     /** @description Seconds until the window ends. */
@@ -6386,7 +6546,7 @@ export interface operations {
                     "application/json": components["schemas"]["BillsError"];
                 };
             };
-            /** @description The organization used up its requests of the window (reads and writes counted apart); `Retry-After` says when to try again. In the bill-payment envelope. */
+            /** @description The organization used up its requests of the window (reads and writes counted apart), or, on an operator callback route, the source address or the operator used up theirs (before the body is read); `Retry-After` says when to try again. In the bill-payment envelope. */
             429: {
                 headers: {
                     /** @description Seconds until the window ends. */

@@ -26,6 +26,14 @@ test('every search attribute the workflows set is registered by the bootstrap an
   for (const name of Object.keys(used)) expect(compose).toContain(`--name ${name}`);
 });
 
+test('operator callbacks: 600 a minute per address and 6,000 per operator by default, each settable', () => {
+  expect(loadConfig({}).operatorCallbacks).toEqual({ perAddress: 600, perOperator: 6000, windowSeconds: 60 });
+  expect(loadConfig({ OPERATOR_CALLBACK_LIMIT_PER_ADDRESS: '5', OPERATOR_CALLBACK_LIMIT_PER_OPERATOR: '50' }).operatorCallbacks)
+    .toEqual({ perAddress: 5, perOperator: 50, windowSeconds: 60 });
+  expect(() => loadConfig({ OPERATOR_CALLBACK_LIMIT_PER_ADDRESS: '0' })).toThrow(/OPERATOR_CALLBACK_LIMIT_PER_ADDRESS/);
+  expect(() => loadConfig({ OPERATOR_CALLBACK_LIMIT_PER_OPERATOR: 'many' })).toThrow(/OPERATOR_CALLBACK_LIMIT_PER_OPERATOR/);
+});
+
 test('every variable the config reads is documented in docs/configuration.md', () => {
   const guide = readFileSync(join(import.meta.dir, '../../docs/configuration.md'), 'utf8');
   const source = readFileSync(join(import.meta.dir, '../../src/config.ts'), 'utf8');

@@ -2,6 +2,7 @@ import { describe, expect, test } from 'bun:test';
 import { acceptsJson, createMethodIndex, errorResponse, nestFormFields, parseRequestBody } from '../../src/http/request';
 import { isDatabaseUnavailable } from '../../src/db';
 import { ApiError } from '../../src/http/errors';
+import { throttledAddress } from '../../src/http/client-address';
 import { pagedList } from '../../src/http/pagination';
 
 describe('Accept', () => {
@@ -139,5 +140,28 @@ describe('PostgreSQL unavailable', () => {
   });
   test.each([withCode('23505'), withCode('55000', 'sequence not yet defined'), new Error('plain'), 'text'])('%p is not', (error) => {
     expect(isDatabaseUnavailable(error)).toBe(false);
+  });
+});
+
+describe('addresses a throttle counts by', () => {
+  test.each([
+    ['192.0.2.7', '192.0.2.7'],
+    ['2001:db8:1:2:3:4:5:6', '2001:db8:1:2::/64'],
+    ['2001:0DB8:0001:0002::9', '2001:db8:1:2::/64'],
+    ['[2001:db8:1:2::1]', '2001:db8:1:2::/64'],
+    ['fe80::1%eth0', 'fe80:0:0:0::/64'],
+    ['::1', '0:0:0:0::/64'],
+    ['::ffff:192.0.2.7', '192.0.2.7'],
+    ['0:0:0:0:0:ffff:c000:207', '192.0.2.7'],
+    ['64:ff9b::192.0.2.7', '64:ff9b:0:0::/64'],
+    ['unknown', 'unknown'],
+    ['1:2:3', '1:2:3'],
+    ['1::2::3', '1::2::3'],
+  ])('%p counts as %p', (address, counted) => {
+    expect(throttledAddress(address)).toBe(counted);
+  });
+
+  test('anything else is kept, cut to a bounded length', () => {
+    expect(throttledAddress('x'.repeat(500))).toHaveLength(100);
   });
 });

@@ -4,9 +4,9 @@ import { createHash } from 'node:crypto';
 import { loadConfig } from '../../src/config';
 import { networkByName, networkForMoney, networkForNumber, operatorAmountProblem, reportedPaymentNetwork } from '../../src/domain/networks';
 import { fullNumberOf, numberFitsMask } from '../../src/domain/phone';
-import { accountReference, darajaTimestamp, numberOfParty, readResult, stkFailure } from '../../src/network/daraja';
+import { accountReference, callbackItems, darajaTimestamp, numberOfParty, readResult, stkFailure } from '../../src/network/daraja';
 import { momoFailure, referenceUuid } from '../../src/network/momo';
-import { createTokenCache, wholeAmount } from '../../src/network/operator-http';
+import { createTokenCache, field, wholeAmount } from '../../src/network/operator-http';
 import { describeConnections } from '../../src/network/connections';
 import { connectedNetworks } from '../../src/domain/networks';
 
@@ -101,6 +101,34 @@ describe('operator formats', () => {
     expect(stkFailure('9999', 'Odd')).toBe('M-Pesa refused the payment (9999: Odd).');
     expect(momoFailure('APPROVAL_REJECTED')).toBe('The subscriber declined the payment.');
     expect(momoFailure(undefined)).toBe('MTN MoMo refused the transaction.');
+  });
+
+  test('callbacks are read whatever their shape: lists that are not lists, items that are not items, inherited names', () => {
+    const items = (metadata: unknown) => ({ ...callbackItems({ CallbackMetadata: metadata }) });
+    expect(items({ Item: [{ Name: 'Amount', Value: 250 }, { Name: 'Balance' }, { Name: 'PhoneNumber', Value: 254708374149 }, { Name: 'Amount', Value: 1 }] }))
+      .toEqual({ Amount: '250', PhoneNumber: '254708374149' });
+    for (const odd of ['notalist', [null], [1, 'a', [], true], { Name: 'Amount', Value: 5 }, null, 7, { Item: { Name: 'Amount', Value: { deep: 1 } } }]) {
+      expect(() => items({ Item: odd })).not.toThrow();
+      expect(() => items(odd)).not.toThrow();
+    }
+    expect(items({ Item: [null, { Name: 'Amount', Value: 5 }] })).toEqual({ Amount: '5' });
+    // A lone item comes bare; a value that is not text is no value.
+    expect(items({ Item: { Name: 'Amount', Value: 5 } })).toEqual({ Amount: '5' });
+    expect(items({ Item: [{ Name: 'Amount', Value: [5] }, { Name: 'Receipt', Value: { a: 1 } }] })).toEqual({});
+    // Names are data, never an object's own machinery.
+    const named = callbackItems({ CallbackMetadata: JSON.parse('{"Item":[{"Name":"toString","Value":"x"},{"Name":"__proto__","Value":"y"}]}') });
+    expect([named.toString, Object.getOwnPropertyDescriptor(named, '__proto__')?.value]).toEqual(['x', 'y']);
+    expect(callbackItems(null).constructor).toBeUndefined();
+    for (const body of [null, 'text', [], { Result: 'x' }, { Result: [] }, { Result: { ResultParameters: { ResultParameter: 'x' } } }, { Result: { ResultParameters: [null] } }]) {
+      expect(() => readResult(body)).not.toThrow();
+    }
+    expect(readResult({ Result: [] })).toBeNull();
+    expect(readResult({ Result: { ResultCode: { a: 1 }, ResultParameters: { ResultParameter: [null, { Key: 'Amount', Value: 3 }] } } }))
+      .toMatchObject({ resultCode: '', parameters: { Amount: '3' } });
+    expect(field({}, 'constructor')).toBeUndefined();
+    expect(field({ a: { b: 1 } }, 'a')).toBeUndefined();
+    expect(field(['x'], '0')).toBeUndefined();
+    expect(field({ a: 0, b: false }, 'a')).toBe('0');
   });
 
   test('a masked or hashed payer number stands for a number only when it fits it', () => {
