@@ -38,22 +38,22 @@ type RequestSchema<TSchema extends v.GenericSchema = v.GenericSchema, TOutput = 
 /** One message of one field (`path: [field]`), or of the whole input (no path). */
 type RequestIssue = { message: string; path?: [string] };
 
+/** A declared schema: `valibot` describes it (the OpenAPI document), `validate` is what Elysia runs. */
+function standardSchema<TSchema extends v.GenericSchema, TOutput>(
+  valibot: TSchema, validate: RequestSchema<TSchema, TOutput>['~standard']['validate'],
+): RequestSchema<TSchema, TOutput> {
+  return { valibot, '~standard': { version: 1, vendor: 'valibot', validate } };
+}
+
 export function requestSchema<const TSchema extends v.GenericSchema>(valibot: TSchema): RequestSchema<TSchema> {
-  return {
-    valibot,
-    '~standard': {
-      version: 1,
-      vendor: 'valibot',
-      validate(value) {
-        const checked = checkFields(valibot, value);
-        if (checked.success) return { value: checked.output };
-        return {
-          issues: Object.entries(checked.errors).flatMap(([field, messages]) =>
-            messages.map((message): RequestIssue => (field === NON_FIELD_ERRORS ? { message } : { message, path: [field] }))),
-        };
-      },
-    },
-  };
+  return standardSchema(valibot, (value) => {
+    const checked = checkFields(valibot, value);
+    if (checked.success) return { value: checked.output };
+    return {
+      issues: Object.entries(checked.errors).flatMap(([field, messages]) =>
+        messages.map((message): RequestIssue => (field === NON_FIELD_ERRORS ? { message } : { message, path: [field] }))),
+    };
+  });
 }
 
 /** A body as `checkedRequestSchema` hands it to the route: valid, or the field errors a 400 would have carried. */
@@ -66,17 +66,10 @@ type CheckedBody<TOutput> = { valid: true; body: TOutput } | { valid: false; err
  * body by `valibot` all the same.
  */
 export function checkedRequestSchema<const TSchema extends v.GenericSchema>(valibot: TSchema): RequestSchema<TSchema, CheckedBody<v.InferOutput<TSchema>>> {
-  return {
-    valibot,
-    '~standard': {
-      version: 1,
-      vendor: 'valibot',
-      validate(value) {
-        const checked = checkFields(valibot, value);
-        return { value: checked.success ? { valid: true, body: checked.output } : { valid: false, errors: checked.errors } };
-      },
-    },
-  };
+  return standardSchema(valibot, (value) => {
+    const checked = checkFields(valibot, value);
+    return { value: checked.success ? { valid: true, body: checked.output } : { valid: false, errors: checked.errors } };
+  });
 }
 
 export const isRequestSchema = (value: unknown): value is RequestSchema =>
