@@ -69,7 +69,7 @@ export const networkCallbackRoutes = ({ sql, launcher, config }: AppDeps) => {
     // Credentials before the body: the reporter is judged as the request arrives, before the body is
     // read (parsing comes later), as the API's keys are (src/http/auth.ts).
     .onRequest(async ({ request }) => {
-      if (request.method === 'POST' && new URL(request.url).pathname === NETWORK_REPORT_PATH) reporters.set(request, await authenticateNetwork(sql, request, connections));
+      if (request.method === 'POST' && new URL(request.url).pathname.replace(/\/+$/, '') === NETWORK_REPORT_PATH) reporters.set(request, await authenticateNetwork(sql, request, connections));
     })
     .derive(async ({ request }) => ({ reporter: reporters.get(request) ?? await authenticateNetwork(sql, request, connections) }))
     .post(

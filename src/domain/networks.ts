@@ -174,11 +174,10 @@ export function moneyNetwork(
   e164: string, currency: string, amount: string, config: { sandbox: boolean; mpesa: unknown; momo: unknown },
 ): { network: Network | null; errors: Record<string, string[]> } {
   const connections = connectionsOf(config);
-  const { connected } = connections;
   const choice = networkForMoney(e164, currency, connections);
   const errors: Record<string, string[]> = {};
   if (choice.problem !== undefined) errors.phonenumber = [choice.problem];
-  const amountProblem = choice.network ? operatorAmountProblem(choice.network, currency, amount, connected) : null;
+  const amountProblem = choice.network ? operatorAmountProblem(choice.network, currency, amount, connections.connected) : null;
   if (amountProblem !== null) errors.amount = [amountProblem];
   return { network: choice.network ?? null, errors };
 }

@@ -5,7 +5,7 @@
  * networks with no connector while no connector is on at all. A real currency the sandbox may not
  * move is refused at the door (domain/networks.ts); one that still arrives here is refused as a result.
  */
-import { CONNECTED_NETWORK, sandboxMoneyProblem, type Connections, type Network } from '../domain/networks';
+import { CONNECTED_NETWORK, connectedNetworks, sandboxMoneyProblem, type Connections, type Network } from '../domain/networks';
 import { logger } from '../log';
 import type {
   NameLookup, NetworkAdapter, PaymentPrompt, Payout, PayoutResult, PromptResult, PromptStatus, ReportedPayment, ReportedPaymentStatus, TakenPrompt, TextMessage,
@@ -26,9 +26,7 @@ export function createNetworkRouter(sandbox: NetworkAdapter, connectors: Connect
     if (network.name === CONNECTED_NETWORK.momo) return connectors.momo;
     return null;
   };
-  const connections: Connections = {
-    sandboxMode, connected: new Set([...(connectors.daraja ? [CONNECTED_NETWORK.daraja] : []), ...(connectors.momo ? [CONNECTED_NETWORK.momo] : [])]),
-  };
+  const connections: Connections = { sandboxMode, connected: connectedNetworks({ mpesa: connectors.daraja, momo: connectors.momo }) };
   /** Who moves `currency` on `network`: its connector, the sandbox (`sandboxMoneyProblem` allowing), or nobody (null). */
   const route = (network: Network, currency: string): Connector | NetworkAdapter | null => {
     if (currency === 'BXC') return sandbox;
