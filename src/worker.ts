@@ -60,7 +60,7 @@ async function runWorker(): Promise<void> {
     hold('the worker\'s Temporal connection', () => connection.close());
     const client = await connectClient(config.temporal, telemetry.clientInterceptors);
     hold('the Temporal client\'s connection', () => client.connection.close());
-    const launcher = launcherFromConfig(client, config, (message, fields) => logger.warn(message, fields));
+    const launcher = launcherFromConfig(client, sql, config, (message, fields) => logger.warn(message, fields));
     const worker = await Worker.create(workerOptions(config, connection, sql, launcher, telemetry));
     await runUntilShutdown(worker, hold, (stop) => {
       if (config.mpesa?.registerUrlsAtStart) void registerPaybillUrls(config, sql);

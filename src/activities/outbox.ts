@@ -24,6 +24,11 @@ export function createOutboxActivities({ sql, launcher }: OutboxActivityDeps) {
       if (count > 0) log.info('outbox sweep started workflows', { kind, started: count });
       started += count;
     }
+    if (kinds.includes('deliveries')) {
+      // Due deliveries that nobody sends (an actor never woken, or stopped from outside): their actors are woken.
+      const woken = await launcher.wakeStalledWebhooks(graceSeconds, batchSize);
+      if (woken > 0) log.info('outbox sweep woke webhook actors', { woken });
+    }
     return started;
   }
 

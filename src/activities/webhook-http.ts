@@ -12,7 +12,8 @@ import { isIP, type LookupFunction } from 'node:net';
 import { createSecureContext, rootCertificates, type SecureContext } from 'node:tls';
 import { isPublicAddress } from '../domain/network-addresses';
 import { withClientSpan } from '../telemetry/trace-context';
-import { RESPONSE_EXCERPT_BYTES, asksToSkipCertificateCheck } from '../domain/webhooks';
+import { RESPONSE_EXCERPT_BYTES, asksToSkipCertificateCheck, deliveryHeaders, serializeWebhook, webhookMessageId, type WebhookRow } from '../domain/webhooks';
+import type { DeliverySecrets } from '../services/webhooks';
 import { parseVerificationAnswer } from '../domain/collections';
 
 export type TransportSettings = {
@@ -35,7 +36,7 @@ export type TransportSettings = {
  * Transport settings from configuration: sandbox mode, and the extra certificate authority of
  * WEBHOOK_CA_FILE (sandbox only), read once.
  */
-export function outgoingTransport({ sandbox, caFile, timeoutMs }: { sandbox: boolean; caFile: string | undefined; timeoutMs: number }): TransportSettings {
+export function outgoingTransport({ sandbox, caFile, timeoutMs, connectionsPerReceiver = 16 }: { sandbox: boolean; caFile: string | undefined; timeoutMs: number; connectionsPerReceiver?: number }): TransportSettings {
   let extraCa: string | undefined;
   if (caFile !== undefined) {
     try {
@@ -44,17 +45,19 @@ export function outgoingTransport({ sandbox, caFile, timeoutMs }: { sandbox: boo
       throw new Error(`WEBHOOK_CA_FILE ${caFile} cannot be read`, { cause });
     }
   }
-  return { sandbox, extraCa, timeoutMs, agents: keepAliveAgents() };
+  return { sandbox, extraCa, timeoutMs, agents: keepAliveAgents(connectionsPerReceiver) };
 }
 
 /**
- * Agents that keep a connection to a receiver open for a moment after a POST, for the next one.
+ * Agents that keep a connection to a receiver open for a moment after a POST, for the next one, at
+ * most `connections` to one receiver (a webhook's window: a receiver that closes every connection
+ * gets that many opened in parallel).
  * An idle connection closes after 2 s (the agent's `timeout` applies to free sockets only), before
  * a receiver's own keep-alive timeout (Node's 5 s, most proxies' 60 s) could close one under a POST
  * about to be sent on it.
  */
-function keepAliveAgents(): { http: HttpAgent; https: HttpsAgent } {
-  const options = { keepAlive: true, keepAliveMsecs: 1000, maxSockets: 16, maxFreeSockets: 16, timeout: 2000, scheduling: 'lifo' as const };
+function keepAliveAgents(connections: number): { http: HttpAgent; https: HttpsAgent } {
+  const options = { keepAlive: true, keepAliveMsecs: 1000, maxSockets: connections, maxFreeSockets: connections, timeout: 2000, scheduling: 'lifo' as const };
   return { http: new HttpAgent(options), https: new HttpsAgent(options) };
 }
 
@@ -208,4 +211,11 @@ export async function askMerchant(url: string, request: VerificationRequest, tra
   const answer = parseVerificationAnswer(sent.responseExcerpt ?? '', request.remote_transaction_id);
   if (answer.decision === 'none') return fallback(answer.detail);
   return { decision: answer.decision, reason: answer.decision === 'reject' ? answer.reason : null, decidedBy: 'merchant', detail: null };
+}
+
+/** Signs and POSTs `{"hook", "data"}` of one event to the webhook's target: what the receiver did, never an error. */
+export async function postDelivery(webhook: WebhookRow, event: { id: number; data: Record<string, unknown> }, secrets: DeliverySecrets, transport: TransportSettings): Promise<HttpAttempt> {
+  const body = JSON.stringify({ hook: serializeWebhook(webhook), data: event.data });
+  const headers = deliveryHeaders(secrets, webhookMessageId(event.id, webhook.id), Math.floor(Date.now() / 1000), body);
+  return await withClientSpan('POST webhook', { method: 'POST', url: webhook.target, headers }, () => postWebhook(webhook.target, headers, body, transport));
 }

@@ -1,25 +1,28 @@
 import { log } from '@temporalio/activity';
 import type { Sql } from '../db';
-import type { RetrySchedule } from '../domain/webhook-schedule';
+import { retryDelayMs, type RetrySchedule } from '../domain/webhook-schedule';
 import {
-  WEBHOOK_TIMEOUT_MS, attemptOutcome, deliveryHeaders, serializeWebhook, webhookMessageId, type DeliveryStatus, type WebhookRow,
+  WEBHOOK_TIMEOUT_MS, attemptOutcome, type DeliveryStatus,
 } from '../domain/webhooks';
 import {
   deliveryContext, deliverySecrets, findAttempt, finishDelivery, logAttempt, openDelivery, recordAttempt, takeDeliveries, webhooksListeningTo,
-  type DeliverySecrets, type OpenDelivery,
+  type OpenDelivery,
 } from '../services/webhooks';
 import { recordWebhookAttempt } from '../telemetry/metrics';
-import { withClientSpan } from '../telemetry/trace-context';
 import { disableIfFailing } from '../services/webhook-recovery';
 import type { Launcher } from '../temporal/launcher';
-import type { WebhookEnd } from '../workflows/contracts/webhook';
-import { outgoingTransport, postWebhook, type TransportSettings } from './webhook-http';
+import type { SenderInput, SenderResult, WebhookEnd } from '../workflows/contracts/webhook';
+import { cancelPending } from '../services/webhook-queue';
+import { logger } from '../log';
+import { sendDueDeliveries } from './webhook-sender';
+import { createWakeups } from './webhook-wakeups';
+import { outgoingTransport, postDelivery, type TransportSettings } from './webhook-http';
 
 export type WebhookActivityDeps = {
   sql: Sql;
   launcher: Launcher;
   sandbox: boolean;
-  webhooks: RetrySchedule & { caFile: string | undefined; disableAfterHours: number };
+  webhooks: RetrySchedule & { caFile: string | undefined; disableAfterHours: number; concurrency: number };
 };
 
 /** What the actor's batch found out: each delivery's outcome, and, when the webhook no longer takes deliveries, why. */
@@ -29,13 +32,6 @@ type WebhookDeliveryPlan = { webhookIds: number[]; schedule: RetrySchedule };
 
 /** What an attempt came to, as the workflow needs it. `cancelled`: the hook or the event is gone, nothing was sent. */
 type AttemptResult = { outcome: 'delivered' | 'failed' | 'gone' | 'cancelled'; statusCode: number | null; detail: string | null };
-
-/** Signs and POSTs `{"hook", "data"}` of one event to the webhook's target; what the receiver did, never an error. */
-async function send(webhook: WebhookRow, event: { id: number; data: Record<string, unknown> }, secrets: DeliverySecrets, transport: TransportSettings) {
-  const body = JSON.stringify({ hook: serializeWebhook(webhook), data: event.data });
-  const headers = deliveryHeaders(secrets, webhookMessageId(event.id, webhook.id), Math.floor(Date.now() / 1000), body);
-  return await withClientSpan('POST webhook', { method: 'POST', url: webhook.target, headers }, () => postWebhook(webhook.target, headers, body, transport));
-}
 
 /**
  * The webhook actor's attempts, all at once: the deliveries taken and read in one statement, the
@@ -60,9 +56,12 @@ async function attemptBatch(
   await Promise.all(taken.map(async ({ deliveryId, attempt, redelivery, event, logged }) => {
     let recorded = logged;
     if (recorded === null) {
-      const sent = await send(webhook, event, secrets, transport);
+      const sent = await postDelivery(webhook, event, secrets, transport);
       const outcome = attemptOutcome(sent.statusCode);
-      recorded = await logAttempt(sql, { deliveryId, webhookId: webhook.id, attempt, ...sent, outcome, final: outcome !== 'failed' || last.get(deliveryId) === true });
+      const final = outcome !== 'failed' || last.get(deliveryId) === true;
+      // The row's next attempt, for the current actor once this one hands the webhook over.
+      const nextAttemptAt = final ? null : new Date(Date.now() + retryDelayMs(deps.webhooks, attempt + 1, Math.random()));
+      recorded = await logAttempt(sql, { deliveryId, webhookId: webhook.id, attempt, ...sent, outcome, final, nextAttemptAt });
       recordWebhookAttempt({ outcome: recorded.outcome, attempt, eventCreatedAt: event.created, redelivery });
     }
     log.info('webhook attempt', { webhookId, deliveryId, attempt, outcome: recorded.outcome, statusCode: recorded.statusCode });
@@ -92,7 +91,7 @@ export async function attemptDelivery(sql: Sql, transport: TransportSettings, de
   if (context.webhook.disabledAt !== null) return { outcome: 'cancelled', statusCode: null, detail: 'the webhook is disabled' };
 
   const { webhook, event } = context;
-  const sent = await send(webhook, event, await deliverySecrets(sql, webhook.organizationId), transport);
+  const sent = await postDelivery(webhook, event, await deliverySecrets(sql, webhook.organizationId), transport);
   const recorded = await recordAttempt(sql, { deliveryId, webhookId: webhook.id, attempt, ...sent, outcome: attemptOutcome(sent.statusCode) });
   recordWebhookAttempt({ outcome: recorded.outcome, attempt, eventCreatedAt: event.created, redelivery: context.delivery.redelivery });
   return { outcome: recorded.outcome, statusCode: recorded.statusCode, detail: recorded.error };
@@ -100,10 +99,21 @@ export async function attemptDelivery(sql: Sql, transport: TransportSettings, de
 
 export function createWebhookActivities(deps: WebhookActivityDeps) {
   const { sql, sandbox, webhooks } = deps;
-  const transport = outgoingTransport({ sandbox, caFile: webhooks.caFile, timeoutMs: WEBHOOK_TIMEOUT_MS });
+  const transport = outgoingTransport({ sandbox, caFile: webhooks.caFile, timeoutMs: WEBHOOK_TIMEOUT_MS, connectionsPerReceiver: webhooks.concurrency });
   const schedule: RetrySchedule = { retryDelaysMs: webhooks.retryDelaysMs, jitter: webhooks.jitter };
+  const wakeups = createWakeups(sql, (message, fields) => logger.warn(message, fields));
 
   return {
+    /** The webhook actor's sender: drains its due deliveries (activities/webhook-sender.ts). */
+    async sendDueDeliveries(input: SenderInput): Promise<SenderResult> {
+      return await sendDueDeliveries(deps, transport, wakeups, input);
+    },
+
+    /** The pending deliveries of a webhook that ended (gone, deleted or disabled): closed `cancelled`, nothing sent. How many. */
+    async cancelWebhookDeliveries(webhookId: number): Promise<number> {
+      return await cancelPending(sql, webhookId);
+    },
+
     /**
      * The organization's live webhooks for the event's type that existed when it happened (a hook
      * fires for future events only), and the retry schedule their deliveries follow.
@@ -112,12 +122,12 @@ export function createWebhookActivities(deps: WebhookActivityDeps) {
       return { webhookIds: await webhooksListeningTo(sql, eventId), schedule };
     },
 
-    /** The webhook actor's attempts (`attemptBatch`). */
+    /** The attempts of a webhook actor of the first shape (`attemptBatch`). */
     async attemptDeliveries({ webhookId, attempts }: { webhookId: number; attempts: { deliveryId: number; attempt: number; last: boolean }[] }): Promise<BatchResult> {
       return await attemptBatch(deps, transport, webhookId, attempts);
     },
 
-    /** Deliveries the actor held when its webhook went: closed `cancelled`, nothing sent. */
+    /** Deliveries an actor of the first shape held when its webhook went: closed `cancelled`, nothing sent. */
     async cancelDeliveries(deliveryIds: number[]): Promise<void> {
       for (const deliveryId of deliveryIds) await finishDelivery(sql, deliveryId, 'cancelled');
     },

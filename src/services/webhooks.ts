@@ -261,11 +261,12 @@ export async function takeDeliveries(
 
 /**
  * Logs an attempt once per (delivery, attempt number), in one statement: when it is final (any
- * outcome but a failure with attempts left) the delivery is closed with it, and a 410 retires the
- * webhook. Returns the attempt as logged: when another run of the activity logged it first, that
- * record wins and nothing else changes.
+ * outcome but a failure with attempts left) the delivery is closed with it, otherwise its row is
+ * due again at `nextAttemptAt` for the next attempt (the queue, services/webhook-queue.ts); a 410
+ * retires the webhook. Returns the attempt as logged: when another run of the activity logged it
+ * first, that record wins and nothing else changes.
  */
-export async function logAttempt(sql: Queryable, attempt: NewAttempt & { final: boolean }): Promise<AttemptRow> {
+export async function logAttempt(sql: Queryable, attempt: NewAttempt & { final: boolean; nextAttemptAt: Date | null }): Promise<AttemptRow> {
   const [logged] = await sql<AttemptRow[]>`
     with inserted as (
       insert into webhook_delivery_attempts (delivery_id, attempt, started_at, duration_ms, outcome, status_code, error, response_excerpt)
@@ -273,9 +274,15 @@ export async function logAttempt(sql: Queryable, attempt: NewAttempt & { final: 
               ${attempt.statusCode}, ${attempt.error}, ${attempt.responseExcerpt})
       on conflict (delivery_id, attempt) do nothing
       returning ${sql.unsafe(ATTEMPT_COLUMNS)}),
-    closed as (
-      update webhook_deliveries set status = ${attempt.outcome}, finished_at = coalesce(finished_at, now())
-      where id = ${attempt.deliveryId} and ${attempt.final} and exists (select 1 from inserted)),
+    -- The delivery's row moves with it: closed by a final attempt, else due again at its next one.
+    queued as (
+      update webhook_deliveries set
+        status = case when ${attempt.final}::boolean then ${attempt.outcome} else status end,
+        finished_at = case when ${attempt.final}::boolean then coalesce(finished_at, now()) else finished_at end,
+        next_attempt = case when ${attempt.final}::boolean then next_attempt else ${attempt.attempt + 1} end,
+        next_attempt_at = case when ${attempt.final}::boolean then null else ${attempt.nextAttemptAt}::timestamptz end,
+        leased_until = null
+      where id = ${attempt.deliveryId} and exists (select 1 from inserted)),
     gone as (
       update webhooks set deleted_at = now(), deleted_reason = 'gone', updated = now()
       where id = ${attempt.webhookId} and ${attempt.outcome} = 'gone' and deleted_at is null and exists (select 1 from inserted)),
@@ -294,7 +301,7 @@ export async function logAttempt(sql: Queryable, attempt: NewAttempt & { final: 
 
 export async function finishDelivery(sql: Queryable, deliveryId: number, status: Exclude<DeliveryStatus, 'pending'>): Promise<void> {
   await sql`
-    update webhook_deliveries set status = ${status}, finished_at = coalesce(finished_at, now())
+    update webhook_deliveries set status = ${status}, finished_at = coalesce(finished_at, now()), next_attempt_at = null, leased_until = null
     where id = ${deliveryId}`;
 }
 

@@ -23,7 +23,9 @@ import { subscriptionWorkflowId } from '../workflows/contracts/subscription';
 import { collectionMatchedSignal, collectionRequestWorkflowId, type CollectionMatch } from '../workflows/contracts/collection-request';
 import { networkHintSignal, type NetworkHint } from '../workflows/contracts/common';
 import { searchAttributes } from '../workflows/contracts/search-attributes';
-import { deliveriesQueuedSignal, webhookActorId, webhookDeletedSignal, webhookDisabledSignal, type WebhookActorInput } from '../workflows/contracts/webhook';
+import { deliveriesQueuedSignal, webhookActorId, webhookDeletedSignal, webhookDisabledSignal, type QueuedDelivery, type WebhookActorInput } from '../workflows/contracts/webhook';
+import { stalledWebhooks, webhooksToWake } from '../services/webhook-queue';
+import type { Queryable } from '../db';
 
 type LauncherSettings = {
   taskQueue: string;
@@ -40,6 +42,8 @@ type LauncherSettings = {
   webhookSchedule: RetrySchedule;
   /** History events after which a webhook's actor continues as new. */
   webhookActorHistoryEvents: number;
+  /** Deliveries of one webhook in flight at once. */
+  webhookConcurrency: number;
   /** How often a real operator is asked about what it has not called back about. */
   networkStatusPollSeconds: number;
 };
@@ -84,14 +88,14 @@ const PAYMENT_BATCH_CHUNK_ROWS = 100;
 /** History events after which a batch's run continues as new (a child payment costs about five in its parent). */
 const PAYMENT_BATCH_HISTORY_EVENTS = 10_000;
 
-/** The most deliveries one signal to a webhook's actor carries. */
+/** The most delivery ids one wake-up of a webhook's actor names. */
 const SIGNAL_DELIVERIES = 500;
 
 /** A start of one row as a start of several, each on its own. */
 const each = <T>(start: (row: T) => Promise<boolean>) => async (rows: readonly T[]): Promise<boolean> =>
   (await Promise.all(rows.map(start))).some(Boolean);
 
-function createLauncher(client: Client, settings: LauncherSettings, log: LaunchLogger) {
+function createLauncher(client: Client, sql: Queryable, settings: LauncherSettings, log: LaunchLogger) {
   const { taskQueue } = settings;
 
   /** Starts `workflowType` once: true when this call started it, false when it already existed (open or closed). */
@@ -115,6 +119,26 @@ function createLauncher(client: Client, settings: LauncherSettings, log: LaunchL
   }
 
   const keyword = (key: (typeof searchAttributes)[keyof typeof searchAttributes], value: string | number): SearchAttributePair => ({ key, value: String(value) });
+
+  /**
+   * Signal-with-start of a webhook's actor. The deliveries named are only a wake-up (the actor reads
+   * the rows); an actor of the first shape still running attempts them before it hands over.
+   */
+  async function wakeWebhookActor(input: WebhookActorInput, deliveries: QueuedDelivery[]): Promise<void> {
+    await client.workflow.signalWithStart('webhookV2', {
+      taskQueue,
+      workflowId: webhookActorId(input.webhookId),
+      workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+      args: [input],
+      signal: deliveriesQueuedSignal,
+      signalArgs: [deliveries],
+      typedSearchAttributes: new TypedSearchAttributes([
+        keyword(searchAttributes.organizationId, input.organizationId),
+        keyword(searchAttributes.webhookId, input.webhookId),
+      ]),
+      memo: { organizationId: input.organizationId, webhookId: input.webhookId },
+    });
+  }
 
   const launcher = {
     settings,
@@ -172,33 +196,33 @@ function createLauncher(client: Client, settings: LauncherSettings, log: LaunchL
     },
 
     /**
-     * A webhook's recorded deliveries (first deliveries and redeliveries alike, all of one webhook)
-     * to its actor, `webhook-<id>`, started with them when it is not running (signal-with-start;
-     * one that ended, its webhook deleted, starts again and cancels them). True: always sent.
+     * A webhook's recorded deliveries (first deliveries and redeliveries alike, all of one webhook):
+     * marked handed over, and its actor, `webhook-<id>`, woken when no sender holds the webhook
+     * (signal-with-start: one that ended, its webhook deleted, starts again and cancels them). A
+     * sender that holds it finds the rows itself. True: handed over.
      */
     async queueDeliveries(deliveries: readonly PendingDelivery[]): Promise<boolean> {
       const [first] = deliveries;
       if (first === undefined) return false;
+      const toWake = await webhooksToWake(sql, deliveries.map((delivery) => delivery.id), [first.webhookId]);
+      if (toWake.length === 0) return true;
       const input: WebhookActorInput = {
-        webhookId: first.webhookId, organizationId: first.organizationId, schedule: settings.webhookSchedule, historyLimit: settings.webhookActorHistoryEvents, queue: [],
+        webhookId: first.webhookId, organizationId: first.organizationId, schedule: settings.webhookSchedule,
+        historyLimit: settings.webhookActorHistoryEvents, concurrency: settings.webhookConcurrency,
       };
-      // A recovery's thousands of deliveries go in signals of bounded size (Temporal limits a payload's size).
-      for (let start = 0; start < deliveries.length; start += SIGNAL_DELIVERIES) {
-        await client.workflow.signalWithStart('webhook', {
-          taskQueue,
-          workflowId: webhookActorId(first.webhookId),
-          workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
-          args: [input],
-          signal: deliveriesQueuedSignal,
-          signalArgs: [deliveries.slice(start, start + SIGNAL_DELIVERIES).map((delivery) => ({ deliveryId: delivery.id, eventId: delivery.eventId }))],
-          typedSearchAttributes: new TypedSearchAttributes([
-            keyword(searchAttributes.organizationId, first.organizationId),
-            keyword(searchAttributes.webhookId, first.webhookId),
-          ]),
-          memo: { organizationId: first.organizationId, webhookId: first.webhookId },
-        });
-      }
+      await wakeWebhookActor(input, deliveries.slice(0, SIGNAL_DELIVERIES).map((delivery) => ({ deliveryId: delivery.id, eventId: delivery.eventId })));
       return true;
+    },
+
+    /** Wakes the actors of webhooks whose due deliveries nobody is sending (the outbox sweep). How many. */
+    async wakeStalledWebhooks(graceSeconds: number, limit: number): Promise<number> {
+      const stalled = await stalledWebhooks(sql, graceSeconds, limit);
+      for (const { webhookId, organizationId } of stalled) {
+        await wakeWebhookActor({
+          webhookId, organizationId, schedule: settings.webhookSchedule, historyLimit: settings.webhookActorHistoryEvents, concurrency: settings.webhookConcurrency,
+        }, []);
+      }
+      return stalled.length;
     },
 
     /** Ends a deleted webhook's actor (it cancels what it held); no actor running is not an error. */
@@ -329,8 +353,8 @@ function createLauncher(client: Client, settings: LauncherSettings, log: LaunchL
 export type Launcher = ReturnType<typeof createLauncher>;
 
 /** The launcher of a process, its settings from configuration. */
-export function launcherFromConfig(client: Client, config: Config, log: LaunchLogger): Launcher {
-  return createLauncher(client, {
+export function launcherFromConfig(client: Client, sql: Queryable, config: Config, log: LaunchLogger): Launcher {
+  return createLauncher(client, sql, {
     taskQueue: config.temporal.taskQueue,
     payoutStatusPollSeconds: config.payouts.statusPollSeconds,
     payoutStatusTimeoutSeconds: config.payouts.statusTimeoutSeconds,
@@ -339,6 +363,7 @@ export function launcherFromConfig(client: Client, config: Config, log: LaunchLo
     verificationTimeoutSeconds: config.collections.verificationTimeoutSeconds,
     webhookSchedule: { retryDelaysMs: config.webhooks.retryDelaysMs, jitter: config.webhooks.jitter },
     webhookActorHistoryEvents: config.webhooks.actorHistoryEvents,
+    webhookConcurrency: config.webhooks.concurrency,
     networkStatusPollSeconds: config.networkStatusPollSeconds,
   }, log);
 }

@@ -1,45 +1,44 @@
 /**
- * The webhook actor (`webhook-<id>`, DESIGN.md): one workflow per webhook, living while the webhook
- * lives. The deliveries recorded with each event reach it by signal-with-start after their commit
- * (and from the outbox sweep when the committing process died first). It attempts whatever is due,
- * several at once in one activity, each delivery on its own schedule of 10 attempts with jitter;
- * every attempt is logged in PostgreSQL by that activity. A 410 from the target deletes the webhook
- * and ends the actor, as do the webhook's deletion and its disabling (services/webhook-recovery.ts);
- * continue-as-new keeps its history bounded.
+ * The webhook actor (`webhook-<id>`, docs/architecture.md): one workflow per webhook, living while
+ * the webhook lives. Its queue is the webhook's delivery rows in PostgreSQL, never its own state:
+ * while any delivery is due it keeps a sender running (activities/webhook-sender.ts, a long
+ * activity that drains due rows with bounded concurrency and heartbeats); with nothing due it
+ * sleeps until the next due time or until a commit wakes it. A 410 from the target, the webhook's
+ * deletion or its disabling ends it (its pending deliveries cancelled). Its history stays bounded
+ * however its messages arrive: past the limit it stops its sender and continues as new, with an
+ * input of a few fields.
  */
-import { condition, continueAsNew, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { CancellationScope, ActivityCancellationType, condition, continueAsNew, isCancellation, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { WebhookActivities } from '../activities/webhooks';
-import { retryDelayMs, totalAttempts } from '../domain/webhook-schedule';
 import { RETRY_POLICIES } from './contracts/retry-policies';
 import {
-  deliveriesQueuedSignal, webhookDeletedSignal, webhookDisabledSignal, webhookQueueQuery, type PendingAttempt, type QueuedDelivery,
-  type WebhookActorInput, type WebhookActorResult, type WebhookEnd, type WebhookQueue,
+  DEFAULT_WEBHOOK_CONCURRENCY, deliveriesQueuedSignal, webhookDeletedSignal, webhookDisabledSignal, webhookQueueQuery, type SenderResult,
+  type WebhookActorInput, type WebhookActorResult, type WebhookActorState, type WebhookEnd,
 } from './contracts/webhook';
 
-const { attemptDeliveries, cancelDeliveries } = proxyActivities<WebhookActivities>({
-  // Several deliveries at once, each with the 5 s receiver timeout, plus the database work around them.
-  startToCloseTimeout: '30 seconds',
-  // A receiver's failure is a result, not an error: this retries only our side (database, crash),
-  // and every attempt is idempotent per (delivery, attempt), so a retry never sends or logs one twice.
+const { sendDueDeliveries } = proxyActivities<WebhookActivities>({
+  // The sender returns within about five minutes (activities/webhook-sender.ts) and heartbeats every
+  // few seconds: a sender whose worker died is run again elsewhere after the heartbeat timeout.
+  startToCloseTimeout: '10 minutes',
+  heartbeatTimeout: '6 seconds',
+  // Stopped for a continue-as-new, it finishes the POSTs in flight before the actor goes on.
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
   retry: RETRY_POLICIES.untilDone,
 });
+const { cancelWebhookDeliveries } = proxyActivities<WebhookActivities>({ startToCloseTimeout: '1 minute', retry: RETRY_POLICIES.untilDone });
 
-/** How many due deliveries one activity attempts together. */
-const BATCH = 25;
-/** History events after which the actor continues as new (its queue carried over), when the input names no limit. */
+/** History events after which the actor continues as new, when the input names no limit. */
 const HISTORY_LIMIT = 5_000;
 
-export async function webhook(input: WebhookActorInput): Promise<WebhookActorResult> {
-  const queue = new Map<number, PendingAttempt>(input.queue.map((item) => [item.deliveryId, item]));
-  const sending = new Map<number, QueuedDelivery>();
+export async function webhookV2(input: WebhookActorInput): Promise<WebhookActorResult> {
   const counts = { delivered: 0, failed: 0, gone: 0, cancelled: 0 };
-  /** Set when the actor is to end: by a signal, or by what an attempt found. */
+  const state: Pick<WebhookActorState, 'state' | 'nextDueAt'> = { state: 'sending', nextDueAt: null };
+  /** Set when a delivery was recorded since the sender last looked. */
+  let woken = false;
+  /** Set when the actor is to end: by a signal, or by what its sender found. */
   let ended: WebhookEnd | null = null;
-  setHandler(deliveriesQueuedSignal, (deliveries) => {
-    // A repeat (the outbox sweep after a slow start) changes nothing: a delivery is queued once.
-    for (const delivery of deliveries) {
-      if (!queue.has(delivery.deliveryId) && !sending.has(delivery.deliveryId)) queue.set(delivery.deliveryId, { ...delivery, attempt: 1, dueAt: Date.now() });
-    }
+  setHandler(deliveriesQueuedSignal, () => {
+    woken = true;
   });
   setHandler(webhookDeletedSignal, () => {
     ended ??= 'deleted';
@@ -47,57 +46,48 @@ export async function webhook(input: WebhookActorInput): Promise<WebhookActorRes
   setHandler(webhookDisabledSignal, () => {
     ended ??= 'disabled';
   });
-  setHandler(webhookQueueQuery, (): WebhookQueue => ({
-    webhookId: input.webhookId,
-    sending: [...sending.values()],
-    waiting: [...queue.values()].sort((a, b) => a.dueAt - b.dueAt)
-      .map(({ deliveryId, eventId, attempt, dueAt }) => ({ deliveryId, eventId, attempt, dueAt: new Date(dueAt).toISOString() })),
-    ...counts,
-  }));
+  setHandler(webhookQueueQuery, (): WebhookActorState => ({ webhookId: input.webhookId, ...state, ...counts }));
 
-  const total = totalAttempts(input.schedule);
-  const due = () => [...queue.values()].filter((item) => item.dueAt <= Date.now());
-  const nextDueIn = () => Math.min(...[...queue.values()].map((item) => item.dueAt)) - Date.now();
+  const historyFull = () => workflowInfo().historyLength > (input.historyLimit ?? HISTORY_LIMIT) || workflowInfo().continueAsNewSuggested;
 
-  /** Attempts a batch of due deliveries; a failure with attempts left waits for its next one. Returns whether the webhook still lives. */
-  async function attempt(batch: PendingAttempt[]): Promise<boolean> {
-    for (const item of batch) {
-      queue.delete(item.deliveryId);
-      sending.set(item.deliveryId, item);
-    }
-    const { outcomes, webhookLive, end } = await attemptDeliveries({
-      webhookId: input.webhookId,
-      attempts: batch.map((item) => ({ deliveryId: item.deliveryId, attempt: item.attempt, last: item.attempt === total })),
-    });
-    for (const item of batch) {
-      sending.delete(item.deliveryId);
-      const outcome = outcomes[item.deliveryId] ?? 'cancelled';
-      if (outcome === 'failed' && item.attempt < total) {
-        // Math.random is the workflow's seeded one: a replay waits exactly as the first run did.
-        queue.set(item.deliveryId, { ...item, attempt: item.attempt + 1, dueAt: Date.now() + retryDelayMs(input.schedule, item.attempt + 1, Math.random()) });
-      } else {
-        counts[outcome] += 1;
-      }
-    }
-    // `end` is absent from the results of activities recorded before it existed: then a webhook that is not live was gone or deleted.
-    if (!webhookLive) ended ??= end ?? (counts.gone > 0 ? 'gone' : 'deleted');
-    return webhookLive;
-  }
-
-  for (;;) {
-    // Idle, the actor waits for a signal with no timer at all; otherwise until the soonest delivery is due.
-    if (queue.size === 0) await condition(() => ended !== null || queue.size > 0);
-    else await condition(() => ended !== null || due().length > 0, Math.max(1, nextDueIn()));
-    if (ended !== null) break;
-    const batch = due().slice(0, BATCH);
-    if (batch.length > 0 && !(await attempt(batch))) break;
-    if (workflowInfo().historyLength > (input.historyLimit ?? HISTORY_LIMIT) || workflowInfo().continueAsNewSuggested) {
-      await continueAsNew<typeof webhook>({ ...input, queue: [...queue.values()] });
+  /** One sender run, stopped early when the actor is to end or its history is full. */
+  async function send(): Promise<SenderResult> {
+    let done = false;
+    const scope = new CancellationScope();
+    const sending = scope.run(() => sendDueDeliveries({
+      webhookId: input.webhookId, concurrency: input.concurrency ?? DEFAULT_WEBHOOK_CONCURRENCY, schedule: input.schedule,
+    }));
+    void sending.then(() => { done = true; }, () => { done = true; });
+    await condition(() => done || ended !== null || historyFull());
+    if (!done) scope.cancel();
+    try {
+      return await sending;
+    } catch (error) {
+      if (isCancellation(error)) return { state: 'paused', delivered: 0, failed: 0, gone: 0 };
+      throw error;
     }
   }
-  // Gone, deleted or disabled: what is still queued will never be sent.
-  const left = [...queue.keys()];
-  if (left.length > 0) await cancelDeliveries(left);
-  counts.cancelled += left.length;
+
+  while (ended === null) {
+    woken = false;
+    state.state = 'sending';
+    const result = await send();
+    counts.delivered += result.delivered;
+    counts.failed += result.failed;
+    counts.gone += result.gone;
+    if (result.state === 'ended') {
+      ended ??= result.end;
+      break;
+    }
+    if (result.state === 'idle' && ended === null) {
+      Object.assign(state, { state: 'waiting', nextDueAt: result.nextDueAt });
+      const wake = () => ended !== null || woken || historyFull();
+      if (result.nextDueAt === null) await condition(wake);
+      else await condition(wake, Math.max(1, Date.parse(result.nextDueAt) - Date.now()));
+    }
+    if (ended === null && historyFull()) await continueAsNew<typeof webhookV2>(input);
+  }
+  // Gone, deleted or disabled: what is still pending will never be sent.
+  counts.cancelled += await cancelWebhookDeliveries(input.webhookId);
   return { ended: ended ?? 'deleted', ...counts };
 }

@@ -2,6 +2,7 @@
  * Contracts of workflows kept only for executions started before the lean core (workflows/legacy).
  * Safe to import from workflow code and from clients alike: no I/O, no Node built-ins.
  */
+import type { RetrySchedule } from '../../domain/webhook-schedule';
 
 export const eventDispatchWorkflowId = (eventId: number): string => `event-${eventId}`;
 
@@ -19,4 +20,27 @@ export type SandboxPaymentInput = {
   promptReference?: string;
   network: string;
   delaySeconds: number;
+};
+
+/** A delivery in the queue of a webhook actor of the first shape (`webhook`): the attempt it makes next, and when. */
+export type PendingAttempt = { deliveryId: number; eventId: number; attempt: number; dueAt: number };
+
+/** The input of a webhook actor of the first shape, which carried its queue over a continue-as-new. */
+export type LegacyWebhookActorInput = {
+  webhookId: number;
+  organizationId: number;
+  schedule: RetrySchedule;
+  historyLimit?: number;
+  queue: PendingAttempt[];
+};
+
+/** The queue query of a webhook actor of the first shape. */
+export type LegacyWebhookQueue = {
+  webhookId: number;
+  sending: { deliveryId: number; eventId: number }[];
+  waiting: { deliveryId: number; eventId: number; attempt: number; dueAt: string }[];
+  delivered: number;
+  failed: number;
+  gone: number;
+  cancelled: number;
 };

@@ -1,21 +1,21 @@
 /**
- * The webhook actor's contract (`webhook-<id>`): one workflow per webhook, which receives the
- * deliveries recorded for it and attempts each on its own schedule. Its id, input, signals and
- * query. Safe to import from workflow code and from clients alike: no I/O, no Node built-ins.
+ * The webhook actor's contract (`webhook-<id>`): one workflow per webhook, woken when deliveries
+ * are recorded for it, which keeps a sender draining them while any is due. Its id, input,
+ * signals, query and its sender's input and result. Safe to import from workflow code and from clients alike: no I/O, no Node built-ins.
  */
 import { defineQuery, defineSignal } from '@temporalio/workflow';
 import type { RetrySchedule } from '../../domain/webhook-schedule';
 
 export const webhookActorId = (webhookId: number): string => `webhook-${webhookId}`;
 
-/** A delivery the actor is told of: its row (recorded with its event, or asked for as a redelivery). */
+/** Deliveries the actor is told of (ids of their rows): it reads them from PostgreSQL, the signal only wakes it. */
 export type QueuedDelivery = { deliveryId: number; eventId: number };
 
-/** A delivery in the actor's queue: the attempt it makes next, and when. */
-export type PendingAttempt = QueuedDelivery & { attempt: number; dueAt: number };
-
-/** Why a webhook's actor stops: what the attempt activity found, or what a signal said. */
+/** Why a webhook's actor stops: what its sender found, or what a signal said. */
 export type WebhookEnd = 'gone' | 'deleted' | 'disabled';
+
+/** Deliveries of one webhook in flight at once, unless configured (WEBHOOK_CONCURRENCY). */
+export const DEFAULT_WEBHOOK_CONCURRENCY = 16;
 
 export type WebhookActorInput = {
   webhookId: number;
@@ -23,20 +23,31 @@ export type WebhookActorInput = {
   schedule: RetrySchedule;
   /** History events after which the actor continues as new (absent: 5,000). */
   historyLimit?: number;
-  /** Deliveries still to attempt, carried over a continue-as-new (empty at the first start). */
-  queue: PendingAttempt[];
+  /** Deliveries in flight at once (absent: `DEFAULT_WEBHOOK_CONCURRENCY`). */
+  concurrency?: number;
 };
 
 /** Why the actor ended: its webhook is gone (a 410 from the target), was deleted, or was disabled. */
 export type WebhookActorResult = { ended: WebhookEnd; delivered: number; failed: number; gone: number; cancelled: number };
 
-/** The actor's queue, as an operator asks for it (the Queries tab, `queue`). */
-export type WebhookQueue = {
+/** What the sender activity is given: the webhook, its window and its retry schedule. */
+export type SenderInput = { webhookId: number; concurrency: number; schedule: RetrySchedule };
+
+type SenderCounts = { delivered: number; failed: number; gone: number };
+
+/**
+ * How a sender run ended: nothing due for a moment (`idle`, with when the next delivery is due,
+ * null when none is pending), the webhook gone, deleted or disabled (`ended`, its pending
+ * deliveries cancelled), or cancelled or out of time (`paused`: the actor runs it again).
+ */
+export type SenderResult = SenderCounts & ({ state: 'idle'; nextDueAt: string | null } | { state: 'ended'; end: WebhookEnd } | { state: 'paused' });
+
+/** The actor as an operator asks for it (the Queries tab, `queue`); the queue itself is the delivery rows. */
+export type WebhookActorState = {
   webhookId: number;
-  /** What it is attempting now. */
-  sending: QueuedDelivery[];
-  /** What waits for its next attempt, soonest first (`dueAt` as an ISO instant). */
-  waiting: (QueuedDelivery & { attempt: number; dueAt: string })[];
+  /** `sending`: its sender drains due deliveries now; `waiting`: nothing is due until `nextDueAt` (null: until a delivery is recorded). */
+  state: 'sending' | 'waiting';
+  nextDueAt: string | null;
   /** Deliveries this run has finished, by outcome. */
   delivered: number;
   failed: number;
@@ -53,4 +64,4 @@ export const webhookDeletedSignal = defineSignal('webhookDeleted');
 /** The webhook was disabled (by the merchant; the service's own disabling ends the actor from its activity): as deleted, the actor cancels what it holds and ends. */
 export const webhookDisabledSignal = defineSignal('webhookDisabled');
 
-export const webhookQueueQuery = defineQuery<WebhookQueue>('queue');
+export const webhookQueueQuery = defineQuery<WebhookActorState>('queue');
