@@ -319,7 +319,7 @@ describe('the attempt log and redelivery', () => {
     const workflowId = webhookActorId(hook.id);
     startedWorkflows.push(workflowId);
     const description = await ctx.client.workflow.getHandle(workflowId).describe();
-    expect(description.type).toBe('webhook');
+    expect(description.type).toBe('webhookV2');
     expect(description.taskQueue).toBe(ctx.taskQueue);
     expect(description.typedSearchAttributes.getAll().map((pair) => [pair.key.name, pair.value])).toEqual(
       expect.arrayContaining([['OrganizationId', String(owner.organization.id)], ['WebhookId', String(hook.id)]]),

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { WorkflowHandle } from '@temporalio/client';
 import { Webhook } from 'standardwebhooks';
 import { rotateSigningSecret, setBasicCredentials, showSigningSecret } from '../../src/services/webhooks';
+import { webhookMessageId } from '../../src/domain/webhooks';
 import type { webhookV2 } from '../../src/workflows/webhook';
 import { eventDispatchWorkflowId } from '../../src/workflows/contracts/legacy';
 import { deliveriesQueuedSignal, webhookActorId, webhookQueueQuery } from '../../src/workflows/contracts/webhook';
@@ -370,6 +371,20 @@ describe('the webhook actor', () => {
     expect(received).toHaveLength(33);
     expect(new Set(received.map((request) => request.headers['webhook-id'])).size).toBe(31);
   }, 60_000);
+
+  test('no delivery waits for another: while one POST hangs past the timeout, the next ones are delivered', async () => {
+    const merchant = await createMerchant(ctx.app);
+    const path = nextPath('slow-one');
+    receiver.script(path, [{ status: 200, delayMs: 6000 }]);
+    const hook = await createHook(merchant, receiver.url(path));
+    const slow = await createContact(merchant);
+    await eventually('the slow POST to be under way', async () => receiver.requests(path).length === 1);
+    const quick = await Promise.all(Array.from({ length: 10 }, () => createContact(merchant)));
+    for (const { eventId } of quick) expect(await deliveryResult(merchant, hook.id, eventId)).toMatchObject({ outcome: 'delivered', attempts: 1 });
+    // All delivered while the first attempt of the slow one is still in flight, unlogged.
+    expect(await queueRow(hook.id, slow.eventId)).toMatchObject({ status: 'pending', nextAttempt: 1, leased: true });
+    expect(await deliveryResult(merchant, hook.id, slow.eventId)).toMatchObject({ outcome: 'delivered', attempts: 2 });
+  }, 30_000);
 });
 
 describe('webhook delivery through a worker crash', () => {
@@ -403,4 +418,34 @@ describe('webhook delivery through a worker crash', () => {
       select count(*)::int as count from webhook_delivery_attempts where delivery_id = ${delivery!.id}`;
     expect(row?.count).toBe(5);
   }, 90_000);
+  test('two workers share the deliveries; SIGKILL of the one sending loses none and sends none twice per attempt', async () => {
+    const taskQueue = uniqueTaskQueue('webhooks-two');
+    const env = workerEnv([100, 100, 100, 100, 100, 100, 100, 100, 100]);
+    const pair = [await startWorker(taskQueue, env), await startWorker(taskQueue, env)];
+    workers.push(...pair);
+    const twoCtx = await testApp(taskQueue, env);
+    const merchant = await createMerchant(twoCtx.app);
+    const path = nextPath('two-workers');
+    receiver.script(path, [], { status: 200, delayMs: 150 });
+    const hook = await createHook(merchant, receiver.url(path));
+    const events: number[] = [];
+    for (let index = 0; index < 40; index += 1) events.push((await createContact(merchant)).eventId);
+    // The worker whose sender is draining the webhook now (its identity is `<pid>@<host>`) is killed mid-POST.
+    const handle = await actorHandle(hook.id);
+    const sending = await eventually('a sender under way', async () => {
+      const identity = (await handle.describe()).raw.pendingActivities?.[0]?.lastWorkerIdentity ?? '';
+      return pair.find((worker) => identity.startsWith(`${worker.child.pid}@`));
+    });
+    await eventually('POSTs in flight', async () => receiver.requests(path).length >= 5);
+    await sending.kill();
+    for (let index = 0; index < 20; index += 1) events.push((await createContact(merchant)).eventId);
+    for (const eventId of events) expect((await deliveryResult(merchant, hook.id, eventId)).outcome).toBe('delivered');
+    const logged = await testSql()<{ eventId: number; attempts: number }[]>`
+      select d.event_id as "eventId", count(a.*)::int as attempts from webhook_deliveries d join webhook_delivery_attempts a on a.delivery_id = d.id
+      where d.webhook_id = ${hook.id} group by d.event_id`;
+    expect(logged).toHaveLength(60);
+    const posts = new Map<string, number>();
+    for (const request of receiver.requests(path)) posts.set(request.headers['webhook-id']!, (posts.get(request.headers['webhook-id']!) ?? 0) + 1);
+    for (const { eventId, attempts } of logged) expect(posts.get(webhookMessageId(eventId, hook.id)) ?? 0).toBeLessThanOrEqual(attempts);
+  }, 120_000);
 });
