@@ -3,6 +3,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { Webhook } from 'standardwebhooks';
 import { rotateSigningSecret, setBasicCredentials, showSigningSecret } from '../../src/services/webhooks';
 import { webhookMessageId } from '../../src/domain/webhooks';
+import { recordEvent } from '../../src/services/events';
 import type { webhookV2 } from '../../src/workflows/webhook';
 import { eventDispatchWorkflowId } from '../../src/workflows/contracts/legacy';
 import { deliveriesQueuedSignal, webhookActorId, webhookQueueQuery } from '../../src/workflows/contracts/webhook';
@@ -371,6 +372,28 @@ describe('the webhook actor', () => {
     expect(received).toHaveLength(33);
     expect(new Set(received.map((request) => request.headers['webhook-id'])).size).toBe(31);
   }, 60_000);
+
+  test('an actor of the first shape hands its webhook over to the current one, which sends what its queue held', async () => {
+    const merchant = await createMerchant(ctx.app);
+    const path = nextPath('handover');
+    const hook = await createHook(merchant, receiver.url(path));
+    // A delivery recorded, and held in the queue of an actor of the first shape (its input carried it).
+    const event = await recordEvent(testSql(), { organizationId: merchant.organization.id, type: 'contact.created', data: { handover: true }, author: null });
+    const [delivery] = event.deliveries;
+    const client = await testClient();
+    const first = await client.workflow.start('webhook', {
+      taskQueue: ctx.taskQueue,
+      workflowId: webhookActorId(hook.id),
+      args: [{
+        webhookId: hook.id, organizationId: merchant.organization.id, schedule: { retryDelaysMs: TEST_SCHEDULE_MS, jitter: TEST_JITTER },
+        queue: [{ deliveryId: delivery!.id, eventId: event.id, attempt: 1, dueAt: Date.now() }],
+      }],
+    });
+    expect(await deliveryResult(merchant, hook.id, event.id)).toMatchObject({ outcome: 'delivered', attempts: 1 });
+    expect((await client.workflow.getHandle(webhookActorId(hook.id)).describe()).type).toBe('webhookV2');
+    expect((await client.workflow.getHandle(webhookActorId(hook.id), first.firstExecutionRunId).describe()).status.name).toBe('CONTINUED_AS_NEW');
+    await recordHistory(client, webhookActorId(hook.id), 'webhook-actor-handed-over', first.firstExecutionRunId);
+  });
 
   test('no delivery waits for another: while one POST hangs past the timeout, the next ones are delivered', async () => {
     const merchant = await createMerchant(ctx.app);
