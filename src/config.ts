@@ -77,6 +77,8 @@ const ConfigSchema = v.object({
   WEBHOOK_ACTOR_HISTORY_EVENTS: v.optional(integerString(50), '5000'),
   // Deliveries of one webhook in flight at once (each on its own connection when the receiver closes them).
   WEBHOOK_CONCURRENCY: v.optional(v.pipe(integerString(1), v.maxValue(256)), '16'),
+  // Webhook senders one worker process runs at once, on their own task queue (one per webhook with deliveries due).
+  WEBHOOK_SENDERS: v.optional(integerString(1), '200'),
   // A webhook whose target has failed every attempt for this many hours is disabled (5 days).
   WEBHOOK_DISABLE_AFTER_HOURS: v.optional(integerString(1), '120'),
   // api.md 6.1 keeps events at least 30 days: a shorter retention is refused.
@@ -146,7 +148,7 @@ export type Config = {
   duplicateCheckTtlSeconds: number;
   /** `{bills_url}` of api.md 4.7 as the OpenAPI document shows it; unset = the API's own base URL. */
   billsBaseUrl: string | undefined;
-  webhooks: { retryDelaysMs: number[]; jitter: number; caFile: string | undefined; actorHistoryEvents: number; disableAfterHours: number; concurrency: number };
+  webhooks: { retryDelaysMs: number[]; jitter: number; caFile: string | undefined; actorHistoryEvents: number; disableAfterHours: number; concurrency: number; senders: number };
   /** `days` of events, `auditDays` of the audit trail (at least `days`). */
   retention: { days: number; auditDays: number; sweepEnabled: boolean; sweepIntervalSeconds: number };
   console: { temporalUiUrl: string; trustProxy: boolean };
@@ -269,7 +271,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     duplicateCheckTtlSeconds: c.DUPLICATE_CHECK_TTL_SECONDS,
     billsBaseUrl: c.BILLS_BASE_URL?.replace(/\/+$/, ''),
     webhooks: { retryDelaysMs: c.WEBHOOK_RETRY_SCHEDULE, jitter: c.WEBHOOK_RETRY_JITTER, caFile: c.WEBHOOK_CA_FILE, actorHistoryEvents: c.WEBHOOK_ACTOR_HISTORY_EVENTS,
-      disableAfterHours: c.WEBHOOK_DISABLE_AFTER_HOURS, concurrency: c.WEBHOOK_CONCURRENCY },
+      disableAfterHours: c.WEBHOOK_DISABLE_AFTER_HOURS, concurrency: c.WEBHOOK_CONCURRENCY, senders: c.WEBHOOK_SENDERS },
     retention: { days: c.EVENT_RETENTION_DAYS, auditDays: c.AUDIT_RETENTION_DAYS ?? Math.max(DEFAULT_AUDIT_RETENTION_DAYS, c.EVENT_RETENTION_DAYS), sweepEnabled: c.RETENTION_SWEEP, sweepIntervalSeconds: c.RETENTION_SWEEP_INTERVAL_SECONDS },
     console: { temporalUiUrl: c.TEMPORAL_UI_URL.replace(/\/+$/, ''), trustProxy: c.TRUST_PROXY },
     telemetry: {

@@ -8,14 +8,17 @@ import { logger } from './log';
 import { createConnectors, createNetworks } from './network/connections';
 import { WORKFLOW_INTERCEPTOR_MODULES, startWorkerTelemetry } from './telemetry/worker';
 import { connectClient } from './temporal/connection';
-import { launcherFromConfig, type Launcher } from './temporal/launcher';
+import { launcherFromConfig } from './temporal/launcher';
 import { keepSchedules } from './temporal/schedules';
-import { runUntilShutdown, withReleases } from './temporal/worker-lifecycle';
+import { allOf, runUntilShutdown, withReleases } from './temporal/worker-lifecycle';
+import { webhookSenderTaskQueue } from './workflows/contracts/webhook';
 
 type WorkerTelemetry = Awaited<ReturnType<typeof startWorkerTelemetry>>;
 
+type Activities = ReturnType<typeof createActivities>;
+
 /** The worker's options: its workflows (a prebuilt bundle or src/workflows), activities and interceptors. */
-function workerOptions(config: Config, connection: NativeConnection, sql: Sql, launcher: Launcher, telemetry: WorkerTelemetry): WorkerOptions {
+function workerOptions(config: Config, connection: NativeConnection, activities: Activities, telemetry: WorkerTelemetry): WorkerOptions {
   // A prebuilt bundle was made with the interceptor modules (scripts/bundle-workflows.ts).
   const workflowSource: Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> = config.workflowBundlePath
     ? { workflowBundle: { codePath: config.workflowBundlePath } }
@@ -30,15 +33,25 @@ function workerOptions(config: Config, connection: NativeConnection, sql: Sql, l
       ...(config.workflowBundlePath ? {} : { workflowModules: WORKFLOW_INTERCEPTOR_MODULES }),
     },
     sinks: telemetry.sinks,
-    activities: createActivities({
-      sql,
-      launcher,
-      sandbox: config.sandbox,
-      webhooks: config.webhooks,
-      network: createNetworks(config, sql, launcher),
-    }),
+    activities,
     // A bounded sticky cache keeps memory flat under load; an evicted workflow is replayed when it wakes.
     maxCachedWorkflows: config.worker.maxCachedWorkflows,
+  };
+}
+
+/**
+ * The webhook senders' worker: activities only, on their own task queue and slots, so that many
+ * webhooks with deliveries due (receivers that hang included) never take the slots of prompts and
+ * payouts (docs/architecture.md, Webhook delivery).
+ */
+function senderOptions(config: Config, connection: NativeConnection, activities: Activities, telemetry: WorkerTelemetry): WorkerOptions {
+  return {
+    connection,
+    namespace: config.temporal.namespace,
+    taskQueue: webhookSenderTaskQueue(config.temporal.taskQueue),
+    activities: { sendDueDeliveries: activities.sendDueDeliveries },
+    interceptors: { activity: telemetry.activityInterceptors },
+    maxConcurrentActivityTaskExecutions: config.webhooks.senders,
   };
 }
 
@@ -61,8 +74,10 @@ async function runWorker(): Promise<void> {
     const client = await connectClient(config.temporal, telemetry.clientInterceptors);
     hold('the Temporal client\'s connection', () => client.connection.close());
     const launcher = launcherFromConfig(client, sql, config, (message, fields) => logger.warn(message, fields));
-    const worker = await Worker.create(workerOptions(config, connection, sql, launcher, telemetry));
-    await runUntilShutdown(worker, hold, (stop) => {
+    const activities = createActivities({ sql, launcher, sandbox: config.sandbox, webhooks: config.webhooks, network: createNetworks(config, sql, launcher) });
+    const worker = await Worker.create(workerOptions(config, connection, activities, telemetry));
+    const senders = await Worker.create(senderOptions(config, connection, activities, telemetry));
+    await runUntilShutdown(allOf([worker, senders]), hold, (stop) => {
       if (config.mpesa?.registerUrlsAtStart) void registerPaybillUrls(config, sql);
       // The Schedules are set up beside the running worker: a server slow to answer them must not
       // keep the worker from its task queue, nor stop it.

@@ -23,7 +23,7 @@ import { subscriptionWorkflowId } from '../workflows/contracts/subscription';
 import { collectionMatchedSignal, collectionRequestWorkflowId, type CollectionMatch } from '../workflows/contracts/collection-request';
 import { networkHintSignal, type NetworkHint } from '../workflows/contracts/common';
 import { searchAttributes } from '../workflows/contracts/search-attributes';
-import { deliveriesQueuedSignal, webhookActorId, webhookDeletedSignal, webhookDisabledSignal, type QueuedDelivery, type WebhookActorInput } from '../workflows/contracts/webhook';
+import { deliveriesQueuedSignal, webhookActorId, webhookDeletedSignal, webhookDisabledSignal, type QueuedDelivery, type WebhookActorInput, webhookSenderTaskQueue } from '../workflows/contracts/webhook';
 import { stalledWebhooks, webhooksToWake } from '../services/webhook-queue';
 import type { Queryable } from '../db';
 
@@ -124,7 +124,11 @@ function createLauncher(client: Client, sql: Queryable, settings: LauncherSettin
    * Signal-with-start of a webhook's actor. The deliveries named are only a wake-up (the actor reads
    * the rows); an actor of the first shape still running attempts them before it hands over.
    */
-  async function wakeWebhookActor(input: WebhookActorInput, deliveries: QueuedDelivery[]): Promise<void> {
+  async function wakeWebhookActor(webhook: { webhookId: number; organizationId: number }, deliveries: QueuedDelivery[]): Promise<void> {
+    const input: WebhookActorInput = {
+      webhookId: webhook.webhookId, organizationId: webhook.organizationId, schedule: settings.webhookSchedule,
+      historyLimit: settings.webhookActorHistoryEvents, concurrency: settings.webhookConcurrency, senderTaskQueue: webhookSenderTaskQueue(taskQueue),
+    };
     await client.workflow.signalWithStart('webhookV2', {
       taskQueue,
       workflowId: webhookActorId(input.webhookId),
@@ -206,22 +210,14 @@ function createLauncher(client: Client, sql: Queryable, settings: LauncherSettin
       if (first === undefined) return false;
       const toWake = await webhooksToWake(sql, deliveries.map((delivery) => delivery.id), [first.webhookId]);
       if (toWake.length === 0) return true;
-      const input: WebhookActorInput = {
-        webhookId: first.webhookId, organizationId: first.organizationId, schedule: settings.webhookSchedule,
-        historyLimit: settings.webhookActorHistoryEvents, concurrency: settings.webhookConcurrency,
-      };
-      await wakeWebhookActor(input, deliveries.slice(0, SIGNAL_DELIVERIES).map((delivery) => ({ deliveryId: delivery.id, eventId: delivery.eventId })));
+      await wakeWebhookActor(first, deliveries.slice(0, SIGNAL_DELIVERIES).map((delivery) => ({ deliveryId: delivery.id, eventId: delivery.eventId })));
       return true;
     },
 
     /** Wakes the actors of webhooks whose due deliveries nobody is sending (the outbox sweep). How many. */
     async wakeStalledWebhooks(graceSeconds: number, limit: number): Promise<number> {
       const stalled = await stalledWebhooks(sql, graceSeconds, limit);
-      for (const { webhookId, organizationId } of stalled) {
-        await wakeWebhookActor({
-          webhookId, organizationId, schedule: settings.webhookSchedule, historyLimit: settings.webhookActorHistoryEvents, concurrency: settings.webhookConcurrency,
-        }, []);
-      }
+      for (const webhook of stalled) await wakeWebhookActor(webhook, []);
       return stalled.length;
     },
 

@@ -32,6 +32,30 @@ export async function withReleases<T>(body: (hold: Hold) => Promise<T>): Promise
 type RunnableWorker = Pick<Worker, 'run' | 'shutdown' | 'getState'>;
 
 /**
+ * Several workers of one process run as one: running while any runs, shut down together, and when
+ * one fails the others are shut down and awaited before its error is thrown.
+ */
+export function allOf(workers: readonly RunnableWorker[]): RunnableWorker {
+  const shutdown = () => {
+    for (const worker of workers) if (worker.getState() === 'RUNNING') worker.shutdown();
+  };
+  return {
+    async run() {
+      const runs = workers.map((worker) => worker.run());
+      try {
+        await Promise.all(runs);
+      } catch (error) {
+        shutdown();
+        await Promise.allSettled(runs);
+        throw error;
+      }
+    },
+    shutdown,
+    getState: () => (workers.some((worker) => worker.getState() === 'RUNNING') ? 'RUNNING' : (workers[0]?.getState() ?? 'STOPPED')),
+  };
+}
+
+/**
  * Runs the worker until it shuts down (the SDK's runtime turns SIGINT/SIGTERM into a graceful
  * shutdown; a fatal error rejects). `background` starts alongside run(), not before it; its signal
  * aborts once the worker stops. Both are held at once: should the process end any other way, the

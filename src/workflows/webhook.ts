@@ -8,7 +8,7 @@
  * however its messages arrive: past the limit it stops its sender and continues as new, with an
  * input of a few fields.
  */
-import { CancellationScope, ActivityCancellationType, condition, continueAsNew, isCancellation, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { CancellationScope, ActivityCancellationType, type ActivityOptions, condition, continueAsNew, isCancellation, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { WebhookActivities } from '../activities/webhooks';
 import { RETRY_POLICIES } from './contracts/retry-policies';
 import {
@@ -16,7 +16,9 @@ import {
   type WebhookActorInput, type WebhookActorResult, type WebhookActorState, type WebhookEnd,
 } from './contracts/webhook';
 
-const { sendDueDeliveries } = proxyActivities<WebhookActivities>({
+/** The sender's activity options: `taskQueue` is the senders' own (the input names it). */
+const senderOptions = (taskQueue: string | undefined): ActivityOptions => ({
+  ...(taskQueue === undefined ? {} : { taskQueue }),
   // The sender returns within about five minutes (activities/webhook-sender.ts) and heartbeats every
   // few seconds: a sender whose worker died is run again elsewhere after the heartbeat timeout.
   startToCloseTimeout: '10 minutes',
@@ -31,6 +33,7 @@ const { cancelWebhookDeliveries } = proxyActivities<WebhookActivities>({ startTo
 const HISTORY_LIMIT = 5_000;
 
 export async function webhookV2(input: WebhookActorInput): Promise<WebhookActorResult> {
+  const { sendDueDeliveries } = proxyActivities<WebhookActivities>(senderOptions(input.senderTaskQueue));
   const counts = { delivered: 0, failed: 0, gone: 0, cancelled: 0 };
   const state: Pick<WebhookActorState, 'state' | 'nextDueAt'> = { state: 'sending', nextDueAt: null };
   /** Set when a delivery was recorded since the sender last looked. */

@@ -8,6 +8,12 @@ import type { RetrySchedule } from '../../domain/webhook-schedule';
 
 export const webhookActorId = (webhookId: number): string => `webhook-${webhookId}`;
 
+/**
+ * The task queue of webhook senders: their own worker (in each worker process) with its own slots,
+ * so receivers that hang can hold only sender slots, never those of prompts and payouts.
+ */
+export const webhookSenderTaskQueue = (taskQueue: string): string => `${taskQueue}-webhook-senders`;
+
 /** Deliveries the actor is told of (ids of their rows): it reads them from PostgreSQL, the signal only wakes it. */
 export type QueuedDelivery = { deliveryId: number; eventId: number };
 
@@ -25,6 +31,8 @@ export type WebhookActorInput = {
   historyLimit?: number;
   /** Deliveries in flight at once (absent: `DEFAULT_WEBHOOK_CONCURRENCY`). */
   concurrency?: number;
+  /** Where its sender runs (`webhookSenderTaskQueue`; absent: the actor's own task queue). */
+  senderTaskQueue?: string;
 };
 
 /** Why the actor ended: its webhook is gone (a 410 from the target), was deleted, or was disabled. */
