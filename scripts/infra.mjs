@@ -1,7 +1,7 @@
 // Shared bootstrap for `npm start` and `npm test`: plain Node ESM with no dependencies, because it
 // runs before `npm install` has.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, openSync, readFileSync, renameSync, statSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, statSync } from 'node:fs';
 import { createServer, connect } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -201,13 +201,94 @@ export async function waitFor(what, check, timeoutMs = 60_000) {
   }
 }
 
-/** Starts a child process whose output goes to a log file (or the terminal) and tracks it. */
-export function startChild(children, name, command, args, { env = process.env, logFile, cwd = ROOT } = {}) {
+/** A child process whose output goes to a log file (or the terminal), named for the messages about it. */
+function spawnChild(name, command, args, { env = process.env, logFile, cwd = ROOT } = {}) {
   const output = logFile ? openSync(logFile, 'a') : 'inherit';
   const child = spawn(command, args, { cwd, env, stdio: ['ignore', output, output] });
+  // The child holds its own copy of the log file's descriptor from here on.
+  if (logFile) closeSync(output);
   child.processName = name;
+  return child;
+}
+
+/** Starts a child process whose output goes to a log file (or the terminal) and tracks it. */
+export function startChild(children, name, command, args, options = {}) {
+  const child = spawnChild(name, command, args, options);
   children.push(child);
   return child;
+}
+
+/**
+ * How long a supervised child waits to be restarted: 1 s after its first exit, doubling while it
+ * keeps exiting, at most 30 s; back to 1 s once a run has lasted a minute.
+ */
+export const RESTART_BACKOFF = { firstMs: 1_000, maxMs: 30_000, steadyAfterMs: 60_000 };
+
+/** The wait before the next restart, given the previous wait (0 before any) and how long the run that ended lasted. */
+export function restartDelay(previousMs, ranForMs, backoff = RESTART_BACKOFF) {
+  if (previousMs === 0 || ranForMs >= backoff.steadyAfterMs) return backoff.firstMs;
+  return Math.min(previousMs * 2, backoff.maxMs);
+}
+
+/** The supervisions of each list of children: stopChildren ends them before it stops the processes. */
+const supervisions = new WeakMap();
+
+function addSupervision(children, end) {
+  if (!supervisions.has(children)) supervisions.set(children, []);
+  supervisions.get(children).push(end);
+}
+
+function endSupervisions(children) {
+  for (const end of supervisions.get(children) ?? []) end();
+  supervisions.delete(children);
+}
+
+/** Puts `next` in the place of `previous` in the list (at its end if `previous` left it). */
+function replaceChild(children, previous, next) {
+  const index = children.indexOf(previous);
+  if (index === -1) children.push(next);
+  else children[index] = next;
+}
+
+function describeExit(code, signal) {
+  return signal ? `signal ${signal}` : `code ${code}`;
+}
+
+const inSeconds = (ms) => `${Number((ms / 1000).toFixed(1))} s`;
+
+/**
+ * Starts a child as startChild does and restarts it whenever it exits, whatever its exit code or
+ * signal, as a Deployment restarts a pod: after RESTART_BACKOFF's wait (`backoff` in the options
+ * replaces it), with one line saying what exited, how, and when it restarts. Each new process
+ * takes its predecessor's place in `children`, so stopChildren still stops the list in reverse
+ * order of start; stopChildren(children) ends the supervision first, so nothing is restarted while
+ * stopping, not even a restart already waiting. Returns `current()`, the process running now (or
+ * the one that last exited, while it waits).
+ */
+export function superviseChild(children, name, command, args, options = {}) {
+  const { backoff = RESTART_BACKOFF, ...spawnOptions } = options;
+  let child = startChild(children, name, command, args, spawnOptions);
+  let delayMs = 0;
+  let restart;
+  let ended = false;
+  const watch = (running, startedAt) => running.once('exit', (code, signal) => {
+    if (ended) return;
+    const ranForMs = Date.now() - startedAt;
+    delayMs = restartDelay(delayMs, ranForMs, backoff);
+    say(`${name} (pid ${running.pid}) exited with ${describeExit(code, signal)} after ${inSeconds(ranForMs)}; restarting it in ${inSeconds(delayMs)}`);
+    restart = setTimeout(() => {
+      const next = spawnChild(name, command, args, spawnOptions);
+      replaceChild(children, running, next);
+      child = next;
+      watch(next, Date.now());
+    }, delayMs);
+  });
+  watch(child, Date.now());
+  addSupervision(children, () => {
+    ended = true;
+    clearTimeout(restart);
+  });
+  return { current: () => child };
 }
 
 export function temporalHealthy(cli, address) {
@@ -274,8 +355,12 @@ export function registerSearchAttributes(cli, address) {
   }
 }
 
-/** Stops children in reverse order of start: SIGTERM, then SIGKILL after a grace period. */
+/**
+ * Stops children in reverse order of start: SIGTERM, then SIGKILL after a grace period. Their
+ * supervisors (superviseChild) restart none of them from here on.
+ */
 export async function stopChildren(children, graceMs = 10_000) {
+  endSupervisions(children);
   for (const child of [...children].reverse()) {
     if (child.exitCode !== null || child.signalCode !== null) continue;
     const exited = new Promise((resolve) => child.once('exit', resolve));

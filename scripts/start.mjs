@@ -1,5 +1,6 @@
 // `npm start`: the whole service with sandbox defaults. Installs what is missing, starts the
-// Temporal dev server (UI on 8233), prepares PostgreSQL, then the worker (Node) and the API (Bun).
+// Temporal dev server (UI on 8233), prepares PostgreSQL, then the worker (Node) and the API (Bun),
+// each restarted when it exits (scripts/infra.mjs, superviseChild); Ctrl-C or SIGTERM stops everything.
 // `npm run start:networks` (START_NETWORKS=true) also starts the project's simulators of M-Pesa
 // Daraja and MTN MoMo (test/simulators/run.ts, ports 8101-8103) and points both connectors at them.
 import { spawn, spawnSync } from 'node:child_process';
@@ -8,7 +9,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   ROOT, binPath, ensureDependencies, ensureTemporalCli, portIsOpen, readJson, registerSearchAttributes, say,
-  startChild, startTemporalDevServer, stopChildren, waitFor,
+  startTemporalDevServer, stopChildren, superviseChild, waitFor,
   WORKER_NODE_ARGS,
 } from './infra.mjs';
 
@@ -111,6 +112,7 @@ function startSimulators() {
   });
 }
 
+/** Stops everything when `child` exits (the Temporal dev server). */
 function watch(child) {
   child.once('exit', (code, signal) => {
     if (stopping) return;
@@ -140,8 +142,10 @@ async function main() {
     simulators = await startSimulators();
     Object.assign(env, simulators.env, { PUBLIC_BASE_URL: process.env.PUBLIC_BASE_URL ?? apiUrl });
   }
-  watch(startChild(children, 'worker', process.execPath, [...WORKER_NODE_ARGS, 'src/worker.ts'], { env }));
-  watch(startChild(children, 'api', binPath('bun'), ['src/server.ts'], { env }));
+  // The worker and the API are restarted whenever they exit, each on its own, as a Deployment
+  // restarts a pod; the dev server and the simulators are not.
+  superviseChild(children, 'worker', process.execPath, [...WORKER_NODE_ARGS, 'src/worker.ts'], { env });
+  superviseChild(children, 'api', binPath('bun'), ['src/server.ts'], { env });
   await waitFor('the API', async () => (await fetch(`${apiUrl}/healthz`).catch(() => null))?.status === 200, 120_000);
   const sandbox = await sandboxMerchant();
   if (simulators) shillingWallets(sandbox.organizationId);
@@ -166,7 +170,7 @@ ${simulators ? `
     curl -H 'Authorization: Token ${sandbox.apiKey}' -d phonenumber=+256772123456 -d amount=1500 -d currency=UGX -d send_instructions=true ${apiUrl}/api/collectionrequests
     curl -d '{"msisdn": "254712345678", "amount": "100", "billRefNumber": "<svccode of a request>"}' ${simulators.controlUrl}/paybill
 ` : ''}
-  Ctrl-C stops everything.
+  A worker or API that exits is restarted (after 1 s, doubling up to 30 s). Ctrl-C stops everything.
 `);
 }
 
