@@ -190,3 +190,72 @@ export class CpuMeter {
     return shares;
   }
 }
+
+/** Whether a process is alive (not gone, not a zombie waiting for its parent). */
+export function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+/** Sends `signal` to `pid` and waits (bounded) until it has ended; SIGKILL after `graceMs`. Whether it had to be killed. */
+export async function stopPid(pid: number, signal: NodeJS.Signals = 'SIGTERM', graceMs = 30_000): Promise<{ seconds: number; forced: boolean }> {
+  const began = performance.now();
+  let forced = signal === 'SIGKILL';
+  try {
+    process.kill(pid, signal);
+  } catch {
+    return { seconds: 0, forced };
+  }
+  while (alive(pid)) {
+    if (!forced && performance.now() - began > graceMs) {
+      forced = true;
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // Gone meanwhile.
+      }
+    }
+    await Bun.sleep(50);
+  }
+  return { seconds: (performance.now() - began) / 1000, forced };
+}
+
+/** Waits (bounded) until `test` holds, checking every `everyMs`. Whether it did. */
+export async function waitUntil(test: () => boolean | Promise<boolean>, timeoutMs: number, everyMs = 200): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await test()) return true;
+    if (Date.now() > deadline) return false;
+    await Bun.sleep(everyMs);
+  }
+}
+
+/** How many of `times` (epoch ms) fall in each whole window of `windowMs` from `from` to `to`. */
+export function windowCounts(times: number[], from: number, to: number, windowMs: number): number[] {
+  const counts = Array.from({ length: Math.max(0, Math.floor((to - from) / windowMs)) }, () => 0);
+  for (const time of times) {
+    const index = Math.floor((time - from) / windowMs);
+    if (index >= 0 && index < counts.length) counts[index]! += 1;
+  }
+  return counts;
+}
+
+/** A TCP port nothing listens on (taken from the system, then closed). */
+export async function closedPort(): Promise<number> {
+  const { createServer } = await import('node:net');
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** The highest VmRSS an RssSampler saw for `name` over all its phases, in kB. */
+export function peakOf(sampler: RssSampler, name: string): number | undefined {
+  const byPhase = sampler.peaks.get(name);
+  return byPhase ? Math.max(...byPhase.values()) : undefined;
+}

@@ -12,6 +12,8 @@
  * comma separated; default 1,2,5,10), BENCH_SWEEP_SECONDS (per rate; default BENCH_SECONDS),
  * BENCH_TELEMETRY_RATES (rates at which telemetry on is set against off; npm run bench: 2,5),
  * BENCH_FANOUT_EVENTS and BENCH_FANOUT_HOOKS (events × webhooks of the fan-out phase, default 40 × 10).
+ * Then the webhook delivery phases of bench/delivery.ts (slow and closing receivers, a high
+ * keep-alive rate, overload, a one-webhook backlog, two workers with one killed), knobs in its header.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -22,6 +24,7 @@ import { createSql, type Sql } from '../src/db';
 import { collectionColumns } from '../src/services/collections';
 import { connectClient } from '../src/temporal/connection';
 import { closedLoop, CpuMeter, mb, ms, openLoop, percentile, ratio, repeat, RssSampler, table, type Run } from './lib';
+import { runDeliveryPhases } from './delivery';
 
 const env = process.env;
 const need = (name: string): string => {
@@ -664,6 +667,15 @@ section(
   ].join('\n'),
 );
 
+// ---------------------------------------------------------------------------------------------
+// 4. Webhook delivery under adverse receivers, overload, a backlog and a killed worker (bench/delivery.ts).
+await runDeliveryPhases({
+  sql, client, apiUrl, apiKey, orgId, noopQueue, seconds: sizes.seconds, ceiling: highestSustained,
+  sweepMemory: { worker: sampler.peaks.get('worker (Node)')?.get('sweep'), api: sampler.peaks.get('API (Bun)')?.get('sweep') },
+  bareActivityRate: stepsRun.rate,
+  pids: { temporal: Number(need('BENCH_TEMPORAL_PID')), api: Number(need('BENCH_API_PID')), worker: Number(need('BENCH_WORKER_PID')) },
+  section,
+});
 
 receiver.stop(true);
 await client.connection.close();

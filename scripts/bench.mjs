@@ -195,6 +195,13 @@ async function main() {
       BENCH_TEMPORAL_LABEL: temporalLabel,
       BENCH_CERT_FILE: certFile,
       BENCH_KEY_FILE: keyFile,
+      // The delivery phases (bench/delivery.ts) restart the worker and run a second worker and API
+      // the same way: these commands, this environment, logs in the bench's data folder.
+      BENCH_DATA_DIR: DATA,
+      BENCH_NODE: process.execPath,
+      BENCH_BUN: binPath('bun'),
+      BENCH_WORKER_ARGS: JSON.stringify([...WORKER_NODE_ARGS, 'src/worker.ts']),
+      BENCH_WORKFLOW_BUNDLE: bundle,
     },
   });
   const status = await new Promise((resolve) => runner.once('exit', (code) => resolve(code ?? 1)));
