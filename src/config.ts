@@ -49,7 +49,7 @@ const ConfigSchema = v.object({
   OUTBOX_GRACE_SECONDS: v.optional(integerString(0), '30'),
   OUTBOX_SWEEP: v.optional(booleanString, 'true'),
   WORKFLOW_BUNDLE_PATH: v.optional(v.string()),
-  WORKER_MAX_CACHED_WORKFLOWS: v.optional(integerString(0), '250'),
+  WORKER_MAX_CACHED_WORKFLOWS: v.optional(integerString(0), '1000'),
   SANDBOX_PAYMENT_DELAY_SECONDS: v.optional(integerString(0), '5'),
   SANDBOX_PAYOUT_DELAY_SECONDS: v.optional(integerString(0), '2'),
   // How often a payment or reversal the network has not confirmed is asked about, and for how long.
