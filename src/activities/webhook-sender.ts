@@ -114,7 +114,7 @@ class SenderRun {
     const recorded = await logAttempt(sql, { deliveryId: item.deliveryId, webhookId: webhook.id, attempt: item.attempt, ...sent, outcome, final: final(outcome), nextAttemptAt: next });
     if (next !== null && recorded.outcome === 'failed') this.soonestRetry = Math.min(this.soonestRetry ?? Infinity, next.getTime());
     recordWebhookAttempt({ outcome: recorded.outcome, attempt: item.attempt, eventCreatedAt: item.event.created, redelivery: item.redelivery });
-    log.debug('webhook attempt', { webhookId: webhook.id, deliveryId: item.deliveryId, attempt: item.attempt, outcome: recorded.outcome, statusCode: recorded.statusCode });
+    log.info('webhook attempt', { webhookId: webhook.id, deliveryId: item.deliveryId, attempt: item.attempt, outcome: recorded.outcome, statusCode: recorded.statusCode });
     this.tally(item, recorded.outcome);
   }
 
