@@ -31,7 +31,7 @@ const FAILURE_REASONS: Readonly<Record<string, string>> = {
   DP00800001004: 'The amount is below the smallest Airtel Money allows.',
   DP00800001005: 'The subscriber did not enter their PIN.',
   DP00800001007: 'The subscriber\'s Airtel Money balance is not enough.',
-  DP00800001008: 'Airtel Money refused the payment.',
+  DP00800001008: 'The payment was refused (the subscriber declined it, or Airtel Money refused it).',
   DP00800001009: 'Airtel Money declined the payment.',
   DP00800001010: 'This number may not pay by Airtel Money (not registered, or barred).',
   DP00800001024: 'The subscriber did not approve the payment in time.',
