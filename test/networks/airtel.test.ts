@@ -202,7 +202,7 @@ describe('tokens, look-ups and the door', () => {
     expect(missing.body).toMatchObject({ phone_is_mm_registered: 'no', name_matches_network_status: 'not_registered' });
   });
 
-  test('an MTN or Safaricom number never reaches Airtel; an Airtel number of a country not configured is refused at the door', async () => {
+  test('an MTN or Safaricom number never reaches Airtel (no connector of theirs here: refused at the door), and Airtel takes whole amounts', async () => {
     const merchant = await fundedMerchant(stack, 'UGX');
     const pushesBefore = airtel.collections().length;
     const mtn = await merchant.request('/api/collectionrequests', { form: { phonenumber: '+256772000001', amount: '100', currency: 'UGX' } });
