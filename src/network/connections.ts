@@ -58,11 +58,9 @@ export function describeConnections(config: Config): NetworkConnection[] {
 
 /** The Airtel networks: those of AIRTEL_COUNTRIES through the Airtel connector, the others not connected. */
 function airtelConnections(config: Config, simulated: string): NetworkConnection[] {
-  const served = config.airtel?.countries ?? [];
-  const servedNames = new Set(airtelNetworks(served));
   return knownNetworks().filter((network) => airtelNetworks([network]).includes(network.name)).map((network) => {
-    const country = served.find((entry) => entry.country === network.country);
-    if (!config.airtel || !country || !servedNames.has(network.name)) return { network: network.name, currency: country?.currency ?? '', connector: 'none', detail: simulated };
+    const country = config.airtel?.countries.find((served) => served.country === network.country);
+    if (!config.airtel || !country) return { network: network.name, currency: '', connector: 'none', detail: simulated };
     return {
       network: network.name, currency: country.currency, connector: 'Airtel Money',
       detail: `${new URL(config.airtel.baseUrl).host}: USSD push, disbursements, refunds, user enquiry`,

@@ -68,13 +68,13 @@ describe('Airtel Money', () => {
 
   test('each number goes to its own operator\'s connector: Airtel never gets an MTN or Safaricom number, nor they an Airtel one', async () => {
     const calls: string[] = [];
-    const fake = (name: string) => new Proxy({}, {
-      get: (_target, method) => async (item: { phoneNumber: string }) => {
+    const fake = (name: string, fields: object = {}) => new Proxy(fields, {
+      get: (target, method) => (method in target ? (target as Record<string | symbol, unknown>)[method] : async (item: { phoneNumber: string }) => {
         calls.push(`${name} ${String(method)} ${item.phoneNumber}`);
         return { accepted: false, error: name };
-      },
+      }),
     });
-    const connectors = { daraja: fake('daraja'), momo: fake('momo'), airtel: Object.assign(fake('airtel'), { countries: [{ country: 'UG', currency: 'UGX' }, { country: 'KE', currency: 'KES' }] }) };
+    const connectors = { daraja: fake('daraja'), momo: fake('momo'), airtel: fake('airtel', { countries: [{ country: 'UG', currency: 'UGX' }, { country: 'KE', currency: 'KES' }] }) };
     const router = createNetworkRouter(fake('sandbox') as NetworkAdapter, connectors as unknown as Connectors, true);
     const prompt = (phoneNumber: string, currency: string) => router.requestPayment({
       requestId: 1, attempt: 1, phoneNumber, amount: '100', currency, reference: 'x', promptReference: 'req-1-1', network: networkForNumber(phoneNumber)!, workflowId: 'w',
