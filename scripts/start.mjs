@@ -2,7 +2,8 @@
 // Temporal dev server (UI on 8233), prepares PostgreSQL, then the worker (Node) and the API (Bun),
 // each restarted when it exits (scripts/infra.mjs, superviseChild); Ctrl-C or SIGTERM stops everything.
 // `npm run start:networks` (START_NETWORKS=true) also starts the project's simulators of M-Pesa
-// Daraja and MTN MoMo (test/simulators/run.ts, ports 8101-8103) and points both connectors at them.
+// Daraja, MTN MoMo and Airtel Money (test/simulators/run.ts, ports 8101-8104) and points the
+// connectors at them (Airtel for Airtel Uganda and Airtel Kenya, calling back at PUBLIC_BASE_URL).
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
@@ -98,7 +99,8 @@ function shillingWallets(organizationId) {
 
 /** The operator simulators as a child process; resolves with the configuration that points the service at them. */
 function startSimulators() {
-  const child = spawn(binPath('bun'), ['test/simulators/run.ts', '--port', '8101'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const callbackBase = process.env.PUBLIC_BASE_URL ?? apiUrl;
+  const child = spawn(binPath('bun'), ['test/simulators/run.ts', '--port', '8101', '--callback-base', callbackBase], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
   child.processName = 'simulators';
   children.push(child);
   return new Promise((resolve, reject) => {

@@ -121,6 +121,14 @@ const ConfigSchema = v.object({
   MTN_MOMO_DISBURSEMENT_SUBSCRIPTION_KEY: v.optional(secret),
   MTN_MOMO_DISBURSEMENT_API_USER: v.optional(secret),
   MTN_MOMO_DISBURSEMENT_API_KEY: v.optional(secret),
+  // Airtel Money (Airtel Africa Open API): on when AIRTEL_CLIENT_ID is set; then AIRTEL_CLIENT_SECRET, AIRTEL_COUNTRIES and AIRTEL_PIN are required.
+  AIRTEL_BASE_URL: v.optional(httpUrl, 'https://openapi.airtel.africa'),
+  AIRTEL_CLIENT_ID: v.optional(secret),
+  AIRTEL_CLIENT_SECRET: v.optional(secret),
+  AIRTEL_COUNTRIES: v.optional(v.pipe(v.string(), v.regex(/^\s*[A-Za-z]{2}(:[A-Za-z]{3})?\s*(,\s*[A-Za-z]{2}(:[A-Za-z]{3})?\s*)*$/, 'must be country codes such as UG,KE (a currency may follow a colon: CD:CDF)'))),
+  AIRTEL_PIN: v.optional(v.pipe(v.string(), v.regex(/^\d{4,6}$/, 'must be the 4 to 6 digits of the disbursement PIN'))),
+  // When set, a callback must carry `hash`: Base64(HMAC-SHA256(key, its transaction object)).
+  AIRTEL_CALLBACK_KEY: v.optional(secret),
   // How often a real operator is asked about a prompt, a payout or a reported payment it has not called back about.
   NETWORK_STATUS_POLL_SECONDS: v.optional(integerString(1), '20'),
 });
@@ -156,6 +164,7 @@ export type Config = {
   /** The real operators' connectors; null when not configured (their networks are then the sandbox's, in sandbox mode only). */
   mpesa: MpesaSettings | null;
   momo: MomoSettings | null;
+  airtel: AirtelSettings | null;
   /** How often a real operator is asked about what it has not called back about. */
   networkStatusPollSeconds: number;
 };
@@ -177,6 +186,44 @@ export type MomoProduct = { subscriptionKey: string; apiUser: string; apiKey: st
 /** The MTN MoMo Open API (collection and disbursement products). Secrets: never logged or shown. */
 export type MomoSettings = { baseUrl: string; targetEnvironment: string; collection: MomoProduct; disbursement: MomoProduct };
 
+/**
+ * The currencies Airtel Money moves in each country this service has Airtel networks in: the
+ * first is the country's default, others are named in AIRTEL_COUNTRIES (`CD:CDF`).
+ */
+const AIRTEL_COUNTRY_CURRENCIES: Readonly<Record<string, readonly string[]>> = {
+  UG: ['UGX'], KE: ['KES'], TZ: ['TZS'], RW: ['RWF'], CD: ['USD', 'CDF'],
+};
+/** A country an Airtel deployment serves, with the currency its calls name (X-Currency). */
+export type AirtelCountry = { country: string; currency: string };
+/** The Airtel Africa Open API (collections, disbursements, refunds, user enquiry). Secrets: never logged or shown. */
+export type AirtelSettings = {
+  baseUrl: string;
+  clientId: string;
+  clientSecret: string;
+  countries: readonly AirtelCountry[];
+  pin: string;
+  /** The key Airtel signs its callbacks with (its portal's callback authentication); null: callbacks carry no hash. */
+  callbackKey: string | null;
+};
+
+/** AIRTEL_COUNTRIES as countries and currencies; what is wrong with it goes to `problems`. */
+function airtelCountriesOf(value: string, problems: string[]): AirtelCountry[] {
+  const countries: AirtelCountry[] = [];
+  for (const entry of value.split(',').map((part) => part.trim().toUpperCase())) {
+    const [country = '', named] = entry.split(':');
+    const currencies = AIRTEL_COUNTRY_CURRENCIES[country];
+    if (!currencies) {
+      problems.push(`AIRTEL_COUNTRIES: ${country} has no Airtel network this service knows (${Object.keys(AIRTEL_COUNTRY_CURRENCIES).join(', ')})`);
+      continue;
+    }
+    const currency = named ?? currencies[0]!;
+    if (!currencies.includes(currency)) problems.push(`AIRTEL_COUNTRIES: Airtel Money in ${country} moves ${currencies.join(' or ')}, not ${currency}`);
+    else if (countries.some((known) => known.country === country)) problems.push(`AIRTEL_COUNTRIES: ${country} is named twice`);
+    else countries.push({ country, currency });
+  }
+  return countries;
+}
+
 export type TelemetrySettings = {
   /** OTLP/HTTP base URL (`/v1/traces` is appended); unset = no tracing at all. */
   otlpEndpoint: string | undefined;
@@ -196,12 +243,13 @@ export type TelemetrySettings = {
 type Parsed = v.InferOutput<typeof ConfigSchema>;
 
 /** The operators' connectors: each on when its switch variable is set, then with every variable it needs. */
-function connectorsOf(c: Parsed, problems: string[]): Pick<Config, 'mpesa' | 'momo'> {
+function connectorsOf(c: Parsed, problems: string[]): Pick<Config, 'mpesa' | 'momo' | 'airtel'> {
   const mpesa = connectorSettings('MPESA_CONSUMER_KEY', c, ['MPESA_CONSUMER_SECRET', 'MPESA_SHORTCODE', 'MPESA_PASSKEY', 'MPESA_INITIATOR_NAME', 'MPESA_SECURITY_CREDENTIAL'], problems);
   const momo = connectorSettings('MTN_MOMO_COLLECTION_API_USER', c, [
     'MTN_MOMO_COLLECTION_SUBSCRIPTION_KEY', 'MTN_MOMO_COLLECTION_API_KEY',
     'MTN_MOMO_DISBURSEMENT_SUBSCRIPTION_KEY', 'MTN_MOMO_DISBURSEMENT_API_USER', 'MTN_MOMO_DISBURSEMENT_API_KEY',
   ], problems);
+  const airtel = connectorSettings('AIRTEL_CLIENT_ID', c, ['AIRTEL_CLIENT_SECRET', 'AIRTEL_COUNTRIES', 'AIRTEL_PIN'], problems);
   return {
     mpesa: mpesa ? {
       baseUrl: c.MPESA_BASE_URL,
@@ -220,13 +268,23 @@ function connectorsOf(c: Parsed, problems: string[]): Pick<Config, 'mpesa' | 'mo
       collection: { subscriptionKey: c.MTN_MOMO_COLLECTION_SUBSCRIPTION_KEY!, apiUser: c.MTN_MOMO_COLLECTION_API_USER!, apiKey: c.MTN_MOMO_COLLECTION_API_KEY! },
       disbursement: { subscriptionKey: c.MTN_MOMO_DISBURSEMENT_SUBSCRIPTION_KEY!, apiUser: c.MTN_MOMO_DISBURSEMENT_API_USER!, apiKey: c.MTN_MOMO_DISBURSEMENT_API_KEY! },
     } : null,
+    airtel: airtel ? {
+      baseUrl: c.AIRTEL_BASE_URL,
+      clientId: c.AIRTEL_CLIENT_ID!,
+      clientSecret: c.AIRTEL_CLIENT_SECRET!,
+      countries: airtelCountriesOf(c.AIRTEL_COUNTRIES ?? '', problems),
+      pin: c.AIRTEL_PIN ?? '',
+      callbackKey: c.AIRTEL_CALLBACK_KEY ?? null,
+    } : null,
   };
 }
 
 /** Rules that bind several variables together. */
-function crossChecks(c: Parsed, connectors: Pick<Config, 'mpesa' | 'momo'>, problems: string[]): void {
+function crossChecks(c: Parsed, connectors: Pick<Config, 'mpesa' | 'momo' | 'airtel'>, problems: string[]): void {
   // The operators call back at PUBLIC_BASE_URL: a connector needs it.
-  if ((connectors.mpesa || connectors.momo) && c.PUBLIC_BASE_URL === undefined) problems.push('PUBLIC_BASE_URL: required when a network connector (MPESA_*, MTN_MOMO_*) is on');
+  if ((connectors.mpesa || connectors.momo || connectors.airtel) && c.PUBLIC_BASE_URL === undefined) {
+    problems.push('PUBLIC_BASE_URL: required when a network connector (MPESA_*, MTN_MOMO_*, AIRTEL_*) is on');
+  }
   // Trusting an extra CA for outgoing deliveries is for local receivers in sandbox mode only.
   if (c.WEBHOOK_CA_FILE !== undefined && !c.SANDBOX) problems.push('WEBHOOK_CA_FILE: only allowed when SANDBOX=true');
   // Absolute links (list pages) and the networks' callback URLs are built from it, never from a request's Host header.

@@ -29,8 +29,10 @@ import { parsePositiveAmount } from '../domain/money';
 import { fullNumberOf, numberFitsMask } from '../domain/phone';
 import { logger } from '../log';
 import { DARAJA_CALLBACK_PATHS, UNANSWERED_PROMPT_SECONDS, callbackItems, readResult } from '../network/daraja';
+import { nested } from '../network/operator-http';
 import { MOMO_CALLBACK_PATH } from '../network/momo';
-import { CONNECTED_NETWORK } from '../domain/networks';
+import { AIRTEL_CALLBACK_PATH, callbackHashMatches } from '../network/airtel';
+import { CONNECTED_NETWORK, airtelNetworks } from '../domain/networks';
 import { lookAlikeOrganization, requestOfBillReference, verificationSettingsOf, type BilledRequest } from '../services/collections';
 import {
   claimUnanswered, findOperation, findOperationByOperatorReference, recordHint, recordResult, type NetworkOperation,
@@ -124,6 +126,17 @@ const MomoCallback = v.looseObject({
 });
 const MomoAcknowledgement = v.pipe(v.object({ status: v.literal('received') }), v.description('Taken; MoMo reads only the status code.'));
 
+const AirtelCallback = v.looseObject({
+  transaction: v.looseObject({
+    id: reference,
+    message: optionalText,
+    status_code: optionalText,
+    airtel_money_id: optionalReference,
+  }),
+  hash: v.optional(v.nullable(v.pipe(v.string(), v.maxLength(200)))),
+});
+const AirtelAcknowledgement = v.pipe(v.object({ status: v.literal('received') }), v.description('Taken; Airtel reads only the status code.'));
+
 const sha256Hex = (value: string) => createHash('sha256').update(value).digest('hex');
 
 /** Each operation's documentation (the OpenAPI document), by operation id. */
@@ -171,6 +184,16 @@ const DOCS = {
   }),
 };
 
+const AIRTEL_DOCS = routeDocs({
+  operationId: 'airtelCallback',
+  summary: 'Airtel Money callback (the callback URL registered in Airtel\'s portal)',
+  description:
+    'Airtel Money reports a USSD push\'s outcome here. It is a hint: the request\'s workflow wakes and asks Airtel\'s transaction enquiry, which alone decides. ' +
+    'With AIRTEL_CALLBACK_KEY set, a callback whose `hash` is not Base64(HMAC-SHA256(key, its `transaction` object as compact JSON)) is refused (403) and wakes nothing.',
+  tags: TAGS, caller: 'anyone', errors: [403, 429], responses: { 200: { description: 'Taken.', schema: AirtelAcknowledgement } },
+  requestExample: { transaction: { id: 'C0d1e2f3a4b5c6d7e8f9a0b1', message: 'Paid UGX 1,500 to Merchant', status_code: 'TS', airtel_money_id: 'MP210603.1234.L06941' }, hash: 'zITVAAGYSlzl1WkUQJn81kbpT5drH3koffT8jCkcJJA=' },
+});
+
 export const operatorCallbackRoutes = (deps: AppDeps) => {
   const { sql, config, launcher } = deps;
   const daraja = config.mpesa;
@@ -212,6 +235,7 @@ export const operatorCallbackRoutes = (deps: AppDeps) => {
   const operatorAccount = {
     daraja: `${CONNECTED_NETWORK.daraja}:${daraja?.shortcode ?? '-'}`,
     momo: `${CONNECTED_NETWORK.momo}:${config.momo?.targetEnvironment ?? '-'}`,
+    airtel: `Airtel:${config.airtel?.clientId ?? '-'}`,
   };
 
   return new Elysia({ name: 'operator-callbacks' })
@@ -222,7 +246,7 @@ export const operatorCallbackRoutes = (deps: AppDeps) => {
       const address = throttledAddress(clientAddress(request, server, config.console.trustProxy) ?? 'unknown');
       const admission = await admitOperatorCallback(sql, { address, operator: operatorAccount[operator], limits: config.operatorCallbacks });
       if (admission.admitted) return;
-      countThrottledCallback(CONNECTED_NETWORK[operator], admission.limit);
+      countThrottledCallback(OPERATOR_NAMES[operator], admission.limit);
       throw throttled(admission.retryAfterSeconds);
     })
     .post(DARAJA_CALLBACK_PATHS.stkResult, async ({ body }) => {
@@ -303,7 +327,15 @@ export const operatorCallbackRoutes = (deps: AppDeps) => {
       return ACCEPTED;
     }, { body: requestSchema(DarajaResult), ...DOCS.darajaQueueTimeout })
     .put(`${MOMO_CALLBACK_PATH}/:referenceId`, async ({ params, body }) => await momoCallback(params.referenceId, body), momoRoute('momoCallback', 'PUT'))
-    .post(`${MOMO_CALLBACK_PATH}/:referenceId`, async ({ params, body }) => await momoCallback(params.referenceId, body), momoRoute('momoCallbackPost', 'POST'));
+    .post(`${MOMO_CALLBACK_PATH}/:referenceId`, async ({ params, body }) => await momoCallback(params.referenceId, body), momoRoute('momoCallbackPost', 'POST'))
+    .post(AIRTEL_CALLBACK_PATH, async ({ body, request }) => await airtelCallback(body, request), {
+      // Before validation rebuilds the body: the transaction object as it arrived, for its hash.
+      transform: ({ body, request }) => {
+        receivedTransactions.set(request, JSON.stringify(nested(body, 'transaction')) ?? '');
+      },
+      body: requestSchema(AirtelCallback),
+      ...AIRTEL_DOCS,
+    });
 
   /**
    * Starts the workflow that confirms a reported payment with the operator, then stores and credits
@@ -334,14 +366,38 @@ export const operatorCallbackRoutes = (deps: AppDeps) => {
     else logger.info('MoMo callback for no operation of ours ignored', { referenceId });
     return { status: 'received' as const };
   }
+
+  /**
+   * Airtel's callback, checked against AIRTEL_CALLBACK_KEY when one is set: the hash is computed over
+   * the `transaction` object as it arrived (its keys in their order), not over the schema's output.
+   */
+  async function airtelCallback(body: v.InferOutput<typeof AirtelCallback>, request: Request) {
+    const airtel = config.airtel;
+    if (airtel?.callbackKey && !callbackHashMatches(airtel.callbackKey, receivedTransactions.get(request) ?? '', body.hash)) {
+      logger.warn('Airtel callback refused: its hash does not match', { transactionId: String(body.transaction.id) });
+      throw new ApiError(403, { detail: 'The callback\'s hash does not match.' });
+    }
+    const reference = String(body.transaction.id);
+    const operation = airtel ? await findOperationByOperatorReference(sql, airtelNetworks(airtel.countries), reference) : undefined;
+    if (operation) await wake(operation, body);
+    else logger.info('Airtel callback for no operation of ours ignored', { transactionId: reference });
+    return { status: 'received' as const };
+  }
 };
+
+/** The `transaction` object of each Airtel callback as it arrived (compact JSON), by request. */
+const receivedTransactions = new WeakMap<Request, string>();
+
+/** The operators whose callback routes are throttled, as the metrics name them. */
+const OPERATOR_NAMES = { ...CONNECTED_NETWORK, airtel: 'Airtel' } as const;
 
 const DARAJA_PATHS: ReadonlySet<string> = new Set(Object.values(DARAJA_CALLBACK_PATHS));
 
 /** The operator whose callback path a request is on (with or without a trailing slash, any method), or null. */
-function callbackOperatorOf(request: Request): keyof typeof CONNECTED_NETWORK | null {
+function callbackOperatorOf(request: Request): keyof typeof OPERATOR_NAMES | null {
   const path = new URL(request.url).pathname.replace(/\/+$/, '');
   if (DARAJA_PATHS.has(path)) return 'daraja';
+  if (path === AIRTEL_CALLBACK_PATH) return 'airtel';
   return path.startsWith(`${MOMO_CALLBACK_PATH}/`) ? 'momo' : null;
 }
 

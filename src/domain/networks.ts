@@ -117,15 +117,29 @@ function networkForCollection(e164: string, currency: string, sandboxMode: boole
 /** The networks a real operator's connector serves, by connector. */
 export const CONNECTED_NETWORK = { daraja: 'Safaricom', momo: 'MTN Uganda' } as const;
 
+/** The Airtel Money networks by country: the Airtel connector serves those of the countries it is configured for. */
+const AIRTEL_NETWORKS: Readonly<Record<string, string>> = {
+  UG: 'Airtel Uganda', KE: 'Airtel Kenya', TZ: 'Airtel Tanzania', RW: 'Airtel Rwanda', CD: 'Airtel DRC',
+};
+
+/** The network names the Airtel connector serves in `countries`. */
+export const airtelNetworks = (countries: readonly { country: string }[]): string[] =>
+  countries.flatMap(({ country }) => (AIRTEL_NETWORKS[country] ? [AIRTEL_NETWORKS[country]] : []));
+
+/** Which connectors are on: M-Pesa and MoMo by their settings, Airtel by the countries it serves. */
+type ConnectorSwitches = { mpesa: unknown; momo: unknown; airtel: { countries: readonly { country: string }[] } | null };
+
 /** The networks a configured connector serves (their real currency goes to the operator, not the sandbox). */
-export function connectedNetworks(config: { mpesa: unknown; momo: unknown }): ReadonlySet<string> {
-  return new Set([...(config.mpesa ? [CONNECTED_NETWORK.daraja] : []), ...(config.momo ? [CONNECTED_NETWORK.momo] : [])]);
+export function connectedNetworks(config: ConnectorSwitches): ReadonlySet<string> {
+  return new Set([
+    ...(config.mpesa ? [CONNECTED_NETWORK.daraja] : []), ...(config.momo ? [CONNECTED_NETWORK.momo] : []), ...airtelNetworks(config.airtel?.countries ?? []),
+  ]);
 }
 
 export type Connections = { sandboxMode: boolean; connected: ReadonlySet<string> };
 
 /** The connections of a configuration: sandbox mode and the networks with a connector. */
-export const connectionsOf = (config: { sandbox: boolean; mpesa: unknown; momo: unknown }): Connections =>
+export const connectionsOf = (config: ConnectorSwitches & { sandbox: boolean }): Connections =>
   ({ sandboxMode: config.sandbox, connected: connectedNetworks(config) });
 
 /**
@@ -157,12 +171,13 @@ export function networkForMoney(e164: string, currency: string, connections: Con
   return problem === null ? choice : { problem };
 }
 
-/** The operator's own amount rules, for a connected network (null when the amount is fine): M-Pesa and MoMo take whole shillings. */
+/** The operator's own amount rules, for a connected network (null when the amount is fine): M-Pesa, MoMo and Airtel Money take whole amounts. */
 export function operatorAmountProblem(network: Network, currency: string, amount: string, connected: ReadonlySet<string>): string | null {
   if (currency === 'BXC' || !connected.has(network.name)) return null;
   const [, fraction = ''] = amount.split('.');
   if (/^0*$/.test(fraction)) return null;
-  const operator = network.name === 'Safaricom' ? 'M-Pesa' : network.name === 'MTN Uganda' ? 'MTN MoMo' : network.name;
+  const operator = network.name === 'Safaricom' ? 'M-Pesa' : network.name === 'MTN Uganda' ? 'MTN MoMo'
+    : Object.values(AIRTEL_NETWORKS).includes(network.name) ? 'Airtel Money' : network.name;
   return `${operator} takes whole amounts only: enter ${currency} without decimals.`;
 }
 
@@ -171,7 +186,7 @@ export function operatorAmountProblem(network: Network, currency: string, amount
  * `operatorAmountProblem`), with what breaks them as field errors on `phonenumber` and `amount`.
  */
 export function moneyNetwork(
-  e164: string, currency: string, amount: string, config: { sandbox: boolean; mpesa: unknown; momo: unknown },
+  e164: string, currency: string, amount: string, config: ConnectorSwitches & { sandbox: boolean },
 ): { network: Network | null; errors: Record<string, string[]> } {
   const connections = connectionsOf(config);
   const choice = networkForMoney(e164, currency, connections);
@@ -180,6 +195,12 @@ export function moneyNetwork(
   const amountProblem = choice.network ? operatorAmountProblem(choice.network, currency, amount, connections.connected) : null;
   if (amountProblem !== null) errors.amount = [amountProblem];
   return { network: choice.network ?? null, errors };
+}
+
+/** `+256701234567` → `701234567`: the number without its country's calling code (Airtel wants it so); null off the known networks. */
+export function nationalNumberOf(e164: string): string | null {
+  const rule = RULES.find((known) => e164.startsWith(`+${known.countryCode}`));
+  return rule ? e164.slice(rule.countryCode.length + 1) : null;
 }
 
 export function networkByName(name: string): Network | null {

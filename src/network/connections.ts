@@ -1,15 +1,16 @@
 /**
  * The network adapter of a process, built from configuration: the sandbox network, and the real
- * operators' connectors that are configured (M-Pesa Daraja, MTN MoMo), behind one router.
+ * operators' connectors that are configured (M-Pesa Daraja, MTN MoMo, Airtel Money), behind one router.
  */
 import type { Config } from '../config';
 import type { Sql } from '../db';
 import type { Launcher } from '../temporal/launcher';
 import type { NetworkAdapter } from './adapter';
+import { createAirtelConnector } from './airtel';
 import { createDarajaConnector } from './daraja';
 import { createMomoConnector } from './momo';
 import { createNetworkRouter, type Connectors } from './router';
-import { CONNECTED_NETWORK } from '../domain/networks';
+import { CONNECTED_NETWORK, airtelNetworks, knownNetworks } from '../domain/networks';
 import { createSandboxNetwork } from './sandbox';
 
 /** The configured connectors, calling back at PUBLIC_BASE_URL. */
@@ -18,6 +19,8 @@ export function createConnectors(config: Config, sql: Sql): Connectors {
   return {
     daraja: config.mpesa ? createDarajaConnector(config.mpesa, { sql, callbackBaseUrl }, config.networkStatusPollSeconds) : null,
     momo: config.momo ? createMomoConnector(config.momo, { sql, callbackBaseUrl }) : null,
+    // Airtel calls back at the one URL registered in its portal (PUBLIC_BASE_URL + AIRTEL_CALLBACK_PATH), never per request.
+    airtel: config.airtel ? createAirtelConnector(config.airtel, { sql }) : null,
   };
 }
 
@@ -49,5 +52,18 @@ export function describeConnections(config: Config): NetworkConnection[] {
         detail: `${host(config.momo.baseUrl)}, environment ${config.momo.targetEnvironment}: request to pay, transfers, account holder look-ups`,
       }
       : { network: CONNECTED_NETWORK.momo, currency: 'UGX', connector: 'none', detail: simulated },
+    ...airtelConnections(config, simulated),
   ];
+}
+
+/** The Airtel networks: those of AIRTEL_COUNTRIES through the Airtel connector, the others not connected. */
+function airtelConnections(config: Config, simulated: string): NetworkConnection[] {
+  return knownNetworks().filter((network) => airtelNetworks([network]).includes(network.name)).map((network) => {
+    const country = config.airtel?.countries.find((served) => served.country === network.country);
+    if (!config.airtel || !country) return { network: network.name, currency: '', connector: 'none', detail: simulated };
+    return {
+      network: network.name, currency: country.currency, connector: 'Airtel Money',
+      detail: `${new URL(config.airtel.baseUrl).host}: USSD push, disbursements, refunds, user enquiry`,
+    };
+  });
 }

@@ -54,6 +54,16 @@ export function field(body: unknown, name: string): string | undefined {
   return typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? String(value) : undefined;
 }
 
+/** The value under `names`, one object inside the next (`nested(body, 'data', 'transaction')`); undefined where any step is missing or not an object. */
+export function nested(body: unknown, ...names: string[]): unknown {
+  let value = body;
+  for (const name of names) {
+    if (typeof value !== 'object' || value === null || Array.isArray(value) || !Object.hasOwn(value, name)) return undefined;
+    value = (value as Record<string, unknown>)[name];
+  }
+  return value;
+}
+
 export type Token = { value: string; expiresAt: number };
 
 /**

@@ -1,32 +1,34 @@
 /**
  * The network adapter the service uses: each call goes to the connector of the operator that
- * serves the network and currency (M-Pesa Daraja for Safaricom, MTN MoMo for MTN Uganda, each when
- * configured), and everything else to the sandbox network: BXC always, and in sandbox mode the
+ * serves the network and currency (M-Pesa Daraja for Safaricom, MTN MoMo for MTN Uganda, Airtel
+ * Money for the Airtel networks of its configured countries, each when configured), and everything else to the sandbox network: BXC always, and in sandbox mode the
  * networks with no connector while no connector is on at all. A real currency the sandbox may not
  * move is refused at the door (domain/networks.ts); one that still arrives here is refused as a result.
  */
-import { CONNECTED_NETWORK, connectedNetworks, sandboxMoneyProblem, type Connections, type Network } from '../domain/networks';
+import { CONNECTED_NETWORK, airtelNetworks, connectedNetworks, sandboxMoneyProblem, type Connections, type Network } from '../domain/networks';
 import { logger } from '../log';
 import type {
   NameLookup, NetworkAdapter, PaymentPrompt, Payout, PayoutResult, PromptResult, PromptStatus, ReportedPayment, ReportedPaymentStatus, TakenPrompt, TextMessage,
 } from './adapter';
+import type { AirtelConnector } from './airtel';
 import type { DarajaConnector } from './daraja';
 import type { MomoConnector } from './momo';
 
-export type Connectors = { daraja: DarajaConnector | null; momo: MomoConnector | null };
-
+export type Connectors = { daraja: DarajaConnector | null; momo: MomoConnector | null; airtel: AirtelConnector | null };
 
 type Connector = Omit<NetworkAdapter, 'sendSms' | 'lookupName' | 'supportsVerification' | 'rejectPayment'> & {
-  lookupName?: (phoneNumber: string) => Promise<NameLookup | null>;
+  lookupName?: (phoneNumber: string, network: Network) => Promise<NameLookup | null>;
 };
 
 export function createNetworkRouter(sandbox: NetworkAdapter, connectors: Connectors, sandboxMode: boolean): NetworkAdapter {
+  const airtelServed: ReadonlySet<string> = new Set(airtelNetworks(connectors.airtel?.countries ?? []));
   const connectorOf = (network: Network): Connector | null => {
     if (network.name === CONNECTED_NETWORK.daraja) return connectors.daraja;
     if (network.name === CONNECTED_NETWORK.momo) return connectors.momo;
+    if (airtelServed.has(network.name)) return connectors.airtel;
     return null;
   };
-  const connections: Connections = { sandboxMode, connected: connectedNetworks({ mpesa: connectors.daraja, momo: connectors.momo }) };
+  const connections: Connections = { sandboxMode, connected: connectedNetworks({ mpesa: connectors.daraja, momo: connectors.momo, airtel: connectors.airtel }) };
   /** Who moves `currency` on `network`: its connector, the sandbox (`sandboxMoneyProblem` allowing), or nobody (null). */
   const route = (network: Network, currency: string): Connector | NetworkAdapter | null => {
     if (currency === 'BXC') return sandbox;
@@ -67,7 +69,7 @@ export function createNetworkRouter(sandbox: NetworkAdapter, connectors: Connect
       const connector = connectorOf(network);
       if (connector === null) return sandboxMode ? await sandbox.lookupName(phoneNumber, network) : null;
       // Daraja has no name look-up: a connected Safaricom number is "not supported" for instant verification.
-      return connector.lookupName ? await connector.lookupName(phoneNumber) : null;
+      return connector.lookupName ? await connector.lookupName(phoneNumber, network) : null;
     },
     supportsVerification(network: Network, currency?: string): boolean {
       // A connected operator's prompted payment is already taken when it is confirmed; paybill payments are

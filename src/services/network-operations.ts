@@ -65,9 +65,12 @@ export async function findOperation(sql: Queryable, network: string, reference: 
   return row;
 }
 
-export async function findOperationByOperatorReference(sql: Queryable, network: string, operatorReference: string): Promise<NetworkOperation | undefined> {
+/** The operation an operator's reference names, on `network` or (an operator serving several networks) on any of them. */
+export async function findOperationByOperatorReference(sql: Queryable, network: string | readonly string[], operatorReference: string): Promise<NetworkOperation | undefined> {
+  const networks = typeof network === 'string' ? [network] : [...network];
+  if (networks.length === 0) return undefined;
   const [row] = await sql<NetworkOperation[]>`
-    select ${sql.unsafe(COLUMNS)} from network_operations where network = ${network} and operator_reference = ${operatorReference}`;
+    select ${sql.unsafe(COLUMNS)} from network_operations where network in ${sql(networks)} and operator_reference = ${operatorReference} limit 1`;
   return row;
 }
 

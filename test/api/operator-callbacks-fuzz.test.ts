@@ -1,7 +1,7 @@
 /**
  * Bad input to the operator callback routes, property-based (fast-check). The routes are found in
  * `app.routes` by the callback paths the connectors export (DARAJA_CALLBACK_PATHS,
- * MOMO_CALLBACK_PATH), so a callback route added later is fuzzed without being listed here. Each
+ * MOMO_CALLBACK_PATH, AIRTEL_CALLBACK_PATH), so a callback route added later is fuzzed without being listed here. Each
  * gets the real callbacks of its operator (as the operators document them and the simulators send
  * them, naming operations that exist and ones that do not) with one to three mutations each (a list
  * or an object made null, text, a number, a list of nulls or the other kind of container; any node
@@ -10,7 +10,7 @@
  * JSON, empty, other media types). For every request:
  *   - no 5xx;
  *   - a 200 is the operator's own answer: Daraja's `{ResultCode, ResultDesc}` (a validation's
- *     decision, an acknowledgement otherwise), MoMo's `{status: "received"}`; anything else is a 4xx
+ *     decision, an acknowledgement otherwise), MoMo's and Airtel's `{status: "received"}`; anything else is a 4xx
  *     the OpenAPI document describes (testApp checks every answer against it);
  *   - no money moved: no collection, transaction, payment, reversal, wallet or collection request
  *     changed;
@@ -22,6 +22,8 @@ import { afterAll, beforeAll, expect, test } from 'bun:test';
 import fc from 'fast-check';
 import { DARAJA_CALLBACK_PATHS } from '../../src/network/daraja';
 import { MOMO_CALLBACK_PATH } from '../../src/network/momo';
+import { AIRTEL_CALLBACK_PATH } from '../../src/network/airtel';
+import { createHmac } from 'node:crypto';
 import { recordOperation } from '../../src/services/network-operations';
 import { fundWallet } from '../../src/services/organizations';
 import { BASE_URL, createMerchant, testApp, testSql, uniqueNumber, type TestApp } from '../helpers';
@@ -31,6 +33,7 @@ const RUNS = Number(process.env.CALLBACK_FUZZ_RUNS ?? 300);
 const SEED = Number(process.env.CALLBACK_FUZZ_SEED ?? 2_025_11);
 const MAX_BODY = 1_048_576;
 const DARAJA_PATHS = new Set<string>(Object.values(DARAJA_CALLBACK_PATHS));
+const AIRTEL_CALLBACK_KEY = 'fuzz-airtel-callback-key';
 const run = crypto.randomUUID().slice(0, 8);
 const SOURCE = `2001:db8:${run.slice(0, 4)}:${run.slice(4)}::1`;
 
@@ -45,6 +48,7 @@ const fixture = {
   conversationId: `AG_fuzz_${run}`,
   statusConversationId: `AG_status_${run}`,
   momoReference: crypto.randomUUID(),
+  airtelId: `Cfuzz${run}`,
   billReference: '',
   operationIds: [] as number[],
 };
@@ -61,6 +65,8 @@ beforeAll(async () => {
     MTN_MOMO_BASE_URL: 'http://127.0.0.1:9', MTN_MOMO_TARGET_ENVIRONMENT: 'sandbox',
     MTN_MOMO_COLLECTION_SUBSCRIPTION_KEY: 'fuzz', MTN_MOMO_COLLECTION_API_USER: 'fuzz', MTN_MOMO_COLLECTION_API_KEY: 'fuzz',
     MTN_MOMO_DISBURSEMENT_SUBSCRIPTION_KEY: 'fuzz', MTN_MOMO_DISBURSEMENT_API_USER: 'fuzz', MTN_MOMO_DISBURSEMENT_API_KEY: 'fuzz',
+    AIRTEL_BASE_URL: 'http://127.0.0.1:9', AIRTEL_CLIENT_ID: 'fuzz', AIRTEL_CLIENT_SECRET: 'fuzz', AIRTEL_COUNTRIES: 'UG,KE', AIRTEL_PIN: '1234',
+    AIRTEL_CALLBACK_KEY,
     // The throttle is tested on its own (operator-callbacks-throttle.test.ts): here every request reaches its route, and
     // comes from an address of its own (X-Forwarded-For, believed), so no other file's callbacks share its count.
     OPERATOR_CALLBACK_LIMIT_PER_ADDRESS: '1000000', OPERATOR_CALLBACK_LIMIT_PER_OPERATOR: '1000000', TRUST_PROXY: 'true',
@@ -92,6 +98,7 @@ beforeAll(async () => {
     { network: 'Safaricom', kind: 'payout', reference: `fuzz-payout-${run}`, operatorReference: fixture.conversationId },
     { network: 'Safaricom', kind: 'status_query', reference: `status:fuzz-${run}`, operatorReference: fixture.statusConversationId },
     { network: 'MTN Uganda', kind: 'prompt', reference: `fuzz-momo-${run}`, operatorReference: fixture.momoReference, phoneNumber: uniqueNumber('+256772'), amount: '1500' },
+    { network: 'Airtel Uganda', kind: 'prompt', reference: `fuzz-airtel-${run}`, operatorReference: fixture.airtelId, phoneNumber: uniqueNumber('+256701'), amount: '1500' },
   ] as const;
   for (const operation of operations) {
     const recorded = await recordOperation(sql, { ...operation, workflowId: `fuzz-callbacks-${operation.reference}`, subject: operation.reference });
@@ -166,12 +173,23 @@ function momoCallbacks(): Json[] {
   return [{ ...base, financialTransactionId: '23503452', status: 'SUCCESSFUL' }, { ...base, status: 'FAILED', reason: 'APPROVAL_REJECTED' }];
 }
 
+/** Airtel's callbacks, signed with the configured key (a mutation of the transaction breaks the hash: 403). */
+function airtelCallbacks(): Json[] {
+  const signed = (transaction: { [key: string]: Json }): Json => ({ transaction, hash: createHmac('sha256', AIRTEL_CALLBACK_KEY).update(JSON.stringify(transaction)).digest('base64') });
+  return [
+    signed({ id: fixture.airtelId, message: 'Paid UGX 1,500', status_code: 'TS', airtel_money_id: 'MP210603.1234.L06941' }),
+    signed({ id: fixture.airtelId, message: 'Transaction failed', status_code: 'TF', airtel_money_id: '' }),
+    signed({ id: 'Cunknown', message: 'Paid', status_code: 'TS', airtel_money_id: 'MP210603.1234.L06942' }),
+  ];
+}
+
 /** The real callbacks of a route; a route no entry knows (added later) is fuzzed with random JSON and foreign bodies alone. */
 function realCallbacks(route: Route): Json[] {
   if (route.path === DARAJA_CALLBACK_PATHS.stkResult) return stkCallbacks();
   if (route.path === DARAJA_CALLBACK_PATHS.validation || route.path === DARAJA_CALLBACK_PATHS.confirmation) return paybillPayments();
   if (route.path === DARAJA_CALLBACK_PATHS.result || route.path === DARAJA_CALLBACK_PATHS.timeout) return darajaResults();
   if (route.path.startsWith(`${MOMO_CALLBACK_PATH}/`)) return momoCallbacks();
+  if (route.path === AIRTEL_CALLBACK_PATH) return airtelCallbacks();
   return [];
 }
 
@@ -396,14 +414,14 @@ const isDarajaAnswer = (body: unknown, route: Route): boolean => {
 const operatorAnswered = (route: Route, body: unknown): boolean =>
   DARAJA_PATHS.has(route.path) ? isDarajaAnswer(body, route) : JSON.stringify(body) === JSON.stringify({ status: 'received' });
 
-/** Refusals a callback route may answer: unreadable body, unknown MoMo reference, another method, body too large, another media type. */
-const REFUSALS = new Set([400, 404, 405, 413, 415]);
+/** Refusals a callback route may answer: unreadable body, Airtel's hash not matching, unknown MoMo reference, another method, body too large, another media type. */
+const REFUSALS = new Set([400, 403, 404, 405, 413, 415]);
 
 test('every operator callback route answers any body in the operator\'s shape or a 4xx, moving no money, waking nothing on a refusal', async () => {
   const routes: Route[] = ctx.app.routes
-    .filter((route) => DARAJA_PATHS.has(route.path) || route.path.startsWith(`${MOMO_CALLBACK_PATH}/`))
+    .filter((route) => DARAJA_PATHS.has(route.path) || route.path.startsWith(`${MOMO_CALLBACK_PATH}/`) || route.path === AIRTEL_CALLBACK_PATH)
     .map((route) => ({ method: route.method.toUpperCase(), path: route.path }));
-  expect(routes.length).toBeGreaterThanOrEqual(7);
+  expect(routes.length).toBeGreaterThanOrEqual(8);
   const first = await print();
   let before = first;
 

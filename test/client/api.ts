@@ -370,6 +370,26 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/network/airtel/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Airtel Money callback (the callback URL registered in Airtel's portal)
+         * @description Airtel Money reports a USSD push's outcome here. It is a hint: the request's workflow wakes and asks Airtel's transaction enquiry, which alone decides. With AIRTEL_CALLBACK_KEY set, a callback whose `hash` is not Base64(HMAC-SHA256(key, its `transaction` object as compact JSON)) is refused (403) and wakes nothing.
+         */
+        post: operations["airtelCallback"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/webhooks": {
         parameters: {
             query?: never;
@@ -5046,6 +5066,94 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    airtelCallback: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description JSON, form-encoded or multipart (`multipart/form-data`, text fields only). In form bodies nested hashes are `metadata[key]=value` or `metadata.key=value`, numbers and booleans are text (`true`, `True`, `1`). */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "transaction": {
+                 *         "id": "C0d1e2f3a4b5c6d7e8f9a0b1",
+                 *         "message": "Paid UGX 1,500 to Merchant",
+                 *         "status_code": "TS",
+                 *         "airtel_money_id": "MP210603.1234.L06941"
+                 *       },
+                 *       "hash": "zITVAAGYSlzl1WkUQJn81kbpT5drH3koffT8jCkcJJA="
+                 *     }
+                 */
+                "application/json": {
+                    transaction: {
+                        id: string | number;
+                        message?: (string | number) | null;
+                        status_code?: (string | number) | null;
+                        airtel_money_id?: (string | number) | null;
+                    };
+                    hash?: string | null;
+                };
+                /**
+                 * @example {
+                 *       "transaction": {
+                 *         "id": "C0d1e2f3a4b5c6d7e8f9a0b1",
+                 *         "message": "Paid UGX 1,500 to Merchant",
+                 *         "status_code": "TS",
+                 *         "airtel_money_id": "MP210603.1234.L06941"
+                 *       },
+                 *       "hash": "zITVAAGYSlzl1WkUQJn81kbpT5drH3koffT8jCkcJJA="
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": {
+                    transaction: {
+                        id: string | number;
+                        message?: (string | number) | null;
+                        status_code?: (string | number) | null;
+                        airtel_money_id?: (string | number) | null;
+                    };
+                    hash?: string | null;
+                };
+                "multipart/form-data": {
+                    transaction: {
+                        id: string | number;
+                        message?: (string | number) | null;
+                        status_code?: (string | number) | null;
+                        airtel_money_id?: (string | number) | null;
+                    };
+                    hash?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Taken. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": "received"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        status: "received";
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
             406: components["responses"]["NotAcceptable"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];

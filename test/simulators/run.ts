@@ -1,11 +1,14 @@
 /**
- * Both operator simulators as one process, for `npm run start:networks`: Daraja and MoMo on
+ * The operator simulators as one process, for `npm run start:networks`: Daraja, MoMo and Airtel on
  * loopback with fixed sandbox credentials, and a small control endpoint that makes a subscriber
  * pay the paybill (`POST /paybill {"msisdn", "amount", "billRefNumber"}`). Prints one JSON line
- * with the addresses and the configuration the service needs, then runs until stopped.
- *   bun test/simulators/run.ts [--port BASE]   (Daraja on BASE, MoMo on BASE+1, control on BASE+2)
+ * with the addresses and the configuration the service needs, then runs until stopped. Airtel
+ * calls back at the service's PUBLIC_BASE_URL (`--callback-base`), as its portal would be set up.
+ *   bun test/simulators/run.ts [--port BASE] [--callback-base URL]
+ *   (Daraja on BASE, MoMo on BASE+1, control on BASE+2, Airtel on BASE+3)
  */
 import { parseArgs } from 'node:util';
+import { startAirtelSimulator } from './airtel';
 import { startDarajaSimulator } from './daraja';
 import { startMomoSimulator } from './momo';
 
@@ -19,11 +22,12 @@ export const SIMULATOR_CREDENTIALS = {
     collection: { subscriptionKey: 'local-collection-key', apiUser: 'c8a9e0b1-2d3f-4a5b-8c6d-7e8f9a0b1c2d', apiKey: 'local-collection-secret' },
     disbursement: { subscriptionKey: 'local-disbursement-key', apiUser: 'd1e2f3a4-b5c6-4d7e-8f9a-0b1c2d3e4f5a', apiKey: 'local-disbursement-secret' },
   },
+  airtel: { clientId: 'local-airtel-client', clientSecret: 'local-airtel-secret', pin: '1234', callbackKey: 'local-airtel-callback-key', countries: { UG: 'UGX', KE: 'KES' } },
 };
 
 /** The configuration that points the service at the simulators. */
-export function simulatorEnvironment(darajaUrl: string, momoUrl: string): Record<string, string> {
-  const { daraja, momo } = SIMULATOR_CREDENTIALS;
+export function simulatorEnvironment(darajaUrl: string, momoUrl: string, airtelUrl: string): Record<string, string> {
+  const { daraja, momo, airtel } = SIMULATOR_CREDENTIALS;
   return {
     MPESA_BASE_URL: darajaUrl,
     MPESA_CONSUMER_KEY: daraja.consumerKey,
@@ -40,14 +44,23 @@ export function simulatorEnvironment(darajaUrl: string, momoUrl: string): Record
     MTN_MOMO_DISBURSEMENT_SUBSCRIPTION_KEY: momo.disbursement.subscriptionKey,
     MTN_MOMO_DISBURSEMENT_API_USER: momo.disbursement.apiUser,
     MTN_MOMO_DISBURSEMENT_API_KEY: momo.disbursement.apiKey,
+    AIRTEL_BASE_URL: airtelUrl,
+    AIRTEL_CLIENT_ID: airtel.clientId,
+    AIRTEL_CLIENT_SECRET: airtel.clientSecret,
+    AIRTEL_COUNTRIES: Object.keys(airtel.countries).join(','),
+    AIRTEL_PIN: airtel.pin,
+    AIRTEL_CALLBACK_KEY: airtel.callbackKey,
   };
 }
 
 if (import.meta.main) {
-  const { values } = parseArgs({ options: { port: { type: 'string', default: '8101' } } });
+  const { values } = parseArgs({ options: { port: { type: 'string', default: '8101' }, 'callback-base': { type: 'string', default: 'http://localhost:8000' } } });
   const base = Number(values.port);
   const daraja = await startDarajaSimulator({ credentials: SIMULATOR_CREDENTIALS.daraja, port: base, decisionDelayMs: 5000 });
   const momo = await startMomoSimulator({ ...SIMULATOR_CREDENTIALS.momo, port: base + 1, decisionDelayMs: 5000 });
+  const airtel = await startAirtelSimulator({
+    ...SIMULATOR_CREDENTIALS.airtel, port: base + 3, decisionDelayMs: 5000, callbackUrl: `${values['callback-base'].replace(/\/+$/, '')}/network/airtel/callback`,
+  });
   const control = Bun.serve({
     hostname: '127.0.0.1',
     port: base + 2,
@@ -58,10 +71,12 @@ if (import.meta.main) {
       return Response.json(await daraja.payBill({ msisdn: body.msisdn.replace(/^\+/, ''), amount: String(body.amount), billRefNumber: body.billRefNumber ?? '' }));
     },
   });
-  process.stdout.write(`${JSON.stringify({ darajaUrl: daraja.url, momoUrl: momo.url, controlUrl: `http://127.0.0.1:${control.port}`, env: simulatorEnvironment(daraja.url, momo.url) })}\n`);
+  process.stdout.write(`${JSON.stringify({
+    darajaUrl: daraja.url, momoUrl: momo.url, airtelUrl: airtel.url, controlUrl: `http://127.0.0.1:${control.port}`, env: simulatorEnvironment(daraja.url, momo.url, airtel.url),
+  })}\n`);
   const stop = async () => {
     control.stop(true);
-    await Promise.all([daraja.stop(), momo.stop()]);
+    await Promise.all([daraja.stop(), momo.stop(), airtel.stop()]);
     process.exit(0);
   };
   process.on('SIGINT', () => void stop());

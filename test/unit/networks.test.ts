@@ -9,6 +9,10 @@ import { momoFailure, referenceUuid } from '../../src/network/momo';
 import { createTokenCache, field, wholeAmount } from '../../src/network/operator-http';
 import { describeConnections } from '../../src/network/connections';
 import { connectedNetworks } from '../../src/domain/networks';
+import { airtelFailure, callbackHashMatches } from '../../src/network/airtel';
+import { createNetworkRouter, type Connectors } from '../../src/network/router';
+import type { NetworkAdapter } from '../../src/network/adapter';
+import { createHmac } from 'node:crypto';
 
 const MPESA = {
   MPESA_CONSUMER_KEY: 'key', MPESA_CONSUMER_SECRET: 'secret', MPESA_SHORTCODE: '174379', MPESA_PASSKEY: 'passkey',
@@ -18,6 +22,7 @@ const MOMO = {
   MTN_MOMO_COLLECTION_SUBSCRIPTION_KEY: 'c-key', MTN_MOMO_COLLECTION_API_USER: 'c-user', MTN_MOMO_COLLECTION_API_KEY: 'c-api-key',
   MTN_MOMO_DISBURSEMENT_SUBSCRIPTION_KEY: 'd-key', MTN_MOMO_DISBURSEMENT_API_USER: 'd-user', MTN_MOMO_DISBURSEMENT_API_KEY: 'd-api-key',
 };
+const AIRTEL = { AIRTEL_CLIENT_ID: 'a-client', AIRTEL_CLIENT_SECRET: 'a-secret', AIRTEL_COUNTRIES: 'UG,KE', AIRTEL_PIN: '1234' };
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
 describe('configuration', () => {
@@ -39,6 +44,60 @@ describe('configuration', () => {
     for (const secret of ['secret', 'passkey', 'credential', 'c-api-key', 'd-api-key', 'c-key']) expect(shown).not.toContain(`"${secret}`);
     expect(shown).toContain('paybill 174379');
     expect(describeConnections(loadConfig({}))[1]).toMatchObject({ network: 'Safaricom', connector: 'none' });
+  });
+});
+
+describe('Airtel Money', () => {
+  test('AIRTEL_COUNTRIES names the countries served, each with its currency; unknown ones are refused', () => {
+    const config = loadConfig({ ...AIRTEL, AIRTEL_COUNTRIES: 'ug, KE,TZ,RW,CD:CDF', PUBLIC_BASE_URL: 'https://pay.example' });
+    expect(config.airtel).toMatchObject({
+      baseUrl: 'https://openapi.airtel.africa', callbackKey: null,
+      countries: [{ country: 'UG', currency: 'UGX' }, { country: 'KE', currency: 'KES' }, { country: 'TZ', currency: 'TZS' }, { country: 'RW', currency: 'RWF' }, { country: 'CD', currency: 'CDF' }],
+    });
+    expect(loadConfig({ ...AIRTEL, AIRTEL_COUNTRIES: 'CD', PUBLIC_BASE_URL: 'https://pay.example' }).airtel?.countries).toEqual([{ country: 'CD', currency: 'USD' }]);
+    expect(loadConfig({}).airtel).toBeNull();
+    expect(() => loadConfig({ ...AIRTEL, AIRTEL_COUNTRIES: 'UG,NG', PUBLIC_BASE_URL: 'https://pay.example' })).toThrow(/AIRTEL_COUNTRIES: NG has no Airtel network this service knows/);
+    expect(() => loadConfig({ ...AIRTEL, AIRTEL_COUNTRIES: 'UG:KES', PUBLIC_BASE_URL: 'https://pay.example' })).toThrow(/Airtel Money in UG moves UGX, not KES/);
+    expect(() => loadConfig({ AIRTEL_CLIENT_ID: 'a-client', PUBLIC_BASE_URL: 'https://pay.example' })).toThrow(/AIRTEL_PIN: required when AIRTEL_CLIENT_ID is set/);
+    expect(() => loadConfig({ ...AIRTEL })).toThrow(/PUBLIC_BASE_URL: required when a network connector/);
+    expect([...connectedNetworks({ mpesa: null, momo: null, airtel: { countries: [{ country: 'UG' }, { country: 'KE' }] } })]).toEqual(['Airtel Uganda', 'Airtel Kenya']);
+    const shown = JSON.stringify(describeConnections(loadConfig({ ...AIRTEL, PUBLIC_BASE_URL: 'https://pay.example' })));
+    expect(shown).not.toContain('a-secret');
+    expect(shown).toContain('"network":"Airtel Uganda","currency":"UGX","connector":"Airtel Money"');
+  });
+
+  test('each number goes to its own operator\'s connector: Airtel never gets an MTN or Safaricom number, nor they an Airtel one', async () => {
+    const calls: string[] = [];
+    const fake = (name: string, fields: object = {}) => new Proxy(fields, {
+      get: (target, method) => (method in target ? (target as Record<string | symbol, unknown>)[method] : async (item: { phoneNumber: string }) => {
+        calls.push(`${name} ${String(method)} ${item.phoneNumber}`);
+        return { accepted: false, error: name };
+      }),
+    });
+    const connectors = { daraja: fake('daraja'), momo: fake('momo'), airtel: fake('airtel', { countries: [{ country: 'UG', currency: 'UGX' }, { country: 'KE', currency: 'KES' }] }) };
+    const router = createNetworkRouter(fake('sandbox') as NetworkAdapter, connectors as unknown as Connectors, true);
+    const prompt = (phoneNumber: string, currency: string) => router.requestPayment({
+      requestId: 1, attempt: 1, phoneNumber, amount: '100', currency, reference: 'x', promptReference: 'req-1-1', network: networkForNumber(phoneNumber)!, workflowId: 'w',
+    });
+    for (const [phone, currency] of [['+256701000001', 'UGX'], ['+254733000001', 'KES'], ['+256772000001', 'UGX'], ['+254712000001', 'KES'], ['+255681000001', 'TZS']] as const) {
+      await prompt(phone, currency);
+    }
+    expect(calls).toEqual([
+      'airtel requestPayment +256701000001', 'airtel requestPayment +254733000001', 'momo requestPayment +256772000001', 'daraja requestPayment +254712000001',
+    ]);
+  });
+
+  test('refusal codes in a merchant\'s words; callbacks signed over their transaction as received', () => {
+    expect(airtelFailure('DP00800001007')).toBe('The subscriber\'s Airtel Money balance is not enough.');
+    expect(airtelFailure('DP00900001010')).toBe('This number may not receive Airtel Money (not registered, or barred).');
+    expect(airtelFailure('XX1', 'Odd')).toBe('Airtel Money refused the transaction (XX1: Odd).');
+    expect(airtelFailure(undefined)).toBe('Airtel Money refused the transaction.');
+    const transaction = '{"id":"C1","message":"Paid","status_code":"TS","airtel_money_id":"MP1"}';
+    const hash = createHmac('sha256', 'key').update(transaction).digest('base64');
+    expect(callbackHashMatches('key', transaction, hash)).toBe(true);
+    expect(callbackHashMatches('other', transaction, hash)).toBe(false);
+    expect(callbackHashMatches('key', '{"status_code":"TS","id":"C1","message":"Paid","airtel_money_id":"MP1"}', hash)).toBe(false);
+    for (const odd of [undefined, null, 7, '', 'not base64!', hash.slice(1)]) expect(callbackHashMatches('key', transaction, odd)).toBe(false);
   });
 });
 

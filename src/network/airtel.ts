@@ -1,0 +1,286 @@
+/**
+ * Airtel Money connector (Airtel Africa Open API) for the Airtel networks of the countries it is
+ * configured for (AIRTEL_COUNTRIES), each call naming its country and currency (X-Country,
+ * X-Currency): USSD push collections (`/merchant/v1/payments/`), disbursements with the PIN
+ * encrypted under Airtel's RSA key (`/standard/v2/disbursements/`), refunds of a collection
+ * (reversals) and user enquiries (names). Each collection and disbursement carries a transaction id
+ * derived from our ids, so a retry repeats it and a subscriber is never prompted twice for one
+ * attempt. Airtel's callback is a hint: the workflow then asks the transaction enquiry and believes
+ * only that (TS paid, TF failed, TIP and TA still open).
+ */
+import { constants, createHash, createHmac, createPublicKey, publicEncrypt, timingSafeEqual } from 'node:crypto';
+import type { AirtelCountry, AirtelSettings } from '../config';
+import type { Queryable } from '../db';
+import { nationalNumberOf, type Network } from '../domain/networks';
+import { recordOperation } from '../services/network-operations';
+import type { NameLookup, PaymentPrompt, Payout, PayoutResult, PromptResult, PromptStatus, ReportedPaymentStatus, TakenPrompt } from './adapter';
+import { callOperator, callWithToken, createTokenCache, field, nested, wholeAmount, type OperatorAnswer } from './operator-http';
+
+/** Calls to Airtel: long enough for its gateway on a slow day, short enough for an activity to retry. */
+const AIRTEL_TIMEOUT_MS = 20_000;
+/** How long Airtel's PIN encryption key is kept before it is fetched again. */
+const PIN_KEY_LIFETIME_MS = 3_600_000;
+
+/** The path registered in Airtel's portal as the callback URL (under PUBLIC_BASE_URL). */
+export const AIRTEL_CALLBACK_PATH = '/network/airtel/callback';
+
+/** Airtel's response codes in words a merchant understands: collections (DP008…) and disbursements (DP009…). */
+const FAILURE_REASONS: Readonly<Record<string, string>> = {
+  DP00800001002: 'The subscriber entered a wrong Airtel Money PIN.',
+  DP00800001003: 'The subscriber has reached an Airtel Money transaction limit.',
+  DP00800001004: 'The amount is below the smallest Airtel Money allows.',
+  DP00800001005: 'The subscriber did not enter their PIN.',
+  DP00800001007: 'The subscriber\'s Airtel Money balance is not enough.',
+  DP00800001008: 'The payment was refused (the subscriber declined it, or Airtel Money refused it).',
+  DP00800001009: 'Airtel Money declined the payment.',
+  DP00800001010: 'This number may not pay by Airtel Money (not registered, or barred).',
+  DP00800001024: 'The subscriber did not approve the payment in time.',
+  DP00800001029: 'The payment request expired before the subscriber approved it.',
+  DP00900001003: 'The payment exceeds an Airtel Money limit.',
+  DP00900001004: 'Airtel Money does not take this amount.',
+  DP00900001007: 'The merchant\'s Airtel Money disbursement balance is not enough.',
+  DP00900001010: 'This number may not receive Airtel Money (not registered, or barred).',
+  DP00900001011: 'Airtel Money does not permit this payment to this number.',
+  DP00900001012: 'This is not a valid Airtel Money number.',
+};
+/** Codes that say the transaction is still being processed (ambiguous, in process): ask the enquiry later. */
+const OPEN_CODES: ReadonlySet<string> = new Set(['DP00800001000', 'DP00800001006', 'DP00900001000', 'DP00900001006']);
+/** Codes of an enquiry that found no transaction under the id. */
+const NOT_FOUND_CODES: ReadonlySet<string> = new Set(['DP00800001025', 'DP00900001015']);
+
+export const airtelFailure = (code: string | undefined, message?: string): string =>
+  (code && FAILURE_REASONS[code]) ?? `Airtel Money refused the transaction${code || message ? ` (${[code, message].filter(Boolean).join(': ')})` : ''}.`;
+
+/**
+ * Whether a callback's `hash` is Base64(HMAC-SHA256(key, `transactionJson`)): the compact JSON of its
+ * `transaction` object as received, its keys in the order they came.
+ */
+export function callbackHashMatches(key: string, transactionJson: string, hash: unknown): boolean {
+  if (typeof hash !== 'string' || hash.length > 200) return false;
+  const expected = createHmac('sha256', key).update(transactionJson).digest();
+  const given = Buffer.from(hash, 'base64');
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
+/** Our transaction id at Airtel: derived from our ids (a retry repeats it), `C` for a collection and `D` for a disbursement. */
+const transactionId = (kind: 'C' | 'D', clientId: string, reference: string): string =>
+  `${kind}${createHash('sha256').update(`${clientId}:${kind}:${reference}`).digest('hex').slice(0, 23)}`;
+
+/** Airtel's `reference`: 4 to 64 letters, digits and spaces. */
+const referenceText = (text: string): string => {
+  const cleaned = text.replace(/[^A-Za-z0-9 ]+/g, ' ').replace(/\s+/g, ' ').trim().slice(0, 64);
+  return cleaned.length >= 4 ? cleaned : 'Payment';
+};
+
+type Answer = { success: boolean; code: string | undefined; message: string | undefined; state: string | undefined; airtelMoneyId: string | undefined };
+
+/** What an Airtel answer says, read whatever arrived: `status` (success, response code) and `data.transaction`. */
+function readAnswer(answer: OperatorAnswer): Answer {
+  const status = nested(answer.body, 'status');
+  const transaction = nested(answer.body, 'data', 'transaction');
+  return {
+    success: field(status, 'success') === 'true',
+    code: field(status, 'response_code') ?? field(status, 'code'),
+    message: field(transaction, 'message') ?? field(status, 'message'),
+    state: field(transaction, 'status'),
+    airtelMoneyId: field(transaction, 'airtel_money_id'),
+  };
+}
+
+type Enquiry = { found: false } | ({ found: true } & Answer);
+
+type AirtelDeps = { sql: Queryable };
+
+export type AirtelConnector = ReturnType<typeof createAirtelConnector>;
+
+export function createAirtelConnector(settings: AirtelSettings, { sql }: AirtelDeps) {
+  const tokens = createTokenCache(fetchToken);
+  const pinKeys = new Map<string, { encrypted: Promise<string>; until: number }>();
+
+  async function fetchToken() {
+    const answer = await callOperator({
+      method: 'POST', url: `${settings.baseUrl}/auth/oauth2/token`, timeoutMs: AIRTEL_TIMEOUT_MS,
+      json: { client_id: settings.clientId, client_secret: settings.clientSecret, grant_type: 'client_credentials' },
+    });
+    const token = field(answer.body, 'access_token');
+    if (answer.status !== 200 || token === undefined) throw new Error(`Airtel Money token refused: HTTP ${answer.status}`);
+    return { value: token, expiresAt: Date.now() + Number(field(answer.body, 'expires_in') ?? 180) * 1000 };
+  }
+
+  const call = (country: AirtelCountry, request: { method: 'GET' | 'POST'; path: string; json?: unknown }) =>
+    callWithToken(tokens, {
+      method: request.method, url: `${settings.baseUrl}${request.path}`, json: request.json, timeoutMs: AIRTEL_TIMEOUT_MS,
+      headers: { 'X-Country': country.country, 'X-Currency': country.currency },
+    });
+
+  const unexpected = (what: string, answer: OperatorAnswer) =>
+    new Error(`Airtel Money ${what}: HTTP ${answer.status} ${readAnswer(answer).code ?? ''}`.trim());
+
+  /** The country settings a call on `network` in `currency` goes under, or why Airtel may not move it. */
+  function countryOf(network: Network, currency: string): AirtelCountry | string {
+    const country = settings.countries.find((served) => served.country === network.country);
+    if (!country) return `${network.name} is not served by this deployment's Airtel Money connection.`;
+    return country.currency === currency ? country : `Airtel Money in ${country.country} moves ${country.currency} here, not ${currency}.`;
+  }
+
+  /** Airtel's own record of a transaction of ours (`path` is its enquiry). */
+  async function enquire(country: AirtelCountry, path: string): Promise<Enquiry> {
+    const answer = await call(country, { method: 'GET', path });
+    if (answer.status === 404) return { found: false };
+    if (answer.status !== 200) throw unexpected('enquiry', answer);
+    const read = readAnswer(answer);
+    if (read.code !== undefined && NOT_FOUND_CODES.has(read.code)) return { found: false };
+    if (read.state === undefined) throw unexpected('enquiry without a transaction status', answer);
+    return { found: true, ...read };
+  }
+
+  /**
+   * Sends a push or a disbursement; null when Airtel took it, else its refusal in a merchant's words.
+   * A refusal of an id Airtel already has (a retry of a call that went through) is no refusal: the
+   * enquiry then decides.
+   */
+  async function submit(country: AirtelCountry, path: string, enquiryPath: string, json: unknown): Promise<string | null> {
+    const answer = await call(country, { method: 'POST', path, json });
+    const read = readAnswer(answer);
+    if (answer.status === 200 && (read.success || (read.code !== undefined && OPEN_CODES.has(read.code)))) return null;
+    if (answer.status !== 200 && (answer.status < 400 || answer.status >= 500 || answer.status === 401 || answer.status === 429)) throw unexpected(`${path} not taken`, answer);
+    const known = await enquire(country, enquiryPath);
+    return known.found ? null : airtelFailure(read.code, read.message);
+  }
+
+  const amountOf = (amount: string) => Number(wholeAmount(amount) ?? amount);
+  const msisdnOf = (e164: string) => nationalNumberOf(e164) ?? e164.replace(/^\+/, '');
+  const promptId = (prompt: PaymentPrompt) => transactionId('C', settings.clientId, prompt.promptReference);
+  const payoutId = (payout: Payout) => transactionId('D', settings.clientId, payout.reference);
+  const promptEnquiry = (id: string) => `/standard/v1/payments/${encodeURIComponent(id)}`;
+  const payoutEnquiry = (id: string) => `/standard/v2/disbursements/${encodeURIComponent(id)}?transactionType=B2C`;
+
+  const push = (country: AirtelCountry, prompt: PaymentPrompt) => {
+    const id = promptId(prompt);
+    return submit(country, '/merchant/v1/payments/', promptEnquiry(id), {
+      reference: referenceText(prompt.reference),
+      subscriber: { country: country.country, currency: country.currency, msisdn: msisdnOf(prompt.phoneNumber) },
+      transaction: { amount: amountOf(prompt.amount), country: country.country, currency: country.currency, id },
+    });
+  };
+
+  /** The merchant's PIN encrypted under Airtel's current public key (RSA, PKCS#1 v1.5, Base64), the key kept an hour. */
+  function encryptedPin(country: AirtelCountry): Promise<string> {
+    const cached = pinKeys.get(country.country);
+    if (cached && cached.until > Date.now()) return cached.encrypted;
+    const encrypted = (async () => {
+      const answer = await call(country, { method: 'GET', path: '/v1/rsa/encryption-keys' });
+      const key = field(nested(answer.body, 'data'), 'key');
+      if (answer.status !== 200 || key === undefined) throw unexpected('encryption key', answer);
+      const publicKey = createPublicKey({ key: Buffer.from(key, 'base64'), format: 'der', type: 'spki' });
+      return publicEncrypt({ key: publicKey, padding: constants.RSA_PKCS1_PADDING }, Buffer.from(settings.pin)).toString('base64');
+    })();
+    pinKeys.set(country.country, { encrypted, until: Date.now() + PIN_KEY_LIFETIME_MS });
+    encrypted.catch(() => pinKeys.delete(country.country));
+    return encrypted;
+  }
+
+  const disburse = async (country: AirtelCountry, payout: Payout) => {
+    const id = payoutId(payout);
+    return await submit(country, '/standard/v2/disbursements/', payoutEnquiry(id), {
+      payee: { msisdn: msisdnOf(payout.phoneNumber), wallet_type: 'NORMAL' },
+      reference: referenceText(payout.kind === 'reversal' ? 'Payment returned' : 'Payment'),
+      pin: await encryptedPin(country),
+      transaction: { amount: amountOf(payout.amount), id, type: 'B2C' },
+    });
+  };
+
+  /** A reversal: Airtel refunds the collection itself (its airtel_money_id); the answer is the result. */
+  async function refund(country: AirtelCountry, payout: Payout): Promise<PayoutResult> {
+    if (!payout.originalTransactionId) return { status: 'rejected', error: 'The collection has no Airtel Money transaction id to refund.', remoteTransactionId: null };
+    const answer = await call(country, { method: 'POST', path: '/standard/v1/payments/refund', json: { transaction: { airtel_money_id: payout.originalTransactionId } } });
+    const read = readAnswer(answer);
+    if (answer.status === 200 && (read.success || read.state === 'SUCCESS' || read.state === 'TS')) {
+      return { status: 'completed', remoteTransactionId: read.airtelMoneyId ?? payout.originalTransactionId };
+    }
+    if (answer.status === 200 && read.code !== undefined && OPEN_CODES.has(read.code)) return { status: 'pending', remoteTransactionId: null };
+    if (answer.status === 200 || (answer.status >= 400 && answer.status < 500 && answer.status !== 401 && answer.status !== 429)) {
+      return { status: 'rejected', error: airtelFailure(read.code, read.message), remoteTransactionId: null };
+    }
+    throw unexpected('refund not taken', answer);
+  }
+
+  /** A disbursement as Airtel's enquiry shows it. */
+  function payoutResultOf(found: Answer, id: string): PayoutResult {
+    if (found.state === 'TS') return { status: 'completed', remoteTransactionId: found.airtelMoneyId ?? id };
+    if (found.state === 'TF' || found.state === 'TE') return { status: 'rejected', error: airtelFailure(found.code, found.message), remoteTransactionId: null };
+    return { status: 'pending', remoteTransactionId: null };
+  }
+
+  const record = (kind: 'prompt' | 'payout', operation: { network: Network; reference: string; workflowId: string; phoneNumber: string; amount: string }, id: string) =>
+    recordOperation(sql, { ...operation, network: operation.network.name, kind, operatorReference: id, subject: operation.reference });
+
+  return {
+    countries: settings.countries,
+
+    async requestPayment(prompt: PaymentPrompt): Promise<PromptResult> {
+      const country = countryOf(prompt.network, prompt.currency);
+      if (typeof country === 'string') return { accepted: false, error: country };
+      // Recorded first, so a callback that outruns Airtel's answer still finds its workflow.
+      await record('prompt', { ...prompt, reference: prompt.promptReference }, promptId(prompt));
+      const refusal = await push(country, prompt);
+      return refusal === null ? { accepted: true, confirm: { operatorReference: promptId(prompt) } } : { accepted: false, error: refusal };
+    },
+
+    async promptStatus(prompt: TakenPrompt): Promise<PromptStatus> {
+      const country = countryOf(prompt.network, prompt.currency);
+      if (typeof country === 'string') return { status: 'failed', error: country };
+      const found = await enquire(country, promptEnquiry(promptId(prompt)));
+      if (!found.found) {
+        // Airtel never took it (the push was lost on the way): send it now, under the same id.
+        const refusal = await push(country, prompt);
+        return refusal === null ? { status: 'pending' } : { status: 'failed', error: refusal };
+      }
+      if (found.state === 'TS') return { status: 'paid', remoteTransactionId: found.airtelMoneyId ?? promptId(prompt), paymentDate: new Date().toISOString() };
+      if (found.state === 'TF' || found.state === 'TE') return { status: 'failed', error: airtelFailure(found.code, found.message) };
+      return { status: 'pending' };
+    },
+
+    async reportedPaymentStatus(): Promise<ReportedPaymentStatus> {
+      // Airtel calls back only about the pushes we asked for; nothing else arrives to confirm.
+      return { status: 'refused', reason: 'Airtel Money reports no payment it was not asked for.' };
+    },
+
+    async sendMoney(payout: Payout): Promise<PayoutResult> {
+      const country = countryOf(payout.network, payout.currency);
+      if (typeof country === 'string') return { status: 'rejected', error: country, remoteTransactionId: null };
+      await record('payout', payout, payoutId(payout));
+      if (payout.kind === 'reversal') return await refund(country, payout);
+      const refusal = await disburse(country, payout);
+      return refusal === null ? { status: 'pending', remoteTransactionId: null } : { status: 'rejected', error: refusal, remoteTransactionId: null };
+    },
+
+    async payoutStatus(payout: Payout): Promise<PayoutResult> {
+      const country = countryOf(payout.network, payout.currency);
+      if (typeof country === 'string') return { status: 'rejected', error: country, remoteTransactionId: null };
+      // A refund has no enquiry of its own: asking again is refunding again, which Airtel answers for the one refund.
+      if (payout.kind === 'reversal') return await refund(country, payout);
+      const id = payoutId(payout);
+      const found = await enquire(country, payoutEnquiry(id));
+      if (found.found) return payoutResultOf(found, id);
+      // Airtel never took it: send it now under the same id.
+      const refusal = await disburse(country, payout);
+      return refusal === null ? { status: 'pending', remoteTransactionId: null } : { status: 'rejected', error: refusal, remoteTransactionId: null };
+    },
+
+    /** The registered name on an Airtel Money number (user enquiry). */
+    async lookupName(phoneNumber: string, network: Network): Promise<NameLookup | null> {
+      const country = settings.countries.find((served) => served.country === network.country);
+      if (!country) return null;
+      const answer = await call(country, { method: 'GET', path: `/standard/v1/users/${encodeURIComponent(msisdnOf(phoneNumber))}` });
+      const read = readAnswer(answer);
+      const user = nested(answer.body, 'data');
+      if (answer.status === 404 || (answer.status === 200 && (!read.success || user === undefined))) {
+        return { nameOnNetwork: '', nationalId: null, nationalIdType: '', registered: false };
+      }
+      if (answer.status !== 200) throw unexpected('user enquiry', answer);
+      const name = [field(user, 'first_name'), field(user, 'last_name')].filter(Boolean).join(' ');
+      return { nameOnNetwork: name, nationalId: null, nationalIdType: '', registered: true };
+    },
+  };
+}
