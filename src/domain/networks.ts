@@ -118,18 +118,36 @@ function networkForCollection(e164: string, currency: string, sandboxMode: boole
   return { network: known };
 }
 
-/** The networks a real operator's connector serves, by connector. */
+/**
+ * The networks a real operator's connector serves, by connector: Daraja serves Safaricom; MoMo
+ * serves one network per market (`MOMO_MARKETS`), MTN Uganda being the market of the single-market
+ * MTN_MOMO_* variables unless they name another.
+ */
 export const CONNECTED_NETWORK = { daraja: 'Safaricom', momo: 'MTN Uganda' } as const;
 
+/**
+ * The MTN MoMo markets the service knows: the network each target environment serves, and the
+ * currency it moves there. MoMo's own `sandbox` environment (EUR at MoMo) may stand in for any of them.
+ */
+export const MOMO_MARKETS = [
+  { targetEnvironment: 'mtnuganda', network: 'MTN Uganda', currency: 'UGX' },
+  { targetEnvironment: 'mtnghana', network: 'MTN Ghana', currency: 'GHS' },
+  { targetEnvironment: 'mtnrwanda', network: 'MTN Rwanda', currency: 'RWF' },
+] as const;
+export const MOMO_SANDBOX_ENVIRONMENT = 'sandbox';
+
+/** The configuration that says which networks have a connector: Daraja's settings and the MoMo markets. */
+type ConnectorConfig = { mpesa: unknown; momoMarkets: readonly { network: string }[] };
+
 /** The networks a configured connector serves (their real currency goes to the operator, not the sandbox). */
-export function connectedNetworks(config: { mpesa: unknown; momo: unknown }): ReadonlySet<string> {
-  return new Set([...(config.mpesa ? [CONNECTED_NETWORK.daraja] : []), ...(config.momo ? [CONNECTED_NETWORK.momo] : [])]);
+export function connectedNetworks(config: ConnectorConfig): ReadonlySet<string> {
+  return new Set([...(config.mpesa ? [CONNECTED_NETWORK.daraja] : []), ...config.momoMarkets.map((market) => market.network)]);
 }
 
 export type Connections = { sandboxMode: boolean; connected: ReadonlySet<string> };
 
 /** The connections of a configuration: sandbox mode and the networks with a connector. */
-export const connectionsOf = (config: { sandbox: boolean; mpesa: unknown; momo: unknown }): Connections =>
+export const connectionsOf = (config: ConnectorConfig & { sandbox: boolean }): Connections =>
   ({ sandboxMode: config.sandbox, connected: connectedNetworks(config) });
 
 /**
@@ -181,7 +199,7 @@ export function operatorAmountProblem(network: Network, currency: string, amount
  * breaks them as field errors on `phonenumber` and `amount`.
  */
 export function moneyNetwork(
-  e164: string, currency: string, amount: string, config: { sandbox: boolean; mpesa: unknown; momo: unknown },
+  e164: string, currency: string, amount: string, config: ConnectorConfig & { sandbox: boolean },
 ): { network: Network | null; errors: Record<string, string[]> } {
   const connections = connectionsOf(config);
   const choice = networkForMoney(e164, currency, connections);

@@ -1,7 +1,7 @@
 /**
  * The network adapter the service uses: each call goes to the connector of the operator that
- * serves the network and currency (M-Pesa Daraja for Safaricom, MTN MoMo for MTN Uganda, each when
- * configured), and everything else to the sandbox network: BXC always, and in sandbox mode the
+ * serves the network and currency (M-Pesa Daraja for Safaricom, MTN MoMo for each MTN network whose
+ * market is configured: a number reaches its own country's market only), and everything else to the sandbox network: BXC always, and in sandbox mode the
  * networks with no connector while no connector is on at all. A real currency the sandbox may not
  * move is refused at the door (domain/networks.ts); one that still arrives here is refused as a result.
  */
@@ -13,7 +13,8 @@ import type {
 import type { DarajaConnector } from './daraja';
 import type { MomoConnector } from './momo';
 
-export type Connectors = { daraja: DarajaConnector | null; momo: MomoConnector | null };
+/** The configured connectors: Daraja, and a MoMo connector per market, by the network it serves. */
+export type Connectors = { daraja: DarajaConnector | null; momo: ReadonlyMap<string, MomoConnector> };
 
 
 type Connector = Omit<NetworkAdapter, 'sendSms' | 'lookupName' | 'supportsVerification' | 'rejectPayment'> & {
@@ -23,10 +24,9 @@ type Connector = Omit<NetworkAdapter, 'sendSms' | 'lookupName' | 'supportsVerifi
 export function createNetworkRouter(sandbox: NetworkAdapter, connectors: Connectors, sandboxMode: boolean): NetworkAdapter {
   const connectorOf = (network: Network): Connector | null => {
     if (network.name === CONNECTED_NETWORK.daraja) return connectors.daraja;
-    if (network.name === CONNECTED_NETWORK.momo) return connectors.momo;
-    return null;
+    return connectors.momo.get(network.name) ?? null;
   };
-  const connections: Connections = { sandboxMode, connected: connectedNetworks({ mpesa: connectors.daraja, momo: connectors.momo }) };
+  const connections: Connections = { sandboxMode, connected: connectedNetworks({ mpesa: connectors.daraja, momoMarkets: [...connectors.momo.keys()].map((network) => ({ network })) }) };
   /** Who moves `currency` on `network`: its connector, the sandbox (`sandboxMoneyProblem` allowing), or nobody (null). */
   const route = (network: Network, currency: string): Connector | NetworkAdapter | null => {
     if (currency === 'BXC') return sandbox;

@@ -1,13 +1,15 @@
 /**
  * Both operator simulators as one process, for `npm run start:networks`: Daraja and MoMo on
- * loopback with fixed sandbox credentials, and a small control endpoint that makes a subscriber
- * pay the paybill (`POST /paybill {"msisdn", "amount", "billRefNumber"}`). Prints one JSON line
- * with the addresses and the configuration the service needs, then runs until stopped.
+ * loopback with fixed sandbox credentials (MoMo with three markets: MTN Uganda through MoMo's
+ * sandbox environment, MTN Ghana and MTN Rwanda through their own), and a small control endpoint
+ * that makes a subscriber pay the paybill (`POST /paybill {"msisdn", "amount", "billRefNumber"}`).
+ * Prints one JSON line with the addresses, the configuration the service needs and the markets
+ * file's content (`momoMarkets`, for MTN_MOMO_MARKETS_FILE), then runs until stopped.
  *   bun test/simulators/run.ts [--port BASE]   (Daraja on BASE, MoMo on BASE+1, control on BASE+2)
  */
 import { parseArgs } from 'node:util';
 import { startDarajaSimulator } from './daraja';
-import { startMomoSimulator } from './momo';
+import { startMomoSimulator, type MomoSimulatorMarket } from './momo';
 
 /** Credentials of the local simulators only: they guard nothing real. */
 export const SIMULATOR_CREDENTIALS = {
@@ -19,7 +21,29 @@ export const SIMULATOR_CREDENTIALS = {
     collection: { subscriptionKey: 'local-collection-key', apiUser: 'c8a9e0b1-2d3f-4a5b-8c6d-7e8f9a0b1c2d', apiKey: 'local-collection-secret' },
     disbursement: { subscriptionKey: 'local-disbursement-key', apiUser: 'd1e2f3a4-b5c6-4d7e-8f9a-0b1c2d3e4f5a', apiKey: 'local-disbursement-secret' },
   },
+  momoMarkets: [
+    {
+      targetEnvironment: 'mtnghana', currency: 'GHS',
+      collection: { subscriptionKey: 'local-ghana-collection-key', apiUser: '0b6f3e1a-7c2d-4e8f-9a1b-2c3d4e5f6a7b', apiKey: 'local-ghana-collection-secret' },
+      disbursement: { subscriptionKey: 'local-ghana-disbursement-key', apiUser: '1c7a4f2b-8d3e-4f9a-8b2c-3d4e5f6a7b8c', apiKey: 'local-ghana-disbursement-secret' },
+    },
+    {
+      targetEnvironment: 'mtnrwanda', currency: 'RWF',
+      collection: { subscriptionKey: 'local-rwanda-collection-key', apiUser: '2d8b5a3c-9e4f-4a0b-9c3d-4e5f6a7b8c9d', apiKey: 'local-rwanda-collection-secret' },
+      disbursement: { subscriptionKey: 'local-rwanda-disbursement-key', apiUser: '3e9c6b4d-0f5a-4b1c-8d4e-5f6a7b8c9d0e', apiKey: 'local-rwanda-disbursement-secret' },
+    },
+  ] satisfies MomoSimulatorMarket[],
 };
+
+/** MTN_MOMO_MARKETS_FILE's content for markets of the simulator at `momoUrl` (the format docs/configuration.md describes). */
+export function momoMarketsFile(momoUrl: string, markets: MomoSimulatorMarket[]): unknown[] {
+  const product = (credentials: MomoSimulatorMarket['collection']) =>
+    ({ subscription_key: credentials.subscriptionKey, api_user: credentials.apiUser, api_key: credentials.apiKey });
+  return markets.map((market) => ({
+    target_environment: market.targetEnvironment, base_url: momoUrl, currency: market.currency,
+    collection: product(market.collection), disbursement: product(market.disbursement),
+  }));
+}
 
 /** The configuration that points the service at the simulators. */
 export function simulatorEnvironment(darajaUrl: string, momoUrl: string): Record<string, string> {
@@ -47,7 +71,7 @@ if (import.meta.main) {
   const { values } = parseArgs({ options: { port: { type: 'string', default: '8101' } } });
   const base = Number(values.port);
   const daraja = await startDarajaSimulator({ credentials: SIMULATOR_CREDENTIALS.daraja, port: base, decisionDelayMs: 5000 });
-  const momo = await startMomoSimulator({ ...SIMULATOR_CREDENTIALS.momo, port: base + 1, decisionDelayMs: 5000 });
+  const momo = await startMomoSimulator({ ...SIMULATOR_CREDENTIALS.momo, markets: SIMULATOR_CREDENTIALS.momoMarkets, port: base + 1, decisionDelayMs: 5000 });
   const control = Bun.serve({
     hostname: '127.0.0.1',
     port: base + 2,
@@ -58,7 +82,9 @@ if (import.meta.main) {
       return Response.json(await daraja.payBill({ msisdn: body.msisdn.replace(/^\+/, ''), amount: String(body.amount), billRefNumber: body.billRefNumber ?? '' }));
     },
   });
-  process.stdout.write(`${JSON.stringify({ darajaUrl: daraja.url, momoUrl: momo.url, controlUrl: `http://127.0.0.1:${control.port}`, env: simulatorEnvironment(daraja.url, momo.url) })}\n`);
+  process.stdout.write(`${JSON.stringify({ darajaUrl: daraja.url, momoUrl: momo.url, controlUrl: `http://127.0.0.1:${control.port}`, env: simulatorEnvironment(daraja.url, momo.url),
+    momoMarkets: momoMarketsFile(momo.url, SIMULATOR_CREDENTIALS.momoMarkets),
+  })}\n`);
   const stop = async () => {
     control.stop(true);
     await Promise.all([daraja.stop(), momo.stop()]);

@@ -24,7 +24,9 @@ describe('configuration', () => {
   test('a connector is on when its switch variable is set, and then needs every variable and PUBLIC_BASE_URL', () => {
     const config = loadConfig({ ...MPESA, ...MOMO, PUBLIC_BASE_URL: 'https://pay.example' });
     expect(config.mpesa).toMatchObject({ baseUrl: 'https://api.safaricom.co.ke', shortcode: '174379', validationTimeoutMs: 3000, registerUrlsAtStart: true });
-    expect(config.momo).toMatchObject({ baseUrl: 'https://proxy.momoapi.mtn.com', targetEnvironment: 'mtnuganda', disbursement: { apiUser: 'd-user' } });
+    expect(config.momoMarkets).toMatchObject([
+      { baseUrl: 'https://proxy.momoapi.mtn.com', targetEnvironment: 'mtnuganda', network: 'MTN Uganda', currency: 'UGX', disbursement: { apiUser: 'd-user' } },
+    ]);
     expect(loadConfig({}).mpesa).toBeNull();
     expect(() => loadConfig({ MPESA_CONSUMER_KEY: 'key', PUBLIC_BASE_URL: 'https://pay.example' })).toThrow(/MPESA_PASSKEY: required when MPESA_CONSUMER_KEY is set/);
     expect(() => loadConfig({ ...MOMO })).toThrow(/PUBLIC_BASE_URL: required when a network connector/);
