@@ -3,7 +3,9 @@
 // each restarted when it exits (scripts/infra.mjs, superviseChild); Ctrl-C or SIGTERM stops everything.
 // `npm run start:networks` (START_NETWORKS=true) also starts the project's simulators of M-Pesa
 // Daraja, MTN MoMo and Airtel Money (test/simulators/run.ts, ports 8101-8104) and points the
-// connectors at them (Airtel for Airtel Uganda and Airtel Kenya, calling back at PUBLIC_BASE_URL).
+// connectors at them: MoMo's MTN Uganda market through the MTN_MOMO_* variables, MTN Ghana and MTN
+// Rwanda through a generated markets file (.data/momo-markets.json, MTN_MOMO_MARKETS_FILE); Airtel
+// for Airtel Uganda and Airtel Kenya, calling back at PUBLIC_BASE_URL.
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
@@ -16,6 +18,7 @@ import {
 
 const DATA = join(ROOT, '.data');
 const SANDBOX_FILE = join(DATA, 'sandbox.json');
+const MOMO_MARKETS_FILE = join(DATA, 'momo-markets.json');
 const apiPort = Number(process.env.PORT ?? 8000);
 const temporalPort = Number(process.env.TEMPORAL_PORT ?? 7233);
 const uiPort = Number(process.env.TEMPORAL_UI_PORT ?? 8233);
@@ -87,10 +90,10 @@ async function sandboxMerchant() {
   return saved;
 }
 
-/** KES and UGX wallets for the sandbox merchant, funded once (the simulators' money, not real). */
-function shillingWallets(organizationId) {
+/** Wallets in the connected networks' currencies for the sandbox merchant, funded once (the simulators' money, not real). */
+function networkWallets(organizationId) {
   const { wallets } = JSON.parse(admin(['wallet', 'show', '--org', String(organizationId), '--json']));
-  for (const currency of ['KES', 'UGX']) {
+  for (const currency of ['KES', 'UGX', 'GHS', 'RWF']) {
     if (!wallets.some((wallet) => wallet.currency === currency)) {
       admin(['wallet', 'fund', '--org', String(organizationId), '--currency', currency, '--amount', '1000000', '--json']);
     }
@@ -142,7 +145,8 @@ async function main() {
   if (withNetworks) {
     say('starting the M-Pesa Daraja and MTN MoMo simulators');
     simulators = await startSimulators();
-    Object.assign(env, simulators.env, { PUBLIC_BASE_URL: process.env.PUBLIC_BASE_URL ?? apiUrl });
+    writeFileSync(MOMO_MARKETS_FILE, `${JSON.stringify(simulators.momoMarkets, null, 2)}\n`, { mode: 0o600 });
+    Object.assign(env, simulators.env, { MTN_MOMO_MARKETS_FILE: MOMO_MARKETS_FILE, PUBLIC_BASE_URL: process.env.PUBLIC_BASE_URL ?? apiUrl });
   }
   // The worker and the API are restarted whenever they exit, each on its own, as a Deployment
   // restarts a pod; the dev server and the simulators are not.
@@ -150,7 +154,7 @@ async function main() {
   superviseChild(children, 'api', binPath('bun'), ['src/server.ts'], { env });
   await waitFor('the API', async () => (await fetch(`${apiUrl}/healthz`).catch(() => null))?.status === 200, 120_000);
   const sandbox = await sandboxMerchant();
-  if (simulators) shillingWallets(sandbox.organizationId);
+  if (simulators) networkWallets(sandbox.organizationId);
   process.stdout.write(`
   Mobile-money collections service (sandbox) is up.
 
@@ -166,10 +170,13 @@ async function main() {
     curl -H 'Authorization: Token ${sandbox.apiKey}' -d phone_number=+256772123456 -d first_name=A -d last_name=B ${apiUrl}/api/contacts
     curl -H 'Authorization: Token ${sandbox.apiKey}' ${apiUrl}/api/events
 ${simulators ? `
-  Networks: Safaricom through M-Pesa Daraja (${simulators.darajaUrl}), MTN Uganda through MTN MoMo (${simulators.momoUrl}),
-  both the project's simulators; the subscriber approves a prompt after 5 s.
+  Networks: Safaricom through M-Pesa Daraja (${simulators.darajaUrl}); MTN Uganda, MTN Ghana and MTN Rwanda through
+  MTN MoMo (${simulators.momoUrl}, the last two from .data/momo-markets.json), all the project's simulators;
+  the subscriber approves a prompt after 5 s.
     curl -H 'Authorization: Token ${sandbox.apiKey}' -d phonenumber=+254712345678 -d amount=100 -d currency=KES -d send_instructions=true ${apiUrl}/api/collectionrequests
     curl -H 'Authorization: Token ${sandbox.apiKey}' -d phonenumber=+256772123456 -d amount=1500 -d currency=UGX -d send_instructions=true ${apiUrl}/api/collectionrequests
+    curl -H 'Authorization: Token ${sandbox.apiKey}' -d phonenumber=+233241234567 -d amount=10.50 -d currency=GHS -d send_instructions=true ${apiUrl}/api/collectionrequests
+    curl -H 'Authorization: Token ${sandbox.apiKey}' -d phonenumber=+250781234567 -d amount=2000 -d currency=RWF -d send_instructions=true ${apiUrl}/api/collectionrequests
     curl -d '{"msisdn": "254712345678", "amount": "100", "billRefNumber": "<svccode of a request>"}' ${simulators.controlUrl}/paybill
 ` : ''}
   A worker or API that exits is restarted (after 1 s, doubling up to 30 s). Ctrl-C stops everything.

@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs';
 import * as v from 'valibot';
+import { CONNECTED_NETWORK, MOMO_MARKETS, MOMO_SANDBOX_ENVIRONMENT } from './domain/networks';
 import { WEBHOOK_ATTEMPTS } from './domain/webhook-schedule';
 
 const booleanString = v.pipe(
@@ -112,7 +114,8 @@ const ConfigSchema = v.object({
   // How long a merchant's verification URL has to answer a paybill validation: Safaricom waits about 8 s for ours.
   MPESA_VALIDATION_TIMEOUT_MS: v.optional(v.pipe(integerString(100), v.maxValue(5000, 'must be at most 5000 (Safaricom waits about 8 s for the whole answer)')), '3000'),
   MPESA_REGISTER_URLS: v.optional(booleanString, 'true'),
-  // MTN MoMo (MTN Uganda, UGX): on when MTN_MOMO_COLLECTION_API_USER is set; then every MTN_MOMO_* value is required.
+  // MTN MoMo, one market (MTN Uganda, UGX, unless the target environment names another market): on when
+  // MTN_MOMO_COLLECTION_API_USER is set; then every MTN_MOMO_* value is required.
   MTN_MOMO_BASE_URL: v.optional(httpUrl, 'https://proxy.momoapi.mtn.com'),
   MTN_MOMO_TARGET_ENVIRONMENT: v.optional(v.pipe(v.string(), v.regex(/^[a-z0-9]+$/, 'must be a MoMo target environment such as mtnuganda or sandbox')), 'mtnuganda'),
   MTN_MOMO_COLLECTION_SUBSCRIPTION_KEY: v.optional(secret),
@@ -129,6 +132,8 @@ const ConfigSchema = v.object({
   AIRTEL_PIN: v.optional(v.pipe(v.string(), v.regex(/^\d{4,6}$/, 'must be the 4 to 6 digits of the disbursement PIN'))),
   // When set, a callback must carry `hash`: Base64(HMAC-SHA256(key, its transaction object)).
   AIRTEL_CALLBACK_KEY: v.optional(secret),
+  // More MTN MoMo markets, each with its own credentials: a JSON file (docs/configuration.md), read and checked at start.
+  MTN_MOMO_MARKETS_FILE: v.optional(v.pipe(v.string(), v.minLength(1))),
   // How often a real operator is asked about a prompt, a payout or a reported payment it has not called back about.
   NETWORK_STATUS_POLL_SECONDS: v.optional(integerString(1), '20'),
 });
@@ -163,7 +168,8 @@ export type Config = {
   telemetry: TelemetrySettings;
   /** The real operators' connectors; null when not configured (their networks are then the sandbox's, in sandbox mode only). */
   mpesa: MpesaSettings | null;
-  momo: MomoSettings | null;
+  /** The MTN MoMo markets (the single-market MTN_MOMO_* variables and MTN_MOMO_MARKETS_FILE), one network each. */
+  momoMarkets: MomoSettings[];
   airtel: AirtelSettings | null;
   /** How often a real operator is asked about what it has not called back about. */
   networkStatusPollSeconds: number;
@@ -183,8 +189,13 @@ export type MpesaSettings = {
 };
 
 export type MomoProduct = { subscriptionKey: string; apiUser: string; apiKey: string };
-/** The MTN MoMo Open API (collection and disbursement products). Secrets: never logged or shown. */
-export type MomoSettings = { baseUrl: string; targetEnvironment: string; collection: MomoProduct; disbursement: MomoProduct };
+/**
+ * One MTN MoMo market of the MoMo Open API (collection and disbursement products): the network it
+ * serves and the currency it moves (`MOMO_MARKETS`). Secrets: never logged or shown.
+ */
+export type MomoSettings = {
+  baseUrl: string; targetEnvironment: string; network: string; currency: string; collection: MomoProduct; disbursement: MomoProduct;
+};
 
 /**
  * The currencies Airtel Money moves in each country this service has Airtel networks in: the
@@ -242,8 +253,102 @@ export type TelemetrySettings = {
 /** Reads and validates the environment once; everything else receives the result. */
 type Parsed = v.InferOutput<typeof ConfigSchema>;
 
+const momoProduct = v.object({
+  subscription_key: v.pipe(v.string('must be a string'), v.minLength(1, 'must not be empty')),
+  api_user: v.pipe(v.string('must be a string'), v.minLength(1, 'must not be empty')),
+  api_key: v.pipe(v.string('must be a string'), v.minLength(1, 'must not be empty')),
+}, 'must be an object of subscription_key, api_user and api_key');
+/** One market of MTN_MOMO_MARKETS_FILE. */
+const MomoMarketEntry = v.object({
+  target_environment: v.pipe(v.string('must be a string'), v.regex(/^[a-z0-9]+$/, 'must be a MoMo target environment such as mtnghana')),
+  base_url: v.optional(httpUrl, 'https://proxy.momoapi.mtn.com'),
+  currency: v.pipe(v.string('must be a string'), v.regex(/^[A-Z]{3}$/, 'must be a 3-letter currency code')),
+  collection: momoProduct,
+  disbursement: momoProduct,
+}, 'must be an object');
+
+/**
+ * The network a MoMo market serves: its target environment's (`MOMO_MARKETS`), or for MoMo's
+ * sandbox environment the market whose currency it names; a problem for any other pairing.
+ */
+function momoMarketNetwork(targetEnvironment: string, currency: string): { network: string; problem?: undefined } | { network?: undefined; problem: string } {
+  const known = MOMO_MARKETS.find((market) => market.targetEnvironment === targetEnvironment);
+  const byCurrency = MOMO_MARKETS.find((market) => market.currency === currency);
+  const pairs = MOMO_MARKETS.map((market) => `${market.targetEnvironment} with ${market.currency}`).join(', ');
+  if (known && known.currency === currency) return { network: known.network };
+  if (targetEnvironment === MOMO_SANDBOX_ENVIRONMENT && byCurrency) return { network: byCurrency.network };
+  if (known) return { problem: `target environment ${targetEnvironment} moves ${known.currency}, not ${currency}` };
+  return { problem: `unknown target environment and currency pairing ${targetEnvironment} with ${currency} (known: ${pairs}, or ${MOMO_SANDBOX_ENVIRONMENT} with one of their currencies)` };
+}
+
+/** What MTN_MOMO_MARKETS_FILE holds: its markets, or the problems that make it unusable. */
+function readMomoMarketsFile(path: string, problems: string[]): MomoSettings[] {
+  const problem = (text: string) => problems.push(`MTN_MOMO_MARKETS_FILE: ${text}`);
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    problem(`cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+    return [];
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    problem(`${path} is not valid JSON (${(error as Error).message})`);
+    return [];
+  }
+  if (!Array.isArray(parsed)) {
+    problem(`${path} must hold a JSON array of markets`);
+    return [];
+  }
+  return parsed.flatMap((entry, index) => {
+    const result = v.safeParse(MomoMarketEntry, entry);
+    if (!result.success) {
+      for (const issue of result.issues) problem(`market ${index + 1}: ${v.getDotPath(issue) ?? 'market'}: ${issue.received === 'undefined' ? 'missing' : issue.message}`);
+      return [];
+    }
+    const { target_environment: targetEnvironment, base_url: baseUrl, currency, collection, disbursement } = result.output;
+    const market = momoMarketNetwork(targetEnvironment, currency);
+    if (market.problem !== undefined) {
+      problem(`market ${index + 1}: ${market.problem}`);
+      return [];
+    }
+    const product = (keys: typeof collection): MomoProduct => ({ subscriptionKey: keys.subscription_key, apiUser: keys.api_user, apiKey: keys.api_key });
+    return [{ baseUrl, targetEnvironment, network: market.network, currency, collection: product(collection), disbursement: product(disbursement) }];
+  });
+}
+
+/**
+ * Every MTN MoMo market: the single-market MTN_MOMO_* variables (MTN Uganda unless their target
+ * environment names another market) and those of MTN_MOMO_MARKETS_FILE; one market per network.
+ */
+function momoMarketsOf(c: Parsed, single: boolean, problems: string[]): MomoSettings[] {
+  const markets: MomoSettings[] = [];
+  if (single) {
+    const named = MOMO_MARKETS.find((market) => market.targetEnvironment === c.MTN_MOMO_TARGET_ENVIRONMENT);
+    markets.push({
+      baseUrl: c.MTN_MOMO_BASE_URL,
+      targetEnvironment: c.MTN_MOMO_TARGET_ENVIRONMENT,
+      network: named?.network ?? CONNECTED_NETWORK.momo,
+      currency: named?.currency ?? 'UGX',
+      collection: { subscriptionKey: c.MTN_MOMO_COLLECTION_SUBSCRIPTION_KEY!, apiUser: c.MTN_MOMO_COLLECTION_API_USER!, apiKey: c.MTN_MOMO_COLLECTION_API_KEY! },
+      disbursement: { subscriptionKey: c.MTN_MOMO_DISBURSEMENT_SUBSCRIPTION_KEY!, apiUser: c.MTN_MOMO_DISBURSEMENT_API_USER!, apiKey: c.MTN_MOMO_DISBURSEMENT_API_KEY! },
+    });
+  }
+  if (c.MTN_MOMO_MARKETS_FILE !== undefined) markets.push(...readMomoMarketsFile(c.MTN_MOMO_MARKETS_FILE, problems));
+  const seen = new Map<string, string>();
+  markets.forEach((market, index) => {
+    const where = single && index === 0 ? 'the MTN_MOMO_* variables' : `market ${single ? index : index + 1} of MTN_MOMO_MARKETS_FILE`;
+    const first = seen.get(market.network);
+    if (first !== undefined) problems.push(`MTN_MOMO_MARKETS_FILE: duplicate market: ${market.network} (${market.currency}) is configured by ${first} and by ${where}`);
+    else seen.set(market.network, where);
+  });
+  return markets;
+}
+
 /** The operators' connectors: each on when its switch variable is set, then with every variable it needs. */
-function connectorsOf(c: Parsed, problems: string[]): Pick<Config, 'mpesa' | 'momo' | 'airtel'> {
+function connectorsOf(c: Parsed, problems: string[]): Pick<Config, 'mpesa' | 'momoMarkets' | 'airtel'> {
   const mpesa = connectorSettings('MPESA_CONSUMER_KEY', c, ['MPESA_CONSUMER_SECRET', 'MPESA_SHORTCODE', 'MPESA_PASSKEY', 'MPESA_INITIATOR_NAME', 'MPESA_SECURITY_CREDENTIAL'], problems);
   const momo = connectorSettings('MTN_MOMO_COLLECTION_API_USER', c, [
     'MTN_MOMO_COLLECTION_SUBSCRIPTION_KEY', 'MTN_MOMO_COLLECTION_API_KEY',
@@ -251,6 +356,7 @@ function connectorsOf(c: Parsed, problems: string[]): Pick<Config, 'mpesa' | 'mo
   ], problems);
   const airtel = connectorSettings('AIRTEL_CLIENT_ID', c, ['AIRTEL_CLIENT_SECRET', 'AIRTEL_COUNTRIES', 'AIRTEL_PIN'], problems);
   return {
+    momoMarkets: momoMarketsOf(c, momo, problems),
     mpesa: mpesa ? {
       baseUrl: c.MPESA_BASE_URL,
       consumerKey: c.MPESA_CONSUMER_KEY!,
@@ -261,12 +367,6 @@ function connectorsOf(c: Parsed, problems: string[]): Pick<Config, 'mpesa' | 'mo
       securityCredential: c.MPESA_SECURITY_CREDENTIAL!,
       validationTimeoutMs: c.MPESA_VALIDATION_TIMEOUT_MS,
       registerUrlsAtStart: c.MPESA_REGISTER_URLS,
-    } : null,
-    momo: momo ? {
-      baseUrl: c.MTN_MOMO_BASE_URL,
-      targetEnvironment: c.MTN_MOMO_TARGET_ENVIRONMENT,
-      collection: { subscriptionKey: c.MTN_MOMO_COLLECTION_SUBSCRIPTION_KEY!, apiUser: c.MTN_MOMO_COLLECTION_API_USER!, apiKey: c.MTN_MOMO_COLLECTION_API_KEY! },
-      disbursement: { subscriptionKey: c.MTN_MOMO_DISBURSEMENT_SUBSCRIPTION_KEY!, apiUser: c.MTN_MOMO_DISBURSEMENT_API_USER!, apiKey: c.MTN_MOMO_DISBURSEMENT_API_KEY! },
     } : null,
     airtel: airtel ? {
       baseUrl: c.AIRTEL_BASE_URL,
@@ -280,9 +380,9 @@ function connectorsOf(c: Parsed, problems: string[]): Pick<Config, 'mpesa' | 'mo
 }
 
 /** Rules that bind several variables together. */
-function crossChecks(c: Parsed, connectors: Pick<Config, 'mpesa' | 'momo' | 'airtel'>, problems: string[]): void {
+function crossChecks(c: Parsed, connectors: Pick<Config, 'mpesa' | 'momoMarkets' | 'airtel'>, problems: string[]): void {
   // The operators call back at PUBLIC_BASE_URL: a connector needs it.
-  if ((connectors.mpesa || connectors.momo || connectors.airtel) && c.PUBLIC_BASE_URL === undefined) {
+  if ((connectors.mpesa || connectors.momoMarkets.length > 0 || connectors.airtel) && c.PUBLIC_BASE_URL === undefined) {
     problems.push('PUBLIC_BASE_URL: required when a network connector (MPESA_*, MTN_MOMO_*, AIRTEL_*) is on');
   }
   // Trusting an extra CA for outgoing deliveries is for local receivers in sandbox mode only.

@@ -1,5 +1,5 @@
 /** Wallets (funding, balances checked against their transactions, transactions) and reversals of collections. */
-import { MAX_FUNDING_AMOUNT, groupedAmount, isCurrency, parsePositiveAmount } from '../domain/money';
+import { MAX_FUNDING_AMOUNT, SUPPORTED_CURRENCIES, groupedAmount, isCurrency, parsePositiveAmount } from '../domain/money';
 import { serializeAccount, serializeLedgerTransaction } from '../domain/money-out';
 import { findApiError } from '../http/errors';
 import { fundWallet } from '../services/organizations';
@@ -11,10 +11,10 @@ import { UsageError, organizationId, print, rowId, type Command } from './cli';
 
 export const moneyCommands: Record<string, Command> = {
   'wallet fund': {
-    usage: 'wallet fund --org ID --currency BXC|UGX|KES --amount AMOUNT [--json]',
+    usage: `wallet fund --org ID --currency ${SUPPORTED_CURRENCIES.join('|')} --amount AMOUNT [--json]`,
     async run({ sql, values }) {
       const currency = values.currency?.toUpperCase() ?? '';
-      if (!isCurrency(currency)) throw new UsageError('--currency must be one of BXC, UGX, KES');
+      if (!isCurrency(currency)) throw new UsageError(`--currency must be one of ${SUPPORTED_CURRENCIES.join(', ')}`);
       const amount = parsePositiveAmount(values.amount ?? '', MAX_FUNDING_AMOUNT);
       if (amount === null) throw new UsageError(`--amount must be a positive decimal with at most 4 decimals, at most ${groupedAmount(MAX_FUNDING_AMOUNT)}`);
       const funding = await fundWallet(sql, organizationId(values.org), currency, amount);

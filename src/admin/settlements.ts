@@ -6,8 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { UnreadableCsvError } from '../domain/csv';
 import { checkFields } from '../domain/input';
-import { isCurrency } from '../domain/money';
-import { currencyOfNetwork, networkByName } from '../domain/networks';
+import { currenciesOfNetwork, networkByName } from '../domain/networks';
 import { readOperatorStatement, statementFormatOf, type OperatorLine } from '../domain/operator-statements';
 import { reconcile, type Reconciliation } from '../domain/reconciliation';
 import { nextDay, serializeSettlement, serializeSettlementLine, type SettlementLine } from '../domain/settlements';
@@ -92,9 +91,10 @@ export const settlementCommands: Record<string, Command> = {
     async run({ sql, values }) {
       const { network, date: day } = reportOptions(values, ['date', 'network']) as { network: string; date: Date };
       const statement = readStatement(values.file, network);
-      // The network's own currency: what its operator's statement holds (sandbox money on its numbers is BXC).
-      const ownCurrency = currencyOfNetwork(networkByName(network)!);
-      const currency = ownCurrency !== null && isCurrency(ownCurrency) ? ownCurrency : undefined;
+      // The network's own currency: what its operator's statement holds (sandbox money on its numbers is BXC);
+      // every currency of a network that carries several.
+      const own = currenciesOfNetwork(networkByName(network)!);
+      const currency = own.length === 1 ? own[0] : undefined;
       const report = (date: Date) => settlementReport(sql, ALL, { date, network, currency });
       const [before, ours, after] = await Promise.all([report(new Date(day.getTime() - 86_400_000)), report(day), report(nextDay(day))]);
       const found = reconcile(day, ours.lines, [...before.lines, ...after.lines], statement);

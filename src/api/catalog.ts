@@ -2,7 +2,8 @@
 import { Elysia } from 'elysia';
 import { CurrencySchema, NetworkSchema, serializeCurrency, serializeNetwork } from '../domain/money-out';
 import { listCurrencies } from '../services/catalog';
-import { SANDBOX_NETWORK, currencyOfNetwork, knownNetworks } from '../domain/networks';
+import { listedCodes, SUPPORTED_CURRENCIES } from '../domain/money';
+import { SANDBOX_NETWORK, currenciesOfNetwork, knownNetworks } from '../domain/networks';
 import { listForVersion, listSchemaForVersion } from '../domain/versions';
 import { authPlugin } from '../http/auth';
 import { parseId, type AppDeps } from '../http/context';
@@ -18,7 +19,7 @@ const DOCS = {
   listCurrencies: routeDocs({
     operationId: 'listCurrencies',
     summary: 'List currencies',
-    description: 'BXC (the sandbox currency), UGX and KES.',
+    description: `${listedCodes(SUPPORTED_CURRENCIES)}: BXC is the sandbox currency; \`minor_units\` is how many decimals an amount in each may have.`,
     tags: ['Reference'],
     caller: 'merchant',
     responses: { 200: { description: 'The currencies.', schema: (version) => listSchemaForVersion(CurrencySchema, version) } },
@@ -26,7 +27,7 @@ const DOCS = {
   listNetworks: routeDocs({
     operationId: 'listNetworks',
     summary: 'List mobile networks',
-    description: 'The networks the service knows from the prefixes of their numbers: their country, currency, and what they support.',
+    description: 'The networks the service knows from the prefixes of their numbers: their country, currencies, and what they support.',
     tags: ['Reference'],
     caller: 'merchant',
     responses: { 200: { description: 'The networks.', schema: (version) => listSchemaForVersion(NetworkSchema, version) } },
@@ -66,7 +67,7 @@ export const catalogRoutes = ({ sql, config }: AppDeps) => {
       async ({ request, apiVersion }) => {
         const page = parsePage(new URL(request.url).searchParams, config.pageSizeMax);
         const networks = servedNetworks();
-        const results = networks.slice(page.offset, page.offset + page.limit).map((network) => serializeNetwork(network, currencyOfNetwork(network)));
+        const results = networks.slice(page.offset, page.offset + page.limit).map((network) => serializeNetwork(network, currenciesOfNetwork(network)));
         return listForVersion(pagedList(request, config.publicBaseUrl, page, networks.length, results), apiVersion);
       },
       {
@@ -81,7 +82,7 @@ export const catalogRoutes = ({ sql, config }: AppDeps) => {
         const id = parseId(params.id);
         const network = servedNetworks().find((candidate) => candidate.id === id);
         if (network === undefined) throw notFound();
-        return serializeNetwork(network, currencyOfNetwork(network));
+        return serializeNetwork(network, currenciesOfNetwork(network));
       },
       {
         can: 'view',

@@ -234,7 +234,7 @@ export const operatorCallbackRoutes = (deps: AppDeps) => {
   // Counted against the operator and the account its callbacks are for (Daraja's shortcode, MoMo's target environment).
   const operatorAccount = {
     daraja: `${CONNECTED_NETWORK.daraja}:${daraja?.shortcode ?? '-'}`,
-    momo: `${CONNECTED_NETWORK.momo}:${config.momo?.targetEnvironment ?? '-'}`,
+    momo: `${CONNECTED_NETWORK.momo}:${config.momoMarkets.map((market) => market.targetEnvironment).join(',') || '-'}`,
     airtel: `Airtel:${config.airtel?.clientId ?? '-'}`,
   };
 
@@ -361,7 +361,9 @@ export const operatorCallbackRoutes = (deps: AppDeps) => {
   }
 
   async function momoCallback(referenceId: string, body: unknown) {
-    const operation = config.momo ? await findOperationByOperatorReference(sql, CONNECTED_NETWORK.momo, referenceId) : undefined;
+    // Every market calls back at the same path: the reference (derived from the market's own API user) names one operation.
+    let operation: NetworkOperation | undefined;
+    for (const market of config.momoMarkets) operation ??= await findOperationByOperatorReference(sql, market.network, referenceId);
     if (operation) await wake(operation, body);
     else logger.info('MoMo callback for no operation of ours ignored', { referenceId });
     return { status: 'received' as const };

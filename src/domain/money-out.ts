@@ -331,7 +331,7 @@ export const CurrencySchema = v.pipe(
     id: described(v.number(), 'Numeric id (what version 1 shows as a collection\'s `currency`).'),
     code: CurrencyCode,
     name: v.string(),
-    minor_units: described(v.number(), 'Decimal places of the currency (amounts still accept four).'),
+    minor_units: described(v.number(), 'Decimal places of the currency: the most an amount in it may have (trailing zeros aside).'),
   }),
   v.description('A currency the service handles.'),
   v.examples([{ id: 2, code: 'UGX', name: 'Ugandan shilling', minor_units: 0 }]),
@@ -347,24 +347,26 @@ export const NetworkSchema = v.pipe(
     id: described(v.number(), 'Stable for good: never renumbered or given to another network.'),
     name: v.string(),
     country: described(v.string(), 'ISO 3166 country code (`ZZ` for the sandbox network).'),
-    currency: described(v.nullable(v.string()), 'The currency its collections and payments use (BXC for the sandbox); null for a network in a country whose currency the service does not handle.'),
+    currency: described(v.nullable(v.string()), 'The first of `currencies` (BXC for the sandbox); null for a network in a country whose currency the service does not handle.'),
+    currencies: described(v.array(v.string()), 'Every currency its collections and payments may use: its country\'s (the DRC\'s networks carry CDF and USD), BXC for the sandbox.'),
     verification: described(v.boolean(), "Whether it asks the organization's verification URL before accepting a collection (api.md 4.2)."),
     name_lookup: described(v.boolean(), 'Whether contact instant verification works for its numbers (api.md 4.4).'),
     collections: described(v.boolean(), 'Whether it prompts subscribers to pay (collection requests).'),
     payments: described(v.boolean(), 'Whether it takes payments (money out) and reversals.'),
   }),
   v.description('A mobile network the service knows, from the prefix of its numbers.'),
-  v.examples([{ id: 2, name: 'MTN Uganda', country: 'UG', currency: 'UGX', verification: true, name_lookup: true, collections: true, payments: true }]),
+  v.examples([{ id: 2, name: 'MTN Uganda', country: 'UG', currency: 'UGX', currencies: ['UGX'], verification: true, name_lookup: true, collections: true, payments: true }]),
 );
 type NetworkResource = v.InferOutput<typeof NetworkSchema>;
 
-export const serializeNetwork = (network: Network, currency: string | null): NetworkResource => ({
+export const serializeNetwork = (network: Network, currencies: readonly string[]): NetworkResource => ({
   id: network.id,
   name: network.name,
   country: network.country,
-  currency,
+  currency: currencies[0] ?? null,
+  currencies: [...currencies],
   verification: network.verification,
   name_lookup: network.nameLookup,
   collections: network.pullsFunds,
-  payments: currency !== null,
+  payments: currencies.length > 0,
 });

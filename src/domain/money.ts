@@ -1,6 +1,51 @@
 /** Amounts stay decimal strings end to end (numeric(20,4) in PostgreSQL), never JS floats. */
-export const SUPPORTED_CURRENCIES = ['BXC', 'UGX', 'KES'] as const;
-export type Currency = (typeof SUPPORTED_CURRENCIES)[number];
+
+/**
+ * Every currency the service handles, the one place that says so: `id` is the `currencies` row
+ * (version 1's numeric id, migrations 001 and 022 insert the same), `countries` the ISO 3166 codes
+ * whose networks carry it (none for BXC, the sandbox currency, which any network's numbers take in
+ * sandbox mode), `decimals` its minor units: the most decimals an amount in it may have (BXC takes
+ * the four every stored amount has). A country may have two currencies (the DRC: CDF and USD).
+ */
+export const CURRENCIES = [
+  { id: 1, code: 'BXC', name: 'Sandbox currency', countries: [], decimals: 4 },
+  { id: 2, code: 'UGX', name: 'Ugandan shilling', countries: ['UG'], decimals: 0 },
+  { id: 3, code: 'KES', name: 'Kenyan shilling', countries: ['KE'], decimals: 2 },
+  { id: 4, code: 'TZS', name: 'Tanzanian shilling', countries: ['TZ'], decimals: 0 },
+  { id: 5, code: 'RWF', name: 'Rwandan franc', countries: ['RW'], decimals: 0 },
+  { id: 6, code: 'GHS', name: 'Ghanaian cedi', countries: ['GH'], decimals: 2 },
+  { id: 7, code: 'CDF', name: 'Congolese franc', countries: ['CD'], decimals: 2 },
+  { id: 8, code: 'USD', name: 'US dollar', countries: ['CD'], decimals: 2 },
+] as const satisfies readonly { id: number; code: string; name: string; countries: readonly string[]; decimals: number }[];
+
+export type Currency = (typeof CURRENCIES)[number]['code'];
+export const SUPPORTED_CURRENCIES = CURRENCIES.map((currency) => currency.code) as [Currency, ...Currency[]];
+
+/** The currencies whose networks are in `country`, in the table's order. */
+export const currenciesOfCountry = (country: string): Currency[] =>
+  CURRENCIES.filter((currency) => (currency.countries as readonly string[]).includes(country)).map((currency) => currency.code);
+
+/** The countries whose networks carry `currency` (none for BXC or an unknown code). */
+export const countriesOfCurrency = (code: string): readonly string[] => CURRENCIES.find((currency) => currency.code === code)?.countries ?? [];
+
+/** `UGX, KES and TZS`: codes for messages and documentation. */
+export const listedCodes = (codes: readonly string[]): string =>
+  codes.length <= 1 ? codes.join('') : `${codes.slice(0, -1).join(', ')} and ${codes[codes.length - 1]}`;
+
+/** The minor units of `code` (null for a code the service does not handle). */
+export const currencyDecimals = (code: string): number | null => CURRENCIES.find((currency) => currency.code === code)?.decimals ?? null;
+
+/**
+ * Why `amount` has more decimals than `currency` has minor units (null when it has not): trailing
+ * zeros do not count, so `1500.0000` is a whole amount.
+ */
+export function currencyAmountProblem(code: string, amount: string): string | null {
+  const allowed = currencyDecimals(code);
+  if (allowed === null) return null;
+  const decimals = (amount.split('.')[1] ?? '').replace(/0+$/, '').length;
+  if (decimals <= allowed) return null;
+  return allowed === 0 ? `${code} has no minor unit: enter ${code} without decimals.` : `${code} takes at most ${allowed} decimals.`;
+}
 
 /**
  * The largest amount a merchant, a network or a payment may move at once. numeric(20,4) holds 16

@@ -1,3 +1,4 @@
+import { countriesOfCurrency, currenciesOfCountry, currencyAmountProblem, currencyDecimals, type Currency } from './money';
 import { isSandboxTestNumber } from './phone';
 
 /**
@@ -71,16 +72,18 @@ export function networkForNumber(e164: string): Network | null {
   return network;
 }
 
-/** The country whose networks serve a real currency (BXC, the sandbox currency, has none). */
-const CURRENCY_COUNTRIES: Readonly<Record<string, { country: string; name: string }>> = {
-  UGX: { country: 'UG', name: 'Ugandan' },
-  KES: { country: 'KE', name: 'Kenyan' },
+/** The countries of the networks, as messages name them. */
+const COUNTRY_NAMES: Readonly<Record<string, string>> = {
+  UG: 'Ugandan', KE: 'Kenyan', TZ: 'Tanzanian', RW: 'Rwandan', GH: 'Ghanaian', CD: 'Congolese',
 };
 
-/** The currency a network's collections and payments use: its country's, BXC for the sandbox; null when the service handles none. */
-export function currencyOfNetwork(network: Network): string | null {
-  if (network.name === SANDBOX_NETWORK.name) return 'BXC';
-  return Object.entries(CURRENCY_COUNTRIES).find(([, country]) => country.country === network.country)?.[0] ?? null;
+/**
+ * The currencies a network's collections and payments may use: its country's (money.ts `CURRENCIES`;
+ * the DRC's networks carry CDF and USD), BXC for the sandbox; none when the service handles none.
+ */
+export function currenciesOfNetwork(network: Network): Currency[] {
+  if (network.name === SANDBOX_NETWORK.name) return ['BXC'];
+  return currenciesOfCountry(network.country);
 }
 
 /** Every network the service knows: the sandbox network, then the operators by country. */
@@ -98,24 +101,40 @@ type NetworkChoice = { network: Network; problem?: undefined } | { network?: und
  */
 function networkForCollection(e164: string, currency: string, sandboxMode: boolean): NetworkChoice {
   const known = networkForNumber(e164);
-  const country = CURRENCY_COUNTRIES[currency];
+  const countries = countriesOfCurrency(currency);
   if (known?.name === SANDBOX_NETWORK.name || (currency === 'BXC' && known === null)) {
     if (!sandboxMode) return { problem: 'This number is served only by the sandbox network, which runs in sandbox mode only.' };
-    if (country) return { problem: `The sandbox test numbers take BXC, the sandbox currency, not ${currency}.` };
+    if (countries.length > 0) return { problem: `The sandbox test numbers take BXC, the sandbox currency, not ${currency}.` };
     return { network: SANDBOX_NETWORK };
   }
-  if (!country) return { network: known! };
-  if (known === null || known.country !== country.country) {
-    const names = RULES.filter((rule) => rule.country === country.country).map((rule) => rule.name);
+  if (countries.length === 0) return { network: known! };
+  if (known === null || !countries.includes(known.country)) {
+    const names = RULES.filter((rule) => countries.includes(rule.country)).map((rule) => rule.name);
+    const country = countries.map((code) => COUNTRY_NAMES[code] ?? code).join(' or ');
     return {
-      problem: `${currency} collections need a number on a ${country.name} mobile network (${names.join(', ')}); this number is not on one.`,
+      problem: `${currency} collections need a number on a ${country} mobile network (${names.join(', ')}); this number is not on one.`,
     };
   }
   return { network: known };
 }
 
-/** The networks a real operator's connector serves, by connector. */
+/**
+ * The networks a real operator's connector serves, by connector: Daraja serves Safaricom; MoMo
+ * serves one network per market (`MOMO_MARKETS`), MTN Uganda being the market of the single-market
+ * MTN_MOMO_* variables unless they name another.
+ */
 export const CONNECTED_NETWORK = { daraja: 'Safaricom', momo: 'MTN Uganda' } as const;
+
+/**
+ * The MTN MoMo markets the service knows: the network each target environment serves, and the
+ * currency it moves there. MoMo's own `sandbox` environment (EUR at MoMo) may stand in for any of them.
+ */
+export const MOMO_MARKETS = [
+  { targetEnvironment: 'mtnuganda', network: 'MTN Uganda', currency: 'UGX' },
+  { targetEnvironment: 'mtnghana', network: 'MTN Ghana', currency: 'GHS' },
+  { targetEnvironment: 'mtnrwanda', network: 'MTN Rwanda', currency: 'RWF' },
+] as const;
+export const MOMO_SANDBOX_ENVIRONMENT = 'sandbox';
 
 /** The Airtel Money networks by country: the Airtel connector serves those of the countries it is configured for. */
 const AIRTEL_NETWORKS: Readonly<Record<string, string>> = {
@@ -126,20 +145,20 @@ const AIRTEL_NETWORKS: Readonly<Record<string, string>> = {
 export const airtelNetworks = (countries: readonly { country: string }[]): string[] =>
   countries.flatMap(({ country }) => (AIRTEL_NETWORKS[country] ? [AIRTEL_NETWORKS[country]] : []));
 
-/** Which connectors are on: M-Pesa and MoMo by their settings, Airtel by the countries it serves. */
-type ConnectorSwitches = { mpesa: unknown; momo: unknown; airtel: { countries: readonly { country: string }[] } | null };
+/** The configuration that says which networks have a connector: Daraja's settings, the MoMo markets, and the countries Airtel serves. */
+type ConnectorConfig = { mpesa: unknown; momoMarkets: readonly { network: string }[]; airtel: { countries: readonly { country: string }[] } | null };
 
 /** The networks a configured connector serves (their real currency goes to the operator, not the sandbox). */
-export function connectedNetworks(config: ConnectorSwitches): ReadonlySet<string> {
+export function connectedNetworks(config: ConnectorConfig): ReadonlySet<string> {
   return new Set([
-    ...(config.mpesa ? [CONNECTED_NETWORK.daraja] : []), ...(config.momo ? [CONNECTED_NETWORK.momo] : []), ...airtelNetworks(config.airtel?.countries ?? []),
+    ...(config.mpesa ? [CONNECTED_NETWORK.daraja] : []), ...config.momoMarkets.map((market) => market.network), ...airtelNetworks(config.airtel?.countries ?? []),
   ]);
 }
 
 export type Connections = { sandboxMode: boolean; connected: ReadonlySet<string> };
 
 /** The connections of a configuration: sandbox mode and the networks with a connector. */
-export const connectionsOf = (config: ConnectorSwitches & { sandbox: boolean }): Connections =>
+export const connectionsOf = (config: ConnectorConfig & { sandbox: boolean }): Connections =>
   ({ sandboxMode: config.sandbox, connected: connectedNetworks(config) });
 
 /**
@@ -171,28 +190,35 @@ export function networkForMoney(e164: string, currency: string, connections: Con
   return problem === null ? choice : { problem };
 }
 
-/** The operator's own amount rules, for a connected network (null when the amount is fine): M-Pesa, MoMo and Airtel Money take whole amounts. */
+/**
+ * The operator's own amount rules, for a connected network (null when the amount is fine): M-Pesa
+ * and Airtel Money take whole amounts; MoMo takes the currency's minor units, so whole amounts of a
+ * currency without them (UGX, RWF). Any other amount follows its currency's rule (`currencyAmountProblem`).
+ */
 export function operatorAmountProblem(network: Network, currency: string, amount: string, connected: ReadonlySet<string>): string | null {
   if (currency === 'BXC' || !connected.has(network.name)) return null;
   const [, fraction = ''] = amount.split('.');
   if (/^0*$/.test(fraction)) return null;
-  const operator = network.name === 'Safaricom' ? 'M-Pesa' : network.name === 'MTN Uganda' ? 'MTN MoMo'
-    : Object.values(AIRTEL_NETWORKS).includes(network.name) ? 'Airtel Money' : network.name;
+  const airtel = Object.values(AIRTEL_NETWORKS).includes(network.name);
+  if (network.name !== CONNECTED_NETWORK.daraja && !airtel && currencyDecimals(currency) !== 0) return null;
+  const operator = network.name === CONNECTED_NETWORK.daraja ? 'M-Pesa' : airtel ? 'Airtel Money' : network.name.startsWith('MTN ') ? 'MTN MoMo' : network.name;
   return `${operator} takes whole amounts only: enter ${currency} without decimals.`;
 }
 
 /**
  * The network a request's or a payment's money moves on, by the door's rules (`networkForMoney`,
- * `operatorAmountProblem`), with what breaks them as field errors on `phonenumber` and `amount`.
+ * `operatorAmountProblem`, then the currency's minor units: `currencyAmountProblem`), with what
+ * breaks them as field errors on `phonenumber` and `amount`.
  */
 export function moneyNetwork(
-  e164: string, currency: string, amount: string, config: ConnectorSwitches & { sandbox: boolean },
+  e164: string, currency: string, amount: string, config: ConnectorConfig & { sandbox: boolean },
 ): { network: Network | null; errors: Record<string, string[]> } {
   const connections = connectionsOf(config);
   const choice = networkForMoney(e164, currency, connections);
   const errors: Record<string, string[]> = {};
   if (choice.problem !== undefined) errors.phonenumber = [choice.problem];
-  const amountProblem = choice.network ? operatorAmountProblem(choice.network, currency, amount, connections.connected) : null;
+  const amountProblem = (choice.network ? operatorAmountProblem(choice.network, currency, amount, connections.connected) : null)
+    ?? currencyAmountProblem(currency, amount);
   if (amountProblem !== null) errors.amount = [amountProblem];
   return { network: choice.network ?? null, errors };
 }
@@ -223,8 +249,10 @@ export function reportedPaymentNetwork(
   reporter: Network, e164: string, currency: string, connections: Connections,
 ): { network: Network; problems?: undefined } | { network?: undefined; problems: Record<string, string[]> } {
   if (reporter.name !== SANDBOX_NETWORK.name) {
-    const own = currencyOfNetwork(reporter);
-    if (currency !== own) return { problems: { currency: [`${reporter.name} reports payments in ${own ?? 'no currency the service handles'} only.`] } };
+    const own: readonly string[] = currenciesOfNetwork(reporter);
+    if (!own.includes(currency)) {
+      return { problems: { currency: [`${reporter.name} reports payments in ${own.length > 0 ? own.join(' or ') : 'no currency the service handles'} only.`] } };
+    }
     if (networkForNumber(e164)?.name !== reporter.name) return { problems: { phonenumber: [`This number is not on ${reporter.name}.`] } };
     return { network: reporter };
   }

@@ -4,6 +4,7 @@
  * by the compiler, and every response the test suite sees is checked against the document.
  */
 import * as v from 'valibot';
+import { listedCodes, SUPPORTED_CURRENCIES } from './money';
 
 export const described = <const TSchema extends v.GenericSchema>(schema: TSchema, description: string) =>
   v.pipe(schema, v.description(description));
@@ -16,7 +17,7 @@ export const UpdatedBy = v.pipe(v.nullable(v.string()), v.description('Id of the
 export const OrganizationId = v.pipe(v.number(), v.integer(), v.description('Owning organization.'));
 /** Money as the API returns it: a decimal string with four decimals. */
 export const Amount = v.pipe(v.string(), v.regex(/^\d+\.\d{4}$/), v.description('Decimal string with four decimals.'), v.examples(['1500.0000']));
-export const CurrencyCode = v.pipe(v.string(), v.description('3-letter currency code: BXC (sandbox), UGX or KES.'), v.examples(['UGX']));
+export const CurrencyCode = v.pipe(v.string(), v.description(`3-letter currency code: ${listedCodes(SUPPORTED_CURRENCIES)} (BXC is the sandbox currency).`), v.examples(['UGX']));
 export const PhoneNumber = v.pipe(v.string(), v.description('International (E.164) format, starting with `+`.'), v.examples(['+256772123456']));
 export const Metadata = v.pipe(
   v.nullable(v.record(v.string(), v.unknown())),

@@ -15,6 +15,7 @@ import { CollectionSchema } from './collections';
 import { ContactSchema, type ContactResource } from './contacts';
 import { EventSchema, type EventResource, type EventType } from './events';
 import { described } from './shapes';
+import { CURRENCIES } from './money';
 
 export const API_VERSIONS = [1, 2, 3, 4] as const;
 export type ApiVersion = (typeof API_VERSIONS)[number];
@@ -40,8 +41,8 @@ export type VersionContext = {
   organizationName: string;
 };
 
-/** v1's numeric currency ids: the `currencies` table of migration 001 (a test keeps them equal). */
-export const V1_CURRENCY_IDS: Readonly<Record<string, number>> = { BXC: 1, UGX: 2, KES: 3 };
+/** v1's numeric currency ids: the `currencies` table of migrations 001 and 022 (a test keeps them equal). */
+export const V1_CURRENCY_IDS: Readonly<Record<string, number>> = Object.fromEntries(CURRENCIES.map((currency) => [currency.code, currency.id]));
 
 type Paged<T> = { count: number; next: string | null; previous: string | null; results: T[] };
 
@@ -161,7 +162,7 @@ const collectionsBefore: Record<1 | 2 | 3, v.GenericSchema> = {
       ...collectionBeforeV4,
       collection_request: collectionRequestId,
       organization: OrganizationName,
-      currency: described(v.number(), 'Numeric currency id (version 1): 1 BXC, 2 UGX, 3 KES.'),
+      currency: described(v.number(), `Numeric currency id (version 1): ${CURRENCIES.map((currency) => `${currency.id} ${currency.code}`).join(', ')}.`),
     }),
     v.description('A collection (version 1).'),
   ),

@@ -1,6 +1,6 @@
 /**
  * The network adapter of a process, built from configuration: the sandbox network, and the real
- * operators' connectors that are configured (M-Pesa Daraja, MTN MoMo, Airtel Money), behind one router.
+ * operators' connectors that are configured (M-Pesa Daraja, MTN MoMo once per market, Airtel Money), behind one router.
  */
 import type { Config } from '../config';
 import type { Sql } from '../db';
@@ -10,7 +10,7 @@ import { createAirtelConnector } from './airtel';
 import { createDarajaConnector } from './daraja';
 import { createMomoConnector } from './momo';
 import { createNetworkRouter, type Connectors } from './router';
-import { CONNECTED_NETWORK, airtelNetworks, knownNetworks } from '../domain/networks';
+import { CONNECTED_NETWORK, MOMO_MARKETS, airtelNetworks, currenciesOfNetwork, knownNetworks } from '../domain/networks';
 import { createSandboxNetwork } from './sandbox';
 
 /** The configured connectors, calling back at PUBLIC_BASE_URL. */
@@ -18,7 +18,7 @@ export function createConnectors(config: Config, sql: Sql): Connectors {
   const callbackBaseUrl = config.publicBaseUrl ?? '';
   return {
     daraja: config.mpesa ? createDarajaConnector(config.mpesa, { sql, callbackBaseUrl }, config.networkStatusPollSeconds) : null,
-    momo: config.momo ? createMomoConnector(config.momo, { sql, callbackBaseUrl }) : null,
+    momo: new Map(config.momoMarkets.map((market) => [market.network, createMomoConnector(market, { sql, callbackBaseUrl })])),
     // Airtel calls back at the one URL registered in its portal (PUBLIC_BASE_URL + AIRTEL_CALLBACK_PATH), never per request.
     airtel: config.airtel ? createAirtelConnector(config.airtel, { sql }) : null,
   };
@@ -36,6 +36,15 @@ export function createNetworks(config: Config, sql: Sql, launcher: Launcher | nu
 type NetworkConnection = { network: string; currency: string; connector: string; detail: string };
 
 export function describeConnections(config: Config): NetworkConnection[] {
+  const momo = (network: string, currency: string): NetworkConnection => {
+    const market = config.momoMarkets.find((candidate) => candidate.network === network);
+    return market
+      ? {
+        network, currency: market.currency, connector: 'MTN MoMo',
+        detail: `${host(market.baseUrl)}, environment ${market.targetEnvironment}: request to pay, transfers, account holder look-ups`,
+      }
+      : { network, currency, connector: 'none', detail: simulated };
+  };
   const simulated = config.sandbox ? 'simulated by the sandbox (sandbox mode)' : 'not connected: refused outside sandbox mode';
   const host = (url: string) => new URL(url).host;
   return [
@@ -46,12 +55,7 @@ export function describeConnections(config: Config): NetworkConnection[] {
         detail: `${host(config.mpesa.baseUrl)}, paybill ${config.mpesa.shortcode}: STK push, paybill validation and confirmation, B2C, reversals`,
       }
       : { network: CONNECTED_NETWORK.daraja, currency: 'KES', connector: 'none', detail: simulated },
-    config.momo
-      ? {
-        network: CONNECTED_NETWORK.momo, currency: 'UGX', connector: 'MTN MoMo',
-        detail: `${host(config.momo.baseUrl)}, environment ${config.momo.targetEnvironment}: request to pay, transfers, account holder look-ups`,
-      }
-      : { network: CONNECTED_NETWORK.momo, currency: 'UGX', connector: 'none', detail: simulated },
+    ...MOMO_MARKETS.map((market) => momo(market.network, market.currency)),
     ...airtelConnections(config, simulated),
   ];
 }
@@ -60,7 +64,7 @@ export function describeConnections(config: Config): NetworkConnection[] {
 function airtelConnections(config: Config, simulated: string): NetworkConnection[] {
   return knownNetworks().filter((network) => airtelNetworks([network]).includes(network.name)).map((network) => {
     const country = config.airtel?.countries.find((served) => served.country === network.country);
-    if (!config.airtel || !country) return { network: network.name, currency: '', connector: 'none', detail: simulated };
+    if (!config.airtel || !country) return { network: network.name, currency: currenciesOfNetwork(network)[0] ?? '', connector: 'none', detail: simulated };
     return {
       network: network.name, currency: country.currency, connector: 'Airtel Money',
       detail: `${new URL(config.airtel.baseUrl).host}: USSD push, disbursements, refunds, user enquiry`,

@@ -1,5 +1,6 @@
 /**
- * MTN MoMo Open API connector (MTN Uganda, UGX): request to pay (collection), transfers
+ * MTN MoMo Open API connector, one per market (`MomoSettings`: MTN Uganda in UGX, MTN Ghana in GHS,
+ * MTN Rwanda in RWF), each with its own credentials and tokens: request to pay (collection), transfers
  * (disbursement, for payments and reversals), account holder look-ups. Each call that may move
  * money carries an `X-Reference-Id` derived from our ids, so a retried activity repeats the same
  * reference and MoMo refuses a second one (409 RESOURCE_ALREADY_EXIST, which means "already
@@ -52,6 +53,13 @@ export function referenceUuid(seed: string): string {
 
 type MomoDeps = { sql: Queryable; callbackBaseUrl: string };
 
+/** `1500.0000` → `1500`, `10.5000` → `10.5`: our four decimals without the zeros MoMo has no use for. */
+const momoAmount = (amount: string): string => {
+  const [, fraction = ''] = amount.split('.');
+  const kept = fraction.replace(/0+$/, '');
+  return kept === '' ? wholeAmount(amount) ?? amount : `${wholeAmount(amount.split('.')[0]!) ?? '0'}.${kept}`;
+};
+
 export type MomoConnector = ReturnType<typeof createMomoConnector>;
 
 type ProductName = 'collection' | 'disbursement';
@@ -102,8 +110,8 @@ export function createMomoConnector(settings: MomoSettings, { sql, callbackBaseU
       path: `/v1_0/${kind.path}`,
       headers: { 'X-Reference-Id': referenceId, 'X-Callback-Url': `${callbackBaseUrl}${MOMO_CALLBACK_PATH}/${referenceId}` },
       json: {
-        // MoMo's amounts are strings; shillings are whole (the door refuses fractions on a connected network).
-        amount: wholeAmount(body.amount) ?? body.amount,
+        // MoMo's amounts are strings, in the currency's minor units at most (the door refuses more).
+        amount: momoAmount(body.amount),
         currency: operatorCurrency(body.currency),
         externalId: body.externalId,
         [kind.party]: { partyIdType: 'MSISDN', partyId: body.msisdn },

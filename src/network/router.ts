@@ -1,7 +1,8 @@
 /**
  * The network adapter the service uses: each call goes to the connector of the operator that
- * serves the network and currency (M-Pesa Daraja for Safaricom, MTN MoMo for MTN Uganda, Airtel
- * Money for the Airtel networks of its configured countries, each when configured), and everything else to the sandbox network: BXC always, and in sandbox mode the
+ * serves the network and currency (M-Pesa Daraja for Safaricom, MTN MoMo for each MTN network whose
+ * market is configured: a number reaches its own country's market only; Airtel Money for the Airtel
+ * networks of its configured countries), and everything else to the sandbox network: BXC always, and in sandbox mode the
  * networks with no connector while no connector is on at all. A real currency the sandbox may not
  * move is refused at the door (domain/networks.ts); one that still arrives here is refused as a result.
  */
@@ -14,7 +15,9 @@ import type { AirtelConnector } from './airtel';
 import type { DarajaConnector } from './daraja';
 import type { MomoConnector } from './momo';
 
-export type Connectors = { daraja: DarajaConnector | null; momo: MomoConnector | null; airtel: AirtelConnector | null };
+/** The configured connectors: Daraja, a MoMo connector per market by the network it serves, and Airtel Money. */
+export type Connectors = { daraja: DarajaConnector | null; momo: ReadonlyMap<string, MomoConnector>; airtel: AirtelConnector | null };
+
 
 type Connector = Omit<NetworkAdapter, 'sendSms' | 'lookupName' | 'supportsVerification' | 'rejectPayment'> & {
   lookupName?: (phoneNumber: string, network: Network) => Promise<NameLookup | null>;
@@ -24,11 +27,13 @@ export function createNetworkRouter(sandbox: NetworkAdapter, connectors: Connect
   const airtelServed: ReadonlySet<string> = new Set(airtelNetworks(connectors.airtel?.countries ?? []));
   const connectorOf = (network: Network): Connector | null => {
     if (network.name === CONNECTED_NETWORK.daraja) return connectors.daraja;
-    if (network.name === CONNECTED_NETWORK.momo) return connectors.momo;
     if (airtelServed.has(network.name)) return connectors.airtel;
-    return null;
+    return connectors.momo.get(network.name) ?? null;
   };
-  const connections: Connections = { sandboxMode, connected: connectedNetworks({ mpesa: connectors.daraja, momo: connectors.momo, airtel: connectors.airtel }) };
+  const connections: Connections = {
+    sandboxMode,
+    connected: connectedNetworks({ mpesa: connectors.daraja, momoMarkets: [...connectors.momo.keys()].map((network) => ({ network })), airtel: connectors.airtel }),
+  };
   /** Who moves `currency` on `network`: its connector, the sandbox (`sandboxMoneyProblem` allowing), or nobody (null). */
   const route = (network: Network, currency: string): Connector | NetworkAdapter | null => {
     if (currency === 'BXC') return sandbox;

@@ -7,7 +7,7 @@ import * as v from 'valibot';
 import type { Queryable } from '../db';
 import { fieldErrors } from '../domain/errors';
 import { choiceMessage } from '../domain/input';
-import { SUPPORTED_CURRENCIES } from '../domain/money';
+import { listedCodes, SUPPORTED_CURRENCIES } from '../domain/money';
 import { knownNetworks, networkByName } from '../domain/networks';
 import { SettlementDay, dayOf, nextDay, type Settlement, type SettlementLine } from '../domain/settlements';
 
@@ -24,7 +24,7 @@ export const SettlementQuery = v.object({
   )),
   currency: v.optional(v.pipe(
     v.string(),
-    v.description('Only this currency: BXC, UGX or KES.'),
+    v.description(`Only this currency: ${listedCodes(SUPPORTED_CURRENCIES)}.`),
     v.transform((code) => code.trim().toUpperCase()),
     v.picklist(SUPPORTED_CURRENCIES, choiceMessage),
   )),

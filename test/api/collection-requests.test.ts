@@ -157,7 +157,7 @@ describe('POST /api/collectionrequests', () => {
     ['start_date', { start_date: '31/12/9999 23:59:59' }, 'before 01/01/2100'],
     ['subscription_settings', { subscription_settings: '{"start_date": "01/01/2099 00:00:00", "end_date": "999999 weeks", "frequency": "weekly"}' }, 'before 01/01/2100'],
     ['metadata', { metadata: `${'['.repeat(50_000)}${']'.repeat(50_000)}` }, 'nest deeper'],
-    ['currency', { currency: 'USD' }, 'Select a valid choice. USD is not one of the available choices.'],
+    ['currency', { currency: 'EUR' }, 'Select a valid choice. EUR is not one of the available choices.'],
     ['currency', { currency: 'UGX' }, 'no funded UGX wallet'],
     ['account', { account: '999999999' }, 'No active BXC wallet'],
     ['account', { account: 'abc' }, 'A valid integer is required.'],

@@ -6,6 +6,7 @@
  */
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { acceptCollection, storeIncomingPayment } from '../../src/services/collections';
+import { CURRENCIES } from '../../src/domain/money';
 import { fundWallet } from '../../src/services/organizations';
 import { walletsOutOfBalance } from '../../src/services/wallets';
 import { createMerchant, numberSequence, requester, testApp, testSql, type TestApp, type TestMerchant } from '../helpers';
@@ -79,17 +80,25 @@ describe('accounts and transactions', () => {
   test('currencies and networks', async () => {
     const currencies = await merchant.request('/api/currencies');
     expect(currencies.body.results).toEqual([
-      { id: 1, code: 'BXC', name: 'Sandbox currency', minor_units: 2 },
+      { id: 1, code: 'BXC', name: 'Sandbox currency', minor_units: 4 },
       { id: 2, code: 'UGX', name: 'Ugandan shilling', minor_units: 0 },
       { id: 3, code: 'KES', name: 'Kenyan shilling', minor_units: 2 },
+      { id: 4, code: 'TZS', name: 'Tanzanian shilling', minor_units: 0 },
+      { id: 5, code: 'RWF', name: 'Rwandan franc', minor_units: 0 },
+      { id: 6, code: 'GHS', name: 'Ghanaian cedi', minor_units: 2 },
+      { id: 7, code: 'CDF', name: 'Congolese franc', minor_units: 2 },
+      { id: 8, code: 'USD', name: 'US dollar', minor_units: 2 },
     ]);
+    // The table the door checks amounts by is the one the API lists.
+    expect(currencies.body.results).toEqual(CURRENCIES.map(({ id, code, name, decimals }) => ({ id, code, name, minor_units: decimals })));
     const networks = await merchant.request('/api/networks?limit=100');
     expect(networks.body.results).toContainEqual({
-      id: 2, name: 'MTN Uganda', country: 'UG', currency: 'UGX', verification: true, name_lookup: true, collections: true, payments: true,
+      id: 2, name: 'MTN Uganda', country: 'UG', currency: 'UGX', currencies: ['UGX'], verification: true, name_lookup: true, collections: true, payments: true,
     });
     expect(networks.body.results).toContainEqual(expect.objectContaining({ id: 1, name: 'Sandbox', currency: 'BXC' }));
     expect(networks.body.results).toContainEqual(expect.objectContaining({ id: 4, name: 'Safaricom', currency: 'KES' }));
-    expect(networks.body.results).toContainEqual(expect.objectContaining({ name: 'MTN Ghana', currency: null, payments: false }));
+    expect(networks.body.results).toContainEqual(expect.objectContaining({ name: 'MTN Ghana', currency: 'GHS', currencies: ['GHS'], payments: true }));
+    expect(networks.body.results).toContainEqual(expect.objectContaining({ name: 'Vodacom DRC', currency: 'CDF', currencies: ['CDF', 'USD'], payments: true }));
   });
 
   test('every network has a stable integer id (the Python client reads it on every item) and its own address', async () => {
@@ -141,7 +150,7 @@ describe('payments', () => {
     ['description', { description: ' ' }, 'This field may not be blank.'],
     ['amount', { amount: '0' }, 'greater than 0'],
     ['amount', { amount: '9999999999999999.9999' }, 'at most 1,000,000,000'],
-    ['currency', { currency: 'USD' }, 'Select a valid choice.'],
+    ['currency', { currency: 'EUR' }, 'Select a valid choice.'],
     ['currency', { currency: 'KES', phonenumber: '+254712345678' }, 'no active KES wallet'],
     ['account', { account: '99999999' }, 'No active BXC wallet'],
     ['payment_type', { payment_type: 'gold' }, 'Select a valid choice.'],

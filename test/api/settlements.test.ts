@@ -104,7 +104,7 @@ describe('daily settlement report', () => {
 
   test.each([
     ['date=2024-02-30', 'date'], ['date=yesterday', 'date'], ['date=2024-2-1', 'date'], ['date=2024-02-01T10:00', 'date'], ['date=3024-01-01', 'date'],
-    ['network=Nowhere%20Mobile', 'network'], ['currency=USD', 'currency'],
+    ['network=Nowhere%20Mobile', 'network'], ['currency=EUR', 'currency'],
   ])('%s is a 400 naming %s, as JSON and as CSV', async (query, field) => {
     const owner = await createMerchant(ctx.app);
     for (const path of ['/api/settlements', '/api/settlements.csv']) {

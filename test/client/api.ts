@@ -991,7 +991,7 @@ export type paths = {
         };
         /**
          * List currencies
-         * @description BXC (the sandbox currency), UGX and KES. Roles: owner, admin, developer, finance, viewer.
+         * @description BXC, UGX, KES, TZS, RWF, GHS, CDF and USD: BXC is the sandbox currency; `minor_units` is how many decimals an amount in each may have. Roles: owner, admin, developer, finance, viewer.
          */
         get: operations["listCurrencies"];
         put?: never;
@@ -1011,7 +1011,7 @@ export type paths = {
         };
         /**
          * List mobile networks
-         * @description The networks the service knows from the prefixes of their numbers: their country, currency, and what they support. Roles: owner, admin, developer, finance, viewer.
+         * @description The networks the service knows from the prefixes of their numbers: their country, currencies, and what they support. Roles: owner, admin, developer, finance, viewer.
          */
         get: operations["listNetworks"];
         put?: never;
@@ -1203,7 +1203,7 @@ export type components = {
              */
             amount: string;
             /**
-             * @description 3-letter currency code: BXC (sandbox), UGX or KES.
+             * @description 3-letter currency code: BXC, UGX, KES, TZS, RWF, GHS, CDF and USD (BXC is the sandbox currency).
              * @example UGX
              */
             currency: string;
@@ -1376,7 +1376,7 @@ export type components = {
              */
             amount: string;
             /**
-             * @description 3-letter currency code: BXC (sandbox), UGX or KES.
+             * @description 3-letter currency code: BXC, UGX, KES, TZS, RWF, GHS, CDF and USD (BXC is the sandbox currency).
              * @example UGX
              */
             currency: string;
@@ -1452,7 +1452,7 @@ export type components = {
              */
             amount: string;
             /**
-             * @description 3-letter currency code: BXC (sandbox), UGX or KES.
+             * @description 3-letter currency code: BXC, UGX, KES, TZS, RWF, GHS, CDF and USD (BXC is the sandbox currency).
              * @example UGX
              */
             currency: string;
@@ -1527,7 +1527,7 @@ export type components = {
              */
             balance: string;
             /**
-             * @description 3-letter currency code: BXC (sandbox), UGX or KES.
+             * @description 3-letter currency code: BXC, UGX, KES, TZS, RWF, GHS, CDF and USD (BXC is the sandbox currency).
              * @example UGX
              */
             currency: string;
@@ -1612,7 +1612,7 @@ export type components = {
              */
             amount: string;
             /**
-             * @description 3-letter currency code: BXC (sandbox), UGX or KES.
+             * @description 3-letter currency code: BXC, UGX, KES, TZS, RWF, GHS, CDF and USD (BXC is the sandbox currency).
              * @example UGX
              */
             currency: string;
@@ -1737,7 +1737,7 @@ export type components = {
              */
             amount: string;
             /**
-             * @description 3-letter currency code: BXC (sandbox), UGX or KES.
+             * @description 3-letter currency code: BXC, UGX, KES, TZS, RWF, GHS, CDF and USD (BXC is the sandbox currency).
              * @example UGX
              */
             currency: string;
@@ -1829,7 +1829,7 @@ export type components = {
             /** @description Per currency: the rows, the sum of their amounts, and the sum of the completed ones. */
             totals: {
                 /**
-                 * @description 3-letter currency code: BXC (sandbox), UGX or KES.
+                 * @description 3-letter currency code: BXC, UGX, KES, TZS, RWF, GHS, CDF and USD (BXC is the sandbox currency).
                  * @example UGX
                  */
                 currency: string;
@@ -1888,7 +1888,7 @@ export type components = {
              */
             amount: string;
             /**
-             * @description 3-letter currency code: BXC (sandbox), UGX or KES.
+             * @description 3-letter currency code: BXC, UGX, KES, TZS, RWF, GHS, CDF and USD (BXC is the sandbox currency).
              * @example UGX
              */
             currency: string;
@@ -1938,7 +1938,7 @@ export type components = {
              */
             amount: string;
             /**
-             * @description 3-letter currency code: BXC (sandbox), UGX or KES.
+             * @description 3-letter currency code: BXC, UGX, KES, TZS, RWF, GHS, CDF and USD (BXC is the sandbox currency).
              * @example UGX
              */
             currency: string;
@@ -1995,7 +1995,7 @@ export type components = {
              */
             account: number;
             /**
-             * @description 3-letter currency code: BXC (sandbox), UGX or KES.
+             * @description 3-letter currency code: BXC, UGX, KES, TZS, RWF, GHS, CDF and USD (BXC is the sandbox currency).
              * @example UGX
              */
             currency: string;
@@ -2031,7 +2031,7 @@ export type components = {
                  */
                 amount: string;
                 /**
-                 * @description 3-letter currency code: BXC (sandbox), UGX or KES.
+                 * @description 3-letter currency code: BXC, UGX, KES, TZS, RWF, GHS, CDF and USD (BXC is the sandbox currency).
                  * @example UGX
                  */
                 currency: string;
@@ -2131,7 +2131,7 @@ export type components = {
             totals: {
                 network: string;
                 /**
-                 * @description 3-letter currency code: BXC (sandbox), UGX or KES.
+                 * @description 3-letter currency code: BXC, UGX, KES, TZS, RWF, GHS, CDF and USD (BXC is the sandbox currency).
                  * @example UGX
                  */
                 currency: string;
@@ -2170,7 +2170,7 @@ export type components = {
                 /** @description The mobile network. */
                 network: string;
                 /**
-                 * @description 3-letter currency code: BXC (sandbox), UGX or KES.
+                 * @description 3-letter currency code: BXC, UGX, KES, TZS, RWF, GHS, CDF and USD (BXC is the sandbox currency).
                  * @example UGX
                  */
                 currency: string;
@@ -2221,12 +2221,12 @@ export type components = {
             /** @description Numeric id (what version 1 shows as a collection's `currency`). */
             id: number;
             /**
-             * @description 3-letter currency code: BXC (sandbox), UGX or KES.
+             * @description 3-letter currency code: BXC, UGX, KES, TZS, RWF, GHS, CDF and USD (BXC is the sandbox currency).
              * @example UGX
              */
             code: string;
             name: string;
-            /** @description Decimal places of the currency (amounts still accept four). */
+            /** @description Decimal places of the currency: the most an amount in it may have (trailing zeros aside). */
             minor_units: number;
         };
         /**
@@ -2236,6 +2236,9 @@ export type components = {
          *       "name": "MTN Uganda",
          *       "country": "UG",
          *       "currency": "UGX",
+         *       "currencies": [
+         *         "UGX"
+         *       ],
          *       "verification": true,
          *       "name_lookup": true,
          *       "collections": true,
@@ -2248,8 +2251,10 @@ export type components = {
             name: string;
             /** @description ISO 3166 country code (`ZZ` for the sandbox network). */
             country: string;
-            /** @description The currency its collections and payments use (BXC for the sandbox); null for a network in a country whose currency the service does not handle. */
+            /** @description The first of `currencies` (BXC for the sandbox); null for a network in a country whose currency the service does not handle. */
             currency: string | null;
+            /** @description Every currency its collections and payments may use: its country's (the DRC's networks carry CDF and USD), BXC for the sandbox. */
+            currencies: string[];
             /** @description Whether it asks the organization's verification URL before accepting a collection (api.md 4.2). */
             verification: boolean;
             /** @description Whether contact instant verification works for its numbers (api.md 4.4). */
@@ -8173,7 +8178,7 @@ export interface operations {
                 date?: string;
                 /** @description Only this network (its name, any case: `MTN Uganda`, `Safaricom`, `Sandbox`, …). */
                 network?: string;
-                /** @description Only this currency: BXC, UGX or KES. */
+                /** @description Only this currency: BXC, UGX, KES, TZS, RWF, GHS, CDF and USD. */
                 currency?: string;
             };
             header?: {
@@ -8270,7 +8275,7 @@ export interface operations {
                 date?: string;
                 /** @description Only this network (its name, any case: `MTN Uganda`, `Safaricom`, `Sandbox`, …). */
                 network?: string;
-                /** @description Only this currency: BXC, UGX or KES. */
+                /** @description Only this currency: BXC, UGX, KES, TZS, RWF, GHS, CDF and USD. */
                 currency?: string;
             };
             header?: {
@@ -8404,6 +8409,9 @@ export interface operations {
                      *           "name": "MTN Uganda",
                      *           "country": "UG",
                      *           "currency": "UGX",
+                     *           "currencies": [
+                     *             "UGX"
+                     *           ],
                      *           "verification": true,
                      *           "name_lookup": true,
                      *           "collections": true,
@@ -8460,6 +8468,9 @@ export interface operations {
                      *       "name": "MTN Uganda",
                      *       "country": "UG",
                      *       "currency": "UGX",
+                     *       "currencies": [
+                     *         "UGX"
+                     *       ],
                      *       "verification": true,
                      *       "name_lookup": true,
                      *       "collections": true,

@@ -63,7 +63,7 @@ test('webhooks secret show/rotate and basic-auth set/clear manage the organizati
 });
 
 test.each([
-  [['wallet', 'fund', '--org', '1', '--currency', 'USD', '--amount', '5']],
+  [['wallet', 'fund', '--org', '1', '--currency', 'EUR', '--amount', '5']],
   [['wallet', 'fund', '--org', '1', '--currency', 'BXC', '--amount', '1,000']],
   [['wallet', 'fund', '--org', '1', '--currency', 'BXC', '--amount', '-5']],
   [['org', 'create']],

@@ -5,7 +5,9 @@
  * version-4 UUID, RESOURCE_ALREADY_EXIST for a repeated one, the callback sent once to
  * X-Callback-Url). It plays the operator for the network tests and `npm run start:networks`:
  * parties are scripted per number, and its misbehaviour on request (a callback that lies, none,
- * a 500 after recording, a slow answer, expired tokens).
+ * a 500 after recording, a slow answer, expired tokens). It serves several target environments
+ * at once (MoMo's markets), each with its own API users, keys and currency: a token belongs to the
+ * market whose credentials fetched it and works only with that market's X-Target-Environment.
  */
 import { createScheduler } from './scheduler';
 
@@ -19,11 +21,14 @@ export type MomoPartyBehaviour = {
   name?: { given_name: string; family_name: string };
 };
 export type FaultMode = '500-after-recording' | '500-before-recording' | 'slow';
+/** One market the simulator serves besides the first (the options' own credentials). */
+export type MomoSimulatorMarket = { targetEnvironment: string; currency: string; collection: MomoProductCredentials; disbursement: MomoProductCredentials };
 export type MomoSimulatorOptions = {
   collection: MomoProductCredentials;
   disbursement: MomoProductCredentials;
   targetEnvironment?: string;
   currency?: string;
+  markets?: MomoSimulatorMarket[];
   port?: number;
   decisionDelayMs?: number;
   callbackDelayMs?: number;
@@ -32,7 +37,7 @@ export type MomoSimulatorOptions = {
 };
 type Api = 'token' | 'requesttopay' | 'requesttopay-status' | 'transfer' | 'transfer-status' | 'accountholder';
 export type MomoTransaction = {
-  referenceId: string; amount: string; currency: string; externalId: string; payer: string; payee: string; callbackUrl: string | null;
+  targetEnvironment: string; referenceId: string; amount: string; currency: string; externalId: string; payer: string; payee: string; callbackUrl: string | null;
   status: string; reason: string | null; financialTransactionId: string | null; submissions: number; payerMessage: string; payeeNote: string;
 };
 export type MomoSimulator = {
@@ -43,8 +48,10 @@ export type MomoSimulator = {
   expireTokens(): void;
   requestsToPay(): MomoTransaction[];
   transfers(): MomoTransaction[];
-  calls(): { api: string; method: string; status: number; at: number }[];
+  calls(): MomoCall[];
 };
+/** A call as the simulator saw it: which market it named and which subscription key it carried. */
+export type MomoCall = { api: string; method: string; status: number; at: number; targetEnvironment: string | null; subscriptionKey: string | null };
 
 type Product = 'collection' | 'disbursement';
 type Kind = { path: 'requesttopay' | 'transfer'; product: Product; party: 'payer' | 'payee'; api: Api; statusApi: Api; defaultReason: string };
@@ -59,13 +66,15 @@ const error = (status: number, code: string, message: string) => Response.json({
 
 export async function startMomoSimulator(options: MomoSimulatorOptions): Promise<MomoSimulator> {
   const environment = options.targetEnvironment ?? 'sandbox';
-  const currency = options.currency ?? (environment === 'sandbox' ? 'EUR' : 'UGX');
-  const credentials: Record<Product, MomoProductCredentials> = { collection: options.collection, disbursement: options.disbursement };
-  const tokens = new Map<string, { product: Product; expiresAt: number }>();
+  const markets = new Map<string, { currency: string; credentials: Record<Product, MomoProductCredentials> }>([
+    [environment, { currency: options.currency ?? (environment === 'sandbox' ? 'EUR' : 'UGX'), credentials: { collection: options.collection, disbursement: options.disbursement } }],
+    ...(options.markets ?? []).map((market) => [market.targetEnvironment, { currency: market.currency, credentials: { collection: market.collection, disbursement: market.disbursement } }] as const),
+  ]);
+  const tokens = new Map<string, { product: Product; environment: string; expiresAt: number }>();
   const parties = new Map<string, Partial<MomoPartyBehaviour>>();
   const faults = new Map<Api, FaultMode>();
   const transactions: Record<'requesttopay' | 'transfer', Map<string, MomoTransaction>> = { requesttopay: new Map(), transfer: new Map() };
-  const log: { api: string; method: string; status: number; at: number }[] = [];
+  const log: MomoCall[] = [];
   const { later, track, stop } = createScheduler();
 
   const behaviourOf = (msisdn: string): MomoPartyBehaviour => ({ outcome: 'SUCCESSFUL', callback: 'truthful', ...parties.get(msisdn) });
@@ -111,16 +120,22 @@ export async function startMomoSimulator(options: MomoSimulatorOptions): Promise
     });
   }
 
-  /** The product a token belongs to, when the request carries a valid one for `product`. */
-  function authorized(request: Request, product: Product): Response | null {
-    if (request.headers.get('ocp-apim-subscription-key') !== credentials[product].subscriptionKey) {
+  /**
+   * The market a request is for, when it carries that market's subscription key for `product` and a
+   * valid token fetched with that market's credentials; otherwise MoMo's refusal.
+   */
+  function authorized(request: Request, product: Product): { market: string; currency: string } | Response {
+    const named = request.headers.get('x-target-environment') ?? '';
+    const market = markets.get(named);
+    if (market === undefined) return error(403, 'NOT_ALLOWED_TARGET_ENVIRONMENT', 'Access to target environment is forbidden.');
+    if (request.headers.get('ocp-apim-subscription-key') !== market.credentials[product].subscriptionKey) {
       return Response.json({ statusCode: 401, message: 'Access denied due to invalid subscription key. Make sure to provide a valid key for an active subscription.' }, { status: 401 });
     }
     const token = /^Bearer\s+(\S+)$/i.exec(request.headers.get('authorization') ?? '')?.[1];
     const known = token ? tokens.get(token) : undefined;
     if (!known || known.product !== product || known.expiresAt < Date.now()) return Response.json({ statusCode: 401, message: 'Access denied due to invalid or expired token.' }, { status: 401 });
-    if (request.headers.get('x-target-environment') !== environment) return error(403, 'NOT_ALLOWED_TARGET_ENVIRONMENT', 'Access to target environment is forbidden.');
-    return null;
+    if (known.environment !== named) return error(403, 'NOT_ALLOWED_TARGET_ENVIRONMENT', 'Access to target environment is forbidden.');
+    return { market: named, currency: market.currency };
   }
 
   async function readJson(request: Request): Promise<Record<string, unknown> | Response> {
@@ -135,21 +150,24 @@ export async function startMomoSimulator(options: MomoSimulatorOptions): Promise
     return error(400, 'INVALID_REQUEST', 'The request body is not valid JSON.');
   }
 
+  /** A token for the market whose subscription key and API user the request carries (the token endpoint names no market). */
   async function token(request: Request, product: Product): Promise<Response> {
-    const { subscriptionKey, apiUser, apiKey } = credentials[product];
-    if (request.headers.get('ocp-apim-subscription-key') !== subscriptionKey) {
+    const subscribed = [...markets].filter(([, market]) => request.headers.get('ocp-apim-subscription-key') === market.credentials[product].subscriptionKey);
+    if (subscribed.length === 0) {
       return Response.json({ statusCode: 401, message: 'Access denied due to invalid subscription key. Make sure to provide a valid key for an active subscription.' }, { status: 401 });
     }
-    if (request.headers.get('authorization') !== `Basic ${Buffer.from(`${apiUser}:${apiKey}`).toString('base64')}`) return Response.json({ error: 'login_failed' }, { status: 401 });
+    const basic = (credentials: MomoProductCredentials) => `Basic ${Buffer.from(`${credentials.apiUser}:${credentials.apiKey}`).toString('base64')}`;
+    const found = subscribed.find(([, market]) => request.headers.get('authorization') === basic(market.credentials[product]));
+    if (found === undefined) return Response.json({ error: 'login_failed' }, { status: 401 });
     const value = crypto.randomUUID().replaceAll('-', '') + crypto.randomUUID().replaceAll('-', '');
     const lifetime = options.tokenLifetimeSeconds ?? 3600;
-    tokens.set(value, { product, expiresAt: Date.now() + lifetime * 1000 });
+    tokens.set(value, { product, environment: found[0], expiresAt: Date.now() + lifetime * 1000 });
     return Response.json({ access_token: value, token_type: 'access_token', expires_in: lifetime });
   }
 
   async function create(request: Request, kind: Kind, fault: FaultMode | undefined): Promise<Response> {
-    const refused = authorized(request, kind.product);
-    if (refused) return refused;
+    const market = authorized(request, kind.product);
+    if (market instanceof Response) return market;
     if (fault === '500-before-recording') return error(500, 'INTERNAL_PROCESSING_ERROR', 'An internal error occurred while processing.');
     const referenceId = request.headers.get('x-reference-id') ?? '';
     if (!UUID_V4.test(referenceId)) return error(400, 'INVALID_REFERENCE_ID', 'X-Reference-Id must be a UUID version 4.');
@@ -163,13 +181,14 @@ export async function startMomoSimulator(options: MomoSimulatorOptions): Promise
     const party = body[kind.party] as { partyIdType?: unknown; partyId?: unknown } | undefined;
     const amount = body.amount;
     if (typeof amount !== 'string' || !/^\d+(\.\d{1,2})?$/.test(amount) || Number(amount) <= 0) return error(400, 'INVALID_AMOUNT', 'Amount must be a positive number as a string.');
+    const currency = market.currency;
     if (body.currency !== currency) return error(500, 'INVALID_CURRENCY', `Currency not supported in this environment: ${String(body.currency)}.`);
     if (party?.partyIdType !== 'MSISDN' || typeof party.partyId !== 'string' || !/^\d{8,15}$/.test(party.partyId)) {
       return error(400, 'INVALID_PARTY', `${kind.party} must be {partyIdType: "MSISDN", partyId: digits without +}.`);
     }
     const callbackUrl = request.headers.get('x-callback-url');
     const transaction: MomoTransaction = {
-      referenceId, amount, currency, externalId: String(body.externalId ?? ''), payer: kind.party === 'payer' ? party.partyId : '',
+      targetEnvironment: market.market, referenceId, amount, currency, externalId: String(body.externalId ?? ''), payer: kind.party === 'payer' ? party.partyId : '',
       payee: kind.party === 'payee' ? party.partyId : '', callbackUrl, status: 'PENDING', reason: null, financialTransactionId: null, submissions: 1,
       payerMessage: String(body.payerMessage ?? ''), payeeNote: String(body.payeeNote ?? ''),
     };
@@ -180,16 +199,16 @@ export async function startMomoSimulator(options: MomoSimulatorOptions): Promise
   }
 
   function status(request: Request, kind: Kind, referenceId: string): Response {
-    const refused = authorized(request, kind.product);
-    if (refused) return refused;
+    const market = authorized(request, kind.product);
+    if (market instanceof Response) return market;
     const transaction = transactions[kind.path].get(referenceId);
-    if (!transaction) return error(404, 'RESOURCE_NOT_FOUND', 'Requested resource was not found.');
+    if (!transaction || transaction.targetEnvironment !== market.market) return error(404, 'RESOURCE_NOT_FOUND', 'Requested resource was not found.');
     return Response.json(resource(kind, transaction));
   }
 
   function accountHolder(request: Request, msisdn: string, what: string): Response {
-    const refused = authorized(request, 'collection');
-    if (refused) return refused;
+    const market = authorized(request, 'collection');
+    if (market instanceof Response) return market;
     const behaviour = behaviourOf(msisdn);
     const active = behaviour.active ?? true;
     if (what === 'active') return Response.json({ result: active });
@@ -225,7 +244,10 @@ export async function startMomoSimulator(options: MomoSimulatorOptions): Promise
       let response = await handle(fault);
       if (fault === 'slow') await Bun.sleep(options.slowMs ?? 6000);
       if (fault === '500-after-recording' && api.endsWith('status')) response = error(500, 'INTERNAL_PROCESSING_ERROR', 'An internal error occurred while processing.');
-      log.push({ api, method: request.method, status: response.status, at: Date.now() });
+      log.push({
+        api, method: request.method, status: response.status, at: Date.now(),
+        targetEnvironment: request.headers.get('x-target-environment'), subscriptionKey: request.headers.get('ocp-apim-subscription-key'),
+      });
       return response;
     },
   });

@@ -1,16 +1,18 @@
 /**
  * The operator simulators as one process, for `npm run start:networks`: Daraja, MoMo and Airtel on
- * loopback with fixed sandbox credentials, and a small control endpoint that makes a subscriber
- * pay the paybill (`POST /paybill {"msisdn", "amount", "billRefNumber"}`). Prints one JSON line
- * with the addresses and the configuration the service needs, then runs until stopped. Airtel
- * calls back at the service's PUBLIC_BASE_URL (`--callback-base`), as its portal would be set up.
+ * loopback with fixed sandbox credentials (MoMo with three markets: MTN Uganda through MoMo's
+ * sandbox environment, MTN Ghana and MTN Rwanda through their own), and a small control endpoint
+ * that makes a subscriber pay the paybill (`POST /paybill {"msisdn", "amount", "billRefNumber"}`).
+ * Prints one JSON line with the addresses, the configuration the service needs and the markets
+ * file's content (`momoMarkets`, for MTN_MOMO_MARKETS_FILE), then runs until stopped. Airtel calls
+ * back at the service's PUBLIC_BASE_URL (`--callback-base`), as its portal would be set up.
  *   bun test/simulators/run.ts [--port BASE] [--callback-base URL]
  *   (Daraja on BASE, MoMo on BASE+1, control on BASE+2, Airtel on BASE+3)
  */
 import { parseArgs } from 'node:util';
 import { startAirtelSimulator } from './airtel';
 import { startDarajaSimulator } from './daraja';
-import { startMomoSimulator } from './momo';
+import { startMomoSimulator, type MomoSimulatorMarket } from './momo';
 
 /** Credentials of the local simulators only: they guard nothing real. */
 export const SIMULATOR_CREDENTIALS = {
@@ -23,7 +25,29 @@ export const SIMULATOR_CREDENTIALS = {
     disbursement: { subscriptionKey: 'local-disbursement-key', apiUser: 'd1e2f3a4-b5c6-4d7e-8f9a-0b1c2d3e4f5a', apiKey: 'local-disbursement-secret' },
   },
   airtel: { clientId: 'local-airtel-client', clientSecret: 'local-airtel-secret', pin: '1234', callbackKey: 'local-airtel-callback-key', countries: { UG: 'UGX', KE: 'KES' } },
+  momoMarkets: [
+    {
+      targetEnvironment: 'mtnghana', currency: 'GHS',
+      collection: { subscriptionKey: 'local-ghana-collection-key', apiUser: '0b6f3e1a-7c2d-4e8f-9a1b-2c3d4e5f6a7b', apiKey: 'local-ghana-collection-secret' },
+      disbursement: { subscriptionKey: 'local-ghana-disbursement-key', apiUser: '1c7a4f2b-8d3e-4f9a-8b2c-3d4e5f6a7b8c', apiKey: 'local-ghana-disbursement-secret' },
+    },
+    {
+      targetEnvironment: 'mtnrwanda', currency: 'RWF',
+      collection: { subscriptionKey: 'local-rwanda-collection-key', apiUser: '2d8b5a3c-9e4f-4a0b-9c3d-4e5f6a7b8c9d', apiKey: 'local-rwanda-collection-secret' },
+      disbursement: { subscriptionKey: 'local-rwanda-disbursement-key', apiUser: '3e9c6b4d-0f5a-4b1c-8d4e-5f6a7b8c9d0e', apiKey: 'local-rwanda-disbursement-secret' },
+    },
+  ] satisfies MomoSimulatorMarket[],
 };
+
+/** MTN_MOMO_MARKETS_FILE's content for markets of the simulator at `momoUrl` (the format docs/configuration.md describes). */
+export function momoMarketsFile(momoUrl: string, markets: MomoSimulatorMarket[]): unknown[] {
+  const product = (credentials: MomoSimulatorMarket['collection']) =>
+    ({ subscription_key: credentials.subscriptionKey, api_user: credentials.apiUser, api_key: credentials.apiKey });
+  return markets.map((market) => ({
+    target_environment: market.targetEnvironment, base_url: momoUrl, currency: market.currency,
+    collection: product(market.collection), disbursement: product(market.disbursement),
+  }));
+}
 
 /** The configuration that points the service at the simulators. */
 export function simulatorEnvironment(darajaUrl: string, momoUrl: string, airtelUrl: string): Record<string, string> {
@@ -57,7 +81,7 @@ if (import.meta.main) {
   const { values } = parseArgs({ options: { port: { type: 'string', default: '8101' }, 'callback-base': { type: 'string', default: 'http://localhost:8000' } } });
   const base = Number(values.port);
   const daraja = await startDarajaSimulator({ credentials: SIMULATOR_CREDENTIALS.daraja, port: base, decisionDelayMs: 5000 });
-  const momo = await startMomoSimulator({ ...SIMULATOR_CREDENTIALS.momo, port: base + 1, decisionDelayMs: 5000 });
+  const momo = await startMomoSimulator({ ...SIMULATOR_CREDENTIALS.momo, markets: SIMULATOR_CREDENTIALS.momoMarkets, port: base + 1, decisionDelayMs: 5000 });
   const airtel = await startAirtelSimulator({
     ...SIMULATOR_CREDENTIALS.airtel, port: base + 3, decisionDelayMs: 5000, callbackUrl: `${values['callback-base'].replace(/\/+$/, '')}/network/airtel/callback`,
   });
@@ -73,6 +97,7 @@ if (import.meta.main) {
   });
   process.stdout.write(`${JSON.stringify({
     darajaUrl: daraja.url, momoUrl: momo.url, airtelUrl: airtel.url, controlUrl: `http://127.0.0.1:${control.port}`, env: simulatorEnvironment(daraja.url, momo.url, airtel.url),
+    momoMarkets: momoMarketsFile(momo.url, SIMULATOR_CREDENTIALS.momoMarkets),
   })}\n`);
   const stop = async () => {
     control.stop(true);

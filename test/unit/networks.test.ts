@@ -29,7 +29,9 @@ describe('configuration', () => {
   test('a connector is on when its switch variable is set, and then needs every variable and PUBLIC_BASE_URL', () => {
     const config = loadConfig({ ...MPESA, ...MOMO, PUBLIC_BASE_URL: 'https://pay.example' });
     expect(config.mpesa).toMatchObject({ baseUrl: 'https://api.safaricom.co.ke', shortcode: '174379', validationTimeoutMs: 3000, registerUrlsAtStart: true });
-    expect(config.momo).toMatchObject({ baseUrl: 'https://proxy.momoapi.mtn.com', targetEnvironment: 'mtnuganda', disbursement: { apiUser: 'd-user' } });
+    expect(config.momoMarkets).toMatchObject([
+      { baseUrl: 'https://proxy.momoapi.mtn.com', targetEnvironment: 'mtnuganda', network: 'MTN Uganda', currency: 'UGX', disbursement: { apiUser: 'd-user' } },
+    ]);
     expect(loadConfig({}).mpesa).toBeNull();
     expect(() => loadConfig({ MPESA_CONSUMER_KEY: 'key', PUBLIC_BASE_URL: 'https://pay.example' })).toThrow(/MPESA_PASSKEY: required when MPESA_CONSUMER_KEY is set/);
     expect(() => loadConfig({ ...MOMO })).toThrow(/PUBLIC_BASE_URL: required when a network connector/);
@@ -60,7 +62,7 @@ describe('Airtel Money', () => {
     expect(() => loadConfig({ ...AIRTEL, AIRTEL_COUNTRIES: 'UG:KES', PUBLIC_BASE_URL: 'https://pay.example' })).toThrow(/Airtel Money in UG moves UGX, not KES/);
     expect(() => loadConfig({ AIRTEL_CLIENT_ID: 'a-client', PUBLIC_BASE_URL: 'https://pay.example' })).toThrow(/AIRTEL_PIN: required when AIRTEL_CLIENT_ID is set/);
     expect(() => loadConfig({ ...AIRTEL })).toThrow(/PUBLIC_BASE_URL: required when a network connector/);
-    expect([...connectedNetworks({ mpesa: null, momo: null, airtel: { countries: [{ country: 'UG' }, { country: 'KE' }] } })]).toEqual(['Airtel Uganda', 'Airtel Kenya']);
+    expect([...connectedNetworks({ mpesa: null, momoMarkets: [], airtel: { countries: [{ country: 'UG' }, { country: 'KE' }] } })]).toEqual(['Airtel Uganda', 'Airtel Kenya']);
     const shown = JSON.stringify(describeConnections(loadConfig({ ...AIRTEL, PUBLIC_BASE_URL: 'https://pay.example' })));
     expect(shown).not.toContain('a-secret');
     expect(shown).toContain('"network":"Airtel Uganda","currency":"UGX","connector":"Airtel Money"');
@@ -74,7 +76,7 @@ describe('Airtel Money', () => {
         return { accepted: false, error: name };
       }),
     });
-    const connectors = { daraja: fake('daraja'), momo: fake('momo'), airtel: fake('airtel', { countries: [{ country: 'UG', currency: 'UGX' }, { country: 'KE', currency: 'KES' }] }) };
+    const connectors = { daraja: fake('daraja'), momo: new Map([['MTN Uganda', fake('momo')]]), airtel: fake('airtel', { countries: [{ country: 'UG', currency: 'UGX' }, { country: 'KE', currency: 'KES' }] }) };
     const router = createNetworkRouter(fake('sandbox') as NetworkAdapter, connectors as unknown as Connectors, true);
     const prompt = (phoneNumber: string, currency: string) => router.requestPayment({
       requestId: 1, attempt: 1, phoneNumber, amount: '100', currency, reference: 'x', promptReference: 'req-1-1', network: networkForNumber(phoneNumber)!, workflowId: 'w',
