@@ -5,6 +5,7 @@
  * only. The write routes are read from `app.routes`, so a write route added later without an
  * entry (or a reason to have none) fails here.
  */
+import { AIRTEL_CALLBACK_PATH } from '../../src/network/airtel';
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { randomBytes } from 'node:crypto';
 import { createMerchant, numberSequence, testApp, testSql, type TestApp, type TestMerchant } from '../helpers';
@@ -172,7 +173,7 @@ const API_NOT_RECORDED: Record<string, string> = {
 };
 /** The operators' callbacks (src/api/operator-callbacks.ts): they only wake the workflow they name, and change nothing a merchant asked for. */
 const isOperatorCallback = (path: string) =>
-  (Object.values(DARAJA_CALLBACK_PATHS) as string[]).includes(path) || path.startsWith(`${MOMO_CALLBACK_PATH}/`);
+  (Object.values(DARAJA_CALLBACK_PATHS) as string[]).includes(path) || path.startsWith(`${MOMO_CALLBACK_PATH}/`) || path === AIRTEL_CALLBACK_PATH;
 
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 const label = (route: { method: string; path: string }) => `${route.method.toUpperCase()} ${route.path}`;

@@ -63,6 +63,23 @@ describe('USSD push', () => {
     await expectBalanced(merchant.organization.id);
   });
 
+  test('a dozen signed callbacks of one payment at the same moment credit it once', async () => {
+    const merchant = await fundedMerchant(stack, 'UGX');
+    const phone = ugandan();
+    airtel.subscriber(national(phone), { outcome: 'pays', callback: 'none' });
+    const requestId = await promptedRequest(merchant, { phonenumber: phone, amount: '2500', currency: 'UGX' });
+    const push = await eventually('the payment to be made at Airtel', async () => pushesTo(phone).find((made) => made.status === 'TS'));
+    const transaction = { id: push.id, message: 'Paid', status_code: 'TS', airtel_money_id: push.airtelMoneyId };
+    const post = requester(stack.ctx.app, null);
+    const answers = await Promise.all(Array.from({ length: 12 }, () => post(CALLBACK_PATH, { method: 'POST', body: { transaction, hash: sign(transaction) } })));
+    expect(answers.map((answer) => answer.status)).toEqual(Array.from({ length: 12 }, () => 200));
+    expect(await requestOutcome(stack, requestId)).toMatchObject({ status: 'successful' });
+    await callbackSettled(stack, requestId, 'Airtel Uganda', push.airtelMoneyId!);
+    expect(await creditsOf(merchant.organization.id)).toHaveLength(1);
+    expect(await balanceOf(merchant.organization.id, 'UGX')).toBe('1002500.0000');
+    await expectBalanced(merchant.organization.id);
+  });
+
   test('KES through Airtel Kenya: X-Country KE, the number without 254, credited once', async () => {
     const merchant = await fundedMerchant(stack, 'KES');
     const phone = kenyan();
