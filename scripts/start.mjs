@@ -171,12 +171,13 @@ async function main() {
     curl -H 'Authorization: Token ${sandbox.apiKey}' ${apiUrl}/api/events
 ${simulators ? `
   Networks: Safaricom through M-Pesa Daraja (${simulators.darajaUrl}); MTN Uganda, MTN Ghana and MTN Rwanda through
-  MTN MoMo (${simulators.momoUrl}, the last two from .data/momo-markets.json), all the project's simulators;
-  the subscriber approves a prompt after 5 s.
+  MTN MoMo (${simulators.momoUrl}, the last two from .data/momo-markets.json); Airtel Uganda and Airtel Kenya
+  through Airtel Money (${simulators.airtelUrl}); all the project's simulators; the subscriber approves a prompt after 5 s.
     curl -H 'Authorization: Token ${sandbox.apiKey}' -d phonenumber=+254712345678 -d amount=100 -d currency=KES -d send_instructions=true ${apiUrl}/api/collectionrequests
     curl -H 'Authorization: Token ${sandbox.apiKey}' -d phonenumber=+256772123456 -d amount=1500 -d currency=UGX -d send_instructions=true ${apiUrl}/api/collectionrequests
     curl -H 'Authorization: Token ${sandbox.apiKey}' -d phonenumber=+233241234567 -d amount=10.50 -d currency=GHS -d send_instructions=true ${apiUrl}/api/collectionrequests
     curl -H 'Authorization: Token ${sandbox.apiKey}' -d phonenumber=+250781234567 -d amount=2000 -d currency=RWF -d send_instructions=true ${apiUrl}/api/collectionrequests
+    curl -H 'Authorization: Token ${sandbox.apiKey}' -d phonenumber=+256701234567 -d amount=1500 -d currency=UGX -d send_instructions=true ${apiUrl}/api/collectionrequests
     curl -d '{"msisdn": "254712345678", "amount": "100", "billRefNumber": "<svccode of a request>"}' ${simulators.controlUrl}/paybill
 ` : ''}
   A worker or API that exits is restarted (after 1 s, doubling up to 30 s). Ctrl-C stops everything.
