@@ -89,6 +89,24 @@ describe('Airtel Money', () => {
     ]);
   });
 
+  test('Airtel Tanzania, Rwanda and the DRC go to Airtel in their own currencies once their countries are configured', async () => {
+    const calls: string[] = [];
+    const fake = (name: string, fields: object = {}) => new Proxy(fields, {
+      get: (target, method) => (method in target ? (target as Record<string | symbol, unknown>)[method] : async (item: { phoneNumber: string; currency: string }) => {
+        calls.push(`${name} ${item.phoneNumber} ${item.currency}`);
+        return { accepted: false, error: name };
+      }),
+    });
+    const countries = [{ country: 'TZ', currency: 'TZS' }, { country: 'RW', currency: 'RWF' }, { country: 'CD', currency: 'USD' }];
+    const router = createNetworkRouter(fake('sandbox') as NetworkAdapter, { daraja: null, momo: new Map(), airtel: fake('airtel', { countries }) } as unknown as Connectors, false);
+    for (const [phoneNumber, currency] of [['+255681000001', 'TZS'], ['+250721000001', 'RWF'], ['+243971000001', 'USD']] as const) {
+      await router.requestPayment({
+        requestId: 1, attempt: 1, phoneNumber, amount: '100', currency, reference: 'x', promptReference: 'req-1-1', network: networkForNumber(phoneNumber)!, workflowId: 'w',
+      });
+    }
+    expect(calls).toEqual(['airtel +255681000001 TZS', 'airtel +250721000001 RWF', 'airtel +243971000001 USD']);
+  });
+
   test('refusal codes in a merchant\'s words; callbacks signed over their transaction as received', () => {
     expect(airtelFailure('DP00800001007')).toBe('The subscriber\'s Airtel Money balance is not enough.');
     expect(airtelFailure('DP00900001010')).toBe('This number may not receive Airtel Money (not registered, or barred).');
