@@ -1,6 +1,6 @@
 // The production Temporal server, run the way temporal-compose.yml runs it but without Docker: the
 // `server` and `sql` binaries of the version the compose file's image names are built once from
-// go.temporal.io/server (DESIGN.md) into the tools folder, and they get the environment variables
+// go.temporal.io/server (docs/testing.md, Production parity) into the tools folder, and they get the environment variables
 // and the dynamic-config file that the compose file's `temporal-schema`, `temporal` and
 // `temporal-setup` services use, read from the compose file itself. Only what must differ on this
 // machine is overridden: where PostgreSQL is, the database names, and free ports instead of 7233

@@ -1,6 +1,6 @@
 /**
- * Operator CLI (`npm run admin -- <command>`): api.md does not say how organizations and keys are
- * issued, so operators do it here. `migrate` creates the database and applies the migrations; the
+ * Operator CLI (`npm run admin -- <command>`): no API route issues organizations and keys, so
+ * operators do it here. `migrate` creates the database and applies the migrations; the
  * other commands live in src/admin/, one module per group (organizations and their settings,
  * money, webhooks, networks, settlements, sweeps); `npm run admin` alone prints them all.
  */

@@ -60,7 +60,7 @@ const ConfigSchema = v.object({
   // How many payments of one batch are in flight at once (an operator's rate limits bound it).
   PAYMENT_BATCH_CONCURRENCY: v.optional(integerString(1), '20'),
   FAILED_PROMPT_RETRY_SECONDS: v.optional(integerString(1), '600'),
-  // api.md 4.2: the merchant's verification URL has 60 seconds to answer.
+  // docs/api.md#collections: the merchant's verification URL has 60 seconds to answer.
   VERIFICATION_TIMEOUT_SECONDS: v.optional(integerString(1), '60'),
   THROTTLE_READS: v.optional(integerString(1), '30'),
   THROTTLE_WRITES: v.optional(integerString(1), '3000'),
@@ -71,7 +71,7 @@ const ConfigSchema = v.object({
   OPERATOR_CALLBACK_LIMIT_PER_OPERATOR: v.optional(integerString(1), '6000'),
   DUPLICATE_CHECK_TTL_SECONDS: v.optional(integerString(1), '86400'),
   BILLS_BASE_URL: v.optional(v.pipe(v.string(), v.url())),
-  // 10 attempts in total (api.md 6.2): the first at once, then one after each of these 9 waits.
+  // 10 attempts in total (docs/api.md#webhooks): the first at once, then one after each of these 9 waits.
   WEBHOOK_RETRY_SCHEDULE: v.optional(durationList(WEBHOOK_ATTEMPTS - 1), '10s,1m,5m,15m,30m,1h,2h,4h,8h'),
   WEBHOOK_RETRY_JITTER: v.optional(fraction, '0.2'),
   WEBHOOK_CA_FILE: v.optional(v.string()),
@@ -83,7 +83,7 @@ const ConfigSchema = v.object({
   WEBHOOK_SENDERS: v.optional(integerString(1), '200'),
   // A webhook whose target has failed every attempt for this many hours is disabled (5 days).
   WEBHOOK_DISABLE_AFTER_HOURS: v.optional(integerString(1), '120'),
-  // api.md 6.1 keeps events at least 30 days: a shorter retention is refused.
+  // Events are kept at least 30 days (docs/api.md#events): a shorter retention is refused.
   EVENT_RETENTION_DAYS: v.optional(integerString(30), '30'),
   // The audit trail is kept at least as long as events (checked below); by default a year, or the events' retention when longer.
   AUDIT_RETENTION_DAYS: v.optional(integerString(30)),
@@ -159,7 +159,7 @@ export type Config = {
   /** Requests to the operator callback routes per window (a minute), per source address and per operator. */
   operatorCallbacks: { perAddress: number; perOperator: number; windowSeconds: number };
   duplicateCheckTtlSeconds: number;
-  /** `{bills_url}` of api.md 4.7 as the OpenAPI document shows it; unset = the API's own base URL. */
+  /** `{bills_url}` (docs/api.md#bill-payments) as the OpenAPI document shows it; unset = the API's own base URL. */
   billsBaseUrl: string | undefined;
   webhooks: { retryDelaysMs: number[]; jitter: number; caFile: string | undefined; actorHistoryEvents: number; disableAfterHours: number; concurrency: number; senders: number };
   /** `days` of events, `auditDays` of the audit trail (at least `days`). */

@@ -114,7 +114,7 @@ export function createCollectionActivities({ sql, launcher, network, sandbox, we
     },
 
     /**
-     * Asks the organization's verification URL (api.md 4.2) when it has one and the network
+     * Asks the organization's verification URL (docs/api.md#collections) when it has one and the network
      * supports verification; no answer in time, or an unreadable one, takes the organization's
      * accept-by-default setting. HTTP failures are answers too ("none"), never activity errors.
      */

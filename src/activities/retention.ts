@@ -28,7 +28,7 @@ export function createRetentionActivities({ sql }: RetentionActivityDeps) {
       return deleted;
     },
 
-    /** Deletes `Duplicate-Check-Key` claims past their lifetime (api.md 7: 24 hours), in batches. */
+    /** Deletes `Duplicate-Check-Key` claims past their lifetime (24 hours: docs/api.md#throttling-duplicates-versions), in batches. */
     async deleteExpiredDuplicateCheckKeys(input?: { batchSize?: number }): Promise<number> {
       const { deleted, setAside } = await deleteExpiredDuplicateCheckKeys(sql, input?.batchSize ?? DUPLICATE_KEY_BATCH, (count) => heartbeat(count));
       if (deleted > 0 || setAside > 0) log.info('retention deleted expired Duplicate-Check-Keys', { deleted, setAside });

@@ -177,7 +177,7 @@ function postOutgoing(target: string, headers: Record<string, string>, body: str
 /** A webhook delivery's POST (HTTPS; the target was checked when the webhook was saved). */
 export const postWebhook = postOutgoing;
 
-/** The verification request of api.md 4.2 (all strings). */
+/** The verification request (docs/api.md#collections; all strings). */
 export type VerificationRequest = { phonenumber: string; amount: string; currency_code: string; reference: string; remote_transaction_id: string };
 
 /** How much of a verification URL's answer is read: `ACCEPT <id>` or `REJECT <id> <reason>` is short. */
@@ -198,7 +198,7 @@ export function postVerification(url: string, request: VerificationRequest, tran
 type MerchantDecision = { decision: 'accept' | 'reject'; reason: string | null; decidedBy: 'merchant' | 'default'; detail: string | null };
 
 /**
- * Asks the verification URL (api.md 4.2) and reads its answer: `ACCEPT <id>` or `REJECT <id>
+ * Asks the verification URL (docs/api.md#collections) and reads its answer: `ACCEPT <id>` or `REJECT <id>
  * <reason>` within the transport's deadline; no answer in time, a non-200, an answer naming another
  * transaction or anything unreadable takes the organization's accept-by-default setting. HTTP
  * failures are answers too (the default), never errors.

@@ -1,7 +1,7 @@
 /**
- * Bill-payment listing endpoints (api.md 4.7) under `{bills_url}/api/bills/`. The same API keys
+ * Bill-payment listing endpoints (docs/api.md#bill-payments) under `{bills_url}/api/bills/`. The same API keys
  * authorize them (`Token` or `Bearer`), and throttling, versions and duplicate checks apply as on
- * every authenticated route; every answer, errors included, is the envelope of api.md 2.8.
+ * every authenticated route; every answer, errors included, is the bill-payment envelope.
  */
 import { Elysia } from 'elysia';
 import * as v from 'valibot';

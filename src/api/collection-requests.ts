@@ -1,4 +1,4 @@
-/** Collection requests (api.md 4.3) over HTTP: the routes translate to the use cases of services/collection-requests.ts. */
+/** Collection requests (docs/api.md#collection-requests) over HTTP: the routes translate to the use cases of services/collection-requests.ts. */
 import { Elysia } from 'elysia';
 import { serializeCollectionRequest } from '../domain/collection-requests';
 import { collectionRequestForVersion, collectionRequestSchemaForVersion, listSchemaForVersion } from '../domain/versions';

@@ -1,4 +1,4 @@
-/** Collections (api.md 4.1) over HTTP: the routes translate to the use cases of services/collections.ts. */
+/** Collections (docs/api.md#collections) over HTTP: the routes translate to the use cases of services/collections.ts. */
 import { Elysia } from 'elysia';
 import * as v from 'valibot';
 import { collectionForVersion, collectionSchemaForVersion, listSchemaForVersion } from '../domain/versions';
@@ -8,7 +8,7 @@ import { pathId, type AppDeps } from '../http/context';
 import { listAnswer, listQuery, parsePage } from '../http/pagination';
 import { PathIdParams, routeDocs } from '../http/route-docs';
 
-/** Collections (api.md 2.2, 4.1): read only; `claim` assigns an unmatched one to the caller. */
+/** Collections: read only; `claim` assigns an unmatched one to the caller. */
 /** Each operation's documentation (the OpenAPI document), by operation id. */
 const DOCS = {
   listCollections: routeDocs({

@@ -1,4 +1,4 @@
-/** Contacts (api.md 4.4) over HTTP: the routes translate to the use cases of services/contacts.ts. */
+/** Contacts (docs/api.md#contacts) over HTTP: the routes translate to the use cases of services/contacts.ts. */
 import { Elysia } from 'elysia';
 import * as v from 'valibot';
 import { serializeContact } from '../domain/contacts';

@@ -1,4 +1,4 @@
-/** Events (api.md 4.6) over HTTP: the routes translate to the use cases of services/events.ts. */
+/** Events (docs/api.md#events) over HTTP: the routes translate to the use cases of services/events.ts. */
 import { Elysia } from 'elysia';
 import { serializeEvent } from '../domain/events';
 import { eventForVersion, eventSchemaForVersion, listSchemaForVersion } from '../domain/versions';

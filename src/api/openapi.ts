@@ -211,12 +211,12 @@ operator; past the limit 429 with \`Retry-After\`.
 `.trim();
 
 const TAGS = [
-  { name: 'Collections', description: 'Payments received from subscribers (api.md 4.1); read only, and claimed.' },
-  { name: 'Collection requests', description: 'Requests for a subscriber to pay (api.md 4.3).' },
-  { name: 'Contacts', description: 'People who pay or are paid (api.md 4.4), with instant name verification.' },
-  { name: 'Events', description: 'What happened in the organization (api.md 4.6, 6).' },
-  { name: 'Webhooks', description: 'HTTPS notifications of events (api.md 4.5, 6.2), with their attempt logs and redelivery.' },
-  { name: 'Payments', description: 'Money out to subscribers (facts.md): debited at once, sent through the network, given back when it fails.' },
+  { name: 'Collections', description: 'Payments received from subscribers; read only, and claimed.' },
+  { name: 'Collection requests', description: 'Requests for a subscriber to pay.' },
+  { name: 'Contacts', description: 'People who pay or are paid, with instant name verification.' },
+  { name: 'Events', description: 'What happened in the organization.' },
+  { name: 'Webhooks', description: 'HTTPS notifications of events, with their attempt logs and redelivery.' },
+  { name: 'Payments', description: 'Money out to subscribers: debited at once, sent through the network, given back when it fails.' },
   {
     name: 'Payment batches',
     description: 'Bulk payouts: up to 10,000 payments uploaded at once (JSON or CSV), each checked before anything is sent, then sent a bounded number at a time, with progress and a result CSV.',
@@ -229,7 +229,7 @@ const TAGS = [
   },
   { name: 'Audit trail', description: 'Every change a write through the API or the web console made: who, with which key, from where, through which route, to which object, before and after.' },
   { name: 'Reference', description: 'The currencies and mobile networks the service handles.' },
-  { name: 'Bill payments', description: 'Billers, electricity billers and pin bundles (api.md 4.7), served from `{bills_url}`.' },
+  { name: 'Bill payments', description: 'Billers, electricity billers and pin bundles, served from `{bills_url}`.' },
   { name: 'Mobile networks', description: 'Entry points the mobile networks call, with their own credentials.' },
   {
     name: 'Operator callbacks',

@@ -1,5 +1,5 @@
 /**
- * Payments (money out, facts.md) over HTTP: `POST /api/payments` (form or JSON, one `phonenumber`,
+ * Payments (money out, docs/api.md#payments-wallets-and-reversals-money-out) over HTTP: `POST /api/payments` (form or JSON, one `phonenumber`,
  * `Duplicate-Check-Key` honoured), `GET /api/payments`, `GET /api/payments/<id>`, and
  * `POST /api/payments/<id>/cancel`; the use cases are in services/payments.ts.
  */

@@ -1,5 +1,5 @@
 /**
- * Reversals (api.md 3 `reversed`, facts.md): a merchant sends a successful collection's amount
+ * Reversals (docs/api.md#payments-wallets-and-reversals-money-out; the request then ends `reversed`): a merchant sends a successful collection's amount
  * back to the subscriber, out of the wallet it credited; at most once per collection.
  */
 import { Elysia } from 'elysia';

@@ -1,5 +1,5 @@
 /**
- * Money visible (facts.md): the organization's wallets (`/api/accounts`) and the transactions
+ * Money visible (docs/api.md#payments-wallets-and-reversals-money-out): the organization's wallets (`/api/accounts`) and the transactions
  * behind their balances (`/api/transactions`), read only; another organization's are 403.
  */
 import { Elysia } from 'elysia';

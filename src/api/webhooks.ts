@@ -1,4 +1,4 @@
-/** Webhooks (api.md 4.5, 6.2) over HTTP: the routes translate to the use cases of services/webhooks.ts. */
+/** Webhooks (docs/api.md#webhooks) over HTTP: the routes translate to the use cases of services/webhooks.ts. */
 import { Elysia } from 'elysia';
 import { listSchemaForVersion } from '../domain/versions';
 import * as v from 'valibot';
@@ -19,7 +19,7 @@ const digits = (description: string) => v.pipe(v.string(), v.regex(/^\d{1,15}$/,
 const NoFields = requestSchema(v.object({}));
 const RecoveryParams = requestSchema(v.object({ id: digits('The webhook\'s id.'), recovery: digits('The recovery\'s id.') }));
 
-/** The documentation every webhook route shares: its tag and its caller (the `integrate` roles, api.md 4's permission). */
+/** The documentation every webhook route shares: its tag and its caller (the `integrate` roles, README.md#roles). */
 const webhookDocs = (operation: Omit<RouteOperation, 'tags' | 'caller'>) => routeDocs({ ...operation, tags: ['Webhooks'], caller: 'merchant' });
 const hookExample = { event: 'contact.created', target: 'https://acme.example/hooks' };
 

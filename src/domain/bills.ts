@@ -1,4 +1,4 @@
-/** Bill-payment catalogue shapes (api.md 2.8, 4.7) and the RFC dates of the `Bills-date` header. */
+/** Bill-payment catalogue shapes (docs/api.md#bill-payments) and the RFC dates of the `Bills-date` header. */
 import * as v from 'valibot';
 import { described } from './shapes';
 
@@ -32,7 +32,7 @@ function formatBillsTimestamp(value: Date): string {
 const BillsTimestamp = v.pipe(v.string(), v.description('`YYYY-MM-DD HH:MM:SS` (UTC).'), v.examples(['2025-05-01 13:45:00']));
 const StringBoolean = v.pipe(v.picklist(['true', 'false']), v.description('A boolean as a string.'));
 
-/** A service item of api.md 2.8: types `serializeBillService` and documents it. */
+/** A service item (docs/api.md#bill-payments): types `serializeBillService` and documents it. */
 export const BillServiceSchema = v.pipe(
   v.object({
     id: v.number(),
@@ -50,7 +50,7 @@ export const BillServiceSchema = v.pipe(
     created_at: BillsTimestamp,
     updated_at: BillsTimestamp,
   }),
-  v.description('A biller service (api.md 2.8).'),
+  v.description('A biller service.'),
   v.examples([{
     id: 1, serviceId: 'SRV-001', serviceCode: 'IKEDC_PREPAID', serviceCategory: 'electricity', serviceType: 'prepaid',
     serviceName: 'Ikeja Electric Prepaid', serviceDescription: 'Ikeja Electric prepaid meters', serviceHandler: 'electricity',
@@ -95,7 +95,7 @@ export const ElectricityBillerSchema = v.pipe(
     name: described(v.string(), 'Full provider title.'),
     service_types: described(v.record(v.string(), v.string()), 'Service-type key (`<provider>_electric_prepaid`, ...) to plan label (`PREPAID`, `POSTPAID`).'),
   }),
-  v.description('An electricity biller (api.md 2.8).'),
+  v.description('An electricity biller.'),
   v.examples([{ name: 'Ikeja Electric', service_types: { ikeja_electric_prepaid: 'PREPAID', ikeja_electric_postpaid: 'POSTPAID' } }]),
 );
 
@@ -110,7 +110,7 @@ export const PinBundleSchema = v.pipe(
     available: described(v.number(), 'The maximum quantity purchasable.'),
     description: v.string(),
   }),
-  v.description('A pin bundle of a provider (api.md 2.8).'),
+  v.description('A pin bundle of a provider.'),
   v.examples([{ amount: 100, available: 50, description: 'MTN 100 airtime pin' }]),
 );
 
@@ -121,7 +121,7 @@ export const serializePinBundle = (bundle: PinBundleRow): v.InferOutput<typeof P
   description: bundle.description,
 });
 
-/** The bill-payment envelope of api.md 2.8 around `data`; errors use it too, with `status: "error"`. */
+/** The bill-payment envelope (docs/api.md#bill-payments) around `data`; errors use it too, with `status: "error"`. */
 export const billsEnvelopeSchema = <const TData extends v.GenericSchema>(data: TData, description: string) =>
   v.pipe(
     v.object({

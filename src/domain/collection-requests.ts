@@ -16,7 +16,7 @@ export const MESSAGE_MAX_LENGTH = 140;
 export const MIN_RETRY_INTERVAL_MINUTES = 10;
 export const MAX_ATTEMPTS_LIMIT = 3;
 export const DEFAULT_MAX_ATTEMPTS = 3;
-/** Appended to every success message (api.md 4.3: "a provider attribution suffix is appended"). */
+/** Appended to every success message (docs/api.md#collection-requests). */
 const ATTRIBUTION_SUFFIX = ' - via Collections';
 
 export type CollectionRequestRow = {
@@ -52,7 +52,7 @@ export type CollectionRequestRow = {
   modified: Date;
 };
 
-/** `<organization>-<request>`: the request code a subscriber can pay with (api.md 2.3 `svccode`). */
+/** `<organization>-<request>`: the request code a subscriber can pay with (`svccode`, docs/api.md#collection-requests). */
 export const requestCode = (request: Pick<CollectionRequestRow, 'organizationId' | 'id'>): string => `${request.organizationId}-${request.id}`;
 
 const SpecDate = v.pipe(v.string(), v.description('`YYYY-MM-DD HH:MM:SS.ffffff+00:00` (UTC).'), v.examples(['2025-05-02 13:45:00.000000+00:00']));
@@ -65,7 +65,7 @@ export const COLLECTION_REQUEST_EXAMPLE = {
   start_date: null, retry_interval_minutes: null, max_attempts: 3, subscription_settings: null,
 };
 
-/** The collection request object of api.md 2.3, with its contact expanded: types the serialiser and documents it. */
+/** The collection request object (docs/api.md#collection-requests), with its contact expanded: types the serialiser and documents it. */
 export const CollectionRequestSchema = v.pipe(
   v.object({
     id: Id,
@@ -94,7 +94,7 @@ export const CollectionRequestSchema = v.pipe(
     max_attempts: described(v.number(), 'Re-prompts after the first (0 to 3).'),
     subscription_settings: described(v.nullable(v.string()), 'Recurring settings as a JSON string: `start_date`, `end_date`, `frequency`, optional `weekdays`, `months`.'),
   }),
-  v.description('A request for a subscriber to pay (api.md 2.3), with its contact.'),
+  v.description('A request for a subscriber to pay, with its contact.'),
   v.examples([COLLECTION_REQUEST_EXAMPLE]),
 );
 export type CollectionRequestResource = v.InferOutput<typeof CollectionRequestSchema>;

@@ -41,13 +41,13 @@ export type CollectionRow = {
   modified: Date;
 };
 
-/** The wallet a collection's transaction credited, as api.md 2.2 shows it: a wallet without its balance, with its currency's numeric id. */
+/** The wallet a collection's transaction credited, as the API shows it (docs/api.md#collections): a wallet without its balance, with its currency's numeric id. */
 export type AccountRow = Omit<WalletRow, 'balance'> & { currencyId: number };
 
-/** A wallet transaction as a collection shows it (api.md 2.2). */
+/** A wallet transaction as a collection shows it (docs/api.md#collections). */
 export type TransactionRow = Pick<LedgerRow, 'id' | 'accountId' | 'amount' | 'currency' | 'type' | 'description' | 'created'>;
 
-/** `created` of a transaction carries fractional seconds (api.md 2.2). */
+/** `created` of a transaction carries fractional seconds (docs/api.md#api-behaviour-worth-knowing). */
 const withFraction = (date: Date): string => date.toISOString();
 
 const TRANSACTION_EXAMPLE = {
@@ -59,7 +59,7 @@ const TRANSACTION_EXAMPLE = {
   },
 };
 
-/** The transaction object of api.md 2.2 with its account: types the serialiser and documents it. */
+/** The transaction object (docs/api.md#collections) with its account: types the serialiser and documents it. */
 export const TransactionSchema = v.pipe(
   v.object({
     id: Id,
@@ -87,7 +87,7 @@ export const TransactionSchema = v.pipe(
       'The wallet the transaction moved money in or out of.',
     ),
   }),
-  v.description('The transaction that added the collection to a wallet (api.md 2.2; from version 4).'),
+  v.description('The transaction that added the collection to a wallet (from version 4).'),
   v.examples([TRANSACTION_EXAMPLE]),
 );
 type TransactionResource = v.InferOutput<typeof TransactionSchema>;
@@ -121,7 +121,7 @@ export function serializeTransaction(transaction: TransactionRow, account: Accou
 }
 
 
-/** The collection object of api.md 2.2 in the current version (v4), typing the serialiser and documenting it; versions.ts shapes older ones. */
+/** The collection object (docs/api.md#collections) in the current version (v4), typing the serialiser and documenting it; versions.ts shapes older ones. */
 export const CollectionSchema = v.pipe(
   v.object({
     id: Id,
@@ -141,7 +141,7 @@ export const CollectionSchema = v.pipe(
     transaction: described(v.nullable(TransactionSchema), 'The transaction that credited the wallet (from version 4).'),
     contact: v.nullable(ContactSchema),
   }),
-  v.description('A payment received from a subscriber (api.md 2.2).'),
+  v.description('A payment received from a subscriber.'),
   v.examples([{
     id: 77, remote_transaction_id: 'MTN-8812', organization: 3, amount: '1500.0000', currency: 'UGX', phonenumber: '+256772123456',
     payment_date: '2025-05-01T13:47:00Z', reference: 'Invoice 1042', status: 'successful' as const, created: '2025-05-01T13:47:01Z',
@@ -180,7 +180,7 @@ export function serializeCollection(
 type VerificationAnswer = { decision: 'accept' } | { decision: 'reject'; reason: string | null } | { decision: 'none'; detail: string };
 
 /**
- * Reads the merchant's answer (api.md 4.2): `ACCEPT <id>` or `REJECT <id> <optional reason>`, for
+ * Reads the merchant's answer (docs/api.md#collections): `ACCEPT <id>` or `REJECT <id> <optional reason>`, for
  * this collection's remote transaction id; anything else is no answer.
  */
 export function parseVerificationAnswer(body: string, remoteTransactionId: string): VerificationAnswer {

@@ -22,7 +22,7 @@ export type ContactRow = {
   verification?: ContactVerification | null;
 };
 
-/** What the network said about the number (api.md 2.4 verification fields). */
+/** What the network said about the number (verification fields, docs/api.md#contacts). */
 export type ContactVerification = {
   phoneIsSupported: string;
   phoneIsMmRegistered: string | null;
@@ -43,7 +43,7 @@ export const CONTACT_EXAMPLE = {
 
 const optionalText = (description: string) => v.optional(described(v.nullable(v.string()), description));
 
-/** The contact object of api.md 2.4: types `serializeContact` and describes it in the OpenAPI document. */
+/** The contact object (docs/api.md#contacts): types `serializeContact` and describes it in the OpenAPI document. */
 export const ContactSchema = v.pipe(
   v.object({
     id: Id,
@@ -69,7 +69,7 @@ export const ContactSchema = v.pipe(
     national_id: optionalText('Present after verification.'),
     national_id_type: optionalText('Present after verification.'),
   }),
-  v.description('A person who pays or is paid (api.md 2.4).'),
+  v.description('A person who pays or is paid.'),
   v.examples([CONTACT_EXAMPLE]),
 );
 export type ContactResource = v.InferOutput<typeof ContactSchema>;

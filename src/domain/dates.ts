@@ -1,8 +1,8 @@
 /**
- * The date strings a merchant may send for `expiry_date` and `start_date` (api.md 4.3):
+ * The date strings a merchant may send for `expiry_date` and `start_date` (docs/api.md#collection-requests):
  * `tomorrow`, `N minutes|hours|days|weeks`, `DD/MM/YYYY`, `DD/MM/YYYY HH:MM[:SS]`, and ISO 8601
  * for JSON clients. Times are UTC. Hand-written because the grammar is this small and strict; a
- * general date parser would accept far more than the contract allows.
+ * general date parser would accept far more than the API allows.
  */
 const UNIT_MS = { minute: 60_000, hour: 3_600_000, day: 86_400_000, week: 604_800_000 } as const;
 const RELATIVE = /^(\d{1,6})\s*(minute|hour|day|week)s?$/i;
@@ -64,7 +64,7 @@ function parseRequestDateForm(input: string, now: Date): Date | null {
   return null;
 }
 
-/** `YYYY-MM-DD HH:MM:SS.ffffff+00:00`, how api.md shows `expiry_date` (microseconds from PostgreSQL). */
+/** `YYYY-MM-DD HH:MM:SS.ffffff+00:00`, how the API shows `expiry_date` (docs/api.md#api-behaviour-worth-knowing; microseconds from PostgreSQL). */
 export function formatSpecDate(value: Date, microseconds?: number): string {
   const iso = value.toISOString();
   const fraction = String(microseconds ?? value.getUTCMilliseconds() * 1000).padStart(6, '0');

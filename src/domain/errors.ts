@@ -58,7 +58,7 @@ export class NotFoundError extends Error {
   }
 }
 
-/** Another organization's object (api.md 5: 403). */
+/** Another organization's object (403: docs/api.md#api-behaviour-worth-knowing). */
 export class ForbiddenError extends Error {
   constructor() {
     super('You do not have permission to perform this action.');

@@ -2,13 +2,13 @@ import * as v from 'valibot';
 import { Author, Id, OrganizationId, Timestamp, UpdatedBy, described } from './shapes';
 import { formatTimestamp } from './time';
 
-/** The event types of api.md 6.1. */
+/** The event types (docs/api.md#events). */
 export const EVENT_TYPES = [
   'payment.status.changed',
   'collection.received',
   'contact.created',
   'collectionrequest.status.changed',
-  // Beyond api.md 6.1: a webhook the service disabled (its target failed every delivery for the period) or the merchant did.
+  // A webhook the service disabled (its target failed every delivery for the period) or the merchant did.
   'webhook.disabled',
   // A batch of payments whose every row is final (bulk payouts).
   'payment_batch.completed',
@@ -26,7 +26,7 @@ export type EventRow = {
   modified: Date;
 };
 
-/** The event object of api.md 2.6: types `serializeEvent` and documents it. */
+/** The event object (docs/api.md#events): types `serializeEvent` and documents it. */
 export const EventSchema = v.pipe(
   v.object({
     id: Id,
@@ -43,7 +43,7 @@ export const EventSchema = v.pipe(
     author: Author,
     updated_by: UpdatedBy,
   }),
-  v.description('Something that happened in the organization (api.md 2.6); webhooks deliver the same `data`.'),
+  v.description('Something that happened in the organization; webhooks deliver the same `data`.'),
   v.examples([{
     id: 1234, organization: 3, type: 'contact.created' as const, data: { id: 17, first_name: 'Jane', last_name: 'Nakato', phone_number: '+256772123456' },
     created: '2025-05-01T13:45:00Z', modified: '2025-05-01T13:45:00Z', author: 5, updated_by: null,

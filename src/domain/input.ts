@@ -214,7 +214,7 @@ export const choiceMessage = (issue: { input: unknown }): string => {
   return `Select a valid choice. ${shown.slice(0, 100)} is not one of the available choices.`;
 };
 
-/** A date parameter as merchants send it (api.md 4.3); "" and null mean "not given". Checked by `requestDate`. */
+/** A date parameter as merchants send it (docs/api.md#collection-requests); "" and null mean "not given". Checked by `requestDate`. */
 export const dateField = v.optional(
   v.pipe(
     v.union([v.literal(''), v.null(), text(64)], 'Enter a valid date.'),
@@ -248,7 +248,7 @@ export const filterDate = v.optional(
 
 export const filterText = v.optional(v.pipe(v.string(), v.description('Exact match.')));
 
-/** A phone number filter: `+` is added when missing (api.md 4.1, 4.4). */
+/** A phone number filter: `+` is added when missing (docs/api.md#api-behaviour-worth-knowing). */
 export const filterPhoneNumber = v.optional(v.pipe(v.string(), v.description('A phone number in full (`+` added when missing).'), v.transform(withLeadingPlus)));
 
 

@@ -1,5 +1,5 @@
 /**
- * Money out and money visible (facts.md): wallets (accounts), the transactions behind every
+ * Money out and money visible (docs/api.md#payments-wallets-and-reversals-money-out): wallets (accounts), the transactions behind every
  * balance, payments to subscribers and reversals of collections, and the currency and network
  * lists. Each serialiser is typed by the valibot schema that documents its object.
  */
@@ -11,7 +11,7 @@ import { formatNullableTimestamp, formatTimestamp } from './time';
 /** A decimal string with four decimals, negative for a debit. */
 const SignedAmount = v.pipe(v.string(), v.regex(/^-?\d+\.\d{4}$/), v.description('Decimal string with four decimals; negative for money out of the wallet.'), v.examples(['-250.0000']));
 const Amount = v.pipe(v.string(), v.regex(/^\d+\.\d{4}$/), v.description('Decimal string with four decimals.'), v.examples(['250.0000']));
-/** Timestamps of money-out objects carry fractional seconds (api.md 2.7), `YYYY-MM-DDTHH:MM:SS.sssZ`. */
+/** Timestamps of money-out objects carry fractional seconds (docs/api.md#api-behaviour-worth-knowing), `YYYY-MM-DDTHH:MM:SS.sssZ`. */
 const PreciseTimestamp = v.pipe(v.string(), v.description('UTC with fractional seconds, `YYYY-MM-DDTHH:MM:SS.sssZ`.'), v.examples(['2025-05-01T13:45:00.123Z']));
 /** An instant with milliseconds (what a wallet transaction and a statement show). */
 export const precise = (date: Date): string => date.toISOString();
@@ -53,7 +53,7 @@ export const AccountSchema = v.pipe(
     modified: Timestamp,
     updated_by: UpdatedBy,
   }),
-  v.description('A wallet of the organization (facts.md: `GET /api/accounts`).'),
+  v.description('A wallet of the organization (`GET /api/accounts`).'),
   v.examples([{
     id: 12, organization: 3, balance: '98500.0000', currency: 'UGX', status: 'active', label: 'UGX wallet', description: '',
     low_balance_threshold: null, low_balance_notification_last_send_time: null, created: '2025-04-01T09:00:00Z', author: 5,
@@ -208,7 +208,7 @@ export const PaymentSchema = v.pipe(
     callback_url: described(v.nullable(v.string()), 'Receives each `payment.status.changed` of this payment, as a webhook does.'),
     transactions: described(v.array(TransactionReference), 'The wallet transactions of the payment: its debit and, when it failed or was cancelled, the release.'),
   }),
-  v.description('A payment (money out) to a subscriber (api.md 2.7 with the fields facts.md records).'),
+  v.description('A payment (money out) to a subscriber.'),
   v.examples([{
     id: 77, organization: 3, amount: '250.0000', currency: 'UGX', payment_type: 'money' as const, metadata: { invoice: 'A-17' },
     description: 'Refund A-17', phone_nos: ['+256772123456'], state: 'completed' as const, last_error: null, rejected_reason: null,
@@ -349,8 +349,8 @@ export const NetworkSchema = v.pipe(
     country: described(v.string(), 'ISO 3166 country code (`ZZ` for the sandbox network).'),
     currency: described(v.nullable(v.string()), 'The first of `currencies` (BXC for the sandbox); null for a network in a country whose currency the service does not handle.'),
     currencies: described(v.array(v.string()), 'Every currency its collections and payments may use: its country\'s (the DRC\'s networks carry CDF and USD), BXC for the sandbox.'),
-    verification: described(v.boolean(), "Whether it asks the organization's verification URL before accepting a collection (api.md 4.2)."),
-    name_lookup: described(v.boolean(), 'Whether contact instant verification works for its numbers (api.md 4.4).'),
+    verification: described(v.boolean(), "Whether it asks the organization's verification URL before accepting a collection."),
+    name_lookup: described(v.boolean(), 'Whether contact instant verification works for its numbers.'),
     collections: described(v.boolean(), 'Whether it prompts subscribers to pay (collection requests).'),
     payments: described(v.boolean(), 'Whether it takes payments (money out) and reversals.'),
   }),

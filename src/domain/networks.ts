@@ -2,10 +2,10 @@ import { countriesOfCurrency, currenciesOfCountry, currencyAmountProblem, curren
 import { isSandboxTestNumber } from './phone';
 
 /**
- * Mobile networks by number prefix (after the country code), for the countries api.md names.
- * `verification`: the network supports the collection verification callback (api.md 4.2: one
+ * Mobile networks by number prefix (after the country code), for the countries the service serves.
+ * `verification`: the network supports the collection verification callback (docs/api.md#collections: one
  * Kenyan operator, one Ugandan, two Tanzanian, all Rwandan). `nameLookup`: contact instant
- * verification (api.md 4.4). `pullsFunds`: the network can push a USSD/PIN prompt that pulls funds.
+ * verification (docs/api.md#contacts). `pullsFunds`: the network can push a USSD/PIN prompt that pulls funds.
  */
 export type Network = {
   /** Stable for good (`GET /api/networks/<id>`): an id is never renumbered or given to another network. */
@@ -94,7 +94,7 @@ export function knownNetworks(): Network[] {
 type NetworkChoice = { network: Network; problem?: undefined } | { network?: undefined; problem: string };
 
 /**
- * The network that serves a collection from `e164` in `currency` (DESIGN.md, Data): BXC, the
+ * The network that serves a collection from `e164` in `currency` (docs/api.md#collection-requests, `phonenumber`): BXC, the
  * sandbox currency, takes any possible number, on its own network when the number is on a known
  * one (so verification rules follow it) and on the sandbox network otherwise; a real currency needs
  * a known network of its own country. The problem says which rule the number broke.

@@ -23,7 +23,7 @@ export const ROLE_DESCRIPTIONS: Record<Role, string> = {
  * The capabilities routes and pages need. `view`: read the organization's records. `collect`:
  * money in (contacts, collection requests, collection decisions, the sandbox's tools). `pay`: money
  * out (payments, batches, reversals). `reconcile`: statements and settlement reports. `integrate`:
- * API keys and webhooks ("Manage Users and Organization Settings" of api.md 4 for webhooks).
+ * API keys and webhooks (README.md#roles).
  * `administer`: users and the organization's settings. `audit`: the audit trail.
  */
 export const CAPABILITIES = ['view', 'collect', 'pay', 'reconcile', 'integrate', 'administer', 'audit'] as const;

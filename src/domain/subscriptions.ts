@@ -1,5 +1,5 @@
 /**
- * Recurring collection requests (`subscription_settings`, facts.md): occurrences of `frequency`
+ * Recurring collection requests (`subscription_settings`, docs/api.md#collection-requests): occurrences of `frequency`
  * anchored at `start_date`, up to and including `end_date`, optionally limited to `weekdays` and
  * `months`. Pure and deterministic, so the subscription workflow runs it directly.
  */

@@ -1,4 +1,4 @@
-/** `YYYY-MM-DDTHH:MM:SSZ`, the timestamp form of api.md section 2. */
+/** `YYYY-MM-DDTHH:MM:SSZ`, the timestamp form of the API (docs/api.md#api-behaviour-worth-knowing). */
 export function formatTimestamp(value: Date): string {
   return value.toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
@@ -10,7 +10,7 @@ export function formatNullableTimestamp(value: Date | null): string | null {
 const FILTER_DATE = /^(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2})(\.\d+)?)?)?(Z|[+-]\d{2}:?\d{2})?$/;
 
 /**
- * Parses a list filter's date (`YYYY-MM-DD HH:MM` per api.md, also `YYYY-MM-DD`, seconds and an
+ * Parses a list filter's date (`YYYY-MM-DD HH:MM` (docs/api.md#api-behaviour-worth-knowing), also `YYYY-MM-DD`, seconds and an
  * explicit offset). Times without an offset are UTC. Returns null for anything else.
  */
 export function parseFilterDate(text: string): Date | null {

@@ -1,5 +1,5 @@
 /**
- * API versions (api.md 9, facts.md): every resource is serialised in its current shape, then
+ * API versions (docs/api.md#throttling-duplicates-versions): every resource is serialised in its current shape, then
  * these pure functions turn it into the shape of the version the caller asked for. A resource with
  * version differences adds its function here; routes call it with the request's VersionContext.
  *
@@ -46,7 +46,7 @@ export const V1_CURRENCY_IDS: Readonly<Record<string, number>> = Object.fromEntr
 
 type Paged<T> = { count: number; next: string | null; previous: string | null; results: T[] };
 
-/** v1 lists are bare arrays of the page's items; later versions keep the envelope of api.md 2.1. */
+/** v1 lists are bare arrays of the page's items; later versions keep the list envelope (docs/api.md#api-behaviour-worth-knowing). */
 export function listForVersion<T>(list: Paged<T>, context: VersionContext): Paged<T> | T[] {
   return context.version === 1 ? list.results : list;
 }
@@ -125,7 +125,7 @@ export function eventForVersion(event: EventResource, context: VersionContext) {
 // that version (src/api/openapi.ts). Each function mirrors the data function above it; a unit test
 // and every response of the API tests (checked against the document of its version) keep them equal.
 
-/** The paged list envelope of api.md 2.1 around `item`. */
+/** The paged list envelope (docs/api.md#api-behaviour-worth-knowing) around `item`. */
 const pagedListSchema = <const TItem extends v.GenericSchema>(item: TItem) =>
   v.pipe(
     v.object({
@@ -134,7 +134,7 @@ const pagedListSchema = <const TItem extends v.GenericSchema>(item: TItem) =>
       previous: described(v.nullable(v.string()), 'Absolute URL of the previous page, or null.'),
       results: described(v.array(item), 'Items of the page.'),
     }),
-    v.description('A page of a list (api.md 2.1); version 1 answers the bare array of `results`.'),
+    v.description('A page of a list; version 1 answers the bare array of `results`.'),
   );
 
 export function listSchemaForVersion<const TItem extends v.GenericSchema>(item: TItem, version: ApiVersion) {

@@ -3,7 +3,7 @@
  * and gives it the workflow's deterministic `Math.random()` so replays wait the same.
  */
 
-/** api.md 6.2: 10 attempts in total. */
+/** docs/api.md#webhooks: 10 attempts in total. */
 export const WEBHOOK_ATTEMPTS = 10;
 
 export type RetrySchedule = {

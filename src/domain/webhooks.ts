@@ -4,7 +4,7 @@ import { EVENT_TYPES, type EventType } from './events';
 import { Id, NullableTimestamp, Timestamp, described } from './shapes';
 import { formatNullableTimestamp, formatTimestamp } from './time';
 
-/** api.md 6.2: a receiver has 5 seconds to answer. */
+/** docs/api.md#webhooks: a receiver has 5 seconds to answer. */
 export const WEBHOOK_TIMEOUT_MS = 5000;
 /** How much of a receiver's answer the attempt log keeps. */
 export const RESPONSE_EXCERPT_BYTES = 1024;
@@ -27,7 +27,7 @@ export type WebhookRow = {
 /** Why a webhook is disabled: its target failed every delivery for the configured period, or the merchant disabled it. */
 export type WebhookDisabledReason = 'failing' | 'manual';
 
-/** The webhook object of api.md 2.5 (also the `hook` of every delivery): types `serializeWebhook` and documents it. */
+/** The webhook object (docs/api.md#webhooks; also the `hook` of every delivery): types `serializeWebhook` and documents it. */
 export const WebhookSchema = v.pipe(
   v.object({
     id: Id,
@@ -43,7 +43,7 @@ export const WebhookSchema = v.pipe(
       '`failing`: its target failed every delivery for the configured period (5 days unless set otherwise); `manual`: disabled with POST .../disable.',
     ),
   }),
-  v.description('An HTTPS URL that receives every future event of one type (api.md 2.5).'),
+  v.description('An HTTPS URL that receives every future event of one type.'),
   v.examples([{
     id: 56, user: 5, event: 'contact.created' as const, target: 'https://acme.example/hooks', created: '2025-05-01T13:45:00Z', updated: '2025-05-01T13:45:00Z',
     status: 'enabled' as const, disabled_at: null, disabled_reason: null,
@@ -240,7 +240,7 @@ export function basicAuthorization(username: string, password: string): string {
 /**
  * The headers of a delivery (and of the console's test event): JSON, Standard Webhooks id,
  * timestamp and signatures, and `Authorization: Basic` only when the organization gave credentials
- * (api.md 5.5: otherwise no Authorization header at all).
+ * (docs/api.md#webhooks: otherwise no Authorization header at all).
  */
 export function deliveryHeaders(
   secrets: { signingSecrets: readonly string[]; basic: { username: string; password: string } | null },

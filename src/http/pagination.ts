@@ -44,7 +44,7 @@ export function parsePage(searchParams: URLSearchParams, maxLimit: number): Page
   };
 }
 
-/** The envelope of api.md 2.1, with absolute `next`/`previous` URLs (base URL overridable for proxies). */
+/** The list envelope (docs/api.md#api-behaviour-worth-knowing), with absolute `next`/`previous` URLs (base URL overridable for proxies). */
 export function pagedList<T>(request: Request, publicBaseUrl: string | undefined, page: Page, count: number, results: T[]): PagedList<T> {
   const url = new URL(request.url);
   const base = publicBaseUrl ?? url.origin;
@@ -66,7 +66,7 @@ export function pagedList<T>(request: Request, publicBaseUrl: string | undefined
   };
 }
 
-/** A list's answer: the envelope of api.md 2.1 with absolute links, as the caller's API version shows it (a bare array before v2). */
+/** A list's answer: the list envelope (docs/api.md#api-behaviour-worth-knowing) with absolute links, as the caller's API version shows it (a bare array before v2). */
 export function listAnswer<T>(request: Request, publicBaseUrl: string | undefined, page: Page, list: { count: number; results: T[] }, apiVersion: VersionContext) {
   return listForVersion(pagedList(request, publicBaseUrl, page, list.count, list.results), apiVersion);
 }

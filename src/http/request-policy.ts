@@ -2,7 +2,7 @@
  * What every authenticated request goes through after its key is checked, whichever route it
  * reaches (`apiAuthentication` in auth.ts applies it to every `/api/...` request before routing,
  * the `auth` macro to any other route that asks, so routes added later get it too): throttling
- * (api.md 8), the API version (api.md 9) and reading the `Duplicate-Check-Key` (api.md 7), which the route's
+ * (docs/api.md#throttling-duplicates-versions), the API version and reading the `Duplicate-Check-Key`, which the route's
  * write then claims in its own transaction (`writeOnce`). The named plugin `requestPolicyPlugin`
  * provides it to the app and serves every route under `/api/vN/`.
  */

@@ -116,7 +116,7 @@ export type RouteOperation = {
   responses: Record<number, SuccessResponse>;
   /** The error responses the route answers besides those every route of its caller answers. */
   errors?: readonly ErrorStatus[];
-  /** Errors in the bill-payment envelope (api.md 2.8) instead of `{"detail": ...}`. */
+  /** Errors in the bill-payment envelope (docs/api.md#bill-payments) instead of `{"detail": ...}`. */
   billsEnvelope?: boolean;
   /** An example request body (JSON; the form example is the same fields as text). */
   requestExample?: Record<string, unknown>;
@@ -160,7 +160,7 @@ export const BillsErrorSchema = v.pipe(
     code: v.pipe(v.number(), v.description('The HTTP status.')),
     data: v.pipe(v.nullable(v.record(v.string(), v.array(v.string()))), v.description('Field errors, or null.')),
   }),
-  v.description('A bill-payment error: the envelope of api.md 2.8 with `status` `error`.'),
+  v.description('A bill-payment error: the bill-payment envelope with `status` `error`.'),
 );
 
 /** `headers`: name → description; each is sent with every such response unless `optionalHeaders` names it. */

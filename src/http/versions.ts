@@ -1,5 +1,5 @@
 /**
- * How a request selects its API version (facts.md): an `/api/vN/...` prefix, else an
+ * How a request selects its API version (docs/api.md#throttling-duplicates-versions): an `/api/vN/...` prefix, else an
  * `Api-Version: vN` header, else the organization's saved version (set to the current one on its
  * first request). The serialisation per version is in src/domain/versions.ts.
  */

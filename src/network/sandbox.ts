@@ -8,7 +8,7 @@ import type {
   NameLookup, NetworkAdapter, PaymentPrompt, Payout, PayoutResult, PromptResult, PromptStatus, ReportedPayment, ReportedPaymentStatus, TakenPrompt, TextMessage,
 } from './adapter';
 
-/** Test numbers of the sandbox network (facts.md). */
+/** Test numbers of the sandbox network (docs/api.md#collection-requests). */
 const SANDBOX_CANCELLED_NUMBER = '+80000000001';
 const SANDBOX_NEVER_PAYS_NUMBER = '+80000000009';
 const SANDBOX_CANCELLED_ERROR = 'Cancelled By User';
@@ -20,7 +20,7 @@ export const SANDBOX_PAYOUT_SILENT_NUMBER = '+80000000022';
 export const SANDBOX_PAYOUT_FAILING_NUMBER = '+80000000023';
 export const SANDBOX_PAYOUT_FAILED_ERROR = 'The network could not complete the transfer.';
 
-/** Names the sandbox network holds for contact instant verification (api.md 4.4). */
+/** Names the sandbox network holds for contact instant verification (docs/api.md#contacts). */
 const SANDBOX_DIRECTORY: Readonly<Record<string, { name: string; nationalId: string }>> = {
   '+256772123456': { name: 'Jane Nakato', nationalId: 'CM90012345ABCD' },
   '+256701234567': { name: 'Moses Okello', nationalId: 'CM88054321WXYZ' },

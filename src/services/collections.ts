@@ -1,5 +1,5 @@
 /**
- * Collections (api.md 2.2, 4.1): a reported payment stored once, matched tenant-safely, verified,
+ * Collections (docs/api.md#collections): a reported payment stored once, matched tenant-safely, verified,
  * credited; the list and a collection by id within the organization; claims.
  */
 import * as v from 'valibot';
@@ -37,7 +37,7 @@ const ACCOUNT_COLUMNS = `a.id, a.organization_id as "organizationId", a.currency
   a.low_balance_threshold::text as "lowBalanceThreshold", a.low_balance_notification_last_send_time as "lowBalanceNotificationLastSendTime",
   a.author, a.updated_by as "updatedBy", a.created, a.modified`;
 
-/** Collections with their contact, matched request and crediting transaction, as api.md 2.2 shows them. */
+/** Collections with their contact, matched request and crediting transaction, as the API shows them (docs/api.md#collections). */
 export async function collectionResources(sql: Queryable, collections: CollectionRow[]): Promise<CollectionResource[]> {
   if (collections.length === 0) return [];
   const ids = collections.map((collection) => collection.id);
@@ -113,7 +113,7 @@ type MatchRule = 'prompt_reference' | 'single_organization';
 export type Match = { requestId: number; organizationId: number; rule: MatchRule };
 
 /**
- * Reserves the request a collection pays, tenant-safely (DESIGN.md, Workflows): a payment that
+ * Reserves the request a collection pays, tenant-safely (docs/architecture.md#tenant-safe-matching): a payment that
  * answers a prompt carries that prompt's reference and can go to that request only (same number,
  * amount and currency, still open); a payment without one matches by number, amount and currency
  * only when exactly one organization has such an open, unexpired request (then its oldest).
@@ -183,7 +183,7 @@ export type BilledRequest = { id: number; organizationId: number; phoneNumber: s
 
 /**
  * The open request a paybill payment's account number names: its request code
- * `<organization>-<request>` (api.md 2.3 `svccode`), on `network` in `currency`; undefined for any
+ * `<organization>-<request>` (`svccode`, docs/api.md#collection-requests), on `network` in `currency`; undefined for any
  * other account number.
  */
 export async function requestOfBillReference(sql: Queryable, billReference: string, network: string, currency: string): Promise<BilledRequest | undefined> {
@@ -196,7 +196,7 @@ export async function requestOfBillReference(sql: Queryable, billReference: stri
   return request;
 }
 
-/** An organization's verification URL and accept-by-default setting (api.md 4.2). */
+/** An organization's verification URL and accept-by-default setting (docs/api.md#collections). */
 export async function verificationSettingsOf(sql: Queryable, organizationId: number): Promise<{ url: string | null; acceptByDefault: boolean } | undefined> {
   const [settings] = await sql<{ url: string | null; acceptByDefault: boolean }[]>`
     select verification_url as url, accept_by_default as "acceptByDefault" from organizations where id = ${organizationId}`;
@@ -382,7 +382,7 @@ class ClaimError extends Error {}
 type ClaimQuery = { amount: string; remoteTransactionId: string; phoneNumber: string };
 
 /**
- * api.md 4.1 claim: the one collection with exactly this amount, remote transaction id and number,
+ * The claim (docs/api.md#collections): the one collection with exactly this amount, remote transaction id and number,
  * unassigned or already the caller's, is assigned and credited. More than one match fails. Two
  * claims racing for one collection serialise on its row lock; the second finds it taken.
  */
@@ -436,7 +436,7 @@ type CollectionFilterValues = v.InferOutput<typeof CollectionFilters>;
 export const wantsClaim = (f: CollectionFilterValues): boolean => f.claim !== undefined && TRUE_VALUES.has(f.claim.trim());
 
 /**
- * api.md 4.1 claim, as the REST route and the console make it: amount, remote transaction id and
+ * The claim (docs/api.md#collections), as the REST route and the console make it: amount, remote transaction id and
  * number are required (400 naming the missing ones; one sent empty is sent, and matches nothing), the number must match in full (`+` added,
  * nothing else), more than one match is a 400. Returns the claimed collection (null for none) and
  * dispatches the events the claim wrote.

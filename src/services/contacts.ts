@@ -1,5 +1,5 @@
 /**
- * Contacts (api.md 4.4): their creation (one per number in an organization, with its
+ * Contacts (docs/api.md#contacts): their creation (one per number in an organization, with its
  * `contact.created` event), the list and its filters, a contact by id within the organization, and
  * instant verification against the number's network.
  */
@@ -16,7 +16,7 @@ import { writeOnce, type DuplicateCheck } from './duplicate-checks';
 import { recordEvent, type RecordedEvent } from './events';
 import { listPage, ownRow, timeRange, type ListPage, type PageWindow } from './queries';
 
-/** A contact's parameters as merchants send them (api.md 4.4). */
+/** A contact's parameters as merchants send them (docs/api.md#contacts). */
 export const ContactCreate = v.object(
   {
     phone_number: phoneNumber,
@@ -40,7 +40,7 @@ export const ContactFilters = v.object({
 });
 type ContactFilterValues = v.InferOutput<typeof ContactFilters>;
 
-/** `sync` = 1 (number or text) asks for instant verification (api.md 4.4). */
+/** `sync` = 1 (number or text) asks for instant verification (docs/api.md#contacts). */
 const wantsVerification = (value: unknown): boolean => value === 1 || value === '1';
 
 export const CONTACT_COLUMNS = `id, organization_id as "organizationId", first_name as "firstName", last_name as "lastName",
@@ -85,7 +85,7 @@ async function createContactIn(tx: Queryable, input: NewContact): Promise<Contac
 }
 
 /**
- * The organization's contact for a number a request or payment names (api.md 4.4): created (with
+ * The organization's contact for a number a request or payment names (docs/api.md#contacts): created (with
  * its `contact.created` event) when new, its names updated when the caller gave any. Returns the
  * contact and the event, when one was recorded.
  */
@@ -110,7 +110,7 @@ export async function upsertContactIn(
 }
 
 /**
- * Contact instant verification (api.md 4.4): asks the number's network for the registered name
+ * Contact instant verification (docs/api.md#contacts): asks the number's network for the registered name
  * and stores what it said with a name-match score, even when the names differ.
  */
 async function verifyContact(sql: Sql, contact: ContactRow, network: NetworkAdapter | null): Promise<ContactRow> {

@@ -1,5 +1,5 @@
 /**
- * `Duplicate-Check-Key` claims (api.md 7). A write that carries a key claims it in the same
+ * `Duplicate-Check-Key` claims (docs/api.md#throttling-duplicates-versions). A write that carries a key claims it in the same
  * database transaction that writes its object: a second claim of a live key fails, whichever API
  * instance it reaches and however close together the two arrive (the key is unique per
  * organization in PostgreSQL, so the second insert waits for the first transaction), and a request
@@ -77,7 +77,7 @@ export async function duplicateCheckObject(sql: Queryable, organizationId: numbe
   return row ?? null;
 }
 
-/** Deletes claims past their lifetime (api.md 7: 24 hours), in batches; one that cannot go is set aside (sweeps.ts). */
+/** Deletes claims past their lifetime (24 hours: docs/api.md#throttling-duplicates-versions), in batches; one that cannot go is set aside (sweeps.ts). */
 export async function deleteExpiredDuplicateCheckKeys(
   sql: Sql, batchSize: number, onProgress: (deleted: number) => void,
 ): Promise<{ deleted: number; setAside: number }> {

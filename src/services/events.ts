@@ -1,5 +1,5 @@
 /**
- * Events (api.md 4.6, 6): recorded in the transaction of the change they report, with one delivery
+ * Events (docs/api.md#events): recorded in the transaction of the change they report, with one delivery
  * row per live webhook of their type (the outbox); the list and an event by id within the
  * organization; the status timelines the console shows.
  */

@@ -67,7 +67,7 @@ export async function fundWallet(sql: Sql, organizationId: number, currency: Cur
   });
 }
 
-/** What a verification URL may be (api.md 4.2): HTTPS, or plain HTTP in sandbox mode for local servers. */
+/** What a verification URL may be (docs/api.md#collections): HTTPS, or plain HTTP in sandbox mode for local servers. */
 export const verificationUrlRules = (sandbox: boolean): CallbackUrlRules => ({ sandbox, allowHttp: sandbox, subject: 'Verification URLs' });
 
 type CollectionSettings = { verificationUrl?: string | null; acceptByDefault?: boolean };
@@ -91,12 +91,12 @@ export async function organizationName(sql: Queryable, organizationId: number): 
   return organization?.name ?? '';
 }
 
-/** Saves the version an organization's first request used (api.md 9), unless one was saved already. */
+/** Saves the version an organization's first request used (docs/api.md#throttling-duplicates-versions), unless one was saved already. */
 export async function saveFirstApiVersion(sql: Queryable, organizationId: number, version: number): Promise<void> {
   await sql`update organizations set api_version = ${version} where id = ${organizationId} and api_version is null`;
 }
 
-/** The organization's saved API version (api.md 9); requests without a version header use it. */
+/** The organization's saved API version (docs/api.md#throttling-duplicates-versions); requests without a version header use it. */
 export async function setApiVersion(sql: Sql, organizationId: number, version: number): Promise<{ id: number }> {
   const [row] = await sql<{ id: number }[]>`
     update organizations set api_version = ${version}, modified = now() where id = ${organizationId} returning id`;

@@ -53,7 +53,7 @@ async function transactionsOf(sql: Queryable, paymentIds: number[]): Promise<Map
   return byPayment;
 }
 
-/** Payments as the API shows them (api.md 2.7 with the recorded extras), with their transactions. */
+/** Payments as the API shows them (docs/api.md#payments-wallets-and-reversals-money-out), with their transactions. */
 export async function paymentResources(sql: Queryable, payments: readonly PaymentRow[]): Promise<PaymentResource[]> {
   const transactions = await transactionsOf(sql, payments.map((payment) => payment.id));
   return payments.map((payment) => serializePayment(payment, transactions.get(payment.id) ?? []));
@@ -92,8 +92,8 @@ export type NewPayment = {
 type CreatedPayment = { payment: PaymentRow; events: RecordedEvent[] };
 
 /**
- * A payment in the caller's transaction: the recipient's contact (created for a new number, api.md
- * 4.4, with its event), the row (`new`, or `scheduled` for a later start), the debit of its amount
+ * A payment in the caller's transaction: the recipient's contact (created for a new number, with
+ * its event: docs/api.md#contacts), the row (`new`, or `scheduled` for a later start), the debit of its amount
  * (InsufficientFundsError when the wallet does not hold it: nothing is written), the callback URL
  * bound to it, and its first `payment.status.changed` event.
  */
@@ -241,7 +241,7 @@ export async function findOwnPayment(sql: Queryable, organizationId: number, id:
 // ---------------------------------------------------------------------------------------------
 // Payments as the API and the console make and cancel them
 
-/** A payment's parameters as the provider's client libraries send them (facts.md). */
+/** A payment's parameters as the provider's client libraries send them (docs/api.md#payments-wallets-and-reversals-money-out). */
 export const PaymentCreate = v.object(
   {
     phonenumber: phoneNumber,

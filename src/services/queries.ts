@@ -1,7 +1,7 @@
 /**
  * The query shapes every resource shares: one page of a list with the count of all it holds, the
  * `_after`/`_before` time filters, and the tenant scope of a read by id (another organization's
- * row is never loaded; whether it exists decides 403 or 404, api.md 5).
+ * row is never loaded; whether it exists decides 403 or 404, docs/api.md#api-behaviour-worth-knowing).
  */
 import type { Fragment } from 'postgres';
 import type { Queryable } from '../db';

@@ -1,5 +1,5 @@
 /**
- * One bad row never stops a sweep (DESIGN.md): a row a sweep cannot process is set aside in
+ * One bad row never stops a sweep (docs/architecture.md#events-and-the-outbox): a row a sweep cannot process is set aside in
  * `sweep_failures` with its error, later runs skip it, and the sweep goes on with the rest. An
  * operator lists them (`npm run admin -- sweeps failures`) and, once the cause is fixed, puts one
  * back (`sweeps retry`). A failure of the system itself (PostgreSQL or Temporal unreachable) is

@@ -1,5 +1,5 @@
 /**
- * Webhooks (api.md 4.5, 6.2) and their deliveries: the organization's webhooks (create, list, read,
+ * Webhooks (docs/api.md#webhooks) and their deliveries: the organization's webhooks (create, list, read,
  * change, delete, all within its scope), the delivery log and redelivery, the signing and Basic
  * credentials of outgoing deliveries, and what the delivery workflow records.
  */
@@ -44,7 +44,7 @@ export async function updateWebhook(sql: Queryable, id: number, changes: { event
   return row;
 }
 
-/** Soft delete: no further deliveries, the log stays. `gone` is a 410 from the target (api.md 6.2). */
+/** Soft delete: no further deliveries, the log stays. `gone` is a 410 from the target (docs/api.md#webhooks). */
 export async function deleteWebhook(sql: Queryable, id: number, reason: 'deleted' | 'gone'): Promise<boolean> {
   const rows = await sql`
     update webhooks set deleted_at = now(), deleted_reason = ${reason}, updated = now()
@@ -429,8 +429,8 @@ export async function webhookDeletion(sql: Queryable, webhookId: number): Promis
 }
 
 /**
- * A fresh delivery of one of the organization's events to one of its webhooks (api.md 6.2, manual
- * redelivery): 400 when the event does not exist in the organization or is of another type. The
+ * A fresh delivery of one of the organization's events to one of its webhooks (manual redelivery,
+ * docs/api.md#webhooks): 400 when the event does not exist in the organization or is of another type. The
  * delivery row (claiming the Duplicate-Check-Key) is the outbox: its workflow starts after the
  * commit, or from the outbox sweep if this process dies first.
  */

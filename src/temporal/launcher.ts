@@ -1,5 +1,5 @@
 /**
- * The one module that starts workflows (CONVENTIONS.md): the API handlers, the activities and the
+ * The one module that starts workflows (docs/architecture.md#layers): the API handlers, the activities and the
  * sweeps receive a launcher instead of starting workflows themselves. One start-once policy (ids
  * derive from database ids or the network's transaction id, a second start of an id is refused
  * and counts as done), one place for search attributes and memos, one post-commit start of what a
@@ -36,7 +36,7 @@ type LauncherSettings = {
   paymentBatchConcurrency: number;
   /** Wait before re-prompting after a refused prompt when a request has no retry interval. */
   failedPromptRetrySeconds: number;
-  /** How long a merchant's verification URL has to answer (api.md 4.2). */
+  /** How long a merchant's verification URL has to answer (docs/api.md#collections). */
   verificationTimeoutSeconds: number;
   /** The retry schedule of webhook deliveries. */
   webhookSchedule: RetrySchedule;

@@ -9,7 +9,7 @@
  * when prompts fail with no retry left; `expired` at the expiry date. A payment the network reports
  * on its own (and a claim) reaches it as the `collectionMatched` signal from the workflow that
  * received it. Search attributes are set at the start; the request's status is written to them
- * once, when it is final (DESIGN.md: visibility only where operators look).
+ * once, when it is final (docs/architecture.md#the-actor-core: visibility only where operators look).
  */
 import { condition, log, proxyActivities, proxyLocalActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import type { createCollectionActivities, ReceiptOutcome } from '../activities/collections';
@@ -47,7 +47,7 @@ const { checkPrompt } = proxyActivities<Activities>({
 
 /** How often a prompt the operator took is asked about when no callback comes and the input names no interval. */
 const DEFAULT_NETWORK_POLL_SECONDS = 20;
-/** api.md 4.2: the merchant's verification URL has 60 seconds, unless the input says otherwise. */
+/** docs/api.md#collections: the merchant's verification URL has 60 seconds, unless the input says otherwise. */
 const DEFAULT_VERIFICATION_TIMEOUT_SECONDS = 60;
 
 export async function collectionRequestV3(input: CollectionRequestInput): Promise<CollectionRequestState> {

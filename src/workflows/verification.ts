@@ -1,5 +1,5 @@
 /**
- * Asking the organization's verification URL about a collection (api.md 4.2), as every workflow
+ * Asking the organization's verification URL about a collection (docs/api.md#collections), as every workflow
  * that decides a payment does: one regular activity given the merchant's whole answer time.
  */
 import { proxyActivities } from '@temporalio/workflow';

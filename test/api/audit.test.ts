@@ -118,7 +118,7 @@ const API_WRITES: Record<string, ApiWrite> = {
     return { status: answer.status, type: 'reversal', id: answer.body.id, after: { collection_id: paid.id, reason: 'Order cancelled' } };
   },
   'GET /api/collections': async (owner, call) => {
-    // The claim (api.md 4.1) is a write that arrives as a GET.
+    // The claim (docs/api.md#collections) is a write that arrives as a GET.
     const unassigned = await collection(null);
     const answer = await call(`/api/collections?claim=True&amount=25&remote_transaction_id=${unassigned.remoteTransactionId}&phonenumber=${encodeURIComponent(unassigned.phoneNumber)}`);
     return { status: answer.status, type: 'collection', id: unassigned.id, after: { organization_id: owner.organization.id, status: 'successful' } };

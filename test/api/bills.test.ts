@@ -16,7 +16,7 @@ const SERVICE_ITEM_FIELDS = [
 ];
 
 describe('GET /api/bills/billers/services/list', () => {
-  test('groups service items by category by default, every item with every field of api.md 2.8', async () => {
+  test('groups service items by category by default, every item with every field of the catalogue', async () => {
     const response = await merchant.request('/api/bills/billers/services/list');
     expect(response.status).toBe(200);
     expect(response.body).toMatchObject({ status: 'success', code: 200 });

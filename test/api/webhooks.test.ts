@@ -45,7 +45,7 @@ async function createHook(owner: TestMerchant, event = 'contact.created') {
 }
 
 describe('POST /api/webhooks', () => {
-  test('creates a webhook from form fields: the object of api.md 2.5 and its status (enabled), nothing else', async () => {
+  test('creates a webhook from form fields: the webhook object and its status (enabled), nothing else', async () => {
     const url = target();
     const response = await merchant.request('/api/webhooks', { form: { event: 'collection.received', target: url } });
     expect(response.status).toBe(201);

@@ -1067,7 +1067,7 @@ export type webhooks = Record<string, never>;
 export type components = {
     schemas: {
         /**
-         * @description A person who pays or is paid (api.md 2.4).
+         * @description A person who pays or is paid.
          * @example {
          *       "id": 17,
          *       "organization": 3,
@@ -1142,7 +1142,7 @@ export type components = {
             national_id_type?: string | null;
         };
         /**
-         * @description A request for a subscriber to pay (api.md 2.3), with its contact.
+         * @description A request for a subscriber to pay, with its contact.
          * @example {
          *       "id": 901,
          *       "organization": 3,
@@ -1258,7 +1258,7 @@ export type components = {
             subscription_settings: string | null;
         };
         /**
-         * @description A payment received from a subscriber (api.md 2.2).
+         * @description A payment received from a subscriber.
          * @example {
          *       "id": 77,
          *       "remote_transaction_id": "MTN-8812",
@@ -1415,7 +1415,7 @@ export type components = {
             contact: components["schemas"]["Contact"] | null;
         };
         /**
-         * @description The transaction that added the collection to a wallet (api.md 2.2; from version 4).
+         * @description The transaction that added the collection to a wallet (from version 4).
          * @example {
          *       "id": 311,
          *       "amount": "1500.0000",
@@ -1496,7 +1496,7 @@ export type components = {
             };
         };
         /**
-         * @description A wallet of the organization (facts.md: `GET /api/accounts`).
+         * @description A wallet of the organization (`GET /api/accounts`).
          * @example {
          *       "id": 12,
          *       "organization": 3,
@@ -1556,7 +1556,7 @@ export type components = {
             updated_by: string | null;
         };
         /**
-         * @description A payment (money out) to a subscriber (api.md 2.7 with the fields facts.md records).
+         * @description A payment (money out) to a subscriber.
          * @example {
          *       "id": 77,
          *       "organization": 3,
@@ -2255,9 +2255,9 @@ export type components = {
             currency: string | null;
             /** @description Every currency its collections and payments may use: its country's (the DRC's networks carry CDF and USD), BXC for the sandbox. */
             currencies: string[];
-            /** @description Whether it asks the organization's verification URL before accepting a collection (api.md 4.2). */
+            /** @description Whether it asks the organization's verification URL before accepting a collection. */
             verification: boolean;
-            /** @description Whether contact instant verification works for its numbers (api.md 4.4). */
+            /** @description Whether contact instant verification works for its numbers. */
             name_lookup: boolean;
             /** @description Whether it prompts subscribers to pay (collection requests). */
             collections: boolean;
@@ -2265,7 +2265,7 @@ export type components = {
             payments: boolean;
         };
         /**
-         * @description Something that happened in the organization (api.md 2.6); webhooks deliver the same `data`.
+         * @description Something that happened in the organization; webhooks deliver the same `data`.
          * @example {
          *       "id": 1234,
          *       "organization": 3,
@@ -2312,7 +2312,7 @@ export type components = {
             updated_by: string | null;
         };
         /**
-         * @description An HTTPS URL that receives every future event of one type (api.md 2.5).
+         * @description An HTTPS URL that receives every future event of one type.
          * @example {
          *       "id": 56,
          *       "user": 5,
@@ -2497,7 +2497,7 @@ export type components = {
             };
         };
         /**
-         * @description A biller service (api.md 2.8).
+         * @description A biller service.
          * @example {
          *       "id": 1,
          *       "serviceId": "SRV-001",
@@ -2548,7 +2548,7 @@ export type components = {
             updated_at: string;
         };
         /**
-         * @description An electricity biller (api.md 2.8).
+         * @description An electricity biller.
          * @example {
          *       "name": "Ikeja Electric",
          *       "service_types": {
@@ -2566,7 +2566,7 @@ export type components = {
             };
         };
         /**
-         * @description A pin bundle of a provider (api.md 2.8).
+         * @description A pin bundle of a provider.
          * @example {
          *       "amount": 100,
          *       "available": 50,
@@ -2602,7 +2602,7 @@ export type components = {
         FieldErrors: {
             [key: string]: string[];
         };
-        /** @description A bill-payment error: the envelope of api.md 2.8 with `status` `error`. */
+        /** @description A bill-payment error: the bill-payment envelope with `status` `error`. */
         BillsError: {
             /** @constant */
             status: "error";

@@ -56,7 +56,7 @@ test('webhook and retention settings: the spec\'s defaults, short schedules for 
   expect(defaults.retention).toEqual({ days: 30, auditDays: 365, sweepEnabled: true, sweepIntervalSeconds: 3600 });
   expect(loadConfig({ WEBHOOK_RETRY_SCHEDULE: '100ms, 1s,2s,3s,4s,5s,6s,7s,8s' }).webhooks.retryDelaysMs[0]).toBe(100);
   expect(loadConfig({ EVENT_RETENTION_DAYS: '90' }).retention.days).toBe(90);
-  // api.md 6.1: events are kept at least 30 days.
+  // Events are kept at least 30 days (docs/api.md#events).
   expect(() => loadConfig({ EVENT_RETENTION_DAYS: '29' })).toThrow(/EVENT_RETENTION_DAYS/);
   // The audit trail outlives the events: at least their retention, by default a year or theirs when longer.
   expect(loadConfig({ AUDIT_RETENTION_DAYS: '30' }).retention.auditDays).toBe(30);

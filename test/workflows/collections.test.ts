@@ -277,7 +277,7 @@ describe('a credit no retry can fix', () => {
   });
 });
 
-describe('claims (api.md 4.1)', () => {
+describe('claims', () => {
   let claimer: TestMerchant;
   let rival: TestMerchant;
 

@@ -1,5 +1,5 @@
 /**
- * Events and their deliveries (DESIGN.md, Workflows: no workflow for an event nobody listens to):
+ * Events and their deliveries (docs/architecture.md#events-and-the-outbox: no workflow for an event nobody listens to):
  * the transaction that records an event records one delivery row per live webhook of its type,
  * and only those reach a workflow: their webhook's actor (`webhook-<id>`), signalled after the
  * commit, and by the outbox sweep when the process died first; no event is lost and none is delivered twice. Events recorded

@@ -1,5 +1,5 @@
 /**
- * One bad row never stops a sweep (DESIGN.md): a poisoned row in each sweep's table is set aside
+ * One bad row never stops a sweep (docs/architecture.md#events-and-the-outbox): a poisoned row in each sweep's table is set aside
  * with its error, visible to operators (the table and the admin CLI), and the sweep's other rows
  * are processed, by the real Schedules on the real worker.
  */

@@ -1,5 +1,5 @@
 /**
- * Tenant-safe matching (DESIGN.md, Workflows) on the real worker and dev server: a payment that
+ * Tenant-safe matching (docs/architecture.md#tenant-safe-matching) on the real worker and dev server: a payment that
  * answers a prompt goes to the prompting request only, however many look-alike requests other
  * merchants opened, and a payment without a prompt reference is matched only when exactly one
  * organization has such an open request.

@@ -1,6 +1,6 @@
 /**
  * Collections: the list with the API's filters, a collection's page (with its wallet transactions
- * and its reversal), the claim form (api.md 4.1 claim), and the "send back" form of a successful
+ * and its reversal), the claim form (the claim of docs/api.md#collections), and the "send back" form of a successful
  * collection (through `reverseCollection`, as POST /api/reversals).
  */
 import { Elysia } from 'elysia';

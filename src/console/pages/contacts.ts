@@ -57,7 +57,7 @@ ${pager('/console/contacts', searchParams, page, count)}`;
     .get('/console/contacts/new', ({ session }) => htmlResponse(layout(frame(session, 'New contact'), createForm(session, {}, {}))), { page: 'collect' })
     .post('/console/contacts', async ({ session, form }) => {
       const { verify, ...fields } = givenFields(form);
-      // The API's instant verification: metadata sync=1 (api.md 4.4).
+      // The API's instant verification: metadata sync=1 (docs/api.md#contacts).
       const body = verify === 'true' ? { ...fields, metadata: { sync: '1' } } : fields;
       try {
         const contact = await createContact(deps, session, validate(ContactCreate, body), null);

@@ -7,7 +7,7 @@
  * The test event is a synthetic message sent once, at once, and shown on the page: the body
  * `{"hook": <webhook>, "data": {"test": true, ...}}`, signed and authenticated exactly as a
  * delivery is, to the webhook's target with the same 5-second limit and guarded transport. It is no
- * event of api.md 6.1, so nothing is recorded: no event row, no delivery, no retries.
+ * event (docs/api.md#events), so nothing is recorded: no event row, no delivery, no retries.
  */
 import { randomBytes } from 'node:crypto';
 import { Elysia } from 'elysia';

@@ -16,7 +16,7 @@ export type CollectionRequestInput = {
   retryIntervalSeconds: number | null;
   /** Wait before re-prompting after a failed prompt when no retry interval was set. */
   failedPromptRetrySeconds: number;
-  /** Retries after the first prompt (api.md `max_attempts`; 0 = none). */
+  /** Retries after the first prompt (`max_attempts`, docs/api.md#collection-requests; 0 = none). */
   maxAttempts: number;
   sendInstructions: boolean;
   sendSms: boolean;

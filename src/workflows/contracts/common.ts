@@ -5,7 +5,7 @@
 import { defineSignal } from '@temporalio/workflow';
 
 /**
- * The lean durable core (DESIGN.md, Workflows): local activities for PostgreSQL steps, no
+ * The lean durable core (docs/architecture.md#the-actor-core): local activities for PostgreSQL steps, no
  * workflow per event. Executions started before it have no marker for this patch and replay their
  * first shape (workflows/legacy, test/histories).
  */

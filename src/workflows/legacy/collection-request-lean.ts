@@ -39,7 +39,7 @@ const DEFAULT_NETWORK_POLL_SECONDS = 20;
  * until its start, then prompts and retries, `successful` when a collection pays it, `failed`
  * when prompts fail with no retry left, `expired` at its expiry date.
  *
- * The lean shape (DESIGN.md, Workflows): a prompt is one regular activity (text, push, and their
+ * The lean shape (docs/architecture.md#retiring-a-workflow-shape): a prompt is one regular activity (text, push, and their
  * status changes); status changes of its own are local activities; `successful` is recorded by
  * the transaction that credits the collection, and the signal only tells this workflow to send the
  * success text and end. Executions started before it replay the first shape (legacy/).

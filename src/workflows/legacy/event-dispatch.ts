@@ -60,7 +60,7 @@ async function startWebhookDeliveries(event: EventDispatchInput): Promise<void> 
 /**
  * One per event recorded before migration 008 (`event-<id>`): starts its webhook deliveries, then
  * marks it dispatched. Events recorded since carry their delivery rows from their own transaction
- * and need no workflow of their own (DESIGN.md); the outbox sweep still starts this one for older
+ * and need no workflow of their own (docs/architecture.md#events-and-the-outbox); the outbox sweep still starts this one for older
  * events never dispatched.
  */
 export async function eventDispatch(input: EventDispatchInput): Promise<void> {
