@@ -1,6 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
-/** Keys look like the 40-hex-character tokens the spec's clients send; the first 12 find the row. */
+/** Keys look like the 40-hex-character tokens the provider's clients send; the first 12 find the row. */
 export const API_KEY_PATTERN = /^[0-9a-f]{40}$/;
 const PREFIX_LENGTH = 12;
 

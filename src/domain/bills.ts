@@ -60,7 +60,7 @@ export const BillServiceSchema = v.pipe(
 );
 type BillServiceItem = v.InferOutput<typeof BillServiceSchema>;
 
-/** Booleans as the strings `"true"`/`"false"`, as the spec shows them. */
+/** Booleans as the strings `"true"`/`"false"`, as the bill-payment API shows them (docs/api.md#bill-payments). */
 export function serializeBillService(service: BillServiceRow): BillServiceItem {
   return {
     id: service.id,
@@ -114,7 +114,7 @@ export const PinBundleSchema = v.pipe(
   v.examples([{ amount: 100, available: 50, description: 'MTN 100 airtime pin' }]),
 );
 
-/** A pin bundle: `amount` is a number in the spec (catalogue prices are whole naira). */
+/** A pin bundle: `amount` is a JSON number (catalogue prices are whole naira). */
 export const serializePinBundle = (bundle: PinBundleRow): v.InferOutput<typeof PinBundleSchema> => ({
   amount: Number(bundle.amount),
   available: bundle.available,

@@ -1,9 +1,9 @@
 /**
  * What a use case refuses, in the domain's terms: the API answers each with its status and the
- * spec's error body (src/http/errors.ts), the console shows it on the page. Nothing here is HTTP.
+ * error body (src/http/errors.ts), the console shows it on the page. Nothing here is HTTP.
  */
 
-/** Messages by field (the spec's `{"field": ["message"]}`); `non_field_errors` for the whole input. */
+/** Messages by field (the API's `{"field": ["message"]}`); `non_field_errors` for the whole input. */
 export type FieldErrors = Record<string, string[]>;
 
 /**

@@ -1,4 +1,4 @@
-/** valibot field builders whose messages match the error bodies the spec's clients expect. */
+/** valibot field builders whose messages match the error bodies the provider's clients expect (docs/api.md#api-behaviour-worth-knowing). */
 import * as v from 'valibot';
 import { MAX_AMOUNT, groupedAmount, parsePositiveAmount } from './money';
 import { normalizePhoneNumber } from './phone';

@@ -1,7 +1,7 @@
 /**
  * HTTP conventions shared by every route: content negotiation (406), request bodies as JSON,
  * form-encoded or multipart with `a.b` / `a[b]` nesting (400, 413, 415), and the mapping of every
- * failure to the spec's JSON error bodies. Nothing internal (stack, SQL) ever reaches a response.
+ * failure to the API's JSON error bodies (docs/api.md#api-behaviour-worth-knowing). Nothing internal (stack, SQL) ever reaches a response.
  */
 import { ValidationError } from 'elysia';
 import { ApiError, findApiError, methodNotAllowed, notAcceptable, notFound, unsupportedMediaType } from './errors';
@@ -346,7 +346,7 @@ export function createMethodIndex(routes: () => readonly Route[]) {
 }
 
 
-/** Turns anything thrown while handling a request into the spec's error response. */
+/** Turns anything thrown while handling a request into the API's error response. */
 export function errorResponse(code: unknown, error: unknown, request: Request, allowedMethods: (path: string) => string[]): Response {
   const apiError = findApiError(error);
   if (apiError) return jsonResponse(apiError.status, apiError.body, apiError.headers);
@@ -361,7 +361,7 @@ export function errorResponse(code: unknown, error: unknown, request: Request, a
   }
   if (code === 'PARSE') return jsonResponse(400, { detail: 'Malformed request body.' });
   if (code === 'VALIDATION' && error instanceof ValidationError) {
-    // A declared schema refused the input (src/api/route-docs.ts): the spec's field errors, with the
+    // A declared schema refused the input (src/api/route-docs.ts): the API's field errors, with the
     // messages `validate` gives. A path id that is no id names nothing (404); a header's rule is its detail.
     if (error.type === 'params') return jsonResponse(404, notFound().body);
     const errors = fieldErrorsOfIssues(error.all as { path?: string; message?: string }[]);

@@ -22,7 +22,7 @@ async function countRequests(organizationId: number): Promise<number> {
 }
 
 describe('POST /api/collectionrequests', () => {
-  test('creates a request with defaults, the expanded contact and the spec formats', async () => {
+  test('creates a request with defaults, the expanded contact and the documented formats', async () => {
     const before = Date.now();
     const form = valid();
     const response = await merchant.request('/api/collectionrequests', { form });

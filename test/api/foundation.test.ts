@@ -47,7 +47,7 @@ describe('authentication', () => {
 });
 
 describe('errors', () => {
-  test('unknown path is 404 with the spec body', async () => {
+  test('unknown path is 404 with the API error body', async () => {
     const response = await merchant.request('/api/nothing-here');
     expect(response.status).toBe(404);
     expect(response.body).toEqual({ detail: 'Not found.' });

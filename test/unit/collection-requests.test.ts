@@ -25,7 +25,7 @@ describe('request date strings', () => {
     expect(parseRequestDate(input, NOW)).toBeNull();
   });
 
-  test('the spec form of expiry dates', () => {
+  test('the API form of expiry dates', () => {
     expect(formatSpecDate(new Date('2018-05-26T19:06:51.300Z'), 300273)).toBe('2018-05-26 19:06:51.300273+00:00');
   });
 });

@@ -42,7 +42,7 @@ test('every variable the config reads is documented in docs/configuration.md', (
   expect(variables.filter((variable) => !guide.includes(`\`${variable}\``))).toEqual([]);
 });
 
-test('webhook and retention settings: the spec\'s defaults, short schedules for tests, and what is refused', () => {
+test('webhook and retention settings: the documented defaults, short schedules for tests, and what is refused', () => {
   const defaults = loadConfig({});
   expect(defaults.webhooks).toEqual({
     retryDelaysMs: [10_000, 60_000, 300_000, 900_000, 1_800_000, 3_600_000, 7_200_000, 14_400_000, 28_800_000],

@@ -122,7 +122,7 @@ describe('recovering a webhook', () => {
     expect(again.body.events).toBe(3);
   });
 
-  test('a bad period, too many events, another organization\'s webhook: refused with the spec\'s error bodies, nothing recorded', async () => {
+  test('a bad period, too many events, another organization\'s webhook: refused with the API\'s error bodies, nothing recorded', async () => {
     const merchant = await createMerchant(ctx.app);
     const other = await createMerchant(ctx.app);
     const hook = await createHook(merchant, receiver.url(nextPath('refused')));
