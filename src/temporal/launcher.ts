@@ -26,6 +26,7 @@ import { searchAttributes } from '../workflows/contracts/search-attributes';
 import { deliveriesQueuedSignal, webhookActorId, webhookDeletedSignal, webhookDisabledSignal, type QueuedDelivery, type WebhookActorInput, webhookSenderTaskQueue } from '../workflows/contracts/webhook';
 import { stalledWebhooks, webhooksToWake } from '../services/webhook-queue';
 import type { Queryable } from '../db';
+import type { StartableWorkflow, StartableWorkflows } from '../workflows/registry';
 
 type LauncherSettings = {
   taskQueue: string;
@@ -56,9 +57,9 @@ type LaunchLogger = (message: string, fields: Record<string, unknown>) => void;
 /** What a committed transaction recorded that needs a workflow: outbox rows of each kind, and events (with their deliveries). */
 export type Committed = { events?: readonly RecordedEvent[] } & { [K in OutboxKind]?: readonly OutboxRow<K>[] };
 
-type StartOptions = {
+type StartOptions<W extends StartableWorkflow> = {
   workflowId: string;
-  args: unknown[];
+  args: Parameters<StartableWorkflows[W]>;
   searchAttributes: SearchAttributePair[];
   memo?: Record<string, unknown>;
   startDelay?: number;
@@ -99,9 +100,9 @@ function createLauncher(client: Client, sql: Queryable, settings: LauncherSettin
   const { taskQueue } = settings;
 
   /** Starts `workflowType` once: true when this call started it, false when it already existed (open or closed). */
-  async function startOnce(workflowType: string, options: StartOptions): Promise<boolean> {
+  async function startOnce<W extends StartableWorkflow>(workflowType: W, options: StartOptions<W>): Promise<boolean> {
     try {
-      await client.workflow.start(workflowType, {
+      await client.workflow.start<StartableWorkflows[W]>(workflowType, {
         taskQueue,
         workflowId: options.workflowId,
         // Never a second run for one id, even after the first has closed.
@@ -129,7 +130,7 @@ function createLauncher(client: Client, sql: Queryable, settings: LauncherSettin
       webhookId: webhook.webhookId, organizationId: webhook.organizationId, schedule: settings.webhookSchedule,
       historyLimit: settings.webhookActorHistoryEvents, concurrency: settings.webhookConcurrency, senderTaskQueue: webhookSenderTaskQueue(taskQueue),
     };
-    await client.workflow.signalWithStart('webhookV2', {
+    await client.workflow.signalWithStart<StartableWorkflows['webhookV2'], [QueuedDelivery[]]>('webhookV2' satisfies StartableWorkflow, {
       taskQueue,
       workflowId: webhookActorId(input.webhookId),
       workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,

@@ -1,3 +1,4 @@
+import type { StartableWorkflow } from '../workflows/registry';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client, type ScheduleOptionsStartWorkflowAction } from '@temporalio/client';
 import type { Config } from '../config';
@@ -38,7 +39,7 @@ async function ensureOutboxSweepSchedule(client: Client, settings: OutboxSweepSe
   const input: OutboxSweepInput = { graceSeconds: settings.graceSeconds, batchSize: settings.batchSize ?? 500 };
   await ensureIntervalSchedule<typeof outboxSweepV2>(client, outboxSweepScheduleId(settings.taskQueue), settings.intervalSeconds, {
     type: 'startWorkflow',
-    workflowType: 'outboxSweepV2',
+    workflowType: 'outboxSweepV2' satisfies StartableWorkflow,
     taskQueue: settings.taskQueue,
     args: [input],
     workflowExecutionTimeout: '10 minutes',
@@ -52,7 +53,7 @@ async function ensureEventRetentionSchedule(client: Client, settings: EventReten
   const input: EventRetentionInput = { retentionDays: settings.retentionDays, batchSize: settings.batchSize ?? 1000, auditRetentionDays: settings.auditRetentionDays };
   await ensureIntervalSchedule<typeof eventRetention>(client, eventRetentionScheduleId(settings.taskQueue), settings.intervalSeconds, {
     type: 'startWorkflow',
-    workflowType: 'eventRetention',
+    workflowType: 'eventRetention' satisfies StartableWorkflow,
     taskQueue: settings.taskQueue,
     args: [input],
     workflowExecutionTimeout: '1 hour',
