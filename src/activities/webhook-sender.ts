@@ -14,8 +14,8 @@
 import { Context, log } from '@temporalio/activity';
 import { WEBHOOK_TIMEOUT_MS, attemptOutcome, type AttemptOutcome } from '../domain/webhooks';
 import { retryDelayMs, totalAttempts } from '../domain/webhook-schedule';
-import { claimDue, holdWebhook, letGo, readWebhook, releaseClaims, type ClaimedDelivery, type LiveWebhook } from '../services/webhook-queue';
-import { deliverySecrets, finishDelivery, logAttempt, type DeliverySecrets } from '../services/webhooks';
+import { claimDue, holdWebhook, letGo, releaseClaims, type ClaimedDelivery } from '../services/webhook-queue';
+import { deliverySecrets, finishDelivery, logAttempt, readWebhook, type DeliverySecrets, type LiveWebhook } from '../services/webhooks';
 import { disableIfFailing } from '../services/webhook-recovery';
 import { recordWebhookAttempt } from '../telemetry/metrics';
 import type { WebhookEnd, SenderInput, SenderResult } from '../workflows/contracts/webhook';

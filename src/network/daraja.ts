@@ -24,7 +24,7 @@ import {
 import type {
   PaymentPrompt, Payout, PayoutResult, PromptResult, PromptStatus, ReportedPayment, ReportedPaymentStatus, TakenPrompt,
 } from './adapter';
-import { callOperator, callWithToken, createTokenCache, field, msisdnOf, wholeAmount, type OperatorAnswer } from './operator-http';
+import { callOperator, callWithToken, createTokenCache, field, msisdnOf, nested, wholeAmount, type OperatorAnswer } from './operator-http';
 
 /** Daraja's answers come within seconds; a call past this is retried by its activity (safe: see above). */
 const DARAJA_TIMEOUT_MS = 20_000;
@@ -68,10 +68,6 @@ export function darajaTimestamp(now = new Date()): string {
 
 export type ResultParameters = Record<string, string>;
 
-/** A property of an object, whatever `value` turns out to be. */
-const property = (value: unknown, name: string): unknown =>
-  typeof value === 'object' && value !== null && !Array.isArray(value) && Object.hasOwn(value, name) ? (value as Record<string, unknown>)[name] : undefined;
-
 /**
  * Daraja's lists of `{Name, Value}` or `{Key, Value}` pairs (an STK callback's metadata items, a
  * result's parameters) by name, read from whatever arrived: a list, or a lone pair where Daraja sends
@@ -91,13 +87,13 @@ function namedValues(list: unknown, nameField: 'Name' | 'Key'): ResultParameters
 
 /** An STK callback's metadata items by name (`Amount`, `MpesaReceiptNumber`, `PhoneNumber`, ...). */
 export const callbackItems = (callback: unknown): ResultParameters =>
-  namedValues(property(property(callback, 'CallbackMetadata'), 'Item'), 'Name');
+  namedValues(nested(callback, 'CallbackMetadata', 'Item'), 'Name');
 
 /** The `Result` of an asynchronous Daraja answer: its code, description and parameters by key. */
 export function readResult(body: unknown): { resultCode: string; description: string; conversationId?: string; originatorConversationId?: string; transactionId?: string; parameters: ResultParameters } | null {
-  const result = property(body, 'Result');
+  const result = nested(body, 'Result');
   if (typeof result !== 'object' || result === null || Array.isArray(result)) return null;
-  const parameters = namedValues(property(property(result, 'ResultParameters'), 'ResultParameter'), 'Key');
+  const parameters = namedValues(nested(result, 'ResultParameters', 'ResultParameter'), 'Key');
   return {
     resultCode: field(result, 'ResultCode') ?? '',
     description: field(result, 'ResultDesc') ?? '',
@@ -197,7 +193,7 @@ export function createDarajaConnector(settings: MpesaSettings, { sql, callbackBa
 
   /** The receipt an STK callback gave, when it claims success for exactly this prompt's amount and number (only a label: the query decides). */
   function receiptOfHint(operation: NetworkOperation, prompt: TakenPrompt): string | null {
-    const callback = property(property(operation.hint, 'Body'), 'stkCallback');
+    const callback = nested(operation.hint, 'Body', 'stkCallback');
     if (field(callback, 'ResultCode') !== '0') return null;
     const items = callbackItems(callback);
     const amount = items.Amount;

@@ -15,7 +15,7 @@ import { recordOperation } from '../services/network-operations';
 import type {
   NameLookup, PaymentPrompt, Payout, PayoutResult, PromptResult, PromptStatus, ReportedPaymentStatus, TakenPrompt,
 } from './adapter';
-import { callOperator, callWithToken, createTokenCache, field, msisdnOf, OperatorRefusedError, wholeAmount, type OperatorAnswer, type TokenCache } from './operator-http';
+import { callOperator, callWithToken, createTokenCache, field, msisdnOf, nested, OperatorRefusedError, wholeAmount, type OperatorAnswer, type TokenCache } from './operator-http';
 
 /** Calls to MoMo: long enough for its gateway on a slow day, short enough for an activity to retry. */
 const MOMO_TIMEOUT_MS = 20_000;
@@ -152,7 +152,7 @@ export function createMomoConnector(settings: MomoSettings, { sql, callbackBaseU
     if (answer.status !== 200) throw unexpected(`${kind.path} status`, answer);
     const reported = answer.body;
     // Read whatever arrived: a body that is not an object (`null`, text) has no fields, and matches nothing.
-    const party = typeof reported === 'object' && reported !== null ? (reported as Record<string, unknown>)[kind.party] : undefined;
+    const party = nested(reported, kind.party);
     const amount = field(reported, 'amount') ?? '';
     const matches = /^\d+(\.\d+)?$/.test(amount) && compareDecimal(amount, expected.amount) === 0
       && field(reported, 'currency') === operatorCurrency(expected.currency) && field(party, 'partyId') === expected.msisdn;

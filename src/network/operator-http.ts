@@ -49,8 +49,7 @@ export async function callOperator(request: OperatorRequest): Promise<OperatorAn
  * a number or a boolean: an operator's answers and callbacks are read with it whatever arrived.
  */
 export function field(body: unknown, name: string): string | undefined {
-  if (typeof body !== 'object' || body === null || Array.isArray(body) || !Object.hasOwn(body, name)) return undefined;
-  const value = (body as Record<string, unknown>)[name];
+  const value = nested(body, name);
   return typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? String(value) : undefined;
 }
 

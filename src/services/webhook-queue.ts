@@ -7,8 +7,6 @@
  * in workflow state, so it may be of any size.
  */
 import type { Queryable } from '../db';
-import type { WebhookRow } from '../domain/webhooks';
-import { WEBHOOK_COLUMNS } from './webhooks';
 
 /** A row a sender took: the attempt it makes, and whether an earlier sender's lease on it lapsed unlogged. */
 export type ClaimedDelivery = {
@@ -20,14 +18,6 @@ export type ClaimedDelivery = {
   dueAt: Date;
   event: { id: number; data: Record<string, unknown>; created: Date };
 };
-
-export type LiveWebhook = WebhookRow & { deletedAt: Date | null };
-
-/** The webhook as a sender reads it before each claim: an updated target counts at once, a deleted or disabled one stops it. */
-export async function readWebhook(sql: Queryable, webhookId: number): Promise<LiveWebhook | null> {
-  const [row] = await sql<LiveWebhook[]>`select ${sql.unsafe(WEBHOOK_COLUMNS)}, deleted_at as "deletedAt" from webhooks where id = ${webhookId}`;
-  return row ?? null;
-}
 
 /**
  * Takes up to `limit` due deliveries of the webhook, soonest first, leased for `leaseMs`: no other

@@ -174,7 +174,7 @@ export async function findAttempt(sql: Queryable, deliveryId: number, attempt: n
 
 type DeliveryContext = {
   delivery: { id: number; organizationId: number; redelivery: boolean };
-  webhook: WebhookRow & { deletedAt: Date | null };
+  webhook: LiveWebhook;
   event: { id: number; type: EventType; data: Record<string, unknown>; created: Date };
 };
 
@@ -221,6 +221,15 @@ export async function recordAttempt(sql: Sql, attempt: NewAttempt): Promise<Atte
   });
 }
 
+/** A webhook with when it was deleted (null while it lives). */
+export type LiveWebhook = WebhookRow & { deletedAt: Date | null };
+
+/** The webhook as a delivery reads it before sending: an updated target counts at once, a deleted or disabled one sends nothing. */
+export async function readWebhook(sql: Queryable, webhookId: number): Promise<LiveWebhook | null> {
+  const [row] = await sql<LiveWebhook[]>`select ${sql.unsafe(WEBHOOK_COLUMNS)}, deleted_at as "deletedAt" from webhooks where id = ${webhookId}`;
+  return row ?? null;
+}
+
 /** One delivery an actor's attempt takes: what it sends, and the attempt when it was logged before (a retried activity). */
 type TakenDelivery = {
   deliveryId: number;
@@ -237,9 +246,8 @@ type TakenDelivery = {
  */
 export async function takeDeliveries(
   sql: Queryable, webhookId: number, attempts: readonly { deliveryId: number; attempt: number }[],
-): Promise<{ webhook: (WebhookRow & { deletedAt: Date | null }) | null; taken: TakenDelivery[] }> {
-  const [webhook] = await sql<(WebhookRow & { deletedAt: Date | null })[]>`
-    select ${sql.unsafe(WEBHOOK_COLUMNS)}, deleted_at as "deletedAt" from webhooks where id = ${webhookId}`;
+): Promise<{ webhook: LiveWebhook | null; taken: TakenDelivery[] }> {
+  const webhook = await readWebhook(sql, webhookId);
   const rows = await sql<(Omit<TakenDelivery, 'event' | 'logged'> & { eventId: number; data: Record<string, unknown>; eventCreated: Date; logged: (Omit<AttemptRow, 'startedAt'> & { startedAt: string }) | null })[]>`
     with wanted as (select * from unnest(${attempts.map((item) => item.deliveryId)}::bigint[], ${attempts.map((item) => item.attempt)}::int[]) as w(id, attempt)),
     taken as (
@@ -252,7 +260,7 @@ export async function takeDeliveries(
             from webhook_delivery_attempts a where a.delivery_id = taken.id and a.attempt = taken.attempt) as logged
     from taken join events e on e.id = taken.event_id`;
   return {
-    webhook: webhook ?? null,
+    webhook,
     taken: rows.map(({ eventId, data, eventCreated, logged, ...row }) => ({
       ...row, event: { id: eventId, data, created: eventCreated }, logged: logged ? { ...logged, startedAt: new Date(logged.startedAt) } : null,
     })),

@@ -169,7 +169,8 @@ export async function startAirtelSimulator(options: AirtelSimulatorOptions): Pro
     const id = transaction?.id;
     const amount = transaction?.amount;
     if (typeof id !== 'string' || id.length === 0 || id.length > 64) return answer(false, 'DP00800001005', 'Transaction ID is invalid', undefined, 400);
-    if (typeof amount !== 'number' || !(amount > 0)) return answer(false, 'DP00800001004', 'Invalid amount', undefined, 400);
+    // Airtel Money moves whole amounts of the country's currency.
+    if (typeof amount !== 'number' || !(amount > 0) || !Number.isInteger(amount)) return answer(false, 'DP00800001004', 'Invalid amount', undefined, 400);
     // The msisdn comes without the country code: 9 digits in every country served here.
     if (typeof msisdn !== 'string' || !/^\d{9}$/.test(msisdn)) return answer(false, 'ESB000001', `Invalid msisdn for ${country}: send it without the country code`, undefined, 400);
     return { id, msisdn, amount };
