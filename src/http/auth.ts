@@ -25,7 +25,7 @@ export async function authenticate(sql: Sql, authorization: string | undefined):
   return holder;
 }
 
-/** The request policy `createApp` decorates every request with (src/api/request-policy.ts). */
+/** The request policy `createApp` decorates every request with (src/http/request-policy.ts). */
 function requestPolicyOf(context: object): RequestPolicy {
   const policy = (context as { requestPolicy?: RequestPolicy }).requestPolicy;
   if (!policy) throw new Error('authPlugin needs the request policy that createApp provides');

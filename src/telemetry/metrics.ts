@@ -27,7 +27,7 @@ export function collectProcessMetrics(owner: MetricsProcess): void {
   collectDefaultMetrics({ register: registries[owner] });
 }
 
-// API (recorded by src/api/request-telemetry.ts and src/api/request-policy.ts).
+// API (recorded by src/http/request-telemetry.ts and src/http/request-policy.ts).
 
 /** Every API request, by route template (`/api/collections/:id`, `unmatched` for no route), method and status. */
 const httpRequestDuration = new Histogram({
