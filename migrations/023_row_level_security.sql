@@ -33,19 +33,18 @@ create function current_organization() returns bigint language sql stable as $$
   select nullif(current_setting('app.organization_id', true), '')::bigint
 $$;
 
--- Every table with an organization_id column: its rows are that organization's.
-do $$
-declare
-  holder record;
+-- Puts a table holding organizations' rows behind the boundary: its rows are the organization's in
+-- its organization_id column. A later migration adding such a table calls it.
+create function guard_tenant_table(holder regclass) returns void language plpgsql as $$
 begin
-  for holder in
-    select c.relname from pg_class c join pg_attribute a on a.attrelid = c.oid
-    where c.relnamespace = 'public'::regnamespace and c.relkind = 'r' and a.attname = 'organization_id' and not a.attisdropped
-  loop
-    execute format('alter table %I enable row level security', holder.relname);
-    execute format('create policy tenant_rows on %I to collections_tenant using (organization_id = current_organization())', holder.relname);
-  end loop;
+  execute format('alter table %s enable row level security', holder);
+  execute format('create policy tenant_rows on %s to collections_tenant using (organization_id = current_organization())', holder);
 end $$;
+
+-- Every table with an organization_id column.
+select guard_tenant_table(c.oid::regclass)
+from pg_class c join pg_attribute a on a.attrelid = c.oid
+where c.relnamespace = 'public'::regnamespace and c.relkind = 'r' and a.attname = 'organization_id' and not a.attisdropped;
 
 -- The organization itself.
 alter table organizations enable row level security;
