@@ -209,8 +209,8 @@ export function networkForMoney(e164: string, currency: string, connections: Con
 
 /**
  * The operator's own amount rules, for a connected network (null when the amount is fine): M-Pesa
- * and Airtel Money take whole amounts; MoMo takes the currency's minor units, so whole amounts of a
- * currency without them (UGX, RWF). Any other amount follows its currency's rule (`currencyAmountProblem`).
+ * (Daraja) and Airtel Money take whole amounts; MoMo and Vodacom's M-Pesa OpenAPI take the currency's
+ * minor units, so whole amounts of a currency without them (UGX, RWF, TZS). Any other amount follows its currency's rule (`currencyAmountProblem`).
  */
 export function operatorAmountProblem(network: Network, currency: string, amount: string, connected: ReadonlySet<string>): string | null {
   if (currency === 'BXC' || !connected.has(network.name)) return null;
@@ -218,7 +218,8 @@ export function operatorAmountProblem(network: Network, currency: string, amount
   if (/^0*$/.test(fraction)) return null;
   const airtel = Object.values(AIRTEL_NETWORKS).includes(network.name);
   if (network.name !== CONNECTED_NETWORK.daraja && !airtel && currencyDecimals(currency) !== 0) return null;
-  const operator = network.name === CONNECTED_NETWORK.daraja ? 'M-Pesa' : airtel ? 'Airtel Money' : network.name.startsWith('MTN ') ? 'MTN MoMo' : network.name;
+  const vodacom = VODACOM_MARKETS.some((market) => market.network === network.name);
+  const operator = network.name === CONNECTED_NETWORK.daraja || vodacom ? 'M-Pesa' : airtel ? 'Airtel Money' : network.name.startsWith('MTN ') ? 'MTN MoMo' : network.name;
   return `${operator} takes whole amounts only: enter ${currency} without decimals.`;
 }
 
