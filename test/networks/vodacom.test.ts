@@ -7,6 +7,7 @@
  * (activation, reuse, renewal) and the door's rules.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { constants, publicEncrypt } from 'node:crypto';
 import { startVodacomSimulator, type VodacomSimulator } from '../simulators/vodacom';
 import { eventually, numberSequence, testSql } from '../helpers';
 import { balanceOf, creditsOf, expectBalanced, fundedMerchant, paidOut, promptedRequest, requestOutcome, startStack, type Stack } from './stack';
@@ -223,5 +224,49 @@ describe('sessions, names and the door', () => {
     expect(decimals.body.amount).toEqual(['M-Pesa takes whole amounts only: enter TZS without decimals.']);
     expect(vodacom.transactions()).toHaveLength(before);
     expect(await testSql()`select id from network_operations where network = 'Airtel Tanzania'`).toHaveLength(0);
+  });
+});
+
+describe('the simulator keeps the published contract', () => {
+  test('bearers are RSA-encrypted (the API key for getSession, the session id after), sessions wait for their activation, Origin and fields are checked', async () => {
+    const openApi = await startVodacomSimulator({ ...CREDENTIALS, markets: { TZN: ['TZS'] }, activationMs: 400 });
+    try {
+      const key = `-----BEGIN PUBLIC KEY-----\n${openApi.publicKey}\n-----END PUBLIC KEY-----`;
+      const bearer = (text: string) => `Bearer ${publicEncrypt({ key, padding: constants.RSA_PKCS1_PADDING }, Buffer.from(text)).toString('base64')}`;
+      const call = async (path: string, init: { method?: string; authorization?: string; origin?: string | null; json?: unknown } = {}) => {
+        const response = await fetch(`${openApi.url}/ipg/v2/vodacomTZN/${path}`, {
+          method: init.method ?? 'GET',
+          headers: { ...(init.authorization ? { Authorization: init.authorization } : {}), ...(init.origin === null ? {} : { Origin: init.origin ?? CREDENTIALS.origin }), 'Content-Type': 'application/json' },
+          body: init.json === undefined ? undefined : JSON.stringify(init.json),
+        });
+        return { status: response.status, body: (await response.json()) as Record<string, string> };
+      };
+      expect(await call('getSession/', { authorization: `Bearer ${CREDENTIALS.apiKey}` })).toMatchObject({ status: 401, body: { output_ResponseCode: 'INS-2' } });
+      expect(await call('getSession/', { authorization: bearer(CREDENTIALS.apiKey), origin: null })).toMatchObject({ status: 400, body: { output_ResponseCode: 'INS-20' } });
+      const session = await call('getSession/', { authorization: bearer(CREDENTIALS.apiKey) });
+      expect(session).toMatchObject({ status: 200, body: { output_ResponseCode: 'INS-0', output_ResponseDesc: 'Request processed successfully' } });
+      const authorization = bearer(session.body.output_SessionID!);
+      const query = 'queryTransactionStatus/?input_QueryReference=X1&input_ServiceProviderCode=000000&input_ThirdPartyConversationID=Q1&input_Country=TZN';
+      expect(await call(query, { authorization })).toMatchObject({ status: 401, body: { output_ResponseDesc: 'Session ID not yet active' } });
+      await Bun.sleep(450);
+      expect(await call(query, { authorization })).toMatchObject({ status: 200, body: { output_ResponseCode: 'INS-0', output_ResponseTransactionStatus: 'N/A' } });
+      expect(await call(query, { authorization: `Bearer ${session.body.output_SessionID}` })).toMatchObject({ status: 401 });
+      const payment = {
+        input_Amount: '100', input_Country: 'TZN', input_Currency: 'TZS', input_CustomerMSISDN: '255741000999', input_ServiceProviderCode: '000000',
+        input_ThirdPartyConversationID: 'C1', input_TransactionReference: 'T1', input_PurchasedItemsDesc: 'Test',
+      };
+      const pay = (json: unknown) => call('c2bPayment/singleStage/', { method: 'POST', authorization, json });
+      expect(await pay({ ...payment, input_Amount: '100.50' })).toMatchObject({ status: 400, body: { output_ResponseCode: 'INS-15' } });
+      expect(await pay({ ...payment, input_CustomerMSISDN: '0741000999' })).toMatchObject({ status: 400, body: { output_ResponseCode: 'INS-2051' } });
+      expect(await pay({ ...payment, input_ServiceProviderCode: '111111' })).toMatchObject({ status: 400, body: { output_ResponseCode: 'INS-13' } });
+      expect(await pay({ ...payment, input_TransactionReference: undefined })).toMatchObject({ status: 400, body: { output_ResponseCode: 'INS-20' } });
+      expect(await pay(payment)).toMatchObject({ status: 201, body: { output_ResponseCode: 'INS-0', output_ThirdPartyConversationID: 'C1' } });
+      expect(await pay(payment)).toMatchObject({ status: 409, body: { output_ResponseCode: 'INS-10' } });
+      openApi.expireSessions();
+      expect(await call(query, { authorization })).toMatchObject({ status: 401, body: { output_ResponseDesc: 'Session ID expired' } });
+      expect(openApi.sessions()).toEqual({ issued: 1, usedBeforeActive: 1 });
+    } finally {
+      await openApi.stop();
+    }
   });
 });
