@@ -241,7 +241,7 @@ function scrapeOutbox(): Promise<OutboxBacklog[] | null> {
 // Registered in WORKER's registry on creation; collected at each scrape.
 new Gauge({
   name: 'outbox_backlog',
-  help: 'Rows waiting for the process that should have handed them to Temporal (events not dispatched, requests whose workflow was not started).',
+  help: 'Rows waiting for the process that should have handed them to Temporal (requests, deliveries, payments, reversals, batches whose workflow was not started).',
   labelNames: ['kind'] as const,
   registers: WORKER,
   async collect() {

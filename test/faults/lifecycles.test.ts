@@ -410,7 +410,7 @@ test(`${LIFECYCLES} lifecycles survive worker, Temporal, API and PostgreSQL faul
       // Payments still on their way (a rejected request's may outlive the request), dispatches and
       // deliveries still running (a delivery's row is opened by its workflow's first activity).
       const running = (await temporalClient.workflow.count(
-        `ExecutionStatus = 'Running' AND (WorkflowType = 'sandboxPayment' OR WorkflowType = 'incomingCollection' ` +
+        `ExecutionStatus = 'Running' AND (WorkflowType = 'incomingCollection' ` +
           `OR WorkflowType = 'eventDispatch' OR WorkflowType = 'webhookDelivery' OR WorkflowType = 'payment' OR WorkflowType = 'reversal')`,
       )).count;
       const missing = await missingDeliveries(organizationIds).catch(() => -1);
