@@ -17,7 +17,7 @@ export function createEventActivities({ sql }: EventActivityDeps) {
 
     /**
      * The last step of a sweep of the earlier shape (`outboxSweepV2`) still in flight: it started an
-     * `eventDispatch` for each event never dispatched. Migration 023 recorded those events' delivery
+     * `eventDispatch` for each event never dispatched. Migration 024 recorded those events' delivery
      * rows, which the current sweep hands to their webhooks' actors, and no event is recorded
      * undispatched since migration 008, so there is none left to start.
      */

@@ -136,7 +136,7 @@ export async function findOwnEvent(sql: Queryable, organizationId: number, id: n
 
 // ---------------------------------------------------------------------------------------------
 // Events recorded before migration 008: dispatched by a workflow of their own (the earlier type
-// eventDispatch, workflows/legacy); migration 023 recorded the delivery rows of those left.
+// eventDispatch, workflows/legacy); migration 024 recorded the delivery rows of those left.
 
 /** Idempotent: only the first call sets the time. */
 export async function markEventDispatched(sql: Queryable, eventId: number): Promise<void> {

@@ -14,7 +14,7 @@ const { startUnlaunchedRows } = proxyActivities<ReturnType<typeof createActiviti
  * webhook deliveries, payments, reversals, payment batches), and wakes the actors of webhooks whose
  * due deliveries nobody sends. Nothing else: the events recorded before migration 008 that the
  * earlier shape (legacy/outbox-sweep-v2.ts) still dispatched were handed to the delivery rows by
- * migration 023.
+ * migration 024.
  */
 export async function outboxSweepV3(input: OutboxSweepInput): Promise<number> {
   return await startUnlaunchedRows(input);

@@ -59,7 +59,7 @@ export const LEGACY_WORKFLOWS: Record<LegacyWorkflow, Retirement> = {
     reachedFrom: ['eventDispatch'],
   },
   eventDispatch: {
-    replacedBy: 'the delivery rows recorded with each event (migration 008; migration 023 handed over the events left undispatched)',
+    replacedBy: 'the delivery rows recorded with each event (migration 008; migration 024 handed over the events left undispatched)',
     openUntil: 'within minutes, once it has started its event\'s deliveries and marked the event dispatched',
     reachedFrom: [],
   },

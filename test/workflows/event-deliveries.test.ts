@@ -4,7 +4,7 @@
  * and only those reach a workflow: their webhook's actor (`webhook-<id>`), signalled after the
  * commit, and by the outbox sweep when the process died first; no event is lost and none is delivered twice. Events recorded
  * before that (no delivery rows, never dispatched), which the earlier eventDispatch handled, get their delivery rows from
- * migration 023 and reach their webhooks the same way.
+ * migration 024 and reach their webhooks the same way.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { readFileSync } from 'node:fs';
@@ -145,7 +145,7 @@ describe('events and their deliveries', () => {
     await eventually('visibility to list the actor', async () => (await executions(merchant.organization.id, 'webhookV2')) === 1);
   });
 
-  test('events recorded before deliveries were (never dispatched) get their delivery rows from migration 023, and the sweep hands those to the actors', async () => {
+  test('events recorded before deliveries were (never dispatched) get their delivery rows from migration 024, and the sweep hands those to the actors', async () => {
     const taskQueue = uniqueTaskQueue('undispatched');
     schedules.push(outboxSweepScheduleId(taskQueue));
     await launch(taskQueue, { OUTBOX_SWEEP: 'true', OUTBOX_SWEEP_INTERVAL_SECONDS: '1', OUTBOX_GRACE_SECONDS: '0' });
@@ -167,7 +167,7 @@ describe('events and their deliveries', () => {
     expect(await deliveriesOf(merchant.organization.id)).toHaveLength(0);
 
     // The migration, as a deploy applies it (it only touches events never dispatched, so applying it again here is safe).
-    const migration = readFileSync(join(ROOT, 'migrations/023_undispatched_events.sql'), 'utf8');
+    const migration = readFileSync(join(ROOT, 'migrations/024_undispatched_events.sql'), 'utf8');
     await sql.begin((tx) => tx.unsafe(migration));
     const events = await sql<{ id: number; dispatched: boolean }[]>`
       select id, dispatched_at is not null as dispatched from events where id in ${sql([heard, unheard])} order by id`;

@@ -10,7 +10,7 @@ const { dispatchPendingEvents, startUnlaunchedRows } = proxyActivities<ReturnTyp
 
 /**
  * The outbox sweep's earlier shape: the outbox rows, then the dispatch of events recorded before
- * migration 008 (an activity that finds none since migration 023). Kept for runs started before
+ * migration 008 (an activity that finds none since migration 024). Kept for runs started before
  * `outboxSweepV3` (test/histories/outbox-sweep-v2.json); the worker moves the Schedule to the new
  * type, and each run ends within the Schedule's 10-minute execution timeout.
  */
