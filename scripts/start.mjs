@@ -1,6 +1,8 @@
 // `npm start`: the whole service with sandbox defaults. Installs what is missing, starts the
-// Temporal dev server (UI on 8233), prepares PostgreSQL, then the worker (Node) and the API (Bun),
-// each restarted when it exits (scripts/infra.mjs, superviseChild); Ctrl-C or SIGTERM stops everything.
+// Temporal dev server (UI on 8233), prepares PostgreSQL (the configured server, or an embedded one
+// on 5433 with its cluster kept in .data/postgres: scripts/postgres.mjs), then the worker (Node)
+// and the API (Bun), each restarted when it exits (scripts/infra.mjs, superviseChild); Ctrl-C or
+// SIGTERM stops everything.
 // `npm run start:networks` (START_NETWORKS=true) also starts the project's simulators of M-Pesa
 // Daraja, MTN MoMo, Airtel Money and the M-Pesa OpenAPI (test/simulators/run.ts, ports 8101-8105) and
 // points the connectors at them: MoMo's MTN Uganda market through the MTN_MOMO_* variables, MTN Ghana
@@ -16,6 +18,7 @@ import {
   startTemporalDevServer, stopChildren, superviseChild, waitFor,
   WORKER_NODE_ARGS,
 } from './infra.mjs';
+import { usePostgres, withDatabase } from './postgres.mjs';
 
 const DATA = join(ROOT, '.data');
 const SANDBOX_FILE = join(DATA, 'sandbox.json');
@@ -23,6 +26,8 @@ const MOMO_MARKETS_FILE = join(DATA, 'momo-markets.json');
 const apiPort = Number(process.env.PORT ?? 8000);
 const temporalPort = Number(process.env.TEMPORAL_PORT ?? 7233);
 const uiPort = Number(process.env.TEMPORAL_UI_PORT ?? 8233);
+/** A fixed port, so that `npm run admin` can be pointed at the embedded server (README). */
+const embeddedPostgresPort = Number(process.env.EMBEDDED_POSTGRES_PORT ?? 5433);
 const env = {
   ...process.env,
   PORT: String(apiPort),
@@ -118,7 +123,7 @@ function startSimulators() {
   });
 }
 
-/** Stops everything when `child` exits (the Temporal dev server). */
+/** Stops everything when `child` exits (the Temporal dev server, the embedded PostgreSQL). */
 function watch(child) {
   child.once('exit', (code, signal) => {
     if (stopping) return;
@@ -140,6 +145,16 @@ async function main() {
       port: temporalPort, uiPort, dbFile: join(DATA, 'temporal.db'), logFile: join(DATA, 'temporal.log'),
     }));
   }
+  // A configured server (DATABASE_URL, or one at the default address) is left to the service's
+  // own default; an embedded one is handed to every process here by DATABASE_URL.
+  const postgres = await usePostgres(children, {
+    configuredUrl: process.env.DATABASE_URL,
+    embedded: { dataDir: join(DATA, 'postgres'), port: embeddedPostgresPort, logFile: join(DATA, 'postgres.log') },
+  });
+  if (postgres.embedded) {
+    watch(postgres.child);
+    env.DATABASE_URL = withDatabase(postgres.url, 'collections');
+  }
   say('preparing PostgreSQL');
   process.stdout.write(admin(['migrate']));
   let simulators = null;
@@ -156,11 +171,13 @@ async function main() {
   await waitFor('the API', async () => (await fetch(`${apiUrl}/healthz`).catch(() => null))?.status === 200, 120_000);
   const sandbox = await sandboxMerchant();
   if (simulators) networkWallets(sandbox.organizationId);
+  const embeddedDatabase = postgres.embedded ? `
+    PostgreSQL   ${env.DATABASE_URL}   (embedded, data in .data/postgres; DATABASE_URL for npm run admin)` : '';
   process.stdout.write(`
   Mobile-money collections service (sandbox) is up.
 
     API          ${apiUrl}
-    Temporal UI  http://localhost:${uiPort}
+    Temporal UI  http://localhost:${uiPort}${embeddedDatabase}
     Metrics      ${metricsOn ? `${apiUrl}/metrics${workerMetricsPort > 0 ? `, http://localhost:${workerMetricsPort}/metrics (worker)` : ''}` : 'off (METRICS=false)'}
     Traces       ${process.env.OTEL_EXPORTER_OTLP_ENDPOINT ? `to ${process.env.OTEL_EXPORTER_OTLP_ENDPOINT}` : 'off (set OTEL_EXPORTER_OTLP_ENDPOINT)'}
     API key      ${sandbox.apiKey}   (organization ${sandbox.organizationId}; saved in .data/sandbox.json)
