@@ -143,6 +143,8 @@ const ConfigSchema = v.object({
   VODACOM_ORIGIN: v.optional(v.pipe(v.string(), v.minLength(1)), '*'),
   // A new session is not usable at once (the portal's documentation): it is first used this long after it was issued.
   VODACOM_SESSION_ACTIVATION_SECONDS: v.optional(v.pipe(integerString(0), v.maxValue(300)), '30'),
+  // How long a session lasts from its issue (the application's setting in the portal): its successor is asked for ahead of that.
+  VODACOM_SESSION_LIFETIME_SECONDS: v.optional(v.pipe(integerString(1), v.maxValue(604_800)), '3600'),
   // More MTN MoMo markets, each with its own credentials: a JSON file (docs/configuration.md), read and checked at start.
   MTN_MOMO_MARKETS_FILE: v.optional(v.pipe(v.string(), v.minLength(1))),
   // How often a real operator is asked about a prompt, a payout or a reported payment it has not called back about.
@@ -260,6 +262,8 @@ export type VodacomSettings = {
   origin: string;
   markets: readonly VodacomMarket[];
   sessionActivationMs: number;
+  /** How long a session lasts from its issue; always more than two activation delays. */
+  sessionLifetimeMs: number;
 };
 
 /** VODACOM_MARKETS as markets with their currency; what is wrong with it goes to `problems`. */
@@ -296,6 +300,10 @@ function vodacomOf(c: Parsed, problems: string[]): VodacomSettings | null {
   const publicKey = (c.VODACOM_PUBLIC_KEY ?? '').replace(/\s+/g, '');
   const keyProblem = publicKey === '' ? null : vodacomKeyProblem(publicKey);
   if (keyProblem !== null) problems.push(keyProblem);
+  // A session must serve longer than its successor takes to become active, or calls would wait for sessions.
+  if (c.VODACOM_SESSION_LIFETIME_SECONDS <= 2 * c.VODACOM_SESSION_ACTIVATION_SECONDS) {
+    problems.push(`VODACOM_SESSION_LIFETIME_SECONDS: must be more than twice VODACOM_SESSION_ACTIVATION_SECONDS (${c.VODACOM_SESSION_ACTIVATION_SECONDS})`);
+  }
   return {
     baseUrl: c.VODACOM_BASE_URL,
     apiKey: c.VODACOM_API_KEY!,
@@ -304,6 +312,7 @@ function vodacomOf(c: Parsed, problems: string[]): VodacomSettings | null {
     origin: c.VODACOM_ORIGIN,
     markets: vodacomMarketsOf(c.VODACOM_MARKETS ?? '', problems),
     sessionActivationMs: c.VODACOM_SESSION_ACTIVATION_SECONDS * 1000,
+    sessionLifetimeMs: c.VODACOM_SESSION_LIFETIME_SECONDS * 1000,
   };
 }
 

@@ -32,7 +32,11 @@ export function createNetworks(config: Config, sql: Sql, launcher: Launcher | nu
   const sandbox = createSandboxNetwork({
     sql, launcher, paymentDelaySeconds: config.collectionRequests.sandboxPaymentDelaySeconds, payoutDelaySeconds: config.payouts.sandboxDelaySeconds,
   });
-  return createNetworkRouter(sandbox, createConnectors(config, sql), config.sandbox);
+  const connectors = createConnectors(config, sql);
+  // The processes that reach the operators (the worker; the API for name look-ups) ask for M-Pesa's
+  // sessions at their start, in the background: a session is first usable after its activation delay.
+  connectors.vodacom?.warmUp();
+  return createNetworkRouter(sandbox, connectors, config.sandbox);
 }
 
 /** How each network that moves real money is reached, for operators and the console (never a secret). */

@@ -96,6 +96,84 @@ export function createTokenCache(fetchToken: () => Promise<Token>, marginMs = 60
 }
 export type TokenCache = ReturnType<typeof createTokenCache>;
 
+/** A token renewed ahead of its end: from `renewAt` its successor is asked for while it keeps serving calls, until `expiresAt`. */
+export type RenewableToken = Token & { renewAt: number };
+
+type RenewalOptions = {
+  /** How long after a renewal in the background failed the next is tried, while the current token still serves. */
+  retryMs: number;
+  /** Told of a fetch in the background that failed (the warm-up or a renewal); nothing else hears of it. */
+  onBackgroundFailure: (error: unknown) => void;
+};
+
+/**
+ * A token cache for tokens that take long to be issued (a session that must first become active),
+ * so that no call waits for one once the first is in hand:
+ * - `warm` asks for the first token in the background, so a process's first call finds it (or
+ *   waits only for what remains of that one fetch); its failure is reported, and the next call asks again;
+ * - at a token's `renewAt` a timer asks for its successor in the background; the token keeps
+ *   serving calls until the successor is in hand, which then replaces it; a failed renewal is
+ *   reported and tried again `retryMs` later while the token still serves;
+ * - with no token, or past its `expiresAt`, a call waits for a fetch;
+ * - at most one fetch is in flight, and every caller that waits shares it;
+ * - `invalidate` drops a token the operator refused, at once.
+ * Its timers never keep a process alive; `stop` ends them.
+ */
+export function createRenewingTokenCache(fetchToken: () => Promise<RenewableToken>, options: RenewalOptions) {
+  let current: RenewableToken | null = null;
+  let refreshing: Promise<RenewableToken> | null = null;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let stopped = false;
+
+  const schedule = (at: number): void => {
+    clearTimeout(timer);
+    if (stopped) return;
+    timer = setTimeout(inBackground, Math.max(0, at - Date.now()));
+    timer.unref?.();
+  };
+  const refresh = (): Promise<RenewableToken> => refreshing ??= fetchToken().then(
+    (token) => {
+      refreshing = null;
+      current = token;
+      schedule(token.renewAt);
+      return token;
+    },
+    (error: unknown) => {
+      refreshing = null;
+      throw error;
+    },
+  );
+  function inBackground(): void {
+    // A fetch already in flight (a waiting call's) serves the same purpose.
+    if (refreshing !== null) return;
+    refresh().catch((error: unknown) => {
+      options.onBackgroundFailure(error);
+      if (current !== null && current.expiresAt > Date.now()) schedule(Math.min(Date.now() + options.retryMs, current.expiresAt));
+    });
+  }
+
+  return {
+    /** Asks for the first token in the background, unless one is held or on its way. */
+    warm(): void {
+      if (current === null) inBackground();
+    },
+    async get(): Promise<string> {
+      if (current !== null && current.expiresAt > Date.now()) return current.value;
+      return (await refresh()).value;
+    },
+    invalidate(value: string): void {
+      if (current?.value !== value) return;
+      current = null;
+      clearTimeout(timer);
+    },
+    /** No more renewals ahead (a fetch in flight still ends). */
+    stop(): void {
+      stopped = true;
+      clearTimeout(timer);
+    },
+  };
+}
+
 /** Calls with a bearer token from `tokens`; a 401 drops the token and tries once more with a fresh one. */
 export async function callWithToken(tokens: TokenCache, request: OperatorRequest): Promise<OperatorAnswer> {
   const token = await tokens.get();

@@ -3,8 +3,11 @@
  * configured for (VODACOM_MARKETS: `vodacomTZN`, `vodacomDRC`), each market its own API context
  * (`<root>/ipg/v2/<context>/...`) and its own session. A session comes from `getSession` with the
  * API key encrypted under the portal's public key (RSA, PKCS#1 v1.5, base64) as the bearer; every
- * other call carries the session id encrypted the same way. Sessions are reused until M-Pesa refuses
- * one, with one refresh in flight, and a new one is first used after its activation delay.
+ * other call carries the session id encrypted the same way. A new session is first used after its
+ * activation delay, so no call waits for one: a process that calls M-Pesa asks for each market's
+ * session at its start (`warmUp`), and for its successor ahead of its lifetime's end, in the
+ * background, the current one serving until the successor is active; one M-Pesa refuses is dropped
+ * at once and replaced (one request in flight per market).
  *
  * The OpenAPI answers each call itself (`output_ResponseCode`: `INS-0` done, `INS-*` otherwise) and
  * calls nothing back. A customer payment (`c2bPayment/singleStage`) answers once the subscriber
@@ -19,9 +22,10 @@ import type { VodacomMarket, VodacomSettings } from '../config';
 import type { Queryable } from '../db';
 import { currencyDecimals } from '../domain/money';
 import type { Network } from '../domain/networks';
+import { logger } from '../log';
 import { findOperation, recordOperation, settleRemoteTransactionId } from '../services/network-operations';
 import type { NameLookup, PaymentPrompt, Payout, PayoutResult, PromptResult, PromptStatus, ReportedPaymentStatus, TakenPrompt } from './adapter';
-import { callOperator, createTokenCache, field, msisdnOf, OperatorUnreachableError, type OperatorAnswer, type TokenCache } from './operator-http';
+import { callOperator, createRenewingTokenCache, field, msisdnOf, OperatorUnreachableError, type OperatorAnswer, type RenewableToken } from './operator-http';
 
 /** Calls to the OpenAPI other than a customer payment: long enough for its gateway on a slow day. */
 const VODACOM_TIMEOUT_MS = 20_000;
@@ -32,6 +36,10 @@ const VODACOM_TIMEOUT_MS = 20_000;
 const C2B_WAIT_MS = 10_000;
 /** A payment request the status query still does not know this long after it was sent never reached M-Pesa: that attempt failed. */
 const UNKNOWN_PROMPT_FAILS_AFTER_MS = 180_000;
+/** The most a session's successor is active before the session ends (timers and M-Pesa's clock run late at times). */
+const SESSION_MARGIN_MS = 60_000;
+/** How soon a successor whose request failed is asked for again, while the current session still serves. */
+const SESSION_RETRY_MS = 5_000;
 
 /** `output_ResponseCode`s in words a merchant understands (the collection's words; a payout's differ for INS-2006). */
 const RESPONSE_CODES: Readonly<Record<string, string>> = {
@@ -104,11 +112,24 @@ type Request = { method: 'GET' | 'POST' | 'PUT'; path: string; json?: Record<str
 
 export type VodacomConnector = ReturnType<typeof createVodacomConnector>;
 
-/** A market's calls: its sessions (one refresh in flight, each first used after its activation delay) and its encrypted bearers. */
+/**
+ * When a session asked for at `askedAt` ends (its lifetime counts from before it was asked for) and
+ * when its successor is asked for: its activation delay plus a margin before that end (a minute, or
+ * half of what the session serves beyond two activation delays when that is less), so the successor
+ * is active before the session ends. The configuration keeps the lifetime above two activation delays.
+ */
+function sessionTimes(settings: VodacomSettings, askedAt: number): { renewAt: number; expiresAt: number } {
+  const { sessionLifetimeMs: lifetime, sessionActivationMs: activation } = settings;
+  const margin = Math.min(SESSION_MARGIN_MS, Math.max(0, lifetime - 2 * activation) / 2);
+  return { renewAt: askedAt + lifetime - activation - margin, expiresAt: askedAt + lifetime };
+}
+
+/** A market's calls: its sessions (asked for ahead, each first used after its activation delay) and its encrypted bearers. */
 function createMarketClient(settings: VodacomSettings, market: VodacomMarket, key: KeyObject) {
   const root = `${settings.baseUrl}/ipg/v2/${market.context}`;
   const encrypt = (text: string) => publicEncrypt({ key, padding: constants.RSA_PKCS1_PADDING }, Buffer.from(text)).toString('base64');
-  const sessions: TokenCache = createTokenCache(async () => {
+  async function newSession(): Promise<RenewableToken> {
+    const askedAt = Date.now();
     let answer: OperatorAnswer;
     try {
       answer = await callOperator({
@@ -125,9 +146,12 @@ function createMarketClient(settings: VodacomSettings, market: VodacomMarket, ke
     }
     // A new session is not usable at once: it is handed out only after its activation delay.
     await sleep(settings.sessionActivationMs);
-    // Reused until M-Pesa refuses it (its lifetime is the portal's setting): then a new one is asked for.
-    return { value: encrypt(sessionId), expiresAt: Number.POSITIVE_INFINITY };
-  }, 0);
+    return { value: encrypt(sessionId), ...sessionTimes(settings, askedAt) };
+  }
+  const sessions = createRenewingTokenCache(newSession, {
+    retryMs: SESSION_RETRY_MS,
+    onBackgroundFailure: (error) => logger.warn(`Vodacom M-Pesa ${market.context}: a session asked for ahead was not issued (the current one, if any, serves while it is asked for again)`, { error }),
+  });
 
   const send = (request: Request, bearer: string) => callOperator({
     method: request.method,
@@ -140,6 +164,8 @@ function createMarketClient(settings: VodacomSettings, market: VodacomMarket, ke
   const sessionRefused = (answer: OperatorAnswer) => answer.status === 401 && !TRANSACTION_401_CODES.has(field(answer.body, 'output_ResponseCode') ?? '');
 
   return {
+    warmUp: sessions.warm,
+    stop: sessions.stop,
     /** One call with the market's session; a refused session is dropped and the call made once more with a new one. */
     async call(request: Request): Promise<OperatorAnswer> {
       const bearer = await sessions.get();
@@ -254,6 +280,16 @@ export function createVodacomConnector(settings: VodacomSettings, { sql }: Vodac
 
   return {
     markets: settings.markets,
+
+    /** Asks for each market's session in the background: for a process that will call M-Pesa, at its start, so its first call finds one active. */
+    warmUp(): void {
+      for (const client of clients.values()) client.warmUp();
+    },
+
+    /** No more sessions asked for ahead: for a connector dropped while its process goes on (the timers never keep a process alive). */
+    stop(): void {
+      for (const client of clients.values()) client.stop();
+    },
 
     async requestPayment(prompt: PaymentPrompt): Promise<PromptResult> {
       const market = marketOf(prompt.network, prompt.currency);

@@ -4,10 +4,14 @@
  * key handed to the service), a real worker, Temporal and PostgreSQL: customer payments answered
  * at once, late (INS-9) or never (our side times out) and resolved by the transaction status query,
  * a retried call with its conversation id, B2C payouts, reversals, beneficiary names, sessions
- * (activation, reuse, renewal) and the door's rules.
+ * (asked for at a process's start, never used before they are active, reused, renewed ahead of
+ * their end while the current one serves, replaced when M-Pesa refuses one) and the door's rules.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { constants, publicEncrypt } from 'node:crypto';
+import type { VodacomSettings } from '../../src/config';
+import { networkByName } from '../../src/domain/networks';
+import { createVodacomConnector } from '../../src/network/vodacom';
 import { startVodacomSimulator, type VodacomSimulator } from '../simulators/vodacom';
 import { eventually, numberSequence, testSql } from '../helpers';
 import { balanceOf, creditsOf, expectBalanced, fundedMerchant, paidOut, promptedRequest, requestOutcome, startStack, type Stack } from './stack';
@@ -41,6 +45,19 @@ afterAll(async () => {
 });
 
 const paymentsBy = (phone: string) => vodacom.transactions('c2b').filter((payment) => payment.msisdn === msisdn(phone));
+const sessionRequests = (simulator: VodacomSimulator) => simulator.calls().filter((call) => call.api === 'getSession');
+
+test('the worker and the API process ask for each market\'s session at their start: the first collection waits for none', async () => {
+  // Before any call: one session per market (TZN, DRC) and process (the worker, the API for name look-ups).
+  await eventually('the sessions asked for at start', async () => vodacom.sessions().issued >= 4);
+  expect(vodacom.sessions().issued).toBe(4);
+  expect(vodacom.calls().filter((call) => call.api !== 'getSession')).toEqual([]);
+  // Their activation delay (VODACOM_SESSION_ACTIVATION_SECONDS=1) passes while nobody calls.
+  await Bun.sleep(1100);
+  const merchant = await fundedMerchant(stack, 'TZS');
+  expect(await requestOutcome(stack, await promptedRequest(merchant, { phonenumber: tanzanian(), amount: '400', currency: 'TZS' }))).toMatchObject({ status: 'successful' });
+  expect(vodacom.sessions()).toEqual({ issued: 4, usedBeforeActive: 0 });
+});
 
 describe('customer payments (C2B single stage)', () => {
   test('TZS through Vodacom Tanzania: the answer after the PIN is the payment, credited once', async () => {
@@ -188,8 +205,8 @@ describe('payouts and reversals', () => {
 describe('sessions, names and the door', () => {
   test('sessions: never used before they are active, reused, and renewed once M-Pesa ends them', async () => {
     expect(vodacom.sessions().usedBeforeActive).toBe(0);
-    // The worker and the API process (names) each keep one per market they used.
-    expect(vodacom.sessions().issued).toBeLessThanOrEqual(4);
+    // One per market for each process at its start (the worker, its replacement after the kill, the API process), none since.
+    expect(vodacom.sessions().issued).toBeLessThanOrEqual(6);
     expect(vodacom.calls().filter((call) => call.api !== 'getSession').length).toBeGreaterThan(10);
     const before = vodacom.sessions().issued;
     vodacom.expireSessions();
@@ -224,6 +241,82 @@ describe('sessions, names and the door', () => {
     expect(decimals.body.amount).toEqual(['M-Pesa takes whole amounts only: enter TZS without decimals.']);
     expect(vodacom.transactions()).toHaveLength(before);
     expect(await testSql()`select id from network_operations where network = 'Airtel Tanzania'`).toHaveLength(0);
+  });
+});
+
+describe('sessions asked for ahead of their use (one connector against its own simulator, short delays)', () => {
+  const tanzania = networkByName('Vodacom Tanzania')!;
+  /** The settings of a connector to `openApi`'s Tanzanian market, with the activation delay and lifetime of the test. */
+  const settingsOf = (openApi: VodacomSimulator, sessions: { activationMs: number; lifetimeMs: number }): VodacomSettings => ({
+    baseUrl: openApi.url, apiKey: CREDENTIALS.apiKey, publicKey: openApi.publicKey, serviceProviderCode: CREDENTIALS.serviceProviderCode, origin: CREDENTIALS.origin,
+    markets: [{ market: 'TZN', context: 'vodacomTZN', network: tanzania.name, currency: 'TZS' }],
+    sessionActivationMs: sessions.activationMs, sessionLifetimeMs: sessions.lifetimeMs,
+  });
+
+  test('warm-up: a connector asks for its session when a process starts it, and its first collection, after the activation delay, asks for none', async () => {
+    const openApi = await startVodacomSimulator({ ...CREDENTIALS, markets: { TZN: ['TZS'] }, activationMs: 500, decisionDelayMs: 50 });
+    const connector = createVodacomConnector(settingsOf(openApi, { activationMs: 500, lifetimeMs: 60_000 }), { sql: testSql() });
+    try {
+      connector.warmUp();
+      await eventually('the session asked for at start', async () => openApi.sessions().issued === 1);
+      await Bun.sleep(550);
+      const phone = tanzanian();
+      const started = Date.now();
+      const result = await connector.requestPayment({
+        requestId: 1, attempt: 1, phoneNumber: phone, amount: '250', currency: 'TZS', reference: 'Warm start', promptReference: `warm-${phone}`,
+        network: tanzania, workflowId: `warm-${phone}`,
+      });
+      const took = Date.now() - started;
+      expect(result).toMatchObject({ accepted: true, paid: { remoteTransactionId: expect.any(String) } });
+      // The answer came after the subscriber's PIN (50 ms), not after a session's activation (500 ms).
+      expect(took).toBeLessThan(400);
+      expect(sessionRequests(openApi)).toHaveLength(1);
+      expect(openApi.calls().filter((call) => call.api === 'c2bPayment/singleStage')).toMatchObject([{ status: 201, code: 'INS-0', session: 1 }]);
+      expect(openApi.sessions()).toEqual({ issued: 1, usedBeforeActive: 0 });
+    } finally {
+      connector.stop();
+      await openApi.stop();
+    }
+  });
+
+  test('renewal ahead: near its lifetime\'s end the next session is asked for in the background, the current one serving every call until the next is active', async () => {
+    // Lifetime 3 s, activation 0.5 s: the next session is asked for 1.5 s after the first (lifetime, less the
+    // activation delay, less a margin of half the 2 s it serves beyond two activations), active 0.5 s later.
+    const openApi = await startVodacomSimulator({ ...CREDENTIALS, markets: { TZN: ['TZS'] }, activationMs: 500, sessionLifetimeMs: 3000 });
+    const connector = createVodacomConnector(settingsOf(openApi, { activationMs: 500, lifetimeMs: 3000 }), { sql: testSql() });
+    try {
+      connector.warmUp();
+      const first = await eventually('the session asked for at start', async () => sessionRequests(openApi)[0]);
+      await Bun.sleep(550);
+      const phone = tanzanian();
+      const slowest: number[] = [];
+      // Calls every 100 ms until 2.7 s after the first session was issued: before its end (3 s), after the next one's activation.
+      while (Date.now() < first.at + 2700) {
+        const started = Date.now();
+        expect(await connector.lookupName(phone, tanzania)).toMatchObject({ registered: true });
+        slowest.push(Date.now() - started);
+        await Bun.sleep(100);
+      }
+      const requests = sessionRequests(openApi);
+      expect(requests).toHaveLength(2);
+      const renewedAfter = requests[1]!.at - first.at;
+      expect(renewedAfter).toBeGreaterThan(1300);
+      expect(renewedAfter).toBeLessThan(2000);
+      // No call waited for a session: each took far less than an activation delay.
+      expect(Math.max(...slowest)).toBeLessThan(250);
+      const names = openApi.calls().filter((call) => call.api === 'queryBeneficiaryName');
+      expect(names.every((call) => call.status === 200)).toBe(true);
+      // While the next one became active, calls kept going out with the current one; then all with the next one.
+      const used = names.map((call) => call.session);
+      expect(names.filter((call) => call.at > requests[1]!.at && call.session === 1).length).toBeGreaterThan(0);
+      expect(used.indexOf(2)).toBeGreaterThan(0);
+      expect(used.slice(used.indexOf(2)).every((session) => session === 2)).toBe(true);
+      expect(names.at(-1)!.at).toBeLessThan(first.at + 3000);
+      expect(openApi.sessions()).toEqual({ issued: 2, usedBeforeActive: 0 });
+    } finally {
+      connector.stop();
+      await openApi.stop();
+    }
   });
 });
 

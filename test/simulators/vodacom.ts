@@ -50,7 +50,8 @@ export type VodacomTransaction = {
   thirdPartyConversationId: string; transactionReference: string; description: string; status: Status; submissions: number; reversedBy: string | null;
   originalTransactionId: string | null; origin: string;
 };
-type Call = { api: string; market: string; method: string; status: number; code: string | undefined; at: number };
+/** A call as the simulator saw it; `session`: which session its bearer named (1 the first issued, 2 the next, ...), when it named one. */
+type Call = { api: string; market: string; method: string; status: number; code: string | undefined; at: number; session?: number };
 export type VodacomSimulator = {
   /** The environment's root (VODACOM_BASE_URL). */
   url: string;
@@ -98,7 +99,7 @@ const reply = (code: string, fields: Record<string, string> = {}, status?: numbe
 export async function startVodacomSimulator(options: VodacomSimulatorOptions): Promise<VodacomSimulator> {
   const { publicKey, privateKey } = simulatorKeyPair();
   const root = `/${options.environment ?? 'sandbox'}`;
-  const sessions = new Map<string, { market: string; issuedAt: number; endsAt: number }>();
+  const sessions = new Map<string, { market: string; issuedAt: number; endsAt: number; ordinal: number }>();
   const counters = { issued: 0, usedBeforeActive: 0 };
   const subscribers = new Map<string, Partial<VodacomSubscriber>>();
   const transactions: VodacomTransaction[] = [];
@@ -125,15 +126,14 @@ export async function startVodacomSimulator(options: VodacomSimulatorOptions): P
     if (bearerOf(request) !== options.apiKey) return reply('INS-2');
     const id = hex(16);
     counters.issued += 1;
-    sessions.set(id, { market, issuedAt: Date.now(), endsAt: Date.now() + (options.sessionLifetimeMs ?? 3_600_000) });
+    sessions.set(id, { market, issuedAt: Date.now(), endsAt: Date.now() + (options.sessionLifetimeMs ?? 3_600_000), ordinal: counters.issued });
     return reply('INS-0', { output_SessionID: id });
   }
 
   /** Null when the call carries a usable session of its market (and its Origin); else the refusal. */
-  function sessionProblem(request: Request, market: string): Response | null {
+  function sessionProblem(request: Request, market: string, session: { market: string; issuedAt: number; endsAt: number } | undefined): Response | null {
     const problem = originProblem(request);
     if (problem) return problem;
-    const session = sessions.get(bearerOf(request) ?? '');
     if (!session || session.market !== market) return reply('INS-2', { output_ResponseDesc: 'Invalid Session ID' });
     if (Date.now() < session.issuedAt + (options.activationMs ?? 0)) {
       counters.usedBeforeActive += 1;
@@ -281,7 +281,7 @@ export async function startVodacomSimulator(options: VodacomSimulatorOptions): P
     queryBeneficiaryName: { method: 'GET', fields: FIELDS.name, handle: (_market, fields) => beneficiaryName(fields) },
   };
 
-  async function route(request: Request): Promise<{ api: string; market: string; response: Response }> {
+  async function route(request: Request): Promise<{ api: string; market: string; response: Response; session?: number }> {
     const path = new URL(request.url).pathname.replace(/\/+$/, '');
     const match = new RegExp(`^${root}/ipg/v2/([A-Za-z]+)/(.+)$`).exec(path);
     const market = Object.keys(MARKETS).find((code) => MARKETS[code]!.context === match?.[1] && options.markets[code]);
@@ -291,12 +291,13 @@ export async function startVodacomSimulator(options: VodacomSimulatorOptions): P
     const known = APIS[api];
     if (!known) return { api, market, response: reply('INS-22', {}, 404) };
     if (request.method !== known.method) return { api, market, response: reply('INS-22', {}, 405) };
-    const refused = sessionProblem(request, market);
-    if (refused) return { api, market, response: refused };
+    const session = sessions.get(bearerOf(request) ?? '');
+    const refused = sessionProblem(request, market, session);
+    if (refused) return { api, market, response: refused, session: session?.ordinal };
     const fields = await fieldsOf(request);
     const problem = fields === null ? 'INS-21' : fieldProblem(market, fields, known.fields);
-    if (problem !== null) return { api, market, response: reply(problem) };
-    return { api, market, response: await known.handle(market, fields!, request) };
+    if (problem !== null) return { api, market, response: reply(problem), session: session?.ordinal };
+    return { api, market, response: await known.handle(market, fields!, request), session: session?.ordinal };
   }
 
   const server = Bun.serve({
@@ -304,9 +305,9 @@ export async function startVodacomSimulator(options: VodacomSimulatorOptions): P
     port: options.port ?? 0,
     idleTimeout: 0,
     async fetch(request) {
-      const { api, market, response } = await route(request);
+      const { api, market, response, session } = await route(request);
       const code = response.headers.get('content-type')?.includes('json') ? ((await response.clone().json()) as { output_ResponseCode?: string }).output_ResponseCode : undefined;
-      log.push({ api, market, method: request.method, status: response.status, code, at: Date.now() });
+      log.push({ api, market, method: request.method, status: response.status, code, at: Date.now(), ...(session === undefined ? {} : { session }) });
       return response;
     },
   });

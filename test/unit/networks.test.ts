@@ -6,7 +6,7 @@ import { networkByName, networkForMoney, networkForNumber, operatorAmountProblem
 import { fullNumberOf, numberFitsMask } from '../../src/domain/phone';
 import { accountReference, callbackItems, darajaTimestamp, numberOfParty, readResult, stkFailure } from '../../src/network/daraja';
 import { momoFailure, referenceUuid } from '../../src/network/momo';
-import { createTokenCache, field, wholeAmount } from '../../src/network/operator-http';
+import { createRenewingTokenCache, createTokenCache, field, wholeAmount } from '../../src/network/operator-http';
 import { describeConnections } from '../../src/network/connections';
 import { connectedNetworks } from '../../src/domain/networks';
 import { airtelFailure, callbackHashMatches } from '../../src/network/airtel';
@@ -130,7 +130,7 @@ describe('Vodacom M-Pesa', () => {
   test('VODACOM_MARKETS names the markets served, each with its currency; the public key must be one', () => {
     const config = loadConfig({ ...VODACOM, VODACOM_MARKETS: 'tzn, DRC:CDF' });
     expect(config.vodacom).toMatchObject({
-      baseUrl: 'https://openapi.m-pesa.com/openapi', origin: '*', sessionActivationMs: 30_000, serviceProviderCode: '000000',
+      baseUrl: 'https://openapi.m-pesa.com/openapi', origin: '*', sessionActivationMs: 30_000, sessionLifetimeMs: 3_600_000, serviceProviderCode: '000000',
       markets: [{ market: 'TZN', context: 'vodacomTZN', network: 'Vodacom Tanzania', currency: 'TZS' }, { market: 'DRC', context: 'vodacomDRC', network: 'Vodacom DRC', currency: 'CDF' }],
     });
     expect(loadConfig({ ...VODACOM, VODACOM_BASE_URL: 'https://openapi.m-pesa.com/sandbox/' }).vodacom?.markets.map((market) => market.currency)).toEqual(['TZS', 'USD']);
@@ -140,6 +140,12 @@ describe('Vodacom M-Pesa', () => {
     expect(() => loadConfig({ ...VODACOM, VODACOM_MARKETS: 'TZN:USD' })).toThrow(/Vodacom M-Pesa in TZN moves TZS, not USD/);
     expect(() => loadConfig({ ...VODACOM, VODACOM_PUBLIC_KEY: 'bm90IGEga2V5' })).toThrow(/VODACOM_PUBLIC_KEY: not a base64 DER public key/);
     expect(() => loadConfig({ VODACOM_API_KEY: 'v-api-key' })).toThrow(/VODACOM_PUBLIC_KEY: required when VODACOM_API_KEY is set/);
+    expect(loadConfig({ ...VODACOM, VODACOM_SESSION_LIFETIME_SECONDS: '7200', VODACOM_SESSION_ACTIVATION_SECONDS: '10' }).vodacom)
+      .toMatchObject({ sessionLifetimeMs: 7_200_000, sessionActivationMs: 10_000 });
+    // A session must outlast its successor's activation: more than twice the activation delay.
+    expect(() => loadConfig({ ...VODACOM, VODACOM_SESSION_LIFETIME_SECONDS: '60' }))
+      .toThrow(/VODACOM_SESSION_LIFETIME_SECONDS: must be more than twice VODACOM_SESSION_ACTIVATION_SECONDS \(30\)/);
+    expect(() => loadConfig({ ...VODACOM, VODACOM_SESSION_LIFETIME_SECONDS: '0' })).toThrow(/VODACOM_SESSION_LIFETIME_SECONDS/);
     expect([...connectedNetworks(loadConfig({ ...VODACOM }))]).toEqual(['Vodacom Tanzania', 'Vodacom DRC']);
     const shown = JSON.stringify(describeConnections(loadConfig({ ...VODACOM })));
     expect(shown).not.toContain('v-api-key');
@@ -308,5 +314,80 @@ describe('the token cache', () => {
     });
     await expect(cache.get()).rejects.toThrow('down');
     expect(await cache.get()).toBe('fresh');
+  });
+});
+
+describe('the token cache that renews ahead (Vodacom\'s sessions)', () => {
+  /** A fetch that takes `takesMs` (a session's activation) and issues `token-N`, renewed `renewAfterMs` and ending `lifetimeMs` after it was asked for. */
+  const sessionFetch = (takesMs: number, renewAfterMs: number, lifetimeMs: number, fails: (n: number) => boolean = () => false) => {
+    const asked: number[] = [];
+    const fetch = async () => {
+      const askedAt = Date.now();
+      asked.push(askedAt);
+      const n = asked.length;
+      await Bun.sleep(takesMs);
+      if (fails(n)) throw new Error(`fetch ${n} failed`);
+      return { value: `token-${n}`, renewAt: askedAt + renewAfterMs, expiresAt: askedAt + lifetimeMs };
+    };
+    return { asked, fetch };
+  };
+
+  test('warm: the first token is asked for in the background and every caller shares that one fetch', async () => {
+    const { asked, fetch } = sessionFetch(40, 60_000, 120_000);
+    const cache = createRenewingTokenCache(fetch, { retryMs: 10, onBackgroundFailure: () => {} });
+    cache.warm();
+    cache.warm();
+    expect(asked).toHaveLength(1);
+    expect(await Promise.all([cache.get(), cache.get()])).toEqual(['token-1', 'token-1']);
+    expect(asked).toHaveLength(1);
+    cache.stop();
+  });
+
+  test('renewal: at renewAt the next token is asked for while the current one serves; it replaces it once in hand', async () => {
+    const { asked, fetch } = sessionFetch(200, 250, 2_000);
+    const cache = createRenewingTokenCache(fetch, { retryMs: 10, onBackgroundFailure: () => {} });
+    // token-1 in hand at 200 ms; token-2 asked for at 250 ms (its renewAt), in hand at 450 ms.
+    expect(await cache.get()).toBe('token-1');
+    await Bun.sleep(150);
+    expect(asked).toHaveLength(2);
+    const started = Date.now();
+    expect(await cache.get()).toBe('token-1');
+    expect(Date.now() - started).toBeLessThan(50);
+    await Bun.sleep(200);
+    expect(await cache.get()).toBe('token-2');
+    cache.stop();
+  });
+
+  test('a failed renewal is reported and tried again while the current token serves; a refused token is dropped at once', async () => {
+    const failures: unknown[] = [];
+    // token-1 (in hand at 20 ms) is renewed at 60 ms; that renewal fails at 80 ms, the next (at 280 ms) gives token-3, renewed only after a minute.
+    const { asked, fetch } = sessionFetch(20, 60, 5_000, (n) => n === 2);
+    const cache = createRenewingTokenCache(async () => {
+      const token = await fetch();
+      return token.value === 'token-1' ? token : { ...token, renewAt: Date.now() + 60_000 };
+    }, { retryMs: 200, onBackgroundFailure: (error) => failures.push(error) });
+    expect(await cache.get()).toBe('token-1');
+    await Bun.sleep(120);
+    expect(failures).toHaveLength(1);
+    expect(await cache.get()).toBe('token-1');
+    await Bun.sleep(250);
+    expect(asked).toHaveLength(3);
+    expect(await cache.get()).toBe('token-3');
+    cache.stop();
+    cache.invalidate('token-3');
+    expect(await cache.get()).toBe('token-4');
+    expect(asked).toHaveLength(4);
+  });
+
+  test('a warm-up that fails is reported only: the next call asks again', async () => {
+    const failures: unknown[] = [];
+    const { asked, fetch } = sessionFetch(5, 60_000, 120_000, (n) => n === 1);
+    const cache = createRenewingTokenCache(fetch, { retryMs: 10, onBackgroundFailure: (error) => failures.push(error) });
+    cache.warm();
+    await Bun.sleep(60);
+    expect(failures).toHaveLength(1);
+    expect(asked).toHaveLength(1);
+    expect(await cache.get()).toBe('token-2');
+    cache.stop();
   });
 });
