@@ -1,6 +1,7 @@
 import { ApplicationFailure, Context, log } from '@temporalio/activity';
 import type { Sql } from '../db';
 import type { CollectionRow } from '../domain/collections';
+import type { OrganizationId } from '../domain/ids';
 import { networkByName } from '../domain/networks';
 import type { NetworkAdapter } from '../network/adapter';
 import {
@@ -23,7 +24,7 @@ export type CollectionActivityDeps = {
 /** What the incoming-collection workflow learns from a receipt (its events are started here, not returned). */
 export type ReceiptOutcome =
   | { outcome: 'accepted' | 'unmatched' | 'already-processed'; collectionId: number; requestId: number | null }
-  | { outcome: 'verify'; collectionId: number; requestId: number; organizationId: number }
+  | { outcome: 'verify'; collectionId: number; requestId: number; organizationId: OrganizationId }
   | { outcome: 'failed'; collectionId: number; requestId: number | null; reason: string };
 
 /** The receipt in the metrics, once committed: how it matched, the credit, the request it made successful. */
@@ -98,7 +99,7 @@ export function createCollectionActivities({ sql, launcher, network, sandbox, we
     },
 
     /** A local activity: the credit after the verification URL (or its default) accepted. */
-    async acceptVerifiedCollection({ collectionId, organizationId, receivedBy }: { collectionId: number; organizationId: number; receivedBy?: number }): Promise<ReceiptOutcome> {
+    async acceptVerifiedCollection({ collectionId, organizationId, receivedBy }: { collectionId: number; organizationId: OrganizationId; receivedBy?: number }): Promise<ReceiptOutcome> {
       return await settle(await acceptVerified(sql, collectionId, organizationId), receivedBy ?? null);
     },
 
@@ -139,7 +140,7 @@ export function createCollectionActivities({ sql, launcher, network, sandbox, we
       return { decision: decided.decision, reason: decided.reason, decidedBy: decided.decidedBy };
     }),
 
-    async acceptCollection({ collectionId, organizationId }: { collectionId: number; organizationId: number }): Promise<void> {
+    async acceptCollection({ collectionId, organizationId }: { collectionId: number; organizationId: OrganizationId }): Promise<void> {
       const { events } = await acceptCollection(sql, collectionId, organizationId);
       await launcher.afterCommit({ events });
     },

@@ -5,6 +5,7 @@
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Sql } from '../db';
+import type { OrganizationId, UserId } from '../domain/ids';
 import type { Role } from '../domain/roles';
 
 /** How long a session lasts from sign-in. */
@@ -12,10 +13,10 @@ export const SESSION_HOURS = 12;
 
 export type ConsoleSession = {
   id: number;
-  userId: number;
+  userId: UserId;
   email: string;
   userName: string;
-  organizationId: number;
+  organizationId: OrganizationId;
   organizationName: string;
   role: Role;
   csrfToken: string;
