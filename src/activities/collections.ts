@@ -119,7 +119,7 @@ export function createCollectionActivities({ sql, launcher, network, sandbox, we
      * supports verification; no answer in time, or an unreadable one, takes the organization's
      * accept-by-default setting. HTTP failures are answers too ("none"), never activity errors.
      */
-    verifyCollection: measuredVerification(async ({ collectionId, organizationId, timeoutSeconds }: { collectionId: number; organizationId: number; timeoutSeconds: number }): Promise<VerificationDecision> => {
+    verifyCollection: measuredVerification(async ({ collectionId, organizationId, timeoutSeconds }: { collectionId: number; organizationId: OrganizationId; timeoutSeconds: number }): Promise<VerificationDecision> => {
       const settings = await verificationSettingsOf(sql, organizationId);
       const collection = await findCollection(sql, collectionId);
       if (!settings || !collection) throw ApplicationFailure.nonRetryable(`collection ${collectionId} or its organization is gone`, 'NotFound');
@@ -146,12 +146,12 @@ export function createCollectionActivities({ sql, launcher, network, sandbox, we
     },
 
     /** The credit failed for good (a permanent database error): the collection ends `failed` with why. */
-    async failCollection({ collectionId, organizationId, reason }: { collectionId: number; organizationId: number; reason: string }): Promise<void> {
+    async failCollection({ collectionId, organizationId, reason }: { collectionId: number; organizationId: OrganizationId; reason: string }): Promise<void> {
       log.error('collection could not be credited', { collectionId, organizationId, reason });
       await failCollection(sql, collectionId, organizationId, reason);
     },
 
-    async rejectCollection({ collectionId, organizationId, reason }: { collectionId: number; organizationId: number; reason: string | null }): Promise<void> {
+    async rejectCollection({ collectionId, organizationId, reason }: { collectionId: number; organizationId: OrganizationId; reason: string | null }): Promise<void> {
       await rejectCollection(sql, collectionId, organizationId, reason);
       const collection = await findCollection(sql, collectionId);
       const collectionNetwork = collection ? networkByName(collection.network) : null;

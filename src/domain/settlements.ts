@@ -16,6 +16,7 @@ import { textCell } from './csv';
 import { differenceOf, sumAmounts } from './money';
 import { precise } from './money-out';
 import { Amount, CurrencyCode, Id, OwningOrganization, PhoneNumber, described } from './shapes';
+import type { OrganizationId } from './ids';
 import { parseFilterDate } from './time';
 
 const SETTLEMENT_LINE_TYPES = ['collection', 'payment', 'reversal'] as const;
@@ -27,7 +28,7 @@ export type SettlementLine = {
   currency: string;
   type: SettlementLineType;
   id: number;
-  organizationId: number;
+  organizationId: OrganizationId;
   /** The operator's id of the movement (M-Pesa's receipt, MoMo's financial transaction id, the sandbox's). */
   operatorTransactionId: string | null;
   /** Ours, as the operator holds it where it holds one (MoMo's external id): a prompt's, `pay-<id>`, `rev-<id>`. */

@@ -68,7 +68,7 @@ export async function findRequest(sql: Queryable, id: number): Promise<RequestWi
 }
 
 export type NewCollectionRequest = {
-  organizationId: number;
+  organizationId: OrganizationId;
   author: number | null;
   phoneNumber: string;
   network: string;

@@ -199,7 +199,7 @@ export async function requestOfBillReference(sql: Queryable, billReference: stri
 }
 
 /** An organization's verification URL and accept-by-default setting (docs/api.md#collections). */
-export async function verificationSettingsOf(sql: Queryable, organizationId: number): Promise<{ url: string | null; acceptByDefault: boolean } | undefined> {
+export async function verificationSettingsOf(sql: Queryable, organizationId: OrganizationId): Promise<{ url: string | null; acceptByDefault: boolean } | undefined> {
   const [settings] = await sql<{ url: string | null; acceptByDefault: boolean }[]>`
     select verification_url as url, accept_by_default as "acceptByDefault" from organizations where id = ${organizationId}`;
   return settings;
@@ -281,7 +281,7 @@ export async function acceptCollection(sql: Sql, collectionId: number, organizat
  * A rejected collection (the merchant's verification URL said REJECT, or no answer with
  * accept-by-default off): `failed`, visible to the organization, and its request free again.
  */
-export async function rejectCollection(sql: Sql, collectionId: number, organizationId: number, reason: string | null): Promise<void> {
+export async function rejectCollection(sql: Sql, collectionId: number, organizationId: OrganizationId, reason: string | null): Promise<void> {
   await sql.begin(async (tx) => {
     await tx`update collection_requests set collection_id = null where collection_id = ${collectionId}`;
     await tx`
@@ -296,11 +296,11 @@ export async function rejectCollection(sql: Sql, collectionId: number, organizat
  * that would leave its column): `failed` with the reason, shown to the organization it matched, and
  * its request free again. Operators find it by its status and reason; nothing was credited.
  */
-export async function failCollection(sql: Sql, collectionId: number, organizationId: number | null, reason: string): Promise<void> {
+export async function failCollection(sql: Sql, collectionId: number, organizationId: OrganizationId | null, reason: string): Promise<void> {
   await sql.begin((tx) => failCollectionIn(tx, collectionId, organizationId, reason));
 }
 
-async function failCollectionIn(tx: Queryable, collectionId: number, organizationId: number | null, reason: string): Promise<void> {
+async function failCollectionIn(tx: Queryable, collectionId: number, organizationId: OrganizationId | null, reason: string): Promise<void> {
   await tx`update collection_requests set collection_id = null where collection_id = ${collectionId}`;
   await tx`
     update collections set status = 'failed', rejection_reason = ${reason.slice(0, 500)}, organization_id = coalesce(organization_id, ${organizationId}),

@@ -52,7 +52,7 @@ export const CONTACT_COLUMNS = `id, organization_id as "organizationId", first_n
     'networkName', network_name, 'nationalId', national_id, 'nationalIdType', national_id_type) end as verification`;
 
 type NewContact = {
-  organizationId: number;
+  organizationId: OrganizationId;
   author: number | null;
   firstName: string;
   lastName: string;
@@ -92,7 +92,7 @@ async function createContactIn(tx: Queryable, input: NewContact): Promise<Contac
  */
 export async function upsertContactIn(
   tx: Queryable,
-  input: { organizationId: number; author: number | null; phoneNumber: string; firstName: string | null; lastName: string | null },
+  input: { organizationId: OrganizationId; author: number | null; phoneNumber: string; firstName: string | null; lastName: string | null },
 ): Promise<{ contact: ContactRow; event: RecordedEvent | null }> {
   const [row] = await tx<(ContactRow & { inserted: boolean })[]>`
     insert into contacts (organization_id, first_name, last_name, phone_number, author)

@@ -15,7 +15,7 @@ import { webhookDeliveryWorkflowId, webhookRedeliveryWorkflowId } from '../workf
 
 const EVENT_COLUMNS = `id, organization_id as "organizationId", type, data, author, updated_by as "updatedBy", created, modified`;
 
-type NewEvent = { organizationId: number; type: EventType; data: Record<string, unknown>; author: number | null };
+type NewEvent = { organizationId: OrganizationId; type: EventType; data: Record<string, unknown>; author: number | null };
 
 /**
  * A delivery row waiting for its workflow (`webhook-delivery-<event>-<webhook>`, or a redelivery's
@@ -24,7 +24,7 @@ type NewEvent = { organizationId: number; type: EventType; data: Record<string, 
 export type PendingDelivery = {
   id: number;
   workflowId: string;
-  organizationId: number;
+  organizationId: OrganizationId;
   webhookId: number;
   eventId: number;
   eventType: EventType;
@@ -68,7 +68,7 @@ export async function recordEvent(tx: Queryable, event: NewEvent): Promise<Recor
   };
 }
 
-type RedeliveryTarget = { organizationId: number; webhookId: number; eventType: EventType; recoveryId?: number };
+type RedeliveryTarget = { organizationId: OrganizationId; webhookId: number; eventType: EventType; recoveryId?: number };
 
 /**
  * Redelivery rows, in the caller's transaction: one per event id `eventIds` selects (a statement
@@ -145,8 +145,8 @@ export async function markEventDispatched(sql: Queryable, eventId: number): Prom
 /** Such events never dispatched, older than the grace period and not set aside, oldest first. */
 export async function undispatchedEvents(
   sql: Queryable, { graceSeconds, batchSize }: { graceSeconds: number; batchSize: number },
-): Promise<{ id: number; organizationId: number; type: string }[]> {
-  return await sql<{ id: number; organizationId: number; type: string }[]>`
+): Promise<{ id: number; organizationId: OrganizationId; type: string }[]> {
+  return await sql<{ id: number; organizationId: OrganizationId; type: string }[]>`
     select id, organization_id as "organizationId", type from events
     where dispatched_at is null and created < now() - ${graceSeconds}::int * interval '1 second'
       ${notSetAside(sql, 'outbox-event', 'events.id')}

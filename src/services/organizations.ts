@@ -88,18 +88,18 @@ export async function updateCollectionSettings(sql: Sql, owner: OrganizationActo
 }
 
 /** An organization's name (the default reason of its requests, the sender of its messages); '' for none. */
-export async function organizationName(sql: Queryable, organizationId: number): Promise<string> {
+export async function organizationName(sql: Queryable, organizationId: OrganizationId): Promise<string> {
   const [organization] = await sql<{ name: string }[]>`select name from organizations where id = ${organizationId}`;
   return organization?.name ?? '';
 }
 
 /** Saves the version an organization's first request used (docs/api.md#throttling-duplicates-versions), unless one was saved already. */
-export async function saveFirstApiVersion(sql: Queryable, organizationId: number, version: number): Promise<void> {
+export async function saveFirstApiVersion(sql: Queryable, organizationId: OrganizationId, version: number): Promise<void> {
   await sql`update organizations set api_version = ${version} where id = ${organizationId} and api_version is null`;
 }
 
 /** The organization's saved API version (docs/api.md#throttling-duplicates-versions); requests without a version header use it. */
-export async function setApiVersion(sql: Sql, organizationId: number, version: number): Promise<{ id: number }> {
+export async function setApiVersion(sql: Sql, organizationId: OrganizationId, version: number): Promise<{ id: number }> {
   const [row] = await sql<{ id: number }[]>`
     update organizations set api_version = ${version}, modified = now() where id = ${organizationId} returning id`;
   if (!row) throw new Error(`Organization ${organizationId} does not exist`);

@@ -8,6 +8,7 @@
  */
 import type { Fragment } from 'postgres';
 import type { Queryable, Sql } from '../db';
+import type { OrganizationId } from '../domain/ids';
 import type { CollectionRequestRow } from '../domain/collection-requests';
 import { REQUEST_COLUMNS } from './collection-requests';
 import type { PendingDelivery } from './events';
@@ -30,9 +31,9 @@ type OutboxTable = {
 /** An entry, with the type of its rows (the launcher's start of the kind takes them). */
 const entry = <Row extends { id: number }>(table: OutboxTable) => table as OutboxTable & { readonly row?: Row };
 
-export type PaymentToStart = { id: number; organizationId: number; startDate: Date | null };
-export type ReversalToStart = { id: number; organizationId: number };
-export type PaymentBatchToStart = { id: number; organizationId: number };
+export type PaymentToStart = { id: number; organizationId: OrganizationId; startDate: Date | null };
+export type ReversalToStart = { id: number; organizationId: OrganizationId };
+export type PaymentBatchToStart = { id: number; organizationId: OrganizationId };
 
 export const OUTBOX = {
   requests: entry<CollectionRequestRow>({ table: 'collection_requests', columns: REQUEST_COLUMNS, sweepKind: 'outbox-request', noun: 'collection request' }),

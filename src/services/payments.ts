@@ -72,7 +72,7 @@ async function recordStateEvent(tx: Queryable, payment: PaymentRow, author: numb
 }
 
 export type NewPayment = {
-  organizationId: number;
+  organizationId: OrganizationId;
   author: number;
   accountId: number;
   phoneNumber: string;

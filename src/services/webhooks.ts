@@ -23,7 +23,7 @@ import {
 export const WEBHOOK_COLUMNS = `id, organization_id as "organizationId", user_id as "userId", event, target, created, updated,
   disabled_at as "disabledAt", disabled_reason as "disabledReason"`;
 
-type NewWebhook = { organizationId: number; userId: number; event: EventType; target: string };
+type NewWebhook = { organizationId: OrganizationId; userId: number; event: EventType; target: string };
 
 export async function createWebhook(sql: Queryable, input: NewWebhook): Promise<WebhookRow> {
   const [row] = await sql<WebhookRow[]>`
@@ -96,9 +96,9 @@ export async function deliverySecrets(sql: Queryable, organizationId: Organizati
   };
 }
 
-export type SigningSecretView = { organizationId: number; signingSecret: string; previousSecretExpiresAt: Date | null; basicAuth: boolean };
+export type SigningSecretView = { organizationId: OrganizationId; signingSecret: string; previousSecretExpiresAt: Date | null; basicAuth: boolean };
 
-const secretView = (organizationId: number, row: SettingsRow): SigningSecretView => {
+const secretView = (organizationId: OrganizationId, row: SettingsRow): SigningSecretView => {
   const overlap = row.previousSecretExpiresAt !== null && row.previousSecretExpiresAt > new Date() ? row.previousSecretExpiresAt : null;
   return { organizationId, signingSecret: row.signingSecret, previousSecretExpiresAt: overlap, basicAuth: row.basicUsername !== null };
 };
@@ -141,7 +141,7 @@ export type OpenDelivery = {
   workflowId: string;
   /** Given for a redelivery, whose workflow id is made from it; the first delivery takes the next id. */
   deliveryId: number | null;
-  organizationId: number;
+  organizationId: OrganizationId;
   webhookId: number;
   eventId: number;
   redelivery: boolean;
@@ -174,7 +174,7 @@ export async function findAttempt(sql: Queryable, deliveryId: number, attempt: n
 }
 
 type DeliveryContext = {
-  delivery: { id: number; organizationId: number; redelivery: boolean };
+  delivery: { id: number; organizationId: OrganizationId; redelivery: boolean };
   webhook: LiveWebhook;
   event: { id: number; type: EventType; data: Record<string, unknown>; created: Date };
 };

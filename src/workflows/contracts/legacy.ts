@@ -3,10 +3,11 @@
  * Safe to import from workflow code and from clients alike: no I/O, no Node built-ins.
  */
 import type { RetrySchedule } from '../../domain/webhook-schedule';
+import type { OrganizationId } from '../../domain/ids';
 
 export const eventDispatchWorkflowId = (eventId: number): string => `event-${eventId}`;
 
-export type EventDispatchInput = { eventId: number; organizationId: number; type: string };
+export type EventDispatchInput = { eventId: number; organizationId: OrganizationId; type: string };
 
 export type EventDispatchStatus = 'dispatching' | 'dispatched';
 
@@ -28,7 +29,7 @@ export type PendingAttempt = { deliveryId: number; eventId: number; attempt: num
 /** The input of a webhook actor of the first shape, which carried its queue over a continue-as-new. */
 export type LegacyWebhookActorInput = {
   webhookId: number;
-  organizationId: number;
+  organizationId: OrganizationId;
   schedule: RetrySchedule;
   historyLimit?: number;
   queue: PendingAttempt[];
