@@ -38,7 +38,10 @@ export async function startSession(sql: Sql, userId: number): Promise<{ token: s
   return { token, expiresAt: row!.expiresAt };
 }
 
-/** The live session a cookie token names, with its user and organization; undefined when expired, ended or unknown. */
+/**
+ * The live session a cookie token names, with its user and organization; undefined when expired,
+ * ended or unknown. Authentication, so across organizations: the token says whose it is.
+ */
 export async function findSession(sql: Sql, token: string): Promise<ConsoleSession | undefined> {
   if (!/^[A-Za-z0-9_-]{43}$/.test(token)) return undefined;
   const [session] = await sql<ConsoleSession[]>`

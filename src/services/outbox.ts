@@ -4,7 +4,8 @@
  * `afterCommit`; a row whose workflow did not start (the process died, Temporal was down) still has
  * `workflow_started_at` null, and the outbox sweep starts it after a grace period. One entry per
  * kind here is read by all three: the launcher (which must start each kind: its table of starts is
- * typed by this one), the sweep and the backlog gauge.
+ * typed by this one), the sweep and the backlog gauge. The sweep and the gauge read every
+ * organization's rows: not tenant queries (services/queries.ts).
  */
 import type { Fragment } from 'postgres';
 import type { Queryable, Sql } from '../db';

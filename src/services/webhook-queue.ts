@@ -100,7 +100,8 @@ export async function webhooksToWake(sql: Queryable, deliveryIds: readonly numbe
 
 /**
  * Webhooks with deliveries overdue by more than `graceSeconds` and no sender holding them: their
- * actor was never woken or was stopped from outside. The outbox sweep wakes them.
+ * actor was never woken or was stopped from outside. The outbox sweep wakes them (every
+ * organization's: not a tenant query).
  */
 export async function stalledWebhooks(sql: Queryable, graceSeconds: number, limit: number): Promise<{ webhookId: number; organizationId: OrganizationId }[]> {
   return await sql<{ webhookId: number; organizationId: OrganizationId }[]>`
