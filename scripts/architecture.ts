@@ -3,10 +3,10 @@
  * imports excluded) has no circle and no import up a floor, the API and the console do not import
  * each other, SQL is written only in services/ and db/, no function has more than 60 lines of code
  * of its own (nested functions, blank and comment lines not counted), and nothing is exported that
- * no other file names. `bun scripts/architecture.ts` prints the floors, the imports between them and every breach;
+ * no other file names, and every file path the code cites is a file of the repository. `bun scripts/architecture.ts` prints the floors, the imports between them and every breach;
  * test/unit/architecture.test.ts asserts none.
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import ts from 'typescript';
 
@@ -143,6 +143,8 @@ export type Architecture = {
   sqlOutside: string[];
   longFunctions: string[];
   deadExports: string[];
+  /** `file: cited path` for each path a src file cites that no file of the repository answers. */
+  unresolvedReferences: string[];
 };
 
 export function readArchitecture(): Architecture {
@@ -171,8 +173,28 @@ export function readArchitecture(): Architecture {
   }
   return {
     modules: [...imports.keys()].sort(), imports, upward, facesCrossed, cycles: findCycles(imports), sqlOutside: sqlOutside.sort(),
-    longFunctions: long, deadExports: deadExports(texts),
+    longFunctions: long, deadExports: deadExports(texts), unresolvedReferences: unresolvedReferences(texts),
   };
+}
+
+/** A file path a comment or string cites: folders, a name and an extension (not part of a URL). */
+const CITED_PATH = /(?<![\w./:@-])((?:[\w-]+\/|\.\.?\/)+[\w.-]+\.(?:ts|md|sql|mjs|json|ya?ml|html|css|txt))\b/g;
+
+/**
+ * Every file path a src file cites that resolves to no file of the repository (from the root, from
+ * src/, or from the citing file's folder): the code cites only what the repository holds.
+ */
+function unresolvedReferences(texts: Map<string, string>): string[] {
+  const breaches: string[] = [];
+  for (const [file, text] of texts) {
+    for (const match of text.matchAll(CITED_PATH)) {
+      const cited = match[1]!;
+      const candidates = [join(ROOT, cited), join(SRC, cited), join(dirname(file), cited)];
+      const inside = candidates.filter((candidate) => !relative(ROOT, candidate).startsWith('..'));
+      if (!inside.some((candidate) => existsSync(candidate))) breaches.push(`${relative(ROOT, file)}: ${cited}`);
+    }
+  }
+  return [...new Set(breaches)].sort();
 }
 
 /** Every strongly connected set of two or more modules (Tarjan), each a circle of imports. */
@@ -230,6 +252,7 @@ if (import.meta.main) {
     `SQL outside services/ and db/: ${architecture.sqlOutside.length}`, ...architecture.sqlOutside.map((module) => `  ${module}`),
     `functions over ${MAX_OWN_LINES} lines of their own: ${architecture.longFunctions.length}`, ...architecture.longFunctions.map((where) => `  ${where}`),
     `exports no other file names: ${architecture.deadExports.length}`, ...architecture.deadExports.map((where) => `  ${where}`),
+    `file references outside the repository: ${architecture.unresolvedReferences.length}`, ...architecture.unresolvedReferences.map((where) => `  ${where}`),
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
 }

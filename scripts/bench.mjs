@@ -14,18 +14,21 @@ import {
   startTemporalDevServer, stopChildren, waitFor,
   WORKER_NODE_ARGS,
 } from './infra.mjs';
-import { databaseName, freshDataDir, psqlAdmin } from './suite.mjs';
+import { databaseName, dropDatabase, usePostgres, withDatabase } from './postgres.mjs';
+import { freshDataDir } from './suite.mjs';
 import { composeFile, composeServerVersion, ensureTemporalServer, startTemporalServer } from './temporal-server.mjs';
 
 const DATA = join(ROOT, '.bench-data');
 const children = [];
 const sinks = [];
 
-function benchDatabaseUrl() {
-  if (process.env.BENCH_DATABASE_URL) return process.env.BENCH_DATABASE_URL;
-  const url = new URL(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
-  url.pathname = '/collections_bench';
-  return url.toString();
+/** The bench database: $BENCH_DATABASE_URL's own when that is the server, else `collections_bench` on it. */
+async function benchDatabaseUrl() {
+  const { url } = await usePostgres(children, {
+    configuredUrl: process.env.BENCH_DATABASE_URL ?? process.env.DATABASE_URL,
+    embedded: { dataDir: join(DATA, 'postgres'), logFile: join(DATA, 'postgres.log') },
+  });
+  return url === process.env.BENCH_DATABASE_URL ? url : withDatabase(url, 'collections_bench');
 }
 
 function admin(env, args) {
@@ -51,7 +54,7 @@ async function main() {
   mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
   ensureDependencies();
   const cli = ensureTemporalCli();
-  const databaseUrl = benchDatabaseUrl();
+  const databaseUrl = await benchDatabaseUrl();
   // BENCH_TEMPORAL=server: the production server (built from source, on PostgreSQL, configured as
   // temporal-compose.yml configures it; see scripts/temporal-server.mjs) instead of the dev server.
   const onServer = process.env.BENCH_TEMPORAL === 'server';
@@ -98,7 +101,7 @@ async function main() {
     WORKER_METRICS_PORT: '0',
   };
   say(`preparing a fresh bench database (${databaseName(databaseUrl)})`);
-  psqlAdmin(databaseUrl, `drop database if exists "${databaseName(databaseUrl)}" with (force)`);
+  await dropDatabase(databaseUrl);
   admin(env, ['migrate']);
   const org = admin(env, ['org', 'create', '--name', 'Bench Merchant']);
   const other = admin(env, ['org', 'create', '--name', 'Bench Other']);

@@ -201,10 +201,13 @@ export async function waitFor(what, check, timeoutMs = 60_000) {
   }
 }
 
-/** A child process whose output goes to a log file (or the terminal), named for the messages about it. */
-function spawnChild(name, command, args, { env = process.env, logFile, cwd = ROOT } = {}) {
+/**
+ * A child process whose output goes to a log file (or the terminal), named for the messages about
+ * it; `uid` and `gid` run it as another user (the embedded PostgreSQL when the scripts run as root).
+ */
+function spawnChild(name, command, args, { env = process.env, logFile, cwd = ROOT, uid, gid } = {}) {
   const output = logFile ? openSync(logFile, 'a') : 'inherit';
-  const child = spawn(command, args, { cwd, env, stdio: ['ignore', output, output] });
+  const child = spawn(command, args, { cwd, env, stdio: ['ignore', output, output], uid, gid });
   // The child holds its own copy of the log file's descriptor from here on.
   if (logFile) closeSync(output);
   child.processName = name;
@@ -356,15 +359,16 @@ export function registerSearchAttributes(cli, address) {
 }
 
 /**
- * Stops children in reverse order of start: SIGTERM, then SIGKILL after a grace period. Their
- * supervisors (superviseChild) restart none of them from here on.
+ * Stops children in reverse order of start: SIGTERM (or the child's own `stopSignal`, such as
+ * PostgreSQL's SIGINT), then SIGKILL after a grace period. Their supervisors (superviseChild)
+ * restart none of them from here on.
  */
 export async function stopChildren(children, graceMs = 10_000) {
   endSupervisions(children);
   for (const child of [...children].reverse()) {
     if (child.exitCode !== null || child.signalCode !== null) continue;
     const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGTERM');
+    child.kill(child.stopSignal ?? 'SIGTERM');
     const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
     await exited;
     clearTimeout(timer);

@@ -1,11 +1,14 @@
 // `npm start`: the whole service with sandbox defaults. Installs what is missing, starts the
-// Temporal dev server (UI on 8233), prepares PostgreSQL, then the worker (Node) and the API (Bun),
-// each restarted when it exits (scripts/infra.mjs, superviseChild); Ctrl-C or SIGTERM stops everything.
+// Temporal dev server (UI on 8233), prepares PostgreSQL (the configured server, or an embedded one
+// on 5433 with its cluster kept in .data/postgres: scripts/postgres.mjs), then the worker (Node)
+// and the API (Bun), each restarted when it exits (scripts/infra.mjs, superviseChild); Ctrl-C or
+// SIGTERM stops everything.
 // `npm run start:networks` (START_NETWORKS=true) also starts the project's simulators of M-Pesa
-// Daraja, MTN MoMo and Airtel Money (test/simulators/run.ts, ports 8101-8104) and points the
-// connectors at them: MoMo's MTN Uganda market through the MTN_MOMO_* variables, MTN Ghana and MTN
-// Rwanda through a generated markets file (.data/momo-markets.json, MTN_MOMO_MARKETS_FILE); Airtel
-// for Airtel Uganda and Airtel Kenya, calling back at PUBLIC_BASE_URL.
+// Daraja, MTN MoMo, Airtel Money and the M-Pesa OpenAPI (test/simulators/run.ts, ports 8101-8105) and
+// points the connectors at them: MoMo's MTN Uganda market through the MTN_MOMO_* variables, MTN Ghana
+// and MTN Rwanda through a generated markets file (.data/momo-markets.json, MTN_MOMO_MARKETS_FILE);
+// Airtel for Airtel Uganda and Airtel Kenya, calling back at PUBLIC_BASE_URL; Vodacom M-Pesa for
+// Vodacom Tanzania and Vodacom DRC, with the public key the OpenAPI simulator made at its start.
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
@@ -15,6 +18,7 @@ import {
   startTemporalDevServer, stopChildren, superviseChild, waitFor,
   WORKER_NODE_ARGS,
 } from './infra.mjs';
+import { usePostgres, withDatabase } from './postgres.mjs';
 
 const DATA = join(ROOT, '.data');
 const SANDBOX_FILE = join(DATA, 'sandbox.json');
@@ -22,6 +26,8 @@ const MOMO_MARKETS_FILE = join(DATA, 'momo-markets.json');
 const apiPort = Number(process.env.PORT ?? 8000);
 const temporalPort = Number(process.env.TEMPORAL_PORT ?? 7233);
 const uiPort = Number(process.env.TEMPORAL_UI_PORT ?? 8233);
+/** A fixed port, so that `npm run admin` can be pointed at the embedded server (README). */
+const embeddedPostgresPort = Number(process.env.EMBEDDED_POSTGRES_PORT ?? 5433);
 const env = {
   ...process.env,
   PORT: String(apiPort),
@@ -93,7 +99,7 @@ async function sandboxMerchant() {
 /** Wallets in the connected networks' currencies for the sandbox merchant, funded once (the simulators' money, not real). */
 function networkWallets(organizationId) {
   const { wallets } = JSON.parse(admin(['wallet', 'show', '--org', String(organizationId), '--json']));
-  for (const currency of ['KES', 'UGX', 'GHS', 'RWF']) {
+  for (const currency of ['KES', 'UGX', 'GHS', 'RWF', 'TZS', 'USD']) {
     if (!wallets.some((wallet) => wallet.currency === currency)) {
       admin(['wallet', 'fund', '--org', String(organizationId), '--currency', currency, '--amount', '1000000', '--json']);
     }
@@ -117,7 +123,7 @@ function startSimulators() {
   });
 }
 
-/** Stops everything when `child` exits (the Temporal dev server). */
+/** Stops everything when `child` exits (the Temporal dev server, the embedded PostgreSQL). */
 function watch(child) {
   child.once('exit', (code, signal) => {
     if (stopping) return;
@@ -139,11 +145,21 @@ async function main() {
       port: temporalPort, uiPort, dbFile: join(DATA, 'temporal.db'), logFile: join(DATA, 'temporal.log'),
     }));
   }
+  // A configured server (DATABASE_URL, or one at the default address) is left to the service's
+  // own default; an embedded one is handed to every process here by DATABASE_URL.
+  const postgres = await usePostgres(children, {
+    configuredUrl: process.env.DATABASE_URL,
+    embedded: { dataDir: join(DATA, 'postgres'), port: embeddedPostgresPort, logFile: join(DATA, 'postgres.log') },
+  });
+  if (postgres.embedded) {
+    watch(postgres.child);
+    env.DATABASE_URL = withDatabase(postgres.url, 'collections');
+  }
   say('preparing PostgreSQL');
   process.stdout.write(admin(['migrate']));
   let simulators = null;
   if (withNetworks) {
-    say('starting the M-Pesa Daraja and MTN MoMo simulators');
+    say('starting the M-Pesa Daraja, MTN MoMo, Airtel Money and M-Pesa OpenAPI simulators');
     simulators = await startSimulators();
     writeFileSync(MOMO_MARKETS_FILE, `${JSON.stringify(simulators.momoMarkets, null, 2)}\n`, { mode: 0o600 });
     Object.assign(env, simulators.env, { MTN_MOMO_MARKETS_FILE: MOMO_MARKETS_FILE, PUBLIC_BASE_URL: process.env.PUBLIC_BASE_URL ?? apiUrl });
@@ -155,11 +171,13 @@ async function main() {
   await waitFor('the API', async () => (await fetch(`${apiUrl}/healthz`).catch(() => null))?.status === 200, 120_000);
   const sandbox = await sandboxMerchant();
   if (simulators) networkWallets(sandbox.organizationId);
+  const embeddedDatabase = postgres.embedded ? `
+    PostgreSQL   ${env.DATABASE_URL}   (embedded, data in .data/postgres; DATABASE_URL for npm run admin)` : '';
   process.stdout.write(`
   Mobile-money collections service (sandbox) is up.
 
     API          ${apiUrl}
-    Temporal UI  http://localhost:${uiPort}
+    Temporal UI  http://localhost:${uiPort}${embeddedDatabase}
     Metrics      ${metricsOn ? `${apiUrl}/metrics${workerMetricsPort > 0 ? `, http://localhost:${workerMetricsPort}/metrics (worker)` : ''}` : 'off (METRICS=false)'}
     Traces       ${process.env.OTEL_EXPORTER_OTLP_ENDPOINT ? `to ${process.env.OTEL_EXPORTER_OTLP_ENDPOINT}` : 'off (set OTEL_EXPORTER_OTLP_ENDPOINT)'}
     API key      ${sandbox.apiKey}   (organization ${sandbox.organizationId}; saved in .data/sandbox.json)
@@ -172,12 +190,15 @@ async function main() {
 ${simulators ? `
   Networks: Safaricom through M-Pesa Daraja (${simulators.darajaUrl}); MTN Uganda, MTN Ghana and MTN Rwanda through
   MTN MoMo (${simulators.momoUrl}, the last two from .data/momo-markets.json); Airtel Uganda and Airtel Kenya
-  through Airtel Money (${simulators.airtelUrl}); all the project's simulators; the subscriber approves a prompt after 5 s.
+  through Airtel Money (${simulators.airtelUrl}); Vodacom Tanzania and Vodacom DRC through Vodacom M-Pesa
+  (${simulators.vodacomUrl}); all the project's simulators; the subscriber approves a prompt after 5 s.
     curl -H 'Authorization: Token ${sandbox.apiKey}' -d phonenumber=+254712345678 -d amount=100 -d currency=KES -d send_instructions=true ${apiUrl}/api/collectionrequests
     curl -H 'Authorization: Token ${sandbox.apiKey}' -d phonenumber=+256772123456 -d amount=1500 -d currency=UGX -d send_instructions=true ${apiUrl}/api/collectionrequests
     curl -H 'Authorization: Token ${sandbox.apiKey}' -d phonenumber=+233241234567 -d amount=10.50 -d currency=GHS -d send_instructions=true ${apiUrl}/api/collectionrequests
     curl -H 'Authorization: Token ${sandbox.apiKey}' -d phonenumber=+250781234567 -d amount=2000 -d currency=RWF -d send_instructions=true ${apiUrl}/api/collectionrequests
     curl -H 'Authorization: Token ${sandbox.apiKey}' -d phonenumber=+256701234567 -d amount=1500 -d currency=UGX -d send_instructions=true ${apiUrl}/api/collectionrequests
+    curl -H 'Authorization: Token ${sandbox.apiKey}' -d phonenumber=+255741234567 -d amount=2500 -d currency=TZS -d send_instructions=true ${apiUrl}/api/collectionrequests
+    curl -H 'Authorization: Token ${sandbox.apiKey}' -d phonenumber=+243811234567 -d amount=12.50 -d currency=USD -d send_instructions=true ${apiUrl}/api/collectionrequests
     curl -d '{"msisdn": "254712345678", "amount": "100", "billRefNumber": "<svccode of a request>"}' ${simulators.controlUrl}/paybill
 ` : ''}
   A worker or API that exits is restarted (after 1 s, doubling up to 30 s). Ctrl-C stops everything.

@@ -7,28 +7,31 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT, binPath, ensureChromium, ensureComposePlugin, say } from './infra.mjs';
+import { databaseName, dropDatabase, usePostgres } from './postgres.mjs';
 
 /**
- * The test database: $TEST_DATABASE_URL, else `collections_test_<checkout>` next to $DATABASE_URL,
- * named after this checkout's path so two checkouts (a CI clone beside a working copy) never drop
- * each other's database mid-run; `suffix` makes a sibling.
+ * The PostgreSQL server of a test run (scripts/postgres.mjs, usePostgres): $TEST_DATABASE_URL or
+ * $DATABASE_URL when set, else the server at the default address, else an embedded one whose
+ * cluster is made afresh in the run's data folder (`<dataDir>/postgres`, emptied with it).
  */
-export function testDatabaseUrl(suffix = '') {
-  const url = new URL(process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
-  if (!process.env.TEST_DATABASE_URL) url.pathname = `/collections_test_${createHash('sha1').update(ROOT).digest('hex').slice(0, 8)}`;
+export function testPostgres(children, dataDir) {
+  return usePostgres(children, {
+    configuredUrl: process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL,
+    embedded: { dataDir: join(dataDir, 'postgres'), logFile: join(dataDir, 'postgres.log') },
+  });
+}
+
+/**
+ * The test database on `serverUrl`: $TEST_DATABASE_URL's own when that is the server, else
+ * `collections_test_<checkout>`, named after this checkout's path so two checkouts (a CI clone
+ * beside a working copy) never drop each other's database mid-run; `suffix` makes a sibling.
+ */
+export function testDatabaseUrl(serverUrl, suffix = '') {
+  const url = new URL(serverUrl);
+  if (serverUrl !== process.env.TEST_DATABASE_URL) url.pathname = `/collections_test_${createHash('sha1').update(ROOT).digest('hex').slice(0, 8)}`;
   url.pathname += suffix;
   return url.toString();
 }
-
-/** `psql` against the server's `postgres` database (to create and drop others). */
-export function psqlAdmin(databaseUrl, statement) {
-  const admin = new URL(databaseUrl);
-  admin.pathname = '/postgres';
-  const result = spawnSync('psql', [admin.toString(), '-v', 'ON_ERROR_STOP=1', '-qc', statement], { stdio: 'inherit' });
-  if (result.status !== 0) throw new Error(`psql failed: ${statement}`);
-}
-
-export const databaseName = (databaseUrl) => decodeURIComponent(new URL(databaseUrl).pathname.slice(1));
 
 /** JUnit counts: tests that passed, failed (failures + errors) and were skipped. */
 export function countResults(junitFile) {
@@ -78,7 +81,7 @@ export async function runSuite({ databaseUrl, dataDir, cli, env: laneEnv, testAr
   ensureChromium();
 
   say(`preparing a fresh test database (${databaseName(databaseUrl)})`);
-  psqlAdmin(databaseUrl, `drop database if exists "${databaseName(databaseUrl)}" with (force)`);
+  await dropDatabase(databaseUrl);
   const migrated = spawnSync(binPath('bun'), ['src/admin.ts', 'migrate'], { cwd: ROOT, env, stdio: 'inherit' });
   if (migrated.status !== 0) throw new Error('migrations failed');
 

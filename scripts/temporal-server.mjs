@@ -11,7 +11,7 @@ import { dirname, join, posix, relative } from 'node:path';
 import {
   ROOT, SEARCH_ATTRIBUTES, TOOLS, binPath, freePorts, say, startChild, temporalHealthy, waitFor,
 } from './infra.mjs';
-import { databaseName, psqlAdmin } from './suite.mjs';
+import { databaseName, dropDatabase } from './postgres.mjs';
 
 export const TEMPORAL_SERVER_DIR = join(TOOLS, 'temporal-server');
 const SERVER = join(TEMPORAL_SERVER_DIR, 'server');
@@ -89,7 +89,7 @@ function postgresOf(databaseUrl) {
  * Recreates the two Temporal databases and their schema with the `sql` tool, the same steps as the
  * compose file's `temporal-schema` service, with its SQL_* variables.
  */
-export function createTemporalSchema(compose, { databaseUrl, database, visibilityDatabase }) {
+export async function createTemporalSchema(compose, { databaseUrl, database, visibilityDatabase }) {
   const postgres = postgresOf(databaseUrl);
   const env = {
     PATH: process.env.PATH,
@@ -97,7 +97,7 @@ export function createTemporalSchema(compose, { databaseUrl, database, visibilit
     SQL_HOST: postgres.host, SQL_PORT: postgres.port, SQL_USER: postgres.user, SQL_PASSWORD: postgres.password,
   };
   for (const [name, schema] of [[database, 'temporal'], [visibilityDatabase, 'visibility']]) {
-    psqlAdmin(databaseUrl, `drop database if exists "${name}" with (force)`);
+    await dropDatabase(databaseUrl, name);
     run(SQL_TOOL, ['--db', name, 'create-database'], { env });
     run(SQL_TOOL, ['--db', name, 'setup-schema', '-v', '0.0'], { env });
     run(SQL_TOOL, ['--db', name, 'update-schema', '-d', join(SCHEMA, schema, 'versioned')], { env });
@@ -144,7 +144,7 @@ export async function temporalServerEnvironment(compose, { databaseUrl, database
 export async function startTemporalServer(children, cli, compose, { databaseUrl, dataDir }) {
   const database = `${databaseName(databaseUrl)}_temporal`;
   const visibilityDatabase = `${database}_visibility`;
-  createTemporalSchema(compose, { databaseUrl, database, visibilityDatabase });
+  await createTemporalSchema(compose, { databaseUrl, database, visibilityDatabase });
   const { composeEnvironment, local, address } = await temporalServerEnvironment(compose, { databaseUrl, database, visibilityDatabase });
   const logFile = join(dataDir, 'temporal-server.log');
   const workdir = imageWorkdir(compose.services.temporal, join(dataDir, 'etc-temporal'));

@@ -4,14 +4,18 @@
 // with every test worker on Node, then on Bun (TEST_WORKER_RUNTIME). Each run gets a fresh server
 // and fresh databases, as `npm test` does. Prints each run's counts, then a closing line
 // `N passed, N failed` over both, and exits non-zero on any failure.
-// Arguments after `--` go to `bun test`; PARITY_RUNTIMES=node (or bun) runs one of the two.
+// Arguments after `--` go to `bun test`; PARITY_RUNTIMES=node (or bun) runs one of the two. Both
+// runs share one PostgreSQL server (scripts/postgres.mjs; an embedded one has its cluster in
+// .test-data-parity/postgres), on which each recreates its databases.
 import { join } from 'node:path';
 import { ROOT, ensureDependencies, ensureTemporalCli, say, runScript, stopChildren } from './infra.mjs';
 import { composeFile, composeServerVersion, ensureTemporalServer, startTemporalServer } from './temporal-server.mjs';
-import { formatCounts, freshDataDir, runSuite, testDatabaseUrl } from './suite.mjs';
+import { formatCounts, freshDataDir, runSuite, testDatabaseUrl, testPostgres } from './suite.mjs';
 
 const DATA = join(ROOT, '.test-data-parity');
 const RUNTIMES = (process.env.PARITY_RUNTIMES ?? 'node,bun').split(',').map((runtime) => runtime.trim()).filter(Boolean);
+/** The PostgreSQL server of both runs (when embedded); each run's own processes are in `children`. */
+const serverChildren = [];
 let children = [];
 
 /** Another process may take one of the free ports before the server binds it: try again with others. */
@@ -27,10 +31,10 @@ async function startServerRetrying(cli, compose, options) {
   }
 }
 
-async function runLane(runtime, { cli, compose }) {
+async function runLane(runtime, { cli, compose, serverUrl }) {
   const dataDir = freshDataDir(join(DATA, runtime));
   // Its own databases, beside (never instead of) the ones `npm test` uses.
-  const databaseUrl = testDatabaseUrl('_parity');
+  const databaseUrl = testDatabaseUrl(serverUrl, '_parity');
   const started = Date.now();
   children = [];
   try {
@@ -54,8 +58,10 @@ async function main() {
   const cli = ensureTemporalCli();
   const compose = composeFile();
   ensureTemporalServer(composeServerVersion(compose));
+  const { url: serverUrl } = await testPostgres(serverChildren, DATA);
   const lanes = [];
-  for (const runtime of RUNTIMES) lanes.push(await runLane(runtime, { cli, compose }));
+  for (const runtime of RUNTIMES) lanes.push(await runLane(runtime, { cli, compose, serverUrl }));
+  await stopChildren(serverChildren);
   const total = { passed: 0, failed: 0, skipped: 0 };
   for (const lane of lanes) {
     say(`parity, workers on ${lane.runtime}: ${formatCounts(lane.counts)} (${lane.seconds} s)`);
@@ -67,4 +73,5 @@ async function main() {
   process.exit(lanes.some((lane) => lane.code !== 0) || total.failed > 0 ? 1 : 0);
 }
 
-runScript(main, () => children, { failureLine: '0 passed, 1 failed' });
+// On Ctrl-C or a failure, the run's processes stop before the PostgreSQL server they use.
+runScript(main, () => [...serverChildren, ...children], { failureLine: '0 passed, 1 failed' });

@@ -1,9 +1,10 @@
 // `npm test`: installs what is missing, starts its own Temporal dev server (in memory, headless)
-// and its own PostgreSQL database, then runs every test file with Bun's runner (scripts/suite.mjs).
+// and makes its own PostgreSQL database (on the configured server, or on an embedded one of this
+// run: scripts/postgres.mjs), then runs every test file with Bun's runner (scripts/suite.mjs).
 // Prints a closing line `N passed, N failed` and exits non-zero on any failure.
 import { join } from 'node:path';
 import { ROOT, ensureDependencies, ensureTemporalCli, startHeadlessDevServer, runScript, stopChildren } from './infra.mjs';
-import { formatCounts, freshDataDir, runSuite, testDatabaseUrl } from './suite.mjs';
+import { formatCounts, freshDataDir, runSuite, testDatabaseUrl, testPostgres } from './suite.mjs';
 
 const DATA = join(ROOT, '.test-data');
 const children = [];
@@ -12,10 +13,11 @@ async function main() {
   freshDataDir(DATA);
   ensureDependencies();
   const cli = ensureTemporalCli();
+  const postgres = await testPostgres(children, DATA);
   const temporalPort = await startHeadlessDevServer(children, cli, { purpose: 'tests', logFile: join(DATA, 'temporal.log') });
 
   const { code, counts } = await runSuite({
-    databaseUrl: testDatabaseUrl(),
+    databaseUrl: testDatabaseUrl(postgres.url),
     dataDir: DATA,
     cli,
     env: { TEMPORAL_ADDRESS: `127.0.0.1:${temporalPort}` },

@@ -2,7 +2,8 @@
  * Operator CLI (`npm run admin -- <command>`): no API route issues organizations and keys, so
  * operators do it here. `migrate` creates the database and applies the migrations; the
  * other commands live in src/admin/, one module per group (organizations and their settings,
- * money, webhooks, networks, settlements, sweeps); `npm run admin` alone prints them all.
+ * money, webhooks, networks, settlements, sweeps, earlier workflow types); `npm run admin` alone
+ * prints them all.
  */
 import { parseArgs } from 'node:util';
 import { loadConfig } from './config';
@@ -15,9 +16,10 @@ import { organizationCommands } from './admin/organizations';
 import { settlementCommands } from './admin/settlements';
 import { sweepCommands } from './admin/sweeps';
 import { webhookCommands } from './admin/webhooks';
+import { workflowCommands } from './admin/workflows';
 
 const COMMANDS: Record<string, Command> = {
-  ...organizationCommands, ...moneyCommands, ...webhookCommands, ...networkCommands, ...settlementCommands, ...sweepCommands,
+  ...organizationCommands, ...moneyCommands, ...webhookCommands, ...networkCommands, ...settlementCommands, ...sweepCommands, ...workflowCommands,
 };
 
 const USAGE = ['usage: npm run admin -- <command>', '  migrate', ...Object.values(COMMANDS).map((command) => `  ${command.usage}`)].join('\n');

@@ -7,6 +7,7 @@
 import { Elysia } from 'elysia';
 import type { Config } from './config';
 import { createSql } from './db';
+import { withRequestScope } from './db/tenancy';
 import { apiErrorResponse, apiRoutes, isNonJsonApiPage } from './api';
 import { consoleErrorResponse, consoleRoutes, isConsolePath } from './console';
 import { apiAuthentication } from './http/auth';
@@ -53,6 +54,9 @@ export function createApp(given: AppInputs) {
   const declared = createRouteIndex(() => routes());
   let handle: (request: Request) => Promise<Response> = () => Promise.reject(new Error('app not built yet'));
   const app = new Elysia()
+    // Each request in a scope of its own, in which its admission names its organization: from then
+    // on its statements run inside the tenant boundary (src/db/tenancy.ts).
+    .wrap(((handler: (request: Request) => Promise<Response>) => (request: Request) => withRequestScope(() => handler(request))) as unknown as Parameters<Elysia['wrap']>[0])
     .use(requestTelemetryPlugin(deps.config, () => routes()))
     .use(responseHeadersPlugin())
     .onRequest(({ request }) => {

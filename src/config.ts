@@ -1,6 +1,7 @@
+import { createPublicKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import * as v from 'valibot';
-import { CONNECTED_NETWORK, MOMO_MARKETS, MOMO_SANDBOX_ENVIRONMENT } from './domain/networks';
+import { CONNECTED_NETWORK, MOMO_MARKETS, MOMO_SANDBOX_ENVIRONMENT, VODACOM_MARKETS } from './domain/networks';
 import { WEBHOOK_ATTEMPTS } from './domain/webhook-schedule';
 
 const booleanString = v.pipe(
@@ -132,6 +133,16 @@ const ConfigSchema = v.object({
   AIRTEL_PIN: v.optional(v.pipe(v.string(), v.regex(/^\d{4,6}$/, 'must be the 4 to 6 digits of the disbursement PIN'))),
   // When set, a callback must carry `hash`: Base64(HMAC-SHA256(key, its transaction object)).
   AIRTEL_CALLBACK_KEY: v.optional(secret),
+  // Vodacom M-Pesa (the M-Pesa OpenAPI): on when VODACOM_API_KEY is set; then VODACOM_PUBLIC_KEY,
+  // VODACOM_SERVICE_PROVIDER_CODE and VODACOM_MARKETS are required. The base URL is the environment's root.
+  VODACOM_BASE_URL: v.optional(httpUrl, 'https://openapi.m-pesa.com/openapi'),
+  VODACOM_API_KEY: v.optional(secret),
+  VODACOM_PUBLIC_KEY: v.optional(v.pipe(v.string(), v.regex(/^[A-Za-z0-9+/=\s]+$/, 'must be the base64 public key from the portal'))),
+  VODACOM_SERVICE_PROVIDER_CODE: v.optional(v.pipe(v.string(), v.regex(/^\d{4,10}$/, 'must be the digits of the service provider code (shortcode)'))),
+  VODACOM_MARKETS: v.optional(v.pipe(v.string(), v.regex(/^\s*[A-Za-z]{3}(:[A-Za-z]{3})?\s*(,\s*[A-Za-z]{3}(:[A-Za-z]{3})?\s*)*$/, 'must be markets such as TZN,DRC (a currency may follow a colon: DRC:CDF)'))),
+  VODACOM_ORIGIN: v.optional(v.pipe(v.string(), v.minLength(1)), '*'),
+  // A new session is not usable at once (the portal's documentation): it is first used this long after it was issued.
+  VODACOM_SESSION_ACTIVATION_SECONDS: v.optional(v.pipe(integerString(0), v.maxValue(300)), '30'),
   // More MTN MoMo markets, each with its own credentials: a JSON file (docs/configuration.md), read and checked at start.
   MTN_MOMO_MARKETS_FILE: v.optional(v.pipe(v.string(), v.minLength(1))),
   // How often a real operator is asked about a prompt, a payout or a reported payment it has not called back about.
@@ -171,6 +182,7 @@ export type Config = {
   /** The MTN MoMo markets (the single-market MTN_MOMO_* variables and MTN_MOMO_MARKETS_FILE), one network each. */
   momoMarkets: MomoSettings[];
   airtel: AirtelSettings | null;
+  vodacom: VodacomSettings | null;
   /** How often a real operator is asked about what it has not called back about. */
   networkStatusPollSeconds: number;
 };
@@ -233,6 +245,66 @@ function airtelCountriesOf(value: string, problems: string[]): AirtelCountry[] {
     else countries.push({ country, currency });
   }
   return countries;
+}
+
+/** A Vodacom market of the M-Pesa OpenAPI: its code (`input_Country`), API context, network and the currency its calls move. */
+export type VodacomMarket = { market: string; context: string; network: string; currency: string };
+/** The M-Pesa OpenAPI (sessions, C2B, B2C, reversals, transaction status, beneficiary names). Secrets: never logged or shown. */
+export type VodacomSettings = {
+  /** The environment's root (`https://openapi.m-pesa.com/sandbox` or `.../openapi`); calls go to `<root>/ipg/v2/<context>/...`. */
+  baseUrl: string;
+  apiKey: string;
+  /** The portal's public key (base64 DER), which encrypts the API key and every session id. */
+  publicKey: string;
+  serviceProviderCode: string;
+  origin: string;
+  markets: readonly VodacomMarket[];
+  sessionActivationMs: number;
+};
+
+/** VODACOM_MARKETS as markets with their currency; what is wrong with it goes to `problems`. */
+function vodacomMarketsOf(value: string, problems: string[]): VodacomMarket[] {
+  const markets: VodacomMarket[] = [];
+  for (const entry of value.split(',').map((part) => part.trim().toUpperCase())) {
+    const [code = '', named] = entry.split(':');
+    const known = VODACOM_MARKETS.find((market) => market.market === code);
+    if (!known) {
+      problems.push(`VODACOM_MARKETS: ${code} is not a Vodacom market this service knows (${VODACOM_MARKETS.map((market) => market.market).join(', ')})`);
+      continue;
+    }
+    const currencies: readonly string[] = known.currencies;
+    const currency = named ?? currencies[0]!;
+    if (!currencies.includes(currency)) problems.push(`VODACOM_MARKETS: Vodacom M-Pesa in ${code} moves ${currencies.join(' or ')}, not ${currency}`);
+    else if (markets.some((served) => served.market === code)) problems.push(`VODACOM_MARKETS: ${code} is named twice`);
+    else markets.push({ market: code, context: known.context, network: known.network, currency });
+  }
+  return markets;
+}
+
+/** Whether VODACOM_PUBLIC_KEY is an RSA public key (base64 DER, SubjectPublicKeyInfo) as the portal shows it. */
+function vodacomKeyProblem(publicKey: string): string | null {
+  try {
+    const key = createPublicKey({ key: Buffer.from(publicKey.replace(/\s+/g, ''), 'base64'), format: 'der', type: 'spki' });
+    return key.asymmetricKeyType === 'rsa' ? null : 'VODACOM_PUBLIC_KEY: must be an RSA public key';
+  } catch {
+    return 'VODACOM_PUBLIC_KEY: not a base64 DER public key (copy it from the portal as shown)';
+  }
+}
+
+function vodacomOf(c: Parsed, problems: string[]): VodacomSettings | null {
+  if (!connectorSettings('VODACOM_API_KEY', c, ['VODACOM_PUBLIC_KEY', 'VODACOM_SERVICE_PROVIDER_CODE', 'VODACOM_MARKETS'], problems)) return null;
+  const publicKey = (c.VODACOM_PUBLIC_KEY ?? '').replace(/\s+/g, '');
+  const keyProblem = publicKey === '' ? null : vodacomKeyProblem(publicKey);
+  if (keyProblem !== null) problems.push(keyProblem);
+  return {
+    baseUrl: c.VODACOM_BASE_URL,
+    apiKey: c.VODACOM_API_KEY!,
+    publicKey,
+    serviceProviderCode: c.VODACOM_SERVICE_PROVIDER_CODE ?? '',
+    origin: c.VODACOM_ORIGIN,
+    markets: vodacomMarketsOf(c.VODACOM_MARKETS ?? '', problems),
+    sessionActivationMs: c.VODACOM_SESSION_ACTIVATION_SECONDS * 1000,
+  };
 }
 
 export type TelemetrySettings = {
@@ -348,7 +420,7 @@ function momoMarketsOf(c: Parsed, single: boolean, problems: string[]): MomoSett
 }
 
 /** The operators' connectors: each on when its switch variable is set, then with every variable it needs. */
-function connectorsOf(c: Parsed, problems: string[]): Pick<Config, 'mpesa' | 'momoMarkets' | 'airtel'> {
+function connectorsOf(c: Parsed, problems: string[]): Pick<Config, 'mpesa' | 'momoMarkets' | 'airtel' | 'vodacom'> {
   const mpesa = connectorSettings('MPESA_CONSUMER_KEY', c, ['MPESA_CONSUMER_SECRET', 'MPESA_SHORTCODE', 'MPESA_PASSKEY', 'MPESA_INITIATOR_NAME', 'MPESA_SECURITY_CREDENTIAL'], problems);
   const momo = connectorSettings('MTN_MOMO_COLLECTION_API_USER', c, [
     'MTN_MOMO_COLLECTION_SUBSCRIPTION_KEY', 'MTN_MOMO_COLLECTION_API_KEY',
@@ -357,6 +429,7 @@ function connectorsOf(c: Parsed, problems: string[]): Pick<Config, 'mpesa' | 'mo
   const airtel = connectorSettings('AIRTEL_CLIENT_ID', c, ['AIRTEL_CLIENT_SECRET', 'AIRTEL_COUNTRIES', 'AIRTEL_PIN'], problems);
   return {
     momoMarkets: momoMarketsOf(c, momo, problems),
+    vodacom: vodacomOf(c, problems),
     mpesa: mpesa ? {
       baseUrl: c.MPESA_BASE_URL,
       consumerKey: c.MPESA_CONSUMER_KEY!,
@@ -380,8 +453,8 @@ function connectorsOf(c: Parsed, problems: string[]): Pick<Config, 'mpesa' | 'mo
 }
 
 /** Rules that bind several variables together. */
-function crossChecks(c: Parsed, connectors: Pick<Config, 'mpesa' | 'momoMarkets' | 'airtel'>, problems: string[]): void {
-  // The operators call back at PUBLIC_BASE_URL: a connector needs it.
+function crossChecks(c: Parsed, connectors: Pick<Config, 'mpesa' | 'momoMarkets' | 'airtel' | 'vodacom'>, problems: string[]): void {
+  // The operators call back at PUBLIC_BASE_URL: a connector needs it (Vodacom's OpenAPI answers every call itself and calls nothing back).
   if ((connectors.mpesa || connectors.momoMarkets.length > 0 || connectors.airtel) && c.PUBLIC_BASE_URL === undefined) {
     problems.push('PUBLIC_BASE_URL: required when a network connector (MPESA_*, MTN_MOMO_*, AIRTEL_*) is on');
   }

@@ -10,10 +10,8 @@ import {
   changeRequestStatus, countPromptAttempt, findRequestToPrompt, insertCollectionRequest, type RequestWithContact, type StatusChange,
 } from '../services/collection-requests';
 import type { RecordedEvent } from '../services/events';
-import { recordSandboxPayment } from '../services/sandbox-network';
 import { recordCollectionRequestFinal } from '../telemetry/metrics';
 import type { Launcher } from '../temporal/launcher';
-import { type SandboxPaymentInput } from '../workflows/contracts/legacy';
 import { collectionRequestWorkflowId } from '../workflows/contracts/collection-request';
 import type { IncomingPaymentInput } from '../workflows/contracts/incoming-collection';
 
@@ -256,30 +254,6 @@ export function createCollectionRequestActivities({ sql, launcher, network }: Co
       });
       await launcher.afterCommit({ events: created.events, requests: [created.request] });
       return created.request.id;
-    },
-
-
-    /**
-     * The sandbox payment workflow of the earlier shape (workflows/legacy): records the payment once
-     * per request, then reports it through the network entry point.
-     */
-    async deliverSandboxPayment(payment: SandboxPaymentInput): Promise<string> {
-      const remoteTransactionId = `SBX-${payment.requestId}`;
-      const recorded = await recordSandboxPayment(sql, {
-        remoteTransactionId, phoneNumber: payment.phoneNumber, amount: payment.amount, currency: payment.currency, reference: payment.reference,
-        network: payment.network, promptReference: null, paidAt: new Date(),
-      });
-      await launcher.startIncomingCollection({
-        network: payment.network,
-        remoteTransactionId,
-        phoneNumber: payment.phoneNumber,
-        amount: payment.amount,
-        currency: payment.currency,
-        reference: payment.reference,
-        promptReference: payment.promptReference ?? null,
-        paymentDate: recorded.created.toISOString(),
-      });
-      return remoteTransactionId;
     },
   };
 }

@@ -1,14 +1,14 @@
-import { log } from '@temporalio/activity';
 import type { Sql } from '../db';
-import { markEventDispatched, undispatchedEvents } from '../services/events';
-import { sweepEach } from '../services/sweeps';
-import type { Launcher } from '../temporal/launcher';
+import { markEventDispatched } from '../services/events';
 import type { OutboxSweepInput } from '../workflows/contracts/sweeps';
 
-export type EventActivityDeps = { sql: Sql; launcher: Launcher };
+export type EventActivityDeps = { sql: Sql };
 
-/** Activities of the event dispatch of events recorded before migration 008 (their deliveries were not recorded with them). */
-export function createEventActivities({ sql, launcher }: EventActivityDeps) {
+/**
+ * Activities of the earlier types that handled events recorded before migration 008 (their
+ * deliveries were not recorded with them): `eventDispatch`, and the last step of `outboxSweepV2`.
+ */
+export function createEventActivities({ sql }: EventActivityDeps) {
   return {
     /** Idempotent: only the first call sets the time. */
     async markEventDispatched(eventId: number): Promise<void> {
@@ -16,17 +16,13 @@ export function createEventActivities({ sql, launcher }: EventActivityDeps) {
     },
 
     /**
-     * The outbox sweep's part for such events never dispatched: each gets its eventDispatch
-     * workflow. An event whose start fails for a reason of its own is set aside (sweeps.ts).
+     * The last step of a sweep of the earlier shape (`outboxSweepV2`) still in flight: it started an
+     * `eventDispatch` for each event never dispatched. Migration 024 recorded those events' delivery
+     * rows, which the current sweep hands to their webhooks' actors, and no event is recorded
+     * undispatched since migration 008, so there is none left to start.
      */
-    async dispatchPendingEvents(input: OutboxSweepInput): Promise<number> {
-      const pending = await undispatchedEvents(sql, input);
-      let started = 0;
-      const result = await sweepEach(sql, 'outbox-event', pending, async (event) => {
-        if (await launcher.startEventDispatch(event)) started += 1;
-      }, (event, error) => log.error('outbox sweep set an event aside', { eventId: event.id, error: String(error) }));
-      if (started > 0 || result.setAside > 0) log.info('outbox sweep started event dispatches', { started, setAside: result.setAside, pending: pending.length });
-      return started;
+    async dispatchPendingEvents(_input: OutboxSweepInput): Promise<number> {
+      return 0;
     },
   };
 }

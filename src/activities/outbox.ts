@@ -37,10 +37,5 @@ export function createOutboxActivities({ sql, launcher }: OutboxActivityDeps) {
     async startUnlaunchedRows(input: OutboxSweepInput): Promise<number> {
       return await sweep(Object.keys(OUTBOX) as OutboxKind[], input);
     },
-
-    // The sweep's earlier shape, one activity per area, for sweeps started by older workers.
-    startPendingRequests: (input: OutboxSweepInput) => sweep(['requests'], input),
-    startPendingDeliveries: (input: OutboxSweepInput) => sweep(['deliveries'], input),
-    startPendingMoneyOut: (input: OutboxSweepInput) => sweep(['payments', 'reversals'], input),
   };
 }

@@ -32,6 +32,7 @@ export const OPTIONS = {
   role: { type: 'string' },
   date: { type: 'string' },
   file: { type: 'string' },
+  type: { type: 'string' },
   json: { type: 'boolean', default: false },
 } as const;
 

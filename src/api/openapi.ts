@@ -1,6 +1,6 @@
 /**
  * The OpenAPI document (`/openapi/json`) and its reference page (`/openapi`), both built from what
- * the routes declare (src/api/route-docs.ts): the valibot schemas Elysia validates requests with,
+ * the routes declare (src/http/route-docs.ts): the valibot schemas Elysia validates requests with,
  * converted by @valibot/to-json-schema, and the serialisers' valibot schemas for responses. Every
  * route the app serves appears without being listed here. The page's script comes from the
  * @scalar/api-reference package and is served by the API itself: it needs no other host.
@@ -392,7 +392,7 @@ function buildOpenApiDocument(routes: readonly DocumentedRoute[], config: Pick<C
     // Not API operations: the web console's pages and the Prometheus endpoint.
     if (detail.hide === true) continue;
     const operation = routeOperation(detail.operationId);
-    if (operation === undefined) throw new Error(`${route.method} ${route.path} declares no route docs (src/api/route-docs.ts routeDocs)`);
+    if (operation === undefined) throw new Error(`${route.method} ${route.path} declares no route docs (src/http/route-docs.ts routeDocs)`);
     const path = route.path.replace(/:([^/]+)/g, '{$1}');
     (paths[path] ??= {})[route.method.toLowerCase()] = {
       ...operationObject(route, operation, convert, version, schemas),

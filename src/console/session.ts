@@ -7,6 +7,7 @@
  * `session` carries its audit context: what the form writes is recorded with it.
  */
 import { Elysia } from 'elysia';
+import { enterOrganization } from '../db/tenancy';
 import { CAPABILITY_DETAIL, capabilitiesOf, type Capability } from '../domain/roles';
 import { clientAddress } from '../http/client-address';
 import type { AppDeps } from '../http/context';
@@ -34,6 +35,8 @@ export const consoleSessionPlugin = (deps: Pick<AppDeps, 'sql' | 'config'>) => {
       throw new SignInRequired(request.method === 'GET' ? url.pathname + url.search : url.pathname);
     }
     if (!allows(session, capability)) throw forbidden();
+    // From here on the page's statements run inside the tenant boundary (src/db/tenancy.ts).
+    enterOrganization(session.organizationId);
     return session;
   }
   return new Elysia({ name: 'console-session' }).macro({

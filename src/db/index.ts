@@ -1,18 +1,23 @@
 import postgres from 'postgres';
+import { withTenantBoundary } from './tenancy';
 
 export type Sql = postgres.Sql;
 /** What a helper takes when it may run inside `sql.begin` as well as outside it. */
 export type Queryable = postgres.ISql | postgres.Sql | postgres.TransactionSql;
 
+/**
+ * The process's pool, with the tenant boundary (src/db/tenancy.ts): statements of a request that
+ * named its organization run as the tenant role, scoped to it.
+ */
 export function createSql(databaseUrl: string, max = 10): Sql {
-  return postgres(databaseUrl, {
+  return withTenantBoundary(postgres(databaseUrl, {
     max,
     onnotice: () => {},
     // bigint ids and counts come back as JS numbers: ids stay far below 2^53.
     types: {
       bigint: { to: 20, from: [20], serialize: (value: number) => value.toString(), parse: (value: string) => Number(value) },
     },
-  });
+  }));
 }
 
 /** postgres.js's own codes for a connection it could not open or lost. */

@@ -109,7 +109,7 @@ type FieldCheck<TOutput> = { success: true; output: TOutput } | { success: false
 
 /**
  * Checks input against a schema the way every route does, by its own call or through its
- * declaration (src/api/route-docs.ts): one message per field, the first rule it breaks, keyed by
+ * declaration (src/http/route-docs.ts): one message per field, the first rule it breaks, keyed by
  * the top-level field (`metadata.sync` is `metadata`); errors of the whole input under
  * `non_field_errors`.
  */

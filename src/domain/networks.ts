@@ -145,13 +145,30 @@ const AIRTEL_NETWORKS: Readonly<Record<string, string>> = {
 export const airtelNetworks = (countries: readonly { country: string }[]): string[] =>
   countries.flatMap(({ country }) => (AIRTEL_NETWORKS[country] ? [AIRTEL_NETWORKS[country]] : []));
 
-/** The configuration that says which networks have a connector: Daraja's settings, the MoMo markets, and the countries Airtel serves. */
-type ConnectorConfig = { mpesa: unknown; momoMarkets: readonly { network: string }[]; airtel: { countries: readonly { country: string }[] } | null };
+/**
+ * The Vodacom markets of the M-Pesa OpenAPI the service knows: the market code its calls name
+ * (`input_Country`), the API context of its URLs, the network it serves, and the currencies it may
+ * move there (the first is the default; VODACOM_MARKETS names another: `DRC:CDF`).
+ */
+export const VODACOM_MARKETS = [
+  { market: 'TZN', context: 'vodacomTZN', network: 'Vodacom Tanzania', currencies: ['TZS'] },
+  { market: 'DRC', context: 'vodacomDRC', network: 'Vodacom DRC', currencies: ['USD', 'CDF'] },
+] as const;
+
+/**
+ * The configuration that says which networks have a connector: Daraja's settings, the MoMo markets,
+ * the countries Airtel serves and the Vodacom markets.
+ */
+type ConnectorConfig = {
+  mpesa: unknown; momoMarkets: readonly { network: string }[]; airtel: { countries: readonly { country: string }[] } | null;
+  vodacom?: { markets: readonly { network: string }[] } | null;
+};
 
 /** The networks a configured connector serves (their real currency goes to the operator, not the sandbox). */
 export function connectedNetworks(config: ConnectorConfig): ReadonlySet<string> {
   return new Set([
     ...(config.mpesa ? [CONNECTED_NETWORK.daraja] : []), ...config.momoMarkets.map((market) => market.network), ...airtelNetworks(config.airtel?.countries ?? []),
+    ...(config.vodacom?.markets ?? []).map((market) => market.network),
   ]);
 }
 
@@ -192,8 +209,8 @@ export function networkForMoney(e164: string, currency: string, connections: Con
 
 /**
  * The operator's own amount rules, for a connected network (null when the amount is fine): M-Pesa
- * and Airtel Money take whole amounts; MoMo takes the currency's minor units, so whole amounts of a
- * currency without them (UGX, RWF). Any other amount follows its currency's rule (`currencyAmountProblem`).
+ * (Daraja) and Airtel Money take whole amounts; MoMo and Vodacom's M-Pesa OpenAPI take the currency's
+ * minor units, so whole amounts of a currency without them (UGX, RWF, TZS). Any other amount follows its currency's rule (`currencyAmountProblem`).
  */
 export function operatorAmountProblem(network: Network, currency: string, amount: string, connected: ReadonlySet<string>): string | null {
   if (currency === 'BXC' || !connected.has(network.name)) return null;
@@ -201,7 +218,8 @@ export function operatorAmountProblem(network: Network, currency: string, amount
   if (/^0*$/.test(fraction)) return null;
   const airtel = Object.values(AIRTEL_NETWORKS).includes(network.name);
   if (network.name !== CONNECTED_NETWORK.daraja && !airtel && currencyDecimals(currency) !== 0) return null;
-  const operator = network.name === CONNECTED_NETWORK.daraja ? 'M-Pesa' : airtel ? 'Airtel Money' : network.name.startsWith('MTN ') ? 'MTN MoMo' : network.name;
+  const vodacom = VODACOM_MARKETS.some((market) => market.network === network.name);
+  const operator = network.name === CONNECTED_NETWORK.daraja || vodacom ? 'M-Pesa' : airtel ? 'Airtel Money' : network.name.startsWith('MTN ') ? 'MTN MoMo' : network.name;
   return `${operator} takes whole amounts only: enter ${currency} without decimals.`;
 }
 

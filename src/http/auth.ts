@@ -1,5 +1,6 @@
 import { Elysia } from 'elysia';
 import type { Sql } from '../db';
+import { enterOrganization } from '../db/tenancy';
 import { keyHolder, type KeyHolder } from '../services/api-keys';
 import type { Actor, AuditContext } from '../services/deps';
 import { invalidToken, permissionDenied } from './errors';
@@ -24,7 +25,7 @@ export async function authenticate(sql: Sql, authorization: string | undefined):
   return holder;
 }
 
-/** The request policy `createApp` decorates every request with (src/api/request-policy.ts). */
+/** The request policy `createApp` decorates every request with (src/http/request-policy.ts). */
 function requestPolicyOf(context: object): RequestPolicy {
   const policy = (context as { requestPolicy?: RequestPolicy }).requestPolicy;
   if (!policy) throw new Error('authPlugin needs the request policy that createApp provides');
@@ -48,6 +49,8 @@ async function admit(sql: Sql, context: AdmissionContext): Promise<Admitted> {
   if (found) return found;
   const principal = await authenticate(sql, request.headers.get('authorization') ?? undefined);
   const { apiVersion, duplicateCheck } = await requestPolicyOf(context).admit(request, principal);
+  // From here on the request's statements run inside the tenant boundary (src/db/tenancy.ts).
+  enterOrganization(principal.organizationId);
   set.headers[API_VERSION_HEADER] = formatApiVersion(apiVersion.version);
   const admission = { principal, apiVersion, duplicateCheck };
   admitted.set(request, admission);

@@ -6,7 +6,7 @@
  *
  * It wraps the app's whole handler (Elysia's `wrap`, as @elysiajs/opentelemetry does): hooks run
  * inside the request, but only a wrapper can make a span active around all of it. A request
- * re-entered without its `/api/vN` prefix (src/api/request-policy.ts) is measured once, as the
+ * re-entered without its `/api/vN` prefix (src/http/request-policy.ts) is measured once, as the
  * route it reaches.
  */
 import { Elysia } from 'elysia';

@@ -361,7 +361,7 @@ export function errorResponse(code: unknown, error: unknown, request: Request, a
   }
   if (code === 'PARSE') return jsonResponse(400, { detail: 'Malformed request body.' });
   if (code === 'VALIDATION' && error instanceof ValidationError) {
-    // A declared schema refused the input (src/api/route-docs.ts): the API's field errors, with the
+    // A declared schema refused the input (src/http/route-docs.ts): the API's field errors, with the
     // messages `validate` gives. A path id that is no id names nothing (404); a header's rule is its detail.
     if (error.type === 'params') return jsonResponse(404, notFound().body);
     const errors = fieldErrorsOfIssues(error.all as { path?: string; message?: string }[]);

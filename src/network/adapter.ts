@@ -1,6 +1,7 @@
 /**
  * What the service needs from a mobile network operator. Implementations: the sandbox network
- * (./sandbox.ts), M-Pesa Daraja for Safaricom (./daraja.ts), MTN MoMo for MTN Uganda (./momo.ts);
+ * (./sandbox.ts), M-Pesa Daraja for Safaricom (./daraja.ts), MTN MoMo for the MTN markets (./momo.ts),
+ * Airtel Money (./airtel.ts), Vodacom M-Pesa through the M-Pesa OpenAPI (./vodacom.ts);
  * ./router.ts hands each call to the one that serves the network and currency.
  */
 import type { Network } from '../domain/networks';

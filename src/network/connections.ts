@@ -1,6 +1,6 @@
 /**
  * The network adapter of a process, built from configuration: the sandbox network, and the real
- * operators' connectors that are configured (M-Pesa Daraja, MTN MoMo once per market, Airtel Money), behind one router.
+ * operators' connectors that are configured (M-Pesa Daraja, MTN MoMo once per market, Airtel Money, Vodacom M-Pesa), behind one router.
  */
 import type { Config } from '../config';
 import type { Sql } from '../db';
@@ -10,8 +10,9 @@ import { createAirtelConnector } from './airtel';
 import { createDarajaConnector } from './daraja';
 import { createMomoConnector } from './momo';
 import { createNetworkRouter, type Connectors } from './router';
-import { CONNECTED_NETWORK, MOMO_MARKETS, airtelNetworks, currenciesOfNetwork, knownNetworks } from '../domain/networks';
+import { CONNECTED_NETWORK, MOMO_MARKETS, VODACOM_MARKETS, airtelNetworks, currenciesOfNetwork, knownNetworks } from '../domain/networks';
 import { createSandboxNetwork } from './sandbox';
+import { createVodacomConnector } from './vodacom';
 
 /** The configured connectors, calling back at PUBLIC_BASE_URL. */
 export function createConnectors(config: Config, sql: Sql): Connectors {
@@ -21,6 +22,8 @@ export function createConnectors(config: Config, sql: Sql): Connectors {
     momo: new Map(config.momoMarkets.map((market) => [market.network, createMomoConnector(market, { sql, callbackBaseUrl })])),
     // Airtel calls back at the one URL registered in its portal (PUBLIC_BASE_URL + AIRTEL_CALLBACK_PATH), never per request.
     airtel: config.airtel ? createAirtelConnector(config.airtel, { sql }) : null,
+    // The M-Pesa OpenAPI answers every call itself: nothing calls back.
+    vodacom: config.vodacom ? createVodacomConnector(config.vodacom, { sql }) : null,
   };
 }
 
@@ -57,6 +60,14 @@ export function describeConnections(config: Config): NetworkConnection[] {
       : { network: CONNECTED_NETWORK.daraja, currency: 'KES', connector: 'none', detail: simulated },
     ...MOMO_MARKETS.map((market) => momo(market.network, market.currency)),
     ...airtelConnections(config, simulated),
+    ...VODACOM_MARKETS.map((known): NetworkConnection => {
+      const market = config.vodacom?.markets.find((served) => served.market === known.market);
+      if (!config.vodacom || !market) return { network: known.network, currency: known.currencies[0], connector: 'none', detail: simulated };
+      return {
+        network: known.network, currency: market.currency, connector: 'Vodacom M-Pesa',
+        detail: `${host(config.vodacom.baseUrl)}, ${market.context}, service provider ${config.vodacom.serviceProviderCode}: C2B, B2C, reversals, beneficiary names`,
+      };
+    }),
   ];
 }
 

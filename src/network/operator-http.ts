@@ -7,7 +7,7 @@
 export type OperatorAnswer = { status: number; body: unknown };
 
 /** Raised when the operator could not be reached or did not answer in time: the call may or may not have been carried out. */
-class OperatorUnreachableError extends Error {}
+export class OperatorUnreachableError extends Error {}
 
 /** Raised for an answer no retry changes (a refused request); the activity turns it into a result, never retries it. */
 export class OperatorRefusedError extends Error {

@@ -2,7 +2,7 @@
  * The network adapter the service uses: each call goes to the connector of the operator that
  * serves the network and currency (M-Pesa Daraja for Safaricom, MTN MoMo for each MTN network whose
  * market is configured: a number reaches its own country's market only; Airtel Money for the Airtel
- * networks of its configured countries), and everything else to the sandbox network: BXC always, and in sandbox mode the
+ * networks of its configured countries; Vodacom M-Pesa for the Vodacom networks of its configured markets), and everything else to the sandbox network: BXC always, and in sandbox mode the
  * networks with no connector while no connector is on at all. A real currency the sandbox may not
  * move is refused at the door (domain/networks.ts); one that still arrives here is refused as a result.
  */
@@ -14,9 +14,12 @@ import type {
 import type { AirtelConnector } from './airtel';
 import type { DarajaConnector } from './daraja';
 import type { MomoConnector } from './momo';
+import type { VodacomConnector } from './vodacom';
 
-/** The configured connectors: Daraja, a MoMo connector per market by the network it serves, and Airtel Money. */
-export type Connectors = { daraja: DarajaConnector | null; momo: ReadonlyMap<string, MomoConnector>; airtel: AirtelConnector | null };
+/** The configured connectors: Daraja, a MoMo connector per market by the network it serves, Airtel Money and Vodacom M-Pesa. */
+export type Connectors = {
+  daraja: DarajaConnector | null; momo: ReadonlyMap<string, MomoConnector>; airtel: AirtelConnector | null; vodacom?: VodacomConnector | null;
+};
 
 
 type Connector = Omit<NetworkAdapter, 'sendSms' | 'lookupName' | 'supportsVerification' | 'rejectPayment'> & {
@@ -25,14 +28,18 @@ type Connector = Omit<NetworkAdapter, 'sendSms' | 'lookupName' | 'supportsVerifi
 
 export function createNetworkRouter(sandbox: NetworkAdapter, connectors: Connectors, sandboxMode: boolean): NetworkAdapter {
   const airtelServed: ReadonlySet<string> = new Set(airtelNetworks(connectors.airtel?.countries ?? []));
+  const vodacomServed: ReadonlySet<string> = new Set((connectors.vodacom?.markets ?? []).map((market) => market.network));
   const connectorOf = (network: Network): Connector | null => {
     if (network.name === CONNECTED_NETWORK.daraja) return connectors.daraja;
     if (airtelServed.has(network.name)) return connectors.airtel;
+    if (vodacomServed.has(network.name)) return connectors.vodacom ?? null;
     return connectors.momo.get(network.name) ?? null;
   };
   const connections: Connections = {
     sandboxMode,
-    connected: connectedNetworks({ mpesa: connectors.daraja, momoMarkets: [...connectors.momo.keys()].map((network) => ({ network })), airtel: connectors.airtel }),
+    connected: connectedNetworks({
+      mpesa: connectors.daraja, momoMarkets: [...connectors.momo.keys()].map((network) => ({ network })), airtel: connectors.airtel, vodacom: connectors.vodacom ?? null,
+    }),
   };
   /** Who moves `currency` on `network`: its connector, the sandbox (`sandboxMoneyProblem` allowing), or nobody (null). */
   const route = (network: Network, currency: string): Connector | NetworkAdapter | null => {
@@ -64,7 +71,7 @@ export function createNetworkRouter(sandbox: NetworkAdapter, connectors: Connect
     },
     async sendSms(message: TextMessage): Promise<void> {
       if (message.currency !== 'BXC' && connectorOf(message.network) !== null) {
-        // Neither operator API sends texts: the operator's own prompt and receipt text reach the subscriber.
+        // No operator API sends texts: the operator's own prompt and receipt text reach the subscriber.
         logger.info('text not sent: the operator has no text-message API', { requestId: message.requestId, kind: message.kind, network: message.network.name });
         return;
       }

@@ -11,6 +11,7 @@ import { parsePositiveAmount } from '../domain/money';
 import { withLeadingPlus } from '../domain/phone';
 import { recordCollectionMatch, recordWalletMovement } from '../telemetry/metrics';
 import { writeAs } from './audit';
+import { acrossOrganizations } from '../db/tenancy';
 import type { Actor, ServiceDeps } from './deps';
 import { tenantScope, timeRange, type ListPage, type PageWindow } from './queries';
 import { serializeCollectionRequest, OPEN_STATUSES, type RequestStatus } from '../domain/collection-requests';
@@ -394,7 +395,8 @@ const claimCredit = (acceptance: Acceptance): Credit => creditOf(acceptance);
 
 async function claimCollection(sql: Sql, claimant: Actor, query: ClaimQuery): Promise<Acceptance | null> {
   const { organizationId, userId } = claimant;
-  return await writeAs(sql, claimant, async (tx) => {
+  // A collection no organization holds yet is outside every tenant's boundary: the claim looks across organizations.
+  return await acrossOrganizations(sql, (outside) => writeAs(outside, claimant, async (tx) => {
     const candidates = await tx<CollectionRow[]>`
       select ${tx.unsafe(COLLECTION_COLUMNS)} from collections
       where amount = ${query.amount}::numeric and remote_transaction_id = ${query.remoteTransactionId}
@@ -406,7 +408,7 @@ async function claimCollection(sql: Sql, claimant: Actor, query: ClaimQuery): Pr
     if (!candidate) return null;
     if (candidate.organizationId === organizationId) return { collection: candidate, events: [] };
     return await acceptCollectionIn(tx, candidate.id, organizationId, userId);
-  });
+  }));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -135,22 +135,12 @@ export async function findOwnEvent(sql: Queryable, organizationId: OrganizationI
 }
 
 // ---------------------------------------------------------------------------------------------
-// Events recorded before migration 008: dispatched by a workflow of their own (workflows/legacy)
+// Events recorded before migration 008: dispatched by a workflow of their own (the earlier type
+// eventDispatch, workflows/legacy); migration 024 recorded the delivery rows of those left.
 
 /** Idempotent: only the first call sets the time. */
 export async function markEventDispatched(sql: Queryable, eventId: number): Promise<void> {
   await sql`update events set dispatched_at = now() where id = ${eventId} and dispatched_at is null`;
-}
-
-/** Such events never dispatched, older than the grace period and not set aside, oldest first. */
-export async function undispatchedEvents(
-  sql: Queryable, { graceSeconds, batchSize }: { graceSeconds: number; batchSize: number },
-): Promise<{ id: number; organizationId: OrganizationId; type: string }[]> {
-  return await sql<{ id: number; organizationId: OrganizationId; type: string }[]>`
-    select id, organization_id as "organizationId", type from events
-    where dispatched_at is null and created < now() - ${graceSeconds}::int * interval '1 second'
-      ${notSetAside(sql, 'outbox-event', 'events.id')}
-    order by created limit ${batchSize}`;
 }
 
 /**

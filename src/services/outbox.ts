@@ -90,14 +90,12 @@ export async function startUnlaunched<K extends OutboxKind>(
 
 /**
  * Rows of each outbox table waiting for their workflow, and the age of the oldest (the
- * `outbox_backlog` gauges), with events recorded before migration 008 and never dispatched. One
- * query; the partial indexes on each table's pending rows keep it cheap.
+ * `outbox_backlog` gauges). One query; the partial indexes on each table's pending rows keep it cheap.
  */
 export async function outboxBacklog(sql: Queryable): Promise<OutboxBacklog[]> {
   const waiting = (from: string, where: Fragment) => sql`
     select ${from}::text as kind, count(*)::int as count, coalesce(extract(epoch from now() - min(created)), 0)::float8 as "oldestAgeSeconds"
     from ${sql(from)} where ${where}`;
-  const tables = Object.values(OUTBOX).map((table) => waiting(table.table, pendingRows(sql, table)));
-  const parts = [waiting('events', sql`dispatched_at is null`), ...tables];
+  const parts = Object.values(OUTBOX).map((table) => waiting(table.table, pendingRows(sql, table)));
   return await sql<OutboxBacklog[]>`${parts.reduce((union, part) => sql`${union} union all ${part}`)}`;
 }

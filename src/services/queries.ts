@@ -6,6 +6,7 @@
  */
 import type { Fragment } from 'postgres';
 import type { Queryable } from '../db';
+import { acrossOrganizations } from '../db/tenancy';
 import { ForbiddenError, NotFoundError } from '../domain/errors';
 import type { OrganizationId } from '../domain/ids';
 
@@ -44,7 +45,8 @@ async function listPage<T extends object>(
  * another organization's has.
  */
 async function notOwned(sql: Queryable, table: string, id: number, visible?: Fragment): Promise<never> {
-  const [found] = await sql<{ id: number }[]>`select id from ${sql(table)} where id = ${id} ${visible ?? sql``}`;
+  // Another organization's row is outside the caller's tenant boundary: whether it exists is asked across organizations.
+  const [found] = await acrossOrganizations(sql, (outside) => outside<{ id: number }[]>`select id from ${outside(table)} where id = ${id} ${visible ?? outside``}`);
   throw found ? new ForbiddenError() : new NotFoundError();
 }
 

@@ -10,7 +10,7 @@ import type { Queryable, Sql } from '../db';
 import { isDatabaseUnavailable } from '../db';
 
 /** Which sweep, over which table: `outbox-<kind>` for each outbox table (services/outbox.ts), and these. */
-export const OTHER_SWEEP_KINDS = ['outbox-event', 'retention-event', 'retention-duplicate-key', 'retention-audit-event'] as const;
+export const OTHER_SWEEP_KINDS = ['retention-event', 'retention-duplicate-key', 'retention-audit-event'] as const;
 export type SweepKind = `outbox-${string}` | (typeof OTHER_SWEEP_KINDS)[number];
 
 type SweepFailure = { kind: SweepKind; rowId: number; error: string; attempts: number; firstFailedAt: Date; lastFailedAt: Date };

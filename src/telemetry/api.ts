@@ -2,7 +2,7 @@
  * The API process's telemetry, set up by its entry (src/server.ts on Bun, src/server.deno.ts):
  * tracing when an OTLP endpoint is set (PostgreSQL query spans, the Temporal client's
  * interceptors), and the process figures of its `/metrics`. The request span and duration come
- * from the app itself (src/api/request-telemetry.ts).
+ * from the app itself (src/http/request-telemetry.ts).
  */
 import type { ClientInterceptors } from '@temporalio/client';
 import type { TelemetrySettings } from '../config';

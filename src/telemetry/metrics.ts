@@ -27,7 +27,7 @@ export function collectProcessMetrics(owner: MetricsProcess): void {
   collectDefaultMetrics({ register: registries[owner] });
 }
 
-// API (recorded by src/api/request-telemetry.ts and src/api/request-policy.ts).
+// API (recorded by src/http/request-telemetry.ts and src/http/request-policy.ts).
 
 /** Every API request, by route template (`/api/collections/:id`, `unmatched` for no route), method and status. */
 const httpRequestDuration = new Histogram({
@@ -241,7 +241,7 @@ function scrapeOutbox(): Promise<OutboxBacklog[] | null> {
 // Registered in WORKER's registry on creation; collected at each scrape.
 new Gauge({
   name: 'outbox_backlog',
-  help: 'Rows waiting for the process that should have handed them to Temporal (events not dispatched, requests whose workflow was not started).',
+  help: 'Rows waiting for the process that should have handed them to Temporal (requests, deliveries, payments, reversals, batches whose workflow was not started).',
   labelNames: ['kind'] as const,
   registers: WORKER,
   async collect() {

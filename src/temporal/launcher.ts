@@ -15,7 +15,6 @@ import type { RetrySchedule } from '../domain/webhook-schedule';
 import type { PendingDelivery, RecordedEvent } from '../services/events';
 import { OUTBOX, type OutboxKind, type OutboxRow, type PaymentBatchToStart, type PaymentToStart, type ReversalToStart } from '../services/outbox';
 import { subscriptionInputFor, workflowInputFor } from '../services/collection-requests';
-import { eventDispatchWorkflowId } from '../workflows/contracts/legacy';
 import { paymentCancelledSignal, paymentWorkflowId, reversalWorkflowId } from '../workflows/contracts/money-out';
 import { incomingCollectionWorkflowId, type IncomingPaymentInput } from '../workflows/contracts/incoming-collection';
 import { paymentBatchWorkflowId, type PaymentBatchInput } from '../workflows/contracts/payment-batch';
@@ -285,20 +284,6 @@ function createLauncher(client: Client, sql: Queryable, settings: LauncherSettin
     /** Wakes a cancelled payment's workflow (waiting for its start date) so it ends now; the row already says cancelled. */
     async signalPaymentCancelled(paymentId: number): Promise<void> {
       await signalIfRunning(client, paymentWorkflowId(paymentId), paymentCancelledSignal);
-    },
-
-    /** The dispatch workflow of an event recorded before deliveries were recorded with their events (legacy). */
-    async startEventDispatch(event: { id: number; organizationId: OrganizationId; type: string }): Promise<boolean> {
-      return await startOnce('eventDispatch', {
-        workflowId: eventDispatchWorkflowId(event.id),
-        args: [{ eventId: event.id, organizationId: event.organizationId, type: event.type }],
-        searchAttributes: [
-          keyword(searchAttributes.organizationId, event.organizationId),
-          keyword(searchAttributes.eventType, event.type),
-          keyword(searchAttributes.eventId, event.id),
-        ],
-        memo: { organizationId: event.organizationId, eventType: event.type },
-      });
     },
 
     /**

@@ -1,11 +1,11 @@
 /**
  * The workflows the worker runs (what it bundles): the current types, and the earlier ones kept for
- * executions in flight (legacy/).
+ * executions in flight (legacy/). Each export is either started by the launcher or a Schedule, or
+ * an earlier type with its retirement rule (registry.ts; the compiler holds the two lists to this one).
  */
 export { eventDispatch, eventDispatchStatusQuery } from './legacy/event-dispatch';
-export { sandboxPayment } from './legacy/sandbox-payment';
-export { outboxSweep } from './legacy/outbox-sweep';
-export { outboxSweepV2 } from './outbox-sweep';
+export { outboxSweepV2 } from './legacy/outbox-sweep-v2';
+export { outboxSweepV3 } from './outbox-sweep';
 export { collectionRequest } from './legacy/collection-request-lean';
 export { collectionRequestV3 } from './collection-request';
 export { subscription } from './subscription';

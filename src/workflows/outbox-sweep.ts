@@ -3,7 +3,7 @@ import type { createActivities } from '../activities';
 import type { OutboxSweepInput } from './contracts/sweeps';
 import { RETRY_POLICIES } from './contracts/retry-policies';
 
-const { dispatchPendingEvents, startUnlaunchedRows } = proxyActivities<ReturnType<typeof createActivities>>({
+const { startUnlaunchedRows } = proxyActivities<ReturnType<typeof createActivities>>({
   startToCloseTimeout: '2 minutes',
   retry: RETRY_POLICIES.scheduled,
 });
@@ -11,9 +11,11 @@ const { dispatchPendingEvents, startUnlaunchedRows } = proxyActivities<ReturnTyp
 /**
  * Run by a Temporal Schedule: hands to their workflows the rows whose committing process died
  * between the commit and the start, every kind of the outbox (services/outbox.ts: requests,
- * webhook deliveries, payments, reversals), and the dispatch of events recorded before deliveries
- * were (legacy).
+ * webhook deliveries, payments, reversals, payment batches), and wakes the actors of webhooks whose
+ * due deliveries nobody sends. Nothing else: the events recorded before migration 008 that the
+ * earlier shape (legacy/outbox-sweep-v2.ts) still dispatched were handed to the delivery rows by
+ * migration 024.
  */
-export async function outboxSweepV2(input: OutboxSweepInput): Promise<number> {
-  return (await startUnlaunchedRows(input)) + (await dispatchPendingEvents(input));
+export async function outboxSweepV3(input: OutboxSweepInput): Promise<number> {
+  return await startUnlaunchedRows(input);
 }

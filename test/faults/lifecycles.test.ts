@@ -20,6 +20,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePort, freePorts, startTemporalDevServer, stopChildren } from '../../scripts/infra.mjs';
+import { adminQuery, dropDatabase } from '../../scripts/postgres.mjs';
 import { createSql, type Sql } from '../../src/db';
 import { createOrganization, fundWallet, updateCollectionSettings } from '../../src/services/organizations';
 import { setThrottleLimits } from '../../src/services/throttling';
@@ -100,12 +101,8 @@ async function run(command: string[], env: Record<string, string> = childEnv): P
   return out;
 }
 
-/** psql against the server's maintenance database (the faults database may be refusing connections). */
-function psql(statement: string): Promise<string> {
-  const admin = new URL(databaseUrl);
-  admin.pathname = '/postgres';
-  return run(['psql', admin.toString(), '-v', 'ON_ERROR_STOP=1', '-qAtc', statement]);
-}
+/** A statement on the server's maintenance database (the faults database may be refusing connections). */
+const onServer = (statement: string): Promise<unknown> => adminQuery(databaseUrl, statement);
 
 async function startTemporal(): Promise<void> {
   const children: ChildProcess[] = [];
@@ -265,10 +262,10 @@ async function injectFaults(): Promise<void> {
       await startApi();
     }],
     [0.65, `PostgreSQL refuses connections for ${POSTGRES_OUTAGE_MS / 1000} s`, async () => {
-      await psql(`alter database "${databaseName}" with allow_connections false`);
-      await psql(`select count(pg_terminate_backend(pid)) from pg_stat_activity where datname = '${databaseName}'`);
+      await onServer(`alter database "${databaseName}" with allow_connections false`);
+      await onServer(`select count(pg_terminate_backend(pid)) from pg_stat_activity where datname = '${databaseName}'`);
       await Bun.sleep(POSTGRES_OUTAGE_MS);
-      await psql(`alter database "${databaseName}" with allow_connections true`);
+      await onServer(`alter database "${databaseName}" with allow_connections true`);
     }],
   ];
   for (const [at, fault, action] of steps) {
@@ -318,7 +315,7 @@ beforeAll(async () => {
     RETENTION_SWEEP: 'false',
   };
 
-  await psql(`drop database if exists "${databaseName}" with (force)`);
+  await dropDatabase(databaseUrl);
   await run([process.execPath, 'src/admin.ts', 'migrate']);
   sql = createSql(databaseUrl, 4);
   for (let index = 0; index < ORGANIZATIONS; index += 1) {
@@ -354,7 +351,7 @@ afterAll(async () => {
   await stopChild(temporal);
   verifier?.stop(true);
   await receiver?.close();
-  await psql(`alter database "${databaseName}" with allow_connections true`).catch(() => undefined);
+  await onServer(`alter database "${databaseName}" with allow_connections true`).catch(() => undefined);
   await sql?.end({ timeout: 5 });
 });
 
@@ -410,7 +407,7 @@ test(`${LIFECYCLES} lifecycles survive worker, Temporal, API and PostgreSQL faul
       // Payments still on their way (a rejected request's may outlive the request), dispatches and
       // deliveries still running (a delivery's row is opened by its workflow's first activity).
       const running = (await temporalClient.workflow.count(
-        `ExecutionStatus = 'Running' AND (WorkflowType = 'sandboxPayment' OR WorkflowType = 'incomingCollection' ` +
+        `ExecutionStatus = 'Running' AND (WorkflowType = 'incomingCollection' ` +
           `OR WorkflowType = 'eventDispatch' OR WorkflowType = 'webhookDelivery' OR WorkflowType = 'payment' OR WorkflowType = 'reversal')`,
       )).count;
       const missing = await missingDeliveries(organizationIds).catch(() => -1);

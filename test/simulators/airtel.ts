@@ -11,7 +11,8 @@
  * operator for the network tests and `npm run start:networks`: subscribers are scripted per
  * number (without the country code), and its misbehaviour on request.
  */
-import { constants, createHmac, generateKeyPairSync, privateDecrypt } from 'node:crypto';
+import { createHmac } from 'node:crypto';
+import { decryptPkcs1, simulatorKeyPair } from './rsa';
 import { createScheduler } from './scheduler';
 
 export type AirtelSubscriber = {
@@ -68,21 +69,8 @@ const COLLECTION_MESSAGES = { pays: 'Paid', declines: 'Transaction declined by s
 const answer = (success: boolean, responseCode: string, message: string, data?: unknown, httpStatus = 200) =>
   Response.json({ ...(data === undefined ? {} : { data }), status: { ...ESB_OK, response_code: responseCode, message, success } }, { status: httpStatus });
 
-/** The plain PIN from its RSA PKCS#1 v1.5 cipher text (padding removed by hand: Bun refuses PKCS#1 private decryption). */
-function decryptPin(privateKey: string, encrypted: string): string | null {
-  try {
-    const block = privateDecrypt({ key: privateKey, padding: constants.RSA_NO_PADDING }, Buffer.from(encrypted, 'base64'));
-    const end = block.indexOf(0, 2);
-    return block[0] === 0 && block[1] === 2 && end >= 10 ? block.subarray(end + 1).toString() : null;
-  } catch {
-    return null;
-  }
-}
-
 export async function startAirtelSimulator(options: AirtelSimulatorOptions): Promise<AirtelSimulator> {
-  const keys = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  const publicKey = keys.publicKey.export({ type: 'spki', format: 'der' }).toString('base64');
-  const privateKey = keys.privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
+  const { publicKey, privateKey } = simulatorKeyPair();
   const tokens = new Map<string, number>();
   const subscribers = new Map<string, Partial<AirtelSubscriber>>();
   const transactions = { collection: new Map<string, AirtelTransaction>(), disbursement: new Map<string, AirtelTransaction>() };
@@ -222,7 +210,7 @@ export async function startAirtelSimulator(options: AirtelSimulatorOptions): Pro
     const fields = transactionFields(body, body.payee, scope.country);
     if (fields instanceof Response) return fields;
     if ((body.transaction as Record<string, unknown>).type !== 'B2C') return answer(false, 'ESB000001', 'transaction.type must be B2C', undefined, 400);
-    if (typeof body.pin !== 'string' || decryptPin(privateKey, body.pin) !== options.pin) return answer(false, 'DP00900001013', 'Invalid PIN');
+    if (typeof body.pin !== 'string' || decryptPkcs1(privateKey, body.pin) !== options.pin) return answer(false, 'DP00900001013', 'Invalid PIN');
     const existing = transactions.disbursement.get(fields.id);
     if (existing) {
       existing.submissions += 1;

@@ -1,18 +1,20 @@
 /**
- * The operator simulators as one process, for `npm run start:networks`: Daraja, MoMo and Airtel on
- * loopback with fixed sandbox credentials (MoMo with three markets: MTN Uganda through MoMo's
+ * The operator simulators as one process, for `npm run start:networks`: Daraja, MoMo, Airtel and the
+ * M-Pesa OpenAPI (Vodacom Tanzania and the DRC) on loopback with fixed sandbox credentials (MoMo with three markets: MTN Uganda through MoMo's
  * sandbox environment, MTN Ghana and MTN Rwanda through their own), and a small control endpoint
  * that makes a subscriber pay the paybill (`POST /paybill {"msisdn", "amount", "billRefNumber"}`).
  * Prints one JSON line with the addresses, the configuration the service needs and the markets
  * file's content (`momoMarkets`, for MTN_MOMO_MARKETS_FILE), then runs until stopped. Airtel calls
- * back at the service's PUBLIC_BASE_URL (`--callback-base`), as its portal would be set up.
+ * back at the service's PUBLIC_BASE_URL (`--callback-base`), as its portal would be set up. The
+ * OpenAPI's key pair is made at its start: its public key is in the configuration printed.
  *   bun test/simulators/run.ts [--port BASE] [--callback-base URL]
- *   (Daraja on BASE, MoMo on BASE+1, control on BASE+2, Airtel on BASE+3)
+ *   (Daraja on BASE, MoMo on BASE+1, control on BASE+2, Airtel on BASE+3, the M-Pesa OpenAPI on BASE+4)
  */
 import { parseArgs } from 'node:util';
 import { startAirtelSimulator } from './airtel';
 import { startDarajaSimulator } from './daraja';
 import { startMomoSimulator, type MomoSimulatorMarket } from './momo';
+import { startVodacomSimulator } from './vodacom';
 
 /** Credentials of the local simulators only: they guard nothing real. */
 export const SIMULATOR_CREDENTIALS = {
@@ -25,6 +27,7 @@ export const SIMULATOR_CREDENTIALS = {
     disbursement: { subscriptionKey: 'local-disbursement-key', apiUser: 'd1e2f3a4-b5c6-4d7e-8f9a-0b1c2d3e4f5a', apiKey: 'local-disbursement-secret' },
   },
   airtel: { clientId: 'local-airtel-client', clientSecret: 'local-airtel-secret', pin: '1234', callbackKey: 'local-airtel-callback-key', countries: { UG: 'UGX', KE: 'KES' } },
+  vodacom: { apiKey: 'local-vodacom-api-key', serviceProviderCode: '000000', origin: '*', markets: { TZN: ['TZS'], DRC: ['USD'] }, activationSeconds: 2 },
   momoMarkets: [
     {
       targetEnvironment: 'mtnghana', currency: 'GHS',
@@ -49,9 +52,9 @@ export function momoMarketsFile(momoUrl: string, markets: MomoSimulatorMarket[])
   }));
 }
 
-/** The configuration that points the service at the simulators. */
-export function simulatorEnvironment(darajaUrl: string, momoUrl: string, airtelUrl: string): Record<string, string> {
-  const { daraja, momo, airtel } = SIMULATOR_CREDENTIALS;
+/** The configuration that points the service at the simulators (the OpenAPI's by its root and public key). */
+export function simulatorEnvironment(darajaUrl: string, momoUrl: string, airtelUrl: string, openApi: { url: string; publicKey: string }): Record<string, string> {
+  const { daraja, momo, airtel, vodacom } = SIMULATOR_CREDENTIALS;
   return {
     MPESA_BASE_URL: darajaUrl,
     MPESA_CONSUMER_KEY: daraja.consumerKey,
@@ -74,6 +77,13 @@ export function simulatorEnvironment(darajaUrl: string, momoUrl: string, airtelU
     AIRTEL_COUNTRIES: Object.keys(airtel.countries).join(','),
     AIRTEL_PIN: airtel.pin,
     AIRTEL_CALLBACK_KEY: airtel.callbackKey,
+    VODACOM_BASE_URL: openApi.url,
+    VODACOM_API_KEY: vodacom.apiKey,
+    VODACOM_PUBLIC_KEY: openApi.publicKey,
+    VODACOM_SERVICE_PROVIDER_CODE: vodacom.serviceProviderCode,
+    VODACOM_MARKETS: Object.keys(vodacom.markets).join(','),
+    VODACOM_ORIGIN: vodacom.origin,
+    VODACOM_SESSION_ACTIVATION_SECONDS: String(vodacom.activationSeconds),
   };
 }
 
@@ -85,6 +95,8 @@ if (import.meta.main) {
   const airtel = await startAirtelSimulator({
     ...SIMULATOR_CREDENTIALS.airtel, port: base + 3, decisionDelayMs: 5000, callbackUrl: `${values['callback-base'].replace(/\/+$/, '')}/network/airtel/callback`,
   });
+  const { activationSeconds, ...openApiCredentials } = SIMULATOR_CREDENTIALS.vodacom;
+  const openApi = await startVodacomSimulator({ ...openApiCredentials, port: base + 4, decisionDelayMs: 5000, activationMs: activationSeconds * 1000 });
   const control = Bun.serve({
     hostname: '127.0.0.1',
     port: base + 2,
@@ -96,12 +108,13 @@ if (import.meta.main) {
     },
   });
   process.stdout.write(`${JSON.stringify({
-    darajaUrl: daraja.url, momoUrl: momo.url, airtelUrl: airtel.url, controlUrl: `http://127.0.0.1:${control.port}`, env: simulatorEnvironment(daraja.url, momo.url, airtel.url),
+    darajaUrl: daraja.url, momoUrl: momo.url, airtelUrl: airtel.url, vodacomUrl: openApi.url, controlUrl: `http://127.0.0.1:${control.port}`,
+    env: simulatorEnvironment(daraja.url, momo.url, airtel.url, openApi),
     momoMarkets: momoMarketsFile(momo.url, SIMULATOR_CREDENTIALS.momoMarkets),
   })}\n`);
   const stop = async () => {
     control.stop(true);
-    await Promise.all([daraja.stop(), momo.stop(), airtel.stop()]);
+    await Promise.all([daraja.stop(), momo.stop(), airtel.stop(), openApi.stop()]);
     process.exit(0);
   };
   process.on('SIGINT', () => void stop());

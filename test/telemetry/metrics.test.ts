@@ -8,7 +8,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { networkInterfaces } from 'node:os';
 import { freePort } from '../../scripts/infra.mjs';
+import { recordEvent } from '../../src/services/events';
 import { updateCollectionSettings } from '../../src/services/organizations';
+import { createWebhook } from '../../src/services/webhooks';
 import { collectionRequestWorkflowId } from '../../src/workflows/contracts/collection-request';
 import {
   awayFromWindowEdge, createMerchant, eventually, startWorker, testApp, testSql, uniqueNumber, uniqueTaskQueue, type TestApp, type WorkerProcess,
@@ -182,23 +184,26 @@ describe('the worker', () => {
   test('outbox gauges: rows waiting to be handed to Temporal, and the age of the oldest', async () => {
     const merchant = await createMerchant(ctx.app);
     const before = await scrapeWorker();
-    // Events recorded before deliveries were recorded with them, never dispatched (the legacy outbox).
-    const inserted = await testSql()<{ id: number }[]>`
-      insert into events (organization_id, type, data, created, dispatched_at)
-      select ${merchant.organization.id}, 'contact.created', '{}', timestamptz '2001-01-01T00:00:00Z', null from generate_series(1, 3)
-      returning id`;
+    // Deliveries recorded with their events, never handed to their webhook's actor (the process "died" after the commit).
+    await createWebhook(testSql(), { organizationId: merchant.organization.id, userId: merchant.user.id, event: 'contact.created', target: 'https://merchant.example/gauges' });
+    const events = await Promise.all([1, 2, 3].map((index) =>
+      recordEvent(testSql(), { organizationId: merchant.organization.id, type: 'contact.created', data: { index }, author: null })));
+    const deliveries = events.flatMap((event) => event.deliveries.map((delivery) => delivery.id));
+    expect(deliveries).toHaveLength(3);
+    await testSql()`update webhook_deliveries set created = timestamptz '2001-01-01T00:00:00Z' where id in ${testSql()(deliveries)}`;
     try {
       const after = await scrapeWorker();
-      expect(after.value('outbox_backlog', { kind: 'events' }) - before.value('outbox_backlog', { kind: 'events' })).toBe(3);
+      expect(after.value('outbox_backlog', { kind: 'webhook_deliveries' }) - before.value('outbox_backlog', { kind: 'webhook_deliveries' })).toBe(3);
       const expectedAge = (Date.now() - Date.parse('2001-01-01T00:00:00Z')) / 1000;
-      expect(Math.abs(after.value('outbox_oldest_age_seconds', { kind: 'events' }) - expectedAge)).toBeLessThan(60);
+      expect(Math.abs(after.value('outbox_oldest_age_seconds', { kind: 'webhook_deliveries' }) - expectedAge)).toBeLessThan(60);
       expect(after.text).toContain('outbox_backlog{kind="collection_requests"}');
-      expect(after.text).toContain('outbox_backlog{kind="webhook_deliveries"}');
+      expect(after.text).toContain('outbox_backlog{kind="payments"}');
+      expect(after.text).not.toContain('outbox_backlog{kind="events"}');
     } finally {
-      await testSql()`delete from events where id in ${testSql()(inserted.map((row) => row.id))}`;
+      await testSql()`delete from webhook_deliveries where id in ${testSql()(deliveries)}`;
     }
     const cleared = await scrapeWorker();
-    expect(cleared.value('outbox_backlog', { kind: 'events' })).toBe(before.value('outbox_backlog', { kind: 'events' }));
+    expect(cleared.value('outbox_backlog', { kind: 'webhook_deliveries' })).toBe(before.value('outbox_backlog', { kind: 'webhook_deliveries' }));
   });
 
   test('a full lifecycle: request → payment → match → verification → credit → successful → webhook (second attempt) moves each figure by one', async () => {

@@ -26,3 +26,7 @@ test('no function has more than 60 lines of code of its own', () => {
 test('nothing is exported that no other file names', () => {
   expect(architecture.deadExports).toEqual([]);
 });
+
+test('every file path the code cites is a file of the repository', () => {
+  expect(architecture.unresolvedReferences).toEqual([]);
+});

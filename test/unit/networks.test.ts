@@ -10,6 +10,8 @@ import { createTokenCache, field, wholeAmount } from '../../src/network/operator
 import { describeConnections } from '../../src/network/connections';
 import { connectedNetworks } from '../../src/domain/networks';
 import { airtelFailure, callbackHashMatches } from '../../src/network/airtel';
+import { vodacomAmount, vodacomFailure } from '../../src/network/vodacom';
+import { generateKeyPairSync } from 'node:crypto';
 import { createNetworkRouter, type Connectors } from '../../src/network/router';
 import type { NetworkAdapter } from '../../src/network/adapter';
 import { createHmac } from 'node:crypto';
@@ -118,6 +120,63 @@ describe('Airtel Money', () => {
     expect(callbackHashMatches('other', transaction, hash)).toBe(false);
     expect(callbackHashMatches('key', '{"status_code":"TS","id":"C1","message":"Paid","airtel_money_id":"MP1"}', hash)).toBe(false);
     for (const odd of [undefined, null, 7, '', 'not base64!', hash.slice(1)]) expect(callbackHashMatches('key', transaction, odd)).toBe(false);
+  });
+});
+
+describe('Vodacom M-Pesa', () => {
+  const publicKey = generateKeyPairSync('rsa', { modulusLength: 1024 }).publicKey.export({ type: 'spki', format: 'der' }).toString('base64');
+  const VODACOM = { VODACOM_API_KEY: 'v-api-key', VODACOM_PUBLIC_KEY: publicKey, VODACOM_SERVICE_PROVIDER_CODE: '000000', VODACOM_MARKETS: 'TZN,DRC' };
+
+  test('VODACOM_MARKETS names the markets served, each with its currency; the public key must be one', () => {
+    const config = loadConfig({ ...VODACOM, VODACOM_MARKETS: 'tzn, DRC:CDF' });
+    expect(config.vodacom).toMatchObject({
+      baseUrl: 'https://openapi.m-pesa.com/openapi', origin: '*', sessionActivationMs: 30_000, serviceProviderCode: '000000',
+      markets: [{ market: 'TZN', context: 'vodacomTZN', network: 'Vodacom Tanzania', currency: 'TZS' }, { market: 'DRC', context: 'vodacomDRC', network: 'Vodacom DRC', currency: 'CDF' }],
+    });
+    expect(loadConfig({ ...VODACOM, VODACOM_BASE_URL: 'https://openapi.m-pesa.com/sandbox/' }).vodacom?.markets.map((market) => market.currency)).toEqual(['TZS', 'USD']);
+    expect(loadConfig({ ...VODACOM }).vodacom?.baseUrl).toBe('https://openapi.m-pesa.com/openapi');
+    expect(loadConfig({}).vodacom).toBeNull();
+    expect(() => loadConfig({ ...VODACOM, VODACOM_MARKETS: 'TZN,KEN' })).toThrow(/VODACOM_MARKETS: KEN is not a Vodacom market this service knows/);
+    expect(() => loadConfig({ ...VODACOM, VODACOM_MARKETS: 'TZN:USD' })).toThrow(/Vodacom M-Pesa in TZN moves TZS, not USD/);
+    expect(() => loadConfig({ ...VODACOM, VODACOM_PUBLIC_KEY: 'bm90IGEga2V5' })).toThrow(/VODACOM_PUBLIC_KEY: not a base64 DER public key/);
+    expect(() => loadConfig({ VODACOM_API_KEY: 'v-api-key' })).toThrow(/VODACOM_PUBLIC_KEY: required when VODACOM_API_KEY is set/);
+    expect([...connectedNetworks(loadConfig({ ...VODACOM }))]).toEqual(['Vodacom Tanzania', 'Vodacom DRC']);
+    const shown = JSON.stringify(describeConnections(loadConfig({ ...VODACOM })));
+    expect(shown).not.toContain('v-api-key');
+    expect(shown).toContain('"network":"Vodacom DRC","currency":"USD","connector":"Vodacom M-Pesa"');
+  });
+
+  test('Vodacom numbers go to Vodacom, and only they: an Airtel Tanzania number goes to Airtel, a Vodacom one never does', async () => {
+    const calls: string[] = [];
+    const fake = (name: string, fields: object = {}) => new Proxy(fields, {
+      get: (target, method) => (method in target ? (target as Record<string | symbol, unknown>)[method] : async (item: { phoneNumber: string; currency: string }) => {
+        calls.push(`${name} ${item.phoneNumber} ${item.currency}`);
+        return { accepted: false, error: name };
+      }),
+    });
+    const connectors = {
+      daraja: null, momo: new Map(), airtel: fake('airtel', { countries: [{ country: 'TZ', currency: 'TZS' }] }),
+      vodacom: fake('vodacom', { markets: [{ market: 'TZN', network: 'Vodacom Tanzania', currency: 'TZS' }, { market: 'DRC', network: 'Vodacom DRC', currency: 'USD' }] }),
+    };
+    const router = createNetworkRouter(fake('sandbox') as NetworkAdapter, connectors as unknown as Connectors, false);
+    for (const [phoneNumber, currency] of [['+255741000001', 'TZS'], ['+255681000001', 'TZS'], ['+243811000001', 'USD']] as const) {
+      await router.requestPayment({
+        requestId: 1, attempt: 1, phoneNumber, amount: '100', currency, reference: 'x', promptReference: 'req-1-1', network: networkForNumber(phoneNumber)!, workflowId: 'w',
+      });
+    }
+    expect(calls).toEqual(['vodacom +255741000001 TZS', 'airtel +255681000001 TZS', 'vodacom +243811000001 USD']);
+  });
+
+  test('INS codes in a merchant\'s words; amounts in the currency\'s minor units', () => {
+    expect(vodacomFailure('INS-2006')).toBe('The subscriber\'s M-Pesa balance is not enough.');
+    expect(vodacomFailure('INS-2006', undefined, 'merchant')).toBe('The merchant\'s M-Pesa account balance is not enough.');
+    expect(vodacomFailure('INS-5')).toBe('The subscriber cancelled the payment (or did not enter the PIN).');
+    expect(vodacomFailure('INS-77', 'Odd')).toBe('M-Pesa refused the transaction (INS-77: Odd).');
+    expect(vodacomFailure(undefined)).toBe('M-Pesa refused the transaction.');
+    expect(vodacomAmount('1500.0000', 'TZS')).toBe('1500');
+    expect(vodacomAmount('12.5000', 'USD')).toBe('12.50');
+    expect(vodacomAmount('7', 'USD')).toBe('7.00');
+    expect(vodacomAmount('0100.0500', 'CDF')).toBe('100.05');
   });
 });
 

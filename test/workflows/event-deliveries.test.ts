@@ -3,16 +3,18 @@
  * the transaction that records an event records one delivery row per live webhook of its type,
  * and only those reach a workflow: their webhook's actor (`webhook-<id>`), signalled after the
  * commit, and by the outbox sweep when the process died first; no event is lost and none is delivered twice. Events recorded
- * before that (no delivery rows, never dispatched) still go through the legacy eventDispatch.
+ * before that (no delivery rows, never dispatched), which the earlier eventDispatch handled, get their delivery rows from
+ * migration 024 and reach their webhooks the same way.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { recordEvent } from '../../src/services/events';
 import { deleteWebhook } from '../../src/services/webhooks';
-import { eventDispatchWorkflowId } from '../../src/workflows/contracts/legacy';
 import { outboxSweepScheduleId } from '../../src/workflows/contracts/sweeps';
 import { webhookActorId } from '../../src/workflows/contracts/webhook';
 import {
-  createMerchant, eventually, numberSequence, startWorker, testApp, testClient, testSql, uniqueTaskQueue, type TestMerchant, type WorkerProcess, type WorkerRuntime,
+  ROOT, createMerchant, eventually, numberSequence, startWorker, testApp, testClient, testSql, uniqueTaskQueue, type TestMerchant, type WorkerProcess, type WorkerRuntime,
 } from '../helpers';
 import { makeCertificate, startReceiver, type Certificate, type Receiver } from '../webhook-receiver';
 
@@ -143,23 +145,42 @@ describe('events and their deliveries', () => {
     await eventually('visibility to list the actor', async () => (await executions(merchant.organization.id, 'webhookV2')) === 1);
   });
 
-  test('an event recorded before deliveries were (never dispatched) still gets its legacy dispatch from the sweep', async () => {
-    const taskQueue = uniqueTaskQueue('legacy');
+  test('events recorded before deliveries were (never dispatched) get their delivery rows from migration 024, and the sweep hands those to the actors', async () => {
+    const taskQueue = uniqueTaskQueue('undispatched');
     schedules.push(outboxSweepScheduleId(taskQueue));
     await launch(taskQueue, { OUTBOX_SWEEP: 'true', OUTBOX_SWEEP_INTERVAL_SECONDS: '1', OUTBOX_GRACE_SECONDS: '0' });
     const ctx = await testApp(taskQueue);
     const merchant = await createMerchant(ctx.app);
     const path = nextPath();
     const webhookId = await hook(merchant, path);
-    // As migration 008 left such an event: no delivery rows, not dispatched.
-    const [legacy] = await testSql()<{ id: number }[]>`
-      insert into events (organization_id, type, data, dispatched_at) values (${merchant.organization.id}, 'contact.created', '{"legacy": true}', null)
-      returning id`;
-    await eventually('the legacy dispatch to deliver it', async () => receiver.requests(path).length === 1, 30_000);
-    await ctx.client.workflow.getHandle(eventDispatchWorkflowId(legacy!.id)).result();
-    const [row] = await testSql()<{ dispatchedAt: Date | null }[]>`select dispatched_at as "dispatchedAt" from events where id = ${legacy!.id}`;
-    expect(row!.dispatchedAt).toBeInstanceOf(Date);
-    expect((await deliveriesOf(merchant.organization.id)).map((delivery) => delivery.webhookId)).toEqual([webhookId]);
+    const sql = testSql();
+    // As migration 008 left such events: no delivery rows, not dispatched; one of them set aside by a sweep of the earlier shape.
+    const undispatched = async (type: string) => (await sql<{ id: number }[]>`
+      insert into events (organization_id, type, data, dispatched_at) values (${merchant.organization.id}, ${type}, '{"undispatched": true}', null)
+      returning id`)[0]!.id;
+    const heard = await undispatched('contact.created');
+    const unheard = await undispatched('collection.received');
+    await sql`insert into sweep_failures (kind, row_id, error) values ('outbox-event', ${heard}, 'set aside by an earlier sweep')`;
+    // The current sweep runs, and leaves them alone: it no longer looks for such events.
+    await eventually('a sweep of the current type to finish', async () =>
+      (await ctx.client.workflow.count(`WorkflowType = 'outboxSweepV3' AND TaskQueue = '${taskQueue}' AND ExecutionStatus = 'Completed'`)).count > 0, 30_000);
+    expect(await deliveriesOf(merchant.organization.id)).toHaveLength(0);
+
+    // The migration, as a deploy applies it (it only touches events never dispatched, so applying it again here is safe).
+    const migration = readFileSync(join(ROOT, 'migrations/024_undispatched_events.sql'), 'utf8');
+    await sql.begin((tx) => tx.unsafe(migration));
+    const events = await sql<{ id: number; dispatched: boolean }[]>`
+      select id, dispatched_at is not null as dispatched from events where id in ${sql([heard, unheard])} order by id`;
+    expect([...events]).toEqual([{ id: heard, dispatched: true }, { id: unheard, dispatched: true }]);
+    expect(await sql`select 1 from sweep_failures where kind = 'outbox-event'`).toHaveLength(0);
+    const [row] = await sql<{ workflowId: string }[]>`select workflow_id as "workflowId" from webhook_deliveries where event_id = ${heard}`;
+    expect(row!.workflowId).toBe(`webhook-delivery-${heard}-${webhookId}`);
+
+    await eventually('the sweep to deliver the event through the webhook\'s actor', async () => receiver.requests(path).length === 1, 30_000);
+    expect(JSON.parse(receiver.requests(path)[0]!.body).data).toEqual({ undispatched: true });
+    await eventually('the delivery to be closed', async () => (await deliveriesOf(merchant.organization.id))[0]?.status === 'delivered', 30_000);
+    expect((await deliveriesOf(merchant.organization.id)).map((delivery) => [delivery.eventId, delivery.webhookId])).toEqual([[heard, webhookId]]);
+    expect(await executions(merchant.organization.id, 'eventDispatch')).toBe(0);
   });
 
   test('the worker also runs on Bun (experimental in the SDK; Node stays the default)', async () => {

@@ -37,7 +37,7 @@ async function organization(name: string) {
 }
 
 describe('the outbox sweep', () => {
-  test('sets aside a request and a legacy event it cannot start, and starts the others', async () => {
+  test('sets aside a request it cannot start, and starts the others', async () => {
     const sql = testSql();
     const { organization: org, user } = await organization('Outbox poison');
     const orphan = (phone: string, subscriptionSettings: Record<string, unknown> | null) =>
@@ -53,11 +53,6 @@ describe('the outbox sweep', () => {
     // nothing of its own to the actor but its ids, so none is refused for its data.)
     await createWebhook(sql, { organizationId: org.id, userId: user.id, event: 'contact.created', target: 'https://merchant.example/sweep' });
     const goodDelivery = await recordEvent(sql, { organizationId: org.id, type: 'contact.created', data: { orphan: true }, author: null });
-    // Events recorded before deliveries were (never dispatched): the legacy dispatch, one of them refused the same way.
-    const legacyEvent = async (type: string) => (await sql<{ id: number }[]>`
-      insert into events (organization_id, type, data, dispatched_at) values (${org.id}, ${type}, '{}', null) returning id`)[0]!.id;
-    const poisonedEvent = await legacyEvent('y'.repeat(5000));
-    const goodEvent = await legacyEvent('contact.created');
 
     const taskQueue = uniqueTaskQueue('outbox-poison');
     schedules.push(outboxSweepScheduleId(taskQueue));
@@ -67,27 +62,24 @@ describe('the outbox sweep', () => {
       (await sql`select 1 from collection_requests where id = ${goodRequest.request.id} and workflow_started_at is not null`).length > 0, 30_000);
     await eventually('the good delivery to be started', async () =>
       (await sql`select 1 from webhook_deliveries where id = ${goodDelivery.deliveries[0]!.id} and workflow_started_at is not null`).length > 0, 30_000);
-    await eventually('the good legacy event to be dispatched', async () =>
-      (await sql`select 1 from events where id = ${goodEvent} and dispatched_at is not null`).length > 0, 30_000);
     const client = await testClient();
     const sweep = await eventually('a finished sweep', async () => {
-      for await (const execution of client.workflow.list({ query: `WorkflowType = 'outboxSweepV2' AND TaskQueue = '${taskQueue}' AND ExecutionStatus = 'Completed'` })) return execution;
+      for await (const execution of client.workflow.list({ query: `WorkflowType = 'outboxSweepV3' AND TaskQueue = '${taskQueue}' AND ExecutionStatus = 'Completed'` })) return execution;
       return undefined;
     });
-    await recordHistory(client, sweep.workflowId, 'outbox-sweep-v2', sweep.runId);
+    await recordHistory(client, sweep.workflowId, 'outbox-sweep-v3', sweep.runId);
     expect((await eventually('the poisoned request to be set aside', () => setAside('outbox-request', poisonedRequest.request.id), 30_000)).error)
       .toContain('unreadable subscription dates');
-    expect(await eventually('the poisoned legacy event to be set aside', () => setAside('outbox-event', poisonedEvent), 30_000)).toBeDefined();
     const [poisoned] = await sql`select workflow_started_at from collection_requests where id = ${poisonedRequest.request.id}`;
     expect(poisoned!.workflow_started_at).toBeNull();
 
-    // Operators see them, and can put one back once its cause is fixed.
+    // Operators see it, and can put it back once its cause is fixed.
     const listed = adminJson(['sweeps', 'failures']) as { failures: { kind: string; rowId: number }[] };
     expect(listed.failures).toContainEqual(expect.objectContaining({ kind: 'outbox-request', rowId: poisonedRequest.request.id }));
-    await sql`update events set type = 'contact.created' where id = ${poisonedEvent}`;
-    expect(adminJson(['sweeps', 'retry', '--kind', 'outbox-event', '--id', String(poisonedEvent)])).toMatchObject({ retried: true });
-    await eventually('the mended event to be dispatched', async () =>
-      (await sql`select 1 from events where id = ${poisonedEvent} and dispatched_at is not null`).length > 0, 30_000);
+    await sql`update collection_requests set subscription_settings = null where id = ${poisonedRequest.request.id}`;
+    expect(adminJson(['sweeps', 'retry', '--kind', 'outbox-request', '--id', String(poisonedRequest.request.id)])).toMatchObject({ retried: true });
+    await eventually('the mended request to be launched', async () =>
+      (await sql`select 1 from collection_requests where id = ${poisonedRequest.request.id} and workflow_started_at is not null`).length > 0, 30_000);
   }, 90_000);
 });
 

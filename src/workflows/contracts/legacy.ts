@@ -1,27 +1,14 @@
 /**
- * Contracts of workflows kept only for executions started before the lean core (workflows/legacy).
- * Safe to import from workflow code and from clients alike: no I/O, no Node built-ins.
+ * Contracts of the earlier workflow types kept only for executions in flight (workflows/legacy; their
+ * retirement rules in workflows/registry.ts). Safe to import from workflow code and from clients
+ * alike: no I/O, no Node built-ins.
  */
 import type { RetrySchedule } from '../../domain/webhook-schedule';
 import type { OrganizationId } from '../../domain/ids';
 
-export const eventDispatchWorkflowId = (eventId: number): string => `event-${eventId}`;
-
 export type EventDispatchInput = { eventId: number; organizationId: OrganizationId; type: string };
 
 export type EventDispatchStatus = 'dispatching' | 'dispatched';
-
-export type SandboxPaymentInput = {
-  requestId: number;
-  phoneNumber: string;
-  amount: string;
-  currency: string;
-  reference: string;
-  /** The prompt this payment answers (absent in payments started before prompts carried one). */
-  promptReference?: string;
-  network: string;
-  delaySeconds: number;
-};
 
 /** A delivery in the queue of a webhook actor of the first shape (`webhook`): the attempt it makes next, and when. */
 export type PendingAttempt = { deliveryId: number; eventId: number; attempt: number; dueAt: number };

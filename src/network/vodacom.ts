@@ -1,0 +1,328 @@
+/**
+ * Vodacom M-Pesa connector (the M-Pesa OpenAPI) for the Vodacom networks of the markets it is
+ * configured for (VODACOM_MARKETS: `vodacomTZN`, `vodacomDRC`), each market its own API context
+ * (`<root>/ipg/v2/<context>/...`) and its own session. A session comes from `getSession` with the
+ * API key encrypted under the portal's public key (RSA, PKCS#1 v1.5, base64) as the bearer; every
+ * other call carries the session id encrypted the same way. Sessions are reused until M-Pesa refuses
+ * one, with one refresh in flight, and a new one is first used after its activation delay.
+ *
+ * The OpenAPI answers each call itself (`output_ResponseCode`: `INS-0` done, `INS-*` otherwise) and
+ * calls nothing back. A customer payment (`c2bPayment/singleStage`) answers once the subscriber
+ * entered the PIN; one that does not answer in time on our side, or answers "timeout", "duplicate"
+ * or an internal error, may still complete: `queryTransactionStatus` decides, never a guess. Each
+ * call that moves money carries a ThirdPartyConversationID derived from our ids, so a retried call
+ * repeats it and M-Pesa takes it once (`INS-10`).
+ */
+import { constants, createHash, createPublicKey, publicEncrypt, randomBytes, type KeyObject } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { VodacomMarket, VodacomSettings } from '../config';
+import type { Queryable } from '../db';
+import { currencyDecimals } from '../domain/money';
+import type { Network } from '../domain/networks';
+import { findOperation, recordOperation, settleRemoteTransactionId } from '../services/network-operations';
+import type { NameLookup, PaymentPrompt, Payout, PayoutResult, PromptResult, PromptStatus, ReportedPaymentStatus, TakenPrompt } from './adapter';
+import { callOperator, createTokenCache, field, msisdnOf, OperatorUnreachableError, type OperatorAnswer, type TokenCache } from './operator-http';
+
+/** Calls to the OpenAPI other than a customer payment: long enough for its gateway on a slow day. */
+const VODACOM_TIMEOUT_MS = 20_000;
+/**
+ * How long a customer payment's answer is waited for (it comes once the subscriber entered the PIN):
+ * within the prompt activity's deadline; past it the status query decides.
+ */
+const C2B_WAIT_MS = 10_000;
+/** A payment request the status query still does not know this long after it was sent never reached M-Pesa: that attempt failed. */
+const UNKNOWN_PROMPT_FAILS_AFTER_MS = 180_000;
+
+/** `output_ResponseCode`s in words a merchant understands (the collection's words; a payout's differ for INS-2006). */
+const RESPONSE_CODES: Readonly<Record<string, string>> = {
+  'INS-4': 'This number\'s M-Pesa account is not active.',
+  'INS-5': 'The subscriber cancelled the payment (or did not enter the PIN).',
+  'INS-6': 'M-Pesa could not complete the transaction.',
+  'INS-13': 'M-Pesa does not know the service provider code (VODACOM_SERVICE_PROVIDER_CODE).',
+  'INS-14': 'M-Pesa refused the transaction reference.',
+  'INS-15': 'M-Pesa does not take this amount.',
+  'INS-17': 'M-Pesa refused the transaction reference.',
+  'INS-18': 'M-Pesa does not know the transaction to reverse.',
+  'INS-19': 'M-Pesa refused the conversation id.',
+  'INS-20': 'M-Pesa said a field of the request was missing.',
+  'INS-21': 'M-Pesa refused a field of the request.',
+  'INS-22': 'M-Pesa refused the operation type.',
+  'INS-24': 'M-Pesa refused the initiator.',
+  'INS-25': 'M-Pesa refused the security credential.',
+  'INS-26': 'This M-Pesa application is not authorised for the transaction.',
+  'INS-995': 'The subscriber\'s M-Pesa profile has a problem.',
+  'INS-996': 'This number\'s M-Pesa account is not active.',
+  'INS-998': 'M-Pesa refused the market.',
+  'INS-2001': 'M-Pesa refused the initiator.',
+  'INS-2002': 'This number may not receive M-Pesa.',
+  'INS-2006': 'The subscriber\'s M-Pesa balance is not enough.',
+  'INS-2051': 'This is not a valid M-Pesa number (not registered).',
+};
+/** Codes that say nothing of whether the transaction went through (internal error, timeout, duplicate, unknown status): the status query decides. */
+const UNDECIDED_CODES: ReadonlySet<string> = new Set(['INS-1', 'INS-9', 'INS-10', 'INS-23']);
+/** Codes M-Pesa answers with HTTP 401 about the transaction itself (not the session): the documentation maps them so. */
+const TRANSACTION_401_CODES: ReadonlySet<string> = new Set(['INS-4', 'INS-5', 'INS-6']);
+/** Codes of a name query about a number with no (active) M-Pesa account. */
+const UNREGISTERED_CODES: ReadonlySet<string> = new Set(['INS-4', 'INS-995', 'INS-996', 'INS-2002', 'INS-2051']);
+/** `output_ResponseTransactionStatus` values of a transaction that ended without moving money. */
+const FAILED_STATES: Readonly<Record<string, string>> = {
+  cancelled: 'The subscriber cancelled the payment or did not approve it in time.',
+  expired: 'The payment request expired before the subscriber approved it.',
+  failed: 'M-Pesa could not complete the transaction.',
+  declined: 'M-Pesa declined the transaction.',
+  rejected: 'M-Pesa declined the transaction.',
+};
+
+export const vodacomFailure = (code: string | undefined, description?: string, whose: 'subscriber' | 'merchant' = 'subscriber'): string => {
+  if (code === 'INS-2006' && whose === 'merchant') return 'The merchant\'s M-Pesa account balance is not enough.';
+  return (code && RESPONSE_CODES[code]) ?? `M-Pesa refused the transaction${code || description ? ` (${[code, description].filter(Boolean).join(': ')})` : ''}.`;
+};
+
+/** Our ThirdPartyConversationID for a transaction: derived from our ids (a retry repeats it), `C` a collection, `B` a payment, `R` a reversal. */
+const conversationIdOf = (kind: 'C' | 'B' | 'R', serviceProviderCode: string, reference: string): string =>
+  `${kind}${createHash('sha256').update(`${serviceProviderCode}:${kind}:${reference}`).digest('hex').slice(0, 31)}`;
+/** `input_TransactionReference` (1 to 20 letters and digits): the conversation id's first 20 characters. */
+const transactionReferenceOf = (conversationId: string): string => conversationId.slice(0, 20);
+/** A description M-Pesa shows: letters, digits and spaces, at most 100 characters. */
+const descriptionOf = (text: string): string => text.replace(/[^A-Za-z0-9 ]+/g, ' ').replace(/\s+/g, ' ').trim().slice(0, 100) || 'Payment';
+
+/** An amount as the OpenAPI takes it: whole for a currency without minor units (TZS), else with its two decimals (`12.50`). */
+export function vodacomAmount(amount: string, currency: string): string {
+  const decimals = currencyDecimals(currency) ?? 2;
+  const [whole = '0', fraction = ''] = amount.split('.');
+  const units = BigInt(whole || '0').toString();
+  return decimals === 0 ? units : `${units}.${fraction.padEnd(decimals, '0').slice(0, decimals)}`;
+}
+
+/** What became of a call that may move money: done (M-Pesa's transaction id), refused (in words), or not known (the status query decides). */
+type Submission = { decided: 'done'; transactionId: string | undefined } | { decided: 'refused'; error: string } | { decided: 'unknown' };
+/** A transaction as `queryTransactionStatus` shows it; `unknown`: M-Pesa has no record of it. */
+type Found = { state: 'completed'; transactionId: string | undefined } | { state: 'failed'; error: string } | { state: 'pending' } | { state: 'unknown' };
+
+type VodacomDeps = { sql: Queryable };
+type Request = { method: 'GET' | 'POST' | 'PUT'; path: string; json?: Record<string, string>; query?: Record<string, string>; timeoutMs?: number };
+
+export type VodacomConnector = ReturnType<typeof createVodacomConnector>;
+
+/** A market's calls: its sessions (one refresh in flight, each first used after its activation delay) and its encrypted bearers. */
+function createMarketClient(settings: VodacomSettings, market: VodacomMarket, key: KeyObject) {
+  const root = `${settings.baseUrl}/ipg/v2/${market.context}`;
+  const encrypt = (text: string) => publicEncrypt({ key, padding: constants.RSA_PKCS1_PADDING }, Buffer.from(text)).toString('base64');
+  const sessions: TokenCache = createTokenCache(async () => {
+    let answer: OperatorAnswer;
+    try {
+      answer = await callOperator({
+        method: 'GET', url: `${root}/getSession/`, timeoutMs: VODACOM_TIMEOUT_MS,
+        headers: { Authorization: `Bearer ${encrypt(settings.apiKey)}`, Origin: settings.origin },
+      });
+    } catch (cause) {
+      // Not the unreachable error of a money call: no transaction was sent.
+      throw new Error(`Vodacom M-Pesa ${market.context} session not issued: getSession did not answer`, { cause });
+    }
+    const sessionId = field(answer.body, 'output_SessionID');
+    if (answer.status !== 200 || field(answer.body, 'output_ResponseCode') !== 'INS-0' || !sessionId) {
+      throw new Error(`Vodacom M-Pesa ${market.context} session refused: HTTP ${answer.status} ${field(answer.body, 'output_ResponseCode') ?? ''}`.trim());
+    }
+    // A new session is not usable at once: it is handed out only after its activation delay.
+    await sleep(settings.sessionActivationMs);
+    // Reused until M-Pesa refuses it (its lifetime is the portal's setting): then a new one is asked for.
+    return { value: encrypt(sessionId), expiresAt: Number.POSITIVE_INFINITY };
+  }, 0);
+
+  const send = (request: Request, bearer: string) => callOperator({
+    method: request.method,
+    url: `${root}/${request.path}/${request.query ? `?${new URLSearchParams(request.query).toString()}` : ''}`,
+    headers: { Authorization: `Bearer ${bearer}`, Origin: settings.origin },
+    json: request.json,
+    timeoutMs: request.timeoutMs ?? VODACOM_TIMEOUT_MS,
+  });
+  /** A 401 that refuses the session (not one of the transaction answers M-Pesa also sends with 401). */
+  const sessionRefused = (answer: OperatorAnswer) => answer.status === 401 && !TRANSACTION_401_CODES.has(field(answer.body, 'output_ResponseCode') ?? '');
+
+  return {
+    /** One call with the market's session; a refused session is dropped and the call made once more with a new one. */
+    async call(request: Request): Promise<OperatorAnswer> {
+      const bearer = await sessions.get();
+      const answer = await send(request, bearer);
+      if (!sessionRefused(answer)) return answer;
+      sessions.invalidate(bearer);
+      return await send(request, await sessions.get());
+    },
+  };
+}
+
+export function createVodacomConnector(settings: VodacomSettings, { sql }: VodacomDeps) {
+  const key = createPublicKey({ key: Buffer.from(settings.publicKey, 'base64'), format: 'der', type: 'spki' });
+  const clients = new Map(settings.markets.map((market) => [market.market, createMarketClient(settings, market, key)]));
+  const clientOf = (market: VodacomMarket) => clients.get(market.market)!;
+  const conversationId = (kind: 'C' | 'B' | 'R', reference: string) => conversationIdOf(kind, settings.serviceProviderCode, reference);
+  const common = (market: VodacomMarket, id: string) => ({
+    input_Country: market.market, input_ServiceProviderCode: settings.serviceProviderCode, input_ThirdPartyConversationID: id,
+  });
+
+  /** The market a call on `network` in `currency` goes under, or why Vodacom may not move it. */
+  function marketOf(network: Network, currency: string): VodacomMarket | string {
+    const market = settings.markets.find((served) => served.network === network.name);
+    if (!market) return `${network.name} is not served by this deployment's Vodacom M-Pesa connection.`;
+    return market.currency === currency ? market : `Vodacom M-Pesa in ${market.market} moves ${market.currency} here, not ${currency}.`;
+  }
+
+  /** Sends a call that may move money and reads its answer; only a call M-Pesa surely did not carry out is a refusal. */
+  async function submit(market: VodacomMarket, request: Request, whose: 'subscriber' | 'merchant'): Promise<Submission> {
+    let answer: OperatorAnswer;
+    try {
+      answer = await clientOf(market).call(request);
+    } catch (error) {
+      // No answer in time: M-Pesa may have carried it out (a customer payment goes on while the subscriber enters the PIN).
+      if (error instanceof OperatorUnreachableError) return { decided: 'unknown' };
+      throw error;
+    }
+    const code = field(answer.body, 'output_ResponseCode');
+    if ((answer.status === 200 || answer.status === 201) && code === 'INS-0') return { decided: 'done', transactionId: field(answer.body, 'output_TransactionID') };
+    if ((code !== undefined && UNDECIDED_CODES.has(code)) || (code === undefined && answer.status >= 500)) return { decided: 'unknown' };
+    // Overloaded (INS-16), throttled, or a session refused twice: nothing was carried out; the activity tries again.
+    if (code === undefined || code === 'INS-16' || answer.status === 429 || answer.status === 401 && !TRANSACTION_401_CODES.has(code)) {
+      throw new Error(`Vodacom M-Pesa ${request.path} not taken: HTTP ${answer.status} ${code ?? ''}`.trim());
+    }
+    return { decided: 'refused', error: vodacomFailure(code, field(answer.body, 'output_ResponseDesc'), whose) };
+  }
+
+  /** M-Pesa's record of one of our transactions, by its ThirdPartyConversationID. */
+  async function queryStatus(market: VodacomMarket, reference: string): Promise<Found> {
+    const answer = await clientOf(market).call({
+      method: 'GET', path: 'queryTransactionStatus',
+      query: { input_QueryReference: reference, ...common(market, `Q${randomBytes(15).toString('hex')}`) },
+    });
+    const code = field(answer.body, 'output_ResponseCode');
+    if (code === 'INS-18') return { state: 'unknown' };
+    if (answer.status !== 200 || code !== 'INS-0') throw new Error(`Vodacom M-Pesa transaction status: HTTP ${answer.status} ${code ?? ''}`.trim());
+    const state = (field(answer.body, 'output_ResponseTransactionStatus') ?? '').trim().toLowerCase();
+    if (state === 'completed') return { state: 'completed', transactionId: field(answer.body, 'output_OriginalTransactionID') ?? field(answer.body, 'output_TransactionID') };
+    if (FAILED_STATES[state]) return { state: 'failed', error: FAILED_STATES[state]! };
+    if (state === 'n/a' || state === 'not found' || state === '') return { state: 'unknown' };
+    return { state: 'pending' };
+  }
+
+  const c2b = (market: VodacomMarket, prompt: PaymentPrompt) => {
+    const id = conversationId('C', prompt.promptReference);
+    return submit(market, {
+      method: 'POST', path: 'c2bPayment/singleStage', timeoutMs: C2B_WAIT_MS,
+      json: {
+        input_Amount: vodacomAmount(prompt.amount, market.currency), input_Currency: market.currency, input_CustomerMSISDN: msisdnOf(prompt.phoneNumber),
+        input_TransactionReference: transactionReferenceOf(id), input_PurchasedItemsDesc: descriptionOf(prompt.reference), ...common(market, id),
+      },
+    }, 'subscriber');
+  };
+
+  const b2c = (market: VodacomMarket, payout: Payout) => {
+    const id = conversationId('B', payout.reference);
+    return submit(market, {
+      method: 'POST', path: 'b2cPayment',
+      json: {
+        input_Amount: vodacomAmount(payout.amount, market.currency), input_Currency: market.currency, input_CustomerMSISDN: msisdnOf(payout.phoneNumber),
+        input_TransactionReference: transactionReferenceOf(id), input_PaymentItemsDesc: 'Payment', ...common(market, id),
+      },
+    }, 'merchant');
+  };
+
+  /** A reversal of the collection (its M-Pesa transaction id) for the payout's amount. */
+  const reversal = (market: VodacomMarket, payout: Payout): Promise<Submission> => {
+    if (!payout.originalTransactionId) return Promise.resolve({ decided: 'refused', error: 'The collection has no M-Pesa transaction id to reverse.' });
+    return submit(market, {
+      method: 'PUT', path: 'reversal',
+      json: { input_ReversalAmount: vodacomAmount(payout.amount, market.currency), input_TransactionID: payout.originalTransactionId, ...common(market, conversationId('R', payout.reference)) },
+    }, 'merchant');
+  };
+
+  const payoutId = (payout: Payout) => conversationId(payout.kind === 'reversal' ? 'R' : 'B', payout.reference);
+  const sendPayout = (market: VodacomMarket, payout: Payout) => (payout.kind === 'reversal' ? reversal(market, payout) : b2c(market, payout));
+
+  /** The operator's transaction id of an operation, the first one learnt staying (every retry reports the same). */
+  async function settled(network: Network, reference: string, candidate: string): Promise<string> {
+    const operation = await findOperation(sql, network.name, reference);
+    return operation ? await settleRemoteTransactionId(sql, operation.id, candidate) : candidate;
+  }
+
+  async function payoutResultOf(payout: Payout, sent: Submission): Promise<PayoutResult> {
+    if (sent.decided === 'refused') return { status: 'rejected', error: sent.error, remoteTransactionId: null };
+    if (sent.decided === 'unknown') return { status: 'pending', remoteTransactionId: null };
+    return { status: 'completed', remoteTransactionId: await settled(payout.network, payout.reference, sent.transactionId ?? payoutId(payout)) };
+  }
+
+  const record = (kind: 'prompt' | 'payout', operation: { network: Network; reference: string; workflowId: string; phoneNumber: string; amount: string }, id: string) =>
+    recordOperation(sql, { ...operation, network: operation.network.name, kind, operatorReference: id, subject: operation.reference });
+
+  return {
+    markets: settings.markets,
+
+    async requestPayment(prompt: PaymentPrompt): Promise<PromptResult> {
+      const market = marketOf(prompt.network, prompt.currency);
+      if (typeof market === 'string') return { accepted: false, error: market };
+      const id = conversationId('C', prompt.promptReference);
+      await record('prompt', { ...prompt, reference: prompt.promptReference }, id);
+      const sent = await c2b(market, prompt);
+      if (sent.decided === 'refused') return { accepted: false, error: sent.error };
+      if (sent.decided === 'unknown') return { accepted: true, confirm: { operatorReference: id } };
+      // The subscriber entered the PIN and M-Pesa answered with its transaction: the payment is made.
+      const remoteTransactionId = await settled(prompt.network, prompt.promptReference, sent.transactionId ?? id);
+      return { accepted: true, paid: { remoteTransactionId, paymentDate: new Date().toISOString() } };
+    },
+
+    async promptStatus(prompt: TakenPrompt): Promise<PromptStatus> {
+      const market = marketOf(prompt.network, prompt.currency);
+      if (typeof market === 'string') return { status: 'failed', error: market };
+      const id = conversationId('C', prompt.promptReference);
+      const found = await queryStatus(market, id);
+      if (found.state === 'completed') {
+        return { status: 'paid', remoteTransactionId: await settled(prompt.network, prompt.promptReference, found.transactionId ?? id), paymentDate: new Date().toISOString() };
+      }
+      if (found.state === 'failed') return { status: 'failed', error: found.error };
+      if (found.state === 'unknown') {
+        // Never sent again (the subscriber would be prompted twice): once M-Pesa has long had no record of it, the attempt failed.
+        const operation = await findOperation(sql, prompt.network.name, prompt.promptReference);
+        if (operation && Date.now() - operation.created.getTime() > UNKNOWN_PROMPT_FAILS_AFTER_MS) {
+          return { status: 'failed', error: 'M-Pesa has no record of the payment request (it never reached the subscriber).' };
+        }
+      }
+      return { status: 'pending' };
+    },
+
+    async reportedPaymentStatus(): Promise<ReportedPaymentStatus> {
+      // The OpenAPI calls nothing back: no payment arrives that we did not ask for.
+      return { status: 'refused', reason: 'Vodacom M-Pesa reports no payment it was not asked for.' };
+    },
+
+    async sendMoney(payout: Payout): Promise<PayoutResult> {
+      const market = marketOf(payout.network, payout.currency);
+      if (typeof market === 'string') return { status: 'rejected', error: market, remoteTransactionId: null };
+      await record('payout', payout, payoutId(payout));
+      return await payoutResultOf(payout, await sendPayout(market, payout));
+    },
+
+    async payoutStatus(payout: Payout): Promise<PayoutResult> {
+      const market = marketOf(payout.network, payout.currency);
+      if (typeof market === 'string') return { status: 'rejected', error: market, remoteTransactionId: null };
+      const found = await queryStatus(market, payoutId(payout));
+      if (found.state === 'completed') return await payoutResultOf(payout, { decided: 'done', transactionId: found.transactionId });
+      if (found.state === 'failed') return { status: 'rejected', error: found.error, remoteTransactionId: null };
+      if (found.state === 'pending') return { status: 'pending', remoteTransactionId: null };
+      // M-Pesa never took it: sent again under the same conversation id (a copy it has is answered INS-10).
+      return await payoutResultOf(payout, await sendPayout(market, payout));
+    },
+
+    /** The registered name on a Vodacom number (queryBeneficiaryName, KYC query type `Name`). */
+    async lookupName(phoneNumber: string, network: Network): Promise<NameLookup | null> {
+      const market = settings.markets.find((served) => served.network === network.name);
+      if (!market) return null;
+      const answer = await clientOf(market).call({
+        method: 'GET', path: 'queryBeneficiaryName',
+        query: { input_CustomerMSISDN: msisdnOf(phoneNumber), ...common(market, `N${randomBytes(15).toString('hex')}`), input_KycQueryType: 'Name' },
+      });
+      const code = field(answer.body, 'output_ResponseCode');
+      if (code !== undefined && UNREGISTERED_CODES.has(code)) return { nameOnNetwork: '', nationalId: null, nationalIdType: '', registered: false };
+      if (answer.status !== 200 || code !== 'INS-0') throw new Error(`Vodacom M-Pesa beneficiary name: HTTP ${answer.status} ${code ?? ''}`.trim());
+      const name = [field(answer.body, 'output_CustomerFirstName'), field(answer.body, 'output_CustomerLastName')].filter(Boolean).join(' ');
+      return { nameOnNetwork: name, nationalId: null, nationalIdType: '', registered: true };
+    },
+  };
+}
