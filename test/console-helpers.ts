@@ -7,6 +7,7 @@ import type { TestApp } from './helpers';
 import { BASE_URL, testSql } from './helpers';
 import { createUser } from '../src/services/users';
 import type { Role } from '../src/domain/roles';
+import type { OrganizationId } from '../src/domain/ids';
 
 export type ConsoleAnswer = { status: number; text: string; headers: Headers; location: string | null };
 
@@ -14,7 +15,7 @@ export const uniqueEmail = (label = 'user'): string => `${label}-${randomBytes(4
 export const PASSWORD = 'correct horse battery';
 
 /** A console user of the organization (an admin unless told otherwise). */
-export async function consoleUser(organizationId: number, options: { role?: Role; email?: string } = {}) {
+export async function consoleUser(organizationId: OrganizationId, options: { role?: Role; email?: string } = {}) {
   const email = options.email ?? uniqueEmail();
   const user = await createUser(testSql(), { organizationId, email, password: PASSWORD, role: options.role ?? 'admin' });
   return { ...user, email, password: PASSWORD };

@@ -1,6 +1,7 @@
 import { ApplicationFailure, Context, log } from '@temporalio/activity';
 import type { Sql } from '../db';
 import type { CollectionRow } from '../domain/collections';
+import type { OrganizationId } from '../domain/ids';
 import { networkByName } from '../domain/networks';
 import type { NetworkAdapter } from '../network/adapter';
 import {
@@ -23,7 +24,7 @@ export type CollectionActivityDeps = {
 /** What the incoming-collection workflow learns from a receipt (its events are started here, not returned). */
 export type ReceiptOutcome =
   | { outcome: 'accepted' | 'unmatched' | 'already-processed'; collectionId: number; requestId: number | null }
-  | { outcome: 'verify'; collectionId: number; requestId: number; organizationId: number }
+  | { outcome: 'verify'; collectionId: number; requestId: number; organizationId: OrganizationId }
   | { outcome: 'failed'; collectionId: number; requestId: number | null; reason: string };
 
 /** The receipt in the metrics, once committed: how it matched, the credit, the request it made successful. */
@@ -98,7 +99,7 @@ export function createCollectionActivities({ sql, launcher, network, sandbox, we
     },
 
     /** A local activity: the credit after the verification URL (or its default) accepted. */
-    async acceptVerifiedCollection({ collectionId, organizationId, receivedBy }: { collectionId: number; organizationId: number; receivedBy?: number }): Promise<ReceiptOutcome> {
+    async acceptVerifiedCollection({ collectionId, organizationId, receivedBy }: { collectionId: number; organizationId: OrganizationId; receivedBy?: number }): Promise<ReceiptOutcome> {
       return await settle(await acceptVerified(sql, collectionId, organizationId), receivedBy ?? null);
     },
 
@@ -118,7 +119,7 @@ export function createCollectionActivities({ sql, launcher, network, sandbox, we
      * supports verification; no answer in time, or an unreadable one, takes the organization's
      * accept-by-default setting. HTTP failures are answers too ("none"), never activity errors.
      */
-    verifyCollection: measuredVerification(async ({ collectionId, organizationId, timeoutSeconds }: { collectionId: number; organizationId: number; timeoutSeconds: number }): Promise<VerificationDecision> => {
+    verifyCollection: measuredVerification(async ({ collectionId, organizationId, timeoutSeconds }: { collectionId: number; organizationId: OrganizationId; timeoutSeconds: number }): Promise<VerificationDecision> => {
       const settings = await verificationSettingsOf(sql, organizationId);
       const collection = await findCollection(sql, collectionId);
       if (!settings || !collection) throw ApplicationFailure.nonRetryable(`collection ${collectionId} or its organization is gone`, 'NotFound');
@@ -139,18 +140,18 @@ export function createCollectionActivities({ sql, launcher, network, sandbox, we
       return { decision: decided.decision, reason: decided.reason, decidedBy: decided.decidedBy };
     }),
 
-    async acceptCollection({ collectionId, organizationId }: { collectionId: number; organizationId: number }): Promise<void> {
+    async acceptCollection({ collectionId, organizationId }: { collectionId: number; organizationId: OrganizationId }): Promise<void> {
       const { events } = await acceptCollection(sql, collectionId, organizationId);
       await launcher.afterCommit({ events });
     },
 
     /** The credit failed for good (a permanent database error): the collection ends `failed` with why. */
-    async failCollection({ collectionId, organizationId, reason }: { collectionId: number; organizationId: number; reason: string }): Promise<void> {
+    async failCollection({ collectionId, organizationId, reason }: { collectionId: number; organizationId: OrganizationId; reason: string }): Promise<void> {
       log.error('collection could not be credited', { collectionId, organizationId, reason });
       await failCollection(sql, collectionId, organizationId, reason);
     },
 
-    async rejectCollection({ collectionId, organizationId, reason }: { collectionId: number; organizationId: number; reason: string | null }): Promise<void> {
+    async rejectCollection({ collectionId, organizationId, reason }: { collectionId: number; organizationId: OrganizationId; reason: string | null }): Promise<void> {
       await rejectCollection(sql, collectionId, organizationId, reason);
       const collection = await findCollection(sql, collectionId);
       const collectionNetwork = collection ? networkByName(collection.network) : null;

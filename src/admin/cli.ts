@@ -4,6 +4,7 @@
  */
 import type { Config } from '../config';
 import type { Sql } from '../db';
+import { asId, type OrganizationId } from '../domain/ids';
 
 export class UsageError extends Error {}
 
@@ -46,9 +47,10 @@ export function print(json: boolean, value: Record<string, unknown>, lines: stri
   process.stdout.write(json ? `${JSON.stringify(value)}\n` : `${lines.join('\n')}\n`);
 }
 
-export function organizationId(raw: string | undefined): number {
-  if (raw === undefined || !/^\d+$/.test(raw)) throw new UsageError('--org takes an organization id');
-  return Number(raw);
+/** `--org`: the organization an operator names (a positive whole number), or the usage error. */
+export function organizationId(raw: string | undefined): OrganizationId {
+  if (raw === undefined || !/^\d{1,15}$/.test(raw) || Number(raw) === 0) throw new UsageError('--org takes an organization id');
+  return asId('Organization', Number(raw));
 }
 
 /** A row id option (`--collection`, `--id`): a whole number, or the usage error `message`. */

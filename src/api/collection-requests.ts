@@ -76,7 +76,7 @@ export const collectionRequestRoutes = (deps: AppDeps) => {
     .get(
       '/:id',
       async ({ params, principal, apiVersion }) => {
-        const owned = await findOwnRequest(sql, principal.organizationId, pathId(params.id));
+        const owned = await findOwnRequest(sql, principal.organizationId, pathId(params.id, 'CollectionRequest'));
         return collectionRequestForVersion(serializeCollectionRequest(owned.request, owned.contact), apiVersion);
       },
       {

@@ -64,7 +64,7 @@ export const collectionRoutes = ({ sql, config, launcher }: AppDeps) =>
     .get(
       '/:id',
       async ({ params, principal, apiVersion }) => {
-        const owned = await findOwnCollection(sql, principal.organizationId, pathId(params.id));
+        const owned = await findOwnCollection(sql, principal.organizationId, pathId(params.id, 'Collection'));
         const [resource] = await collectionResources(sql, [owned]);
         return collectionForVersion(resource!, apiVersion);
       },

@@ -59,7 +59,7 @@ export const contactRoutes = (deps: AppDeps) => {
     }, { can: 'view', query: listQuery(ContactFilters), ...DOCS.listContacts })
     .get('/:id', async ({ params, query, principal, apiVersion }) => {
       const sync = query['metadata.sync'] ?? query['metadata[sync]'] ?? query.sync;
-      const contact = await readContact(deps, principal.organizationId, pathId(params.id), sync);
+      const contact = await readContact(deps, principal.organizationId, pathId(params.id, 'Contact'), sync);
       return contactForVersion(serializeContact(contact), apiVersion);
     }, { can: 'view', params: PathIdParams, query: requestSchema(ContactRead), ...DOCS.getContact });
 };

@@ -40,7 +40,7 @@ export const eventRoutes = ({ sql, config }: AppDeps) =>
       return listAnswer(request, config.publicBaseUrl, page, { count, results }, apiVersion);
     }, { can: 'view', query: listQuery(EventFilters), ...DOCS.listEvents })
     .get('/:id', async ({ params, principal, apiVersion }) =>
-      eventForVersion(serializeEvent(await findOwnEvent(sql, principal.organizationId, pathId(params.id))), apiVersion), {
+      eventForVersion(serializeEvent(await findOwnEvent(sql, principal.organizationId, pathId(params.id, 'Event'))), apiVersion), {
       can: 'view',
       params: PathIdParams,
       ...DOCS.getEvent,

@@ -120,7 +120,7 @@ export const paymentBatchRoutes = (deps: AppDeps) => {
     .get(
       '/:id',
       async ({ params, principal, apiVersion }) => {
-        const [resource] = await paymentBatchResources(sql, [await findOwnPaymentBatch(sql, principal.organizationId, pathId(params.id))]);
+        const [resource] = await paymentBatchResources(sql, [await findOwnPaymentBatch(sql, principal.organizationId, pathId(params.id, 'PaymentBatch'))]);
         return ownedForVersion(resource!, apiVersion);
       },
       { can: 'view', params: PathIdParams, ...DOCS.getPaymentBatch },
@@ -128,9 +128,9 @@ export const paymentBatchRoutes = (deps: AppDeps) => {
     .get(
       '/:id/rows',
       async ({ request, params, principal, apiVersion }) => {
-        const batch = await findOwnPaymentBatch(sql, principal.organizationId, pathId(params.id));
+        const batch = await findOwnPaymentBatch(sql, principal.organizationId, pathId(params.id, 'PaymentBatch'));
         const page = parsePage(new URL(request.url).searchParams, config.pageSizeMax);
-        const { count, rows } = await batchLines(sql, batch.id, page);
+        const { count, rows } = await batchLines(sql, batch, page);
         return listAnswer(request, config.publicBaseUrl, page, { count, results: rows.map(serializeBatchLine) }, apiVersion);
       },
       { can: 'view', params: PathIdParams, ...DOCS.listPaymentBatchRows },
@@ -138,8 +138,8 @@ export const paymentBatchRoutes = (deps: AppDeps) => {
     .get(
       '/:id/results.csv',
       async ({ params, principal }) => {
-        const batch = await findOwnPaymentBatch(sql, principal.organizationId, pathId(params.id));
-        return csvResponse(batchResultsCsv((await batchLines(sql, batch.id)).rows), `payment-batch-${batch.id}-results.csv`);
+        const batch = await findOwnPaymentBatch(sql, principal.organizationId, pathId(params.id, 'PaymentBatch'));
+        return csvResponse(batchResultsCsv((await batchLines(sql, batch)).rows), `payment-batch-${batch.id}-results.csv`);
       },
       { can: 'view', params: PathIdParams, ...DOCS.getPaymentBatchResults },
     );

@@ -92,7 +92,7 @@ export const paymentRoutes = (deps: AppDeps) => {
     .get(
       '/:id',
       async ({ params, principal, apiVersion }) => {
-        const payment = await findOwnPayment(sql, principal.organizationId, pathId(params.id));
+        const payment = await findOwnPayment(sql, principal.organizationId, pathId(params.id, 'Payment'));
         const [resource] = await paymentResources(sql, [payment]);
         return ownedForVersion(resource!, apiVersion);
       },
@@ -105,7 +105,7 @@ export const paymentRoutes = (deps: AppDeps) => {
     .post(
       '/:id/cancel',
       async ({ params, body, principal, apiVersion, duplicateCheck }) => {
-        return ownedForVersion(await cancelOwnPayment(deps, principal, pathId(params.id), body.reason, duplicateCheck), apiVersion);
+        return ownedForVersion(await cancelOwnPayment(deps, principal, pathId(params.id, 'Payment'), body.reason, duplicateCheck), apiVersion);
       },
       {
         can: 'pay',

@@ -81,7 +81,7 @@ export const reversalRoutes = (deps: AppDeps) => {
     .get(
       '/:id',
       async ({ params, principal, apiVersion }) => {
-        return ownedForVersion(serializeReversal(await findOwnReversal(sql, principal.organizationId, pathId(params.id))), apiVersion);
+        return ownedForVersion(serializeReversal(await findOwnReversal(sql, principal.organizationId, pathId(params.id, 'Reversal'))), apiVersion);
       },
       {
         can: 'view',

@@ -102,7 +102,7 @@ export const accountRoutes = ({ sql, config }: AppDeps) =>
     .get(
       '/:id',
       async ({ params, principal, apiVersion }) => {
-        return ownedForVersion(serializeAccount(await findOwnWallet(sql, principal.organizationId, pathId(params.id))), apiVersion);
+        return ownedForVersion(serializeAccount(await findOwnWallet(sql, principal.organizationId, pathId(params.id, 'Wallet'))), apiVersion);
       },
       {
         can: 'view',
@@ -112,13 +112,13 @@ export const accountRoutes = ({ sql, config }: AppDeps) =>
     )
     .get(
       '/:id/statement',
-      async ({ params, query, principal }) => serializeStatement(await walletStatement(sql, principal.organizationId, pathId(params.id), query)),
+      async ({ params, query, principal }) => serializeStatement(await walletStatement(sql, principal.organizationId, pathId(params.id, 'Wallet'), query)),
       { can: 'reconcile', params: PathIdParams, query: requestSchema(StatementPeriod), ...DOCS.getAccountStatement },
     )
     .get(
       '/:id/statement.csv',
       async ({ params, query, principal }) => {
-        const statement = await walletStatement(sql, principal.organizationId, pathId(params.id), query);
+        const statement = await walletStatement(sql, principal.organizationId, pathId(params.id, 'Wallet'), query);
         return csvResponse(statementCsv(statement), `wallet-${statement.walletId}-statement-${statement.since.toISOString().slice(0, 10)}.csv`);
       },
       { can: 'reconcile', params: PathIdParams, query: requestSchema(StatementPeriod), ...DOCS.getAccountStatementCsv },
@@ -143,7 +143,7 @@ export const transactionRoutes = ({ sql, config }: AppDeps) =>
     .get(
       '/:id',
       async ({ params, principal }) => {
-        return serializeLedgerTransaction(await findOwnTransaction(sql, principal.organizationId, pathId(params.id)));
+        return serializeLedgerTransaction(await findOwnTransaction(sql, principal.organizationId, pathId(params.id, 'Transaction')));
       },
       {
         can: 'view',

@@ -141,50 +141,50 @@ export const webhookRoutes = (deps: AppDeps) => {
       return listAnswer(request, config.publicBaseUrl, window, { count, results: rows.map(serializeWebhook) }, apiVersion);
     }, { ...manage, query: listQuery(WebhookFilters), ...DOCS.listWebhooks })
     .get('/:id', async function read({ params, principal }) {
-      return serializeWebhook(await findOwnWebhook(sql, principal.organizationId, pathId(params.id)));
+      return serializeWebhook(await findOwnWebhook(sql, principal.organizationId, pathId(params.id, 'Webhook')));
     }, { ...manage, params: PathIdParams, ...DOCS.getWebhook })
     // The body is read (415, 413) and validated (400) before the webhook is looked up.
     .patch('/:id', async function change({ params, principal, body, duplicateCheck }) {
-      return serializeWebhook(await changeOwnWebhook(sql, principal, pathId(params.id), body, duplicateCheck));
+      return serializeWebhook(await changeOwnWebhook(sql, principal, pathId(params.id, 'Webhook'), body, duplicateCheck));
     }, { ...manage, params: PathIdParams, body: requestSchema(schemas.update), ...DOCS.updateWebhook })
     .put('/:id', async function replace({ params, principal, body, duplicateCheck }) {
-      return serializeWebhook(await changeOwnWebhook(sql, principal, pathId(params.id), body, duplicateCheck));
+      return serializeWebhook(await changeOwnWebhook(sql, principal, pathId(params.id, 'Webhook'), body, duplicateCheck));
     }, { ...manage, params: PathIdParams, body: requestSchema(schemas.create), ...DOCS.replaceWebhook })
     .delete('/:id', async function remove({ params, principal, duplicateCheck }) {
-      await deleteOwnWebhook(deps, principal, pathId(params.id), duplicateCheck);
+      await deleteOwnWebhook(deps, principal, pathId(params.id, 'Webhook'), duplicateCheck);
       return new Response(null, { status: 204 });
     }, { ...manage, params: PathIdParams, ...DOCS.deleteWebhook })
     .get('/:id/deliveries', async function deliveryLog({ params, principal, request, query, apiVersion }) {
       // The log outlives the hook: a webhook deleted by a 410 still shows why.
-      const webhook = await findOwnWebhook(sql, principal.organizationId, pathId(params.id), true);
+      const webhook = await findOwnWebhook(sql, principal.organizationId, pathId(params.id, 'Webhook'), true);
       const window = page(request);
-      const { count, rows } = await listDeliveries(sql, webhook.id, { eventId: query.event }, window);
+      const { count, rows } = await listDeliveries(sql, webhook, { eventId: query.event }, window);
       return listAnswer(request, config.publicBaseUrl, window, { count, results: rows.map(serializeDelivery) }, apiVersion);
     }, { ...manage, params: PathIdParams, query: listQuery(DeliveryFilters), ...DOCS.listWebhookDeliveries })
     .post('/:id/deliveries', async function redeliver({ params, principal, body, duplicateCheck, set }) {
-      const webhook = await findOwnWebhook(sql, principal.organizationId, pathId(params.id));
+      const webhook = await findOwnWebhook(sql, principal.organizationId, pathId(params.id, 'Webhook'));
       const delivery = await redeliverEvent(deps, principal, webhook, body.event, duplicateCheck);
       set.status = 202;
       return serializeDelivery(delivery);
     }, { ...manage, params: PathIdParams, body: requestSchema(Redelivery), ...DOCS.redeliverWebhookEvent })
     .post('/:id/recover', async function recover({ params, principal, body, duplicateCheck, set }) {
-      const webhook = await findOwnWebhook(sql, principal.organizationId, pathId(params.id));
+      const webhook = await findOwnWebhook(sql, principal.organizationId, pathId(params.id, 'Webhook'));
       const recovery = await recoverWebhook(deps, principal, webhook, body, duplicateCheck);
       set.status = 202;
       return serializeRecovery(recovery);
     }, { ...manage, params: PathIdParams, body: requestSchema(RecoveryInput), ...DOCS.recoverWebhook })
     .get('/:id/recoveries', async function recoveries({ params, principal }) {
-      const webhook = await findOwnWebhook(sql, principal.organizationId, pathId(params.id), true);
+      const webhook = await findOwnWebhook(sql, principal.organizationId, pathId(params.id, 'Webhook'), true);
       return (await listRecoveries(sql, webhook.id)).map(serializeRecovery);
     }, { ...manage, params: PathIdParams, ...DOCS.listWebhookRecoveries })
     .get('/:id/recoveries/:recovery', async function recovery({ params, principal }) {
-      const webhook = await findOwnWebhook(sql, principal.organizationId, pathId(params.id), true);
-      return serializeRecovery(await findRecovery(sql, webhook, pathId(params.recovery)));
+      const webhook = await findOwnWebhook(sql, principal.organizationId, pathId(params.id, 'Webhook'), true);
+      return serializeRecovery(await findRecovery(sql, webhook, pathId(params.recovery, 'Recovery')));
     }, { ...manage, params: RecoveryParams, ...DOCS.getWebhookRecovery })
     .post('/:id/disable', async function disable({ params, principal, duplicateCheck }) {
-      return serializeWebhook(await disableOwnWebhook(deps, principal, pathId(params.id), duplicateCheck));
+      return serializeWebhook(await disableOwnWebhook(deps, principal, pathId(params.id, 'Webhook'), duplicateCheck));
     }, { ...manage, params: PathIdParams, body: NoFields, ...DOCS.disableWebhook })
     .post('/:id/enable', async function enable({ params, principal, duplicateCheck }) {
-      return serializeWebhook(await enableOwnWebhook(sql, principal, pathId(params.id), duplicateCheck));
+      return serializeWebhook(await enableOwnWebhook(sql, principal, pathId(params.id, 'Webhook'), duplicateCheck));
     }, { ...manage, params: PathIdParams, body: NoFields, ...DOCS.enableWebhook });
 };

@@ -3,8 +3,9 @@
  * (migrations/017_audit_trail.sql records them), as the API and the console show them.
  */
 import * as v from 'valibot';
-import { Id, OrganizationId, Timestamp, described } from './shapes';
+import { Id, OwningOrganization, Timestamp, described } from './shapes';
 import { formatTimestamp } from './time';
+import type { ApiKeyId, OrganizationId, UserId } from './ids';
 
 /** The kinds of object the audit trail records changes of (the audited tables, one name each). */
 export const AUDITED_OBJECT_TYPES = [
@@ -21,12 +22,12 @@ export type AuditChange = { before: Record<string, unknown> | null; after: Recor
 
 export type AuditEventRow = {
   id: number;
-  organizationId: number;
+  organizationId: OrganizationId;
   created: Date;
-  userId: number | null;
+  userId: UserId | null;
   /** The acting user's name and the key's public prefix, for the console. */
   userName: string | null;
-  apiKeyId: number | null;
+  apiKeyId: ApiKeyId | null;
   apiKeyPrefix: string | null;
   channel: (typeof AUDIT_CHANNELS)[number];
   clientAddress: string | null;
@@ -42,7 +43,7 @@ const Fields = described(v.nullable(v.record(v.string(), v.unknown())), 'Field n
 export const AuditEventSchema = v.pipe(
   v.object({
     id: Id,
-    organization: OrganizationId,
+    organization: OwningOrganization,
     created: Timestamp,
     user: described(v.nullable(v.pipe(v.number(), v.integer())), 'Id of the user who made the change (the API key\'s user, or the console\'s signed-in user).'),
     api_key: described(v.nullable(v.pipe(v.number(), v.integer())), 'Id of the API key the change came with; null in the console.'),

@@ -1,8 +1,9 @@
 import * as v from 'valibot';
 import { CONTACT_EXAMPLE, ContactSchema, serializeContact, type ContactRow } from './contacts';
 import { formatSpecDate } from './dates';
-import { Amount, Author, CurrencyCode, Id, Metadata, OrganizationId, PhoneNumber, Timestamp, UpdatedBy, described } from './shapes';
+import { Amount, Author, CurrencyCode, Id, Metadata, OwningOrganization, PhoneNumber, Timestamp, UpdatedBy, described } from './shapes';
 import { formatTimestamp } from './time';
+import type { CollectionId, CollectionRequestId, ContactId, OrganizationId, WalletId } from './ids';
 
 export const REQUEST_STATUSES = [
   'new', 'pending', 'successful', 'instructions_sent', 'processing_started', 'failed', 'expired', 'reversed',
@@ -20,10 +21,10 @@ export const DEFAULT_MAX_ATTEMPTS = 3;
 const ATTRIBUTION_SUFFIX = ' - via Collections';
 
 export type CollectionRequestRow = {
-  id: number;
-  organizationId: number;
-  accountId: number | null;
-  contactId: number;
+  id: CollectionRequestId;
+  organizationId: OrganizationId;
+  accountId: WalletId | null;
+  contactId: ContactId;
   amount: string;
   currency: string;
   phoneNumber: string;
@@ -44,7 +45,7 @@ export type CollectionRequestRow = {
   attempts: number;
   subscriptionSettings: Record<string, unknown> | null;
   subscriptionId: number | null;
-  collectionId: number | null;
+  collectionId: CollectionId | null;
   remoteTransactionId: string | null;
   author: number | null;
   updatedBy: number | null;
@@ -69,7 +70,7 @@ export const COLLECTION_REQUEST_EXAMPLE = {
 export const CollectionRequestSchema = v.pipe(
   v.object({
     id: Id,
-    organization: OrganizationId,
+    organization: OwningOrganization,
     amount: Amount,
     currency: CurrencyCode,
     account: described(v.nullable(v.number()), 'Wallet that receives the collection.'),

@@ -1,9 +1,10 @@
 import * as v from 'valibot';
 import { COLLECTION_REQUEST_EXAMPLE, CollectionRequestSchema, type CollectionRequestResource } from './collection-requests';
 import { CONTACT_EXAMPLE, ContactSchema, type ContactResource } from './contacts';
-import { Amount, Author, CurrencyCode, Id, OrganizationId, PhoneNumber, Timestamp, UpdatedBy, described } from './shapes';
+import { Amount, Author, CurrencyCode, Id, OwningOrganization, PhoneNumber, Timestamp, UpdatedBy, described } from './shapes';
 import type { LedgerRow, WalletRow } from './money-out';
 import { formatTimestamp } from './time';
+import type { CollectionId, CollectionRequestId, ContactId, OrganizationId } from './ids';
 
 export const COLLECTION_STATUSES = ['successful', 'failed', 'pending', 'cashed_out'] as const;
 type CollectionStatus = (typeof COLLECTION_STATUSES)[number];
@@ -21,8 +22,8 @@ export function requestOfPromptReference(reference: string | null | undefined): 
 }
 
 export type CollectionRow = {
-  id: number;
-  organizationId: number | null;
+  id: CollectionId;
+  organizationId: OrganizationId | null;
   network: string;
   remoteTransactionId: string;
   amount: string;
@@ -33,8 +34,8 @@ export type CollectionRow = {
   promptReference: string | null;
   status: CollectionStatus;
   rejectionReason: string | null;
-  collectionRequestId: number | null;
-  contactId: number | null;
+  collectionRequestId: CollectionRequestId | null;
+  contactId: ContactId | null;
   author: number | null;
   updatedBy: number | null;
   created: Date;
@@ -74,7 +75,7 @@ export const TransactionSchema = v.pipe(
         id: Id,
         author: Author,
         updated_by: UpdatedBy,
-        organization: OrganizationId,
+        organization: OwningOrganization,
         status: described(v.string(), '`active` or `inactive`.'),
         label: v.string(),
         description: v.string(),
@@ -126,7 +127,7 @@ export const CollectionSchema = v.pipe(
   v.object({
     id: Id,
     remote_transaction_id: described(v.string(), 'Transaction id from the mobile network operator.'),
-    organization: OrganizationId,
+    organization: OwningOrganization,
     amount: Amount,
     currency: CurrencyCode,
     phonenumber: described(PhoneNumber, 'Sender number.'),

@@ -1,13 +1,14 @@
 import * as v from 'valibot';
-import { Author, Id, Metadata, OrganizationId, PhoneNumber, Timestamp, UpdatedBy, described } from './shapes';
+import { Author, Id, Metadata, OwningOrganization, PhoneNumber, Timestamp, UpdatedBy, described } from './shapes';
 import { formatTimestamp } from './time';
+import type { ContactId, OrganizationId } from './ids';
 
 export const CONTACT_TYPES = ['employee', 'beneficiary', 'vendor', 'other'] as const;
 export const DEFAULT_CONTACT_TYPE = 'other';
 
 export type ContactRow = {
-  id: number;
-  organizationId: number;
+  id: ContactId;
+  organizationId: OrganizationId;
   firstName: string;
   lastName: string;
   email: string | null;
@@ -47,7 +48,7 @@ const optionalText = (description: string) => v.optional(described(v.nullable(v.
 export const ContactSchema = v.pipe(
   v.object({
     id: Id,
-    organization: OrganizationId,
+    organization: OwningOrganization,
     first_name: v.string(),
     last_name: v.string(),
     email: v.nullable(v.string()),

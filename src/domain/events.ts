@@ -1,6 +1,7 @@
 import * as v from 'valibot';
-import { Author, Id, OrganizationId, Timestamp, UpdatedBy, described } from './shapes';
+import { Author, Id, OwningOrganization, Timestamp, UpdatedBy, described } from './shapes';
 import { formatTimestamp } from './time';
+import type { EventId, OrganizationId } from './ids';
 
 /** The event types (docs/api.md#events). */
 export const EVENT_TYPES = [
@@ -16,8 +17,8 @@ export const EVENT_TYPES = [
 export type EventType = (typeof EVENT_TYPES)[number];
 
 export type EventRow = {
-  id: number;
-  organizationId: number;
+  id: EventId;
+  organizationId: OrganizationId;
   type: EventType;
   data: Record<string, unknown>;
   author: number | null;
@@ -30,7 +31,7 @@ export type EventRow = {
 export const EventSchema = v.pipe(
   v.object({
     id: Id,
-    organization: OrganizationId,
+    organization: OwningOrganization,
     type: v.picklist(EVENT_TYPES),
     data: described(
       v.record(v.string(), v.unknown()),

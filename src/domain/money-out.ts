@@ -5,8 +5,9 @@
  */
 import * as v from 'valibot';
 import type { Network } from './networks';
-import { Author, CurrencyCode, Id, Metadata, OrganizationId, PhoneNumber, Timestamp, UpdatedBy, described } from './shapes';
+import { Author, CurrencyCode, Id, Metadata, OwningOrganization, PhoneNumber, Timestamp, UpdatedBy, described } from './shapes';
 import { formatNullableTimestamp, formatTimestamp } from './time';
+import type { CollectionId, ContactId, OrganizationId, PaymentId, ReversalId, TransactionId, WalletId } from './ids';
 
 /** A decimal string with four decimals, negative for a debit. */
 const SignedAmount = v.pipe(v.string(), v.regex(/^-?\d+\.\d{4}$/), v.description('Decimal string with four decimals; negative for money out of the wallet.'), v.examples(['-250.0000']));
@@ -22,8 +23,8 @@ const preciseOrNull = (date: Date | null): string | null => (date === null ? nul
 export const ACCOUNT_STATUSES = ['active', 'inactive'] as const;
 
 export type WalletRow = {
-  id: number;
-  organizationId: number;
+  id: WalletId;
+  organizationId: OrganizationId;
   currency: string;
   label: string;
   description: string;
@@ -40,7 +41,7 @@ export type WalletRow = {
 export const AccountSchema = v.pipe(
   v.object({
     id: Id,
-    organization: OrganizationId,
+    organization: OwningOrganization,
     balance: described(Amount, 'What the wallet holds now: the sum of its transactions (amounts reserved by payments already taken out).'),
     currency: CurrencyCode,
     status: described(v.picklist(ACCOUNT_STATUSES), '`active` or `inactive`.'),
@@ -87,15 +88,15 @@ export const TRANSACTION_TYPES = ['funding', 'mobile_collection', 'mobile_paymen
 export type TransactionType = (typeof TRANSACTION_TYPES)[number];
 
 export type LedgerRow = {
-  id: number;
-  accountId: number;
+  id: TransactionId;
+  accountId: WalletId;
   amount: string;
   currency: string;
   type: string;
   description: string;
-  collectionId: number | null;
-  paymentId: number | null;
-  reversalId: number | null;
+  collectionId: CollectionId | null;
+  paymentId: PaymentId | null;
+  reversalId: ReversalId | null;
   created: Date;
 };
 
@@ -147,10 +148,10 @@ export const CANCELLABLE_PAYMENT_STATES: readonly PaymentState[] = ['new', 'sche
 export const PAYMENT_TYPES = ['money', 'airtime'] as const;
 
 export type PaymentRow = {
-  id: number;
-  organizationId: number;
-  accountId: number;
-  contactId: number | null;
+  id: PaymentId;
+  organizationId: OrganizationId;
+  accountId: WalletId;
+  contactId: ContactId | null;
   amount: string;
   currency: string;
   phoneNumber: string;
@@ -181,7 +182,7 @@ const TransactionReference = v.object({ id: Id, type: v.string(), amount: Signed
 export const PaymentSchema = v.pipe(
   v.object({
     id: Id,
-    organization: OrganizationId,
+    organization: OwningOrganization,
     amount: Amount,
     currency: CurrencyCode,
     payment_type: described(v.picklist(PAYMENT_TYPES), '`money` (a mobile-money transfer) or `airtime`.'),
@@ -260,10 +261,10 @@ export const REVERSAL_STATES = ['processing', 'completed', 'failed'] as const;
 export type ReversalState = (typeof REVERSAL_STATES)[number];
 
 export type ReversalRow = {
-  id: number;
-  organizationId: number;
-  collectionId: number;
-  accountId: number;
+  id: ReversalId;
+  organizationId: OrganizationId;
+  collectionId: CollectionId;
+  accountId: WalletId;
   amount: string;
   currency: string;
   phoneNumber: string;
@@ -280,7 +281,7 @@ export type ReversalRow = {
 export const ReversalSchema = v.pipe(
   v.object({
     id: Id,
-    organization: OrganizationId,
+    organization: OwningOrganization,
     collection: described(Id, 'The collection sent back.'),
     account: described(Id, 'The wallet it was credited to, and is taken out of.'),
     amount: Amount,

@@ -10,8 +10,9 @@ import { UnreadableCsvError, csvRecords, textCell } from './csv';
 import { quoted } from './errors';
 import { sumAmounts } from './money';
 import { PAYMENT_STATES } from './money-out';
-import { Amount, Author, CurrencyCode, Id, NullableTimestamp, OrganizationId, PhoneNumber, Timestamp, described } from './shapes';
+import { Amount, Author, CurrencyCode, Id, NullableTimestamp, OwningOrganization, PhoneNumber, Timestamp, described } from './shapes';
 import { formatNullableTimestamp, formatTimestamp } from './time';
+import type { OrganizationId, PaymentBatchId, PaymentId } from './ids';
 
 /** The most rows one batch takes (a larger payroll is several batches). */
 export const MAX_BATCH_ROWS = 10_000;
@@ -30,8 +31,8 @@ export const BATCH_CSV_COLUMNS = [
 ] as const;
 
 export type PaymentBatchRow = {
-  id: number;
-  organizationId: number;
+  id: PaymentBatchId;
+  organizationId: OrganizationId;
   state: BatchState;
   rowCount: number;
   author: number | null;
@@ -50,7 +51,7 @@ export type BatchLineRow = {
   currency: string;
   description: string;
   state: BatchRowState;
-  paymentId: number | null;
+  paymentId: PaymentId | null;
   remoteTransactionId: string | null;
   error: string | null;
 };
@@ -60,7 +61,7 @@ const Counts = v.object(Object.fromEntries(BATCH_ROW_STATES.map((state) => [stat
 export const PaymentBatchSchema = v.pipe(
   v.object({
     id: Id,
-    organization: OrganizationId,
+    organization: OwningOrganization,
     state: described(v.picklist(BATCH_STATES), '`processing` while any row is not final, then `completed` (a `payment_batch.completed` event).'),
     row_count: described(v.number(), 'How many payments the batch holds.'),
     counts: described(Counts, 'Rows by state: `pending` (its payment not created yet), `failed` (its wallet could not pay it when its turn came), then its payment\'s state.'),

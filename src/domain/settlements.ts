@@ -15,7 +15,8 @@ import * as v from 'valibot';
 import { textCell } from './csv';
 import { differenceOf, sumAmounts } from './money';
 import { precise } from './money-out';
-import { Amount, CurrencyCode, Id, OrganizationId, PhoneNumber, described } from './shapes';
+import { Amount, CurrencyCode, Id, OwningOrganization, PhoneNumber, described } from './shapes';
+import type { OrganizationId } from './ids';
 import { parseFilterDate } from './time';
 
 const SETTLEMENT_LINE_TYPES = ['collection', 'payment', 'reversal'] as const;
@@ -27,7 +28,7 @@ export type SettlementLine = {
   currency: string;
   type: SettlementLineType;
   id: number;
-  organizationId: number;
+  organizationId: OrganizationId;
   /** The operator's id of the movement (M-Pesa's receipt, MoMo's financial transaction id, the sandbox's). */
   operatorTransactionId: string | null;
   /** Ours, as the operator holds it where it holds one (MoMo's external id): a prompt's, `pay-<id>`, `rev-<id>`. */
@@ -78,7 +79,7 @@ const SettlementLineSchema = v.object({
   currency: CurrencyCode,
   type: described(v.picklist(SETTLEMENT_LINE_TYPES), '`collection` (money in), `payment` or `reversal` (money out).'),
   id: described(Id, 'Our id of the collection, payment or reversal.'),
-  organization: OrganizationId,
+  organization: OwningOrganization,
   operator_transaction_id: described(v.nullable(v.string()), 'The operator\'s id of the movement: M-Pesa\'s receipt, MTN MoMo\'s financial transaction id.'),
   reference: described(v.nullable(v.string()), 'Our reference as the operator holds it, where it holds one (MTN MoMo\'s external transaction id): `pay-<id>`, `rev-<id>`, a prompt\'s `req-<request>-<attempt>`.'),
   original_transaction_id: described(v.nullable(v.string()), 'A reversal\'s: the operator\'s id of the collection sent back.'),

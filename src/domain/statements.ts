@@ -6,11 +6,12 @@ import { stringify } from 'csv-stringify/sync';
 import * as v from 'valibot';
 import { LedgerTransactionSchema, precise, serializeLedgerTransaction, type LedgerRow } from './money-out';
 import { CurrencyCode, Id, described } from './shapes';
+import type { WalletId } from './ids';
 
 const SignedDecimal = v.pipe(v.string(), v.regex(/^-?\d+\.\d{4}$/), v.description('Decimal string with four decimals; negative for money out.'));
 
 export type StatementRow = {
-  walletId: number;
+  walletId: WalletId;
   currency: string;
   since: Date;
   until: Date;

@@ -3,6 +3,7 @@ import * as v from 'valibot';
 import { EVENT_TYPES, type EventType } from './events';
 import { Id, NullableTimestamp, Timestamp, described } from './shapes';
 import { formatNullableTimestamp, formatTimestamp } from './time';
+import type { DeliveryId, EventId, OrganizationId, RecoveryId, UserId, WebhookId } from './ids';
 
 /** docs/api.md#webhooks: a receiver has 5 seconds to answer. */
 export const WEBHOOK_TIMEOUT_MS = 5000;
@@ -12,9 +13,9 @@ export const RESPONSE_EXCERPT_BYTES = 1024;
 export const SECRET_ROTATION_OVERLAP_HOURS = 24;
 
 export type WebhookRow = {
-  id: number;
-  organizationId: number;
-  userId: number;
+  id: WebhookId;
+  organizationId: OrganizationId;
+  userId: UserId;
   event: EventType;
   target: string;
   created: Date;
@@ -67,9 +68,9 @@ export function serializeWebhook(webhook: WebhookRow): WebhookResource {
 
 /** What a recovery redelivers: every event of the webhook's type in [since, until). */
 export type RecoveryRow = {
-  id: number;
-  webhookId: number;
-  userId: number | null;
+  id: RecoveryId;
+  webhookId: WebhookId;
+  userId: UserId | null;
   since: Date;
   until: Date;
   events: number;
@@ -139,10 +140,10 @@ export type AttemptRow = {
 };
 
 export type DeliveryRow = {
-  id: number;
-  organizationId: number;
-  webhookId: number;
-  eventId: number;
+  id: DeliveryId;
+  organizationId: OrganizationId;
+  webhookId: WebhookId;
+  eventId: EventId;
   eventType: EventType;
   redelivery: boolean;
   status: DeliveryStatus;

@@ -1,5 +1,6 @@
 import { notFound } from './errors';
 import type { Client } from '@temporalio/client';
+import { asId, type Id, type IdKind } from '../domain/ids';
 import type { ServiceDeps } from '../services/deps';
 
 /** What the API's and the console's routes need: the use cases' dependencies, and Temporal for health checks. */
@@ -8,11 +9,11 @@ export type AppDeps = ServiceDeps & {
   temporal: Client;
 };
 
-/** A path id, or 404: anything else names no resource. */
-export function pathId(raw: string): number {
+/** A path id as the id of the route's resource (`kind`), or 404: anything else names no resource. */
+export function pathId<Kind extends IdKind>(raw: string, kind: Kind): Id<Kind> {
   const id = parseId(raw);
   if (id === null) throw notFound();
-  return id;
+  return asId(kind, id);
 }
 
 /** Path ids are positive integers; anything else cannot name a resource (404). */

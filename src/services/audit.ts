@@ -10,9 +10,10 @@
 import * as v from 'valibot';
 import type { Queryable, Sql } from '../db';
 import { AUDITED_OBJECT_TYPES, type AuditEventRow } from '../domain/audit';
+import type { OrganizationId } from '../domain/ids';
 import { choiceMessage, filterDate, filterId } from '../domain/input';
 import type { OrganizationActor } from './deps';
-import { listPage, timeRange, type ListPage, type PageWindow } from './queries';
+import { tenantScope, timeRange, type ListPage, type PageWindow } from './queries';
 import { deleteInBatches, notSetAside } from './sweeps';
 
 /** Marks the caller's transaction as `actor`'s write, when it came through the API or the console. */
@@ -50,12 +51,12 @@ const AUDIT_COLUMNS = `a.id, a.organization_id as "organizationId", a.created, a
   a.object_type as "objectType", a.object_id as "objectId", a.change`;
 
 /** One page of the organization's audit entries matching the filters, newest first, with the total count. */
-export async function listAuditEvents(sql: Sql, organizationId: number, f: AuditFilterValues, page: PageWindow): Promise<ListPage<AuditEventRow>> {
-  return await listPage<AuditEventRow>(sql, {
+export async function listAuditEvents(sql: Sql, organizationId: OrganizationId, f: AuditFilterValues, page: PageWindow): Promise<ListPage<AuditEventRow>> {
+  return await tenantScope(sql, organizationId).listPage<AuditEventRow>({
     columns: sql.unsafe(AUDIT_COLUMNS),
     from: sql`audit_events a left join users u on u.id = a.user_id left join api_keys k on k.id = a.api_key_id`,
-    where: sql`
-      where a.organization_id = ${organizationId}
+    alias: 'a',
+    filters: sql`
       ${f.object_type !== undefined ? sql`and a.object_type = ${f.object_type}` : sql``}
       ${f.object_id !== undefined ? sql`and a.object_id = ${f.object_id}` : sql``}
       ${f.user !== undefined ? sql`and a.user_id = ${f.user}` : sql``}

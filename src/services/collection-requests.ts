@@ -12,6 +12,7 @@ import {
 import type { ContactRow } from '../domain/contacts';
 import { DATE_HORIZON_TEXT, isBeyondHorizon, parseRequestDate } from '../domain/dates';
 import { fieldErrors, type FieldErrors } from '../domain/errors';
+import type { CollectionRequestId, OrganizationId } from '../domain/ids';
 import {
   REQUIRED, amountField, booleanField, choiceMessage, dateField, filterAmount, filterDate, filterId, filterPhoneNumber, filterText, integerField, metadata,
   optionalJsonObject, optionalText, phoneNumber, requestDate, text,
@@ -22,7 +23,7 @@ import { FREQUENCIES } from '../domain/subscriptions';
 import type { Actor, ServiceDeps } from './deps';
 import { writeOnce, type DuplicateCheck } from './duplicate-checks';
 import { activeWallets } from './wallets';
-import { listPage, ownRow, timeRange, type ListPage, type PageWindow } from './queries';
+import { tenantScope, timeRange, type ListPage, type PageWindow } from './queries';
 import type { SubscriptionInput } from '../workflows/contracts/subscription';
 import type { CollectionRequestInput } from '../workflows/contracts/collection-request';
 import { CONTACT_COLUMNS, upsertContactIn } from './contacts';
@@ -67,7 +68,7 @@ export async function findRequest(sql: Queryable, id: number): Promise<RequestWi
 }
 
 export type NewCollectionRequest = {
-  organizationId: number;
+  organizationId: OrganizationId;
   author: number | null;
   phoneNumber: string;
   network: string;
@@ -385,7 +386,7 @@ function scheduleOf(input: CollectionRequestParams, now: Date, errors: FieldErro
 }
 
 /** The wallet a request credits: the given one, or the oldest active one in the currency; one of them must be funded. */
-async function requestWallet(sql: Sql, organizationId: number, input: CollectionRequestParams, errors: FieldErrors): Promise<number | null> {
+async function requestWallet(sql: Sql, organizationId: OrganizationId, input: CollectionRequestParams, errors: FieldErrors): Promise<number | null> {
   const wallets = await activeWallets(sql, organizationId, input.currency);
   if (!wallets.some((wallet) => wallet.funded)) errors.currency = [`Your organization has no funded ${input.currency} wallet.`];
   const wallet = input.account === null ? wallets[0] : wallets.find((candidate) => candidate.id === input.account);
@@ -436,13 +437,13 @@ export async function createCollectionRequest(
 type RequestFilterValues = v.InferOutput<typeof RequestFilters>;
 
 /** One page of an organization's requests matching the filters, newest first, with their contacts and the total count. */
-export async function listCollectionRequests(sql: Sql, organizationId: number, f: RequestFilterValues, page: PageWindow): Promise<ListPage<RequestWithContact>> {
+export async function listCollectionRequests(sql: Sql, organizationId: OrganizationId, f: RequestFilterValues, page: PageWindow): Promise<ListPage<RequestWithContact>> {
   const contactFilter = f.contact_first_name !== undefined || f.contact_last_name !== undefined;
-  const { count, rows } = await listPage<CollectionRequestRow>(sql, {
+  const { count, rows } = await tenantScope(sql, organizationId).listPage<CollectionRequestRow>({
     columns: sql.unsafe(requestColumns('r.')),
     from: contactFilter ? sql`collection_requests r join contacts c on c.id = r.contact_id` : sql`collection_requests r`,
-    where: sql`
-      where r.organization_id = ${organizationId}
+    alias: 'r',
+    filters: sql`
       ${f.amount !== undefined ? sql`and r.amount = ${f.amount}::numeric` : sql``}
       ${f.currency !== undefined ? sql`and r.currency = ${f.currency}` : sql``}
       ${f.collection !== undefined ? sql`and r.collection_id = ${f.collection}` : sql``}
@@ -460,10 +461,7 @@ export async function listCollectionRequests(sql: Sql, organizationId: number, f
 }
 
 /** The organization's request `id` with its contact (403 when another organization's, 404 when none). */
-export async function findOwnRequest(sql: Queryable, organizationId: number, id: number): Promise<RequestWithContact> {
-  return await ownRow(sql, 'collection_requests', id, async () => {
-    const rows = await sql<CollectionRequestRow[]>`
-      select ${sql.unsafe(REQUEST_COLUMNS)} from collection_requests where id = ${id} and organization_id = ${organizationId}`;
-    return (await withContacts(sql, rows))[0];
-  });
+export async function findOwnRequest(sql: Queryable, organizationId: OrganizationId, id: CollectionRequestId): Promise<RequestWithContact> {
+  const request = await tenantScope(sql, organizationId).ownRow<CollectionRequestRow>({ table: 'collection_requests', id, columns: sql.unsafe(REQUEST_COLUMNS) });
+  return (await withContacts(sql, [request]))[0]!;
 }

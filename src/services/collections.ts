@@ -5,6 +5,7 @@
 import * as v from 'valibot';
 import type { Queryable, Sql } from '../db';
 import { RefusedError, fieldErrors } from '../domain/errors';
+import type { CollectionId, CollectionRequestId, OrganizationId } from '../domain/ids';
 import { choiceMessage, filterDate, filterPhoneNumber, filterText } from '../domain/input';
 import { parsePositiveAmount } from '../domain/money';
 import { withLeadingPlus } from '../domain/phone';
@@ -12,7 +13,7 @@ import { recordCollectionMatch, recordWalletMovement } from '../telemetry/metric
 import { writeAs } from './audit';
 import { acrossOrganizations } from '../db/tenancy';
 import type { Actor, ServiceDeps } from './deps';
-import { listPage, ownRow, timeRange, type ListPage, type PageWindow } from './queries';
+import { tenantScope, timeRange, type ListPage, type PageWindow } from './queries';
 import { serializeCollectionRequest, OPEN_STATUSES, type RequestStatus } from '../domain/collection-requests';
 import {
   COLLECTION_STATUSES, requestOfPromptReference, serializeCollection, serializeTransaction, type AccountRow, type CollectionResource, type CollectionRow, type TransactionRow,
@@ -111,7 +112,7 @@ export async function storeIncomingPayment(sql: Sql, payment: IncomingPayment): 
 
 /** How a collection found its request: through the prompt it answered, or as the one organization's look-alike. */
 type MatchRule = 'prompt_reference' | 'single_organization';
-export type Match = { requestId: number; organizationId: number; rule: MatchRule };
+export type Match = { requestId: CollectionRequestId; organizationId: OrganizationId; rule: MatchRule };
 
 /**
  * Reserves the request a collection pays, tenant-safely (docs/architecture.md#tenant-safe-matching): a payment that
@@ -127,12 +128,12 @@ export async function matchCollection(sql: Sql, collectionId: number): Promise<M
 }
 
 /** `matchCollection` in the caller's transaction. */
-async function matchCollectionIn(tx: Queryable, collectionId: number, onlyOrganizationId: number | null = null): Promise<Match | null> {
+async function matchCollectionIn(tx: Queryable, collectionId: number, onlyOrganizationId: OrganizationId | null = null): Promise<Match | null> {
   const [collection] = await tx<CollectionRow[]>`select ${tx.unsafe(COLLECTION_COLUMNS)} from collections where id = ${collectionId} for update`;
   if (!collection) throw new Error(`collection ${collectionId} does not exist`);
   const rule: MatchRule = collection.promptReference !== null ? 'prompt_reference' : 'single_organization';
   if (collection.collectionRequestId !== null) {
-    const [request] = await tx<{ organizationId: number }[]>`select organization_id as "organizationId" from collection_requests where id = ${collection.collectionRequestId}`;
+    const [request] = await tx<{ organizationId: OrganizationId }[]>`select organization_id as "organizationId" from collection_requests where id = ${collection.collectionRequestId}`;
     return { requestId: collection.collectionRequestId, organizationId: request!.organizationId, rule };
   }
   if (collection.status !== 'pending' || collection.organizationId !== null) return null;
@@ -141,7 +142,7 @@ async function matchCollectionIn(tx: Queryable, collectionId: number, onlyOrgani
   if (collection.promptReference !== null) {
     const requestId = requestOfPromptReference(collection.promptReference);
     if (requestId === null) return null;
-    candidates = tx<{ id: number; organizationId: number }[]>`
+    candidates = tx<{ id: CollectionRequestId; organizationId: OrganizationId }[]>`
       select id, organization_id as "organizationId" from collection_requests where id = ${requestId} and ${lookAlike} for update`;
   } else {
     // Which organizations have a look-alike, read without locks: a request another match holds is still counted.
@@ -150,12 +151,12 @@ async function matchCollectionIn(tx: Queryable, collectionId: number, onlyOrgani
     // A payment made for one organization (the console's sandbox page) looks at that organization's requests only.
     const organizations = onlyOrganizationId !== null
       ? [{ organizationId: onlyOrganizationId }]
-      : await tx<{ organizationId: number }[]>`
+      : await tx<{ organizationId: OrganizationId }[]>`
           select distinct organization_id as "organizationId" from collection_requests where ${lookAlike} limit 2`;
     if (organizations.length !== 1) return null;
-    candidates = tx<{ id: number; organizationId: number }[]>`
+    candidates = tx<{ id: CollectionRequestId; organizationId: OrganizationId }[]>`
       select id, organization_id as "organizationId" from collection_requests
-      where organization_id = ${organizations[0]!.organizationId} and ${lookAlike}
+      where ${tenantScope(tx, organizations[0]!.organizationId).owned()} and ${lookAlike}
       order by created, id limit 1 for update`;
   }
   const [request] = await candidates;
@@ -174,18 +175,19 @@ const lookAlikeOf = (tx: Queryable, payment: { phoneNumber: string; currency: st
  * The organization a payment would be matched to by its number (`matchCollectionIn`'s rule read
  * ahead, without locks): the one organization with an open look-alike request, or null.
  */
-export async function lookAlikeOrganization(sql: Queryable, payment: { phoneNumber: string; currency: string; amount: string }): Promise<number | null> {
-  const organizations = await sql<{ organizationId: number }[]>`
+export async function lookAlikeOrganization(sql: Queryable, payment: { phoneNumber: string; currency: string; amount: string }): Promise<OrganizationId | null> {
+  const organizations = await sql<{ organizationId: OrganizationId }[]>`
     select distinct organization_id as "organizationId" from collection_requests where ${lookAlikeOf(sql, payment)} limit 2`;
   return organizations.length === 1 ? organizations[0]!.organizationId : null;
 }
 
-export type BilledRequest = { id: number; organizationId: number; phoneNumber: string; amount: string };
+export type BilledRequest = { id: CollectionRequestId; organizationId: OrganizationId; phoneNumber: string; amount: string };
 
 /**
  * The open request a paybill payment's account number names: its request code
  * `<organization>-<request>` (`svccode`, docs/api.md#collection-requests), on `network` in `currency`; undefined for any
- * other account number.
+ * other account number. Not a tenant query: the organization is the one the payer's reference names (matching an
+ * incoming payment), so the predicate is written here.
  */
 export async function requestOfBillReference(sql: Queryable, billReference: string, network: string, currency: string): Promise<BilledRequest | undefined> {
   const code = /^\s*(\d{1,15})-(\d{1,15})\s*$/.exec(billReference);
@@ -198,7 +200,7 @@ export async function requestOfBillReference(sql: Queryable, billReference: stri
 }
 
 /** An organization's verification URL and accept-by-default setting (docs/api.md#collections). */
-export async function verificationSettingsOf(sql: Queryable, organizationId: number): Promise<{ url: string | null; acceptByDefault: boolean } | undefined> {
+export async function verificationSettingsOf(sql: Queryable, organizationId: OrganizationId): Promise<{ url: string | null; acceptByDefault: boolean } | undefined> {
   const [settings] = await sql<{ url: string | null; acceptByDefault: boolean }[]>`
     select verification_url as url, accept_by_default as "acceptByDefault" from organizations where id = ${organizationId}`;
   return settings;
@@ -213,7 +215,8 @@ type Acceptance = { collection: CollectionRow; events: RecordedEvent[] };
  * event: money credited and request successful are one fact), and `collection.received`. A
  * collection already accepted is returned unchanged with no events.
  */
-async function acceptCollectionIn(tx: Queryable, collectionId: number, organizationId: number, author: number | null): Promise<Acceptance> {
+async function acceptCollectionIn(tx: Queryable, collectionId: number, organizationId: OrganizationId, author: number | null): Promise<Acceptance> {
+  const { owned } = tenantScope(tx, organizationId);
   const [collection] = await tx<CollectionRow[]>`select ${tx.unsafe(COLLECTION_COLUMNS)} from collections where id = ${collectionId} for update`;
   if (!collection) throw new Error(`collection ${collectionId} does not exist`);
   if (collection.status === 'successful') return { collection, events: [] };
@@ -224,7 +227,7 @@ async function acceptCollectionIn(tx: Queryable, collectionId: number, organizat
   let accountId = requestAccount?.accountId ?? null;
   if (accountId === null) {
     const [oldest] = await tx<{ id: number }[]>`
-      select id from accounts where organization_id = ${organizationId} and currency = ${collection.currency} and status = 'active'
+      select id from accounts where ${owned()} and currency = ${collection.currency} and status = 'active'
       order by created, id limit 1`;
     const [account] = oldest
       ? [oldest]
@@ -242,7 +245,7 @@ async function acceptCollectionIn(tx: Queryable, collectionId: number, organizat
   }
   const [contact] = newContact
     ? [newContact]
-    : await tx<ContactRow[]>`select ${tx.unsafe(CONTACT_COLUMNS)} from contacts where organization_id = ${organizationId} and phone_number = ${collection.phoneNumber}`;
+    : await tx<ContactRow[]>`select ${tx.unsafe(CONTACT_COLUMNS)} from contacts where ${owned()} and phone_number = ${collection.phoneNumber}`;
   const credited = await moveMoney(tx, {
     accountId: accountId!,
     amount: collection.amount,
@@ -271,7 +274,7 @@ async function acceptCollectionIn(tx: Queryable, collectionId: number, organizat
   return { collection: accepted!, events };
 }
 
-export async function acceptCollection(sql: Sql, collectionId: number, organizationId: number): Promise<Acceptance> {
+export async function acceptCollection(sql: Sql, collectionId: number, organizationId: OrganizationId): Promise<Acceptance> {
   return await sql.begin((tx) => acceptCollectionIn(tx, collectionId, organizationId, null));
 }
 
@@ -279,7 +282,7 @@ export async function acceptCollection(sql: Sql, collectionId: number, organizat
  * A rejected collection (the merchant's verification URL said REJECT, or no answer with
  * accept-by-default off): `failed`, visible to the organization, and its request free again.
  */
-export async function rejectCollection(sql: Sql, collectionId: number, organizationId: number, reason: string | null): Promise<void> {
+export async function rejectCollection(sql: Sql, collectionId: number, organizationId: OrganizationId, reason: string | null): Promise<void> {
   await sql.begin(async (tx) => {
     await tx`update collection_requests set collection_id = null where collection_id = ${collectionId}`;
     await tx`
@@ -294,11 +297,11 @@ export async function rejectCollection(sql: Sql, collectionId: number, organizat
  * that would leave its column): `failed` with the reason, shown to the organization it matched, and
  * its request free again. Operators find it by its status and reason; nothing was credited.
  */
-export async function failCollection(sql: Sql, collectionId: number, organizationId: number | null, reason: string): Promise<void> {
+export async function failCollection(sql: Sql, collectionId: number, organizationId: OrganizationId | null, reason: string): Promise<void> {
   await sql.begin((tx) => failCollectionIn(tx, collectionId, organizationId, reason));
 }
 
-async function failCollectionIn(tx: Queryable, collectionId: number, organizationId: number | null, reason: string): Promise<void> {
+async function failCollectionIn(tx: Queryable, collectionId: number, organizationId: OrganizationId | null, reason: string): Promise<void> {
   await tx`update collection_requests set collection_id = null where collection_id = ${collectionId}`;
   await tx`
     update collections set status = 'failed', rejection_reason = ${reason.slice(0, 500)}, organization_id = coalesce(organization_id, ${organizationId}),
@@ -311,7 +314,7 @@ async function failCollectionIn(tx: Queryable, collectionId: number, organizatio
  * leave its column) rolls back the credit only, and the collection ends `failed` with the reason in
  * the same transaction, instead of an activity retrying forever.
  */
-async function acceptOrFailIn(tx: Queryable, collectionId: number, organizationId: number): Promise<Acceptance | { failed: string }> {
+async function acceptOrFailIn(tx: Queryable, collectionId: number, organizationId: OrganizationId): Promise<Acceptance | { failed: string }> {
   try {
     return (await (tx as postgres.TransactionSql).savepoint((savepoint) => acceptCollectionIn(savepoint, collectionId, organizationId, null))) as Acceptance;
   } catch (error) {
@@ -366,7 +369,7 @@ export async function receivePayment(sql: Sql, payment: IncomingPayment, asksVer
 }
 
 /** After the merchant's verification URL accepted it (or the default did): assign and credit, or fail for good. */
-export async function acceptVerified(sql: Sql, collectionId: number, organizationId: number): Promise<Receipt> {
+export async function acceptVerified(sql: Sql, collectionId: number, organizationId: OrganizationId): Promise<Receipt> {
   return (await sql.begin(async (tx): Promise<Receipt> => {
     const accepted = await acceptOrFailIn(tx, collectionId, organizationId);
     if ('failed' in accepted) return { outcome: 'failed', collectionId, requestId: null, reason: accepted.failed };
@@ -398,7 +401,7 @@ async function claimCollection(sql: Sql, claimant: Actor, query: ClaimQuery): Pr
       select ${tx.unsafe(COLLECTION_COLUMNS)} from collections
       where amount = ${query.amount}::numeric and remote_transaction_id = ${query.remoteTransactionId}
         and phone_number = ${query.phoneNumber}
-        and ((organization_id is null and status = 'pending' and collection_request_id is null) or organization_id = ${organizationId})
+        and ((organization_id is null and status = 'pending' and collection_request_id is null) or ${tenantScope(tx, organizationId).owned()})
       order by id for update`;
     if (candidates.length > 1) throw new ClaimError('More than one collection matches these parameters; the claim was not made.');
     const [candidate] = candidates;
@@ -477,12 +480,12 @@ export async function claimCollectionFor(
 }
 
 /** One page of an organization's collections matching the filters, newest first, with the total count. */
-export async function listCollections(sql: Sql, organizationId: number, f: CollectionFilterValues, page: PageWindow): Promise<ListPage<CollectionRow>> {
-  return await listPage<CollectionRow>(sql, {
+export async function listCollections(sql: Sql, organizationId: OrganizationId, f: CollectionFilterValues, page: PageWindow): Promise<ListPage<CollectionRow>> {
+  return await tenantScope(sql, organizationId).listPage<CollectionRow>({
     columns: sql.unsafe(collectionColumns('c.')),
     from: sql`collections c left join contacts ct on ct.id = c.contact_id`,
-    where: sql`
-      where c.organization_id = ${organizationId}
+    alias: 'c',
+    filters: sql`
       ${f.amount !== undefined ? sql`and c.amount = ${f.amount}::numeric` : sql``}
       ${f.currency !== undefined ? sql`and c.currency = ${f.currency}` : sql``}
       ${f.phonenumber !== undefined ? sql`and c.phone_number = ${f.phonenumber}` : sql``}
@@ -502,8 +505,8 @@ export async function listCollections(sql: Sql, organizationId: number, f: Colle
  * The organization's collection `id` (403 when another organization's, 404 when none). An
  * unassigned collection belongs to nobody yet: it is found by claiming, not by id (404).
  */
-export async function findOwnCollection(sql: Queryable, organizationId: number, id: number): Promise<CollectionRow> {
-  return await ownRow(sql, 'collections', id, async () => (await sql<CollectionRow[]>`
-    select ${sql.unsafe(COLLECTION_COLUMNS)} from collections where id = ${id} and organization_id = ${organizationId}`)[0],
-  sql`and organization_id is not null`);
+export async function findOwnCollection(sql: Queryable, organizationId: OrganizationId, id: CollectionId): Promise<CollectionRow> {
+  return await tenantScope(sql, organizationId).ownRow<CollectionRow>({
+    table: 'collections', id, columns: sql.unsafe(COLLECTION_COLUMNS), visible: sql`and organization_id is not null`,
+  });
 }

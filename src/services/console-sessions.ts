@@ -5,6 +5,7 @@
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Sql } from '../db';
+import type { OrganizationId, UserId } from '../domain/ids';
 import type { Role } from '../domain/roles';
 
 /** How long a session lasts from sign-in. */
@@ -12,10 +13,10 @@ export const SESSION_HOURS = 12;
 
 export type ConsoleSession = {
   id: number;
-  userId: number;
+  userId: UserId;
   email: string;
   userName: string;
-  organizationId: number;
+  organizationId: OrganizationId;
   organizationName: string;
   role: Role;
   csrfToken: string;
@@ -37,7 +38,10 @@ export async function startSession(sql: Sql, userId: number): Promise<{ token: s
   return { token, expiresAt: row!.expiresAt };
 }
 
-/** The live session a cookie token names, with its user and organization; undefined when expired, ended or unknown. */
+/**
+ * The live session a cookie token names, with its user and organization; undefined when expired,
+ * ended or unknown. Authentication, so across organizations: the token says whose it is.
+ */
 export async function findSession(sql: Sql, token: string): Promise<ConsoleSession | undefined> {
   if (!/^[A-Za-z0-9_-]{43}$/.test(token)) return undefined;
   const [session] = await sql<ConsoleSession[]>`

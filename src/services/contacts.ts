@@ -6,6 +6,7 @@
 import * as v from 'valibot';
 import type { Queryable, Sql } from '../db';
 import { fieldErrors } from '../domain/errors';
+import type { ContactId, OrganizationId } from '../domain/ids';
 import { REQUIRED, filterDate, filterPhoneNumber, filterText, metadata, optionalEmail, phoneNumber, text } from '../domain/input';
 import { nameMatchScore } from '../domain/name-match';
 import { networkForNumber } from '../domain/networks';
@@ -14,7 +15,7 @@ import { DEFAULT_CONTACT_TYPE, serializeContact, type ContactRow, type ContactVe
 import type { Actor, ServiceDeps } from './deps';
 import { writeOnce, type DuplicateCheck } from './duplicate-checks';
 import { recordEvent, type RecordedEvent } from './events';
-import { listPage, ownRow, timeRange, type ListPage, type PageWindow } from './queries';
+import { tenantScope, timeRange, type ListPage, type PageWindow } from './queries';
 
 /** A contact's parameters as merchants send them (docs/api.md#contacts). */
 export const ContactCreate = v.object(
@@ -51,7 +52,7 @@ export const CONTACT_COLUMNS = `id, organization_id as "organizationId", first_n
     'networkName', network_name, 'nationalId', national_id, 'nationalIdType', national_id_type) end as verification`;
 
 type NewContact = {
-  organizationId: number;
+  organizationId: OrganizationId;
   author: number | null;
   firstName: string;
   lastName: string;
@@ -91,7 +92,7 @@ async function createContactIn(tx: Queryable, input: NewContact): Promise<Contac
  */
 export async function upsertContactIn(
   tx: Queryable,
-  input: { organizationId: number; author: number | null; phoneNumber: string; firstName: string | null; lastName: string | null },
+  input: { organizationId: OrganizationId; author: number | null; phoneNumber: string; firstName: string | null; lastName: string | null },
 ): Promise<{ contact: ContactRow; event: RecordedEvent | null }> {
   const [row] = await tx<(ContactRow & { inserted: boolean })[]>`
     insert into contacts (organization_id, first_name, last_name, phone_number, author)
@@ -163,12 +164,11 @@ export async function createContact(
 }
 
 /** One page of an organization's contacts matching the filters, newest first, with the total count. */
-export async function listContacts(sql: Sql, organizationId: number, filters: ContactFilterValues, page: PageWindow): Promise<ListPage<ContactRow>> {
-  return await listPage<ContactRow>(sql, {
+export async function listContacts(sql: Sql, organizationId: OrganizationId, filters: ContactFilterValues, page: PageWindow): Promise<ListPage<ContactRow>> {
+  return await tenantScope(sql, organizationId).listPage<ContactRow>({
     columns: sql.unsafe(CONTACT_COLUMNS),
     from: sql`contacts`,
-    where: sql`
-      where organization_id = ${organizationId}
+    filters: sql`
       ${filters.first_name !== undefined ? sql`and first_name = ${filters.first_name}` : sql``}
       ${filters.last_name !== undefined ? sql`and last_name = ${filters.last_name}` : sql``}
       ${filters.email !== undefined ? sql`and email = ${filters.email}` : sql``}
@@ -180,9 +180,8 @@ export async function listContacts(sql: Sql, organizationId: number, filters: Co
 
 /** The organization's contact `id` (403 when another organization's, 404 when none), verified first when `sync` asks. */
 export async function readContact(
-  { sql, networks }: Pick<ServiceDeps, 'sql' | 'networks'>, organizationId: number, id: number, sync: unknown,
+  { sql, networks }: Pick<ServiceDeps, 'sql' | 'networks'>, organizationId: OrganizationId, id: ContactId, sync: unknown,
 ): Promise<ContactRow> {
-  const contact = await ownRow(sql, 'contacts', id, async () =>
-    (await sql<ContactRow[]>`select ${sql.unsafe(CONTACT_COLUMNS)} from contacts where id = ${id} and organization_id = ${organizationId}`)[0]);
+  const contact = await tenantScope(sql, organizationId).ownRow<ContactRow>({ table: 'contacts', id, columns: sql.unsafe(CONTACT_COLUMNS) });
   return wantsVerification(sync) ? await verifyContact(sql, contact, networks) : contact;
 }

@@ -4,6 +4,7 @@
  */
 import type { Config } from '../config';
 import type { Sql } from '../db';
+import type { ApiKeyId, OrganizationId, UserId } from '../domain/ids';
 import type { NetworkAdapter } from '../network/adapter';
 import type { Launcher } from '../temporal/launcher';
 
@@ -20,13 +21,13 @@ export type ServiceDeps = {
  * Through what a write came, for the audit trail (src/services/audit.ts): the acting user, the API
  * key's id (null in the console), the channel, the client's address and the route.
  */
-export type AuditContext = { userId: number; apiKeyId: number | null; channel: 'api' | 'console'; clientAddress: string | null; action: string };
+export type AuditContext = { userId: UserId; apiKeyId: ApiKeyId | null; channel: 'api' | 'console'; clientAddress: string | null; action: string };
 
 /**
  * Who acts: an API key's or a console session's organization and user. `audit` is set on writes
  * through the API and the console: every change such a write makes is recorded with it.
  */
-export type Actor = { organizationId: number; userId: number; audit?: AuditContext };
+export type Actor = { organizationId: OrganizationId; userId: UserId; audit?: AuditContext };
 
 /** Who acts on an organization's settings: an Actor, or the admin CLI (`{ organizationId }` alone, not recorded). */
 export type OrganizationActor = Pick<Actor, 'organizationId' | 'audit'>;

@@ -6,13 +6,15 @@
  * that wrote nothing (refused, or failed before its commit) never keeps its key.
  */
 import type { Queryable, Sql } from '../db';
+import type { OrganizationId } from '../domain/ids';
 import { markAuditedWrite } from './audit';
 import type { OrganizationActor } from './deps';
+import { tenantScope } from './queries';
 import { deleteInBatches, notSetAside } from './sweeps';
 
 /** A key a write asked to claim: who, which key, for how long. */
-export type DuplicateCheck = { organizationId: number; key: string; method: string; path: string; ttlSeconds: number };
-type DuplicateClaim = { id: number; organizationId: number; key: string };
+export type DuplicateCheck = { organizationId: OrganizationId; key: string; method: string; path: string; ttlSeconds: number };
+type DuplicateClaim = { id: number; organizationId: OrganizationId; key: string };
 type ClaimedObject = { type: string; id: number };
 
 /** A live claim of the key exists: the request repeats an earlier one (409). */
@@ -70,10 +72,10 @@ export async function writeOnce<T>(
 }
 
 /** The object a live key created, if its write linked one. */
-export async function duplicateCheckObject(sql: Queryable, organizationId: number, key: string): Promise<ClaimedObject | null> {
+export async function duplicateCheckObject(sql: Queryable, organizationId: OrganizationId, key: string): Promise<ClaimedObject | null> {
   const [row] = await sql<ClaimedObject[]>`
     select object_type as type, object_id as id from duplicate_check_keys
-    where organization_id = ${organizationId} and key = ${key} and expires_at > now() and object_id is not null`;
+    where ${tenantScope(sql, organizationId).owned()} and key = ${key} and expires_at > now() and object_id is not null`;
   return row ?? null;
 }
 

@@ -7,14 +7,15 @@ import * as v from 'valibot';
 import type { Fragment } from 'postgres';
 import type { Queryable, Sql } from '../db';
 import { EVENT_TYPES, type EventRow, type EventType } from '../domain/events';
+import type { EventId, OrganizationId } from '../domain/ids';
 import { choiceMessage } from '../domain/input';
-import { listPage, ownRow, type ListPage, type PageWindow } from './queries';
+import { tenantScope, type ListPage, type PageWindow } from './queries';
 import { deleteInBatches, notSetAside } from './sweeps';
 import { webhookDeliveryWorkflowId, webhookRedeliveryWorkflowId } from '../workflows/contracts/webhook-delivery';
 
 const EVENT_COLUMNS = `id, organization_id as "organizationId", type, data, author, updated_by as "updatedBy", created, modified`;
 
-type NewEvent = { organizationId: number; type: EventType; data: Record<string, unknown>; author: number | null };
+type NewEvent = { organizationId: OrganizationId; type: EventType; data: Record<string, unknown>; author: number | null };
 
 /**
  * A delivery row waiting for its workflow (`webhook-delivery-<event>-<webhook>`, or a redelivery's
@@ -23,7 +24,7 @@ type NewEvent = { organizationId: number; type: EventType; data: Record<string, 
 export type PendingDelivery = {
   id: number;
   workflowId: string;
-  organizationId: number;
+  organizationId: OrganizationId;
   webhookId: number;
   eventId: number;
   eventType: EventType;
@@ -67,7 +68,7 @@ export async function recordEvent(tx: Queryable, event: NewEvent): Promise<Recor
   };
 }
 
-type RedeliveryTarget = { organizationId: number; webhookId: number; eventType: EventType; recoveryId?: number };
+type RedeliveryTarget = { organizationId: OrganizationId; webhookId: number; eventType: EventType; recoveryId?: number };
 
 /**
  * Redelivery rows, in the caller's transaction: one per event id `eventIds` selects (a statement
@@ -99,39 +100,38 @@ export type TimelineEntry = { eventId: number; status: string; error: string | n
 
 /** The status changes of one object: each event of `type` about it, oldest first, with the status and error fields its data names. */
 async function timeline(
-  sql: Queryable, organizationId: number, type: EventType, id: number, fields: { status: string; error: string },
+  sql: Queryable, organizationId: OrganizationId, type: EventType, id: number, fields: { status: string; error: string },
 ): Promise<TimelineEntry[]> {
   return await sql<TimelineEntry[]>`
     select id as "eventId", data->>${fields.status} as status, data->>${fields.error} as error, created from events
-    where organization_id = ${organizationId} and type = ${type} and data->>'id' = ${String(id)}
+    where ${tenantScope(sql, organizationId).owned()} and type = ${type} and data->>'id' = ${String(id)}
     order by id`;
 }
 
 /** A collection request's status timeline: each `collectionrequest.status.changed` event for it, oldest first. */
-export const requestStatusTimeline = (sql: Queryable, organizationId: number, requestId: number): Promise<TimelineEntry[]> =>
+export const requestStatusTimeline = (sql: Queryable, organizationId: OrganizationId, requestId: number): Promise<TimelineEntry[]> =>
   timeline(sql, organizationId, 'collectionrequest.status.changed', requestId, { status: 'status', error: 'error_message' });
 
 /** A payment's state timeline: each `payment.status.changed` event for it, oldest first. */
-export const paymentStateTimeline = (sql: Queryable, organizationId: number, paymentId: number): Promise<TimelineEntry[]> =>
+export const paymentStateTimeline = (sql: Queryable, organizationId: OrganizationId, paymentId: number): Promise<TimelineEntry[]> =>
   timeline(sql, organizationId, 'payment.status.changed', paymentId, { status: 'state', error: 'last_error' });
 
 export const EventFilters = v.object({ type: v.optional(v.picklist(EVENT_TYPES, choiceMessage)) });
 type EventFilterValues = v.InferOutput<typeof EventFilters>;
 
 /** One page of an organization's events (newest first) of a type or all, with the total count. */
-export async function listEvents(sql: Sql, organizationId: number, filters: EventFilterValues, page: PageWindow): Promise<ListPage<EventRow>> {
-  return await listPage<EventRow>(sql, {
+export async function listEvents(sql: Sql, organizationId: OrganizationId, filters: EventFilterValues, page: PageWindow): Promise<ListPage<EventRow>> {
+  return await tenantScope(sql, organizationId).listPage<EventRow>({
     columns: sql.unsafe(EVENT_COLUMNS),
     from: sql`events`,
-    where: sql`where organization_id = ${organizationId} ${filters.type !== undefined ? sql`and type = ${filters.type}` : sql``}`,
+    filters: sql`${filters.type !== undefined ? sql`and type = ${filters.type}` : sql``}`,
     orderBy: sql`order by id desc`,
   }, page);
 }
 
 /** The organization's event `id` (403 when another organization's, 404 when none). */
-export async function findOwnEvent(sql: Queryable, organizationId: number, id: number): Promise<EventRow> {
-  return await ownRow(sql, 'events', id, async () =>
-    (await sql<EventRow[]>`select ${sql.unsafe(EVENT_COLUMNS)} from events where id = ${id} and organization_id = ${organizationId}`)[0]);
+export async function findOwnEvent(sql: Queryable, organizationId: OrganizationId, id: EventId): Promise<EventRow> {
+  return await tenantScope(sql, organizationId).ownRow<EventRow>({ table: 'events', id, columns: sql.unsafe(EVENT_COLUMNS) });
 }
 
 // ---------------------------------------------------------------------------------------------

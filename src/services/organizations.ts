@@ -1,18 +1,20 @@
 import { issueApiKey } from '../auth/keys';
 import type { Queryable, Sql } from '../db';
+import type { OrganizationId, UserId, WalletId } from '../domain/ids';
 import type { Currency } from '../domain/money';
 import type { CallbackUrlRules } from '../domain/urls';
 import { moveMoney } from './ledger';
 import { writeAs } from './audit';
 import type { OrganizationActor } from './deps';
+import { tenantScope } from './queries';
 
 export type CreatedOrganization = {
-  organization: { id: number; name: string };
-  user: { id: number; name: string; role: 'owner' };
+  organization: { id: OrganizationId; name: string };
+  user: { id: UserId; name: string; role: 'owner' };
   apiKey: string;
 };
 
-async function insertApiKey(tx: Queryable, organizationId: number, userId: number): Promise<string> {
+async function insertApiKey(tx: Queryable, organizationId: OrganizationId, userId: UserId): Promise<string> {
   const issued = issueApiKey();
   await tx`insert into api_keys (organization_id, user_id, prefix, digest)
            values (${organizationId}, ${userId}, ${issued.prefix}, ${issued.digest})`;
@@ -22,10 +24,10 @@ async function insertApiKey(tx: Queryable, organizationId: number, userId: numbe
 /** An organization, its first user (its owner) and that user's API key. */
 export async function createOrganization(sql: Sql, name: string): Promise<CreatedOrganization> {
   return await sql.begin(async (tx) => {
-    const [organization] = await tx<{ id: number; name: string }[]>`
+    const [organization] = await tx<{ id: OrganizationId; name: string }[]>`
       insert into organizations (name) values (${name}) returning id, name`;
     if (!organization) throw new Error('insert into organizations returned no row');
-    const [user] = await tx<{ id: number; name: string; role: 'owner' }[]>`
+    const [user] = await tx<{ id: UserId; name: string; role: 'owner' }[]>`
       insert into users (organization_id, name, role) values (${organization.id}, ${`${name} admin`}, 'owner')
       returning id, name, role`;
     if (!user) throw new Error('insert into users returned no row');
@@ -34,29 +36,29 @@ export async function createOrganization(sql: Sql, name: string): Promise<Create
 }
 
 /** A new key for the organization's first user. */
-export async function createApiKey(sql: Sql, organizationId: number): Promise<{ apiKey: string; userId: number }> {
+export async function createApiKey(sql: Sql, organizationId: OrganizationId): Promise<{ apiKey: string; userId: UserId }> {
   return await sql.begin(async (tx) => {
-    const [user] = await tx<{ id: number }[]>`select id from users where organization_id = ${organizationId} order by id limit 1`;
+    const [user] = await tx<{ id: UserId }[]>`select id from users where ${tenantScope(tx, organizationId).owned()} order by id limit 1`;
     if (!user) throw new Error(`Organization ${organizationId} does not exist or has no user`);
     return { apiKey: await insertApiKey(tx, organizationId, user.id), userId: user.id };
   });
 }
 
-type Funding = { accountId: number; balance: string; transactionId: number };
+type Funding = { accountId: WalletId; balance: string; transactionId: number };
 
 /**
  * Adds money to the organization's oldest active wallet in the currency (creating one when it has
  * none); the balance and its transaction row change together.
  */
-export async function fundWallet(sql: Sql, organizationId: number, currency: Currency, amount: string): Promise<Funding> {
+export async function fundWallet(sql: Sql, organizationId: OrganizationId, currency: Currency, amount: string): Promise<Funding> {
   return await sql.begin(async (tx) => {
     const [organization] = await tx`select id from organizations where id = ${organizationId} for update`;
     if (!organization) throw new Error(`Organization ${organizationId} does not exist`);
-    let [account] = await tx<{ id: number }[]>`
-      select id from accounts where organization_id = ${organizationId} and currency = ${currency} and status = 'active'
+    let [account] = await tx<{ id: WalletId }[]>`
+      select id from accounts where ${tenantScope(tx, organizationId).owned()} and currency = ${currency} and status = 'active'
       order by created, id limit 1`;
     if (!account) {
-      [account] = await tx<{ id: number }[]>`
+      [account] = await tx<{ id: WalletId }[]>`
         insert into accounts (organization_id, currency, label) values (${organizationId}, ${currency}, ${`${currency} wallet`})
         returning id`;
     }
@@ -86,18 +88,18 @@ export async function updateCollectionSettings(sql: Sql, owner: OrganizationActo
 }
 
 /** An organization's name (the default reason of its requests, the sender of its messages); '' for none. */
-export async function organizationName(sql: Queryable, organizationId: number): Promise<string> {
+export async function organizationName(sql: Queryable, organizationId: OrganizationId): Promise<string> {
   const [organization] = await sql<{ name: string }[]>`select name from organizations where id = ${organizationId}`;
   return organization?.name ?? '';
 }
 
 /** Saves the version an organization's first request used (docs/api.md#throttling-duplicates-versions), unless one was saved already. */
-export async function saveFirstApiVersion(sql: Queryable, organizationId: number, version: number): Promise<void> {
+export async function saveFirstApiVersion(sql: Queryable, organizationId: OrganizationId, version: number): Promise<void> {
   await sql`update organizations set api_version = ${version} where id = ${organizationId} and api_version is null`;
 }
 
 /** The organization's saved API version (docs/api.md#throttling-duplicates-versions); requests without a version header use it. */
-export async function setApiVersion(sql: Sql, organizationId: number, version: number): Promise<{ id: number }> {
+export async function setApiVersion(sql: Sql, organizationId: OrganizationId, version: number): Promise<{ id: number }> {
   const [row] = await sql<{ id: number }[]>`
     update organizations set api_version = ${version}, modified = now() where id = ${organizationId} returning id`;
   if (!row) throw new Error(`Organization ${organizationId} does not exist`);

@@ -4,10 +4,12 @@
  * `afterCommit`; a row whose workflow did not start (the process died, Temporal was down) still has
  * `workflow_started_at` null, and the outbox sweep starts it after a grace period. One entry per
  * kind here is read by all three: the launcher (which must start each kind: its table of starts is
- * typed by this one), the sweep and the backlog gauge.
+ * typed by this one), the sweep and the backlog gauge. The sweep and the gauge read every
+ * organization's rows: not tenant queries (services/queries.ts).
  */
 import type { Fragment } from 'postgres';
 import type { Queryable, Sql } from '../db';
+import type { OrganizationId } from '../domain/ids';
 import type { CollectionRequestRow } from '../domain/collection-requests';
 import { REQUEST_COLUMNS } from './collection-requests';
 import type { PendingDelivery } from './events';
@@ -30,9 +32,9 @@ type OutboxTable = {
 /** An entry, with the type of its rows (the launcher's start of the kind takes them). */
 const entry = <Row extends { id: number }>(table: OutboxTable) => table as OutboxTable & { readonly row?: Row };
 
-export type PaymentToStart = { id: number; organizationId: number; startDate: Date | null };
-export type ReversalToStart = { id: number; organizationId: number };
-export type PaymentBatchToStart = { id: number; organizationId: number };
+export type PaymentToStart = { id: number; organizationId: OrganizationId; startDate: Date | null };
+export type ReversalToStart = { id: number; organizationId: OrganizationId };
+export type PaymentBatchToStart = { id: number; organizationId: OrganizationId };
 
 export const OUTBOX = {
   requests: entry<CollectionRequestRow>({ table: 'collection_requests', columns: REQUEST_COLUMNS, sweepKind: 'outbox-request', noun: 'collection request' }),

@@ -1,19 +1,21 @@
 /** What the console's overview shows an organization: wallets, today's requests, collections received and payments sent, failures. */
 import type { Sql } from '../db';
+import type { OrganizationId } from '../domain/ids';
+import { tenantScope } from './queries';
 
 export type Wallet = { id: number; label: string; currency: string; balance: string; status: string };
 
-export async function walletBalances(sql: Sql, organizationId: number): Promise<Wallet[]> {
+export async function walletBalances(sql: Sql, organizationId: OrganizationId): Promise<Wallet[]> {
   return await sql<Wallet[]>`
     select id, label, currency, balance::text as balance, status from accounts
-    where organization_id = ${organizationId} order by created, id`;
+    where ${tenantScope(sql, organizationId).owned()} order by created, id`;
 }
 
 /** Requests created since `since` (the start of today, UTC), counted by their current status. */
-export async function requestCountsByStatus(sql: Sql, organizationId: number, since: Date): Promise<{ status: string; count: number }[]> {
+export async function requestCountsByStatus(sql: Sql, organizationId: OrganizationId, since: Date): Promise<{ status: string; count: number }[]> {
   return await sql<{ status: string; count: number }[]>`
     select status, count(*)::int as count from collection_requests
-    where organization_id = ${organizationId} and created >= ${since} group by status order by status`;
+    where ${tenantScope(sql, organizationId).owned()} and created >= ${since} group by status order by status`;
 }
 
 /** One UTC day's count and its total per currency. */
@@ -32,10 +34,10 @@ function byDay(rows: readonly { day: string; currency: string; count: number; am
 }
 
 /** Collections credited to the organization per UTC day from `since` on (days without any are absent). */
-export async function collectionsByDay(sql: Sql, organizationId: number, since: Date): Promise<DailyMoney[]> {
+export async function collectionsByDay(sql: Sql, organizationId: OrganizationId, since: Date): Promise<DailyMoney[]> {
   return byDay(await sql<{ day: string; currency: string; count: number; amount: string }[]>`
     select to_char(created at time zone 'UTC', 'YYYY-MM-DD') as day, currency, count(*)::int as count, sum(amount)::text as amount
-    from collections where organization_id = ${organizationId} and status = 'successful' and created >= ${since}
+    from collections where ${tenantScope(sql, organizationId).owned()} and status = 'successful' and created >= ${since}
     group by 1, 2 order by 1, 2`);
 }
 
@@ -43,10 +45,10 @@ export async function collectionsByDay(sql: Sql, organizationId: number, since: 
  * Payments sent per UTC day from `since` on: those the network completed, on the day it did (a
  * completed payment is never changed again, so its `modified` is when it completed).
  */
-export async function paymentsSentByDay(sql: Sql, organizationId: number, since: Date): Promise<DailyMoney[]> {
+export async function paymentsSentByDay(sql: Sql, organizationId: OrganizationId, since: Date): Promise<DailyMoney[]> {
   return byDay(await sql<{ day: string; currency: string; count: number; amount: string }[]>`
     select to_char(modified at time zone 'UTC', 'YYYY-MM-DD') as day, currency, count(*)::int as count, sum(amount)::text as amount
-    from payments where organization_id = ${organizationId} and state = 'completed' and modified >= ${since}
+    from payments where ${tenantScope(sql, organizationId).owned()} and state = 'completed' and modified >= ${since}
     group by 1, 2 order by 1, 2`);
 }
 
@@ -57,11 +59,12 @@ type FailingDelivery = {
 };
 
 /** The latest failed requests, and deliveries that failed for good or whose last attempt failed (still retrying). */
-export async function recentFailures(sql: Sql, organizationId: number, limit = 5): Promise<{ requests: FailedRequest[]; deliveries: FailingDelivery[] }> {
+export async function recentFailures(sql: Sql, organizationId: OrganizationId, limit = 5): Promise<{ requests: FailedRequest[]; deliveries: FailingDelivery[] }> {
+  const { owned } = tenantScope(sql, organizationId);
   const [requests, deliveries] = await Promise.all([
     sql<FailedRequest[]>`
       select id, phone_number as "phoneNumber", amount::text as amount, currency, error_message as "errorMessage", modified
-      from collection_requests where organization_id = ${organizationId} and status = 'failed'
+      from collection_requests where ${owned()} and status = 'failed'
       order by modified desc, id desc limit ${limit}`,
     sql<FailingDelivery[]>`
       select d.id, d.webhook_id as "webhookId", d.event_id as "eventId", e.type as "eventType", d.status, w.target,
@@ -71,7 +74,7 @@ export async function recentFailures(sql: Sql, organizationId: number, limit = 5
       join webhooks w on w.id = d.webhook_id
       join lateral (select started_at, status_code, error, outcome from webhook_delivery_attempts
                     where delivery_id = d.id order by attempt desc limit 1) a on true
-      where d.organization_id = ${organizationId} and (d.status = 'failed' or (d.status = 'pending' and a.outcome = 'failed'))
+      where ${owned('d')} and (d.status = 'failed' or (d.status = 'pending' and a.outcome = 'failed'))
       order by d.id desc limit ${limit}`,
   ]);
   return { requests, deliveries };

@@ -12,6 +12,7 @@
 import * as v from 'valibot';
 import type { Queryable, Sql } from '../db';
 import { RefusedError, fieldErrors, type FieldErrors } from '../domain/errors';
+import type { OrganizationId, PaymentBatchId } from '../domain/ids';
 import { BATCH_STATES, MAX_BATCH_ROWS, serializePaymentBatch, type BatchLineRow, type BatchTally, type PaymentBatchResource, type PaymentBatchRow } from '../domain/payment-batches';
 import { checkFields, choiceMessage, filterDate } from '../domain/input';
 import { compareDecimal, groupedAmount, sumAmounts } from '../domain/money';
@@ -21,7 +22,7 @@ import type { RecordedEvent } from './events';
 import { recordEvent } from './events';
 import type { PaymentRow } from '../domain/money-out';
 import { InsufficientFundsError, PaymentCreate, checkPayment, createPaymentIn, type NewPayment } from './payments';
-import { listPage, ownRow, timeRange, type ListPage, type PageWindow } from './queries';
+import { tenantScope, timeRange, type ListPage, type PageWindow } from './queries';
 import { activeWallets } from './wallets';
 
 const BATCH_COLUMNS = `id, organization_id as "organizationId", state, row_count as "rowCount", author, completed_at as "completedAt", created, modified`;
@@ -60,7 +61,7 @@ type BatchFunding = { accountId: number; currency: string; rows: number; amount:
 export type BatchCheck = { lines: { fields: LineFields | null; errors: FieldErrors }[]; errors: FieldErrors; funding: BatchFunding[] };
 
 /** The organization's active wallets of each currency the rows name, read once per currency. */
-async function walletsByCurrency(sql: Queryable, organizationId: number, rows: readonly Record<string, unknown>[]) {
+async function walletsByCurrency(sql: Queryable, organizationId: OrganizationId, rows: readonly Record<string, unknown>[]) {
   const currencies = new Set(rows.map((row) => String(row.currency ?? '').trim().toUpperCase()));
   const entries = await Promise.all([...currencies].map(async (currency) => [currency, await activeWallets(sql, organizationId, currency)] as const));
   return new Map(entries);
@@ -72,7 +73,7 @@ async function walletsByCurrency(sql: Queryable, organizationId: number, rows: r
  * The API refuses a batch with any error; the console's preview shows them row by row.
  */
 export async function checkPaymentBatch(
-  { sql, config }: Pick<ServiceDeps, 'sql' | 'config'>, organizationId: number, rows: readonly Record<string, unknown>[],
+  { sql, config }: Pick<ServiceDeps, 'sql' | 'config'>, organizationId: OrganizationId, rows: readonly Record<string, unknown>[],
 ): Promise<BatchCheck> {
   const wallets = await walletsByCurrency(sql, organizationId, rows);
   const now = new Date();
@@ -91,7 +92,7 @@ export async function checkPaymentBatch(
 }
 
 /** Each wallet the rows are paid from: their sum and what it holds now. */
-async function fundingOf(sql: Queryable, organizationId: number, lines: readonly LineFields[]): Promise<BatchFunding[]> {
+async function fundingOf(sql: Queryable, organizationId: OrganizationId, lines: readonly LineFields[]): Promise<BatchFunding[]> {
   const byAccount = new Map<number, LineFields[]>();
   for (const line of lines) {
     const ofAccount = byAccount.get(line.accountId);
@@ -100,7 +101,7 @@ async function fundingOf(sql: Queryable, organizationId: number, lines: readonly
   }
   if (byAccount.size === 0) return [];
   const balances = await sql<{ id: number; currency: string; balance: string }[]>`
-    select id, currency, balance::text as balance from accounts where organization_id = ${organizationId} and id in ${sql([...byAccount.keys()])} order by id`;
+    select id, currency, balance::text as balance from accounts where ${tenantScope(sql, organizationId).owned()} and id in ${sql([...byAccount.keys()])} order by id`;
   return balances.map((wallet) => {
     const amount = sumAmounts(byAccount.get(wallet.id)!.map((line) => line.amount));
     return { accountId: wallet.id, currency: wallet.currency, rows: byAccount.get(wallet.id)!.length, amount, balance: wallet.balance, enough: compareDecimal(wallet.balance, amount) >= 0 };
@@ -160,31 +161,33 @@ export async function paymentBatchResources(sql: Queryable, batches: readonly Pa
 }
 
 /** The organization's batch `id` (403 when another organization's, 404 when none). */
-export async function findOwnPaymentBatch(sql: Queryable, organizationId: number, id: number): Promise<PaymentBatchRow> {
-  return await ownRow(sql, 'payment_batches', id, async () =>
-    (await sql<PaymentBatchRow[]>`select ${sql.unsafe(BATCH_COLUMNS)} from payment_batches where id = ${id} and organization_id = ${organizationId}`)[0]);
+export async function findOwnPaymentBatch(sql: Queryable, organizationId: OrganizationId, id: PaymentBatchId): Promise<PaymentBatchRow> {
+  return await tenantScope(sql, organizationId).ownRow<PaymentBatchRow>({ table: 'payment_batches', id, columns: sql.unsafe(BATCH_COLUMNS) });
 }
 
 /** One page of an organization's batches, newest first. */
-export async function listPaymentBatches(sql: Sql, organizationId: number, filters: PaymentBatchFilterValues, page: PageWindow): Promise<ListPage<PaymentBatchRow>> {
-  return await listPage<PaymentBatchRow>(sql, {
+export async function listPaymentBatches(sql: Sql, organizationId: OrganizationId, filters: PaymentBatchFilterValues, page: PageWindow): Promise<ListPage<PaymentBatchRow>> {
+  return await tenantScope(sql, organizationId).listPage<PaymentBatchRow>({
     columns: sql.unsafe(BATCH_COLUMNS),
     from: sql`payment_batches`,
-    where: sql`where organization_id = ${organizationId}
+    filters: sql`
       ${filters.state !== undefined ? sql`and state = ${filters.state}` : sql``}
       ${timeRange(sql, 'created', filters.created_after, filters.created_before)}`,
     orderBy: sql`order by created desc, id desc`,
   }, page);
 }
 
-/** A batch's rows in upload order with what became of each (a page of them, or all for the result CSV). */
-export async function batchLines(sql: Queryable, batchId: number, page: PageWindow | null = null): Promise<ListPage<BatchLineRow>> {
-  return await listPage<BatchLineRow>(sql, {
+/** An organization's batch's rows in upload order with what became of each (a page of them, or all for the result CSV). */
+export async function batchLines(
+  sql: Queryable, batch: Pick<PaymentBatchRow, 'id' | 'organizationId'>, page: PageWindow | null = null,
+): Promise<ListPage<BatchLineRow>> {
+  return await tenantScope(sql, batch.organizationId).listPage<BatchLineRow>({
     columns: sql`r.row_number as "rowNumber", r.phone_number as "phoneNumber", r.amount::text as amount, r.currency, r.input->>'description' as description,
       case when r.state = 'created' then p.state else r.state end as state, r.payment_id as "paymentId",
       p.remote_transaction_id as "remoteTransactionId", coalesce(r.error, p.last_error) as error`,
-    from: sql`payment_batch_rows r left join payments p on p.id = r.payment_id`,
-    where: sql`where r.batch_id = ${batchId}`,
+    from: sql`payment_batch_rows r join payment_batches b on b.id = r.batch_id left join payments p on p.id = r.payment_id`,
+    alias: 'b',
+    filters: sql`and r.batch_id = ${batch.id}`,
     orderBy: sql`order by r.row_number`,
   }, page ?? { limit: MAX_BATCH_ROWS, offset: 0 });
 }

@@ -9,6 +9,7 @@
 import * as v from 'valibot';
 import type { Queryable, Sql } from '../db';
 import { RefusedError, fieldErrors, type FieldErrors } from '../domain/errors';
+import type { OrganizationId, PaymentId } from '../domain/ids';
 import {
   REQUIRED, amountField, booleanField, choiceMessage, dateField, filterDate, filterPhoneNumber, integerField, metadata, optionalText, phoneNumber,
   requestDate, text,
@@ -23,7 +24,7 @@ import { recordPaymentState, recordWalletMovement } from '../telemetry/metrics';
 import type { Actor, ServiceDeps } from './deps';
 import { markAuditedWrite } from './audit';
 import { writeOnce } from './duplicate-checks';
-import { listPage, ownRow, type ListPage, type PageWindow } from './queries';
+import { tenantScope, type ListPage, type PageWindow } from './queries';
 import { activeWallets } from './wallets';
 import { upsertContactIn } from './contacts';
 import { claimDuplicateCheckKey, type DuplicateCheck } from './duplicate-checks';
@@ -71,7 +72,7 @@ async function recordStateEvent(tx: Queryable, payment: PaymentRow, author: numb
 }
 
 export type NewPayment = {
-  organizationId: number;
+  organizationId: OrganizationId;
   author: number;
   accountId: number;
   phoneNumber: string;
@@ -217,12 +218,11 @@ async function cancelPayment(
 }
 
 /** One page of an organization's payments matching the filters, newest first, with the total count. */
-export async function listPayments(sql: Sql, organizationId: number, filters: PaymentFilterValues, page: PageWindow): Promise<ListPage<PaymentRow>> {
-  return await listPage<PaymentRow>(sql, {
+export async function listPayments(sql: Sql, organizationId: OrganizationId, filters: PaymentFilterValues, page: PageWindow): Promise<ListPage<PaymentRow>> {
+  return await tenantScope(sql, organizationId).listPage<PaymentRow>({
     columns: sql.unsafe(PAYMENT_COLUMNS),
     from: sql`payments`,
-    where: sql`
-      where organization_id = ${organizationId}
+    filters: sql`
       ${filters.state !== undefined ? sql`and state = ${filters.state}` : sql``}
       ${filters.currency !== undefined ? sql`and currency = ${filters.currency}` : sql``}
       ${filters.phonenumber !== undefined ? sql`and phone_number = ${filters.phonenumber}` : sql``}
@@ -233,9 +233,8 @@ export async function listPayments(sql: Sql, organizationId: number, filters: Pa
 }
 
 /** The organization's payment `id` (403 when another organization's, 404 when none). */
-export async function findOwnPayment(sql: Queryable, organizationId: number, id: number): Promise<PaymentRow> {
-  return await ownRow(sql, 'payments', id, async () =>
-    (await sql<PaymentRow[]>`select ${sql.unsafe(PAYMENT_COLUMNS)} from payments where id = ${id} and organization_id = ${organizationId}`)[0]);
+export async function findOwnPayment(sql: Queryable, organizationId: OrganizationId, id: PaymentId): Promise<PaymentRow> {
+  return await tenantScope(sql, organizationId).ownRow<PaymentRow>({ table: 'payments', id, columns: sql.unsafe(PAYMENT_COLUMNS) });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -360,7 +359,7 @@ export async function createPayment(
 export async function cancelOwnPayment(
   { sql, launcher }: Pick<ServiceDeps, 'sql' | 'launcher'>,
   canceller: Actor,
-  paymentId: number,
+  paymentId: PaymentId,
   reason: string | null,
   duplicateCheck: DuplicateCheck | null,
 ): Promise<PaymentResource> {

@@ -8,6 +8,7 @@
 import * as v from 'valibot';
 import type { Queryable, Sql } from '../db';
 import { InputError } from '../domain/errors';
+import type { OrganizationId, ReversalId } from '../domain/ids';
 import { REQUIRED, choiceMessage, filterId, integerField, optionalText } from '../domain/input';
 import { REVERSAL_STATES, serializeReversal, type ReversalResource, type ReversalRow, type ReversalState } from '../domain/money-out';
 import { recordWalletMovement } from '../telemetry/metrics';
@@ -17,7 +18,7 @@ import { writeOnce, type DuplicateCheck } from './duplicate-checks';
 import type { RecordedEvent } from './events';
 import { debit, moveMoney } from './ledger';
 import type { PayoutOutcome } from './payments';
-import { listPage, ownRow, type ListPage, type PageWindow } from './queries';
+import { tenantScope, type ListPage, type PageWindow } from './queries';
 
 /** Who asks for a reversal: an API key's or console's user, or the admin CLI (no user). */
 type Requester = OrganizationActor & { userId: number | null };
@@ -48,7 +49,7 @@ async function createReversal(
   return (await writeOnce(sql, requester, duplicateCheck, async (tx) => {
     const [collection] = await tx<{ id: number; status: string; amount: string; currency: string; phoneNumber: string; network: string; remoteTransactionId: string }[]>`
       select id, status, amount::text as amount, currency, phone_number as "phoneNumber", network, remote_transaction_id as "remoteTransactionId"
-      from collections where id = ${input.collectionId} and organization_id = ${requester.organizationId} for update`;
+      from collections where id = ${input.collectionId} and ${tenantScope(tx, requester.organizationId).owned()} for update`;
     if (!collection) throw new ReversalRefused('No collection of your organization has this id.');
     if (collection.status !== 'successful') throw new ReversalRefused(`A ${collection.status} collection cannot be reversed: only successful ones can.`);
     const [earlier] = await tx<{ id: number }[]>`select id from reversals where collection_id = ${collection.id}`;
@@ -149,12 +150,11 @@ export async function reverseCollection(
 }
 
 /** One page of an organization's reversals, newest first, with the total count. */
-export async function listReversals(sql: Sql, organizationId: number, filters: ReversalFilterValues, page: PageWindow): Promise<ListPage<ReversalRow>> {
-  return await listPage<ReversalRow>(sql, {
+export async function listReversals(sql: Sql, organizationId: OrganizationId, filters: ReversalFilterValues, page: PageWindow): Promise<ListPage<ReversalRow>> {
+  return await tenantScope(sql, organizationId).listPage<ReversalRow>({
     columns: sql.unsafe(REVERSAL_COLUMNS),
     from: sql`reversals`,
-    where: sql`
-      where organization_id = ${organizationId}
+    filters: sql`
       ${filters.state !== undefined ? sql`and state = ${filters.state}` : sql``}
       ${filters.collection !== undefined ? sql`and collection_id = ${filters.collection}` : sql``}`,
     orderBy: sql`order by created desc, id desc`,
@@ -162,7 +162,6 @@ export async function listReversals(sql: Sql, organizationId: number, filters: R
 }
 
 /** The organization's reversal `id` (403 when another organization's, 404 when none). */
-export async function findOwnReversal(sql: Queryable, organizationId: number, id: number): Promise<ReversalRow> {
-  return await ownRow(sql, 'reversals', id, async () =>
-    (await sql<ReversalRow[]>`select ${sql.unsafe(REVERSAL_COLUMNS)} from reversals where id = ${id} and organization_id = ${organizationId}`)[0]);
+export async function findOwnReversal(sql: Queryable, organizationId: OrganizationId, id: ReversalId): Promise<ReversalRow> {
+  return await tenantScope(sql, organizationId).ownRow<ReversalRow>({ table: 'reversals', id, columns: sql.unsafe(REVERSAL_COLUMNS) });
 }

@@ -6,10 +6,12 @@
 import * as v from 'valibot';
 import type { Queryable } from '../db';
 import { fieldErrors } from '../domain/errors';
+import type { OrganizationId } from '../domain/ids';
 import { choiceMessage } from '../domain/input';
 import { listedCodes, SUPPORTED_CURRENCIES } from '../domain/money';
 import { knownNetworks, networkByName } from '../domain/networks';
 import { SettlementDay, dayOf, nextDay, type Settlement, type SettlementLine } from '../domain/settlements';
+import { tenantScope } from './queries';
 
 /** The most movements one report lists (a busier day is asked for one network or currency at a time). */
 export const SETTLEMENT_MAX_LINES = 100_000;
@@ -32,7 +34,7 @@ export const SettlementQuery = v.object({
 type SettlementQueryValues = v.InferOutput<typeof SettlementQuery>;
 
 /** Whose movements: one organization's (a merchant), or every organization's (the operator). */
-type SettlementScope = { organizationId: number } | { allOrganizations: true };
+type SettlementScope = { organizationId: OrganizationId } | { allOrganizations: true };
 
 /**
  * The report of one UTC day (default: today, so far). Each line's time is the moment it became
@@ -43,24 +45,25 @@ export async function settlementReport(sql: Queryable, scope: SettlementScope, q
   const asOf = (await sql<{ now: Date }[]>`select clock_timestamp() as now`)[0]!.now;
   const since = query.date ?? dayOf(asOf);
   const until = new Date(Math.max(since.getTime(), Math.min(nextDay(since).getTime(), asOf.getTime())));
-  const organization = (column: string) => ('organizationId' in scope ? sql`and ${sql(column)} = ${scope.organizationId}` : sql``);
+  // The operator's report (`allOrganizations`) runs across every organization; a merchant's is scoped to its own.
+  const organization = (alias: string) => ('organizationId' in scope ? sql`and ${tenantScope(sql, scope.organizationId).owned(alias)}` : sql``);
   const lines = await sql<SettlementLine[]>`
     select * from (
       select c.network, c.currency, 'collection' as type, c.id, c.organization_id as "organizationId",
              c.remote_transaction_id as "operatorTransactionId", c.prompt_reference as reference, null::text as "originalTransactionId",
              c.amount::text as amount, c.phone_number as "phoneNumber", t.created as "finalAt"
       from transactions t join collections c on c.id = t.collection_id
-      where t.type = 'mobile_collection' and t.created >= ${since} and t.created < ${until} ${organization('c.organization_id')}
+      where t.type = 'mobile_collection' and t.created >= ${since} and t.created < ${until} ${organization('c')}
       union all
       select p.network, p.currency, 'payment', p.id, p.organization_id, p.remote_transaction_id, 'pay-' || p.id, null,
              p.amount::text, p.phone_number, p.modified
       from payments p
-      where p.state = 'completed' and p.modified >= ${since} and p.modified < ${until} ${organization('p.organization_id')}
+      where p.state = 'completed' and p.modified >= ${since} and p.modified < ${until} ${organization('p')}
       union all
       select r.network, r.currency, 'reversal', r.id, r.organization_id, r.remote_transaction_id, 'rev-' || r.id, c.remote_transaction_id,
              r.amount::text, r.phone_number, r.modified
       from reversals r join collections c on c.id = r.collection_id
-      where r.state = 'completed' and r.modified >= ${since} and r.modified < ${until} ${organization('r.organization_id')}
+      where r.state = 'completed' and r.modified >= ${since} and r.modified < ${until} ${organization('r')}
     ) movements
     where true
       ${query.network === undefined ? sql`` : sql`and network = ${query.network}`}

@@ -3,7 +3,8 @@
  * `sweep_failures` with its error, later runs skip it, and the sweep goes on with the rest. An
  * operator lists them (`npm run admin -- sweeps failures`) and, once the cause is fixed, puts one
  * back (`sweeps retry`). A failure of the system itself (PostgreSQL or Temporal unreachable) is
- * not the row's fault: it stops the run, and the next scheduled run tries again.
+ * not the row's fault: it stops the run, and the next scheduled run tries again. Sweeps run over
+ * every organization's rows: their statements are not tenant queries (services/queries.ts).
  */
 import type { Queryable, Sql } from '../db';
 import { isDatabaseUnavailable } from '../db';

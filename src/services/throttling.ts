@@ -1,4 +1,5 @@
 import type { Queryable, Sql } from '../db';
+import type { OrganizationId } from '../domain/ids';
 
 export type RequestKind = 'read' | 'write';
 export type ThrottleLimits = { reads: number; writes: number };
@@ -29,7 +30,7 @@ const secondsLeft = (sql: Sql, windowSeconds: number) =>
  */
 export async function takeRequestSlot(
   sql: Sql,
-  input: { organizationId: number; kind: RequestKind; defaults: ThrottleLimits; windowSeconds: number },
+  input: { organizationId: OrganizationId; kind: RequestKind; defaults: ThrottleLimits; windowSeconds: number },
 ): Promise<RequestSlot> {
   const { organizationId, kind, windowSeconds } = input;
   const defaultLimit = kind === 'read' ? input.defaults.reads : input.defaults.writes;
@@ -83,7 +84,7 @@ export async function admitOperatorCallback(
 /** Sets an organization's own limits; null puts a limit back to the configured default. */
 export async function setThrottleLimits(
   sql: Queryable,
-  organizationId: number,
+  organizationId: OrganizationId,
   limits: { reads?: number | null; writes?: number | null },
 ): Promise<{ id: number; reads: number | null; writes: number | null }> {
   const [row] = await sql<{ id: number; reads: number | null; writes: number | null }[]>`

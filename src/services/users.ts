@@ -4,19 +4,21 @@
  * role each (domain/roles.ts).
  */
 import type { Queryable, Sql } from '../db';
+import type { OrganizationId, UserId } from '../domain/ids';
 import { mayAssignRole, type Role } from '../domain/roles';
 import { hashPassword } from '../auth/passwords';
 import { normalizeEmail } from '../domain/emails';
 import { writeAs } from './audit';
 import type { Actor, OrganizationActor } from './deps';
+import { tenantScope } from './queries';
 
 const PASSWORD_MIN_LENGTH = 10;
 const PASSWORD_MAX_LENGTH = 200;
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 type UserRow = {
-  id: number;
-  organizationId: number;
+  id: UserId;
+  organizationId: OrganizationId;
   name: string;
   email: string | null;
   role: Role;
@@ -69,26 +71,26 @@ export async function createUser(sql: Sql, input: NewUser): Promise<UserRow> {
  * holds it; otherwise in words that name no other organization and do not say that it has the
  * address (emails sign in, so one address is one user across the service).
  */
-async function takenEmailProblem(sql: Queryable, organizationId: number, email: string): Promise<string> {
+async function takenEmailProblem(sql: Queryable, organizationId: OrganizationId, email: string): Promise<string> {
   const [own] = await sql<{ removed: boolean }[]>`
-    select removed_at is not null as removed from users where email = ${email} and organization_id = ${organizationId}`;
+    select removed_at is not null as removed from users where email = ${email} and ${tenantScope(sql, organizationId).owned()}`;
   if (own === undefined) return 'This email cannot be used for a new user; use another address.';
   return own.removed ? 'A removed user of your organization had this email; use another address.' : 'A user of your organization already has this email.';
 }
 
 /** The organization's users who have not been removed, oldest first. */
-export async function listUsers(sql: Queryable, organizationId: number): Promise<UserRow[]> {
+export async function listUsers(sql: Queryable, organizationId: OrganizationId): Promise<UserRow[]> {
   return await sql<UserRow[]>`
-    select ${sql.unsafe(USER_COLUMNS)} from users where organization_id = ${organizationId} and removed_at is null order by id`;
+    select ${sql.unsafe(USER_COLUMNS)} from users where ${tenantScope(sql, organizationId).owned()} and removed_at is null order by id`;
 }
 
-export async function findUser(sql: Queryable, organizationId: number, userId: number): Promise<UserRow | undefined> {
+export async function findUser(sql: Queryable, organizationId: OrganizationId, userId: UserId): Promise<UserRow | undefined> {
   const [user] = await sql<UserRow[]>`
-    select ${sql.unsafe(USER_COLUMNS)} from users where id = ${userId} and organization_id = ${organizationId} and removed_at is null`;
+    select ${sql.unsafe(USER_COLUMNS)} from users where id = ${userId} and ${tenantScope(sql, organizationId).owned()} and removed_at is null`;
   return user;
 }
 
-/** The user an email signs in, with its password hash; removed users sign nobody in. */
+/** The user an email signs in, with its password hash; removed users sign nobody in (sign-in: across organizations, as an email is one user). */
 export async function findUserForSignIn(sql: Queryable, email: string): Promise<(UserRow & { passwordHash: string }) | undefined> {
   const [user] = await sql<(UserRow & { passwordHash: string })[]>`
     select ${sql.unsafe(USER_COLUMNS)}, password_hash as "passwordHash" from users
@@ -105,9 +107,9 @@ export type RoleChange = 'done' | 'not found' | 'not allowed' | 'last owner';
  * owner stays; the change itself is the caller's. Two owners demoting each other at once: the
  * second finds itself demoted.
  */
-async function checkRoleChange(tx: Queryable, organizationId: number, actorId: number, userId: number, next: Role | null): Promise<RoleChange> {
-  const users = await tx<{ id: number; role: Role }[]>`
-    select id, role from users where organization_id = ${organizationId} and removed_at is null order by id for update`;
+async function checkRoleChange(tx: Queryable, organizationId: OrganizationId, actorId: UserId, userId: UserId, next: Role | null): Promise<RoleChange> {
+  const users = await tx<{ id: UserId; role: Role }[]>`
+    select id, role from users where ${tenantScope(tx, organizationId).owned()} and removed_at is null order by id for update`;
   const actor = users.find((user) => user.id === actorId);
   const target = users.find((user) => user.id === userId);
   if (target === undefined) return 'not found';
@@ -120,7 +122,7 @@ async function checkRoleChange(tx: Queryable, organizationId: number, actorId: n
  * Removes a user: it can no longer sign in, its sessions end and its API keys are revoked (a key
  * acts as the user who holds it). The row stays, since API keys, webhooks and records name it.
  */
-export async function removeUser(sql: Sql, actor: Actor, userId: number): Promise<RoleChange> {
+export async function removeUser(sql: Sql, actor: Actor, userId: UserId): Promise<RoleChange> {
   return await writeAs(sql, actor, async (tx) => {
     const check = await checkRoleChange(tx, actor.organizationId, actor.userId, userId, null);
     if (check !== 'done') return check;
@@ -132,7 +134,7 @@ export async function removeUser(sql: Sql, actor: Actor, userId: number): Promis
 }
 
 /** Gives a user another role; their keys follow at once (a key never does more than its user). */
-export async function setUserRole(sql: Sql, actor: Actor, userId: number, role: Role): Promise<RoleChange> {
+export async function setUserRole(sql: Sql, actor: Actor, userId: UserId, role: Role): Promise<RoleChange> {
   return await writeAs(sql, actor, async (tx) => {
     const check = await checkRoleChange(tx, actor.organizationId, actor.userId, userId, role);
     if (check === 'done') await tx`update users set role = ${role} where id = ${userId}`;

@@ -2,10 +2,11 @@
 import * as v from 'valibot';
 import type { Queryable, Sql } from '../db';
 import { fieldErrors } from '../domain/errors';
+import type { OrganizationId, TransactionId, WalletId } from '../domain/ids';
 import { choiceMessage, filterDate, filterId, instantField } from '../domain/input';
 import { ACCOUNT_STATUSES, TRANSACTION_TYPES, type LedgerRow, type WalletRow } from '../domain/money-out';
 import type { StatementRow } from '../domain/statements';
-import { listPage, ownRow, timeRange, type ListPage, type PageWindow } from './queries';
+import { tenantScope, timeRange, type ListPage, type PageWindow } from './queries';
 
 const WALLET_COLUMNS = `id, organization_id as "organizationId", currency, label, description, status, balance::text as balance,
   low_balance_threshold::text as "lowBalanceThreshold", low_balance_notification_last_send_time as "lowBalanceNotificationLastSendTime",
@@ -32,18 +33,16 @@ export const TransactionFilters = v.object({
 type TransactionFilterValues = v.InferOutput<typeof TransactionFilters>;
 
 /** The organization's wallet `id` (403 when another organization's, 404 when none). */
-export async function findOwnWallet(sql: Queryable, organizationId: number, id: number): Promise<WalletRow> {
-  return await ownRow(sql, 'accounts', id, async () =>
-    (await sql<WalletRow[]>`select ${sql.unsafe(WALLET_COLUMNS)} from accounts where id = ${id} and organization_id = ${organizationId}`)[0]);
+export async function findOwnWallet(sql: Queryable, organizationId: OrganizationId, id: WalletId): Promise<WalletRow> {
+  return await tenantScope(sql, organizationId).ownRow<WalletRow>({ table: 'accounts', id, columns: sql.unsafe(WALLET_COLUMNS) });
 }
 
 /** An organization's wallets (oldest first: the default one of a currency comes first). */
-export async function listWallets(sql: Sql, organizationId: number, filters: WalletFilterValues, page: PageWindow): Promise<ListPage<WalletRow>> {
-  return await listPage<WalletRow>(sql, {
+export async function listWallets(sql: Sql, organizationId: OrganizationId, filters: WalletFilterValues, page: PageWindow): Promise<ListPage<WalletRow>> {
+  return await tenantScope(sql, organizationId).listPage<WalletRow>({
     columns: sql.unsafe(WALLET_COLUMNS),
     from: sql`accounts`,
-    where: sql`
-      where organization_id = ${organizationId}
+    filters: sql`
       ${filters.currency !== undefined ? sql`and currency = ${filters.currency}` : sql``}
       ${filters.status !== undefined ? sql`and status = ${filters.status}` : sql``}`,
     orderBy: sql`order by created, id`,
@@ -51,19 +50,20 @@ export async function listWallets(sql: Sql, organizationId: number, filters: Wal
 }
 
 /** A transaction of one of the organization's wallets (403 when another organization's, 404 when none). */
-export async function findOwnTransaction(sql: Queryable, organizationId: number, id: number): Promise<LedgerRow> {
-  return await ownRow(sql, 'transactions', id, async () => (await sql<LedgerRow[]>`
-    select ${sql.unsafe(LEDGER_COLUMNS)} from transactions t join accounts a on a.id = t.account_id
-    where t.id = ${id} and a.organization_id = ${organizationId}`)[0]);
+export async function findOwnTransaction(sql: Queryable, organizationId: OrganizationId, id: TransactionId): Promise<LedgerRow> {
+  return await tenantScope(sql, organizationId).ownRow<LedgerRow>({
+    table: 'transactions', id, columns: sql.unsafe(LEDGER_COLUMNS),
+    through: { from: sql`transactions t join accounts a on a.id = t.account_id`, row: 't', owner: 'a' },
+  });
 }
 
 /** One page of the transactions of an organization's wallets, newest first, with the total count. */
-export async function listTransactions(sql: Sql, organizationId: number, filters: TransactionFilterValues, page: PageWindow): Promise<ListPage<LedgerRow>> {
-  return await listPage<LedgerRow>(sql, {
+export async function listTransactions(sql: Sql, organizationId: OrganizationId, filters: TransactionFilterValues, page: PageWindow): Promise<ListPage<LedgerRow>> {
+  return await tenantScope(sql, organizationId).listPage<LedgerRow>({
     columns: sql.unsafe(LEDGER_COLUMNS),
     from: sql`transactions t join accounts a on a.id = t.account_id`,
-    where: sql`
-      where a.organization_id = ${organizationId}
+    alias: 'a',
+    filters: sql`
       ${filters.account !== undefined ? sql`and t.account_id = ${filters.account}` : sql``}
       ${filters.type !== undefined ? sql`and t.type = ${filters.type}` : sql``}
       ${filters.currency !== undefined ? sql`and t.currency = ${filters.currency}` : sql``}
@@ -86,20 +86,23 @@ export async function transactionsBelongingTo(
   return await sql<LedgerRow[]>`select ${sql.unsafe(LEDGER_COLUMNS)} from transactions t where ${where} order by t.id`;
 }
 
-/** Wallets whose balance is not the sum of their transactions: none, ever (the admin CLI and the tests check). */
-export async function walletsOutOfBalance(sql: Queryable, organizationId?: number): Promise<{ id: number; balance: string; sum: string }[]> {
-  return await sql<{ id: number; balance: string; sum: string }[]>`
+/**
+ * Wallets whose balance is not the sum of their transactions: none, ever (the admin CLI and the
+ * tests check). Every organization's when none is given (the operator's check).
+ */
+export async function walletsOutOfBalance(sql: Queryable, organizationId?: OrganizationId): Promise<{ id: WalletId; balance: string; sum: string }[]> {
+  return await sql<{ id: WalletId; balance: string; sum: string }[]>`
     select a.id, a.balance::text as balance, coalesce(sum(t.amount), 0)::text as sum
     from accounts a left join transactions t on t.account_id = a.id
-    ${organizationId === undefined ? sql`` : sql`where a.organization_id = ${organizationId}`}
+    ${organizationId === undefined ? sql`` : sql`where ${tenantScope(sql, organizationId).owned('a')}`}
     group by a.id having a.balance <> coalesce(sum(t.amount), 0)`;
 }
 
 /** The organization's active wallets in a currency, oldest first, and whether each holds money: what a request or payment chooses from. */
-export async function activeWallets(sql: Queryable, organizationId: number, currency: string): Promise<{ id: number; funded: boolean }[]> {
-  return await sql<{ id: number; funded: boolean }[]>`
+export async function activeWallets(sql: Queryable, organizationId: OrganizationId, currency: string): Promise<{ id: WalletId; funded: boolean }[]> {
+  return await sql<{ id: WalletId; funded: boolean }[]>`
     select id, balance > 0 as funded from accounts
-    where organization_id = ${organizationId} and currency = ${currency} and status = 'active'
+    where ${tenantScope(sql, organizationId).owned()} and currency = ${currency} and status = 'active'
     order by created, id`;
 }
 
@@ -121,7 +124,7 @@ type StatementPeriodValues = v.InferOutput<typeof StatementPeriod>;
  * closing balance. Read in one REPEATABLE READ snapshot, so the closing balance of a period that
  * reaches the present equals the wallet's balance at `asOf`, however many payments commit meanwhile.
  */
-export async function walletStatement(sql: Sql, organizationId: number, walletId: number, period: StatementPeriodValues): Promise<StatementRow> {
+export async function walletStatement(sql: Sql, organizationId: OrganizationId, walletId: WalletId, period: StatementPeriodValues): Promise<StatementRow> {
   return (await sql.begin('isolation level repeatable read read only', async (tx) => {
     const wallet = await findOwnWallet(tx, organizationId, walletId);
     const asOf = (await tx<{ now: Date }[]>`select clock_timestamp() as now`)[0]!.now;

@@ -7,6 +7,7 @@
  * in workflow state, so it may be of any size.
  */
 import type { Queryable } from '../db';
+import type { OrganizationId } from '../domain/ids';
 
 /** A row a sender took: the attempt it makes, and whether an earlier sender's lease on it lapsed unlogged. */
 export type ClaimedDelivery = {
@@ -99,10 +100,11 @@ export async function webhooksToWake(sql: Queryable, deliveryIds: readonly numbe
 
 /**
  * Webhooks with deliveries overdue by more than `graceSeconds` and no sender holding them: their
- * actor was never woken or was stopped from outside. The outbox sweep wakes them.
+ * actor was never woken or was stopped from outside. The outbox sweep wakes them (every
+ * organization's: not a tenant query).
  */
-export async function stalledWebhooks(sql: Queryable, graceSeconds: number, limit: number): Promise<{ webhookId: number; organizationId: number }[]> {
-  return await sql<{ webhookId: number; organizationId: number }[]>`
+export async function stalledWebhooks(sql: Queryable, graceSeconds: number, limit: number): Promise<{ webhookId: number; organizationId: OrganizationId }[]> {
+  return await sql<{ webhookId: number; organizationId: OrganizationId }[]>`
     select w.id as "webhookId", w.organization_id as "organizationId" from webhooks w
     where w.deleted_at is null and w.disabled_at is null and (w.delivering_until is null or w.delivering_until < now())
       and exists (select 1 from webhook_deliveries d where d.webhook_id = w.id and d.status = 'pending'

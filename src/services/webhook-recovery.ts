@@ -18,11 +18,13 @@ import * as v from 'valibot';
 import type { Fragment } from 'postgres';
 import type { Queryable, Sql } from '../db';
 import { NotFoundError, RefusedError, fieldErrors } from '../domain/errors';
+import type { OrganizationId, WebhookId } from '../domain/ids';
 import { REQUIRED, instantField } from '../domain/input';
 import { DELIVERY_STATUSES, serializeWebhook, type RecoveryRow, type WebhookDisabledReason, type WebhookRow } from '../domain/webhooks';
 import type { Actor, OrganizationActor, ServiceDeps } from './deps';
 import { writeOnce, type DuplicateCheck } from './duplicate-checks';
 import { recordEvent, recordRedeliveries, type PendingDelivery, type RecordedEvent } from './events';
+import { tenantScope } from './queries';
 import { WEBHOOK_COLUMNS, findOwnWebhook } from './webhooks';
 
 /** The most events one recovery delivers again; a longer period is recovered in parts (`until`). */
@@ -62,7 +64,7 @@ export async function disableIfFailing({ sql, launcher }: Deps, webhookId: numbe
 }
 
 /** The merchant disables the webhook: no deliveries from now on, its actor cancels what it held. Unchanged when already disabled. */
-export async function disableOwnWebhook(deps: Deps, actor: OrganizationActor, id: number, duplicateCheck: DuplicateCheck | null): Promise<WebhookRow> {
+export async function disableOwnWebhook(deps: Deps, actor: OrganizationActor, id: WebhookId, duplicateCheck: DuplicateCheck | null): Promise<WebhookRow> {
   const webhook = await findOwnWebhook(deps.sql, actor.organizationId, id);
   const event = await writeOnce(deps.sql, actor, duplicateCheck, (tx) => disable(tx, webhook.id, 'manual'));
   if (event !== null) {
@@ -73,7 +75,7 @@ export async function disableOwnWebhook(deps: Deps, actor: OrganizationActor, id
 }
 
 /** The merchant enables the webhook again: it receives events from now on (and what it missed through a recovery); its failing streak starts afresh. */
-export async function enableOwnWebhook(sql: Sql, actor: OrganizationActor, id: number, duplicateCheck: DuplicateCheck | null): Promise<WebhookRow> {
+export async function enableOwnWebhook(sql: Sql, actor: OrganizationActor, id: WebhookId, duplicateCheck: DuplicateCheck | null): Promise<WebhookRow> {
   const webhook = await findOwnWebhook(sql, actor.organizationId, id);
   await writeOnce(sql, actor, duplicateCheck, (tx) => tx`
     update webhooks set disabled_at = null, disabled_reason = null, failing_since = null, updated = now()
@@ -82,10 +84,10 @@ export async function enableOwnWebhook(sql: Sql, actor: OrganizationActor, id: n
 }
 
 /** The organization's webhooks that are disabled (what the console warns of), newest first. */
-export async function disabledWebhooks(sql: Sql, organizationId: number): Promise<WebhookRow[]> {
+export async function disabledWebhooks(sql: Sql, organizationId: OrganizationId): Promise<WebhookRow[]> {
   return await sql<WebhookRow[]>`
     select ${sql.unsafe(WEBHOOK_COLUMNS)} from webhooks
-    where organization_id = ${organizationId} and disabled_at is not null and deleted_at is null and payment_id is null
+    where ${tenantScope(sql, organizationId).owned()} and disabled_at is not null and deleted_at is null and payment_id is null
     order by disabled_at desc, id desc`;
 }
 
@@ -123,7 +125,7 @@ async function recordRecovery(tx: Queryable, webhook: WebhookRow, actor: Actor, 
   if (state.disabled) throw new RefusedError('The webhook is disabled: enable it first (POST /api/webhooks/<id>/enable).');
   if (state.delivering) throw new RefusedError('An earlier recovery of this webhook is still delivering: ask again when it has finished.');
   const inPeriod = tx`from events
-    where organization_id = ${webhook.organizationId} and type = ${webhook.event} and created >= ${since} and created < ${until}`;
+    where ${tenantScope(tx, webhook.organizationId).owned()} and type = ${webhook.event} and created >= ${since} and created < ${until}`;
   const [{ count } = { count: 0 }] = await tx<{ count: number }[]>`select count(*)::int as count ${inPeriod}`;
   if (count > RECOVERY_MAX_EVENTS) {
     throw fieldErrors({ until: [`${count} events in this period; a recovery delivers at most ${RECOVERY_MAX_EVENTS}: recover a shorter period (set until), then the next.`] });

@@ -7,13 +7,14 @@ import * as v from 'valibot';
 import type { Queryable, Sql } from '../db';
 import { NotFoundError, fieldErrors } from '../domain/errors';
 import { EVENT_TYPES, type EventType } from '../domain/events';
+import type { OrganizationId, WebhookId } from '../domain/ids';
 import { REQUIRED, choiceMessage, text } from '../domain/input';
 import { checkCallbackUrl } from '../domain/urls';
 import { writeAs } from './audit';
 import type { Actor, OrganizationActor, ServiceDeps } from './deps';
 import { writeOnce, type DuplicateCheck } from './duplicate-checks';
 import { recordRedelivery } from './events';
-import { listPage, ownRow, type ListPage, type PageWindow } from './queries';
+import { tenantScope, type ListPage, type PageWindow } from './queries';
 import {
   SECRET_ROTATION_OVERLAP_HOURS, newSigningSecret, type AttemptOutcome, type AttemptRow, type DeliveryRow, type DeliveryStatus,
   type WebhookRow,
@@ -22,7 +23,7 @@ import {
 export const WEBHOOK_COLUMNS = `id, organization_id as "organizationId", user_id as "userId", event, target, created, updated,
   disabled_at as "disabledAt", disabled_reason as "disabledReason"`;
 
-type NewWebhook = { organizationId: number; userId: number; event: EventType; target: string };
+type NewWebhook = { organizationId: OrganizationId; userId: number; event: EventType; target: string };
 
 export async function createWebhook(sql: Queryable, input: NewWebhook): Promise<WebhookRow> {
   const [row] = await sql<WebhookRow[]>`
@@ -63,17 +64,17 @@ type SettingsRow = {
   basicPassword: string | null;
 };
 
-async function readSettings(sql: Queryable, organizationId: number): Promise<SettingsRow | undefined> {
+async function readSettings(sql: Queryable, organizationId: OrganizationId): Promise<SettingsRow | undefined> {
   const [row] = await sql<SettingsRow[]>`
     select signing_secret as "signingSecret", previous_signing_secret as "previousSigningSecret",
            previous_secret_expires_at as "previousSecretExpiresAt", basic_username as "basicUsername",
            basic_password as "basicPassword"
-    from webhook_settings where organization_id = ${organizationId}`;
+    from webhook_settings where ${tenantScope(sql, organizationId).owned()}`;
   return row;
 }
 
 /** The organization's webhook settings, made (with a fresh signing secret) on first use. */
-async function ensureSettings(sql: Queryable, organizationId: number): Promise<SettingsRow> {
+async function ensureSettings(sql: Queryable, organizationId: OrganizationId): Promise<SettingsRow> {
   const existing = await readSettings(sql, organizationId);
   if (existing) return existing;
   await sql`
@@ -86,7 +87,7 @@ async function ensureSettings(sql: Queryable, organizationId: number): Promise<S
 }
 
 /** What signs and authenticates an outgoing delivery now: the current secret, and the previous one while it overlaps. */
-export async function deliverySecrets(sql: Queryable, organizationId: number, now = new Date()): Promise<DeliverySecrets> {
+export async function deliverySecrets(sql: Queryable, organizationId: OrganizationId, now = new Date()): Promise<DeliverySecrets> {
   const row = await ensureSettings(sql, organizationId);
   const previousActive = row.previousSigningSecret !== null && row.previousSecretExpiresAt !== null && row.previousSecretExpiresAt > now;
   return {
@@ -95,9 +96,9 @@ export async function deliverySecrets(sql: Queryable, organizationId: number, no
   };
 }
 
-export type SigningSecretView = { organizationId: number; signingSecret: string; previousSecretExpiresAt: Date | null; basicAuth: boolean };
+export type SigningSecretView = { organizationId: OrganizationId; signingSecret: string; previousSecretExpiresAt: Date | null; basicAuth: boolean };
 
-const secretView = (organizationId: number, row: SettingsRow): SigningSecretView => {
+const secretView = (organizationId: OrganizationId, row: SettingsRow): SigningSecretView => {
   const overlap = row.previousSecretExpiresAt !== null && row.previousSecretExpiresAt > new Date() ? row.previousSecretExpiresAt : null;
   return { organizationId, signingSecret: row.signingSecret, previousSecretExpiresAt: overlap, basicAuth: row.basicUsername !== null };
 };
@@ -118,7 +119,7 @@ export async function rotateSigningSecret(sql: Sql, owner: OrganizationActor): P
         previous_secret_expires_at = now() + ${SECRET_ROTATION_OVERLAP_HOURS}::int * interval '1 hour',
         signing_secret = ${newSigningSecret()},
         modified = now()
-      where organization_id = ${organizationId}`;
+      where ${tenantScope(tx, organizationId).owned()}`;
     return await ensureSettings(tx, organizationId);
   });
   return secretView(organizationId, rotated);
@@ -130,7 +131,7 @@ export async function setBasicCredentials(sql: Sql, owner: OrganizationActor, cr
     await tx`
       update webhook_settings set
         basic_username = ${credentials?.username ?? null}, basic_password = ${credentials?.password ?? null}, modified = now()
-      where organization_id = ${owner.organizationId}`;
+      where ${tenantScope(tx, owner.organizationId).owned()}`;
   });
 }
 
@@ -140,7 +141,7 @@ export type OpenDelivery = {
   workflowId: string;
   /** Given for a redelivery, whose workflow id is made from it; the first delivery takes the next id. */
   deliveryId: number | null;
-  organizationId: number;
+  organizationId: OrganizationId;
   webhookId: number;
   eventId: number;
   redelivery: boolean;
@@ -173,7 +174,7 @@ export async function findAttempt(sql: Queryable, deliveryId: number, attempt: n
 }
 
 type DeliveryContext = {
-  delivery: { id: number; organizationId: number; redelivery: boolean };
+  delivery: { id: number; organizationId: OrganizationId; redelivery: boolean };
   webhook: LiveWebhook;
   event: { id: number; type: EventType; data: Record<string, unknown>; created: Date };
 };
@@ -328,12 +329,15 @@ function toDeliveryRow(row: RawDeliveryRow): DeliveryRow {
   return { ...row, attempts: row.attempts.map((attempt) => ({ ...attempt, startedAt: new Date(attempt.startedAt) })) };
 }
 
-/** One page of a webhook's deliveries (newest first), each with its attempts. */
-export async function listDeliveries(sql: Sql, webhookId: number, filters: { eventId?: number }, page: PageWindow): Promise<ListPage<DeliveryRow>> {
-  const { count, rows } = await listPage<RawDeliveryRow>(sql, {
+/** One page of an organization's webhook's deliveries (newest first), each with its attempts. */
+export async function listDeliveries(
+  sql: Sql, webhook: Pick<WebhookRow, 'id' | 'organizationId'>, filters: { eventId?: number }, page: PageWindow,
+): Promise<ListPage<DeliveryRow>> {
+  const { count, rows } = await tenantScope(sql, webhook.organizationId).listPage<RawDeliveryRow>({
     columns: sql.unsafe(DELIVERY_COLUMNS),
     from: sql.unsafe(DELIVERY_FROM),
-    where: sql`where d.webhook_id = ${webhookId} ${filters.eventId !== undefined ? sql`and d.event_id = ${filters.eventId}` : sql``}`,
+    alias: 'd',
+    filters: sql`and d.webhook_id = ${webhook.id} ${filters.eventId !== undefined ? sql`and d.event_id = ${filters.eventId}` : sql``}`,
     orderBy: sql`order by d.id desc`,
   }, page);
   return { count, rows: rows.map(toDeliveryRow) };
@@ -380,10 +384,10 @@ export const Redelivery = v.object({ event: v.pipe(integerId, v.description('The
 const visible = (sql: Queryable, live: boolean) => sql`and payment_id is null ${live ? sql`and deleted_at is null` : sql``}`;
 
 /** The organization's webhook `id` (403 when another organization's, 404 when none); deleted ones only with `evenIfDeleted` (their log stays readable). */
-export async function findOwnWebhook(sql: Queryable, organizationId: number, id: number, evenIfDeleted = false): Promise<WebhookRow> {
-  return await ownRow(sql, 'webhooks', id, async () => (await sql<WebhookRow[]>`
-    select ${sql.unsafe(WEBHOOK_COLUMNS)} from webhooks where id = ${id} and organization_id = ${organizationId} ${visible(sql, !evenIfDeleted)}`)[0],
-  visible(sql, !evenIfDeleted));
+export async function findOwnWebhook(sql: Queryable, organizationId: OrganizationId, id: WebhookId, evenIfDeleted = false): Promise<WebhookRow> {
+  return await tenantScope(sql, organizationId).ownRow<WebhookRow>({
+    table: 'webhooks', id, columns: sql.unsafe(WEBHOOK_COLUMNS), visible: visible(sql, !evenIfDeleted),
+  });
 }
 
 /** A new webhook of the organization (claiming the Duplicate-Check-Key in its transaction). */
@@ -396,11 +400,11 @@ export async function createOwnWebhook(sql: Sql, actor: Actor, input: { event: E
 }
 
 /** One page of the organization's live webhooks (newest first). */
-export async function listWebhooks(sql: Sql, organizationId: number, filters: v.InferOutput<typeof WebhookFilters>, page: PageWindow): Promise<ListPage<WebhookRow>> {
-  return await listPage<WebhookRow>(sql, {
+export async function listWebhooks(sql: Sql, organizationId: OrganizationId, filters: v.InferOutput<typeof WebhookFilters>, page: PageWindow): Promise<ListPage<WebhookRow>> {
+  return await tenantScope(sql, organizationId).listPage<WebhookRow>({
     columns: sql.unsafe(WEBHOOK_COLUMNS),
     from: sql`webhooks`,
-    where: sql`where organization_id = ${organizationId} ${visible(sql, true)}
+    filters: sql`${visible(sql, true)}
       ${filters.user !== undefined ? sql`and user_id = ${filters.user}` : sql``}
       ${filters.event !== undefined ? sql`and event = ${filters.event}` : sql``}`,
     orderBy: sql`order by id desc`,
@@ -408,7 +412,7 @@ export async function listWebhooks(sql: Sql, organizationId: number, filters: v.
 }
 
 /** Changes (or replaces) the organization's webhook; unchanged when nothing is given. 404 when it was deleted meanwhile. */
-export async function changeOwnWebhook(sql: Sql, actor: OrganizationActor, id: number, changes: WebhookChanges, duplicateCheck: DuplicateCheck | null): Promise<WebhookRow> {
+export async function changeOwnWebhook(sql: Sql, actor: OrganizationActor, id: WebhookId, changes: WebhookChanges, duplicateCheck: DuplicateCheck | null): Promise<WebhookRow> {
   const webhook = await findOwnWebhook(sql, actor.organizationId, id);
   const updated = await writeOnce(sql, actor, duplicateCheck, async (tx) =>
     changes.event === undefined && changes.target === undefined ? webhook : await updateWebhook(tx, webhook.id, changes));
@@ -422,7 +426,7 @@ export async function changeOwnWebhook(sql: Sql, actor: OrganizationActor, id: n
  * webhook deleted and sends nothing.
  */
 export async function deleteOwnWebhook(
-  { sql, launcher }: Pick<ServiceDeps, 'sql' | 'launcher'>, actor: OrganizationActor, id: number, duplicateCheck: DuplicateCheck | null,
+  { sql, launcher }: Pick<ServiceDeps, 'sql' | 'launcher'>, actor: OrganizationActor, id: WebhookId, duplicateCheck: DuplicateCheck | null,
 ): Promise<void> {
   const webhook = await findOwnWebhook(sql, actor.organizationId, id);
   await writeOnce(sql, actor, duplicateCheck, (tx) => deleteWebhook(tx, webhook.id, 'deleted'));
@@ -446,7 +450,7 @@ export async function redeliverEvent(
   { sql, launcher }: Pick<ServiceDeps, 'sql' | 'launcher'>, actor: OrganizationActor, webhook: WebhookRow, eventId: number, duplicateCheck: DuplicateCheck | null,
 ): Promise<DeliveryRow> {
   const organizationId = webhook.organizationId;
-  const [event] = await sql<{ type: EventType }[]>`select type from events where id = ${eventId} and organization_id = ${organizationId}`;
+  const [event] = await sql<{ type: EventType }[]>`select type from events where id = ${eventId} and ${tenantScope(sql, organizationId).owned()}`;
   if (!event) throw fieldErrors({ event: [`Invalid pk "${eventId}" - object does not exist.`] });
   if (event.type !== webhook.event) {
     throw fieldErrors({ event: [`Event ${eventId} is a ${event.type} event; this webhook receives ${webhook.event} events.`] });

@@ -26,6 +26,7 @@ import { deliveriesQueuedSignal, webhookActorId, webhookDeletedSignal, webhookDi
 import { stalledWebhooks, webhooksToWake } from '../services/webhook-queue';
 import type { Queryable } from '../db';
 import type { StartableWorkflow, StartableWorkflows } from '../workflows/registry';
+import type { OrganizationId } from '../domain/ids';
 
 type LauncherSettings = {
   taskQueue: string;
@@ -124,7 +125,7 @@ function createLauncher(client: Client, sql: Queryable, settings: LauncherSettin
    * Signal-with-start of a webhook's actor. The deliveries named are only a wake-up (the actor reads
    * the rows); an actor of the first shape still running attempts them before it hands over.
    */
-  async function wakeWebhookActor(webhook: { webhookId: number; organizationId: number }, deliveries: QueuedDelivery[]): Promise<void> {
+  async function wakeWebhookActor(webhook: { webhookId: number; organizationId: OrganizationId }, deliveries: QueuedDelivery[]): Promise<void> {
     const input: WebhookActorInput = {
       webhookId: webhook.webhookId, organizationId: webhook.organizationId, schedule: settings.webhookSchedule,
       historyLimit: settings.webhookActorHistoryEvents, concurrency: settings.webhookConcurrency, senderTaskQueue: webhookSenderTaskQueue(taskQueue),

@@ -14,6 +14,7 @@ import { escapeHtml, html, raw } from '../../src/console/html';
 import { acceptCollection, storeIncomingPayment } from '../../src/services/collections';
 import { beginPayment, finishPayment } from '../../src/services/payments';
 import { collected, paid } from '../settlement-helpers';
+import type { OrganizationId } from '../../src/domain/ids';
 
 let ctx: TestApp;
 let merchant: TestMerchant;
@@ -35,7 +36,7 @@ afterAll(async () => {
 const address = () => `192.0.2.${Math.floor(Math.random() * 250) + 1}-${randomBytes(3).toString('hex')}`;
 const client = (forwardedFor = address()) => new ConsoleClient(ctx.app, { 'X-Forwarded-For': `203.0.113.9, ${forwardedFor}` });
 
-async function signedIn(organizationId: number, options: { role?: Role } = {}) {
+async function signedIn(organizationId: OrganizationId, options: { role?: Role } = {}) {
   const user = await consoleUser(organizationId, options);
   const browser = client();
   const answer = await browser.signIn(user.email, PASSWORD);

@@ -7,6 +7,7 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { acceptCollection, storeIncomingPayment } from '../../src/services/collections';
 import { CURRENCIES } from '../../src/domain/money';
+import type { OrganizationId } from '../../src/domain/ids';
 import { fundWallet } from '../../src/services/organizations';
 import { walletsOutOfBalance } from '../../src/services/wallets';
 import { createMerchant, numberSequence, requester, testApp, testSql, type TestApp, type TestMerchant } from '../helpers';
@@ -28,7 +29,7 @@ const balanceOf = async (organizationId: number, currency = 'BXC') =>
   (await testSql()<{ balance: string }[]>`
     select balance::text from accounts where organization_id = ${organizationId} and currency = ${currency} order by id limit 1`)[0]!.balance;
 
-async function expectBalanced(organizationId: number): Promise<void> {
+async function expectBalanced(organizationId: OrganizationId): Promise<void> {
   expect(await walletsOutOfBalance(testSql(), organizationId)).toEqual([]);
 }
 

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { ROOT, createMerchant, requester, testApp, testSql, uniqueNumber, type Requester, type TestApp, type TestMerchant } from '../helpers';
 import { ConsoleClient, PASSWORD, consoleUser } from '../console-helpers';
 import { CAPABILITIES, ROLES, capabilitiesOf, type Role } from '../../src/domain/roles';
+import type { UserId } from '../../src/domain/ids';
 import { isConsolePath } from '../../src/console';
 import { routeRoles } from '../../src/api/openapi';
 import { issueKeyForUser } from '../../src/services/api-keys';
@@ -176,7 +177,7 @@ describe('keys, users and owners', () => {
 
   test('another user\'s key is revoked by owners and admins only; anyone revokes their own', async () => {
     const { organization } = await createMerchant(ctx.app);
-    const people = {} as Record<Role, { id: number; email: string }>;
+    const people = {} as Record<Role, { id: UserId; email: string }>;
     for (const role of ROLES) people[role] = await consoleUser(organization.id, { role });
     const keyOf = async (role: Role) => {
       const issued = await issueKeyForUser(testSql(), { organizationId: organization.id, userId: people[role].id });

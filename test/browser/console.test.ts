@@ -12,6 +12,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import type { BrowserContext, Page } from 'playwright-core';
 import { createOrganization, fundWallet } from '../../src/services/organizations';
 import { createUser } from '../../src/services/users';
+import type { OrganizationId } from '../../src/domain/ids';
 import { ROOT, eventually, startWorker, testClient, testSql, uniqueNumber, uniqueTaskQueue, type WorkerProcess } from '../helpers';
 import { launchBrowser, screenshotPath } from '../browser';
 import { makeCertificate, startReceiver, type Receiver } from '../webhook-receiver';
@@ -29,7 +30,7 @@ let verificationUrl: string;
 const verificationRequests: Record<string, string>[] = [];
 let browser: BrowserContext;
 let page: Page;
-let organizationId: number;
+let organizationId: OrganizationId;
 const manager = { email: `manager-${Date.now()}@browser.test` };
 const member = { email: `member-${Date.now()}@browser.test` };
 /** Console errors and page errors of every page visited by the manager's browser. */

@@ -5,6 +5,7 @@
  */
 import { describe, expect, test } from 'bun:test';
 import { UnreadableCsvError } from '../../src/domain/csv';
+import { asId } from '../../src/domain/ids';
 import { differenceOf, sumAmounts } from '../../src/domain/money';
 import { readOperatorStatement, statementFormatOf } from '../../src/domain/operator-statements';
 import { reconcile } from '../../src/domain/reconciliation';
@@ -14,7 +15,7 @@ const DAY = new Date('2025-05-01T00:00:00Z');
 
 function line(overrides: Partial<SettlementLine>): SettlementLine {
   return {
-    network: 'Safaricom', currency: 'KES', type: 'collection', id: 1, organizationId: 7, operatorTransactionId: 'QAB0000001', reference: null,
+    network: 'Safaricom', currency: 'KES', type: 'collection', id: 1, organizationId: asId('Organization', 7), operatorTransactionId: 'QAB0000001', reference: null,
     originalTransactionId: null, amount: '100.0000', phoneNumber: '+254711000001', finalAt: new Date('2025-05-01T10:00:00Z'), ...overrides,
   };
 }

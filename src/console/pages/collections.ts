@@ -38,7 +38,7 @@ export const collectionRoutes = (deps: AppDeps) => {
   const frame = (session: ConsoleSession, title: string) => ({ session, sandbox: config.sandbox, section: 'collections' as const, title });
 
   const ownedCollection = (session: ConsoleSession, rawId: string): Promise<CollectionRow> =>
-    ownedOrMissing(findOwnCollection(sql, session.organizationId, ownedId(rawId)), 'No such collection in your organization.');
+    ownedOrMissing(findOwnCollection(sql, session.organizationId, ownedId(rawId, 'Collection')), 'No such collection in your organization.');
 
   async function detailPage(session: ConsoleSession, collection: CollectionRow, reverse: { values: Values; errors: FieldErrors }, status = 200) {
     const [found, { rows: [reversal] }, transactions] = await Promise.all([

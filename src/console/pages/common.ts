@@ -1,6 +1,7 @@
 /** Small helpers the console's page modules share. */
 import type { Config } from '../../config';
 import { parseId } from '../../http/context';
+import { asId, type Id, type IdKind } from '../../domain/ids';
 import { ForbiddenError, NotFoundError } from '../../domain/errors';
 import type { WebhookRow } from '../../domain/webhooks';
 import type { TimelineEntry } from '../../services/events';
@@ -13,11 +14,11 @@ export function nonEmptyQuery(request: Request): URLSearchParams {
   return new URLSearchParams([...new URL(request.url).searchParams].filter(([, value]) => value.trim() !== ''));
 }
 
-/** A path id, or the 404 page. */
-export function ownedId(raw: string): number {
+/** A path id as the id of the page's resource (`kind`), or the 404 page. */
+export function ownedId<Kind extends IdKind>(raw: string, kind: Kind): Id<Kind> {
   const id = parseId(raw);
   if (id === null) throw consoleError(404, 'Not found.');
-  return id;
+  return asId(kind, id);
 }
 
 /**

@@ -69,7 +69,7 @@ ${pager('/console/contacts', searchParams, page, count)}`;
       }
     }, { action: 'collect', parse: 'none' })
     .get('/console/contacts/:id', async ({ params, request, session }) => {
-      const contact = await ownedOrMissing(readContact(deps, session.organizationId, ownedId(params.id), null), 'No such contact in your organization.');
+      const contact = await ownedOrMissing(readContact(deps, session.organizationId, ownedId(params.id, 'Contact'), null), 'No such contact in your organization.');
       const done = DONE_NOTICES[new URL(request.url).searchParams.get('done') ?? ''];
       const verification = contact.verification;
       const content = html`${done ? notice(done) : ''}

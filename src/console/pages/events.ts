@@ -33,7 +33,7 @@ ${pager('/console/events', searchParams, page, count)}`;
       return htmlResponse(layout(frame(session, 'Events'), content));
     }, { page: 'view' })
     .get('/console/events/:id', async ({ params, session }) => {
-      const row = await ownedOrMissing(findOwnEvent(sql, session.organizationId, ownedId(params.id)), 'No such event in your organization.');
+      const row = await ownedOrMissing(findOwnEvent(sql, session.organizationId, ownedId(params.id, 'Event')), 'No such event in your organization.');
       // The event exactly as GET /api/events/<id> answers it in the current version; escaped like every other value.
       const resource = eventForVersion(serializeEvent(row), { version: CURRENT_API_VERSION, organizationName: session.organizationName });
       const content = html`<section class="card">${details([['Type', row.type], ['Created', when(row.created)]])}</section>

@@ -89,7 +89,7 @@ export const paymentBatchRoutes = (deps: AppDeps) => {
   const { sql, config } = deps;
   const frame = (session: ConsoleSession, title: string) => ({ session, sandbox: config.sandbox, section: 'payments' as const, title });
   const ownedBatch = (session: ConsoleSession, rawId: string) =>
-    ownedOrMissing(findOwnPaymentBatch(sql, session.organizationId, ownedId(rawId)), 'No such payment batch in your organization.');
+    ownedOrMissing(findOwnPaymentBatch(sql, session.organizationId, ownedId(rawId, 'PaymentBatch')), 'No such payment batch in your organization.');
   const resourceOf = async (session: ConsoleSession, rawId: string) => (await paymentBatchResources(sql, [await ownedBatch(session, rawId)]))[0]!;
 
   const live = (batch: PaymentBatchResource): Html => html`<div${batch.state === 'completed' ? html` data-final` : ''}>
@@ -144,10 +144,11 @@ ${pager('/console/payment-batches', searchParams, page, count)}`;
       }
     }, { action: 'pay', parse: 'none' })
     .get('/console/payment-batches/:id', async ({ params, request, session }) => {
-      const batch = await resourceOf(session, params.id);
+      const row = await ownedBatch(session, params.id);
+      const batch = (await paymentBatchResources(sql, [row]))[0]!;
       const searchParams = nonEmptyQuery(request);
       const page = { ...parsePage(searchParams, config.pageSizeMax), limit: ROWS_PER_PAGE };
-      const lines = await batchLines(sql, batch.id, page);
+      const lines = await batchLines(sql, row, page);
       const workflowId = paymentBatchWorkflowId(batch.id);
       const content = html`<section class="card">${details([
         ['Rows', String(batch.row_count)],
@@ -168,6 +169,6 @@ ${pager(`/console/payment-batches/${batch.id}`, searchParams, page, lines.count)
     .get('/console/payment-batches/:id/live', async ({ params, session }) => htmlResponse(live(await resourceOf(session, params.id))), { page: 'view' })
     .get('/console/payment-batches/:id/results.csv', async ({ params, session }) => {
       const batch = await ownedBatch(session, params.id);
-      return csvResponse(batchResultsCsv((await batchLines(sql, batch.id)).rows), `payment-batch-${batch.id}-results.csv`);
+      return csvResponse(batchResultsCsv((await batchLines(sql, batch)).rows), `payment-batch-${batch.id}-results.csv`);
     }, { page: 'view' });
 };

@@ -104,7 +104,7 @@ export const paymentRoutes = (deps: AppDeps) => {
   const frame = (session: ConsoleSession, title: string) => ({ session, sandbox: config.sandbox, section: 'payments' as const, title });
 
   const ownedPayment = (session: ConsoleSession, rawId: string): Promise<PaymentRow> =>
-    ownedOrMissing(findOwnPayment(sql, session.organizationId, ownedId(rawId)), 'No such payment in your organization.');
+    ownedOrMissing(findOwnPayment(sql, session.organizationId, ownedId(rawId, 'Payment')), 'No such payment in your organization.');
 
   const activeWallets = async (session: ConsoleSession) =>
     (await listWallets(sql, session.organizationId, { status: 'active' }, { limit: config.pageSizeMax, offset: 0 })).rows;

@@ -83,7 +83,7 @@ export const requestRoutes = (deps: AppDeps) => {
   const frame = (session: ConsoleSession, title: string) => ({ session, sandbox: config.sandbox, section: 'requests' as const, title });
 
   const ownedRequest = (session: ConsoleSession, rawId: string) =>
-    ownedOrMissing(findOwnRequest(sql, session.organizationId, ownedId(rawId)), 'No such collection request in your organization.');
+    ownedOrMissing(findOwnRequest(sql, session.organizationId, ownedId(rawId, 'CollectionRequest')), 'No such collection request in your organization.');
 
   return new Elysia({ name: 'console-requests' })
     .use(consoleSessionPlugin(deps))

@@ -37,7 +37,7 @@ export const reversalRoutes = (deps: AppDeps) => {
   const frame = (session: ConsoleSession, title: string) => ({ session, sandbox: config.sandbox, section: 'collections' as const, title });
 
   const ownedReversal = (session: ConsoleSession, rawId: string): Promise<ReversalRow> =>
-    ownedOrMissing(findOwnReversal(sql, session.organizationId, ownedId(rawId)), 'No such reversal in your organization.');
+    ownedOrMissing(findOwnReversal(sql, session.organizationId, ownedId(rawId, 'Reversal')), 'No such reversal in your organization.');
 
   return new Elysia({ name: 'console-reversals' })
     .use(consoleSessionPlugin(deps))

@@ -139,7 +139,7 @@ ${select('role', 'Role', roleChoices(assignable), { role: 'viewer', ...values },
   }
 
   async function otherUser(session: ConsoleSession, rawId: string) {
-    const user = await findUser(sql, session.organizationId, ownedId(rawId));
+    const user = await findUser(sql, session.organizationId, ownedId(rawId, 'User'));
     if (!user) throw consoleError(404, 'No such user in your organization.');
     if (user.id === session.userId) throw consoleError(400, 'You cannot remove yourself or change your own role; ask another owner or admin.');
     return user;
@@ -197,7 +197,7 @@ ${select('role', 'Role', roleChoices(assignable), { role: 'viewer', ...values },
       return await keysPage(session, { created: issued.apiKey });
     }, { action: 'integrate', parse: 'none' })
     .post('/console/settings/keys/:id/revoke', async ({ params, session }) => {
-      const revoked = await revokeApiKey(sql, session, ownedId(params.id));
+      const revoked = await revokeApiKey(sql, session, ownedId(params.id, 'ApiKey'));
       if (revoked === 'missing') throw consoleError(404, 'No such live API key in your organization.');
       if (revoked === 'forbidden') throw consoleError(403, 'Only owners and admins revoke another user\'s API key; you may revoke your own.');
       return redirect('/console/settings/keys?done=key-revoked');

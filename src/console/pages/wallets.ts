@@ -82,7 +82,7 @@ ${allows(session, 'pay') ? html`<a href="/console/payments/new">Send a payment</
       return htmlResponse(layout(frame(session, 'Wallets'), content));
     }, { page: 'view' })
     .get('/console/wallets/:id', async ({ params, request, session }) => {
-      const wallet = await ownedOrMissing(findOwnWallet(sql, session.organizationId, ownedId(params.id)), 'No such wallet in your organization.');
+      const wallet = await ownedOrMissing(findOwnWallet(sql, session.organizationId, ownedId(params.id, 'Wallet')), 'No such wallet in your organization.');
       const searchParams = nonEmptyQuery(request);
       const filters = parseFilters(TransactionFilters, searchParams);
       const page = parsePage(searchParams, config.pageSizeMax);
@@ -106,7 +106,7 @@ ${pager(path, searchParams, page, count)}`;
       return htmlResponse(layout(frame(session, `Wallet #${wallet.id} · ${wallet.currency}`), content));
     }, { page: 'view' })
     .get('/console/wallets/:id/statement', async ({ params, request, session }) => {
-      const id = ownedId(params.id);
+      const id = ownedId(params.id, 'Wallet');
       const searchParams = nonEmptyQuery(request);
       const values = queryValues(searchParams);
       const title = `Statement of wallet #${id}`;
@@ -138,7 +138,7 @@ ${statementForm(id, values, errors)}`), 400);
     }, { page: 'reconcile' })
     .get('/console/wallets/:id/statement.csv', async ({ params, request, session }) => {
       const statement = await ownedOrMissing(
-        walletStatement(sql, session.organizationId, ownedId(params.id), parseFilters(StatementPeriod, nonEmptyQuery(request))), 'No such wallet in your organization.');
+        walletStatement(sql, session.organizationId, ownedId(params.id, 'Wallet'), parseFilters(StatementPeriod, nonEmptyQuery(request))), 'No such wallet in your organization.');
       return csvResponse(statementCsv(statement), `wallet-${statement.walletId}-statement-${statement.since.toISOString().slice(0, 10)}.csv`);
     }, { page: 'reconcile' });
 };

@@ -62,7 +62,7 @@ export const webhookRoutes = (deps: AppDeps) => {
   const frame = (session: ConsoleSession, title: string) => ({ session, sandbox: config.sandbox, section: 'webhooks' as const, title });
 
   const ownedWebhook = (session: ConsoleSession, rawId: string, evenIfDeleted = false): Promise<WebhookRow> =>
-    ownedOrMissing(findOwnWebhook(sql, session.organizationId, ownedId(rawId), evenIfDeleted), 'No such webhook in your organization.');
+    ownedOrMissing(findOwnWebhook(sql, session.organizationId, ownedId(rawId, 'Webhook'), evenIfDeleted), 'No such webhook in your organization.');
 
   /** A synthetic test message, signed like a delivery, sent once (see the module comment). */
   async function sendTestEvent(webhook: WebhookRow): Promise<HttpAttempt> {
@@ -145,7 +145,7 @@ ${recoveries.length === 0 ? '' : table(['Recovery', 'Period (UTC)', 'Asked', 'Pr
     const searchParams = new URL(request.url).searchParams;
     const page = parsePage(new URLSearchParams(searchParams.get('offset') ? { offset: searchParams.get('offset')! } : {}), config.pageSizeMax);
     const [{ count, rows: deliveries }, deletion, recoveries] = await Promise.all([
-      listDeliveries(sql, webhook.id, {}, page), webhookDeletion(sql, webhook.id), listRecoveries(sql, webhook.id, 5),
+      listDeliveries(sql, webhook, {}, page), webhookDeletion(sql, webhook.id), listRecoveries(sql, webhook.id, 5),
     ]);
     const deleted = deletion?.deletedAt ?? null;
     const edit = state.edit ?? { values: { event: webhook.event, target: webhook.target }, errors: {} };

@@ -3,13 +3,14 @@
  * Safe to import from workflow code and from clients alike: no I/O, no Node built-ins.
  */
 import { defineQuery, defineSignal } from '@temporalio/workflow';
+import type { OrganizationId } from '../../domain/ids';
 
 export const collectionRequestWorkflowId = (requestId: number): string => `collection-request-${requestId}`;
 
 /** Everything the request's workflow needs; durations are data so tests can use seconds. */
 export type CollectionRequestInput = {
   requestId: number;
-  organizationId: number;
+  organizationId: OrganizationId;
   /** ISO instants. */
   startAt: string | null;
   expiresAt: string;

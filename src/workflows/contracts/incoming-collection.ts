@@ -3,6 +3,7 @@
  * Safe to import from workflow code and from clients alike: no I/O, no Node built-ins.
  */
 import { defineQuery } from '@temporalio/workflow';
+import type { OrganizationId } from '../../domain/ids';
 
 /** `collection-<network>-<remote transaction id>`, one per payment a network reports. */
 export const incomingCollectionWorkflowId = (network: string, remoteTransactionId: string): string =>
@@ -22,7 +23,7 @@ export type IncomingPaymentInput = {
    * A payment simulated from an organization's console sandbox page: it may complete that
    * organization's requests only, and otherwise waits unassigned (absent for every network report).
    */
-  reportedFor?: number | null;
+  reportedFor?: OrganizationId | null;
 };
 
 export const incomingCollectionStatusQuery = defineQuery<string>('status');

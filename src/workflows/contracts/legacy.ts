@@ -4,8 +4,9 @@
  * alike: no I/O, no Node built-ins.
  */
 import type { RetrySchedule } from '../../domain/webhook-schedule';
+import type { OrganizationId } from '../../domain/ids';
 
-export type EventDispatchInput = { eventId: number; organizationId: number; type: string };
+export type EventDispatchInput = { eventId: number; organizationId: OrganizationId; type: string };
 
 export type EventDispatchStatus = 'dispatching' | 'dispatched';
 
@@ -15,7 +16,7 @@ export type PendingAttempt = { deliveryId: number; eventId: number; attempt: num
 /** The input of a webhook actor of the first shape, which carried its queue over a continue-as-new. */
 export type LegacyWebhookActorInput = {
   webhookId: number;
-  organizationId: number;
+  organizationId: OrganizationId;
   schedule: RetrySchedule;
   historyLimit?: number;
   queue: PendingAttempt[];

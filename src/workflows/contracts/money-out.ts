@@ -3,6 +3,7 @@
  * Safe to import from workflow code and from clients alike: no I/O, no Node built-ins.
  */
 import { defineQuery, defineSignal } from '@temporalio/workflow';
+import type { OrganizationId } from '../../domain/ids';
 
 export const paymentWorkflowId = (paymentId: number): string => `payment-${paymentId}`;
 
@@ -11,14 +12,14 @@ export const reversalWorkflowId = (reversalId: number): string => `reversal-${re
 /** Everything a payment's workflow needs; durations are data so tests can use seconds. */
 export type PaymentInput = {
   paymentId: number;
-  organizationId: number;
+  organizationId: OrganizationId;
   /** ISO instant of `start_date`, or null to send at once. */
   startAt: string | null;
   statusPollSeconds: number;
   statusTimeoutSeconds: number;
 };
 
-export type ReversalInput = { reversalId: number; organizationId: number; statusPollSeconds: number; statusTimeoutSeconds: number };
+export type ReversalInput = { reversalId: number; organizationId: OrganizationId; statusPollSeconds: number; statusTimeoutSeconds: number };
 
 export type MoneyOutState = { state: string; attempts: number; lastError: string | null };
 

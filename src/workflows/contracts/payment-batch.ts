@@ -4,13 +4,14 @@
  */
 import { defineQuery } from '@temporalio/workflow';
 import type { PaymentInput } from './money-out';
+import type { OrganizationId } from '../../domain/ids';
 
 export const paymentBatchWorkflowId = (batchId: number): string => `payment-batch-${batchId}`;
 
 /** Everything a batch's workflow needs; a run that continues as new carries where it is. */
 export type PaymentBatchInput = {
   batchId: number;
-  organizationId: number;
+  organizationId: OrganizationId;
   /** Payments of the batch in flight at once. */
   concurrency: number;
   /** Rows whose payments one step creates (one transaction). */

@@ -3,12 +3,13 @@
  * Safe to import from workflow code and from clients alike: no I/O, no Node built-ins.
  */
 import { defineQuery } from '@temporalio/workflow';
+import type { OrganizationId } from '../../domain/ids';
 
 export const subscriptionWorkflowId = (requestId: number): string => `subscription-${requestId}`;
 
 export type SubscriptionInput = {
   requestId: number;
-  organizationId: number;
+  organizationId: OrganizationId;
   /** ISO instants and the rule of domain/subscriptions.ts. */
   startDate: string;
   endDate: string;

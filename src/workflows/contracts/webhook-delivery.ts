@@ -3,6 +3,7 @@
  * Safe to import from workflow code and from clients alike: no I/O, no Node built-ins.
  */
 import type { RetrySchedule } from '../../domain/webhook-schedule';
+import type { OrganizationId } from '../../domain/ids';
 
 export const webhookDeliveryWorkflowId = (eventId: number, webhookId: number): string => `webhook-delivery-${eventId}-${webhookId}`;
 
@@ -13,7 +14,7 @@ export const webhookRedeliveryWorkflowId = (eventId: number, webhookId: number, 
 export type WebhookDeliveryInput = {
   eventId: number;
   webhookId: number;
-  organizationId: number;
+  organizationId: OrganizationId;
   eventType: string;
   /** Set for a redelivery (its row exists before the workflow); null for the first delivery. */
   deliveryId: number | null;

@@ -5,6 +5,7 @@
  */
 import { defineQuery, defineSignal } from '@temporalio/workflow';
 import type { RetrySchedule } from '../../domain/webhook-schedule';
+import type { OrganizationId } from '../../domain/ids';
 
 export const webhookActorId = (webhookId: number): string => `webhook-${webhookId}`;
 
@@ -25,7 +26,7 @@ export const DEFAULT_WEBHOOK_CONCURRENCY = 16;
 
 export type WebhookActorInput = {
   webhookId: number;
-  organizationId: number;
+  organizationId: OrganizationId;
   schedule: RetrySchedule;
   /** History events after which the actor continues as new (absent: 5,000). */
   historyLimit?: number;
