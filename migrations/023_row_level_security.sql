@@ -34,11 +34,16 @@ create function current_organization() returns bigint language sql stable as $$
 $$;
 
 -- Puts a table holding organizations' rows behind the boundary: its rows are the organization's in
--- its organization_id column. A later migration adding such a table calls it.
+-- its organization_id column. A later migration adding such a table calls it. The organization is
+-- read once per statement, as a one-element array (`array(select ...)`, an InitPlan), and compared
+-- with `= any`: beside the query's own `organization_id = $1` that is one more index condition, and
+-- in a sequential scan one cheap test per row. A plain equality would add a gating node above the
+-- scan's every row, and `array[...]` would build the array again for each row: counting 100,000 of
+-- an organization's collections by a sequential scan took 1.5 ms longer this way, 5 and 7 ms those.
 create function guard_tenant_table(holder regclass) returns void language plpgsql as $$
 begin
   execute format('alter table %s enable row level security', holder);
-  execute format('create policy tenant_rows on %s to collections_tenant using (organization_id = current_organization())', holder);
+  execute format('create policy tenant_rows on %s to collections_tenant using (organization_id = any (array(select current_organization())))', holder);
 end $$;
 
 -- Every table with an organization_id column.
@@ -48,7 +53,7 @@ where c.relnamespace = 'public'::regnamespace and c.relkind = 'r' and a.attname 
 
 -- The organization itself.
 alter table organizations enable row level security;
-create policy tenant_rows on organizations to collections_tenant using (id = current_organization());
+create policy tenant_rows on organizations to collections_tenant using (id = any (array(select current_organization())));
 
 -- Rows that belong to an organization through their parent: the parent's own policy decides
 -- (the subquery runs as the tenant too).
