@@ -63,8 +63,14 @@ export async function findRequestToPrompt(sql: Queryable, id: number): Promise<(
 }
 
 export async function findRequest(sql: Queryable, id: number): Promise<RequestWithContact | undefined> {
-  const rows = await sql<CollectionRequestRow[]>`select ${sql.unsafe(REQUEST_COLUMNS)} from collection_requests where id = ${id}`;
-  return (await withContacts(sql, rows))[0];
+  return (await findRequests(sql, [id]))[0];
+}
+
+/** The requests of these ids with their contacts, in two statements whatever their number (a page of collections names up to a page of requests). */
+export async function findRequests(sql: Queryable, ids: readonly number[]): Promise<RequestWithContact[]> {
+  if (ids.length === 0) return [];
+  const rows = await sql<CollectionRequestRow[]>`select ${sql.unsafe(REQUEST_COLUMNS)} from collection_requests where id in ${sql([...new Set(ids)])}`;
+  return await withContacts(sql, rows);
 }
 
 export type NewCollectionRequest = {

@@ -19,7 +19,7 @@ import {
   COLLECTION_STATUSES, requestOfPromptReference, serializeCollection, serializeTransaction, type AccountRow, type CollectionResource, type CollectionRow, type TransactionRow,
 } from '../domain/collections';
 import { serializeContact, type ContactRow } from '../domain/contacts';
-import { findRequest } from './collection-requests';
+import { findRequests } from './collection-requests';
 import { CONTACT_COLUMNS } from './contacts';
 import { recordEvent, type RecordedEvent } from './events';
 import { moveMoney } from './ledger';
@@ -44,7 +44,8 @@ export async function collectionResources(sql: Queryable, collections: Collectio
   if (collections.length === 0) return [];
   const ids = collections.map((collection) => collection.id);
   const contactIds = [...new Set(collections.flatMap((collection) => (collection.contactId === null ? [] : [collection.contactId])))];
-  const [contacts, transactions] = await Promise.all([
+  const requestIds = collections.flatMap((collection) => (collection.collectionRequestId === null ? [] : [collection.collectionRequestId]));
+  const [contacts, transactions, requests] = await Promise.all([
     contactIds.length === 0 ? [] : sql<ContactRow[]>`select ${sql.unsafe(CONTACT_COLUMNS)} from contacts where id in ${sql(contactIds)}`,
     sql<(TransactionRow & { collectionId: number; account: AccountRow })[]>`
       select t.id, t.account_id as "accountId", t.amount::text as amount, t.currency, t.type, t.description, t.created,
@@ -52,13 +53,15 @@ export async function collectionResources(sql: Queryable, collections: Collectio
       from transactions t
       join lateral (select ${sql.unsafe(ACCOUNT_COLUMNS)} from accounts a join currencies cur on cur.code = a.currency where a.id = t.account_id) acc on true
       where t.collection_id in ${sql(ids)}`,
+    findRequests(sql, requestIds),
   ]);
   const contactById = new Map(contacts.map((contact) => [contact.id, contact]));
   const transactionByCollection = new Map(transactions.map((transaction) => [transaction.collectionId, transaction]));
+  const requestById = new Map(requests.map((found) => [found.request.id, found]));
   const results: CollectionResource[] = [];
   for (const collection of collections) {
     const contact = collection.contactId === null ? undefined : contactById.get(collection.contactId);
-    const request = collection.collectionRequestId === null ? undefined : await findRequest(sql, collection.collectionRequestId);
+    const request = collection.collectionRequestId === null ? undefined : requestById.get(collection.collectionRequestId);
     const transaction = transactionByCollection.get(collection.id);
     results.push(
       serializeCollection(collection, {
