@@ -27,6 +27,9 @@ import { findOperation, recordOperation, settleRemoteTransactionId } from '../se
 import type { NameLookup, PaymentPrompt, Payout, PayoutResult, PromptResult, PromptStatus, ReportedPaymentStatus, TakenPrompt } from './adapter';
 import { callOperator, createRenewingTokenCache, field, msisdnOf, OperatorUnreachableError, type OperatorAnswer, type RenewableToken } from './operator-http';
 
+/** A 2xx answer (M-Pesa answers 200 or 201 for a call it took; the code in the body says how it went). */
+const accepted = (answer: OperatorAnswer): boolean => answer.status >= 200 && answer.status < 300;
+
 /** Calls to the OpenAPI other than a customer payment: long enough for its gateway on a slow day. */
 const VODACOM_TIMEOUT_MS = 20_000;
 /**
@@ -141,7 +144,7 @@ function createMarketClient(settings: VodacomSettings, market: VodacomMarket, ke
       throw new Error(`Vodacom M-Pesa ${market.context} session not issued: getSession did not answer`, { cause });
     }
     const sessionId = field(answer.body, 'output_SessionID');
-    if (answer.status !== 200 || field(answer.body, 'output_ResponseCode') !== 'INS-0' || !sessionId) {
+    if (!accepted(answer) || field(answer.body, 'output_ResponseCode') !== 'INS-0' || !sessionId) {
       throw new Error(`Vodacom M-Pesa ${market.context} session refused: HTTP ${answer.status} ${field(answer.body, 'output_ResponseCode') ?? ''}`.trim());
     }
     // A new session is not usable at once: it is handed out only after its activation delay.
@@ -204,7 +207,7 @@ export function createVodacomConnector(settings: VodacomSettings, { sql }: Vodac
       throw error;
     }
     const code = field(answer.body, 'output_ResponseCode');
-    if ((answer.status === 200 || answer.status === 201) && code === 'INS-0') return { decided: 'done', transactionId: field(answer.body, 'output_TransactionID') };
+    if (accepted(answer) && code === 'INS-0') return { decided: 'done', transactionId: field(answer.body, 'output_TransactionID') };
     if ((code !== undefined && UNDECIDED_CODES.has(code)) || (code === undefined && answer.status >= 500)) return { decided: 'unknown' };
     // Overloaded (INS-16), throttled, or a session refused twice: nothing was carried out; the activity tries again.
     if (code === undefined || code === 'INS-16' || answer.status === 429 || answer.status === 401 && !TRANSACTION_401_CODES.has(code)) {
@@ -221,7 +224,7 @@ export function createVodacomConnector(settings: VodacomSettings, { sql }: Vodac
     });
     const code = field(answer.body, 'output_ResponseCode');
     if (code === 'INS-18') return { state: 'unknown' };
-    if (answer.status !== 200 || code !== 'INS-0') throw new Error(`Vodacom M-Pesa transaction status: HTTP ${answer.status} ${code ?? ''}`.trim());
+    if (!accepted(answer) || code !== 'INS-0') throw new Error(`Vodacom M-Pesa transaction status: HTTP ${answer.status} ${code ?? ''}`.trim());
     const state = (field(answer.body, 'output_ResponseTransactionStatus') ?? '').trim().toLowerCase();
     if (state === 'completed') return { state: 'completed', transactionId: field(answer.body, 'output_OriginalTransactionID') ?? field(answer.body, 'output_TransactionID') };
     if (FAILED_STATES[state]) return { state: 'failed', error: FAILED_STATES[state]! };
@@ -356,7 +359,7 @@ export function createVodacomConnector(settings: VodacomSettings, { sql }: Vodac
       });
       const code = field(answer.body, 'output_ResponseCode');
       if (code !== undefined && UNREGISTERED_CODES.has(code)) return { nameOnNetwork: '', nationalId: null, nationalIdType: '', registered: false };
-      if (answer.status !== 200 || code !== 'INS-0') throw new Error(`Vodacom M-Pesa beneficiary name: HTTP ${answer.status} ${code ?? ''}`.trim());
+      if (!accepted(answer) || code !== 'INS-0') throw new Error(`Vodacom M-Pesa beneficiary name: HTTP ${answer.status} ${code ?? ''}`.trim());
       const name = [field(answer.body, 'output_CustomerFirstName'), field(answer.body, 'output_CustomerLastName')].filter(Boolean).join(' ');
       return { nameOnNetwork: name, nationalId: null, nationalIdType: '', registered: true };
     },
