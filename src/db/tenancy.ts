@@ -39,7 +39,7 @@ export function enterOrganization(organizationId: number): void {
   if (scope) scope.organizationId = organizationId;
 }
 
-/** Runs `run` with every statement it issues scoped to `organizationId` (tests, the admin CLI). */
+/** Runs `run` with every statement it issues scoped to `organizationId` (the tests of the boundary). */
 export function asOrganization<T>(organizationId: number, run: () => T): T {
   return scopes.run({ organizationId }, run);
 }
