@@ -86,7 +86,9 @@ export function createCollectionActivities({ sql, launcher, network, sandbox, we
         if (found.status === 'refused') log.warn('a reported payment was not confirmed by its operator', { network: payment.network, remoteTransactionId: payment.remoteTransactionId, reason: found.reason });
         return found;
       }
-      return { status: 'confirmed', payment: { ...payment, amount: found.amount, phoneNumber: found.phoneNumber ?? payment.phoneNumber } };
+      // Matched by what the operator confirmed: its payer, its amount, and the prompt of ours the receipt answers, if any.
+      const promptReference = found.promptReference ?? payment.promptReference;
+      return { status: 'confirmed', payment: { ...payment, amount: found.amount, phoneNumber: found.phoneNumber ?? payment.phoneNumber, promptReference } };
     },
 
     /**

@@ -59,7 +59,7 @@ export type PromptStatus =
  */
 export type ReportedPayment = { network: Network; remoteTransactionId: string; amount: string; currency: string; phoneNumber: string; workflowId: string };
 export type ReportedPaymentStatus =
-  | { status: 'confirmed'; amount: string; phoneNumber: string | null }
+  | { status: 'confirmed'; amount: string; phoneNumber: string | null; promptReference?: string | null }
   | { status: 'refused'; reason: string }
   | { status: 'pending' };
 

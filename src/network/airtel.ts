@@ -236,7 +236,8 @@ export function createAirtelConnector(settings: AirtelSettings, { sql }: AirtelD
         const refusal = await push(country, prompt);
         return refusal === null ? { status: 'pending' } : { status: 'failed', error: refusal };
       }
-      if (found.state === 'TS') return { status: 'paid', remoteTransactionId: found.airtelMoneyId ?? promptId(prompt), paymentDate: new Date().toISOString() };
+      // Credited under Airtel's own money id only (docs/architecture.md#one-receipt-one-credit): without one, asked again at the next poll.
+      if (found.state === 'TS') return found.airtelMoneyId ? { status: 'paid', remoteTransactionId: found.airtelMoneyId, paymentDate: new Date().toISOString() } : { status: 'pending' };
       if (found.state === 'TF' || found.state === 'TE') return { status: 'failed', error: airtelFailure(found.code, found.message) };
       return { status: 'pending' };
     },

@@ -19,7 +19,8 @@ import type { MpesaSettings } from '../config';
 import type { Queryable } from '../db';
 import { compareDecimal } from '../domain/money';
 import {
-  findOperation, forgetOperation, latestStatusQuery, recordOperation, setOperatorReference, settleRemoteTransactionId, type NetworkOperation,
+  findOperation, forgetOperation, latestStatusQuery, promptOfReceipt, receiptHeldElsewhere, recordOperation, setOperatorReference, settlePrompt, settleRemoteTransactionId, unsettledPromptFor,
+  type NetworkOperation,
 } from '../services/network-operations';
 import type {
   PaymentPrompt, Payout, PayoutResult, PromptResult, PromptStatus, ReportedPayment, ReportedPaymentStatus, TakenPrompt,
@@ -30,6 +31,12 @@ import { callOperator, callWithToken, createTokenCache, field, msisdnOf, nested,
 const DARAJA_TIMEOUT_MS = 20_000;
 /** A push whose answer was lost and that no callback named in this long has timed out on the phone too. */
 export const UNANSWERED_PROMPT_SECONDS = 120;
+/**
+ * How long a push of ours to a number, paid or not yet answered, holds back a reported payment of
+ * the same number and amount: the push's request settles its receipt first (a prompt times out on
+ * the phone within minutes; transaction status answers within a poll or two).
+ */
+const UNSETTLED_PROMPT_SECONDS = 15 * 60;
 
 /**
  * The callback routes Daraja calls (src/api/operator-callbacks.ts), under PUBLIC_BASE_URL. Safaricom
@@ -191,7 +198,7 @@ export function createDarajaConnector(settings: MpesaSettings, { sql, callbackBa
       && result.parameters.Amount !== undefined && /^\d+(\.\d+)?$/.test(result.parameters.Amount)
       && compareDecimal(result.parameters.Amount, amount) === 0;
 
-  /** The receipt an STK callback gave, when it claims success for exactly this prompt's amount and number (only a label: the query decides). */
+  /** The receipt an STK callback gave, when it claims success for exactly this prompt's amount and number (only a candidate: transaction status decides). */
   function receiptOfHint(operation: NetworkOperation, prompt: TakenPrompt): string | null {
     const callback = nested(operation.hint, 'Body', 'stkCallback');
     if (field(callback, 'ResultCode') !== '0') return null;
@@ -199,6 +206,44 @@ export function createDarajaConnector(settings: MpesaSettings, { sql, callbackBa
     const amount = items.Amount;
     const sameAmount = amount !== undefined && /^\d+(\.\d+)?$/.test(amount) && compareDecimal(amount, prompt.amount) === 0;
     return sameAmount && items.PhoneNumber === msisdnOf(prompt.phoneNumber) ? items.MpesaReceiptNumber ?? null : null;
+  }
+
+  /**
+   * The receipt of a paid prompt as transaction status states it: a completed transaction of exactly
+   * the prompt's amount, from the prompt's number when M-Pesa names the payer in full, that
+   * `asked` (the receipt a callback claimed) names, when it names one. Null when the answer says
+   * otherwise.
+   */
+  function receiptOfAnswer(answer: StatusAnswer, prompt: TakenPrompt, asked: string | null): string | null {
+    const receipt = answer.parameters.ReceiptNo ?? null;
+    if (receipt === null || !/^[A-Z0-9]{6,20}$/.test(receipt) || !completedFor(answer, prompt.amount)) return null;
+    if (asked !== null && receipt !== asked) return null;
+    const payer = numberOfParty(answer.parameters.DebitPartyName);
+    return payer === null || payer === prompt.phoneNumber ? receipt : null;
+  }
+
+  /**
+   * The M-Pesa receipt of a prompt the STK push query says was paid: the STK push query gives none,
+   * and a callback is a claim anyone can send, so the receipt is what transaction status confirms:
+   * the callback's receipt asked by its TransactionID, or, with no callback or one transaction
+   * status refutes, the push asked by its CheckoutRequestID as the OriginalConversationID.
+   * Crediting under the receipt lets the database refuse a second credit of the same payment, by
+   * whatever route it is reported again (docs/architecture.md#one-receipt-one-credit).
+   */
+  async function receiptOfPaidPrompt(operation: NetworkOperation, prompt: TakenPrompt, checkoutRequestId: string): Promise<string | null> {
+    const hinted = receiptOfHint(operation, prompt);
+    if (hinted !== null) {
+      // Any answer settles what M-Pesa says of one receipt.
+      const byReceipt = await statusOf(`stk-receipt:${hinted}`, prompt.workflowId, () => ({ transactionId: hinted }), () => true);
+      if (byReceipt.state === 'waiting') return null;
+      const receipt = receiptOfAnswer(byReceipt.result, prompt, hinted);
+      // Another payment's receipt (a callback may name any real one) is not this prompt's.
+      if (receipt !== null && !(await receiptHeldElsewhere(sql, network, receipt, operation.id, prompt.promptReference))) return receipt;
+    }
+    const byPush = await statusOf(`stk-push:${checkoutRequestId}`, prompt.workflowId, () => ({ originalConversationId: checkoutRequestId }),
+      (answer) => receiptOfAnswer(answer, prompt, null) !== null);
+    const receipt = byPush.state === 'answered' ? receiptOfAnswer(byPush.result, prompt, null) : null;
+    return receipt !== null && !(await receiptHeldElsewhere(sql, network, receipt, operation.id, prompt.promptReference)) ? receipt : null;
   }
 
   async function sendB2c(payout: Payout, conversationKey: string): Promise<PayoutResult> {
@@ -278,7 +323,9 @@ export function createDarajaConnector(settings: MpesaSettings, { sql, callbackBa
       if (!operation) return { status: 'failed', error: 'The prompt never reached M-Pesa.' };
       if (operation.operatorReference === null) {
         const age = (Date.now() - operation.created.getTime()) / 1000;
-        return age > UNANSWERED_PROMPT_SECONDS ? { status: 'failed', error: 'M-Pesa did not confirm the prompt.' } : { status: 'pending' };
+        if (age <= UNANSWERED_PROMPT_SECONDS) return { status: 'pending' };
+        await settlePrompt(sql, operation.id, 'failed');
+        return { status: 'failed', error: 'M-Pesa did not confirm the prompt.' };
       }
       const timestamp = darajaTimestamp();
       const answer = await post('/mpesa/stkpushquery/v1/query', {
@@ -286,12 +333,21 @@ export function createDarajaConnector(settings: MpesaSettings, { sql, callbackBa
       });
       const resultCode = field(answer.body, 'ResultCode');
       if (answer.status === 200 && resultCode !== undefined) {
-        if (resultCode !== '0') return { status: 'failed', error: stkFailure(resultCode, field(answer.body, 'ResultDesc')) };
-        const remoteTransactionId = await settleRemoteTransactionId(sql, operation.id, receiptOfHint(operation, prompt) ?? operation.operatorReference);
+        if (resultCode !== '0') {
+          await settlePrompt(sql, operation.id, 'failed');
+          return { status: 'failed', error: stkFailure(resultCode, field(answer.body, 'ResultDesc')) };
+        }
+        // Paid: credited once its receipt is known (until then the request's workflow asks again at each poll or callback).
+        const receipt = operation.remoteTransactionId ?? await receiptOfPaidPrompt(operation, prompt, operation.operatorReference);
+        if (receipt === null) return { status: 'pending' };
+        const remoteTransactionId = await settleRemoteTransactionId(sql, operation.id, receipt);
         return { status: 'paid', remoteTransactionId, paymentDate: new Date().toISOString() };
       }
       if (/being processed/i.test(field(answer.body, 'errorMessage') ?? '')) return { status: 'pending' };
-      if (answer.status === 400) return { status: 'failed', error: `M-Pesa has no record of the prompt (${errorOf(answer)}).` };
+      if (answer.status === 400) {
+        await settlePrompt(sql, operation.id, 'failed');
+        return { status: 'failed', error: `M-Pesa has no record of the prompt (${errorOf(answer)}).` };
+      }
       throw new Error(`Daraja STK push query: ${errorOf(answer)}`);
     },
 
@@ -308,7 +364,12 @@ export function createDarajaConnector(settings: MpesaSettings, { sql, callbackBa
       if (!completedFor(result, payment.amount)) {
         return { status: 'refused', reason: `M-Pesa reports the transaction ${result.parameters.TransactionStatus ?? 'not completed'} for ${result.parameters.Amount ?? 'no'} KES.` };
       }
-      return { status: 'confirmed', amount: payment.amount, phoneNumber: numberOfParty(result.parameters.DebitPartyName) };
+      const payer = numberOfParty(result.parameters.DebitPartyName);
+      // The answer to a push of ours that is still being settled is that push's: it is received by the
+      // push's request first, and this report then finds the receipt credited.
+      if (await unsettledPromptFor(sql, network, payer ?? payment.phoneNumber, payment.amount, UNSETTLED_PROMPT_SECONDS)) return { status: 'pending' };
+      // A receipt a push of ours settled is that push's payment, whatever account the report names.
+      return { status: 'confirmed', amount: payment.amount, phoneNumber: payer, promptReference: await promptOfReceipt(sql, network, payment.remoteTransactionId) };
     },
 
     async sendMoney(payout: Payout): Promise<PayoutResult> {

@@ -191,7 +191,9 @@ export function createMomoConnector(settings: MomoSettings, { sql, callbackBaseU
       if (found.status === 'PENDING') return { status: 'pending' };
       if (found.status === 'FAILED') return { status: 'failed', error: momoFailure(found.reason) };
       if (!found.matches) return { status: 'failed', error: 'MTN MoMo\'s record of the payment does not match the request (amount, number or currency).' };
-      return { status: 'paid', remoteTransactionId: found.financialTransactionId ?? referenceId, paymentDate: new Date().toISOString() };
+      // Credited under MoMo's own transaction id only (docs/architecture.md#one-receipt-one-credit): without one, asked again at the next poll.
+      if (!found.financialTransactionId) return { status: 'pending' };
+      return { status: 'paid', remoteTransactionId: found.financialTransactionId, paymentDate: new Date().toISOString() };
     },
 
     async reportedPaymentStatus(): Promise<ReportedPaymentStatus> {

@@ -301,9 +301,10 @@ export function createVodacomConnector(settings: VodacomSettings, { sql }: Vodac
       await record('prompt', { ...prompt, reference: prompt.promptReference }, id);
       const sent = await c2b(market, prompt);
       if (sent.decided === 'refused') return { accepted: false, error: sent.error };
-      if (sent.decided === 'unknown') return { accepted: true, confirm: { operatorReference: id } };
+      // No answer in time, or one without M-Pesa's transaction id: the transaction status query settles it.
+      if (sent.decided === 'unknown' || !sent.transactionId) return { accepted: true, confirm: { operatorReference: id } };
       // The subscriber entered the PIN and M-Pesa answered with its transaction: the payment is made.
-      const remoteTransactionId = await settled(prompt.network, prompt.promptReference, sent.transactionId ?? id);
+      const remoteTransactionId = await settled(prompt.network, prompt.promptReference, sent.transactionId);
       return { accepted: true, paid: { remoteTransactionId, paymentDate: new Date().toISOString() } };
     },
 
@@ -312,8 +313,10 @@ export function createVodacomConnector(settings: VodacomSettings, { sql }: Vodac
       if (typeof market === 'string') return { status: 'failed', error: market };
       const id = conversationId('C', prompt.promptReference);
       const found = await queryStatus(market, id);
+      // Credited under M-Pesa's own transaction id only (docs/architecture.md#one-receipt-one-credit): without one, asked again at the next poll.
       if (found.state === 'completed') {
-        return { status: 'paid', remoteTransactionId: await settled(prompt.network, prompt.promptReference, found.transactionId ?? id), paymentDate: new Date().toISOString() };
+        if (!found.transactionId) return { status: 'pending' };
+        return { status: 'paid', remoteTransactionId: await settled(prompt.network, prompt.promptReference, found.transactionId), paymentDate: new Date().toISOString() };
       }
       if (found.state === 'failed') return { status: 'failed', error: found.error };
       if (found.state === 'unknown') {

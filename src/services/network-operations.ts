@@ -110,6 +110,48 @@ export async function settleRemoteTransactionId(sql: Queryable, id: number, cand
   return row!.remoteTransactionId;
 }
 
+/** A prompt the operator says failed: it no longer holds back reports of its number and amount (`unsettledPromptFor`). */
+export async function settlePrompt(sql: Queryable, id: number, outcome: 'failed'): Promise<void> {
+  await sql`update network_operations set result = ${sql.json({ status: outcome })}, modified = now() where id = ${id} and kind = 'prompt' and result is null`;
+}
+
+/**
+ * Whether a prompt of ours to this number for this amount, younger than `withinSeconds`, is neither
+ * failed nor settled with its receipt: a payment of the same number and amount reported meanwhile
+ * may be its answer, so the report waits for the prompt's request to receive it first.
+ */
+export async function unsettledPromptFor(sql: Queryable, network: string, phoneNumber: string, amount: string, withinSeconds: number): Promise<boolean> {
+  const rows = await sql`
+    select 1 from network_operations
+    where network = ${network} and kind = 'prompt' and phone_number = ${phoneNumber} and amount = ${amount}::numeric
+      and remote_transaction_id is null and result is null and created > now() - ${withinSeconds}::int * interval '1 second'
+    limit 1`;
+  return rows.length > 0;
+}
+
+/**
+ * Whether `receipt` is already another payment's: settled by another prompt, or held by a collection
+ * that does not answer this prompt (`promptReference`). A receipt is credited once in the whole
+ * service (migration 025 and the collections' own key enforce it; this reads it ahead).
+ */
+export async function receiptHeldElsewhere(sql: Queryable, network: string, receipt: string, operationId: number, promptReference: string): Promise<boolean> {
+  const rows = await sql`
+    select 1 from network_operations
+    where network = ${network} and kind = 'prompt' and remote_transaction_id = ${receipt} and id <> ${operationId}
+    union all
+    select 1 from collections
+    where network = ${network} and remote_transaction_id = ${receipt} and prompt_reference is distinct from ${promptReference}
+    limit 1`;
+  return rows.length > 0;
+}
+
+/** The reference of the prompt of ours whose payment `receipt` is, once that prompt settled it. */
+export async function promptOfReceipt(sql: Queryable, network: string, receipt: string): Promise<string | null> {
+  const [row] = await sql<{ reference: string }[]>`
+    select reference from network_operations where network = ${network} and kind = 'prompt' and remote_transaction_id = ${receipt} limit 1`;
+  return row?.reference ?? null;
+}
+
 /** The newest status query about `subject`. */
 export async function latestStatusQuery(sql: Queryable, network: string, subject: string): Promise<NetworkOperation | undefined> {
   const [row] = await sql<NetworkOperation[]>`

@@ -94,7 +94,7 @@ describe('STK push', () => {
     expect(await testSql()`select id from collections where phone_number = ${phone}`).toHaveLength(0);
   });
 
-  test('no callback: the STK push query finds it paid, and it is credited once', async () => {
+  test('no callback: the STK push query finds it paid, transaction status gives its receipt, and it is credited once under the receipt', async () => {
     const merchant = await fundedMerchant(stack, 'KES');
     const phone = nextNumber();
     daraja.subscriber(msisdn(phone), { outcome: 'pay', callback: 'none' });
@@ -102,8 +102,28 @@ describe('STK push', () => {
     expect(await requestOutcome(stack, requestId)).toMatchObject({ status: 'successful' });
     const credits = await creditsOf(merchant.organization.id);
     expect(credits).toHaveLength(1);
-    expect(credits[0]!.remoteTransactionId).toBe(pushesTo(phone)[0]!.checkoutRequestId);
+    expect(credits[0]!.remoteTransactionId).toBe(pushesTo(phone)[0]!.receipt!);
   });
+
+  test('a callback naming another payment\'s real receipt: transaction status refutes it for this push, which is credited under its own receipt', async () => {
+    const earlier = await fundedMerchant(stack, 'KES');
+    const phone = nextNumber();
+    daraja.subscriber(msisdn(phone), { outcome: 'pay', callback: 'truthful' });
+    const earlierRequest = await promptedRequest(earlier, { phonenumber: phone, amount: '130', currency: 'KES' });
+    expect(await requestOutcome(stack, earlierRequest)).toMatchObject({ status: 'successful' });
+    const stolen = pushesTo(phone)[0]!.receipt!;
+    const merchant = await fundedMerchant(stack, 'KES');
+    daraja.subscriber(msisdn(phone), { outcome: 'pay', callback: 'none', decideAfterMs: 1500 });
+    const requestId = await promptedRequest(merchant, { phonenumber: phone, amount: '130', currency: 'KES' });
+    const push = await eventually('the second push', async () => pushesTo(phone)[1]);
+    await requester(stack.ctx.app, null)('/network/prompts/result', { body: { Body: { stkCallback: {
+      MerchantRequestID: push.merchantRequestId, CheckoutRequestID: push.checkoutRequestId, ResultCode: 0, ResultDesc: 'The service request is processed successfully.',
+      CallbackMetadata: { Item: [{ Name: 'Amount', Value: 130 }, { Name: 'MpesaReceiptNumber', Value: stolen }, { Name: 'PhoneNumber', Value: Number(msisdn(phone)) }] },
+    } } } });
+    expect(await requestOutcome(stack, requestId)).toMatchObject({ status: 'successful' });
+    expect(await creditsOf(merchant.organization.id)).toEqual([{ collectionId: expect.any(Number), amount: '130.0000', remoteTransactionId: pushesTo(phone)[1]!.receipt! }]);
+    expect(await creditsOf(earlier.organization.id)).toEqual([{ collectionId: expect.any(Number), amount: '130.0000', remoteTransactionId: stolen }]);
+  }, 30_000);
 
   test('the worker killed between the push and its callback: credited once', async () => {
     const merchant = await fundedMerchant(stack, 'KES');
@@ -208,6 +228,92 @@ describe('paybill (C2B)', () => {
     expect(await testSql()`select id from collections where remote_transaction_id = 'FAKE000001'`).toHaveLength(0);
     expect(await creditsOf(merchant.organization.id)).toEqual([]);
   });
+});
+
+describe('one receipt, one credit', () => {
+  /** Reports of a real receipt that anyone can send: a paybill confirmation naming `code`, and an STK callback for a push that never was. */
+  function forgeries(receipt: string, phone: string, amount: string, code: string) {
+    const confirmation = { TransactionType: 'Pay Bill', TransID: receipt, TransTime: '20261127120000', TransAmount: amount, BusinessShortCode: CREDENTIALS.shortcode,
+      BillRefNumber: code, InvoiceNumber: '', OrgAccountBalance: '', ThirdPartyTransID: '', MSISDN: msisdn(phone), FirstName: 'Eve', MiddleName: '', LastName: '' };
+    const callback = { Body: { stkCallback: {
+      MerchantRequestID: '9999-9999-1', CheckoutRequestID: `ws_CO_FORGED${Math.floor(Math.random() * 1e9)}`, ResultCode: 0, ResultDesc: 'The service request is processed successfully.',
+      CallbackMetadata: { Item: [{ Name: 'Amount', Value: Number(amount) }, { Name: 'MpesaReceiptNumber', Value: receipt }, { Name: 'PhoneNumber', Value: Number(msisdn(phone)) }] },
+    } } };
+    const send = requester(stack.ctx.app, null);
+    return {
+      paybill: async () => expect((await send('/network/paybill/confirmation', { body: confirmation })).body).toEqual({ ResultCode: 0, ResultDesc: 'Accepted' }),
+      stk: async () => expect((await send('/network/prompts/result', { body: callback })).body).toEqual({ ResultCode: 0, ResultDesc: 'Accepted' }),
+    };
+  }
+
+  /** A second organization's look-alike request for the same number and amount, waiting for a payment by its code. */
+  async function lookAlike(phone: string, amount: string) {
+    const merchant = await fundedMerchant(stack, 'KES');
+    const created = await merchant.request('/api/collectionrequests', { form: { phonenumber: phone, amount, currency: 'KES', send_instructions: 'false' } });
+    expect(created.status).toBe(201);
+    return { merchant, code: created.body.svccode as string };
+  }
+
+  /** Every credit of `receipt` in the whole service. */
+  const creditsOfReceipt = async (receipt: string): Promise<{ organizationId: number }[]> => [...await testSql()<{ organizationId: number }[]>`
+    select a.organization_id as "organizationId" from transactions t join accounts a on a.id = t.account_id join collections c on c.id = t.collection_id
+    where c.network = 'Safaricom' and c.remote_transaction_id = ${receipt} and t.type = 'mobile_collection'`];
+
+  /** The report's workflow has ended (confirmed and found credited, or given up), so nothing more can come of it. */
+  const reportSettled = async (receipt: string) =>
+    await stack.ctx.client.workflow.getHandle(incomingCollectionWorkflowId('Safaricom', receipt)).result();
+
+  test('a push paid with no callback, then its real receipt reported for another organization by paybill and by STK callback: credited once, to the push\'s request', async () => {
+    const payer = await fundedMerchant(stack, 'KES');
+    const phone = nextNumber();
+    daraja.subscriber(msisdn(phone), { outcome: 'pay', callback: 'none' });
+    const requestId = await promptedRequest(payer, { phonenumber: phone, amount: '50', currency: 'KES' });
+    expect(await requestOutcome(stack, requestId)).toMatchObject({ status: 'successful' });
+    const receipt = pushesTo(phone)[0]!.receipt!;
+    const other = await lookAlike(phone, '50');
+    const forged = forgeries(receipt, phone, '50', other.code);
+    await forged.paybill();
+    await forged.stk();
+    expect(await reportSettled(receipt)).toMatchObject({ requestId });
+    expect(await creditsOf(other.merchant.organization.id)).toEqual([]);
+    expect(await creditsOfReceipt(receipt)).toEqual([{ organizationId: payer.organization.id }]);
+    await expectBalanced(payer.organization.id);
+    await expectBalanced(other.merchant.organization.id);
+  }, 30_000);
+
+  test('the real receipt reported for another organization while the push is still being settled, both forgeries at once: credited once, to the push\'s request', async () => {
+    const payer = await fundedMerchant(stack, 'KES');
+    const phone = nextNumber();
+    const other = await lookAlike(phone, '70');
+    daraja.subscriber(msisdn(phone), { outcome: 'pay', callback: 'none' });
+    const requestId = await promptedRequest(payer, { phonenumber: phone, amount: '70', currency: 'KES' });
+    // The forgeries come as soon as the subscriber has paid (the receipt is on their phone), before the push is settled.
+    const receipt = await eventually('the subscriber to pay', async () => pushesTo(phone)[0]?.receipt ?? undefined, 15_000);
+    const forged = forgeries(receipt, phone, '70', other.code);
+    await Promise.all([forged.paybill(), forged.stk(), forged.paybill()]);
+    expect(await requestOutcome(stack, requestId)).toMatchObject({ status: 'successful' });
+    expect(await reportSettled(receipt)).toMatchObject({ requestId });
+    expect(await creditsOf(other.merchant.organization.id)).toEqual([]);
+    expect(await creditsOfReceipt(receipt)).toEqual([{ organizationId: payer.organization.id }]);
+    await expectBalanced(payer.organization.id);
+  }, 45_000);
+
+  test('one real receipt reported for three other organizations at once while its push settles: credited once, to the push\'s request', async () => {
+    const payer = await fundedMerchant(stack, 'KES');
+    const phone = nextNumber();
+    const others = await Promise.all([lookAlike(phone, '90'), lookAlike(phone, '90'), lookAlike(phone, '90')]);
+    daraja.subscriber(msisdn(phone), { outcome: 'pay', callback: 'truthful', decideAfterMs: 500 });
+    const requestId = await promptedRequest(payer, { phonenumber: phone, amount: '90', currency: 'KES' });
+    const receipt = await eventually('the subscriber to pay', async () => pushesTo(phone)[0]?.receipt ?? undefined, 15_000);
+    await Promise.all(others.flatMap(({ code }) => { const forged = forgeries(receipt, phone, '90', code); return [forged.paybill(), forged.stk()]; }));
+    expect(await requestOutcome(stack, requestId)).toMatchObject({ status: 'successful' });
+    await reportSettled(receipt);
+    expect(await creditsOfReceipt(receipt)).toEqual([{ organizationId: payer.organization.id }]);
+    for (const { merchant } of others) {
+      expect(await creditsOf(merchant.organization.id)).toEqual([]);
+      await expectBalanced(merchant.organization.id);
+    }
+  }, 45_000);
 });
 
 describe('B2C and reversals', () => {

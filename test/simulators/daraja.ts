@@ -387,7 +387,8 @@ export async function startDarajaSimulator(options: DarajaSimulatorOptions): Pro
     if (!validUrl(body.ResultURL)) return badRequest('ResultURL');
     const answer = { OriginatorConversationID: requestId(), ConversationID: conversationId(), ResponseCode: '0', ResponseDescription: 'Accept the service request successfully.' };
     const movement = (transactionId ? movements.get(transactionId) : undefined)
-      ?? [...movements.values()].find((candidate) => original !== undefined && candidate.originatorConversationId === original);
+      // A request's own id as the original conversation: a payout's OriginatorConversationID, a push's MerchantRequestID or CheckoutRequestID.
+      ?? [...movements.values()].find((candidate) => original !== undefined && (candidate.originatorConversationId === original || candidate.conversationId === original));
     const base = { ConversationID: answer.ConversationID, OriginatorConversationID: answer.OriginatorConversationID, ResultType: 0, TransactionID: transactionId ?? 'MBN0000000' };
     sendLater(String(body.ResultURL), movement
       ? { Result: {
