@@ -13,7 +13,7 @@ import { consoleErrorResponse, consoleRoutes, isConsolePath } from './console';
 import { apiAuthentication } from './http/auth';
 import type { AppDeps } from './http/context';
 import { queryObject } from './http/filters';
-import { assertAcceptsJson, assertQueryIsUtf8, bodyOptionsFor, createMethodIndex, createRouteIndex, parseRequestBody } from './http/request';
+import { assertAcceptsJson, assertQueryIsUtf8, bodyOptionsFor, createMethodIndex, createRouteIndex, routeBody } from './http/request';
 import { requestPolicyPlugin } from './http/request-policy';
 import { requestTelemetryPlugin } from './http/request-telemetry';
 import { responseHeadersPlugin } from './http/response-headers';
@@ -65,11 +65,11 @@ export function createApp(given: AppInputs) {
       assertQueryIsUtf8(request);
     })
     // Elysia's own parser would read any body in full before a route runs, whatever its size: a
-    // route that declares a `body` gets it from parseRequestBody (counted as it streams, 413 past
+    // route that declares a `body` gets it from routeBody (counted as it streams, 413 past
     // the limit, strict UTF-8, JSON depth, nested form keys), then Elysia validates it against the
     // declaration; every other route never reads one.
     .onParse({ as: 'global' }, async ({ request, route }) =>
-      declared.takesBody(request.method, route) ? await parseRequestBody(request, bodyOptionsFor(request.method, route)) : UNREAD_BODY)
+      declared.takesBody(request.method, route) ? await routeBody(request, bodyOptionsFor(request.method, route)) : UNREAD_BODY)
     // A route that declares a `query` validates the query string as a flat object (the last value of
     // a repeated key wins; text PostgreSQL cannot store is a 400), not as Elysia parses it.
     .onTransform({ as: 'global' }, (context) => {

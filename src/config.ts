@@ -102,7 +102,7 @@ const ConfigSchema = v.object({
   WORKER_METRICS_PORT: v.optional(v.pipe(integerString(0), v.maxValue(65535)), '9464'),
   // The worker's /metrics listens on loopback unless told otherwise (a container network: 0.0.0.0).
   WORKER_METRICS_HOST: v.optional(v.pipe(v.string(), v.minLength(1)), '127.0.0.1'),
-  // When set, both /metrics endpoints want `Authorization: Bearer <token>` (as Prometheus sends it).
+  // When set, both /metrics endpoints want `Authorization: Bearer <token>` (as Prometheus sends it); required outside sandbox mode.
   METRICS_TOKEN: v.optional(v.pipe(v.string(), v.minLength(16, 'must be at least 16 characters'), v.regex(/^\S+$/, 'must not contain spaces'))),
   // M-Pesa Daraja (Safaricom, KES): on when MPESA_CONSUMER_KEY is set; then every MPESA_* value is required.
   MPESA_BASE_URL: v.optional(httpUrl, 'https://api.safaricom.co.ke'),
@@ -327,7 +327,7 @@ export type TelemetrySettings = {
   workerMetricsPort: number;
   /** The address the worker's metrics port listens on (loopback by default). */
   workerMetricsHost: string;
-  /** The bearer token both /metrics endpoints require; unset = none. */
+  /** The bearer token both /metrics endpoints require; unset = none (sandbox mode only: crossChecks). */
   metricsToken: string | undefined;
 };
 
@@ -471,6 +471,10 @@ function crossChecks(c: Parsed, connectors: Pick<Config, 'mpesa' | 'momoMarkets'
   if (c.WEBHOOK_CA_FILE !== undefined && !c.SANDBOX) problems.push('WEBHOOK_CA_FILE: only allowed when SANDBOX=true');
   // Absolute links (list pages) and the networks' callback URLs are built from it, never from a request's Host header.
   if (c.PUBLIC_BASE_URL === undefined && !c.SANDBOX) problems.push('PUBLIC_BASE_URL: required when SANDBOX=false');
+  // Both /metrics endpoints show business totals (money moved per currency, across every merchant): never open outside the sandbox.
+  if (c.METRICS && c.METRICS_TOKEN === undefined && !c.SANDBOX) {
+    problems.push('METRICS_TOKEN: required when SANDBOX=false and METRICS=true (both /metrics endpoints show business totals; set a token of 16+ characters, or METRICS=false)');
+  }
   // What a change did is readable at least as long as the events it caused.
   if (c.AUDIT_RETENTION_DAYS !== undefined && c.AUDIT_RETENTION_DAYS < c.EVENT_RETENTION_DAYS) problems.push(`AUDIT_RETENTION_DAYS: must be at least EVENT_RETENTION_DAYS (${c.EVENT_RETENTION_DAYS})`);
 }

@@ -75,6 +75,9 @@ export const numberSequence = (prefix: string): (() => string) => () => uniqueNu
 
 export const uniqueTaskQueue = (name: string): string => `test-${name}-${randomUUID().slice(0, 8)}`;
 
+/** The metrics token of the tests' apps outside sandbox mode, where the service wants one (src/config.ts). */
+export const LIVE_METRICS_TOKEN = 'live-test-metrics-token';
+
 export type TestApp = { app: ReturnType<typeof createApp>; config: Config; taskQueue: string; client: Client; launcher: Launcher };
 
 /**

@@ -1,8 +1,9 @@
 /**
  * `GET /metrics`: the API process's Prometheus metrics (src/telemetry/metrics.ts), in the text
  * format; 404 when METRICS=false. It shows business totals, so with METRICS_TOKEN set it wants
- * `Authorization: Bearer <token>` (401 otherwise), as Prometheus scrapes with one; it takes no API
- * key and is not throttled. It is text, so the JSON-only Accept rule (406) does not apply to it.
+ * `Authorization: Bearer <token>` (401 otherwise), as Prometheus scrapes with one; outside sandbox
+ * mode the configuration does not load without the token, so it is never open there. It takes no
+ * API key and is not throttled. It is text, so the JSON-only Accept rule (406) does not apply to it.
  */
 import { Elysia } from 'elysia';
 import type { Config } from '../config';

@@ -77,7 +77,8 @@ export const networkCallbackRoutes = ({ sql, launcher, config }: AppDeps) => {
     async ({ body: report, set, reporter }) => {
       // The body names the network its secret belongs to; another network's name is not this caller's to use.
       if (networkByName(report.network)?.name !== reporter.name) throw networkUnauthorized();
-      const recorded = reportedPaymentNetwork(reporter, report.phonenumber, report.currency, connections);
+      // The door's money rules (who may report which currency, the currency's minor units), before anything is stored.
+      const recorded = reportedPaymentNetwork(reporter, report.phonenumber, report.currency, report.amount, connections);
       if (recorded.problems !== undefined) throw fieldErrors(recorded.problems);
       const network = recorded.network;
       const started = await launcher.startIncomingCollection({
@@ -102,7 +103,9 @@ export const networkCallbackRoutes = ({ sql, launcher, config }: AppDeps) => {
           'A mobile network reports a payment a subscriber made, with that network\'s secret as `Authorization: Bearer <secret>`. ' +
           'The payment is stored, matched to a collection request, verified with the organization\'s verification URL where ' +
           'the network supports it, and credited; a repeated report of a transaction starts nothing. A network this deployment has a ' +
-          'connector for (M-Pesa Daraja, MTN MoMo) is refused with 403: its payments are believed only through its operator\'s status query.',
+          'connector for (M-Pesa Daraja, MTN MoMo, Airtel Money, Vodacom M-Pesa) is refused with 403: its payments are believed only through its operator\'s status query. ' +
+          'A network with no connector reports its currency only in sandbox mode while no connector is on (400 on `currency` otherwise), ' +
+          'and an amount takes at most its currency\'s minor units (400 on `amount`: TZS, UGX and RWF are whole).',
         tags: ['Mobile networks'],
         caller: 'network',
         responses: { 202: { description: 'The report was taken.', schema: IncomingPaymentAnswer } },

@@ -12,8 +12,8 @@
  * sends (its documented fields, their types and sizes); a body that breaks it is refused with the
  * API's 400 and wakes nothing, except a validation, which Daraja wants a decision on and gets a
  * rejection. A body no operator sends at all (not a JSON object, too large or too deep) is refused
- * before the route runs. The code after the schema reads nested lists and items through
- * network/daraja.ts, which takes any shape.
+ * before the route runs, except a validation's, which is rejected too. The code after the schema
+ * reads nested lists and items through network/daraja.ts, which takes any shape.
  *
  * Every request to these paths is counted, before its body is read, against its source address
  * and, when the address is within its limit, against its operator (OPERATOR_CALLBACK_LIMIT_*, per
@@ -42,6 +42,7 @@ import { clientAddress, throttledAddress } from '../http/client-address';
 import type { AppDeps } from '../http/context';
 import { ApiError } from '../http/errors';
 import { throttled } from '../http/request-policy';
+import { MAX_BODY_BYTES, declareBodyOptions } from '../http/request';
 import { admitOperatorCallback } from '../services/throttling';
 import { countThrottledCallback } from '../telemetry/metrics';
 import type { IncomingPaymentInput } from '../workflows/contracts/incoming-collection';
@@ -139,6 +140,17 @@ const AirtelAcknowledgement = v.pipe(v.object({ status: v.literal('received') })
 
 const sha256Hex = (value: string) => createHash('sha256').update(value).digest('hex');
 
+// A validation that cannot be read at all (not JSON, a NUL, another media type, too large) gets
+// Daraja's rejection like one that breaks its schema: any other answer, a 400 included, leaves the
+// payment to the shortcode's default action, which completes it unvalidated.
+declareBodyOptions('POST', DARAJA_CALLBACK_PATHS.validation, { limit: MAX_BODY_BYTES, answersUnreadable: true });
+
+/** Control characters (C0, DEL, C1): Daraja sends none, so a field or key holding one is unreadable. */
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f]/;
+const holdsControlCharacter = (value: unknown): boolean =>
+  typeof value === 'string' ? CONTROL_CHARACTER.test(value)
+    : typeof value === 'object' && value !== null && Object.entries(value).some(([key, item]) => CONTROL_CHARACTER.test(key) || holdsControlCharacter(item));
+
 /** Each operation's documentation (the OpenAPI document), by operation id. */
 const DOCS = {
   darajaStkResult: routeDocs({
@@ -155,7 +167,8 @@ const DOCS = {
       'Before M-Pesa completes a paybill payment it asks here. The organization the account number (a request code `<organization>-<request>`) ' +
       'or the payer\'s number points to is asked at its verification URL within MPESA_VALIDATION_TIMEOUT_MS (Safaricom waits about 8 s for the whole answer); ' +
       'no answer in time takes its accept-by-default setting. Payments nobody has to decide are accepted; a validation that cannot be read ' +
-      '(a field missing or of the wrong type) is rejected (`C2B00016`), and one with an amount that is not whole shillings too (`C2B00013`).',
+      '(a field missing or of the wrong type, a control character in any field, a body that is not JSON) is rejected with 200 and `C2B00016`, ' +
+      'never a 4xx, and one with an amount that is not whole shillings too (`C2B00013`).',
     tags: TAGS, caller: 'anyone', errors: [429], responses: { 200: { description: 'The decision.', schema: DarajaAcknowledgement } },
     requestExample: {
       TransactionType: 'Pay Bill', TransID: 'RKTQDM7W6S', TransTime: '20191122063845', TransAmount: '10', BusinessShortCode: '600638',
@@ -279,8 +292,8 @@ export const operatorCallbackRoutes = (deps: AppDeps) => {
     }, { body: requestSchema(StkCallback), ...DOCS.darajaStkResult })
     .post(DARAJA_CALLBACK_PATHS.validation, async ({ body: checked }) => {
       // Daraja waits for a decision: a validation that cannot be read is refused, so the subscriber pays for nothing nobody could follow.
-      if (!checked.valid) {
-        logger.warn('paybill validation unreadable: rejected', { fields: Object.keys(checked.errors) });
+      if (!checked.valid || holdsControlCharacter(checked.body)) {
+        logger.warn('paybill validation unreadable: rejected', { fields: checked.valid ? ['control characters'] : Object.keys(checked.errors) });
         return { ResultCode: 'C2B00016', ResultDesc: 'Rejected' };
       }
       const body = checked.body;

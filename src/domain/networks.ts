@@ -256,20 +256,44 @@ export function networkByName(name: string): Network | null {
 }
 
 /**
- * Why `reporter`, authenticated with its own secret, may not report a payment in `currency` from
- * `e164`, as field errors; or the network the collection is recorded on. A real network reports its
- * own country's currency from its own numbers (a connected one reports nothing: `reportsPayments`).
- * The sandbox network reports BXC from any number it serves, and the real currencies of the
- * networks it simulates (`sandboxMoneyProblem`) from their numbers, recorded on that network as the
- * sandbox's own payments are; never a currency of a network with a connector.
+ * Why `reporter`, authenticated with its own secret, may not report a payment of `amount` in
+ * `currency` from `e164`, as field errors; or the network the collection is recorded on. Every
+ * report follows the door's money rules (`reportingNetwork`, then the currency's minor units:
+ * `currencyAmountProblem`), as a request or a payment does.
  */
 export function reportedPaymentNetwork(
+  reporter: Network, e164: string, currency: string, amount: string, connections: Connections,
+): { network: Network; problems?: undefined } | { network?: undefined; problems: Record<string, string[]> } {
+  const recorded = reportingNetwork(reporter, e164, currency, connections);
+  const amountProblem = currencyAmountProblem(currency, amount);
+  if (amountProblem === null) return recorded;
+  return { problems: { ...recorded.problems, amount: [amountProblem] } };
+}
+
+/**
+ * The network a report is recorded on, or why it may not be, as field errors. A real network
+ * reports its own country's currency from its own numbers (a connected one reports nothing:
+ * `reportsPayments`), and only while the sandbox may simulate it (`sandboxMoneyProblem`: in sandbox
+ * mode with no connector on), since money it reports is simulated as the sandbox's is: outside that,
+ * nothing vouches for it. The sandbox network reports BXC from any number it serves, and the real
+ * currencies of the networks it simulates (`sandboxMoneyProblem`) from their numbers, recorded on
+ * that network as the sandbox's own payments are; never a currency of a network with a connector.
+ */
+function reportingNetwork(
   reporter: Network, e164: string, currency: string, connections: Connections,
 ): { network: Network; problems?: undefined } | { network?: undefined; problems: Record<string, string[]> } {
   if (reporter.name !== SANDBOX_NETWORK.name) {
     const own: readonly string[] = currenciesOfNetwork(reporter);
     if (!own.includes(currency)) {
       return { problems: { currency: [`${reporter.name} reports payments in ${own.length > 0 ? own.join(' or ') : 'no currency the service handles'} only.`] } };
+    }
+    if (sandboxMoneyProblem(reporter, currency, connections) !== null) {
+      return {
+        problems: {
+          currency: [`${reporter.name} has no connector here: its ${currency} reports are simulated money, taken only in sandbox mode while no ` +
+            'operator connector is on (simulated money never shares a wallet with real money).'],
+        },
+      };
     }
     if (networkForNumber(e164)?.name !== reporter.name) return { problems: { phonenumber: [`This number is not on ${reporter.name}.`] } };
     return { network: reporter };

@@ -6,7 +6,8 @@
 import { ValidationError } from 'elysia';
 import { ApiError, findApiError, methodNotAllowed, notAcceptable, notFound, unsupportedMediaType } from './errors';
 import { fieldErrors, type FieldErrors } from '../domain/errors';
-import { fieldErrorsOfIssues } from './route-docs';
+import { UnreadableBody, fieldErrorsOfIssues } from './route-docs';
+import { NON_FIELD_ERRORS } from '../domain/input';
 import { isDatabaseUnavailable } from '../db';
 import { DuplicateRequestError } from '../services/duplicate-checks';
 import { countDuplicateRequest } from '../telemetry/metrics';
@@ -153,6 +154,11 @@ type BodyOptions = {
   csv?: { field: string; read: (text: string) => Record<string, string>[] };
   /** Fields of a multipart form whose file is kept as its text (UTF-8), for a page that reads it itself. */
   files?: readonly string[];
+  /**
+   * The route answers a body it cannot read itself (an operator's request that wants a decision
+   * in the operator's shape, never a 4xx): it gets an `UnreadableBody` instead of the 400, 413 or 415.
+   */
+  answersUnreadable?: boolean;
 };
 const DEFAULT_BODY: BodyOptions = { limit: MAX_BODY_BYTES };
 const BODY_OPTIONS = new Map<string, BodyOptions>();
@@ -169,6 +175,21 @@ export async function parseRequestBody(request: Request, options: BodyOptions = 
   const body = await parseBodyByMediaType(request, options);
   assertStorableText(body);
   return body;
+}
+
+/**
+ * The body a route receives (the app's parse hook): `parseRequestBody`'s, or, for a route that
+ * `answersUnreadable`, an `UnreadableBody` carrying what the refusal would have said.
+ */
+export async function routeBody(request: Request, options: BodyOptions): Promise<Record<string, unknown> | UnreadableBody> {
+  try {
+    return await parseRequestBody(request, options);
+  } catch (error) {
+    const refusal = findApiError(error);
+    if (!options.answersUnreadable || refusal === undefined) throw error;
+    return new UnreadableBody(Object.fromEntries(Object.entries(refusal.body).map(([field, messages]) =>
+      [field === 'detail' ? NON_FIELD_ERRORS : field, Array.isArray(messages) ? messages.map(String) : [String(messages)]])));
+  }
 }
 
 /** A CSV's rows by the route's reader; what it cannot read is a 400 on the rows' field. */

@@ -60,13 +60,23 @@ export function requestSchema<const TSchema extends v.GenericSchema>(valibot: TS
 type CheckedBody<TOutput> = { valid: true; body: TOutput } | { valid: false; errors: Record<string, string[]> };
 
 /**
+ * What a route that answers unreadable bodies itself (src/http/request.ts, `answersUnreadable`)
+ * receives in place of a body that could not be read (not JSON, not UTF-8, text PostgreSQL cannot
+ * store, too large, another media type): the errors the refusal would have carried.
+ */
+export class UnreadableBody {
+  constructor(readonly errors: Record<string, string[]>) {}
+}
+
+/**
  * A body the route answers itself when it breaks the schema, instead of the 400 every other route
  * gives (an operator's request that wants a decision, whatever arrived): validation never fails, and
- * the route receives `{valid, body}` or `{valid: false, errors}`. The document describes the
- * body by `valibot` all the same.
+ * the route receives `{valid, body}` or `{valid: false, errors}`, an `UnreadableBody` included. The
+ * document describes the body by `valibot` all the same.
  */
 export function checkedRequestSchema<const TSchema extends v.GenericSchema>(valibot: TSchema): RequestSchema<TSchema, CheckedBody<v.InferOutput<TSchema>>> {
   return standardSchema(valibot, (value) => {
+    if (value instanceof UnreadableBody) return { value: { valid: false, errors: value.errors } };
     const checked = checkFields(valibot, value);
     return { value: checked.success ? { valid: true, body: checked.output } : { valid: false, errors: checked.errors } };
   });

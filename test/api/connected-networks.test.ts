@@ -10,7 +10,7 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import { issueNetworkSecret } from '../../src/services/network-credentials';
 import { incomingCollectionWorkflowId } from '../../src/workflows/contracts/incoming-collection';
 import { ConsoleClient, PASSWORD, consoleUser } from '../console-helpers';
-import { createMerchant, numberSequence, requester, testApp, testSql, uniqueTaskQueue, type TestApp, type TestMerchant } from '../helpers';
+import { LIVE_METRICS_TOKEN, createMerchant, numberSequence, requester, testApp, testSql, uniqueTaskQueue, type TestApp, type TestMerchant } from '../helpers';
 
 const MOMO = {
   MTN_MOMO_COLLECTION_SUBSCRIPTION_KEY: 'c-key', MTN_MOMO_COLLECTION_API_USER: 'c-user', MTN_MOMO_COLLECTION_API_KEY: 'c-api-key',
@@ -23,6 +23,7 @@ let connected: TestApp;
 let merchant: TestMerchant;
 const mtnNumber = numberSequence('+256772');
 const airtelNumber = numberSequence('+256701');
+const tigoNumber = numberSequence('+25565');
 const started: string[] = [];
 
 beforeAll(async () => {
@@ -78,6 +79,35 @@ describe('a connected network reports nothing through the generic route', () => 
     // A wrong secret is judged before a body PostgreSQL could not store (a NUL) or one too large.
     expect((await report('not-a-secret', { network: 'MTN\u0000Uganda' })).status).toBe(401);
     expect((await report('not-a-secret', { network: 'x'.repeat(2_000_000) })).status).toBe(401);
+  });
+});
+
+describe('a network with no connector reports only where the sandbox simulates it', () => {
+  const tigoReport = (secret: string, send: typeof report, id: string) => send(secret, {
+    network: 'Tigo Tanzania', remote_transaction_id: id, phonenumber: tigoNumber(), amount: '1500', currency: 'TZS',
+  });
+
+  test('while a connector is on, Tigo Tanzania\'s report of TZS is refused on the currency; nothing stored or started', async () => {
+    const secret = await issueNetworkSecret(testSql(), 'Tigo Tanzania');
+    const id = `TIGO${tag()}`;
+    const answer = await tigoReport(secret, report, id);
+    expect(answer.status).toBe(400);
+    expect(answer.body.currency[0]).toContain('Tigo Tanzania has no connector here');
+    expect(await testSql()`select id from collections where remote_transaction_id = ${id}`).toHaveLength(0);
+    expect(await workflowExists(incomingCollectionWorkflowId('Tigo Tanzania', id))).toBe(false);
+  });
+
+  test('outside sandbox mode, with no connector on, Tigo Tanzania\'s report of TZS is refused on the currency', async () => {
+    const live = await testApp(uniqueTaskQueue('live-reports'), { SANDBOX: 'false', PUBLIC_BASE_URL: 'https://collections.example', METRICS_TOKEN: LIVE_METRICS_TOKEN });
+    const liveReport = (secret: string, body: Record<string, unknown>) =>
+      requester(live.app, null)('/network/payments', { body, headers: { Authorization: `Bearer ${secret}` } });
+    const secret = await issueNetworkSecret(testSql(), 'Tigo Tanzania');
+    const id = `TIGO${tag()}`;
+    const answer = await tigoReport(secret, liveReport, id);
+    expect(answer.status).toBe(400);
+    expect(answer.body.currency[0]).toContain('taken only in sandbox mode');
+    expect(await testSql()`select id from collections where remote_transaction_id = ${id}`).toHaveLength(0);
+    expect(await workflowExists(incomingCollectionWorkflowId('Tigo Tanzania', id))).toBe(false);
   });
 });
 

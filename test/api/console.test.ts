@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { createHash, randomBytes } from 'node:crypto';
-import { createMerchant, numberSequence, requester, testApp, testSql, uniqueNumber, type TestApp, type TestMerchant } from '../helpers';
+import { LIVE_METRICS_TOKEN, createMerchant, numberSequence, requester, testApp, testSql, uniqueNumber, type TestApp, type TestMerchant } from '../helpers';
 import { ConsoleClient, PASSWORD, consoleUser, uniqueEmail } from '../console-helpers';
 import { SIGN_IN_ACCOUNT_LIMIT, SIGN_IN_ADDRESS_LIMIT } from '../../src/services/sign-in-throttle';
 import { OPENAPI_DOCUMENT_PATH } from '../../src/api/openapi';
@@ -99,7 +99,7 @@ describe('sign-in and sessions', () => {
   });
 
   test('outside sandbox mode the cookie is Secure and __Host- prefixed', async () => {
-    const { app } = await testApp(undefined, { SANDBOX: 'false', PUBLIC_BASE_URL: 'https://collections.example' });
+    const { app } = await testApp(undefined, { SANDBOX: 'false', PUBLIC_BASE_URL: 'https://collections.example', METRICS_TOKEN: LIVE_METRICS_TOKEN });
     const user = await consoleUser(merchant.organization.id);
     const browser = new ConsoleClient(app);
     const signIn = await browser.signIn(user.email, PASSWORD);

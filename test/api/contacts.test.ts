@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
-import { createMerchant, numberSequence, requester, testApp, testSql, type TestApp, type TestMerchant } from '../helpers';
+import { LIVE_METRICS_TOKEN, createMerchant, numberSequence, requester, testApp, testSql, type TestApp, type TestMerchant } from '../helpers';
 
 let ctx: TestApp;
 let merchant: TestMerchant;
@@ -152,7 +152,7 @@ describe('GET /api/contacts', () => {
   });
 
   test('outside sandbox mode the links are built from PUBLIC_BASE_URL, never from the request\'s Host header', async () => {
-    const live = await testApp(undefined, { SANDBOX: 'false', PUBLIC_BASE_URL: 'https://collections.example/' });
+    const live = await testApp(undefined, { SANDBOX: 'false', PUBLIC_BASE_URL: 'https://collections.example/', METRICS_TOKEN: LIVE_METRICS_TOKEN });
     const page = await requester(live.app, listMerchant.apiKey)('/api/contacts?limit=2', { headers: { Host: 'evil.example' } });
     expect(page.status).toBe(200);
     expect(page.body.next).toBe('https://collections.example/api/contacts?limit=2&offset=2');

@@ -1,11 +1,16 @@
 /**
  * The currencies of every market at the door (the app against real PostgreSQL, sandbox mode, no
- * connector): each currency's minor units and the networks that carry it, for collection requests
- * and payments, refused as field errors; wallets, statements and settlement reports in a new currency.
+ * connector): each currency's minor units and the networks that carry it, for collection requests,
+ * payments and the networks' reports of incoming payments, refused as field errors; wallets,
+ * statements and settlement reports in a new currency.
  */
-import { beforeAll, describe, expect, test } from 'bun:test';
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { randomBytes } from 'node:crypto';
+import { WorkflowNotFoundError } from '@temporalio/client';
+import { issueNetworkSecret } from '../../src/services/network-credentials';
 import { fundWallet } from '../../src/services/organizations';
-import { createMerchant, testApp, testSql, type TestApp, type TestMerchant } from '../helpers';
+import { incomingCollectionWorkflowId } from '../../src/workflows/contracts/incoming-collection';
+import { createMerchant, requester, testApp, testSql, uniqueNumber, type TestApp, type TestMerchant } from '../helpers';
 
 let ctx: TestApp;
 let merchant: TestMerchant;
@@ -14,6 +19,11 @@ beforeAll(async () => {
   ctx = await testApp();
   merchant = await createMerchant(ctx.app);
   for (const currency of ['TZS', 'RWF', 'GHS', 'CDF', 'USD'] as const) await fundWallet(testSql(), merchant.organization.id, currency, '100000');
+});
+
+const started: string[] = [];
+afterAll(async () => {
+  await Promise.all(started.map((id) => ctx.client.workflow.getHandle(id).terminate('test over').catch(() => {})));
 });
 
 const request = (fields: Record<string, string>) => merchant.request('/api/collectionrequests', { form: fields });
@@ -97,5 +107,45 @@ describe('payments and wallets in every currency', () => {
       expect(report.status).toBe(200);
       expect(report.body).toMatchObject({ currency });
     }
+  });
+});
+
+describe('a network\'s report of an incoming payment in every currency', () => {
+  const report = (secret: string, body: Record<string, unknown>) =>
+    requester(ctx.app, null)('/network/payments', { body, headers: { Authorization: `Bearer ${secret}` } });
+
+  async function workflowExists(workflowId: string): Promise<boolean> {
+    try {
+      await ctx.client.workflow.getHandle(workflowId).describe();
+      return true;
+    } catch (error) {
+      if (error instanceof WorkflowNotFoundError) return false;
+      throw error;
+    }
+  }
+
+  test('Tigo Tanzania reporting TZS with decimals is refused on the amount, and nothing is stored or started', async () => {
+    const secret = await issueNetworkSecret(testSql(), 'Tigo Tanzania');
+    const id = `TIGO-${randomBytes(4).toString('hex').toUpperCase()}`;
+    const refused = await report(secret, { network: 'Tigo Tanzania', remote_transaction_id: id, phonenumber: uniqueNumber('+25565'), amount: '10.5', currency: 'TZS' });
+    expect(refused.status).toBe(400);
+    expect(refused.body).toEqual({ amount: ['TZS has no minor unit: enter TZS without decimals.'] });
+    expect(await testSql()`select id from collections where remote_transaction_id = ${id}`).toHaveLength(0);
+    expect(await workflowExists(incomingCollectionWorkflowId('Tigo Tanzania', id))).toBe(false);
+    // The same payment in whole shillings is taken: a network with no connector is simulated here (sandbox mode, no connector on).
+    const whole = await report(secret, { network: 'Tigo Tanzania', remote_transaction_id: id, phonenumber: uniqueNumber('+25565'), amount: '10.0000', currency: 'TZS' });
+    expect(whole.status).toBe(202);
+    started.push(whole.body.workflow_id);
+  });
+
+  test('GHS reported with three decimals, and the sandbox\'s own report of UGX with decimals, are refused on the amount', async () => {
+    const telecel = await issueNetworkSecret(testSql(), 'Telecel Ghana');
+    const ghs = await report(telecel, { network: 'Telecel Ghana', remote_transaction_id: `TEL-${randomBytes(4).toString('hex')}`, phonenumber: uniqueNumber('+23320'), amount: '10.255', currency: 'GHS' });
+    expect(ghs.status).toBe(400);
+    expect(ghs.body).toEqual({ amount: ['GHS takes at most 2 decimals.'] });
+    const sandbox = await issueNetworkSecret(testSql(), 'Sandbox');
+    const ugx = await report(sandbox, { network: 'Sandbox', remote_transaction_id: `SBX-${randomBytes(4).toString('hex')}`, phonenumber: uniqueNumber('+256701'), amount: '1500.5', currency: 'UGX' });
+    expect(ugx.status).toBe(400);
+    expect(ugx.body).toEqual({ amount: ['UGX has no minor unit: enter UGX without decimals.'] });
   });
 });

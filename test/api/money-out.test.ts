@@ -10,7 +10,7 @@ import { CURRENCIES } from '../../src/domain/money';
 import type { OrganizationId } from '../../src/domain/ids';
 import { fundWallet } from '../../src/services/organizations';
 import { walletsOutOfBalance } from '../../src/services/wallets';
-import { createMerchant, numberSequence, requester, testApp, testSql, type TestApp, type TestMerchant } from '../helpers';
+import { LIVE_METRICS_TOKEN, createMerchant, numberSequence, requester, testApp, testSql, type TestApp, type TestMerchant } from '../helpers';
 
 let ctx: TestApp;
 let merchant: TestMerchant;
@@ -112,7 +112,7 @@ describe('accounts and transactions', () => {
     expect((await merchant.request('/api/networks/mtn')).status).toBe(404);
     expect((await requester(ctx.app, null)('/api/networks/2')).status).toBe(401);
     // Outside sandbox mode the sandbox network is not served, by list or by id.
-    const live = await testApp(undefined, { SANDBOX: 'false', PUBLIC_BASE_URL: 'https://collections.example' });
+    const live = await testApp(undefined, { SANDBOX: 'false', PUBLIC_BASE_URL: 'https://collections.example', METRICS_TOKEN: LIVE_METRICS_TOKEN });
     const liveMerchant = requester(live.app, merchant.apiKey);
     expect((await liveMerchant('/api/networks/1')).status).toBe(404);
     expect((await liveMerchant('/api/networks/2')).body.name).toBe('MTN Uganda');

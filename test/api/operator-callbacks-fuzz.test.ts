@@ -12,6 +12,8 @@
  *   - a 200 is the operator's own answer: Daraja's `{ResultCode, ResultDesc}` (a validation's
  *     decision, an acknowledgement otherwise), MoMo's and Airtel's `{status: "received"}`; anything else is a 4xx
  *     the OpenAPI document describes (testApp checks every answer against it);
+ *   - a paybill validation POSTed is always answered 200 with a decision, whatever its body: a 4xx
+ *     would leave the payment to the shortcode's default action, which completes it unvalidated;
  *   - no money moved: no collection, transaction, payment, reversal, wallet or collection request
  *     changed;
  *   - a refusal (4xx) woke no workflow, started none and changed no operation.
@@ -424,6 +426,7 @@ test('every operator callback route answers any body in the operator\'s shape or
   expect(routes.length).toBeGreaterThanOrEqual(8);
   const first = await print();
   let before = first;
+  const rejected = new Set<string>();
 
   for (const route of routes) {
     const counts = new Map<number, number>();
@@ -440,7 +443,9 @@ test('every operator callback route answers any body in the operator\'s shape or
         const seen = { route: `${route.method} ${route.path}`, request: `${request.method} ${request.path}`, sent: request.body.described, status: response.status, body: text.slice(0, 300) };
 
         expect({ ...seen, serverError: response.status >= 500 }).toEqual({ ...seen, serverError: false });
+        if (route.path === DARAJA_CALLBACK_PATHS.validation && request.method === 'POST') expect({ ...seen, decided: response.status === 200 }).toEqual({ ...seen, decided: true });
         const body: unknown = JSON.parse(text);
+        if (response.status === 200 && (body as { ResultCode?: unknown }).ResultCode === 'C2B00016') rejected.add(route.path);
         if (response.status === 200) expect({ ...seen, operatorShape: operatorAnswered(route, body) }).toEqual({ ...seen, operatorShape: true });
         else expect({ ...seen, refusal: REFUSALS.has(response.status) }).toEqual({ ...seen, refusal: true });
         if (response.status >= 400) {
@@ -451,9 +456,9 @@ test('every operator callback route answers any body in the operator\'s shape or
       }),
       { numRuns: RUNS, seed: SEED },
     );
-    // Each route was reached past its schema, and refused too: the generators are not all one or the other.
-    expect({ route: route.path, answered: (counts.get(200) ?? 0) > 0, refused: (counts.get(400) ?? 0) > 0 })
-      .toEqual({ route: route.path, answered: true, refused: true });
+    // Each route was reached past its schema, and refused too (a validation: rejected): the generators are not all one or the other.
+    const refused = route.path === DARAJA_CALLBACK_PATHS.validation ? rejected.has(route.path) : (counts.get(400) ?? 0) > 0;
+    expect({ route: route.path, answered: (counts.get(200) ?? 0) > 0, refused }).toEqual({ route: route.path, answered: true, refused: true });
   }
 }, 300_000);
 
@@ -472,4 +477,44 @@ test('an STK result whose items are not a list, a list of nulls or an object is 
   const validation = await post(DARAJA_CALLBACK_PATHS.validation, { TransID: 'RKTQDM7W6S', TransAmount: { value: 100 }, MSISDN: [254711000001] });
   expect(validation).toEqual({ status: 200, body: { ResultCode: 'C2B00016', ResultDesc: 'Rejected' } });
   expect(launched.slice(launchedBefore)).toEqual([]);
+});
+
+test('a paybill validation that cannot be read is answered 200 with Daraja\'s rejection, never a 4xx, and wakes nothing', async () => {
+  const rejection = { ResultCode: 'C2B00016', ResultDesc: 'Rejected' };
+  const payment = {
+    TransactionType: 'Pay Bill', TransID: 'RKTQDM7W6S', TransTime: '20191122063845', TransAmount: '100', BusinessShortCode: '600999',
+    BillRefNumber: fixture.billReference, InvoiceNumber: '', OrgAccountBalance: '', ThirdPartyTransID: '', MSISDN: '254711000001',
+    FirstName: 'John', MiddleName: '', LastName: 'Doe',
+  };
+  const validate = async (text: string, contentType = 'application/json') => {
+    const response = await ctx.app.handle(new Request(`${BASE_URL}${DARAJA_CALLBACK_PATHS.validation}`, {
+      method: 'POST', headers: { 'Content-Type': contentType, 'X-Forwarded-For': SOURCE }, body: text,
+    }));
+    return { sent: text.slice(0, 80), status: response.status, body: await response.json() };
+  };
+  const launchedBefore = launched.length;
+  const unreadable: [string, string?][] = [
+    // A NUL anywhere: PostgreSQL could not store it, so the shared body reader would refuse it (400).
+    [JSON.stringify({ ...payment, TransID: 'RKTQ\u0000DM7W6S' })],
+    [JSON.stringify({ ...payment, FirstName: 'Jo\u0000hn' })],
+    [JSON.stringify({ ...payment, ['Bill\u0000Ref']: 'x' })],
+    // Other control characters, in a field the schema takes as any text.
+    [JSON.stringify({ ...payment, FirstName: 'Jo\u0001hn' })],
+    [JSON.stringify({ ...payment, BillRefNumber: `${fixture.billReference}\n` })],
+    // Not JSON, not an object, not UTF-8, another media type.
+    ['not json'], ['{"TransID":'], ['[]'], ['"text"'], [JSON.stringify(payment), 'text/plain'], ['TransID=RKTQDM7W6S', 'application/x-www-form-urlencoded'],
+    // A field missing or of the wrong type.
+    [JSON.stringify({ ...payment, TransID: undefined })], [JSON.stringify({ ...payment, MSISDN: [254711000001] })],
+  ];
+  for (const [text, contentType] of unreadable) {
+    const answer = await validate(text, contentType);
+    expect(answer).toEqual({ sent: text.slice(0, 80), status: 200, body: rejection });
+  }
+  const invalidUtf8 = await ctx.app.handle(new Request(`${BASE_URL}${DARAJA_CALLBACK_PATHS.validation}`, {
+    method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Forwarded-For': SOURCE }, body: new Uint8Array([0x7b, 0xff, 0xfe, 0x7d]),
+  }));
+  expect({ status: invalidUtf8.status, body: await invalidUtf8.json() }).toEqual({ status: 200, body: rejection });
+  expect(launched.slice(launchedBefore)).toEqual([]);
+  // The same validation, readable, is decided as before (nobody to ask: accepted).
+  expect(await validate(JSON.stringify(payment))).toMatchObject({ status: 200, body: { ResultCode: '0' } });
 });

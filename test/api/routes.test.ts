@@ -8,6 +8,7 @@ import { issueNetworkSecret } from '../../src/services/network-credentials';
 import { METRICS_PATH } from '../../src/api/metrics';
 import { DOCS_PATH, OPENAPI_DOCUMENT_PATH, isUndocumentedPath } from '../../src/api/openapi';
 import { isConsolePath } from '../../src/console';
+import { DARAJA_CALLBACK_PATHS } from '../../src/network/daraja';
 
 let ctx: TestApp;
 let merchant: TestMerchant;
@@ -56,7 +57,7 @@ describe('content negotiation on every route', () => {
     expect(checked.length).toBe(routes().length - 2 - routes().filter((route) => route.path.endsWith('.csv')).length);
   });
 
-  test('an unsupported request media type is 415 on every route that takes a body', async () => {
+  test('an unsupported request media type is 415 on every route that takes a body (a paybill validation: Daraja\'s rejection)', async () => {
     const bodyRoutes = routes().filter((route) => BODY_METHODS.includes(route.method));
     expect(bodyRoutes.length).toBeGreaterThanOrEqual(2);
     for (const route of bodyRoutes) {
@@ -65,6 +66,11 @@ describe('content negotiation on every route', () => {
       const response = await merchant.request(concrete(route.path), {
         method: route.method, body: '<x/>', headers: { ...ROUTE_HEADERS, ...credentials, 'Content-Type': 'application/xml' },
       });
+      // A paybill validation wants a decision whatever arrives: Daraja's rejection, never a 4xx.
+      if (route.path === DARAJA_CALLBACK_PATHS.validation) {
+        expect({ route: label(route), status: response.status, body: response.body }).toEqual({ route: label(route), status: 200, body: { ResultCode: 'C2B00016', ResultDesc: 'Rejected' } });
+        continue;
+      }
       expect({ route: label(route), status: response.status }).toEqual({ route: label(route), status: 415 });
     }
   });

@@ -6,7 +6,7 @@ import { openDelivery, recordAttempt, setBasicCredentials } from '../../src/serv
 import { webhookDeliveryWorkflowId } from '../../src/workflows/contracts/webhook-delivery';
 import { webhookActorId } from '../../src/workflows/contracts/webhook';
 import { launcherFromConfig } from '../../src/temporal/launcher';
-import { createMerchant, requester, testApp, testConfig, testSql, type Requester, type TestApp, type TestMerchant } from '../helpers';
+import { LIVE_METRICS_TOKEN, createMerchant, requester, testApp, testConfig, testSql, type Requester, type TestApp, type TestMerchant } from '../helpers';
 
 let ctx: TestApp;
 let merchant: TestMerchant;
@@ -91,7 +91,7 @@ describe('POST /api/webhooks', () => {
   });
 
   test('outside sandbox mode, targets naming loopback or private addresses are 400', async () => {
-    const config = testConfig({ SANDBOX: 'false', PUBLIC_BASE_URL: 'https://collections.example', TASK_QUEUE: ctx.taskQueue });
+    const config = testConfig({ SANDBOX: 'false', PUBLIC_BASE_URL: 'https://collections.example', METRICS_TOKEN: LIVE_METRICS_TOKEN, TASK_QUEUE: ctx.taskQueue });
     const app = createApp({ config, sql: testSql(), temporal: ctx.client, launcher: launcherFromConfig(ctx.client, testSql(), config, () => {}) });
     const production = requester(app, merchant.apiKey);
     const privateTargets = [

@@ -237,7 +237,7 @@ export type paths = {
         put?: never;
         /**
          * Report an incoming payment (mobile networks)
-         * @description A mobile network reports a payment a subscriber made, with that network's secret as `Authorization: Bearer <secret>`. The payment is stored, matched to a collection request, verified with the organization's verification URL where the network supports it, and credited; a repeated report of a transaction starts nothing. A network this deployment has a connector for (M-Pesa Daraja, MTN MoMo) is refused with 403: its payments are believed only through its operator's status query.
+         * @description A mobile network reports a payment a subscriber made, with that network's secret as `Authorization: Bearer <secret>`. The payment is stored, matched to a collection request, verified with the organization's verification URL where the network supports it, and credited; a repeated report of a transaction starts nothing. A network this deployment has a connector for (M-Pesa Daraja, MTN MoMo, Airtel Money, Vodacom M-Pesa) is refused with 403: its payments are believed only through its operator's status query. A network with no connector reports its currency only in sandbox mode while no connector is on (400 on `currency` otherwise), and an amount takes at most its currency's minor units (400 on `amount`: TZS, UGX and RWF are whole).
          */
         post: operations["reportIncomingPayment"];
         delete?: never;
@@ -277,7 +277,7 @@ export type paths = {
         put?: never;
         /**
          * Paybill validation (Daraja C2B ValidationURL)
-         * @description Before M-Pesa completes a paybill payment it asks here. The organization the account number (a request code `<organization>-<request>`) or the payer's number points to is asked at its verification URL within MPESA_VALIDATION_TIMEOUT_MS (Safaricom waits about 8 s for the whole answer); no answer in time takes its accept-by-default setting. Payments nobody has to decide are accepted; a validation that cannot be read (a field missing or of the wrong type) is rejected (`C2B00016`), and one with an amount that is not whole shillings too (`C2B00013`).
+         * @description Before M-Pesa completes a paybill payment it asks here. The organization the account number (a request code `<organization>-<request>`) or the payer's number points to is asked at its verification URL within MPESA_VALIDATION_TIMEOUT_MS (Safaricom waits about 8 s for the whole answer); no answer in time takes its accept-by-default setting. Payments nobody has to decide are accepted; a validation that cannot be read (a field missing or of the wrong type, a control character in any field, a body that is not JSON) is rejected with 200 and `C2B00016`, never a 4xx, and one with an amount that is not whole shillings too (`C2B00013`).
          */
         post: operations["darajaPaybillValidation"];
         delete?: never;

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { startMomoSimulator, type MomoSimulator } from '../simulators/momo';
-import { eventually, numberSequence, requester, testApp, testSql } from '../helpers';
+import { LIVE_METRICS_TOKEN, eventually, numberSequence, requester, testApp, testSql } from '../helpers';
 import { balanceOf, callbackSettled, creditsOf, expectBalanced, fundedMerchant, paidOut, promptedRequest, recordHistory, requestOutcome, startStack, type Stack } from './stack';
 
 const CREDENTIALS = {
@@ -186,7 +186,7 @@ describe('the door and look-ups', () => {
   });
 
   test('outside sandbox mode a network with no connector is refused at the door, naming it', async () => {
-    const live = await testApp(undefined, { ...stack.env, SANDBOX: 'false' });
+    const live = await testApp(undefined, { ...stack.env, SANDBOX: 'false', METRICS_TOKEN: LIVE_METRICS_TOKEN });
     const merchant = await fundedMerchant(stack, 'UGX');
     const airtel = await requester(live.app, merchant.apiKey)('/api/collectionrequests', { form: { phonenumber: '+256701234567', amount: '100', currency: 'UGX' } });
     expect(airtel.status).toBe(400);

@@ -13,7 +13,7 @@ import { updateCollectionSettings } from '../../src/services/organizations';
 import { createWebhook } from '../../src/services/webhooks';
 import { collectionRequestWorkflowId } from '../../src/workflows/contracts/collection-request';
 import {
-  awayFromWindowEdge, createMerchant, eventually, startWorker, testApp, testSql, uniqueNumber, uniqueTaskQueue, type TestApp, type WorkerProcess,
+  LIVE_METRICS_TOKEN, awayFromWindowEdge, createMerchant, eventually, startWorker, testApp, testSql, uniqueNumber, uniqueTaskQueue, type TestApp, type WorkerProcess,
 } from '../helpers';
 import { parseScrape, type Scrape } from '../metrics';
 import { makeCertificate, startReceiver, type Receiver } from '../webhook-receiver';
@@ -124,6 +124,18 @@ describe('the endpoints', () => {
     } finally {
       await guarded.stop();
     }
+  });
+
+  test('outside sandbox mode neither process starts without METRICS_TOKEN, and the API\'s /metrics wants it', async () => {
+    const live = { SANDBOX: 'false', PUBLIC_BASE_URL: 'https://collections.example' };
+    await expect(testApp(taskQueue, live)).rejects.toThrow(/METRICS_TOKEN: required when SANDBOX=false/);
+    await expect(startWorker(uniqueTaskQueue('metrics-live'), live)).rejects.toThrow(/METRICS_TOKEN: required when SANDBOX=false/);
+    const { app } = await testApp(taskQueue, { ...live, METRICS_TOKEN: LIVE_METRICS_TOKEN });
+    const scrape = (headers: Record<string, string> = {}) => app.handle(new Request('http://localhost/metrics', { headers }));
+    expect((await scrape()).status).toBe(401);
+    const scraped = await scrape({ Authorization: `Bearer ${LIVE_METRICS_TOKEN}` });
+    expect(scraped.status).toBe(200);
+    expect(await scraped.text()).toContain('wallet_movement_amount_total');
   });
 
   test('METRICS=false: the API has no /metrics and records nothing', async () => {

@@ -72,6 +72,15 @@ test('webhook and retention settings: the documented defaults, short schedules f
 
 test('outside sandbox mode PUBLIC_BASE_URL is required: links are never built from a request\'s Host header', () => {
   expect(() => loadConfig({ SANDBOX: 'false' })).toThrow(/PUBLIC_BASE_URL: required when SANDBOX=false/);
-  expect(loadConfig({ SANDBOX: 'false', PUBLIC_BASE_URL: 'https://pay.example/' }).publicBaseUrl).toBe('https://pay.example');
+  expect(loadConfig({ SANDBOX: 'false', PUBLIC_BASE_URL: 'https://pay.example/', METRICS_TOKEN: 'a-long-scrape-token' }).publicBaseUrl).toBe('https://pay.example');
   expect(loadConfig({}).publicBaseUrl).toBeUndefined();
+});
+
+test('outside sandbox mode METRICS_TOKEN is required: both /metrics endpoints show business totals', () => {
+  const live = { SANDBOX: 'false', PUBLIC_BASE_URL: 'https://pay.example' };
+  expect(() => loadConfig(live)).toThrow(/METRICS_TOKEN: required when SANDBOX=false and METRICS=true/);
+  expect(loadConfig({ ...live, METRICS_TOKEN: 'a-long-scrape-token' }).telemetry.metricsToken).toBe('a-long-scrape-token');
+  // Without the endpoints there is nothing to protect; in sandbox mode they may stay open.
+  expect(loadConfig({ ...live, METRICS: 'false' }).telemetry.metrics).toBe(false);
+  expect(loadConfig({}).telemetry.metricsToken).toBeUndefined();
 });

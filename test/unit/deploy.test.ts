@@ -8,6 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { loadConfig } from '../../src/config';
 import { ROOT } from '../helpers';
 
 const MANIFESTS = join(ROOT, 'deploy/kubernetes');
@@ -31,14 +32,25 @@ test('the validator refuses a misspelt field and a probe off the API\'s health r
   expect(result.stdout).toContain('readiness probe must GET /readyz');
 }, 180_000);
 
-test('the ConfigMap and the Secret set only variables the service reads', () => {
+/** The variables the ConfigMap and the Secret give every container. */
+function manifestEnvironment(): Record<string, string> {
   const documents = readFileSync(join(MANIFESTS, 'collections.yaml'), 'utf8').split(/^---\s*$/m).map((part) => Bun.YAML.parse(part) as {
     kind?: string; data?: Record<string, string>; stringData?: Record<string, string>;
   });
-  const set = documents.filter((document) => document?.kind === 'ConfigMap' || document?.kind === 'Secret')
-    .flatMap((document) => Object.keys({ ...document.data, ...document.stringData }));
+  return Object.assign({}, ...documents.filter((document) => document?.kind === 'ConfigMap' || document?.kind === 'Secret')
+    .map((document) => ({ ...document.data, ...document.stringData })));
+}
+
+test('the ConfigMap and the Secret set only variables the service reads', () => {
+  const set = Object.keys(manifestEnvironment());
   const source = readFileSync(join(ROOT, 'src/config.ts'), 'utf8');
   const read = new Set([...source.matchAll(/^\s+([A-Z][A-Z_0-9]+): v\.optional/gm)].map((match) => match[1]));
   expect(set.length).toBeGreaterThan(3);
   expect(set.filter((name) => !read.has(name))).toEqual([]);
+});
+
+test('the ConfigMap and the Secret make a configuration the service starts with (outside sandbox mode: a metrics token)', () => {
+  const environment = manifestEnvironment();
+  expect(environment.SANDBOX).toBe('false');
+  expect(loadConfig(environment).telemetry.metricsToken).toBe(environment.METRICS_TOKEN);
 });

@@ -202,11 +202,26 @@ describe('the door', () => {
     expect(networkForMoney('+256701234567', 'BXC', { sandboxMode, connected }).network?.name).toBe('Airtel Uganda');
     expect(networkForMoney('+254712345678', 'KES', { sandboxMode, connected }).network?.name).toBe('Safaricom');
     const sandbox = networkByName('Sandbox')!;
-    const simulated = reportedPaymentNetwork(sandbox, '+256701234567', 'UGX', { sandboxMode, connected });
+    const simulated = reportedPaymentNetwork(sandbox, '+256701234567', 'UGX', '1000', { sandboxMode, connected });
     expect(simulated.problems?.currency?.[0]).toContain('the sandbox simulates BXC only');
-    expect(reportedPaymentNetwork(sandbox, '+254712345678', 'KES', { sandboxMode, connected }).problems?.currency?.[0]).toContain('Safaricom is connected');
-    expect(reportedPaymentNetwork(sandbox, '+256701234567', 'UGX', { sandboxMode, connected: new Set() }).network?.name).toBe('Airtel Uganda');
-    expect(reportedPaymentNetwork(sandbox, '+256701234567', 'BXC', { sandboxMode, connected }).network?.name).toBe('Airtel Uganda');
+    expect(reportedPaymentNetwork(sandbox, '+254712345678', 'KES', '1000', { sandboxMode, connected }).problems?.currency?.[0]).toContain('Safaricom is connected');
+    expect(reportedPaymentNetwork(sandbox, '+256701234567', 'UGX', '1000', { sandboxMode, connected: new Set() }).network?.name).toBe('Airtel Uganda');
+    expect(reportedPaymentNetwork(sandbox, '+256701234567', 'BXC', '1000', { sandboxMode, connected }).network?.name).toBe('Airtel Uganda');
+  });
+
+  test('a network with no connector reports its currency only in sandbox mode with no connector on, in its minor units', () => {
+    const tigo = networkByName('Tigo Tanzania')!;
+    const simulated = { sandboxMode: true, connected: new Set<string>() };
+    expect(reportedPaymentNetwork(tigo, '+255651234567', 'TZS', '1000', simulated).network?.name).toBe('Tigo Tanzania');
+    expect(reportedPaymentNetwork(tigo, '+255651234567', 'TZS', '10.5', simulated).problems).toEqual({ amount: ['TZS has no minor unit: enter TZS without decimals.'] });
+    for (const connections of [{ sandboxMode: true, connected: new Set(['Vodacom Tanzania']) }, { sandboxMode: false, connected: new Set<string>() }]) {
+      const refused = reportedPaymentNetwork(tigo, '+255651234567', 'TZS', '1000', connections);
+      expect(refused.problems?.currency?.[0]).toContain('Tigo Tanzania has no connector here');
+    }
+    // The sandbox's own reports follow the same minor units: BXC takes four decimals, UGX none.
+    const sandbox = networkByName('Sandbox')!;
+    expect(reportedPaymentNetwork(sandbox, '+80000000042', 'BXC', '10.5', simulated).network?.name).toBe('Sandbox');
+    expect(reportedPaymentNetwork(sandbox, '+256701234567', 'UGX', '10.5', simulated).problems).toEqual({ amount: ['UGX has no minor unit: enter UGX without decimals.'] });
   });
 
   test('M-Pesa and MoMo take whole shillings', () => {

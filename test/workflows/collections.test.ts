@@ -11,7 +11,7 @@ import { collectionRequestStateQuery, collectionRequestWorkflowId } from '../../
 import { makeCertificate, startReceiver, type Certificate, type Receiver } from '../webhook-receiver';
 import { ConsoleClient, PASSWORD, consoleUser } from '../console-helpers';
 import {
-  ROOT, createMerchant, eventually, numberSequence, recordHistory, requester, uniqueNumber, startWorker, testApp, testSql, uniqueTaskQueue,
+  LIVE_METRICS_TOKEN, ROOT, createMerchant, eventually, numberSequence, recordHistory, requester, uniqueNumber, startWorker, testApp, testSql, uniqueTaskQueue,
   type TestApp, type TestMerchant, type WorkerProcess,
 } from '../helpers';
 
@@ -439,7 +439,7 @@ describe('the network callback route', () => {
     expect(simulated.body.workflow_id).toBe(incomingCollectionWorkflowId('MTN Uganda', 'SBX-CUR-3'));
     expect((await send(ctx.app, { remote_transaction_id: 'SBX-CUR-4', phonenumber: '+254712000902', amount: '5', currency: 'UGX' })).status).toBe(400);
     // Outside sandbox mode the sandbox reports no real currency, and no test number.
-    const live = await testApp(taskQueue, { ...WORKER_ENV, WEBHOOK_CA_FILE: '', SANDBOX: 'false', PUBLIC_BASE_URL: 'https://collections.example' });
+    const live = await testApp(taskQueue, { ...WORKER_ENV, WEBHOOK_CA_FILE: '', SANDBOX: 'false', PUBLIC_BASE_URL: 'https://collections.example', METRICS_TOKEN: LIVE_METRICS_TOKEN });
     const refused = await send(live.app, { remote_transaction_id: 'SBX-CUR-5', phonenumber: nextNumber(), amount: '5', currency: 'UGX' });
     expect(refused.status).toBe(400);
     expect(refused.body.currency[0]).toContain('MTN Uganda is not connected to this service');

@@ -58,8 +58,8 @@ ${input('reference', 'Reference', values, errors)}
       onlyInSandbox();
       try {
         const payment = validate(SimulatedPayment, form);
-        // The sandbox pays BXC, and the real currencies of the networks it simulates (with no connector on at all).
-        const choice = reportedPaymentNetwork(SANDBOX_NETWORK, payment.phonenumber, payment.currency, connectionsOf(config));
+        // The sandbox pays BXC, and the real currencies of the networks it simulates (with no connector on at all), in their minor units.
+        const choice = reportedPaymentNetwork(SANDBOX_NETWORK, payment.phonenumber, payment.currency, payment.amount, connectionsOf(config));
         if (choice.problems !== undefined) return page(session, form, choice.problems, undefined, 400);
         const remoteTransactionId = `SBX-CONSOLE-${randomBytes(6).toString('hex').toUpperCase()}`;
         const reported = await launcher.startIncomingCollection({
