@@ -1,4 +1,4 @@
-import { createPublicKey } from 'node:crypto';
+import { createPublicKey, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import * as v from 'valibot';
 import { CONNECTED_NETWORK, MOMO_MARKETS, MOMO_SANDBOX_ENVIRONMENT, VODACOM_MARKETS } from './domain/networks';
@@ -95,6 +95,8 @@ const ConfigSchema = v.object({
   // Behind a proxy that appends the client's address to X-Forwarded-For, the console's sign-in
   // throttle counts per that address; otherwise per the connection's address.
   TRUST_PROXY: v.optional(booleanString, 'false'),
+  // The key the console signs its sign-in form's CSRF tokens with; the same in every API process.
+  CONSOLE_SECRET: v.optional(v.pipe(v.string(), v.minLength(32, 'must be at least 32 characters (for example: openssl rand -base64 32)'))),
   // OpenTelemetry's standard variables: traces go out over OTLP/HTTP only when an endpoint is set.
   OTEL_EXPORTER_OTLP_ENDPOINT: v.optional(v.pipe(v.string(), v.url(), v.regex(/^https?:\/\//, 'must be an http:// or https:// URL'))),
   OTEL_SERVICE_NAME: v.optional(v.pipe(v.string(), v.minLength(1))),
@@ -177,7 +179,8 @@ export type Config = {
   webhooks: { retryDelaysMs: number[]; jitter: number; caFile: string | undefined; actorHistoryEvents: number; disableAfterHours: number; concurrency: number; senders: number };
   /** `days` of events, `auditDays` of the audit trail (at least `days`). */
   retention: { days: number; auditDays: number; sweepEnabled: boolean; sweepIntervalSeconds: number };
-  console: { temporalUiUrl: string; trustProxy: boolean };
+  /** `secret` signs the sign-in form's CSRF tokens (never logged or shown). */
+  console: { temporalUiUrl: string; trustProxy: boolean; secret: string };
   telemetry: TelemetrySettings;
   /** The real operators' connectors; null when not configured (their networks are then the sandbox's, in sandbox mode only). */
   mpesa: MpesaSettings | null;
@@ -475,9 +478,18 @@ function crossChecks(c: Parsed, connectors: Pick<Config, 'mpesa' | 'momoMarkets'
   if (c.METRICS && c.METRICS_TOKEN === undefined && !c.SANDBOX) {
     problems.push('METRICS_TOKEN: required when SANDBOX=false and METRICS=true (both /metrics endpoints show business totals; set a token of 16+ characters, or METRICS=false)');
   }
+  // Every API process must accept the sign-in forms the others issued: one key, set by the operator.
+  if (c.CONSOLE_SECRET === undefined && !c.SANDBOX) problems.push('CONSOLE_SECRET: required when SANDBOX=false');
   // What a change did is readable at least as long as the events it caused.
   if (c.AUDIT_RETENTION_DAYS !== undefined && c.AUDIT_RETENTION_DAYS < c.EVENT_RETENTION_DAYS) problems.push(`AUDIT_RETENTION_DAYS: must be at least EVENT_RETENTION_DAYS (${c.EVENT_RETENTION_DAYS})`);
 }
+
+/**
+ * Sandbox mode without CONSOLE_SECRET: a random key of this process (never a fixed one, which
+ * anyone could read here and sign with). A sign-in form loaded before a restart, or from another
+ * process, is then refused once and shown again with a fresh token.
+ */
+const sandboxConsoleSecret = (): string => randomBytes(32).toString('base64url');
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const defined = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ''));
@@ -517,7 +529,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     webhooks: { retryDelaysMs: c.WEBHOOK_RETRY_SCHEDULE, jitter: c.WEBHOOK_RETRY_JITTER, caFile: c.WEBHOOK_CA_FILE, actorHistoryEvents: c.WEBHOOK_ACTOR_HISTORY_EVENTS,
       disableAfterHours: c.WEBHOOK_DISABLE_AFTER_HOURS, concurrency: c.WEBHOOK_CONCURRENCY, senders: c.WEBHOOK_SENDERS },
     retention: { days: c.EVENT_RETENTION_DAYS, auditDays: c.AUDIT_RETENTION_DAYS ?? Math.max(DEFAULT_AUDIT_RETENTION_DAYS, c.EVENT_RETENTION_DAYS), sweepEnabled: c.RETENTION_SWEEP, sweepIntervalSeconds: c.RETENTION_SWEEP_INTERVAL_SECONDS },
-    console: { temporalUiUrl: c.TEMPORAL_UI_URL.replace(/\/+$/, ''), trustProxy: c.TRUST_PROXY },
+    console: { temporalUiUrl: c.TEMPORAL_UI_URL.replace(/\/+$/, ''), trustProxy: c.TRUST_PROXY, secret: c.CONSOLE_SECRET ?? sandboxConsoleSecret() },
     telemetry: {
       otlpEndpoint: c.OTEL_EXPORTER_OTLP_ENDPOINT?.replace(/\/+$/, ''),
       serviceName: c.OTEL_SERVICE_NAME,

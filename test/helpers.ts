@@ -4,7 +4,7 @@
  * TEST_WORKER_RUNTIME=bun), and the app called through `app.handle`.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { closeSync, mkdirSync, mkdtempSync, openSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,8 +23,11 @@ import { checkResponsesOf } from './openapi-contract';
 export const ROOT = join(import.meta.dir, '..');
 export const BASE_URL = 'http://localhost';
 
+/** The console's signing key of this test process (required by configurations with SANDBOX=false). */
+const TEST_CONSOLE_SECRET = randomBytes(32).toString('base64url');
+
 export function testConfig(overrides: Record<string, string> = {}): Config {
-  return loadConfig({ ...process.env, ...overrides });
+  return loadConfig({ CONSOLE_SECRET: TEST_CONSOLE_SECRET, ...process.env, ...overrides });
 }
 
 let sharedSql: Sql | undefined;

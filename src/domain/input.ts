@@ -9,6 +9,7 @@ import { withLeadingPlus } from './phone';
 import { parseFilterDate } from './time';
 import { fieldErrors, type FieldErrors } from './errors';
 import { MAX_JSON_DEPTH } from './json';
+import { EMAIL_MAX_LENGTH, INVALID_EMAIL, emailCharacters } from './emails';
 
 export const REQUIRED = 'This field is required.';
 
@@ -36,7 +37,8 @@ export const optionalText = (maxLength: number) =>
     null,
   );
 
-export const email = v.pipe(text(254, 'An email address.'), v.email('Enter a valid email address.'));
+/** An email address (its case kept): no invisible characters and no mixed scripts (emails.ts), then the usual shape. */
+export const email = v.pipe(text(EMAIL_MAX_LENGTH, 'An email address.'), emailCharacters, v.email(INVALID_EMAIL));
 export const optionalEmail = v.optional(
   v.pipe(
     v.union([v.literal(''), v.null(), email], 'Enter a valid email address.'),

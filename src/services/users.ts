@@ -7,14 +7,13 @@ import type { Queryable, Sql } from '../db';
 import type { OrganizationId, UserId } from '../domain/ids';
 import { mayAssignRole, type Role } from '../domain/roles';
 import { hashPassword } from '../auth/passwords';
-import { normalizeEmail } from '../domain/emails';
+import { emailProblem, normalizeEmail } from '../domain/emails';
 import { writeAs } from './audit';
 import type { Actor, OrganizationActor } from './deps';
 import { tenantScope } from './queries';
 
 const PASSWORD_MIN_LENGTH = 10;
 const PASSWORD_MAX_LENGTH = 200;
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 type UserRow = {
   id: UserId;
@@ -46,7 +45,8 @@ type NewUser = OrganizationActor & { email: string; password: string; name?: str
 /** A console user; UserInputError names the field when the email is taken or the password too weak. */
 export async function createUser(sql: Sql, input: NewUser): Promise<UserRow> {
   const email = normalizeEmail(input.email);
-  if (!EMAIL.test(email) || email.length > 254) throw new UserInputError('email', 'Enter a valid email address.');
+  const emailIssue = emailProblem(email);
+  if (emailIssue !== null) throw new UserInputError('email', emailIssue);
   const problem = passwordProblem(input.password);
   if (problem !== null) throw new UserInputError('password', problem);
   const name = input.name?.trim() || input.email.trim().split('@')[0]!;

@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { createHash, randomBytes } from 'node:crypto';
 import { LIVE_METRICS_TOKEN, createMerchant, numberSequence, requester, testApp, testSql, uniqueNumber, type TestApp, type TestMerchant } from '../helpers';
 import { ConsoleClient, PASSWORD, consoleUser, uniqueEmail } from '../console-helpers';
-import { SIGN_IN_ACCOUNT_LIMIT, SIGN_IN_ADDRESS_LIMIT } from '../../src/services/sign-in-throttle';
+import { SIGN_IN_ACCOUNT_ADDRESS_LIMIT, SIGN_IN_ACCOUNT_LIMIT, SIGN_IN_ADDRESS_LIMIT } from '../../src/services/sign-in-throttle';
+import { SIGN_IN_FORM_SECONDS, issueSignInForm } from '../../src/console/session';
 import { OPENAPI_DOCUMENT_PATH } from '../../src/api/openapi';
 import type { Role } from '../../src/domain/roles';
 import { escapeHtml, html, raw } from '../../src/console/html';
@@ -108,6 +109,11 @@ describe('sign-in and sessions', () => {
     expect(setCookie).toContain('Secure');
     expect(setCookie).toContain('HttpOnly');
     expect(setCookie).toContain('SameSite=Lax');
+    // The sign-in form's pre-session cookie too: a neighbouring subdomain cannot plant one.
+    const form = await browser.get('/console/sign-in');
+    const preSession = form.headers.getSetCookie().find((value) => value.startsWith('__Host-console_sign_in='))!;
+    expect(preSession).toContain('Secure');
+    expect(preSession).toContain('Path=/;');
   });
 
   test('a wrong password, an unknown email and a sign-in form from elsewhere sign nobody in', async () => {
@@ -119,6 +125,60 @@ describe('sign-in and sessions', () => {
     const forged = await client().post('/console/sign-in', { email: user.email, password: PASSWORD }, { csrf: 'made-up' });
     expect(forged.status).toBe(403);
     expect(browser.cookie('console_session')).toBeUndefined();
+  });
+
+  test('the sign-in form\'s token must be one the service signed: a cookie and a field the client chose sign nobody in', async () => {
+    const user = await consoleUser(merchant.organization.id);
+    const refusedWith = async (browser: ConsoleClient, csrf: string) => {
+      const answer = await browser.post('/console/sign-in', { email: user.email, password: PASSWORD }, { csrf });
+      expect(answer.status).toBe(403);
+      expect(answer.text).toContain('The sign-in form expired or was not sent from this site');
+      expect(browser.cookie('console_session')).toBeUndefined();
+    };
+    // The bare double submit: the same made-up value in the cookie and in the form.
+    const forger = client();
+    forger.setCookie('console_sign_in', 'attackerchosen');
+    await refusedWith(forger, 'attackerchosen');
+    // A real page's cookie with a made-up token, and a nonce of the right shape with a token of the right shape.
+    const browser = client();
+    await browser.get('/console/sign-in');
+    const token = browser.csrf();
+    await refusedWith(browser, 'attackerchosen');
+    const shaped = client();
+    shaped.setCookie('console_sign_in', 'n'.repeat(32));
+    await refusedWith(shaped, `${Math.floor(Date.now() / 1000) + 600}.${'s'.repeat(43)}`);
+    // A real token is bound to its own page's nonce: with another browser's cookie it does not pass.
+    const other = client();
+    await other.get('/console/sign-in');
+    await refusedWith(other, token);
+    // Signed with another key, or expired: refused.
+    const foreign = issueSignInForm('another service\'s key, not this one');
+    const foreignBrowser = client();
+    foreignBrowser.setCookie('console_sign_in', foreign.nonce);
+    await refusedWith(foreignBrowser, foreign.token);
+    const expired = issueSignInForm(ctx.config.console.secret, Date.now() - (SIGN_IN_FORM_SECONDS + 1) * 1000);
+    const late = client();
+    late.setCookie('console_sign_in', expired.nonce);
+    await refusedWith(late, expired.token);
+    // The real page's pair signs in (the refusals above cost no attempt and the form is shown afresh).
+    await browser.get('/console/sign-in');
+    expect((await browser.post('/console/sign-in', { email: user.email, password: PASSWORD })).status).toBe(303);
+    expect(browser.cookie('console_session')).toBeDefined();
+    expect(browser.cookie('console_sign_in')).toBeUndefined();
+  });
+
+  test('an email with an invisible character or mixed scripts is refused at sign-in with a 400 on the field, costing no attempt', async () => {
+    const user = await consoleUser(merchant.organization.id);
+    const from = address();
+    for (const spelling of [user.email.replace('@', '\u200b@'), user.email.replace('e', '\u0435')]) {
+      const answer = await client(from).signIn(spelling, PASSWORD);
+      expect(answer.status).toBe(400);
+      expect(answer.text).toContain('id="error-email"');
+      expect(answer.text).toMatch(/invisible or control characters|mixes Latin and Cyrillic letters/);
+    }
+    const [{ count }] = await testSql()<[{ count: number }]>`select count(*)::int as count from sign_in_attempts where key like ${`%${from}`}`;
+    expect(count).toBe(0);
+    expect((await client(from).signIn(user.email, PASSWORD)).status).toBe(303);
   });
 
   test('sign-out deletes the session: the old cookie no longer opens a page', async () => {
@@ -179,6 +239,19 @@ describe('CSRF', () => {
     started.push(`event-${event!.id}`);
   });
 
+  test('a signed-in form takes only its session\'s token: not a made-up pair, not a sign-in form\'s signed token', async () => {
+    const { browser } = await signedIn(merchant.organization.id);
+    const form = { first_name: 'Paired', last_name: 'Forgery', phone_number: '+256772000902', verify: 'false' };
+    browser.setCookie('console_sign_in', 'attackerchosen');
+    expect((await browser.post('/console/contacts', form, { csrf: 'attackerchosen' })).status).toBe(403);
+    const signInPage = client();
+    await signInPage.get('/console/sign-in');
+    browser.setCookie('console_sign_in', signInPage.cookie('console_sign_in')!);
+    expect((await browser.post('/console/contacts', form, { csrf: signInPage.csrf() })).status).toBe(403);
+    const [{ count }] = await testSql()<[{ count: number }]>`select count(*)::int as count from contacts where first_name = 'Paired' and organization_id = ${merchant.organization.id}`;
+    expect(count).toBe(0);
+  });
+
   test('sign-out is a POST with the token too', async () => {
     const { browser } = await signedIn(merchant.organization.id);
     await browser.get('/console');
@@ -188,54 +261,86 @@ describe('CSRF', () => {
 });
 
 describe('sign-in throttling', () => {
-  test(`an account is locked after ${SIGN_IN_ACCOUNT_LIMIT} failures in the window, even with the right password; others are not`, async () => {
+  const failFrom = async (from: string, email: string, times: number) => {
+    for (let attempt = 0; attempt < times; attempt += 1) {
+      expect((await client(from).signIn(email, `wrong password ${attempt}`)).status).toBe(401);
+    }
+  };
+
+  test(`${SIGN_IN_ACCOUNT_ADDRESS_LIMIT} failures lock the account at that address only: the owner at another address still signs in`, async () => {
     const user = await consoleUser(merchant.organization.id);
     const neighbour = await consoleUser(merchant.organization.id);
-    const browser = client();
-    for (let attempt = 0; attempt < SIGN_IN_ACCOUNT_LIMIT; attempt += 1) {
-      expect((await browser.signIn(user.email, `wrong password ${attempt}`)).status).toBe(401);
-    }
-    const locked = await client().signIn(user.email, PASSWORD);
+    const guesser = address();
+    await failFrom(guesser, user.email, SIGN_IN_ACCOUNT_ADDRESS_LIMIT);
+    const locked = await client(guesser).signIn(user.email, PASSWORD);
     expect(locked.status).toBe(429);
     expect(Number(locked.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(locked.text).toContain('Too many failed sign-in attempts');
-    // The same address still signs another account in: its count is below the address limit.
-    expect((await browser.signIn(neighbour.email, PASSWORD)).status).toBe(303);
+    // Knocking at the lock counts against nothing else: not the account's total over all addresses.
+    for (let attempt = 0; attempt < SIGN_IN_ACCOUNT_LIMIT; attempt += 1) {
+      expect((await client(guesser).signIn(user.email, 'still guessing')).status).toBe(429);
+    }
+    // The owner, from their own address, signs in with the right password.
+    expect((await client().signIn(user.email, PASSWORD)).status).toBe(303);
+    // The guesser's address is still refused for that account, even with the right password.
+    expect((await client(guesser).signIn(user.email, PASSWORD)).status).toBe(429);
+    // And still signs another account in: its count is below the address limit.
+    expect((await client(guesser).signIn(neighbour.email, PASSWORD)).status).toBe(303);
+  });
+
+  test(`the account's own limit stops guesses spread across addresses: ${SIGN_IN_ACCOUNT_LIMIT} failures over all of them lock it everywhere`, async () => {
+    const user = await consoleUser(merchant.organization.id);
+    const addresses = SIGN_IN_ACCOUNT_LIMIT / SIGN_IN_ACCOUNT_ADDRESS_LIMIT;
+    for (let index = 0; index < addresses; index += 1) await failFrom(address(), user.email, SIGN_IN_ACCOUNT_ADDRESS_LIMIT);
+    const elsewhere = await client().signIn(user.email, PASSWORD);
+    expect(elsewhere.status).toBe(429);
+    expect(Number(elsewhere.headers.get('retry-after'))).toBeGreaterThan(14 * 60);
+    const [row] = await testSql()<{ attempts: number }[]>`select attempts from sign_in_attempts where key = ${`account:${user.email}`}`;
+    expect(row!.attempts).toBe(SIGN_IN_ACCOUNT_LIMIT);
+  });
+
+  test('an IPv6 client counts by its /64: other addresses of its network share its lock, another network does not', async () => {
+    const user = await consoleUser(merchant.organization.id);
+    const network = `2001:db8:${randomBytes(2).toString('hex')}:${randomBytes(2).toString('hex')}`;
+    for (let host = 1; host <= SIGN_IN_ACCOUNT_ADDRESS_LIMIT; host += 1) {
+      expect((await client(`${network}::${host}`).signIn(user.email, 'wrong password')).status).toBe(401);
+    }
+    expect((await client(`${network}:0:0:0:99`).signIn(user.email, PASSWORD)).status).toBe(429);
+    expect((await client(`2001:db8:ffff:${randomBytes(2).toString('hex')}::1`).signIn(user.email, PASSWORD)).status).toBe(303);
   });
 
   test('the lock lasts the whole window from the failure that reached the limit, whenever the window began', async () => {
     const user = await consoleUser(merchant.organization.id);
-    expect((await client().signIn(user.email, PASSWORD)).status).toBe(303);
+    const from = address();
+    const key = `account-address:${user.email} ${from}`;
+    expect((await client(from).signIn(user.email, PASSWORD)).status).toBe(303);
     // The window began with that successful sign-in ten minutes ago.
-    await testSql()`update sign_in_attempts set window_start = now() - interval '10 minutes' where key = ${`account:${user.email}`}`;
-    for (let attempt = 0; attempt < SIGN_IN_ACCOUNT_LIMIT; attempt += 1) {
-      expect((await client().signIn(user.email, `wrong password ${attempt}`)).status).toBe(401);
-    }
-    const locked = await client().signIn(user.email, PASSWORD);
+    await testSql()`update sign_in_attempts set window_start = now() - interval '10 minutes' where key = ${key}`;
+    await failFrom(from, user.email, SIGN_IN_ACCOUNT_ADDRESS_LIMIT);
+    const locked = await client(from).signIn(user.email, PASSWORD);
     expect(locked.status).toBe(429);
     expect(Number(locked.headers.get('retry-after'))).toBeGreaterThan(14 * 60);
     expect(locked.text).toContain('Try again in 15 minutes');
-    // A locked account takes no more attempts: the lock is not pushed further by knocking.
-    const [row] = await testSql()<{ attempts: number }[]>`select attempts from sign_in_attempts where key = ${`account:${user.email}`}`;
-    expect(row!.attempts).toBe(SIGN_IN_ACCOUNT_LIMIT);
-    // Once the lock has run its time, the account signs in again.
-    await testSql()`update sign_in_attempts set locked_until = now() - interval '1 second' where key = ${`account:${user.email}`}`;
-    expect((await client().signIn(user.email, PASSWORD)).status).toBe(303);
+    // A locked key takes no more attempts: the lock is not pushed further by knocking.
+    const [row] = await testSql()<{ attempts: number }[]>`select attempts from sign_in_attempts where key = ${key}`;
+    expect(row!.attempts).toBe(SIGN_IN_ACCOUNT_ADDRESS_LIMIT);
+    // Once the lock has run its time, the account signs in again from there.
+    await testSql()`update sign_in_attempts set locked_until = now() - interval '1 second' where key = ${key}`;
+    expect((await client(from).signIn(user.email, PASSWORD)).status).toBe(303);
   });
 
   test('a locked account stays locked under every spelling of its email: case, İ (U+0130) and full-width letters', async () => {
     const user = await consoleUser(merchant.organization.id, { email: uniqueEmail('victim.iii') });
-    for (let attempt = 0; attempt < SIGN_IN_ACCOUNT_LIMIT; attempt += 1) {
-      expect((await client().signIn(user.email, `wrong password ${attempt}`)).status).toBe(401);
-    }
+    const from = address();
+    await failFrom(from, user.email, SIGN_IN_ACCOUNT_ADDRESS_LIMIT);
     // Spellings that are the same address once normalised count against the same lock.
     for (const spelling of [user.email.toUpperCase(), ` ${user.email} `, user.email.replace('v', '\uFF56')]) {
-      expect((await client().signIn(spelling, PASSWORD)).status).toBe(429);
+      expect((await client(from).signIn(spelling, PASSWORD)).status).toBe(429);
     }
     // `İ` lower-cases to `i` + U+0307 in JavaScript and to `i` in PostgreSQL: such a spelling is another
     // address, which finds no account (it once found the locked one with a fresh count of its own).
     for (const spelling of [user.email.replace('i', 'İ'), user.email.replaceAll('i', 'İ'), user.email.replace('iii', 'iİi')]) {
-      const answer = await client().signIn(spelling, PASSWORD);
+      const answer = await client(from).signIn(spelling, PASSWORD);
       expect(answer.status).toBe(401);
     }
   });
@@ -263,6 +368,33 @@ describe('sign-in throttling', () => {
     const own = await browser.post('/console/settings/users', { ...form, email: colleague.email });
     expect(own.status).toBe(400);
     expect(own.text).toContain('A user of your organization already has this email.');
+  });
+
+  test('a new user whose email holds an invisible character or mixes scripts is refused with a 400 on the email field', async () => {
+    const { browser } = await signedIn(merchant.organization.id);
+    const form = { name: 'Look-alike', password: 'a long enough password', role: 'viewer' };
+    // Digits only: they belong to every script, so the all-Cyrillic address below stays all Cyrillic.
+    const stamp = String(randomBytes(4).readUInt32BE());
+    const refusals = [
+      [`pat\u200b-${stamp}@example.com`, 'Enter the email address without invisible or control characters'],
+      [`pat-${stamp}@exa\u00admple.com`, 'Enter the email address without invisible or control characters'],
+      [`p\u0430t-${stamp}@example.com`, 'part before the @ uses letters of one script (it mixes Latin and Cyrillic letters)'],
+      [`pat-${stamp}@ex\u03b1mple.com`, 'domain (each part between dots) uses letters of one script (it mixes Latin and Greek letters)'],
+    ];
+    for (const [email, message] of refusals) {
+      await browser.get('/console/settings/users');
+      const answer = await browser.post('/console/settings/users', { ...form, email: email! });
+      expect({ email, status: answer.status }).toEqual({ email, status: 400 });
+      expect(answer.text).toContain('id="error-email"');
+      expect(answer.text).toContain(message!);
+    }
+    const [{ count }] = await testSql()<[{ count: number }]>`select count(*)::int as count from users where email like ${`%${stamp}%`}`;
+    expect(count).toBe(0);
+    // A plain ASCII address and one wholly in Cyrillic are taken.
+    for (const email of [`pat-${stamp}@example.com`, `иван-${stamp}@example.com`]) {
+      await browser.get('/console/settings/users');
+      expect((await browser.post('/console/settings/users', { ...form, email })).status).toBe(303);
+    }
   });
 
   test(`an address is locked after ${SIGN_IN_ADDRESS_LIMIT} failures over any accounts; another address is not`, async () => {

@@ -84,6 +84,19 @@ describe('POST /api/contacts', () => {
     expect(after[0]?.n).toBe(before[0]?.n);
   });
 
+  test.each([
+    ['an invisible character', 'jane\u200b@example.com', 'invisible or control characters'],
+    ['a domain label that decodes to mixed scripts (аpple with a Cyrillic а)', 'jane@xn--pple-43d.com', 'mixes Cyrillic and Latin letters'],
+  ])('an email with %s is 400 on email, saying why, and writes nothing', async (_what, email, why) => {
+    const response = await merchant.request('/api/contacts', { form: { phone_number: nextNumber(), first_name: 'A', last_name: 'B', email } });
+    expect(response.status).toBe(400);
+    expect(Object.keys(response.body)).toEqual(['email']);
+    expect(response.body.email).toHaveLength(1);
+    expect(response.body.email[0]).toContain(why);
+    const [{ n }] = await testSql()<[{ n: number }]>`select count(*)::int as n from contacts where organization_id = ${merchant.organization.id} and email = ${email}`;
+    expect(n).toBe(0);
+  });
+
   test('a wrongly typed JSON value is 400, not 500', async () => {
     const response = await merchant.request('/api/contacts', { body: { phone_number: ['+256772999001'], first_name: {}, last_name: true } });
     expect(response.status).toBe(400);

@@ -124,3 +124,19 @@ test('user create makes a console user with a role who can sign in', async () =>
   expect(admin('user', 'create', '--org', org, '--email', 'not-an-email', '--password', 'long enough password').status).toBe(2);
   expect(admin('user', 'create', '--org', org, '--password', 'long enough password').status).toBe(2);
 });
+
+test('user create refuses an email with an invisible character or mixed scripts, saying why', async () => {
+  const created = JSON.parse(admin('org', 'create', '--name', 'Look-alike emails', '--json').stdout);
+  const org = String(created.organization.id);
+  const stamp = Date.now();
+  const invisible = admin('user', 'create', '--org', org, '--email', `cli\u200b-${stamp}@example.com`, '--password', 'long enough password');
+  expect(invisible.status).toBe(2);
+  expect(invisible.stderr).toContain('--email: Enter the email address without invisible or control characters');
+  const mixed = admin('user', 'create', '--org', org, '--email', `p\u0430ypal-${stamp}@example.com`, '--password', 'long enough password');
+  expect(mixed.status).toBe(2);
+  expect(mixed.stderr).toContain('mixes Latin and Cyrillic letters');
+  const [{ count }] = await testSql()<[{ count: number }]>`select count(*)::int as count from users where organization_id = ${created.organization.id} and email like ${`%${stamp}@example.com`}`;
+  expect(count).toBe(0);
+  // Wholly in Cyrillic is one script: taken.
+  expect(admin('user', 'create', '--org', org, '--email', `иван-${stamp}@example.com`, '--password', 'long enough password').status).toBe(0);
+});

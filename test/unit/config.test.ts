@@ -72,15 +72,26 @@ test('webhook and retention settings: the documented defaults, short schedules f
 
 test('outside sandbox mode PUBLIC_BASE_URL is required: links are never built from a request\'s Host header', () => {
   expect(() => loadConfig({ SANDBOX: 'false' })).toThrow(/PUBLIC_BASE_URL: required when SANDBOX=false/);
-  expect(loadConfig({ SANDBOX: 'false', PUBLIC_BASE_URL: 'https://pay.example/', METRICS_TOKEN: 'a-long-scrape-token' }).publicBaseUrl).toBe('https://pay.example');
+  expect(loadConfig({ SANDBOX: 'false', PUBLIC_BASE_URL: 'https://pay.example/', METRICS_TOKEN: 'a-long-scrape-token', CONSOLE_SECRET: 'k'.repeat(32) }).publicBaseUrl).toBe('https://pay.example');
   expect(loadConfig({}).publicBaseUrl).toBeUndefined();
 });
 
 test('outside sandbox mode METRICS_TOKEN is required: both /metrics endpoints show business totals', () => {
-  const live = { SANDBOX: 'false', PUBLIC_BASE_URL: 'https://pay.example' };
+  const live = { SANDBOX: 'false', PUBLIC_BASE_URL: 'https://pay.example', CONSOLE_SECRET: 'k'.repeat(32) };
   expect(() => loadConfig(live)).toThrow(/METRICS_TOKEN: required when SANDBOX=false and METRICS=true/);
   expect(loadConfig({ ...live, METRICS_TOKEN: 'a-long-scrape-token' }).telemetry.metricsToken).toBe('a-long-scrape-token');
   // Without the endpoints there is nothing to protect; in sandbox mode they may stay open.
   expect(loadConfig({ ...live, METRICS: 'false' }).telemetry.metrics).toBe(false);
   expect(loadConfig({}).telemetry.metricsToken).toBeUndefined();
+});
+
+test('the console\'s signing key: required outside sandbox mode, at least 32 characters, never a fixed default', () => {
+  const live = { SANDBOX: 'false', PUBLIC_BASE_URL: 'https://pay.example', METRICS_TOKEN: 'a-long-scrape-token' };
+  expect(() => loadConfig(live)).toThrow(/CONSOLE_SECRET: required when SANDBOX=false/);
+  expect(() => loadConfig({ ...live, CONSOLE_SECRET: 'too short' })).toThrow(/CONSOLE_SECRET: must be at least 32 characters/);
+  expect(loadConfig({ ...live, CONSOLE_SECRET: 's'.repeat(40) }).console.secret).toBe('s'.repeat(40));
+  // Sandbox mode without one: a random key of the process, so no two loads share it.
+  const first = loadConfig({}).console.secret;
+  expect(first.length).toBeGreaterThanOrEqual(32);
+  expect(loadConfig({}).console.secret).not.toBe(first);
 });

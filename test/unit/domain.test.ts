@@ -4,7 +4,9 @@ import { formatTimestamp, parseFilterDate } from '../../src/domain/time';
 import { isCurrency, parsePositiveAmount } from '../../src/domain/money';
 import { issueApiKey, keyMatches, keyPrefix } from '../../src/auth/keys';
 import { parsePythonDict } from '../../src/domain/python-literal';
-import { normalizeEmail } from '../../src/domain/emails';
+import { emailCharactersProblem, emailProblem, normalizeEmail } from '../../src/domain/emails';
+import { checkFields, email as emailField } from '../../src/domain/input';
+import * as v from 'valibot';
 
 describe('phone numbers', () => {
   test.each([
@@ -97,5 +99,73 @@ describe('emails', () => {
     expect(normalizeEmail('\uFF50at@example.com')).toBe('pat@example.com');
     expect(normalizeEmail('vİctim@x.example')).toBe('vi\u0307ctim@x.example');
     expect(normalizeEmail('vİctim@x.example')).not.toBe(normalizeEmail('victim@x.example'));
+  });
+
+  test.each([
+    ['pat.payer@example.com'],
+    ['pat+tag_01@mail.example.co.ug'],
+    // Wholly in one other script, local part and domain.
+    ['иван.петров@пример.рф'],
+    ['иван@example.com'],
+    ['γιώργος@example.gr'],
+    ['δοκιμή@παράδειγμα.ελ'],
+    // Scripts written together: Japanese (Han and kana), Korean (Han and Hangul), each with Latin.
+    ['やまだ太郎@example.jp'],
+    ['tanaka太郎@example.jp'],
+    ['홍길동漢@example.kr'],
+    // Combining marks belong to the letter before them; an IDNA label wholly in one script.
+    ['jose\u0301@example.com'],
+    ['pat@xn--80ak6aa92e.com'],
+  ])('%s may be used', (address) => {
+    expect(emailProblem(normalizeEmail(address))).toBeNull();
+  });
+
+  test.each([
+    ['a zero-width space', 'pat\u200b@example.com'],
+    ['a zero-width space in the domain', 'pat@exam\u200bple.com'],
+    ['a zero-width joiner', 'pat\u200d@example.com'],
+    ['a zero-width non-joiner', 'p\u200cat@example.com'],
+    ['a byte order mark inside', 'pat\ufeffpayer@example.com'],
+    ['a soft hyphen', 'pat\u00adpayer@example.com'],
+    ['a right-to-left override', 'pat\u202epayer@example.com'],
+    ['a bidi isolate', 'pat\u2066payer\u2069@example.com'],
+    ['a left-to-right mark', 'pat\u200e@example.com'],
+    ['a control character', 'pat\u0007@example.com'],
+    ['a DEL', 'pat\u007f@example.com'],
+    ['a variation selector', 'pat\ufe0f@example.com'],
+    ['a Hangul filler', 'pat\u3164@example.com'],
+    ['a private-use character', 'pat\ue000@example.com'],
+  ])('an address with %s is refused as invisible', (_what, address) => {
+    expect(emailProblem(normalizeEmail(address))).toContain('invisible or control characters');
+    expect(emailCharactersProblem(address)).toContain('invisible or control characters');
+  });
+
+  test.each([
+    ['a Cyrillic а in a Latin local part', 'p\u0430ypal@example.com', 'part before the @', 'Latin and Cyrillic'],
+    ['a Greek ο in a Latin local part', 'b\u03bfb@example.com', 'part before the @', 'Latin and Greek'],
+    ['a Latin o in a Cyrillic local part', 'ив\u006fн@example.com', 'part before the @', 'Cyrillic and Latin'],
+    ['a Cyrillic е in a Latin domain label', 'pat@\u0435xample.com', 'domain', 'Cyrillic and Latin'],
+    ['a Greek letter in the top-level domain', 'pat@example.c\u03bfm', 'domain', 'Latin and Greek'],
+    ['an IDNA label that decodes to a Cyrillic а among Latin letters', 'pat@xn--pple-43d.com', 'domain', 'Cyrillic and Latin'],
+    ['a Cherokee letter among Latin ones', 'p\u13aat@example.com', 'part before the @', 'Latin and Cherokee'],
+  ])('an address with %s is refused as mixing scripts', (_what, address, where, scripts) => {
+    const problem = emailProblem(normalizeEmail(address));
+    expect(problem).toContain(where);
+    expect(problem).toContain(`mixes ${scripts} letters`);
+  });
+
+  test('the shape and the length are still checked; an IDNA label that does not decode is refused', () => {
+    expect(emailProblem('pat@example')).toBe('Enter a valid email address.');
+    expect(emailProblem(`${'a'.repeat(250)}@example.com`)).toBe('Enter a valid email address.');
+    expect(emailProblem('pat@xn--.com')).toBe('Enter a valid email address.');
+  });
+
+  test('the email schema of request bodies applies the same rule, its message first', () => {
+    const schema = v.object({ email: emailField });
+    expect(checkFields(schema, { email: 'Pat@Example.com' })).toEqual({ success: true, output: { email: 'Pat@Example.com' } });
+    const invisible = checkFields(schema, { email: 'pat\u200b@example.com' });
+    expect(invisible.success ? [] : invisible.errors.email).toEqual([emailCharactersProblem('pat\u200b@example.com')!]);
+    const mixed = checkFields(schema, { email: 'pat@xn--pple-43d.com' });
+    expect(mixed.success ? [] : mixed.errors.email![0]).toContain('mixes Cyrillic and Latin letters');
   });
 });

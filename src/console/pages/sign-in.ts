@@ -1,14 +1,17 @@
 /**
- * Sign-in and sign-out. Passwords are checked with argon2id (Bun.password); attempts are throttled
- * per account and per address before the password is even looked at (429 page); the sign-in form
- * carries its own CSRF token in a short-lived cookie (there is no session yet), so another site
- * cannot sign a browser in to an account of its choosing.
+ * Sign-in and sign-out. Passwords are checked with argon2id (Bun.password); emails breaking the
+ * rule of src/domain/emails.ts are refused (400) before anything is counted; attempts are throttled
+ * per account from each address, per address, and per account over all addresses before the
+ * password is even looked at (429 page). The sign-in form carries its own CSRF token (there is no
+ * session yet): a random nonce in a pre-session cookie and, in the form, a token the service signed
+ * for that nonce with an expiry (session.ts), so another site can neither sign a browser in to an
+ * account of its choosing nor pass with a cookie and a field it made up.
  */
-import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { Elysia } from 'elysia';
-import { clientAddress } from '../../http/client-address';
+import { clientAddress, throttledAddress } from '../../http/client-address';
 import type { AppDeps } from '../../http/context';
 import { parseRequestBody } from '../../http/request';
+import { EMAIL_MAX_LENGTH, emailCharactersProblem, normalizeEmail } from '../../domain/emails';
 import { SESSION_HOURS, endSession, startSession } from '../../services/console-sessions';
 import { forgiveSignInAttempt, recordSignInFailure, takeSignInAttempt } from '../../services/sign-in-throttle';
 import { findUserForSignIn } from '../../services/users';
@@ -16,34 +19,35 @@ import { verifyPassword } from '../../auth/passwords';
 import { html } from '../html';
 import { cookie, htmlResponse, readCookie, redirect, safeNext, sessionCookieName } from '../http';
 import { bareLayout, input, notice } from '../layout';
-import { consoleSessionPlugin } from '../session';
+import { SIGN_IN_FORM_SECONDS, consoleSessionPlugin, issueSignInForm, signInFormAccepted } from '../session';
 
-const SIGN_IN_CSRF_COOKIE = 'console_sign_in';
 const SIGN_IN_PATH = '/console/sign-in';
 
-function tokensMatch(expected: string | undefined, presented: unknown): boolean {
-  if (expected === undefined || typeof presented !== 'string') return false;
-  const a = Buffer.from(expected);
-  const b = Buffer.from(presented);
-  return a.length === b.length && timingSafeEqual(a, b);
-}
+/**
+ * The pre-session cookie: outside sandbox mode `__Host-` prefixed (so Secure, for this host alone
+ * and, as the prefix requires, every path), which keeps a neighbouring subdomain from planting one;
+ * in sandbox mode (plain http) only sent to the sign-in page.
+ */
+const signInCookieOf = (sandbox: boolean) =>
+  sandbox ? { name: 'console_sign_in', path: SIGN_IN_PATH } : { name: '__Host-console_sign_in', path: '/' };
 
 export const signInRoutes = (deps: AppDeps) => {
   const { sql, config } = deps;
   const secure = !config.sandbox;
+  const signInCookie = signInCookieOf(config.sandbox);
 
-  /** The form, with a fresh sign-in CSRF token in its cookie and its hidden field. */
-  function signInPage(options: { next: string; email?: string; message?: string; status?: number }) {
-    const token = randomBytes(24).toString('base64url');
+  /** The form, with a fresh nonce in its cookie and the token signed for it in its hidden field. */
+  function signInPage(options: { next: string; email?: string; message?: string; emailError?: string; status?: number }) {
+    const { nonce, token } = issueSignInForm(config.console.secret);
     const body = bareLayout('Sign in', html`
 ${options.message ? notice(options.message, 'error') : ''}
 <form method="post" action="${SIGN_IN_PATH}" class="stack">
 <input type="hidden" name="_csrf" value="${token}"><input type="hidden" name="next" value="${options.next}">
-${input('email', 'Email', { email: options.email ?? '' }, {}, { type: 'email', required: true, autocomplete: 'username' })}
+${input('email', 'Email', { email: options.email ?? '' }, options.emailError ? { email: [options.emailError] } : {}, { type: 'email', required: true, autocomplete: 'username' })}
 ${input('password', 'Password', {}, {}, { type: 'password', required: true, autocomplete: 'current-password' })}
 <div class="actions"><button type="submit" class="primary">Sign in</button></div>
 </form>`);
-    return htmlResponse(body, options.status ?? 200, [cookie(SIGN_IN_CSRF_COOKIE, token, { path: SIGN_IN_PATH, maxAgeSeconds: 3600, secure })]);
+    return htmlResponse(body, options.status ?? 200, [cookie(signInCookie.name, nonce, { path: signInCookie.path, maxAgeSeconds: SIGN_IN_FORM_SECONDS, secure })]);
   }
 
   return new Elysia({ name: 'console-sign-in' })
@@ -52,13 +56,17 @@ ${input('password', 'Password', {}, {}, { type: 'password', required: true, auto
     .post(SIGN_IN_PATH, async ({ request, server }) => {
       const form = await parseRequestBody(request);
       const next = safeNext(typeof form.next === 'string' ? form.next : null);
-      const email = typeof form.email === 'string' ? form.email.trim().slice(0, 254) : '';
+      const email = typeof form.email === 'string' ? form.email.trim().slice(0, EMAIL_MAX_LENGTH) : '';
       const password = typeof form.password === 'string' ? form.password : '';
-      if (!tokensMatch(readCookie(request, SIGN_IN_CSRF_COOKIE), form._csrf)) {
+      if (!signInFormAccepted(config.console.secret, readCookie(request, signInCookie.name), form._csrf)) {
         return signInPage({ next, email, status: 403, message: 'The sign-in form expired or was not sent from this site. Try again.' });
       }
       if (email === '' || password === '') return signInPage({ next, email, status: 400, message: 'Enter your email and password.' });
-      const keys = { email, address: clientAddress(request, server, config.console.trustProxy) ?? 'unknown' };
+      // No account holds such an address (every way in refuses it), so it costs no attempt.
+      const emailIssue = emailCharactersProblem(normalizeEmail(email));
+      if (emailIssue !== null) return signInPage({ next, email, status: 400, emailError: emailIssue });
+      // An IPv6 client counts by its /64: walking the addresses of its own network gains no attempts.
+      const keys = { email, address: throttledAddress(clientAddress(request, server, config.console.trustProxy) ?? 'unknown') };
       const slot = await takeSignInAttempt(sql, keys);
       if (!slot.allowed) {
         const minutes = Math.max(1, Math.ceil(slot.retryAfterSeconds / 60));
@@ -77,7 +85,7 @@ ${input('password', 'Password', {}, {}, { type: 'password', required: true, auto
       const session = await startSession(sql, user.id);
       return redirect(next, [
         cookie(sessionCookieName(config), session.token, { maxAgeSeconds: SESSION_HOURS * 3600, secure }),
-        cookie(SIGN_IN_CSRF_COOKIE, '', { path: SIGN_IN_PATH, maxAgeSeconds: 0, secure }),
+        cookie(signInCookie.name, '', { path: signInCookie.path, maxAgeSeconds: 0, secure }),
       ]);
     }, { parse: 'none' })
     // Sign-out deletes the session row, so the cookie is worthless even where it was copied.
