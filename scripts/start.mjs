@@ -18,6 +18,7 @@ import {
   startTemporalDevServer, stopChildren, superviseChild, waitFor,
   WORKER_NODE_ARGS,
 } from './infra.mjs';
+import { firstStepsText } from './first-steps.mjs';
 import { usePostgres, withDatabase } from './postgres.mjs';
 
 const DATA = join(ROOT, '.data');
@@ -184,10 +185,7 @@ async function main() {
     Web console  ${apiUrl}/console
                  sign in as ${sandbox.consoleEmail} with password ${sandbox.consolePassword}   (saved beside the key)
 
-  Try:
-    curl -H 'Authorization: Token ${sandbox.apiKey}' -d phone_number=+256772123456 -d first_name=A -d last_name=B ${apiUrl}/api/contacts
-    curl -H 'Authorization: Token ${sandbox.apiKey}' ${apiUrl}/api/events
-${simulators ? `
+${firstStepsText(sandbox.apiKey, apiUrl, env.SANDBOX_PAYMENT_DELAY_SECONDS ?? 5)}${simulators ? `
   Networks: Safaricom through M-Pesa Daraja (${simulators.darajaUrl}); MTN Uganda, MTN Ghana and MTN Rwanda through
   MTN MoMo (${simulators.momoUrl}, the last two from .data/momo-markets.json); Airtel Uganda and Airtel Kenya
   through Airtel Money (${simulators.airtelUrl}); Vodacom Tanzania and Vodacom DRC through Vodacom M-Pesa

@@ -1,13 +1,15 @@
 /**
  * Vodacom M-Pesa connector (the M-Pesa OpenAPI) for the Vodacom networks of the markets it is
  * configured for (VODACOM_MARKETS: `vodacomTZN`, `vodacomDRC`), each market its own API context
- * (`<root>/ipg/v2/<context>/...`) and its own session. A session comes from `getSession` with the
+ * (`<root>/ipg/v2/<context>/...`) and its own sessions. A session comes from `getSession` with the
  * API key encrypted under the portal's public key (RSA, PKCS#1 v1.5, base64) as the bearer; every
  * other call carries the session id encrypted the same way. A new session is first used after its
- * activation delay, so no call waits for one: a process that calls M-Pesa asks for each market's
- * session at its start (`warmUp`), and for its successor ahead of its lifetime's end, in the
- * background, the current one serving until the successor is active; one M-Pesa refuses is dropped
- * at once and replaced (one request in flight per market).
+ * activation delay, so no call waits for one: each market keeps, besides the session in use, a
+ * spare already active (src/network/session-pool.ts), asked for at a process's start (`warmUp`)
+ * and again whenever the spare takes over, and each session's replacement is asked for ahead of
+ * its lifetime's end; a session M-Pesa refuses is dropped at once and the spare serves the call
+ * (one request in flight per market). A call never outlives the activity that makes it: it waits
+ * for a session's activation only within its deadline, and is not sent otherwise.
  *
  * The OpenAPI answers each call itself (`output_ResponseCode`: `INS-0` done, `INS-*` otherwise) and
  * calls nothing back. A customer payment (`c2bPayment/singleStage`) answers once the subscriber
@@ -17,7 +19,6 @@
  * repeats it and M-Pesa takes it once (`INS-10`).
  */
 import { constants, createHash, createPublicKey, publicEncrypt, randomBytes, type KeyObject } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { VodacomMarket, VodacomSettings } from '../config';
 import type { Queryable } from '../db';
 import { currencyDecimals } from '../domain/money';
@@ -25,7 +26,8 @@ import type { Network } from '../domain/networks';
 import { logger } from '../log';
 import { findOperation, recordOperation, settleRemoteTransactionId } from '../services/network-operations';
 import type { NameLookup, PaymentPrompt, Payout, PayoutResult, PromptResult, PromptStatus, ReportedPaymentStatus, TakenPrompt } from './adapter';
-import { callOperator, createRenewingTokenCache, field, msisdnOf, OperatorUnreachableError, type OperatorAnswer, type RenewableToken } from './operator-http';
+import { callOperator, field, msisdnOf, OperatorUnreachableError, type OperatorAnswer } from './operator-http';
+import { createSessionPool, type IssuedSession } from './session-pool';
 
 /** A 2xx answer (M-Pesa answers 200 or 201 for a call it took; the code in the body says how it went). */
 const accepted = (answer: OperatorAnswer): boolean => answer.status >= 200 && answer.status < 300;
@@ -37,11 +39,21 @@ const VODACOM_TIMEOUT_MS = 20_000;
  * within the prompt activity's deadline; past it the status query decides.
  */
 const C2B_WAIT_MS = 10_000;
+/**
+ * The most a whole call takes, sessions refused and waited for included: within the activity that
+ * makes it (src/workflows/payment.ts and the prompt's status query: 30 s), so that no call goes on
+ * after its activity timed out and was tried again (the two would reach M-Pesa, the second as INS-10).
+ */
+const CALL_DEADLINE_MS = 25_000;
+/** A customer payment's deadline: within the prompt activity's 15 s (src/workflows/collection-request.ts). */
+const C2B_DEADLINE_MS = 13_000;
+/** A call is sent only with this long left before its deadline (its answer's time); a session active later comes too late for it. */
+const LEAST_ANSWER_MS = 2_000;
+/** How many sessions one call tries when M-Pesa refuses them: the one in use, the spare, then a new one. */
+const SESSIONS_TRIED = 3;
 /** A payment request the status query still does not know this long after it was sent never reached M-Pesa: that attempt failed. */
 const UNKNOWN_PROMPT_FAILS_AFTER_MS = 180_000;
-/** The most a session's successor is active before the session ends (timers and M-Pesa's clock run late at times). */
-const SESSION_MARGIN_MS = 60_000;
-/** How soon a successor whose request failed is asked for again, while the current session still serves. */
+/** How soon a session request that failed is asked again, while a session still serves. */
 const SESSION_RETRY_MS = 5_000;
 
 /** `output_ResponseCode`s in words a merchant understands (the collection's words; a payout's differ for INS-2006). */
@@ -111,27 +123,16 @@ type Submission = { decided: 'done'; transactionId: string | undefined } | { dec
 type Found = { state: 'completed'; transactionId: string | undefined } | { state: 'failed'; error: string } | { state: 'pending' } | { state: 'unknown' };
 
 type VodacomDeps = { sql: Queryable };
-type Request = { method: 'GET' | 'POST' | 'PUT'; path: string; json?: Record<string, string>; query?: Record<string, string>; timeoutMs?: number };
+/** A call: `timeoutMs` how long its answer is waited for, `deadlineMs` how long the whole call may take (sessions included). */
+type Request = { method: 'GET' | 'POST' | 'PUT'; path: string; json?: Record<string, string>; query?: Record<string, string>; timeoutMs?: number; deadlineMs?: number };
 
 export type VodacomConnector = ReturnType<typeof createVodacomConnector>;
 
-/**
- * When a session asked for at `askedAt` ends (its lifetime counts from before it was asked for) and
- * when its successor is asked for: its activation delay plus a margin before that end (a minute, or
- * half of what the session serves beyond two activation delays when that is less), so the successor
- * is active before the session ends. The configuration keeps the lifetime above two activation delays.
- */
-function sessionTimes(settings: VodacomSettings, askedAt: number): { renewAt: number; expiresAt: number } {
-  const { sessionLifetimeMs: lifetime, sessionActivationMs: activation } = settings;
-  const margin = Math.min(SESSION_MARGIN_MS, Math.max(0, lifetime - 2 * activation) / 2);
-  return { renewAt: askedAt + lifetime - activation - margin, expiresAt: askedAt + lifetime };
-}
-
-/** A market's calls: its sessions (asked for ahead, each first used after its activation delay) and its encrypted bearers. */
+/** A market's calls: its sessions (a spare always ready, each first used after its activation delay) and its encrypted bearers. */
 function createMarketClient(settings: VodacomSettings, market: VodacomMarket, key: KeyObject) {
   const root = `${settings.baseUrl}/ipg/v2/${market.context}`;
   const encrypt = (text: string) => publicEncrypt({ key, padding: constants.RSA_PKCS1_PADDING }, Buffer.from(text)).toString('base64');
-  async function newSession(): Promise<RenewableToken> {
+  async function newSession(): Promise<IssuedSession> {
     const askedAt = Date.now();
     let answer: OperatorAnswer;
     try {
@@ -147,21 +148,23 @@ function createMarketClient(settings: VodacomSettings, market: VodacomMarket, ke
     if (!accepted(answer) || field(answer.body, 'output_ResponseCode') !== 'INS-0' || !sessionId) {
       throw new Error(`Vodacom M-Pesa ${market.context} session refused: HTTP ${answer.status} ${field(answer.body, 'output_ResponseCode') ?? ''}`.trim());
     }
-    // A new session is not usable at once: it is handed out only after its activation delay.
-    await sleep(settings.sessionActivationMs);
-    return { value: encrypt(sessionId), ...sessionTimes(settings, askedAt) };
+    return { bearer: encrypt(sessionId), askedAt };
   }
-  const sessions = createRenewingTokenCache(newSession, {
+  const sessions = createSessionPool({
+    name: `Vodacom M-Pesa ${market.context}`,
+    issue: newSession,
+    activationMs: settings.sessionActivationMs,
+    lifetimeMs: settings.sessionLifetimeMs,
     retryMs: SESSION_RETRY_MS,
-    onBackgroundFailure: (error) => logger.warn(`Vodacom M-Pesa ${market.context}: a session asked for ahead was not issued (the current one, if any, serves while it is asked for again)`, { error }),
+    onRequestFailure: (error) => logger.warn(`Vodacom M-Pesa ${market.context}: a session was not issued (a session held, if any, serves while it is asked for again)`, { error }),
   });
 
-  const send = (request: Request, bearer: string) => callOperator({
+  const send = (request: Request, bearer: string, deadline: number) => callOperator({
     method: request.method,
     url: `${root}/${request.path}/${request.query ? `?${new URLSearchParams(request.query).toString()}` : ''}`,
     headers: { Authorization: `Bearer ${bearer}`, Origin: settings.origin },
     json: request.json,
-    timeoutMs: request.timeoutMs ?? VODACOM_TIMEOUT_MS,
+    timeoutMs: Math.min(request.timeoutMs ?? VODACOM_TIMEOUT_MS, deadline - Date.now()),
   });
   /** A 401 that refuses the session (not one of the transaction answers M-Pesa also sends with 401). */
   const sessionRefused = (answer: OperatorAnswer) => answer.status === 401 && !TRANSACTION_401_CODES.has(field(answer.body, 'output_ResponseCode') ?? '');
@@ -169,13 +172,21 @@ function createMarketClient(settings: VodacomSettings, market: VodacomMarket, ke
   return {
     warmUp: sessions.warm,
     stop: sessions.stop,
-    /** One call with the market's session; a refused session is dropped and the call made once more with a new one. */
+    /**
+     * One call with an active session of the market; a session M-Pesa refuses is dropped and the call
+     * made again with the next (the spare, already active), never past the call's deadline: a call
+     * M-Pesa refused for its session carried out nothing, so the next one is the only one it takes.
+     */
     async call(request: Request): Promise<OperatorAnswer> {
-      const bearer = await sessions.get();
-      const answer = await send(request, bearer);
-      if (!sessionRefused(answer)) return answer;
-      sessions.invalidate(bearer);
-      return await send(request, await sessions.get());
+      const deadline = Date.now() + (request.deadlineMs ?? CALL_DEADLINE_MS);
+      let answer: OperatorAnswer | undefined;
+      for (let tried = 0; tried < SESSIONS_TRIED; tried += 1) {
+        const bearer = await sessions.active(deadline - LEAST_ANSWER_MS);
+        answer = await send(request, bearer, deadline);
+        if (!sessionRefused(answer)) return answer;
+        sessions.refused(bearer);
+      }
+      return answer!;
     },
   };
 }
@@ -209,7 +220,7 @@ export function createVodacomConnector(settings: VodacomSettings, { sql }: Vodac
     const code = field(answer.body, 'output_ResponseCode');
     if (accepted(answer) && code === 'INS-0') return { decided: 'done', transactionId: field(answer.body, 'output_TransactionID') };
     if ((code !== undefined && UNDECIDED_CODES.has(code)) || (code === undefined && answer.status >= 500)) return { decided: 'unknown' };
-    // Overloaded (INS-16), throttled, or a session refused twice: nothing was carried out; the activity tries again.
+    // Overloaded (INS-16), throttled, or every session tried refused: nothing was carried out; the activity tries again.
     if (code === undefined || code === 'INS-16' || answer.status === 429 || answer.status === 401 && !TRANSACTION_401_CODES.has(code)) {
       throw new Error(`Vodacom M-Pesa ${request.path} not taken: HTTP ${answer.status} ${code ?? ''}`.trim());
     }
@@ -235,7 +246,7 @@ export function createVodacomConnector(settings: VodacomSettings, { sql }: Vodac
   const c2b = (market: VodacomMarket, prompt: PaymentPrompt) => {
     const id = conversationId('C', prompt.promptReference);
     return submit(market, {
-      method: 'POST', path: 'c2bPayment/singleStage', timeoutMs: C2B_WAIT_MS,
+      method: 'POST', path: 'c2bPayment/singleStage', timeoutMs: C2B_WAIT_MS, deadlineMs: C2B_DEADLINE_MS,
       json: {
         input_Amount: vodacomAmount(prompt.amount, market.currency), input_Currency: market.currency, input_CustomerMSISDN: msisdnOf(prompt.phoneNumber),
         input_TransactionReference: transactionReferenceOf(id), input_PurchasedItemsDesc: descriptionOf(prompt.reference), ...common(market, id),
@@ -284,7 +295,7 @@ export function createVodacomConnector(settings: VodacomSettings, { sql }: Vodac
   return {
     markets: settings.markets,
 
-    /** Asks for each market's session in the background: for a process that will call M-Pesa, at its start, so its first call finds one active. */
+    /** Asks for each market's session and its spare in the background: for a process that will call M-Pesa, at its start, so its first call finds one active. */
     warmUp(): void {
       for (const client of clients.values()) client.warmUp();
     },

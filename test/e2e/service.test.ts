@@ -4,7 +4,10 @@
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { firstSteps } from '../../scripts/first-steps.mjs';
 import { collectionRequestWorkflowId } from '../../src/workflows/contracts/collection-request';
 import { FORM, apiClient } from '../client';
 import { ROOT, eventually, startWorker, testClient, uniqueTaskQueue, type WorkerProcess } from '../helpers';
@@ -86,4 +89,59 @@ test('a merchant creates a contact and a collection request over HTTP; the worke
   expect(wrong.response.status).toBe(401);
   expect(wrong.error).toEqual({ detail: 'Invalid token.' });
   expect(apiOutput).not.toContain('"level":"error"');
+});
+
+/** A banner command (`curl -H "Name: value" -d field=value ... URL`) sent as curl sends it: `-d` fields joined raw with `&`, form-encoded, a POST when there are any. */
+async function asCurlSends(command: string): Promise<{ status: number; body: any }> {
+  const words = [...command.matchAll(/"([^"]*)"|(\S+)/g)].map((match) => match[1] ?? match[2]!);
+  expect(words[0]).toBe('curl');
+  const headers: Record<string, string> = {};
+  const fields: string[] = [];
+  let url = '';
+  for (let index = 1; index < words.length; index += 1) {
+    const word = words[index]!;
+    if (word === '-H') {
+      const [name, ...value] = words[++index]!.split(':');
+      headers[name!.trim()] = value.join(':').trim();
+    } else if (word === '-d') {
+      fields.push(words[++index]!);
+    } else {
+      url = word;
+    }
+  }
+  const response = fields.length === 0
+    ? await fetch(url, { headers })
+    : await fetch(url, { method: 'POST', headers: { ...headers, 'Content-Type': 'application/x-www-form-urlencoded' }, body: fields.join('&') });
+  return { status: response.status, body: await response.json() };
+}
+
+test('npm start\'s first steps, as its banner prints them: the collection request it shows ends successful in the sandbox', async () => {
+  // The sandbox merchant as npm start makes it: an organization and a BXC wallet with funds.
+  const merchant = JSON.parse(admin('org', 'create', '--name', 'Banner Merchant', '--json')) as { apiKey: string; organization: { id: number } };
+  admin('wallet', 'fund', '--org', String(merchant.organization.id), '--currency', 'BXC', '--amount', '1000000');
+  const steps = firstSteps(merchant.apiKey, baseUrl);
+  expect((await asCurlSends(steps.contact)).status).toBe(201);
+  expect((await asCurlSends(steps.events)).status).toBe(200);
+  const requested = await asCurlSends(steps.request);
+  expect(requested).toMatchObject({ status: 201, body: { phonenumber: '+256772123456', amount: '500.0000', currency: 'BXC' } });
+  // The status command shows the newest request: the sandbox subscriber pays it after SANDBOX_PAYMENT_DELAY_SECONDS (5).
+  // Asked once a second, as a person would (reads are throttled, THROTTLE_READS a minute).
+  const newest = await eventually('the banner\'s request to be paid', async () => {
+    const shown = await asCurlSends(steps.status);
+    expect(shown.status).toBe(200);
+    if (shown.body.results[0]?.status === 'successful') return shown.body.results[0];
+    await Bun.sleep(1000);
+    return undefined;
+  }, 30_000);
+  expect(newest).toMatchObject({ id: requested.body.id, status: 'successful', collection: expect.anything() });
+});
+
+test('README.md\'s "Two commands" example is the banner\'s first steps, with $KEY at localhost:8000', () => {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('## Two commands'), readme.indexOf('## Processes and ports'));
+  const example = [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[1]!).find((block) => block.includes('curl'));
+  const commands = (example ?? '').replace(/\\\n\s*/g, '').split('\n')
+    .map((line) => line.replace(/\s+#.*$/, '').trim())
+    .filter((line) => line !== '' && !line.startsWith('#'));
+  expect(commands).toEqual(Object.values(firstSteps('$KEY', 'localhost:8000')));
 });

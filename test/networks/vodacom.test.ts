@@ -4,8 +4,9 @@
  * key handed to the service), a real worker, Temporal and PostgreSQL: customer payments answered
  * at once, late (INS-9) or never (our side times out) and resolved by the transaction status query,
  * a retried call with its conversation id, B2C payouts, reversals, beneficiary names, sessions
- * (asked for at a process's start, never used before they are active, reused, renewed ahead of
- * their end while the current one serves, replaced when M-Pesa refuses one) and the door's rules.
+ * (asked for at a process's start with a spare, never used before they are active, reused, renewed
+ * ahead of their end, the spare taking over at once when M-Pesa revokes the one in use) and the
+ * door's rules.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { constants, publicEncrypt } from 'node:crypto';
@@ -47,16 +48,16 @@ afterAll(async () => {
 const paymentsBy = (phone: string) => vodacom.transactions('c2b').filter((payment) => payment.msisdn === msisdn(phone));
 const sessionRequests = (simulator: VodacomSimulator) => simulator.calls().filter((call) => call.api === 'getSession');
 
-test('the worker and the API process ask for each market\'s session at their start: the first collection waits for none', async () => {
-  // Before any call: one session per market (TZN, DRC) and process (the worker, the API for name look-ups).
-  await eventually('the sessions asked for at start', async () => vodacom.sessions().issued >= 4);
-  expect(vodacom.sessions().issued).toBe(4);
+test('the worker and the API process ask for each market\'s session and its spare at their start: the first collection waits for none', async () => {
+  // Before any call: two sessions (the one in use and its spare) per market (TZN, DRC) and process (the worker, the API for name look-ups).
+  await eventually('the sessions asked for at start', async () => vodacom.sessions().issued >= 8);
+  expect(vodacom.sessions().issued).toBe(8);
   expect(vodacom.calls().filter((call) => call.api !== 'getSession')).toEqual([]);
   // Their activation delay (VODACOM_SESSION_ACTIVATION_SECONDS=1) passes while nobody calls.
   await Bun.sleep(1100);
   const merchant = await fundedMerchant(stack, 'TZS');
   expect(await requestOutcome(stack, await promptedRequest(merchant, { phonenumber: tanzanian(), amount: '400', currency: 'TZS' }))).toMatchObject({ status: 'successful' });
-  expect(vodacom.sessions()).toEqual({ issued: 4, usedBeforeActive: 0 });
+  expect(vodacom.sessions()).toEqual({ issued: 8, usedBeforeActive: 0 });
 });
 
 describe('customer payments (C2B single stage)', () => {
@@ -203,18 +204,21 @@ describe('payouts and reversals', () => {
 });
 
 describe('sessions, names and the door', () => {
-  test('sessions: never used before they are active, reused, and renewed once M-Pesa ends them', async () => {
+  test('sessions: never used before they are active, reused, and renewed once M-Pesa ends them all', async () => {
     expect(vodacom.sessions().usedBeforeActive).toBe(0);
-    // One per market for each process at its start (the worker, its replacement after the kill, the API process), none since.
-    expect(vodacom.sessions().issued).toBeLessThanOrEqual(6);
+    // Two per market for each process at its start (the worker, its replacement after the kill, the API process), none since.
+    expect(vodacom.sessions().issued).toBeLessThanOrEqual(12);
     expect(vodacom.calls().filter((call) => call.api !== 'getSession').length).toBeGreaterThan(10);
     const before = vodacom.sessions().issued;
+    const since = vodacom.calls().length;
     vodacom.expireSessions();
     const merchant = await fundedMerchant(stack, 'TZS');
     expect(await requestOutcome(stack, await promptedRequest(merchant, { phonenumber: tanzanian(), amount: '600', currency: 'TZS' }))).toMatchObject({ status: 'successful' });
-    expect(vodacom.sessions().issued).toBe(before + 1);
+    // The session in use and the spare refused, the call waited for a new one's activation (1 s, within its deadline) and was sent once more, in the same try.
+    expect(vodacom.calls().slice(since).filter((call) => call.api === 'c2bPayment/singleStage'))
+      .toMatchObject([{ status: 401, code: 'INS-2' }, { status: 401, code: 'INS-2' }, { status: 201, code: 'INS-0' }]);
+    expect(vodacom.sessions().issued).toBe(before + 2);
     expect(vodacom.sessions().usedBeforeActive).toBe(0);
-    expect(vodacom.calls().some((call) => call.status === 401 && call.code === 'INS-2')).toBe(true);
   });
 
   test('instant verification asks queryBeneficiaryName in Tanzania and the DRC', async () => {
@@ -229,6 +233,47 @@ describe('sessions, names and the door', () => {
     vodacom.subscriber(msisdn(unknown), { registered: false });
     const missing = await merchant.request('/api/contacts', { form: { phone_number: unknown, first_name: 'No', last_name: 'Body', 'metadata.sync': '1' } });
     expect(missing.body).toMatchObject({ phone_is_mm_registered: 'no', name_matches_network_status: 'not_registered' });
+  });
+
+  test('a session M-Pesa revokes: the spare, already active, takes over at once; one name look-up, one taken C2B call, one credit', async () => {
+    const merchant = await fundedMerchant(stack, 'TZS');
+    const verified = async (first: string) => {
+      const phone = tanzanian();
+      vodacom.subscriber(msisdn(phone), { name: { first, last: 'Mushi' } });
+      const created = await merchant.request('/api/contacts', { form: { phone_number: phone, first_name: first, last_name: 'Mushi', 'metadata.sync': '1' } });
+      expect(created.status).toBe(201);
+      return created.body;
+    };
+    // Both processes' Tanzanian sessions carry calls (the API process's a name look-up, the worker's a collection).
+    expect(await verified('Neema')).toMatchObject({ name_on_network: 'Neema Mushi' });
+    expect(await requestOutcome(stack, await promptedRequest(merchant, { phonenumber: tanzanian(), amount: '100', currency: 'TZS' }))).toMatchObject({ status: 'successful' });
+    const issuedBefore = vodacom.sessions().issued;
+    const since = vodacom.calls().length;
+    expect(vodacom.revokeSessionsInUse()).toBeGreaterThanOrEqual(2);
+    const callsSince = (api: string) => vodacom.calls().slice(since).filter((call) => call.api === api);
+
+    const started = Date.now();
+    expect(await verified('Baraka')).toMatchObject({ phone_is_mm_registered: 'yes', name_on_network: 'Baraka Mushi', name_matches_network_status: 'checked' });
+    // The spare answered: a session issued before the revocation, without waiting for any activation (1 s here).
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(callsSince('queryBeneficiaryName')).toMatchObject([{ status: 401, code: 'INS-2' }, { status: 200, code: 'INS-0' }]);
+    expect(callsSince('queryBeneficiaryName')[1]!.session).toBeLessThanOrEqual(issuedBefore);
+
+    const phone = tanzanian();
+    const outcome = await requestOutcome(stack, await promptedRequest(merchant, { phonenumber: phone, amount: '650', currency: 'TZS' }));
+    expect(outcome).toMatchObject({ status: 'successful' });
+    const c2bCalls = callsSince('c2bPayment/singleStage');
+    // The refused call carried out nothing; the spare's call is the only one M-Pesa took, and nothing was sent twice (no INS-10).
+    expect(c2bCalls).toMatchObject([{ status: 401, code: 'INS-2' }, { status: 201, code: 'INS-0' }]);
+    expect(c2bCalls[1]!.session).toBeLessThanOrEqual(issuedBefore);
+    expect(paymentsBy(phone)).toMatchObject([{ status: 'Completed', submissions: 1 }]);
+    const credits = (await creditsOf(merchant.organization.id)).filter((credit) => credit.collectionId === outcome.collectionId);
+    expect(credits).toEqual([{ collectionId: outcome.collectionId!, amount: '650.0000', remoteTransactionId: paymentsBy(phone)[0]!.transactionId }]);
+    await expectBalanced(merchant.organization.id);
+    // Each process asked for one new spare, no more; none was used before it was active.
+    await eventually('the new spares', async () => vodacom.sessions().issued >= issuedBefore + 2);
+    expect(vodacom.sessions().issued).toBe(issuedBefore + 2);
+    expect(vodacom.sessions().usedBeforeActive).toBe(0);
   });
 
   test('another operator\'s number never reaches Vodacom (no connector of theirs here), and TZS takes no decimals', async () => {
@@ -253,12 +298,12 @@ describe('sessions asked for ahead of their use (one connector against its own s
     sessionActivationMs: sessions.activationMs, sessionLifetimeMs: sessions.lifetimeMs,
   });
 
-  test('warm-up: a connector asks for its session when a process starts it, and its first collection, after the activation delay, asks for none', async () => {
+  test('warm-up: a connector asks for its session and a spare when a process starts it, and its first collection, after the activation delay, asks for none', async () => {
     const openApi = await startVodacomSimulator({ ...CREDENTIALS, markets: { TZN: ['TZS'] }, activationMs: 500, decisionDelayMs: 50 });
     const connector = createVodacomConnector(settingsOf(openApi, { activationMs: 500, lifetimeMs: 60_000 }), { sql: testSql() });
     try {
       connector.warmUp();
-      await eventually('the session asked for at start', async () => openApi.sessions().issued === 1);
+      await eventually('the session and its spare asked for at start', async () => openApi.sessions().issued === 2);
       await Bun.sleep(550);
       const phone = tanzanian();
       const started = Date.now();
@@ -270,18 +315,18 @@ describe('sessions asked for ahead of their use (one connector against its own s
       expect(result).toMatchObject({ accepted: true, paid: { remoteTransactionId: expect.any(String) } });
       // The answer came after the subscriber's PIN (50 ms), not after a session's activation (500 ms).
       expect(took).toBeLessThan(400);
-      expect(sessionRequests(openApi)).toHaveLength(1);
+      expect(sessionRequests(openApi)).toHaveLength(2);
       expect(openApi.calls().filter((call) => call.api === 'c2bPayment/singleStage')).toMatchObject([{ status: 201, code: 'INS-0', session: 1 }]);
-      expect(openApi.sessions()).toEqual({ issued: 1, usedBeforeActive: 0 });
+      expect(openApi.sessions()).toEqual({ issued: 2, usedBeforeActive: 0 });
     } finally {
       connector.stop();
       await openApi.stop();
     }
   });
 
-  test('renewal ahead: near its lifetime\'s end the next session is asked for in the background, the current one serving every call until the next is active', async () => {
-    // Lifetime 3 s, activation 0.5 s: the next session is asked for 1.5 s after the first (lifetime, less the
-    // activation delay, less a margin of half the 2 s it serves beyond two activations), active 0.5 s later.
+  test('renewal ahead: each session\'s replacement is asked for in the background, active when the session retires, the calls never waiting', async () => {
+    // Lifetime 3 s, activation 0.5 s: a session retires 1 s before its end (half of the 2 s it serves beyond two activations),
+    // its replacement asked for an activation delay before that, 1.5 s after it. The session in use and the spare were asked together.
     const openApi = await startVodacomSimulator({ ...CREDENTIALS, markets: { TZN: ['TZS'] }, activationMs: 500, sessionLifetimeMs: 3000 });
     const connector = createVodacomConnector(settingsOf(openApi, { activationMs: 500, lifetimeMs: 3000 }), { sql: testSql() });
     try {
@@ -290,7 +335,7 @@ describe('sessions asked for ahead of their use (one connector against its own s
       await Bun.sleep(550);
       const phone = tanzanian();
       const slowest: number[] = [];
-      // Calls every 100 ms until 2.7 s after the first session was issued: before its end (3 s), after the next one's activation.
+      // Calls every 100 ms until 2.7 s after the first session was issued: past its retirement (2 s), before its end (3 s).
       while (Date.now() < first.at + 2700) {
         const started = Date.now();
         expect(await connector.lookupName(phone, tanzania)).toMatchObject({ registered: true });
@@ -298,21 +343,22 @@ describe('sessions asked for ahead of their use (one connector against its own s
         await Bun.sleep(100);
       }
       const requests = sessionRequests(openApi);
-      expect(requests).toHaveLength(2);
-      const renewedAfter = requests[1]!.at - first.at;
+      expect(requests).toHaveLength(4);
+      const renewedAfter = requests[2]!.at - first.at;
       expect(renewedAfter).toBeGreaterThan(1300);
       expect(renewedAfter).toBeLessThan(2000);
       // No call waited for a session: each took far less than an activation delay.
       expect(Math.max(...slowest)).toBeLessThan(250);
       const names = openApi.calls().filter((call) => call.api === 'queryBeneficiaryName');
       expect(names.every((call) => call.status === 200)).toBe(true);
-      // While the next one became active, calls kept going out with the current one; then all with the next one.
-      const used = names.map((call) => call.session);
-      expect(names.filter((call) => call.at > requests[1]!.at && call.session === 1).length).toBeGreaterThan(0);
-      expect(used.indexOf(2)).toBeGreaterThan(0);
-      expect(used.slice(used.indexOf(2)).every((session) => session === 2)).toBe(true);
+      // The first session served until it retired, after its replacement was asked for; then the replacement, once active.
+      const used = names.map((call) => call.session!);
+      expect(names.filter((call) => call.at > requests[2]!.at && call.session === 1).length).toBeGreaterThan(0);
+      expect(used[0]).toBe(1);
+      expect(used.at(-1)).toBe(3);
+      expect(used.every((session, index) => index === 0 || session >= used[index - 1]!)).toBe(true);
       expect(names.at(-1)!.at).toBeLessThan(first.at + 3000);
-      expect(openApi.sessions()).toEqual({ issued: 2, usedBeforeActive: 0 });
+      expect(openApi.sessions()).toEqual({ issued: 4, usedBeforeActive: 0 });
     } finally {
       connector.stop();
       await openApi.stop();

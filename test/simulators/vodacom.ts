@@ -61,6 +61,11 @@ export type VodacomSimulator = {
   subscriber(msisdn: string, behaviour: Partial<VodacomSubscriber>): void;
   /** Ends every session issued so far (their lifetime is over). */
   expireSessions(): void;
+  /**
+   * Revokes every session that has carried a call (the operator ending an application's sessions in
+   * use); a session issued but not used yet stays valid. Returns how many were revoked.
+   */
+  revokeSessionsInUse(): number;
   transactions(kind?: VodacomTransaction['kind']): VodacomTransaction[];
   /** Sessions issued, and calls refused for a session used before it was active. */
   sessions(): { issued: number; usedBeforeActive: number };
@@ -99,7 +104,7 @@ const reply = (code: string, fields: Record<string, string> = {}, status?: numbe
 export async function startVodacomSimulator(options: VodacomSimulatorOptions): Promise<VodacomSimulator> {
   const { publicKey, privateKey } = simulatorKeyPair();
   const root = `/${options.environment ?? 'sandbox'}`;
-  const sessions = new Map<string, { market: string; issuedAt: number; endsAt: number; ordinal: number }>();
+  const sessions = new Map<string, { market: string; issuedAt: number; endsAt: number; ordinal: number; used: boolean }>();
   const counters = { issued: 0, usedBeforeActive: 0 };
   const subscribers = new Map<string, Partial<VodacomSubscriber>>();
   const transactions: VodacomTransaction[] = [];
@@ -126,7 +131,7 @@ export async function startVodacomSimulator(options: VodacomSimulatorOptions): P
     if (bearerOf(request) !== options.apiKey) return reply('INS-2');
     const id = hex(16);
     counters.issued += 1;
-    sessions.set(id, { market, issuedAt: Date.now(), endsAt: Date.now() + (options.sessionLifetimeMs ?? 3_600_000), ordinal: counters.issued });
+    sessions.set(id, { market, issuedAt: Date.now(), endsAt: Date.now() + (options.sessionLifetimeMs ?? 3_600_000), ordinal: counters.issued, used: false });
     return reply('INS-0', { output_SessionID: id });
   }
 
@@ -294,6 +299,7 @@ export async function startVodacomSimulator(options: VodacomSimulatorOptions): P
     const session = sessions.get(bearerOf(request) ?? '');
     const refused = sessionProblem(request, market, session);
     if (refused) return { api, market, response: refused, session: session?.ordinal };
+    session!.used = true;
     const fields = await fieldsOf(request);
     const problem = fields === null ? 'INS-21' : fieldProblem(market, fields, known.fields);
     if (problem !== null) return { api, market, response: reply(problem), session: session?.ordinal };
@@ -325,6 +331,11 @@ export async function startVodacomSimulator(options: VodacomSimulatorOptions): P
     },
     expireSessions() {
       for (const session of sessions.values()) session.endsAt = 0;
+    },
+    revokeSessionsInUse() {
+      const inUse = [...sessions.entries()].filter(([, session]) => session.used);
+      for (const [id] of inUse) sessions.delete(id);
+      return inUse.length;
     },
     transactions: (kind) => transactions.filter((known) => kind === undefined || known.kind === kind).map((known) => ({ ...known })),
     sessions: () => ({ ...counters }),

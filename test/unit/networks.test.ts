@@ -1,4 +1,4 @@
-/** The connectors' pure rules: door checks, references, operator formats, configuration, the token cache. */
+/** The connectors' pure rules: door checks, references, operator formats, configuration, the token cache and the session pool. */
 import { describe, expect, test } from 'bun:test';
 import { createHash } from 'node:crypto';
 import { loadConfig } from '../../src/config';
@@ -6,7 +6,8 @@ import { networkByName, networkForMoney, networkForNumber, operatorAmountProblem
 import { fullNumberOf, numberFitsMask } from '../../src/domain/phone';
 import { accountReference, callbackItems, darajaTimestamp, numberOfParty, readResult, stkFailure } from '../../src/network/daraja';
 import { momoFailure, referenceUuid } from '../../src/network/momo';
-import { createRenewingTokenCache, createTokenCache, field, wholeAmount } from '../../src/network/operator-http';
+import { createTokenCache, field, wholeAmount } from '../../src/network/operator-http';
+import { createSessionPool, SessionUnavailableError } from '../../src/network/session-pool';
 import { describeConnections } from '../../src/network/connections';
 import { connectedNetworks } from '../../src/domain/networks';
 import { airtelFailure, callbackHashMatches } from '../../src/network/airtel';
@@ -332,77 +333,101 @@ describe('the token cache', () => {
   });
 });
 
-describe('the token cache that renews ahead (Vodacom\'s sessions)', () => {
-  /** A fetch that takes `takesMs` (a session's activation) and issues `token-N`, renewed `renewAfterMs` and ending `lifetimeMs` after it was asked for. */
-  const sessionFetch = (takesMs: number, renewAfterMs: number, lifetimeMs: number, fails: (n: number) => boolean = () => false) => {
+describe('the session pool (Vodacom\'s sessions: a spare always active)', () => {
+  /** A session request that takes `takesMs` to be answered and issues `session-N`; it records when each was asked and how many were in flight at once. */
+  const sessionIssuer = (takesMs: number, fails: (n: number) => boolean = () => false) => {
     const asked: number[] = [];
-    const fetch = async () => {
+    let inFlight = 0;
+    let mostInFlight = 0;
+    const issue = async () => {
       const askedAt = Date.now();
       asked.push(askedAt);
       const n = asked.length;
+      inFlight += 1;
+      mostInFlight = Math.max(mostInFlight, inFlight);
       await Bun.sleep(takesMs);
-      if (fails(n)) throw new Error(`fetch ${n} failed`);
-      return { value: `token-${n}`, renewAt: askedAt + renewAfterMs, expiresAt: askedAt + lifetimeMs };
+      inFlight -= 1;
+      if (fails(n)) throw new Error(`request ${n} failed`);
+      return { bearer: `session-${n}`, askedAt };
     };
-    return { asked, fetch };
+    return { asked, issue, mostInFlight: () => mostInFlight };
   };
+  const poolOf = (issuer: ReturnType<typeof sessionIssuer>, times: { activationMs: number; lifetimeMs: number }, failures: unknown[] = []) =>
+    createSessionPool({ name: 'Test', issue: issuer.issue, ...times, retryMs: 50, onRequestFailure: (error) => failures.push(error) });
+  const within = (ms: number) => Date.now() + ms;
 
-  test('warm: the first token is asked for in the background and every caller shares that one fetch', async () => {
-    const { asked, fetch } = sessionFetch(40, 60_000, 120_000);
-    const cache = createRenewingTokenCache(fetch, { retryMs: 10, onBackgroundFailure: () => {} });
-    cache.warm();
-    cache.warm();
-    expect(asked).toHaveLength(1);
-    expect(await Promise.all([cache.get(), cache.get()])).toEqual(['token-1', 'token-1']);
-    expect(asked).toHaveLength(1);
-    cache.stop();
-  });
-
-  test('renewal: at renewAt the next token is asked for while the current one serves; it replaces it once in hand', async () => {
-    const { asked, fetch } = sessionFetch(200, 250, 2_000);
-    const cache = createRenewingTokenCache(fetch, { retryMs: 10, onBackgroundFailure: () => {} });
-    // token-1 in hand at 200 ms; token-2 asked for at 250 ms (its renewAt), in hand at 450 ms.
-    expect(await cache.get()).toBe('token-1');
-    await Bun.sleep(150);
-    expect(asked).toHaveLength(2);
+  test('warm: the session in use and its spare are asked for, one request at a time; calls wait for the first activation', async () => {
+    const issuer = sessionIssuer(20);
+    const pool = poolOf(issuer, { activationMs: 100, lifetimeMs: 60_000 });
+    pool.warm();
+    pool.warm();
+    expect(issuer.asked).toHaveLength(1);
     const started = Date.now();
-    expect(await cache.get()).toBe('token-1');
-    expect(Date.now() - started).toBeLessThan(50);
-    await Bun.sleep(200);
-    expect(await cache.get()).toBe('token-2');
-    cache.stop();
+    expect(await Promise.all([pool.active(within(1000)), pool.active(within(1000))])).toEqual(['session-1', 'session-1']);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(115);
+    expect(issuer.asked).toHaveLength(2);
+    expect(issuer.mostInFlight()).toBe(1);
+    pool.stop();
   });
 
-  test('a failed renewal is reported and tried again while the current token serves; a refused token is dropped at once', async () => {
-    const failures: unknown[] = [];
-    // token-1 (in hand at 20 ms) is renewed at 60 ms; that renewal fails at 80 ms, the next (at 280 ms) gives token-3, renewed only after a minute.
-    const { asked, fetch } = sessionFetch(20, 60, 5_000, (n) => n === 2);
-    const cache = createRenewingTokenCache(async () => {
-      const token = await fetch();
-      return token.value === 'token-1' ? token : { ...token, renewAt: Date.now() + 60_000 };
-    }, { retryMs: 200, onBackgroundFailure: (error) => failures.push(error) });
-    expect(await cache.get()).toBe('token-1');
-    await Bun.sleep(120);
-    expect(failures).toHaveLength(1);
-    expect(await cache.get()).toBe('token-1');
-    await Bun.sleep(250);
-    expect(asked).toHaveLength(3);
-    expect(await cache.get()).toBe('token-3');
-    cache.stop();
-    cache.invalidate('token-3');
-    expect(await cache.get()).toBe('token-4');
-    expect(asked).toHaveLength(4);
-  });
-
-  test('a warm-up that fails is reported only: the next call asks again', async () => {
-    const failures: unknown[] = [];
-    const { asked, fetch } = sessionFetch(5, 60_000, 120_000, (n) => n === 1);
-    const cache = createRenewingTokenCache(fetch, { retryMs: 10, onBackgroundFailure: (error) => failures.push(error) });
-    cache.warm();
+  test('a refused session: the spare, already active, serves the next call at once, and one new spare is asked for', async () => {
+    const issuer = sessionIssuer(5);
+    const pool = poolOf(issuer, { activationMs: 50, lifetimeMs: 60_000 });
+    pool.warm();
+    expect(await pool.active(within(1000))).toBe('session-1');
     await Bun.sleep(60);
+    const started = Date.now();
+    pool.refused('session-1');
+    pool.refused('session-1');
+    expect(await pool.active(within(1000))).toBe('session-2');
+    expect(Date.now() - started).toBeLessThan(20);
+    await Bun.sleep(30);
+    expect(issuer.asked).toHaveLength(3);
+    expect(await pool.active(within(1000))).toBe('session-2');
+    pool.stop();
+  });
+
+  test('with no active session a call waits for an activation that comes before its deadline, and is refused at once when it comes after', async () => {
+    const issuer = sessionIssuer(5);
+    const pool = poolOf(issuer, { activationMs: 300, lifetimeMs: 60_000 });
+    pool.warm();
+    const started = Date.now();
+    await expect(pool.active(within(100))).rejects.toThrow(SessionUnavailableError);
+    expect(Date.now() - started).toBeLessThan(50);
+    expect(await pool.active(within(1000))).toBe('session-1');
+    expect(issuer.asked).toHaveLength(2);
+    pool.stop();
+  });
+
+  test('renewal ahead: each session\'s replacement is asked for an activation delay before it retires, and is active when it does', async () => {
+    // Lifetime 1.2 s, activation 0.2 s: retired 0.4 s before the end (half of what it serves beyond two activations), replaced at 0.6 s.
+    const issuer = sessionIssuer(5);
+    const pool = poolOf(issuer, { activationMs: 200, lifetimeMs: 1200 });
+    pool.warm();
+    expect(await pool.active(within(1000))).toBe('session-1');
+    await Bun.sleep(issuer.asked[0]! + 700 - Date.now());
+    expect(issuer.asked).toHaveLength(4);
+    expect(issuer.asked[2]! - issuer.asked[0]!).toBeGreaterThanOrEqual(600);
+    expect(await pool.active(within(1000))).toBe('session-1');
+    await Bun.sleep(issuer.asked[0]! + 900 - Date.now());
+    const started = Date.now();
+    expect(await pool.active(within(1000))).toBe('session-3');
+    expect(Date.now() - started).toBeLessThan(20);
+    expect(issuer.mostInFlight()).toBe(1);
+    pool.stop();
+  });
+
+  test('a failed request is reported; a call with no session asks again, and fails with that request\'s error when it fails too', async () => {
+    const failures: unknown[] = [];
+    const issuer = sessionIssuer(5, (n) => n <= 2);
+    const pool = poolOf(issuer, { activationMs: 20, lifetimeMs: 60_000 }, failures);
+    pool.warm();
+    await Bun.sleep(30);
     expect(failures).toHaveLength(1);
-    expect(asked).toHaveLength(1);
-    expect(await cache.get()).toBe('token-2');
-    cache.stop();
+    expect(issuer.asked).toHaveLength(1);
+    await expect(pool.active(within(1000))).rejects.toThrow('request 2 failed');
+    expect(await pool.active(within(1000))).toBe('session-3');
+    expect(failures).toHaveLength(2);
+    pool.stop();
   });
 });
