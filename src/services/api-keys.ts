@@ -62,7 +62,7 @@ export async function issueKeyForUser(sql: Sql, holder: Actor, role: Role | null
   return { id: row.id, apiKey: issued.key };
 }
 
-/** The organization's keys, live first; a removed user's key shows as revoked when its user was removed, as the API treats it. */
+/** The organization's keys, live first; a removed user's key shows as revoked from the removal on, as the API treats it. */
 export async function listApiKeys(sql: Sql, organizationId: OrganizationId): Promise<ApiKeyRow[]> {
   return await sql<ApiKeyRow[]>`
     select k.id, k.prefix, k.user_id as "userId", u.name as "userName", k.role, k.created, coalesce(k.revoked_at, u.removed_at) as "revokedAt"
