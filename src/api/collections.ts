@@ -8,7 +8,6 @@ import { pathId, type AppDeps } from '../http/context';
 import { listAnswer, listQuery, parsePage } from '../http/pagination';
 import { PathIdParams, routeDocs } from '../http/route-docs';
 
-/** Collections: read only; `claim` assigns an unmatched one to the caller. */
 /** Each operation's documentation (the OpenAPI document), by operation id. */
 const DOCS = {
   listCollections: routeDocs({
@@ -17,7 +16,8 @@ const DOCS = {
     description:
       'Newest first, the organization\'s collections only. With `claim`, an unmatched collection matching `amount`, ' +
       '`remote_transaction_id` and `phonenumber` is assigned to the caller and the answer is a list: the claimed collection, ' +
-      'or none (400 when more than one matches or a parameter is missing).',
+      'or none (400 when more than one matches or a parameter is missing). A claim moves money in: it needs the `collect` ' +
+      'capability (403, and nothing claimed, for a key without it: `x-parameter-roles`) and counts as a write for throttling.',
     tags: ['Collections'],
     caller: 'merchant',
     responses: {
@@ -37,6 +37,10 @@ const DOCS = {
   }),
 };
 
+/**
+ * Collections: read only; `claim` assigns an unmatched one to the caller, a write the `can` macro
+ * and the request policy weigh as one (src/http/query-writes.ts).
+ */
 export const collectionRoutes = ({ sql, config, launcher }: AppDeps) =>
   new Elysia({ name: 'collections', prefix: '/api/collections' })
     .use(authPlugin(sql))

@@ -16,7 +16,7 @@ import { AuditEventSchema } from '../domain/audit';
 import { BillServiceSchema, ElectricityBillerSchema, PinBundleSchema } from '../domain/bills';
 import { TransactionSchema } from '../domain/collections';
 import { DeliverySchema, WebhookSchema } from '../domain/webhooks';
-import { ROLES, ROLES_EXTENSION, rolesOfDetail, type Role } from '../domain/roles';
+import { PARAMETER_ROLES_EXTENSION, ROLES, ROLES_EXTENSION, rolesOfDetail, rolesWith, type Role } from '../domain/roles';
 import { AccountSchema, CurrencySchema, LedgerTransactionSchema, NetworkSchema, PaymentSchema, ReversalSchema } from '../domain/money-out';
 import { PaymentBatchLineSchema, PaymentBatchSchema } from '../domain/payment-batches';
 import { SettlementSchema } from '../domain/settlements';
@@ -33,6 +33,7 @@ import {
   type ErrorStatus, type RouteOperation,
 } from '../http/route-docs';
 import { API_VERSION_HEADER } from '../http/versions';
+import { queryWritesOf } from '../http/query-writes';
 import { METRICS_PATH } from './metrics';
 
 export const DOCS_PATH = '/openapi';
@@ -342,7 +343,7 @@ function requestBodyOf(route: DocumentedRoute, operation: RouteOperation, conver
 /** The operation's answers and the shared errors it can give, by status. */
 function responsesOf(route: DocumentedRoute, operation: RouteOperation, convert: Converter, version: ApiVersion, components: Record<string, Schema>): Record<string, Schema> {
   const responses: Record<string, Schema> = {};
-  const restricted = routeRoles(route).length < ROLES.length;
+  const restricted = [routeRoles(route), ...Object.values(parameterRoles(route))].some((roles) => roles.length < ROLES.length);
   for (const status of errorStatusesOf(operation, route.method.toUpperCase(), isRequestSchema(route.hooks?.body), restricted)) {
     responses[String(status)] = errorResponse(status, operation);
   }
@@ -363,16 +364,35 @@ function responsesOf(route: DocumentedRoute, operation: RouteOperation, convert:
 /** The roles allowed to call a route (the `can` macro writes them into its `detail`); none for unauthenticated routes. */
 export const routeRoles = (route: DocumentedRoute): Role[] => rolesOfDetail(route.hooks?.detail);
 
+/**
+ * By query flag, the roles allowed to ask a read to write (`claim`: src/http/query-writes.ts),
+ * among those allowed to call it; empty for the other routes.
+ */
+export const parameterRoles = (route: DocumentedRoute): Record<string, Role[]> => {
+  const callers = routeRoles(route);
+  return Object.fromEntries(queryWritesOf(route.method, route.path)
+    .map((write) => [write.flag, rolesWith(write.capability).filter((role) => callers.includes(role))]));
+};
+
+/** The operation's description, ending with who may call it and who may ask it to write. */
+function describedWithRoles(route: DocumentedRoute, operation: RouteOperation): string {
+  const roles = routeRoles(route);
+  const writers = Object.entries(parameterRoles(route)).map(([flag, allowed]) => `Roles with \`${flag}\`: ${allowed.join(', ')}.`);
+  return [operation.description, roles.length > 0 ? `Roles: ${roles.join(', ')}.` : undefined, ...writers].filter(Boolean).join(' ');
+}
+
 function operationObject(route: DocumentedRoute, operation: RouteOperation, convert: Converter, version: ApiVersion, components: Record<string, Schema>): Schema {
   const parameters = parametersOf(route, operation, convert);
   const requestBody = requestBodyOf(route, operation, convert, components);
   const roles = routeRoles(route);
-  const description = [operation.description, roles.length > 0 ? `Roles: ${roles.join(', ')}.` : undefined].filter(Boolean).join(' ');
+  const writers = parameterRoles(route);
+  const description = describedWithRoles(route, operation);
   return {
     operationId: operation.operationId,
     summary: operation.summary,
     ...(description ? { description } : {}),
     ...(roles.length > 0 ? { [ROLES_EXTENSION]: roles } : {}),
+    ...(Object.keys(writers).length > 0 ? { [PARAMETER_ROLES_EXTENSION]: writers } : {}),
     tags: operation.tags,
     ...(parameters.length > 0 ? { parameters } : {}),
     ...(requestBody ? { requestBody } : {}),

@@ -10,6 +10,14 @@ export const COLLECTION_STATUSES = ['successful', 'failed', 'pending', 'cashed_o
 type CollectionStatus = (typeof COLLECTION_STATUSES)[number];
 
 /**
+ * Whether a value of the `claim` parameter asks for a claim (docs/api.md#collections): `True`, `true`,
+ * `TRUE`, `1` or `yes`; any other value lists. The route, its capability check and its throttling
+ * all decide with this one test, so none of them can take a request for a claim the others do not.
+ */
+const CLAIM_VALUES = new Set(['true', 'True', 'TRUE', '1', 'yes']);
+export const asksClaim = (value: string | undefined): boolean => value !== undefined && CLAIM_VALUES.has(value.trim());
+
+/**
  * The reference a prompt carries through the network and a payment made through it carries back
  * (as a push-payment callback does): `req-<request id>-<attempt>`.
  */

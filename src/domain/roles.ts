@@ -46,7 +46,7 @@ export function capabilitiesOf(role: Role, keyRole: Role | null = null): Capabil
 }
 
 /** The roles that hold `capability`, most powerful first. */
-const rolesWith = (capability: Capability): Role[] => ROLES.filter((role) => GRANTS[role].includes(capability));
+export const rolesWith = (capability: Capability): Role[] => ROLES.filter((role) => GRANTS[role].includes(capability));
 
 /**
  * The roles a key issued by a user of `role` may hold: none that could do more than its user, and
@@ -69,6 +69,12 @@ export function mayAssignRole(actor: Role, target: Role, next: Role | null): boo
 
 /** The OpenAPI extension on each operation that lists the roles allowed to call it. */
 export const ROLES_EXTENSION = 'x-roles';
+
+/**
+ * The OpenAPI extension on a read whose query can ask it to write (a claim): by query parameter,
+ * the roles allowed to ask (src/http/query-writes.ts).
+ */
+export const PARAMETER_ROLES_EXTENSION = 'x-parameter-roles';
 
 /**
  * Where a route's `detail` keeps the capability it needs. A string, not the list of roles: Elysia

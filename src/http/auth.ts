@@ -4,6 +4,7 @@ import { enterOrganization } from '../db/tenancy';
 import { keyHolder, type KeyHolder } from '../services/api-keys';
 import type { Actor, AuditContext } from '../services/deps';
 import { invalidToken, permissionDenied } from './errors';
+import { queryWriteAsked } from './query-writes';
 import type { Admission, RequestPolicy } from './request-policy';
 import { API_VERSION_HEADER } from './versions';
 import { formatApiVersion } from '../domain/versions';
@@ -84,7 +85,8 @@ async function admitToRoute(sql: Sql, context: RouteContext): Promise<Admitted> 
 /**
  * `{ can: CAPABILITY }` on every authenticated route resolves `principal`, `apiVersion` and
  * `duplicateCheck` (admitting the request now if `apiAuthentication` did not) and answers 403
- * unless the key may do that (domain/roles.ts), before the body is validated. The capability is
+ * unless the key may do that (domain/roles.ts), and, when the query asks the route to write (a
+ * claim: query-writes.ts), that too, before the query or the body is validated. The capability is
  * written into the route's `detail`, where the OpenAPI document and the roles tables read it.
  */
 export const authPlugin = (sql: Sql) =>
@@ -94,6 +96,9 @@ export const authPlugin = (sql: Sql) =>
       transform: async (context) => {
         const { principal } = await admit(sql, context);
         if (!principal.capabilities.includes(capability)) throw permissionDenied();
+        // A read whose query asks for a write (a claim) needs the write's capability too.
+        const asked = queryWriteAsked(context.request.method, context.route, new URL(context.request.url).searchParams);
+        if (asked !== null && !principal.capabilities.includes(asked.capability)) throw permissionDenied();
       },
       resolve: (context) => admitToRoute(sql, context),
     }),

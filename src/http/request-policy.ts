@@ -2,7 +2,8 @@
  * What every authenticated request goes through after its key is checked, whichever route it
  * reaches (`apiAuthentication` in auth.ts applies it to every `/api/...` request before routing,
  * the `auth` macro to any other route that asks, so routes added later get it too): throttling
- * (docs/api.md#throttling-duplicates-versions), the API version and reading the `Duplicate-Check-Key`, which the route's
+ * (docs/api.md#throttling-duplicates-versions: a GET whose query asks for a write, a claim, counts
+ * as a write), the API version and reading the `Duplicate-Check-Key`, which the route's
  * write then claims in its own transaction (`writeOnce`). The named plugin `requestPolicyPlugin`
  * provides it to the app and serves every route under `/api/vN/`.
  */
@@ -12,6 +13,7 @@ import type { Sql } from '../db';
 import { CURRENT_API_VERSION, type VersionContext } from '../domain/versions';
 import type { DuplicateCheck } from '../services/duplicate-checks';
 import { takeRequestSlot, type RequestKind } from '../services/throttling';
+import { queryWriteAsked } from './query-writes';
 import { saveFirstApiVersion } from '../services/organizations';
 import type { Principal } from './auth';
 import { clientAddress } from './client-address';
@@ -35,7 +37,14 @@ export type RequestPolicy = {
   clientAddress(request: Request, server: Parameters<typeof clientAddress>[1]): string | null;
 };
 
-const requestKind = (method: string): RequestKind => (READ_METHODS.has(method.toUpperCase()) ? 'read' : 'write');
+const isReadMethod = (method: string): boolean => READ_METHODS.has(method.toUpperCase());
+
+/** A write by its method, or a read whose query asks its route to write (a claim: query-writes.ts). */
+function requestKind(request: Request): RequestKind {
+  if (!isReadMethod(request.method)) return 'write';
+  const url = new URL(request.url);
+  return queryWriteAsked(request.method, url.pathname, url.searchParams) === null ? 'read' : 'write';
+}
 
 export const throttled = (retryAfterSeconds: number): ApiError =>
   new ApiError(
@@ -57,7 +66,7 @@ function createRequestPolicy({ sql, config }: { sql: Sql; config: Config }): Req
   return {
     async admit(request, principal) {
       annotateActiveSpan({ 'organization.id': principal.organizationId });
-      const kind = requestKind(request.method);
+      const kind = requestKind(request);
       const slot = await takeRequestSlot(sql, {
         organizationId: principal.organizationId,
         kind,
@@ -74,7 +83,9 @@ function createRequestPolicy({ sql, config }: { sql: Sql; config: Config }): Req
         await saveFirstApiVersion(sql, principal.organizationId, CURRENT_API_VERSION);
       }
 
-      const key = kind === 'write' ? duplicateCheckKey(request) : null;
+      // Only the write methods carry a Duplicate-Check-Key: a claim is a GET, and claiming again
+      // answers the same collection without crediting it twice.
+      const key = isReadMethod(request.method) ? null : duplicateCheckKey(request);
       const duplicateCheck: DuplicateCheck | null = key === null ? null : {
         organizationId: principal.organizationId,
         key,

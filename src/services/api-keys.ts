@@ -1,6 +1,7 @@
 /** API keys: the caller a key names, and the keys as the web console manages them (issued to a user and shown once, listed by prefix, revoked). */
 import { API_KEY_PATTERN, issueApiKey, keyMatches, keyPrefix } from '../auth/keys';
 import type { Queryable, Sql } from '../db';
+import { ForbiddenError } from '../domain/errors';
 import type { ApiKeyId, OrganizationId, UserId } from '../domain/ids';
 import { capabilitiesOf, mayRevokeKey, type Capability, type Role } from '../domain/roles';
 import { writeAs } from './audit';
@@ -17,8 +18,10 @@ export type KeyHolder = {
 };
 
 /**
- * The holder of a live key, or null (not a key, unknown, revoked): looked up by its prefix, compared
- * by its digest. Authentication, so across organizations: the key says whose it is.
+ * The holder of a live key, or null (not a key, unknown, revoked, or its user removed): looked up by
+ * its prefix, compared by its digest, in one statement. A removed user's key is dead whether or not
+ * its own row was revoked (a key acts as its user; rows the removal missed before it locked key
+ * creation out stay harmless). Authentication, so across organizations: the key says whose it is.
  */
 export async function keyHolder(sql: Queryable, key: string): Promise<KeyHolder | null> {
   if (!API_KEY_PATTERN.test(key)) return null;
@@ -26,7 +29,7 @@ export async function keyHolder(sql: Queryable, key: string): Promise<KeyHolder 
     select k.digest, k.id as "keyId", k.organization_id as "organizationId", k.user_id as "userId", u.role as "userRole", k.role as "keyRole",
            o.name as "organizationName", o.api_version as "savedApiVersion"
     from api_keys k join users u on u.id = k.user_id join organizations o on o.id = k.organization_id
-    where k.prefix = ${keyPrefix(key)} and k.revoked_at is null`;
+    where k.prefix = ${keyPrefix(key)} and k.revoked_at is null and u.removed_at is null`;
   if (!row || !keyMatches(key, row.digest)) return null;
   const { digest: _digest, userRole, keyRole, ...holder } = row;
   return { ...holder, capabilities: capabilitiesOf(userRole, keyRole) };
@@ -34,9 +37,17 @@ export async function keyHolder(sql: Queryable, key: string): Promise<KeyHolder 
 
 type ApiKeyRow = { id: ApiKeyId; prefix: string; userId: UserId; userName: string; role: Role | null; created: Date; revokedAt: Date | null };
 
+/** No key was made: its user is removed, or was removed while the key was being made (403). */
+export class KeyHolderRemoved extends ForbiddenError {}
+
 /**
  * A new key acting as `holder`'s user, with `role` (null: whatever role the user holds); only its
  * digest is stored. The caller checks that the role is one the user may give a key (`keyRolesFor`).
+ *
+ * The insert holds the user's row `for share` until it commits, and a removal (`removeUser`) holds
+ * it `for update`: a key made first is committed before the removal revokes the user's keys, so it
+ * is revoked with them; one made while a removal is under way waits for it, then finds the user
+ * removed and makes nothing (KeyHolderRemoved). No key of a removed user is left live.
  */
 export async function issueKeyForUser(sql: Sql, holder: Actor, role: Role | null = null): Promise<{ id: ApiKeyId; apiKey: string }> {
   const { organizationId, userId } = holder;
@@ -45,16 +56,18 @@ export async function issueKeyForUser(sql: Sql, holder: Actor, role: Role | null
     insert into api_keys (organization_id, user_id, prefix, digest, role)
     select ${organizationId}, id, ${issued.prefix}, ${issued.digest}, ${role} from users
     where id = ${userId} and ${tenantScope(tx, organizationId).owned()} and removed_at is null
+    for share
     returning id`);
-  if (!row) throw new Error(`user ${userId} of organization ${organizationId} cannot hold a key`);
+  if (!row) throw new KeyHolderRemoved();
   return { id: row.id, apiKey: issued.key };
 }
 
+/** The organization's keys, live first; a removed user's key shows as revoked from the removal on, as the API treats it. */
 export async function listApiKeys(sql: Sql, organizationId: OrganizationId): Promise<ApiKeyRow[]> {
   return await sql<ApiKeyRow[]>`
-    select k.id, k.prefix, k.user_id as "userId", u.name as "userName", k.role, k.created, k.revoked_at as "revokedAt"
+    select k.id, k.prefix, k.user_id as "userId", u.name as "userName", k.role, k.created, coalesce(k.revoked_at, u.removed_at) as "revokedAt"
     from api_keys k join users u on u.id = k.user_id
-    where ${tenantScope(sql, organizationId).owned('k')} order by k.revoked_at is not null, k.id desc`;
+    where ${tenantScope(sql, organizationId).owned('k')} order by coalesce(k.revoked_at, u.removed_at) is not null, k.id desc`;
 }
 
 /**

@@ -16,7 +16,7 @@ import type { Actor, ServiceDeps } from './deps';
 import { tenantScope, timeRange, type ListPage, type PageWindow } from './queries';
 import { serializeCollectionRequest, OPEN_STATUSES, type RequestStatus } from '../domain/collection-requests';
 import {
-  COLLECTION_STATUSES, requestOfPromptReference, serializeCollection, serializeTransaction, type AccountRow, type CollectionResource, type CollectionRow, type TransactionRow,
+  COLLECTION_STATUSES, asksClaim, requestOfPromptReference, serializeCollection, serializeTransaction, type AccountRow, type CollectionResource, type CollectionRow, type TransactionRow,
 } from '../domain/collections';
 import { serializeContact, type ContactRow } from '../domain/contacts';
 import { findRequests } from './collection-requests';
@@ -417,8 +417,6 @@ async function claimCollection(sql: Sql, claimant: Actor, query: ClaimQuery): Pr
 // ---------------------------------------------------------------------------------------------
 // The organization's collections, as the API and the console read and claim them
 
-const TRUE_VALUES = new Set(['true', 'True', 'TRUE', '1', 'yes']);
-
 export const CollectionFilters = v.object({
   amount: v.optional(v.pipe(v.string(), v.check((value) => parsePositiveAmount(value) !== null, 'A valid number is required.'))),
   currency: v.optional(v.pipe(v.string(), v.transform((value) => value.toUpperCase()))),
@@ -435,13 +433,14 @@ export const CollectionFilters = v.object({
   contact_last_name: filterText,
   claim: v.optional(v.pipe(v.string(), v.description(
     '`True` (also `true`, `1`, `yes`) searches unmatched collections too and assigns the one that matches `amount`, ' +
-      '`remote_transaction_id` and `phonenumber` (all three required; the number in full) to the caller; the answer is then a list.',
+      '`remote_transaction_id` and `phonenumber` (all three required; the number in full) to the caller; the answer is then a list. ' +
+      'A claim needs the `collect` capability (403 otherwise) and counts as a write for throttling.',
   ))),
 });
 
 type CollectionFilterValues = v.InferOutput<typeof CollectionFilters>;
 
-export const wantsClaim = (f: CollectionFilterValues): boolean => f.claim !== undefined && TRUE_VALUES.has(f.claim.trim());
+export const wantsClaim = (f: CollectionFilterValues): boolean => asksClaim(f.claim);
 
 /**
  * The claim (docs/api.md#collections), as the REST route and the console make it: amount, remote transaction id and

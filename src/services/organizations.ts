@@ -35,11 +35,15 @@ export async function createOrganization(sql: Sql, name: string): Promise<Create
   });
 }
 
-/** A new key for the organization's first user. */
+/**
+ * A new key for the organization's first user not removed (a removed user's key would answer 401),
+ * its row held `for share` as `issueKeyForUser` holds it, so a removal under way is waited for.
+ */
 export async function createApiKey(sql: Sql, organizationId: OrganizationId): Promise<{ apiKey: string; userId: UserId }> {
   return await sql.begin(async (tx) => {
-    const [user] = await tx<{ id: UserId }[]>`select id from users where ${tenantScope(tx, organizationId).owned()} order by id limit 1`;
-    if (!user) throw new Error(`Organization ${organizationId} does not exist or has no user`);
+    const [user] = await tx<{ id: UserId }[]>`
+      select id from users where ${tenantScope(tx, organizationId).owned()} and removed_at is null order by id limit 1 for share`;
+    if (!user) throw new Error(`Organization ${organizationId} does not exist or has no user that is not removed`);
     return { apiKey: await insertApiKey(tx, organizationId, user.id), userId: user.id };
   });
 }

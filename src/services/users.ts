@@ -121,6 +121,9 @@ async function checkRoleChange(tx: Queryable, organizationId: OrganizationId, ac
 /**
  * Removes a user: it can no longer sign in, its sessions end and its API keys are revoked (a key
  * acts as the user who holds it). The row stays, since API keys, webhooks and records name it.
+ * `checkRoleChange` holds the user's row `for update` from the start: a key being made for them
+ * holds it `for share` (`issueKeyForUser`), so it commits before this revocation, which then sees
+ * it, or waits and finds the user removed. The key lookup refuses a removed user's keys in any case.
  */
 export async function removeUser(sql: Sql, actor: Actor, userId: UserId): Promise<RoleChange> {
   return await writeAs(sql, actor, async (tx) => {

@@ -5,8 +5,10 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { createHash, randomBytes } from 'node:crypto';
-import { LIVE_METRICS_TOKEN, createMerchant, numberSequence, requester, testApp, testSql, uniqueNumber, type TestApp, type TestMerchant } from '../helpers';
-import { ConsoleClient, PASSWORD, consoleUser, uniqueEmail } from '../console-helpers';
+import { LIVE_METRICS_TOKEN, createMerchant, eventually, numberSequence, requester, testApp, testSql, uniqueNumber, type TestApp, type TestMerchant } from '../helpers';
+import postgres from 'postgres';
+import { ConsoleClient, PASSWORD, consoleUser, uniqueEmail, type ConsoleAnswer } from '../console-helpers';
+import { issueKeyForUser } from '../../src/services/api-keys';
 import { SIGN_IN_ACCOUNT_ADDRESS_LIMIT, SIGN_IN_ACCOUNT_LIMIT, SIGN_IN_ADDRESS_LIMIT } from '../../src/services/sign-in-throttle';
 import { SIGN_IN_FORM_SECONDS, issueSignInForm } from '../../src/console/session';
 import { OPENAPI_DOCUMENT_PATH } from '../../src/api/openapi';
@@ -479,6 +481,103 @@ describe('permissions and organizations', () => {
     expect((await colleagueBrowser.get('/console')).status).toBe(303);
     expect((await requester(ctx.app, key!)('/api/events')).status).toBe(401);
     expect((await client().signIn(colleague.email, PASSWORD)).status).toBe(401);
+  });
+});
+
+describe('removed users and their API keys', () => {
+  const newKeyOf = (page: ConsoleAnswer) => /id="new-api-key">([0-9a-f]{40})</.exec(page.text)?.[1];
+  /** The users' keys the database still holds live. */
+  const liveKeysOf = async (userIds: number[]) =>
+    (await testSql()<{ id: number }[]>`select id from api_keys where user_id in ${testSql()(userIds)} and revoked_at is null`).map((row) => row.id);
+  /** A signed-in developer (who may make keys) on the keys page, and what posting its form answers. */
+  async function keyMaker(organizationId: OrganizationId) {
+    const { user, browser } = await signedIn(organizationId, { role: 'developer' });
+    await browser.get('/console/settings/keys');
+    const csrf = browser.csrf();
+    return { user, createKey: () => browser.post('/console/settings/keys', {}, { csrf }) };
+  }
+  async function remover(organizationId: OrganizationId) {
+    const { browser } = await signedIn(organizationId, { role: 'admin' });
+    await browser.get('/console/settings/users');
+    const csrf = browser.csrf();
+    return { browser, remove: async (userId: number) => (await browser.post(`/console/settings/users/${userId}/remove`, {}, { csrf })).status };
+  }
+
+  test('a key made before its user\'s removal answers 401 after it, even when its row was left live', async () => {
+    const { organization } = await createMerchant(ctx.app);
+    const admin = await remover(organization.id);
+    const revoked = await keyMaker(organization.id);
+    const key = newKeyOf(await revoked.createKey());
+    expect((await requester(ctx.app, key!)('/api/events')).status).toBe(200);
+    expect(await admin.remove(revoked.user.id)).toBe(303);
+    expect((await requester(ctx.app, key!)('/api/events')).status).toBe(401);
+
+    // A key whose revocation a removal missed (as removals racing key creations did): its user's removal alone refuses it.
+    const missed = await consoleUser(organization.id, { role: 'developer' });
+    const leftLive = await issueKeyForUser(testSql(), { organizationId: organization.id, userId: missed.id });
+    await testSql()`update users set removed_at = now() where id = ${missed.id}`;
+    expect(await liveKeysOf([missed.id])).toEqual([leftLive.id]);
+    const refused = await requester(ctx.app, leftLive.apiKey)('/api/events');
+    expect({ status: refused.status, body: refused.body }).toEqual({ status: 401, body: { detail: 'Invalid token.' } });
+    // The console lists it as the API treats it: revoked, with nothing left to revoke.
+    const keysPage = (await admin.browser.get('/console/settings/keys')).text;
+    expect(keysPage).toContain(`<code>${leftLive.apiKey.slice(0, 12)}…</code>`);
+    expect(keysPage).not.toContain(`/console/settings/keys/${leftLive.id}/revoke`);
+  });
+
+  test('three users removed while they make 25 keys at once: none of their keys works, and no creation fails with a 5xx', async () => {
+    const { organization } = await createMerchant(ctx.app);
+    const admin = await remover(organization.id);
+    const makers = await Promise.all([1, 2, 3].map(() => keyMaker(organization.id)));
+    // All sent at once, each removal among the creations (after the 5th, 13th and 21st): the
+    // database takes them in that order, a few at a time (the app's pool), so they interleave.
+    const creations: Promise<ConsoleAnswer>[] = [];
+    const removals: Promise<number>[] = [];
+    for (let index = 0; index < 25; index += 1) {
+      creations.push(makers[index % makers.length]!.createKey());
+      if (index % 8 === 4) removals.push(admin.remove(makers[removals.length]!.user.id));
+    }
+    const answers = await Promise.all(creations);
+    expect(await Promise.all(removals)).toEqual([303, 303, 303]);
+
+    // Made before the removal (200), refused by it (403), or after it, when the session was gone (303 to sign in).
+    expect(answers.map((answer) => answer.status).filter((status) => ![200, 303, 403].includes(status))).toEqual([]);
+    const keys = answers.filter((answer) => answer.status === 200).map(newKeyOf);
+    for (const key of keys) expect((await requester(ctx.app, key!)('/api/events')).status).toBe(401);
+    expect(await liveKeysOf(makers.map((maker) => maker.user.id))).toEqual([]);
+  });
+
+  test('key creations caught inside a removal wait for it, then make nothing: a 403 page, never a live key', async () => {
+    const { organization } = await createMerchant(ctx.app);
+    const admin = await remover(organization.id);
+    const maker = await keyMaker(organization.id);
+    const earlier = await issueKeyForUser(testSql(), { organizationId: organization.id, userId: maker.user.id });
+    // A connection of its own: the app's pool is the tests' one, and the creations below hold its connections while they wait.
+    const observer = postgres(ctx.config.databaseUrl, { max: 2, onnotice: () => {} });
+    const waiting = async (statement: string) => (await observer<{ count: number }[]>`
+      select count(*)::int as count from pg_stat_activity
+      where datname = current_database() and wait_event_type = 'Lock' and query ilike ${`%${statement}%`}`)[0]!.count;
+    const CREATIONS = 3;
+    try {
+      let removal: Promise<number> | undefined;
+      let creations: Promise<ConsoleAnswer>[] = [];
+      // Holding one of the user's keys keeps the removal open at its revocation of the user's keys,
+      // the user already marked removed but not committed: where creations used to slip in.
+      await observer.begin(async (tx) => {
+        await tx`select id from api_keys where id = ${earlier.id} for update`;
+        removal = admin.remove(maker.user.id);
+        await eventually('the removal to wait at the revocation', async () => (await waiting('update api_keys set revoked_at')) === 1, 10_000);
+        creations = Array.from({ length: CREATIONS }, () => maker.createKey());
+        await eventually('the creations to wait on the removal', async () => (await waiting('insert into api_keys')) === CREATIONS, 10_000);
+      });
+      expect(await removal).toBe(303);
+      const answers = await Promise.all(creations);
+      expect(answers.map((answer) => answer.status)).toEqual(Array.from({ length: CREATIONS }, () => 403));
+      for (const answer of answers) expect(answer.text).toContain('Your user has been removed from the organization: no API key was made.');
+      expect(await liveKeysOf([maker.user.id])).toEqual([]);
+    } finally {
+      await observer.end();
+    }
   });
 });
 

@@ -77,6 +77,11 @@ describe('the document', () => {
     const createContact = current().paths['/api/contacts']!.post!;
     expect(Object.keys(createContact.responses as Schema)).toEqual(['201', '400', '401', '403', '406', '409', '413', '415', '429', '503']);
     expect(createContact['x-roles']).toEqual(['owner', 'admin', 'developer', 'finance']);
+    // Every role lists collections; claiming one (a write asked by the query) needs `collect`.
+    const listCollections = current().paths['/api/collections']!.get!;
+    expect(listCollections['x-roles']).toEqual(['owner', 'admin', 'developer', 'finance', 'viewer']);
+    expect(listCollections['x-parameter-roles']).toEqual({ claim: ['owner', 'admin', 'developer', 'finance'] });
+    expect(Object.keys(listCollections.responses as Schema)).toContain('403');
     expect(Object.keys((createContact.requestBody as { content: Schema }).content)).toEqual([
       'application/json', 'application/x-www-form-urlencoded', 'multipart/form-data',
     ]);

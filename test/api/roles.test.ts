@@ -12,8 +12,9 @@ import { ConsoleClient, PASSWORD, consoleUser } from '../console-helpers';
 import { CAPABILITIES, ROLES, capabilitiesOf, type Role } from '../../src/domain/roles';
 import type { UserId } from '../../src/domain/ids';
 import { isConsolePath } from '../../src/console';
-import { routeRoles } from '../../src/api/openapi';
+import { parameterRoles, routeRoles } from '../../src/api/openapi';
 import { issueKeyForUser } from '../../src/services/api-keys';
+import { storeIncomingPayment } from '../../src/services/collections';
 
 let ctx: TestApp;
 let merchant: TestMerchant;
@@ -42,7 +43,12 @@ const WRITES = ['POST', 'PUT', 'PATCH', 'DELETE'];
 /** No object has this id: an allowed caller gets past the role check to a 404 or a 400, never a 403. */
 const concrete = (path: string) => path.replace(/:[^/]+/g, '999999999');
 const label = (route: { method: string; path: string }) => `${route.method} ${route.path}`;
-const allRoutes = () => ctx.app.routes.map((route) => ({ method: route.method.toUpperCase(), path: route.path, roles: routeRoles(route) }));
+const allRoutes = () => ctx.app.routes.map((route) => ({
+  method: route.method.toUpperCase(), path: route.path, roles: routeRoles(route), writers: parameterRoles(route),
+}));
+/** Reads whose query asks them to write (a claim), each as its own route: the path with the flag set. */
+const queryWrites = () => apiRoutes().flatMap((route) =>
+  Object.entries(route.writers).map(([flag, roles]) => ({ method: route.method, path: `${route.path}?${flag}=True`, roles })));
 const apiRoutes = () => allRoutes().filter((route) => route.path.startsWith('/api/') && route.roles.length > 0);
 /** Console routes behind a session; signing out is left out here, since it ends the session the loop uses. */
 const consoleRoutes = () => allRoutes().filter((route) => isConsolePath(route.path) && route.roles.length > 0 && route.path !== '/console/sign-out');
@@ -73,6 +79,51 @@ describe('every role against every API route', () => {
       }
     }
     expect(tried.length).toBe(apiRoutes().length * ROLES.length);
+  });
+
+  test('a read whose query asks it to write (a claim) is 403 to a role without the write\'s capability', async () => {
+    expect(queryWrites().map(label)).toEqual(['GET /api/collections?claim=True']);
+    for (const route of queryWrites()) {
+      for (const role of ROLES) {
+        const answer = await keys[role](concrete(route.path), { method: route.method });
+        const allowed = route.roles.includes(role);
+        // An allowed claim without its three parameters is a 400: past the role check.
+        expect({ route: label(route), role, status: allowed ? answer.status !== 403 && answer.status < 500 : answer.status })
+          .toEqual({ route: label(route), role, status: allowed ? true : 403 });
+      }
+    }
+  });
+
+  test('a viewer\'s key neither claims nor credits a collection, but still lists; a key with collect claims it', async () => {
+    const unassigned = await storeIncomingPayment(testSql(), {
+      network: 'MTN Uganda', remoteTransactionId: `ROLES-${randomBytes(5).toString('hex')}`, phoneNumber: uniqueNumber('+256772'), amount: '5',
+      currency: 'BXC', reference: 'roles', paymentDate: new Date().toISOString(),
+    });
+    const claim = `/api/collections?claim=True&amount=5&remote_transaction_id=${unassigned.remoteTransactionId}&phonenumber=${encodeURIComponent(unassigned.phoneNumber)}`;
+    const admin = await consoleUser(merchant.organization.id, { role: 'admin' });
+    const adminsViewerKey = requester(ctx.app, (await issueKeyForUser(testSql(), { organizationId: merchant.organization.id, userId: admin.id }, 'viewer')).apiKey);
+    for (const [who, viewer] of [['a viewer\'s key', keys.viewer], ['an admin\'s key of role viewer', adminsViewerKey]] as const) {
+      // The last value of a repeated flag is the one the route reads: it decides the role check too.
+      const query = claim.slice('/api/collections'.length);
+      for (const path of [claim, `${claim}&claim=yes`, `/api/collections/${query}`, `/api/v4/collections${query}&claim=no&claim=1`]) {
+        const answer = await viewer(path);
+        expect({ who, path, status: answer.status, body: answer.body })
+          .toEqual({ who, path, status: 403, body: { detail: 'You do not have permission to perform this action.' } });
+      }
+      expect((await viewer(claim, { method: 'HEAD' })).status).toBe(403);
+      expect({ who, list: (await viewer('/api/collections')).status, notClaim: (await viewer(`${claim.replace('claim=True', 'claim=no')}`)).status })
+        .toEqual({ who, list: 200, notClaim: 200 });
+    }
+    const untouched = async () => ({
+      collection: (await testSql()<{ organizationId: number | null; status: string }[]>`
+        select organization_id as "organizationId", status from collections where id = ${unassigned.id}`)[0],
+      credits: (await testSql()<{ count: number }[]>`select count(*)::int as count from transactions where collection_id = ${unassigned.id}`)[0]!.count,
+    });
+    expect(await untouched()).toEqual({ collection: { organizationId: null, status: 'pending' }, credits: 0 });
+
+    const claimed = await keys.developer(claim);
+    expect({ status: claimed.status, ids: (claimed.body as { id: number }[]).map((row) => row.id) }).toEqual({ status: 200, ids: [unassigned.id] });
+    expect(await untouched()).toEqual({ collection: { organizationId: merchant.organization.id, status: 'successful' }, credits: 1 });
   });
 
   const creates: { path: string; body: () => Record<string, unknown>; table: string; roles: Role[] }[] = [
@@ -276,8 +327,9 @@ describe('the tables in README and docs/roles.md', () => {
   });
 
   test('docs/roles.md lists every route and page with the roles it lets through', () => {
+    const row = (route: { method: string; path: string; roles: Role[] }) => `| ${route.method} | \`${route.path}\` | ${route.roles.join(', ')} |`;
     const rows = [...apiRoutes(), ...allRoutes().filter((route) => isConsolePath(route.path) && route.roles.length > 0)]
-      .map((route) => `| ${route.method} | \`${route.path}\` | ${route.roles.join(', ')} |`);
+      .flatMap((route) => [row(route), ...queryWrites().filter((write) => write.path.startsWith(`${route.path}?`) && write.method === route.method).map(row)]);
     expect(section('docs/roles.md', 'routes')).toBe(`| Method | Path | Roles |\n|---|---|---|\n${rows.join('\n')}\n`);
   });
 });

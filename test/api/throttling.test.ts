@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { awayFromWindowEdge, createMerchant, numberSequence, testApp, testSql, type TestApp } from '../helpers';
 import { setThrottleLimits } from '../../src/services/throttling';
+import { storeIncomingPayment } from '../../src/services/collections';
 
 let ctx: TestApp;
 
@@ -54,6 +55,30 @@ describe('per-organization limits and the window', () => {
     }
     expect(statuses).toEqual([201, 201, 429]);
     expect((await merchant.request('/api/contacts')).status).toBe(200);
+  });
+
+  test('a claim is counted as a write, not a read: it passes the read limit and is 429 past the write limit', async () => {
+    const merchant = await createMerchant(ctx.app, 'Claims are writes', { throttle: { reads: 1, writes: 2 } });
+    const unassigned = await storeIncomingPayment(testSql(), {
+      network: 'MTN Uganda', remoteTransactionId: `THROTTLE-${Date.now()}-${nextNumber().slice(-6)}`, phoneNumber: nextNumber(), amount: '7',
+      currency: 'BXC', reference: 'throttle', paymentDate: new Date().toISOString(),
+    });
+    const claim = `/api/collections?claim=True&amount=7&remote_transaction_id=${unassigned.remoteTransactionId}&phonenumber=${encodeURIComponent(unassigned.phoneNumber)}`;
+    await awayFromWindowEdge(60, 10_000);
+    expect((await merchant.request('/api/contacts')).status).toBe(200);
+    const claimed = await merchant.request(claim);
+    expect({ status: claimed.status, ids: Array.isArray(claimed.body) ? claimed.body.map((row: { id: number }) => row.id) : claimed.body })
+      .toEqual({ status: 200, ids: [unassigned.id] });
+    expect((await merchant.request('/api/contacts', { form: { phone_number: nextNumber(), first_name: 'W', last_name: 'X' } })).status).toBe(201);
+    expect((await merchant.request(claim)).status).toBe(429);
+    // A listing that does not ask for a claim is still a read: the read limit is spent.
+    expect((await merchant.request('/api/collections?claim=no')).status).toBe(429);
+    const counters = await testSql()<{ key: string; count: number }[]>`
+      select key, count from request_counters where starts_with(key, ${`organization:${merchant.organization.id}:`}) order by key`;
+    expect([...counters]).toEqual([
+      { key: `organization:${merchant.organization.id}:read`, count: 2 },
+      { key: `organization:${merchant.organization.id}:write`, count: 3 },
+    ]);
   });
 
   test('a new window restarts the count', async () => {

@@ -195,7 +195,7 @@ export type paths = {
         };
         /**
          * List or claim collections
-         * @description Newest first, the organization's collections only. With `claim`, an unmatched collection matching `amount`, `remote_transaction_id` and `phonenumber` is assigned to the caller and the answer is a list: the claimed collection, or none (400 when more than one matches or a parameter is missing). Roles: owner, admin, developer, finance, viewer.
+         * @description Newest first, the organization's collections only. With `claim`, an unmatched collection matching `amount`, `remote_transaction_id` and `phonenumber` is assigned to the caller and the answer is a list: the claimed collection, or none (400 when more than one matches or a parameter is missing). A claim moves money in: it needs the `collect` capability (403, and nothing claimed, for a key without it: `x-parameter-roles`) and counts as a write for throttling. Roles: owner, admin, developer, finance, viewer. Roles with `claim`: owner, admin, developer, finance.
          */
         get: operations["listCollections"];
         put?: never;
@@ -3841,7 +3841,7 @@ export interface operations {
                 contact_first_name?: string;
                 /** @description Exact match. */
                 contact_last_name?: string;
-                /** @description `True` (also `true`, `1`, `yes`) searches unmatched collections too and assigns the one that matches `amount`, `remote_transaction_id` and `phonenumber` (all three required; the number in full) to the caller; the answer is then a list. */
+                /** @description `True` (also `true`, `1`, `yes`) searches unmatched collections too and assigns the one that matches `amount`, `remote_transaction_id` and `phonenumber` (all three required; the number in full) to the caller; the answer is then a list. A claim needs the `collect` capability (403 otherwise) and counts as a write for throttling. */
                 claim?: string;
                 /** @description Items per page: 10 when not given; more than the maximum (PAGE_SIZE_MAX, 100 by default) is cut to it. */
                 limit?: string;
@@ -3988,6 +3988,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             406: components["responses"]["NotAcceptable"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];

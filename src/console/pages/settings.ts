@@ -12,7 +12,7 @@ import type { AppDeps } from '../../http/context';
 import { parseVerificationAnswer } from '../../domain/collections';
 import { checkCallbackUrl } from '../../domain/urls';
 import { describeConnections } from '../../network/connections';
-import { issueKeyForUser, listApiKeys, revokeApiKey } from '../../services/api-keys';
+import { KeyHolderRemoved, issueKeyForUser, listApiKeys, revokeApiKey } from '../../services/api-keys';
 import { updateCollectionSettings, verificationUrlRules } from '../../services/organizations';
 import { verificationSettingsOf } from '../../services/collections';
 import { UserInputError, createUser, findUser, listUsers, removeUser, setUserRole, type RoleChange } from '../../services/users';
@@ -193,8 +193,13 @@ ${select('role', 'Role', roleChoices(assignable), { role: 'viewer', ...values },
     .get('/console/settings/keys', ({ request, session }) => keysPage(session, { done: doneOf(request) }), { page: 'integrate' })
     .post('/console/settings/keys', async ({ session, form }) => {
       const role = text(form, 'role') === '' ? null : formRole(form, keyRolesFor(session.role));
-      const issued = await issueKeyForUser(sql, session, role);
-      return await keysPage(session, { created: issued.apiKey });
+      try {
+        return await keysPage(session, { created: (await issueKeyForUser(sql, session, role)).apiKey });
+      } catch (error) {
+        // Removed after this request's session was checked: the removal won, and no key was made.
+        if (error instanceof KeyHolderRemoved) throw consoleError(403, 'Your user has been removed from the organization: no API key was made.');
+        throw error;
+      }
     }, { action: 'integrate', parse: 'none' })
     .post('/console/settings/keys/:id/revoke', async ({ params, session }) => {
       const revoked = await revokeApiKey(sql, session, ownedId(params.id, 'ApiKey'));
