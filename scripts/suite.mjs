@@ -68,6 +68,9 @@ export async function runSuite({ databaseUrl, dataDir, cli, env: laneEnv, testAr
     TEST_DATA_DIR: dataDir,
     SANDBOX: 'true',
     NODE_ENV: 'test',
+    // Test files share one database, each with its own worker and task queue: each file's webhook
+    // delivery pool sends the webhooks its own processes made, with its own schedule and certificates.
+    WEBHOOK_DISPATCH_SCOPE: 'task-queue',
     ...laneEnv,
   };
   let dockerConfig = null;

@@ -32,7 +32,7 @@ type AppInputs = Omit<AppDeps, 'networks'> & { networks?: NetworkAdapter };
  * and Temporal calls when tracing is on), a lazily connected Temporal client, the launcher.
  */
 export function createAppDeps(config: Config): AppInputs & { telemetry: ApiTelemetry } {
-  const sql = createSql(config.databaseUrl, config.databasePoolSize);
+  const sql = createSql(config.databaseUrl, config.databasePoolSize, config.temporal.taskQueue);
   const telemetry = startApiTelemetry(config.telemetry, sql);
   const temporal = createLazyClient(config.temporal, telemetry.clientInterceptors);
   return {
@@ -56,7 +56,7 @@ export function createApp(given: AppInputs) {
   const app = new Elysia()
     // Each request in a scope of its own, in which its admission names its organization: from then
     // on its statements run inside the tenant boundary (src/db/tenancy.ts).
-    .wrap(((handler: (request: Request) => Promise<Response>) => (request: Request) => withRequestScope(() => handler(request))) as unknown as Parameters<Elysia['wrap']>[0])
+    .wrap(((handler: (request: Request) => Promise<Response>) => (request: Request) => withRequestScope(() => handler(request), deps.config.temporal.taskQueue)) as unknown as Parameters<Elysia['wrap']>[0])
     .use(requestTelemetryPlugin(deps.config, () => routes()))
     .use(responseHeadersPlugin())
     .onRequest(({ request }) => {

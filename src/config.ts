@@ -80,8 +80,13 @@ const ConfigSchema = v.object({
   WEBHOOK_ACTOR_HISTORY_EVENTS: v.optional(integerString(50), '5000'),
   // Deliveries of one webhook in flight at once (each on its own connection when the receiver closes them).
   WEBHOOK_CONCURRENCY: v.optional(v.pipe(integerString(1), v.maxValue(256)), '16'),
-  // Webhook senders one worker process runs at once, on their own task queue (one per webhook with deliveries due).
+  // Webhook senders one worker process runs at once, on their own task queue (the pool's dispatchers, and earlier actors' senders).
   WEBHOOK_SENDERS: v.optional(integerString(1), '200'),
+  // The webhook delivery pool: how many dispatchers send every webhook's deliveries, and the POSTs each keeps in flight.
+  WEBHOOK_DISPATCHERS: v.optional(v.pipe(integerString(1), v.maxValue(64)), '2'),
+  WEBHOOK_DISPATCH_WINDOW: v.optional(v.pipe(integerString(1), v.maxValue(4096)), '128'),
+  // Which webhooks the pool sends: every one in the database, or those made through this deployment's task queue.
+  WEBHOOK_DISPATCH_SCOPE: v.optional(v.picklist(['all', 'task-queue']), 'all'),
   // A webhook whose target has failed every attempt for this many hours is disabled (5 days).
   WEBHOOK_DISABLE_AFTER_HOURS: v.optional(integerString(1), '120'),
   // Events are kept at least 30 days (docs/api.md#events): a shorter retention is refused.
@@ -176,7 +181,9 @@ export type Config = {
   duplicateCheckTtlSeconds: number;
   /** `{bills_url}` (docs/api.md#bill-payments) as the OpenAPI document shows it; unset = the API's own base URL. */
   billsBaseUrl: string | undefined;
-  webhooks: { retryDelaysMs: number[]; jitter: number; caFile: string | undefined; actorHistoryEvents: number; disableAfterHours: number; concurrency: number; senders: number };
+  webhooks: { retryDelaysMs: number[]; jitter: number; caFile: string | undefined; actorHistoryEvents: number; disableAfterHours: number; concurrency: number; senders: number; dispatchers: number; dispatchWindow: number;
+    /** The task queue whose webhooks the pool sends (WEBHOOK_DISPATCH_SCOPE=task-queue), or null for every webhook. */
+    dispatchQueue: string | null };
   /** `days` of events, `auditDays` of the audit trail (at least `days`). */
   retention: { days: number; auditDays: number; sweepEnabled: boolean; sweepIntervalSeconds: number };
   /** `secret` signs the sign-in form's CSRF tokens (never logged or shown). */
@@ -527,7 +534,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     duplicateCheckTtlSeconds: c.DUPLICATE_CHECK_TTL_SECONDS,
     billsBaseUrl: c.BILLS_BASE_URL?.replace(/\/+$/, ''),
     webhooks: { retryDelaysMs: c.WEBHOOK_RETRY_SCHEDULE, jitter: c.WEBHOOK_RETRY_JITTER, caFile: c.WEBHOOK_CA_FILE, actorHistoryEvents: c.WEBHOOK_ACTOR_HISTORY_EVENTS,
-      disableAfterHours: c.WEBHOOK_DISABLE_AFTER_HOURS, concurrency: c.WEBHOOK_CONCURRENCY, senders: c.WEBHOOK_SENDERS },
+      disableAfterHours: c.WEBHOOK_DISABLE_AFTER_HOURS, concurrency: c.WEBHOOK_CONCURRENCY, senders: c.WEBHOOK_SENDERS,
+      dispatchers: c.WEBHOOK_DISPATCHERS, dispatchWindow: c.WEBHOOK_DISPATCH_WINDOW,
+      dispatchQueue: c.WEBHOOK_DISPATCH_SCOPE === 'task-queue' ? c.TASK_QUEUE : null },
     retention: { days: c.EVENT_RETENTION_DAYS, auditDays: c.AUDIT_RETENTION_DAYS ?? Math.max(DEFAULT_AUDIT_RETENTION_DAYS, c.EVENT_RETENTION_DAYS), sweepEnabled: c.RETENTION_SWEEP, sweepIntervalSeconds: c.RETENTION_SWEEP_INTERVAL_SECONDS },
     console: { temporalUiUrl: c.TEMPORAL_UI_URL.replace(/\/+$/, ''), trustProxy: c.TRUST_PROXY, secret: c.CONSOLE_SECRET ?? sandboxConsoleSecret() },
     telemetry: {

@@ -8,7 +8,7 @@ import { logger } from './log';
 import { createConnectors, createNetworks } from './network/connections';
 import { WORKFLOW_INTERCEPTOR_MODULES, startWorkerTelemetry } from './telemetry/worker';
 import { connectClient } from './temporal/connection';
-import { launcherFromConfig } from './temporal/launcher';
+import { launcherFromConfig, type Launcher } from './temporal/launcher';
 import { keepSchedules } from './temporal/schedules';
 import { allOf, runUntilShutdown, withReleases } from './temporal/worker-lifecycle';
 import { webhookSenderTaskQueue } from './workflows/contracts/webhook';
@@ -40,16 +40,16 @@ function workerOptions(config: Config, connection: NativeConnection, activities:
 }
 
 /**
- * The webhook senders' worker: activities only, on their own task queue and slots, so that many
- * webhooks with deliveries due (receivers that hang included) never take the slots of prompts and
- * payouts (docs/architecture.md, Webhook delivery).
+ * The webhook senders' worker: activities only (the dispatch pool's, and earlier actors' senders),
+ * on their own task queue and slots, so that receivers that hang never take the slots of prompts
+ * and payouts (docs/architecture.md, Webhook delivery).
  */
 function senderOptions(config: Config, connection: NativeConnection, activities: Activities, telemetry: WorkerTelemetry): WorkerOptions {
   return {
     connection,
     namespace: config.temporal.namespace,
     taskQueue: webhookSenderTaskQueue(config.temporal.taskQueue),
-    activities: { sendDueDeliveries: activities.sendDueDeliveries },
+    activities: { dispatchDeliveries: activities.dispatchDeliveries, sendDueDeliveries: activities.sendDueDeliveries },
     interceptors: { activity: telemetry.activityInterceptors },
     maxConcurrentActivityTaskExecutions: config.webhooks.senders,
   };
@@ -64,7 +64,7 @@ async function runWorker(): Promise<void> {
   surviveWritesOnClosedConnections(logger.warn);
   const config = loadConfig();
   await withReleases(async (hold) => {
-    const sql = createSql(config.databaseUrl, config.databasePoolSize);
+    const sql = createSql(config.databaseUrl, config.databasePoolSize, config.temporal.taskQueue);
     hold('the PostgreSQL pool', () => sql.end({ timeout: 5 }));
     // First: the SDK's Runtime (logger, metrics exporter) is installed once, before any connection.
     const telemetry = await startWorkerTelemetry(config.telemetry, sql);
@@ -79,11 +79,29 @@ async function runWorker(): Promise<void> {
     const senders = await Worker.create(senderOptions(config, connection, activities, telemetry));
     await runUntilShutdown(allOf([worker, senders]), hold, (stop) => {
       if (config.mpesa?.registerUrlsAtStart) void registerPaybillUrls(config, sql);
+      void startWebhookPool(launcher);
       // The Schedules are set up beside the running worker: a server slow to answer them must not
       // keep the worker from its task queue, nor stop it.
       return keepSchedules(client, config, stop);
     });
   });
+}
+
+/**
+ * The webhook delivery pool at the worker's start: its dispatchers started where one is not running,
+ * and every open actor of the earlier per-webhook shapes woken to hand its webhook over. Neither
+ * stops the worker: the outbox sweep starts the dispatchers again, and an actor left hands over at
+ * the next start.
+ */
+async function startWebhookPool(launcher: Launcher): Promise<void> {
+  try {
+    const started = await launcher.ensureWebhookDispatchers();
+    if (started > 0) logger.info('webhook dispatchers started', { started });
+    const handedOver = await launcher.handOverWebhookActors();
+    if (handedOver > 0) logger.info('webhook actors of an earlier shape woken to hand over to the dispatch pool', { handedOver });
+  } catch (error) {
+    logger.warn('webhook dispatch pool not ensured at start; the outbox sweep starts its dispatchers', { error });
+  }
 }
 
 /**

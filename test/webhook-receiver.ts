@@ -29,12 +29,15 @@ export type Receiver = {
   /** Replies for a path, in order; `then` answers every request after them (default 200). */
   script: (path: string, replies: Reply[], then?: Reply) => void;
   requests: (path: string) => ReceivedRequest[];
+  /** The most requests of a path that were ever unanswered at once. */
+  maxInFlight: (path: string) => number;
   close: () => Promise<void>;
 };
 
 export async function startReceiver(certificate: Certificate): Promise<Receiver> {
   const scripts = new Map<string, { replies: Reply[]; then: Reply }>();
   const received = new Map<string, ReceivedRequest[]>();
+  const inFlight = new Map<string, { now: number; most: number }>();
   const server: Server = createServer({ key: certificate.key, cert: certificate.cert }, (request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -49,6 +52,13 @@ export async function startReceiver(certificate: Certificate): Promise<Receiver>
       received.set(path, list);
       const script = scripts.get(path);
       const reply = script?.replies.shift() ?? script?.then ?? { status: 200 };
+      const count = inFlight.get(path) ?? { now: 0, most: 0 };
+      count.now += 1;
+      count.most = Math.max(count.most, count.now);
+      inFlight.set(path, count);
+      response.on('close', () => {
+        count.now -= 1;
+      });
       const answer = () => {
         if (response.destroyed) return;
         response.writeHead(reply.status, { 'content-type': 'text/plain' });
@@ -65,6 +75,7 @@ export async function startReceiver(certificate: Certificate): Promise<Receiver>
     url: (path) => `https://127.0.0.1:${port}${path}`,
     script: (path, replies, then = { status: 200 }) => scripts.set(path, { replies: [...replies], then }),
     requests: (path) => received.get(path) ?? [],
+    maxInFlight: (path) => inFlight.get(path)?.most ?? 0,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

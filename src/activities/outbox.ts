@@ -25,9 +25,9 @@ export function createOutboxActivities({ sql, launcher }: OutboxActivityDeps) {
       started += count;
     }
     if (kinds.includes('deliveries')) {
-      // Due deliveries that nobody sends (an actor never woken, or stopped from outside): their actors are woken.
-      const woken = await launcher.wakeStalledWebhooks(graceSeconds, batchSize);
-      if (woken > 0) log.info('outbox sweep woke webhook actors', { woken });
+      // The pool that sends every delivery: a dispatcher stopped from outside runs again.
+      const dispatchers = await launcher.ensureWebhookDispatchers();
+      if (dispatchers > 0) log.info('outbox sweep started webhook dispatchers', { dispatchers });
     }
     return started;
   }

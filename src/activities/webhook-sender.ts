@@ -1,30 +1,26 @@
 /**
- * The sender of one webhook's deliveries: the long-running activity its actor (`webhook-<id>`)
- * keeps going while deliveries are due. It drains the delivery rows in PostgreSQL (the queue,
+ * The sender of one webhook's deliveries: the long-running activity its actor (`webhook-<id>`, an
+ * earlier shape, handed over to the dispatch pool: activities/webhook-dispatcher.ts) keeps going
+ * while deliveries are due. It drains the delivery rows in PostgreSQL (the queue,
  * services/webhook-queue.ts) through a sliding window: at most `concurrency` POSTs in flight, each
  * finishing on its own, a freed slot taken by the next due row at once, so one slow receiver answer
  * delays only itself. Rows are claimed a few at a time under a lease and every attempt is logged
  * with its next schedule in one statement, so the actor holds nothing but a wake-up: its memory,
  * history and continue-as-new input stay bounded whatever the backlog.
- *
- * At most once per attempt: a row is leased before its POST and its attempt logged after. A sender
- * that dies between the two (the worker was killed) leaves a lease that lapses; the next sender logs
- * that attempt as failed with an unknown outcome, without sending it again, and schedules the next.
+ * Each attempt as activities/webhook-attempt.ts makes it: at most once per attempt.
  */
-import { Context, log } from '@temporalio/activity';
-import { WEBHOOK_TIMEOUT_MS, attemptOutcome, type AttemptOutcome } from '../domain/webhooks';
-import { retryDelayMs, totalAttempts } from '../domain/webhook-schedule';
+import { Context } from '@temporalio/activity';
+import type { AttemptOutcome } from '../domain/webhooks';
+import { totalAttempts } from '../domain/webhook-schedule';
 import { claimDue, holdWebhook, letGo, releaseClaims, type ClaimedDelivery } from '../services/webhook-queue';
-import { deliverySecrets, finishDelivery, logAttempt, readWebhook, type DeliverySecrets, type LiveWebhook } from '../services/webhooks';
+import { deliverySecrets, readWebhook, type DeliverySecrets, type LiveWebhook } from '../services/webhooks';
 import { disableIfFailing } from '../services/webhook-recovery';
-import { recordWebhookAttempt } from '../telemetry/metrics';
 import type { WebhookEnd, SenderInput, SenderResult } from '../workflows/contracts/webhook';
 import type { WebhookActivityDeps } from './webhooks';
-import { postDelivery, type TransportSettings } from './webhook-http';
+import { LEASE_MS, attemptClaimed } from './webhook-attempt';
+import type { TransportSettings } from './webhook-http';
 import type { Wakeups } from './webhook-wakeups';
 
-/** A claimed row stays the sender's this long: more than a POST's timeout and its logging. */
-const LEASE_MS = 3 * WEBHOOK_TIMEOUT_MS;
 /** The webhook is marked held this far ahead, renewed (with the activity's heartbeat) every `HOLD_EVERY_MS`. */
 const HOLD_MS = 10_000;
 const HOLD_EVERY_MS = 2_000;
@@ -36,8 +32,6 @@ const LINGER_MS = 3_000;
 const RUN_MS = 5 * 60_000;
 /** After failures, how often the webhook's failing streak is checked for disabling. */
 const DISABLE_CHECK_MS = 10_000;
-
-const UNKNOWN_OUTCOME = 'The sender stopped during this attempt (its worker ended), so whether the receiver got it is unknown; it was not sent again.';
 
 type Counts = { delivered: number; failed: number; gone: number };
 
@@ -88,34 +82,11 @@ class SenderRun {
     }
   }
 
-  /** One attempt of one row: POSTed and logged with its next schedule; a lapsed one logged unsent. */
+  /** One attempt of one row (activities/webhook-attempt.ts), tallied. */
   async attempt(item: ClaimedDelivery): Promise<void> {
-    const { sql } = this.deps;
-    const webhook = this.webhook as LiveWebhook;
-    if (item.attempt > this.total) {
-      // Its attempts were all made (logged by an earlier shape of the sender): it failed.
-      await finishDelivery(sql, item.deliveryId, 'failed');
-      return;
-    }
-    const final = (outcome: AttemptOutcome) => outcome !== 'failed' || item.attempt >= this.total;
-    const nextAttemptAt = (outcome: AttemptOutcome) =>
-      final(outcome) ? null : new Date(Date.now() + retryDelayMs(this.input.schedule, item.attempt + 1, Math.random()));
-    if (item.lapsed) {
-      await logAttempt(sql, {
-        deliveryId: item.deliveryId, webhookId: webhook.id, attempt: item.attempt, startedAt: new Date(), durationMs: 0, outcome: 'failed',
-        statusCode: null, error: UNKNOWN_OUTCOME, responseExcerpt: null, final: final('failed'), nextAttemptAt: nextAttemptAt('failed'),
-      });
-      this.tally(item, 'failed');
-      return;
-    }
-    const sent = await postDelivery(webhook, item.event, this.secrets as DeliverySecrets, this.transport);
-    const outcome = attemptOutcome(sent.statusCode);
-    const next = nextAttemptAt(outcome);
-    const recorded = await logAttempt(sql, { deliveryId: item.deliveryId, webhookId: webhook.id, attempt: item.attempt, ...sent, outcome, final: final(outcome), nextAttemptAt: next });
-    if (next !== null && recorded.outcome === 'failed') this.soonestRetry = Math.min(this.soonestRetry ?? Infinity, next.getTime());
-    recordWebhookAttempt({ outcome: recorded.outcome, attempt: item.attempt, eventCreatedAt: item.event.created, redelivery: item.redelivery });
-    log.info('webhook attempt', { webhookId: webhook.id, deliveryId: item.deliveryId, attempt: item.attempt, outcome: recorded.outcome, statusCode: recorded.statusCode });
-    this.tally(item, recorded.outcome);
+    const made = await attemptClaimed(this.deps.sql, this.transport, this.input.schedule, { webhook: this.webhook as LiveWebhook, secrets: this.secrets as DeliverySecrets }, item);
+    if (made.nextAttemptAt !== null) this.soonestRetry = Math.min(this.soonestRetry ?? Infinity, made.nextAttemptAt.getTime());
+    this.tally(item, made.outcome);
   }
 
   tally(item: ClaimedDelivery, outcome: AttemptOutcome): void {

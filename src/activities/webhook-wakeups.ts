@@ -1,59 +1,66 @@
 /**
- * Wake-ups of the webhook senders running in this process: PostgreSQL notifies
+ * Wake-ups of the webhook senders and dispatchers running in this process: PostgreSQL notifies
  * `webhook_deliveries` with the webhook ids of every statement that records deliveries (migration
- * 021), and the sender draining one of them looks for due rows at once instead of at its next poll.
- * One listening connection per process, opened by the first sender; a notification lost (the
- * connection dropped) costs only latency, as senders poll anyway.
+ * 021), and whoever sends those webhooks' rows looks for due rows at once instead of at its next
+ * poll. One listening connection per process, opened by the first subscriber; a notification lost
+ * (the connection dropped) costs only latency, as everyone polls anyway.
  */
 import type { Sql } from '../db';
 
+/** A subscriber's wait: resolves at the next notification for it since the wait last returned, or after `ms`. */
+type Wakeup = { wait(ms: number): Promise<void>; close(): void };
+
 export type Wakeups = {
-  /** Starts hearing the webhook's notifications (a sender draining it); `wait` resolves at the next one since it last returned, or after `ms`. */
-  subscribe(webhookId: number): { wait(ms: number): Promise<void>; close(): void };
+  /** Hears the notifications of one webhook (the sender draining it). */
+  subscribe(webhookId: number): Wakeup;
+  /** Hears the notifications of every webhook (a dispatcher of the pool). */
+  subscribeAll(): Wakeup;
 };
 
+type Subscriber = { notified: boolean; wake: (() => void) | null };
+
 export function createWakeups(sql: Sql, log: (message: string, fields: Record<string, unknown>) => void): Wakeups {
-  /** Per webhook drained here: whether a notification came since the last wait, and the waiter to wake. */
-  const senders = new Map<number, { notified: boolean; wake: (() => void) | null }>();
+  /** Per webhook drained here (null: every webhook): whether a notification came since the last wait, and the waiter to wake. */
+  const subscribers = new Map<Subscriber, number | null>();
   let listening: Promise<unknown> | null = null;
 
+  const poke = (subscriber: Subscriber) => {
+    if (subscriber.wake) subscriber.wake();
+    else subscriber.notified = true;
+  };
   const notified = (payload: string) => {
-    for (const id of payload.split(',').map(Number)) {
-      const sender = senders.get(id);
-      if (sender === undefined) continue;
-      if (sender.wake) sender.wake();
-      else sender.notified = true;
-    }
+    const ids = new Set(payload.split(',').map(Number));
+    for (const [subscriber, webhookId] of subscribers) if (webhookId === null || ids.has(webhookId)) poke(subscriber);
   };
 
-  return {
-    subscribe(webhookId) {
-      listening ??= sql.listen('webhook_deliveries', notified).catch((error: unknown) => {
-        log('webhook senders poll without notifications: LISTEN failed', { error });
-        listening = null;
-      });
-      const sender = { notified: false, wake: null as (() => void) | null };
-      senders.set(webhookId, sender);
-      return {
-        async wait(ms) {
-          if (sender.notified) {
-            sender.notified = false;
-            return;
-          }
-          await new Promise<void>((resolve) => {
-            const done = () => {
-              clearTimeout(timer);
-              sender.wake = null;
-              resolve();
-            };
-            const timer = setTimeout(done, ms);
-            sender.wake = done;
-          });
-        },
-        close() {
-          if (senders.get(webhookId) === sender) senders.delete(webhookId);
-        },
-      };
-    },
-  };
+  function subscribeTo(webhookId: number | null): Wakeup {
+    listening ??= sql.listen('webhook_deliveries', notified).catch((error: unknown) => {
+      log('webhook senders poll without notifications: LISTEN failed', { error });
+      listening = null;
+    });
+    const subscriber: Subscriber = { notified: false, wake: null };
+    subscribers.set(subscriber, webhookId);
+    return {
+      async wait(ms) {
+        if (subscriber.notified) {
+          subscriber.notified = false;
+          return;
+        }
+        await new Promise<void>((resolve) => {
+          const done = () => {
+            clearTimeout(timer);
+            subscriber.wake = null;
+            resolve();
+          };
+          const timer = setTimeout(done, Math.max(0, ms));
+          subscriber.wake = done;
+        });
+      },
+      close() {
+        subscribers.delete(subscriber);
+      },
+    };
+  }
+
+  return { subscribe: (webhookId) => subscribeTo(webhookId), subscribeAll: () => subscribeTo(null) };
 }

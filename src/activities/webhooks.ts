@@ -15,6 +15,8 @@ import type { SenderInput, SenderResult, WebhookEnd } from '../workflows/contrac
 import { cancelPending } from '../services/webhook-queue';
 import { logger } from '../log';
 import { sendDueDeliveries } from './webhook-sender';
+import { dispatchDeliveries } from './webhook-dispatcher';
+import type { DispatcherInput, DispatcherResult } from '../workflows/contracts/webhook-dispatcher';
 import { createWakeups } from './webhook-wakeups';
 import { outgoingTransport, postDelivery, type TransportSettings } from './webhook-http';
 
@@ -22,7 +24,7 @@ export type WebhookActivityDeps = {
   sql: Sql;
   launcher: Launcher;
   sandbox: boolean;
-  webhooks: RetrySchedule & { caFile: string | undefined; disableAfterHours: number; concurrency: number };
+  webhooks: RetrySchedule & { caFile: string | undefined; disableAfterHours: number; concurrency: number; dispatchWindow: number; dispatchQueue: string | null };
 };
 
 /** What the actor's batch found out: each delivery's outcome, and, when the webhook no longer takes deliveries, why. */
@@ -104,7 +106,12 @@ export function createWebhookActivities(deps: WebhookActivityDeps) {
   const wakeups = createWakeups(sql, (message, fields) => logger.warn(message, fields));
 
   return {
-    /** The webhook actor's sender: drains its due deliveries (activities/webhook-sender.ts). */
+    /** A dispatcher of the webhook delivery pool: sends the due deliveries of every webhook for a few minutes (activities/webhook-dispatcher.ts). */
+    async dispatchDeliveries(input: DispatcherInput): Promise<DispatcherResult> {
+      return await dispatchDeliveries(deps, transport, wakeups, schedule, input);
+    },
+
+    /** The webhook actor's sender (an earlier shape, until its actor hands over): drains its due deliveries (activities/webhook-sender.ts). */
     async sendDueDeliveries(input: SenderInput): Promise<SenderResult> {
       return await sendDueDeliveries(deps, transport, wakeups, input);
     },

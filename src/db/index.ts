@@ -9,9 +9,11 @@ export type Queryable = postgres.ISql | postgres.Sql | postgres.TransactionSql;
  * The process's pool, with the tenant boundary (src/db/tenancy.ts): statements of a request that
  * named its organization run as the tenant role, scoped to it.
  */
-export function createSql(databaseUrl: string, max = 10): Sql {
+export function createSql(databaseUrl: string, max = 10, taskQueue?: string): Sql {
   return withTenantBoundary(postgres(databaseUrl, {
     max,
+    // The deployment whose pool sends the webhooks this process makes (migration 026, WEBHOOK_DISPATCH_SCOPE).
+    ...(taskQueue === undefined ? {} : { connection: { 'collections.task_queue': taskQueue } as Record<string, string> }),
     onnotice: () => {},
     // bigint ids and counts come back as JS numbers: ids stay far below 2^53.
     types: {

@@ -21,12 +21,13 @@ import type postgres from 'postgres';
 /** The role tenant statements run as (created by migrations/023_row_level_security.sql). */
 export const TENANT_ROLE = 'collections_tenant';
 
-type Scope = { organizationId: number | null };
+/** The organization a request's statements are confined to, and the task queue of the process serving it (what its webhooks are sent by: migration 026). */
+type Scope = { organizationId: number | null; taskQueue: string | null };
 const scopes = new AsyncLocalStorage<Scope>();
 
 /** Runs `run` (one HTTP request) with a scope that admission may name an organization in. */
-export function withRequestScope<T>(run: () => T): T {
-  return scopes.run({ organizationId: null }, run);
+export function withRequestScope<T>(run: () => T, taskQueue: string | null = null): T {
+  return scopes.run({ organizationId: null, taskQueue }, run);
 }
 
 /**
@@ -41,7 +42,7 @@ export function enterOrganization(organizationId: number): void {
 
 /** Runs `run` with every statement it issues scoped to `organizationId` (the tests of the boundary). */
 export function asOrganization<T>(organizationId: number, run: () => T): T {
-  return scopes.run({ organizationId }, run);
+  return scopes.run({ organizationId, taskQueue: null }, run);
 }
 
 /** The pool each tenant transaction was begun on (a statement across organizations runs there, outside it). */
@@ -55,7 +56,7 @@ const poolOfTransaction = new WeakMap<object, postgres.Sql>();
  */
 export function acrossOrganizations<S extends object, T>(sql: S, run: (sql: S) => T): T {
   const outside = (poolOfTransaction.get(sql) as S | undefined) ?? sql;
-  return scopes.run({ organizationId: null }, () => run(outside));
+  return scopes.run({ organizationId: null, taskQueue: scopes.getStore()?.taskQueue ?? null }, () => run(outside));
 }
 
 const scopedOrganization = (): number | null => scopes.getStore()?.organizationId ?? null;
@@ -64,9 +65,11 @@ type AnySql = postgres.Sql | postgres.TransactionSql | postgres.ReservedSql;
 type Pending = postgres.PendingQuery<postgres.Row[]>;
 type TemplateArgs = [TemplateStringsArray, ...unknown[]];
 
-/** The role and the organization, local to the transaction `sql` is in. */
+/** The role, the organization and the request's task queue, local to the transaction `sql` is in. */
 function setScope(sql: AnySql, organizationId: number): Pending {
-  return sql`select set_config('role', ${TENANT_ROLE}, true), set_config('app.organization_id', ${String(organizationId)}, true)`;
+  const taskQueue = scopes.getStore()?.taskQueue ?? '';
+  return sql`select set_config('role', ${TENANT_ROLE}, true), set_config('app.organization_id', ${String(organizationId)}, true),
+    set_config('collections.task_queue', ${taskQueue}, true)`;
 }
 
 /**

@@ -7,10 +7,10 @@
  * in workflow state, so it may be of any size.
  */
 import type { Queryable } from '../db';
-import type { OrganizationId } from '../domain/ids';
 
 /** A row a sender took: the attempt it makes, and whether an earlier sender's lease on it lapsed unlogged. */
 export type ClaimedDelivery = {
+  webhookId: number;
   deliveryId: number;
   attempt: number;
   redelivery: boolean;
@@ -36,11 +36,58 @@ export async function claimDue(sql: Queryable, webhookId: number, limit: number,
       update webhook_deliveries d set leased_until = now() + ${leaseMs}::int * interval '1 millisecond',
         workflow_started_at = coalesce(d.workflow_started_at, now())
       from due where d.id = due.id
-      returning d.id, d.event_id, d.redelivery, d.next_attempt, d.next_attempt_at, due.leased_until is not null as lapsed)
-    select c.id as "deliveryId", c.next_attempt as attempt, c.redelivery, c.lapsed, c.next_attempt_at as "dueAt",
+      returning d.id, d.webhook_id, d.event_id, d.redelivery, d.next_attempt, d.next_attempt_at, due.leased_until is not null as lapsed)
+    select c.id as "deliveryId", c.webhook_id as "webhookId", c.next_attempt as attempt, c.redelivery, c.lapsed, c.next_attempt_at as "dueAt",
            e.id as "eventId", e.data, e.created as "eventCreated"
     from claimed c join events e on e.id = c.event_id
     order by c.next_attempt_at, c.id`;
+  return rows.map(({ eventId, data, eventCreated, ...row }) => ({ ...row, event: { id: eventId, data, created: eventCreated } }));
+}
+
+/**
+ * Takes up to `limit` due deliveries across every live webhook for a dispatcher of the pool
+ * (activities/webhook-dispatcher.ts), leased for `leaseMs`, in one statement with each row's event:
+ * - each webhook keeps to `perWebhook` deliveries in flight (its leased rows), whichever
+ *   dispatcher holds them: a webhook's rows are claimed under its row's lock, so two dispatchers
+ *   never count its room at once (one that finds it locked passes it over, not waits);
+ * - turn by turn across webhooks: every webhook's soonest due row before any webhook's second, so
+ *   no backlog delays another webhook's first attempt;
+ * - rows another claim holds are skipped, not waited for.
+ * Every organization's rows: not a tenant query.
+ */
+export async function claimDueAcrossWebhooks(
+  sql: Queryable, { limit, perWebhook, leaseMs, dispatchQueue }: { limit: number; perWebhook: number; leaseMs: number; dispatchQueue: string | null },
+): Promise<ClaimedDelivery[]> {
+  if (limit <= 0) return [];
+  const rows = await sql<(Omit<ClaimedDelivery, 'event'> & { eventId: number; data: Record<string, unknown>; eventCreated: Date })[]>`
+    with ready as (
+      select w.id from webhooks w
+      where w.deleted_at is null and w.disabled_at is null
+        and (${dispatchQueue}::text is null or w.dispatch_queue = ${dispatchQueue})
+        and exists (select 1 from webhook_deliveries d where d.webhook_id = w.id and d.status = 'pending'
+                      and d.next_attempt_at <= now() and (d.leased_until is null or d.leased_until < now()))
+      for no key update of w skip locked),
+    room as (
+      select ready.id as webhook_id, ${perWebhook}::int - (
+        select count(*) from webhook_deliveries l where l.webhook_id = ready.id and l.status = 'pending' and l.leased_until >= now())::int as free
+      from ready),
+    due as (
+      select d.id, d.leased_until, d.next_attempt_at, row_number() over (partition by room.webhook_id order by d.next_attempt_at, d.id) as turn
+      from room cross join lateral (
+        select id, leased_until, next_attempt_at from webhook_deliveries d
+        where d.webhook_id = room.webhook_id and d.status = 'pending' and d.next_attempt_at <= now() and (d.leased_until is null or d.leased_until < now())
+        order by d.next_attempt_at, d.id limit greatest(room.free, 0)
+        for update skip locked) d),
+    chosen as (select * from due order by turn, next_attempt_at, id limit ${limit}),
+    claimed as (
+      update webhook_deliveries d set leased_until = now() + ${leaseMs}::int * interval '1 millisecond',
+        workflow_started_at = coalesce(d.workflow_started_at, now())
+      from chosen where d.id = chosen.id
+      returning d.id, d.webhook_id, d.event_id, d.redelivery, d.next_attempt, d.next_attempt_at, chosen.leased_until is not null as lapsed, chosen.turn)
+    select c.id as "deliveryId", c.webhook_id as "webhookId", c.next_attempt as attempt, c.redelivery, c.lapsed, c.next_attempt_at as "dueAt",
+           e.id as "eventId", e.data, e.created as "eventCreated"
+    from claimed c join events e on e.id = c.event_id
+    order by c.turn, c.next_attempt_at, c.id`;
   return rows.map(({ eventId, data, eventCreated, ...row }) => ({ ...row, event: { id: eventId, data, created: eventCreated } }));
 }
 
@@ -84,31 +131,7 @@ export async function cancelPending(sql: Queryable, webhookId: number): Promise<
   return rows.length;
 }
 
-/**
- * After a commit recorded deliveries: marks them handed over, and answers which of their
- * webhooks no sender holds (their actors are to be woken). A webhook a sender holds finds the
- * rows itself: it lets go only after looking again (`letGo`), so none is left behind.
- */
-export async function webhooksToWake(sql: Queryable, deliveryIds: readonly number[], webhookIds: readonly number[]): Promise<number[]> {
-  const rows = await sql<{ id: number }[]>`
-    with marked as (
-      update webhook_deliveries set workflow_started_at = now()
-      where id = any(${deliveryIds as number[]}::bigint[]) and workflow_started_at is null)
-    select id from webhooks where id = any(${webhookIds as number[]}::bigint[]) and (delivering_until is null or delivering_until < now())`;
-  return rows.map((row) => row.id);
-}
-
-/**
- * Webhooks with deliveries overdue by more than `graceSeconds` and no sender holding them: their
- * actor was never woken or was stopped from outside. The outbox sweep wakes them (every
- * organization's: not a tenant query).
- */
-export async function stalledWebhooks(sql: Queryable, graceSeconds: number, limit: number): Promise<{ webhookId: number; organizationId: OrganizationId }[]> {
-  return await sql<{ webhookId: number; organizationId: OrganizationId }[]>`
-    select w.id as "webhookId", w.organization_id as "organizationId" from webhooks w
-    where w.deleted_at is null and w.disabled_at is null and (w.delivering_until is null or w.delivering_until < now())
-      and exists (select 1 from webhook_deliveries d where d.webhook_id = w.id and d.status = 'pending'
-                    and d.next_attempt_at < now() - ${graceSeconds}::int * interval '1 second'
-                    and (d.leased_until is null or d.leased_until < now()))
-    order by w.id limit ${limit}`;
+/** After a commit recorded deliveries: marked handed over, so the outbox sweep passes them by (the pool finds them itself). */
+export async function markHandedOver(sql: Queryable, deliveryIds: readonly number[]): Promise<void> {
+  await sql`update webhook_deliveries set workflow_started_at = now() where id = any(${deliveryIds as number[]}::bigint[]) and workflow_started_at is null`;
 }

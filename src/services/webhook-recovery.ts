@@ -24,6 +24,7 @@ import { DELIVERY_STATUSES, serializeWebhook, type RecoveryRow, type WebhookDisa
 import type { Actor, OrganizationActor, ServiceDeps } from './deps';
 import { writeOnce, type DuplicateCheck } from './duplicate-checks';
 import { recordEvent, recordRedeliveries, type PendingDelivery, type RecordedEvent } from './events';
+import { cancelPending } from './webhook-queue';
 import { tenantScope } from './queries';
 import { WEBHOOK_COLUMNS, findOwnWebhook } from './webhooks';
 
@@ -49,6 +50,8 @@ async function disable(tx: Queryable, webhookId: number, reason: WebhookDisabled
       ${failingFor === undefined ? tx`` : tx`and failing_since <= now() - ${failingFor}::double precision * interval '1 hour'`}
     returning ${tx.unsafe(WEBHOOK_COLUMNS)}`;
   if (!webhook) return null;
+  // Nothing more is sent: what was pending is cancelled with the disabling (a recovery delivers it again once enabled).
+  await cancelPending(tx, webhookId);
   return await recordEvent(tx, { organizationId: webhook.organizationId, type: 'webhook.disabled', data: serializeWebhook(webhook), author: null });
 }
 
@@ -63,14 +66,11 @@ export async function disableIfFailing({ sql, launcher }: Deps, webhookId: numbe
   return true;
 }
 
-/** The merchant disables the webhook: no deliveries from now on, its actor cancels what it held. Unchanged when already disabled. */
+/** The merchant disables the webhook: no deliveries from now on, what was pending cancelled. Unchanged when already disabled. */
 export async function disableOwnWebhook(deps: Deps, actor: OrganizationActor, id: WebhookId, duplicateCheck: DuplicateCheck | null): Promise<WebhookRow> {
   const webhook = await findOwnWebhook(deps.sql, actor.organizationId, id);
   const event = await writeOnce(deps.sql, actor, duplicateCheck, (tx) => disable(tx, webhook.id, 'manual'));
-  if (event !== null) {
-    await deps.launcher.afterCommit({ events: [event] });
-    await deps.launcher.signalWebhookDisabled(webhook.id).catch(() => {});
-  }
+  if (event !== null) await deps.launcher.afterCommit({ events: [event] });
   return await findOwnWebhook(deps.sql, actor.organizationId, id);
 }
 

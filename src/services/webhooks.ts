@@ -14,6 +14,7 @@ import { writeAs } from './audit';
 import type { Actor, OrganizationActor, ServiceDeps } from './deps';
 import { writeOnce, type DuplicateCheck } from './duplicate-checks';
 import { recordRedelivery } from './events';
+import { cancelPending } from './webhook-queue';
 import { tenantScope, type ListPage, type PageWindow } from './queries';
 import {
   SECRET_ROTATION_OVERLAP_HOURS, newSigningSecret, type AttemptOutcome, type AttemptRow, type DeliveryRow, type DeliveryStatus,
@@ -45,11 +46,15 @@ export async function updateWebhook(sql: Queryable, id: number, changes: { event
   return row;
 }
 
-/** Soft delete: no further deliveries, the log stays. `gone` is a 410 from the target (docs/api.md#webhooks). */
+/**
+ * Soft delete: no further deliveries (what is pending is cancelled in the same transaction), the
+ * log stays. `gone` is a 410 from the target (docs/api.md#webhooks).
+ */
 export async function deleteWebhook(sql: Queryable, id: number, reason: 'deleted' | 'gone'): Promise<boolean> {
   const rows = await sql`
     update webhooks set deleted_at = now(), deleted_reason = ${reason}, updated = now()
     where id = ${id} and deleted_at is null returning id`;
+  if (rows.length > 0) await cancelPending(sql, id);
   return rows.length > 0;
 }
 
@@ -421,16 +426,14 @@ export async function changeOwnWebhook(sql: Sql, actor: OrganizationActor, id: W
 }
 
 /**
- * Deletes the organization's webhook: no further deliveries, its log stays. Its actor is told to
- * end at once; should that signal not arrive, the actor ends at its next attempt, which finds the
- * webhook deleted and sends nothing.
+ * Deletes the organization's webhook: no further deliveries, its log stays. What it had pending is
+ * cancelled in the same transaction; an attempt already under way finishes, and nothing more is sent.
  */
 export async function deleteOwnWebhook(
-  { sql, launcher }: Pick<ServiceDeps, 'sql' | 'launcher'>, actor: OrganizationActor, id: WebhookId, duplicateCheck: DuplicateCheck | null,
+  { sql }: Pick<ServiceDeps, 'sql'>, actor: OrganizationActor, id: WebhookId, duplicateCheck: DuplicateCheck | null,
 ): Promise<void> {
   const webhook = await findOwnWebhook(sql, actor.organizationId, id);
   await writeOnce(sql, actor, duplicateCheck, (tx) => deleteWebhook(tx, webhook.id, 'deleted'));
-  await launcher.signalWebhookDeleted(webhook.id).catch(() => {});
 }
 
 /** When and why a webhook was deleted (null when it lives). */

@@ -11,7 +11,6 @@ import { TypedSearchAttributes, WorkflowIdReusePolicy, type SearchAttributePair,
 import type { Config } from '../config';
 import type { CollectionRequestRow } from '../domain/collection-requests';
 import { networkByName } from '../domain/networks';
-import type { RetrySchedule } from '../domain/webhook-schedule';
 import type { PendingDelivery, RecordedEvent } from '../services/events';
 import { OUTBOX, type OutboxKind, type OutboxRow, type PaymentBatchToStart, type PaymentToStart, type ReversalToStart } from '../services/outbox';
 import { subscriptionInputFor, workflowInputFor } from '../services/collection-requests';
@@ -22,11 +21,11 @@ import { subscriptionWorkflowId } from '../workflows/contracts/subscription';
 import { collectionMatchedSignal, collectionRequestWorkflowId, type CollectionMatch } from '../workflows/contracts/collection-request';
 import { networkHintSignal, type NetworkHint } from '../workflows/contracts/common';
 import { searchAttributes } from '../workflows/contracts/search-attributes';
-import { deliveriesQueuedSignal, webhookActorId, webhookDeletedSignal, webhookDisabledSignal, type QueuedDelivery, type WebhookActorInput, webhookSenderTaskQueue } from '../workflows/contracts/webhook';
-import { stalledWebhooks, webhooksToWake } from '../services/webhook-queue';
+import { deliveriesQueuedSignal, webhookSenderTaskQueue } from '../workflows/contracts/webhook';
+import { webhookDispatcherId } from '../workflows/contracts/webhook-dispatcher';
+import { markHandedOver } from '../services/webhook-queue';
 import type { Queryable } from '../db';
 import type { StartableWorkflow, StartableWorkflows } from '../workflows/registry';
-import type { OrganizationId } from '../domain/ids';
 
 type LauncherSettings = {
   taskQueue: string;
@@ -39,12 +38,8 @@ type LauncherSettings = {
   failedPromptRetrySeconds: number;
   /** How long a merchant's verification URL has to answer (docs/api.md#collections). */
   verificationTimeoutSeconds: number;
-  /** The retry schedule of webhook deliveries. */
-  webhookSchedule: RetrySchedule;
-  /** History events after which a webhook's actor continues as new. */
-  webhookActorHistoryEvents: number;
-  /** Deliveries of one webhook in flight at once. */
-  webhookConcurrency: number;
+  /** Dispatchers of the webhook delivery pool. */
+  webhookDispatchers: number;
   /** How often a real operator is asked about what it has not called back about. */
   networkStatusPollSeconds: number;
 };
@@ -76,21 +71,16 @@ async function signalIfRunning<Args extends unknown[]>(client: Client, workflowI
   }
 }
 
-/** Rows one start takes: a webhook's deliveries together (one signal to its actor), every other kind one by one. */
+/** Rows one start takes: deliveries all together (one statement marks them), every other kind one by one. */
 function groupsOf<K extends OutboxKind>(kind: K, rows: readonly OutboxRow<K>[]): OutboxRow<K>[][] {
   if (kind !== 'deliveries') return rows.map((row) => [row]);
-  const byWebhook = new Map<number, OutboxRow<K>[]>();
-  for (const row of rows) byWebhook.set((row as PendingDelivery).webhookId, [...(byWebhook.get((row as PendingDelivery).webhookId) ?? []), row]);
-  return [...byWebhook.values()];
+  return rows.length === 0 ? [] : [[...rows]];
 }
 
 /** Rows of a batch whose payments one step creates, in one transaction. */
 const PAYMENT_BATCH_CHUNK_ROWS = 100;
 /** History events after which a batch's run continues as new (a child payment costs about five in its parent). */
 const PAYMENT_BATCH_HISTORY_EVENTS = 10_000;
-
-/** The most delivery ids one wake-up of a webhook's actor names. */
-const SIGNAL_DELIVERIES = 500;
 
 /** A start of one row as a start of several, each on its own. */
 const each = <T>(start: (row: T) => Promise<boolean>) => async (rows: readonly T[]): Promise<boolean> =>
@@ -120,30 +110,6 @@ function createLauncher(client: Client, sql: Queryable, settings: LauncherSettin
   }
 
   const keyword = (key: (typeof searchAttributes)[keyof typeof searchAttributes], value: string | number): SearchAttributePair => ({ key, value: String(value) });
-
-  /**
-   * Signal-with-start of a webhook's actor. The deliveries named are only a wake-up (the actor reads
-   * the rows); an actor of the first shape still running attempts them before it hands over.
-   */
-  async function wakeWebhookActor(webhook: { webhookId: number; organizationId: OrganizationId }, deliveries: QueuedDelivery[]): Promise<void> {
-    const input: WebhookActorInput = {
-      webhookId: webhook.webhookId, organizationId: webhook.organizationId, schedule: settings.webhookSchedule,
-      historyLimit: settings.webhookActorHistoryEvents, concurrency: settings.webhookConcurrency, senderTaskQueue: webhookSenderTaskQueue(taskQueue),
-    };
-    await client.workflow.signalWithStart<StartableWorkflows['webhookV2'], [QueuedDelivery[]]>('webhookV2' satisfies StartableWorkflow, {
-      taskQueue,
-      workflowId: webhookActorId(input.webhookId),
-      workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
-      args: [input],
-      signal: deliveriesQueuedSignal,
-      signalArgs: [deliveries],
-      typedSearchAttributes: new TypedSearchAttributes([
-        keyword(searchAttributes.organizationId, input.organizationId),
-        keyword(searchAttributes.webhookId, input.webhookId),
-      ]),
-      memo: { organizationId: input.organizationId, webhookId: input.webhookId },
-    });
-  }
 
   const launcher = {
     settings,
@@ -201,35 +167,52 @@ function createLauncher(client: Client, sql: Queryable, settings: LauncherSettin
     },
 
     /**
-     * A webhook's recorded deliveries (first deliveries and redeliveries alike, all of one webhook):
-     * marked handed over, and its actor, `webhook-<id>`, woken when no sender holds the webhook
-     * (signal-with-start: one that ended, its webhook deleted, starts again and cancels them). A
-     * sender that holds it finds the rows itself. True: handed over.
+     * A webhook's recorded deliveries (first deliveries and redeliveries alike): nothing to start or
+     * signal, the pool's dispatchers find the rows themselves (their commit notified them); they are
+     * only marked handed over, so the outbox sweep passes them by. True: handed over.
      */
     async queueDeliveries(deliveries: readonly PendingDelivery[]): Promise<boolean> {
-      const [first] = deliveries;
-      if (first === undefined) return false;
-      const toWake = await webhooksToWake(sql, deliveries.map((delivery) => delivery.id), [first.webhookId]);
-      if (toWake.length === 0) return true;
-      await wakeWebhookActor(first, deliveries.slice(0, SIGNAL_DELIVERIES).map((delivery) => ({ deliveryId: delivery.id, eventId: delivery.eventId })));
+      if (deliveries.length === 0) return false;
+      await markHandedOver(sql, deliveries.map((delivery) => delivery.id));
       return true;
     },
 
-    /** Wakes the actors of webhooks whose due deliveries nobody is sending (the outbox sweep). How many. */
-    async wakeStalledWebhooks(graceSeconds: number, limit: number): Promise<number> {
-      const stalled = await stalledWebhooks(sql, graceSeconds, limit);
-      for (const webhook of stalled) await wakeWebhookActor(webhook, []);
-      return stalled.length;
+    /**
+     * The dispatchers of the webhook delivery pool (`webhook-dispatcher-<slot>`), started where one
+     * is not running: at the worker's start, and by every outbox sweep, so a dispatcher stopped from
+     * outside runs again. How many this call started.
+     */
+    async ensureWebhookDispatchers(): Promise<number> {
+      let started = 0;
+      for (let slot = 0; slot < settings.webhookDispatchers; slot += 1) {
+        try {
+          await client.workflow.start<StartableWorkflows['webhookDispatcher']>('webhookDispatcher' satisfies StartableWorkflow, {
+            taskQueue,
+            workflowId: webhookDispatcherId(taskQueue, slot),
+            // A dispatcher that ended (terminated from outside) is started again; a running one is left alone.
+            workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+            args: [{ slot, senderTaskQueue: webhookSenderTaskQueue(taskQueue) }],
+          });
+          started += 1;
+        } catch (error) {
+          if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+        }
+      }
+      return started;
     },
 
-    /** Ends a deleted webhook's actor (it cancels what it held); no actor running is not an error. */
-    async signalWebhookDeleted(webhookId: number): Promise<void> {
-      await signalIfRunning(client, webhookActorId(webhookId), webhookDeletedSignal);
-    },
-
-    /** Ends a disabled webhook's actor (it cancels what it held); no actor running is not an error. */
-    async signalWebhookDisabled(webhookId: number): Promise<void> {
-      await signalIfRunning(client, webhookActorId(webhookId), webhookDisabledSignal);
+    /**
+     * Wakes every open actor of the earlier per-webhook shapes (`webhook-<id>`: webhookV2, and the
+     * first shape, which continues as new as webhookV2), so that each hands its webhook over to the
+     * pool and ends (docs/architecture.md#retiring-a-workflow-shape). How many were woken.
+     */
+    async handOverWebhookActors(): Promise<number> {
+      let woken = 0;
+      const open = client.workflow.list({ query: `(WorkflowType = 'webhookV2' OR WorkflowType = 'webhook') AND ExecutionStatus = 'Running'` });
+      for await (const execution of open) {
+        if (await signalIfRunning(client, execution.workflowId, deliveriesQueuedSignal, [])) woken += 1;
+      }
+      return woken;
     },
 
     /** A payment's workflow (`payment-<id>`): waits for its start date, sends it, follows it to its end. */
@@ -344,9 +327,7 @@ export function launcherFromConfig(client: Client, sql: Queryable, config: Confi
     paymentBatchConcurrency: config.payouts.batchConcurrency,
     failedPromptRetrySeconds: config.collectionRequests.failedPromptRetrySeconds,
     verificationTimeoutSeconds: config.collections.verificationTimeoutSeconds,
-    webhookSchedule: { retryDelaysMs: config.webhooks.retryDelaysMs, jitter: config.webhooks.jitter },
-    webhookActorHistoryEvents: config.webhooks.actorHistoryEvents,
-    webhookConcurrency: config.webhooks.concurrency,
+    webhookDispatchers: config.webhooks.dispatchers,
     networkStatusPollSeconds: config.networkStatusPollSeconds,
   }, log);
 }

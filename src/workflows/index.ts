@@ -12,6 +12,7 @@ export { subscription } from './subscription';
 export { webhookDelivery, webhookDeliveryStatusQuery } from './legacy/webhook-delivery';
 export { webhook } from './legacy/webhook-actor';
 export { webhookV2 } from './webhook';
+export { webhookDispatcher } from './webhook-dispatcher';
 export { eventRetention } from './event-retention';
 export { incomingCollection } from './legacy/incoming-collection-lean';
 export { incomingCollectionV3 } from './incoming-collection';

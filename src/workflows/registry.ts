@@ -10,7 +10,7 @@ import type * as registered from './index';
 
 export type StartableWorkflow =
   | 'collectionRequestV3' | 'subscription' | 'incomingCollectionV3' | 'payment' | 'reversal' | 'paymentBatch'
-  | 'webhookV2' | 'outboxSweepV3' | 'eventRetention';
+  | 'webhookDispatcher' | 'outboxSweepV3' | 'eventRetention';
 
 /** Each startable type's function; a name missing from the worker's registry does not compile. */
 export type StartableWorkflows = Pick<typeof registered, StartableWorkflow>;
@@ -48,13 +48,18 @@ export const LEGACY_WORKFLOWS: Record<LegacyWorkflow, Retirement> = {
     openUntil: 'after the verification time, or the 24-hour confirmation window of a callback report',
     reachedFrom: [],
   },
+  webhookV2: {
+    replacedBy: 'webhookDispatcher (a fixed pool sends every webhook\'s deliveries from the rows; deletion, disabling and a 410 cancel in their own statements)',
+    openUntil: 'at its next turn, when it hands its webhook over to the pool and ends; the worker wakes every open one at its start (handOverWebhookActors)',
+    reachedFrom: ['webhook'],
+  },
   webhook: {
     replacedBy: 'webhookV2',
     openUntil: 'at its next turn (a delivery or a wake-up signals it), continuing as new as webhookV2; an idle one waits for that turn',
     reachedFrom: [],
   },
   webhookDelivery: {
-    replacedBy: 'webhookV2 (the delivery rows are its queue)',
+    replacedBy: 'webhookDispatcher (the delivery rows are its queue)',
     openUntil: 'after its last retry, about 16 hours after its start with the default schedule',
     reachedFrom: ['eventDispatch'],
   },

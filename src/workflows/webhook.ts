@@ -1,6 +1,10 @@
 /**
- * The webhook actor (`webhook-<id>`, docs/architecture.md): one workflow per webhook, living while
- * the webhook lives. Its queue is the webhook's delivery rows in PostgreSQL, never its own state:
+ * The webhook actor (`webhook-<id>`), an earlier shape: the dispatch pool sends every webhook's
+ * deliveries now (workflows/webhook-dispatcher.ts). An open actor hands its webhook over at its
+ * next turn (the worker wakes every open one at its start) and ends, leaving its pending deliveries
+ * to the pool; the rest describes what it did before.
+ *
+ * One workflow per webhook, living while the webhook lives. Its queue is the webhook's delivery rows in PostgreSQL, never its own state:
  * while any delivery is due it keeps a sender running (activities/webhook-sender.ts, a long
  * activity that drains due rows with bounded concurrency and heartbeats); with nothing due it
  * sleeps until the next due time or until a commit wakes it. A 410 from the target, the webhook's
@@ -8,7 +12,7 @@
  * however its messages arrive: past the limit it stops its sender and continues as new, with an
  * input of a few fields.
  */
-import { CancellationScope, ActivityCancellationType, type ActivityOptions, condition, continueAsNew, isCancellation, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { CancellationScope, ActivityCancellationType, type ActivityOptions, condition, continueAsNew, isCancellation, patched, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { WebhookActivities } from '../activities/webhooks';
 import { RETRY_POLICIES } from './contracts/retry-policies';
 import {
@@ -31,6 +35,9 @@ const { cancelWebhookDeliveries } = proxyActivities<WebhookActivities>({ startTo
 
 /** History events after which the actor continues as new, when the input names no limit. */
 const HISTORY_LIMIT = 5_000;
+
+/** From this marker on, an actor at its turn hands its webhook over to the dispatch pool and ends. */
+const HAND_OVER_TO_POOL = 'hand-over-to-dispatch-pool';
 
 export async function webhookV2(input: WebhookActorInput): Promise<WebhookActorResult> {
   const { sendDueDeliveries } = proxyActivities<WebhookActivities>(senderOptions(input.senderTaskQueue));
@@ -72,6 +79,8 @@ export async function webhookV2(input: WebhookActorInput): Promise<WebhookActorR
   }
 
   while (ended === null) {
+    // The pool sends the webhook's deliveries from now on: nothing is cancelled, nothing more is sent from here.
+    if (patched(HAND_OVER_TO_POOL)) return { ended: 'handed-over', ...counts };
     woken = false;
     state.state = 'sending';
     const result = await send();

@@ -52,6 +52,9 @@ test('webhook and retention settings: the documented defaults, short schedules f
     disableAfterHours: 120,
     concurrency: 16,
     senders: 200,
+    dispatchers: 2,
+    dispatchWindow: 128,
+    dispatchQueue: null,
   });
   expect(defaults.retention).toEqual({ days: 30, auditDays: 365, sweepEnabled: true, sweepIntervalSeconds: 3600 });
   expect(loadConfig({ WEBHOOK_RETRY_SCHEDULE: '100ms, 1s,2s,3s,4s,5s,6s,7s,8s' }).webhooks.retryDelaysMs[0]).toBe(100);

@@ -36,8 +36,12 @@ export type WebhookActorInput = {
   senderTaskQueue?: string;
 };
 
-/** Why the actor ended: its webhook is gone (a 410 from the target), was deleted, or was disabled. */
-export type WebhookActorResult = { ended: WebhookEnd; delivered: number; failed: number; gone: number; cancelled: number };
+/**
+ * Why the actor ended: its webhook is gone (a 410 from the target), was deleted, or was disabled;
+ * or it handed its webhook over to the dispatch pool (workflows/webhook-dispatcher.ts), which sends
+ * its pending deliveries.
+ */
+export type WebhookActorResult = { ended: WebhookEnd | 'handed-over'; delivered: number; failed: number; gone: number; cancelled: number };
 
 /** What the sender activity is given: the webhook, its window and its retry schedule. */
 export type SenderInput = { webhookId: number; concurrency: number; schedule: RetrySchedule };

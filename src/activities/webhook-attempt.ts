@@ -1,0 +1,56 @@
+/**
+ * One attempt of one claimed delivery row, as every sender of webhooks makes it (the pool's
+ * dispatchers, activities/webhook-dispatcher.ts, and the earlier per-webhook sender,
+ * activities/webhook-sender.ts): POSTed, then logged with the row's next schedule in one statement.
+ *
+ * At most once per attempt: the row was leased before its POST and its attempt is logged after. A
+ * sender that died between the two (its worker was killed) left a lease that lapsed; the next
+ * claim of the row says so (`lapsed`), and that attempt is logged as failed with an unknown
+ * outcome, without sending it again, and the next one scheduled.
+ */
+import { log } from '@temporalio/activity';
+import type { Queryable } from '../db';
+import { WEBHOOK_TIMEOUT_MS, attemptOutcome, type AttemptOutcome } from '../domain/webhooks';
+import { retryDelayMs, totalAttempts, type RetrySchedule } from '../domain/webhook-schedule';
+import type { ClaimedDelivery } from '../services/webhook-queue';
+import { finishDelivery, logAttempt, type DeliverySecrets, type LiveWebhook } from '../services/webhooks';
+import { recordWebhookAttempt } from '../telemetry/metrics';
+import { postDelivery, type TransportSettings } from './webhook-http';
+
+/** A claimed row stays its sender's this long: more than a POST's timeout and its logging. */
+export const LEASE_MS = 3 * WEBHOOK_TIMEOUT_MS;
+
+const UNKNOWN_OUTCOME = 'The sender stopped during this attempt (its worker ended), so whether the receiver got it is unknown; it was not sent again.';
+
+/** What came of an attempt: its outcome as logged, whether the delivery is final, and when the next attempt is due. */
+type AttemptMade = { outcome: AttemptOutcome; final: boolean; nextAttemptAt: Date | null };
+
+export async function attemptClaimed(
+  sql: Queryable, transport: TransportSettings, schedule: RetrySchedule, target: { webhook: LiveWebhook; secrets: DeliverySecrets }, item: ClaimedDelivery,
+): Promise<AttemptMade> {
+  const total = totalAttempts(schedule);
+  const { webhook, secrets } = target;
+  if (item.attempt > total) {
+    // Its attempts were all made (logged by an earlier shape of the sender): it failed.
+    await finishDelivery(sql, item.deliveryId, 'failed');
+    return { outcome: 'failed', final: true, nextAttemptAt: null };
+  }
+  const final = (outcome: AttemptOutcome) => outcome !== 'failed' || item.attempt >= total;
+  const nextAttemptAt = (outcome: AttemptOutcome) =>
+    final(outcome) ? null : new Date(Date.now() + retryDelayMs(schedule, item.attempt + 1, Math.random()));
+  if (item.lapsed) {
+    const next = nextAttemptAt('failed');
+    await logAttempt(sql, {
+      deliveryId: item.deliveryId, webhookId: webhook.id, attempt: item.attempt, startedAt: new Date(), durationMs: 0, outcome: 'failed',
+      statusCode: null, error: UNKNOWN_OUTCOME, responseExcerpt: null, final: final('failed'), nextAttemptAt: next,
+    });
+    return { outcome: 'failed', final: final('failed'), nextAttemptAt: next };
+  }
+  const sent = await postDelivery(webhook, item.event, secrets, transport);
+  const outcome = attemptOutcome(sent.statusCode);
+  const next = nextAttemptAt(outcome);
+  const recorded = await logAttempt(sql, { deliveryId: item.deliveryId, webhookId: webhook.id, attempt: item.attempt, ...sent, outcome, final: final(outcome), nextAttemptAt: next });
+  recordWebhookAttempt({ outcome: recorded.outcome, attempt: item.attempt, eventCreatedAt: item.event.created, redelivery: item.redelivery });
+  log.info('webhook attempt', { webhookId: webhook.id, deliveryId: item.deliveryId, attempt: item.attempt, outcome: recorded.outcome, statusCode: recorded.statusCode });
+  return { outcome: recorded.outcome, final: final(recorded.outcome), nextAttemptAt: recorded.outcome === 'failed' ? next : null };
+}

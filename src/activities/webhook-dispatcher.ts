@@ -1,0 +1,174 @@
+/**
+ * A dispatcher of the webhook delivery pool (docs/architecture.md, Webhook delivery): a long-running
+ * activity that sends the due delivery rows of every webhook, from PostgreSQL (the queue,
+ * services/webhook-queue.ts). A fixed number of them run (`WEBHOOK_DISPATCHERS`, each kept going by
+ * its workflow, workflows/webhook-dispatcher.ts), whatever the number of webhooks or events: no
+ * event and no delivery costs a workflow step.
+ *
+ * Each keeps at most `window` POSTs in flight, each finishing on its own; a freed slot is filled by
+ * the next claim at once. Claims are fair across webhooks and keep each webhook within its own
+ * concurrency whichever dispatcher holds its rows (`claimDueAcrossWebhooks`), so one webhook's
+ * backlog, or a receiver that hangs, takes at most its own share. Each attempt is made and logged as
+ * activities/webhook-attempt.ts makes it: at most one POST per logged attempt, nothing lost across
+ * a killed worker (a claimed row's lease lapses and the next claim logs that attempt unknown).
+ *
+ * What the per-webhook actor did besides sending, the dispatcher does as it meets it: a 410 ends
+ * the webhook (retired by the attempt's own statement) and its pending deliveries are cancelled; a
+ * webhook failing every attempt for `WEBHOOK_DISABLE_AFTER_HOURS` is disabled (and its merchant
+ * told), its pending deliveries cancelled. Deletion and disabling by the merchant cancel in their
+ * own transaction (services/webhooks.ts, services/webhook-recovery.ts).
+ *
+ * New rows wake it at once (LISTEN `webhook_deliveries`); with nothing to claim it looks again at
+ * the soonest retry it scheduled or within a second. It returns after a few minutes, so that its
+ * workflow's history stays short, or when cancelled, after the POSTs in flight finish.
+ */
+import { Context, log } from '@temporalio/activity';
+import type { RetrySchedule } from '../domain/webhook-schedule';
+import type { AttemptOutcome } from '../domain/webhooks';
+import { cancelPending, claimDueAcrossWebhooks, releaseClaims, type ClaimedDelivery } from '../services/webhook-queue';
+import { deliverySecrets, readWebhook, type DeliverySecrets, type LiveWebhook } from '../services/webhooks';
+import { disableIfFailing } from '../services/webhook-recovery';
+import type { DispatcherInput, DispatcherResult } from '../workflows/contracts/webhook-dispatcher';
+import { LEASE_MS, attemptClaimed } from './webhook-attempt';
+import type { TransportSettings } from './webhook-http';
+import type { WebhookActivityDeps } from './webhooks';
+import type { Wakeups } from './webhook-wakeups';
+
+/** How often the activity heartbeats (its heartbeat timeout is a few times this). */
+const HEARTBEAT_MS = 2_000;
+/** With nothing to claim, the dispatcher looks again this often even without a notification (a lapsed lease, another dispatcher's retry coming due). */
+const POLL_MS = 1_000;
+/** A run lasts at most this long; its workflow runs the next one. */
+const RUN_MS = 5 * 60_000;
+/** How often the webhooks that failed are checked for disabling. */
+const DISABLE_CHECK_MS = 10_000;
+/** A webhook and its organization's secrets are read again after this long (an updated target, a rotated secret). */
+const TARGET_FRESH_MS = 2_000;
+
+type Target = { webhook: LiveWebhook; secrets: DeliverySecrets; readAt: number };
+
+/** One run of a dispatcher: its window in flight, what it read of each webhook, and what came of its attempts. */
+class DispatchRun {
+  readonly inFlight = new Map<number, Promise<void>>();
+  readonly counts: DispatcherResult = { delivered: 0, failed: 0, gone: 0, attempts: 0 };
+  readonly targets = new Map<number, Target>();
+  /** Webhooks with a failed attempt since the last disabling check. */
+  readonly failing = new Set<number>();
+  /** The soonest retry this run scheduled and has not reached yet: it looks again then, not at its next poll. */
+  soonestRetry: number | null = null;
+  failure: unknown = null;
+
+  constructor(readonly deps: WebhookActivityDeps, readonly transport: TransportSettings, readonly schedule: RetrySchedule) {}
+
+  /** The webhook as its next attempt sends it, or null when it takes deliveries no more (its pending rows are then cancelled). */
+  async target(webhookId: number): Promise<Target | null> {
+    const known = this.targets.get(webhookId);
+    if (known && Date.now() - known.readAt < TARGET_FRESH_MS) return known;
+    const webhook = await readWebhook(this.deps.sql, webhookId);
+    if (webhook === null || webhook.deletedAt !== null || webhook.disabledAt !== null) {
+      this.targets.delete(webhookId);
+      await cancelPending(this.deps.sql, webhookId);
+      return null;
+    }
+    const target = { webhook, secrets: await deliverySecrets(this.deps.sql, webhook.organizationId), readAt: Date.now() };
+    this.targets.set(webhookId, target);
+    return target;
+  }
+
+  /** Starts the attempts of claimed rows; a row of a webhook that ended meanwhile is given back (and cancelled with the rest). */
+  start(claimed: readonly ClaimedDelivery[]): void {
+    for (const item of claimed) {
+      const attempt = this.attempt(item)
+        .catch((error: unknown) => {
+          this.failure ??= error;
+        })
+        .finally(() => this.inFlight.delete(item.deliveryId));
+      this.inFlight.set(item.deliveryId, attempt);
+    }
+  }
+
+  async attempt(item: ClaimedDelivery): Promise<void> {
+    const target = await this.target(item.webhookId);
+    if (target === null) {
+      await releaseClaims(this.deps.sql, [item.deliveryId]);
+      return;
+    }
+    const made = await attemptClaimed(this.deps.sql, this.transport, this.schedule, target, item);
+    this.counts.attempts += 1;
+    if (made.nextAttemptAt !== null) this.soonestRetry = Math.min(this.soonestRetry ?? Infinity, made.nextAttemptAt.getTime());
+    await this.tally(item, made.outcome, made.final);
+  }
+
+  async tally(item: ClaimedDelivery, outcome: AttemptOutcome, final: boolean): Promise<void> {
+    if (outcome === 'failed') {
+      this.failing.add(item.webhookId);
+      if (final) this.counts.failed += 1;
+      return;
+    }
+    this.counts[outcome] += 1;
+    if (outcome === 'gone') {
+      // The attempt's own statement retired the webhook (services/webhooks.ts, logAttempt): what it still had pending is never sent.
+      this.targets.delete(item.webhookId);
+      await cancelPending(this.deps.sql, item.webhookId);
+    }
+  }
+
+  /** A target failing every attempt for the configured period has its webhook disabled (services/webhook-recovery.ts). */
+  async checkFailing(): Promise<void> {
+    const webhookIds = [...this.failing];
+    this.failing.clear();
+    for (const webhookId of webhookIds) {
+      if (!(await disableIfFailing(this.deps, webhookId, this.deps.webhooks.disableAfterHours))) continue;
+      this.targets.delete(webhookId);
+      await cancelPending(this.deps.sql, webhookId);
+      log.info('webhook disabled: its target failed every attempt for the configured period', { webhookId });
+    }
+  }
+}
+
+/** Runs `task` at most once per `everyMs`. */
+const every = (everyMs: number, task: () => Promise<void> | void) => {
+  let last = 0;
+  return async () => {
+    if (Date.now() - last < everyMs) return;
+    last = Date.now();
+    await task();
+  };
+};
+
+export async function dispatchDeliveries(
+  deps: WebhookActivityDeps, transport: TransportSettings, wakeups: Wakeups, schedule: RetrySchedule, input: DispatcherInput,
+): Promise<DispatcherResult> {
+  const context = Context.current();
+  const { sql, webhooks } = deps;
+  const window = input.window ?? webhooks.dispatchWindow;
+  const run = new DispatchRun(deps, transport, schedule);
+  const notifications = wakeups.subscribeAll();
+  const beat = every(HEARTBEAT_MS, () => context.heartbeat());
+  const checkFailing = every(DISABLE_CHECK_MS, () => run.checkFailing());
+  const startedAt = Date.now();
+  try {
+    for (;;) {
+      const stopping = run.failure !== null || context.cancellationSignal.aborted || Date.now() - startedAt > RUN_MS;
+      await beat();
+      let room = false;
+      if (!stopping && run.inFlight.size < window) {
+        const wanted = window - run.inFlight.size;
+        const claimed = await claimDueAcrossWebhooks(sql, { limit: wanted, perWebhook: webhooks.concurrency, leaseMs: LEASE_MS, dispatchQueue: webhooks.dispatchQueue });
+        run.start(claimed);
+        room = claimed.length < wanted;
+      }
+      if (stopping && run.inFlight.size === 0) break;
+      await checkFailing();
+      // Wait for a slot to free; with room left and nothing more to claim, also for new rows, a retry coming due or the next poll.
+      if (run.soonestRetry !== null && run.soonestRetry <= Date.now()) run.soonestRetry = null;
+      const waits: Promise<unknown>[] = [...run.inFlight.values()];
+      if (room || stopping) waits.push(notifications.wait(Math.min(POLL_MS, (run.soonestRetry ?? Infinity) - Date.now())));
+      await Promise.race(waits);
+    }
+    if (run.failure !== null) throw run.failure;
+    return run.counts;
+  } finally {
+    notifications.close();
+  }
+}
