@@ -2,17 +2,23 @@
  * The webhook delivery phases of `npm run bench` (bench/run.ts runs them last): full lifecycles
  * against a receiver that answers some POSTs past the timeout, against one that closes every
  * connection, at a high keep-alive rate, and offered at twice the sustained ceiling; a backlog of
- * deliveries for one webhook drained after a worker restart; two workers with one killed mid-run.
+ * deliveries for one webhook drained after a worker restart; two workers with one killed mid-run;
+ * events spread over many merchants' webhooks (contacts, then full lifecycles, then the worker's
+ * memory with many webhooks live); a burst of contacts for one webhook whose receiver is dead.
  * After each phase, the check that no delivery was lost. Every phase is bounded in time and count.
  *
  * Knobs (small defaults make a smoke run; the full sizes in bench/README.md):
- * BENCH_DELIVERY_PHASES (comma separated, default all: slow,close,keepalive,overload,backlog,two; empty skips them),
+ * BENCH_DELIVERY_PHASES (comma separated, default all: slow,close,keepalive,overload,backlog,two,spread,spread-lifecycles,burst; empty skips them),
  * BENCH_SLOW_RATE (5), BENCH_SLOW_EVERY (20: one POST in 20 answered late), BENCH_SLOW_DELAY_MS (6000),
  * BENCH_CLOSE_RATE (15), BENCH_KEEPALIVE_RATE (27),
  * BENCH_OVERLOAD_CEILING (default: the sweep's highest sustained rate), BENCH_OVERLOAD_FACTOR (2), BENCH_OVERLOAD_SECONDS (15; full 60),
  * BENCH_BACKLOG (5000; full 100000), BENCH_BACKLOG_WAIT_SECONDS (900: bound of each wait of the backlog phase),
- * BENCH_TWO_WORKERS_RATE (10), BENCH_TWO_WORKERS_SECONDS (12; the kill at half), BENCH_RESTART_AFTER_SECONDS (5; 0: the killed worker stays down).
- * Each lifecycle phase lasts BENCH_SECONDS.
+ * BENCH_TWO_WORKERS_RATE (10), BENCH_TWO_WORKERS_SECONDS (12; the kill at half), BENCH_RESTART_AFTER_SECONDS (5; 0: the killed worker stays down),
+ * BENCH_SPREAD_MERCHANTS (20; full 200), BENCH_SPREAD_RATE (10: contacts per second, round-robin over the merchants),
+ * BENCH_SPREAD_LIFECYCLE_MERCHANTS (20; full 100), BENCH_SPREAD_LIFECYCLE_RATE (20), BENCH_SPREAD_WEBHOOKS (100; full 1000: webhooks live for the memory figure),
+ * BENCH_BURST_CONTACTS (2000; full 100000), BENCH_BURST_CLIENTS (16), BENCH_BURST_SECONDS_MAX (60; full 900: bound of the burst and of each of its waits),
+ * BENCH_BURST_CONTROL_SECONDS (BENCH_SECONDS: the control run without a webhook), BENCH_BURST_RETRY_SCHEDULE (default: nine equal waits that outlast the dead receiver).
+ * Each lifecycle phase, and the spread of contacts, lasts BENCH_SECONDS.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { openSync, readFileSync } from 'node:fs';
@@ -20,9 +26,11 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import type { Sql } from '../src/db';
+import { createOrganization, fundWallet } from '../src/services/organizations';
 import {
-  alive, closedPort, CpuMeter, mb, ms, openLoop, peakOf, percentile, RssSampler, stopPid, table, waitUntil, windowCounts,
+  alive, closedLoop, closedPort, CpuMeter, inBatches, mb, ms, openLoop, peakOf, percentile, RssSampler, stopPid, table, waitUntil, windowCounts,
 } from './lib';
+import { historyFacts, openRuns, runsAliveSince, runsOf, temporalCost, type OpenRuns, type TemporalCost } from './temporal';
 
 export type DeliveryContext = {
   sql: Sql;
@@ -49,7 +57,7 @@ const number = (name: string, fallback: number, min = 0): number => {
   if (!Number.isFinite(value) || value < min) throw new Error(`${name} must be a number of at least ${min}`);
   return value;
 };
-const PHASES = (env.BENCH_DELIVERY_PHASES ?? 'slow,close,keepalive,overload,backlog,two').split(',').map((name) => name.trim()).filter(Boolean);
+const PHASES = (env.BENCH_DELIVERY_PHASES ?? 'slow,close,keepalive,overload,backlog,two,spread,spread-lifecycles,burst').split(',').map((name) => name.trim()).filter(Boolean);
 const SLOW_RATE = number('BENCH_SLOW_RATE', 5, 0.1);
 const SLOW_EVERY = number('BENCH_SLOW_EVERY', 20, 1);
 const SLOW_DELAY_MS = number('BENCH_SLOW_DELAY_MS', 6000);
@@ -62,6 +70,25 @@ const BACKLOG_WAIT_MS = number('BENCH_BACKLOG_WAIT_SECONDS', 900, 10) * 1000;
 const TWO_RATE = number('BENCH_TWO_WORKERS_RATE', 10, 0.1);
 const TWO_SECONDS = number('BENCH_TWO_WORKERS_SECONDS', 12, 2);
 const RESTART_AFTER_SECONDS = number('BENCH_RESTART_AFTER_SECONDS', 5);
+const SPREAD_MERCHANTS = Math.round(number('BENCH_SPREAD_MERCHANTS', 20, 1));
+const SPREAD_RATE = number('BENCH_SPREAD_RATE', 10, 0.1);
+const SPREAD_LIFECYCLE_MERCHANTS = Math.round(number('BENCH_SPREAD_LIFECYCLE_MERCHANTS', 20, 1));
+const SPREAD_LIFECYCLE_RATE = number('BENCH_SPREAD_LIFECYCLE_RATE', 20, 0.1);
+const SPREAD_WEBHOOKS = Math.round(number('BENCH_SPREAD_WEBHOOKS', 100, 1));
+const BURST_CONTACTS = Math.round(number('BENCH_BURST_CONTACTS', 2000, 1));
+const BURST_CLIENTS = Math.round(number('BENCH_BURST_CLIENTS', 16, 1));
+const BURST_SECONDS_MAX = number('BENCH_BURST_SECONDS_MAX', 60, 5);
+/**
+ * The burst's retry schedule: nine equal waits long enough that no delivery spends its 10 attempts
+ * while the receiver is dead (the burst, then up to half as long for the first attempts, each wait
+ * shortened by up to the 20% jitter), short enough that the run stays bounded once it is back.
+ */
+const BURST_RETRY_SCHEDULE = env.BENCH_BURST_RETRY_SCHEDULE
+  ?? Array.from({ length: 9 }, () => `${Math.ceil((1.5 * BURST_SECONDS_MAX + 30) / (9 * 0.8))}s`).join(',');
+/** How long after the bench stops a worker its sticky queues can still time a workflow task out (see the burst phase). */
+const STICKY_SETTLE_MS = 15_000;
+/** Every execution of the namespace: what the spread phases count, whichever task queue a design runs its workflows on. */
+const ALL_EXECUTIONS = '';
 const ATTEMPTS = 10;
 const WINDOW_MS = 5000;
 const STATUS_EVENT = 'collectionrequest.status.changed';
@@ -94,9 +121,9 @@ export async function runDeliveryPhases(ctx: DeliveryContext): Promise<void> {
     spawned.push(child);
     return { child, log };
   }
-  async function startWorker(): Promise<{ pid: number; readySeconds: number }> {
+  async function startWorker(extraEnv: Record<string, string> = {}): Promise<{ pid: number; readySeconds: number }> {
     const began = performance.now();
-    const { child, log } = startProcess('worker');
+    const { child, log } = startProcess('worker', extraEnv);
     const ready = await waitUntil(() => {
       if (child.exitCode !== null) throw new Error(`a worker started by the bench exited; see ${log}`);
       try {
@@ -108,9 +135,9 @@ export async function runDeliveryPhases(ctx: DeliveryContext): Promise<void> {
     if (!ready) throw new Error(`a worker started by the bench did not run within 120 s; see ${log}`);
     return { pid: child.pid!, readySeconds: (performance.now() - began) / 1000 };
   }
-  async function startApi(): Promise<{ url: string; pid: number }> {
+  async function startApi(extraEnv: Record<string, string> = {}): Promise<{ url: string; pid: number }> {
     const port = await closedPort();
-    const { child, log } = startProcess('api', { PORT: String(port) });
+    const { child, log } = startProcess('api', { ...extraEnv, PORT: String(port) });
     const url = `http://127.0.0.1:${port}`;
     const ready = await waitUntil(async () => {
       if (child.exitCode !== null) throw new Error(`an API started by the bench exited; see ${log}`);
@@ -123,9 +150,11 @@ export async function runDeliveryPhases(ctx: DeliveryContext): Promise<void> {
   // -------------------------------------------------------------------------------------------
   // The receiver: HTTPS with the bench's certificate. `/slow` answers one POST in SLOW_EVERY after
   // SLOW_DELAY_MS (past the sender's 5 s timeout: that attempt fails and is retried), `/close` answers
-  // with `Connection: close`, `/floor` takes the floor's POSTs, `/backlog` the backlog's; every other
+  // with `Connection: close`, `/floor` takes the floor's POSTs, `/backlog` the backlog's, `/contacts`
+  // the spread phases' contact.created deliveries (the first receipt of each contact); every other
   // path answers at once. A request's `successful` webhook counts when answered in time.
   const received = new Map<number, number>();
+  const contactReceived = new Map<number, number>();
   const floorReceived = new Map<number, number>();
   const postsByMessage = new Map<string, number>();
   const closeConnections = new Set<string>();
@@ -148,6 +177,8 @@ export async function runDeliveryPhases(ctx: DeliveryContext): Promise<void> {
       const now = Date.now();
       if (path === '/floor') {
         if (typeof body.data?.id === 'number') floorReceived.set(body.data.id, now);
+      } else if (path === '/contacts') {
+        if (typeof body.data?.id === 'number' && !contactReceived.has(body.data.id)) contactReceived.set(body.data.id, now);
       } else if (path === '/backlog') {
         counters.backlog += 1;
         counters.backlogFirst ||= now;
@@ -166,27 +197,27 @@ export async function runDeliveryPhases(ctx: DeliveryContext): Promise<void> {
   });
   const receiverUrl = (path: string) => `https://127.0.0.1:${receiver.port}${path}`;
 
-  async function api(method: string, path: string, form?: Record<string, string>, toApi = ctx.apiUrl): Promise<{ status: number; body: any }> {
+  async function api(method: string, path: string, form?: Record<string, string>, toApi = ctx.apiUrl, key = ctx.apiKey): Promise<{ status: number; body: any }> {
     const response = await fetch(`${toApi}${path}`, {
       method,
-      headers: { Authorization: `Token ${ctx.apiKey}`, ...(form ? { 'Content-Type': 'application/x-www-form-urlencoded' } : {}) },
+      headers: { Authorization: `Token ${key}`, ...(form ? { 'Content-Type': 'application/x-www-form-urlencoded' } : {}) },
       body: form ? new URLSearchParams(form) : undefined,
     });
     const text = await response.text();
     return { status: response.status, body: text ? JSON.parse(text) : null };
   }
-  async function addWebhook(event: string, target: string): Promise<number> {
-    const created = await api('POST', '/api/webhooks', { event, target });
+  async function addWebhook(event: string, target: string, key = ctx.apiKey, toApi = ctx.apiUrl): Promise<number> {
+    const created = await api('POST', '/api/webhooks', { event, target }, toApi, key);
     if (created.status !== 201) throw new Error(`webhook not created: ${created.status} ${JSON.stringify(created.body)}`);
     return created.body.id;
   }
   const pendingOf = async (hookId: number): Promise<number> =>
     (await sql<{ n: number }[]>`select count(*)::int as n from webhook_deliveries where webhook_id = ${hookId} and status = 'pending'`)[0]!.n;
   /** Waits (bounded) until the webhook has nothing pending (its retries done), then deletes it. What was still pending. */
-  async function settleAndRemove(hookId: number, timeoutMs = 60_000): Promise<number> {
+  async function settleAndRemove(hookId: number, timeoutMs = 60_000, key = ctx.apiKey, toApi = ctx.apiUrl): Promise<number> {
     await waitUntil(async () => (await pendingOf(hookId)) === 0, timeoutMs, 500);
     const left = await pendingOf(hookId);
-    const removed = await api('DELETE', `/api/webhooks/${hookId}`);
+    const removed = await api('DELETE', `/api/webhooks/${hookId}`, undefined, toApi, key);
     if (removed.status !== 204 && removed.status !== 200) throw new Error(`webhook ${hookId} not deleted: ${removed.status}`);
     return left;
   }
@@ -195,11 +226,11 @@ export async function runDeliveryPhases(ctx: DeliveryContext): Promise<void> {
   // Lifecycles (POST with send_instructions → sandbox payment → successful → its webhook received).
   let phone = 0;
   const postedAt = new Map<number, number>();
-  async function postLifecycle(toApi: string): Promise<number> {
+  async function postLifecycle(toApi: string, key: string): Promise<number> {
     const sentAt = Date.now();
     const created = await api('POST', '/api/collectionrequests', {
       phonenumber: `+25676${String(phone++).padStart(7, '0')}`, amount: '10', currency: 'BXC', send_instructions: 'true', expiry_date: '1 hour',
-    }, toApi);
+    }, toApi, key);
     if (created.status !== 201) throw new Error(`POST answered ${created.status}: ${JSON.stringify(created.body).slice(0, 200)}`);
     postedAt.set(created.body.id, sentAt);
     return created.body.id;
@@ -209,7 +240,8 @@ export async function runDeliveryPhases(ctx: DeliveryContext): Promise<void> {
     rate: number; offered: number; completed: number; perSecond: number; p50: number; p99: number; postP50: number; postP99: number;
     began: number; offerEnded: number; receipts: number[]; cpu: Record<string, number>; workerRss: number | undefined; apiRss: number | undefined;
   };
-  async function lifecycles(rate: number, seconds: number, apis: string[], waitMs: number, during?: () => Promise<void>): Promise<Point> {
+  /** Lifecycles offered at `rate` for `seconds`, round-robin over the APIs and the merchants' keys, each awaited (bounded by `waitMs`). */
+  async function lifecycles(rate: number, seconds: number, apis: string[], waitMs: number, during?: () => Promise<void>, keys = [ctx.apiKey]): Promise<Point> {
     const ids: number[] = [];
     const cpu = new CpuMeter(cpuPids());
     const rss = new RssSampler({ api: ctx.pids.api, worker: ctx.pids.worker });
@@ -218,7 +250,7 @@ export async function runDeliveryPhases(ctx: DeliveryContext): Promise<void> {
     const began = Date.now();
     const meanwhile = during?.();
     const run = await openLoop(rate, seconds, Math.ceil(rate * seconds), async (index) => {
-      ids.push(await postLifecycle(apis[index % apis.length]!));
+      ids.push(await postLifecycle(apis[index % apis.length]!, keys[index % keys.length]!));
     });
     const offerEnded = Date.now();
     if (run.firstError) process.stderr.write(`lifecycles at ${rate}/s, first error: ${run.firstError}\n`);
@@ -259,17 +291,18 @@ export async function runDeliveryPhases(ctx: DeliveryContext): Promise<void> {
     cpuCell(point.cpu),
   ];
   /**
-   * The delivery's own share of a lifecycle, from the attempt log of the phase's webhook: from each
+   * The delivery's own share of a lifecycle, from the attempt log of the phase's webhooks: from each
    * event's commit to its first attempt's start (the wait), and the POST itself.
    */
-  async function deliveryShare(hookId: number): Promise<string> {
+  async function deliveryShare(hookIds: number | number[]): Promise<string> {
+    const hooks = typeof hookIds === 'number' ? [hookIds] : hookIds;
     const [row] = await sql<{ wait50: number; wait99: number; post50: number; post99: number; attempts: number }[]>`
       select percentile_cont(0.5) within group (order by extract(epoch from a.started_at - e.created) * 1000)::float8 as wait50,
              percentile_cont(0.99) within group (order by extract(epoch from a.started_at - e.created) * 1000)::float8 as wait99,
              percentile_cont(0.5) within group (order by a.duration_ms)::float8 as post50,
              percentile_cont(0.99) within group (order by a.duration_ms)::float8 as post99, count(*)::int as attempts
       from webhook_delivery_attempts a join webhook_deliveries d on d.id = a.delivery_id join events e on e.id = d.event_id
-      where d.webhook_id = ${hookId} and a.attempt = 1`;
+      where d.webhook_id = any(${hooks}::bigint[]) and a.attempt = 1`;
     return `Delivery's own share (first attempts of the phase's ${row!.attempts} deliveries): event committed → POST started p50 ${ms(row!.wait50)} / p99 ${ms(row!.wait99)} ms; ` +
       `the POST p50 ${ms(row!.post50)} / p99 ${ms(row!.post99)} ms; the rest of a lifecycle's latency is the request's own workflow.`;
   }
@@ -299,6 +332,65 @@ export async function runDeliveryPhases(ctx: DeliveryContext): Promise<void> {
   }
   const factor = (value: number) => (Number.isFinite(value) ? `${value.toFixed(2)}×` : 'n/a');
   const allDone = (point: Point) => point.completed === point.offered;
+
+  // -------------------------------------------------------------------------------------------
+  // Merchants of the spread and burst phases: organizations of their own, each with its API key and
+  // a funded BXC wallet, made as `npm run admin -- org create` and `wallet fund` make them (the
+  // operator's side; everything a merchant does after that goes through the API).
+  type Merchant = { orgId: number; key: string };
+  const merchantPool: Merchant[] = [];
+  async function newMerchant(name: string): Promise<Merchant> {
+    const created = await createOrganization(sql, `${name} ${runTag}`);
+    await fundWallet(sql, created.organization.id, 'BXC', '1000000000');
+    return { orgId: Number(created.organization.id), key: created.apiKey };
+  }
+  /** The first `count` merchants of the pool, made when missing (the spread phases share them). */
+  async function spreadMerchants(count: number): Promise<Merchant[]> {
+    const missing = Array.from({ length: Math.max(0, count - merchantPool.length) }, (_, index) => merchantPool.length + index + 1);
+    merchantPool.push(...(await inBatches(missing, 8, (number) => newMerchant(`Bench spread merchant ${number}`))));
+    return merchantPool.slice(0, count);
+  }
+  /** One webhook per merchant (each its own), on `event`, to `target`. */
+  const webhooksOf = (merchants: Merchant[], event: string, target: string) =>
+    inBatches(merchants, 8, async (merchant) => ({ merchant, hookId: await addWebhook(event, target, merchant.key) }));
+  /** Waits (bounded, for all of them together) until the webhooks have nothing pending, then deletes them. What was still pending. */
+  async function removeWebhooks(hooks: { merchant: Merchant; hookId: number }[], timeoutMs = 30_000): Promise<number> {
+    const ids = hooks.map((hook) => hook.hookId);
+    await waitUntil(async () => (await sql<{ n: number }[]>`
+      select count(*)::int as n from webhook_deliveries where webhook_id = any(${ids}::bigint[]) and status = 'pending'`)[0]!.n === 0, timeoutMs, 500);
+    const left = await inBatches(hooks, 8, ({ merchant, hookId }) => settleAndRemove(hookId, 0, merchant.key));
+    return left.reduce((sum, count) => sum + count, 0);
+  }
+
+  /** A contact created through the API by the merchant whose key is given: its id and when the 201 came back. */
+  let contactNumber = 0;
+  async function postContact(key: string, toApi = ctx.apiUrl): Promise<{ id: number; answeredAt: number }> {
+    const created = await api('POST', '/api/contacts', {
+      phone_number: `+25670${String(contactNumber++).padStart(7, '0')}`, first_name: 'Bench', last_name: `Contact ${contactNumber}`,
+    }, toApi, key);
+    if (created.status !== 201) throw new Error(`contact not created: ${created.status} ${JSON.stringify(created.body).slice(0, 200)}`);
+    return { id: created.body.id, answeredAt: Date.now() };
+  }
+
+  /**
+   * Temporal's work since `since` (every execution of the namespace, bench/temporal.ts, as the sweep
+   * counts it per lifecycle), read again every 2 s until the histories stop growing (at most 30 s), so
+   * what the phase's runs did after its last delivery (a sender lingering, a run going idle) counts too.
+   */
+  async function settledCost(since: Date, before: OpenRuns): Promise<TemporalCost> {
+    let cost = await temporalCost(client, ALL_EXECUTIONS, since, before);
+    const deadline = Date.now() + 30_000;
+    while (Date.now() < deadline) {
+      await Bun.sleep(2000);
+      const again = await temporalCost(client, ALL_EXECUTIONS, since, before);
+      const settled = again.historyEvents === cost.historyEvents && again.executions === cost.executions;
+      cost = again;
+      if (settled) break;
+    }
+    return cost;
+  }
+  const perUnit = (cost: TemporalCost, units: number) =>
+    units > 0 ? `${(cost.executions / units).toFixed(2)} / ${(cost.historyEvents / units).toFixed(2)} / ${(cost.visibilityWrites / units).toFixed(2)}` : 'n/a';
 
   try {
     // -----------------------------------------------------------------------------------------
@@ -464,7 +556,7 @@ export async function runDeliveryPhases(ctx: DeliveryContext): Promise<void> {
       const [t90, c90] = at(0.9) ?? [NaN, NaN];
       const middleRate = (c90 - c10) / ((t90 - t10) / 1000);
 
-      const history = await actorHistory(client, `webhook-${hook}`);
+      const history = await historyFacts(client, await runsOf(client, `webhook-${hook}`));
       await settleAndRemove(hook, 10_000);
       const historyMet = history.slowTasks === 0 && history.failed === 0 && history.timedOut === 0 && history.maxInputBytes < 256 * 1024;
       const rateMet = drained && rate >= 200;
@@ -547,6 +639,238 @@ export async function runDeliveryPhases(ctx: DeliveryContext): Promise<void> {
     }
 
     // -----------------------------------------------------------------------------------------
+    // 7. Spread: contacts created round-robin over many merchants, each with its own webhook on
+    // `contact.created` to the keep-alive receiver; what Temporal does per delivery.
+    if (PHASES.includes('spread')) {
+      const merchants = await spreadMerchants(SPREAD_MERCHANTS);
+      const hooks = await webhooksOf(merchants, 'contact.created', receiverUrl('/contacts'));
+      const before = await openRuns(client, ALL_EXECUTIONS);
+      const since = new Date();
+      const cpu = new CpuMeter(cpuPids());
+      const rss = new RssSampler({ api: ctx.pids.api, worker: ctx.pids.worker });
+      cpu.start();
+      rss.start();
+      const answered = new Map<number, number>();
+      const began = Date.now();
+      const offered = Math.ceil(SPREAD_RATE * ctx.seconds);
+      const run = await openLoop(SPREAD_RATE, ctx.seconds, offered, async (index) => {
+        const contact = await postContact(merchants[index % merchants.length]!.key);
+        answered.set(contact.id, contact.answeredAt);
+      });
+      if (run.firstError) process.stderr.write(`spread, first error: ${run.firstError}\n`);
+      await waitUntil(() => [...answered.keys()].every((id) => contactReceived.has(id)), 60_000, 100);
+      const usage = cpu.stop();
+      rss.stop();
+      const cost = await settledCost(since, before);
+      const done = [...answered.keys()].filter((id) => contactReceived.has(id));
+      const latencies = done.map((id) => contactReceived.get(id)! - answered.get(id)!);
+      const span = (Math.max(...done.map((id) => contactReceived.get(id)!)) - began) / 1000;
+      const perSecond = span > 0 ? done.length / span : NaN;
+      const [p50, p99] = [percentile(latencies, 50), percentile(latencies, 99)];
+      const eventsPerDelivery = done.length > 0 ? cost.historyEvents / done.length : NaN;
+      const share = await deliveryShare(hooks.map((hook) => hook.hookId));
+      const left = await removeWebhooks(hooks);
+      const allDelivered = done.length === offered;
+      const historyMet = eventsPerDelivery <= 1;
+      const latencyMet = allDelivered && p99 < 500;
+      verdicts.push({ phase: 'spread: history events per delivery', figure: `${eventsPerDelivery.toFixed(2)} (${cost.historyEvents} events, ${done.length} deliveries over ${SPREAD_MERCHANTS} merchants)`, target: 'at most 1 on average', met: historyMet });
+      verdicts.push({ phase: 'spread: latency', figure: `${done.length} / ${offered} delivered, 201 → POST received p99 ${ms(p99)} ms`, target: 'every delivery, p99 under 500 ms', met: latencyMet });
+      await phaseSection(`Delivery: events spread over ${SPREAD_MERCHANTS} merchants' webhooks`, [
+        table(['merchants (one webhook each)', 'contacts per second offered', 'created / offered', 'delivered', 'delivered per second', '201 → POST received p50 / p99 ms',
+          'executions / history events / visibility writes per delivery', 'peak RSS MiB worker / API', 'CPU cores Temporal / worker / API / PostgreSQL'], [[
+          SPREAD_MERCHANTS, SPREAD_RATE, `${run.ops} / ${offered}`, done.length, perSecond.toFixed(1), `${ms(p50)} / ${ms(p99)}`,
+          perUnit(cost, done.length), `${mb(peakOf(rss, 'worker'))} / ${mb(peakOf(rss, 'api'))}`, cpuCell(usage),
+        ]]),
+        '',
+        `**History events per delivery: ${eventsPerDelivery.toFixed(2)}** (target at most 1: ${historyMet ? 'met' : 'not met'}); ` +
+          `**p99 from the API's 201 to the POST arriving: ${ms(p99)} ms** (target under 500 ms with every delivery: ${latencyMet ? 'met' : 'not met'}). ` +
+          `Contacts created through the API for ${ctx.seconds} s, round-robin over ${SPREAD_MERCHANTS} organizations (each its own API key and one webhook on \`contact.created\` to the keep-alive receiver). ` +
+          'History events: every workflow execution of the namespace started during the phase (its whole history) and what the runs already open added to theirs, ' +
+          'read once the histories stopped growing after the last delivery (bench/temporal.ts, as the sweep counts them per lifecycle). ' +
+          `Still pending when the webhooks were deleted: ${left}. ${share}`,
+      ], 'spread');
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // 8. Spread lifecycles: full lifecycles round-robin over merchants with a webhook each; then the
+    // worker's memory with SPREAD_WEBHOOKS merchants' webhooks that have each had a delivery.
+    if (PHASES.includes('spread-lifecycles')) {
+      const merchants = await spreadMerchants(SPREAD_LIFECYCLE_MERCHANTS);
+      const hooks = await webhooksOf(merchants, STATUS_EVENT, receiverUrl('/spread-lifecycles'));
+      const before = await openRuns(client, ALL_EXECUTIONS);
+      const since = new Date();
+      const point = await lifecycles(SPREAD_LIFECYCLE_RATE, ctx.seconds, [ctx.apiUrl], 60_000, undefined, merchants.map((merchant) => merchant.key));
+      const cost = await settledCost(since, before);
+      const share = await deliveryShare(hooks.map((hook) => hook.hookId));
+      const left = await removeWebhooks(hooks);
+      const met = allDone(point) && point.p99 < 1000;
+      verdicts.push({ phase: 'spread lifecycles', figure: `${point.completed} / ${point.offered} at ${SPREAD_LIFECYCLE_RATE}/s over ${SPREAD_LIFECYCLE_MERCHANTS} merchants, p99 ${ms(point.p99)} ms`, target: `${SPREAD_LIFECYCLE_RATE}/s sustained with p99 under 1 s`, met });
+
+      // Memory: SPREAD_WEBHOOKS merchants' webhooks on `contact.created`, one contact each, all delivered.
+      const memoryMerchants = await spreadMerchants(SPREAD_WEBHOOKS);
+      const rss = new RssSampler({ api: ctx.pids.api, worker: ctx.pids.worker });
+      rss.start();
+      rss.setPhase('delivering');
+      const memoryHooks = await webhooksOf(memoryMerchants, 'contact.created', receiverUrl('/contacts'));
+      const contacts: number[] = [];
+      const memoryStarted = Date.now();
+      const created = await closedLoop(8, BACKLOG_WAIT_MS / 1000, memoryMerchants.length, async (index) => {
+        contacts.push((await postContact(memoryMerchants[index]!.key)).id);
+      });
+      if (created.firstError) process.stderr.write(`spread memory, first error: ${created.firstError}\n`);
+      const delivered = await waitUntil(() => contacts.every((id) => contactReceived.has(id)), 120_000, 200);
+      const deliveredSeconds = (Date.now() - memoryStarted) / 1000;
+      // The webhooks stay live a moment with nothing to send: what the worker keeps for them.
+      rss.setPhase('live');
+      await Bun.sleep(5000);
+      rss.stop();
+      const workerPeak = peakOf(rss, 'worker');
+      const apiPeak = peakOf(rss, 'api');
+      const memoryLeft = await removeWebhooks(memoryHooks);
+      const receivedCount = contacts.filter((id) => contactReceived.has(id)).length;
+      const memoryMet = delivered && workerPeak !== undefined && workerPeak < 400 * 1024;
+      verdicts.push({ phase: 'spread: worker memory', figure: `peak ${mb(workerPeak)} MiB with ${SPREAD_WEBHOOKS} merchants' webhooks live, each delivered to (${receivedCount} of ${contacts.length})`, target: 'under 400 MiB', met: memoryMet });
+      await phaseSection(`Delivery: lifecycles spread over ${SPREAD_LIFECYCLE_MERCHANTS} merchants' webhooks, and ${SPREAD_WEBHOOKS} webhooks live`, [
+        table(LIFECYCLE_HEADER, [lifecycleRow(`lifecycles round-robin over ${SPREAD_LIFECYCLE_MERCHANTS} merchants, a webhook each`, point)]),
+        '',
+        `**${point.completed} / ${point.offered} completed, p99 ${ms(point.p99)} ms** (target ${SPREAD_LIFECYCLE_RATE}/s with p99 under 1 s: ${met ? 'met' : 'not met'}); ` +
+          `executions / history events / visibility writes per lifecycle: ${perUnit(cost, point.completed)} (every execution of the namespace, as in the spread phase). ` +
+          `Still pending when the webhooks were deleted: ${left}. ${share}`,
+        '',
+        table(['webhooks live (one merchant each)', 'contacts (one per webhook), delivered', 'from the first contact to the last delivery (s)', 'worker peak RSS while creating and delivering (MiB)',
+          'worker peak RSS in the 5 s after, all delivered, webhooks live (MiB)', 'API peak RSS (MiB)'], [[
+          SPREAD_WEBHOOKS, `${contacts.length}, ${receivedCount}${delivered ? '' : ' (bound of 120 s reached)'}`, deliveredSeconds.toFixed(1),
+          mb(rss.peaks.get('worker')?.get('delivering')), mb(rss.peaks.get('worker')?.get('live')), mb(apiPeak),
+        ]]),
+        '',
+        `**Worker peak RSS with ${SPREAD_WEBHOOKS} merchants' webhooks each delivered to: ${mb(workerPeak)} MiB** (target under 400 MiB: ${memoryMet ? 'met' : 'not met'}). ` +
+          `Each merchant's webhook on \`contact.created\` created through the API, then one contact per merchant (8 clients); VmRSS sampled every 200 ms from the first webhook created to 5 s after the last delivery. ` +
+          `Still pending when those webhooks were deleted: ${memoryLeft}.`,
+      ], 'spread lifecycles');
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // 9. Burst for one dead receiver: contacts as fast as BURST_CLIENTS clients go, for one webhook
+    // whose target refuses connections, against a control run with no webhook; the histories of
+    // every run alive meanwhile; every row attempted while dead; then the receiver back.
+    if (PHASES.includes('burst')) {
+      const controlSeconds = number('BENCH_BURST_CONTROL_SECONDS', ctx.seconds, 1);
+      const merchant = await newMerchant('Bench burst merchant');
+      const deadPort = await closedPort();
+      // The shortened retry schedule: a worker and an API of its own with it (an actor's schedule
+      // comes from whichever process starts it, so the API gets it too); the bench's worker stopped meanwhile.
+      const phaseEnv = { WEBHOOK_RETRY_SCHEDULE: BURST_RETRY_SCHEDULE };
+      await stopPid(ctx.pids.worker, 'SIGTERM', 30_000);
+      const stoppedAt = Date.now();
+      ctx.pids.worker = (await startWorker(phaseEnv)).pid;
+      const burstApi = await startApi(phaseEnv);
+      // A run the stopped worker had cached gets its next workflow task on that worker's sticky queue
+      // and, within about 10 s of its last poll, that task times out (schedule-to-start, 5 s) before
+      // going to the shared queue: the restart's doing, not the burst's. The phase begins after that.
+      await Bun.sleep(Math.max(0, stoppedAt + STICKY_SETTLE_MS - Date.now()));
+      const since = new Date();
+      const burstPids = () => ({ 'Temporal server': ctx.pids.temporal, 'API (Bun)': burstApi.pid, 'worker (Node)': ctx.pids.worker });
+      const createContacts = async (seconds: number, ids: number[]) => {
+        const cpu = new CpuMeter(burstPids());
+        cpu.start();
+        const run = await closedLoop(BURST_CLIENTS, seconds, BURST_CONTACTS, async () => {
+          ids.push((await postContact(merchant.key, burstApi.url)).id);
+        });
+        if (run.firstError) process.stderr.write(`burst, first error: ${run.firstError}\n`);
+        return { run, cpu: cpu.stop() };
+      };
+      const control = await createContacts(controlSeconds, []);
+      const hook = await addWebhook('contact.created', `https://127.0.0.1:${deadPort}/burst`, merchant.key, burstApi.url);
+      const ids: number[] = [];
+      const rss = new RssSampler({ api: burstApi.pid, worker: ctx.pids.worker });
+      rss.start();
+      const burst = await createContacts(BURST_SECONDS_MAX, ids);
+      const burstEnded = Date.now();
+      const rows = async () => (await sql<{ total: number; attempted: number; delivered: number; attempts: number }[]>`
+        select count(*)::int as total, count(*) filter (where exists (select 1 from webhook_delivery_attempts a where a.delivery_id = d.id))::int as attempted,
+               count(*) filter (where d.status = 'delivered')::int as delivered,
+               (select count(*)::int from webhook_delivery_attempts a join webhook_deliveries x on x.id = a.delivery_id where x.webhook_id = ${hook}) as attempts
+        from webhook_deliveries d where d.webhook_id = ${hook}`)[0]!;
+      const allAttempted = await waitUntil(async () => {
+        const now = await rows();
+        return now.total >= ids.length && now.attempted >= now.total;
+      }, (BURST_SECONDS_MAX * 1000) / 2, 1000);
+      const whileDead = await rows();
+      const attemptedSeconds = (Date.now() - burstEnded) / 1000;
+      const latestDue = (await sql<{ latestDue: Date | null }[]>`
+        select max(next_attempt_at) as "latestDue" from webhook_deliveries where webhook_id = ${hook} and status = 'pending'`)[0]?.latestDue ?? null;
+
+      // The receiver back: the same port listening again with the bench's certificate.
+      const arrivals = new Map<string, number>();
+      const backAt = Date.now();
+      const revived = Bun.serve({
+        hostname: '127.0.0.1',
+        port: deadPort,
+        tls: { cert: readFileSync(env.BENCH_CERT_FILE!, 'utf8'), key: readFileSync(env.BENCH_KEY_FILE!, 'utf8') },
+        async fetch(request) {
+          await request.arrayBuffer();
+          const messageId = request.headers.get('webhook-id') ?? randomUUID();
+          if (!arrivals.has(messageId)) arrivals.set(messageId, Date.now());
+          return new Response('ok');
+        },
+      });
+      // The rows are counted once a second (a light count: the times come from the receiver).
+      const delivered = async () => (await sql<{ n: number }[]>`
+        select count(*)::int as n from webhook_deliveries where webhook_id = ${hook} and status = 'delivered'`)[0]!.n;
+      const allDelivered = await waitUntil(async () => (await delivered()) >= whileDead.total, BURST_SECONDS_MAX * 1000, 1000);
+      revived.stop(true);
+      rss.stop();
+      const backRows = await rows();
+      const times = [...arrivals.values()];
+      const firstArrival = times.reduce((min, time) => Math.min(min, time), Infinity);
+      const deliveredSeconds = (times.reduce((max, time) => Math.max(max, time), -Infinity) - backAt) / 1000;
+
+      // Every run alive during the phase (open now, or closed since it began): failed or timed-out workflow tasks, the longest.
+      const alive = await runsAliveSince(client, since, 20_000);
+      const history = await historyFacts(client, alive.runs, since);
+      const problems = Object.entries(history.problems).map(([kind, count]) => `${count} ${kind}`).join('; ');
+      await settleAndRemove(hook, 10_000, merchant.key, burstApi.url);
+      // The bench's own configuration back for whatever runs next.
+      await stopPid(burstApi.pid, 'SIGTERM', 15_000);
+      await stopPid(ctx.pids.worker, 'SIGTERM', 30_000);
+      ctx.pids.worker = (await startWorker()).pid;
+
+      const rateShare = burst.run.rate / control.run.rate;
+      const tasksMet = history.failed === 0 && history.timedOut === 0 && !alive.truncated;
+      const rateMet = rateShare >= 0.9;
+      const backMet = allAttempted && allDelivered && backRows.total === ids.length && arrivals.size >= ids.length;
+      verdicts.push({ phase: 'burst: workflow tasks', figure: `${history.failed} failed, ${history.timedOut} timed out in ${history.runs} run${history.runs === 1 ? '' : 's'}; longest task ${ms(history.maxTaskMs)} ms`, target: 'no workflow task failed or timed out', met: tasksMet });
+      verdicts.push({ phase: 'burst: create rate', figure: `${burst.run.rate.toFixed(1)} per second against ${control.run.rate.toFixed(1)} with no webhook = ${(rateShare * 100).toFixed(0)}%`, target: 'at least 90% of the control', met: rateMet });
+      verdicts.push({ phase: 'burst: receiver back', figure: `${backRows.delivered} of ${backRows.total} delivered ${deliveredSeconds.toFixed(1)} s after it came back; ${whileDead.attempted} of ${whileDead.total} attempted while dead`, target: 'every row attempted while dead, all delivered after', met: backMet });
+      const cpuOf = (cpu: Record<string, number>) => `${cores(cpu['Temporal server'])} / ${cores(cpu['worker (Node)'])} / ${cores(cpu['API (Bun)'])} / ${cores(cpu.PostgreSQL)}`;
+      await phaseSection(`Delivery: a burst of ${BURST_CONTACTS} contacts for one dead receiver`, [
+        table(['run', 'contacts created', 'errors', 'seconds', 'created per second', 'POST p50 / p99 ms', 'CPU cores Temporal / worker / API / PostgreSQL'], [
+          ['control: no webhook', control.run.ops, control.run.errors, control.run.seconds.toFixed(1), control.run.rate.toFixed(1), `${ms(percentile(control.run.latencies, 50))} / ${ms(percentile(control.run.latencies, 99))}`, cpuOf(control.cpu)],
+          ['burst: one webhook, its target refusing connections', burst.run.ops, burst.run.errors, burst.run.seconds.toFixed(1), burst.run.rate.toFixed(1), `${ms(percentile(burst.run.latencies, 50))} / ${ms(percentile(burst.run.latencies, 99))}`, cpuOf(burst.cpu)],
+        ]),
+        '',
+        table(['step', 'figure'], [
+          ['create rate, burst / control', `**${(rateShare * 100).toFixed(0)}%**`],
+          ['every row attempted at least once while the receiver was dead', `${whileDead.attempted} of ${whileDead.total} rows (${ids.length} contacts) in ${attemptedSeconds.toFixed(1)} s after the burst${allAttempted ? '' : ', bound reached'}; ${whileDead.attempts} attempts logged`],
+          ['receiver back (the same port listening again)', `latest next attempt due ${latestDue ? `${((latestDue.getTime() - backAt) / 1000).toFixed(1)} s` : 'n/a'} after it came back`],
+          ['every delivery arrived', allDelivered
+            ? `**${deliveredSeconds.toFixed(1)} s** after the receiver came back (first POST after ${((firstArrival - backAt) / 1000).toFixed(1)} s); ${backRows.delivered} delivered, ${arrivals.size} distinct \`webhook-id\`s received`
+            : `${backRows.delivered} of ${backRows.total} delivered within the bound of ${BURST_SECONDS_MAX} s`],
+          ['workflow runs alive during the phase (open, or closed since it began)', `${history.runs}${alive.truncated ? ' (the first 20,000: more were alive)' : ''}, ${history.events} events; ` +
+            `**${history.failed} WorkflowTaskFailed, ${history.timedOut} WorkflowTaskTimedOut**${problems ? ` (${problems})` : ''}; longest workflow task (started → completed) ${ms(history.maxTaskMs)} ms, ${history.slowTasks} over 1 s ` +
+            '(workflow tasks of events from the control run on)'],
+          ['peak RSS from the burst to the last delivery, worker / API (MiB)', `${mb(peakOf(rss, 'worker'))} / ${mb(peakOf(rss, 'api'))}`],
+        ]),
+        '',
+        `Targets: no workflow task failed or timed out (${tasksMet ? 'met' : 'not met'}); create rate with the dead receiver at least 90% of the control (${rateMet ? 'met' : 'not met'}); ` +
+          `every row attempted while dead and all delivered after the receiver came back (${backMet ? 'met' : 'not met'}). ` +
+          `One merchant, contacts created through the API by ${BURST_CLIENTS} clients as fast as they go (at most ${BURST_CONTACTS}, at most ${BURST_SECONDS_MAX} s); the control: the same for ${controlSeconds} s with no webhook. ` +
+          `The webhook's target is a local port with nothing listening until it comes back. A worker and an API of the phase's own ran with \`WEBHOOK_RETRY_SCHEDULE=${BURST_RETRY_SCHEDULE}\` ` +
+          '(the bench\'s worker stopped meanwhile and started again after), so no delivery spends its 10 attempts while the receiver is dead and the retries after it returns come within one wait.',
+      ], 'burst');
+    }
+
+    // -----------------------------------------------------------------------------------------
     // Memory through the sweep, then the summary.
     const workerMet = ctx.sweepMemory.worker !== undefined && ctx.sweepMemory.worker < 300 * 1024;
     const apiMet = ctx.sweepMemory.api !== undefined && ctx.sweepMemory.api < 150 * 1024;
@@ -561,39 +885,4 @@ export async function runDeliveryPhases(ctx: DeliveryContext): Promise<void> {
     receiver.stop(true);
     for (const child of spawned) if (child.pid && alive(child.pid)) await stopPid(child.pid, 'SIGTERM', 15_000);
   }
-}
-
-/**
- * Every run of a workflow id (continue-as-new chain): events, the longest workflow task (started →
- * completed), how many took over 1 s, failed or timed out, and the largest run input in bytes.
- */
-async function actorHistory(client: Client, workflowId: string) {
-  const runIds = new Set<string>();
-  for await (const execution of client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) runIds.add(execution.runId);
-  runIds.add((await client.workflow.getHandle(workflowId).describe()).runId);
-  const seconds = (time: { seconds?: unknown; nanos?: number | null } | null | undefined) =>
-    time ? Number(String(time.seconds ?? 0)) + (time.nanos ?? 0) / 1e9 : NaN;
-  const inputBytes = (payloads: { data?: Uint8Array | null }[] | null | undefined) => (payloads ?? []).reduce((sum, payload) => sum + (payload.data?.length ?? 0), 0);
-  const result = { runs: runIds.size, events: 0, maxTaskMs: 0, slowTasks: 0, failed: 0, timedOut: 0, maxInputBytes: 0 };
-  for (const runId of runIds) {
-    const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
-    const startedAt = new Map<string, number>();
-    for (const event of history.events ?? []) {
-      result.events += 1;
-      if (event.workflowTaskStartedEventAttributes) startedAt.set(String(event.eventId), seconds(event.eventTime));
-      const completed = event.workflowTaskCompletedEventAttributes;
-      if (completed) {
-        const took = (seconds(event.eventTime) - (startedAt.get(String(completed.startedEventId)) ?? NaN)) * 1000;
-        if (Number.isFinite(took)) {
-          result.maxTaskMs = Math.max(result.maxTaskMs, took);
-          if (took > 1000) result.slowTasks += 1;
-        }
-      }
-      if (event.workflowTaskFailedEventAttributes) result.failed += 1;
-      if (event.workflowTaskTimedOutEventAttributes) result.timedOut += 1;
-      const input = event.workflowExecutionStartedEventAttributes?.input ?? event.workflowExecutionContinuedAsNewEventAttributes?.input;
-      if (input) result.maxInputBytes = Math.max(result.maxInputBytes, inputBytes(input.payloads));
-    }
-  }
-  return result;
 }

@@ -259,3 +259,12 @@ export function peakOf(sampler: RssSampler, name: string): number | undefined {
   const byPhase = sampler.peaks.get(name);
   return byPhase ? Math.max(...byPhase.values()) : undefined;
 }
+
+/** `op` over every item, at most `size` at once, in order of the items; the results in the same order. */
+export async function inBatches<T, R>(items: T[], size: number, op: (item: T, index: number) => Promise<R>): Promise<R[]> {
+  const results: R[] = [];
+  for (let start = 0; start < items.length; start += size) {
+    results.push(...(await Promise.all(items.slice(start, start + size).map((item, offset) => op(item, start + offset)))));
+  }
+  return results;
+}

@@ -13,7 +13,8 @@
  * BENCH_TELEMETRY_RATES (rates at which telemetry on is set against off; npm run bench: 2,5),
  * BENCH_FANOUT_EVENTS and BENCH_FANOUT_HOOKS (events × webhooks of the fan-out phase, default 40 × 10).
  * Then the webhook delivery phases of bench/delivery.ts (slow and closing receivers, a high
- * keep-alive rate, overload, a one-webhook backlog, two workers with one killed), knobs in its header.
+ * keep-alive rate, overload, a one-webhook backlog, two workers with one killed, events spread over
+ * many merchants' webhooks, a burst for one dead receiver), knobs in its header.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -25,6 +26,7 @@ import { collectionColumns } from '../src/services/collections';
 import { connectClient } from '../src/temporal/connection';
 import { closedLoop, CpuMeter, mb, ms, openLoop, percentile, ratio, repeat, RssSampler, table, type Run } from './lib';
 import { runDeliveryPhases } from './delivery';
+import { listed, openRuns, temporalCost, type TemporalCost } from './temporal';
 
 const env = process.env;
 const need = (name: string): string => {
@@ -225,59 +227,9 @@ async function sweepPoint(rate: number, offer: () => Promise<void>, started: Map
 // What Temporal does per lifecycle, read from the server after each service point: the executions
 // the lifecycles started on the service's task queue, their history events (and what long-running
 // actors already open added to theirs), and visibility writes (each execution's start and close,
-// each search-attribute upsert).
+// each search-attribute upsert); bench/temporal.ts reads them.
 const serviceQueue = need('TASK_QUEUE');
-type TemporalCost = { executions: number; historyEvents: number; visibilityWrites: number };
-type OpenRuns = Map<string, { runId: string; historyLength: number }>;
-
-async function listed(query: string) {
-  const found = [];
-  for await (const execution of client.workflow.list({ query })) found.push(execution);
-  return found;
-}
-
-/** The history length of a run now (visibility's figure for an open run is the one of its last visibility write). */
-const historyLengthOf = async (workflowId: string, runId: string): Promise<number> =>
-  Number((await client.workflow.getHandle(workflowId, runId).describe()).raw.workflowExecutionInfo?.historyLength ?? 0);
-
-/** The service's executions open now (the webhook actors), with their history lengths. */
-async function openRuns(): Promise<OpenRuns> {
-  const open = await listed(`TaskQueue = '${serviceQueue}' AND ExecutionStatus = 'Running'`);
-  return new Map(await Promise.all(open.map(async (execution) =>
-    [execution.workflowId, { runId: execution.runId, historyLength: await historyLengthOf(execution.workflowId, execution.runId) }] as const)));
-}
-
-async function upsertsOf(workflowId: string, runId: string): Promise<number> {
-  const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
-  return (history.events ?? []).filter((event) => event.upsertWorkflowSearchAttributesEventAttributes || event.workflowPropertiesModifiedEventAttributes).length;
-}
-
-/** Temporal's work for the service since `since`, beyond what the runs open before (`before`) had done. */
-async function temporalCost(since: Date, before: OpenRuns): Promise<TemporalCost> {
-  // Visibility is eventually consistent: wait until the count of new executions stops moving.
-  const countQuery = `TaskQueue = '${serviceQueue}' AND StartTime >= '${since.toISOString()}'`;
-  for (let last = -1, stable = 0; stable < 3; await Bun.sleep(300)) {
-    const { count } = await client.workflow.count(countQuery);
-    stable = count === last ? stable + 1 : 0;
-    last = count;
-  }
-  const started = (await listed(countQuery)).filter((execution) => !before.has(execution.workflowId) || before.get(execution.workflowId)!.runId !== execution.runId);
-  const cost: TemporalCost = { executions: started.length, historyEvents: 0, visibilityWrites: 0 };
-  for (let index = 0; index < started.length; index += 16) {
-    const upserts = await Promise.all(started.slice(index, index + 16).map((execution) => upsertsOf(execution.workflowId, execution.runId)));
-    for (const [offset, execution] of started.slice(index, index + 16).entries()) {
-      const running = execution.status.name === 'RUNNING';
-      cost.historyEvents += running ? await historyLengthOf(execution.workflowId, execution.runId) : execution.historyLength;
-      cost.visibilityWrites += 1 + (running ? 0 : 1) + upserts[offset]!;
-    }
-  }
-  for (const [workflowId, run] of before) {
-    const now = await client.workflow.getHandle(workflowId, run.runId).describe();
-    cost.historyEvents += (await historyLengthOf(workflowId, run.runId)) - run.historyLength;
-    if (now.status.name !== 'RUNNING') cost.visibilityWrites += 1;
-  }
-  return cost;
-}
+const serviceScope = `TaskQueue = '${serviceQueue}'`;
 
 const cpuPids = {
   'Temporal server': Number(need('BENCH_TEMPORAL_PID')),
@@ -293,9 +245,9 @@ const servicePoints: SweepPoint[] = [];
 const floorPoints: SweepPoint[] = [];
 for (const rate of SWEEP_RATES) {
   const since = new Date();
-  const before = await openRuns();
+  const before = await openRuns(client, serviceScope);
   const point = await sweepPoint(rate, () => postRequest(), postedAt, successReceivedAt, () => drain());
-  servicePoints.push({ ...point, cost: await temporalCost(since, before) });
+  servicePoints.push({ ...point, cost: await temporalCost(client, serviceScope, since, before) });
   floorPoints.push(await sweepPoint(rate, () => startFloor(), floorStartedAt, floorReceivedAt, () => drainWorkflows('benchNotify')));
   process.stdout.write(`sweep ${rate}/s: service ${servicePoints.at(-1)!.completed}/${servicePoints.at(-1)!.offered} p50 ${ms(servicePoints.at(-1)!.p50)} p99 ${ms(servicePoints.at(-1)!.p99)}; floor p50 ${ms(floorPoints.at(-1)!.p50)}\n`);
 }
@@ -501,7 +453,7 @@ if (batchRows > 0) {
   const lifetimes = (await sql<{ ms: number }[]>`
     select extract(epoch from p.modified - p.created)::float8 * 1000 as ms
     from payment_batch_rows r join payments p on p.id = r.payment_id where r.batch_id = ${batchId}`).map((row) => row.ms).sort((a, b) => a - b);
-  const runs = await listed(`WorkflowId = "payment-batch-${batchId}"`);
+  const runs = await listed(client, `WorkflowId = "payment-batch-${batchId}"`);
   const peaks = Object.fromEntries([...sampler.peaks.entries()].map(([name, byPhase]) => [name, byPhase.get('batch')]));
   section(
     'Bulk payout',
