@@ -6,4 +6,7 @@
 -- through its own deployment: the task queue its request's transaction names (src/db/tenancy.ts),
 -- or its process's connection (createSql in src/db/index.ts).
 alter table webhooks add column dispatch_queue text default nullif(current_setting('collections.task_queue', true), '');
+-- The trace an event was recorded in (W3C traceparent): its deliveries' POSTs join it, though a
+-- dispatcher that nothing in that trace started sends them.
+alter table events add column traceparent text;
 create index webhook_deliveries_leased_idx on webhook_deliveries (webhook_id, leased_until) where status = 'pending' and leased_until is not null;

@@ -29,6 +29,7 @@ import { cancelPending, claimDueAcrossWebhooks, releaseClaims, type ClaimedDeliv
 import { deliverySecrets, readWebhook, type DeliverySecrets, type LiveWebhook } from '../services/webhooks';
 import { disableIfFailing } from '../services/webhook-recovery';
 import type { DispatcherInput, DispatcherResult } from '../workflows/contracts/webhook-dispatcher';
+import { inTraceOf } from '../telemetry/trace-context';
 import { LEASE_MS, attemptClaimed } from './webhook-attempt';
 import type { TransportSettings } from './webhook-http';
 import type { WebhookActivityDeps } from './webhooks';
@@ -40,7 +41,7 @@ const HEARTBEAT_MS = 2_000;
 const POLL_MS = 1_000;
 /** A run lasts at most this long; its workflow runs the next one. */
 const RUN_MS = 5 * 60_000;
-/** How often the webhooks that failed are checked for disabling. */
+/** How often, at most, a webhook that keeps failing is checked for disabling. */
 const DISABLE_CHECK_MS = 10_000;
 /** A webhook and its organization's secrets are read again after this long (an updated target, a rotated secret). */
 const TARGET_FRESH_MS = 2_000;
@@ -52,8 +53,8 @@ class DispatchRun {
   readonly inFlight = new Map<number, Promise<void>>();
   readonly counts: DispatcherResult = { delivered: 0, failed: 0, gone: 0, attempts: 0 };
   readonly targets = new Map<number, Target>();
-  /** Webhooks with a failed attempt since the last disabling check. */
-  readonly failing = new Set<number>();
+  /** When each webhook that failed was last checked for disabling. */
+  readonly checkedAt = new Map<number, number>();
   /** The soonest retry this run scheduled and has not reached yet: it looks again then, not at its next poll. */
   soonestRetry: number | null = null;
   failure: unknown = null;
@@ -93,7 +94,8 @@ class DispatchRun {
       await releaseClaims(this.deps.sql, [item.deliveryId]);
       return;
     }
-    const made = await attemptClaimed(this.deps.sql, this.transport, this.schedule, target, item);
+    // In the trace of the request or workflow that recorded the event: the POST's span and log line join it.
+    const made = await inTraceOf(item.event.traceparent, () => attemptClaimed(this.deps.sql, this.transport, this.schedule, target, item));
     this.counts.attempts += 1;
     if (made.nextAttemptAt !== null) this.soonestRetry = Math.min(this.soonestRetry ?? Infinity, made.nextAttemptAt.getTime());
     await this.tally(item, made.outcome, made.final);
@@ -101,8 +103,8 @@ class DispatchRun {
 
   async tally(item: ClaimedDelivery, outcome: AttemptOutcome, final: boolean): Promise<void> {
     if (outcome === 'failed') {
-      this.failing.add(item.webhookId);
       if (final) this.counts.failed += 1;
+      await this.checkFailing(item.webhookId);
       return;
     }
     this.counts[outcome] += 1;
@@ -113,16 +115,18 @@ class DispatchRun {
     }
   }
 
-  /** A target failing every attempt for the configured period has its webhook disabled (services/webhook-recovery.ts). */
-  async checkFailing(): Promise<void> {
-    const webhookIds = [...this.failing];
-    this.failing.clear();
-    for (const webhookId of webhookIds) {
-      if (!(await disableIfFailing(this.deps, webhookId, this.deps.webhooks.disableAfterHours))) continue;
-      this.targets.delete(webhookId);
-      await cancelPending(this.deps.sql, webhookId);
-      log.info('webhook disabled: its target failed every attempt for the configured period', { webhookId });
-    }
+  /**
+   * After a failed attempt, a target failing every attempt for the configured period has its webhook
+   * disabled (services/webhook-recovery.ts, with its pending deliveries cancelled): checked at once,
+   * then at most every `DISABLE_CHECK_MS` for each webhook.
+   */
+  async checkFailing(webhookId: number): Promise<void> {
+    const last = this.checkedAt.get(webhookId);
+    if (last !== undefined && Date.now() - last < DISABLE_CHECK_MS) return;
+    this.checkedAt.set(webhookId, Date.now());
+    if (!(await disableIfFailing(this.deps, webhookId, this.deps.webhooks.disableAfterHours))) return;
+    this.targets.delete(webhookId);
+    log.info('webhook disabled: its target failed every attempt for the configured period', { webhookId });
   }
 }
 
@@ -145,7 +149,6 @@ export async function dispatchDeliveries(
   const run = new DispatchRun(deps, transport, schedule);
   const notifications = wakeups.subscribeAll();
   const beat = every(HEARTBEAT_MS, () => context.heartbeat());
-  const checkFailing = every(DISABLE_CHECK_MS, () => run.checkFailing());
   const startedAt = Date.now();
   try {
     for (;;) {
@@ -159,7 +162,6 @@ export async function dispatchDeliveries(
         room = claimed.length < wanted;
       }
       if (stopping && run.inFlight.size === 0) break;
-      await checkFailing();
       // Wait for a slot to free; with room left and nothing more to claim, also for new rows, a retry coming due or the next poll.
       if (run.soonestRetry !== null && run.soonestRetry <= Date.now()) run.soonestRetry = null;
       const waits: Promise<unknown>[] = [...run.inFlight.values()];

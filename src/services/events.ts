@@ -5,6 +5,7 @@
  */
 import * as v from 'valibot';
 import type { Fragment } from 'postgres';
+import { currentTraceparent } from '../telemetry/trace-context';
 import type { Queryable, Sql } from '../db';
 import { EVENT_TYPES, type EventRow, type EventType } from '../domain/events';
 import type { EventId, OrganizationId } from '../domain/ids';
@@ -43,8 +44,8 @@ export type RecordedEvent = EventRow & { deliveries: PendingDelivery[] };
 export async function recordEvent(tx: Queryable, event: NewEvent): Promise<RecordedEvent> {
   const [row] = await tx<(EventRow & { deliveries: Omit<PendingDelivery, 'workflowId' | 'eventType' | 'redelivery'>[] })[]>`
     with event as (
-      insert into events (organization_id, type, data, author)
-      values (${event.organizationId}, ${event.type}, ${tx.json(event.data as Parameters<typeof tx.json>[0])}, ${event.author})
+      insert into events (organization_id, type, data, author, traceparent)
+      values (${event.organizationId}, ${event.type}, ${tx.json(event.data as Parameters<typeof tx.json>[0])}, ${event.author}, ${currentTraceparent()})
       returning ${tx.unsafe(EVENT_COLUMNS)}
     ), deliveries as (
       insert into webhook_deliveries (workflow_id, organization_id, webhook_id, event_id, redelivery)

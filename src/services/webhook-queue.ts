@@ -17,7 +17,7 @@ export type ClaimedDelivery = {
   /** An earlier sender took this attempt and stopped before logging it: whether it reached the receiver is unknown. */
   lapsed: boolean;
   dueAt: Date;
-  event: { id: number; data: Record<string, unknown>; created: Date };
+  event: { id: number; data: Record<string, unknown>; created: Date; traceparent: string | null };
 };
 
 /**
@@ -26,7 +26,7 @@ export type ClaimedDelivery = {
  * statement, with each row's event.
  */
 export async function claimDue(sql: Queryable, webhookId: number, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
-  const rows = await sql<(Omit<ClaimedDelivery, 'event'> & { eventId: number; data: Record<string, unknown>; eventCreated: Date })[]>`
+  const rows = await sql<(Omit<ClaimedDelivery, 'event'> & { eventId: number; data: Record<string, unknown>; eventCreated: Date; traceparent: string | null })[]>`
     with due as (
       select id, leased_until from webhook_deliveries
       where webhook_id = ${webhookId} and status = 'pending' and next_attempt_at <= now() and (leased_until is null or leased_until < now())
@@ -38,10 +38,10 @@ export async function claimDue(sql: Queryable, webhookId: number, limit: number,
       from due where d.id = due.id
       returning d.id, d.webhook_id, d.event_id, d.redelivery, d.next_attempt, d.next_attempt_at, due.leased_until is not null as lapsed)
     select c.id as "deliveryId", c.webhook_id as "webhookId", c.next_attempt as attempt, c.redelivery, c.lapsed, c.next_attempt_at as "dueAt",
-           e.id as "eventId", e.data, e.created as "eventCreated"
+           e.id as "eventId", e.data, e.created as "eventCreated", e.traceparent
     from claimed c join events e on e.id = c.event_id
     order by c.next_attempt_at, c.id`;
-  return rows.map(({ eventId, data, eventCreated, ...row }) => ({ ...row, event: { id: eventId, data, created: eventCreated } }));
+  return rows.map(({ eventId, data, eventCreated, traceparent, ...row }) => ({ ...row, event: { id: eventId, data, created: eventCreated, traceparent } }));
 }
 
 /**
@@ -59,7 +59,7 @@ export async function claimDueAcrossWebhooks(
   sql: Queryable, { limit, perWebhook, leaseMs, dispatchQueue }: { limit: number; perWebhook: number; leaseMs: number; dispatchQueue: string | null },
 ): Promise<ClaimedDelivery[]> {
   if (limit <= 0) return [];
-  const rows = await sql<(Omit<ClaimedDelivery, 'event'> & { eventId: number; data: Record<string, unknown>; eventCreated: Date })[]>`
+  const rows = await sql<(Omit<ClaimedDelivery, 'event'> & { eventId: number; data: Record<string, unknown>; eventCreated: Date; traceparent: string | null })[]>`
     with ready as (
       select w.id from webhooks w
       where w.deleted_at is null and w.disabled_at is null
@@ -85,10 +85,10 @@ export async function claimDueAcrossWebhooks(
       from chosen where d.id = chosen.id
       returning d.id, d.webhook_id, d.event_id, d.redelivery, d.next_attempt, d.next_attempt_at, chosen.leased_until is not null as lapsed, chosen.turn)
     select c.id as "deliveryId", c.webhook_id as "webhookId", c.next_attempt as attempt, c.redelivery, c.lapsed, c.next_attempt_at as "dueAt",
-           e.id as "eventId", e.data, e.created as "eventCreated"
+           e.id as "eventId", e.data, e.created as "eventCreated", e.traceparent
     from claimed c join events e on e.id = c.event_id
     order by c.turn, c.next_attempt_at, c.id`;
-  return rows.map(({ eventId, data, eventCreated, ...row }) => ({ ...row, event: { id: eventId, data, created: eventCreated } }));
+  return rows.map(({ eventId, data, eventCreated, traceparent, ...row }) => ({ ...row, event: { id: eventId, data, created: eventCreated, traceparent } }));
 }
 
 /** A claimed row given back unattempted (the sender stopped before sending it): due again at once. */

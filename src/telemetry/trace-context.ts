@@ -4,7 +4,7 @@
  * loaded here; the SDK is set up by `./tracing` when an OTLP endpoint is configured. While tracing
  * is off every helper is one boolean test, then a direct call.
  */
-import { SpanKind, SpanStatusCode, context, isSpanContextValid, propagation, trace, type Attributes, type Span } from '@opentelemetry/api';
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode, context, isSpanContextValid, propagation, trace, type Attributes, type Span } from '@opentelemetry/api';
 
 export const TRACER_NAME = 'collections';
 
@@ -31,6 +31,23 @@ export function currentTraceIds(): { trace_id: string; span_id: string } | null 
   const spanContext = trace.getActiveSpan()?.spanContext();
   if (!spanContext || !isSpanContextValid(spanContext)) return null;
   return { trace_id: spanContext.traceId, span_id: spanContext.spanId };
+}
+
+/**
+ * The W3C `traceparent` of the active span, to keep with what is recorded now and handled later by
+ * another process (an event's webhook deliveries); null when tracing is off or no span is active.
+ */
+export function currentTraceparent(): string | null {
+  if (!active || !trace.getActiveSpan()) return null;
+  const carrier: Record<string, string> = {};
+  propagation.inject(context.active(), carrier);
+  return carrier.traceparent ?? null;
+}
+
+/** Runs `run` inside the trace `traceparent` names (kept by `currentTraceparent`), so its spans and log lines join that trace. */
+export async function inTraceOf<T>(traceparent: string | null, run: () => Promise<T>): Promise<T> {
+  if (!active || traceparent === null) return await run();
+  return await context.with(propagation.extract(ROOT_CONTEXT, { traceparent }), run);
 }
 
 /** Adds attributes to the active span (the API request's span inside a route). */

@@ -1,5 +1,5 @@
 /**
- * A dispatcher of the webhook delivery pool (`webhook-dispatcher-<slot>`, docs/architecture.md,
+ * A dispatcher of the webhook delivery pool (`webhook-dispatcher-<task queue>-<slot>`, docs/architecture.md,
  * Webhook delivery): it keeps one long-running activity (activities/webhook-dispatcher.ts) sending
  * the due deliveries of every webhook, run after run, for as long as the service runs. Nothing
  * signals it: new deliveries reach its activity through PostgreSQL, so its history grows by a few

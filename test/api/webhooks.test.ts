@@ -4,7 +4,6 @@ import { createApp } from '../../src/app';
 import { recordEvent } from '../../src/services/events';
 import { openDelivery, recordAttempt, setBasicCredentials } from '../../src/services/webhooks';
 import { webhookDeliveryWorkflowId } from '../../src/workflows/contracts/webhook-delivery';
-import { webhookActorId } from '../../src/workflows/contracts/webhook';
 import { launcherFromConfig } from '../../src/temporal/launcher';
 import { LIVE_METRICS_TOKEN, createMerchant, requester, testApp, testConfig, testSql, type Requester, type TestApp, type TestMerchant } from '../helpers';
 
@@ -309,21 +308,18 @@ describe('the attempt log and redelivery', () => {
     expect((await owner.request(`/api/webhooks/${hook.id}/deliveries`)).body.count).toBe(2);
   });
 
-  test('POST /deliveries hands a fresh delivery of that event to that webhook\'s actor', async () => {
+  test('POST /deliveries records a fresh delivery of that event for the dispatch pool, starting no workflow of its own', async () => {
     const owner = await createMerchant(ctx.app);
     const hook = await createHook(owner);
     const event = await recordEvent(testSql(), { organizationId: owner.organization.id, type: 'contact.created', data: { a: 1 }, author: null });
     const response = await owner.request(`/api/webhooks/${hook.id}/deliveries`, { form: { event: String(event.id) } });
     expect(response.status).toBe(202);
     expect(response.body).toMatchObject({ webhook: hook.id, event: event.id, redelivery: true, status: 'pending', attempts: [] });
-    const workflowId = webhookActorId(hook.id);
-    startedWorkflows.push(workflowId);
-    const description = await ctx.client.workflow.getHandle(workflowId).describe();
-    expect(description.type).toBe('webhookV2');
-    expect(description.taskQueue).toBe(ctx.taskQueue);
-    expect(description.typedSearchAttributes.getAll().map((pair) => [pair.key.name, pair.value])).toEqual(
-      expect.arrayContaining([['OrganizationId', String(owner.organization.id)], ['WebhookId', String(hook.id)]]),
-    );
+    const started = [];
+    for await (const execution of ctx.client.workflow.list({ query: `WebhookId = "${hook.id}"` })) started.push(execution);
+    expect(started).toEqual([]);
+    const [row] = await testSql()<{ status: string; redelivery: boolean }[]>`select status, redelivery from webhook_deliveries where id = ${response.body.id}`;
+    expect(row).toEqual({ status: 'pending', redelivery: true });
     expect((await owner.request(`/api/webhooks/${hook.id}/deliveries`)).body.results[0].id).toBe(response.body.id);
   });
 

@@ -12,7 +12,6 @@ import { join } from 'node:path';
 import { recordEvent } from '../../src/services/events';
 import { deleteWebhook } from '../../src/services/webhooks';
 import { outboxSweepScheduleId } from '../../src/workflows/contracts/sweeps';
-import { webhookActorId } from '../../src/workflows/contracts/webhook';
 import {
   ROOT, createMerchant, eventually, numberSequence, startWorker, testApp, testClient, testSql, uniqueTaskQueue, type TestMerchant, type WorkerProcess, type WorkerRuntime,
 } from '../helpers';
@@ -87,13 +86,8 @@ describe('events and their deliveries', () => {
     await eventually('both receivers to get the event', async () => receiver.requests(first).length === 1 && receiver.requests(second).length === 1);
     const rows = await deliveriesOf(merchant.organization.id);
     expect(rows.map((row) => row.webhookId)).toEqual(hooks);
-    const client = await testClient();
-    const description = await client.workflow.getHandle(webhookActorId(hooks[0]!)).describe();
-    expect(description.typedSearchAttributes.getAll().map((pair) => [pair.key.name, pair.value])).toEqual(expect.arrayContaining([
-      ['OrganizationId', String(merchant.organization.id)], ['WebhookId', String(hooks[0])],
-    ]));
-    // One actor per webhook that has a delivery; an event nobody listens to recorded no delivery and started nothing.
-    await eventually('visibility to list the actors', async () => (await executions(merchant.organization.id, 'webhookV2')) === 2);
+    // No workflow per webhook (the dispatch pool sends them); an event nobody listens to recorded no delivery and started nothing.
+    expect(await executions(merchant.organization.id, 'webhookV2')).toBe(0);
     expect(await testSql()`select 1 from webhook_deliveries where event_id = ${unheard!.id}`).toHaveLength(0);
     expect(await executions(merchant.organization.id, 'eventDispatch')).toBe(0);
   });
@@ -142,10 +136,11 @@ describe('events and their deliveries', () => {
       from webhook_delivery_attempts a join webhook_deliveries d on d.id = a.delivery_id where d.organization_id = ${merchant.organization.id}`;
     expect(attempts!.n).toBe(25 + attempts!.unknown);
     expect(receiver.requests(path).length).toBeLessThanOrEqual(attempts!.n);
-    await eventually('visibility to list the actor', async () => (await executions(merchant.organization.id, 'webhookV2')) === 1);
+    // Sent by the dispatch pool: no workflow per webhook.
+    expect(await executions(merchant.organization.id, 'webhookV2')).toBe(0);
   });
 
-  test('events recorded before deliveries were (never dispatched) get their delivery rows from migration 024, and the sweep hands those to the actors', async () => {
+  test('events recorded before deliveries were (never dispatched) get their delivery rows from migration 024, and the dispatch pool sends them', async () => {
     const taskQueue = uniqueTaskQueue('undispatched');
     schedules.push(outboxSweepScheduleId(taskQueue));
     await launch(taskQueue, { OUTBOX_SWEEP: 'true', OUTBOX_SWEEP_INTERVAL_SECONDS: '1', OUTBOX_GRACE_SECONDS: '0' });
@@ -176,7 +171,7 @@ describe('events and their deliveries', () => {
     const [row] = await sql<{ workflowId: string }[]>`select workflow_id as "workflowId" from webhook_deliveries where event_id = ${heard}`;
     expect(row!.workflowId).toBe(`webhook-delivery-${heard}-${webhookId}`);
 
-    await eventually('the sweep to deliver the event through the webhook\'s actor', async () => receiver.requests(path).length === 1, 30_000);
+    await eventually('the pool to deliver the event', async () => receiver.requests(path).length === 1, 30_000);
     expect(JSON.parse(receiver.requests(path)[0]!.body).data).toEqual({ undispatched: true });
     await eventually('the delivery to be closed', async () => (await deliveriesOf(merchant.organization.id))[0]?.status === 'delivered', 30_000);
     expect((await deliveriesOf(merchant.organization.id)).map((delivery) => [delivery.eventId, delivery.webhookId])).toEqual([[heard, webhookId]]);

@@ -411,7 +411,8 @@ describe('the dispatch pool', () => {
       args: [{ webhookId: hook.id, organizationId: merchant.organization.id, schedule: { retryDelaysMs: TEST_SCHEDULE_MS, jitter: TEST_JITTER }, senderTaskQueue: webhookSenderTaskQueue(ctx.taskQueue) }],
     });
     const event = await recordEvent(testSql(), { organizationId: merchant.organization.id, type: 'contact.created', data: { handover: true }, author: null });
-    expect(await ctx.launcher.handOverWebhookActors()).toBeGreaterThanOrEqual(1);
+    // The worker's start does this for every open actor; visibility lists a new one within moments.
+    await eventually('the actor to be listed and woken', async () => (await ctx.launcher.handOverWebhookActors()) >= 1);
     expect(await actor.result()).toMatchObject({ ended: 'handed-over' });
     expect(await deliveryResult(merchant, hook.id, event.id)).toMatchObject({ outcome: 'delivered', attempts: 1 });
     await recordHistory(client, webhookActorId(hook.id), 'webhook-actor-v2-handed-over-to-pool');

@@ -1,6 +1,6 @@
 /**
  * The webhook delivery pool's contract: a fixed number of dispatchers (`WEBHOOK_DISPATCHERS`), each
- * a workflow (`webhook-dispatcher-<slot>`) that keeps one long-running activity sending the due
+ * a workflow (`webhook-dispatcher-<task queue>-<slot>`) that keeps one long-running activity sending the due
  * deliveries of every webhook (activities/webhook-dispatcher.ts). Safe to import from workflow
  * code and from clients alike: no I/O, no Node built-ins.
  */
