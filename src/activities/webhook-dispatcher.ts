@@ -43,16 +43,16 @@ const POLL_MS = 1_000;
 const RUN_MS = 5 * 60_000;
 /** How often, at most, a webhook that keeps failing is checked for disabling. */
 const DISABLE_CHECK_MS = 10_000;
-/** A webhook and its organization's secrets are read again after this long (an updated target, a rotated secret). */
-const TARGET_FRESH_MS = 2_000;
-
-type Target = { webhook: LiveWebhook; secrets: DeliverySecrets; readAt: number };
+/** A webhook and its organization's secrets as the rows of one claim send them (`claim`: that claim's number). */
+type Target = { webhook: LiveWebhook; secrets: DeliverySecrets; claim: number };
 
 /** One run of a dispatcher: its window in flight, what it read of each webhook, and what came of its attempts. */
 class DispatchRun {
   readonly inFlight = new Map<number, Promise<void>>();
   readonly counts: DispatcherResult = { delivered: 0, failed: 0, gone: 0, attempts: 0 };
-  readonly targets = new Map<number, Target>();
+  readonly targets = new Map<number, Promise<Target | null>>();
+  /** Claims made so far: a webhook is read again for the rows of each new claim (an updated target, a rotated secret or credentials count at once). */
+  claims = 0;
   /** When each webhook that failed was last checked for disabling. */
   readonly checkedAt = new Map<number, number>();
   /** The soonest retry this run scheduled and has not reached yet: it looks again then, not at its next poll. */
@@ -61,19 +61,32 @@ class DispatchRun {
 
   constructor(readonly deps: WebhookActivityDeps, readonly transport: TransportSettings, readonly schedule: RetrySchedule) {}
 
-  /** The webhook as its next attempt sends it, or null when it takes deliveries no more (its pending rows are then cancelled). */
-  async target(webhookId: number): Promise<Target | null> {
+  /**
+   * The webhook as the rows of the current claim send it, read once per claim, or null when it takes
+   * deliveries no more (its pending rows are then cancelled).
+   */
+  target(webhookId: number): Promise<Target | null> {
+    const claim = this.claims;
     const known = this.targets.get(webhookId);
-    if (known && Date.now() - known.readAt < TARGET_FRESH_MS) return known;
+    const reading = known ?? this.read(webhookId, claim);
+    if (known === undefined) this.targets.set(webhookId, reading);
+    return reading.then((target) => (target === null || target.claim === claim ? target : this.reread(webhookId, claim)));
+  }
+
+  private reread(webhookId: number, claim: number): Promise<Target | null> {
+    const reading = this.read(webhookId, claim);
+    this.targets.set(webhookId, reading);
+    return reading;
+  }
+
+  private async read(webhookId: number, claim: number): Promise<Target | null> {
     const webhook = await readWebhook(this.deps.sql, webhookId);
     if (webhook === null || webhook.deletedAt !== null || webhook.disabledAt !== null) {
       this.targets.delete(webhookId);
       await cancelPending(this.deps.sql, webhookId);
       return null;
     }
-    const target = { webhook, secrets: await deliverySecrets(this.deps.sql, webhook.organizationId), readAt: Date.now() };
-    this.targets.set(webhookId, target);
-    return target;
+    return { webhook, secrets: await deliverySecrets(this.deps.sql, webhook.organizationId), claim };
   }
 
   /** Starts the attempts of claimed rows; a row of a webhook that ended meanwhile is given back (and cancelled with the rest). */
@@ -158,6 +171,7 @@ export async function dispatchDeliveries(
       if (!stopping && run.inFlight.size < window) {
         const wanted = window - run.inFlight.size;
         const claimed = await claimDueAcrossWebhooks(sql, { limit: wanted, perWebhook: webhooks.concurrency, leaseMs: LEASE_MS, dispatchQueue: webhooks.dispatchQueue });
+        if (claimed.length > 0) run.claims += 1;
         run.start(claimed);
         room = claimed.length < wanted;
       }
