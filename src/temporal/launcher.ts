@@ -208,9 +208,10 @@ function createLauncher(client: Client, sql: Queryable, settings: LauncherSettin
      */
     async handOverWebhookActors(): Promise<number> {
       let woken = 0;
-      const open = client.workflow.list({ query: `(WorkflowType = 'webhookV2' OR WorkflowType = 'webhook') AND ExecutionStatus = 'Running'` });
-      for await (const execution of open) {
-        if (await signalIfRunning(client, execution.workflowId, deliveriesQueuedSignal, [])) woken += 1;
+      for (const type of ['webhook', 'webhookV2']) {
+        for await (const execution of client.workflow.list({ query: `WorkflowType = '${type}' AND ExecutionStatus = 'Running'` })) {
+          if (await signalIfRunning(client, execution.workflowId, deliveriesQueuedSignal, [])) woken += 1;
+        }
       }
       return woken;
     },
