@@ -22,6 +22,16 @@ export const LEASE_MS = 3 * WEBHOOK_TIMEOUT_MS;
 
 const UNKNOWN_OUTCOME = 'The sender stopped during this attempt (its worker ended), so whether the receiver got it is unknown; it was not sent again.';
 
+/** Runs `task` at most once per `everyMs` (a sender's heartbeat, its checks). */
+export const every = (everyMs: number, task: () => Promise<void> | void) => {
+  let last = 0;
+  return async () => {
+    if (Date.now() - last < everyMs) return;
+    last = Date.now();
+    await task();
+  };
+};
+
 /** What came of an attempt: its outcome as logged, whether the delivery is final, and when the next attempt is due. */
 type AttemptMade = { outcome: AttemptOutcome; final: boolean; nextAttemptAt: Date | null };
 

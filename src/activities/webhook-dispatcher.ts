@@ -30,7 +30,7 @@ import { deliverySecrets, readWebhook, type DeliverySecrets, type LiveWebhook } 
 import { disableIfFailing } from '../services/webhook-recovery';
 import type { DispatcherInput, DispatcherResult } from '../workflows/contracts/webhook-dispatcher';
 import { inTraceOf } from '../telemetry/trace-context';
-import { LEASE_MS, attemptClaimed } from './webhook-attempt';
+import { LEASE_MS, attemptClaimed, every } from './webhook-attempt';
 import type { TransportSettings } from './webhook-http';
 import type { WebhookActivityDeps } from './webhooks';
 import type { Wakeups } from './webhook-wakeups';
@@ -142,16 +142,6 @@ class DispatchRun {
     log.info('webhook disabled: its target failed every attempt for the configured period', { webhookId });
   }
 }
-
-/** Runs `task` at most once per `everyMs`. */
-const every = (everyMs: number, task: () => Promise<void> | void) => {
-  let last = 0;
-  return async () => {
-    if (Date.now() - last < everyMs) return;
-    last = Date.now();
-    await task();
-  };
-};
 
 export async function dispatchDeliveries(
   deps: WebhookActivityDeps, transport: TransportSettings, wakeups: Wakeups, schedule: RetrySchedule, input: DispatcherInput,

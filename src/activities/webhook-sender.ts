@@ -17,7 +17,7 @@ import { deliverySecrets, readWebhook, type DeliverySecrets, type LiveWebhook } 
 import { disableIfFailing } from '../services/webhook-recovery';
 import type { WebhookEnd, SenderInput, SenderResult } from '../workflows/contracts/webhook';
 import type { WebhookActivityDeps } from './webhooks';
-import { LEASE_MS, attemptClaimed } from './webhook-attempt';
+import { LEASE_MS, attemptClaimed, every } from './webhook-attempt';
 import type { TransportSettings } from './webhook-http';
 import type { Wakeups } from './webhook-wakeups';
 
@@ -109,16 +109,6 @@ class SenderRun {
 
 /** The sender's wait for new rows: when it ends at the latest, and its end. */
 type Wake = { deadline: number; done: Promise<void> };
-
-/** Runs `task` at most once per `everyMs`. */
-const every = (everyMs: number, task: () => Promise<void>) => {
-  let last = 0;
-  return async () => {
-    if (Date.now() - last < everyMs) return;
-    last = Date.now();
-    await task();
-  };
-};
 
 /**
  * Drains the webhook's due deliveries until nothing has been due for a moment (`idle`, with when
