@@ -48,8 +48,8 @@ export async function recordEvent(tx: Queryable, event: NewEvent): Promise<Recor
       values (${event.organizationId}, ${event.type}, ${tx.json(event.data as Parameters<typeof tx.json>[0])}, ${event.author}, ${currentTraceparent()})
       returning ${tx.unsafe(EVENT_COLUMNS)}
     ), deliveries as (
-      insert into webhook_deliveries (workflow_id, organization_id, webhook_id, event_id, redelivery)
-      select 'webhook-delivery-' || event.id || '-' || w.id, w.organization_id, w.id, event.id, false
+      insert into webhook_deliveries (workflow_id, organization_id, webhook_id, event_id, redelivery, workflow_started_at)
+      select 'webhook-delivery-' || event.id || '-' || w.id, w.organization_id, w.id, event.id, false, now()
       from event join webhooks w on w.organization_id = event."organizationId" and w.event = event.type and w.deleted_at is null and w.disabled_at is null
         -- A payment's callback URL hears of that payment only.
         and (w.payment_id is null or w.payment_id = (event.data->>'id')::bigint)
@@ -77,9 +77,9 @@ type RedeliveryTarget = { organizationId: OrganizationId; webhookId: number; eve
  */
 export async function recordRedeliveries(tx: Queryable, target: RedeliveryTarget, eventIds: Fragment): Promise<PendingDelivery[]> {
   const rows = await tx<{ id: number; eventId: number }[]>`
-    insert into webhook_deliveries (id, workflow_id, organization_id, webhook_id, event_id, redelivery, recovery_id)
+    insert into webhook_deliveries (id, workflow_id, organization_id, webhook_id, event_id, redelivery, recovery_id, workflow_started_at)
     select next.id, 'webhook-delivery-' || next.event_id || '-' || ${target.webhookId}::bigint || '-redelivery-' || next.id,
-           ${target.organizationId}, ${target.webhookId}, next.event_id, true, ${target.recoveryId ?? null}::bigint
+           ${target.organizationId}, ${target.webhookId}, next.event_id, true, ${target.recoveryId ?? null}::bigint, now()
     from (select nextval(pg_get_serial_sequence('webhook_deliveries', 'id'))::bigint as id, wanted.id as event_id
           from (${eventIds}) wanted order by wanted.id) next
     order by next.id

@@ -130,8 +130,3 @@ export async function cancelPending(sql: Queryable, webhookId: number): Promise<
     returning id`;
   return rows.length;
 }
-
-/** After a commit recorded deliveries: marked handed over, so the outbox sweep passes them by (the pool finds them itself). */
-export async function markHandedOver(sql: Queryable, deliveryIds: readonly number[]): Promise<void> {
-  await sql`update webhook_deliveries set workflow_started_at = now() where id = any(${deliveryIds as number[]}::bigint[]) and workflow_started_at is null`;
-}

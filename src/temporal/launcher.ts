@@ -23,7 +23,6 @@ import { networkHintSignal, type NetworkHint } from '../workflows/contracts/comm
 import { searchAttributes } from '../workflows/contracts/search-attributes';
 import { deliveriesQueuedSignal, webhookSenderTaskQueue } from '../workflows/contracts/webhook';
 import { webhookDispatcherId } from '../workflows/contracts/webhook-dispatcher';
-import { markHandedOver } from '../services/webhook-queue';
 import type { Queryable } from '../db';
 import type { StartableWorkflow, StartableWorkflows } from '../workflows/registry';
 
@@ -167,14 +166,12 @@ function createLauncher(client: Client, sql: Queryable, settings: LauncherSettin
     },
 
     /**
-     * A webhook's recorded deliveries (first deliveries and redeliveries alike): nothing to start or
-     * signal, the pool's dispatchers find the rows themselves (their commit notified them); they are
-     * only marked handed over, so the outbox sweep passes them by. True: handed over.
+     * A webhook's recorded deliveries (first deliveries and redeliveries alike): nothing to start,
+     * signal or write. The rows were recorded handed over (services/events.ts) and their commit
+     * notified the pool's dispatchers, which find them themselves. True: handed over.
      */
     async queueDeliveries(deliveries: readonly PendingDelivery[]): Promise<boolean> {
-      if (deliveries.length === 0) return false;
-      await markHandedOver(sql, deliveries.map((delivery) => delivery.id));
-      return true;
+      return deliveries.length > 0;
     },
 
     /**
