@@ -32,6 +32,14 @@ export const every = (everyMs: number, task: () => Promise<void> | void) => {
   };
 };
 
+/**
+ * Keeps `attempt` among the POSTs in flight until it settles; its error, the first of a run, is
+ * kept for the run to end with.
+ */
+export function trackInFlight(inFlight: Map<number, Promise<void>>, deliveryId: number, attempt: Promise<void>, onError: (error: unknown) => void): void {
+  inFlight.set(deliveryId, attempt.catch(onError).finally(() => inFlight.delete(deliveryId)));
+}
+
 /** What came of an attempt: its outcome as logged, whether the delivery is final, and when the next attempt is due. */
 type AttemptMade = { outcome: AttemptOutcome; final: boolean; nextAttemptAt: Date | null };
 

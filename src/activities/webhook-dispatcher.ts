@@ -30,7 +30,7 @@ import { deliverySecrets, readWebhook, type DeliverySecrets, type LiveWebhook } 
 import { disableIfFailing } from '../services/webhook-recovery';
 import type { DispatcherInput, DispatcherResult } from '../workflows/contracts/webhook-dispatcher';
 import { inTraceOf } from '../telemetry/trace-context';
-import { LEASE_MS, attemptClaimed, every } from './webhook-attempt';
+import { LEASE_MS, attemptClaimed, every, trackInFlight } from './webhook-attempt';
 import type { TransportSettings } from './webhook-http';
 import type { WebhookActivityDeps } from './webhooks';
 import type { Wakeups } from './webhook-wakeups';
@@ -96,14 +96,7 @@ class DispatchRun {
 
   /** Starts the attempts of claimed rows; a row of a webhook that ended meanwhile is given back (and cancelled with the rest). */
   start(claimed: readonly ClaimedDelivery[]): void {
-    for (const item of claimed) {
-      const attempt = this.attempt(item)
-        .catch((error: unknown) => {
-          this.failure ??= error;
-        })
-        .finally(() => this.inFlight.delete(item.deliveryId));
-      this.inFlight.set(item.deliveryId, attempt);
-    }
+    for (const item of claimed) trackInFlight(this.inFlight, item.deliveryId, this.attempt(item), (error) => { this.failure ??= error; });
   }
 
   async attempt(item: ClaimedDelivery): Promise<void> {

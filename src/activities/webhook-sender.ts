@@ -17,7 +17,7 @@ import { deliverySecrets, readWebhook, type DeliverySecrets, type LiveWebhook } 
 import { disableIfFailing } from '../services/webhook-recovery';
 import type { WebhookEnd, SenderInput, SenderResult } from '../workflows/contracts/webhook';
 import type { WebhookActivityDeps } from './webhooks';
-import { LEASE_MS, attemptClaimed, every } from './webhook-attempt';
+import { LEASE_MS, attemptClaimed, every, trackInFlight } from './webhook-attempt';
 import type { TransportSettings } from './webhook-http';
 import type { Wakeups } from './webhook-wakeups';
 
@@ -73,12 +73,7 @@ class SenderRun {
   fill(): void {
     while (this.end === null && this.failure === null && this.buffer.length > 0 && this.inFlight.size < this.input.concurrency) {
       const item = this.buffer.shift() as ClaimedDelivery;
-      const attempt = this.attempt(item)
-        .catch((error: unknown) => {
-          this.failure ??= error;
-        })
-        .finally(() => this.inFlight.delete(item.deliveryId));
-      this.inFlight.set(item.deliveryId, attempt);
+      trackInFlight(this.inFlight, item.deliveryId, this.attempt(item), (error) => { this.failure ??= error; });
     }
   }
 
