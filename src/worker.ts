@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from './activities';
 import { loadConfig, type Config } from './config';
-import { createSql, surviveWritesOnClosedConnections, type Sql } from './db';
+import { createSql, surviveWritesOnClosedConnections } from './db';
 import { logger } from './log';
 import { createConnectors, createNetworks } from './network/connections';
 import { WORKFLOW_INTERCEPTOR_MODULES, startWorkerTelemetry } from './telemetry/worker';
@@ -74,11 +74,13 @@ async function runWorker(): Promise<void> {
     const client = await connectClient(config.temporal, telemetry.clientInterceptors);
     hold('the Temporal client\'s connection', () => client.connection.close());
     const launcher = launcherFromConfig(client, sql, config, (message, fields) => logger.warn(message, fields));
-    const activities = createActivities({ sql, launcher, sandbox: config.sandbox, webhooks: config.webhooks, network: createNetworks(config, sql, launcher) });
+    const connectors = createConnectors(config, sql);
+    const activities = createActivities({ sql, launcher, sandbox: config.sandbox, webhooks: config.webhooks, network: createNetworks(config, sql, launcher, connectors) });
     const worker = await Worker.create(workerOptions(config, connection, activities, telemetry));
     const senders = await Worker.create(senderOptions(config, connection, activities, telemetry));
     await runUntilShutdown(allOf([worker, senders]), hold, (stop) => {
-      if (config.mpesa?.registerUrlsAtStart) void registerPaybillUrls(config, sql);
+      // What each operator needs done at the worker's start (Daraja: the paybill's URLs registered); never stops the worker.
+      for (const connector of connectors) void connector.atWorkerStart?.();
       void startWebhookPool(launcher);
       // The Schedules are set up beside the running worker: a server slow to answer them must not
       // keep the worker from its task queue, nor stop it.
@@ -101,20 +103,6 @@ async function startWebhookPool(launcher: Launcher): Promise<void> {
     if (handedOver > 0) logger.info('webhook actors of an earlier shape woken to hand over to the dispatch pool', { handedOver });
   } catch (error) {
     logger.warn('webhook dispatch pool not ensured at start; the outbox sweep starts its dispatchers', { error });
-  }
-}
-
-/**
- * Registers the paybill's validation and confirmation URLs with Daraja (idempotent; production
- * Daraja takes one registration, so a refusal of a repeat is only logged). It never stops the worker.
- */
-async function registerPaybillUrls(config: Config, sql: Sql): Promise<void> {
-  try {
-    const outcome = await createConnectors(config, sql).daraja!.registerUrls();
-    if (outcome.registered) logger.info('paybill URLs registered with Daraja', { detail: outcome.detail });
-    else logger.warn('Daraja did not register the paybill URLs (a production shortcode takes one registration)', { detail: outcome.detail });
-  } catch (error) {
-    logger.warn('paybill URLs not registered: Daraja did not answer', { error });
   }
 }
 

@@ -2,7 +2,7 @@ import { Elysia } from 'elysia';
 import * as v from 'valibot';
 import { SUPPORTED_CURRENCIES } from '../domain/money';
 import { withinHorizon } from '../domain/dates';
-import { connectionsOf, networkByName, reportedPaymentNetwork, reportsPayments, type Connections, type Network } from '../domain/networks';
+import { networkByName, reportedPaymentNetwork, reportsPayments, type Connections, type Network } from '../domain/networks';
 import type { AppDeps } from '../http/context';
 import { ApiError } from '../http/errors';
 import { fieldErrors } from '../domain/errors';
@@ -62,8 +62,8 @@ async function authenticateNetwork(sql: AppDeps['sql'], request: Request, connec
  * authenticated with that network's secret (`Authorization: Bearer <secret>`, issued by the admin
  * CLI), not with a merchant's key. A repeated report of a transaction is accepted and does nothing.
  */
-export const networkCallbackRoutes = ({ sql, launcher, config }: AppDeps) => {
-  const connections = connectionsOf(config);
+export const networkCallbackRoutes = ({ sql, launcher, networks }: AppDeps) => {
+  const connections = networks.connections;
   const reporters = new WeakMap<Request, Network>();
   return new Elysia({ name: 'network-callbacks' })
     // Credentials before the body: the reporter is judged as the request arrives, before the body is

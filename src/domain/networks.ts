@@ -1,4 +1,4 @@
-import { countriesOfCurrency, currenciesOfCountry, currencyAmountProblem, currencyDecimals, type Currency } from './money';
+import { countriesOfCurrency, currenciesOfCountry, currencyAmountProblem, type Currency } from './money';
 import { isSandboxTestNumber } from './phone';
 
 /**
@@ -118,65 +118,18 @@ function networkForCollection(e164: string, currency: string, sandboxMode: boole
   return { network: known };
 }
 
-/**
- * The networks a real operator's connector serves, by connector: Daraja serves Safaricom; MoMo
- * serves one network per market (`MOMO_MARKETS`), MTN Uganda being the market of the single-market
- * MTN_MOMO_* variables unless they name another.
- */
-export const CONNECTED_NETWORK = { daraja: 'Safaricom', momo: 'MTN Uganda' } as const;
+/** What moves money at the door: a collection (a prompt), a payment, or a reversal of a collection. */
+export type MoneyOperation = 'collection' | 'payment' | 'reversal';
 
 /**
- * The MTN MoMo markets the service knows: the network each target environment serves, and the
- * currency it moves there. MoMo's own `sandbox` environment (EUR at MoMo) may stand in for any of them.
+ * What the door knows of the connectors (src/network/registry.ts builds it): sandbox mode, the
+ * networks with a connector, and the operator's own amount rule on each (null when it takes the amount).
  */
-export const MOMO_MARKETS = [
-  { targetEnvironment: 'mtnuganda', network: 'MTN Uganda', currency: 'UGX' },
-  { targetEnvironment: 'mtnghana', network: 'MTN Ghana', currency: 'GHS' },
-  { targetEnvironment: 'mtnrwanda', network: 'MTN Rwanda', currency: 'RWF' },
-] as const;
-export const MOMO_SANDBOX_ENVIRONMENT = 'sandbox';
-
-/** The Airtel Money networks by country: the Airtel connector serves those of the countries it is configured for. */
-const AIRTEL_NETWORKS: Readonly<Record<string, string>> = {
-  UG: 'Airtel Uganda', KE: 'Airtel Kenya', TZ: 'Airtel Tanzania', RW: 'Airtel Rwanda', CD: 'Airtel DRC',
+export type Connections = {
+  sandboxMode: boolean;
+  connected: ReadonlySet<string>;
+  amountProblem?: (network: Network, currency: string, amount: string, operation: MoneyOperation) => string | null;
 };
-
-/** The network names the Airtel connector serves in `countries`. */
-export const airtelNetworks = (countries: readonly { country: string }[]): string[] =>
-  countries.flatMap(({ country }) => (AIRTEL_NETWORKS[country] ? [AIRTEL_NETWORKS[country]] : []));
-
-/**
- * The Vodacom markets of the M-Pesa OpenAPI the service knows: the market code its calls name
- * (`input_Country`), the API context of its URLs, the network it serves, and the currencies it may
- * move there (the first is the default; VODACOM_MARKETS names another: `DRC:CDF`).
- */
-export const VODACOM_MARKETS = [
-  { market: 'TZN', context: 'vodacomTZN', network: 'Vodacom Tanzania', currencies: ['TZS'] },
-  { market: 'DRC', context: 'vodacomDRC', network: 'Vodacom DRC', currencies: ['USD', 'CDF'] },
-] as const;
-
-/**
- * The configuration that says which networks have a connector: Daraja's settings, the MoMo markets,
- * the countries Airtel serves and the Vodacom markets.
- */
-type ConnectorConfig = {
-  mpesa: unknown; momoMarkets: readonly { network: string }[]; airtel: { countries: readonly { country: string }[] } | null;
-  vodacom?: { markets: readonly { network: string }[] } | null;
-};
-
-/** The networks a configured connector serves (their real currency goes to the operator, not the sandbox). */
-export function connectedNetworks(config: ConnectorConfig): ReadonlySet<string> {
-  return new Set([
-    ...(config.mpesa ? [CONNECTED_NETWORK.daraja] : []), ...config.momoMarkets.map((market) => market.network), ...airtelNetworks(config.airtel?.countries ?? []),
-    ...(config.vodacom?.markets ?? []).map((market) => market.network),
-  ]);
-}
-
-export type Connections = { sandboxMode: boolean; connected: ReadonlySet<string> };
-
-/** The connections of a configuration: sandbox mode and the networks with a connector. */
-export const connectionsOf = (config: ConnectorConfig & { sandbox: boolean }): Connections =>
-  ({ sandboxMode: config.sandbox, connected: connectedNetworks(config) });
 
 /**
  * Why the sandbox may not move `currency` for `network`, a network with no connector (null when
@@ -207,20 +160,10 @@ export function networkForMoney(e164: string, currency: string, connections: Con
   return problem === null ? choice : { problem };
 }
 
-/**
- * The operator's own amount rules, for a connected network (null when the amount is fine): M-Pesa
- * (Daraja) and Airtel Money take whole amounts; MoMo and Vodacom's M-Pesa OpenAPI take the currency's
- * minor units, so whole amounts of a currency without them (UGX, RWF, TZS). Any other amount follows its currency's rule (`currencyAmountProblem`).
- */
-export function operatorAmountProblem(network: Network, currency: string, amount: string, connected: ReadonlySet<string>): string | null {
-  if (currency === 'BXC' || !connected.has(network.name)) return null;
-  const [, fraction = ''] = amount.split('.');
-  if (/^0*$/.test(fraction)) return null;
-  const airtel = Object.values(AIRTEL_NETWORKS).includes(network.name);
-  if (network.name !== CONNECTED_NETWORK.daraja && !airtel && currencyDecimals(currency) !== 0) return null;
-  const vodacom = VODACOM_MARKETS.some((market) => market.network === network.name);
-  const operator = network.name === CONNECTED_NETWORK.daraja || vodacom ? 'M-Pesa' : airtel ? 'Airtel Money' : network.name.startsWith('MTN ') ? 'MTN MoMo' : network.name;
-  return `${operator} takes whole amounts only: enter ${currency} without decimals.`;
+/** The operator's own amount rule, for a connected network (null when the amount is fine, or for BXC and networks with no connector). */
+export function operatorAmountProblem(network: Network, currency: string, amount: string, connections: Connections, operation: MoneyOperation = 'collection'): string | null {
+  if (currency === 'BXC' || !connections.connected.has(network.name)) return null;
+  return connections.amountProblem?.(network, currency, amount, operation) ?? null;
 }
 
 /**
@@ -229,13 +172,12 @@ export function operatorAmountProblem(network: Network, currency: string, amount
  * breaks them as field errors on `phonenumber` and `amount`.
  */
 export function moneyNetwork(
-  e164: string, currency: string, amount: string, config: ConnectorConfig & { sandbox: boolean },
+  e164: string, currency: string, amount: string, connections: Connections, operation: MoneyOperation = 'collection',
 ): { network: Network | null; errors: Record<string, string[]> } {
-  const connections = connectionsOf(config);
   const choice = networkForMoney(e164, currency, connections);
   const errors: Record<string, string[]> = {};
   if (choice.problem !== undefined) errors.phonenumber = [choice.problem];
-  const amountProblem = (choice.network ? operatorAmountProblem(choice.network, currency, amount, connections.connected) : null)
+  const amountProblem = (choice.network ? operatorAmountProblem(choice.network, currency, amount, connections, operation) : null)
     ?? currencyAmountProblem(currency, amount);
   if (amountProblem !== null) errors.amount = [amountProblem];
   return { network: choice.network ?? null, errors };

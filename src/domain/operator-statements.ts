@@ -19,13 +19,12 @@
 import { UnreadableCsvError, csvRecords } from './csv';
 import { quoted } from './errors';
 import { sumAmounts } from './money';
-import { CONNECTED_NETWORK } from './networks';
 
 type StatementFormat = 'mpesa' | 'momo';
 
 /** The statement a network's operator exports: M-PESA's for Safaricom, MoMo's for MTN Uganda; null for a network with none read here. */
 export const statementFormatOf = (network: string): StatementFormat | null =>
-  network === CONNECTED_NETWORK.daraja ? 'mpesa' : network === CONNECTED_NETWORK.momo ? 'momo' : null;
+  network === 'Safaricom' ? 'mpesa' : network === 'MTN Uganda' ? 'momo' : null;
 
 /** One line of an operator's statement. */
 export type OperatorLine = {

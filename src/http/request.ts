@@ -159,9 +159,15 @@ type BodyOptions = {
    * in the operator's shape, never a 4xx): it gets an `UnreadableBody` instead of the 400, 413 or 415.
    */
   answersUnreadable?: boolean;
+  /** The body's bytes are kept for the route (`rawBodyOf`): a signature covers them as they came. */
+  keepsRawBody?: boolean;
 };
 const DEFAULT_BODY: BodyOptions = { limit: MAX_BODY_BYTES };
 const BODY_OPTIONS = new Map<string, BodyOptions>();
+
+/** The bytes of each request whose route keeps them (`keepsRawBody`), as they arrived. */
+const RAW_BODIES = new WeakMap<Request, Uint8Array>();
+export const rawBodyOf = (request: Request): Uint8Array => RAW_BODIES.get(request) ?? new Uint8Array(0);
 
 /** Gives one route (its method and route path) its own body reading; every other route reads by the default. */
 export function declareBodyOptions(method: string, path: string, options: BodyOptions): void {
@@ -304,6 +310,7 @@ async function parseBodyByMediaType(request: Request, options: BodyOptions): Pro
   const isMultipart = mediaType === 'multipart/form-data';
   const isCsv = mediaType === 'text/csv' && options.csv !== undefined;
   const bytes = await readBodyBytes(request, options.limit);
+  if (options.keepsRawBody) RAW_BODIES.set(request, bytes);
   if (bytes.byteLength === 0) return {};
   if (!isJson && !isForm && !isMultipart && !isCsv) throw unsupportedMediaType(mediaType || 'none');
   // The API takes text fields only (a route's CSV file aside), so every body, multipart included, must be UTF-8.

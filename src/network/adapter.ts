@@ -1,10 +1,16 @@
 /**
- * What the service needs from a mobile network operator. Implementations: the sandbox network
- * (./sandbox.ts), M-Pesa Daraja for Safaricom (./daraja.ts), MTN MoMo for the MTN markets (./momo.ts),
- * Airtel Money (./airtel.ts), Vodacom M-Pesa through the M-Pesa OpenAPI (./vodacom.ts);
- * ./router.ts hands each call to the one that serves the network and currency.
+ * What the service needs from a mobile network operator (`NetworkAdapter`), and the contract every
+ * operator's connector fulfils (`Connector`, built by its `ConnectorUnit`). The sandbox network
+ * (./sandbox.ts) is an adapter of its own; each real operator is one folder, `./<operator>/`, whose
+ * unit ./registry.ts lists; ./router.ts hands each call to the connector that serves the network.
  */
-import type { Network } from '../domain/networks';
+import type * as v from 'valibot';
+import type { Queryable } from '../db';
+import type { RouteOperation } from '../http/route-docs';
+import type { Connections, MoneyOperation, Network } from '../domain/networks';
+
+export type { MoneyOperation } from '../domain/networks';
+import type { IncomingPaymentInput } from '../workflows/contracts/incoming-collection';
 
 export type PaymentPrompt = {
   requestId: number;
@@ -95,6 +101,11 @@ export type PayoutResult =
   | { status: 'pending'; remoteTransactionId: string | null };
 
 export interface NetworkAdapter {
+  /**
+   * Which networks have a connector, and each connector's own amount rules: the door's rules
+   * (domain/networks.ts `moneyNetwork`) read it before anything is stored or sent.
+   */
+  readonly connections: Connections;
   /** Sends money to a subscriber; idempotent per `reference` (a repeat reports the first send). */
   sendMoney(payout: Payout): Promise<PayoutResult>;
   /** Where a payout stands now (after `pending`). */
@@ -114,3 +125,129 @@ export interface NetworkAdapter {
   /** Tells the network a payment was refused by the merchant, with the merchant's reason. */
   rejectPayment(rejection: { network: Network; currency?: string; remoteTransactionId: string; reason: string | null }): Promise<void>;
 }
+
+/** The sandbox network: an adapter of its own, whose connections are the router's. */
+export type SandboxNetwork = Omit<NetworkAdapter, 'connections'>;
+
+/** A network a connector moves money on, and the currency it moves there. */
+export type Route = { network: string; currency: string };
+
+/**
+ * One operator's connector, built from its settings: moves money on its `routes`, believing only
+ * the operator's own status query. Idempotent per our references (a retried activity repeats the
+ * same operator id, and the operator refuses or ignores the repeat).
+ */
+export interface Connector {
+  readonly routes: readonly Route[];
+  requestPayment(prompt: PaymentPrompt): Promise<PromptResult>;
+  promptStatus(prompt: TakenPrompt): Promise<PromptStatus>;
+  reportedPaymentStatus(payment: ReportedPayment): Promise<ReportedPaymentStatus>;
+  sendMoney(payout: Payout): Promise<PayoutResult>;
+  payoutStatus(payout: Payout): Promise<PayoutResult>;
+  /** The registered name on a number; absent where the operator has no look-up (instant verification says "not supported"). */
+  lookupName?(phoneNumber: string, network: Network): Promise<NameLookup | null>;
+  /**
+   * The operator's own rule for `amount` (null when it takes it): checked at the door, after the
+   * network and before the currency's minor units (domain/money.ts).
+   */
+  amountProblem(network: Network, currency: string, amount: string, operation: MoneyOperation): string | null;
+  /** Starts what must be ready before the first call (sessions, limits), in the background. */
+  warmUp?(): void;
+  /** What the worker does with the operator at its start (Daraja registers the paybill's URLs); never throws. */
+  atWorkerStart?(): Promise<void>;
+}
+
+/** What a connector is built with: the database, where the operator calls back, and how often an operator is asked. */
+type ConnectorDeps = { sql: Queryable; callbackBaseUrl: string; statusPollSeconds: number };
+
+/** One operation a network stands in `network_operations` (services/network-operations.ts) for a callback to wake. */
+export type WakeTarget = { id: number; network: string; kind: string; reference: string; subject: string; workflowId: string };
+
+/**
+ * What the API hands a connector's callback routes: the database, the configuration, and the two
+ * things a callback may do: wake the workflow of one of our operations (keeping what was said as a
+ * hint, or as a status query's result), or start the confirmation of a payment nobody asked for.
+ */
+export type CallbackContext<Settings> = {
+  sql: Queryable;
+  /** The connector's settings, or null when it is off (its routes then find nothing of ours). */
+  settings: Settings | null;
+  sandbox: boolean;
+  wake(operation: WakeTarget, said: unknown, asResult?: boolean): Promise<void>;
+  reportForConfirmation(payment: IncomingPaymentInput): Promise<void>;
+  /** The merchant's verification URL, asked within `timeoutMs` (Daraja's paybill validation). */
+  askVerification(url: string, question: VerificationQuestion, acceptByDefault: boolean, timeoutMs: number): Promise<{ decision: 'accept' | 'reject'; decidedBy: string; detail?: string | null }>;
+};
+
+/** What a merchant's verification URL is asked about an incoming payment (docs/api.md#collections). */
+type VerificationQuestion = { phonenumber: string; amount: string; currency_code: string; reference: string; remote_transaction_id: string };
+
+/** Documentation of one callback route, which the API records for the OpenAPI document (src/http/route-docs.ts). */
+type CallbackDocs = RouteOperation;
+
+/** A callback a route refuses (a signature that does not verify): answered with `status` and the API's error body, waking nothing. */
+export class CallbackRefusal extends Error {
+  constructor(readonly status: 403 | 503, message: string, readonly retryAfterSeconds?: number) {
+    super(message);
+  }
+}
+
+/**
+ * One path an operator calls back, declared with its connector and mounted by the API
+ * (src/api/operator-callbacks.ts): its schemas (a body that breaks `body` is refused with the API's
+ * 400, or handed over unread when `checked`), its documentation, and what it does. It answers in the
+ * operator's expected shape; throwing a CallbackRefusal answers that refusal.
+ */
+export type CallbackRoute<Settings> = {
+  method: 'POST' | 'PUT';
+  path: string;
+  params?: v.GenericSchema;
+  body: v.GenericSchema;
+  /** The body reaches `handle` as `{valid, body | errors}` (a request the operator wants a decision on, never a 400). */
+  checked?: boolean;
+  /** A body that cannot be read at all is handed over as invalid too (src/http/request.ts). */
+  answersUnreadable?: boolean;
+  /** The body's bytes reach `handle` as they arrived (`rawBody`), for a signature over them. */
+  keepsRawBody?: boolean;
+  docs: CallbackDocs;
+  /** Sees the body as it arrived, before validation rebuilds it (a signature over its bytes). */
+  received?(body: unknown, request: Request): void;
+  handle(input: { body: any; params: Record<string, string>; request: Request; rawBody: Uint8Array }, context: CallbackContext<Settings>): Promise<unknown>;
+};
+
+/** How a network is reached, for operators and the console (never a secret). */
+export type NetworkConnection = { network: string; currency: string; connector: string; detail: string };
+
+/**
+ * A connector as a unit: everything one operator needs, in its own folder and listed once in
+ * ./registry.ts: the declaration of its settings (read and checked with the rest of the
+ * configuration), the networks they serve, the connector they build, and the paths the operator
+ * calls back. Nothing outside the folder names the operator.
+ */
+export type ConnectorUnit<Key extends string, Settings> = {
+  /** Where the configuration keeps its settings (`config[configKey]`). */
+  configKey: Key;
+  /** The operator as people name it ("M-Pesa Daraja"). */
+  operator: string;
+  /** Its environment variables, checked with the rest of the configuration. */
+  variables: Record<string, v.GenericSchema>;
+  /** Its settings from the checked variables (off: null or empty); what is wrong goes to `problems`. */
+  readSettings(values: Record<string, any>, problems: string[]): Settings;
+  /** The networks and currencies its settings serve. */
+  routesOf(settings: Settings): Route[];
+  /** Whether its operator calls back (PUBLIC_BASE_URL is then required). */
+  callsBack: boolean;
+  create(settings: Settings, deps: ConnectorDeps): Connector;
+  /** How each network it knows is reached (`simulated`: what a network with no connector does here). */
+  describe(settings: Settings, simulated: string): NetworkConnection[];
+  /** The paths its operator calls back, counted per `callbackAccount` against OPERATOR_CALLBACK_LIMIT_PER_OPERATOR. */
+  callbacks?: {
+    routes: readonly CallbackRoute<NonNullable<Settings>>[];
+    /** The operator's name on the throttling metric. */
+    metricName: string;
+    /** Whether a request's path (no trailing slash) is one of its routes. */
+    owns(path: string): boolean;
+    /** Who its callbacks are counted against (the operator and account). */
+    account(settings: Settings): string;
+  };
+};

@@ -1,54 +1,33 @@
 /**
- * The network adapter the service uses: each call goes to the connector of the operator that
- * serves the network and currency (M-Pesa Daraja for Safaricom, MTN MoMo for each MTN network whose
- * market is configured: a number reaches its own country's market only; Airtel Money for the Airtel
- * networks of its configured countries; Vodacom M-Pesa for the Vodacom networks of its configured markets), and everything else to the sandbox network: BXC always, and in sandbox mode the
- * networks with no connector while no connector is on at all. A real currency the sandbox may not
- * move is refused at the door (domain/networks.ts); one that still arrives here is refused as a result.
+ * The network adapter the service uses: each call goes to the connector whose routes serve the
+ * network (./registry.ts lists them; a network served by more than one takes its first route), and
+ * everything else to the sandbox network: BXC always, and in sandbox mode the networks with no
+ * connector while no connector is on at all. A real currency the sandbox may not move is refused at
+ * the door (domain/networks.ts); one that still arrives here is refused as a result.
  */
-import { CONNECTED_NETWORK, airtelNetworks, connectedNetworks, sandboxMoneyProblem, type Connections, type Network } from '../domain/networks';
+import { sandboxMoneyProblem, type Network } from '../domain/networks';
 import { logger } from '../log';
 import type {
-  NameLookup, NetworkAdapter, PaymentPrompt, Payout, PayoutResult, PromptResult, PromptStatus, ReportedPayment, ReportedPaymentStatus, TakenPrompt, TextMessage,
+  Connector, SandboxNetwork, NameLookup, NetworkAdapter, PaymentPrompt, Payout, PayoutResult, PromptResult, PromptStatus, ReportedPayment, ReportedPaymentStatus, TakenPrompt, TextMessage,
 } from './adapter';
-import type { AirtelConnector } from './airtel';
-import type { DarajaConnector } from './daraja';
-import type { MomoConnector } from './momo';
-import type { VodacomConnector } from './vodacom';
+import { connectionsOf } from './registry';
 
-/** The configured connectors: Daraja, a MoMo connector per market by the network it serves, Airtel Money and Vodacom M-Pesa. */
-export type Connectors = {
-  daraja: DarajaConnector | null; momo: ReadonlyMap<string, MomoConnector>; airtel: AirtelConnector | null; vodacom?: VodacomConnector | null;
-};
+type Mover = Pick<SandboxNetwork, 'requestPayment' | 'promptStatus' | 'reportedPaymentStatus' | 'sendMoney' | 'payoutStatus'>;
 
-
-type Connector = Omit<NetworkAdapter, 'sendSms' | 'lookupName' | 'supportsVerification' | 'rejectPayment'> & {
-  lookupName?: (phoneNumber: string, network: Network) => Promise<NameLookup | null>;
-};
-
-export function createNetworkRouter(sandbox: NetworkAdapter, connectors: Connectors, sandboxMode: boolean): NetworkAdapter {
-  const airtelServed: ReadonlySet<string> = new Set(airtelNetworks(connectors.airtel?.countries ?? []));
-  const vodacomServed: ReadonlySet<string> = new Set((connectors.vodacom?.markets ?? []).map((market) => market.network));
-  const connectorOf = (network: Network): Connector | null => {
-    if (network.name === CONNECTED_NETWORK.daraja) return connectors.daraja;
-    if (airtelServed.has(network.name)) return connectors.airtel;
-    if (vodacomServed.has(network.name)) return connectors.vodacom ?? null;
-    return connectors.momo.get(network.name) ?? null;
-  };
-  const connections: Connections = {
-    sandboxMode,
-    connected: connectedNetworks({
-      mpesa: connectors.daraja, momoMarkets: [...connectors.momo.keys()].map((network) => ({ network })), airtel: connectors.airtel, vodacom: connectors.vodacom ?? null,
-    }),
-  };
+export function createNetworkRouter(sandbox: SandboxNetwork, connectors: readonly Connector[], sandboxMode: boolean): NetworkAdapter {
+  const routes = new Map<string, Connector[]>();
+  for (const connector of connectors) for (const route of connector.routes) routes.set(route.network, [...(routes.get(route.network) ?? []), connector]);
+  const connectorOf = (network: Network): Connector | null => routes.get(network.name)?.[0] ?? null;
+  const connections = connectionsOf(sandboxMode, connectors);
   /** Who moves `currency` on `network`: its connector, the sandbox (`sandboxMoneyProblem` allowing), or nobody (null). */
-  const route = (network: Network, currency: string): Connector | NetworkAdapter | null => {
+  const route = (network: Network, currency: string): Mover | null => {
     if (currency === 'BXC') return sandbox;
     return connectorOf(network) ?? (sandboxMoneyProblem(network, currency, connections) === null ? sandbox : null);
   };
   const noConnector = (network: Network) => `${network.name} has no connector in this deployment; real money on it needs one (see docs/going-live.md).`;
 
   return {
+    connections,
     async requestPayment(prompt: PaymentPrompt): Promise<PromptResult> {
       const adapter = route(prompt.network, prompt.currency);
       return adapter ? await adapter.requestPayment(prompt) : { accepted: false, error: noConnector(prompt.network) };
@@ -80,12 +59,12 @@ export function createNetworkRouter(sandbox: NetworkAdapter, connectors: Connect
     async lookupName(phoneNumber: string, network: Network): Promise<NameLookup | null> {
       const connector = connectorOf(network);
       if (connector === null) return sandboxMode ? await sandbox.lookupName(phoneNumber, network) : null;
-      // Daraja has no name look-up: a connected Safaricom number is "not supported" for instant verification.
+      // An operator with no name look-up (Daraja, pawaPay): instant verification says "not supported", never a name it did not get.
       return connector.lookupName ? await connector.lookupName(phoneNumber, network) : null;
     },
     supportsVerification(network: Network, currency?: string): boolean {
       // A connected operator's prompted payment is already taken when it is confirmed; paybill payments are
-      // verified at Daraja's validation request instead (src/api/operator-callbacks.ts).
+      // verified at Daraja's validation request instead (src/network/daraja/callbacks.ts).
       if (currency !== 'BXC' && connectorOf(network) !== null) return false;
       return sandbox.supportsVerification(network, currency);
     },

@@ -5,7 +5,7 @@ import {
   findSandboxPayment, findSandboxPayout, recordSandboxMessage, recordSandboxPayment, recordSandboxPayout, recordSandboxRejection, type SandboxPayout,
 } from '../services/sandbox-network';
 import type {
-  NameLookup, NetworkAdapter, PaymentPrompt, Payout, PayoutResult, PromptResult, PromptStatus, ReportedPayment, ReportedPaymentStatus, TakenPrompt, TextMessage,
+  NameLookup, SandboxNetwork, PaymentPrompt, Payout, PayoutResult, PromptResult, PromptStatus, ReportedPayment, ReportedPaymentStatus, TakenPrompt, TextMessage,
 } from './adapter';
 
 /** Test numbers of the sandbox network (docs/api.md#collection-requests). */
@@ -45,7 +45,7 @@ type SandboxSettings = { sql: Sql; launcher: Launcher | null; paymentDelaySecond
  * entry point a network's report uses, the launcher's incoming-collection start, delayed by the
  * Temporal server.) Text messages are recorded instead of sent.
  */
-export function createSandboxNetwork({ sql, launcher, paymentDelaySeconds, payoutDelaySeconds = 0 }: SandboxSettings): NetworkAdapter {
+export function createSandboxNetwork({ sql, launcher, paymentDelaySeconds, payoutDelaySeconds = 0 }: SandboxSettings): SandboxNetwork {
   /** The payout as first recorded (once per reference), and what it comes to at `now`. */
   async function payout(request: Payout): Promise<PayoutResult> {
     const outcome = request.phoneNumber === SANDBOX_PAYOUT_REJECTED_NUMBER ? 'rejected'

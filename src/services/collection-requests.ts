@@ -408,9 +408,9 @@ async function requestWallet(sql: Sql, organizationId: OrganizationId, input: Co
  * its workflow.
  */
 export async function createCollectionRequest(
-  { sql, config, launcher }: Pick<ServiceDeps, 'sql' | 'config' | 'launcher'>, creator: Creator, input: CollectionRequestParams, duplicateCheck: DuplicateCheck | null,
+  { sql, config, launcher, networks }: Pick<ServiceDeps, 'sql' | 'config' | 'launcher' | 'networks'>, creator: Creator, input: CollectionRequestParams, duplicateCheck: DuplicateCheck | null,
 ): Promise<CreatedRequest> {
-  const { network, errors } = moneyNetwork(input.phonenumber, input.currency, input.amount, config);
+  const { network, errors } = moneyNetwork(input.phonenumber, input.currency, input.amount, networks.connections, 'collection');
   const schedule = scheduleOf(input, new Date(), errors);
   const accountId = await requestWallet(sql, creator.organizationId, input, errors);
   if (Object.keys(errors).length > 0) throw fieldErrors(errors);

@@ -184,7 +184,7 @@ export async function lookAlikeOrganization(sql: Queryable, payment: { phoneNumb
   return organizations.length === 1 ? organizations[0]!.organizationId : null;
 }
 
-export type BilledRequest = { id: CollectionRequestId; organizationId: OrganizationId; phoneNumber: string; amount: string };
+type BilledRequest = { id: CollectionRequestId; organizationId: OrganizationId; phoneNumber: string; amount: string };
 
 /**
  * The open request a paybill payment's account number names: its request code

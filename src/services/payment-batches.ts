@@ -73,7 +73,7 @@ async function walletsByCurrency(sql: Queryable, organizationId: OrganizationId,
  * The API refuses a batch with any error; the console's preview shows them row by row.
  */
 export async function checkPaymentBatch(
-  { sql, config }: Pick<ServiceDeps, 'sql' | 'config'>, organizationId: OrganizationId, rows: readonly Record<string, unknown>[],
+  { sql, config, networks }: Pick<ServiceDeps, 'sql' | 'config' | 'networks'>, organizationId: OrganizationId, rows: readonly Record<string, unknown>[],
 ): Promise<BatchCheck> {
   const wallets = await walletsByCurrency(sql, organizationId, rows);
   const now = new Date();
@@ -81,7 +81,7 @@ export async function checkPaymentBatch(
   const lines = rows.map((row, index) => {
     const parsed = checkFields(PaymentBatchLine, row);
     const checked = parsed.success
-      ? checkPayment(config, { ...parsed.output, start_date: null }, wallets.get(parsed.output.currency) ?? [], now)
+      ? checkPayment({ config, networks }, { ...parsed.output, start_date: null }, wallets.get(parsed.output.currency) ?? [], now)
       : { errors: parsed.errors, fields: null };
     for (const [field, messages] of Object.entries(checked.errors)) errors[`payments[${index}].${field}`] = messages;
     if (checked.fields === null) return { fields: null, errors: checked.errors };
@@ -124,9 +124,9 @@ const INSERT_ROWS_AT_ONCE = 1000;
  * the same key is a 409), and its workflow started after the commit.
  */
 export async function createPaymentBatch(
-  { sql, config, launcher }: Pick<ServiceDeps, 'sql' | 'config' | 'launcher'>, creator: Actor, input: PaymentBatchInput, duplicateCheck: DuplicateCheck | null,
+  { sql, config, launcher, networks }: Pick<ServiceDeps, 'sql' | 'config' | 'launcher' | 'networks'>, creator: Actor, input: PaymentBatchInput, duplicateCheck: DuplicateCheck | null,
 ): Promise<PaymentBatchResource> {
-  const checked = await checkPaymentBatch({ sql, config }, creator.organizationId, input.payments);
+  const checked = await checkPaymentBatch({ sql, config, networks }, creator.organizationId, input.payments);
   if (Object.keys(checked.errors).length > 0) throw fieldErrors(checked.errors);
   const short = shortfall(checked.funding);
   if (short !== null) throw new RefusedError(short);

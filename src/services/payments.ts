@@ -283,8 +283,10 @@ type CheckedPayment = { errors: FieldErrors; fields: Omit<NewPayment, 'organizat
  * start date, wallet among the organization's active `wallets` of its currency): the values to
  * write, or field errors. The single payment and every row of a batch are checked by this one rule.
  */
-export function checkPayment(config: ServiceDeps['config'], input: PaymentInput, wallets: readonly { id: number }[], now: Date): CheckedPayment {
-  const { network, errors } = moneyNetwork(input.phonenumber, input.currency, input.amount, config);
+export function checkPayment(
+  { config, networks }: Pick<ServiceDeps, 'config' | 'networks'>, input: PaymentInput, wallets: readonly { id: number }[], now: Date,
+): CheckedPayment {
+  const { network, errors } = moneyNetwork(input.phonenumber, input.currency, input.amount, networks.connections, 'payment');
   if (errors.phonenumber) errors.phonenumber = errors.phonenumber.map((problem) => problem.replace('collections need', 'payments need'));
   let callbackUrl: string | null = null;
   if (input.callback_url !== null) {
@@ -333,12 +335,12 @@ function refusedForFunds(error: unknown): unknown {
  * workflow after the commit.
  */
 export async function createPayment(
-  { sql, config, launcher }: Pick<ServiceDeps, 'sql' | 'config' | 'launcher'>,
+  { sql, config, launcher, networks }: Pick<ServiceDeps, 'sql' | 'config' | 'launcher' | 'networks'>,
   creator: Actor,
   input: PaymentInput,
   duplicateCheck: DuplicateCheck | null,
 ): Promise<PaymentResource> {
-  const { errors, fields } = checkPayment(config, input, await activeWallets(sql, creator.organizationId, input.currency), new Date());
+  const { errors, fields } = checkPayment({ config, networks }, input, await activeWallets(sql, creator.organizationId, input.currency), new Date());
   if (fields === null) throw fieldErrors(errors);
   let created;
   try {

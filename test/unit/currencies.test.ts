@@ -3,7 +3,7 @@ import { describe, expect, test } from 'bun:test';
 import { CURRENCIES, SUPPORTED_CURRENCIES, currenciesOfCountry, currencyAmountProblem } from '../../src/domain/money';
 import { currenciesOfNetwork, moneyNetwork, networkByName, networkForMoney } from '../../src/domain/networks';
 
-const SANDBOX = { sandbox: true, mpesa: null, momoMarkets: [], airtel: null };
+const SANDBOX = { sandboxMode: true, connected: new Set<string>() };
 
 describe('the currency table', () => {
   test('every currency of the markets, with its minor units', () => {

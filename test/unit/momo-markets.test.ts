@@ -4,7 +4,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/config';
-import { connectedNetworks } from '../../src/domain/networks';
+import { connectedNetworks } from '../../src/network/registry';
 
 const DIR = mkdtempSync(join(tmpdir(), 'momo-markets-config-'));
 let files = 0;

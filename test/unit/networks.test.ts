@@ -9,12 +9,13 @@ import { momoFailure, referenceUuid } from '../../src/network/momo';
 import { createTokenCache, field, wholeAmount } from '../../src/network/operator-http';
 import { createSessionPool, SessionUnavailableError } from '../../src/network/session-pool';
 import { describeConnections } from '../../src/network/connections';
-import { connectedNetworks } from '../../src/domain/networks';
+import { connectedNetworks, connectionsOf, createConnectors } from '../../src/network/registry';
 import { airtelFailure, callbackHashMatches } from '../../src/network/airtel';
 import { vodacomAmount, vodacomFailure } from '../../src/network/vodacom';
 import { generateKeyPairSync } from 'node:crypto';
-import { createNetworkRouter, type Connectors } from '../../src/network/router';
-import type { NetworkAdapter } from '../../src/network/adapter';
+import { createNetworkRouter } from '../../src/network/router';
+import type { Connector, SandboxNetwork } from '../../src/network/adapter';
+import type { Queryable } from '../../src/db';
 import { createHmac } from 'node:crypto';
 
 const MPESA = {
@@ -65,7 +66,7 @@ describe('Airtel Money', () => {
     expect(() => loadConfig({ ...AIRTEL, AIRTEL_COUNTRIES: 'UG:KES', PUBLIC_BASE_URL: 'https://pay.example' })).toThrow(/Airtel Money in UG moves UGX, not KES/);
     expect(() => loadConfig({ AIRTEL_CLIENT_ID: 'a-client', PUBLIC_BASE_URL: 'https://pay.example' })).toThrow(/AIRTEL_PIN: required when AIRTEL_CLIENT_ID is set/);
     expect(() => loadConfig({ ...AIRTEL })).toThrow(/PUBLIC_BASE_URL: required when a network connector/);
-    expect([...connectedNetworks({ mpesa: null, momoMarkets: [], airtel: { countries: [{ country: 'UG' }, { country: 'KE' }] } })]).toEqual(['Airtel Uganda', 'Airtel Kenya']);
+    expect([...connectedNetworks(loadConfig({ ...AIRTEL, PUBLIC_BASE_URL: 'https://pay.example' }))]).toEqual(['Airtel Uganda', 'Airtel Kenya']);
     const shown = JSON.stringify(describeConnections(loadConfig({ ...AIRTEL, PUBLIC_BASE_URL: 'https://pay.example' })));
     expect(shown).not.toContain('a-secret');
     expect(shown).toContain('"network":"Airtel Uganda","currency":"UGX","connector":"Airtel Money"');
@@ -79,8 +80,11 @@ describe('Airtel Money', () => {
         return { accepted: false, error: name };
       }),
     });
-    const connectors = { daraja: fake('daraja'), momo: new Map([['MTN Uganda', fake('momo')]]), airtel: fake('airtel', { countries: [{ country: 'UG', currency: 'UGX' }, { country: 'KE', currency: 'KES' }] }) };
-    const router = createNetworkRouter(fake('sandbox') as NetworkAdapter, connectors as unknown as Connectors, true);
+    const connectors = [
+      fake('daraja', { routes: [{ network: 'Safaricom', currency: 'KES' }] }), fake('momo', { routes: [{ network: 'MTN Uganda', currency: 'UGX' }] }),
+      fake('airtel', { routes: [{ network: 'Airtel Uganda', currency: 'UGX' }, { network: 'Airtel Kenya', currency: 'KES' }] }),
+    ];
+    const router = createNetworkRouter(fake('sandbox') as SandboxNetwork, connectors as unknown as Connector[], true);
     const prompt = (phoneNumber: string, currency: string) => router.requestPayment({
       requestId: 1, attempt: 1, phoneNumber, amount: '100', currency, reference: 'x', promptReference: 'req-1-1', network: networkForNumber(phoneNumber)!, workflowId: 'w',
     });
@@ -100,8 +104,8 @@ describe('Airtel Money', () => {
         return { accepted: false, error: name };
       }),
     });
-    const countries = [{ country: 'TZ', currency: 'TZS' }, { country: 'RW', currency: 'RWF' }, { country: 'CD', currency: 'USD' }];
-    const router = createNetworkRouter(fake('sandbox') as NetworkAdapter, { daraja: null, momo: new Map(), airtel: fake('airtel', { countries }) } as unknown as Connectors, false);
+    const routes = [{ network: 'Airtel Tanzania', currency: 'TZS' }, { network: 'Airtel Rwanda', currency: 'RWF' }, { network: 'Airtel DRC', currency: 'USD' }];
+    const router = createNetworkRouter(fake('sandbox') as SandboxNetwork, [fake('airtel', { routes })] as unknown as Connector[], false);
     for (const [phoneNumber, currency] of [['+255681000001', 'TZS'], ['+250721000001', 'RWF'], ['+243971000001', 'USD']] as const) {
       await router.requestPayment({
         requestId: 1, attempt: 1, phoneNumber, amount: '100', currency, reference: 'x', promptReference: 'req-1-1', network: networkForNumber(phoneNumber)!, workflowId: 'w',
@@ -161,11 +165,11 @@ describe('Vodacom M-Pesa', () => {
         return { accepted: false, error: name };
       }),
     });
-    const connectors = {
-      daraja: null, momo: new Map(), airtel: fake('airtel', { countries: [{ country: 'TZ', currency: 'TZS' }] }),
-      vodacom: fake('vodacom', { markets: [{ market: 'TZN', network: 'Vodacom Tanzania', currency: 'TZS' }, { market: 'DRC', network: 'Vodacom DRC', currency: 'USD' }] }),
-    };
-    const router = createNetworkRouter(fake('sandbox') as NetworkAdapter, connectors as unknown as Connectors, false);
+    const connectors = [
+      fake('airtel', { routes: [{ network: 'Airtel Tanzania', currency: 'TZS' }] }),
+      fake('vodacom', { routes: [{ network: 'Vodacom Tanzania', currency: 'TZS' }, { network: 'Vodacom DRC', currency: 'USD' }] }),
+    ];
+    const router = createNetworkRouter(fake('sandbox') as SandboxNetwork, connectors as unknown as Connector[], false);
     for (const [phoneNumber, currency] of [['+255741000001', 'TZS'], ['+255681000001', 'TZS'], ['+243811000001', 'USD']] as const) {
       await router.requestPayment({
         requestId: 1, attempt: 1, phoneNumber, amount: '100', currency, reference: 'x', promptReference: 'req-1-1', network: networkForNumber(phoneNumber)!, workflowId: 'w',
@@ -227,11 +231,15 @@ describe('the door', () => {
 
   test('M-Pesa and MoMo take whole shillings', () => {
     const safaricom = networkForNumber('+254712345678')!;
+    // The door's rules as the router gives them: the connectors of a configuration, none of them called.
+    const connections = (env: Record<string, string>) =>
+      connectionsOf(false, createConnectors(loadConfig({ ...env, PUBLIC_BASE_URL: 'https://pay.example' }), {} as Queryable));
+    const connected = connections(MPESA);
     expect(operatorAmountProblem(safaricom, 'KES', '100.50', connected)).toBe('M-Pesa takes whole amounts only: enter KES without decimals.');
     expect(operatorAmountProblem(safaricom, 'KES', '100.0000', connected)).toBeNull();
     expect(operatorAmountProblem(safaricom, 'BXC', '100.50', connected)).toBeNull();
-    expect(operatorAmountProblem(networkForNumber('+256772123456')!, 'UGX', '1.5', new Set(['MTN Uganda']))).toContain('MTN MoMo takes whole amounts');
-    expect(operatorAmountProblem(safaricom, 'KES', '100.50', new Set())).toBeNull();
+    expect(operatorAmountProblem(networkForNumber('+256772123456')!, 'UGX', '1.5', connections(MOMO))).toContain('MTN MoMo takes whole amounts');
+    expect(operatorAmountProblem(safaricom, 'KES', '100.50', connections({}))).toBeNull();
     expect(wholeAmount('1500.0000')).toBe('1500');
     expect(wholeAmount('1500.5')).toBeNull();
   });

@@ -9,7 +9,7 @@ import type { AppDeps } from '../../http/context';
 import { REQUIRED, amountField, optionalText, phoneNumber, text as textField, validate } from '../../domain/input';
 import { findApiError } from '../../http/errors';
 import { SUPPORTED_CURRENCIES } from '../../domain/money';
-import { SANDBOX_NETWORK, connectionsOf, reportedPaymentNetwork } from '../../domain/networks';
+import { SANDBOX_NETWORK, reportedPaymentNetwork } from '../../domain/networks';
 import type { ConsoleSession } from '../../services/console-sessions';
 import * as v from 'valibot';
 import { html } from '../html';
@@ -59,7 +59,7 @@ ${input('reference', 'Reference', values, errors)}
       try {
         const payment = validate(SimulatedPayment, form);
         // The sandbox pays BXC, and the real currencies of the networks it simulates (with no connector on at all), in their minor units.
-        const choice = reportedPaymentNetwork(SANDBOX_NETWORK, payment.phonenumber, payment.currency, payment.amount, connectionsOf(config));
+        const choice = reportedPaymentNetwork(SANDBOX_NETWORK, payment.phonenumber, payment.currency, payment.amount, deps.networks.connections);
         if (choice.problems !== undefined) return page(session, form, choice.problems, undefined, 400);
         const remoteTransactionId = `SBX-CONSOLE-${randomBytes(6).toString('hex').toUpperCase()}`;
         const reported = await launcher.startIncomingCollection({

@@ -19,15 +19,15 @@
  * repeats it and M-Pesa takes it once (`INS-10`).
  */
 import { constants, createHash, createPublicKey, publicEncrypt, randomBytes, type KeyObject } from 'node:crypto';
-import type { VodacomMarket, VodacomSettings } from '../config';
-import type { Queryable } from '../db';
-import { currencyDecimals } from '../domain/money';
-import type { Network } from '../domain/networks';
-import { logger } from '../log';
-import { findOperation, recordOperation, settleRemoteTransactionId } from '../services/network-operations';
-import type { NameLookup, PaymentPrompt, Payout, PayoutResult, PromptResult, PromptStatus, ReportedPaymentStatus, TakenPrompt } from './adapter';
-import { callOperator, field, msisdnOf, OperatorUnreachableError, type OperatorAnswer } from './operator-http';
-import { createSessionPool, type IssuedSession } from './session-pool';
+import type { VodacomMarket, VodacomSettings } from './settings';
+import type { Queryable } from '../../db';
+import { currencyDecimals } from '../../domain/money';
+import type { Network } from '../../domain/networks';
+import { logger } from '../../log';
+import { findOperation, recordOperation, settleRemoteTransactionId } from '../../services/network-operations';
+import type { NameLookup, PaymentPrompt, Payout, PayoutResult, PromptResult, PromptStatus, ReportedPaymentStatus, TakenPrompt } from '../adapter';
+import { callOperator, field, msisdnOf, OperatorUnreachableError, type OperatorAnswer } from '../operator-http';
+import { createSessionPool, type IssuedSession } from '../session-pool';
 
 /** A 2xx answer (M-Pesa answers 200 or 201 for a call it took; the code in the body says how it went). */
 const accepted = (answer: OperatorAnswer): boolean => answer.status >= 200 && answer.status < 300;
@@ -125,8 +125,6 @@ type Found = { state: 'completed'; transactionId: string | undefined } | { state
 type VodacomDeps = { sql: Queryable };
 /** A call: `timeoutMs` how long its answer is waited for, `deadlineMs` how long the whole call may take (sessions included). */
 type Request = { method: 'GET' | 'POST' | 'PUT'; path: string; json?: Record<string, string>; query?: Record<string, string>; timeoutMs?: number; deadlineMs?: number };
-
-export type VodacomConnector = ReturnType<typeof createVodacomConnector>;
 
 /** A market's calls: its sessions (a spare always ready, each first used after its activation delay) and its encrypted bearers. */
 function createMarketClient(settings: VodacomSettings, market: VodacomMarket, key: KeyObject) {

@@ -15,17 +15,20 @@
  * the operator's callback names it (by number and amount for a push) and a status query settles it.
  */
 import { createHash } from 'node:crypto';
-import type { MpesaSettings } from '../config';
-import type { Queryable } from '../db';
-import { compareDecimal } from '../domain/money';
+import type { MpesaSettings } from './settings';
+import type { Queryable } from '../../db';
+import { compareDecimal } from '../../domain/money';
 import {
   findOperation, forgetOperation, latestStatusQuery, promptOfReceipt, receiptHeldElsewhere, recordOperation, setOperatorReference, settlePrompt, settleRemoteTransactionId, unsettledPromptFor,
   type NetworkOperation,
-} from '../services/network-operations';
+} from '../../services/network-operations';
 import type {
   PaymentPrompt, Payout, PayoutResult, PromptResult, PromptStatus, ReportedPayment, ReportedPaymentStatus, TakenPrompt,
-} from './adapter';
-import { callOperator, callWithToken, createTokenCache, field, msisdnOf, nested, wholeAmount, type OperatorAnswer } from './operator-http';
+} from '../adapter';
+import { callOperator, callWithToken, createTokenCache, field, msisdnOf, nested, wholeAmount, type OperatorAnswer } from '../operator-http';
+
+/** The one network Daraja serves (in KES). */
+export const DARAJA_NETWORK = 'Safaricom';
 
 /** Daraja's answers come within seconds; a call past this is retried by its activity (safe: see above). */
 const DARAJA_TIMEOUT_MS = 20_000;
@@ -39,7 +42,7 @@ export const UNANSWERED_PROMPT_SECONDS = 120;
 const UNSETTLED_PROMPT_SECONDS = 15 * 60;
 
 /**
- * The callback routes Daraja calls (src/api/operator-callbacks.ts), under PUBLIC_BASE_URL. Safaricom
+ * The callback routes Daraja calls (./callbacks.ts), under PUBLIC_BASE_URL. Safaricom
  * refuses registered URLs that name it or its product, so none of these does.
  */
 export const DARAJA_CALLBACK_PATHS = {
@@ -118,10 +121,8 @@ export function numberOfParty(party: string | undefined): string | null {
 }
 
 type DarajaDeps = { sql: Queryable; callbackBaseUrl: string };
-export type DarajaConnector = ReturnType<typeof createDarajaConnector>;
-
 export function createDarajaConnector(settings: MpesaSettings, { sql, callbackBaseUrl }: DarajaDeps, statusPollSeconds: number) {
-  const network = 'Safaricom';
+  const network = DARAJA_NETWORK;
   const url = (path: string) => `${callbackBaseUrl}${path}`;
   const tokens = createTokenCache(async () => {
     const answer = await callOperator({

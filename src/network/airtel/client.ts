@@ -9,17 +9,26 @@
  * only that (TS paid, TF failed, TIP and TA still open).
  */
 import { constants, createHash, createHmac, createPublicKey, publicEncrypt, timingSafeEqual } from 'node:crypto';
-import type { AirtelCountry, AirtelSettings } from '../config';
-import type { Queryable } from '../db';
-import { nationalNumberOf, type Network } from '../domain/networks';
-import { recordOperation } from '../services/network-operations';
-import type { NameLookup, PaymentPrompt, Payout, PayoutResult, PromptResult, PromptStatus, ReportedPaymentStatus, TakenPrompt } from './adapter';
-import { callOperator, callWithToken, createTokenCache, field, nested, wholeAmount, type OperatorAnswer } from './operator-http';
+import type { AirtelCountry, AirtelSettings } from './settings';
+import type { Queryable } from '../../db';
+import { nationalNumberOf, type Network } from '../../domain/networks';
+import { recordOperation } from '../../services/network-operations';
+import type { NameLookup, PaymentPrompt, Payout, PayoutResult, PromptResult, PromptStatus, ReportedPaymentStatus, TakenPrompt } from '../adapter';
+import { callOperator, callWithToken, createTokenCache, field, nested, wholeAmount, type OperatorAnswer } from '../operator-http';
 
 /** Calls to Airtel: long enough for its gateway on a slow day, short enough for an activity to retry. */
 const AIRTEL_TIMEOUT_MS = 20_000;
 /** How long Airtel's PIN encryption key is kept before it is fetched again. */
 const PIN_KEY_LIFETIME_MS = 3_600_000;
+
+/** The Airtel Money networks by country: the connector serves those of the countries it is configured for. */
+export const AIRTEL_NETWORKS: Readonly<Record<string, string>> = {
+  UG: 'Airtel Uganda', KE: 'Airtel Kenya', TZ: 'Airtel Tanzania', RW: 'Airtel Rwanda', CD: 'Airtel DRC',
+};
+
+/** The network names the Airtel connector serves in `countries`. */
+export const airtelNetworks = (countries: readonly { country: string }[]): string[] =>
+  countries.flatMap(({ country }) => (AIRTEL_NETWORKS[country] ? [AIRTEL_NETWORKS[country]] : []));
 
 /** The path registered in Airtel's portal as the callback URL (under PUBLIC_BASE_URL). */
 export const AIRTEL_CALLBACK_PATH = '/network/airtel/callback';
@@ -90,8 +99,6 @@ function readAnswer(answer: OperatorAnswer): Answer {
 type Enquiry = { found: false } | ({ found: true } & Answer);
 
 type AirtelDeps = { sql: Queryable };
-
-export type AirtelConnector = ReturnType<typeof createAirtelConnector>;
 
 export function createAirtelConnector(settings: AirtelSettings, { sql }: AirtelDeps) {
   const tokens = createTokenCache(fetchToken);

@@ -8,14 +8,14 @@
  * only that, checking amount, number and currency against what we asked for.
  */
 import { createHash } from 'node:crypto';
-import type { MomoProduct, MomoSettings } from '../config';
-import type { Queryable } from '../db';
-import { compareDecimal } from '../domain/money';
-import { recordOperation } from '../services/network-operations';
+import type { MomoProduct, MomoSettings } from './settings';
+import type { Queryable } from '../../db';
+import { compareDecimal } from '../../domain/money';
+import { recordOperation } from '../../services/network-operations';
 import type {
   NameLookup, PaymentPrompt, Payout, PayoutResult, PromptResult, PromptStatus, ReportedPaymentStatus, TakenPrompt,
-} from './adapter';
-import { callOperator, callWithToken, createTokenCache, field, msisdnOf, nested, OperatorRefusedError, wholeAmount, type OperatorAnswer, type TokenCache } from './operator-http';
+} from '../adapter';
+import { callOperator, callWithToken, createTokenCache, field, msisdnOf, nested, OperatorRefusedError, wholeAmount, type OperatorAnswer, type TokenCache } from '../operator-http';
 
 /** Calls to MoMo: long enough for its gateway on a slow day, short enough for an activity to retry. */
 const MOMO_TIMEOUT_MS = 20_000;
@@ -59,8 +59,6 @@ const momoAmount = (amount: string): string => {
   const kept = fraction.replace(/0+$/, '');
   return kept === '' ? wholeAmount(amount) ?? amount : `${wholeAmount(amount.split('.')[0]!) ?? '0'}.${kept}`;
 };
-
-export type MomoConnector = ReturnType<typeof createMomoConnector>;
 
 type ProductName = 'collection' | 'disbursement';
 type Transaction = { path: 'requesttopay' | 'transfer'; product: ProductName; party: 'payer' | 'payee' };

@@ -1,0 +1,55 @@
+/**
+ * The MTN MoMo connector as a unit: one market per MTN network (MTN Uganda, Ghana, Rwanda), each
+ * with its own credentials (request to pay, transfers, account holder look-ups), its settings and
+ * its callback route.
+ */
+import type { Network } from '../../domain/networks';
+import type { Connector, ConnectorUnit } from '../adapter';
+import { minorUnits } from '../amount-rules';
+import { MOMO_CALLBACK_ROUTES } from './callbacks';
+import { MOMO_CALLBACK_PATH, createMomoConnector } from './client';
+import { MOMO_MARKETS, MOMO_VARIABLES, readMomoSettings, type MomoSettings } from './settings';
+
+export * from './client';
+export { MOMO_MARKETS, MOMO_SANDBOX_ENVIRONMENT, type MomoSettings } from './settings';
+
+const amountRule = minorUnits('MTN MoMo');
+
+export const momo: ConnectorUnit<'momoMarkets', MomoSettings[]> = {
+  configKey: 'momoMarkets',
+  operator: 'MTN MoMo',
+  variables: MOMO_VARIABLES,
+  readSettings: readMomoSettings,
+  routesOf: (markets) => markets.map((market) => ({ network: market.network, currency: market.currency })),
+  callsBack: true,
+  create: (markets, deps) => {
+    const byNetwork = new Map(markets.map((market) => [market.network, createMomoConnector(market, deps)]));
+    // The router hands a market only the networks it serves.
+    const market = (network: Network) => byNetwork.get(network.name)!;
+    return {
+      routes: momo.routesOf(markets),
+      requestPayment: (prompt) => market(prompt.network).requestPayment(prompt),
+      promptStatus: (prompt) => market(prompt.network).promptStatus(prompt),
+      reportedPaymentStatus: () => [...byNetwork.values()][0]!.reportedPaymentStatus(),
+      sendMoney: (payout) => market(payout.network).sendMoney(payout),
+      payoutStatus: (payout) => market(payout.network).payoutStatus(payout),
+      lookupName: (phoneNumber, network) => market(network).lookupName(phoneNumber),
+      amountProblem: (_network, currency, amount) => amountRule(currency, amount),
+    } satisfies Connector;
+  },
+  describe: (markets, simulated) => MOMO_MARKETS.map((known) => {
+    const market = markets.find((candidate) => candidate.network === known.network);
+    return market
+      ? {
+        network: known.network, currency: market.currency, connector: 'MTN MoMo',
+        detail: `${new URL(market.baseUrl).host}, environment ${market.targetEnvironment}: request to pay, transfers, account holder look-ups`,
+      }
+      : { network: known.network, currency: known.currency, connector: 'none', detail: simulated };
+  }),
+  callbacks: {
+    routes: MOMO_CALLBACK_ROUTES,
+    metricName: 'MTN Uganda',
+    owns: (path) => path.startsWith(`${MOMO_CALLBACK_PATH}/`),
+    account: (markets) => `MTN Uganda:${markets.map((market) => market.targetEnvironment).join(',') || '-'}`,
+  },
+};

@@ -1,0 +1,85 @@
+/**
+ * The operators' connectors, each a unit in its own folder (./<operator>/index.ts). This list is
+ * the one place that names them: the configuration reads their settings from it, the router their
+ * connectors and the networks they serve (a network served by more than one takes the first route
+ * listed: direct connectors before aggregators), the API mounts their callback routes, the door's
+ * connected-networks rule follows their routes, and operators see each network's connection.
+ */
+import type { Queryable } from '../db';
+import type { Connections } from '../domain/networks';
+import type { Connector, ConnectorUnit, NetworkConnection, Route } from './adapter';
+import { airtel } from './airtel';
+import { daraja } from './daraja';
+import { momo } from './momo';
+import { vodacom } from './vodacom';
+
+const CONNECTOR_UNITS = [daraja, momo, airtel, vodacom] as const;
+
+type Unit = (typeof CONNECTOR_UNITS)[number];
+type AnyUnit = ConnectorUnit<string, any>;
+
+/** Each connector's settings, under its unit's `configKey` (`config.mpesa`, `config.momoMarkets`, ...). */
+export type ConnectorSettings = { [U in Unit as U['configKey']]: ReturnType<U['readSettings']> };
+
+const units: readonly AnyUnit[] = CONNECTOR_UNITS;
+const settingsOf = (unit: AnyUnit, config: ConnectorSettings): unknown => (config as Record<string, unknown>)[unit.configKey];
+
+/** Every connector's environment variables, checked with the rest of the configuration. */
+export const CONNECTOR_VARIABLES = Object.assign({}, ...units.map((unit) => unit.variables)) as
+  Unit extends infer U ? (U extends Unit ? U['variables'] : never) : never;
+
+/** Each connector's settings from the checked environment; what is wrong goes to `problems`. */
+export function readConnectorSettings(values: Record<string, unknown>, problems: string[]): ConnectorSettings {
+  return Object.fromEntries(units.map((unit) => [unit.configKey, unit.readSettings(values, problems)])) as ConnectorSettings;
+}
+
+/** The operators that are on and call back at PUBLIC_BASE_URL, as people name them. */
+export const operatorsCallingBack = (config: ConnectorSettings): string[] =>
+  units.filter((unit) => unit.callsBack && unit.routesOf(settingsOf(unit, config)).length > 0).map((unit) => unit.operator);
+
+/** Every route of every connector that is on, in the registry's order. */
+const connectorRoutes = (config: ConnectorSettings): Route[] => units.flatMap((unit) => unit.routesOf(settingsOf(unit, config)));
+
+/** The networks a configured connector serves (their real currency goes to the operator, not the sandbox). */
+export const connectedNetworks = (config: ConnectorSettings): ReadonlySet<string> => new Set(connectorRoutes(config).map((route) => route.network));
+
+/** The connectors that are on, built with what they call back to and store in. */
+export function createConnectors(config: ConnectorSettings & { publicBaseUrl: string | undefined; networkStatusPollSeconds: number }, sql: Queryable): Connector[] {
+  const deps = { sql, callbackBaseUrl: config.publicBaseUrl ?? '', statusPollSeconds: config.networkStatusPollSeconds };
+  return units.flatMap((unit) => {
+    const settings = settingsOf(unit, config);
+    return unit.routesOf(settings).length > 0 ? [unit.create(settings, deps)] : [];
+  });
+}
+
+/** The units whose operators call back, with their settings (null or empty when off), for the API to mount. */
+export const callbackUnits = (config: ConnectorSettings): { unit: AnyUnit & Required<Pick<AnyUnit, 'callbacks'>>; settings: unknown }[] =>
+  units.flatMap((unit) => (unit.callbacks ? [{ unit: unit as AnyUnit & Required<Pick<AnyUnit, 'callbacks'>>, settings: settingsOf(unit, config) }] : []));
+
+/**
+ * How each network every connector knows is reached (the sandbox's row aside), one row per network:
+ * the connector that serves it (the first, as the router chooses), or that none does.
+ */
+export function describeConnectorNetworks(config: ConnectorSettings, simulated: string): NetworkConnection[] {
+  const rows = units.flatMap((unit) => unit.describe(settingsOf(unit, config), simulated));
+  const chosen = new Map<string, NetworkConnection>();
+  for (const row of rows) {
+    const held = chosen.get(row.network);
+    if (!held || (held.connector === 'none' && row.connector !== 'none')) chosen.set(row.network, row);
+  }
+  return [...chosen.values()];
+}
+
+/**
+ * The door's view of the connectors: which networks have one, and the operator's amount rule on
+ * each (the first route's connector, as the router chooses).
+ */
+export function connectionsOf(sandboxMode: boolean, connectors: readonly Connector[]): Connections {
+  const byNetwork = new Map<string, Connector>();
+  for (const connector of connectors) for (const route of connector.routes) if (!byNetwork.has(route.network)) byNetwork.set(route.network, connector);
+  return {
+    sandboxMode,
+    connected: new Set(byNetwork.keys()),
+    amountProblem: (network, currency, amount, operation) => byNetwork.get(network.name)?.amountProblem(network, currency, amount, operation) ?? null,
+  };
+}
