@@ -4,11 +4,13 @@
 // and the API (Bun), each restarted when it exits (scripts/infra.mjs, superviseChild); Ctrl-C or
 // SIGTERM stops everything.
 // `npm run start:networks` (START_NETWORKS=true) also starts the project's simulators of M-Pesa
-// Daraja, MTN MoMo, Airtel Money and the M-Pesa OpenAPI (test/simulators/run.ts, ports 8101-8105) and
+// Daraja, MTN MoMo, Airtel Money, the M-Pesa OpenAPI and pawaPay (test/simulators/run.ts, ports 8101-8106) and
 // points the connectors at them: MoMo's MTN Uganda market through the MTN_MOMO_* variables, MTN Ghana
 // and MTN Rwanda through a generated markets file (.data/momo-markets.json, MTN_MOMO_MARKETS_FILE);
 // Airtel for Airtel Uganda and Airtel Kenya, calling back at PUBLIC_BASE_URL; Vodacom M-Pesa for
-// Vodacom Tanzania and Vodacom DRC, with the public key the OpenAPI simulator made at its start.
+// Vodacom Tanzania and Vodacom DRC, with the public key the OpenAPI simulator made at its start;
+// pawaPay for Tigo Tanzania, Halotel, Telecel Ghana, AirtelTigo and Orange DRC. The banner lists the
+// networks as the connectors' registry sees them (`npm run admin -- network list`).
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
@@ -53,6 +55,13 @@ async function shutdown(code) {
 }
 process.on('SIGINT', () => void shutdown(0));
 process.on('SIGTERM', () => void shutdown(0));
+
+/** The networks a connector serves with this configuration, one line each, as the registry describes them. */
+function connectedNetworks() {
+  const { connections } = JSON.parse(admin(['network', 'list', '--json']));
+  return connections.filter((row) => row.connector !== 'none' && row.network !== 'Sandbox')
+    .map((row) => `    ${row.network} (${row.currency}) through ${row.connector}: ${row.detail}`).join('\n');
+}
 
 function admin(args) {
   const result = spawnSync(binPath('bun'), ['src/admin.ts', ...args], { cwd: ROOT, env, encoding: 'utf8' });
@@ -100,7 +109,7 @@ async function sandboxMerchant() {
 /** Wallets in the connected networks' currencies for the sandbox merchant, funded once (the simulators' money, not real). */
 function networkWallets(organizationId) {
   const { wallets } = JSON.parse(admin(['wallet', 'show', '--org', String(organizationId), '--json']));
-  for (const currency of ['KES', 'UGX', 'GHS', 'RWF', 'TZS', 'USD']) {
+  for (const currency of ['KES', 'UGX', 'GHS', 'RWF', 'TZS', 'USD', 'CDF']) {
     if (!wallets.some((wallet) => wallet.currency === currency)) {
       admin(['wallet', 'fund', '--org', String(organizationId), '--currency', currency, '--amount', '1000000', '--json']);
     }
@@ -160,7 +169,7 @@ async function main() {
   process.stdout.write(admin(['migrate']));
   let simulators = null;
   if (withNetworks) {
-    say('starting the M-Pesa Daraja, MTN MoMo, Airtel Money and M-Pesa OpenAPI simulators');
+    say('starting the operators\' simulators (M-Pesa Daraja, MTN MoMo, Airtel Money, the M-Pesa OpenAPI, pawaPay)');
     simulators = await startSimulators();
     writeFileSync(MOMO_MARKETS_FILE, `${JSON.stringify(simulators.momoMarkets, null, 2)}\n`, { mode: 0o600 });
     Object.assign(env, simulators.env, { MTN_MOMO_MARKETS_FILE: MOMO_MARKETS_FILE, PUBLIC_BASE_URL: process.env.PUBLIC_BASE_URL ?? apiUrl });
@@ -186,10 +195,8 @@ async function main() {
                  sign in as ${sandbox.consoleEmail} with password ${sandbox.consolePassword}   (saved beside the key)
 
 ${firstStepsText(sandbox.apiKey, apiUrl, env.SANDBOX_PAYMENT_DELAY_SECONDS ?? 5)}${simulators ? `
-  Networks: Safaricom through M-Pesa Daraja (${simulators.darajaUrl}); MTN Uganda, MTN Ghana and MTN Rwanda through
-  MTN MoMo (${simulators.momoUrl}, the last two from .data/momo-markets.json); Airtel Uganda and Airtel Kenya
-  through Airtel Money (${simulators.airtelUrl}); Vodacom Tanzania and Vodacom DRC through Vodacom M-Pesa
-  (${simulators.vodacomUrl}); all the project's simulators; the subscriber approves a prompt after 5 s.
+  Networks, through the project's simulators (the subscriber approves a prompt after 5 s):
+${connectedNetworks()}
     curl -H 'Authorization: Token ${sandbox.apiKey}' -d phonenumber=+254712345678 -d amount=100 -d currency=KES -d send_instructions=true ${apiUrl}/api/collectionrequests
     curl -H 'Authorization: Token ${sandbox.apiKey}' -d phonenumber=+256772123456 -d amount=1500 -d currency=UGX -d send_instructions=true ${apiUrl}/api/collectionrequests
     curl -H 'Authorization: Token ${sandbox.apiKey}' -d phonenumber=+233241234567 -d amount=10.50 -d currency=GHS -d send_instructions=true ${apiUrl}/api/collectionrequests
@@ -197,6 +204,7 @@ ${firstStepsText(sandbox.apiKey, apiUrl, env.SANDBOX_PAYMENT_DELAY_SECONDS ?? 5)
     curl -H 'Authorization: Token ${sandbox.apiKey}' -d phonenumber=+256701234567 -d amount=1500 -d currency=UGX -d send_instructions=true ${apiUrl}/api/collectionrequests
     curl -H 'Authorization: Token ${sandbox.apiKey}' -d phonenumber=+255741234567 -d amount=2500 -d currency=TZS -d send_instructions=true ${apiUrl}/api/collectionrequests
     curl -H 'Authorization: Token ${sandbox.apiKey}' -d phonenumber=+243811234567 -d amount=12.50 -d currency=USD -d send_instructions=true ${apiUrl}/api/collectionrequests
+    curl -H 'Authorization: Token ${sandbox.apiKey}' -d phonenumber=+255651234567 -d amount=3000 -d currency=TZS -d send_instructions=true ${apiUrl}/api/collectionrequests
     curl -d '{"msisdn": "254712345678", "amount": "100", "billRefNumber": "<svccode of a request>"}' ${simulators.controlUrl}/paybill
 ` : ''}
   A worker or API that exits is restarted (after 1 s, doubling up to 30 s). Ctrl-C stops everything.

@@ -11,9 +11,10 @@ import type { Connector, ConnectorUnit, NetworkConnection, Route } from './adapt
 import { airtel } from './airtel';
 import { daraja } from './daraja';
 import { momo } from './momo';
+import { pawapay } from './pawapay';
 import { vodacom } from './vodacom';
 
-const CONNECTOR_UNITS = [daraja, momo, airtel, vodacom] as const;
+const CONNECTOR_UNITS = [daraja, momo, airtel, vodacom, pawapay] as const;
 
 type Unit = (typeof CONNECTOR_UNITS)[number];
 type AnyUnit = ConnectorUnit<string, any>;

@@ -390,6 +390,66 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/network/pawapay/deposits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * pawaPay deposit callback (the deposits callback URL in pawaPay's dashboard)
+         * @description pawaPay posts a deposit in its final state here. It is a hint: the workflow of the deposit its `depositId` names wakes and asks pawaPay's status query, which alone decides. A signed callback (RFC 9421) whose signature does not verify against pawaPay's published keys is refused (403) and wakes nothing; with PAWAPAY_SIGNED_CALLBACKS=true an unsigned one is refused too.
+         */
+        post: operations["pawapayDepositCallback"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/network/pawapay/payouts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * pawaPay payout callback (the payouts callback URL in pawaPay's dashboard)
+         * @description pawaPay posts a payout in its final state here. It is a hint: the workflow of the payout its `payoutId` names wakes and asks pawaPay's status query, which alone decides. A signed callback (RFC 9421) whose signature does not verify against pawaPay's published keys is refused (403) and wakes nothing; with PAWAPAY_SIGNED_CALLBACKS=true an unsigned one is refused too.
+         */
+        post: operations["pawapayPayoutCallback"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/network/pawapay/refunds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * pawaPay refund callback (the refunds callback URL in pawaPay's dashboard)
+         * @description pawaPay posts a refund in its final state here. It is a hint: the workflow of the refund its `refundId` names wakes and asks pawaPay's status query, which alone decides. A signed callback (RFC 9421) whose signature does not verify against pawaPay's published keys is refused (403) and wakes nothing; with PAWAPAY_SIGNED_CALLBACKS=true an unsigned one is refused too.
+         */
+        post: operations["pawapayRefundCallback"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/webhooks": {
         parameters: {
             query?: never;
@@ -5137,6 +5197,249 @@ export interface operations {
                         airtel_money_id?: (string | number) | null;
                     };
                     hash?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Taken. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": "received"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        status: "received";
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            406: components["responses"]["NotAcceptable"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    pawapayDepositCallback: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description JSON, form-encoded or multipart (`multipart/form-data`, text fields only). In form bodies nested hashes are `metadata[key]=value` or `metadata.key=value`, numbers and booleans are text (`true`, `True`, `1`). */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "depositId": "f4401bd2-1568-4140-bf2d-eb77d2b2b639",
+                 *       "status": "COMPLETED",
+                 *       "amount": "1500",
+                 *       "currency": "TZS",
+                 *       "country": "TZA",
+                 *       "payer": {
+                 *         "type": "MMO",
+                 *         "accountDetails": {
+                 *           "phoneNumber": "255651234567",
+                 *           "provider": "TIGO_TZA"
+                 *         }
+                 *       },
+                 *       "customerMessage": "Invoice 901",
+                 *       "created": "2026-11-27T09:00:00Z",
+                 *       "providerTransactionId": "ABC123"
+                 *     }
+                 */
+                "application/json": {
+                    depositId: string;
+                    status?: (string | number) | null;
+                };
+                /**
+                 * @example {
+                 *       "depositId": "f4401bd2-1568-4140-bf2d-eb77d2b2b639",
+                 *       "status": "COMPLETED",
+                 *       "amount": "1500",
+                 *       "currency": "TZS",
+                 *       "country": "TZA",
+                 *       "payer": {
+                 *         "type": "MMO",
+                 *         "accountDetails": {
+                 *           "phoneNumber": "255651234567",
+                 *           "provider": "TIGO_TZA"
+                 *         }
+                 *       },
+                 *       "customerMessage": "Invoice 901",
+                 *       "created": "2026-11-27T09:00:00Z",
+                 *       "providerTransactionId": "ABC123"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": {
+                    depositId: string;
+                    status?: (string | number) | null;
+                };
+                "multipart/form-data": {
+                    depositId: string;
+                    status?: (string | number) | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Taken. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": "received"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        status: "received";
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            406: components["responses"]["NotAcceptable"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    pawapayPayoutCallback: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description JSON, form-encoded or multipart (`multipart/form-data`, text fields only). In form bodies nested hashes are `metadata[key]=value` or `metadata.key=value`, numbers and booleans are text (`true`, `True`, `1`). */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "payoutId": "8917c345-4791-4285-a416-62f24b6982db",
+                 *       "status": "COMPLETED",
+                 *       "amount": "1500",
+                 *       "currency": "TZS",
+                 *       "country": "TZA",
+                 *       "recipient": {
+                 *         "type": "MMO",
+                 *         "accountDetails": {
+                 *           "phoneNumber": "255651234567",
+                 *           "provider": "TIGO_TZA"
+                 *         }
+                 *       },
+                 *       "created": "2026-11-27T09:00:00Z"
+                 *     }
+                 */
+                "application/json": {
+                    payoutId: string;
+                    status?: (string | number) | null;
+                };
+                /**
+                 * @example {
+                 *       "payoutId": "8917c345-4791-4285-a416-62f24b6982db",
+                 *       "status": "COMPLETED",
+                 *       "amount": "1500",
+                 *       "currency": "TZS",
+                 *       "country": "TZA",
+                 *       "recipient": {
+                 *         "type": "MMO",
+                 *         "accountDetails": {
+                 *           "phoneNumber": "255651234567",
+                 *           "provider": "TIGO_TZA"
+                 *         }
+                 *       },
+                 *       "created": "2026-11-27T09:00:00Z"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": {
+                    payoutId: string;
+                    status?: (string | number) | null;
+                };
+                "multipart/form-data": {
+                    payoutId: string;
+                    status?: (string | number) | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Taken. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": "received"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        status: "received";
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            406: components["responses"]["NotAcceptable"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    pawapayRefundCallback: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description JSON, form-encoded or multipart (`multipart/form-data`, text fields only). In form bodies nested hashes are `metadata[key]=value` or `metadata.key=value`, numbers and booleans are text (`true`, `True`, `1`). */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "refundId": "ee8e1b2c-41a5-4a9b-9a1c-4f0a6d0d33a1",
+                 *       "depositId": "f4401bd2-1568-4140-bf2d-eb77d2b2b639",
+                 *       "status": "COMPLETED",
+                 *       "amount": "1500",
+                 *       "currency": "TZS"
+                 *     }
+                 */
+                "application/json": {
+                    refundId: string;
+                    status?: (string | number) | null;
+                };
+                /**
+                 * @example {
+                 *       "refundId": "ee8e1b2c-41a5-4a9b-9a1c-4f0a6d0d33a1",
+                 *       "depositId": "f4401bd2-1568-4140-bf2d-eb77d2b2b639",
+                 *       "status": "COMPLETED",
+                 *       "amount": "1500",
+                 *       "currency": "TZS"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": {
+                    refundId: string;
+                    status?: (string | number) | null;
+                };
+                "multipart/form-data": {
+                    refundId: string;
+                    status?: (string | number) | null;
                 };
             };
         };

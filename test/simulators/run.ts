@@ -1,19 +1,25 @@
 /**
- * The operator simulators as one process, for `npm run start:networks`: Daraja, MoMo, Airtel and the
- * M-Pesa OpenAPI (Vodacom Tanzania and the DRC) on loopback with fixed sandbox credentials (MoMo with three markets: MTN Uganda through MoMo's
- * sandbox environment, MTN Ghana and MTN Rwanda through their own), and a small control endpoint
- * that makes a subscriber pay the paybill (`POST /paybill {"msisdn", "amount", "billRefNumber"}`).
+ * The operator simulators as one process, for `npm run start:networks`: Daraja, MoMo, Airtel, the
+ * M-Pesa OpenAPI (Vodacom Tanzania and the DRC) and pawaPay's Merchant API v2 on loopback with fixed
+ * sandbox credentials (MoMo with three markets: MTN Uganda through MoMo's sandbox environment, MTN
+ * Ghana and MTN Rwanda through their own), and a small control endpoint that makes a subscriber pay
+ * the paybill (`POST /paybill {"msisdn", "amount", "billRefNumber"}`).
  * Prints one JSON line with the addresses, the configuration the service needs and the markets
- * file's content (`momoMarkets`, for MTN_MOMO_MARKETS_FILE), then runs until stopped. Airtel calls
- * back at the service's PUBLIC_BASE_URL (`--callback-base`), as its portal would be set up. The
- * OpenAPI's key pair is made at its start: its public key is in the configuration printed.
+ * file's content (`momoMarkets`, for MTN_MOMO_MARKETS_FILE), then runs until stopped. Airtel and
+ * pawaPay call back at the service's PUBLIC_BASE_URL (`--callback-base`), as their portals would be
+ * set up (pawaPay at `/network/pawapay/{deposits,payouts,refunds}`, signed with a key it serves at
+ * `/v2/public-key/http`). pawaPay's account also has MTN_MOMO_UGA enabled, a provider the service is
+ * not configured for. The OpenAPI's key pair is made at its start: its public key is in the
+ * configuration printed.
  *   bun test/simulators/run.ts [--port BASE] [--callback-base URL]
- *   (Daraja on BASE, MoMo on BASE+1, control on BASE+2, Airtel on BASE+3, the M-Pesa OpenAPI on BASE+4)
+ *   (Daraja on BASE, MoMo on BASE+1, control on BASE+2, Airtel on BASE+3, the M-Pesa OpenAPI on BASE+4,
+ *   pawaPay on BASE+5)
  */
 import { parseArgs } from 'node:util';
 import { startAirtelSimulator } from './airtel';
 import { startDarajaSimulator } from './daraja';
 import { startMomoSimulator, type MomoSimulatorMarket } from './momo';
+import { startPawapaySimulator } from './pawapay';
 import { startVodacomSimulator } from './vodacom';
 
 /** Credentials of the local simulators only: they guard nothing real. */
@@ -28,6 +34,7 @@ export const SIMULATOR_CREDENTIALS = {
   },
   airtel: { clientId: 'local-airtel-client', clientSecret: 'local-airtel-secret', pin: '1234', callbackKey: 'local-airtel-callback-key', countries: { UG: 'UGX', KE: 'KES' } },
   vodacom: { apiKey: 'local-vodacom-api-key', serviceProviderCode: '000000', origin: '*', markets: { TZN: ['TZS'], DRC: ['USD'] }, activationSeconds: 2 },
+  pawapay: { apiToken: 'local-pawapay-api-token', providers: ['TIGO_TZA', 'HALOTEL_TZA', 'VODAFONE_GHA', 'AIRTELTIGO_GHA', 'ORANGE_COD'] },
   momoMarkets: [
     {
       targetEnvironment: 'mtnghana', currency: 'GHS',
@@ -53,8 +60,10 @@ export function momoMarketsFile(momoUrl: string, markets: MomoSimulatorMarket[])
 }
 
 /** The configuration that points the service at the simulators (the OpenAPI's by its root and public key). */
-export function simulatorEnvironment(darajaUrl: string, momoUrl: string, airtelUrl: string, openApi: { url: string; publicKey: string }): Record<string, string> {
-  const { daraja, momo, airtel, vodacom } = SIMULATOR_CREDENTIALS;
+export function simulatorEnvironment(
+  darajaUrl: string, momoUrl: string, airtelUrl: string, openApi: { url: string; publicKey: string }, pawapayUrl: string,
+): Record<string, string> {
+  const { daraja, momo, airtel, vodacom, pawapay } = SIMULATOR_CREDENTIALS;
   return {
     MPESA_BASE_URL: darajaUrl,
     MPESA_CONSUMER_KEY: daraja.consumerKey,
@@ -84,6 +93,9 @@ export function simulatorEnvironment(darajaUrl: string, momoUrl: string, airtelU
     VODACOM_MARKETS: Object.keys(vodacom.markets).join(','),
     VODACOM_ORIGIN: vodacom.origin,
     VODACOM_SESSION_ACTIVATION_SECONDS: String(vodacom.activationSeconds),
+    PAWAPAY_BASE_URL: pawapayUrl,
+    PAWAPAY_API_TOKEN: pawapay.apiToken,
+    PAWAPAY_PROVIDERS: pawapay.providers.join(','),
   };
 }
 
@@ -97,6 +109,9 @@ if (import.meta.main) {
   });
   const { activationSeconds, ...openApiCredentials } = SIMULATOR_CREDENTIALS.vodacom;
   const openApi = await startVodacomSimulator({ ...openApiCredentials, port: base + 4, decisionDelayMs: 5000, activationMs: activationSeconds * 1000 });
+  const pawapay = await startPawapaySimulator({
+    apiToken: SIMULATOR_CREDENTIALS.pawapay.apiToken, port: base + 5, decisionDelayMs: 5000, callbackBase: values['callback-base'],
+  });
   const control = Bun.serve({
     hostname: '127.0.0.1',
     port: base + 2,
@@ -108,13 +123,13 @@ if (import.meta.main) {
     },
   });
   process.stdout.write(`${JSON.stringify({
-    darajaUrl: daraja.url, momoUrl: momo.url, airtelUrl: airtel.url, vodacomUrl: openApi.url, controlUrl: `http://127.0.0.1:${control.port}`,
-    env: simulatorEnvironment(daraja.url, momo.url, airtel.url, openApi),
+    darajaUrl: daraja.url, momoUrl: momo.url, airtelUrl: airtel.url, vodacomUrl: openApi.url, pawapayUrl: pawapay.url, controlUrl: `http://127.0.0.1:${control.port}`,
+    env: simulatorEnvironment(daraja.url, momo.url, airtel.url, openApi, pawapay.url),
     momoMarkets: momoMarketsFile(momo.url, SIMULATOR_CREDENTIALS.momoMarkets),
   })}\n`);
   const stop = async () => {
     control.stop(true);
-    await Promise.all([daraja.stop(), momo.stop(), airtel.stop(), openApi.stop()]);
+    await Promise.all([daraja.stop(), momo.stop(), airtel.stop(), openApi.stop(), pawapay.stop()]);
     process.exit(0);
   };
   process.on('SIGINT', () => void stop());

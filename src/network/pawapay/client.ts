@@ -1,0 +1,191 @@
+/**
+ * pawaPay connector (Merchant API v2) for the networks of the providers the merchant's pawaPay
+ * account is enabled for (PAWAPAY_PROVIDERS) that no direct connector serves: deposits
+ * (collections), payouts (payments) and refunds (reversals).
+ *
+ * Each deposit, payout and refund carries an id we choose (a UUID v4), stored with its operation
+ * before the call: a retried activity sends the same id, and pawaPay answers DUPLICATE_IGNORED
+ * instead of prompting or paying twice; an id pawaPay never received (NOT_FOUND) is sent again under
+ * the same id. pawaPay's callbacks are hints (./callbacks.ts): money moves only on pawaPay's own
+ * record (`GET /v2/deposits/{id}`, `/payouts/{id}`, `/refunds/{id}`) answering COMPLETED with the
+ * amount, currency and number we asked for; IN_RECONCILIATION waits. A collection is credited under
+ * its depositId, which a refund names, and which is pawaPay's one record of the payment.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Queryable } from '../../db';
+import { compareDecimal } from '../../domain/money';
+import type { Network } from '../../domain/networks';
+import { findOperation, recordOperation } from '../../services/network-operations';
+import type { PaymentPrompt, Payout, PayoutResult, PromptResult, PromptStatus, ReportedPaymentStatus, TakenPrompt } from '../adapter';
+import { callOperator, field, msisdnOf, nested, type OperatorAnswer } from '../operator-http';
+import { pawapayFailure } from './failures';
+import type { PawapaySettings } from './settings';
+
+/** Calls to pawaPay: long enough for a slow day, short enough for an activity to retry (safe: see above). */
+const PAWAPAY_TIMEOUT_MS = 20_000;
+
+/** The three kinds of money movement pawaPay keeps, each under its own id field and path. */
+export const MOVEMENTS = {
+  deposit: { path: '/v2/deposits', idField: 'depositId', party: 'payer' },
+  payout: { path: '/v2/payouts', idField: 'payoutId', party: 'recipient' },
+  refund: { path: '/v2/refunds', idField: 'refundId', party: null },
+} as const;
+export type Movement = keyof typeof MOVEMENTS;
+
+/** How an amount is sent for a provider: a string with its decimals at most (none for TZS). */
+type AmountFormat = (provider: string, currency: string, amount: string) => string;
+
+type PawapayDeps = { sql: Queryable; formatAmount: AmountFormat };
+
+/** pawaPay's record of one deposit, payout or refund, as its status query gave it. */
+type Found =
+  | { found: false }
+  | { found: true; status: string; amount: string; currency: string; phoneNumber: string | undefined; providerTransactionId: string | undefined; failureCode: string | undefined; failureMessage: string | undefined };
+
+/**
+ * What the subscriber reads on the prompt (`customerMessage`, 4 to 22 characters): the request's
+ * reference in letters, digits and spaces, or "Payment" when nothing of it is left.
+ */
+export function customerMessage(reference: string): string {
+  const kept = reference.replace(/[^A-Za-z0-9 ]+/g, ' ').replace(/\s+/g, ' ').trim().slice(0, 22).trim();
+  return kept.length >= 4 ? kept : 'Payment';
+}
+
+export function createPawapayConnector(settings: PawapaySettings, { sql, formatAmount }: PawapayDeps) {
+  const providerOf = (network: Network) => settings.providers.find((provider) => provider.network === network.name)!;
+
+  const call = (method: 'GET' | 'POST', path: string, json?: unknown): Promise<OperatorAnswer> => callOperator({
+    method, url: `${settings.baseUrl}${path}`, headers: { Authorization: `Bearer ${settings.apiToken}` }, json, timeoutMs: PAWAPAY_TIMEOUT_MS,
+  });
+
+  const unexpected = (what: string, answer: OperatorAnswer) => new Error(`pawaPay ${what}: HTTP ${answer.status} ${field(nested(answer.body, 'failureReason'), 'failureCode') ?? ''}`.trim());
+
+  /**
+   * Sends a deposit, payout or refund under `id`: null when pawaPay took it (ACCEPTED, ENQUEUED) or
+   * had it already (DUPLICATE_IGNORED), its refusal in a merchant's words when REJECTED (nothing
+   * happened). Anything else (no answer, 5xx, 401, 429) throws: the activity retries under the same id.
+   */
+  async function send(movement: Movement, id: string, body: Record<string, unknown>): Promise<string | null> {
+    const { path, idField } = MOVEMENTS[movement];
+    const answer = await call('POST', path, { [idField]: id, ...body });
+    const status = field(answer.body, 'status');
+    if ((answer.status === 200 || answer.status === 202) && (status === 'ACCEPTED' || status === 'DUPLICATE_IGNORED' || status === 'ENQUEUED')) return null;
+    if (status === 'REJECTED' && answer.status < 500) {
+      const reason = nested(answer.body, 'failureReason');
+      return pawapayFailure(field(reason, 'failureCode'), field(reason, 'failureMessage'));
+    }
+    throw unexpected(`${movement} not taken`, answer);
+  }
+
+  /** pawaPay's own record of a deposit, payout or refund. */
+  async function status(movement: Movement, id: string): Promise<Found> {
+    const answer = await call('GET', `${MOVEMENTS[movement].path}/${encodeURIComponent(id)}`);
+    if (answer.status === 404 || (answer.status === 200 && field(answer.body, 'status') === 'NOT_FOUND')) return { found: false };
+    const data = nested(answer.body, 'data');
+    if (answer.status !== 200 || field(answer.body, 'status') !== 'FOUND' || typeof data !== 'object' || data === null) throw unexpected(`${movement} status`, answer);
+    const party = MOVEMENTS[movement].party;
+    const reason = nested(data, 'failureReason');
+    return {
+      found: true,
+      status: field(data, 'status') ?? 'PROCESSING',
+      amount: field(data, 'amount') ?? '',
+      currency: field(data, 'currency') ?? '',
+      phoneNumber: party ? field(nested(data, party, 'accountDetails'), 'phoneNumber') : undefined,
+      providerTransactionId: field(data, 'providerTransactionId'),
+      failureCode: field(reason, 'failureCode'),
+      failureMessage: field(reason, 'failureMessage'),
+    };
+  }
+
+  /** Whether pawaPay's record is the movement we asked for: its amount, currency and (for a deposit or payout) number. */
+  const matches = (found: Extract<Found, { found: true }>, expected: { amount: string; currency: string; phoneNumber: string | null }) =>
+    /^\d+(\.\d+)?$/.test(found.amount) && compareDecimal(found.amount, expected.amount) === 0 && found.currency === expected.currency
+    && (expected.phoneNumber === null || found.phoneNumber === msisdnOf(expected.phoneNumber));
+
+  /** The id of an operation: the one stored with it first (a retry reads it back), chosen now when there is none. */
+  async function idOf(operation: { network: string; kind: 'prompt' | 'payout' | 'reversal'; reference: string; workflowId: string; phoneNumber: string; amount: string }): Promise<string> {
+    const recorded = await recordOperation(sql, { ...operation, subject: operation.reference, operatorReference: randomUUID() });
+    return recorded.operatorReference!;
+  }
+
+  const depositBody = (prompt: PaymentPrompt) => {
+    const provider = providerOf(prompt.network).code;
+    return {
+      amount: formatAmount(provider, prompt.currency, prompt.amount), currency: prompt.currency,
+      payer: { type: 'MMO', accountDetails: { phoneNumber: msisdnOf(prompt.phoneNumber), provider } },
+      clientReferenceId: prompt.promptReference, customerMessage: customerMessage(prompt.reference),
+    };
+  };
+
+  /** A payout's body (a payment), or a refund's (a reversal: the collection's depositId, its amount). */
+  const payoutBody = (payout: Payout): Record<string, unknown> => {
+    const provider = providerOf(payout.network).code;
+    const amount = formatAmount(provider, payout.currency, payout.amount);
+    if (payout.kind === 'reversal') return { depositId: payout.originalTransactionId, amount, currency: payout.currency, clientReferenceId: payout.reference };
+    return {
+      amount, currency: payout.currency, recipient: { type: 'MMO', accountDetails: { phoneNumber: msisdnOf(payout.phoneNumber), provider } },
+      clientReferenceId: payout.reference, customerMessage: customerMessage('Payment'),
+    };
+  };
+
+  const promptOperation = (prompt: PaymentPrompt) => ({
+    network: prompt.network.name, kind: 'prompt' as const, reference: prompt.promptReference, workflowId: prompt.workflowId, phoneNumber: prompt.phoneNumber, amount: prompt.amount,
+  });
+  const movementOf = (payout: Payout): Movement => (payout.kind === 'reversal' ? 'refund' : 'payout');
+  const payoutOperation = (payout: Payout) => ({
+    network: payout.network.name, kind: payout.kind === 'reversal' ? 'reversal' as const : 'payout' as const, reference: payout.reference,
+    workflowId: payout.workflowId, phoneNumber: payout.phoneNumber, amount: payout.amount,
+  });
+
+  return {
+    async requestPayment(prompt: PaymentPrompt): Promise<PromptResult> {
+      const depositId = await idOf(promptOperation(prompt));
+      const refusal = await send('deposit', depositId, depositBody(prompt));
+      return refusal === null ? { accepted: true, confirm: { operatorReference: depositId } } : { accepted: false, error: refusal };
+    },
+
+    async promptStatus(prompt: TakenPrompt): Promise<PromptStatus> {
+      // The depositId stored for the prompt (one whose record was lost before the call is given one now).
+      const depositId = (await findOperation(sql, prompt.network.name, prompt.promptReference))?.operatorReference ?? await idOf(promptOperation(prompt));
+      const found = await status('deposit', depositId);
+      if (!found.found) {
+        // pawaPay never received it (the request was lost on the way): sent now, under the same id.
+        const refusal = await send('deposit', depositId, depositBody(prompt));
+        return refusal === null ? { status: 'pending' } : { status: 'failed', error: refusal };
+      }
+      if (found.status === 'FAILED') return { status: 'failed', error: pawapayFailure(found.failureCode, found.failureMessage) };
+      // ACCEPTED, PROCESSING, IN_RECONCILIATION (pawaPay settles it with the provider): asked again at the next poll.
+      if (found.status !== 'COMPLETED') return { status: 'pending' };
+      if (!matches(found, prompt)) return { status: 'failed', error: 'pawaPay\'s record of the payment does not match the request (amount, number or currency).' };
+      return { status: 'paid', remoteTransactionId: depositId, paymentDate: new Date().toISOString() };
+    },
+
+    async reportedPaymentStatus(): Promise<ReportedPaymentStatus> {
+      // pawaPay reports only the deposits we initiated; nothing else arrives by callback to confirm.
+      return { status: 'refused', reason: 'pawaPay reports no payment it was not asked for.' };
+    },
+
+    async sendMoney(payout: Payout): Promise<PayoutResult> {
+      const id = await idOf(payoutOperation(payout));
+      const refusal = await send(movementOf(payout), id, payoutBody(payout));
+      return refusal === null ? { status: 'pending', remoteTransactionId: null } : { status: 'rejected', error: refusal, remoteTransactionId: null };
+    },
+
+    async payoutStatus(payout: Payout): Promise<PayoutResult> {
+      const movement = movementOf(payout);
+      const id = (await findOperation(sql, payout.network.name, payout.reference))?.operatorReference ?? await idOf(payoutOperation(payout));
+      const found = await status(movement, id);
+      if (!found.found) {
+        const refusal = await send(movement, id, payoutBody(payout));
+        return refusal === null ? { status: 'pending', remoteTransactionId: null } : { status: 'rejected', error: refusal, remoteTransactionId: null };
+      }
+      // A payout that FAILED moved nothing: the payment's workflow returns the money to the wallet.
+      if (found.status === 'FAILED') return { status: 'failed', error: pawapayFailure(found.failureCode, found.failureMessage), remoteTransactionId: null };
+      if (found.status !== 'COMPLETED') return { status: 'pending', remoteTransactionId: null };
+      const expected = { amount: payout.amount, currency: payout.currency, phoneNumber: movement === 'payout' ? payout.phoneNumber : null };
+      // A record under our id that is not the movement we asked for: nothing says ours went out.
+      if (!matches(found, expected)) return { status: 'pending', remoteTransactionId: null };
+      return { status: 'completed', remoteTransactionId: found.providerTransactionId ?? id };
+    },
+  };
+}

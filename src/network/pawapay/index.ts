@@ -1,0 +1,60 @@
+/**
+ * The pawaPay connector as a unit (Merchant API v2): the networks of the providers the merchant's
+ * pawaPay account is enabled for (PAWAPAY_PROVIDERS) that no direct connector serves: deposits,
+ * payouts and refunds, with the providers' limits from `GET /v2/active-conf` as the door's rules.
+ * pawaPay has no name look-up: instant verification says "not supported" on its networks.
+ */
+import { logger } from '../../log';
+import type { ConnectorUnit, MoneyOperation } from '../adapter';
+import { PAWAPAY_CALLBACK_PATHS, PAWAPAY_CALLBACK_ROUTES } from './callbacks';
+import { createPawapayConnector } from './client';
+import { createProviderLimits } from './conf';
+import { PAWAPAY_PROVIDERS } from './limits';
+import { PAWAPAY_VARIABLES, readPawapaySettings, type PawapaySettings } from './settings';
+
+export { PAWAPAY_CALLBACK_PATHS } from './callbacks';
+export type { PawapaySettings } from './settings';
+
+const OPERATION_TYPES: Record<MoneyOperation, 'DEPOSIT' | 'PAYOUT' | 'REFUND'> = { collection: 'DEPOSIT', payment: 'PAYOUT', reversal: 'REFUND' };
+const CALLBACK_PATHS: ReadonlySet<string> = new Set(Object.values(PAWAPAY_CALLBACK_PATHS));
+/** The networks pawaPay is this service's only route to (no direct connector exists for them). */
+const AGGREGATED_ONLY = ['TIGO_TZA', 'HALOTEL_TZA', 'VODAFONE_GHA', 'AIRTELTIGO_GHA', 'ORANGE_COD'];
+
+export const pawapay: ConnectorUnit<'pawapay', PawapaySettings | null> = {
+  configKey: 'pawapay',
+  operator: 'pawaPay',
+  variables: PAWAPAY_VARIABLES,
+  readSettings: readPawapaySettings,
+  routesOf: (settings) => (settings?.providers ?? []).flatMap((provider) => provider.currencies.map((currency) => ({ network: provider.network, currency }))),
+  callsBack: true,
+  create: (settings, deps) => {
+    const limits = createProviderLimits(settings!, (message, fields) => logger.warn(message, fields));
+    const providerOf = (network: string) => settings!.providers.find((provider) => provider.network === network)!;
+    return {
+      ...createPawapayConnector(settings!, { sql: deps.sql, formatAmount: limits.formatAmount }),
+      routes: pawapay.routesOf(settings),
+      amountProblem: (network, currency, amount, operation) => limits.amountProblem(providerOf(network.name).code, currency, amount, OPERATION_TYPES[operation]),
+      warmUp: limits.keepFresh,
+    };
+  },
+  describe: (settings, simulated) => {
+    const enabled = settings?.providers ?? [];
+    const shown = [...enabled.map((provider) => provider.code), ...AGGREGATED_ONLY.filter((code) => !enabled.some((provider) => provider.code === code))];
+    return shown.map((code) => {
+      const provider = PAWAPAY_PROVIDERS[code]!;
+      if (!settings || !enabled.some((candidate) => candidate.code === code)) {
+        return { network: provider.network, currency: provider.currencies[0]!, connector: 'none', detail: simulated };
+      }
+      return {
+        network: provider.network, currency: provider.currencies.join(' or '), connector: 'pawaPay',
+        detail: `${new URL(settings.baseUrl).host}, provider ${code} (${provider.name}): deposits, payouts, refunds; no name look-up`,
+      };
+    });
+  },
+  callbacks: {
+    routes: PAWAPAY_CALLBACK_ROUTES,
+    metricName: 'pawaPay',
+    owns: (path) => CALLBACK_PATHS.has(path),
+    account: () => 'pawaPay',
+  },
+};
