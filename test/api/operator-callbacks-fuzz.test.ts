@@ -1,7 +1,7 @@
 /**
  * Bad input to the operator callback routes, property-based (fast-check). The routes are found in
- * `app.routes` by the callback paths the connectors export (DARAJA_CALLBACK_PATHS,
- * MOMO_CALLBACK_PATH, AIRTEL_CALLBACK_PATH), so a callback route added later is fuzzed without being listed here. Each
+ * `app.routes` by the connectors' registry (each unit's callback paths, src/network/registry.ts), so
+ * a callback route added later is fuzzed without being listed here. Each
  * gets the real callbacks of its operator (as the operators document them and the simulators send
  * them, naming operations that exist and ones that do not) with one to three mutations each (a list
  * or an object made null, text, a number, a list of nulls or the other kind of container; any node
@@ -10,7 +10,7 @@
  * JSON, empty, other media types). For every request:
  *   - no 5xx;
  *   - a 200 is the operator's own answer: Daraja's `{ResultCode, ResultDesc}` (a validation's
- *     decision, an acknowledgement otherwise), MoMo's and Airtel's `{status: "received"}`; anything else is a 4xx
+ *     decision, an acknowledgement otherwise), MoMo's, Airtel's and pawaPay's `{status: "received"}`; anything else is a 4xx
  *     the OpenAPI document describes (testApp checks every answer against it);
  *   - a paybill validation POSTed is always answered 200 with a decision, whatever its body: a 4xx
  *     would leave the payment to the shortcode's default action, which completes it unvalidated;
@@ -25,6 +25,8 @@ import fc from 'fast-check';
 import { DARAJA_CALLBACK_PATHS } from '../../src/network/daraja';
 import { MOMO_CALLBACK_PATH } from '../../src/network/momo';
 import { AIRTEL_CALLBACK_PATH } from '../../src/network/airtel';
+import { PAWAPAY_CALLBACK_PATHS } from '../../src/network/pawapay';
+import { callbackUnits } from '../../src/network/registry';
 import { createHmac } from 'node:crypto';
 import { recordOperation } from '../../src/services/network-operations';
 import { fundWallet } from '../../src/services/organizations';
@@ -51,6 +53,7 @@ const fixture = {
   statusConversationId: `AG_status_${run}`,
   momoReference: crypto.randomUUID(),
   airtelId: `Cfuzz${run}`,
+  depositId: crypto.randomUUID(),
   billReference: '',
   operationIds: [] as number[],
 };
@@ -69,6 +72,7 @@ beforeAll(async () => {
     MTN_MOMO_DISBURSEMENT_SUBSCRIPTION_KEY: 'fuzz', MTN_MOMO_DISBURSEMENT_API_USER: 'fuzz', MTN_MOMO_DISBURSEMENT_API_KEY: 'fuzz',
     AIRTEL_BASE_URL: 'http://127.0.0.1:9', AIRTEL_CLIENT_ID: 'fuzz', AIRTEL_CLIENT_SECRET: 'fuzz', AIRTEL_COUNTRIES: 'UG,KE', AIRTEL_PIN: '1234',
     AIRTEL_CALLBACK_KEY,
+    PAWAPAY_BASE_URL: 'http://127.0.0.1:9', PAWAPAY_API_TOKEN: 'fuzz', PAWAPAY_PROVIDERS: 'TIGO_TZA,ORANGE_COD',
     // The throttle is tested on its own (operator-callbacks-throttle.test.ts): here every request reaches its route, and
     // comes from an address of its own (X-Forwarded-For, believed), so no other file's callbacks share its count.
     OPERATOR_CALLBACK_LIMIT_PER_ADDRESS: '1000000', OPERATOR_CALLBACK_LIMIT_PER_OPERATOR: '1000000', TRUST_PROXY: 'true',
@@ -101,6 +105,7 @@ beforeAll(async () => {
     { network: 'Safaricom', kind: 'status_query', reference: `status:fuzz-${run}`, operatorReference: fixture.statusConversationId },
     { network: 'MTN Uganda', kind: 'prompt', reference: `fuzz-momo-${run}`, operatorReference: fixture.momoReference, phoneNumber: uniqueNumber('+256772'), amount: '1500' },
     { network: 'Airtel Uganda', kind: 'prompt', reference: `fuzz-airtel-${run}`, operatorReference: fixture.airtelId, phoneNumber: uniqueNumber('+256701'), amount: '1500' },
+    { network: 'Tigo Tanzania', kind: 'prompt', reference: `fuzz-pawapay-${run}`, operatorReference: fixture.depositId, phoneNumber: uniqueNumber('+25565'), amount: '1500' },
   ] as const;
   for (const operation of operations) {
     const recorded = await recordOperation(sql, { ...operation, workflowId: `fuzz-callbacks-${operation.reference}`, subject: operation.reference });
@@ -185,6 +190,20 @@ function airtelCallbacks(): Json[] {
   ];
 }
 
+/** pawaPay's final deposits, payouts and refunds as it posts them (unsigned here: the connector takes them as hints). */
+function pawapayCallbacks(path: string): Json[] {
+  const payer = { type: 'MMO', accountDetails: { phoneNumber: '255651234567', provider: 'TIGO_TZA' } };
+  if (path === PAWAPAY_CALLBACK_PATHS.deposit) {
+    return [
+      { depositId: fixture.depositId, status: 'COMPLETED', amount: '1500.00', currency: 'TZS', country: 'TZA', payer, customerMessage: 'Invoice 901', created: '2026-11-27T09:00:00Z', providerTransactionId: 'ABC123' },
+      { depositId: fixture.depositId, status: 'FAILED', amount: '1500.00', currency: 'TZS', country: 'TZA', payer, created: '2026-11-27T09:00:00Z', failureReason: { failureCode: 'PAYMENT_NOT_APPROVED', failureMessage: 'Declined' } },
+      { depositId: crypto.randomUUID(), status: 'COMPLETED', amount: '10', currency: 'TZS', country: 'TZA', payer, created: '2026-11-27T09:00:00Z' },
+    ];
+  }
+  if (path === PAWAPAY_CALLBACK_PATHS.payout) return [{ payoutId: crypto.randomUUID(), status: 'COMPLETED', amount: '100.00', currency: 'TZS', country: 'TZA', recipient: payer, created: '2026-11-27T09:00:00Z' }];
+  return [{ refundId: crypto.randomUUID(), depositId: fixture.depositId, status: 'COMPLETED', amount: '1500.00', currency: 'TZS', country: 'TZA', created: '2026-11-27T09:00:00Z' }];
+}
+
 /** The real callbacks of a route; a route no entry knows (added later) is fuzzed with random JSON and foreign bodies alone. */
 function realCallbacks(route: Route): Json[] {
   if (route.path === DARAJA_CALLBACK_PATHS.stkResult) return stkCallbacks();
@@ -192,6 +211,7 @@ function realCallbacks(route: Route): Json[] {
   if (route.path === DARAJA_CALLBACK_PATHS.result || route.path === DARAJA_CALLBACK_PATHS.timeout) return darajaResults();
   if (route.path.startsWith(`${MOMO_CALLBACK_PATH}/`)) return momoCallbacks();
   if (route.path === AIRTEL_CALLBACK_PATH) return airtelCallbacks();
+  if (route.path.startsWith('/network/pawapay/')) return pawapayCallbacks(route.path);
   return [];
 }
 
@@ -421,9 +441,9 @@ const REFUSALS = new Set([400, 403, 404, 405, 413, 415]);
 
 test('every operator callback route answers any body in the operator\'s shape or a 4xx, moving no money, waking nothing on a refusal', async () => {
   const routes: Route[] = ctx.app.routes
-    .filter((route) => DARAJA_PATHS.has(route.path) || route.path.startsWith(`${MOMO_CALLBACK_PATH}/`) || route.path === AIRTEL_CALLBACK_PATH)
+    .filter((route) => callbackUnits(ctx.config).some(({ unit }) => unit.callbacks.owns(route.path)))
     .map((route) => ({ method: route.method.toUpperCase(), path: route.path }));
-  expect(routes.length).toBeGreaterThanOrEqual(8);
+  expect(routes.length).toBeGreaterThanOrEqual(11);
   const first = await print();
   let before = first;
   const rejected = new Set<string>();
