@@ -2,10 +2,7 @@ import { randomBytes } from 'node:crypto';
 import * as v from 'valibot';
 import { booleanString, integerString } from './config-values';
 // The connectors' settings types, where the configuration's readers look for them.
-export type { MpesaSettings } from './network/daraja/settings';
-export type { MomoProduct, MomoSettings } from './network/momo/settings';
-export type { AirtelCountry, AirtelSettings } from './network/airtel/settings';
-export type { VodacomMarket, VodacomSettings } from './network/vodacom/settings';
+export type { AirtelCountry, AirtelSettings, MomoProduct, MomoSettings, MpesaSettings, VodacomMarket, VodacomSettings } from './network/registry';
 import { CONNECTOR_VARIABLES, operatorsCallingBack, readConnectorSettings, type ConnectorSettings } from './network/registry';
 import { WEBHOOK_ATTEMPTS } from './domain/webhook-schedule';
 

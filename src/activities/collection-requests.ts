@@ -11,7 +11,7 @@ import {
 } from '../services/collection-requests';
 import type { RecordedEvent } from '../services/events';
 import { recordCollectionRequestFinal } from '../telemetry/metrics';
-import type { Launcher } from '../temporal/launcher';
+import type { Launcher } from '../services/ports';
 import { collectionRequestWorkflowId } from '../workflows/contracts/collection-request';
 import type { IncomingPaymentInput } from '../workflows/contracts/incoming-collection';
 

@@ -9,8 +9,8 @@ import {
   type Match, type Receipt,
 } from '../services/collections';
 import { measuredVerification, recordCollectionMatch, recordFinalRequestStatuses, recordWalletMovement } from '../telemetry/metrics';
-import type { Launcher } from '../temporal/launcher';
-import { askMerchant, outgoingTransport } from './webhook-http';
+import type { Launcher } from '../services/ports';
+import { askMerchant, outgoingTransport } from '../outbound/merchant-http';
 import type { IncomingPaymentInput, VerificationDecision } from '../workflows/contracts/incoming-collection';
 
 export type CollectionActivityDeps = {

@@ -1,7 +1,7 @@
 import type { Sql } from '../db';
 import { completePaymentBatch, reserveBatchChunk } from '../services/payment-batches';
 import { recordPaymentState, recordWalletMovement } from '../telemetry/metrics';
-import type { Launcher } from '../temporal/launcher';
+import type { Launcher } from '../services/ports';
 
 type PaymentBatchActivityDeps = { sql: Sql; launcher: Launcher };
 

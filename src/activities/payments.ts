@@ -6,7 +6,7 @@ import type { NetworkAdapter, Payout, PayoutResult } from '../network/adapter';
 import { beginPayment, findPayment, finishPayment, type PayoutOutcome, type StateChange } from '../services/payments';
 import { findReversal, finishReversal } from '../services/reversals';
 import { recordFinalRequestStatuses, recordPaymentState, recordWalletMovement } from '../telemetry/metrics';
-import type { Launcher } from '../temporal/launcher';
+import type { Launcher } from '../services/ports';
 import { paymentWorkflowId, reversalWorkflowId } from '../workflows/contracts/money-out';
 
 type PaymentActivityDeps = { sql: Sql; launcher: Launcher; network: NetworkAdapter };

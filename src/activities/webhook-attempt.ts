@@ -12,10 +12,20 @@ import { log } from '@temporalio/activity';
 import type { Queryable } from '../db';
 import { WEBHOOK_TIMEOUT_MS, attemptOutcome, type AttemptOutcome } from '../domain/webhooks';
 import { retryDelayMs, totalAttempts, type RetrySchedule } from '../domain/webhook-schedule';
+import type { Sql } from '../db';
+import type { Launcher } from '../services/ports';
 import type { ClaimedDelivery } from '../services/webhook-queue';
 import { finishDelivery, logAttempt, type DeliverySecrets, type LiveWebhook } from '../services/webhooks';
 import { recordWebhookAttempt } from '../telemetry/metrics';
-import { postDelivery, type TransportSettings } from './webhook-http';
+import { postDelivery, type TransportSettings } from '../outbound/merchant-http';
+
+/** What the webhook activities (the dispatcher, the earlier actor's sender) are built with. */
+export type WebhookActivityDeps = {
+  sql: Sql;
+  launcher: Launcher;
+  sandbox: boolean;
+  webhooks: RetrySchedule & { caFile: string | undefined; disableAfterHours: number; concurrency: number; dispatchWindow: number; dispatchQueue: string | null };
+};
 
 /** A claimed row stays its sender's this long: more than a POST's timeout and its logging. */
 export const LEASE_MS = 3 * WEBHOOK_TIMEOUT_MS;

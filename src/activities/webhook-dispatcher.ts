@@ -30,9 +30,8 @@ import { deliverySecrets, readWebhook, type DeliverySecrets, type LiveWebhook } 
 import { disableIfFailing } from '../services/webhook-recovery';
 import type { DispatcherInput, DispatcherResult } from '../workflows/contracts/webhook-dispatcher';
 import { inTraceOf } from '../telemetry/trace-context';
-import { LEASE_MS, attemptClaimed, every, trackInFlight } from './webhook-attempt';
-import type { TransportSettings } from './webhook-http';
-import type { WebhookActivityDeps } from './webhooks';
+import { LEASE_MS, attemptClaimed, every, trackInFlight, type WebhookActivityDeps } from './webhook-attempt';
+import type { TransportSettings } from '../outbound/merchant-http';
 import type { Wakeups } from './webhook-wakeups';
 
 /** How often the activity heartbeats (its heartbeat timeout is a few times this). */

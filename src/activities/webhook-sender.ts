@@ -16,9 +16,8 @@ import { claimDue, holdWebhook, letGo, releaseClaims, type ClaimedDelivery } fro
 import { deliverySecrets, readWebhook, type DeliverySecrets, type LiveWebhook } from '../services/webhooks';
 import { disableIfFailing } from '../services/webhook-recovery';
 import type { WebhookEnd, SenderInput, SenderResult } from '../workflows/contracts/webhook';
-import type { WebhookActivityDeps } from './webhooks';
-import { LEASE_MS, attemptClaimed, every, trackInFlight } from './webhook-attempt';
-import type { TransportSettings } from './webhook-http';
+import { LEASE_MS, attemptClaimed, every, trackInFlight, type WebhookActivityDeps } from './webhook-attempt';
+import type { TransportSettings } from '../outbound/merchant-http';
 import type { Wakeups } from './webhook-wakeups';
 
 /** The webhook is marked held this far ahead, renewed (with the activity's heartbeat) every `HOLD_EVERY_MS`. */

@@ -10,22 +10,18 @@ import {
 } from '../services/webhooks';
 import { recordWebhookAttempt } from '../telemetry/metrics';
 import { disableIfFailing } from '../services/webhook-recovery';
-import type { Launcher } from '../temporal/launcher';
 import type { SenderInput, SenderResult, WebhookEnd } from '../workflows/contracts/webhook';
 import { cancelPending } from '../services/webhook-queue';
 import { logger } from '../log';
 import { sendDueDeliveries } from './webhook-sender';
+import type { WebhookActivityDeps } from './webhook-attempt';
+
+export type { WebhookActivityDeps } from './webhook-attempt';
 import { dispatchDeliveries } from './webhook-dispatcher';
 import type { DispatcherInput, DispatcherResult } from '../workflows/contracts/webhook-dispatcher';
 import { createWakeups } from './webhook-wakeups';
-import { outgoingTransport, postDelivery, type TransportSettings } from './webhook-http';
+import { outgoingTransport, postDelivery, type TransportSettings } from '../outbound/merchant-http';
 
-export type WebhookActivityDeps = {
-  sql: Sql;
-  launcher: Launcher;
-  sandbox: boolean;
-  webhooks: RetrySchedule & { caFile: string | undefined; disableAfterHours: number; concurrency: number; dispatchWindow: number; dispatchQueue: string | null };
-};
 
 /** What the actor's batch found out: each delivery's outcome, and, when the webhook no longer takes deliveries, why. */
 type BatchResult = { outcomes: Record<number, AttemptResult['outcome']>; webhookLive: boolean; end?: WebhookEnd };

@@ -17,10 +17,11 @@
  * minute): past either limit it is 429 with Retry-After, and nothing is looked up, woken or asked.
  */
 import { Elysia } from 'elysia';
-import { askMerchant, outgoingTransport, type TransportSettings } from '../activities/webhook-http';
+import { askMerchant, outgoingTransport, type TransportSettings } from '../outbound/merchant-http';
 import { logger } from '../log';
 import { CallbackRefusal, type CallbackContext, type CallbackRoute, type WakeTarget } from '../network/adapter';
 import { callbackUnits } from '../network/registry';
+import { lookAlikeOrganization, requestOfBillReference, verificationSettingsOf } from '../services/collections';
 import { recordHint, recordResult } from '../services/network-operations';
 import { clientAddress, throttledAddress } from '../http/client-address';
 import type { AppDeps } from '../http/context';
@@ -62,8 +63,13 @@ export const operatorCallbackRoutes = (deps: AppDeps) => {
     }
   }
 
+  const merchants: CallbackContext<unknown>['merchants'] = {
+    requestOfBillReference: (reference, network, currency) => requestOfBillReference(sql, reference, network, currency),
+    lookAlikeOrganization: (payment) => lookAlikeOrganization(sql, payment),
+    verificationSettingsOf: (organizationId) => verificationSettingsOf(sql, organizationId),
+  };
   const context = (settings: unknown): CallbackContext<any> => ({
-    sql, settings, sandbox: config.sandbox, wake, reportForConfirmation,
+    sql, settings, sandbox: config.sandbox, wake, reportForConfirmation, merchants,
     askVerification: async (url, question, acceptByDefault, timeoutMs) => {
       let transport = transports.get(timeoutMs);
       if (!transport) transports.set(timeoutMs, transport = outgoingTransport({ sandbox: config.sandbox, caFile: config.webhooks.caFile, timeoutMs }));

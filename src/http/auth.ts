@@ -1,22 +1,17 @@
 import { Elysia } from 'elysia';
 import type { Sql } from '../db';
 import { enterOrganization } from '../db/tenancy';
-import { keyHolder, type KeyHolder } from '../services/api-keys';
-import type { Actor, AuditContext } from '../services/deps';
+import { keyHolder } from '../services/api-keys';
+import type { AuditContext } from '../services/deps';
 import { invalidToken, permissionDenied } from './errors';
 import { queryWriteAsked } from './query-writes';
-import type { Admission, RequestPolicy } from './request-policy';
+import type { Admission, Principal, RequestPolicy } from './request-policy';
 import { API_VERSION_HEADER } from './versions';
 import { formatApiVersion } from '../domain/versions';
 import { CAPABILITY_DETAIL, type Capability } from '../domain/roles';
 
 
-/**
- * Who is calling: resolved from `Authorization: Token <key>` on every main API route. A route's
- * `principal` also carries its audit context (the key, the address, the route): a write it hands
- * to a service is recorded with it.
- */
-export type Principal = KeyHolder & Pick<Actor, 'audit'>;
+export type { Principal } from './request-policy';
 
 export async function authenticate(sql: Sql, authorization: string | undefined): Promise<Principal> {
   const match = /^(?:Token|Bearer)\s+(\S+)\s*$/i.exec(authorization ?? '');

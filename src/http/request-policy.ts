@@ -15,7 +15,8 @@ import type { DuplicateCheck } from '../services/duplicate-checks';
 import { takeRequestSlot, type RequestKind } from '../services/throttling';
 import { queryWriteAsked } from './query-writes';
 import { saveFirstApiVersion } from '../services/organizations';
-import type { Principal } from './auth';
+import type { KeyHolder } from '../services/api-keys';
+import type { Actor } from '../services/deps';
 import { clientAddress } from './client-address';
 import { ApiError } from './errors';
 import { countThrottledRequest } from '../telemetry/metrics';
@@ -30,6 +31,13 @@ const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
  * What the `auth` macro adds to a route's context besides `principal`. `duplicateCheck` is the key a
  * write sent, to be claimed in the transaction of that write; null on reads and writes without one.
  */
+/**
+ * Who is calling: resolved from `Authorization: Token <key>` on every main API route (./auth.ts). A
+ * route's `principal` also carries its audit context (the key, the address, the route): a write it
+ * hands to a service is recorded with it.
+ */
+export type Principal = KeyHolder & Pick<Actor, 'audit'>;
+
 export type Admission = { apiVersion: VersionContext; duplicateCheck: DuplicateCheck | null };
 export type RequestPolicy = {
   admit(request: Request, principal: Principal): Promise<Admission>;

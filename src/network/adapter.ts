@@ -6,8 +6,9 @@
  */
 import type * as v from 'valibot';
 import type { Queryable } from '../db';
-import type { RouteOperation } from '../http/route-docs';
+import type { CollectionRequestId, OrganizationId } from '../domain/ids';
 import type { Connections, MoneyOperation, Network } from '../domain/networks';
+
 
 export type { MoneyOperation } from '../domain/networks';
 import type { IncomingPaymentInput } from '../workflows/contracts/incoming-collection';
@@ -69,13 +70,15 @@ export type ReportedPaymentStatus =
   | { status: 'refused'; reason: string }
   | { status: 'pending' };
 
+/** The registered name on a number, as the network's look-up gave it (services/ports.ts `NameLookup`, the same shape). */
+export type NameLookup = { nameOnNetwork: string; nationalId: string | null; nationalIdType: string; registered: boolean };
+
 export type TextMessage = {
   requestId: number; kind: 'instructions' | 'success'; attempt: number; phoneNumber: string; text: string;
   /** Whose number and money the text is about: a connected operator has no text-message API (./router.ts). */
   network: Network; currency: string;
 };
 
-export type NameLookup = { nameOnNetwork: string; nationalId: string | null; nationalIdType: string; registered: boolean };
 
 /** Money out to a subscriber: a payment, or a collection sent back. `reference` is ours and unique per payout. */
 export type Payout = {
@@ -100,6 +103,7 @@ export type PayoutResult =
   | { status: 'rejected' | 'failed'; error: string; remoteTransactionId: string | null }
   | { status: 'pending'; remoteTransactionId: string | null };
 
+/** Every network the service reaches, as one adapter (./router.ts); what the application asks of it is its port (services/ports.ts `NetworkPort`). */
 export interface NetworkAdapter {
   /**
    * Which networks have a connector, and each connector's own amount rules: the door's rules
@@ -175,15 +179,33 @@ export type CallbackContext<Settings> = {
   sandbox: boolean;
   wake(operation: WakeTarget, said: unknown, asResult?: boolean): Promise<void>;
   reportForConfirmation(payment: IncomingPaymentInput): Promise<void>;
+  /** What a paybill payment's report is matched with (Daraja's validation and confirmation): the application's own records. */
+  merchants: {
+    /** The request a paybill account number (`<organization>-<request>`) names, on `network` in `currency`. */
+    requestOfBillReference(reference: string, network: string, currency: string): Promise<BilledRequest | undefined>;
+    /** The organization whose open request looks like this payment (number, currency, amount), or null. */
+    lookAlikeOrganization(payment: { phoneNumber: string; currency: string; amount: string }): Promise<OrganizationId | null>;
+    /** An organization's verification URL and its default, or none. */
+    verificationSettingsOf(organizationId: OrganizationId): Promise<{ url: string | null; acceptByDefault: boolean } | undefined>;
+  };
   /** The merchant's verification URL, asked within `timeoutMs` (Daraja's paybill validation). */
   askVerification(url: string, question: VerificationQuestion, acceptByDefault: boolean, timeoutMs: number): Promise<{ decision: 'accept' | 'reject'; decidedBy: string; detail?: string | null }>;
 };
 
+/** A collection request a paybill account number names. */
+type BilledRequest = { id: CollectionRequestId; organizationId: OrganizationId; phoneNumber: string; amount: string };
+
 /** What a merchant's verification URL is asked about an incoming payment (docs/api.md#collections). */
 type VerificationQuestion = { phonenumber: string; amount: string; currency_code: string; reference: string; remote_transaction_id: string };
 
-/** Documentation of one callback route, which the API records for the OpenAPI document (src/http/route-docs.ts). */
-type CallbackDocs = RouteOperation;
+/**
+ * Documentation of one callback route, which the API records for the OpenAPI document
+ * (src/http/route-docs.ts): anyone may call it; `responses` by status, with their schema.
+ */
+export type CallbackDocs = {
+  operationId: string; summary: string; description: string; tags: string[]; caller: 'anyone'; errors: readonly (400 | 403 | 404 | 429 | 503)[];
+  responses: Record<number, { description: string; schema: v.GenericSchema }>; requestExample?: Record<string, unknown>;
+};
 
 /** A callback a route refuses (a signature that does not verify): answered with `status` and the API's error body, waking nothing. */
 export class CallbackRefusal extends Error {

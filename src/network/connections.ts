@@ -2,22 +2,26 @@
  * The network adapter of a process, built from configuration: the sandbox network, and the real
  * operators' connectors that are configured (./registry.ts), behind one router.
  */
-import type { Config } from '../config';
 import type { Sql } from '../db';
-import type { Launcher } from '../temporal/launcher';
+import { createSandboxNetwork, type SandboxPayments } from './sandbox';
 import type { Connector, NetworkAdapter, NetworkConnection } from './adapter';
-import { createConnectors, describeConnectorNetworks } from './registry';
+import { createConnectors, describeConnectorNetworks, type ConnectorSettings } from './registry';
 import { createNetworkRouter } from './router';
-import { createSandboxNetwork } from './sandbox';
 import { currenciesOfNetwork, knownNetworks } from '../domain/networks';
 
 export { createConnectors } from './registry';
+
+/** What the networks of a process are built from: the configuration's connectors, sandbox mode and the sandbox's delays. */
+type NetworkSettings = ConnectorSettings & {
+  sandbox: boolean; publicBaseUrl: string | undefined; networkStatusPollSeconds: number;
+  collectionRequests: { sandboxPaymentDelaySeconds: number }; payouts: { sandboxDelaySeconds: number };
+};
 
 /**
  * Every network the process can reach, as one adapter. `launcher` lets the sandbox pay (a worker's);
  * null for name look-ups only. `connectors`: those the process built already (the worker's).
  */
-export function createNetworks(config: Config, sql: Sql, launcher: Launcher | null, connectors: readonly Connector[] = createConnectors(config, sql)): NetworkAdapter {
+export function createNetworks(config: NetworkSettings, sql: Sql, launcher: SandboxPayments | null, connectors: readonly Connector[] = createConnectors(config, sql)): NetworkAdapter {
   const sandbox = createSandboxNetwork({
     sql, launcher, paymentDelaySeconds: config.collectionRequests.sandboxPaymentDelaySeconds, payoutDelaySeconds: config.payouts.sandboxDelaySeconds,
   });
@@ -28,7 +32,7 @@ export function createNetworks(config: Config, sql: Sql, launcher: Launcher | nu
 }
 
 /** How each network that moves real money is reached, for operators and the console (never a secret). */
-export function describeConnections(config: Config): NetworkConnection[] {
+export function describeConnections(config: ConnectorSettings & { sandbox: boolean }): NetworkConnection[] {
   const simulated = config.sandbox ? 'simulated by the sandbox (sandbox mode)' : 'not connected: refused outside sandbox mode';
   const rows = describeConnectorNetworks(config, simulated);
   // A network no connector knows (Africell DRC: no public API, no documented aggregator route).

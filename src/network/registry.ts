@@ -14,6 +14,11 @@ import { momo } from './momo';
 import { pawapay } from './pawapay';
 import { vodacom } from './vodacom';
 
+export type { AirtelCountry, AirtelSettings } from './airtel/settings';
+export type { MpesaSettings } from './daraja/settings';
+export type { MomoProduct, MomoSettings } from './momo/settings';
+export type { VodacomMarket, VodacomSettings } from './vodacom/settings';
+
 const CONNECTOR_UNITS = [daraja, momo, airtel, vodacom, pawapay] as const;
 
 type Unit = (typeof CONNECTOR_UNITS)[number];

@@ -1,6 +1,6 @@
 import type { Sql } from '../db';
 import type { Network } from '../domain/networks';
-import type { Launcher } from '../temporal/launcher';
+import type { IncomingPaymentInput } from '../workflows/contracts/incoming-collection';
 import {
   findSandboxPayment, findSandboxPayout, recordSandboxMessage, recordSandboxPayment, recordSandboxPayout, recordSandboxRejection, type SandboxPayout,
 } from '../services/sandbox-network';
@@ -32,8 +32,13 @@ const SANDBOX_DIRECTORY: Readonly<Record<string, { name: string; nationalId: str
   '+80000000002': { name: 'Sandbox Tester', nationalId: 'SBX-0002' },
 };
 
+/** What the sandbox needs to pay: the start of a reported payment's workflow, held by the server for a delay (the launcher's). */
+export type SandboxPayments = {
+  startIncomingCollection(payment: IncomingPaymentInput, options?: { delaySeconds?: number }): Promise<{ workflowId: string; duplicate: boolean }>;
+};
+
 /** Only the API's name look-ups use the sandbox without a launcher; prompting needs one. */
-type SandboxSettings = { sql: Sql; launcher: Launcher | null; paymentDelaySeconds: number; payoutDelaySeconds?: number };
+type SandboxSettings = { sql: Sql; launcher: SandboxPayments | null; paymentDelaySeconds: number; payoutDelaySeconds?: number };
 
 /**
  * The sandbox network: every prompt is accepted except the cancelling test number; the subscriber

@@ -10,7 +10,7 @@ import type { ContactId, OrganizationId } from '../domain/ids';
 import { REQUIRED, filterDate, filterPhoneNumber, filterText, metadata, optionalEmail, phoneNumber, text } from '../domain/input';
 import { nameMatchScore } from '../domain/name-match';
 import { networkForNumber } from '../domain/networks';
-import type { NetworkAdapter } from '../network/adapter';
+import type { NetworkPort } from './ports';
 import { DEFAULT_CONTACT_TYPE, serializeContact, type ContactRow, type ContactVerification } from '../domain/contacts';
 import type { Actor, ServiceDeps } from './deps';
 import { writeOnce, type DuplicateCheck } from './duplicate-checks';
@@ -114,7 +114,7 @@ export async function upsertContactIn(
  * Contact instant verification (docs/api.md#contacts): asks the number's network for the registered name
  * and stores what it said with a name-match score, even when the names differ.
  */
-async function verifyContact(sql: Sql, contact: ContactRow, network: NetworkAdapter | null): Promise<ContactRow> {
+async function verifyContact(sql: Sql, contact: ContactRow, network: NetworkPort | null): Promise<ContactRow> {
   const numberNetwork = networkForNumber(contact.phoneNumber);
   const lookup = numberNetwork && network ? await network.lookupName(contact.phoneNumber, numberNetwork) : null;
   const verification: ContactVerification = lookup === null

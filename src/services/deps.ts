@@ -1,12 +1,12 @@
 /**
  * What the application layer's use cases need from the process that runs them (the API, the
- * console, the worker, the admin CLI), handed in by the composition (src/app.ts, src/worker.ts).
+ * console, the worker, the admin CLI), handed in by the composition (src/app.ts, src/worker.ts):
+ * below-the-line machinery through the ports the application declares (./ports.ts).
  */
 import type { Config } from '../config';
 import type { Sql } from '../db';
 import type { ApiKeyId, OrganizationId, UserId } from '../domain/ids';
-import type { NetworkAdapter } from '../network/adapter';
-import type { Launcher } from '../temporal/launcher';
+import type { Launcher, NetworkPort } from './ports';
 
 export type ServiceDeps = {
   config: Config;
@@ -14,7 +14,7 @@ export type ServiceDeps = {
   /** Starts the workflows of what a use case committed (after the commit). */
   launcher: Launcher;
   /** The mobile networks (sandbox and connected operators). */
-  networks: NetworkAdapter;
+  networks: NetworkPort;
 };
 
 /**

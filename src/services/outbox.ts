@@ -9,10 +9,10 @@
  */
 import type { Fragment } from 'postgres';
 import type { Queryable, Sql } from '../db';
-import type { OrganizationId } from '../domain/ids';
 import type { CollectionRequestRow } from '../domain/collection-requests';
 import { REQUEST_COLUMNS } from './collection-requests';
 import type { PendingDelivery } from './events';
+import type { OutboxKind, OutboxRow, OutboxRows, PaymentBatchToStart, PaymentToStart, ReversalToStart } from './ports';
 import type { OutboxBacklog } from '../telemetry/metrics';
 import { OTHER_SWEEP_KINDS, notSetAside, sweepEach, type SweepKind } from './sweeps';
 
@@ -32,11 +32,9 @@ type OutboxTable = {
 /** An entry, with the type of its rows (the launcher's start of the kind takes them). */
 const entry = <Row extends { id: number }>(table: OutboxTable) => table as OutboxTable & { readonly row?: Row };
 
-export type PaymentToStart = { id: number; organizationId: OrganizationId; startDate: Date | null };
-export type ReversalToStart = { id: number; organizationId: OrganizationId };
-export type PaymentBatchToStart = { id: number; organizationId: OrganizationId };
+export type { OutboxKind, OutboxRow, PaymentBatchToStart, PaymentToStart, ReversalToStart } from './ports';
 
-export const OUTBOX = {
+export const OUTBOX: { [K in OutboxKind]: OutboxTable & { readonly row?: OutboxRows[K] } } = {
   requests: entry<CollectionRequestRow>({ table: 'collection_requests', columns: REQUEST_COLUMNS, sweepKind: 'outbox-request', noun: 'collection request' }),
   deliveries: entry<PendingDelivery>({
     table: 'webhook_deliveries',
@@ -55,11 +53,9 @@ export const OUTBOX = {
   }),
 };
 
-export type OutboxKind = keyof typeof OUTBOX;
 
 /** Every kind a sweep sets rows aside under (what `sweeps retry --kind` takes). */
 export const SWEEP_KINDS: readonly SweepKind[] = [...Object.values(OUTBOX).map((table) => table.sweepKind), ...OTHER_SWEEP_KINDS];
-export type OutboxRow<K extends OutboxKind> = NonNullable<(typeof OUTBOX)[K]['row']>;
 
 const pendingRows = (sql: Queryable, table: OutboxTable): Fragment =>
   sql`workflow_started_at is null ${table.pending ? sql`and ${sql.unsafe(table.pending)}` : sql``}`;

@@ -11,7 +11,8 @@ import { TypedSearchAttributes, WorkflowIdReusePolicy, type SearchAttributePair,
 import type { Config } from '../config';
 import type { CollectionRequestRow } from '../domain/collection-requests';
 import { networkByName } from '../domain/networks';
-import type { PendingDelivery, RecordedEvent } from '../services/events';
+import type { PendingDelivery } from '../services/events';
+import type { Committed, Launcher } from '../services/ports';
 import { OUTBOX, type OutboxKind, type OutboxRow, type PaymentBatchToStart, type PaymentToStart, type ReversalToStart } from '../services/outbox';
 import { subscriptionInputFor, workflowInputFor } from '../services/collection-requests';
 import { paymentCancelledSignal, paymentWorkflowId, reversalWorkflowId } from '../workflows/contracts/money-out';
@@ -48,8 +49,6 @@ const REPORT_CONFIRMATION_SECONDS = 24 * 3600;
 
 type LaunchLogger = (message: string, fields: Record<string, unknown>) => void;
 
-/** What a committed transaction recorded that needs a workflow: outbox rows of each kind, and events (with their deliveries). */
-export type Committed = { events?: readonly RecordedEvent[] } & { [K in OutboxKind]?: readonly OutboxRow<K>[] };
 
 type StartOptions<W extends StartableWorkflow> = {
   workflowId: string;
@@ -85,7 +84,7 @@ const PAYMENT_BATCH_HISTORY_EVENTS = 10_000;
 const each = <T>(start: (row: T) => Promise<boolean>) => async (rows: readonly T[]): Promise<boolean> =>
   (await Promise.all(rows.map(start))).some(Boolean);
 
-function createLauncher(client: Client, sql: Queryable, settings: LauncherSettings, log: LaunchLogger) {
+function createLauncher(client: Client, sql: Queryable, settings: LauncherSettings, log: LaunchLogger): Launcher {
   const { taskQueue } = settings;
 
   /** Starts `workflowType` once: true when this call started it, false when it already existed (open or closed). */
@@ -110,9 +109,7 @@ function createLauncher(client: Client, sql: Queryable, settings: LauncherSettin
 
   const keyword = (key: (typeof searchAttributes)[keyof typeof searchAttributes], value: string | number): SearchAttributePair => ({ key, value: String(value) });
 
-  const launcher = {
-    settings,
-
+  const launcher: Launcher = {
     /** A saved request's workflow, and its subscription's when it has one. */
     async startCollectionRequest(request: CollectionRequestRow): Promise<boolean> {
       const network = networkByName(request.network);
@@ -313,8 +310,6 @@ function createLauncher(client: Client, sql: Queryable, settings: LauncherSettin
   };
   return launcher;
 }
-
-export type Launcher = ReturnType<typeof createLauncher>;
 
 /** The launcher of a process, its settings from configuration. */
 export function launcherFromConfig(client: Client, sql: Queryable, config: Config, log: LaunchLogger): Launcher {

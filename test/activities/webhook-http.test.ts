@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { attemptDelivery } from '../../src/activities/webhooks';
-import { postWebhook, type TransportSettings } from '../../src/activities/webhook-http';
+import { postWebhook, type TransportSettings } from '../../src/outbound/merchant-http';
 import { WEBHOOK_TIMEOUT_MS } from '../../src/domain/webhooks';
 import { createOrganization } from '../../src/services/organizations';
 import { recordEvent } from '../../src/services/events';

@@ -1,10 +1,18 @@
 import { expect, test } from 'bun:test';
-import { readArchitecture } from '../../scripts/architecture';
+import { FLOORS, UPWARD, floorOf, readArchitecture } from '../../scripts/architecture';
 
 const architecture = readArchitecture();
 
-test('no run-time import goes up a floor', () => {
+test('no import (type-only ones included) goes up a floor but the two at most that UPWARD names, each still there', () => {
   expect(architecture.upward).toEqual([]);
+  expect(UPWARD.length).toBeLessThanOrEqual(2);
+  for (const allowed of UPWARD) expect(architecture.imports.get(allowed.from)).toContain(allowed.to);
+});
+
+test('nothing below src/temporal/ imports it: the application declares the launcher it needs (src/services/ports.ts)', () => {
+  const launcherFloor = FLOORS.findIndex((floor) => floor.members.includes('temporal/'));
+  const below = [...architecture.imports].filter(([from]) => floorOf(from) < launcherFloor);
+  expect(below.filter(([, targets]) => targets.some((to) => to.startsWith('temporal/'))).map(([from]) => from)).toEqual([]);
 });
 
 test('the API and the web console do not import each other', () => {

@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Elysia } from 'elysia';
-import { outgoingTransport, postVerification, type HttpAttempt, type VerificationRequest } from '../../activities/webhook-http';
+import { outgoingTransport, postVerification, type HttpAttempt, type VerificationRequest } from '../../outbound/merchant-http';
 import { ROLES, ROLE_DESCRIPTIONS, isRole, keyRolesFor, mayRevokeKey, type Capability, type Role } from '../../domain/roles';
 import type { AppDeps } from '../../http/context';
 import { parseVerificationAnswer } from '../../domain/collections';

@@ -11,7 +11,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Elysia } from 'elysia';
-import { outgoingTransport, postWebhook, type HttpAttempt } from '../../activities/webhook-http';
+import { outgoingTransport, postWebhook, type HttpAttempt } from '../../outbound/merchant-http';
 import type { AppDeps } from '../../http/context';
 import { validate } from '../../domain/input';
 import { findApiError } from '../../http/errors';

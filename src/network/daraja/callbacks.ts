@@ -19,10 +19,8 @@ import { promptReference } from '../../domain/collections';
 import { parsePositiveAmount } from '../../domain/money';
 import { fullNumberOf, numberFitsMask } from '../../domain/phone';
 import { logger } from '../../log';
-import { lookAlikeOrganization, requestOfBillReference, verificationSettingsOf } from '../../services/collections';
 import { claimUnanswered, findOperation, findOperationByOperatorReference, type NetworkOperation } from '../../services/network-operations';
-import type { RouteOperation } from '../../http/route-docs';
-import type { CallbackContext, CallbackRoute } from '../adapter';
+import type { CallbackContext, CallbackDocs, CallbackRoute } from '../adapter';
 import { CALLBACK_TAGS, optionalReference, optionalText, text } from '../callback-schemas';
 import { DARAJA_CALLBACK_PATHS, DARAJA_NETWORK, UNANSWERED_PROMPT_SECONDS, callbackItems, readResult } from './client';
 import type { MpesaSettings } from './settings';
@@ -104,9 +102,9 @@ const wholeShillings = (value: string | number) => {
  * when Daraja gives it; a masked or hashed one stands for the named request's number only when it
  * fits it; otherwise it is kept as Daraja gave it (and matches no request by number).
  */
-async function paybillPayer({ sql }: Context, body: PaybillPaymentBody, amount: string) {
+async function paybillPayer({ merchants }: Context, body: PaybillPaymentBody, amount: string) {
   const given = String(body.MSISDN);
-  const named = body.BillRefNumber ? await requestOfBillReference(sql, String(body.BillRefNumber), DARAJA_NETWORK, 'KES') : undefined;
+  const named = body.BillRefNumber ? await merchants.requestOfBillReference(String(body.BillRefNumber), DARAJA_NETWORK, 'KES') : undefined;
   const request = named && parsePositiveAmount(named.amount) !== null && Number(named.amount) === Number(amount) ? named : null;
   const full = fullNumberOf(given);
   if (full !== null) return { phoneNumber: full, request: request && request.phoneNumber === full ? request : null };
@@ -155,7 +153,7 @@ async function stkResult(body: StkCallbackBody, context: Context) {
 }
 
 async function paybillValidation(checked: { valid: true; body: PaybillPaymentBody } | { valid: false; errors: Record<string, string[]> }, context: Context) {
-  const { sql, settings } = context;
+  const { merchants, settings } = context;
   // Daraja waits for a decision: a validation that cannot be read is refused, so the subscriber pays for nothing nobody could follow.
   if (!checked.valid || holdsControlCharacter(checked.body)) {
     logger.warn('paybill validation unreadable: rejected', { fields: checked.valid ? ['control characters'] : Object.keys(checked.errors) });
@@ -166,8 +164,8 @@ async function paybillValidation(checked: { valid: true; body: PaybillPaymentBod
   if (!settings || amount === null) return { ResultCode: 'C2B00013', ResultDesc: 'Rejected' };
   const payer = await paybillPayer(context, body, amount);
   const organizationId = payer.request?.organizationId
-    ?? (payer.phoneNumber.includes('*') ? null : await lookAlikeOrganization(sql, { phoneNumber: payer.phoneNumber, currency: 'KES', amount }));
-  const verification = organizationId === null ? undefined : await verificationSettingsOf(sql, organizationId);
+    ?? (payer.phoneNumber.includes('*') ? null : await merchants.lookAlikeOrganization({ phoneNumber: payer.phoneNumber, currency: 'KES', amount }));
+  const verification = organizationId === null ? undefined : await merchants.verificationSettingsOf(organizationId);
   // Nobody to ask (no organization, or none with a verification URL): the payment goes on to matching.
   if (!verification?.url) return { ...ACCEPTED, ResultCode: '0' };
   const decided = await context.askVerification(verification.url, {
@@ -193,7 +191,7 @@ async function paybillConfirmation(body: PaybillPaymentBody, context: Context) {
   return ACCEPTED;
 }
 
-const taken = (operationId: string, summary: string, description: string, requestExample?: Record<string, unknown>): RouteOperation => ({
+const taken = (operationId: string, summary: string, description: string, requestExample?: Record<string, unknown>): CallbackDocs => ({
   operationId, summary, description, tags: CALLBACK_TAGS, caller: 'anyone', errors: [429],
   responses: { 200: { description: operationId === 'darajaPaybillValidation' ? 'The decision.' : 'Taken.', schema: DarajaAcknowledgement } },
   ...(requestExample === undefined ? {} : { requestExample }),
