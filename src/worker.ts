@@ -1,7 +1,7 @@
 /** The worker process (Node 20 by default; also runs on Bun): workflows and activities. */
 import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
-import { createActivities } from './activities';
+import { createActivities, senderActivities } from './activities';
 import { loadConfig, type Config } from './config';
 import { createSql, surviveWritesOnClosedConnections } from './db';
 import { logger } from './log';
@@ -50,7 +50,7 @@ function senderOptions(config: Config, connection: NativeConnection, activities:
     connection,
     namespace: config.temporal.namespace,
     taskQueue: webhookSenderTaskQueue(config.temporal.taskQueue),
-    activities: { dispatchDeliveries: activities.dispatchDeliveries, sendDueDeliveries: activities.sendDueDeliveries },
+    activities: senderActivities(activities),
     interceptors: { activity: telemetry.activityInterceptors },
     maxConcurrentActivityTaskExecutions: config.webhooks.senders,
   };

@@ -1,23 +1,12 @@
-import { ApplicationFailure, Context, log } from '@temporalio/activity';
 import type { Sql } from '../db';
-import {
-  FINAL_STATUSES, instructionsMessage, requestCode, successMessage, type MessageContext, type RequestStatus,
-} from '../domain/collection-requests';
-import { promptReference } from '../domain/collections';
-import { networkByName } from '../domain/networks';
-import type { NetworkAdapter, PaymentPrompt, PromptResult } from '../network/adapter';
-import {
-  changeRequestStatus, countPromptAttempt, findRequestToPrompt, insertCollectionRequest, type RequestWithContact, type StatusChange,
-} from '../services/collection-requests';
+import { FINAL_STATUSES, successMessage, type RequestStatus } from '../domain/collection-requests';
+import type { NetworkAdapter, PaymentPrompt } from '../network/adapter';
+import { changeRequestStatus, countPromptAttempt, insertCollectionRequest, type StatusChange } from '../services/collection-requests';
 import type { RecordedEvent } from '../services/events';
 import { recordCollectionRequestFinal } from '../telemetry/metrics';
 import type { Launcher } from '../services/ports';
-import { collectionRequestWorkflowId } from '../workflows/contracts/collection-request';
 import type { IncomingPaymentInput } from '../workflows/contracts/incoming-collection';
-
-/** Tries of one prompt before a network that keeps failing counts as having refused it. */
-const PROMPT_NETWORK_TRIES = 5;
-const NETWORK_UNAVAILABLE_ERROR = 'The mobile network did not respond.';
+import { requestSteps, type Loaded } from './request-steps';
 
 export type CollectionRequestActivityDeps = { sql: Sql; launcher: Launcher; network: NetworkAdapter };
 
@@ -43,25 +32,9 @@ type PromptOutcome =
  */
 export type PromptCheck = { status: 'paid'; payment?: IncomingPaymentInput } | { status: 'pending' } | { status: 'failed'; error: string };
 
-export function createCollectionRequestActivities({ sql, launcher, network }: CollectionRequestActivityDeps) {
-  type Loaded = RequestWithContact & { organizationName: string };
-
-  async function load(requestId: number): Promise<Loaded> {
-    const found = await findRequestToPrompt(sql, requestId);
-    // Nothing can bring a deleted request back: retrying would not help.
-    if (!found) throw ApplicationFailure.nonRetryable(`collection request ${requestId} does not exist`, 'RequestNotFound');
-    return found;
-  }
-
-  function messageContext({ request, contact, organizationName }: Loaded): MessageContext {
-    return {
-      amount: request.amount,
-      currency: request.currency,
-      customer: `${contact.firstName} ${contact.lastName}`.trim(),
-      organization: organizationName,
-      code: requestCode(request),
-    };
-  }
+export function createCollectionRequestActivities(deps: CollectionRequestActivityDeps) {
+  const { sql, launcher, network } = deps;
+  const { load, messageContext, moneyOf, sendInstructionsText, promptOf, askNetwork } = requestSteps(deps);
 
   /** One status change: row and event (with its deliveries) in one transaction, then the deliveries start. */
   async function recordStatus(change: StatusChange, committed?: RecordedEvent[]): Promise<boolean> {
@@ -72,34 +45,6 @@ export function createCollectionRequestActivities({ sql, launcher, network }: Co
     if (committed) committed.push(event);
     else await launcher.afterCommit({ events: [event] });
     return true;
-  }
-
-  async function sendInstructionsText(loaded: Loaded, attempt: number): Promise<void> {
-    const text = instructionsMessage(loaded.request.instructions, messageContext(loaded));
-    await network.sendSms({ requestId: loaded.request.id, kind: 'instructions', attempt, phoneNumber: loaded.request.phoneNumber, text, ...moneyOf(loaded) });
-  }
-
-  /** The network and currency a request's money moves on (texts and prompts go where they do). */
-  function moneyOf(loaded: Loaded) {
-    const requestNetwork = networkByName(loaded.request.network);
-    if (!requestNetwork) throw ApplicationFailure.nonRetryable(`unknown network ${loaded.request.network}`, 'UnknownNetwork');
-    return { network: requestNetwork, currency: loaded.request.currency };
-  }
-
-  /** The prompt of one attempt, as the network is asked for it. */
-  function promptOf(loaded: Loaded, attempt: number, receiving: PaymentPrompt['receiving'] = 'report'): PaymentPrompt {
-    return {
-      receiving,
-      requestId: loaded.request.id,
-      attempt,
-      phoneNumber: loaded.request.phoneNumber,
-      amount: loaded.request.amount,
-      currency: loaded.request.currency,
-      reference: loaded.request.reason ?? requestCode(loaded.request),
-      promptReference: promptReference(loaded.request.id, attempt),
-      network: moneyOf(loaded).network,
-      workflowId: Context.current().info.workflowExecution?.workflowId ?? collectionRequestWorkflowId(loaded.request.id),
-    };
   }
 
   /** The payment a prompt brought, as the network confirmed it: the prompt's number, amount and currency. */
@@ -114,23 +59,6 @@ export function createCollectionRequestActivities({ sql, launcher, network }: Co
       promptReference: prompt.promptReference,
       paymentDate: paid.paymentDate,
     };
-  }
-
-  /**
-   * Asks the network to prompt the subscriber. Our own failures (the database) are retried for as
-   * long as they last; a network that keeps failing to take the prompt is, after a few tries, a
-   * refused prompt, which the request's retry rules then handle.
-   */
-  async function askNetwork(loaded: Loaded, attempt: number, receiving: PaymentPrompt['receiving'] = 'report'): Promise<PromptResult> {
-    const prompt = promptOf(loaded, attempt, receiving);
-    try {
-      return await network.requestPayment(prompt);
-    } catch (error) {
-      const tries = Context.current().info.attempt;
-      if (tries < PROMPT_NETWORK_TRIES) throw error;
-      log.warn('the network did not take the prompt', { requestId: loaded.request.id, attempt, tries, error: String(error) });
-      return { accepted: false, error: NETWORK_UNAVAILABLE_ERROR };
-    }
   }
 
   /** The steps of one prompt (see `promptSubscriber`), their status changes' events kept in `committed`. */
@@ -210,15 +138,6 @@ export function createCollectionRequestActivities({ sql, launcher, network }: Co
       if (loaded.request.status !== 'successful') return;
       const text = successMessage(loaded.request.successMessage, messageContext(loaded));
       await network.sendSms({ requestId, kind: 'success', attempt: 0, phoneNumber: loaded.request.phoneNumber, text, ...moneyOf(loaded) });
-    },
-
-    // Activities of the request workflow's earlier shape (workflows/legacy), kept for executions in flight.
-    async sendInstructions({ requestId, attempt }: { requestId: number; attempt: number }): Promise<void> {
-      await sendInstructionsText(await load(requestId), attempt);
-    },
-
-    async promptForPayment({ requestId, attempt }: { requestId: number; attempt: number }): Promise<PromptResult> {
-      return await askNetwork(await load(requestId), attempt);
     },
 
     /**

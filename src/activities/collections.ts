@@ -1,12 +1,10 @@
 import { ApplicationFailure, Context, log } from '@temporalio/activity';
 import type { Sql } from '../db';
-import type { CollectionRow } from '../domain/collections';
 import type { OrganizationId } from '../domain/ids';
 import { networkByName } from '../domain/networks';
 import type { NetworkAdapter } from '../network/adapter';
 import {
-  acceptCollection, acceptVerified, failCollection, findCollection, matchCollection, receivePayment, rejectCollection, storeIncomingPayment, verificationSettingsOf,
-  type Match, type Receipt,
+  acceptVerified, findCollection, receivePayment, rejectCollection, verificationSettingsOf, type Receipt,
 } from '../services/collections';
 import { measuredVerification, recordCollectionMatch, recordFinalRequestStatuses, recordWalletMovement } from '../telemetry/metrics';
 import type { Launcher } from '../services/ports';
@@ -105,17 +103,6 @@ export function createCollectionActivities({ sql, launcher, network, sandbox, we
       return await settle(await acceptVerified(sql, collectionId, organizationId), receivedBy ?? null);
     },
 
-    // Activities of the incoming-collection workflow's earlier shape (workflows/legacy), kept for executions in flight.
-
-    async storeCollection(payment: IncomingPaymentInput): Promise<Pick<CollectionRow, 'id' | 'status' | 'organizationId'>> {
-      const collection = await storeIncomingPayment(sql, payment);
-      return { id: collection.id, status: collection.status, organizationId: collection.organizationId };
-    },
-
-    async matchCollection(collectionId: number): Promise<Match | null> {
-      return await matchCollection(sql, collectionId);
-    },
-
     /**
      * Asks the organization's verification URL (docs/api.md#collections) when it has one and the network
      * supports verification; no answer in time, or an unreadable one, takes the organization's
@@ -141,17 +128,6 @@ export function createCollectionActivities({ sql, launcher, network, sandbox, we
       if (decided.detail !== null) log.info('verification URL gave no decision; default applies', { collectionId, detail: decided.detail });
       return { decision: decided.decision, reason: decided.reason, decidedBy: decided.decidedBy };
     }),
-
-    async acceptCollection({ collectionId, organizationId }: { collectionId: number; organizationId: OrganizationId }): Promise<void> {
-      const { events } = await acceptCollection(sql, collectionId, organizationId);
-      await launcher.afterCommit({ events });
-    },
-
-    /** The credit failed for good (a permanent database error): the collection ends `failed` with why. */
-    async failCollection({ collectionId, organizationId, reason }: { collectionId: number; organizationId: OrganizationId; reason: string }): Promise<void> {
-      log.error('collection could not be credited', { collectionId, organizationId, reason });
-      await failCollection(sql, collectionId, organizationId, reason);
-    },
 
     async rejectCollection({ collectionId, organizationId, reason }: { collectionId: number; organizationId: OrganizationId; reason: string | null }): Promise<void> {
       await rejectCollection(sql, collectionId, organizationId, reason);

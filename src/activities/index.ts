@@ -1,25 +1,33 @@
 import type { NetworkAdapter } from '../network/adapter';
 import { createCollectionActivities, type CollectionActivityDeps } from './collections';
 import { createCollectionRequestActivities, type CollectionRequestActivityDeps } from './collection-requests';
-import { createEventActivities, type EventActivityDeps } from './events';
 import { failingPermanently } from './failures';
+import { createLegacyActivities, legacySenderActivities } from './legacy';
 import { createOutboxActivities } from './outbox';
 import { createPaymentBatchActivities } from './payment-batches';
 import { createPaymentActivities } from './payments';
 import { createRetentionActivities, type RetentionActivityDeps } from './retention';
 import { createWebhookActivities, type WebhookActivityDeps } from './webhooks';
+import { webhookSending } from './webhook-sending';
 
-type ActivityDeps = EventActivityDeps & CollectionRequestActivityDeps & CollectionActivityDeps & WebhookActivityDeps & RetentionActivityDeps & { network: NetworkAdapter };
+type ActivityDeps = CollectionRequestActivityDeps & CollectionActivityDeps & WebhookActivityDeps & RetentionActivityDeps & { network: NetworkAdapter };
 
+/** Every activity the worker registers: the current ones, and those of the earlier workflow types (legacy/). */
 export function createActivities(deps: ActivityDeps) {
+  const sending = webhookSending(deps);
   return failingPermanently({
-    ...createEventActivities(deps),
     ...createCollectionRequestActivities(deps),
     ...createCollectionActivities(deps),
-    ...createWebhookActivities(deps),
+    ...createWebhookActivities(deps, sending),
     ...createRetentionActivities(deps),
     ...createPaymentActivities(deps),
     ...createPaymentBatchActivities(deps),
     ...createOutboxActivities(deps),
+    ...createLegacyActivities(deps, sending),
   });
+}
+
+/** The activities of the webhook senders' own task queue (src/worker.ts): the dispatch pool's, and the earlier actors' senders. */
+export function senderActivities(activities: ReturnType<typeof createActivities>) {
+  return { dispatchDeliveries: activities.dispatchDeliveries, ...legacySenderActivities(activities) };
 }

@@ -1,7 +1,7 @@
 /**
  * One attempt of one claimed delivery row, as every sender of webhooks makes it (the pool's
- * dispatchers, activities/webhook-dispatcher.ts, and the earlier per-webhook sender,
- * activities/webhook-sender.ts): POSTed, then logged with the row's next schedule in one statement.
+ * dispatchers, activities/webhook-dispatcher.ts, and the earlier per-webhook sender in
+ * activities/legacy/): POSTed, then logged with the row's next schedule in one statement.
  *
  * At most once per attempt: the row was leased before its POST and its attempt is logged after. A
  * sender that died between the two (its worker was killed) left a lease that lapsed; the next

@@ -1,10 +1,10 @@
 /**
  * The delivery queue of a webhook: its pending delivery rows, each with the attempt it makes next
- * and when (migration 021). The webhook's sender (activities/webhook-sender.ts) claims due rows a
- * window at a time under a lease, logs each attempt with its next schedule in one statement
- * (services/webhooks.ts, `logAttempt`), and keeps `webhooks.delivering_until` ahead while it runs;
- * the launcher wakes a webhook's actor only when no sender holds it. The backlog lives here, never
- * in workflow state, so it may be of any size.
+ * and when (migration 021). The webhook's sender (the earlier per-webhook actor's, in
+ * activities/legacy/) claims due rows a window at a time under a lease, logs each attempt with its
+ * next schedule in one statement (services/webhooks.ts, `logAttempt`), and keeps
+ * `webhooks.delivering_until` ahead while it runs; the launcher wakes a webhook's actor only when no
+ * sender holds it. The backlog lives here, never in workflow state, so it may be of any size.
  */
 import type { Queryable } from '../db';
 

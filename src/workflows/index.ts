@@ -3,18 +3,12 @@
  * executions in flight (legacy/). Each export is either started by the launcher or a Schedule, or
  * an earlier type with its retirement rule (registry.ts; the compiler holds the two lists to this one).
  */
-export { eventDispatch, eventDispatchStatusQuery } from './legacy/event-dispatch';
-export { outboxSweepV2 } from './legacy/outbox-sweep-v2';
+export * from './legacy';
 export { outboxSweepV3 } from './outbox-sweep';
-export { collectionRequest } from './legacy/collection-request-lean';
 export { collectionRequestV3 } from './collection-request';
 export { subscription } from './subscription';
-export { webhookDelivery, webhookDeliveryStatusQuery } from './legacy/webhook-delivery';
-export { webhook } from './legacy/webhook-actor';
-export { webhookV2 } from './webhook';
 export { webhookDispatcher } from './webhook-dispatcher';
 export { eventRetention } from './event-retention';
-export { incomingCollection } from './legacy/incoming-collection-lean';
 export { incomingCollectionV3 } from './incoming-collection';
 export { payment, reversal } from './payment';
 export { paymentBatch } from './payment-batch';

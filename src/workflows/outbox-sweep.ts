@@ -13,7 +13,7 @@ const { startUnlaunchedRows } = proxyActivities<ReturnType<typeof createActiviti
  * between the commit and the start, every kind of the outbox (services/outbox.ts: requests,
  * webhook deliveries, payments, reversals, payment batches), and wakes the actors of webhooks whose
  * due deliveries nobody sends. Nothing else: the events recorded before migration 008 that the
- * earlier shape (legacy/outbox-sweep-v2.ts) still dispatched were handed to the delivery rows by
+ * earlier shape (`outboxSweepV2`) still dispatched were handed to the delivery rows by
  * migration 024.
  */
 export async function outboxSweepV3(input: OutboxSweepInput): Promise<number> {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { attemptDelivery } from '../../src/activities/webhooks';
+import { attemptDelivery } from '../../src/activities/legacy/webhook-delivery';
 import { postWebhook, type TransportSettings } from '../../src/outbound/merchant-http';
 import { WEBHOOK_TIMEOUT_MS } from '../../src/domain/webhooks';
 import { createOrganization } from '../../src/services/organizations';

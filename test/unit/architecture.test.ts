@@ -38,3 +38,17 @@ test('nothing is exported that no other file names', () => {
 test('every file path the code cites is a file of the repository', () => {
   expect(architecture.unresolvedReferences).toEqual([]);
 });
+
+test('legacy in its own folders: earlier workflow types take their activities from src/activities/legacy/ and no current workflow; nothing current imports legacy', () => {
+  const legacy = (module: string) => module.startsWith('workflows/legacy/') || module.startsWith('activities/legacy/');
+  const breaches: string[] = [];
+  for (const [from, targets] of architecture.imports) {
+    for (const to of targets) {
+      if (from.startsWith('workflows/legacy/') && to.startsWith('activities/') && !to.startsWith('activities/legacy/')) breaches.push(`${from} → ${to}`);
+      if (from.startsWith('workflows/legacy/') && to.startsWith('workflows/') && !legacy(to) && !to.startsWith('workflows/contracts/')) breaches.push(`${from} → ${to}`);
+      // The gathering points (the worker's bundle and the activity factory) name the legacy folders; nothing else current does.
+      if (!legacy(from) && legacy(to) && from !== 'workflows/index.ts' && from !== 'activities/index.ts') breaches.push(`${from} → ${to}`);
+    }
+  }
+  expect(breaches).toEqual([]);
+});

@@ -1,5 +1,5 @@
 import { condition, log, patched, proxyActivities, proxyLocalActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
-import type { createCollectionRequestActivities, PromptCheck } from '../../activities/collection-requests';
+import type { LegacyActivities } from '../../activities/legacy';
 import type { RequestStatus } from '../../domain/collection-requests';
 import { collectionRequestV1 } from './collection-request';
 import { collectionMatchedSignal, collectionRequestStateQuery, type CollectionMatch, type CollectionRequestInput, type CollectionRequestState } from '../contracts/collection-request';
@@ -7,15 +7,15 @@ import { LEAN_CORE_PATCH, networkHintSignal } from '../contracts/common';
 import { searchAttributes } from '../contracts/search-attributes';
 import { RETRY_POLICIES } from '../contracts/retry-policies';
 
-type Activities = ReturnType<typeof createCollectionRequestActivities>;
+type PromptCheck = Awaited<ReturnType<LegacyActivities['checkPrompt']>>;
 
-const { recordRequestStatus } = proxyLocalActivities<Activities>({
+const { recordRequestStatus } = proxyLocalActivities<LegacyActivities>({
   // One PostgreSQL transaction, well under a second; an outage is waited out, it is idempotent.
   startToCloseTimeout: '10 seconds',
   retry: RETRY_POLICIES.untilDone,
 });
 
-const { promptSubscriber, sendSuccessMessage } = proxyActivities<Activities>({
+const { promptSubscriber, sendSuccessMessage } = proxyActivities<LegacyActivities>({
   // Calls that leave the process (the network). Short: an activity lost with a dead worker is
   // retried elsewhere after this long.
   startToCloseTimeout: '15 seconds',
@@ -24,7 +24,7 @@ const { promptSubscriber, sendSuccessMessage } = proxyActivities<Activities>({
   retry: RETRY_POLICIES.promptCall,
 });
 
-const { checkPrompt } = proxyActivities<Activities>({
+const { checkPrompt } = proxyActivities<LegacyActivities>({
   // The operator's status query. A few tries, then the next poll asks again: an operator that keeps
   // failing must not hold the workflow past its request's expiry.
   startToCloseTimeout: '30 seconds',

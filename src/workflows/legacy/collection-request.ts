@@ -1,20 +1,18 @@
 import { condition, log, proxyActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
-import type { createCollectionRequestActivities } from '../../activities/collection-requests';
+import type { LegacyActivities } from '../../activities/legacy';
 import type { RequestStatus } from '../../domain/collection-requests';
 import { collectionMatchedSignal, collectionRequestStateQuery, type CollectionMatch, type CollectionRequestInput, type CollectionRequestState } from '../contracts/collection-request';
 import { searchAttributes } from '../contracts/search-attributes';
 import { RETRY_POLICIES } from '../contracts/retry-policies';
 
-type Activities = ReturnType<typeof createCollectionRequestActivities>;
-
-const { recordRequestStatus, sendInstructions, sendSuccessMessage } = proxyActivities<Activities>({
+const { recordRequestStatus, sendInstructions, sendSuccessMessage } = proxyActivities<LegacyActivities>({
   // Short: an activity lost with a dead worker is retried elsewhere after this long.
   startToCloseTimeout: '10 seconds',
   // Database writes and text messages: keep trying through outages, they are idempotent.
   retry: RETRY_POLICIES.untilDone,
 });
 
-const { promptForPayment } = proxyActivities<Activities>({
+const { promptForPayment } = proxyActivities<LegacyActivities>({
   startToCloseTimeout: '15 seconds',
   // A refusal is a result, not an error. The activity turns a network that keeps failing into a
   // refusal after a few tries, so retries here outlast only our own outages (database, worker).

@@ -2,21 +2,20 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import {
   ParentClosePolicy, WorkflowIdReusePolicy, defineQuery, patched, proxyActivities, setHandler, startChild,
 } from '@temporalio/workflow';
-import type { createEventActivities } from '../../activities/events';
-import type { WebhookActivities } from '../../activities/webhooks';
+import type { LegacyActivities } from '../../activities/legacy';
 import { webhookDelivery } from './webhook-delivery';
 import { type EventDispatchInput, type EventDispatchStatus } from '../contracts/legacy';
 import { webhookDeliveryWorkflowId } from '../contracts/webhook-delivery';
 import { searchAttributes } from '../contracts/search-attributes';
 import { RETRY_POLICIES } from '../contracts/retry-policies';
 
-const { markEventDispatched } = proxyActivities<ReturnType<typeof createEventActivities>>({
+const { markEventDispatched } = proxyActivities<LegacyActivities>({
   startToCloseTimeout: '30 seconds',
   // PostgreSQL may be down for a while; keep trying with growing waits rather than lose the event.
   retry: RETRY_POLICIES.untilDone,
 });
 
-const { planWebhookDeliveries } = proxyActivities<WebhookActivities>({
+const { planWebhookDeliveries } = proxyActivities<LegacyActivities>({
   startToCloseTimeout: '30 seconds',
   // As above: only PostgreSQL can fail here, and the event must still reach its webhooks.
   retry: RETRY_POLICIES.untilDone,

@@ -1,14 +1,105 @@
-import { patched } from '@temporalio/workflow';
-import { incomingCollectionV1 } from './incoming-collection';
-import type { IncomingCollectionInput, IncomingCollectionResult } from '../contracts/incoming-collection';
-import { LEAN_CORE_PATCH } from '../contracts/common';
-import { incomingCollectionV3 } from '../incoming-collection';
+import { condition, patched, proxyActivities, proxyLocalActivities, setHandler } from '@temporalio/workflow';
+import type { LegacyActivities } from '../../activities/legacy';
+import { askVerification, incomingCollectionV1 } from './incoming-collection';
+import { incomingCollectionStatusQuery, type IncomingCollectionInput, type IncomingCollectionResult, type IncomingPaymentInput } from '../contracts/incoming-collection';
+import { LEAN_CORE_PATCH, networkHintSignal } from '../contracts/common';
+import { RETRY_POLICIES } from '../contracts/retry-policies';
+
+type ReceiptOutcome = Awaited<ReturnType<LegacyActivities['receiveCollection']>>;
+
+const { receiveCollection, acceptVerifiedCollection } = proxyLocalActivities<LegacyActivities>({
+  // One PostgreSQL transaction each (then the deliveries' starts and the request's signal).
+  startToCloseTimeout: '10 seconds',
+  // Money must not be dropped: idempotent, retried through our own outages until it is done.
+  retry: RETRY_POLICIES.untilDone,
+});
+
+const { rejectCollection } = proxyActivities<LegacyActivities>({
+  // The rejection goes to the network: a call that leaves the process.
+  startToCloseTimeout: '30 seconds',
+  retry: RETRY_POLICIES.untilDone,
+});
+
+const { checkReportedPayment } = proxyActivities<LegacyActivities>({
+  // The operator's status query. A few tries, then the next poll asks again.
+  startToCloseTimeout: '30 seconds',
+  retry: RETRY_POLICIES.statusQuery,
+});
+
+/**
+ * A payment reported by a callback no prompt of ours names: asked about at every poll, or when the
+ * operator's next callback wakes the workflow, until the operator's status query confirms it (the
+ * payment as confirmed) or refuses it, or the time runs out (null).
+ */
+async function confirmReport(input: IncomingCollectionInput & { confirm: NonNullable<IncomingCollectionInput['confirm']> }, onStatus: (status: string) => void): Promise<IncomingPaymentInput | null> {
+  let hinted = false;
+  setHandler(networkHintSignal, () => {
+    hinted = true;
+  });
+  const giveUpAt = Date.now() + input.confirm.timeoutSeconds * 1000;
+  onStatus('confirming');
+  for (;;) {
+    try {
+      const check = await checkReportedPayment(input.payment);
+      if (check.status === 'confirmed') return check.payment;
+      if (check.status === 'refused') return null;
+    } catch {
+      // The operator did not answer: asked again at the next poll.
+    }
+    if (Date.now() >= giveUpAt) return null;
+    await condition(() => hinted, Math.min(input.confirm.pollSeconds * 1000, giveUpAt - Date.now()));
+    hinted = false;
+  }
+}
+
+const result = (outcome: Exclude<ReceiptOutcome, { outcome: 'verify' }>, decidedBy: string | null = null): IncomingCollectionResult => ({
+  collectionId: outcome.collectionId,
+  outcome: outcome.outcome,
+  requestId: outcome.requestId,
+  decidedBy,
+});
+
+/**
+ * The lean shape: the steps `incomingCollectionV3` took when it replaced this type, kept here as
+ * they were so that a later change of the current type never changes what these executions replay.
+ */
+async function incomingCollectionLean(input: IncomingCollectionInput): Promise<IncomingCollectionResult> {
+  let status = 'receiving';
+  setHandler(incomingCollectionStatusQuery, () => status);
+  let payment = input.payment;
+  if (input.confirm) {
+    const confirmed = await confirmReport({ ...input, confirm: input.confirm }, (next) => {
+      status = next;
+    });
+    if (confirmed === null) {
+      status = 'unconfirmed';
+      return { collectionId: null, outcome: 'unconfirmed', requestId: null, decidedBy: null };
+    }
+    payment = confirmed;
+    status = 'receiving';
+  }
+  const receipt = await receiveCollection(payment);
+  status = receipt.outcome;
+  if (receipt.outcome !== 'verify') return result(receipt, receipt.outcome === 'accepted' ? 'not-asked' : null);
+
+  status = 'verifying';
+  const decision = await askVerification(receipt, input.verificationTimeoutSeconds);
+  if (decision.decision === 'reject') {
+    status = 'rejected';
+    await rejectCollection({ collectionId: receipt.collectionId, organizationId: receipt.organizationId, reason: decision.reason });
+    return { collectionId: receipt.collectionId, outcome: 'rejected', requestId: receipt.requestId, decidedBy: decision.decidedBy };
+  }
+  const accepted = await acceptVerifiedCollection({ collectionId: receipt.collectionId, organizationId: receipt.organizationId });
+  status = accepted.outcome;
+  if (accepted.outcome === 'verify') throw new Error('a verified collection cannot need verification again');
+  return { ...result(accepted, decision.decidedBy), requestId: receipt.requestId };
+}
 
 /**
  * The incoming collection's type before `incomingCollectionV3`: executions that started with the
- * lean-core patch run the same steps as V3 (after their marker); older ones replay the first shape.
+ * lean-core patch run the lean shape (after their marker); older ones replay the first shape.
  */
 export async function incomingCollection(input: IncomingCollectionInput): Promise<IncomingCollectionResult> {
   if (!patched(LEAN_CORE_PATCH)) return await incomingCollectionV1(input);
-  return await incomingCollectionV3(input);
+  return await incomingCollectionLean(input);
 }

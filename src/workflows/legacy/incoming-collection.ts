@@ -1,18 +1,31 @@
 import { ActivityFailure, ApplicationFailure, getExternalWorkflowHandle, log, proxyActivities, setHandler } from '@temporalio/workflow';
-import type { createCollectionActivities } from '../../activities/collections';
-import { incomingCollectionStatusQuery, type IncomingCollectionInput, type IncomingCollectionResult } from '../contracts/incoming-collection';
+import type { LegacyActivities } from '../../activities/legacy';
+import type { OrganizationId } from '../../domain/ids';
+import { incomingCollectionStatusQuery, type IncomingCollectionInput, type IncomingCollectionResult, type VerificationDecision } from '../contracts/incoming-collection';
 import { collectionMatchedSignal, collectionRequestWorkflowId } from '../contracts/collection-request';
 import { PERMANENT_DATABASE_ERROR } from '../contracts/common';
 import { RETRY_POLICIES } from '../contracts/retry-policies';
-import { askVerification } from '../verification';
 
-type Activities = ReturnType<typeof createCollectionActivities>;
-
-const { storeCollection, matchCollection, acceptCollection, rejectCollection, failCollection } = proxyActivities<Activities>({
+const { storeCollection, matchCollection, acceptCollection, rejectCollection, failCollection } = proxyActivities<LegacyActivities>({
   startToCloseTimeout: '10 seconds',
   // Money must not be dropped: database steps are idempotent and retried until they succeed.
   retry: RETRY_POLICIES.untilDone,
 });
+
+/**
+ * Asks the organization's verification URL about a collection, as both shapes of this type did:
+ * one regular activity given the merchant's whole answer time.
+ */
+export async function askVerification(collection: { collectionId: number; organizationId: OrganizationId }, timeoutSeconds: number): Promise<VerificationDecision> {
+  const { verifyCollection } = proxyActivities<LegacyActivities>({
+    // The merchant has the configured time to answer (60 s by default); a crash mid-call asks again.
+    // The merchant's failures are answers (the default applies), so only our own (database, worker)
+    // are retried, for as long as they last: the payment must reach a decision.
+    startToCloseTimeout: `${timeoutSeconds + 10} seconds`,
+    retry: RETRY_POLICIES.untilDone,
+  });
+  return await verifyCollection({ collectionId: collection.collectionId, organizationId: collection.organizationId, timeoutSeconds });
+}
 
 /** True for an activity that failed non-retryably because of a permanent database error. */
 function isPermanentFailure(error: unknown): boolean {
@@ -21,7 +34,6 @@ function isPermanentFailure(error: unknown): boolean {
 
 const failureMessage = (error: unknown): string =>
   error instanceof ActivityFailure && error.cause ? error.cause.message : String(error);
-
 
 /**
  * The incoming-collection workflow's first shape (store, match, verify, accept as regular

@@ -1,9 +1,9 @@
 import { proxyActivities } from '@temporalio/workflow';
-import type { createActivities } from '../../activities';
+import type { LegacyActivities } from '../../activities/legacy';
 import type { OutboxSweepInput } from '../contracts/sweeps';
 import { RETRY_POLICIES } from '../contracts/retry-policies';
 
-const { dispatchPendingEvents, startUnlaunchedRows } = proxyActivities<ReturnType<typeof createActivities>>({
+const { dispatchPendingEvents, startUnlaunchedRows } = proxyActivities<LegacyActivities>({
   startToCloseTimeout: '2 minutes',
   retry: RETRY_POLICIES.scheduled,
 });

@@ -2,8 +2,8 @@
  * The webhook actor's first shape (`webhook`), kept for runs started before the delivery rows became
  * the queue (migration 021): it held its queue in workflow state and sent a batch at a time. A run
  * replays as it ran; at its next turn after this code is deployed it hands the webhook over to the
- * current actor (`webhookV2`, workflows/webhook.ts) by continuing as new, its queue already in the
- * delivery rows. What it did: The deliveries recorded with each event reach it by signal-with-start after their commit
+ * next actor (`webhookV2`, workflows/legacy/webhook-actor-v2.ts) by continuing as new, its queue
+ * already in the delivery rows. What it did: The deliveries recorded with each event reach it by signal-with-start after their commit
  * (and from the outbox sweep when the committing process died first). It attempts whatever is due,
  * several at once in one activity, each delivery on its own schedule of 10 attempts with jitter;
  * every attempt is logged in PostgreSQL by that activity. A 410 from the target deletes the webhook
@@ -11,20 +11,20 @@
  * continue-as-new keeps its history bounded.
  */
 import { condition, continueAsNew, defineQuery, makeContinueAsNewFunc, patched, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
-import type { WebhookActivities } from '../../activities/webhooks';
+import type { LegacyActivities } from '../../activities/legacy';
 import { retryDelayMs, totalAttempts } from '../../domain/webhook-schedule';
 import { RETRY_POLICIES } from '../contracts/retry-policies';
 import type { LegacyWebhookActorInput, LegacyWebhookQueue, PendingAttempt } from '../contracts/legacy';
 import {
   deliveriesQueuedSignal, webhookDeletedSignal, webhookDisabledSignal, type QueuedDelivery, type WebhookActorResult, type WebhookEnd,
 } from '../contracts/webhook';
-import type { webhookV2 } from '../webhook';
+import type { webhookV2 } from './webhook-actor-v2';
 
 const webhookQueueQuery = defineQuery<LegacyWebhookQueue>('queue');
 /** The hand-over to the current shape. */
 const continueAsCurrentActor = makeContinueAsNewFunc<typeof webhookV2>({ workflowType: 'webhookV2' });
 
-const { attemptDeliveries, cancelDeliveries } = proxyActivities<WebhookActivities>({
+const { attemptDeliveries, cancelDeliveries } = proxyActivities<LegacyActivities>({
   // Several deliveries at once, each with the 5 s receiver timeout, plus the database work around them.
   startToCloseTimeout: '30 seconds',
   // A receiver's failure is a result, not an error: this retries only our side (database, crash),

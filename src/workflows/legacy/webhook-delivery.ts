@@ -1,16 +1,16 @@
 import { defineQuery, patched, proxyActivities, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
-import type { WebhookActivities } from '../../activities/webhooks';
+import type { LegacyActivities } from '../../activities/legacy';
 import { retryDelayMs, totalAttempts } from '../../domain/webhook-schedule';
 import type { WebhookDeliveryInput, WebhookDeliveryOutcome, WebhookDeliveryResult, WebhookDeliveryStatus } from '../contracts/webhook-delivery';
 import { RETRY_POLICIES } from '../contracts/retry-policies';
 
-const { openWebhookDelivery, finishWebhookDelivery } = proxyActivities<WebhookActivities>({
+const { openWebhookDelivery, finishWebhookDelivery } = proxyActivities<LegacyActivities>({
   startToCloseTimeout: '30 seconds',
   // Only PostgreSQL can fail here; keep trying with growing waits rather than lose the delivery.
   retry: RETRY_POLICIES.untilDone,
 });
 
-const { attemptWebhookDelivery, sendWebhookAttempt } = proxyActivities<WebhookActivities>({
+const { attemptWebhookDelivery, sendWebhookAttempt } = proxyActivities<LegacyActivities>({
   // The 5 s receiver timeout plus the database work around it.
   startToCloseTimeout: '20 seconds',
   // A receiver's failure is a result, not an error; this retries only our side (database, crash),
@@ -54,7 +54,7 @@ async function deliverWithOneActivityPerAttempt(input: WebhookDeliveryInput, sta
     if (attempt > 1) await waitBeforeAttempt(input, status, attempt);
     status.state = 'sending';
     status.nextAttemptAt = null;
-    const result: Awaited<ReturnType<WebhookActivities['sendWebhookAttempt']>> = await sendWebhookAttempt({ open, deliveryId, attempt, last: attempt === total });
+    const result: Awaited<ReturnType<LegacyActivities['sendWebhookAttempt']>> = await sendWebhookAttempt({ open, deliveryId, attempt, last: attempt === total });
     if (result.deliveryId === null) {
       status.state = 'cancelled';
       return { deliveryId: null, outcome: 'cancelled', attempts: 0 };

@@ -1,4 +1,7 @@
 /**
+ * The activities of the per-webhook actor (`webhookV2`, src/workflows/legacy/webhook-actor-v2.ts):
+ * its sender, and the cancelling of what was pending when its webhook went.
+ *
  * The sender of one webhook's deliveries: the long-running activity its actor (`webhook-<id>`, an
  * earlier shape, handed over to the dispatch pool: activities/webhook-dispatcher.ts) keeps going
  * while deliveries are due. It drains the delivery rows in PostgreSQL (the queue,
@@ -10,15 +13,16 @@
  * Each attempt as activities/webhook-attempt.ts makes it: at most once per attempt.
  */
 import { Context } from '@temporalio/activity';
-import type { AttemptOutcome } from '../domain/webhooks';
-import { totalAttempts } from '../domain/webhook-schedule';
-import { claimDue, holdWebhook, letGo, releaseClaims, type ClaimedDelivery } from '../services/webhook-queue';
-import { deliverySecrets, readWebhook, type DeliverySecrets, type LiveWebhook } from '../services/webhooks';
-import { disableIfFailing } from '../services/webhook-recovery';
-import type { WebhookEnd, SenderInput, SenderResult } from '../workflows/contracts/webhook';
-import { LEASE_MS, attemptClaimed, every, trackInFlight, type WebhookActivityDeps } from './webhook-attempt';
-import type { TransportSettings } from '../outbound/merchant-http';
-import type { Wakeups } from './webhook-wakeups';
+import type { AttemptOutcome } from '../../domain/webhooks';
+import { totalAttempts } from '../../domain/webhook-schedule';
+import { cancelPending, claimDue, holdWebhook, letGo, releaseClaims, type ClaimedDelivery } from '../../services/webhook-queue';
+import { deliverySecrets, readWebhook, type DeliverySecrets, type LiveWebhook } from '../../services/webhooks';
+import { disableIfFailing } from '../../services/webhook-recovery';
+import type { WebhookEnd, SenderInput, SenderResult } from '../../workflows/contracts/webhook';
+import type { WebhookSending } from '../webhook-sending';
+import { LEASE_MS, attemptClaimed, every, trackInFlight, type WebhookActivityDeps } from '../webhook-attempt';
+import type { TransportSettings } from '../../outbound/merchant-http';
+import type { Wakeups } from '../webhook-wakeups';
 
 /** The webhook is marked held this far ahead, renewed (with the activity's heartbeat) every `HOLD_EVERY_MS`. */
 const HOLD_MS = 10_000;
@@ -108,7 +112,7 @@ type Wake = { deadline: number; done: Promise<void> };
  * Drains the webhook's due deliveries until nothing has been due for a moment (`idle`, with when
  * the next is due), the webhook ends (`ended`), or the run is cancelled or has run its time (`paused`).
  */
-export async function sendDueDeliveries(deps: WebhookActivityDeps, transport: TransportSettings, wakeups: Wakeups, input: SenderInput): Promise<SenderResult> {
+async function sendDueDeliveries(deps: WebhookActivityDeps, transport: TransportSettings, wakeups: Wakeups, input: SenderInput): Promise<SenderResult> {
   const context = Context.current();
   const { sql } = deps;
   const run = new SenderRun(deps, transport, input);
@@ -163,4 +167,18 @@ export async function sendDueDeliveries(deps: WebhookActivityDeps, transport: Tr
     // Rows claimed and never sent are due again at once, for the next sender.
     await releaseClaims(sql, run.buffer.map((item) => item.deliveryId)).catch(() => {});
   }
+}
+
+export function createWebhookActorV2Activities(deps: WebhookActivityDeps, { transport, wakeups }: WebhookSending) {
+  return {
+    /** The actor's sender, on the senders' own task queue: drains its webhook's due deliveries (above). */
+    async sendDueDeliveries(input: SenderInput): Promise<SenderResult> {
+      return await sendDueDeliveries(deps, transport, wakeups, input);
+    },
+
+    /** The pending deliveries of a webhook that ended (gone, deleted or disabled): closed `cancelled`, nothing sent. How many. */
+    async cancelWebhookDeliveries(webhookId: number): Promise<number> {
+      return await cancelPending(deps.sql, webhookId);
+    },
+  };
 }

@@ -5,33 +5,34 @@
  * to the pool; the rest describes what it did before.
  *
  * One workflow per webhook, living while the webhook lives. Its queue is the webhook's delivery rows in PostgreSQL, never its own state:
- * while any delivery is due it keeps a sender running (activities/webhook-sender.ts, a long
- * activity that drains due rows with bounded concurrency and heartbeats); with nothing due it
+ * while any delivery is due it keeps a sender running (activities/legacy/webhook-actor-v2.ts, a
+ * long activity that drains due rows with bounded concurrency and heartbeats); with nothing due it
  * sleeps until the next due time or until a commit wakes it. A 410 from the target, the webhook's
  * deletion or its disabling ends it (its pending deliveries cancelled). Its history stays bounded
  * however its messages arrive: past the limit it stops its sender and continues as new, with an
  * input of a few fields.
  */
 import { CancellationScope, ActivityCancellationType, type ActivityOptions, condition, continueAsNew, isCancellation, patched, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
-import type { WebhookActivities } from '../activities/webhooks';
-import { RETRY_POLICIES } from './contracts/retry-policies';
+import type { LegacyActivities } from '../../activities/legacy';
+import { RETRY_POLICIES } from '../contracts/retry-policies';
 import {
   DEFAULT_WEBHOOK_CONCURRENCY, deliveriesQueuedSignal, webhookDeletedSignal, webhookDisabledSignal, webhookQueueQuery, type SenderResult,
   type WebhookActorInput, type WebhookActorResult, type WebhookActorState, type WebhookEnd,
-} from './contracts/webhook';
+} from '../contracts/webhook';
 
 /** The sender's activity options: `taskQueue` is the senders' own (the input names it). */
 const senderOptions = (taskQueue: string | undefined): ActivityOptions => ({
   ...(taskQueue === undefined ? {} : { taskQueue }),
-  // The sender returns within about five minutes (activities/webhook-sender.ts) and heartbeats every
-  // few seconds: a sender whose worker died is run again elsewhere after the heartbeat timeout.
+  // The sender returns within about five minutes (activities/legacy/webhook-actor-v2.ts) and
+  // heartbeats every few seconds: a sender whose worker died is run again elsewhere after the
+  // heartbeat timeout.
   startToCloseTimeout: '10 minutes',
   heartbeatTimeout: '6 seconds',
   // Stopped for a continue-as-new, it finishes the POSTs in flight before the actor goes on.
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
   retry: RETRY_POLICIES.untilDone,
 });
-const { cancelWebhookDeliveries } = proxyActivities<WebhookActivities>({ startToCloseTimeout: '1 minute', retry: RETRY_POLICIES.untilDone });
+const { cancelWebhookDeliveries } = proxyActivities<LegacyActivities>({ startToCloseTimeout: '1 minute', retry: RETRY_POLICIES.untilDone });
 
 /** History events after which the actor continues as new, when the input names no limit. */
 const HISTORY_LIMIT = 5_000;
@@ -40,7 +41,7 @@ const HISTORY_LIMIT = 5_000;
 const HAND_OVER_TO_POOL = 'hand-over-to-dispatch-pool';
 
 export async function webhookV2(input: WebhookActorInput): Promise<WebhookActorResult> {
-  const { sendDueDeliveries } = proxyActivities<WebhookActivities>(senderOptions(input.senderTaskQueue));
+  const { sendDueDeliveries } = proxyActivities<LegacyActivities>(senderOptions(input.senderTaskQueue));
   const counts = { delivered: 0, failed: 0, gone: 0, cancelled: 0 };
   const state: Pick<WebhookActorState, 'state' | 'nextDueAt'> = { state: 'sending', nextDueAt: null };
   /** Set when a delivery was recorded since the sender last looked. */
