@@ -3,6 +3,7 @@
  * needed), each then dated at the moment it became final that a settlement test needs: a collection
  * credited, a payment completed (or refused) by the network, a collection sent back.
  */
+import { asId } from '../src/domain/ids';
 import { expect } from 'bun:test';
 import { randomBytes } from 'node:crypto';
 import { acceptCollection, storeIncomingPayment } from '../src/services/collections';
@@ -34,8 +35,8 @@ export async function paid(owner: TestMerchant, prefix: string, currency: string
   expect(created.status).toBe(201);
   const id: number = created.body.id;
   const remoteTransactionId = operatorId('P');
-  await beginPayment(testSql(), id);
-  await finishPayment(testSql(), id, outcome === 'completed' ? { status: 'completed', remoteTransactionId } : { status: 'rejected', error: 'Recipient not registered', remoteTransactionId: null });
+  await beginPayment(testSql(), asId('Payment', id));
+  await finishPayment(testSql(), asId('Payment', id), outcome === 'completed' ? { status: 'completed', remoteTransactionId } : { status: 'rejected', error: 'Recipient not registered', remoteTransactionId: null });
   await testSql()`update payments set modified = ${new Date(finalAt)} where id = ${id}`;
   return { id, remoteTransactionId, phoneNumber };
 }

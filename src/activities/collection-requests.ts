@@ -1,3 +1,4 @@
+import type { CollectionRequestId } from '../domain/ids';
 import type { Sql } from '../db';
 import { FINAL_STATUSES, successMessage, type RequestStatus } from '../domain/collection-requests';
 import type { NetworkAdapter, PaymentPrompt } from '../network/adapter';
@@ -17,7 +18,7 @@ export type CollectionRequestActivityDeps = { sql: Sql; launcher: Launcher; netw
  * the payment itself, which the workflow receives.
  */
 type PromptInput = {
-  requestId: number; attempt: number; sendSms: boolean; pullsFunds: boolean;
+  requestId: CollectionRequestId; attempt: number; sendSms: boolean; pullsFunds: boolean;
   /** The workflow receives the prompt's payment itself (collectionRequestV3); absent for the types before it. */
   receivesPayment?: boolean;
 };
@@ -117,7 +118,7 @@ export function createCollectionRequestActivities(deps: CollectionRequestActivit
      * point as every network's payments (one `collection-<network>-<id>` workflow, so a repeat
      * starts nothing), which matches it to this request by its prompt reference and credits it.
      */
-    async checkPrompt({ requestId, attempt, receivesPayment = false }: { requestId: number; attempt: number; receivesPayment?: boolean }): Promise<PromptCheck> {
+    async checkPrompt({ requestId, attempt, receivesPayment = false }: { requestId: CollectionRequestId; attempt: number; receivesPayment?: boolean }): Promise<PromptCheck> {
       const loaded = await load(requestId);
       const prompt = promptOf(loaded, attempt);
       const found = await network.promptStatus({ ...prompt, operatorReference: prompt.promptReference });
@@ -133,7 +134,7 @@ export function createCollectionRequestActivities(deps: CollectionRequestActivit
     },
 
     /** The success text, once the request is successful (not when it expired while the payment came in). */
-    async sendSuccessMessage({ requestId }: { requestId: number }): Promise<void> {
+    async sendSuccessMessage({ requestId }: { requestId: CollectionRequestId }): Promise<void> {
       const loaded = await load(requestId);
       if (loaded.request.status !== 'successful') return;
       const text = successMessage(loaded.request.successMessage, messageContext(loaded));
@@ -144,7 +145,7 @@ export function createCollectionRequestActivities(deps: CollectionRequestActivit
      * One occurrence of a subscription: a new request copied from the subscription's request,
      * created once per occurrence time (a unique index), then launched like any other.
      */
-    async createSubscriptionOccurrence({ requestId, occurrenceAt }: { requestId: number; occurrenceAt: string }): Promise<number> {
+    async createSubscriptionOccurrence({ requestId, occurrenceAt }: { requestId: CollectionRequestId; occurrenceAt: string }): Promise<number> {
       const { request, contact } = await load(requestId);
       const occurrence = new Date(occurrenceAt);
       const lifetime = request.expiryDate.getTime() - (request.startDate ?? request.created).getTime();

@@ -1,6 +1,6 @@
 import { ApplicationFailure, Context, log } from '@temporalio/activity';
 import type { Sql } from '../db';
-import type { OrganizationId } from '../domain/ids';
+import type { CollectionId, CollectionRequestId, OrganizationId } from '../domain/ids';
 import { networkByName } from '../domain/networks';
 import type { NetworkAdapter } from '../network/adapter';
 import {
@@ -21,9 +21,9 @@ export type CollectionActivityDeps = {
 
 /** What the incoming-collection workflow learns from a receipt (its events are started here, not returned). */
 export type ReceiptOutcome =
-  | { outcome: 'accepted' | 'unmatched' | 'already-processed'; collectionId: number; requestId: number | null }
-  | { outcome: 'verify'; collectionId: number; requestId: number; organizationId: OrganizationId }
-  | { outcome: 'failed'; collectionId: number; requestId: number | null; reason: string };
+  | { outcome: 'accepted' | 'unmatched' | 'already-processed'; collectionId: CollectionId; requestId: CollectionRequestId | null }
+  | { outcome: 'verify'; collectionId: CollectionId; requestId: CollectionRequestId; organizationId: OrganizationId }
+  | { outcome: 'failed'; collectionId: CollectionId; requestId: CollectionRequestId | null; reason: string };
 
 /** The receipt in the metrics, once committed: how it matched, the credit, the request it made successful. */
 function recordReceipt(receipt: Receipt): void {
@@ -48,7 +48,7 @@ export function createCollectionActivities({ sql, launcher, network, sandbox, we
    * (again, after a retry: harmless), unless that request's own workflow is the one receiving it
    * (`receivedBy`). Then the workflow learns the outcome.
    */
-  async function settle(receipt: Receipt, receivedBy: number | null = null): Promise<ReceiptOutcome> {
+  async function settle(receipt: Receipt, receivedBy: CollectionRequestId | null = null): Promise<ReceiptOutcome> {
     if ('events' in receipt) await launcher.afterCommit({ events: receipt.events });
     recordReceipt(receipt);
     if (receipt.outcome === 'accepted' && receipt.requestId !== null && receipt.requestId !== receivedBy) {
@@ -94,12 +94,12 @@ export function createCollectionActivities({ sql, launcher, network, sandbox, we
      * must answer first) credited, in one transaction; then the request told, unless its own
      * workflow receives it (`receivedBy`, the request's id).
      */
-    async receiveCollection(payment: IncomingPaymentInput, receiver: { receivedBy?: number } = {}): Promise<ReceiptOutcome> {
+    async receiveCollection(payment: IncomingPaymentInput, receiver: { receivedBy?: CollectionRequestId } = {}): Promise<ReceiptOutcome> {
       return await settle(await receivePayment(sql, payment, asksVerification), receiver.receivedBy ?? null);
     },
 
     /** A local activity: the credit after the verification URL (or its default) accepted. */
-    async acceptVerifiedCollection({ collectionId, organizationId, receivedBy }: { collectionId: number; organizationId: OrganizationId; receivedBy?: number }): Promise<ReceiptOutcome> {
+    async acceptVerifiedCollection({ collectionId, organizationId, receivedBy }: { collectionId: CollectionId; organizationId: OrganizationId; receivedBy?: CollectionRequestId }): Promise<ReceiptOutcome> {
       return await settle(await acceptVerified(sql, collectionId, organizationId), receivedBy ?? null);
     },
 
@@ -108,7 +108,7 @@ export function createCollectionActivities({ sql, launcher, network, sandbox, we
      * supports verification; no answer in time, or an unreadable one, takes the organization's
      * accept-by-default setting. HTTP failures are answers too ("none"), never activity errors.
      */
-    verifyCollection: measuredVerification(async ({ collectionId, organizationId, timeoutSeconds }: { collectionId: number; organizationId: OrganizationId; timeoutSeconds: number }): Promise<VerificationDecision> => {
+    verifyCollection: measuredVerification(async ({ collectionId, organizationId, timeoutSeconds }: { collectionId: CollectionId; organizationId: OrganizationId; timeoutSeconds: number }): Promise<VerificationDecision> => {
       const settings = await verificationSettingsOf(sql, organizationId);
       const collection = await findCollection(sql, collectionId);
       if (!settings || !collection) throw ApplicationFailure.nonRetryable(`collection ${collectionId} or its organization is gone`, 'NotFound');
@@ -129,7 +129,7 @@ export function createCollectionActivities({ sql, launcher, network, sandbox, we
       return { decision: decided.decision, reason: decided.reason, decidedBy: decided.decidedBy };
     }),
 
-    async rejectCollection({ collectionId, organizationId, reason }: { collectionId: number; organizationId: OrganizationId; reason: string | null }): Promise<void> {
+    async rejectCollection({ collectionId, organizationId, reason }: { collectionId: CollectionId; organizationId: OrganizationId; reason: string | null }): Promise<void> {
       await rejectCollection(sql, collectionId, organizationId, reason);
       const collection = await findCollection(sql, collectionId);
       const collectionNetwork = collection ? networkByName(collection.network) : null;

@@ -1,3 +1,4 @@
+import type { PaymentBatchId, PaymentId } from '../domain/ids';
 import type { Sql } from '../db';
 import { completePaymentBatch, reserveBatchChunk } from '../services/payment-batches';
 import { recordPaymentState, recordWalletMovement } from '../telemetry/metrics';
@@ -8,7 +9,7 @@ type PaymentBatchActivityDeps = { sql: Sql; launcher: Launcher };
 export function createPaymentBatchActivities({ sql, launcher }: PaymentBatchActivityDeps) {
   return {
     /** A local activity: a chunk of the batch's rows made payments (their amounts reserved); the ids to send. */
-    async reserveBatchChunkStep({ batchId, chunk, size }: { batchId: number; chunk: number; size: number }): Promise<{ paymentIds: number[]; last: boolean }> {
+    async reserveBatchChunkStep({ batchId, chunk, size }: { batchId: PaymentBatchId; chunk: number; size: number }): Promise<{ paymentIds: PaymentId[]; last: boolean }> {
       const reserved = await reserveBatchChunk(sql, batchId, chunk, size);
       await launcher.afterCommit({ events: reserved.events });
       for (const { state, currency, amount } of reserved.created) {
@@ -19,7 +20,7 @@ export function createPaymentBatchActivities({ sql, launcher }: PaymentBatchActi
     },
 
     /** A local activity: the batch `completed`, with its `payment_batch.completed` event delivered. */
-    async completeBatchStep({ batchId }: { batchId: number }): Promise<void> {
+    async completeBatchStep({ batchId }: { batchId: PaymentBatchId }): Promise<void> {
       const completed = await completePaymentBatch(sql, batchId);
       if (completed !== null) await launcher.afterCommit({ events: completed.events });
     },

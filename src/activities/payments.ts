@@ -1,3 +1,4 @@
+import type { PaymentId, ReversalId } from '../domain/ids';
 import { ApplicationFailure, Context, log } from '@temporalio/activity';
 import { findCollection } from '../services/collections';
 import type { Sql } from '../db';
@@ -11,12 +12,14 @@ import { paymentWorkflowId, reversalWorkflowId } from '../workflows/contracts/mo
 
 type PaymentActivityDeps = { sql: Sql; launcher: Launcher; network: NetworkAdapter };
 
-type PayoutKind = Payout['kind'];
+/** What a payout sends: a payment, or a reversal of a collection, by its id. */
+type PayoutSubject = { kind: 'payment'; id: PaymentId } | { kind: 'reversal'; id: ReversalId };
 
 export function createPaymentActivities({ sql, launcher, network }: PaymentActivityDeps) {
   /** The payout a payment or reversal asks the network for; its reference is ours and unique. */
-  async function payoutOf(kind: PayoutKind, id: number): Promise<Payout> {
-    const row = kind === 'payment' ? await findPayment(sql, id) : await findReversal(sql, id);
+  async function payoutOf(subject: PayoutSubject): Promise<Payout> {
+    const { kind, id } = subject;
+    const row = subject.kind === 'payment' ? await findPayment(sql, subject.id) : await findReversal(sql, subject.id);
     // Nothing can bring a deleted row back: retrying would not help.
     if (!row) throw ApplicationFailure.nonRetryable(`${kind} ${id} does not exist`, 'NotFound');
     const payoutNetwork = networkByName(row.network);
@@ -26,7 +29,7 @@ export function createPaymentActivities({ sql, launcher, network }: PaymentActiv
     return {
       reference: `${kind === 'payment' ? 'pay' : 'rev'}-${id}`, kind, phoneNumber: row.phoneNumber, amount: row.amount, currency: row.currency, network: payoutNetwork,
       ...(original ? { originalTransactionId: original } : {}),
-      workflowId: Context.current().info.workflowExecution?.workflowId ?? (kind === 'payment' ? paymentWorkflowId(id) : reversalWorkflowId(id)),
+      workflowId: Context.current().info.workflowExecution?.workflowId ?? (subject.kind === 'payment' ? paymentWorkflowId(subject.id) : reversalWorkflowId(subject.id)),
     };
   }
 
@@ -44,20 +47,20 @@ export function createPaymentActivities({ sql, launcher, network }: PaymentActiv
 
   return {
     /** A local activity: the payment is handed to the network (`processing`); its current state when it was cancelled first. */
-    async beginPaymentStep({ paymentId }: { paymentId: number }): Promise<string> {
+    async beginPaymentStep({ paymentId }: { paymentId: PaymentId }): Promise<string> {
       const begun = await settled(await beginPayment(sql, paymentId));
       if (begun !== null) return begun;
       return (await findPayment(sql, paymentId))?.state ?? 'missing';
     },
 
     /** A local activity: what the network made of the payment (the release of a failed one included). */
-    async finishPaymentStep({ paymentId, outcome }: { paymentId: number; outcome: PayoutOutcome }): Promise<string> {
+    async finishPaymentStep({ paymentId, outcome }: { paymentId: PaymentId; outcome: PayoutOutcome }): Promise<string> {
       const finished = await settled(await finishPayment(sql, paymentId, outcome));
       return finished ?? (await findPayment(sql, paymentId))?.state ?? 'missing';
     },
 
     /** A local activity: what the network made of the reversal (the request `reversed`, or the amount given back). */
-    async finishReversalStep({ reversalId, outcome }: { reversalId: number; outcome: PayoutOutcome }): Promise<string> {
+    async finishReversalStep({ reversalId, outcome }: { reversalId: ReversalId; outcome: PayoutOutcome }): Promise<string> {
       const change = await finishReversal(sql, reversalId, outcome);
       if (change === null) return (await findReversal(sql, reversalId))?.state ?? 'missing';
       await launcher.afterCommit({ events: change.events });
@@ -69,15 +72,15 @@ export function createPaymentActivities({ sql, launcher, network }: PaymentActiv
     },
 
     /** Sends a payment or reversal through the network adapter (a call that leaves the process); idempotent per reference. */
-    async sendPayout({ kind, id }: { kind: PayoutKind; id: number }): Promise<PayoutResult> {
-      const result = await network.sendMoney(await payoutOf(kind, id));
-      log.info('payout sent', { kind, id, status: result.status });
+    async sendPayout(subject: PayoutSubject): Promise<PayoutResult> {
+      const result = await network.sendMoney(await payoutOf(subject));
+      log.info('payout sent', { kind: subject.kind, id: subject.id, status: result.status });
       return result;
     },
 
     /** Asks the network where a payout it has not confirmed stands. */
-    async queryPayout({ kind, id }: { kind: PayoutKind; id: number }): Promise<PayoutResult> {
-      return await network.payoutStatus(await payoutOf(kind, id));
+    async queryPayout(subject: PayoutSubject): Promise<PayoutResult> {
+      return await network.payoutStatus(await payoutOf(subject));
     },
 
   };

@@ -3,6 +3,7 @@
  * earlier shapes too: the request read with its contact, its instructions text, and its prompt as
  * the network is asked for it.
  */
+import type { CollectionRequestId } from '../domain/ids';
 import { ApplicationFailure, Context, log } from '@temporalio/activity';
 import type { Sql } from '../db';
 import { instructionsMessage, requestCode, type MessageContext } from '../domain/collection-requests';
@@ -20,7 +21,7 @@ const NETWORK_UNAVAILABLE_ERROR = 'The mobile network did not respond.';
 export type Loaded = RequestWithContact & { organizationName: string };
 
 export function requestSteps({ sql, network }: { sql: Sql; network: NetworkAdapter }) {
-  async function load(requestId: number): Promise<Loaded> {
+  async function load(requestId: CollectionRequestId): Promise<Loaded> {
     const found = await findRequestToPrompt(sql, requestId);
     // Nothing can bring a deleted request back: retrying would not help.
     if (!found) throw ApplicationFailure.nonRetryable(`collection request ${requestId} does not exist`, 'RequestNotFound');

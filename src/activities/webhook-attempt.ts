@@ -8,6 +8,7 @@
  * claim of the row says so (`lapsed`), and that attempt is logged as failed with an unknown
  * outcome, without sending it again, and the next one scheduled.
  */
+import type { DeliveryId } from '../domain/ids';
 import { log } from '@temporalio/activity';
 import type { Queryable } from '../db';
 import { WEBHOOK_TIMEOUT_MS, attemptOutcome, type AttemptOutcome } from '../domain/webhooks';
@@ -46,7 +47,7 @@ export const every = (everyMs: number, task: () => Promise<void> | void) => {
  * Keeps `attempt` among the POSTs in flight until it settles; its error, the first of a run, is
  * kept for the run to end with.
  */
-export function trackInFlight(inFlight: Map<number, Promise<void>>, deliveryId: number, attempt: Promise<void>, onError: (error: unknown) => void): void {
+export function trackInFlight(inFlight: Map<number, Promise<void>>, deliveryId: DeliveryId, attempt: Promise<void>, onError: (error: unknown) => void): void {
   inFlight.set(deliveryId, attempt.catch(onError).finally(() => inFlight.delete(deliveryId)));
 }
 

@@ -22,6 +22,7 @@
  * the soonest retry it scheduled or within a second. It returns after a few minutes, so that its
  * workflow's history stays short, or when cancelled, after the POSTs in flight finish.
  */
+import type { WebhookId } from '../domain/ids';
 import { Context, log } from '@temporalio/activity';
 import type { RetrySchedule } from '../domain/webhook-schedule';
 import type { AttemptOutcome } from '../domain/webhooks';
@@ -69,7 +70,7 @@ class DispatchRun {
    * The webhook as the rows of the current claim send it, read once per claim, or null when it takes
    * deliveries no more (its pending rows are then cancelled).
    */
-  target(webhookId: number): Promise<Target | null> {
+  target(webhookId: WebhookId): Promise<Target | null> {
     const claim = this.claims;
     const known = this.targets.get(webhookId);
     const reading = known ?? this.read(webhookId, claim);
@@ -77,13 +78,13 @@ class DispatchRun {
     return reading.then((target) => (target === null || target.claim === claim ? target : this.reread(webhookId, claim)));
   }
 
-  private reread(webhookId: number, claim: number): Promise<Target | null> {
+  private reread(webhookId: WebhookId, claim: number): Promise<Target | null> {
     const reading = this.read(webhookId, claim);
     this.targets.set(webhookId, reading);
     return reading;
   }
 
-  private async read(webhookId: number, claim: number): Promise<Target | null> {
+  private async read(webhookId: WebhookId, claim: number): Promise<Target | null> {
     const webhook = await readWebhook(this.deps.sql, webhookId);
     if (webhook === null || webhook.deletedAt !== null || webhook.disabledAt !== null) {
       this.targets.delete(webhookId);
@@ -130,7 +131,7 @@ class DispatchRun {
    * disabled (services/webhook-recovery.ts, with its pending deliveries cancelled): checked at once,
    * then at most every `DISABLE_CHECK_MS` for each webhook.
    */
-  async checkFailing(webhookId: number): Promise<void> {
+  async checkFailing(webhookId: WebhookId): Promise<void> {
     const last = this.checkedAt.get(webhookId);
     if (last !== undefined && Date.now() - last < DISABLE_CHECK_MS) return;
     this.checkedAt.set(webhookId, Date.now());

@@ -5,6 +5,7 @@
  * poll. One listening connection per process, opened by the first subscriber; a notification lost
  * (the connection dropped) costs only latency, as everyone polls anyway.
  */
+import type { WebhookId } from '../domain/ids';
 import type { Sql } from '../db';
 
 /** A subscriber's wait: resolves at the next notification for it since the wait last returned, or after `ms`. */
@@ -12,7 +13,7 @@ type Wakeup = { wait(ms: number): Promise<void>; close(): void };
 
 export type Wakeups = {
   /** Hears the notifications of one webhook (the sender draining it). */
-  subscribe(webhookId: number): Wakeup;
+  subscribe(webhookId: WebhookId): Wakeup;
   /** Hears the notifications of every webhook (a dispatcher of the pool). */
   subscribeAll(): Wakeup;
 };
@@ -33,7 +34,7 @@ export function createWakeups(sql: Sql, log: (message: string, fields: Record<st
     for (const [subscriber, webhookId] of subscribers) if (webhookId === null || ids.has(webhookId)) poke(subscriber);
   };
 
-  function subscribeTo(webhookId: number | null): Wakeup {
+  function subscribeTo(webhookId: WebhookId | null): Wakeup {
     listening ??= sql.listen('webhook_deliveries', notified).catch((error: unknown) => {
       log('webhook senders poll without notifications: LISTEN failed', { error });
       listening = null;

@@ -1,4 +1,5 @@
 /** Wallets (funding, balances checked against their transactions, transactions) and reversals of collections. */
+import { asId } from '../domain/ids';
 import { MAX_FUNDING_AMOUNT, SUPPORTED_CURRENCIES, groupedAmount, isCurrency, parsePositiveAmount } from '../domain/money';
 import { serializeAccount, serializeLedgerTransaction } from '../domain/money-out';
 import { findApiError } from '../http/errors';
@@ -57,7 +58,7 @@ export const moneyCommands: Record<string, Command> = {
       const client = await connectClient(config.temporal);
       try {
         const launcher = launcherFromConfig(client, sql, config, (message, fields) => process.stderr.write(`${message} ${JSON.stringify(fields)}\n`));
-        const reversal = await reverseCollection({ sql, launcher }, { organizationId: org, userId: null }, { collection, reason: values.reason ?? null }, null)
+        const reversal = await reverseCollection({ sql, launcher }, { organizationId: org, userId: null }, { collection: asId('Collection', collection), reason: values.reason ?? null }, null)
           .catch((error: unknown) => {
             const refusal = findApiError(error);
             if (refusal) throw new UsageError(Object.values(refusal.body).flat().join(' '));

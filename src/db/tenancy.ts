@@ -15,6 +15,7 @@
  * which owns the tables and so is not subject to the policies; docs/architecture.md, "Tenant
  * boundary", lists which path runs how.
  */
+import type { OrganizationId } from '../domain/ids';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type postgres from 'postgres';
 
@@ -22,7 +23,7 @@ import type postgres from 'postgres';
 export const TENANT_ROLE = 'collections_tenant';
 
 /** The organization a request's statements are confined to, and the task queue of the process serving it (what its webhooks are sent by: migration 026). */
-type Scope = { organizationId: number | null; taskQueue: string | null };
+type Scope = { organizationId: OrganizationId | null; taskQueue: string | null };
 const scopes = new AsyncLocalStorage<Scope>();
 
 /** Runs `run` (one HTTP request) with a scope that admission may name an organization in. */
@@ -35,13 +36,13 @@ export function withRequestScope<T>(run: () => T, taskQueue: string | null = nul
  * runs as the tenant role, scoped to it. Outside a request scope (a test calling a service, the
  * worker) it does nothing.
  */
-export function enterOrganization(organizationId: number): void {
+export function enterOrganization(organizationId: OrganizationId): void {
   const scope = scopes.getStore();
   if (scope) scope.organizationId = organizationId;
 }
 
 /** Runs `run` with every statement it issues scoped to `organizationId` (the tests of the boundary). */
-export function asOrganization<T>(organizationId: number, run: () => T): T {
+export function asOrganization<T>(organizationId: OrganizationId, run: () => T): T {
   return scopes.run({ organizationId, taskQueue: null }, run);
 }
 
@@ -59,14 +60,14 @@ export function acrossOrganizations<S extends object, T>(sql: S, run: (sql: S) =
   return scopes.run({ organizationId: null, taskQueue: scopes.getStore()?.taskQueue ?? null }, () => run(outside));
 }
 
-const scopedOrganization = (): number | null => scopes.getStore()?.organizationId ?? null;
+const scopedOrganization = (): OrganizationId | null => scopes.getStore()?.organizationId ?? null;
 
 type AnySql = postgres.Sql | postgres.TransactionSql | postgres.ReservedSql;
 type Pending = postgres.PendingQuery<postgres.Row[]>;
 type TemplateArgs = [TemplateStringsArray, ...unknown[]];
 
 /** The role, the organization and the request's task queue, local to the transaction `sql` is in. */
-function setScope(sql: AnySql, organizationId: number): Pending {
+function setScope(sql: AnySql, organizationId: OrganizationId): Pending {
   const taskQueue = scopes.getStore()?.taskQueue ?? '';
   return sql`select set_config('role', ${TENANT_ROLE}, true), set_config('app.organization_id', ${String(organizationId)}, true),
     set_config('collections.task_queue', ${taskQueue}, true)`;
@@ -77,7 +78,7 @@ function setScope(sql: AnySql, organizationId: number): Pending {
  * `commit` pipelined on a reserved connection (one round trip; `sql.begin` would take three). A
  * failed statement aborts the transaction, which `commit` then ends as a rollback.
  */
-async function scopedStatement(base: postgres.Sql, organizationId: number, args: TemplateArgs): Promise<unknown> {
+async function scopedStatement(base: postgres.Sql, organizationId: OrganizationId, args: TemplateArgs): Promise<unknown> {
   const connection = await base.reserve();
   try {
     const statement = connection(...(args as [TemplateStringsArray, ...postgres.ParameterOrFragment<never>[]]));
@@ -112,7 +113,7 @@ function deferredToScope(query: Pending, run: () => Promise<unknown>): Pending {
 type BeginArgs = [callback: (sql: postgres.TransactionSql) => unknown] | [options: string, callback: (sql: postgres.TransactionSql) => unknown];
 
 /** `sql.begin` as the tenant: the scope is sent first, pipelined with the callback's statements. */
-function scopedBegin(pool: postgres.Sql, base: postgres.Sql, organizationId: number, args: BeginArgs): Promise<unknown> {
+function scopedBegin(pool: postgres.Sql, base: postgres.Sql, organizationId: OrganizationId, args: BeginArgs): Promise<unknown> {
   const [options, callback] = args.length === 2 ? args : ['', args[0]];
   return base.begin(options, (tx) => {
     poolOfTransaction.set(tx, pool);

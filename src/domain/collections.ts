@@ -21,7 +21,7 @@ export const asksClaim = (value: string | undefined): boolean => value !== undef
  * The reference a prompt carries through the network and a payment made through it carries back
  * (as a push-payment callback does): `req-<request id>-<attempt>`.
  */
-export const promptReference = (requestId: number, attempt: number): string => `req-${requestId}-${attempt}`;
+export const promptReference = (requestId: CollectionRequestId, attempt: number): string => `req-${requestId}-${attempt}`;
 
 /** The request a prompt reference names, or null for anything else. */
 export function requestOfPromptReference(reference: string | null | undefined): number | null {

@@ -232,7 +232,7 @@ export function signatureHeader(secrets: readonly string[], messageId: string, t
  * The `webhook-id` of a message: the same for every attempt and redelivery of one event to one
  * hook, so a receiver can tell a repeat from a new event.
  */
-export const webhookMessageId = (eventId: number, webhookId: number): string => `msg_${eventId}_${webhookId}`;
+export const webhookMessageId = (eventId: EventId, webhookId: WebhookId): string => `msg_${eventId}_${webhookId}`;
 
 export function basicAuthorization(username: string, password: string): string {
   return `Basic ${Buffer.from(`${username}:${password}`, 'utf8').toString('base64')}`;

@@ -14,7 +14,7 @@ export type { MoneyOperation } from '../domain/networks';
 import type { IncomingPaymentInput } from '../workflows/contracts/incoming-collection';
 
 export type PaymentPrompt = {
-  requestId: number;
+  requestId: CollectionRequestId;
   attempt: number;
   phoneNumber: string;
   amount: string;
@@ -74,7 +74,7 @@ export type ReportedPaymentStatus =
 export type NameLookup = { nameOnNetwork: string; nationalId: string | null; nationalIdType: string; registered: boolean };
 
 export type TextMessage = {
-  requestId: number; kind: 'instructions' | 'success'; attempt: number; phoneNumber: string; text: string;
+  requestId: CollectionRequestId; kind: 'instructions' | 'success'; attempt: number; phoneNumber: string; text: string;
   /** Whose number and money the text is about: a connected operator has no text-message API (./router.ts). */
   network: Network; currency: string;
 };

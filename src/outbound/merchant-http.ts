@@ -4,6 +4,7 @@
  * first bytes of the answer kept, and, outside sandbox mode, no connection to a loopback or
  * private address, checked on the address actually connected to.
  */
+import type { EventId } from '../domain/ids';
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { readFileSync } from 'node:fs';
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
@@ -214,7 +215,7 @@ export async function askMerchant(url: string, request: VerificationRequest, tra
 }
 
 /** Signs and POSTs `{"hook", "data"}` of one event to the webhook's target: what the receiver did, never an error. */
-export async function postDelivery(webhook: WebhookRow, event: { id: number; data: Record<string, unknown> }, secrets: DeliverySecrets, transport: TransportSettings): Promise<HttpAttempt> {
+export async function postDelivery(webhook: WebhookRow, event: { id: EventId; data: Record<string, unknown> }, secrets: DeliverySecrets, transport: TransportSettings): Promise<HttpAttempt> {
   const body = JSON.stringify({ hook: serializeWebhook(webhook), data: event.data });
   const headers = deliveryHeaders(secrets, webhookMessageId(event.id, webhook.id), Math.floor(Date.now() / 1000), body);
   return await withClientSpan('POST webhook', { method: 'POST', url: webhook.target, headers }, () => postWebhook(webhook.target, headers, body, transport));

@@ -12,7 +12,7 @@ import {
 import type { ContactRow } from '../domain/contacts';
 import { DATE_HORIZON_TEXT, isBeyondHorizon, parseRequestDate } from '../domain/dates';
 import { fieldErrors, type FieldErrors } from '../domain/errors';
-import type { CollectionRequestId, OrganizationId } from '../domain/ids';
+import type { CollectionId, CollectionRequestId, OrganizationId } from '../domain/ids';
 import {
   REQUIRED, amountField, booleanField, choiceMessage, dateField, filterAmount, filterDate, filterId, filterPhoneNumber, filterText, integerField, metadata,
   optionalJsonObject, optionalText, phoneNumber, requestDate, text,
@@ -54,7 +54,7 @@ async function withContacts(sql: Queryable, requests: CollectionRequestRow[]): P
 }
 
 /** A request with its contact and its organization's name (a prompt's texts name the organization), in two queries. */
-export async function findRequestToPrompt(sql: Queryable, id: number): Promise<(RequestWithContact & { organizationName: string }) | undefined> {
+export async function findRequestToPrompt(sql: Queryable, id: CollectionRequestId): Promise<(RequestWithContact & { organizationName: string }) | undefined> {
   const rows = await sql<(CollectionRequestRow & { organizationName: string })[]>`
     select ${sql.unsafe(requestColumns('r.'))}, o.name as "organizationName"
     from collection_requests r join organizations o on o.id = r.organization_id where r.id = ${id}`;
@@ -62,7 +62,7 @@ export async function findRequestToPrompt(sql: Queryable, id: number): Promise<(
   return found ? { ...found, organizationName: rows[0]!.organizationName } : undefined;
 }
 
-export async function findRequest(sql: Queryable, id: number): Promise<RequestWithContact | undefined> {
+export async function findRequest(sql: Queryable, id: CollectionRequestId): Promise<RequestWithContact | undefined> {
   return (await findRequests(sql, [id]))[0];
 }
 
@@ -141,7 +141,7 @@ const PROMPT_STEPS: Partial<Record<RequestStatus, number>> = { instructions_sent
 const PROMPT_STEP_OF_ROW = `(case status ${Object.entries(PROMPT_STEPS).map(([status, step]) => `when '${status}' then ${step}`).join(' ')} else 0 end)`;
 
 export type StatusChange = {
-  requestId: number;
+  requestId: CollectionRequestId;
   status: RequestStatus;
   attempts?: number;
   /**
@@ -151,7 +151,7 @@ export type StatusChange = {
    */
   promptAttempt?: number;
   errorMessage?: string | null;
-  collectionId?: number | null;
+  collectionId?: CollectionId | null;
   remoteTransactionId?: string | null;
 };
 
@@ -197,7 +197,7 @@ export async function changeRequestStatusIn(tx: Queryable, change: StatusChange)
 }
 
 /** Counts a prompt attempt that changed no status (a refused or failed prompt): attempts only grow. */
-export async function countPromptAttempt(sql: Queryable, requestId: number, attempt: number): Promise<void> {
+export async function countPromptAttempt(sql: Queryable, requestId: CollectionRequestId, attempt: number): Promise<void> {
   await sql`update collection_requests set attempts = greatest(attempts, ${attempt}) where id = ${requestId}`;
 }
 

@@ -47,7 +47,7 @@ export async function collectionResources(sql: Queryable, collections: Collectio
   const requestIds = collections.flatMap((collection) => (collection.collectionRequestId === null ? [] : [collection.collectionRequestId]));
   const [contacts, transactions, requests] = await Promise.all([
     contactIds.length === 0 ? [] : sql<ContactRow[]>`select ${sql.unsafe(CONTACT_COLUMNS)} from contacts where id in ${sql(contactIds)}`,
-    sql<(TransactionRow & { collectionId: number; account: AccountRow })[]>`
+    sql<(TransactionRow & { collectionId: CollectionId; account: AccountRow })[]>`
       select t.id, t.account_id as "accountId", t.amount::text as amount, t.currency, t.type, t.description, t.created,
              t.collection_id as "collectionId", row_to_json(acc) as account
       from transactions t
@@ -85,7 +85,7 @@ function reviveAccount(account: AccountRow): AccountRow {
   };
 }
 
-export async function findCollection(sql: Queryable, id: number): Promise<CollectionRow | undefined> {
+export async function findCollection(sql: Queryable, id: CollectionId): Promise<CollectionRow | undefined> {
   const [row] = await sql<CollectionRow[]>`select ${sql.unsafe(COLLECTION_COLUMNS)} from collections where id = ${id}`;
   return row;
 }
@@ -126,12 +126,12 @@ export type Match = { requestId: CollectionRequestId; organizationId: Organizati
  * another's payment by opening a look-alike request. Idempotent: a collection already matched
  * returns its request.
  */
-export async function matchCollection(sql: Sql, collectionId: number): Promise<Match | null> {
+export async function matchCollection(sql: Sql, collectionId: CollectionId): Promise<Match | null> {
   return (await sql.begin((tx) => matchCollectionIn(tx, collectionId))) as Match | null;
 }
 
 /** `matchCollection` in the caller's transaction. */
-async function matchCollectionIn(tx: Queryable, collectionId: number, onlyOrganizationId: OrganizationId | null = null): Promise<Match | null> {
+async function matchCollectionIn(tx: Queryable, collectionId: CollectionId, onlyOrganizationId: OrganizationId | null = null): Promise<Match | null> {
   const [collection] = await tx<CollectionRow[]>`select ${tx.unsafe(COLLECTION_COLUMNS)} from collections where id = ${collectionId} for update`;
   if (!collection) throw new Error(`collection ${collectionId} does not exist`);
   const rule: MatchRule = collection.promptReference !== null ? 'prompt_reference' : 'single_organization';
@@ -218,7 +218,7 @@ type Acceptance = { collection: CollectionRow; events: RecordedEvent[] };
  * event: money credited and request successful are one fact), and `collection.received`. A
  * collection already accepted is returned unchanged with no events.
  */
-async function acceptCollectionIn(tx: Queryable, collectionId: number, organizationId: OrganizationId, author: number | null): Promise<Acceptance> {
+async function acceptCollectionIn(tx: Queryable, collectionId: CollectionId, organizationId: OrganizationId, author: number | null): Promise<Acceptance> {
   const { owned } = tenantScope(tx, organizationId);
   const [collection] = await tx<CollectionRow[]>`select ${tx.unsafe(COLLECTION_COLUMNS)} from collections where id = ${collectionId} for update`;
   if (!collection) throw new Error(`collection ${collectionId} does not exist`);
@@ -277,7 +277,7 @@ async function acceptCollectionIn(tx: Queryable, collectionId: number, organizat
   return { collection: accepted!, events };
 }
 
-export async function acceptCollection(sql: Sql, collectionId: number, organizationId: OrganizationId): Promise<Acceptance> {
+export async function acceptCollection(sql: Sql, collectionId: CollectionId, organizationId: OrganizationId): Promise<Acceptance> {
   return await sql.begin((tx) => acceptCollectionIn(tx, collectionId, organizationId, null));
 }
 
@@ -285,7 +285,7 @@ export async function acceptCollection(sql: Sql, collectionId: number, organizat
  * A rejected collection (the merchant's verification URL said REJECT, or no answer with
  * accept-by-default off): `failed`, visible to the organization, and its request free again.
  */
-export async function rejectCollection(sql: Sql, collectionId: number, organizationId: OrganizationId, reason: string | null): Promise<void> {
+export async function rejectCollection(sql: Sql, collectionId: CollectionId, organizationId: OrganizationId, reason: string | null): Promise<void> {
   await sql.begin(async (tx) => {
     await tx`update collection_requests set collection_id = null where collection_id = ${collectionId}`;
     await tx`
@@ -300,11 +300,11 @@ export async function rejectCollection(sql: Sql, collectionId: number, organizat
  * that would leave its column): `failed` with the reason, shown to the organization it matched, and
  * its request free again. Operators find it by its status and reason; nothing was credited.
  */
-export async function failCollection(sql: Sql, collectionId: number, organizationId: OrganizationId | null, reason: string): Promise<void> {
+export async function failCollection(sql: Sql, collectionId: CollectionId, organizationId: OrganizationId | null, reason: string): Promise<void> {
   await sql.begin((tx) => failCollectionIn(tx, collectionId, organizationId, reason));
 }
 
-async function failCollectionIn(tx: Queryable, collectionId: number, organizationId: OrganizationId | null, reason: string): Promise<void> {
+async function failCollectionIn(tx: Queryable, collectionId: CollectionId, organizationId: OrganizationId | null, reason: string): Promise<void> {
   await tx`update collection_requests set collection_id = null where collection_id = ${collectionId}`;
   await tx`
     update collections set status = 'failed', rejection_reason = ${reason.slice(0, 500)}, organization_id = coalesce(organization_id, ${organizationId}),
@@ -317,7 +317,7 @@ async function failCollectionIn(tx: Queryable, collectionId: number, organizatio
  * leave its column) rolls back the credit only, and the collection ends `failed` with the reason in
  * the same transaction, instead of an activity retrying forever.
  */
-async function acceptOrFailIn(tx: Queryable, collectionId: number, organizationId: OrganizationId): Promise<Acceptance | { failed: string }> {
+async function acceptOrFailIn(tx: Queryable, collectionId: CollectionId, organizationId: OrganizationId): Promise<Acceptance | { failed: string }> {
   try {
     return (await (tx as postgres.TransactionSql).savepoint((savepoint) => acceptCollectionIn(savepoint, collectionId, organizationId, null))) as Acceptance;
   } catch (error) {
@@ -336,10 +336,10 @@ const creditOf = (acceptance: Acceptance): Credit =>
 
 /** What receiving a reported payment came to, and what the caller does next. */
 export type Receipt =
-  | { outcome: 'accepted'; collectionId: number; requestId: number | null; remoteTransactionId: string; events: RecordedEvent[]; rule: MatchRule | null; credit: Credit }
-  | { outcome: 'verify'; collectionId: number; match: Match }
-  | { outcome: 'unmatched' | 'already-processed'; collectionId: number; events: RecordedEvent[] }
-  | { outcome: 'failed'; collectionId: number; requestId: number | null; reason: string };
+  | { outcome: 'accepted'; collectionId: CollectionId; requestId: CollectionRequestId | null; remoteTransactionId: string; events: RecordedEvent[]; rule: MatchRule | null; credit: Credit }
+  | { outcome: 'verify'; collectionId: CollectionId; match: Match }
+  | { outcome: 'unmatched' | 'already-processed'; collectionId: CollectionId; events: RecordedEvent[] }
+  | { outcome: 'failed'; collectionId: CollectionId; requestId: CollectionRequestId | null; reason: string };
 
 /**
  * A reported payment, in one transaction: stored once, matched tenant-safely, and, unless the
@@ -372,7 +372,7 @@ export async function receivePayment(sql: Sql, payment: IncomingPayment, asksVer
 }
 
 /** After the merchant's verification URL accepted it (or the default did): assign and credit, or fail for good. */
-export async function acceptVerified(sql: Sql, collectionId: number, organizationId: OrganizationId): Promise<Receipt> {
+export async function acceptVerified(sql: Sql, collectionId: CollectionId, organizationId: OrganizationId): Promise<Receipt> {
   return (await sql.begin(async (tx): Promise<Receipt> => {
     const accepted = await acceptOrFailIn(tx, collectionId, organizationId);
     if ('failed' in accepted) return { outcome: 'failed', collectionId, requestId: null, reason: accepted.failed };

@@ -27,7 +27,7 @@ const randomToken = (): string => randomBytes(32).toString('base64url');
 const digest = (token: string): Buffer => createHash('sha256').update(token).digest();
 
 /** A new session for a user who just signed in: the token for the cookie (shown nowhere else). */
-export async function startSession(sql: Sql, userId: number): Promise<{ token: string; expiresAt: Date }> {
+export async function startSession(sql: Sql, userId: UserId): Promise<{ token: string; expiresAt: Date }> {
   const token = randomToken();
   const [row] = await sql<{ expiresAt: Date }[]>`
     insert into console_sessions (token_digest, user_id, csrf_token, expires_at)

@@ -8,7 +8,7 @@ import type { Fragment } from 'postgres';
 import { currentTraceparent } from '../telemetry/trace-context';
 import type { Queryable, Sql } from '../db';
 import { EVENT_TYPES, type EventRow, type EventType } from '../domain/events';
-import type { EventId, OrganizationId } from '../domain/ids';
+import type { CollectionRequestId, DeliveryId, EventId, OrganizationId, PaymentId, RecoveryId, WebhookId } from '../domain/ids';
 import { choiceMessage } from '../domain/input';
 import { tenantScope, type ListPage, type PageWindow } from './queries';
 import { deleteInBatches, notSetAside } from './sweeps';
@@ -23,11 +23,11 @@ type NewEvent = { organizationId: OrganizationId; type: EventType; data: Record<
  * own id): what the launcher starts after the commit, and the outbox sweep when nobody did.
  */
 export type PendingDelivery = {
-  id: number;
+  id: DeliveryId;
   workflowId: string;
   organizationId: OrganizationId;
-  webhookId: number;
-  eventId: number;
+  webhookId: WebhookId;
+  eventId: EventId;
   eventType: EventType;
   redelivery: boolean;
 };
@@ -69,14 +69,14 @@ export async function recordEvent(tx: Queryable, event: NewEvent): Promise<Recor
   };
 }
 
-type RedeliveryTarget = { organizationId: OrganizationId; webhookId: number; eventType: EventType; recoveryId?: number };
+type RedeliveryTarget = { organizationId: OrganizationId; webhookId: WebhookId; eventType: EventType; recoveryId?: RecoveryId };
 
 /**
  * Redelivery rows, in the caller's transaction: one per event id `eventIds` selects (a statement
  * yielding a column `id`), in event order, each with its own workflow id; a recovery's name it.
  */
 export async function recordRedeliveries(tx: Queryable, target: RedeliveryTarget, eventIds: Fragment): Promise<PendingDelivery[]> {
-  const rows = await tx<{ id: number; eventId: number }[]>`
+  const rows = await tx<{ id: DeliveryId; eventId: EventId }[]>`
     insert into webhook_deliveries (id, workflow_id, organization_id, webhook_id, event_id, redelivery, recovery_id, workflow_started_at)
     select next.id, 'webhook-delivery-' || next.event_id || '-' || ${target.webhookId}::bigint || '-redelivery-' || next.id,
            ${target.organizationId}, ${target.webhookId}, next.event_id, true, ${target.recoveryId ?? null}::bigint, now()
@@ -91,13 +91,13 @@ export async function recordRedeliveries(tx: Queryable, target: RedeliveryTarget
 }
 
 /** The redelivery row of an event to a webhook (the merchant asked for it), in the caller's transaction. */
-export async function recordRedelivery(tx: Queryable, input: Omit<RedeliveryTarget, 'recoveryId'> & { eventId: number }): Promise<PendingDelivery> {
+export async function recordRedelivery(tx: Queryable, input: Omit<RedeliveryTarget, 'recoveryId'> & { eventId: EventId }): Promise<PendingDelivery> {
   const [row] = await recordRedeliveries(tx, input, tx`select ${input.eventId}::bigint as id`);
   if (!row) throw new Error('insert into webhook_deliveries returned no row');
   return row;
 }
 
-export type TimelineEntry = { eventId: number; status: string; error: string | null; created: Date };
+export type TimelineEntry = { eventId: EventId; status: string; error: string | null; created: Date };
 
 /** The status changes of one object: each event of `type` about it, oldest first, with the status and error fields its data names. */
 async function timeline(
@@ -110,11 +110,11 @@ async function timeline(
 }
 
 /** A collection request's status timeline: each `collectionrequest.status.changed` event for it, oldest first. */
-export const requestStatusTimeline = (sql: Queryable, organizationId: OrganizationId, requestId: number): Promise<TimelineEntry[]> =>
+export const requestStatusTimeline = (sql: Queryable, organizationId: OrganizationId, requestId: CollectionRequestId): Promise<TimelineEntry[]> =>
   timeline(sql, organizationId, 'collectionrequest.status.changed', requestId, { status: 'status', error: 'error_message' });
 
 /** A payment's state timeline: each `payment.status.changed` event for it, oldest first. */
-export const paymentStateTimeline = (sql: Queryable, organizationId: OrganizationId, paymentId: number): Promise<TimelineEntry[]> =>
+export const paymentStateTimeline = (sql: Queryable, organizationId: OrganizationId, paymentId: PaymentId): Promise<TimelineEntry[]> =>
   timeline(sql, organizationId, 'payment.status.changed', paymentId, { status: 'state', error: 'last_error' });
 
 export const EventFilters = v.object({ type: v.optional(v.picklist(EVENT_TYPES, choiceMessage)) });
@@ -140,7 +140,7 @@ export async function findOwnEvent(sql: Queryable, organizationId: OrganizationI
 // eventDispatch, workflows/legacy); migration 024 recorded the delivery rows of those left.
 
 /** Idempotent: only the first call sets the time. */
-export async function markEventDispatched(sql: Queryable, eventId: number): Promise<void> {
+export async function markEventDispatched(sql: Queryable, eventId: EventId): Promise<void> {
   await sql`update events set dispatched_at = now() where id = ${eventId} and dispatched_at is null`;
 }
 

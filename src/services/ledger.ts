@@ -5,6 +5,7 @@
  * balance's check constraint backs this up), whatever the concurrency: the row lock of the update
  * serialises movements of one wallet.
  */
+import type { CollectionId, PaymentId, ReversalId, TransactionId } from '../domain/ids';
 import type { Queryable } from '../db';
 import type { TransactionType } from '../domain/money-out';
 
@@ -15,9 +16,9 @@ export type Movement = {
   currency: string;
   type: TransactionType;
   description: string;
-  collectionId?: number | null;
-  paymentId?: number | null;
-  reversalId?: number | null;
+  collectionId?: CollectionId | null;
+  paymentId?: PaymentId | null;
+  reversalId?: ReversalId | null;
 };
 
 type Moved = { transactionId: number; balance: string };
@@ -29,7 +30,7 @@ export async function moveMoney(tx: Queryable, movement: Movement): Promise<Move
     where id = ${movement.accountId} and currency = ${movement.currency} and balance + ${movement.amount}::numeric >= 0
     returning balance::text`;
   if (!account) return null;
-  const [transaction] = await tx<{ id: number }[]>`
+  const [transaction] = await tx<{ id: TransactionId }[]>`
     insert into transactions (account_id, amount, currency, type, description, collection_id, payment_id, reversal_id)
     values (${movement.accountId}, ${movement.amount}, ${movement.currency}, ${movement.type}, ${movement.description},
             ${movement.collectionId ?? null}, ${movement.paymentId ?? null}, ${movement.reversalId ?? null})

@@ -1,9 +1,9 @@
 /** What the console's overview shows an organization: wallets, today's requests, collections received and payments sent, failures. */
 import type { Sql } from '../db';
-import type { OrganizationId } from '../domain/ids';
+import type { CollectionRequestId, DeliveryId, EventId, OrganizationId, WalletId, WebhookId } from '../domain/ids';
 import { tenantScope } from './queries';
 
-export type Wallet = { id: number; label: string; currency: string; balance: string; status: string };
+export type Wallet = { id: WalletId; label: string; currency: string; balance: string; status: string };
 
 export async function walletBalances(sql: Sql, organizationId: OrganizationId): Promise<Wallet[]> {
   return await sql<Wallet[]>`
@@ -52,9 +52,9 @@ export async function paymentsSentByDay(sql: Sql, organizationId: OrganizationId
     group by 1, 2 order by 1, 2`);
 }
 
-type FailedRequest = { id: number; phoneNumber: string; amount: string; currency: string; errorMessage: string | null; modified: Date };
+type FailedRequest = { id: CollectionRequestId; phoneNumber: string; amount: string; currency: string; errorMessage: string | null; modified: Date };
 type FailingDelivery = {
-  id: number; webhookId: number; eventId: number; eventType: string; status: string; target: string;
+  id: DeliveryId; webhookId: WebhookId; eventId: EventId; eventType: string; status: string; target: string;
   lastAttemptAt: Date | null; lastStatusCode: number | null; lastError: string | null;
 };
 

@@ -12,7 +12,7 @@
 import * as v from 'valibot';
 import type { Queryable, Sql } from '../db';
 import { RefusedError, fieldErrors, type FieldErrors } from '../domain/errors';
-import type { OrganizationId, PaymentBatchId } from '../domain/ids';
+import type { OrganizationId, PaymentBatchId, PaymentId } from '../domain/ids';
 import { BATCH_STATES, MAX_BATCH_ROWS, serializePaymentBatch, type BatchLineRow, type BatchTally, type PaymentBatchResource, type PaymentBatchRow } from '../domain/payment-batches';
 import { checkFields, choiceMessage, filterDate } from '../domain/input';
 import { compareDecimal, groupedAmount, sumAmounts } from '../domain/money';
@@ -151,7 +151,7 @@ export async function createPaymentBatch(
 /** Batches as the API shows them: each with its rows counted by state and currency (one query for all). */
 export async function paymentBatchResources(sql: Queryable, batches: readonly PaymentBatchRow[]): Promise<PaymentBatchResource[]> {
   if (batches.length === 0) return [];
-  const tallies = await sql<(BatchTally & { batchId: number })[]>`
+  const tallies = await sql<(BatchTally & { batchId: PaymentBatchId })[]>`
     select r.batch_id as "batchId", case when r.state = 'created' then p.state else r.state end as state, r.currency,
            count(*)::int as rows, sum(r.amount)::text as amount
     from payment_batch_rows r left join payments p on p.id = r.payment_id
@@ -196,7 +196,7 @@ export async function batchLines(
 // The batch's workflow steps
 
 /** What a chunk of rows became: the payments to send (created now or by an earlier try), those created now, and the events to deliver. */
-type ReservedChunk = { paymentIds: number[]; created: PaymentRow[]; events: RecordedEvent[]; last: boolean };
+type ReservedChunk = { paymentIds: PaymentId[]; created: PaymentRow[]; events: RecordedEvent[]; last: boolean };
 
 /**
  * Creates the payments of rows `[chunk × size + 1, (chunk + 1) × size]` of a batch, each with the
@@ -204,19 +204,19 @@ type ReservedChunk = { paymentIds: number[]; created: PaymentRow[]; events: Reco
  * retried step) is returned, not created again; a row its wallet cannot pay any more ends
  * `failed` (its savepoint rolled back: nothing of it is written) and the others go on.
  */
-export async function reserveBatchChunk(sql: Sql, batchId: number, chunk: number, size: number): Promise<ReservedChunk> {
+export async function reserveBatchChunk(sql: Sql, batchId: PaymentBatchId, chunk: number, size: number): Promise<ReservedChunk> {
   return (await sql.begin(async (tx) => {
     // The batch's first step marks its workflow started (the outbox sweep leaves it alone from then on).
     const [batch] = await tx<PaymentBatchRow[]>`
       update payment_batches set workflow_started_at = coalesce(workflow_started_at, now()) where id = ${batchId} returning ${tx.unsafe(BATCH_COLUMNS)}`;
     if (!batch) throw new Error(`payment batch ${batchId} does not exist`);
-    const rows = await tx<{ id: number; state: string; paymentId: number | null; input: LineFields }[]>`
+    const rows = await tx<{ id: number; state: string; paymentId: PaymentId | null; input: LineFields }[]>`
       select id, state, payment_id as "paymentId", input from payment_batch_rows
       where batch_id = ${batchId} and row_number between ${chunk * size + 1} and ${(chunk + 1) * size}
       order by row_number for update`;
     const events: RecordedEvent[] = [];
     const created: PaymentRow[] = [];
-    const paymentIds: number[] = [];
+    const paymentIds: PaymentId[] = [];
     for (const row of rows) {
       if (row.state === 'pending') {
         const made = await tx.savepoint((savepoint) =>
@@ -245,7 +245,7 @@ export async function reserveBatchChunk(sql: Sql, batchId: number, chunk: number
  * Marks a batch `completed` once (its workflow saw every row final) with its
  * `payment_batch.completed` event, in one transaction; null when it was completed before.
  */
-export async function completePaymentBatch(sql: Sql, batchId: number): Promise<{ batch: PaymentBatchResource; events: RecordedEvent[] } | null> {
+export async function completePaymentBatch(sql: Sql, batchId: PaymentBatchId): Promise<{ batch: PaymentBatchResource; events: RecordedEvent[] } | null> {
   return (await sql.begin(async (tx) => {
     const [row] = await tx<PaymentBatchRow[]>`
       update payment_batches set state = 'completed', completed_at = now(), modified = now()

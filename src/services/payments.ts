@@ -44,10 +44,10 @@ export class InsufficientFundsError extends Error {}
 /** A cancellation of a payment already handed to the network (or finished). */
 class NotCancellableError extends Error {}
 
-async function transactionsOf(sql: Queryable, paymentIds: number[]): Promise<Map<number, PaymentTransaction[]>> {
-  const byPayment = new Map<number, PaymentTransaction[]>();
+async function transactionsOf(sql: Queryable, paymentIds: PaymentId[]): Promise<Map<PaymentId, PaymentTransaction[]>> {
+  const byPayment = new Map<PaymentId, PaymentTransaction[]>();
   if (paymentIds.length === 0) return byPayment;
-  const rows = await sql<(PaymentTransaction & { paymentId: number })[]>`
+  const rows = await sql<(PaymentTransaction & { paymentId: PaymentId })[]>`
     select id, type, amount::text as amount, created, payment_id as "paymentId" from transactions
     where payment_id in ${sql(paymentIds)} order by id`;
   for (const { paymentId, ...transaction } of rows) byPayment.set(paymentId, [...(byPayment.get(paymentId) ?? []), transaction]);
@@ -60,7 +60,7 @@ export async function paymentResources(sql: Queryable, payments: readonly Paymen
   return payments.map((payment) => serializePayment(payment, transactions.get(payment.id) ?? []));
 }
 
-export async function findPayment(sql: Queryable, id: number): Promise<PaymentRow | undefined> {
+export async function findPayment(sql: Queryable, id: PaymentId): Promise<PaymentRow | undefined> {
   const [row] = await sql<PaymentRow[]>`select ${sql.unsafe(PAYMENT_COLUMNS)} from payments where id = ${id}`;
   return row;
 }
@@ -140,7 +140,7 @@ type MerchantRequest = { actor: Actor; duplicateCheck: DuplicateCheck | null };
  */
 async function changeState(
   sql: Sql,
-  paymentId: number,
+  paymentId: PaymentId,
   from: readonly PaymentState[],
   to: PaymentState,
   set: { lastError?: string | null; remoteTransactionId?: string | null; rejected?: { reason: string; by: string }; cancelled?: { reason: string | null; by: number | null } },
@@ -184,12 +184,12 @@ async function changeState(
 }
 
 /** The workflow hands the payment to the network: `processing`. Null when it was cancelled (or moved on) first. */
-export const beginPayment = (sql: Sql, paymentId: number) => changeState(sql, paymentId, CANCELLABLE_PAYMENT_STATES, 'processing', {}, false);
+export const beginPayment = (sql: Sql, paymentId: PaymentId) => changeState(sql, paymentId, CANCELLABLE_PAYMENT_STATES, 'processing', {}, false);
 
 export type PayoutOutcome = { status: 'completed'; remoteTransactionId: string } | { status: 'rejected' | 'failed'; error: string; remoteTransactionId: string | null };
 
 /** What the network made of it: `completed`, or `rejected` / `processed_with_errors` with the amount given back. */
-export function finishPayment(sql: Sql, paymentId: number, outcome: PayoutOutcome): Promise<StateChange | null> {
+export function finishPayment(sql: Sql, paymentId: PaymentId, outcome: PayoutOutcome): Promise<StateChange | null> {
   if (outcome.status === 'completed') {
     return changeState(sql, paymentId, ['processing'], 'completed', { remoteTransactionId: outcome.remoteTransactionId, lastError: null }, false);
   }
@@ -206,7 +206,7 @@ export function finishPayment(sql: Sql, paymentId: number, outcome: PayoutOutcom
  * otherwise). The workflow, woken by a signal or at its start date, finds it cancelled and ends.
  */
 async function cancelPayment(
-  sql: Sql, paymentId: number, canceller: Actor, reason: string | null, duplicateCheck: DuplicateCheck | null,
+  sql: Sql, paymentId: PaymentId, canceller: Actor, reason: string | null, duplicateCheck: DuplicateCheck | null,
 ): Promise<StateChange> {
   const cancelled = { reason, by: canceller.userId };
   const change = await changeState(sql, paymentId, CANCELLABLE_PAYMENT_STATES, 'cancelled', { cancelled }, true, { actor: canceller, duplicateCheck });

@@ -6,16 +6,16 @@
  * services, activities, network or domain imports src/temporal/.
  */
 import type { CollectionRequestRow } from '../domain/collection-requests';
-import type { OrganizationId, PaymentId } from '../domain/ids';
+import type { CollectionRequestId, OrganizationId, PaymentBatchId, PaymentId, ReversalId } from '../domain/ids';
 import type { Connections, Network } from '../domain/networks';
 import type { CollectionMatch } from '../workflows/contracts/collection-request';
 import type { NetworkHint } from '../workflows/contracts/common';
 import type { IncomingPaymentInput } from '../workflows/contracts/incoming-collection';
 import type { PendingDelivery, RecordedEvent } from './events';
 
-export type PaymentToStart = { id: number; organizationId: OrganizationId; startDate: Date | null };
-export type ReversalToStart = { id: number; organizationId: OrganizationId };
-export type PaymentBatchToStart = { id: number; organizationId: OrganizationId };
+export type PaymentToStart = { id: PaymentId; organizationId: OrganizationId; startDate: Date | null };
+export type ReversalToStart = { id: ReversalId; organizationId: OrganizationId };
+export type PaymentBatchToStart = { id: PaymentBatchId; organizationId: OrganizationId };
 
 /** The row each kind of the outbox (./outbox.ts) hands the start of its workflow. */
 export type OutboxRows = {
@@ -48,7 +48,7 @@ export interface Launcher {
   /** Wakes a cancelled payment's workflow so it ends now. */
   signalPaymentCancelled(paymentId: PaymentId): Promise<void>;
   /** Tells a request's workflow a collection paid it; false when the workflow has ended. */
-  signalCollectionMatched(requestId: number, match: CollectionMatch): Promise<boolean>;
+  signalCollectionMatched(requestId: CollectionRequestId, match: CollectionMatch): Promise<boolean>;
   /** Wakes the workflow that waits on an operator's answer (a hint, never proof); false when it has ended. */
   signalNetworkHint(workflowId: string, hint: NetworkHint): Promise<boolean>;
   /** After a commit: starts the workflows of what it recorded. Never throws (a failed start is left to the outbox sweep). */

@@ -8,7 +8,7 @@
 import * as v from 'valibot';
 import type { Queryable, Sql } from '../db';
 import { InputError } from '../domain/errors';
-import type { OrganizationId, ReversalId } from '../domain/ids';
+import type { CollectionId, CollectionRequestId, OrganizationId, ReversalId, UserId } from '../domain/ids';
 import { REQUIRED, choiceMessage, filterId, integerField, optionalText } from '../domain/input';
 import { REVERSAL_STATES, serializeReversal, type ReversalResource, type ReversalRow, type ReversalState } from '../domain/money-out';
 import { recordWalletMovement } from '../telemetry/metrics';
@@ -21,7 +21,7 @@ import type { PayoutOutcome } from './payments';
 import { tenantScope, type ListPage, type PageWindow } from './queries';
 
 /** Who asks for a reversal: an API key's or console's user, or the admin CLI (no user). */
-type Requester = OrganizationActor & { userId: number | null };
+type Requester = OrganizationActor & { userId: UserId | null };
 
 const REVERSAL_COLUMNS = `id, organization_id as "organizationId", collection_id as "collectionId", account_id as "accountId",
   amount::text as amount, currency, phone_number as "phoneNumber", network, reason, state, last_error as "lastError",
@@ -30,7 +30,7 @@ const REVERSAL_COLUMNS = `id, organization_id as "organizationId", collection_id
 /** Why a collection cannot be reversed (a 400 for the merchant). */
 class ReversalRefused extends Error {}
 
-export async function findReversal(sql: Queryable, id: number): Promise<ReversalRow | undefined> {
+export async function findReversal(sql: Queryable, id: ReversalId): Promise<ReversalRow | undefined> {
   const [row] = await sql<ReversalRow[]>`select ${sql.unsafe(REVERSAL_COLUMNS)} from reversals where id = ${id}`;
   return row;
 }
@@ -43,11 +43,11 @@ export async function findReversal(sql: Queryable, id: number): Promise<Reversal
 async function createReversal(
   sql: Sql,
   requester: Requester,
-  input: { collectionId: number; reason: string | null },
+  input: { collectionId: CollectionId; reason: string | null },
   duplicateCheck: DuplicateCheck | null = null,
 ): Promise<ReversalRow> {
   return (await writeOnce(sql, requester, duplicateCheck, async (tx) => {
-    const [collection] = await tx<{ id: number; status: string; amount: string; currency: string; phoneNumber: string; network: string; remoteTransactionId: string }[]>`
+    const [collection] = await tx<{ id: CollectionId; status: string; amount: string; currency: string; phoneNumber: string; network: string; remoteTransactionId: string }[]>`
       select id, status, amount::text as amount, currency, phone_number as "phoneNumber", network, remote_transaction_id as "remoteTransactionId"
       from collections where id = ${input.collectionId} and ${tenantScope(tx, requester.organizationId).owned()} for update`;
     if (!collection) throw new ReversalRefused('No collection of your organization has this id.');
@@ -82,7 +82,7 @@ type ReversalChange = { reversal: ReversalRow; events: RecordedEvent[] };
  * What the network made of a reversal: `completed`, with the paid request now `reversed` (row and
  * event); or `failed`, with the amount given back to the wallet. Null when it was finished before.
  */
-export async function finishReversal(sql: Sql, reversalId: number, outcome: PayoutOutcome): Promise<ReversalChange | null> {
+export async function finishReversal(sql: Sql, reversalId: ReversalId, outcome: PayoutOutcome): Promise<ReversalChange | null> {
   return (await sql.begin(async (tx): Promise<ReversalChange | null> => {
     const state: ReversalState = outcome.status === 'completed' ? 'completed' : 'failed';
     const [reversal] = await tx<ReversalRow[]>`
@@ -104,7 +104,7 @@ export async function finishReversal(sql: Sql, reversalId: number, outcome: Payo
       });
       if (!released) throw new Error(`reversal ${reversal.id}: the release could not be credited`);
     } else {
-      const [request] = await tx<{ id: number }[]>`select collection_request_id as id from collections where id = ${reversal.collectionId}`;
+      const [request] = await tx<{ id: CollectionRequestId }[]>`select collection_request_id as id from collections where id = ${reversal.collectionId}`;
       if (request?.id) {
         const reversed = await changeRequestStatusIn(tx, { requestId: request.id, status: 'reversed' });
         if (reversed) events.push(reversed);
@@ -117,7 +117,7 @@ export async function finishReversal(sql: Sql, reversalId: number, outcome: Payo
 // ---------------------------------------------------------------------------------------------
 // Reversals as the API, the console and the admin CLI make and read them
 
-export const ReversalCreate = v.object({ collection: integerField(1), reason: optionalText(255) }, REQUIRED);
+export const ReversalCreate = v.object({ collection: v.pipe(integerField(1), v.transform((id) => id as CollectionId)), reason: optionalText(255) }, REQUIRED);
 type ReversalParams = v.InferOutput<typeof ReversalCreate>;
 
 export const ReversalFilters = v.object({

@@ -4,6 +4,7 @@
  * text messages it would have sent and the payments merchants rejected. Every write is idempotent,
  * so a retried activity finds what the first try recorded.
  */
+import type { CollectionRequestId } from '../domain/ids';
 import type { Queryable } from '../db';
 
 type SandboxPayment = {
@@ -60,7 +61,7 @@ export async function findSandboxPayout(sql: Queryable, reference: string): Prom
 
 /** A text message the sandbox would have sent: once per request, kind and attempt. */
 export async function recordSandboxMessage(
-  sql: Queryable, message: { requestId: number; kind: string; attempt: number; phoneNumber: string; text: string },
+  sql: Queryable, message: { requestId: CollectionRequestId; kind: string; attempt: number; phoneNumber: string; text: string },
 ): Promise<void> {
   await sql`
     insert into sandbox_messages (request_id, kind, attempt, phone_number, text)

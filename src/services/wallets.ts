@@ -2,7 +2,7 @@
 import * as v from 'valibot';
 import type { Queryable, Sql } from '../db';
 import { fieldErrors } from '../domain/errors';
-import type { OrganizationId, TransactionId, WalletId } from '../domain/ids';
+import type { CollectionId, OrganizationId, PaymentId, ReversalId, TransactionId, WalletId } from '../domain/ids';
 import { choiceMessage, filterDate, filterId, instantField } from '../domain/input';
 import { ACCOUNT_STATUSES, TRANSACTION_TYPES, type LedgerRow, type WalletRow } from '../domain/money-out';
 import type { StatementRow } from '../domain/statements';
@@ -77,7 +77,7 @@ export async function listTransactions(sql: Sql, organizationId: OrganizationId,
  * transactions), oldest first; each form of the condition is one the indexes answer.
  */
 export async function transactionsBelongingTo(
-  sql: Queryable, owner: { paymentId: number } | { reversalId: number } | { collectionId: number },
+  sql: Queryable, owner: { paymentId: PaymentId } | { reversalId: ReversalId } | { collectionId: CollectionId },
 ): Promise<LedgerRow[]> {
   const where = 'paymentId' in owner ? sql`t.payment_id = ${owner.paymentId}`
     : 'reversalId' in owner ? sql`t.reversal_id = ${owner.reversalId}`

@@ -6,18 +6,19 @@
  * `webhooks.delivering_until` ahead while it runs; the launcher wakes a webhook's actor only when no
  * sender holds it. The backlog lives here, never in workflow state, so it may be of any size.
  */
+import type { DeliveryId, EventId, WebhookId } from '../domain/ids';
 import type { Queryable } from '../db';
 
 /** A row a sender took: the attempt it makes, and whether an earlier sender's lease on it lapsed unlogged. */
 export type ClaimedDelivery = {
-  webhookId: number;
-  deliveryId: number;
+  webhookId: WebhookId;
+  deliveryId: DeliveryId;
   attempt: number;
   redelivery: boolean;
   /** An earlier sender took this attempt and stopped before logging it: whether it reached the receiver is unknown. */
   lapsed: boolean;
   dueAt: Date;
-  event: { id: number; data: Record<string, unknown>; created: Date; traceparent: string | null };
+  event: { id: EventId; data: Record<string, unknown>; created: Date; traceparent: string | null };
 };
 
 /**
@@ -25,8 +26,8 @@ export type ClaimedDelivery = {
  * sender takes them meanwhile (rows locked by another claim are skipped, not waited for). One
  * statement, with each row's event.
  */
-export async function claimDue(sql: Queryable, webhookId: number, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
-  const rows = await sql<(Omit<ClaimedDelivery, 'event'> & { eventId: number; data: Record<string, unknown>; eventCreated: Date; traceparent: string | null })[]>`
+export async function claimDue(sql: Queryable, webhookId: WebhookId, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
+  const rows = await sql<(Omit<ClaimedDelivery, 'event'> & { eventId: EventId; data: Record<string, unknown>; eventCreated: Date; traceparent: string | null })[]>`
     with due as (
       select id, leased_until from webhook_deliveries
       where webhook_id = ${webhookId} and status = 'pending' and next_attempt_at <= now() and (leased_until is null or leased_until < now())
@@ -59,7 +60,7 @@ export async function claimDueAcrossWebhooks(
   sql: Queryable, { limit, perWebhook, leaseMs, dispatchQueue }: { limit: number; perWebhook: number; leaseMs: number; dispatchQueue: string | null },
 ): Promise<ClaimedDelivery[]> {
   if (limit <= 0) return [];
-  const rows = await sql<(Omit<ClaimedDelivery, 'event'> & { eventId: number; data: Record<string, unknown>; eventCreated: Date; traceparent: string | null })[]>`
+  const rows = await sql<(Omit<ClaimedDelivery, 'event'> & { eventId: EventId; data: Record<string, unknown>; eventCreated: Date; traceparent: string | null })[]>`
     with ready as (
       select w.id from webhooks w
       where w.deleted_at is null and w.disabled_at is null
@@ -98,7 +99,7 @@ export async function releaseClaims(sql: Queryable, deliveryIds: readonly number
 }
 
 /** Keeps the webhook marked as being drained for `leaseMs` more (the sender's heartbeat). */
-export async function holdWebhook(sql: Queryable, webhookId: number, leaseMs: number): Promise<void> {
+export async function holdWebhook(sql: Queryable, webhookId: WebhookId, leaseMs: number): Promise<void> {
   await sql`update webhooks set delivering_until = now() + ${leaseMs}::int * interval '1 millisecond' where id = ${webhookId}`;
 }
 
@@ -108,7 +109,7 @@ export async function holdWebhook(sql: Queryable, webhookId: number, leaseMs: nu
  * `now` when something is due already (the sender goes on), else the soonest due time, or null
  * when nothing is pending.
  */
-export async function letGo(sql: Queryable, webhookId: number): Promise<{ dueNow: boolean; nextDueAt: Date | null }> {
+export async function letGo(sql: Queryable, webhookId: WebhookId): Promise<{ dueNow: boolean; nextDueAt: Date | null }> {
   await sql`update webhooks set delivering_until = null where id = ${webhookId}`;
   const [next] = await sql<{ dueAt: Date; dueNow: boolean }[]>`
     select greatest(next_attempt_at, coalesce(leased_until, next_attempt_at)) as "dueAt",
@@ -122,7 +123,7 @@ export async function letGo(sql: Queryable, webhookId: number): Promise<{ dueNow
  * Closes every pending delivery of a webhook that is deleted, disabled or gone: `cancelled`,
  * nothing sent. A webhook enabled again meanwhile keeps its deliveries (a recovery's included).
  */
-export async function cancelPending(sql: Queryable, webhookId: number): Promise<number> {
+export async function cancelPending(sql: Queryable, webhookId: WebhookId): Promise<number> {
   const rows = await sql`
     update webhook_deliveries set status = 'cancelled', finished_at = now(), next_attempt_at = null, leased_until = null
     where webhook_id = ${webhookId} and status = 'pending'

@@ -18,7 +18,7 @@ import * as v from 'valibot';
 import type { Fragment } from 'postgres';
 import type { Queryable, Sql } from '../db';
 import { NotFoundError, RefusedError, fieldErrors } from '../domain/errors';
-import type { OrganizationId, WebhookId } from '../domain/ids';
+import type { OrganizationId, RecoveryId, WebhookId } from '../domain/ids';
 import { REQUIRED, instantField } from '../domain/input';
 import { DELIVERY_STATUSES, serializeWebhook, type RecoveryRow, type WebhookDisabledReason, type WebhookRow } from '../domain/webhooks';
 import type { Actor, OrganizationActor, ServiceDeps } from './deps';
@@ -43,7 +43,7 @@ type Deps = Pick<ServiceDeps, 'sql' | 'launcher'>;
  * (hours) disables it only when its failing streak is at least that old. Null when nothing changed
  * (already disabled, deleted, a payment's callback, or not failing long enough).
  */
-async function disable(tx: Queryable, webhookId: number, reason: WebhookDisabledReason, failingFor?: number): Promise<RecordedEvent | null> {
+async function disable(tx: Queryable, webhookId: WebhookId, reason: WebhookDisabledReason, failingFor?: number): Promise<RecordedEvent | null> {
   const [webhook] = await tx<WebhookRow[]>`
     update webhooks set disabled_at = now(), disabled_reason = ${reason}, updated = now()
     where id = ${webhookId} and disabled_at is null and deleted_at is null and payment_id is null
@@ -59,7 +59,7 @@ async function disable(tx: Queryable, webhookId: number, reason: WebhookDisabled
  * Disables the webhook when its target has failed every attempt for `failingForHours`: the check
  * the actor's activity makes after a failed attempt. True when it disabled it now.
  */
-export async function disableIfFailing({ sql, launcher }: Deps, webhookId: number, failingForHours: number): Promise<boolean> {
+export async function disableIfFailing({ sql, launcher }: Deps, webhookId: WebhookId, failingForHours: number): Promise<boolean> {
   const event = await sql.begin((tx) => disable(tx, webhookId, 'failing', failingForHours));
   if (event === null) return false;
   await launcher.afterCommit({ events: [event] });
@@ -102,19 +102,19 @@ async function recoveriesWhere(sql: Queryable, where: Fragment, limit: number): 
 }
 
 /** The webhook's recovery `recoveryId` with its deliveries' progress (404 when the webhook has none of that id). */
-export async function findRecovery(sql: Sql, webhook: WebhookRow, recoveryId: number): Promise<RecoveryRow> {
+export async function findRecovery(sql: Sql, webhook: WebhookRow, recoveryId: RecoveryId): Promise<RecoveryRow> {
   const [row] = await recoveriesWhere(sql, sql`where r.id = ${recoveryId} and r.webhook_id = ${webhook.id}`, 1);
   if (!row) throw new NotFoundError();
   return row;
 }
 
 /** The webhook's recoveries, newest first (at most `limit`), each with its progress. */
-export async function listRecoveries(sql: Sql, webhookId: number, limit = 20): Promise<RecoveryRow[]> {
+export async function listRecoveries(sql: Sql, webhookId: WebhookId, limit = 20): Promise<RecoveryRow[]> {
   return await recoveriesWhere(sql, sql`where r.webhook_id = ${webhookId}`, limit);
 }
 
 /** The recovery and its delivery rows, in one transaction that holds the webhook's row lock (one recovery delivering at a time). */
-async function recordRecovery(tx: Queryable, webhook: WebhookRow, actor: Actor, since: Date, until: Date): Promise<{ id: number; deliveries: PendingDelivery[] }> {
+async function recordRecovery(tx: Queryable, webhook: WebhookRow, actor: Actor, since: Date, until: Date): Promise<{ id: RecoveryId; deliveries: PendingDelivery[] }> {
   // The lock first, the check in a statement of its own: under READ COMMITTED that statement sees what a recovery that held the lock before committed.
   await tx`select id from webhooks where id = ${webhook.id} for update`;
   const [state] = await tx<{ disabled: boolean; deleted: boolean; delivering: boolean }[]>`
@@ -130,7 +130,7 @@ async function recordRecovery(tx: Queryable, webhook: WebhookRow, actor: Actor, 
   if (count > RECOVERY_MAX_EVENTS) {
     throw fieldErrors({ until: [`${count} events in this period; a recovery delivers at most ${RECOVERY_MAX_EVENTS}: recover a shorter period (set until), then the next.`] });
   }
-  const [recovery] = await tx<{ id: number }[]>`
+  const [recovery] = await tx<{ id: RecoveryId }[]>`
     insert into webhook_recoveries (organization_id, webhook_id, user_id, since, until, events)
     values (${webhook.organizationId}, ${webhook.id}, ${actor.userId}, ${since}, ${until}, ${count}) returning id`;
   if (!recovery) throw new Error('insert into webhook_recoveries returned no row');

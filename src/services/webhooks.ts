@@ -7,7 +7,7 @@ import * as v from 'valibot';
 import type { Queryable, Sql } from '../db';
 import { NotFoundError, fieldErrors } from '../domain/errors';
 import { EVENT_TYPES, type EventType } from '../domain/events';
-import type { OrganizationId, WebhookId } from '../domain/ids';
+import type { DeliveryId, EventId, OrganizationId, UserId, WebhookId } from '../domain/ids';
 import { REQUIRED, choiceMessage, text } from '../domain/input';
 import { checkCallbackUrl } from '../domain/urls';
 import { writeAs } from './audit';
@@ -24,7 +24,7 @@ import {
 export const WEBHOOK_COLUMNS = `id, organization_id as "organizationId", user_id as "userId", event, target, created, updated,
   disabled_at as "disabledAt", disabled_reason as "disabledReason"`;
 
-type NewWebhook = { organizationId: OrganizationId; userId: number; event: EventType; target: string };
+type NewWebhook = { organizationId: OrganizationId; userId: UserId; event: EventType; target: string };
 
 export async function createWebhook(sql: Queryable, input: NewWebhook): Promise<WebhookRow> {
   const [row] = await sql<WebhookRow[]>`
@@ -35,7 +35,7 @@ export async function createWebhook(sql: Queryable, input: NewWebhook): Promise<
   return row;
 }
 
-export async function updateWebhook(sql: Queryable, id: number, changes: { event?: EventType; target?: string }): Promise<WebhookRow | undefined> {
+export async function updateWebhook(sql: Queryable, id: WebhookId, changes: { event?: EventType; target?: string }): Promise<WebhookRow | undefined> {
   const [row] = await sql<WebhookRow[]>`
     update webhooks set
       event = ${changes.event ?? sql`event`},
@@ -50,7 +50,7 @@ export async function updateWebhook(sql: Queryable, id: number, changes: { event
  * Soft delete: no further deliveries (what is pending is cancelled in the same transaction), the
  * log stays. `gone` is a 410 from the target (docs/api.md#webhooks).
  */
-export async function deleteWebhook(sql: Queryable, id: number, reason: 'deleted' | 'gone'): Promise<boolean> {
+export async function deleteWebhook(sql: Queryable, id: WebhookId, reason: 'deleted' | 'gone'): Promise<boolean> {
   const rows = await sql`
     update webhooks set deleted_at = now(), deleted_reason = ${reason}, updated = now()
     where id = ${id} and deleted_at is null returning id`;
@@ -145,10 +145,10 @@ export async function setBasicCredentials(sql: Sql, owner: OrganizationActor, cr
 export type OpenDelivery = {
   workflowId: string;
   /** Given for a redelivery, whose workflow id is made from it; the first delivery takes the next id. */
-  deliveryId: number | null;
+  deliveryId: DeliveryId | null;
   organizationId: OrganizationId;
-  webhookId: number;
-  eventId: number;
+  webhookId: WebhookId;
+  eventId: EventId;
   redelivery: boolean;
 };
 
@@ -157,8 +157,8 @@ export type OpenDelivery = {
  * event, the API for a redelivery, the workflow itself), and marked as having its workflow: the
  * outbox sweep leaves it alone from then on. Null when the event or the webhook no longer exists.
  */
-export async function openDelivery(sql: Queryable, input: OpenDelivery): Promise<number | null> {
-  const [row] = await sql<{ id: number }[]>`
+export async function openDelivery(sql: Queryable, input: OpenDelivery): Promise<DeliveryId | null> {
+  const [row] = await sql<{ id: DeliveryId }[]>`
     insert into webhook_deliveries (id, workflow_id, organization_id, webhook_id, event_id, redelivery, workflow_started_at)
     select coalesce(${input.deliveryId}::bigint, nextval(pg_get_serial_sequence('webhook_deliveries', 'id'))),
            ${input.workflowId}, ${input.organizationId}, w.id, e.id, ${input.redelivery}, now()
@@ -172,22 +172,22 @@ export async function openDelivery(sql: Queryable, input: OpenDelivery): Promise
 const ATTEMPT_COLUMNS = `attempt, started_at as "startedAt", duration_ms as "durationMs", outcome, status_code as "statusCode",
   error, response_excerpt as "responseExcerpt"`;
 
-export async function findAttempt(sql: Queryable, deliveryId: number, attempt: number): Promise<AttemptRow | undefined> {
+export async function findAttempt(sql: Queryable, deliveryId: DeliveryId, attempt: number): Promise<AttemptRow | undefined> {
   const [row] = await sql<AttemptRow[]>`
     select ${sql.unsafe(ATTEMPT_COLUMNS)} from webhook_delivery_attempts where delivery_id = ${deliveryId} and attempt = ${attempt}`;
   return row;
 }
 
 type DeliveryContext = {
-  delivery: { id: number; organizationId: OrganizationId; redelivery: boolean };
+  delivery: { id: DeliveryId; organizationId: OrganizationId; redelivery: boolean };
   webhook: LiveWebhook;
-  event: { id: number; type: EventType; data: Record<string, unknown>; created: Date };
+  event: { id: EventId; type: EventType; data: Record<string, unknown>; created: Date };
 };
 
 /** Everything one attempt sends, read fresh so an updated target or a deleted hook counts at once. */
-export async function deliveryContext(sql: Queryable, deliveryId: number): Promise<DeliveryContext | undefined> {
+export async function deliveryContext(sql: Queryable, deliveryId: DeliveryId): Promise<DeliveryContext | undefined> {
   const [row] = await sql<(WebhookRow & {
-    deletedAt: Date | null; eventId: number; eventType: EventType; data: Record<string, unknown>; eventCreated: Date; redelivery: boolean;
+    deletedAt: Date | null; eventId: EventId; eventType: EventType; data: Record<string, unknown>; eventCreated: Date; redelivery: boolean;
   })[]>`
     select w.id, w.organization_id as "organizationId", w.user_id as "userId", w.event, w.target, w.created, w.updated,
            w.disabled_at as "disabledAt", w.disabled_reason as "disabledReason", w.deleted_at as "deletedAt", e.id as "eventId", e.type as "eventType", e.data, e.created as "eventCreated", d.redelivery
@@ -202,7 +202,7 @@ export async function deliveryContext(sql: Queryable, deliveryId: number): Promi
   };
 }
 
-type NewAttempt = Omit<AttemptRow, 'outcome'> & { deliveryId: number; outcome: AttemptOutcome; webhookId: number };
+type NewAttempt = Omit<AttemptRow, 'outcome'> & { deliveryId: DeliveryId; outcome: AttemptOutcome; webhookId: WebhookId };
 
 /**
  * Logs an attempt once per (delivery, attempt number), and retires the webhook in the same
@@ -231,17 +231,17 @@ export async function recordAttempt(sql: Sql, attempt: NewAttempt): Promise<Atte
 export type LiveWebhook = WebhookRow & { deletedAt: Date | null };
 
 /** The webhook as a delivery reads it before sending: an updated target counts at once, a deleted or disabled one sends nothing. */
-export async function readWebhook(sql: Queryable, webhookId: number): Promise<LiveWebhook | null> {
+export async function readWebhook(sql: Queryable, webhookId: WebhookId): Promise<LiveWebhook | null> {
   const [row] = await sql<LiveWebhook[]>`select ${sql.unsafe(WEBHOOK_COLUMNS)}, deleted_at as "deletedAt" from webhooks where id = ${webhookId}`;
   return row ?? null;
 }
 
 /** One delivery an actor's attempt takes: what it sends, and the attempt when it was logged before (a retried activity). */
 type TakenDelivery = {
-  deliveryId: number;
+  deliveryId: DeliveryId;
   attempt: number;
   redelivery: boolean;
-  event: { id: number; data: Record<string, unknown>; created: Date };
+  event: { id: EventId; data: Record<string, unknown>; created: Date };
   logged: AttemptRow | null;
 };
 
@@ -251,10 +251,10 @@ type TakenDelivery = {
  * before, that attempt. The webhook itself (null when it is gone) is read once for them all.
  */
 export async function takeDeliveries(
-  sql: Queryable, webhookId: number, attempts: readonly { deliveryId: number; attempt: number }[],
+  sql: Queryable, webhookId: WebhookId, attempts: readonly { deliveryId: DeliveryId; attempt: number }[],
 ): Promise<{ webhook: LiveWebhook | null; taken: TakenDelivery[] }> {
   const webhook = await readWebhook(sql, webhookId);
-  const rows = await sql<(Omit<TakenDelivery, 'event' | 'logged'> & { eventId: number; data: Record<string, unknown>; eventCreated: Date; logged: (Omit<AttemptRow, 'startedAt'> & { startedAt: string }) | null })[]>`
+  const rows = await sql<(Omit<TakenDelivery, 'event' | 'logged'> & { eventId: EventId; data: Record<string, unknown>; eventCreated: Date; logged: (Omit<AttemptRow, 'startedAt'> & { startedAt: string }) | null })[]>`
     with wanted as (select * from unnest(${attempts.map((item) => item.deliveryId)}::bigint[], ${attempts.map((item) => item.attempt)}::int[]) as w(id, attempt)),
     taken as (
       update webhook_deliveries d set workflow_started_at = coalesce(d.workflow_started_at, now())
@@ -313,7 +313,7 @@ export async function logAttempt(sql: Queryable, attempt: NewAttempt & { final: 
   return logged;
 }
 
-export async function finishDelivery(sql: Queryable, deliveryId: number, status: Exclude<DeliveryStatus, 'pending'>): Promise<void> {
+export async function finishDelivery(sql: Queryable, deliveryId: DeliveryId, status: Exclude<DeliveryStatus, 'pending'>): Promise<void> {
   await sql`
     update webhook_deliveries set status = ${status}, finished_at = coalesce(finished_at, now()), next_attempt_at = null, leased_until = null
     where id = ${deliveryId}`;
@@ -336,7 +336,7 @@ function toDeliveryRow(row: RawDeliveryRow): DeliveryRow {
 
 /** One page of an organization's webhook's deliveries (newest first), each with its attempts. */
 export async function listDeliveries(
-  sql: Sql, webhook: Pick<WebhookRow, 'id' | 'organizationId'>, filters: { eventId?: number }, page: PageWindow,
+  sql: Sql, webhook: Pick<WebhookRow, 'id' | 'organizationId'>, filters: { eventId?: EventId }, page: PageWindow,
 ): Promise<ListPage<DeliveryRow>> {
   const { count, rows } = await tenantScope(sql, webhook.organizationId).listPage<RawDeliveryRow>({
     columns: sql.unsafe(DELIVERY_COLUMNS),
@@ -348,7 +348,7 @@ export async function listDeliveries(
   return { count, rows: rows.map(toDeliveryRow) };
 }
 
-async function findDelivery(sql: Sql, deliveryId: number): Promise<DeliveryRow | undefined> {
+async function findDelivery(sql: Sql, deliveryId: DeliveryId): Promise<DeliveryRow | undefined> {
   const [row] = await sql<RawDeliveryRow[]>`select ${sql.unsafe(DELIVERY_COLUMNS)} from ${sql.unsafe(DELIVERY_FROM)} where d.id = ${deliveryId}`;
   return row === undefined ? undefined : toDeliveryRow(row);
 }
@@ -382,8 +382,10 @@ export const webhookSchemas = (sandbox: boolean) => ({
 });
 type WebhookChanges = { event?: EventType; target?: string };
 export const WebhookFilters = v.object({ user: v.optional(integerId), event: v.optional(eventChoice) });
-export const DeliveryFilters = v.object({ event: v.optional(v.pipe(integerId, v.description('An event id.'))) });
-export const Redelivery = v.object({ event: v.pipe(integerId, v.description('The event to deliver again: an event of the webhook\'s type.')) }, REQUIRED);
+/** An event's id as a caller names it (one that names no event of the webhook's finds nothing). */
+const eventId = v.pipe(integerId, v.transform((value) => value as EventId));
+export const DeliveryFilters = v.object({ event: v.optional(v.pipe(eventId, v.description('An event id.'))) });
+export const Redelivery = v.object({ event: v.pipe(eventId, v.description('The event to deliver again: an event of the webhook\'s type.')) }, REQUIRED);
 
 /** A webhook the organization sees: not a payment's callback row; `live` leaves out deleted ones. */
 const visible = (sql: Queryable, live: boolean) => sql`and payment_id is null ${live ? sql`and deleted_at is null` : sql``}`;
@@ -437,7 +439,7 @@ export async function deleteOwnWebhook(
 }
 
 /** When and why a webhook was deleted (null when it lives). */
-export async function webhookDeletion(sql: Queryable, webhookId: number): Promise<{ deletedAt: Date; reason: string | null } | null> {
+export async function webhookDeletion(sql: Queryable, webhookId: WebhookId): Promise<{ deletedAt: Date; reason: string | null } | null> {
   const [row] = await sql<{ deletedAt: Date | null; reason: string | null }[]>`
     select deleted_at as "deletedAt", deleted_reason as reason from webhooks where id = ${webhookId}`;
   return row?.deletedAt ? { deletedAt: row.deletedAt, reason: row.reason } : null;
@@ -450,7 +452,7 @@ export async function webhookDeletion(sql: Queryable, webhookId: number): Promis
  * commit, or from the outbox sweep if this process dies first.
  */
 export async function redeliverEvent(
-  { sql, launcher }: Pick<ServiceDeps, 'sql' | 'launcher'>, actor: OrganizationActor, webhook: WebhookRow, eventId: number, duplicateCheck: DuplicateCheck | null,
+  { sql, launcher }: Pick<ServiceDeps, 'sql' | 'launcher'>, actor: OrganizationActor, webhook: WebhookRow, eventId: EventId, duplicateCheck: DuplicateCheck | null,
 ): Promise<DeliveryRow> {
   const organizationId = webhook.organizationId;
   const [event] = await sql<{ type: EventType }[]>`select type from events where id = ${eventId} and ${tenantScope(sql, organizationId).owned()}`;
@@ -474,8 +476,8 @@ export async function redeliverEvent(
  * for future events only), by id: the plan of the event dispatch of events recorded before
  * migration 008.
  */
-export async function webhooksListeningTo(sql: Queryable, eventId: number): Promise<number[]> {
-  const rows = await sql<{ id: number }[]>`
+export async function webhooksListeningTo(sql: Queryable, eventId: EventId): Promise<WebhookId[]> {
+  const rows = await sql<{ id: WebhookId }[]>`
     select w.id from events e join webhooks w on w.organization_id = e.organization_id and w.event = e.type
     where e.id = ${eventId} and w.deleted_at is null and w.disabled_at is null and w.created <= e.created order by w.id`;
   return rows.map((row) => row.id);

@@ -25,6 +25,7 @@ import { searchAttributes } from '../workflows/contracts/search-attributes';
 import { deliveriesQueuedSignal, webhookSenderTaskQueue } from '../workflows/contracts/webhook';
 import { webhookDispatcherId } from '../workflows/contracts/webhook-dispatcher';
 import type { Queryable } from '../db';
+import type { CollectionRequestId, PaymentId } from '../domain/ids';
 import type { StartableWorkflow, StartableWorkflows } from '../workflows/registry';
 
 type LauncherSettings = {
@@ -260,7 +261,7 @@ function createLauncher(client: Client, sql: Queryable, settings: LauncherSettin
     },
 
     /** Wakes a cancelled payment's workflow (waiting for its start date) so it ends now; the row already says cancelled. */
-    async signalPaymentCancelled(paymentId: number): Promise<void> {
+    async signalPaymentCancelled(paymentId: PaymentId): Promise<void> {
       await signalIfRunning(client, paymentWorkflowId(paymentId), paymentCancelledSignal);
     },
 
@@ -268,7 +269,7 @@ function createLauncher(client: Client, sql: Queryable, settings: LauncherSettin
      * Tells a request's workflow that a collection paid it. Repeating it is harmless (the workflow
      * keeps the first); a workflow that already ended (it expired meanwhile) is not an error.
      */
-    async signalCollectionMatched(requestId: number, match: CollectionMatch): Promise<boolean> {
+    async signalCollectionMatched(requestId: CollectionRequestId, match: CollectionMatch): Promise<boolean> {
       return await signalIfRunning(client, collectionRequestWorkflowId(requestId), collectionMatchedSignal, match);
     },
 

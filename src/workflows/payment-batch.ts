@@ -1,3 +1,4 @@
+import type { PaymentId } from '../domain/ids';
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/common';
 import { ChildWorkflowFailure, ParentClosePolicy, condition, continueAsNew, executeChild, proxyLocalActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { createPaymentBatchActivities } from '../activities/payment-batches';
@@ -27,10 +28,10 @@ const { reserveBatchChunkStep, completeBatchStep } = proxyLocalActivities<Activi
 export async function paymentBatch(input: PaymentBatchInput): Promise<PaymentBatchProgress> {
   const progress: PaymentBatchProgress = { nextChunk: input.nextChunk ?? 0, inFlight: 0, finished: input.finished ?? 0, completed: false };
   setHandler(paymentBatchProgressQuery, () => ({ ...progress }));
-  const queue: number[] = [];
+  const queue: PaymentId[] = [];
   let last = false;
 
-  const send = async (paymentId: number): Promise<void> => {
+  const send = async (paymentId: PaymentId): Promise<void> => {
     try {
       await executeChild<typeof payment>('payment', {
         workflowId: paymentWorkflowId(paymentId),

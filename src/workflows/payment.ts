@@ -1,3 +1,4 @@
+import type { PaymentId, ReversalId } from '../domain/ids';
 import { condition, proxyActivities, proxyLocalActivities, setHandler } from '@temporalio/workflow';
 import type { createPaymentActivities } from '../activities/payments';
 import type { PayoutResult } from '../network/adapter';
@@ -28,19 +29,19 @@ const NO_CONFIRMATION = 'The network did not confirm the transfer in time.';
  * too long): asks at every poll, or sooner when the operator's callback wakes the workflow (a hint:
  * the answer is always the operator's status query).
  */
-async function payout(kind: 'payment' | 'reversal', id: number, input: { statusPollSeconds: number; statusTimeoutSeconds: number }, state: MoneyOutState): Promise<PayoutOutcome> {
+async function payout(subject: { kind: 'payment'; id: PaymentId } | { kind: 'reversal'; id: ReversalId }, input: { statusPollSeconds: number; statusTimeoutSeconds: number }, state: MoneyOutState): Promise<PayoutOutcome> {
   let hinted = false;
   setHandler(networkHintSignal, () => {
     hinted = true;
   });
-  let result: PayoutResult = await sendPayout({ kind, id });
+  let result: PayoutResult = await sendPayout(subject);
   state.attempts = 1;
   const giveUpAt = Date.now() + input.statusTimeoutSeconds * 1000;
   while (result.status === 'pending') {
     if (Date.now() >= giveUpAt) return { status: 'failed', error: NO_CONFIRMATION, remoteTransactionId: result.remoteTransactionId };
     await condition(() => hinted, Math.min(input.statusPollSeconds * 1000, Math.max(1, giveUpAt - Date.now())));
     hinted = false;
-    result = await queryPayout({ kind, id });
+    result = await queryPayout(subject);
     state.attempts += 1;
   }
   if (result.status !== 'completed') state.lastError = result.error;
@@ -68,7 +69,7 @@ export async function payment(input: PaymentInput): Promise<MoneyOutState> {
   }
   state.state = await beginPaymentStep({ paymentId: input.paymentId });
   if (state.state !== 'processing') return { ...state };
-  const outcome = await payout('payment', input.paymentId, input, state);
+  const outcome = await payout({ kind: 'payment', id: input.paymentId }, input, state);
   state.state = await finishPaymentStep({ paymentId: input.paymentId, outcome });
   return { ...state };
 }
@@ -81,7 +82,7 @@ export async function payment(input: PaymentInput): Promise<MoneyOutState> {
 export async function reversal(input: ReversalInput): Promise<MoneyOutState> {
   const state: MoneyOutState = { state: 'processing', attempts: 0, lastError: null };
   setHandler(moneyOutStateQuery, () => ({ ...state }));
-  const outcome = await payout('reversal', input.reversalId, input, state);
+  const outcome = await payout({ kind: 'reversal', id: input.reversalId }, input, state);
   state.state = await finishReversalStep({ reversalId: input.reversalId, outcome });
   return { ...state };
 }

@@ -6,9 +6,9 @@ import { proxyActivities } from '@temporalio/workflow';
 import type { createCollectionActivities } from '../activities/collections';
 import type { VerificationDecision } from './contracts/incoming-collection';
 import { RETRY_POLICIES } from './contracts/retry-policies';
-import type { OrganizationId } from '../domain/ids';
+import type { CollectionId, OrganizationId } from '../domain/ids';
 
-export async function askVerification(collection: { collectionId: number; organizationId: OrganizationId }, timeoutSeconds: number): Promise<VerificationDecision> {
+export async function askVerification(collection: { collectionId: CollectionId; organizationId: OrganizationId }, timeoutSeconds: number): Promise<VerificationDecision> {
   const { verifyCollection } = proxyActivities<ReturnType<typeof createCollectionActivities>>({
     // The merchant has the configured time to answer (60 s by default); a crash mid-call asks again.
     // The merchant's failures are answers (the default applies), so only our own (database, worker)

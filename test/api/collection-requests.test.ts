@@ -1,3 +1,4 @@
+import { asId } from '../../src/domain/ids';
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { fundWallet } from '../../src/services/organizations';
 import { changeRequestStatus } from '../../src/services/collection-requests';
@@ -308,7 +309,7 @@ describe('status changes of a prompt', () => {
     expect(created.status).toBe(201);
     const requestId = created.body.id as number;
     const step = (status: 'instructions_sent' | 'processing_started', attempt: number) =>
-      changeRequestStatus(testSql(), { requestId, status, attempts: attempt, promptAttempt: attempt });
+      changeRequestStatus(testSql(), { requestId: asId('CollectionRequest', requestId), status, attempts: attempt, promptAttempt: attempt });
     const recorded = async (steps: [Parameters<typeof step>[0], number][]) => {
       const results = [];
       for (const [status, attempt] of steps) results.push((await step(status, attempt)) !== null);

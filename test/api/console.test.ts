@@ -17,7 +17,7 @@ import { escapeHtml, html, raw } from '../../src/console/html';
 import { acceptCollection, storeIncomingPayment } from '../../src/services/collections';
 import { beginPayment, finishPayment } from '../../src/services/payments';
 import { collected, paid } from '../settlement-helpers';
-import type { OrganizationId } from '../../src/domain/ids';
+import { asId, type OrganizationId } from '../../src/domain/ids';
 
 let ctx: TestApp;
 let merchant: TestMerchant;
@@ -734,8 +734,8 @@ describe('money pages', () => {
     expect(wallet.text).toContain(`href="/console/payments/${id}">payment #${id}</a>`);
 
     // The network completes it, as the workflow would: the timeline grows, the form to cancel goes, the overview counts it as sent.
-    await beginPayment(testSql(), id);
-    await finishPayment(testSql(), id, { status: 'completed', remoteTransactionId: `SBX-CONSOLE-${id}` });
+    await beginPayment(testSql(), asId('Payment', id));
+    await finishPayment(testSql(), asId('Payment', id), { status: 'completed', remoteTransactionId: `SBX-CONSOLE-${id}` });
     const live = await browser.get(`/console/payments/${id}/live`);
     expect(live.text).toContain('data-final');
     expect([...live.text.matchAll(/<li>\s*<span class="badge status-(\w+)">/g)].map((match) => match[1])).toEqual(['new', 'processing', 'completed']);

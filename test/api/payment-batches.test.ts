@@ -4,6 +4,7 @@
  * every row checked before anything is written, the wallet's funding checked against the rows' sum,
  * Duplicate-Check-Key, tenant scope, and the chunk step that reserves rows, run concurrently.
  */
+import { asId } from '../../src/domain/ids';
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { fundWallet } from '../../src/services/organizations';
 import { reserveBatchChunk } from '../../src/services/payment-batches';
@@ -109,11 +110,11 @@ describe('payment batches', () => {
     const created = await owner.request('/api/payment-batches', { body: { payments: Array.from({ length: 7 }, () => row({ amount: '100' })) } });
     const batchId = created.body.id as number;
     const sql = testSql();
-    const [first, second] = await Promise.all([reserveBatchChunk(sql, batchId, 0, 5), reserveBatchChunk(sql, batchId, 0, 5)]);
+    const [first, second] = await Promise.all([reserveBatchChunk(sql, asId('PaymentBatch', batchId), 0, 5), reserveBatchChunk(sql, asId('PaymentBatch', batchId), 0, 5)]);
     expect([...first.paymentIds].sort()).toEqual([...second.paymentIds].sort());
     expect(first.paymentIds).toHaveLength(5);
     expect(first.last || second.last).toBe(false);
-    const rest = await reserveBatchChunk(sql, batchId, 1, 5);
+    const rest = await reserveBatchChunk(sql, asId('PaymentBatch', batchId), 1, 5);
     expect(rest.paymentIds).toHaveLength(2);
     expect(rest.last).toBe(true);
     const [totals] = await sql<{ payments: number; debits: string }[]>`
@@ -131,7 +132,7 @@ describe('payment batches', () => {
     const created = await owner.request('/api/payment-batches', { body: { payments: Array.from({ length: 6 }, () => row({ amount: '150' })) } });
     // Money spent elsewhere after the upload.
     expect((await owner.request('/api/payments', { form: { phonenumber: nextNumber(), amount: '400', currency: 'BXC', description: 'Elsewhere' } })).status).toBe(201);
-    const reserved = await reserveBatchChunk(testSql(), created.body.id, 0, 10);
+    const reserved = await reserveBatchChunk(testSql(), asId('PaymentBatch', created.body.id), 0, 10);
     expect(reserved.paymentIds).toHaveLength(4);
     expect(await balanceOf(owner.organization.id)).toBe('0.0000');
     const rows = (await owner.request(`/api/payment-batches/${created.body.id}/rows`)).body.results;
@@ -147,8 +148,8 @@ describe('payment batches', () => {
     // Each batch fits the wallet at upload; together with the single payments they cannot all be paid.
     const [first, second] = [await upload(), await upload()];
     const results = await Promise.all([
-      reserveBatchChunk(testSql(), first, 0, 8),
-      reserveBatchChunk(testSql(), second, 0, 8),
+      reserveBatchChunk(testSql(), asId('PaymentBatch', first), 0, 8),
+      reserveBatchChunk(testSql(), asId('PaymentBatch', second), 0, 8),
       ...[0, 1, 2].map(() => owner.request('/api/payments', { form: { phonenumber: nextNumber(), amount: '100', currency: 'BXC', description: 'Elsewhere' } })),
     ]);
     const batchPayments = (results[0] as { paymentIds: number[] }).paymentIds.length + (results[1] as { paymentIds: number[] }).paymentIds.length;

@@ -5,6 +5,7 @@
  * organization's and cannot write a row for it; scopes never leak between statements sharing the
  * pool's connections, even under concurrency and failures.
  */
+import { asId } from '../../src/domain/ids';
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { asOrganization, TENANT_ROLE } from '../../src/db/tenancy';
 import { createMerchant, numberSequence, testApp, testSql, type TestApp, type TestMerchant } from '../helpers';
@@ -108,7 +109,7 @@ describe('the tenant boundary', () => {
     const probe = (organizationId: number | null) => {
       const read = () => sql<{ role: string; organizations: number[] }[]>`
         select current_user as role, coalesce(array_agg(distinct organization_id), '{}') as organizations from contacts`;
-      return organizationId === null ? read() : asOrganization(organizationId, read);
+      return organizationId === null ? read() : asOrganization(asId('Organization', organizationId), read);
     };
     const plan = Array.from({ length: 90 }, (_, index) => [first.organization.id, second.organization.id, null][index % 3]!);
     const answers = await Promise.all(plan.map(async (organizationId) => ({ organizationId, answer: (await probe(organizationId))[0]! })));

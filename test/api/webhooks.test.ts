@@ -1,3 +1,4 @@
+import { asId, type DeliveryId } from '../../src/domain/ids';
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { issueApiKey } from '../../src/auth/keys';
 import { createApp } from '../../src/app';
@@ -265,21 +266,21 @@ describe('the attempt log and redelivery', () => {
     for (let index = 0; index < 2; index += 1) {
       events.push(await recordEvent(sql, { organizationId: owner.organization.id, type: 'contact.created', data: { index }, author: null }));
     }
-    const deliveryIds: number[] = [];
+    const deliveryIds: DeliveryId[] = [];
     for (const event of events) {
       const deliveryId = await openDelivery(sql, {
-        workflowId: webhookDeliveryWorkflowId(event.id, hook.id), deliveryId: null, organizationId: owner.organization.id,
-        webhookId: hook.id, eventId: event.id, redelivery: false,
+        workflowId: webhookDeliveryWorkflowId(asId('Event', event.id), asId('Webhook', hook.id)), deliveryId: null, organizationId: owner.organization.id,
+        webhookId: asId('Webhook', hook.id), eventId: asId('Event', event.id), redelivery: false,
       });
       deliveryIds.push(deliveryId!);
     }
     const startedAt = new Date('2026-01-02T03:04:05Z');
     await recordAttempt(sql, {
-      deliveryId: deliveryIds[0]!, webhookId: hook.id, attempt: 1, startedAt, durationMs: 12, outcome: 'failed',
+      deliveryId: deliveryIds[0]!, webhookId: asId('Webhook', hook.id), attempt: 1, startedAt, durationMs: 12, outcome: 'failed',
       statusCode: 500, error: null, responseExcerpt: 'oops',
     });
     await recordAttempt(sql, {
-      deliveryId: deliveryIds[0]!, webhookId: hook.id, attempt: 2, startedAt, durationMs: 5001, outcome: 'failed',
+      deliveryId: deliveryIds[0]!, webhookId: asId('Webhook', hook.id), attempt: 2, startedAt, durationMs: 5001, outcome: 'failed',
       statusCode: null, error: 'timeout: no response within 5 s', responseExcerpt: null,
     });
     const response = await owner.request(`/api/webhooks/${hook.id}/deliveries`);

@@ -2,6 +2,7 @@
  * The service as `npm start` runs it: the API process on Bun and the worker process on Node
  * (bundling its workflows itself), driven over HTTP, with an organization made by the admin CLI.
  */
+import { asId } from '../../src/domain/ids';
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -82,8 +83,8 @@ test('a merchant creates a contact and a collection request over HTTP; the worke
     for await (const execution of client.workflow.list({ query: `OrganizationId = '${merchant.organization.id}'` })) executions.push(execution);
     return executions.length === 1 ? executions : undefined;
   });
-  expect(listed[0]?.workflowId).toBe(collectionRequestWorkflowId(request.id));
-  await client.workflow.getHandle(collectionRequestWorkflowId(request.id)).terminate('test done');
+  expect(listed[0]?.workflowId).toBe(collectionRequestWorkflowId(asId('CollectionRequest', request.id)));
+  await client.workflow.getHandle(collectionRequestWorkflowId(asId('CollectionRequest', request.id))).terminate('test done');
 
   const wrong = await apiClient(baseUrl, { apiKey: '0123456789012345678901234567890123456789' }).GET('/api/contacts');
   expect(wrong.response.status).toBe(401);

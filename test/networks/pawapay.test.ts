@@ -6,6 +6,7 @@
  * replayed and reconciling callbacks credit nothing more), payouts and refunds, and the providers'
  * limits at the door.
  */
+import { asId } from '../../src/domain/ids';
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { createNetworks } from '../../src/network/connections';
 import { loadConfig } from '../../src/config';
@@ -150,7 +151,7 @@ describe('deposits', () => {
     const phone = tigo();
     pawapay.setSubscriber(digits(phone), { deposit: 'ignores', callback: 'none' });
     const prompt = {
-      requestId: 1, attempt: 1, phoneNumber: phone, amount: '1200.0000', currency: 'TZS', reference: 'Invoice 77', promptReference: `retry-${phone}`,
+      requestId: asId('CollectionRequest', 1), attempt: 1, phoneNumber: phone, amount: '1200.0000', currency: 'TZS', reference: 'Invoice 77', promptReference: `retry-${phone}`,
       network: networkForNumber(phone)!, workflowId: 'collection-request-none',
     };
     // The same activity run twice (its first answer lost): the same id, pawaPay's DUPLICATE_IGNORED, one prompt.

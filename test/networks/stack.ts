@@ -3,6 +3,7 @@
  * loopback (its address is PUBLIC_BASE_URL, where the simulator calls back), a real worker process
  * with the same configuration, and helpers to follow requests and payments to their end.
  */
+import { asId } from '../../src/domain/ids';
 import { fundWallet } from '../../src/services/organizations';
 import type { Currency } from '../../src/domain/money';
 import { collectionRequestWorkflowId } from '../../src/workflows/contracts/collection-request';
@@ -86,7 +87,7 @@ export async function promptedRequest(merchant: TestMerchant, fields: Record<str
 
 /** The request's final state, as its workflow ended it. */
 export async function requestOutcome(stack: Stack, requestId: number): Promise<{ status: string; errorMessage: string | null; collectionId: number | null }> {
-  return await stack.ctx.client.workflow.getHandle(collectionRequestWorkflowId(requestId)).result();
+  return await stack.ctx.client.workflow.getHandle(collectionRequestWorkflowId(asId('CollectionRequest', requestId))).result();
 }
 
 /** Waits until the request's row has `status`. */
@@ -105,7 +106,7 @@ export async function requestStatus(merchant: TestMerchant, requestId: number, s
  */
 export async function callbackSettled(stack: Stack, requestId: number, network: string, remoteTransactionId: string): Promise<void> {
   const { client } = stack.ctx;
-  const request = await client.workflow.getHandle(collectionRequestWorkflowId(requestId)).describe();
+  const request = await client.workflow.getHandle(collectionRequestWorkflowId(asId('CollectionRequest', requestId))).describe();
   if (request.status.name !== 'COMPLETED') throw new Error(`request ${requestId}'s workflow is ${request.status.name}, not completed`);
   const confirming = client.workflow.getHandle(incomingCollectionWorkflowId(network, remoteTransactionId));
   if (await confirming.describe().then(() => true, () => false)) await confirming.result();

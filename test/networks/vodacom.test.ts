@@ -8,6 +8,7 @@
  * ahead of their end, the spare taking over at once when M-Pesa revokes the one in use) and the
  * door's rules.
  */
+import { asId } from '../../src/domain/ids';
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { constants, publicEncrypt } from 'node:crypto';
 import type { VodacomSettings } from '../../src/config';
@@ -308,7 +309,7 @@ describe('sessions asked for ahead of their use (one connector against its own s
       const phone = tanzanian();
       const started = Date.now();
       const result = await connector.requestPayment({
-        requestId: 1, attempt: 1, phoneNumber: phone, amount: '250', currency: 'TZS', reference: 'Warm start', promptReference: `warm-${phone}`,
+        requestId: asId('CollectionRequest', 1), attempt: 1, phoneNumber: phone, amount: '250', currency: 'TZS', reference: 'Warm start', promptReference: `warm-${phone}`,
         network: tanzania, workflowId: `warm-${phone}`,
       });
       const took = Date.now() - started;

@@ -5,6 +5,7 @@
  * queries and workflow start, the workflow's spans and the activities' spans; the webhook the
  * request causes carries the trace to its receiver, and the worker's log lines name it.
  */
+import { asId } from '../../src/domain/ids';
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { randomBytes } from 'node:crypto';
 import { trace } from '@opentelemetry/api';
@@ -89,7 +90,7 @@ describe('tracing', () => {
     const traceId = randomHex(16);
     const callerSpanId = randomHex(8);
     const requestId = await requestCollection(merchant, `00-${traceId}-${callerSpanId}-01`);
-    expect(await client.workflow.getHandle(collectionRequestWorkflowId(requestId)).result()).toMatchObject({ status: 'successful' });
+    expect(await client.workflow.getHandle(collectionRequestWorkflowId(asId('CollectionRequest', requestId))).result()).toMatchObject({ status: 'successful' });
     await telemetry.tracing!.forceFlush();
 
     // The API's side: the request span continues the caller's trace; its queries and the workflow start are its children.

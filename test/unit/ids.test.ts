@@ -10,6 +10,10 @@ import { pathId } from '../../src/http/context';
 import { ApiError } from '../../src/http/errors';
 import { findOwnRequest } from '../../src/services/collection-requests';
 import { findOwnWallet } from '../../src/services/wallets';
+import type { DeliveryId, EventId, PaymentId, ReversalId, WebhookId } from '../../src/domain/ids';
+import { deleteWebhook, finishDelivery } from '../../src/services/webhooks';
+import { paymentWorkflowId, reversalWorkflowId, type ReversalInput } from '../../src/workflows/contracts/money-out';
+import { webhookDeliveryWorkflowId } from '../../src/workflows/contracts/webhook-delivery';
 
 describe('the compiler tells ids apart', () => {
   test('a swapped, plain or other kind of id does not compile', () => {
@@ -37,6 +41,35 @@ describe('the compiler tells ids apart', () => {
     };
     expect(calls).toBeFunction();
     expect(assignments).toBeFunction();
+  });
+});
+
+describe('ids across workflow contracts and services', () => {
+  test('a webhook id where a delivery id belongs, and other swaps, do not compile', () => {
+    // Never called: only compiled.
+    const calls = (sql: Queryable, webhookId: WebhookId, deliveryId: DeliveryId, eventId: EventId, paymentId: PaymentId, reversalId: ReversalId) => [
+      finishDelivery(sql, deliveryId, 'delivered'),
+      // @ts-expect-error a webhook's id where a delivery's belongs (a service)
+      finishDelivery(sql, webhookId, 'delivered'),
+      deleteWebhook(sql, webhookId, 'deleted'),
+      // @ts-expect-error a delivery's id where a webhook's belongs (a service)
+      deleteWebhook(sql, deliveryId, 'deleted'),
+      webhookDeliveryWorkflowId(eventId, webhookId),
+      // @ts-expect-error the event and the webhook swapped (a workflow contract)
+      webhookDeliveryWorkflowId(webhookId, eventId),
+      paymentWorkflowId(paymentId),
+      // @ts-expect-error a reversal's id where a payment's belongs (a workflow contract)
+      paymentWorkflowId(reversalId),
+      // @ts-expect-error a plain number is no reversal id (a workflow contract)
+      reversalWorkflowId(7),
+    ];
+    const inputs = (paymentId: PaymentId, reversalId: ReversalId): ReversalInput[] => [
+      { reversalId, organizationId: asId('Organization', 1), statusPollSeconds: 10, statusTimeoutSeconds: 60 },
+      // @ts-expect-error a workflow's input takes its own kind of id only
+      { reversalId: paymentId, organizationId: asId('Organization', 1), statusPollSeconds: 10, statusTimeoutSeconds: 60 },
+    ];
+    expect(calls).toBeFunction();
+    expect(inputs).toBeFunction();
   });
 });
 

@@ -1,4 +1,5 @@
 /** The connectors' pure rules: door checks, references, operator formats, configuration, the token cache and the session pool. */
+import { asId } from '../../src/domain/ids';
 import { describe, expect, test } from 'bun:test';
 import { createHash } from 'node:crypto';
 import { loadConfig } from '../../src/config';
@@ -86,7 +87,7 @@ describe('Airtel Money', () => {
     ];
     const router = createNetworkRouter(fake('sandbox') as SandboxNetwork, connectors as unknown as Connector[], true);
     const prompt = (phoneNumber: string, currency: string) => router.requestPayment({
-      requestId: 1, attempt: 1, phoneNumber, amount: '100', currency, reference: 'x', promptReference: 'req-1-1', network: networkForNumber(phoneNumber)!, workflowId: 'w',
+      requestId: asId('CollectionRequest', 1), attempt: 1, phoneNumber, amount: '100', currency, reference: 'x', promptReference: 'req-1-1', network: networkForNumber(phoneNumber)!, workflowId: 'w',
     });
     for (const [phone, currency] of [['+256701000001', 'UGX'], ['+254733000001', 'KES'], ['+256772000001', 'UGX'], ['+254712000001', 'KES'], ['+255681000001', 'TZS']] as const) {
       await prompt(phone, currency);
@@ -108,7 +109,7 @@ describe('Airtel Money', () => {
     const router = createNetworkRouter(fake('sandbox') as SandboxNetwork, [fake('airtel', { routes })] as unknown as Connector[], false);
     for (const [phoneNumber, currency] of [['+255681000001', 'TZS'], ['+250721000001', 'RWF'], ['+243971000001', 'USD']] as const) {
       await router.requestPayment({
-        requestId: 1, attempt: 1, phoneNumber, amount: '100', currency, reference: 'x', promptReference: 'req-1-1', network: networkForNumber(phoneNumber)!, workflowId: 'w',
+        requestId: asId('CollectionRequest', 1), attempt: 1, phoneNumber, amount: '100', currency, reference: 'x', promptReference: 'req-1-1', network: networkForNumber(phoneNumber)!, workflowId: 'w',
       });
     }
     expect(calls).toEqual(['airtel +255681000001 TZS', 'airtel +250721000001 RWF', 'airtel +243971000001 USD']);
@@ -172,7 +173,7 @@ describe('Vodacom M-Pesa', () => {
     const router = createNetworkRouter(fake('sandbox') as SandboxNetwork, connectors as unknown as Connector[], false);
     for (const [phoneNumber, currency] of [['+255741000001', 'TZS'], ['+255681000001', 'TZS'], ['+243811000001', 'USD']] as const) {
       await router.requestPayment({
-        requestId: 1, attempt: 1, phoneNumber, amount: '100', currency, reference: 'x', promptReference: 'req-1-1', network: networkForNumber(phoneNumber)!, workflowId: 'w',
+        requestId: asId('CollectionRequest', 1), attempt: 1, phoneNumber, amount: '100', currency, reference: 'x', promptReference: 'req-1-1', network: networkForNumber(phoneNumber)!, workflowId: 'w',
       });
     }
     expect(calls).toEqual(['vodacom +255741000001 TZS', 'airtel +255681000001 TZS', 'vodacom +243811000001 USD']);

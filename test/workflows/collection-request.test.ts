@@ -2,6 +2,7 @@
  * The collection-request and subscription workflows on the real worker (Node) and the real dev
  * server, with durations of seconds passed in as data.
  */
+import { asId } from '../../src/domain/ids';
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { RequestStatus } from '../../src/domain/collection-requests';
 import { networkForNumber } from '../../src/domain/networks';
@@ -58,7 +59,7 @@ async function createRequest(overrides: Partial<NewCollectionRequest> = {}, queu
   return created.request.id;
 }
 
-const handleOf = (requestId: number) => ctx.client.workflow.getHandle(collectionRequestWorkflowId(requestId));
+const handleOf = (requestId: number) => ctx.client.workflow.getHandle(collectionRequestWorkflowId(asId('CollectionRequest', requestId)));
 
 async function finalRow(requestId: number) {
   await handleOf(requestId).result();
@@ -95,7 +96,7 @@ describe('collection request workflow', () => {
     });
     // The sandbox's subscriber paid a second later: the workflow asked its status query then, and received the payment itself.
     expect(await ctx.client.workflow.getHandle(`collection-mtn-uganda-SBX-${requestId}`).describe().then(() => 'started', () => 'none')).toBe('none');
-    await recordHistory(ctx.client, collectionRequestWorkflowId(requestId), 'collection-request-v3-successful');
+    await recordHistory(ctx.client, collectionRequestWorkflowId(asId('CollectionRequest', requestId)), 'collection-request-v3-successful');
   });
 
   test('a subscriber who pays at once: the network\'s answer is the confirmation, received in the same workflow', async () => {
@@ -110,7 +111,7 @@ describe('collection request workflow', () => {
       expect(history.filter((event) => event.activityTaskScheduledEventAttributes).map((event) => event.activityTaskScheduledEventAttributes!.activityType!.name))
         .toEqual(['promptSubscriber', 'sendSuccessMessage']);
       expect(history.some((event) => event.timerStartedEventAttributes)).toBe(false);
-      await recordHistory(ctx.client, collectionRequestWorkflowId(requestId), 'collection-request-v3-paid-at-once');
+      await recordHistory(ctx.client, collectionRequestWorkflowId(asId('CollectionRequest', requestId)), 'collection-request-v3-paid-at-once');
     } finally {
       await atOnce.stop();
     }
@@ -122,7 +123,7 @@ describe('collection request workflow', () => {
     expect(row.status).toBe('expired');
     expect(await statusEvents(requestId)).toEqual(['pending', 'expired']);
     expect(await messages(requestId)).toHaveLength(0);
-    await recordHistory(ctx.client, collectionRequestWorkflowId(requestId), 'collection-request-v3-unprompted-expired');
+    await recordHistory(ctx.client, collectionRequestWorkflowId(asId('CollectionRequest', requestId)), 'collection-request-v3-unprompted-expired');
   });
 
   test('instructions "skip" sends no text message but still pushes the prompt', async () => {
@@ -156,7 +157,7 @@ describe('collection request workflow', () => {
     expect(row).toMatchObject({ status: 'failed', attempts: 3, errorMessage: 'Cancelled By User' });
     expect(await statusEvents(requestId)).toEqual(['instructions_sent', 'failed']);
     expect((await messages(requestId)).map((message) => message.attempt)).toEqual([1, 2, 3]);
-    await recordHistory(ctx.client, collectionRequestWorkflowId(requestId), 'collection-request-v3-retried-failed');
+    await recordHistory(ctx.client, collectionRequestWorkflowId(asId('CollectionRequest', requestId)), 'collection-request-v3-retried-failed');
   });
 
   test('max_attempts 0: one prompt, no retry', async () => {
@@ -169,7 +170,7 @@ describe('collection request workflow', () => {
     const row = await finalRow(requestId);
     expect(row).toMatchObject({ status: 'expired', attempts: 3 });
     expect((await messages(requestId)).map((message) => message.attempt)).toEqual([1, 2, 3]);
-    await recordHistory(ctx.client, collectionRequestWorkflowId(requestId), 'collection-request-v3-prompted-expired');
+    await recordHistory(ctx.client, collectionRequestWorkflowId(asId('CollectionRequest', requestId)), 'collection-request-v3-prompted-expired');
   });
 
   test('operators filter request workflows by organization and status', async () => {
@@ -187,7 +188,7 @@ describe('collection request workflow', () => {
     await eventually('visibility to catch up', async () => (await client.workflow.count(query('expired'))).count === 1);
     const listed: string[] = [];
     for await (const execution of client.workflow.list({ query: query('failed') })) listed.push(execution.workflowId);
-    expect(listed.sort()).toEqual(failing.map((id) => collectionRequestWorkflowId(id)).sort());
+    expect(listed.sort()).toEqual(failing.map((id) => collectionRequestWorkflowId(asId('CollectionRequest', id))).sort());
   });
 });
 
@@ -205,14 +206,14 @@ describe('subscriptions', () => {
       expiresAt: new Date(start.getTime() + 5000),
       subscriptionSettings: { start_date: stored(start), end_date: stored(end), frequency: 'minutely' },
     });
-    const subscription = ctx.client.workflow.getHandle(subscriptionWorkflowId(requestId));
+    const subscription = ctx.client.workflow.getHandle(subscriptionWorkflowId(asId('CollectionRequest', requestId)));
     const result = await subscription.result();
     expect(result).toMatchObject({ created: 1, nextOccurrence: null });
     const occurrences = await testSql()<{ id: number; occurrenceAt: Date }[]>`
       select id, occurrence_at as "occurrenceAt" from collection_requests where subscription_id = ${requestId}`;
     expect(occurrences.map((row) => row.occurrenceAt.toISOString())).toEqual([new Date(start.getTime() + 60_000).toISOString()]);
     // Each occurrence is a request with its own workflow.
-    expect((await ctx.client.workflow.getHandle(collectionRequestWorkflowId(occurrences[0]!.id)).describe()).type).toBe('collectionRequestV3');
+    expect((await ctx.client.workflow.getHandle(collectionRequestWorkflowId(asId('CollectionRequest', occurrences[0]!.id))).describe()).type).toBe('collectionRequestV3');
   }, 120_000);
 });
 

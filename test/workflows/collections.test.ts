@@ -3,6 +3,7 @@
  * request, the collection is stored, matched, verified by a local verification server, credited
  * once and announced; claims; the network callback route.
  */
+import { asId } from '../../src/domain/ids';
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { spawnSync } from 'node:child_process';
 import { updateCollectionSettings } from '../../src/services/organizations';
@@ -93,7 +94,7 @@ async function balance(organizationId: number): Promise<string> {
 
 /** How the request's workflow decided the payment its prompt brought (it receives it itself), as its status query shows it. */
 async function paymentResult(requestId: number) {
-  const handle = ctx.client.workflow.getHandle(collectionRequestWorkflowId(requestId));
+  const handle = ctx.client.workflow.getHandle(collectionRequestWorkflowId(asId('CollectionRequest', requestId)));
   return await eventually('the request to receive its payment', async () => (await handle.query(collectionRequestStateQuery)).payment);
 }
 
@@ -110,12 +111,12 @@ describe('a request paid through the sandbox network', () => {
     const requestId = await requestPayment(merchant, phone);
     const result = await paymentResult(requestId);
     expect(result).toMatchObject({ outcome: 'accepted', requestId, decidedBy: 'merchant' });
-    await ctx.client.workflow.getHandle(collectionRequestWorkflowId(requestId)).result();
-    await recordHistory(ctx.client, collectionRequestWorkflowId(requestId), 'collection-request-v3-verified');
+    await ctx.client.workflow.getHandle(collectionRequestWorkflowId(asId('CollectionRequest', requestId))).result();
+    await recordHistory(ctx.client, collectionRequestWorkflowId(asId('CollectionRequest', requestId)), 'collection-request-v3-verified');
     expect(asked.find((body) => body.phonenumber === phone)).toEqual({
       phonenumber: phone, amount: '250.0000', currency_code: 'BXC', reference: merchant.organization.name, remote_transaction_id: `SBX-${requestId}`,
     });
-    await ctx.client.workflow.getHandle(collectionRequestWorkflowId(requestId)).result();
+    await ctx.client.workflow.getHandle(collectionRequestWorkflowId(asId('CollectionRequest', requestId))).result();
     const request = await merchant.request(`/api/collectionrequests/${requestId}`);
     expect(request.body).toMatchObject({ status: 'successful', collection: result.collectionId });
     const collection = await merchant.request(`/api/collections/${result.collectionId}`);
@@ -142,7 +143,7 @@ describe('a request paid through the sandbox network', () => {
     const phone = nextNumber();
     const requestId = await requestPayment(merchant, phone);
     const { collectionId } = await paymentResult(requestId);
-    await ctx.client.workflow.getHandle(collectionRequestWorkflowId(requestId)).result();
+    await ctx.client.workflow.getHandle(collectionRequestWorkflowId(asId('CollectionRequest', requestId))).result();
     const received = await eventually('the collection.received delivery', async () => {
       const requests = receiver.requests(`/hooks/${merchant.organization.id}/collection.received`);
       return requests.length > 0 ? requests : undefined;
@@ -164,7 +165,7 @@ describe('a request paid through the sandbox network', () => {
     const result = await paymentResult(requestId);
     expect(result).toMatchObject({ outcome: 'rejected', decidedBy: 'merchant' });
     // The request waits on for another payment: its history so far.
-    await recordHistory(ctx.client, collectionRequestWorkflowId(requestId), 'collection-request-v3-rejected-waiting');
+    await recordHistory(ctx.client, collectionRequestWorkflowId(asId('CollectionRequest', requestId)), 'collection-request-v3-rejected-waiting');
     const [collection] = await testSql()`select status, rejection_reason from collections where id = ${result.collectionId}`;
     expect(collection).toEqual({ status: 'failed', rejection_reason: 'Order cancelled' });
     const [rejection] = await testSql()`select reason from sandbox_rejections where remote_transaction_id = ${`SBX-${requestId}`}`;
@@ -215,7 +216,7 @@ describe('exactly once', () => {
     expect(rows).toHaveLength(1);
     expect(Number(await balance(merchant.organization.id)) - Number(before)).toBe(75);
     expect(await eventCount(merchant.organization.id, 'collection.received')).toBe(1);
-    await ctx.client.workflow.getHandle(collectionRequestWorkflowId(requestId)).result();
+    await ctx.client.workflow.getHandle(collectionRequestWorkflowId(asId('CollectionRequest', requestId))).result();
     expect((await merchant.request(`/api/collectionrequests/${requestId}`)).body).toMatchObject({ status: 'successful', collection: rows[0]!.id });
   });
 
@@ -236,7 +237,7 @@ describe('exactly once', () => {
     await first.kill();
     const second = await startWorker(crashQueue, WORKER_ENV);
     try {
-      await ctx.client.workflow.getHandle(collectionRequestWorkflowId(requestId)).result();
+      await ctx.client.workflow.getHandle(collectionRequestWorkflowId(asId('CollectionRequest', requestId))).result();
       const result = await paymentResult(requestId);
       expect(result.outcome).toBe('accepted');
       expect(await testSql()`select id from collections where remote_transaction_id = ${`SBX-${requestId}`}`).toHaveLength(1);
@@ -358,7 +359,7 @@ describe('GET /api/collections', () => {
     const phone = nextNumber();
     const requestId = await requestPayment(merchant, phone, '61');
     const { collectionId } = await paymentResult(requestId);
-    await ctx.client.workflow.getHandle(collectionRequestWorkflowId(requestId)).result();
+    await ctx.client.workflow.getHandle(collectionRequestWorkflowId(asId('CollectionRequest', requestId))).result();
     const all = await merchant.request('/api/collections');
     expect(all.body.count).toBe(1);
     for (const query of ['amount=61', 'currency=BXC', `phonenumber=${phone.slice(1)}`, 'status=successful', 'network=mtn uganda',

@@ -6,6 +6,7 @@
  * before that (no delivery rows, never dispatched), which the earlier eventDispatch handled, get their delivery rows from
  * migration 024 and reach their webhooks the same way.
  */
+import { asId } from '../../src/domain/ids';
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -81,7 +82,7 @@ describe('events and their deliveries', () => {
     const hooks = [await hook(merchant, first), await hook(merchant, second)];
     await hook(merchant, nextPath(), 'collection.received');
     const deleted = await hook(merchant, nextPath());
-    await deleteWebhook(testSql(), deleted, 'deleted');
+    await deleteWebhook(testSql(), asId('Webhook', deleted), 'deleted');
     await createContacts(merchant, 1);
     await eventually('both receivers to get the event', async () => receiver.requests(first).length === 1 && receiver.requests(second).length === 1);
     const rows = await deliveriesOf(merchant.organization.id);

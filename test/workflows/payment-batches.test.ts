@@ -5,6 +5,7 @@
  * each row; a run that continues as new between chunks finishes the batch. Every wallet's balance
  * equals the sum of its transactions after each scenario.
  */
+import { asId } from '../../src/domain/ids';
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { SANDBOX_PAYOUT_FAILING_NUMBER, SANDBOX_PAYOUT_REJECTED_NUMBER } from '../../src/network/sandbox';
 import { walletsOutOfBalance } from '../../src/services/wallets';
@@ -63,7 +64,7 @@ describe('payment batches through the sandbox network', () => {
     const created = await merchant.request('/api/payment-batches', { body: { payments } });
     expect(created.status).toBe(201);
     const batchId = created.body.id as number;
-    const result = await ctx.client.workflow.getHandle(paymentBatchWorkflowId(batchId)).result();
+    const result = await ctx.client.workflow.getHandle(paymentBatchWorkflowId(asId('PaymentBatch', batchId))).result();
     expect(result).toMatchObject({ completed: true, finished: 7, inFlight: 0 });
     const batch = (await merchant.request(`/api/payment-batches/${batchId}`)).body;
     expect(batch).toMatchObject({ state: 'completed', totals: [{ currency: 'BXC', rows: 7, amount: '70.0000', completed_amount: '50.0000' }] });
@@ -90,7 +91,7 @@ describe('payment batches through the sandbox network', () => {
     expect(lines[5]).toContain(',processed_with_errors,');
     // A description that starts like a formula is text in a spreadsheet.
     expect(lines[7]).toContain(`,"'=HYPERLINK(""x"")",completed,`);
-    await recordHistory(ctx.client, paymentBatchWorkflowId(batchId), 'payment-batch-completed');
+    await recordHistory(ctx.client, paymentBatchWorkflowId(asId('PaymentBatch', batchId)), 'payment-batch-completed');
   });
 
   test('a run past its history limit waits for what is in flight and continues as new from the next chunk', async () => {
@@ -99,10 +100,10 @@ describe('payment batches through the sandbox network', () => {
     const idle = await testApp(uniqueTaskQueue('payment-batches-idle'));
     const created = await createMerchantBatch(idle, merchant, Array.from({ length: 9 }, () => row()));
     const input: PaymentBatchInput = {
-      batchId: created, organizationId: merchant.organization.id, concurrency: 2, chunkSize: 2,
+      batchId: asId('PaymentBatch', created), organizationId: merchant.organization.id, concurrency: 2, chunkSize: 2,
       payment: { statusPollSeconds: 1, statusTimeoutSeconds: 60 }, historyLimit: 20,
     };
-    const workflowId = `test-${paymentBatchWorkflowId(created)}`;
+    const workflowId = `test-${paymentBatchWorkflowId(asId('PaymentBatch', created))}`;
     const handle = await ctx.client.workflow.start('paymentBatch', { taskQueue, workflowId, args: [input] });
     expect(await handle.result()).toMatchObject({ completed: true, finished: 9 });
     const description = await ctx.client.workflow.getHandle(workflowId).describe();

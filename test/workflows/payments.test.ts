@@ -5,6 +5,7 @@
  * a reversal that completes (the request ends `reversed`) or fails (the amount given back). Every
  * wallet's balance equals the sum of its transactions after each scenario.
  */
+import { asId } from '../../src/domain/ids';
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { Webhook } from 'standardwebhooks';
 import {
@@ -55,7 +56,7 @@ async function pay(merchant: TestMerchant, fields: Record<string, string>) {
 }
 
 async function finished(merchant: TestMerchant, paymentId: number) {
-  await ctx.client.workflow.getHandle(paymentWorkflowId(paymentId)).result();
+  await ctx.client.workflow.getHandle(paymentWorkflowId(asId('Payment', paymentId))).result();
   return (await merchant.request(`/api/payments/${paymentId}`)).body;
 }
 
@@ -116,7 +117,7 @@ describe('payments through the sandbox network', () => {
   test('a network silent until asked completes when a status query resolves it', async () => {
     const merchant = await createMerchant(ctx.app);
     const created = await pay(merchant, { phonenumber: SANDBOX_PAYOUT_SILENT_NUMBER });
-    const result = await ctx.client.workflow.getHandle(paymentWorkflowId(created.id)).result();
+    const result = await ctx.client.workflow.getHandle(paymentWorkflowId(asId('Payment', created.id))).result();
     expect(result).toMatchObject({ state: 'completed', attempts: 2 });
     expect((await merchant.request(`/api/payments/${created.id}`)).body.state).toBe('completed');
     await expectBalanced(merchant);
@@ -126,10 +127,10 @@ describe('payments through the sandbox network', () => {
     const merchant = await createMerchant(ctx.app);
     const later = await pay(merchant, { phonenumber: nextNumber(), start_date: '1 hour' });
     expect(later.state).toBe('scheduled');
-    await eventually('the workflow to wait', async () => (await ctx.client.workflow.getHandle(paymentWorkflowId(later.id)).query('status') as { state: string }).state === 'scheduled');
+    await eventually('the workflow to wait', async () => (await ctx.client.workflow.getHandle(paymentWorkflowId(asId('Payment', later.id))).query('status') as { state: string }).state === 'scheduled');
     const cancelled = await merchant.request(`/api/payments/${later.id}/cancel`, { body: { reason: 'Not needed' } });
     expect(cancelled.body.state).toBe('cancelled');
-    expect(await ctx.client.workflow.getHandle(paymentWorkflowId(later.id)).result()).toMatchObject({ state: 'cancelled' });
+    expect(await ctx.client.workflow.getHandle(paymentWorkflowId(asId('Payment', later.id))).result()).toMatchObject({ state: 'cancelled' });
     expect(await testSql()`select 1 from sandbox_payouts where reference = ${`pay-${later.id}`}`).toHaveLength(0);
     expect(await stateEvents(later.id)).toEqual(['scheduled', 'cancelled']);
     // A start date that has come: sent at once.
@@ -146,7 +147,7 @@ describe('reversals through the sandbox network', () => {
       form: { phonenumber, amount: '250', currency: 'BXC', send_instructions: 'true', expiry_date: '5 minutes' },
     });
     expect(response.status).toBe(201);
-    await ctx.client.workflow.getHandle(collectionRequestWorkflowId(response.body.id)).result();
+    await ctx.client.workflow.getHandle(collectionRequestWorkflowId(asId('CollectionRequest', response.body.id))).result();
     const request = (await merchant.request(`/api/collectionrequests/${response.body.id}`)).body;
     expect(request.status).toBe('successful');
     return { requestId: request.id, collectionId: request.collection };
@@ -158,7 +159,7 @@ describe('reversals through the sandbox network', () => {
     expect(await balanceOf(merchant.organization.id)).toBe('1250.0000');
     const reversal = await merchant.request('/api/reversals', { form: { collection: String(collectionId), reason: 'Returned goods' } });
     expect(reversal.status).toBe(201);
-    expect(await ctx.client.workflow.getHandle(reversalWorkflowId(reversal.body.id)).result()).toMatchObject({ state: 'completed' });
+    expect(await ctx.client.workflow.getHandle(reversalWorkflowId(asId('Reversal', reversal.body.id))).result()).toMatchObject({ state: 'completed' });
     expect((await merchant.request(`/api/reversals/${reversal.body.id}`)).body).toMatchObject({ state: 'completed', remote_transaction_id: `SBX-REV-${reversal.body.id}` });
     expect((await merchant.request(`/api/collectionrequests/${requestId}`)).body.status).toBe('reversed');
     const statuses = await testSql()<{ status: string }[]>`
@@ -173,7 +174,7 @@ describe('reversals through the sandbox network', () => {
     // The payer's number is the sandbox's failing payout number: its payments in, its payouts fail.
     const { requestId, collectionId } = await paidRequest(merchant, SANDBOX_PAYOUT_FAILING_NUMBER);
     const reversal = await merchant.request('/api/reversals', { form: { collection: String(collectionId) } });
-    expect(await ctx.client.workflow.getHandle(reversalWorkflowId(reversal.body.id)).result()).toMatchObject({ state: 'failed' });
+    expect(await ctx.client.workflow.getHandle(reversalWorkflowId(asId('Reversal', reversal.body.id))).result()).toMatchObject({ state: 'failed' });
     expect((await merchant.request(`/api/reversals/${reversal.body.id}`)).body).toMatchObject({ state: 'failed', last_error: SANDBOX_PAYOUT_FAILED_ERROR });
     expect((await merchant.request(`/api/collectionrequests/${requestId}`)).body.status).toBe('successful');
     expect(await balanceOf(merchant.organization.id)).toBe('1250.0000');

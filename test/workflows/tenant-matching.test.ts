@@ -4,6 +4,7 @@
  * merchants opened, and a payment without a prompt reference is matched only when exactly one
  * organization has such an open request.
  */
+import { asId } from '../../src/domain/ids';
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { incomingCollectionWorkflowId } from '../../src/workflows/contracts/incoming-collection';
 import { collectionRequestWorkflowId } from '../../src/workflows/contracts/collection-request';
@@ -67,7 +68,7 @@ describe('a payment answering a prompt', () => {
       const promptedRequest = await open(prompting, phone, '321', true);
       return { phone, lurkerRequest, promptedRequest };
     }));
-    await Promise.all(pairs.map(({ promptedRequest }) => ctx.client.workflow.getHandle(collectionRequestWorkflowId(promptedRequest)).result()));
+    await Promise.all(pairs.map(({ promptedRequest }) => ctx.client.workflow.getHandle(collectionRequestWorkflowId(asId('CollectionRequest', promptedRequest))).result()));
     for (const { promptedRequest, lurkerRequest } of pairs) {
       expect(await requestRow(promptedRequest)).toMatchObject({ status: 'successful' });
       expect(await settledRow(lurkerRequest)).toEqual({ status: 'pending', collectionId: null });
@@ -98,9 +99,9 @@ describe('a payment without a prompt reference', () => {
     const result = await report(phone, '55', `WALKIN-${oldest}`);
     expect(result).toMatchObject({ outcome: 'accepted', requestId: oldest });
     // The request's workflow heard of it (the collectionMatched signal) and ended successful.
-    expect(await ctx.client.workflow.getHandle(collectionRequestWorkflowId(oldest)).result()).toMatchObject({ status: 'successful' });
+    expect(await ctx.client.workflow.getHandle(collectionRequestWorkflowId(asId('CollectionRequest', oldest))).result()).toMatchObject({ status: 'successful' });
     await recordHistory(ctx.client, incomingCollectionWorkflowId('MTN Uganda', `WALKIN-${oldest}`), 'incoming-collection-v3-accepted');
-    await recordHistory(ctx.client, collectionRequestWorkflowId(oldest), 'collection-request-v3-matched-by-report');
+    await recordHistory(ctx.client, collectionRequestWorkflowId(asId('CollectionRequest', oldest)), 'collection-request-v3-matched-by-report');
   });
 
   test('stays unassigned when two organizations have one, and only a claim assigns it', async () => {

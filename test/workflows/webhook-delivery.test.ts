@@ -1,3 +1,4 @@
+import { asId } from '../../src/domain/ids';
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { WorkflowHandle } from '@temporalio/client';
 import { createServer } from 'node:https';
@@ -324,7 +325,7 @@ describe('the dispatch pool', () => {
     // The outbox sweep hands a row over again when its first hand-over was slow: nothing is sent twice.
     const [row] = await testSql()<{ id: number }[]>`select id from webhook_deliveries where event_id = ${contacts[0]!.eventId} and webhook_id = ${hook.id}`;
     await ctx.launcher.startOutboxRows('deliveries', [{
-      id: row!.id, workflowId: '', organizationId: merchant.organization.id, webhookId: hook.id, eventId: contacts[0]!.eventId, eventType: 'contact.created', redelivery: false,
+      id: asId('Delivery', row!.id), workflowId: '', organizationId: merchant.organization.id, webhookId: asId('Webhook', hook.id), eventId: asId('Event', contacts[0]!.eventId), eventType: 'contact.created', redelivery: false,
     }]);
     await Bun.sleep(1500);
     const received = receiver.requests(path).map((request) => request.headers['webhook-id']);
@@ -407,7 +408,7 @@ describe('the dispatch pool', () => {
     // An actor of the current per-webhook shape, waiting with nothing due (as one would be when this code is deployed).
     const actor = await client.workflow.start('webhookV2', {
       taskQueue: ctx.taskQueue,
-      workflowId: webhookActorId(hook.id),
+      workflowId: webhookActorId(asId('Webhook', hook.id)),
       args: [{ webhookId: hook.id, organizationId: merchant.organization.id, schedule: { retryDelaysMs: TEST_SCHEDULE_MS, jitter: TEST_JITTER }, senderTaskQueue: webhookSenderTaskQueue(ctx.taskQueue) }],
     });
     const event = await recordEvent(testSql(), { organizationId: merchant.organization.id, type: 'contact.created', data: { handover: true }, author: null });
@@ -415,7 +416,7 @@ describe('the dispatch pool', () => {
     await eventually('the actor to be listed and woken', async () => (await ctx.launcher.handOverWebhookActors()) >= 1);
     expect(await actor.result()).toMatchObject({ ended: 'handed-over' });
     expect(await deliveryResult(merchant, hook.id, event.id)).toMatchObject({ outcome: 'delivered', attempts: 1 });
-    await recordHistory(client, webhookActorId(hook.id), 'webhook-actor-v2-handed-over-to-pool');
+    await recordHistory(client, webhookActorId(asId('Webhook', hook.id)), 'webhook-actor-v2-handed-over-to-pool');
   });
 
   test('no delivery waits for another: while one POST hangs past the timeout, the next ones are delivered', async () => {
@@ -493,6 +494,6 @@ describe('webhook delivery through a worker crash', () => {
     expect(logged).toHaveLength(60);
     const posts = new Map<string, number>();
     for (const request of receiver.requests(path)) posts.set(request.headers['webhook-id']!, (posts.get(request.headers['webhook-id']!) ?? 0) + 1);
-    for (const { eventId, attempts } of logged) expect(posts.get(webhookMessageId(eventId, hook.id)) ?? 0).toBeLessThanOrEqual(attempts);
+    for (const { eventId, attempts } of logged) expect(posts.get(webhookMessageId(asId('Event', eventId), asId('Webhook', hook.id))) ?? 0).toBeLessThanOrEqual(attempts);
   }, 120_000);
 });

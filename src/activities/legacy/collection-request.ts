@@ -3,6 +3,7 @@
  * `collectionRequest`, src/workflows/legacy/collection-request.ts): the instructions text and the
  * prompt as two steps, each status change recorded by the workflow afterwards.
  */
+import type { CollectionRequestId } from '../../domain/ids';
 import type { Sql } from '../../db';
 import type { NetworkAdapter, PromptResult } from '../../network/adapter';
 import { requestSteps } from '../request-steps';
@@ -10,11 +11,11 @@ import { requestSteps } from '../request-steps';
 export function createCollectionRequestV1Activities(deps: { sql: Sql; network: NetworkAdapter }) {
   const { load, sendInstructionsText, askNetwork } = requestSteps(deps);
   return {
-    async sendInstructions({ requestId, attempt }: { requestId: number; attempt: number }): Promise<void> {
+    async sendInstructions({ requestId, attempt }: { requestId: CollectionRequestId; attempt: number }): Promise<void> {
       await sendInstructionsText(await load(requestId), attempt);
     },
 
-    async promptForPayment({ requestId, attempt }: { requestId: number; attempt: number }): Promise<PromptResult> {
+    async promptForPayment({ requestId, attempt }: { requestId: CollectionRequestId; attempt: number }): Promise<PromptResult> {
       return await askNetwork(await load(requestId), attempt);
     },
   };

@@ -6,7 +6,7 @@
 import { log } from '@temporalio/activity';
 import type { Sql } from '../../db';
 import type { CollectionRow } from '../../domain/collections';
-import type { OrganizationId } from '../../domain/ids';
+import type { CollectionId, OrganizationId } from '../../domain/ids';
 import { acceptCollection, failCollection, matchCollection, storeIncomingPayment, type Match } from '../../services/collections';
 import type { Launcher } from '../../services/ports';
 import type { IncomingPaymentInput } from '../../workflows/contracts/incoming-collection';
@@ -18,17 +18,17 @@ export function createIncomingCollectionV1Activities({ sql, launcher }: { sql: S
       return { id: collection.id, status: collection.status, organizationId: collection.organizationId };
     },
 
-    async matchCollection(collectionId: number): Promise<Match | null> {
+    async matchCollection(collectionId: CollectionId): Promise<Match | null> {
       return await matchCollection(sql, collectionId);
     },
 
-    async acceptCollection({ collectionId, organizationId }: { collectionId: number; organizationId: OrganizationId }): Promise<void> {
+    async acceptCollection({ collectionId, organizationId }: { collectionId: CollectionId; organizationId: OrganizationId }): Promise<void> {
       const { events } = await acceptCollection(sql, collectionId, organizationId);
       await launcher.afterCommit({ events });
     },
 
     /** The credit failed for good (a permanent database error): the collection ends `failed` with why. */
-    async failCollection({ collectionId, organizationId, reason }: { collectionId: number; organizationId: OrganizationId; reason: string }): Promise<void> {
+    async failCollection({ collectionId, organizationId, reason }: { collectionId: CollectionId; organizationId: OrganizationId; reason: string }): Promise<void> {
       log.error('collection could not be credited', { collectionId, organizationId, reason });
       await failCollection(sql, collectionId, organizationId, reason);
     },

@@ -12,6 +12,7 @@
  * history and continue-as-new input stay bounded whatever the backlog.
  * Each attempt as activities/webhook-attempt.ts makes it: at most once per attempt.
  */
+import type { WebhookId } from '../../domain/ids';
 import { Context } from '@temporalio/activity';
 import type { AttemptOutcome } from '../../domain/webhooks';
 import { totalAttempts } from '../../domain/webhook-schedule';
@@ -177,7 +178,7 @@ export function createWebhookActorV2Activities(deps: WebhookActivityDeps, { tran
     },
 
     /** The pending deliveries of a webhook that ended (gone, deleted or disabled): closed `cancelled`, nothing sent. How many. */
-    async cancelWebhookDeliveries(webhookId: number): Promise<number> {
+    async cancelWebhookDeliveries(webhookId: WebhookId): Promise<number> {
       return await cancelPending(deps.sql, webhookId);
     },
   };

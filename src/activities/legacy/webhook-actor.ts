@@ -2,6 +2,7 @@
  * The activities of the webhook actor's first shape (`webhook`, src/workflows/legacy/webhook-actor.ts),
  * which held its queue in workflow state and had a batch of due deliveries attempted at a time.
  */
+import type { DeliveryId, WebhookId } from '../../domain/ids';
 import { log } from '@temporalio/activity';
 import { retryDelayMs } from '../../domain/webhook-schedule';
 import { attemptOutcome } from '../../domain/webhooks';
@@ -19,7 +20,7 @@ type Outcome = 'delivered' | 'failed' | 'gone' | 'cancelled';
 /** What the actor's batch found out: each delivery's outcome, and, when the webhook no longer takes deliveries, why. */
 type BatchResult = { outcomes: Record<number, Outcome>; webhookLive: boolean; end?: WebhookEnd };
 
-type BatchAttempt = { deliveryId: number; attempt: number; last: boolean };
+type BatchAttempt = { deliveryId: DeliveryId; attempt: number; last: boolean };
 
 /**
  * The webhook actor's attempts, all at once: the deliveries taken and read in one statement, the
@@ -28,7 +29,7 @@ type BatchAttempt = { deliveryId: number; attempt: number; last: boolean };
  * attempt: an attempt logged before (the worker died after sending) is answered from the log and
  * not sent again. Answers each delivery's outcome, and whether the webhook still lives.
  */
-async function attemptBatch(deps: WebhookActivityDeps, { transport }: WebhookSending, webhookId: number, attempts: readonly BatchAttempt[]): Promise<BatchResult> {
+async function attemptBatch(deps: WebhookActivityDeps, { transport }: WebhookSending, webhookId: WebhookId, attempts: readonly BatchAttempt[]): Promise<BatchResult> {
   const { sql } = deps;
   const { webhook, taken } = await takeDeliveries(sql, webhookId, attempts);
   const outcomes: Record<number, Outcome> = Object.fromEntries(attempts.map((item) => [item.deliveryId, 'cancelled']));
@@ -66,12 +67,12 @@ async function attemptBatch(deps: WebhookActivityDeps, { transport }: WebhookSen
 export function createWebhookActorV1Activities(deps: WebhookActivityDeps, sending: WebhookSending) {
   return {
     /** The attempts of a webhook actor of the first shape (`attemptBatch`). */
-    async attemptDeliveries({ webhookId, attempts }: { webhookId: number; attempts: BatchAttempt[] }): Promise<BatchResult> {
+    async attemptDeliveries({ webhookId, attempts }: { webhookId: WebhookId; attempts: BatchAttempt[] }): Promise<BatchResult> {
       return await attemptBatch(deps, sending, webhookId, attempts);
     },
 
     /** Deliveries an actor of the first shape held when its webhook went: closed `cancelled`, nothing sent. */
-    async cancelDeliveries(deliveryIds: number[]): Promise<void> {
+    async cancelDeliveries(deliveryIds: DeliveryId[]): Promise<void> {
       for (const deliveryId of deliveryIds) await finishDelivery(deps.sql, deliveryId, 'cancelled');
     },
   };

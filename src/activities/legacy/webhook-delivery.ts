@@ -3,6 +3,7 @@
  * delivery of one event to one webhook: its log row opened and closed, and each attempt, first as
  * steps of their own, then as one activity per attempt.
  */
+import type { DeliveryId } from '../../domain/ids';
 import { log } from '@temporalio/activity';
 import type { Sql } from '../../db';
 import { attemptOutcome, type DeliveryStatus } from '../../domain/webhooks';
@@ -19,7 +20,7 @@ type AttemptResult = { outcome: 'delivered' | 'failed' | 'gone' | 'cancelled'; s
  * Idempotent per (delivery, attempt): when this attempt is already in the log (the worker died
  * after sending, before Temporal heard back), the logged result is returned and nothing is sent.
  */
-export async function attemptDelivery(sql: Sql, transport: TransportSettings, deliveryId: number, attempt: number): Promise<AttemptResult> {
+export async function attemptDelivery(sql: Sql, transport: TransportSettings, deliveryId: DeliveryId, attempt: number): Promise<AttemptResult> {
   const logged = await findAttempt(sql, deliveryId, attempt);
   if (logged) return { outcome: logged.outcome, statusCode: logged.statusCode, detail: logged.error };
   const context = await deliveryContext(sql, deliveryId);
@@ -37,18 +38,18 @@ export async function attemptDelivery(sql: Sql, transport: TransportSettings, de
 export function createWebhookDeliveryActivities({ sql }: { sql: Sql }, { transport }: WebhookSending) {
   return {
     /** Idempotent: the row is keyed by the workflow id. */
-    async openWebhookDelivery(input: OpenDelivery): Promise<number | null> {
+    async openWebhookDelivery(input: OpenDelivery): Promise<DeliveryId | null> {
       return await openDelivery(sql, input);
     },
 
     /** Attempt `attempt` of a delivery (see `attemptDelivery`), logged. */
-    async attemptWebhookDelivery({ deliveryId, attempt }: { deliveryId: number; attempt: number }): Promise<AttemptResult> {
+    async attemptWebhookDelivery({ deliveryId, attempt }: { deliveryId: DeliveryId; attempt: number }): Promise<AttemptResult> {
       const result = await attemptDelivery(sql, transport, deliveryId, attempt);
       log.info('webhook attempt', { deliveryId, attempt, ...result });
       return result;
     },
 
-    async finishWebhookDelivery({ deliveryId, status }: { deliveryId: number; status: Exclude<DeliveryStatus, 'pending'> }): Promise<void> {
+    async finishWebhookDelivery({ deliveryId, status }: { deliveryId: DeliveryId; status: Exclude<DeliveryStatus, 'pending'> }): Promise<void> {
       await finishDelivery(sql, deliveryId, status);
     },
 
@@ -58,7 +59,7 @@ export function createWebhookDeliveryActivities({ sql }: { sql: Sql }, { transpo
      * (anything but a failure with attempts left). A delivery that succeeds at once costs one
      * activity instead of three; every step is idempotent, so a retry redoes none of them twice.
      */
-    async sendWebhookAttempt(input: { open: OpenDelivery; deliveryId: number | null; attempt: number; last: boolean }): Promise<AttemptResult & { deliveryId: number | null }> {
+    async sendWebhookAttempt(input: { open: OpenDelivery; deliveryId: DeliveryId | null; attempt: number; last: boolean }): Promise<AttemptResult & { deliveryId: DeliveryId | null }> {
       const deliveryId = input.deliveryId ?? (await openDelivery(sql, input.open));
       if (deliveryId === null) return { deliveryId: null, outcome: 'cancelled', statusCode: null, detail: 'the event or the webhook no longer exists' };
       const result = await attemptDelivery(sql, transport, deliveryId, input.attempt);

@@ -149,7 +149,7 @@ ${pager('/console/payment-batches', searchParams, page, count)}`;
       const searchParams = nonEmptyQuery(request);
       const page = { ...parsePage(searchParams, config.pageSizeMax), limit: ROWS_PER_PAGE };
       const lines = await batchLines(sql, row, page);
-      const workflowId = paymentBatchWorkflowId(batch.id);
+      const workflowId = paymentBatchWorkflowId(row.id);
       const content = html`<section class="card">${details([
         ['Rows', String(batch.row_count)],
         ['Created', when(new Date(batch.created))],

@@ -5,6 +5,7 @@
  * collection, payment or reversal it belongs to; a wallet's statement for a UTC period (the same
  * `walletStatement` as `GET /api/accounts/<id>/statement`) with its running balance and its CSV.
  */
+import type { WalletId } from '../../domain/ids';
 import { Elysia } from 'elysia';
 import type { AppDeps } from '../../http/context';
 import { parsePage } from '../../http/pagination';
@@ -56,7 +57,7 @@ export function transactionsTable(transactions: readonly LedgerRow[], options: {
 }
 
 /** The period of a wallet's statement (GET): UTC dates, with the errors of a period refused. */
-const statementForm = (walletId: number, values: Values, errors: FieldErrors): Html => html`<form method="get" action="/console/wallets/${walletId}/statement" class="grid">
+const statementForm = (walletId: WalletId, values: Values, errors: FieldErrors): Html => html`<form method="get" action="/console/wallets/${walletId}/statement" class="grid">
 ${input('since', 'From', values, errors, { placeholder: 'YYYY-MM-DD', hint: 'UTC; inclusive. Empty: the start of today.' })}
 ${input('until', 'Until', values, errors, { placeholder: 'YYYY-MM-DD', hint: 'UTC; exclusive. Empty: now.' })}
 <div class="actions"><button type="submit">Show statement</button></div></form>`;

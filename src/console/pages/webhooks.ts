@@ -9,6 +9,7 @@
  * delivery is, to the webhook's target with the same 5-second limit and guarded transport. It is no
  * event (docs/api.md#events), so nothing is recorded: no event row, no delivery, no retries.
  */
+import type { EventId } from '../../domain/ids';
 import { randomBytes } from 'node:crypto';
 import { Elysia } from 'elysia';
 import { outgoingTransport, postWebhook, type HttpAttempt } from '../../outbound/merchant-http';
@@ -226,7 +227,7 @@ ${pager(`/console/webhooks/${webhook.id}`, new URLSearchParams(), page, count)}`
       const webhook = await ownedWebhook(session, params.id);
       const eventId = Number(text(form, 'event'));
       try {
-        await redeliverEvent(deps, session, webhook, Number.isSafeInteger(eventId) && eventId > 0 ? eventId : 0, null);
+        await redeliverEvent(deps, session, webhook, (Number.isSafeInteger(eventId) && eventId > 0 ? eventId : 0) as EventId, null);
       } catch (error) {
         const errors = fieldErrorsOf(error);
         return await detailPage(request, session, webhook, { redeliveryError: Object.values(errors).flat().join(' ') }, 400);

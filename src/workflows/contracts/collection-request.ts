@@ -3,13 +3,13 @@
  * Safe to import from workflow code and from clients alike: no I/O, no Node built-ins.
  */
 import { defineQuery, defineSignal } from '@temporalio/workflow';
-import type { OrganizationId } from '../../domain/ids';
+import type { CollectionId, CollectionRequestId, OrganizationId } from '../../domain/ids';
 
-export const collectionRequestWorkflowId = (requestId: number): string => `collection-request-${requestId}`;
+export const collectionRequestWorkflowId = (requestId: CollectionRequestId): string => `collection-request-${requestId}`;
 
 /** Everything the request's workflow needs; durations are data so tests can use seconds. */
 export type CollectionRequestInput = {
-  requestId: number;
+  requestId: CollectionRequestId;
   organizationId: OrganizationId;
   /** ISO instants. */
   startAt: string | null;
@@ -28,19 +28,19 @@ export type CollectionRequestInput = {
   verificationTimeoutSeconds?: number;
 };
 
-export type CollectionMatch = { collectionId: number; remoteTransactionId: string | null };
+export type CollectionMatch = { collectionId: CollectionId; remoteTransactionId: string | null };
 
 export type CollectionRequestState = {
   status: string;
   attempts: number;
-  collectionId: number | null;
+  collectionId: CollectionId | null;
   errorMessage: string | null;
   /**
    * The payment the workflow received itself (collectionRequestV3), as it was decided: accepted
    * (credited), rejected (by the merchant's verification URL or its default), failed, or not this
    * request's; who decided; absent until one arrived.
    */
-  payment?: { collectionId: number; requestId: number | null; outcome: 'accepted' | 'rejected' | 'unmatched' | 'already-processed' | 'failed'; decidedBy: string | null };
+  payment?: { collectionId: CollectionId; requestId: CollectionRequestId | null; outcome: 'accepted' | 'rejected' | 'unmatched' | 'already-processed' | 'failed'; decidedBy: string | null };
 };
 
 /** Sent by the incoming-collection workflow when a collection matches the request. */

@@ -3,7 +3,7 @@
  * Safe to import from workflow code and from clients alike: no I/O, no Node built-ins.
  */
 import { defineQuery } from '@temporalio/workflow';
-import type { OrganizationId } from '../../domain/ids';
+import type { CollectionId, CollectionRequestId, OrganizationId } from '../../domain/ids';
 
 /** `collection-<network>-<remote transaction id>`, one per payment a network reports. */
 export const incomingCollectionWorkflowId = (network: string, remoteTransactionId: string): string =>
@@ -41,6 +41,6 @@ export type IncomingCollectionInput = {
 
 type IncomingCollectionOutcome = 'accepted' | 'rejected' | 'unmatched' | 'already-processed' | 'failed' | 'unconfirmed';
 
-export type IncomingCollectionResult = { collectionId: number | null; outcome: IncomingCollectionOutcome; requestId: number | null; decidedBy: string | null };
+export type IncomingCollectionResult = { collectionId: CollectionId | null; outcome: IncomingCollectionOutcome; requestId: CollectionRequestId | null; decidedBy: string | null };
 
 export type VerificationDecision = { decision: 'accept' | 'reject'; reason: string | null; decidedBy: 'merchant' | 'default' | 'not-asked' };

@@ -4,18 +4,18 @@
  * alike: no I/O, no Node built-ins.
  */
 import type { RetrySchedule } from '../../domain/webhook-schedule';
-import type { OrganizationId } from '../../domain/ids';
+import type { DeliveryId, EventId, OrganizationId, WebhookId } from '../../domain/ids';
 
-export type EventDispatchInput = { eventId: number; organizationId: OrganizationId; type: string };
+export type EventDispatchInput = { eventId: EventId; organizationId: OrganizationId; type: string };
 
 export type EventDispatchStatus = 'dispatching' | 'dispatched';
 
 /** A delivery in the queue of a webhook actor of the first shape (`webhook`): the attempt it makes next, and when. */
-export type PendingAttempt = { deliveryId: number; eventId: number; attempt: number; dueAt: number };
+export type PendingAttempt = { deliveryId: DeliveryId; eventId: EventId; attempt: number; dueAt: number };
 
 /** The input of a webhook actor of the first shape, which carried its queue over a continue-as-new. */
 export type LegacyWebhookActorInput = {
-  webhookId: number;
+  webhookId: WebhookId;
   organizationId: OrganizationId;
   schedule: RetrySchedule;
   historyLimit?: number;
@@ -24,9 +24,9 @@ export type LegacyWebhookActorInput = {
 
 /** The queue query of a webhook actor of the first shape. */
 export type LegacyWebhookQueue = {
-  webhookId: number;
-  sending: { deliveryId: number; eventId: number }[];
-  waiting: { deliveryId: number; eventId: number; attempt: number; dueAt: string }[];
+  webhookId: WebhookId;
+  sending: { deliveryId: DeliveryId; eventId: EventId }[];
+  waiting: { deliveryId: DeliveryId; eventId: EventId; attempt: number; dueAt: string }[];
   delivered: number;
   failed: number;
   gone: number;

@@ -3,15 +3,15 @@
  * Safe to import from workflow code and from clients alike: no I/O, no Node built-ins.
  */
 import { defineQuery, defineSignal } from '@temporalio/workflow';
-import type { OrganizationId } from '../../domain/ids';
+import type { OrganizationId, PaymentId, ReversalId } from '../../domain/ids';
 
-export const paymentWorkflowId = (paymentId: number): string => `payment-${paymentId}`;
+export const paymentWorkflowId = (paymentId: PaymentId): string => `payment-${paymentId}`;
 
-export const reversalWorkflowId = (reversalId: number): string => `reversal-${reversalId}`;
+export const reversalWorkflowId = (reversalId: ReversalId): string => `reversal-${reversalId}`;
 
 /** Everything a payment's workflow needs; durations are data so tests can use seconds. */
 export type PaymentInput = {
-  paymentId: number;
+  paymentId: PaymentId;
   organizationId: OrganizationId;
   /** ISO instant of `start_date`, or null to send at once. */
   startAt: string | null;
@@ -19,7 +19,7 @@ export type PaymentInput = {
   statusTimeoutSeconds: number;
 };
 
-export type ReversalInput = { reversalId: number; organizationId: OrganizationId; statusPollSeconds: number; statusTimeoutSeconds: number };
+export type ReversalInput = { reversalId: ReversalId; organizationId: OrganizationId; statusPollSeconds: number; statusTimeoutSeconds: number };
 
 export type MoneyOutState = { state: string; attempts: number; lastError: string | null };
 

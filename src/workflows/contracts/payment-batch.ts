@@ -4,13 +4,13 @@
  */
 import { defineQuery } from '@temporalio/workflow';
 import type { PaymentInput } from './money-out';
-import type { OrganizationId } from '../../domain/ids';
+import type { OrganizationId, PaymentBatchId } from '../../domain/ids';
 
-export const paymentBatchWorkflowId = (batchId: number): string => `payment-batch-${batchId}`;
+export const paymentBatchWorkflowId = (batchId: PaymentBatchId): string => `payment-batch-${batchId}`;
 
 /** Everything a batch's workflow needs; a run that continues as new carries where it is. */
 export type PaymentBatchInput = {
-  batchId: number;
+  batchId: PaymentBatchId;
   organizationId: OrganizationId;
   /** Payments of the batch in flight at once. */
   concurrency: number;

@@ -3,12 +3,12 @@
  * Safe to import from workflow code and from clients alike: no I/O, no Node built-ins.
  */
 import { defineQuery } from '@temporalio/workflow';
-import type { OrganizationId } from '../../domain/ids';
+import type { CollectionRequestId, OrganizationId } from '../../domain/ids';
 
-export const subscriptionWorkflowId = (requestId: number): string => `subscription-${requestId}`;
+export const subscriptionWorkflowId = (requestId: CollectionRequestId): string => `subscription-${requestId}`;
 
 export type SubscriptionInput = {
-  requestId: number;
+  requestId: CollectionRequestId;
   organizationId: OrganizationId;
   /** ISO instants and the rule of domain/subscriptions.ts. */
   startDate: string;

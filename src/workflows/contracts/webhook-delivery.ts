@@ -3,21 +3,21 @@
  * Safe to import from workflow code and from clients alike: no I/O, no Node built-ins.
  */
 import type { RetrySchedule } from '../../domain/webhook-schedule';
-import type { OrganizationId } from '../../domain/ids';
+import type { DeliveryId, EventId, OrganizationId, WebhookId } from '../../domain/ids';
 
-export const webhookDeliveryWorkflowId = (eventId: number, webhookId: number): string => `webhook-delivery-${eventId}-${webhookId}`;
+export const webhookDeliveryWorkflowId = (eventId: EventId, webhookId: WebhookId): string => `webhook-delivery-${eventId}-${webhookId}`;
 
 /** A redelivery the merchant asked for: a fresh workflow, named after its delivery row. */
-export const webhookRedeliveryWorkflowId = (eventId: number, webhookId: number, deliveryId: number): string =>
+export const webhookRedeliveryWorkflowId = (eventId: EventId, webhookId: WebhookId, deliveryId: DeliveryId): string =>
   `${webhookDeliveryWorkflowId(eventId, webhookId)}-redelivery-${deliveryId}`;
 
 export type WebhookDeliveryInput = {
-  eventId: number;
-  webhookId: number;
+  eventId: EventId;
+  webhookId: WebhookId;
   organizationId: OrganizationId;
   eventType: string;
   /** Set for a redelivery (its row exists before the workflow); null for the first delivery. */
-  deliveryId: number | null;
+  deliveryId: DeliveryId | null;
   schedule: RetrySchedule;
 };
 
@@ -25,10 +25,10 @@ export type WebhookDeliveryOutcome = 'delivered' | 'failed' | 'gone' | 'cancelle
 
 export type WebhookDeliveryStatus = {
   state: 'sending' | 'waiting' | WebhookDeliveryOutcome;
-  deliveryId: number | null;
+  deliveryId: DeliveryId | null;
   attempts: number;
   lastStatusCode: number | null;
   nextAttemptAt: string | null;
 };
 
-export type WebhookDeliveryResult = { deliveryId: number | null; outcome: WebhookDeliveryOutcome; attempts: number };
+export type WebhookDeliveryResult = { deliveryId: DeliveryId | null; outcome: WebhookDeliveryOutcome; attempts: number };

@@ -5,9 +5,9 @@
  */
 import { defineQuery, defineSignal } from '@temporalio/workflow';
 import type { RetrySchedule } from '../../domain/webhook-schedule';
-import type { OrganizationId } from '../../domain/ids';
+import type { DeliveryId, EventId, OrganizationId, WebhookId } from '../../domain/ids';
 
-export const webhookActorId = (webhookId: number): string => `webhook-${webhookId}`;
+export const webhookActorId = (webhookId: WebhookId): string => `webhook-${webhookId}`;
 
 /**
  * The task queue of webhook senders: their own worker (in each worker process) with its own slots,
@@ -16,7 +16,7 @@ export const webhookActorId = (webhookId: number): string => `webhook-${webhookI
 export const webhookSenderTaskQueue = (taskQueue: string): string => `${taskQueue}-webhook-senders`;
 
 /** Deliveries the actor is told of (ids of their rows): it reads them from PostgreSQL, the signal only wakes it. */
-export type QueuedDelivery = { deliveryId: number; eventId: number };
+export type QueuedDelivery = { deliveryId: DeliveryId; eventId: EventId };
 
 /** Why a webhook's actor stops: what its sender found, or what a signal said. */
 export type WebhookEnd = 'gone' | 'deleted' | 'disabled';
@@ -25,7 +25,7 @@ export type WebhookEnd = 'gone' | 'deleted' | 'disabled';
 export const DEFAULT_WEBHOOK_CONCURRENCY = 16;
 
 export type WebhookActorInput = {
-  webhookId: number;
+  webhookId: WebhookId;
   organizationId: OrganizationId;
   schedule: RetrySchedule;
   /** History events after which the actor continues as new (absent: 5,000). */
@@ -44,7 +44,7 @@ export type WebhookActorInput = {
 export type WebhookActorResult = { ended: WebhookEnd | 'handed-over'; delivered: number; failed: number; gone: number; cancelled: number };
 
 /** What the sender activity is given: the webhook, its window and its retry schedule. */
-export type SenderInput = { webhookId: number; concurrency: number; schedule: RetrySchedule };
+export type SenderInput = { webhookId: WebhookId; concurrency: number; schedule: RetrySchedule };
 
 type SenderCounts = { delivered: number; failed: number; gone: number };
 
@@ -57,7 +57,7 @@ export type SenderResult = SenderCounts & ({ state: 'idle'; nextDueAt: string | 
 
 /** The actor as an operator asks for it (the Queries tab, `queue`); the queue itself is the delivery rows. */
 export type WebhookActorState = {
-  webhookId: number;
+  webhookId: WebhookId;
   /** `sending`: its sender drains due deliveries now; `waiting`: nothing is due until `nextDueAt` (null: until a delivery is recorded). */
   state: 'sending' | 'waiting';
   nextDueAt: string | null;

@@ -1,6 +1,6 @@
 import { ActivityFailure, ApplicationFailure, getExternalWorkflowHandle, log, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { LegacyActivities } from '../../activities/legacy';
-import type { OrganizationId } from '../../domain/ids';
+import type { CollectionId, OrganizationId } from '../../domain/ids';
 import { incomingCollectionStatusQuery, type IncomingCollectionInput, type IncomingCollectionResult, type VerificationDecision } from '../contracts/incoming-collection';
 import { collectionMatchedSignal, collectionRequestWorkflowId } from '../contracts/collection-request';
 import { PERMANENT_DATABASE_ERROR } from '../contracts/common';
@@ -16,7 +16,7 @@ const { storeCollection, matchCollection, acceptCollection, rejectCollection, fa
  * Asks the organization's verification URL about a collection, as both shapes of this type did:
  * one regular activity given the merchant's whole answer time.
  */
-export async function askVerification(collection: { collectionId: number; organizationId: OrganizationId }, timeoutSeconds: number): Promise<VerificationDecision> {
+export async function askVerification(collection: { collectionId: CollectionId; organizationId: OrganizationId }, timeoutSeconds: number): Promise<VerificationDecision> {
   const { verifyCollection } = proxyActivities<LegacyActivities>({
     // The merchant has the configured time to answer (60 s by default); a crash mid-call asks again.
     // The merchant's failures are answers (the default applies), so only our own (database, worker)

@@ -10,6 +10,7 @@
  * and ends the actor, as do the webhook's deletion and its disabling (services/webhook-recovery.ts);
  * continue-as-new keeps its history bounded.
  */
+import type { DeliveryId } from '../../domain/ids';
 import { condition, continueAsNew, defineQuery, makeContinueAsNewFunc, patched, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { LegacyActivities } from '../../activities/legacy';
 import { retryDelayMs, totalAttempts } from '../../domain/webhook-schedule';
@@ -38,8 +39,8 @@ const BATCH = 25;
 const HISTORY_LIMIT = 5_000;
 
 export async function webhook(input: LegacyWebhookActorInput): Promise<WebhookActorResult> {
-  const queue = new Map<number, PendingAttempt>(input.queue.map((item) => [item.deliveryId, item]));
-  const sending = new Map<number, QueuedDelivery>();
+  const queue = new Map<DeliveryId, PendingAttempt>(input.queue.map((item) => [item.deliveryId, item]));
+  const sending = new Map<DeliveryId, QueuedDelivery>();
   const counts = { delivered: 0, failed: 0, gone: 0, cancelled: 0 };
   /** Set when the actor is to end: by a signal, or by what an attempt found. */
   let ended: WebhookEnd | null = null;

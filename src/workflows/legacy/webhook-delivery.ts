@@ -1,3 +1,4 @@
+import type { DeliveryId } from '../../domain/ids';
 import { defineQuery, patched, proxyActivities, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
 import type { LegacyActivities } from '../../activities/legacy';
 import { retryDelayMs, totalAttempts } from '../../domain/webhook-schedule';
@@ -48,7 +49,7 @@ const deliveryRow = (input: WebhookDeliveryInput) => ({
 async function deliverWithOneActivityPerAttempt(input: WebhookDeliveryInput, status: WebhookDeliveryStatus): Promise<WebhookDeliveryResult> {
   const open = deliveryRow(input);
   const total = totalAttempts(input.schedule);
-  let deliveryId: number | null = null;
+  let deliveryId: DeliveryId | null = null;
   let outcome: WebhookDeliveryOutcome = 'failed';
   for (let attempt = 1; attempt <= total; attempt += 1) {
     if (attempt > 1) await waitBeforeAttempt(input, status, attempt);
