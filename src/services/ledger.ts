@@ -6,8 +6,9 @@
  * serialises movements of one wallet.
  */
 import type { Queryable } from '../db';
-import type { TransactionType } from '../domain/money-out';
+import { LEDGER_LINKS, type LedgerField, type TransactionType } from '../domain/money-movements';
 
+/** A change of one wallet, with the id of each movement it belongs to (`paymentId`: src/domain/money-movements.ts). */
 export type Movement = {
   accountId: number;
   /** Signed decimal string: positive adds to the wallet, negative takes out of it. */
@@ -15,10 +16,7 @@ export type Movement = {
   currency: string;
   type: TransactionType;
   description: string;
-  collectionId?: number | null;
-  paymentId?: number | null;
-  reversalId?: number | null;
-};
+} & { [Field in LedgerField]?: number | null };
 
 type Moved = { transactionId: number; balance: string };
 
@@ -29,11 +27,11 @@ export async function moveMoney(tx: Queryable, movement: Movement): Promise<Move
     where id = ${movement.accountId} and currency = ${movement.currency} and balance + ${movement.amount}::numeric >= 0
     returning balance::text`;
   if (!account) return null;
-  const [transaction] = await tx<{ id: number }[]>`
-    insert into transactions (account_id, amount, currency, type, description, collection_id, payment_id, reversal_id)
-    values (${movement.accountId}, ${movement.amount}, ${movement.currency}, ${movement.type}, ${movement.description},
-            ${movement.collectionId ?? null}, ${movement.paymentId ?? null}, ${movement.reversalId ?? null})
-    returning id`;
+  const row = {
+    account_id: movement.accountId, amount: movement.amount, currency: movement.currency, type: movement.type, description: movement.description,
+    ...Object.fromEntries(LEDGER_LINKS.map(({ column, field }) => [column, movement[field] ?? null])),
+  };
+  const [transaction] = await tx<{ id: number }[]>`insert into transactions ${tx(row)} returning id`;
   return { transactionId: transaction!.id, balance: account.balance };
 }
 
