@@ -2,6 +2,7 @@ import type { PaymentId, ReversalId } from '../domain/ids';
 import { ApplicationFailure, Context, log } from '@temporalio/activity';
 import { findCollection } from '../services/collections';
 import type { Sql } from '../db';
+import { movementReference } from '../domain/money-movements';
 import { networkByName } from '../domain/networks';
 import type { NetworkAdapter, Payout, PayoutResult } from '../network/adapter';
 import { beginPayment, findPayment, finishPayment, type PayoutOutcome, type StateChange } from '../services/payments';
@@ -27,7 +28,7 @@ export function createPaymentActivities({ sql, launcher, network }: PaymentActiv
     // A reversal names the payment it sends back: the operator's id of its collection.
     const original = 'collectionId' in row ? (await findCollection(sql, row.collectionId))?.remoteTransactionId : undefined;
     return {
-      reference: `${kind === 'payment' ? 'pay' : 'rev'}-${id}`, kind, phoneNumber: row.phoneNumber, amount: row.amount, currency: row.currency, network: payoutNetwork,
+      reference: movementReference(kind, id), kind, phoneNumber: row.phoneNumber, amount: row.amount, currency: row.currency, network: payoutNetwork,
       ...(original ? { originalTransactionId: original } : {}),
       workflowId: Context.current().info.workflowExecution?.workflowId ?? (subject.kind === 'payment' ? paymentWorkflowId(subject.id) : reversalWorkflowId(subject.id)),
     };

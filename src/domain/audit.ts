@@ -6,10 +6,11 @@ import * as v from 'valibot';
 import { Id, OwningOrganization, Timestamp, described } from './shapes';
 import { formatTimestamp } from './time';
 import type { ApiKeyId, OrganizationId, UserId } from './ids';
+import { AUDITED_MOVEMENTS } from './money-movements';
 
-/** The kinds of object the audit trail records changes of (the audited tables, one name each). */
+/** The kinds of object the audit trail records changes of (the audited tables, one name each; the money movements' from their list). */
 export const AUDITED_OBJECT_TYPES = [
-  'organization', 'user', 'api_key', 'contact', 'collection_request', 'collection', 'payment', 'payment_batch', 'reversal',
+  'organization', 'user', 'api_key', 'contact', 'collection_request', ...AUDITED_MOVEMENTS,
   'webhook', 'webhook_settings', 'webhook_recovery', 'webhook_delivery',
 ] as const;
 

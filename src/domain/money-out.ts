@@ -8,6 +8,7 @@ import type { Network } from './networks';
 import { Author, CurrencyCode, Id, Metadata, OwningOrganization, PhoneNumber, Timestamp, UpdatedBy, described } from './shapes';
 import { formatNullableTimestamp, formatTimestamp } from './time';
 import type { CollectionId, ContactId, OrganizationId, PaymentId, ReversalId, TransactionId, WalletId } from './ids';
+import { LEDGER_LINKS, LEDGER_TRANSACTION_TYPES, movementNoun, type LedgerKind, type LedgerLinks, type TransactionType } from './money-movements';
 
 /** A decimal string with four decimals, negative for a debit. */
 const SignedAmount = v.pipe(v.string(), v.regex(/^-?\d+\.\d{4}$/), v.description('Decimal string with four decimals; negative for money out of the wallet.'), v.examples(['-250.0000']));
@@ -83,10 +84,10 @@ export function serializeAccount(wallet: WalletRow): AccountResource {
 
 // Transactions.
 
-/** What moved a wallet's money: a credit (positive) or a debit (negative). */
-export const TRANSACTION_TYPES = ['funding', 'mobile_collection', 'mobile_payment', 'payment_release', 'reversal', 'reversal_release'] as const;
-export type TransactionType = (typeof TRANSACTION_TYPES)[number];
+/** What moved a wallet's money, a credit (positive) or a debit (negative): the types of src/domain/money-movements.ts. */
+export const TRANSACTION_TYPES: readonly TransactionType[] = LEDGER_TRANSACTION_TYPES.map((entry) => entry.type);
 
+/** A wallet transaction, with the id of the movement it belongs to in its kind's field (`paymentId`; null for the others). */
 export type LedgerRow = {
   id: TransactionId;
   accountId: WalletId;
@@ -94,11 +95,17 @@ export type LedgerRow = {
   currency: string;
   type: string;
   description: string;
-  collectionId: CollectionId | null;
-  paymentId: PaymentId | null;
-  reversalId: ReversalId | null;
   created: Date;
-};
+} & LedgerLinks;
+
+const TRANSACTION_TYPES_NOTE = `${LEDGER_TRANSACTION_TYPES.map(({ type, note }) => (note === null ? `\`${type}\`` : `\`${type}\` (${note})`)).join(', ')}.`;
+
+const belongsToSchema = (kind: LedgerKind) => described(v.nullable(Id), `The ${movementNoun(kind)} it belongs to, if any.`);
+/** A field per kind of movement the ledger names (`payment`): the id of the one the transaction belongs to. */
+const BELONGS_TO = Object.fromEntries(LEDGER_LINKS.map(({ kind }) => [kind, belongsToSchema(kind)])) as Record<LedgerKind, ReturnType<typeof belongsToSchema>>;
+
+/** The ids of the transaction's movement, as the API's fields. */
+const belongsTo = (row: LedgerRow) => Object.fromEntries(LEDGER_LINKS.map(({ kind, field }) => [kind, row[field]])) as Record<LedgerKind, number | null>;
 
 export const LedgerTransactionSchema = v.pipe(
   v.object({
@@ -106,11 +113,9 @@ export const LedgerTransactionSchema = v.pipe(
     account: described(Id, 'The wallet whose balance it changed.'),
     amount: SignedAmount,
     currency: CurrencyCode,
-    type: described(v.string(), '`funding`, `mobile_collection` (a collection credited), `mobile_payment` (a payment debited), `payment_release` (a failed or cancelled payment given back), `reversal` (a collection sent back), `reversal_release` (a failed reversal given back).'),
+    type: described(v.string(), TRANSACTION_TYPES_NOTE),
     description: v.string(),
-    collection: described(v.nullable(Id), 'The collection it belongs to, if any.'),
-    payment: described(v.nullable(Id), 'The payment it belongs to, if any.'),
-    reversal: described(v.nullable(Id), 'The reversal it belongs to, if any.'),
+    ...BELONGS_TO,
     fee_transaction: v.null(),
     created: PreciseTimestamp,
   }),
@@ -130,9 +135,7 @@ export function serializeLedgerTransaction(row: LedgerRow): LedgerTransactionRes
     currency: row.currency,
     type: row.type,
     description: row.description,
-    collection: row.collectionId,
-    payment: row.paymentId,
-    reversal: row.reversalId,
+    ...belongsTo(row),
     fee_transaction: null,
     created: precise(row.created),
   };

@@ -43,7 +43,8 @@ function indexLines(lines: readonly SettlementLine[]): Index {
   for (const line of lines) {
     if (line.operatorTransactionId !== null) index.byOperatorId.set(line.operatorTransactionId, line);
     if (line.reference !== null) index.byReference.set(line.reference, line);
-    if (line.type === 'reversal' && line.originalTransactionId !== null) index.reversalOf.set(line.originalTransactionId, line);
+    // A line that names an original transaction sends that collection back (a reversal's).
+    if (line.originalTransactionId !== null) index.reversalOf.set(line.originalTransactionId, line);
   }
   return index;
 }

@@ -15,12 +15,23 @@ import * as v from 'valibot';
 import { textCell } from './csv';
 import { differenceOf, sumAmounts } from './money';
 import { precise } from './money-out';
+import { MONEY_MOVEMENTS, SETTLEMENT_KINDS, movementNoun, type SettlementKind } from './money-movements';
 import { Amount, CurrencyCode, Id, OwningOrganization, PhoneNumber, described } from './shapes';
 import type { OrganizationId } from './ids';
 import { parseFilterDate } from './time';
 
-const SETTLEMENT_LINE_TYPES = ['collection', 'payment', 'reversal'] as const;
-type SettlementLineType = (typeof SETTLEMENT_LINE_TYPES)[number];
+/** The kinds of movement with a network (src/domain/money-movements.ts): collections, payments, reversals. */
+const SETTLEMENT_LINE_TYPES = SETTLEMENT_KINDS;
+type SettlementLineType = SettlementKind;
+const settlementOf = (type: SettlementLineType) => MONEY_MOVEMENTS[type].settlement;
+
+/** The report's totals per network and currency, one per line type (`in`, `out`, `reversed`), in the list's order. */
+export const SETTLEMENT_TOTALS = SETTLEMENT_LINE_TYPES.map((type) => settlementOf(type).total);
+type TotalName = ReturnType<typeof settlementOf>['total'];
+
+/** `a`, `a or b`, `a, b or c`. */
+const orList = (words: readonly string[]): string => (words.length < 2 ? words.join('') : `${words.slice(0, -1).join(', ')} or ${words.at(-1)}`);
+const typesGoing = (direction: 'in' | 'out'): string => orList(SETTLEMENT_LINE_TYPES.filter((type) => settlementOf(type).direction === direction).map((type) => `\`${type}\``));
 
 /** One movement of money with a network, as the services read it. */
 export type SettlementLine = {
@@ -77,8 +88,8 @@ const FEE_NOTE = 'The fee the network reports for this movement; null: neither M
 const SettlementLineSchema = v.object({
   network: described(v.string(), 'The mobile network.'),
   currency: CurrencyCode,
-  type: described(v.picklist(SETTLEMENT_LINE_TYPES), '`collection` (money in), `payment` or `reversal` (money out).'),
-  id: described(Id, 'Our id of the collection, payment or reversal.'),
+  type: described(v.picklist(SETTLEMENT_LINE_TYPES), `${typesGoing('in')} (money in), ${typesGoing('out')} (money out).`),
+  id: described(Id, `Our id of the ${orList(SETTLEMENT_LINE_TYPES.map(movementNoun))}.`),
   organization: OwningOrganization,
   operator_transaction_id: described(v.nullable(v.string()), 'The operator\'s id of the movement: M-Pesa\'s receipt, MTN MoMo\'s financial transaction id.'),
   reference: described(v.nullable(v.string()), 'Our reference as the operator holds it, where it holds one (MTN MoMo\'s external transaction id): `pay-<id>`, `rev-<id>`, a prompt\'s `req-<request>-<attempt>`.'),
@@ -90,13 +101,13 @@ const SettlementLineSchema = v.object({
 });
 
 const Tally = (what: string) => described(v.object({ count: v.number(), amount: Amount }), what);
+const TALLIES = Object.fromEntries(SETTLEMENT_LINE_TYPES.map((type) => [settlementOf(type).total, Tally(settlementOf(type).totalNote)])) as
+  Record<TotalName, ReturnType<typeof Tally>>;
 
 const SettlementTotalSchema = v.object({
   network: v.string(),
   currency: CurrencyCode,
-  in: Tally('Collections: their number and sum.'),
-  out: Tally('Payments: their number and sum.'),
-  reversed: Tally('Reversals: their number and sum.'),
+  ...TALLIES,
   net: described(v.pipe(v.string(), v.regex(/^-?\d+\.\d{4}$/)), 'In less out less reversed; negative when more left than came in.'),
 });
 
@@ -156,13 +167,15 @@ export function settlementTotals(lines: readonly SettlementLine[]): SettlementTo
     else group.push(line);
   }
   return [...groups.values()].map((group) => {
-    const tally = (type: SettlementLineType) => {
+    const tallies = SETTLEMENT_LINE_TYPES.map((type) => {
       const ofType = group.filter((line) => line.type === type);
-      return { count: ofType.length, amount: sumAmounts(ofType.map((line) => line.amount)) };
-    };
-    const [inward, outward, reversed] = [tally('collection'), tally('payment'), tally('reversal')];
+      return { type, count: ofType.length, amount: sumAmounts(ofType.map((line) => line.amount)) };
+    });
+    const going = (direction: 'in' | 'out') => tallies.filter(({ type }) => settlementOf(type).direction === direction).map(({ amount }) => amount);
     return {
-      network: group[0]!.network, currency: group[0]!.currency, in: inward, out: outward, reversed, net: differenceOf(inward.amount, outward.amount, reversed.amount),
+      network: group[0]!.network, currency: group[0]!.currency,
+      ...Object.fromEntries(tallies.map(({ type, count, amount }) => [settlementOf(type).total, { count, amount }])) as Record<TotalName, { count: number; amount: string }>,
+      net: differenceOf(sumAmounts(going('in')), ...going('out')),
     };
   });
 }
@@ -193,7 +206,7 @@ export function settlementCsv(settlement: Settlement): string {
     return { ...resource, operator_transaction_id: textCell(resource.operator_transaction_id ?? ''), reference: textCell(resource.reference ?? ''), count: '' };
   });
   const totals = settlementTotals(settlement.lines).flatMap((total) => [
-    ...(['in', 'out', 'reversed'] as const).map((kind) => ({ network: total.network, currency: total.currency, type: `total_${kind}`, amount: total[kind].amount, count: total[kind].count })),
+    ...SETTLEMENT_TOTALS.map((kind) => ({ network: total.network, currency: total.currency, type: `total_${kind}`, amount: total[kind].amount, count: total[kind].count })),
     { network: total.network, currency: total.currency, type: 'net', amount: total.net, count: '' },
   ]);
   return stringify([...movements, ...totals], { header: true, columns: [...CSV_COLUMNS] });

@@ -5,6 +5,7 @@
 import { stringify } from 'csv-stringify/sync';
 import * as v from 'valibot';
 import { LedgerTransactionSchema, precise, serializeLedgerTransaction, type LedgerRow } from './money-out';
+import { ledgerLinkOf } from './money-movements';
 import { CurrencyCode, Id, described } from './shapes';
 import type { WalletId } from './ids';
 
@@ -64,13 +65,18 @@ export const serializeStatement = (statement: StatementRow): StatementResource =
   transactions: statement.lines.map((line) => ({ ...serializeLedgerTransaction(line), balance_after: line.balanceAfter })),
 });
 
+/** What a transaction belongs to, in the CSV: the movement that wrote it (`payment 77`, `reversal 9`); nothing for a funding. */
+function belongsTo(line: LedgerRow): string {
+  const link = ledgerLinkOf(line.type);
+  const id = link === undefined ? null : line[link.field];
+  return link === undefined || id === null ? '' : `${link.kind} ${id}`;
+}
+
 /**
  * The statement as CSV: a line for the opening balance, one per transaction (its time, id, type,
  * what it belongs to, amount, balance after) and one for the closing balance.
  */
 export function statementCsv(statement: StatementRow): string {
-  const belongsTo = (line: LedgerRow): string =>
-    line.paymentId !== null ? `payment ${line.paymentId}` : line.reversalId !== null ? `reversal ${line.reversalId}` : line.collectionId !== null ? `collection ${line.collectionId}` : '';
   return stringify([
     ['time', 'transaction', 'type', 'belongs_to', 'description', 'amount', 'balance', 'currency'],
     [precise(statement.since), '', 'opening_balance', '', '', '', statement.openingBalance, statement.currency],

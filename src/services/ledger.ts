@@ -5,10 +5,11 @@
  * balance's check constraint backs this up), whatever the concurrency: the row lock of the update
  * serialises movements of one wallet.
  */
-import type { CollectionId, PaymentId, ReversalId, TransactionId } from '../domain/ids';
+import type { TransactionId } from '../domain/ids';
 import type { Queryable } from '../db';
-import type { TransactionType } from '../domain/money-out';
+import { LEDGER_LINKS, type LedgerLinks, type TransactionType } from '../domain/money-movements';
 
+/** A change of one wallet, with the id of each movement it belongs to (`paymentId`: src/domain/money-movements.ts). */
 export type Movement = {
   accountId: number;
   /** Signed decimal string: positive adds to the wallet, negative takes out of it. */
@@ -16,10 +17,7 @@ export type Movement = {
   currency: string;
   type: TransactionType;
   description: string;
-  collectionId?: CollectionId | null;
-  paymentId?: PaymentId | null;
-  reversalId?: ReversalId | null;
-};
+} & Partial<LedgerLinks>;
 
 type Moved = { transactionId: number; balance: string };
 
@@ -30,11 +28,11 @@ export async function moveMoney(tx: Queryable, movement: Movement): Promise<Move
     where id = ${movement.accountId} and currency = ${movement.currency} and balance + ${movement.amount}::numeric >= 0
     returning balance::text`;
   if (!account) return null;
-  const [transaction] = await tx<{ id: TransactionId }[]>`
-    insert into transactions (account_id, amount, currency, type, description, collection_id, payment_id, reversal_id)
-    values (${movement.accountId}, ${movement.amount}, ${movement.currency}, ${movement.type}, ${movement.description},
-            ${movement.collectionId ?? null}, ${movement.paymentId ?? null}, ${movement.reversalId ?? null})
-    returning id`;
+  const row = {
+    account_id: movement.accountId, amount: movement.amount, currency: movement.currency, type: movement.type, description: movement.description,
+    ...Object.fromEntries(LEDGER_LINKS.map(({ column, field }) => [column, movement[field] ?? null])),
+  };
+  const [transaction] = await tx<{ id: TransactionId }[]>`insert into transactions ${tx(row)} returning id`;
   return { transactionId: transaction!.id, balance: account.balance };
 }
 

@@ -10,9 +10,10 @@
 import type { Fragment } from 'postgres';
 import type { Queryable, Sql } from '../db';
 import type { CollectionRequestRow } from '../domain/collection-requests';
+import { movementNoun, movementOfOutbox, type MovementOutboxKind } from '../domain/money-movements';
 import { REQUEST_COLUMNS } from './collection-requests';
 import type { PendingDelivery } from './events';
-import type { OutboxKind, OutboxRow, OutboxRows, PaymentBatchToStart, PaymentToStart, ReversalToStart } from './ports';
+import type { OutboxKind, OutboxRow, OutboxRows } from './ports';
 import type { OutboxBacklog } from '../telemetry/metrics';
 import { OTHER_SWEEP_KINDS, notSetAside, sweepEach, type SweepKind } from './sweeps';
 
@@ -34,6 +35,18 @@ const entry = <Row extends { id: number }>(table: OutboxTable) => table as Outbo
 
 export type { OutboxKind, OutboxRow, PaymentBatchToStart, PaymentToStart, ReversalToStart } from './ports';
 
+/**
+ * The entries of the money movements' outbox kinds (src/domain/money-movements.ts), one each (the
+ * type asks for every kind): the table and columns here, the sweep kind (`outbox-payment-batch`) and
+ * the noun from the movement.
+ */
+function movementEntries(tables: Record<MovementOutboxKind, Pick<OutboxTable, 'table' | 'columns'>>): Record<MovementOutboxKind, OutboxTable> {
+  return Object.fromEntries(Object.entries(tables).map(([kind, table]) => {
+    const movement = movementOfOutbox(kind as MovementOutboxKind);
+    return [kind, { ...table, sweepKind: `outbox-${movement.replaceAll('_', '-')}`, noun: movementNoun(movement) }];
+  })) as Record<MovementOutboxKind, OutboxTable>;
+}
+
 export const OUTBOX: { [K in OutboxKind]: OutboxTable & { readonly row?: OutboxRows[K] } } = {
   requests: entry<CollectionRequestRow>({ table: 'collection_requests', columns: REQUEST_COLUMNS, sweepKind: 'outbox-request', noun: 'collection request' }),
   deliveries: entry<PendingDelivery>({
@@ -44,12 +57,10 @@ export const OUTBOX: { [K in OutboxKind]: OutboxTable & { readonly row?: OutboxR
     sweepKind: 'outbox-delivery',
     noun: 'webhook delivery',
   }),
-  payments: entry<PaymentToStart>({
-    table: 'payments', columns: 'id, organization_id as "organizationId", start_date as "startDate"', sweepKind: 'outbox-payment', noun: 'payment',
-  }),
-  reversals: entry<ReversalToStart>({ table: 'reversals', columns: 'id, organization_id as "organizationId"', sweepKind: 'outbox-reversal', noun: 'reversal' }),
-  paymentBatches: entry<PaymentBatchToStart>({
-    table: 'payment_batches', columns: 'id, organization_id as "organizationId"', sweepKind: 'outbox-payment-batch', noun: 'payment batch',
+  ...movementEntries({
+    payments: { table: 'payments', columns: 'id, organization_id as "organizationId", start_date as "startDate"' },
+    reversals: { table: 'reversals', columns: 'id, organization_id as "organizationId"' },
+    paymentBatches: { table: 'payment_batches', columns: 'id, organization_id as "organizationId"' },
   }),
 };
 

@@ -7,6 +7,7 @@
  */
 import type { CollectionRequestRow } from '../domain/collection-requests';
 import type { CollectionRequestId, OrganizationId, PaymentBatchId, PaymentId, ReversalId } from '../domain/ids';
+import type { MovementOutboxKind } from '../domain/money-movements';
 import type { Connections, Network } from '../domain/networks';
 import type { CollectionMatch } from '../workflows/contracts/collection-request';
 import type { NetworkHint } from '../workflows/contracts/common';
@@ -17,10 +18,12 @@ export type PaymentToStart = { id: PaymentId; organizationId: OrganizationId; st
 export type ReversalToStart = { id: ReversalId; organizationId: OrganizationId };
 export type PaymentBatchToStart = { id: PaymentBatchId; organizationId: OrganizationId };
 
+/** One row type per outbox kind of the money movements (src/domain/money-movements.ts): a kind left out does not compile. */
+type EachMovement<Rows extends Record<MovementOutboxKind, { id: number }>> = Rows;
+
 /** The row each kind of the outbox (./outbox.ts) hands the start of its workflow. */
-export type OutboxRows = {
-  requests: CollectionRequestRow; deliveries: PendingDelivery; payments: PaymentToStart; reversals: ReversalToStart; paymentBatches: PaymentBatchToStart;
-};
+export type OutboxRows = { requests: CollectionRequestRow; deliveries: PendingDelivery }
+  & EachMovement<{ payments: PaymentToStart; reversals: ReversalToStart; paymentBatches: PaymentBatchToStart }>;
 export type OutboxKind = keyof OutboxRows;
 export type OutboxRow<K extends OutboxKind> = OutboxRows[K];
 

@@ -3,12 +3,14 @@
  * and the operator's across every organization (the admin CLI), since an operator's statement
  * covers the service's whole till, shortcode or account.
  */
+import type { Fragment } from 'postgres';
 import * as v from 'valibot';
 import type { Queryable } from '../db';
 import { fieldErrors } from '../domain/errors';
 import type { OrganizationId } from '../domain/ids';
 import { choiceMessage } from '../domain/input';
 import { listedCodes, SUPPORTED_CURRENCIES } from '../domain/money';
+import { hasReferenceRule, movementReference, type SettlementKind } from '../domain/money-movements';
 import { knownNetworks, networkByName } from '../domain/networks';
 import { SettlementDay, dayOf, nextDay, type Settlement, type SettlementLine } from '../domain/settlements';
 import { tenantScope } from './queries';
@@ -36,6 +38,37 @@ type SettlementQueryValues = v.InferOutput<typeof SettlementQuery>;
 /** Whose movements: one organization's (a merchant), or every organization's (the operator). */
 type SettlementScope = { organizationId: OrganizationId } | { allOrganizations: true };
 
+type Day = { since: Date; until: Date; organization: (alias: string) => Fragment };
+
+/**
+ * Each kind's movements that became final on the day (the rule of src/domain/settlements.ts), as
+ * settlement lines (one select each, all with the same columns); the reference of a kind with a
+ * reference rule (`pay-<id>`) is filled in after. The compiler asks for one per line type.
+ */
+const FINAL_MOVEMENTS: { [Type in SettlementKind]: (sql: Queryable, day: Day) => Fragment } = {
+  collection: (sql, { since, until, organization }) => sql`
+    select c.network, c.currency, 'collection' as type, c.id, c.organization_id as "organizationId",
+           c.remote_transaction_id as "operatorTransactionId", c.prompt_reference as reference, null::text as "originalTransactionId",
+           c.amount::text as amount, c.phone_number as "phoneNumber", t.created as "finalAt"
+    from transactions t join collections c on c.id = t.collection_id
+    where t.type = 'mobile_collection' and t.created >= ${since} and t.created < ${until} ${organization('c')}`,
+  payment: (sql, { since, until, organization }) => sql`
+    select p.network, p.currency, 'payment' as type, p.id, p.organization_id as "organizationId",
+           p.remote_transaction_id as "operatorTransactionId", null::text as reference, null::text as "originalTransactionId",
+           p.amount::text as amount, p.phone_number as "phoneNumber", p.modified as "finalAt"
+    from payments p
+    where p.state = 'completed' and p.modified >= ${since} and p.modified < ${until} ${organization('p')}`,
+  reversal: (sql, { since, until, organization }) => sql`
+    select r.network, r.currency, 'reversal' as type, r.id, r.organization_id as "organizationId",
+           r.remote_transaction_id as "operatorTransactionId", null::text as reference, c.remote_transaction_id as "originalTransactionId",
+           r.amount::text as amount, r.phone_number as "phoneNumber", r.modified as "finalAt"
+    from reversals r join collections c on c.id = r.collection_id
+    where r.state = 'completed' and r.modified >= ${since} and r.modified < ${until} ${organization('r')}`,
+};
+
+const withReference = (line: SettlementLine): SettlementLine =>
+  (hasReferenceRule(line.type) ? { ...line, reference: movementReference(line.type, line.id) } : line);
+
 /**
  * The report of one UTC day (default: today, so far). Each line's time is the moment it became
  * final (the rule of src/domain/settlements.ts): a collection's credit transaction, a payment's or
@@ -47,24 +80,9 @@ export async function settlementReport(sql: Queryable, scope: SettlementScope, q
   const until = new Date(Math.max(since.getTime(), Math.min(nextDay(since).getTime(), asOf.getTime())));
   // The operator's report (`allOrganizations`) runs across every organization; a merchant's is scoped to its own.
   const organization = (alias: string) => ('organizationId' in scope ? sql`and ${tenantScope(sql, scope.organizationId).owned(alias)}` : sql``);
+  const movements = Object.values(FINAL_MOVEMENTS).map((select) => select(sql, { since, until, organization }));
   const lines = await sql<SettlementLine[]>`
-    select * from (
-      select c.network, c.currency, 'collection' as type, c.id, c.organization_id as "organizationId",
-             c.remote_transaction_id as "operatorTransactionId", c.prompt_reference as reference, null::text as "originalTransactionId",
-             c.amount::text as amount, c.phone_number as "phoneNumber", t.created as "finalAt"
-      from transactions t join collections c on c.id = t.collection_id
-      where t.type = 'mobile_collection' and t.created >= ${since} and t.created < ${until} ${organization('c')}
-      union all
-      select p.network, p.currency, 'payment', p.id, p.organization_id, p.remote_transaction_id, 'pay-' || p.id, null,
-             p.amount::text, p.phone_number, p.modified
-      from payments p
-      where p.state = 'completed' and p.modified >= ${since} and p.modified < ${until} ${organization('p')}
-      union all
-      select r.network, r.currency, 'reversal', r.id, r.organization_id, r.remote_transaction_id, 'rev-' || r.id, c.remote_transaction_id,
-             r.amount::text, r.phone_number, r.modified
-      from reversals r join collections c on c.id = r.collection_id
-      where r.state = 'completed' and r.modified >= ${since} and r.modified < ${until} ${organization('r')}
-    ) movements
+    select * from (${movements.reduce((union, part) => sql`${union} union all ${part}`)}) movements
     where true
       ${query.network === undefined ? sql`` : sql`and network = ${query.network}`}
       ${query.currency === undefined ? sql`` : sql`and currency = ${query.currency}`}
@@ -73,5 +91,5 @@ export async function settlementReport(sql: Queryable, scope: SettlementScope, q
   if (lines.length > SETTLEMENT_MAX_LINES) {
     throw fieldErrors({ date: [`The day holds more than ${SETTLEMENT_MAX_LINES} movements; a report lists at most that: ask for one network or currency at a time.`] });
   }
-  return { day: since, since, until, asOf, network: query.network ?? null, currency: query.currency ?? null, lines: [...lines] };
+  return { day: since, since, until, asOf, network: query.network ?? null, currency: query.currency ?? null, lines: lines.map(withReference) };
 }

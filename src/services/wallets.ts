@@ -2,9 +2,10 @@
 import * as v from 'valibot';
 import type { Queryable, Sql } from '../db';
 import { fieldErrors } from '../domain/errors';
-import type { CollectionId, OrganizationId, PaymentId, ReversalId, TransactionId, WalletId } from '../domain/ids';
+import type { OrganizationId, TransactionId, WalletId } from '../domain/ids';
 import { choiceMessage, filterDate, filterId, instantField } from '../domain/input';
 import { ACCOUNT_STATUSES, TRANSACTION_TYPES, type LedgerRow, type WalletRow } from '../domain/money-out';
+import { LEDGER_LINKS, type LedgerField, type LedgerLinks } from '../domain/money-movements';
 import type { StatementRow } from '../domain/statements';
 import { tenantScope, timeRange, type ListPage, type PageWindow } from './queries';
 
@@ -12,8 +13,9 @@ const WALLET_COLUMNS = `id, organization_id as "organizationId", currency, label
   low_balance_threshold::text as "lowBalanceThreshold", low_balance_notification_last_send_time as "lowBalanceNotificationLastSendTime",
   author, updated_by as "updatedBy", created, modified`;
 
+/** A transaction's columns as a `LedgerRow`: with each movement's column of src/domain/money-movements.ts (`t.payment_id as "paymentId"`). */
 const LEDGER_COLUMNS = `t.id, t.account_id as "accountId", t.amount::text as amount, t.currency, t.type, t.description,
-  t.collection_id as "collectionId", t.payment_id as "paymentId", t.reversal_id as "reversalId", t.created`;
+  ${LEDGER_LINKS.map(({ column, field }) => `t.${column} as "${field}"`).join(', ')}, t.created`;
 
 const upperCase = v.optional(v.pipe(v.string(), v.transform((value) => value.toUpperCase())));
 
@@ -72,17 +74,18 @@ export async function listTransactions(sql: Sql, organizationId: OrganizationId,
   }, page);
 }
 
+/** One movement the ledger names, by its field: `{ paymentId: 77 }`. */
+type LedgerOwner = { [Field in LedgerField]: { [Key in Field]: NonNullable<LedgerLinks[Field]> } }[LedgerField];
+
 /**
- * The transactions of one payment, one reversal, or one collection (its credit and its reversal's
- * transactions), oldest first; each form of the condition is one the indexes answer.
+ * The transactions of one movement (a payment, a reversal, ...), or of one collection (its credit and
+ * its reversal's transactions), oldest first; each form of the condition is one the indexes answer.
  */
-export async function transactionsBelongingTo(
-  sql: Queryable, owner: { paymentId: PaymentId } | { reversalId: ReversalId } | { collectionId: CollectionId },
-): Promise<LedgerRow[]> {
-  const where = 'paymentId' in owner ? sql`t.payment_id = ${owner.paymentId}`
-    : 'reversalId' in owner ? sql`t.reversal_id = ${owner.reversalId}`
-    : sql`(t.collection_id = ${owner.collectionId} and t.type = 'mobile_collection')
-          or t.reversal_id = (select id from reversals where collection_id = ${owner.collectionId})`;
+export async function transactionsBelongingTo(sql: Queryable, owner: LedgerOwner): Promise<LedgerRow[]> {
+  const [field, id] = Object.entries(owner)[0] as [LedgerField, number];
+  const where = field === 'collectionId'
+    ? sql`(t.collection_id = ${id} and t.type = 'mobile_collection') or t.reversal_id = (select id from reversals where collection_id = ${id})`
+    : sql`${sql(`t.${LEDGER_LINKS.find((link) => link.field === field)!.column}`)} = ${id}`;
   return await sql<LedgerRow[]>`select ${sql.unsafe(LEDGER_COLUMNS)} from transactions t where ${where} order by t.id`;
 }
 

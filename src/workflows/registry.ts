@@ -7,9 +7,11 @@
  * No workflow code is loaded: the one import is type-only, so clients import this safely.
  */
 import type * as registered from './index';
+import type { MovementWorkflow } from '../domain/money-movements';
 
+/** The startable types; the money movements' (`payment`, `reversal`, `paymentBatch`) come from src/domain/money-movements.ts. */
 export type StartableWorkflow =
-  | 'collectionRequestV3' | 'subscription' | 'incomingCollectionV3' | 'payment' | 'reversal' | 'paymentBatch'
+  | 'collectionRequestV3' | 'subscription' | 'incomingCollectionV3' | MovementWorkflow
   | 'webhookDispatcher' | 'outboxSweepV3' | 'eventRetention';
 
 /** Each startable type's function; a name missing from the worker's registry does not compile. */

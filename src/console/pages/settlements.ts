@@ -10,7 +10,8 @@ import { findApiError } from '../../http/errors';
 import { csvResponse } from '../../http/request';
 import { SUPPORTED_CURRENCIES } from '../../domain/money';
 import { knownNetworks } from '../../domain/networks';
-import { settlementCsv, settlementFileName, settlementTotals, type Settlement } from '../../domain/settlements';
+import { MONEY_MOVEMENTS, movementPage } from '../../domain/money-movements';
+import { SETTLEMENT_TOTALS, settlementCsv, settlementFileName, settlementTotals, type Settlement } from '../../domain/settlements';
 import type { ConsoleSession } from '../../services/console-sessions';
 import { SettlementQuery, settlementReport } from '../../services/settlements';
 import { html, type Html } from '../html';
@@ -18,8 +19,6 @@ import { htmlResponse } from '../http';
 import { details, input, layout, money, notice, queryValues, select, signedMoney, table, when, type FieldErrors, type Values } from '../layout';
 import { consoleSessionPlugin } from '../session';
 import { nonEmptyQuery } from './common';
-
-const LINK = { collection: 'collections', payment: 'payments', reversal: 'reversals' } as const;
 
 /** The day and filters of a report (GET), with the errors of a refused one. */
 const settlementForm = (values: Values, errors: FieldErrors): Html => html`<form method="get" action="/console/settlements" class="grid">
@@ -35,16 +34,16 @@ function report(settlement: Settlement, searchParams: URLSearchParams): Html {
     ['Read at', when(settlement.asOf)],
   ])}</section>
 <h2 id="totals">Totals</h2>
-${table(['Network', 'Currency', 'In', 'Out', 'Reversed', 'Net'], settlementTotals(settlement.lines).map((total) => [
+${table(['Network', 'Currency', ...SETTLEMENT_TOTALS.map((name) => `${name[0]!.toUpperCase()}${name.slice(1)}`), 'Net'], settlementTotals(settlement.lines).map((total) => [
     total.network, total.currency,
-    `${total.in.count} · ${money(total.in.amount, total.currency)}`, `${total.out.count} · ${money(total.out.amount, total.currency)}`,
-    `${total.reversed.count} · ${money(total.reversed.amount, total.currency)}`, html`<strong>${signedMoney(total.net, total.currency)}</strong>`,
+    ...SETTLEMENT_TOTALS.map((name) => `${total[name].count} · ${money(total[name].amount, total.currency)}`),
+    html`<strong>${signedMoney(total.net, total.currency)}</strong>`,
   ]), 'No money moved with a network on this day.')}
 <h2 id="lines">Movements</h2>
 ${table(['Final at', 'Network', 'Type', 'Ours', 'Operator\'s id', 'Phone number', 'Amount', 'Fee'], settlement.lines.map((line) => [
-    when(line.finalAt), line.network, line.type, html`<a href="/console/${LINK[line.type]}/${line.id}">${line.type} #${line.id}</a>`,
+    when(line.finalAt), line.network, line.type, html`<a href="${movementPage(line.type, line.id)}">${line.type} #${line.id}</a>`,
     line.operatorTransactionId ?? html`<span class="muted">—</span>`, line.phoneNumber,
-    signedMoney(line.type === 'collection' ? line.amount : `-${line.amount}`, line.currency), html`<span class="muted">not reported</span>`,
+    signedMoney(MONEY_MOVEMENTS[line.type].settlement.direction === 'in' ? line.amount : `-${line.amount}`, line.currency), html`<span class="muted">not reported</span>`,
   ]), 'No movements.')}
 <p class="muted">A movement is on the day it became final: a collection when its wallet was credited, a payment or a reversal when the network
 completed it. The networks' API results report no fee per transaction; their statements' charges are reconciled by the operator.</p>`;

@@ -10,7 +10,8 @@ import { Elysia } from 'elysia';
 import type { AppDeps } from '../../http/context';
 import { parsePage } from '../../http/pagination';
 import { parseFilters } from '../../http/filters';
-import { TRANSACTION_TYPES, type LedgerRow, type TransactionType } from '../../domain/money-out';
+import { TRANSACTION_TYPES, type LedgerRow } from '../../domain/money-out';
+import { LEDGER_LINKS, movementNoun, movementPage, transactionLabel } from '../../domain/money-movements';
 import type { ConsoleSession } from '../../services/console-sessions';
 import { statementCsv } from '../../domain/statements';
 import { csvResponse } from '../../http/request';
@@ -22,22 +23,12 @@ import { anyFilter, badge, details, filterForm, input, layout, money, notice, pa
 import { allows, consoleSessionPlugin } from '../session';
 import { nonEmptyQuery, ownedId, ownedOrMissing } from './common';
 
-/** What a transaction type means, in a few words (one per type: a new type does not compile without its label). */
-const TRANSACTION_LABELS: Readonly<Record<TransactionType, string>> = {
-  funding: 'funding',
-  mobile_collection: 'collection received',
-  mobile_payment: 'payment sent',
-  payment_release: 'payment given back',
-  reversal: 'collection sent back',
-  reversal_release: 'reversal given back',
-};
-
-/** The collection, payment and reversal a transaction belongs to, as links. */
-function belongsTo(transaction: Pick<LedgerRow, 'collectionId' | 'paymentId' | 'reversalId'>): Child {
-  const links: Html[] = [];
-  if (transaction.collectionId !== null) links.push(html`<a href="/console/collections/${transaction.collectionId}">collection #${transaction.collectionId}</a>`);
-  if (transaction.paymentId !== null) links.push(html`<a href="/console/payments/${transaction.paymentId}">payment #${transaction.paymentId}</a>`);
-  if (transaction.reversalId !== null) links.push(html`<a href="/console/reversals/${transaction.reversalId}">reversal #${transaction.reversalId}</a>`);
+/** The movements a transaction belongs to (a reversal's: the reversal and its collection), as links to their pages. */
+function belongsTo(transaction: LedgerRow): Child {
+  const links = LEDGER_LINKS.flatMap(({ kind, field }) => {
+    const id = transaction[field];
+    return id === null ? [] : [html`<a href="${movementPage(kind, id)}">${movementNoun(kind)} #${id}</a>`];
+  });
   return links.length === 0 ? html`<span class="muted">—</span>` : links.map((link, index) => html`${index > 0 ? ', ' : ''}${link}`);
 }
 
@@ -47,7 +38,7 @@ export function transactionsTable(transactions: readonly LedgerRow[], options: {
     ['Transaction', 'Time', 'Type', 'Description', 'Amount', ...(options.wallet ? ['Wallet'] : []), 'Belongs to'],
     transactions.map((transaction) => [
       `#${transaction.id}`, when(transaction.created),
-      html`<span title="${transaction.type}">${TRANSACTION_LABELS[transaction.type as TransactionType] ?? transaction.type}</span>`,
+      html`<span title="${transaction.type}">${transactionLabel(transaction.type)}</span>`,
       transaction.description, signedMoney(transaction.amount, transaction.currency),
       ...(options.wallet ? [html`<a href="/console/wallets/${transaction.accountId}">#${transaction.accountId}</a>`] : []),
       belongsTo(transaction),
@@ -100,7 +91,7 @@ ${allows(session, 'pay') ? html`<a href="/console/payments/new">Send a payment</
       ])}</section>
 ${allows(session, 'reconcile') ? html`<section class="card" aria-labelledby="statement"><h2 id="statement">Statement</h2>${statementForm(wallet.id, {}, {})}</section>` : ''}
 <h2 id="transactions">Transactions</h2>
-${filterForm(path, select('type', 'Type', TRANSACTION_TYPES.map((type) => [type, TRANSACTION_LABELS[type]] as const), queryValues(searchParams), {}, true),
+${filterForm(path, select('type', 'Type', TRANSACTION_TYPES.map((type) => [type, transactionLabel(type)] as const), queryValues(searchParams), {}, true),
     anyFilter(searchParams, ['type']))}
 ${transactionsTable(rows, { empty: 'No transactions match.' })}
 ${pager(path, searchParams, page, count)}`;
@@ -125,7 +116,7 @@ ${pager(path, searchParams, page, count)}`;
           ['Read at', when(statement.asOf)],
         ])}</section>
 ${table(['Time', 'Transaction', 'Type', 'Description', 'Amount', 'Balance', 'Belongs to'], statement.lines.map((line) => [
-          when(line.created), `#${line.id}`, TRANSACTION_LABELS[line.type as TransactionType] ?? line.type, line.description, signedMoney(line.amount, currency),
+          when(line.created), `#${line.id}`, transactionLabel(line.type), line.description, signedMoney(line.amount, currency),
           money(line.balanceAfter, currency), belongsTo(line),
         ]), 'No transactions in the period.')}`;
         return htmlResponse(layout(frame(session, title), content));
