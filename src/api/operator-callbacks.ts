@@ -69,7 +69,7 @@ export const operatorCallbackRoutes = (deps: AppDeps) => {
     verificationSettingsOf: (organizationId) => verificationSettingsOf(sql, organizationId),
   };
   const context = (settings: unknown): CallbackContext<any> => ({
-    sql, settings, sandbox: config.sandbox, wake, reportForConfirmation, merchants,
+    sql, settings, sandbox: config.sandbox, publicBaseUrl: config.publicBaseUrl, wake, reportForConfirmation, merchants,
     askVerification: async (url, question, acceptByDefault, timeoutMs) => {
       let transport = transports.get(timeoutMs);
       if (!transport) transports.set(timeoutMs, transport = outgoingTransport({ sandbox: config.sandbox, caFile: config.webhooks.caFile, timeoutMs }));

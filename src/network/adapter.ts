@@ -177,6 +177,8 @@ export type CallbackContext<Settings> = {
   /** The connector's settings, or null when it is off (its routes then find nothing of ours). */
   settings: Settings | null;
   sandbox: boolean;
+  /** PUBLIC_BASE_URL: where the operator calls back (behind a proxy, the request's own URL is not what the operator signed). */
+  publicBaseUrl: string | undefined;
   wake(operation: WakeTarget, said: unknown, asResult?: boolean): Promise<void>;
   reportForConfirmation(payment: IncomingPaymentInput): Promise<void>;
   /** What a paybill payment's report is matched with (Daraja's validation and confirmation): the application's own records. */

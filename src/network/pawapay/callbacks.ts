@@ -43,8 +43,17 @@ async function publicKeys(settings: PawapaySettings, keyId: string | null): Prom
 /** The key id a callback's Signature-Input names (`keyid="..."`), or null. */
 const keyIdOf = (request: Request): string | null => /keyid="([^"]+)"/.exec(request.headers.get('signature-input') ?? '')?.[1] ?? null;
 
+/**
+ * The URL pawaPay called, as it signed it: the callback URL registered under PUBLIC_BASE_URL (a
+ * proxy in front of the API may have changed the host, the scheme or a path prefix on the way).
+ */
+function calledUrl(request: Request, path: string, publicBaseUrl: string | undefined): string {
+  if (publicBaseUrl === undefined) return request.url;
+  return `${publicBaseUrl.replace(/\/+$/, '')}${path}${new URL(request.url).search}`;
+}
+
 /** Refuses a callback whose signature does not verify (or, when signatures are required, one that has none). */
-async function checkSignature(settings: PawapaySettings, request: Request, rawBody: Uint8Array): Promise<void> {
+async function checkSignature(settings: PawapaySettings, request: Request, url: string, rawBody: Uint8Array): Promise<void> {
   const signed = request.headers.has('signature') || request.headers.has('signature-input');
   if (!signed) {
     if (!settings.signedCallbacks) return;
@@ -58,20 +67,20 @@ async function checkSignature(settings: PawapaySettings, request: Request, rawBo
     logger.warn('pawaPay callback refused: its public keys could not be fetched', { error });
     throw new CallbackRefusal(503, 'The callback\'s signature cannot be checked now. Try again shortly.', 30);
   }
-  const verdict = verifySignedCallback({ method: request.method, url: request.url, headers: request.headers, rawBody }, keys);
+  const verdict = verifySignedCallback({ method: request.method, url, headers: request.headers, rawBody }, keys);
   if (!verdict.valid) {
     logger.warn('pawaPay callback refused: its signature does not verify', { reason: verdict.reason });
     throw new CallbackRefusal(403, 'The callback\'s signature does not verify.');
   }
 }
 
-async function pawapayCallback(movement: Movement, body: Record<string, unknown>, request: Request, rawBody: Uint8Array, { sql, settings, wake }: CallbackContext<PawapaySettings>) {
+async function pawapayCallback(movement: Movement, body: Record<string, unknown>, request: Request, rawBody: Uint8Array, { sql, settings, wake, publicBaseUrl }: CallbackContext<PawapaySettings>) {
   const id = String(body[MOVEMENTS[movement].idField]);
   if (!settings) {
     logger.info('pawaPay callback ignored: the pawaPay connector is off', { movement, id });
     return { status: 'received' as const };
   }
-  await checkSignature(settings, request, rawBody);
+  await checkSignature(settings, request, calledUrl(request, PAWAPAY_CALLBACK_PATHS[movement], publicBaseUrl), rawBody);
   const operation = await findOperationByOperatorReference(sql, settings.providers.map((provider) => provider.network), id);
   if (operation) await wake(operation, body);
   else logger.info('pawaPay callback for no operation of ours ignored', { movement, id });

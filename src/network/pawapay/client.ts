@@ -24,6 +24,9 @@ import type { PawapaySettings } from './settings';
 /** Calls to pawaPay: long enough for a slow day, short enough for an activity to retry (safe: see above). */
 const PAWAPAY_TIMEOUT_MS = 20_000;
 
+/** pawaPay's answers to a token it does not take: the deployment's configuration, not the request, is wrong (thrown, never a refusal). */
+const AUTHENTICATION_CODES: ReadonlySet<string> = new Set(['NO_AUTHENTICATION', 'AUTHENTICATION_ERROR', 'AUTHORISATION_ERROR']);
+
 /** The three kinds of money movement pawaPay keeps, each under its own id field and path. */
 export const MOVEMENTS = {
   deposit: { path: '/v2/deposits', idField: 'depositId', party: 'payer' },
@@ -70,8 +73,11 @@ export function createPawapayConnector(settings: PawapaySettings, { sql, formatA
     const answer = await call('POST', path, { [idField]: id, ...body });
     const status = field(answer.body, 'status');
     if ((answer.status === 200 || answer.status === 202) && (status === 'ACCEPTED' || status === 'DUPLICATE_IGNORED' || status === 'ENQUEUED')) return null;
-    if (status === 'REJECTED' && answer.status < 500) {
-      const reason = nested(answer.body, 'failureReason');
+    // REJECTED (HTTP 200, or 400/403 for a malformed or not-allowed request, with or without the status): nothing happened.
+    const reason = nested(answer.body, 'failureReason');
+    const code = field(reason, 'failureCode');
+    const refused = status === 'REJECTED' || ((answer.status === 400 || answer.status === 403) && code !== undefined && !AUTHENTICATION_CODES.has(code));
+    if (refused && answer.status < 500 && answer.status !== 401 && answer.status !== 429) {
       return pawapayFailure(field(reason, 'failureCode'), field(reason, 'failureMessage'));
     }
     throw unexpected(`${movement} not taken`, answer);
