@@ -59,7 +59,7 @@ export function createNetworkRouter(sandbox: SandboxNetwork, connectors: readonl
     async lookupName(phoneNumber: string, network: Network): Promise<NameLookup | null> {
       const connector = connectorOf(network);
       if (connector === null) return sandboxMode ? await sandbox.lookupName(phoneNumber, network) : null;
-      // An operator with no name look-up (Daraja, pawaPay): instant verification says "not supported", never a name it did not get.
+      // A connector without a name look-up: instant verification says "not supported", never a name it did not get.
       return connector.lookupName ? await connector.lookupName(phoneNumber, network) : null;
     },
     supportsVerification(network: Network, currency?: string): boolean {
