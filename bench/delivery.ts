@@ -18,12 +18,17 @@
  * BENCH_SPREAD_LIFECYCLE_MERCHANTS (20; full 100), BENCH_SPREAD_LIFECYCLE_RATE (20), BENCH_SPREAD_WEBHOOKS (100; full 1000: webhooks live for the memory figure),
  * BENCH_BURST_CONTACTS (2000; full 100000), BENCH_BURST_CLIENTS (16), BENCH_BURST_SECONDS_MAX (60; full 900: bound of the burst and of each of its waits),
  * BENCH_BURST_CONTROL_SECONDS (BENCH_SECONDS: the control run without a webhook), BENCH_BURST_RETRY_SCHEDULE (default: nine equal waits that outlast the dead receiver).
+ * BENCH_HANGING_WEBHOOKS (220), BENCH_HANGING_SECONDS (60), BENCH_HANGING_NOISY_RATE (1), BENCH_HANGING_HEALTHY_RATE (2), BENCH_HANGING_DRAIN_SECONDS (420):
+ * one merchant's webhooks to receivers that never answer (one host, then a port each) beside a healthy merchant's one webhook.
  * Each lifecycle phase, and the spread of contacts, lasts BENCH_SECONDS.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
+import { createServer as createHttpsServer } from 'node:https';
+import type { ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { Client } from '@temporalio/client';
 import type { Sql } from '../src/db';
 import { createOrganization, fundWallet } from '../src/services/organizations';
@@ -57,7 +62,7 @@ const number = (name: string, fallback: number, min = 0): number => {
   if (!Number.isFinite(value) || value < min) throw new Error(`${name} must be a number of at least ${min}`);
   return value;
 };
-const PHASES = (env.BENCH_DELIVERY_PHASES ?? 'slow,close,keepalive,overload,backlog,two,spread,spread-lifecycles,burst').split(',').map((name) => name.trim()).filter(Boolean);
+const PHASES = (env.BENCH_DELIVERY_PHASES ?? 'slow,close,keepalive,overload,backlog,two,spread,spread-lifecycles,burst,hanging').split(',').map((name) => name.trim()).filter(Boolean);
 const SLOW_RATE = number('BENCH_SLOW_RATE', 5, 0.1);
 const SLOW_EVERY = number('BENCH_SLOW_EVERY', 20, 1);
 const SLOW_DELAY_MS = number('BENCH_SLOW_DELAY_MS', 6000);
@@ -78,6 +83,11 @@ const SPREAD_WEBHOOKS = Math.round(number('BENCH_SPREAD_WEBHOOKS', 100, 1));
 const BURST_CONTACTS = Math.round(number('BENCH_BURST_CONTACTS', 2000, 1));
 const BURST_CLIENTS = Math.round(number('BENCH_BURST_CLIENTS', 16, 1));
 const BURST_SECONDS_MAX = number('BENCH_BURST_SECONDS_MAX', 60, 5);
+const HANGING_WEBHOOKS = Math.round(number('BENCH_HANGING_WEBHOOKS', 220, 1));
+const HANGING_SECONDS = number('BENCH_HANGING_SECONDS', 60, 5);
+const HANGING_NOISY_RATE = number('BENCH_HANGING_NOISY_RATE', 1, 0.1);
+const HANGING_HEALTHY_RATE = number('BENCH_HANGING_HEALTHY_RATE', 2, 0.1);
+const HANGING_DRAIN_SECONDS = number('BENCH_HANGING_DRAIN_SECONDS', 420, 10);
 /**
  * The burst's retry schedule: nine equal waits long enough that no delivery spends its 10 attempts
  * while the receiver is dead (the burst, then up to half as long for the first attempts, each wait
@@ -332,6 +342,42 @@ export async function runDeliveryPhases(ctx: DeliveryContext): Promise<void> {
   }
   const factor = (value: number) => (Number.isFinite(value) ? `${value.toFixed(2)}×` : 'n/a');
   const allDone = (point: Point) => point.completed === point.offered;
+
+  // -------------------------------------------------------------------------------------------
+  // Receivers that accept connections and read each request, then never answer until `answer()`:
+  // from then on every request, held ones included, gets 200. `count` servers, each on its own port.
+  async function hangingReceivers(count: number) {
+    const tls = { cert: readFileSync(env.BENCH_CERT_FILE!, 'utf8'), key: readFileSync(env.BENCH_KEY_FILE!, 'utf8') };
+    const held = new Set<ServerResponse>();
+    const state = { answering: false, most: 0 };
+    const servers = await inBatches(Array.from({ length: count }, (_, index) => index), 16, async () => {
+      const server = createHttpsServer(tls, (request, response) => {
+        request.resume();
+        request.on('end', () => {
+          if (state.answering) return void response.end('ok');
+          held.add(response);
+          state.most = Math.max(state.most, held.size);
+          response.on('close', () => held.delete(response));
+        });
+      });
+      server.keepAliveTimeout = 30_000;
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      return server;
+    });
+    const portOf = (index: number) => (servers[index % servers.length]!.address() as AddressInfo).port;
+    return {
+      url: (index: number, path: string) => `https://127.0.0.1:${portOf(index)}${path}`,
+      mostInFlight: () => state.most,
+      answer: () => {
+        state.answering = true;
+        for (const response of held) if (!response.writableEnded) response.end('ok');
+      },
+      close: async () => {
+        for (const server of servers) server.closeAllConnections();
+        await Promise.all(servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))));
+      },
+    };
+  }
 
   // -------------------------------------------------------------------------------------------
   // Merchants of the spread and burst phases: organizations of their own, each with its API key and
@@ -871,6 +917,79 @@ export async function runDeliveryPhases(ctx: DeliveryContext): Promise<void> {
           `The webhook's target is a local port with nothing listening until it comes back. A worker and an API of the phase's own ran with \`WEBHOOK_RETRY_SCHEDULE=${BURST_RETRY_SCHEDULE}\` ` +
           '(the bench\'s worker stopped meanwhile and started again after), so no delivery spends its 10 attempts while the receiver is dead and the retries after it returns come within one wait.',
       ], 'burst');
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // 10. Hanging receivers: one merchant's HANGING_WEBHOOKS webhooks on `contact.created` to
+    // receivers that accept connections and never answer (all on one host, then each on a port of
+    // its own), contacts created at HANGING_NOISY_RATE; beside it a healthy merchant's one webhook
+    // to the keep-alive receiver, contacts at HANGING_HEALTHY_RATE: its 201 → POST received. Then
+    // the hanging receivers answer again, and every noisy delivery must arrive (none lost, none
+    // failed: each kept its attempts).
+    if (PHASES.includes('hanging')) {
+      for (const layout of ['one host', `${HANGING_WEBHOOKS} ports`] as const) {
+        const hanging = await hangingReceivers(layout === 'one host' ? 1 : HANGING_WEBHOOKS);
+        try {
+          const [noisy, healthy] = [await newMerchant('Bench hanging noisy'), await newMerchant('Bench hanging healthy')];
+          const noisyHooks = await inBatches(Array.from({ length: HANGING_WEBHOOKS }, (_, index) => index), 8, (index) =>
+            addWebhook('contact.created', hanging.url(index, `/hang/${index}`), noisy.key));
+          const healthyHook = await addWebhook('contact.created', receiverUrl('/contacts'), healthy.key);
+          const answered = new Map<number, number>();
+          const cpu = new CpuMeter(cpuPids());
+          cpu.start();
+          const offered = Math.ceil(HANGING_HEALTHY_RATE * HANGING_SECONDS);
+          const [healthyRun, noisyRun] = await Promise.all([
+            openLoop(HANGING_HEALTHY_RATE, HANGING_SECONDS, offered, async () => {
+              const contact = await postContact(healthy.key);
+              answered.set(contact.id, contact.answeredAt);
+            }),
+            openLoop(HANGING_NOISY_RATE, HANGING_SECONDS, Math.ceil(HANGING_NOISY_RATE * HANGING_SECONDS), async () => {
+              await postContact(noisy.key);
+            }),
+          ]);
+          await waitUntil(() => [...answered.keys()].every((id) => contactReceived.has(id)), 180_000, 100);
+          const usage = cpu.stop();
+          const done = [...answered.keys()].filter((id) => contactReceived.has(id));
+          const latencies = done.map((id) => contactReceived.get(id)! - answered.get(id)!);
+          const [p50, p99] = [percentile(latencies, 50), percentile(latencies, 99)];
+          const missing = answered.size - done.length;
+          const mostInFlight = hanging.mostInFlight();
+          const back = Date.now();
+          hanging.answer();
+          const noisyRows = async () => (await sql<{ status: string; n: number; most: number }[]>`
+            select d.status, count(*)::int as n, max((select count(*) from webhook_delivery_attempts a where a.delivery_id = d.id))::int as most
+            from webhook_deliveries d where d.webhook_id = any(${noisyHooks}::bigint[]) group by d.status`);
+          const drained = await waitUntil(async () => (await noisyRows()).every((row) => row.status === 'delivered'), HANGING_DRAIN_SECONDS * 1000, 1000);
+          const rows = await noisyRows();
+          const byStatus = Object.fromEntries(rows.map((row) => [row.status, row.n]));
+          const total = rows.reduce((sum, row) => sum + row.n, 0);
+          const drainSeconds = (Date.now() - back) / 1000;
+          await settleAndRemove(healthyHook, 10_000, healthy.key);
+          await inBatches(noisyHooks, 8, (hookId) => settleAndRemove(hookId, 0, noisy.key));
+          const latencyMet = missing === 0 && p50 < 50 && p99 < 1000;
+          const keptMet = (byStatus.failed ?? 0) === 0 && drained;
+          verdicts.push({ phase: `hanging (${layout}): healthy merchant`, figure: `${done.length} / ${answered.size} delivered, p50 ${ms(p50)} ms, p99 ${ms(p99)} ms`, target: 'p50 under 50 ms, p99 under 1 s, nothing missing', met: latencyMet });
+          verdicts.push({ phase: `hanging (${layout}): noisy merchant's deliveries`, figure: `${byStatus.delivered ?? 0} of ${total} delivered ${drainSeconds.toFixed(0)} s after its receivers answered, ${byStatus.failed ?? 0} failed`, target: 'every one delivered once its receivers answer, none failed', met: keptMet });
+          await phaseSection(`Delivery: ${HANGING_WEBHOOKS} hanging webhooks of one merchant (${layout}) beside a healthy merchant`, [
+            table(['merchant', 'contacts per second', 'created / offered', 'deliveries', 'healthy: 201 → POST received p50 / p99 ms', 'missing after the drain'], [
+              [`noisy: ${HANGING_WEBHOOKS} webhooks, receivers that never answer (${layout})`, HANGING_NOISY_RATE, `${noisyRun.ops} / ${Math.ceil(HANGING_NOISY_RATE * HANGING_SECONDS)}`, total, '', ''],
+              ['healthy: one webhook, the keep-alive receiver', HANGING_HEALTHY_RATE, `${healthyRun.ops} / ${offered}`, answered.size, `**${ms(p50)} / ${ms(p99)}**`, missing],
+            ]),
+            '',
+            table(['figure', 'value'], [
+              ['most POSTs unanswered at once at the hanging receivers', mostInFlight],
+              ['noisy deliveries once the receivers answered again', `${Object.entries(byStatus).map(([status, n]) => `${n} ${status}`).join(', ')}; ${drained ? `all delivered ${drainSeconds.toFixed(0)} s after` : `bound of ${HANGING_DRAIN_SECONDS} s reached`}; at most ${Math.max(...rows.map((row) => row.most))} attempts for one delivery`],
+              ['CPU cores Temporal / worker / API / PostgreSQL', cpuCell(usage)],
+            ]),
+            '',
+            `Targets: the healthy merchant's p50 under 50 ms and p99 under 1 s with nothing missing (${latencyMet ? 'met' : 'not met'}); every noisy delivery keeps its attempts and arrives once its receivers answer (${keptMet ? 'met' : 'not met'}). ` +
+              `For ${HANGING_SECONDS} s the noisy merchant created ${HANGING_NOISY_RATE} contact(s) per second, each delivered to its ${HANGING_WEBHOOKS} webhooks (${HANGING_WEBHOOKS * HANGING_NOISY_RATE} hanging POSTs a second), ` +
+              `the healthy one ${HANGING_HEALTHY_RATE} per second, both through the API. The hanging receivers accept TLS connections and read each request but never answer, until they answer 200 to everything (the drain, on the service's own retry schedule).`,
+          ], 'hanging');
+        } finally {
+          await hanging.close();
+        }
+      }
     }
 
     // -----------------------------------------------------------------------------------------

@@ -73,6 +73,11 @@ const ConfigSchema = v.object({
   WEBHOOK_ACTOR_HISTORY_EVENTS: v.optional(integerString(50), '5000'),
   // Deliveries of one webhook in flight at once (each on its own connection when the receiver closes them).
   WEBHOOK_CONCURRENCY: v.optional(v.pipe(integerString(1), v.maxValue(256)), '16'),
+  // Deliveries to one receiver (a target's origin: scheme, host, port) in flight at once, all webhooks together: also the
+  // connections a worker keeps to it, so no delivery waits for a connection (docs/architecture.md, How the pool shares itself).
+  WEBHOOK_RECEIVER_CONCURRENCY: v.optional(v.pipe(integerString(1), v.maxValue(1024)), '32'),
+  // Deliveries of one organization in flight at once, all its webhooks together: one merchant's many webhooks take no more.
+  WEBHOOK_ORGANIZATION_CONCURRENCY: v.optional(v.pipe(integerString(1), v.maxValue(4096)), '64'),
   // Webhook senders one worker process runs at once, on their own task queue (the pool's dispatchers, and earlier actors' senders).
   WEBHOOK_SENDERS: v.optional(integerString(1), '200'),
   // The webhook delivery pool: how many dispatchers send every webhook's deliveries, and the POSTs each keeps in flight.
@@ -134,6 +139,8 @@ export type Config = ConnectorSettings & {
   /** `{bills_url}` (docs/api.md#bill-payments) as the OpenAPI document shows it; unset = the API's own base URL. */
   billsBaseUrl: string | undefined;
   webhooks: { retryDelaysMs: number[]; jitter: number; caFile: string | undefined; actorHistoryEvents: number; disableAfterHours: number; concurrency: number; senders: number; dispatchers: number; dispatchWindow: number;
+    /** In flight per receiver (origin) and per organization: how the delivery pool shares itself. */
+    receiverConcurrency: number; organizationConcurrency: number;
     /** The task queue whose webhooks the pool sends (WEBHOOK_DISPATCH_SCOPE=task-queue), or null for every webhook. */
     dispatchQueue: string | null };
   /** `days` of events, `auditDays` of the audit trail (at least `days`). */
@@ -230,6 +237,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     billsBaseUrl: c.BILLS_BASE_URL?.replace(/\/+$/, ''),
     webhooks: { retryDelaysMs: c.WEBHOOK_RETRY_SCHEDULE, jitter: c.WEBHOOK_RETRY_JITTER, caFile: c.WEBHOOK_CA_FILE, actorHistoryEvents: c.WEBHOOK_ACTOR_HISTORY_EVENTS,
       disableAfterHours: c.WEBHOOK_DISABLE_AFTER_HOURS, concurrency: c.WEBHOOK_CONCURRENCY, senders: c.WEBHOOK_SENDERS,
+      receiverConcurrency: c.WEBHOOK_RECEIVER_CONCURRENCY, organizationConcurrency: c.WEBHOOK_ORGANIZATION_CONCURRENCY,
       dispatchers: c.WEBHOOK_DISPATCHERS, dispatchWindow: c.WEBHOOK_DISPATCH_WINDOW,
       dispatchQueue: c.WEBHOOK_DISPATCH_SCOPE === 'task-queue' ? c.TASK_QUEUE : null },
     retention: { days: c.EVENT_RETENTION_DAYS, auditDays: c.AUDIT_RETENTION_DAYS ?? Math.max(DEFAULT_AUDIT_RETENTION_DAYS, c.EVENT_RETENTION_DAYS), sweepEnabled: c.RETENTION_SWEEP, sweepIntervalSeconds: c.RETENTION_SWEEP_INTERVAL_SECONDS },

@@ -31,6 +31,10 @@ export type Receiver = {
   requests: (path: string) => ReceivedRequest[];
   /** The most requests of a path that were ever unanswered at once. */
   maxInFlight: (path: string) => number;
+  /** Requests of every path unanswered now, and the most there were at once since the last `resetMostInFlight`. */
+  inFlightNow: () => number;
+  mostInFlight: () => number;
+  resetMostInFlight: () => void;
   close: () => Promise<void>;
 };
 
@@ -38,6 +42,7 @@ export async function startReceiver(certificate: Certificate): Promise<Receiver>
   const scripts = new Map<string, { replies: Reply[]; then: Reply }>();
   const received = new Map<string, ReceivedRequest[]>();
   const inFlight = new Map<string, { now: number; most: number }>();
+  const total = { now: 0, most: 0 };
   const server: Server = createServer({ key: certificate.key, cert: certificate.cert }, (request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -56,8 +61,11 @@ export async function startReceiver(certificate: Certificate): Promise<Receiver>
       count.now += 1;
       count.most = Math.max(count.most, count.now);
       inFlight.set(path, count);
+      total.now += 1;
+      total.most = Math.max(total.most, total.now);
       response.on('close', () => {
         count.now -= 1;
+        total.now -= 1;
       });
       const answer = () => {
         if (response.destroyed) return;
@@ -76,6 +84,11 @@ export async function startReceiver(certificate: Certificate): Promise<Receiver>
     script: (path, replies, then = { status: 200 }) => scripts.set(path, { replies: [...replies], then }),
     requests: (path) => received.get(path) ?? [],
     maxInFlight: (path) => inFlight.get(path)?.most ?? 0,
+    inFlightNow: () => total.now,
+    mostInFlight: () => total.most,
+    resetMostInFlight: () => {
+      total.most = total.now;
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

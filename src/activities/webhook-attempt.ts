@@ -25,7 +25,10 @@ export type WebhookActivityDeps = {
   sql: Sql;
   launcher: Launcher;
   sandbox: boolean;
-  webhooks: RetrySchedule & { caFile: string | undefined; disableAfterHours: number; concurrency: number; dispatchWindow: number; dispatchQueue: string | null };
+  webhooks: RetrySchedule & {
+    caFile: string | undefined; disableAfterHours: number; concurrency: number; dispatchWindow: number; dispatchQueue: string | null;
+    receiverConcurrency: number; organizationConcurrency: number;
+  };
 };
 
 /** A claimed row stays its sender's this long: more than a POST's timeout and its logging. */
@@ -78,7 +81,11 @@ export async function attemptClaimed(
   const sent = await postDelivery(webhook, item.event, secrets, transport);
   const outcome = attemptOutcome(sent.statusCode);
   const next = nextAttemptAt(outcome);
-  const recorded = await logAttempt(sql, { deliveryId: item.deliveryId, webhookId: webhook.id, attempt: item.attempt, ...sent, outcome, final: final(outcome), nextAttemptAt: next });
+  // No status at all (a timeout, a refused or broken connection) is the receiver's fault: enough of them in a row and it is probed.
+  const receiver = sent.statusCode === null ? 'fault' : 'answered';
+  const recorded = await logAttempt(sql, {
+    deliveryId: item.deliveryId, webhookId: webhook.id, attempt: item.attempt, ...sent, outcome, final: final(outcome), nextAttemptAt: next, receiver,
+  });
   recordWebhookAttempt({ outcome: recorded.outcome, attempt: item.attempt, eventCreatedAt: item.event.created, redelivery: item.redelivery });
   log.info('webhook attempt', { webhookId: webhook.id, deliveryId: item.deliveryId, attempt: item.attempt, outcome: recorded.outcome, statusCode: recorded.statusCode });
   return { outcome: recorded.outcome, final: final(recorded.outcome), nextAttemptAt: recorded.outcome === 'failed' ? next : null };

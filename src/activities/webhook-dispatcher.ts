@@ -147,6 +147,7 @@ export async function dispatchDeliveries(
   const context = Context.current();
   const { sql, webhooks } = deps;
   const window = input.window ?? webhooks.dispatchWindow;
+  const shares = { perWebhook: webhooks.concurrency, perReceiver: webhooks.receiverConcurrency, perOrganization: webhooks.organizationConcurrency };
   const run = new DispatchRun(deps, transport, schedule);
   const notifications = wakeups.subscribeAll();
   const beat = every(HEARTBEAT_MS, () => context.heartbeat());
@@ -158,7 +159,7 @@ export async function dispatchDeliveries(
       let room = false;
       if (!stopping && run.inFlight.size < window) {
         const wanted = window - run.inFlight.size;
-        const claimed = await claimDueAcrossWebhooks(sql, { limit: wanted, perWebhook: webhooks.concurrency, leaseMs: LEASE_MS, dispatchQueue: webhooks.dispatchQueue });
+        const claimed = await claimDueAcrossWebhooks(sql, { limit: wanted, leaseMs: LEASE_MS, dispatchQueue: webhooks.dispatchQueue, shares });
         if (claimed.length > 0) run.claims += 1;
         run.start(claimed);
         room = claimed.length < wanted;

@@ -149,8 +149,23 @@ export type DeliveryRow = {
   status: DeliveryStatus;
   created: Date;
   finishedAt: Date | null;
+  /** When a pending delivery's next attempt is due (it may wait longer: see `probing`). */
+  nextAttemptAt: Date | null;
+  /** A pending delivery's receiver while it is probed (docs/api.md#webhooks): why the delivery waits past its due time. */
+  probing: ReceiverProbing | null;
   attempts: AttemptRow[];
 };
+
+/** A receiver that stopped answering: its origin, the faults in a row, since when it is probed, and the last fault. */
+export type ReceiverProbing = { origin: string; faults: number; since: Date; lastFault: string | null };
+
+/** Why a pending delivery waits past its due time, in words for the attempt log and the console; null when it does not. */
+export function waitingReason(probing: ReceiverProbing | null): string | null {
+  if (probing === null) return null;
+  const last = probing.lastFault === null ? '' : ` (last: ${probing.lastFault})`;
+  return `The receiver ${probing.origin} has not answered its last ${probing.faults} POSTs${last}; since ${formatTimestamp(probing.since)} ` +
+    'it is probed with one POST at a time, and its other deliveries wait, keeping their attempts, until it answers.';
+}
 
 export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed', 'gone', 'cancelled'] as const satisfies readonly DeliveryStatus[];
 
@@ -165,6 +180,10 @@ export const DeliverySchema = v.pipe(
     status: described(v.picklist(DELIVERY_STATUSES), '`gone`: the receiver answered 410 and the webhook was deleted; `cancelled`: the webhook was deleted or disabled meanwhile.'),
     created: Timestamp,
     finished: described(NullableTimestamp, 'When the outcome became final; null while pending.'),
+    next_attempt_at: described(NullableTimestamp, 'While pending: when its next attempt is due. Null once final.'),
+    waiting: described(v.nullable(v.string()),
+      'While pending and its receiver (the origin of the target) is probed after timeouts or refused connections: why the delivery waits ' +
+      'past its due time. Null otherwise.'),
     attempts: v.array(v.object({
       attempt: described(v.number(), '1 to 10.'),
       time: Timestamp,
@@ -178,7 +197,7 @@ export const DeliverySchema = v.pipe(
   v.description('One delivery of an event to a webhook, with every attempt made so far (the attempt log).'),
   v.examples([{
     id: 88, webhook: 56, event: 1234, event_type: 'contact.created' as const, redelivery: false, status: 'delivered' as const,
-    created: '2025-05-01T13:45:00Z', finished: '2025-05-01T13:45:01Z',
+    created: '2025-05-01T13:45:00Z', finished: '2025-05-01T13:45:01Z', next_attempt_at: null, waiting: null,
     attempts: [{ attempt: 1, time: '2025-05-01T13:45:00Z', duration_ms: 182, outcome: 'delivered' as const, status_code: 200, error: null, response: 'ok' }],
   }]),
 );
@@ -194,6 +213,8 @@ export function serializeDelivery(delivery: DeliveryRow): DeliveryResource {
     status: delivery.status,
     created: formatTimestamp(delivery.created),
     finished: formatNullableTimestamp(delivery.finishedAt),
+    next_attempt_at: formatNullableTimestamp(delivery.nextAttemptAt),
+    waiting: waitingReason(delivery.probing),
     attempts: delivery.attempts.map((attempt) => ({
       attempt: attempt.attempt,
       time: formatTimestamp(attempt.startedAt),

@@ -51,8 +51,8 @@ export function outgoingTransport({ sandbox, caFile, timeoutMs, connectionsPerRe
 
 /**
  * Agents that keep a connection to a receiver open for a moment after a POST, for the next one, at
- * most `connections` to one receiver (a webhook's window: a receiver that closes every connection
- * gets that many opened in parallel).
+ * most `connections` to one receiver: the same number the delivery pool keeps in flight to it
+ * (`WEBHOOK_RECEIVER_CONCURRENCY`), so a claimed delivery never waits here for a socket.
  * An idle connection closes after 2 s (the agent's `timeout` applies to free sockets only), before
  * a receiver's own keep-alive timeout (Node's 5 s, most proxies' 60 s) could close one under a POST
  * about to be sent on it.

@@ -27,7 +27,7 @@ export type ClaimedDelivery = {
  * statement, with each row's event.
  */
 export async function claimDue(sql: Queryable, webhookId: WebhookId, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
-  const rows = await sql<(Omit<ClaimedDelivery, 'event'> & { eventId: EventId; data: Record<string, unknown>; eventCreated: Date; traceparent: string | null })[]>`
+  const rows = await sql<ClaimedRow[]>`
     with due as (
       select id, leased_until from webhook_deliveries
       where webhook_id = ${webhookId} and status = 'pending' and next_attempt_at <= now() and (leased_until is null or leased_until < now())
@@ -42,54 +42,113 @@ export async function claimDue(sql: Queryable, webhookId: WebhookId, limit: numb
            e.id as "eventId", e.data, e.created as "eventCreated", e.traceparent
     from claimed c join events e on e.id = c.event_id
     order by c.next_attempt_at, c.id`;
-  return rows.map(({ eventId, data, eventCreated, traceparent, ...row }) => ({ ...row, event: { id: eventId, data, created: eventCreated, traceparent } }));
+  return rows.map(withEvent);
 }
+
+/** How a claim shares the pool: what each webhook, receiver and organization may have in flight at once. */
+export type ClaimShares = {
+  /** Deliveries of one webhook in flight (`WEBHOOK_CONCURRENCY`). */
+  perWebhook: number;
+  /** Deliveries to one receiver (origin) in flight: the outgoing connection pool's limit per origin too (`WEBHOOK_RECEIVER_CONCURRENCY`). */
+  perReceiver: number;
+  /** Deliveries of one organization in flight, all its webhooks together (`WEBHOOK_ORGANIZATION_CONCURRENCY`). */
+  perOrganization: number;
+};
+
+/** POSTs in flight to a receiver being probed (it timed out or refused `PROBE_AFTER_FAULTS` times in a row). */
+export const PROBE_IN_FLIGHT = 1;
+/** Consecutive timeouts or connection failures after which a receiver is probed. */
+export const PROBE_AFTER_FAULTS = 3;
+
+type ClaimedRow = Omit<ClaimedDelivery, 'event'> & { eventId: EventId; data: Record<string, unknown>; eventCreated: Date; traceparent: string | null };
 
 /**
  * Takes up to `limit` due deliveries across every live webhook for a dispatcher of the pool
- * (activities/webhook-dispatcher.ts), leased for `leaseMs`, in one statement with each row's event:
- * - each webhook keeps to `perWebhook` deliveries in flight (its leased rows), whichever
- *   dispatcher holds them: a webhook's rows are claimed under its row's lock, so two dispatchers
- *   never count its room at once (one that finds it locked passes it over, not waits);
- * - turn by turn across webhooks: every webhook's soonest due row before any webhook's second, so
- *   no backlog delays another webhook's first attempt;
- * - rows another claim holds are skipped, not waited for.
+ * (activities/webhook-dispatcher.ts), leased for `leaseMs`, in one statement with each row's event.
+ * How it shares the pool (docs/architecture.md, How the pool shares itself):
+ * - **in flight is counted, never queued**: a webhook, its receiver (the target's origin) and its
+ *   organization each keep to their share of deliveries in flight (leased rows), whichever
+ *   dispatcher holds them; a receiver being probed to `PROBE_IN_FLIGHT`. Nothing is claimed that
+ *   cannot start at once, so no claimed row waits for a connection while it holds a slot;
+ * - **organizations first, then webhooks**: every organization's first row before any
+ *   organization's second, and within an organization every webhook's first before any webhook's
+ *   second; ties go to the row due longest, so an organization passed over by a full claim is first
+ *   in the next one (round robin with a quantum of one delivery: no starvation);
+ * - a receiver's rows are counted and claimed under its row's lock (and each webhook's under its
+ *   own), so two dispatchers never count the same room at once: one that finds them locked passes
+ *   them over, not waits.
  * Every organization's rows: not a tenant query.
  */
 export async function claimDueAcrossWebhooks(
-  sql: Queryable, { limit, perWebhook, leaseMs, dispatchQueue }: { limit: number; perWebhook: number; leaseMs: number; dispatchQueue: string | null },
+  sql: Queryable,
+  { limit, leaseMs, dispatchQueue, shares }: { limit: number; leaseMs: number; dispatchQueue: string | null; shares: ClaimShares },
 ): Promise<ClaimedDelivery[]> {
   if (limit <= 0) return [];
-  const rows = await sql<(Omit<ClaimedDelivery, 'event'> & { eventId: EventId; data: Record<string, unknown>; eventCreated: Date; traceparent: string | null })[]>`
+  const rows = await sql<ClaimedRow[]>`
     with ready as (
-      select w.id from webhooks w
+      select w.id, w.organization_id, w.receiver, w.dispatched_at, r.probing_since is not null as probing,
+             (select count(*) from webhook_deliveries l where l.webhook_id = w.id and l.status = 'pending' and l.leased_until >= now())::int as in_flight
+      from webhooks w join webhook_receivers r on r.origin = w.receiver
       where w.deleted_at is null and w.disabled_at is null
         and (${dispatchQueue}::text is null or w.dispatch_queue = ${dispatchQueue})
         and exists (select 1 from webhook_deliveries d where d.webhook_id = w.id and d.status = 'pending'
                       and d.next_attempt_at <= now() and (d.leased_until is null or d.leased_until < now()))
-      for no key update of w skip locked),
+      for no key update of w, r skip locked),
+    receivers as (
+      select receiver, (case when bool_or(probing) then ${PROBE_IN_FLIGHT}::int else ${shares.perReceiver}::int end) - (
+        select count(*) from webhook_deliveries l join webhooks lw on lw.id = l.webhook_id
+        where lw.receiver = ready.receiver and l.status = 'pending' and l.leased_until >= now())::int as free
+      from ready group by receiver),
+    organizations as (
+      select organization_id, max(dispatched_at) as dispatched_at, (
+        select count(*) from webhook_deliveries l
+        where l.organization_id = ready.organization_id and l.status = 'pending' and l.leased_until >= now())::int as in_flight
+      from ready group by organization_id),
     room as (
-      select ready.id as webhook_id, ${perWebhook}::int - (
-        select count(*) from webhook_deliveries l where l.webhook_id = ready.id and l.status = 'pending' and l.leased_until >= now())::int as free
-      from ready),
+      select ready.*, least(${shares.perWebhook}::int - ready.in_flight, rc.free, ${shares.perOrganization}::int - o.in_flight, ${limit}::int) as free
+      from ready join receivers rc using (receiver) join organizations o using (organization_id)),
     due as (
-      select d.id, d.leased_until, d.next_attempt_at, row_number() over (partition by room.webhook_id order by d.next_attempt_at, d.id) as turn
+      select d.id, d.leased_until, d.next_attempt_at, room.id as webhook_id, room.organization_id, room.receiver, room.dispatched_at,
+             room.in_flight + row_number() over (partition by room.id order by d.next_attempt_at, d.id) as webhook_turn
       from room cross join lateral (
         select id, leased_until, next_attempt_at from webhook_deliveries d
-        where d.webhook_id = room.webhook_id and d.status = 'pending' and d.next_attempt_at <= now() and (d.leased_until is null or d.leased_until < now())
-        order by d.next_attempt_at, d.id limit greatest(room.free, 0)
-        for update skip locked) d),
-    chosen as (select * from due order by turn, next_attempt_at, id limit ${limit}),
+        where d.webhook_id = room.id and d.status = 'pending' and d.next_attempt_at <= now() and (d.leased_until is null or d.leased_until < now())
+        order by d.next_attempt_at, d.id limit greatest(room.free, 0)) d),
+    fair as (
+      select due.*, o.in_flight + row_number() over (
+               partition by due.organization_id order by webhook_turn, due.dispatched_at nulls first, next_attempt_at, id) as organization_turn,
+             o.dispatched_at as organization_dispatched_at
+      from due join organizations o using (organization_id)),
+    within_receiver as (
+      select f.* from (
+        select fair.*, row_number() over (
+                 partition by receiver order by organization_turn, organization_dispatched_at nulls first, next_attempt_at, id) as receiver_turn
+        from fair) f
+      join receivers rc using (receiver) where f.receiver_turn <= rc.free),
+    within_organization as (
+      select f.* from (
+        select within_receiver.*, row_number() over (partition by organization_id order by organization_turn) as kept from within_receiver) f
+      join organizations o using (organization_id) where o.in_flight + f.kept <= ${shares.perOrganization}::int),
+    chosen as (
+      select * from within_organization
+      order by organization_turn, organization_dispatched_at nulls first, next_attempt_at, id limit ${limit}),
     claimed as (
       update webhook_deliveries d set leased_until = now() + ${leaseMs}::int * interval '1 millisecond',
         workflow_started_at = coalesce(d.workflow_started_at, now())
-      from chosen where d.id = chosen.id
-      returning d.id, d.webhook_id, d.event_id, d.redelivery, d.next_attempt, d.next_attempt_at, chosen.leased_until is not null as lapsed, chosen.turn)
+      from chosen where d.id = chosen.id and d.status = 'pending' and (d.leased_until is null or d.leased_until < now())
+      returning d.id, d.webhook_id, d.event_id, d.redelivery, d.next_attempt, d.next_attempt_at, chosen.leased_until is not null as lapsed,
+                chosen.organization_turn, chosen.organization_dispatched_at),
+    -- When the pool last served each webhook (and so its organization): the next claim's ties go to the one served longest ago.
+    served as (update webhooks w set dispatched_at = now() where w.id in (select webhook_id from chosen))
     select c.id as "deliveryId", c.webhook_id as "webhookId", c.next_attempt as attempt, c.redelivery, c.lapsed, c.next_attempt_at as "dueAt",
            e.id as "eventId", e.data, e.created as "eventCreated", e.traceparent
     from claimed c join events e on e.id = c.event_id
-    order by c.turn, c.next_attempt_at, c.id`;
-  return rows.map(({ eventId, data, eventCreated, traceparent, ...row }) => ({ ...row, event: { id: eventId, data, created: eventCreated, traceparent } }));
+    order by c.organization_turn, c.organization_dispatched_at nulls first, c.next_attempt_at, c.id`;
+  return rows.map(withEvent);
+}
+
+function withEvent({ eventId, data, eventCreated, traceparent, ...row }: ClaimedRow): ClaimedDelivery {
+  return { ...row, event: { id: eventId, data, created: eventCreated, traceparent } };
 }
 
 /** A claimed row given back unattempted (the sender stopped before sending it): due again at once. */

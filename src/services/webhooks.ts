@@ -14,11 +14,11 @@ import { writeAs } from './audit';
 import type { Actor, OrganizationActor, ServiceDeps } from './deps';
 import { writeOnce, type DuplicateCheck } from './duplicate-checks';
 import { recordRedelivery } from './events';
-import { cancelPending } from './webhook-queue';
+import { PROBE_AFTER_FAULTS, cancelPending } from './webhook-queue';
 import { tenantScope, type ListPage, type PageWindow } from './queries';
 import {
   SECRET_ROTATION_OVERLAP_HOURS, newSigningSecret, type AttemptOutcome, type AttemptRow, type DeliveryRow, type DeliveryStatus,
-  type WebhookRow,
+  type ReceiverProbing, type WebhookRow,
 } from '../domain/webhooks';
 
 export const WEBHOOK_COLUMNS = `id, organization_id as "organizationId", user_id as "userId", event, target, created, updated,
@@ -202,6 +202,12 @@ export async function deliveryContext(sql: Queryable, deliveryId: DeliveryId): P
   };
 }
 
+/**
+ * What an attempt says of its receiver: it answered (any HTTP status), or a fault (a timeout, a
+ * refused or broken connection: no status at all).
+ */
+export type ReceiverNote = 'answered' | 'fault';
+
 type NewAttempt = Omit<AttemptRow, 'outcome'> & { deliveryId: DeliveryId; outcome: AttemptOutcome; webhookId: WebhookId };
 
 /**
@@ -280,7 +286,10 @@ export async function takeDeliveries(
  * retires the webhook. Returns the attempt as logged: when another run of the activity logged it
  * first, that record wins and nothing else changes.
  */
-export async function logAttempt(sql: Queryable, attempt: NewAttempt & { final: boolean; nextAttemptAt: Date | null }): Promise<AttemptRow> {
+export async function logAttempt(
+  sql: Queryable, attempt: NewAttempt & { final: boolean; nextAttemptAt: Date | null; receiver?: ReceiverNote },
+): Promise<AttemptRow> {
+  const note = attempt.receiver ?? null;
   const [logged] = await sql<AttemptRow[]>`
     with inserted as (
       insert into webhook_delivery_attempts (delivery_id, attempt, started_at, duration_ms, outcome, status_code, error, response_excerpt)
@@ -304,7 +313,19 @@ export async function logAttempt(sql: Queryable, attempt: NewAttempt & { final: 
     streak as (
       update webhooks set failing_since = case when ${attempt.outcome} = 'delivered' then null else ${attempt.startedAt}::timestamptz end
       where id = ${attempt.webhookId} and exists (select 1 from inserted)
-        and ((${attempt.outcome} = 'delivered' and failing_since is not null) or (${attempt.outcome} = 'failed' and failing_since is null)))
+        and ((${attempt.outcome} = 'delivered' and failing_since is not null) or (${attempt.outcome} = 'failed' and failing_since is null))),
+    -- The receiver's health (webhook-queue.ts, PROBE_AFTER_FAULTS): a fault counts towards probing it, any answer ends
+    -- that; written only when it changes, so a healthy receiver's attempts write nothing here.
+    receiver as (
+      update webhook_receivers r set
+        failures = case when ${note} = 'answered' then 0 else r.failures + 1 end,
+        probing_since = case when ${note} = 'answered' then null
+                             when r.failures + 1 >= ${PROBE_AFTER_FAULTS}::int then coalesce(r.probing_since, now()) else r.probing_since end,
+        last_fault = case when ${note} = 'answered' then r.last_fault else ${attempt.error} end,
+        last_fault_at = case when ${note} = 'answered' then r.last_fault_at else now() end
+      from webhooks w
+      where w.id = ${attempt.webhookId} and r.origin = w.receiver and ${note}::text is not null and exists (select 1 from inserted)
+        and (${note} = 'fault' or r.failures > 0 or r.probing_since is not null))
     select * from inserted
     union all
     select ${sql.unsafe(ATTEMPT_COLUMNS)} from webhook_delivery_attempts
@@ -321,17 +342,27 @@ export async function finishDelivery(sql: Queryable, deliveryId: DeliveryId, sta
 
 const DELIVERY_COLUMNS = `
   d.id, d.organization_id as "organizationId", d.webhook_id as "webhookId", d.event_id as "eventId",
-         e.type as "eventType", d.redelivery, d.status, d.created, d.finished_at as "finishedAt",
+         e.type as "eventType", d.redelivery, d.status, d.created, d.finished_at as "finishedAt", d.next_attempt_at as "nextAttemptAt",
+         (select json_build_object('origin', r.origin, 'faults', r.failures, 'since', r.probing_since, 'lastFault', r.last_fault)
+            from webhooks w join webhook_receivers r on r.origin = w.receiver
+            where w.id = d.webhook_id and d.status = 'pending' and r.probing_since is not null) as probing,
          coalesce((select json_agg(json_build_object(
                      'attempt', a.attempt, 'startedAt', a.started_at, 'durationMs', a.duration_ms, 'outcome', a.outcome,
                      'statusCode', a.status_code, 'error', a.error, 'responseExcerpt', a.response_excerpt) order by a.attempt)
                    from webhook_delivery_attempts a where a.delivery_id = d.id), '[]') as attempts`;
 const DELIVERY_FROM = 'webhook_deliveries d join events e on e.id = d.event_id';
 
-type RawDeliveryRow = Omit<DeliveryRow, 'attempts'> & { attempts: (Omit<AttemptRow, 'startedAt'> & { startedAt: string })[] };
+type RawDeliveryRow = Omit<DeliveryRow, 'attempts' | 'probing'> & {
+  attempts: (Omit<AttemptRow, 'startedAt'> & { startedAt: string })[];
+  probing: (Omit<ReceiverProbing, 'since'> & { since: string }) | null;
+};
 
-function toDeliveryRow(row: RawDeliveryRow): DeliveryRow {
-  return { ...row, attempts: row.attempts.map((attempt) => ({ ...attempt, startedAt: new Date(attempt.startedAt) })) };
+function toDeliveryRow({ probing, ...row }: RawDeliveryRow): DeliveryRow {
+  return {
+    ...row,
+    attempts: row.attempts.map((attempt) => ({ ...attempt, startedAt: new Date(attempt.startedAt) })),
+    probing: probing === null ? null : { ...probing, since: new Date(probing.since) },
+  };
 }
 
 /** One page of an organization's webhook's deliveries (newest first), each with its attempts. */

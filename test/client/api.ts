@@ -2431,6 +2431,8 @@ export type components = {
          *       "status": "delivered",
          *       "created": "2025-05-01T13:45:00Z",
          *       "finished": "2025-05-01T13:45:01Z",
+         *       "next_attempt_at": null,
+         *       "waiting": null,
          *       "attempts": [
          *         {
          *           "attempt": 1,
@@ -2470,6 +2472,10 @@ export type components = {
             created: string;
             /** @description When the outcome became final; null while pending. */
             finished: string | null;
+            /** @description While pending: when its next attempt is due. Null once final. */
+            next_attempt_at: string | null;
+            /** @description While pending and its receiver (the origin of the target) is probed after timeouts or refused connections: why the delivery waits past its due time. Null otherwise. */
+            waiting: string | null;
             attempts: {
                 /** @description 1 to 10. */
                 attempt: number;
@@ -5920,6 +5926,8 @@ export interface operations {
                      *           "status": "delivered",
                      *           "created": "2025-05-01T13:45:00Z",
                      *           "finished": "2025-05-01T13:45:01Z",
+                     *           "next_attempt_at": null,
+                     *           "waiting": null,
                      *           "attempts": [
                      *             {
                      *               "attempt": 1,
@@ -6014,6 +6022,8 @@ export interface operations {
                      *       "status": "delivered",
                      *       "created": "2025-05-01T13:45:00Z",
                      *       "finished": "2025-05-01T13:45:01Z",
+                     *       "next_attempt_at": null,
+                     *       "waiting": null,
                      *       "attempts": [
                      *         {
                      *           "attempt": 1,

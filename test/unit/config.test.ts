@@ -54,6 +54,8 @@ test('webhook and retention settings: the documented defaults, short schedules f
     senders: 200,
     dispatchers: 2,
     dispatchWindow: 128,
+    receiverConcurrency: 32,
+    organizationConcurrency: 64,
     dispatchQueue: null,
   });
   expect(defaults.retention).toEqual({ days: 30, auditDays: 365, sweepEnabled: true, sweepIntervalSeconds: 3600 });

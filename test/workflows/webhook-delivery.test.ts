@@ -436,6 +436,79 @@ describe('the dispatch pool', () => {
   }, 30_000);
 });
 
+describe('the pool shared by organization and receiver', () => {
+  const originOf = (hanging: Receiver) => `https://127.0.0.1:${hanging.port}`;
+
+  async function deleteHooks(merchant: TestMerchant, hooks: readonly Hook[]): Promise<void> {
+    for (const hook of hooks) expect((await merchant.request(`/api/webhooks/${hook.id}`, { method: 'DELETE' })).status).toBe(204);
+  }
+
+  test('60 webhooks of one merchant on a receiver that never answers: another merchant\'s delivery arrives within a second', async () => {
+    const hanging = await startReceiver(certificate);
+    const noisy = await createMerchant(ctx.app);
+    const hooks: Hook[] = [];
+    try {
+      for (let index = 0; index < 60; index++) {
+        hanging.script(`/hang/${index}`, [], { status: 200, delayMs: 60_000 });
+        hooks.push(await createHook(noisy, hanging.url(`/hang/${index}`)));
+      }
+      // 360 deliveries that hang: more than the pool's window (2 dispatchers × 128).
+      await Promise.all(Array.from({ length: 6 }, () => createContact(noisy)));
+      await eventually('the receiver to hang', async () => hanging.inFlightNow() >= 16);
+      const healthy = await createMerchant(ctx.app);
+      const path = nextPath('beside-hanging');
+      const hook = await createHook(healthy, receiver.url(path));
+      const committed = Date.now();
+      const { eventId } = await createContact(healthy);
+      expect(await deliveryResult(healthy, hook.id, eventId)).toMatchObject({ outcome: 'delivered', attempts: 1 });
+      expect(receiver.requests(path)[0]!.receivedAt - committed).toBeLessThan(1000);
+      // Never more in flight to one receiver than its share (WEBHOOK_RECEIVER_CONCURRENCY, 32): nothing waits for a connection.
+      expect(hanging.mostInFlight()).toBeLessThanOrEqual(32);
+    } finally {
+      await deleteHooks(noisy, hooks);
+      await hanging.close();
+    }
+  }, 60_000);
+
+  test('a receiver that hangs is probed with one POST at a time while its deliveries wait with their attempts; once it answers, every one is delivered', async () => {
+    const flaky = await startReceiver(certificate);
+    const merchant = await createMerchant(ctx.app);
+    const path = '/probed';
+    flaky.script(path, [], { status: 200, delayMs: 60_000 });
+    const hook = await createHook(merchant, flaky.url(path));
+    try {
+      const events = await Promise.all(Array.from({ length: 8 }, () => createContact(merchant)));
+      const probingSince = async () => {
+        const [row] = await testSql()<{ since: Date | null }[]>`select probing_since as since from webhook_receivers where origin = ${originOf(flaky)}`;
+        return row?.since ?? undefined;
+      };
+      const since = await eventually('the receiver to be probed after its timeouts', probingSince, 20_000);
+      await eventually('the first POSTs to time out', async () => flaky.inFlightNow() <= 1);
+      flaky.resetMostInFlight();
+      const log = await merchant.request(`/api/webhooks/${hook.id}/deliveries`);
+      const waiting = (log.body.results as { status: string; waiting: string | null; next_attempt_at: string | null }[])
+        .filter((delivery) => delivery.status === 'pending' && delivery.waiting !== null);
+      expect(waiting.length).toBeGreaterThan(0);
+      expect(waiting[0]!.waiting).toContain(`${originOf(flaky)} has not answered its last`);
+      expect(waiting[0]!.next_attempt_at).not.toBeNull();
+      // A probe times out: one POST at a time meanwhile.
+      await eventually('a probe to fail', async () => {
+        const [row] = await testSql()<{ count: number }[]>`
+          select count(*)::int as count from webhook_delivery_attempts a join webhook_deliveries d on d.id = a.delivery_id
+          where d.webhook_id = ${hook.id} and a.started_at > ${since} and a.outcome = 'failed'`;
+        return row!.count >= 1;
+      }, 20_000);
+      expect(flaky.mostInFlight()).toBe(1);
+      flaky.script(path, [], { status: 200 });
+      for (const { eventId } of events) expect((await deliveryResult(merchant, hook.id, eventId)).outcome).toBe('delivered');
+      expect(await probingSince()).toBeUndefined();
+    } finally {
+      await deleteHooks(merchant, [hook]);
+      await flaky.close();
+    }
+  }, 90_000);
+});
+
 describe('webhook delivery through a worker crash', () => {
   test('kill -9 mid-retry: another worker\'s sender goes on from the attempt reached, each attempt sent and logged once', async () => {
     const taskQueue = uniqueTaskQueue('webhooks-crash');

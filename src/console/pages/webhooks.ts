@@ -19,7 +19,9 @@ import { findApiError } from '../../http/errors';
 import { parsePage } from '../../http/pagination';
 import { EVENT_TYPES } from '../../domain/events';
 import { formatTimestamp } from '../../domain/time';
-import { WEBHOOK_TIMEOUT_MS, deliveryHeaders, serializeWebhook, type DeliveryRow, type WebhookRow } from '../../domain/webhooks';
+import {
+  WEBHOOK_TIMEOUT_MS, deliveryHeaders, serializeWebhook, waitingReason, type DeliveryRow, type RecoveryRow, type WebhookRow,
+} from '../../domain/webhooks';
 import {
   changeOwnWebhook, createOwnWebhook, deleteOwnWebhook, deliverySecrets, findOwnWebhook, listDeliveries, listWebhooks, redeliverEvent,
   rotateSigningSecret, setBasicCredentials, showSigningSecret, webhookDeletion, webhookSchemas, type SigningSecretView,
@@ -35,7 +37,6 @@ import { DONE_NOTICES, disabledWebhooksNotice, ownedId, ownedOrMissing } from '.
 import {
   RecoveryInput, disableOwnWebhook, disabledWebhooks, enableOwnWebhook, listRecoveries, recoverWebhook,
 } from '../../services/webhook-recovery';
-import type { RecoveryRow } from '../../domain/webhooks';
 
 /** The console lists every live webhook of the organization on one page. */
 const ALL_WEBHOOKS = { limit: 1000, offset: 0 };
@@ -173,6 +174,7 @@ ${deliveries.length === 0 ? html`<p class="empty">No deliveries yet: the webhook
 ${deliveries.map((delivery) => html`<section class="card delivery" id="delivery-${delivery.id}" aria-label="Delivery ${delivery.id}">
 <h3>Delivery #${delivery.id} ${badge(delivery.status)}${delivery.redelivery ? html` <span class="badge">redelivery</span>` : ''}</h3>
 <p><a href="/console/events/${delivery.eventId}">${delivery.eventType} event #${delivery.eventId}</a> · started ${when(delivery.created)}${delivery.finishedAt ? html` · finished ${when(delivery.finishedAt)}` : ''}</p>
+${waitingReason(delivery.probing) === null ? '' : html`<p class="field-error" role="status">Waiting: ${waitingReason(delivery.probing)}</p>`}
 ${attemptsTable(delivery)}
 ${deleted ? '' : actionButton(session, `/console/webhooks/${webhook.id}/redeliver`, 'Redeliver this event', { event: delivery.eventId })}
 </section>`)}
