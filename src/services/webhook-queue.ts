@@ -56,11 +56,41 @@ export type ClaimShares = {
 };
 
 /** POSTs in flight to a receiver being probed (it timed out or refused `PROBE_AFTER_FAULTS` times in a row). */
-export const PROBE_IN_FLIGHT = 1;
+const PROBE_IN_FLIGHT = 1;
 /** Consecutive timeouts or connection failures after which a receiver is probed. */
 export const PROBE_AFTER_FAULTS = 3;
 
 type ClaimedRow = Omit<ClaimedDelivery, 'event'> & { eventId: EventId; data: Record<string, unknown>; eventCreated: Date; traceparent: string | null };
+
+/**
+ * The room of each webhook with due rows that no other claim holds now (their rows and their
+ * receivers' locked): what it, its receiver and its organization have in flight and may still take.
+ */
+function claimRoom(sql: Queryable, dispatchQueue: string | null, shares: ClaimShares, limit: number) {
+  return sql`
+    ready as (
+      select w.id, w.organization_id, w.receiver, w.dispatched_at, r.probing_since is not null as probing,
+             (select count(*) from webhook_deliveries l where l.webhook_id = w.id and l.status = 'pending' and l.leased_until >= now())::int as in_flight
+      from webhooks w join webhook_receivers r on r.origin = w.receiver
+      where w.deleted_at is null and w.disabled_at is null
+        and (${dispatchQueue}::text is null or w.dispatch_queue = ${dispatchQueue})
+        and exists (select 1 from webhook_deliveries d where d.webhook_id = w.id and d.status = 'pending'
+                      and d.next_attempt_at <= now() and (d.leased_until is null or d.leased_until < now()))
+      for no key update of w, r skip locked),
+    receivers as (
+      select receiver, (case when bool_or(probing) then ${PROBE_IN_FLIGHT}::int else ${shares.perReceiver}::int end) - (
+        select count(*) from webhook_deliveries l join webhooks lw on lw.id = l.webhook_id
+        where lw.receiver = ready.receiver and l.status = 'pending' and l.leased_until >= now())::int as free
+      from ready group by receiver),
+    organizations as (
+      select organization_id, max(dispatched_at) as dispatched_at, (
+        select count(*) from webhook_deliveries l
+        where l.organization_id = ready.organization_id and l.status = 'pending' and l.leased_until >= now())::int as in_flight
+      from ready group by organization_id),
+    room as (
+      select ready.*, least(${shares.perWebhook}::int - ready.in_flight, rc.free, ${shares.perOrganization}::int - o.in_flight, ${limit}::int) as free
+      from ready join receivers rc using (receiver) join organizations o using (organization_id))`;
+}
 
 /**
  * Takes up to `limit` due deliveries across every live webhook for a dispatcher of the pool
@@ -85,28 +115,7 @@ export async function claimDueAcrossWebhooks(
 ): Promise<ClaimedDelivery[]> {
   if (limit <= 0) return [];
   const rows = await sql<ClaimedRow[]>`
-    with ready as (
-      select w.id, w.organization_id, w.receiver, w.dispatched_at, r.probing_since is not null as probing,
-             (select count(*) from webhook_deliveries l where l.webhook_id = w.id and l.status = 'pending' and l.leased_until >= now())::int as in_flight
-      from webhooks w join webhook_receivers r on r.origin = w.receiver
-      where w.deleted_at is null and w.disabled_at is null
-        and (${dispatchQueue}::text is null or w.dispatch_queue = ${dispatchQueue})
-        and exists (select 1 from webhook_deliveries d where d.webhook_id = w.id and d.status = 'pending'
-                      and d.next_attempt_at <= now() and (d.leased_until is null or d.leased_until < now()))
-      for no key update of w, r skip locked),
-    receivers as (
-      select receiver, (case when bool_or(probing) then ${PROBE_IN_FLIGHT}::int else ${shares.perReceiver}::int end) - (
-        select count(*) from webhook_deliveries l join webhooks lw on lw.id = l.webhook_id
-        where lw.receiver = ready.receiver and l.status = 'pending' and l.leased_until >= now())::int as free
-      from ready group by receiver),
-    organizations as (
-      select organization_id, max(dispatched_at) as dispatched_at, (
-        select count(*) from webhook_deliveries l
-        where l.organization_id = ready.organization_id and l.status = 'pending' and l.leased_until >= now())::int as in_flight
-      from ready group by organization_id),
-    room as (
-      select ready.*, least(${shares.perWebhook}::int - ready.in_flight, rc.free, ${shares.perOrganization}::int - o.in_flight, ${limit}::int) as free
-      from ready join receivers rc using (receiver) join organizations o using (organization_id)),
+    with ${claimRoom(sql, dispatchQueue, shares, limit)},
     due as (
       select d.id, d.leased_until, d.next_attempt_at, room.id as webhook_id, room.organization_id, room.receiver, room.dispatched_at,
              room.in_flight + row_number() over (partition by room.id order by d.next_attempt_at, d.id) as webhook_turn

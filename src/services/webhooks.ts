@@ -206,7 +206,7 @@ export async function deliveryContext(sql: Queryable, deliveryId: DeliveryId): P
  * What an attempt says of its receiver: it answered (any HTTP status), or a fault (a timeout, a
  * refused or broken connection: no status at all).
  */
-export type ReceiverNote = 'answered' | 'fault';
+type ReceiverNote = 'answered' | 'fault';
 
 type NewAttempt = Omit<AttemptRow, 'outcome'> & { deliveryId: DeliveryId; outcome: AttemptOutcome; webhookId: WebhookId };
 
