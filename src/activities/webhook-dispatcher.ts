@@ -159,6 +159,7 @@ export async function dispatchDeliveries(
       let room = false;
       if (!stopping && run.inFlight.size < window) {
         const wanted = window - run.inFlight.size;
+        notifications.take();
         const claimed = await claimDueAcrossWebhooks(sql, { limit: wanted, leaseMs: LEASE_MS, dispatchQueue: webhooks.dispatchQueue, shares });
         if (claimed.length > 0) run.claims += 1;
         run.start(claimed);

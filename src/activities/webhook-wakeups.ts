@@ -8,8 +8,20 @@
 import type { WebhookId } from '../domain/ids';
 import type { Sql } from '../db';
 
-/** A subscriber's wait: resolves at the next notification for it since the wait last returned, or after `ms`. */
-type Wakeup = { wait(ms: number): Promise<void>; close(): void };
+/**
+ * A subscriber's wait: resolves at once when a notification for it came since it last looked for
+ * work (`take`, or the previous wait's return), else at the next one, or after `ms`.
+ */
+type Wakeup = {
+  wait(ms: number): Promise<void>;
+  /**
+   * The subscriber is about to look for work: what was notified so far is answered by that look.
+   * A notification that comes during it (while no wait is pending, or while an earlier wait the
+   * subscriber stopped awaiting still is) is kept for the next wait, never lost.
+   */
+  take(): void;
+  close(): void;
+};
 
 export type Wakeups = {
   /** Hears the notifications of one webhook (the sender draining it). */
@@ -26,8 +38,8 @@ export function createWakeups(sql: Sql, log: (message: string, fields: Record<st
   let listening: Promise<unknown> | null = null;
 
   const poke = (subscriber: Subscriber) => {
-    if (subscriber.wake) subscriber.wake();
-    else subscriber.notified = true;
+    subscriber.notified = true;
+    subscriber.wake?.();
   };
   const notified = (payload: string) => {
     const ids = new Set(payload.split(',').map(Number));
@@ -56,6 +68,9 @@ export function createWakeups(sql: Sql, log: (message: string, fields: Record<st
           const timer = setTimeout(done, Math.max(0, ms));
           subscriber.wake = done;
         });
+      },
+      take() {
+        subscriber.notified = false;
       },
       close() {
         subscribers.delete(subscriber);

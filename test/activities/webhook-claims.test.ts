@@ -7,7 +7,8 @@ import { asId, type OrganizationId } from '../../src/domain/ids';
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { recordEvent } from '../../src/services/events';
 import { claimDueAcrossWebhooks, releaseClaims, type ClaimShares, type ClaimedDelivery } from '../../src/services/webhook-queue';
-import { createMerchant, testApp, testSql, type TestApp, type TestMerchant } from '../helpers';
+import { createWakeups } from '../../src/activities/webhook-wakeups';
+import { createMerchant, eventually, testApp, testSql, type TestApp, type TestMerchant } from '../helpers';
 
 let ctx: TestApp;
 beforeAll(async () => {
@@ -181,5 +182,32 @@ describe('claims count what is in flight per receiver', () => {
     expect(await claim(100)).toHaveLength(19);
     await releaseAll();
     await drain();
+  });
+});
+
+describe('a dispatcher\'s wake-ups', () => {
+  test('a notification that comes while the dispatcher claims, its earlier wait abandoned, wakes its next wait at once', async () => {
+    const wakeups = createWakeups(testSql(), () => {});
+    const dispatcher = wakeups.subscribeAll();
+    try {
+      // The listening connection is up once a notification gets through.
+      await eventually('the wake-ups to listen', async () => {
+        await testSql()`select pg_notify('webhook_deliveries', '0')`;
+        const asked = performance.now();
+        await dispatcher.wait(200);
+        return performance.now() - asked < 150;
+      });
+      // The dispatcher waited, then woke for another reason (a POST finished) and left that wait pending.
+      void dispatcher.wait(5_000);
+      dispatcher.take();
+      // During its claim, new rows are recorded.
+      await testSql()`select pg_notify('webhook_deliveries', '1')`;
+      await Bun.sleep(100);
+      const began = performance.now();
+      await dispatcher.wait(5_000);
+      expect(performance.now() - began).toBeLessThan(50);
+    } finally {
+      dispatcher.close();
+    }
   });
 });
