@@ -1190,7 +1190,7 @@ export type components = {
             phone_is_mm_registered?: string | null;
             /** @description The name the network holds for the number; present after verification. */
             name_on_network?: string | null;
-            /** @description `checked`, `not_registered` or `not_supported`; present after verification. */
+            /** @description `checked`, `not_registered`, `not_supported` or `not_available` (the look-up could not be made now: ask again with `sync`); present after verification. */
             name_matches_network_status?: string;
             /** @description Similarity of the names, 0 to 100; present after verification. */
             name_matches_network_score?: number | null;
