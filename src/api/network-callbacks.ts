@@ -1,6 +1,6 @@
 import { Elysia } from 'elysia';
 import * as v from 'valibot';
-import { SUPPORTED_CURRENCIES } from '../domain/money';
+import { SUPPORTED_CURRENCIES, listedCodes } from '../domain/money';
 import { withinHorizon } from '../domain/dates';
 import { networkByName, reportedPaymentNetwork, reportsPayments, type Connections, type Network } from '../domain/networks';
 import type { AppDeps } from '../http/context';
@@ -8,6 +8,7 @@ import { ApiError } from '../http/errors';
 import { fieldErrors } from '../domain/errors';
 import { REQUIRED, amountField, optionalText, phoneNumber, text } from '../domain/input';
 import { requestSchema, routeDocs } from '../http/route-docs';
+import { CONNECTOR_OPERATORS } from '../network/registry';
 import { networkOfSecret } from '../services/network-credentials';
 
 const IncomingPaymentReport = v.object(
@@ -103,7 +104,7 @@ export const networkCallbackRoutes = ({ sql, launcher, networks }: AppDeps) => {
           'A mobile network reports a payment a subscriber made, with that network\'s secret as `Authorization: Bearer <secret>`. ' +
           'The payment is stored, matched to a collection request, verified with the organization\'s verification URL where ' +
           'the network supports it, and credited; a repeated report of a transaction starts nothing. A network this deployment has a ' +
-          'connector for (M-Pesa Daraja, MTN MoMo, Airtel Money, Vodacom M-Pesa) is refused with 403: its payments are believed only through its operator\'s status query. ' +
+          `connector for (${listedCodes(CONNECTOR_OPERATORS.map((connector) => connector.operator))}) is refused with 403: its payments are believed only through its operator's status query. ` +
           'A network with no connector reports its currency only in sandbox mode while no connector is on (400 on `currency` otherwise), ' +
           'and an amount takes at most its currency\'s minor units (400 on `amount`: TZS, UGX and RWF are whole).',
         tags: ['Mobile networks'],

@@ -16,6 +16,7 @@ import { AuditEventSchema } from '../domain/audit';
 import { BillServiceSchema, ElectricityBillerSchema, PinBundleSchema } from '../domain/bills';
 import { TransactionSchema } from '../domain/collections';
 import { DeliverySchema, WebhookSchema } from '../domain/webhooks';
+import { listedCodes } from '../domain/money';
 import { PARAMETER_ROLES_EXTENSION, ROLES, ROLES_EXTENSION, rolesOfDetail, rolesWith, type Role } from '../domain/roles';
 import { AccountSchema, CurrencySchema, LedgerTransactionSchema, NetworkSchema, PaymentSchema, ReversalSchema } from '../domain/money-out';
 import { PaymentBatchLineSchema, PaymentBatchSchema } from '../domain/payment-batches';
@@ -34,6 +35,7 @@ import {
 } from '../http/route-docs';
 import { API_VERSION_HEADER } from '../http/versions';
 import { queryWritesOf } from '../http/query-writes';
+import { CONNECTOR_OPERATORS } from '../network/registry';
 import { METRICS_PATH } from './metrics';
 
 export const DOCS_PATH = '/openapi';
@@ -211,6 +213,15 @@ does not serve is 405 with \`Allow\`. Paths work with and without a trailing sla
 operator; past the limit 429 with \`Retry-After\`.
 `.trim();
 
+/** The operator callbacks' tag: which connectors call back and which answer every call themselves, from the connector registry. */
+function operatorCallbacksDescription(): string {
+  const named = (callsBack: boolean) => CONNECTOR_OPERATORS.filter((connector) => connector.callsBack === callsBack).map((connector) => connector.operator);
+  const silent = named(false);
+  const answering = silent.length === 0 ? '' : `; ${listedCodes(silent)} ${silent.length === 1 ? 'answers every call itself and calls' : 'answer every call themselves and call'} nothing back`;
+  return `Fixed paths the real operators call back (${listedCodes(named(true))}), registered or sent under PUBLIC_BASE_URL${answering}. ` +
+    'They carry no credentials: a callback only wakes the workflow it names, which then asks the operator\'s own status query; money moves on that answer alone.';
+}
+
 const TAGS = [
   { name: 'Collections', description: 'Payments received from subscribers; read only, and claimed.' },
   { name: 'Collection requests', description: 'Requests for a subscriber to pay.' },
@@ -232,11 +243,7 @@ const TAGS = [
   { name: 'Reference', description: 'The currencies and mobile networks the service handles.' },
   { name: 'Bill payments', description: 'Billers, electricity billers and pin bundles, served from `{bills_url}`.' },
   { name: 'Mobile networks', description: 'Entry points the mobile networks call, with their own credentials.' },
-  {
-    name: 'Operator callbacks',
-    description: 'Fixed paths the real operators call back (Safaricom\'s Daraja, MTN MoMo), registered or sent under PUBLIC_BASE_URL. They carry no credentials: ' +
-      'a callback only wakes the workflow it names, which then asks the operator\'s own status query; money moves on that answer alone.',
-  },
+  { name: 'Operator callbacks', description: operatorCallbacksDescription() },
   { name: 'Service', description: 'The service itself.' },
 ];
 

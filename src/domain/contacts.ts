@@ -64,7 +64,7 @@ export const ContactSchema = v.pipe(
     phone_is_supported: v.optional(described(v.string(), 'Whether the network supports look-ups of the number (`yes`, `no`); present after verification.')),
     phone_is_mm_registered: optionalText('Whether the number is registered for mobile money (`yes`, `no`); present after verification.'),
     name_on_network: optionalText('The name the network holds for the number; present after verification.'),
-    name_matches_network_status: v.optional(described(v.string(), '`checked`, `not_registered` or `not_supported`; present after verification.')),
+    name_matches_network_status: v.optional(described(v.string(), '`checked`, `not_registered`, `not_supported` or `not_available` (the look-up could not be made now: ask again with `sync`); present after verification.')),
     name_matches_network_score: v.optional(described(v.nullable(v.number()), 'Similarity of the names, 0 to 100; present after verification.')),
     network_name: optionalText('The number\'s network; present after verification.'),
     national_id: optionalText('Present after verification.'),

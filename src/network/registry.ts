@@ -39,6 +39,9 @@ export function readConnectorSettings(values: Record<string, unknown>, problems:
   return Object.fromEntries(units.map((unit) => [unit.configKey, unit.readSettings(values, problems)])) as ConnectorSettings;
 }
 
+/** Every connector's operator as people name it, in the registry's order, and whether it calls back: what the API's documentation names. */
+export const CONNECTOR_OPERATORS: readonly { operator: string; callsBack: boolean }[] = units.map((unit) => ({ operator: unit.operator, callsBack: unit.callsBack }));
+
 /** The operators that are on and call back at PUBLIC_BASE_URL, as people name them. */
 export const operatorsCallingBack = (config: ConnectorSettings): string[] =>
   units.filter((unit) => unit.callsBack && unit.routesOf(settingsOf(unit, config)).length > 0).map((unit) => unit.operator);

@@ -1,17 +1,28 @@
 /**
  * The sessions of an operator whose new session is usable only after an activation delay (Vodacom's
- * M-Pesa OpenAPI), kept so that no call waits for an activation, not even after the operator
- * refused the session in use:
- * - the pool holds, besides the session in use, a spare already past its activation delay: `warm`
- *   asks for the first session at a process's start and for the spare as soon as the first is
- *   issued, in the background;
- * - calls use the oldest active session (the spare is the younger); one the operator refuses is
- *   dropped and the spare serves the next call at once, while its own spare is asked for;
+ * M-Pesa OpenAPI: "up to 30 seconds"), kept so that no call waits for an activation in the ordinary
+ * course, and a call that must wait (every session revoked) waits only as long as the new session
+ * actually takes, within its deadline:
+ * - the pool holds, besides the session in use, a spare: `warm` asks for the first session at a
+ *   process's start and for the spare as soon as the first is issued, in the background;
+ * - a session is used in the ordinary course once its activation delay (`activationMs`) has passed
+ *   or once the operator took a call with it; calls use the oldest such session (the spare is the
+ *   younger);
+ * - a session the operator refuses is dropped, and the spare serves the next call at once while its
+ *   own spare is asked for; with no session usable in the ordinary course, a call waits for the
+ *   next one when it comes before the call's deadline, and fails at once, with nothing carried out,
+ *   when none does (`SessionUnavailableError`);
+ * - where the operator activates a session when it will, up to a most (`activationUpToMs`), and
+ *   refuses one not active yet in the same words as one revoked, a refusal is read by what the pool
+ *   knows of the session: one that served a call, one issued before a session that served was
+ *   refused (the operator ended them together), and one older than that most is revoked (dropped);
+ *   any other may only not be active yet: kept, and tried again after a pause that grows with each
+ *   refusal. A call that would wait past its deadline for `activationMs` tries a new session early
+ *   instead, and again after each pause (the operator often activates well before its most), until
+ *   its deadline;
  * - each session is retired a margin before its end (the operator's clock may run ahead of ours),
  *   and its replacement asked for its activation delay before that, so the replacement is active
- *   when it retires; a retired session still serves, up to its end, when no other is active;
- * - with no active session a call waits for the next activation only when it comes before the
- *   call's deadline; else it fails at once, with nothing sent (`SessionUnavailableError`);
+ *   when it retires; a retired session still serves, up to its end, when no other is usable;
  * - at most one session request is in flight. One that fails is reported, and asked again
  *   `retryMs` later while a session still serves; with none held the next call asks, and fails with
  *   that request's error when it fails too.
@@ -20,10 +31,17 @@
 
 /** What the operator answered to a session request: the bearer it gives, and when it was asked for (its lifetime counts from then). */
 export type IssuedSession = { bearer: string; askedAt: number };
-/** A session held: usable from `activeAt` (its activation delay after the operator answered), preferred until `retireAt`, never used from `expiresAt`. */
-type Session = { bearer: string; activeAt: number; retireAt: number; expiresAt: number };
+/**
+ * A session held: issued at `issuedAt`, used in the ordinary course from `activeAt` (its activation
+ * delay after that) or once `taken` (the operator took a call with it), preferred until `retireAt`,
+ * never used from `expiresAt`; after `refusals` while it may not have been active yet, not tried
+ * again before `retryAt`.
+ */
+type Session = {
+  bearer: string; issuedAt: number; activeAt: number; retireAt: number; expiresAt: number; taken: boolean; refusals: number; retryAt: number;
+};
 
-/** No session is active before the call's deadline: the call was not sent (a later try may find one). */
+/** No session is usable before the call's deadline: the call was not carried out (a later try may find one). */
 export class SessionUnavailableError extends Error {}
 
 type PoolOptions = {
@@ -31,7 +49,15 @@ type PoolOptions = {
   name: string;
   /** Asks the operator for a session; it answers before the session is active. */
   issue: () => Promise<IssuedSession>;
+  /** How long after its issue a session is used in the ordinary course (and surely active). */
   activationMs: number;
+  /**
+   * Where the operator activates a new session when it will, up to this long after its issue
+   * (Vodacom: 30 s): a call that cannot wait for `activationMs` tries a new session sooner, and a new
+   * session refused within this of its issue, never having served, is tried again after a pause
+   * instead of dropped. Absent: a session is active exactly `activationMs` after its issue.
+   */
+  activationUpToMs?: number;
   lifetimeMs: number;
   /** How long after a failed request in the background the next is made, while a session still serves. */
   retryMs: number;
@@ -43,6 +69,12 @@ type PoolOptions = {
 const SESSIONS_HELD = 2;
 /** The most a session is retired before its end (timers and the operator's clock run late at times). */
 const RETIREMENT_MARGIN_MS = 60_000;
+/** The pause after a new session's first refusal, doubled after each further one up to the most: the operator is asked a few times a second at first, and no more than every two seconds. */
+const FIRST_RETRY_PAUSE_MS = 250;
+const LONGEST_RETRY_PAUSE_MS = 2_000;
+
+/** How long a new session refused `refusals` times is left before it is tried again. */
+const retryPause = (refusals: number): number => Math.min(LONGEST_RETRY_PAUSE_MS, FIRST_RETRY_PAUSE_MS * 2 ** (refusals - 1));
 
 /**
  * When a session asked for at `askedAt` is retired and when it ends: a margin before its end (a
@@ -82,6 +114,8 @@ export function createSessionPool(options: PoolOptions) {
   let requesting: Promise<void> | null = null;
   /** The last request's error, until a request succeeds. */
   let lastFailure: unknown = null;
+  /** When a session that had served was last refused: the sessions issued before were ended with it. */
+  let revokedAt = -Infinity;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let stopped = false;
   let signal = changeSignal();
@@ -96,6 +130,9 @@ export function createSessionPool(options: PoolOptions) {
   };
   /** When a session's replacement is due: its activation delay before the session retires. */
   const replacementDue = (session: Session): number => session.retireAt - options.activationMs;
+  /** When a session is used in the ordinary course: once its activation delay passed (or it served), and not before its next try. */
+  const usableFrom = (session: Session): number => Math.max(session.retryAt, session.taken ? -Infinity : session.activeAt);
+  const unavailable = () => new SessionUnavailableError(`${options.name}: no session active before the call's deadline (nothing was carried out)`);
 
   function schedule(at: number): void {
     clearTimeout(timer);
@@ -121,7 +158,8 @@ export function createSessionPool(options: PoolOptions) {
     try {
       const { bearer, askedAt } = await options.issue();
       // Counted from the answer: the operator's activation delay starts once it issued the session.
-      held.push({ bearer, activeAt: Date.now() + options.activationMs, ...lifeOf(options, askedAt) });
+      const issuedAt = Date.now();
+      held.push({ bearer, issuedAt, activeAt: issuedAt + options.activationMs, ...lifeOf(options, askedAt), taken: false, refusals: 0, retryAt: -Infinity });
       lastFailure = null;
       requesting = null;
       replenish();
@@ -135,11 +173,44 @@ export function createSessionPool(options: PoolOptions) {
     }
   }
 
-  /** The session a call uses now: the oldest active one not retired, else the active one that ends last. */
+  /** The session a call uses now in the ordinary course: the oldest usable one not retired, else the usable one that ends last. */
   function serving(now: number): Session | undefined {
-    const active = held.filter((session) => session.activeAt <= now);
-    return active.find((session) => session.retireAt > now) ?? active.at(-1);
+    const usable = held.filter((session) => usableFrom(session) <= now);
+    return usable.find((session) => session.retireAt > now) ?? usable.at(-1);
   }
+
+  /** When a session is next usable in the ordinary course; one still being asked for is, an activation delay after its answer at the soonest. */
+  const nextUsable = (now: number): number =>
+    Math.min(...held.map(usableFrom), requesting === null ? Infinity : now + options.activationMs);
+
+  /**
+   * The session tried before its activation delay ends, when none will be usable in the ordinary
+   * course before the call's deadline: the oldest not known active (a younger one is not active
+   * before it), once its pause is over.
+   */
+  const earlyCandidate = (): Session | undefined => (options.activationUpToMs === undefined ? undefined : held.find((session) => !session.taken));
+  const earlyTry = (now: number): Session | undefined => {
+    const candidate = earlyCandidate();
+    return candidate && candidate.retryAt <= now ? candidate : undefined;
+  };
+
+  /**
+   * How long a call that found no session to use waits before it looks again (a change of the pool,
+   * such as a request's answer, wakes it sooner): until the next session usable in time, else until
+   * the next early try; null when no session can be tried before `activeBy`.
+   */
+  function waitBeforeLook(now: number, activeBy: number): number | null {
+    const usable = Math.min(...held.map(usableFrom));
+    if (nextUsable(now) <= activeBy) return Math.min(usable, activeBy) - now;
+    if (options.activationUpToMs === undefined) return null;
+    const early = earlyCandidate()?.retryAt ?? Infinity;
+    if (early <= activeBy) return early - now;
+    return requesting === null ? null : activeBy - now;
+  }
+
+  /** Whether a refused session may only not be active yet: never taken, issued after the last revocation seen, and younger than an activation's most. */
+  const mayBeInactive = (session: Session, now: number): boolean =>
+    !session.taken && session.issuedAt > revokedAt && now - session.issuedAt < (options.activationUpToMs ?? 0);
 
   return {
     /** Asks for the sessions in the background, unless they are held or on their way. */
@@ -148,38 +219,55 @@ export function createSessionPool(options: PoolOptions) {
     },
 
     /**
-     * The bearer of an active session, waiting for an activation only when it comes by `activeBy`;
-     * throws SessionUnavailableError (nothing sent) when none does, or the request's error when the
-     * session this call asked for was not issued.
+     * The bearer of a session to call with: one usable in the ordinary course, waiting for one only
+     * when it comes by `activeBy`, else one tried early; throws SessionUnavailableError (nothing
+     * carried out) when none can be tried by then, or the request's error when the session this call
+     * asked for was not issued.
      */
     async active(activeBy: number): Promise<string> {
       let asked = false;
       for (;;) {
         const now = Date.now();
         prune(now);
-        const session = serving(now);
-        if (session && now <= activeBy) return session.bearer;
+        if (now > activeBy) throw unavailable();
+        const session = serving(now) ?? (nextUsable(now) > activeBy ? earlyTry(now) : undefined);
+        if (session) return session.bearer;
         if (held.length === 0 && requesting === null) {
           if (asked) throw lastFailure ?? new Error(`${options.name}: no session issued`);
           asked = true;
           replenish(true);
         }
-        const activations = held.map((known) => known.activeAt);
-        // A session still being asked for is active an activation delay after it is answered, at the soonest.
-        const soonest = Math.min(...activations, requesting === null ? Infinity : now + options.activationMs);
-        if (session || soonest > activeBy) {
-          throw new SessionUnavailableError(`${options.name}: no session active before the call's deadline (the call was not sent)`);
-        }
-        await untilChangeOr(signal.changed, Math.min(...activations, activeBy) - now);
+        const wait = waitBeforeLook(now, activeBy);
+        if (wait === null) throw unavailable();
+        await untilChangeOr(signal.changed, wait);
       }
     },
 
-    /** Drops a session the operator refused: the spare serves the next call at once, and a new spare is asked for. */
+    /** The operator took a call with the session: it is active, whatever its activation delay said. */
+    taken(bearer: string): void {
+      const session = held.find((known) => known.bearer === bearer);
+      if (!session || session.taken) return;
+      session.taken = true;
+      session.retryAt = -Infinity;
+      notify();
+    },
+
+    /**
+     * A session the operator refused: one that may only not be active yet is tried again after a
+     * pause; any other is dropped (the spare serves the next call at once, and a new spare is asked for).
+     */
     refused(bearer: string): void {
-      const before = held.length;
-      held = held.filter((session) => session.bearer !== bearer);
-      if (held.length === before) return;
-      replenish();
+      const session = held.find((known) => known.bearer === bearer);
+      if (!session) return;
+      const now = Date.now();
+      if (mayBeInactive(session, now)) {
+        session.refusals += 1;
+        session.retryAt = now + retryPause(session.refusals);
+      } else {
+        if (session.taken) revokedAt = Math.max(revokedAt, now);
+        held = held.filter((known) => known !== session);
+        replenish();
+      }
       notify();
     },
 

@@ -9,8 +9,9 @@ import { fieldErrors } from '../domain/errors';
 import type { ContactId, OrganizationId } from '../domain/ids';
 import { REQUIRED, filterDate, filterPhoneNumber, filterText, metadata, optionalEmail, phoneNumber, text } from '../domain/input';
 import { nameMatchScore } from '../domain/name-match';
-import { networkForNumber } from '../domain/networks';
-import type { NetworkPort } from './ports';
+import { networkForNumber, type Network } from '../domain/networks';
+import { logger } from '../log';
+import type { NameLookup, NetworkPort } from './ports';
 import { DEFAULT_CONTACT_TYPE, serializeContact, type ContactRow, type ContactVerification } from '../domain/contacts';
 import type { Actor, ServiceDeps } from './deps';
 import { writeOnce, type DuplicateCheck } from './duplicate-checks';
@@ -110,20 +111,46 @@ export async function upsertContactIn(
   return { contact, event };
 }
 
+/** A look-up the network could not make now (unreachable, no session, an answer it does not document): asked again on a later read with `sync`. */
+const NOT_AVAILABLE = 'not_available';
+
+/** What the number's network says of it: its look-up, null where it offers none, or `not_available` when the look-up failed. */
+async function lookUpName(contact: ContactRow, numberNetwork: Network | null, network: NetworkPort | null): Promise<NameLookup | null | typeof NOT_AVAILABLE> {
+  if (!numberNetwork || !network) return null;
+  try {
+    return await network.lookupName(contact.phoneNumber, numberNetwork);
+  } catch (error) {
+    // Instant verification answers the contact either way (docs/api.md#contacts): the failure is the network's, told as "not available".
+    logger.warn('name look-up not made: verification not available', { contactId: contact.id, network: numberNetwork.name, error });
+    return NOT_AVAILABLE;
+  }
+}
+
+/** The verification fields of a look-up's outcome. */
+function verificationOf(contact: ContactRow, numberNetwork: Network | null, lookup: NameLookup | null | typeof NOT_AVAILABLE): ContactVerification {
+  const networkName = numberNetwork?.name ?? null;
+  const nothing = { phoneIsMmRegistered: null, nameOnNetwork: null, nameMatchesNetworkScore: null, networkName, nationalId: null, nationalIdType: null };
+  if (lookup === null) return { ...nothing, phoneIsSupported: 'no', nameMatchesNetworkStatus: 'not_supported' };
+  if (lookup === NOT_AVAILABLE) return { ...nothing, phoneIsSupported: 'yes', nameMatchesNetworkStatus: NOT_AVAILABLE };
+  return {
+    phoneIsSupported: 'yes', phoneIsMmRegistered: lookup.registered ? 'yes' : 'no', nameOnNetwork: lookup.nameOnNetwork,
+    nameMatchesNetworkStatus: lookup.registered ? 'checked' : 'not_registered',
+    nameMatchesNetworkScore: lookup.registered ? nameMatchScore(`${contact.firstName} ${contact.lastName}`, lookup.nameOnNetwork) : 0,
+    networkName, nationalId: lookup.nationalId, nationalIdType: lookup.nationalIdType,
+  };
+}
+
 /**
  * Contact instant verification (docs/api.md#contacts): asks the number's network for the registered name
- * and stores what it said with a name-match score, even when the names differ.
+ * and stores what it said with a name-match score, even when the names differ. A look-up that could
+ * not be made is "not available", never an error: stored for a contact never verified, while an
+ * earlier answer of the network stays as it was.
  */
 async function verifyContact(sql: Sql, contact: ContactRow, network: NetworkPort | null): Promise<ContactRow> {
   const numberNetwork = networkForNumber(contact.phoneNumber);
-  const lookup = numberNetwork && network ? await network.lookupName(contact.phoneNumber, numberNetwork) : null;
-  const verification: ContactVerification = lookup === null
-    ? { phoneIsSupported: 'no', phoneIsMmRegistered: null, nameOnNetwork: null, nameMatchesNetworkStatus: 'not_supported',
-        nameMatchesNetworkScore: null, networkName: numberNetwork?.name ?? null, nationalId: null, nationalIdType: null }
-    : { phoneIsSupported: 'yes', phoneIsMmRegistered: lookup.registered ? 'yes' : 'no', nameOnNetwork: lookup.nameOnNetwork,
-        nameMatchesNetworkStatus: lookup.registered ? 'checked' : 'not_registered',
-        nameMatchesNetworkScore: lookup.registered ? nameMatchScore(`${contact.firstName} ${contact.lastName}`, lookup.nameOnNetwork) : 0,
-        networkName: numberNetwork!.name, nationalId: lookup.nationalId, nationalIdType: lookup.nationalIdType };
+  const lookup = await lookUpName(contact, numberNetwork, network);
+  if (lookup === NOT_AVAILABLE && contact.verification) return contact;
+  const verification = verificationOf(contact, numberNetwork, lookup);
   const [updated] = await sql<ContactRow[]>`
     update contacts set phone_is_supported = ${verification.phoneIsSupported}, phone_is_mm_registered = ${verification.phoneIsMmRegistered},
       name_on_network = ${verification.nameOnNetwork}, name_matches_network_status = ${verification.nameMatchesNetworkStatus},

@@ -11,6 +11,7 @@ import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { OPENAPI_DOCUMENT_PATH, type OpenApiDocument } from '../../src/api/openapi';
 import { ERROR_DOCS } from '../../src/http/route-docs';
+import { CONNECTOR_OPERATORS } from '../../src/network/registry';
 import { API_VERSIONS, formatApiVersion } from '../../src/domain/versions';
 import { CLIENT_TYPES_FILE, clientTypesSource } from '../client/generate';
 import { createMerchant, testApp, type TestApp, type TestMerchant } from '../helpers';
@@ -64,6 +65,19 @@ describe('the document', () => {
         }
       }
     }
+  });
+
+  test('the operator callbacks\' tag and the network report route name every connector of the registry (src/network/registry.ts)', () => {
+    const operators = CONNECTOR_OPERATORS.map((connector) => connector.operator);
+    expect(operators).toHaveLength(5);
+    const tag = ((current().tags as Schema[]).find((known) => known.name === 'Operator callbacks')!.description) as string;
+    // The paths are those of the operators that call back; the others are named as answering every call themselves.
+    const callingBack = /call back \(([^)]*)\)/.exec(tag)![1]!;
+    for (const { operator, callsBack } of CONNECTOR_OPERATORS) {
+      expect({ operator, named: tag.includes(operator), callingBack: callingBack.includes(operator) }).toEqual({ operator, named: true, callingBack: callsBack });
+    }
+    const report = current().paths['/network/payments']!.post!.description as string;
+    for (const operator of operators) expect({ operator, named: report.includes(operator) }).toEqual({ operator, named: true });
   });
 
   test('documents each error status of the spec with a schema, a description and an example', () => {

@@ -237,7 +237,7 @@ export type paths = {
         put?: never;
         /**
          * Report an incoming payment (mobile networks)
-         * @description A mobile network reports a payment a subscriber made, with that network's secret as `Authorization: Bearer <secret>`. The payment is stored, matched to a collection request, verified with the organization's verification URL where the network supports it, and credited; a repeated report of a transaction starts nothing. A network this deployment has a connector for (M-Pesa Daraja, MTN MoMo, Airtel Money, Vodacom M-Pesa) is refused with 403: its payments are believed only through its operator's status query. A network with no connector reports its currency only in sandbox mode while no connector is on (400 on `currency` otherwise), and an amount takes at most its currency's minor units (400 on `amount`: TZS, UGX and RWF are whole).
+         * @description A mobile network reports a payment a subscriber made, with that network's secret as `Authorization: Bearer <secret>`. The payment is stored, matched to a collection request, verified with the organization's verification URL where the network supports it, and credited; a repeated report of a transaction starts nothing. A network this deployment has a connector for (M-Pesa Daraja, MTN MoMo, Airtel Money, Vodacom M-Pesa and pawaPay) is refused with 403: its payments are believed only through its operator's status query. A network with no connector reports its currency only in sandbox mode while no connector is on (400 on `currency` otherwise), and an amount takes at most its currency's minor units (400 on `amount`: TZS, UGX and RWF are whole).
          */
         post: operations["reportIncomingPayment"];
         delete?: never;
@@ -1190,7 +1190,7 @@ export type components = {
             phone_is_mm_registered?: string | null;
             /** @description The name the network holds for the number; present after verification. */
             name_on_network?: string | null;
-            /** @description `checked`, `not_registered` or `not_supported`; present after verification. */
+            /** @description `checked`, `not_registered`, `not_supported` or `not_available` (the look-up could not be made now: ask again with `sync`); present after verification. */
             name_matches_network_status?: string;
             /** @description Similarity of the names, 0 to 100; present after verification. */
             name_matches_network_score?: number | null;

@@ -365,6 +365,48 @@ describe('sessions asked for ahead of their use (one connector against its own s
       await openApi.stop();
     }
   });
+
+  test.each([0, 30_000])('every session revoked, a new one usable only 0.5 s after its issue (INS-2 Invalid API Key until then), %d ms configured: the call tries it until M-Pesa takes it', async (activationMs) => {
+    const openApi = await startVodacomSimulator({ ...CREDENTIALS, markets: { TZN: ['TZS'] }, activationMs: 500, plainSessionRefusals: true, decisionDelayMs: 50 });
+    const connector = createVodacomConnector(settingsOf(openApi, { activationMs, lifetimeMs: 3_600_000 }), { sql: testSql() });
+    try {
+      connector.warmUp();
+      await eventually('the session and its spare asked for at start', async () => openApi.sessions().issued === 2);
+      await Bun.sleep(550);
+      expect(await connector.lookupName(tanzanian(), tanzania)).toMatchObject({ registered: true });
+      const since = openApi.calls().length;
+      expect(openApi.revokeSessions()).toBe(2);
+
+      const phone = tanzanian();
+      const started = Date.now();
+      const result = await connector.requestPayment({
+        requestId: asId('CollectionRequest', 1), attempt: 1, phoneNumber: phone, amount: '300', currency: 'TZS', reference: 'After revocation', promptReference: `revoked-${phone}`,
+        network: tanzania, workflowId: `revoked-${phone}`,
+      });
+      const took = Date.now() - started;
+      expect(result).toMatchObject({ accepted: true, paid: { remoteTransactionId: expect.any(String) } });
+      // Sent once the new session was active (0.5 s after its issue), well within the customer payment's deadline.
+      expect(took).toBeGreaterThanOrEqual(450);
+      expect(took).toBeLessThan(3000);
+      const payments = openApi.calls().slice(since).filter((call) => call.api === 'c2bPayment/singleStage');
+      expect(payments.at(-1)).toMatchObject({ status: 201, code: 'INS-0', session: 3 });
+      // Every other try was refused for its session (M-Pesa carried nothing out): the revoked two, then the new one before it was active.
+      expect(payments.slice(0, -1).every((call) => call.status === 401 && call.code === 'INS-2')).toBe(true);
+      expect(payments.length).toBeGreaterThanOrEqual(3);
+      expect(payments.length).toBeLessThanOrEqual(8);
+      expect(openApi.transactions('c2b').filter((payment) => payment.msisdn === msisdn(phone))).toMatchObject([{ status: 'Completed', submissions: 1 }]);
+
+      openApi.revokeSessions();
+      expect(await connector.lookupName(tanzanian(), tanzania)).toMatchObject({ registered: true, nameOnNetwork: 'Sand Box' });
+      // One request in flight at a time, and a new session (with its spare) per revocation, not one per refusal.
+      await eventually('the spares after the revocations', async () => openApi.sessions().issued >= 6);
+      await Bun.sleep(100);
+      expect(openApi.sessions().issued).toBe(6);
+    } finally {
+      connector.stop();
+      await openApi.stop();
+    }
+  });
 });
 
 describe('the simulator keeps the published contract', () => {

@@ -3,7 +3,9 @@
  * OpenAPI's public documentation: sessions from `getSession` whose bearer is the API key encrypted
  * under the portal's public key (RSA, PKCS#1 v1.5, base64), checked by decrypting it with the private
  * key made at start; every other call's bearer is the session id encrypted the same way, refused
- * (HTTP 401) before the session's activation delay, after its lifetime, or for another market;
+ * (HTTP 401) before the session's activation delay, after its lifetime, once revoked, or for
+ * another market (by default each refusal says why; `plainSessionRefusals` answers them all as the
+ * OpenAPI documents them, `INS-2` `Invalid API Key`, as M-Pesa does);
  * the `Origin` header on every call; the `input_*` fields of each API, their formats (amounts of the
  * market's currency, `255…` numbers in Tanzania and `243…` in the DRC), and the documented
  * `output_*` answers with their `INS-*` codes and HTTP statuses. The customer payment
@@ -38,6 +40,12 @@ export type VodacomSimulatorOptions = {
   environment?: 'sandbox' | 'openapi';
   /** How long after it is issued a session becomes usable. */
   activationMs?: number;
+  /**
+   * Every refused session answered `INS-2` `Invalid API Key` (HTTP 401), whether it is not active
+   * yet, ended or revoked: a client learns nothing more from the answer. By default the description
+   * says which.
+   */
+  plainSessionRefusals?: boolean;
   sessionLifetimeMs?: number;
   /** How long M-Pesa waits for the subscriber's PIN before answering INS-9. */
   pinWindowMs?: number;
@@ -66,6 +74,10 @@ export type VodacomSimulator = {
    * use); a session issued but not used yet stays valid. Returns how many were revoked.
    */
   revokeSessionsInUse(): number;
+  /** Revokes every session issued so far, used or not (the operator ending all of an application's sessions). Returns how many. */
+  revokeSessions(): number;
+  /** While on, `getSession` answers `INS-1` (an internal error, HTTP 500): no session is issued. */
+  failSessionRequests(failing: boolean): void;
   transactions(kind?: VodacomTransaction['kind']): VodacomTransaction[];
   /** Sessions issued, and calls refused for a session used before it was active. */
   sessions(): { issued: number; usedBeforeActive: number };
@@ -106,6 +118,7 @@ export async function startVodacomSimulator(options: VodacomSimulatorOptions): P
   const root = `/${options.environment ?? 'sandbox'}`;
   const sessions = new Map<string, { market: string; issuedAt: number; endsAt: number; ordinal: number; used: boolean }>();
   const counters = { issued: 0, usedBeforeActive: 0 };
+  let sessionRequestsFail = false;
   const subscribers = new Map<string, Partial<VodacomSubscriber>>();
   const transactions: VodacomTransaction[] = [];
   const log: Call[] = [];
@@ -129,6 +142,7 @@ export async function startVodacomSimulator(options: VodacomSimulatorOptions): P
     const problem = originProblem(request);
     if (problem) return problem;
     if (bearerOf(request) !== options.apiKey) return reply('INS-2');
+    if (sessionRequestsFail) return reply('INS-1');
     const id = hex(16);
     counters.issued += 1;
     sessions.set(id, { market, issuedAt: Date.now(), endsAt: Date.now() + (options.sessionLifetimeMs ?? 3_600_000), ordinal: counters.issued, used: false });
@@ -139,12 +153,13 @@ export async function startVodacomSimulator(options: VodacomSimulatorOptions): P
   function sessionProblem(request: Request, market: string, session: { market: string; issuedAt: number; endsAt: number } | undefined): Response | null {
     const problem = originProblem(request);
     if (problem) return problem;
-    if (!session || session.market !== market) return reply('INS-2', { output_ResponseDesc: 'Invalid Session ID' });
+    const refused = (why: string) => reply('INS-2', options.plainSessionRefusals ? {} : { output_ResponseDesc: why });
+    if (!session || session.market !== market) return refused('Invalid Session ID');
     if (Date.now() < session.issuedAt + (options.activationMs ?? 0)) {
       counters.usedBeforeActive += 1;
-      return reply('INS-2', { output_ResponseDesc: 'Session ID not yet active' });
+      return refused('Session ID not yet active');
     }
-    return Date.now() > session.endsAt ? reply('INS-2', { output_ResponseDesc: 'Session ID expired' }) : null;
+    return Date.now() > session.endsAt ? refused('Session ID expired') : null;
   }
 
   /** The code of the first rule a request's fields break (missing, of another market or provider, malformed), or null. */
@@ -336,6 +351,14 @@ export async function startVodacomSimulator(options: VodacomSimulatorOptions): P
       const inUse = [...sessions.entries()].filter(([, session]) => session.used);
       for (const [id] of inUse) sessions.delete(id);
       return inUse.length;
+    },
+    revokeSessions() {
+      const revoked = sessions.size;
+      sessions.clear();
+      return revoked;
+    },
+    failSessionRequests(failing) {
+      sessionRequestsFail = failing;
     },
     transactions: (kind) => transactions.filter((known) => kind === undefined || known.kind === kind).map((known) => ({ ...known })),
     sessions: () => ({ ...counters }),

@@ -439,4 +439,96 @@ describe('the session pool (Vodacom\'s sessions: a spare always active)', () => 
     expect(failures).toHaveLength(2);
     pool.stop();
   });
+
+  /**
+   * An operator that activates each session `activatesAfterMs` after issuing it and answers a call
+   * with a session it does not take (not active yet, or revoked) exactly as it answers one revoked.
+   */
+  const operatorOf = (issuer: ReturnType<typeof sessionIssuer>, activatesAfterMs: number) => {
+    const revoked = new Set<string>();
+    const tries: { bearer: string; taken: boolean; at: number }[] = [];
+    const takes = (bearer: string) => {
+      const issuedAt = issuer.asked[Number(bearer.slice('session-'.length)) - 1]!;
+      const taken = !revoked.has(bearer) && Date.now() >= issuedAt + activatesAfterMs;
+      tries.push({ bearer, taken, at: Date.now() });
+      return taken;
+    };
+    /** A call as the connector makes it: a session from the pool, told whether the operator took it, until it does or the deadline comes. */
+    const call = async (pool: ReturnType<typeof createSessionPool>, deadline: number): Promise<string> => {
+      for (;;) {
+        const bearer = await pool.active(deadline);
+        if (takes(bearer)) {
+          pool.taken(bearer);
+          return bearer;
+        }
+        pool.refused(bearer);
+      }
+    };
+    const revokeAll = () => issuer.asked.forEach((_, index) => revoked.add(`session-${index + 1}`));
+    return { tries, call, revokeAll };
+  };
+  const poolUpTo = (issuer: ReturnType<typeof sessionIssuer>, times: { activationMs: number; upToMs: number; lifetimeMs: number }) =>
+    createSessionPool({
+      name: 'Test', issue: issuer.issue, activationMs: times.activationMs, activationUpToMs: times.upToMs, lifetimeMs: times.lifetimeMs, retryMs: 50, onRequestFailure: () => {},
+    });
+
+  test('activation "up to" a most: a call that cannot wait for the whole delay tries the new session early, again after growing pauses, until it is taken', async () => {
+    const issuer = sessionIssuer(5);
+    const operator = operatorOf(issuer, 300);
+    const pool = poolUpTo(issuer, { activationMs: 30_000, upToMs: 30_000, lifetimeMs: 3_600_000 });
+    pool.warm();
+    const started = Date.now();
+    expect(await operator.call(pool, within(2000))).toBe('session-1');
+    const took = Date.now() - started;
+    expect(took).toBeGreaterThanOrEqual(300);
+    expect(took).toBeLessThan(1000);
+    // Tried at once, after 250 ms, then 500 ms later: refused twice (not active yet), kept, and taken.
+    expect(operator.tries.map((tried) => [tried.bearer, tried.taken])).toEqual([['session-1', false], ['session-1', false], ['session-1', true]]);
+    expect(operator.tries[2]!.at - operator.tries[1]!.at).toBeGreaterThanOrEqual(450);
+    // Taken, it serves at once; the spare was asked for, no more.
+    expect(await operator.call(pool, within(100))).toBe('session-1');
+    expect(issuer.asked).toHaveLength(2);
+    pool.stop();
+  });
+
+  test('every session revoked: the one that served and the spare issued before it are dropped; the new session is tried until the operator takes it', async () => {
+    const issuer = sessionIssuer(5);
+    const operator = operatorOf(issuer, 300);
+    // A session used in the ordinary course at once (a delay set too short): its refusals alone say it is not active yet.
+    const pool = poolUpTo(issuer, { activationMs: 0, upToMs: 30_000, lifetimeMs: 3_600_000 });
+    pool.warm();
+    await Bun.sleep(350);
+    expect(await operator.call(pool, within(1000))).toBe('session-1');
+    expect(issuer.asked).toHaveLength(2);
+    operator.revokeAll();
+    const since = operator.tries.length;
+    const started = Date.now();
+    expect(await operator.call(pool, within(3000))).toBe('session-3');
+    expect(Date.now() - started).toBeLessThan(1500);
+    const tried = operator.tries.slice(since);
+    // Each revoked session tried once; then the new one until it was active (300 ms after its issue), taken once.
+    expect(tried.slice(0, 2).map((one) => [one.bearer, one.taken])).toEqual([['session-1', false], ['session-2', false]]);
+    expect(tried.slice(2).every((one) => one.bearer === 'session-3' || one.bearer === 'session-4')).toBe(true);
+    expect(tried.filter((one) => one.taken)).toHaveLength(1);
+    // Two new sessions (the one in use and its spare), not one per refusal.
+    await Bun.sleep(50);
+    expect(issuer.asked).toHaveLength(4);
+    expect(issuer.mostInFlight()).toBe(1);
+    pool.stop();
+  });
+
+  test('a new session not taken in time: SessionUnavailableError once no try comes before the call\'s deadline, without a session asked for per refusal', async () => {
+    const issuer = sessionIssuer(5);
+    const operator = operatorOf(issuer, 5000);
+    const pool = poolUpTo(issuer, { activationMs: 30_000, upToMs: 30_000, lifetimeMs: 3_600_000 });
+    pool.warm();
+    const started = Date.now();
+    await expect(operator.call(pool, within(1200))).rejects.toThrow(SessionUnavailableError);
+    // Tried at once, after 250 ms and 500 ms more; the next try (1 s later) would come after the deadline: the call ends then, not at the deadline.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(700);
+    expect(Date.now() - started).toBeLessThan(1200);
+    expect(operator.tries.map((tried) => tried.bearer)).toEqual(['session-1', 'session-1', 'session-1']);
+    expect(issuer.asked).toHaveLength(2);
+    pool.stop();
+  });
 });

@@ -3,13 +3,16 @@
  * configured for (VODACOM_MARKETS: `vodacomTZN`, `vodacomDRC`), each market its own API context
  * (`<root>/ipg/v2/<context>/...`) and its own sessions. A session comes from `getSession` with the
  * API key encrypted under the portal's public key (RSA, PKCS#1 v1.5, base64) as the bearer; every
- * other call carries the session id encrypted the same way. A new session is first used after its
- * activation delay, so no call waits for one: each market keeps, besides the session in use, a
- * spare already active (src/network/session-pool.ts), asked for at a process's start (`warmUp`)
- * and again whenever the spare takes over, and each session's replacement is asked for ahead of
- * its lifetime's end; a session M-Pesa refuses is dropped at once and the spare serves the call
- * (one request in flight per market). A call never outlives the activity that makes it: it waits
- * for a session's activation only within its deadline, and is not sent otherwise.
+ * other call carries the session id encrypted the same way. A new session becomes usable some time
+ * after it is issued (M-Pesa documents "up to 30 seconds"), so no call waits for one in the ordinary
+ * course: each market keeps, besides the session in use, a spare already active
+ * (src/network/session-pool.ts), asked for at a process's start (`warmUp`) and again whenever the
+ * spare takes over, and each session's replacement is asked for ahead of its lifetime's end. M-Pesa
+ * refuses a revoked session and one not active yet alike (HTTP 401, `INS-2`): a revoked one is
+ * dropped and the spare serves the call; when every session was revoked, the call tries the new
+ * session until M-Pesa takes it (one request in flight per market). A call never outlives the
+ * activity or API request that makes it: past its deadline it fails with nothing carried out
+ * (`SessionUnavailableError`), and a payment or query is then tried again by its activity.
  *
  * The OpenAPI answers each call itself (`output_ResponseCode`: `INS-0` done, `INS-*` otherwise) and
  * calls nothing back. A customer payment (`c2bPayment/singleStage`) answers once the subscriber
@@ -49,8 +52,14 @@ const CALL_DEADLINE_MS = 25_000;
 const C2B_DEADLINE_MS = 13_000;
 /** A call is sent only with this long left before its deadline (its answer's time); a session active later comes too late for it. */
 const LEAST_ANSWER_MS = 2_000;
-/** How many sessions one call tries when M-Pesa refuses them: the one in use, the spare, then a new one. */
-const SESSIONS_TRIED = 3;
+/**
+ * A name look-up's deadline, sessions waited for included: it answers an API request (instant
+ * verification), which must end well within the time the API server and its clients keep a request
+ * open (Bun's default idle timeout: 10 s).
+ */
+const NAME_LOOKUP_DEADLINE_MS = 8_000;
+/** The most a new session takes to become active, as M-Pesa documents it ("up to 30 seconds"). */
+const DOCUMENTED_ACTIVATION_MS = 30_000;
 /** A payment request the status query still does not know this long after it was sent never reached M-Pesa: that attempt failed. */
 const UNKNOWN_PROMPT_FAILS_AFTER_MS = 180_000;
 /** How soon a session request that failed is asked again, while a session still serves. */
@@ -152,6 +161,7 @@ function createMarketClient(settings: VodacomSettings, market: VodacomMarket, ke
     name: `Vodacom M-Pesa ${market.context}`,
     issue: newSession,
     activationMs: settings.sessionActivationMs,
+    activationUpToMs: Math.max(settings.sessionActivationMs, DOCUMENTED_ACTIVATION_MS),
     lifetimeMs: settings.sessionLifetimeMs,
     retryMs: SESSION_RETRY_MS,
     onRequestFailure: (error) => logger.warn(`Vodacom M-Pesa ${market.context}: a session was not issued (a session held, if any, serves while it is asked for again)`, { error }),
@@ -171,20 +181,23 @@ function createMarketClient(settings: VodacomSettings, market: VodacomMarket, ke
     warmUp: sessions.warm,
     stop: sessions.stop,
     /**
-     * One call with an active session of the market; a session M-Pesa refuses is dropped and the call
-     * made again with the next (the spare, already active), never past the call's deadline: a call
-     * M-Pesa refused for its session carried out nothing, so the next one is the only one it takes.
+     * One call with a session of the market; one M-Pesa refuses is told to the pool (which drops it,
+     * or, when it may only not be active yet, has it tried again after a pause) and the call made
+     * again with the session the pool gives next, until M-Pesa takes it or the call's deadline comes
+     * (SessionUnavailableError): a call M-Pesa refused for its session carried out nothing, so the
+     * one it takes is the only one.
      */
     async call(request: Request): Promise<OperatorAnswer> {
       const deadline = Date.now() + (request.deadlineMs ?? CALL_DEADLINE_MS);
-      let answer: OperatorAnswer | undefined;
-      for (let tried = 0; tried < SESSIONS_TRIED; tried += 1) {
+      for (;;) {
         const bearer = await sessions.active(deadline - LEAST_ANSWER_MS);
-        answer = await send(request, bearer, deadline);
-        if (!sessionRefused(answer)) return answer;
+        const answer = await send(request, bearer, deadline);
+        if (!sessionRefused(answer)) {
+          sessions.taken(bearer);
+          return answer;
+        }
         sessions.refused(bearer);
       }
-      return answer!;
     },
   };
 }
@@ -218,8 +231,8 @@ export function createVodacomConnector(settings: VodacomSettings, { sql }: Vodac
     const code = field(answer.body, 'output_ResponseCode');
     if (accepted(answer) && code === 'INS-0') return { decided: 'done', transactionId: field(answer.body, 'output_TransactionID') };
     if ((code !== undefined && UNDECIDED_CODES.has(code)) || (code === undefined && answer.status >= 500)) return { decided: 'unknown' };
-    // Overloaded (INS-16), throttled, or every session tried refused: nothing was carried out; the activity tries again.
-    if (code === undefined || code === 'INS-16' || answer.status === 429 || answer.status === 401 && !TRANSACTION_401_CODES.has(code)) {
+    // Overloaded (INS-16) or throttled: nothing was carried out; the activity tries again.
+    if (code === undefined || code === 'INS-16' || answer.status === 429) {
       throw new Error(`Vodacom M-Pesa ${request.path} not taken: HTTP ${answer.status} ${code ?? ''}`.trim());
     }
     return { decided: 'refused', error: vodacomFailure(code, field(answer.body, 'output_ResponseDesc'), whose) };
@@ -366,7 +379,7 @@ export function createVodacomConnector(settings: VodacomSettings, { sql }: Vodac
       const market = settings.markets.find((served) => served.network === network.name);
       if (!market) return null;
       const answer = await clientOf(market).call({
-        method: 'GET', path: 'queryBeneficiaryName',
+        method: 'GET', path: 'queryBeneficiaryName', deadlineMs: NAME_LOOKUP_DEADLINE_MS,
         query: { input_CustomerMSISDN: msisdnOf(phoneNumber), ...common(market, `N${randomBytes(15).toString('hex')}`), input_KycQueryType: 'Name' },
       });
       const code = field(answer.body, 'output_ResponseCode');

@@ -22,7 +22,8 @@ export const VODACOM_VARIABLES = {
   VODACOM_SERVICE_PROVIDER_CODE: v.optional(v.pipe(v.string(), v.regex(/^\d{4,10}$/, 'must be the digits of the service provider code (shortcode)'))),
   VODACOM_MARKETS: v.optional(v.pipe(v.string(), v.regex(/^\s*[A-Za-z]{3}(:[A-Za-z]{3})?\s*(,\s*[A-Za-z]{3}(:[A-Za-z]{3})?\s*)*$/, 'must be markets such as TZN,DRC (a currency may follow a colon: DRC:CDF)'))),
   VODACOM_ORIGIN: v.optional(v.pipe(v.string(), v.minLength(1)), '*'),
-  // A new session is not usable at once (the portal's documentation): it is first used this long after it was issued.
+  // A new session is not usable at once: M-Pesa documents "up to 30 seconds". A spare is used this long after it was issued;
+  // a call with no other session tries a new one sooner, until M-Pesa takes it (src/network/session-pool.ts).
   VODACOM_SESSION_ACTIVATION_SECONDS: v.optional(v.pipe(integerString(0), v.maxValue(300)), '30'),
   // How long a session lasts from its issue (the application's setting in the portal): its successor is asked for ahead of that.
   VODACOM_SESSION_LIFETIME_SECONDS: v.optional(v.pipe(integerString(1), v.maxValue(604_800)), '3600'),
