@@ -6,9 +6,10 @@
  * event and no delivery costs a workflow step.
  *
  * Each keeps at most `window` POSTs in flight, each finishing on its own; a freed slot is filled by
- * the next claim at once. Claims are fair across webhooks and keep each webhook within its own
- * concurrency whichever dispatcher holds its rows (`claimDueAcrossWebhooks`), so one webhook's
- * backlog, or a receiver that hangs, takes at most its own share. Each attempt is made and logged as
+ * the next claim at once. Claims share the pool by organization, then by webhook, and claim only
+ * what can start now: each webhook, receiver (origin) and organization within its share whichever
+ * dispatcher holds its rows, a receiver that hangs probed one POST at a time
+ * (`claimDueAcrossWebhooks`, docs/architecture.md, How the pool shares itself). Each attempt is made and logged as
  * activities/webhook-attempt.ts makes it: at most one POST per logged attempt, nothing lost across
  * a killed worker (a claimed row's lease lapses and the next claim logs that attempt unknown).
  *
