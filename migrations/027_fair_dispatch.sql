@@ -15,12 +15,13 @@ create index webhooks_receiver_idx on webhooks (receiver);
 
 -- One row per receiver: its health, shared by every dispatcher of every worker. `failures` counts
 -- the timeouts and connection failures since it last answered anything; from the third on it is
--- probed (`probing_since`): the pool keeps one POST in flight to it until one is answered.
--- Dispatchers lock a receiver's row while they count and claim its deliveries.
+-- probed (`probing_since`): the pool keeps one POST in flight to it, no sooner than `probe_after`,
+-- until one is answered. Dispatchers lock a receiver's row while they count and claim its deliveries.
 create table webhook_receivers (
   origin        text primary key,
   failures      integer not null default 0,
   probing_since timestamptz,
+  probe_after   timestamptz,
   last_fault    text,
   last_fault_at timestamptz
 );

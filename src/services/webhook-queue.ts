@@ -59,6 +59,12 @@ export type ClaimShares = {
 const PROBE_IN_FLIGHT = 1;
 /** Consecutive timeouts or connection failures after which a receiver is probed. */
 export const PROBE_AFTER_FAULTS = 3;
+/**
+ * The longest wait, in seconds, between two probes of a receiver. A probe that fails waits as long as
+ * the receiver has been probed (at least a second) before the next: a receiver that refuses at once
+ * is not asked a hundred times a second, and one down for hours is asked twice a minute.
+ */
+export const PROBE_SPACING_MAX_SECONDS = 30;
 
 type ClaimedRow = Omit<ClaimedDelivery, 'event'> & { eventId: EventId; data: Record<string, unknown>; eventCreated: Date; traceparent: string | null };
 
@@ -70,6 +76,7 @@ function claimRoom(sql: Queryable, dispatchQueue: string | null, shares: ClaimSh
   return sql`
     ready as (
       select w.id, w.organization_id, w.receiver, w.dispatched_at, r.probing_since is not null as probing,
+             coalesce(r.probe_after <= now(), true) as probe_due,
              (select count(*) from webhook_deliveries l where l.webhook_id = w.id and l.status = 'pending' and l.leased_until >= now())::int as in_flight
       from webhooks w join webhook_receivers r on r.origin = w.receiver
       where w.deleted_at is null and w.disabled_at is null
@@ -83,7 +90,8 @@ function claimRoom(sql: Queryable, dispatchQueue: string | null, shares: ClaimSh
     -- these sets (which the planner cannot estimate) ran as nested loops, 100 ms a claim with 220 receivers.
     receivers as materialized (
       select jsonb_object_agg(receiver, free) as free from (
-        select receiver, (case when bool_or(probing) then ${PROBE_IN_FLIGHT}::int else ${shares.perReceiver}::int end) - (
+        select receiver, (case when not bool_or(probing) then ${shares.perReceiver}::int
+                               when bool_and(probe_due) then ${PROBE_IN_FLIGHT}::int else 0 end) - (
           select coalesce(sum((select count(*) from webhook_deliveries l
                                where l.webhook_id = lw.id and l.status = 'pending' and l.leased_until >= now())), 0)
           from webhooks lw where lw.receiver = ready.receiver)::int as free

@@ -14,7 +14,7 @@ import { writeAs } from './audit';
 import type { Actor, OrganizationActor, ServiceDeps } from './deps';
 import { writeOnce, type DuplicateCheck } from './duplicate-checks';
 import { recordRedelivery } from './events';
-import { PROBE_AFTER_FAULTS, cancelPending } from './webhook-queue';
+import { PROBE_AFTER_FAULTS, PROBE_SPACING_MAX_SECONDS, cancelPending } from './webhook-queue';
 import { tenantScope, type ListPage, type PageWindow } from './queries';
 import {
   SECRET_ROTATION_OVERLAP_HOURS, newSigningSecret, type AttemptOutcome, type AttemptRow, type DeliveryRow, type DeliveryStatus,
@@ -321,6 +321,9 @@ export async function logAttempt(
         failures = case when ${note} = 'answered' then 0 else r.failures + 1 end,
         probing_since = case when ${note} = 'answered' then null
                              when r.failures + 1 >= ${PROBE_AFTER_FAULTS}::int then coalesce(r.probing_since, now()) else r.probing_since end,
+        probe_after = case when ${note} = 'answered' or r.failures + 1 < ${PROBE_AFTER_FAULTS}::int then null
+                           else now() + least(greatest(extract(epoch from now() - coalesce(r.probing_since, now())), 1),
+                                              ${PROBE_SPACING_MAX_SECONDS}::int) * interval '1 second' end,
         last_fault = case when ${note} = 'answered' then r.last_fault else ${attempt.error} end,
         last_fault_at = case when ${note} = 'answered' then r.last_fault_at else now() end
       from webhooks w

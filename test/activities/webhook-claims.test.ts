@@ -175,10 +175,14 @@ describe('claims count what is in flight per receiver', () => {
     await createHooks(merchant, origin, 5);
     await recordEvents(merchant.organization.id, 4);
     await testSql()`update webhook_receivers set failures = 3, probing_since = now() where origin = ${origin}`;
+    // Its last probe failed a moment ago: the next waits for its time.
+    await testSql()`update webhook_receivers set probe_after = now() + interval '1 minute' where origin = ${origin}`;
+    expect(await claim(100)).toHaveLength(0);
+    await testSql()`update webhook_receivers set probe_after = now() - interval '1 second' where origin = ${origin}`;
     const probe = await claim(100);
     expect(probe).toHaveLength(1);
     expect(await claim(100)).toHaveLength(0);
-    await testSql()`update webhook_receivers set failures = 0, probing_since = null where origin = ${origin}`;
+    await testSql()`update webhook_receivers set failures = 0, probing_since = null, probe_after = null where origin = ${origin}`;
     expect(await claim(100)).toHaveLength(19);
     await releaseAll();
     await drain();
