@@ -35,9 +35,9 @@ const DARAJA_TIMEOUT_MS = 20_000;
 /** A push whose answer was lost and that no callback named in this long has timed out on the phone too. */
 export const UNANSWERED_PROMPT_SECONDS = 120;
 /**
- * How long a push of ours to a number, paid or not yet answered, holds back a reported payment of
- * the same number and amount: the push's request settles its receipt first (a prompt times out on
- * the phone within minutes; transaction status answers within a poll or two).
+ * How long a push of ours to a number that the STK push query has not yet called paid or failed holds
+ * back a reported payment of the same number and amount: the push's request is credited first (a
+ * prompt times out on the phone within minutes), and a push paid without its receipt then takes it.
  */
 const UNSETTLED_PROMPT_SECONDS = 15 * 60;
 
