@@ -5,6 +5,11 @@ export type Sql = postgres.Sql;
 /** What a helper takes when it may run inside `sql.begin` as well as outside it. */
 export type Queryable = postgres.ISql | postgres.Sql | postgres.TransactionSql;
 
+/** Runs `work` in a transaction: the caller's when `sql` is one, else a new one. */
+export async function inTransaction<T>(sql: Queryable, work: (tx: Queryable) => Promise<T>): Promise<T> {
+  return 'begin' in sql ? ((await sql.begin(work)) as T) : await work(sql);
+}
+
 /**
  * The process's pool, with the tenant boundary (src/db/tenancy.ts): statements of a request that
  * named its organization run as the tenant role, scoped to it.

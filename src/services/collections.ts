@@ -23,6 +23,7 @@ import { findRequests } from './collection-requests';
 import { CONTACT_COLUMNS } from './contacts';
 import { recordEvent, type RecordedEvent } from './events';
 import { moveMoney } from './ledger';
+import { receiptOfPromptIn } from './network-operations';
 import { changeRequestStatusIn } from './collection-requests';
 import { isPermanentDatabaseError } from '../db';
 import type postgres from 'postgres';
@@ -93,18 +94,23 @@ export async function findCollection(sql: Queryable, id: CollectionId): Promise<
 /** A payment as a network reports it (the incoming-collection workflow's input). */
 type IncomingPayment = IncomingPaymentInput;
 
-/** Stores a reported payment once: a repeat of the same network transaction returns the first row (locked). */
+/**
+ * Stores a reported payment once: a repeat of the same network transaction returns the first row
+ * (locked). A prompt's payment credited under the prompt's operator reference is stored under the
+ * operator's receipt instead once the prompt settled one (docs/architecture.md#one-receipt-one-credit).
+ */
 async function storeIncomingPaymentIn(tx: Queryable, payment: IncomingPayment): Promise<CollectionRow> {
+  const remoteTransactionId = (await receiptOfPromptIn(tx, payment)) ?? payment.remoteTransactionId;
   const [inserted] = await tx<CollectionRow[]>`
     insert into collections (network, remote_transaction_id, phone_number, amount, currency, reference, prompt_reference, payment_date)
-    values (${payment.network}, ${payment.remoteTransactionId}, ${payment.phoneNumber}, ${payment.amount}, ${payment.currency},
+    values (${payment.network}, ${remoteTransactionId}, ${payment.phoneNumber}, ${payment.amount}, ${payment.currency},
             ${payment.reference}, ${payment.promptReference ?? null}, ${payment.paymentDate})
     on conflict (network, remote_transaction_id) do nothing
     returning ${tx.unsafe(COLLECTION_COLUMNS)}`;
   if (inserted) return inserted;
   const [existing] = await tx<CollectionRow[]>`
     select ${tx.unsafe(COLLECTION_COLUMNS)} from collections
-    where network = ${payment.network} and remote_transaction_id = ${payment.remoteTransactionId} for update`;
+    where network = ${payment.network} and remote_transaction_id = ${remoteTransactionId} for update`;
   if (!existing) throw new Error('collection vanished after a conflicting insert');
   return existing;
 }

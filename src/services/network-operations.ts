@@ -4,7 +4,7 @@
  * operation by the operator's reference and wake its workflow, and a status query's answer waits
  * here for the workflow that asked.
  */
-import type { Queryable } from '../db';
+import { inTransaction, type Queryable } from '../db';
 
 type OperationKind = 'prompt' | 'payout' | 'reversal' | 'status_query';
 
@@ -116,9 +116,97 @@ export async function settlePrompt(sql: Queryable, id: number, outcome: 'failed'
 }
 
 /**
+ * A prompt the operator says was paid while its receipt is not known: credited under the prompt (its
+ * operator reference), it takes the first receipt of its number and amount confirmed later
+ * (`attachReceipt`). Only while the operator's last callback is still `seenHint`, the one the caller
+ * read: a callback that came meanwhile may name the receipt, and is followed first. True when the
+ * prompt is (or already was) paid.
+ */
+export async function markPromptPaid(sql: Queryable, id: number, seenHint: Record<string, unknown> | null): Promise<boolean> {
+  const rows = await sql<{ paid: boolean }[]>`
+    update network_operations set result = coalesce(result, ${sql.json({ status: 'paid' })}), modified = now()
+    where id = ${id} and kind = 'prompt'
+      and ((result is null and hint is not distinct from ${seenHint === null ? null : sql.json(seenHint as never)}::jsonb) or result->>'status' = 'paid')
+    returning true as paid`;
+  return rows.length > 0;
+}
+
+/** Whether a prompt was credited before its receipt was known, and waits for that receipt (`markPromptPaid`). */
+export const awaitsReceipt = (operation: NetworkOperation): boolean =>
+  operation.kind === 'prompt' && operation.remoteTransactionId === null && operation.result?.status === 'paid';
+
+/** Whether a prompt of ours to this number for this amount was paid and waits for its receipt (`markPromptPaid`). */
+export async function promptAwaitsReceipt(sql: Queryable, network: string, payment: { phoneNumber: string; amount: string }): Promise<boolean> {
+  const rows = await sql`
+    select 1 from network_operations
+    where network = ${network} and kind = 'prompt' and phone_number = ${payment.phoneNumber} and amount = ${payment.amount}::numeric
+      and remote_transaction_id is null and result->>'status' = 'paid'
+    limit 1`;
+  return rows.length > 0;
+}
+
+const UNIQUE_VIOLATION = '23505';
+
+/**
+ * The prompt of ours whose payment `receipt` is: the one that settled it, or else the oldest prompt
+ * to this number for this amount that was paid while its receipt was unknown (`markPromptPaid`),
+ * which takes it now (`attachReceiptIn`). A unique violation means another prompt or collection took
+ * the receipt meanwhile: it is theirs, and read here.
+ * docs/architecture.md#one-receipt-one-credit
+ */
+export async function attachReceipt(sql: Queryable, network: string, payment: { phoneNumber: string; amount: string }, receipt: string): Promise<string | null> {
+  try {
+    await inTransaction(sql, (tx) => attachReceiptIn(tx, network, payment, receipt));
+  } catch (error) {
+    if ((error as { code?: string }).code !== UNIQUE_VIOLATION) throw error;
+  }
+  return await promptOfReceipt(sql, network, receipt);
+}
+
+/**
+ * Attaches `receipt` to the oldest paid prompt of this number and amount awaiting one, in one
+ * transaction, under the prompt's row lock: the prompt settles the receipt (no other prompt may hold
+ * it, migration 025), and the collection credited under the prompt's operator reference, with the
+ * request it paid, is renamed to it (no other collection may hold it, the collections' own key). A
+ * credit of the prompt being stored holds the same lock (`receiptOfPromptIn`): it commits before the
+ * statements after the lock look (each with a fresh snapshot), or it stores under the receipt. A
+ * receipt a collection already holds is not taken.
+ */
+async function attachReceiptIn(tx: Queryable, network: string, payment: { phoneNumber: string; amount: string }, receipt: string): Promise<void> {
+  const [prompt] = await tx<{ id: number; reference: string; operatorReference: string }[]>`
+    select id, reference, operator_reference as "operatorReference" from network_operations
+    where network = ${network} and kind = 'prompt' and phone_number = ${payment.phoneNumber} and amount = ${payment.amount}::numeric
+      and remote_transaction_id is null and result->>'status' = 'paid'
+    order by created, id limit 1 for update`;
+  if (!prompt) return;
+  const held = await tx`select 1 from collections where network = ${network} and remote_transaction_id = ${receipt}`;
+  if (held.length > 0) return;
+  await tx`update network_operations set remote_transaction_id = ${receipt}, modified = now() where id = ${prompt.id}`;
+  const renamed = await tx<{ id: number }[]>`
+    update collections set remote_transaction_id = ${receipt}, modified = now()
+    where network = ${network} and remote_transaction_id = ${prompt.operatorReference} and prompt_reference = ${prompt.reference} returning id`;
+  if (renamed.length === 0) return;
+  await tx`update collection_requests set remote_transaction_id = ${receipt}, modified = now() where collection_id in ${tx(renamed.map((row) => row.id))}`;
+}
+
+/**
+ * The receipt a prompt settled, read under a lock on the prompt (`attachReceipt` takes the same) when
+ * `payment` is that prompt's payment credited under the prompt's operator reference; null otherwise.
+ */
+export async function receiptOfPromptIn(tx: Queryable, payment: { network: string; promptReference?: string | null; remoteTransactionId: string }): Promise<string | null> {
+  if (!payment.promptReference) return null;
+  const [row] = await tx<{ receipt: string | null }[]>`
+    select remote_transaction_id as receipt from network_operations
+    where network = ${payment.network} and reference = ${payment.promptReference} and kind = 'prompt' and operator_reference = ${payment.remoteTransactionId}
+    for share`;
+  return row?.receipt ?? null;
+}
+
+/**
  * Whether a prompt of ours to this number for this amount, younger than `withinSeconds`, is neither
- * failed nor settled with its receipt: a payment of the same number and amount reported meanwhile
- * may be its answer, so the report waits for the prompt's request to receive it first.
+ * failed, nor paid (`markPromptPaid`), nor settled with its receipt: a payment of the same number and
+ * amount reported meanwhile may be its answer, so the report waits for the prompt's request to
+ * receive it first (a paid prompt then takes it: `attachReceipt`).
  */
 export async function unsettledPromptFor(sql: Queryable, network: string, phoneNumber: string, amount: string, withinSeconds: number): Promise<boolean> {
   const rows = await sql`
@@ -146,16 +234,23 @@ export async function receiptHeldElsewhere(sql: Queryable, network: string, rece
 }
 
 /** The reference of the prompt of ours whose payment `receipt` is, once that prompt settled it. */
-export async function promptOfReceipt(sql: Queryable, network: string, receipt: string): Promise<string | null> {
+async function promptOfReceipt(sql: Queryable, network: string, receipt: string): Promise<string | null> {
   const [row] = await sql<{ reference: string }[]>`
     select reference from network_operations where network = ${network} and kind = 'prompt' and remote_transaction_id = ${receipt} limit 1`;
   return row?.reference ?? null;
 }
 
-/** The newest status query about `subject`. */
-export async function latestStatusQuery(sql: Queryable, network: string, subject: string): Promise<NetworkOperation | undefined> {
-  const [row] = await sql<NetworkOperation[]>`
-    select ${sql.unsafe(COLUMNS)} from network_operations
+/**
+ * The newest status query about `subject`, with the newest answer any query about it got
+ * (`newestAnswer`): an operator slower than a poll answers a query after the next one was asked.
+ */
+export async function latestStatusQuery(sql: Queryable, network: string, subject: string): Promise<(NetworkOperation & { newestAnswer: Record<string, unknown> | null }) | undefined> {
+  const [row] = await sql<(NetworkOperation & { newestAnswer: Record<string, unknown> | null })[]>`
+    select ${sql.unsafe(COLUMNS)}, (
+      select answered.result from network_operations answered
+      where answered.network = ${network} and answered.kind = 'status_query' and answered.subject = ${subject} and answered.result is not null
+      order by answered.created desc, answered.id desc limit 1) as "newestAnswer"
+    from network_operations
     where network = ${network} and kind = 'status_query' and subject = ${subject} order by created desc, id desc limit 1`;
   return row;
 }

@@ -4,8 +4,14 @@
  * register URL, validation and confirmation; B2C v3 with its duplicate OriginatorConversationID
  * refusal; transaction status and reversal answered asynchronously at the ResultURL). It plays the
  * operator for the network tests and `npm run start:networks`: subscribers and payees are scripted
- * per number, and it misbehaves on request (a callback that lies, none, a 500 after recording, a
- * slow answer, expired tokens).
+ * per number, and it misbehaves on request (a callback that lies, none, a late one, a 500 after
+ * recording, a slow answer, expired tokens).
+ *
+ * Transaction status finds a payment by its receipt (`TransactionID`), or by the
+ * `OriginalConversationID` of a request of the API's own (a B2C's OriginatorConversationID), as
+ * Daraja documents; an `OriginalConversationID` it cannot find answers `R000002`. Whether it also
+ * finds an STK push's payment by the push's CheckoutRequestID or MerchantRequestID is not documented:
+ * `checkoutRequestLookup` chooses (`answered`, the default, or `refused`).
  */
 import { createScheduler } from './scheduler';
 
@@ -14,9 +20,13 @@ export type StkBehaviour = {
   outcome: 'pay' | 'cancel' | 'insufficient' | 'unreachable' | 'wrong-pin' | 'ignore';
   callback: 'truthful' | 'none' | 'lie' | 'twice';
   decideAfterMs?: number;
+  /** How long after the subscriber's decision the callback is sent (the simulator's `callbackDelayMs` when absent). */
+  callbackAfterMs?: number;
 };
 export type PayoutBehaviour = { outcome: 'complete' | 'fail'; callback: 'truthful' | 'none' | 'lie' };
 export type FaultMode = '500-after-recording' | '500-before-recording' | 'slow';
+/** Whether transaction status finds an STK push's payment by the push's own ids (undocumented: see above). */
+export type CheckoutRequestLookup = 'answered' | 'refused';
 export type DarajaSimulatorOptions = {
   credentials: DarajaCredentials;
   port?: number;
@@ -24,6 +34,7 @@ export type DarajaSimulatorOptions = {
   callbackDelayMs?: number;
   tokenLifetimeSeconds?: number;
   slowMs?: number;
+  checkoutRequestLookup?: CheckoutRequestLookup;
 };
 export type PaybillPayment = { msisdn: string; amount: string; billRefNumber: string; maskMsisdn?: boolean; transId?: string; firstName?: string };
 export type PaybillOutcome = {
@@ -42,8 +53,11 @@ type Payout = {
   receipt: string | null; submissions: number; resultCode: number; finishedAt: string | null;
 };
 type Reversal = { conversationId: string; originatorConversationId: string; transactionId: string; amount: number; completed: boolean; resultCode: string | number; receipt: string | null };
-/** What transaction status can find: every money movement, by its receipt. */
-type Movement = { receipt: string; amount: number; status: 'Completed' | 'Failed'; debitParty: string; creditParty: string; originatorConversationId: string; conversationId: string; reason: string };
+/** What transaction status can find: every money movement, by its receipt (`stkPush`: an STK push's, found by its ids only in `answered` mode). */
+type Movement = {
+  receipt: string; amount: number; status: 'Completed' | 'Failed'; debitParty: string; creditParty: string; originatorConversationId: string; conversationId: string; reason: string;
+  stkPush?: boolean;
+};
 export type DarajaSimulator = {
   url: string;
   stop(): Promise<void>;
@@ -52,6 +66,9 @@ export type DarajaSimulator = {
   failNext(api: Api, mode: FaultMode): void;
   expireTokens(): void;
   externalValidation(enabled: boolean): void;
+  checkoutRequestLookup(lookup: CheckoutRequestLookup): void;
+  /** How long transaction status takes to answer at the ResultURL from now on (null: the simulator's `callbackDelayMs`). */
+  transactionStatusDelay(ms: number | null): void;
   payBill(payment: PaybillPayment): Promise<PaybillOutcome>;
   stkPushes(): StkPush[];
   payouts(): Payout[];
@@ -102,6 +119,8 @@ export async function startDarajaSimulator(options: DarajaSimulatorOptions): Pro
   const { later, track, stop } = createScheduler();
   let registered: { shortCode: string; responseType: string; confirmationUrl: string; validationUrl: string } | null = null;
   let validationOn = true;
+  let lookup: CheckoutRequestLookup = options.checkoutRequestLookup ?? 'answered';
+  let statusDelayMs: number | undefined;
 
   /** POSTs JSON to a partner URL; Daraja does not retry, and a failure is the partner's. */
   async function send(url: string, body: unknown, timeoutMs = 10_000): Promise<{ status: number | null; body: unknown; elapsedMs: number }> {
@@ -117,7 +136,7 @@ export async function startDarajaSimulator(options: DarajaSimulatorOptions): Pro
     }
     return { status: answer?.status ?? null, body: parsed, elapsedMs: Date.now() - started };
   }
-  const sendLater = (url: string, body: unknown) => later(options.callbackDelayMs ?? 100, () => void send(url, body));
+  const sendLater = (url: string, body: unknown, delayMs = options.callbackDelayMs ?? 100) => later(delayMs, () => void send(url, body));
 
   function authorized(request: Request): Response | null {
     const token = /^Bearer\s+(\S+)$/i.exec(request.headers.get('authorization') ?? '')?.[1];
@@ -183,7 +202,7 @@ export async function startDarajaSimulator(options: DarajaSimulatorOptions): Pro
         movements.set(push.receipt, {
           receipt: push.receipt, amount: push.amount, status: 'Completed', debitParty: `${push.msisdn} - ${CUSTOMER_NAMES[0]}`,
           creditParty: `${credentials.shortcode} - Merchant`, originatorConversationId: push.merchantRequestId, conversationId: push.checkoutRequestId,
-          reason: 'Customer Pay Bill Online',
+          reason: 'Customer Pay Bill Online', stkPush: true,
         });
       }
       if (behaviour.callback === 'none') return;
@@ -199,8 +218,8 @@ export async function startDarajaSimulator(options: DarajaSimulatorOptions): Pro
           ] } } : {}),
         } },
       };
-      sendLater(push.callbackUrl, callback);
-      if (behaviour.callback === 'twice') sendLater(push.callbackUrl, callback);
+      sendLater(push.callbackUrl, callback, behaviour.callbackAfterMs);
+      if (behaviour.callback === 'twice') sendLater(push.callbackUrl, callback, behaviour.callbackAfterMs);
     });
   }
 
@@ -387,9 +406,13 @@ export async function startDarajaSimulator(options: DarajaSimulatorOptions): Pro
     if (!validUrl(body.ResultURL)) return badRequest('ResultURL');
     const answer = { OriginatorConversationID: requestId(), ConversationID: conversationId(), ResponseCode: '0', ResponseDescription: 'Accept the service request successfully.' };
     const movement = (transactionId ? movements.get(transactionId) : undefined)
-      // A request's own id as the original conversation: a payout's OriginatorConversationID, a push's MerchantRequestID or CheckoutRequestID.
-      ?? [...movements.values()].find((candidate) => original !== undefined && (candidate.originatorConversationId === original || candidate.conversationId === original));
+      // A request's own id as the original conversation: a payout's OriginatorConversationID; a push's MerchantRequestID or CheckoutRequestID unless refused.
+      ?? [...movements.values()].find((candidate) => original !== undefined && (lookup === 'answered' || !candidate.stkPush)
+        && (candidate.originatorConversationId === original || candidate.conversationId === original));
     const base = { ConversationID: answer.ConversationID, OriginatorConversationID: answer.OriginatorConversationID, ResultType: 0, TransactionID: transactionId ?? 'MBN0000000' };
+    const unknown = transactionId
+      ? { ResultCode: 'SFC_IC0003', ResultDesc: 'The operator does not exist.' }
+      : { ResultCode: 'R000002', ResultDesc: 'The OriginalTransactionID is invalid.' };
     sendLater(String(body.ResultURL), movement
       ? { Result: {
         ...base, ResultCode: 0, ResultDesc: 'The service request is processed successfully.',
@@ -402,7 +425,7 @@ export async function startDarajaSimulator(options: DarajaSimulatorOptions): Pro
           { Key: 'Amount', Value: String(movement.amount) }, { Key: 'ConversationID', Value: movement.conversationId }, { Key: 'ReceiptNo', Value: movement.receipt },
         ] },
       } }
-      : { Result: { ...base, ResultCode: 'SFC_IC0003', ResultDesc: 'The operator does not exist.' } });
+      : { Result: { ...base, ...unknown } }, statusDelayMs);
     return Response.json(answer);
   }
 
@@ -499,6 +522,12 @@ export async function startDarajaSimulator(options: DarajaSimulatorOptions): Pro
     },
     externalValidation(enabled) {
       validationOn = enabled;
+    },
+    checkoutRequestLookup(next) {
+      lookup = next;
+    },
+    transactionStatusDelay(ms) {
+      statusDelayMs = ms ?? undefined;
     },
     payBill,
     stkPushes: () => [...pushes.values()].map((push) => ({ ...push })),

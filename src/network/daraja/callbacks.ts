@@ -19,10 +19,10 @@ import { promptReference } from '../../domain/collections';
 import { parsePositiveAmount } from '../../domain/money';
 import { fullNumberOf, numberFitsMask } from '../../domain/phone';
 import { logger } from '../../log';
-import { claimUnanswered, findOperation, findOperationByOperatorReference, type NetworkOperation } from '../../services/network-operations';
+import { awaitsReceipt, claimUnanswered, findOperation, findOperationByOperatorReference, promptAwaitsReceipt, type NetworkOperation } from '../../services/network-operations';
 import type { CallbackContext, CallbackDocs, CallbackRoute } from '../adapter';
 import { CALLBACK_TAGS, optionalReference, optionalText, text } from '../callback-schemas';
-import { DARAJA_CALLBACK_PATHS, DARAJA_NETWORK, UNANSWERED_PROMPT_SECONDS, callbackItems, readResult } from './client';
+import { DARAJA_CALLBACK_PATHS, DARAJA_NETWORK, PUSH_RECEIPT_SUBJECT, UNANSWERED_PROMPT_SECONDS, callbackItems, completedPaymentOf, readResult } from './client';
 import type { MpesaSettings } from './settings';
 
 type Context = CallbackContext<MpesaSettings>;
@@ -122,33 +122,59 @@ async function operationOfResult({ sql, settings }: Context, result: ReturnType<
   return result.originatorConversationId ? await findOperation(sql, DARAJA_NETWORK, result.originatorConversationId) : undefined;
 }
 
-async function stkResult(body: StkCallbackBody, context: Context) {
-  const { sql, settings } = context;
-  const callback = body.Body.stkCallback;
-  const operation = settings ? await findOperationByOperatorReference(sql, DARAJA_NETWORK, callback.CheckoutRequestID) : undefined;
-  if (operation) {
-    await context.wake(operation, body);
-    return ACCEPTED;
-  }
+/** What a callback claiming a completed payment states (number, receipt, whole amount), or null when it claims none. */
+function claimedPayment(callback: StkCallbackBody['Body']['stkCallback']): { phoneNumber: string; receipt: string; amount: string } | null {
   const items = callbackItems(callback);
   const msisdn = items.PhoneNumber ?? '';
   const receipt = items.MpesaReceiptNumber ?? '';
   const amount = wholeShillings(items.Amount ?? '');
-  if (!settings || String(callback.ResultCode) !== '0' || !/^\d{12}$/.test(msisdn) || !/^[A-Z0-9]{6,20}$/.test(receipt) || amount === null) {
+  if (String(callback.ResultCode) !== '0' || !/^\d{12}$/.test(msisdn) || !/^[A-Z0-9]{6,20}$/.test(receipt) || amount === null) return null;
+  return { phoneNumber: `+${msisdn}`, receipt, amount };
+}
+
+/** A payment a callback claims, believed once transaction status confirms it (`reportedPaymentStatus` then finds whose it is). */
+async function reportClaimed(context: Context, claimed: { phoneNumber: string; receipt: string; amount: string }): Promise<void> {
+  await context.reportForConfirmation({
+    network: DARAJA_NETWORK, remoteTransactionId: claimed.receipt, phoneNumber: claimed.phoneNumber, amount: claimed.amount, currency: 'KES',
+    reference: '', promptReference: null, paymentDate: new Date().toISOString(),
+  });
+}
+
+/**
+ * A transaction status answer about a push's receipt that came after the push was credited without
+ * it (read after the answer is kept): the receipt it states is confirmed like any report, and attaches
+ * to that credit (docs/architecture.md#one-receipt-one-credit).
+ */
+async function reportLateReceipt(context: Context, result: ReturnType<typeof readResult>): Promise<void> {
+  const stated = completedPaymentOf(result);
+  if (stated && await promptAwaitsReceipt(context.sql, DARAJA_NETWORK, stated)) await reportClaimed(context, stated);
+}
+
+async function stkResult(body: StkCallbackBody, context: Context) {
+  const { sql, settings } = context;
+  const callback = body.Body.stkCallback;
+  const operation = settings ? await findOperationByOperatorReference(sql, DARAJA_NETWORK, callback.CheckoutRequestID) : undefined;
+  const claimed = claimedPayment(callback);
+  if (operation) {
+    await context.wake(operation, body);
+    // A push credited before its receipt was known (read after the hint is kept: docs/architecture.md#one-receipt-one-credit):
+    // the receipt this callback claims is confirmed like any report, and attaches to that credit.
+    const now = await findOperation(sql, DARAJA_NETWORK, operation.reference);
+    if (claimed && now && awaitsReceipt(now)) await reportClaimed(context, claimed);
+    return ACCEPTED;
+  }
+  if (!settings || !claimed) {
     logger.info('STK callback for no prompt of ours ignored', { checkoutRequestId: callback.CheckoutRequestID, resultCode: String(callback.ResultCode) });
     return ACCEPTED;
   }
   // A push whose answer was lost: its callback names it by number and amount.
-  const unanswered = await claimUnanswered(sql, DARAJA_NETWORK, `+${msisdn}`, amount, callback.CheckoutRequestID, UNANSWERED_PROMPT_SECONDS);
+  const unanswered = await claimUnanswered(sql, DARAJA_NETWORK, claimed.phoneNumber, claimed.amount, callback.CheckoutRequestID, UNANSWERED_PROMPT_SECONDS);
   if (unanswered) {
     await context.wake(unanswered, body);
     return ACCEPTED;
   }
   // A payment no prompt of ours names: believed once transaction status confirms it, then matched by number.
-  await context.reportForConfirmation({
-    network: DARAJA_NETWORK, remoteTransactionId: receipt, phoneNumber: `+${msisdn}`, amount, currency: 'KES',
-    reference: '', promptReference: null, paymentDate: new Date().toISOString(),
-  });
+  await reportClaimed(context, claimed);
   return ACCEPTED;
 }
 
@@ -236,8 +262,12 @@ export const DARAJA_CALLBACK_ROUTES: readonly CallbackRoute<MpesaSettings>[] = [
     handle: async ({ body }, context) => {
       const result = readResult(body);
       const operation = await operationOfResult(context, result);
-      if (operation) await context.wake(operation, body, operation.kind === 'status_query');
-      else logger.info('Daraja result for no operation of ours ignored', { conversationId: result?.conversationId });
+      if (!operation) {
+        logger.info('Daraja result for no operation of ours ignored', { conversationId: result?.conversationId });
+        return ACCEPTED;
+      }
+      await context.wake(operation, body, operation.kind === 'status_query');
+      if (operation.kind === 'status_query' && PUSH_RECEIPT_SUBJECT.test(operation.subject)) await reportLateReceipt(context, result);
       return ACCEPTED;
     },
   },

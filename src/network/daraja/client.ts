@@ -19,8 +19,8 @@ import type { MpesaSettings } from './settings';
 import type { Queryable } from '../../db';
 import { compareDecimal } from '../../domain/money';
 import {
-  findOperation, forgetOperation, latestStatusQuery, promptOfReceipt, receiptHeldElsewhere, recordOperation, setOperatorReference, settlePrompt, settleRemoteTransactionId, unsettledPromptFor,
-  type NetworkOperation,
+  attachReceipt, awaitsReceipt, findOperation, forgetOperation, latestStatusQuery, markPromptPaid, receiptHeldElsewhere, recordOperation, setOperatorReference, settlePrompt,
+  settleRemoteTransactionId, unsettledPromptFor, type NetworkOperation,
 } from '../../services/network-operations';
 import type {
   PaymentPrompt, Payout, PayoutResult, PromptResult, PromptStatus, ReportedPayment, ReportedPaymentStatus, TakenPrompt,
@@ -35,9 +35,9 @@ const DARAJA_TIMEOUT_MS = 20_000;
 /** A push whose answer was lost and that no callback named in this long has timed out on the phone too. */
 export const UNANSWERED_PROMPT_SECONDS = 120;
 /**
- * How long a push of ours to a number, paid or not yet answered, holds back a reported payment of
- * the same number and amount: the push's request settles its receipt first (a prompt times out on
- * the phone within minutes; transaction status answers within a poll or two).
+ * How long a push of ours to a number that the STK push query has not yet called paid or failed holds
+ * back a reported payment of the same number and amount: the push's request is credited first (a
+ * prompt times out on the phone within minutes), and a push paid without its receipt then takes it.
  */
 const UNSETTLED_PROMPT_SECONDS = 15 * 60;
 
@@ -120,6 +120,18 @@ export function numberOfParty(party: string | undefined): string | null {
   return digits ? `+${digits}` : null;
 }
 
+/** The subjects of the status queries about a paid push's receipt: by the receipt its callback named, and by the push. */
+export const PUSH_RECEIPT_SUBJECT = /^stk-(?:receipt|push):/;
+
+/** The completed payment a transaction status answer states (its receipt, payer in full, whole amount), or null. */
+export function completedPaymentOf(result: ReturnType<typeof readResult>): { receipt: string; phoneNumber: string; amount: string } | null {
+  const receipt = result?.parameters.ReceiptNo;
+  const amount = /^(\d{1,12})(\.0+)?$/.exec(result?.parameters.Amount ?? '')?.[1];
+  const phoneNumber = numberOfParty(result?.parameters.DebitPartyName);
+  if (result?.resultCode !== '0' || result.parameters.TransactionStatus !== 'Completed' || receipt === undefined || !/^[A-Z0-9]{6,20}$/.test(receipt)) return null;
+  return amount !== undefined && phoneNumber !== null ? { receipt, phoneNumber, amount } : null;
+}
+
 type DarajaDeps = { sql: Queryable; callbackBaseUrl: string };
 export function createDarajaConnector(settings: MpesaSettings, { sql, callbackBaseUrl }: DarajaDeps, statusPollSeconds: number) {
   const network = DARAJA_NETWORK;
@@ -170,23 +182,29 @@ export function createDarajaConnector(settings: MpesaSettings, { sql, callbackBa
   }
 
   type StatusAnswer = NonNullable<ReturnType<typeof readResult>>;
-  type Confirmed = { state: 'answered'; result: StatusAnswer } | { state: 'waiting' };
+  type Confirmed = { state: 'answered'; result: StatusAnswer } | { state: 'waiting' | 'unanswered' };
 
   /**
-   * The answer of the newest status query about `subject`. A new query is asked (its answer comes
-   * at a later look) when there is none yet, or when the last answer does not settle the matter
-   * (`settles` says no: not yet completed, not yet known) and a poll has passed since it was asked.
+   * The answer of the newest status query about `subject`, or an earlier query's answer that settles
+   * the matter (an operator slower than a poll answers a query after the next one was asked). A new
+   * query is asked (its answer comes at a later look) when there is none yet, or when the last answer
+   * does not settle the matter (`settles` says no: not yet completed, not yet known) and a poll has
+   * passed since it was asked. `waiting`: a query was just asked; `unanswered`: the last one went a
+   * poll without an answer (asked again now).
    */
   async function statusOf(
     subject: string, workflowId: string, keys: () => { transactionId?: string; originalConversationId?: string }, settles: (answer: StatusAnswer) => boolean,
   ): Promise<Confirmed> {
     const last = await latestStatusQuery(sql, network, subject);
+    const earlier = last?.result ? null : readResult(last?.newestAnswer);
+    if (earlier && settles(earlier)) return { state: 'answered', result: earlier };
     const result = last?.result ? readResult(last.result) : null;
     const young = last !== undefined && Date.now() - last.created.getTime() < statusPollSeconds * 1000 * 0.8;
     if (result && (settles(result) || young)) return { state: 'answered', result };
     if (!result && young) return { state: 'waiting' };
     await askStatus(subject, workflowId, keys());
-    return result ? { state: 'answered', result } : { state: 'waiting' };
+    if (result) return { state: 'answered', result };
+    return { state: last === undefined ? 'waiting' : 'unanswered' };
   }
 
   /** A payout's status answer settles it when M-Pesa knows the transaction and it is no longer in progress. */
@@ -223,28 +241,55 @@ export function createDarajaConnector(settings: MpesaSettings, { sql, callbackBa
     return payer === null || payer === prompt.phoneNumber ? receipt : null;
   }
 
+  /** What the service knows of a paid push's receipt: `known`, still `waiting` for an answer, `unknown`, or `taken` by another credit. */
+  type PushReceipt = { state: 'known'; receipt: string } | { state: 'waiting' | 'unknown' | 'taken' };
+
+  /** `receipt`, unless another payment holds it (a callback may name any real one). */
+  const ownReceipt = async (receipt: string | null, operation: NetworkOperation, prompt: TakenPrompt): Promise<PushReceipt | null> => {
+    if (receipt === null) return null;
+    return (await receiptHeldElsewhere(sql, network, receipt, operation.id, prompt.promptReference)) ? { state: 'taken' } : { state: 'known', receipt };
+  };
+
   /**
-   * The M-Pesa receipt of a prompt the STK push query says was paid: the STK push query gives none,
-   * and a callback is a claim anyone can send, so the receipt is what transaction status confirms:
-   * the callback's receipt asked by its TransactionID, or, with no callback or one transaction
-   * status refutes, the push asked by its CheckoutRequestID as the OriginalConversationID.
-   * Crediting under the receipt lets the database refuse a second credit of the same payment, by
-   * whatever route it is reported again (docs/architecture.md#one-receipt-one-credit).
+   * The M-Pesa receipt of a prompt the STK push query says was paid, as transaction status states it
+   * (the STK push query gives none, and a callback is a claim anyone can send): the callback's receipt
+   * asked by its TransactionID, or, with no callback or one transaction status refutes, the push asked
+   * by its CheckoutRequestID as the OriginalConversationID. Daraja documents only the first (a
+   * transaction status of a CheckoutRequestID may answer R000002, "The OriginalTransactionID is
+   * invalid"): with no receipt from either, it is `unknown`, and the push is credited without it.
    */
-  async function receiptOfPaidPrompt(operation: NetworkOperation, prompt: TakenPrompt, checkoutRequestId: string): Promise<string | null> {
+  async function receiptOfPaidPrompt(operation: NetworkOperation, prompt: TakenPrompt, checkoutRequestId: string): Promise<PushReceipt> {
     const hinted = receiptOfHint(operation, prompt);
     if (hinted !== null) {
       // Any answer settles what M-Pesa says of one receipt.
       const byReceipt = await statusOf(`stk-receipt:${hinted}`, prompt.workflowId, () => ({ transactionId: hinted }), () => true);
-      if (byReceipt.state === 'waiting') return null;
-      const receipt = receiptOfAnswer(byReceipt.result, prompt, hinted);
-      // Another payment's receipt (a callback may name any real one) is not this prompt's.
-      if (receipt !== null && !(await receiptHeldElsewhere(sql, network, receipt, operation.id, prompt.promptReference))) return receipt;
+      if (byReceipt.state === 'waiting') return { state: 'waiting' };
+      const confirmed = byReceipt.state === 'answered' ? await ownReceipt(receiptOfAnswer(byReceipt.result, prompt, hinted), operation, prompt) : null;
+      if (confirmed?.state === 'known') return confirmed;
     }
     const byPush = await statusOf(`stk-push:${checkoutRequestId}`, prompt.workflowId, () => ({ originalConversationId: checkoutRequestId }),
       (answer) => receiptOfAnswer(answer, prompt, null) !== null);
-    const receipt = byPush.state === 'answered' ? receiptOfAnswer(byPush.result, prompt, null) : null;
-    return receipt !== null && !(await receiptHeldElsewhere(sql, network, receipt, operation.id, prompt.promptReference)) ? receipt : null;
+    if (byPush.state === 'waiting') return { state: 'waiting' };
+    const stated = byPush.state === 'answered' ? await ownReceipt(receiptOfAnswer(byPush.result, prompt, null), operation, prompt) : null;
+    // `taken`: M-Pesa names the push's receipt and another credit holds it: crediting the push too would credit it twice.
+    return stated ?? { state: 'unknown' };
+  }
+
+  /**
+   * A push the STK push query says was paid: credited once, under its receipt when transaction status
+   * states it, else under the push itself (its CheckoutRequestID), whose receipt then attaches to that
+   * credit when it is learnt (a late callback, a paybill confirmation of the same payer and amount,
+   * each confirmed by transaction status: `reportedPaymentStatus`). docs/architecture.md#one-receipt-one-credit
+   */
+  async function paidPrompt(operation: NetworkOperation, prompt: TakenPrompt, checkoutRequestId: string): Promise<PromptStatus> {
+    const paid = (remoteTransactionId: string): PromptStatus => ({ status: 'paid', remoteTransactionId, paymentDate: new Date().toISOString() });
+    if (operation.remoteTransactionId !== null) return paid(operation.remoteTransactionId);
+    if (awaitsReceipt(operation)) return paid(checkoutRequestId);
+    const learnt = await receiptOfPaidPrompt(operation, prompt, checkoutRequestId);
+    if (learnt.state === 'known') return paid(await settleRemoteTransactionId(sql, operation.id, learnt.receipt));
+    if (learnt.state !== 'unknown') return { status: 'pending' };
+    // A callback that came since `operation` was read is followed first (its receipt may be the push's).
+    return (await markPromptPaid(sql, operation.id, operation.hint)) ? paid(checkoutRequestId) : { status: 'pending' };
   }
 
   async function sendB2c(payout: Payout, conversationKey: string): Promise<PayoutResult> {
@@ -338,11 +383,7 @@ export function createDarajaConnector(settings: MpesaSettings, { sql, callbackBa
           await settlePrompt(sql, operation.id, 'failed');
           return { status: 'failed', error: stkFailure(resultCode, field(answer.body, 'ResultDesc')) };
         }
-        // Paid: credited once its receipt is known (until then the request's workflow asks again at each poll or callback).
-        const receipt = operation.remoteTransactionId ?? await receiptOfPaidPrompt(operation, prompt, operation.operatorReference);
-        if (receipt === null) return { status: 'pending' };
-        const remoteTransactionId = await settleRemoteTransactionId(sql, operation.id, receipt);
-        return { status: 'paid', remoteTransactionId, paymentDate: new Date().toISOString() };
+        return await paidPrompt(operation, prompt, operation.operatorReference);
       }
       if (/being processed/i.test(field(answer.body, 'errorMessage') ?? '')) return { status: 'pending' };
       if (answer.status === 400) {
@@ -356,7 +397,7 @@ export function createDarajaConnector(settings: MpesaSettings, { sql, callbackBa
     async reportedPaymentStatus(payment: ReportedPayment): Promise<ReportedPaymentStatus> {
       // Any answer settles a reported payment: M-Pesa either has the completed transaction or does not.
       const status = await statusOf(`c2b:${payment.remoteTransactionId}`, payment.workflowId, () => ({ transactionId: payment.remoteTransactionId }), () => true);
-      if (status.state === 'waiting') return { status: 'pending' };
+      if (status.state !== 'answered') return { status: 'pending' };
       const { result } = status;
       if (result.resultCode !== '0') return { status: 'refused', reason: `M-Pesa does not know this transaction (${result.resultCode}: ${result.description}).` };
       if (result.parameters.ReceiptNo !== undefined && result.parameters.ReceiptNo !== payment.remoteTransactionId) {
@@ -369,8 +410,10 @@ export function createDarajaConnector(settings: MpesaSettings, { sql, callbackBa
       // The answer to a push of ours that is still being settled is that push's: it is received by the
       // push's request first, and this report then finds the receipt credited.
       if (await unsettledPromptFor(sql, network, payer ?? payment.phoneNumber, payment.amount, UNSETTLED_PROMPT_SECONDS)) return { status: 'pending' };
-      // A receipt a push of ours settled is that push's payment, whatever account the report names.
-      return { status: 'confirmed', amount: payment.amount, phoneNumber: payer, promptReference: await promptOfReceipt(sql, network, payment.remoteTransactionId) };
+      // A receipt a push of ours settled is that push's payment, whatever account the report names; so is one of
+      // the number and amount of a push credited before its receipt was known, which takes it now.
+      const promptReference = await attachReceipt(sql, network, { phoneNumber: payer ?? payment.phoneNumber, amount: payment.amount }, payment.remoteTransactionId);
+      return { status: 'confirmed', amount: payment.amount, phoneNumber: payer, promptReference };
     },
 
     async sendMoney(payout: Payout): Promise<PayoutResult> {
@@ -422,7 +465,7 @@ export function createDarajaConnector(settings: MpesaSettings, { sql, callbackBa
           // Our own OriginatorConversationID, never a receipt a callback claimed: the callback may lie.
           : { originalConversationId: subject },
         settlesPayout);
-      if (status.state === 'waiting') return { status: 'pending', remoteTransactionId: null };
+      if (status.state !== 'answered') return { status: 'pending', remoteTransactionId: null };
       const { result } = status;
       if (result.resultCode !== '0') {
         // M-Pesa has no such transaction: a B2C it never took is sent again under the same id (a repeat is refused as a duplicate).

@@ -1,0 +1,113 @@
+/**
+ * The Daraja simulator's transaction status over HTTP with plain fetch, as the connector asks it:
+ * a paid STK push's payment found by its receipt (`TransactionID`) always, by the push's
+ * CheckoutRequestID as the `OriginalConversationID` only in the `answered` mode; in the `refused`
+ * mode, as for any `OriginalConversationID` it cannot find, the answer is `R000002`.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { startDarajaSimulator, type DarajaSimulator } from './daraja';
+
+const CREDENTIALS = {
+  consumerKey: 'simulator-key', consumerSecret: 'simulator-secret', shortcode: '174379', passkey: 'simulator-passkey',
+  initiatorName: 'testapi', securityCredential: 'c2VjdXJpdHk=',
+};
+let daraja: DarajaSimulator;
+let receiver: ReturnType<typeof Bun.serve>;
+/** What arrived at the result URL, by the ConversationID transaction status answered with. */
+const results = new Map<string, { Result: Record<string, unknown> }>();
+let sequence = 0;
+const msisdn = () => `2547${String(10_000_000 + (sequence += 1)).slice(-8)}`;
+
+beforeAll(async () => {
+  receiver = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    async fetch(request) {
+      const body = (await request.json()) as { Result: Record<string, unknown> };
+      results.set(String(body.Result.ConversationID), body);
+      return Response.json({ ResultCode: 0, ResultDesc: 'Accepted' });
+    },
+  });
+  daraja = await startDarajaSimulator({ credentials: CREDENTIALS, decisionDelayMs: 0, callbackDelayMs: 0 });
+});
+
+afterAll(async () => {
+  await daraja?.stop();
+  receiver?.stop(true);
+});
+
+const resultUrl = () => `http://127.0.0.1:${receiver.port}/results`;
+
+async function call(path: string, body: Record<string, unknown>): Promise<{ status: number; body: any }> {
+  const token = await fetch(`${daraja.url}/oauth/v1/generate?grant_type=client_credentials`, {
+    headers: { Authorization: `Basic ${Buffer.from(`${CREDENTIALS.consumerKey}:${CREDENTIALS.consumerSecret}`).toString('base64')}` },
+  }).then(async (response) => ((await response.json()) as { access_token: string }).access_token);
+  const response = await fetch(`${daraja.url}${path}`, {
+    method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` }, body: JSON.stringify(body),
+  });
+  return { status: response.status, body: await response.json() };
+}
+
+/** An STK push the subscriber pays (no callback: nobody listens for one here), and its receipt once paid. */
+async function paidPush(): Promise<{ checkoutRequestId: string; receipt: string }> {
+  const phone = msisdn();
+  daraja.subscriber(phone, { outcome: 'pay', callback: 'none' });
+  const timestamp = '20261128120000';
+  const pushed = await call('/mpesa/stkpush/v1/processrequest', {
+    BusinessShortCode: Number(CREDENTIALS.shortcode), Password: Buffer.from(`${CREDENTIALS.shortcode}${CREDENTIALS.passkey}${timestamp}`).toString('base64'),
+    Timestamp: timestamp, TransactionType: 'CustomerPayBillOnline', Amount: 40, PartyA: Number(phone), PartyB: Number(CREDENTIALS.shortcode),
+    PhoneNumber: Number(phone), CallBackURL: resultUrl(), AccountReference: 'Invoice', TransactionDesc: 'Invoice',
+  });
+  expect(pushed.body).toMatchObject({ ResponseCode: '0' });
+  const checkoutRequestId = pushed.body.CheckoutRequestID as string;
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    const receipt = daraja.stkPushes().find((push) => push.checkoutRequestId === checkoutRequestId)?.receipt;
+    if (receipt) return { checkoutRequestId, receipt };
+    if (Date.now() > deadline) throw new Error('the push was never paid');
+    await Bun.sleep(20);
+  }
+}
+
+/** Asks transaction status and waits for its answer at the result URL. */
+async function transactionStatus(keys: { TransactionID?: string; OriginalConversationID?: string }): Promise<Record<string, unknown>> {
+  const asked = await call('/mpesa/transactionstatus/v1/query', {
+    Initiator: CREDENTIALS.initiatorName, SecurityCredential: CREDENTIALS.securityCredential, CommandID: 'TransactionStatusQuery', ...keys,
+    PartyA: CREDENTIALS.shortcode, IdentifierType: '4', ResultURL: resultUrl(), QueueTimeOutURL: resultUrl(), Remarks: 'Status check', Occasion: '',
+  });
+  expect(asked.body).toMatchObject({ ResponseCode: '0' });
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    const answer = results.get(asked.body.ConversationID);
+    if (answer) return answer.Result;
+    if (Date.now() > deadline) throw new Error('transaction status never answered');
+    await Bun.sleep(20);
+  }
+}
+
+const receiptOf = (result: Record<string, unknown>) =>
+  ((result.ResultParameters as { ResultParameter: { Key: string; Value: unknown }[] }).ResultParameter).find((parameter) => parameter.Key === 'ReceiptNo')?.Value;
+
+describe('transaction status of a paid STK push', () => {
+  test('answered mode (the default): found by its receipt and by its CheckoutRequestID', async () => {
+    daraja.checkoutRequestLookup('answered');
+    const push = await paidPush();
+    const byReceipt = await transactionStatus({ TransactionID: push.receipt });
+    expect(byReceipt).toMatchObject({ ResultCode: 0 });
+    expect(receiptOf(byReceipt)).toBe(push.receipt);
+    const byPush = await transactionStatus({ OriginalConversationID: push.checkoutRequestId });
+    expect(byPush).toMatchObject({ ResultCode: 0 });
+    expect(receiptOf(byPush)).toBe(push.receipt);
+  });
+
+  test('refused mode: found by its receipt only; its CheckoutRequestID answers R000002, as any unknown OriginalConversationID does', async () => {
+    daraja.checkoutRequestLookup('refused');
+    const push = await paidPush();
+    const byReceipt = await transactionStatus({ TransactionID: push.receipt });
+    expect(byReceipt).toMatchObject({ ResultCode: 0 });
+    expect(receiptOf(byReceipt)).toBe(push.receipt);
+    expect(await transactionStatus({ OriginalConversationID: push.checkoutRequestId })).toMatchObject({ ResultCode: 'R000002', ResultDesc: 'The OriginalTransactionID is invalid.' });
+    expect(await transactionStatus({ OriginalConversationID: 'AG_20261128_unknown' })).toMatchObject({ ResultCode: 'R000002' });
+    daraja.checkoutRequestLookup('answered');
+  });
+});
