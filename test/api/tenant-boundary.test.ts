@@ -29,6 +29,8 @@ const OWNED = {
   payment_batch_rows: 'batch_id in (select id from payment_batches where organization_id = $1)',
   webhook_delivery_attempts: 'delivery_id in (select id from webhook_deliveries where organization_id = $1)',
   console_sessions: 'user_id in (select id from users where organization_id = $1)',
+  // A receiver is shared by every organization with a webhook to it: each sees it through its own webhooks.
+  webhook_receivers: 'origin in (select receiver from webhooks where organization_id = $1)',
 } as Record<string, string>;
 const ownedBy = (table: string): string => OWNED[table] === 'id' ? 'id = $1' : (OWNED[table] ?? 'organization_id = $1');
 

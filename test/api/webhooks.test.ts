@@ -296,6 +296,8 @@ describe('the attempt log and redelivery', () => {
       status: 'pending',
       created: expect.stringMatching(TIMESTAMP),
       finished: null,
+      next_attempt_at: expect.stringMatching(TIMESTAMP),
+      waiting: null,
       attempts: [
         { attempt: 1, time: '2026-01-02T03:04:05Z', duration_ms: 12, outcome: 'failed', status_code: 500, error: null, response: 'oops' },
         { attempt: 2, time: '2026-01-02T03:04:05Z', duration_ms: 5001, outcome: 'failed', status_code: null, error: 'timeout: no response within 5 s', response: null },
