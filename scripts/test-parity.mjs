@@ -4,7 +4,10 @@
 // with every test worker on Node, then on Bun (TEST_WORKER_RUNTIME). Each run gets a fresh server
 // and fresh databases, as `npm test` does. Prints each run's counts, then a closing line
 // `N passed, N failed` over both, and exits non-zero on any failure.
-// Arguments after `--` go to `bun test`; PARITY_RUNTIMES=node (or bun) runs one of the two. Both
+// The lane runs the tests that drive workflows and workers (PARITY_TESTS, below): the API's own
+// tests (validation, queries, the console) do not depend on the server or the worker's runtime,
+// and running all of them twice more kept CI over its time budget. Arguments after `--` go to
+// `bun test` instead; PARITY_RUNTIMES=node (or bun) runs one of the two. Both
 // runs share one PostgreSQL server (scripts/postgres.mjs; an embedded one has its cluster in
 // .test-data-parity/postgres), on which each recreates its databases.
 import { join } from 'node:path';
@@ -16,6 +19,11 @@ const DATA = join(ROOT, '.test-data-parity');
 const RUNTIMES = (process.env.PARITY_RUNTIMES ?? 'node,bun').split(',').map((runtime) => runtime.trim()).filter(Boolean);
 /** The PostgreSQL server of both runs (when embedded); each run's own processes are in `children`. */
 const serverChildren = [];
+/** What the lane runs without arguments: everything a worker, a workflow or the server's history takes part in. */
+const PARITY_TESTS = [
+  'test/workflows', 'test/activities', 'test/networks', 'test/faults', 'test/e2e/service.test.ts', 'test/e2e/instances.test.ts',
+  'test/e2e/reconcile.test.ts', 'test/api/collection-requests.test.ts', 'test/api/money-out.test.ts', 'test/api/operator-receipts.test.ts',
+];
 let children = [];
 
 /** Another process may take one of the free ports before the server binds it: try again with others. */
@@ -43,7 +51,7 @@ async function runLane(runtime, { cli, compose, serverUrl }) {
     const { code, counts } = await runSuite({
       databaseUrl, dataDir, cli,
       env: { TEMPORAL_ADDRESS: server.address, TEST_WORKER_RUNTIME: runtime },
-      testArgs: process.argv.slice(2),
+      testArgs: process.argv.length > 2 ? process.argv.slice(2) : PARITY_TESTS,
     });
     return { runtime, code, counts: counts ?? { passed: 0, failed: 1, skipped: 0 }, seconds: Math.round((Date.now() - started) / 1000) };
   } finally {
