@@ -36,7 +36,9 @@ export type PaymentPrompt = {
 };
 
 /**
- * What the network made of a prompt request. A real operator answers only that it took the
+ * What the network made of a prompt request (`routeFault` on a refusal: the route's own trouble,
+ * such as "system busy" or the network down at an aggregator, which another route may not have; never
+ * the subscriber's). A real operator answers only that it took the
  * prompt: `confirm` carries its reference, and the request's workflow then asks `promptStatus`
  * (woken by the operator's callback, at `checkAfterSeconds` when the network said when to ask, or
  * at the next poll) until the operator says paid or failed. `paid`: the network charged at once
@@ -44,7 +46,7 @@ export type PaymentPrompt = {
  */
 export type PromptResult =
   | { accepted: true; confirm?: { operatorReference: string; checkAfterSeconds?: number }; paid?: { remoteTransactionId: string; paymentDate: string } }
-  | { accepted: false; error: string };
+  | { accepted: false; error: string; routeFault?: true };
 
 /** A prompt the operator took, as `promptStatus` asks about it. */
 export type TakenPrompt = PaymentPrompt & { operatorReference: string };
@@ -97,10 +99,12 @@ export type Payout = {
 /**
  * What the network made of a payout: done, refused (`rejected`, e.g. the recipient is not
  * registered), failed after taking it (`failed`), or not known yet (`pending`: ask again later).
+ * `routeFault` on a refusal or failure: nothing moved, for the route's own reason (our float there
+ * is empty, the operator is busy), so another route may pay it.
  */
 export type PayoutResult =
   | { status: 'completed'; remoteTransactionId: string }
-  | { status: 'rejected' | 'failed'; error: string; remoteTransactionId: string | null }
+  | { status: 'rejected' | 'failed'; error: string; remoteTransactionId: string | null; routeFault?: true }
   | { status: 'pending'; remoteTransactionId: string | null };
 
 /** Every network the service reaches, as one adapter (./router.ts); what the application asks of it is its port (services/ports.ts `NetworkPort`). */
@@ -142,7 +146,16 @@ export type Route = { network: string; currency: string };
  * same operator id, and the operator refuses or ignores the repeat).
  */
 export interface Connector {
+  /** The route's name (its unit's): what the operation journal and the routes' health call it. */
+  readonly name: string;
   readonly routes: readonly Route[];
+  /**
+   * Whether the operator holds an operation of ours, by its own status query: `absent` means it
+   * never took it (nothing happened there, so another route may). Absent where the operator cannot
+   * be asked by our reference (an operation whose outcome is unknown then stays on its route).
+   * Throws when the operator does not answer.
+   */
+  lookup?(operation: JournaledOperation): Promise<'present' | 'absent'>;
   requestPayment(prompt: PaymentPrompt): Promise<PromptResult>;
   promptStatus(prompt: TakenPrompt): Promise<PromptStatus>;
   reportedPaymentStatus(payment: ReportedPayment): Promise<ReportedPaymentStatus>;
@@ -160,6 +173,9 @@ export interface Connector {
   /** What the worker does with the operator at its start (Daraja registers the paybill's URLs); never throws. */
   atWorkerStart?(): Promise<void>;
 }
+
+/** An operation as the journal holds it, for a connector's `lookup`. */
+export type JournaledOperation = { kind: 'prompt' | 'payout' | 'reversal'; network: Network; reference: string; operatorReference: string | null };
 
 /** What a connector is built with: the database, where the operator calls back, and how often an operator is asked. */
 type ConnectorDeps = { sql: Queryable; callbackBaseUrl: string; statusPollSeconds: number };
@@ -249,6 +265,8 @@ export type NetworkConnection = { network: string; currency: string; connector: 
  * calls back. Nothing outside the folder names the operator.
  */
 export type ConnectorUnit<Key extends string, Settings> = {
+  /** The route's name in the operation journal, health and metrics (`momo`, `pawapay`): the unit's folder. */
+  name: string;
   /** Where the configuration keeps its settings (`config[configKey]`). */
   configKey: Key;
   /** The operator as people name it ("M-Pesa Daraja"). */
@@ -261,7 +279,7 @@ export type ConnectorUnit<Key extends string, Settings> = {
   routesOf(settings: Settings): Route[];
   /** Whether its operator calls back (PUBLIC_BASE_URL is then required). */
   callsBack: boolean;
-  create(settings: Settings, deps: ConnectorDeps): Connector;
+  create(settings: Settings, deps: ConnectorDeps): Omit<Connector, 'name'>;
   /** How each network it knows is reached (`simulated`: what a network with no connector does here). */
   describe(settings: Settings, simulated: string): NetworkConnection[];
   /** The paths its operator calls back, counted per `callbackAccount` against OPERATOR_CALLBACK_LIMIT_PER_OPERATOR. */

@@ -40,7 +40,8 @@ export function readConnectorSettings(values: Record<string, unknown>, problems:
 }
 
 /** Every connector's operator as people name it, in the registry's order, and whether it calls back: what the API's documentation names. */
-export const CONNECTOR_OPERATORS: readonly { operator: string; callsBack: boolean }[] = units.map((unit) => ({ operator: unit.operator, callsBack: unit.callsBack }));
+export const CONNECTOR_OPERATORS: readonly { name: string; operator: string; callsBack: boolean }[] =
+  units.map((unit) => ({ name: unit.name, operator: unit.operator, callsBack: unit.callsBack }));
 
 /** The operators that are on and call back at PUBLIC_BASE_URL, as people name them. */
 export const operatorsCallingBack = (config: ConnectorSettings): string[] =>
@@ -57,9 +58,18 @@ export function createConnectors(config: ConnectorSettings & { publicBaseUrl: st
   const deps = { sql, callbackBaseUrl: config.publicBaseUrl ?? '', statusPollSeconds: config.networkStatusPollSeconds };
   return units.flatMap((unit) => {
     const settings = settingsOf(unit, config);
-    return unit.routesOf(settings).length > 0 ? [unit.create(settings, deps)] : [];
+    return unit.routesOf(settings).length > 0 ? [{ ...unit.create(settings, deps), name: unit.name }] : [];
   });
 }
+
+/**
+ * Every route of every network a connector that is on serves, for both operations, in the order
+ * they are tried unless an operator reorders them: direct connectors before aggregators (the
+ * registry's order). Reversals go back the way their collection came and are not routed.
+ */
+export const configuredRoutes = (config: ConnectorSettings): { network: string; route: string; operation: 'collect' | 'payout' }[] =>
+  units.flatMap((unit) => [...new Set(unit.routesOf(settingsOf(unit, config)).map((route) => route.network))]
+    .flatMap((network) => (['collect', 'payout'] as const).map((operation) => ({ network, route: unit.name, operation }))));
 
 /** The units whose operators call back, with their settings (null or empty when off), for the API to mount. */
 export const callbackUnits = (config: ConnectorSettings): { unit: AnyUnit & Required<Pick<AnyUnit, 'callbacks'>>; settings: unknown }[] =>

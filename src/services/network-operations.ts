@@ -38,13 +38,13 @@ type NewOperation = {
   amount?: string | null;
 };
 
-/** Records an operation once per (network, reference); `inserted` is false when an earlier call recorded it. */
+/** Records an operation once per (network, reference) among those not refused; `inserted` is false when an earlier call recorded it. */
 export async function recordOperation(sql: Queryable, operation: NewOperation): Promise<NetworkOperation & { inserted: boolean }> {
   const [row] = await sql<(NetworkOperation & { inserted: boolean })[]>`
     insert into network_operations (network, kind, reference, operator_reference, workflow_id, subject, phone_number, amount)
     values (${operation.network}, ${operation.kind}, ${operation.reference}, ${operation.operatorReference ?? null}, ${operation.workflowId},
             ${operation.subject}, ${operation.phoneNumber ?? null}, ${operation.amount ?? null})
-    on conflict (network, reference) do update set
+    on conflict (network, reference) where state <> 'refused' do update set
       operator_reference = coalesce(network_operations.operator_reference, excluded.operator_reference), modified = now()
     returning ${sql.unsafe(COLUMNS)}, (xmax = 0) as inserted`;
   return row!;
@@ -60,8 +60,10 @@ export async function forgetOperation(sql: Queryable, id: number): Promise<void>
   await sql`delete from network_operations where id = ${id} and operator_reference is null`;
 }
 
+/** The operation of ours under `reference` that is not refused (a refused one may have been tried again on another route). */
 export async function findOperation(sql: Queryable, network: string, reference: string): Promise<NetworkOperation | undefined> {
-  const [row] = await sql<NetworkOperation[]>`select ${sql.unsafe(COLUMNS)} from network_operations where network = ${network} and reference = ${reference}`;
+  const [row] = await sql<NetworkOperation[]>`
+    select ${sql.unsafe(COLUMNS)} from network_operations where network = ${network} and reference = ${reference} and state <> 'refused'`;
   return row;
 }
 

@@ -15,6 +15,7 @@ export type { AirtelCountry, AirtelSettings } from './settings';
 const amountRule = wholeAmounts('Airtel Money');
 
 export const airtel: ConnectorUnit<'airtel', AirtelSettings | null> = {
+  name: 'airtel',
   configKey: 'airtel',
   operator: 'Airtel Money',
   variables: AIRTEL_VARIABLES,

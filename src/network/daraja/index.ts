@@ -16,6 +16,7 @@ const CALLBACK_PATHS: ReadonlySet<string> = new Set(Object.values(DARAJA_CALLBAC
 const amountRule = wholeAmounts('M-Pesa');
 
 export const daraja: ConnectorUnit<'mpesa', MpesaSettings | null> = {
+  name: 'daraja',
   configKey: 'mpesa',
   operator: 'M-Pesa Daraja',
   variables: DARAJA_VARIABLES,

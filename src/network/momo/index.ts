@@ -16,6 +16,7 @@ export { MOMO_MARKETS, MOMO_SANDBOX_ENVIRONMENT, type MomoSettings } from './set
 const amountRule = minorUnits('MTN MoMo');
 
 export const momo: ConnectorUnit<'momoMarkets', MomoSettings[]> = {
+  name: 'momo',
   configKey: 'momoMarkets',
   operator: 'MTN MoMo',
   variables: MOMO_VARIABLES,
@@ -35,7 +36,7 @@ export const momo: ConnectorUnit<'momoMarkets', MomoSettings[]> = {
       payoutStatus: (payout) => market(payout.network).payoutStatus(payout),
       lookupName: (phoneNumber, network) => market(network).lookupName(phoneNumber),
       amountProblem: (_network, currency, amount) => amountRule(currency, amount),
-    } satisfies Connector;
+    } satisfies Omit<Connector, 'name'>;
   },
   describe: (markets, simulated) => MOMO_MARKETS.map((known) => {
     const market = markets.find((candidate) => candidate.network === known.network);

@@ -21,6 +21,7 @@ const CALLBACK_PATHS: ReadonlySet<string> = new Set(Object.values(PAWAPAY_CALLBA
 const AGGREGATED_ONLY = ['TIGO_TZA', 'HALOTEL_TZA', 'VODAFONE_GHA', 'AIRTELTIGO_GHA', 'ORANGE_COD'];
 
 export const pawapay: ConnectorUnit<'pawapay', PawapaySettings | null> = {
+  name: 'pawapay',
   configKey: 'pawapay',
   operator: 'pawaPay',
   variables: PAWAPAY_VARIABLES,

@@ -14,6 +14,7 @@ export { VODACOM_MARKETS, type VodacomMarket, type VodacomSettings } from './set
 const amountRule = minorUnits('M-Pesa');
 
 export const vodacom: ConnectorUnit<'vodacom', VodacomSettings | null> = {
+  name: 'vodacom',
   configKey: 'vodacom',
   operator: 'Vodacom M-Pesa',
   variables: VODACOM_VARIABLES,
