@@ -11,6 +11,10 @@ alter table network_operations
   add column fault text;
 alter table network_operations drop constraint network_operations_network_reference_key;
 create unique index network_operations_live_reference_idx on network_operations (network, reference) where state <> 'refused';
+-- A route's own id may come back when the same reference is tried there again (MoMo derives it from ours).
+drop index network_operations_operator_reference_idx;
+create unique index network_operations_operator_reference_idx on network_operations (network, operator_reference)
+  where operator_reference is not null and state <> 'refused';
 
 -- The health of each route of a network for one operation (collect, pay out), shared by every
 -- process: consecutive route faults (timeouts, connection failures, 5xx, "system busy"; never a

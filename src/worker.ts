@@ -6,6 +6,7 @@ import { loadConfig, type Config } from './config';
 import { createSql, surviveWritesOnClosedConnections } from './db';
 import { logger } from './log';
 import { createConnectors, createNetworks } from './network/connections';
+import { createRouteHealth } from './services/route-health';
 import { WORKFLOW_INTERCEPTOR_MODULES, startWorkerTelemetry } from './telemetry/worker';
 import { connectClient } from './temporal/connection';
 import { launcherFromConfig } from './temporal/launcher';
@@ -76,7 +77,10 @@ async function runWorker(): Promise<void> {
     hold('the Temporal client\'s connection', () => client.connection.close());
     const launcher = launcherFromConfig(client, sql, config, (message, fields) => logger.warn(message, fields));
     const connectors = createConnectors(config, sql);
-    const activities = createActivities({ sql, launcher, sandbox: config.sandbox, webhooks: config.webhooks, network: createNetworks(config, sql, launcher, connectors) });
+    const health = createRouteHealth(sql);
+    hold('the routes\' outcome counts', () => health.flush().finally(() => health.stop()));
+    const network = createNetworks(config, sql, launcher, connectors, health);
+    const activities = createActivities({ sql, launcher, sandbox: config.sandbox, webhooks: config.webhooks, network });
     const worker = await Worker.create(workerOptions(config, connection, activities, telemetry));
     const senders = await Worker.create(senderOptions(config, connection, activities, telemetry));
     await runUntilShutdown(allOf([worker, senders]), hold, (stop) => {

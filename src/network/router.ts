@@ -1,28 +1,41 @@
 /**
- * The network adapter the service uses: each call goes to the connector whose routes serve the
- * network (./registry.ts lists them; a network served by more than one takes its first route), and
+ * The network adapter the service uses: money on a network a connector serves goes by its routes
+ * (./routes.ts: journaled, chosen by health, failing over only when nothing happened), and
  * everything else to the sandbox network: BXC always, and in sandbox mode the networks with no
  * connector while no connector is on at all. A real currency the sandbox may not move is refused at
  * the door (domain/networks.ts); one that still arrives here is refused as a result.
  */
 import { sandboxMoneyProblem, type Network } from '../domain/networks';
+import type { Sql } from '../db';
 import { logger } from '../log';
+import type { RouteHealth } from '../services/route-health';
 import type {
   Connector, SandboxNetwork, NameLookup, NetworkAdapter, PaymentPrompt, Payout, PayoutResult, PromptResult, PromptStatus, ReportedPayment, ReportedPaymentStatus, TakenPrompt, TextMessage,
 } from './adapter';
 import { connectionsOf } from './registry';
+import { createRoutedOperations } from './routes';
 
 type Mover = Pick<SandboxNetwork, 'requestPayment' | 'promptStatus' | 'reportedPaymentStatus' | 'sendMoney' | 'payoutStatus'>;
 
-export function createNetworkRouter(sandbox: SandboxNetwork, connectors: readonly Connector[], sandboxMode: boolean): NetworkAdapter {
+/** What routes money over the connectors: the database holding the operation journal, and the routes' health. */
+type Routing = { sql: Sql; health: RouteHealth };
+
+export function createNetworkRouter(sandbox: SandboxNetwork, connectors: readonly Connector[], sandboxMode: boolean, routing: Routing): NetworkAdapter {
   const routes = new Map<string, Connector[]>();
   for (const connector of connectors) for (const route of connector.routes) routes.set(route.network, [...(routes.get(route.network) ?? []), connector]);
+  /** The network's direct connector (the registry's first): reported payments, name look-ups and the door's rules are its. */
   const connectorOf = (network: Network): Connector | null => routes.get(network.name)?.[0] ?? null;
   const connections = connectionsOf(sandboxMode, connectors);
-  /** Who moves `currency` on `network`: its connector, the sandbox (`sandboxMoneyProblem` allowing), or nobody (null). */
+  const routed = createRoutedOperations({ ...routing, connectors });
+  const byRoutes: Mover = {
+    requestPayment: routed.requestPayment, promptStatus: routed.promptStatus, sendMoney: routed.sendMoney, payoutStatus: routed.payoutStatus,
+    reportedPaymentStatus: async (payment) => await connectorOf(payment.network)!.reportedPaymentStatus(payment),
+  };
+  /** Who moves `currency` on `network`: its routes, the sandbox (`sandboxMoneyProblem` allowing), or nobody (null). */
   const route = (network: Network, currency: string): Mover | null => {
     if (currency === 'BXC') return sandbox;
-    return connectorOf(network) ?? (sandboxMoneyProblem(network, currency, connections) === null ? sandbox : null);
+    if (connectorOf(network)) return byRoutes;
+    return sandboxMoneyProblem(network, currency, connections) === null ? sandbox : null;
   };
   const noConnector = (network: Network) => `${network.name} has no connector in this deployment; real money on it needs one (see docs/going-live.md).`;
 

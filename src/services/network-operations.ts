@@ -72,7 +72,8 @@ export async function findOperationByOperatorReference(sql: Queryable, network: 
   const networks = typeof network === 'string' ? [network] : [...network];
   if (networks.length === 0) return undefined;
   const [row] = await sql<NetworkOperation[]>`
-    select ${sql.unsafe(COLUMNS)} from network_operations where network in ${sql(networks)} and operator_reference = ${operatorReference} limit 1`;
+    select ${sql.unsafe(COLUMNS)} from network_operations where network in ${sql(networks)} and operator_reference = ${operatorReference}
+    order by state = 'refused', id desc limit 1`;
   return row;
 }
 
@@ -86,7 +87,7 @@ export async function claimUnanswered(sql: Queryable, network: string, phoneNumb
     update network_operations set operator_reference = ${operatorReference}, modified = now()
     where id = (
       select id from network_operations
-      where network = ${network} and kind = 'prompt' and operator_reference is null and phone_number = ${phoneNumber}
+      where network = ${network} and kind = 'prompt' and operator_reference is null and state <> 'refused' and phone_number = ${phoneNumber}
         and amount = ${amount}::numeric and created > now() - ${withinSeconds}::int * interval '1 second'
       order by created limit 1 for update skip locked)
     returning ${sql.unsafe(COLUMNS)}`;
@@ -214,7 +215,7 @@ export async function unsettledPromptFor(sql: Queryable, network: string, phoneN
   const rows = await sql`
     select 1 from network_operations
     where network = ${network} and kind = 'prompt' and phone_number = ${phoneNumber} and amount = ${amount}::numeric
-      and remote_transaction_id is null and result is null and created > now() - ${withinSeconds}::int * interval '1 second'
+      and remote_transaction_id is null and result is null and state <> 'refused' and created > now() - ${withinSeconds}::int * interval '1 second'
     limit 1`;
   return rows.length > 0;
 }

@@ -18,6 +18,11 @@ import { createNetworkRouter } from '../../src/network/router';
 import type { Connector, SandboxNetwork } from '../../src/network/adapter';
 import type { Queryable } from '../../src/db';
 import { createHmac } from 'node:crypto';
+import { createRouteHealth } from '../../src/services/route-health';
+import { testSql } from '../helpers';
+
+/** The router's journal and routes' health, on the test database. */
+const routing = () => ({ sql: testSql(), health: createRouteHealth(testSql()) });
 
 const MPESA = {
   MPESA_CONSUMER_KEY: 'key', MPESA_CONSUMER_SECRET: 'secret', MPESA_SHORTCODE: '174379', MPESA_PASSKEY: 'passkey',
@@ -82,10 +87,10 @@ describe('Airtel Money', () => {
       }),
     });
     const connectors = [
-      fake('daraja', { routes: [{ network: 'Safaricom', currency: 'KES' }] }), fake('momo', { routes: [{ network: 'MTN Uganda', currency: 'UGX' }] }),
-      fake('airtel', { routes: [{ network: 'Airtel Uganda', currency: 'UGX' }, { network: 'Airtel Kenya', currency: 'KES' }] }),
+      fake('daraja', { name: 'daraja', routes: [{ network: 'Safaricom', currency: 'KES' }] }), fake('momo', { name: 'momo', routes: [{ network: 'MTN Uganda', currency: 'UGX' }] }),
+      fake('airtel', { name: 'airtel', routes: [{ network: 'Airtel Uganda', currency: 'UGX' }, { network: 'Airtel Kenya', currency: 'KES' }] }),
     ];
-    const router = createNetworkRouter(fake('sandbox') as SandboxNetwork, connectors as unknown as Connector[], true);
+    const router = createNetworkRouter(fake('sandbox') as SandboxNetwork, connectors as unknown as Connector[], true, routing());
     const prompt = (phoneNumber: string, currency: string) => router.requestPayment({
       requestId: asId('CollectionRequest', 1), attempt: 1, phoneNumber, amount: '100', currency, reference: 'x', promptReference: 'req-1-1', network: networkForNumber(phoneNumber)!, workflowId: 'w',
     });
@@ -106,7 +111,7 @@ describe('Airtel Money', () => {
       }),
     });
     const routes = [{ network: 'Airtel Tanzania', currency: 'TZS' }, { network: 'Airtel Rwanda', currency: 'RWF' }, { network: 'Airtel DRC', currency: 'USD' }];
-    const router = createNetworkRouter(fake('sandbox') as SandboxNetwork, [fake('airtel', { routes })] as unknown as Connector[], false);
+    const router = createNetworkRouter(fake('sandbox') as SandboxNetwork, [fake('airtel', { name: 'airtel', routes })] as unknown as Connector[], false, routing());
     for (const [phoneNumber, currency] of [['+255681000001', 'TZS'], ['+250721000001', 'RWF'], ['+243971000001', 'USD']] as const) {
       await router.requestPayment({
         requestId: asId('CollectionRequest', 1), attempt: 1, phoneNumber, amount: '100', currency, reference: 'x', promptReference: 'req-1-1', network: networkForNumber(phoneNumber)!, workflowId: 'w',
@@ -167,10 +172,10 @@ describe('Vodacom M-Pesa', () => {
       }),
     });
     const connectors = [
-      fake('airtel', { routes: [{ network: 'Airtel Tanzania', currency: 'TZS' }] }),
-      fake('vodacom', { routes: [{ network: 'Vodacom Tanzania', currency: 'TZS' }, { network: 'Vodacom DRC', currency: 'USD' }] }),
+      fake('airtel', { name: 'airtel', routes: [{ network: 'Airtel Tanzania', currency: 'TZS' }] }),
+      fake('vodacom', { name: 'vodacom', routes: [{ network: 'Vodacom Tanzania', currency: 'TZS' }, { network: 'Vodacom DRC', currency: 'USD' }] }),
     ];
-    const router = createNetworkRouter(fake('sandbox') as SandboxNetwork, connectors as unknown as Connector[], false);
+    const router = createNetworkRouter(fake('sandbox') as SandboxNetwork, connectors as unknown as Connector[], false, routing());
     for (const [phoneNumber, currency] of [['+255741000001', 'TZS'], ['+255681000001', 'TZS'], ['+243811000001', 'USD']] as const) {
       await router.requestPayment({
         requestId: asId('CollectionRequest', 1), attempt: 1, phoneNumber, amount: '100', currency, reference: 'x', promptReference: 'req-1-1', network: networkForNumber(phoneNumber)!, workflowId: 'w',

@@ -13,7 +13,7 @@ import type { Queryable } from '../../db';
 import { compareDecimal } from '../../domain/money';
 import { recordOperation } from '../../services/network-operations';
 import type {
-  NameLookup, PaymentPrompt, Payout, PayoutResult, PromptResult, PromptStatus, ReportedPaymentStatus, TakenPrompt,
+  JournaledOperation, NameLookup, PaymentPrompt, Payout, PayoutResult, PromptResult, PromptStatus, ReportedPaymentStatus, TakenPrompt,
 } from '../adapter';
 import { callOperator, callWithToken, createTokenCache, field, msisdnOf, nested, OperatorRefusedError, wholeAmount, type OperatorAnswer, type TokenCache } from '../operator-http';
 
@@ -38,6 +38,18 @@ const FAILURE_REASONS: Readonly<Record<string, string>> = {
 };
 export const momoFailure = (reason: string | undefined): string =>
   (reason && FAILURE_REASONS[reason]) ?? `MTN MoMo refused the transaction${reason ? ` (${reason})` : ''}.`;
+
+/** MoMo's reasons that are its own trouble, not the subscriber's: another route may carry the same transaction. */
+const ROUTE_REASONS: ReadonlySet<string> = new Set(['SERVICE_UNAVAILABLE', 'INTERNAL_PROCESSING_ERROR']);
+
+/**
+ * A refusal or failure in a merchant's words, marked as the route's fault when it is MoMo's own, or,
+ * for a transfer, NOT_ENOUGH_FUNDS: the payer of a transfer is our disbursement account (its float).
+ */
+function momoRefusal(reason: string | undefined, transfer: boolean): { error: string; routeFault?: true } {
+  if (transfer && reason === 'NOT_ENOUGH_FUNDS') return { error: 'Our MTN MoMo disbursement account does not hold enough for this; nothing was sent.', routeFault: true };
+  return reason !== undefined && ROUTE_REASONS.has(reason) ? { error: momoFailure(reason), routeFault: true } : { error: momoFailure(reason) };
+}
 
 /**
  * A version-4 UUID derived from `seed`: MoMo wants X-Reference-Id to be one, and a retry must
@@ -119,18 +131,18 @@ export function createMomoConnector(settings: MomoSettings, { sql, callbackBaseU
     });
     if (answer.status === 202 || answer.status === 409) return;
     if (answer.status >= 400 && answer.status < 500 && answer.status !== 401 && answer.status !== 429) {
-      throw new OperatorRefusedError(momoFailure(field(answer.body, 'code')), answer);
+      throw new OperatorRefusedError(field(answer.body, 'code') ?? '', answer);
     }
     throw unexpected(`${kind.path} not taken`, answer);
   }
 
-  /** Sends it; MoMo's refusal in a merchant's words, or null when MoMo took it (or had it already). */
-  async function refusalOf(kind: Transaction, referenceId: string, body: Parameters<typeof send>[2]): Promise<string | null> {
+  /** Sends it; MoMo's refusal in a merchant's words (and whether it is MoMo's own trouble), or null when MoMo took it (or had it already). */
+  async function refusalOf(kind: Transaction, referenceId: string, body: Parameters<typeof send>[2]): Promise<{ error: string; routeFault?: true } | null> {
     try {
       await send(kind, referenceId, body);
       return null;
     } catch (error) {
-      if (error instanceof OperatorRefusedError) return error.message;
+      if (error instanceof OperatorRefusedError) return momoRefusal(error.message || undefined, kind === TRANSFER);
       throw error;
     }
   }
@@ -159,8 +171,8 @@ export function createMomoConnector(settings: MomoSettings, { sql, callbackBaseU
     return { status: known, reason: field(reported, 'reason'), financialTransactionId: field(reported, 'financialTransactionId'), matches };
   }
 
-  const promptReferenceId = (prompt: PaymentPrompt) => referenceUuid(`${settings.collection.apiUser}:requesttopay:${prompt.promptReference}`);
-  const payoutReferenceId = (payout: Payout) => referenceUuid(`${settings.disbursement.apiUser}:transfer:${payout.reference}`);
+  const promptReferenceId = (prompt: Pick<PaymentPrompt, 'promptReference'>) => referenceUuid(`${settings.collection.apiUser}:requesttopay:${prompt.promptReference}`);
+  const payoutReferenceId = (payout: Pick<Payout, 'reference'>) => referenceUuid(`${settings.disbursement.apiUser}:transfer:${payout.reference}`);
   const promptBody = (prompt: PaymentPrompt) => ({
     amount: prompt.amount, currency: prompt.currency, externalId: prompt.promptReference, msisdn: msisdnOf(prompt.phoneNumber), message: prompt.reference,
   });
@@ -175,7 +187,7 @@ export function createMomoConnector(settings: MomoSettings, { sql, callbackBaseU
       const refusal = await recordAndSend(REQUEST_TO_PAY, referenceId, promptBody(prompt), {
         network: prompt.network.name, reference: prompt.promptReference, workflowId: prompt.workflowId, phoneNumber: prompt.phoneNumber, amount: prompt.amount,
       });
-      return refusal === null ? { accepted: true, confirm: { operatorReference: referenceId } } : { accepted: false, error: refusal };
+      return refusal === null ? { accepted: true, confirm: { operatorReference: referenceId } } : { accepted: false, ...refusal };
     },
 
     async promptStatus(prompt: TakenPrompt): Promise<PromptStatus> {
@@ -184,7 +196,7 @@ export function createMomoConnector(settings: MomoSettings, { sql, callbackBaseU
       if (found.status === 'NOT_FOUND') {
         // MoMo never took it (the request was lost before it arrived): send it now, under the same reference.
         const refusal = await refusalOf(REQUEST_TO_PAY, referenceId, promptBody(prompt));
-        return refusal === null ? { status: 'pending' } : { status: 'failed', error: refusal };
+        return refusal === null ? { status: 'pending' } : { status: 'failed', error: refusal.error };
       }
       if (found.status === 'PENDING') return { status: 'pending' };
       if (found.status === 'FAILED') return { status: 'failed', error: momoFailure(found.reason) };
@@ -203,7 +215,7 @@ export function createMomoConnector(settings: MomoSettings, { sql, callbackBaseU
       const refusal = await recordAndSend(TRANSFER, payoutReferenceId(payout), payoutBody(payout), {
         network: payout.network.name, reference: payout.reference, workflowId: payout.workflowId, phoneNumber: payout.phoneNumber, amount: payout.amount,
       });
-      return refusal === null ? { status: 'pending', remoteTransactionId: null } : { status: 'rejected', error: refusal, remoteTransactionId: null };
+      return refusal === null ? { status: 'pending', remoteTransactionId: null } : { status: 'rejected', ...refusal, remoteTransactionId: null };
     },
 
     async payoutStatus(payout: Payout): Promise<PayoutResult> {
@@ -212,15 +224,25 @@ export function createMomoConnector(settings: MomoSettings, { sql, callbackBaseU
       if (found.status === 'NOT_FOUND') {
         // MoMo never took it: send it now under the same reference (a duplicate would be refused).
         const refusal = await refusalOf(TRANSFER, referenceId, payoutBody(payout));
-        return refusal === null ? { status: 'pending', remoteTransactionId: null } : { status: 'rejected', error: refusal, remoteTransactionId: null };
+        return refusal === null ? { status: 'pending', remoteTransactionId: null } : { status: 'rejected', ...refusal, remoteTransactionId: null };
       }
       if (found.status === 'PENDING') return { status: 'pending', remoteTransactionId: null };
-      if (found.status === 'FAILED') return { status: 'rejected', error: momoFailure(found.reason), remoteTransactionId: null };
+      if (found.status === 'FAILED') return { status: 'rejected', ...momoRefusal(found.reason, true), remoteTransactionId: null };
       if (!found.matches) {
         // A transfer under our reference that is not the one we asked for: nothing says ours went out.
         return { status: 'pending', remoteTransactionId: found.financialTransactionId ?? null };
       }
       return { status: 'completed', remoteTransactionId: found.financialTransactionId ?? referenceId };
+    },
+
+    /** Whether MoMo holds a request to pay or transfer of ours (its GET by our X-Reference-Id): 404 means it never took it. */
+    async lookup(operation: JournaledOperation): Promise<'present' | 'absent'> {
+      const kind = operation.kind === 'prompt' ? REQUEST_TO_PAY : TRANSFER;
+      const referenceId = operation.kind === 'prompt' ? promptReferenceId({ promptReference: operation.reference }) : payoutReferenceId({ reference: operation.reference });
+      const answer = await call(kind.product, { method: 'GET', path: `/v1_0/${kind.path}/${referenceId}` });
+      if (answer.status === 404) return 'absent';
+      if (answer.status === 200) return 'present';
+      throw unexpected(`${kind.path} look-up`, answer);
     },
 
     /** The registered name, when the number has an active MoMo account (`active`, then `basicuserinfo`). */

@@ -34,6 +34,7 @@ export const momo: ConnectorUnit<'momoMarkets', MomoSettings[]> = {
       reportedPaymentStatus: () => [...byNetwork.values()][0]!.reportedPaymentStatus(),
       sendMoney: (payout) => market(payout.network).sendMoney(payout),
       payoutStatus: (payout) => market(payout.network).payoutStatus(payout),
+      lookup: (operation) => market(operation.network).lookup(operation),
       lookupName: (phoneNumber, network) => market(network).lookupName(phoneNumber),
       amountProblem: (_network, currency, amount) => amountRule(currency, amount),
     } satisfies Omit<Connector, 'name'>;

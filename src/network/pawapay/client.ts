@@ -16,9 +16,9 @@ import type { Queryable } from '../../db';
 import { compareDecimal } from '../../domain/money';
 import type { Network } from '../../domain/networks';
 import { findOperation, recordOperation } from '../../services/network-operations';
-import type { PaymentPrompt, Payout, PayoutResult, PromptResult, PromptStatus, ReportedPaymentStatus, TakenPrompt } from '../adapter';
+import type { JournaledOperation, PaymentPrompt, Payout, PayoutResult, PromptResult, PromptStatus, ReportedPaymentStatus, TakenPrompt } from '../adapter';
 import { callOperator, field, msisdnOf, nested, type OperatorAnswer } from '../operator-http';
-import { pawapayFailure } from './failures';
+import { pawapayFailure, pawapayRefusal } from './failures';
 import type { PawapaySettings } from './settings';
 
 /** Calls to pawaPay: long enough for a slow day, short enough for an activity to retry (safe: see above). */
@@ -68,7 +68,7 @@ export function createPawapayConnector(settings: PawapaySettings, { sql, formatA
    * had it already (DUPLICATE_IGNORED), its refusal in a merchant's words when REJECTED (nothing
    * happened). Anything else (no answer, 5xx, 401, 429) throws: the activity retries under the same id.
    */
-  async function send(movement: Movement, id: string, body: Record<string, unknown>): Promise<string | null> {
+  async function send(movement: Movement, id: string, body: Record<string, unknown>): Promise<{ error: string; routeFault?: true } | null> {
     const { path, idField } = MOVEMENTS[movement];
     const answer = await call('POST', path, { [idField]: id, ...body });
     const status = field(answer.body, 'status');
@@ -78,7 +78,7 @@ export function createPawapayConnector(settings: PawapaySettings, { sql, formatA
     const code = field(reason, 'failureCode');
     const refused = status === 'REJECTED' || ((answer.status === 400 || answer.status === 403) && code !== undefined && !AUTHENTICATION_CODES.has(code));
     if (refused && answer.status < 500 && answer.status !== 401 && answer.status !== 429) {
-      return pawapayFailure(field(reason, 'failureCode'), field(reason, 'failureMessage'));
+      return pawapayRefusal(field(reason, 'failureCode'), field(reason, 'failureMessage'));
     }
     throw unexpected(`${movement} not taken`, answer);
   }
@@ -147,7 +147,7 @@ export function createPawapayConnector(settings: PawapaySettings, { sql, formatA
     async requestPayment(prompt: PaymentPrompt): Promise<PromptResult> {
       const depositId = await idOf(promptOperation(prompt));
       const refusal = await send('deposit', depositId, depositBody(prompt));
-      return refusal === null ? { accepted: true, confirm: { operatorReference: depositId } } : { accepted: false, error: refusal };
+      return refusal === null ? { accepted: true, confirm: { operatorReference: depositId } } : { accepted: false, ...refusal };
     },
 
     async promptStatus(prompt: TakenPrompt): Promise<PromptStatus> {
@@ -157,13 +157,20 @@ export function createPawapayConnector(settings: PawapaySettings, { sql, formatA
       if (!found.found) {
         // pawaPay never received it (the request was lost on the way): sent now, under the same id.
         const refusal = await send('deposit', depositId, depositBody(prompt));
-        return refusal === null ? { status: 'pending' } : { status: 'failed', error: refusal };
+        return refusal === null ? { status: 'pending' } : { status: 'failed', error: refusal.error };
       }
       if (found.status === 'FAILED') return { status: 'failed', error: pawapayFailure(found.failureCode, found.failureMessage) };
       // ACCEPTED, PROCESSING, IN_RECONCILIATION (pawaPay settles it with the provider): asked again at the next poll.
       if (found.status !== 'COMPLETED') return { status: 'pending' };
       if (!matches(found, prompt)) return { status: 'failed', error: 'pawaPay\'s record of the payment does not match the request (amount, number or currency).' };
       return { status: 'paid', remoteTransactionId: depositId, paymentDate: new Date().toISOString() };
+    },
+
+    /** Whether pawaPay holds a deposit, payout or refund under the id we recorded for it (none recorded: it was never sent). */
+    async lookup(operation: JournaledOperation): Promise<'present' | 'absent'> {
+      if (operation.operatorReference === null) return 'absent';
+      const movement: Movement = operation.kind === 'prompt' ? 'deposit' : operation.kind === 'reversal' ? 'refund' : 'payout';
+      return (await status(movement, operation.operatorReference)).found ? 'present' : 'absent';
     },
 
     async reportedPaymentStatus(): Promise<ReportedPaymentStatus> {
@@ -174,7 +181,7 @@ export function createPawapayConnector(settings: PawapaySettings, { sql, formatA
     async sendMoney(payout: Payout): Promise<PayoutResult> {
       const id = await idOf(payoutOperation(payout));
       const refusal = await send(movementOf(payout), id, payoutBody(payout));
-      return refusal === null ? { status: 'pending', remoteTransactionId: null } : { status: 'rejected', error: refusal, remoteTransactionId: null };
+      return refusal === null ? { status: 'pending', remoteTransactionId: null } : { status: 'rejected', ...refusal, remoteTransactionId: null };
     },
 
     async payoutStatus(payout: Payout): Promise<PayoutResult> {
@@ -183,10 +190,10 @@ export function createPawapayConnector(settings: PawapaySettings, { sql, formatA
       const found = await status(movement, id);
       if (!found.found) {
         const refusal = await send(movement, id, payoutBody(payout));
-        return refusal === null ? { status: 'pending', remoteTransactionId: null } : { status: 'rejected', error: refusal, remoteTransactionId: null };
+        return refusal === null ? { status: 'pending', remoteTransactionId: null } : { status: 'rejected', ...refusal, remoteTransactionId: null };
       }
       // A payout that FAILED moved nothing: the payment's workflow returns the money to the wallet.
-      if (found.status === 'FAILED') return { status: 'failed', error: pawapayFailure(found.failureCode, found.failureMessage), remoteTransactionId: null };
+      if (found.status === 'FAILED') return { status: 'failed', ...pawapayRefusal(found.failureCode, found.failureMessage), remoteTransactionId: null };
       if (found.status !== 'COMPLETED') return { status: 'pending', remoteTransactionId: null };
       const expected = { amount: payout.amount, currency: payout.currency, phoneNumber: movement === 'payout' ? payout.phoneNumber : null };
       // A record under our id that is not the movement we asked for: nothing says ours went out.

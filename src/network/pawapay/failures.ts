@@ -115,3 +115,14 @@ export function pawapayFailureAdvice(code?: string): FailureAdvice {
   if (!code) return 'check-status';
   return FAILURES[code]?.advice ?? 'refuse';
 }
+
+/** The codes that are pawaPay's or the network's trouble at pawaPay, not the subscriber's: another route may carry the same transaction. */
+const ROUTE_FAULTS: ReadonlySet<string> = new Set([
+  'PROVIDER_TEMPORARILY_UNAVAILABLE', 'PAWAPAY_WALLET_OUT_OF_FUNDS', 'BALANCE_INSUFFICIENT', 'CORRESPONDENT_TEMPORARILY_UNAVAILABLE',
+]);
+
+/** A failure in a merchant's words, marked as the route's fault when it is (see ROUTE_FAULTS). */
+export function pawapayRefusal(code?: string, message?: string): { error: string; routeFault?: true } {
+  const error = pawapayFailure(code, message);
+  return code !== undefined && ROUTE_FAULTS.has(code) ? { error, routeFault: true } : { error };
+}

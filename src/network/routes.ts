@@ -1,0 +1,228 @@
+/**
+ * Money on a network with several routes (a direct connector, then pawaPay): each operation is
+ * journaled before it is sent (src/services/operation-journal.ts) and sent on the first route the
+ * routes' health allows (src/services/route-health.ts). It moves to the next route only when the
+ * journal knows nothing happened on the first: the route refused it for its own reasons (system busy,
+ * network down, our float empty), its connection was refused, or, after an answer that says nothing
+ * (a timeout, a 5xx), its own status query says it holds no such operation. Whatever a route took
+ * stays there: its status is asked there until it ends, whatever that route's health.
+ * docs/going-live.md#routes-health-and-failover
+ */
+import { isDatabaseUnavailable, type Sql } from '../db';
+import type { Network } from '../domain/networks';
+import {
+  entryById, liveEntry, markAccepted, markRefused, markUnknown, recordEntry, routeOfPayment, routesThatFaulted, type JournalEntry, type JournalKind,
+} from '../services/operation-journal';
+import type { RouteHealth, RouteOperation } from '../services/route-health';
+import type { Connector, PaymentPrompt, Payout, PayoutResult, PromptResult, PromptStatus, TakenPrompt } from './adapter';
+import { OperatorUnreachableError } from './operator-http';
+
+/** Codes of a connection that was never made: the request never left, so nothing happened there. */
+const NEVER_SENT_CODES: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ConnectionRefused', 'FailedToOpenSocket']);
+
+/** Whether an error (or one of its causes) says the request never reached the operator. */
+export function neverSent(error: unknown): boolean {
+  for (let cause = error, depth = 0; cause && depth < 5; cause = (cause as { cause?: unknown }).cause, depth += 1) {
+    const code = (cause as { code?: unknown }).code;
+    if (typeof code === 'string' && NEVER_SENT_CODES.has(code)) return true;
+  }
+  return false;
+}
+
+/** A route fault in a few words, for the journal, the health table and operators. */
+function faultOf(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return (neverSent(error) ? `connection refused: ${message}` : message).slice(0, 300);
+}
+
+/** Whether an error is the route's (the operator's answer or silence) rather than our own database's. */
+const routeError = (error: unknown) => error instanceof OperatorUnreachableError || !isDatabaseUnavailable(error);
+
+/** What came of sending on one route: taken there, refused for the route's reasons (try the next), or an answer to return as it is. */
+type Sent<T> = { taken: T } | { routeFault: string } | { answer: T };
+
+type Routed = { sql: Sql; health: RouteHealth; connectors: readonly Connector[] };
+
+/** A route's answer as the journal reads it: taken (with the operator's reference when it gave one), its own fault, or the subscriber's refusal. */
+type Verdict = { accepted: string | null | true } | { fault: string } | { refused: true };
+
+const unavailable = (network: Network, fault: string | null) =>
+  `${network.name} is unavailable on every route right now${fault ? ` (${fault})` : ''}; nothing was sent, try again later.`;
+
+export function createRoutedOperations({ sql, health, connectors }: Routed) {
+  const byName = new Map(connectors.map((connector) => [connector.name, connector]));
+  const routesOf = (network: Network) => connectors.filter((connector) => connector.routes.some((route) => route.network === network.name));
+
+  /** The connector of a journaled operation: its route, or (journaled before routes were) the network's first. */
+  const connectorOfEntry = (network: Network, entry: JournalEntry | undefined) =>
+    (entry?.route ? byName.get(entry.route) : undefined) ?? routesOf(network)[0]!;
+
+  /** Runs one call on a route, counting its outcome for the route's health: a thrown error is a route fault. */
+  async function measured<T>(connector: Connector, network: Network, operation: RouteOperation, call: () => Promise<T>): Promise<T> {
+    const key = { network: network.name, route: connector.name, operation };
+    try {
+      const result = await call();
+      await health.succeeded(key);
+      return result;
+    } catch (error) {
+      if (routeError(error)) await health.faulted(key, faultOf(error));
+      throw error;
+    }
+  }
+
+  /**
+   * Whether a journaled operation whose outcome is not known (recorded, then a crash; or unknown) is
+   * held by its route: `absent` only when the route's status query says so; `held` when it says it
+   * has it, or cannot be asked (the operation then stays on its route).
+   */
+  async function heldByRoute(connector: Connector, network: Network, entry: JournalEntry): Promise<'held' | 'absent'> {
+    if (!connector.lookup) return 'held';
+    const operatorReference = (await entryById(sql, entry.id))?.operatorReference ?? null;
+    const found = await connector.lookup({ kind: entry.kind, network, reference: entry.reference, operatorReference });
+    if (found === 'absent') {
+      // After a route fault (unknown) the route is not tried again for it; after a crash (recorded) it may be.
+      await markRefused(sql, entry.id, entry.state === 'unknown' ? entry.fault ?? 'no answer' : null);
+      return 'absent';
+    }
+    return 'held';
+  }
+
+  /**
+   * Sends on one route, journaled: recorded first; then accepted, refused, or (no answer, a 5xx)
+   * unknown unless the route's status query says it never got it. An unknown outcome throws: the
+   * activity asks again, and the operation stays on this route.
+   */
+  async function sendOn<T>(
+    connector: Connector, network: Network, entry: JournalEntry, operation: RouteOperation,
+    send: () => Promise<T>, judge: (result: T) => Verdict,
+  ): Promise<Sent<T>> {
+    const key = { network: network.name, route: connector.name, operation };
+    let result: T;
+    try {
+      result = await send();
+    } catch (error) {
+      if (!routeError(error)) throw error;
+      const fault = faultOf(error);
+      await health.faulted(key, fault);
+      if (neverSent(error)) {
+        await markRefused(sql, entry.id, fault);
+        return { routeFault: fault };
+      }
+      await markUnknown(sql, entry.id, fault);
+      const held = await heldByRoute(connector, network, { ...entry, state: 'unknown', fault }).catch(() => 'held' as const);
+      if (held === 'absent') return { routeFault: fault };
+      throw error;
+    }
+    const verdict = judge(result);
+    if ('fault' in verdict) {
+      await health.faulted(key, verdict.fault);
+      await markRefused(sql, entry.id, verdict.fault);
+      return { routeFault: verdict.fault };
+    }
+    await health.succeeded(key);
+    if ('refused' in verdict) {
+      await markRefused(sql, entry.id, null);
+      return { answer: result };
+    }
+    await markAccepted(sql, entry.id, verdict.accepted === true ? null : verdict.accepted);
+    return { taken: result };
+  }
+
+  type Operation<T> = {
+    network: Network; kind: JournalKind; operation: RouteOperation; reference: string; workflowId: string; phoneNumber: string; amount: string;
+    send: (connector: Connector) => Promise<T>;
+    judge: (result: T) => Verdict;
+    unavailable: (error: string) => T;
+  };
+
+  /**
+   * An operation that may move money, on the routes in turn. A live journal entry keeps it on its
+   * route (asked again there: the connectors are idempotent per our reference), unless that route's
+   * status query says it never got it. Routes that refused this reference for their own reasons are
+   * not tried again for it.
+   */
+  async function route<T>(op: Operation<T>): Promise<T> {
+    const live = await liveEntry(sql, op.network.name, op.reference);
+    if (live) {
+      const connector = connectorOfEntry(op.network, live);
+      if (live.state === 'accepted') return await op.send(connector);
+      if (await heldByRoute(connector, op.network, live) === 'held') {
+        const sent = await sendOn(connector, op.network, live, op.operation, () => op.send(connector), op.judge);
+        if (!('routeFault' in sent)) return 'taken' in sent ? sent.taken : sent.answer;
+      }
+    }
+    const faulted = new Set(await routesThatFaulted(sql, op.network.name, op.reference));
+    const candidates = routesOf(op.network).map((connector) => connector.name).filter((name) => !faulted.has(name));
+    let lastFault: string | null = null;
+    for (const { route: name } of await health.usable(op.network.name, op.operation, candidates)) {
+      const connector = byName.get(name)!;
+      const entry = await recordEntry(sql, { ...op, network: op.network.name, route: name });
+      // Another call recorded it first (a retry racing a slow attempt): it stays where that one sent it.
+      if (entry.route !== name || entry.state !== 'recorded') return await op.send(connectorOfEntry(op.network, entry));
+      const sent = await sendOn(connector, op.network, entry, op.operation, () => op.send(connector), op.judge);
+      if ('taken' in sent) return sent.taken;
+      if ('answer' in sent) return sent.answer;
+      lastFault = sent.routeFault;
+    }
+    return op.unavailable(unavailable(op.network, lastFault));
+  }
+
+  const judgePayout = (result: PayoutResult): Verdict => {
+    if (result.status === 'completed' || result.status === 'pending') return { accepted: result.remoteTransactionId ?? true };
+    return result.routeFault ? { fault: result.error } : { refused: true as const };
+  };
+
+  /** A payment sent on the routes in turn (a reversal goes back the way its collection came). */
+  function payoutOn(payout: Payout): Promise<PayoutResult> {
+    return route<PayoutResult>({
+      network: payout.network, kind: 'payout', operation: 'payout', reference: payout.reference, workflowId: payout.workflowId,
+      phoneNumber: payout.phoneNumber, amount: payout.amount, send: (connector) => connector.sendMoney(payout), judge: judgePayout,
+      unavailable: (error) => ({ status: 'rejected', error, remoteTransactionId: null, routeFault: true }),
+    });
+  }
+
+  return {
+    requestPayment(prompt: PaymentPrompt): Promise<PromptResult> {
+      return route<PromptResult>({
+        network: prompt.network, kind: 'prompt', operation: 'collect', reference: prompt.promptReference, workflowId: prompt.workflowId,
+        phoneNumber: prompt.phoneNumber, amount: prompt.amount, send: (connector) => connector.requestPayment(prompt),
+        judge: (result): Verdict => {
+          if (result.accepted) return { accepted: result.confirm?.operatorReference ?? result.paid?.remoteTransactionId ?? true };
+          return result.routeFault ? { fault: result.error } : { refused: true };
+        },
+        unavailable: (error) => ({ accepted: false, error, routeFault: true }),
+      });
+    },
+
+    /** Asked on the route that took the prompt, whatever its health. */
+    async promptStatus(prompt: TakenPrompt): Promise<PromptStatus> {
+      const connector = connectorOfEntry(prompt.network, await liveEntry(sql, prompt.network.name, prompt.promptReference));
+      return await measured(connector, prompt.network, 'collect', () => connector.promptStatus(prompt));
+    },
+
+    async sendMoney(payout: Payout): Promise<PayoutResult> {
+      if (payout.kind === 'reversal') return await (await reversalConnector(payout)).sendMoney(payout);
+      return await payoutOn(payout);
+    },
+
+    /**
+     * Asked on the route that took the payout. One that route refused or failed for its own reasons
+     * (our float there is empty) moved nothing: it is sent on the next route.
+     */
+    async payoutStatus(payout: Payout): Promise<PayoutResult> {
+      const live = await liveEntry(sql, payout.network.name, payout.reference);
+      const connector = payout.kind === 'reversal' && !live ? await reversalConnector(payout) : connectorOfEntry(payout.network, live);
+      const result = await measured(connector, payout.network, 'payout', () => connector.payoutStatus(payout));
+      if (payout.kind === 'reversal' || !live || (result.status !== 'rejected' && result.status !== 'failed') || !result.routeFault) return result;
+      await health.faulted({ network: payout.network.name, route: connector.name, operation: 'payout' }, result.error);
+      await markRefused(sql, live.id, result.error);
+      return await payoutOn(payout);
+    },
+  };
+
+  /** A reversal's route: the one its collection came by, else the network's first. */
+  async function reversalConnector(payout: Payout): Promise<Connector> {
+    const name = payout.originalTransactionId ? await routeOfPayment(sql, payout.network.name, payout.originalTransactionId) : null;
+    return (name ? byName.get(name) : undefined) ?? routesOf(payout.network)[0]!;
+  }
+}
