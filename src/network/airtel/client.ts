@@ -13,7 +13,7 @@ import type { AirtelCountry, AirtelSettings } from './settings';
 import type { Queryable } from '../../db';
 import { nationalNumberOf, type Network } from '../../domain/networks';
 import { recordOperation } from '../../services/network-operations';
-import type { NameLookup, PaymentPrompt, Payout, PayoutResult, PromptResult, PromptStatus, ReportedPaymentStatus, TakenPrompt } from '../adapter';
+import type { JournaledOperation, NameLookup, PaymentPrompt, Payout, PayoutResult, PromptResult, PromptStatus, ReportedPaymentStatus, TakenPrompt } from '../adapter';
 import { callOperator, callWithToken, createTokenCache, field, nested, wholeAmount, type OperatorAnswer } from '../operator-http';
 
 /** Calls to Airtel: long enough for its gateway on a slow day, short enough for an activity to retry. */
@@ -32,6 +32,10 @@ export const airtelNetworks = (countries: readonly { country: string }[]): strin
 
 /** The path registered in Airtel's portal as the callback URL (under PUBLIC_BASE_URL). */
 export const AIRTEL_CALLBACK_PATH = '/network/airtel/callback';
+
+/** A disbursement refused because our disbursement wallet at Airtel is short (DP00900001007): another route may pay it. */
+const airtelRefusal = (error: string): { error: string; routeFault?: true } =>
+  (error === FAILURE_REASONS.DP00900001007 ? { error, routeFault: true } : { error });
 
 /** Airtel's response codes in words a merchant understands: collections (DP008…) and disbursements (DP009…). */
 const FAILURE_REASONS: Readonly<Record<string, string>> = {
@@ -157,8 +161,8 @@ export function createAirtelConnector(settings: AirtelSettings, { sql }: AirtelD
 
   const amountOf = (amount: string) => Number(wholeAmount(amount) ?? amount);
   const msisdnOf = (e164: string) => nationalNumberOf(e164) ?? e164.replace(/^\+/, '');
-  const promptId = (prompt: PaymentPrompt) => transactionId('C', settings.clientId, prompt.promptReference);
-  const payoutId = (payout: Payout) => transactionId('D', settings.clientId, payout.reference);
+  const promptId = (prompt: Pick<PaymentPrompt, 'promptReference'>) => transactionId('C', settings.clientId, prompt.promptReference);
+  const payoutId = (payout: Pick<Payout, 'reference'>) => transactionId('D', settings.clientId, payout.reference);
   const promptEnquiry = (id: string) => `/standard/v1/payments/${encodeURIComponent(id)}`;
   const payoutEnquiry = (id: string) => `/standard/v2/disbursements/${encodeURIComponent(id)}?transactionType=B2C`;
 
@@ -215,7 +219,7 @@ export function createAirtelConnector(settings: AirtelSettings, { sql }: AirtelD
   /** A disbursement as Airtel's enquiry shows it. */
   function payoutResultOf(found: Answer, id: string): PayoutResult {
     if (found.state === 'TS') return { status: 'completed', remoteTransactionId: found.airtelMoneyId ?? id };
-    if (found.state === 'TF' || found.state === 'TE') return { status: 'rejected', error: airtelFailure(found.code, found.message), remoteTransactionId: null };
+    if (found.state === 'TF' || found.state === 'TE') return { status: 'rejected', ...airtelRefusal(airtelFailure(found.code, found.message)), remoteTransactionId: null };
     return { status: 'pending', remoteTransactionId: null };
   }
 
@@ -260,7 +264,7 @@ export function createAirtelConnector(settings: AirtelSettings, { sql }: AirtelD
       await record('payout', payout, payoutId(payout));
       if (payout.kind === 'reversal') return await refund(country, payout);
       const refusal = await disburse(country, payout);
-      return refusal === null ? { status: 'pending', remoteTransactionId: null } : { status: 'rejected', error: refusal, remoteTransactionId: null };
+      return refusal === null ? { status: 'pending', remoteTransactionId: null } : { status: 'rejected', ...airtelRefusal(refusal), remoteTransactionId: null };
     },
 
     async payoutStatus(payout: Payout): Promise<PayoutResult> {
@@ -273,7 +277,15 @@ export function createAirtelConnector(settings: AirtelSettings, { sql }: AirtelD
       if (found.found) return payoutResultOf(found, id);
       // Airtel never took it: send it now under the same id.
       const refusal = await disburse(country, payout);
-      return refusal === null ? { status: 'pending', remoteTransactionId: null } : { status: 'rejected', error: refusal, remoteTransactionId: null };
+      return refusal === null ? { status: 'pending', remoteTransactionId: null } : { status: 'rejected', ...airtelRefusal(refusal), remoteTransactionId: null };
+    },
+
+    /** Whether Airtel holds a push or disbursement of ours (its enquiry by our transaction id). */
+    async lookup(operation: JournaledOperation): Promise<'present' | 'absent'> {
+      const country = settings.countries.find((served) => served.country === operation.network.country);
+      if (!country || operation.kind === 'reversal') return 'present';
+      const path = operation.kind === 'prompt' ? promptEnquiry(promptId({ promptReference: operation.reference })) : payoutEnquiry(payoutId({ reference: operation.reference }));
+      return (await enquire(country, path)).found ? 'present' : 'absent';
     },
 
     /** The registered name on an Airtel Money number (user enquiry). */

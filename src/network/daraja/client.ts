@@ -478,7 +478,9 @@ export function createDarajaConnector(settings: MpesaSettings, { sql, callbackBa
         return { status: 'pending', remoteTransactionId: receipt };
       }
       const reason = hint && hint.resultCode !== '0' ? hint.description : result.parameters.TransactionStatus;
-      return { status: 'rejected', error: `M-Pesa did not pay it out: ${reason}.`, remoteTransactionId: receipt };
+      // B2C result 1: our paybill's utility account held too little (its float), so another route may pay it.
+      const floatShort = !reversal && hint?.resultCode === '1';
+      return { status: 'rejected', error: `M-Pesa did not pay it out: ${reason}.`, remoteTransactionId: receipt, ...(floatShort ? { routeFault: true as const } : {}) };
     },
 
     /** Registers the paybill's validation and confirmation URLs (idempotent: Daraja keeps the last registration). */

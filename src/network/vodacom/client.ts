@@ -28,7 +28,7 @@ import { currencyDecimals } from '../../domain/money';
 import type { Network } from '../../domain/networks';
 import { logger } from '../../log';
 import { findOperation, recordOperation, settleRemoteTransactionId } from '../../services/network-operations';
-import type { NameLookup, PaymentPrompt, Payout, PayoutResult, PromptResult, PromptStatus, ReportedPaymentStatus, TakenPrompt } from '../adapter';
+import type { JournaledOperation, NameLookup, PaymentPrompt, Payout, PayoutResult, PromptResult, PromptStatus, ReportedPaymentStatus, TakenPrompt } from '../adapter';
 import { callOperator, field, msisdnOf, OperatorUnreachableError, type OperatorAnswer } from '../operator-http';
 import { createSessionPool, type IssuedSession } from '../session-pool';
 
@@ -127,7 +127,7 @@ export function vodacomAmount(amount: string, currency: string): string {
 }
 
 /** What became of a call that may move money: done (M-Pesa's transaction id), refused (in words), or not known (the status query decides). */
-type Submission = { decided: 'done'; transactionId: string | undefined } | { decided: 'refused'; error: string } | { decided: 'unknown' };
+type Submission = { decided: 'done'; transactionId: string | undefined } | { decided: 'refused'; error: string; routeFault?: true } | { decided: 'unknown' };
 /** A transaction as `queryTransactionStatus` shows it; `unknown`: M-Pesa has no record of it. */
 type Found = { state: 'completed'; transactionId: string | undefined } | { state: 'failed'; error: string } | { state: 'pending' } | { state: 'unknown' };
 
@@ -235,7 +235,9 @@ export function createVodacomConnector(settings: VodacomSettings, { sql }: Vodac
     if (code === undefined || code === 'INS-16' || answer.status === 429) {
       throw new Error(`Vodacom M-Pesa ${request.path} not taken: HTTP ${answer.status} ${code ?? ''}`.trim());
     }
-    return { decided: 'refused', error: vodacomFailure(code, field(answer.body, 'output_ResponseDesc'), whose) };
+    const error = vodacomFailure(code, field(answer.body, 'output_ResponseDesc'), whose);
+    // Our own M-Pesa account short of the payout (its float): another route may pay it.
+    return code === 'INS-2006' && whose === 'merchant' ? { decided: 'refused', error, routeFault: true } : { decided: 'refused', error };
   }
 
   /** M-Pesa's record of one of our transactions, by its ThirdPartyConversationID. */
@@ -295,7 +297,7 @@ export function createVodacomConnector(settings: VodacomSettings, { sql }: Vodac
   }
 
   async function payoutResultOf(payout: Payout, sent: Submission): Promise<PayoutResult> {
-    if (sent.decided === 'refused') return { status: 'rejected', error: sent.error, remoteTransactionId: null };
+    if (sent.decided === 'refused') return { status: 'rejected', error: sent.error, remoteTransactionId: null, ...(sent.routeFault ? { routeFault: true as const } : {}) };
     if (sent.decided === 'unknown') return { status: 'pending', remoteTransactionId: null };
     return { status: 'completed', remoteTransactionId: await settled(payout.network, payout.reference, sent.transactionId ?? payoutId(payout)) };
   }
@@ -314,6 +316,14 @@ export function createVodacomConnector(settings: VodacomSettings, { sql }: Vodac
     /** No more sessions asked for ahead: for a connector dropped while its process goes on (the timers never keep a process alive). */
     stop(): void {
       for (const client of clients.values()) client.stop();
+    },
+
+    /** Whether M-Pesa holds a transaction of ours (queryTransactionStatus by our ThirdPartyConversationID). */
+    async lookup(operation: JournaledOperation): Promise<'present' | 'absent'> {
+      const market = settings.markets.find((served) => served.network === operation.network.name);
+      if (!market) return 'present';
+      const id = conversationId(operation.kind === 'prompt' ? 'C' : operation.kind === 'reversal' ? 'R' : 'B', operation.reference);
+      return (await queryStatus(market, id)).state === 'unknown' ? 'absent' : 'present';
     },
 
     async requestPayment(prompt: PaymentPrompt): Promise<PromptResult> {
