@@ -133,6 +133,8 @@ export function createRoutedOperations({ sql, health, connectors }: Routed) {
     send: (connector: Connector) => Promise<T>;
     judge: (result: T) => Verdict;
     unavailable: (error: string) => T;
+    /** What a call sent before under this reference answers now: taken, its status to tell. */
+    sentBefore: (entry: JournalEntry) => T;
   };
 
   /**
@@ -145,7 +147,8 @@ export function createRoutedOperations({ sql, health, connectors }: Routed) {
     const live = await liveEntry(sql, op.network.name, op.reference);
     if (live) {
       const connector = connectorOfEntry(op.network, live);
-      if (live.state === 'accepted') return await op.send(connector);
+      // Taken there, or sent there with an outcome only its status can tell (no look-up by our id): its status decides.
+      if (live.state === 'accepted' || !connector.lookup) return op.sentBefore(live);
       if (await heldByRoute(connector, op.network, live) === 'held') {
         const sent = await sendOn(connector, op.network, live, op.operation, () => op.send(connector), op.judge);
         if (!('routeFault' in sent)) return 'taken' in sent ? sent.taken : sent.answer;
@@ -158,7 +161,7 @@ export function createRoutedOperations({ sql, health, connectors }: Routed) {
       const connector = byName.get(name)!;
       const entry = await recordEntry(sql, { ...op, network: op.network.name, route: name });
       // Another call recorded it first (a retry racing a slow attempt): it stays where that one sent it.
-      if (entry.route !== name || entry.state !== 'recorded') return await op.send(connectorOfEntry(op.network, entry));
+      if (!entry.inserted) return op.sentBefore(entry);
       const sent = await sendOn(connector, op.network, entry, op.operation, () => op.send(connector), op.judge);
       if ('taken' in sent) return sent.taken;
       if ('answer' in sent) return sent.answer;
@@ -178,6 +181,7 @@ export function createRoutedOperations({ sql, health, connectors }: Routed) {
       network: payout.network, kind: 'payout', operation: 'payout', reference: payout.reference, workflowId: payout.workflowId,
       phoneNumber: payout.phoneNumber, amount: payout.amount, send: (connector) => connector.sendMoney(payout), judge: judgePayout,
       unavailable: (error) => ({ status: 'rejected', error, remoteTransactionId: null, routeFault: true }),
+      sentBefore: () => ({ status: 'pending', remoteTransactionId: null }),
     });
   }
 
@@ -191,6 +195,7 @@ export function createRoutedOperations({ sql, health, connectors }: Routed) {
           return result.routeFault ? { fault: result.error } : { refused: true };
         },
         unavailable: (error) => ({ accepted: false, error, routeFault: true }),
+        sentBefore: (entry) => ({ accepted: true, confirm: { operatorReference: entry.operatorReference ?? entry.reference } }),
       });
     },
 

@@ -29,15 +29,15 @@ type NewEntry = { network: string; route: string; kind: JournalKind; reference: 
 
 /**
  * Records an operation on `route` before it is sent. Returns the live entry of the reference (not
- * refused): the one just recorded, or the one an earlier call recorded, on this route or another.
+ * refused): the one just recorded (`inserted`), or the one an earlier call recorded, on this route or another.
  */
-export async function recordEntry(sql: Queryable, entry: NewEntry): Promise<JournalEntry> {
-  const [row] = await sql<JournalEntry[]>`
+export async function recordEntry(sql: Queryable, entry: NewEntry): Promise<JournalEntry & { inserted: boolean }> {
+  const [row] = await sql<(JournalEntry & { inserted: boolean })[]>`
     insert into network_operations (network, route, kind, reference, workflow_id, subject, phone_number, amount, state)
     values (${entry.network}, ${entry.route}, ${entry.kind}, ${entry.reference}, ${entry.workflowId}, ${entry.reference},
             ${entry.phoneNumber}, ${entry.amount}, 'recorded')
     on conflict (network, reference) where state <> 'refused' do update set route = coalesce(network_operations.route, excluded.route), modified = now()
-    returning ${sql.unsafe(COLUMNS)}`;
+    returning ${sql.unsafe(COLUMNS)}, (xmax = 0) as inserted`;
   return row!;
 }
 

@@ -329,8 +329,8 @@ export function createDarajaConnector(settings: MpesaSettings, { sql, callbackBa
         network, kind: 'prompt', reference: prompt.promptReference, workflowId: prompt.workflowId, subject: prompt.promptReference,
         phoneNumber: prompt.phoneNumber, amount: prompt.amount,
       });
-      // Pushed before under this attempt (its answer may have been lost): a second push could charge twice.
-      if (!operation.inserted) return { accepted: true, confirm: { operatorReference: operation.operatorReference ?? prompt.promptReference } };
+      // Pushed once per attempt: the operation journal (src/network/routes.ts) never asks again for an
+      // attempt it recorded, since a push carries no id of ours that a second one could be refused by.
       const timestamp = darajaTimestamp();
       const msisdn = Number(msisdnOf(prompt.phoneNumber));
       const answer = await post('/mpesa/stkpush/v1/processrequest', {
