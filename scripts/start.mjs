@@ -9,8 +9,12 @@
 // and MTN Rwanda through a generated markets file (.data/momo-markets.json, MTN_MOMO_MARKETS_FILE);
 // Airtel for Airtel Uganda and Airtel Kenya, calling back at PUBLIC_BASE_URL; Vodacom M-Pesa for
 // Vodacom Tanzania and Vodacom DRC, with the public key the OpenAPI simulator made at its start;
-// pawaPay for Tigo Tanzania, Halotel, Telecel Ghana, AirtelTigo and Orange DRC. The banner lists the
-// networks as the connectors' registry sees them (`npm run admin -- network list`).
+// pawaPay for every provider the service knows: the only route of Tigo Tanzania, Halotel, Telecel
+// Ghana, AirtelTigo and Orange DRC, and the second route of the networks a direct connector serves.
+// The simulators' control endpoint (port 8103) makes a subscriber pay the paybill, takes an
+// operator's API down or brings it back (POST /outage) and opens or closes a pawaPay provider's
+// operation (POST /availability). The banner lists the networks as the connectors' registry sees
+// them (`npm run admin -- network list`).
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
@@ -206,6 +210,8 @@ ${connectedNetworks()}
     curl -H 'Authorization: Token ${sandbox.apiKey}' -d phonenumber=+243811234567 -d amount=12.50 -d currency=USD -d send_instructions=true ${apiUrl}/api/collectionrequests
     curl -H 'Authorization: Token ${sandbox.apiKey}' -d phonenumber=+255651234567 -d amount=3000 -d currency=TZS -d send_instructions=true ${apiUrl}/api/collectionrequests
     curl -d '{"msisdn": "254712345678", "amount": "100", "billRefNumber": "<svccode of a request>"}' ${simulators.controlUrl}/paybill
+    curl -d '{"simulator": "momo", "mode": "refused"}' ${simulators.controlUrl}/outage   (daraja, momo, airtel, vodacom, pawapay; none, refused, error, hang)
+    curl -d '{"provider": "MTN_MOMO_UGA", "operationType": "DEPOSIT", "status": "CLOSED"}' ${simulators.controlUrl}/availability   (pawaPay)
 ` : ''}
   A worker or API that exits is restarted (after 1 s, doubling up to 30 s). Ctrl-C stops everything.
 `);

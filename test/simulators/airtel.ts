@@ -13,6 +13,7 @@
  */
 import { createHmac } from 'node:crypto';
 import { decryptPkcs1, simulatorKeyPair } from './rsa';
+import { serveWithOutages, type OutageMode } from './outage';
 import { createScheduler } from './scheduler';
 
 export type AirtelSubscriber = {
@@ -58,6 +59,8 @@ export type AirtelSimulator = {
   /** Callbacks sent, as sent. */
   callbacks(): { body: string; status: number | null }[];
   calls(): Call[];
+  /** Takes the whole API down (the token endpoint included) or brings it back: see outage.ts. */
+  outage(mode: OutageMode): Promise<void>;
 };
 
 const MAX_BODY_BYTES = 1_048_576;
@@ -274,10 +277,11 @@ export async function startAirtelSimulator(options: AirtelSimulatorOptions): Pro
     return { api: 'unknown', handle: () => answer(false, 'ESB000004', 'Resource not found', undefined, 404) };
   }
 
-  const server = Bun.serve({
-    hostname: '127.0.0.1',
-    port: options.port ?? 0,
-    async fetch(request) {
+  const server = serveWithOutages({
+    port: options.port,
+    // Airtel's gateway answer when the money platform behind it fails.
+    systemError: () => answer(false, 'ESB000001', 'Something went wrong', undefined, 500),
+    async handle(request) {
       const { api, handle } = route(request);
       const response = await handle();
       log.push({ api, method: request.method, status: response.status, at: Date.now() });
@@ -290,8 +294,9 @@ export async function startAirtelSimulator(options: AirtelSimulatorOptions): Pro
     url: `http://127.0.0.1:${server.port}`,
     async stop() {
       await stop();
-      server.stop(true);
+      await server.stop();
     },
+    outage: (mode) => server.set(mode),
     subscriber(msisdn, behaviour) {
       subscribers.set(msisdn, { ...subscribers.get(msisdn), ...behaviour });
     },

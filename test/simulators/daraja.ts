@@ -13,6 +13,7 @@
  * finds an STK push's payment by the push's CheckoutRequestID or MerchantRequestID is not documented:
  * `checkoutRequestLookup` chooses (`answered`, the default, or `refused`).
  */
+import { serveWithOutages, type OutageMode } from './outage';
 import { createScheduler } from './scheduler';
 
 export type DarajaCredentials = { consumerKey: string; consumerSecret: string; shortcode: string; passkey: string; initiatorName: string; securityCredential: string };
@@ -75,6 +76,8 @@ export type DarajaSimulator = {
   reversals(): Reversal[];
   registeredUrls(): { shortCode: string; responseType: string; confirmationUrl: string; validationUrl: string } | null;
   calls(): { api: string; status: number; at: number }[];
+  /** Takes the whole API down (OAuth included) or brings it back: see outage.ts. */
+  outage(mode: OutageMode): Promise<void>;
 };
 
 const STK_RESULTS: Record<StkBehaviour['outcome'], { code: number; description: string }> = {
@@ -482,10 +485,11 @@ export async function startDarajaSimulator(options: DarajaSimulatorOptions): Pro
     '/mpesa/reversal/v1/request': { api: 'reversal', method: 'POST', handle: (request) => reversal(request) },
   };
 
-  const server = Bun.serve({
-    hostname: '127.0.0.1',
-    port: options.port ?? 0,
-    async fetch(request) {
+  const server = serveWithOutages({
+    port: options.port,
+    // Daraja's system error, as its gateway answers when the M-Pesa core behind it fails.
+    systemError: () => errorBody(500, '500.003.1001', 'Internal Server Error'),
+    async handle(request) {
       const route = ROUTES[new URL(request.url).pathname];
       let response: Response;
       if (!route) response = errorBody(404, '404.001.01', 'Resource not found');
@@ -506,8 +510,9 @@ export async function startDarajaSimulator(options: DarajaSimulatorOptions): Pro
     url: `http://127.0.0.1:${server.port}`,
     async stop() {
       await stop();
-      server.stop(true);
+      await server.stop();
     },
+    outage: (mode) => server.set(mode),
     subscriber(msisdn, behaviour) {
       subscribers.set(msisdn, { ...subscribers.get(msisdn), ...behaviour });
     },

@@ -9,6 +9,7 @@
  * at once (MoMo's markets), each with its own API users, keys and currency: a token belongs to the
  * market whose credentials fetched it and works only with that market's X-Target-Environment.
  */
+import { serveWithOutages, type OutageMode } from './outage';
 import { createScheduler } from './scheduler';
 
 export type MomoProductCredentials = { subscriptionKey: string; apiUser: string; apiKey: string };
@@ -49,6 +50,8 @@ export type MomoSimulator = {
   requestsToPay(): MomoTransaction[];
   transfers(): MomoTransaction[];
   calls(): MomoCall[];
+  /** Takes the whole API down (the token endpoints included) or brings it back: see outage.ts. */
+  outage(mode: OutageMode): Promise<void>;
 };
 /** A call as the simulator saw it: which market it named and which subscription key it carried. */
 export type MomoCall = { api: string; method: string; status: number; at: number; targetEnvironment: string | null; subscriptionKey: string | null };
@@ -234,10 +237,11 @@ export async function startMomoSimulator(options: MomoSimulatorOptions): Promise
     return { api: 'unknown', handle: () => error(404, 'RESOURCE_NOT_FOUND', 'Requested resource was not found.') };
   }
 
-  const server = Bun.serve({
-    hostname: '127.0.0.1',
-    port: options.port ?? 0,
-    async fetch(request) {
+  const server = serveWithOutages({
+    port: options.port,
+    // MoMo's own answer when the service behind its gateway is down.
+    systemError: () => error(503, 'SERVICE_UNAVAILABLE', 'The service is temporarily unavailable, try again later.'),
+    async handle(request) {
       const { api, handle } = route(request);
       const fault = faults.get(api as Api);
       if (fault) faults.delete(api as Api);
@@ -256,8 +260,9 @@ export async function startMomoSimulator(options: MomoSimulatorOptions): Promise
     url: `http://127.0.0.1:${server.port}`,
     async stop() {
       await stop();
-      server.stop(true);
+      await server.stop();
     },
+    outage: (mode) => server.set(mode),
     party(msisdn, behaviour) {
       parties.set(msisdn, { ...parties.get(msisdn), ...behaviour });
     },

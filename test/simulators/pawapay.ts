@@ -7,14 +7,19 @@
  * operation, signed as pawaPay signs them (RFC 9421: `Content-Digest` sha-512, `Signature-Date`,
  * `Signature-Input` label `sig-pp` over "@method" "@authority" "@path" "signature-date"
  * "content-digest" "content-type", ecdsa-p256-sha256 with a DER signature like pawaPay's own
- * example) under a P-256 key made at start and served at `/v2/public-key/http`, and the active
- * configuration (`/v2/active-conf`) with each provider's currencies, limits, decimals and status.
+ * example) under a P-256 key made at start and served at `/v2/public-key/http`, the active
+ * configuration (`/v2/active-conf`) with each provider's currencies, limits, decimals and status,
+ * and the providers' availability (`/v2/availability`): per country, each provider's status per
+ * operation type. A provider's operation set CLOSED rejects new payments of that type with
+ * PROVIDER_TEMPORARILY_UNAVAILABLE; a DELAYED one holds payouts and refunds in ENQUEUED until it is
+ * OPERATIONAL again (deposits are taken as usual).
  * Amounts, currencies, providers and numbers are checked as pawaPay checks them, with its failure
  * codes. It plays pawaPay for the network tests and `npm run start:networks`: subscribers are
  * scripted per number (MSISDN), payments can be held in reconciliation and released, and callbacks
  * suppressed, replayed or forged on request.
  */
 import { createHash, createSign, generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
+import { serveWithOutages, type OutageMode } from './outage';
 import { createScheduler } from './scheduler';
 
 export type PawapayKind = 'deposit' | 'payout' | 'refund';
@@ -82,7 +87,12 @@ export type PawapaySimulator = {
   stop(): Promise<void>;
   setSubscriber(phoneNumber: string, behaviour: Partial<PawapaySubscriber>): void;
   setCallbackBase(url: string | null): void;
+  /** A provider's status for one operation type, as active-conf and availability show it (the effects: see above). */
   setOperationStatus(provider: string, operation: PawapayOperation, status: PawapayOperationStatus): void;
+  /** The same, for a provider enabled on the account only: throws for any other (a typo must not pass unnoticed). */
+  setAvailability(provider: string, operationType: PawapayOperation, status: PawapayOperationStatus): void;
+  /** Takes the whole API down or brings it back: see outage.ts. */
+  outage(mode: OutageMode): Promise<void>;
   deposits(): PawapayTransaction[];
   payouts(): PawapayTransaction[];
   refunds(): PawapayTransaction[];
@@ -112,10 +122,28 @@ export const PAWAPAY_PROVIDERS: readonly PawapayProviderSpec[] = [
     currencies: [{ currency: 'CDF', displayName: 'FC', minAmount: '100', maxAmount: '5000000' }, { currency: 'USD', displayName: '$', minAmount: '1', maxAmount: '2500' }],
   },
   { provider: 'MTN_MOMO_UGA', country: 'UGA', prefix: '256', nationalDigits: 9, displayName: 'MTN', decimalsInAmount: 'NONE', currencies: [{ currency: 'UGX', displayName: 'USh', minAmount: '500', maxAmount: '5000000' }] },
+  // The providers of the networks a direct connector also serves: pawaPay is their second route.
+  { provider: 'AIRTEL_OAPI_UGA', country: 'UGA', prefix: '256', nationalDigits: 9, displayName: 'Airtel', decimalsInAmount: 'NONE', currencies: [{ currency: 'UGX', displayName: 'USh', minAmount: '500', maxAmount: '5000000' }] },
+  { provider: 'MPESA_KEN', country: 'KEN', prefix: '254', nationalDigits: 9, displayName: 'M-Pesa', decimalsInAmount: 'NONE', currencies: [{ currency: 'KES', displayName: 'KSh', minAmount: '1', maxAmount: '250000' }] },
+  { provider: 'VODACOM_TZA', country: 'TZA', prefix: '255', nationalDigits: 9, displayName: 'Vodacom', decimalsInAmount: 'NONE', currencies: [{ currency: 'TZS', displayName: 'TSh', minAmount: '100', maxAmount: '5000000' }] },
+  { provider: 'AIRTEL_TZA', country: 'TZA', prefix: '255', nationalDigits: 9, displayName: 'Airtel', decimalsInAmount: 'NONE', currencies: [{ currency: 'TZS', displayName: 'TSh', minAmount: '100', maxAmount: '5000000' }] },
+  { provider: 'MTN_MOMO_GHA', country: 'GHA', prefix: '233', nationalDigits: 9, displayName: 'MTN', decimalsInAmount: 'TWO_PLACES', currencies: [{ currency: 'GHS', displayName: '₵', minAmount: '1', maxAmount: '10000' }] },
+  { provider: 'MTN_MOMO_RWA', country: 'RWA', prefix: '250', nationalDigits: 9, displayName: 'MTN', decimalsInAmount: 'NONE', currencies: [{ currency: 'RWF', displayName: 'RF', minAmount: '100', maxAmount: '2000000' }] },
+  { provider: 'AIRTEL_RWA', country: 'RWA', prefix: '250', nationalDigits: 9, displayName: 'Airtel', decimalsInAmount: 'NONE', currencies: [{ currency: 'RWF', displayName: 'RF', minAmount: '100', maxAmount: '2000000' }] },
+  {
+    provider: 'VODACOM_MPESA_COD', country: 'COD', prefix: '243', nationalDigits: 9, displayName: 'Vodacom', decimalsInAmount: 'TWO_PLACES',
+    currencies: [{ currency: 'CDF', displayName: 'FC', minAmount: '100', maxAmount: '5000000' }, { currency: 'USD', displayName: '$', minAmount: '1', maxAmount: '2500' }],
+  },
+  {
+    provider: 'AIRTEL_COD', country: 'COD', prefix: '243', nationalDigits: 9, displayName: 'Airtel', decimalsInAmount: 'TWO_PLACES',
+    currencies: [{ currency: 'CDF', displayName: 'FC', minAmount: '100', maxAmount: '5000000' }, { currency: 'USD', displayName: '$', minAmount: '1', maxAmount: '2500' }],
+  },
 ];
 const COUNTRY_NAMES: Readonly<Record<string, { en: string; fr: string }>> = {
   TZA: { en: 'Tanzania', fr: 'Tanzanie' }, GHA: { en: 'Ghana', fr: 'Ghana' }, COD: { en: 'DR Congo', fr: 'RD Congo' }, UGA: { en: 'Uganda', fr: 'Ouganda' },
+  KEN: { en: 'Kenya', fr: 'Kenya' }, RWA: { en: 'Rwanda', fr: 'Rwanda' },
 };
+const OPERATIONS: readonly PawapayOperation[] = ['DEPOSIT', 'PAYOUT', 'REFUND'];
 
 type KindSpec = { idField: string; party: 'payer' | 'recipient'; operation: PawapayOperation; path: string; fields: readonly string[] };
 const KINDS: Record<PawapayKind, KindSpec> = {
@@ -585,6 +613,35 @@ export async function startPawapaySimulator(options: PawapaySimulatorOptions): P
     });
   }
 
+  /**
+   * GET /v2/availability[?country=&operationType=]: the enabled providers grouped by country, each
+   * with its status per operation type (all three, or the one asked for).
+   */
+  function availability(url: URL): Response {
+    const country = url.searchParams.get('country');
+    const wanted = url.searchParams.get('operationType');
+    if (wanted !== null && !(OPERATIONS as readonly string[]).includes(wanted)) {
+      return Response.json(failureBody('INVALID_PARAMETER', `operationType must be one of ${OPERATIONS.join(', ')}.`), { status: 400 });
+    }
+    const operations = OPERATIONS.filter((name) => wanted === null || name === wanted);
+    const specs = PAWAPAY_PROVIDERS.filter((spec) => enabled.has(spec.provider) && (country === null || spec.country === country));
+    return Response.json([...new Set(specs.map((spec) => spec.country))].map((code) => ({
+      country: code,
+      providers: specs.filter((spec) => spec.country === code).map((spec) => ({
+        provider: spec.provider,
+        operationTypes: operations.map((operationType) => ({ operationType, status: statusOf(spec.provider, operationType) })),
+      })),
+    })));
+  }
+
+  /** A provider's operation opened, delayed or closed; payouts and refunds waiting in ENQUEUED go on once it is OPERATIONAL. */
+  function setOperationStatus(provider: string, operation: PawapayOperation, status: PawapayOperationStatus): void {
+    operationStatus.set(`${provider}:${operation}`, status);
+    if (operation === 'DEPOSIT' || status !== 'OPERATIONAL') return;
+    const kind = operation === 'PAYOUT' ? 'payout' : 'refund';
+    for (const waiting of transactions[kind].values()) if (waiting.provider === provider && waiting.status === 'ENQUEUED') decide(waiting);
+  }
+
   /** Which API a request is for, and its handler. */
   function route(request: Request): { api: string; handle: () => Promise<Response> | Response } {
     const url = new URL(request.url);
@@ -601,14 +658,16 @@ export async function startPawapaySimulator(options: PawapaySimulatorOptions): P
     if (post && action?.[2] === 'resend-callback') return { api: 'resend-callback', handle: () => resend(kindOf(action[1]!)!, decodeURIComponent(action[3]!)) };
     if ((post || get) && action?.[1] === 'payouts' && action[2] === 'fail-enqueued') return { api: 'fail-enqueued', handle: () => failEnqueued(decodeURIComponent(action[3]!)) };
     if (get && path === '/v2/active-conf') return { api: 'active-conf', handle: () => activeConf(url) };
+    if (get && path === '/v2/availability') return { api: 'availability', handle: () => availability(url) };
     if (get && path === '/v2/public-key/http') return { api: 'public-key', handle: () => Response.json([{ id: KEY_ID, key: publicKeyPem }]) };
     return { api: 'unknown', handle: () => Response.json(failureBody('NOT_FOUND', `No endpoint ${request.method} ${path}.`), { status: 404 }) };
   }
 
-  const server = Bun.serve({
-    hostname: '127.0.0.1',
-    port: options.port ?? 0,
-    async fetch(request) {
+  const server = serveWithOutages({
+    port: options.port,
+    // pawaPay's answer to a call it failed on its side.
+    systemError: () => Response.json(failureBody('UNKNOWN_ERROR', 'The request could not be processed because of a problem on pawaPay\'s side.'), { status: 500 }),
+    async handle(request) {
       const { api, handle } = route(request);
       const response = unauthorized(request) ?? await handle();
       log.push({ api, method: request.method, status: response.status, at: Date.now() });
@@ -640,19 +699,21 @@ export async function startPawapaySimulator(options: PawapaySimulatorOptions): P
     publicKeyPem,
     async stop() {
       await stop();
-      server.stop(true);
+      await server.stop();
     },
+    outage: (mode) => server.set(mode),
     setSubscriber(phoneNumber, behaviour) {
       subscribers.set(phoneNumber, { ...subscribers.get(phoneNumber), ...behaviour });
     },
     setCallbackBase(url) {
       callbackBase = url?.replace(/\/+$/, '') ?? null;
     },
-    setOperationStatus(provider, operation, status) {
-      operationStatus.set(`${provider}:${operation}`, status);
-      if (operation === 'DEPOSIT' || status !== 'OPERATIONAL') return;
-      const kind = operation === 'PAYOUT' ? 'payout' : 'refund';
-      for (const waiting of transactions[kind].values()) if (waiting.provider === provider && waiting.status === 'ENQUEUED') decide(waiting);
+    setOperationStatus,
+    setAvailability(provider, operationType, status) {
+      if (!enabled.has(provider)) throw new Error(`${provider} is not enabled on this pawaPay account (${[...enabled].join(', ')})`);
+      if (!OPERATIONS.includes(operationType)) throw new Error(`operationType must be one of ${OPERATIONS.join(', ')}`);
+      if (!['OPERATIONAL', 'DELAYED', 'CLOSED'].includes(status)) throw new Error('status must be OPERATIONAL, DELAYED or CLOSED');
+      setOperationStatus(provider, operationType, status);
     },
     deposits: () => copies('deposit'),
     payouts: () => copies('payout'),

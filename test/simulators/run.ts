@@ -2,24 +2,36 @@
  * The operator simulators as one process, for `npm run start:networks`: Daraja, MoMo, Airtel, the
  * M-Pesa OpenAPI (Vodacom Tanzania and the DRC) and pawaPay's Merchant API v2 on loopback with fixed
  * sandbox credentials (MoMo with three markets: MTN Uganda through MoMo's sandbox environment, MTN
- * Ghana and MTN Rwanda through their own), and a small control endpoint that makes a subscriber pay
- * the paybill (`POST /paybill {"msisdn", "amount", "billRefNumber"}`).
+ * Ghana and MTN Rwanda through their own). pawaPay's account has every provider the service knows
+ * enabled (PAWAPAY_PROVIDERS of src/network/pawapay/limits.ts), those of the networks a direct
+ * connector serves too, and the configuration printed names them all: those networks have two
+ * routes, the direct one first and pawaPay second.
  * Prints one JSON line with the addresses, the configuration the service needs and the markets
  * file's content (`momoMarkets`, for MTN_MOMO_MARKETS_FILE), then runs until stopped. Airtel and
  * pawaPay call back at the service's PUBLIC_BASE_URL (`--callback-base`), as their portals would be
  * set up (pawaPay at `/network/pawapay/{deposits,payouts,refunds}`, signed with a key it serves at
- * `/v2/public-key/http`). pawaPay's account also has MTN_MOMO_UGA enabled, a provider the service is
- * not configured for. The OpenAPI's key pair is made at its start: its public key is in the
+ * `/v2/public-key/http`). The OpenAPI's key pair is made at its start: its public key is in the
  * configuration printed.
  *   bun test/simulators/run.ts [--port BASE] [--callback-base URL]
  *   (Daraja on BASE, MoMo on BASE+1, control on BASE+2, Airtel on BASE+3, the M-Pesa OpenAPI on BASE+4,
  *   pawaPay on BASE+5)
+ *
+ * The control endpoint (BASE+2) takes JSON bodies and answers what it did, or 400 with `detail`:
+ *   POST /paybill {"msisdn": "254712345678", "amount": "100", "billRefNumber": "..."}
+ *     a Daraja subscriber pays the paybill.
+ *   POST /outage {"simulator": "daraja" | "momo" | "airtel" | "vodacom" | "pawapay", "mode": "none" | "refused" | "error" | "hang"}
+ *     takes one operator's API down, or brings it back with "none" (the modes: test/simulators/outage.ts).
+ *   POST /availability {"provider": "MTN_MOMO_UGA", "operationType": "DEPOSIT" | "PAYOUT" | "REFUND", "status": "OPERATIONAL" | "DELAYED" | "CLOSED"}
+ *     what pawaPay's GET /v2/availability (and active-conf) says of a provider's operation; CLOSED
+ *     rejects new payments of that type with PROVIDER_TEMPORARILY_UNAVAILABLE.
  */
 import { parseArgs } from 'node:util';
+import { PAWAPAY_PROVIDERS as SERVICE_PAWAPAY_PROVIDERS } from '../../src/network/pawapay/limits';
 import { startAirtelSimulator } from './airtel';
-import { startDarajaSimulator } from './daraja';
+import { startDarajaSimulator, type DarajaSimulator } from './daraja';
 import { startMomoSimulator, type MomoSimulatorMarket } from './momo';
-import { startPawapaySimulator } from './pawapay';
+import { OUTAGE_MODES, type OutageMode } from './outage';
+import { startPawapaySimulator, type PawapayOperation, type PawapayOperationStatus, type PawapaySimulator } from './pawapay';
 import { startVodacomSimulator } from './vodacom';
 
 /** Credentials of the local simulators only: they guard nothing real. */
@@ -34,7 +46,7 @@ export const SIMULATOR_CREDENTIALS = {
   },
   airtel: { clientId: 'local-airtel-client', clientSecret: 'local-airtel-secret', pin: '1234', callbackKey: 'local-airtel-callback-key', countries: { UG: 'UGX', KE: 'KES' } },
   vodacom: { apiKey: 'local-vodacom-api-key', serviceProviderCode: '000000', origin: '*', markets: { TZN: ['TZS'], DRC: ['USD'] }, activationSeconds: 2 },
-  pawapay: { apiToken: 'local-pawapay-api-token', providers: ['TIGO_TZA', 'HALOTEL_TZA', 'VODAFONE_GHA', 'AIRTELTIGO_GHA', 'ORANGE_COD'] },
+  pawapay: { apiToken: 'local-pawapay-api-token', providers: Object.keys(SERVICE_PAWAPAY_PROVIDERS) },
   momoMarkets: [
     {
       targetEnvironment: 'mtnghana', currency: 'GHS',
@@ -99,6 +111,49 @@ export function simulatorEnvironment(
   };
 }
 
+const SIMULATOR_NAMES = ['daraja', 'momo', 'airtel', 'vodacom', 'pawapay'] as const;
+type SimulatorName = (typeof SIMULATOR_NAMES)[number];
+/** What the control endpoint uses of each simulator. */
+type ControlledSimulators = Record<SimulatorName, { outage(mode: OutageMode): Promise<void> }> & {
+  daraja: Pick<DarajaSimulator, 'payBill'>;
+  pawapay: Pick<PawapaySimulator, 'setAvailability'>;
+};
+
+/** The control endpoint's routes (see the header): each checks its body and says what it changed. */
+export function controlHandler(simulators: ControlledSimulators): (request: Request) => Promise<Response> {
+  const refuse = (detail: string, status = 400) => Response.json({ detail }, { status });
+  const routes: Record<string, (body: Record<string, unknown>) => Promise<Response>> = {
+    async '/paybill'(body) {
+      if (typeof body.msisdn !== 'string' || body.msisdn === '' || !body.amount) return refuse('msisdn and amount are required');
+      const billRefNumber = typeof body.billRefNumber === 'string' ? body.billRefNumber : '';
+      return Response.json(await simulators.daraja.payBill({ msisdn: body.msisdn.replace(/^\+/, ''), amount: String(body.amount), billRefNumber }));
+    },
+    async '/outage'(body) {
+      const { simulator, mode } = body;
+      if (!SIMULATOR_NAMES.includes(simulator as SimulatorName)) return refuse(`simulator must be one of ${SIMULATOR_NAMES.join(', ')}`);
+      if (!OUTAGE_MODES.includes(mode as OutageMode)) return refuse(`mode must be one of ${OUTAGE_MODES.join(', ')}`);
+      await simulators[simulator as SimulatorName].outage(mode as OutageMode);
+      return Response.json({ simulator, mode });
+    },
+    async '/availability'(body) {
+      const { provider, operationType, status } = body;
+      try {
+        simulators.pawapay.setAvailability(String(provider), operationType as PawapayOperation, status as PawapayOperationStatus);
+      } catch (error) {
+        return refuse(error instanceof Error ? error.message : String(error));
+      }
+      return Response.json({ provider, operationType, status });
+    },
+  };
+  return async (request) => {
+    const route = routes[new URL(request.url).pathname];
+    if (request.method !== 'POST' || !route) return refuse(`POST ${Object.keys(routes).join(', ')} only`, 404);
+    const body = (await request.json().catch(() => null)) as unknown;
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) return refuse('the body must be a JSON object');
+    return await route(body as Record<string, unknown>);
+  };
+}
+
 if (import.meta.main) {
   const { values } = parseArgs({ options: { port: { type: 'string', default: '8101' }, 'callback-base': { type: 'string', default: 'http://localhost:8000' } } });
   const base = Number(values.port);
@@ -110,17 +165,13 @@ if (import.meta.main) {
   const { activationSeconds, ...openApiCredentials } = SIMULATOR_CREDENTIALS.vodacom;
   const openApi = await startVodacomSimulator({ ...openApiCredentials, port: base + 4, decisionDelayMs: 5000, activationMs: activationSeconds * 1000 });
   const pawapay = await startPawapaySimulator({
-    apiToken: SIMULATOR_CREDENTIALS.pawapay.apiToken, port: base + 5, decisionDelayMs: 5000, callbackBase: values['callback-base'],
+    apiToken: SIMULATOR_CREDENTIALS.pawapay.apiToken, providers: SIMULATOR_CREDENTIALS.pawapay.providers, port: base + 5, decisionDelayMs: 5000,
+    callbackBase: values['callback-base'],
   });
   const control = Bun.serve({
     hostname: '127.0.0.1',
     port: base + 2,
-    async fetch(request) {
-      if (request.method !== 'POST' || new URL(request.url).pathname !== '/paybill') return Response.json({ detail: 'POST /paybill only' }, { status: 404 });
-      const body = (await request.json().catch(() => null)) as { msisdn?: string; amount?: string; billRefNumber?: string } | null;
-      if (!body?.msisdn || !body.amount) return Response.json({ detail: 'msisdn and amount are required' }, { status: 400 });
-      return Response.json(await daraja.payBill({ msisdn: body.msisdn.replace(/^\+/, ''), amount: String(body.amount), billRefNumber: body.billRefNumber ?? '' }));
-    },
+    fetch: controlHandler({ daraja, momo, airtel, vodacom: openApi, pawapay }),
   });
   process.stdout.write(`${JSON.stringify({
     darajaUrl: daraja.url, momoUrl: momo.url, airtelUrl: airtel.url, vodacomUrl: openApi.url, pawapayUrl: pawapay.url, controlUrl: `http://127.0.0.1:${control.port}`,

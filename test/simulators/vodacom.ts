@@ -17,6 +17,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { decryptPkcs1, simulatorKeyPair } from './rsa';
+import { serveWithOutages, type OutageMode } from './outage';
 import { createScheduler } from './scheduler';
 
 export type VodacomSubscriber = {
@@ -82,6 +83,8 @@ export type VodacomSimulator = {
   /** Sessions issued, and calls refused for a session used before it was active. */
   sessions(): { issued: number; usedBeforeActive: number };
   calls(): Call[];
+  /** Takes the whole API down (getSession included) or brings it back: see outage.ts. */
+  outage(mode: OutageMode): Promise<void>;
 };
 
 const MARKETS: Readonly<Record<string, { context: string; msisdn: RegExp }>> = {
@@ -321,11 +324,12 @@ export async function startVodacomSimulator(options: VodacomSimulatorOptions): P
     return { api, market, response: await known.handle(market, fields!, request), session: session?.ordinal };
   }
 
-  const server = Bun.serve({
-    hostname: '127.0.0.1',
-    port: options.port ?? 0,
+  const server = serveWithOutages({
+    port: options.port,
     idleTimeout: 0,
-    async fetch(request) {
+    // The OpenAPI's internal error (INS-1, HTTP 500).
+    systemError: () => reply('INS-1', { output_ResponseDesc: 'Internal Error' }),
+    async handle(request) {
       const { api, market, response, session } = await route(request);
       const code = response.headers.get('content-type')?.includes('json') ? ((await response.clone().json()) as { output_ResponseCode?: string }).output_ResponseCode : undefined;
       log.push({ api, market, method: request.method, status: response.status, code, at: Date.now(), ...(session === undefined ? {} : { session }) });
@@ -339,8 +343,9 @@ export async function startVodacomSimulator(options: VodacomSimulatorOptions): P
     async stop() {
       release();
       await stop();
-      server.stop(true);
+      await server.stop();
     },
+    outage: (mode) => server.set(mode),
     subscriber(msisdn, behaviour) {
       subscribers.set(msisdn, { ...subscribers.get(msisdn), ...behaviour });
     },
