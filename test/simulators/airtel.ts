@@ -52,6 +52,10 @@ export type AirtelSimulator = {
   stop(): Promise<void>;
   subscriber(msisdn: string, behaviour: Partial<AirtelSubscriber>): void;
   setCallbackUrl(url: string): void;
+  /** Every new push and disbursement answered 500 before it is recorded, while enquiries answer as usual (until `failSends(false)`). */
+  failSends(on: boolean): void;
+  /** The merchant's disbursement wallet at Airtel (null: never short). */
+  setDisbursementBalance(amount: number | null): void;
   expireTokens(): void;
   collections(): AirtelTransaction[];
   disbursements(): AirtelTransaction[];
@@ -220,6 +224,9 @@ export async function startAirtelSimulator(options: AirtelSimulatorOptions): Pro
       return answer(false, 'DP00900001014', 'Duplicate transaction id');
     }
     if (!behaviourOf(fields.msisdn).registered) return answer(false, 'DP00900001010', 'Payee is not registered on Airtel Money');
+    // The merchant's disbursement wallet (its float): a payout it cannot cover is refused, nothing recorded.
+    if (disbursementBalance !== null && fields.amount > disbursementBalance) return answer(false, 'DP00900001007', 'Insufficient funds in the disbursement wallet');
+    if (disbursementBalance !== null) disbursementBalance -= fields.amount;
     const created: AirtelTransaction = {
       ...fields, kind: 'disbursement', country: scope.country, currency: scope.currency, reference: String(body.reference ?? ''),
       status: 'TS', code: 'DP00900001001', message: 'Transaction Successful', airtelMoneyId: airtelMoneyId(), submissions: 1, refunded: false,
@@ -277,13 +284,18 @@ export async function startAirtelSimulator(options: AirtelSimulatorOptions): Pro
     return { api: 'unknown', handle: () => answer(false, 'ESB000004', 'Resource not found', undefined, 404) };
   }
 
+  let failingSends = false;
+  let disbursementBalance: number | null = null;
   const server = serveWithOutages({
     port: options.port,
     // Airtel's gateway answer when the money platform behind it fails.
     systemError: () => answer(false, 'ESB000001', 'Something went wrong', undefined, 500),
     async handle(request) {
       const { api, handle } = route(request);
-      const response = await handle();
+      // A platform that takes no new transaction while its enquiries still answer: nothing is recorded.
+      const response = failingSends && (api === 'payment' || api === 'disbursement')
+        ? answer(false, 'ESB000001', 'Something went wrong', undefined, 500)
+        : await handle();
       log.push({ api, method: request.method, status: response.status, at: Date.now() });
       return response;
     },
@@ -297,6 +309,12 @@ export async function startAirtelSimulator(options: AirtelSimulatorOptions): Pro
       await server.stop();
     },
     outage: (mode) => server.set(mode),
+    failSends(on) {
+      failingSends = on;
+    },
+    setDisbursementBalance(amount) {
+      disbursementBalance = amount;
+    },
     subscriber(msisdn, behaviour) {
       subscribers.set(msisdn, { ...subscribers.get(msisdn), ...behaviour });
     },

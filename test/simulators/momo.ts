@@ -46,6 +46,8 @@ export type MomoSimulator = {
   stop(): Promise<void>;
   party(msisdn: string, behaviour: Partial<MomoPartyBehaviour>): void;
   failNext(api: Api, mode: FaultMode): void;
+  /** The same fault on every call of `api` until cleared (null): a front that refuses new transactions while its status queries still answer. */
+  failAlways(api: Api, mode: FaultMode | null): void;
   expireTokens(): void;
   requestsToPay(): MomoTransaction[];
   transfers(): MomoTransaction[];
@@ -76,6 +78,7 @@ export async function startMomoSimulator(options: MomoSimulatorOptions): Promise
   const tokens = new Map<string, { product: Product; environment: string; expiresAt: number }>();
   const parties = new Map<string, Partial<MomoPartyBehaviour>>();
   const faults = new Map<Api, FaultMode>();
+  const standing = new Map<Api, FaultMode>();
   const transactions: Record<'requesttopay' | 'transfer', Map<string, MomoTransaction>> = { requesttopay: new Map(), transfer: new Map() };
   const log: MomoCall[] = [];
   const { later, track, stop } = createScheduler();
@@ -243,8 +246,8 @@ export async function startMomoSimulator(options: MomoSimulatorOptions): Promise
     systemError: () => error(503, 'SERVICE_UNAVAILABLE', 'The service is temporarily unavailable, try again later.'),
     async handle(request) {
       const { api, handle } = route(request);
-      const fault = faults.get(api as Api);
-      if (fault) faults.delete(api as Api);
+      const fault = faults.get(api as Api) ?? standing.get(api as Api);
+      faults.delete(api as Api);
       let response = await handle(fault);
       if (fault === 'slow') await Bun.sleep(options.slowMs ?? 6000);
       if (fault === '500-after-recording' && api.endsWith('status')) response = error(500, 'INTERNAL_PROCESSING_ERROR', 'An internal error occurred while processing.');
@@ -268,6 +271,10 @@ export async function startMomoSimulator(options: MomoSimulatorOptions): Promise
     },
     failNext(api, mode) {
       faults.set(api, mode);
+    },
+    failAlways(api, mode) {
+      if (mode === null) standing.delete(api);
+      else standing.set(api, mode);
     },
     expireTokens() {
       for (const token of tokens.values()) token.expiresAt = 0;
