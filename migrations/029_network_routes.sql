@@ -22,6 +22,9 @@ create unique index network_operations_operator_reference_idx on network_operati
 -- operation at a time (`probe_until`) until one succeeds; an operator's pause; the aggregator's
 -- own availability; the operator's order of routes (`position`, lowest first; null: the registry's).
 create table network_routes (
+  -- The deployment whose health this is: '' for the whole service; a task queue's name where
+  -- NETWORK_ROUTES_SCOPE=task-queue (the test suite, whose files run side by side on one database).
+  scope          text not null default '',
   network        text not null,
   route          text not null,
   operation      text not null check (operation in ('collect', 'payout')),
@@ -36,19 +39,20 @@ create table network_routes (
   last_fault     text,
   last_fault_at  timestamptz,
   modified       timestamptz not null default now(),
-  primary key (network, route, operation)
+  primary key (scope, network, route, operation)
 );
 
 -- Outcomes per route, operation and minute (succeeded, route faults): the recent success rate
 -- operators see. Each process adds its counts every few seconds.
 create table network_route_outcomes (
+  scope     text not null default '',
   network   text not null,
   route     text not null,
   operation text not null,
   minute    timestamptz not null,
   succeeded integer not null default 0,
   faulted   integer not null default 0,
-  primary key (network, route, operation, minute)
+  primary key (scope, network, route, operation, minute)
 );
 
 -- The service's own bookkeeping: no merchant reads or writes it.

@@ -71,6 +71,8 @@ export async function runSuite({ databaseUrl, dataDir, cli, env: laneEnv, testAr
     // Test files share one database, each with its own worker and task queue: each file's webhook
     // delivery pool sends the webhooks its own processes made, with its own schedule and certificates.
     WEBHOOK_DISPATCH_SCOPE: 'task-queue',
+    // Likewise the routes' health: a file that takes a network's route down takes it down for its own processes only.
+    NETWORK_ROUTES_SCOPE: 'task-queue',
     ...laneEnv,
   };
   let dockerConfig = null;

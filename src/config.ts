@@ -85,6 +85,9 @@ const ConfigSchema = v.object({
   WEBHOOK_DISPATCH_WINDOW: v.optional(v.pipe(integerString(1), v.maxValue(4096)), '128'),
   // Which webhooks the pool sends: every one in the database, or those made through this deployment's task queue.
   WEBHOOK_DISPATCH_SCOPE: v.optional(v.picklist(['all', 'task-queue']), 'all'),
+  // Whose routes' health a process keeps and reads: the whole service's, or this deployment's task queue's
+  // (the test suite, whose files run side by side on one database, each taking routes down on its own).
+  NETWORK_ROUTES_SCOPE: v.optional(v.picklist(['all', 'task-queue']), 'all'),
   // A webhook whose target has failed every attempt for this many hours is disabled (5 days).
   WEBHOOK_DISABLE_AFTER_HOURS: v.optional(integerString(1), '120'),
   // Events are kept at least 30 days (docs/api.md#events): a shorter retention is refused.
@@ -138,6 +141,8 @@ export type Config = ConnectorSettings & {
   duplicateCheckTtlSeconds: number;
   /** `{bills_url}` (docs/api.md#bill-payments) as the OpenAPI document shows it; unset = the API's own base URL. */
   billsBaseUrl: string | undefined;
+  /** Whose routes' health this process keeps (migration 029): '' for the whole service, or the task queue's name. */
+  routesScope: string;
   webhooks: { retryDelaysMs: number[]; jitter: number; caFile: string | undefined; actorHistoryEvents: number; disableAfterHours: number; concurrency: number; senders: number; dispatchers: number; dispatchWindow: number;
     /** In flight per receiver (origin) and per organization: how the delivery pool shares itself. */
     receiverConcurrency: number; organizationConcurrency: number;
@@ -235,6 +240,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     operatorCallbacks: { perAddress: c.OPERATOR_CALLBACK_LIMIT_PER_ADDRESS, perOperator: c.OPERATOR_CALLBACK_LIMIT_PER_OPERATOR, windowSeconds: 60 },
     duplicateCheckTtlSeconds: c.DUPLICATE_CHECK_TTL_SECONDS,
     billsBaseUrl: c.BILLS_BASE_URL?.replace(/\/+$/, ''),
+    routesScope: c.NETWORK_ROUTES_SCOPE === 'task-queue' ? c.TASK_QUEUE : '',
     webhooks: { retryDelaysMs: c.WEBHOOK_RETRY_SCHEDULE, jitter: c.WEBHOOK_RETRY_JITTER, caFile: c.WEBHOOK_CA_FILE, actorHistoryEvents: c.WEBHOOK_ACTOR_HISTORY_EVENTS,
       disableAfterHours: c.WEBHOOK_DISABLE_AFTER_HOURS, concurrency: c.WEBHOOK_CONCURRENCY, senders: c.WEBHOOK_SENDERS,
       receiverConcurrency: c.WEBHOOK_RECEIVER_CONCURRENCY, organizationConcurrency: c.WEBHOOK_ORGANIZATION_CONCURRENCY,

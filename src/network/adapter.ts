@@ -156,6 +156,8 @@ export interface Connector {
    * Throws when the operator does not answer.
    */
   lookup?(operation: JournaledOperation): Promise<'present' | 'absent'>;
+  /** An aggregator's own word on which of its networks take payments now, per operation (pawaPay's availability). */
+  availability?(): Promise<{ network: string; operation: 'collect' | 'payout'; availability: 'operational' | 'delayed' | 'closed' }[]>;
   requestPayment(prompt: PaymentPrompt): Promise<PromptResult>;
   promptStatus(prompt: TakenPrompt): Promise<PromptStatus>;
   reportedPaymentStatus(payment: ReportedPayment): Promise<ReportedPaymentStatus>;

@@ -14,7 +14,7 @@ export { createConnectors } from './registry';
 
 /** What the networks of a process are built from: the configuration's connectors, sandbox mode and the sandbox's delays. */
 type NetworkSettings = ConnectorSettings & {
-  sandbox: boolean; publicBaseUrl: string | undefined; networkStatusPollSeconds: number;
+  sandbox: boolean; routesScope: string; publicBaseUrl: string | undefined; networkStatusPollSeconds: number;
   collectionRequests: { sandboxPaymentDelaySeconds: number }; payouts: { sandboxDelaySeconds: number };
 };
 
@@ -25,7 +25,7 @@ type NetworkSettings = ConnectorSettings & {
  */
 export function createNetworks(
   config: NetworkSettings, sql: Sql, launcher: SandboxPayments | null, connectors: readonly Connector[] = createConnectors(config, sql),
-  health: RouteHealth = createRouteHealth(sql),
+  health: RouteHealth = createRouteHealth(sql, { scope: config.routesScope }),
 ): NetworkAdapter {
   const sandbox = createSandboxNetwork({
     sql, launcher, paymentDelaySeconds: config.collectionRequests.sandboxPaymentDelaySeconds, payoutDelaySeconds: config.payouts.sandboxDelaySeconds,

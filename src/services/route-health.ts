@@ -69,7 +69,12 @@ export type RouteHealth = ReturnType<typeof createRouteHealth>;
 /** Counts of one route's outcomes, added to the database at the next flush (and seen by `onOutcome`, the metrics). */
 type Tally = RouteKey & { succeeded: number; faulted: number };
 
-export function createRouteHealth(sql: Sql, options: { onOutcome?: (key: RouteKey, outcome: 'succeeded' | 'faulted') => void } = {}) {
+/**
+ * The routes' health as a process keeps it. `scope`: whose rows ('' for the whole service; a task
+ * queue under NETWORK_ROUTES_SCOPE=task-queue); `onOutcome` sees each outcome (the metrics).
+ */
+export function createRouteHealth(sql: Sql, options: { scope?: string; onOutcome?: (key: RouteKey, outcome: 'succeeded' | 'faulted') => void } = {}) {
+  const scope = options.scope ?? '';
   let rows = new Map<string, RouteRow>();
   let readAt = 0;
   let reading: Promise<void> | null = null;
@@ -82,7 +87,7 @@ export function createRouteHealth(sql: Sql, options: { onOutcome?: (key: RouteKe
     if (Date.now() - readAt < CACHE_MS) return rows;
     reading ??= (async () => {
       try {
-        const read = await sql<RouteRow[]>`select ${sql.unsafe(COLUMNS)} from network_routes`;
+        const read = await sql<RouteRow[]>`select ${sql.unsafe(COLUMNS)} from network_routes where scope = ${scope}`;
         rows = new Map(read.map((row) => [keyOf(row), row]));
         readAt = Date.now();
       } finally {
@@ -101,7 +106,7 @@ export function createRouteHealth(sql: Sql, options: { onOutcome?: (key: RouteKe
   async function claimProbe(key: RouteKey): Promise<boolean> {
     const [row] = await sql<RouteRow[]>`
       update network_routes set probe_until = now() + ${PROBE_HOLD_SECONDS} * interval '1 second', modified = now()
-      where network = ${key.network} and route = ${key.route} and operation = ${key.operation}
+      where scope = ${scope} and network = ${key.network} and route = ${key.route} and operation = ${key.operation}
         and left_until <= now() and (probe_until is null or probe_until < now())
       returning ${sql.unsafe(COLUMNS)}`;
     remember(row);
@@ -122,10 +127,10 @@ export function createRouteHealth(sql: Sql, options: { onOutcome?: (key: RouteKe
     tallies.clear();
     flushing = (async () => {
       await sql`
-        insert into network_route_outcomes (network, route, operation, minute, succeeded, faulted)
-        select network, route, operation, date_trunc('minute', now()), succeeded, faulted
+        insert into network_route_outcomes (scope, network, route, operation, minute, succeeded, faulted)
+        select ${scope}, network, route, operation, date_trunc('minute', now()), succeeded, faulted
         from jsonb_to_recordset(${sql.json(batch)}::jsonb) as t(network text, route text, operation text, succeeded int, faulted int)
-        on conflict (network, route, operation, minute) do update
+        on conflict (scope, network, route, operation, minute) do update
           set succeeded = network_route_outcomes.succeeded + excluded.succeeded, faulted = network_route_outcomes.faulted + excluded.faulted`;
     })().finally(() => {
       flushing = null;
@@ -160,7 +165,7 @@ export function createRouteHealth(sql: Sql, options: { onOutcome?: (key: RouteKe
       if (!row || (row.faultsInRow === 0 && row.leftUntil === null)) return;
       const [updated] = await sql<RouteRow[]>`
         update network_routes set faults_in_row = 0, left_count = 0, left_until = null, probe_until = null, modified = now()
-        where network = ${key.network} and route = ${key.route} and operation = ${key.operation}
+        where scope = ${scope} and network = ${key.network} and route = ${key.route} and operation = ${key.operation}
         returning ${sql.unsafe(COLUMNS)}`;
       remember(updated);
     },
@@ -169,9 +174,9 @@ export function createRouteHealth(sql: Sql, options: { onOutcome?: (key: RouteKe
     async faulted(key: RouteKey, fault: string): Promise<void> {
       tally(key, 'faulted');
       const [updated] = await sql<RouteRow[]>`
-        insert into network_routes as r (network, route, operation, faults_in_row, last_fault, last_fault_at)
-        values (${key.network}, ${key.route}, ${key.operation}, 1, ${fault}, now())
-        on conflict (network, route, operation) do update set
+        insert into network_routes as r (scope, network, route, operation, faults_in_row, last_fault, last_fault_at)
+        values (${scope}, ${key.network}, ${key.route}, ${key.operation}, 1, ${fault}, now())
+        on conflict (scope, network, route, operation) do update set
           faults_in_row = r.faults_in_row + 1, last_fault = excluded.last_fault, last_fault_at = now(), modified = now(),
           left_until = case
             when (r.left_until is null and r.faults_in_row + 1 >= ${FAULTS_TO_LEAVE}) or r.left_until <= now()
@@ -189,10 +194,10 @@ export function createRouteHealth(sql: Sql, options: { onOutcome?: (key: RouteKe
     async setAvailability(route: string, states: readonly { network: string; operation: RouteOperation; availability: Availability }[]): Promise<void> {
       if (states.length === 0) return;
       await sql`
-        insert into network_routes as r (network, route, operation, availability, availability_at)
-        select network, ${route}, operation, availability, now()
+        insert into network_routes as r (scope, network, route, operation, availability, availability_at)
+        select ${scope}, network, ${route}, operation, availability, now()
         from jsonb_to_recordset(${sql.json(states as never)}::jsonb) as t(network text, operation text, availability text)
-        on conflict (network, route, operation) do update set availability = excluded.availability, availability_at = now(), modified = now()`;
+        on conflict (scope, network, route, operation) do update set availability = excluded.availability, availability_at = now(), modified = now()`;
       readAt = 0;
     },
 
@@ -222,12 +227,12 @@ export type RouteView = RouteKey & {
  * Every route of every network: `routes` are the configured ones (the registry's order), read with
  * their rows and their last 15 minutes of outcomes.
  */
-export async function routeViews(sql: Queryable, routes: readonly RouteKey[]): Promise<RouteView[]> {
+export async function routeViews(sql: Queryable, routes: readonly RouteKey[], scope = ''): Promise<RouteView[]> {
   if (routes.length === 0) return [];
-  const rows = await sql<RouteRow[]>`select ${sql.unsafe(COLUMNS)} from network_routes`;
+  const rows = await sql<RouteRow[]>`select ${sql.unsafe(COLUMNS)} from network_routes where scope = ${scope}`;
   const counts = await sql<(RouteKey & { succeeded: number; faulted: number })[]>`
     select network, route, operation, sum(succeeded)::int as succeeded, sum(faulted)::int as faulted
-    from network_route_outcomes where minute > now() - interval '15 minutes' group by network, route, operation`;
+    from network_route_outcomes where scope = ${scope} and minute > now() - interval '15 minutes' group by network, route, operation`;
   const rowOf = new Map(rows.map((row) => [keyOf(row), row]));
   const countOf = new Map(counts.map((row) => [keyOf(row), row]));
   const views = routes.map((key, index) => {
@@ -252,22 +257,22 @@ export async function routeViews(sql: Queryable, routes: readonly RouteKey[]): P
 }
 
 /** Sets the order of a network's routes for `operation` (both when null): `routes` first to last. */
-export async function orderRoutes(sql: Queryable, network: string, operation: RouteOperation | null, routes: readonly string[]): Promise<void> {
+export async function orderRoutes(sql: Queryable, network: string, operation: RouteOperation | null, routes: readonly string[], scope = ''): Promise<void> {
   for (const each of operation ? [operation] : (['collect', 'payout'] as const)) {
     for (const [position, route] of routes.entries()) {
       await sql`
-        insert into network_routes (network, route, operation, position) values (${network}, ${route}, ${each}, ${position})
-        on conflict (network, route, operation) do update set position = excluded.position, modified = now()`;
+        insert into network_routes (scope, network, route, operation, position) values (${scope}, ${network}, ${route}, ${each}, ${position})
+        on conflict (scope, network, route, operation) do update set position = excluded.position, modified = now()`;
     }
   }
 }
 
 /** Pauses (or resumes) a route of a network for `operation` (both when null): an operator's manual switch. */
-export async function pauseRoute(sql: Queryable, network: string, route: string, operation: RouteOperation | null, paused: boolean): Promise<void> {
+export async function pauseRoute(sql: Queryable, network: string, route: string, operation: RouteOperation | null, paused: boolean, scope = ''): Promise<void> {
   for (const each of operation ? [operation] : (['collect', 'payout'] as const)) {
     await sql`
-      insert into network_routes (network, route, operation, paused) values (${network}, ${route}, ${each}, ${paused})
-      on conflict (network, route, operation) do update set paused = excluded.paused, modified = now()`;
+      insert into network_routes (scope, network, route, operation, paused) values (${scope}, ${network}, ${route}, ${each}, ${paused})
+      on conflict (scope, network, route, operation) do update set paused = excluded.paused, modified = now()`;
   }
 }
 

@@ -3,8 +3,7 @@
  * through pawaPay (provider AIRTEL_TZA, second), against the project's simulators of both, a real
  * worker, Temporal and PostgreSQL. An operation moves to pawaPay only when the operation journal
  * knows nothing happened on Airtel; what Airtel took stays there; traffic returns to Airtel once it
- * answers again. (Airtel Tanzania is a network no other test file routes, so the routes' health,
- * shared by every process, is this file's own.)
+ * answers again. (The routes' health is this file's own: the suite scopes it by task queue.)
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test';
 import { startAirtelSimulator, type AirtelSimulator } from '../simulators/airtel';
@@ -44,7 +43,7 @@ afterAll(async () => {
 
 beforeEach(async () => {
   // Each test starts with both routes healthy and in the registry's order, both simulators up.
-  await sql`delete from network_routes where network = ${NETWORK}`;
+  await sql`delete from network_routes where scope = ${stack.taskQueue}`;
   await airtel.outage('none');
   await pawapay.outage('none');
   airtel.failSends(false);
@@ -114,7 +113,7 @@ describe('failover', () => {
       expect(await requestOutcome(stack, requestId)).toMatchObject({ status: 'successful' });
     }
     const [left] = await sql<{ leftUntil: Date | null }[]>`
-      select left_until as "leftUntil" from network_routes where network = ${NETWORK} and route = 'airtel' and operation = 'collect'`;
+      select left_until as "leftUntil" from network_routes where scope = ${stack.taskQueue} and network = ${NETWORK} and route = 'airtel' and operation = 'collect'`;
     expect(left?.leftUntil).not.toBeNull();
     await airtel.outage('none');
     const recovered = Date.now();
@@ -138,7 +137,7 @@ describe('failover', () => {
     // The request's status queries fail against Airtel for a while (the workflow polls every second).
     await eventually('the status queries to fail', async () => {
       const [row] = await sql<{ faults: number }[]>`
-        select faults_in_row as faults from network_routes where network = ${NETWORK} and route = 'airtel' and operation = 'collect'`;
+        select faults_in_row as faults from network_routes where scope = ${stack.taskQueue} and network = ${NETWORK} and route = 'airtel' and operation = 'collect'`;
       return (row?.faults ?? 0) >= 2;
     }, 15_000);
     await airtel.outage('none');
@@ -176,11 +175,36 @@ describe('failover', () => {
   });
 });
 
+describe('pawaPay\'s availability', () => {
+  test('a provider pawaPay reports CLOSED for deposits is no route for collections: with Airtel down too, nothing is sent', async () => {
+    pawapay.setAvailability('AIRTEL_TZA', 'DEPOSIT', 'CLOSED');
+    try {
+      // A worker reads the availability at its start (then every minute).
+      await stack.killWorker();
+      await stack.startWorker();
+      await eventually('the closed provider to reach the routes\' health', async () => {
+        const [row] = await sql<{ availability: string | null }[]>`
+          select availability from network_routes where scope = ${stack.taskQueue} and network = ${NETWORK} and route = 'pawapay' and operation = 'collect'`;
+        return row?.availability === 'closed';
+      });
+      await routesReadAgain();
+      await airtel.outage('refused');
+      const merchant = await fundedMerchant(stack, 'TZS', '1');
+      const phone = payingSubscriber();
+      const requestId = await promptedRequest(merchant, { phonenumber: phone, amount: '700', currency: 'TZS' });
+      expect((await requestOutcome(stack, requestId)).errorMessage).toContain('unavailable on every route');
+      expect(pawapayDeposits(phone)).toHaveLength(0);
+    } finally {
+      pawapay.setAvailability('AIRTEL_TZA', 'DEPOSIT', 'OPERATIONAL');
+    }
+  }, 60_000);
+});
+
 describe('a worker killed between "recorded" and "accepted"', () => {
   for (const route of ['airtel', 'pawapay'] as const) {
     test(`on ${route}: the retry asks ${route} first, and the subscriber is prompted and credited once`, async () => {
       if (route === 'pawapay') {
-        await orderRoutes(sql, NETWORK, 'collect', ['pawapay', 'airtel']);
+        await orderRoutes(sql, NETWORK, 'collect', ['pawapay', 'airtel'], stack.taskQueue);
         await routesReadAgain();
       }
       const simulator = route === 'airtel' ? airtel : pawapay;

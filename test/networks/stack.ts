@@ -14,6 +14,8 @@ import {
 
 export type Stack = {
   ctx: TestApp;
+  /** Its task queue: also the scope of its routes' health (NETWORK_ROUTES_SCOPE=task-queue). */
+  taskQueue: string;
   env: Record<string, string>;
   worker: () => WorkerProcess;
   /** kill -9 of the worker and a new one on the same task queue. */
@@ -42,6 +44,7 @@ export async function startStack(name: string, operatorEnv: Record<string, strin
   handle = (request) => ctx.app.handle(request);
   return {
     ctx,
+    taskQueue,
     env,
     worker: () => worker,
     killWorker: () => worker.kill(),

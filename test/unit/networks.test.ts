@@ -17,12 +17,14 @@ import { generateKeyPairSync } from 'node:crypto';
 import { createNetworkRouter } from '../../src/network/router';
 import type { Connector, SandboxNetwork } from '../../src/network/adapter';
 import type { Queryable } from '../../src/db';
-import { createHmac } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 import { createRouteHealth } from '../../src/services/route-health';
 import { testSql } from '../helpers';
 
 /** The router's journal and routes' health, on the test database. */
-const routing = () => ({ sql: testSql(), health: createRouteHealth(testSql()) });
+/** A prompt reference no other test file's journal holds (the journal is the test database's, shared). */
+const uniqueReference = () => `unit-${randomUUID()}`;
+const routing = () => ({ sql: testSql(), health: createRouteHealth(testSql(), { scope: 'unit-networks' }) });
 
 const MPESA = {
   MPESA_CONSUMER_KEY: 'key', MPESA_CONSUMER_SECRET: 'secret', MPESA_SHORTCODE: '174379', MPESA_PASSKEY: 'passkey',
@@ -92,7 +94,7 @@ describe('Airtel Money', () => {
     ];
     const router = createNetworkRouter(fake('sandbox') as SandboxNetwork, connectors as unknown as Connector[], true, routing());
     const prompt = (phoneNumber: string, currency: string) => router.requestPayment({
-      requestId: asId('CollectionRequest', 1), attempt: 1, phoneNumber, amount: '100', currency, reference: 'x', promptReference: 'req-1-1', network: networkForNumber(phoneNumber)!, workflowId: 'w',
+      requestId: asId('CollectionRequest', 1), attempt: 1, phoneNumber, amount: '100', currency, reference: 'x', promptReference: uniqueReference(), network: networkForNumber(phoneNumber)!, workflowId: 'w',
     });
     for (const [phone, currency] of [['+256701000001', 'UGX'], ['+254733000001', 'KES'], ['+256772000001', 'UGX'], ['+254712000001', 'KES'], ['+255681000001', 'TZS']] as const) {
       await prompt(phone, currency);
@@ -114,7 +116,7 @@ describe('Airtel Money', () => {
     const router = createNetworkRouter(fake('sandbox') as SandboxNetwork, [fake('airtel', { name: 'airtel', routes })] as unknown as Connector[], false, routing());
     for (const [phoneNumber, currency] of [['+255681000001', 'TZS'], ['+250721000001', 'RWF'], ['+243971000001', 'USD']] as const) {
       await router.requestPayment({
-        requestId: asId('CollectionRequest', 1), attempt: 1, phoneNumber, amount: '100', currency, reference: 'x', promptReference: 'req-1-1', network: networkForNumber(phoneNumber)!, workflowId: 'w',
+        requestId: asId('CollectionRequest', 1), attempt: 1, phoneNumber, amount: '100', currency, reference: 'x', promptReference: uniqueReference(), network: networkForNumber(phoneNumber)!, workflowId: 'w',
       });
     }
     expect(calls).toEqual(['airtel +255681000001 TZS', 'airtel +250721000001 RWF', 'airtel +243971000001 USD']);
@@ -178,7 +180,7 @@ describe('Vodacom M-Pesa', () => {
     const router = createNetworkRouter(fake('sandbox') as SandboxNetwork, connectors as unknown as Connector[], false, routing());
     for (const [phoneNumber, currency] of [['+255741000001', 'TZS'], ['+255681000001', 'TZS'], ['+243811000001', 'USD']] as const) {
       await router.requestPayment({
-        requestId: asId('CollectionRequest', 1), attempt: 1, phoneNumber, amount: '100', currency, reference: 'x', promptReference: 'req-1-1', network: networkForNumber(phoneNumber)!, workflowId: 'w',
+        requestId: asId('CollectionRequest', 1), attempt: 1, phoneNumber, amount: '100', currency, reference: 'x', promptReference: uniqueReference(), network: networkForNumber(phoneNumber)!, workflowId: 'w',
       });
     }
     expect(calls).toEqual(['vodacom +255741000001 TZS', 'airtel +255681000001 TZS', 'vodacom +243811000001 USD']);

@@ -8,6 +8,7 @@ import { logger } from '../../log';
 import type { ConnectorUnit, MoneyOperation } from '../adapter';
 import { PAWAPAY_CALLBACK_PATHS, PAWAPAY_CALLBACK_ROUTES } from './callbacks';
 import { createPawapayConnector } from './client';
+import { readAvailability } from './availability';
 import { createProviderLimits } from './conf';
 import { PAWAPAY_PROVIDERS } from './limits';
 import { PAWAPAY_VARIABLES, readPawapaySettings, type PawapaySettings } from './settings';
@@ -36,6 +37,10 @@ export const pawapay: ConnectorUnit<'pawapay', PawapaySettings | null> = {
       routes: pawapay.routesOf(settings),
       amountProblem: (network, currency, amount, operation) => limits.amountProblem(providerOf(network.name).code, currency, amount, OPERATION_TYPES[operation]),
       warmUp: limits.keepFresh,
+      availability: async () => (await readAvailability(settings!)).flatMap((provider) => [
+        { network: provider.network, operation: 'collect' as const, availability: provider.collect },
+        { network: provider.network, operation: 'payout' as const, availability: provider.payout },
+      ]),
     };
   },
   describe: (settings, simulated) => {
