@@ -1,9 +1,64 @@
-/** The networks: how each is reached, the secret a network's payment callbacks carry, and the paybill's URLs registered with Daraja. */
+/**
+ * The networks: how each is reached, the health of their routes (reordered, paused and resumed
+ * here), the secret a network's payment callbacks carry, and the paybill's URLs registered with Daraja.
+ */
+import type { Config } from '../config';
 import { networkByName } from '../domain/networks';
+import { successRateText } from '../domain/network-status';
 import { describeConnections } from '../network/connections';
 import { DARAJA_CALLBACK_PATHS, createDarajaConnector } from '../network/daraja';
+import { CONNECTOR_OPERATORS, configuredRoutes } from '../network/registry';
 import { issueNetworkSecret } from '../services/network-credentials';
-import { UsageError, print, type Command } from './cli';
+import { routeLines, type RouteLine } from '../services/network-status';
+import { orderRoutes, pauseRoute, type RouteOperation } from '../services/route-health';
+import { UsageError, print, type Command, type CommandContext } from './cli';
+
+/** `--network`: a network a connector that is on serves, with its routes in the registry's order; or the usage error naming those networks. */
+function routedNetwork(config: Config, raw: string | undefined): { network: string; routes: string[] } {
+  const configured = configuredRoutes(config);
+  const network = networkByName(raw ?? '')?.name;
+  const routes = [...new Set(configured.filter((route) => route.network === network).map((route) => route.route))];
+  if (network === undefined || routes.length === 0) {
+    const served = [...new Set(configured.map((route) => route.network))];
+    throw new UsageError(`--network must name a network a connector that is on serves (${served.length > 0 ? served.join(', ') : 'no connector is on'})`);
+  }
+  return { network, routes };
+}
+
+/** `--operation`: collect or payout; both when left out. */
+function routeOperation(raw: string | undefined): RouteOperation | null {
+  if (raw === undefined) return null;
+  if (raw === 'collect' || raw === 'payout') return raw;
+  throw new UsageError('--operation takes collect or payout (both when left out)');
+}
+
+/** A route name as given (`momo`, `pawapay`), one of `routes`; or the usage error naming them. */
+function namedRoute(raw: string, network: string, routes: readonly string[]): string {
+  const route = routes.find((known) => known === raw.trim().toLowerCase());
+  if (route === undefined) throw new UsageError(`${network} has no route ${JSON.stringify(raw.trim())}: its routes are ${routes.join(', ')}`);
+  return route;
+}
+
+const operationsText = (operation: RouteOperation | null) => (operation ?? 'collect and payout');
+
+/** One line per route: network, operation, order, operator, state, recent success rate, last fault. */
+const routeText = (line: RouteLine) =>
+  `${line.network.padEnd(18)} ${line.operation.padEnd(7)} ${String(line.order).padEnd(2)} ${line.operator.padEnd(15)} ${line.state.padEnd(8)} ` +
+  `${successRateText(line.successRate).padStart(6)} of ${String(line.outcomes).padEnd(5)} ` +
+  `${line.lastFault === null ? 'no fault' : `last fault ${line.lastFaultAt?.toISOString() ?? ''}: ${line.lastFault}`}`;
+
+/** `network routes pause` and `resume`: an operator's switch on one route. */
+const pauseCommand = (paused: boolean): Command => ({
+  usage: `network routes ${paused ? 'pause' : 'resume'} --network NAME --route ROUTE [--operation collect|payout] [--json]`,
+  async run({ sql, values, config }: CommandContext) {
+    const { network, routes } = routedNetwork(config, values.network);
+    if (values.route === undefined) throw new UsageError(`--route names one of the network's routes (${routes.join(', ')})`);
+    const route = namedRoute(values.route, network, routes);
+    const operation = routeOperation(values.operation);
+    await pauseRoute(sql, network, route, operation, paused);
+    print(values.json, { network, route, operation, paused }, [`${network} route ${route} ${paused ? 'paused' : 'resumed'} for ${operationsText(operation)}`]);
+  },
+});
 
 export const networkCommands: Record<string, Command> = {
   'network list': {
@@ -14,6 +69,30 @@ export const networkCommands: Record<string, Command> = {
       print(values.json, { connections }, connections.map((row) => `${row.network.padEnd(18)} ${row.currency.padEnd(10)} ${row.connector.padEnd(16)} ${row.detail}`));
     },
   },
+  'network routes': {
+    usage: 'network routes [--json]',
+    async run({ sql, values, config }) {
+      // Every route of every connector that is on, in the order each network's operations try them.
+      const lines = await routeLines(sql, configuredRoutes(config), CONNECTOR_OPERATORS);
+      print(values.json, { routes: lines }, lines.length > 0 ? lines.map(routeText) : ['no routes: no operator connector is on, so the sandbox serves every network']);
+    },
+  },
+  'network routes order': {
+    usage: 'network routes order --network NAME --routes ROUTE,ROUTE [--operation collect|payout] [--json]',
+    async run({ sql, values, config }) {
+      const { network, routes } = routedNetwork(config, values.network);
+      const ordered = (values.routes ?? '').split(',').filter((raw) => raw.trim() !== '').map((raw) => namedRoute(raw, network, routes));
+      // Every route named once: a route left out would fall back among the others by the registry's order.
+      if (ordered.length !== routes.length || new Set(ordered).size !== routes.length) {
+        throw new UsageError(`--routes names each route of ${network} once, first to last (${routes.join(',')})`);
+      }
+      const operation = routeOperation(values.operation);
+      await orderRoutes(sql, network, operation, ordered);
+      print(values.json, { network, operation, routes: ordered }, [`${network} routes for ${operationsText(operation)}, first to last: ${ordered.join(', ')}`]);
+    },
+  },
+  'network routes pause': pauseCommand(true),
+  'network routes resume': pauseCommand(false),
   'network secret create': {
     usage: 'network secret create --network NAME [--json]',
     async run({ sql, values }) {

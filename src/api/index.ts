@@ -17,6 +17,7 @@ import { eventRoutes } from './events';
 import { healthRoutes } from './health';
 import { isMetricsPage, metricsRoutes } from './metrics';
 import { networkCallbackRoutes } from './network-callbacks';
+import { networkStatusRoutes } from './network-status';
 import { documentationRoutes, isDocumentationPage } from './openapi';
 import { operatorCallbackRoutes } from './operator-callbacks';
 import { paymentBatchRoutes } from './payment-batches';
@@ -46,6 +47,7 @@ export const apiRoutes = (deps: AppDeps, documented: () => readonly DocumentedRo
     .use(transactionRoutes(deps))
     .use(settlementRoutes(deps))
     .use(catalogRoutes(deps))
+    .use(networkStatusRoutes(deps))
     .use(auditEventRoutes(deps))
     .use(documentationRoutes(deps.config, documented));
 

@@ -19,6 +19,7 @@ import { DeliverySchema, WebhookSchema } from '../domain/webhooks';
 import { listedCodes } from '../domain/money';
 import { PARAMETER_ROLES_EXTENSION, ROLES, ROLES_EXTENSION, rolesOfDetail, rolesWith, type Role } from '../domain/roles';
 import { AccountSchema, CurrencySchema, LedgerTransactionSchema, NetworkSchema, PaymentSchema, ReversalSchema } from '../domain/money-out';
+import { NetworkStatusSchema } from '../domain/network-status';
 import { PaymentBatchLineSchema, PaymentBatchSchema } from '../domain/payment-batches';
 import { SettlementSchema } from '../domain/settlements';
 import { StatementSchema } from '../domain/statements';
@@ -102,6 +103,7 @@ function componentSchemas(version: ApiVersion): Record<string, v.GenericSchema> 
     Settlement: SettlementSchema,
     Currency: CurrencySchema,
     Network: NetworkSchema,
+    NetworkStatus: NetworkStatusSchema,
     Event: eventSchemaForVersion(version),
     Webhook: WebhookSchema,
     WebhookDelivery: DeliverySchema,
@@ -240,7 +242,7 @@ const TAGS = [
     description: 'The daily settlement report: every movement of money with a mobile network on one UTC day, with the operator\'s transaction ids and the totals per network and currency.',
   },
   { name: 'Audit trail', description: 'Every change a write through the API or the web console made: who, with which key, from where, through which route, to which object, before and after.' },
-  { name: 'Reference', description: 'The currencies and mobile networks the service handles.' },
+  { name: 'Reference', description: 'The currencies and mobile networks the service handles, and each network\'s availability now.' },
   { name: 'Bill payments', description: 'Billers, electricity billers and pin bundles, served from `{bills_url}`.' },
   { name: 'Mobile networks', description: 'Entry points the mobile networks call, with their own credentials.' },
   { name: 'Operator callbacks', description: operatorCallbacksDescription() },

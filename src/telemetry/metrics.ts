@@ -261,6 +261,50 @@ new Gauge({
   },
 });
 
+// Network routes (recorded by the worker: each operation's outcome on the route that took it, and
+// each route's state read at scrape time from the routes' health, src/services/route-health.ts).
+
+type RouteLabels = { network: string; route: string; operation: 'collect' | 'payout' };
+
+const routeOperations = new Counter({
+  name: 'network_route_operations_total',
+  help: 'Operations sent through a network\'s route, by network, route, operation (collect, payout) and outcome: succeeded (the route ' +
+    'answered, whatever the subscriber did) or faulted (a route fault: no answer, a refused connection, a 5xx, the operator busy).',
+  labelNames: ['network', 'route', 'operation', 'outcome'] as const,
+  registers: WORKER,
+});
+
+export function countRouteOutcome(key: RouteLabels, outcome: 'succeeded' | 'faulted'): void {
+  routeOperations.inc({ network: key.network, route: key.route, operation: key.operation, outcome });
+}
+
+/** The gauge's value of each route state. */
+const ROUTE_STATE_VALUES = { up: 0, probing: 1, down: 2, paused: 3, closed: 4 } as const;
+/** A route and its state, as the routes' health reads them (`routeViews`). */
+type RouteStateReading = RouteLabels & { state: keyof typeof ROUTE_STATE_VALUES };
+let routeStateSource: (() => Promise<readonly RouteStateReading[]>) | null = null;
+
+/** Sets what the route state gauge reads at each scrape (the worker does; the API leaves it empty). */
+export function setRouteStateSource(source: (() => Promise<readonly RouteStateReading[]>) | null): void {
+  routeStateSource = source;
+}
+
+// Registered in WORKER's registry on creation; collected at each scrape (a failed read leaves it empty for that scrape).
+new Gauge({
+  name: 'network_route_state',
+  help: 'Each route\'s state: 0 up, 1 probing (one operation tries it after its wait), 2 down (left after route faults), 3 paused (by an ' +
+    'operator), 4 closed (by its aggregator).',
+  labelNames: ['network', 'route', 'operation'] as const,
+  registers: WORKER,
+  async collect() {
+    this.reset();
+    const readings = routeStateSource ? await routeStateSource().catch(() => null) : null;
+    for (const reading of readings ?? []) {
+      this.set({ network: reading.network, route: reading.route, operation: reading.operation }, ROUTE_STATE_VALUES[reading.state]);
+    }
+  },
+});
+
 /** A process's registry in Prometheus text format. */
 export function metricsText(owner: MetricsProcess): Promise<string> {
   return registries[owner].metrics();

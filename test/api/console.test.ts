@@ -595,6 +595,17 @@ describe('pages', () => {
     expect((await merchant.request('/api/contacts', { headers: { Accept: 'text/html' } })).status).toBe(406);
   });
 
+  test('the Settings page shows an admin how each network is reached and its routes\' health (none with the sandbox defaults)', async () => {
+    const { browser } = await signedIn(merchant.organization.id);
+    const page = await browser.get('/console/settings');
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('<section class="card" id="network-connections"><h2>Mobile networks</h2>');
+    // Each route's row, state and fault: test/api/network-status.test.ts, with connectors on.
+    const routes = page.text.slice(page.text.indexOf('<section class="card" id="network-routes"><h2>Network routes</h2>'));
+    expect(routes).toStartWith('<section class="card" id="network-routes">');
+    expect(routes).toContain('No routes: no operator connector is on, so the sandbox serves every network.');
+  });
+
   test('console routes are not in the OpenAPI document', async () => {
     const document = (await merchant.request(OPENAPI_DOCUMENT_PATH)).body as { paths: Record<string, unknown> };
     expect(Object.keys(document.paths).filter((path) => path.startsWith('/console'))).toEqual([]);

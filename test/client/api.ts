@@ -1102,6 +1102,26 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/api/network-status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Networks' availability
+         * @description Each network this deployment moves money on (a connected operator) or simulates (the sandbox), in the order of `GET /api/networks`, with its availability now for collections (`collect`) and payouts (`payout`): `operational` when its usual route takes traffic, `degraded` when only a fallback route does (a request still goes through, perhaps slower), `down` when no route does (a request is refused or waits; try later). Read from the routes' health of the last seconds; the sandbox is always `operational`. Roles: owner, admin, developer, finance, viewer.
+         */
+        get: operations["listNetworkStatus"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/audit-events": {
         parameters: {
             query?: never;
@@ -2323,6 +2343,36 @@ export type components = {
             collections: boolean;
             /** @description Whether it takes payments (money out) and reversals. */
             payments: boolean;
+        };
+        /**
+         * @description A mobile network this deployment moves money on or simulates, with its availability now for collections and for payouts.
+         * @example {
+         *       "id": 2,
+         *       "network": "MTN Uganda",
+         *       "currencies": [
+         *         "UGX"
+         *       ],
+         *       "collect": "operational",
+         *       "payout": "degraded"
+         *     }
+         */
+        NetworkStatus: {
+            /** @description The network's id in `GET /api/networks`. */
+            id: number;
+            /** @description The network's name. */
+            network: string;
+            /** @description The currencies moved on it: its country's (BXC for the sandbox). */
+            currencies: string[];
+            /**
+             * @description Collections (prompts): `operational` (its usual route), `degraded` (a fallback route only: slower or dearer), `down` (no route now: try later).
+             * @enum {string}
+             */
+            collect: "operational" | "degraded" | "down";
+            /**
+             * @description Payments and payouts: `operational`, `degraded` or `down`, as for `collect`.
+             * @enum {string}
+             */
+            payout: "operational" | "degraded" | "down";
         };
         /**
          * @description Something that happened in the organization; webhooks deliver the same `data`.
@@ -8797,6 +8847,68 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listNetworkStatus: {
+        parameters: {
+            query?: {
+                /** @description Items per page: 10 when not given; more than the maximum (PAGE_SIZE_MAX, 100 by default) is cut to it. */
+                limit?: string;
+                /** @description Items to skip. */
+                offset?: string;
+            };
+            header?: {
+                /** @description The API version for this request (else the organization's saved one). */
+                "Api-Version"?: "v1" | "v2" | "v3" | "v4";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The networks with their availability. */
+            200: {
+                headers: {
+                    /** @description The API version of the response. */
+                    "Api-Version": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "count": 1,
+                     *       "next": null,
+                     *       "previous": null,
+                     *       "results": [
+                     *         {
+                     *           "id": 2,
+                     *           "network": "MTN Uganda",
+                     *           "currencies": [
+                     *             "UGX"
+                     *           ],
+                     *           "collect": "operational",
+                     *           "payout": "degraded"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description Total number of items. */
+                        count: number;
+                        /** @description Absolute URL of the next page (carries `offset`, and `limit` when given), or null. */
+                        next: string | null;
+                        /** @description Absolute URL of the previous page, or null. */
+                        previous: string | null;
+                        /** @description Items of the page. */
+                        results: components["schemas"]["NetworkStatus"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             406: components["responses"]["NotAcceptable"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];

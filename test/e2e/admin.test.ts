@@ -1,11 +1,13 @@
-import { expect, test } from 'bun:test';
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { spawnSync } from 'node:child_process';
 import { ROOT, awayFromWindowEdge, requester, testApp, testSql } from '../helpers';
 
-function admin(...args: string[]) {
-  const result = spawnSync(process.execPath, ['src/admin.ts', ...args], { cwd: ROOT, env: process.env, encoding: 'utf8' });
+function adminWith(env: Record<string, string>, ...args: string[]) {
+  const result = spawnSync(process.execPath, ['src/admin.ts', ...args], { cwd: ROOT, env: { ...process.env, ...env }, encoding: 'utf8' });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
+
+const admin = (...args: string[]) => adminWith({}, ...args);
 
 test('org create makes an organization, its owner and a working key', async () => {
   const result = admin('org', 'create', '--name', 'CLI Merchant', '--json');
@@ -139,4 +141,65 @@ test('user create refuses an email with an invisible character or mixed scripts,
   expect(count).toBe(0);
   // Wholly in Cyrillic is one script: taken.
   expect(admin('user', 'create', '--org', org, '--email', `иван-${stamp}@example.com`, '--password', 'long enough password').status).toBe(0);
+});
+
+describe('network routes', () => {
+  // MTN MoMo and pawaPay on, pawaPay as MTN Uganda's second route; no operator is called.
+  const CONNECTED = {
+    PUBLIC_BASE_URL: 'https://collections.example', MTN_MOMO_BASE_URL: 'http://127.0.0.1:9',
+    MTN_MOMO_COLLECTION_SUBSCRIPTION_KEY: 'c-key', MTN_MOMO_COLLECTION_API_USER: 'c-user', MTN_MOMO_COLLECTION_API_KEY: 'c-api-key',
+    MTN_MOMO_DISBURSEMENT_SUBSCRIPTION_KEY: 'd-key', MTN_MOMO_DISBURSEMENT_API_USER: 'd-user', MTN_MOMO_DISBURSEMENT_API_KEY: 'd-api-key',
+    PAWAPAY_BASE_URL: 'http://127.0.0.1:9', PAWAPAY_API_TOKEN: 'cli-token', PAWAPAY_PROVIDERS: 'MTN_MOMO_UGA',
+  };
+  const routes = (...args: string[]) => adminWith(CONNECTED, 'network', 'routes', ...args);
+  type Line = { network: string; route: string; operation: string; order: number; operator: string; state: string; successRate: number | null };
+  const listed = (): Line[] => JSON.parse(routes('--json').stdout).routes;
+  const forget = async () => {
+    await testSql()`delete from network_routes where network = 'MTN Uganda'`;
+  };
+
+  beforeAll(forget);
+  afterAll(forget);
+
+  test('with no connector on there are no routes', () => {
+    expect(admin('network', 'routes').stdout).toContain('no routes: no operator connector is on');
+    expect(JSON.parse(admin('network', 'routes', '--json').stdout)).toEqual({ routes: [] });
+  });
+
+  test('lists each route as the console does, and reorders, pauses and resumes them', async () => {
+    expect(listed().map((line) => [line.operation, line.order, line.route, line.operator, line.state, line.successRate])).toEqual([
+      ['collect', 1, 'momo', 'MTN MoMo', 'up', null], ['collect', 2, 'pawapay', 'pawaPay', 'up', null],
+      ['payout', 1, 'momo', 'MTN MoMo', 'up', null], ['payout', 2, 'pawapay', 'pawaPay', 'up', null],
+    ]);
+    const ordered = routes('order', '--network', 'MTN Uganda', '--routes', 'pawapay,momo', '--operation', 'collect');
+    expect(ordered.status).toBe(0);
+    expect(ordered.stdout).toContain('MTN Uganda routes for collect, first to last: pawapay, momo');
+    expect(listed().map((line) => `${line.operation} ${line.order} ${line.route}`)).toEqual(['collect 1 pawapay', 'collect 2 momo', 'payout 1 momo', 'payout 2 pawapay']);
+
+    expect(routes('pause', '--network', 'mtn uganda', '--route', 'MoMo', '--json').status).toBe(0);
+    const paused = await testSql()<{ operation: string; paused: boolean }[]>`
+      select operation, paused from network_routes where network = 'MTN Uganda' and route = 'momo' order by operation`;
+    expect([...paused]).toEqual([{ operation: 'collect', paused: true }, { operation: 'payout', paused: true }]);
+    const text = routes().stdout.split('\n');
+    expect(text.find((line) => /^MTN Uganda +payout +1 +MTN MoMo +paused +— of 0 +no fault$/.test(line))).toBeDefined();
+    expect(routes('resume', '--network', 'MTN Uganda', '--route', 'momo', '--operation', 'payout').stdout).toContain('MTN Uganda route momo resumed for payout');
+    expect(listed().map((line) => `${line.operation} ${line.route} ${line.state}`)).toEqual(['collect pawapay up', 'collect momo paused', 'payout momo up', 'payout pawapay up']);
+  });
+
+  test.each([
+    [['order', '--network', 'Atlantis', '--routes', 'momo,pawapay'], '--network must name a network a connector that is on serves (MTN Uganda)'],
+    [['order', '--network', 'Airtel Uganda', '--routes', 'momo,pawapay'], '--network must name'],
+    [['order', '--network', 'MTN Uganda', '--routes', 'momo,mpesa'], 'MTN Uganda has no route "mpesa": its routes are momo, pawapay'],
+    [['order', '--network', 'MTN Uganda', '--routes', 'momo'], '--routes names each route of MTN Uganda once'],
+    [['order', '--network', 'MTN Uganda', '--routes', 'momo,momo'], '--routes names each route of MTN Uganda once'],
+    [['order', '--network', 'MTN Uganda', '--routes', 'momo,pawapay', '--operation', 'both'], '--operation takes collect or payout'],
+    [['pause', '--network', 'MTN Uganda'], '--route names one of the network\'s routes'],
+    [['resume', '--network', 'MTN Uganda', '--route', 'airtel'], 'MTN Uganda has no route "airtel"'],
+    [['pause', '--route', 'momo'], '--network must name'],
+  ])('refuses %p with a usage error, changing nothing', async (args, message) => {
+    const result = routes(...args);
+    expect(result.status).toBe(2);
+    expect(result.stderr).toContain(message);
+    expect(result.stderr).toContain('usage: npm run admin');
+  });
 });

@@ -1,8 +1,9 @@
 /**
  * Settings: the collection settings (verification URL, accept-by-default) with a test verification
- * sent through the worker's own guarded transport, and users (created with a password and a role,
- * given another role, removed), for owners and admins; API keys (created with a role no wider than
- * their user's and shown once, revoked), for the roles that integrate too.
+ * sent through the worker's own guarded transport, how each network is reached and the health of
+ * its routes, and users (created with a password and a role, given another role, removed), for
+ * owners and admins; API keys (created with a role no wider than their user's and shown once,
+ * revoked), for the roles that integrate too.
  */
 import { randomBytes } from 'node:crypto';
 import { Elysia } from 'elysia';
@@ -12,6 +13,9 @@ import type { AppDeps } from '../../http/context';
 import { parseVerificationAnswer } from '../../domain/collections';
 import { checkCallbackUrl } from '../../domain/urls';
 import { describeConnections } from '../../network/connections';
+import { CONNECTOR_OPERATORS, configuredRoutes } from '../../network/registry';
+import { successRateText } from '../../domain/network-status';
+import { routeLines, type RouteLine } from '../../services/network-status';
 import { KeyHolderRemoved, issueKeyForUser, listApiKeys, revokeApiKey } from '../../services/api-keys';
 import { updateCollectionSettings, verificationUrlRules } from '../../services/organizations';
 import { verificationSettingsOf } from '../../services/collections';
@@ -62,6 +66,21 @@ ${sent.statusCode === null ? html`no answer (${sent.error ?? 'no response'}).` :
 ${sent.responseExcerpt !== null ? html`<pre id="verification-answer">${sent.responseExcerpt}</pre>` : ''}<p>${meaning}</p>`, answer?.decision === 'accept' || answer?.decision === 'reject' ? 'ok' : 'error');
 }
 
+/**
+ * Each network's routes for each operation, in the order they are tried, with their health: what
+ * an operator reorders or pauses with `npm run admin -- network routes`.
+ */
+const routesSection = (lines: readonly RouteLine[]) => html`<section class="card" id="network-routes"><h2>Network routes</h2>
+<p class="muted">A network with more than one route is reached through the first that takes traffic: a route that faults three times in a row
+(no answer, a 5xx, the operator busy) is left for a while, then tried again with one operation. A subscriber's refusal is no fault of the route.
+Success rate: the last 15 minutes.</p>
+${table(['Network', 'Operation', 'Order', 'Route', 'State', 'Success rate', 'Last fault', 'When'], lines.map((line) => [
+    line.network, line.operation, line.order, line.operator, badge(line.state),
+    line.outcomes > 0 ? html`${successRateText(line.successRate)} <span class="muted">of ${line.outcomes}</span>` : html`<span class="muted">${successRateText(null)}</span>`,
+    line.lastFault ?? html`<span class="muted">none</span>`, when(line.lastFaultAt),
+  ]), 'No routes: no operator connector is on, so the sandbox serves every network.')}
+</section>`;
+
 export const settingsRoutes = (deps: AppDeps) => {
   const { sql, config } = deps;
   const frame = (session: ConsoleSession, title: string) => ({ session, sandbox: config.sandbox, section: 'settings' as const, title });
@@ -69,8 +88,11 @@ export const settingsRoutes = (deps: AppDeps) => {
 
   type SettingsState = { done?: string; values?: Values; errors?: FieldErrors; test?: Html };
 
+  const routes = configuredRoutes(config);
+
   async function collectionSettingsPage(session: ConsoleSession, state: SettingsState, status = 200): Promise<Response> {
     const settings = await verificationSettingsOf(sql, session.organizationId);
+    const lines = await routeLines(sql, routes, CONNECTOR_OPERATORS);
     const values = state.values ?? { verification_url: settings?.url ?? '', accept_by_default: settings?.acceptByDefault ? 'true' : 'false' };
     const errors = state.errors ?? {};
     const content = html`${subnav(session, 'collections')}${state.done ? notice(state.done) : ''}${state.test ?? ''}
@@ -92,7 +114,8 @@ its callbacks only wake the payment's workflow, which then asks the operator its
 ${table(['Network', 'Currency', 'Connector', 'How'], describeConnections(config).map((connection) => [
     connection.network, connection.currency, connection.connector === 'none' ? html`<span class="muted">none</span>` : connection.connector, connection.detail,
   ]), 'No networks.')}
-</section>`;
+</section>
+${routesSection(lines)}`;
     return htmlResponse(layout(frame(session, 'Settings'), content), status);
   }
 
