@@ -7,7 +7,9 @@ import { createSql, surviveWritesOnClosedConnections } from './db';
 import { logger } from './log';
 import { createConnectors, createNetworks } from './network/connections';
 import { watchAvailability } from './network/routes';
-import { createRouteHealth } from './services/route-health';
+import { configuredRoutes } from './network/registry';
+import { createRouteHealth, routeViews } from './services/route-health';
+import { countRouteOutcome, setRouteStateSource } from './telemetry/metrics';
 import { WORKFLOW_INTERCEPTOR_MODULES, startWorkerTelemetry } from './telemetry/worker';
 import { connectClient } from './temporal/connection';
 import { launcherFromConfig } from './temporal/launcher';
@@ -78,7 +80,10 @@ async function runWorker(): Promise<void> {
     hold('the Temporal client\'s connection', () => client.connection.close());
     const launcher = launcherFromConfig(client, sql, config, (message, fields) => logger.warn(message, fields));
     const connectors = createConnectors(config, sql);
-    const health = createRouteHealth(sql, { scope: config.routesScope });
+    const health = createRouteHealth(sql, { scope: config.routesScope, onOutcome: countRouteOutcome });
+    // The routes' state gauge, read from the shared table at each scrape.
+    setRouteStateSource(() => routeViews(sql, configuredRoutes(config), config.routesScope));
+    hold('the routes\' state gauge', async () => setRouteStateSource(null));
     hold('the routes\' outcome counts', () => health.flush().finally(() => health.stop()));
     const network = createNetworks(config, sql, launcher, connectors, health);
     const stopWatching = watchAvailability(connectors, health, (message, fields) => logger.warn(message, fields));

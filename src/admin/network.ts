@@ -55,7 +55,7 @@ const pauseCommand = (paused: boolean): Command => ({
     if (values.route === undefined) throw new UsageError(`--route names one of the network's routes (${routes.join(', ')})`);
     const route = namedRoute(values.route, network, routes);
     const operation = routeOperation(values.operation);
-    await pauseRoute(sql, network, route, operation, paused);
+    await pauseRoute(sql, network, route, operation, paused, config.routesScope);
     print(values.json, { network, route, operation, paused }, [`${network} route ${route} ${paused ? 'paused' : 'resumed'} for ${operationsText(operation)}`]);
   },
 });
@@ -73,7 +73,7 @@ export const networkCommands: Record<string, Command> = {
     usage: 'network routes [--json]',
     async run({ sql, values, config }) {
       // Every route of every connector that is on, in the order each network's operations try them.
-      const lines = await routeLines(sql, configuredRoutes(config), CONNECTOR_OPERATORS);
+      const lines = await routeLines(sql, configuredRoutes(config), CONNECTOR_OPERATORS, config.routesScope);
       print(values.json, { routes: lines }, lines.length > 0 ? lines.map(routeText) : ['no routes: no operator connector is on, so the sandbox serves every network']);
     },
   },
@@ -87,7 +87,7 @@ export const networkCommands: Record<string, Command> = {
         throw new UsageError(`--routes names each route of ${network} once, first to last (${routes.join(',')})`);
       }
       const operation = routeOperation(values.operation);
-      await orderRoutes(sql, network, operation, ordered);
+      await orderRoutes(sql, network, operation, ordered, config.routesScope);
       print(values.json, { network, operation, routes: ordered }, [`${network} routes for ${operationsText(operation)}, first to last: ${ordered.join(', ')}`]);
     },
   },

@@ -41,7 +41,7 @@ export const networkStatusRoutes = ({ sql, config }: AppDeps) => {
       '',
       async ({ request, apiVersion }) => {
         const page = parsePage(new URL(request.url).searchParams, config.pageSizeMax);
-        const statuses = await networkStatus(sql, routes, config.sandbox);
+        const statuses = await networkStatus(sql, routes, config.sandbox, config.routesScope);
         const results = statuses.slice(page.offset, page.offset + page.limit).map(serializeNetworkStatus);
         return listAnswer(request, config.publicBaseUrl, page, { count: statuses.length, results }, apiVersion);
       },

@@ -21,7 +21,7 @@ import { OperatorUnreachableError } from './operator-http';
 const NEVER_SENT_CODES: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ConnectionRefused', 'FailedToOpenSocket']);
 
 /** Whether an error (or one of its causes) says the request never reached the operator. */
-export function neverSent(error: unknown): boolean {
+function neverSent(error: unknown): boolean {
   for (let cause = error, depth = 0; cause && depth < 5; cause = (cause as { cause?: unknown }).cause, depth += 1) {
     const code = (cause as { code?: unknown }).code;
     if (typeof code === 'string' && NEVER_SENT_CODES.has(code)) return true;

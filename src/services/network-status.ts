@@ -13,15 +13,17 @@ import { availabilityOf, routeViews, type RouteKey, type RouteOperation, type Ro
 /** A route with its operator as people name it. */
 export type RouteLine = RouteView & { operator: string };
 
-function viewsOf(sql: Queryable, routes: readonly RouteKey[]): Promise<RouteView[]> {
+function viewsOf(sql: Queryable, routes: readonly RouteKey[], scope: string): Promise<RouteView[]> {
   // The routes' tables are the service's own, no organization's (migration 029 keeps them from the
   // tenant role): a request reads them outside its organization's boundary.
-  return acrossOrganizations(sql, (outside) => routeViews(outside, routes));
+  return acrossOrganizations(sql, (outside) => routeViews(outside, routes, scope));
 }
 
-/** Every configured route with its health, each network's routes for an operation in the order they are tried. */
-export async function routeLines(sql: Queryable, routes: readonly RouteKey[], operators: readonly { name: string; operator: string }[]): Promise<RouteLine[]> {
-  const views = await viewsOf(sql, routes);
+/** Every configured route with its health (`scope`: the configuration's `routesScope`), each network's routes for an operation in the order they are tried. */
+export async function routeLines(
+  sql: Queryable, routes: readonly RouteKey[], operators: readonly { name: string; operator: string }[], scope: string,
+): Promise<RouteLine[]> {
+  const views = await viewsOf(sql, routes, scope);
   return views.map((view) => ({ ...view, operator: operators.find((known) => known.name === view.route)?.operator ?? view.route }));
 }
 
@@ -31,9 +33,9 @@ export async function routeLines(sql: Queryable, routes: readonly RouteKey[], op
  * mode) and the networks the sandbox simulates (in sandbox mode, while no connector is on) are
  * always operational.
  */
-export async function networkStatus(sql: Queryable, routes: readonly RouteKey[], sandboxMode: boolean): Promise<NetworkStatus[]> {
+export async function networkStatus(sql: Queryable, routes: readonly RouteKey[], sandboxMode: boolean, scope: string): Promise<NetworkStatus[]> {
   const connected = new Set(routes.map((route) => route.network));
-  const views = connected.size > 0 ? await viewsOf(sql, routes) : [];
+  const views = connected.size > 0 ? await viewsOf(sql, routes, scope) : [];
   const availability = (network: string, operation: RouteOperation) =>
     availabilityOf(views.filter((view) => view.network === network && view.operation === operation));
   return knownNetworks().flatMap((network): NetworkStatus[] => {

@@ -8,7 +8,7 @@
  */
 import type { Queryable } from '../db';
 
-export type JournalState = 'recorded' | 'accepted' | 'refused' | 'unknown';
+type JournalState = 'recorded' | 'accepted' | 'refused' | 'unknown';
 export type JournalKind = 'prompt' | 'payout' | 'reversal';
 
 export type JournalEntry = {

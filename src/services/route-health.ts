@@ -35,10 +35,10 @@ type RouteRow = RouteKey & {
 };
 
 /** Where a route stands: taking traffic (`up`), left and waiting for its probe (`down`), probed (`probing`), `paused` or `closed` by its aggregator. */
-export type RouteState = 'up' | 'probing' | 'down' | 'paused' | 'closed';
+type RouteState = 'up' | 'probing' | 'down' | 'paused' | 'closed';
 
 /** Consecutive route faults after which a route is left. */
-export const FAULTS_TO_LEAVE = 3;
+const FAULTS_TO_LEAVE = 3;
 /** How long a left route waits for its first probe; doubled each time a probe fails, up to `LEAVE_MAX_SECONDS`. */
 const LEAVE_FIRST_SECONDS = 5;
 const LEAVE_MAX_SECONDS = 30;
@@ -53,7 +53,7 @@ const COLUMNS = `network, route, operation, position, paused, faults_in_row as "
 const keyOf = (key: RouteKey) => `${key.network}\u0000${key.route}\u0000${key.operation}`;
 
 /** A row's state now. */
-export function stateOf(row: Pick<RouteRow, 'paused' | 'availability' | 'leftUntil' | 'probeUntil'> | undefined, now = Date.now()): RouteState {
+function stateOf(row: Pick<RouteRow, 'paused' | 'availability' | 'leftUntil' | 'probeUntil'> | undefined, now = Date.now()): RouteState {
   if (!row) return 'up';
   if (row.paused) return 'paused';
   if (row.availability === 'closed') return 'closed';
@@ -62,7 +62,7 @@ export function stateOf(row: Pick<RouteRow, 'paused' | 'availability' | 'leftUnt
 }
 
 /** A route as an operation may take it: `probe` when it is this operation's turn to try a route that was left. */
-export type UsableRoute = { route: string; probe: boolean };
+type UsableRoute = { route: string; probe: boolean };
 
 export type RouteHealth = ReturnType<typeof createRouteHealth>;
 

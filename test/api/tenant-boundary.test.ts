@@ -18,7 +18,8 @@ const nextNumber = numberSequence('+256775');
 
 /** Tables that hold no organization's rows: catalogs, the simulated network's state, counters and the service's own bookkeeping. */
 const OUTSIDE_THE_BOUNDARY = [
-  'bill_services', 'currencies', 'electricity_billers', 'network_credentials', 'network_operations', 'pin_bundles', 'request_counters',
+  'bill_services', 'currencies', 'electricity_billers', 'network_credentials', 'network_operations', 'network_route_outcomes', 'network_routes',
+  'pin_bundles', 'request_counters',
   'sandbox_messages', 'sandbox_payments', 'sandbox_payouts', 'sandbox_rejections', 'schema_migrations', 'sign_in_attempts', 'sweep_failures',
 ];
 

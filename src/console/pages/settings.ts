@@ -92,7 +92,7 @@ export const settingsRoutes = (deps: AppDeps) => {
 
   async function collectionSettingsPage(session: ConsoleSession, state: SettingsState, status = 200): Promise<Response> {
     const settings = await verificationSettingsOf(sql, session.organizationId);
-    const lines = await routeLines(sql, routes, CONNECTOR_OPERATORS);
+    const lines = await routeLines(sql, routes, CONNECTOR_OPERATORS, config.routesScope);
     const values = state.values ?? { verification_url: settings?.url ?? '', accept_by_default: settings?.acceptByDefault ? 'true' : 'false' };
     const errors = state.errors ?? {};
     const content = html`${subnav(session, 'collections')}${state.done ? notice(state.done) : ''}${state.test ?? ''}
