@@ -9,6 +9,18 @@ export type OperatorAnswer = { status: number; body: unknown };
 /** Raised when the operator could not be reached or did not answer in time: the call may or may not have been carried out. */
 export class OperatorUnreachableError extends Error {}
 
+/** Codes of a connection that was never made: the request never left, so the operator did nothing. */
+const NEVER_SENT_CODES: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ConnectionRefused', 'FailedToOpenSocket']);
+
+/** Whether an error (or one of its causes) says the request never reached the operator (a refused connection, no such host). */
+export function neverSent(error: unknown): boolean {
+  for (let cause = error, depth = 0; cause && depth < 5; cause = (cause as { cause?: unknown }).cause, depth += 1) {
+    const code = (cause as { code?: unknown }).code;
+    if (typeof code === 'string' && NEVER_SENT_CODES.has(code)) return true;
+  }
+  return false;
+}
+
 /** Raised for an answer no retry changes (a refused request); the activity turns it into a result, never retries it. */
 export class OperatorRefusedError extends Error {
   constructor(message: string, readonly answer: OperatorAnswer) {

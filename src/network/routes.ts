@@ -15,19 +15,7 @@ import {
 } from '../services/operation-journal';
 import type { RouteHealth, RouteOperation } from '../services/route-health';
 import type { Connector, PaymentPrompt, Payout, PayoutResult, PromptResult, PromptStatus, TakenPrompt } from './adapter';
-import { OperatorUnreachableError } from './operator-http';
-
-/** Codes of a connection that was never made: the request never left, so nothing happened there. */
-const NEVER_SENT_CODES: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ConnectionRefused', 'FailedToOpenSocket']);
-
-/** Whether an error (or one of its causes) says the request never reached the operator. */
-function neverSent(error: unknown): boolean {
-  for (let cause = error, depth = 0; cause && depth < 5; cause = (cause as { cause?: unknown }).cause, depth += 1) {
-    const code = (cause as { code?: unknown }).code;
-    if (typeof code === 'string' && NEVER_SENT_CODES.has(code)) return true;
-  }
-  return false;
-}
+import { neverSent, OperatorUnreachableError } from './operator-http';
 
 /** A route fault in a few words, for the journal, the health table and operators. */
 function faultOf(error: unknown): string {

@@ -68,11 +68,6 @@ type Case = {
   start(): Promise<Harness>;
   /** Rules the connector's simulator makes impossible, and why. */
   skip?: Partial<Record<Rule, string>>;
-  /**
-   * Rules the connector breaks today (a bug in src, described where it is set): `test.todo`, whose body
-   * runs with `node scripts/test.mjs --todo test/networks/journal.test.ts` (and fails, until the bug is fixed).
-   */
-  todo?: Partial<Record<Rule, string>>;
 };
 
 /** Digits with the country code, as most operators take a number. */
@@ -123,19 +118,6 @@ const CASES: Case[] = [
           },
         },
       };
-    },
-    todo: {
-      // BUG (src/network/daraja/client.ts requestPayment): a push Daraja refuses outright is "forgotten"
-      // (forgetOperation deletes the network_operations row, operator_reference still null), and that
-      // row is the journal's entry the router recorded: the router's markRefused then updates nothing,
-      // so the refusal leaves no entry at all instead of one 'refused' with fault null.
-      refusal: 'Daraja deletes the refused entry (forgetOperation) instead of leaving it refused',
-      // BUG (src/network/daraja/client.ts requestPayment): the STK push's POST is `.catch(() => null)`,
-      // so a refused connection (ECONNREFUSED, with the access token cached from an earlier call) is
-      // read as "no answer" and answered `accepted` with our own reference as the operator's: the
-      // journal says 'accepted' (fault null), the route's health counts a success, and the network is
-      // never reported unavailable, though nothing reached M-Pesa.
-      'connection-refused': 'Daraja answers a refused connection as an accepted push (its POST error is swallowed)',
     },
   },
   {
@@ -234,14 +216,6 @@ const CASES: Case[] = [
         },
       };
     },
-    todo: {
-      // BUG (src/network/vodacom/client.ts submit): every OperatorUnreachableError of a money call is read
-      // as "no answer in time" ({ decided: 'unknown' }), a refused connection (ECONNREFUSED, nothing sent)
-      // included, so requestPayment answers `accepted` (confirm by our conversation id): the journal says
-      // 'accepted' (fault null), the route's health counts a success, and the network is never reported
-      // unavailable, though M-Pesa never received the payment.
-      'connection-refused': 'Vodacom answers a refused connection as an accepted payment (submit reads it as unknown)',
-    },
   },
   {
     connector: 'pawapay',
@@ -335,10 +309,9 @@ describe.each(CASES)('$connector ($network, $currency)', (each) => {
     return phone;
   };
 
-  /** One rule for this connector: run, skipped (its simulator makes it impossible) or todo (a bug in src). */
+  /** One rule for this connector: run, or skipped where its simulator makes it impossible. */
   const rule = (id: Rule, title: string, body: () => Promise<void>) => {
-    if (each.todo?.[id]) test.todo(`${title} [todo: ${each.todo[id]}]`, body);
-    else if (each.skip?.[id]) test.skip(`${title} [skipped: ${each.skip[id]}]`, body);
+    if (each.skip?.[id]) test.skip(`${title} [skipped: ${each.skip[id]}]`, body);
     else test(title, body, 30_000);
   };
 

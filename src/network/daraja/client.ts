@@ -25,7 +25,7 @@ import {
 import type {
   PaymentPrompt, Payout, PayoutResult, PromptResult, PromptStatus, ReportedPayment, ReportedPaymentStatus, TakenPrompt,
 } from '../adapter';
-import { callOperator, callWithToken, createTokenCache, field, msisdnOf, nested, wholeAmount, type OperatorAnswer } from '../operator-http';
+import { callOperator, callWithToken, createTokenCache, field, msisdnOf, nested, neverSent, wholeAmount, type OperatorAnswer } from '../operator-http';
 
 /** The one network Daraja serves (in KES). */
 export const DARAJA_NETWORK = 'Safaricom';
@@ -346,7 +346,11 @@ export function createDarajaConnector(settings: MpesaSettings, { sql, callbackBa
         // Shown on the phone: at most 12 characters; the transaction description at most 13.
         AccountReference: accountReference(prompt.reference),
         TransactionDesc: prompt.promptReference.slice(0, 13),
-      }).catch(() => null);
+        // A connection refused sent nothing: the journal may take the prompt elsewhere. Any other failure may have pushed.
+      }).catch((error: unknown) => {
+        if (neverSent(error)) throw error;
+        return null;
+      });
       const checkoutRequestId = answer ? field(answer.body, 'CheckoutRequestID') : undefined;
       if (answer && accepted(answer) && checkoutRequestId !== undefined) {
         await setOperatorReference(sql, operation.id, checkoutRequestId);
@@ -358,8 +362,7 @@ export function createDarajaConnector(settings: MpesaSettings, { sql, callbackBa
       if (answer === null || (answer.status >= 500 && !/lock subscriber|wrong credentials|merchant does not exist/i.test(message))) {
         return { accepted: true, confirm: { operatorReference: prompt.promptReference } };
       }
-      // Daraja refused it outright: nothing went out.
-      await forgetOperation(sql, operation.id);
+      // Daraja refused it outright: nothing went out (the journal marks the attempt refused).
       if (/lock subscriber/i.test(message)) return { accepted: false, error: 'Another M-Pesa prompt is still open on this phone.' };
       return { accepted: false, error: `M-Pesa refused the prompt (${errorOf(answer)}).` };
     },

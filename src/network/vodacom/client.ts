@@ -29,7 +29,7 @@ import type { Network } from '../../domain/networks';
 import { logger } from '../../log';
 import { findOperation, recordOperation, settleRemoteTransactionId } from '../../services/network-operations';
 import type { JournaledOperation, NameLookup, PaymentPrompt, Payout, PayoutResult, PromptResult, PromptStatus, ReportedPaymentStatus, TakenPrompt } from '../adapter';
-import { callOperator, field, msisdnOf, OperatorUnreachableError, type OperatorAnswer } from '../operator-http';
+import { callOperator, field, msisdnOf, neverSent, OperatorUnreachableError, type OperatorAnswer } from '../operator-http';
 import { createSessionPool, type IssuedSession } from '../session-pool';
 
 /** A 2xx answer (M-Pesa answers 200 or 201 for a call it took; the code in the body says how it went). */
@@ -225,7 +225,8 @@ export function createVodacomConnector(settings: VodacomSettings, { sql }: Vodac
       answer = await clientOf(market).call(request);
     } catch (error) {
       // No answer in time: M-Pesa may have carried it out (a customer payment goes on while the subscriber enters the PIN).
-      if (error instanceof OperatorUnreachableError) return { decided: 'unknown' };
+      // A connection refused sent nothing, and is thrown as the route's fault.
+      if (error instanceof OperatorUnreachableError && !neverSent(error)) return { decided: 'unknown' };
       throw error;
     }
     const code = field(answer.body, 'output_ResponseCode');
