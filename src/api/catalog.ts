@@ -2,6 +2,8 @@
 import { Elysia } from 'elysia';
 import { CurrencySchema, NetworkSchema, serializeCurrency, serializeNetwork } from '../domain/money-out';
 import { listCurrencies } from '../services/catalog';
+import { networkStatus } from '../services/network-status';
+import { configuredRoutes } from '../network/registry';
 import { listedCodes, SUPPORTED_CURRENCIES } from '../domain/money';
 import { SANDBOX_NETWORK, currenciesOfNetwork, knownNetworks } from '../domain/networks';
 import { listForVersion, listSchemaForVersion } from '../domain/versions';
@@ -44,6 +46,15 @@ const DOCS = {
 };
 
 export const catalogRoutes = ({ sql, config }: AppDeps) => {
+  const routes = configuredRoutes(config);
+  /** Each network's availability now, by id (the routes' health, as `GET /api/network-status` reads it). */
+  const availabilityNow = async () => {
+    const statuses = new Map((await networkStatus(sql, routes, config.sandbox, config.routesScope)).map((status) => [status.network.id, status]));
+    return (id: number) => {
+      const status = statuses.get(id);
+      return status ? { collect: status.collect, payout: status.payout } : null;
+    };
+  };
   // Outside sandbox mode the sandbox network serves nobody.
   const servedNetworks = () => knownNetworks().filter((network) => config.sandbox || network.id !== SANDBOX_NETWORK.id);
   return new Elysia({ name: 'catalog', prefix: '/api' })
@@ -67,7 +78,9 @@ export const catalogRoutes = ({ sql, config }: AppDeps) => {
       async ({ request, apiVersion }) => {
         const page = parsePage(new URL(request.url).searchParams, config.pageSizeMax);
         const networks = servedNetworks();
-        const results = networks.slice(page.offset, page.offset + page.limit).map((network) => serializeNetwork(network, currenciesOfNetwork(network)));
+        const availability = await availabilityNow();
+        const results = networks.slice(page.offset, page.offset + page.limit)
+          .map((network) => serializeNetwork(network, currenciesOfNetwork(network), availability(network.id)));
         return listForVersion(pagedList(request, config.publicBaseUrl, page, networks.length, results), apiVersion);
       },
       {
@@ -78,11 +91,11 @@ export const catalogRoutes = ({ sql, config }: AppDeps) => {
     )
     .get(
       '/networks/:id',
-      ({ params }) => {
+      async ({ params }) => {
         const id = parseId(params.id);
         const network = servedNetworks().find((candidate) => candidate.id === id);
         if (network === undefined) throw notFound();
-        return serializeNetwork(network, currenciesOfNetwork(network));
+        return serializeNetwork(network, currenciesOfNetwork(network), (await availabilityNow())(network.id));
       },
       {
         can: 'view',

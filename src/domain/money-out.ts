@@ -346,6 +346,8 @@ export const serializeCurrency = (currency: CurrencyRow): CurrencyResource => ({
   id: currency.id, code: currency.code, name: currency.name, minor_units: currency.minorUnits,
 });
 
+const NetworkAvailabilitySchema = v.picklist(['operational', 'degraded', 'down']);
+
 export const NetworkSchema = v.pipe(
   v.object({
     id: described(v.number(), 'Stable for good: never renumbered or given to another network.'),
@@ -357,13 +359,24 @@ export const NetworkSchema = v.pipe(
     name_lookup: described(v.boolean(), 'Whether contact instant verification works for its numbers.'),
     collections: described(v.boolean(), 'Whether it prompts subscribers to pay (collection requests).'),
     payments: described(v.boolean(), 'Whether it takes payments (money out) and reversals.'),
+    availability: described(
+      v.nullable(v.object({ collect: NetworkAvailabilitySchema, payout: NetworkAvailabilitySchema })),
+      'Whether collections (`collect`) and payments (`payout`) on it go through now: `operational` (its usual route), `degraded` (a ' +
+      'fallback route only), `down` (no route now: try later). Null where this deployment moves no money on it (no connector, not simulated).',
+    ),
   }),
   v.description('A mobile network the service knows, from the prefix of its numbers.'),
-  v.examples([{ id: 2, name: 'MTN Uganda', country: 'UG', currency: 'UGX', currencies: ['UGX'], verification: true, name_lookup: true, collections: true, payments: true }]),
+  v.examples([{
+    id: 2, name: 'MTN Uganda', country: 'UG', currency: 'UGX', currencies: ['UGX'], verification: true, name_lookup: true, collections: true, payments: true,
+    availability: { collect: 'operational', payout: 'degraded' },
+  }]),
 );
 type NetworkResource = v.InferOutput<typeof NetworkSchema>;
 
-export const serializeNetwork = (network: Network, currencies: readonly string[]): NetworkResource => ({
+/** A network's availability now for each operation (`GET /api/network-status` shows the same), null where no money moves on it. */
+type Availability = { collect: 'operational' | 'degraded' | 'down'; payout: 'operational' | 'degraded' | 'down' } | null;
+
+export const serializeNetwork = (network: Network, currencies: readonly string[], availability: Availability): NetworkResource => ({
   id: network.id,
   name: network.name,
   country: network.country,
@@ -373,4 +386,5 @@ export const serializeNetwork = (network: Network, currencies: readonly string[]
   name_lookup: network.nameLookup,
   collections: network.pullsFunds,
   payments: currencies.length > 0,
+  availability,
 });

@@ -19,6 +19,8 @@ const CONNECTED = {
   PAWAPAY_BASE_URL: 'http://127.0.0.1:9', PAWAPAY_API_TOKEN: 'status-token', PAWAPAY_PROVIDERS: 'MTN_MOMO_UGA,TIGO_TZA',
 };
 const MTN = 'MTN Uganda';
+/** The connected app's task queue: the scope of its routes' health (the suite runs with NETWORK_ROUTES_SCOPE=task-queue). */
+const queue = uniqueTaskQueue('network-status');
 
 let sandbox: TestApp;
 let connected: TestApp;
@@ -29,13 +31,13 @@ type Status = { id: number; network: string; currencies: string[]; collect: stri
 
 beforeAll(async () => {
   sandbox = await testApp();
-  connected = await testApp(uniqueTaskQueue('network-status'), CONNECTED);
+  connected = await testApp(queue, CONNECTED);
   sandboxMerchant = await createMerchant(sandbox.app);
   merchant = await createMerchant(connected.app);
 });
 
 async function forgetRoutes() {
-  await testSql()`delete from network_routes where network in (${MTN}, 'Tigo Tanzania')`;
+  await testSql()`delete from network_routes where scope = ${queue}`;
 }
 afterEach(forgetRoutes);
 afterAll(forgetRoutes);
@@ -50,9 +52,9 @@ const mtn = async () => (await statuses()).find((status) => status.network === M
 /** A route left after its faults: down until `left_until`, probed after it. */
 async function leave(route: string, operation: 'collect' | 'payout', seconds: number, fault = 'no answer in 30 s') {
   await testSql()`
-    insert into network_routes (network, route, operation, faults_in_row, left_count, left_until, last_fault, last_fault_at)
-    values (${MTN}, ${route}, ${operation}, 3, 1, now() + ${seconds} * interval '1 second', ${fault}, now())
-    on conflict (network, route, operation) do update set faults_in_row = 3, left_count = 1, left_until = excluded.left_until,
+    insert into network_routes (scope, network, route, operation, faults_in_row, left_count, left_until, last_fault, last_fault_at)
+    values (${queue}, ${MTN}, ${route}, ${operation}, 3, 1, now() + ${seconds} * interval '1 second', ${fault}, now())
+    on conflict (scope, network, route, operation) do update set faults_in_row = 3, left_count = 1, left_until = excluded.left_until,
       last_fault = excluded.last_fault, last_fault_at = excluded.last_fault_at`;
 }
 
@@ -91,11 +93,14 @@ describe('with connectors on', () => {
   });
 
   test('a paused first route leaves the operation degraded; both routes out, down; each operation apart', async () => {
-    await pauseRoute(testSql(), MTN, 'momo', 'payout', true);
+    await pauseRoute(testSql(), MTN, 'momo', 'payout', true, queue);
     expect(await mtn()).toMatchObject({ collect: 'operational', payout: 'degraded' });
+    // The network's own resource says the same.
+    const listed = await merchant.request('/api/networks/2');
+    expect(listed.body).toMatchObject({ name: MTN, availability: { collect: 'operational', payout: 'degraded' } });
     await leave('pawapay', 'payout', 30);
     expect(await mtn()).toMatchObject({ collect: 'operational', payout: 'down' });
-    await pauseRoute(testSql(), MTN, 'momo', 'payout', false);
+    await pauseRoute(testSql(), MTN, 'momo', 'payout', false, queue);
     expect(await mtn()).toMatchObject({ collect: 'operational', payout: 'operational' });
   });
 
@@ -105,7 +110,7 @@ describe('with connectors on', () => {
     await leave('momo', 'collect', -1);
     expect(await mtn()).toMatchObject({ collect: 'degraded' });
     await testSql()`
-      insert into network_routes (network, route, operation, availability, availability_at) values (${MTN}, 'pawapay', 'collect', 'closed', now())`;
+      insert into network_routes (scope, network, route, operation, availability, availability_at) values (${queue}, ${MTN}, 'pawapay', 'collect', 'closed', now())`;
     // The direct route is probed (one operation at a time takes it): it still takes traffic.
     expect(await mtn()).toMatchObject({ collect: 'degraded' });
     await leave('momo', 'collect', 30);
@@ -113,7 +118,7 @@ describe('with connectors on', () => {
   });
 
   test('the order an operator sets decides which route is first', async () => {
-    await orderRoutes(testSql(), MTN, 'collect', ['pawapay', 'momo']);
+    await orderRoutes(testSql(), MTN, 'collect', ['pawapay', 'momo'], queue);
     await leave('momo', 'collect', 30);
     expect(await mtn()).toMatchObject({ collect: 'operational', payout: 'operational' });
     // The direct route back (a success), the aggregator now first and left: only the later route takes traffic.
@@ -141,12 +146,12 @@ describe('the console\'s Settings page', () => {
   }
 
   test('lists each route in order with its operator, state, recent success rate and last fault (escaped)', async () => {
-    await pauseRoute(testSql(), MTN, 'pawapay', 'payout', true);
+    await pauseRoute(testSql(), MTN, 'pawapay', 'payout', true, queue);
     await leave('momo', 'collect', 30, '<b>503</b> from the operator');
     await testSql()`
-      insert into network_route_outcomes (network, route, operation, minute, succeeded, faulted)
-      values (${MTN}, 'momo', 'collect', date_trunc('minute', now()), 3, 1)
-      on conflict (network, route, operation, minute) do update set succeeded = 3, faulted = 1`;
+      insert into network_route_outcomes (scope, network, route, operation, minute, succeeded, faulted)
+      values (${queue}, ${MTN}, 'momo', 'collect', date_trunc('minute', now()), 3, 1)
+      on conflict (scope, network, route, operation, minute) do update set succeeded = 3, faulted = 1`;
     const section = await settingsPage(connected, merchant);
     expect(section).toContain('<h2>Network routes</h2>');
     const rows = [...section.matchAll(/<tr><td>([^<]*)<\/td><td>([^<]*)<\/td><td>(\d)<\/td><td>([^<]*)<\/td><td><span class="badge status-(\w+)">/g)]

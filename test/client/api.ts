@@ -2322,7 +2322,11 @@ export type components = {
          *       "verification": true,
          *       "name_lookup": true,
          *       "collections": true,
-         *       "payments": true
+         *       "payments": true,
+         *       "availability": {
+         *         "collect": "operational",
+         *         "payout": "degraded"
+         *       }
          *     }
          */
         Network: {
@@ -2343,6 +2347,13 @@ export type components = {
             collections: boolean;
             /** @description Whether it takes payments (money out) and reversals. */
             payments: boolean;
+            /** @description Whether collections (`collect`) and payments (`payout`) on it go through now: `operational` (its usual route), `degraded` (a fallback route only), `down` (no route now: try later). Null where this deployment moves no money on it (no connector, not simulated). */
+            availability: {
+                /** @enum {string} */
+                collect: "operational" | "degraded" | "down";
+                /** @enum {string} */
+                payout: "operational" | "degraded" | "down";
+            } | null;
         };
         /**
          * @description A mobile network this deployment moves money on or simulates, with its availability now for collections and for payouts.
@@ -8779,7 +8790,11 @@ export interface operations {
                      *           "verification": true,
                      *           "name_lookup": true,
                      *           "collections": true,
-                     *           "payments": true
+                     *           "payments": true,
+                     *           "availability": {
+                     *             "collect": "operational",
+                     *             "payout": "degraded"
+                     *           }
                      *         }
                      *       ]
                      *     }
@@ -8838,7 +8853,11 @@ export interface operations {
                      *       "verification": true,
                      *       "name_lookup": true,
                      *       "collections": true,
-                     *       "payments": true
+                     *       "payments": true,
+                     *       "availability": {
+                     *         "collect": "operational",
+                     *         "payout": "degraded"
+                     *       }
                      *     }
                      */
                     "application/json": components["schemas"]["Network"];

@@ -150,12 +150,14 @@ describe('network routes', () => {
     MTN_MOMO_COLLECTION_SUBSCRIPTION_KEY: 'c-key', MTN_MOMO_COLLECTION_API_USER: 'c-user', MTN_MOMO_COLLECTION_API_KEY: 'c-api-key',
     MTN_MOMO_DISBURSEMENT_SUBSCRIPTION_KEY: 'd-key', MTN_MOMO_DISBURSEMENT_API_USER: 'd-user', MTN_MOMO_DISBURSEMENT_API_KEY: 'd-api-key',
     PAWAPAY_BASE_URL: 'http://127.0.0.1:9', PAWAPAY_API_TOKEN: 'cli-token', PAWAPAY_PROVIDERS: 'MTN_MOMO_UGA',
+    // Its own scope of the routes' health (the suite runs with NETWORK_ROUTES_SCOPE=task-queue), apart from other files'.
+    NETWORK_ROUTES_SCOPE: 'task-queue', TASK_QUEUE: 'admin-network-routes',
   };
   const routes = (...args: string[]) => adminWith(CONNECTED, 'network', 'routes', ...args);
   type Line = { network: string; route: string; operation: string; order: number; operator: string; state: string; successRate: number | null };
   const listed = (): Line[] => JSON.parse(routes('--json').stdout).routes;
   const forget = async () => {
-    await testSql()`delete from network_routes where network = 'MTN Uganda'`;
+    await testSql()`delete from network_routes where scope = 'admin-network-routes'`;
   };
 
   beforeAll(forget);
@@ -178,7 +180,7 @@ describe('network routes', () => {
 
     expect(routes('pause', '--network', 'mtn uganda', '--route', 'MoMo', '--json').status).toBe(0);
     const paused = await testSql()<{ operation: string; paused: boolean }[]>`
-      select operation, paused from network_routes where network = 'MTN Uganda' and route = 'momo' order by operation`;
+      select operation, paused from network_routes where scope = 'admin-network-routes' and network = 'MTN Uganda' and route = 'momo' order by operation`;
     expect([...paused]).toEqual([{ operation: 'collect', paused: true }, { operation: 'payout', paused: true }]);
     const text = routes().stdout.split('\n');
     expect(text.find((line) => /^MTN Uganda +payout +1 +MTN MoMo +paused +— of 0 +no fault$/.test(line))).toBeDefined();
