@@ -68,7 +68,7 @@ export function createRoutedOperations({ sql, health, connectors }: Routed) {
     const operatorReference = (await entryById(sql, entry.id))?.operatorReference ?? null;
     const found = await connector.lookup({ kind: entry.kind, network, reference: entry.reference, operatorReference });
     if (found === 'absent') {
-      // After a route fault (unknown) the route is not tried again for it; after a crash (recorded) it may be.
+      // After a route fault (unknown) the route comes after the others for it; after a crash (recorded) it keeps its place.
       await markRefused(sql, entry.id, entry.state === 'unknown' ? entry.fault ?? 'no answer' : null);
       return 'absent';
     }
@@ -129,7 +129,7 @@ export function createRoutedOperations({ sql, health, connectors }: Routed) {
    * An operation that may move money, on the routes in turn. A live journal entry keeps it on its
    * route (asked again there: the connectors are idempotent per our reference), unless that route's
    * status query says it never got it. Routes that refused this reference for their own reasons are
-   * not tried again for it.
+   * tried after the others.
    */
   async function route<T>(op: Operation<T>): Promise<T> {
     const live = await liveEntry(sql, op.network.name, op.reference);
@@ -142,10 +142,12 @@ export function createRoutedOperations({ sql, health, connectors }: Routed) {
         if (!('routeFault' in sent)) return 'taken' in sent ? sent.taken : sent.answer;
       }
     }
+    // Routes that refused this reference for their own reasons come last: another route first, and each once per call.
     const faulted = new Set(await routesThatFaulted(sql, op.network.name, op.reference));
-    const candidates = routesOf(op.network).map((connector) => connector.name).filter((name) => !faulted.has(name));
+    const usable = await health.usable(op.network.name, op.operation, routesOf(op.network).map((connector) => connector.name));
+    const candidates = [...usable.filter((each) => !faulted.has(each.route)), ...usable.filter((each) => faulted.has(each.route))];
     let lastFault: string | null = null;
-    for (const { route: name } of await health.usable(op.network.name, op.operation, candidates)) {
+    for (const { route: name } of candidates) {
       const connector = byName.get(name)!;
       const entry = await recordEntry(sql, { ...op, network: op.network.name, route: name });
       // Another call recorded it first (a retry racing a slow attempt): it stays where that one sent it.

@@ -54,7 +54,7 @@ export async function entryById(sql: Queryable, id: number): Promise<JournalEntr
   return row;
 }
 
-/** The routes that refused this reference for their own reasons (a route fault): not tried again for it. */
+/** The routes that refused this reference for their own reasons (a route fault): tried after the others for it. */
 export async function routesThatFaulted(sql: Queryable, network: string, reference: string): Promise<string[]> {
   const rows = await sql<{ route: string }[]>`
     select distinct route from network_operations
