@@ -11,6 +11,8 @@ alter table network_operations
   add column fault text;
 alter table network_operations drop constraint network_operations_network_reference_key;
 create unique index network_operations_live_reference_idx on network_operations (network, reference) where state <> 'refused';
+-- The routes that refused a reference for their own reasons, read at every send (tried after the others).
+create index network_operations_refused_reference_idx on network_operations (network, reference) where state = 'refused';
 -- A route's own id may come back when the same reference is tried there again (MoMo derives it from ours).
 drop index network_operations_operator_reference_idx;
 create unique index network_operations_operator_reference_idx on network_operations (network, operator_reference)
