@@ -15,6 +15,11 @@
  * Then the webhook delivery phases of bench/delivery.ts (slow and closing receivers, a high
  * keep-alive rate, overload, a one-webhook backlog, two workers with one killed, events spread over
  * many merchants' webhooks, a burst for one dead receiver), knobs in its header.
+ *
+ * BENCH_PHASES (comma separated, default `service`): `service` is everything above; `connector` adds
+ * the connector lifecycle of bench/connector.ts (MTN Uganda through the MoMo connector against its
+ * simulator), knobs in its header. `connector` alone runs only that phase, and writes its results
+ * to bench/results/latest-connector.md so the full run's file stays as it is.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -25,6 +30,7 @@ import { createSql, type Sql } from '../src/db';
 import { collectionColumns } from '../src/services/collections';
 import { connectClient } from '../src/temporal/connection';
 import { closedLoop, CpuMeter, mb, ms, openLoop, percentile, ratio, repeat, RssSampler, table, type Run } from './lib';
+import { runConnectorPhase } from './connector';
 import { runDeliveryPhases } from './delivery';
 import { listed, openRuns, temporalCost, type TemporalCost } from './temporal';
 
@@ -41,9 +47,11 @@ const positive = (name: string, fallback: number): number => {
 };
 
 const ROOT = join(import.meta.dir, '..');
+const PHASES = new Set((env.BENCH_PHASES ?? 'service').split(',').map((name) => name.trim()).filter(Boolean));
+for (const name of PHASES) if (name !== 'service' && name !== 'connector') throw new Error(`BENCH_PHASES: unknown phase ${name} (service, connector)`);
 // A run on the production server (BENCH_TEMPORAL=server), on the file-backed dev server (file) or on a server
 // started elsewhere (BENCH_TEMPORAL_ADDRESS) keeps its own results file beside the in-memory dev server's.
-const RESULTS = join(ROOT, 'bench', 'results', env.BENCH_TEMPORAL_ADDRESS ? 'latest-external.md'
+const RESULTS = join(ROOT, 'bench', 'results', !PHASES.has('service') ? 'latest-connector.md' : env.BENCH_TEMPORAL_ADDRESS ? 'latest-external.md'
   : env.BENCH_TEMPORAL === 'server' ? 'latest-server.md' : env.BENCH_TEMPORAL === 'file' ? 'latest-file.md' : 'latest.md');
 const sizes = {
   collections: positive('BENCH_COLLECTIONS', 10_000),
@@ -184,6 +192,18 @@ async function drainWorkflows(workflowType: string, timeoutSeconds = 120): Promi
   }
 }
 const drainBaseline = () => drainWorkflows('benchNoop');
+
+const connectorPhase = () => runConnectorPhase({ sql, orgId, apiKey, temporalPid: Number(need('BENCH_TEMPORAL_PID')), section });
+async function finish(): Promise<void> {
+  receiver.stop(true);
+  await client.connection.close();
+  await sql.end({ timeout: 5 });
+}
+if (!PHASES.has('service')) {
+  if (PHASES.has('connector')) await connectorPhase();
+  await finish();
+  process.exit(0);
+}
 
 const runRow = (name: string, run: Run): (string | number)[] => [
   name, run.ops, run.errors, run.rate.toFixed(1), ms(percentile(run.latencies, 50)), ms(percentile(run.latencies, 99)),
@@ -629,6 +649,8 @@ await runDeliveryPhases({
   section,
 });
 
-receiver.stop(true);
-await client.connection.close();
-await sql.end({ timeout: 5 });
+// ---------------------------------------------------------------------------------------------
+// 5. The connector lifecycle (bench/connector.ts), when asked for.
+if (PHASES.has('connector')) await connectorPhase();
+
+await finish();

@@ -211,7 +211,8 @@ async function main() {
   await stopChildren(children);
   for (const sink of sinks) sink.close();
   if (status !== 0) throw new Error(`bench/run.ts exited with ${status}`);
-  say(`results written to bench/results/${process.env.BENCH_TEMPORAL_ADDRESS ? 'latest-external.md' : onServer ? 'latest-server.md' : onFile ? 'latest-file.md' : 'latest.md'}`);
+  const connectorOnly = !(process.env.BENCH_PHASES ?? 'service').split(',').map((name) => name.trim()).includes('service');
+  say(`results written to bench/results/${connectorOnly ? 'latest-connector.md' : process.env.BENCH_TEMPORAL_ADDRESS ? 'latest-external.md' : onServer ? 'latest-server.md' : onFile ? 'latest-file.md' : 'latest.md'}`);
 }
 
 runScript(main, () => children);
