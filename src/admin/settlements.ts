@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { UnreadableCsvError } from '../domain/csv';
 import { checkFields } from '../domain/input';
 import { currenciesOfNetwork, networkByName } from '../domain/networks';
-import { readOperatorStatement, statementFormatOf, type OperatorLine } from '../domain/operator-statements';
+import { readOperatorStatement, statementFormatOf, statementRouteOf, type OperatorLine } from '../domain/operator-statements';
 import { reconcile, type Reconciliation } from '../domain/reconciliation';
 import { nextDay, serializeSettlement, serializeSettlementLine, type SettlementLine } from '../domain/settlements';
 import { SettlementQuery, settlementReport } from '../services/settlements';
@@ -97,7 +97,10 @@ export const settlementCommands: Record<string, Command> = {
       const currency = own.length === 1 ? own[0] : undefined;
       const report = (date: Date) => settlementReport(sql, ALL, { date, network, currency });
       const [before, ours, after] = await Promise.all([report(new Date(day.getTime() - 86_400_000)), report(day), report(nextDay(day))]);
-      const found = reconcile(day, ours.lines, [...before.lines, ...after.lines], statement);
+      // Only what this operator moved is on its statement: a movement its network's other route carried is on that route's.
+      const route = statementRouteOf(statementFormatOf(network)!);
+      const byThisRoute = (lines: readonly SettlementLine[]) => lines.filter((line) => line.route === null || line.route === route);
+      const found = reconcile(day, byThisRoute(ours.lines), byThisRoute([...before.lines, ...after.lines]), statement);
       const date = day.toISOString().slice(0, 10);
       const ourLines = { missingOnOperatorSide: found.missingOnOperatorSide.map(serializeSettlementLine) };
       const pairs = (list: Reconciliation['amountMismatches']) => list.map(({ ours: line, theirs }) => ({ ours: serializeSettlementLine(line), theirs }));

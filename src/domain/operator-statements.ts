@@ -26,6 +26,9 @@ type StatementFormat = 'mpesa' | 'momo';
 export const statementFormatOf = (network: string): StatementFormat | null =>
   network === 'Safaricom' ? 'mpesa' : network === 'MTN Uganda' ? 'momo' : null;
 
+/** The route whose statement a format is: a movement another route carried (pawaPay) is on that route's statement, not this one. */
+export const statementRouteOf = (format: StatementFormat): string => (format === 'mpesa' ? 'daraja' : 'momo');
+
 /** One line of an operator's statement. */
 export type OperatorLine = {
   /** Its line in the file (1 is the first), for a reader to find it. */

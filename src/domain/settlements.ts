@@ -46,6 +46,8 @@ export type SettlementLine = {
   reference: string | null;
   /** A reversal's: the operator's id of the collection it sent back. */
   originalTransactionId: string | null;
+  /** The route that moved it (`daraja`, `momo`, `airtel`, `vodacom`, `pawapay`); null for the sandbox and for movements from before routes. */
+  route: string | null;
   amount: string;
   phoneNumber: string;
   finalAt: Date;
@@ -94,6 +96,11 @@ const SettlementLineSchema = v.object({
   operator_transaction_id: described(v.nullable(v.string()), 'The operator\'s id of the movement: M-Pesa\'s receipt, MTN MoMo\'s financial transaction id.'),
   reference: described(v.nullable(v.string()), 'Our reference as the operator holds it, where it holds one (MTN MoMo\'s external transaction id): `pay-<id>`, `rev-<id>`, a prompt\'s `req-<request>-<attempt>`.'),
   original_transaction_id: described(v.nullable(v.string()), 'A reversal\'s: the operator\'s id of the collection sent back.'),
+  route: described(
+    v.nullable(v.string()),
+    'The route that moved it, whose statement lists it: `daraja`, `momo`, `airtel`, `vodacom` or `pawapay` (a network with two routes ' +
+    'may move money through either); null for the sandbox.',
+  ),
   amount: described(Amount, 'The amount moved (always positive; `type` gives the direction).'),
   fee: described(v.nullable(Amount), FEE_NOTE),
   phonenumber: PhoneNumber,
@@ -129,11 +136,11 @@ export const SettlementSchema = v.pipe(
     lines: [
       {
         network: 'MTN Uganda', currency: 'UGX', type: 'collection', id: 812, organization: 42, operator_transaction_id: '8871245531', reference: 'req-77-0',
-        original_transaction_id: null, amount: '5000.0000', fee: null, phonenumber: '+256772123456', final_at: '2025-05-01T09:12:44.120Z',
+        original_transaction_id: null, route: 'momo', amount: '5000.0000', fee: null, phonenumber: '+256772123456', final_at: '2025-05-01T09:12:44.120Z',
       },
       {
         network: 'MTN Uganda', currency: 'UGX', type: 'payment', id: 91, organization: 42, operator_transaction_id: '8871290012', reference: 'pay-91',
-        original_transaction_id: null, amount: '1500.0000', fee: null, phonenumber: '+256772654321', final_at: '2025-05-01T13:47:02.512Z',
+        original_transaction_id: null, route: 'momo', amount: '1500.0000', fee: null, phonenumber: '+256772654321', final_at: '2025-05-01T13:47:02.512Z',
       },
     ],
   }]),
@@ -150,6 +157,7 @@ export const serializeSettlementLine = (line: SettlementLine): SettlementResourc
   operator_transaction_id: line.operatorTransactionId,
   reference: line.reference,
   original_transaction_id: line.originalTransactionId,
+  route: line.route,
   amount: line.amount,
   fee: null,
   phonenumber: line.phoneNumber,
@@ -192,7 +200,8 @@ export const serializeSettlement = (settlement: Settlement): SettlementResource 
 });
 
 const CSV_COLUMNS = [
-  'network', 'currency', 'type', 'id', 'organization', 'operator_transaction_id', 'reference', 'original_transaction_id', 'amount', 'fee', 'phonenumber', 'final_at', 'count',
+  'network', 'currency', 'type', 'id', 'organization', 'operator_transaction_id', 'reference', 'original_transaction_id', 'route', 'amount', 'fee',
+  'phonenumber', 'final_at', 'count',
 ] as const;
 
 /**

@@ -53,15 +53,15 @@ describe('daily settlement report', () => {
     const org = owner.organization.id;
     expect(report.body.lines).toEqual([
       { network: 'MTN Uganda', currency: 'BXC', type: 'collection', id: tenth.id, organization: org, operator_transaction_id: tenth.remoteTransactionId, reference: tenth.promptReference,
-        original_transaction_id: null, amount: '0.1000', fee: null, phonenumber: tenth.phoneNumber, final_at: '2024-02-29T11:00:00.000Z' },
+        original_transaction_id: null, route: null, amount: '0.1000', fee: null, phonenumber: tenth.phoneNumber, final_at: '2024-02-29T11:00:00.000Z' },
       expect.objectContaining({ currency: 'BXC', type: 'collection', id: fifth.id, amount: '0.2000' }),
       { network: 'MTN Uganda', currency: 'BXC', type: 'payment', id: small.id, organization: org, operator_transaction_id: small.remoteTransactionId, reference: `pay-${small.id}`,
-        original_transaction_id: null, amount: '0.0500', fee: null, phonenumber: small.phoneNumber, final_at: '2024-02-29T14:00:00.000Z' },
+        original_transaction_id: null, route: null, amount: '0.0500', fee: null, phonenumber: small.phoneNumber, final_at: '2024-02-29T14:00:00.000Z' },
       expect.objectContaining({ currency: 'UGX', type: 'collection', id: ugx.id, operator_transaction_id: ugx.remoteTransactionId, final_at: '2024-02-29T00:00:00.000Z' }),
       expect.objectContaining({ currency: 'UGX', type: 'payment', id: payout.id, operator_transaction_id: payout.remoteTransactionId, amount: '1500.0000' }),
       expect.objectContaining({ network: 'Safaricom', type: 'collection', id: kes.id, phonenumber: kes.phoneNumber }),
       { network: 'Safaricom', currency: 'KES', type: 'reversal', id: sentBack.id, organization: org, operator_transaction_id: sentBack.remoteTransactionId, reference: `rev-${sentBack.id}`,
-        original_transaction_id: kes.remoteTransactionId, amount: '1250.0000', fee: null, phonenumber: kes.phoneNumber, final_at: '2024-02-29T16:00:00.000Z' },
+        original_transaction_id: kes.remoteTransactionId, route: null, amount: '1250.0000', fee: null, phonenumber: kes.phoneNumber, final_at: '2024-02-29T16:00:00.000Z' },
     ]);
     expect(JSON.stringify(report.body)).not.toContain(theirs.remoteTransactionId);
 
@@ -99,7 +99,7 @@ describe('daily settlement report', () => {
     expect(report.lines.map((line: { id: number }) => line.id)).toEqual([today.id]);
     expect((await owner.request('/api/settlements?date=2001-01-01')).body).toMatchObject({ totals: [], lines: [] });
     const empty = await owner.request('/api/settlements.csv?date=2001-01-01');
-    expect(empty.body).toBe('network,currency,type,id,organization,operator_transaction_id,reference,original_transaction_id,amount,fee,phonenumber,final_at,count\n');
+    expect(empty.body).toBe('network,currency,type,id,organization,operator_transaction_id,reference,original_transaction_id,route,amount,fee,phonenumber,final_at,count\n');
   });
 
   test.each([

@@ -2172,6 +2172,7 @@ export type components = {
          *           "operator_transaction_id": "8871245531",
          *           "reference": "req-77-0",
          *           "original_transaction_id": null,
+         *           "route": "momo",
          *           "amount": "5000.0000",
          *           "fee": null,
          *           "phonenumber": "+256772123456",
@@ -2186,6 +2187,7 @@ export type components = {
          *           "operator_transaction_id": "8871290012",
          *           "reference": "pay-91",
          *           "original_transaction_id": null,
+         *           "route": "momo",
          *           "amount": "1500.0000",
          *           "fee": null,
          *           "phonenumber": "+256772654321",
@@ -2272,6 +2274,8 @@ export type components = {
                 reference: string | null;
                 /** @description A reversal's: the operator's id of the collection sent back. */
                 original_transaction_id: string | null;
+                /** @description The route that moved it, whose statement lists it: `daraja`, `momo`, `airtel`, `vodacom` or `pawapay` (a network with two routes may move money through either); null for the sandbox. */
+                route: string | null;
                 /**
                  * @description The amount moved (always positive; `type` gives the direction).
                  * @example 1500.0000
@@ -8610,6 +8614,7 @@ export interface operations {
                      *           "operator_transaction_id": "8871245531",
                      *           "reference": "req-77-0",
                      *           "original_transaction_id": null,
+                     *           "route": "momo",
                      *           "amount": "5000.0000",
                      *           "fee": null,
                      *           "phonenumber": "+256772123456",
@@ -8624,6 +8629,7 @@ export interface operations {
                      *           "operator_transaction_id": "8871290012",
                      *           "reference": "pay-91",
                      *           "original_transaction_id": null,
+                     *           "route": "momo",
                      *           "amount": "1500.0000",
                      *           "fee": null,
                      *           "phonenumber": "+256772654321",

@@ -85,6 +85,10 @@ describe('failover', () => {
     }
     const credits = await creditsOf(merchant.organization.id);
     expect(credits.map((credit) => credit.amount)).toEqual(['1500.0000', '2500.0000', '3500.0000']);
+    // The day's settlement says which route moved each: pawaPay's statement lists them, Airtel's does not.
+    const settlement = await merchant.request(`/api/settlements?network=${encodeURIComponent(NETWORK)}`);
+    expect(settlement.status).toBe(200);
+    expect(settlement.body.lines.map((line: { route: string }) => line.route)).toEqual(['pawapay', 'pawapay', 'pawapay']);
     expect(new Set(credits.map((credit) => credit.remoteTransactionId)).size).toBe(3);
     await expectBalanced(merchant.organization.id);
   });

@@ -16,7 +16,7 @@ const DAY = new Date('2025-05-01T00:00:00Z');
 function line(overrides: Partial<SettlementLine>): SettlementLine {
   return {
     network: 'Safaricom', currency: 'KES', type: 'collection', id: 1, organizationId: asId('Organization', 7), operatorTransactionId: 'QAB0000001', reference: null,
-    originalTransactionId: null, amount: '100.0000', phoneNumber: '+254711000001', finalAt: new Date('2025-05-01T10:00:00Z'), ...overrides,
+    originalTransactionId: null, route: null, amount: '100.0000', phoneNumber: '+254711000001', finalAt: new Date('2025-05-01T10:00:00Z'), ...overrides,
   };
 }
 
@@ -167,11 +167,11 @@ describe('settlement totals and CSV', () => {
       { network: 'MTN Uganda', currency: 'UGX', in: { count: 0, amount: '0.0000' }, out: { count: 0, amount: '0.0000' }, reversed: { count: 1, amount: '5.0000' }, net: '-5.0000' },
     ]);
     const csv = settlementCsv({ day: DAY, since: DAY, until: DAY, asOf: DAY, network: null, currency: null, lines }).trim().split('\n');
-    expect(csv[0]).toBe('network,currency,type,id,organization,operator_transaction_id,reference,original_transaction_id,amount,fee,phonenumber,final_at,count');
+    expect(csv[0]).toBe('network,currency,type,id,organization,operator_transaction_id,reference,original_transaction_id,route,amount,fee,phonenumber,final_at,count');
     expect(csv[4]).toContain(`'=HYPERLINK(""x"")`);
     expect(csv.slice(5)).toEqual([
-      'Safaricom,KES,total_in,,,,,,0.3000,,,,2', 'Safaricom,KES,total_out,,,,,,1.0000,,,,1', 'Safaricom,KES,total_reversed,,,,,,0.0000,,,,0', 'Safaricom,KES,net,,,,,,-0.7000,,,,',
-      'MTN Uganda,UGX,total_in,,,,,,0.0000,,,,0', 'MTN Uganda,UGX,total_out,,,,,,0.0000,,,,0', 'MTN Uganda,UGX,total_reversed,,,,,,5.0000,,,,1', 'MTN Uganda,UGX,net,,,,,,-5.0000,,,,',
+      'Safaricom,KES,total_in,,,,,,,0.3000,,,,2', 'Safaricom,KES,total_out,,,,,,,1.0000,,,,1', 'Safaricom,KES,total_reversed,,,,,,,0.0000,,,,0', 'Safaricom,KES,net,,,,,,,-0.7000,,,,',
+      'MTN Uganda,UGX,total_in,,,,,,,0.0000,,,,0', 'MTN Uganda,UGX,total_out,,,,,,,0.0000,,,,0', 'MTN Uganda,UGX,total_reversed,,,,,,,5.0000,,,,1', 'MTN Uganda,UGX,net,,,,,,,-5.0000,,,,',
     ]);
   });
 
