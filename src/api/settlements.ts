@@ -36,10 +36,10 @@ const DOCS = {
       200: {
         description: 'The report as CSV.',
         mediaType: 'text/csv',
-        example: 'network,currency,type,id,organization,operator_transaction_id,reference,original_transaction_id,amount,fee,phonenumber,final_at,count\n' +
-          'MTN Uganda,UGX,collection,812,42,8871245531,req-77-0,,5000.0000,,+256772123456,2025-05-01T09:12:44.120Z,\n' +
-          'MTN Uganda,UGX,total_in,,,,,,5000.0000,,,,1\nMTN Uganda,UGX,total_out,,,,,,0.0000,,,,0\nMTN Uganda,UGX,total_reversed,,,,,,0.0000,,,,0\n' +
-          'MTN Uganda,UGX,net,,,,,,5000.0000,,,,\n',
+        example: 'network,currency,type,id,organization,operator_transaction_id,reference,original_transaction_id,route,amount,fee,phonenumber,final_at,count\n' +
+          'MTN Uganda,UGX,collection,812,42,8871245531,req-77-0,,momo,5000.0000,,+256772123456,2025-05-01T09:12:44.120Z,\n' +
+          'MTN Uganda,UGX,total_in,,,,,,,5000.0000,,,,1\nMTN Uganda,UGX,total_out,,,,,,,0.0000,,,,0\nMTN Uganda,UGX,total_reversed,,,,,,,0.0000,,,,0\n' +
+          'MTN Uganda,UGX,net,,,,,,,5000.0000,,,,\n',
       },
     },
   }),

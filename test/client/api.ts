@@ -8677,12 +8677,12 @@ export interface operations {
                 };
                 content: {
                     /**
-                     * @example network,currency,type,id,organization,operator_transaction_id,reference,original_transaction_id,amount,fee,phonenumber,final_at,count
-                     *     MTN Uganda,UGX,collection,812,42,8871245531,req-77-0,,5000.0000,,+256772123456,2025-05-01T09:12:44.120Z,
-                     *     MTN Uganda,UGX,total_in,,,,,,5000.0000,,,,1
-                     *     MTN Uganda,UGX,total_out,,,,,,0.0000,,,,0
-                     *     MTN Uganda,UGX,total_reversed,,,,,,0.0000,,,,0
-                     *     MTN Uganda,UGX,net,,,,,,5000.0000,,,,
+                     * @example network,currency,type,id,organization,operator_transaction_id,reference,original_transaction_id,route,amount,fee,phonenumber,final_at,count
+                     *     MTN Uganda,UGX,collection,812,42,8871245531,req-77-0,,momo,5000.0000,,+256772123456,2025-05-01T09:12:44.120Z,
+                     *     MTN Uganda,UGX,total_in,,,,,,,5000.0000,,,,1
+                     *     MTN Uganda,UGX,total_out,,,,,,,0.0000,,,,0
+                     *     MTN Uganda,UGX,total_reversed,,,,,,,0.0000,,,,0
+                     *     MTN Uganda,UGX,net,,,,,,,5000.0000,,,,
                      */
                     "text/csv": string;
                 };
