@@ -16,10 +16,9 @@ import { organizationCommands } from './admin/organizations';
 import { settlementCommands } from './admin/settlements';
 import { sweepCommands } from './admin/sweeps';
 import { webhookCommands } from './admin/webhooks';
-import { workflowCommands } from './admin/workflows';
 
 const COMMANDS: Record<string, Command> = {
-  ...organizationCommands, ...moneyCommands, ...webhookCommands, ...networkCommands, ...settlementCommands, ...sweepCommands, ...workflowCommands,
+  ...organizationCommands, ...moneyCommands, ...webhookCommands, ...networkCommands, ...settlementCommands, ...sweepCommands,
 };
 
 const USAGE = ['usage: npm run admin -- <command>', '  migrate', ...Object.values(COMMANDS).map((command) => `  ${command.usage}`)].join('\n');

@@ -48,7 +48,7 @@ const UNREAD_BODY = Object.freeze({});
 
 /** The whole HTTP app, without `.listen()`. */
 export function createApp(given: AppInputs) {
-  const deps: AppDeps = { ...given, networks: given.networks ?? createNetworks(given.config, given.sql, given.launcher) };
+  const deps: AppDeps = { ...given, networks: given.networks ?? createNetworks(given.config, given.sql) };
   let routes: () => readonly { method: string; path: string }[] = () => [];
   const allowedMethods = createMethodIndex(() => routes());
   const declared = createRouteIndex(() => routes());

@@ -16,7 +16,7 @@ import { launcherFromConfig } from './temporal/launcher';
 import type { Launcher } from './services/ports';
 import { keepSchedules } from './temporal/schedules';
 import { allOf, runUntilShutdown, withReleases } from './temporal/worker-lifecycle';
-import { webhookSenderTaskQueue } from './workflows/contracts/webhook';
+import { webhookSenderTaskQueue } from './workflows/contracts/webhook-dispatcher';
 
 type WorkerTelemetry = Awaited<ReturnType<typeof startWorkerTelemetry>>;
 
@@ -85,7 +85,7 @@ async function runWorker(): Promise<void> {
     setRouteStateSource(() => routeViews(sql, configuredRoutes(config), config.routesScope));
     hold('the routes\' state gauge', async () => setRouteStateSource(null));
     hold('the routes\' outcome counts', () => health.flush().finally(() => health.stop()));
-    const network = createNetworks(config, sql, launcher, connectors, health);
+    const network = createNetworks(config, sql, connectors, health);
     const stopWatching = watchAvailability(connectors, health, (message, fields) => logger.warn(message, fields));
     hold('the aggregators\' availability reads', async () => stopWatching());
     const activities = createActivities({ sql, launcher, sandbox: config.sandbox, webhooks: config.webhooks, network });
@@ -103,17 +103,13 @@ async function runWorker(): Promise<void> {
 }
 
 /**
- * The webhook delivery pool at the worker's start: its dispatchers started where one is not running,
- * and every open actor of the earlier per-webhook shapes woken to hand its webhook over. Neither
- * stops the worker: the outbox sweep starts the dispatchers again, and an actor left hands over at
- * the next start.
+ * The webhook delivery pool at the worker's start: its dispatchers started where one is not running.
+ * A failure does not stop the worker: the outbox sweep starts the dispatchers again.
  */
 async function startWebhookPool(launcher: Launcher): Promise<void> {
   try {
     const started = await launcher.ensureWebhookDispatchers();
     if (started > 0) logger.info('webhook dispatchers started', { started });
-    const handedOver = await launcher.handOverWebhookActors();
-    if (handedOver > 0) logger.info('webhook actors of an earlier shape woken to hand over to the dispatch pool', { handedOver });
   } catch (error) {
     logger.warn('webhook dispatch pool not ensured at start; the outbox sweep starts its dispatchers', { error });
   }

@@ -6,7 +6,7 @@
 import { asId } from '../src/domain/ids';
 import { expect } from 'bun:test';
 import { randomBytes } from 'node:crypto';
-import { acceptCollection, storeIncomingPayment } from '../src/services/collections';
+import { acceptVerified, storeIncomingPayment } from '../src/services/collections';
 import { beginPayment, finishPayment } from '../src/services/payments';
 import { finishReversal } from '../src/services/reversals';
 import { testSql, uniqueNumber, type TestMerchant } from './helpers';
@@ -23,7 +23,7 @@ export async function collected(owner: TestMerchant, network: string, prefix: st
   const collection = await storeIncomingPayment(testSql(), {
     network, remoteTransactionId, phoneNumber, amount, currency, reference: 'Order 1', paymentDate: finalAt, promptReference,
   });
-  await acceptCollection(testSql(), collection.id, owner.organization.id);
+  await acceptVerified(testSql(), collection.id, owner.organization.id);
   await testSql()`update transactions set created = ${new Date(finalAt)} where collection_id = ${collection.id} and type = 'mobile_collection'`;
   return { id: collection.id, remoteTransactionId, phoneNumber, promptReference };
 }

@@ -17,11 +17,7 @@ export type CollectionRequestActivityDeps = { sql: Sql; launcher: Launcher; netw
  * `checkAfterSeconds` when the network said when to ask). `paid`: the network's answer confirmed
  * the payment itself, which the workflow receives.
  */
-type PromptInput = {
-  requestId: CollectionRequestId; attempt: number; sendSms: boolean; pullsFunds: boolean;
-  /** The workflow receives the prompt's payment itself (collectionRequestV3); absent for the types before it. */
-  receivesPayment?: boolean;
-};
+type PromptInput = { requestId: CollectionRequestId; attempt: number; sendSms: boolean; pullsFunds: boolean };
 
 type PromptOutcome =
   | { accepted: true; status: RequestStatus | null; confirm?: boolean; checkAfterSeconds?: number; paid?: IncomingPaymentInput }
@@ -31,7 +27,7 @@ type PromptOutcome =
  * Where a prompt an operator took stands: paid (with the payment as the operator confirmed it when
  * the workflow receives it itself; else it is reported for matching), failed, or pending.
  */
-export type PromptCheck = { status: 'paid'; payment?: IncomingPaymentInput } | { status: 'pending' } | { status: 'failed'; error: string };
+export type PromptCheck = { status: 'paid'; payment: IncomingPaymentInput } | { status: 'pending' } | { status: 'failed'; error: string };
 
 export function createCollectionRequestActivities(deps: CollectionRequestActivityDeps) {
   const { sql, launcher, network } = deps;
@@ -64,7 +60,7 @@ export function createCollectionRequestActivities(deps: CollectionRequestActivit
 
   /** The steps of one prompt (see `promptSubscriber`), their status changes' events kept in `committed`. */
   async function promptSteps(loaded: Loaded, input: PromptInput, committed: RecordedEvent[]): Promise<PromptOutcome> {
-    const { requestId, attempt, sendSms, pullsFunds, receivesPayment = false } = input;
+    const { requestId, attempt, sendSms, pullsFunds } = input;
     let status: RequestStatus | null = null;
     const record = async (next: RequestStatus) => {
       if (await recordStatus({ requestId, status: next, attempts: attempt, promptAttempt: attempt }, committed)) status = next;
@@ -77,7 +73,7 @@ export function createCollectionRequestActivities(deps: CollectionRequestActivit
       if (!sendSms) await record('pending');
       return { accepted: true, status };
     }
-    const answer = await askNetwork(loaded, attempt, receivesPayment ? 'answer' : 'report');
+    const answer = await askNetwork(loaded, attempt);
     if (!answer.accepted) {
       await countPromptAttempt(sql, requestId, attempt);
       return { accepted: false, error: answer.error, status };
@@ -114,11 +110,9 @@ export function createCollectionRequestActivities(deps: CollectionRequestActivit
 
     /**
      * A regular activity (the operator's status query): where a prompt a real operator took
-     * stands. Paid: the payment, as the operator confirmed it, is reported through the same entry
-     * point as every network's payments (one `collection-<network>-<id>` workflow, so a repeat
-     * starts nothing), which matches it to this request by its prompt reference and credits it.
+     * stands. Paid: the payment, as the operator confirmed it, which the request's workflow receives.
      */
-    async checkPrompt({ requestId, attempt, receivesPayment = false }: { requestId: CollectionRequestId; attempt: number; receivesPayment?: boolean }): Promise<PromptCheck> {
+    async checkPrompt({ requestId, attempt }: { requestId: CollectionRequestId; attempt: number }): Promise<PromptCheck> {
       const loaded = await load(requestId);
       const prompt = promptOf(loaded, attempt);
       const found = await network.promptStatus({ ...prompt, operatorReference: prompt.promptReference });
@@ -127,10 +121,7 @@ export function createCollectionRequestActivities(deps: CollectionRequestActivit
         await countPromptAttempt(sql, requestId, attempt);
         return found;
       }
-      const payment = paymentOf(prompt, found);
-      if (receivesPayment) return { status: 'paid', payment };
-      await launcher.startIncomingCollection(payment);
-      return { status: 'paid' };
+      return { status: 'paid', payment: paymentOf(prompt, found) };
     },
 
     /** The success text, once the request is successful (not when it expired while the payment came in). */

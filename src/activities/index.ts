@@ -2,7 +2,6 @@ import type { NetworkAdapter } from '../network/adapter';
 import { createCollectionActivities, type CollectionActivityDeps } from './collections';
 import { createCollectionRequestActivities, type CollectionRequestActivityDeps } from './collection-requests';
 import { failingPermanently } from './failures';
-import { createLegacyActivities, legacySenderActivities } from './legacy';
 import { createOutboxActivities } from './outbox';
 import { createPaymentBatchActivities } from './payment-batches';
 import { createPaymentActivities } from './payments';
@@ -12,7 +11,7 @@ import { webhookSending } from './webhook-sending';
 
 type ActivityDeps = CollectionRequestActivityDeps & CollectionActivityDeps & WebhookActivityDeps & RetentionActivityDeps & { network: NetworkAdapter };
 
-/** Every activity the worker registers: the current ones, and those of the earlier workflow types (legacy/). */
+/** Every activity the worker registers. */
 export function createActivities(deps: ActivityDeps) {
   const sending = webhookSending(deps);
   return failingPermanently({
@@ -23,11 +22,10 @@ export function createActivities(deps: ActivityDeps) {
     ...createPaymentActivities(deps),
     ...createPaymentBatchActivities(deps),
     ...createOutboxActivities(deps),
-    ...createLegacyActivities(deps, sending),
   });
 }
 
-/** The activities of the webhook senders' own task queue (src/worker.ts): the dispatch pool's, and the earlier actors' senders. */
+/** The activities of the webhook senders' own task queue (src/worker.ts): the dispatch pool's. */
 export function senderActivities(activities: ReturnType<typeof createActivities>) {
-  return { dispatchDeliveries: activities.dispatchDeliveries, ...legacySenderActivities(activities) };
+  return { dispatchDeliveries: activities.dispatchDeliveries };
 }

@@ -51,9 +51,8 @@ export function requestSteps({ sql, network }: { sql: Sql; network: NetworkAdapt
   }
 
   /** The prompt of one attempt, as the network is asked for it. */
-  function promptOf(loaded: Loaded, attempt: number, receiving: PaymentPrompt['receiving'] = 'report'): PaymentPrompt {
+  function promptOf(loaded: Loaded, attempt: number): PaymentPrompt {
     return {
-      receiving,
       requestId: loaded.request.id,
       attempt,
       phoneNumber: loaded.request.phoneNumber,
@@ -71,8 +70,8 @@ export function requestSteps({ sql, network }: { sql: Sql; network: NetworkAdapt
    * long as they last; a network that keeps failing to take the prompt is, after a few tries, a
    * refused prompt, which the request's retry rules then handle.
    */
-  async function askNetwork(loaded: Loaded, attempt: number, receiving: PaymentPrompt['receiving'] = 'report'): Promise<PromptResult> {
-    const prompt = promptOf(loaded, attempt, receiving);
+  async function askNetwork(loaded: Loaded, attempt: number): Promise<PromptResult> {
+    const prompt = promptOf(loaded, attempt);
     try {
       return await network.requestPayment(prompt);
     } catch (error) {

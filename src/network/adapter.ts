@@ -26,13 +26,6 @@ export type PaymentPrompt = {
   network: Network;
   /** The workflow an operator's callback about this prompt wakes (the request's). */
   workflowId: string;
-  /**
-   * How the payment the prompt brings reaches us. `answer` (the request's workflow asks for it, by
-   * the operator's status query or in the network's answer itself); `report` (absent) for request
-   * workflows started before the actor core, which wait to hear of it from the network's report.
-   * Only the sandbox, which pays by itself, differs by it.
-   */
-  receiving?: 'answer' | 'report';
 };
 
 /**

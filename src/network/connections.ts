@@ -4,7 +4,7 @@
  */
 import type { Sql } from '../db';
 import { createRouteHealth, type RouteHealth } from '../services/route-health';
-import { createSandboxNetwork, type SandboxPayments } from './sandbox';
+import { createSandboxNetwork } from './sandbox';
 import type { Connector, NetworkAdapter, NetworkConnection } from './adapter';
 import { createConnectors, describeConnectorNetworks, type ConnectorSettings } from './registry';
 import { createNetworkRouter } from './router';
@@ -19,16 +19,15 @@ type NetworkSettings = ConnectorSettings & {
 };
 
 /**
- * Every network the process can reach, as one adapter. `launcher` lets the sandbox pay (a worker's);
- * null for name look-ups only. `connectors`: those the process built already (the worker's);
+ * Every network the process can reach, as one adapter. `connectors`: those the process built already (the worker's);
  * `health`: the routes' health as the process keeps it (the worker's counts its outcomes for metrics).
  */
 export function createNetworks(
-  config: NetworkSettings, sql: Sql, launcher: SandboxPayments | null, connectors: readonly Connector[] = createConnectors(config, sql),
+  config: NetworkSettings, sql: Sql, connectors: readonly Connector[] = createConnectors(config, sql),
   health: RouteHealth = createRouteHealth(sql, { scope: config.routesScope }),
 ): NetworkAdapter {
   const sandbox = createSandboxNetwork({
-    sql, launcher, paymentDelaySeconds: config.collectionRequests.sandboxPaymentDelaySeconds, payoutDelaySeconds: config.payouts.sandboxDelaySeconds,
+    sql, paymentDelaySeconds: config.collectionRequests.sandboxPaymentDelaySeconds, payoutDelaySeconds: config.payouts.sandboxDelaySeconds,
   });
   // The processes that reach the operators (the worker; the API for name look-ups and the door's limits)
   // ask for what they need at their start, in the background (M-Pesa's sessions are first usable after a delay).

@@ -1,6 +1,5 @@
 import type { Sql } from '../db';
 import type { Network } from '../domain/networks';
-import type { IncomingPaymentInput } from '../workflows/contracts/incoming-collection';
 import {
   findSandboxPayment, findSandboxPayout, recordSandboxMessage, recordSandboxPayment, recordSandboxPayout, recordSandboxRejection, type SandboxPayout,
 } from '../services/sandbox-network';
@@ -32,13 +31,7 @@ const SANDBOX_DIRECTORY: Readonly<Record<string, { name: string; nationalId: str
   '+80000000002': { name: 'Sandbox Tester', nationalId: 'SBX-0002' },
 };
 
-/** What the sandbox needs to pay: the start of a reported payment's workflow, held by the server for a delay (the launcher's). */
-export type SandboxPayments = {
-  startIncomingCollection(payment: IncomingPaymentInput, options?: { delaySeconds?: number }): Promise<{ workflowId: string; duplicate: boolean }>;
-};
-
-/** Only the API's name look-ups use the sandbox without a launcher; prompting needs one. */
-type SandboxSettings = { sql: Sql; launcher: SandboxPayments | null; paymentDelaySeconds: number; payoutDelaySeconds?: number };
+type SandboxSettings = { sql: Sql; paymentDelaySeconds: number; payoutDelaySeconds?: number };
 
 /**
  * The sandbox network: every prompt is accepted except the cancelling test number; the subscriber
@@ -46,11 +39,9 @@ type SandboxSettings = { sql: Sql; launcher: SandboxPayments | null; paymentDela
  * payment is recorded when the prompt is taken (dated when the subscriber pays), so it is durable
  * from that moment. The request's workflow learns of it as it learns of a real operator's: from
  * the answer when the subscriber pays at once, else from the status query at the time the sandbox
- * names. (A request workflow of the type before the actor core instead hears of it through the
- * entry point a network's report uses, the launcher's incoming-collection start, delayed by the
- * Temporal server.) Text messages are recorded instead of sent.
+ * names. Text messages are recorded instead of sent.
  */
-export function createSandboxNetwork({ sql, launcher, paymentDelaySeconds, payoutDelaySeconds = 0 }: SandboxSettings): SandboxNetwork {
+export function createSandboxNetwork({ sql, paymentDelaySeconds, payoutDelaySeconds = 0 }: SandboxSettings): SandboxNetwork {
   /** The payout as first recorded (once per reference), and what it comes to at `now`. */
   async function payout(request: Payout): Promise<PayoutResult> {
     const outcome = request.phoneNumber === SANDBOX_PAYOUT_REJECTED_NUMBER ? 'rejected'
@@ -93,23 +84,9 @@ export function createSandboxNetwork({ sql, launcher, paymentDelaySeconds, payou
         remoteTransactionId, phoneNumber: prompt.phoneNumber, amount: prompt.amount, currency: prompt.currency, reference: prompt.reference,
         network: prompt.network.name, promptReference: prompt.promptReference, paidAt: paymentDate,
       });
-      if (prompt.receiving === 'answer') {
-        // Paid at once: the answer says so. Later: the workflow asks the status query when the subscriber said they would pay.
-        if (recorded.created.getTime() <= Date.now()) return { accepted: true, paid: { remoteTransactionId, paymentDate: recorded.created.toISOString() } };
-        return { accepted: true, confirm: { operatorReference: remoteTransactionId, checkAfterSeconds: Math.ceil((recorded.created.getTime() - Date.now()) / 1000) } };
-      }
-      if (launcher === null) throw new Error('the sandbox network needs a launcher to report its payments');
-      await launcher.startIncomingCollection({
-        network: prompt.network.name,
-        remoteTransactionId,
-        phoneNumber: prompt.phoneNumber,
-        amount: prompt.amount,
-        currency: prompt.currency,
-        reference: recorded.reference,
-        promptReference: recorded.promptReference,
-        paymentDate: recorded.created.toISOString(),
-      }, { delaySeconds: paymentDelaySeconds });
-      return { accepted: true };
+      // Paid at once: the answer says so. Later: the workflow asks the status query when the subscriber said they would pay.
+      if (recorded.created.getTime() <= Date.now()) return { accepted: true, paid: { remoteTransactionId, paymentDate: recorded.created.toISOString() } };
+      return { accepted: true, confirm: { operatorReference: remoteTransactionId, checkAfterSeconds: Math.ceil((recorded.created.getTime() - Date.now()) / 1000) } };
     },
 
     /** The sandbox pays by itself (it reports the payment); asked anyway, it says whether its subscriber has paid yet. */

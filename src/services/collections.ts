@@ -132,11 +132,6 @@ export type Match = { requestId: CollectionRequestId; organizationId: Organizati
  * another's payment by opening a look-alike request. Idempotent: a collection already matched
  * returns its request.
  */
-export async function matchCollection(sql: Sql, collectionId: CollectionId): Promise<Match | null> {
-  return (await sql.begin((tx) => matchCollectionIn(tx, collectionId))) as Match | null;
-}
-
-/** `matchCollection` in the caller's transaction. */
 async function matchCollectionIn(tx: Queryable, collectionId: CollectionId, onlyOrganizationId: OrganizationId | null = null): Promise<Match | null> {
   const [collection] = await tx<CollectionRow[]>`select ${tx.unsafe(COLLECTION_COLUMNS)} from collections where id = ${collectionId} for update`;
   if (!collection) throw new Error(`collection ${collectionId} does not exist`);
@@ -283,10 +278,6 @@ async function acceptCollectionIn(tx: Queryable, collectionId: CollectionId, org
   return { collection: accepted!, events };
 }
 
-export async function acceptCollection(sql: Sql, collectionId: CollectionId, organizationId: OrganizationId): Promise<Acceptance> {
-  return await sql.begin((tx) => acceptCollectionIn(tx, collectionId, organizationId, null));
-}
-
 /**
  * A rejected collection (the merchant's verification URL said REJECT, or no answer with
  * accept-by-default off): `failed`, visible to the organization, and its request free again.
@@ -306,10 +297,6 @@ export async function rejectCollection(sql: Sql, collectionId: CollectionId, org
  * that would leave its column): `failed` with the reason, shown to the organization it matched, and
  * its request free again. Operators find it by its status and reason; nothing was credited.
  */
-export async function failCollection(sql: Sql, collectionId: CollectionId, organizationId: OrganizationId | null, reason: string): Promise<void> {
-  await sql.begin((tx) => failCollectionIn(tx, collectionId, organizationId, reason));
-}
-
 async function failCollectionIn(tx: Queryable, collectionId: CollectionId, organizationId: OrganizationId | null, reason: string): Promise<void> {
   await tx`update collection_requests set collection_id = null where collection_id = ${collectionId}`;
   await tx`

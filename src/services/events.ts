@@ -10,9 +10,9 @@ import type { Queryable, Sql } from '../db';
 import { EVENT_TYPES, type EventRow, type EventType } from '../domain/events';
 import type { CollectionRequestId, DeliveryId, EventId, OrganizationId, PaymentId, RecoveryId, WebhookId } from '../domain/ids';
 import { choiceMessage } from '../domain/input';
+import { deliveryKey, redeliveryKey } from '../domain/webhooks';
 import { tenantScope, type ListPage, type PageWindow } from './queries';
 import { deleteInBatches, notSetAside } from './sweeps';
-import { webhookDeliveryWorkflowId, webhookRedeliveryWorkflowId } from '../workflows/contracts/webhook-delivery';
 
 const EVENT_COLUMNS = `id, organization_id as "organizationId", type, data, author, updated_by as "updatedBy", created, modified`;
 
@@ -62,7 +62,7 @@ export async function recordEvent(tx: Queryable, event: NewEvent): Promise<Recor
     ...recorded,
     deliveries: deliveries.map((delivery) => ({
       ...delivery,
-      workflowId: webhookDeliveryWorkflowId(delivery.eventId, delivery.webhookId),
+      workflowId: deliveryKey(delivery.eventId, delivery.webhookId),
       eventType: recorded.type,
       redelivery: false,
     })),
@@ -85,7 +85,7 @@ export async function recordRedeliveries(tx: Queryable, target: RedeliveryTarget
     order by next.id
     returning id, event_id as "eventId"`;
   return rows.map((row) => ({
-    id: row.id, workflowId: webhookRedeliveryWorkflowId(row.eventId, target.webhookId, row.id), organizationId: target.organizationId,
+    id: row.id, workflowId: redeliveryKey(row.eventId, target.webhookId, row.id), organizationId: target.organizationId,
     webhookId: target.webhookId, eventId: row.eventId, eventType: target.eventType, redelivery: true,
   }));
 }
@@ -136,14 +136,6 @@ export async function findOwnEvent(sql: Queryable, organizationId: OrganizationI
 }
 
 // ---------------------------------------------------------------------------------------------
-// Events recorded before migration 008: dispatched by a workflow of their own (the earlier type
-// eventDispatch, workflows/legacy); migration 024 recorded the delivery rows of those left.
-
-/** Idempotent: only the first call sets the time. */
-export async function markEventDispatched(sql: Queryable, eventId: EventId): Promise<void> {
-  await sql`update events set dispatched_at = now() where id = ${eventId} and dispatched_at is null`;
-}
-
 /**
  * Deletes events older than `retentionDays`, in batches so no transaction holds many locks; their
  * deliveries and attempt logs go with them (foreign keys cascade). An event that cannot be

@@ -37,14 +37,12 @@ export type Committed = { events?: readonly RecordedEvent[] } & { [K in OutboxKi
 export interface Launcher {
   /** A saved request's workflow, and its subscription's when it has one; true when this call started it. */
   startCollectionRequest(request: CollectionRequestRow): Promise<boolean>;
-  /** The workflow of a payment a network reported (`confirm`: its operator's status query confirms it first; `delaySeconds`: held by the server). */
-  startIncomingCollection(payment: IncomingPaymentInput, options?: { delaySeconds?: number; confirm?: boolean }): Promise<{ workflowId: string; duplicate: boolean }>;
+  /** The workflow of a payment a network reported (`confirm`: its operator's status query confirms it first). */
+  startIncomingCollection(payment: IncomingPaymentInput, options?: { confirm?: boolean }): Promise<{ workflowId: string; duplicate: boolean }>;
   /** A webhook's recorded deliveries, handed over to the delivery pool; true when there were any. */
   queueDeliveries(deliveries: readonly PendingDelivery[]): Promise<boolean>;
   /** The webhook delivery pool's dispatchers, started where one is not running; how many were started. */
   ensureWebhookDispatchers(): Promise<number>;
-  /** Wakes every open actor of the earlier per-webhook shapes to hand over to the pool; how many were woken. */
-  handOverWebhookActors(): Promise<number>;
   startPayment(payment: PaymentToStart): Promise<boolean>;
   startReversal(reversal: ReversalToStart): Promise<boolean>;
   startPaymentBatch(batch: PaymentBatchToStart): Promise<boolean>;

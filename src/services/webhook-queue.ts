@@ -21,30 +21,6 @@ export type ClaimedDelivery = {
   event: { id: EventId; data: Record<string, unknown>; created: Date; traceparent: string | null };
 };
 
-/**
- * Takes up to `limit` due deliveries of the webhook, soonest first, leased for `leaseMs`: no other
- * sender takes them meanwhile (rows locked by another claim are skipped, not waited for). One
- * statement, with each row's event.
- */
-export async function claimDue(sql: Queryable, webhookId: WebhookId, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
-  const rows = await sql<ClaimedRow[]>`
-    with due as (
-      select id, leased_until from webhook_deliveries
-      where webhook_id = ${webhookId} and status = 'pending' and next_attempt_at <= now() and (leased_until is null or leased_until < now())
-      order by next_attempt_at, id limit ${limit}
-      for update skip locked),
-    claimed as (
-      update webhook_deliveries d set leased_until = now() + ${leaseMs}::int * interval '1 millisecond',
-        workflow_started_at = coalesce(d.workflow_started_at, now())
-      from due where d.id = due.id
-      returning d.id, d.webhook_id, d.event_id, d.redelivery, d.next_attempt, d.next_attempt_at, due.leased_until is not null as lapsed)
-    select c.id as "deliveryId", c.webhook_id as "webhookId", c.next_attempt as attempt, c.redelivery, c.lapsed, c.next_attempt_at as "dueAt",
-           e.id as "eventId", e.data, e.created as "eventCreated", e.traceparent
-    from claimed c join events e on e.id = c.event_id
-    order by c.next_attempt_at, c.id`;
-  return rows.map(withEvent);
-}
-
 /** How a claim shares the pool: what each webhook, receiver and organization may have in flight at once. */
 export type ClaimShares = {
   /** Deliveries of one webhook in flight (`WEBHOOK_CONCURRENCY`). */
@@ -185,27 +161,6 @@ function withEvent({ eventId, data, eventCreated, traceparent, ...row }: Claimed
 export async function releaseClaims(sql: Queryable, deliveryIds: readonly number[]): Promise<void> {
   if (deliveryIds.length === 0) return;
   await sql`update webhook_deliveries set leased_until = null where id = any(${deliveryIds as number[]}::bigint[]) and status = 'pending'`;
-}
-
-/** Keeps the webhook marked as being drained for `leaseMs` more (the sender's heartbeat). */
-export async function holdWebhook(sql: Queryable, webhookId: WebhookId, leaseMs: number): Promise<void> {
-  await sql`update webhooks set delivering_until = now() + ${leaseMs}::int * interval '1 millisecond' where id = ${webhookId}`;
-}
-
-/**
- * The sender lets the webhook go: from now on a commit wakes its actor. Then, so that no delivery
- * recorded meanwhile is left with nobody to send it, it answers when the queue is next due:
- * `now` when something is due already (the sender goes on), else the soonest due time, or null
- * when nothing is pending.
- */
-export async function letGo(sql: Queryable, webhookId: WebhookId): Promise<{ dueNow: boolean; nextDueAt: Date | null }> {
-  await sql`update webhooks set delivering_until = null where id = ${webhookId}`;
-  const [next] = await sql<{ dueAt: Date; dueNow: boolean }[]>`
-    select greatest(next_attempt_at, coalesce(leased_until, next_attempt_at)) as "dueAt",
-           greatest(next_attempt_at, coalesce(leased_until, next_attempt_at)) <= now() as "dueNow"
-    from webhook_deliveries where webhook_id = ${webhookId} and status = 'pending'
-    order by next_attempt_at, id limit 1`;
-  return { dueNow: next?.dueNow ?? false, nextDueAt: next?.dueAt ?? null };
 }
 
 /**

@@ -142,65 +142,8 @@ export async function setBasicCredentials(sql: Sql, owner: OrganizationActor, cr
 
 // The delivery log.
 
-export type OpenDelivery = {
-  workflowId: string;
-  /** Given for a redelivery, whose workflow id is made from it; the first delivery takes the next id. */
-  deliveryId: DeliveryId | null;
-  organizationId: OrganizationId;
-  webhookId: WebhookId;
-  eventId: EventId;
-  redelivery: boolean;
-};
-
-/**
- * The delivery row of a workflow, made once whoever asks first (the transaction that recorded the
- * event, the API for a redelivery, the workflow itself), and marked as having its workflow: the
- * outbox sweep leaves it alone from then on. Null when the event or the webhook no longer exists.
- */
-export async function openDelivery(sql: Queryable, input: OpenDelivery): Promise<DeliveryId | null> {
-  const [row] = await sql<{ id: DeliveryId }[]>`
-    insert into webhook_deliveries (id, workflow_id, organization_id, webhook_id, event_id, redelivery, workflow_started_at)
-    select coalesce(${input.deliveryId}::bigint, nextval(pg_get_serial_sequence('webhook_deliveries', 'id'))),
-           ${input.workflowId}, ${input.organizationId}, w.id, e.id, ${input.redelivery}, now()
-    from events e, webhooks w
-    where e.id = ${input.eventId} and w.id = ${input.webhookId}
-    on conflict (workflow_id) do update set workflow_started_at = coalesce(webhook_deliveries.workflow_started_at, now())
-    returning id`;
-  return row?.id ?? null;
-}
-
 const ATTEMPT_COLUMNS = `attempt, started_at as "startedAt", duration_ms as "durationMs", outcome, status_code as "statusCode",
   error, response_excerpt as "responseExcerpt"`;
-
-export async function findAttempt(sql: Queryable, deliveryId: DeliveryId, attempt: number): Promise<AttemptRow | undefined> {
-  const [row] = await sql<AttemptRow[]>`
-    select ${sql.unsafe(ATTEMPT_COLUMNS)} from webhook_delivery_attempts where delivery_id = ${deliveryId} and attempt = ${attempt}`;
-  return row;
-}
-
-type DeliveryContext = {
-  delivery: { id: DeliveryId; organizationId: OrganizationId; redelivery: boolean };
-  webhook: LiveWebhook;
-  event: { id: EventId; type: EventType; data: Record<string, unknown>; created: Date };
-};
-
-/** Everything one attempt sends, read fresh so an updated target or a deleted hook counts at once. */
-export async function deliveryContext(sql: Queryable, deliveryId: DeliveryId): Promise<DeliveryContext | undefined> {
-  const [row] = await sql<(WebhookRow & {
-    deletedAt: Date | null; eventId: EventId; eventType: EventType; data: Record<string, unknown>; eventCreated: Date; redelivery: boolean;
-  })[]>`
-    select w.id, w.organization_id as "organizationId", w.user_id as "userId", w.event, w.target, w.created, w.updated,
-           w.disabled_at as "disabledAt", w.disabled_reason as "disabledReason", w.deleted_at as "deletedAt", e.id as "eventId", e.type as "eventType", e.data, e.created as "eventCreated", d.redelivery
-    from webhook_deliveries d join events e on e.id = d.event_id join webhooks w on w.id = d.webhook_id
-    where d.id = ${deliveryId}`;
-  if (!row) return undefined;
-  const { eventId, eventType, data, eventCreated, redelivery, ...webhook } = row;
-  return {
-    delivery: { id: deliveryId, organizationId: row.organizationId, redelivery },
-    webhook,
-    event: { id: eventId, type: eventType, data, created: eventCreated },
-  };
-}
 
 /**
  * What an attempt says of its receiver: it answered (any HTTP status), or a fault (a timeout, a
@@ -210,29 +153,6 @@ type ReceiverNote = 'answered' | 'fault';
 
 type NewAttempt = Omit<AttemptRow, 'outcome'> & { deliveryId: DeliveryId; outcome: AttemptOutcome; webhookId: WebhookId };
 
-/**
- * Logs an attempt once per (delivery, attempt number), and retires the webhook in the same
- * transaction when its target answered 410. Returns the attempt as logged: when another run of
- * the activity logged it first, that record wins.
- */
-export async function recordAttempt(sql: Sql, attempt: NewAttempt): Promise<AttemptRow> {
-  return await sql.begin(async (tx) => {
-    const [inserted] = await tx<AttemptRow[]>`
-      insert into webhook_delivery_attempts (delivery_id, attempt, started_at, duration_ms, outcome, status_code, error, response_excerpt)
-      values (${attempt.deliveryId}, ${attempt.attempt}, ${attempt.startedAt}, ${attempt.durationMs}, ${attempt.outcome},
-              ${attempt.statusCode}, ${attempt.error}, ${attempt.responseExcerpt})
-      on conflict (delivery_id, attempt) do nothing
-      returning ${tx.unsafe(ATTEMPT_COLUMNS)}`;
-    if (!inserted) {
-      const existing = await findAttempt(tx, attempt.deliveryId, attempt.attempt);
-      if (!existing) throw new Error(`attempt ${attempt.attempt} of delivery ${attempt.deliveryId} vanished`);
-      return existing;
-    }
-    if (inserted.outcome === 'gone') await deleteWebhook(tx, attempt.webhookId, 'gone');
-    return inserted;
-  });
-}
-
 /** A webhook with when it was deleted (null while it lives). */
 export type LiveWebhook = WebhookRow & { deletedAt: Date | null };
 
@@ -240,43 +160,6 @@ export type LiveWebhook = WebhookRow & { deletedAt: Date | null };
 export async function readWebhook(sql: Queryable, webhookId: WebhookId): Promise<LiveWebhook | null> {
   const [row] = await sql<LiveWebhook[]>`select ${sql.unsafe(WEBHOOK_COLUMNS)}, deleted_at as "deletedAt" from webhooks where id = ${webhookId}`;
   return row ?? null;
-}
-
-/** One delivery an actor's attempt takes: what it sends, and the attempt when it was logged before (a retried activity). */
-type TakenDelivery = {
-  deliveryId: DeliveryId;
-  attempt: number;
-  redelivery: boolean;
-  event: { id: EventId; data: Record<string, unknown>; created: Date };
-  logged: AttemptRow | null;
-};
-
-/**
- * A webhook's deliveries as its actor attempts them, in one statement: each marked as taken (the
- * outbox sweep leaves it alone from now on), with its event and, when this attempt was logged
- * before, that attempt. The webhook itself (null when it is gone) is read once for them all.
- */
-export async function takeDeliveries(
-  sql: Queryable, webhookId: WebhookId, attempts: readonly { deliveryId: DeliveryId; attempt: number }[],
-): Promise<{ webhook: LiveWebhook | null; taken: TakenDelivery[] }> {
-  const webhook = await readWebhook(sql, webhookId);
-  const rows = await sql<(Omit<TakenDelivery, 'event' | 'logged'> & { eventId: EventId; data: Record<string, unknown>; eventCreated: Date; logged: (Omit<AttemptRow, 'startedAt'> & { startedAt: string }) | null })[]>`
-    with wanted as (select * from unnest(${attempts.map((item) => item.deliveryId)}::bigint[], ${attempts.map((item) => item.attempt)}::int[]) as w(id, attempt)),
-    taken as (
-      update webhook_deliveries d set workflow_started_at = coalesce(d.workflow_started_at, now())
-      from wanted where d.id = wanted.id and d.webhook_id = ${webhookId}
-      returning d.id, d.event_id, d.redelivery, wanted.attempt)
-    select taken.id as "deliveryId", taken.attempt, taken.redelivery, e.id as "eventId", e.data, e.created as "eventCreated",
-           (select json_build_object('attempt', a.attempt, 'startedAt', a.started_at, 'durationMs', a.duration_ms, 'outcome', a.outcome,
-                                     'statusCode', a.status_code, 'error', a.error, 'responseExcerpt', a.response_excerpt)
-            from webhook_delivery_attempts a where a.delivery_id = taken.id and a.attempt = taken.attempt) as logged
-    from taken join events e on e.id = taken.event_id`;
-  return {
-    webhook,
-    taken: rows.map(({ eventId, data, eventCreated, logged, ...row }) => ({
-      ...row, event: { id: eventId, data, created: eventCreated }, logged: logged ? { ...logged, startedAt: new Date(logged.startedAt) } : null,
-    })),
-  };
 }
 
 /**
@@ -505,14 +388,3 @@ export async function redeliverEvent(
   return delivery;
 }
 
-/**
- * The organization's live webhooks for an event's type that existed when it happened (a hook fires
- * for future events only), by id: the plan of the event dispatch of events recorded before
- * migration 008.
- */
-export async function webhooksListeningTo(sql: Queryable, eventId: EventId): Promise<WebhookId[]> {
-  const rows = await sql<{ id: WebhookId }[]>`
-    select w.id from events e join webhooks w on w.organization_id = e.organization_id and w.event = e.type
-    where e.id = ${eventId} and w.deleted_at is null and w.disabled_at is null and w.created <= e.created order by w.id`;
-  return rows.map((row) => row.id);
-}

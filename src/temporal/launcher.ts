@@ -22,7 +22,7 @@ import { subscriptionWorkflowId } from '../workflows/contracts/subscription';
 import { collectionMatchedSignal, collectionRequestWorkflowId, type CollectionMatch } from '../workflows/contracts/collection-request';
 import { networkHintSignal, type NetworkHint } from '../workflows/contracts/common';
 import { searchAttributes } from '../workflows/contracts/search-attributes';
-import { deliveriesQueuedSignal, webhookSenderTaskQueue } from '../workflows/contracts/webhook';
+import { webhookSenderTaskQueue } from '../workflows/contracts/webhook-dispatcher';
 import { webhookDispatcherId } from '../workflows/contracts/webhook-dispatcher';
 import type { Queryable } from '../db';
 import type { CollectionRequestId, PaymentId } from '../domain/ids';
@@ -56,7 +56,6 @@ type StartOptions<W extends StartableWorkflow> = {
   args: Parameters<StartableWorkflows[W]>;
   searchAttributes: SearchAttributePair[];
   memo?: Record<string, unknown>;
-  startDelay?: number;
 };
 
 /** Signals a workflow; one that does not exist (ended, or never started) is no error: false. */
@@ -99,7 +98,6 @@ function createLauncher(client: Client, sql: Queryable, settings: LauncherSettin
         args: options.args,
         typedSearchAttributes: new TypedSearchAttributes(options.searchAttributes),
         ...(options.memo ? { memo: options.memo } : {}),
-        ...(options.startDelay ? { startDelay: options.startDelay } : {}),
       });
       return true;
     } catch (error) {
@@ -119,7 +117,7 @@ function createLauncher(client: Client, sql: Queryable, settings: LauncherSettin
         verificationTimeoutSeconds: settings.verificationTimeoutSeconds,
       });
       const subscription = subscriptionInputFor(request);
-      const started = await startOnce('collectionRequestV3', {
+      const started = await startOnce('collectionRequest', {
         workflowId: collectionRequestWorkflowId(request.id),
         args: [input],
         searchAttributes: [
@@ -146,19 +144,17 @@ function createLauncher(client: Client, sql: Queryable, settings: LauncherSettin
 
     /**
      * The network entry point: every reported payment becomes one `collection-<network>-<remote
-     * id>` workflow; a repeated report of a transaction starts nothing new. `delaySeconds` lets the
-     * sandbox network pay later, durably (the server holds the start).
+     * id>` workflow; a repeated report of a transaction starts nothing new.
      */
-    async startIncomingCollection(payment: IncomingPaymentInput, options: { delaySeconds?: number; confirm?: boolean } = {}): Promise<{ workflowId: string; duplicate: boolean }> {
+    async startIncomingCollection(payment: IncomingPaymentInput, options: { confirm?: boolean } = {}): Promise<{ workflowId: string; duplicate: boolean }> {
       const workflowId = incomingCollectionWorkflowId(payment.network, payment.remoteTransactionId);
       // `confirm`: a callback reported it, and the operator's status query must confirm it first.
       const confirm = options.confirm ? { confirm: { pollSeconds: settings.networkStatusPollSeconds, timeoutSeconds: REPORT_CONFIRMATION_SECONDS } } : {};
-      const started = await startOnce('incomingCollectionV3', {
+      const started = await startOnce('incomingCollection', {
         workflowId,
         args: [{ payment, verificationTimeoutSeconds: settings.verificationTimeoutSeconds, ...confirm }],
         searchAttributes: [keyword(searchAttributes.phoneNumber, payment.phoneNumber), keyword(searchAttributes.currency, payment.currency)],
         memo: { network: payment.network, remoteTransactionId: payment.remoteTransactionId, amount: payment.amount },
-        ...(options.delaySeconds ? { startDelay: options.delaySeconds * 1000 } : {}),
       });
       return { workflowId, duplicate: !started };
     },
@@ -194,21 +190,6 @@ function createLauncher(client: Client, sql: Queryable, settings: LauncherSettin
         }
       }
       return started;
-    },
-
-    /**
-     * Wakes every open actor of the earlier per-webhook shapes (`webhook-<id>`: webhookV2, and the
-     * first shape, which continues as new as webhookV2), so that each hands its webhook over to the
-     * pool and ends (docs/architecture.md#retiring-a-workflow-shape). How many were woken.
-     */
-    async handOverWebhookActors(): Promise<number> {
-      let woken = 0;
-      for (const type of ['webhook', 'webhookV2']) {
-        for await (const execution of client.workflow.list({ query: `WorkflowType = '${type}' AND ExecutionStatus = 'Running'` })) {
-          if (await signalIfRunning(client, execution.workflowId, deliveriesQueuedSignal, [])) woken += 1;
-        }
-      }
-      return woken;
     },
 
     /** A payment's workflow (`payment-<id>`): waits for its start date, sends it, follows it to its end. */

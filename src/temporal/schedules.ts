@@ -4,10 +4,10 @@ import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client, type Schedu
 import type { Config } from '../config';
 import { logger } from '../log';
 import type { eventRetention } from '../workflows/event-retention';
-import type { outboxSweepV3 } from '../workflows/outbox-sweep';
+import type { outboxSweep } from '../workflows/outbox-sweep';
 import { eventRetentionScheduleId, outboxSweepScheduleId, type EventRetentionInput, type OutboxSweepInput } from '../workflows/contracts/sweeps';
 
-type Workflow = typeof outboxSweepV3 | typeof eventRetention;
+type Workflow = typeof outboxSweep | typeof eventRetention;
 
 /** Creates a Schedule that runs every `intervalSeconds`, or brings an existing one to these settings. */
 async function ensureIntervalSchedule<W extends Workflow>(
@@ -37,9 +37,9 @@ type OutboxSweepSettings = { taskQueue: string; intervalSeconds: number; graceSe
 /** Creates the outbox-sweep Schedule for a task queue, or brings an existing one to these settings. */
 async function ensureOutboxSweepSchedule(client: Client, settings: OutboxSweepSettings): Promise<void> {
   const input: OutboxSweepInput = { graceSeconds: settings.graceSeconds, batchSize: settings.batchSize ?? 500 };
-  await ensureIntervalSchedule<typeof outboxSweepV3>(client, outboxSweepScheduleId(settings.taskQueue), settings.intervalSeconds, {
+  await ensureIntervalSchedule<typeof outboxSweep>(client, outboxSweepScheduleId(settings.taskQueue), settings.intervalSeconds, {
     type: 'startWorkflow',
-    workflowType: 'outboxSweepV3' satisfies StartableWorkflow,
+    workflowType: 'outboxSweep' satisfies StartableWorkflow,
     taskQueue: settings.taskQueue,
     args: [input],
     workflowExecutionTimeout: '10 minutes',

@@ -1,5 +1,5 @@
 /**
- * The collection request actor (`collection-request-<id>`, type `collectionRequestV3`): one
+ * The collection request actor (`collection-request-<id>`, type `collectionRequest`): one
  * workflow from the request's creation to its final status, which also receives the payment its
  * prompt brings. It waits for `start_date`, prompts the subscriber through the network (retrying
  * every `retry_interval_minutes` up to `max_attempts`), learns of the payment from the network's
@@ -50,7 +50,7 @@ const DEFAULT_NETWORK_POLL_SECONDS = 20;
 /** docs/api.md#collections: the merchant's verification URL has 60 seconds, unless the input says otherwise. */
 const DEFAULT_VERIFICATION_TIMEOUT_SECONDS = 60;
 
-export async function collectionRequestV3(input: CollectionRequestInput): Promise<CollectionRequestState> {
+export async function collectionRequest(input: CollectionRequestInput): Promise<CollectionRequestState> {
   const state: CollectionRequestState = { status: 'new', attempts: 0, collectionId: null, errorMessage: null };
   let match: CollectionMatch | null = null;
   let hinted = false;
@@ -118,7 +118,7 @@ export async function collectionRequestV3(input: CollectionRequestInput): Promis
       waitMs = pollMs;
       if (matched() || untilExpiry() <= 0) return { status: 'pending' };
       try {
-        const check = await checkPrompt({ requestId: input.requestId, attempt, receivesPayment: true });
+        const check = await checkPrompt({ requestId: input.requestId, attempt });
         if (check.status !== 'pending') return check;
       } catch (error) {
         log.warn('the operator\'s status query failed; asking again at the next poll', { requestId: input.requestId, attempt, error: String(error) });
@@ -140,7 +140,7 @@ export async function collectionRequestV3(input: CollectionRequestInput): Promis
   async function promptOnce(): Promise<'failed' | 'next' | 'stop'> {
     state.attempts += 1;
     const prompt = await promptSubscriber({
-      requestId: input.requestId, attempt: state.attempts, sendSms: input.sendSms, pullsFunds: input.networkPullsFunds, receivesPayment: true,
+      requestId: input.requestId, attempt: state.attempts, sendSms: input.sendSms, pullsFunds: input.networkPullsFunds,
     });
     if (prompt.status !== null) state.status = prompt.status;
     if (!prompt.accepted) return (await afterRefusal(prompt.error)) === 'failed' ? 'failed' : 'next';
@@ -149,7 +149,7 @@ export async function collectionRequestV3(input: CollectionRequestInput): Promis
     } else if (prompt.confirm) {
       const check = await followPrompt(state.attempts, prompt.checkAfterSeconds);
       if (check.status === 'failed') return (await afterRefusal(check.error)) === 'failed' ? 'failed' : 'next';
-      if (check.status === 'paid' && check.payment) await receive(check.payment);
+      if (check.status === 'paid') await receive(check.payment);
     }
     if (matched()) return 'stop';
     // Prompted: wait for the payment; re-prompt after the retry interval while retries remain.

@@ -69,7 +69,7 @@ const result = (outcome: Exclude<ReceiptOutcome, { outcome: 'verify' }>, decided
  * as calls that leave the process. An unmatched collection stays unassigned until claimed. A
  * report by callback is believed once the operator's status query confirms it.
  */
-export async function incomingCollectionV3(input: IncomingCollectionInput): Promise<IncomingCollectionResult> {
+export async function incomingCollection(input: IncomingCollectionInput): Promise<IncomingCollectionResult> {
   let status = 'receiving';
   setHandler(incomingCollectionStatusQuery, () => status);
   let payment = input.payment;

@@ -1,14 +1,13 @@
 /**
- * The workflows the worker runs (what it bundles): the current types, and the earlier ones kept for
- * executions in flight (legacy/). Each export is either started by the launcher or a Schedule, or
- * an earlier type with its retirement rule (registry.ts; the compiler holds the two lists to this one).
+ * The workflows the worker runs (what it bundles): one version of each type. Each is started by the
+ * launcher or a Schedule (registry.ts; the compiler holds that list to this one). A change to a
+ * running workflow ships as a patch inside its type (docs/architecture.md#changing-a-workflow).
  */
-export * from './legacy';
-export { outboxSweepV3 } from './outbox-sweep';
-export { collectionRequestV3 } from './collection-request';
+export { outboxSweep } from './outbox-sweep';
+export { collectionRequest } from './collection-request';
 export { subscription } from './subscription';
 export { webhookDispatcher } from './webhook-dispatcher';
 export { eventRetention } from './event-retention';
-export { incomingCollectionV3 } from './incoming-collection';
+export { incomingCollection } from './incoming-collection';
 export { payment, reversal } from './payment';
 export { paymentBatch } from './payment-batch';

@@ -16,6 +16,6 @@ const { startUnlaunchedRows } = proxyActivities<ReturnType<typeof createActiviti
  * earlier shape (`outboxSweepV2`) still dispatched were handed to the delivery rows by
  * migration 024.
  */
-export async function outboxSweepV3(input: OutboxSweepInput): Promise<number> {
+export async function outboxSweep(input: OutboxSweepInput): Promise<number> {
   return await startUnlaunchedRows(input);
 }

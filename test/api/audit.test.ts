@@ -12,7 +12,7 @@ import { ConsoleClient, PASSWORD, consoleUser } from '../console-helpers';
 import { REDACTED } from '../../src/domain/audit';
 import { isConsolePath } from '../../src/console';
 import { recordEvent } from '../../src/services/events';
-import { acceptCollection, storeIncomingPayment } from '../../src/services/collections';
+import { acceptVerified, storeIncomingPayment } from '../../src/services/collections';
 import { writeAs } from '../../src/services/audit';
 import { createWebhook } from '../../src/services/webhooks';
 import { loadConfig } from '../../src/config';
@@ -74,7 +74,7 @@ async function collection(owner: TestMerchant | null) {
     network: 'MTN Uganda', remoteTransactionId: `AUDIT-${randomBytes(5).toString('hex')}`, phoneNumber: nextNumber(), amount: '25',
     currency: 'BXC', reference: 'audit', paymentDate: new Date().toISOString(),
   });
-  if (owner !== null) await acceptCollection(testSql(), stored.id, owner.organization.id);
+  if (owner !== null) await acceptVerified(testSql(), stored.id, owner.organization.id);
   return stored;
 }
 

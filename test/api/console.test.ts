@@ -14,7 +14,7 @@ import { SIGN_IN_FORM_SECONDS, issueSignInForm } from '../../src/console/session
 import { OPENAPI_DOCUMENT_PATH } from '../../src/api/openapi';
 import type { Role } from '../../src/domain/roles';
 import { escapeHtml, html, raw } from '../../src/console/html';
-import { acceptCollection, storeIncomingPayment } from '../../src/services/collections';
+import { acceptVerified, storeIncomingPayment } from '../../src/services/collections';
 import { beginPayment, finishPayment } from '../../src/services/payments';
 import { collected, paid } from '../settlement-helpers';
 import { asId, type OrganizationId } from '../../src/domain/ids';
@@ -669,7 +669,7 @@ describe('money pages', () => {
       network: 'MTN Uganda', remoteTransactionId: `CONSOLE-REV-${randomBytes(4).toString('hex')}`, phoneNumber: nextNumber(), amount,
       currency: 'BXC', reference: 'console', paymentDate: new Date().toISOString(),
     });
-    await acceptCollection(testSql(), collection.id, owner.organization.id);
+    await acceptVerified(testSql(), collection.id, owner.organization.id);
     return collection.id;
   }
 

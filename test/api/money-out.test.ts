@@ -5,7 +5,7 @@
  * and reversals, as the provider's client libraries call them.
  */
 import { beforeAll, describe, expect, test } from 'bun:test';
-import { acceptCollection, storeIncomingPayment } from '../../src/services/collections';
+import { acceptVerified, storeIncomingPayment } from '../../src/services/collections';
 import { CURRENCIES } from '../../src/domain/money';
 import type { OrganizationId } from '../../src/domain/ids';
 import { fundWallet } from '../../src/services/organizations';
@@ -39,7 +39,7 @@ async function creditedCollection(owner: TestMerchant, amount: string): Promise<
     network: 'MTN Uganda', remoteTransactionId: `REV-${Date.now()}-${transactions++}`, phoneNumber: nextNumber(), amount, currency: 'BXC', reference: 'x',
     paymentDate: new Date().toISOString(),
   });
-  await acceptCollection(testSql(), collection.id, owner.organization.id);
+  await acceptVerified(testSql(), collection.id, owner.organization.id);
   return collection.id;
 }
 

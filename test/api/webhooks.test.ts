@@ -3,8 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { issueApiKey } from '../../src/auth/keys';
 import { createApp } from '../../src/app';
 import { recordEvent } from '../../src/services/events';
-import { openDelivery, recordAttempt, setBasicCredentials } from '../../src/services/webhooks';
-import { webhookDeliveryWorkflowId } from '../../src/workflows/contracts/webhook-delivery';
+import { logAttempt, setBasicCredentials } from '../../src/services/webhooks';
 import { launcherFromConfig } from '../../src/temporal/launcher';
 import { LIVE_METRICS_TOKEN, createMerchant, requester, testApp, testConfig, testSql, type Requester, type TestApp, type TestMerchant } from '../helpers';
 
@@ -266,22 +265,17 @@ describe('the attempt log and redelivery', () => {
     for (let index = 0; index < 2; index += 1) {
       events.push(await recordEvent(sql, { organizationId: owner.organization.id, type: 'contact.created', data: { index }, author: null }));
     }
-    const deliveryIds: DeliveryId[] = [];
-    for (const event of events) {
-      const deliveryId = await openDelivery(sql, {
-        workflowId: webhookDeliveryWorkflowId(asId('Event', event.id), asId('Webhook', hook.id)), deliveryId: null, organizationId: owner.organization.id,
-        webhookId: asId('Webhook', hook.id), eventId: asId('Event', event.id), redelivery: false,
-      });
-      deliveryIds.push(deliveryId!);
-    }
+    // Each event recorded its delivery to the webhook (one row each).
+    const deliveryIds: DeliveryId[] = events.map((event) => event.deliveries[0]!.id);
     const startedAt = new Date('2026-01-02T03:04:05Z');
-    await recordAttempt(sql, {
+    const retryAt = new Date(Date.now() + 3_600_000);
+    await logAttempt(sql, {
       deliveryId: deliveryIds[0]!, webhookId: asId('Webhook', hook.id), attempt: 1, startedAt, durationMs: 12, outcome: 'failed',
-      statusCode: 500, error: null, responseExcerpt: 'oops',
+      statusCode: 500, error: null, responseExcerpt: 'oops', final: false, nextAttemptAt: retryAt,
     });
-    await recordAttempt(sql, {
+    await logAttempt(sql, {
       deliveryId: deliveryIds[0]!, webhookId: asId('Webhook', hook.id), attempt: 2, startedAt, durationMs: 5001, outcome: 'failed',
-      statusCode: null, error: 'timeout: no response within 5 s', responseExcerpt: null,
+      statusCode: null, error: 'timeout: no response within 5 s', responseExcerpt: null, final: false, nextAttemptAt: retryAt,
     });
     const response = await owner.request(`/api/webhooks/${hook.id}/deliveries`);
     expect(response.status).toBe(200);

@@ -283,7 +283,7 @@ describe.each(CASES)('$connector ($network, $currency)', (each) => {
     connectors = createConnectors(config, sql);
     expect(connectors.map((connector) => connector.name)).toEqual([each.connector]);
     health = createRouteHealth(sql, { scope: config.routesScope });
-    networks = createNetworks(config, sql, null, connectors, health);
+    networks = createNetworks(config, sql, connectors, health);
   });
 
   afterAll(async () => {

@@ -147,7 +147,7 @@ describe('deposits', () => {
 
   test('a retried deposit repeats its depositId: pawaPay ignores the duplicate and prompts once; one it never received is sent again under the same id', async () => {
     const config = loadConfig({ ...stack.env, PAWAPAY_BASE_URL: pawapay.url, PAWAPAY_API_TOKEN: TOKEN, PAWAPAY_PROVIDERS: PROVIDERS });
-    const networks = createNetworks(config, testSql(), null);
+    const networks = createNetworks(config, testSql());
     const phone = tigo();
     pawapay.setSubscriber(digits(phone), { deposit: 'ignores', callback: 'none' });
     const prompt = {

@@ -259,7 +259,7 @@ describe('the worker', () => {
       const scrape = await scrapeWorker();
       const settled = moved(workerBefore, scrape, [
         ['webhook_deliveries_total', { outcome: 'delivered' }],
-        ['temporal_workflow_completed', { task_queue: taskQueue, workflow_type: 'collectionRequestV3' }],
+        ['temporal_workflow_completed', { task_queue: taskQueue, workflow_type: 'collectionRequest' }],
       ]);
       return Object.values(settled).every((change) => change >= 1) ? scrape : undefined;
     });
@@ -274,7 +274,7 @@ describe('the worker', () => {
       ['collections_matched_total', { outcome: 'prompt_reference' }], ['collections_matched_total', { outcome: 'unassigned' }],
       ['wallet_movements_total', { type: 'mobile_collection', direction: 'credit' }],
       ['wallet_movement_amount_total', { currency: 'BXC', direction: 'credit' }],
-      ['temporal_workflow_completed', { task_queue: taskQueue, workflow_type: 'collectionRequestV3' }],
+      ['temporal_workflow_completed', { task_queue: taskQueue, workflow_type: 'collectionRequest' }],
     ])).toEqual({
       'verification_answers_total{"outcome":"accept"}': 1,
       'verification_answers_total{"outcome":"default"}': 0,
@@ -291,7 +291,7 @@ describe('the worker', () => {
       'collections_matched_total{"outcome":"unassigned"}': 0,
       'wallet_movements_total{"type":"mobile_collection","direction":"credit"}': 1,
       'wallet_movement_amount_total{"currency":"BXC","direction":"credit"}': 300,
-      [`temporal_workflow_completed${JSON.stringify({ task_queue: taskQueue, workflow_type: 'collectionRequestV3' })}`]: 1,
+      [`temporal_workflow_completed${JSON.stringify({ task_queue: taskQueue, workflow_type: 'collectionRequest' })}`]: 1,
     });
     // Time to delivery runs from the event to the 2xx: after the first attempt's failure and the retry wait.
     const timeToDelivery = workerAfter.value('webhook_time_to_delivery_seconds_sum') - workerBefore.value('webhook_time_to_delivery_seconds_sum');

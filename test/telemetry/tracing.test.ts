@@ -106,7 +106,7 @@ describe('tracing', () => {
     const queries = api.filter((span) => span.attributes['db.system'] === 'postgresql' && span.parentSpanId === requestSpan.spanId);
     expect(queries.some((span) => /insert into collection_requests/i.test(String(span.attributes['db.statement'])))).toBe(true);
     expect(queries.every((span) => !/\$\d/.test(span.name))).toBe(true);
-    const start = only(api, 'StartWorkflow:collectionRequestV3');
+    const start = only(api, 'StartWorkflow:collectionRequest');
     expect(start.parentSpanId).toBe(requestSpan.spanId);
 
     // The worker's side: the workflow run is a child of that start, each activity of its scheduling in the workflow.
@@ -114,12 +114,12 @@ describe('tracing', () => {
     const worked = await eventually('the worker spans of the request workflow', async () => {
       const spans = inTrace(traceId).filter((span) => span.service === 'test-worker');
       const ids = new Set(spans.map((span) => span.spanId));
-      const run = named(spans, 'RunWorkflow:collectionRequestV3');
+      const run = named(spans, 'RunWorkflow:collectionRequest');
       const activities = spans.filter((span) => span.name.startsWith('RunActivity:'));
       const allScheduled = activities.every((activity) => ids.has(activity.parentSpanId ?? ''));
       return run.length === 1 && activities.length >= 2 && allScheduled ? spans : undefined;
     }, 30_000);
-    const run = only(worked, 'RunWorkflow:collectionRequestV3');
+    const run = only(worked, 'RunWorkflow:collectionRequest');
     expect(run.parentSpanId).toBe(start.spanId);
     const byId = new Map(worked.map((span) => [span.spanId, span]));
     const activityRuns = worked.filter((span) => span.name.startsWith('RunActivity:'));

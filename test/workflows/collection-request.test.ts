@@ -183,7 +183,7 @@ describe('collection request workflow', () => {
     const expiring = await createRequest({ sendInstructions: false, expiresAt: inSeconds(2) }, taskQueue, operated);
     for (const requestId of [...failing, expiring]) await finalRow(requestId);
     const client = await testClient();
-    const query = (status: string) => `WorkflowType = 'collectionRequestV3' AND OrganizationId = '${operated.organization.id}' AND RequestStatus = '${status}'`;
+    const query = (status: string) => `WorkflowType = 'collectionRequest' AND OrganizationId = '${operated.organization.id}' AND RequestStatus = '${status}'`;
     await eventually('visibility to catch up', async () => (await client.workflow.count(query('failed'))).count === 2);
     await eventually('visibility to catch up', async () => (await client.workflow.count(query('expired'))).count === 1);
     const listed: string[] = [];
@@ -213,7 +213,7 @@ describe('subscriptions', () => {
       select id, occurrence_at as "occurrenceAt" from collection_requests where subscription_id = ${requestId}`;
     expect(occurrences.map((row) => row.occurrenceAt.toISOString())).toEqual([new Date(start.getTime() + 60_000).toISOString()]);
     // Each occurrence is a request with its own workflow.
-    expect((await ctx.client.workflow.getHandle(collectionRequestWorkflowId(asId('CollectionRequest', occurrences[0]!.id))).describe()).type).toBe('collectionRequestV3');
+    expect((await ctx.client.workflow.getHandle(collectionRequestWorkflowId(asId('CollectionRequest', occurrences[0]!.id))).describe()).type).toBe('collectionRequest');
   }, 120_000);
 });
 

@@ -159,7 +159,7 @@ describe('events and their deliveries', () => {
     await sql`insert into sweep_failures (kind, row_id, error) values ('outbox-event', ${heard}, 'set aside by an earlier sweep')`;
     // The current sweep runs, and leaves them alone: it no longer looks for such events.
     await eventually('a sweep of the current type to finish', async () =>
-      (await ctx.client.workflow.count(`WorkflowType = 'outboxSweepV3' AND TaskQueue = '${taskQueue}' AND ExecutionStatus = 'Completed'`)).count > 0, 30_000);
+      (await ctx.client.workflow.count(`WorkflowType = 'outboxSweep' AND TaskQueue = '${taskQueue}' AND ExecutionStatus = 'Completed'`)).count > 0, 30_000);
     expect(await deliveriesOf(merchant.organization.id)).toHaveLength(0);
 
     // The migration, as a deploy applies it (it only touches events never dispatched, so applying it again here is safe).

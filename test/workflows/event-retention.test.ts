@@ -2,9 +2,8 @@ import { afterAll, expect, test } from 'bun:test';
 import { writeAs } from '../../src/services/audit';
 import { createOrganization } from '../../src/services/organizations';
 import { recordEvent } from '../../src/services/events';
-import { createWebhook, openDelivery, recordAttempt } from '../../src/services/webhooks';
+import { createWebhook, logAttempt } from '../../src/services/webhooks';
 import { eventRetentionScheduleId } from '../../src/workflows/contracts/sweeps';
-import { webhookDeliveryWorkflowId } from '../../src/workflows/contracts/webhook-delivery';
 import { eventually, startWorker, testClient, testSql, uniqueTaskQueue, type WorkerProcess } from '../helpers';
 
 const workers: WorkerProcess[] = [];
@@ -23,15 +22,13 @@ test('the retention Schedule deletes events older than the retention with their 
   const record = async (ageDays: number) => {
     const event = await recordEvent(sql, { organizationId: organization.id, type: 'contact.created', data: { ageDays }, author: null });
     await sql`update events set created = now() - ${ageDays}::int * interval '1 day' - interval '1 minute' where id = ${event.id}`;
-    const deliveryId = await openDelivery(sql, {
-      workflowId: webhookDeliveryWorkflowId(event.id, webhook.id), deliveryId: null, organizationId: organization.id,
-      webhookId: webhook.id, eventId: event.id, redelivery: false,
+    // The event recorded its delivery to the webhook; its one attempt delivered it.
+    const deliveryId = event.deliveries[0]!.id;
+    await logAttempt(sql, {
+      deliveryId, webhookId: webhook.id, attempt: 1, startedAt: new Date(), durationMs: 1, outcome: 'delivered',
+      statusCode: 200, error: null, responseExcerpt: null, final: true, nextAttemptAt: null,
     });
-    await recordAttempt(sql, {
-      deliveryId: deliveryId!, webhookId: webhook.id, attempt: 1, startedAt: new Date(), durationMs: 1, outcome: 'delivered',
-      statusCode: 200, error: null, responseExcerpt: null,
-    });
-    return { eventId: event.id, deliveryId: deliveryId! };
+    return { eventId: event.id, deliveryId };
   };
   const expired = await record(31);
   const kept = await record(29);

@@ -64,7 +64,7 @@ describe('the outbox sweep', () => {
       (await sql`select 1 from webhook_deliveries where id = ${goodDelivery.deliveries[0]!.id} and workflow_started_at is not null`).length > 0, 30_000);
     const client = await testClient();
     const sweep = await eventually('a finished sweep', async () => {
-      for await (const execution of client.workflow.list({ query: `WorkflowType = 'outboxSweepV3' AND TaskQueue = '${taskQueue}' AND ExecutionStatus = 'Completed'` })) return execution;
+      for await (const execution of client.workflow.list({ query: `WorkflowType = 'outboxSweep' AND TaskQueue = '${taskQueue}' AND ExecutionStatus = 'Completed'` })) return execution;
       return undefined;
     });
     await recordHistory(client, sweep.workflowId, 'outbox-sweep-v3', sweep.runId);

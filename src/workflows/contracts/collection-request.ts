@@ -24,7 +24,7 @@ export type CollectionRequestInput = {
   networkPullsFunds: boolean;
   /** How often a prompt a real operator took is asked about when no callback comes (absent in older inputs). */
   networkPollSeconds?: number;
-  /** How long the merchant's verification URL has to answer about the payment this workflow receives (collectionRequestV3). */
+  /** How long the merchant's verification URL has to answer about the payment this workflow receives (collectionRequest). */
   verificationTimeoutSeconds?: number;
 };
 
@@ -36,7 +36,7 @@ export type CollectionRequestState = {
   collectionId: CollectionId | null;
   errorMessage: string | null;
   /**
-   * The payment the workflow received itself (collectionRequestV3), as it was decided: accepted
+   * The payment the workflow received itself (collectionRequest), as it was decided: accepted
    * (credited), rejected (by the merchant's verification URL or its default), failed, or not this
    * request's; who decided; absent until one arrived.
    */

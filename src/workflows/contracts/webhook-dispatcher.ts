@@ -5,6 +5,12 @@
  * code and from clients alike: no I/O, no Node built-ins.
  */
 
+/**
+ * The task queue of webhook senders: their own worker (in each worker process) with its own slots,
+ * so receivers that hang can hold only sender slots, never those of prompts and payouts.
+ */
+export const webhookSenderTaskQueue = (taskQueue: string): string => `${taskQueue}-webhook-senders`;
+
 /** A dispatcher's id: its deployment's task queue and its slot in the pool. */
 export const webhookDispatcherId = (taskQueue: string, slot: number): string => `webhook-dispatcher-${taskQueue}-${slot}`;
 
