@@ -122,7 +122,7 @@ for (const lookup of LOOKUPS) {
       daraja.subscriber(msisdn(phone), { outcome: 'cancel', callback: 'lie' });
       const requestId = await promptedRequest(merchant, { phonenumber: phone, amount: '300', currency: 'KES' });
       expect(await requestOutcome(stack, requestId)).toMatchObject({ status: 'failed', errorMessage: 'The subscriber cancelled the payment prompt.' });
-      await recordHistory(stack, `collection-request-${requestId}`, 'collection-request-v3-operator-failed');
+      await recordHistory(stack, `collection-request-${requestId}`, 'collection-request-operator-failed');
       expect(await creditsOf(merchant.organization.id)).toEqual([]);
       expect(await testSql()`select id from collections where phone_number = ${phone}`).toHaveLength(0);
     });
@@ -204,7 +204,7 @@ describe('paybill (C2B)', () => {
     expect(paid.confirmation?.status).toBe(200);
     const result = await stack.ctx.client.workflow.getHandle(incomingCollectionWorkflowId('Safaricom', paid.transId)).result();
     expect(result).toMatchObject({ outcome: 'accepted', requestId });
-    await recordHistory(stack, incomingCollectionWorkflowId('Safaricom', paid.transId), 'incoming-collection-v3-confirmed');
+    await recordHistory(stack, incomingCollectionWorkflowId('Safaricom', paid.transId), 'incoming-collection-confirmed');
     const credits = await creditsOf(merchant.organization.id);
     expect(credits).toEqual([{ collectionId: result.collectionId, amount: '640.0000', remoteTransactionId: paid.transId }]);
     const [collection] = await testSql()<{ phoneNumber: string }[]>`select phone_number as "phoneNumber" from collections where id = ${result.collectionId}`;
@@ -239,7 +239,7 @@ describe('paybill (C2B)', () => {
     expect(answer.body).toEqual({ ResultCode: 0, ResultDesc: 'Accepted' });
     const result = await stack.ctx.client.workflow.getHandle(incomingCollectionWorkflowId('Safaricom', 'FAKE000001')).result();
     expect(result).toMatchObject({ outcome: 'unconfirmed', collectionId: null });
-    await recordHistory(stack, incomingCollectionWorkflowId('Safaricom', 'FAKE000001'), 'incoming-collection-v3-unconfirmed');
+    await recordHistory(stack, incomingCollectionWorkflowId('Safaricom', 'FAKE000001'), 'incoming-collection-unconfirmed');
     expect(await testSql()`select id from collections where remote_transaction_id = 'FAKE000001'`).toHaveLength(0);
     expect(await creditsOf(merchant.organization.id)).toEqual([]);
   });

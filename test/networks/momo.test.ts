@@ -45,7 +45,7 @@ describe('request to pay', () => {
     momo.party(msisdn(phone), { outcome: 'SUCCESSFUL', callback: 'twice' });
     const requestId = await promptedRequest(merchant, { phonenumber: phone, amount: '1500', currency: 'UGX' });
     expect(await requestOutcome(stack, requestId)).toMatchObject({ status: 'successful' });
-    await recordHistory(stack, `collection-request-${requestId}`, 'collection-request-v3-operator-paid');
+    await recordHistory(stack, `collection-request-${requestId}`, 'collection-request-operator-paid');
     const [sent] = requestsToPayOf(phone);
     expect(sent).toMatchObject({ amount: '1500', currency: 'EUR', externalId: `req-${requestId}-1`, status: 'SUCCESSFUL', submissions: 1 });
     expect(sent!.referenceId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);

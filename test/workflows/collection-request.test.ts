@@ -96,7 +96,7 @@ describe('collection request workflow', () => {
     });
     // The sandbox's subscriber paid a second later: the workflow asked its status query then, and received the payment itself.
     expect(await ctx.client.workflow.getHandle(`collection-mtn-uganda-SBX-${requestId}`).describe().then(() => 'started', () => 'none')).toBe('none');
-    await recordHistory(ctx.client, collectionRequestWorkflowId(asId('CollectionRequest', requestId)), 'collection-request-v3-successful');
+    await recordHistory(ctx.client, collectionRequestWorkflowId(asId('CollectionRequest', requestId)), 'collection-request-successful');
   });
 
   test('a subscriber who pays at once: the network\'s answer is the confirmation, received in the same workflow', async () => {
@@ -111,7 +111,7 @@ describe('collection request workflow', () => {
       expect(history.filter((event) => event.activityTaskScheduledEventAttributes).map((event) => event.activityTaskScheduledEventAttributes!.activityType!.name))
         .toEqual(['promptSubscriber', 'sendSuccessMessage']);
       expect(history.some((event) => event.timerStartedEventAttributes)).toBe(false);
-      await recordHistory(ctx.client, collectionRequestWorkflowId(asId('CollectionRequest', requestId)), 'collection-request-v3-paid-at-once');
+      await recordHistory(ctx.client, collectionRequestWorkflowId(asId('CollectionRequest', requestId)), 'collection-request-paid-at-once');
     } finally {
       await atOnce.stop();
     }
@@ -123,7 +123,7 @@ describe('collection request workflow', () => {
     expect(row.status).toBe('expired');
     expect(await statusEvents(requestId)).toEqual(['pending', 'expired']);
     expect(await messages(requestId)).toHaveLength(0);
-    await recordHistory(ctx.client, collectionRequestWorkflowId(asId('CollectionRequest', requestId)), 'collection-request-v3-unprompted-expired');
+    await recordHistory(ctx.client, collectionRequestWorkflowId(asId('CollectionRequest', requestId)), 'collection-request-unprompted-expired');
   });
 
   test('instructions "skip" sends no text message but still pushes the prompt', async () => {
@@ -157,7 +157,7 @@ describe('collection request workflow', () => {
     expect(row).toMatchObject({ status: 'failed', attempts: 3, errorMessage: 'Cancelled By User' });
     expect(await statusEvents(requestId)).toEqual(['instructions_sent', 'failed']);
     expect((await messages(requestId)).map((message) => message.attempt)).toEqual([1, 2, 3]);
-    await recordHistory(ctx.client, collectionRequestWorkflowId(asId('CollectionRequest', requestId)), 'collection-request-v3-retried-failed');
+    await recordHistory(ctx.client, collectionRequestWorkflowId(asId('CollectionRequest', requestId)), 'collection-request-retried-failed');
   });
 
   test('max_attempts 0: one prompt, no retry', async () => {
@@ -170,7 +170,7 @@ describe('collection request workflow', () => {
     const row = await finalRow(requestId);
     expect(row).toMatchObject({ status: 'expired', attempts: 3 });
     expect((await messages(requestId)).map((message) => message.attempt)).toEqual([1, 2, 3]);
-    await recordHistory(ctx.client, collectionRequestWorkflowId(asId('CollectionRequest', requestId)), 'collection-request-v3-prompted-expired');
+    await recordHistory(ctx.client, collectionRequestWorkflowId(asId('CollectionRequest', requestId)), 'collection-request-prompted-expired');
   });
 
   test('operators filter request workflows by organization and status', async () => {
@@ -209,6 +209,7 @@ describe('subscriptions', () => {
     const subscription = ctx.client.workflow.getHandle(subscriptionWorkflowId(asId('CollectionRequest', requestId)));
     const result = await subscription.result();
     expect(result).toMatchObject({ created: 1, nextOccurrence: null });
+    await recordHistory(ctx.client, subscriptionWorkflowId(asId('CollectionRequest', requestId)), 'subscription-minutely');
     const occurrences = await testSql()<{ id: number; occurrenceAt: Date }[]>`
       select id, occurrence_at as "occurrenceAt" from collection_requests where subscription_id = ${requestId}`;
     expect(occurrences.map((row) => row.occurrenceAt.toISOString())).toEqual([new Date(start.getTime() + 60_000).toISOString()]);

@@ -112,7 +112,7 @@ describe('a request paid through the sandbox network', () => {
     const result = await paymentResult(requestId);
     expect(result).toMatchObject({ outcome: 'accepted', requestId, decidedBy: 'merchant' });
     await ctx.client.workflow.getHandle(collectionRequestWorkflowId(asId('CollectionRequest', requestId))).result();
-    await recordHistory(ctx.client, collectionRequestWorkflowId(asId('CollectionRequest', requestId)), 'collection-request-v3-verified');
+    await recordHistory(ctx.client, collectionRequestWorkflowId(asId('CollectionRequest', requestId)), 'collection-request-verified');
     expect(asked.find((body) => body.phonenumber === phone)).toEqual({
       phonenumber: phone, amount: '250.0000', currency_code: 'BXC', reference: merchant.organization.name, remote_transaction_id: `SBX-${requestId}`,
     });
@@ -165,7 +165,7 @@ describe('a request paid through the sandbox network', () => {
     const result = await paymentResult(requestId);
     expect(result).toMatchObject({ outcome: 'rejected', decidedBy: 'merchant' });
     // The request waits on for another payment: its history so far.
-    await recordHistory(ctx.client, collectionRequestWorkflowId(asId('CollectionRequest', requestId)), 'collection-request-v3-rejected-waiting');
+    await recordHistory(ctx.client, collectionRequestWorkflowId(asId('CollectionRequest', requestId)), 'collection-request-rejected-waiting');
     const [collection] = await testSql()`select status, rejection_reason from collections where id = ${result.collectionId}`;
     expect(collection).toEqual({ status: 'failed', rejection_reason: 'Order cancelled' });
     const [rejection] = await testSql()`select reason from sandbox_rejections where remote_transaction_id = ${`SBX-${requestId}`}`;
@@ -397,7 +397,7 @@ describe('the network callback route', () => {
     // No open request looks like it: stored unassigned, for its merchant to claim.
     expect(await ctx.client.workflow.getHandle('collection-safaricom-MPESA-777').result()).toMatchObject({ outcome: 'unmatched' });
     expect(await testSql()`select id from collections where remote_transaction_id = 'MPESA-777'`).toHaveLength(1);
-    await recordHistory(ctx.client, 'collection-safaricom-MPESA-777', 'incoming-collection-v3-unmatched');
+    await recordHistory(ctx.client, 'collection-safaricom-MPESA-777', 'incoming-collection-unmatched');
   });
 
   test('a network reports its own currency from its own numbers; credentials are checked before the body', async () => {

@@ -4,7 +4,7 @@ import { createOrganization } from '../../src/services/organizations';
 import { recordEvent } from '../../src/services/events';
 import { createWebhook, logAttempt } from '../../src/services/webhooks';
 import { eventRetentionScheduleId } from '../../src/workflows/contracts/sweeps';
-import { eventually, startWorker, testClient, testSql, uniqueTaskQueue, type WorkerProcess } from '../helpers';
+import { eventually, recordHistory, startWorker, testClient, testSql, uniqueTaskQueue, type WorkerProcess } from '../helpers';
 
 const workers: WorkerProcess[] = [];
 const schedules: string[] = [];
@@ -48,6 +48,11 @@ test('the retention Schedule deletes events older than the retention with their 
   const client = await testClient();
   const description = await client.schedule.getHandle(eventRetentionScheduleId(taskQueue)).describe();
   expect(description.action).toMatchObject({ workflowType: 'eventRetention', args: [{ retentionDays: 30, batchSize: 1000 }] });
+  const run = await eventually('a finished retention run', async () => {
+    for await (const execution of client.workflow.list({ query: `WorkflowType = 'eventRetention' AND TaskQueue = '${taskQueue}' AND ExecutionStatus = 'Completed'` })) return execution;
+    return undefined;
+  });
+  await recordHistory(client, run.workflowId, 'event-retention', run.runId);
 }, 60_000);
 
 test('the retention Schedule deletes audit entries older than AUDIT_RETENTION_DAYS only, however old the events\' retention is', async () => {

@@ -16,7 +16,7 @@ import { showSigningSecret } from '../../src/services/webhooks';
 import { walletsOutOfBalance } from '../../src/services/wallets';
 import { paymentWorkflowId, reversalWorkflowId } from '../../src/workflows/contracts/money-out';
 import { collectionRequestWorkflowId } from '../../src/workflows/contracts/collection-request';
-import { createMerchant, eventually, numberSequence, startWorker, testApp, testSql, uniqueTaskQueue, type TestApp, type TestMerchant, type WorkerProcess } from '../helpers';
+import { createMerchant, eventually, numberSequence, recordHistory, startWorker, testApp, testSql, uniqueTaskQueue, type TestApp, type TestMerchant, type WorkerProcess } from '../helpers';
 import { makeCertificate, startReceiver, type Receiver } from '../webhook-receiver';
 
 const taskQueue = uniqueTaskQueue('payments');
@@ -96,6 +96,7 @@ describe('payments through the sandbox network', () => {
     // The callback URL is the payment's own: not one of the organization's webhooks.
     expect((await merchant.request('/api/webhooks')).body.count).toBe(1);
     await expectBalanced(merchant);
+    await recordHistory(ctx.client, paymentWorkflowId(asId('Payment', created.id)), 'payment-completed');
   });
 
   test.each([
@@ -112,6 +113,7 @@ describe('payments through the sandbox network', () => {
     expect(await balanceOf(merchant.organization.id)).toBe('1000.0000');
     expect(await stateEvents(created.id)).toEqual(['new', 'processing', state]);
     await expectBalanced(merchant);
+    await recordHistory(ctx.client, paymentWorkflowId(asId('Payment', created.id)), `payment-${state.replaceAll('_', '-')}`);
   });
 
   test('a network silent until asked completes when a status query resolves it', async () => {
@@ -133,6 +135,7 @@ describe('payments through the sandbox network', () => {
     expect(await ctx.client.workflow.getHandle(paymentWorkflowId(asId('Payment', later.id))).result()).toMatchObject({ state: 'cancelled' });
     expect(await testSql()`select 1 from sandbox_payouts where reference = ${`pay-${later.id}`}`).toHaveLength(0);
     expect(await stateEvents(later.id)).toEqual(['scheduled', 'cancelled']);
+    await recordHistory(ctx.client, paymentWorkflowId(asId('Payment', later.id)), 'payment-cancelled');
     // A start date that has come: sent at once.
     const soon = await pay(merchant, { phonenumber: nextNumber(), start_date: new Date(Date.now() + 2000).toISOString() });
     expect((await finished(merchant, soon.id)).state).toBe('completed');
@@ -167,6 +170,7 @@ describe('reversals through the sandbox network', () => {
     expect(statuses.map((row) => row.status).at(-1)).toBe('reversed');
     expect(await balanceOf(merchant.organization.id)).toBe('1000.0000');
     await expectBalanced(merchant);
+    await recordHistory(ctx.client, reversalWorkflowId(asId('Reversal', reversal.body.id)), 'reversal-completed');
   });
 
   test('fails at the network: the amount goes back to the wallet, the request stays successful', async () => {
@@ -176,6 +180,7 @@ describe('reversals through the sandbox network', () => {
     const reversal = await merchant.request('/api/reversals', { form: { collection: String(collectionId) } });
     expect(await ctx.client.workflow.getHandle(reversalWorkflowId(asId('Reversal', reversal.body.id))).result()).toMatchObject({ state: 'failed' });
     expect((await merchant.request(`/api/reversals/${reversal.body.id}`)).body).toMatchObject({ state: 'failed', last_error: SANDBOX_PAYOUT_FAILED_ERROR });
+    await recordHistory(ctx.client, reversalWorkflowId(asId('Reversal', reversal.body.id)), 'reversal-failed');
     expect((await merchant.request(`/api/collectionrequests/${requestId}`)).body.status).toBe('successful');
     expect(await balanceOf(merchant.organization.id)).toBe('1250.0000');
     const types = await testSql()<{ type: string }[]>`select type from transactions where reversal_id = ${reversal.body.id} order by id`;

@@ -67,7 +67,7 @@ describe('the outbox sweep', () => {
       for await (const execution of client.workflow.list({ query: `WorkflowType = 'outboxSweep' AND TaskQueue = '${taskQueue}' AND ExecutionStatus = 'Completed'` })) return execution;
       return undefined;
     });
-    await recordHistory(client, sweep.workflowId, 'outbox-sweep-v3', sweep.runId);
+    await recordHistory(client, sweep.workflowId, 'outbox-sweep', sweep.runId);
     expect((await eventually('the poisoned request to be set aside', () => setAside('outbox-request', poisonedRequest.request.id), 30_000)).error)
       .toContain('unreadable subscription dates');
     const [poisoned] = await sql`select workflow_started_at from collection_requests where id = ${poisonedRequest.request.id}`;

@@ -100,8 +100,8 @@ describe('a payment without a prompt reference', () => {
     expect(result).toMatchObject({ outcome: 'accepted', requestId: oldest });
     // The request's workflow heard of it (the collectionMatched signal) and ended successful.
     expect(await ctx.client.workflow.getHandle(collectionRequestWorkflowId(asId('CollectionRequest', oldest))).result()).toMatchObject({ status: 'successful' });
-    await recordHistory(ctx.client, incomingCollectionWorkflowId('MTN Uganda', `WALKIN-${oldest}`), 'incoming-collection-v3-accepted');
-    await recordHistory(ctx.client, collectionRequestWorkflowId(asId('CollectionRequest', oldest)), 'collection-request-v3-matched-by-report');
+    await recordHistory(ctx.client, incomingCollectionWorkflowId('MTN Uganda', `WALKIN-${oldest}`), 'incoming-collection-accepted');
+    await recordHistory(ctx.client, collectionRequestWorkflowId(asId('CollectionRequest', oldest)), 'collection-request-matched-by-report');
   });
 
   test('stays unassigned when two organizations have one, and only a claim assigns it', async () => {
