@@ -1,9 +1,9 @@
 /**
  * The shape of src/ as rules a reviewer would check by hand: the import graph (type-only imports
- * included) has no circle and no import up a floor but the few `UPWARD` names, the API and the console do not import
+ * included) has no circle and no import up a layer but the few `UPWARD` names, the API and the console do not import
  * each other, SQL is written only in services/ and db/, no function has more than 60 lines of code
  * of its own (nested functions, blank and comment lines not counted), and nothing is exported that
- * no other file names, and every file path the code cites is a file of the repository. `bun scripts/architecture.ts` prints the floors, the imports between them and every breach;
+ * no other file names, and every file path the code cites is a file of the repository. `bun scripts/architecture.ts` prints the layers, the imports between them and every breach;
  * test/unit/architecture.test.ts asserts none.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
@@ -17,13 +17,13 @@ const USERS = ['src', 'test', 'scripts', 'bench'].map((folder) => join(ROOT, fol
 export const MAX_OWN_LINES = 60;
 
 /**
- * The floors, lowest first: a module may import its own floor and the ones below it at run time.
+ * The layers, lowest first: a module may import its own layer and the ones below it at run time.
  * The entry points (processes and the CLI) sit on top.
  */
-export const FLOORS: readonly { name: string; members: readonly string[] }[] = [
+export const LAYERS: readonly { name: string; members: readonly string[] }[] = [
   { name: 'domain', members: ['domain/', 'config-values.ts', 'config.ts'] },
-  // Workflow contracts (ids, inputs, signals, queries): pure, shared by workflow code and its clients.
-  { name: 'contracts', members: ['workflows/contracts/'] },
+  // Workflow contracts (ids, inputs, signals, queries): pure, shared by workflow code and its clients, below both.
+  { name: 'contracts', members: ['contracts/'] },
   { name: 'platform', members: ['telemetry/trace-context.ts', 'log.ts', 'auth/', 'db/', 'telemetry/metrics.ts'] },
   { name: 'services', members: ['services/'] },
   // Outbound HTTP to merchants' endpoints (webhooks, verification, the console's test sends).
@@ -33,14 +33,14 @@ export const FLOORS: readonly { name: string; members: readonly string[] }[] = [
   { name: 'workflows', members: ['workflows/'] },
   { name: 'launcher', members: ['temporal/'] },
   { name: 'http', members: ['http/', 'telemetry/'] },
-  { name: 'faces', members: ['api/', 'console/'] },
+  { name: 'interfaces', members: ['api/', 'console/'] },
   { name: 'composition', members: ['app.ts'] },
   { name: 'entry points', members: ['server.ts', 'server.deno.ts', 'worker.ts', 'admin.ts', 'admin/'] },
 ];
 
 /**
- * The imports allowed to go up a floor, each with its reason; no more than two may ever be named
- * (test/unit/architecture.test.ts). Any other import up a floor is a breach.
+ * The imports allowed to go up a layer, each with its reason; no more than two may ever be named
+ * (test/unit/architecture.test.ts). Any other import up a layer is a breach.
  */
 export const UPWARD: readonly { from: string; to: string; reason: string }[] = [
   {
@@ -49,17 +49,17 @@ export const UPWARD: readonly { from: string; to: string; reason: string }[] = [
   },
 ];
 
-/** The floor a module sits on (the most specific member wins). */
-export function floorOf(module: string): number {
-  let best = { floor: -1, length: -1 };
-  FLOORS.forEach((floor, index) => {
-    for (const member of floor.members) {
+/** The layer a module sits on (the most specific member wins). */
+export function layerOf(module: string): number {
+  let best = { layer: -1, length: -1 };
+  LAYERS.forEach((layer, index) => {
+    for (const member of layer.members) {
       const matches = member.endsWith('/') ? module.startsWith(member) : module === member;
-      if (matches && member.length > best.length) best = { floor: index, length: member.length };
+      if (matches && member.length > best.length) best = { layer: index, length: member.length };
     }
   });
-  if (best.floor === -1) throw new Error(`src/${module} is on no floor: add it to FLOORS in scripts/architecture.ts`);
-  return best.floor;
+  if (best.layer === -1) throw new Error(`src/${module} is on no layer: add it to LAYERS in scripts/architecture.ts`);
+  return best.layer;
 }
 
 function sourceFiles(folder: string): string[] {
@@ -149,7 +149,7 @@ export type Architecture = {
   modules: string[];
   imports: Map<string, string[]>;
   upward: { from: string; to: string }[];
-  facesCrossed: { from: string; to: string }[];
+  interfacesCrossed: { from: string; to: string }[];
   cycles: string[][];
   sqlOutside: string[];
   longFunctions: string[];
@@ -174,16 +174,16 @@ export function readArchitecture(): Architecture {
     if (!sqlHome && /\b(sql|tx|savepoint)(<[^`]*>)?`/.test(text)) sqlOutside.push(module);
   }
   const upward: Architecture['upward'] = [];
-  const facesCrossed: Architecture['facesCrossed'] = [];
+  const interfacesCrossed: Architecture['interfacesCrossed'] = [];
   for (const [from, targets] of imports) {
     for (const to of targets) {
-      if (floorOf(to) > floorOf(from) && !UPWARD.some((allowed) => allowed.from === from && allowed.to === to)) upward.push({ from, to });
-      const face = (module: string) => (module.startsWith('api/') ? 'api' : module.startsWith('console/') ? 'console' : null);
-      if (face(from) !== null && face(to) !== null && face(from) !== face(to)) facesCrossed.push({ from, to });
+      if (layerOf(to) > layerOf(from) && !UPWARD.some((allowed) => allowed.from === from && allowed.to === to)) upward.push({ from, to });
+      const interfaceOf = (module: string) => (module.startsWith('api/') ? 'api' : module.startsWith('console/') ? 'console' : null);
+      if (interfaceOf(from) !== null && interfaceOf(to) !== null && interfaceOf(from) !== interfaceOf(to)) interfacesCrossed.push({ from, to });
     }
   }
   return {
-    modules: [...imports.keys()].sort(), imports, upward, facesCrossed, cycles: findCycles(imports), sqlOutside: sqlOutside.sort(),
+    modules: [...imports.keys()].sort(), imports, upward, interfacesCrossed, cycles: findCycles(imports), sqlOutside: sqlOutside.sort(),
     longFunctions: long, deadExports: deadExports(texts), unresolvedReferences: unresolvedReferences(texts),
   };
 }
@@ -248,18 +248,18 @@ if (import.meta.main) {
   const between = new Map<string, number>();
   for (const [from, targets] of architecture.imports) {
     for (const to of targets) {
-      const key = `${FLOORS[floorOf(from)]!.name} → ${FLOORS[floorOf(to)]!.name}`;
-      if (floorOf(from) !== floorOf(to)) between.set(key, (between.get(key) ?? 0) + 1);
+      const key = `${LAYERS[layerOf(from)]!.name} → ${LAYERS[layerOf(to)]!.name}`;
+      if (layerOf(from) !== layerOf(to)) between.set(key, (between.get(key) ?? 0) + 1);
     }
   }
   const lines = [
-    'floors, top first:',
-    ...[...FLOORS].reverse().map((floor) => `  ${floor.name.padEnd(13)} ${floor.members.join(' ')}`),
-    'imports between floors:',
+    'layers, top first:',
+    ...[...LAYERS].reverse().map((layer) => `  ${layer.name.padEnd(13)} ${layer.members.join(' ')}`),
+    'imports between layers:',
     ...[...between].sort().map(([key, count]) => `  ${key}: ${count}`),
-    `imports up a floor allowed (UPWARD): ${UPWARD.length}`, ...UPWARD.map(({ from, to, reason }) => `  ${from} → ${to}: ${reason}`),
-    `other imports up a floor: ${architecture.upward.length}`, ...architecture.upward.map(({ from, to }) => `  ${from} → ${to}`),
-    `imports between the API and the console: ${architecture.facesCrossed.length}`, ...architecture.facesCrossed.map(({ from, to }) => `  ${from} → ${to}`),
+    `imports up a layer allowed (UPWARD): ${UPWARD.length}`, ...UPWARD.map(({ from, to, reason }) => `  ${from} → ${to}: ${reason}`),
+    `other imports up a layer: ${architecture.upward.length}`, ...architecture.upward.map(({ from, to }) => `  ${from} → ${to}`),
+    `imports between the API and the console: ${architecture.interfacesCrossed.length}`, ...architecture.interfacesCrossed.map(({ from, to }) => `  ${from} → ${to}`),
     `import circles: ${architecture.cycles.length}`, ...architecture.cycles.map((cycle) => `  ${cycle.join(' ↔ ')}`),
     `SQL outside services/ and db/: ${architecture.sqlOutside.length}`, ...architecture.sqlOutside.map((module) => `  ${module}`),
     `functions over ${MAX_OWN_LINES} lines of their own: ${architecture.longFunctions.length}`, ...architecture.longFunctions.map((where) => `  ${where}`),

@@ -15,7 +15,7 @@ export const COMPOSE_VERSION = 'v2.32.4';
 /** A DOCKER_CONFIG folder whose cli-plugins hold the project's own `docker compose` build. */
 export const LOCAL_DOCKER_CONFIG = join(TOOLS, 'docker');
 
-/** Custom search attributes the workflows set (src/workflows/contracts/search-attributes.ts; a unit test keeps them equal). */
+/** Custom search attributes the workflows set (src/contracts/search-attributes.ts; a unit test keeps them equal). */
 export const SEARCH_ATTRIBUTES = {
   OrganizationId: 'Keyword',
   EventType: 'Keyword',

@@ -16,7 +16,7 @@ import { launcherFromConfig } from './temporal/launcher';
 import type { Launcher } from './services/ports';
 import { keepSchedules } from './temporal/schedules';
 import { allOf, runUntilShutdown, withReleases } from './temporal/worker-lifecycle';
-import { webhookSenderTaskQueue } from './workflows/contracts/webhook-dispatcher';
+import { webhookSenderTaskQueue } from './contracts/webhook-dispatcher';
 
 type WorkerTelemetry = Awaited<ReturnType<typeof startWorkerTelemetry>>;
 

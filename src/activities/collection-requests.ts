@@ -6,7 +6,7 @@ import { changeRequestStatus, countPromptAttempt, insertCollectionRequest, type 
 import type { RecordedEvent } from '../services/events';
 import { recordCollectionRequestFinal } from '../telemetry/metrics';
 import type { Launcher } from '../services/ports';
-import type { IncomingPaymentInput } from '../workflows/contracts/incoming-collection';
+import type { IncomingPaymentInput } from '../contracts/incoming-collection';
 import { requestSteps, type Loaded } from './request-steps';
 
 export type CollectionRequestActivityDeps = { sql: Sql; launcher: Launcher; network: NetworkAdapter };

@@ -9,7 +9,7 @@ import {
 import { measuredVerification, recordCollectionMatch, recordFinalRequestStatuses, recordWalletMovement } from '../telemetry/metrics';
 import type { Launcher } from '../services/ports';
 import { askMerchant, outgoingTransport } from '../outbound/merchant-http';
-import type { IncomingPaymentInput, VerificationDecision } from '../workflows/contracts/incoming-collection';
+import type { IncomingPaymentInput, VerificationDecision } from '../contracts/incoming-collection';
 
 export type CollectionActivityDeps = {
   sql: Sql;

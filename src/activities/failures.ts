@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { isPermanentDatabaseError } from '../db';
-import { PERMANENT_DATABASE_ERROR } from '../workflows/contracts/common';
+import { PERMANENT_DATABASE_ERROR } from '../contracts/common';
 
 type Activity = (...args: never[]) => Promise<unknown>;
 

@@ -8,7 +8,7 @@ import { log } from '@temporalio/activity';
 import type { Sql } from '../db';
 import { OUTBOX, startUnlaunched, type OutboxKind } from '../services/outbox';
 import type { Launcher } from '../services/ports';
-import type { OutboxSweepInput } from '../workflows/contracts/sweeps';
+import type { OutboxSweepInput } from '../contracts/sweeps';
 
 type OutboxActivityDeps = { sql: Sql; launcher: Launcher };
 

@@ -9,7 +9,7 @@ import { beginPayment, findPayment, finishPayment, type PayoutOutcome, type Stat
 import { findReversal, finishReversal } from '../services/reversals';
 import { recordFinalRequestStatuses, recordPaymentState, recordWalletMovement } from '../telemetry/metrics';
 import type { Launcher } from '../services/ports';
-import { paymentWorkflowId, reversalWorkflowId } from '../workflows/contracts/money-out';
+import { paymentWorkflowId, reversalWorkflowId } from '../contracts/money-out';
 
 type PaymentActivityDeps = { sql: Sql; launcher: Launcher; network: NetworkAdapter };
 

@@ -11,7 +11,7 @@ import { promptReference } from '../domain/collections';
 import { networkByName } from '../domain/networks';
 import type { NetworkAdapter, PaymentPrompt, PromptResult } from '../network/adapter';
 import { findRequestToPrompt, type RequestWithContact } from '../services/collection-requests';
-import { collectionRequestWorkflowId } from '../workflows/contracts/collection-request';
+import { collectionRequestWorkflowId } from '../contracts/collection-request';
 
 /** Tries of one prompt before a network that keeps failing counts as having refused it. */
 const PROMPT_NETWORK_TRIES = 5;

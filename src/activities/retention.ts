@@ -3,7 +3,7 @@ import type { Sql } from '../db';
 import { deleteExpiredAuditEvents } from '../services/audit';
 import { deleteExpiredDuplicateCheckKeys } from '../services/duplicate-checks';
 import { deleteExpiredEvents } from '../services/events';
-import type { EventRetentionInput } from '../workflows/contracts/sweeps';
+import type { EventRetentionInput } from '../contracts/sweeps';
 
 export type RetentionActivityDeps = { sql: Sql };
 

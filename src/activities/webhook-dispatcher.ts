@@ -30,7 +30,7 @@ import type { AttemptOutcome } from '../domain/webhooks';
 import { cancelPending, claimDueAcrossWebhooks, releaseClaims, type ClaimedDelivery } from '../services/webhook-queue';
 import { deliverySecrets, readWebhook, type DeliverySecrets, type LiveWebhook } from '../services/webhooks';
 import { disableIfFailing } from '../services/webhook-recovery';
-import type { DispatcherInput, DispatcherResult } from '../workflows/contracts/webhook-dispatcher';
+import type { DispatcherInput, DispatcherResult } from '../contracts/webhook-dispatcher';
 import { inTraceOf } from '../telemetry/trace-context';
 import { LEASE_MS, attemptClaimed, every, trackInFlight, type WebhookActivityDeps } from './webhook-attempt';
 import type { TransportSettings } from '../outbound/merchant-http';

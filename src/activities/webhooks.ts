@@ -1,7 +1,7 @@
 import { dispatchDeliveries } from './webhook-dispatcher';
 import type { WebhookActivityDeps } from './webhook-attempt';
 import type { WebhookSending } from './webhook-sending';
-import type { DispatcherInput, DispatcherResult } from '../workflows/contracts/webhook-dispatcher';
+import type { DispatcherInput, DispatcherResult } from '../contracts/webhook-dispatcher';
 
 export type { WebhookActivityDeps } from './webhook-attempt';
 

@@ -30,7 +30,7 @@ import { throttled } from '../http/request-policy';
 import { MAX_BODY_BYTES, declareBodyOptions, rawBodyOf } from '../http/request';
 import { admitOperatorCallback } from '../services/throttling';
 import { countThrottledCallback } from '../telemetry/metrics';
-import type { IncomingPaymentInput } from '../workflows/contracts/incoming-collection';
+import type { IncomingPaymentInput } from '../contracts/incoming-collection';
 import { checkedRequestSchema, requestSchema, routeDocs } from '../http/route-docs';
 
 export const operatorCallbackRoutes = (deps: AppDeps) => {

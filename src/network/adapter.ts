@@ -11,7 +11,7 @@ import type { Connections, MoneyOperation, Network } from '../domain/networks';
 
 
 export type { MoneyOperation } from '../domain/networks';
-import type { IncomingPaymentInput } from '../workflows/contracts/incoming-collection';
+import type { IncomingPaymentInput } from '../contracts/incoming-collection';
 
 export type PaymentPrompt = {
   requestId: CollectionRequestId;

@@ -24,8 +24,8 @@ import type { Actor, ServiceDeps } from './deps';
 import { writeOnce, type DuplicateCheck } from './duplicate-checks';
 import { activeWallets } from './wallets';
 import { tenantScope, timeRange, type ListPage, type PageWindow } from './queries';
-import type { SubscriptionInput } from '../workflows/contracts/subscription';
-import type { CollectionRequestInput } from '../workflows/contracts/collection-request';
+import type { SubscriptionInput } from '../contracts/subscription';
+import type { CollectionRequestInput } from '../contracts/collection-request';
 import { CONTACT_COLUMNS, upsertContactIn } from './contacts';
 import { recordEvent, type RecordedEvent } from './events';
 

@@ -27,7 +27,7 @@ import { receiptOfPromptIn } from './network-operations';
 import { changeRequestStatusIn } from './collection-requests';
 import { isPermanentDatabaseError } from '../db';
 import type postgres from 'postgres';
-import type { IncomingPaymentInput } from '../workflows/contracts/incoming-collection';
+import type { IncomingPaymentInput } from '../contracts/incoming-collection';
 
 export const collectionColumns = (t = ''): string => `${t}id, ${t}organization_id as "organizationId", ${t}network,
   ${t}remote_transaction_id as "remoteTransactionId", ${t}amount::text as amount, ${t}currency, ${t}phone_number as "phoneNumber",

@@ -9,9 +9,9 @@ import type { CollectionRequestRow } from '../domain/collection-requests';
 import type { CollectionRequestId, OrganizationId, PaymentBatchId, PaymentId, ReversalId } from '../domain/ids';
 import type { MovementOutboxKind } from '../domain/money-movements';
 import type { Connections, Network } from '../domain/networks';
-import type { CollectionMatch } from '../workflows/contracts/collection-request';
-import type { NetworkHint } from '../workflows/contracts/common';
-import type { IncomingPaymentInput } from '../workflows/contracts/incoming-collection';
+import type { CollectionMatch } from '../contracts/collection-request';
+import type { NetworkHint } from '../contracts/common';
+import type { IncomingPaymentInput } from '../contracts/incoming-collection';
 import type { PendingDelivery, RecordedEvent } from './events';
 
 export type PaymentToStart = { id: PaymentId; organizationId: OrganizationId; startDate: Date | null };

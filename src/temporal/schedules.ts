@@ -5,7 +5,7 @@ import type { Config } from '../config';
 import { logger } from '../log';
 import type { eventRetention } from '../workflows/event-retention';
 import type { outboxSweep } from '../workflows/outbox-sweep';
-import { eventRetentionScheduleId, outboxSweepScheduleId, type EventRetentionInput, type OutboxSweepInput } from '../workflows/contracts/sweeps';
+import { eventRetentionScheduleId, outboxSweepScheduleId, type EventRetentionInput, type OutboxSweepInput } from '../contracts/sweeps';
 
 type Workflow = typeof outboxSweep | typeof eventRetention;
 

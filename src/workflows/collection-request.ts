@@ -17,11 +17,11 @@ import type { createCollectionRequestActivities, PromptCheck } from '../activiti
 import type { RequestStatus } from '../domain/collection-requests';
 import {
   collectionMatchedSignal, collectionRequestStateQuery, type CollectionMatch, type CollectionRequestInput, type CollectionRequestState,
-} from './contracts/collection-request';
-import { networkHintSignal } from './contracts/common';
-import type { IncomingPaymentInput } from './contracts/incoming-collection';
-import { RETRY_POLICIES } from './contracts/retry-policies';
-import { searchAttributes } from './contracts/search-attributes';
+} from '../contracts/collection-request';
+import { networkHintSignal } from '../contracts/common';
+import type { IncomingPaymentInput } from '../contracts/incoming-collection';
+import { RETRY_POLICIES } from '../contracts/retry-policies';
+import { searchAttributes } from '../contracts/search-attributes';
 import { askVerification } from './verification';
 
 type Activities = ReturnType<typeof createCollectionRequestActivities> & ReturnType<typeof createCollectionActivities>;

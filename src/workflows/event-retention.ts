@@ -1,7 +1,7 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { createRetentionActivities } from '../activities/retention';
-import type { EventRetentionInput } from './contracts/sweeps';
-import { RETRY_POLICIES } from './contracts/retry-policies';
+import type { EventRetentionInput } from '../contracts/sweeps';
+import { RETRY_POLICIES } from '../contracts/retry-policies';
 
 const { deleteExpiredEvents, deleteExpiredDuplicateCheckKeys } = proxyActivities<ReturnType<typeof createRetentionActivities>>({
   startToCloseTimeout: '10 minutes',

@@ -1,8 +1,8 @@
 import { condition, proxyActivities, proxyLocalActivities, setHandler } from '@temporalio/workflow';
 import type { createCollectionActivities, ReceiptOutcome } from '../activities/collections';
-import { incomingCollectionStatusQuery, type IncomingCollectionInput, type IncomingCollectionResult, type IncomingPaymentInput } from './contracts/incoming-collection';
-import { networkHintSignal } from './contracts/common';
-import { RETRY_POLICIES } from './contracts/retry-policies';
+import { incomingCollectionStatusQuery, type IncomingCollectionInput, type IncomingCollectionResult, type IncomingPaymentInput } from '../contracts/incoming-collection';
+import { networkHintSignal } from '../contracts/common';
+import { RETRY_POLICIES } from '../contracts/retry-policies';
 import { askVerification } from './verification';
 
 type Activities = ReturnType<typeof createCollectionActivities>;

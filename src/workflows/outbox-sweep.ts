@@ -1,7 +1,7 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
-import type { OutboxSweepInput } from './contracts/sweeps';
-import { RETRY_POLICIES } from './contracts/retry-policies';
+import type { OutboxSweepInput } from '../contracts/sweeps';
+import { RETRY_POLICIES } from '../contracts/retry-policies';
 
 const { startUnlaunchedRows } = proxyActivities<ReturnType<typeof createActivities>>({
   startToCloseTimeout: '2 minutes',

@@ -2,10 +2,10 @@ import type { PaymentId } from '../domain/ids';
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/common';
 import { ChildWorkflowFailure, ParentClosePolicy, condition, continueAsNew, executeChild, proxyLocalActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { createPaymentBatchActivities } from '../activities/payment-batches';
-import { paymentWorkflowId } from './contracts/money-out';
-import { paymentBatchProgressQuery, type PaymentBatchInput, type PaymentBatchProgress } from './contracts/payment-batch';
-import { RETRY_POLICIES } from './contracts/retry-policies';
-import { searchAttributes } from './contracts/search-attributes';
+import { paymentWorkflowId } from '../contracts/money-out';
+import { paymentBatchProgressQuery, type PaymentBatchInput, type PaymentBatchProgress } from '../contracts/payment-batch';
+import { RETRY_POLICIES } from '../contracts/retry-policies';
+import { searchAttributes } from '../contracts/search-attributes';
 import type { payment } from './payment';
 
 type Activities = ReturnType<typeof createPaymentBatchActivities>;

@@ -3,9 +3,9 @@ import { condition, proxyActivities, proxyLocalActivities, setHandler } from '@t
 import type { createPaymentActivities } from '../activities/payments';
 import type { PayoutResult } from '../network/adapter';
 import type { PayoutOutcome } from '../services/payments';
-import { moneyOutStateQuery, paymentCancelledSignal, type MoneyOutState, type PaymentInput, type ReversalInput } from './contracts/money-out';
-import { networkHintSignal } from './contracts/common';
-import { RETRY_POLICIES } from './contracts/retry-policies';
+import { moneyOutStateQuery, paymentCancelledSignal, type MoneyOutState, type PaymentInput, type ReversalInput } from '../contracts/money-out';
+import { networkHintSignal } from '../contracts/common';
+import { RETRY_POLICIES } from '../contracts/retry-policies';
 
 type Activities = ReturnType<typeof createPaymentActivities>;
 

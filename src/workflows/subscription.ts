@@ -1,8 +1,8 @@
 import { continueAsNew, proxyActivities, setHandler, sleep } from '@temporalio/workflow';
 import type { createCollectionRequestActivities } from '../activities/collection-requests';
 import { nextOccurrence, type Frequency, type Subscription } from '../domain/subscriptions';
-import { subscriptionStateQuery, type SubscriptionInput, type SubscriptionState } from './contracts/subscription';
-import { RETRY_POLICIES } from './contracts/retry-policies';
+import { subscriptionStateQuery, type SubscriptionInput, type SubscriptionState } from '../contracts/subscription';
+import { RETRY_POLICIES } from '../contracts/retry-policies';
 
 const { createSubscriptionOccurrence } = proxyActivities<ReturnType<typeof createCollectionRequestActivities>>({
   startToCloseTimeout: '1 minute',

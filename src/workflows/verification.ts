@@ -4,8 +4,8 @@
  */
 import { proxyActivities } from '@temporalio/workflow';
 import type { createCollectionActivities } from '../activities/collections';
-import type { VerificationDecision } from './contracts/incoming-collection';
-import { RETRY_POLICIES } from './contracts/retry-policies';
+import type { VerificationDecision } from '../contracts/incoming-collection';
+import { RETRY_POLICIES } from '../contracts/retry-policies';
 import type { CollectionId, OrganizationId } from '../domain/ids';
 
 export async function askVerification(collection: { collectionId: CollectionId; organizationId: OrganizationId }, timeoutSeconds: number): Promise<VerificationDecision> {

@@ -8,8 +8,8 @@
  */
 import { type ActivityOptions, continueAsNew, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { WebhookActivities } from '../activities/webhooks';
-import { RETRY_POLICIES } from './contracts/retry-policies';
-import type { DispatcherInput } from './contracts/webhook-dispatcher';
+import { RETRY_POLICIES } from '../contracts/retry-policies';
+import type { DispatcherInput } from '../contracts/webhook-dispatcher';
 
 const dispatcherOptions = (taskQueue: string | undefined): ActivityOptions => ({
   ...(taskQueue === undefined ? {} : { taskQueue }),

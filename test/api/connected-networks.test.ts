@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { randomBytes } from 'node:crypto';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { issueNetworkSecret } from '../../src/services/network-credentials';
-import { incomingCollectionWorkflowId } from '../../src/workflows/contracts/incoming-collection';
+import { incomingCollectionWorkflowId } from '../../src/contracts/incoming-collection';
 import { ConsoleClient, PASSWORD, consoleUser } from '../console-helpers';
 import { LIVE_METRICS_TOKEN, createMerchant, numberSequence, requester, testApp, testSql, uniqueTaskQueue, type TestApp, type TestMerchant } from '../helpers';
 

@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { issueNetworkSecret } from '../../src/services/network-credentials';
 import { fundWallet } from '../../src/services/organizations';
-import { incomingCollectionWorkflowId } from '../../src/workflows/contracts/incoming-collection';
+import { incomingCollectionWorkflowId } from '../../src/contracts/incoming-collection';
 import { createMerchant, requester, testApp, testSql, uniqueNumber, type TestApp, type TestMerchant } from '../helpers';
 
 let ctx: TestApp;

@@ -8,7 +8,7 @@ import { beforeAll, expect, test } from 'bun:test';
 import { DARAJA_CALLBACK_PATHS } from '../../src/network/daraja';
 import { MOMO_CALLBACK_PATH } from '../../src/network/momo';
 import { recordOperation } from '../../src/services/network-operations';
-import { incomingCollectionWorkflowId } from '../../src/workflows/contracts/incoming-collection';
+import { incomingCollectionWorkflowId } from '../../src/contracts/incoming-collection';
 import { awayFromWindowEdge, BASE_URL, testApp, testSql, uniqueNumber, type TestApp } from '../helpers';
 import { prepareContracts } from '../openapi-contract';
 

@@ -13,7 +13,7 @@ import { receivePayment, storeIncomingPayment } from '../../src/services/collect
 import { attachReceipt, markPromptPaid, recordOperation } from '../../src/services/network-operations';
 import { fundWallet } from '../../src/services/organizations';
 import { walletsOutOfBalance } from '../../src/services/wallets';
-import type { IncomingPaymentInput } from '../../src/workflows/contracts/incoming-collection';
+import type { IncomingPaymentInput } from '../../src/contracts/incoming-collection';
 import { createMerchant, numberSequence, testApp, testSql, type TestApp, type TestMerchant } from '../helpers';
 
 const NETWORK = 'Safaricom';

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { firstSteps } from '../../scripts/first-steps.mjs';
-import { collectionRequestWorkflowId } from '../../src/workflows/contracts/collection-request';
+import { collectionRequestWorkflowId } from '../../src/contracts/collection-request';
 import { FORM, apiClient } from '../client';
 import { ROOT, eventually, startWorker, testClient, uniqueTaskQueue, type WorkerProcess } from '../helpers';
 

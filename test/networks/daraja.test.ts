@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { startDarajaSimulator, type CheckoutRequestLookup, type DarajaSimulator } from '../simulators/daraja';
 import { updateCollectionSettings } from '../../src/services/organizations';
-import { incomingCollectionWorkflowId } from '../../src/workflows/contracts/incoming-collection';
+import { incomingCollectionWorkflowId } from '../../src/contracts/incoming-collection';
 import { eventually, numberSequence, requester, testSql } from '../helpers';
 import { ConsoleClient, PASSWORD, consoleUser } from '../console-helpers';
 import { balanceOf, callbackSettled, creditsOf, expectBalanced, fundedMerchant, paidOut, promptedRequest, recordHistory, requestOutcome, startStack, type Stack } from './stack';

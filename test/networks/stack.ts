@@ -6,8 +6,8 @@
 import { asId } from '../../src/domain/ids';
 import { fundWallet } from '../../src/services/organizations';
 import type { Currency } from '../../src/domain/money';
-import { collectionRequestWorkflowId } from '../../src/workflows/contracts/collection-request';
-import { incomingCollectionWorkflowId } from '../../src/workflows/contracts/incoming-collection';
+import { collectionRequestWorkflowId } from '../../src/contracts/collection-request';
+import { incomingCollectionWorkflowId } from '../../src/contracts/incoming-collection';
 import {
   createMerchant, eventually, recordHistory as recordFinishedHistory, startWorker, testApp, testSql, uniqueTaskQueue, type TestApp, type TestMerchant, type WorkerProcess,
 } from '../helpers';

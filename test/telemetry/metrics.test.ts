@@ -11,7 +11,7 @@ import { freePort } from '../../scripts/infra.mjs';
 import { recordEvent } from '../../src/services/events';
 import { updateCollectionSettings } from '../../src/services/organizations';
 import { createWebhook } from '../../src/services/webhooks';
-import { collectionRequestWorkflowId } from '../../src/workflows/contracts/collection-request';
+import { collectionRequestWorkflowId } from '../../src/contracts/collection-request';
 import {
   LIVE_METRICS_TOKEN, awayFromWindowEdge, createMerchant, eventually, startWorker, testApp, testSql, uniqueNumber, uniqueTaskQueue, type TestApp, type WorkerProcess,
 } from '../helpers';

@@ -16,7 +16,7 @@ import { startApiTelemetry, type ApiTelemetry } from '../../src/telemetry/api';
 import { TRACER_NAME } from '../../src/telemetry/trace-context';
 import { connectClient } from '../../src/temporal/connection';
 import { launcherFromConfig } from '../../src/temporal/launcher';
-import { collectionRequestWorkflowId } from '../../src/workflows/contracts/collection-request';
+import { collectionRequestWorkflowId } from '../../src/contracts/collection-request';
 import {
   createMerchant, eventually, startWorker, testConfig, testSql, uniqueNumber, uniqueTaskQueue, type TestMerchant, type WorkerProcess,
 } from '../helpers';

@@ -2,7 +2,7 @@ import { expect, test } from 'bun:test';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/config';
-import { searchAttributes } from '../../src/workflows/contracts/search-attributes';
+import { searchAttributes } from '../../src/contracts/search-attributes';
 import { SEARCH_ATTRIBUTES } from '../../scripts/infra.mjs';
 
 test('defaults are the sandbox defaults of the README', () => {

@@ -12,7 +12,7 @@ import { findOwnRequest } from '../../src/services/collection-requests';
 import { findOwnWallet } from '../../src/services/wallets';
 import type { DeliveryId, EventId, PaymentId, ReversalId, WebhookId } from '../../src/domain/ids';
 import { deleteWebhook, finishDelivery } from '../../src/services/webhooks';
-import { paymentWorkflowId, reversalWorkflowId, type ReversalInput } from '../../src/workflows/contracts/money-out';
+import { paymentWorkflowId, reversalWorkflowId, type ReversalInput } from '../../src/contracts/money-out';
 import { deliveryKey } from '../../src/domain/webhooks';
 
 describe('the compiler tells ids apart', () => {

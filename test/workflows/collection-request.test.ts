@@ -8,8 +8,8 @@ import type { RequestStatus } from '../../src/domain/collection-requests';
 import { networkForNumber } from '../../src/domain/networks';
 import { insertCollectionRequest, type NewCollectionRequest } from '../../src/services/collection-requests';
 import { launcherFromConfig } from '../../src/temporal/launcher';
-import { subscriptionWorkflowId } from '../../src/workflows/contracts/subscription';
-import { collectionRequestStateQuery, collectionRequestWorkflowId } from '../../src/workflows/contracts/collection-request';
+import { subscriptionWorkflowId } from '../../src/contracts/subscription';
+import { collectionRequestStateQuery, collectionRequestWorkflowId } from '../../src/contracts/collection-request';
 import { createMerchant, eventually, numberSequence, recordHistory, startWorker, testApp, testClient, testConfig, testSql, uniqueTaskQueue, type TestApp, type TestMerchant, type WorkerProcess } from '../helpers';
 
 const WORKER_ENV = { SANDBOX_PAYMENT_DELAY_SECONDS: '1', FAILED_PROMPT_RETRY_SECONDS: '1' };

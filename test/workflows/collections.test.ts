@@ -7,8 +7,8 @@ import { asId } from '../../src/domain/ids';
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { spawnSync } from 'node:child_process';
 import { updateCollectionSettings } from '../../src/services/organizations';
-import { incomingCollectionWorkflowId } from '../../src/workflows/contracts/incoming-collection';
-import { collectionRequestStateQuery, collectionRequestWorkflowId } from '../../src/workflows/contracts/collection-request';
+import { incomingCollectionWorkflowId } from '../../src/contracts/incoming-collection';
+import { collectionRequestStateQuery, collectionRequestWorkflowId } from '../../src/contracts/collection-request';
 import { makeCertificate, startReceiver, type Certificate, type Receiver } from '../webhook-receiver';
 import { ConsoleClient, PASSWORD, consoleUser } from '../console-helpers';
 import {

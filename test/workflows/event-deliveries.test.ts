@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { recordEvent } from '../../src/services/events';
 import { deleteWebhook } from '../../src/services/webhooks';
-import { outboxSweepScheduleId } from '../../src/workflows/contracts/sweeps';
+import { outboxSweepScheduleId } from '../../src/contracts/sweeps';
 import {
   ROOT, createMerchant, eventually, numberSequence, startWorker, testApp, testClient, testSql, uniqueTaskQueue, type TestMerchant, type WorkerProcess, type WorkerRuntime,
 } from '../helpers';

@@ -3,7 +3,7 @@ import { writeAs } from '../../src/services/audit';
 import { createOrganization } from '../../src/services/organizations';
 import { recordEvent } from '../../src/services/events';
 import { createWebhook, logAttempt } from '../../src/services/webhooks';
-import { eventRetentionScheduleId } from '../../src/workflows/contracts/sweeps';
+import { eventRetentionScheduleId } from '../../src/contracts/sweeps';
 import { eventually, recordHistory, startWorker, testClient, testSql, uniqueTaskQueue, type WorkerProcess } from '../helpers';
 
 const workers: WorkerProcess[] = [];

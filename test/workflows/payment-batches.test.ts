@@ -9,7 +9,7 @@ import { asId } from '../../src/domain/ids';
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { SANDBOX_PAYOUT_FAILING_NUMBER, SANDBOX_PAYOUT_REJECTED_NUMBER } from '../../src/network/sandbox';
 import { walletsOutOfBalance } from '../../src/services/wallets';
-import { paymentBatchWorkflowId, type PaymentBatchInput } from '../../src/workflows/contracts/payment-batch';
+import { paymentBatchWorkflowId, type PaymentBatchInput } from '../../src/contracts/payment-batch';
 import {
   createMerchant, numberSequence, recordHistory, startWorker, testApp, testSql, uniqueTaskQueue, eventually, type TestApp, type TestMerchant, type WorkerProcess,
 } from '../helpers';

@@ -14,8 +14,8 @@ import {
 } from '../../src/network/sandbox';
 import { showSigningSecret } from '../../src/services/webhooks';
 import { walletsOutOfBalance } from '../../src/services/wallets';
-import { paymentWorkflowId, reversalWorkflowId } from '../../src/workflows/contracts/money-out';
-import { collectionRequestWorkflowId } from '../../src/workflows/contracts/collection-request';
+import { paymentWorkflowId, reversalWorkflowId } from '../../src/contracts/money-out';
+import { collectionRequestWorkflowId } from '../../src/contracts/collection-request';
 import { createMerchant, eventually, numberSequence, recordHistory, startWorker, testApp, testSql, uniqueTaskQueue, type TestApp, type TestMerchant, type WorkerProcess } from '../helpers';
 import { makeCertificate, startReceiver, type Receiver } from '../webhook-receiver';
 

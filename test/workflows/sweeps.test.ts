@@ -9,7 +9,7 @@ import { insertCollectionRequest } from '../../src/services/collection-requests'
 import { recordEvent } from '../../src/services/events';
 import { createWebhook } from '../../src/services/webhooks';
 import { createOrganization, fundWallet } from '../../src/services/organizations';
-import { eventRetentionScheduleId, outboxSweepScheduleId } from '../../src/workflows/contracts/sweeps';
+import { eventRetentionScheduleId, outboxSweepScheduleId } from '../../src/contracts/sweeps';
 import { ROOT, eventually, recordHistory, startWorker, testClient, testSql, uniqueNumber, uniqueTaskQueue, type WorkerProcess } from '../helpers';
 
 const workers: WorkerProcess[] = [];

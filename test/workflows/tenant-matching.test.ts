@@ -6,8 +6,8 @@
  */
 import { asId } from '../../src/domain/ids';
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { incomingCollectionWorkflowId } from '../../src/workflows/contracts/incoming-collection';
-import { collectionRequestWorkflowId } from '../../src/workflows/contracts/collection-request';
+import { incomingCollectionWorkflowId } from '../../src/contracts/incoming-collection';
+import { collectionRequestWorkflowId } from '../../src/contracts/collection-request';
 import { createMerchant, eventually, numberSequence, recordHistory, startWorker, testApp, testSql, uniqueTaskQueue, type TestApp, type TestMerchant, type WorkerProcess } from '../helpers';
 
 const taskQueue = uniqueTaskQueue('tenant-matching');

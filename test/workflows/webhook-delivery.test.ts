@@ -5,7 +5,7 @@ import { createServer } from 'node:https';
 import { Webhook } from 'standardwebhooks';
 import { rotateSigningSecret, setBasicCredentials, showSigningSecret } from '../../src/services/webhooks';
 import { webhookMessageId } from '../../src/domain/webhooks';
-import { webhookDispatcherId } from '../../src/workflows/contracts/webhook-dispatcher';
+import { webhookDispatcherId } from '../../src/contracts/webhook-dispatcher';
 import {
   createMerchant, eventually, numberSequence, recordHistory, startWorker, testApp, testClient, testSql, uniqueTaskQueue, type TestApp, type TestMerchant, type WorkerProcess,
 } from '../helpers';

@@ -6,8 +6,8 @@
  */
 import { afterAll, expect, test } from 'bun:test';
 import { spawnSync } from 'node:child_process';
-import { collectionRequestWorkflowId } from '../../src/workflows/contracts/collection-request';
-import { eventRetentionScheduleId, outboxSweepScheduleId } from '../../src/workflows/contracts/sweeps';
+import { collectionRequestWorkflowId } from '../../src/contracts/collection-request';
+import { eventRetentionScheduleId, outboxSweepScheduleId } from '../../src/contracts/sweeps';
 import {
   ROOT, createMerchant, eventually, startWorker, testApp, testClient, testConfig, testSql, uniqueNumber, uniqueTaskQueue, workerRuntimeCommand,
   type WorkerProcess,

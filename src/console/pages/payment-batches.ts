@@ -18,7 +18,7 @@ import { DuplicateRequestError } from '../../services/duplicate-checks';
 import {
   PaymentBatchCreate, batchLines, checkPaymentBatch, createPaymentBatch, findOwnPaymentBatch, listPaymentBatches, paymentBatchResources, type BatchCheck,
 } from '../../services/payment-batches';
-import { paymentBatchWorkflowId } from '../../workflows/contracts/payment-batch';
+import { paymentBatchWorkflowId } from '../../contracts/payment-batch';
 import { html, type Html } from '../html';
 import { htmlResponse, redirect } from '../http';
 import { badge, details, layout, money, notice, pager, postForm, table, when } from '../layout';

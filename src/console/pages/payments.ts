@@ -17,7 +17,7 @@ import { paymentStateTimeline } from '../../services/events';
 import { PaymentCancel, PaymentCreate, PaymentFilters, cancelOwnPayment, createPayment, findOwnPayment, listPayments } from '../../services/payments';
 import { parseFilters } from '../../http/filters';
 import { listWallets, transactionsBelongingTo } from '../../services/wallets';
-import { paymentWorkflowId } from '../../workflows/contracts/money-out';
+import { paymentWorkflowId } from '../../contracts/money-out';
 import { html, type Html } from '../html';
 import { htmlResponse, redirect } from '../http';
 import {

@@ -15,7 +15,7 @@ import { SUPPORTED_CURRENCIES } from '../../domain/money';
 import { findCollection } from '../../services/collections';
 import { requestStatusTimeline } from '../../services/events';
 import type { ConsoleSession } from '../../services/console-sessions';
-import { collectionRequestWorkflowId } from '../../workflows/contracts/collection-request';
+import { collectionRequestWorkflowId } from '../../contracts/collection-request';
 import { html, type Html } from '../html';
 import { htmlResponse, redirect } from '../http';
 import {

@@ -11,7 +11,7 @@ import { REVERSAL_STATES, type ReversalRow } from '../../domain/money-out';
 import type { ConsoleSession } from '../../services/console-sessions';
 import { ReversalFilters, findOwnReversal, listReversals } from '../../services/reversals';
 import { transactionsBelongingTo } from '../../services/wallets';
-import { reversalWorkflowId } from '../../workflows/contracts/money-out';
+import { reversalWorkflowId } from '../../contracts/money-out';
 import { html, type Html } from '../html';
 import { htmlResponse } from '../http';
 import { anyFilter, badge, details, filterForm, input, layout, money, notice, pager, queryValues, select, table, when } from '../layout';

@@ -3,7 +3,7 @@
  * Safe to import from workflow code and from clients alike: no I/O, no Node built-ins.
  */
 import { defineQuery, defineSignal } from '@temporalio/workflow';
-import type { OrganizationId, PaymentId, ReversalId } from '../../domain/ids';
+import type { OrganizationId, PaymentId, ReversalId } from '../domain/ids';
 
 export const paymentWorkflowId = (paymentId: PaymentId): string => `payment-${paymentId}`;
 

@@ -4,7 +4,7 @@
  */
 import { defineQuery } from '@temporalio/workflow';
 import type { PaymentInput } from './money-out';
-import type { OrganizationId, PaymentBatchId } from '../../domain/ids';
+import type { OrganizationId, PaymentBatchId } from '../domain/ids';
 
 export const paymentBatchWorkflowId = (batchId: PaymentBatchId): string => `payment-batch-${batchId}`;
 

@@ -3,7 +3,7 @@
  * Safe to import from workflow code and from clients alike: no I/O, no Node built-ins.
  */
 import { defineQuery } from '@temporalio/workflow';
-import type { CollectionRequestId, OrganizationId } from '../../domain/ids';
+import type { CollectionRequestId, OrganizationId } from '../domain/ids';
 
 export const subscriptionWorkflowId = (requestId: CollectionRequestId): string => `subscription-${requestId}`;
 

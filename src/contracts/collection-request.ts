@@ -3,7 +3,7 @@
  * Safe to import from workflow code and from clients alike: no I/O, no Node built-ins.
  */
 import { defineQuery, defineSignal } from '@temporalio/workflow';
-import type { CollectionId, CollectionRequestId, OrganizationId } from '../../domain/ids';
+import type { CollectionId, CollectionRequestId, OrganizationId } from '../domain/ids';
 
 export const collectionRequestWorkflowId = (requestId: CollectionRequestId): string => `collection-request-${requestId}`;
 

@@ -3,7 +3,7 @@
  * Safe to import from workflow code and from clients alike: no I/O, no Node built-ins.
  */
 import { defineQuery } from '@temporalio/workflow';
-import type { CollectionId, CollectionRequestId, OrganizationId } from '../../domain/ids';
+import type { CollectionId, CollectionRequestId, OrganizationId } from '../domain/ids';
 
 /** `collection-<network>-<remote transaction id>`, one per payment a network reports. */
 export const incomingCollectionWorkflowId = (network: string, remoteTransactionId: string): string =>
