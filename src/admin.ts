@@ -2,7 +2,7 @@
  * Operator CLI (`npm run admin -- <command>`): no API route issues organizations and keys, so
  * operators do it here. `migrate` creates the database and applies the migrations; the
  * other commands live in src/admin/, one module per group (organizations and their settings,
- * money, webhooks, networks, settlements, sweeps, earlier workflow types); `npm run admin` alone
+ * money, webhooks, networks, settlements, sweeps); `npm run admin` alone
  * prints them all.
  */
 import { parseArgs } from 'node:util';

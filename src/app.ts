@@ -1,6 +1,6 @@
 /**
  * The composition: the process's dependencies, and the HTTP app that serves the REST API and the
- * web console, two faces over the same use cases (src/services), under one request pipeline
+ * web console, two interfaces over the same use cases (src/services), under one request pipeline
  * (telemetry, content negotiation, body and query reading, the request policy, authentication,
  * errors). Bun (src/server.ts), Deno (src/server.deno.ts) and the tests serve or call this app.
  */

@@ -1,6 +1,5 @@
 /**
- * The steps the request's activities share (activities/collection-requests.ts), those of its
- * earlier shapes too: the request read with its contact, its instructions text, and its prompt as
+ * The steps the request's activities share (activities/collection-requests.ts): the request read with its contact, its instructions text, and its prompt as
  * the network is asked for it.
  */
 import type { CollectionRequestId } from '../domain/ids';

@@ -1,7 +1,6 @@
 /**
- * One attempt of one claimed delivery row, as every sender of webhooks makes it (the pool's
- * dispatchers, activities/webhook-dispatcher.ts, and the earlier per-webhook sender in
- * activities/legacy/): POSTed, then logged with the row's next schedule in one statement.
+ * One attempt of one claimed delivery row, as the pool's dispatchers make it
+ * (activities/webhook-dispatcher.ts): POSTed, then logged with the row's next schedule in one statement.
  *
  * At most once per attempt: the row was leased before its POST and its attempt is logged after. A
  * sender that died between the two (its worker was killed) left a lease that lapsed; the next
@@ -63,7 +62,7 @@ export async function attemptClaimed(
   const total = totalAttempts(schedule);
   const { webhook, secrets } = target;
   if (item.attempt > total) {
-    // Its attempts were all made (logged by an earlier shape of the sender): it failed.
+    // Its attempts were all made (the schedule was shortened since): it failed.
     await finishDelivery(sql, item.deliveryId, 'failed');
     return { outcome: 'failed', final: true, nextAttemptAt: null };
   }

@@ -13,7 +13,7 @@
  * activities/webhook-attempt.ts makes it: at most one POST per logged attempt, nothing lost across
  * a killed worker (a claimed row's lease lapses and the next claim logs that attempt unknown).
  *
- * What the per-webhook actor did besides sending, the dispatcher does as it meets it: a 410 ends
+ * Besides sending, the dispatcher handles what it meets: a 410 ends
  * the webhook (retired by the attempt's own statement) and its pending deliveries are cancelled; a
  * webhook failing every attempt for `WEBHOOK_DISABLE_AFTER_HOURS` is disabled (and its merchant
  * told), its pending deliveries cancelled. Deletion and disabling by the merchant cancel in their

@@ -1,6 +1,5 @@
 /**
- * What every sender of webhooks in one worker shares, the dispatch pool's
- * (activities/webhooks.ts) and the earlier shapes': one transport, its connections kept open to
+ * What the webhook senders of one worker share (the dispatch pool's, activities/webhooks.ts): one transport, its connections kept open to
  * each receiver, the retry schedule, and one listening connection for the wake-ups.
  */
 import type { Sql } from '../db';

@@ -78,7 +78,7 @@ export const networkCallbackRoutes = ({ sql, launcher, networks }: AppDeps) => {
     async ({ body: report, set, reporter }) => {
       // The body names the network its secret belongs to; another network's name is not this caller's to use.
       if (networkByName(report.network)?.name !== reporter.name) throw networkUnauthorized();
-      // The door's money rules (who may report which currency, the currency's minor units), before anything is stored.
+      // the API's money rules (who may report which currency, the currency's minor units), before anything is stored.
       const recorded = reportedPaymentNetwork(reporter, report.phonenumber, report.currency, report.amount, connections);
       if (recorded.problems !== undefined) throw fieldErrors(recorded.problems);
       const network = recorded.network;

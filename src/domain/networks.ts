@@ -118,11 +118,11 @@ function networkForCollection(e164: string, currency: string, sandboxMode: boole
   return { network: known };
 }
 
-/** What moves money at the door: a collection (a prompt), a payment, or a reversal of a collection. */
+/** What moves money, as the API's validation sees it: a collection (a prompt), a payment, or a reversal of a collection. */
 export type MoneyOperation = 'collection' | 'payment' | 'reversal';
 
 /**
- * What the door knows of the connectors (src/network/registry.ts builds it): sandbox mode, the
+ * What the API's validation knows of the connectors (src/network/registry.ts builds it): sandbox mode, the
  * networks with a connector, and the operator's own amount rule on each (null when it takes the amount).
  */
 export type Connections = {
@@ -167,7 +167,7 @@ export function operatorAmountProblem(network: Network, currency: string, amount
 }
 
 /**
- * The network a request's or a payment's money moves on, by the door's rules (`networkForMoney`,
+ * The network a request's or a payment's money moves on, by the API's validation rules (`networkForMoney`,
  * `operatorAmountProblem`, then the currency's minor units: `currencyAmountProblem`), with what
  * breaks them as field errors on `phonenumber` and `amount`.
  */
@@ -200,7 +200,7 @@ export function networkByName(name: string): Network | null {
 /**
  * Why `reporter`, authenticated with its own secret, may not report a payment of `amount` in
  * `currency` from `e164`, as field errors; or the network the collection is recorded on. Every
- * report follows the door's money rules (`reportingNetwork`, then the currency's minor units:
+ * report follows the API's money rules (`reportingNetwork`, then the currency's minor units:
  * `currencyAmountProblem`), as a request or a payment does.
  */
 export function reportedPaymentNetwork(

@@ -103,7 +103,7 @@ export type PayoutResult =
 /** Every network the service reaches, as one adapter (./router.ts); what the application asks of it is its port (services/ports.ts `NetworkPort`). */
 export interface NetworkAdapter {
   /**
-   * Which networks have a connector, and each connector's own amount rules: the door's rules
+   * Which networks have a connector, and each connector's own amount rules: the API's validation rules
    * (domain/networks.ts `moneyNetwork`) read it before anything is stored or sent.
    */
   readonly connections: Connections;
@@ -159,7 +159,7 @@ export interface Connector {
   /** The registered name on a number; absent where the operator has no look-up (instant verification says "not supported"). */
   lookupName?(phoneNumber: string, network: Network): Promise<NameLookup | null>;
   /**
-   * The operator's own rule for `amount` (null when it takes it): checked at the door, after the
+   * The operator's own rule for `amount` (null when it takes it): checked by the API's validation, after the
    * network and before the currency's minor units (domain/money.ts).
    */
   amountProblem(network: Network, currency: string, amount: string, operation: MoneyOperation): string | null;

@@ -29,7 +29,7 @@ export function createNetworks(
   const sandbox = createSandboxNetwork({
     sql, paymentDelaySeconds: config.collectionRequests.sandboxPaymentDelaySeconds, payoutDelaySeconds: config.payouts.sandboxDelaySeconds,
   });
-  // The processes that reach the operators (the worker; the API for name look-ups and the door's limits)
+  // The processes that reach the operators (the worker; the API for name look-ups and the API's limits)
   // ask for what they need at their start, in the background (M-Pesa's sessions are first usable after a delay).
   for (const connector of connectors) connector.warmUp?.();
   return createNetworkRouter(sandbox, connectors, config.sandbox, { sql, health });

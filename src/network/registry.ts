@@ -2,7 +2,7 @@
  * The operators' connectors, each a unit in its own folder (./<operator>/index.ts). This list is
  * the one place that names them: the configuration reads their settings from it, the router their
  * connectors and the networks they serve (a network served by more than one takes the first route
- * listed: direct connectors before aggregators), the API mounts their callback routes, the door's
+ * listed: direct connectors before aggregators), the API mounts their callback routes, the API's
  * connected-networks rule follows their routes, and operators see each network's connection.
  */
 import type { Queryable } from '../db';
@@ -90,7 +90,7 @@ export function describeConnectorNetworks(config: ConnectorSettings, simulated: 
 }
 
 /**
- * The door's view of the connectors: which networks have one, and the operator's amount rule on
+ * The API's view of the connectors: which networks have one, and the operator's amount rule on
  * each (the first route's connector, as the router chooses).
  */
 export function connectionsOf(sandboxMode: boolean, connectors: readonly Connector[]): Connections {

@@ -2,8 +2,8 @@
  * The network adapter the service uses: money on a network a connector serves goes by its routes
  * (./routes.ts: journaled, chosen by health, failing over only when nothing happened), and
  * everything else to the sandbox network: BXC always, and in sandbox mode the networks with no
- * connector while no connector is on at all. A real currency the sandbox may not move is refused at
- * the door (domain/networks.ts); one that still arrives here is refused as a result.
+ * connector while no connector is on at all. A real currency the sandbox may not move is refused by
+ * the API's validation (domain/networks.ts); one that still arrives here is refused as a result.
  */
 import { sandboxMoneyProblem, type Network } from '../domain/networks';
 import type { Sql } from '../db';
@@ -23,7 +23,7 @@ type Routing = { sql: Sql; health: RouteHealth };
 export function createNetworkRouter(sandbox: SandboxNetwork, connectors: readonly Connector[], sandboxMode: boolean, routing: Routing): NetworkAdapter {
   const routes = new Map<string, Connector[]>();
   for (const connector of connectors) for (const route of connector.routes) routes.set(route.network, [...(routes.get(route.network) ?? []), connector]);
-  /** The network's direct connector (the registry's first): reported payments, name look-ups and the door's rules are its. */
+  /** The network's direct connector (the registry's first): reported payments, name look-ups and the API's validation rules are its. */
   const connectorOf = (network: Network): Connector | null => routes.get(network.name)?.[0] ?? null;
   const connections = connectionsOf(sandboxMode, connectors);
   const routed = createRoutedOperations({ ...routing, connectors });

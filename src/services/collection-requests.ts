@@ -1,5 +1,5 @@
 /**
- * Collection requests (docs/api.md#collection-requests): their creation (the door's rules, the schedule, the wallet, the
+ * Collection requests (docs/api.md#collection-requests): their creation (the API's validation rules, the schedule, the wallet, the
  * request with its contact and events in one transaction, its workflow launched after the commit),
  * the list and a request by id within the organization, status changes, and the workflow inputs.
  */

@@ -1,5 +1,5 @@
 /**
- * The routes' health (src/services/route-health.ts) as each face shows it: merchants see each
+ * The routes' health (src/services/route-health.ts) as each interface shows it: merchants see each
  * network's availability (`GET /api/network-status`), the organization's admins and operators see
  * every route (the console's Settings page, `npm run admin -- network routes`). The routes are the
  * configured ones, handed in by the caller (`configuredRoutes` of src/network/registry.ts).

@@ -61,9 +61,9 @@ export interface Launcher {
 /** The registered name on a number, as the network's look-up gave it (instant verification). */
 export type NameLookup = { nameOnNetwork: string; nationalId: string | null; nationalIdType: string; registered: boolean };
 
-/** What the application asks of the mobile networks at the door and for contacts. */
+/** What the application asks of the mobile networks for its validation and for contacts. */
 export interface NetworkPort {
-  /** Which networks have a connector, and each connector's own amount rules (the door's rules). */
+  /** Which networks have a connector, and each connector's own amount rules (the API's validation rules). */
   readonly connections: Connections;
   /** The registered name on a number, where the network offers look-ups; null where it does not. */
   lookupName(phoneNumber: string, network: Network): Promise<NameLookup | null>;

@@ -1,10 +1,9 @@
 /**
- * The delivery queue of a webhook: its pending delivery rows, each with the attempt it makes next
- * and when (migration 021). The webhook's sender (the earlier per-webhook actor's, in
- * activities/legacy/) claims due rows a window at a time under a lease, logs each attempt with its
- * next schedule in one statement (services/webhooks.ts, `logAttempt`), and keeps
- * `webhooks.delivering_until` ahead while it runs; the launcher wakes a webhook's actor only when no
- * sender holds it. The backlog lives here, never in workflow state, so it may be of any size.
+ * The delivery queue: the pending delivery rows, each with the attempt it makes next and when
+ * (migration 021). The dispatch pool (activities/webhook-dispatcher.ts) claims due rows across
+ * webhooks under a lease, fairly by organization and by receiver, and logs each attempt with its
+ * next schedule in one statement (services/webhooks.ts, `logAttempt`). The backlog lives here,
+ * never in workflow state, so it may be of any size.
  */
 import type { DeliveryId, EventId, WebhookId } from '../domain/ids';
 import type { Queryable } from '../db';

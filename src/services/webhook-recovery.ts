@@ -57,7 +57,7 @@ async function disable(tx: Queryable, webhookId: WebhookId, reason: WebhookDisab
 
 /**
  * Disables the webhook when its target has failed every attempt for `failingForHours`: the check
- * the actor's activity makes after a failed attempt. True when it disabled it now.
+ * the dispatcher makes after a failed attempt. True when it disabled it now.
  */
 export async function disableIfFailing({ sql, launcher }: Deps, webhookId: WebhookId, failingForHours: number): Promise<boolean> {
   const event = await sql.begin((tx) => disable(tx, webhookId, 'failing', failingForHours));

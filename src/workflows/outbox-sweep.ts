@@ -11,10 +11,8 @@ const { startUnlaunchedRows } = proxyActivities<ReturnType<typeof createActiviti
 /**
  * Run by a Temporal Schedule: hands to their workflows the rows whose committing process died
  * between the commit and the start, every kind of the outbox (services/outbox.ts: requests,
- * webhook deliveries, payments, reversals, payment batches), and wakes the actors of webhooks whose
- * due deliveries nobody sends. Nothing else: the events recorded before migration 008 that the
- * earlier shape (`outboxSweepV2`) still dispatched were handed to the delivery rows by
- * migration 024.
+ * webhook deliveries, payments, reversals, payment batches), and starts any dispatcher of the
+ * webhook delivery pool that is not running.
  */
 export async function outboxSweep(input: OutboxSweepInput): Promise<number> {
   return await startUnlaunchedRows(input);

@@ -1,8 +1,8 @@
 /**
  * A network with a connector is believed only through its operator (docs/going-live.md, "Which
  * routes each operator may use"), and the sandbox's simulated money never shares a deployment with
- * a live connector ("The sandbox and live connectors do not mix"). Everything here is refused at the
- * door, so the app runs with MTN MoMo configured and no operator is ever called.
+ * a live connector ("The sandbox and live connectors do not mix"). Everything here is refused by the
+ * API's validation, so the app runs with MTN MoMo configured and no operator is ever called.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { randomBytes } from 'node:crypto';

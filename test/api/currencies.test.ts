@@ -1,5 +1,5 @@
 /**
- * The currencies of every market at the door (the app against real PostgreSQL, sandbox mode, no
+ * The currencies of every market in the API's validation (the app against real PostgreSQL, sandbox mode, no
  * connector): each currency's minor units and the networks that carry it, for collection requests,
  * payments and the networks' reports of incoming payments, refused as field errors; wallets,
  * statements and settlement reports in a new currency.

@@ -90,7 +90,7 @@ describe('accounts and transactions', () => {
       { id: 7, code: 'CDF', name: 'Congolese franc', minor_units: 2 },
       { id: 8, code: 'USD', name: 'US dollar', minor_units: 2 },
     ]);
-    // The table the door checks amounts by is the one the API lists.
+    // The table the validation checks amounts by is the one the API lists.
     expect(currencies.body.results).toEqual(CURRENCIES.map(({ id, code, name, decimals }) => ({ id, code, name, minor_units: decimals })));
     const networks = await merchant.request('/api/networks?limit=100');
     expect(networks.body.results).toContainEqual({

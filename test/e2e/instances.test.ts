@@ -63,7 +63,7 @@ test('one Duplicate-Check-Key sent to both processes at once creates one object'
       apis.map((api, index) =>
         apiClient(api.baseUrl, { apiKey: merchant.apiKey }).POST('/api/contacts', {
           params: { header: { 'Duplicate-Check-Key': key } },
-          body: { phone_number: `+2567721${String(60000 + round * 2 + index)}`, first_name: 'Two', last_name: 'Doors' },
+          body: { phone_number: `+2567721${String(60000 + round * 2 + index)}`, first_name: 'Two', last_name: 'Instances' },
         }).then(({ response }) => response.status),
       ),
     );

@@ -2,7 +2,7 @@
  * Airtel Uganda and Airtel Kenya through the Airtel Money connector, against the project's Airtel
  * simulator on loopback, a real worker, Temporal and PostgreSQL: USSD push (the signed callback as
  * a hint, the transaction enquiry as the truth), disbursements with the encrypted PIN, refunds as
- * reversals, user enquiries, the token cache, and the door's rules.
+ * reversals, user enquiries, the token cache, and the API's validation rules.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { createHmac } from 'node:crypto';
@@ -191,7 +191,7 @@ describe('disbursements and refunds', () => {
   });
 });
 
-describe('tokens, look-ups and the door', () => {
+describe('tokens, look-ups and the API\'s validation', () => {
   test('the token is cached: one per process, fetched again only when Airtel stops honouring it', async () => {
     const tokenCalls = () => airtel.calls().filter((call) => call.api === 'token').length;
     // The worker and the API process (look-ups) each keep one.
@@ -219,7 +219,7 @@ describe('tokens, look-ups and the door', () => {
     expect(missing.body).toMatchObject({ phone_is_mm_registered: 'no', name_matches_network_status: 'not_registered' });
   });
 
-  test('an MTN or Safaricom number never reaches Airtel (no connector of theirs here: refused at the door), and Airtel takes whole amounts', async () => {
+  test('an MTN or Safaricom number never reaches Airtel (no connector of theirs here: refused by validation), and Airtel takes whole amounts', async () => {
     const merchant = await fundedMerchant(stack, 'UGX');
     const pushesBefore = airtel.collections().length;
     const mtn = await merchant.request('/api/collectionrequests', { form: { phonenumber: '+256772000001', amount: '100', currency: 'UGX' } });

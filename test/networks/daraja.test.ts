@@ -2,7 +2,7 @@
  * Safaricom through the M-Pesa Daraja connector, against the project's Daraja simulator on
  * loopback, a real worker, Temporal and PostgreSQL: STK push (callback as a hint, the STK push query
  * as the truth), paybill validation within Daraja's deadline and confirmation by transaction status,
- * B2C payouts, reversals, and the door's rules. The STK push tests run twice: with transaction status
+ * B2C payouts, reversals, and the API's validation rules. The STK push tests run twice: with transaction status
  * finding a push's payment by its CheckoutRequestID, and refusing that look-up (R000002), as Daraja
  * documents only the look-up by receipt.
  */
@@ -86,7 +86,7 @@ describe('STK push', () => {
     for (const secret of [CREDENTIALS.consumerSecret, CREDENTIALS.passkey, CREDENTIALS.securityCredential]) expect(page).not.toContain(secret);
   });
 
-  test('KES with decimals is refused at the door, before M-Pesa sees it', async () => {
+  test('KES with decimals is refused by validation, before M-Pesa sees it', async () => {
     const merchant = await fundedMerchant(stack, 'KES');
     const response = await merchant.request('/api/collectionrequests', { form: { phonenumber: nextNumber(), amount: '99.50', currency: 'KES' } });
     expect(response.status).toBe(400);

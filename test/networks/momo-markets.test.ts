@@ -101,7 +101,7 @@ describe('MTN Rwanda (RWF) through its own market', () => {
     expectOwnKeysOnly();
   });
 
-  test('francs with decimals, and cedis to a Rwandan number, are refused at the door', async () => {
+  test('francs with decimals, and cedis to a Rwandan number, are refused by validation', async () => {
     const merchant = await fundedMerchant(stack, 'RWF', '1000');
     const decimals = await merchant.request('/api/collectionrequests', { form: { phonenumber: rwandan(), amount: '100.5', currency: 'RWF' } });
     expect(decimals.status).toBe(400);

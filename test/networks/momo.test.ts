@@ -1,7 +1,7 @@
 /**
  * MTN Uganda through the MTN MoMo connector, against the project's MoMo simulator on loopback, a
  * real worker, Temporal and PostgreSQL: request to pay (callback as a hint, GET as the truth),
- * transfers for payments and reversals, account holder look-ups, and the door's rules.
+ * transfers for payments and reversals, account holder look-ups, and the API's validation rules.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { startMomoSimulator, type MomoSimulator } from '../simulators/momo';
@@ -162,7 +162,7 @@ describe('transfers', () => {
   });
 });
 
-describe('the door and look-ups', () => {
+describe('the API\'s validation and look-ups', () => {
   test('instant verification asks MoMo\'s account holder API', async () => {
     const merchant = await fundedMerchant(stack, 'UGX');
     const phone = nextNumber();
@@ -176,7 +176,7 @@ describe('the door and look-ups', () => {
     expect(unknown.body).toMatchObject({ phone_is_mm_registered: 'no', name_matches_network_status: 'not_registered' });
   });
 
-  test('UGX with decimals is refused at the door, before MoMo sees it', async () => {
+  test('UGX with decimals is refused by validation, before MoMo sees it', async () => {
     const merchant = await fundedMerchant(stack, 'UGX');
     const response = await merchant.request('/api/collectionrequests', { form: { phonenumber: nextNumber(), amount: '100.50', currency: 'UGX' } });
     expect(response.status).toBe(400);
@@ -185,7 +185,7 @@ describe('the door and look-ups', () => {
     expect(payment.body.amount).toEqual(['MTN MoMo takes whole amounts only: enter UGX without decimals.']);
   });
 
-  test('outside sandbox mode a network with no connector is refused at the door, naming it', async () => {
+  test('outside sandbox mode a network with no connector is refused by validation, naming it', async () => {
     const live = await testApp(undefined, { ...stack.env, SANDBOX: 'false', METRICS_TOKEN: LIVE_METRICS_TOKEN });
     const merchant = await fundedMerchant(stack, 'UGX');
     const airtel = await requester(live.app, merchant.apiKey)('/api/collectionrequests', { form: { phonenumber: '+256701234567', amount: '100', currency: 'UGX' } });

@@ -4,7 +4,7 @@
  * deposits under a depositId stored before the call (a retried activity repeats it, and pawaPay
  * ignores the duplicate), signed callbacks as hints and the status query as the truth (forged,
  * replayed and reconciling callbacks credit nothing more), payouts and refunds, and the providers'
- * limits at the door.
+ * limits in the API's validation.
  */
 import { asId } from '../../src/domain/ids';
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
@@ -212,7 +212,7 @@ describe('payouts and refunds', () => {
   });
 });
 
-describe('the door', () => {
+describe('the API\'s validation', () => {
   test('the providers\' limits from active-conf are refused at the API, naming the limit, before anything is sent', async () => {
     const merchant = await fundedMerchant(stack, 'TZS');
     const before = pawapay.deposits().length;
@@ -236,7 +236,7 @@ describe('the door', () => {
     expect(created.body.name_matches_network_status).not.toBe('checked');
   });
 
-  test('Africell DRC has no route: its CDF is refused at the door while a connector is on', async () => {
+  test('Africell DRC has no route: its CDF is refused by validation while a connector is on', async () => {
     const merchant = await fundedMerchant(stack, 'CDF');
     const africell = await merchant.request('/api/collectionrequests', { form: { phonenumber: '+243901234567', amount: '1000', currency: 'CDF' } });
     expect(africell.status).toBe(400);

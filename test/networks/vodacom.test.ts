@@ -6,7 +6,7 @@
  * a retried call with its conversation id, B2C payouts, reversals, beneficiary names, sessions
  * (asked for at a process's start with a spare, never used before they are active, reused, renewed
  * ahead of their end, the spare taking over at once when M-Pesa revokes the one in use) and the
- * door's rules.
+ * API's validation rules.
  */
 import { asId } from '../../src/domain/ids';
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
@@ -204,7 +204,7 @@ describe('payouts and reversals', () => {
   });
 });
 
-describe('sessions, names and the door', () => {
+describe('sessions, names and the API\'s validation', () => {
   test('sessions: never used before they are active, reused, and renewed once M-Pesa ends them all', async () => {
     expect(vodacom.sessions().usedBeforeActive).toBe(0);
     // Two per market for each process at its start (the worker, its replacement after the kill, the API process), none since.

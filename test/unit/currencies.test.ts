@@ -40,7 +40,7 @@ describe('minor units', () => {
     expect(currencyAmountProblem(currency, amount)).toBe(problem);
   });
 
-  test('the door names the amount that has too many decimals, and the number a currency cannot be moved on', () => {
+  test('validation names the amount that has too many decimals, and the number a currency cannot be moved on', () => {
     expect(moneyNetwork('+255741234567', 'TZS', '100.5', SANDBOX).errors).toEqual({ amount: ['TZS has no minor unit: enter TZS without decimals.'] });
     expect(moneyNetwork('+233241234567', 'GHS', '10.25', SANDBOX)).toMatchObject({ network: { name: 'MTN Ghana' }, errors: {} });
     expect(moneyNetwork('+243811234567', 'USD', '10.25', SANDBOX)).toMatchObject({ network: { name: 'Vodacom DRC' }, errors: {} });

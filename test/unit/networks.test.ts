@@ -1,4 +1,4 @@
-/** The connectors' pure rules: door checks, references, operator formats, configuration, the token cache and the session pool. */
+/** The connectors' pure rules: validation checks, references, operator formats, configuration, the token cache and the session pool. */
 import { asId } from '../../src/domain/ids';
 import { describe, expect, test } from 'bun:test';
 import { createHash } from 'node:crypto';
@@ -199,7 +199,7 @@ describe('Vodacom M-Pesa', () => {
   });
 });
 
-describe('the door', () => {
+describe('the API\'s validation', () => {
   const connected = new Set(['Safaricom']);
   test('outside sandbox mode a real currency needs its network connected; BXC and sandbox mode need nothing', () => {
     expect(networkForMoney('+254712345678', 'KES', { sandboxMode: false, connected }).network?.name).toBe('Safaricom');
@@ -239,7 +239,7 @@ describe('the door', () => {
 
   test('M-Pesa and MoMo take whole shillings', () => {
     const safaricom = networkForNumber('+254712345678')!;
-    // The door's rules as the router gives them: the connectors of a configuration, none of them called.
+    // the API's validation rules as the router gives them: the connectors of a configuration, none of them called.
     const connections = (env: Record<string, string>) =>
       connectionsOf(false, createConnectors(loadConfig({ ...env, PUBLIC_BASE_URL: 'https://pay.example' }), {} as Queryable));
     const connected = connections(MPESA);

@@ -216,7 +216,7 @@ describe('disabling a webhook', () => {
   test('disabled by hand: its actor ends and cancels what waited; enabled again, it receives new events', async () => {
     const merchant = await createMerchant(ctx.app);
     const path = nextPath('manual');
-    // Attempts fail, so the delivery waits in the actor's queue between them.
+    // Attempts fail, so the delivery waits in the delivery queue between them.
     receiver.script(path, [], { status: 500 });
     const hook = await createHook(merchant, receiver.url(path));
     await testSql()`update webhooks set failing_since = null where id = ${hook.id}`;

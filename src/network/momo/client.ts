@@ -120,7 +120,7 @@ export function createMomoConnector(settings: MomoSettings, { sql, callbackBaseU
       path: `/v1_0/${kind.path}`,
       headers: { 'X-Reference-Id': referenceId, 'X-Callback-Url': `${callbackBaseUrl}${MOMO_CALLBACK_PATH}/${referenceId}` },
       json: {
-        // MoMo's amounts are strings, in the currency's minor units at most (the door refuses more).
+        // MoMo's amounts are strings, in the currency's minor units at most (the API's validation refuses more).
         amount: momoAmount(body.amount),
         currency: operatorCurrency(body.currency),
         externalId: body.externalId,

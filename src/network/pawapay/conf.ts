@@ -1,5 +1,5 @@
 /**
- * The providers' limits as the door's rules: `GET /v2/active-conf` read when a process starts
+ * The providers' limits as the API's validation rules: `GET /v2/active-conf` read when a process starts
  * (`keepFresh`) and again every PAWAPAY_CONF_REFRESH_SECONDS, so that an amount a provider would
  * refuse (its minimum and maximum per operation, its decimals) is refused at the API with the
  * limit named, before anything is stored or sent. Until the first answer, or when pawaPay cannot be

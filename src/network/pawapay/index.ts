@@ -1,7 +1,7 @@
 /**
  * The pawaPay connector as a unit (Merchant API v2): the networks of the providers the merchant's
  * pawaPay account is enabled for (PAWAPAY_PROVIDERS) that no direct connector serves: deposits,
- * payouts and refunds, with the providers' limits from `GET /v2/active-conf` as the door's rules.
+ * payouts and refunds, with the providers' limits from `GET /v2/active-conf` as the API's validation rules.
  * pawaPay has no name look-up: instant verification says "not supported" on its networks.
  */
 import { logger } from '../../log';
