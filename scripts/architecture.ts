@@ -90,7 +90,10 @@ function longFunctions(file: string, text: string): string[] {
     if (hasBody(node)) {
       const nested = new Set<number>();
       const inner = (child: ts.Node): void => {
-        if (!hasBody(child)) return ts.forEachChild(child, inner);
+        if (!hasBody(child)) {
+          ts.forEachChild(child, inner);
+          return;
+        }
         for (let line = lineOf(child.getStart()); line <= lineOf(child.getEnd()); line += 1) nested.add(line);
       };
       ts.forEachChild(node.body, inner);
@@ -111,7 +114,7 @@ function exportedNames(file: string, text: string): string[] {
   const names: string[] = [];
   ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true).forEachChild((node) => {
     if (!(ts.canHaveModifiers(node) && ts.getModifiers(node)?.some((modifier) => modifier.kind === ts.SyntaxKind.ExportKeyword))) return;
-    if (ts.isVariableStatement(node)) node.declarationList.declarations.forEach((declaration) => names.push(declaration.name.getText()));
+    if (ts.isVariableStatement(node)) for (const declaration of node.declarationList.declarations) names.push(declaration.name.getText());
     else if ((node as { name?: ts.Node }).name) names.push((node as unknown as { name: ts.Node }).name.getText());
   });
   return names;
@@ -140,7 +143,7 @@ function moduleImports(file: string, text: string): string[] {
     const target = resolve(dirname(file), match[4]!);
     const candidates = [target, `${target}.ts`, join(target, 'index.ts')];
     const hit = candidates.find((candidate) => { try { return statSync(candidate).isFile(); } catch { return false; } });
-    if (hit && hit.startsWith(SRC) && !found.includes(relative(SRC, hit))) found.push(relative(SRC, hit));
+    if (hit?.startsWith(SRC) && !found.includes(relative(SRC, hit))) found.push(relative(SRC, hit));
   }
   return found;
 }

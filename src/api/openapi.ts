@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { Elysia } from 'elysia';
-import * as v from 'valibot';
+import type * as v from 'valibot';
 import { toJsonSchema, type ConversionConfig, type JsonSchema } from '@valibot/to-json-schema';
 import type { Config } from '../config';
 import { AuditEventSchema } from '../domain/audit';

@@ -68,6 +68,7 @@ export const operatorCallbackRoutes = (deps: AppDeps) => {
     lookAlikeOrganization: (payment) => lookAlikeOrganization(sql, payment),
     verificationSettingsOf: (organizationId) => verificationSettingsOf(sql, organizationId),
   };
+  // biome-ignore lint/suspicious/noExplicitAny: each connector's settings type is its own; the registry holds them side by side
   const context = (settings: unknown): CallbackContext<any> => ({
     sql, settings, sandbox: config.sandbox, publicBaseUrl: config.publicBaseUrl, wake, reportForConfirmation, merchants,
     askVerification: async (url, question, acceptByDefault, timeoutMs) => {
@@ -101,6 +102,7 @@ export const operatorCallbackRoutes = (deps: AppDeps) => {
 };
 
 /** One declared route on the app: its schemas, its documentation, and its handler with the connector's context. */
+// biome-ignore lint/suspicious/noExplicitAny: Elysia's app type carries seven generics a plugin does not constrain
 function mount(app: Elysia<any, any, any, any, any, any, any>, route: CallbackRoute<any>, context: CallbackContext<any>) {
   if (route.answersUnreadable || route.keepsRawBody) {
     declareBodyOptions(route.method, route.path, { limit: MAX_BODY_BYTES, answersUnreadable: route.answersUnreadable, keepsRawBody: route.keepsRawBody });
@@ -108,9 +110,11 @@ function mount(app: Elysia<any, any, any, any, any, any, any>, route: CallbackRo
   const options = {
     body: route.checked ? checkedRequestSchema(route.body) : requestSchema(route.body),
     ...(route.params ? { params: requestSchema(route.params) } : {}),
+    // biome-ignore lint/suspicious/noExplicitAny: Elysia's transform context type depends on the route's own schema
     ...(route.received ? { transform: ({ body, request }: any) => route.received!(body, request) } : {}),
     ...routeDocs(route.docs),
   };
+  // biome-ignore lint/suspicious/noExplicitAny: Elysia's handler context type depends on the route's own schema
   const handler = async ({ body, params, request }: any) => {
     try {
       return await route.handle({ body, params, request, rawBody: rawBodyOf(request) }, context);
@@ -119,5 +123,6 @@ function mount(app: Elysia<any, any, any, any, any, any, any>, route: CallbackRo
       throw new ApiError(error.status, { detail: error.message }, error.retryAfterSeconds === undefined ? {} : { 'Retry-After': String(error.retryAfterSeconds) });
     }
   };
+  // biome-ignore lint/suspicious/noExplicitAny: the options are built per route; Elysia infers its types from literal ones only
   return route.method === 'PUT' ? app.put(route.path, handler, options as any) : app.post(route.path, handler, options as any);
 }

@@ -90,7 +90,7 @@ type InputOptions = {
   placeholder?: string;
 };
 
-const valueOf = (values: Values, name: string): string => {
+const fieldValue = (values: Values, name: string): string => {
   const value = values[name];
   return typeof value === 'string' || typeof value === 'number' ? String(value) : '';
 };
@@ -106,7 +106,7 @@ export function input(name: string, label: string, values: Values, errors: Field
   const describedBy = [options.hint ? `hint-${name}` : '', invalid ? `error-${name}` : ''].filter(Boolean).join(' ');
   return html`<div class="field${invalid ? ' invalid' : ''}">
 <label for="field-${name}">${label}${options.required ? '' : html` <span class="optional">(optional)</span>`}</label>
-<input id="field-${name}" name="${name}" type="${options.type ?? 'text'}" value="${options.type === 'password' ? '' : valueOf(values, name)}"${options.required ? html` required` : ''}${options.autocomplete ? html` autocomplete="${options.autocomplete}"` : ''}${options.inputmode ? html` inputmode="${options.inputmode}"` : ''}${options.placeholder ? html` placeholder="${options.placeholder}"` : ''}${describedBy ? html` aria-describedby="${describedBy}"` : ''}${invalid ? html` aria-invalid="true"` : ''}>
+<input id="field-${name}" name="${name}" type="${options.type ?? 'text'}" value="${options.type === 'password' ? '' : fieldValue(values, name)}"${options.required ? html` required` : ''}${options.autocomplete ? html` autocomplete="${options.autocomplete}"` : ''}${options.inputmode ? html` inputmode="${options.inputmode}"` : ''}${options.placeholder ? html` placeholder="${options.placeholder}"` : ''}${describedBy ? html` aria-describedby="${describedBy}"` : ''}${invalid ? html` aria-invalid="true"` : ''}>
 ${options.hint ? html`<p class="hint" id="hint-${name}">${options.hint}</p>` : ''}${errorList(name, errors)}
 </div>`;
 }
@@ -120,7 +120,7 @@ export function dateRangeInputs(values: Values, fields: readonly ('created' | 'm
 
 /** A labelled select; `choices` are [value, label] pairs. */
 export function select(name: string, label: string, choices: readonly (readonly [string, string])[], values: Values, errors: FieldErrors, optional = false): Html {
-  const current = valueOf(values, name);
+  const current = fieldValue(values, name);
   const invalid = (errors[name]?.length ?? 0) > 0;
   return html`<div class="field${invalid ? ' invalid' : ''}">
 <label for="field-${name}">${label}${optional ? html` <span class="optional">(optional)</span>` : ''}</label>

@@ -103,6 +103,7 @@ function deferredToScope(query: Pending, run: () => Promise<unknown>): Pending {
   let result: Promise<unknown> | undefined;
   const execute = () => (result ??= run());
   Object.assign(query, {
+    // biome-ignore lint/suspicious/noThenProperty: the deferred query is a thenable on purpose, as postgres.js queries are
     then: (resolve?: (value: unknown) => unknown, reject?: (reason: unknown) => unknown) => execute().then(resolve, reject),
     catch: (reject?: (reason: unknown) => unknown) => execute().catch(reject),
     finally: (done?: () => void) => execute().finally(done),

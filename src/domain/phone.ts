@@ -20,7 +20,7 @@ export function normalizePhoneNumber(input: string): string | null {
   if (SANDBOX_TEST_NUMBER.test(candidate)) return candidate;
   if (!/^\+\d{6,16}$/.test(candidate)) return null;
   const parsed = parsePhoneNumberFromString(candidate);
-  if (!parsed || !parsed.isPossible()) return null;
+  if (!parsed?.isPossible()) return null;
   return parsed.number;
 }
 

@@ -17,6 +17,7 @@ export type CallbackUrlRules = {
 type CallbackUrlCheck = { url: string; problem?: undefined } | { url?: undefined; problem: string };
 
 /** Whitespace and control characters (CR/LF could split a header or a log line). */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what it looks for
 const CONTROL_OR_SPACE = /[\u0000-\u0020\u007f-\u009f\u2028\u2029]/;
 /** A scheme followed by a non-empty authority, in the text as sent (`https:///x` has none). */
 const WITH_AUTHORITY = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]/i;

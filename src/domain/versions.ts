@@ -142,6 +142,7 @@ export function listSchemaForVersion<const TItem extends v.GenericSchema>(item: 
 }
 
 const OrganizationName = described(v.string(), "The owning organization's name (version 1).");
+// biome-ignore lint/suspicious/noExplicitAny: valibot's pipe items are invariant in their input, output and issue types
 const objectEntries = <TEntries extends v.ObjectEntries>(schema: v.SchemaWithPipe<readonly [v.ObjectSchema<TEntries, undefined>, ...v.PipeItem<any, any, any>[]]>) =>
   schema.pipe[0].entries;
 /** Version 1 schemas, built once so the document can name each by identity. */
@@ -182,6 +183,7 @@ const ownedV1 = new WeakMap<v.GenericSchema, v.GenericSchema>();
  * (`ownedForVersion`). Built once per schema, so the document can name it by identity.
  */
 export function ownedSchemaForVersion<TEntries extends v.ObjectEntries>(
+  // biome-ignore lint/suspicious/noExplicitAny: valibot's pipe items are invariant in their input, output and issue types
   schema: v.SchemaWithPipe<readonly [v.ObjectSchema<TEntries, undefined>, ...v.PipeItem<any, any, any>[]]>,
 ): (version: ApiVersion) => v.GenericSchema {
   return (version) => {

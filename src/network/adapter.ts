@@ -247,6 +247,7 @@ export type CallbackRoute<Settings> = {
   docs: CallbackDocs;
   /** Sees the body as it arrived, before validation rebuilds it (a signature over its bytes). */
   received?(body: unknown, request: Request): void;
+  // biome-ignore lint/suspicious/noExplicitAny: the body is what the route's own schema checked; each connector reads its own shape
   handle(input: { body: any; params: Record<string, string>; request: Request; rawBody: Uint8Array }, context: CallbackContext<Settings>): Promise<unknown>;
 };
 
@@ -269,6 +270,7 @@ export type ConnectorUnit<Key extends string, Settings> = {
   /** Its environment variables, checked with the rest of the configuration. */
   variables: Record<string, v.GenericSchema>;
   /** Its settings from the checked variables (off: null or empty); what is wrong goes to `problems`. */
+  // biome-ignore lint/suspicious/noExplicitAny: the values are what the connector's own variables' schemas produced
   readSettings(values: Record<string, any>, problems: string[]): Settings;
   /** The networks and currencies its settings serve. */
   routesOf(settings: Settings): Route[];

@@ -22,6 +22,7 @@ export type { VodacomMarket, VodacomSettings } from './vodacom/settings';
 const CONNECTOR_UNITS = [daraja, momo, airtel, vodacom, pawapay] as const;
 
 type Unit = (typeof CONNECTOR_UNITS)[number];
+// biome-ignore lint/suspicious/noExplicitAny: each connector's settings type is its own; the registry holds them side by side
 type AnyUnit = ConnectorUnit<string, any>;
 
 /** Each connector's settings, under its unit's `configKey` (`config.mpesa`, `config.momoMarkets`, ...). */

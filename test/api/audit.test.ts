@@ -271,7 +271,7 @@ const CONSOLE_WRITES: Record<string, ConsoleWrite> = {
     const answer = await post('/console/settings', { verification_url: 'http://127.0.0.1:9/verify', accept_by_default: 'false' });
     return { status: answer.status, type: 'organization', id: owner.organization.id, after: { verification_url: 'http://127.0.0.1:9/verify', accept_by_default: false } };
   },
-  'POST /console/settings/keys': async (owner, browser, post) => {
+  'POST /console/settings/keys': async (owner, _browser, post) => {
     const answer = await post('/console/settings/keys');
     const key = /\b[0-9a-f]{40}\b/.exec(answer.text)?.[0];
     expect(key).toBeDefined();

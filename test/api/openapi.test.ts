@@ -113,14 +113,14 @@ describe('the document', () => {
       expect({ where, valid, errors: valid ? null : ajv.errorsText(validate.errors) }).toEqual({ where, valid: true, errors: null });
       checked.push(where);
     };
-    const escape = (part: string) => part.replaceAll('~', '~0').replaceAll('/', '~1');
+    const escapePointer = (part: string) => part.replaceAll('~', '~0').replaceAll('/', '~1');
     const media = (base: string, content: Record<string, Schema> | undefined) => {
       for (const [type, item] of Object.entries(content ?? {})) {
-        if (item.example !== undefined) check(`${base} ${type}`, `${base}/content/${escape(type)}/schema`, item.example);
+        if (item.example !== undefined) check(`${base} ${type}`, `${base}/content/${escapePointer(type)}/schema`, item.example);
       }
     };
     for (const { path, method, operation } of operations(document)) {
-      const base = `paths/${escape(path)}/${method}`;
+      const base = `paths/${escapePointer(path)}/${method}`;
       media(`${base}/requestBody`, (operation.requestBody as { content?: Record<string, Schema> } | undefined)?.content);
       for (const [status, response] of Object.entries(operation.responses as Record<string, Schema>)) {
         media(`${base}/responses/${status}`, response.content as Record<string, Schema> | undefined);

@@ -562,7 +562,7 @@ export async function startPawapaySimulator(options: PawapaySimulatorOptions): P
   /** POST /v2/payouts/fail-enqueued/{id}: an ENQUEUED payout fails as MANUALLY_CANCELLED. */
   function failEnqueued(id: string): Response {
     const payout = transactions.payout.get(id);
-    if (!payout || payout.status !== 'ENQUEUED') {
+    if (payout?.status !== 'ENQUEUED') {
       const failureCode = payout ? 'INVALID_STATE' : 'NOT_FOUND';
       return Response.json({ payoutId: id, status: 'REJECTED', failureReason: { failureCode, failureMessage: `Payout with ID #${id} is not ENQUEUED.` } });
     }
@@ -725,7 +725,7 @@ export async function startPawapaySimulator(options: PawapaySimulatorOptions): P
     release(id, outcome) {
       held.delete(id);
       const transaction = find(id);
-      if (!transaction || transaction.status !== 'IN_RECONCILIATION') return false;
+      if (transaction?.status !== 'IN_RECONCILIATION') return false;
       settle(transaction, outcome);
       return true;
     },

@@ -163,7 +163,10 @@ describe('tracing', () => {
 
     const lines: string[] = [];
     const write = process.stderr.write.bind(process.stderr);
-    process.stderr.write = ((chunk: string) => (lines.push(String(chunk)), true)) as typeof process.stderr.write;
+    process.stderr.write = ((chunk: string) => {
+      lines.push(String(chunk));
+      return true;
+    }) as typeof process.stderr.write;
     let ids: { traceId: string; spanId: string } | undefined;
     try {
       trace.getTracer(TRACER_NAME).startActiveSpan('log check', (active) => {

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test';
 import { acceptsJson, createMethodIndex, errorResponse, nestFormFields, parseRequestBody } from '../../src/http/request';
 import { isDatabaseUnavailable } from '../../src/db';
-import { ApiError } from '../../src/http/errors';
+import type { ApiError } from '../../src/http/errors';
 import { throttledAddress } from '../../src/http/client-address';
 import { pagedList } from '../../src/http/pagination';
 

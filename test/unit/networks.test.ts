@@ -471,7 +471,9 @@ describe('the session pool (Vodacom\'s sessions: a spare always active)', () => 
         pool.refused(bearer);
       }
     };
-    const revokeAll = () => issuer.asked.forEach((_, index) => revoked.add(`session-${index + 1}`));
+    const revokeAll = () => {
+      for (const index of issuer.asked.keys()) revoked.add(`session-${index + 1}`);
+    };
     return { tries, call, revokeAll };
   };
   const poolUpTo = (issuer: ReturnType<typeof sessionIssuer>, times: { activationMs: number; upToMs: number; lifetimeMs: number }) =>

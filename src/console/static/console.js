@@ -7,7 +7,7 @@ document.querySelectorAll('[data-live]').forEach((element) => {
     try {
       const response = await fetch(element.dataset.live, { credentials: 'same-origin', headers: { Accept: 'text/html' } });
       if (response.ok) element.innerHTML = await response.text();
-    } catch (error) {
+    } catch {
       // A dropped connection: the next refresh tries again.
     }
     if (!element.querySelector('[data-final]')) setTimeout(refresh, 2000);

@@ -87,6 +87,7 @@ const DarajaResult = v.looseObject({
 const sha256Hex = (value: string) => createHash('sha256').update(value).digest('hex');
 
 /** Control characters (C0, DEL, C1): Daraja sends none, so a field or key holding one is unreadable. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what it looks for
 const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f]/;
 const holdsControlCharacter = (value: unknown): boolean =>
   typeof value === 'string' ? CONTROL_CHARACTER.test(value)
