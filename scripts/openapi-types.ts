@@ -11,7 +11,7 @@ import { CLIENT_TYPES_FILE, clientTypesSource } from '../test/client/generate';
 const config = loadConfig(process.env);
 const sql = createSql(config.databaseUrl, 1);
 const temporal = new Client({ connection: Connection.lazy() });
-const app = createApp({ config, sql, temporal, launcher: launcherFromConfig(temporal, sql, config, () => {}) });
+const app = createApp({ config, sql, temporal, launcher: launcherFromConfig(temporal, config, () => {}) });
 const document = (await (await app.handle(new Request('http://localhost/openapi/json'))).json()) as OpenApiDocument;
 await Bun.write(CLIENT_TYPES_FILE, await clientTypesSource(document));
 await sql.end();

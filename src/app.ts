@@ -39,7 +39,7 @@ export function createAppDeps(config: Config): AppInputs & { telemetry: ApiTelem
     config,
     sql,
     temporal,
-    launcher: launcherFromConfig(temporal, sql, config, (message, fields) => logger.warn(message, fields)),
+    launcher: launcherFromConfig(temporal, config, (message, fields) => logger.warn(message, fields)),
     telemetry,
   };
 }

@@ -78,7 +78,7 @@ async function runWorker(): Promise<void> {
     hold('the worker\'s Temporal connection', () => connection.close());
     const client = await connectClient(config.temporal, telemetry.clientInterceptors);
     hold('the Temporal client\'s connection', () => client.connection.close());
-    const launcher = launcherFromConfig(client, sql, config, (message, fields) => logger.warn(message, fields));
+    const launcher = launcherFromConfig(client, config, (message, fields) => logger.warn(message, fields));
     const connectors = createConnectors(config, sql);
     const health = createRouteHealth(sql, { scope: config.routesScope, onOutcome: countRouteOutcome });
     // The routes' state gauge, read from the shared table at each scrape.

@@ -93,7 +93,7 @@ export type TestApp = { app: ReturnType<typeof createApp>; config: Config; taskQ
 export async function testApp(taskQueue = uniqueTaskQueue('api'), overrides: Record<string, string> = {}): Promise<TestApp> {
   const config = testConfig({ ...overrides, TASK_QUEUE: taskQueue });
   const client = await testClient();
-  const launcher = launcherFromConfig(client, testSql(), config, () => {});
+  const launcher = launcherFromConfig(client, config, () => {});
   const app = createApp({ config, sql: testSql(), temporal: client, launcher });
   checkResponsesOf(app);
   return { app, config, taskQueue, client, launcher };

@@ -3,7 +3,6 @@ import type { Sql } from '../db';
 import { FINAL_STATUSES, successMessage, type RequestStatus } from '../domain/collection-requests';
 import type { NetworkAdapter, PaymentPrompt } from '../network/adapter';
 import { changeRequestStatus, countPromptAttempt, insertCollectionRequest, type StatusChange } from '../services/collection-requests';
-import type { RecordedEvent } from '../services/events';
 import { recordCollectionRequestFinal } from '../telemetry/metrics';
 import type { Launcher } from '../services/ports';
 import type { IncomingPaymentInput } from '../contracts/incoming-collection';
@@ -33,14 +32,11 @@ export function createCollectionRequestActivities(deps: CollectionRequestActivit
   const { sql, launcher, network } = deps;
   const { load, messageContext, moneyOf, sendInstructionsText, promptOf, askNetwork } = requestSteps(deps);
 
-  /** One status change: row and event (with its deliveries) in one transaction, then the deliveries start. */
-  async function recordStatus(change: StatusChange, committed?: RecordedEvent[]): Promise<boolean> {
+  /** One status change: row and event (with its deliveries, which the dispatch pool sends) in one transaction. */
+  async function recordStatus(change: StatusChange): Promise<boolean> {
     const event = await changeRequestStatus(sql, change);
     if (event === null) return false;
     if ((FINAL_STATUSES as readonly string[]).includes(change.status)) recordCollectionRequestFinal(change.status);
-    // `committed`: the caller hands the events over together, once its step is done (one signal per webhook).
-    if (committed) committed.push(event);
-    else await launcher.afterCommit({ events: [event] });
     return true;
   }
 
@@ -58,12 +54,12 @@ export function createCollectionRequestActivities(deps: CollectionRequestActivit
     };
   }
 
-  /** The steps of one prompt (see `promptSubscriber`), their status changes' events kept in `committed`. */
-  async function promptSteps(loaded: Loaded, input: PromptInput, committed: RecordedEvent[]): Promise<PromptOutcome> {
+  /** The steps of one prompt (see `promptSubscriber`). */
+  async function promptSteps(loaded: Loaded, input: PromptInput): Promise<PromptOutcome> {
     const { requestId, attempt, sendSms, pullsFunds } = input;
     let status: RequestStatus | null = null;
     const record = async (next: RequestStatus) => {
-      if (await recordStatus({ requestId, status: next, attempts: attempt, promptAttempt: attempt }, committed)) status = next;
+      if (await recordStatus({ requestId, status: next, attempts: attempt, promptAttempt: attempt })) status = next;
     };
     if (sendSms) {
       await sendInstructionsText(loaded, attempt);
@@ -97,15 +93,7 @@ export function createCollectionRequestActivities(deps: CollectionRequestActivit
      * funds). Every step is idempotent per (request, attempt), so a retry repeats none of them.
      */
     async promptSubscriber(input: PromptInput): Promise<PromptOutcome> {
-      const loaded = await load(input.requestId);
-      // The prompt's status changes reach their webhooks together when it is done (on a failure too:
-      // what was committed is handed over, and the outbox sweep finds what a dead worker could not).
-      const committed: RecordedEvent[] = [];
-      try {
-        return await promptSteps(loaded, input, committed);
-      } finally {
-        if (committed.length > 0) await launcher.afterCommit({ events: committed });
-      }
+      return await promptSteps(await load(input.requestId), input);
     },
 
     /**
@@ -163,7 +151,7 @@ export function createCollectionRequestActivities(deps: CollectionRequestActivit
         subscriptionId: request.id,
         occurrenceAt: occurrence,
       });
-      await launcher.afterCommit({ events: created.events, requests: [created.request] });
+      await launcher.afterCommit({ requests: [created.request] });
       return created.request.id;
     },
   };

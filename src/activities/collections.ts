@@ -49,7 +49,6 @@ export function createCollectionActivities({ sql, launcher, network, sandbox, we
    * (`receivedBy`). Then the workflow learns the outcome.
    */
   async function settle(receipt: Receipt, receivedBy: CollectionRequestId | null = null): Promise<ReceiptOutcome> {
-    if ('events' in receipt) await launcher.afterCommit({ events: receipt.events });
     recordReceipt(receipt);
     if (receipt.outcome === 'accepted' && receipt.requestId !== null && receipt.requestId !== receivedBy) {
       await launcher.signalCollectionMatched(receipt.requestId, { collectionId: receipt.collectionId, remoteTransactionId: receipt.remoteTransactionId });

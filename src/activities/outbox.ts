@@ -24,11 +24,9 @@ export function createOutboxActivities({ sql, launcher }: OutboxActivityDeps) {
       if (count > 0) log.info('outbox sweep started workflows', { kind, started: count });
       started += count;
     }
-    if (kinds.includes('deliveries')) {
-      // The pool that sends every delivery: a dispatcher stopped from outside runs again.
-      const dispatchers = await launcher.ensureWebhookDispatchers();
-      if (dispatchers > 0) log.info('outbox sweep started webhook dispatchers', { dispatchers });
-    }
+    // The pool that sends every webhook delivery: a dispatcher stopped from outside runs again.
+    const dispatchers = await launcher.ensureWebhookDispatchers();
+    if (dispatchers > 0) log.info('outbox sweep started webhook dispatchers', { dispatchers });
     return started;
   }
 

@@ -6,12 +6,11 @@ import type { Launcher } from '../services/ports';
 
 type PaymentBatchActivityDeps = { sql: Sql; launcher: Launcher };
 
-export function createPaymentBatchActivities({ sql, launcher }: PaymentBatchActivityDeps) {
+export function createPaymentBatchActivities({ sql }: PaymentBatchActivityDeps) {
   return {
     /** A local activity: a chunk of the batch's rows made payments (their amounts reserved); the ids to send. */
     async reserveBatchChunkStep({ batchId, chunk, size }: { batchId: PaymentBatchId; chunk: number; size: number }): Promise<{ paymentIds: PaymentId[]; last: boolean }> {
       const reserved = await reserveBatchChunk(sql, batchId, chunk, size);
-      await launcher.afterCommit({ events: reserved.events });
       for (const { state, currency, amount } of reserved.created) {
         recordPaymentState(state);
         recordWalletMovement({ type: 'mobile_payment', direction: 'debit', currency, amount });
@@ -19,10 +18,9 @@ export function createPaymentBatchActivities({ sql, launcher }: PaymentBatchActi
       return { paymentIds: reserved.paymentIds, last: reserved.last };
     },
 
-    /** A local activity: the batch `completed`, with its `payment_batch.completed` event delivered. */
+    /** A local activity: the batch `completed`, with its `payment_batch.completed` event recorded. */
     async completeBatchStep({ batchId }: { batchId: PaymentBatchId }): Promise<void> {
-      const completed = await completePaymentBatch(sql, batchId);
-      if (completed !== null) await launcher.afterCommit({ events: completed.events });
+      await completePaymentBatch(sql, batchId);
     },
   };
 }

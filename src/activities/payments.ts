@@ -16,7 +16,7 @@ type PaymentActivityDeps = { sql: Sql; launcher: Launcher; network: NetworkAdapt
 /** What a payout sends: a payment, or a reversal of a collection, by its id. */
 type PayoutSubject = { kind: 'payment'; id: PaymentId } | { kind: 'reversal'; id: ReversalId };
 
-export function createPaymentActivities({ sql, launcher, network }: PaymentActivityDeps) {
+export function createPaymentActivities({ sql, network }: PaymentActivityDeps) {
   /** The payout a payment or reversal asks the network for; its reference is ours and unique. */
   async function payoutOf(subject: PayoutSubject): Promise<Payout> {
     const { kind, id } = subject;
@@ -37,7 +37,6 @@ export function createPaymentActivities({ sql, launcher, network }: PaymentActiv
   /** After a state change's commit: its events' deliveries start; the metrics count it. */
   async function settled(change: StateChange | null): Promise<string | null> {
     if (change === null) return null;
-    await launcher.afterCommit({ events: change.events });
     const { state, amount, currency } = change.payment;
     recordPaymentState(state);
     if (state === 'rejected' || state === 'processed_with_errors' || state === 'cancelled') {
@@ -64,7 +63,6 @@ export function createPaymentActivities({ sql, launcher, network }: PaymentActiv
     async finishReversalStep({ reversalId, outcome }: { reversalId: ReversalId; outcome: PayoutOutcome }): Promise<string> {
       const change = await finishReversal(sql, reversalId, outcome);
       if (change === null) return (await findReversal(sql, reversalId))?.state ?? 'missing';
-      await launcher.afterCommit({ events: change.events });
       recordFinalRequestStatuses(change.events);
       if (change.reversal.state === 'failed') {
         recordWalletMovement({ type: 'reversal_release', direction: 'credit', currency: change.reversal.currency, amount: change.reversal.amount });

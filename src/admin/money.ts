@@ -57,7 +57,7 @@ export const moneyCommands: Record<string, Command> = {
       const collection = rowId(values.collection, '--collection takes a collection id');
       const client = await connectClient(config.temporal);
       try {
-        const launcher = launcherFromConfig(client, sql, config, (message, fields) => process.stderr.write(`${message} ${JSON.stringify(fields)}\n`));
+        const launcher = launcherFromConfig(client, config, (message, fields) => process.stderr.write(`${message} ${JSON.stringify(fields)}\n`));
         const reversal = await reverseCollection({ sql, launcher }, { organizationId: org, userId: null }, { collection: asId('Collection', collection), reason: values.reason ?? null }, null)
           .catch((error: unknown) => {
             const refusal = findApiError(error);

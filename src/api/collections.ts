@@ -41,7 +41,7 @@ const DOCS = {
  * Collections: read only; `claim` assigns an unmatched one to the caller, a write the `can` macro
  * and the request policy weigh as one (src/http/query-writes.ts).
  */
-export const collectionRoutes = ({ sql, config, launcher }: AppDeps) =>
+export const collectionRoutes = ({ sql, config }: AppDeps) =>
   new Elysia({ name: 'collections', prefix: '/api/collections' })
     .use(authPlugin(sql))
     .get(
@@ -49,7 +49,7 @@ export const collectionRoutes = ({ sql, config, launcher }: AppDeps) =>
       async ({ request, query: f, principal, apiVersion }) => {
         const { searchParams } = new URL(request.url);
         if (wantsClaim(f)) {
-          const claimed = await claimCollectionFor({ sql, launcher }, principal, f, searchParams.get('phonenumber') ?? '');
+          const claimed = await claimCollectionFor({ sql }, principal, f, searchParams.get('phonenumber') ?? '');
           if (claimed === null) return [];
           // Rule 4: the answer to a claim is a list, not a single object.
           return (await collectionResources(sql, [claimed])).map((collection) => collectionForVersion(collection, apiVersion));

@@ -408,7 +408,7 @@ async function requestWallet(sql: Sql, organizationId: OrganizationId, input: Co
  * its workflow.
  */
 export async function createCollectionRequest(
-  { sql, config, launcher, networks }: Pick<ServiceDeps, 'sql' | 'config' | 'launcher' | 'networks'>, creator: Creator, input: CollectionRequestParams, duplicateCheck: DuplicateCheck | null,
+  { sql, launcher, networks }: Pick<ServiceDeps, 'sql' | 'launcher' | 'networks'>, creator: Creator, input: CollectionRequestParams, duplicateCheck: DuplicateCheck | null,
 ): Promise<CreatedRequest> {
   const { network, errors } = moneyNetwork(input.phonenumber, input.currency, input.amount, networks.connections, 'collection');
   const schedule = scheduleOf(input, new Date(), errors);
@@ -436,7 +436,7 @@ export async function createCollectionRequest(
     subscriptionSettings: schedule.subscriptionSettings,
   };
   const created = await writeOnce(sql, creator, duplicateCheck, (tx) => insertCollectionRequestIn(tx, newRequest), (result) => ({ type: 'collection_request', id: result.request.id }));
-  await launcher.afterCommit({ events: created.events, requests: [created.request] });
+  await launcher.afterCommit({ requests: [created.request] });
   return created;
 }
 

@@ -442,7 +442,7 @@ export const wantsClaim = (f: CollectionFilterValues): boolean => asksClaim(f.cl
  * dispatches the events the claim wrote.
  */
 export async function claimCollectionFor(
-  { sql, launcher }: Pick<ServiceDeps, 'sql' | 'launcher'>,
+  { sql }: Pick<ServiceDeps, 'sql'>,
   claimant: Actor,
   f: Pick<CollectionFilterValues, 'amount' | 'remote_transaction_id'> & { phonenumber?: string | undefined },
   rawPhoneNumber: string,
@@ -465,7 +465,6 @@ export async function claimCollectionFor(
     throw error;
   }
   if (claimed === null) return null;
-  await launcher.afterCommit({ events: claimed.events });
   const credit = claimCredit(claimed);
   if (credit !== null) {
     recordCollectionMatch('claimed');

@@ -167,7 +167,7 @@ async function verifyContact(sql: Sql, contact: ContactRow, network: NetworkPort
  * once when `metadata.sync` is 1.
  */
 export async function createContact(
-  { sql, launcher, networks }: Pick<ServiceDeps, 'sql' | 'launcher' | 'networks'>,
+  { sql, networks }: Pick<ServiceDeps, 'sql' | 'networks'>,
   creator: Actor,
   input: ContactInput,
   duplicateCheck: DuplicateCheck | null,
@@ -186,7 +186,6 @@ export async function createContact(
     if (creation.contact === null) throw fieldErrors({ phone_number: ['A contact with this phone number already exists.'] });
     return creation;
   }, (creation) => ({ type: 'contact', id: creation.contact.id }));
-  await launcher.afterCommit({ events: [created.event] });
   return wantsVerification(input.metadata?.sync) ? await verifyContact(sql, created.contact, networks) : created.contact;
 }
 

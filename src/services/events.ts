@@ -19,8 +19,8 @@ const EVENT_COLUMNS = `id, organization_id as "organizationId", type, data, auth
 type NewEvent = { organizationId: OrganizationId; type: EventType; data: Record<string, unknown>; author: number | null };
 
 /**
- * A delivery row waiting for its workflow (`webhook-delivery-<event>-<webhook>`, or a redelivery's
- * own id): what the launcher starts after the commit, and the outbox sweep when nobody did.
+ * A delivery row as recorded (its key `webhook-delivery-<event>-<webhook>`, or a redelivery's own):
+ * pending until the dispatch pool sends it (woken by the commit's notification).
  */
 export type PendingDelivery = {
   id: DeliveryId;
@@ -39,7 +39,7 @@ export type RecordedEvent = EventRow & { deliveries: PendingDelivery[] };
  * Writes an event in the caller's transaction (the outbox), so it exists exactly when the change
  * it reports does, together with one delivery row per live webhook of the organization subscribed
  * to its type, and, for a payment's event, per callback URL of that payment. One statement. After the commit
- * the launcher starts those deliveries' workflows; an event nobody listens to costs no workflow.
+ * the dispatch pool sends those deliveries; an event nobody listens to costs nothing more.
  */
 export async function recordEvent(tx: Queryable, event: NewEvent): Promise<RecordedEvent> {
   const [row] = await tx<(EventRow & { deliveries: Omit<PendingDelivery, 'workflowId' | 'eventType' | 'redelivery'>[] })[]>`

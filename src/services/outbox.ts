@@ -12,7 +12,6 @@ import type { Queryable, Sql } from '../db';
 import type { CollectionRequestRow } from '../domain/collection-requests';
 import { movementNoun, movementOfOutbox, type MovementOutboxKind } from '../domain/money-movements';
 import { REQUEST_COLUMNS } from './collection-requests';
-import type { PendingDelivery } from './events';
 import type { OutboxKind, OutboxRow, OutboxRows } from './ports';
 import type { OutboxBacklog } from '../telemetry/metrics';
 import { OTHER_SWEEP_KINDS, notSetAside, sweepEach, type SweepKind } from './sweeps';
@@ -49,14 +48,6 @@ function movementEntries(tables: Record<MovementOutboxKind, Pick<OutboxTable, 't
 
 export const OUTBOX: { [K in OutboxKind]: OutboxTable & { readonly row?: OutboxRows[K] } } = {
   requests: entry<CollectionRequestRow>({ table: 'collection_requests', columns: REQUEST_COLUMNS, sweepKind: 'outbox-request', noun: 'collection request' }),
-  deliveries: entry<PendingDelivery>({
-    table: 'webhook_deliveries',
-    columns: `id, workflow_id as "workflowId", organization_id as "organizationId", webhook_id as "webhookId", event_id as "eventId",
-      (select e.type from events e where e.id = webhook_deliveries.event_id) as "eventType", redelivery`,
-    pending: `status = 'pending'`,
-    sweepKind: 'outbox-delivery',
-    noun: 'webhook delivery',
-  }),
   ...movementEntries({
     payments: { table: 'payments', columns: 'id, organization_id as "organizationId", start_date as "startDate"' },
     reversals: { table: 'reversals', columns: 'id, organization_id as "organizationId"' },

@@ -349,8 +349,8 @@ export async function createPayment(
   } catch (error) {
     throw refusedForFunds(error);
   }
-  const { payment, events } = created;
-  await launcher.afterCommit({ events, payments: [{ id: payment.id, organizationId: payment.organizationId, startDate: payment.startDate }] });
+  const { payment } = created;
+  await launcher.afterCommit({ payments: [{ id: payment.id, organizationId: payment.organizationId, startDate: payment.startDate }] });
   recordPaymentState(payment.state);
   recordWalletMovement({ type: 'mobile_payment', direction: 'debit', currency: payment.currency, amount: payment.amount });
   const [resource] = await paymentResources(sql, [payment]);
@@ -373,7 +373,6 @@ export async function cancelOwnPayment(
     if (error instanceof NotCancellableError) throw new RefusedError(error.message, { cause: error });
     throw error;
   }
-  await launcher.afterCommit({ events: change.events });
   await launcher.signalPaymentCancelled(payment.id).catch(() => {});
   recordPaymentState('cancelled');
   recordWalletMovement({ type: 'payment_release', direction: 'credit', currency: payment.currency, amount: payment.amount });

@@ -12,7 +12,6 @@ import type { Connections, Network } from '../domain/networks';
 import type { CollectionMatch } from '../contracts/collection-request';
 import type { NetworkHint } from '../contracts/common';
 import type { IncomingPaymentInput } from '../contracts/incoming-collection';
-import type { PendingDelivery, RecordedEvent } from './events';
 
 export type PaymentToStart = { id: PaymentId; organizationId: OrganizationId; startDate: Date | null };
 export type ReversalToStart = { id: ReversalId; organizationId: OrganizationId };
@@ -22,13 +21,16 @@ export type PaymentBatchToStart = { id: PaymentBatchId; organizationId: Organiza
 type EachMovement<Rows extends Record<MovementOutboxKind, { id: number }>> = Rows;
 
 /** The row each kind of the outbox (./outbox.ts) hands the start of its workflow. */
-export type OutboxRows = { requests: CollectionRequestRow; deliveries: PendingDelivery }
+export type OutboxRows = { requests: CollectionRequestRow }
   & EachMovement<{ payments: PaymentToStart; reversals: ReversalToStart; paymentBatches: PaymentBatchToStart }>;
 export type OutboxKind = keyof OutboxRows;
 export type OutboxRow<K extends OutboxKind> = OutboxRows[K];
 
-/** What a committed transaction recorded that needs a workflow: outbox rows of each kind, and events (with their deliveries). */
-export type Committed = { events?: readonly RecordedEvent[] } & { [K in OutboxKind]?: readonly OutboxRow<K>[] };
+/**
+ * What a committed transaction recorded that needs a workflow: outbox rows of each kind. (Its events'
+ * webhook deliveries need none: the dispatch pool finds the rows, woken by the commit's notification.)
+ */
+export type Committed = { [K in OutboxKind]?: readonly OutboxRow<K>[] };
 
 /**
  * Starts and signals the workflows of what the application committed: once per id (a second start
@@ -39,8 +41,6 @@ export interface Launcher {
   startCollectionRequest(request: CollectionRequestRow): Promise<boolean>;
   /** The workflow of a payment a network reported (`confirm`: its operator's status query confirms it first). */
   startIncomingCollection(payment: IncomingPaymentInput, options?: { confirm?: boolean }): Promise<{ workflowId: string; duplicate: boolean }>;
-  /** A webhook's recorded deliveries, handed over to the delivery pool; true when there were any. */
-  queueDeliveries(deliveries: readonly PendingDelivery[]): Promise<boolean>;
   /** The webhook delivery pool's dispatchers, started where one is not running; how many were started. */
   ensureWebhookDispatchers(): Promise<number>;
   startPayment(payment: PaymentToStart): Promise<boolean>;

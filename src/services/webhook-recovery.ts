@@ -59,18 +59,16 @@ async function disable(tx: Queryable, webhookId: WebhookId, reason: WebhookDisab
  * Disables the webhook when its target has failed every attempt for `failingForHours`: the check
  * the dispatcher makes after a failed attempt. True when it disabled it now.
  */
-export async function disableIfFailing({ sql, launcher }: Deps, webhookId: WebhookId, failingForHours: number): Promise<boolean> {
+export async function disableIfFailing({ sql }: Pick<Deps, 'sql'>, webhookId: WebhookId, failingForHours: number): Promise<boolean> {
   const event = await sql.begin((tx) => disable(tx, webhookId, 'failing', failingForHours));
   if (event === null) return false;
-  await launcher.afterCommit({ events: [event] });
   return true;
 }
 
 /** The merchant disables the webhook: no deliveries from now on, what was pending cancelled. Unchanged when already disabled. */
 export async function disableOwnWebhook(deps: Deps, actor: OrganizationActor, id: WebhookId, duplicateCheck: DuplicateCheck | null): Promise<WebhookRow> {
   const webhook = await findOwnWebhook(deps.sql, actor.organizationId, id);
-  const event = await writeOnce(deps.sql, actor, duplicateCheck, (tx) => disable(tx, webhook.id, 'manual'));
-  if (event !== null) await deps.launcher.afterCommit({ events: [event] });
+  await writeOnce(deps.sql, actor, duplicateCheck, (tx) => disable(tx, webhook.id, 'manual'));
   return await findOwnWebhook(deps.sql, actor.organizationId, id);
 }
 
@@ -156,6 +154,5 @@ export async function recoverWebhook(
     (tx) => recordRecovery(tx, webhook, actor, input.since, until),
     (row) => ({ type: 'webhook_recovery', id: row.id }),
   );
-  await deps.launcher.afterCommit({ deliveries: recorded.deliveries });
   return await findRecovery(deps.sql, webhook, recorded.id);
 }

@@ -369,7 +369,7 @@ export async function webhookDeletion(sql: Queryable, webhookId: WebhookId): Pro
  * commit, or from the outbox sweep if this process dies first.
  */
 export async function redeliverEvent(
-  { sql, launcher }: Pick<ServiceDeps, 'sql' | 'launcher'>, actor: OrganizationActor, webhook: WebhookRow, eventId: EventId, duplicateCheck: DuplicateCheck | null,
+  { sql }: Pick<ServiceDeps, 'sql'>, actor: OrganizationActor, webhook: WebhookRow, eventId: EventId, duplicateCheck: DuplicateCheck | null,
 ): Promise<DeliveryRow> {
   const organizationId = webhook.organizationId;
   const [event] = await sql<{ type: EventType }[]>`select type from events where id = ${eventId} and ${tenantScope(sql, organizationId).owned()}`;
@@ -382,7 +382,6 @@ export async function redeliverEvent(
     (tx) => recordRedelivery(tx, { organizationId, webhookId: webhook.id, eventId, eventType: event.type }),
     (row) => ({ type: 'webhook_delivery', id: row.id }),
   );
-  await launcher.afterCommit({ deliveries: [pending] });
   const delivery = await findDelivery(sql, pending.id);
   if (!delivery) throw new Error(`delivery ${pending.id} vanished after it was opened`);
   return delivery;

@@ -11,7 +11,6 @@ import { TypedSearchAttributes, WorkflowIdReusePolicy, type SearchAttributePair,
 import type { Config } from '../config';
 import type { CollectionRequestRow } from '../domain/collection-requests';
 import { networkByName } from '../domain/networks';
-import type { PendingDelivery } from '../services/events';
 import type { Committed, Launcher } from '../services/ports';
 import { OUTBOX, type OutboxKind, type OutboxRow, type PaymentBatchToStart, type PaymentToStart, type ReversalToStart } from '../services/outbox';
 import { subscriptionInputFor, workflowInputFor } from '../services/collection-requests';
@@ -24,7 +23,6 @@ import { networkHintSignal, type NetworkHint } from '../contracts/common';
 import { searchAttributes } from '../contracts/search-attributes';
 import { webhookSenderTaskQueue } from '../contracts/webhook-dispatcher';
 import { webhookDispatcherId } from '../contracts/webhook-dispatcher';
-import type { Queryable } from '../db';
 import type { CollectionRequestId, PaymentId } from '../domain/ids';
 import type { StartableWorkflow, StartableWorkflows } from '../workflows/registry';
 
@@ -69,12 +67,6 @@ async function signalIfRunning<Args extends unknown[]>(client: Client, workflowI
   }
 }
 
-/** Rows one start takes: deliveries all together (one statement marks them), every other kind one by one. */
-function groupsOf<K extends OutboxKind>(kind: K, rows: readonly OutboxRow<K>[]): OutboxRow<K>[][] {
-  if (kind !== 'deliveries') return rows.map((row) => [row]);
-  return rows.length === 0 ? [] : [[...rows]];
-}
-
 /** Rows of a batch whose payments one step creates, in one transaction. */
 const PAYMENT_BATCH_CHUNK_ROWS = 100;
 /** History events after which a batch's run continues as new (a child payment costs about five in its parent). */
@@ -84,7 +76,7 @@ const PAYMENT_BATCH_HISTORY_EVENTS = 10_000;
 const each = <T>(start: (row: T) => Promise<boolean>) => async (rows: readonly T[]): Promise<boolean> =>
   (await Promise.all(rows.map(start))).some(Boolean);
 
-function createLauncher(client: Client, sql: Queryable, settings: LauncherSettings, log: LaunchLogger): Launcher {
+function createLauncher(client: Client, settings: LauncherSettings, log: LaunchLogger): Launcher {
   const { taskQueue } = settings;
 
   /** Starts `workflowType` once: true when this call started it, false when it already existed (open or closed). */
@@ -157,15 +149,6 @@ function createLauncher(client: Client, sql: Queryable, settings: LauncherSettin
         memo: { network: payment.network, remoteTransactionId: payment.remoteTransactionId, amount: payment.amount },
       });
       return { workflowId, duplicate: !started };
-    },
-
-    /**
-     * A webhook's recorded deliveries (first deliveries and redeliveries alike): nothing to start,
-     * signal or write. The rows were recorded handed over (services/events.ts) and their commit
-     * notified the pool's dispatchers, which find them themselves. True: handed over.
-     */
-    async queueDeliveries(deliveries: readonly PendingDelivery[]): Promise<boolean> {
-      return deliveries.length > 0;
     },
 
     /**
@@ -267,8 +250,7 @@ function createLauncher(client: Client, sql: Queryable, settings: LauncherSettin
      * throws: a failed start is logged and left to the outbox sweep, the commit stands.
      */
     async afterCommit(committed: Committed): Promise<void> {
-      const rows: Committed = { ...committed, deliveries: [...(committed.deliveries ?? []), ...(committed.events ?? []).flatMap((event) => event.deliveries)] };
-      await Promise.all((Object.keys(OUTBOX) as OutboxKind[]).flatMap((kind) => groupsOf(kind, rows[kind] ?? []).map((group) =>
+      await Promise.all((Object.keys(OUTBOX) as OutboxKind[]).flatMap((kind) => (committed[kind] ?? []).map((row) => [row]).map((group) =>
         launcher.startOutboxRows(kind, group).catch((error: unknown) =>
           log(`${OUTBOX[kind].noun} start deferred to the outbox sweep`, { kind, ids: group.map((row) => row.id), error })))));
     },
@@ -285,7 +267,6 @@ function createLauncher(client: Client, sql: Queryable, settings: LauncherSettin
   /** How the workflow of each outbox kind starts: one entry per kind of services/outbox.ts (the type demands each). */
   const outboxStarts: { [K in OutboxKind]: (rows: readonly OutboxRow<K>[]) => Promise<boolean> } = {
     requests: each(launcher.startCollectionRequest),
-    deliveries: launcher.queueDeliveries,
     payments: each(launcher.startPayment),
     reversals: each(launcher.startReversal),
     paymentBatches: each(launcher.startPaymentBatch),
@@ -294,8 +275,8 @@ function createLauncher(client: Client, sql: Queryable, settings: LauncherSettin
 }
 
 /** The launcher of a process, its settings from configuration. */
-export function launcherFromConfig(client: Client, sql: Queryable, config: Config, log: LaunchLogger): Launcher {
-  return createLauncher(client, sql, {
+export function launcherFromConfig(client: Client, config: Config, log: LaunchLogger): Launcher {
+  return createLauncher(client, {
     taskQueue: config.temporal.taskQueue,
     payoutStatusPollSeconds: config.payouts.statusPollSeconds,
     payoutStatusTimeoutSeconds: config.payouts.statusTimeoutSeconds,

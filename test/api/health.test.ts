@@ -24,7 +24,7 @@ async function appWithout(dependency: 'postgres' | 'temporal') {
   const temporal = createLazyClient(dependency === 'temporal' ? { ...config.temporal, address: `127.0.0.1:${closedPort}` } : config.temporal);
   // The client to nowhere is left to give up by itself: closing it under its pending retries throws.
   if (dependency === 'postgres') cleanups.push(() => sql.end({ timeout: 1 }), () => temporal.connection.close());
-  return createApp({ config, sql, temporal, launcher: launcherFromConfig(temporal, sql, config, () => {}) });
+  return createApp({ config, sql, temporal, launcher: launcherFromConfig(temporal, config, () => {}) });
 }
 
 describe('health', () => {

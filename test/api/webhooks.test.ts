@@ -91,7 +91,7 @@ describe('POST /api/webhooks', () => {
 
   test('outside sandbox mode, targets naming loopback or private addresses are 400', async () => {
     const config = testConfig({ SANDBOX: 'false', PUBLIC_BASE_URL: 'https://collections.example', METRICS_TOKEN: LIVE_METRICS_TOKEN, TASK_QUEUE: ctx.taskQueue });
-    const app = createApp({ config, sql: testSql(), temporal: ctx.client, launcher: launcherFromConfig(ctx.client, testSql(), config, () => {}) });
+    const app = createApp({ config, sql: testSql(), temporal: ctx.client, launcher: launcherFromConfig(ctx.client, config, () => {}) });
     const production = requester(app, merchant.apiKey);
     const privateTargets = [
       'https://127.0.0.1/h', 'https://localhost:8443/h', 'https://10.1.2.3/h', 'https://[::1]/h', 'https://169.254.169.254/latest',

@@ -47,7 +47,7 @@ beforeAll(async () => {
   // Tracing for this test process, as src/server.ts sets it up for the API process.
   telemetry = startApiTelemetry(config.telemetry, testSql());
   client = await connectClient(config.temporal, telemetry.clientInterceptors);
-  app = createApp({ config, sql: testSql(), temporal: client, launcher: launcherFromConfig(client, testSql(), config, () => {}) });
+  app = createApp({ config, sql: testSql(), temporal: client, launcher: launcherFromConfig(client, config, () => {}) });
 });
 
 afterAll(async () => {

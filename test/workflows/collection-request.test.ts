@@ -55,7 +55,7 @@ async function createRequest(overrides: Partial<NewCollectionRequest> = {}, queu
     subscriptionSettings: null,
     ...overrides,
   });
-  await launcherFromConfig(ctx.client, testSql(), testConfig({ TASK_QUEUE: queue, FAILED_PROMPT_RETRY_SECONDS: '1' }), () => {}).startCollectionRequest(created.request);
+  await launcherFromConfig(ctx.client, testConfig({ TASK_QUEUE: queue, FAILED_PROMPT_RETRY_SECONDS: '1' }), () => {}).startCollectionRequest(created.request);
   return created.request.id;
 }
 

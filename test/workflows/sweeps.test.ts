@@ -7,7 +7,6 @@ import { afterAll, describe, expect, test } from 'bun:test';
 import { spawnSync } from 'node:child_process';
 import { insertCollectionRequest } from '../../src/services/collection-requests';
 import { recordEvent } from '../../src/services/events';
-import { createWebhook } from '../../src/services/webhooks';
 import { createOrganization, fundWallet } from '../../src/services/organizations';
 import { eventRetentionScheduleId, outboxSweepScheduleId } from '../../src/contracts/sweeps';
 import { ROOT, eventually, recordHistory, startWorker, testClient, testSql, uniqueNumber, uniqueTaskQueue, type WorkerProcess } from '../helpers';
@@ -49,19 +48,12 @@ describe('the outbox sweep', () => {
     // Committed, never launched (the API "died"); one of them holds settings no launch can read.
     const poisonedRequest = await orphan(uniqueNumber('+256772'), { start_date: '03/92/+021 22T12:03', end_date: 'never', frequency: 'weekly' });
     const goodRequest = await orphan(uniqueNumber('+256772'), null);
-    // A delivery recorded with its event, never handed to its webhook's actor. (A delivery carries
-    // nothing of its own to the actor but its ids, so none is refused for its data.)
-    await createWebhook(sql, { organizationId: org.id, userId: user.id, event: 'contact.created', target: 'https://merchant.example/sweep' });
-    const goodDelivery = await recordEvent(sql, { organizationId: org.id, type: 'contact.created', data: { orphan: true }, author: null });
-
     const taskQueue = uniqueTaskQueue('outbox-poison');
     schedules.push(outboxSweepScheduleId(taskQueue));
     workers.push(await startWorker(taskQueue, { OUTBOX_SWEEP: 'true', OUTBOX_SWEEP_INTERVAL_SECONDS: '1', OUTBOX_GRACE_SECONDS: '0' }));
 
     await eventually('the good request to be launched', async () =>
       (await sql`select 1 from collection_requests where id = ${goodRequest.request.id} and workflow_started_at is not null`).length > 0, 30_000);
-    await eventually('the good delivery to be started', async () =>
-      (await sql`select 1 from webhook_deliveries where id = ${goodDelivery.deliveries[0]!.id} and workflow_started_at is not null`).length > 0, 30_000);
     const client = await testClient();
     const sweep = await eventually('a finished sweep', async () => {
       for await (const execution of client.workflow.list({ query: `WorkflowType = 'outboxSweep' AND TaskQueue = '${taskQueue}' AND ExecutionStatus = 'Completed'` })) return execution;
