@@ -52,8 +52,16 @@ const POLL_MS = 100;
 const FINAL = ['successful', 'failed', 'expired', 'reversed'];
 
 const CREDENTIALS = {
-  collection: { subscriptionKey: 'bench-collection-key', apiUser: '3b7f2a1c-5d4e-4f6a-8b9c-0d1e2f3a4b5c', apiKey: 'bench-collection-secret' },
-  disbursement: { subscriptionKey: 'bench-disbursement-key', apiUser: '9c8b7a6d-5e4f-4a3b-9c2d-1e0f9a8b7c6d', apiKey: 'bench-disbursement-secret' },
+  collection: {
+    subscriptionKey: 'bench-collection-key',
+    apiUser: '3b7f2a1c-5d4e-4f6a-8b9c-0d1e2f3a4b5c',
+    apiKey: 'bench-collection-secret',
+  },
+  disbursement: {
+    subscriptionKey: 'bench-disbursement-key',
+    apiUser: '9c8b7a6d-5e4f-4a3b-9c2d-1e0f9a8b7c6d',
+    apiKey: 'bench-disbursement-secret',
+  },
 };
 
 type DatabaseCounters = { transactions: number; returned: number; inserted: number; updated: number };
@@ -69,7 +77,12 @@ async function databaseCounters(sql: Sql): Promise<DatabaseCounters> {
 
 export async function runConnectorPhase(ctx: ConnectorContext): Promise<void> {
   const { sql } = ctx;
-  const momo = await startMomoSimulator({ ...CREDENTIALS, targetEnvironment: 'sandbox', decisionDelayMs: DECISION_MS, callbackDelayMs: CALLBACK_MS });
+  const momo = await startMomoSimulator({
+    ...CREDENTIALS,
+    targetEnvironment: 'sandbox',
+    decisionDelayMs: DECISION_MS,
+    callbackDelayMs: CALLBACK_MS,
+  });
   const port = await closedPort();
   const apiUrl = `http://127.0.0.1:${port}`;
   const serviceEnv: Record<string, string> = {
@@ -90,12 +103,19 @@ export async function runConnectorPhase(ctx: ConnectorContext): Promise<void> {
   function startProcess(kind: 'worker' | 'api'): { child: ChildProcess; log: string } {
     const log = join(dataDir, `${kind}-connector.log`);
     const output = openSync(log, 'a');
-    const [command, args] = kind === 'worker'
-      ? [env.BENCH_NODE!, JSON.parse(env.BENCH_WORKER_ARGS!) as string[]]
-      : [env.BENCH_BUN!, ['src/server.ts']];
+    const [command, args] =
+      kind === 'worker'
+        ? [env.BENCH_NODE!, JSON.parse(env.BENCH_WORKER_ARGS!) as string[]]
+        : [env.BENCH_BUN!, ['src/server.ts']];
     const child = spawn(command, args, {
       cwd: join(import.meta.dir, '..'),
-      env: { ...env, ...serviceEnv, ...(kind === 'worker' ? { WORKFLOW_BUNDLE_PATH: env.BENCH_WORKFLOW_BUNDLE!, LOG_LEVEL: 'info' } : { PORT: String(port) }) },
+      env: {
+        ...env,
+        ...serviceEnv,
+        ...(kind === 'worker'
+          ? { WORKFLOW_BUNDLE_PATH: env.BENCH_WORKFLOW_BUNDLE!, LOG_LEVEL: 'info' }
+          : { PORT: String(port) }),
+      },
       stdio: ['ignore', output, output],
     });
     children.push(child);
@@ -104,19 +124,25 @@ export async function runConnectorPhase(ctx: ConnectorContext): Promise<void> {
 
   try {
     const worker = startProcess('worker');
-    if (!await waitUntil(() => {
-      if (worker.child.exitCode !== null) throw new Error(`the connector worker exited; see ${worker.log}`);
-      try {
-        return readFileSync(worker.log, 'utf8').includes('"state":"RUNNING"');
-      } catch {
-        return false;
-      }
-    }, 120_000)) throw new Error(`the connector worker did not run within 120 s; see ${worker.log}`);
+    if (
+      !(await waitUntil(() => {
+        if (worker.child.exitCode !== null) throw new Error(`the connector worker exited; see ${worker.log}`);
+        try {
+          return readFileSync(worker.log, 'utf8').includes('"state":"RUNNING"');
+        } catch {
+          return false;
+        }
+      }, 120_000))
+    )
+      throw new Error(`the connector worker did not run within 120 s; see ${worker.log}`);
     const api = startProcess('api');
-    if (!await waitUntil(async () => {
-      if (api.child.exitCode !== null) throw new Error(`the connector API exited; see ${api.log}`);
-      return (await fetch(`${apiUrl}/healthz`).catch(() => null))?.status === 200;
-    }, 60_000)) throw new Error(`the connector API did not answer within 60 s; see ${api.log}`);
+    if (
+      !(await waitUntil(async () => {
+        if (api.child.exitCode !== null) throw new Error(`the connector API exited; see ${api.log}`);
+        return (await fetch(`${apiUrl}/healthz`).catch(() => null))?.status === 200;
+      }, 60_000))
+    )
+      throw new Error(`the connector API did not answer within 60 s; see ${api.log}`);
     await fundWallet(sql, asId('Organization', ctx.orgId), 'UGX', '1000000000');
 
     let phoneCounter = 0;
@@ -127,7 +153,13 @@ export async function runConnectorPhase(ctx: ConnectorContext): Promise<void> {
       const response = await fetch(`${apiUrl}/api/collectionrequests`, {
         method: 'POST',
         headers: { Authorization: `Token ${ctx.apiKey}`, 'Content-Type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ phonenumber: phone, amount: '1500', currency: 'UGX', send_instructions: 'true', expiry_date: '1 hour' }),
+        body: new URLSearchParams({
+          phonenumber: phone,
+          amount: '1500',
+          currency: 'UGX',
+          send_instructions: 'true',
+          expiry_date: '1 hour',
+        }),
       });
       const text = await response.text();
       if (response.status !== 201) throw new Error(`POST answered ${response.status}: ${text.slice(0, 200)}`);
@@ -149,7 +181,8 @@ export async function runConnectorPhase(ctx: ConnectorContext): Promise<void> {
     if (WARMUP > 0) {
       const warm = await openLoop(RATE, WARMUP / RATE, WARMUP, post);
       if (warm.firstError) throw new Error(`connector warm-up: ${warm.firstError}`);
-      if (!await waitUntil(follow, WAIT_MS, POLL_MS)) throw new Error('connector warm-up: not every request ended in time');
+      if (!(await waitUntil(follow, WAIT_MS, POLL_MS)))
+        throw new Error('connector warm-up: not every request ended in time');
     }
     postedAt.clear();
     finished.clear();
@@ -180,19 +213,36 @@ export async function runConnectorPhase(ctx: ConnectorContext): Promise<void> {
     const latencies = successful.map(([id, sentAt]) => finished.get(id)!.at - sentAt);
     const count = successful.length;
     const perLifecycle = (value: number) => (count > 0 ? value / count : NaN);
-    const cpuMs = Object.fromEntries(Object.entries(shares).map(([name, share]) => [name, perLifecycle(share * seconds) * 1000]));
+    const cpuMs = Object.fromEntries(
+      Object.entries(shares).map(([name, share]) => [name, perLifecycle(share * seconds) * 1000]),
+    );
     const byApi = new Map<string, number>();
-    for (const call of calls) byApi.set(`${call.method} ${call.api}`, (byApi.get(`${call.method} ${call.api}`) ?? 0) + 1);
+    for (const call of calls)
+      byApi.set(`${call.method} ${call.api}`, (byApi.get(`${call.method} ${call.api}`) ?? 0) + 1);
     const delta = (key: keyof DatabaseCounters) => perLifecycle(countersAfter[key] - countersBefore[key]);
     const serviceCpu = ['worker (Node)', 'API (Bun)', 'PostgreSQL'].reduce((sum, name) => sum + (cpuMs[name] ?? 0), 0);
 
     // One line a script can read, beside the table.
-    process.stdout.write(`connector-result ${JSON.stringify({
-      rate: RATE, seconds: SECONDS, offered: postedAt.size, errors: run.errors, successful: count, ended: ended.length,
-      p50: percentile(latencies, 50), p99: percentile(latencies, 99), windowSeconds: seconds, cpuMsPerLifecycle: cpuMs, serviceCpuMs: serviceCpu,
-      transactions: delta('transactions'), rowsRead: delta('returned'), rowsInserted: delta('inserted'), rowsUpdated: delta('updated'),
-      operatorCalls: Object.fromEntries([...byApi].map(([name, calls]) => [name, perLifecycle(calls)])),
-    })}\n`);
+    process.stdout.write(
+      `connector-result ${JSON.stringify({
+        rate: RATE,
+        seconds: SECONDS,
+        offered: postedAt.size,
+        errors: run.errors,
+        successful: count,
+        ended: ended.length,
+        p50: percentile(latencies, 50),
+        p99: percentile(latencies, 99),
+        windowSeconds: seconds,
+        cpuMsPerLifecycle: cpuMs,
+        serviceCpuMs: serviceCpu,
+        transactions: delta('transactions'),
+        rowsRead: delta('returned'),
+        rowsInserted: delta('inserted'),
+        rowsUpdated: delta('updated'),
+        operatorCalls: Object.fromEntries([...byApi].map(([name, calls]) => [name, perLifecycle(calls)])),
+      })}\n`,
+    );
     if (run.firstError) process.stderr.write(`connector phase, first error: ${run.firstError}\n`);
 
     const cell = (name: string) => ms(cpuMs[name] ?? NaN);
@@ -201,15 +251,40 @@ export async function runConnectorPhase(ctx: ConnectorContext): Promise<void> {
       [
         table(
           ['offered', 'successful', 'other final', 'not final', 'POST errors', 'p50 ms', 'p99 ms'],
-          [[`${postedAt.size} (${RATE}/s for ${SECONDS} s)`, count, ended.length - count, postedAt.size - ended.length, run.errors,
-            ms(percentile(latencies, 50)), ms(percentile(latencies, 99))]],
+          [
+            [
+              `${postedAt.size} (${RATE}/s for ${SECONDS} s)`,
+              count,
+              ended.length - count,
+              postedAt.size - ended.length,
+              run.errors,
+              ms(percentile(latencies, 50)),
+              ms(percentile(latencies, 99)),
+            ],
+          ],
         ),
         '',
         'CPU per lifecycle, ms (from the first POST to the last request final, divided by the successful ones; PostgreSQL: all its processes):',
         '',
         table(
-          ['worker (Node)', 'API (Bun)', 'PostgreSQL', 'worker + API + PostgreSQL', 'Temporal server', 'bench client and simulator (Bun)'],
-          [[cell('worker (Node)'), cell('API (Bun)'), cell('PostgreSQL'), ms(serviceCpu), cell('Temporal server'), cell('bench client and simulator (Bun)')]],
+          [
+            'worker (Node)',
+            'API (Bun)',
+            'PostgreSQL',
+            'worker + API + PostgreSQL',
+            'Temporal server',
+            'bench client and simulator (Bun)',
+          ],
+          [
+            [
+              cell('worker (Node)'),
+              cell('API (Bun)'),
+              cell('PostgreSQL'),
+              ms(serviceCpu),
+              cell('Temporal server'),
+              cell('bench client and simulator (Bun)'),
+            ],
+          ],
         ),
         '',
         `Per lifecycle: ${delta('transactions').toFixed(1)} PostgreSQL transactions, ${delta('returned').toFixed(0)} rows read, ` +

@@ -1,7 +1,14 @@
 /** Measuring helpers for bench/run.ts: bounded load loops, percentiles, RSS sampling, tables. */
 import { readdirSync, readFileSync } from 'node:fs';
 
-export type Run = { ops: number; errors: number; seconds: number; rate: number; latencies: number[]; firstError?: string };
+export type Run = {
+  ops: number;
+  errors: number;
+  seconds: number;
+  rate: number;
+  latencies: number[];
+  firstError?: string;
+};
 
 export function percentile(values: number[], p: number): number {
   if (values.length === 0) return NaN;
@@ -10,7 +17,12 @@ export function percentile(values: number[], p: number): number {
 }
 
 /** `concurrency` clients each running `op` back to back, until `seconds` pass or `maxOps` ran. */
-export async function closedLoop(concurrency: number, seconds: number, maxOps: number, op: (index: number) => Promise<void>): Promise<Run> {
+export async function closedLoop(
+  concurrency: number,
+  seconds: number,
+  maxOps: number,
+  op: (index: number) => Promise<void>,
+): Promise<Run> {
   const latencies: number[] = [];
   let next = 0;
   let errors = 0;
@@ -36,7 +48,13 @@ export async function closedLoop(concurrency: number, seconds: number, maxOps: n
 }
 
 /** Starts `op` at a fixed `rate` per second (open loop, at most `maxInFlight` outstanding) for `seconds` or `maxOps`. */
-export async function openLoop(rate: number, seconds: number, maxOps: number, op: (index: number) => Promise<void>, maxInFlight = 1000): Promise<Run> {
+export async function openLoop(
+  rate: number,
+  seconds: number,
+  maxOps: number,
+  op: (index: number) => Promise<void>,
+  maxInFlight = 1000,
+): Promise<Run> {
   const latencies: number[] = [];
   const pending = new Set<Promise<void>>();
   let errors = 0;
@@ -65,7 +83,12 @@ export async function openLoop(rate: number, seconds: number, maxOps: number, op
 }
 
 /** Sequential repetitions of `op` (after `warmup` unmeasured ones), bounded in count and time. */
-export async function repeat(iterations: number, seconds: number, op: () => Promise<void>, warmup = 3): Promise<number[]> {
+export async function repeat(
+  iterations: number,
+  seconds: number,
+  op: () => Promise<void>,
+  warmup = 3,
+): Promise<number[]> {
   for (let index = 0; index < warmup; index += 1) await op();
   const latencies: number[] = [];
   const deadline = performance.now() + seconds * 1000;
@@ -92,7 +115,10 @@ export class RssSampler {
   private phase = 'idle';
   readonly peaks = new Map<string, Map<string, number>>();
 
-  constructor(private readonly pids: Record<string, number>, private readonly intervalMs = 200) {}
+  constructor(
+    private readonly pids: Record<string, number>,
+    private readonly intervalMs = 200,
+  ) {}
 
   start(): void {
     this.sample();
@@ -183,7 +209,8 @@ export class CpuMeter {
   stop(): Record<string, number> {
     const seconds = (performance.now() - this.began) / 1000;
     const shares: Record<string, number> = {};
-    for (const [name, pid] of Object.entries(this.pids)) shares[name] = ((cpuSeconds(pid) ?? 0) - (this.before.get(name) ?? 0)) / seconds;
+    for (const [name, pid] of Object.entries(this.pids))
+      shares[name] = ((cpuSeconds(pid) ?? 0) - (this.before.get(name) ?? 0)) / seconds;
     let postgres = 0;
     for (const pid of pidsNamed('postgres')) postgres += (cpuSeconds(pid) ?? 0) - (this.postgresBefore.get(pid) ?? 0);
     shares.PostgreSQL = postgres / seconds;
@@ -202,7 +229,11 @@ export function alive(pid: number): boolean {
 }
 
 /** Sends `signal` to `pid` and waits (bounded) until it has ended; SIGKILL after `graceMs`. Whether it had to be killed. */
-export async function stopPid(pid: number, signal: NodeJS.Signals = 'SIGTERM', graceMs = 30_000): Promise<{ seconds: number; forced: boolean }> {
+export async function stopPid(
+  pid: number,
+  signal: NodeJS.Signals = 'SIGTERM',
+  graceMs = 30_000,
+): Promise<{ seconds: number; forced: boolean }> {
   const began = performance.now();
   let forced = signal === 'SIGKILL';
   try {
@@ -225,7 +256,11 @@ export async function stopPid(pid: number, signal: NodeJS.Signals = 'SIGTERM', g
 }
 
 /** Waits (bounded) until `test` holds, checking every `everyMs`. Whether it did. */
-export async function waitUntil(test: () => boolean | Promise<boolean>, timeoutMs: number, everyMs = 200): Promise<boolean> {
+export async function waitUntil(
+  test: () => boolean | Promise<boolean>,
+  timeoutMs: number,
+  everyMs = 200,
+): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (await test()) return true;
@@ -261,10 +296,16 @@ export function peakOf(sampler: RssSampler, name: string): number | undefined {
 }
 
 /** `op` over every item, at most `size` at once, in order of the items; the results in the same order. */
-export async function inBatches<T, R>(items: T[], size: number, op: (item: T, index: number) => Promise<R>): Promise<R[]> {
+export async function inBatches<T, R>(
+  items: T[],
+  size: number,
+  op: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
   const results: R[] = [];
   for (let start = 0; start < items.length; start += size) {
-    results.push(...(await Promise.all(items.slice(start, start + size).map((item, offset) => op(item, start + offset)))));
+    results.push(
+      ...(await Promise.all(items.slice(start, start + size).map((item, offset) => op(item, start + offset)))),
+    );
   }
   return results;
 }

@@ -11,22 +11,28 @@ import { NativeConnection, Worker, bundleWorkflowCode } from '@temporalio/worker
 
 const address = process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233';
 const taskQueue = process.env.TASK_QUEUE ?? 'bench-noop';
-const ca = process.env.WEBHOOK_CA_FILE ? [...rootCertificates, readFileSync(process.env.WEBHOOK_CA_FILE, 'utf8')] : undefined;
+const ca = process.env.WEBHOOK_CA_FILE
+  ? [...rootCertificates, readFileSync(process.env.WEBHOOK_CA_FILE, 'utf8')]
+  : undefined;
 
 /** One HTTPS POST, answered within 5 s (a webhook's timeout); resolves with the status code. */
 function post(url: string, body: string): Promise<number> {
   return new Promise((resolve, reject) => {
-    const outgoing = request(url, {
-      method: 'POST',
-      agent: false,
-      headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) },
-      ...(ca ? { ca } : {}),
-      timeout: 5000,
-    }, (response) => {
-      response.resume();
-      response.on('end', () => resolve(response.statusCode ?? 0));
-      response.on('error', reject);
-    });
+    const outgoing = request(
+      url,
+      {
+        method: 'POST',
+        agent: false,
+        headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) },
+        ...(ca ? { ca } : {}),
+        timeout: 5000,
+      },
+      (response) => {
+        response.resume();
+        response.on('end', () => resolve(response.statusCode ?? 0));
+        response.on('error', reject);
+      },
+    );
     outgoing.on('timeout', () => outgoing.destroy(new Error('timeout')));
     outgoing.on('error', reject);
     outgoing.end(body);

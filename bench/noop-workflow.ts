@@ -1,8 +1,12 @@
 import { proxyActivities } from '@temporalio/workflow';
 
 /** Bench-only workflows (never in src/workflows): the baselines bench/run.ts compares the service with. */
-const { benchNoopActivity } = proxyActivities<{ benchNoopActivity(): Promise<void> }>({ startToCloseTimeout: '10 seconds' });
-const { benchPostActivity } = proxyActivities<{ benchPostActivity(delivery: { url: string; body: string }): Promise<number> }>({
+const { benchNoopActivity } = proxyActivities<{ benchNoopActivity(): Promise<void> }>({
+  startToCloseTimeout: '10 seconds',
+});
+const { benchPostActivity } = proxyActivities<{
+  benchPostActivity(delivery: { url: string; body: string }): Promise<number>;
+}>({
   startToCloseTimeout: '10 seconds',
 });
 

@@ -31,17 +31,36 @@ const historyLengthOf = async (client: Client, workflowId: string, runId: string
 /** The executions open now (the long-running ones: webhook actors, dispatchers), with their history lengths. */
 export async function openRuns(client: Client, scope: string): Promise<OpenRuns> {
   const open = await listed(client, scoped(scope, `ExecutionStatus = 'Running'`));
-  return new Map(await Promise.all(open.map(async (execution) =>
-    [execution.workflowId, { runId: execution.runId, historyLength: await historyLengthOf(client, execution.workflowId, execution.runId) }] as const)));
+  return new Map(
+    await Promise.all(
+      open.map(
+        async (execution) =>
+          [
+            execution.workflowId,
+            {
+              runId: execution.runId,
+              historyLength: await historyLengthOf(client, execution.workflowId, execution.runId),
+            },
+          ] as const,
+      ),
+    ),
+  );
 }
 
 async function upsertsOf(client: Client, workflowId: string, runId: string): Promise<number> {
   const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
-  return (history.events ?? []).filter((event) => event.upsertWorkflowSearchAttributesEventAttributes || event.workflowPropertiesModifiedEventAttributes).length;
+  return (history.events ?? []).filter(
+    (event) => event.upsertWorkflowSearchAttributesEventAttributes || event.workflowPropertiesModifiedEventAttributes,
+  ).length;
 }
 
 /** Temporal's work since `since`, beyond what the runs open before (`before`, read with the same scope) had done. */
-export async function temporalCost(client: Client, scope: string, since: Date, before: OpenRuns): Promise<TemporalCost> {
+export async function temporalCost(
+  client: Client,
+  scope: string,
+  since: Date,
+  before: OpenRuns,
+): Promise<TemporalCost> {
   // Visibility is eventually consistent: wait until the count of new executions stops moving.
   const countQuery = scoped(scope, `StartTime >= '${since.toISOString()}'`);
   for (let last = -1, stable = 0; stable < 3; await Bun.sleep(300)) {
@@ -49,13 +68,19 @@ export async function temporalCost(client: Client, scope: string, since: Date, b
     stable = count === last ? stable + 1 : 0;
     last = count;
   }
-  const started = (await listed(client, countQuery)).filter((execution) => !before.has(execution.workflowId) || before.get(execution.workflowId)!.runId !== execution.runId);
+  const started = (await listed(client, countQuery)).filter(
+    (execution) => !before.has(execution.workflowId) || before.get(execution.workflowId)!.runId !== execution.runId,
+  );
   const cost: TemporalCost = { executions: started.length, historyEvents: 0, visibilityWrites: 0 };
   for (let index = 0; index < started.length; index += 16) {
-    const upserts = await Promise.all(started.slice(index, index + 16).map((execution) => upsertsOf(client, execution.workflowId, execution.runId)));
+    const upserts = await Promise.all(
+      started.slice(index, index + 16).map((execution) => upsertsOf(client, execution.workflowId, execution.runId)),
+    );
     for (const [offset, execution] of started.slice(index, index + 16).entries()) {
       const running = execution.status.name === 'RUNNING';
-      cost.historyEvents += running ? await historyLengthOf(client, execution.workflowId, execution.runId) : execution.historyLength;
+      cost.historyEvents += running
+        ? await historyLengthOf(client, execution.workflowId, execution.runId)
+        : execution.historyLength;
       cost.visibilityWrites += 1 + (running ? 0 : 1) + upserts[offset]!;
     }
   }
@@ -76,19 +101,35 @@ export async function runsOf(client: Client, workflowId: string): Promise<Workfl
 }
 
 /** Every run open now or closed since `since` (at most `limit`): the runs that were alive during a phase begun then. */
-export async function runsAliveSince(client: Client, since: Date, limit: number): Promise<{ runs: WorkflowRun[]; truncated: boolean }> {
+export async function runsAliveSince(
+  client: Client,
+  since: Date,
+  limit: number,
+): Promise<{ runs: WorkflowRun[]; truncated: boolean }> {
   const found = await listed(client, `ExecutionStatus = 'Running' OR CloseTime >= '${since.toISOString()}'`, limit + 1);
-  return { runs: found.slice(0, limit).map(({ workflowId, runId }) => ({ workflowId, runId })), truncated: found.length > limit };
+  return {
+    runs: found.slice(0, limit).map(({ workflowId, runId }) => ({ workflowId, runId })),
+    truncated: found.length > limit,
+  };
 }
 
 export type HistoryFacts = {
-  runs: number; events: number; maxTaskMs: number; slowTasks: number; failed: number; timedOut: number; maxInputBytes: number;
+  runs: number;
+  events: number;
+  maxTaskMs: number;
+  slowTasks: number;
+  failed: number;
+  timedOut: number;
+  maxInputBytes: number;
   /** Failed and timed-out workflow tasks by workflow type and kind (`webhookV2: timed out, schedule-to-start`). */
   problems: Record<string, number>;
 };
 
 /** The kinds of workflow task timeout (temporal.api.enums.v1.TimeoutType): schedule-to-start only happens on a worker's sticky queue. */
-const TIMEOUT_KINDS: Record<number, string> = { 1: 'start-to-close', 2: 'schedule-to-start (a sticky queue whose worker did not poll)' };
+const TIMEOUT_KINDS: Record<number, string> = {
+  1: 'start-to-close',
+  2: 'schedule-to-start (a sticky queue whose worker did not poll)',
+};
 
 /**
  * The histories of `runs`: events, the longest workflow task (started → completed), how many took
@@ -99,14 +140,28 @@ const TIMEOUT_KINDS: Record<number, string> = { 1: 'start-to-close', 2: 'schedul
 export async function historyFacts(client: Client, runs: WorkflowRun[], since?: Date): Promise<HistoryFacts> {
   const seconds = (time: { seconds?: unknown; nanos?: number | null } | null | undefined) =>
     time ? Number(String(time.seconds ?? 0)) + (time.nanos ?? 0) / 1e9 : NaN;
-  const inputBytes = (payloads: { data?: Uint8Array | null }[] | null | undefined) => (payloads ?? []).reduce((sum, payload) => sum + (payload.data?.length ?? 0), 0);
+  const inputBytes = (payloads: { data?: Uint8Array | null }[] | null | undefined) =>
+    (payloads ?? []).reduce((sum, payload) => sum + (payload.data?.length ?? 0), 0);
   const from = since ? since.getTime() / 1000 : -Infinity;
-  const result: HistoryFacts = { runs: runs.length, events: 0, maxTaskMs: 0, slowTasks: 0, failed: 0, timedOut: 0, maxInputBytes: 0, problems: {} };
+  const result: HistoryFacts = {
+    runs: runs.length,
+    events: 0,
+    maxTaskMs: 0,
+    slowTasks: 0,
+    failed: 0,
+    timedOut: 0,
+    maxInputBytes: 0,
+    problems: {},
+  };
   const problem = (workflowType: string, kind: string) => {
     result.problems[`${workflowType}: ${kind}`] = (result.problems[`${workflowType}: ${kind}`] ?? 0) + 1;
   };
   for (let index = 0; index < runs.length; index += 16) {
-    const histories = await Promise.all(runs.slice(index, index + 16).map(({ workflowId, runId }) => client.workflow.getHandle(workflowId, runId).fetchHistory()));
+    const histories = await Promise.all(
+      runs
+        .slice(index, index + 16)
+        .map(({ workflowId, runId }) => client.workflow.getHandle(workflowId, runId).fetchHistory()),
+    );
     for (const history of histories) {
       const startedAt = new Map<string, number>();
       let workflowType = 'unknown';

@@ -44,8 +44,10 @@ export const LAYERS: readonly { name: string; members: readonly string[] }[] = [
  */
 export const UPWARD: readonly { from: string; to: string; reason: string }[] = [
   {
-    from: 'config.ts', to: 'network/registry.ts',
-    reason: 'the configuration reads and checks every connector\'s settings, which each connector declares in its own folder',
+    from: 'config.ts',
+    to: 'network/registry.ts',
+    reason:
+      "the configuration reads and checks every connector's settings, which each connector declares in its own folder",
   },
 ];
 
@@ -98,10 +100,14 @@ function longFunctions(file: string, text: string): string[] {
       };
       ts.forEachChild(node.body, inner);
       let own = 0;
-      for (let line = lineOf(node.getStart()); line <= lineOf(node.getEnd()); line += 1) if (!nested.has(line) && isCode(line)) own += 1;
+      for (let line = lineOf(node.getStart()); line <= lineOf(node.getEnd()); line += 1)
+        if (!nested.has(line) && isCode(line)) own += 1;
       const parent = node.parent;
-      const name = node.name?.getText() ?? (ts.isVariableDeclaration(parent) || ts.isPropertyAssignment(parent) ? parent.name.getText() : '(anonymous)');
-      if (own > MAX_OWN_LINES) found.push(`${relative(SRC, file)}:${lineOf(node.getStart()) + 1} ${name} (${own} lines)`);
+      const name =
+        node.name?.getText() ??
+        (ts.isVariableDeclaration(parent) || ts.isPropertyAssignment(parent) ? parent.name.getText() : '(anonymous)');
+      if (own > MAX_OWN_LINES)
+        found.push(`${relative(SRC, file)}:${lineOf(node.getStart()) + 1} ${name} (${own} lines)`);
     }
     ts.forEachChild(node, visit);
   };
@@ -113,8 +119,15 @@ function longFunctions(file: string, text: string): string[] {
 function exportedNames(file: string, text: string): string[] {
   const names: string[] = [];
   ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true).forEachChild((node) => {
-    if (!(ts.canHaveModifiers(node) && ts.getModifiers(node)?.some((modifier) => modifier.kind === ts.SyntaxKind.ExportKeyword))) return;
-    if (ts.isVariableStatement(node)) for (const declaration of node.declarationList.declarations) names.push(declaration.name.getText());
+    if (
+      !(
+        ts.canHaveModifiers(node) &&
+        ts.getModifiers(node)?.some((modifier) => modifier.kind === ts.SyntaxKind.ExportKeyword)
+      )
+    )
+      return;
+    if (ts.isVariableStatement(node))
+      for (const declaration of node.declarationList.declarations) names.push(declaration.name.getText());
     else if ((node as { name?: ts.Node }).name) names.push((node as unknown as { name: ts.Node }).name.getText());
   });
   return names;
@@ -122,12 +135,16 @@ function exportedNames(file: string, text: string): string[] {
 
 /** Exports no other file of the project names (by word): they should not be exported, or not exist. */
 function deadExports(texts: Map<string, string>): string[] {
-  const users = [...new Set(USERS.flatMap(sourceFiles))].map((file) => ({ file, text: texts.get(file) ?? readFileSync(file, 'utf8') }));
+  const users = [...new Set(USERS.flatMap(sourceFiles))].map((file) => ({
+    file,
+    text: texts.get(file) ?? readFileSync(file, 'utf8'),
+  }));
   const dead: string[] = [];
   for (const [file, text] of texts) {
     for (const name of exportedNames(file, text)) {
       const word = new RegExp(`\\b${name}\\b`);
-      if (!users.some((user) => user.file !== file && word.test(user.text))) dead.push(`${relative(SRC, file)} ${name}`);
+      if (!users.some((user) => user.file !== file && word.test(user.text)))
+        dead.push(`${relative(SRC, file)} ${name}`);
     }
   }
   return dead;
@@ -139,10 +156,18 @@ function deadExports(texts: Map<string, string>): string[] {
  */
 function moduleImports(file: string, text: string): string[] {
   const found: string[] = [];
-  for (const match of text.matchAll(/^\s*(import|export)\s+(type\s+)?([^'";]*?\s+from\s+)?['"](\.{1,2}\/[^'"]+)['"]/gm)) {
+  for (const match of text.matchAll(
+    /^\s*(import|export)\s+(type\s+)?([^'";]*?\s+from\s+)?['"](\.{1,2}\/[^'"]+)['"]/gm,
+  )) {
     const target = resolve(dirname(file), match[4]!);
     const candidates = [target, `${target}.ts`, join(target, 'index.ts')];
-    const hit = candidates.find((candidate) => { try { return statSync(candidate).isFile(); } catch { return false; } });
+    const hit = candidates.find((candidate) => {
+      try {
+        return statSync(candidate).isFile();
+      } catch {
+        return false;
+      }
+    });
     if (hit?.startsWith(SRC) && !found.includes(relative(SRC, hit))) found.push(relative(SRC, hit));
   }
   return found;
@@ -180,14 +205,24 @@ export function readArchitecture(): Architecture {
   const interfacesCrossed: Architecture['interfacesCrossed'] = [];
   for (const [from, targets] of imports) {
     for (const to of targets) {
-      if (layerOf(to) > layerOf(from) && !UPWARD.some((allowed) => allowed.from === from && allowed.to === to)) upward.push({ from, to });
-      const interfaceOf = (module: string) => (module.startsWith('api/') ? 'api' : module.startsWith('console/') ? 'console' : null);
-      if (interfaceOf(from) !== null && interfaceOf(to) !== null && interfaceOf(from) !== interfaceOf(to)) interfacesCrossed.push({ from, to });
+      if (layerOf(to) > layerOf(from) && !UPWARD.some((allowed) => allowed.from === from && allowed.to === to))
+        upward.push({ from, to });
+      const interfaceOf = (module: string) =>
+        module.startsWith('api/') ? 'api' : module.startsWith('console/') ? 'console' : null;
+      if (interfaceOf(from) !== null && interfaceOf(to) !== null && interfaceOf(from) !== interfaceOf(to))
+        interfacesCrossed.push({ from, to });
     }
   }
   return {
-    modules: [...imports.keys()].sort(), imports, upward, interfacesCrossed, cycles: findCycles(imports), sqlOutside: sqlOutside.sort(),
-    longFunctions: long, deadExports: deadExports(texts), unresolvedReferences: unresolvedReferences(texts),
+    modules: [...imports.keys()].sort(),
+    imports,
+    upward,
+    interfacesCrossed,
+    cycles: findCycles(imports),
+    sqlOutside: sqlOutside.sort(),
+    longFunctions: long,
+    deadExports: deadExports(texts),
+    unresolvedReferences: unresolvedReferences(texts),
   };
 }
 
@@ -260,14 +295,22 @@ if (import.meta.main) {
     ...[...LAYERS].reverse().map((layer) => `  ${layer.name.padEnd(13)} ${layer.members.join(' ')}`),
     'imports between layers:',
     ...[...between].sort().map(([key, count]) => `  ${key}: ${count}`),
-    `imports up a layer allowed (UPWARD): ${UPWARD.length}`, ...UPWARD.map(({ from, to, reason }) => `  ${from} → ${to}: ${reason}`),
-    `other imports up a layer: ${architecture.upward.length}`, ...architecture.upward.map(({ from, to }) => `  ${from} → ${to}`),
-    `imports between the API and the console: ${architecture.interfacesCrossed.length}`, ...architecture.interfacesCrossed.map(({ from, to }) => `  ${from} → ${to}`),
-    `import circles: ${architecture.cycles.length}`, ...architecture.cycles.map((cycle) => `  ${cycle.join(' ↔ ')}`),
-    `SQL outside services/ and db/: ${architecture.sqlOutside.length}`, ...architecture.sqlOutside.map((module) => `  ${module}`),
-    `functions over ${MAX_OWN_LINES} lines of their own: ${architecture.longFunctions.length}`, ...architecture.longFunctions.map((where) => `  ${where}`),
-    `exports no other file names: ${architecture.deadExports.length}`, ...architecture.deadExports.map((where) => `  ${where}`),
-    `file references outside the repository: ${architecture.unresolvedReferences.length}`, ...architecture.unresolvedReferences.map((where) => `  ${where}`),
+    `imports up a layer allowed (UPWARD): ${UPWARD.length}`,
+    ...UPWARD.map(({ from, to, reason }) => `  ${from} → ${to}: ${reason}`),
+    `other imports up a layer: ${architecture.upward.length}`,
+    ...architecture.upward.map(({ from, to }) => `  ${from} → ${to}`),
+    `imports between the API and the console: ${architecture.interfacesCrossed.length}`,
+    ...architecture.interfacesCrossed.map(({ from, to }) => `  ${from} → ${to}`),
+    `import circles: ${architecture.cycles.length}`,
+    ...architecture.cycles.map((cycle) => `  ${cycle.join(' ↔ ')}`),
+    `SQL outside services/ and db/: ${architecture.sqlOutside.length}`,
+    ...architecture.sqlOutside.map((module) => `  ${module}`),
+    `functions over ${MAX_OWN_LINES} lines of their own: ${architecture.longFunctions.length}`,
+    ...architecture.longFunctions.map((where) => `  ${where}`),
+    `exports no other file names: ${architecture.deadExports.length}`,
+    ...architecture.deadExports.map((where) => `  ${where}`),
+    `file references outside the repository: ${architecture.unresolvedReferences.length}`,
+    ...architecture.unresolvedReferences.map((where) => `  ${where}`),
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
 }

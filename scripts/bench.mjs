@@ -10,8 +10,20 @@ import { createServer } from 'node:http';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import {
-  ROOT, binPath, ensureDependencies, ensureTemporalCli, freePort, freePorts, makeSelfSignedCertificate, say, startChild, runScript, startHeadlessDevServer,
-  startTemporalDevServer, stopChildren, waitFor,
+  ROOT,
+  binPath,
+  ensureDependencies,
+  ensureTemporalCli,
+  freePort,
+  freePorts,
+  makeSelfSignedCertificate,
+  say,
+  startChild,
+  runScript,
+  startHeadlessDevServer,
+  startTemporalDevServer,
+  stopChildren,
+  waitFor,
   WORKER_NODE_ARGS,
 } from './infra.mjs';
 import { databaseName, dropDatabase, usePostgres, withDatabase } from './postgres.mjs';
@@ -39,14 +51,18 @@ function admin(env, args) {
 
 async function waitForOutput(file, text, child, what) {
   const { readFileSync } = await import('node:fs');
-  await waitFor(what, () => {
-    if (child.exitCode !== null) throw new Error(`${what}: process exited; see ${file}`);
-    try {
-      return readFileSync(file, 'utf8').includes(text);
-    } catch {
-      return false;
-    }
-  }, 120_000);
+  await waitFor(
+    what,
+    () => {
+      if (child.exitCode !== null) throw new Error(`${what}: process exited; see ${file}`);
+      try {
+        return readFileSync(file, 'utf8').includes(text);
+      } catch {
+        return false;
+      }
+    },
+    120_000,
+  );
 }
 
 async function main() {
@@ -73,7 +89,12 @@ async function main() {
   } else if (onFile) {
     // As `npm start` runs it: the dev server persisting to a SQLite file.
     const port = await freePort();
-    await startTemporalDevServer(children, cli, { port, headless: true, dbFile: join(DATA, 'temporal.db'), logFile: join(DATA, 'temporal.log') });
+    await startTemporalDevServer(children, cli, {
+      port,
+      headless: true,
+      dbFile: join(DATA, 'temporal.db'),
+      logFile: join(DATA, 'temporal.log'),
+    });
     temporalAddress = `127.0.0.1:${port}`;
     temporalLabel = 'Temporal dev server on a database file (the `npm start` configuration)';
   } else {
@@ -111,7 +132,11 @@ async function main() {
 
   say('bundling workflow code once for the worker');
   const bundle = join(DATA, 'workflow-bundle.js');
-  const bundled = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/bundle-workflows.ts', bundle], { cwd: ROOT, env, stdio: 'inherit' });
+  const bundled = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/bundle-workflows.ts', bundle], {
+    cwd: ROOT,
+    env,
+    stdio: 'inherit',
+  });
   if (bundled.status !== 0) throw new Error('workflow bundling failed');
 
   // The local webhook receiver of bench/run.ts serves HTTPS with a self-signed certificate that
@@ -123,7 +148,10 @@ async function main() {
   const apiLog = join(DATA, 'api.log');
   const workerLog = join(DATA, 'worker.log');
   const noopLog = join(DATA, 'noop-worker.log');
-  const api = startChild(children, 'api', binPath('bun'), ['src/server.ts'], { env: { ...env, PORT: String(apiPort) }, logFile: apiLog });
+  const api = startChild(children, 'api', binPath('bun'), ['src/server.ts'], {
+    env: { ...env, PORT: String(apiPort) },
+    logFile: apiLog,
+  });
   // BENCH_PROFILE=1: the worker writes a V8 CPU profile into the bench's data folder when it stops.
   const profile = process.env.BENCH_PROFILE === '1' ? ['--cpu-prof', `--cpu-prof-dir=${join(DATA, 'profile')}`] : [];
   const worker = startChild(children, 'worker', process.execPath, [...profile, ...WORKER_NODE_ARGS, 'src/worker.ts'], {
@@ -136,10 +164,14 @@ async function main() {
     logFile: noopLog,
   });
   const apiUrl = `http://127.0.0.1:${apiPort}`;
-  await waitFor('the API', async () => {
-    if (api.exitCode !== null) throw new Error(`the API exited; see ${apiLog}`);
-    return (await fetch(`${apiUrl}/healthz`).catch(() => null))?.status === 200;
-  }, 60_000);
+  await waitFor(
+    'the API',
+    async () => {
+      if (api.exitCode !== null) throw new Error(`the API exited; see ${apiLog}`);
+      return (await fetch(`${apiUrl}/healthz`).catch(() => null))?.status === 200;
+    },
+    60_000,
+  );
   await waitForOutput(workerLog, '"state":"RUNNING"', worker, 'the worker');
 
   // The cost of telemetry: a second API and worker (their own task queue) with tracing exported
@@ -164,16 +196,29 @@ async function main() {
     };
     const tracedApiLog = join(DATA, 'api-traced.log');
     const tracedWorkerLog = join(DATA, 'worker-traced.log');
-    const tracedApi = startChild(children, 'api-traced', binPath('bun'), ['src/server.ts'], { env: { ...tracedEnv, PORT: String(tracedPort) }, logFile: tracedApiLog });
-    const tracedWorker = startChild(children, 'worker-traced', process.execPath, [...WORKER_NODE_ARGS, 'src/worker.ts'], {
-      env: { ...tracedEnv, WORKFLOW_BUNDLE_PATH: bundle, LOG_LEVEL: 'info' },
-      logFile: tracedWorkerLog,
+    const tracedApi = startChild(children, 'api-traced', binPath('bun'), ['src/server.ts'], {
+      env: { ...tracedEnv, PORT: String(tracedPort) },
+      logFile: tracedApiLog,
     });
+    const tracedWorker = startChild(
+      children,
+      'worker-traced',
+      process.execPath,
+      [...WORKER_NODE_ARGS, 'src/worker.ts'],
+      {
+        env: { ...tracedEnv, WORKFLOW_BUNDLE_PATH: bundle, LOG_LEVEL: 'info' },
+        logFile: tracedWorkerLog,
+      },
+    );
     tracedApiUrl = `http://127.0.0.1:${tracedPort}`;
-    await waitFor('the traced API', async () => {
-      if (tracedApi.exitCode !== null) throw new Error(`the traced API exited; see ${tracedApiLog}`);
-      return (await fetch(`${tracedApiUrl}/healthz`).catch(() => null))?.status === 200;
-    }, 60_000);
+    await waitFor(
+      'the traced API',
+      async () => {
+        if (tracedApi.exitCode !== null) throw new Error(`the traced API exited; see ${tracedApiLog}`);
+        return (await fetch(`${tracedApiUrl}/healthz`).catch(() => null))?.status === 200;
+      },
+      60_000,
+    );
     await waitForOutput(tracedWorkerLog, '"state":"RUNNING"', tracedWorker, 'the traced worker');
   }
   await waitForOutput(noopLog, 'bench-noop worker running', noop, 'the bench-noop worker');
@@ -194,7 +239,9 @@ async function main() {
       BENCH_WORKER_PID: String(worker.pid),
       BENCH_NOOP_QUEUE: noopQueue,
       BENCH_NOOP_PID: String(noop.pid),
-      BENCH_TEMPORAL_PID: process.env.BENCH_TEMPORAL_PID ?? String(children.find((child) => child.processName.startsWith('temporal'))?.pid ?? ''),
+      BENCH_TEMPORAL_PID:
+        process.env.BENCH_TEMPORAL_PID ??
+        String(children.find((child) => child.processName.startsWith('temporal'))?.pid ?? ''),
       BENCH_TEMPORAL_LABEL: temporalLabel,
       BENCH_CERT_FILE: certFile,
       BENCH_KEY_FILE: keyFile,
@@ -211,8 +258,13 @@ async function main() {
   await stopChildren(children);
   for (const sink of sinks) sink.close();
   if (status !== 0) throw new Error(`bench/run.ts exited with ${status}`);
-  const connectorOnly = !(process.env.BENCH_PHASES ?? 'service').split(',').map((name) => name.trim()).includes('service');
-  say(`results written to bench/results/${connectorOnly ? 'latest-connector.md' : process.env.BENCH_TEMPORAL_ADDRESS ? 'latest-external.md' : onServer ? 'latest-server.md' : onFile ? 'latest-file.md' : 'latest.md'}`);
+  const connectorOnly = !(process.env.BENCH_PHASES ?? 'service')
+    .split(',')
+    .map((name) => name.trim())
+    .includes('service');
+  say(
+    `results written to bench/results/${connectorOnly ? 'latest-connector.md' : process.env.BENCH_TEMPORAL_ADDRESS ? 'latest-external.md' : onServer ? 'latest-server.md' : onFile ? 'latest-file.md' : 'latest.md'}`,
+  );
 }
 
 runScript(main, () => children);

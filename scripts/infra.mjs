@@ -86,7 +86,8 @@ export const CHROMIUM = '/usr/bin/chromium';
  */
 export function ensureChromium() {
   if (existsSync(CHROMIUM)) return CHROMIUM;
-  if (!onPath('apt-get')) throw new Error(`The browser tests need Chromium at ${CHROMIUM}; install Debian's chromium package.`);
+  if (!onPath('apt-get'))
+    throw new Error(`The browser tests need Chromium at ${CHROMIUM}; install Debian's chromium package.`);
   say('installing Chromium for the browser tests (apt-get install chromium; once)');
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
   run('apt-get', ['update', '-q'], { env });
@@ -128,7 +129,8 @@ export function ensureTemporalCli() {
  */
 export function ensureComposePlugin() {
   if (!onPath('docker')) return null;
-  if (spawnSync('docker', ['compose', 'version'], { stdio: 'ignore' }).status === 0) return process.env.DOCKER_CONFIG ?? '';
+  if (spawnSync('docker', ['compose', 'version'], { stdio: 'ignore' }).status === 0)
+    return process.env.DOCKER_CONFIG ?? '';
   const plugins = join(LOCAL_DOCKER_CONFIG, 'cli-plugins');
   if (!existsSync(join(plugins, 'docker-compose'))) {
     if (!onPath('go')) return null;
@@ -180,7 +182,8 @@ async function holdPortInRange(low, high) {
  */
 export async function freePorts(count, range) {
   const servers = [];
-  for (let index = 0; index < count; index += 1) servers.push(range ? await holdPortInRange(...range) : await holdPort());
+  for (let index = 0; index < count; index += 1)
+    servers.push(range ? await holdPortInRange(...range) : await holdPort());
   const ports = servers.map((server) => server.address().port);
   await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
   return ports;
@@ -274,18 +277,21 @@ export function superviseChild(children, name, command, args, options = {}) {
   let delayMs = 0;
   let restart;
   let ended = false;
-  const watch = (running, startedAt) => running.once('exit', (code, signal) => {
-    if (ended) return;
-    const ranForMs = Date.now() - startedAt;
-    delayMs = restartDelay(delayMs, ranForMs, backoff);
-    say(`${name} (pid ${running.pid}) exited with ${describeExit(code, signal)} after ${inSeconds(ranForMs)}; restarting it in ${inSeconds(delayMs)}`);
-    restart = setTimeout(() => {
-      const next = spawnChild(name, command, args, spawnOptions);
-      replaceChild(children, running, next);
-      child = next;
-      watch(next, Date.now());
-    }, delayMs);
-  });
+  const watch = (running, startedAt) =>
+    running.once('exit', (code, signal) => {
+      if (ended) return;
+      const ranForMs = Date.now() - startedAt;
+      delayMs = restartDelay(delayMs, ranForMs, backoff);
+      say(
+        `${name} (pid ${running.pid}) exited with ${describeExit(code, signal)} after ${inSeconds(ranForMs)}; restarting it in ${inSeconds(delayMs)}`,
+      );
+      restart = setTimeout(() => {
+        const next = spawnChild(name, command, args, spawnOptions);
+        replaceChild(children, running, next);
+        child = next;
+        watch(next, Date.now());
+      }, delayMs);
+    });
   watch(child, Date.now());
   addSupervision(children, () => {
     ended = true;
@@ -311,22 +317,28 @@ export async function startTemporalDevServer(children, cli, { port, uiPort, dbFi
   // one fsync per checkpoint instead of several per commit. A killed server loses nothing (the WAL
   // is written before each commit returns); a power cut may lose its last commits, never the file.
   // At 8 lifecycles per second offered to `npm start`'s configuration (`BENCH_TEMPORAL=file`), p50 fell from 26 s to 3.9 s.
-  if (dbFile) args.push('--db-filename', dbFile, '--sqlite-pragma', 'journal_mode=wal', '--sqlite-pragma', 'synchronous=normal');
+  if (dbFile)
+    args.push('--db-filename', dbFile, '--sqlite-pragma', 'journal_mode=wal', '--sqlite-pragma', 'synchronous=normal');
   if (headless) args.push('--headless');
   else args.push('--ui-port', String(uiPort));
   const [httpPort, metricsPort] = (await freePorts(3)).filter((free) => free !== port && free !== uiPort);
   args.push('--http-port', String(httpPort), '--metrics-port', String(metricsPort));
   for (const [name, type] of Object.entries(SEARCH_ATTRIBUTES)) args.push('--search-attribute', `${name}=${type}`);
-  for (const [key, value] of Object.entries(DEV_SERVER_DYNAMIC_CONFIG)) args.push('--dynamic-config-value', `${key}=${value}`);
+  for (const [key, value] of Object.entries(DEV_SERVER_DYNAMIC_CONFIG))
+    args.push('--dynamic-config-value', `${key}=${value}`);
   const child = startChild(children, 'temporal', cli, args, { logFile });
   let exited = false;
   child.once('exit', () => {
     exited = true;
   });
-  await waitFor('the Temporal dev server', () => {
-    if (exited) throw new Error(`the Temporal dev server exited; see ${logFile ?? 'its output'}`);
-    return temporalHealthy(cli, `127.0.0.1:${port}`);
-  }, 120_000);
+  await waitFor(
+    'the Temporal dev server',
+    () => {
+      if (exited) throw new Error(`the Temporal dev server exited; see ${logFile ?? 'its output'}`);
+      return temporalHealthy(cli, `127.0.0.1:${port}`);
+    },
+    120_000,
+  );
   return child;
 }
 
@@ -386,10 +398,27 @@ export function readJson(file) {
 export function makeSelfSignedCertificate(directory) {
   const certFile = join(directory, 'cert.pem');
   const keyFile = join(directory, 'key.pem');
-  const result = spawnSync('openssl', [
-    'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', keyFile, '-out', certFile, '-days', '1',
-    '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost',
-  ], { encoding: 'utf8' });
+  const result = spawnSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      keyFile,
+      '-out',
+      certFile,
+      '-days',
+      '1',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1,DNS:localhost',
+    ],
+    { encoding: 'utf8' },
+  );
   if (result.status !== 0) throw new Error(`openssl failed: ${result.stderr}`);
   return { certFile, keyFile };
 }

@@ -94,7 +94,11 @@ function serverOwner() {
   const id = (flag) => spawnSync('id', [flag, SERVER_OS_USER], { encoding: 'utf8' });
   if (id('-u').status !== 0) {
     say(`creating the system user ${SERVER_OS_USER} to run the embedded PostgreSQL (PostgreSQL does not run as root)`);
-    const made = spawnSync('useradd', ['--system', '--user-group', '--no-create-home', '--shell', '/usr/sbin/nologin', SERVER_OS_USER], { encoding: 'utf8' });
+    const made = spawnSync(
+      'useradd',
+      ['--system', '--user-group', '--no-create-home', '--shell', '/usr/sbin/nologin', SERVER_OS_USER],
+      { encoding: 'utf8' },
+    );
     if (made.status !== 0) throw new Error(`useradd ${SERVER_OS_USER} failed: ${made.stderr || made.error?.message}`);
   }
   return { uid: Number(id('-u').stdout.trim()), gid: Number(id('-g').stdout.trim()) };
@@ -117,7 +121,9 @@ function initCluster({ initdb, postgres }, dataDir, owner) {
   if (existsSync(versionFile)) {
     const existing = readFileSync(versionFile, 'utf8').trim();
     if (major && existing !== major) {
-      throw new Error(`${dataDir} holds a PostgreSQL ${existing} cluster and the embedded server is PostgreSQL ${major}: remove the folder (its data is lost) or run a PostgreSQL ${existing} server and set DATABASE_URL.`);
+      throw new Error(
+        `${dataDir} holds a PostgreSQL ${existing} cluster and the embedded server is PostgreSQL ${major}: remove the folder (its data is lost) or run a PostgreSQL ${existing} server and set DATABASE_URL.`,
+      );
     }
     return;
   }
@@ -126,9 +132,11 @@ function initCluster({ initdb, postgres }, dataDir, owner) {
   mkdirSync(dataDir, { recursive: true });
   if (owner.uid !== undefined) chownSync(dataDir, owner.uid, owner.gid);
   const locale = clusterLocale();
-  const result = spawnSync(initdb, [
-    `--pgdata=${dataDir}`, `--username=${EMBEDDED_USER}`, '--auth=trust', '--encoding=UTF8', `--locale=${locale}`,
-  ], { cwd: dataDir, encoding: 'utf8', ...owner });
+  const result = spawnSync(
+    initdb,
+    [`--pgdata=${dataDir}`, `--username=${EMBEDDED_USER}`, '--auth=trust', '--encoding=UTF8', `--locale=${locale}`],
+    { cwd: dataDir, encoding: 'utf8', ...owner },
+  );
   if (result.status !== 0) throw new Error(`initdb failed for ${dataDir}:\n${result.stderr || result.error?.message}`);
 }
 
@@ -147,9 +155,21 @@ async function startEmbeddedPostgres(children, { dataDir, port, logFile }) {
   initCluster(binaries, dataDir, owner);
   for (let attempt = 1; ; attempt += 1) {
     const listenOn = port ?? (await freePort());
-    if (await portIsOpen(listenOn)) throw new Error(`Port ${listenOn} is taken, so the embedded PostgreSQL cannot use it (set EMBEDDED_POSTGRES_PORT, or stop what listens there).`);
+    if (await portIsOpen(listenOn))
+      throw new Error(
+        `Port ${listenOn} is taken, so the embedded PostgreSQL cannot use it (set EMBEDDED_POSTGRES_PORT, or stop what listens there).`,
+      );
     const url = `postgres://${EMBEDDED_USER}@127.0.0.1:${listenOn}/postgres`;
-    const args = ['-D', dataDir, '-p', String(listenOn), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='];
+    const args = [
+      '-D',
+      dataDir,
+      '-p',
+      String(listenOn),
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      'unix_socket_directories=',
+    ];
     const child = startChild(children, 'postgres', binaries.postgres, args, { logFile, cwd: dataDir, ...owner });
     child.stopSignal = 'SIGINT';
     let exited = false;
@@ -157,10 +177,14 @@ async function startEmbeddedPostgres(children, { dataDir, port, logFile }) {
       exited = true;
     });
     try {
-      await waitFor('the embedded PostgreSQL', async () => {
-        if (exited) throw new Error(`the embedded PostgreSQL exited; see ${logFile ?? 'its output'}`);
-        return postgresAnswers(url);
-      }, 60_000);
+      await waitFor(
+        'the embedded PostgreSQL',
+        async () => {
+          if (exited) throw new Error(`the embedded PostgreSQL exited; see ${logFile ?? 'its output'}`);
+          return postgresAnswers(url);
+        },
+        60_000,
+      );
       return { url, child };
     } catch (error) {
       // Only a server that exited (its port taken meanwhile) is tried again; one still starting is not.
@@ -177,7 +201,8 @@ async function startEmbeddedPostgres(children, { dataDir, port, logFile }) {
  */
 function embeddedMode() {
   const mode = process.env.EMBEDDED_POSTGRES ?? 'auto';
-  if (!['auto', 'always', 'never'].includes(mode)) throw new Error(`EMBEDDED_POSTGRES must be auto, always or never, not "${mode}"`);
+  if (!['auto', 'always', 'never'].includes(mode))
+    throw new Error(`EMBEDDED_POSTGRES must be auto, always or never, not "${mode}"`);
   return mode;
 }
 
@@ -202,7 +227,12 @@ export async function usePostgres(children, { configuredUrl, embedded }) {
   }
   const { url, child } = await startEmbeddedPostgres(children, embedded);
   const version = (await adminQuery(url, 'show server_version'))[0].server_version;
-  const why = mode === 'always' ? 'EMBEDDED_POSTGRES=always' : `nothing configured or answering at ${describeServer(DEFAULT_POSTGRES_URL)}`;
-  say(`using an embedded PostgreSQL ${version} at ${describeServer(url)} (${why}; data in ${embedded.dataDir.startsWith(ROOT) ? relative(ROOT, embedded.dataDir) : embedded.dataDir}, pid ${child.pid})`);
+  const why =
+    mode === 'always'
+      ? 'EMBEDDED_POSTGRES=always'
+      : `nothing configured or answering at ${describeServer(DEFAULT_POSTGRES_URL)}`;
+  say(
+    `using an embedded PostgreSQL ${version} at ${describeServer(url)} (${why}; data in ${embedded.dataDir.startsWith(ROOT) ? relative(ROOT, embedded.dataDir) : embedded.dataDir}, pid ${child.pid})`,
+  );
   return { url, embedded: true, child };
 }

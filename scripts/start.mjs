@@ -20,8 +20,18 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
-  ROOT, binPath, ensureDependencies, ensureTemporalCli, portIsOpen, readJson, registerSearchAttributes, say,
-  startTemporalDevServer, stopChildren, superviseChild, waitFor,
+  ROOT,
+  binPath,
+  ensureDependencies,
+  ensureTemporalCli,
+  portIsOpen,
+  readJson,
+  registerSearchAttributes,
+  say,
+  startTemporalDevServer,
+  stopChildren,
+  superviseChild,
+  waitFor,
   WORKER_NODE_ARGS,
 } from './infra.mjs';
 import { firstStepsText } from './first-steps.mjs';
@@ -63,8 +73,10 @@ process.on('SIGTERM', () => void shutdown(0));
 /** The networks a connector serves with this configuration, one line each, as the registry describes them. */
 function connectedNetworks() {
   const { connections } = JSON.parse(admin(['network', 'list', '--json']));
-  return connections.filter((row) => row.connector !== 'none' && row.network !== 'Sandbox')
-    .map((row) => `    ${row.network} (${row.currency}) through ${row.connector}: ${row.detail}`).join('\n');
+  return connections
+    .filter((row) => row.connector !== 'none' && row.network !== 'Sandbox')
+    .map((row) => `    ${row.network} (${row.currency}) through ${row.connector}: ${row.detail}`)
+    .join('\n');
 }
 
 function admin(args) {
@@ -74,7 +86,9 @@ function admin(args) {
 }
 
 async function keyWorks(key) {
-  const response = await fetch(`${apiUrl}/api/events?limit=1`, { headers: { Authorization: `Token ${key}` } }).catch(() => null);
+  const response = await fetch(`${apiUrl}/api/events?limit=1`, { headers: { Authorization: `Token ${key}` } }).catch(
+    () => null,
+  );
   return response?.status === 200;
 }
 
@@ -82,7 +96,19 @@ async function keyWorks(key) {
 function consoleUser(organizationId) {
   const email = `sandbox-${organizationId}-${randomBytes(3).toString('hex')}@example.com`;
   const password = randomBytes(12).toString('base64url');
-  admin(['user', 'create', '--org', String(organizationId), '--email', email, '--password', password, '--role', 'owner', '--json']);
+  admin([
+    'user',
+    'create',
+    '--org',
+    String(organizationId),
+    '--email',
+    email,
+    '--password',
+    password,
+    '--role',
+    'owner',
+    '--json',
+  ]);
   return { consoleEmail: email, consolePassword: password };
 }
 
@@ -101,9 +127,24 @@ async function sandboxMerchant() {
     }
   }
   const created = JSON.parse(admin(['org', 'create', '--name', 'Sandbox Merchant', '--json']));
-  const funding = JSON.parse(admin(['wallet', 'fund', '--org', String(created.organization.id), '--currency', 'BXC', '--amount', '1000000', '--json']));
+  const funding = JSON.parse(
+    admin([
+      'wallet',
+      'fund',
+      '--org',
+      String(created.organization.id),
+      '--currency',
+      'BXC',
+      '--amount',
+      '1000000',
+      '--json',
+    ]),
+  );
   const saved = {
-    organizationId: created.organization.id, apiKey: created.apiKey, walletId: funding.accountId, ...consoleUser(created.organization.id),
+    organizationId: created.organization.id,
+    apiKey: created.apiKey,
+    walletId: funding.accountId,
+    ...consoleUser(created.organization.id),
   };
 
   writeFileSync(SANDBOX_FILE, `${JSON.stringify(saved, null, 2)}\n`, { mode: 0o600 });
@@ -115,7 +156,17 @@ function networkWallets(organizationId) {
   const { wallets } = JSON.parse(admin(['wallet', 'show', '--org', String(organizationId), '--json']));
   for (const currency of ['KES', 'UGX', 'GHS', 'RWF', 'TZS', 'USD', 'CDF']) {
     if (!wallets.some((wallet) => wallet.currency === currency)) {
-      admin(['wallet', 'fund', '--org', String(organizationId), '--currency', currency, '--amount', '1000000', '--json']);
+      admin([
+        'wallet',
+        'fund',
+        '--org',
+        String(organizationId),
+        '--currency',
+        currency,
+        '--amount',
+        '1000000',
+        '--json',
+      ]);
     }
   }
 }
@@ -123,7 +174,11 @@ function networkWallets(organizationId) {
 /** The operator simulators as a child process; resolves with the configuration that points the service at them. */
 function startSimulators() {
   const callbackBase = process.env.PUBLIC_BASE_URL ?? apiUrl;
-  const child = spawn(binPath('bun'), ['test/simulators/run.ts', '--port', '8101', '--callback-base', callbackBase], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(binPath('bun'), ['test/simulators/run.ts', '--port', '8101', '--callback-base', callbackBase], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   child.processName = 'simulators';
   children.push(child);
   return new Promise((resolve, reject) => {
@@ -155,9 +210,14 @@ async function main() {
     registerSearchAttributes(cli, env.TEMPORAL_ADDRESS);
   } else {
     say('starting the Temporal dev server');
-    watch(await startTemporalDevServer(children, cli, {
-      port: temporalPort, uiPort, dbFile: join(DATA, 'temporal.db'), logFile: join(DATA, 'temporal.log'),
-    }));
+    watch(
+      await startTemporalDevServer(children, cli, {
+        port: temporalPort,
+        uiPort,
+        dbFile: join(DATA, 'temporal.db'),
+        logFile: join(DATA, 'temporal.log'),
+      }),
+    );
   }
   // A configured server (DATABASE_URL, or one at the default address) is left to the service's
   // own default; an embedded one is handed to every process here by DATABASE_URL.
@@ -173,10 +233,13 @@ async function main() {
   process.stdout.write(admin(['migrate']));
   let simulators = null;
   if (withNetworks) {
-    say('starting the operators\' simulators (M-Pesa Daraja, MTN MoMo, Airtel Money, the M-Pesa OpenAPI, pawaPay)');
+    say("starting the operators' simulators (M-Pesa Daraja, MTN MoMo, Airtel Money, the M-Pesa OpenAPI, pawaPay)");
     simulators = await startSimulators();
     writeFileSync(MOMO_MARKETS_FILE, `${JSON.stringify(simulators.momoMarkets, null, 2)}\n`, { mode: 0o600 });
-    Object.assign(env, simulators.env, { MTN_MOMO_MARKETS_FILE: MOMO_MARKETS_FILE, PUBLIC_BASE_URL: process.env.PUBLIC_BASE_URL ?? apiUrl });
+    Object.assign(env, simulators.env, {
+      MTN_MOMO_MARKETS_FILE: MOMO_MARKETS_FILE,
+      PUBLIC_BASE_URL: process.env.PUBLIC_BASE_URL ?? apiUrl,
+    });
   }
   // The worker and the API are restarted whenever they exit, each on its own, as a Deployment
   // restarts a pod; the dev server and the simulators are not.
@@ -185,8 +248,10 @@ async function main() {
   await waitFor('the API', async () => (await fetch(`${apiUrl}/healthz`).catch(() => null))?.status === 200, 120_000);
   const sandbox = await sandboxMerchant();
   if (simulators) networkWallets(sandbox.organizationId);
-  const embeddedDatabase = postgres.embedded ? `
-    PostgreSQL   ${env.DATABASE_URL}   (embedded, data in .data/postgres; DATABASE_URL for npm run admin)` : '';
+  const embeddedDatabase = postgres.embedded
+    ? `
+    PostgreSQL   ${env.DATABASE_URL}   (embedded, data in .data/postgres; DATABASE_URL for npm run admin)`
+    : '';
   process.stdout.write(`
   Mobile-money collections service (sandbox) is up.
 
@@ -198,7 +263,9 @@ async function main() {
     Web console  ${apiUrl}/console
                  sign in as ${sandbox.consoleEmail} with password ${sandbox.consolePassword}   (saved beside the key)
 
-${firstStepsText(sandbox.apiKey, apiUrl, env.SANDBOX_PAYMENT_DELAY_SECONDS ?? 5)}${simulators ? `
+${firstStepsText(sandbox.apiKey, apiUrl, env.SANDBOX_PAYMENT_DELAY_SECONDS ?? 5)}${
+  simulators
+    ? `
   Networks, through the project's simulators (the subscriber approves a prompt after 5 s):
 ${connectedNetworks()}
     curl -H 'Authorization: Token ${sandbox.apiKey}' -d phonenumber=+254712345678 -d amount=100 -d currency=KES -d send_instructions=true ${apiUrl}/api/collectionrequests
@@ -212,7 +279,9 @@ ${connectedNetworks()}
     curl -d '{"msisdn": "254712345678", "amount": "100", "billRefNumber": "<svccode of a request>"}' ${simulators.controlUrl}/paybill
     curl -d '{"simulator": "momo", "mode": "refused"}' ${simulators.controlUrl}/outage   (daraja, momo, airtel, vodacom, pawapay; none, refused, error, hang)
     curl -d '{"provider": "MTN_MOMO_UGA", "operationType": "DEPOSIT", "status": "CLOSED"}' ${simulators.controlUrl}/availability   (pawaPay)
-` : ''}
+`
+    : ''
+}
   A worker or API that exits is restarted (after 1 s, doubling up to 30 s). Ctrl-C stops everything.
 `);
 }

@@ -28,7 +28,8 @@ export function testPostgres(children, dataDir) {
  */
 export function testDatabaseUrl(serverUrl, suffix = '') {
   const url = new URL(serverUrl);
-  if (serverUrl !== process.env.TEST_DATABASE_URL) url.pathname = `/collections_test_${createHash('sha1').update(ROOT).digest('hex').slice(0, 8)}`;
+  if (serverUrl !== process.env.TEST_DATABASE_URL)
+    url.pathname = `/collections_test_${createHash('sha1').update(ROOT).digest('hex').slice(0, 8)}`;
   url.pathname += suffix;
   return url.toString();
 }
@@ -92,7 +93,11 @@ export async function runSuite({ databaseUrl, dataDir, cli, env: laneEnv, testAr
 
   say('bundling workflow code once for the test workers');
   const bundle = join(dataDir, 'workflow-bundle.js');
-  const bundled = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/bundle-workflows.ts', bundle], { cwd: ROOT, env, stdio: 'inherit' });
+  const bundled = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/bundle-workflows.ts', bundle], {
+    cwd: ROOT,
+    env,
+    stdio: 'inherit',
+  });
   if (bundled.status !== 0) throw new Error('workflow bundling failed');
   env.WORKFLOW_BUNDLE_PATH = bundle;
 

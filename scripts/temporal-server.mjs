@@ -9,7 +9,15 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, posix, relative } from 'node:path';
 import {
-  ROOT, SEARCH_ATTRIBUTES, TOOLS, binPath, freePorts, say, startChild, temporalHealthy, waitFor,
+  ROOT,
+  SEARCH_ATTRIBUTES,
+  TOOLS,
+  binPath,
+  freePorts,
+  say,
+  startChild,
+  temporalHealthy,
+  waitFor,
 } from './infra.mjs';
 import { databaseName, dropDatabase } from './postgres.mjs';
 
@@ -24,15 +32,24 @@ const IMAGE_WORKDIR = '/etc/temporal';
 const NAMESPACE = 'default';
 /** Every port the server's embedded config template listens on, as the variables that move them. */
 const PORT_VARIABLES = [
-  'FRONTEND_GRPC_PORT', 'FRONTEND_HTTP_PORT', 'FRONTEND_MEMBERSHIP_PORT', 'HISTORY_GRPC_PORT', 'HISTORY_MEMBERSHIP_PORT',
-  'MATCHING_GRPC_PORT', 'MATCHING_MEMBERSHIP_PORT', 'WORKER_GRPC_PORT', 'WORKER_MEMBERSHIP_PORT',
+  'FRONTEND_GRPC_PORT',
+  'FRONTEND_HTTP_PORT',
+  'FRONTEND_MEMBERSHIP_PORT',
+  'HISTORY_GRPC_PORT',
+  'HISTORY_MEMBERSHIP_PORT',
+  'MATCHING_GRPC_PORT',
+  'MATCHING_MEMBERSHIP_PORT',
+  'WORKER_GRPC_PORT',
+  'WORKER_MEMBERSHIP_PORT',
 ];
 
 function run(command, args, options = {}) {
   const result = spawnSync(command, args, { cwd: ROOT, encoding: 'utf8', ...options });
   if (result.error) throw result.error;
   if (result.status !== 0) {
-    throw new Error(`${command} ${args.join(' ')} exited with ${result.status}\n${result.stderr ?? ''}${result.stdout ?? ''}`);
+    throw new Error(
+      `${command} ${args.join(' ')} exited with ${result.status}\n${result.stderr ?? ''}${result.stdout ?? ''}`,
+    );
   }
   return result;
 }
@@ -53,16 +70,31 @@ export function ensureTemporalServer(version) {
   const built = existsSync(SERVER) && existsSync(SQL_TOOL) && existsSync(SCHEMA) && existsSync(STAMP);
   if (built && readFileSync(STAMP, 'utf8').trim() === version) return;
   if (spawnSync('go', ['version'], { stdio: 'ignore' }).status !== 0) {
-    throw new Error(`The production-parity lane builds the Temporal server ${version} from source and needs Go on PATH.`);
+    throw new Error(
+      `The production-parity lane builds the Temporal server ${version} from source and needs Go on PATH.`,
+    );
   }
   rmSync(TEMPORAL_SERVER_DIR, { recursive: true, force: true });
   mkdirSync(TEMPORAL_SERVER_DIR, { recursive: true });
-  say(`building the Temporal server ${version} into ${relative(ROOT, TEMPORAL_SERVER_DIR)} (once; this takes 10 minutes or more)`);
+  say(
+    `building the Temporal server ${version} into ${relative(ROOT, TEMPORAL_SERVER_DIR)} (once; this takes 10 minutes or more)`,
+  );
   const started = Date.now();
   const module = 'go.temporal.io/server';
-  run('go', ['install', '-tags', 'disable_grpc_modules', `${module}/cmd/server@${version}`, `${module}/cmd/tools/sql@${version}`], {
-    env: { ...process.env, GOBIN: TEMPORAL_SERVER_DIR, CGO_ENABLED: '0' }, stdio: 'inherit',
-  });
+  run(
+    'go',
+    [
+      'install',
+      '-tags',
+      'disable_grpc_modules',
+      `${module}/cmd/server@${version}`,
+      `${module}/cmd/tools/sql@${version}`,
+    ],
+    {
+      env: { ...process.env, GOBIN: TEMPORAL_SERVER_DIR, CGO_ENABLED: '0' },
+      stdio: 'inherit',
+    },
+  );
   const { Dir: source } = JSON.parse(run('go', ['mod', 'download', '-json', `${module}@${version}`]).stdout);
   mkdirSync(dirname(SCHEMA), { recursive: true });
   // The module cache is read-only; the copy must not be, or the next rebuild could not remove it.
@@ -77,12 +109,18 @@ export function composeFile() {
   return JSON.parse(run(binPath('bun'), ['-e', script]).stdout);
 }
 
-const stringValues = (environment) => Object.fromEntries(Object.entries(environment ?? {}).map(([name, value]) => [name, String(value)]));
+const stringValues = (environment) =>
+  Object.fromEntries(Object.entries(environment ?? {}).map(([name, value]) => [name, String(value)]));
 
 /** The PostgreSQL the lane uses, as the compose variables name it (the compose host is a container). */
 function postgresOf(databaseUrl) {
   const url = new URL(databaseUrl);
-  return { host: url.hostname, port: url.port || '5432', user: decodeURIComponent(url.username), password: decodeURIComponent(url.password) };
+  return {
+    host: url.hostname,
+    port: url.port || '5432',
+    user: decodeURIComponent(url.username),
+    password: decodeURIComponent(url.password),
+  };
 }
 
 /**
@@ -94,9 +132,15 @@ export async function createTemporalSchema(compose, { databaseUrl, database, vis
   const env = {
     PATH: process.env.PATH,
     ...stringValues(compose.services['temporal-schema'].environment),
-    SQL_HOST: postgres.host, SQL_PORT: postgres.port, SQL_USER: postgres.user, SQL_PASSWORD: postgres.password,
+    SQL_HOST: postgres.host,
+    SQL_PORT: postgres.port,
+    SQL_USER: postgres.user,
+    SQL_PASSWORD: postgres.password,
   };
-  for (const [name, schema] of [[database, 'temporal'], [visibilityDatabase, 'visibility']]) {
+  for (const [name, schema] of [
+    [database, 'temporal'],
+    [visibilityDatabase, 'visibility'],
+  ]) {
     await dropDatabase(databaseUrl, name);
     run(SQL_TOOL, ['--db', name, 'create-database'], { env });
     run(SQL_TOOL, ['--db', name, 'setup-schema', '-v', '0.0'], { env });
@@ -129,8 +173,12 @@ export async function temporalServerEnvironment(compose, { databaseUrl, database
   // ephemeral ports from 32768 up ("value 42349 is out of range for type smallint").
   const ports = await freePorts(PORT_VARIABLES.length, [20000, 32767]);
   const local = {
-    POSTGRES_SEEDS: postgres.host, DB_PORT: postgres.port, POSTGRES_USER: postgres.user, POSTGRES_PWD: postgres.password,
-    DBNAME: database, VISIBILITY_DBNAME: visibilityDatabase,
+    POSTGRES_SEEDS: postgres.host,
+    DB_PORT: postgres.port,
+    POSTGRES_USER: postgres.user,
+    POSTGRES_PWD: postgres.password,
+    DBNAME: database,
+    VISIBILITY_DBNAME: visibilityDatabase,
     ...Object.fromEntries(PORT_VARIABLES.map((name, index) => [name, String(ports[index])])),
   };
   return { composeEnvironment, local, address: `127.0.0.1:${local.FRONTEND_GRPC_PORT}` };
@@ -145,7 +193,11 @@ export async function startTemporalServer(children, cli, compose, { databaseUrl,
   const database = `${databaseName(databaseUrl)}_temporal`;
   const visibilityDatabase = `${database}_visibility`;
   await createTemporalSchema(compose, { databaseUrl, database, visibilityDatabase });
-  const { composeEnvironment, local, address } = await temporalServerEnvironment(compose, { databaseUrl, database, visibilityDatabase });
+  const { composeEnvironment, local, address } = await temporalServerEnvironment(compose, {
+    databaseUrl,
+    database,
+    visibilityDatabase,
+  });
   const logFile = join(dataDir, 'temporal-server.log');
   const workdir = imageWorkdir(compose.services.temporal, join(dataDir, 'etc-temporal'));
   // Only these variables: the server's config template reads many (DB, LOG_LEVEL, ENABLE_ES, ...),
@@ -157,10 +209,14 @@ export async function startTemporalServer(children, cli, compose, { databaseUrl,
   child.once('exit', () => {
     exited = true;
   });
-  await waitFor('the Temporal server', () => {
-    if (exited) throw new Error(`the Temporal server exited; see ${logFile}`);
-    return temporalHealthy(cli, address);
-  }, 180_000);
+  await waitFor(
+    'the Temporal server',
+    () => {
+      if (exited) throw new Error(`the Temporal server exited; see ${logFile}`);
+      return temporalHealthy(cli, address);
+    },
+    180_000,
+  );
   setUpNamespace(cli, address);
   return { child, address, env, logFile };
 }
@@ -179,7 +235,8 @@ function retryFor(what, ms, attempt) {
 }
 
 function setUpNamespace(cli, address) {
-  const temporal = (args) => spawnSync(cli, [...args, '--address', address, '--namespace', NAMESPACE], { encoding: 'utf8' });
+  const temporal = (args) =>
+    spawnSync(cli, [...args, '--address', address, '--namespace', NAMESPACE], { encoding: 'utf8' });
   retryFor(`could not create namespace ${NAMESPACE}`, 60_000, () => {
     if (temporal(['operator', 'namespace', 'describe']).status === 0) return true;
     const created = temporal(['operator', 'namespace', 'create', '--retention', '30d']);
@@ -193,5 +250,6 @@ function setUpNamespace(cli, address) {
   }
   const listed = temporal(['operator', 'search-attribute', 'list', '--output', 'json']);
   const missing = Object.keys(SEARCH_ATTRIBUTES).filter((name) => !listed.stdout.includes(`"${name}"`));
-  if (listed.status !== 0 || missing.length > 0) throw new Error(`search attributes missing after setup: ${missing.join(', ')}\n${listed.stderr}`);
+  if (listed.status !== 0 || missing.length > 0)
+    throw new Error(`search attributes missing after setup: ${missing.join(', ')}\n${listed.stderr}`);
 }

@@ -16,7 +16,10 @@ import { composeFile, composeServerVersion, ensureTemporalServer, startTemporalS
 import { formatCounts, freshDataDir, runSuite, testDatabaseUrl, testPostgres } from './suite.mjs';
 
 const DATA = join(ROOT, '.test-data-parity');
-const RUNTIMES = (process.env.PARITY_RUNTIMES ?? 'node,bun').split(',').map((runtime) => runtime.trim()).filter(Boolean);
+const RUNTIMES = (process.env.PARITY_RUNTIMES ?? 'node,bun')
+  .split(',')
+  .map((runtime) => runtime.trim())
+  .filter(Boolean);
 /** The PostgreSQL server of both runs (when embedded); each run's own processes are in `children`. */
 const serverChildren = [];
 /**
@@ -51,18 +54,26 @@ async function runLane(runtime, { cli, compose, serverUrl }) {
     const server = await startServerRetrying(cli, compose, { databaseUrl, dataDir });
     say(`running the suite with the workers on ${runtime}`);
     const { code, counts } = await runSuite({
-      databaseUrl, dataDir, cli,
+      databaseUrl,
+      dataDir,
+      cli,
       env: { TEMPORAL_ADDRESS: server.address, TEST_WORKER_RUNTIME: runtime },
       testArgs: process.argv.length > 2 ? process.argv.slice(2) : PARITY_TESTS,
     });
-    return { runtime, code, counts: counts ?? { passed: 0, failed: 1, skipped: 0 }, seconds: Math.round((Date.now() - started) / 1000) };
+    return {
+      runtime,
+      code,
+      counts: counts ?? { passed: 0, failed: 1, skipped: 0 },
+      seconds: Math.round((Date.now() - started) / 1000),
+    };
   } finally {
     await stopChildren(children);
   }
 }
 
 async function main() {
-  for (const runtime of RUNTIMES) if (runtime !== 'node' && runtime !== 'bun') throw new Error(`PARITY_RUNTIMES: unknown runtime ${runtime}`);
+  for (const runtime of RUNTIMES)
+    if (runtime !== 'node' && runtime !== 'bun') throw new Error(`PARITY_RUNTIMES: unknown runtime ${runtime}`);
   freshDataDir(DATA);
   ensureDependencies();
   const cli = ensureTemporalCli();

@@ -3,7 +3,14 @@
 // run: scripts/postgres.mjs), then runs every test file with Bun's runner (scripts/suite.mjs).
 // Prints a closing line `N passed, N failed` and exits non-zero on any failure.
 import { join } from 'node:path';
-import { ROOT, ensureDependencies, ensureTemporalCli, startHeadlessDevServer, runScript, stopChildren } from './infra.mjs';
+import {
+  ROOT,
+  ensureDependencies,
+  ensureTemporalCli,
+  startHeadlessDevServer,
+  runScript,
+  stopChildren,
+} from './infra.mjs';
 import { formatCounts, freshDataDir, runSuite, testDatabaseUrl, testPostgres } from './suite.mjs';
 
 const DATA = join(ROOT, '.test-data');
@@ -14,7 +21,10 @@ async function main() {
   ensureDependencies();
   const cli = ensureTemporalCli();
   const postgres = await testPostgres(children, DATA);
-  const temporalPort = await startHeadlessDevServer(children, cli, { purpose: 'tests', logFile: join(DATA, 'temporal.log') });
+  const temporalPort = await startHeadlessDevServer(children, cli, {
+    purpose: 'tests',
+    logFile: join(DATA, 'temporal.log'),
+  });
 
   const { code, counts } = await runSuite({
     databaseUrl: testDatabaseUrl(postgres.url),

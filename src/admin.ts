@@ -18,10 +18,19 @@ import { sweepCommands } from './admin/sweeps';
 import { webhookCommands } from './admin/webhooks';
 
 const COMMANDS: Record<string, Command> = {
-  ...organizationCommands, ...moneyCommands, ...webhookCommands, ...networkCommands, ...settlementCommands, ...sweepCommands,
+  ...organizationCommands,
+  ...moneyCommands,
+  ...webhookCommands,
+  ...networkCommands,
+  ...settlementCommands,
+  ...sweepCommands,
 };
 
-const USAGE = ['usage: npm run admin -- <command>', '  migrate', ...Object.values(COMMANDS).map((command) => `  ${command.usage}`)].join('\n');
+const USAGE = [
+  'usage: npm run admin -- <command>',
+  '  migrate',
+  ...Object.values(COMMANDS).map((command) => `  ${command.usage}`),
+].join('\n');
 
 function parseArguments(argv: string[]): { positionals: string[]; values: Options } {
   try {

@@ -13,7 +13,14 @@ import { consoleErrorResponse, consoleRoutes, isConsolePath } from './console';
 import { apiAuthentication } from './http/auth';
 import type { AppDeps } from './http/context';
 import { queryObject } from './http/filters';
-import { assertAcceptsJson, assertQueryIsUtf8, bodyOptionsFor, createMethodIndex, createRouteIndex, routeBody } from './http/request';
+import {
+  assertAcceptsJson,
+  assertQueryIsUtf8,
+  bodyOptionsFor,
+  createMethodIndex,
+  createRouteIndex,
+  routeBody,
+} from './http/request';
 import { requestPolicyPlugin } from './http/request-policy';
 import { requestTelemetryPlugin } from './http/request-telemetry';
 import { responseHeadersPlugin } from './http/response-headers';
@@ -56,7 +63,12 @@ export function createApp(given: AppInputs) {
   const app = new Elysia()
     // Each request in a scope of its own, in which its admission names its organization: from then
     // on its statements run inside the tenant boundary (src/db/tenancy.ts).
-    .wrap(((handler: (request: Request) => Promise<Response>) => (request: Request) => withRequestScope(() => handler(request), deps.config.temporal.taskQueue)) as unknown as Parameters<Elysia['wrap']>[0])
+    .wrap(
+      ((handler: (request: Request) => Promise<Response>) => (request: Request) =>
+        withRequestScope(() => handler(request), deps.config.temporal.taskQueue)) as unknown as Parameters<
+        Elysia['wrap']
+      >[0],
+    )
     .use(requestTelemetryPlugin(deps.config, () => routes()))
     .use(responseHeadersPlugin())
     .onRequest(({ request }) => {
@@ -69,16 +81,23 @@ export function createApp(given: AppInputs) {
     // the limit, strict UTF-8, JSON depth, nested form keys), then Elysia validates it against the
     // declaration; every other route never reads one.
     .onParse({ as: 'global' }, async ({ request, route }) =>
-      declared.takesBody(request.method, route) ? await routeBody(request, bodyOptionsFor(request.method, route)) : UNREAD_BODY)
+      declared.takesBody(request.method, route)
+        ? await routeBody(request, bodyOptionsFor(request.method, route))
+        : UNREAD_BODY,
+    )
     // A route that declares a `query` validates the query string as a flat object (the last value of
     // a repeated key wins; text PostgreSQL cannot store is a 400), not as Elysia parses it.
     .onTransform({ as: 'global' }, (context) => {
-      if (declared.readsQuery(context.request.method, context.route)) context.query = queryObject(new URL(context.request.url).searchParams);
+      if (declared.readsQuery(context.request.method, context.route))
+        context.query = queryObject(new URL(context.request.url).searchParams);
     })
     .use(requestPolicyPlugin(deps, (request) => handle(request)))
     .use(apiAuthentication(deps.sql))
     .onError(({ code, error, request }) =>
-      isConsolePath(request) ? consoleErrorResponse(code, error, request, allowedMethods) : apiErrorResponse(code, error, request, allowedMethods))
+      isConsolePath(request)
+        ? consoleErrorResponse(code, error, request, allowedMethods)
+        : apiErrorResponse(code, error, request, allowedMethods),
+    )
     .use(apiRoutes(deps, () => routes().filter((route) => !isConsolePath(route.path))))
     .use(consoleRoutes(deps));
   routes = () => app.routes;

@@ -10,12 +10,23 @@ export const booleanString = v.pipe(
 );
 export const integerString = (min: number) =>
   v.pipe(v.string(), v.regex(/^\d+$/, 'must be a whole number'), v.transform(Number), v.minValue(min));
-export const httpUrl = v.pipe(v.string(), v.url('must be a URL'), v.regex(/^https?:\/\//, 'must be an http:// or https:// URL'), v.transform((value) => value.replace(/\/+$/, '')));
+export const httpUrl = v.pipe(
+  v.string(),
+  v.url('must be a URL'),
+  v.regex(/^https?:\/\//, 'must be an http:// or https:// URL'),
+  v.transform((value) => value.replace(/\/+$/, '')),
+);
 export const secret = v.pipe(v.string(), v.minLength(1));
 
 /** Whether a connector is on (its switch variable is set), and the problems of its other required variables. */
-export function connectorSwitch(switchName: string, values: Record<string, unknown>, required: string[], problems: string[]): boolean {
+export function connectorSwitch(
+  switchName: string,
+  values: Record<string, unknown>,
+  required: string[],
+  problems: string[],
+): boolean {
   if (values[switchName] === undefined) return false;
-  for (const name of required) if (values[name] === undefined) problems.push(`${name}: required when ${switchName} is set`);
+  for (const name of required)
+    if (values[name] === undefined) problems.push(`${name}: required when ${switchName} is set`);
   return true;
 }

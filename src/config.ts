@@ -2,8 +2,21 @@ import { randomBytes } from 'node:crypto';
 import * as v from 'valibot';
 import { booleanString, integerString } from './config-values';
 // The connectors' settings types, where the configuration's readers look for them.
-export type { AirtelCountry, AirtelSettings, MomoProduct, MomoSettings, MpesaSettings, VodacomMarket, VodacomSettings } from './network/registry';
-import { CONNECTOR_VARIABLES, operatorsCallingBack, readConnectorSettings, type ConnectorSettings } from './network/registry';
+export type {
+  AirtelCountry,
+  AirtelSettings,
+  MomoProduct,
+  MomoSettings,
+  MpesaSettings,
+  VodacomMarket,
+  VodacomSettings,
+} from './network/registry';
+import {
+  CONNECTOR_VARIABLES,
+  operatorsCallingBack,
+  readConnectorSettings,
+  type ConnectorSettings,
+} from './network/registry';
 import { WEBHOOK_ATTEMPTS } from './domain/webhook-schedule';
 
 const DURATION_UNITS_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
@@ -12,7 +25,10 @@ const durationList = (count: number) =>
   v.pipe(
     v.string(),
     v.transform((value) => value.split(',').map((part) => part.trim())),
-    v.check((parts) => parts.every((part) => /^\d+(ms|s|m|h)$/.test(part)), 'must be durations like 10s, 5m or 2h, comma separated'),
+    v.check(
+      (parts) => parts.every((part) => /^\d+(ms|s|m|h)$/.test(part)),
+      'must be durations like 10s, 5m or 2h, comma separated',
+    ),
     v.length(count, `must list exactly ${count} waits`),
     v.transform((parts) =>
       parts.map((part) => {
@@ -102,16 +118,22 @@ const ConfigSchema = v.object({
   // throttle counts per that address; otherwise per the connection's address.
   TRUST_PROXY: v.optional(booleanString, 'false'),
   // The key the console signs its sign-in form's CSRF tokens with; the same in every API process.
-  CONSOLE_SECRET: v.optional(v.pipe(v.string(), v.minLength(32, 'must be at least 32 characters (for example: openssl rand -base64 32)'))),
+  CONSOLE_SECRET: v.optional(
+    v.pipe(v.string(), v.minLength(32, 'must be at least 32 characters (for example: openssl rand -base64 32)')),
+  ),
   // OpenTelemetry's standard variables: traces go out over OTLP/HTTP only when an endpoint is set.
-  OTEL_EXPORTER_OTLP_ENDPOINT: v.optional(v.pipe(v.string(), v.url(), v.regex(/^https?:\/\//, 'must be an http:// or https:// URL'))),
+  OTEL_EXPORTER_OTLP_ENDPOINT: v.optional(
+    v.pipe(v.string(), v.url(), v.regex(/^https?:\/\//, 'must be an http:// or https:// URL')),
+  ),
   OTEL_SERVICE_NAME: v.optional(v.pipe(v.string(), v.minLength(1))),
   METRICS: v.optional(booleanString, 'true'),
   WORKER_METRICS_PORT: v.optional(v.pipe(integerString(0), v.maxValue(65535)), '9464'),
   // The worker's /metrics listens on loopback unless told otherwise (a container network: 0.0.0.0).
   WORKER_METRICS_HOST: v.optional(v.pipe(v.string(), v.minLength(1)), '127.0.0.1'),
   // When set, both /metrics endpoints want `Authorization: Bearer <token>` (as Prometheus sends it); required outside sandbox mode.
-  METRICS_TOKEN: v.optional(v.pipe(v.string(), v.minLength(16, 'must be at least 16 characters'), v.regex(/^\S+$/, 'must not contain spaces'))),
+  METRICS_TOKEN: v.optional(
+    v.pipe(v.string(), v.minLength(16, 'must be at least 16 characters'), v.regex(/^\S+$/, 'must not contain spaces')),
+  ),
   // The operators' connectors declare their own variables (src/network/<operator>/settings.ts).
   ...CONNECTOR_VARIABLES,
   // How often a real operator is asked about a prompt, a payout or a reported payment it has not called back about.
@@ -132,7 +154,12 @@ export type Config = ConnectorSettings & {
   worker: { maxCachedWorkflows: number };
   collectionRequests: { sandboxPaymentDelaySeconds: number; failedPromptRetrySeconds: number };
   /** Money out: the sandbox network's payout delay, and how a payout the network has not confirmed is followed. */
-  payouts: { sandboxDelaySeconds: number; statusPollSeconds: number; statusTimeoutSeconds: number; batchConcurrency: number };
+  payouts: {
+    sandboxDelaySeconds: number;
+    statusPollSeconds: number;
+    statusTimeoutSeconds: number;
+    batchConcurrency: number;
+  };
   collections: { verificationTimeoutSeconds: number };
   /** Default limits per organization and window; the admin CLI overrides them per organization. */
   throttle: { reads: number; writes: number; windowSeconds: number };
@@ -143,11 +170,22 @@ export type Config = ConnectorSettings & {
   billsBaseUrl: string | undefined;
   /** Whose routes' health this process keeps (migration 029): '' for the whole service, or the task queue's name. */
   routesScope: string;
-  webhooks: { retryDelaysMs: number[]; jitter: number; caFile: string | undefined; actorHistoryEvents: number; disableAfterHours: number; concurrency: number; senders: number; dispatchers: number; dispatchWindow: number;
+  webhooks: {
+    retryDelaysMs: number[];
+    jitter: number;
+    caFile: string | undefined;
+    actorHistoryEvents: number;
+    disableAfterHours: number;
+    concurrency: number;
+    senders: number;
+    dispatchers: number;
+    dispatchWindow: number;
     /** In flight per receiver (origin) and per organization: how the delivery pool shares itself. */
-    receiverConcurrency: number; organizationConcurrency: number;
+    receiverConcurrency: number;
+    organizationConcurrency: number;
     /** The task queue whose webhooks the pool sends (WEBHOOK_DISPATCH_SCOPE=task-queue), or null for every webhook. */
-    dispatchQueue: string | null };
+    dispatchQueue: string | null;
+  };
   /** `days` of events, `auditDays` of the audit trail (at least `days`). */
   retention: { days: number; auditDays: number; sweepEnabled: boolean; sweepIntervalSeconds: number };
   /** `secret` signs the sign-in form's CSRF tokens (never logged or shown). */
@@ -182,7 +220,9 @@ function crossChecks(c: Parsed, connectors: ConnectorSettings, problems: string[
   // The operators call back at PUBLIC_BASE_URL: a connector whose operator calls back needs it.
   const callingBack = operatorsCallingBack(connectors);
   if (callingBack.length > 0 && c.PUBLIC_BASE_URL === undefined) {
-    problems.push(`PUBLIC_BASE_URL: required when a network connector whose operator calls back is on (${callingBack.join(', ')})`);
+    problems.push(
+      `PUBLIC_BASE_URL: required when a network connector whose operator calls back is on (${callingBack.join(', ')})`,
+    );
   }
   // Trusting an extra CA for outgoing deliveries is for local receivers in sandbox mode only.
   if (c.WEBHOOK_CA_FILE !== undefined && !c.SANDBOX) problems.push('WEBHOOK_CA_FILE: only allowed when SANDBOX=true');
@@ -190,12 +230,15 @@ function crossChecks(c: Parsed, connectors: ConnectorSettings, problems: string[
   if (c.PUBLIC_BASE_URL === undefined && !c.SANDBOX) problems.push('PUBLIC_BASE_URL: required when SANDBOX=false');
   // Both /metrics endpoints show business totals (money moved per currency, across every merchant): never open outside the sandbox.
   if (c.METRICS && c.METRICS_TOKEN === undefined && !c.SANDBOX) {
-    problems.push('METRICS_TOKEN: required when SANDBOX=false and METRICS=true (both /metrics endpoints show business totals; set a token of 16+ characters, or METRICS=false)');
+    problems.push(
+      'METRICS_TOKEN: required when SANDBOX=false and METRICS=true (both /metrics endpoints show business totals; set a token of 16+ characters, or METRICS=false)',
+    );
   }
   // Every API process must accept the sign-in forms the others issued: one key, set by the operator.
   if (c.CONSOLE_SECRET === undefined && !c.SANDBOX) problems.push('CONSOLE_SECRET: required when SANDBOX=false');
   // What a change did is readable at least as long as the events it caused.
-  if (c.AUDIT_RETENTION_DAYS !== undefined && c.AUDIT_RETENTION_DAYS < c.EVENT_RETENTION_DAYS) problems.push(`AUDIT_RETENTION_DAYS: must be at least EVENT_RETENTION_DAYS (${c.EVENT_RETENTION_DAYS})`);
+  if (c.AUDIT_RETENTION_DAYS !== undefined && c.AUDIT_RETENTION_DAYS < c.EVENT_RETENTION_DAYS)
+    problems.push(`AUDIT_RETENTION_DAYS: must be at least EVENT_RETENTION_DAYS (${c.EVENT_RETENTION_DAYS})`);
 }
 
 /**
@@ -225,10 +268,17 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     publicBaseUrl: c.PUBLIC_BASE_URL?.replace(/\/+$/, ''),
     sandbox: c.SANDBOX,
     pageSizeMax: c.PAGE_SIZE_MAX,
-    outbox: { sweepEnabled: c.OUTBOX_SWEEP, sweepIntervalSeconds: c.OUTBOX_SWEEP_INTERVAL_SECONDS, graceSeconds: c.OUTBOX_GRACE_SECONDS },
+    outbox: {
+      sweepEnabled: c.OUTBOX_SWEEP,
+      sweepIntervalSeconds: c.OUTBOX_SWEEP_INTERVAL_SECONDS,
+      graceSeconds: c.OUTBOX_GRACE_SECONDS,
+    },
     workflowBundlePath: c.WORKFLOW_BUNDLE_PATH,
     worker: { maxCachedWorkflows: c.WORKER_MAX_CACHED_WORKFLOWS },
-    collectionRequests: { sandboxPaymentDelaySeconds: c.SANDBOX_PAYMENT_DELAY_SECONDS, failedPromptRetrySeconds: c.FAILED_PROMPT_RETRY_SECONDS },
+    collectionRequests: {
+      sandboxPaymentDelaySeconds: c.SANDBOX_PAYMENT_DELAY_SECONDS,
+      failedPromptRetrySeconds: c.FAILED_PROMPT_RETRY_SECONDS,
+    },
     collections: { verificationTimeoutSeconds: c.VERIFICATION_TIMEOUT_SECONDS },
     payouts: {
       sandboxDelaySeconds: c.SANDBOX_PAYOUT_DELAY_SECONDS,
@@ -237,17 +287,39 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       batchConcurrency: c.PAYMENT_BATCH_CONCURRENCY,
     },
     throttle: { reads: c.THROTTLE_READS, writes: c.THROTTLE_WRITES, windowSeconds: c.THROTTLE_WINDOW_SECONDS },
-    operatorCallbacks: { perAddress: c.OPERATOR_CALLBACK_LIMIT_PER_ADDRESS, perOperator: c.OPERATOR_CALLBACK_LIMIT_PER_OPERATOR, windowSeconds: 60 },
+    operatorCallbacks: {
+      perAddress: c.OPERATOR_CALLBACK_LIMIT_PER_ADDRESS,
+      perOperator: c.OPERATOR_CALLBACK_LIMIT_PER_OPERATOR,
+      windowSeconds: 60,
+    },
     duplicateCheckTtlSeconds: c.DUPLICATE_CHECK_TTL_SECONDS,
     billsBaseUrl: c.BILLS_BASE_URL?.replace(/\/+$/, ''),
     routesScope: c.NETWORK_ROUTES_SCOPE === 'task-queue' ? c.TASK_QUEUE : '',
-    webhooks: { retryDelaysMs: c.WEBHOOK_RETRY_SCHEDULE, jitter: c.WEBHOOK_RETRY_JITTER, caFile: c.WEBHOOK_CA_FILE, actorHistoryEvents: c.WEBHOOK_ACTOR_HISTORY_EVENTS,
-      disableAfterHours: c.WEBHOOK_DISABLE_AFTER_HOURS, concurrency: c.WEBHOOK_CONCURRENCY, senders: c.WEBHOOK_SENDERS,
-      receiverConcurrency: c.WEBHOOK_RECEIVER_CONCURRENCY, organizationConcurrency: c.WEBHOOK_ORGANIZATION_CONCURRENCY,
-      dispatchers: c.WEBHOOK_DISPATCHERS, dispatchWindow: c.WEBHOOK_DISPATCH_WINDOW,
-      dispatchQueue: c.WEBHOOK_DISPATCH_SCOPE === 'task-queue' ? c.TASK_QUEUE : null },
-    retention: { days: c.EVENT_RETENTION_DAYS, auditDays: c.AUDIT_RETENTION_DAYS ?? Math.max(DEFAULT_AUDIT_RETENTION_DAYS, c.EVENT_RETENTION_DAYS), sweepEnabled: c.RETENTION_SWEEP, sweepIntervalSeconds: c.RETENTION_SWEEP_INTERVAL_SECONDS },
-    console: { temporalUiUrl: c.TEMPORAL_UI_URL.replace(/\/+$/, ''), trustProxy: c.TRUST_PROXY, secret: c.CONSOLE_SECRET ?? sandboxConsoleSecret() },
+    webhooks: {
+      retryDelaysMs: c.WEBHOOK_RETRY_SCHEDULE,
+      jitter: c.WEBHOOK_RETRY_JITTER,
+      caFile: c.WEBHOOK_CA_FILE,
+      actorHistoryEvents: c.WEBHOOK_ACTOR_HISTORY_EVENTS,
+      disableAfterHours: c.WEBHOOK_DISABLE_AFTER_HOURS,
+      concurrency: c.WEBHOOK_CONCURRENCY,
+      senders: c.WEBHOOK_SENDERS,
+      receiverConcurrency: c.WEBHOOK_RECEIVER_CONCURRENCY,
+      organizationConcurrency: c.WEBHOOK_ORGANIZATION_CONCURRENCY,
+      dispatchers: c.WEBHOOK_DISPATCHERS,
+      dispatchWindow: c.WEBHOOK_DISPATCH_WINDOW,
+      dispatchQueue: c.WEBHOOK_DISPATCH_SCOPE === 'task-queue' ? c.TASK_QUEUE : null,
+    },
+    retention: {
+      days: c.EVENT_RETENTION_DAYS,
+      auditDays: c.AUDIT_RETENTION_DAYS ?? Math.max(DEFAULT_AUDIT_RETENTION_DAYS, c.EVENT_RETENTION_DAYS),
+      sweepEnabled: c.RETENTION_SWEEP,
+      sweepIntervalSeconds: c.RETENTION_SWEEP_INTERVAL_SECONDS,
+    },
+    console: {
+      temporalUiUrl: c.TEMPORAL_UI_URL.replace(/\/+$/, ''),
+      trustProxy: c.TRUST_PROXY,
+      secret: c.CONSOLE_SECRET ?? sandboxConsoleSecret(),
+    },
     telemetry: {
       otlpEndpoint: c.OTEL_EXPORTER_OTLP_ENDPOINT?.replace(/\/+$/, ''),
       serviceName: c.OTEL_SERVICE_NAME,

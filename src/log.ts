@@ -17,11 +17,20 @@ function serializeError(error: unknown): unknown {
 function toJson(entry: Fields): string {
   try {
     return JSON.stringify(entry, (key, value: unknown) =>
-      typeof value === 'bigint' ? value.toString() : value instanceof Error && key !== '' ? serializeError(value) : value,
+      typeof value === 'bigint'
+        ? value.toString()
+        : value instanceof Error && key !== ''
+          ? serializeError(value)
+          : value,
     );
   } catch (error) {
     // A field JSON cannot hold (a cycle): keep the line, name the problem.
-    return JSON.stringify({ time: entry.time, level: entry.level, message: entry.message, unserializable: String(error) });
+    return JSON.stringify({
+      time: entry.time,
+      level: entry.level,
+      message: entry.message,
+      unserializable: String(error),
+    });
   }
 }
 

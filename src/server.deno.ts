@@ -21,7 +21,12 @@ const deps = createAppDeps(config);
 const { sql, temporal, telemetry } = deps;
 const app = createApp(deps);
 const server = Deno.serve(
-  { port: config.port, hostname: '0.0.0.0', onListen: ({ port }) => logger.info('API listening', { port, runtime: 'deno', taskQueue: config.temporal.taskQueue }) },
+  {
+    port: config.port,
+    hostname: '0.0.0.0',
+    onListen: ({ port }) =>
+      logger.info('API listening', { port, runtime: 'deno', taskQueue: config.temporal.taskQueue }),
+  },
   (request) => app.fetch(request),
 );
 

@@ -23,7 +23,12 @@ type WorkerTelemetry = Awaited<ReturnType<typeof startWorkerTelemetry>>;
 type Activities = ReturnType<typeof createActivities>;
 
 /** The worker's options: its workflows (a prebuilt bundle or src/workflows), activities and interceptors. */
-function workerOptions(config: Config, connection: NativeConnection, activities: Activities, telemetry: WorkerTelemetry): WorkerOptions {
+function workerOptions(
+  config: Config,
+  connection: NativeConnection,
+  activities: Activities,
+  telemetry: WorkerTelemetry,
+): WorkerOptions {
   // A prebuilt bundle was made with the interceptor modules (scripts/bundle-workflows.ts).
   const workflowSource: Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> = config.workflowBundlePath
     ? { workflowBundle: { codePath: config.workflowBundlePath } }
@@ -49,7 +54,12 @@ function workerOptions(config: Config, connection: NativeConnection, activities:
  * on their own task queue and slots, so that receivers that hang never take the slots of prompts
  * and payouts (docs/architecture.md, Webhook delivery).
  */
-function senderOptions(config: Config, connection: NativeConnection, activities: Activities, telemetry: WorkerTelemetry): WorkerOptions {
+function senderOptions(
+  config: Config,
+  connection: NativeConnection,
+  activities: Activities,
+  telemetry: WorkerTelemetry,
+): WorkerOptions {
   return {
     connection,
     namespace: config.temporal.namespace,
@@ -75,19 +85,19 @@ async function runWorker(): Promise<void> {
     const telemetry = await startWorkerTelemetry(config.telemetry, sql);
     hold('telemetry', () => telemetry.shutdown());
     const connection = await NativeConnection.connect({ address: config.temporal.address });
-    hold('the worker\'s Temporal connection', () => connection.close());
+    hold("the worker's Temporal connection", () => connection.close());
     const client = await connectClient(config.temporal, telemetry.clientInterceptors);
-    hold('the Temporal client\'s connection', () => client.connection.close());
+    hold("the Temporal client's connection", () => client.connection.close());
     const launcher = launcherFromConfig(client, config, (message, fields) => logger.warn(message, fields));
     const connectors = createConnectors(config, sql);
     const health = createRouteHealth(sql, { scope: config.routesScope, onOutcome: countRouteOutcome });
     // The routes' state gauge, read from the shared table at each scrape.
     setRouteStateSource(() => routeViews(sql, configuredRoutes(config), config.routesScope));
-    hold('the routes\' state gauge', async () => setRouteStateSource(null));
-    hold('the routes\' outcome counts', () => health.flush().finally(() => health.stop()));
+    hold("the routes' state gauge", async () => setRouteStateSource(null));
+    hold("the routes' outcome counts", () => health.flush().finally(() => health.stop()));
     const network = createNetworks(config, sql, connectors, health);
     const stopWatching = watchAvailability(connectors, health, (message, fields) => logger.warn(message, fields));
-    hold('the aggregators\' availability reads', async () => stopWatching());
+    hold("the aggregators' availability reads", async () => stopWatching());
     const activities = createActivities({ sql, launcher, sandbox: config.sandbox, webhooks: config.webhooks, network });
     const worker = await Worker.create(workerOptions(config, connection, activities, telemetry));
     const senders = await Worker.create(senderOptions(config, connection, activities, telemetry));

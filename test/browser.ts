@@ -10,14 +10,25 @@ import { ROOT } from './helpers';
 
 const CHROMIUM = '/usr/bin/chromium';
 const CHROMIUM_ARGS = [
-  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync',
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
 ];
 
 /** A headless browser with a fresh profile under the test data directory. */
 export async function launchBrowser(viewport: { width: number; height: number }): Promise<BrowserContext> {
   const profile = mkdtempSync(join(process.env.TEST_DATA_DIR ?? tmpdir(), 'chromium-profile-'));
-  return await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, viewport, args: CHROMIUM_ARGS });
+  return await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    viewport,
+    args: CHROMIUM_ARGS,
+  });
 }
 
 /**

@@ -17,7 +17,12 @@ export const PASSWORD = 'correct horse battery';
 /** A console user of the organization (an admin unless told otherwise). */
 export async function consoleUser(organizationId: OrganizationId, options: { role?: Role; email?: string } = {}) {
   const email = options.email ?? uniqueEmail();
-  const user = await createUser(testSql(), { organizationId, email, password: PASSWORD, role: options.role ?? 'admin' });
+  const user = await createUser(testSql(), {
+    organizationId,
+    email,
+    password: PASSWORD,
+    role: options.role ?? 'admin',
+  });
   return { ...user, email, password: PASSWORD };
 }
 
@@ -25,7 +30,10 @@ export class ConsoleClient {
   private readonly cookies = new Map<string, string>();
   lastPage = '';
 
-  constructor(private readonly app: TestApp['app'], private readonly headers: Record<string, string> = {}) {}
+  constructor(
+    private readonly app: TestApp['app'],
+    private readonly headers: Record<string, string> = {},
+  ) {}
 
   /** The CSRF token in the last page read. */
   csrf(): string {
@@ -42,7 +50,10 @@ export class ConsoleClient {
     this.cookies.set(name, value);
   }
 
-  async request(path: string, init: { method?: string; form?: Record<string, string>; headers?: Record<string, string> } = {}): Promise<ConsoleAnswer> {
+  async request(
+    path: string,
+    init: { method?: string; form?: Record<string, string>; headers?: Record<string, string> } = {},
+  ): Promise<ConsoleAnswer> {
     const headers: Record<string, string> = { Accept: 'text/html', ...this.headers, ...(init.headers ?? {}) };
     if (this.cookies.size > 0) headers.Cookie = [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
     let body: string | undefined;
@@ -50,7 +61,13 @@ export class ConsoleClient {
       headers['Content-Type'] = 'application/x-www-form-urlencoded';
       body = new URLSearchParams(init.form).toString();
     }
-    const response = await this.app.handle(new Request(`${BASE_URL}${path}`, { method: init.method ?? (body === undefined ? 'GET' : 'POST'), headers, body }));
+    const response = await this.app.handle(
+      new Request(`${BASE_URL}${path}`, {
+        method: init.method ?? (body === undefined ? 'GET' : 'POST'),
+        headers,
+        body,
+      }),
+    );
     for (const setCookie of response.headers.getSetCookie()) {
       const [pair = ''] = setCookie.split(';');
       const separator = pair.indexOf('=');
@@ -69,7 +86,11 @@ export class ConsoleClient {
   }
 
   /** POSTs a form with the CSRF token of the last page read (unless `csrf` is false or given). */
-  post(path: string, form: Record<string, string> = {}, options: { csrf?: boolean | string } = {}): Promise<ConsoleAnswer> {
+  post(
+    path: string,
+    form: Record<string, string> = {},
+    options: { csrf?: boolean | string } = {},
+  ): Promise<ConsoleAnswer> {
     const token = options.csrf === false ? undefined : typeof options.csrf === 'string' ? options.csrf : this.csrf();
     return this.request(path, { form: token === undefined ? form : { _csrf: token, ...form } });
   }

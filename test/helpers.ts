@@ -75,14 +75,23 @@ export function uniqueNumber(prefix: string): string {
 }
 
 /** `uniqueNumber` with its prefix fixed: a file's source of fresh numbers of one network. */
-export const numberSequence = (prefix: string): (() => string) => () => uniqueNumber(prefix);
+export const numberSequence =
+  (prefix: string): (() => string) =>
+  () =>
+    uniqueNumber(prefix);
 
 export const uniqueTaskQueue = (name: string): string => `test-${name}-${randomUUID().slice(0, 8)}`;
 
 /** The metrics token of the tests' apps outside sandbox mode, where the service wants one (src/config.ts). */
 export const LIVE_METRICS_TOKEN = 'live-test-metrics-token';
 
-export type TestApp = { app: ReturnType<typeof createApp>; config: Config; taskQueue: string; client: Client; launcher: Launcher };
+export type TestApp = {
+  app: ReturnType<typeof createApp>;
+  config: Config;
+  taskQueue: string;
+  client: Client;
+  launcher: Launcher;
+};
 
 /**
  * The real app against the test database; its events go to `taskQueue` (default: one with no
@@ -90,7 +99,10 @@ export type TestApp = { app: ReturnType<typeof createApp>; config: Config; taskQ
  * response of its `handle` is checked against the OpenAPI document the app serves
  * (test/openapi-contract.ts): a response the document does not describe fails the test.
  */
-export async function testApp(taskQueue = uniqueTaskQueue('api'), overrides: Record<string, string> = {}): Promise<TestApp> {
+export async function testApp(
+  taskQueue = uniqueTaskQueue('api'),
+  overrides: Record<string, string> = {},
+): Promise<TestApp> {
   const config = testConfig({ ...overrides, TASK_QUEUE: taskQueue });
   const client = await testClient();
   const launcher = launcherFromConfig(client, config, () => {});
@@ -122,8 +134,16 @@ export async function createMerchant(
   return { ...created, request: requester(app, created.apiKey) };
 }
 
-export type RequestOptions = { method?: string; body?: unknown; form?: Record<string, string>; headers?: Record<string, string> };
-export type Requester = (path: string, options?: RequestOptions) => Promise<{ status: number; body: any; headers: Headers }>;
+export type RequestOptions = {
+  method?: string;
+  body?: unknown;
+  form?: Record<string, string>;
+  headers?: Record<string, string>;
+};
+export type Requester = (
+  path: string,
+  options?: RequestOptions,
+) => Promise<{ status: number; body: any; headers: Headers }>;
 
 export function requester(app: TestApp['app'], apiKey: string | null): Requester {
   checkResponsesOf(app);
@@ -139,7 +159,11 @@ export function requester(app: TestApp['app'], apiKey: string | null): Requester
       body = typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
     }
     const response = await app.handle(
-      new Request(`${BASE_URL}${path}`, { method: options.method ?? (body === undefined ? 'GET' : 'POST'), headers, body }),
+      new Request(`${BASE_URL}${path}`, {
+        method: options.method ?? (body === undefined ? 'GET' : 'POST'),
+        headers,
+        body,
+      }),
     );
     const text = await response.text();
     let parsed: unknown = text;
@@ -167,7 +191,11 @@ const CHECK_GRACE_MS = 5_000;
  * check that does not come back (a query nobody answers, a request that hangs) fails the wait too,
  * `CHECK_GRACE_MS` after the deadline: no wait outlives its deadline by more than that.
  */
-export async function eventually<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
+export async function eventually<T>(
+  what: string,
+  check: () => Promise<T | undefined | false>,
+  timeoutMs = 30_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   const timedOut = () => new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
   for (;;) {
@@ -199,7 +227,13 @@ export const WORKER_RUNNING_LOG = '"state":"RUNNING"';
 /** How long a worker asked to stop may take to end (its SDK shutdown) before it is killed. */
 const WORKER_STOP_GRACE_MS = 30_000;
 
-export type WorkerProcess = { child: ChildProcess; taskQueue: string; output: () => string; stop: () => Promise<void>; kill: () => Promise<void> };
+export type WorkerProcess = {
+  child: ChildProcess;
+  taskQueue: string;
+  output: () => string;
+  stop: () => Promise<void>;
+  kill: () => Promise<void>;
+};
 
 export type WorkerRuntime = 'node' | 'bun';
 
@@ -209,12 +243,16 @@ export type WorkerRuntime = 'node' | 'bun';
  */
 export function defaultWorkerRuntime(): WorkerRuntime {
   const runtime = process.env.TEST_WORKER_RUNTIME ?? 'node';
-  if (runtime !== 'node' && runtime !== 'bun') throw new Error(`TEST_WORKER_RUNTIME must be node or bun, not ${JSON.stringify(runtime)}`);
+  if (runtime !== 'node' && runtime !== 'bun')
+    throw new Error(`TEST_WORKER_RUNTIME must be node or bun, not ${JSON.stringify(runtime)}`);
   return runtime;
 }
 
 /** The command that runs a TypeScript worker-side script on `runtime` (Node needs the tsx loader; Bun runs it as is). */
-export function workerRuntimeCommand(script: string, runtime: WorkerRuntime = defaultWorkerRuntime()): [string, ...string[]] {
+export function workerRuntimeCommand(
+  script: string,
+  runtime: WorkerRuntime = defaultWorkerRuntime(),
+): [string, ...string[]] {
   return runtime === 'node' ? ['node', ...WORKER_NODE_ARGS, script] : [process.execPath, script];
 }
 
@@ -222,12 +260,23 @@ export function workerRuntimeCommand(script: string, runtime: WorkerRuntime = de
  * Starts the real worker process, as `npm start` does, on Node (the runtime it ships on) unless
  * `runtime` or TEST_WORKER_RUNTIME says otherwise, and waits until it polls its task queue.
  */
-export async function startWorker(taskQueue: string, env: Record<string, string> = {}, runtime: WorkerRuntime = defaultWorkerRuntime()): Promise<WorkerProcess> {
+export async function startWorker(
+  taskQueue: string,
+  env: Record<string, string> = {},
+  runtime: WorkerRuntime = defaultWorkerRuntime(),
+): Promise<WorkerProcess> {
   const command = workerRuntimeCommand('src/worker.ts', runtime);
   const child = spawn(command[0], command.slice(1), {
     cwd: ROOT,
     // No metrics port unless a test asks for one: several workers run at once.
-    env: { ...process.env, TASK_QUEUE: taskQueue, OUTBOX_SWEEP: 'false', RETENTION_SWEEP: 'false', WORKER_METRICS_PORT: '0', ...env },
+    env: {
+      ...process.env,
+      TASK_QUEUE: taskQueue,
+      OUTBOX_SWEEP: 'false',
+      RETENTION_SWEEP: 'false',
+      WORKER_METRICS_PORT: '0',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -239,10 +288,14 @@ export async function startWorker(taskQueue: string, env: Record<string, string>
   child.stdout?.on('data', collect);
   child.stderr?.on('data', collect);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  await eventually('the worker to run', async () => {
-    if (child.exitCode !== null) throw new Error(`worker exited early:\n${output}`);
-    return output.includes(WORKER_RUNNING_LOG);
-  }, 60_000);
+  await eventually(
+    'the worker to run',
+    async () => {
+      if (child.exitCode !== null) throw new Error(`worker exited early:\n${output}`);
+      return output.includes(WORKER_RUNNING_LOG);
+    },
+    60_000,
+  );
   const end = async (signal: NodeJS.Signals) => {
     if (child.exitCode === null && child.signalCode === null) child.kill(signal);
     // A worker still running after the grace period is killed: stopping one never waits forever.

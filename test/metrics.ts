@@ -9,7 +9,8 @@ function samples(text: string): { name: string; labels: Record<string, string>; 
     const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)/.exec(line);
     if (!match) throw new Error(`not a Prometheus sample line: ${line}`);
     const labels: Record<string, string> = {};
-    for (const pair of (match[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[pair[1]!] = pair[2]!;
+    for (const pair of (match[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g))
+      labels[pair[1]!] = pair[2]!;
     result.push({ name: match[1]!, labels, value: Number(match[3]) });
   }
   return result;
@@ -22,7 +23,10 @@ export function parseScrape(text: string): Scrape {
     text,
     value: (name, labels = {}) =>
       all
-        .filter((sample) => sample.name === name && Object.entries(labels).every(([key, wanted]) => sample.labels[key] === wanted))
+        .filter(
+          (sample) =>
+            sample.name === name && Object.entries(labels).every(([key, wanted]) => sample.labels[key] === wanted),
+        )
         .reduce((sum, sample) => sum + sample.value, 0),
   };
 }

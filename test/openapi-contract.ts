@@ -16,14 +16,22 @@ import { OPENAPI_DOCUMENT_PATH, isUndocumentedPath, type OpenApiDocument } from 
 import { isConsolePath } from '../src/console';
 
 type Schema = Record<string, unknown>;
-type Contract = { document: OpenApiDocument; ajv: Ajv2020; validators: Map<string, ValidateFunction>; paths: { pattern: RegExp; path: string }[] };
+type Contract = {
+  document: OpenApiDocument;
+  ajv: Ajv2020;
+  validators: Map<string, ValidateFunction>;
+  paths: { pattern: RegExp; path: string }[];
+};
 
 const contracts = new Map<ApiVersion, Promise<Contract>>();
 /** A version prefix as the app takes it off (src/api/versions.ts): `/api/v<digit>...`. */
 const VERSION_PREFIX = /^\/api\/(v\d[^/]*)(?=\/|$)/i;
 
 /** The document of `version`, as the app serves it, with its validators (made once per process). */
-export function contractOf(version: ApiVersion, fetchDocument: (path: string) => Promise<OpenApiDocument>): Promise<Contract> {
+export function contractOf(
+  version: ApiVersion,
+  fetchDocument: (path: string) => Promise<OpenApiDocument>,
+): Promise<Contract> {
   let contract = contracts.get(version);
   if (contract === undefined) {
     contract = fetchDocument(`${OPENAPI_DOCUMENT_PATH}?version=v${version}`).then((document) => {
@@ -48,11 +56,13 @@ function responseSchemaLocations(document: OpenApiDocument): string[] {
   const locations = [pointer('components', 'schemas', 'BillsError')];
   const ofResponses = (base: string[], responses: Record<string, Schema>) => {
     for (const [status, response] of Object.entries(responses)) {
-      for (const mediaType of Object.keys((response.content ?? {}) as Schema)) locations.push(pointer(...base, status, 'content', mediaType, 'schema'));
+      for (const mediaType of Object.keys((response.content ?? {}) as Schema))
+        locations.push(pointer(...base, status, 'content', mediaType, 'schema'));
     }
   };
   for (const [path, item] of Object.entries(document.paths)) {
-    for (const [method, operation] of Object.entries(item)) ofResponses(['paths', path, method, 'responses'], operation.responses as Record<string, Schema>);
+    for (const [method, operation] of Object.entries(item))
+      ofResponses(['paths', path, method, 'responses'], operation.responses as Record<string, Schema>);
   }
   ofResponses(['components', 'responses'], document.components.responses);
   return locations;
@@ -60,7 +70,8 @@ function responseSchemaLocations(document: OpenApiDocument): string[] {
 
 /** Loads the documents of every version and compiles their validators (before a test that times its requests). */
 export async function prepareContracts(app: { handle: Handle }): Promise<void> {
-  const fetchDocument = async (path: string) => (await (await app.handle(new Request(`http://localhost${path}`))).json()) as OpenApiDocument;
+  const fetchDocument = async (path: string) =>
+    (await (await app.handle(new Request(`http://localhost${path}`))).json()) as OpenApiDocument;
   for (const version of API_VERSIONS) await contractOf(version, fetchDocument);
 }
 
@@ -78,7 +89,10 @@ function validatorOf(contract: Contract, location: string): ValidateFunction {
 export type SeenResponse = { method: string; url: string; status: number; headers: Headers; text: string };
 
 /** What in the response disagrees with the document; empty when nothing does. */
-export async function responseProblems(seen: SeenResponse, fetchDocument: (path: string) => Promise<OpenApiDocument>): Promise<string[]> {
+export async function responseProblems(
+  seen: SeenResponse,
+  fetchDocument: (path: string) => Promise<OpenApiDocument>,
+): Promise<string[]> {
   const url = new URL(seen.url);
   if (isUndocumentedPath(url.pathname) || isConsolePath(url.pathname)) return [];
   const prefix = VERSION_PREFIX.exec(url.pathname);
@@ -92,13 +106,16 @@ export async function responseProblems(seen: SeenResponse, fetchDocument: (path:
   let location: string | undefined;
   if (operation) {
     if ((operation.responses as Schema)[String(seen.status)] === undefined) {
-      return [`status ${seen.status} is not documented for ${method.toUpperCase()} ${documented!.path} (documented: ${Object.keys(operation.responses as Schema).join(', ')})`];
+      return [
+        `status ${seen.status} is not documented for ${method.toUpperCase()} ${documented!.path} (documented: ${Object.keys(operation.responses as Schema).join(', ')})`,
+      ];
     }
     location = pointer('paths', documented!.path, method, 'responses', String(seen.status));
   } else {
     // No operation: a path or method the app does not serve. Its answer is one of the shared errors.
     const shared = ERROR_DOCS[seen.status as keyof typeof ERROR_DOCS];
-    if (shared === undefined) return [`${seen.method} ${path} is not in the document, and ${seen.status} is not a shared error response`];
+    if (shared === undefined)
+      return [`${seen.method} ${path} is not in the document, and ${seen.status} is not a shared error response`];
     if (path === '/api/bills' || path.startsWith('/api/bills/')) {
       if (seen.method.toUpperCase() === 'HEAD') return [];
       const body = safeJson(seen.text);
@@ -115,7 +132,8 @@ export async function responseProblems(seen: SeenResponse, fetchDocument: (path:
   }
   const problems: string[] = [];
   for (const [name, header] of Object.entries((response.headers ?? {}) as Record<string, Schema>)) {
-    if (header.required === true && !seen.headers.has(name)) problems.push(`header ${name} is documented as sent but is missing`);
+    if (header.required === true && !seen.headers.has(name))
+      problems.push(`header ${name} is documented as sent but is missing`);
   }
   if (seen.method.toUpperCase() === 'HEAD') return problems;
   const content = response.content as Record<string, Schema> | undefined;
@@ -124,12 +142,21 @@ export async function responseProblems(seen: SeenResponse, fetchDocument: (path:
     return problems;
   }
   const mediaType = (seen.headers.get('content-type') ?? '').split(';')[0]!.trim();
-  if (content[mediaType] === undefined) return [...problems, `media type ${JSON.stringify(mediaType)} is not documented (documented: ${Object.keys(content).join(', ')})`];
-  const validate = validatorOf(contract, pointer(...location.split('/').map(unescapePointer), 'content', mediaType, 'schema'));
+  if (content[mediaType] === undefined)
+    return [
+      ...problems,
+      `media type ${JSON.stringify(mediaType)} is not documented (documented: ${Object.keys(content).join(', ')})`,
+    ];
+  const validate = validatorOf(
+    contract,
+    pointer(...location.split('/').map(unescapePointer), 'content', mediaType, 'schema'),
+  );
   // A CSV download is text: its schema is a string.
   const body = mediaType === 'application/json' ? safeJson(seen.text) : seen.text;
   if (!validate(body)) {
-    problems.push(`body does not match the schema: ${contract.ajv.errorsText(validate.errors, { separator: '; ' })}; body: ${seen.text.slice(0, 300)}`);
+    problems.push(
+      `body does not match the schema: ${contract.ajv.errorsText(validate.errors, { separator: '; ' })}; body: ${seen.text.slice(0, 300)}`,
+    );
   }
   return problems;
 }
@@ -151,10 +178,15 @@ function safeJson(text: string): unknown {
 }
 
 /** Throws when the response disagrees with the document, naming the request. */
-export async function assertDocumented(seen: SeenResponse, fetchDocument: (path: string) => Promise<OpenApiDocument>): Promise<void> {
+export async function assertDocumented(
+  seen: SeenResponse,
+  fetchDocument: (path: string) => Promise<OpenApiDocument>,
+): Promise<void> {
   const problems = await responseProblems(seen, fetchDocument);
   if (problems.length > 0) {
-    throw new Error(`${seen.method} ${new URL(seen.url).pathname} → ${seen.status} disagrees with the OpenAPI document:\n  ${problems.join('\n  ')}`);
+    throw new Error(
+      `${seen.method} ${new URL(seen.url).pathname} → ${seen.status} disagrees with the OpenAPI document:\n  ${problems.join('\n  ')}`,
+    );
   }
 }
 
@@ -162,7 +194,8 @@ type Handle = (request: Request) => Promise<Response>;
 
 /** `handle` that checks every response against the document the same app serves (fetched with the unchecked `handle`). */
 export function documentChecked(handle: Handle): Handle {
-  const fetchDocument = async (path: string) => (await (await handle(new Request(`http://localhost${path}`))).json()) as OpenApiDocument;
+  const fetchDocument = async (path: string) =>
+    (await (await handle(new Request(`http://localhost${path}`))).json()) as OpenApiDocument;
   return async (request) => {
     const { method, url } = request;
     const response = await handle(request);

@@ -19,14 +19,27 @@ type KeyValue = { key: string; value: AnyValue };
 type ExportRequest = {
   resourceSpans?: {
     resource?: { attributes?: KeyValue[] };
-    scopeSpans?: { spans?: { traceId: string; spanId: string; parentSpanId?: string; name: string; kind: number; attributes?: KeyValue[] }[] }[];
+    scopeSpans?: {
+      spans?: {
+        traceId: string;
+        spanId: string;
+        parentSpanId?: string;
+        name: string;
+        kind: number;
+        attributes?: KeyValue[];
+      }[];
+    }[];
   }[];
 };
 
 function attributesOf(list: KeyValue[] = []): Record<string, string | number | boolean> {
   const result: Record<string, string | number | boolean> = {};
   for (const { key, value } of list) {
-    const plain = value.stringValue ?? value.boolValue ?? value.doubleValue ?? (value.intValue === undefined ? undefined : Number(value.intValue));
+    const plain =
+      value.stringValue ??
+      value.boolValue ??
+      value.doubleValue ??
+      (value.intValue === undefined ? undefined : Number(value.intValue));
     if (plain !== undefined) result[key] = plain;
   }
   return result;
@@ -39,8 +52,10 @@ export function startOtlpReceiver(): OtlpReceiver {
     hostname: '127.0.0.1',
     port: 0,
     async fetch(request) {
-      if (request.method !== 'POST' || new URL(request.url).pathname !== '/v1/traces') return new Response('not found', { status: 404 });
-      if (!(request.headers.get('content-type') ?? '').startsWith('application/json')) return new Response('JSON only', { status: 415 });
+      if (request.method !== 'POST' || new URL(request.url).pathname !== '/v1/traces')
+        return new Response('not found', { status: 404 });
+      if (!(request.headers.get('content-type') ?? '').startsWith('application/json'))
+        return new Response('JSON only', { status: 415 });
       const body = (await request.json()) as ExportRequest;
       exports += 1;
       for (const resourceSpans of body.resourceSpans ?? []) {
@@ -62,5 +77,10 @@ export function startOtlpReceiver(): OtlpReceiver {
       return Response.json({});
     },
   });
-  return { url: `http://127.0.0.1:${server.port}`, spans: () => [...spans], exports: () => exports, stop: () => server.stop(true) };
+  return {
+    url: `http://127.0.0.1:${server.port}`,
+    spans: () => [...spans],
+    exports: () => exports,
+    stop: () => server.stop(true),
+  };
 }

@@ -9,8 +9,9 @@ import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 
 /** The gRPC paths of the Schedule calls the worker makes at start. */
-export const SCHEDULE_SETUP_PATHS = ['CreateSchedule', 'DescribeSchedule', 'UpdateSchedule']
-  .map((method) => `/temporal.api.workflowservice.v1.WorkflowService/${method}`);
+export const SCHEDULE_SETUP_PATHS = ['CreateSchedule', 'DescribeSchedule', 'UpdateSchedule'].map(
+  (method) => `/temporal.api.workflowservice.v1.WorkflowService/${method}`,
+);
 
 export type StallingProxy = {
   /** host:port to give as TEMPORAL_ADDRESS. */
@@ -23,7 +24,11 @@ export type StallingProxy = {
 const { NGHTTP2_FLAG_END_STREAM, NGHTTP2_CANCEL, NGHTTP2_INTERNAL_ERROR } = http2.constants;
 
 /** Forwards one call to the real server and its answer back, trailers included. */
-function forward(upstream: http2.ClientHttp2Session, stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders): void {
+function forward(
+  upstream: http2.ClientHttp2Session,
+  stream: http2.ServerHttp2Stream,
+  headers: http2.IncomingHttpHeaders,
+): void {
   const call = upstream.request(headers);
   let trailers: http2.OutgoingHttpHeaders = {};
   stream.pipe(call);
@@ -43,7 +48,10 @@ function forward(upstream: http2.ClientHttp2Session, stream: http2.ServerHttp2St
 }
 
 /** Starts the proxy on a free port of 127.0.0.1 in front of `target` (host:port). */
-export async function startStallingProxy(target: string, stallPaths: readonly string[] = SCHEDULE_SETUP_PATHS): Promise<StallingProxy> {
+export async function startStallingProxy(
+  target: string,
+  stallPaths: readonly string[] = SCHEDULE_SETUP_PATHS,
+): Promise<StallingProxy> {
   const upstream = http2.connect(`http://${target}`);
   upstream.on('error', () => {});
   const stalled: string[] = [];

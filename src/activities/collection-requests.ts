@@ -2,7 +2,12 @@ import type { CollectionRequestId } from '../domain/ids';
 import type { Sql } from '../db';
 import { FINAL_STATUSES, successMessage, type RequestStatus } from '../domain/collection-requests';
 import type { NetworkAdapter, PaymentPrompt } from '../network/adapter';
-import { changeRequestStatus, countPromptAttempt, insertCollectionRequest, type StatusChange } from '../services/collection-requests';
+import {
+  changeRequestStatus,
+  countPromptAttempt,
+  insertCollectionRequest,
+  type StatusChange,
+} from '../services/collection-requests';
 import { recordCollectionRequestFinal } from '../telemetry/metrics';
 import type { Launcher } from '../services/ports';
 import type { IncomingPaymentInput } from '../contracts/incoming-collection';
@@ -19,14 +24,23 @@ export type CollectionRequestActivityDeps = { sql: Sql; launcher: Launcher; netw
 type PromptInput = { requestId: CollectionRequestId; attempt: number; sendSms: boolean; pullsFunds: boolean };
 
 type PromptOutcome =
-  | { accepted: true; status: RequestStatus | null; confirm?: boolean; checkAfterSeconds?: number; paid?: IncomingPaymentInput }
+  | {
+      accepted: true;
+      status: RequestStatus | null;
+      confirm?: boolean;
+      checkAfterSeconds?: number;
+      paid?: IncomingPaymentInput;
+    }
   | { accepted: false; error: string; status: RequestStatus | null };
 
 /**
  * Where a prompt an operator took stands: paid (with the payment as the operator confirmed it when
  * the workflow receives it itself; else it is reported for matching), failed, or pending.
  */
-export type PromptCheck = { status: 'paid'; payment: IncomingPaymentInput } | { status: 'pending' } | { status: 'failed'; error: string };
+export type PromptCheck =
+  | { status: 'paid'; payment: IncomingPaymentInput }
+  | { status: 'pending' }
+  | { status: 'failed'; error: string };
 
 export function createCollectionRequestActivities(deps: CollectionRequestActivityDeps) {
   const { sql, launcher, network } = deps;
@@ -41,7 +55,10 @@ export function createCollectionRequestActivities(deps: CollectionRequestActivit
   }
 
   /** The payment a prompt brought, as the network confirmed it: the prompt's number, amount and currency. */
-  function paymentOf(prompt: PaymentPrompt, paid: { remoteTransactionId: string; paymentDate: string }): IncomingPaymentInput {
+  function paymentOf(
+    prompt: PaymentPrompt,
+    paid: { remoteTransactionId: string; paymentDate: string },
+  ): IncomingPaymentInput {
     return {
       network: prompt.network.name,
       remoteTransactionId: paid.remoteTransactionId,
@@ -77,7 +94,14 @@ export function createCollectionRequestActivities(deps: CollectionRequestActivit
     await record('processing_started');
     if (answer.paid) return { accepted: true, status, paid: paymentOf(promptOf(loaded, attempt), answer.paid) };
     if (!answer.confirm) return { accepted: true, status };
-    return { accepted: true, status, confirm: true, ...(answer.confirm.checkAfterSeconds !== undefined ? { checkAfterSeconds: answer.confirm.checkAfterSeconds } : {}) };
+    return {
+      accepted: true,
+      status,
+      confirm: true,
+      ...(answer.confirm.checkAfterSeconds !== undefined
+        ? { checkAfterSeconds: answer.confirm.checkAfterSeconds }
+        : {}),
+    };
   }
 
   return {
@@ -100,7 +124,13 @@ export function createCollectionRequestActivities(deps: CollectionRequestActivit
      * A regular activity (the operator's status query): where a prompt a real operator took
      * stands. Paid: the payment, as the operator confirmed it, which the request's workflow receives.
      */
-    async checkPrompt({ requestId, attempt }: { requestId: CollectionRequestId; attempt: number }): Promise<PromptCheck> {
+    async checkPrompt({
+      requestId,
+      attempt,
+    }: {
+      requestId: CollectionRequestId;
+      attempt: number;
+    }): Promise<PromptCheck> {
       const loaded = await load(requestId);
       const prompt = promptOf(loaded, attempt);
       const found = await network.promptStatus({ ...prompt, operatorReference: prompt.promptReference });
@@ -117,14 +147,27 @@ export function createCollectionRequestActivities(deps: CollectionRequestActivit
       const loaded = await load(requestId);
       if (loaded.request.status !== 'successful') return;
       const text = successMessage(loaded.request.successMessage, messageContext(loaded));
-      await network.sendSms({ requestId, kind: 'success', attempt: 0, phoneNumber: loaded.request.phoneNumber, text, ...moneyOf(loaded) });
+      await network.sendSms({
+        requestId,
+        kind: 'success',
+        attempt: 0,
+        phoneNumber: loaded.request.phoneNumber,
+        text,
+        ...moneyOf(loaded),
+      });
     },
 
     /**
      * One occurrence of a subscription: a new request copied from the subscription's request,
      * created once per occurrence time (a unique index), then launched like any other.
      */
-    async createSubscriptionOccurrence({ requestId, occurrenceAt }: { requestId: CollectionRequestId; occurrenceAt: string }): Promise<number> {
+    async createSubscriptionOccurrence({
+      requestId,
+      occurrenceAt,
+    }: {
+      requestId: CollectionRequestId;
+      occurrenceAt: string;
+    }): Promise<number> {
       const { request, contact } = await load(requestId);
       const occurrence = new Date(occurrenceAt);
       const lifetime = request.expiryDate.getTime() - (request.startDate ?? request.created).getTime();

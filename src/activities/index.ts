@@ -9,7 +9,10 @@ import { createRetentionActivities, type RetentionActivityDeps } from './retenti
 import { createWebhookActivities, type WebhookActivityDeps } from './webhooks';
 import { webhookSending } from './webhook-sending';
 
-type ActivityDeps = CollectionRequestActivityDeps & CollectionActivityDeps & WebhookActivityDeps & RetentionActivityDeps & { network: NetworkAdapter };
+type ActivityDeps = CollectionRequestActivityDeps &
+  CollectionActivityDeps &
+  WebhookActivityDeps &
+  RetentionActivityDeps & { network: NetworkAdapter };
 
 /** Every activity the worker registers. */
 export function createActivities(deps: ActivityDeps) {

@@ -17,9 +17,11 @@ export function createOutboxActivities({ sql, launcher }: OutboxActivityDeps) {
     let started = 0;
     for (const kind of kinds) {
       const count = await startUnlaunched(sql, kind, {
-        graceSeconds, batchSize,
+        graceSeconds,
+        batchSize,
         start: (row) => launcher.startOutboxRows(kind, [row]),
-        onSetAside: (row, error) => log.error(`outbox sweep set a ${OUTBOX[kind].noun} aside`, { kind, id: row.id, error: String(error) }),
+        onSetAside: (row, error) =>
+          log.error(`outbox sweep set a ${OUTBOX[kind].noun} aside`, { kind, id: row.id, error: String(error) }),
       });
       if (count > 0) log.info('outbox sweep started workflows', { kind, started: count });
       started += count;

@@ -9,7 +9,15 @@ type PaymentBatchActivityDeps = { sql: Sql; launcher: Launcher };
 export function createPaymentBatchActivities({ sql }: PaymentBatchActivityDeps) {
   return {
     /** A local activity: a chunk of the batch's rows made payments (their amounts reserved); the ids to send. */
-    async reserveBatchChunkStep({ batchId, chunk, size }: { batchId: PaymentBatchId; chunk: number; size: number }): Promise<{ paymentIds: PaymentId[]; last: boolean }> {
+    async reserveBatchChunkStep({
+      batchId,
+      chunk,
+      size,
+    }: {
+      batchId: PaymentBatchId;
+      chunk: number;
+      size: number;
+    }): Promise<{ paymentIds: PaymentId[]; last: boolean }> {
       const reserved = await reserveBatchChunk(sql, batchId, chunk, size);
       for (const { state, currency, amount } of reserved.created) {
         recordPaymentState(state);

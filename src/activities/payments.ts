@@ -26,11 +26,19 @@ export function createPaymentActivities({ sql, network }: PaymentActivityDeps) {
     const payoutNetwork = networkByName(row.network);
     if (!payoutNetwork) throw ApplicationFailure.nonRetryable(`unknown network ${row.network}`, 'UnknownNetwork');
     // A reversal names the payment it sends back: the operator's id of its collection.
-    const original = 'collectionId' in row ? (await findCollection(sql, row.collectionId))?.remoteTransactionId : undefined;
+    const original =
+      'collectionId' in row ? (await findCollection(sql, row.collectionId))?.remoteTransactionId : undefined;
     return {
-      reference: movementReference(kind, id), kind, phoneNumber: row.phoneNumber, amount: row.amount, currency: row.currency, network: payoutNetwork,
+      reference: movementReference(kind, id),
+      kind,
+      phoneNumber: row.phoneNumber,
+      amount: row.amount,
+      currency: row.currency,
+      network: payoutNetwork,
       ...(original ? { originalTransactionId: original } : {}),
-      workflowId: Context.current().info.workflowExecution?.workflowId ?? (subject.kind === 'payment' ? paymentWorkflowId(subject.id) : reversalWorkflowId(subject.id)),
+      workflowId:
+        Context.current().info.workflowExecution?.workflowId ??
+        (subject.kind === 'payment' ? paymentWorkflowId(subject.id) : reversalWorkflowId(subject.id)),
     };
   }
 
@@ -60,12 +68,23 @@ export function createPaymentActivities({ sql, network }: PaymentActivityDeps) {
     },
 
     /** A local activity: what the network made of the reversal (the request `reversed`, or the amount given back). */
-    async finishReversalStep({ reversalId, outcome }: { reversalId: ReversalId; outcome: PayoutOutcome }): Promise<string> {
+    async finishReversalStep({
+      reversalId,
+      outcome,
+    }: {
+      reversalId: ReversalId;
+      outcome: PayoutOutcome;
+    }): Promise<string> {
       const change = await finishReversal(sql, reversalId, outcome);
       if (change === null) return (await findReversal(sql, reversalId))?.state ?? 'missing';
       recordFinalRequestStatuses(change.events);
       if (change.reversal.state === 'failed') {
-        recordWalletMovement({ type: 'reversal_release', direction: 'credit', currency: change.reversal.currency, amount: change.reversal.amount });
+        recordWalletMovement({
+          type: 'reversal_release',
+          direction: 'credit',
+          currency: change.reversal.currency,
+          amount: change.reversal.amount,
+        });
       }
       return change.reversal.state;
     },
@@ -81,6 +100,5 @@ export function createPaymentActivities({ sql, network }: PaymentActivityDeps) {
     async queryPayout(subject: PayoutSubject): Promise<PayoutResult> {
       return await network.payoutStatus(await payoutOf(subject));
     },
-
   };
 }

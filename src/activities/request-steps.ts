@@ -23,7 +23,8 @@ export function requestSteps({ sql, network }: { sql: Sql; network: NetworkAdapt
   async function load(requestId: CollectionRequestId): Promise<Loaded> {
     const found = await findRequestToPrompt(sql, requestId);
     // Nothing can bring a deleted request back: retrying would not help.
-    if (!found) throw ApplicationFailure.nonRetryable(`collection request ${requestId} does not exist`, 'RequestNotFound');
+    if (!found)
+      throw ApplicationFailure.nonRetryable(`collection request ${requestId} does not exist`, 'RequestNotFound');
     return found;
   }
 
@@ -39,13 +40,21 @@ export function requestSteps({ sql, network }: { sql: Sql; network: NetworkAdapt
 
   async function sendInstructionsText(loaded: Loaded, attempt: number): Promise<void> {
     const text = instructionsMessage(loaded.request.instructions, messageContext(loaded));
-    await network.sendSms({ requestId: loaded.request.id, kind: 'instructions', attempt, phoneNumber: loaded.request.phoneNumber, text, ...moneyOf(loaded) });
+    await network.sendSms({
+      requestId: loaded.request.id,
+      kind: 'instructions',
+      attempt,
+      phoneNumber: loaded.request.phoneNumber,
+      text,
+      ...moneyOf(loaded),
+    });
   }
 
   /** The network and currency a request's money moves on (texts and prompts go where they do). */
   function moneyOf(loaded: Loaded) {
     const requestNetwork = networkByName(loaded.request.network);
-    if (!requestNetwork) throw ApplicationFailure.nonRetryable(`unknown network ${loaded.request.network}`, 'UnknownNetwork');
+    if (!requestNetwork)
+      throw ApplicationFailure.nonRetryable(`unknown network ${loaded.request.network}`, 'UnknownNetwork');
     return { network: requestNetwork, currency: loaded.request.currency };
   }
 
@@ -60,7 +69,8 @@ export function requestSteps({ sql, network }: { sql: Sql; network: NetworkAdapt
       reference: loaded.request.reason ?? requestCode(loaded.request),
       promptReference: promptReference(loaded.request.id, attempt),
       network: moneyOf(loaded).network,
-      workflowId: Context.current().info.workflowExecution?.workflowId ?? collectionRequestWorkflowId(loaded.request.id),
+      workflowId:
+        Context.current().info.workflowExecution?.workflowId ?? collectionRequestWorkflowId(loaded.request.id),
     };
   }
 
@@ -76,7 +86,12 @@ export function requestSteps({ sql, network }: { sql: Sql; network: NetworkAdapt
     } catch (error) {
       const tries = Context.current().info.attempt;
       if (tries < PROMPT_NETWORK_TRIES) throw error;
-      log.warn('the network did not take the prompt', { requestId: loaded.request.id, attempt, tries, error: String(error) });
+      log.warn('the network did not take the prompt', {
+        requestId: loaded.request.id,
+        attempt,
+        tries,
+        error: String(error),
+      });
       return { accepted: false, error: NETWORK_UNAVAILABLE_ERROR };
     }
   }

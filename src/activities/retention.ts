@@ -19,19 +19,28 @@ export function createRetentionActivities({ sql }: RetentionActivityDeps) {
      */
     async deleteExpiredEvents(input: EventRetentionInput): Promise<number> {
       const { deleted, setAside } = await deleteExpiredEvents(sql, input, (count) => heartbeat(count));
-      if (deleted > 0 || setAside > 0) log.info('event retention deleted events', { deleted, setAside, retentionDays: input.retentionDays });
+      if (deleted > 0 || setAside > 0)
+        log.info('event retention deleted events', { deleted, setAside, retentionDays: input.retentionDays });
       if (input.auditRetentionDays !== undefined) {
         const retentionDays = Math.max(input.auditRetentionDays, input.retentionDays);
-        const audit = await deleteExpiredAuditEvents(sql, { retentionDays, batchSize: input.batchSize }, (count) => heartbeat(count));
-        if (audit.deleted > 0 || audit.setAside > 0) log.info('retention deleted audit entries', { ...audit, retentionDays });
+        const audit = await deleteExpiredAuditEvents(sql, { retentionDays, batchSize: input.batchSize }, (count) =>
+          heartbeat(count),
+        );
+        if (audit.deleted > 0 || audit.setAside > 0)
+          log.info('retention deleted audit entries', { ...audit, retentionDays });
       }
       return deleted;
     },
 
     /** Deletes `Duplicate-Check-Key` claims past their lifetime (24 hours: docs/api.md#throttling-duplicates-versions), in batches. */
     async deleteExpiredDuplicateCheckKeys(input?: { batchSize?: number }): Promise<number> {
-      const { deleted, setAside } = await deleteExpiredDuplicateCheckKeys(sql, input?.batchSize ?? DUPLICATE_KEY_BATCH, (count) => heartbeat(count));
-      if (deleted > 0 || setAside > 0) log.info('retention deleted expired Duplicate-Check-Keys', { deleted, setAside });
+      const { deleted, setAside } = await deleteExpiredDuplicateCheckKeys(
+        sql,
+        input?.batchSize ?? DUPLICATE_KEY_BATCH,
+        (count) => heartbeat(count),
+      );
+      if (deleted > 0 || setAside > 0)
+        log.info('retention deleted expired Duplicate-Check-Keys', { deleted, setAside });
       return deleted;
     },
   };

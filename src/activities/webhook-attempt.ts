@@ -25,15 +25,21 @@ export type WebhookActivityDeps = {
   launcher: Launcher;
   sandbox: boolean;
   webhooks: RetrySchedule & {
-    caFile: string | undefined; disableAfterHours: number; concurrency: number; dispatchWindow: number; dispatchQueue: string | null;
-    receiverConcurrency: number; organizationConcurrency: number;
+    caFile: string | undefined;
+    disableAfterHours: number;
+    concurrency: number;
+    dispatchWindow: number;
+    dispatchQueue: string | null;
+    receiverConcurrency: number;
+    organizationConcurrency: number;
   };
 };
 
 /** A claimed row stays its sender's this long: more than a POST's timeout and its logging. */
 export const LEASE_MS = 3 * WEBHOOK_TIMEOUT_MS;
 
-const UNKNOWN_OUTCOME = 'The sender stopped during this attempt (its worker ended), so whether the receiver got it is unknown; it was not sent again.';
+const UNKNOWN_OUTCOME =
+  'The sender stopped during this attempt (its worker ended), so whether the receiver got it is unknown; it was not sent again.';
 
 /** Runs `task` at most once per `everyMs` (a sender's heartbeat, its checks). */
 export const every = (everyMs: number, task: () => Promise<void> | void) => {
@@ -49,15 +55,27 @@ export const every = (everyMs: number, task: () => Promise<void> | void) => {
  * Keeps `attempt` among the POSTs in flight until it settles; its error, the first of a run, is
  * kept for the run to end with.
  */
-export function trackInFlight(inFlight: Map<number, Promise<void>>, deliveryId: DeliveryId, attempt: Promise<void>, onError: (error: unknown) => void): void {
-  inFlight.set(deliveryId, attempt.catch(onError).finally(() => inFlight.delete(deliveryId)));
+export function trackInFlight(
+  inFlight: Map<number, Promise<void>>,
+  deliveryId: DeliveryId,
+  attempt: Promise<void>,
+  onError: (error: unknown) => void,
+): void {
+  inFlight.set(
+    deliveryId,
+    attempt.catch(onError).finally(() => inFlight.delete(deliveryId)),
+  );
 }
 
 /** What came of an attempt: its outcome as logged, whether the delivery is final, and when the next attempt is due. */
 type AttemptMade = { outcome: AttemptOutcome; final: boolean; nextAttemptAt: Date | null };
 
 export async function attemptClaimed(
-  sql: Queryable, transport: TransportSettings, schedule: RetrySchedule, target: { webhook: LiveWebhook; secrets: DeliverySecrets }, item: ClaimedDelivery,
+  sql: Queryable,
+  transport: TransportSettings,
+  schedule: RetrySchedule,
+  target: { webhook: LiveWebhook; secrets: DeliverySecrets },
+  item: ClaimedDelivery,
 ): Promise<AttemptMade> {
   const total = totalAttempts(schedule);
   const { webhook, secrets } = target;
@@ -72,8 +90,17 @@ export async function attemptClaimed(
   if (item.lapsed) {
     const next = nextAttemptAt('failed');
     await logAttempt(sql, {
-      deliveryId: item.deliveryId, webhookId: webhook.id, attempt: item.attempt, startedAt: new Date(), durationMs: 0, outcome: 'failed',
-      statusCode: null, error: UNKNOWN_OUTCOME, responseExcerpt: null, final: final('failed'), nextAttemptAt: next,
+      deliveryId: item.deliveryId,
+      webhookId: webhook.id,
+      attempt: item.attempt,
+      startedAt: new Date(),
+      durationMs: 0,
+      outcome: 'failed',
+      statusCode: null,
+      error: UNKNOWN_OUTCOME,
+      responseExcerpt: null,
+      final: final('failed'),
+      nextAttemptAt: next,
     });
     return { outcome: 'failed', final: final('failed'), nextAttemptAt: next };
   }
@@ -83,9 +110,31 @@ export async function attemptClaimed(
   // No status at all (a timeout, a refused or broken connection) is the receiver's fault: enough of them in a row and it is probed.
   const receiver = sent.statusCode === null ? 'fault' : 'answered';
   const recorded = await logAttempt(sql, {
-    deliveryId: item.deliveryId, webhookId: webhook.id, attempt: item.attempt, ...sent, outcome, final: final(outcome), nextAttemptAt: next, receiver,
+    deliveryId: item.deliveryId,
+    webhookId: webhook.id,
+    attempt: item.attempt,
+    ...sent,
+    outcome,
+    final: final(outcome),
+    nextAttemptAt: next,
+    receiver,
   });
-  recordWebhookAttempt({ outcome: recorded.outcome, attempt: item.attempt, eventCreatedAt: item.event.created, redelivery: item.redelivery });
-  log.info('webhook attempt', { webhookId: webhook.id, deliveryId: item.deliveryId, attempt: item.attempt, outcome: recorded.outcome, statusCode: recorded.statusCode });
-  return { outcome: recorded.outcome, final: final(recorded.outcome), nextAttemptAt: recorded.outcome === 'failed' ? next : null };
+  recordWebhookAttempt({
+    outcome: recorded.outcome,
+    attempt: item.attempt,
+    eventCreatedAt: item.event.created,
+    redelivery: item.redelivery,
+  });
+  log.info('webhook attempt', {
+    webhookId: webhook.id,
+    deliveryId: item.deliveryId,
+    attempt: item.attempt,
+    outcome: recorded.outcome,
+    statusCode: recorded.statusCode,
+  });
+  return {
+    outcome: recorded.outcome,
+    final: final(recorded.outcome),
+    nextAttemptAt: recorded.outcome === 'failed' ? next : null,
+  };
 }

@@ -65,7 +65,11 @@ class DispatchRun {
   soonestRetry: number | null = null;
   failure: unknown = null;
 
-  constructor(readonly deps: WebhookActivityDeps, readonly transport: TransportSettings, readonly schedule: RetrySchedule) {}
+  constructor(
+    readonly deps: WebhookActivityDeps,
+    readonly transport: TransportSettings,
+    readonly schedule: RetrySchedule,
+  ) {}
 
   /**
    * The webhook as the rows of the current claim send it, read once per claim, or null when it takes
@@ -76,7 +80,9 @@ class DispatchRun {
     const known = this.targets.get(webhookId);
     const reading = known ?? this.read(webhookId, claim);
     if (known === undefined) this.targets.set(webhookId, reading);
-    return reading.then((target) => (target === null || target.claim === claim ? target : this.reread(webhookId, claim)));
+    return reading.then((target) =>
+      target === null || target.claim === claim ? target : this.reread(webhookId, claim),
+    );
   }
 
   private reread(webhookId: WebhookId, claim: number): Promise<Target | null> {
@@ -97,7 +103,10 @@ class DispatchRun {
 
   /** Starts the attempts of claimed rows; a row of a webhook that ended meanwhile is given back (and cancelled with the rest). */
   start(claimed: readonly ClaimedDelivery[]): void {
-    for (const item of claimed) trackInFlight(this.inFlight, item.deliveryId, this.attempt(item), (error) => { this.failure ??= error; });
+    for (const item of claimed)
+      trackInFlight(this.inFlight, item.deliveryId, this.attempt(item), (error) => {
+        this.failure ??= error;
+      });
   }
 
   async attempt(item: ClaimedDelivery): Promise<void> {
@@ -107,9 +116,12 @@ class DispatchRun {
       return;
     }
     // In the trace of the request or workflow that recorded the event: the POST's span and log line join it.
-    const made = await inTraceOf(item.event.traceparent, () => attemptClaimed(this.deps.sql, this.transport, this.schedule, target, item));
+    const made = await inTraceOf(item.event.traceparent, () =>
+      attemptClaimed(this.deps.sql, this.transport, this.schedule, target, item),
+    );
     this.counts.attempts += 1;
-    if (made.nextAttemptAt !== null) this.soonestRetry = Math.min(this.soonestRetry ?? Infinity, made.nextAttemptAt.getTime());
+    if (made.nextAttemptAt !== null)
+      this.soonestRetry = Math.min(this.soonestRetry ?? Infinity, made.nextAttemptAt.getTime());
     await this.tally(item, made.outcome, made.final);
   }
 
@@ -143,12 +155,20 @@ class DispatchRun {
 }
 
 export async function dispatchDeliveries(
-  deps: WebhookActivityDeps, transport: TransportSettings, wakeups: Wakeups, schedule: RetrySchedule, input: DispatcherInput,
+  deps: WebhookActivityDeps,
+  transport: TransportSettings,
+  wakeups: Wakeups,
+  schedule: RetrySchedule,
+  input: DispatcherInput,
 ): Promise<DispatcherResult> {
   const context = Context.current();
   const { sql, webhooks } = deps;
   const window = input.window ?? webhooks.dispatchWindow;
-  const shares = { perWebhook: webhooks.concurrency, perReceiver: webhooks.receiverConcurrency, perOrganization: webhooks.organizationConcurrency };
+  const shares = {
+    perWebhook: webhooks.concurrency,
+    perReceiver: webhooks.receiverConcurrency,
+    perOrganization: webhooks.organizationConcurrency,
+  };
   const run = new DispatchRun(deps, transport, schedule);
   const notifications = wakeups.subscribeAll();
   const beat = every(HEARTBEAT_MS, () => context.heartbeat());
@@ -161,7 +181,12 @@ export async function dispatchDeliveries(
       if (!stopping && run.inFlight.size < window) {
         const wanted = window - run.inFlight.size;
         notifications.take();
-        const claimed = await claimDueAcrossWebhooks(sql, { limit: wanted, leaseMs: LEASE_MS, dispatchQueue: webhooks.dispatchQueue, shares });
+        const claimed = await claimDueAcrossWebhooks(sql, {
+          limit: wanted,
+          leaseMs: LEASE_MS,
+          dispatchQueue: webhooks.dispatchQueue,
+          shares,
+        });
         if (claimed.length > 0) run.claims += 1;
         run.start(claimed);
         room = claimed.length < wanted;
@@ -170,7 +195,8 @@ export async function dispatchDeliveries(
       // Wait for a slot to free; with room left and nothing more to claim, also for new rows, a retry coming due or the next poll.
       if (run.soonestRetry !== null && run.soonestRetry <= Date.now()) run.soonestRetry = null;
       const waits: Promise<unknown>[] = [...run.inFlight.values()];
-      if (room || stopping) waits.push(notifications.wait(Math.min(POLL_MS, (run.soonestRetry ?? Infinity) - Date.now())));
+      if (room || stopping)
+        waits.push(notifications.wait(Math.min(POLL_MS, (run.soonestRetry ?? Infinity) - Date.now())));
       await Promise.race(waits);
       if (!stopping && run.inFlight.size > 0) await new Promise((resolve) => setTimeout(resolve, CLAIM_GATHER_MS));
     }

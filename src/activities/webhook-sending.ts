@@ -11,11 +11,20 @@ import { createWakeups, type Wakeups } from './webhook-wakeups';
 
 export type WebhookSending = { transport: TransportSettings; schedule: RetrySchedule; wakeups: Wakeups };
 
-type SendingSettings = { sql: Sql; sandbox: boolean; webhooks: RetrySchedule & { caFile: string | undefined; receiverConcurrency: number } };
+type SendingSettings = {
+  sql: Sql;
+  sandbox: boolean;
+  webhooks: RetrySchedule & { caFile: string | undefined; receiverConcurrency: number };
+};
 
 export function webhookSending({ sql, sandbox, webhooks }: SendingSettings): WebhookSending {
   return {
-    transport: outgoingTransport({ sandbox, caFile: webhooks.caFile, timeoutMs: WEBHOOK_TIMEOUT_MS, connectionsPerReceiver: webhooks.receiverConcurrency }),
+    transport: outgoingTransport({
+      sandbox,
+      caFile: webhooks.caFile,
+      timeoutMs: WEBHOOK_TIMEOUT_MS,
+      connectionsPerReceiver: webhooks.receiverConcurrency,
+    }),
     schedule: { retryDelaysMs: webhooks.retryDelaysMs, jitter: webhooks.jitter },
     wakeups: createWakeups(sql, (message, fields) => logger.warn(message, fields)),
   };

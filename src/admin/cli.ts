@@ -39,7 +39,9 @@ export const OPTIONS = {
   json: { type: 'boolean', default: false },
 } as const;
 
-export type Options = { [K in keyof typeof OPTIONS]: (typeof OPTIONS)[K] extends { type: 'boolean' } ? boolean : string | undefined };
+export type Options = {
+  [K in keyof typeof OPTIONS]: (typeof OPTIONS)[K] extends { type: 'boolean' } ? boolean : string | undefined;
+};
 
 export type CommandContext = { config: Config; sql: Sql; values: Options; command: string };
 
@@ -52,7 +54,8 @@ export function print(json: boolean, value: Record<string, unknown>, lines: stri
 
 /** `--org`: the organization an operator names (a positive whole number), or the usage error. */
 export function organizationId(raw: string | undefined): OrganizationId {
-  if (raw === undefined || !/^\d{1,15}$/.test(raw) || Number(raw) === 0) throw new UsageError('--org takes an organization id');
+  if (raw === undefined || !/^\d{1,15}$/.test(raw) || Number(raw) === 0)
+    throw new UsageError('--org takes an organization id');
   return asId('Organization', Number(raw));
 }
 

@@ -20,7 +20,9 @@ function routedNetwork(config: Config, raw: string | undefined): { network: stri
   const routes = [...new Set(configured.filter((route) => route.network === network).map((route) => route.route))];
   if (network === undefined || routes.length === 0) {
     const served = [...new Set(configured.map((route) => route.network))];
-    throw new UsageError(`--network must name a network a connector that is on serves (${served.length > 0 ? served.join(', ') : 'no connector is on'})`);
+    throw new UsageError(
+      `--network must name a network a connector that is on serves (${served.length > 0 ? served.join(', ') : 'no connector is on'})`,
+    );
   }
   return { network, routes };
 }
@@ -35,11 +37,12 @@ function routeOperation(raw: string | undefined): RouteOperation | null {
 /** A route name as given (`momo`, `pawapay`), one of `routes`; or the usage error naming them. */
 function namedRoute(raw: string, network: string, routes: readonly string[]): string {
   const route = routes.find((known) => known === raw.trim().toLowerCase());
-  if (route === undefined) throw new UsageError(`${network} has no route ${JSON.stringify(raw.trim())}: its routes are ${routes.join(', ')}`);
+  if (route === undefined)
+    throw new UsageError(`${network} has no route ${JSON.stringify(raw.trim())}: its routes are ${routes.join(', ')}`);
   return route;
 }
 
-const operationsText = (operation: RouteOperation | null) => (operation ?? 'collect and payout');
+const operationsText = (operation: RouteOperation | null) => operation ?? 'collect and payout';
 
 /** One line per route: network, operation, order, operator, state, recent success rate, last fault. */
 const routeText = (line: RouteLine) =>
@@ -52,11 +55,14 @@ const pauseCommand = (paused: boolean): Command => ({
   usage: `network routes ${paused ? 'pause' : 'resume'} --network NAME --route ROUTE [--operation collect|payout] [--json]`,
   async run({ sql, values, config }: CommandContext) {
     const { network, routes } = routedNetwork(config, values.network);
-    if (values.route === undefined) throw new UsageError(`--route names one of the network's routes (${routes.join(', ')})`);
+    if (values.route === undefined)
+      throw new UsageError(`--route names one of the network's routes (${routes.join(', ')})`);
     const route = namedRoute(values.route, network, routes);
     const operation = routeOperation(values.operation);
     await pauseRoute(sql, network, route, operation, paused, config.routesScope);
-    print(values.json, { network, route, operation, paused }, [`${network} route ${route} ${paused ? 'paused' : 'resumed'} for ${operationsText(operation)}`]);
+    print(values.json, { network, route, operation, paused }, [
+      `${network} route ${route} ${paused ? 'paused' : 'resumed'} for ${operationsText(operation)}`,
+    ]);
   },
 });
 
@@ -66,7 +72,13 @@ export const networkCommands: Record<string, Command> = {
     async run({ values, config }) {
       // Every connector of the registry with this configuration (no operator is called; no secret is shown).
       const connections = describeConnections(config);
-      print(values.json, { connections }, connections.map((row) => `${row.network.padEnd(18)} ${row.currency.padEnd(10)} ${row.connector.padEnd(16)} ${row.detail}`));
+      print(
+        values.json,
+        { connections },
+        connections.map(
+          (row) => `${row.network.padEnd(18)} ${row.currency.padEnd(10)} ${row.connector.padEnd(16)} ${row.detail}`,
+        ),
+      );
     },
   },
   'network routes': {
@@ -74,21 +86,32 @@ export const networkCommands: Record<string, Command> = {
     async run({ sql, values, config }) {
       // Every route of every connector that is on, in the order each network's operations try them.
       const lines = await routeLines(sql, configuredRoutes(config), CONNECTOR_OPERATORS, config.routesScope);
-      print(values.json, { routes: lines }, lines.length > 0 ? lines.map(routeText) : ['no routes: no operator connector is on, so the sandbox serves every network']);
+      print(
+        values.json,
+        { routes: lines },
+        lines.length > 0
+          ? lines.map(routeText)
+          : ['no routes: no operator connector is on, so the sandbox serves every network'],
+      );
     },
   },
   'network routes order': {
     usage: 'network routes order --network NAME --routes ROUTE,ROUTE [--operation collect|payout] [--json]',
     async run({ sql, values, config }) {
       const { network, routes } = routedNetwork(config, values.network);
-      const ordered = (values.routes ?? '').split(',').filter((raw) => raw.trim() !== '').map((raw) => namedRoute(raw, network, routes));
+      const ordered = (values.routes ?? '')
+        .split(',')
+        .filter((raw) => raw.trim() !== '')
+        .map((raw) => namedRoute(raw, network, routes));
       // Every route named once: a route left out would fall back among the others by the registry's order.
       if (ordered.length !== routes.length || new Set(ordered).size !== routes.length) {
         throw new UsageError(`--routes names each route of ${network} once, first to last (${routes.join(',')})`);
       }
       const operation = routeOperation(values.operation);
       await orderRoutes(sql, network, operation, ordered, config.routesScope);
-      print(values.json, { network, operation, routes: ordered }, [`${network} routes for ${operationsText(operation)}, first to last: ${ordered.join(', ')}`]);
+      print(values.json, { network, operation, routes: ordered }, [
+        `${network} routes for ${operationsText(operation)}, first to last: ${ordered.join(', ')}`,
+      ]);
     },
   },
   'network routes pause': pauseCommand(true),
@@ -99,14 +122,23 @@ export const networkCommands: Record<string, Command> = {
       const network = networkByName(values.network ?? '');
       if (!network) throw new UsageError('--network must name a known network, such as "MTN Uganda" or "Sandbox"');
       const secret = await issueNetworkSecret(sql, network.name);
-      print(values.json, { network: network.name, secret }, [`${network.name} callbacks: Authorization: Bearer ${secret}  (shown once; replaces any earlier secret)`]);
+      print(values.json, { network: network.name, secret }, [
+        `${network.name} callbacks: Authorization: Bearer ${secret}  (shown once; replaces any earlier secret)`,
+      ]);
     },
   },
   'network register-urls': {
     usage: 'network register-urls [--json]',
     async run({ sql, values, config }) {
-      const daraja = config.mpesa ? createDarajaConnector(config.mpesa, { sql, callbackBaseUrl: config.publicBaseUrl ?? '' }, config.networkStatusPollSeconds) : null;
-      if (!daraja) throw new UsageError('the M-Pesa connector is off: set MPESA_CONSUMER_KEY and the other MPESA_* variables');
+      const daraja = config.mpesa
+        ? createDarajaConnector(
+            config.mpesa,
+            { sql, callbackBaseUrl: config.publicBaseUrl ?? '' },
+            config.networkStatusPollSeconds,
+          )
+        : null;
+      if (!daraja)
+        throw new UsageError('the M-Pesa connector is off: set MPESA_CONSUMER_KEY and the other MPESA_* variables');
       const outcome = await daraja.registerUrls();
       const validationUrl = `${config.publicBaseUrl}${DARAJA_CALLBACK_PATHS.validation}`;
       const confirmationUrl = `${config.publicBaseUrl}${DARAJA_CALLBACK_PATHS.confirmation}`;

@@ -2,7 +2,13 @@
 import { formatApiVersion, parseApiVersion } from '../domain/versions';
 import { checkCallbackUrl } from '../domain/urls';
 import { ROLES, isRole } from '../domain/roles';
-import { createApiKey, createOrganization, setApiVersion, updateCollectionSettings, verificationUrlRules } from '../services/organizations';
+import {
+  createApiKey,
+  createOrganization,
+  setApiVersion,
+  updateCollectionSettings,
+  verificationUrlRules,
+} from '../services/organizations';
 import { setThrottleLimits } from '../services/throttling';
 import { UserInputError, createUser } from '../services/users';
 import { UsageError, organizationId, print, type Command } from './cli';
@@ -11,7 +17,8 @@ import { UsageError, organizationId, print, type Command } from './cli';
 function throttleLimit(option: string, raw: string | undefined): number | null | undefined {
   if (raw === undefined) return undefined;
   if (raw === 'default') return null;
-  if (!/^\d{1,9}$/.test(raw) || Number(raw) < 1) throw new UsageError(`--${option} takes a positive whole number or "default"`);
+  if (!/^\d{1,9}$/.test(raw) || Number(raw) < 1)
+    throw new UsageError(`--${option} takes a positive whole number or "default"`);
   return Number(raw);
 }
 
@@ -47,7 +54,8 @@ export const organizationCommands: Record<string, Command> = {
       try {
         user = await createUser(sql, { organizationId: org, email: values.email, password: values.password, role });
       } catch (error) {
-        if (error instanceof UserInputError) throw new UsageError(`--${error.field}: ${error.message}`, { cause: error });
+        if (error instanceof UserInputError)
+          throw new UsageError(`--${error.field}: ${error.message}`, { cause: error });
         throw error;
       }
       print(values.json, { user }, [
@@ -59,17 +67,24 @@ export const organizationCommands: Record<string, Command> = {
     usage: 'settings set --org ID [--verification-url URL] [--accept-by-default true|false] [--json]',
     async run({ sql, values, config }) {
       const acceptByDefault = values['accept-by-default'];
-      if (acceptByDefault !== undefined && !['true', 'false'].includes(acceptByDefault)) throw new UsageError('--accept-by-default takes true or false');
+      if (acceptByDefault !== undefined && !['true', 'false'].includes(acceptByDefault))
+        throw new UsageError('--accept-by-default takes true or false');
       let verificationUrl = values['verification-url'];
       if (verificationUrl !== undefined && verificationUrl !== '') {
         const checked = checkCallbackUrl(verificationUrl, verificationUrlRules(config.sandbox));
         if (checked.problem !== undefined) throw new UsageError(`--verification-url: ${checked.problem}`);
         verificationUrl = checked.url;
       }
-      const settings = await updateCollectionSettings(sql, { organizationId: organizationId(values.org) }, {
-        ...(verificationUrl !== undefined ? { verificationUrl: verificationUrl === '' ? null : verificationUrl } : {}),
-        ...(acceptByDefault !== undefined ? { acceptByDefault: acceptByDefault === 'true' } : {}),
-      });
+      const settings = await updateCollectionSettings(
+        sql,
+        { organizationId: organizationId(values.org) },
+        {
+          ...(verificationUrl !== undefined
+            ? { verificationUrl: verificationUrl === '' ? null : verificationUrl }
+            : {}),
+          ...(acceptByDefault !== undefined ? { acceptByDefault: acceptByDefault === 'true' } : {}),
+        },
+      );
       print(values.json, settings, [
         `organization ${settings.id}: verification URL ${settings.verificationUrl ?? '(none)'}, accept by default ${settings.acceptByDefault}`,
       ]);
@@ -82,7 +97,8 @@ export const organizationCommands: Record<string, Command> = {
       const writes = throttleLimit('writes', values.writes);
       if (reads === undefined && writes === undefined) throw new UsageError('throttle set needs --reads or --writes');
       const limits = await setThrottleLimits(sql, organizationId(values.org), { reads, writes });
-      const shown = (limit: number | null, fallback: number) => (limit === null ? `${fallback} (default)` : String(limit));
+      const shown = (limit: number | null, fallback: number) =>
+        limit === null ? `${fallback} (default)` : String(limit);
       print(values.json, limits, [
         `organization ${limits.id}: ${shown(limits.reads, config.throttle.reads)} reads and ` +
           `${shown(limits.writes, config.throttle.writes)} writes per ${config.throttle.windowSeconds} s`,
@@ -95,7 +111,9 @@ export const organizationCommands: Record<string, Command> = {
       const version = parseApiVersion(values.version ?? '');
       if (version === null) throw new UsageError('--version takes v1, v2, v3 or v4');
       const saved = await setApiVersion(sql, organizationId(values.org), version);
-      print(values.json, { id: saved.id, apiVersion: formatApiVersion(version) }, [`organization ${saved.id}: API version ${formatApiVersion(version)}`]);
+      print(values.json, { id: saved.id, apiVersion: formatApiVersion(version) }, [
+        `organization ${saved.id}: API version ${formatApiVersion(version)}`,
+      ]);
     },
   },
 };

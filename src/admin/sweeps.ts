@@ -8,15 +8,24 @@ export const sweepCommands: Record<string, Command> = {
     usage: 'sweeps failures [--json]',
     async run({ sql, values }) {
       const failures = await listSweepFailures(sql);
-      print(values.json, { failures }, failures.length === 0 ? ['no rows set aside'] : failures.map((failure) =>
-        `${failure.kind} ${failure.rowId}: ${failure.attempts} failed run(s), last ${failure.lastFailedAt.toISOString()}: ${failure.error}`));
+      print(
+        values.json,
+        { failures },
+        failures.length === 0
+          ? ['no rows set aside']
+          : failures.map(
+              (failure) =>
+                `${failure.kind} ${failure.rowId}: ${failure.attempts} failed run(s), last ${failure.lastFailedAt.toISOString()}: ${failure.error}`,
+            ),
+      );
     },
   },
   'sweeps retry': {
     usage: `sweeps retry --kind ${SWEEP_KINDS.join('|')} --id ROW [--json]`,
     async run({ sql, values }) {
       const kind = values.kind ?? '';
-      if (!(SWEEP_KINDS as readonly string[]).includes(kind)) throw new UsageError(`--kind takes one of ${SWEEP_KINDS.join(', ')}`);
+      if (!(SWEEP_KINDS as readonly string[]).includes(kind))
+        throw new UsageError(`--kind takes one of ${SWEEP_KINDS.join(', ')}`);
       const id = rowId(values.id, '--id takes the row id the failure names');
       const retried = await retrySweepRow(sql, kind as SweepKind, id);
       print(values.json, { kind, rowId: id, retried }, [

@@ -14,20 +14,33 @@ const DOCS = {
     operationId: 'listAuditEvents',
     summary: 'Search the audit trail',
     description:
-      'Every change a write through the API or the web console made to the organization\'s objects and settings, newest first: ' +
+      "Every change a write through the API or the web console made to the organization's objects and settings, newest first: " +
       'who (user, API key), through what (channel, client address, method and route), which object, and its changed fields before and after ' +
       '(secrets as `"[redacted]"`). Each entry is recorded in the transaction of its write. Filters combine; the date range is inclusive (UTC).',
     tags: ['Audit trail'],
     caller: 'merchant',
-    responses: { 200: { description: 'A page of audit entries.', schema: (version) => listSchemaForVersion(AuditEventSchema, version) } },
+    responses: {
+      200: {
+        description: 'A page of audit entries.',
+        schema: (version) => listSchemaForVersion(AuditEventSchema, version),
+      },
+    },
   }),
 };
 
 export const auditEventRoutes = ({ sql, config }: AppDeps) =>
-  new Elysia({ name: 'audit-events', prefix: '/api/audit-events' })
-    .use(authPlugin(sql))
-    .get('', async ({ request, query: filters, principal, apiVersion }) => {
+  new Elysia({ name: 'audit-events', prefix: '/api/audit-events' }).use(authPlugin(sql)).get(
+    '',
+    async ({ request, query: filters, principal, apiVersion }) => {
       const page = parsePage(new URL(request.url).searchParams, config.pageSizeMax);
       const { count, rows } = await listAuditEvents(sql, principal.organizationId, filters, page);
-      return listAnswer(request, config.publicBaseUrl, page, { count, results: rows.map(serializeAuditEvent) }, apiVersion);
-    }, { can: 'audit', query: listQuery(AuditFilters), ...DOCS.listAuditEvents });
+      return listAnswer(
+        request,
+        config.publicBaseUrl,
+        page,
+        { count, results: rows.map(serializeAuditEvent) },
+        apiVersion,
+      );
+    },
+    { can: 'audit', query: listQuery(AuditFilters), ...DOCS.listAuditEvents },
+  );

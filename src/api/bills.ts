@@ -6,8 +6,17 @@
 import { Elysia } from 'elysia';
 import * as v from 'valibot';
 import {
-  BillServiceSchema, ElectricityBillerSchema, PinBundleSchema, SERVICE_GROUPINGS, billsEnvelope, billsEnvelopeSchema, groupBillServices,
-  parseRfcDate, serializeBillService, serializeElectricityBiller, serializePinBundle,
+  BillServiceSchema,
+  ElectricityBillerSchema,
+  PinBundleSchema,
+  SERVICE_GROUPINGS,
+  billsEnvelope,
+  billsEnvelopeSchema,
+  groupBillServices,
+  parseRfcDate,
+  serializeBillService,
+  serializeElectricityBiller,
+  serializePinBundle,
 } from '../domain/bills';
 import { listBillServices, listElectricityBillers, listPinBundles, pinBundleProviders } from '../services/bills';
 import { writeOnce } from '../services/duplicate-checks';
@@ -21,12 +30,25 @@ import { requestSchema, routeDocs, type RouteOperation } from '../http/route-doc
 const BILLS_PREFIX = '/api/bills';
 const BILLS_DATE_HEADER = 'Bills-date';
 
-const choice = (issue: v.BaseIssue<unknown>) => `Select a valid choice. ${String(issue.input)} is not one of the available choices.`;
+const choice = (issue: v.BaseIssue<unknown>) =>
+  `Select a valid choice. ${String(issue.input)} is not one of the available choices.`;
 const ServicesQuery = v.object({
-  groupby: v.optional(v.pipe(v.picklist(SERVICE_GROUPINGS, choice), v.description('Group the services by `category` (the default) or by biller.')), 'category'),
+  groupby: v.optional(
+    v.pipe(
+      v.picklist(SERVICE_GROUPINGS, choice),
+      v.description('Group the services by `category` (the default) or by biller.'),
+    ),
+    'category',
+  ),
 });
 const BundlesBody = v.object(
-  { service_type: v.pipe(text(40), v.toLowerCase(), v.description('A provider: glo, mtn, airtel, 9mobile or spectranet.')) },
+  {
+    service_type: v.pipe(
+      text(40),
+      v.toLowerCase(),
+      v.description('A provider: glo, mtn, airtel, 9mobile or spectranet.'),
+    ),
+  },
   REQUIRED,
 );
 
@@ -36,7 +58,7 @@ const BundlesHeaders = v.object(
   {
     'bills-date': v.pipe(
       v.string(BILLS_DATE_REQUIRED),
-      v.description('The request\'s date, RFC 7231 or RFC 2822, such as `Tue, 15 Nov 1994 08:12:31 GMT`.'),
+      v.description("The request's date, RFC 7231 or RFC 2822, such as `Tue, 15 Nov 1994 08:12:31 GMT`."),
       v.trim(),
       v.nonEmpty(BILLS_DATE_REQUIRED),
       v.check(
@@ -73,7 +95,10 @@ export const billRoutes = ({ sql, config }: AppDeps) =>
           responses: {
             200: {
               description: 'The services, keyed by category (or by biller).',
-              schema: billsEnvelopeSchema(v.record(v.string(), v.array(BillServiceSchema)), 'Services keyed by category or biller.'),
+              schema: billsEnvelopeSchema(
+                v.record(v.string(), v.array(BillServiceSchema)),
+                'Services keyed by category or biller.',
+              ),
             },
           },
         }),
@@ -81,13 +106,22 @@ export const billRoutes = ({ sql, config }: AppDeps) =>
     )
     .get(
       '/services/electricity/billers',
-      async () => billsEnvelope((await listElectricityBillers(sql)).map(serializeElectricityBiller), 'Electricity billers retrieved successfully.'),
+      async () =>
+        billsEnvelope(
+          (await listElectricityBillers(sql)).map(serializeElectricityBiller),
+          'Electricity billers retrieved successfully.',
+        ),
       {
         can: 'view',
         ...billsDocs(config, {
           operationId: 'listElectricityBillers',
           summary: 'Electricity billers and their service types',
-          responses: { 200: { description: 'The electricity billers.', schema: billsEnvelopeSchema(v.array(ElectricityBillerSchema), 'Electricity billers.') } },
+          responses: {
+            200: {
+              description: 'The electricity billers.',
+              schema: billsEnvelopeSchema(v.array(ElectricityBillerSchema), 'Electricity billers.'),
+            },
+          },
         }),
       },
     )
@@ -99,7 +133,11 @@ export const billRoutes = ({ sql, config }: AppDeps) =>
           const found = await listPinBundles(tx, provider);
           if (found.length === 0) {
             const providers = await pinBundleProviders(tx);
-            throw fieldErrors({ service_type: [`Select a valid choice. ${provider} is not one of the available choices: ${providers.join(', ')}.`] });
+            throw fieldErrors({
+              service_type: [
+                `Select a valid choice. ${provider} is not one of the available choices: ${providers.join(', ')}.`,
+              ],
+            });
           }
           return found;
         });
@@ -112,7 +150,12 @@ export const billRoutes = ({ sql, config }: AppDeps) =>
         ...billsDocs(config, {
           operationId: 'listPinBundles',
           summary: 'Pin bundles of a provider (Bills-date header required)',
-          responses: { 200: { description: 'The provider\'s pin bundles.', schema: billsEnvelopeSchema(v.array(PinBundleSchema), 'Pin bundles.') } },
+          responses: {
+            200: {
+              description: "The provider's pin bundles.",
+              schema: billsEnvelopeSchema(v.array(PinBundleSchema), 'Pin bundles.'),
+            },
+          },
           requestExample: { service_type: 'mtn' },
         }),
       },
@@ -135,7 +178,15 @@ export async function inBillsEnvelope(request: Request, response: Response): Pro
   const message =
     typeof body.detail === 'string'
       ? body.detail
-      : Array.isArray(firstMessages) ? `${firstField}: ${String(firstMessages[0])}` : 'Invalid request.';
-  const headers = Object.fromEntries([...response.headers.entries()].filter(([name]) => name.toLowerCase() !== 'content-type'));
-  return jsonResponse(response.status, billsEnvelope(typeof body.detail === 'string' ? null : body, message, response.status), headers);
+      : Array.isArray(firstMessages)
+        ? `${firstField}: ${String(firstMessages[0])}`
+        : 'Invalid request.';
+  const headers = Object.fromEntries(
+    [...response.headers.entries()].filter(([name]) => name.toLowerCase() !== 'content-type'),
+  );
+  return jsonResponse(
+    response.status,
+    billsEnvelope(typeof body.detail === 'string' ? null : body, message, response.status),
+    headers,
+  );
 }

@@ -24,15 +24,20 @@ const DOCS = {
     description: `${listedCodes(SUPPORTED_CURRENCIES)}: BXC is the sandbox currency; \`minor_units\` is how many decimals an amount in each may have.`,
     tags: ['Reference'],
     caller: 'merchant',
-    responses: { 200: { description: 'The currencies.', schema: (version) => listSchemaForVersion(CurrencySchema, version) } },
+    responses: {
+      200: { description: 'The currencies.', schema: (version) => listSchemaForVersion(CurrencySchema, version) },
+    },
   }),
   listNetworks: routeDocs({
     operationId: 'listNetworks',
     summary: 'List mobile networks',
-    description: 'The networks the service knows from the prefixes of their numbers: their country, currencies, and what they support.',
+    description:
+      'The networks the service knows from the prefixes of their numbers: their country, currencies, and what they support.',
     tags: ['Reference'],
     caller: 'merchant',
-    responses: { 200: { description: 'The networks.', schema: (version) => listSchemaForVersion(NetworkSchema, version) } },
+    responses: {
+      200: { description: 'The networks.', schema: (version) => listSchemaForVersion(NetworkSchema, version) },
+    },
   }),
   getNetwork: routeDocs({
     operationId: 'getNetwork',
@@ -49,7 +54,12 @@ export const catalogRoutes = ({ sql, config }: AppDeps) => {
   const routes = configuredRoutes(config);
   /** Each network's availability now, by id (the routes' health, as `GET /api/network-status` reads it). */
   const availabilityNow = async () => {
-    const statuses = new Map((await networkStatus(sql, routes, config.sandbox, config.routesScope)).map((status) => [status.network.id, status]));
+    const statuses = new Map(
+      (await networkStatus(sql, routes, config.sandbox, config.routesScope)).map((status) => [
+        status.network.id,
+        status,
+      ]),
+    );
     return (id: number) => {
       const status = statuses.get(id);
       return status ? { collect: status.collect, payout: status.payout } : null;
@@ -79,7 +89,8 @@ export const catalogRoutes = ({ sql, config }: AppDeps) => {
         const page = parsePage(new URL(request.url).searchParams, config.pageSizeMax);
         const networks = servedNetworks();
         const availability = await availabilityNow();
-        const results = networks.slice(page.offset, page.offset + page.limit)
+        const results = networks
+          .slice(page.offset, page.offset + page.limit)
           .map((network) => serializeNetwork(network, currenciesOfNetwork(network), availability(network.id)));
         return listForVersion(pagedList(request, config.publicBaseUrl, page, networks.length, results), apiVersion);
       },

@@ -1,8 +1,18 @@
 /** Collection requests (docs/api.md#collection-requests) over HTTP: the routes translate to the use cases of services/collection-requests.ts. */
 import { Elysia } from 'elysia';
 import { serializeCollectionRequest } from '../domain/collection-requests';
-import { collectionRequestForVersion, collectionRequestSchemaForVersion, listSchemaForVersion } from '../domain/versions';
-import { CollectionRequestCreate, RequestFilters, createCollectionRequest, findOwnRequest, listCollectionRequests } from '../services/collection-requests';
+import {
+  collectionRequestForVersion,
+  collectionRequestSchemaForVersion,
+  listSchemaForVersion,
+} from '../domain/versions';
+import {
+  CollectionRequestCreate,
+  RequestFilters,
+  createCollectionRequest,
+  findOwnRequest,
+  listCollectionRequests,
+} from '../services/collection-requests';
 import { authPlugin } from '../http/auth';
 import { pathId, type AppDeps } from '../http/context';
 import { listAnswer, listQuery, parsePage } from '../http/pagination';
@@ -20,7 +30,14 @@ const DOCS = {
     tags: ['Collection requests'],
     caller: 'merchant',
     responses: { 201: { description: 'The collection request.', schema: collectionRequestSchemaForVersion } },
-    requestExample: { phonenumber: '+256772123456', amount: '1500', currency: 'UGX', reason: 'Invoice 1042', send_instructions: true, metadata: { invoice: '1042' } },
+    requestExample: {
+      phonenumber: '+256772123456',
+      amount: '1500',
+      currency: 'UGX',
+      reason: 'Invoice 1042',
+      send_instructions: true,
+      metadata: { invoice: '1042' },
+    },
   }),
   listCollectionRequests: routeDocs({
     operationId: 'listCollectionRequests',
@@ -29,7 +46,10 @@ const DOCS = {
     tags: ['Collection requests'],
     caller: 'merchant',
     responses: {
-      200: { description: 'A page of collection requests.', schema: (version) => listSchemaForVersion(collectionRequestSchemaForVersion(version), version) },
+      200: {
+        description: 'A page of collection requests.',
+        schema: (version) => listSchemaForVersion(collectionRequestSchemaForVersion(version), version),
+      },
     },
   }),
   getCollectionRequest: routeDocs({
@@ -38,7 +58,9 @@ const DOCS = {
     tags: ['Collection requests'],
     caller: 'merchant',
     errors: [403, 404],
-    responses: { 200: { description: 'The collection request with its contact.', schema: collectionRequestSchemaForVersion } },
+    responses: {
+      200: { description: 'The collection request with its contact.', schema: collectionRequestSchemaForVersion },
+    },
   }),
 };
 
@@ -64,7 +86,9 @@ export const collectionRequestRoutes = (deps: AppDeps) => {
       async ({ request, query: f, principal, apiVersion }) => {
         const page = parsePage(new URL(request.url).searchParams, config.pageSizeMax);
         const { count, rows } = await listCollectionRequests(sql, principal.organizationId, f, page);
-        const results = rows.map(({ request: row, contact }) => collectionRequestForVersion(serializeCollectionRequest(row, contact), apiVersion));
+        const results = rows.map(({ request: row, contact }) =>
+          collectionRequestForVersion(serializeCollectionRequest(row, contact), apiVersion),
+        );
         return listAnswer(request, config.publicBaseUrl, page, { count, results }, apiVersion);
       },
       {
@@ -86,4 +110,3 @@ export const collectionRequestRoutes = (deps: AppDeps) => {
       },
     );
 };
-

@@ -2,7 +2,14 @@
 import { Elysia } from 'elysia';
 import * as v from 'valibot';
 import { collectionForVersion, collectionSchemaForVersion, listSchemaForVersion } from '../domain/versions';
-import { CollectionFilters, claimCollectionFor, collectionResources, findOwnCollection, listCollections, wantsClaim } from '../services/collections';
+import {
+  CollectionFilters,
+  claimCollectionFor,
+  collectionResources,
+  findOwnCollection,
+  listCollections,
+  wantsClaim,
+} from '../services/collections';
 import { authPlugin } from '../http/auth';
 import { pathId, type AppDeps } from '../http/context';
 import { listAnswer, listQuery, parsePage } from '../http/pagination';
@@ -14,7 +21,7 @@ const DOCS = {
     operationId: 'listCollections',
     summary: 'List or claim collections',
     description:
-      'Newest first, the organization\'s collections only. With `claim`, an unmatched collection matching `amount`, ' +
+      "Newest first, the organization's collections only. With `claim`, an unmatched collection matching `amount`, " +
       '`remote_transaction_id` and `phonenumber` is assigned to the caller and the answer is a list: the claimed collection, ' +
       'or none (400 when more than one matches or a parameter is missing). A claim moves money in: it needs the `collect` ' +
       'capability (403, and nothing claimed, for a key without it: `x-parameter-roles`) and counts as a write for throttling.',
@@ -23,7 +30,11 @@ const DOCS = {
     responses: {
       200: {
         description: 'A page of collections; a claim answers a list (the claimed collection, or none).',
-        schema: (version) => v.union([listSchemaForVersion(collectionSchemaForVersion(version), version), v.array(collectionSchemaForVersion(version))]),
+        schema: (version) =>
+          v.union([
+            listSchemaForVersion(collectionSchemaForVersion(version), version),
+            v.array(collectionSchemaForVersion(version)),
+          ]),
       },
     },
   }),
@@ -33,7 +44,12 @@ const DOCS = {
     tags: ['Collections'],
     caller: 'merchant',
     errors: [403, 404],
-    responses: { 200: { description: 'The collection with its contact, request and transaction.', schema: collectionSchemaForVersion } },
+    responses: {
+      200: {
+        description: 'The collection with its contact, request and transaction.',
+        schema: collectionSchemaForVersion,
+      },
+    },
   }),
 };
 
@@ -52,11 +68,15 @@ export const collectionRoutes = ({ sql, config }: AppDeps) =>
           const claimed = await claimCollectionFor({ sql }, principal, f, searchParams.get('phonenumber') ?? '');
           if (claimed === null) return [];
           // Rule 4: the answer to a claim is a list, not a single object.
-          return (await collectionResources(sql, [claimed])).map((collection) => collectionForVersion(collection, apiVersion));
+          return (await collectionResources(sql, [claimed])).map((collection) =>
+            collectionForVersion(collection, apiVersion),
+          );
         }
         const page = parsePage(searchParams, config.pageSizeMax);
         const { count, rows } = await listCollections(sql, principal.organizationId, f, page);
-        const results = (await collectionResources(sql, rows)).map((collection) => collectionForVersion(collection, apiVersion));
+        const results = (await collectionResources(sql, rows)).map((collection) =>
+          collectionForVersion(collection, apiVersion),
+        );
         return listAnswer(request, config.publicBaseUrl, page, { count, results }, apiVersion);
       },
       {

@@ -18,7 +18,12 @@ const DOCS = {
     description: 'Newest first; events are kept at least 30 days.',
     tags: TAGS,
     caller: 'merchant',
-    responses: { 200: { description: 'A page of events.', schema: (version) => listSchemaForVersion(eventSchemaForVersion(version), version) } },
+    responses: {
+      200: {
+        description: 'A page of events.',
+        schema: (version) => listSchemaForVersion(eventSchemaForVersion(version), version),
+      },
+    },
   }),
   getEvent: routeDocs({
     operationId: 'getEvent',
@@ -33,15 +38,26 @@ const DOCS = {
 export const eventRoutes = ({ sql, config }: AppDeps) =>
   new Elysia({ name: 'events', prefix: '/api/events' })
     .use(authPlugin(sql))
-    .get('', async ({ request, query: filters, principal, apiVersion }) => {
-      const page = parsePage(new URL(request.url).searchParams, config.pageSizeMax);
-      const { count, rows } = await listEvents(sql, principal.organizationId, filters, page);
-      const results = rows.map((row) => eventForVersion(serializeEvent(row), apiVersion));
-      return listAnswer(request, config.publicBaseUrl, page, { count, results }, apiVersion);
-    }, { can: 'view', query: listQuery(EventFilters), ...DOCS.listEvents })
-    .get('/:id', async ({ params, principal, apiVersion }) =>
-      eventForVersion(serializeEvent(await findOwnEvent(sql, principal.organizationId, pathId(params.id, 'Event'))), apiVersion), {
-      can: 'view',
-      params: PathIdParams,
-      ...DOCS.getEvent,
-    });
+    .get(
+      '',
+      async ({ request, query: filters, principal, apiVersion }) => {
+        const page = parsePage(new URL(request.url).searchParams, config.pageSizeMax);
+        const { count, rows } = await listEvents(sql, principal.organizationId, filters, page);
+        const results = rows.map((row) => eventForVersion(serializeEvent(row), apiVersion));
+        return listAnswer(request, config.publicBaseUrl, page, { count, results }, apiVersion);
+      },
+      { can: 'view', query: listQuery(EventFilters), ...DOCS.listEvents },
+    )
+    .get(
+      '/:id',
+      async ({ params, principal, apiVersion }) =>
+        eventForVersion(
+          serializeEvent(await findOwnEvent(sql, principal.organizationId, pathId(params.id, 'Event'))),
+          apiVersion,
+        ),
+      {
+        can: 'view',
+        params: PathIdParams,
+        ...DOCS.getEvent,
+      },
+    );

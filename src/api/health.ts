@@ -49,27 +49,46 @@ export const healthRoutes = ({ sql, temporal }: AppDeps) => {
       reachable(() => temporal.workflowService.getSystemInfo({})),
     ]);
     const healthy = postgres === 'ok' && temporalStatus === 'ok';
-    return jsonResponse(healthy ? 200 : 503, { status: healthy ? 'ok' : 'unavailable', postgres, temporal: temporalStatus });
+    return jsonResponse(healthy ? 200 : 503, {
+      status: healthy ? 'ok' : 'unavailable',
+      postgres,
+      temporal: temporalStatus,
+    });
   }
-  const readinessDocs = (operationId: string, summary: string) => routeDocs({
-    operationId,
-    summary,
-    tags: ['Service'],
-    caller: 'anyone',
-    responses: {
-      200: { description: 'PostgreSQL and Temporal both answer.', schema: HealthSchema, example: { status: 'ok', postgres: 'ok', temporal: 'ok' } },
-      503: { description: 'PostgreSQL or Temporal does not answer.', schema: HealthSchema, example: { status: 'unavailable', postgres: 'ok', temporal: 'unreachable' } },
-    },
-  });
-  return new Elysia({ name: 'health' })
-    .get('/livez', () => jsonResponse(200, { status: 'ok' }), routeDocs({
-      operationId: 'liveness',
-      summary: 'Liveness: the process serves requests',
-      description: 'Asks no dependency, so an outage of PostgreSQL or Temporal never gets the process restarted.',
+  const readinessDocs = (operationId: string, summary: string) =>
+    routeDocs({
+      operationId,
+      summary,
       tags: ['Service'],
       caller: 'anyone',
-      responses: { 200: { description: 'The process serves requests.', schema: LivenessSchema, example: { status: 'ok' } } },
-    }))
+      responses: {
+        200: {
+          description: 'PostgreSQL and Temporal both answer.',
+          schema: HealthSchema,
+          example: { status: 'ok', postgres: 'ok', temporal: 'ok' },
+        },
+        503: {
+          description: 'PostgreSQL or Temporal does not answer.',
+          schema: HealthSchema,
+          example: { status: 'unavailable', postgres: 'ok', temporal: 'unreachable' },
+        },
+      },
+    });
+  return new Elysia({ name: 'health' })
+    .get(
+      '/livez',
+      () => jsonResponse(200, { status: 'ok' }),
+      routeDocs({
+        operationId: 'liveness',
+        summary: 'Liveness: the process serves requests',
+        description: 'Asks no dependency, so an outage of PostgreSQL or Temporal never gets the process restarted.',
+        tags: ['Service'],
+        caller: 'anyone',
+        responses: {
+          200: { description: 'The process serves requests.', schema: LivenessSchema, example: { status: 'ok' } },
+        },
+      }),
+    )
     .get('/readyz', readiness, readinessDocs('readiness', 'Readiness: PostgreSQL and Temporal answer'))
     .get('/healthz', readiness, readinessDocs('health', 'Health of the service (the same answer as /readyz)'));
 };

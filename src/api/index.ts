@@ -59,6 +59,11 @@ export const isNonJsonApiPage = (request: Request): boolean =>
   isDocumentationPage(request) || isMetricsPage(request) || CSV_DOWNLOAD.test(new URL(request.url).pathname);
 
 /** An error as the API answers it: the API's JSON error body (the bill-payment routes' envelope around theirs). */
-export function apiErrorResponse(code: unknown, error: unknown, request: Request, allowedMethods: (path: string) => string[]): Promise<Response> {
+export function apiErrorResponse(
+  code: unknown,
+  error: unknown,
+  request: Request,
+  allowedMethods: (path: string) => string[],
+): Promise<Response> {
   return inBillsEnvelope(request, errorResponse(code, error, request, allowedMethods));
 }

@@ -29,5 +29,11 @@ export const metricsRoutes = (config: Config) =>
       return new Response(await metricsText('api'), { headers: { 'Content-Type': METRICS_CONTENT_TYPE } });
     },
     // An operator's endpoint in Prometheus text, not an API operation: not in the OpenAPI document.
-    { detail: { hide: true, summary: 'Prometheus metrics of this API process (text format); 404 when METRICS=false, 401 without METRICS_TOKEN when set' } },
+    {
+      detail: {
+        hide: true,
+        summary:
+          'Prometheus metrics of this API process (text format); 404 when METRICS=false, 401 without METRICS_TOKEN when set',
+      },
+    },
   );

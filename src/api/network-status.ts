@@ -21,30 +21,33 @@ const NoFilters = v.object({});
 const DOCS = {
   listNetworkStatus: routeDocs({
     operationId: 'listNetworkStatus',
-    summary: 'Networks\' availability',
+    summary: "Networks' availability",
     description:
       'Each network this deployment moves money on (a connected operator) or simulates (the sandbox), in the order of `GET /api/networks`, ' +
       'with its availability now for collections (`collect`) and payouts (`payout`): `operational` when its usual route takes traffic, ' +
       '`degraded` when only a fallback route does (a request still goes through, perhaps slower), `down` when no route does (a request is ' +
-      'refused or waits; try later). Read from the routes\' health of the last seconds; the sandbox is always `operational`.',
+      "refused or waits; try later). Read from the routes' health of the last seconds; the sandbox is always `operational`.",
     tags: ['Reference'],
     caller: 'merchant',
-    responses: { 200: { description: 'The networks with their availability.', schema: (version) => listSchemaForVersion(NetworkStatusSchema, version) } },
+    responses: {
+      200: {
+        description: 'The networks with their availability.',
+        schema: (version) => listSchemaForVersion(NetworkStatusSchema, version),
+      },
+    },
   }),
 };
 
 export const networkStatusRoutes = ({ sql, config }: AppDeps) => {
   const routes = configuredRoutes(config);
-  return new Elysia({ name: 'network-status', prefix: '/api/network-status' })
-    .use(authPlugin(sql))
-    .get(
-      '',
-      async ({ request, apiVersion }) => {
-        const page = parsePage(new URL(request.url).searchParams, config.pageSizeMax);
-        const statuses = await networkStatus(sql, routes, config.sandbox, config.routesScope);
-        const results = statuses.slice(page.offset, page.offset + page.limit).map(serializeNetworkStatus);
-        return listAnswer(request, config.publicBaseUrl, page, { count: statuses.length, results }, apiVersion);
-      },
-      { can: 'view', query: listQuery(NoFilters), ...DOCS.listNetworkStatus },
-    );
+  return new Elysia({ name: 'network-status', prefix: '/api/network-status' }).use(authPlugin(sql)).get(
+    '',
+    async ({ request, apiVersion }) => {
+      const page = parsePage(new URL(request.url).searchParams, config.pageSizeMax);
+      const statuses = await networkStatus(sql, routes, config.sandbox, config.routesScope);
+      const results = statuses.slice(page.offset, page.offset + page.limit).map(serializeNetworkStatus);
+      return listAnswer(request, config.publicBaseUrl, page, { count: statuses.length, results }, apiVersion);
+    },
+    { can: 'view', query: listQuery(NoFilters), ...DOCS.listNetworkStatus },
+  );
 };

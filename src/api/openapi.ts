@@ -17,22 +17,51 @@ import { BillServiceSchema, ElectricityBillerSchema, PinBundleSchema } from '../
 import { TransactionSchema } from '../domain/collections';
 import { DeliverySchema, WebhookSchema } from '../domain/webhooks';
 import { listedCodes } from '../domain/money';
-import { PARAMETER_ROLES_EXTENSION, ROLES, ROLES_EXTENSION, rolesOfDetail, rolesWith, type Role } from '../domain/roles';
-import { AccountSchema, CurrencySchema, LedgerTransactionSchema, NetworkSchema, PaymentSchema, ReversalSchema } from '../domain/money-out';
+import {
+  PARAMETER_ROLES_EXTENSION,
+  ROLES,
+  ROLES_EXTENSION,
+  rolesOfDetail,
+  rolesWith,
+  type Role,
+} from '../domain/roles';
+import {
+  AccountSchema,
+  CurrencySchema,
+  LedgerTransactionSchema,
+  NetworkSchema,
+  PaymentSchema,
+  ReversalSchema,
+} from '../domain/money-out';
 import { NetworkStatusSchema } from '../domain/network-status';
 import { PaymentBatchLineSchema, PaymentBatchSchema } from '../domain/payment-batches';
 import { SettlementSchema } from '../domain/settlements';
 import { StatementSchema } from '../domain/statements';
 import {
-  API_VERSIONS, CURRENT_API_VERSION, collectionRequestSchemaForVersion, collectionSchemaForVersion, contactSchemaForVersion,
-  eventSchemaForVersion, formatApiVersion, ownedSchemaForVersion, parseApiVersion, type ApiVersion,
+  API_VERSIONS,
+  CURRENT_API_VERSION,
+  collectionRequestSchemaForVersion,
+  collectionSchemaForVersion,
+  contactSchemaForVersion,
+  eventSchemaForVersion,
+  formatApiVersion,
+  ownedSchemaForVersion,
+  parseApiVersion,
+  type ApiVersion,
 } from '../domain/versions';
 import { ApiError } from '../http/errors';
 import { jsonResponse } from '../http/request';
 import { DUPLICATE_CHECK_HEADER, DUPLICATE_CHECK_KEY_MAX_LENGTH } from '../http/request-policy';
 import {
-  BillsErrorSchema, ERROR_DOCS, ErrorDetailSchema, FieldErrorsSchema, errorStatusesOf, isRequestSchema, routeOperation,
-  type ErrorStatus, type RouteOperation,
+  BillsErrorSchema,
+  ERROR_DOCS,
+  ErrorDetailSchema,
+  FieldErrorsSchema,
+  errorStatusesOf,
+  isRequestSchema,
+  routeOperation,
+  type ErrorStatus,
+  type RouteOperation,
 } from '../http/route-docs';
 import { API_VERSION_HEADER } from '../http/versions';
 import { queryWritesOf } from '../http/query-writes';
@@ -82,7 +111,11 @@ export type OpenApiDocument = {
   openapi: string;
   info: Schema;
   paths: Record<string, Record<string, Schema>>;
-  components: { schemas: Record<string, Schema>; responses: Record<string, Schema>; securitySchemes: Record<string, Schema> };
+  components: {
+    schemas: Record<string, Schema>;
+    responses: Record<string, Schema>;
+    securitySchemes: Record<string, Schema>;
+  };
   [key: string]: unknown;
 };
 
@@ -125,8 +158,15 @@ function tidy(schema: JsonSchema): Schema {
   const walk = (value: unknown): unknown => {
     if (Array.isArray(value)) return value.map(walk);
     if (typeof value !== 'object' || value === null) return value;
-    const entries = Object.entries(value as Schema).filter(([key, item]) => !(key === 'required' && Array.isArray(item) && item.length === 0));
-    return Object.fromEntries(entries.map(([key, item]) => [key, key === 'examples' || key === 'default' || key === 'const' ? item : walk(item)]));
+    const entries = Object.entries(value as Schema).filter(
+      ([key, item]) => !(key === 'required' && Array.isArray(item) && item.length === 0),
+    );
+    return Object.fromEntries(
+      entries.map(([key, item]) => [
+        key,
+        key === 'examples' || key === 'default' || key === 'const' ? item : walk(item),
+      ]),
+    );
   };
   return walk(rest) as Schema;
 }
@@ -145,11 +185,13 @@ function converter(version: ApiVersion) {
     input: (schema: v.GenericSchema) => tidy(toJsonSchema(schema, { ...base, typeMode: 'input' })),
     output: (schema: v.GenericSchema) => tidy(toJsonSchema(schema, { ...base, typeMode: 'output' })),
     components: () =>
-      Object.fromEntries(Object.entries(definitions).map(([name, schema]) => {
-        // The definition itself, not a reference to it.
-        const { [name]: _self, ...others } = definitions;
-        return [name, tidy(toJsonSchema(schema, { ...base, definitions: others, typeMode: 'output' }))];
-      })),
+      Object.fromEntries(
+        Object.entries(definitions).map(([name, schema]) => {
+          // The definition itself, not a reference to it.
+          const { [name]: _self, ...others } = definitions;
+          return [name, tidy(toJsonSchema(schema, { ...base, definitions: others, typeMode: 'output' }))];
+        }),
+      ),
   };
 }
 
@@ -158,7 +200,8 @@ function exampleOf(schema: Schema | undefined, components: Record<string, Schema
   if (schema === undefined || depth > 12) return undefined;
   if (Array.isArray(schema.examples) && schema.examples.length > 0) return schema.examples[0];
   if (Array.isArray(schema.type) && schema.type.includes('null')) return null;
-  if (typeof schema.$ref === 'string') return exampleOf(components[schema.$ref.split('/').pop() ?? ''], components, depth + 1);
+  if (typeof schema.$ref === 'string')
+    return exampleOf(components[schema.$ref.split('/').pop() ?? ''], components, depth + 1);
   if ('const' in schema) return schema.const;
   if (Array.isArray(schema.enum)) return schema.enum[0];
   const options = (schema.anyOf ?? schema.oneOf) as Schema[] | undefined;
@@ -171,24 +214,41 @@ function exampleOf(schema: Schema | undefined, components: Record<string, Schema
     case 'object': {
       const properties = (schema.properties ?? {}) as Record<string, Schema>;
       const required = new Set((schema.required ?? []) as string[]);
-      return Object.fromEntries(Object.entries(properties).filter(([name]) => required.has(name))
-        .map(([name, property]) => [name, exampleOf(property, components, depth + 1)]));
+      return Object.fromEntries(
+        Object.entries(properties)
+          .filter(([name]) => required.has(name))
+          .map(([name, property]) => [name, exampleOf(property, components, depth + 1)]),
+      );
     }
-    case 'array': return [exampleOf(schema.items as Schema | undefined, components, depth + 1)].filter((item) => item !== undefined);
-    case 'string': return 'text';
-    case 'number': case 'integer': return typeof schema.minimum === 'number' ? schema.minimum : 1;
-    case 'boolean': return true;
-    case 'null': return null;
-    default: return undefined;
+    case 'array':
+      return [exampleOf(schema.items as Schema | undefined, components, depth + 1)].filter(
+        (item) => item !== undefined,
+      );
+    case 'string':
+      return 'text';
+    case 'number':
+    case 'integer':
+      return typeof schema.minimum === 'number' ? schema.minimum : 1;
+    case 'boolean':
+      return true;
+    case 'null':
+      return null;
+    default:
+      return undefined;
   }
 }
 
 // ---------------------------------------------------------------------------------------------
 // The document
 
-export type DocumentedRoute = { method: string; path: string; hooks?: { body?: unknown; query?: unknown; params?: unknown; headers?: unknown; detail?: unknown } };
+export type DocumentedRoute = {
+  method: string;
+  path: string;
+  hooks?: { body?: unknown; query?: unknown; params?: unknown; headers?: unknown; detail?: unknown };
+};
 
-const INFO_DESCRIPTION = (version: ApiVersion) => `
+const INFO_DESCRIPTION = (version: ApiVersion) =>
+  `
 Collections, collection requests, contacts, webhooks, events and bill-payment listings of a mobile-money
 collections service. This document describes API version ${formatApiVersion(version)}${version === CURRENT_API_VERSION ? ' (the current one)' : ''};
 \`${OPENAPI_DOCUMENT_PATH}?version=v1\` … \`v4\` gives each version's document.
@@ -217,11 +277,17 @@ operator; past the limit 429 with \`Retry-After\`.
 
 /** The operator callbacks' tag: which connectors call back and which answer every call themselves, from the connector registry. */
 function operatorCallbacksDescription(): string {
-  const named = (callsBack: boolean) => CONNECTOR_OPERATORS.filter((connector) => connector.callsBack === callsBack).map((connector) => connector.operator);
+  const named = (callsBack: boolean) =>
+    CONNECTOR_OPERATORS.filter((connector) => connector.callsBack === callsBack).map((connector) => connector.operator);
   const silent = named(false);
-  const answering = silent.length === 0 ? '' : `; ${listedCodes(silent)} ${silent.length === 1 ? 'answers every call itself and calls' : 'answer every call themselves and call'} nothing back`;
-  return `Fixed paths the real operators call back (${listedCodes(named(true))}), registered or sent under PUBLIC_BASE_URL${answering}. ` +
-    'They carry no credentials: a callback only wakes the workflow it names, which then asks the operator\'s own status query; money moves on that answer alone.';
+  const answering =
+    silent.length === 0
+      ? ''
+      : `; ${listedCodes(silent)} ${silent.length === 1 ? 'answers every call itself and calls' : 'answer every call themselves and call'} nothing back`;
+  return (
+    `Fixed paths the real operators call back (${listedCodes(named(true))}), registered or sent under PUBLIC_BASE_URL${answering}. ` +
+    "They carry no credentials: a callback only wakes the workflow it names, which then asks the operator's own status query; money moves on that answer alone."
+  );
 }
 
 const TAGS = [
@@ -230,26 +296,47 @@ const TAGS = [
   { name: 'Contacts', description: 'People who pay or are paid, with instant name verification.' },
   { name: 'Events', description: 'What happened in the organization.' },
   { name: 'Webhooks', description: 'HTTPS notifications of events, with their attempt logs and redelivery.' },
-  { name: 'Payments', description: 'Money out to subscribers: debited at once, sent through the network, given back when it fails.' },
+  {
+    name: 'Payments',
+    description: 'Money out to subscribers: debited at once, sent through the network, given back when it fails.',
+  },
   {
     name: 'Payment batches',
-    description: 'Bulk payouts: up to 10,000 payments uploaded at once (JSON or CSV), each checked before anything is sent, then sent a bounded number at a time, with progress and a result CSV.',
+    description:
+      'Bulk payouts: up to 10,000 payments uploaded at once (JSON or CSV), each checked before anything is sent, then sent a bounded number at a time, with progress and a result CSV.',
   },
-  { name: 'Reversals', description: "Successful collections sent back to the subscriber, out of the wallet they credited." },
+  {
+    name: 'Reversals',
+    description: 'Successful collections sent back to the subscriber, out of the wallet they credited.',
+  },
   { name: 'Accounts', description: "The organization's wallets and the transactions behind their balances." },
   {
     name: 'Settlements',
-    description: 'The daily settlement report: every movement of money with a mobile network on one UTC day, with the operator\'s transaction ids and the totals per network and currency.',
+    description:
+      "The daily settlement report: every movement of money with a mobile network on one UTC day, with the operator's transaction ids and the totals per network and currency.",
   },
-  { name: 'Audit trail', description: 'Every change a write through the API or the web console made: who, with which key, from where, through which route, to which object, before and after.' },
-  { name: 'Reference', description: 'The currencies and mobile networks the service handles, and each network\'s availability now.' },
+  {
+    name: 'Audit trail',
+    description:
+      'Every change a write through the API or the web console made: who, with which key, from where, through which route, to which object, before and after.',
+  },
+  {
+    name: 'Reference',
+    description: "The currencies and mobile networks the service handles, and each network's availability now.",
+  },
   { name: 'Bill payments', description: 'Billers, electricity billers and pin bundles, served from `{bills_url}`.' },
   { name: 'Mobile networks', description: 'Entry points the mobile networks call, with their own credentials.' },
   { name: 'Operator callbacks', description: operatorCallbacksDescription() },
   { name: 'Service', description: 'The service itself.' },
 ];
 
-const headerParameter = (name: string, description: string, schema: Schema) => ({ name, in: 'header', required: false, description, schema });
+const headerParameter = (name: string, description: string, schema: Schema) => ({
+  name,
+  in: 'header',
+  required: false,
+  description,
+  schema,
+});
 
 function errorResponse(status: ErrorStatus | 405, operation: RouteOperation): Schema {
   const doc = ERROR_DOCS[status];
@@ -262,35 +349,53 @@ function errorResponse(status: ErrorStatus | 405, operation: RouteOperation): Sc
     content: {
       'application/json': {
         schema: { $ref: componentRef('BillsError') },
-        example: { status: 'error', message, code: status, data: status === 400 ? (data ?? { service_type: ['This field is required.'] }) : null },
+        example: {
+          status: 'error',
+          message,
+          code: status,
+          data: status === 400 ? (data ?? { service_type: ['This field is required.'] }) : null,
+        },
       },
     },
   };
 }
 
 function responseHeaders(headers: Record<string, string>, optional: readonly string[] = []): Schema {
-  return Object.fromEntries(Object.entries(headers).map(([name, description]) =>
-    [name, { description, required: !optional.includes(name), schema: { type: 'string' } }]));
+  return Object.fromEntries(
+    Object.entries(headers).map(([name, description]) => [
+      name,
+      { description, required: !optional.includes(name), schema: { type: 'string' } },
+    ]),
+  );
 }
 
 function componentResponses(): Record<string, Schema> {
-  return Object.fromEntries(Object.entries(ERROR_DOCS).map(([status, doc]) => [doc.name, {
-    description: doc.description,
-    ...(doc.headers ? { headers: responseHeaders(doc.headers, doc.optionalHeaders) } : {}),
-    content: {
-      'application/json': {
-        schema: Number(status) === 400 ? { anyOf: [{ $ref: componentRef('FieldErrors') }, { $ref: componentRef('ErrorDetail') }] } : { $ref: componentRef('ErrorDetail') },
-        example: doc.example,
+  return Object.fromEntries(
+    Object.entries(ERROR_DOCS).map(([status, doc]) => [
+      doc.name,
+      {
+        description: doc.description,
+        ...(doc.headers ? { headers: responseHeaders(doc.headers, doc.optionalHeaders) } : {}),
+        content: {
+          'application/json': {
+            schema:
+              Number(status) === 400
+                ? { anyOf: [{ $ref: componentRef('FieldErrors') }, { $ref: componentRef('ErrorDetail') }] }
+                : { $ref: componentRef('ErrorDetail') },
+            example: doc.example,
+          },
+        },
       },
-    },
-  }]));
+    ]),
+  );
 }
 
 /** Object-valued properties of a form body are sent as `name[key]=value` (also `name.key=value`). */
 function formEncoding(body: Schema): Schema | undefined {
   const properties = (body.properties ?? {}) as Record<string, Schema>;
   const objectValued = Object.entries(properties).filter(([, property]) =>
-    [property, ...((property.anyOf ?? []) as Schema[])].some((option) => option.type === 'object'));
+    [property, ...((property.anyOf ?? []) as Schema[])].some((option) => option.type === 'object'),
+  );
   if (objectValued.length === 0) return undefined;
   return Object.fromEntries(objectValued.map(([name]) => [name, { style: 'deepObject', explode: true }]));
 }
@@ -306,36 +411,61 @@ function parametersOf(route: DocumentedRoute, operation: RouteOperation, convert
     const schema = ((params?.properties ?? {}) as Record<string, Schema>)[name!] ?? { type: 'string' };
     parameters.push({ name, in: 'path', required: true, description: schema.description, schema });
   }
-  for (const [source, location] of [[hooks.query, 'query'], [hooks.headers, 'header']] as const) {
+  for (const [source, location] of [
+    [hooks.query, 'query'],
+    [hooks.headers, 'header'],
+  ] as const) {
     if (!isRequestSchema(source)) continue;
     const schema = convert.input(source.valibot);
     const required = new Set((schema.required ?? []) as string[]);
     for (const [name, property] of Object.entries((schema.properties ?? {}) as Record<string, Schema>)) {
-      parameters.push({ name, in: location, required: required.has(name), ...(property.description ? { description: property.description } : {}), schema: property });
+      parameters.push({
+        name,
+        in: location,
+        required: required.has(name),
+        ...(property.description ? { description: property.description } : {}),
+        schema: property,
+      });
     }
   }
   if (operation.caller === 'merchant') {
-    parameters.push(headerParameter(API_VERSION_HEADER, 'The API version for this request (else the organization\'s saved one).', {
-      type: 'string', enum: API_VERSIONS.map(formatApiVersion),
-    }));
+    parameters.push(
+      headerParameter(API_VERSION_HEADER, "The API version for this request (else the organization's saved one).", {
+        type: 'string',
+        enum: API_VERSIONS.map(formatApiVersion),
+      }),
+    );
     if (!['GET', 'HEAD'].includes(route.method.toUpperCase())) {
-      parameters.push(headerParameter(DUPLICATE_CHECK_HEADER, 'Any string: a repeat of the same key within 24 hours is 409 and writes nothing.', {
-        type: 'string', maxLength: DUPLICATE_CHECK_KEY_MAX_LENGTH,
-      }));
+      parameters.push(
+        headerParameter(
+          DUPLICATE_CHECK_HEADER,
+          'Any string: a repeat of the same key within 24 hours is 409 and writes nothing.',
+          {
+            type: 'string',
+            maxLength: DUPLICATE_CHECK_KEY_MAX_LENGTH,
+          },
+        ),
+      );
     }
   }
   return parameters;
 }
 
 /** The request body in each encoding the API reads, when the route declares one. */
-function requestBodyOf(route: DocumentedRoute, operation: RouteOperation, convert: Converter, components: Record<string, Schema>): Schema | undefined {
+function requestBodyOf(
+  route: DocumentedRoute,
+  operation: RouteOperation,
+  convert: Converter,
+  components: Record<string, Schema>,
+): Schema | undefined {
   const body = route.hooks?.body;
   if (!isRequestSchema(body)) return undefined;
   const schema = convert.input(body.valibot);
   const example = operation.requestExample ?? exampleOf(schema, components);
   const encoding = formEncoding(schema);
   return {
-    description: 'JSON, form-encoded or multipart (`multipart/form-data`, text fields only). In form bodies nested hashes are ' +
+    description:
+      'JSON, form-encoded or multipart (`multipart/form-data`, text fields only). In form bodies nested hashes are ' +
       '`metadata[key]=value` or `metadata.key=value`, numbers and booleans are text (`true`, `True`, `1`).',
     required: ((schema.required ?? []) as string[]).length > 0,
     content: {
@@ -343,28 +473,61 @@ function requestBodyOf(route: DocumentedRoute, operation: RouteOperation, conver
       'application/x-www-form-urlencoded': { schema, example, ...(encoding ? { encoding } : {}) },
       'multipart/form-data': { schema, ...(encoding ? { encoding } : {}) },
       ...(operation.requestCsv
-        ? { 'text/csv': { schema: { type: 'string', description: operation.requestCsv.description }, example: operation.requestCsv.example } }
+        ? {
+            'text/csv': {
+              schema: { type: 'string', description: operation.requestCsv.description },
+              example: operation.requestCsv.example,
+            },
+          }
         : {}),
     },
   };
 }
 
 /** The operation's answers and the shared errors it can give, by status. */
-function responsesOf(route: DocumentedRoute, operation: RouteOperation, convert: Converter, version: ApiVersion, components: Record<string, Schema>): Record<string, Schema> {
+function responsesOf(
+  route: DocumentedRoute,
+  operation: RouteOperation,
+  convert: Converter,
+  version: ApiVersion,
+  components: Record<string, Schema>,
+): Record<string, Schema> {
   const responses: Record<string, Schema> = {};
-  const restricted = [routeRoles(route), ...Object.values(parameterRoles(route))].some((roles) => roles.length < ROLES.length);
-  for (const status of errorStatusesOf(operation, route.method.toUpperCase(), isRequestSchema(route.hooks?.body), restricted)) {
+  const restricted = [routeRoles(route), ...Object.values(parameterRoles(route))].some(
+    (roles) => roles.length < ROLES.length,
+  );
+  for (const status of errorStatusesOf(
+    operation,
+    route.method.toUpperCase(),
+    isRequestSchema(route.hooks?.body),
+    restricted,
+  )) {
     responses[String(status)] = errorResponse(status, operation);
   }
   for (const [status, response] of Object.entries(operation.responses)) {
-    const schema = response.schema === undefined ? undefined : convert.output(typeof response.schema === 'function' ? response.schema(version) : response.schema);
+    const schema =
+      response.schema === undefined
+        ? undefined
+        : convert.output(typeof response.schema === 'function' ? response.schema(version) : response.schema);
     responses[status] = {
       description: response.description,
       ...(operation.caller === 'merchant' && Number(status) < 300
-        ? { headers: { [API_VERSION_HEADER]: { description: 'The API version of the response.', required: true, schema: { type: 'string' } } } }
+        ? {
+            headers: {
+              [API_VERSION_HEADER]: {
+                description: 'The API version of the response.',
+                required: true,
+                schema: { type: 'string' },
+              },
+            },
+          }
         : {}),
-      ...(response.mediaType ? { content: { [response.mediaType]: { schema: { type: 'string' }, example: response.example } } } : {}),
-      ...(schema ? { content: { 'application/json': { schema, example: response.example ?? exampleOf(schema, components) } } } : {}),
+      ...(response.mediaType
+        ? { content: { [response.mediaType]: { schema: { type: 'string' }, example: response.example } } }
+        : {}),
+      ...(schema
+        ? { content: { 'application/json': { schema, example: response.example ?? exampleOf(schema, components) } } }
+        : {}),
     };
   }
   return Object.fromEntries(Object.entries(responses).sort(([a], [b]) => Number(a) - Number(b)));
@@ -379,18 +542,32 @@ export const routeRoles = (route: DocumentedRoute): Role[] => rolesOfDetail(rout
  */
 export const parameterRoles = (route: DocumentedRoute): Record<string, Role[]> => {
   const callers = routeRoles(route);
-  return Object.fromEntries(queryWritesOf(route.method, route.path)
-    .map((write) => [write.flag, rolesWith(write.capability).filter((role) => callers.includes(role))]));
+  return Object.fromEntries(
+    queryWritesOf(route.method, route.path).map((write) => [
+      write.flag,
+      rolesWith(write.capability).filter((role) => callers.includes(role)),
+    ]),
+  );
 };
 
 /** The operation's description, ending with who may call it and who may ask it to write. */
 function describedWithRoles(route: DocumentedRoute, operation: RouteOperation): string {
   const roles = routeRoles(route);
-  const writers = Object.entries(parameterRoles(route)).map(([flag, allowed]) => `Roles with \`${flag}\`: ${allowed.join(', ')}.`);
-  return [operation.description, roles.length > 0 ? `Roles: ${roles.join(', ')}.` : undefined, ...writers].filter(Boolean).join(' ');
+  const writers = Object.entries(parameterRoles(route)).map(
+    ([flag, allowed]) => `Roles with \`${flag}\`: ${allowed.join(', ')}.`,
+  );
+  return [operation.description, roles.length > 0 ? `Roles: ${roles.join(', ')}.` : undefined, ...writers]
+    .filter(Boolean)
+    .join(' ');
 }
 
-function operationObject(route: DocumentedRoute, operation: RouteOperation, convert: Converter, version: ApiVersion, components: Record<string, Schema>): Schema {
+function operationObject(
+  route: DocumentedRoute,
+  operation: RouteOperation,
+  convert: Converter,
+  version: ApiVersion,
+  components: Record<string, Schema>,
+): Schema {
   const parameters = parametersOf(route, operation, convert);
   const requestBody = requestBodyOf(route, operation, convert, components);
   const roles = routeRoles(route);
@@ -406,12 +583,17 @@ function operationObject(route: DocumentedRoute, operation: RouteOperation, conv
     ...(parameters.length > 0 ? { parameters } : {}),
     ...(requestBody ? { requestBody } : {}),
     responses: responsesOf(route, operation, convert, version, components),
-    security: operation.caller === 'merchant' ? [{ token: [] }] : operation.caller === 'network' ? [{ network: [] }] : [],
+    security:
+      operation.caller === 'merchant' ? [{ token: [] }] : operation.caller === 'network' ? [{ network: [] }] : [],
   };
 }
 
 /** The document of `version` for these routes (the app's `routes`), built from their declarations. */
-function buildOpenApiDocument(routes: readonly DocumentedRoute[], config: Pick<Config, 'publicBaseUrl' | 'billsBaseUrl'>, version: ApiVersion = CURRENT_API_VERSION): OpenApiDocument {
+function buildOpenApiDocument(
+  routes: readonly DocumentedRoute[],
+  config: Pick<Config, 'publicBaseUrl' | 'billsBaseUrl'>,
+  version: ApiVersion = CURRENT_API_VERSION,
+): OpenApiDocument {
   const convert = converter(version);
   const schemas = convert.components();
   const paths: OpenApiDocument['paths'] = {};
@@ -421,7 +603,8 @@ function buildOpenApiDocument(routes: readonly DocumentedRoute[], config: Pick<C
     // Not API operations: the web console's pages and the Prometheus endpoint.
     if (detail.hide === true) continue;
     const operation = routeOperation(detail.operationId);
-    if (operation === undefined) throw new Error(`${route.method} ${route.path} declares no route docs (src/http/route-docs.ts routeDocs)`);
+    if (operation === undefined)
+      throw new Error(`${route.method} ${route.path} declares no route docs (src/http/route-docs.ts routeDocs)`);
     const path = route.path.replace(/:([^/]+)/g, '{$1}');
     (paths[path] ??= {})[route.method.toLowerCase()] = {
       ...operationObject(route, operation, convert, version, schemas),
@@ -430,7 +613,11 @@ function buildOpenApiDocument(routes: readonly DocumentedRoute[], config: Pick<C
   }
   return {
     openapi: '3.1.0',
-    info: { title: 'Mobile-money collections API', version: formatApiVersion(version), description: INFO_DESCRIPTION(version) },
+    info: {
+      title: 'Mobile-money collections API',
+      version: formatApiVersion(version),
+      description: INFO_DESCRIPTION(version),
+    },
     ...(config.publicBaseUrl ? { servers: [{ url: config.publicBaseUrl }] } : {}),
     tags: TAGS,
     paths,
@@ -438,8 +625,17 @@ function buildOpenApiDocument(routes: readonly DocumentedRoute[], config: Pick<C
       schemas,
       responses: componentResponses(),
       securitySchemes: {
-        token: { type: 'apiKey', in: 'header', name: 'Authorization', description: '`Token <API key>` (`Bearer <API key>` is accepted too).' },
-        network: { type: 'http', scheme: 'bearer', description: "A mobile network's secret (issued with `network secret create`)." },
+        token: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'Authorization',
+          description: '`Token <API key>` (`Bearer <API key>` is accepted too).',
+        },
+        network: {
+          type: 'http',
+          scheme: 'bearer',
+          description: "A mobile network's secret (issued with `network secret create`).",
+        },
       },
     },
   };
@@ -492,18 +688,37 @@ export const documentationRoutes = (config: Config, routes: () => readonly Docum
   };
   let script: Uint8Array | undefined;
   return new Elysia({ name: 'openapi' })
-    .get(OPENAPI_DOCUMENT_PATH, ({ request }) => {
-      const asked = new URL(request.url).searchParams.get('version');
-      const version = asked === null ? CURRENT_API_VERSION : parseApiVersion(asked);
-      if (version === null) throw new ApiError(400, { detail: 'Invalid version in "version" parameter.' });
-      return jsonResponse(200, documentOf(version));
-    }, { detail: { hide: true } })
-    .get(DOCS_PATH, () => new Response(page('Mobile-money collections API'), { headers: DOCS_PAGE_HEADERS }), { detail: { hide: true } })
-    .get(DOCS_INIT_PATH, () => new Response(INIT_SCRIPT, { headers: { 'Content-Type': 'text/javascript; charset=utf-8', 'Cache-Control': 'public, max-age=3600' } }), {
+    .get(
+      OPENAPI_DOCUMENT_PATH,
+      ({ request }) => {
+        const asked = new URL(request.url).searchParams.get('version');
+        const version = asked === null ? CURRENT_API_VERSION : parseApiVersion(asked);
+        if (version === null) throw new ApiError(400, { detail: 'Invalid version in "version" parameter.' });
+        return jsonResponse(200, documentOf(version));
+      },
+      { detail: { hide: true } },
+    )
+    .get(DOCS_PATH, () => new Response(page('Mobile-money collections API'), { headers: DOCS_PAGE_HEADERS }), {
       detail: { hide: true },
     })
-    .get(DOCS_SCRIPT_PATH, () => {
-      script ??= readFileSync(scalarBundlePath());
-      return new Response(script, { headers: { 'Content-Type': 'text/javascript; charset=utf-8', 'Cache-Control': 'public, max-age=3600' } });
-    }, { detail: { hide: true } });
+    .get(
+      DOCS_INIT_PATH,
+      () =>
+        new Response(INIT_SCRIPT, {
+          headers: { 'Content-Type': 'text/javascript; charset=utf-8', 'Cache-Control': 'public, max-age=3600' },
+        }),
+      {
+        detail: { hide: true },
+      },
+    )
+    .get(
+      DOCS_SCRIPT_PATH,
+      () => {
+        script ??= readFileSync(scalarBundlePath());
+        return new Response(script, {
+          headers: { 'Content-Type': 'text/javascript; charset=utf-8', 'Cache-Control': 'public, max-age=3600' },
+        });
+      },
+      { detail: { hide: true } },
+    );
 };

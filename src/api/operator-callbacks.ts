@@ -43,10 +43,16 @@ export const operatorCallbackRoutes = (deps: AppDeps) => {
     try {
       if (asResult) await recordResult(sql, operation.id, said);
       else await recordHint(sql, operation.id, said);
-      await launcher.signalNetworkHint(operation.workflowId, { reference: operation.kind === 'status_query' ? operation.subject : operation.reference });
+      await launcher.signalNetworkHint(operation.workflowId, {
+        reference: operation.kind === 'status_query' ? operation.subject : operation.reference,
+      });
     } catch (error) {
       // The workflow asks the operator at its next poll anyway.
-      logger.warn('operator callback not passed on; the next poll asks the operator', { network: operation.network, reference: operation.reference, error });
+      logger.warn('operator callback not passed on; the next poll asks the operator', {
+        network: operation.network,
+        reference: operation.reference,
+        error,
+      });
     }
   }
 
@@ -58,8 +64,17 @@ export const operatorCallbackRoutes = (deps: AppDeps) => {
     try {
       await launcher.startIncomingCollection(payment, { confirm: true });
     } catch (cause) {
-      logger.error('reported payment not taken: Temporal out of reach', { network: payment.network, remoteTransactionId: payment.remoteTransactionId, error: cause });
-      throw new ApiError(503, { detail: 'The service is temporarily unavailable. Try again shortly.' }, { 'Retry-After': '5' }, { cause });
+      logger.error('reported payment not taken: Temporal out of reach', {
+        network: payment.network,
+        remoteTransactionId: payment.remoteTransactionId,
+        error: cause,
+      });
+      throw new ApiError(
+        503,
+        { detail: 'The service is temporarily unavailable. Try again shortly.' },
+        { 'Retry-After': '5' },
+        { cause },
+      );
     }
   }
 
@@ -70,10 +85,20 @@ export const operatorCallbackRoutes = (deps: AppDeps) => {
   };
   // biome-ignore lint/suspicious/noExplicitAny: each connector's settings type is its own; the registry holds them side by side
   const context = (settings: unknown): CallbackContext<any> => ({
-    sql, settings, sandbox: config.sandbox, publicBaseUrl: config.publicBaseUrl, wake, reportForConfirmation, merchants,
+    sql,
+    settings,
+    sandbox: config.sandbox,
+    publicBaseUrl: config.publicBaseUrl,
+    wake,
+    reportForConfirmation,
+    merchants,
     askVerification: async (url, question, acceptByDefault, timeoutMs) => {
       let transport = transports.get(timeoutMs);
-      if (!transport) transports.set(timeoutMs, transport = outgoingTransport({ sandbox: config.sandbox, caFile: config.webhooks.caFile, timeoutMs }));
+      if (!transport)
+        transports.set(
+          timeoutMs,
+          (transport = outgoingTransport({ sandbox: config.sandbox, caFile: config.webhooks.caFile, timeoutMs })),
+        );
       return await askMerchant(url, question, transport, acceptByDefault);
     },
   });
@@ -90,7 +115,11 @@ export const operatorCallbackRoutes = (deps: AppDeps) => {
       const owner = unitOf(request);
       if (!owner) return;
       const address = throttledAddress(clientAddress(request, server, config.console.trustProxy) ?? 'unknown');
-      const admission = await admitOperatorCallback(sql, { address, operator: owner.unit.callbacks.account(owner.settings), limits: config.operatorCallbacks });
+      const admission = await admitOperatorCallback(sql, {
+        address,
+        operator: owner.unit.callbacks.account(owner.settings),
+        limits: config.operatorCallbacks,
+      });
       if (admission.admitted) return;
       countThrottledCallback(owner.unit.callbacks.metricName, admission.limit);
       throw throttled(admission.retryAfterSeconds);
@@ -102,10 +131,20 @@ export const operatorCallbackRoutes = (deps: AppDeps) => {
 };
 
 /** One declared route on the app: its schemas, its documentation, and its handler with the connector's context. */
-// biome-ignore lint/suspicious/noExplicitAny: Elysia's app type carries seven generics a plugin does not constrain
-function mount(app: Elysia<any, any, any, any, any, any, any>, route: CallbackRoute<any>, context: CallbackContext<any>) {
+function mount(
+  // biome-ignore lint/suspicious/noExplicitAny: Elysia's app type carries seven generics a plugin does not constrain
+  app: Elysia<any, any, any, any, any, any, any>,
+  // biome-ignore lint/suspicious/noExplicitAny: each connector's settings type is its own; the registry holds them side by side
+  route: CallbackRoute<any>,
+  // biome-ignore lint/suspicious/noExplicitAny: each connector's settings type is its own; the registry holds them side by side
+  context: CallbackContext<any>,
+) {
   if (route.answersUnreadable || route.keepsRawBody) {
-    declareBodyOptions(route.method, route.path, { limit: MAX_BODY_BYTES, answersUnreadable: route.answersUnreadable, keepsRawBody: route.keepsRawBody });
+    declareBodyOptions(route.method, route.path, {
+      limit: MAX_BODY_BYTES,
+      answersUnreadable: route.answersUnreadable,
+      keepsRawBody: route.keepsRawBody,
+    });
   }
   const options = {
     body: route.checked ? checkedRequestSchema(route.body) : requestSchema(route.body),
@@ -120,9 +159,17 @@ function mount(app: Elysia<any, any, any, any, any, any, any>, route: CallbackRo
       return await route.handle({ body, params, request, rawBody: rawBodyOf(request) }, context);
     } catch (error) {
       if (!(error instanceof CallbackRefusal)) throw error;
-      throw new ApiError(error.status, { detail: error.message }, error.retryAfterSeconds === undefined ? {} : { 'Retry-After': String(error.retryAfterSeconds) });
+      throw new ApiError(
+        error.status,
+        { detail: error.message },
+        error.retryAfterSeconds === undefined ? {} : { 'Retry-After': String(error.retryAfterSeconds) },
+      );
     }
   };
-  // biome-ignore lint/suspicious/noExplicitAny: the options are built per route; Elysia infers its types from literal ones only
-  return route.method === 'PUT' ? app.put(route.path, handler, options as any) : app.post(route.path, handler, options as any);
+  // The options are built per route; Elysia infers its types from literal ones only.
+  return route.method === 'PUT'
+    ? // biome-ignore lint/suspicious/noExplicitAny: see above
+      app.put(route.path, handler, options as any)
+    : // biome-ignore lint/suspicious/noExplicitAny: see above
+      app.post(route.path, handler, options as any);
 }

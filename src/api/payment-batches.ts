@@ -5,10 +5,24 @@
  * the use cases are in services/payment-batches.ts.
  */
 import { Elysia } from 'elysia';
-import { BATCH_CSV_COLUMNS, MAX_BATCH_ROWS, PaymentBatchLineSchema, PaymentBatchSchema, batchResultsCsv, readBatchCsv, serializeBatchLine } from '../domain/payment-batches';
+import {
+  BATCH_CSV_COLUMNS,
+  MAX_BATCH_ROWS,
+  PaymentBatchLineSchema,
+  PaymentBatchSchema,
+  batchResultsCsv,
+  readBatchCsv,
+  serializeBatchLine,
+} from '../domain/payment-batches';
 import { listSchemaForVersion, ownedForVersion, ownedSchemaForVersion } from '../domain/versions';
 import {
-  PaymentBatchCreate, PaymentBatchFilters, batchLines, createPaymentBatch, findOwnPaymentBatch, listPaymentBatches, paymentBatchResources,
+  PaymentBatchCreate,
+  PaymentBatchFilters,
+  batchLines,
+  createPaymentBatch,
+  findOwnPaymentBatch,
+  listPaymentBatches,
+  paymentBatchResources,
 } from '../services/payment-batches';
 import { authPlugin } from '../http/auth';
 import { pathId, type AppDeps } from '../http/context';
@@ -24,7 +38,8 @@ const batchSchemaForVersion = ownedSchemaForVersion(PaymentBatchSchema);
 const BATCH_UPLOAD = { limit: 16 * MAX_BODY_BYTES, csv: { field: 'payments', read: readBatchCsv } };
 declareBodyOptions('POST', PREFIX, BATCH_UPLOAD);
 
-const CSV_EXAMPLE = 'phonenumber,amount,currency,description\n+256772123456,15000,UGX,Salary May\n+256772123457,15000,UGX,Salary May\n';
+const CSV_EXAMPLE =
+  'phonenumber,amount,currency,description\n+256772123456,15000,UGX,Salary May\n+256772123457,15000,UGX,Salary May\n';
 
 /** Each operation's documentation (the OpenAPI document), by operation id. */
 const DOCS = {
@@ -35,7 +50,7 @@ const DOCS = {
       `Up to ${MAX_BATCH_ROWS} payments, as JSON or as CSV (\`text/csv\`, or a \`payments\` file in a multipart form) with a header line naming ` +
       `its columns (${BATCH_CSV_COLUMNS.join(', ')}). Every row is checked first, by the rules of \`POST /api/payments\`: any error refuses the ` +
       'whole batch (400, keyed `payments[<index>].<field>`), and so does a wallet that does not hold the sum of its rows (400 `insufficient ' +
-      'funds`); nothing is written then. The batch\'s workflow then creates its payments a chunk of rows at a time, each row\'s amount taken ' +
+      "funds`); nothing is written then. The batch's workflow then creates its payments a chunk of rows at a time, each row's amount taken " +
       'out of its wallet as its payment is created (a row its wallet can no longer pay then ends `failed`, the others go on), and sends them ' +
       'a bounded number at a time. Each payment is an ordinary payment (`payment.status.changed` events); when every row is final the batch ' +
       'is `completed` with a `payment_batch.completed` event. A repeat with the same `Duplicate-Check-Key` is 409 and creates nothing.',
@@ -46,10 +61,19 @@ const DOCS = {
     requestExample: {
       payments: [
         { phonenumber: '+256772123456', amount: '15000', currency: 'UGX', description: 'Salary May' },
-        { phonenumber: '+256772123457', amount: '15000', currency: 'UGX', description: 'Salary May', metadata: { employee: 'E-17' } },
+        {
+          phonenumber: '+256772123457',
+          amount: '15000',
+          currency: 'UGX',
+          description: 'Salary May',
+          metadata: { employee: 'E-17' },
+        },
       ],
     },
-    requestCsv: { description: `A header line of columns among ${BATCH_CSV_COLUMNS.join(', ')}, then one payment per line.`, example: CSV_EXAMPLE },
+    requestCsv: {
+      description: `A header line of columns among ${BATCH_CSV_COLUMNS.join(', ')}, then one payment per line.`,
+      example: CSV_EXAMPLE,
+    },
   }),
   listPaymentBatches: routeDocs({
     operationId: 'listPaymentBatches',
@@ -57,7 +81,12 @@ const DOCS = {
     description: 'Newest first.',
     tags: TAGS,
     caller: 'merchant',
-    responses: { 200: { description: 'A page of batches.', schema: (version) => listSchemaForVersion(batchSchemaForVersion(version), version) } },
+    responses: {
+      200: {
+        description: 'A page of batches.',
+        schema: (version) => listSchemaForVersion(batchSchemaForVersion(version), version),
+      },
+    },
   }),
   getPaymentBatch: routeDocs({
     operationId: 'getPaymentBatch',
@@ -70,17 +99,23 @@ const DOCS = {
   }),
   listPaymentBatchRows: routeDocs({
     operationId: 'listPaymentBatchRows',
-    summary: 'List a batch\'s rows',
+    summary: "List a batch's rows",
     description: 'In upload order, each with its payment and what became of it.',
     tags: TAGS,
     caller: 'merchant',
     errors: [403, 404],
-    responses: { 200: { description: 'A page of rows.', schema: (version) => listSchemaForVersion(PaymentBatchLineSchema, version) } },
+    responses: {
+      200: {
+        description: 'A page of rows.',
+        schema: (version) => listSchemaForVersion(PaymentBatchLineSchema, version),
+      },
+    },
   }),
   getPaymentBatchResults: routeDocs({
     operationId: 'getPaymentBatchResults',
-    summary: 'Download a batch\'s results as CSV',
-    description: 'Every row in upload order: row, phonenumber, amount, currency, description, state, payment, remote_transaction_id, error.',
+    summary: "Download a batch's results as CSV",
+    description:
+      'Every row in upload order: row, phonenumber, amount, currency, description, state, payment, remote_transaction_id, error.',
     tags: TAGS,
     caller: 'merchant',
     errors: [403, 404],
@@ -88,7 +123,8 @@ const DOCS = {
       200: {
         description: 'The result CSV.',
         mediaType: 'text/csv',
-        example: 'row,phonenumber,amount,currency,description,state,payment,remote_transaction_id,error\n1,+256772123456,15000.0000,UGX,Salary May,completed,77,SBX-PAY-77,\n',
+        example:
+          'row,phonenumber,amount,currency,description,state,payment,remote_transaction_id,error\n1,+256772123456,15000.0000,UGX,Salary May,completed,77,SBX-PAY-77,\n',
       },
     },
   }),
@@ -120,7 +156,9 @@ export const paymentBatchRoutes = (deps: AppDeps) => {
     .get(
       '/:id',
       async ({ params, principal, apiVersion }) => {
-        const [resource] = await paymentBatchResources(sql, [await findOwnPaymentBatch(sql, principal.organizationId, pathId(params.id, 'PaymentBatch'))]);
+        const [resource] = await paymentBatchResources(sql, [
+          await findOwnPaymentBatch(sql, principal.organizationId, pathId(params.id, 'PaymentBatch')),
+        ]);
         return ownedForVersion(resource!, apiVersion);
       },
       { can: 'view', params: PathIdParams, ...DOCS.getPaymentBatch },
@@ -131,7 +169,13 @@ export const paymentBatchRoutes = (deps: AppDeps) => {
         const batch = await findOwnPaymentBatch(sql, principal.organizationId, pathId(params.id, 'PaymentBatch'));
         const page = parsePage(new URL(request.url).searchParams, config.pageSizeMax);
         const { count, rows } = await batchLines(sql, batch, page);
-        return listAnswer(request, config.publicBaseUrl, page, { count, results: rows.map(serializeBatchLine) }, apiVersion);
+        return listAnswer(
+          request,
+          config.publicBaseUrl,
+          page,
+          { count, results: rows.map(serializeBatchLine) },
+          apiVersion,
+        );
       },
       { can: 'view', params: PathIdParams, ...DOCS.listPaymentBatchRows },
     )
@@ -139,7 +183,10 @@ export const paymentBatchRoutes = (deps: AppDeps) => {
       '/:id/results.csv',
       async ({ params, principal }) => {
         const batch = await findOwnPaymentBatch(sql, principal.organizationId, pathId(params.id, 'PaymentBatch'));
-        return csvResponse(batchResultsCsv((await batchLines(sql, batch)).rows), `payment-batch-${batch.id}-results.csv`);
+        return csvResponse(
+          batchResultsCsv((await batchLines(sql, batch)).rows),
+          `payment-batch-${batch.id}-results.csv`,
+        );
       },
       { can: 'view', params: PathIdParams, ...DOCS.getPaymentBatchResults },
     );

@@ -6,7 +6,16 @@
 import { Elysia } from 'elysia';
 import { PaymentSchema } from '../domain/money-out';
 import { listSchemaForVersion, ownedForVersion, ownedSchemaForVersion } from '../domain/versions';
-import { PaymentCancel, PaymentCreate, PaymentFilters, cancelOwnPayment, createPayment, findOwnPayment, listPayments, paymentResources } from '../services/payments';
+import {
+  PaymentCancel,
+  PaymentCreate,
+  PaymentFilters,
+  cancelOwnPayment,
+  createPayment,
+  findOwnPayment,
+  listPayments,
+  paymentResources,
+} from '../services/payments';
 import { authPlugin } from '../http/auth';
 import { pathId, type AppDeps } from '../http/context';
 import { listAnswer, listQuery, parsePage } from '../http/pagination';
@@ -28,7 +37,14 @@ const DOCS = {
     tags: TAGS,
     caller: 'merchant',
     responses: { 201: { description: 'The payment.', schema: paymentSchemaForVersion } },
-    requestExample: { phonenumber: '+256772123456', amount: '250', currency: 'UGX', description: 'Refund A-17', payment_type: 'money', metadata: { invoice: 'A-17' } },
+    requestExample: {
+      phonenumber: '+256772123456',
+      amount: '250',
+      currency: 'UGX',
+      description: 'Refund A-17',
+      payment_type: 'money',
+      metadata: { invoice: 'A-17' },
+    },
   }),
   listPayments: routeDocs({
     operationId: 'listPayments',
@@ -36,7 +52,12 @@ const DOCS = {
     description: 'Newest first. Filters are exact matches and combine; the date ranges are inclusive.',
     tags: TAGS,
     caller: 'merchant',
-    responses: { 200: { description: 'A page of payments.', schema: (version) => listSchemaForVersion(paymentSchemaForVersion(version), version) } },
+    responses: {
+      200: {
+        description: 'A page of payments.',
+        schema: (version) => listSchemaForVersion(paymentSchemaForVersion(version), version),
+      },
+    },
   }),
   getPayment: routeDocs({
     operationId: 'getPayment',
@@ -49,7 +70,8 @@ const DOCS = {
   cancelPayment: routeDocs({
     operationId: 'cancelPayment',
     summary: 'Cancel a payment not yet sent',
-    description: 'Only a `new` or `scheduled` payment (one waiting for its `start_date`) can be cancelled (400 otherwise): it ends `cancelled`, with `cancelled_reason`, `cancelled_by` and `cancelled_time`, and its amount goes back to the wallet.',
+    description:
+      'Only a `new` or `scheduled` payment (one waiting for its `start_date`) can be cancelled (400 otherwise): it ends `cancelled`, with `cancelled_reason`, `cancelled_by` and `cancelled_time`, and its amount goes back to the wallet.',
     tags: TAGS,
     caller: 'merchant',
     errors: [403, 404],
@@ -105,7 +127,10 @@ export const paymentRoutes = (deps: AppDeps) => {
     .post(
       '/:id/cancel',
       async ({ params, body, principal, apiVersion, duplicateCheck }) => {
-        return ownedForVersion(await cancelOwnPayment(deps, principal, pathId(params.id, 'Payment'), body.reason, duplicateCheck), apiVersion);
+        return ownedForVersion(
+          await cancelOwnPayment(deps, principal, pathId(params.id, 'Payment'), body.reason, duplicateCheck),
+          apiVersion,
+        );
       },
       {
         can: 'pay',

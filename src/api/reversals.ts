@@ -5,7 +5,13 @@
 import { Elysia } from 'elysia';
 import { ReversalSchema, serializeReversal } from '../domain/money-out';
 import { listSchemaForVersion, ownedForVersion, ownedSchemaForVersion } from '../domain/versions';
-import { ReversalCreate, ReversalFilters, findOwnReversal, listReversals, reverseCollection } from '../services/reversals';
+import {
+  ReversalCreate,
+  ReversalFilters,
+  findOwnReversal,
+  listReversals,
+  reverseCollection,
+} from '../services/reversals';
 import { authPlugin } from '../http/auth';
 import { pathId, type AppDeps } from '../http/context';
 import { listAnswer, listQuery, parsePage } from '../http/pagination';
@@ -20,7 +26,7 @@ const DOCS = {
     operationId: 'reverseCollection',
     summary: 'Send a collection back to the subscriber',
     description:
-      'A successful collection\'s amount goes back to the subscriber through the network, out of the wallet it credited ' +
+      "A successful collection's amount goes back to the subscriber through the network, out of the wallet it credited " +
       '(400 when that wallet no longer holds it, or the collection is not successful, or it was reversed before: at most once). ' +
       'When the network completes it, the request the collection paid ends `reversed` (a `collectionrequest.status.changed` event); ' +
       'when the network fails it, the amount goes back to the wallet.',
@@ -35,7 +41,12 @@ const DOCS = {
     description: 'Newest first; filter by `state` or by `collection`.',
     tags: TAGS,
     caller: 'merchant',
-    responses: { 200: { description: 'A page of reversals.', schema: (version) => listSchemaForVersion(reversalSchemaForVersion(version), version) } },
+    responses: {
+      200: {
+        description: 'A page of reversals.',
+        schema: (version) => listSchemaForVersion(reversalSchemaForVersion(version), version),
+      },
+    },
   }),
   getReversal: routeDocs({
     operationId: 'getReversal',
@@ -81,7 +92,10 @@ export const reversalRoutes = (deps: AppDeps) => {
     .get(
       '/:id',
       async ({ params, principal, apiVersion }) => {
-        return ownedForVersion(serializeReversal(await findOwnReversal(sql, principal.organizationId, pathId(params.id, 'Reversal'))), apiVersion);
+        return ownedForVersion(
+          serializeReversal(await findOwnReversal(sql, principal.organizationId, pathId(params.id, 'Reversal'))),
+          apiVersion,
+        );
       },
       {
         can: 'view',

@@ -10,7 +10,8 @@ import type { AppDeps } from '../http/context';
 import { csvResponse } from '../http/request';
 import { requestSchema, routeDocs } from '../http/route-docs';
 
-const DAY_RULE = 'A movement is on the UTC day in which it became final: a collection when its wallet was credited, a payment or a reversal when ' +
+const DAY_RULE =
+  'A movement is on the UTC day in which it became final: a collection when its wallet was credited, a payment or a reversal when ' +
   'the network completed it. Failed, rejected and cancelled ones moved no money and are not listed.';
 
 /** Each operation's documentation (the OpenAPI document), by operation id. */
@@ -18,7 +19,8 @@ const DOCS = {
   getSettlement: routeDocs({
     operationId: 'getSettlement',
     summary: 'The daily settlement report',
-    description: `Every movement of the organization's money with a mobile network on one UTC day (default: today, so far): collections in, ` +
+    description:
+      `Every movement of the organization's money with a mobile network on one UTC day (default: today, so far): collections in, ` +
       `payments and reversals out, each with the operator's transaction id, and the totals per network and currency (exact sums). ${DAY_RULE} ` +
       `\`fee\` is null: the operators' API results report no fee per transaction. At most ${SETTLEMENT_MAX_LINES} lines (400 otherwise: filter by network or currency).`,
     tags: ['Settlements'],
@@ -28,7 +30,8 @@ const DOCS = {
   getSettlementCsv: routeDocs({
     operationId: 'getSettlementCsv',
     summary: 'The daily settlement report, as CSV',
-    description: 'The report of `getSettlement` as CSV: a line per movement with the same fields, then per network and currency a `total_in`, ' +
+    description:
+      'The report of `getSettlement` as CSV: a line per movement with the same fields, then per network and currency a `total_in`, ' +
       '`total_out` and `total_reversed` line (the sum in `amount`, the number in `count`) and a `net` line.',
     tags: ['Settlements'],
     caller: 'merchant',
@@ -36,7 +39,8 @@ const DOCS = {
       200: {
         description: 'The report as CSV.',
         mediaType: 'text/csv',
-        example: 'network,currency,type,id,organization,operator_transaction_id,reference,original_transaction_id,route,amount,fee,phonenumber,final_at,count\n' +
+        example:
+          'network,currency,type,id,organization,operator_transaction_id,reference,original_transaction_id,route,amount,fee,phonenumber,final_at,count\n' +
           'MTN Uganda,UGX,collection,812,42,8871245531,req-77-0,,momo,5000.0000,,+256772123456,2025-05-01T09:12:44.120Z,\n' +
           'MTN Uganda,UGX,total_in,,,,,,,5000.0000,,,,1\nMTN Uganda,UGX,total_out,,,,,,,0.0000,,,,0\nMTN Uganda,UGX,total_reversed,,,,,,,0.0000,,,,0\n' +
           'MTN Uganda,UGX,net,,,,,,,5000.0000,,,,\n',
@@ -50,7 +54,8 @@ export const settlementRoutes = ({ sql }: AppDeps) =>
     .use(authPlugin(sql))
     .get(
       '/settlements',
-      async ({ query, principal }) => serializeSettlement(await settlementReport(sql, { organizationId: principal.organizationId }, query)),
+      async ({ query, principal }) =>
+        serializeSettlement(await settlementReport(sql, { organizationId: principal.organizationId }, query)),
       { can: 'reconcile', query: requestSchema(SettlementQuery), ...DOCS.getSettlement },
     )
     .get(

@@ -3,11 +3,24 @@
  * behind their balances (`/api/transactions`), read only; another organization's are 403.
  */
 import { Elysia } from 'elysia';
-import { AccountSchema, LedgerTransactionSchema, serializeAccount, serializeLedgerTransaction } from '../domain/money-out';
+import {
+  AccountSchema,
+  LedgerTransactionSchema,
+  serializeAccount,
+  serializeLedgerTransaction,
+} from '../domain/money-out';
 import { listSchemaForVersion, ownedForVersion, ownedSchemaForVersion } from '../domain/versions';
 import { StatementSchema, serializeStatement, statementCsv } from '../domain/statements';
 import {
-  STATEMENT_MAX_TRANSACTIONS, StatementPeriod, TransactionFilters, WalletFilters, findOwnTransaction, findOwnWallet, listTransactions, listWallets, walletStatement,
+  STATEMENT_MAX_TRANSACTIONS,
+  StatementPeriod,
+  TransactionFilters,
+  WalletFilters,
+  findOwnTransaction,
+  findOwnWallet,
+  listTransactions,
+  listWallets,
+  walletStatement,
 } from '../services/wallets';
 import { authPlugin } from '../http/auth';
 import { pathId, type AppDeps } from '../http/context';
@@ -22,10 +35,16 @@ const DOCS = {
   listAccounts: routeDocs({
     operationId: 'listAccounts',
     summary: 'List wallets',
-    description: 'The organization\'s wallets, oldest first (the default wallet of a currency first), each with its balance.',
+    description:
+      "The organization's wallets, oldest first (the default wallet of a currency first), each with its balance.",
     tags: ['Accounts'],
     caller: 'merchant',
-    responses: { 200: { description: 'A page of wallets.', schema: (version) => listSchemaForVersion(accountSchemaForVersion(version), version) } },
+    responses: {
+      200: {
+        description: 'A page of wallets.',
+        schema: (version) => listSchemaForVersion(accountSchemaForVersion(version), version),
+      },
+    },
   }),
   getAccount: routeDocs({
     operationId: 'getAccount',
@@ -37,10 +56,10 @@ const DOCS = {
   }),
   getAccountStatement: routeDocs({
     operationId: 'getAccountStatement',
-    summary: 'A wallet\'s statement for a period',
+    summary: "A wallet's statement for a period",
     description:
       'The balance at `since` (the sum of every earlier transaction), every transaction of `[since, until)` oldest first with the balance after ' +
-      'it, and the closing balance, read in one snapshot: for a period that reaches the present the closing balance is the wallet\'s balance at ' +
+      "it, and the closing balance, read in one snapshot: for a period that reaches the present the closing balance is the wallet's balance at " +
       `\`as_of\`. Periods are UTC; at most ${STATEMENT_MAX_TRANSACTIONS} transactions (400 otherwise: ask for a shorter period). A transaction ` +
       'is dated when its database transaction began, so a period that ended seconds ago may still gain one that was committing then.',
     tags: ['Accounts'],
@@ -50,8 +69,9 @@ const DOCS = {
   }),
   getAccountStatementCsv: routeDocs({
     operationId: 'getAccountStatementCsv',
-    summary: 'A wallet\'s statement for a period, as CSV',
-    description: 'The statement of `getAccountStatement` as CSV: an opening balance line, a line per transaction (time, transaction, type, what it belongs to, description, amount, balance after), a closing balance line.',
+    summary: "A wallet's statement for a period, as CSV",
+    description:
+      'The statement of `getAccountStatement` as CSV: an opening balance line, a line per transaction (time, transaction, type, what it belongs to, description, amount, balance after), a closing balance line.',
     tags: ['Accounts'],
     caller: 'merchant',
     errors: [403, 404],
@@ -59,7 +79,8 @@ const DOCS = {
       200: {
         description: 'The statement as CSV.',
         mediaType: 'text/csv',
-        example: 'time,transaction,type,belongs_to,description,amount,balance,currency\n2025-05-01T00:00:00.000Z,,opening_balance,,,,1000.0000,UGX\n' +
+        example:
+          'time,transaction,type,belongs_to,description,amount,balance,currency\n2025-05-01T00:00:00.000Z,,opening_balance,,,,1000.0000,UGX\n' +
           '2025-05-01T13:47:02.512Z,311,mobile_payment,payment 77,Payment 77 to +256772123456,-250.0000,750.0000,UGX\n2025-05-02T00:00:00.000Z,,closing_balance,,,,750.0000,UGX\n',
       },
     },
@@ -67,10 +88,16 @@ const DOCS = {
   listTransactions: routeDocs({
     operationId: 'listTransactions',
     summary: 'List wallet transactions',
-    description: 'Every credit and debit of the organization\'s wallets, newest first; a wallet\'s balance is the sum of its transactions.',
+    description:
+      "Every credit and debit of the organization's wallets, newest first; a wallet's balance is the sum of its transactions.",
     tags: ['Accounts'],
     caller: 'merchant',
-    responses: { 200: { description: 'A page of transactions.', schema: (version) => listSchemaForVersion(LedgerTransactionSchema, version) } },
+    responses: {
+      200: {
+        description: 'A page of transactions.',
+        schema: (version) => listSchemaForVersion(LedgerTransactionSchema, version),
+      },
+    },
   }),
   getTransaction: routeDocs({
     operationId: 'getTransaction',
@@ -102,7 +129,10 @@ export const accountRoutes = ({ sql, config }: AppDeps) =>
     .get(
       '/:id',
       async ({ params, principal, apiVersion }) => {
-        return ownedForVersion(serializeAccount(await findOwnWallet(sql, principal.organizationId, pathId(params.id, 'Wallet'))), apiVersion);
+        return ownedForVersion(
+          serializeAccount(await findOwnWallet(sql, principal.organizationId, pathId(params.id, 'Wallet'))),
+          apiVersion,
+        );
       },
       {
         can: 'view',
@@ -112,14 +142,18 @@ export const accountRoutes = ({ sql, config }: AppDeps) =>
     )
     .get(
       '/:id/statement',
-      async ({ params, query, principal }) => serializeStatement(await walletStatement(sql, principal.organizationId, pathId(params.id, 'Wallet'), query)),
+      async ({ params, query, principal }) =>
+        serializeStatement(await walletStatement(sql, principal.organizationId, pathId(params.id, 'Wallet'), query)),
       { can: 'reconcile', params: PathIdParams, query: requestSchema(StatementPeriod), ...DOCS.getAccountStatement },
     )
     .get(
       '/:id/statement.csv',
       async ({ params, query, principal }) => {
         const statement = await walletStatement(sql, principal.organizationId, pathId(params.id, 'Wallet'), query);
-        return csvResponse(statementCsv(statement), `wallet-${statement.walletId}-statement-${statement.since.toISOString().slice(0, 10)}.csv`);
+        return csvResponse(
+          statementCsv(statement),
+          `wallet-${statement.walletId}-statement-${statement.since.toISOString().slice(0, 10)}.csv`,
+        );
       },
       { can: 'reconcile', params: PathIdParams, query: requestSchema(StatementPeriod), ...DOCS.getAccountStatementCsv },
     );
@@ -132,7 +166,13 @@ export const transactionRoutes = ({ sql, config }: AppDeps) =>
       async ({ request, query: filters, principal, apiVersion }) => {
         const page = parsePage(new URL(request.url).searchParams, config.pageSizeMax);
         const { count, rows } = await listTransactions(sql, principal.organizationId, filters, page);
-        return listAnswer(request, config.publicBaseUrl, page, { count, results: rows.map(serializeLedgerTransaction) }, apiVersion);
+        return listAnswer(
+          request,
+          config.publicBaseUrl,
+          page,
+          { count, results: rows.map(serializeLedgerTransaction) },
+          apiVersion,
+        );
       },
       {
         can: 'view',
@@ -143,7 +183,9 @@ export const transactionRoutes = ({ sql, config }: AppDeps) =>
     .get(
       '/:id',
       async ({ params, principal }) => {
-        return serializeLedgerTransaction(await findOwnTransaction(sql, principal.organizationId, pathId(params.id, 'Transaction')));
+        return serializeLedgerTransaction(
+          await findOwnTransaction(sql, principal.organizationId, pathId(params.id, 'Transaction')),
+        );
       },
       {
         can: 'view',

@@ -15,7 +15,8 @@ function bunPassword(): BunPassword {
   return password;
 }
 
-export const hashPassword = (password: string): Promise<string> => bunPassword().hash(password, { algorithm: 'argon2id' });
+export const hashPassword = (password: string): Promise<string> =>
+  bunPassword().hash(password, { algorithm: 'argon2id' });
 
 let dummyHash: Promise<string> | undefined;
 

@@ -32,7 +32,8 @@ function render(child: Child): string {
 /** A template whose interpolations are escaped; arrays are rendered item by item; null, undefined and false render nothing. */
 export function html(strings: TemplateStringsArray, ...values: Child[]): Html {
   let markup = strings[0] ?? '';
-  for (let index = 0; index < values.length; index += 1) markup += render(values[index] as Child) + (strings[index + 1] ?? '');
+  for (let index = 0; index < values.length; index += 1)
+    markup += render(values[index] as Child) + (strings[index + 1] ?? '');
   return new Html(markup);
 }
 

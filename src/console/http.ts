@@ -58,7 +58,10 @@ type CookieOptions = { path?: string; maxAgeSeconds?: number; secure: boolean };
 /** HttpOnly and SameSite=Lax always; Secure outside sandbox mode (sandbox runs on plain http://localhost). */
 export function cookie(name: string, value: string, { path = '/', maxAgeSeconds, secure }: CookieOptions): string {
   return [
-    `${name}=${value}`, `Path=${path}`, 'HttpOnly', 'SameSite=Lax',
+    `${name}=${value}`,
+    `Path=${path}`,
+    'HttpOnly',
+    'SameSite=Lax',
     ...(maxAgeSeconds !== undefined ? [`Max-Age=${maxAgeSeconds}`] : []),
     ...(secure ? ['Secure'] : []),
   ].join('; ');
@@ -68,7 +71,8 @@ export function cookie(name: string, value: string, { path = '/', maxAgeSeconds,
  * The session cookie: `__Host-` outside sandbox mode, so the browser only accepts it Secure, for
  * this host alone and for every path.
  */
-export const sessionCookieName = (config: Pick<Config, 'sandbox'>): string => (config.sandbox ? 'console_session' : '__Host-console_session');
+export const sessionCookieName = (config: Pick<Config, 'sandbox'>): string =>
+  config.sandbox ? 'console_session' : '__Host-console_session';
 
 /** Not signed in (or the session ended): GETs go to the sign-in page and come back afterwards. */
 export class SignInRequired extends Error {
@@ -80,9 +84,15 @@ export class SignInRequired extends Error {
 /** A console error page: the status and the sentence a person reads. */
 export const consoleError = (status: number, detail: string): ApiError => new ApiError(status, { detail });
 export const forbidden = (): ApiError =>
-  consoleError(403, 'You do not have permission to open this page. Ask a user who may manage users and organization settings.');
+  consoleError(
+    403,
+    'You do not have permission to open this page. Ask a user who may manage users and organization settings.',
+  );
 export const csrfRefused = (): ApiError =>
-  consoleError(403, 'This form was not sent from a page of your console session (its security token is missing or wrong). Reload the page and try again.');
+  consoleError(
+    403,
+    'This form was not sent from a page of your console session (its security token is missing or wrong). Reload the page and try again.',
+  );
 
 /** A local console path to come back to after signing in; anything else (another site, `//host`) is dropped. */
 export function safeNext(next: string | null | undefined): string {
@@ -92,7 +102,16 @@ export function safeNext(next: string | null | undefined): string {
 
 /** The minimal page an error renders as (no navigation: the session may be what failed). */
 function errorPage(status: number, detail: string): Html {
-  const title = status === 404 ? 'Not found' : status === 403 ? 'Not allowed' : status === 429 ? 'Too many attempts' : status >= 500 ? 'Something went wrong' : 'Cannot do that';
+  const title =
+    status === 404
+      ? 'Not found'
+      : status === 403
+        ? 'Not allowed'
+        : status === 429
+          ? 'Too many attempts'
+          : status >= 500
+            ? 'Something went wrong'
+            : 'Cannot do that';
   return html`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · Console</title><link rel="icon" href="data:,"><link rel="stylesheet" href="/console/static/console.css"></head>
 <body><main class="narrow"><h1>${title}</h1><p class="error-detail" data-status="${status}">${detail}</p>
@@ -101,19 +120,28 @@ function errorPage(status: number, detail: string): Html {
 
 /** Anything thrown on a console path, as an HTML page (or the redirect to sign in). */
 export async function consoleErrorResponse(
-  code: unknown, error: unknown, request: Request, allowedMethods: (path: string) => string[],
+  code: unknown,
+  error: unknown,
+  request: Request,
+  allowedMethods: (path: string) => string[],
 ): Promise<Response> {
-  if (error instanceof SignInRequired) return redirect(`${CONSOLE_PATH}/sign-in?next=${encodeURIComponent(error.next)}`);
+  if (error instanceof SignInRequired)
+    return redirect(`${CONSOLE_PATH}/sign-in?next=${encodeURIComponent(error.next)}`);
   const apiError = findApiError(error);
   if (apiError !== undefined && apiError.status === 400 && typeof apiError.body.detail !== 'string') {
     // Field errors a page did not show next to its fields (a bad filter in a link, say).
-    const messages = Object.entries(apiError.body).map(([field, problems]) => `${field}: ${([] as string[]).concat(problems as string[]).join(' ')}`);
+    const messages = Object.entries(apiError.body).map(
+      ([field, problems]) => `${field}: ${([] as string[]).concat(problems as string[]).join(' ')}`,
+    );
     return htmlResponse(errorPage(400, messages.join(' ')), 400);
   }
   // The API's mapping decides status and wording (and logs what is unexpected); the console shows it as a page.
   const response = errorResponse(code, error, request, allowedMethods);
   const body = (await response.json().catch(() => ({}))) as { detail?: unknown };
-  const page = htmlResponse(errorPage(response.status, typeof body.detail === 'string' ? body.detail : 'The request could not be completed.'), response.status);
+  const page = htmlResponse(
+    errorPage(response.status, typeof body.detail === 'string' ? body.detail : 'The request could not be completed.'),
+    response.status,
+  );
   for (const name of ['Retry-After', 'Allow']) {
     const value = response.headers.get(name);
     if (value !== null) page.headers.set(name, value);

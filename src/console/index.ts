@@ -26,7 +26,14 @@ export { consoleErrorResponse, isConsolePath } from './http';
 
 const staticFile = (name: string, contentType: string) => {
   const body = readFileSync(new URL(`./static/${name}`, import.meta.url), 'utf8');
-  return () => new Response(body, { headers: { 'Content-Type': contentType, 'Cache-Control': 'public, max-age=300', 'X-Content-Type-Options': 'nosniff' } });
+  return () =>
+    new Response(body, {
+      headers: {
+        'Content-Type': contentType,
+        'Cache-Control': 'public, max-age=300',
+        'X-Content-Type-Options': 'nosniff',
+      },
+    });
 };
 
 export const consoleRoutes = (deps: AppDeps) =>

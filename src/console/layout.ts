@@ -10,7 +10,19 @@ import { html, type Child, type Html } from './html';
 import type { Capability } from '../domain/roles';
 import { allows } from './session';
 
-type Section = 'overview' | 'requests' | 'collections' | 'payments' | 'wallets' | 'settlements' | 'contacts' | 'events' | 'webhooks' | 'settings' | 'audit' | 'sandbox';
+type Section =
+  | 'overview'
+  | 'requests'
+  | 'collections'
+  | 'payments'
+  | 'wallets'
+  | 'settlements'
+  | 'contacts'
+  | 'events'
+  | 'webhooks'
+  | 'settings'
+  | 'audit'
+  | 'sandbox';
 
 type NavItem = { section: Section; href: string; label: string; capability: Capability; sandboxOnly?: boolean };
 
@@ -43,8 +55,14 @@ const head = (title: string) => html`<!doctype html>
 
 /** A whole page for a signed-in user. */
 export function layout({ session, sandbox, section, title }: Frame, content: Child): Html {
-  const items = NAVIGATION.filter((item, index) => allows(session, item.capability) && (!item.sandboxOnly || sandbox) &&
-    !NAVIGATION.slice(0, index).some((earlier) => earlier.section === item.section && allows(session, earlier.capability)));
+  const items = NAVIGATION.filter(
+    (item, index) =>
+      allows(session, item.capability) &&
+      (!item.sandboxOnly || sandbox) &&
+      !NAVIGATION.slice(0, index).some(
+        (earlier) => earlier.section === item.section && allows(session, earlier.capability),
+      ),
+  );
   return html`${head(title)}
 <body>
 <header class="top">
@@ -66,15 +84,27 @@ export function bareLayout(title: string, content: Child): Html {
   return html`${head(title)}<body><main class="narrow"><h1>${title}</h1>${content}</main></body></html>`;
 }
 
-const csrfField = (session: Pick<ConsoleSession, 'csrfToken'>): Html => html`<input type="hidden" name="_csrf" value="${session.csrfToken}">`;
+const csrfField = (session: Pick<ConsoleSession, 'csrfToken'>): Html =>
+  html`<input type="hidden" name="_csrf" value="${session.csrfToken}">`;
 
 /** A POST form carrying the session's CSRF token. */
-export function postForm(session: Pick<ConsoleSession, 'csrfToken'>, action: string, content: Child, className = 'stack'): Html {
+export function postForm(
+  session: Pick<ConsoleSession, 'csrfToken'>,
+  action: string,
+  content: Child,
+  className = 'stack',
+): Html {
   return html`<form method="post" action="${action}" class="${className}">${csrfField(session)}${content}</form>`;
 }
 
 /** A one-button POST form (delete, revoke, redeliver...). */
-export function actionButton(session: Pick<ConsoleSession, 'csrfToken'>, action: string, label: string, hidden: Record<string, string | number> = {}, variant = ''): Html {
+export function actionButton(
+  session: Pick<ConsoleSession, 'csrfToken'>,
+  action: string,
+  label: string,
+  hidden: Record<string, string | number> = {},
+  variant = '',
+): Html {
   return html`<form method="post" action="${action}" class="inline">${csrfField(session)}${Object.entries(hidden).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`)}<button type="submit" class="${variant}">${label}</button></form>`;
 }
 
@@ -97,11 +127,19 @@ const fieldValue = (values: Values, name: string): string => {
 
 function errorList(name: string, errors: FieldErrors): Html {
   const messages = errors[name];
-  return messages && messages.length > 0 ? html`<p class="field-error" id="error-${name}">${messages.join(' ')}</p>` : html``;
+  return messages && messages.length > 0
+    ? html`<p class="field-error" id="error-${name}">${messages.join(' ')}</p>`
+    : html``;
 }
 
 /** A labelled input with its hint and its error next to it. */
-export function input(name: string, label: string, values: Values, errors: FieldErrors, options: InputOptions = {}): Html {
+export function input(
+  name: string,
+  label: string,
+  values: Values,
+  errors: FieldErrors,
+  options: InputOptions = {},
+): Html {
   const invalid = (errors[name]?.length ?? 0) > 0;
   const describedBy = [options.hint ? `hint-${name}` : '', invalid ? `error-${name}` : ''].filter(Boolean).join(' ');
   return html`<div class="field${invalid ? ' invalid' : ''}">
@@ -114,12 +152,22 @@ ${options.hint ? html`<p class="hint" id="hint-${name}">${options.hint}</p>` : '
 /** A list filter's date range: `<field>_after` and `<field>_before` inputs for each field (the API's filter names). */
 export function dateRangeInputs(values: Values, fields: readonly ('created' | 'modified')[] = ['created']): Html {
   const label = { created: 'Created', modified: 'Modified' } as const;
-  return html`${fields.flatMap((field) => (['after', 'before'] as const).map((side) =>
-    input(`${field}_${side}`, `${label[field]} ${side}`, values, {}, { placeholder: 'YYYY-MM-DD HH:MM' })))}`;
+  return html`${fields.flatMap((field) =>
+    (['after', 'before'] as const).map((side) =>
+      input(`${field}_${side}`, `${label[field]} ${side}`, values, {}, { placeholder: 'YYYY-MM-DD HH:MM' }),
+    ),
+  )}`;
 }
 
 /** A labelled select; `choices` are [value, label] pairs. */
-export function select(name: string, label: string, choices: readonly (readonly [string, string])[], values: Values, errors: FieldErrors, optional = false): Html {
+export function select(
+  name: string,
+  label: string,
+  choices: readonly (readonly [string, string])[],
+  values: Values,
+  errors: FieldErrors,
+  optional = false,
+): Html {
   const current = fieldValue(values, name);
   const invalid = (errors[name]?.length ?? 0) > 0;
   return html`<div class="field${invalid ? ' invalid' : ''}">
@@ -140,8 +188,10 @@ export function checkbox(name: string, label: string, checked: boolean, hint?: s
 export function formErrors(errors: FieldErrors, fields: readonly string[]): Html {
   const other = Object.entries(errors).filter(([field]) => !fields.includes(field));
   if (other.length === 0) return html``;
-  return html`<div class="alert error" role="alert"><ul>${other.map(([field, messages]) =>
-    html`<li>${field === 'non_field_errors' || field === 'detail' ? '' : `${field}: `}${messages.join(' ')}</li>`)}</ul></div>`;
+  return html`<div class="alert error" role="alert"><ul>${other.map(
+    ([field, messages]) =>
+      html`<li>${field === 'non_field_errors' || field === 'detail' ? '' : `${field}: `}${messages.join(' ')}</li>`,
+  )}</ul></div>`;
 }
 
 export const notice = (text: Child, kind: 'ok' | 'error' | 'info' = 'ok'): Html =>
@@ -171,7 +221,8 @@ ${page.offset > 0 ? html`<a href="${link(Math.max(0, page.offset - page.limit))}
 ${page.offset + page.limit < count ? html`<a href="${link(page.offset + page.limit)}" rel="next">Next</a>` : ''}</nav>`;
 }
 
-export const badge = (status: string): Html => html`<span class="badge status-${status.replace(/[^a-z_]/g, '')}">${status.replaceAll('_', ' ')}</span>`;
+export const badge = (status: string): Html =>
+  html`<span class="badge status-${status.replace(/[^a-z_]/g, '')}">${status.replaceAll('_', ' ')}</span>`;
 
 /** `2025-05-01 13:45:07 UTC` in a <time> element. */
 export function when(date: Date | null | undefined): Html {
@@ -212,5 +263,7 @@ export const anyFilter = (searchParams: URLSearchParams, names: readonly string[
 
 /** Drops empty form fields, so "left blank" means "not given" to the API's validation. */
 export function givenFields(form: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(form).filter(([, value]) => !(typeof value === 'string' && value.trim() === '')));
+  return Object.fromEntries(
+    Object.entries(form).filter(([, value]) => !(typeof value === 'string' && value.trim() === '')),
+  );
 }

@@ -23,10 +23,14 @@ import { SignInRequired, csrfRefused, forbidden, readCookie, sessionCookieName }
 export type FormFields = Record<string, unknown>;
 
 /** Whether the session's user may do what `capability` covers (to show a link or a button). */
-export const allows = (session: Pick<ConsoleSession, 'role'>, capability: Capability): boolean => capabilitiesOf(session.role).includes(capability);
+export const allows = (session: Pick<ConsoleSession, 'role'>, capability: Capability): boolean =>
+  capabilitiesOf(session.role).includes(capability);
 
 /** The current session of a request, or undefined. */
-async function currentSession({ sql, config }: Pick<AppDeps, 'sql' | 'config'>, request: Request): Promise<ConsoleSession | undefined> {
+async function currentSession(
+  { sql, config }: Pick<AppDeps, 'sql' | 'config'>,
+  request: Request,
+): Promise<ConsoleSession | undefined> {
   const token = readCookie(request, sessionCookieName(config));
   return token === undefined ? undefined : await findSession(sql, token);
 }
@@ -91,7 +95,12 @@ export function issueSignInForm(secret: string, now = Date.now()): { nonce: stri
  * Whether a sign-in form's token is one this service signed for the cookie's nonce and it has not
  * expired; the signatures are compared in constant time. A pair the client made up never is.
  */
-export function signInFormAccepted(secret: string, nonce: string | undefined, presented: unknown, now = Date.now()): boolean {
+export function signInFormAccepted(
+  secret: string,
+  nonce: string | undefined,
+  presented: unknown,
+  now = Date.now(),
+): boolean {
   if (nonce === undefined || !SIGN_IN_NONCE.test(nonce) || typeof presented !== 'string') return false;
   const [, expiresText = '', signature = ''] = SIGN_IN_TOKEN.exec(presented) ?? [];
   const expires = Number(expiresText);

@@ -5,7 +5,8 @@
 import { defineQuery, defineSignal } from '@temporalio/workflow';
 import type { CollectionId, CollectionRequestId, OrganizationId } from '../domain/ids';
 
-export const collectionRequestWorkflowId = (requestId: CollectionRequestId): string => `collection-request-${requestId}`;
+export const collectionRequestWorkflowId = (requestId: CollectionRequestId): string =>
+  `collection-request-${requestId}`;
 
 /** Everything the request's workflow needs; durations are data so tests can use seconds. */
 export type CollectionRequestInput = {
@@ -40,7 +41,12 @@ export type CollectionRequestState = {
    * (credited), rejected (by the merchant's verification URL or its default), failed, or not this
    * request's; who decided; absent until one arrived.
    */
-  payment?: { collectionId: CollectionId; requestId: CollectionRequestId | null; outcome: 'accepted' | 'rejected' | 'unmatched' | 'already-processed' | 'failed'; decidedBy: string | null };
+  payment?: {
+    collectionId: CollectionId;
+    requestId: CollectionRequestId | null;
+    outcome: 'accepted' | 'rejected' | 'unmatched' | 'already-processed' | 'failed';
+    decidedBy: string | null;
+  };
 };
 
 /** Sent by the incoming-collection workflow when a collection matches the request. */

@@ -7,7 +7,10 @@ import type { CollectionId, CollectionRequestId, OrganizationId } from '../domai
 
 /** `collection-<network>-<remote transaction id>`, one per payment a network reports. */
 export const incomingCollectionWorkflowId = (network: string, remoteTransactionId: string): string =>
-  `collection-${network.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '')}-${remoteTransactionId}`;
+  `collection-${network
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-|-$/g, '')}-${remoteTransactionId}`;
 
 export type IncomingPaymentInput = {
   network: string;
@@ -41,6 +44,15 @@ export type IncomingCollectionInput = {
 
 type IncomingCollectionOutcome = 'accepted' | 'rejected' | 'unmatched' | 'already-processed' | 'failed' | 'unconfirmed';
 
-export type IncomingCollectionResult = { collectionId: CollectionId | null; outcome: IncomingCollectionOutcome; requestId: CollectionRequestId | null; decidedBy: string | null };
+export type IncomingCollectionResult = {
+  collectionId: CollectionId | null;
+  outcome: IncomingCollectionOutcome;
+  requestId: CollectionRequestId | null;
+  decidedBy: string | null;
+};
 
-export type VerificationDecision = { decision: 'accept' | 'reject'; reason: string | null; decidedBy: 'merchant' | 'default' | 'not-asked' };
+export type VerificationDecision = {
+  decision: 'accept' | 'reject';
+  reason: string | null;
+  decidedBy: 'merchant' | 'default' | 'not-asked';
+};

@@ -19,7 +19,12 @@ export type PaymentInput = {
   statusTimeoutSeconds: number;
 };
 
-export type ReversalInput = { reversalId: ReversalId; organizationId: OrganizationId; statusPollSeconds: number; statusTimeoutSeconds: number };
+export type ReversalInput = {
+  reversalId: ReversalId;
+  organizationId: OrganizationId;
+  statusPollSeconds: number;
+  statusTimeoutSeconds: number;
+};
 
 export type MoneyOutState = { state: string; attempts: number; lastError: string | null };
 

@@ -21,7 +21,12 @@ export const RETRY_POLICIES = {
    * An operator's status query: a few quick tries, then the workflow's next poll asks again; an
    * operator that keeps failing must not hold a workflow past its deadline.
    */
-  statusQuery: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 4 },
+  statusQuery: {
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    maximumInterval: '10 seconds',
+    maximumAttempts: 4,
+  },
   /**
    * Sending money (payouts, reversals): idempotent per payout reference, so a retry after a crash
    * mid-call pays nothing twice; a network that keeps failing is asked until it answers.

@@ -12,7 +12,8 @@
 export const webhookSenderTaskQueue = (taskQueue: string): string => `${taskQueue}-webhook-senders`;
 
 /** A dispatcher's id: its deployment's task queue and its slot in the pool. */
-export const webhookDispatcherId = (taskQueue: string, slot: number): string => `webhook-dispatcher-${taskQueue}-${slot}`;
+export const webhookDispatcherId = (taskQueue: string, slot: number): string =>
+  `webhook-dispatcher-${taskQueue}-${slot}`;
 
 /** Which dispatcher of the pool it is, and (tests) its window, else the worker's `WEBHOOK_DISPATCH_WINDOW`. */
 export type DispatcherInput = { slot: number; window?: number; senderTaskQueue?: string };

@@ -15,22 +15,39 @@ export async function inTransaction<T>(sql: Queryable, work: (tx: Queryable) => 
  * named its organization run as the tenant role, scoped to it.
  */
 export function createSql(databaseUrl: string, max = 10, taskQueue?: string): Sql {
-  return withTenantBoundary(postgres(databaseUrl, {
-    max,
-    // The deployment whose pool sends the webhooks this process makes (migration 026, WEBHOOK_DISPATCH_SCOPE).
-    ...(taskQueue === undefined ? {} : { connection: { 'collections.task_queue': taskQueue } as Record<string, string> }),
-    onnotice: () => {},
-    // bigint ids and counts come back as JS numbers: ids stay far below 2^53.
-    types: {
-      bigint: { to: 20, from: [20], serialize: (value: number) => value.toString(), parse: (value: string) => Number(value) },
-    },
-  }));
+  return withTenantBoundary(
+    postgres(databaseUrl, {
+      max,
+      // The deployment whose pool sends the webhooks this process makes (migration 026, WEBHOOK_DISPATCH_SCOPE).
+      ...(taskQueue === undefined
+        ? {}
+        : { connection: { 'collections.task_queue': taskQueue } as Record<string, string> }),
+      onnotice: () => {},
+      // bigint ids and counts come back as JS numbers: ids stay far below 2^53.
+      types: {
+        bigint: {
+          to: 20,
+          from: [20],
+          serialize: (value: number) => value.toString(),
+          parse: (value: string) => Number(value),
+        },
+      },
+    }),
+  );
 }
 
 /** postgres.js's own codes for a connection it could not open or lost. */
 const CONNECTION_ERROR_CODES = new Set([
-  'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', 'CONNECT_TIMEOUT',
-  'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND',
+  'CONNECTION_CLOSED',
+  'CONNECTION_ENDED',
+  'CONNECTION_DESTROYED',
+  'CONNECT_TIMEOUT',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENOTFOUND',
 ]);
 
 /**
@@ -74,20 +91,26 @@ export function isPermanentDatabaseError(error: unknown): boolean {
  */
 export function isWriteOnClosedConnection(error: unknown): boolean {
   if (!(error instanceof TypeError) || !/socket\.write|reading 'write'/.test(error.message)) return false;
-  return /nextWrite/.test(error.stack ?? '') && /postgres[\\/](cjs[\\/])?src[\\/]connection\.js/.test(error.stack ?? '');
+  return (
+    /nextWrite/.test(error.stack ?? '') && /postgres[\\/](cjs[\\/])?src[\\/]connection\.js/.test(error.stack ?? '')
+  );
 }
 
 /**
  * Keeps the process alive through `isWriteOnClosedConnection` (logged as a warning) and ends it, as
  * the runtime would, on any other uncaught exception. The API and the worker install it at start.
  */
-export function surviveWritesOnClosedConnections(warn: (message: string, fields: Record<string, unknown>) => void): void {
+export function surviveWritesOnClosedConnections(
+  warn: (message: string, fields: Record<string, unknown>) => void,
+): void {
   process.on('uncaughtException', (error) => {
     if (isWriteOnClosedConnection(error)) {
       warn('PostgreSQL connection closed under a pending write; the pool reconnects', { error });
       return;
     }
-    process.stderr.write(`Uncaught exception: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.stderr.write(
+      `Uncaught exception: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
     process.exit(1);
   });
 }

@@ -78,11 +78,20 @@ function setScope(sql: AnySql, organizationId: OrganizationId): Pending {
  * `commit` pipelined on a reserved connection (one round trip; `sql.begin` would take three). A
  * failed statement aborts the transaction, which `commit` then ends as a rollback.
  */
-async function scopedStatement(base: postgres.Sql, organizationId: OrganizationId, args: TemplateArgs): Promise<unknown> {
+async function scopedStatement(
+  base: postgres.Sql,
+  organizationId: OrganizationId,
+  args: TemplateArgs,
+): Promise<unknown> {
   const connection = await base.reserve();
   try {
     const statement = connection(...(args as [TemplateStringsArray, ...postgres.ParameterOrFragment<never>[]]));
-    const settled = await Promise.allSettled([connection`begin`, setScope(connection, organizationId), statement, connection`commit`]);
+    const settled = await Promise.allSettled([
+      connection`begin`,
+      setScope(connection, organizationId),
+      statement,
+      connection`commit`,
+    ]);
     // The first failure is the cause: after it, the rest only report the aborted transaction.
     const failed = settled.find((outcome) => outcome.status === 'rejected');
     if (failed) throw failed.reason;
@@ -104,17 +113,25 @@ function deferredToScope(query: Pending, run: () => Promise<unknown>): Pending {
   const execute = () => (result ??= run());
   Object.assign(query, {
     // biome-ignore lint/suspicious/noThenProperty: the deferred query is a thenable on purpose, as postgres.js queries are
-    then: (resolve?: (value: unknown) => unknown, reject?: (reason: unknown) => unknown) => execute().then(resolve, reject),
+    then: (resolve?: (value: unknown) => unknown, reject?: (reason: unknown) => unknown) =>
+      execute().then(resolve, reject),
     catch: (reject?: (reason: unknown) => unknown) => execute().catch(reject),
     finally: (done?: () => void) => execute().finally(done),
   });
   return query;
 }
 
-type BeginArgs = [callback: (sql: postgres.TransactionSql) => unknown] | [options: string, callback: (sql: postgres.TransactionSql) => unknown];
+type BeginArgs =
+  | [callback: (sql: postgres.TransactionSql) => unknown]
+  | [options: string, callback: (sql: postgres.TransactionSql) => unknown];
 
 /** `sql.begin` as the tenant: the scope is sent first, pipelined with the callback's statements. */
-function scopedBegin(pool: postgres.Sql, base: postgres.Sql, organizationId: OrganizationId, args: BeginArgs): Promise<unknown> {
+function scopedBegin(
+  pool: postgres.Sql,
+  base: postgres.Sql,
+  organizationId: OrganizationId,
+  args: BeginArgs,
+): Promise<unknown> {
   const [options, callback] = args.length === 2 ? args : ['', args[0]];
   return base.begin(options, (tx) => {
     poolOfTransaction.set(tx, pool);
@@ -130,7 +147,9 @@ function scopedBegin(pool: postgres.Sql, base: postgres.Sql, organizationId: Org
 export function withTenantBoundary(base: postgres.Sql): postgres.Sql {
   const begin = (...args: BeginArgs) => {
     const organizationId = scopedOrganization();
-    return organizationId === null ? base.begin(...(args as [string, (sql: postgres.TransactionSql) => unknown])) : scopedBegin(pool, base, organizationId, args);
+    return organizationId === null
+      ? base.begin(...(args as [string, (sql: postgres.TransactionSql) => unknown]))
+      : scopedBegin(pool, base, organizationId, args);
   };
   const pool: postgres.Sql = new Proxy(base, {
     apply(target, thisArg, args: unknown[]) {

@@ -11,7 +11,12 @@ import type { Sql } from './index';
 
 const DB_STATEMENT_MAX_LENGTH = 1000;
 
-type PostgresQuery = Promise<unknown> & { strings: readonly string[]; string?: string; executed: boolean; handle(): Promise<void> };
+type PostgresQuery = Promise<unknown> & {
+  strings: readonly string[];
+  string?: string;
+  executed: boolean;
+  handle(): Promise<void>;
+};
 
 const instrumented = new WeakSet<object>();
 
@@ -33,7 +38,11 @@ function traceQuery(query: PostgresQuery, database: string): void {
     span.end();
   };
   // Promise's own `then`: the query's `then` would start it again.
-  Promise.prototype.then.call(query, () => end(), (error: unknown) => end(error ?? 'query failed'));
+  Promise.prototype.then.call(
+    query,
+    () => end(),
+    (error: unknown) => end(error ?? 'query failed'),
+  );
 }
 
 /**

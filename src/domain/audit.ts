@@ -10,8 +10,16 @@ import { AUDITED_MOVEMENTS } from './money-movements';
 
 /** The kinds of object the audit trail records changes of (the audited tables, one name each; the money movements' from their list). */
 export const AUDITED_OBJECT_TYPES = [
-  'organization', 'user', 'api_key', 'contact', 'collection_request', ...AUDITED_MOVEMENTS,
-  'webhook', 'webhook_settings', 'webhook_recovery', 'webhook_delivery',
+  'organization',
+  'user',
+  'api_key',
+  'contact',
+  'collection_request',
+  ...AUDITED_MOVEMENTS,
+  'webhook',
+  'webhook_settings',
+  'webhook_recovery',
+  'webhook_delivery',
 ] as const;
 
 const AUDIT_CHANNELS = ['api', 'console'] as const;
@@ -38,7 +46,10 @@ export type AuditEventRow = {
   change: AuditChange;
 };
 
-const Fields = described(v.nullable(v.record(v.string(), v.unknown())), 'Field names and their values (as PostgreSQL stores them); secrets show as `"[redacted]"`.');
+const Fields = described(
+  v.nullable(v.record(v.string(), v.unknown())),
+  'Field names and their values (as PostgreSQL stores them); secrets show as `"[redacted]"`.',
+);
 
 /** An audit entry as the API answers it: types `serializeAuditEvent` and documents it. */
 export const AuditEventSchema = v.pipe(
@@ -46,24 +57,48 @@ export const AuditEventSchema = v.pipe(
     id: Id,
     organization: OwningOrganization,
     created: Timestamp,
-    user: described(v.nullable(v.pipe(v.number(), v.integer())), 'Id of the user who made the change (the API key\'s user, or the console\'s signed-in user).'),
-    api_key: described(v.nullable(v.pipe(v.number(), v.integer())), 'Id of the API key the change came with; null in the console.'),
+    user: described(
+      v.nullable(v.pipe(v.number(), v.integer())),
+      "Id of the user who made the change (the API key's user, or the console's signed-in user).",
+    ),
+    api_key: described(
+      v.nullable(v.pipe(v.number(), v.integer())),
+      'Id of the API key the change came with; null in the console.',
+    ),
     channel: described(v.picklist(AUDIT_CHANNELS), 'Through what the change came: the API or the web console.'),
-    client_address: described(v.nullable(v.string()), 'The client\'s address, as the service determines it (`TRUST_PROXY`); null when unknown.'),
+    client_address: described(
+      v.nullable(v.string()),
+      "The client's address, as the service determines it (`TRUST_PROXY`); null when unknown.",
+    ),
     action: described(v.string(), 'The method and route the change came through, such as `POST /api/payments`.'),
     object_type: described(v.picklist(AUDITED_OBJECT_TYPES), 'The kind of object changed.'),
-    object_id: described(v.pipe(v.number(), v.integer()), 'The changed object\'s id (an organization\'s id for `webhook_settings`).'),
+    object_id: described(
+      v.pipe(v.number(), v.integer()),
+      "The changed object's id (an organization's id for `webhook_settings`).",
+    ),
     change: described(
       v.object({ before: Fields, after: Fields }),
       'The changed fields before and after; every field after a creation (`before` null) and before a deletion (`after` null).',
     ),
   }),
-  v.description('One change a write through the API or the web console made, recorded in the transaction of that write.'),
-  v.examples([{
-    id: 981, organization: 3, created: '2025-05-01T13:45:00Z', user: 5, api_key: 12, channel: 'api' as const, client_address: '203.0.113.7',
-    action: 'PATCH /api/webhooks/:id', object_type: 'webhook' as const, object_id: 56,
-    change: { before: { target: 'https://acme.example/old' }, after: { target: 'https://acme.example/hooks' } },
-  }]),
+  v.description(
+    'One change a write through the API or the web console made, recorded in the transaction of that write.',
+  ),
+  v.examples([
+    {
+      id: 981,
+      organization: 3,
+      created: '2025-05-01T13:45:00Z',
+      user: 5,
+      api_key: 12,
+      channel: 'api' as const,
+      client_address: '203.0.113.7',
+      action: 'PATCH /api/webhooks/:id',
+      object_type: 'webhook' as const,
+      object_id: 56,
+      change: { before: { target: 'https://acme.example/old' }, after: { target: 'https://acme.example/hooks' } },
+    },
+  ]),
 );
 type AuditEventResource = v.InferOutput<typeof AuditEventSchema>;
 

@@ -26,10 +26,17 @@ export type PinBundleRow = { amount: string; available: number; description: str
 
 /** `YYYY-MM-DD HH:MM:SS` (UTC), the bill-payment timestamp form. */
 function formatBillsTimestamp(value: Date): string {
-  return value.toISOString().replace('T', ' ').replace(/\.\d{3}Z$/, '');
+  return value
+    .toISOString()
+    .replace('T', ' ')
+    .replace(/\.\d{3}Z$/, '');
 }
 
-const BillsTimestamp = v.pipe(v.string(), v.description('`YYYY-MM-DD HH:MM:SS` (UTC).'), v.examples(['2025-05-01 13:45:00']));
+const BillsTimestamp = v.pipe(
+  v.string(),
+  v.description('`YYYY-MM-DD HH:MM:SS` (UTC).'),
+  v.examples(['2025-05-01 13:45:00']),
+);
 const StringBoolean = v.pipe(v.picklist(['true', 'false']), v.description('A boolean as a string.'));
 
 /** A service item (docs/api.md#bill-payments): types `serializeBillService` and documents it. */
@@ -51,12 +58,24 @@ export const BillServiceSchema = v.pipe(
     updated_at: BillsTimestamp,
   }),
   v.description('A biller service.'),
-  v.examples([{
-    id: 1, serviceId: 'SRV-001', serviceCode: 'IKEDC_PREPAID', serviceCategory: 'electricity', serviceType: 'prepaid',
-    serviceName: 'Ikeja Electric Prepaid', serviceDescription: 'Ikeja Electric prepaid meters', serviceHandler: 'electricity',
-    serviceProvider: 'ikeja', serviceEnabled: 'true' as const, serviceStatus: 'active', deployed: 'true' as const,
-    created_at: '2025-01-01 00:00:00', updated_at: '2025-01-01 00:00:00',
-  }]),
+  v.examples([
+    {
+      id: 1,
+      serviceId: 'SRV-001',
+      serviceCode: 'IKEDC_PREPAID',
+      serviceCategory: 'electricity',
+      serviceType: 'prepaid',
+      serviceName: 'Ikeja Electric Prepaid',
+      serviceDescription: 'Ikeja Electric prepaid meters',
+      serviceHandler: 'electricity',
+      serviceProvider: 'ikeja',
+      serviceEnabled: 'true' as const,
+      serviceStatus: 'active',
+      deployed: 'true' as const,
+      created_at: '2025-01-01 00:00:00',
+      updated_at: '2025-01-01 00:00:00',
+    },
+  ]),
 );
 type BillServiceItem = v.InferOutput<typeof BillServiceSchema>;
 
@@ -81,7 +100,10 @@ export function serializeBillService(service: BillServiceRow): BillServiceItem {
 }
 
 /** Service items keyed by category (`serviceCategory`) or by biller (`serviceProvider`), in input order. */
-export function groupBillServices(items: BillServiceItem[], grouping: ServiceGrouping): Record<string, BillServiceItem[]> {
+export function groupBillServices(
+  items: BillServiceItem[],
+  grouping: ServiceGrouping,
+): Record<string, BillServiceItem[]> {
   const groups: Record<string, BillServiceItem[]> = {};
   for (const item of items) {
     const key = grouping === 'category' ? item.serviceCategory : item.serviceProvider;
@@ -93,13 +115,23 @@ export function groupBillServices(items: BillServiceItem[], grouping: ServiceGro
 export const ElectricityBillerSchema = v.pipe(
   v.object({
     name: described(v.string(), 'Full provider title.'),
-    service_types: described(v.record(v.string(), v.string()), 'Service-type key (`<provider>_electric_prepaid`, ...) to plan label (`PREPAID`, `POSTPAID`).'),
+    service_types: described(
+      v.record(v.string(), v.string()),
+      'Service-type key (`<provider>_electric_prepaid`, ...) to plan label (`PREPAID`, `POSTPAID`).',
+    ),
   }),
   v.description('An electricity biller.'),
-  v.examples([{ name: 'Ikeja Electric', service_types: { ikeja_electric_prepaid: 'PREPAID', ikeja_electric_postpaid: 'POSTPAID' } }]),
+  v.examples([
+    {
+      name: 'Ikeja Electric',
+      service_types: { ikeja_electric_prepaid: 'PREPAID', ikeja_electric_postpaid: 'POSTPAID' },
+    },
+  ]),
 );
 
-export const serializeElectricityBiller = (biller: ElectricityBillerRow): v.InferOutput<typeof ElectricityBillerSchema> => ({
+export const serializeElectricityBiller = (
+  biller: ElectricityBillerRow,
+): v.InferOutput<typeof ElectricityBillerSchema> => ({
   name: biller.name,
   service_types: biller.serviceTypes,
 });
@@ -141,17 +173,47 @@ const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', '
 const DAYS = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'];
 const LONG_DAYS = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'];
 /** RFC 2822 zone names (section 4.3), in minutes east of UTC. */
-const ZONES: Record<string, number> = { ut: 0, gmt: 0, z: 0, est: -300, edt: -240, cst: -360, cdt: -300, mst: -420, mdt: -360, pst: -480, pdt: -420 };
+const ZONES: Record<string, number> = {
+  ut: 0,
+  gmt: 0,
+  z: 0,
+  est: -300,
+  edt: -240,
+  cst: -360,
+  cdt: -300,
+  mst: -420,
+  mdt: -360,
+  pst: -480,
+  pdt: -420,
+};
 
 const MONTH = '(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)';
 /** RFC 2822 (RFC 7231's IMF-fixdate is the case `Sun, 06 Nov 1994 08:49:37 GMT`). */
-const RFC_2822 = new RegExp(`^(?:(sun|mon|tue|wed|thu|fri|sat),\\s*)?(\\d{1,2})\\s+${MONTH}\\s+(\\d{4})\\s+(\\d{2}):(\\d{2})(?::(\\d{2}))?\\s+([+-]\\d{4}|[a-z]{1,3})$`, 'i');
+const RFC_2822 = new RegExp(
+  `^(?:(sun|mon|tue|wed|thu|fri|sat),\\s*)?(\\d{1,2})\\s+${MONTH}\\s+(\\d{4})\\s+(\\d{2}):(\\d{2})(?::(\\d{2}))?\\s+([+-]\\d{4}|[a-z]{1,3})$`,
+  'i',
+);
 /** RFC 850, obsolete but accepted by RFC 7231: `Sunday, 06-Nov-94 08:49:37 GMT`. */
-const RFC_850 = new RegExp(`^(sunday|monday|tuesday|wednesday|thursday|friday|saturday),\\s*(\\d{2})-${MONTH}-(\\d{2})\\s+(\\d{2}):(\\d{2}):(\\d{2})\\s+GMT$`, 'i');
+const RFC_850 = new RegExp(
+  `^(sunday|monday|tuesday|wednesday|thursday|friday|saturday),\\s*(\\d{2})-${MONTH}-(\\d{2})\\s+(\\d{2}):(\\d{2}):(\\d{2})\\s+GMT$`,
+  'i',
+);
 /** C's asctime(), obsolete but accepted by RFC 7231: `Sun Nov  6 08:49:37 1994`. */
-const ASCTIME = new RegExp(`^(sun|mon|tue|wed|thu|fri|sat)\\s+${MONTH}\\s+(\\d{1,2})\\s+(\\d{2}):(\\d{2}):(\\d{2})\\s+(\\d{4})$`, 'i');
+const ASCTIME = new RegExp(
+  `^(sun|mon|tue|wed|thu|fri|sat)\\s+${MONTH}\\s+(\\d{1,2})\\s+(\\d{2}):(\\d{2}):(\\d{2})\\s+(\\d{4})$`,
+  'i',
+);
 
-type DateParts = { weekday?: number; day: number; month: number; year: number; hour: number; minute: number; second: number; offsetMinutes: number };
+type DateParts = {
+  weekday?: number;
+  day: number;
+  month: number;
+  year: number;
+  hour: number;
+  minute: number;
+  second: number;
+  offsetMinutes: number;
+};
 
 function toDate(parts: DateParts): Date | null {
   const { day, month, year, hour, minute, second, offsetMinutes } = parts;
@@ -178,8 +240,13 @@ export function parseRfcDate(text: string, now = new Date()): Date | null {
     if (offsetMinutes === undefined || Number(zone.slice(3, 5)) > 59) return null;
     return toDate({
       weekday: weekday === undefined ? undefined : DAYS.indexOf(weekday.toLowerCase()),
-      day: Number(day), month: MONTHS.indexOf(month!.toLowerCase()), year: Number(year),
-      hour: Number(hour), minute: Number(minute), second: Number(second), offsetMinutes,
+      day: Number(day),
+      month: MONTHS.indexOf(month!.toLowerCase()),
+      year: Number(year),
+      hour: Number(hour),
+      minute: Number(minute),
+      second: Number(second),
+      offsetMinutes,
     });
   }
   match = RFC_850.exec(value);
@@ -189,16 +256,28 @@ export function parseRfcDate(text: string, now = new Date()): Date | null {
     let year = 2000 + Number(shortYear);
     if (year > now.getUTCFullYear() + 50) year -= 100;
     return toDate({
-      weekday: LONG_DAYS.indexOf(weekday!.toLowerCase()), day: Number(day), month: MONTHS.indexOf(month!.toLowerCase()),
-      year, hour: Number(hour), minute: Number(minute), second: Number(second), offsetMinutes: 0,
+      weekday: LONG_DAYS.indexOf(weekday!.toLowerCase()),
+      day: Number(day),
+      month: MONTHS.indexOf(month!.toLowerCase()),
+      year,
+      hour: Number(hour),
+      minute: Number(minute),
+      second: Number(second),
+      offsetMinutes: 0,
     });
   }
   match = ASCTIME.exec(value);
   if (match) {
     const [, weekday, month, day, hour, minute, second, year] = match;
     return toDate({
-      weekday: DAYS.indexOf(weekday!.toLowerCase()), day: Number(day), month: MONTHS.indexOf(month!.toLowerCase()),
-      year: Number(year), hour: Number(hour), minute: Number(minute), second: Number(second), offsetMinutes: 0,
+      weekday: DAYS.indexOf(weekday!.toLowerCase()),
+      day: Number(day),
+      month: MONTHS.indexOf(month!.toLowerCase()),
+      year: Number(year),
+      hour: Number(hour),
+      minute: Number(minute),
+      second: Number(second),
+      offsetMinutes: 0,
     });
   }
   return null;

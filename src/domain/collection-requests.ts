@@ -1,12 +1,30 @@
 import * as v from 'valibot';
 import { CONTACT_EXAMPLE, ContactSchema, serializeContact, type ContactRow } from './contacts';
 import { formatSpecDate } from './dates';
-import { Amount, Author, CurrencyCode, Id, Metadata, OwningOrganization, PhoneNumber, Timestamp, UpdatedBy, described } from './shapes';
+import {
+  Amount,
+  Author,
+  CurrencyCode,
+  Id,
+  Metadata,
+  OwningOrganization,
+  PhoneNumber,
+  Timestamp,
+  UpdatedBy,
+  described,
+} from './shapes';
 import { formatTimestamp } from './time';
 import type { CollectionId, CollectionRequestId, ContactId, OrganizationId, WalletId } from './ids';
 
 export const REQUEST_STATUSES = [
-  'new', 'pending', 'successful', 'instructions_sent', 'processing_started', 'failed', 'expired', 'reversed',
+  'new',
+  'pending',
+  'successful',
+  'instructions_sent',
+  'processing_started',
+  'failed',
+  'expired',
+  'reversed',
 ] as const;
 export type RequestStatus = (typeof REQUEST_STATUSES)[number];
 export const FINAL_STATUSES: readonly RequestStatus[] = ['successful', 'failed', 'expired', 'reversed'];
@@ -54,16 +72,41 @@ export type CollectionRequestRow = {
 };
 
 /** `<organization>-<request>`: the request code a subscriber can pay with (`svccode`, docs/api.md#collection-requests). */
-export const requestCode = (request: Pick<CollectionRequestRow, 'organizationId' | 'id'>): string => `${request.organizationId}-${request.id}`;
+export const requestCode = (request: Pick<CollectionRequestRow, 'organizationId' | 'id'>): string =>
+  `${request.organizationId}-${request.id}`;
 
-const SpecDate = v.pipe(v.string(), v.description('`YYYY-MM-DD HH:MM:SS.ffffff+00:00` (UTC).'), v.examples(['2025-05-02 13:45:00.000000+00:00']));
+const SpecDate = v.pipe(
+  v.string(),
+  v.description('`YYYY-MM-DD HH:MM:SS.ffffff+00:00` (UTC).'),
+  v.examples(['2025-05-02 13:45:00.000000+00:00']),
+);
 
 export const COLLECTION_REQUEST_EXAMPLE = {
-  id: 901, organization: 3, amount: '1500.0000', currency: 'UGX', account: 12, phonenumber: '+256772123456', svccode: '3-901',
-  contact: CONTACT_EXAMPLE, reason: 'Invoice 1042', metadata: { invoice: '1042' }, created: '2025-05-01T13:45:00Z',
-  modified: '2025-05-01T13:46:10Z', author: 5, updated_by: null, collection: null, success_message: null, send_instructions: true,
-  instructions: null, status: 'processing_started' as const, error_message: null, expiry_date: '2025-05-02 13:45:00.000000+00:00',
-  start_date: null, retry_interval_minutes: null, max_attempts: 3, subscription_settings: null,
+  id: 901,
+  organization: 3,
+  amount: '1500.0000',
+  currency: 'UGX',
+  account: 12,
+  phonenumber: '+256772123456',
+  svccode: '3-901',
+  contact: CONTACT_EXAMPLE,
+  reason: 'Invoice 1042',
+  metadata: { invoice: '1042' },
+  created: '2025-05-01T13:45:00Z',
+  modified: '2025-05-01T13:46:10Z',
+  author: 5,
+  updated_by: null,
+  collection: null,
+  success_message: null,
+  send_instructions: true,
+  instructions: null,
+  status: 'processing_started' as const,
+  error_message: null,
+  expiry_date: '2025-05-02 13:45:00.000000+00:00',
+  start_date: null,
+  retry_interval_minutes: null,
+  max_attempts: 3,
+  subscription_settings: null,
 };
 
 /** The collection request object (docs/api.md#collection-requests), with its contact expanded: types the serialiser and documents it. */
@@ -93,14 +136,20 @@ export const CollectionRequestSchema = v.pipe(
     start_date: v.nullable(SpecDate),
     retry_interval_minutes: v.nullable(v.number()),
     max_attempts: described(v.number(), 'Re-prompts after the first (0 to 3).'),
-    subscription_settings: described(v.nullable(v.string()), 'Recurring settings as a JSON string: `start_date`, `end_date`, `frequency`, optional `weekdays`, `months`.'),
+    subscription_settings: described(
+      v.nullable(v.string()),
+      'Recurring settings as a JSON string: `start_date`, `end_date`, `frequency`, optional `weekdays`, `months`.',
+    ),
   }),
   v.description('A request for a subscriber to pay, with its contact.'),
   v.examples([COLLECTION_REQUEST_EXAMPLE]),
 );
 export type CollectionRequestResource = v.InferOutput<typeof CollectionRequestSchema>;
 
-export function serializeCollectionRequest(request: CollectionRequestRow, contact: ContactRow): CollectionRequestResource {
+export function serializeCollectionRequest(
+  request: CollectionRequestRow,
+  contact: ContactRow,
+): CollectionRequestResource {
   return {
     id: request.id,
     organization: request.organizationId,
@@ -130,7 +179,6 @@ export function serializeCollectionRequest(request: CollectionRequestRow, contac
   };
 }
 
-
 /** Trailing zeros off a 4-decimal amount for messages to people: "1500.0000" → "1500". */
 export function displayAmount(amount: string): string {
   return amount.includes('.') ? amount.replace(/\.?0+$/, '') : amount;
@@ -145,6 +193,11 @@ export function instructionsMessage(custom: string | null, context: MessageConte
 
 /** The success message with `{amount}` and `{customer}` filled in, and the attribution suffix. */
 export function successMessage(custom: string | null, context: MessageContext): string {
-  const template = custom ?? `Thank you {customer}. Your payment of {amount} ${context.currency} to ${context.organization} was received.`;
-  return template.replaceAll('{amount}', displayAmount(context.amount)).replaceAll('{customer}', context.customer) + ATTRIBUTION_SUFFIX;
+  const template =
+    custom ??
+    `Thank you {customer}. Your payment of {amount} ${context.currency} to ${context.organization} was received.`;
+  return (
+    template.replaceAll('{amount}', displayAmount(context.amount)).replaceAll('{customer}', context.customer) +
+    ATTRIBUTION_SUFFIX
+  );
 }

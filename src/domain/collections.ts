@@ -1,7 +1,21 @@
 import * as v from 'valibot';
-import { COLLECTION_REQUEST_EXAMPLE, CollectionRequestSchema, type CollectionRequestResource } from './collection-requests';
+import {
+  COLLECTION_REQUEST_EXAMPLE,
+  CollectionRequestSchema,
+  type CollectionRequestResource,
+} from './collection-requests';
 import { CONTACT_EXAMPLE, ContactSchema, type ContactResource } from './contacts';
-import { Amount, Author, CurrencyCode, Id, OwningOrganization, PhoneNumber, Timestamp, UpdatedBy, described } from './shapes';
+import {
+  Amount,
+  Author,
+  CurrencyCode,
+  Id,
+  OwningOrganization,
+  PhoneNumber,
+  Timestamp,
+  UpdatedBy,
+  described,
+} from './shapes';
 import type { LedgerRow, WalletRow } from './money-out';
 import { formatTimestamp } from './time';
 import type { CollectionId, CollectionRequestId, ContactId, OrganizationId } from './ids';
@@ -21,7 +35,8 @@ export const asksClaim = (value: string | undefined): boolean => value !== undef
  * The reference a prompt carries through the network and a payment made through it carries back
  * (as a push-payment callback does): `req-<request id>-<attempt>`.
  */
-export const promptReference = (requestId: CollectionRequestId, attempt: number): string => `req-${requestId}-${attempt}`;
+export const promptReference = (requestId: CollectionRequestId, attempt: number): string =>
+  `req-${requestId}-${attempt}`;
 
 /** The request a prompt reference names, or null for anything else. */
 export function requestOfPromptReference(reference: string | null | undefined): number | null {
@@ -54,17 +69,35 @@ export type CollectionRow = {
 export type AccountRow = Omit<WalletRow, 'balance'> & { currencyId: number };
 
 /** A wallet transaction as a collection shows it (docs/api.md#collections). */
-export type TransactionRow = Pick<LedgerRow, 'id' | 'accountId' | 'amount' | 'currency' | 'type' | 'description' | 'created'>;
+export type TransactionRow = Pick<
+  LedgerRow,
+  'id' | 'accountId' | 'amount' | 'currency' | 'type' | 'description' | 'created'
+>;
 
 /** `created` of a transaction carries fractional seconds (docs/api.md#api-behaviour-worth-knowing). */
 const withFraction = (date: Date): string => date.toISOString();
 
 const TRANSACTION_EXAMPLE = {
-  id: 311, amount: '1500.0000', currency: 'UGX', type: 'mobile_collection', description: 'Collection MTN-8812 from +256772123456',
-  created: '2025-05-01T13:47:02.512Z', fee_transaction: null,
+  id: 311,
+  amount: '1500.0000',
+  currency: 'UGX',
+  type: 'mobile_collection',
+  description: 'Collection MTN-8812 from +256772123456',
+  created: '2025-05-01T13:47:02.512Z',
+  fee_transaction: null,
   account: {
-    id: 12, author: 5, updated_by: null, organization: 3, status: 'active', label: 'UGX wallet', description: '', currency: 2,
-    low_balance_threshold: null, low_balance_notification_last_send_time: null, created: '2025-04-01T09:00:00Z', modified: '2025-05-01T13:47:02Z',
+    id: 12,
+    author: 5,
+    updated_by: null,
+    organization: 3,
+    status: 'active',
+    label: 'UGX wallet',
+    description: '',
+    currency: 2,
+    low_balance_threshold: null,
+    low_balance_notification_last_send_time: null,
+    created: '2025-04-01T09:00:00Z',
+    modified: '2025-05-01T13:47:02Z',
   },
 };
 
@@ -129,7 +162,6 @@ export function serializeTransaction(transaction: TransactionRow, account: Accou
   };
 }
 
-
 /** The collection object (docs/api.md#collections) in the current version (v4), typing the serialiser and documenting it; versions.ts shapes older ones. */
 export const CollectionSchema = v.pipe(
   v.object({
@@ -146,24 +178,44 @@ export const CollectionSchema = v.pipe(
     author: Author,
     modified: Timestamp,
     updated_by: UpdatedBy,
-    collection_request: described(v.nullable(CollectionRequestSchema), 'The request the collection fulfilled, expanded (an id before version 3).'),
+    collection_request: described(
+      v.nullable(CollectionRequestSchema),
+      'The request the collection fulfilled, expanded (an id before version 3).',
+    ),
     transaction: described(v.nullable(TransactionSchema), 'The transaction that credited the wallet (from version 4).'),
     contact: v.nullable(ContactSchema),
   }),
   v.description('A payment received from a subscriber.'),
-  v.examples([{
-    id: 77, remote_transaction_id: 'MTN-8812', organization: 3, amount: '1500.0000', currency: 'UGX', phonenumber: '+256772123456',
-    payment_date: '2025-05-01T13:47:00Z', reference: 'Invoice 1042', status: 'successful' as const, created: '2025-05-01T13:47:01Z',
-    author: null, modified: '2025-05-01T13:47:02Z', updated_by: null,
-    collection_request: { ...COLLECTION_REQUEST_EXAMPLE, collection: 77, status: 'successful' as const }, transaction: TRANSACTION_EXAMPLE,
-    contact: CONTACT_EXAMPLE,
-  }]),
+  v.examples([
+    {
+      id: 77,
+      remote_transaction_id: 'MTN-8812',
+      organization: 3,
+      amount: '1500.0000',
+      currency: 'UGX',
+      phonenumber: '+256772123456',
+      payment_date: '2025-05-01T13:47:00Z',
+      reference: 'Invoice 1042',
+      status: 'successful' as const,
+      created: '2025-05-01T13:47:01Z',
+      author: null,
+      modified: '2025-05-01T13:47:02Z',
+      updated_by: null,
+      collection_request: { ...COLLECTION_REQUEST_EXAMPLE, collection: 77, status: 'successful' as const },
+      transaction: TRANSACTION_EXAMPLE,
+      contact: CONTACT_EXAMPLE,
+    },
+  ]),
 );
 export type CollectionResource = v.InferOutput<typeof CollectionSchema>;
 
 export function serializeCollection(
   collection: CollectionRow,
-  related: { contact: ContactResource | null; collectionRequest: CollectionRequestResource | null; transaction: TransactionResource | null },
+  related: {
+    contact: ContactResource | null;
+    collectionRequest: CollectionRequestResource | null;
+    transaction: TransactionResource | null;
+  },
 ): CollectionResource {
   return {
     id: collection.id,
@@ -185,8 +237,10 @@ export function serializeCollection(
   };
 }
 
-
-type VerificationAnswer = { decision: 'accept' } | { decision: 'reject'; reason: string | null } | { decision: 'none'; detail: string };
+type VerificationAnswer =
+  | { decision: 'accept' }
+  | { decision: 'reject'; reason: string | null }
+  | { decision: 'none'; detail: string };
 
 /**
  * Reads the merchant's answer (docs/api.md#collections): `ACCEPT <id>` or `REJECT <id> <optional reason>`, for

@@ -37,9 +37,19 @@ export type ContactVerification = {
 
 /** A contact as the API shows it (the examples of the OpenAPI document). */
 export const CONTACT_EXAMPLE = {
-  id: 17, organization: 3, first_name: 'Jane', last_name: 'Nakato', email: 'jane@example.com', phone_number: '+256772123456',
-  type: 'other', status: 'active' as const, metadata: { customer: '1042' }, created: '2025-05-01T13:45:00Z', modified: '2025-05-01T13:45:00Z',
-  author: 5, updated_by: null,
+  id: 17,
+  organization: 3,
+  first_name: 'Jane',
+  last_name: 'Nakato',
+  email: 'jane@example.com',
+  phone_number: '+256772123456',
+  type: 'other',
+  status: 'active' as const,
+  metadata: { customer: '1042' },
+  created: '2025-05-01T13:45:00Z',
+  modified: '2025-05-01T13:45:00Z',
+  author: 5,
+  updated_by: null,
 };
 
 const optionalText = (description: string) => v.optional(described(v.nullable(v.string()), description));
@@ -61,12 +71,26 @@ export const ContactSchema = v.pipe(
     author: Author,
     updated_by: UpdatedBy,
     // Verification fields: present once the number was verified (`metadata.sync` = 1).
-    phone_is_supported: v.optional(described(v.string(), 'Whether the network supports look-ups of the number (`yes`, `no`); present after verification.')),
-    phone_is_mm_registered: optionalText('Whether the number is registered for mobile money (`yes`, `no`); present after verification.'),
+    phone_is_supported: v.optional(
+      described(
+        v.string(),
+        'Whether the network supports look-ups of the number (`yes`, `no`); present after verification.',
+      ),
+    ),
+    phone_is_mm_registered: optionalText(
+      'Whether the number is registered for mobile money (`yes`, `no`); present after verification.',
+    ),
     name_on_network: optionalText('The name the network holds for the number; present after verification.'),
-    name_matches_network_status: v.optional(described(v.string(), '`checked`, `not_registered`, `not_supported` or `not_available` (the look-up could not be made now: ask again with `sync`); present after verification.')),
-    name_matches_network_score: v.optional(described(v.nullable(v.number()), 'Similarity of the names, 0 to 100; present after verification.')),
-    network_name: optionalText('The number\'s network; present after verification.'),
+    name_matches_network_status: v.optional(
+      described(
+        v.string(),
+        '`checked`, `not_registered`, `not_supported` or `not_available` (the look-up could not be made now: ask again with `sync`); present after verification.',
+      ),
+    ),
+    name_matches_network_score: v.optional(
+      described(v.nullable(v.number()), 'Similarity of the names, 0 to 100; present after verification.'),
+    ),
+    network_name: optionalText("The number's network; present after verification."),
     national_id: optionalText('Present after verification.'),
     national_id_type: optionalText('Present after verification.'),
   }),

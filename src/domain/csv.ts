@@ -17,7 +17,13 @@ export class UnreadableCsvError extends RefusedError {}
 export function csvRecords(text: string, options: { ragged?: boolean } = {}): string[][] {
   const ragged = options.ragged ?? false;
   try {
-    return parse(text, { bom: true, skip_empty_lines: !ragged, trim: true, relax_column_count: ragged, relax_quotes: ragged });
+    return parse(text, {
+      bom: true,
+      skip_empty_lines: !ragged,
+      trim: true,
+      relax_column_count: ragged,
+      relax_quotes: ragged,
+    });
   } catch (cause) {
     throw new UnreadableCsvError(`The CSV cannot be read: ${(cause as Error).message}`, { cause });
   }

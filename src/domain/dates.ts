@@ -26,8 +26,12 @@ export function withinHorizon(date: Date): boolean {
 function utc(year: number, month: number, day: number, hour = 0, minute = 0, second = 0): Date | null {
   const date = new Date(Date.UTC(year, month - 1, day, hour, minute, second));
   const same =
-    date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day &&
-    date.getUTCHours() === hour && date.getUTCMinutes() === minute && date.getUTCSeconds() === second;
+    date.getUTCFullYear() === year &&
+    date.getUTCMonth() === month - 1 &&
+    date.getUTCDate() === day &&
+    date.getUTCHours() === hour &&
+    date.getUTCMinutes() === minute &&
+    date.getUTCSeconds() === second;
   return same ? date : null;
 }
 
@@ -53,7 +57,9 @@ function parseRequestDateForm(input: string, now: Date): Date | null {
   }
   const dayFirst = DAY_FIRST.exec(text);
   if (dayFirst) {
-    const [, day, month, year, hour, minute, second] = dayFirst.map((part) => (part === undefined ? undefined : Number(part)));
+    const [, day, month, year, hour, minute, second] = dayFirst.map((part) =>
+      part === undefined ? undefined : Number(part),
+    );
     return utc(year!, month!, day!, hour ?? 0, minute ?? 0, second ?? 0);
   }
   if (ISO.test(text)) {

@@ -38,10 +38,44 @@ const INVISIBLE_MESSAGE =
  * list cannot be told apart from each other, which lets no Latin look-alike through.
  */
 const SCRIPTS = [
-  'Latin', 'Greek', 'Cyrillic', 'Armenian', 'Georgian', 'Hebrew', 'Arabic', 'Syriac', 'Thaana', 'Nko',
-  'Devanagari', 'Bengali', 'Gurmukhi', 'Gujarati', 'Oriya', 'Tamil', 'Telugu', 'Kannada', 'Malayalam', 'Sinhala',
-  'Thai', 'Lao', 'Tibetan', 'Myanmar', 'Khmer', 'Mongolian', 'Ethiopic', 'Cherokee', 'Canadian_Aboriginal',
-  'Tifinagh', 'Coptic', 'Lisu', 'Vai', 'Han', 'Hiragana', 'Katakana', 'Bopomofo', 'Hangul',
+  'Latin',
+  'Greek',
+  'Cyrillic',
+  'Armenian',
+  'Georgian',
+  'Hebrew',
+  'Arabic',
+  'Syriac',
+  'Thaana',
+  'Nko',
+  'Devanagari',
+  'Bengali',
+  'Gurmukhi',
+  'Gujarati',
+  'Oriya',
+  'Tamil',
+  'Telugu',
+  'Kannada',
+  'Malayalam',
+  'Sinhala',
+  'Thai',
+  'Lao',
+  'Tibetan',
+  'Myanmar',
+  'Khmer',
+  'Mongolian',
+  'Ethiopic',
+  'Cherokee',
+  'Canadian_Aboriginal',
+  'Tifinagh',
+  'Coptic',
+  'Lisu',
+  'Vai',
+  'Han',
+  'Hiragana',
+  'Katakana',
+  'Bopomofo',
+  'Hangul',
 ].map((name) => ({ name, pattern: new RegExp(`\\p{Script=${name}}`, 'u') }));
 /** Characters that belong to every script (digits, punctuation) or to the letter before them (combining marks). */
 const SHARED = /[\p{Script=Common}\p{Script=Inherited}]/u;
@@ -67,7 +101,8 @@ function mixedScripts(part: string): string[] | null {
     const script = scriptOf(character);
     if (script !== null) scripts.add(script);
   }
-  const together = scripts.size <= 1 || WRITTEN_TOGETHER.some((set) => [...scripts].every((script) => set.includes(script)));
+  const together =
+    scripts.size <= 1 || WRITTEN_TOGETHER.some((set) => [...scripts].every((script) => set.includes(script)));
   return together ? null : [...scripts];
 }
 
@@ -106,7 +141,10 @@ export function emailCharactersProblem(address: string): string | null {
 
 /** A console user's email, normalised (`normalizeEmail`): its characters, its shape and its length; null when it may be used. */
 export function emailProblem(address: string): string | null {
-  return emailCharactersProblem(address) ?? (SHAPE.test(address) && address.length <= EMAIL_MAX_LENGTH ? null : INVALID_EMAIL);
+  return (
+    emailCharactersProblem(address) ??
+    (SHAPE.test(address) && address.length <= EMAIL_MAX_LENGTH ? null : INVALID_EMAIL)
+  );
 }
 
 /** `emailCharactersProblem` as a valibot action, for the email fields of request schemas. */

@@ -17,14 +17,17 @@ const boundedMessage = (message: string): string =>
   message.length > MAX_MESSAGE_LENGTH ? `${message.slice(0, MAX_MESSAGE_LENGTH - 1)}…` : message;
 
 /** Input quoted in a message: its first `max` characters in double quotes (escaped as JSON), marked where cut. */
-export const quoted = (input: string, max = 40): string => JSON.stringify(input.length > max ? `${input.slice(0, max)}…` : input);
+export const quoted = (input: string, max = 40): string =>
+  JSON.stringify(input.length > max ? `${input.slice(0, max)}…` : input);
 
 /** Every message of an error body bounded (`boundedMessage`), its field names too, whatever its shape. */
 export function boundedErrorBody<T>(body: T): T {
   if (typeof body === 'string') return boundedMessage(body) as T;
   if (Array.isArray(body)) return body.map(boundedErrorBody) as T;
   if (typeof body !== 'object' || body === null) return body;
-  return Object.fromEntries(Object.entries(body).map(([key, value]) => [boundedMessage(key), boundedErrorBody(value)])) as T;
+  return Object.fromEntries(
+    Object.entries(body).map(([key, value]) => [boundedMessage(key), boundedErrorBody(value)]),
+  ) as T;
 }
 
 /** Input refused field by field: a 400 with `{"field": ["message"]}`. */
@@ -32,7 +35,12 @@ export class InputError extends Error {
   readonly fields: FieldErrors;
   constructor(fields: FieldErrors, options?: ErrorOptions) {
     const bounded = boundedErrorBody(fields);
-    super(Object.entries(bounded).map(([field, messages]) => `${field}: ${messages.join(' ')}`).join('; '), options);
+    super(
+      Object.entries(bounded)
+        .map(([field, messages]) => `${field}: ${messages.join(' ')}`)
+        .join('; '),
+      options,
+    );
     this.fields = bounded;
     this.name = 'InputError';
   }

@@ -45,10 +45,18 @@ export const EventSchema = v.pipe(
     updated_by: UpdatedBy,
   }),
   v.description('Something that happened in the organization; webhooks deliver the same `data`.'),
-  v.examples([{
-    id: 1234, organization: 3, type: 'contact.created' as const, data: { id: 17, first_name: 'Jane', last_name: 'Nakato', phone_number: '+256772123456' },
-    created: '2025-05-01T13:45:00Z', modified: '2025-05-01T13:45:00Z', author: 5, updated_by: null,
-  }]),
+  v.examples([
+    {
+      id: 1234,
+      organization: 3,
+      type: 'contact.created' as const,
+      data: { id: 17, first_name: 'Jane', last_name: 'Nakato', phone_number: '+256772123456' },
+      created: '2025-05-01T13:45:00Z',
+      modified: '2025-05-01T13:45:00Z',
+      author: 5,
+      updated_by: null,
+    },
+  ]),
 );
 export type EventResource = v.InferOutput<typeof EventSchema>;
 

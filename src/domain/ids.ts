@@ -12,8 +12,21 @@ declare const brand: unique symbol;
 
 /** The kinds of ids the services pass around. */
 export type IdKind =
-  | 'Organization' | 'User' | 'ApiKey' | 'CollectionRequest' | 'Collection' | 'Contact' | 'Payment' | 'PaymentBatch'
-  | 'Reversal' | 'Webhook' | 'Delivery' | 'Recovery' | 'Event' | 'Wallet' | 'Transaction';
+  | 'Organization'
+  | 'User'
+  | 'ApiKey'
+  | 'CollectionRequest'
+  | 'Collection'
+  | 'Contact'
+  | 'Payment'
+  | 'PaymentBatch'
+  | 'Reversal'
+  | 'Webhook'
+  | 'Delivery'
+  | 'Recovery'
+  | 'Event'
+  | 'Wallet'
+  | 'Transaction';
 
 /** An id of one kind: a number whose kind is part of its type. */
 export type Id<Kind extends IdKind> = number & { readonly [brand]: Kind };

@@ -89,7 +89,9 @@ export const metadata = v.optional(
 /** An amount as merchants and networks send it: a number or a decimal string, positive, at most 4 decimals and MAX_AMOUNT. */
 export const amountField = v.pipe(
   v.union([v.string(), v.number()], 'A valid number is required.'),
-  v.description(`A positive amount with at most 4 decimals, at most ${groupedAmount(MAX_AMOUNT)}, without thousands separators.`),
+  v.description(
+    `A positive amount with at most 4 decimals, at most ${groupedAmount(MAX_AMOUNT)}, without thousands separators.`,
+  ),
   v.transform((value) => String(value).trim()),
   v.check((value) => !/[,\s]\d{3}/.test(value), 'A valid number is required; leave out thousands separators.'),
   v.check((value) => /^\d+(\.\d+)?$/.test(value), 'A valid number is required.'),
@@ -101,7 +103,12 @@ export const amountField = v.pipe(
 
 /** An amount filter: any well-formed decimal (an amount no object can have simply matches nothing). */
 export const filterAmount = v.optional(
-  v.pipe(v.string(), v.description('An amount (exact match).'), v.check((value) => /^\d{1,16}(\.\d{1,4})?$/.test(value.trim()), 'A valid number is required.'), v.transform((value) => value.trim())),
+  v.pipe(
+    v.string(),
+    v.description('An amount (exact match).'),
+    v.check((value) => /^\d{1,16}(\.\d{1,4})?$/.test(value.trim()), 'A valid number is required.'),
+    v.transform((value) => value.trim()),
+  ),
 );
 
 /** The key of errors that belong to no one field (Django REST framework's name for them). */
@@ -115,7 +122,10 @@ type FieldCheck<TOutput> = { success: true; output: TOutput } | { success: false
  * the top-level field (`metadata.sync` is `metadata`); errors of the whole input under
  * `non_field_errors`.
  */
-export function checkFields<const TSchema extends v.GenericSchema>(schema: TSchema, input: unknown): FieldCheck<v.InferOutput<TSchema>> {
+export function checkFields<const TSchema extends v.GenericSchema>(
+  schema: TSchema,
+  input: unknown,
+): FieldCheck<v.InferOutput<TSchema>> {
   const result = v.safeParse(schema, input, { abortPipeEarly: true });
   if (result.success) return { success: true, output: result.output };
   const flat = v.flatten<TSchema>(result.issues);
@@ -125,11 +135,17 @@ export function checkFields<const TSchema extends v.GenericSchema>(schema: TSche
     errors[field] = [...new Set([...(errors[field] ?? []), ...((messages as string[] | undefined) ?? [])])];
   }
   if (flat.root) errors[NON_FIELD_ERRORS] = flat.root;
-  return { success: false, errors: Object.keys(errors).length > 0 ? errors : { [NON_FIELD_ERRORS]: ['Invalid input.'] } };
+  return {
+    success: false,
+    errors: Object.keys(errors).length > 0 ? errors : { [NON_FIELD_ERRORS]: ['Invalid input.'] },
+  };
 }
 
 /** Validates a request body or query against a schema; failures become a 400 `{field: [messages]}`. */
-export function validate<const TSchema extends v.GenericSchema>(schema: TSchema, input: unknown): v.InferOutput<TSchema> {
+export function validate<const TSchema extends v.GenericSchema>(
+  schema: TSchema,
+  input: unknown,
+): v.InferOutput<TSchema> {
   const checked = checkFields(schema, input);
   if (checked.success) return checked.output;
   throw fieldErrors(checked.errors);
@@ -187,7 +203,7 @@ function jsonObjectOrNull() {
           // A flat hash as a Python dict literal, as some of the provider's clients send `metadata`.
           const hash = parsePythonDict(text);
           if (hash === null) {
-            addIssue({ message: 'Value must be valid JSON (or a flat hash such as {\'id\': \'1234\'}).' });
+            addIssue({ message: "Value must be valid JSON (or a flat hash such as {'id': '1234'})." });
             return NEVER;
           }
           value = hash;
@@ -210,9 +226,14 @@ export const optionalJsonObject = v.optional(jsonObjectOrNull(), null);
  * words, as the provider's clients expect them). The value is shown as text, cut short, never walked.
  */
 export const choiceMessage = (issue: { input: unknown }): string => {
-  const shown = typeof issue.input === 'string' || typeof issue.input === 'number' || typeof issue.input === 'boolean'
-    ? String(issue.input)
-    : Array.isArray(issue.input) ? 'a list' : issue.input === null ? 'null' : typeof issue.input;
+  const shown =
+    typeof issue.input === 'string' || typeof issue.input === 'number' || typeof issue.input === 'boolean'
+      ? String(issue.input)
+      : Array.isArray(issue.input)
+        ? 'a list'
+        : issue.input === null
+          ? 'null'
+          : typeof issue.input;
   return `Select a valid choice. ${shown.slice(0, 100)} is not one of the available choices.`;
 };
 
@@ -220,17 +241,27 @@ export const choiceMessage = (issue: { input: unknown }): string => {
 export const dateField = v.optional(
   v.pipe(
     v.union([v.literal(''), v.null(), text(64)], 'Enter a valid date.'),
-    v.description('`tomorrow`, `N minutes|hours|days|weeks`, `DD/MM/YYYY`, `DD/MM/YYYY HH:MM[:SS]` or ISO 8601, UTC; before 01/01/2100.'),
+    v.description(
+      '`tomorrow`, `N minutes|hours|days|weeks`, `DD/MM/YYYY`, `DD/MM/YYYY HH:MM[:SS]` or ISO 8601, UTC; before 01/01/2100.',
+    ),
   ),
   null,
 );
 
-const datePrompt = (example: string) => `Enter a valid date such as "tomorrow", "${example}", "31/12/2025" or "31/12/2025 13:00:00".`;
+const datePrompt = (example: string) =>
+  `Enter a valid date such as "tomorrow", "${example}", "31/12/2025" or "31/12/2025 13:00:00".`;
 
 /** A date field's instant counted from `base`, or null with the field error that says why it has none (far dates included). */
-export function requestDate(errors: FieldErrors, field: string, input: string, base: Date, example: string): Date | null {
+export function requestDate(
+  errors: FieldErrors,
+  field: string,
+  input: string,
+  base: Date,
+  example: string,
+): Date | null {
   const date = parseRequestDate(input, base);
-  if (date === null) errors[field] = [isBeyondHorizon(input, base) ? `Enter a date before ${DATE_HORIZON_TEXT}.` : datePrompt(example)];
+  if (date === null)
+    errors[field] = [isBeyondHorizon(input, base) ? `Enter a date before ${DATE_HORIZON_TEXT}.` : datePrompt(example)];
   return date;
 }
 
@@ -245,15 +276,25 @@ export const instantField = (description: string) =>
 
 /** A date filter value (`YYYY-MM-DD HH:MM`, UTC). */
 export const filterDate = v.optional(
-  instantField('A date and time, `YYYY-MM-DD HH:MM` (also `YYYY-MM-DD`, seconds, an offset; UTC without one); inclusive.'),
+  instantField(
+    'A date and time, `YYYY-MM-DD HH:MM` (also `YYYY-MM-DD`, seconds, an offset; UTC without one); inclusive.',
+  ),
 );
 
 export const filterText = v.optional(v.pipe(v.string(), v.description('Exact match.')));
 
 /** A phone number filter: `+` is added when missing (docs/api.md#api-behaviour-worth-knowing). */
-export const filterPhoneNumber = v.optional(v.pipe(v.string(), v.description('A phone number in full (`+` added when missing).'), v.transform(withLeadingPlus)));
-
+export const filterPhoneNumber = v.optional(
+  v.pipe(v.string(), v.description('A phone number in full (`+` added when missing).'), v.transform(withLeadingPlus)),
+);
 
 /** An id filter: a whole number (`A valid integer is required.` otherwise). */
 export const filterId = (description: string) =>
-  v.optional(v.pipe(v.string(), v.regex(/^\d{1,15}$/, 'A valid integer is required.'), v.transform(Number), v.description(description)));
+  v.optional(
+    v.pipe(
+      v.string(),
+      v.regex(/^\d{1,15}$/, 'A valid integer is required.'),
+      v.transform(Number),
+      v.description(description),
+    ),
+  );

@@ -13,7 +13,8 @@ export function jsonDepthExceeds(text: string, maxDepth: number): boolean {
   for (let index = 0; index < text.length; index += 1) {
     const code = text.charCodeAt(index);
     if (inString) {
-      if (code === 0x5c) index += 1; // backslash: skip the escaped character
+      if (code === 0x5c)
+        index += 1; // backslash: skip the escaped character
       else if (code === 0x22) inString = false;
       continue;
     }

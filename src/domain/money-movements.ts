@@ -47,7 +47,12 @@ export const MONEY_MOVEMENTS = {
   collection: {
     transactions: { mobile_collection: { label: 'collection received', note: 'a collection credited' } },
     record: { idKind: 'Collection', page: 'collections', audited: true, ledger: true },
-    settlement: { direction: 'in', total: 'in', totalNote: 'Collections: their number and sum.', referencePrefix: null },
+    settlement: {
+      direction: 'in',
+      total: 'in',
+      totalNote: 'Collections: their number and sum.',
+      referencePrefix: null,
+    },
     outbox: null,
   },
   payment: {
@@ -56,7 +61,12 @@ export const MONEY_MOVEMENTS = {
       payment_release: { label: 'payment given back', note: 'a failed or cancelled payment given back' },
     },
     record: { idKind: 'Payment', page: 'payments', audited: true, ledger: true },
-    settlement: { direction: 'out', total: 'out', totalNote: 'Payments: their number and sum.', referencePrefix: 'pay' },
+    settlement: {
+      direction: 'out',
+      total: 'out',
+      totalNote: 'Payments: their number and sum.',
+      referencePrefix: 'pay',
+    },
     outbox: { kind: 'payments', workflow: 'payment' },
   },
   // Its money moves through its payments: their transactions and settlement lines are theirs.
@@ -72,7 +82,12 @@ export const MONEY_MOVEMENTS = {
       reversal_release: { label: 'reversal given back', note: 'a failed reversal given back' },
     },
     record: { idKind: 'Reversal', page: 'reversals', audited: true, ledger: true },
-    settlement: { direction: 'out', total: 'reversed', totalNote: 'Reversals: their number and sum.', referencePrefix: 'rev' },
+    settlement: {
+      direction: 'out',
+      total: 'reversed',
+      totalNote: 'Reversals: their number and sum.',
+      referencePrefix: 'rev',
+    },
     outbox: { kind: 'reversals', workflow: 'reversal' },
   },
 } as const satisfies Record<string, MovementSpec>;
@@ -102,14 +117,21 @@ export function movementPage(kind: MovementKind, id: number): string {
 export type TransactionType = { [K in MovementKind]: keyof Movements[K]['transactions'] & string }[MovementKind];
 
 /** Every ledger transaction type, each with the kind that writes it, in the list's order. */
-export const LEDGER_TRANSACTION_TYPES: readonly ({ type: TransactionType; kind: MovementKind } & TransactionTypeSpec)[] = KINDS.flatMap((kind) =>
-  Object.entries(specOf(kind).transactions).map(([type, spec]) => ({ type: type as TransactionType, kind, ...spec })));
+export const LEDGER_TRANSACTION_TYPES: readonly ({
+  type: TransactionType;
+  kind: MovementKind;
+} & TransactionTypeSpec)[] = KINDS.flatMap((kind) =>
+  Object.entries(specOf(kind).transactions).map(([type, spec]) => ({ type: type as TransactionType, kind, ...spec })),
+);
 
 /** The console's words for a transaction type (the type itself when it is none of the list's). */
-export const transactionLabel = (type: string): string => LEDGER_TRANSACTION_TYPES.find((entry) => entry.type === type)?.label ?? type;
+export const transactionLabel = (type: string): string =>
+  LEDGER_TRANSACTION_TYPES.find((entry) => entry.type === type)?.label ?? type;
 
 /** The kinds each of whose ledger transactions names it. */
-export type LedgerKind = { [K in MovementKind]: Movements[K]['record'] extends { ledger: true } ? K : never }[MovementKind];
+export type LedgerKind = {
+  [K in MovementKind]: Movements[K]['record'] extends { ledger: true } ? K : never;
+}[MovementKind];
 /** The field of a wallet transaction row that names the movement of a kind (`paymentId`). */
 export type LedgerField = `${Camel<LedgerKind>}Id`;
 type IdOf<K extends LedgerKind> = Id<Exclude<Movements[K]['record'], null>['idKind']>;
@@ -119,8 +141,11 @@ export type LedgerLinks = { [K in LedgerKind as `${Camel<K>}Id`]: IdOf<K> | null
 type LedgerLink = { kind: LedgerKind; column: string; field: LedgerField };
 
 /** The ledger's columns that name a movement (`payment_id`), with their row fields (`paymentId`), in the list's order. */
-export const LEDGER_LINKS: readonly LedgerLink[] = KINDS.filter((kind) => specOf(kind).record?.ledger)
-  .map((kind) => ({ kind: kind as LedgerKind, column: `${kind}_id`, field: `${camel(kind)}Id` as LedgerField }));
+export const LEDGER_LINKS: readonly LedgerLink[] = KINDS.filter((kind) => specOf(kind).record?.ledger).map((kind) => ({
+  kind: kind as LedgerKind,
+  column: `${kind}_id`,
+  field: `${camel(kind)}Id` as LedgerField,
+}));
 
 /** The link of the movement that writes transactions of `type` (what a statement line belongs to); none for funding. */
 export function ledgerLinkOf(type: string): LedgerLink | undefined {
@@ -134,12 +159,16 @@ export function ledgerLinkOf(type: string): LedgerLink | undefined {
 export type SettlementKind = { [K in MovementKind]: Movements[K]['settlement'] extends null ? never : K }[MovementKind];
 export const SETTLEMENT_KINDS = KINDS.filter((kind) => specOf(kind).settlement !== null) as SettlementKind[];
 
-type ReferencedKind = { [K in MovementKind]: Movements[K]['settlement'] extends { referencePrefix: string } ? K : never }[MovementKind];
+type ReferencedKind = {
+  [K in MovementKind]: Movements[K]['settlement'] extends { referencePrefix: string } ? K : never;
+}[MovementKind];
 
-export const hasReferenceRule = (kind: MovementKind): kind is ReferencedKind => typeof specOf(kind).settlement?.referencePrefix === 'string';
+export const hasReferenceRule = (kind: MovementKind): kind is ReferencedKind =>
+  typeof specOf(kind).settlement?.referencePrefix === 'string';
 
 /** Our reference of a movement as the operator holds it (`pay-<id>`): what a payout sends, what the settlement report shows. */
-export const movementReference = (kind: ReferencedKind, id: number): string => `${MONEY_MOVEMENTS[kind].settlement.referencePrefix}-${id}`;
+export const movementReference = (kind: ReferencedKind, id: number): string =>
+  `${MONEY_MOVEMENTS[kind].settlement.referencePrefix}-${id}`;
 
 type AuditedKind = { [K in MovementKind]: Movements[K]['record'] extends { audited: true } ? K : never }[MovementKind];
 /** The kinds whose changes the audit trail records, as its object types. */

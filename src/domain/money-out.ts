@@ -5,16 +5,47 @@
  */
 import * as v from 'valibot';
 import type { Network } from './networks';
-import { Author, CurrencyCode, Id, Metadata, OwningOrganization, PhoneNumber, Timestamp, UpdatedBy, described } from './shapes';
+import {
+  Author,
+  CurrencyCode,
+  Id,
+  Metadata,
+  OwningOrganization,
+  PhoneNumber,
+  Timestamp,
+  UpdatedBy,
+  described,
+} from './shapes';
 import { formatNullableTimestamp, formatTimestamp } from './time';
 import type { CollectionId, ContactId, OrganizationId, PaymentId, ReversalId, TransactionId, WalletId } from './ids';
-import { LEDGER_LINKS, LEDGER_TRANSACTION_TYPES, movementNoun, type LedgerKind, type LedgerLinks, type TransactionType } from './money-movements';
+import {
+  LEDGER_LINKS,
+  LEDGER_TRANSACTION_TYPES,
+  movementNoun,
+  type LedgerKind,
+  type LedgerLinks,
+  type TransactionType,
+} from './money-movements';
 
 /** A decimal string with four decimals, negative for a debit. */
-const SignedAmount = v.pipe(v.string(), v.regex(/^-?\d+\.\d{4}$/), v.description('Decimal string with four decimals; negative for money out of the wallet.'), v.examples(['-250.0000']));
-const Amount = v.pipe(v.string(), v.regex(/^\d+\.\d{4}$/), v.description('Decimal string with four decimals.'), v.examples(['250.0000']));
+const SignedAmount = v.pipe(
+  v.string(),
+  v.regex(/^-?\d+\.\d{4}$/),
+  v.description('Decimal string with four decimals; negative for money out of the wallet.'),
+  v.examples(['-250.0000']),
+);
+const Amount = v.pipe(
+  v.string(),
+  v.regex(/^\d+\.\d{4}$/),
+  v.description('Decimal string with four decimals.'),
+  v.examples(['250.0000']),
+);
 /** Timestamps of money-out objects carry fractional seconds (docs/api.md#api-behaviour-worth-knowing), `YYYY-MM-DDTHH:MM:SS.sssZ`. */
-const PreciseTimestamp = v.pipe(v.string(), v.description('UTC with fractional seconds, `YYYY-MM-DDTHH:MM:SS.sssZ`.'), v.examples(['2025-05-01T13:45:00.123Z']));
+const PreciseTimestamp = v.pipe(
+  v.string(),
+  v.description('UTC with fractional seconds, `YYYY-MM-DDTHH:MM:SS.sssZ`.'),
+  v.examples(['2025-05-01T13:45:00.123Z']),
+);
 /** An instant with milliseconds (what a wallet transaction and a statement show). */
 export const precise = (date: Date): string => date.toISOString();
 const preciseOrNull = (date: Date | null): string | null => (date === null ? null : date.toISOString());
@@ -43,7 +74,10 @@ export const AccountSchema = v.pipe(
   v.object({
     id: Id,
     organization: OwningOrganization,
-    balance: described(Amount, 'What the wallet holds now: the sum of its transactions (amounts reserved by payments already taken out).'),
+    balance: described(
+      Amount,
+      'What the wallet holds now: the sum of its transactions (amounts reserved by payments already taken out).',
+    ),
     currency: CurrencyCode,
     status: described(v.picklist(ACCOUNT_STATUSES), '`active` or `inactive`.'),
     label: v.string(),
@@ -56,11 +90,23 @@ export const AccountSchema = v.pipe(
     updated_by: UpdatedBy,
   }),
   v.description('A wallet of the organization (`GET /api/accounts`).'),
-  v.examples([{
-    id: 12, organization: 3, balance: '98500.0000', currency: 'UGX', status: 'active', label: 'UGX wallet', description: '',
-    low_balance_threshold: null, low_balance_notification_last_send_time: null, created: '2025-04-01T09:00:00Z', author: 5,
-    modified: '2025-05-01T13:47:02Z', updated_by: null,
-  }]),
+  v.examples([
+    {
+      id: 12,
+      organization: 3,
+      balance: '98500.0000',
+      currency: 'UGX',
+      status: 'active',
+      label: 'UGX wallet',
+      description: '',
+      low_balance_threshold: null,
+      low_balance_notification_last_send_time: null,
+      created: '2025-04-01T09:00:00Z',
+      author: 5,
+      modified: '2025-05-01T13:47:02Z',
+      updated_by: null,
+    },
+  ]),
 );
 type AccountResource = v.InferOutput<typeof AccountSchema>;
 
@@ -100,12 +146,17 @@ export type LedgerRow = {
 
 const TRANSACTION_TYPES_NOTE = `${LEDGER_TRANSACTION_TYPES.map(({ type, note }) => (note === null ? `\`${type}\`` : `\`${type}\` (${note})`)).join(', ')}.`;
 
-const belongsToSchema = (kind: LedgerKind) => described(v.nullable(Id), `The ${movementNoun(kind)} it belongs to, if any.`);
+const belongsToSchema = (kind: LedgerKind) =>
+  described(v.nullable(Id), `The ${movementNoun(kind)} it belongs to, if any.`);
 /** A field per kind of movement the ledger names (`payment`): the id of the one the transaction belongs to. */
-const BELONGS_TO = Object.fromEntries(LEDGER_LINKS.map(({ kind }) => [kind, belongsToSchema(kind)])) as Record<LedgerKind, ReturnType<typeof belongsToSchema>>;
+const BELONGS_TO = Object.fromEntries(LEDGER_LINKS.map(({ kind }) => [kind, belongsToSchema(kind)])) as Record<
+  LedgerKind,
+  ReturnType<typeof belongsToSchema>
+>;
 
 /** The ids of the transaction's movement, as the API's fields. */
-const belongsTo = (row: LedgerRow) => Object.fromEntries(LEDGER_LINKS.map(({ kind, field }) => [kind, row[field]])) as Record<LedgerKind, number | null>;
+const belongsTo = (row: LedgerRow) =>
+  Object.fromEntries(LEDGER_LINKS.map(({ kind, field }) => [kind, row[field]])) as Record<LedgerKind, number | null>;
 
 export const LedgerTransactionSchema = v.pipe(
   v.object({
@@ -120,10 +171,21 @@ export const LedgerTransactionSchema = v.pipe(
     created: PreciseTimestamp,
   }),
   v.description("A change of a wallet's balance: every balance is the sum of its transactions."),
-  v.examples([{
-    id: 311, account: 12, amount: '-250.0000', currency: 'UGX', type: 'mobile_payment', description: 'Payment 77 to +256772123456',
-    collection: null, payment: 77, reversal: null, fee_transaction: null, created: '2025-05-01T13:47:02.512Z',
-  }]),
+  v.examples([
+    {
+      id: 311,
+      account: 12,
+      amount: '-250.0000',
+      currency: 'UGX',
+      type: 'mobile_payment',
+      description: 'Payment 77 to +256772123456',
+      collection: null,
+      payment: 77,
+      reversal: null,
+      fee_transaction: null,
+      created: '2025-05-01T13:47:02.512Z',
+    },
+  ]),
 );
 type LedgerTransactionResource = v.InferOutput<typeof LedgerTransactionSchema>;
 
@@ -143,9 +205,22 @@ export function serializeLedgerTransaction(row: LedgerRow): LedgerTransactionRes
 
 // Payments.
 
-export const PAYMENT_STATES = ['new', 'scheduled', 'processing', 'completed', 'rejected', 'processed_with_errors', 'cancelled'] as const;
+export const PAYMENT_STATES = [
+  'new',
+  'scheduled',
+  'processing',
+  'completed',
+  'rejected',
+  'processed_with_errors',
+  'cancelled',
+] as const;
 export type PaymentState = (typeof PAYMENT_STATES)[number];
-export const FINAL_PAYMENT_STATES: readonly PaymentState[] = ['completed', 'rejected', 'processed_with_errors', 'cancelled'];
+export const FINAL_PAYMENT_STATES: readonly PaymentState[] = [
+  'completed',
+  'rejected',
+  'processed_with_errors',
+  'cancelled',
+];
 /** A payment can be cancelled until it is handed to the network. */
 export const CANCELLABLE_PAYMENT_STATES: readonly PaymentState[] = ['new', 'scheduled'];
 export const PAYMENT_TYPES = ['money', 'airtime'] as const;
@@ -192,7 +267,10 @@ export const PaymentSchema = v.pipe(
     metadata: Metadata,
     description: v.string(),
     phone_nos: described(v.array(PhoneNumber), 'The recipient: one number in international format.'),
-    state: described(v.picklist(PAYMENT_STATES), '`new`, `scheduled` (a later `start_date`), `processing` (handed to the network), then `completed`, `rejected` (the network refused), `processed_with_errors` (the network failed it), or `cancelled`.'),
+    state: described(
+      v.picklist(PAYMENT_STATES),
+      '`new`, `scheduled` (a later `start_date`), `processing` (handed to the network), then `completed`, `rejected` (the network refused), `processed_with_errors` (the network failed it), or `cancelled`.',
+    ),
     last_error: described(v.nullable(v.string()), 'Why the network refused or failed it.'),
     rejected_reason: v.nullable(v.string()),
     rejected_by: described(v.nullable(v.string()), 'Who refused it: `network`.'),
@@ -209,18 +287,47 @@ export const PaymentSchema = v.pipe(
     charged_fee: described(Amount, 'Fees charged on top of the amount (none in this service).'),
     remote_transaction_id: described(v.nullable(v.string()), "The network's id of the transfer, once sent."),
     send_sms_message: v.boolean(),
-    callback_url: described(v.nullable(v.string()), 'Receives each `payment.status.changed` of this payment, as a webhook does.'),
-    transactions: described(v.array(TransactionReference), 'The wallet transactions of the payment: its debit and, when it failed or was cancelled, the release.'),
+    callback_url: described(
+      v.nullable(v.string()),
+      'Receives each `payment.status.changed` of this payment, as a webhook does.',
+    ),
+    transactions: described(
+      v.array(TransactionReference),
+      'The wallet transactions of the payment: its debit and, when it failed or was cancelled, the release.',
+    ),
   }),
   v.description('A payment (money out) to a subscriber.'),
-  v.examples([{
-    id: 77, organization: 3, amount: '250.0000', currency: 'UGX', payment_type: 'money' as const, metadata: { invoice: 'A-17' },
-    description: 'Refund A-17', phone_nos: ['+256772123456'], state: 'completed' as const, last_error: null, rejected_reason: null,
-    rejected_by: null, rejected_time: null, cancelled_reason: null, cancelled_by: null, cancelled_time: null,
-    created: '2025-05-01T13:45:00.120Z', author: 5, modified: '2025-05-01T13:45:02.400Z', updated_by: null, start_date: null, account: 12,
-    charged_fee: '0.0000', remote_transaction_id: 'SBX-PAY-77', send_sms_message: false, callback_url: null,
-    transactions: [{ id: 311, type: 'mobile_payment', amount: '-250.0000', created: '2025-05-01T13:45:00.120Z' }],
-  }]),
+  v.examples([
+    {
+      id: 77,
+      organization: 3,
+      amount: '250.0000',
+      currency: 'UGX',
+      payment_type: 'money' as const,
+      metadata: { invoice: 'A-17' },
+      description: 'Refund A-17',
+      phone_nos: ['+256772123456'],
+      state: 'completed' as const,
+      last_error: null,
+      rejected_reason: null,
+      rejected_by: null,
+      rejected_time: null,
+      cancelled_reason: null,
+      cancelled_by: null,
+      cancelled_time: null,
+      created: '2025-05-01T13:45:00.120Z',
+      author: 5,
+      modified: '2025-05-01T13:45:02.400Z',
+      updated_by: null,
+      start_date: null,
+      account: 12,
+      charged_fee: '0.0000',
+      remote_transaction_id: 'SBX-PAY-77',
+      send_sms_message: false,
+      callback_url: null,
+      transactions: [{ id: 311, type: 'mobile_payment', amount: '-250.0000', created: '2025-05-01T13:45:00.120Z' }],
+    },
+  ]),
 );
 export type PaymentResource = v.InferOutput<typeof PaymentSchema>;
 
@@ -254,7 +361,12 @@ export function serializePayment(payment: PaymentRow, transactions: readonly Pay
     remote_transaction_id: payment.remoteTransactionId,
     send_sms_message: payment.sendSmsMessage,
     callback_url: payment.callbackUrl,
-    transactions: transactions.map((transaction) => ({ id: transaction.id, type: transaction.type, amount: transaction.amount, created: precise(transaction.created) })),
+    transactions: transactions.map((transaction) => ({
+      id: transaction.id,
+      type: transaction.type,
+      amount: transaction.amount,
+      created: precise(transaction.created),
+    })),
   };
 }
 
@@ -291,19 +403,37 @@ export const ReversalSchema = v.pipe(
     currency: CurrencyCode,
     phonenumber: PhoneNumber,
     reason: v.nullable(v.string()),
-    state: described(v.picklist(REVERSAL_STATES), '`processing` (sent to the network), `completed` (the subscriber has it back; the request is `reversed`), or `failed` (the wallet got it back).'),
+    state: described(
+      v.picklist(REVERSAL_STATES),
+      '`processing` (sent to the network), `completed` (the subscriber has it back; the request is `reversed`), or `failed` (the wallet got it back).',
+    ),
     last_error: v.nullable(v.string()),
     remote_transaction_id: v.nullable(v.string()),
     created: PreciseTimestamp,
     author: Author,
     modified: PreciseTimestamp,
   }),
-  v.description("A collection's amount sent back to the subscriber, out of the wallet it credited; at most one per collection."),
-  v.examples([{
-    id: 9, organization: 3, collection: 812, account: 12, amount: '1500.0000', currency: 'UGX', phonenumber: '+256772123456',
-    reason: 'Order cancelled', state: 'completed' as const, last_error: null, remote_transaction_id: 'SBX-REV-9',
-    created: '2025-05-02T08:00:00.000Z', author: 5, modified: '2025-05-02T08:00:01.500Z',
-  }]),
+  v.description(
+    "A collection's amount sent back to the subscriber, out of the wallet it credited; at most one per collection.",
+  ),
+  v.examples([
+    {
+      id: 9,
+      organization: 3,
+      collection: 812,
+      account: 12,
+      amount: '1500.0000',
+      currency: 'UGX',
+      phonenumber: '+256772123456',
+      reason: 'Order cancelled',
+      state: 'completed' as const,
+      last_error: null,
+      remote_transaction_id: 'SBX-REV-9',
+      created: '2025-05-02T08:00:00.000Z',
+      author: 5,
+      modified: '2025-05-02T08:00:01.500Z',
+    },
+  ]),
 );
 export type ReversalResource = v.InferOutput<typeof ReversalSchema>;
 
@@ -332,10 +462,13 @@ export type CurrencyRow = { id: number; code: string; name: string; minorUnits: 
 
 export const CurrencySchema = v.pipe(
   v.object({
-    id: described(v.number(), 'Numeric id (what version 1 shows as a collection\'s `currency`).'),
+    id: described(v.number(), "Numeric id (what version 1 shows as a collection's `currency`)."),
     code: CurrencyCode,
     name: v.string(),
-    minor_units: described(v.number(), 'Decimal places of the currency: the most an amount in it may have (trailing zeros aside).'),
+    minor_units: described(
+      v.number(),
+      'Decimal places of the currency: the most an amount in it may have (trailing zeros aside).',
+    ),
   }),
   v.description('A currency the service handles.'),
   v.examples([{ id: 2, code: 'UGX', name: 'Ugandan shilling', minor_units: 0 }]),
@@ -343,7 +476,10 @@ export const CurrencySchema = v.pipe(
 type CurrencyResource = v.InferOutput<typeof CurrencySchema>;
 
 export const serializeCurrency = (currency: CurrencyRow): CurrencyResource => ({
-  id: currency.id, code: currency.code, name: currency.name, minor_units: currency.minorUnits,
+  id: currency.id,
+  code: currency.code,
+  name: currency.name,
+  minor_units: currency.minorUnits,
 });
 
 const NetworkAvailabilitySchema = v.picklist(['operational', 'degraded', 'down']);
@@ -353,30 +489,56 @@ export const NetworkSchema = v.pipe(
     id: described(v.number(), 'Stable for good: never renumbered or given to another network.'),
     name: v.string(),
     country: described(v.string(), 'ISO 3166 country code (`ZZ` for the sandbox network).'),
-    currency: described(v.nullable(v.string()), 'The first of `currencies` (BXC for the sandbox); null for a network in a country whose currency the service does not handle.'),
-    currencies: described(v.array(v.string()), 'Every currency its collections and payments may use: its country\'s (the DRC\'s networks carry CDF and USD), BXC for the sandbox.'),
-    verification: described(v.boolean(), "Whether it asks the organization's verification URL before accepting a collection."),
+    currency: described(
+      v.nullable(v.string()),
+      'The first of `currencies` (BXC for the sandbox); null for a network in a country whose currency the service does not handle.',
+    ),
+    currencies: described(
+      v.array(v.string()),
+      "Every currency its collections and payments may use: its country's (the DRC's networks carry CDF and USD), BXC for the sandbox.",
+    ),
+    verification: described(
+      v.boolean(),
+      "Whether it asks the organization's verification URL before accepting a collection.",
+    ),
     name_lookup: described(v.boolean(), 'Whether contact instant verification works for its numbers.'),
     collections: described(v.boolean(), 'Whether it prompts subscribers to pay (collection requests).'),
     payments: described(v.boolean(), 'Whether it takes payments (money out) and reversals.'),
     availability: described(
       v.nullable(v.object({ collect: NetworkAvailabilitySchema, payout: NetworkAvailabilitySchema })),
       'Whether collections (`collect`) and payments (`payout`) on it go through now: `operational` (its usual route), `degraded` (a ' +
-      'fallback route only), `down` (no route now: try later). Null where this deployment moves no money on it (no connector, not simulated).',
+        'fallback route only), `down` (no route now: try later). Null where this deployment moves no money on it (no connector, not simulated).',
     ),
   }),
   v.description('A mobile network the service knows, from the prefix of its numbers.'),
-  v.examples([{
-    id: 2, name: 'MTN Uganda', country: 'UG', currency: 'UGX', currencies: ['UGX'], verification: true, name_lookup: true, collections: true, payments: true,
-    availability: { collect: 'operational', payout: 'degraded' },
-  }]),
+  v.examples([
+    {
+      id: 2,
+      name: 'MTN Uganda',
+      country: 'UG',
+      currency: 'UGX',
+      currencies: ['UGX'],
+      verification: true,
+      name_lookup: true,
+      collections: true,
+      payments: true,
+      availability: { collect: 'operational', payout: 'degraded' },
+    },
+  ]),
 );
 type NetworkResource = v.InferOutput<typeof NetworkSchema>;
 
 /** A network's availability now for each operation (`GET /api/network-status` shows the same), null where no money moves on it. */
-type Availability = { collect: 'operational' | 'degraded' | 'down'; payout: 'operational' | 'degraded' | 'down' } | null;
+type Availability = {
+  collect: 'operational' | 'degraded' | 'down';
+  payout: 'operational' | 'degraded' | 'down';
+} | null;
 
-export const serializeNetwork = (network: Network, currencies: readonly string[], availability: Availability): NetworkResource => ({
+export const serializeNetwork = (
+  network: Network,
+  currencies: readonly string[],
+  availability: Availability,
+): NetworkResource => ({
   id: network.id,
   name: network.name,
   country: network.country,

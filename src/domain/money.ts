@@ -16,24 +16,34 @@ export const CURRENCIES = [
   { id: 6, code: 'GHS', name: 'Ghanaian cedi', countries: ['GH'], decimals: 2 },
   { id: 7, code: 'CDF', name: 'Congolese franc', countries: ['CD'], decimals: 2 },
   { id: 8, code: 'USD', name: 'US dollar', countries: ['CD'], decimals: 2 },
-] as const satisfies readonly { id: number; code: string; name: string; countries: readonly string[]; decimals: number }[];
+] as const satisfies readonly {
+  id: number;
+  code: string;
+  name: string;
+  countries: readonly string[];
+  decimals: number;
+}[];
 
 export type Currency = (typeof CURRENCIES)[number]['code'];
 export const SUPPORTED_CURRENCIES = CURRENCIES.map((currency) => currency.code) as [Currency, ...Currency[]];
 
 /** The currencies whose networks are in `country`, in the table's order. */
 export const currenciesOfCountry = (country: string): Currency[] =>
-  CURRENCIES.filter((currency) => (currency.countries as readonly string[]).includes(country)).map((currency) => currency.code);
+  CURRENCIES.filter((currency) => (currency.countries as readonly string[]).includes(country)).map(
+    (currency) => currency.code,
+  );
 
 /** The countries whose networks carry `currency` (none for BXC or an unknown code). */
-export const countriesOfCurrency = (code: string): readonly string[] => CURRENCIES.find((currency) => currency.code === code)?.countries ?? [];
+export const countriesOfCurrency = (code: string): readonly string[] =>
+  CURRENCIES.find((currency) => currency.code === code)?.countries ?? [];
 
 /** `UGX, KES and TZS`: codes for messages and documentation. */
 export const listedCodes = (codes: readonly string[]): string =>
   codes.length <= 1 ? codes.join('') : `${codes.slice(0, -1).join(', ')} and ${codes[codes.length - 1]}`;
 
 /** The minor units of `code` (null for a code the service does not handle). */
-export const currencyDecimals = (code: string): number | null => CURRENCIES.find((currency) => currency.code === code)?.decimals ?? null;
+export const currencyDecimals = (code: string): number | null =>
+  CURRENCIES.find((currency) => currency.code === code)?.decimals ?? null;
 
 /**
  * Why `amount` has more decimals than `currency` has minor units (null when it has not): trailing
@@ -44,7 +54,9 @@ export function currencyAmountProblem(code: string, amount: string): string | nu
   if (allowed === null) return null;
   const decimals = (amount.split('.')[1] ?? '').replace(/0+$/, '').length;
   if (decimals <= allowed) return null;
-  return allowed === 0 ? `${code} has no minor unit: enter ${code} without decimals.` : `${code} takes at most ${allowed} decimals.`;
+  return allowed === 0
+    ? `${code} has no minor unit: enter ${code} without decimals.`
+    : `${code} takes at most ${allowed} decimals.`;
 }
 
 /**

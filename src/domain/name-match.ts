@@ -2,7 +2,12 @@ import { distance } from 'fastest-levenshtein';
 
 /** Lower case, letters and digits only, words in alphabetical order: "DOE, Jane" ≈ "jane doe". */
 function normalize(name: string, sortWords: boolean): string {
-  const words = name.normalize('NFKD').replace(/[\u0300-\u036f]/g, '').toLowerCase().split(/[^a-z0-9]+/).filter(Boolean);
+  const words = name
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter(Boolean);
   return (sortWords ? words.sort() : words).join(' ');
 }
 

@@ -9,15 +9,35 @@ import { BlockList, isIP } from 'node:net';
  */
 const NOT_PUBLIC = new BlockList();
 for (const [network, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24],
-  ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.88.99.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
 ] as const) {
   NOT_PUBLIC.addSubnet(network, prefix, 'ipv4');
 }
 for (const [network, prefix] of [
-  ['::', 128], ['::1', 128], ['64:ff9b:1::', 48], ['100::', 64], ['2001::', 23], ['2001:db8::', 32],
-  ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
+  ['::', 128],
+  ['::1', 128],
+  ['64:ff9b:1::', 48],
+  ['100::', 64],
+  ['2001::', 23],
+  ['2001:db8::', 32],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['fec0::', 10],
+  ['ff00::', 8],
 ] as const) {
   NOT_PUBLIC.addSubnet(network, prefix, 'ipv6');
 }
@@ -36,7 +56,9 @@ function ipv6Groups(address: string): number[] | null {
   const left = parts(head);
   const right = tail === undefined ? [] : parts(tail);
   const groups = tail === undefined ? left : [...left, ...new Array(8 - left.length - right.length).fill(0), ...right];
-  return groups.length === 8 && groups.every((group) => Number.isInteger(group) && group >= 0 && group <= 0xffff) ? groups : null;
+  return groups.length === 8 && groups.every((group) => Number.isInteger(group) && group >= 0 && group <= 0xffff)
+    ? groups
+    : null;
 }
 
 const ipv4 = (high: number, low: number): string => `${high >> 8}.${high & 0xff}.${low >> 8}.${low & 0xff}`;
@@ -48,7 +70,10 @@ function embeddedIpv4(address: string): string | null {
   const [g0, g1, g2, g3, g4, g5, g6, g7] = g as [number, number, number, number, number, number, number, number];
   const zeros = (...groups: number[]) => groups.every((group) => group === 0);
   // ::ffff:a.b.c.d (mapped), ::ffff:0:a.b.c.d (translated), ::a.b.c.d (compatible, deprecated).
-  if (zeros(g0, g1, g2, g3) && ((g4 === 0 && g5 === 0xffff) || (g4 === 0xffff && g5 === 0) || (g4 === 0 && g5 === 0 && (g6 !== 0 || g7 > 1)))) {
+  if (
+    zeros(g0, g1, g2, g3) &&
+    ((g4 === 0 && g5 === 0xffff) || (g4 === 0xffff && g5 === 0) || (g4 === 0 && g5 === 0 && (g6 !== 0 || g7 > 1)))
+  ) {
     return ipv4(g6, g7);
   }
   // 64:ff9b::a.b.c.d, the NAT64 well-known prefix (RFC 6052).

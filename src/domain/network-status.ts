@@ -15,19 +15,29 @@ const Availability = v.picklist(NETWORK_AVAILABILITIES);
 
 export const NetworkStatusSchema = v.pipe(
   v.object({
-    id: described(v.number(), 'The network\'s id in `GET /api/networks`.'),
-    network: described(v.string(), 'The network\'s name.'),
-    currencies: described(v.array(v.string()), 'The currencies moved on it: its country\'s (BXC for the sandbox).'),
-    collect: described(Availability, 'Collections (prompts): `operational` (its usual route), `degraded` (a fallback route only: slower or dearer), `down` (no route now: try later).'),
+    id: described(v.number(), "The network's id in `GET /api/networks`."),
+    network: described(v.string(), "The network's name."),
+    currencies: described(v.array(v.string()), "The currencies moved on it: its country's (BXC for the sandbox)."),
+    collect: described(
+      Availability,
+      'Collections (prompts): `operational` (its usual route), `degraded` (a fallback route only: slower or dearer), `down` (no route now: try later).',
+    ),
     payout: described(Availability, 'Payments and payouts: `operational`, `degraded` or `down`, as for `collect`.'),
   }),
-  v.description('A mobile network this deployment moves money on or simulates, with its availability now for collections and for payouts.'),
+  v.description(
+    'A mobile network this deployment moves money on or simulates, with its availability now for collections and for payouts.',
+  ),
   v.examples([{ id: 2, network: 'MTN Uganda', currencies: ['UGX'], collect: 'operational', payout: 'degraded' }]),
 );
 type NetworkStatusResource = v.InferOutput<typeof NetworkStatusSchema>;
 
 /** A network's availability for each operation. */
-export type NetworkStatus = { network: Network; currencies: readonly string[]; collect: NetworkAvailability; payout: NetworkAvailability };
+export type NetworkStatus = {
+  network: Network;
+  currencies: readonly string[];
+  collect: NetworkAvailability;
+  payout: NetworkAvailability;
+};
 
 export const serializeNetworkStatus = (status: NetworkStatus): NetworkStatusResource => ({
   id: status.network.id,

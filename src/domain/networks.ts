@@ -27,7 +27,11 @@ const rule = (
   prefixes: string[],
   flags: { verification?: boolean; nameLookup?: boolean; pullsFunds?: boolean } = {},
 ): NetworkRule => ({
-  id, name, country, countryCode, prefixes,
+  id,
+  name,
+  country,
+  countryCode,
+  prefixes,
   verification: flags.verification ?? false,
   nameLookup: flags.nameLookup ?? false,
   pullsFunds: flags.pullsFunds ?? true,
@@ -36,7 +40,10 @@ const rule = (
 const RULES: NetworkRule[] = [
   rule(2, 'MTN Uganda', 'UG', '256', ['77', '78', '76', '39'], { verification: true, nameLookup: true }),
   rule(3, 'Airtel Uganda', 'UG', '256', ['70', '75', '74', '20'], { nameLookup: true }),
-  rule(4, 'Safaricom', 'KE', '254', ['70', '71', '72', '74', '757', '758', '759', '768', '769', '79', '11'], { verification: true, nameLookup: true }),
+  rule(4, 'Safaricom', 'KE', '254', ['70', '71', '72', '74', '757', '758', '759', '768', '769', '79', '11'], {
+    verification: true,
+    nameLookup: true,
+  }),
   rule(5, 'Airtel Kenya', 'KE', '254', ['73', '750', '751', '752', '753', '754', '755', '756', '762', '78', '10']),
   rule(6, 'Vodacom Tanzania', 'TZ', '255', ['74', '75', '76'], { verification: true, nameLookup: true }),
   rule(7, 'Tigo Tanzania', 'TZ', '255', ['65', '67', '71'], { verification: true }),
@@ -54,7 +61,14 @@ const RULES: NetworkRule[] = [
 ];
 
 /** The sandbox network answers the test numbers `+800000000NN`; verification and look-ups included. */
-export const SANDBOX_NETWORK: Network = { id: 1, name: 'Sandbox', country: 'ZZ', verification: true, nameLookup: true, pullsFunds: true };
+export const SANDBOX_NETWORK: Network = {
+  id: 1,
+  name: 'Sandbox',
+  country: 'ZZ',
+  verification: true,
+  nameLookup: true,
+  pullsFunds: true,
+};
 
 /** Longest matching prefix wins (Kenya's 75x split between operators). */
 export function networkForNumber(e164: string): Network | null {
@@ -64,7 +78,8 @@ export function networkForNumber(e164: string): Network | null {
     const national = e164.startsWith(`+${network.countryCode}`) ? e164.slice(network.countryCode.length + 1) : null;
     if (national === null) continue;
     for (const prefix of network.prefixes) {
-      if (national.startsWith(prefix) && (best === null || prefix.length > best.length)) best = { network, length: prefix.length };
+      if (national.startsWith(prefix) && (best === null || prefix.length > best.length))
+        best = { network, length: prefix.length };
     }
   }
   if (best === null) return null;
@@ -74,7 +89,12 @@ export function networkForNumber(e164: string): Network | null {
 
 /** The countries of the networks, as messages name them. */
 const COUNTRY_NAMES: Readonly<Record<string, string>> = {
-  UG: 'Ugandan', KE: 'Kenyan', TZ: 'Tanzanian', RW: 'Rwandan', GH: 'Ghanaian', CD: 'Congolese',
+  UG: 'Ugandan',
+  KE: 'Kenyan',
+  TZ: 'Tanzanian',
+  RW: 'Rwandan',
+  GH: 'Ghanaian',
+  CD: 'Congolese',
 };
 
 /**
@@ -103,8 +123,10 @@ function networkForCollection(e164: string, currency: string, sandboxMode: boole
   const known = networkForNumber(e164);
   const countries = countriesOfCurrency(currency);
   if (known?.name === SANDBOX_NETWORK.name || (currency === 'BXC' && known === null)) {
-    if (!sandboxMode) return { problem: 'This number is served only by the sandbox network, which runs in sandbox mode only.' };
-    if (countries.length > 0) return { problem: `The sandbox test numbers take BXC, the sandbox currency, not ${currency}.` };
+    if (!sandboxMode)
+      return { problem: 'This number is served only by the sandbox network, which runs in sandbox mode only.' };
+    if (countries.length > 0)
+      return { problem: `The sandbox test numbers take BXC, the sandbox currency, not ${currency}.` };
     return { network: SANDBOX_NETWORK };
   }
   if (countries.length === 0) return { network: known! };
@@ -137,12 +159,19 @@ export type Connections = {
  * all: simulated money never shares a wallet with money that leaves through a real operator
  * (docs/going-live.md, "The sandbox and live connectors do not mix").
  */
-export function sandboxMoneyProblem(network: Network, currency: string, { sandboxMode, connected }: Connections): string | null {
+export function sandboxMoneyProblem(
+  network: Network,
+  currency: string,
+  { sandboxMode, connected }: Connections,
+): string | null {
   if (currency === 'BXC') return null;
-  if (!sandboxMode) return `${network.name} is not connected to this service: ${currency} cannot be moved on it (no ${network.name} connector is configured).`;
+  if (!sandboxMode)
+    return `${network.name} is not connected to this service: ${currency} cannot be moved on it (no ${network.name} connector is configured).`;
   if (connected.size > 0) {
-    return `While an operator connector is on, the sandbox simulates BXC only: ${network.name} has no connector here, so ${currency} cannot be moved on it ` +
-      '(simulated money never shares a wallet with real money). Use BXC, or a network this deployment is connected to.';
+    return (
+      `While an operator connector is on, the sandbox simulates BXC only: ${network.name} has no connector here, so ${currency} cannot be moved on it ` +
+      '(simulated money never shares a wallet with real money). Use BXC, or a network this deployment is connected to.'
+    );
   }
   return null;
 }
@@ -161,7 +190,13 @@ export function networkForMoney(e164: string, currency: string, connections: Con
 }
 
 /** The operator's own amount rule, for a connected network (null when the amount is fine, or for BXC and networks with no connector). */
-export function operatorAmountProblem(network: Network, currency: string, amount: string, connections: Connections, operation: MoneyOperation = 'collection'): string | null {
+export function operatorAmountProblem(
+  network: Network,
+  currency: string,
+  amount: string,
+  connections: Connections,
+  operation: MoneyOperation = 'collection',
+): string | null {
   if (currency === 'BXC' || !connections.connected.has(network.name)) return null;
   return connections.amountProblem?.(network, currency, amount, operation) ?? null;
 }
@@ -172,13 +207,18 @@ export function operatorAmountProblem(network: Network, currency: string, amount
  * breaks them as field errors on `phonenumber` and `amount`.
  */
 export function moneyNetwork(
-  e164: string, currency: string, amount: string, connections: Connections, operation: MoneyOperation = 'collection',
+  e164: string,
+  currency: string,
+  amount: string,
+  connections: Connections,
+  operation: MoneyOperation = 'collection',
 ): { network: Network | null; errors: Record<string, string[]> } {
   const choice = networkForMoney(e164, currency, connections);
   const errors: Record<string, string[]> = {};
   if (choice.problem !== undefined) errors.phonenumber = [choice.problem];
-  const amountProblem = (choice.network ? operatorAmountProblem(choice.network, currency, amount, connections, operation) : null)
-    ?? currencyAmountProblem(currency, amount);
+  const amountProblem =
+    (choice.network ? operatorAmountProblem(choice.network, currency, amount, connections, operation) : null) ??
+    currencyAmountProblem(currency, amount);
   if (amountProblem !== null) errors.amount = [amountProblem];
   return { network: choice.network ?? null, errors };
 }
@@ -204,7 +244,11 @@ export function networkByName(name: string): Network | null {
  * `currencyAmountProblem`), as a request or a payment does.
  */
 export function reportedPaymentNetwork(
-  reporter: Network, e164: string, currency: string, amount: string, connections: Connections,
+  reporter: Network,
+  e164: string,
+  currency: string,
+  amount: string,
+  connections: Connections,
 ): { network: Network; problems?: undefined } | { network?: undefined; problems: Record<string, string[]> } {
   const recorded = reportingNetwork(reporter, e164, currency, connections);
   const amountProblem = currencyAmountProblem(currency, amount);
@@ -222,28 +266,46 @@ export function reportedPaymentNetwork(
  * that network as the sandbox's own payments are; never a currency of a network with a connector.
  */
 function reportingNetwork(
-  reporter: Network, e164: string, currency: string, connections: Connections,
+  reporter: Network,
+  e164: string,
+  currency: string,
+  connections: Connections,
 ): { network: Network; problems?: undefined } | { network?: undefined; problems: Record<string, string[]> } {
   if (reporter.name !== SANDBOX_NETWORK.name) {
     const own: readonly string[] = currenciesOfNetwork(reporter);
     if (!own.includes(currency)) {
-      return { problems: { currency: [`${reporter.name} reports payments in ${own.length > 0 ? own.join(' or ') : 'no currency the service handles'} only.`] } };
+      return {
+        problems: {
+          currency: [
+            `${reporter.name} reports payments in ${own.length > 0 ? own.join(' or ') : 'no currency the service handles'} only.`,
+          ],
+        },
+      };
     }
     if (sandboxMoneyProblem(reporter, currency, connections) !== null) {
       return {
         problems: {
-          currency: [`${reporter.name} has no connector here: its ${currency} reports are simulated money, taken only in sandbox mode while no ` +
-            'operator connector is on (simulated money never shares a wallet with real money).'],
+          currency: [
+            `${reporter.name} has no connector here: its ${currency} reports are simulated money, taken only in sandbox mode while no ` +
+              'operator connector is on (simulated money never shares a wallet with real money).',
+          ],
         },
       };
     }
-    if (networkForNumber(e164)?.name !== reporter.name) return { problems: { phonenumber: [`This number is not on ${reporter.name}.`] } };
+    if (networkForNumber(e164)?.name !== reporter.name)
+      return { problems: { phonenumber: [`This number is not on ${reporter.name}.`] } };
     return { network: reporter };
   }
   const choice = networkForCollection(e164, currency, connections.sandboxMode);
   if (choice.problem !== undefined) return { problems: { phonenumber: [choice.problem] } };
   if (currency !== 'BXC' && connections.connected.has(choice.network.name)) {
-    return { problems: { currency: [`${choice.network.name} is connected through its operator: the sandbox does not report ${currency} payments on it.`] } };
+    return {
+      problems: {
+        currency: [
+          `${choice.network.name} is connected through its operator: the sandbox does not report ${currency} payments on it.`,
+        ],
+      },
+    };
   }
   const problem = sandboxMoneyProblem(choice.network, currency, connections);
   return problem === null ? { network: choice.network } : { problems: { currency: [problem] } };
@@ -254,4 +316,5 @@ function reportingNetwork(
  * the sandbox and the networks with no connector. A connected network is believed only through its
  * operator's status query, so its reports are refused whoever sends them.
  */
-export const reportsPayments = (network: Network, connections: Connections): boolean => !connections.connected.has(network.name);
+export const reportsPayments = (network: Network, connections: Connections): boolean =>
+  !connections.connected.has(network.name);

@@ -64,13 +64,20 @@ function statementAmount(cell: string, where: string): { amount: string; negativ
   let negative = false;
   if (/^\(.*\)$/.test(text)) [text, negative] = [text.slice(1, -1), true];
   if (/^[-+]/.test(text)) [text, negative] = [text.slice(1), negative || text.startsWith('-')];
-  if (!/^\d{1,16}(?:\.\d{1,4})?$/.test(text)) throw new UnreadableCsvError(`${where}: ${quoted(cell)} is not an amount.`);
+  if (!/^\d{1,16}(?:\.\d{1,4})?$/.test(text))
+    throw new UnreadableCsvError(`${where}: ${quoted(cell)} is not an amount.`);
   return { amount: sumAmounts([text]), negative };
 }
 
 const TIME_FORMS: readonly { pattern: RegExp; order: [number, number, number] }[] = [
-  { pattern: /^(\d{4})-(\d{1,2})-(\d{1,2})(?:[ T](\d{1,2}):(\d{2})(?::(\d{2}))?(?:\.\d+)?)?\s*(Z|[+-]\d{2}:?\d{2})?$/i, order: [1, 2, 3] },
-  { pattern: /^(\d{1,2})[-/.](\d{1,2})[-/.](\d{4})(?:[ T](\d{1,2}):(\d{2})(?::(\d{2}))?)?\s*(Z|[+-]\d{2}:?\d{2})?$/i, order: [3, 2, 1] },
+  {
+    pattern: /^(\d{4})-(\d{1,2})-(\d{1,2})(?:[ T](\d{1,2}):(\d{2})(?::(\d{2}))?(?:\.\d+)?)?\s*(Z|[+-]\d{2}:?\d{2})?$/i,
+    order: [1, 2, 3],
+  },
+  {
+    pattern: /^(\d{1,2})[-/.](\d{1,2})[-/.](\d{4})(?:[ T](\d{1,2}):(\d{2})(?::(\d{2}))?)?\s*(Z|[+-]\d{2}:?\d{2})?$/i,
+    order: [3, 2, 1],
+  },
 ];
 
 /** A statement's time (`YYYY-MM-DD HH:MM[:SS]` or day first, `DD-MM-YYYY`, `DD/MM/YYYY`), operator's local time unless it names an offset. */
@@ -82,7 +89,12 @@ function statementTime(cell: string, where: string): Date | null {
     if (!match) continue;
     const [year, month, day] = order.map((index) => match[index]!.padStart(2, '0'));
     const [hour = '00', minute = '00', second = '00'] = [match[4]?.padStart(2, '0'), match[5], match[6]];
-    const zone = match[7] === undefined ? OPERATOR_UTC_OFFSET : match[7].toUpperCase() === 'Z' ? 'Z' : match[7].replace(/^([+-]\d{2})(\d{2})$/, '$1:$2');
+    const zone =
+      match[7] === undefined
+        ? OPERATOR_UTC_OFFSET
+        : match[7].toUpperCase() === 'Z'
+          ? 'Z'
+          : match[7].replace(/^([+-]\d{2})(\d{2})$/, '$1:$2');
     const parsed = new Date(`${year}-${month}-${day}T${hour}:${minute}:${second}${zone}`);
     if (!Number.isNaN(parsed.getTime())) return parsed;
   }
@@ -97,74 +109,115 @@ function locateHeader(records: string[][], marker: string, required: readonly st
   if (index === -1) throw new UnreadableCsvError(`This is not ${format}: no header row names the column "${marker}".`);
   const header = records[index]!.map(normalise);
   const missing = required.filter((name) => !header.includes(name));
-  if (missing.length > 0) throw new UnreadableCsvError(`The ${format} lacks the column${missing.length > 1 ? 's' : ''} ${missing.map((name) => `"${name}"`).join(', ')}.`);
+  if (missing.length > 0)
+    throw new UnreadableCsvError(
+      `The ${format} lacks the column${missing.length > 1 ? 's' : ''} ${missing.map((name) => `"${name}"`).join(', ')}.`,
+    );
   const column = (name: string) => header.indexOf(name);
   /** The column right after `name` when it is `currency` (the repeated Currency headers qualify the column before them). */
-  const currencyAfter = (name: string) => (column(name) !== -1 && header[column(name) + 1] === 'currency' ? column(name) + 1 : -1);
-  const rows = records.slice(index + 1).map((cells, offset) => ({ row: index + offset + 2, cell: (at: number) => (at === -1 ? '' : (cells[at] ?? '').trim()) }));
+  const currencyAfter = (name: string) =>
+    column(name) !== -1 && header[column(name) + 1] === 'currency' ? column(name) + 1 : -1;
+  const rows = records.slice(index + 1).map((cells, offset) => ({
+    row: index + offset + 2,
+    cell: (at: number) => (at === -1 ? '' : (cells[at] ?? '').trim()),
+  }));
   return { column, currencyAfter, rows };
 }
 
 function readMpesa(records: string[][]): OperatorLine[] {
   const format = 'M-PESA organisation statement';
-  const { column, rows } = locateHeader(records, 'receipt no', ['receipt no', 'completion time', 'transaction status', 'paid in', 'withdrawn'], format);
-  const [receipt, completion, status, paidIn, withdrawn] = ['receipt no', 'completion time', 'transaction status', 'paid in', 'withdrawn'].map(column);
-  const [reason, details, party, linked] = ['reason type', 'details', 'other party info', 'linked transaction id'].map(column);
-  return rows.filter(({ cell }) => cell(receipt!) !== '').map(({ row, cell }) => {
-    const where = `${format}, line ${row}`;
-    const credit = statementAmount(cell(paidIn!), `${where}, Paid In`);
-    const debit = statementAmount(cell(withdrawn!), `${where}, Withdrawn`);
-    const moved = debit !== null && debit.amount !== '0.0000' ? debit : credit;
-    return {
-      row,
-      operatorId: cell(receipt!),
-      reference: null,
-      linkedId: cell(linked!) || null,
-      time: statementTime(cell(completion!), `${where}, Completion Time`),
-      status: cell(status!),
-      completed: /^completed$/i.test(cell(status!)),
-      direction: moved === debit && debit !== null ? 'out' : 'in',
-      amount: moved?.amount ?? '0.0000',
-      currency: 'KES',
-      fee: null,
-      charge: /charge/i.test(cell(reason!) || cell(details!)),
-      party: cell(party!),
-    };
-  });
+  const { column, rows } = locateHeader(
+    records,
+    'receipt no',
+    ['receipt no', 'completion time', 'transaction status', 'paid in', 'withdrawn'],
+    format,
+  );
+  const [receipt, completion, status, paidIn, withdrawn] = [
+    'receipt no',
+    'completion time',
+    'transaction status',
+    'paid in',
+    'withdrawn',
+  ].map(column);
+  const [reason, details, party, linked] = ['reason type', 'details', 'other party info', 'linked transaction id'].map(
+    column,
+  );
+  return rows
+    .filter(({ cell }) => cell(receipt!) !== '')
+    .map(({ row, cell }) => {
+      const where = `${format}, line ${row}`;
+      const credit = statementAmount(cell(paidIn!), `${where}, Paid In`);
+      const debit = statementAmount(cell(withdrawn!), `${where}, Withdrawn`);
+      const moved = debit !== null && debit.amount !== '0.0000' ? debit : credit;
+      return {
+        row,
+        operatorId: cell(receipt!),
+        reference: null,
+        linkedId: cell(linked!) || null,
+        time: statementTime(cell(completion!), `${where}, Completion Time`),
+        status: cell(status!),
+        completed: /^completed$/i.test(cell(status!)),
+        direction: moved === debit && debit !== null ? 'out' : 'in',
+        amount: moved?.amount ?? '0.0000',
+        currency: 'KES',
+        fee: null,
+        charge: /charge/i.test(cell(reason!) || cell(details!)),
+        party: cell(party!),
+      };
+    });
 }
 
 function readMomo(records: string[][]): OperatorLine[] {
   const format = 'MTN MoMo transaction export';
-  const { column, currencyAfter, rows } = locateHeader(records, 'external transaction id', ['id', 'date', 'status', 'amount'], format);
-  const [id, external, date, status, amountColumn, feeColumn, from, to] =
-    ['id', 'external transaction id', 'date', 'status', 'amount', 'fee', 'from', 'to'].map(column);
+  const { column, currencyAfter, rows } = locateHeader(
+    records,
+    'external transaction id',
+    ['id', 'date', 'status', 'amount'],
+    format,
+  );
+  const [id, external, date, status, amountColumn, feeColumn, from, to] = [
+    'id',
+    'external transaction id',
+    'date',
+    'status',
+    'amount',
+    'fee',
+    'from',
+    'to',
+  ].map(column);
   const [amountCurrency, feeCurrency] = [currencyAfter('amount'), currencyAfter('fee')];
-  return rows.filter(({ cell }) => cell(id!) !== '').map(({ row, cell }) => {
-    const where = `${format}, line ${row}`;
-    const amount = statementAmount(cell(amountColumn!), `${where}, Amount`);
-    const fee = statementAmount(cell(feeColumn!), `${where}, Fee`);
-    const currency = cell(amountCurrency) || null;
-    return {
-      row,
-      operatorId: cell(id!),
-      reference: cell(external!) || null,
-      linkedId: null,
-      time: statementTime(cell(date!), `${where}, Date`),
-      status: cell(status!),
-      completed: /^successful$/i.test(cell(status!)),
-      direction: amount === null ? null : amount.negative ? 'out' : null,
-      amount: amount?.amount ?? '0.0000',
-      currency,
-      fee: fee === null || fee.amount === '0.0000' ? null : { amount: fee.amount, currency: cell(feeCurrency) || currency },
-      charge: false,
-      party: [cell(from!), cell(to!)].filter(Boolean).join(' → '),
-    };
-  });
+  return rows
+    .filter(({ cell }) => cell(id!) !== '')
+    .map(({ row, cell }) => {
+      const where = `${format}, line ${row}`;
+      const amount = statementAmount(cell(amountColumn!), `${where}, Amount`);
+      const fee = statementAmount(cell(feeColumn!), `${where}, Fee`);
+      const currency = cell(amountCurrency) || null;
+      return {
+        row,
+        operatorId: cell(id!),
+        reference: cell(external!) || null,
+        linkedId: null,
+        time: statementTime(cell(date!), `${where}, Date`),
+        status: cell(status!),
+        completed: /^successful$/i.test(cell(status!)),
+        direction: amount === null ? null : amount.negative ? 'out' : null,
+        amount: amount?.amount ?? '0.0000',
+        currency,
+        fee:
+          fee === null || fee.amount === '0.0000'
+            ? null
+            : { amount: fee.amount, currency: cell(feeCurrency) || currency },
+        charge: false,
+        party: [cell(from!), cell(to!)].filter(Boolean).join(' → '),
+      };
+    });
 }
 
 /** A statement's lines; an unreadable file or a missing required column is an UnreadableCsvError saying what is wrong. */
 export function readOperatorStatement(format: StatementFormat, text: string): OperatorLine[] {
   const records = csvRecords(text, { ragged: true });
-  if (records.every((record) => record.every((cell) => cell === ''))) throw new UnreadableCsvError('The statement is empty.');
+  if (records.every((record) => record.every((cell) => cell === '')))
+    throw new UnreadableCsvError('The statement is empty.');
   return format === 'mpesa' ? readMpesa(records) : readMomo(records);
 }

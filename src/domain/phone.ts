@@ -36,11 +36,17 @@ export function numberFitsMask(e164: string, given: string, hash: (text: string)
   const digits = e164.replace(/^\+/, '');
   const compact = given.replace(/\s+/g, '').replace(/^\+/, '');
   if (/^\d+$/.test(compact)) return compact === digits;
-  if (/^[0-9a-f]{64}$/i.test(compact)) return [digits, `+${digits}`, digits.replace(/^254/, '0')].some((form) => hash(form) === compact.toLowerCase());
+  if (/^[0-9a-f]{64}$/i.test(compact))
+    return [digits, `+${digits}`, digits.replace(/^254/, '0')].some((form) => hash(form) === compact.toLowerCase());
   const masked = /^(\d*)[*xX]+(\d*)$/.exec(compact);
   if (!masked) return false;
   const [, head = '', tail = ''] = masked;
-  return head.length + tail.length > 0 && head.length + tail.length < digits.length && digits.startsWith(head) && digits.endsWith(tail);
+  return (
+    head.length + tail.length > 0 &&
+    head.length + tail.length < digits.length &&
+    digits.startsWith(head) &&
+    digits.endsWith(tail)
+  );
 }
 
 /** The payer's number as an operator gave it, in E.164 when it came in full; null when masked or hashed. */

@@ -6,7 +6,17 @@
  */
 type FlatHash = Record<string, string | number | boolean | null>;
 
-const ESCAPES: Readonly<Record<string, string>> = { '\\': '\\', "'": "'", '"': '"', n: '\n', r: '\r', t: '\t', b: '\b', f: '\f', '0': '\0' };
+const ESCAPES: Readonly<Record<string, string>> = {
+  '\\': '\\',
+  "'": "'",
+  '"': '"',
+  n: '\n',
+  r: '\r',
+  t: '\t',
+  b: '\b',
+  f: '\f',
+  '0': '\0',
+};
 const NUMBER = /^-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?/;
 const WORD = /^(True|False|None)\b/;
 
@@ -66,7 +76,12 @@ export function parsePythonDict(text: string): FlatHash | null {
       index += number[0].length;
       // A number JavaScript cannot hold exactly keeps its text, so nothing is rounded silently.
       const parsed = Number(number[0]);
-      return { value: Number.isSafeInteger(parsed) || (Number.isFinite(parsed) && String(parsed) === number[0]) ? parsed : number[0] };
+      return {
+        value:
+          Number.isSafeInteger(parsed) || (Number.isFinite(parsed) && String(parsed) === number[0])
+            ? parsed
+            : number[0],
+      };
     }
     const string = readString();
     return string === null ? null : { value: string };

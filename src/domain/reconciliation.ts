@@ -14,7 +14,12 @@ import type { OperatorLine } from './operator-statements';
 import { nextDay, type SettlementLine } from './settlements';
 
 type Pair = { ours: SettlementLine; theirs: OperatorLine };
-type Fee = { operatorId: string; amount: string; currency: string | null; ours: { type: SettlementLine['type']; id: number } | null };
+type Fee = {
+  operatorId: string;
+  amount: string;
+  currency: string | null;
+  ours: { type: SettlementLine['type']; id: number } | null;
+};
 
 export type Reconciliation = {
   /** Completed operator lines of the day that match none of ours. */
@@ -36,7 +41,11 @@ export type Reconciliation = {
   differs: boolean;
 };
 
-type Index = { byOperatorId: Map<string, SettlementLine>; byReference: Map<string, SettlementLine>; reversalOf: Map<string, SettlementLine> };
+type Index = {
+  byOperatorId: Map<string, SettlementLine>;
+  byReference: Map<string, SettlementLine>;
+  reversalOf: Map<string, SettlementLine>;
+};
 
 function indexLines(lines: readonly SettlementLine[]): Index {
   const index: Index = { byOperatorId: new Map(), byReference: new Map(), reversalOf: new Map() };
@@ -50,12 +59,13 @@ function indexLines(lines: readonly SettlementLine[]): Index {
 }
 
 const findOurs = (index: Index, theirs: OperatorLine): SettlementLine | undefined =>
-  index.byOperatorId.get(theirs.operatorId)
-    ?? (theirs.reference === null ? undefined : index.byReference.get(theirs.reference))
-    ?? (theirs.linkedId === null ? undefined : index.reversalOf.get(theirs.linkedId));
+  index.byOperatorId.get(theirs.operatorId) ??
+  (theirs.reference === null ? undefined : index.byReference.get(theirs.reference)) ??
+  (theirs.linkedId === null ? undefined : index.reversalOf.get(theirs.linkedId));
 
 const sameAmount = ({ ours, theirs }: Pair): boolean =>
-  compareDecimal(ours.amount, theirs.amount) === 0 && (theirs.currency === null || theirs.currency.toUpperCase() === ours.currency);
+  compareDecimal(ours.amount, theirs.amount) === 0 &&
+  (theirs.currency === null || theirs.currency.toUpperCase() === ours.currency);
 
 /** The fees: M-PESA's charge lines summed per linked receipt, MoMo's Fee column; each with the movement of ours it was charged for. */
 function feesOf(statement: readonly OperatorLine[], index: Index): Fee[] {
@@ -64,27 +74,46 @@ function feesOf(statement: readonly OperatorLine[], index: Index): Fee[] {
     if (!line.charge && line.fee === null) continue;
     const operatorId = line.charge ? (line.linkedId ?? line.operatorId) : line.operatorId;
     const entry = fees.get(operatorId) ?? {
-      amounts: [], currency: line.charge ? line.currency : line.fee!.currency, ours: line.charge ? index.byOperatorId.get(operatorId) : findOurs(index, line),
+      amounts: [],
+      currency: line.charge ? line.currency : line.fee!.currency,
+      ours: line.charge ? index.byOperatorId.get(operatorId) : findOurs(index, line),
     };
     entry.amounts.push(line.charge ? line.amount : line.fee!.amount);
     fees.set(operatorId, entry);
   }
-  return [...fees].map(([operatorId, { amounts, currency, ours }]) =>
-    ({ operatorId, amount: sumAmounts(amounts), currency, ours: ours ? { type: ours.type, id: ours.id } : null }));
+  return [...fees].map(([operatorId, { amounts, currency, ours }]) => ({
+    operatorId,
+    amount: sumAmounts(amounts),
+    currency,
+    ours: ours ? { type: ours.type, id: ours.id } : null,
+  }));
 }
 
 /**
  * Compares the statement with our lines of `day` (`ours`) and of the days either side
  * (`neighbours`: an operator's day need not be ours, its clock is East Africa Time).
  */
-export function reconcile(day: Date, ours: readonly SettlementLine[], neighbours: readonly SettlementLine[], statement: readonly OperatorLine[]): Reconciliation {
+export function reconcile(
+  day: Date,
+  ours: readonly SettlementLine[],
+  neighbours: readonly SettlementLine[],
+  statement: readonly OperatorLine[],
+): Reconciliation {
   const index = indexLines([...neighbours, ...ours]);
   const onDay = new Set(ours);
   const seen = new Set<SettlementLine>();
   const inDay = (time: Date | null) => time === null || (time >= day && time < nextDay(day));
   const result: Reconciliation = {
-    missingOnOurSide: [], missingOnOperatorSide: [], amountMismatches: [], statusMismatches: [], onAnotherDay: [], outsideDay: [], fees: feesOf(statement, index),
-    matched: 0, notCompleted: 0, differs: false,
+    missingOnOurSide: [],
+    missingOnOperatorSide: [],
+    amountMismatches: [],
+    statusMismatches: [],
+    onAnotherDay: [],
+    outsideDay: [],
+    fees: feesOf(statement, index),
+    matched: 0,
+    notCompleted: 0,
+    differs: false,
   };
   for (const theirs of statement) {
     if (theirs.charge) continue;
@@ -110,6 +139,11 @@ export function reconcile(day: Date, ours: readonly SettlementLine[], neighbours
     else result.matched += 1;
   }
   result.missingOnOperatorSide = ours.filter((line) => !seen.has(line));
-  result.differs = result.missingOnOurSide.length + result.missingOnOperatorSide.length + result.amountMismatches.length + result.statusMismatches.length > 0;
+  result.differs =
+    result.missingOnOurSide.length +
+      result.missingOnOperatorSide.length +
+      result.amountMismatches.length +
+      result.statusMismatches.length >
+    0;
   return result;
 }

@@ -14,7 +14,8 @@ export type Role = (typeof ROLES)[number];
 export const ROLE_DESCRIPTIONS: Record<Role, string> = {
   owner: 'Everything, including granting and removing the owner role.',
   admin: 'Everything but the owner role: users, settings, keys, webhooks, money and statements.',
-  developer: 'API keys and webhooks, contacts and collection requests; reads everything but statements and the audit trail.',
+  developer:
+    'API keys and webhooks, contacts and collection requests; reads everything but statements and the audit trail.',
   finance: 'Payments, bulk payouts, reversals, statements and settlement reports, contacts and collection requests.',
   viewer: 'Reads everything but webhooks, keys and the audit trail; changes nothing.',
 };
@@ -37,7 +38,8 @@ const GRANTS: Record<Role, readonly Capability[]> = {
   viewer: ['view', 'reconcile'],
 };
 
-export const isRole = (value: unknown): value is Role => typeof value === 'string' && (ROLES as readonly string[]).includes(value);
+export const isRole = (value: unknown): value is Role =>
+  typeof value === 'string' && (ROLES as readonly string[]).includes(value);
 
 /** What a user of `role` may do, through a key of `keyRole` when one acts for them (null: the user's own role). */
 export function capabilitiesOf(role: Role, keyRole: Role | null = null): Capability[] {
@@ -53,7 +55,11 @@ export const rolesWith = (capability: Capability): Role[] => ROLES.filter((role)
  * the owner role only for an owner's key (an admin's key labelled `owner` would outrank its user).
  */
 export const keyRolesFor = (role: Role): Role[] =>
-  ROLES.filter((candidate) => (candidate !== 'owner' || role === 'owner') && GRANTS[candidate].every((capability) => GRANTS[role].includes(capability)));
+  ROLES.filter(
+    (candidate) =>
+      (candidate !== 'owner' || role === 'owner') &&
+      GRANTS[candidate].every((capability) => GRANTS[role].includes(capability)),
+  );
 
 /** Whether a user of `role` may revoke a key: their own always; another user's only with `administer` (owners and admins). */
 export const mayRevokeKey = (role: Role, ownKey: boolean): boolean => ownKey || GRANTS[role].includes('administer');

@@ -30,8 +30,12 @@ export const SETTLEMENT_TOTALS = SETTLEMENT_LINE_TYPES.map((type) => settlementO
 type TotalName = ReturnType<typeof settlementOf>['total'];
 
 /** `a`, `a or b`, `a, b or c`. */
-const orList = (words: readonly string[]): string => (words.length < 2 ? words.join('') : `${words.slice(0, -1).join(', ')} or ${words.at(-1)}`);
-const typesGoing = (direction: 'in' | 'out'): string => orList(SETTLEMENT_LINE_TYPES.filter((type) => settlementOf(type).direction === direction).map((type) => `\`${type}\``));
+const orList = (words: readonly string[]): string =>
+  words.length < 2 ? words.join('') : `${words.slice(0, -1).join(', ')} or ${words.at(-1)}`;
+const typesGoing = (direction: 'in' | 'out'): string =>
+  orList(
+    SETTLEMENT_LINE_TYPES.filter((type) => settlementOf(type).direction === direction).map((type) => `\`${type}\``),
+  );
 
 /** One movement of money with a network, as the services read it. */
 export type SettlementLine = {
@@ -81,69 +85,131 @@ export const SettlementDay = v.pipe(
 /** The UTC day that follows `day`'s midnight. */
 export const nextDay = (day: Date): Date => new Date(day.getTime() + 86_400_000);
 /** Midnight UTC of the day `instant` falls in. */
-export const dayOf = (instant: Date): Date => new Date(Date.UTC(instant.getUTCFullYear(), instant.getUTCMonth(), instant.getUTCDate()));
+export const dayOf = (instant: Date): Date =>
+  new Date(Date.UTC(instant.getUTCFullYear(), instant.getUTCMonth(), instant.getUTCDate()));
 const dayText = (day: Date): string => day.toISOString().slice(0, 10);
 
-const FEE_NOTE = 'The fee the network reports for this movement; null: neither M-Pesa\'s (Daraja) nor MTN MoMo\'s API results report one per transaction ' +
-  '(the charges of an operator\'s statement are listed by the admin CLI\'s `reconcile`).';
+const FEE_NOTE =
+  "The fee the network reports for this movement; null: neither M-Pesa's (Daraja) nor MTN MoMo's API results report one per transaction " +
+  "(the charges of an operator's statement are listed by the admin CLI's `reconcile`).";
 
 const SettlementLineSchema = v.object({
   network: described(v.string(), 'The mobile network.'),
   currency: CurrencyCode,
-  type: described(v.picklist(SETTLEMENT_LINE_TYPES), `${typesGoing('in')} (money in), ${typesGoing('out')} (money out).`),
+  type: described(
+    v.picklist(SETTLEMENT_LINE_TYPES),
+    `${typesGoing('in')} (money in), ${typesGoing('out')} (money out).`,
+  ),
   id: described(Id, `Our id of the ${orList(SETTLEMENT_LINE_TYPES.map(movementNoun))}.`),
   organization: OwningOrganization,
-  operator_transaction_id: described(v.nullable(v.string()), 'The operator\'s id of the movement: M-Pesa\'s receipt, MTN MoMo\'s financial transaction id.'),
-  reference: described(v.nullable(v.string()), 'Our reference as the operator holds it, where it holds one (MTN MoMo\'s external transaction id): `pay-<id>`, `rev-<id>`, a prompt\'s `req-<request>-<attempt>`.'),
-  original_transaction_id: described(v.nullable(v.string()), 'A reversal\'s: the operator\'s id of the collection sent back.'),
+  operator_transaction_id: described(
+    v.nullable(v.string()),
+    "The operator's id of the movement: M-Pesa's receipt, MTN MoMo's financial transaction id.",
+  ),
+  reference: described(
+    v.nullable(v.string()),
+    "Our reference as the operator holds it, where it holds one (MTN MoMo's external transaction id): `pay-<id>`, `rev-<id>`, a prompt's `req-<request>-<attempt>`.",
+  ),
+  original_transaction_id: described(
+    v.nullable(v.string()),
+    "A reversal's: the operator's id of the collection sent back.",
+  ),
   route: described(
     v.nullable(v.string()),
     'The route that moved it, whose statement lists it: `daraja`, `momo`, `airtel`, `vodacom` or `pawapay` (a network with two routes ' +
-    'may move money through either); null for the sandbox.',
+      'may move money through either); null for the sandbox.',
   ),
   amount: described(Amount, 'The amount moved (always positive; `type` gives the direction).'),
   fee: described(v.nullable(Amount), FEE_NOTE),
   phonenumber: PhoneNumber,
-  final_at: described(v.string(), 'When it became final, UTC with milliseconds: the line\'s day.'),
+  final_at: described(v.string(), "When it became final, UTC with milliseconds: the line's day."),
 });
 
 const Tally = (what: string) => described(v.object({ count: v.number(), amount: Amount }), what);
-const TALLIES = Object.fromEntries(SETTLEMENT_LINE_TYPES.map((type) => [settlementOf(type).total, Tally(settlementOf(type).totalNote)])) as
-  Record<TotalName, ReturnType<typeof Tally>>;
+const TALLIES = Object.fromEntries(
+  SETTLEMENT_LINE_TYPES.map((type) => [settlementOf(type).total, Tally(settlementOf(type).totalNote)]),
+) as Record<TotalName, ReturnType<typeof Tally>>;
 
 const SettlementTotalSchema = v.object({
   network: v.string(),
   currency: CurrencyCode,
   ...TALLIES,
-  net: described(v.pipe(v.string(), v.regex(/^-?\d+\.\d{4}$/)), 'In less out less reversed; negative when more left than came in.'),
+  net: described(
+    v.pipe(v.string(), v.regex(/^-?\d+\.\d{4}$/)),
+    'In less out less reversed; negative when more left than came in.',
+  ),
 });
 
 export const SettlementSchema = v.pipe(
   v.object({
     date: described(v.string(), 'The UTC day, `YYYY-MM-DD`.'),
-    since: described(v.string(), 'The day\'s start (inclusive).'),
-    until: described(v.string(), 'The day\'s end (exclusive), or `as_of` for today.'),
+    since: described(v.string(), "The day's start (inclusive)."),
+    until: described(v.string(), "The day's end (exclusive), or `as_of` for today."),
     as_of: described(v.string(), 'When the report was read.'),
     network: described(v.nullable(v.string()), 'The network asked for; null: all.'),
     currency: described(v.nullable(v.string()), 'The currency asked for; null: all.'),
-    totals: described(v.array(SettlementTotalSchema), 'One per network and currency with a movement, by network then currency.'),
-    lines: described(v.array(SettlementLineSchema), 'Every movement, by network, currency, then the time it became final.'),
+    totals: described(
+      v.array(SettlementTotalSchema),
+      'One per network and currency with a movement, by network then currency.',
+    ),
+    lines: described(
+      v.array(SettlementLineSchema),
+      'Every movement, by network, currency, then the time it became final.',
+    ),
   }),
   v.description('The movements of money with the mobile networks on one UTC day, with their totals.'),
-  v.examples([{
-    date: '2025-05-01', since: '2025-05-01T00:00:00.000Z', until: '2025-05-02T00:00:00.000Z', as_of: '2025-05-03T08:00:00.000Z', network: null, currency: null,
-    totals: [{ network: 'MTN Uganda', currency: 'UGX', in: { count: 1, amount: '5000.0000' }, out: { count: 1, amount: '1500.0000' }, reversed: { count: 0, amount: '0.0000' }, net: '3500.0000' }],
-    lines: [
-      {
-        network: 'MTN Uganda', currency: 'UGX', type: 'collection', id: 812, organization: 42, operator_transaction_id: '8871245531', reference: 'req-77-0',
-        original_transaction_id: null, route: 'momo', amount: '5000.0000', fee: null, phonenumber: '+256772123456', final_at: '2025-05-01T09:12:44.120Z',
-      },
-      {
-        network: 'MTN Uganda', currency: 'UGX', type: 'payment', id: 91, organization: 42, operator_transaction_id: '8871290012', reference: 'pay-91',
-        original_transaction_id: null, route: 'momo', amount: '1500.0000', fee: null, phonenumber: '+256772654321', final_at: '2025-05-01T13:47:02.512Z',
-      },
-    ],
-  }]),
+  v.examples([
+    {
+      date: '2025-05-01',
+      since: '2025-05-01T00:00:00.000Z',
+      until: '2025-05-02T00:00:00.000Z',
+      as_of: '2025-05-03T08:00:00.000Z',
+      network: null,
+      currency: null,
+      totals: [
+        {
+          network: 'MTN Uganda',
+          currency: 'UGX',
+          in: { count: 1, amount: '5000.0000' },
+          out: { count: 1, amount: '1500.0000' },
+          reversed: { count: 0, amount: '0.0000' },
+          net: '3500.0000',
+        },
+      ],
+      lines: [
+        {
+          network: 'MTN Uganda',
+          currency: 'UGX',
+          type: 'collection',
+          id: 812,
+          organization: 42,
+          operator_transaction_id: '8871245531',
+          reference: 'req-77-0',
+          original_transaction_id: null,
+          route: 'momo',
+          amount: '5000.0000',
+          fee: null,
+          phonenumber: '+256772123456',
+          final_at: '2025-05-01T09:12:44.120Z',
+        },
+        {
+          network: 'MTN Uganda',
+          currency: 'UGX',
+          type: 'payment',
+          id: 91,
+          organization: 42,
+          operator_transaction_id: '8871290012',
+          reference: 'pay-91',
+          original_transaction_id: null,
+          route: 'momo',
+          amount: '1500.0000',
+          fee: null,
+          phonenumber: '+256772654321',
+          final_at: '2025-05-01T13:47:02.512Z',
+        },
+      ],
+    },
+  ]),
 );
 type SettlementResource = v.InferOutput<typeof SettlementSchema>;
 type SettlementTotal = v.InferOutput<typeof SettlementTotalSchema>;
@@ -179,10 +245,14 @@ export function settlementTotals(lines: readonly SettlementLine[]): SettlementTo
       const ofType = group.filter((line) => line.type === type);
       return { type, count: ofType.length, amount: sumAmounts(ofType.map((line) => line.amount)) };
     });
-    const going = (direction: 'in' | 'out') => tallies.filter(({ type }) => settlementOf(type).direction === direction).map(({ amount }) => amount);
+    const going = (direction: 'in' | 'out') =>
+      tallies.filter(({ type }) => settlementOf(type).direction === direction).map(({ amount }) => amount);
     return {
-      network: group[0]!.network, currency: group[0]!.currency,
-      ...Object.fromEntries(tallies.map(({ type, count, amount }) => [settlementOf(type).total, { count, amount }])) as Record<TotalName, { count: number; amount: string }>,
+      network: group[0]!.network,
+      currency: group[0]!.currency,
+      ...(Object.fromEntries(
+        tallies.map(({ type, count, amount }) => [settlementOf(type).total, { count, amount }]),
+      ) as Record<TotalName, { count: number; amount: string }>),
       net: differenceOf(sumAmounts(going('in')), ...going('out')),
     };
   });
@@ -200,8 +270,20 @@ export const serializeSettlement = (settlement: Settlement): SettlementResource 
 });
 
 const CSV_COLUMNS = [
-  'network', 'currency', 'type', 'id', 'organization', 'operator_transaction_id', 'reference', 'original_transaction_id', 'route', 'amount', 'fee',
-  'phonenumber', 'final_at', 'count',
+  'network',
+  'currency',
+  'type',
+  'id',
+  'organization',
+  'operator_transaction_id',
+  'reference',
+  'original_transaction_id',
+  'route',
+  'amount',
+  'fee',
+  'phonenumber',
+  'final_at',
+  'count',
 ] as const;
 
 /**
@@ -212,10 +294,21 @@ export function settlementCsv(settlement: Settlement): string {
   const movements = settlement.lines.map((line) => {
     const resource = serializeSettlementLine(line);
     // Ids come from operators and merchants' prompts: written as text, never as a formula.
-    return { ...resource, operator_transaction_id: textCell(resource.operator_transaction_id ?? ''), reference: textCell(resource.reference ?? ''), count: '' };
+    return {
+      ...resource,
+      operator_transaction_id: textCell(resource.operator_transaction_id ?? ''),
+      reference: textCell(resource.reference ?? ''),
+      count: '',
+    };
   });
   const totals = settlementTotals(settlement.lines).flatMap((total) => [
-    ...SETTLEMENT_TOTALS.map((kind) => ({ network: total.network, currency: total.currency, type: `total_${kind}`, amount: total[kind].amount, count: total[kind].count })),
+    ...SETTLEMENT_TOTALS.map((kind) => ({
+      network: total.network,
+      currency: total.currency,
+      type: `total_${kind}`,
+      amount: total[kind].amount,
+      count: total[kind].count,
+    })),
     { network: total.network, currency: total.currency, type: 'net', amount: total.net, count: '' },
   ]);
   return stringify([...movements, ...totals], { header: true, columns: [...CSV_COLUMNS] });
@@ -223,4 +316,7 @@ export function settlementCsv(settlement: Settlement): string {
 
 /** The CSV's file name: `settlement-<day>[-<network>][-<currency>].csv`. */
 export const settlementFileName = (settlement: Settlement): string =>
-  `settlement-${[dayText(settlement.day), settlement.network, settlement.currency].filter((part) => part !== null).join('-').replace(/[^A-Za-z0-9-]+/g, '-')}.csv`;
+  `settlement-${[dayText(settlement.day), settlement.network, settlement.currency]
+    .filter((part) => part !== null)
+    .join('-')
+    .replace(/[^A-Za-z0-9-]+/g, '-')}.csv`;

@@ -39,7 +39,16 @@ function candidate(subscription: Subscription, k: number): Date {
   const year = start.getUTCFullYear() + Math.floor((start.getUTCMonth() + monthsAhead) / 12);
   const month = (start.getUTCMonth() + monthsAhead) % 12;
   const lastDay = new Date(Date.UTC(year, month + 1, 0)).getUTCDate();
-  return new Date(Date.UTC(year, month, Math.min(start.getUTCDate(), lastDay), start.getUTCHours(), start.getUTCMinutes(), start.getUTCSeconds()));
+  return new Date(
+    Date.UTC(
+      year,
+      month,
+      Math.min(start.getUTCDate(), lastDay),
+      start.getUTCHours(),
+      start.getUTCMinutes(),
+      start.getUTCSeconds(),
+    ),
+  );
 }
 
 /** The first occurrence strictly after `after`, or null once past `end_date`. */
@@ -58,7 +67,9 @@ export function nextOccurrence(subscription: Subscription, after: Date): Date | 
 /** Every occurrence from `start_date` to `end_date` (inclusive), at most `limit`. */
 export function occurrences(subscription: Subscription, limit = 1000): Date[] {
   const result: Date[] = [];
-  let next = allowed(subscription, subscription.startDate) ? subscription.startDate : nextOccurrence(subscription, subscription.startDate);
+  let next = allowed(subscription, subscription.startDate)
+    ? subscription.startDate
+    : nextOccurrence(subscription, subscription.startDate);
   while (next !== null && result.length < limit) {
     result.push(next);
     next = nextOccurrence(subscription, next);

@@ -17,7 +17,8 @@ export function parseFilterDate(text: string): Date | null {
   const match = FILTER_DATE.exec(text.trim());
   if (!match) return null;
   const [, year, month, day, hour = '00', minute = '00', second = '00', fraction = '', zone] = match;
-  const offset = zone === undefined || zone === 'Z' ? 'Z' : zone.length === 5 ? `${zone.slice(0, 3)}:${zone.slice(3)}` : zone;
+  const offset =
+    zone === undefined || zone === 'Z' ? 'Z' : zone.length === 5 ? `${zone.slice(0, 3)}:${zone.slice(3)}` : zone;
   // Fractions of a second count to the millisecond (an instant copied from a timestamp the service gave keeps its precision).
   const parsed = new Date(`${year}-${month}-${day}T${hour}:${minute}:${second}${fraction.slice(0, 4)}${offset}`);
   // Outside 1900..2099 a filter date is a typo, and year 0 or 275760 would not survive PostgreSQL.

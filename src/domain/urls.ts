@@ -23,7 +23,8 @@ const CONTROL_OR_SPACE = /[\u0000-\u0020\u007f-\u009f\u2028\u2029]/;
 const WITH_AUTHORITY = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]/i;
 
 export function checkCallbackUrl(raw: string, rules: CallbackUrlRules): CallbackUrlCheck {
-  if (CONTROL_OR_SPACE.test(raw)) return { problem: 'Enter a valid URL: it may not contain spaces or control characters.' };
+  if (CONTROL_OR_SPACE.test(raw))
+    return { problem: 'Enter a valid URL: it may not contain spaces or control characters.' };
   if (!WITH_AUTHORITY.test(raw) || !URL.canParse(raw)) return { problem: 'Enter a valid URL.' };
   const url = new URL(raw);
   if (!['http:', 'https:'].includes(url.protocol) || url.hostname === '') return { problem: 'Enter a valid URL.' };
@@ -31,12 +32,16 @@ export function checkCallbackUrl(raw: string, rules: CallbackUrlRules): Callback
     return { problem: `Enter a valid HTTPS URL: ${rules.subject.toLowerCase()} must use https://.` };
   }
   if (url.username !== '' || url.password !== '') {
-    return { problem: `Enter a URL without a user name or password: ${rules.subject.toLowerCase()} may not carry credentials.` };
+    return {
+      problem: `Enter a URL without a user name or password: ${rules.subject.toLowerCase()} may not carry credentials.`,
+    };
   }
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
   const isAddress = /^[\d.]+$/.test(host) || url.hostname.startsWith('[');
   if (!rules.sandbox && (isLocalHostName(host) || (isAddress && !isPublicAddress(host)))) {
-    return { problem: `Enter a public address: ${rules.subject.toLowerCase()} may not point to loopback or private networks.` };
+    return {
+      problem: `Enter a public address: ${rules.subject.toLowerCase()} may not point to loopback or private networks.`,
+    };
   }
   return { url: url.href };
 }

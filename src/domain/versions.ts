@@ -42,7 +42,9 @@ export type VersionContext = {
 };
 
 /** v1's numeric currency ids: the `currencies` table of migrations 001 and 022 (a test keeps them equal). */
-export const V1_CURRENCY_IDS: Readonly<Record<string, number>> = Object.fromEntries(CURRENCIES.map((currency) => [currency.code, currency.id]));
+export const V1_CURRENCY_IDS: Readonly<Record<string, number>> = Object.fromEntries(
+  CURRENCIES.map((currency) => [currency.code, currency.id]),
+);
 
 type Paged<T> = { count: number; next: string | null; previous: string | null; results: T[] };
 
@@ -55,12 +57,18 @@ export function listForVersion<T>(list: Paged<T>, context: VersionContext): Page
 type WithOrganization<T> = Omit<T, 'organization'> & { organization: number | string };
 
 /** v1 names the owning organization; later versions give its id. */
-function organizationForVersion<T extends { organization: number | string }>(resource: T, context: VersionContext): WithOrganization<T> {
+function organizationForVersion<T extends { organization: number | string }>(
+  resource: T,
+  context: VersionContext,
+): WithOrganization<T> {
   return context.version === 1 ? { ...resource, organization: context.organizationName } : resource;
 }
 
 /** Any resource owned by an organization whose only version difference is `organization` (payments, accounts, reversals). */
-export function ownedForVersion<T extends { organization: number | string }>(resource: T, context: VersionContext): WithOrganization<T> {
+export function ownedForVersion<T extends { organization: number | string }>(
+  resource: T,
+  context: VersionContext,
+): WithOrganization<T> {
   return organizationForVersion(resource, context);
 }
 
@@ -94,7 +102,10 @@ export function collectionForVersion(collection: CollectionResource, context: Ve
 }
 
 /** A collection request in its current shape: only `organization` differs (v1: a name). */
-export function collectionRequestForVersion<T extends { organization: number | string }>(collectionRequest: T, context: VersionContext) {
+export function collectionRequestForVersion<T extends { organization: number | string }>(
+  collectionRequest: T,
+  context: VersionContext,
+) {
   return organizationForVersion(collectionRequest, context);
 }
 
@@ -109,7 +120,8 @@ const EVENT_DATA_FOR_VERSION: Partial<Record<EventType, DataForVersion>> = {
     hasOrganization(data) && 'currency' in data && 'collection_request' in data
       ? collectionForVersion(data as CollectionResource, context)
       : data,
-  'collectionrequest.status.changed': (data, context) => (hasOrganization(data) ? organizationForVersion(data, context) : data),
+  'collectionrequest.status.changed': (data, context) =>
+    hasOrganization(data) ? organizationForVersion(data, context) : data,
   'payment.status.changed': (data, context) => (hasOrganization(data) ? organizationForVersion(data, context) : data),
   'payment_batch.completed': (data, context) => (hasOrganization(data) ? organizationForVersion(data, context) : data),
 };
@@ -130,7 +142,10 @@ const pagedListSchema = <const TItem extends v.GenericSchema>(item: TItem) =>
   v.pipe(
     v.object({
       count: described(v.number(), 'Total number of items.'),
-      next: described(v.nullable(v.string()), 'Absolute URL of the next page (carries `offset`, and `limit` when given), or null.'),
+      next: described(
+        v.nullable(v.string()),
+        'Absolute URL of the next page (carries `offset`, and `limit` when given), or null.',
+      ),
       previous: described(v.nullable(v.string()), 'Absolute URL of the previous page, or null.'),
       results: described(v.array(item), 'Items of the page.'),
     }),
@@ -142,37 +157,55 @@ export function listSchemaForVersion<const TItem extends v.GenericSchema>(item: 
 }
 
 const OrganizationName = described(v.string(), "The owning organization's name (version 1).");
-// biome-ignore lint/suspicious/noExplicitAny: valibot's pipe items are invariant in their input, output and issue types
-const objectEntries = <TEntries extends v.ObjectEntries>(schema: v.SchemaWithPipe<readonly [v.ObjectSchema<TEntries, undefined>, ...v.PipeItem<any, any, any>[]]>) =>
-  schema.pipe[0].entries;
+const objectEntries = <TEntries extends v.ObjectEntries>(
+  // biome-ignore lint/suspicious/noExplicitAny: valibot's pipe items are invariant in their input, output and issue types
+  schema: v.SchemaWithPipe<readonly [v.ObjectSchema<TEntries, undefined>, ...v.PipeItem<any, any, any>[]]>,
+) => schema.pipe[0].entries;
 /** Version 1 schemas, built once so the document can name each by identity. */
 const v1 = {
-  contact: v.pipe(v.object({ ...objectEntries(ContactSchema), organization: OrganizationName }), v.description('A contact (version 1).')),
+  contact: v.pipe(
+    v.object({ ...objectEntries(ContactSchema), organization: OrganizationName }),
+    v.description('A contact (version 1).'),
+  ),
   collectionRequest: v.pipe(
     v.object({ ...objectEntries(CollectionRequestSchema), organization: OrganizationName }),
     v.description('A collection request (version 1).'),
   ),
 };
 const { transaction: _transaction, ...collectionBeforeV4 } = objectEntries(CollectionSchema);
-const collectionRequestId = described(v.nullable(v.number()), 'Id of the request the collection fulfilled (the expanded object from version 3).');
+const collectionRequestId = described(
+  v.nullable(v.number()),
+  'Id of the request the collection fulfilled (the expanded object from version 3).',
+);
 const collectionsBefore: Record<1 | 2 | 3, v.GenericSchema> = {
   3: v.pipe(v.object(collectionBeforeV4), v.description('A collection (version 3: no `transaction`).')),
-  2: v.pipe(v.object({ ...collectionBeforeV4, collection_request: collectionRequestId }), v.description('A collection (version 2).')),
+  2: v.pipe(
+    v.object({ ...collectionBeforeV4, collection_request: collectionRequestId }),
+    v.description('A collection (version 2).'),
+  ),
   1: v.pipe(
     v.object({
       ...collectionBeforeV4,
       collection_request: collectionRequestId,
       organization: OrganizationName,
-      currency: described(v.number(), `Numeric currency id (version 1): ${CURRENCIES.map((currency) => `${currency.id} ${currency.code}`).join(', ')}.`),
+      currency: described(
+        v.number(),
+        `Numeric currency id (version 1): ${CURRENCIES.map((currency) => `${currency.id} ${currency.code}`).join(', ')}.`,
+      ),
     }),
     v.description('A collection (version 1).'),
   ),
 };
-const eventV1 = v.pipe(v.object({ ...objectEntries(EventSchema), organization: OrganizationName }), v.description('An event (version 1).'));
+const eventV1 = v.pipe(
+  v.object({ ...objectEntries(EventSchema), organization: OrganizationName }),
+  v.description('An event (version 1).'),
+);
 
 export const contactSchemaForVersion = (version: ApiVersion) => (version === 1 ? v1.contact : ContactSchema);
-export const collectionRequestSchemaForVersion = (version: ApiVersion) => (version === 1 ? v1.collectionRequest : CollectionRequestSchema);
-export const collectionSchemaForVersion = (version: ApiVersion): v.GenericSchema => (version === 4 ? CollectionSchema : collectionsBefore[version]);
+export const collectionRequestSchemaForVersion = (version: ApiVersion) =>
+  version === 1 ? v1.collectionRequest : CollectionRequestSchema;
+export const collectionSchemaForVersion = (version: ApiVersion): v.GenericSchema =>
+  version === 4 ? CollectionSchema : collectionsBefore[version];
 /** An event; its `data` is documented as an object in every version (its shape per type is in the description). */
 export const eventSchemaForVersion = (version: ApiVersion) => (version === 1 ? eventV1 : EventSchema);
 
@@ -190,7 +223,10 @@ export function ownedSchemaForVersion<TEntries extends v.ObjectEntries>(
     if (version !== 1) return schema;
     let named = ownedV1.get(schema);
     if (named === undefined) {
-      named = v.pipe(v.object({ ...objectEntries(schema), organization: OrganizationName }), v.description('Version 1: `organization` is its name.'));
+      named = v.pipe(
+        v.object({ ...objectEntries(schema), organization: OrganizationName }),
+        v.description('Version 1: `organization` is its name.'),
+      );
       ownedV1.set(schema, named);
     }
     return named;

@@ -9,7 +9,8 @@ import type { DeliveryId, EventId, OrganizationId, RecoveryId, UserId, WebhookId
  * A delivery row's unique key (its `workflow_id` column, named when each delivery had a workflow of
  * its own): one first delivery per event and webhook, and each redelivery under its own row's id.
  */
-export const deliveryKey = (eventId: EventId, webhookId: WebhookId): string => `webhook-delivery-${eventId}-${webhookId}`;
+export const deliveryKey = (eventId: EventId, webhookId: WebhookId): string =>
+  `webhook-delivery-${eventId}-${webhookId}`;
 
 export const redeliveryKey = (eventId: EventId, webhookId: WebhookId, deliveryId: DeliveryId): string =>
   `${deliveryKey(eventId, webhookId)}-redelivery-${deliveryId}`;
@@ -46,7 +47,10 @@ export const WebhookSchema = v.pipe(
     target: described(v.string(), 'The HTTPS URL that receives the notifications.'),
     created: Timestamp,
     updated: Timestamp,
-    status: described(v.picklist(['enabled', 'disabled']), 'A disabled webhook receives nothing until it is enabled again (POST .../enable).'),
+    status: described(
+      v.picklist(['enabled', 'disabled']),
+      'A disabled webhook receives nothing until it is enabled again (POST .../enable).',
+    ),
     disabled_at: described(NullableTimestamp, 'When it was disabled; null while enabled.'),
     disabled_reason: described(
       v.nullable(v.picklist(['failing', 'manual'])),
@@ -54,10 +58,19 @@ export const WebhookSchema = v.pipe(
     ),
   }),
   v.description('An HTTPS URL that receives every future event of one type.'),
-  v.examples([{
-    id: 56, user: 5, event: 'contact.created' as const, target: 'https://acme.example/hooks', created: '2025-05-01T13:45:00Z', updated: '2025-05-01T13:45:00Z',
-    status: 'enabled' as const, disabled_at: null, disabled_reason: null,
-  }]),
+  v.examples([
+    {
+      id: 56,
+      user: 5,
+      event: 'contact.created' as const,
+      target: 'https://acme.example/hooks',
+      created: '2025-05-01T13:45:00Z',
+      updated: '2025-05-01T13:45:00Z',
+      status: 'enabled' as const,
+      disabled_at: null,
+      disabled_reason: null,
+    },
+  ]),
 );
 type WebhookResource = v.InferOutput<typeof WebhookSchema>;
 
@@ -96,19 +109,37 @@ export const RecoverySchema = v.pipe(
     user: described(v.nullable(v.number()), 'The user who asked for it; null when asked with an API key of no user.'),
     since: described(Timestamp, 'Events created at or after this time are delivered again…'),
     until: described(Timestamp, '…up to (not including) this time.'),
-    events: described(v.number(), 'How many events it delivers again: one fresh delivery each, with its own 10 attempts.'),
+    events: described(
+      v.number(),
+      'How many events it delivers again: one fresh delivery each, with its own 10 attempts.',
+    ),
     status: described(v.picklist(['delivering', 'finished']), '`finished` once none of its deliveries is pending.'),
     deliveries: described(
-      v.object({ pending: v.number(), delivered: v.number(), failed: v.number(), gone: v.number(), cancelled: v.number() }),
+      v.object({
+        pending: v.number(),
+        delivered: v.number(),
+        failed: v.number(),
+        gone: v.number(),
+        cancelled: v.number(),
+      }),
       'Its deliveries by status.',
     ),
     created: Timestamp,
   }),
-  v.description('Every event of a webhook\'s type in a period, delivered again.'),
-  v.examples([{
-    id: 7, webhook: 56, user: 5, since: '2025-05-01T00:00:00Z', until: '2025-05-02T09:30:00Z', events: 120, status: 'delivering' as const,
-    deliveries: { pending: 20, delivered: 100, failed: 0, gone: 0, cancelled: 0 }, created: '2025-05-02T09:30:00Z',
-  }]),
+  v.description("Every event of a webhook's type in a period, delivered again."),
+  v.examples([
+    {
+      id: 7,
+      webhook: 56,
+      user: 5,
+      since: '2025-05-01T00:00:00Z',
+      until: '2025-05-02T09:30:00Z',
+      events: 120,
+      status: 'delivering' as const,
+      deliveries: { pending: 20, delivered: 100, failed: 0, gone: 0, cancelled: 0 },
+      created: '2025-05-02T09:30:00Z',
+    },
+  ]),
 );
 type RecoveryResource = v.InferOutput<typeof RecoverySchema>;
 
@@ -172,11 +203,19 @@ export type ReceiverProbing = { origin: string; faults: number; since: Date; las
 export function waitingReason(probing: ReceiverProbing | null): string | null {
   if (probing === null) return null;
   const last = probing.lastFault === null ? '' : ` (last: ${probing.lastFault})`;
-  return `The receiver ${probing.origin} has not answered its last ${probing.faults} POSTs${last}; since ${formatTimestamp(probing.since)} ` +
-    'it is probed with one POST at a time, and its other deliveries wait, keeping their attempts, until it answers.';
+  return (
+    `The receiver ${probing.origin} has not answered its last ${probing.faults} POSTs${last}; since ${formatTimestamp(probing.since)} ` +
+    'it is probed with one POST at a time, and its other deliveries wait, keeping their attempts, until it answers.'
+  );
 }
 
-export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed', 'gone', 'cancelled'] as const satisfies readonly DeliveryStatus[];
+export const DELIVERY_STATUSES = [
+  'pending',
+  'delivered',
+  'failed',
+  'gone',
+  'cancelled',
+] as const satisfies readonly DeliveryStatus[];
 
 /** One delivery of an event to a webhook with its attempt log: types `serializeDelivery` and documents it. */
 export const DeliverySchema = v.pipe(
@@ -185,30 +224,63 @@ export const DeliverySchema = v.pipe(
     webhook: described(v.number(), 'The webhook delivered to.'),
     event: described(v.number(), 'The event delivered.'),
     event_type: v.picklist(EVENT_TYPES),
-    redelivery: described(v.boolean(), 'True for a delivery asked for with POST .../deliveries or by a recovery (POST .../recover).'),
-    status: described(v.picklist(DELIVERY_STATUSES), '`gone`: the receiver answered 410 and the webhook was deleted; `cancelled`: the webhook was deleted or disabled meanwhile.'),
+    redelivery: described(
+      v.boolean(),
+      'True for a delivery asked for with POST .../deliveries or by a recovery (POST .../recover).',
+    ),
+    status: described(
+      v.picklist(DELIVERY_STATUSES),
+      '`gone`: the receiver answered 410 and the webhook was deleted; `cancelled`: the webhook was deleted or disabled meanwhile.',
+    ),
     created: Timestamp,
     finished: described(NullableTimestamp, 'When the outcome became final; null while pending.'),
     next_attempt_at: described(NullableTimestamp, 'While pending: when its next attempt is due. Null once final.'),
-    waiting: described(v.nullable(v.string()),
+    waiting: described(
+      v.nullable(v.string()),
       'While pending and its receiver (the origin of the target) is probed after timeouts or refused connections: why the delivery waits ' +
-      'past its due time. Null otherwise.'),
-    attempts: v.array(v.object({
-      attempt: described(v.number(), '1 to 10.'),
-      time: Timestamp,
-      duration_ms: v.number(),
-      outcome: v.picklist(['delivered', 'failed', 'gone']),
-      status_code: described(v.nullable(v.number()), "The receiver's HTTP status; null when none came (timeout, connection or TLS error)."),
-      error: v.nullable(v.string()),
-      response: described(v.nullable(v.string()), "The first 1 KiB of the receiver's answer."),
-    })),
+        'past its due time. Null otherwise.',
+    ),
+    attempts: v.array(
+      v.object({
+        attempt: described(v.number(), '1 to 10.'),
+        time: Timestamp,
+        duration_ms: v.number(),
+        outcome: v.picklist(['delivered', 'failed', 'gone']),
+        status_code: described(
+          v.nullable(v.number()),
+          "The receiver's HTTP status; null when none came (timeout, connection or TLS error).",
+        ),
+        error: v.nullable(v.string()),
+        response: described(v.nullable(v.string()), "The first 1 KiB of the receiver's answer."),
+      }),
+    ),
   }),
   v.description('One delivery of an event to a webhook, with every attempt made so far (the attempt log).'),
-  v.examples([{
-    id: 88, webhook: 56, event: 1234, event_type: 'contact.created' as const, redelivery: false, status: 'delivered' as const,
-    created: '2025-05-01T13:45:00Z', finished: '2025-05-01T13:45:01Z', next_attempt_at: null, waiting: null,
-    attempts: [{ attempt: 1, time: '2025-05-01T13:45:00Z', duration_ms: 182, outcome: 'delivered' as const, status_code: 200, error: null, response: 'ok' }],
-  }]),
+  v.examples([
+    {
+      id: 88,
+      webhook: 56,
+      event: 1234,
+      event_type: 'contact.created' as const,
+      redelivery: false,
+      status: 'delivered' as const,
+      created: '2025-05-01T13:45:00Z',
+      finished: '2025-05-01T13:45:01Z',
+      next_attempt_at: null,
+      waiting: null,
+      attempts: [
+        {
+          attempt: 1,
+          time: '2025-05-01T13:45:00Z',
+          duration_ms: 182,
+          outcome: 'delivered' as const,
+          status_code: 200,
+          error: null,
+          response: 'ok',
+        },
+      ],
+    },
+  ]),
 );
 type DeliveryResource = v.InferOutput<typeof DeliverySchema>;
 
@@ -254,7 +326,12 @@ function signPayload(secret: string, messageId: string, timestampSeconds: number
 }
 
 /** The `webhook-signature` header: one signature per active secret, space separated. */
-export function signatureHeader(secrets: readonly string[], messageId: string, timestampSeconds: number, body: string): string {
+export function signatureHeader(
+  secrets: readonly string[],
+  messageId: string,
+  timestampSeconds: number,
+  body: string,
+): string {
   return secrets.map((secret) => signPayload(secret, messageId, timestampSeconds, body)).join(' ');
 }
 

@@ -10,7 +10,6 @@ import { API_VERSION_HEADER } from './versions';
 import { formatApiVersion } from '../domain/versions';
 import { CAPABILITY_DETAIL, type Capability } from '../domain/roles';
 
-
 export type { Principal } from './request-policy';
 
 export async function authenticate(sql: Sql, authorization: string | undefined): Promise<Principal> {

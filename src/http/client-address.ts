@@ -12,7 +12,12 @@ type AddressSource = { requestIP(request: Request): { address: string } | null }
 /** The caller's address; null when it cannot be told (no server, and no trusted proxy header). */
 export function clientAddress(request: Request, server: AddressSource, trustProxy: boolean): string | null {
   if (trustProxy) {
-    const forwarded = request.headers.get('x-forwarded-for')?.split(',').map((part) => part.trim()).filter(Boolean).at(-1);
+    const forwarded = request.headers
+      .get('x-forwarded-for')
+      ?.split(',')
+      .map((part) => part.trim())
+      .filter(Boolean)
+      .at(-1);
     if (forwarded) return forwarded;
   }
   // A request re-entered without its /api/vN prefix is not the connection's own: ask about the client's.
@@ -48,11 +53,17 @@ function ipv6Groups(address: string): number[] | null {
  * to a bounded length.
  */
 export function throttledAddress(address: string): string {
-  const bare = address.trim().replace(/^\[(.*)\]$/, '$1').replace(/%.*$/, '');
+  const bare = address
+    .trim()
+    .replace(/^\[(.*)\]$/, '$1')
+    .replace(/%.*$/, '');
   const groups = bare.includes(':') ? ipv6Groups(bare) : null;
   if (groups === null) return bare.slice(0, MAX_ADDRESS_LENGTH);
   if (groups.slice(0, 5).every((group) => group === 0) && groups[5] === 0xffff) {
     return [groups[6]! >> 8, groups[6]! & 0xff, groups[7]! >> 8, groups[7]! & 0xff].join('.');
   }
-  return `${groups.slice(0, 4).map((group) => group.toString(16)).join(':')}::/64`;
+  return `${groups
+    .slice(0, 4)
+    .map((group) => group.toString(16))
+    .join(':')}::/64`;
 }

@@ -18,12 +18,14 @@ export class ApiError extends Error {
 }
 
 export const notFound = (): ApiError => new ApiError(404, { detail: 'Not found.' });
-export const invalidToken = (): ApiError => new ApiError(401, { detail: 'Invalid token.' }, { 'WWW-Authenticate': 'Token' });
+export const invalidToken = (): ApiError =>
+  new ApiError(401, { detail: 'Invalid token.' }, { 'WWW-Authenticate': 'Token' });
 export const permissionDenied = (): ApiError =>
   new ApiError(403, { detail: 'You do not have permission to perform this action.' });
 export const methodNotAllowed = (method: string, allowed: string[]): ApiError =>
   new ApiError(405, { detail: `Method "${method}" not allowed.` }, { Allow: allowed.join(', ') });
-export const notAcceptable = (): ApiError => new ApiError(406, { detail: 'Could not satisfy the request Accept header.' });
+export const notAcceptable = (): ApiError =>
+  new ApiError(406, { detail: 'Could not satisfy the request Accept header.' });
 export const unsupportedMediaType = (mediaType: string): ApiError =>
   new ApiError(415, { detail: `Unsupported media type ${quoted(mediaType)} in request.` });
 

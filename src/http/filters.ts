@@ -12,7 +12,8 @@ export function queryObject(searchParams: URLSearchParams): Record<string, strin
   return query;
 }
 
-
 /** The list filters of `schema` from a query string (400 with field errors). */
-export const parseFilters = <const TSchema extends v.GenericSchema>(schema: TSchema, searchParams: URLSearchParams): v.InferOutput<TSchema> =>
-  validate(schema, queryObject(searchParams));
+export const parseFilters = <const TSchema extends v.GenericSchema>(
+  schema: TSchema,
+  searchParams: URLSearchParams,
+): v.InferOutput<TSchema> => validate(schema, queryObject(searchParams));

@@ -23,7 +23,11 @@ const wholeNumber = (minimum: number, description: string, digits: number) =>
 const PageQuery = v.object({
   // Any whole number of items is a limit (a larger one than the maximum is cut to it, however large);
   // an offset is one PostgreSQL and JavaScript both count exactly.
-  limit: wholeNumber(1, `Items per page: ${DEFAULT_PAGE_SIZE} when not given; more than the maximum (PAGE_SIZE_MAX, 100 by default) is cut to it.`, 400),
+  limit: wholeNumber(
+    1,
+    `Items per page: ${DEFAULT_PAGE_SIZE} when not given; more than the maximum (PAGE_SIZE_MAX, 100 by default) is cut to it.`,
+    400,
+  ),
   offset: wholeNumber(0, 'Items to skip.', 15),
 });
 
@@ -45,7 +49,13 @@ export function parsePage(searchParams: URLSearchParams, maxLimit: number): Page
 }
 
 /** The list envelope (docs/api.md#api-behaviour-worth-knowing), with absolute `next`/`previous` URLs (base URL overridable for proxies). */
-export function pagedList<T>(request: Request, publicBaseUrl: string | undefined, page: Page, count: number, results: T[]): PagedList<T> {
+export function pagedList<T>(
+  request: Request,
+  publicBaseUrl: string | undefined,
+  page: Page,
+  count: number,
+  results: T[],
+): PagedList<T> {
   const url = new URL(request.url);
   const base = publicBaseUrl ?? url.origin;
   const link = (offset: number): string => {
@@ -67,6 +77,12 @@ export function pagedList<T>(request: Request, publicBaseUrl: string | undefined
 }
 
 /** A list's answer: the list envelope (docs/api.md#api-behaviour-worth-knowing) with absolute links, as the caller's API version shows it (a bare array before v2). */
-export function listAnswer<T>(request: Request, publicBaseUrl: string | undefined, page: Page, list: { count: number; results: T[] }, apiVersion: VersionContext) {
+export function listAnswer<T>(
+  request: Request,
+  publicBaseUrl: string | undefined,
+  page: Page,
+  list: { count: number; results: T[] },
+  apiVersion: VersionContext,
+) {
   return listForVersion(pagedList(request, publicBaseUrl, page, list.count, list.results), apiVersion);
 }

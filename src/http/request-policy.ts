@@ -57,7 +57,9 @@ function requestKind(request: Request): RequestKind {
 export const throttled = (retryAfterSeconds: number): ApiError =>
   new ApiError(
     429,
-    { detail: `Request was throttled. Expected available in ${retryAfterSeconds} second${retryAfterSeconds === 1 ? '' : 's'}.` },
+    {
+      detail: `Request was throttled. Expected available in ${retryAfterSeconds} second${retryAfterSeconds === 1 ? '' : 's'}.`,
+    },
     { 'Retry-After': String(retryAfterSeconds) },
   );
 
@@ -65,7 +67,9 @@ function duplicateCheckKey(request: Request): string | null {
   const key = request.headers.get(DUPLICATE_CHECK_HEADER)?.trim() ?? '';
   if (key === '') return null;
   if (key.length > DUPLICATE_CHECK_KEY_MAX_LENGTH) {
-    throw new ApiError(400, { detail: `${DUPLICATE_CHECK_HEADER} must have at most ${DUPLICATE_CHECK_KEY_MAX_LENGTH} characters.` });
+    throw new ApiError(400, {
+      detail: `${DUPLICATE_CHECK_HEADER} must have at most ${DUPLICATE_CHECK_KEY_MAX_LENGTH} characters.`,
+    });
   }
   return key;
 }
@@ -94,13 +98,16 @@ function createRequestPolicy({ sql, config }: { sql: Sql; config: Config }): Req
       // Only the write methods carry a Duplicate-Check-Key: a claim is a GET, and claiming again
       // answers the same collection without crediting it twice.
       const key = isReadMethod(request.method) ? null : duplicateCheckKey(request);
-      const duplicateCheck: DuplicateCheck | null = key === null ? null : {
-        organizationId: principal.organizationId,
-        key,
-        method: request.method,
-        path: new URL(request.url).pathname,
-        ttlSeconds: config.duplicateCheckTtlSeconds,
-      };
+      const duplicateCheck: DuplicateCheck | null =
+        key === null
+          ? null
+          : {
+              organizationId: principal.organizationId,
+              key,
+              method: request.method,
+              path: new URL(request.url).pathname,
+              ttlSeconds: config.duplicateCheckTtlSeconds,
+            };
       return { apiVersion: { version, organizationName: principal.organizationName }, duplicateCheck };
     },
     clientAddress: (request, server) => clientAddress(request, server, config.console.trustProxy),
@@ -111,7 +118,10 @@ function createRequestPolicy({ sql, config }: { sql: Sql; config: Config }): Req
  * Provides the request policy to the `auth` macro and serves every route under `/api/vN/` too (the
  * request is handed to `handle` again without the prefix).
  */
-export const requestPolicyPlugin = (deps: { sql: Sql; config: Config }, handle: (request: Request) => Promise<Response>) =>
+export const requestPolicyPlugin = (
+  deps: { sql: Sql; config: Config },
+  handle: (request: Request) => Promise<Response>,
+) =>
   new Elysia({ name: 'request-policy' })
     .decorate('requestPolicy', createRequestPolicy(deps))
     .onRequest(({ request }) => {

@@ -10,7 +10,15 @@
  * route it reaches.
  */
 import { Elysia } from 'elysia';
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, context, propagation, trace, type TextMapGetter } from '@opentelemetry/api';
+import {
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  context,
+  propagation,
+  trace,
+  type TextMapGetter,
+} from '@opentelemetry/api';
 import type { Config } from '../config';
 import { observeHttpRequest } from '../telemetry/metrics';
 import { TRACER_NAME, recordSpanError, tracingActive } from '../telemetry/trace-context';
@@ -38,7 +46,12 @@ export function createRouteTemplates(routes: () => readonly Route[]) {
       .map((route) => ({
         method: route.method.toUpperCase(),
         path: route.path,
-        pattern: new RegExp(`^${route.path.replace(/\/+$/, '').replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:[^/]+/g, '[^/]+')}/?$`),
+        pattern: new RegExp(
+          `^${route.path
+            .replace(/\/+$/, '')
+            .replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+            .replace(/:[^/]+/g, '[^/]+')}/?$`,
+        ),
         parameters: (route.path.match(/:/g) ?? []).length,
       }))
       .sort((a, b) => a.parameters - b.parameters);
@@ -56,11 +69,13 @@ const headerGetter: TextMapGetter<Headers> = {
 
 async function traced(request: Request, name: string, route: string, handle: Handler): Promise<Response> {
   const parent = propagation.extract(ROOT_CONTEXT, request.headers, headerGetter);
-  const span = trace.getTracer(TRACER_NAME).startSpan(
-    name,
-    { kind: SpanKind.SERVER, attributes: { 'http.method': request.method, 'http.route': route } },
-    parent,
-  );
+  const span = trace
+    .getTracer(TRACER_NAME)
+    .startSpan(
+      name,
+      { kind: SpanKind.SERVER, attributes: { 'http.method': request.method, 'http.route': route } },
+      parent,
+    );
   try {
     const response = await context.with(trace.setSpan(parent, span), () => handle(request));
     span.setAttribute('http.status_code', response.status);
@@ -85,11 +100,17 @@ export const requestTelemetryPlugin = (config: Config, routes: () => readonly Ro
     const route = routeOf(request.method, new URL(request.url).pathname);
     let status = 500;
     try {
-      const response = tracing ? await traced(request, `${request.method} ${route}`, route, handle) : await handle(request);
+      const response = tracing
+        ? await traced(request, `${request.method} ${route}`, route, handle)
+        : await handle(request);
       status = response.status;
       return response;
     } finally {
-      if (metrics) observeHttpRequest({ route, method: methodLabel(request.method), status }, (performance.now() - started) / 1000);
+      if (metrics)
+        observeHttpRequest(
+          { route, method: methodLabel(request.method), status },
+          (performance.now() - started) / 1000,
+        );
     }
   }
 

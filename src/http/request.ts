@@ -25,7 +25,9 @@ export function jsonResponse(status: number, body: unknown, headers: Record<stri
 
 /** A CSV download (a batch's results, a statement): text a spreadsheet opens, saved under `filename`. */
 export function csvResponse(body: string, filename: string): Response {
-  return new Response(body, { headers: { 'Content-Type': 'text/csv; charset=utf-8', 'Content-Disposition': `attachment; filename="${filename}"` } });
+  return new Response(body, {
+    headers: { 'Content-Type': 'text/csv; charset=utf-8', 'Content-Disposition': `attachment; filename="${filename}"` },
+  });
 }
 
 /** True when the Accept header (absent = anything) admits a JSON response. */
@@ -54,7 +56,8 @@ export function assertQueryIsUtf8(request: Request): void {
   const query = request.url.indexOf('?');
   if (query === -1 || !request.url.includes('%', query)) return;
   const pairs = parseUrlEncodedPairs(request.url.slice(query + 1).replace(/#.*$/, ''), NOT_UTF8_QUERY);
-  if (pairs.some(([key, value]) => key.includes('\uFFFD') || value.includes('\uFFFD'))) throw new ApiError(400, { detail: NOT_UTF8_QUERY });
+  if (pairs.some(([key, value]) => key.includes('\uFFFD') || value.includes('\uFFFD')))
+    throw new ApiError(400, { detail: NOT_UTF8_QUERY });
 }
 
 type FormValue = string | FormValue[] | { [key: string]: FormValue };
@@ -84,7 +87,8 @@ export function nestFormFields(pairs: Iterable<[string, string]>): FormBody {
       continue;
     }
     const existing = body[parent];
-    const container = existing !== undefined && typeof existing === 'object' && !Array.isArray(existing) ? existing : {};
+    const container =
+      existing !== undefined && typeof existing === 'object' && !Array.isArray(existing) ? existing : {};
     body[parent] = container;
     append(container, child, value, false);
   }
@@ -174,10 +178,14 @@ export function declareBodyOptions(method: string, path: string, options: BodyOp
   BODY_OPTIONS.set(`${method.toUpperCase()} ${path}`, options);
 }
 
-export const bodyOptionsFor = (method: string, path: string | undefined): BodyOptions => BODY_OPTIONS.get(`${method.toUpperCase()} ${path}`) ?? DEFAULT_BODY;
+export const bodyOptionsFor = (method: string, path: string | undefined): BodyOptions =>
+  BODY_OPTIONS.get(`${method.toUpperCase()} ${path}`) ?? DEFAULT_BODY;
 
 /** Parses a request body by its media type; the result is always a plain object of storable text. */
-export async function parseRequestBody(request: Request, options: BodyOptions = DEFAULT_BODY): Promise<Record<string, unknown>> {
+export async function parseRequestBody(
+  request: Request,
+  options: BodyOptions = DEFAULT_BODY,
+): Promise<Record<string, unknown>> {
   const body = await parseBodyByMediaType(request, options);
   assertStorableText(body);
   return body;
@@ -187,14 +195,23 @@ export async function parseRequestBody(request: Request, options: BodyOptions = 
  * The body a route receives (the app's parse hook): `parseRequestBody`'s, or, for a route that
  * `answersUnreadable`, an `UnreadableBody` carrying what the refusal would have said.
  */
-export async function routeBody(request: Request, options: BodyOptions): Promise<Record<string, unknown> | UnreadableBody> {
+export async function routeBody(
+  request: Request,
+  options: BodyOptions,
+): Promise<Record<string, unknown> | UnreadableBody> {
   try {
     return await parseRequestBody(request, options);
   } catch (error) {
     const refusal = findApiError(error);
     if (!options.answersUnreadable || refusal === undefined) throw error;
-    return new UnreadableBody(Object.fromEntries(Object.entries(refusal.body).map(([field, messages]) =>
-      [field === 'detail' ? NON_FIELD_ERRORS : field, Array.isArray(messages) ? messages.map(String) : [String(messages)]])));
+    return new UnreadableBody(
+      Object.fromEntries(
+        Object.entries(refusal.body).map(([field, messages]) => [
+          field === 'detail' ? NON_FIELD_ERRORS : field,
+          Array.isArray(messages) ? messages.map(String) : [String(messages)],
+        ]),
+      ),
+    );
   }
 }
 
@@ -207,7 +224,8 @@ function csvRows(text: string, csv: NonNullable<BodyOptions['csv']>): Record<str
   }
 }
 
-const bodyTooLarge = (limit: number): ApiError => new ApiError(413, { detail: `Request body is too large; the limit is ${limit} bytes.` });
+const bodyTooLarge = (limit: number): ApiError =>
+  new ApiError(413, { detail: `Request body is too large; the limit is ${limit} bytes.` });
 
 /**
  * The body's bytes, counted while they stream in: whatever the encoding (a declared length,
@@ -255,7 +273,10 @@ function decodeUtf8(bytes: Uint8Array): string {
  * `a=1&b=%C3%A9` pairs, percent-decoded strictly: a sequence that is not UTF-8 (`%FF`) is a 400,
  * where URLSearchParams would turn it into U+FFFD.
  */
-function parseUrlEncodedPairs(text: string, detail = 'The request body holds a percent-encoded sequence that is not valid UTF-8.'): [string, string][] {
+function parseUrlEncodedPairs(
+  text: string,
+  detail = 'The request body holds a percent-encoded sequence that is not valid UTF-8.',
+): [string, string][] {
   const pairs: [string, string][] = [];
   for (const part of text.split('&')) {
     if (part === '') continue;
@@ -287,7 +308,8 @@ function parseJsonText(text: string): unknown {
   const rewritten: NumberSource[] = [];
   const reviver: SourceReviver = function (key, value, context) {
     const source = context?.source;
-    if (typeof value === 'number' && source !== undefined && source !== String(value)) rewritten.push({ holder: this, key, source });
+    if (typeof value === 'number' && source !== undefined && source !== String(value))
+      rewritten.push({ holder: this, key, source });
     return value;
   };
   let parsed: unknown;
@@ -319,9 +341,11 @@ async function parseBodyByMediaType(request: Request, options: BodyOptions): Pro
   if (isCsv) return csvRows(text, options.csv!);
 
   if (isMultipart) {
-    const form = await new Response(bytes, { headers: { 'content-type': contentType } }).formData().catch((cause: unknown) => {
-      throw new ApiError(400, { detail: 'Multipart form parse error.' }, {}, { cause });
-    });
+    const form = await new Response(bytes, { headers: { 'content-type': contentType } })
+      .formData()
+      .catch((cause: unknown) => {
+        throw new ApiError(400, { detail: 'Multipart form parse error.' }, {}, { cause });
+      });
     const pairs: [string, string][] = [];
     let csvFile: Blob | undefined;
     for (const [key, value] of form.entries()) {
@@ -330,7 +354,9 @@ async function parseBodyByMediaType(request: Request, options: BodyOptions): Pro
       else if (options.csv !== undefined && key === options.csv.field) csvFile = value;
     }
     const body = nestFormFields(pairs);
-    return csvFile === undefined ? body : { ...body, ...csvRows(decodeUtf8(new Uint8Array(await csvFile.arrayBuffer())), options.csv!) };
+    return csvFile === undefined
+      ? body
+      : { ...body, ...csvRows(decodeUtf8(new Uint8Array(await csvFile.arrayBuffer())), options.csv!) };
   }
   if (isJson) {
     const parsed = parseJsonText(text);
@@ -373,9 +399,13 @@ export function createMethodIndex(routes: () => readonly Route[]) {
   };
 }
 
-
 /** Turns anything thrown while handling a request into the API's error response. */
-export function errorResponse(code: unknown, error: unknown, request: Request, allowedMethods: (path: string) => string[]): Response {
+export function errorResponse(
+  code: unknown,
+  error: unknown,
+  request: Request,
+  allowedMethods: (path: string) => string[],
+): Response {
   const apiError = findApiError(error);
   if (apiError) return jsonResponse(apiError.status, apiError.body, apiError.headers);
   if (error instanceof DuplicateRequestError) {
@@ -393,7 +423,8 @@ export function errorResponse(code: unknown, error: unknown, request: Request, a
     // messages `validate` gives. A path id that is no id names nothing (404); a header's rule is its detail.
     if (error.type === 'params') return jsonResponse(404, notFound().body);
     const errors = fieldErrorsOfIssues(error.all as { path?: string; message?: string }[]);
-    if (error.type === 'headers') return jsonResponse(400, { detail: Object.values(errors).flat()[0] ?? 'Invalid header.' });
+    if (error.type === 'headers')
+      return jsonResponse(400, { detail: Object.values(errors).flat()[0] ?? 'Invalid header.' });
     return jsonResponse(400, errors);
   }
   if (isDatabaseUnavailable(error)) {
@@ -401,7 +432,11 @@ export function errorResponse(code: unknown, error: unknown, request: Request, a
     // Retry-After; the client looks up what it wrote before retrying a write (a Duplicate-Check-Key
     // the request claimed stays claimed, as for any 5xx).
     logger.warn('database unavailable', { error, method: request.method, path: new URL(request.url).pathname });
-    return jsonResponse(503, { detail: 'The service is temporarily unavailable. Try again shortly.' }, { 'Retry-After': '5' });
+    return jsonResponse(
+      503,
+      { detail: 'The service is temporarily unavailable. Try again shortly.' },
+      { 'Retry-After': '5' },
+    );
   }
   logger.error('unhandled error', { error, method: request.method, path: new URL(request.url).pathname });
   return jsonResponse(500, { detail: 'A server error occurred.' });

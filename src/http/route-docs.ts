@@ -15,7 +15,14 @@ import * as v from 'valibot';
 import type { DocumentDecoration } from 'elysia';
 import type { ApiVersion } from '../domain/versions';
 import { NON_FIELD_ERRORS, checkFields } from '../domain/input';
-import { invalidToken, methodNotAllowed, notAcceptable, notFound, permissionDenied, unsupportedMediaType } from './errors';
+import {
+  invalidToken,
+  methodNotAllowed,
+  notAcceptable,
+  notFound,
+  permissionDenied,
+  unsupportedMediaType,
+} from './errors';
 import { fieldErrors } from '../domain/errors';
 
 // ---------------------------------------------------------------------------------------------
@@ -40,7 +47,8 @@ type RequestIssue = { message: string; path?: [string] };
 
 /** A declared schema: `valibot` describes it (the OpenAPI document), `validate` is what Elysia runs. */
 function standardSchema<TSchema extends v.GenericSchema, TOutput>(
-  valibot: TSchema, validate: RequestSchema<TSchema, TOutput>['~standard']['validate'],
+  valibot: TSchema,
+  validate: RequestSchema<TSchema, TOutput>['~standard']['validate'],
 ): RequestSchema<TSchema, TOutput> {
   return { valibot, '~standard': { version: 1, vendor: 'valibot', validate } };
 }
@@ -51,7 +59,10 @@ export function requestSchema<const TSchema extends v.GenericSchema>(valibot: TS
     if (checked.success) return { value: checked.output };
     return {
       issues: Object.entries(checked.errors).flatMap(([field, messages]) =>
-        messages.map((message): RequestIssue => (field === NON_FIELD_ERRORS ? { message } : { message, path: [field] }))),
+        messages.map(
+          (message): RequestIssue => (field === NON_FIELD_ERRORS ? { message } : { message, path: [field] }),
+        ),
+      ),
     };
   });
 }
@@ -74,11 +85,15 @@ export class UnreadableBody {
  * the route receives `{valid, body}` or `{valid: false, errors}`, an `UnreadableBody` included. The
  * document describes the body by `valibot` all the same.
  */
-export function checkedRequestSchema<const TSchema extends v.GenericSchema>(valibot: TSchema): RequestSchema<TSchema, CheckedBody<v.InferOutput<TSchema>>> {
+export function checkedRequestSchema<const TSchema extends v.GenericSchema>(
+  valibot: TSchema,
+): RequestSchema<TSchema, CheckedBody<v.InferOutput<TSchema>>> {
   return standardSchema(valibot, (value) => {
     if (value instanceof UnreadableBody) return { value: { valid: false, errors: value.errors } };
     const checked = checkFields(valibot, value);
-    return { value: checked.success ? { valid: true, body: checked.output } : { valid: false, errors: checked.errors } };
+    return {
+      value: checked.success ? { valid: true, body: checked.output } : { valid: false, errors: checked.errors },
+    };
   });
 }
 
@@ -89,7 +104,8 @@ export const isRequestSchema = (value: unknown): value is RequestSchema =>
 export function fieldErrorsOfIssues(issues: readonly { path?: string; message?: string }[]) {
   const errors: Record<string, string[]> = {};
   for (const issue of issues) {
-    const field = issue.path === undefined || issue.path === '' || issue.path === 'root' ? NON_FIELD_ERRORS : issue.path;
+    const field =
+      issue.path === undefined || issue.path === '' || issue.path === 'root' ? NON_FIELD_ERRORS : issue.path;
     (errors[field] ??= []).push(issue.message ?? 'Invalid input.');
   }
   return Object.keys(errors).length > 0 ? errors : { [NON_FIELD_ERRORS]: ['Invalid input.'] };
@@ -98,7 +114,7 @@ export function fieldErrorsOfIssues(issues: readonly { path?: string; message?: 
 /** A path id: digits (an id that names nothing, or is no id at all, is 404, never 400). */
 export const PathIdParams = requestSchema(
   v.object({
-    id: v.pipe(v.string(), v.regex(/^\d{1,15}$/, 'Not found.'), v.description('The object\'s id.'), v.examples(['42'])),
+    id: v.pipe(v.string(), v.regex(/^\d{1,15}$/, 'Not found.'), v.description("The object's id."), v.examples(['42'])),
   }),
 );
 
@@ -144,7 +160,10 @@ export const routeOperation = (operationId: string | undefined): RouteOperation 
  * The OpenAPI part of a route's options: Elysia keeps `detail` on the route, the document finds the
  * operation by its id. `servers` is for operations served from another base URL (`{bills_url}`).
  */
-export function routeDocs(operation: RouteOperation, extra: Pick<DocumentDecoration, 'servers'> = {}): { detail: DocumentDecoration } {
+export function routeDocs(
+  operation: RouteOperation,
+  extra: Pick<DocumentDecoration, 'servers'> = {},
+): { detail: DocumentDecoration } {
   operations.set(operation.operationId, operation);
   return { detail: { operationId: operation.operationId, summary: operation.summary, tags: operation.tags, ...extra } };
 }
@@ -160,8 +179,12 @@ export const ErrorDetailSchema = v.pipe(
 );
 export const FieldErrorsSchema = v.pipe(
   v.record(v.string(), v.array(v.string())),
-  v.description('Field errors: each field that was refused, with its messages (`non_field_errors` for the whole input).'),
-  v.examples([fieldErrors({ phonenumber: ['This field is required.'], amount: ['A valid number is required.'] }).fields]),
+  v.description(
+    'Field errors: each field that was refused, with its messages (`non_field_errors` for the whole input).',
+  ),
+  v.examples([
+    fieldErrors({ phonenumber: ['This field is required.'], amount: ['A valid number is required.'] }).fields,
+  ]),
 );
 export const BillsErrorSchema = v.pipe(
   v.object({
@@ -174,7 +197,13 @@ export const BillsErrorSchema = v.pipe(
 );
 
 /** `headers`: name → description; each is sent with every such response unless `optionalHeaders` names it. */
-type ErrorDoc = { name: string; description: string; example: Record<string, unknown>; headers?: Record<string, string>; optionalHeaders?: string[] };
+type ErrorDoc = {
+  name: string;
+  description: string;
+  example: Record<string, unknown>;
+  headers?: Record<string, string>;
+  optionalHeaders?: string[];
+};
 
 const throttledExample = { detail: 'Request was throttled. Expected available in 42 seconds.' };
 
@@ -190,13 +219,15 @@ export const ERROR_DOCS: Record<ErrorStatus | 405, ErrorDoc> = {
   },
   401: {
     name: 'Unauthorized',
-    description: 'The `Authorization` header is missing or does not hold a valid key. Every `/api/...` path answers this first, known or not.',
+    description:
+      'The `Authorization` header is missing or does not hold a valid key. Every `/api/...` path answers this first, known or not.',
     example: invalidToken().body,
     headers: { 'WWW-Authenticate': 'The scheme to use: `Token` (`Bearer` for the network callback).' },
   },
   403: {
     name: 'Forbidden',
-    description: 'The object belongs to another organization, or the key\'s role (or its user\'s) does not allow the route (README, Roles).',
+    description:
+      "The object belongs to another organization, or the key's role (or its user's) does not allow the route (README, Roles).",
     example: permissionDenied().body,
   },
   404: { name: 'NotFound', description: 'No such object (or path).', example: notFound().body },
@@ -236,7 +267,8 @@ export const ERROR_DOCS: Record<ErrorStatus | 405, ErrorDoc> = {
   },
   503: {
     name: 'ServiceUnavailable',
-    description: 'The service cannot reach its database for a moment; try again after `Retry-After` seconds (look up a write before repeating it).',
+    description:
+      'The service cannot reach its database for a moment; try again after `Retry-After` seconds (look up a write before repeating it).',
     example: { detail: 'The service is temporarily unavailable. Try again shortly.' },
     headers: { 'Retry-After': 'Seconds to wait (when the database is out of reach).' },
     optionalHeaders: ['Retry-After'],
@@ -244,7 +276,12 @@ export const ERROR_DOCS: Record<ErrorStatus | 405, ErrorDoc> = {
 };
 
 /** The errors every route of a caller kind answers (body routes add 413 and 415, writes 409, routes some roles may not call 403). */
-export function errorStatusesOf(operation: RouteOperation, method: string, takesBody: boolean, restricted = false): (ErrorStatus | 405)[] {
+export function errorStatusesOf(
+  operation: RouteOperation,
+  method: string,
+  takesBody: boolean,
+  restricted = false,
+): (ErrorStatus | 405)[] {
   // Every route: a query string that is not UTF-8 (400), an Accept without JSON (406), the database out of reach (503).
   const statuses = new Set<ErrorStatus>([400, 406, 503, ...(operation.errors ?? [])]);
   if (operation.caller !== 'anyone') statuses.add(401);

@@ -4,7 +4,13 @@
  * first request). The serialisation per version is in src/domain/versions.ts.
  */
 import { ApiError } from './errors';
-import { CURRENT_API_VERSION, formatApiVersion, isApiVersion, parseApiVersion, type ApiVersion } from '../domain/versions';
+import {
+  CURRENT_API_VERSION,
+  formatApiVersion,
+  isApiVersion,
+  parseApiVersion,
+  type ApiVersion,
+} from '../domain/versions';
 
 export const API_VERSION_HEADER = 'Api-Version';
 const VERSION_PREFIX = /^\/api\/(v[^/]*)(\/.*)?$/i;

@@ -9,7 +9,6 @@ import type { Queryable } from '../db';
 import type { CollectionRequestId, OrganizationId } from '../domain/ids';
 import type { Connections, MoneyOperation, Network } from '../domain/networks';
 
-
 export type { MoneyOperation } from '../domain/networks';
 import type { IncomingPaymentInput } from '../contracts/incoming-collection';
 
@@ -38,7 +37,11 @@ export type PaymentPrompt = {
  * and its answer is the confirmation (the sandbox with no payment delay).
  */
 export type PromptResult =
-  | { accepted: true; confirm?: { operatorReference: string; checkAfterSeconds?: number }; paid?: { remoteTransactionId: string; paymentDate: string } }
+  | {
+      accepted: true;
+      confirm?: { operatorReference: string; checkAfterSeconds?: number };
+      paid?: { remoteTransactionId: string; paymentDate: string };
+    }
   | { accepted: false; error: string; routeFault?: true };
 
 /** A prompt the operator took, as `promptStatus` asks about it. */
@@ -59,21 +62,37 @@ export type PromptStatus =
  * payment): believed only once the operator's status query confirms it (`confirmed`, with the
  * payer's number in full when the operator gives it), `refused` when it does not.
  */
-export type ReportedPayment = { network: Network; remoteTransactionId: string; amount: string; currency: string; phoneNumber: string; workflowId: string };
+export type ReportedPayment = {
+  network: Network;
+  remoteTransactionId: string;
+  amount: string;
+  currency: string;
+  phoneNumber: string;
+  workflowId: string;
+};
 export type ReportedPaymentStatus =
   | { status: 'confirmed'; amount: string; phoneNumber: string | null; promptReference?: string | null }
   | { status: 'refused'; reason: string }
   | { status: 'pending' };
 
 /** The registered name on a number, as the network's look-up gave it (services/ports.ts `NameLookup`, the same shape). */
-export type NameLookup = { nameOnNetwork: string; nationalId: string | null; nationalIdType: string; registered: boolean };
-
-export type TextMessage = {
-  requestId: CollectionRequestId; kind: 'instructions' | 'success'; attempt: number; phoneNumber: string; text: string;
-  /** Whose number and money the text is about: a connected operator has no text-message API (./router.ts). */
-  network: Network; currency: string;
+export type NameLookup = {
+  nameOnNetwork: string;
+  nationalId: string | null;
+  nationalIdType: string;
+  registered: boolean;
 };
 
+export type TextMessage = {
+  requestId: CollectionRequestId;
+  kind: 'instructions' | 'success';
+  attempt: number;
+  phoneNumber: string;
+  text: string;
+  /** Whose number and money the text is about: a connected operator has no text-message API (./router.ts). */
+  network: Network;
+  currency: string;
+};
 
 /** Money out to a subscriber: a payment, or a collection sent back. `reference` is ours and unique per payout. */
 export type Payout = {
@@ -124,7 +143,12 @@ export interface NetworkAdapter {
   /** Whether the network asks the merchant's verification URL before accepting a collection in `currency`. */
   supportsVerification(network: Network, currency?: string): boolean;
   /** Tells the network a payment was refused by the merchant, with the merchant's reason. */
-  rejectPayment(rejection: { network: Network; currency?: string; remoteTransactionId: string; reason: string | null }): Promise<void>;
+  rejectPayment(rejection: {
+    network: Network;
+    currency?: string;
+    remoteTransactionId: string;
+    reason: string | null;
+  }): Promise<void>;
 }
 
 /** The sandbox network: an adapter of its own, whose connections are the router's. */
@@ -150,7 +174,9 @@ export interface Connector {
    */
   lookup?(operation: JournaledOperation): Promise<'present' | 'absent'>;
   /** An aggregator's own word on which of its networks take payments now, per operation (pawaPay's availability). */
-  availability?(): Promise<{ network: string; operation: 'collect' | 'payout'; availability: 'operational' | 'delayed' | 'closed' }[]>;
+  availability?(): Promise<
+    { network: string; operation: 'collect' | 'payout'; availability: 'operational' | 'delayed' | 'closed' }[]
+  >;
   requestPayment(prompt: PaymentPrompt): Promise<PromptResult>;
   promptStatus(prompt: TakenPrompt): Promise<PromptStatus>;
   reportedPaymentStatus(payment: ReportedPayment): Promise<ReportedPaymentStatus>;
@@ -170,13 +196,25 @@ export interface Connector {
 }
 
 /** An operation as the journal holds it, for a connector's `lookup`. */
-export type JournaledOperation = { kind: 'prompt' | 'payout' | 'reversal'; network: Network; reference: string; operatorReference: string | null };
+export type JournaledOperation = {
+  kind: 'prompt' | 'payout' | 'reversal';
+  network: Network;
+  reference: string;
+  operatorReference: string | null;
+};
 
 /** What a connector is built with: the database, where the operator calls back, and how often an operator is asked. */
 type ConnectorDeps = { sql: Queryable; callbackBaseUrl: string; statusPollSeconds: number };
 
 /** One operation a network stands in `network_operations` (services/network-operations.ts) for a callback to wake. */
-export type WakeTarget = { id: number; network: string; kind: string; reference: string; subject: string; workflowId: string };
+export type WakeTarget = {
+  id: number;
+  network: string;
+  kind: string;
+  reference: string;
+  subject: string;
+  workflowId: string;
+};
 
 /**
  * What the API hands a connector's callback routes: the database, the configuration, and the two
@@ -197,32 +235,59 @@ export type CallbackContext<Settings> = {
     /** The request a paybill account number (`<organization>-<request>`) names, on `network` in `currency`. */
     requestOfBillReference(reference: string, network: string, currency: string): Promise<BilledRequest | undefined>;
     /** The organization whose open request looks like this payment (number, currency, amount), or null. */
-    lookAlikeOrganization(payment: { phoneNumber: string; currency: string; amount: string }): Promise<OrganizationId | null>;
+    lookAlikeOrganization(payment: {
+      phoneNumber: string;
+      currency: string;
+      amount: string;
+    }): Promise<OrganizationId | null>;
     /** An organization's verification URL and its default, or none. */
-    verificationSettingsOf(organizationId: OrganizationId): Promise<{ url: string | null; acceptByDefault: boolean } | undefined>;
+    verificationSettingsOf(
+      organizationId: OrganizationId,
+    ): Promise<{ url: string | null; acceptByDefault: boolean } | undefined>;
   };
   /** The merchant's verification URL, asked within `timeoutMs` (Daraja's paybill validation). */
-  askVerification(url: string, question: VerificationQuestion, acceptByDefault: boolean, timeoutMs: number): Promise<{ decision: 'accept' | 'reject'; decidedBy: string; detail?: string | null }>;
+  askVerification(
+    url: string,
+    question: VerificationQuestion,
+    acceptByDefault: boolean,
+    timeoutMs: number,
+  ): Promise<{ decision: 'accept' | 'reject'; decidedBy: string; detail?: string | null }>;
 };
 
 /** A collection request a paybill account number names. */
 type BilledRequest = { id: CollectionRequestId; organizationId: OrganizationId; phoneNumber: string; amount: string };
 
 /** What a merchant's verification URL is asked about an incoming payment (docs/api.md#collections). */
-type VerificationQuestion = { phonenumber: string; amount: string; currency_code: string; reference: string; remote_transaction_id: string };
+type VerificationQuestion = {
+  phonenumber: string;
+  amount: string;
+  currency_code: string;
+  reference: string;
+  remote_transaction_id: string;
+};
 
 /**
  * Documentation of one callback route, which the API records for the OpenAPI document
  * (src/http/route-docs.ts): anyone may call it; `responses` by status, with their schema.
  */
 export type CallbackDocs = {
-  operationId: string; summary: string; description: string; tags: string[]; caller: 'anyone'; errors: readonly (400 | 403 | 404 | 429 | 503)[];
-  responses: Record<number, { description: string; schema: v.GenericSchema }>; requestExample?: Record<string, unknown>;
+  operationId: string;
+  summary: string;
+  description: string;
+  tags: string[];
+  caller: 'anyone';
+  errors: readonly (400 | 403 | 404 | 429 | 503)[];
+  responses: Record<number, { description: string; schema: v.GenericSchema }>;
+  requestExample?: Record<string, unknown>;
 };
 
 /** A callback a route refuses (a signature that does not verify): answered with `status` and the API's error body, waking nothing. */
 export class CallbackRefusal extends Error {
-  constructor(readonly status: 403 | 503, message: string, readonly retryAfterSeconds?: number) {
+  constructor(
+    readonly status: 403 | 503,
+    message: string,
+    readonly retryAfterSeconds?: number,
+  ) {
     super(message);
   }
 }
@@ -247,8 +312,11 @@ export type CallbackRoute<Settings> = {
   docs: CallbackDocs;
   /** Sees the body as it arrived, before validation rebuilds it (a signature over its bytes). */
   received?(body: unknown, request: Request): void;
-  // biome-ignore lint/suspicious/noExplicitAny: the body is what the route's own schema checked; each connector reads its own shape
-  handle(input: { body: any; params: Record<string, string>; request: Request; rawBody: Uint8Array }, context: CallbackContext<Settings>): Promise<unknown>;
+  handle(
+    // biome-ignore lint/suspicious/noExplicitAny: the body is what the route's own schema checked; each connector reads its own shape
+    input: { body: any; params: Record<string, string>; request: Request; rawBody: Uint8Array },
+    context: CallbackContext<Settings>,
+  ): Promise<unknown>;
 };
 
 /** How a network is reached, for operators and the console (never a secret). */

@@ -10,4 +10,5 @@ export const optionalText = v.optional(v.nullable(text));
 export const reference = v.union([v.pipe(v.string(), v.maxLength(100)), v.number()]);
 export const optionalReference = v.optional(v.nullable(reference));
 /** The acknowledgement of operators that read only the status code. */
-export const received = (operator: string) => v.pipe(v.object({ status: v.literal('received') }), v.description(`Taken; ${operator} reads only the status code.`));
+export const received = (operator: string) =>
+  v.pipe(v.object({ status: v.literal('received') }), v.description(`Taken; ${operator} reads only the status code.`));

@@ -14,8 +14,12 @@ export { createConnectors } from './registry';
 
 /** What the networks of a process are built from: the configuration's connectors, sandbox mode and the sandbox's delays. */
 type NetworkSettings = ConnectorSettings & {
-  sandbox: boolean; routesScope: string; publicBaseUrl: string | undefined; networkStatusPollSeconds: number;
-  collectionRequests: { sandboxPaymentDelaySeconds: number }; payouts: { sandboxDelaySeconds: number };
+  sandbox: boolean;
+  routesScope: string;
+  publicBaseUrl: string | undefined;
+  networkStatusPollSeconds: number;
+  collectionRequests: { sandboxPaymentDelaySeconds: number };
+  payouts: { sandboxDelaySeconds: number };
 };
 
 /**
@@ -23,11 +27,15 @@ type NetworkSettings = ConnectorSettings & {
  * `health`: the routes' health as the process keeps it (the worker's counts its outcomes for metrics).
  */
 export function createNetworks(
-  config: NetworkSettings, sql: Sql, connectors: readonly Connector[] = createConnectors(config, sql),
+  config: NetworkSettings,
+  sql: Sql,
+  connectors: readonly Connector[] = createConnectors(config, sql),
   health: RouteHealth = createRouteHealth(sql, { scope: config.routesScope }),
 ): NetworkAdapter {
   const sandbox = createSandboxNetwork({
-    sql, paymentDelaySeconds: config.collectionRequests.sandboxPaymentDelaySeconds, payoutDelaySeconds: config.payouts.sandboxDelaySeconds,
+    sql,
+    paymentDelaySeconds: config.collectionRequests.sandboxPaymentDelaySeconds,
+    payoutDelaySeconds: config.payouts.sandboxDelaySeconds,
   });
   // The processes that reach the operators (the worker; the API for name look-ups and the API's limits)
   // ask for what they need at their start, in the background (M-Pesa's sessions are first usable after a delay).
@@ -37,15 +45,27 @@ export function createNetworks(
 
 /** How each network that moves real money is reached, for operators and the console (never a secret). */
 export function describeConnections(config: ConnectorSettings & { sandbox: boolean }): NetworkConnection[] {
-  const simulated = config.sandbox ? 'simulated by the sandbox (sandbox mode)' : 'not connected: refused outside sandbox mode';
+  const simulated = config.sandbox
+    ? 'simulated by the sandbox (sandbox mode)'
+    : 'not connected: refused outside sandbox mode';
   const rows = describeConnectorNetworks(config, simulated);
   // A network no connector knows (Africell DRC: no public API, no documented aggregator route).
-  const unreachable = knownNetworks().filter((network) => network.name !== 'Sandbox' && !rows.some((row) => row.network === network.name)).map((network) => ({
-    network: network.name, currency: currenciesOfNetwork(network)[0] ?? '', connector: 'none',
-    detail: `${config.sandbox ? 'simulated by the sandbox (sandbox mode); ' : ''}no connector exists: no public API and no documented aggregator route (docs/going-live.md)`,
-  }));
+  const unreachable = knownNetworks()
+    .filter((network) => network.name !== 'Sandbox' && !rows.some((row) => row.network === network.name))
+    .map((network) => ({
+      network: network.name,
+      currency: currenciesOfNetwork(network)[0] ?? '',
+      connector: 'none',
+      detail: `${config.sandbox ? 'simulated by the sandbox (sandbox mode); ' : ''}no connector exists: no public API and no documented aggregator route (docs/going-live.md)`,
+    }));
   return [
-    { network: 'Sandbox', currency: 'BXC', connector: 'sandbox network', detail: config.sandbox ? 'on (sandbox mode)' : 'off outside sandbox mode' },
-    ...rows, ...unreachable,
+    {
+      network: 'Sandbox',
+      currency: 'BXC',
+      connector: 'sandbox network',
+      detail: config.sandbox ? 'on (sandbox mode)' : 'off outside sandbox mode',
+    },
+    ...rows,
+    ...unreachable,
   ];
 }

@@ -10,7 +10,13 @@ export type OperatorAnswer = { status: number; body: unknown };
 export class OperatorUnreachableError extends Error {}
 
 /** Codes of a connection that was never made: the request never left, so the operator did nothing. */
-const NEVER_SENT_CODES: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ConnectionRefused', 'FailedToOpenSocket']);
+const NEVER_SENT_CODES: ReadonlySet<string> = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ConnectionRefused',
+  'FailedToOpenSocket',
+]);
 
 /** Whether an error (or one of its causes) says the request never reached the operator (a refused connection, no such host). */
 export function neverSent(error: unknown): boolean {
@@ -23,12 +29,21 @@ export function neverSent(error: unknown): boolean {
 
 /** Raised for an answer no retry changes (a refused request); the activity turns it into a result, never retries it. */
 export class OperatorRefusedError extends Error {
-  constructor(message: string, readonly answer: OperatorAnswer) {
+  constructor(
+    message: string,
+    readonly answer: OperatorAnswer,
+  ) {
     super(message);
   }
 }
 
-type OperatorRequest = { method: 'GET' | 'POST' | 'PUT'; url: string; headers?: Record<string, string>; json?: unknown; timeoutMs: number };
+type OperatorRequest = {
+  method: 'GET' | 'POST' | 'PUT';
+  url: string;
+  headers?: Record<string, string>;
+  json?: unknown;
+  timeoutMs: number;
+};
 
 /** One HTTP exchange with the operator; the body parsed as JSON when it is JSON, else its text. */
 export async function callOperator(request: OperatorRequest): Promise<OperatorAnswer> {
@@ -36,7 +51,11 @@ export async function callOperator(request: OperatorRequest): Promise<OperatorAn
   try {
     response = await fetch(request.url, {
       method: request.method,
-      headers: { Accept: 'application/json', ...(request.json === undefined ? {} : { 'Content-Type': 'application/json' }), ...request.headers },
+      headers: {
+        Accept: 'application/json',
+        ...(request.json === undefined ? {} : { 'Content-Type': 'application/json' }),
+        ...request.headers,
+      },
       body: request.json === undefined ? undefined : JSON.stringify(request.json),
       signal: AbortSignal.timeout(request.timeoutMs),
       redirect: 'manual',
@@ -62,14 +81,17 @@ export async function callOperator(request: OperatorRequest): Promise<OperatorAn
  */
 export function field(body: unknown, name: string): string | undefined {
   const value = nested(body, name);
-  return typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? String(value) : undefined;
+  return typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean'
+    ? String(value)
+    : undefined;
 }
 
 /** The value under `names`, one object inside the next (`nested(body, 'data', 'transaction')`); undefined where any step is missing or not an object. */
 export function nested(body: unknown, ...names: string[]): unknown {
   let value = body;
   for (const name of names) {
-    if (typeof value !== 'object' || value === null || Array.isArray(value) || !Object.hasOwn(value, name)) return undefined;
+    if (typeof value !== 'object' || value === null || Array.isArray(value) || !Object.hasOwn(value, name))
+      return undefined;
     value = (value as Record<string, unknown>)[name];
   }
   return value;

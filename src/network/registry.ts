@@ -29,33 +29,47 @@ type AnyUnit = ConnectorUnit<string, any>;
 export type ConnectorSettings = { [U in Unit as U['configKey']]: ReturnType<U['readSettings']> };
 
 const units: readonly AnyUnit[] = CONNECTOR_UNITS;
-const settingsOf = (unit: AnyUnit, config: ConnectorSettings): unknown => (config as Record<string, unknown>)[unit.configKey];
+const settingsOf = (unit: AnyUnit, config: ConnectorSettings): unknown =>
+  (config as Record<string, unknown>)[unit.configKey];
 
 /** Every connector's environment variables, checked with the rest of the configuration. */
-export const CONNECTOR_VARIABLES = Object.assign({}, ...units.map((unit) => unit.variables)) as
-  Unit extends infer U ? (U extends Unit ? U['variables'] : never) : never;
+export const CONNECTOR_VARIABLES = Object.assign({}, ...units.map((unit) => unit.variables)) as Unit extends infer U
+  ? U extends Unit
+    ? U['variables']
+    : never
+  : never;
 
 /** Each connector's settings from the checked environment; what is wrong goes to `problems`. */
 export function readConnectorSettings(values: Record<string, unknown>, problems: string[]): ConnectorSettings {
-  return Object.fromEntries(units.map((unit) => [unit.configKey, unit.readSettings(values, problems)])) as ConnectorSettings;
+  return Object.fromEntries(
+    units.map((unit) => [unit.configKey, unit.readSettings(values, problems)]),
+  ) as ConnectorSettings;
 }
 
 /** Every connector's operator as people name it, in the registry's order, and whether it calls back: what the API's documentation names. */
-export const CONNECTOR_OPERATORS: readonly { name: string; operator: string; callsBack: boolean }[] =
-  units.map((unit) => ({ name: unit.name, operator: unit.operator, callsBack: unit.callsBack }));
+export const CONNECTOR_OPERATORS: readonly { name: string; operator: string; callsBack: boolean }[] = units.map(
+  (unit) => ({ name: unit.name, operator: unit.operator, callsBack: unit.callsBack }),
+);
 
 /** The operators that are on and call back at PUBLIC_BASE_URL, as people name them. */
 export const operatorsCallingBack = (config: ConnectorSettings): string[] =>
-  units.filter((unit) => unit.callsBack && unit.routesOf(settingsOf(unit, config)).length > 0).map((unit) => unit.operator);
+  units
+    .filter((unit) => unit.callsBack && unit.routesOf(settingsOf(unit, config)).length > 0)
+    .map((unit) => unit.operator);
 
 /** Every route of every connector that is on, in the registry's order. */
-const connectorRoutes = (config: ConnectorSettings): Route[] => units.flatMap((unit) => unit.routesOf(settingsOf(unit, config)));
+const connectorRoutes = (config: ConnectorSettings): Route[] =>
+  units.flatMap((unit) => unit.routesOf(settingsOf(unit, config)));
 
 /** The networks a configured connector serves (their real currency goes to the operator, not the sandbox). */
-export const connectedNetworks = (config: ConnectorSettings): ReadonlySet<string> => new Set(connectorRoutes(config).map((route) => route.network));
+export const connectedNetworks = (config: ConnectorSettings): ReadonlySet<string> =>
+  new Set(connectorRoutes(config).map((route) => route.network));
 
 /** The connectors that are on, built with what they call back to and store in. */
-export function createConnectors(config: ConnectorSettings & { publicBaseUrl: string | undefined; networkStatusPollSeconds: number }, sql: Queryable): Connector[] {
+export function createConnectors(
+  config: ConnectorSettings & { publicBaseUrl: string | undefined; networkStatusPollSeconds: number },
+  sql: Queryable,
+): Connector[] {
   const deps = { sql, callbackBaseUrl: config.publicBaseUrl ?? '', statusPollSeconds: config.networkStatusPollSeconds };
   return units.flatMap((unit) => {
     const settings = settingsOf(unit, config);
@@ -68,13 +82,24 @@ export function createConnectors(config: ConnectorSettings & { publicBaseUrl: st
  * they are tried unless an operator reorders them: direct connectors before aggregators (the
  * registry's order). Reversals go back the way their collection came and are not routed.
  */
-export const configuredRoutes = (config: ConnectorSettings): { network: string; route: string; operation: 'collect' | 'payout' }[] =>
-  units.flatMap((unit) => [...new Set(unit.routesOf(settingsOf(unit, config)).map((route) => route.network))]
-    .flatMap((network) => (['collect', 'payout'] as const).map((operation) => ({ network, route: unit.name, operation }))));
+export const configuredRoutes = (
+  config: ConnectorSettings,
+): { network: string; route: string; operation: 'collect' | 'payout' }[] =>
+  units.flatMap((unit) =>
+    [...new Set(unit.routesOf(settingsOf(unit, config)).map((route) => route.network))].flatMap((network) =>
+      (['collect', 'payout'] as const).map((operation) => ({ network, route: unit.name, operation })),
+    ),
+  );
 
 /** The units whose operators call back, with their settings (null or empty when off), for the API to mount. */
-export const callbackUnits = (config: ConnectorSettings): { unit: AnyUnit & Required<Pick<AnyUnit, 'callbacks'>>; settings: unknown }[] =>
-  units.flatMap((unit) => (unit.callbacks ? [{ unit: unit as AnyUnit & Required<Pick<AnyUnit, 'callbacks'>>, settings: settingsOf(unit, config) }] : []));
+export const callbackUnits = (
+  config: ConnectorSettings,
+): { unit: AnyUnit & Required<Pick<AnyUnit, 'callbacks'>>; settings: unknown }[] =>
+  units.flatMap((unit) =>
+    unit.callbacks
+      ? [{ unit: unit as AnyUnit & Required<Pick<AnyUnit, 'callbacks'>>, settings: settingsOf(unit, config) }]
+      : [],
+  );
 
 /**
  * How each network every connector knows is reached (the sandbox's row aside), one row per network:
@@ -96,10 +121,12 @@ export function describeConnectorNetworks(config: ConnectorSettings, simulated: 
  */
 export function connectionsOf(sandboxMode: boolean, connectors: readonly Connector[]): Connections {
   const byNetwork = new Map<string, Connector>();
-  for (const connector of connectors) for (const route of connector.routes) if (!byNetwork.has(route.network)) byNetwork.set(route.network, connector);
+  for (const connector of connectors)
+    for (const route of connector.routes) if (!byNetwork.has(route.network)) byNetwork.set(route.network, connector);
   return {
     sandboxMode,
     connected: new Set(byNetwork.keys()),
-    amountProblem: (network, currency, amount, operation) => byNetwork.get(network.name)?.amountProblem(network, currency, amount, operation) ?? null,
+    amountProblem: (network, currency, amount, operation) =>
+      byNetwork.get(network.name)?.amountProblem(network, currency, amount, operation) ?? null,
   };
 }

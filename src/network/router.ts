@@ -10,25 +10,49 @@ import type { Sql } from '../db';
 import { logger } from '../log';
 import type { RouteHealth } from '../services/route-health';
 import type {
-  Connector, SandboxNetwork, NameLookup, NetworkAdapter, PaymentPrompt, Payout, PayoutResult, PromptResult, PromptStatus, ReportedPayment, ReportedPaymentStatus, TakenPrompt, TextMessage,
+  Connector,
+  SandboxNetwork,
+  NameLookup,
+  NetworkAdapter,
+  PaymentPrompt,
+  Payout,
+  PayoutResult,
+  PromptResult,
+  PromptStatus,
+  ReportedPayment,
+  ReportedPaymentStatus,
+  TakenPrompt,
+  TextMessage,
 } from './adapter';
 import { connectionsOf } from './registry';
 import { createRoutedOperations } from './routes';
 
-type Mover = Pick<SandboxNetwork, 'requestPayment' | 'promptStatus' | 'reportedPaymentStatus' | 'sendMoney' | 'payoutStatus'>;
+type Mover = Pick<
+  SandboxNetwork,
+  'requestPayment' | 'promptStatus' | 'reportedPaymentStatus' | 'sendMoney' | 'payoutStatus'
+>;
 
 /** What routes money over the connectors: the database holding the operation journal, and the routes' health. */
 type Routing = { sql: Sql; health: RouteHealth };
 
-export function createNetworkRouter(sandbox: SandboxNetwork, connectors: readonly Connector[], sandboxMode: boolean, routing: Routing): NetworkAdapter {
+export function createNetworkRouter(
+  sandbox: SandboxNetwork,
+  connectors: readonly Connector[],
+  sandboxMode: boolean,
+  routing: Routing,
+): NetworkAdapter {
   const routes = new Map<string, Connector[]>();
-  for (const connector of connectors) for (const route of connector.routes) routes.set(route.network, [...(routes.get(route.network) ?? []), connector]);
+  for (const connector of connectors)
+    for (const route of connector.routes) routes.set(route.network, [...(routes.get(route.network) ?? []), connector]);
   /** The network's direct connector (the registry's first): reported payments, name look-ups and the API's validation rules are its. */
   const connectorOf = (network: Network): Connector | null => routes.get(network.name)?.[0] ?? null;
   const connections = connectionsOf(sandboxMode, connectors);
   const routed = createRoutedOperations({ ...routing, connectors });
   const byRoutes: Mover = {
-    requestPayment: routed.requestPayment, promptStatus: routed.promptStatus, sendMoney: routed.sendMoney, payoutStatus: routed.payoutStatus,
+    requestPayment: routed.requestPayment,
+    promptStatus: routed.promptStatus,
+    sendMoney: routed.sendMoney,
+    payoutStatus: routed.payoutStatus,
     reportedPaymentStatus: async (payment) => await connectorOf(payment.network)!.reportedPaymentStatus(payment),
   };
   /** Who moves `currency` on `network`: its routes, the sandbox (`sandboxMoneyProblem` allowing), or nobody (null). */
@@ -37,7 +61,8 @@ export function createNetworkRouter(sandbox: SandboxNetwork, connectors: readonl
     if (connectorOf(network)) return byRoutes;
     return sandboxMoneyProblem(network, currency, connections) === null ? sandbox : null;
   };
-  const noConnector = (network: Network) => `${network.name} has no connector in this deployment; real money on it needs one (see docs/going-live.md).`;
+  const noConnector = (network: Network) =>
+    `${network.name} has no connector in this deployment; real money on it needs one (see docs/going-live.md).`;
 
   return {
     connections,
@@ -51,20 +76,30 @@ export function createNetworkRouter(sandbox: SandboxNetwork, connectors: readonl
     },
     async reportedPaymentStatus(payment: ReportedPayment): Promise<ReportedPaymentStatus> {
       const adapter = route(payment.network, payment.currency);
-      return adapter ? await adapter.reportedPaymentStatus(payment) : { status: 'refused', reason: noConnector(payment.network) };
+      return adapter
+        ? await adapter.reportedPaymentStatus(payment)
+        : { status: 'refused', reason: noConnector(payment.network) };
     },
     async sendMoney(payout: Payout): Promise<PayoutResult> {
       const adapter = route(payout.network, payout.currency);
-      return adapter ? await adapter.sendMoney(payout) : { status: 'rejected', error: noConnector(payout.network), remoteTransactionId: null };
+      return adapter
+        ? await adapter.sendMoney(payout)
+        : { status: 'rejected', error: noConnector(payout.network), remoteTransactionId: null };
     },
     async payoutStatus(payout: Payout): Promise<PayoutResult> {
       const adapter = route(payout.network, payout.currency);
-      return adapter ? await adapter.payoutStatus(payout) : { status: 'rejected', error: noConnector(payout.network), remoteTransactionId: null };
+      return adapter
+        ? await adapter.payoutStatus(payout)
+        : { status: 'rejected', error: noConnector(payout.network), remoteTransactionId: null };
     },
     async sendSms(message: TextMessage): Promise<void> {
       if (message.currency !== 'BXC' && connectorOf(message.network) !== null) {
         // No operator API sends texts: the operator's own prompt and receipt text reach the subscriber.
-        logger.info('text not sent: the operator has no text-message API', { requestId: message.requestId, kind: message.kind, network: message.network.name });
+        logger.info('text not sent: the operator has no text-message API', {
+          requestId: message.requestId,
+          kind: message.kind,
+          network: message.network.name,
+        });
         return;
       }
       await sandbox.sendSms(message);
@@ -83,7 +118,10 @@ export function createNetworkRouter(sandbox: SandboxNetwork, connectors: readonl
     },
     async rejectPayment(rejection): Promise<void> {
       if (connectorOf(rejection.network) !== null && rejection.currency !== 'BXC') {
-        logger.warn('a connected operator has no API to refuse a completed payment', { network: rejection.network.name, remoteTransactionId: rejection.remoteTransactionId });
+        logger.warn('a connected operator has no API to refuse a completed payment', {
+          network: rejection.network.name,
+          remoteTransactionId: rejection.remoteTransactionId,
+        });
         return;
       }
       await sandbox.rejectPayment(rejection);

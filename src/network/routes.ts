@@ -11,10 +11,27 @@
 import { isDatabaseUnavailable, type Sql } from '../db';
 import type { Network } from '../domain/networks';
 import {
-  entryById, liveEntry, markAccepted, markRefused, markUnknown, recordEntry, routeOfPayment, routesThatFaulted, type JournalEntry, type JournalKind,
+  entryById,
+  liveEntry,
+  markAccepted,
+  markRefused,
+  markUnknown,
+  recordEntry,
+  routeOfPayment,
+  routesThatFaulted,
+  type JournalEntry,
+  type JournalKind,
 } from '../services/operation-journal';
 import type { RouteHealth, RouteOperation } from '../services/route-health';
-import type { Connector, PaymentPrompt, Payout, PayoutResult, PromptResult, PromptStatus, TakenPrompt } from './adapter';
+import type {
+  Connector,
+  PaymentPrompt,
+  Payout,
+  PayoutResult,
+  PromptResult,
+  PromptStatus,
+  TakenPrompt,
+} from './adapter';
 import { neverSent, OperatorUnreachableError } from './operator-http';
 
 /** A route fault in a few words, for the journal, the health table and operators. */
@@ -39,14 +56,20 @@ const unavailable = (network: Network, fault: string | null) =>
 
 export function createRoutedOperations({ sql, health, connectors }: Routed) {
   const byName = new Map(connectors.map((connector) => [connector.name, connector]));
-  const routesOf = (network: Network) => connectors.filter((connector) => connector.routes.some((route) => route.network === network.name));
+  const routesOf = (network: Network) =>
+    connectors.filter((connector) => connector.routes.some((route) => route.network === network.name));
 
   /** The connector of a journaled operation: its route, or (journaled before routes were) the network's first. */
   const connectorOfEntry = (network: Network, entry: JournalEntry | undefined) =>
     (entry?.route ? byName.get(entry.route) : undefined) ?? routesOf(network)[0]!;
 
   /** Runs one call on a route, counting its outcome for the route's health: a thrown error is a route fault. */
-  async function measured<T>(connector: Connector, network: Network, operation: RouteOperation, call: () => Promise<T>): Promise<T> {
+  async function measured<T>(
+    connector: Connector,
+    network: Network,
+    operation: RouteOperation,
+    call: () => Promise<T>,
+  ): Promise<T> {
     const key = { network: network.name, route: connector.name, operation };
     try {
       const result = await call();
@@ -69,7 +92,7 @@ export function createRoutedOperations({ sql, health, connectors }: Routed) {
     const found = await connector.lookup({ kind: entry.kind, network, reference: entry.reference, operatorReference });
     if (found === 'absent') {
       // After a route fault (unknown) the route comes after the others for it; after a crash (recorded) it keeps its place.
-      await markRefused(sql, entry.id, entry.state === 'unknown' ? entry.fault ?? 'no answer' : null);
+      await markRefused(sql, entry.id, entry.state === 'unknown' ? (entry.fault ?? 'no answer') : null);
       return 'absent';
     }
     return 'held';
@@ -81,8 +104,12 @@ export function createRoutedOperations({ sql, health, connectors }: Routed) {
    * activity asks again, and the operation stays on this route.
    */
   async function sendOn<T>(
-    connector: Connector, network: Network, entry: JournalEntry, operation: RouteOperation,
-    send: () => Promise<T>, judge: (result: T) => Verdict,
+    connector: Connector,
+    network: Network,
+    entry: JournalEntry,
+    operation: RouteOperation,
+    send: () => Promise<T>,
+    judge: (result: T) => Verdict,
   ): Promise<Sent<T>> {
     const key = { network: network.name, route: connector.name, operation };
     let result: T;
@@ -97,7 +124,9 @@ export function createRoutedOperations({ sql, health, connectors }: Routed) {
         return { routeFault: fault };
       }
       await markUnknown(sql, entry.id, fault);
-      const held = await heldByRoute(connector, network, { ...entry, state: 'unknown', fault }).catch(() => 'held' as const);
+      const held = await heldByRoute(connector, network, { ...entry, state: 'unknown', fault }).catch(
+        () => 'held' as const,
+      );
       if (held === 'absent') return { routeFault: fault };
       throw error;
     }
@@ -117,7 +146,13 @@ export function createRoutedOperations({ sql, health, connectors }: Routed) {
   }
 
   type Operation<T> = {
-    network: Network; kind: JournalKind; operation: RouteOperation; reference: string; workflowId: string; phoneNumber: string; amount: string;
+    network: Network;
+    kind: JournalKind;
+    operation: RouteOperation;
+    reference: string;
+    workflowId: string;
+    phoneNumber: string;
+    amount: string;
     send: (connector: Connector) => Promise<T>;
     judge: (result: T) => Verdict;
     unavailable: (error: string) => T;
@@ -137,15 +172,22 @@ export function createRoutedOperations({ sql, health, connectors }: Routed) {
       const connector = connectorOfEntry(op.network, live);
       // Taken there, or sent there with an outcome only its status can tell (no look-up by our id): its status decides.
       if (live.state === 'accepted' || !connector.lookup) return op.sentBefore(live);
-      if (await heldByRoute(connector, op.network, live) === 'held') {
+      if ((await heldByRoute(connector, op.network, live)) === 'held') {
         const sent = await sendOn(connector, op.network, live, op.operation, () => op.send(connector), op.judge);
         if (!('routeFault' in sent)) return 'taken' in sent ? sent.taken : sent.answer;
       }
     }
     // Routes that refused this reference for their own reasons come last: another route first, and each once per call.
     const faulted = new Set(await routesThatFaulted(sql, op.network.name, op.reference));
-    const usable = await health.usable(op.network.name, op.operation, routesOf(op.network).map((connector) => connector.name));
-    const candidates = [...usable.filter((each) => !faulted.has(each.route)), ...usable.filter((each) => faulted.has(each.route))];
+    const usable = await health.usable(
+      op.network.name,
+      op.operation,
+      routesOf(op.network).map((connector) => connector.name),
+    );
+    const candidates = [
+      ...usable.filter((each) => !faulted.has(each.route)),
+      ...usable.filter((each) => faulted.has(each.route)),
+    ];
     let lastFault: string | null = null;
     for (const { route: name } of candidates) {
       const connector = byName.get(name)!;
@@ -161,15 +203,23 @@ export function createRoutedOperations({ sql, health, connectors }: Routed) {
   }
 
   const judgePayout = (result: PayoutResult): Verdict => {
-    if (result.status === 'completed' || result.status === 'pending') return { accepted: result.remoteTransactionId ?? true };
+    if (result.status === 'completed' || result.status === 'pending')
+      return { accepted: result.remoteTransactionId ?? true };
     return result.routeFault ? { fault: result.error } : { refused: true as const };
   };
 
   /** A payment sent on the routes in turn (a reversal goes back the way its collection came). */
   function payoutOn(payout: Payout): Promise<PayoutResult> {
     return route<PayoutResult>({
-      network: payout.network, kind: 'payout', operation: 'payout', reference: payout.reference, workflowId: payout.workflowId,
-      phoneNumber: payout.phoneNumber, amount: payout.amount, send: (connector) => connector.sendMoney(payout), judge: judgePayout,
+      network: payout.network,
+      kind: 'payout',
+      operation: 'payout',
+      reference: payout.reference,
+      workflowId: payout.workflowId,
+      phoneNumber: payout.phoneNumber,
+      amount: payout.amount,
+      send: (connector) => connector.sendMoney(payout),
+      judge: judgePayout,
       unavailable: (error) => ({ status: 'rejected', error, remoteTransactionId: null, routeFault: true }),
       sentBefore: () => ({ status: 'pending', remoteTransactionId: null }),
     });
@@ -178,20 +228,33 @@ export function createRoutedOperations({ sql, health, connectors }: Routed) {
   return {
     requestPayment(prompt: PaymentPrompt): Promise<PromptResult> {
       return route<PromptResult>({
-        network: prompt.network, kind: 'prompt', operation: 'collect', reference: prompt.promptReference, workflowId: prompt.workflowId,
-        phoneNumber: prompt.phoneNumber, amount: prompt.amount, send: (connector) => connector.requestPayment(prompt),
+        network: prompt.network,
+        kind: 'prompt',
+        operation: 'collect',
+        reference: prompt.promptReference,
+        workflowId: prompt.workflowId,
+        phoneNumber: prompt.phoneNumber,
+        amount: prompt.amount,
+        send: (connector) => connector.requestPayment(prompt),
         judge: (result): Verdict => {
-          if (result.accepted) return { accepted: result.confirm?.operatorReference ?? result.paid?.remoteTransactionId ?? true };
+          if (result.accepted)
+            return { accepted: result.confirm?.operatorReference ?? result.paid?.remoteTransactionId ?? true };
           return result.routeFault ? { fault: result.error } : { refused: true };
         },
         unavailable: (error) => ({ accepted: false, error, routeFault: true }),
-        sentBefore: (entry) => ({ accepted: true, confirm: { operatorReference: entry.operatorReference ?? entry.reference } }),
+        sentBefore: (entry) => ({
+          accepted: true,
+          confirm: { operatorReference: entry.operatorReference ?? entry.reference },
+        }),
       });
     },
 
     /** Asked on the route that took the prompt, whatever its health. */
     async promptStatus(prompt: TakenPrompt): Promise<PromptStatus> {
-      const connector = connectorOfEntry(prompt.network, await liveEntry(sql, prompt.network.name, prompt.promptReference));
+      const connector = connectorOfEntry(
+        prompt.network,
+        await liveEntry(sql, prompt.network.name, prompt.promptReference),
+      );
       return await measured(connector, prompt.network, 'collect', () => connector.promptStatus(prompt));
     },
 
@@ -206,9 +269,16 @@ export function createRoutedOperations({ sql, health, connectors }: Routed) {
      */
     async payoutStatus(payout: Payout): Promise<PayoutResult> {
       const live = await liveEntry(sql, payout.network.name, payout.reference);
-      const connector = payout.kind === 'reversal' && !live ? await reversalConnector(payout) : connectorOfEntry(payout.network, live);
+      const connector =
+        payout.kind === 'reversal' && !live ? await reversalConnector(payout) : connectorOfEntry(payout.network, live);
       const result = await measured(connector, payout.network, 'payout', () => connector.payoutStatus(payout));
-      if (payout.kind === 'reversal' || !live || (result.status !== 'rejected' && result.status !== 'failed') || !result.routeFault) return result;
+      if (
+        payout.kind === 'reversal' ||
+        !live ||
+        (result.status !== 'rejected' && result.status !== 'failed') ||
+        !result.routeFault
+      )
+        return result;
       await health.faulted({ network: payout.network.name, route: connector.name, operation: 'payout' }, result.error);
       await markRefused(sql, live.id, result.error);
       return await payoutOn(payout);
@@ -217,7 +287,9 @@ export function createRoutedOperations({ sql, health, connectors }: Routed) {
 
   /** A reversal's route: the one its collection came by, else the network's first. */
   async function reversalConnector(payout: Payout): Promise<Connector> {
-    const name = payout.originalTransactionId ? await routeOfPayment(sql, payout.network.name, payout.originalTransactionId) : null;
+    const name = payout.originalTransactionId
+      ? await routeOfPayment(sql, payout.network.name, payout.originalTransactionId)
+      : null;
     return (name ? byName.get(name) : undefined) ?? routesOf(payout.network)[0]!;
   }
 }
@@ -230,14 +302,21 @@ const AVAILABILITY_EVERY_MS = 60_000;
  * a provider closed for an operation takes that route out until it reopens. A read that fails
  * changes nothing (the route's own faults still count). Returns what stops it.
  */
-export function watchAvailability(connectors: readonly Connector[], health: RouteHealth, warn: (message: string, fields: Record<string, unknown>) => void): () => void {
+export function watchAvailability(
+  connectors: readonly Connector[],
+  health: RouteHealth,
+  warn: (message: string, fields: Record<string, unknown>) => void,
+): () => void {
   const watched = connectors.filter((connector) => connector.availability);
   const read = async () => {
     for (const connector of watched) {
       try {
         await health.setAvailability(connector.name, await connector.availability!());
       } catch (error) {
-        warn('availability not read', { route: connector.name, error: error instanceof Error ? error.message : String(error) });
+        warn('availability not read', {
+          route: connector.name,
+          error: error instanceof Error ? error.message : String(error),
+        });
       }
     }
   };

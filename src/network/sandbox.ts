@@ -1,10 +1,26 @@
 import type { Sql } from '../db';
 import type { Network } from '../domain/networks';
 import {
-  findSandboxPayment, findSandboxPayout, recordSandboxMessage, recordSandboxPayment, recordSandboxPayout, recordSandboxRejection, type SandboxPayout,
+  findSandboxPayment,
+  findSandboxPayout,
+  recordSandboxMessage,
+  recordSandboxPayment,
+  recordSandboxPayout,
+  recordSandboxRejection,
+  type SandboxPayout,
 } from '../services/sandbox-network';
 import type {
-  NameLookup, SandboxNetwork, PaymentPrompt, Payout, PayoutResult, PromptResult, PromptStatus, ReportedPayment, ReportedPaymentStatus, TakenPrompt, TextMessage,
+  NameLookup,
+  SandboxNetwork,
+  PaymentPrompt,
+  Payout,
+  PayoutResult,
+  PromptResult,
+  PromptStatus,
+  ReportedPayment,
+  ReportedPaymentStatus,
+  TakenPrompt,
+  TextMessage,
 } from './adapter';
 
 /** Test numbers of the sandbox network (docs/api.md#collection-requests). */
@@ -41,25 +57,45 @@ type SandboxSettings = { sql: Sql; paymentDelaySeconds: number; payoutDelaySecon
  * the answer when the subscriber pays at once, else from the status query at the time the sandbox
  * names. Text messages are recorded instead of sent.
  */
-export function createSandboxNetwork({ sql, paymentDelaySeconds, payoutDelaySeconds = 0 }: SandboxSettings): SandboxNetwork {
+export function createSandboxNetwork({
+  sql,
+  paymentDelaySeconds,
+  payoutDelaySeconds = 0,
+}: SandboxSettings): SandboxNetwork {
   /** The payout as first recorded (once per reference), and what it comes to at `now`. */
   async function payout(request: Payout): Promise<PayoutResult> {
-    const outcome = request.phoneNumber === SANDBOX_PAYOUT_REJECTED_NUMBER ? 'rejected'
-      : request.phoneNumber === SANDBOX_PAYOUT_FAILING_NUMBER ? 'failed' : 'completed';
+    const outcome =
+      request.phoneNumber === SANDBOX_PAYOUT_REJECTED_NUMBER
+        ? 'rejected'
+        : request.phoneNumber === SANDBOX_PAYOUT_FAILING_NUMBER
+          ? 'failed'
+          : 'completed';
     const recorded = await recordSandboxPayout(sql, {
-      reference: request.reference, phoneNumber: request.phoneNumber, amount: request.amount, currency: request.currency, outcome,
+      reference: request.reference,
+      phoneNumber: request.phoneNumber,
+      amount: request.amount,
+      currency: request.currency,
+      outcome,
       remoteTransactionId: `SBX-${request.reference.toUpperCase()}`,
     });
     return payoutResult(request, recorded);
   }
 
   function payoutResult(request: Payout, recorded: SandboxPayout, asked = false): PayoutResult {
-    if (recorded.outcome === 'rejected') return { status: 'rejected', error: SANDBOX_PAYOUT_REJECTED_ERROR, remoteTransactionId: null };
+    if (recorded.outcome === 'rejected')
+      return { status: 'rejected', error: SANDBOX_PAYOUT_REJECTED_ERROR, remoteTransactionId: null };
     // The silent and failing numbers answer nothing until a status query; others take the configured delay.
-    const silent = request.phoneNumber === SANDBOX_PAYOUT_SILENT_NUMBER || request.phoneNumber === SANDBOX_PAYOUT_FAILING_NUMBER;
+    const silent =
+      request.phoneNumber === SANDBOX_PAYOUT_SILENT_NUMBER || request.phoneNumber === SANDBOX_PAYOUT_FAILING_NUMBER;
     const due = recorded.created.getTime() + payoutDelaySeconds * 1000;
-    if ((silent && !asked) || Date.now() < due) return { status: 'pending', remoteTransactionId: recorded.remoteTransactionId };
-    if (recorded.outcome === 'failed') return { status: 'failed', error: SANDBOX_PAYOUT_FAILED_ERROR, remoteTransactionId: recorded.remoteTransactionId };
+    if ((silent && !asked) || Date.now() < due)
+      return { status: 'pending', remoteTransactionId: recorded.remoteTransactionId };
+    if (recorded.outcome === 'failed')
+      return {
+        status: 'failed',
+        error: SANDBOX_PAYOUT_FAILED_ERROR,
+        remoteTransactionId: recorded.remoteTransactionId,
+      };
     return { status: 'completed', remoteTransactionId: recorded.remoteTransactionId };
   }
 
@@ -81,12 +117,25 @@ export function createSandboxNetwork({ sql, paymentDelaySeconds, payoutDelaySeco
       const remoteTransactionId = `SBX-${prompt.requestId}`;
       const paymentDate = new Date(Date.now() + paymentDelaySeconds * 1000);
       const recorded = await recordSandboxPayment(sql, {
-        remoteTransactionId, phoneNumber: prompt.phoneNumber, amount: prompt.amount, currency: prompt.currency, reference: prompt.reference,
-        network: prompt.network.name, promptReference: prompt.promptReference, paidAt: paymentDate,
+        remoteTransactionId,
+        phoneNumber: prompt.phoneNumber,
+        amount: prompt.amount,
+        currency: prompt.currency,
+        reference: prompt.reference,
+        network: prompt.network.name,
+        promptReference: prompt.promptReference,
+        paidAt: paymentDate,
       });
       // Paid at once: the answer says so. Later: the workflow asks the status query when the subscriber said they would pay.
-      if (recorded.created.getTime() <= Date.now()) return { accepted: true, paid: { remoteTransactionId, paymentDate: recorded.created.toISOString() } };
-      return { accepted: true, confirm: { operatorReference: remoteTransactionId, checkAfterSeconds: Math.ceil((recorded.created.getTime() - Date.now()) / 1000) } };
+      if (recorded.created.getTime() <= Date.now())
+        return { accepted: true, paid: { remoteTransactionId, paymentDate: recorded.created.toISOString() } };
+      return {
+        accepted: true,
+        confirm: {
+          operatorReference: remoteTransactionId,
+          checkAfterSeconds: Math.ceil((recorded.created.getTime() - Date.now()) / 1000),
+        },
+      };
     },
 
     /** The sandbox pays by itself (it reports the payment); asked anyway, it says whether its subscriber has paid yet. */

@@ -38,7 +38,14 @@ export type IssuedSession = { bearer: string; askedAt: number };
  * again before `retryAt`.
  */
 type Session = {
-  bearer: string; issuedAt: number; activeAt: number; retireAt: number; expiresAt: number; taken: boolean; refusals: number; retryAt: number;
+  bearer: string;
+  issuedAt: number;
+  activeAt: number;
+  retireAt: number;
+  expiresAt: number;
+  taken: boolean;
+  refusals: number;
+  retryAt: number;
 };
 
 /** No session is usable before the call's deadline: the call was not carried out (a later try may find one). */
@@ -74,7 +81,8 @@ const FIRST_RETRY_PAUSE_MS = 250;
 const LONGEST_RETRY_PAUSE_MS = 2_000;
 
 /** How long a new session refused `refusals` times is left before it is tried again. */
-const retryPause = (refusals: number): number => Math.min(LONGEST_RETRY_PAUSE_MS, FIRST_RETRY_PAUSE_MS * 2 ** (refusals - 1));
+const retryPause = (refusals: number): number =>
+  Math.min(LONGEST_RETRY_PAUSE_MS, FIRST_RETRY_PAUSE_MS * 2 ** (refusals - 1));
 
 /**
  * When a session asked for at `askedAt` is retired and when it ends: a margin before its end (a
@@ -100,9 +108,12 @@ function changeSignal(): { changed: Promise<void>; wake: () => void } {
 async function untilChangeOr(changed: Promise<void>, ms: number): Promise<void> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   try {
-    await Promise.race([changed, new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, Math.max(0, ms));
-    })]);
+    await Promise.race([
+      changed,
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, Math.max(0, ms));
+      }),
+    ]);
   } finally {
     clearTimeout(timer);
   }
@@ -131,8 +142,12 @@ export function createSessionPool(options: PoolOptions) {
   /** When a session's replacement is due: its activation delay before the session retires. */
   const replacementDue = (session: Session): number => session.retireAt - options.activationMs;
   /** When a session is used in the ordinary course: once its activation delay passed (or it served), and not before its next try. */
-  const usableFrom = (session: Session): number => Math.max(session.retryAt, session.taken ? -Infinity : session.activeAt);
-  const unavailable = () => new SessionUnavailableError(`${options.name}: no session active before the call's deadline (nothing was carried out)`);
+  const usableFrom = (session: Session): number =>
+    Math.max(session.retryAt, session.taken ? -Infinity : session.activeAt);
+  const unavailable = () =>
+    new SessionUnavailableError(
+      `${options.name}: no session active before the call's deadline (nothing was carried out)`,
+    );
 
   function schedule(at: number): void {
     clearTimeout(timer);
@@ -159,7 +174,15 @@ export function createSessionPool(options: PoolOptions) {
       const { bearer, askedAt } = await options.issue();
       // Counted from the answer: the operator's activation delay starts once it issued the session.
       const issuedAt = Date.now();
-      held.push({ bearer, issuedAt, activeAt: issuedAt + options.activationMs, ...lifeOf(options, askedAt), taken: false, refusals: 0, retryAt: -Infinity });
+      held.push({
+        bearer,
+        issuedAt,
+        activeAt: issuedAt + options.activationMs,
+        ...lifeOf(options, askedAt),
+        taken: false,
+        refusals: 0,
+        retryAt: -Infinity,
+      });
       lastFailure = null;
       requesting = null;
       replenish();
@@ -188,7 +211,8 @@ export function createSessionPool(options: PoolOptions) {
    * course before the call's deadline: the oldest not known active (a younger one is not active
    * before it), once its pause is over.
    */
-  const earlyCandidate = (): Session | undefined => (options.activationUpToMs === undefined ? undefined : held.find((session) => !session.taken));
+  const earlyCandidate = (): Session | undefined =>
+    options.activationUpToMs === undefined ? undefined : held.find((session) => !session.taken);
   const earlyTry = (now: number): Session | undefined => {
     const candidate = earlyCandidate();
     return candidate && candidate.retryAt <= now ? candidate : undefined;

@@ -13,7 +13,14 @@ import { isIP, type LookupFunction } from 'node:net';
 import { createSecureContext, rootCertificates, type SecureContext } from 'node:tls';
 import { isPublicAddress } from '../domain/network-addresses';
 import { withClientSpan } from '../telemetry/trace-context';
-import { RESPONSE_EXCERPT_BYTES, asksToSkipCertificateCheck, deliveryHeaders, serializeWebhook, webhookMessageId, type WebhookRow } from '../domain/webhooks';
+import {
+  RESPONSE_EXCERPT_BYTES,
+  asksToSkipCertificateCheck,
+  deliveryHeaders,
+  serializeWebhook,
+  webhookMessageId,
+  type WebhookRow,
+} from '../domain/webhooks';
 import type { DeliverySecrets } from '../services/webhooks';
 import { parseVerificationAnswer } from '../domain/collections';
 
@@ -37,7 +44,17 @@ export type TransportSettings = {
  * Transport settings from configuration: sandbox mode, and the extra certificate authority of
  * WEBHOOK_CA_FILE (sandbox only), read once.
  */
-export function outgoingTransport({ sandbox, caFile, timeoutMs, connectionsPerReceiver = 16 }: { sandbox: boolean; caFile: string | undefined; timeoutMs: number; connectionsPerReceiver?: number }): TransportSettings {
+export function outgoingTransport({
+  sandbox,
+  caFile,
+  timeoutMs,
+  connectionsPerReceiver = 16,
+}: {
+  sandbox: boolean;
+  caFile: string | undefined;
+  timeoutMs: number;
+  connectionsPerReceiver?: number;
+}): TransportSettings {
   let extraCa: string | undefined;
   if (caFile !== undefined) {
     try {
@@ -58,7 +75,14 @@ export function outgoingTransport({ sandbox, caFile, timeoutMs, connectionsPerRe
  * about to be sent on it.
  */
 function keepAliveAgents(connections: number): { http: HttpAgent; https: HttpsAgent } {
-  const options = { keepAlive: true, keepAliveMsecs: 1000, maxSockets: connections, maxFreeSockets: connections, timeout: 2000, scheduling: 'lifo' as const };
+  const options = {
+    keepAlive: true,
+    keepAliveMsecs: 1000,
+    maxSockets: connections,
+    maxFreeSockets: connections,
+    timeout: 2000,
+    scheduling: 'lifo' as const,
+  };
   return { http: new HttpAgent(options), https: new HttpsAgent(options) };
 }
 
@@ -76,7 +100,9 @@ class NotPublicAddressError extends Error {
 
 function refusal(hostname: string, address: string): NotPublicAddressError {
   const subject = hostname === address ? address : `${hostname} resolves to ${address}, which`;
-  return new NotPublicAddressError(`${subject} is a loopback or private address; requests go only to public addresses outside sandbox mode`);
+  return new NotPublicAddressError(
+    `${subject} is a loopback or private address; requests go only to public addresses outside sandbox mode`,
+  );
 }
 
 /**
@@ -115,7 +141,12 @@ function describeError(error: unknown): string {
 }
 
 /** POSTs `body` to `target` (HTTPS, or HTTP where the caller allowed it); never throws for what the receiver does, only reports it. */
-function postOutgoing(target: string, headers: Record<string, string>, body: string, transport: TransportSettings): Promise<HttpAttempt> {
+function postOutgoing(
+  target: string,
+  headers: Record<string, string>,
+  body: string,
+  transport: TransportSettings,
+): Promise<HttpAttempt> {
   const maxBytes = transport.maxResponseBytes ?? RESPONSE_EXCERPT_BYTES;
   const startedAt = new Date();
   const started = performance.now();
@@ -127,7 +158,9 @@ function postOutgoing(target: string, headers: Record<string, string>, body: str
     ...result,
   });
   if (!transport.sandbox && isIP(hostname) !== 0 && !isPublicAddress(hostname)) {
-    return Promise.resolve(finishWith({ statusCode: null, error: describeError(refusal(hostname, hostname)), responseExcerpt: null }));
+    return Promise.resolve(
+      finishWith({ statusCode: null, error: describeError(refusal(hostname, hostname)), responseExcerpt: null }),
+    );
   }
   return new Promise((resolve) => {
     let statusCode: number | null = null;
@@ -136,7 +169,9 @@ function postOutgoing(target: string, headers: Record<string, string>, body: str
     let settled = false;
     // PostgreSQL text cannot hold NUL characters; a binary answer must not make the attempt unloggable.
     const excerpt = (): string | null =>
-      statusCode === null ? null : Buffer.concat(chunks).subarray(0, maxBytes).toString('utf8').replaceAll('\u0000', '');
+      statusCode === null
+        ? null
+        : Buffer.concat(chunks).subarray(0, maxBytes).toString('utf8').replaceAll('\u0000', '');
     // `complete`: the answer was read to its end, so its connection may serve the next POST.
     const settle = (error: string | null, complete = false) => {
       if (settled) return;
@@ -169,7 +204,10 @@ function postOutgoing(target: string, headers: Record<string, string>, body: str
       },
     );
     // The receiver's whole answer has to start within the timeout; a status already received counts.
-    const deadline = setTimeout(() => settle(`timeout: no response within ${transport.timeoutMs / 1000} s`), transport.timeoutMs);
+    const deadline = setTimeout(
+      () => settle(`timeout: no response within ${transport.timeoutMs / 1000} s`),
+      transport.timeoutMs,
+    );
     outgoing.on('error', (error) => settle(describeError(error)));
     outgoing.end(body);
   });
@@ -179,7 +217,13 @@ function postOutgoing(target: string, headers: Record<string, string>, body: str
 export const postWebhook = postOutgoing;
 
 /** The verification request (docs/api.md#collections; all strings). */
-export type VerificationRequest = { phonenumber: string; amount: string; currency_code: string; reference: string; remote_transaction_id: string };
+export type VerificationRequest = {
+  phonenumber: string;
+  amount: string;
+  currency_code: string;
+  reference: string;
+  remote_transaction_id: string;
+};
 
 /** How much of a verification URL's answer is read: `ACCEPT <id>` or `REJECT <id> <reason>` is short. */
 const VERIFICATION_ANSWER_BYTES = 2000;
@@ -189,14 +233,28 @@ const VERIFICATION_ANSWER_BYTES = 2000;
  * webhooks (outside sandbox mode no loopback or private address, whatever the URL's name resolves
  * to; no redirects; a hard deadline). The worker's verification and the console's test both send it.
  */
-export function postVerification(url: string, request: VerificationRequest, transport: TransportSettings): Promise<HttpAttempt> {
-  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'text/plain', 'user-agent': 'collections-verification/1.0' };
+export function postVerification(
+  url: string,
+  request: VerificationRequest,
+  transport: TransportSettings,
+): Promise<HttpAttempt> {
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    accept: 'text/plain',
+    'user-agent': 'collections-verification/1.0',
+  };
   return withClientSpan('POST verification', { method: 'POST', url, headers }, () =>
-    postOutgoing(url, headers, JSON.stringify(request), { ...transport, maxResponseBytes: VERIFICATION_ANSWER_BYTES }));
+    postOutgoing(url, headers, JSON.stringify(request), { ...transport, maxResponseBytes: VERIFICATION_ANSWER_BYTES }),
+  );
 }
 
 /** What the merchant decided about a collection, or the organization's default, and why the default applied. */
-type MerchantDecision = { decision: 'accept' | 'reject'; reason: string | null; decidedBy: 'merchant' | 'default'; detail: string | null };
+type MerchantDecision = {
+  decision: 'accept' | 'reject';
+  reason: string | null;
+  decidedBy: 'merchant' | 'default';
+  detail: string | null;
+};
 
 /**
  * Asks the verification URL (docs/api.md#collections) and reads its answer: `ACCEPT <id>` or `REJECT <id>
@@ -204,19 +262,41 @@ type MerchantDecision = { decision: 'accept' | 'reject'; reason: string | null; 
  * transaction or anything unreadable takes the organization's accept-by-default setting. HTTP
  * failures are answers too (the default), never errors.
  */
-export async function askMerchant(url: string, request: VerificationRequest, transport: TransportSettings, acceptByDefault: boolean): Promise<MerchantDecision> {
-  const fallback = (detail: string): MerchantDecision => ({ decision: acceptByDefault ? 'accept' : 'reject', reason: null, decidedBy: 'default', detail });
+export async function askMerchant(
+  url: string,
+  request: VerificationRequest,
+  transport: TransportSettings,
+  acceptByDefault: boolean,
+): Promise<MerchantDecision> {
+  const fallback = (detail: string): MerchantDecision => ({
+    decision: acceptByDefault ? 'accept' : 'reject',
+    reason: null,
+    decidedBy: 'default',
+    detail,
+  });
   const sent = await postVerification(url, request, transport);
   if (sent.statusCode === null) return fallback(`no answer in time: ${sent.error ?? 'unknown'}`);
   if (sent.statusCode !== 200) return fallback(`answered HTTP ${sent.statusCode}`);
   const answer = parseVerificationAnswer(sent.responseExcerpt ?? '', request.remote_transaction_id);
   if (answer.decision === 'none') return fallback(answer.detail);
-  return { decision: answer.decision, reason: answer.decision === 'reject' ? answer.reason : null, decidedBy: 'merchant', detail: null };
+  return {
+    decision: answer.decision,
+    reason: answer.decision === 'reject' ? answer.reason : null,
+    decidedBy: 'merchant',
+    detail: null,
+  };
 }
 
 /** Signs and POSTs `{"hook", "data"}` of one event to the webhook's target: what the receiver did, never an error. */
-export async function postDelivery(webhook: WebhookRow, event: { id: EventId; data: Record<string, unknown> }, secrets: DeliverySecrets, transport: TransportSettings): Promise<HttpAttempt> {
+export async function postDelivery(
+  webhook: WebhookRow,
+  event: { id: EventId; data: Record<string, unknown> },
+  secrets: DeliverySecrets,
+  transport: TransportSettings,
+): Promise<HttpAttempt> {
   const body = JSON.stringify({ hook: serializeWebhook(webhook), data: event.data });
   const headers = deliveryHeaders(secrets, webhookMessageId(event.id, webhook.id), Math.floor(Date.now() / 1000), body);
-  return await withClientSpan('POST webhook', { method: 'POST', url: webhook.target, headers }, () => postWebhook(webhook.target, headers, body, transport));
+  return await withClientSpan('POST webhook', { method: 'POST', url: webhook.target, headers }, () =>
+    postWebhook(webhook.target, headers, body, transport),
+  );
 }

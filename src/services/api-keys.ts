@@ -14,7 +14,12 @@ import { tenantScope } from './queries';
  * the key's id (what the audit trail names it by).
  */
 export type KeyHolder = {
-  organizationId: OrganizationId; userId: UserId; capabilities: Capability[]; organizationName: string; savedApiVersion: number | null; keyId: ApiKeyId;
+  organizationId: OrganizationId;
+  userId: UserId;
+  capabilities: Capability[];
+  organizationName: string;
+  savedApiVersion: number | null;
+  keyId: ApiKeyId;
 };
 
 /**
@@ -25,7 +30,9 @@ export type KeyHolder = {
  */
 export async function keyHolder(sql: Queryable, key: string): Promise<KeyHolder | null> {
   if (!API_KEY_PATTERN.test(key)) return null;
-  const [row] = await sql<(Omit<KeyHolder, 'capabilities'> & { digest: Uint8Array; userRole: Role; keyRole: Role | null })[]>`
+  const [row] = await sql<
+    (Omit<KeyHolder, 'capabilities'> & { digest: Uint8Array; userRole: Role; keyRole: Role | null })[]
+  >`
     select k.digest, k.id as "keyId", k.organization_id as "organizationId", k.user_id as "userId", u.role as "userRole", k.role as "keyRole",
            o.name as "organizationName", o.api_version as "savedApiVersion"
     from api_keys k join users u on u.id = k.user_id join organizations o on o.id = k.organization_id
@@ -35,7 +42,15 @@ export async function keyHolder(sql: Queryable, key: string): Promise<KeyHolder 
   return { ...holder, capabilities: capabilitiesOf(userRole, keyRole) };
 }
 
-type ApiKeyRow = { id: ApiKeyId; prefix: string; userId: UserId; userName: string; role: Role | null; created: Date; revokedAt: Date | null };
+type ApiKeyRow = {
+  id: ApiKeyId;
+  prefix: string;
+  userId: UserId;
+  userName: string;
+  role: Role | null;
+  created: Date;
+  revokedAt: Date | null;
+};
 
 /** No key was made: its user is removed, or was removed while the key was being made (403). */
 export class KeyHolderRemoved extends ForbiddenError {}
@@ -49,15 +64,23 @@ export class KeyHolderRemoved extends ForbiddenError {}
  * is revoked with them; one made while a removal is under way waits for it, then finds the user
  * removed and makes nothing (KeyHolderRemoved). No key of a removed user is left live.
  */
-export async function issueKeyForUser(sql: Sql, holder: Actor, role: Role | null = null): Promise<{ id: ApiKeyId; apiKey: string }> {
+export async function issueKeyForUser(
+  sql: Sql,
+  holder: Actor,
+  role: Role | null = null,
+): Promise<{ id: ApiKeyId; apiKey: string }> {
   const { organizationId, userId } = holder;
   const issued = issueApiKey();
-  const [row] = await writeAs(sql, holder, (tx) => tx<{ id: ApiKeyId }[]>`
+  const [row] = await writeAs(
+    sql,
+    holder,
+    (tx) => tx<{ id: ApiKeyId }[]>`
     insert into api_keys (organization_id, user_id, prefix, digest, role)
     select ${organizationId}, id, ${issued.prefix}, ${issued.digest}, ${role} from users
     where id = ${userId} and ${tenantScope(tx, organizationId).owned()} and removed_at is null
     for share
-    returning id`);
+    returning id`,
+  );
   if (!row) throw new KeyHolderRemoved();
   return { id: row.id, apiKey: issued.key };
 }
@@ -74,7 +97,11 @@ export async function listApiKeys(sql: Sql, organizationId: OrganizationId): Pro
  * Revokes a key of the organization (the API answers it 401 from then on), when `revoker` may
  * (`mayRevokeKey`: their own key, or any with `administer`); 'missing' when there is no such live key.
  */
-export async function revokeApiKey(sql: Sql, revoker: Actor & { role: Role }, keyId: ApiKeyId): Promise<'revoked' | 'forbidden' | 'missing'> {
+export async function revokeApiKey(
+  sql: Sql,
+  revoker: Actor & { role: Role },
+  keyId: ApiKeyId,
+): Promise<'revoked' | 'forbidden' | 'missing'> {
   return await writeAs(sql, revoker, async (tx) => {
     const [key] = await tx<{ userId: UserId }[]>`
       select user_id as "userId" from api_keys

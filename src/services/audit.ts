@@ -21,8 +21,12 @@ export async function markAuditedWrite(tx: Queryable, actor: OrganizationActor |
   const audit = actor?.audit;
   if (actor === null || audit === undefined) return;
   const source = {
-    organization: actor.organizationId, user: audit.userId, api_key: audit.apiKeyId, channel: audit.channel,
-    address: audit.clientAddress, action: audit.action,
+    organization: actor.organizationId,
+    user: audit.userId,
+    api_key: audit.apiKeyId,
+    channel: audit.channel,
+    address: audit.clientAddress,
+    action: audit.action,
   };
   await tx`select set_config('app.audit', ${JSON.stringify(source)}, true)`;
 }
@@ -37,10 +41,14 @@ export async function writeAs<T>(sql: Sql, actor: OrganizationActor, write: (tx:
 
 /** The search of the API (`GET /api/audit-events`) and of the console's audit page. */
 export const AuditFilters = v.object({
-  object_type: v.optional(v.pipe(v.picklist(AUDITED_OBJECT_TYPES, choiceMessage), v.description('The kind of object changed.'))),
-  object_id: filterId('The changed object\'s id.'),
-  user: filterId('The acting user\'s id.'),
-  action: v.optional(v.pipe(v.string(), v.description('Exact match: a method and route, such as `POST /api/payments`.'))),
+  object_type: v.optional(
+    v.pipe(v.picklist(AUDITED_OBJECT_TYPES, choiceMessage), v.description('The kind of object changed.')),
+  ),
+  object_id: filterId("The changed object's id."),
+  user: filterId("The acting user's id."),
+  action: v.optional(
+    v.pipe(v.string(), v.description('Exact match: a method and route, such as `POST /api/payments`.')),
+  ),
   created_after: filterDate,
   created_before: filterDate,
 });
@@ -51,31 +59,46 @@ const AUDIT_COLUMNS = `a.id, a.organization_id as "organizationId", a.created, a
   a.object_type as "objectType", a.object_id as "objectId", a.change`;
 
 /** One page of the organization's audit entries matching the filters, newest first, with the total count. */
-export async function listAuditEvents(sql: Sql, organizationId: OrganizationId, f: AuditFilterValues, page: PageWindow): Promise<ListPage<AuditEventRow>> {
-  return await tenantScope(sql, organizationId).listPage<AuditEventRow>({
-    columns: sql.unsafe(AUDIT_COLUMNS),
-    from: sql`audit_events a left join users u on u.id = a.user_id left join api_keys k on k.id = a.api_key_id`,
-    alias: 'a',
-    filters: sql`
+export async function listAuditEvents(
+  sql: Sql,
+  organizationId: OrganizationId,
+  f: AuditFilterValues,
+  page: PageWindow,
+): Promise<ListPage<AuditEventRow>> {
+  return await tenantScope(sql, organizationId).listPage<AuditEventRow>(
+    {
+      columns: sql.unsafe(AUDIT_COLUMNS),
+      from: sql`audit_events a left join users u on u.id = a.user_id left join api_keys k on k.id = a.api_key_id`,
+      alias: 'a',
+      filters: sql`
       ${f.object_type !== undefined ? sql`and a.object_type = ${f.object_type}` : sql``}
       ${f.object_id !== undefined ? sql`and a.object_id = ${f.object_id}` : sql``}
       ${f.user !== undefined ? sql`and a.user_id = ${f.user}` : sql``}
       ${f.action !== undefined ? sql`and a.action = ${f.action}` : sql``}
       ${timeRange(sql, 'a.created', f.created_after, f.created_before)}`,
-    orderBy: sql`order by a.created desc, a.id desc`,
-  }, page);
+      orderBy: sql`order by a.created desc, a.id desc`,
+    },
+    page,
+  );
 }
 
 /** Deletes audit entries older than `retentionDays` (at least the events' retention), in batches; one that cannot go is set aside (sweeps.ts). */
 export async function deleteExpiredAuditEvents(
-  sql: Sql, { retentionDays, batchSize }: { retentionDays: number; batchSize: number }, onProgress: (deleted: number) => void,
+  sql: Sql,
+  { retentionDays, batchSize }: { retentionDays: number; batchSize: number },
+  onProgress: (deleted: number) => void,
 ): Promise<{ deleted: number; setAside: number }> {
   return await deleteInBatches(
-    sql, 'retention-audit-event', batchSize,
-    async (limit) => (await sql<{ id: number }[]>`
+    sql,
+    'retention-audit-event',
+    batchSize,
+    async (limit) =>
+      (
+        await sql<{ id: number }[]>`
       select id from audit_events where created < now() - ${retentionDays}::int * interval '1 day'
         ${notSetAside(sql, 'retention-audit-event', 'audit_events.id')}
-      order by created limit ${limit}`).map((row) => row.id),
+      order by created limit ${limit}`
+      ).map((row) => row.id),
     async (ids) => (await sql`delete from audit_events where id in ${sql(ids)} returning id`).length,
     onProgress,
   );

@@ -12,7 +12,9 @@ export async function listBillServices(sql: Queryable): Promise<BillServiceRow[]
 }
 
 export async function listElectricityBillers(sql: Queryable): Promise<ElectricityBillerRow[]> {
-  return await sql<ElectricityBillerRow[]>`select name, service_types as "serviceTypes" from electricity_billers order by id`;
+  return await sql<
+    ElectricityBillerRow[]
+  >`select name, service_types as "serviceTypes" from electricity_billers order by id`;
 }
 
 /** The providers that sell pin bundles (the valid `service_type` values). */

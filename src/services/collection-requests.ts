@@ -6,16 +6,38 @@
 import * as v from 'valibot';
 import type { Queryable, Sql } from '../db';
 import {
-  DEFAULT_MAX_ATTEMPTS, MAX_ATTEMPTS_LIMIT, MESSAGE_MAX_LENGTH, MIN_RETRY_INTERVAL_MINUTES, REQUEST_STATUSES,
-  serializeCollectionRequest, type CollectionRequestRow, type RequestStatus, FINAL_STATUSES,
+  DEFAULT_MAX_ATTEMPTS,
+  MAX_ATTEMPTS_LIMIT,
+  MESSAGE_MAX_LENGTH,
+  MIN_RETRY_INTERVAL_MINUTES,
+  REQUEST_STATUSES,
+  serializeCollectionRequest,
+  type CollectionRequestRow,
+  type RequestStatus,
+  FINAL_STATUSES,
 } from '../domain/collection-requests';
 import type { ContactRow } from '../domain/contacts';
 import { DATE_HORIZON_TEXT, isBeyondHorizon, parseRequestDate } from '../domain/dates';
 import { fieldErrors, type FieldErrors } from '../domain/errors';
 import type { CollectionId, CollectionRequestId, OrganizationId } from '../domain/ids';
 import {
-  REQUIRED, amountField, booleanField, choiceMessage, dateField, filterAmount, filterDate, filterId, filterPhoneNumber, filterText, integerField, metadata,
-  optionalJsonObject, optionalText, phoneNumber, requestDate, text,
+  REQUIRED,
+  amountField,
+  booleanField,
+  choiceMessage,
+  dateField,
+  filterAmount,
+  filterDate,
+  filterId,
+  filterPhoneNumber,
+  filterText,
+  integerField,
+  metadata,
+  optionalJsonObject,
+  optionalText,
+  phoneNumber,
+  requestDate,
+  text,
 } from '../domain/input';
 import { SUPPORTED_CURRENCIES } from '../domain/money';
 import { moneyNetwork } from '../domain/networks';
@@ -30,7 +52,9 @@ import { CONTACT_COLUMNS, upsertContactIn } from './contacts';
 import { recordEvent, type RecordedEvent } from './events';
 
 /** The request columns, optionally qualified by a table alias (`r.`). */
-const requestColumns = (t = ''): string => `${t}id, ${t}organization_id as "organizationId", ${t}account_id as "accountId", ${t}contact_id as "contactId",
+const requestColumns = (
+  t = '',
+): string => `${t}id, ${t}organization_id as "organizationId", ${t}account_id as "accountId", ${t}contact_id as "contactId",
   ${t}amount::text as amount, ${t}currency, ${t}phone_number as "phoneNumber", ${t}network, ${t}reason, ${t}metadata,
   ${t}success_message as "successMessage", ${t}send_instructions as "sendInstructions", ${t}instructions, ${t}status,
   ${t}error_message as "errorMessage", ${t}expiry_date as "expiryDate",
@@ -54,7 +78,10 @@ async function withContacts(sql: Queryable, requests: CollectionRequestRow[]): P
 }
 
 /** A request with its contact and its organization's name (a prompt's texts name the organization), in two queries. */
-export async function findRequestToPrompt(sql: Queryable, id: CollectionRequestId): Promise<(RequestWithContact & { organizationName: string }) | undefined> {
+export async function findRequestToPrompt(
+  sql: Queryable,
+  id: CollectionRequestId,
+): Promise<(RequestWithContact & { organizationName: string }) | undefined> {
   const rows = await sql<(CollectionRequestRow & { organizationName: string })[]>`
     select ${sql.unsafe(requestColumns('r.'))}, o.name as "organizationName"
     from collection_requests r join organizations o on o.id = r.organization_id where r.id = ${id}`;
@@ -69,7 +96,9 @@ export async function findRequest(sql: Queryable, id: CollectionRequestId): Prom
 /** The requests of these ids with their contacts, in two statements whatever their number (a page of collections names up to a page of requests). */
 export async function findRequests(sql: Queryable, ids: readonly number[]): Promise<RequestWithContact[]> {
   if (ids.length === 0) return [];
-  const rows = await sql<CollectionRequestRow[]>`select ${sql.unsafe(REQUEST_COLUMNS)} from collection_requests where id in ${sql([...new Set(ids)])}`;
+  const rows = await sql<
+    CollectionRequestRow[]
+  >`select ${sql.unsafe(REQUEST_COLUMNS)} from collection_requests where id in ${sql([...new Set(ids)])}`;
   return await withContacts(sql, rows);
 }
 
@@ -114,7 +143,8 @@ async function insertCollectionRequestIn(tx: Queryable, input: NewCollectionRequ
   const events: RecordedEvent[] = [];
   const { contact: contactRow, event: contactEvent } = await upsertContactIn(tx, input);
   if (contactEvent) events.push(contactEvent);
-  const json = (value: Record<string, unknown> | null) => (value === null ? null : tx.json(value as Parameters<typeof tx.json>[0]));
+  const json = (value: Record<string, unknown> | null) =>
+    value === null ? null : tx.json(value as Parameters<typeof tx.json>[0]);
   const [row] = await tx<CollectionRequestRow[]>`
     insert into collection_requests (
       organization_id, account_id, contact_id, amount, currency, phone_number, network, reason, metadata,
@@ -132,13 +162,21 @@ async function insertCollectionRequestIn(tx: Queryable, input: NewCollectionRequ
     select ${tx.unsafe(REQUEST_COLUMNS)} from collection_requests
     where subscription_id = ${input.subscriptionId ?? null} and occurrence_at = ${input.occurrenceAt ?? null}`;
   if (!existing) throw new Error('collection request insert returned no row');
-  const [existingContact] = await tx<ContactRow[]>`select ${tx.unsafe(CONTACT_COLUMNS)} from contacts where id = ${existing.contactId}`;
+  const [existingContact] = await tx<
+    ContactRow[]
+  >`select ${tx.unsafe(CONTACT_COLUMNS)} from contacts where id = ${existing.contactId}`;
   return { request: existing, contact: existingContact!, events, created: false };
 }
 
 /** Where a status stands within one prompt: texted, then pushed (`pending`: nobody to push); 0 for any other. */
-const PROMPT_STEPS: Partial<Record<RequestStatus, number>> = { instructions_sent: 1, pending: 1, processing_started: 2 };
-const PROMPT_STEP_OF_ROW = `(case status ${Object.entries(PROMPT_STEPS).map(([status, step]) => `when '${status}' then ${step}`).join(' ')} else 0 end)`;
+const PROMPT_STEPS: Partial<Record<RequestStatus, number>> = {
+  instructions_sent: 1,
+  pending: 1,
+  processing_started: 2,
+};
+const PROMPT_STEP_OF_ROW = `(case status ${Object.entries(PROMPT_STEPS)
+  .map(([status, step]) => `when '${status}' then ${step}`)
+  .join(' ')} else 0 end)`;
 
 export type StatusChange = {
   requestId: CollectionRequestId;
@@ -179,8 +217,12 @@ export async function changeRequestStatusIn(tx: Queryable, change: StatusChange)
     where id = ${change.requestId} and status <> ${change.status}
       -- A final status is final; the one way on is a successful request whose collection was reversed.
       and (status not in ${tx(FINAL_STATUSES as RequestStatus[])} or (status = 'successful' and ${change.status} = 'reversed'))
-      ${change.promptAttempt === undefined ? tx`` : tx`and (attempts < ${change.promptAttempt}
-        or (attempts = ${change.promptAttempt} and ${tx.unsafe(PROMPT_STEP_OF_ROW)} < ${PROMPT_STEPS[change.status] ?? 0}))`}
+      ${
+        change.promptAttempt === undefined
+          ? tx``
+          : tx`and (attempts < ${change.promptAttempt}
+        or (attempts = ${change.promptAttempt} and ${tx.unsafe(PROMPT_STEP_OF_ROW)} < ${PROMPT_STEPS[change.status] ?? 0}))`
+      }
     returning ${tx.unsafe(REQUEST_COLUMNS)}`;
   if (!updated) {
     // Nothing changed; the attempts still count (a refused prompt records no status).
@@ -197,11 +239,20 @@ export async function changeRequestStatusIn(tx: Queryable, change: StatusChange)
 }
 
 /** Counts a prompt attempt that changed no status (a refused or failed prompt): attempts only grow. */
-export async function countPromptAttempt(sql: Queryable, requestId: CollectionRequestId, attempt: number): Promise<void> {
+export async function countPromptAttempt(
+  sql: Queryable,
+  requestId: CollectionRequestId,
+  attempt: number,
+): Promise<void> {
   await sql`update collection_requests set attempts = greatest(attempts, ${attempt}) where id = ${requestId}`;
 }
 
-type WorkflowSettings = { failedPromptRetrySeconds: number; networkPullsFunds: boolean; networkPollSeconds?: number; verificationTimeoutSeconds?: number };
+type WorkflowSettings = {
+  failedPromptRetrySeconds: number;
+  networkPullsFunds: boolean;
+  networkPollSeconds?: number;
+  verificationTimeoutSeconds?: number;
+};
 
 /** The workflow input for a saved request: everything comes from the row and configuration. */
 export function workflowInputFor(request: CollectionRequestRow, settings: WorkflowSettings): CollectionRequestInput {
@@ -217,12 +268,20 @@ export function workflowInputFor(request: CollectionRequestRow, settings: Workfl
     sendSms: request.instructions?.trim().toLowerCase() !== 'skip',
     networkPullsFunds: settings.networkPullsFunds,
     ...(settings.networkPollSeconds !== undefined ? { networkPollSeconds: settings.networkPollSeconds } : {}),
-    ...(settings.verificationTimeoutSeconds !== undefined ? { verificationTimeoutSeconds: settings.verificationTimeoutSeconds } : {}),
+    ...(settings.verificationTimeoutSeconds !== undefined
+      ? { verificationTimeoutSeconds: settings.verificationTimeoutSeconds }
+      : {}),
   };
 }
 
 /** Subscription settings are stored as the merchant sees them (`DD/MM/YYYY HH:MM:SS`, UTC). */
-type StoredSubscriptionSettings = { start_date: string; end_date: string; frequency: string; weekdays?: number[]; months?: number[] };
+type StoredSubscriptionSettings = {
+  start_date: string;
+  end_date: string;
+  frequency: string;
+  weekdays?: number[];
+  months?: number[];
+};
 
 export function subscriptionInputFor(request: CollectionRequestRow): SubscriptionInput | null {
   const settings = request.subscriptionSettings as StoredSubscriptionSettings | null;
@@ -255,7 +314,20 @@ const optionalInteger = (min: number, max?: number) =>
   );
 
 const WEEKDAY_NAMES = ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'];
-const MONTH_NAMES = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december'];
+const MONTH_NAMES = [
+  'january',
+  'february',
+  'march',
+  'april',
+  'may',
+  'june',
+  'july',
+  'august',
+  'september',
+  'october',
+  'november',
+  'december',
+];
 
 /** Weekdays or months as numbers (1-based) or names (full or three letters), one value or a list. */
 const namedNumbers = (names: string[], label: string) =>
@@ -284,7 +356,11 @@ const SubscriptionSettings = v.object(
   {
     start_date: text(64),
     end_date: text(64),
-    frequency: v.pipe(text(16), v.transform((value) => value.toLowerCase()), v.picklist(FREQUENCIES, choiceMessage)),
+    frequency: v.pipe(
+      text(16),
+      v.transform((value) => value.toLowerCase()),
+      v.picklist(FREQUENCIES, choiceMessage),
+    ),
     weekdays: namedNumbers(WEEKDAY_NAMES, 'weekdays'),
     months: namedNumbers(MONTH_NAMES, 'months'),
   },
@@ -295,7 +371,11 @@ export const CollectionRequestCreate = v.object(
   {
     phonenumber: phoneNumber,
     amount: amountField,
-    currency: v.pipe(text(3), v.transform((value) => value.toUpperCase()), v.picklist(SUPPORTED_CURRENCIES, choiceMessage)),
+    currency: v.pipe(
+      text(3),
+      v.transform((value) => value.toUpperCase()),
+      v.picklist(SUPPORTED_CURRENCIES, choiceMessage),
+    ),
     first_name: optionalText(100),
     last_name: optionalText(100),
     account: optionalInteger(1),
@@ -331,7 +411,12 @@ const STORED_DATE = (date: Date) => {
 
 export const RequestFilters = v.object({
   amount: filterAmount,
-  currency: v.optional(v.pipe(v.string(), v.transform((value) => value.toUpperCase()))),
+  currency: v.optional(
+    v.pipe(
+      v.string(),
+      v.transform((value) => value.toUpperCase()),
+    ),
+  ),
   collection: filterId('The id of the collection that paid the request.'),
   phonenumber: filterPhoneNumber,
   remote_transaction_id: filterText,
@@ -345,14 +430,18 @@ export const RequestFilters = v.object({
   contact_last_name: filterText,
 });
 
-
 /** Who creates a request: the organization (its name is the default reason) and the user. */
 type Creator = Actor & { organizationName: string };
 
 type Schedule = { startAt: Date | null; expiresAt: Date | null; subscriptionSettings: Record<string, unknown> | null };
 
 /** The subscription settings as stored (`DD/MM/YYYY HH:MM:SS`), and its first start; problems into `errors`. */
-function subscriptionOf(settings: Record<string, unknown>, startAt: Date | null, now: Date, errors: FieldErrors): { start: Date; stored: Record<string, unknown> } | null {
+function subscriptionOf(
+  settings: Record<string, unknown>,
+  startAt: Date | null,
+  now: Date,
+  errors: FieldErrors,
+): { start: Date; stored: Record<string, unknown> } | null {
   const parsed = v.safeParse(SubscriptionSettings, settings);
   if (!parsed.success) {
     errors.subscription_settings = parsed.issues.map((issue) => `${v.getDotPath(issue) ?? 'value'}: ${issue.message}`);
@@ -362,16 +451,29 @@ function subscriptionOf(settings: Record<string, unknown>, startAt: Date | null,
   const end = parseRequestDate(parsed.output.end_date, now);
   if (start === null || end === null) {
     const far = isBeyondHorizon(parsed.output.start_date, now) || isBeyondHorizon(parsed.output.end_date, now);
-    errors.subscription_settings = [far ? `start_date and end_date must be before ${DATE_HORIZON_TEXT}.` : 'start_date and end_date must be dates such as "31/12/2025 13:00:00".'];
-  } else if (start.getTime() <= now.getTime() - 60_000) errors.subscription_settings = ['start_date must not be in the past.'];
+    errors.subscription_settings = [
+      far
+        ? `start_date and end_date must be before ${DATE_HORIZON_TEXT}.`
+        : 'start_date and end_date must be dates such as "31/12/2025 13:00:00".',
+    ];
+  } else if (start.getTime() <= now.getTime() - 60_000)
+    errors.subscription_settings = ['start_date must not be in the past.'];
   else if (end.getTime() <= start.getTime()) errors.subscription_settings = ['end_date must be later than start_date.'];
   else if (startAt !== null && startAt.getTime() !== start.getTime()) {
-    errors.start_date = ['A subscription starts its first request at subscription_settings.start_date; leave start_date out.'];
+    errors.start_date = [
+      'A subscription starts its first request at subscription_settings.start_date; leave start_date out.',
+    ];
   } else {
     const { weekdays, months } = parsed.output;
     return {
       start,
-      stored: { start_date: STORED_DATE(start), end_date: STORED_DATE(end), frequency: parsed.output.frequency, ...(weekdays ? { weekdays } : {}), ...(months ? { months } : {}) },
+      stored: {
+        start_date: STORED_DATE(start),
+        end_date: STORED_DATE(end),
+        frequency: parsed.output.frequency,
+        ...(weekdays ? { weekdays } : {}),
+        ...(months ? { months } : {}),
+      },
     };
   }
   return null;
@@ -379,24 +481,37 @@ function subscriptionOf(settings: Record<string, unknown>, startAt: Date | null,
 
 /** When a request starts and expires (a subscription's first request starts at its start), checked against the clock; problems into `errors`. */
 function scheduleOf(input: CollectionRequestParams, now: Date, errors: FieldErrors): Schedule {
-  const startAt = input.start_date === null ? null : requestDate(errors, 'start_date', input.start_date, now, '2 hours');
-  if (startAt !== null && startAt.getTime() <= now.getTime()) errors.start_date = ['The start date must be later than now.'];
-  const subscription = input.subscription_settings === null ? null : subscriptionOf(input.subscription_settings, startAt, now, errors);
-  const effectiveStart = subscription !== null && subscription.start.getTime() > now.getTime() ? subscription.start : startAt;
+  const startAt =
+    input.start_date === null ? null : requestDate(errors, 'start_date', input.start_date, now, '2 hours');
+  if (startAt !== null && startAt.getTime() <= now.getTime())
+    errors.start_date = ['The start date must be later than now.'];
+  const subscription =
+    input.subscription_settings === null ? null : subscriptionOf(input.subscription_settings, startAt, now, errors);
+  const effectiveStart =
+    subscription !== null && subscription.start.getTime() > now.getTime() ? subscription.start : startAt;
   const expiryBase = effectiveStart ?? now;
   const expiresAt = requestDate(errors, 'expiry_date', input.expiry_date ?? DEFAULT_EXPIRY, expiryBase, '24 hours');
   if (expiresAt !== null && expiresAt.getTime() <= expiryBase.getTime()) {
-    errors.expiry_date = [effectiveStart ? 'The expiry date must be later than the start date.' : 'The expiry date must be later than now.'];
+    errors.expiry_date = [
+      effectiveStart ? 'The expiry date must be later than the start date.' : 'The expiry date must be later than now.',
+    ];
   }
   return { startAt: effectiveStart, expiresAt, subscriptionSettings: subscription?.stored ?? null };
 }
 
 /** The wallet a request credits: the given one, or the oldest active one in the currency; one of them must be funded. */
-async function requestWallet(sql: Sql, organizationId: OrganizationId, input: CollectionRequestParams, errors: FieldErrors): Promise<number | null> {
+async function requestWallet(
+  sql: Sql,
+  organizationId: OrganizationId,
+  input: CollectionRequestParams,
+  errors: FieldErrors,
+): Promise<number | null> {
   const wallets = await activeWallets(sql, organizationId, input.currency);
-  if (!wallets.some((wallet) => wallet.funded)) errors.currency = [`Your organization has no funded ${input.currency} wallet.`];
+  if (!wallets.some((wallet) => wallet.funded))
+    errors.currency = [`Your organization has no funded ${input.currency} wallet.`];
   const wallet = input.account === null ? wallets[0] : wallets.find((candidate) => candidate.id === input.account);
-  if (!errors.currency && wallet === undefined) errors.account = [`No active ${input.currency} wallet with id ${input.account} belongs to your organization.`];
+  if (!errors.currency && wallet === undefined)
+    errors.account = [`No active ${input.currency} wallet with id ${input.account} belongs to your organization.`];
   return wallet?.id ?? null;
 }
 
@@ -408,9 +523,18 @@ async function requestWallet(sql: Sql, organizationId: OrganizationId, input: Co
  * its workflow.
  */
 export async function createCollectionRequest(
-  { sql, launcher, networks }: Pick<ServiceDeps, 'sql' | 'launcher' | 'networks'>, creator: Creator, input: CollectionRequestParams, duplicateCheck: DuplicateCheck | null,
+  { sql, launcher, networks }: Pick<ServiceDeps, 'sql' | 'launcher' | 'networks'>,
+  creator: Creator,
+  input: CollectionRequestParams,
+  duplicateCheck: DuplicateCheck | null,
 ): Promise<CreatedRequest> {
-  const { network, errors } = moneyNetwork(input.phonenumber, input.currency, input.amount, networks.connections, 'collection');
+  const { network, errors } = moneyNetwork(
+    input.phonenumber,
+    input.currency,
+    input.amount,
+    networks.connections,
+    'collection',
+  );
   const schedule = scheduleOf(input, new Date(), errors);
   const accountId = await requestWallet(sql, creator.organizationId, input, errors);
   if (Object.keys(errors).length > 0) throw fieldErrors(errors);
@@ -435,7 +559,13 @@ export async function createCollectionRequest(
     maxAttempts: input.max_attempts,
     subscriptionSettings: schedule.subscriptionSettings,
   };
-  const created = await writeOnce(sql, creator, duplicateCheck, (tx) => insertCollectionRequestIn(tx, newRequest), (result) => ({ type: 'collection_request', id: result.request.id }));
+  const created = await writeOnce(
+    sql,
+    creator,
+    duplicateCheck,
+    (tx) => insertCollectionRequestIn(tx, newRequest),
+    (result) => ({ type: 'collection_request', id: result.request.id }),
+  );
   await launcher.afterCommit({ requests: [created.request] });
   return created;
 }
@@ -443,13 +573,21 @@ export async function createCollectionRequest(
 type RequestFilterValues = v.InferOutput<typeof RequestFilters>;
 
 /** One page of an organization's requests matching the filters, newest first, with their contacts and the total count. */
-export async function listCollectionRequests(sql: Sql, organizationId: OrganizationId, f: RequestFilterValues, page: PageWindow): Promise<ListPage<RequestWithContact>> {
+export async function listCollectionRequests(
+  sql: Sql,
+  organizationId: OrganizationId,
+  f: RequestFilterValues,
+  page: PageWindow,
+): Promise<ListPage<RequestWithContact>> {
   const contactFilter = f.contact_first_name !== undefined || f.contact_last_name !== undefined;
-  const { count, rows } = await tenantScope(sql, organizationId).listPage<CollectionRequestRow>({
-    columns: sql.unsafe(requestColumns('r.')),
-    from: contactFilter ? sql`collection_requests r join contacts c on c.id = r.contact_id` : sql`collection_requests r`,
-    alias: 'r',
-    filters: sql`
+  const { count, rows } = await tenantScope(sql, organizationId).listPage<CollectionRequestRow>(
+    {
+      columns: sql.unsafe(requestColumns('r.')),
+      from: contactFilter
+        ? sql`collection_requests r join contacts c on c.id = r.contact_id`
+        : sql`collection_requests r`,
+      alias: 'r',
+      filters: sql`
       ${f.amount !== undefined ? sql`and r.amount = ${f.amount}::numeric` : sql``}
       ${f.currency !== undefined ? sql`and r.currency = ${f.currency}` : sql``}
       ${f.collection !== undefined ? sql`and r.collection_id = ${f.collection}` : sql``}
@@ -461,13 +599,23 @@ export async function listCollectionRequests(sql: Sql, organizationId: Organizat
       ${f.reason !== undefined ? sql`and r.reason = ${f.reason}` : sql``}
       ${f.contact_first_name !== undefined ? sql`and c.first_name = ${f.contact_first_name}` : sql``}
       ${f.contact_last_name !== undefined ? sql`and c.last_name = ${f.contact_last_name}` : sql``}`,
-    orderBy: sql`order by r.created desc, r.id desc`,
-  }, page);
+      orderBy: sql`order by r.created desc, r.id desc`,
+    },
+    page,
+  );
   return { count, rows: await withContacts(sql, rows) };
 }
 
 /** The organization's request `id` with its contact (403 when another organization's, 404 when none). */
-export async function findOwnRequest(sql: Queryable, organizationId: OrganizationId, id: CollectionRequestId): Promise<RequestWithContact> {
-  const request = await tenantScope(sql, organizationId).ownRow<CollectionRequestRow>({ table: 'collection_requests', id, columns: sql.unsafe(REQUEST_COLUMNS) });
+export async function findOwnRequest(
+  sql: Queryable,
+  organizationId: OrganizationId,
+  id: CollectionRequestId,
+): Promise<RequestWithContact> {
+  const request = await tenantScope(sql, organizationId).ownRow<CollectionRequestRow>({
+    table: 'collection_requests',
+    id,
+    columns: sql.unsafe(REQUEST_COLUMNS),
+  });
   return (await withContacts(sql, [request]))[0]!;
 }

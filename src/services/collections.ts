@@ -16,7 +16,15 @@ import type { Actor, ServiceDeps } from './deps';
 import { tenantScope, timeRange, type ListPage, type PageWindow } from './queries';
 import { serializeCollectionRequest, OPEN_STATUSES, type RequestStatus } from '../domain/collection-requests';
 import {
-  COLLECTION_STATUSES, asksClaim, requestOfPromptReference, serializeCollection, serializeTransaction, type AccountRow, type CollectionResource, type CollectionRow, type TransactionRow,
+  COLLECTION_STATUSES,
+  asksClaim,
+  requestOfPromptReference,
+  serializeCollection,
+  serializeTransaction,
+  type AccountRow,
+  type CollectionResource,
+  type CollectionRow,
+  type TransactionRow,
 } from '../domain/collections';
 import { serializeContact, type ContactRow } from '../domain/contacts';
 import { findRequests } from './collection-requests';
@@ -44,10 +52,16 @@ const ACCOUNT_COLUMNS = `a.id, a.organization_id as "organizationId", a.currency
 export async function collectionResources(sql: Queryable, collections: CollectionRow[]): Promise<CollectionResource[]> {
   if (collections.length === 0) return [];
   const ids = collections.map((collection) => collection.id);
-  const contactIds = [...new Set(collections.flatMap((collection) => (collection.contactId === null ? [] : [collection.contactId])))];
-  const requestIds = collections.flatMap((collection) => (collection.collectionRequestId === null ? [] : [collection.collectionRequestId]));
+  const contactIds = [
+    ...new Set(collections.flatMap((collection) => (collection.contactId === null ? [] : [collection.contactId]))),
+  ];
+  const requestIds = collections.flatMap((collection) =>
+    collection.collectionRequestId === null ? [] : [collection.collectionRequestId],
+  );
   const [contacts, transactions, requests] = await Promise.all([
-    contactIds.length === 0 ? [] : sql<ContactRow[]>`select ${sql.unsafe(CONTACT_COLUMNS)} from contacts where id in ${sql(contactIds)}`,
+    contactIds.length === 0
+      ? []
+      : sql<ContactRow[]>`select ${sql.unsafe(CONTACT_COLUMNS)} from contacts where id in ${sql(contactIds)}`,
     sql<(TransactionRow & { collectionId: CollectionId; account: AccountRow })[]>`
       select t.id, t.account_id as "accountId", t.amount::text as amount, t.currency, t.type, t.description, t.created,
              t.collection_id as "collectionId", row_to_json(acc) as account
@@ -62,7 +76,8 @@ export async function collectionResources(sql: Queryable, collections: Collectio
   const results: CollectionResource[] = [];
   for (const collection of collections) {
     const contact = collection.contactId === null ? undefined : contactById.get(collection.contactId);
-    const request = collection.collectionRequestId === null ? undefined : requestById.get(collection.collectionRequestId);
+    const request =
+      collection.collectionRequestId === null ? undefined : requestById.get(collection.collectionRequestId);
     const transaction = transactionByCollection.get(collection.id);
     results.push(
       serializeCollection(collection, {
@@ -132,12 +147,20 @@ export type Match = { requestId: CollectionRequestId; organizationId: Organizati
  * another's payment by opening a look-alike request. Idempotent: a collection already matched
  * returns its request.
  */
-async function matchCollectionIn(tx: Queryable, collectionId: CollectionId, onlyOrganizationId: OrganizationId | null = null): Promise<Match | null> {
-  const [collection] = await tx<CollectionRow[]>`select ${tx.unsafe(COLLECTION_COLUMNS)} from collections where id = ${collectionId} for update`;
+async function matchCollectionIn(
+  tx: Queryable,
+  collectionId: CollectionId,
+  onlyOrganizationId: OrganizationId | null = null,
+): Promise<Match | null> {
+  const [collection] = await tx<
+    CollectionRow[]
+  >`select ${tx.unsafe(COLLECTION_COLUMNS)} from collections where id = ${collectionId} for update`;
   if (!collection) throw new Error(`collection ${collectionId} does not exist`);
   const rule: MatchRule = collection.promptReference !== null ? 'prompt_reference' : 'single_organization';
   if (collection.collectionRequestId !== null) {
-    const [request] = await tx<{ organizationId: OrganizationId }[]>`select organization_id as "organizationId" from collection_requests where id = ${collection.collectionRequestId}`;
+    const [request] = await tx<
+      { organizationId: OrganizationId }[]
+    >`select organization_id as "organizationId" from collection_requests where id = ${collection.collectionRequestId}`;
     return { requestId: collection.collectionRequestId, organizationId: request!.organizationId, rule };
   }
   if (collection.status !== 'pending' || collection.organizationId !== null) return null;
@@ -153,9 +176,10 @@ async function matchCollectionIn(tx: Queryable, collectionId: CollectionId, only
     // The lock below waits (no SKIP LOCKED): a request whose status is being recorded is still this payment's;
     // one another payment reserved meanwhile fails the re-check and the next oldest is taken.
     // A payment made for one organization (the console's sandbox page) looks at that organization's requests only.
-    const organizations = onlyOrganizationId !== null
-      ? [{ organizationId: onlyOrganizationId }]
-      : await tx<{ organizationId: OrganizationId }[]>`
+    const organizations =
+      onlyOrganizationId !== null
+        ? [{ organizationId: onlyOrganizationId }]
+        : await tx<{ organizationId: OrganizationId }[]>`
           select distinct organization_id as "organizationId" from collection_requests where ${lookAlike} limit 2`;
     if (organizations.length !== 1) return null;
     candidates = tx<{ id: CollectionRequestId; organizationId: OrganizationId }[]>`
@@ -179,7 +203,10 @@ const lookAlikeOf = (tx: Queryable, payment: { phoneNumber: string; currency: st
  * The organization a payment would be matched to by its number (`matchCollectionIn`'s rule read
  * ahead, without locks): the one organization with an open look-alike request, or null.
  */
-export async function lookAlikeOrganization(sql: Queryable, payment: { phoneNumber: string; currency: string; amount: string }): Promise<OrganizationId | null> {
+export async function lookAlikeOrganization(
+  sql: Queryable,
+  payment: { phoneNumber: string; currency: string; amount: string },
+): Promise<OrganizationId | null> {
   const organizations = await sql<{ organizationId: OrganizationId }[]>`
     select distinct organization_id as "organizationId" from collection_requests where ${lookAlikeOf(sql, payment)} limit 2`;
   return organizations.length === 1 ? organizations[0]!.organizationId : null;
@@ -193,7 +220,12 @@ type BilledRequest = { id: CollectionRequestId; organizationId: OrganizationId; 
  * other account number. Not a tenant query: the organization is the one the payer's reference names (matching an
  * incoming payment), so the predicate is written here.
  */
-export async function requestOfBillReference(sql: Queryable, billReference: string, network: string, currency: string): Promise<BilledRequest | undefined> {
+export async function requestOfBillReference(
+  sql: Queryable,
+  billReference: string,
+  network: string,
+  currency: string,
+): Promise<BilledRequest | undefined> {
   const code = /^\s*(\d{1,15})-(\d{1,15})\s*$/.exec(billReference);
   if (!code) return undefined;
   const [request] = await sql<BilledRequest[]>`
@@ -204,7 +236,10 @@ export async function requestOfBillReference(sql: Queryable, billReference: stri
 }
 
 /** An organization's verification URL and accept-by-default setting (docs/api.md#collections). */
-export async function verificationSettingsOf(sql: Queryable, organizationId: OrganizationId): Promise<{ url: string | null; acceptByDefault: boolean } | undefined> {
+export async function verificationSettingsOf(
+  sql: Queryable,
+  organizationId: OrganizationId,
+): Promise<{ url: string | null; acceptByDefault: boolean } | undefined> {
   const [settings] = await sql<{ url: string | null; acceptByDefault: boolean }[]>`
     select verification_url as url, accept_by_default as "acceptByDefault" from organizations where id = ${organizationId}`;
   return settings;
@@ -219,15 +254,25 @@ type Acceptance = { collection: CollectionRow; events: RecordedEvent[] };
  * event: money credited and request successful are one fact), and `collection.received`. A
  * collection already accepted is returned unchanged with no events.
  */
-async function acceptCollectionIn(tx: Queryable, collectionId: CollectionId, organizationId: OrganizationId, author: number | null): Promise<Acceptance> {
+async function acceptCollectionIn(
+  tx: Queryable,
+  collectionId: CollectionId,
+  organizationId: OrganizationId,
+  author: number | null,
+): Promise<Acceptance> {
   const { owned } = tenantScope(tx, organizationId);
-  const [collection] = await tx<CollectionRow[]>`select ${tx.unsafe(COLLECTION_COLUMNS)} from collections where id = ${collectionId} for update`;
+  const [collection] = await tx<
+    CollectionRow[]
+  >`select ${tx.unsafe(COLLECTION_COLUMNS)} from collections where id = ${collectionId} for update`;
   if (!collection) throw new Error(`collection ${collectionId} does not exist`);
   if (collection.status === 'successful') return { collection, events: [] };
   const events: RecordedEvent[] = [];
-  const [requestAccount] = collection.collectionRequestId === null
-    ? []
-    : await tx<{ accountId: number | null }[]>`select account_id as "accountId" from collection_requests where id = ${collection.collectionRequestId}`;
+  const [requestAccount] =
+    collection.collectionRequestId === null
+      ? []
+      : await tx<
+          { accountId: number | null }[]
+        >`select account_id as "accountId" from collection_requests where id = ${collection.collectionRequestId}`;
   let accountId = requestAccount?.accountId ?? null;
   if (accountId === null) {
     const [oldest] = await tx<{ id: number }[]>`
@@ -245,11 +290,15 @@ async function acceptCollectionIn(tx: Queryable, collectionId: CollectionId, org
     on conflict (organization_id, phone_number) do nothing
     returning ${tx.unsafe(CONTACT_COLUMNS)}`;
   if (newContact) {
-    events.push(await recordEvent(tx, { organizationId, type: 'contact.created', data: serializeContact(newContact), author }));
+    events.push(
+      await recordEvent(tx, { organizationId, type: 'contact.created', data: serializeContact(newContact), author }),
+    );
   }
   const [contact] = newContact
     ? [newContact]
-    : await tx<ContactRow[]>`select ${tx.unsafe(CONTACT_COLUMNS)} from contacts where ${owned()} and phone_number = ${collection.phoneNumber}`;
+    : await tx<
+        ContactRow[]
+      >`select ${tx.unsafe(CONTACT_COLUMNS)} from contacts where ${owned()} and phone_number = ${collection.phoneNumber}`;
   const credited = await moveMoney(tx, {
     accountId: accountId!,
     amount: collection.amount,
@@ -274,7 +323,14 @@ async function acceptCollectionIn(tx: Queryable, collectionId: CollectionId, org
       updated_by = ${author}, modified = now()
     where id = ${collectionId} returning ${tx.unsafe(COLLECTION_COLUMNS)}`;
   const [resource] = await collectionResources(tx, [accepted!]);
-  events.push(await recordEvent(tx, { organizationId, type: 'collection.received', data: resource as unknown as Record<string, unknown>, author }));
+  events.push(
+    await recordEvent(tx, {
+      organizationId,
+      type: 'collection.received',
+      data: resource as unknown as Record<string, unknown>,
+      author,
+    }),
+  );
   return { collection: accepted!, events };
 }
 
@@ -282,7 +338,12 @@ async function acceptCollectionIn(tx: Queryable, collectionId: CollectionId, org
  * A rejected collection (the merchant's verification URL said REJECT, or no answer with
  * accept-by-default off): `failed`, visible to the organization, and its request free again.
  */
-export async function rejectCollection(sql: Sql, collectionId: CollectionId, organizationId: OrganizationId, reason: string | null): Promise<void> {
+export async function rejectCollection(
+  sql: Sql,
+  collectionId: CollectionId,
+  organizationId: OrganizationId,
+  reason: string | null,
+): Promise<void> {
   await sql.begin(async (tx) => {
     await tx`update collection_requests set collection_id = null where collection_id = ${collectionId}`;
     await tx`
@@ -297,7 +358,12 @@ export async function rejectCollection(sql: Sql, collectionId: CollectionId, org
  * that would leave its column): `failed` with the reason, shown to the organization it matched, and
  * its request free again. Operators find it by its status and reason; nothing was credited.
  */
-async function failCollectionIn(tx: Queryable, collectionId: CollectionId, organizationId: OrganizationId | null, reason: string): Promise<void> {
+async function failCollectionIn(
+  tx: Queryable,
+  collectionId: CollectionId,
+  organizationId: OrganizationId | null,
+  reason: string,
+): Promise<void> {
   await tx`update collection_requests set collection_id = null where collection_id = ${collectionId}`;
   await tx`
     update collections set status = 'failed', rejection_reason = ${reason.slice(0, 500)}, organization_id = coalesce(organization_id, ${organizationId}),
@@ -310,9 +376,15 @@ async function failCollectionIn(tx: Queryable, collectionId: CollectionId, organ
  * leave its column) rolls back the credit only, and the collection ends `failed` with the reason in
  * the same transaction, instead of an activity retrying forever.
  */
-async function acceptOrFailIn(tx: Queryable, collectionId: CollectionId, organizationId: OrganizationId): Promise<Acceptance | { failed: string }> {
+async function acceptOrFailIn(
+  tx: Queryable,
+  collectionId: CollectionId,
+  organizationId: OrganizationId,
+): Promise<Acceptance | { failed: string }> {
   try {
-    return (await (tx as postgres.TransactionSql).savepoint((savepoint) => acceptCollectionIn(savepoint, collectionId, organizationId, null))) as Acceptance;
+    return (await (tx as postgres.TransactionSql).savepoint((savepoint) =>
+      acceptCollectionIn(savepoint, collectionId, organizationId, null),
+    )) as Acceptance;
   } catch (error) {
     if (!isPermanentDatabaseError(error)) throw error;
     const reason = `Could not be credited: ${(error as Error).message}`;
@@ -325,11 +397,21 @@ async function acceptOrFailIn(tx: Queryable, collectionId: CollectionId, organiz
 export type Credit = { amount: string; currency: string } | null;
 
 const creditOf = (acceptance: Acceptance): Credit =>
-  acceptance.events.length > 0 ? { amount: acceptance.collection.amount, currency: acceptance.collection.currency } : null;
+  acceptance.events.length > 0
+    ? { amount: acceptance.collection.amount, currency: acceptance.collection.currency }
+    : null;
 
 /** What receiving a reported payment came to, and what the caller does next. */
 export type Receipt =
-  | { outcome: 'accepted'; collectionId: CollectionId; requestId: CollectionRequestId | null; remoteTransactionId: string; events: RecordedEvent[]; rule: MatchRule | null; credit: Credit }
+  | {
+      outcome: 'accepted';
+      collectionId: CollectionId;
+      requestId: CollectionRequestId | null;
+      remoteTransactionId: string;
+      events: RecordedEvent[];
+      rule: MatchRule | null;
+      credit: Credit;
+    }
   | { outcome: 'verify'; collectionId: CollectionId; match: Match }
   | { outcome: 'unmatched' | 'already-processed'; collectionId: CollectionId; events: RecordedEvent[] }
   | { outcome: 'failed'; collectionId: CollectionId; requestId: CollectionRequestId | null; reason: string };
@@ -340,39 +422,65 @@ export type Receipt =
  * assigned, credited and its request marked successful. Idempotent: a payment already accepted
  * answers `accepted` again (so the caller tells the request's workflow again, harmlessly).
  */
-export async function receivePayment(sql: Sql, payment: IncomingPayment, asksVerification: (network: string, currency: string) => boolean): Promise<Receipt> {
+export async function receivePayment(
+  sql: Sql,
+  payment: IncomingPayment,
+  asksVerification: (network: string, currency: string) => boolean,
+): Promise<Receipt> {
   return (await sql.begin(async (tx): Promise<Receipt> => {
     const collection = await storeIncomingPaymentIn(tx, payment);
     if (collection.status === 'successful') {
       return {
-        outcome: 'accepted', collectionId: collection.id, requestId: collection.collectionRequestId, remoteTransactionId: collection.remoteTransactionId,
-        events: [], rule: null, credit: null,
+        outcome: 'accepted',
+        collectionId: collection.id,
+        requestId: collection.collectionRequestId,
+        remoteTransactionId: collection.remoteTransactionId,
+        events: [],
+        rule: null,
+        credit: null,
       };
     }
-    if (collection.status !== 'pending' || collection.organizationId !== null) return { outcome: 'already-processed', collectionId: collection.id, events: [] };
+    if (collection.status !== 'pending' || collection.organizationId !== null)
+      return { outcome: 'already-processed', collectionId: collection.id, events: [] };
     const match = await matchCollectionIn(tx, collection.id, payment.reportedFor ?? null);
     if (match === null) return { outcome: 'unmatched', collectionId: collection.id, events: [] };
     const [organization] = await tx<{ verificationUrl: string | null }[]>`
       select verification_url as "verificationUrl" from organizations where id = ${match.organizationId}`;
-    if (organization?.verificationUrl && asksVerification(collection.network, collection.currency)) return { outcome: 'verify', collectionId: collection.id, match };
+    if (organization?.verificationUrl && asksVerification(collection.network, collection.currency))
+      return { outcome: 'verify', collectionId: collection.id, match };
     const accepted = await acceptOrFailIn(tx, collection.id, match.organizationId);
-    if ('failed' in accepted) return { outcome: 'failed', collectionId: collection.id, requestId: match.requestId, reason: accepted.failed };
+    if ('failed' in accepted)
+      return { outcome: 'failed', collectionId: collection.id, requestId: match.requestId, reason: accepted.failed };
     return {
-      outcome: 'accepted', collectionId: collection.id, requestId: match.requestId, remoteTransactionId: collection.remoteTransactionId,
-      events: accepted.events, rule: match.rule, credit: creditOf(accepted),
+      outcome: 'accepted',
+      collectionId: collection.id,
+      requestId: match.requestId,
+      remoteTransactionId: collection.remoteTransactionId,
+      events: accepted.events,
+      rule: match.rule,
+      credit: creditOf(accepted),
     };
   })) as Receipt;
 }
 
 /** After the merchant's verification URL accepted it (or the default did): assign and credit, or fail for good. */
-export async function acceptVerified(sql: Sql, collectionId: CollectionId, organizationId: OrganizationId): Promise<Receipt> {
+export async function acceptVerified(
+  sql: Sql,
+  collectionId: CollectionId,
+  organizationId: OrganizationId,
+): Promise<Receipt> {
   return (await sql.begin(async (tx): Promise<Receipt> => {
     const accepted = await acceptOrFailIn(tx, collectionId, organizationId);
     if ('failed' in accepted) return { outcome: 'failed', collectionId, requestId: null, reason: accepted.failed };
     const { collection } = accepted;
     return {
-      outcome: 'accepted', collectionId, requestId: collection.collectionRequestId, remoteTransactionId: collection.remoteTransactionId,
-      events: accepted.events, rule: null, credit: creditOf(accepted),
+      outcome: 'accepted',
+      collectionId,
+      requestId: collection.collectionRequestId,
+      remoteTransactionId: collection.remoteTransactionId,
+      events: accepted.events,
+      rule: null,
+      credit: creditOf(accepted),
     };
   })) as Receipt;
 }
@@ -392,27 +500,40 @@ const claimCredit = (acceptance: Acceptance): Credit => creditOf(acceptance);
 async function claimCollection(sql: Sql, claimant: Actor, query: ClaimQuery): Promise<Acceptance | null> {
   const { organizationId, userId } = claimant;
   // A collection no organization holds yet is outside every tenant's boundary: the claim looks across organizations.
-  return await acrossOrganizations(sql, (outside) => writeAs(outside, claimant, async (tx) => {
-    const candidates = await tx<CollectionRow[]>`
+  return await acrossOrganizations(sql, (outside) =>
+    writeAs(outside, claimant, async (tx) => {
+      const candidates = await tx<CollectionRow[]>`
       select ${tx.unsafe(COLLECTION_COLUMNS)} from collections
       where amount = ${query.amount}::numeric and remote_transaction_id = ${query.remoteTransactionId}
         and phone_number = ${query.phoneNumber}
         and ((organization_id is null and status = 'pending' and collection_request_id is null) or ${tenantScope(tx, organizationId).owned()})
       order by id for update`;
-    if (candidates.length > 1) throw new ClaimError('More than one collection matches these parameters; the claim was not made.');
-    const [candidate] = candidates;
-    if (!candidate) return null;
-    if (candidate.organizationId === organizationId) return { collection: candidate, events: [] };
-    return await acceptCollectionIn(tx, candidate.id, organizationId, userId);
-  }));
+      if (candidates.length > 1)
+        throw new ClaimError('More than one collection matches these parameters; the claim was not made.');
+      const [candidate] = candidates;
+      if (!candidate) return null;
+      if (candidate.organizationId === organizationId) return { collection: candidate, events: [] };
+      return await acceptCollectionIn(tx, candidate.id, organizationId, userId);
+    }),
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
 // The organization's collections, as the API and the console read and claim them
 
 export const CollectionFilters = v.object({
-  amount: v.optional(v.pipe(v.string(), v.check((value) => parsePositiveAmount(value) !== null, 'A valid number is required.'))),
-  currency: v.optional(v.pipe(v.string(), v.transform((value) => value.toUpperCase()))),
+  amount: v.optional(
+    v.pipe(
+      v.string(),
+      v.check((value) => parsePositiveAmount(value) !== null, 'A valid number is required.'),
+    ),
+  ),
+  currency: v.optional(
+    v.pipe(
+      v.string(),
+      v.transform((value) => value.toUpperCase()),
+    ),
+  ),
   phonenumber: filterPhoneNumber,
   reference: filterText,
   remote_transaction_id: filterText,
@@ -424,11 +545,16 @@ export const CollectionFilters = v.object({
   network: filterText,
   contact_first_name: filterText,
   contact_last_name: filterText,
-  claim: v.optional(v.pipe(v.string(), v.description(
-    '`True` (also `true`, `1`, `yes`) searches unmatched collections too and assigns the one that matches `amount`, ' +
-      '`remote_transaction_id` and `phonenumber` (all three required; the number in full) to the caller; the answer is then a list. ' +
-      'A claim needs the `collect` capability (403 otherwise) and counts as a write for throttling.',
-  ))),
+  claim: v.optional(
+    v.pipe(
+      v.string(),
+      v.description(
+        '`True` (also `true`, `1`, `yes`) searches unmatched collections too and assigns the one that matches `amount`, ' +
+          '`remote_transaction_id` and `phonenumber` (all three required; the number in full) to the caller; the answer is then a list. ' +
+          'A claim needs the `collect` capability (403 otherwise) and counts as a write for throttling.',
+      ),
+    ),
+  ),
 });
 
 type CollectionFilterValues = v.InferOutput<typeof CollectionFilters>;
@@ -448,9 +574,13 @@ export async function claimCollectionFor(
   rawPhoneNumber: string,
 ): Promise<CollectionRow | null> {
   // A parameter sent empty counts as sent (as the provider's service answers it): the search runs and finds nothing.
-  const missing = (['amount', 'remote_transaction_id', 'phonenumber'] as const).filter((field) => f[field] === undefined);
+  const missing = (['amount', 'remote_transaction_id', 'phonenumber'] as const).filter(
+    (field) => f[field] === undefined,
+  );
   if (missing.length > 0) {
-    throw fieldErrors(Object.fromEntries(missing.map((field) => [field, ['This field is required when claiming a collection.']])));
+    throw fieldErrors(
+      Object.fromEntries(missing.map((field) => [field, ['This field is required when claiming a collection.']])),
+    );
   }
   let claimed;
   try {
@@ -474,12 +604,18 @@ export async function claimCollectionFor(
 }
 
 /** One page of an organization's collections matching the filters, newest first, with the total count. */
-export async function listCollections(sql: Sql, organizationId: OrganizationId, f: CollectionFilterValues, page: PageWindow): Promise<ListPage<CollectionRow>> {
-  return await tenantScope(sql, organizationId).listPage<CollectionRow>({
-    columns: sql.unsafe(collectionColumns('c.')),
-    from: sql`collections c left join contacts ct on ct.id = c.contact_id`,
-    alias: 'c',
-    filters: sql`
+export async function listCollections(
+  sql: Sql,
+  organizationId: OrganizationId,
+  f: CollectionFilterValues,
+  page: PageWindow,
+): Promise<ListPage<CollectionRow>> {
+  return await tenantScope(sql, organizationId).listPage<CollectionRow>(
+    {
+      columns: sql.unsafe(collectionColumns('c.')),
+      from: sql`collections c left join contacts ct on ct.id = c.contact_id`,
+      alias: 'c',
+      filters: sql`
       ${f.amount !== undefined ? sql`and c.amount = ${f.amount}::numeric` : sql``}
       ${f.currency !== undefined ? sql`and c.currency = ${f.currency}` : sql``}
       ${f.phonenumber !== undefined ? sql`and c.phone_number = ${f.phonenumber}` : sql``}
@@ -491,16 +627,25 @@ export async function listCollections(sql: Sql, organizationId: OrganizationId, 
       ${f.network !== undefined ? sql`and lower(c.network) = lower(${f.network})` : sql``}
       ${f.contact_first_name !== undefined ? sql`and ct.first_name = ${f.contact_first_name}` : sql``}
       ${f.contact_last_name !== undefined ? sql`and ct.last_name = ${f.contact_last_name}` : sql``}`,
-    orderBy: sql`order by c.created desc, c.id desc`,
-  }, page);
+      orderBy: sql`order by c.created desc, c.id desc`,
+    },
+    page,
+  );
 }
 
 /**
  * The organization's collection `id` (403 when another organization's, 404 when none). An
  * unassigned collection belongs to nobody yet: it is found by claiming, not by id (404).
  */
-export async function findOwnCollection(sql: Queryable, organizationId: OrganizationId, id: CollectionId): Promise<CollectionRow> {
+export async function findOwnCollection(
+  sql: Queryable,
+  organizationId: OrganizationId,
+  id: CollectionId,
+): Promise<CollectionRow> {
   return await tenantScope(sql, organizationId).ownRow<CollectionRow>({
-    table: 'collections', id, columns: sql.unsafe(COLLECTION_COLUMNS), visible: sql`and organization_id is not null`,
+    table: 'collections',
+    id,
+    columns: sql.unsafe(COLLECTION_COLUMNS),
+    visible: sql`and organization_id is not null`,
   });
 }

@@ -7,7 +7,16 @@ import * as v from 'valibot';
 import type { Queryable, Sql } from '../db';
 import { fieldErrors } from '../domain/errors';
 import type { ContactId, OrganizationId } from '../domain/ids';
-import { REQUIRED, filterDate, filterPhoneNumber, filterText, metadata, optionalEmail, phoneNumber, text } from '../domain/input';
+import {
+  REQUIRED,
+  filterDate,
+  filterPhoneNumber,
+  filterText,
+  metadata,
+  optionalEmail,
+  phoneNumber,
+  text,
+} from '../domain/input';
 import { nameMatchScore } from '../domain/name-match';
 import { networkForNumber, type Network } from '../domain/networks';
 import { logger } from '../log';
@@ -93,7 +102,13 @@ async function createContactIn(tx: Queryable, input: NewContact): Promise<Contac
  */
 export async function upsertContactIn(
   tx: Queryable,
-  input: { organizationId: OrganizationId; author: number | null; phoneNumber: string; firstName: string | null; lastName: string | null },
+  input: {
+    organizationId: OrganizationId;
+    author: number | null;
+    phoneNumber: string;
+    firstName: string | null;
+    lastName: string | null;
+  },
 ): Promise<{ contact: ContactRow; event: RecordedEvent | null }> {
   const [row] = await tx<(ContactRow & { inserted: boolean })[]>`
     insert into contacts (organization_id, first_name, last_name, phone_number, author)
@@ -106,7 +121,12 @@ export async function upsertContactIn(
   if (!row) throw new Error('contact upsert returned no row');
   const { inserted, ...contact } = row;
   const event = inserted
-    ? await recordEvent(tx, { organizationId: input.organizationId, type: 'contact.created', data: serializeContact(contact), author: input.author })
+    ? await recordEvent(tx, {
+        organizationId: input.organizationId,
+        type: 'contact.created',
+        data: serializeContact(contact),
+        author: input.author,
+      })
     : null;
   return { contact, event };
 }
@@ -115,28 +135,53 @@ export async function upsertContactIn(
 const NOT_AVAILABLE = 'not_available';
 
 /** What the number's network says of it: its look-up, null where it offers none, or `not_available` when the look-up failed. */
-async function lookUpName(contact: ContactRow, numberNetwork: Network | null, network: NetworkPort | null): Promise<NameLookup | null | typeof NOT_AVAILABLE> {
+async function lookUpName(
+  contact: ContactRow,
+  numberNetwork: Network | null,
+  network: NetworkPort | null,
+): Promise<NameLookup | null | typeof NOT_AVAILABLE> {
   if (!numberNetwork || !network) return null;
   try {
     return await network.lookupName(contact.phoneNumber, numberNetwork);
   } catch (error) {
     // Instant verification answers the contact either way (docs/api.md#contacts): the failure is the network's, told as "not available".
-    logger.warn('name look-up not made: verification not available', { contactId: contact.id, network: numberNetwork.name, error });
+    logger.warn('name look-up not made: verification not available', {
+      contactId: contact.id,
+      network: numberNetwork.name,
+      error,
+    });
     return NOT_AVAILABLE;
   }
 }
 
 /** The verification fields of a look-up's outcome. */
-function verificationOf(contact: ContactRow, numberNetwork: Network | null, lookup: NameLookup | null | typeof NOT_AVAILABLE): ContactVerification {
+function verificationOf(
+  contact: ContactRow,
+  numberNetwork: Network | null,
+  lookup: NameLookup | null | typeof NOT_AVAILABLE,
+): ContactVerification {
   const networkName = numberNetwork?.name ?? null;
-  const nothing = { phoneIsMmRegistered: null, nameOnNetwork: null, nameMatchesNetworkScore: null, networkName, nationalId: null, nationalIdType: null };
+  const nothing = {
+    phoneIsMmRegistered: null,
+    nameOnNetwork: null,
+    nameMatchesNetworkScore: null,
+    networkName,
+    nationalId: null,
+    nationalIdType: null,
+  };
   if (lookup === null) return { ...nothing, phoneIsSupported: 'no', nameMatchesNetworkStatus: 'not_supported' };
   if (lookup === NOT_AVAILABLE) return { ...nothing, phoneIsSupported: 'yes', nameMatchesNetworkStatus: NOT_AVAILABLE };
   return {
-    phoneIsSupported: 'yes', phoneIsMmRegistered: lookup.registered ? 'yes' : 'no', nameOnNetwork: lookup.nameOnNetwork,
+    phoneIsSupported: 'yes',
+    phoneIsMmRegistered: lookup.registered ? 'yes' : 'no',
+    nameOnNetwork: lookup.nameOnNetwork,
     nameMatchesNetworkStatus: lookup.registered ? 'checked' : 'not_registered',
-    nameMatchesNetworkScore: lookup.registered ? nameMatchScore(`${contact.firstName} ${contact.lastName}`, lookup.nameOnNetwork) : 0,
-    networkName, nationalId: lookup.nationalId, nationalIdType: lookup.nationalIdType,
+    nameMatchesNetworkScore: lookup.registered
+      ? nameMatchScore(`${contact.firstName} ${contact.lastName}`, lookup.nameOnNetwork)
+      : 0,
+    networkName,
+    nationalId: lookup.nationalId,
+    nationalIdType: lookup.nationalIdType,
   };
 }
 
@@ -172,42 +217,66 @@ export async function createContact(
   input: ContactInput,
   duplicateCheck: DuplicateCheck | null,
 ): Promise<ContactRow> {
-  const created = await writeOnce(sql, creator, duplicateCheck, async (tx) => {
-    const creation = await createContactIn(tx, {
-      organizationId: creator.organizationId,
-      author: creator.userId,
-      firstName: input.first_name,
-      lastName: input.last_name,
-      email: input.email,
-      phoneNumber: input.phone_number,
-      type: input.type,
-      metadata: input.metadata,
-    });
-    if (creation.contact === null) throw fieldErrors({ phone_number: ['A contact with this phone number already exists.'] });
-    return creation;
-  }, (creation) => ({ type: 'contact', id: creation.contact.id }));
-  return wantsVerification(input.metadata?.sync) ? await verifyContact(sql, created.contact, networks) : created.contact;
+  const created = await writeOnce(
+    sql,
+    creator,
+    duplicateCheck,
+    async (tx) => {
+      const creation = await createContactIn(tx, {
+        organizationId: creator.organizationId,
+        author: creator.userId,
+        firstName: input.first_name,
+        lastName: input.last_name,
+        email: input.email,
+        phoneNumber: input.phone_number,
+        type: input.type,
+        metadata: input.metadata,
+      });
+      if (creation.contact === null)
+        throw fieldErrors({ phone_number: ['A contact with this phone number already exists.'] });
+      return creation;
+    },
+    (creation) => ({ type: 'contact', id: creation.contact.id }),
+  );
+  return wantsVerification(input.metadata?.sync)
+    ? await verifyContact(sql, created.contact, networks)
+    : created.contact;
 }
 
 /** One page of an organization's contacts matching the filters, newest first, with the total count. */
-export async function listContacts(sql: Sql, organizationId: OrganizationId, filters: ContactFilterValues, page: PageWindow): Promise<ListPage<ContactRow>> {
-  return await tenantScope(sql, organizationId).listPage<ContactRow>({
-    columns: sql.unsafe(CONTACT_COLUMNS),
-    from: sql`contacts`,
-    filters: sql`
+export async function listContacts(
+  sql: Sql,
+  organizationId: OrganizationId,
+  filters: ContactFilterValues,
+  page: PageWindow,
+): Promise<ListPage<ContactRow>> {
+  return await tenantScope(sql, organizationId).listPage<ContactRow>(
+    {
+      columns: sql.unsafe(CONTACT_COLUMNS),
+      from: sql`contacts`,
+      filters: sql`
       ${filters.first_name !== undefined ? sql`and first_name = ${filters.first_name}` : sql``}
       ${filters.last_name !== undefined ? sql`and last_name = ${filters.last_name}` : sql``}
       ${filters.email !== undefined ? sql`and email = ${filters.email}` : sql``}
       ${filters.phone_number !== undefined ? sql`and phone_number = ${filters.phone_number}` : sql``}
       ${timeRange(sql, 'created', filters.created_after, filters.created_before)}`,
-    orderBy: sql`order by created desc, id desc`,
-  }, page);
+      orderBy: sql`order by created desc, id desc`,
+    },
+    page,
+  );
 }
 
 /** The organization's contact `id` (403 when another organization's, 404 when none), verified first when `sync` asks. */
 export async function readContact(
-  { sql, networks }: Pick<ServiceDeps, 'sql' | 'networks'>, organizationId: OrganizationId, id: ContactId, sync: unknown,
+  { sql, networks }: Pick<ServiceDeps, 'sql' | 'networks'>,
+  organizationId: OrganizationId,
+  id: ContactId,
+  sync: unknown,
 ): Promise<ContactRow> {
-  const contact = await tenantScope(sql, organizationId).ownRow<ContactRow>({ table: 'contacts', id, columns: sql.unsafe(CONTACT_COLUMNS) });
+  const contact = await tenantScope(sql, organizationId).ownRow<ContactRow>({
+    table: 'contacts',
+    id,
+    columns: sql.unsafe(CONTACT_COLUMNS),
+  });
   return wantsVerification(sync) ? await verifyContact(sql, contact, networks) : contact;
 }

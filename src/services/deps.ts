@@ -21,7 +21,13 @@ export type ServiceDeps = {
  * Through what a write came, for the audit trail (src/services/audit.ts): the acting user, the API
  * key's id (null in the console), the channel, the client's address and the route.
  */
-export type AuditContext = { userId: UserId; apiKeyId: ApiKeyId | null; channel: 'api' | 'console'; clientAddress: string | null; action: string };
+export type AuditContext = {
+  userId: UserId;
+  apiKeyId: ApiKeyId | null;
+  channel: 'api' | 'console';
+  clientAddress: string | null;
+  action: string;
+};
 
 /**
  * Who acts: an API key's or a console session's organization and user. `audit` is set on writes

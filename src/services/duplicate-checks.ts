@@ -13,7 +13,13 @@ import { tenantScope } from './queries';
 import { deleteInBatches, notSetAside } from './sweeps';
 
 /** A key a write asked to claim: who, which key, for how long. */
-export type DuplicateCheck = { organizationId: OrganizationId; key: string; method: string; path: string; ttlSeconds: number };
+export type DuplicateCheck = {
+  organizationId: OrganizationId;
+  key: string;
+  method: string;
+  path: string;
+  ttlSeconds: number;
+};
 type DuplicateClaim = { id: number; organizationId: OrganizationId; key: string };
 type ClaimedObject = { type: string; id: number };
 
@@ -61,18 +67,22 @@ export async function writeOnce<T>(
   write: (tx: Queryable) => Promise<T>,
   objectOf?: (result: T) => ClaimedObject | null,
 ): Promise<T> {
-  return await sql.begin(async (tx) => {
+  return (await sql.begin(async (tx) => {
     await markAuditedWrite(tx, actor);
     const claim = check === null ? null : await claimDuplicateCheckKey(tx, check);
     const result = await write(tx);
-    const object = claim === null ? null : objectOf?.(result) ?? null;
+    const object = claim === null ? null : (objectOf?.(result) ?? null);
     if (claim !== null && object !== null) await linkDuplicateCheckObject(tx, claim, object);
     return result;
-  }) as T;
+  })) as T;
 }
 
 /** The object a live key created, if its write linked one. */
-export async function duplicateCheckObject(sql: Queryable, organizationId: OrganizationId, key: string): Promise<ClaimedObject | null> {
+export async function duplicateCheckObject(
+  sql: Queryable,
+  organizationId: OrganizationId,
+  key: string,
+): Promise<ClaimedObject | null> {
   const [row] = await sql<ClaimedObject[]>`
     select object_type as type, object_id as id from duplicate_check_keys
     where ${tenantScope(sql, organizationId).owned()} and key = ${key} and expires_at > now() and object_id is not null`;
@@ -81,15 +91,23 @@ export async function duplicateCheckObject(sql: Queryable, organizationId: Organ
 
 /** Deletes claims past their lifetime (24 hours: docs/api.md#throttling-duplicates-versions), in batches; one that cannot go is set aside (sweeps.ts). */
 export async function deleteExpiredDuplicateCheckKeys(
-  sql: Sql, batchSize: number, onProgress: (deleted: number) => void,
+  sql: Sql,
+  batchSize: number,
+  onProgress: (deleted: number) => void,
 ): Promise<{ deleted: number; setAside: number }> {
   return await deleteInBatches(
-    sql, 'retention-duplicate-key', batchSize,
-    async (limit) => (await sql<{ id: number }[]>`
+    sql,
+    'retention-duplicate-key',
+    batchSize,
+    async (limit) =>
+      (
+        await sql<{ id: number }[]>`
       select id from duplicate_check_keys where expires_at <= now()
         ${notSetAside(sql, 'retention-duplicate-key', 'duplicate_check_keys.id')}
-      order by expires_at limit ${limit}`).map((row) => row.id),
-    async (ids) => (await sql`delete from duplicate_check_keys where id in ${sql(ids)} and expires_at <= now() returning id`).length,
+      order by expires_at limit ${limit}`
+      ).map((row) => row.id),
+    async (ids) =>
+      (await sql`delete from duplicate_check_keys where id in ${sql(ids)} and expires_at <= now() returning id`).length,
     onProgress,
   );
 }

@@ -8,7 +8,15 @@ import type { Fragment } from 'postgres';
 import { currentTraceparent } from '../telemetry/trace-context';
 import type { Queryable, Sql } from '../db';
 import { EVENT_TYPES, type EventRow, type EventType } from '../domain/events';
-import type { CollectionRequestId, DeliveryId, EventId, OrganizationId, PaymentId, RecoveryId, WebhookId } from '../domain/ids';
+import type {
+  CollectionRequestId,
+  DeliveryId,
+  EventId,
+  OrganizationId,
+  PaymentId,
+  RecoveryId,
+  WebhookId,
+} from '../domain/ids';
 import { choiceMessage } from '../domain/input';
 import { deliveryKey, redeliveryKey } from '../domain/webhooks';
 import { tenantScope, type ListPage, type PageWindow } from './queries';
@@ -16,7 +24,12 @@ import { deleteInBatches, notSetAside } from './sweeps';
 
 const EVENT_COLUMNS = `id, organization_id as "organizationId", type, data, author, updated_by as "updatedBy", created, modified`;
 
-type NewEvent = { organizationId: OrganizationId; type: EventType; data: Record<string, unknown>; author: number | null };
+type NewEvent = {
+  organizationId: OrganizationId;
+  type: EventType;
+  data: Record<string, unknown>;
+  author: number | null;
+};
 
 /**
  * A delivery row as recorded (its key `webhook-delivery-<event>-<webhook>`, or a redelivery's own):
@@ -42,7 +55,9 @@ export type RecordedEvent = EventRow & { deliveries: PendingDelivery[] };
  * the dispatch pool sends those deliveries; an event nobody listens to costs nothing more.
  */
 export async function recordEvent(tx: Queryable, event: NewEvent): Promise<RecordedEvent> {
-  const [row] = await tx<(EventRow & { deliveries: Omit<PendingDelivery, 'workflowId' | 'eventType' | 'redelivery'>[] })[]>`
+  const [row] = await tx<
+    (EventRow & { deliveries: Omit<PendingDelivery, 'workflowId' | 'eventType' | 'redelivery'>[] })[]
+  >`
     with event as (
       insert into events (organization_id, type, data, author, traceparent)
       values (${event.organizationId}, ${event.type}, ${tx.json(event.data as Parameters<typeof tx.json>[0])}, ${event.author}, ${currentTraceparent()})
@@ -69,13 +84,22 @@ export async function recordEvent(tx: Queryable, event: NewEvent): Promise<Recor
   };
 }
 
-type RedeliveryTarget = { organizationId: OrganizationId; webhookId: WebhookId; eventType: EventType; recoveryId?: RecoveryId };
+type RedeliveryTarget = {
+  organizationId: OrganizationId;
+  webhookId: WebhookId;
+  eventType: EventType;
+  recoveryId?: RecoveryId;
+};
 
 /**
  * Redelivery rows, in the caller's transaction: one per event id `eventIds` selects (a statement
  * yielding a column `id`), in event order, each with its own workflow id; a recovery's name it.
  */
-export async function recordRedeliveries(tx: Queryable, target: RedeliveryTarget, eventIds: Fragment): Promise<PendingDelivery[]> {
+export async function recordRedeliveries(
+  tx: Queryable,
+  target: RedeliveryTarget,
+  eventIds: Fragment,
+): Promise<PendingDelivery[]> {
   const rows = await tx<{ id: DeliveryId; eventId: EventId }[]>`
     insert into webhook_deliveries (id, workflow_id, organization_id, webhook_id, event_id, redelivery, recovery_id, workflow_started_at)
     select next.id, 'webhook-delivery-' || next.event_id || '-' || ${target.webhookId}::bigint || '-redelivery-' || next.id,
@@ -85,13 +109,21 @@ export async function recordRedeliveries(tx: Queryable, target: RedeliveryTarget
     order by next.id
     returning id, event_id as "eventId"`;
   return rows.map((row) => ({
-    id: row.id, workflowId: redeliveryKey(row.eventId, target.webhookId, row.id), organizationId: target.organizationId,
-    webhookId: target.webhookId, eventId: row.eventId, eventType: target.eventType, redelivery: true,
+    id: row.id,
+    workflowId: redeliveryKey(row.eventId, target.webhookId, row.id),
+    organizationId: target.organizationId,
+    webhookId: target.webhookId,
+    eventId: row.eventId,
+    eventType: target.eventType,
+    redelivery: true,
   }));
 }
 
 /** The redelivery row of an event to a webhook (the merchant asked for it), in the caller's transaction. */
-export async function recordRedelivery(tx: Queryable, input: Omit<RedeliveryTarget, 'recoveryId'> & { eventId: EventId }): Promise<PendingDelivery> {
+export async function recordRedelivery(
+  tx: Queryable,
+  input: Omit<RedeliveryTarget, 'recoveryId'> & { eventId: EventId },
+): Promise<PendingDelivery> {
   const [row] = await recordRedeliveries(tx, input, tx`select ${input.eventId}::bigint as id`);
   if (!row) throw new Error('insert into webhook_deliveries returned no row');
   return row;
@@ -101,7 +133,11 @@ export type TimelineEntry = { eventId: EventId; status: string; error: string | 
 
 /** The status changes of one object: each event of `type` about it, oldest first, with the status and error fields its data names. */
 async function timeline(
-  sql: Queryable, organizationId: OrganizationId, type: EventType, id: number, fields: { status: string; error: string },
+  sql: Queryable,
+  organizationId: OrganizationId,
+  type: EventType,
+  id: number,
+  fields: { status: string; error: string },
 ): Promise<TimelineEntry[]> {
   return await sql<TimelineEntry[]>`
     select id as "eventId", data->>${fields.status} as status, data->>${fields.error} as error, created from events
@@ -110,29 +146,52 @@ async function timeline(
 }
 
 /** A collection request's status timeline: each `collectionrequest.status.changed` event for it, oldest first. */
-export const requestStatusTimeline = (sql: Queryable, organizationId: OrganizationId, requestId: CollectionRequestId): Promise<TimelineEntry[]> =>
-  timeline(sql, organizationId, 'collectionrequest.status.changed', requestId, { status: 'status', error: 'error_message' });
+export const requestStatusTimeline = (
+  sql: Queryable,
+  organizationId: OrganizationId,
+  requestId: CollectionRequestId,
+): Promise<TimelineEntry[]> =>
+  timeline(sql, organizationId, 'collectionrequest.status.changed', requestId, {
+    status: 'status',
+    error: 'error_message',
+  });
 
 /** A payment's state timeline: each `payment.status.changed` event for it, oldest first. */
-export const paymentStateTimeline = (sql: Queryable, organizationId: OrganizationId, paymentId: PaymentId): Promise<TimelineEntry[]> =>
+export const paymentStateTimeline = (
+  sql: Queryable,
+  organizationId: OrganizationId,
+  paymentId: PaymentId,
+): Promise<TimelineEntry[]> =>
   timeline(sql, organizationId, 'payment.status.changed', paymentId, { status: 'state', error: 'last_error' });
 
 export const EventFilters = v.object({ type: v.optional(v.picklist(EVENT_TYPES, choiceMessage)) });
 type EventFilterValues = v.InferOutput<typeof EventFilters>;
 
 /** One page of an organization's events (newest first) of a type or all, with the total count. */
-export async function listEvents(sql: Sql, organizationId: OrganizationId, filters: EventFilterValues, page: PageWindow): Promise<ListPage<EventRow>> {
-  return await tenantScope(sql, organizationId).listPage<EventRow>({
-    columns: sql.unsafe(EVENT_COLUMNS),
-    from: sql`events`,
-    filters: sql`${filters.type !== undefined ? sql`and type = ${filters.type}` : sql``}`,
-    orderBy: sql`order by id desc`,
-  }, page);
+export async function listEvents(
+  sql: Sql,
+  organizationId: OrganizationId,
+  filters: EventFilterValues,
+  page: PageWindow,
+): Promise<ListPage<EventRow>> {
+  return await tenantScope(sql, organizationId).listPage<EventRow>(
+    {
+      columns: sql.unsafe(EVENT_COLUMNS),
+      from: sql`events`,
+      filters: sql`${filters.type !== undefined ? sql`and type = ${filters.type}` : sql``}`,
+      orderBy: sql`order by id desc`,
+    },
+    page,
+  );
 }
 
 /** The organization's event `id` (403 when another organization's, 404 when none). */
 export async function findOwnEvent(sql: Queryable, organizationId: OrganizationId, id: EventId): Promise<EventRow> {
-  return await tenantScope(sql, organizationId).ownRow<EventRow>({ table: 'events', id, columns: sql.unsafe(EVENT_COLUMNS) });
+  return await tenantScope(sql, organizationId).ownRow<EventRow>({
+    table: 'events',
+    id,
+    columns: sql.unsafe(EVENT_COLUMNS),
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -142,14 +201,21 @@ export async function findOwnEvent(sql: Queryable, organizationId: OrganizationI
  * deleted is set aside (sweeps.ts) and the others still go.
  */
 export async function deleteExpiredEvents(
-  sql: Sql, { retentionDays, batchSize }: { retentionDays: number; batchSize: number }, onProgress: (deleted: number) => void,
+  sql: Sql,
+  { retentionDays, batchSize }: { retentionDays: number; batchSize: number },
+  onProgress: (deleted: number) => void,
 ): Promise<{ deleted: number; setAside: number }> {
   return await deleteInBatches(
-    sql, 'retention-event', batchSize,
-    async (limit) => (await sql<{ id: number }[]>`
+    sql,
+    'retention-event',
+    batchSize,
+    async (limit) =>
+      (
+        await sql<{ id: number }[]>`
       select id from events where created < now() - ${retentionDays}::int * interval '1 day'
         ${notSetAside(sql, 'retention-event', 'events.id')}
-      order by id limit ${limit}`).map((row) => row.id),
+      order by id limit ${limit}`
+      ).map((row) => row.id),
     async (ids) => (await sql`delete from events where id in ${sql(ids)} returning id`).length,
     onProgress,
   );

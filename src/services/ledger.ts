@@ -29,7 +29,11 @@ export async function moveMoney(tx: Queryable, movement: Movement): Promise<Move
     returning balance::text`;
   if (!account) return null;
   const row = {
-    account_id: movement.accountId, amount: movement.amount, currency: movement.currency, type: movement.type, description: movement.description,
+    account_id: movement.accountId,
+    amount: movement.amount,
+    currency: movement.currency,
+    type: movement.type,
+    description: movement.description,
     ...Object.fromEntries(LEDGER_LINKS.map(({ column, field }) => [column, movement[field] ?? null])),
   };
   const [transaction] = await tx<{ id: TransactionId }[]>`insert into transactions ${tx(row)} returning id`;

@@ -16,6 +16,8 @@ export async function issueNetworkSecret(sql: Queryable, network: string): Promi
 
 /** The network a secret was issued to, or null. */
 export async function networkOfSecret(sql: Queryable, secret: string): Promise<string | null> {
-  const [credential] = await sql<{ network: string }[]>`select network from network_credentials where digest = ${digestKey(secret)}`;
+  const [credential] = await sql<
+    { network: string }[]
+  >`select network from network_credentials where digest = ${digestKey(secret)}`;
   return credential?.network ?? null;
 }

@@ -39,7 +39,10 @@ type NewOperation = {
 };
 
 /** Records an operation once per (network, reference) among those not refused; `inserted` is false when an earlier call recorded it. */
-export async function recordOperation(sql: Queryable, operation: NewOperation): Promise<NetworkOperation & { inserted: boolean }> {
+export async function recordOperation(
+  sql: Queryable,
+  operation: NewOperation,
+): Promise<NetworkOperation & { inserted: boolean }> {
   const [row] = await sql<(NetworkOperation & { inserted: boolean })[]>`
     insert into network_operations (network, kind, reference, operator_reference, workflow_id, subject, phone_number, amount)
     values (${operation.network}, ${operation.kind}, ${operation.reference}, ${operation.operatorReference ?? null}, ${operation.workflowId},
@@ -61,14 +64,22 @@ export async function forgetOperation(sql: Queryable, id: number): Promise<void>
 }
 
 /** The operation of ours under `reference` that is not refused (a refused one may have been tried again on another route). */
-export async function findOperation(sql: Queryable, network: string, reference: string): Promise<NetworkOperation | undefined> {
+export async function findOperation(
+  sql: Queryable,
+  network: string,
+  reference: string,
+): Promise<NetworkOperation | undefined> {
   const [row] = await sql<NetworkOperation[]>`
     select ${sql.unsafe(COLUMNS)} from network_operations where network = ${network} and reference = ${reference} and state <> 'refused'`;
   return row;
 }
 
 /** The operation an operator's reference names, on `network` or (an operator serving several networks) on any of them. */
-export async function findOperationByOperatorReference(sql: Queryable, network: string | readonly string[], operatorReference: string): Promise<NetworkOperation | undefined> {
+export async function findOperationByOperatorReference(
+  sql: Queryable,
+  network: string | readonly string[],
+  operatorReference: string,
+): Promise<NetworkOperation | undefined> {
   const networks = typeof network === 'string' ? [network] : [...network];
   if (networks.length === 0) return undefined;
   const [row] = await sql<NetworkOperation[]>`
@@ -82,7 +93,14 @@ export async function findOperationByOperatorReference(sql: Queryable, network: 
  * and amount, still young enough for the operator's callback about it to arrive: the callback then
  * names it.
  */
-export async function claimUnanswered(sql: Queryable, network: string, phoneNumber: string, amount: string, operatorReference: string, withinSeconds: number): Promise<NetworkOperation | undefined> {
+export async function claimUnanswered(
+  sql: Queryable,
+  network: string,
+  phoneNumber: string,
+  amount: string,
+  operatorReference: string,
+  withinSeconds: number,
+): Promise<NetworkOperation | undefined> {
   const [row] = await sql<NetworkOperation[]>`
     update network_operations set operator_reference = ${operatorReference}, modified = now()
     where id = (
@@ -101,7 +119,8 @@ export async function recordHint(sql: Queryable, id: number, hint: unknown): Pro
 
 /** A status query's answer, as the operator sent it. The first answer stays. */
 export async function recordResult(sql: Queryable, id: number, result: unknown): Promise<boolean> {
-  const rows = await sql`update network_operations set result = ${sql.json(result as never)}, modified = now() where id = ${id} and result is null returning id`;
+  const rows =
+    await sql`update network_operations set result = ${sql.json(result as never)}, modified = now() where id = ${id} and result is null returning id`;
   return rows.length > 0;
 }
 
@@ -125,7 +144,11 @@ export async function settlePrompt(sql: Queryable, id: number, outcome: 'failed'
  * read: a callback that came meanwhile may name the receipt, and is followed first. True when the
  * prompt is (or already was) paid.
  */
-export async function markPromptPaid(sql: Queryable, id: number, seenHint: Record<string, unknown> | null): Promise<boolean> {
+export async function markPromptPaid(
+  sql: Queryable,
+  id: number,
+  seenHint: Record<string, unknown> | null,
+): Promise<boolean> {
   const rows = await sql<{ paid: boolean }[]>`
     update network_operations set result = coalesce(result, ${sql.json({ status: 'paid' })}), modified = now()
     where id = ${id} and kind = 'prompt'
@@ -139,7 +162,11 @@ export const awaitsReceipt = (operation: NetworkOperation): boolean =>
   operation.kind === 'prompt' && operation.remoteTransactionId === null && operation.result?.status === 'paid';
 
 /** Whether a prompt of ours to this number for this amount was paid and waits for its receipt (`markPromptPaid`). */
-export async function promptAwaitsReceipt(sql: Queryable, network: string, payment: { phoneNumber: string; amount: string }): Promise<boolean> {
+export async function promptAwaitsReceipt(
+  sql: Queryable,
+  network: string,
+  payment: { phoneNumber: string; amount: string },
+): Promise<boolean> {
   const rows = await sql`
     select 1 from network_operations
     where network = ${network} and kind = 'prompt' and phone_number = ${payment.phoneNumber} and amount = ${payment.amount}::numeric
@@ -157,7 +184,12 @@ const UNIQUE_VIOLATION = '23505';
  * the receipt meanwhile: it is theirs, and read here.
  * docs/architecture.md#one-receipt-one-credit
  */
-export async function attachReceipt(sql: Queryable, network: string, payment: { phoneNumber: string; amount: string }, receipt: string): Promise<string | null> {
+export async function attachReceipt(
+  sql: Queryable,
+  network: string,
+  payment: { phoneNumber: string; amount: string },
+  receipt: string,
+): Promise<string | null> {
   try {
     await inTransaction(sql, (tx) => attachReceiptIn(tx, network, payment, receipt));
   } catch (error) {
@@ -175,7 +207,12 @@ export async function attachReceipt(sql: Queryable, network: string, payment: { 
  * statements after the lock look (each with a fresh snapshot), or it stores under the receipt. A
  * receipt a collection already holds is not taken.
  */
-async function attachReceiptIn(tx: Queryable, network: string, payment: { phoneNumber: string; amount: string }, receipt: string): Promise<void> {
+async function attachReceiptIn(
+  tx: Queryable,
+  network: string,
+  payment: { phoneNumber: string; amount: string },
+  receipt: string,
+): Promise<void> {
   const [prompt] = await tx<{ id: number; reference: string; operatorReference: string }[]>`
     select id, reference, operator_reference as "operatorReference" from network_operations
     where network = ${network} and kind = 'prompt' and phone_number = ${payment.phoneNumber} and amount = ${payment.amount}::numeric
@@ -196,7 +233,10 @@ async function attachReceiptIn(tx: Queryable, network: string, payment: { phoneN
  * The receipt a prompt settled, read under a lock on the prompt (`attachReceipt` takes the same) when
  * `payment` is that prompt's payment credited under the prompt's operator reference; null otherwise.
  */
-export async function receiptOfPromptIn(tx: Queryable, payment: { network: string; promptReference?: string | null; remoteTransactionId: string }): Promise<string | null> {
+export async function receiptOfPromptIn(
+  tx: Queryable,
+  payment: { network: string; promptReference?: string | null; remoteTransactionId: string },
+): Promise<string | null> {
   if (!payment.promptReference) return null;
   const [row] = await tx<{ receipt: string | null }[]>`
     select remote_transaction_id as receipt from network_operations
@@ -211,7 +251,13 @@ export async function receiptOfPromptIn(tx: Queryable, payment: { network: strin
  * amount reported meanwhile may be its answer, so the report waits for the prompt's request to
  * receive it first (a paid prompt then takes it: `attachReceipt`).
  */
-export async function unsettledPromptFor(sql: Queryable, network: string, phoneNumber: string, amount: string, withinSeconds: number): Promise<boolean> {
+export async function unsettledPromptFor(
+  sql: Queryable,
+  network: string,
+  phoneNumber: string,
+  amount: string,
+  withinSeconds: number,
+): Promise<boolean> {
   const rows = await sql`
     select 1 from network_operations
     where network = ${network} and kind = 'prompt' and phone_number = ${phoneNumber} and amount = ${amount}::numeric
@@ -225,7 +271,13 @@ export async function unsettledPromptFor(sql: Queryable, network: string, phoneN
  * that does not answer this prompt (`promptReference`). A receipt is credited once in the whole
  * service (migration 025 and the collections' own key enforce it; this reads it ahead).
  */
-export async function receiptHeldElsewhere(sql: Queryable, network: string, receipt: string, operationId: number, promptReference: string): Promise<boolean> {
+export async function receiptHeldElsewhere(
+  sql: Queryable,
+  network: string,
+  receipt: string,
+  operationId: number,
+  promptReference: string,
+): Promise<boolean> {
   const rows = await sql`
     select 1 from network_operations
     where network = ${network} and kind = 'prompt' and remote_transaction_id = ${receipt} and id <> ${operationId}
@@ -247,7 +299,11 @@ async function promptOfReceipt(sql: Queryable, network: string, receipt: string)
  * The newest status query about `subject`, with the newest answer any query about it got
  * (`newestAnswer`): an operator slower than a poll answers a query after the next one was asked.
  */
-export async function latestStatusQuery(sql: Queryable, network: string, subject: string): Promise<(NetworkOperation & { newestAnswer: Record<string, unknown> | null }) | undefined> {
+export async function latestStatusQuery(
+  sql: Queryable,
+  network: string,
+  subject: string,
+): Promise<(NetworkOperation & { newestAnswer: Record<string, unknown> | null }) | undefined> {
   const [row] = await sql<(NetworkOperation & { newestAnswer: Record<string, unknown> | null })[]>`
     select ${sql.unsafe(COLUMNS)}, (
       select answered.result from network_operations answered

@@ -21,10 +21,16 @@ function viewsOf(sql: Queryable, routes: readonly RouteKey[], scope: string): Pr
 
 /** Every configured route with its health (`scope`: the configuration's `routesScope`), each network's routes for an operation in the order they are tried. */
 export async function routeLines(
-  sql: Queryable, routes: readonly RouteKey[], operators: readonly { name: string; operator: string }[], scope: string,
+  sql: Queryable,
+  routes: readonly RouteKey[],
+  operators: readonly { name: string; operator: string }[],
+  scope: string,
 ): Promise<RouteLine[]> {
   const views = await viewsOf(sql, routes, scope);
-  return views.map((view) => ({ ...view, operator: operators.find((known) => known.name === view.route)?.operator ?? view.route }));
+  return views.map((view) => ({
+    ...view,
+    operator: operators.find((known) => known.name === view.route)?.operator ?? view.route,
+  }));
 }
 
 /**
@@ -33,17 +39,31 @@ export async function routeLines(
  * mode) and the networks the sandbox simulates (in sandbox mode, while no connector is on) are
  * always operational.
  */
-export async function networkStatus(sql: Queryable, routes: readonly RouteKey[], sandboxMode: boolean, scope: string): Promise<NetworkStatus[]> {
+export async function networkStatus(
+  sql: Queryable,
+  routes: readonly RouteKey[],
+  sandboxMode: boolean,
+  scope: string,
+): Promise<NetworkStatus[]> {
   const connected = new Set(routes.map((route) => route.network));
   const views = connected.size > 0 ? await viewsOf(sql, routes, scope) : [];
   const availability = (network: string, operation: RouteOperation) =>
     availabilityOf(views.filter((view) => view.network === network && view.operation === operation));
   return knownNetworks().flatMap((network): NetworkStatus[] => {
     const currencies = currenciesOfNetwork(network);
-    if (connected.has(network.name)) return [{ network, currencies, collect: availability(network.name, 'collect'), payout: availability(network.name, 'payout') }];
-    const simulated = network.id === SANDBOX_NETWORK.id
-      ? sandboxMode
-      : currencies.some((currency) => sandboxMoneyProblem(network, currency, { sandboxMode, connected }) === null);
+    if (connected.has(network.name))
+      return [
+        {
+          network,
+          currencies,
+          collect: availability(network.name, 'collect'),
+          payout: availability(network.name, 'payout'),
+        },
+      ];
+    const simulated =
+      network.id === SANDBOX_NETWORK.id
+        ? sandboxMode
+        : currencies.some((currency) => sandboxMoneyProblem(network, currency, { sandboxMode, connected }) === null);
     return simulated ? [{ network, currencies, collect: 'operational', payout: 'operational' }] : [];
   });
 }

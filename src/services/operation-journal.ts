@@ -25,7 +25,15 @@ export type JournalEntry = {
 
 const COLUMNS = `id, network, route, kind, reference, operator_reference as "operatorReference", state, fault`;
 
-type NewEntry = { network: string; route: string; kind: JournalKind; reference: string; workflowId: string; phoneNumber: string; amount: string };
+type NewEntry = {
+  network: string;
+  route: string;
+  kind: JournalKind;
+  reference: string;
+  workflowId: string;
+  phoneNumber: string;
+  amount: string;
+};
 
 /**
  * Records an operation on `route` before it is sent. Returns the live entry of the reference (not
@@ -86,7 +94,11 @@ export async function markUnknown(sql: Queryable, id: number, fault: string): Pr
  * The route a collection came by, named by its operator's id (a receipt, or pawaPay's depositId):
  * its reversal goes back the same way. Null when no journaled prompt names it.
  */
-export async function routeOfPayment(sql: Queryable, network: string, remoteTransactionId: string): Promise<string | null> {
+export async function routeOfPayment(
+  sql: Queryable,
+  network: string,
+  remoteTransactionId: string,
+): Promise<string | null> {
   const [row] = await sql<{ route: string | null }[]>`
     select route from network_operations
     where network = ${network} and kind = 'prompt' and state <> 'refused'

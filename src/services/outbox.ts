@@ -39,15 +39,24 @@ export type { OutboxKind, OutboxRow, PaymentBatchToStart, PaymentToStart, Revers
  * type asks for every kind): the table and columns here, the sweep kind (`outbox-payment-batch`) and
  * the noun from the movement.
  */
-function movementEntries(tables: Record<MovementOutboxKind, Pick<OutboxTable, 'table' | 'columns'>>): Record<MovementOutboxKind, OutboxTable> {
-  return Object.fromEntries(Object.entries(tables).map(([kind, table]) => {
-    const movement = movementOfOutbox(kind as MovementOutboxKind);
-    return [kind, { ...table, sweepKind: `outbox-${movement.replaceAll('_', '-')}`, noun: movementNoun(movement) }];
-  })) as Record<MovementOutboxKind, OutboxTable>;
+function movementEntries(
+  tables: Record<MovementOutboxKind, Pick<OutboxTable, 'table' | 'columns'>>,
+): Record<MovementOutboxKind, OutboxTable> {
+  return Object.fromEntries(
+    Object.entries(tables).map(([kind, table]) => {
+      const movement = movementOfOutbox(kind as MovementOutboxKind);
+      return [kind, { ...table, sweepKind: `outbox-${movement.replaceAll('_', '-')}`, noun: movementNoun(movement) }];
+    }),
+  ) as Record<MovementOutboxKind, OutboxTable>;
 }
 
 export const OUTBOX: { [K in OutboxKind]: OutboxTable & { readonly row?: OutboxRows[K] } } = {
-  requests: entry<CollectionRequestRow>({ table: 'collection_requests', columns: REQUEST_COLUMNS, sweepKind: 'outbox-request', noun: 'collection request' }),
+  requests: entry<CollectionRequestRow>({
+    table: 'collection_requests',
+    columns: REQUEST_COLUMNS,
+    sweepKind: 'outbox-request',
+    noun: 'collection request',
+  }),
   ...movementEntries({
     payments: { table: 'payments', columns: 'id, organization_id as "organizationId", start_date as "startDate"' },
     reversals: { table: 'reversals', columns: 'id, organization_id as "organizationId"' },
@@ -55,9 +64,11 @@ export const OUTBOX: { [K in OutboxKind]: OutboxTable & { readonly row?: OutboxR
   }),
 };
 
-
 /** Every kind a sweep sets rows aside under (what `sweeps retry --kind` takes). */
-export const SWEEP_KINDS: readonly SweepKind[] = [...Object.values(OUTBOX).map((table) => table.sweepKind), ...OTHER_SWEEP_KINDS];
+export const SWEEP_KINDS: readonly SweepKind[] = [
+  ...Object.values(OUTBOX).map((table) => table.sweepKind),
+  ...OTHER_SWEEP_KINDS,
+];
 
 const pendingRows = (sql: Queryable, table: OutboxTable): Fragment =>
   sql`workflow_started_at is null ${table.pending ? sql`and ${sql.unsafe(table.pending)}` : sql``}`;
@@ -70,7 +81,12 @@ const pendingRows = (sql: Queryable, table: OutboxTable): Fragment =>
 export async function startUnlaunched<K extends OutboxKind>(
   sql: Sql,
   kind: K,
-  options: { graceSeconds: number; batchSize: number; start: (row: OutboxRow<K>) => Promise<boolean>; onSetAside: (row: OutboxRow<K>, error: unknown) => void },
+  options: {
+    graceSeconds: number;
+    batchSize: number;
+    start: (row: OutboxRow<K>) => Promise<boolean>;
+    onSetAside: (row: OutboxRow<K>, error: unknown) => void;
+  },
 ): Promise<number> {
   const table: OutboxTable = OUTBOX[kind];
   const rows = await sql<OutboxRow<K>[]>`
@@ -79,10 +95,16 @@ export async function startUnlaunched<K extends OutboxKind>(
       ${notSetAside(sql, table.sweepKind, `${table.table}.id`)}
     order by created limit ${options.batchSize}`;
   let started = 0;
-  await sweepEach(sql, table.sweepKind, rows, async (row) => {
-    if (await options.start(row)) started += 1;
-    await sql`update ${sql(table.table)} set workflow_started_at = coalesce(workflow_started_at, now()) where id = ${row.id}`;
-  }, options.onSetAside);
+  await sweepEach(
+    sql,
+    table.sweepKind,
+    rows,
+    async (row) => {
+      if (await options.start(row)) started += 1;
+      await sql`update ${sql(table.table)} set workflow_started_at = coalesce(workflow_started_at, now()) where id = ${row.id}`;
+    },
+    options.onSetAside,
+  );
   return started;
 }
 

@@ -12,7 +12,11 @@ export async function walletBalances(sql: Sql, organizationId: OrganizationId): 
 }
 
 /** Requests created since `since` (the start of today, UTC), counted by their current status. */
-export async function requestCountsByStatus(sql: Sql, organizationId: OrganizationId, since: Date): Promise<{ status: string; count: number }[]> {
+export async function requestCountsByStatus(
+  sql: Sql,
+  organizationId: OrganizationId,
+  since: Date,
+): Promise<{ status: string; count: number }[]> {
   return await sql<{ status: string; count: number }[]>`
     select status, count(*)::int as count from collection_requests
     where ${tenantScope(sql, organizationId).owned()} and created >= ${since} group by status order by status`;
@@ -35,10 +39,12 @@ function byDay(rows: readonly { day: string; currency: string; count: number; am
 
 /** Collections credited to the organization per UTC day from `since` on (days without any are absent). */
 export async function collectionsByDay(sql: Sql, organizationId: OrganizationId, since: Date): Promise<DailyMoney[]> {
-  return byDay(await sql<{ day: string; currency: string; count: number; amount: string }[]>`
+  return byDay(
+    await sql<{ day: string; currency: string; count: number; amount: string }[]>`
     select to_char(created at time zone 'UTC', 'YYYY-MM-DD') as day, currency, count(*)::int as count, sum(amount)::text as amount
     from collections where ${tenantScope(sql, organizationId).owned()} and status = 'successful' and created >= ${since}
-    group by 1, 2 order by 1, 2`);
+    group by 1, 2 order by 1, 2`,
+  );
 }
 
 /**
@@ -46,20 +52,40 @@ export async function collectionsByDay(sql: Sql, organizationId: OrganizationId,
  * completed payment is never changed again, so its `modified` is when it completed).
  */
 export async function paymentsSentByDay(sql: Sql, organizationId: OrganizationId, since: Date): Promise<DailyMoney[]> {
-  return byDay(await sql<{ day: string; currency: string; count: number; amount: string }[]>`
+  return byDay(
+    await sql<{ day: string; currency: string; count: number; amount: string }[]>`
     select to_char(modified at time zone 'UTC', 'YYYY-MM-DD') as day, currency, count(*)::int as count, sum(amount)::text as amount
     from payments where ${tenantScope(sql, organizationId).owned()} and state = 'completed' and modified >= ${since}
-    group by 1, 2 order by 1, 2`);
+    group by 1, 2 order by 1, 2`,
+  );
 }
 
-type FailedRequest = { id: CollectionRequestId; phoneNumber: string; amount: string; currency: string; errorMessage: string | null; modified: Date };
+type FailedRequest = {
+  id: CollectionRequestId;
+  phoneNumber: string;
+  amount: string;
+  currency: string;
+  errorMessage: string | null;
+  modified: Date;
+};
 type FailingDelivery = {
-  id: DeliveryId; webhookId: WebhookId; eventId: EventId; eventType: string; status: string; target: string;
-  lastAttemptAt: Date | null; lastStatusCode: number | null; lastError: string | null;
+  id: DeliveryId;
+  webhookId: WebhookId;
+  eventId: EventId;
+  eventType: string;
+  status: string;
+  target: string;
+  lastAttemptAt: Date | null;
+  lastStatusCode: number | null;
+  lastError: string | null;
 };
 
 /** The latest failed requests, and deliveries that failed for good or whose last attempt failed (still retrying). */
-export async function recentFailures(sql: Sql, organizationId: OrganizationId, limit = 5): Promise<{ requests: FailedRequest[]; deliveries: FailingDelivery[] }> {
+export async function recentFailures(
+  sql: Sql,
+  organizationId: OrganizationId,
+  limit = 5,
+): Promise<{ requests: FailedRequest[]; deliveries: FailingDelivery[] }> {
   const { owned } = tenantScope(sql, organizationId);
   const [requests, deliveries] = await Promise.all([
     sql<FailedRequest[]>`

@@ -11,12 +11,30 @@ import type { Queryable, Sql } from '../db';
 import { RefusedError, fieldErrors, type FieldErrors } from '../domain/errors';
 import type { OrganizationId, PaymentId } from '../domain/ids';
 import {
-  REQUIRED, amountField, booleanField, choiceMessage, dateField, filterDate, filterPhoneNumber, integerField, metadata, optionalText, phoneNumber,
-  requestDate, text,
+  REQUIRED,
+  amountField,
+  booleanField,
+  choiceMessage,
+  dateField,
+  filterDate,
+  filterPhoneNumber,
+  integerField,
+  metadata,
+  optionalText,
+  phoneNumber,
+  requestDate,
+  text,
 } from '../domain/input';
 import { SUPPORTED_CURRENCIES } from '../domain/money';
 import {
-  CANCELLABLE_PAYMENT_STATES, PAYMENT_STATES, PAYMENT_TYPES, serializePayment, type PaymentResource, type PaymentRow, type PaymentState, type PaymentTransaction,
+  CANCELLABLE_PAYMENT_STATES,
+  PAYMENT_STATES,
+  PAYMENT_TYPES,
+  serializePayment,
+  type PaymentResource,
+  type PaymentRow,
+  type PaymentState,
+  type PaymentTransaction,
 } from '../domain/money-out';
 import { moneyNetwork } from '../domain/networks';
 import { checkCallbackUrl } from '../domain/urls';
@@ -50,13 +68,17 @@ async function transactionsOf(sql: Queryable, paymentIds: PaymentId[]): Promise<
   const rows = await sql<(PaymentTransaction & { paymentId: PaymentId })[]>`
     select id, type, amount::text as amount, created, payment_id as "paymentId" from transactions
     where payment_id in ${sql(paymentIds)} order by id`;
-  for (const { paymentId, ...transaction } of rows) byPayment.set(paymentId, [...(byPayment.get(paymentId) ?? []), transaction]);
+  for (const { paymentId, ...transaction } of rows)
+    byPayment.set(paymentId, [...(byPayment.get(paymentId) ?? []), transaction]);
   return byPayment;
 }
 
 /** Payments as the API shows them (docs/api.md#payments-wallets-and-reversals-money-out), with their transactions. */
 export async function paymentResources(sql: Queryable, payments: readonly PaymentRow[]): Promise<PaymentResource[]> {
-  const transactions = await transactionsOf(sql, payments.map((payment) => payment.id));
+  const transactions = await transactionsOf(
+    sql,
+    payments.map((payment) => payment.id),
+  );
   return payments.map((payment) => serializePayment(payment, transactions.get(payment.id) ?? []));
 }
 
@@ -68,7 +90,12 @@ export async function findPayment(sql: Queryable, id: PaymentId): Promise<Paymen
 /** The `payment.status.changed` event of the payment as it now is, in the caller's transaction. */
 async function recordStateEvent(tx: Queryable, payment: PaymentRow, author: number | null): Promise<RecordedEvent> {
   const [resource] = await paymentResources(tx, [payment]);
-  return await recordEvent(tx, { organizationId: payment.organizationId, type: 'payment.status.changed', data: resource!, author });
+  return await recordEvent(tx, {
+    organizationId: payment.organizationId,
+    type: 'payment.status.changed',
+    data: resource!,
+    author,
+  });
 }
 
 export type NewPayment = {
@@ -98,7 +125,11 @@ type CreatedPayment = { payment: PaymentRow; events: RecordedEvent[] };
  * (InsufficientFundsError when the wallet does not hold it: nothing is written), the callback URL
  * bound to it, and its first `payment.status.changed` event.
  */
-export async function createPaymentIn(tx: Queryable, input: NewPayment, options: { startedByBatch?: boolean } = {}): Promise<CreatedPayment> {
+export async function createPaymentIn(
+  tx: Queryable,
+  input: NewPayment,
+  options: { startedByBatch?: boolean } = {},
+): Promise<CreatedPayment> {
   const events: RecordedEvent[] = [];
   const { contact: contactRow, event: contactEvent } = await upsertContactIn(tx, input);
   if (contactEvent) events.push(contactEvent);
@@ -120,7 +151,8 @@ export async function createPaymentIn(tx: Queryable, input: NewPayment, options:
     description: `Payment ${payment!.id} to ${input.phoneNumber}`,
     paymentId: payment!.id,
   });
-  if (reserved === null) throw new InsufficientFundsError(`The ${input.currency} wallet does not hold ${input.amount}.`);
+  if (reserved === null)
+    throw new InsufficientFundsError(`The ${input.currency} wallet does not hold ${input.amount}.`);
   if (input.callbackUrl !== null) {
     await tx`insert into webhooks (organization_id, user_id, event, target, payment_id)
              values (${input.organizationId}, ${input.author}, 'payment.status.changed', ${input.callbackUrl}, ${payment!.id})`;
@@ -143,7 +175,12 @@ async function changeState(
   paymentId: PaymentId,
   from: readonly PaymentState[],
   to: PaymentState,
-  set: { lastError?: string | null; remoteTransactionId?: string | null; rejected?: { reason: string; by: string }; cancelled?: { reason: string | null; by: number | null } },
+  set: {
+    lastError?: string | null;
+    remoteTransactionId?: string | null;
+    rejected?: { reason: string; by: string };
+    cancelled?: { reason: string | null; by: number | null };
+  },
   release: boolean,
   merchant: MerchantRequest | null = null,
 ): Promise<StateChange | null> {
@@ -184,21 +221,47 @@ async function changeState(
 }
 
 /** The workflow hands the payment to the network: `processing`. Null when it was cancelled (or moved on) first. */
-export const beginPayment = (sql: Sql, paymentId: PaymentId) => changeState(sql, paymentId, CANCELLABLE_PAYMENT_STATES, 'processing', {}, false);
+export const beginPayment = (sql: Sql, paymentId: PaymentId) =>
+  changeState(sql, paymentId, CANCELLABLE_PAYMENT_STATES, 'processing', {}, false);
 
-export type PayoutOutcome = { status: 'completed'; remoteTransactionId: string } | { status: 'rejected' | 'failed'; error: string; remoteTransactionId: string | null };
+export type PayoutOutcome =
+  | { status: 'completed'; remoteTransactionId: string }
+  | { status: 'rejected' | 'failed'; error: string; remoteTransactionId: string | null };
 
 /** What the network made of it: `completed`, or `rejected` / `processed_with_errors` with the amount given back. */
 export function finishPayment(sql: Sql, paymentId: PaymentId, outcome: PayoutOutcome): Promise<StateChange | null> {
   if (outcome.status === 'completed') {
-    return changeState(sql, paymentId, ['processing'], 'completed', { remoteTransactionId: outcome.remoteTransactionId, lastError: null }, false);
+    return changeState(
+      sql,
+      paymentId,
+      ['processing'],
+      'completed',
+      { remoteTransactionId: outcome.remoteTransactionId, lastError: null },
+      false,
+    );
   }
   if (outcome.status === 'rejected') {
-    return changeState(sql, paymentId, ['processing'], 'rejected', {
-      lastError: outcome.error, remoteTransactionId: outcome.remoteTransactionId, rejected: { reason: outcome.error, by: 'network' },
-    }, true);
+    return changeState(
+      sql,
+      paymentId,
+      ['processing'],
+      'rejected',
+      {
+        lastError: outcome.error,
+        remoteTransactionId: outcome.remoteTransactionId,
+        rejected: { reason: outcome.error, by: 'network' },
+      },
+      true,
+    );
   }
-  return changeState(sql, paymentId, ['processing'], 'processed_with_errors', { lastError: outcome.error, remoteTransactionId: outcome.remoteTransactionId }, true);
+  return changeState(
+    sql,
+    paymentId,
+    ['processing'],
+    'processed_with_errors',
+    { lastError: outcome.error, remoteTransactionId: outcome.remoteTransactionId },
+    true,
+  );
 }
 
 /**
@@ -206,35 +269,60 @@ export function finishPayment(sql: Sql, paymentId: PaymentId, outcome: PayoutOut
  * otherwise). The workflow, woken by a signal or at its start date, finds it cancelled and ends.
  */
 async function cancelPayment(
-  sql: Sql, paymentId: PaymentId, canceller: Actor, reason: string | null, duplicateCheck: DuplicateCheck | null,
+  sql: Sql,
+  paymentId: PaymentId,
+  canceller: Actor,
+  reason: string | null,
+  duplicateCheck: DuplicateCheck | null,
 ): Promise<StateChange> {
   const cancelled = { reason, by: canceller.userId };
-  const change = await changeState(sql, paymentId, CANCELLABLE_PAYMENT_STATES, 'cancelled', { cancelled }, true, { actor: canceller, duplicateCheck });
+  const change = await changeState(sql, paymentId, CANCELLABLE_PAYMENT_STATES, 'cancelled', { cancelled }, true, {
+    actor: canceller,
+    duplicateCheck,
+  });
   if (change === null) {
     const current = await findPayment(sql, paymentId);
-    throw new NotCancellableError(`A ${current?.state ?? 'missing'} payment cannot be cancelled: only new and scheduled payments can.`);
+    throw new NotCancellableError(
+      `A ${current?.state ?? 'missing'} payment cannot be cancelled: only new and scheduled payments can.`,
+    );
   }
   return change;
 }
 
 /** One page of an organization's payments matching the filters, newest first, with the total count. */
-export async function listPayments(sql: Sql, organizationId: OrganizationId, filters: PaymentFilterValues, page: PageWindow): Promise<ListPage<PaymentRow>> {
-  return await tenantScope(sql, organizationId).listPage<PaymentRow>({
-    columns: sql.unsafe(PAYMENT_COLUMNS),
-    from: sql`payments`,
-    filters: sql`
+export async function listPayments(
+  sql: Sql,
+  organizationId: OrganizationId,
+  filters: PaymentFilterValues,
+  page: PageWindow,
+): Promise<ListPage<PaymentRow>> {
+  return await tenantScope(sql, organizationId).listPage<PaymentRow>(
+    {
+      columns: sql.unsafe(PAYMENT_COLUMNS),
+      from: sql`payments`,
+      filters: sql`
       ${filters.state !== undefined ? sql`and state = ${filters.state}` : sql``}
       ${filters.currency !== undefined ? sql`and currency = ${filters.currency}` : sql``}
       ${filters.phonenumber !== undefined ? sql`and phone_number = ${filters.phonenumber}` : sql``}
       ${timeRange(sql, 'created', filters.created_after, filters.created_before)}
       ${timeRange(sql, 'modified', filters.modified_after, filters.modified_before)}`,
-    orderBy: sql`order by created desc, id desc`,
-  }, page);
+      orderBy: sql`order by created desc, id desc`,
+    },
+    page,
+  );
 }
 
 /** The organization's payment `id` (403 when another organization's, 404 when none). */
-export async function findOwnPayment(sql: Queryable, organizationId: OrganizationId, id: PaymentId): Promise<PaymentRow> {
-  return await tenantScope(sql, organizationId).ownRow<PaymentRow>({ table: 'payments', id, columns: sql.unsafe(PAYMENT_COLUMNS) });
+export async function findOwnPayment(
+  sql: Queryable,
+  organizationId: OrganizationId,
+  id: PaymentId,
+): Promise<PaymentRow> {
+  return await tenantScope(sql, organizationId).ownRow<PaymentRow>({
+    table: 'payments',
+    id,
+    columns: sql.unsafe(PAYMENT_COLUMNS),
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -245,15 +333,32 @@ export const PaymentCreate = v.object(
   {
     phonenumber: phoneNumber,
     amount: amountField,
-    currency: v.pipe(text(3), v.transform((value) => value.toUpperCase()), v.picklist(SUPPORTED_CURRENCIES, choiceMessage)),
+    currency: v.pipe(
+      text(3),
+      v.transform((value) => value.toUpperCase()),
+      v.picklist(SUPPORTED_CURRENCIES, choiceMessage),
+    ),
     // Required, as the provider's recorded service requires it (a missing one is named beside the other missing fields).
     description: text(255),
-    payment_type: v.optional(v.pipe(text(20), v.transform((value) => value.toLowerCase()), v.picklist(PAYMENT_TYPES, choiceMessage)), 'money'),
+    payment_type: v.optional(
+      v.pipe(
+        text(20),
+        v.transform((value) => value.toLowerCase()),
+        v.picklist(PAYMENT_TYPES, choiceMessage),
+      ),
+      'money',
+    ),
     callback_url: optionalText(2000),
     metadata,
     first_name: optionalText(100),
     last_name: optionalText(100),
-    account: v.optional(v.pipe(v.union([v.literal(''), v.null(), integerField(1)], 'A valid integer is required.'), v.transform((value) => (value === '' ? null : value))), null),
+    account: v.optional(
+      v.pipe(
+        v.union([v.literal(''), v.null(), integerField(1)], 'A valid integer is required.'),
+        v.transform((value) => (value === '' ? null : value)),
+      ),
+      null,
+    ),
     send_sms_message: booleanField(false),
     start_date: dateField,
   },
@@ -263,7 +368,12 @@ export type PaymentInput = v.InferOutput<typeof PaymentCreate>;
 
 export const PaymentFilters = v.object({
   state: v.optional(v.picklist(PAYMENT_STATES, choiceMessage)),
-  currency: v.optional(v.pipe(v.string(), v.transform((value) => value.toUpperCase()))),
+  currency: v.optional(
+    v.pipe(
+      v.string(),
+      v.transform((value) => value.toUpperCase()),
+    ),
+  ),
   phonenumber: filterPhoneNumber,
   created_after: filterDate,
   created_before: filterDate,
@@ -274,7 +384,6 @@ type PaymentFilterValues = v.InferOutput<typeof PaymentFilters>;
 
 export const PaymentCancel = v.object({ reason: optionalText(255) });
 
-
 /** A payment's parameters checked together, ready to write: the row's values, or field errors. */
 type CheckedPayment = { errors: FieldErrors; fields: Omit<NewPayment, 'organizationId' | 'author'> | null };
 
@@ -284,22 +393,39 @@ type CheckedPayment = { errors: FieldErrors; fields: Omit<NewPayment, 'organizat
  * write, or field errors. The single payment and every row of a batch are checked by this one rule.
  */
 export function checkPayment(
-  { config, networks }: Pick<ServiceDeps, 'config' | 'networks'>, input: PaymentInput, wallets: readonly { id: number }[], now: Date,
+  { config, networks }: Pick<ServiceDeps, 'config' | 'networks'>,
+  input: PaymentInput,
+  wallets: readonly { id: number }[],
+  now: Date,
 ): CheckedPayment {
-  const { network, errors } = moneyNetwork(input.phonenumber, input.currency, input.amount, networks.connections, 'payment');
-  if (errors.phonenumber) errors.phonenumber = errors.phonenumber.map((problem) => problem.replace('collections need', 'payments need'));
+  const { network, errors } = moneyNetwork(
+    input.phonenumber,
+    input.currency,
+    input.amount,
+    networks.connections,
+    'payment',
+  );
+  if (errors.phonenumber)
+    errors.phonenumber = errors.phonenumber.map((problem) => problem.replace('collections need', 'payments need'));
   let callbackUrl: string | null = null;
   if (input.callback_url !== null) {
-    const checked = checkCallbackUrl(input.callback_url, { sandbox: config.sandbox, allowHttp: false, subject: 'Callback URLs' });
+    const checked = checkCallbackUrl(input.callback_url, {
+      sandbox: config.sandbox,
+      allowHttp: false,
+      subject: 'Callback URLs',
+    });
     if (checked.problem !== undefined) errors.callback_url = [checked.problem];
     else callbackUrl = checked.url;
   }
-  const startDate = input.start_date === null ? null : requestDate(errors, 'start_date', input.start_date, now, '2 hours');
+  const startDate =
+    input.start_date === null ? null : requestDate(errors, 'start_date', input.start_date, now, '2 hours');
   const wallet = input.account === null ? wallets[0] : wallets.find((candidate) => candidate.id === input.account);
   if (wallet === undefined) {
-    errors[input.account === null ? 'currency' : 'account'] = [input.account === null
-      ? `Your organization has no active ${input.currency} wallet.`
-      : `No active ${input.currency} wallet with id ${input.account} belongs to your organization.`];
+    errors[input.account === null ? 'currency' : 'account'] = [
+      input.account === null
+        ? `Your organization has no active ${input.currency} wallet.`
+        : `No active ${input.currency} wallet with id ${input.account} belongs to your organization.`,
+    ];
   }
   if (Object.keys(errors).length > 0) return { errors, fields: null };
   return {
@@ -324,7 +450,9 @@ export function checkPayment(
 
 /** A refused debit as the API says it: 400 `insufficient funds: ...`. */
 function refusedForFunds(error: unknown): unknown {
-  return error instanceof InsufficientFundsError ? new RefusedError(`insufficient funds: ${error.message}`, { cause: error }) : error;
+  return error instanceof InsufficientFundsError
+    ? new RefusedError(`insufficient funds: ${error.message}`, { cause: error })
+    : error;
 }
 
 /**
@@ -340,19 +468,36 @@ export async function createPayment(
   input: PaymentInput,
   duplicateCheck: DuplicateCheck | null,
 ): Promise<PaymentResource> {
-  const { errors, fields } = checkPayment({ config, networks }, input, await activeWallets(sql, creator.organizationId, input.currency), new Date());
+  const { errors, fields } = checkPayment(
+    { config, networks },
+    input,
+    await activeWallets(sql, creator.organizationId, input.currency),
+    new Date(),
+  );
   if (fields === null) throw fieldErrors(errors);
   let created;
   try {
-    created = await writeOnce(sql, creator, duplicateCheck, (tx) => createPaymentIn(tx, { organizationId: creator.organizationId, author: creator.userId, ...fields }),
-      (result) => ({ type: 'payment', id: result.payment.id }));
+    created = await writeOnce(
+      sql,
+      creator,
+      duplicateCheck,
+      (tx) => createPaymentIn(tx, { organizationId: creator.organizationId, author: creator.userId, ...fields }),
+      (result) => ({ type: 'payment', id: result.payment.id }),
+    );
   } catch (error) {
     throw refusedForFunds(error);
   }
   const { payment } = created;
-  await launcher.afterCommit({ payments: [{ id: payment.id, organizationId: payment.organizationId, startDate: payment.startDate }] });
+  await launcher.afterCommit({
+    payments: [{ id: payment.id, organizationId: payment.organizationId, startDate: payment.startDate }],
+  });
   recordPaymentState(payment.state);
-  recordWalletMovement({ type: 'mobile_payment', direction: 'debit', currency: payment.currency, amount: payment.amount });
+  recordWalletMovement({
+    type: 'mobile_payment',
+    direction: 'debit',
+    currency: payment.currency,
+    amount: payment.amount,
+  });
   const [resource] = await paymentResources(sql, [payment]);
   return resource!;
 }
@@ -375,9 +520,12 @@ export async function cancelOwnPayment(
   }
   await launcher.signalPaymentCancelled(payment.id).catch(() => {});
   recordPaymentState('cancelled');
-  recordWalletMovement({ type: 'payment_release', direction: 'credit', currency: payment.currency, amount: payment.amount });
+  recordWalletMovement({
+    type: 'payment_release',
+    direction: 'credit',
+    currency: payment.currency,
+    amount: payment.amount,
+  });
   const [resource] = await paymentResources(sql, [change.payment]);
   return resource!;
 }
-
-

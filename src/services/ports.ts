@@ -21,8 +21,11 @@ export type PaymentBatchToStart = { id: PaymentBatchId; organizationId: Organiza
 type EachMovement<Rows extends Record<MovementOutboxKind, { id: number }>> = Rows;
 
 /** The row each kind of the outbox (./outbox.ts) hands the start of its workflow. */
-export type OutboxRows = { requests: CollectionRequestRow }
-  & EachMovement<{ payments: PaymentToStart; reversals: ReversalToStart; paymentBatches: PaymentBatchToStart }>;
+export type OutboxRows = { requests: CollectionRequestRow } & EachMovement<{
+  payments: PaymentToStart;
+  reversals: ReversalToStart;
+  paymentBatches: PaymentBatchToStart;
+}>;
 export type OutboxKind = keyof OutboxRows;
 export type OutboxRow<K extends OutboxKind> = OutboxRows[K];
 
@@ -40,7 +43,10 @@ export interface Launcher {
   /** A saved request's workflow, and its subscription's when it has one; true when this call started it. */
   startCollectionRequest(request: CollectionRequestRow): Promise<boolean>;
   /** The workflow of a payment a network reported (`confirm`: its operator's status query confirms it first). */
-  startIncomingCollection(payment: IncomingPaymentInput, options?: { confirm?: boolean }): Promise<{ workflowId: string; duplicate: boolean }>;
+  startIncomingCollection(
+    payment: IncomingPaymentInput,
+    options?: { confirm?: boolean },
+  ): Promise<{ workflowId: string; duplicate: boolean }>;
   /** The webhook delivery pool's dispatchers, started where one is not running; how many were started. */
   ensureWebhookDispatchers(): Promise<number>;
   startPayment(payment: PaymentToStart): Promise<boolean>;
@@ -59,7 +65,12 @@ export interface Launcher {
 }
 
 /** The registered name on a number, as the network's look-up gave it (instant verification). */
-export type NameLookup = { nameOnNetwork: string; nationalId: string | null; nationalIdType: string; registered: boolean };
+export type NameLookup = {
+  nameOnNetwork: string;
+  nationalId: string | null;
+  nationalIdType: string;
+  registered: boolean;
+};
 
 /** What the application asks of the mobile networks for its validation and for contacts. */
 export interface NetworkPort {

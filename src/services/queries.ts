@@ -34,7 +34,9 @@ async function listPage<T extends object>(
 ): Promise<ListPage<T>> {
   const [[total], rows] = await Promise.all([
     sql<{ count: number }[]>`select count(*)::int as count from ${query.from} ${query.where}`,
-    sql<T[]>`select ${query.columns} from ${query.from} ${query.where} ${query.orderBy} limit ${page.limit} offset ${page.offset}`,
+    sql<
+      T[]
+    >`select ${query.columns} from ${query.from} ${query.where} ${query.orderBy} limit ${page.limit} offset ${page.offset}`,
   ]);
   return { count: total?.count ?? 0, rows: rows as unknown as T[] };
 }
@@ -46,7 +48,10 @@ async function listPage<T extends object>(
  */
 async function notOwned(sql: Queryable, table: string, id: number, visible?: Fragment): Promise<never> {
   // Another organization's row is outside the caller's tenant boundary: whether it exists is asked across organizations.
-  const [found] = await acrossOrganizations(sql, (outside) => outside<{ id: number }[]>`select id from ${outside(table)} where id = ${id} ${visible ?? outside``}`);
+  const [found] = await acrossOrganizations(
+    sql,
+    (outside) => outside<{ id: number }[]>`select id from ${outside(table)} where id = ${id} ${visible ?? outside``}`,
+  );
   throw found ? new ForbiddenError() : new NotFoundError();
 }
 
@@ -82,16 +87,22 @@ type ScopedRow = {
  */
 export function tenantScope(sql: Queryable, organizationId: OrganizationId) {
   const owned = (alias?: string): Fragment =>
-    alias === undefined ? sql`organization_id = ${organizationId}` : sql`${sql.unsafe(alias)}.organization_id = ${organizationId}`;
+    alias === undefined
+      ? sql`organization_id = ${organizationId}`
+      : sql`${sql.unsafe(alias)}.organization_id = ${organizationId}`;
   return {
     owned,
     listPage: async <T extends object>(query: ScopedList, page: PageWindow): Promise<ListPage<T>> =>
-      await listPage<T>(sql, {
-        columns: query.columns,
-        from: query.from,
-        where: sql`where ${owned(query.alias)} ${query.filters ?? sql``}`,
-        orderBy: query.orderBy,
-      }, page),
+      await listPage<T>(
+        sql,
+        {
+          columns: query.columns,
+          from: query.from,
+          where: sql`where ${owned(query.alias)} ${query.filters ?? sql``}`,
+          orderBy: query.orderBy,
+        },
+        page,
+      ),
     ownRow: async <T extends object>(query: ScopedRow): Promise<T> => {
       const { from, row, owner } = query.through ?? { from: sql(query.table), row: undefined, owner: undefined };
       const idColumn = row === undefined ? sql`id` : sql.unsafe(`${row}.id`);

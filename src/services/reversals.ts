@@ -10,7 +10,13 @@ import type { Queryable, Sql } from '../db';
 import { InputError } from '../domain/errors';
 import type { CollectionId, CollectionRequestId, OrganizationId, ReversalId, UserId } from '../domain/ids';
 import { REQUIRED, choiceMessage, filterId, integerField, optionalText } from '../domain/input';
-import { REVERSAL_STATES, serializeReversal, type ReversalResource, type ReversalRow, type ReversalState } from '../domain/money-out';
+import {
+  REVERSAL_STATES,
+  serializeReversal,
+  type ReversalResource,
+  type ReversalRow,
+  type ReversalState,
+} from '../domain/money-out';
 import { recordWalletMovement } from '../telemetry/metrics';
 import type { OrganizationActor, ServiceDeps } from './deps';
 import { changeRequestStatusIn } from './collection-requests';
@@ -46,34 +52,54 @@ async function createReversal(
   input: { collectionId: CollectionId; reason: string | null },
   duplicateCheck: DuplicateCheck | null = null,
 ): Promise<ReversalRow> {
-  return (await writeOnce(sql, requester, duplicateCheck, async (tx) => {
-    const [collection] = await tx<{ id: CollectionId; status: string; amount: string; currency: string; phoneNumber: string; network: string; remoteTransactionId: string }[]>`
+  return (await writeOnce(
+    sql,
+    requester,
+    duplicateCheck,
+    async (tx) => {
+      const [collection] = await tx<
+        {
+          id: CollectionId;
+          status: string;
+          amount: string;
+          currency: string;
+          phoneNumber: string;
+          network: string;
+          remoteTransactionId: string;
+        }[]
+      >`
       select id, status, amount::text as amount, currency, phone_number as "phoneNumber", network, remote_transaction_id as "remoteTransactionId"
       from collections where id = ${input.collectionId} and ${tenantScope(tx, requester.organizationId).owned()} for update`;
-    if (!collection) throw new ReversalRefused('No collection of your organization has this id.');
-    if (collection.status !== 'successful') throw new ReversalRefused(`A ${collection.status} collection cannot be reversed: only successful ones can.`);
-    const [earlier] = await tx<{ id: number }[]>`select id from reversals where collection_id = ${collection.id}`;
-    if (earlier) throw new ReversalRefused(`This collection was reversed already (reversal ${earlier.id}).`);
-    const [credit] = await tx<{ accountId: number }[]>`
+      if (!collection) throw new ReversalRefused('No collection of your organization has this id.');
+      if (collection.status !== 'successful')
+        throw new ReversalRefused(`A ${collection.status} collection cannot be reversed: only successful ones can.`);
+      const [earlier] = await tx<{ id: number }[]>`select id from reversals where collection_id = ${collection.id}`;
+      if (earlier) throw new ReversalRefused(`This collection was reversed already (reversal ${earlier.id}).`);
+      const [credit] = await tx<{ accountId: number }[]>`
       select account_id as "accountId" from transactions where collection_id = ${collection.id} and type = 'mobile_collection'`;
-    if (!credit) throw new ReversalRefused('This collection credited no wallet, so there is nothing to send back.');
-    const [reversal] = await tx<ReversalRow[]>`
+      if (!credit) throw new ReversalRefused('This collection credited no wallet, so there is nothing to send back.');
+      const [reversal] = await tx<ReversalRow[]>`
       insert into reversals (organization_id, collection_id, account_id, amount, currency, phone_number, network, reason, author)
       values (${requester.organizationId}, ${collection.id}, ${credit.accountId}, ${collection.amount}, ${collection.currency},
               ${collection.phoneNumber}, ${collection.network}, ${input.reason}, ${requester.userId})
       returning ${tx.unsafe(REVERSAL_COLUMNS)}`;
-    const debited = await moveMoney(tx, {
-      accountId: credit.accountId,
-      amount: debit(collection.amount),
-      currency: collection.currency,
-      type: 'reversal',
-      description: `Collection ${collection.remoteTransactionId} sent back to ${collection.phoneNumber}`,
-      collectionId: collection.id,
-      reversalId: reversal!.id,
-    });
-    if (!debited) throw new ReversalRefused(`The wallet no longer holds the ${collection.amount} ${collection.currency} this collection credited.`);
-    return reversal!;
-  }, (reversal) => ({ type: 'reversal', id: reversal.id }))) as ReversalRow;
+      const debited = await moveMoney(tx, {
+        accountId: credit.accountId,
+        amount: debit(collection.amount),
+        currency: collection.currency,
+        type: 'reversal',
+        description: `Collection ${collection.remoteTransactionId} sent back to ${collection.phoneNumber}`,
+        collectionId: collection.id,
+        reversalId: reversal!.id,
+      });
+      if (!debited)
+        throw new ReversalRefused(
+          `The wallet no longer holds the ${collection.amount} ${collection.currency} this collection credited.`,
+        );
+      return reversal!;
+    },
+    (reversal) => ({ type: 'reversal', id: reversal.id }),
+  )) as ReversalRow;
 }
 
 type ReversalChange = { reversal: ReversalRow; events: RecordedEvent[] };
@@ -82,7 +108,11 @@ type ReversalChange = { reversal: ReversalRow; events: RecordedEvent[] };
  * What the network made of a reversal: `completed`, with the paid request now `reversed` (row and
  * event); or `failed`, with the amount given back to the wallet. Null when it was finished before.
  */
-export async function finishReversal(sql: Sql, reversalId: ReversalId, outcome: PayoutOutcome): Promise<ReversalChange | null> {
+export async function finishReversal(
+  sql: Sql,
+  reversalId: ReversalId,
+  outcome: PayoutOutcome,
+): Promise<ReversalChange | null> {
   return (await sql.begin(async (tx): Promise<ReversalChange | null> => {
     const state: ReversalState = outcome.status === 'completed' ? 'completed' : 'failed';
     const [reversal] = await tx<ReversalRow[]>`
@@ -104,7 +134,9 @@ export async function finishReversal(sql: Sql, reversalId: ReversalId, outcome: 
       });
       if (!released) throw new Error(`reversal ${reversal.id}: the release could not be credited`);
     } else {
-      const [request] = await tx<{ id: CollectionRequestId }[]>`select collection_request_id as id from collections where id = ${reversal.collectionId}`;
+      const [request] = await tx<
+        { id: CollectionRequestId }[]
+      >`select collection_request_id as id from collections where id = ${reversal.collectionId}`;
       if (request?.id) {
         const reversed = await changeRequestStatusIn(tx, { requestId: request.id, status: 'reversed' });
         if (reversed) events.push(reversed);
@@ -117,7 +149,16 @@ export async function finishReversal(sql: Sql, reversalId: ReversalId, outcome: 
 // ---------------------------------------------------------------------------------------------
 // Reversals as the API, the console and the admin CLI make and read them
 
-export const ReversalCreate = v.object({ collection: v.pipe(integerField(1), v.transform((id) => id as CollectionId)), reason: optionalText(255) }, REQUIRED);
+export const ReversalCreate = v.object(
+  {
+    collection: v.pipe(
+      integerField(1),
+      v.transform((id) => id as CollectionId),
+    ),
+    reason: optionalText(255),
+  },
+  REQUIRED,
+);
 type ReversalParams = v.InferOutput<typeof ReversalCreate>;
 
 export const ReversalFilters = v.object({
@@ -139,7 +180,12 @@ export async function reverseCollection(
 ): Promise<ReversalResource> {
   let reversal;
   try {
-    reversal = await createReversal(sql, requester, { collectionId: input.collection, reason: input.reason }, duplicateCheck);
+    reversal = await createReversal(
+      sql,
+      requester,
+      { collectionId: input.collection, reason: input.reason },
+      duplicateCheck,
+    );
   } catch (error) {
     if (error instanceof ReversalRefused) throw new InputError({ collection: [error.message] }, { cause: error });
     throw error;
@@ -150,18 +196,34 @@ export async function reverseCollection(
 }
 
 /** One page of an organization's reversals, newest first, with the total count. */
-export async function listReversals(sql: Sql, organizationId: OrganizationId, filters: ReversalFilterValues, page: PageWindow): Promise<ListPage<ReversalRow>> {
-  return await tenantScope(sql, organizationId).listPage<ReversalRow>({
-    columns: sql.unsafe(REVERSAL_COLUMNS),
-    from: sql`reversals`,
-    filters: sql`
+export async function listReversals(
+  sql: Sql,
+  organizationId: OrganizationId,
+  filters: ReversalFilterValues,
+  page: PageWindow,
+): Promise<ListPage<ReversalRow>> {
+  return await tenantScope(sql, organizationId).listPage<ReversalRow>(
+    {
+      columns: sql.unsafe(REVERSAL_COLUMNS),
+      from: sql`reversals`,
+      filters: sql`
       ${filters.state !== undefined ? sql`and state = ${filters.state}` : sql``}
       ${filters.collection !== undefined ? sql`and collection_id = ${filters.collection}` : sql``}`,
-    orderBy: sql`order by created desc, id desc`,
-  }, page);
+      orderBy: sql`order by created desc, id desc`,
+    },
+    page,
+  );
 }
 
 /** The organization's reversal `id` (403 when another organization's, 404 when none). */
-export async function findOwnReversal(sql: Queryable, organizationId: OrganizationId, id: ReversalId): Promise<ReversalRow> {
-  return await tenantScope(sql, organizationId).ownRow<ReversalRow>({ table: 'reversals', id, columns: sql.unsafe(REVERSAL_COLUMNS) });
+export async function findOwnReversal(
+  sql: Queryable,
+  organizationId: OrganizationId,
+  id: ReversalId,
+): Promise<ReversalRow> {
+  return await tenantScope(sql, organizationId).ownRow<ReversalRow>({
+    table: 'reversals',
+    id,
+    columns: sql.unsafe(REVERSAL_COLUMNS),
+  });
 }

@@ -53,7 +53,10 @@ const COLUMNS = `network, route, operation, position, paused, faults_in_row as "
 const keyOf = (key: RouteKey) => `${key.network}\u0000${key.route}\u0000${key.operation}`;
 
 /** A row's state now. */
-function stateOf(row: Pick<RouteRow, 'paused' | 'availability' | 'leftUntil' | 'probeUntil'> | undefined, now = Date.now()): RouteState {
+function stateOf(
+  row: Pick<RouteRow, 'paused' | 'availability' | 'leftUntil' | 'probeUntil'> | undefined,
+  now = Date.now(),
+): RouteState {
   if (!row) return 'up';
   if (row.paused) return 'paused';
   if (row.availability === 'closed') return 'closed';
@@ -73,7 +76,10 @@ type Tally = RouteKey & { succeeded: number; faulted: number };
  * The routes' health as a process keeps it. `scope`: whose rows ('' for the whole service; a task
  * queue under NETWORK_ROUTES_SCOPE=task-queue); `onOutcome` sees each outcome (the metrics).
  */
-export function createRouteHealth(sql: Sql, options: { scope?: string; onOutcome?: (key: RouteKey, outcome: 'succeeded' | 'faulted') => void } = {}) {
+export function createRouteHealth(
+  sql: Sql,
+  options: { scope?: string; onOutcome?: (key: RouteKey, outcome: 'succeeded' | 'faulted') => void } = {},
+) {
   const scope = options.scope ?? '';
   let rows = new Map<string, RouteRow>();
   let readAt = 0;
@@ -153,7 +159,8 @@ export function createRouteHealth(sql: Sql, options: { scope?: string; onOutcome
       for (const { route, row } of ordered) {
         const state = stateOf(row);
         if (state === 'up') usable.push({ route, probe: false });
-        else if (state === 'probing' && await claimProbe({ network, route, operation })) usable.push({ route, probe: true });
+        else if (state === 'probing' && (await claimProbe({ network, route, operation })))
+          usable.push({ route, probe: true });
       }
       return usable;
     },
@@ -191,7 +198,10 @@ export function createRouteHealth(sql: Sql, options: { scope?: string; onOutcome
     },
 
     /** The aggregator's word on its providers (pawaPay's availability), per network and operation of one route. */
-    async setAvailability(route: string, states: readonly { network: string; operation: RouteOperation; availability: Availability }[]): Promise<void> {
+    async setAvailability(
+      route: string,
+      states: readonly { network: string; operation: RouteOperation; availability: Availability }[],
+    ): Promise<void> {
       if (states.length === 0) return;
       await sql`
         insert into network_routes as r (scope, network, route, operation, availability, availability_at)
@@ -240,9 +250,15 @@ export async function routeViews(sql: Queryable, routes: readonly RouteKey[], sc
     const count = countOf.get(keyOf(key));
     const outcomes = (count?.succeeded ?? 0) + (count?.faulted ?? 0);
     return {
-      ...key, index, position: row?.position ?? null, state: stateOf(row),
-      successRate: outcomes === 0 ? null : Math.round((count!.succeeded / outcomes) * 1000) / 1000, outcomes,
-      lastFault: row?.lastFault ?? null, lastFaultAt: row?.lastFaultAt ?? null, availability: row?.availability ?? null,
+      ...key,
+      index,
+      position: row?.position ?? null,
+      state: stateOf(row),
+      successRate: outcomes === 0 ? null : Math.round((count!.succeeded / outcomes) * 1000) / 1000,
+      outcomes,
+      lastFault: row?.lastFault ?? null,
+      lastFaultAt: row?.lastFaultAt ?? null,
+      availability: row?.availability ?? null,
     };
   });
   // Each network's routes for one operation, in the order they are tried.
@@ -252,12 +268,20 @@ export async function routeViews(sql: Queryable, routes: readonly RouteKey[], sc
     groups.set(group, [...(groups.get(group) ?? []), view]);
   }
   return [...groups.values()].flatMap((group) =>
-    group.sort((a, b) => (a.position ?? a.index) - (b.position ?? b.index) || a.index - b.index)
-      .map(({ index: _index, position: _position, ...view }, at) => ({ ...view, order: at + 1 })));
+    group
+      .sort((a, b) => (a.position ?? a.index) - (b.position ?? b.index) || a.index - b.index)
+      .map(({ index: _index, position: _position, ...view }, at) => ({ ...view, order: at + 1 })),
+  );
 }
 
 /** Sets the order of a network's routes for `operation` (both when null): `routes` first to last. */
-export async function orderRoutes(sql: Queryable, network: string, operation: RouteOperation | null, routes: readonly string[], scope = ''): Promise<void> {
+export async function orderRoutes(
+  sql: Queryable,
+  network: string,
+  operation: RouteOperation | null,
+  routes: readonly string[],
+  scope = '',
+): Promise<void> {
   for (const each of operation ? [operation] : (['collect', 'payout'] as const)) {
     for (const [position, route] of routes.entries()) {
       await sql`
@@ -268,7 +292,14 @@ export async function orderRoutes(sql: Queryable, network: string, operation: Ro
 }
 
 /** Pauses (or resumes) a route of a network for `operation` (both when null): an operator's manual switch. */
-export async function pauseRoute(sql: Queryable, network: string, route: string, operation: RouteOperation | null, paused: boolean, scope = ''): Promise<void> {
+export async function pauseRoute(
+  sql: Queryable,
+  network: string,
+  route: string,
+  operation: RouteOperation | null,
+  paused: boolean,
+  scope = '',
+): Promise<void> {
   for (const each of operation ? [operation] : (['collect', 'payout'] as const)) {
     await sql`
       insert into network_routes (scope, network, route, operation, paused) values (${scope}, ${network}, ${route}, ${each}, ${paused})
@@ -280,7 +311,9 @@ export async function pauseRoute(sql: Queryable, network: string, route: string,
  * A network's availability for one operation, as merchants see it: `operational` when its first
  * route is up, `degraded` when only a later route is, `down` when none is.
  */
-export function availabilityOf(views: readonly Pick<RouteView, 'order' | 'state'>[]): 'operational' | 'degraded' | 'down' {
+export function availabilityOf(
+  views: readonly Pick<RouteView, 'order' | 'state'>[],
+): 'operational' | 'degraded' | 'down' {
   const taking = views.filter((view) => view.state === 'up' || view.state === 'probing');
   if (taking.length === 0) return 'down';
   return taking.some((view) => view.order === 1 && view.state === 'up') ? 'operational' : 'degraded';

@@ -20,7 +20,10 @@ type SandboxPayment = {
 };
 
 /** The payment as first recorded under its transaction id (a repeat returns the first one). */
-export async function recordSandboxPayment(sql: Queryable, payment: SandboxPayment): Promise<{ reference: string; promptReference: string | null; created: Date }> {
+export async function recordSandboxPayment(
+  sql: Queryable,
+  payment: SandboxPayment,
+): Promise<{ reference: string; promptReference: string | null; created: Date }> {
   const [recorded] = await sql<{ reference: string; promptReference: string | null; created: Date }[]>`
     insert into sandbox_payments (remote_transaction_id, phone_number, amount, currency, reference, network, prompt_reference, created)
     values (${payment.remoteTransactionId}, ${payment.phoneNumber}, ${payment.amount}, ${payment.currency}, ${payment.reference}, ${payment.network},
@@ -31,7 +34,8 @@ export async function recordSandboxPayment(sql: Queryable, payment: SandboxPayme
 }
 
 export async function findSandboxPayment(
-  sql: Queryable, remoteTransactionId: string,
+  sql: Queryable,
+  remoteTransactionId: string,
 ): Promise<{ remoteTransactionId: string; amount: string; phoneNumber: string; created: Date } | undefined> {
   const [found] = await sql<{ remoteTransactionId: string; amount: string; phoneNumber: string; created: Date }[]>`
     select remote_transaction_id as "remoteTransactionId", amount::text as amount, phone_number as "phoneNumber", created
@@ -43,7 +47,15 @@ export type SandboxPayout = { outcome: string; remoteTransactionId: string; crea
 
 /** The payout as first recorded under its reference (a repeat returns the first one, outcome and time included). */
 export async function recordSandboxPayout(
-  sql: Queryable, payout: { reference: string; phoneNumber: string; amount: string; currency: string; outcome: string; remoteTransactionId: string },
+  sql: Queryable,
+  payout: {
+    reference: string;
+    phoneNumber: string;
+    amount: string;
+    currency: string;
+    outcome: string;
+    remoteTransactionId: string;
+  },
 ): Promise<SandboxPayout> {
   const [recorded] = await sql<SandboxPayout[]>`
     insert into sandbox_payouts (reference, phone_number, amount, currency, outcome, remote_transaction_id)
@@ -61,7 +73,8 @@ export async function findSandboxPayout(sql: Queryable, reference: string): Prom
 
 /** A text message the sandbox would have sent: once per request, kind and attempt. */
 export async function recordSandboxMessage(
-  sql: Queryable, message: { requestId: CollectionRequestId; kind: string; attempt: number; phoneNumber: string; text: string },
+  sql: Queryable,
+  message: { requestId: CollectionRequestId; kind: string; attempt: number; phoneNumber: string; text: string },
 ): Promise<void> {
   await sql`
     insert into sandbox_messages (request_id, kind, attempt, phone_number, text)
@@ -70,7 +83,11 @@ export async function recordSandboxMessage(
 }
 
 /** A merchant's rejection of a payment, as the sandbox network is told it (once per payment). */
-export async function recordSandboxRejection(sql: Queryable, remoteTransactionId: string, reason: string | null): Promise<void> {
+export async function recordSandboxRejection(
+  sql: Queryable,
+  remoteTransactionId: string,
+  reason: string | null,
+): Promise<void> {
   await sql`insert into sandbox_rejections (remote_transaction_id, reason) values (${remoteTransactionId}, ${reason})
             on conflict (remote_transaction_id) do nothing`;
 }

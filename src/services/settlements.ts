@@ -20,18 +20,25 @@ export const SETTLEMENT_MAX_LINES = 100_000;
 
 export const SettlementQuery = v.object({
   date: v.optional(SettlementDay),
-  network: v.optional(v.pipe(
-    v.string(),
-    v.description('Only this network (its name, any case: `MTN Uganda`, `Safaricom`, `Sandbox`, …).'),
-    v.transform((name) => networkByName(name.trim())?.name ?? name),
-    v.picklist(knownNetworks().map((network) => network.name), choiceMessage),
-  )),
-  currency: v.optional(v.pipe(
-    v.string(),
-    v.description(`Only this currency: ${listedCodes(SUPPORTED_CURRENCIES)}.`),
-    v.transform((code) => code.trim().toUpperCase()),
-    v.picklist(SUPPORTED_CURRENCIES, choiceMessage),
-  )),
+  network: v.optional(
+    v.pipe(
+      v.string(),
+      v.description('Only this network (its name, any case: `MTN Uganda`, `Safaricom`, `Sandbox`, …).'),
+      v.transform((name) => networkByName(name.trim())?.name ?? name),
+      v.picklist(
+        knownNetworks().map((network) => network.name),
+        choiceMessage,
+      ),
+    ),
+  ),
+  currency: v.optional(
+    v.pipe(
+      v.string(),
+      v.description(`Only this currency: ${listedCodes(SUPPORTED_CURRENCIES)}.`),
+      v.transform((code) => code.trim().toUpperCase()),
+      v.picklist(SUPPORTED_CURRENCIES, choiceMessage),
+    ),
+  ),
 });
 type SettlementQueryValues = v.InferOutput<typeof SettlementQuery>;
 
@@ -74,19 +81,24 @@ const FINAL_MOVEMENTS: { [Type in SettlementKind]: (sql: Queryable, day: Day) =>
 };
 
 const withReference = (line: SettlementLine): SettlementLine =>
-  (hasReferenceRule(line.type) ? { ...line, reference: movementReference(line.type, line.id) } : line);
+  hasReferenceRule(line.type) ? { ...line, reference: movementReference(line.type, line.id) } : line;
 
 /**
  * The report of one UTC day (default: today, so far). Each line's time is the moment it became
  * final (the rule of src/domain/settlements.ts): a collection's credit transaction, a payment's or
  * reversal's change to `completed`. Read in one statement, so one snapshot.
  */
-export async function settlementReport(sql: Queryable, scope: SettlementScope, query: SettlementQueryValues): Promise<Settlement> {
+export async function settlementReport(
+  sql: Queryable,
+  scope: SettlementScope,
+  query: SettlementQueryValues,
+): Promise<Settlement> {
   const asOf = (await sql<{ now: Date }[]>`select clock_timestamp() as now`)[0]!.now;
   const since = query.date ?? dayOf(asOf);
   const until = new Date(Math.max(since.getTime(), Math.min(nextDay(since).getTime(), asOf.getTime())));
   // The operator's report (`allOrganizations`) runs across every organization; a merchant's is scoped to its own.
-  const organization = (alias: string) => ('organizationId' in scope ? sql`and ${tenantScope(sql, scope.organizationId).owned(alias)}` : sql``);
+  const organization = (alias: string) =>
+    'organizationId' in scope ? sql`and ${tenantScope(sql, scope.organizationId).owned(alias)}` : sql``;
   const movements = Object.values(FINAL_MOVEMENTS).map((select) => select(sql, { since, until, organization }));
   const lines = await sql<SettlementLine[]>`
     select * from (${movements.reduce((union, part) => sql`${union} union all ${part}`)}) movements
@@ -96,7 +108,19 @@ export async function settlementReport(sql: Queryable, scope: SettlementScope, q
     order by network, currency, "finalAt", type, id
     limit ${SETTLEMENT_MAX_LINES + 1}`;
   if (lines.length > SETTLEMENT_MAX_LINES) {
-    throw fieldErrors({ date: [`The day holds more than ${SETTLEMENT_MAX_LINES} movements; a report lists at most that: ask for one network or currency at a time.`] });
+    throw fieldErrors({
+      date: [
+        `The day holds more than ${SETTLEMENT_MAX_LINES} movements; a report lists at most that: ask for one network or currency at a time.`,
+      ],
+    });
   }
-  return { day: since, since, until, asOf, network: query.network ?? null, currency: query.currency ?? null, lines: lines.map(withReference) };
+  return {
+    day: since,
+    since,
+    until,
+    asOf,
+    network: query.network ?? null,
+    currency: query.currency ?? null,
+    lines: lines.map(withReference),
+  };
 }

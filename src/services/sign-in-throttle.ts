@@ -53,7 +53,10 @@ async function lockedFor(sql: Sql, keys: ThrottleKey[]): Promise<number> {
  * Takes one slot of a key: a new window when the last one ended (or a lock ran out), else one more
  * attempt; a locked key takes none. Whether the attempt fits the limit, and when to come back if not.
  */
-async function takeSlot(sql: Sql, { key, limit }: ThrottleKey): Promise<{ taken: boolean; allowed: boolean; retryAfter: number }> {
+async function takeSlot(
+  sql: Sql,
+  { key, limit }: ThrottleKey,
+): Promise<{ taken: boolean; allowed: boolean; retryAfter: number }> {
   const [row] = await sql<{ attempts: number; locked: boolean; retryAfter: number }[]>`
     insert into sign_in_attempts as a (key, window_start, attempts) values (${key}, now(), 1)
     on conflict (key) do update set
@@ -110,5 +113,8 @@ export async function recordSignInFailure(sql: Sql, signIn: SignInKeys): Promise
 
 /** A correct password: the attempt was not a failure, so its slots are given back. */
 export async function forgiveSignInAttempt(sql: Sql, signIn: SignInKeys): Promise<void> {
-  await giveBack(sql, keysOf(signIn).map(({ key }) => key));
+  await giveBack(
+    sql,
+    keysOf(signIn).map(({ key }) => key),
+  );
 }

@@ -13,7 +13,14 @@ import { isDatabaseUnavailable } from '../db';
 export const OTHER_SWEEP_KINDS = ['retention-event', 'retention-duplicate-key', 'retention-audit-event'] as const;
 export type SweepKind = `outbox-${string}` | (typeof OTHER_SWEEP_KINDS)[number];
 
-type SweepFailure = { kind: SweepKind; rowId: number; error: string; attempts: number; firstFailedAt: Date; lastFailedAt: Date };
+type SweepFailure = {
+  kind: SweepKind;
+  rowId: number;
+  error: string;
+  attempts: number;
+  firstFailedAt: Date;
+  lastFailedAt: Date;
+};
 
 /** gRPC codes of a Temporal server that is down, overloaded or slow: DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED, UNAVAILABLE. */
 const TRANSIENT_GRPC_CODES = new Set([4, 8, 14]);
@@ -30,7 +37,8 @@ function isTransientError(error: unknown): boolean {
   return false;
 }
 
-const describe = (error: unknown): string => (error instanceof Error ? `${error.name}: ${error.message}` : String(error)).slice(0, 2000);
+const describe = (error: unknown): string =>
+  (error instanceof Error ? `${error.name}: ${error.message}` : String(error)).slice(0, 2000);
 
 export async function setAside(sql: Queryable, kind: SweepKind, rowId: number, error: unknown): Promise<void> {
   await sql`
@@ -94,9 +102,14 @@ export async function deleteInBatches(
       deleted += await deleteBatch(ids);
     } catch (error) {
       if (isTransientError(error)) throw error;
-      const one = await sweepEach(sql, kind, ids.map((id) => ({ id })), async ({ id }) => {
-        deleted += await deleteBatch([id]);
-      });
+      const one = await sweepEach(
+        sql,
+        kind,
+        ids.map((id) => ({ id })),
+        async ({ id }) => {
+          deleted += await deleteBatch([id]);
+        },
+      );
       setAsideCount += one.setAside;
     }
     onProgress(deleted);

@@ -57,7 +57,9 @@ async function countRequest(sql: Sql, key: string, windowSeconds: number): Promi
 const CALLBACK_ADDRESS_KEY = 'callback-address:';
 
 type CallbackLimits = { perAddress: number; perOperator: number; windowSeconds: number };
-type CallbackAdmission = { admitted: true } | { admitted: false; limit: 'address' | 'operator'; retryAfterSeconds: number };
+type CallbackAdmission =
+  | { admitted: true }
+  | { admitted: false; limit: 'address' | 'operator'; retryAfterSeconds: number };
 
 /**
  * Counts an operator callback against its source address, then, when the address is within its
@@ -67,17 +69,20 @@ type CallbackAdmission = { admitted: true } | { admitted: false; limit: 'address
  * window's addresses.
  */
 export async function admitOperatorCallback(
-  sql: Sql, input: { address: string; operator: string; limits: CallbackLimits },
+  sql: Sql,
+  input: { address: string; operator: string; limits: CallbackLimits },
 ): Promise<CallbackAdmission> {
   const { perAddress, perOperator, windowSeconds } = input.limits;
   const byAddress = await countRequest(sql, `${CALLBACK_ADDRESS_KEY}${input.address}`, windowSeconds);
-  if (byAddress.count > perAddress) return { admitted: false, limit: 'address', retryAfterSeconds: byAddress.retryAfterSeconds };
+  if (byAddress.count > perAddress)
+    return { admitted: false, limit: 'address', retryAfterSeconds: byAddress.retryAfterSeconds };
   const byOperator = await countRequest(sql, `callback-operator:${input.operator}`, windowSeconds);
   if (byOperator.count === 1) {
     await sql`delete from request_counters
               where starts_with(key, ${CALLBACK_ADDRESS_KEY}) and window_start < now() - make_interval(secs => ${windowSeconds})`;
   }
-  if (byOperator.count > perOperator) return { admitted: false, limit: 'operator', retryAfterSeconds: byOperator.retryAfterSeconds };
+  if (byOperator.count > perOperator)
+    return { admitted: false, limit: 'operator', retryAfterSeconds: byOperator.retryAfterSeconds };
   return { admitted: true };
 }
 

@@ -27,7 +27,10 @@ type UserRow = {
 const USER_COLUMNS = `id, organization_id as "organizationId", name, email, role, created`;
 
 export class UserInputError extends Error {
-  constructor(readonly field: 'email' | 'password' | 'name', message: string) {
+  constructor(
+    readonly field: 'email' | 'password' | 'name',
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -53,15 +56,20 @@ export async function createUser(sql: Sql, input: NewUser): Promise<UserRow> {
   if (name.length > 100) throw new UserInputError('name', 'Use at most 100 characters.');
   const passwordHash = await hashPassword(input.password);
   try {
-    const [user] = await writeAs(sql, input, (tx) => tx<UserRow[]>`
+    const [user] = await writeAs(
+      sql,
+      input,
+      (tx) => tx<UserRow[]>`
       insert into users (organization_id, name, email, password_hash, role)
       select id, ${name}, ${email}, ${passwordHash}, ${input.role}
       from organizations where id = ${input.organizationId}
-      returning ${tx.unsafe(USER_COLUMNS)}`);
+      returning ${tx.unsafe(USER_COLUMNS)}`,
+    );
     if (!user) throw new Error(`Organization ${input.organizationId} does not exist`);
     return user;
   } catch (error) {
-    if ((error as { code?: string }).code === '23505') throw new UserInputError('email', await takenEmailProblem(sql, input.organizationId, email));
+    if ((error as { code?: string }).code === '23505')
+      throw new UserInputError('email', await takenEmailProblem(sql, input.organizationId, email));
     throw error;
   }
 }
@@ -75,7 +83,9 @@ async function takenEmailProblem(sql: Queryable, organizationId: OrganizationId,
   const [own] = await sql<{ removed: boolean }[]>`
     select removed_at is not null as removed from users where email = ${email} and ${tenantScope(sql, organizationId).owned()}`;
   if (own === undefined) return 'This email cannot be used for a new user; use another address.';
-  return own.removed ? 'A removed user of your organization had this email; use another address.' : 'A user of your organization already has this email.';
+  return own.removed
+    ? 'A removed user of your organization had this email; use another address.'
+    : 'A user of your organization already has this email.';
 }
 
 /** The organization's users who have not been removed, oldest first. */
@@ -84,14 +94,21 @@ export async function listUsers(sql: Queryable, organizationId: OrganizationId):
     select ${sql.unsafe(USER_COLUMNS)} from users where ${tenantScope(sql, organizationId).owned()} and removed_at is null order by id`;
 }
 
-export async function findUser(sql: Queryable, organizationId: OrganizationId, userId: UserId): Promise<UserRow | undefined> {
+export async function findUser(
+  sql: Queryable,
+  organizationId: OrganizationId,
+  userId: UserId,
+): Promise<UserRow | undefined> {
   const [user] = await sql<UserRow[]>`
     select ${sql.unsafe(USER_COLUMNS)} from users where id = ${userId} and ${tenantScope(sql, organizationId).owned()} and removed_at is null`;
   return user;
 }
 
 /** The user an email signs in, with its password hash; removed users sign nobody in (sign-in: across organizations, as an email is one user). */
-export async function findUserForSignIn(sql: Queryable, email: string): Promise<(UserRow & { passwordHash: string }) | undefined> {
+export async function findUserForSignIn(
+  sql: Queryable,
+  email: string,
+): Promise<(UserRow & { passwordHash: string }) | undefined> {
   const [user] = await sql<(UserRow & { passwordHash: string })[]>`
     select ${sql.unsafe(USER_COLUMNS)}, password_hash as "passwordHash" from users
     where email = ${normalizeEmail(email)} and removed_at is null and password_hash is not null`;
@@ -107,7 +124,13 @@ export type RoleChange = 'done' | 'not found' | 'not allowed' | 'last owner';
  * owner stays; the change itself is the caller's. Two owners demoting each other at once: the
  * second finds itself demoted.
  */
-async function checkRoleChange(tx: Queryable, organizationId: OrganizationId, actorId: UserId, userId: UserId, next: Role | null): Promise<RoleChange> {
+async function checkRoleChange(
+  tx: Queryable,
+  organizationId: OrganizationId,
+  actorId: UserId,
+  userId: UserId,
+  next: Role | null,
+): Promise<RoleChange> {
   const users = await tx<{ id: UserId; role: Role }[]>`
     select id, role from users where ${tenantScope(tx, organizationId).owned()} and removed_at is null order by id for update`;
   const actor = users.find((user) => user.id === actorId);

@@ -41,7 +41,12 @@ export const PROBE_AFTER_FAULTS = 3;
  */
 export const PROBE_SPACING_MAX_SECONDS = 30;
 
-type ClaimedRow = Omit<ClaimedDelivery, 'event'> & { eventId: EventId; data: Record<string, unknown>; eventCreated: Date; traceparent: string | null };
+type ClaimedRow = Omit<ClaimedDelivery, 'event'> & {
+  eventId: EventId;
+  data: Record<string, unknown>;
+  eventCreated: Date;
+  traceparent: string | null;
+};
 
 /**
  * The room of each webhook with due rows that no other claim holds now (their rows and their
@@ -107,7 +112,12 @@ function claimRoom(sql: Queryable, dispatchQueue: string | null, shares: ClaimSh
  */
 export async function claimDueAcrossWebhooks(
   sql: Queryable,
-  { limit, leaseMs, dispatchQueue, shares }: { limit: number; leaseMs: number; dispatchQueue: string | null; shares: ClaimShares },
+  {
+    limit,
+    leaseMs,
+    dispatchQueue,
+    shares,
+  }: { limit: number; leaseMs: number; dispatchQueue: string | null; shares: ClaimShares },
 ): Promise<ClaimedDelivery[]> {
   if (limit <= 0) return [];
   const rows = await sql<ClaimedRow[]>`

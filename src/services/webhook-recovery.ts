@@ -20,7 +20,13 @@ import type { Queryable, Sql } from '../db';
 import { NotFoundError, RefusedError, fieldErrors } from '../domain/errors';
 import type { OrganizationId, RecoveryId, WebhookId } from '../domain/ids';
 import { REQUIRED, instantField } from '../domain/input';
-import { DELIVERY_STATUSES, serializeWebhook, type RecoveryRow, type WebhookDisabledReason, type WebhookRow } from '../domain/webhooks';
+import {
+  DELIVERY_STATUSES,
+  serializeWebhook,
+  type RecoveryRow,
+  type WebhookDisabledReason,
+  type WebhookRow,
+} from '../domain/webhooks';
 import type { Actor, OrganizationActor, ServiceDeps } from './deps';
 import { writeOnce, type DuplicateCheck } from './duplicate-checks';
 import { recordEvent, recordRedeliveries, type PendingDelivery, type RecordedEvent } from './events';
@@ -31,10 +37,13 @@ import { WEBHOOK_COLUMNS, findOwnWebhook } from './webhooks';
 /** The most events one recovery delivers again; a longer period is recovered in parts (`until`). */
 export const RECOVERY_MAX_EVENTS = 10_000;
 
-export const RecoveryInput = v.object({
-  since: instantField('Events created at or after this time (UTC without an offset) are delivered again.'),
-  until: v.optional(instantField('Up to this time, not included (now when not given).')),
-}, REQUIRED);
+export const RecoveryInput = v.object(
+  {
+    since: instantField('Events created at or after this time (UTC without an offset) are delivered again.'),
+    until: v.optional(instantField('Up to this time, not included (now when not given).')),
+  },
+  REQUIRED,
+);
 
 type Deps = Pick<ServiceDeps, 'sql' | 'launcher'>;
 
@@ -43,7 +52,12 @@ type Deps = Pick<ServiceDeps, 'sql' | 'launcher'>;
  * (hours) disables it only when its failing streak is at least that old. Null when nothing changed
  * (already disabled, deleted, a payment's callback, or not failing long enough).
  */
-async function disable(tx: Queryable, webhookId: WebhookId, reason: WebhookDisabledReason, failingFor?: number): Promise<RecordedEvent | null> {
+async function disable(
+  tx: Queryable,
+  webhookId: WebhookId,
+  reason: WebhookDisabledReason,
+  failingFor?: number,
+): Promise<RecordedEvent | null> {
   const [webhook] = await tx<WebhookRow[]>`
     update webhooks set disabled_at = now(), disabled_reason = ${reason}, updated = now()
     where id = ${webhookId} and disabled_at is null and deleted_at is null and payment_id is null
@@ -52,32 +66,56 @@ async function disable(tx: Queryable, webhookId: WebhookId, reason: WebhookDisab
   if (!webhook) return null;
   // Nothing more is sent: what was pending is cancelled with the disabling (a recovery delivers it again once enabled).
   await cancelPending(tx, webhookId);
-  return await recordEvent(tx, { organizationId: webhook.organizationId, type: 'webhook.disabled', data: serializeWebhook(webhook), author: null });
+  return await recordEvent(tx, {
+    organizationId: webhook.organizationId,
+    type: 'webhook.disabled',
+    data: serializeWebhook(webhook),
+    author: null,
+  });
 }
 
 /**
  * Disables the webhook when its target has failed every attempt for `failingForHours`: the check
  * the dispatcher makes after a failed attempt. True when it disabled it now.
  */
-export async function disableIfFailing({ sql }: Pick<Deps, 'sql'>, webhookId: WebhookId, failingForHours: number): Promise<boolean> {
+export async function disableIfFailing(
+  { sql }: Pick<Deps, 'sql'>,
+  webhookId: WebhookId,
+  failingForHours: number,
+): Promise<boolean> {
   const event = await sql.begin((tx) => disable(tx, webhookId, 'failing', failingForHours));
   if (event === null) return false;
   return true;
 }
 
 /** The merchant disables the webhook: no deliveries from now on, what was pending cancelled. Unchanged when already disabled. */
-export async function disableOwnWebhook(deps: Deps, actor: OrganizationActor, id: WebhookId, duplicateCheck: DuplicateCheck | null): Promise<WebhookRow> {
+export async function disableOwnWebhook(
+  deps: Deps,
+  actor: OrganizationActor,
+  id: WebhookId,
+  duplicateCheck: DuplicateCheck | null,
+): Promise<WebhookRow> {
   const webhook = await findOwnWebhook(deps.sql, actor.organizationId, id);
   await writeOnce(deps.sql, actor, duplicateCheck, (tx) => disable(tx, webhook.id, 'manual'));
   return await findOwnWebhook(deps.sql, actor.organizationId, id);
 }
 
 /** The merchant enables the webhook again: it receives events from now on (and what it missed through a recovery); its failing streak starts afresh. */
-export async function enableOwnWebhook(sql: Sql, actor: OrganizationActor, id: WebhookId, duplicateCheck: DuplicateCheck | null): Promise<WebhookRow> {
+export async function enableOwnWebhook(
+  sql: Sql,
+  actor: OrganizationActor,
+  id: WebhookId,
+  duplicateCheck: DuplicateCheck | null,
+): Promise<WebhookRow> {
   const webhook = await findOwnWebhook(sql, actor.organizationId, id);
-  await writeOnce(sql, actor, duplicateCheck, (tx) => tx`
+  await writeOnce(
+    sql,
+    actor,
+    duplicateCheck,
+    (tx) => tx`
     update webhooks set disabled_at = null, disabled_reason = null, failing_since = null, updated = now()
-    where id = ${webhook.id} and disabled_at is not null and deleted_at is null`);
+    where id = ${webhook.id} and disabled_at is not null and deleted_at is null`,
+  );
   return await findOwnWebhook(sql, actor.organizationId, id);
 }
 
@@ -112,7 +150,13 @@ export async function listRecoveries(sql: Sql, webhookId: WebhookId, limit = 20)
 }
 
 /** The recovery and its delivery rows, in one transaction that holds the webhook's row lock (one recovery delivering at a time). */
-async function recordRecovery(tx: Queryable, webhook: WebhookRow, actor: Actor, since: Date, until: Date): Promise<{ id: RecoveryId; deliveries: PendingDelivery[] }> {
+async function recordRecovery(
+  tx: Queryable,
+  webhook: WebhookRow,
+  actor: Actor,
+  since: Date,
+  until: Date,
+): Promise<{ id: RecoveryId; deliveries: PendingDelivery[] }> {
   // The lock first, the check in a statement of its own: under READ COMMITTED that statement sees what a recovery that held the lock before committed.
   await tx`select id from webhooks where id = ${webhook.id} for update`;
   const [state] = await tx<{ disabled: boolean; deleted: boolean; delivering: boolean }[]>`
@@ -120,19 +164,34 @@ async function recordRecovery(tx: Queryable, webhook: WebhookRow, actor: Actor, 
            exists (select 1 from webhook_deliveries d where d.webhook_id = w.id and d.recovery_id is not null and d.status = 'pending') as delivering
     from webhooks w where w.id = ${webhook.id}`;
   if (!state || state.deleted) throw new RefusedError('The webhook was deleted.');
-  if (state.disabled) throw new RefusedError('The webhook is disabled: enable it first (POST /api/webhooks/<id>/enable).');
-  if (state.delivering) throw new RefusedError('An earlier recovery of this webhook is still delivering: ask again when it has finished.');
+  if (state.disabled)
+    throw new RefusedError('The webhook is disabled: enable it first (POST /api/webhooks/<id>/enable).');
+  if (state.delivering)
+    throw new RefusedError('An earlier recovery of this webhook is still delivering: ask again when it has finished.');
   const inPeriod = tx`from events
     where ${tenantScope(tx, webhook.organizationId).owned()} and type = ${webhook.event} and created >= ${since} and created < ${until}`;
   const [{ count } = { count: 0 }] = await tx<{ count: number }[]>`select count(*)::int as count ${inPeriod}`;
   if (count > RECOVERY_MAX_EVENTS) {
-    throw fieldErrors({ until: [`${count} events in this period; a recovery delivers at most ${RECOVERY_MAX_EVENTS}: recover a shorter period (set until), then the next.`] });
+    throw fieldErrors({
+      until: [
+        `${count} events in this period; a recovery delivers at most ${RECOVERY_MAX_EVENTS}: recover a shorter period (set until), then the next.`,
+      ],
+    });
   }
   const [recovery] = await tx<{ id: RecoveryId }[]>`
     insert into webhook_recoveries (organization_id, webhook_id, user_id, since, until, events)
     values (${webhook.organizationId}, ${webhook.id}, ${actor.userId}, ${since}, ${until}, ${count}) returning id`;
   if (!recovery) throw new Error('insert into webhook_recoveries returned no row');
-  const deliveries = await recordRedeliveries(tx, { organizationId: webhook.organizationId, webhookId: webhook.id, eventType: webhook.event, recoveryId: recovery.id }, tx`select id ${inPeriod}`);
+  const deliveries = await recordRedeliveries(
+    tx,
+    {
+      organizationId: webhook.organizationId,
+      webhookId: webhook.id,
+      eventType: webhook.event,
+      recoveryId: recovery.id,
+    },
+    tx`select id ${inPeriod}`,
+  );
   return { id: recovery.id, deliveries };
 }
 
@@ -143,14 +202,20 @@ async function recordRecovery(tx: Queryable, webhook: WebhookRow, actor: Actor, 
  * webhook, or an earlier recovery still delivering.
  */
 export async function recoverWebhook(
-  deps: Deps, actor: Actor, webhook: WebhookRow, input: v.InferOutput<typeof RecoveryInput>, duplicateCheck: DuplicateCheck | null,
+  deps: Deps,
+  actor: Actor,
+  webhook: WebhookRow,
+  input: v.InferOutput<typeof RecoveryInput>,
+  duplicateCheck: DuplicateCheck | null,
 ): Promise<RecoveryRow> {
   const now = new Date();
   const until = input.until ?? now;
   if (input.since >= until) throw fieldErrors({ since: ['Must be before until (now when not given).'] });
   if (until > now) throw fieldErrors({ until: ['Must not be in the future.'] });
   const recorded = await writeOnce(
-    deps.sql, actor, duplicateCheck,
+    deps.sql,
+    actor,
+    duplicateCheck,
     (tx) => recordRecovery(tx, webhook, actor, input.since, until),
     (row) => ({ type: 'webhook_recovery', id: row.id }),
   );

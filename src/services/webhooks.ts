@@ -17,8 +17,14 @@ import { recordRedelivery } from './events';
 import { PROBE_AFTER_FAULTS, PROBE_SPACING_MAX_SECONDS, cancelPending } from './webhook-queue';
 import { tenantScope, type ListPage, type PageWindow } from './queries';
 import {
-  SECRET_ROTATION_OVERLAP_HOURS, newSigningSecret, type AttemptOutcome, type AttemptRow, type DeliveryRow, type DeliveryStatus,
-  type ReceiverProbing, type WebhookRow,
+  SECRET_ROTATION_OVERLAP_HOURS,
+  newSigningSecret,
+  type AttemptOutcome,
+  type AttemptRow,
+  type DeliveryRow,
+  type DeliveryStatus,
+  type ReceiverProbing,
+  type WebhookRow,
 } from '../domain/webhooks';
 
 export const WEBHOOK_COLUMNS = `id, organization_id as "organizationId", user_id as "userId", event, target, created, updated,
@@ -35,7 +41,11 @@ export async function createWebhook(sql: Queryable, input: NewWebhook): Promise<
   return row;
 }
 
-export async function updateWebhook(sql: Queryable, id: WebhookId, changes: { event?: EventType; target?: string }): Promise<WebhookRow | undefined> {
+export async function updateWebhook(
+  sql: Queryable,
+  id: WebhookId,
+  changes: { event?: EventType; target?: string },
+): Promise<WebhookRow | undefined> {
   const [row] = await sql<WebhookRow[]>`
     update webhooks set
       event = ${changes.event ?? sql`event`},
@@ -92,20 +102,41 @@ async function ensureSettings(sql: Queryable, organizationId: OrganizationId): P
 }
 
 /** What signs and authenticates an outgoing delivery now: the current secret, and the previous one while it overlaps. */
-export async function deliverySecrets(sql: Queryable, organizationId: OrganizationId, now = new Date()): Promise<DeliverySecrets> {
+export async function deliverySecrets(
+  sql: Queryable,
+  organizationId: OrganizationId,
+  now = new Date(),
+): Promise<DeliverySecrets> {
   const row = await ensureSettings(sql, organizationId);
-  const previousActive = row.previousSigningSecret !== null && row.previousSecretExpiresAt !== null && row.previousSecretExpiresAt > now;
+  const previousActive =
+    row.previousSigningSecret !== null && row.previousSecretExpiresAt !== null && row.previousSecretExpiresAt > now;
   return {
     signingSecrets: previousActive ? [row.signingSecret, row.previousSigningSecret as string] : [row.signingSecret],
-    basic: row.basicUsername !== null && row.basicPassword !== null ? { username: row.basicUsername, password: row.basicPassword } : null,
+    basic:
+      row.basicUsername !== null && row.basicPassword !== null
+        ? { username: row.basicUsername, password: row.basicPassword }
+        : null,
   };
 }
 
-export type SigningSecretView = { organizationId: OrganizationId; signingSecret: string; previousSecretExpiresAt: Date | null; basicAuth: boolean };
+export type SigningSecretView = {
+  organizationId: OrganizationId;
+  signingSecret: string;
+  previousSecretExpiresAt: Date | null;
+  basicAuth: boolean;
+};
 
 const secretView = (organizationId: OrganizationId, row: SettingsRow): SigningSecretView => {
-  const overlap = row.previousSecretExpiresAt !== null && row.previousSecretExpiresAt > new Date() ? row.previousSecretExpiresAt : null;
-  return { organizationId, signingSecret: row.signingSecret, previousSecretExpiresAt: overlap, basicAuth: row.basicUsername !== null };
+  const overlap =
+    row.previousSecretExpiresAt !== null && row.previousSecretExpiresAt > new Date()
+      ? row.previousSecretExpiresAt
+      : null;
+  return {
+    organizationId,
+    signingSecret: row.signingSecret,
+    previousSecretExpiresAt: overlap,
+    basicAuth: row.basicUsername !== null,
+  };
 };
 
 /** The organization's signing secret (made on first use, a change recorded as `owner`'s). */
@@ -130,7 +161,11 @@ export async function rotateSigningSecret(sql: Sql, owner: OrganizationActor): P
   return secretView(organizationId, rotated);
 }
 
-export async function setBasicCredentials(sql: Sql, owner: OrganizationActor, credentials: WebhookCredentials | null): Promise<void> {
+export async function setBasicCredentials(
+  sql: Sql,
+  owner: OrganizationActor,
+  credentials: WebhookCredentials | null,
+): Promise<void> {
   await writeAs(sql, owner, async (tx) => {
     await ensureSettings(tx, owner.organizationId);
     await tx`
@@ -151,14 +186,20 @@ const ATTEMPT_COLUMNS = `attempt, started_at as "startedAt", duration_ms as "dur
  */
 type ReceiverNote = 'answered' | 'fault';
 
-type NewAttempt = Omit<AttemptRow, 'outcome'> & { deliveryId: DeliveryId; outcome: AttemptOutcome; webhookId: WebhookId };
+type NewAttempt = Omit<AttemptRow, 'outcome'> & {
+  deliveryId: DeliveryId;
+  outcome: AttemptOutcome;
+  webhookId: WebhookId;
+};
 
 /** A webhook with when it was deleted (null while it lives). */
 export type LiveWebhook = WebhookRow & { deletedAt: Date | null };
 
 /** The webhook as a delivery reads it before sending: an updated target counts at once, a deleted or disabled one sends nothing. */
 export async function readWebhook(sql: Queryable, webhookId: WebhookId): Promise<LiveWebhook | null> {
-  const [row] = await sql<LiveWebhook[]>`select ${sql.unsafe(WEBHOOK_COLUMNS)}, deleted_at as "deletedAt" from webhooks where id = ${webhookId}`;
+  const [row] = await sql<
+    LiveWebhook[]
+  >`select ${sql.unsafe(WEBHOOK_COLUMNS)}, deleted_at as "deletedAt" from webhooks where id = ${webhookId}`;
   return row ?? null;
 }
 
@@ -170,7 +211,8 @@ export async function readWebhook(sql: Queryable, webhookId: WebhookId): Promise
  * first, that record wins and nothing else changes.
  */
 export async function logAttempt(
-  sql: Queryable, attempt: NewAttempt & { final: boolean; nextAttemptAt: Date | null; receiver?: ReceiverNote },
+  sql: Queryable,
+  attempt: NewAttempt & { final: boolean; nextAttemptAt: Date | null; receiver?: ReceiverNote },
 ): Promise<AttemptRow> {
   const note = attempt.receiver ?? null;
   const [logged] = await sql<AttemptRow[]>`
@@ -220,7 +262,11 @@ export async function logAttempt(
   return logged;
 }
 
-export async function finishDelivery(sql: Queryable, deliveryId: DeliveryId, status: Exclude<DeliveryStatus, 'pending'>): Promise<void> {
+export async function finishDelivery(
+  sql: Queryable,
+  deliveryId: DeliveryId,
+  status: Exclude<DeliveryStatus, 'pending'>,
+): Promise<void> {
   await sql`
     update webhook_deliveries set status = ${status}, finished_at = coalesce(finished_at, now()), next_attempt_at = null, leased_until = null
     where id = ${deliveryId}`;
@@ -253,20 +299,28 @@ function toDeliveryRow({ probing, ...row }: RawDeliveryRow): DeliveryRow {
 
 /** One page of an organization's webhook's deliveries (newest first), each with its attempts. */
 export async function listDeliveries(
-  sql: Sql, webhook: Pick<WebhookRow, 'id' | 'organizationId'>, filters: { eventId?: EventId }, page: PageWindow,
+  sql: Sql,
+  webhook: Pick<WebhookRow, 'id' | 'organizationId'>,
+  filters: { eventId?: EventId },
+  page: PageWindow,
 ): Promise<ListPage<DeliveryRow>> {
-  const { count, rows } = await tenantScope(sql, webhook.organizationId).listPage<RawDeliveryRow>({
-    columns: sql.unsafe(DELIVERY_COLUMNS),
-    from: sql.unsafe(DELIVERY_FROM),
-    alias: 'd',
-    filters: sql`and d.webhook_id = ${webhook.id} ${filters.eventId !== undefined ? sql`and d.event_id = ${filters.eventId}` : sql``}`,
-    orderBy: sql`order by d.id desc`,
-  }, page);
+  const { count, rows } = await tenantScope(sql, webhook.organizationId).listPage<RawDeliveryRow>(
+    {
+      columns: sql.unsafe(DELIVERY_COLUMNS),
+      from: sql.unsafe(DELIVERY_FROM),
+      alias: 'd',
+      filters: sql`and d.webhook_id = ${webhook.id} ${filters.eventId !== undefined ? sql`and d.event_id = ${filters.eventId}` : sql``}`,
+      orderBy: sql`order by d.id desc`,
+    },
+    page,
+  );
   return { count, rows: rows.map(toDeliveryRow) };
 }
 
 async function findDelivery(sql: Sql, deliveryId: DeliveryId): Promise<DeliveryRow | undefined> {
-  const [row] = await sql<RawDeliveryRow[]>`select ${sql.unsafe(DELIVERY_COLUMNS)} from ${sql.unsafe(DELIVERY_FROM)} where d.id = ${deliveryId}`;
+  const [row] = await sql<
+    RawDeliveryRow[]
+  >`select ${sql.unsafe(DELIVERY_COLUMNS)} from ${sql.unsafe(DELIVERY_FROM)} where d.id = ${deliveryId}`;
   return row === undefined ? undefined : toDeliveryRow(row);
 }
 
@@ -290,7 +344,12 @@ const target = (sandbox: boolean) =>
   );
 const eventChoice = v.picklist(EVENT_TYPES, choiceMessage);
 const INTEGER = 'A valid integer is required.';
-const integerId = v.pipe(v.union([v.string(), v.number()], INTEGER), v.transform(String), v.regex(/^\d{1,15}$/, INTEGER), v.transform(Number));
+const integerId = v.pipe(
+  v.union([v.string(), v.number()], INTEGER),
+  v.transform(String),
+  v.regex(/^\d{1,15}$/, INTEGER),
+  v.transform(Number),
+);
 
 /** What creating (and replacing) or changing a webhook takes. */
 export const webhookSchemas = (sandbox: boolean) => ({
@@ -300,46 +359,85 @@ export const webhookSchemas = (sandbox: boolean) => ({
 type WebhookChanges = { event?: EventType; target?: string };
 export const WebhookFilters = v.object({ user: v.optional(integerId), event: v.optional(eventChoice) });
 /** An event's id as a caller names it (one that names no event of the webhook's finds nothing). */
-const eventId = v.pipe(integerId, v.transform((value) => value as EventId));
+const eventId = v.pipe(
+  integerId,
+  v.transform((value) => value as EventId),
+);
 export const DeliveryFilters = v.object({ event: v.optional(v.pipe(eventId, v.description('An event id.'))) });
-export const Redelivery = v.object({ event: v.pipe(eventId, v.description('The event to deliver again: an event of the webhook\'s type.')) }, REQUIRED);
+export const Redelivery = v.object(
+  { event: v.pipe(eventId, v.description("The event to deliver again: an event of the webhook's type.")) },
+  REQUIRED,
+);
 
 /** A webhook the organization sees: not a payment's callback row; `live` leaves out deleted ones. */
-const visible = (sql: Queryable, live: boolean) => sql`and payment_id is null ${live ? sql`and deleted_at is null` : sql``}`;
+const visible = (sql: Queryable, live: boolean) =>
+  sql`and payment_id is null ${live ? sql`and deleted_at is null` : sql``}`;
 
 /** The organization's webhook `id` (403 when another organization's, 404 when none); deleted ones only with `evenIfDeleted` (their log stays readable). */
-export async function findOwnWebhook(sql: Queryable, organizationId: OrganizationId, id: WebhookId, evenIfDeleted = false): Promise<WebhookRow> {
+export async function findOwnWebhook(
+  sql: Queryable,
+  organizationId: OrganizationId,
+  id: WebhookId,
+  evenIfDeleted = false,
+): Promise<WebhookRow> {
   return await tenantScope(sql, organizationId).ownRow<WebhookRow>({
-    table: 'webhooks', id, columns: sql.unsafe(WEBHOOK_COLUMNS), visible: visible(sql, !evenIfDeleted),
+    table: 'webhooks',
+    id,
+    columns: sql.unsafe(WEBHOOK_COLUMNS),
+    visible: visible(sql, !evenIfDeleted),
   });
 }
 
 /** A new webhook of the organization (claiming the Duplicate-Check-Key in its transaction). */
-export async function createOwnWebhook(sql: Sql, actor: Actor, input: { event: EventType; target: string }, duplicateCheck: DuplicateCheck | null): Promise<WebhookRow> {
+export async function createOwnWebhook(
+  sql: Sql,
+  actor: Actor,
+  input: { event: EventType; target: string },
+  duplicateCheck: DuplicateCheck | null,
+): Promise<WebhookRow> {
   return await writeOnce(
-    sql, actor, duplicateCheck,
+    sql,
+    actor,
+    duplicateCheck,
     (tx) => createWebhook(tx, { organizationId: actor.organizationId, userId: actor.userId, ...input }),
     (created) => ({ type: 'webhook', id: created.id }),
   );
 }
 
 /** One page of the organization's live webhooks (newest first). */
-export async function listWebhooks(sql: Sql, organizationId: OrganizationId, filters: v.InferOutput<typeof WebhookFilters>, page: PageWindow): Promise<ListPage<WebhookRow>> {
-  return await tenantScope(sql, organizationId).listPage<WebhookRow>({
-    columns: sql.unsafe(WEBHOOK_COLUMNS),
-    from: sql`webhooks`,
-    filters: sql`${visible(sql, true)}
+export async function listWebhooks(
+  sql: Sql,
+  organizationId: OrganizationId,
+  filters: v.InferOutput<typeof WebhookFilters>,
+  page: PageWindow,
+): Promise<ListPage<WebhookRow>> {
+  return await tenantScope(sql, organizationId).listPage<WebhookRow>(
+    {
+      columns: sql.unsafe(WEBHOOK_COLUMNS),
+      from: sql`webhooks`,
+      filters: sql`${visible(sql, true)}
       ${filters.user !== undefined ? sql`and user_id = ${filters.user}` : sql``}
       ${filters.event !== undefined ? sql`and event = ${filters.event}` : sql``}`,
-    orderBy: sql`order by id desc`,
-  }, page);
+      orderBy: sql`order by id desc`,
+    },
+    page,
+  );
 }
 
 /** Changes (or replaces) the organization's webhook; unchanged when nothing is given. 404 when it was deleted meanwhile. */
-export async function changeOwnWebhook(sql: Sql, actor: OrganizationActor, id: WebhookId, changes: WebhookChanges, duplicateCheck: DuplicateCheck | null): Promise<WebhookRow> {
+export async function changeOwnWebhook(
+  sql: Sql,
+  actor: OrganizationActor,
+  id: WebhookId,
+  changes: WebhookChanges,
+  duplicateCheck: DuplicateCheck | null,
+): Promise<WebhookRow> {
   const webhook = await findOwnWebhook(sql, actor.organizationId, id);
   const updated = await writeOnce(sql, actor, duplicateCheck, async (tx) =>
-    changes.event === undefined && changes.target === undefined ? webhook : await updateWebhook(tx, webhook.id, changes));
+    changes.event === undefined && changes.target === undefined
+      ? webhook
+      : await updateWebhook(tx, webhook.id, changes),
+  );
   if (!updated) throw new NotFoundError();
   return updated;
 }
@@ -349,14 +447,20 @@ export async function changeOwnWebhook(sql: Sql, actor: OrganizationActor, id: W
  * cancelled in the same transaction; an attempt already under way finishes, and nothing more is sent.
  */
 export async function deleteOwnWebhook(
-  { sql }: Pick<ServiceDeps, 'sql'>, actor: OrganizationActor, id: WebhookId, duplicateCheck: DuplicateCheck | null,
+  { sql }: Pick<ServiceDeps, 'sql'>,
+  actor: OrganizationActor,
+  id: WebhookId,
+  duplicateCheck: DuplicateCheck | null,
 ): Promise<void> {
   const webhook = await findOwnWebhook(sql, actor.organizationId, id);
   await writeOnce(sql, actor, duplicateCheck, (tx) => deleteWebhook(tx, webhook.id, 'deleted'));
 }
 
 /** When and why a webhook was deleted (null when it lives). */
-export async function webhookDeletion(sql: Queryable, webhookId: WebhookId): Promise<{ deletedAt: Date; reason: string | null } | null> {
+export async function webhookDeletion(
+  sql: Queryable,
+  webhookId: WebhookId,
+): Promise<{ deletedAt: Date; reason: string | null } | null> {
   const [row] = await sql<{ deletedAt: Date | null; reason: string | null }[]>`
     select deleted_at as "deletedAt", deleted_reason as reason from webhooks where id = ${webhookId}`;
   return row?.deletedAt ? { deletedAt: row.deletedAt, reason: row.reason } : null;
@@ -369,16 +473,26 @@ export async function webhookDeletion(sql: Queryable, webhookId: WebhookId): Pro
  * commit, or from the outbox sweep if this process dies first.
  */
 export async function redeliverEvent(
-  { sql }: Pick<ServiceDeps, 'sql'>, actor: OrganizationActor, webhook: WebhookRow, eventId: EventId, duplicateCheck: DuplicateCheck | null,
+  { sql }: Pick<ServiceDeps, 'sql'>,
+  actor: OrganizationActor,
+  webhook: WebhookRow,
+  eventId: EventId,
+  duplicateCheck: DuplicateCheck | null,
 ): Promise<DeliveryRow> {
   const organizationId = webhook.organizationId;
-  const [event] = await sql<{ type: EventType }[]>`select type from events where id = ${eventId} and ${tenantScope(sql, organizationId).owned()}`;
+  const [event] = await sql<
+    { type: EventType }[]
+  >`select type from events where id = ${eventId} and ${tenantScope(sql, organizationId).owned()}`;
   if (!event) throw fieldErrors({ event: [`Invalid pk "${eventId}" - object does not exist.`] });
   if (event.type !== webhook.event) {
-    throw fieldErrors({ event: [`Event ${eventId} is a ${event.type} event; this webhook receives ${webhook.event} events.`] });
+    throw fieldErrors({
+      event: [`Event ${eventId} is a ${event.type} event; this webhook receives ${webhook.event} events.`],
+    });
   }
   const pending = await writeOnce(
-    sql, actor, duplicateCheck,
+    sql,
+    actor,
+    duplicateCheck,
     (tx) => recordRedelivery(tx, { organizationId, webhookId: webhook.id, eventId, eventType: event.type }),
     (row) => ({ type: 'webhook_delivery', id: row.id }),
   );
@@ -386,4 +500,3 @@ export async function redeliverEvent(
   if (!delivery) throw new Error(`delivery ${pending.id} vanished after it was opened`);
   return delivery;
 }
-

@@ -13,7 +13,11 @@ import { startTracing, temporalClientInterceptors, type Tracing } from './tracin
 
 const DEFAULT_API_SERVICE_NAME = 'collections-api';
 
-export type ApiTelemetry = { tracing: Tracing | null; clientInterceptors: ClientInterceptors | undefined; shutdown(): Promise<void> };
+export type ApiTelemetry = {
+  tracing: Tracing | null;
+  clientInterceptors: ClientInterceptors | undefined;
+  shutdown(): Promise<void>;
+};
 
 export function startApiTelemetry(settings: TelemetrySettings, sql: Sql): ApiTelemetry {
   const tracing = startTracing(settings, DEFAULT_API_SERVICE_NAME);

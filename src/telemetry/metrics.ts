@@ -47,7 +47,7 @@ const requestsThrottled = new Counter({
 
 const callbacksThrottled = new Counter({
   name: 'operator_callbacks_throttled_total',
-  help: 'Operator callbacks answered 429, by network and the limit they passed (its source address\'s, or the operator\'s).',
+  help: "Operator callbacks answered 429, by network and the limit they passed (its source address's, or the operator's).",
   labelNames: ['network', 'limit'] as const,
   registers: API,
 });
@@ -141,7 +141,8 @@ export function recordCollectionRequestFinal(status: string): void {
 export function recordFinalRequestStatuses(events: readonly { type: string; data: Record<string, unknown> }[]): void {
   for (const event of events) {
     const status = event.type === 'collectionrequest.status.changed' ? event.data.status : undefined;
-    if (typeof status === 'string' && (FINAL_STATUSES as readonly string[]).includes(status)) recordCollectionRequestFinal(status);
+    if (typeof status === 'string' && (FINAL_STATUSES as readonly string[]).includes(status))
+      recordCollectionRequestFinal(status);
   }
 }
 
@@ -154,7 +155,12 @@ export function recordPaymentState(state: string): void {
 }
 
 /** `amount`: the decimal string of the transaction, positive. */
-export function recordWalletMovement(movement: { type: string; direction: 'credit' | 'debit'; currency: string; amount: string }): void {
+export function recordWalletMovement(movement: {
+  type: string;
+  direction: 'credit' | 'debit';
+  currency: string;
+  amount: string;
+}): void {
   walletMovements.inc({ type: movement.type, direction: movement.direction });
   walletMovementAmount.inc({ currency: movement.currency, direction: movement.direction }, Number(movement.amount));
 }
@@ -165,7 +171,9 @@ type VerificationResult = { decision: string; decidedBy: string };
  * Wraps the verification step: when the merchant was asked (`decidedBy` is not `not-asked`),
  * counts the outcome and observes how long the step took.
  */
-export function measuredVerification<Input, Result extends VerificationResult>(verify: (input: Input) => Promise<Result>): (input: Input) => Promise<Result> {
+export function measuredVerification<Input, Result extends VerificationResult>(
+  verify: (input: Input) => Promise<Result>,
+): (input: Input) => Promise<Result> {
   return async (input) => {
     const started = performance.now();
     const result = await verify(input);
@@ -206,7 +214,12 @@ const webhookTimeToDelivery = new Histogram({
  * One webhook attempt that was sent and logged. The delivery is final when it was delivered or
  * gone, or when the last of the attempts failed.
  */
-export function recordWebhookAttempt(attempt: { outcome: 'delivered' | 'failed' | 'gone'; attempt: number; eventCreatedAt: Date; redelivery: boolean }): void {
+export function recordWebhookAttempt(attempt: {
+  outcome: 'delivered' | 'failed' | 'gone';
+  attempt: number;
+  eventCreatedAt: Date;
+  redelivery: boolean;
+}): void {
   const final = attempt.outcome !== 'failed' || attempt.attempt >= WEBHOOK_ATTEMPTS;
   if (!final) return;
   webhookDeliveries.inc({ outcome: attempt.outcome });
@@ -268,7 +281,8 @@ type RouteLabels = { network: string; route: string; operation: 'collect' | 'pay
 
 const routeOperations = new Counter({
   name: 'network_route_operations_total',
-  help: 'Operations sent through a network\'s route, by network, route, operation (collect, payout) and outcome: succeeded (the route ' +
+  help:
+    "Operations sent through a network's route, by network, route, operation (collect, payout) and outcome: succeeded (the route " +
     'answered, whatever the subscriber did) or faulted (a route fault: no answer, a refused connection, a 5xx, the operator busy).',
   labelNames: ['network', 'route', 'operation', 'outcome'] as const,
   registers: WORKER,
@@ -292,7 +306,8 @@ export function setRouteStateSource(source: (() => Promise<readonly RouteStateRe
 // Registered in WORKER's registry on creation; collected at each scrape (a failed read leaves it empty for that scrape).
 new Gauge({
   name: 'network_route_state',
-  help: 'Each route\'s state: 0 up, 1 probing (one operation tries it after its wait), 2 down (left after route faults), 3 paused (by an ' +
+  help:
+    "Each route's state: 0 up, 1 probing (one operation tries it after its wait), 2 down (left after route faults), 3 paused (by an " +
     'operator), 4 closed (by its aggregator).',
   labelNames: ['network', 'route', 'operation'] as const,
   registers: WORKER,
@@ -300,7 +315,10 @@ new Gauge({
     this.reset();
     const readings = routeStateSource ? await routeStateSource().catch(() => null) : null;
     for (const reading of readings ?? []) {
-      this.set({ network: reading.network, route: reading.route, operation: reading.operation }, ROUTE_STATE_VALUES[reading.state]);
+      this.set(
+        { network: reading.network, route: reading.route, operation: reading.operation },
+        ROUTE_STATE_VALUES[reading.state],
+      );
     }
   },
 });

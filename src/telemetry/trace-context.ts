@@ -4,7 +4,17 @@
  * loaded here; the SDK is set up by `./tracing` when an OTLP endpoint is configured. While tracing
  * is off every helper is one boolean test, then a direct call.
  */
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, context, isSpanContextValid, propagation, trace, type Attributes, type Span } from '@opentelemetry/api';
+import {
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  context,
+  isSpanContextValid,
+  propagation,
+  trace,
+  type Attributes,
+  type Span,
+} from '@opentelemetry/api';
 
 export const TRACER_NAME = 'collections';
 

@@ -29,7 +29,10 @@ export type Tracing = {
 };
 
 /** Registers the process-wide tracer provider when an endpoint is configured; null (and nothing registered) otherwise. */
-export function startTracing(settings: Pick<TelemetrySettings, 'otlpEndpoint' | 'serviceName'>, defaultServiceName: string): Tracing | null {
+export function startTracing(
+  settings: Pick<TelemetrySettings, 'otlpEndpoint' | 'serviceName'>,
+  defaultServiceName: string,
+): Tracing | null {
   if (settings.otlpEndpoint === undefined) return null;
   const resource = new Resource({ 'service.name': settings.serviceName ?? defaultServiceName });
   const spanProcessor = new BatchSpanProcessor(new OTLPTraceExporter({ url: `${settings.otlpEndpoint}/v1/traces` }));

@@ -15,7 +15,9 @@ import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import type { ClientInterceptors } from '@temporalio/client';
 import {
-  OpenTelemetryActivityInboundInterceptor, OpenTelemetryActivityOutboundInterceptor, makeWorkflowExporter,
+  OpenTelemetryActivityInboundInterceptor,
+  OpenTelemetryActivityOutboundInterceptor,
+  makeWorkflowExporter,
 } from '@temporalio/interceptors-opentelemetry/lib/worker/index.js';
 import type { OpenTelemetrySinks } from '@temporalio/interceptors-opentelemetry/lib/workflow/index.js';
 import { DefaultLogger, Runtime, type InjectedSinks, type WorkerInterceptors } from '@temporalio/worker';
@@ -62,7 +64,9 @@ function freeLoopbackPort(): Promise<number> {
 async function sdkMetricsText(sdkPort: number | null): Promise<string> {
   if (sdkPort === null) return '';
   try {
-    const response = await fetch(`http://127.0.0.1:${sdkPort}/metrics`, { signal: AbortSignal.timeout(SDK_SCRAPE_TIMEOUT_MS) });
+    const response = await fetch(`http://127.0.0.1:${sdkPort}/metrics`, {
+      signal: AbortSignal.timeout(SDK_SCRAPE_TIMEOUT_MS),
+    });
     if (!response.ok) return `# Temporal SDK metrics unavailable: HTTP ${response.status}\n`;
     return await response.text();
   } catch (error) {
@@ -77,7 +81,9 @@ function serveMetrics(settings: TelemetrySettings, sdkPort: number | null): Prom
       return;
     }
     if (!bearerAllowed(request.headers.authorization, settings.metricsToken)) {
-      response.writeHead(401, { 'Content-Type': 'text/plain', 'WWW-Authenticate': 'Bearer' }).end('unauthorized: send Authorization: Bearer <METRICS_TOKEN>\n');
+      response
+        .writeHead(401, { 'Content-Type': 'text/plain', 'WWW-Authenticate': 'Bearer' })
+        .end('unauthorized: send Authorization: Bearer <METRICS_TOKEN>\n');
       return;
     }
     Promise.all([metricsText('worker'), sdkMetricsText(sdkPort)]).then(
@@ -116,7 +122,10 @@ export async function startWorkerTelemetry(settings: TelemetrySettings, sql: Sql
     setOutboxSource(() => outboxBacklog(sql));
     // A port already taken costs the metrics, not the payments: the worker runs on and says so.
     server = await serveMetrics(settings, sdkPort).catch((error: unknown) => {
-      logger.error('worker metrics port unavailable; running without /metrics', { port: settings.workerMetricsPort, error });
+      logger.error('worker metrics port unavailable; running without /metrics', {
+        port: settings.workerMetricsPort,
+        error,
+      });
       return null;
     });
   }
@@ -125,11 +134,18 @@ export async function startWorkerTelemetry(settings: TelemetrySettings, sql: Sql
     tracing,
     clientInterceptors: temporalClientInterceptors(tracing),
     activityInterceptors: tracing
-      ? [(ctx) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(ctx), outbound: new OpenTelemetryActivityOutboundInterceptor(ctx) })]
+      ? [
+          (ctx) => ({
+            inbound: new OpenTelemetryActivityInboundInterceptor(ctx),
+            outbound: new OpenTelemetryActivityOutboundInterceptor(ctx),
+          }),
+        ]
       : [],
     // Registered even with tracing off: a workflow started by a traced API still exports its spans
     // here, and an unregistered sink would be an error per workflow task.
-    sinks: { exporter: tracing ? makeWorkflowExporter(tracing.spanProcessor, tracing.resource) : { export: { fn: () => {} } } },
+    sinks: {
+      exporter: tracing ? makeWorkflowExporter(tracing.spanProcessor, tracing.resource) : { export: { fn: () => {} } },
+    },
     metricsPort: server ? (server.address() as AddressInfo).port : null,
     async shutdown() {
       setOutboxSource(null);

@@ -8,12 +8,29 @@
  * The choice rests on the start's header, which is part of the history, so replays make the same one.
  */
 import type {
-  OpenTelemetryInboundInterceptor, OpenTelemetryInternalsInterceptor, OpenTelemetryOutboundInterceptor,
+  OpenTelemetryInboundInterceptor,
+  OpenTelemetryInternalsInterceptor,
+  OpenTelemetryOutboundInterceptor,
 } from '@temporalio/interceptors-opentelemetry/lib/workflow/index.js';
 import type {
-  ActivityInput, ContinueAsNewInput, DisposeInput, GetLogAttributesInput, GetMetricTagsInput, LocalActivityInput, Next, QueryInput, SignalInput,
-  SignalWorkflowInput, StartChildWorkflowExecutionInput, StartNexusOperationInput, UpdateInput, WorkflowExecuteInput,
-  WorkflowInboundCallsInterceptor, WorkflowInterceptors, WorkflowInternalsInterceptor, WorkflowOutboundCallsInterceptor,
+  ActivityInput,
+  ContinueAsNewInput,
+  DisposeInput,
+  GetLogAttributesInput,
+  GetMetricTagsInput,
+  LocalActivityInput,
+  Next,
+  QueryInput,
+  SignalInput,
+  SignalWorkflowInput,
+  StartChildWorkflowExecutionInput,
+  StartNexusOperationInput,
+  UpdateInput,
+  WorkflowExecuteInput,
+  WorkflowInboundCallsInterceptor,
+  WorkflowInterceptors,
+  WorkflowInternalsInterceptor,
+  WorkflowOutboundCallsInterceptor,
 } from '@temporalio/workflow';
 
 /**
@@ -29,7 +46,11 @@ const openTelemetry = () =>
 /** The header `@temporalio/interceptors-opentelemetry` carries the trace context in. */
 const TRACE_HEADER = '_tracer-data';
 
-type Traced = { inbound: OpenTelemetryInboundInterceptor; outbound: OpenTelemetryOutboundInterceptor; internals: OpenTelemetryInternalsInterceptor };
+type Traced = {
+  inbound: OpenTelemetryInboundInterceptor;
+  outbound: OpenTelemetryOutboundInterceptor;
+  internals: OpenTelemetryInternalsInterceptor;
+};
 
 export const interceptors = (): WorkflowInterceptors => {
   // Decided once per workflow run, when it starts; the OpenTelemetry interceptors exist only if it is traced.
@@ -38,8 +59,13 @@ export const interceptors = (): WorkflowInterceptors => {
   const inbound: WorkflowInboundCallsInterceptor = {
     execute(input: WorkflowExecuteInput, next: Next<WorkflowInboundCallsInterceptor, 'execute'>) {
       if (!(TRACE_HEADER in input.headers)) return next(input);
-      const { OpenTelemetryInboundInterceptor, OpenTelemetryInternalsInterceptor, OpenTelemetryOutboundInterceptor } = openTelemetry();
-      traced = { inbound: new OpenTelemetryInboundInterceptor(), outbound: new OpenTelemetryOutboundInterceptor(), internals: new OpenTelemetryInternalsInterceptor() };
+      const { OpenTelemetryInboundInterceptor, OpenTelemetryInternalsInterceptor, OpenTelemetryOutboundInterceptor } =
+        openTelemetry();
+      traced = {
+        inbound: new OpenTelemetryInboundInterceptor(),
+        outbound: new OpenTelemetryOutboundInterceptor(),
+        internals: new OpenTelemetryInternalsInterceptor(),
+      };
       return traced.inbound.execute(input, next);
     },
     handleSignal: (input: SignalInput, next: Next<WorkflowInboundCallsInterceptor, 'handleSignal'>) =>
@@ -55,18 +81,26 @@ export const interceptors = (): WorkflowInterceptors => {
   const outbound: WorkflowOutboundCallsInterceptor = {
     scheduleActivity: (input: ActivityInput, next: Next<WorkflowOutboundCallsInterceptor, 'scheduleActivity'>) =>
       traced ? traced.outbound.scheduleActivity(input, next) : next(input),
-    scheduleLocalActivity: (input: LocalActivityInput, next: Next<WorkflowOutboundCallsInterceptor, 'scheduleLocalActivity'>) =>
-      traced ? traced.outbound.scheduleLocalActivity(input, next) : next(input),
-    startNexusOperation: (input: StartNexusOperationInput, next: Next<WorkflowOutboundCallsInterceptor, 'startNexusOperation'>) =>
-      traced ? traced.outbound.startNexusOperation(input, next) : next(input),
-    startChildWorkflowExecution: (input: StartChildWorkflowExecutionInput, next: Next<WorkflowOutboundCallsInterceptor, 'startChildWorkflowExecution'>) =>
-      traced ? traced.outbound.startChildWorkflowExecution(input, next) : next(input),
+    scheduleLocalActivity: (
+      input: LocalActivityInput,
+      next: Next<WorkflowOutboundCallsInterceptor, 'scheduleLocalActivity'>,
+    ) => (traced ? traced.outbound.scheduleLocalActivity(input, next) : next(input)),
+    startNexusOperation: (
+      input: StartNexusOperationInput,
+      next: Next<WorkflowOutboundCallsInterceptor, 'startNexusOperation'>,
+    ) => (traced ? traced.outbound.startNexusOperation(input, next) : next(input)),
+    startChildWorkflowExecution: (
+      input: StartChildWorkflowExecutionInput,
+      next: Next<WorkflowOutboundCallsInterceptor, 'startChildWorkflowExecution'>,
+    ) => (traced ? traced.outbound.startChildWorkflowExecution(input, next) : next(input)),
     continueAsNew: (input: ContinueAsNewInput, next: Next<WorkflowOutboundCallsInterceptor, 'continueAsNew'>) =>
       traced ? traced.outbound.continueAsNew(input, next) : next(input),
     signalWorkflow: (input: SignalWorkflowInput, next: Next<WorkflowOutboundCallsInterceptor, 'signalWorkflow'>) =>
       traced ? traced.outbound.signalWorkflow(input, next) : next(input),
-    getLogAttributes: (input: GetLogAttributesInput, next: Next<WorkflowOutboundCallsInterceptor, 'getLogAttributes'>) =>
-      traced ? traced.outbound.getLogAttributes(input, next) : next(input),
+    getLogAttributes: (
+      input: GetLogAttributesInput,
+      next: Next<WorkflowOutboundCallsInterceptor, 'getLogAttributes'>,
+    ) => (traced ? traced.outbound.getLogAttributes(input, next) : next(input)),
     getMetricTags: (input: GetMetricTagsInput, next: Next<WorkflowOutboundCallsInterceptor, 'getMetricTags'>) =>
       traced ? traced.outbound.getMetricTags(input, next) : next(input),
   };

@@ -11,6 +11,9 @@ export function createLazyClient({ address, namespace }: TemporalSettings, inter
 }
 
 /** `interceptors`: the tracing ones (src/telemetry/tracing.ts) when tracing is on. */
-export async function connectClient({ address, namespace }: TemporalSettings, interceptors?: ClientInterceptors): Promise<Client> {
+export async function connectClient(
+  { address, namespace }: TemporalSettings,
+  interceptors?: ClientInterceptors,
+): Promise<Client> {
   return new Client({ connection: await Connection.connect({ address }), namespace, interceptors });
 }

@@ -7,18 +7,34 @@
  * starts it later.
  */
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { TypedSearchAttributes, WorkflowIdReusePolicy, type SearchAttributePair, type SignalDefinition } from '@temporalio/common';
+import {
+  TypedSearchAttributes,
+  WorkflowIdReusePolicy,
+  type SearchAttributePair,
+  type SignalDefinition,
+} from '@temporalio/common';
 import type { Config } from '../config';
 import type { CollectionRequestRow } from '../domain/collection-requests';
 import { networkByName } from '../domain/networks';
 import type { Committed, Launcher } from '../services/ports';
-import { OUTBOX, type OutboxKind, type OutboxRow, type PaymentBatchToStart, type PaymentToStart, type ReversalToStart } from '../services/outbox';
+import {
+  OUTBOX,
+  type OutboxKind,
+  type OutboxRow,
+  type PaymentBatchToStart,
+  type PaymentToStart,
+  type ReversalToStart,
+} from '../services/outbox';
 import { subscriptionInputFor, workflowInputFor } from '../services/collection-requests';
 import { paymentCancelledSignal, paymentWorkflowId, reversalWorkflowId } from '../contracts/money-out';
 import { incomingCollectionWorkflowId, type IncomingPaymentInput } from '../contracts/incoming-collection';
 import { paymentBatchWorkflowId, type PaymentBatchInput } from '../contracts/payment-batch';
 import { subscriptionWorkflowId } from '../contracts/subscription';
-import { collectionMatchedSignal, collectionRequestWorkflowId, type CollectionMatch } from '../contracts/collection-request';
+import {
+  collectionMatchedSignal,
+  collectionRequestWorkflowId,
+  type CollectionMatch,
+} from '../contracts/collection-request';
 import { networkHintSignal, type NetworkHint } from '../contracts/common';
 import { searchAttributes } from '../contracts/search-attributes';
 import { webhookSenderTaskQueue } from '../contracts/webhook-dispatcher';
@@ -48,7 +64,6 @@ const REPORT_CONFIRMATION_SECONDS = 24 * 3600;
 
 type LaunchLogger = (message: string, fields: Record<string, unknown>) => void;
 
-
 type StartOptions<W extends StartableWorkflow> = {
   workflowId: string;
   args: Parameters<StartableWorkflows[W]>;
@@ -57,7 +72,12 @@ type StartOptions<W extends StartableWorkflow> = {
 };
 
 /** Signals a workflow; one that does not exist (ended, or never started) is no error: false. */
-async function signalIfRunning<Args extends unknown[]>(client: Client, workflowId: string, signal: SignalDefinition<Args>, ...args: Args): Promise<boolean> {
+async function signalIfRunning<Args extends unknown[]>(
+  client: Client,
+  workflowId: string,
+  signal: SignalDefinition<Args>,
+  ...args: Args
+): Promise<boolean> {
   try {
     await client.workflow.getHandle(workflowId).signal(signal, ...args);
     return true;
@@ -73,8 +93,10 @@ const PAYMENT_BATCH_CHUNK_ROWS = 100;
 const PAYMENT_BATCH_HISTORY_EVENTS = 10_000;
 
 /** A start of one row as a start of several, each on its own. */
-const each = <T>(start: (row: T) => Promise<boolean>) => async (rows: readonly T[]): Promise<boolean> =>
-  (await Promise.all(rows.map(start))).some(Boolean);
+const each =
+  <T>(start: (row: T) => Promise<boolean>) =>
+  async (rows: readonly T[]): Promise<boolean> =>
+    (await Promise.all(rows.map(start))).some(Boolean);
 
 function createLauncher(client: Client, settings: LauncherSettings, log: LaunchLogger): Launcher {
   const { taskQueue } = settings;
@@ -98,14 +120,19 @@ function createLauncher(client: Client, settings: LauncherSettings, log: LaunchL
     }
   }
 
-  const keyword = (key: (typeof searchAttributes)[keyof typeof searchAttributes], value: string | number): SearchAttributePair => ({ key, value: String(value) });
+  const keyword = (
+    key: (typeof searchAttributes)[keyof typeof searchAttributes],
+    value: string | number,
+  ): SearchAttributePair => ({ key, value: String(value) });
 
   const launcher: Launcher = {
     /** A saved request's workflow, and its subscription's when it has one. */
     async startCollectionRequest(request: CollectionRequestRow): Promise<boolean> {
       const network = networkByName(request.network);
       const input = workflowInputFor(request, {
-        failedPromptRetrySeconds: settings.failedPromptRetrySeconds, networkPullsFunds: network?.pullsFunds ?? false, networkPollSeconds: settings.networkStatusPollSeconds,
+        failedPromptRetrySeconds: settings.failedPromptRetrySeconds,
+        networkPullsFunds: network?.pullsFunds ?? false,
+        networkPollSeconds: settings.networkStatusPollSeconds,
         verificationTimeoutSeconds: settings.verificationTimeoutSeconds,
       });
       const subscription = subscriptionInputFor(request);
@@ -138,14 +165,22 @@ function createLauncher(client: Client, settings: LauncherSettings, log: LaunchL
      * The network entry point: every reported payment becomes one `collection-<network>-<remote
      * id>` workflow; a repeated report of a transaction starts nothing new.
      */
-    async startIncomingCollection(payment: IncomingPaymentInput, options: { confirm?: boolean } = {}): Promise<{ workflowId: string; duplicate: boolean }> {
+    async startIncomingCollection(
+      payment: IncomingPaymentInput,
+      options: { confirm?: boolean } = {},
+    ): Promise<{ workflowId: string; duplicate: boolean }> {
       const workflowId = incomingCollectionWorkflowId(payment.network, payment.remoteTransactionId);
       // `confirm`: a callback reported it, and the operator's status query must confirm it first.
-      const confirm = options.confirm ? { confirm: { pollSeconds: settings.networkStatusPollSeconds, timeoutSeconds: REPORT_CONFIRMATION_SECONDS } } : {};
+      const confirm = options.confirm
+        ? { confirm: { pollSeconds: settings.networkStatusPollSeconds, timeoutSeconds: REPORT_CONFIRMATION_SECONDS } }
+        : {};
       const started = await startOnce('incomingCollection', {
         workflowId,
         args: [{ payment, verificationTimeoutSeconds: settings.verificationTimeoutSeconds, ...confirm }],
-        searchAttributes: [keyword(searchAttributes.phoneNumber, payment.phoneNumber), keyword(searchAttributes.currency, payment.currency)],
+        searchAttributes: [
+          keyword(searchAttributes.phoneNumber, payment.phoneNumber),
+          keyword(searchAttributes.currency, payment.currency),
+        ],
         memo: { network: payment.network, remoteTransactionId: payment.remoteTransactionId, amount: payment.amount },
       });
       return { workflowId, duplicate: !started };
@@ -160,13 +195,16 @@ function createLauncher(client: Client, settings: LauncherSettings, log: LaunchL
       let started = 0;
       for (let slot = 0; slot < settings.webhookDispatchers; slot += 1) {
         try {
-          await client.workflow.start<StartableWorkflows['webhookDispatcher']>('webhookDispatcher' satisfies StartableWorkflow, {
-            taskQueue,
-            workflowId: webhookDispatcherId(taskQueue, slot),
-            // A dispatcher that ended (terminated from outside) is started again; a running one is left alone.
-            workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
-            args: [{ slot, senderTaskQueue: webhookSenderTaskQueue(taskQueue) }],
-          });
+          await client.workflow.start<StartableWorkflows['webhookDispatcher']>(
+            'webhookDispatcher' satisfies StartableWorkflow,
+            {
+              taskQueue,
+              workflowId: webhookDispatcherId(taskQueue, slot),
+              // A dispatcher that ended (terminated from outside) is started again; a running one is left alone.
+              workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+              args: [{ slot, senderTaskQueue: webhookSenderTaskQueue(taskQueue) }],
+            },
+          );
           started += 1;
         } catch (error) {
           if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
@@ -179,13 +217,15 @@ function createLauncher(client: Client, settings: LauncherSettings, log: LaunchL
     async startPayment(payment: PaymentToStart): Promise<boolean> {
       return await startOnce('payment', {
         workflowId: paymentWorkflowId(payment.id),
-        args: [{
-          paymentId: payment.id,
-          organizationId: payment.organizationId,
-          startAt: payment.startDate?.toISOString() ?? null,
-          statusPollSeconds: settings.payoutStatusPollSeconds,
-          statusTimeoutSeconds: settings.payoutStatusTimeoutSeconds,
-        }],
+        args: [
+          {
+            paymentId: payment.id,
+            organizationId: payment.organizationId,
+            startAt: payment.startDate?.toISOString() ?? null,
+            statusPollSeconds: settings.payoutStatusPollSeconds,
+            statusTimeoutSeconds: settings.payoutStatusTimeoutSeconds,
+          },
+        ],
         searchAttributes: [keyword(searchAttributes.organizationId, payment.organizationId)],
         memo: { organizationId: payment.organizationId, paymentId: payment.id },
       });
@@ -195,12 +235,14 @@ function createLauncher(client: Client, settings: LauncherSettings, log: LaunchL
     async startReversal(reversal: ReversalToStart): Promise<boolean> {
       return await startOnce('reversal', {
         workflowId: reversalWorkflowId(reversal.id),
-        args: [{
-          reversalId: reversal.id,
-          organizationId: reversal.organizationId,
-          statusPollSeconds: settings.payoutStatusPollSeconds,
-          statusTimeoutSeconds: settings.payoutStatusTimeoutSeconds,
-        }],
+        args: [
+          {
+            reversalId: reversal.id,
+            organizationId: reversal.organizationId,
+            statusPollSeconds: settings.payoutStatusPollSeconds,
+            statusTimeoutSeconds: settings.payoutStatusTimeoutSeconds,
+          },
+        ],
         searchAttributes: [keyword(searchAttributes.organizationId, reversal.organizationId)],
         memo: { organizationId: reversal.organizationId, reversalId: reversal.id },
       });
@@ -213,7 +255,10 @@ function createLauncher(client: Client, settings: LauncherSettings, log: LaunchL
         organizationId: batch.organizationId,
         concurrency: settings.paymentBatchConcurrency,
         chunkSize: PAYMENT_BATCH_CHUNK_ROWS,
-        payment: { statusPollSeconds: settings.payoutStatusPollSeconds, statusTimeoutSeconds: settings.payoutStatusTimeoutSeconds },
+        payment: {
+          statusPollSeconds: settings.payoutStatusPollSeconds,
+          statusTimeoutSeconds: settings.payoutStatusTimeoutSeconds,
+        },
         historyLimit: PAYMENT_BATCH_HISTORY_EVENTS,
       };
       return await startOnce('paymentBatch', {
@@ -250,9 +295,21 @@ function createLauncher(client: Client, settings: LauncherSettings, log: LaunchL
      * throws: a failed start is logged and left to the outbox sweep, the commit stands.
      */
     async afterCommit(committed: Committed): Promise<void> {
-      await Promise.all((Object.keys(OUTBOX) as OutboxKind[]).flatMap((kind) => (committed[kind] ?? []).map((row) => [row]).map((group) =>
-        launcher.startOutboxRows(kind, group).catch((error: unknown) =>
-          log(`${OUTBOX[kind].noun} start deferred to the outbox sweep`, { kind, ids: group.map((row) => row.id), error })))));
+      await Promise.all(
+        (Object.keys(OUTBOX) as OutboxKind[]).flatMap((kind) =>
+          (committed[kind] ?? [])
+            .map((row) => [row])
+            .map((group) =>
+              launcher.startOutboxRows(kind, group).catch((error: unknown) =>
+                log(`${OUTBOX[kind].noun} start deferred to the outbox sweep`, {
+                  kind,
+                  ids: group.map((row) => row.id),
+                  error,
+                }),
+              ),
+            ),
+        ),
+      );
     },
 
     /**
@@ -276,14 +333,18 @@ function createLauncher(client: Client, settings: LauncherSettings, log: LaunchL
 
 /** The launcher of a process, its settings from configuration. */
 export function launcherFromConfig(client: Client, config: Config, log: LaunchLogger): Launcher {
-  return createLauncher(client, {
-    taskQueue: config.temporal.taskQueue,
-    payoutStatusPollSeconds: config.payouts.statusPollSeconds,
-    payoutStatusTimeoutSeconds: config.payouts.statusTimeoutSeconds,
-    paymentBatchConcurrency: config.payouts.batchConcurrency,
-    failedPromptRetrySeconds: config.collectionRequests.failedPromptRetrySeconds,
-    verificationTimeoutSeconds: config.collections.verificationTimeoutSeconds,
-    webhookDispatchers: config.webhooks.dispatchers,
-    networkStatusPollSeconds: config.networkStatusPollSeconds,
-  }, log);
+  return createLauncher(
+    client,
+    {
+      taskQueue: config.temporal.taskQueue,
+      payoutStatusPollSeconds: config.payouts.statusPollSeconds,
+      payoutStatusTimeoutSeconds: config.payouts.statusTimeoutSeconds,
+      paymentBatchConcurrency: config.payouts.batchConcurrency,
+      failedPromptRetrySeconds: config.collectionRequests.failedPromptRetrySeconds,
+      verificationTimeoutSeconds: config.collections.verificationTimeoutSeconds,
+      webhookDispatchers: config.webhooks.dispatchers,
+      networkStatusPollSeconds: config.networkStatusPollSeconds,
+    },
+    log,
+  );
 }

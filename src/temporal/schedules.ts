@@ -1,11 +1,21 @@
 import type { StartableWorkflow } from '../workflows/registry';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client, type ScheduleOptionsStartWorkflowAction } from '@temporalio/client';
+import {
+  ScheduleAlreadyRunning,
+  ScheduleOverlapPolicy,
+  type Client,
+  type ScheduleOptionsStartWorkflowAction,
+} from '@temporalio/client';
 import type { Config } from '../config';
 import { logger } from '../log';
 import type { eventRetention } from '../workflows/event-retention';
 import type { outboxSweep } from '../workflows/outbox-sweep';
-import { eventRetentionScheduleId, outboxSweepScheduleId, type EventRetentionInput, type OutboxSweepInput } from '../contracts/sweeps';
+import {
+  eventRetentionScheduleId,
+  outboxSweepScheduleId,
+  type EventRetentionInput,
+  type OutboxSweepInput,
+} from '../contracts/sweeps';
 
 type Workflow = typeof outboxSweep | typeof eventRetention;
 
@@ -37,27 +47,47 @@ type OutboxSweepSettings = { taskQueue: string; intervalSeconds: number; graceSe
 /** Creates the outbox-sweep Schedule for a task queue, or brings an existing one to these settings. */
 async function ensureOutboxSweepSchedule(client: Client, settings: OutboxSweepSettings): Promise<void> {
   const input: OutboxSweepInput = { graceSeconds: settings.graceSeconds, batchSize: settings.batchSize ?? 500 };
-  await ensureIntervalSchedule<typeof outboxSweep>(client, outboxSweepScheduleId(settings.taskQueue), settings.intervalSeconds, {
-    type: 'startWorkflow',
-    workflowType: 'outboxSweep' satisfies StartableWorkflow,
-    taskQueue: settings.taskQueue,
-    args: [input],
-    workflowExecutionTimeout: '10 minutes',
-  });
+  await ensureIntervalSchedule<typeof outboxSweep>(
+    client,
+    outboxSweepScheduleId(settings.taskQueue),
+    settings.intervalSeconds,
+    {
+      type: 'startWorkflow',
+      workflowType: 'outboxSweep' satisfies StartableWorkflow,
+      taskQueue: settings.taskQueue,
+      args: [input],
+      workflowExecutionTimeout: '10 minutes',
+    },
+  );
 }
 
-type EventRetentionSettings = { taskQueue: string; intervalSeconds: number; retentionDays: number; auditRetentionDays: number; batchSize?: number };
+type EventRetentionSettings = {
+  taskQueue: string;
+  intervalSeconds: number;
+  retentionDays: number;
+  auditRetentionDays: number;
+  batchSize?: number;
+};
 
 /** Creates the event-retention Schedule for a task queue, or brings an existing one to these settings. */
 async function ensureEventRetentionSchedule(client: Client, settings: EventRetentionSettings): Promise<void> {
-  const input: EventRetentionInput = { retentionDays: settings.retentionDays, batchSize: settings.batchSize ?? 1000, auditRetentionDays: settings.auditRetentionDays };
-  await ensureIntervalSchedule<typeof eventRetention>(client, eventRetentionScheduleId(settings.taskQueue), settings.intervalSeconds, {
-    type: 'startWorkflow',
-    workflowType: 'eventRetention' satisfies StartableWorkflow,
-    taskQueue: settings.taskQueue,
-    args: [input],
-    workflowExecutionTimeout: '1 hour',
-  });
+  const input: EventRetentionInput = {
+    retentionDays: settings.retentionDays,
+    batchSize: settings.batchSize ?? 1000,
+    auditRetentionDays: settings.auditRetentionDays,
+  };
+  await ensureIntervalSchedule<typeof eventRetention>(
+    client,
+    eventRetentionScheduleId(settings.taskQueue),
+    settings.intervalSeconds,
+    {
+      type: 'startWorkflow',
+      workflowType: 'eventRetention' satisfies StartableWorkflow,
+      taskQueue: settings.taskQueue,
+      args: [input],
+      workflowExecutionTimeout: '1 hour',
+    },
+  );
 }
 
 /** A Schedule the worker keeps, and how to create it or bring it to the configured settings. */
@@ -70,22 +100,24 @@ function configuredSchedules(config: Config): KeptSchedule[] {
   if (config.outbox.sweepEnabled) {
     kept.push({
       scheduleId: outboxSweepScheduleId(taskQueue),
-      ensure: (client) => ensureOutboxSweepSchedule(client, {
-        taskQueue,
-        intervalSeconds: config.outbox.sweepIntervalSeconds,
-        graceSeconds: config.outbox.graceSeconds,
-      }),
+      ensure: (client) =>
+        ensureOutboxSweepSchedule(client, {
+          taskQueue,
+          intervalSeconds: config.outbox.sweepIntervalSeconds,
+          graceSeconds: config.outbox.graceSeconds,
+        }),
     });
   }
   if (config.retention.sweepEnabled) {
     kept.push({
       scheduleId: eventRetentionScheduleId(taskQueue),
-      ensure: (client) => ensureEventRetentionSchedule(client, {
-        taskQueue,
-        intervalSeconds: config.retention.sweepIntervalSeconds,
-        retentionDays: config.retention.days,
-        auditRetentionDays: config.retention.auditDays,
-      }),
+      ensure: (client) =>
+        ensureEventRetentionSchedule(client, {
+          taskQueue,
+          intervalSeconds: config.retention.sweepIntervalSeconds,
+          retentionDays: config.retention.days,
+          auditRetentionDays: config.retention.auditDays,
+        }),
     });
   }
   return kept;
@@ -108,8 +140,15 @@ async function keepSchedule(client: Client, { scheduleId, ensure }: KeptSchedule
       return;
     } catch (cause) {
       if (stop.aborted) return;
-      const error = timeout.aborted ? new Error(`Temporal did not answer within ${SCHEDULE_ATTEMPT_TIMEOUT_MS} ms`, { cause }) : cause;
-      logger.warn('Schedule not set up yet; the worker runs without it and tries again', { scheduleId, attempt, retryInMs: delayMs, error });
+      const error = timeout.aborted
+        ? new Error(`Temporal did not answer within ${SCHEDULE_ATTEMPT_TIMEOUT_MS} ms`, { cause })
+        : cause;
+      logger.warn('Schedule not set up yet; the worker runs without it and tries again', {
+        scheduleId,
+        attempt,
+        retryInMs: delayMs,
+        error,
+      });
     }
     await sleep(delayMs, undefined, { signal: stop }).catch(() => {});
     delayMs = Math.min(delayMs * 2, MAX_RETRY_DELAY_MS);
@@ -122,5 +161,7 @@ async function keepSchedule(client: Client, { scheduleId, ensure }: KeptSchedule
  * promise settles once every Schedule is in place or `stop` aborts (the worker shut down); it never rejects.
  */
 export function keepSchedules(client: Client, config: Config, stop: AbortSignal): Promise<void> {
-  return Promise.all(configuredSchedules(config).map((schedule) => keepSchedule(client, schedule, stop))).then(() => undefined);
+  return Promise.all(configuredSchedules(config).map((schedule) => keepSchedule(client, schedule, stop))).then(
+    () => undefined,
+  );
 }

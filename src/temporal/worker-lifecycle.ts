@@ -51,7 +51,8 @@ export function allOf(workers: readonly RunnableWorker[]): RunnableWorker {
       }
     },
     shutdown,
-    getState: () => (workers.some((worker) => worker.getState() === 'RUNNING') ? 'RUNNING' : (workers[0]?.getState() ?? 'STOPPED')),
+    getState: () =>
+      workers.some((worker) => worker.getState() === 'RUNNING') ? 'RUNNING' : (workers[0]?.getState() ?? 'STOPPED'),
   };
 }
 
@@ -62,16 +63,23 @@ export function allOf(workers: readonly RunnableWorker[]): RunnableWorker {
  * background work is stopped, then the worker shut down and its run() awaited, before anything
  * held earlier (its connection) is released.
  */
-export async function runUntilShutdown(worker: RunnableWorker, hold: Hold, background: (stop: AbortSignal) => Promise<void>): Promise<void> {
+export async function runUntilShutdown(
+  worker: RunnableWorker,
+  hold: Hold,
+  background: (stop: AbortSignal) => Promise<void>,
+): Promise<void> {
   const running = worker.run();
-  const settled = running.then(() => undefined, () => undefined);
+  const settled = running.then(
+    () => undefined,
+    () => undefined,
+  );
   hold('the worker', async () => {
     if (worker.getState() === 'RUNNING') worker.shutdown();
     await settled;
   });
   const stop = new AbortController();
   const tasks = background(stop.signal);
-  hold('the worker\'s background tasks', async () => {
+  hold("the worker's background tasks", async () => {
     stop.abort();
     await tasks;
   });

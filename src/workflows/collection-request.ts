@@ -11,12 +11,23 @@
  * received it. Search attributes are set at the start; the request's status is written to them
  * once, when it is final (docs/architecture.md#the-actor-core: visibility only where operators look).
  */
-import { condition, log, proxyActivities, proxyLocalActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import {
+  condition,
+  log,
+  proxyActivities,
+  proxyLocalActivities,
+  setHandler,
+  upsertSearchAttributes,
+} from '@temporalio/workflow';
 import type { createCollectionActivities, ReceiptOutcome } from '../activities/collections';
 import type { createCollectionRequestActivities, PromptCheck } from '../activities/collection-requests';
 import type { RequestStatus } from '../domain/collection-requests';
 import {
-  collectionMatchedSignal, collectionRequestStateQuery, type CollectionMatch, type CollectionRequestInput, type CollectionRequestState,
+  collectionMatchedSignal,
+  collectionRequestStateQuery,
+  type CollectionMatch,
+  type CollectionRequestInput,
+  type CollectionRequestState,
 } from '../contracts/collection-request';
 import { networkHintSignal } from '../contracts/common';
 import type { IncomingPaymentInput } from '../contracts/incoming-collection';
@@ -86,21 +97,46 @@ export async function collectionRequest(input: CollectionRequestInput): Promise<
     let decidedBy: string | null = receipt.outcome === 'accepted' ? 'not-asked' : null;
     if (receipt.outcome === 'verify') {
       const verified = receipt;
-      const decision = await askVerification(verified, input.verificationTimeoutSeconds ?? DEFAULT_VERIFICATION_TIMEOUT_SECONDS);
+      const decision = await askVerification(
+        verified,
+        input.verificationTimeoutSeconds ?? DEFAULT_VERIFICATION_TIMEOUT_SECONDS,
+      );
       decidedBy = decision.decidedBy;
       if (decision.decision === 'reject') {
-        await rejectCollection({ collectionId: verified.collectionId, organizationId: verified.organizationId, reason: decision.reason });
-        state.payment = { collectionId: verified.collectionId, requestId: verified.requestId, outcome: 'rejected', decidedBy };
+        await rejectCollection({
+          collectionId: verified.collectionId,
+          organizationId: verified.organizationId,
+          reason: decision.reason,
+        });
+        state.payment = {
+          collectionId: verified.collectionId,
+          requestId: verified.requestId,
+          outcome: 'rejected',
+          decidedBy,
+        };
         return;
       }
-      receipt = await acceptVerifiedCollection({ collectionId: verified.collectionId, organizationId: verified.organizationId, receivedBy: input.requestId });
+      receipt = await acceptVerifiedCollection({
+        collectionId: verified.collectionId,
+        organizationId: verified.organizationId,
+        receivedBy: input.requestId,
+      });
     }
     if (receipt.outcome === 'verify') throw new Error('a verified collection cannot need verification again');
-    state.payment = { collectionId: receipt.collectionId, requestId: receipt.requestId, outcome: receipt.outcome, decidedBy };
+    state.payment = {
+      collectionId: receipt.collectionId,
+      requestId: receipt.requestId,
+      outcome: receipt.outcome,
+      decidedBy,
+    };
     if (receipt.outcome === 'accepted' && receipt.requestId === input.requestId) {
       match ??= { collectionId: receipt.collectionId, remoteTransactionId: payment.remoteTransactionId };
     } else {
-      log.warn('a prompted payment did not complete its request', { requestId: input.requestId, collectionId: receipt.collectionId, outcome: receipt.outcome });
+      log.warn('a prompted payment did not complete its request', {
+        requestId: input.requestId,
+        collectionId: receipt.collectionId,
+        outcome: receipt.outcome,
+      });
     }
   }
 
@@ -121,7 +157,11 @@ export async function collectionRequest(input: CollectionRequestInput): Promise<
         const check = await checkPrompt({ requestId: input.requestId, attempt });
         if (check.status !== 'pending') return check;
       } catch (error) {
-        log.warn('the operator\'s status query failed; asking again at the next poll', { requestId: input.requestId, attempt, error: String(error) });
+        log.warn("the operator's status query failed; asking again at the next poll", {
+          requestId: input.requestId,
+          attempt,
+          error: String(error),
+        });
       }
     }
   }
@@ -140,7 +180,10 @@ export async function collectionRequest(input: CollectionRequestInput): Promise<
   async function promptOnce(): Promise<'failed' | 'next' | 'stop'> {
     state.attempts += 1;
     const prompt = await promptSubscriber({
-      requestId: input.requestId, attempt: state.attempts, sendSms: input.sendSms, pullsFunds: input.networkPullsFunds,
+      requestId: input.requestId,
+      attempt: state.attempts,
+      sendSms: input.sendSms,
+      pullsFunds: input.networkPullsFunds,
     });
     if (prompt.status !== null) state.status = prompt.status;
     if (!prompt.accepted) return (await afterRefusal(prompt.error)) === 'failed' ? 'failed' : 'next';

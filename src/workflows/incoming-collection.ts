@@ -1,6 +1,11 @@
 import { condition, proxyActivities, proxyLocalActivities, setHandler } from '@temporalio/workflow';
 import type { createCollectionActivities, ReceiptOutcome } from '../activities/collections';
-import { incomingCollectionStatusQuery, type IncomingCollectionInput, type IncomingCollectionResult, type IncomingPaymentInput } from '../contracts/incoming-collection';
+import {
+  incomingCollectionStatusQuery,
+  type IncomingCollectionInput,
+  type IncomingCollectionResult,
+  type IncomingPaymentInput,
+} from '../contracts/incoming-collection';
 import { networkHintSignal } from '../contracts/common';
 import { RETRY_POLICIES } from '../contracts/retry-policies';
 import { askVerification } from './verification';
@@ -31,7 +36,10 @@ const { checkReportedPayment } = proxyActivities<Activities>({
  * every poll, or when the operator's next callback wakes the workflow, until the operator's status
  * query confirms it (the payment as confirmed) or refuses it, or the time runs out (null).
  */
-async function confirmReport(input: IncomingCollectionInput & { confirm: NonNullable<IncomingCollectionInput['confirm']> }, onStatus: (status: string) => void): Promise<IncomingPaymentInput | null> {
+async function confirmReport(
+  input: IncomingCollectionInput & { confirm: NonNullable<IncomingCollectionInput['confirm']> },
+  onStatus: (status: string) => void,
+): Promise<IncomingPaymentInput | null> {
   let hinted = false;
   setHandler(networkHintSignal, () => {
     hinted = true;
@@ -52,7 +60,10 @@ async function confirmReport(input: IncomingCollectionInput & { confirm: NonNull
   }
 }
 
-const result = (outcome: Exclude<ReceiptOutcome, { outcome: 'verify' }>, decidedBy: string | null = null): IncomingCollectionResult => ({
+const result = (
+  outcome: Exclude<ReceiptOutcome, { outcome: 'verify' }>,
+  decidedBy: string | null = null,
+): IncomingCollectionResult => ({
   collectionId: outcome.collectionId,
   outcome: outcome.outcome,
   requestId: outcome.requestId,
@@ -92,10 +103,22 @@ export async function incomingCollection(input: IncomingCollectionInput): Promis
   const decision = await askVerification(receipt, input.verificationTimeoutSeconds);
   if (decision.decision === 'reject') {
     status = 'rejected';
-    await rejectCollection({ collectionId: receipt.collectionId, organizationId: receipt.organizationId, reason: decision.reason });
-    return { collectionId: receipt.collectionId, outcome: 'rejected', requestId: receipt.requestId, decidedBy: decision.decidedBy };
+    await rejectCollection({
+      collectionId: receipt.collectionId,
+      organizationId: receipt.organizationId,
+      reason: decision.reason,
+    });
+    return {
+      collectionId: receipt.collectionId,
+      outcome: 'rejected',
+      requestId: receipt.requestId,
+      decidedBy: decision.decidedBy,
+    };
   }
-  const accepted = await acceptVerifiedCollection({ collectionId: receipt.collectionId, organizationId: receipt.organizationId });
+  const accepted = await acceptVerifiedCollection({
+    collectionId: receipt.collectionId,
+    organizationId: receipt.organizationId,
+  });
   status = accepted.outcome;
   if (accepted.outcome === 'verify') throw new Error('a verified collection cannot need verification again');
   return { ...result(accepted, decision.decidedBy), requestId: receipt.requestId };

@@ -1,9 +1,22 @@
 import type { PaymentId } from '../domain/ids';
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/common';
-import { ChildWorkflowFailure, ParentClosePolicy, condition, continueAsNew, executeChild, proxyLocalActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import {
+  ChildWorkflowFailure,
+  ParentClosePolicy,
+  condition,
+  continueAsNew,
+  executeChild,
+  proxyLocalActivities,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { createPaymentBatchActivities } from '../activities/payment-batches';
 import { paymentWorkflowId } from '../contracts/money-out';
-import { paymentBatchProgressQuery, type PaymentBatchInput, type PaymentBatchProgress } from '../contracts/payment-batch';
+import {
+  paymentBatchProgressQuery,
+  type PaymentBatchInput,
+  type PaymentBatchProgress,
+} from '../contracts/payment-batch';
 import { RETRY_POLICIES } from '../contracts/retry-policies';
 import { searchAttributes } from '../contracts/search-attributes';
 import type { payment } from './payment';
@@ -26,7 +39,12 @@ const { reserveBatchChunkStep, completeBatchStep } = proxyLocalActivities<Activi
  * Children are abandoned, never terminated, if the batch's run closes: a payment always finishes.
  */
 export async function paymentBatch(input: PaymentBatchInput): Promise<PaymentBatchProgress> {
-  const progress: PaymentBatchProgress = { nextChunk: input.nextChunk ?? 0, inFlight: 0, finished: input.finished ?? 0, completed: false };
+  const progress: PaymentBatchProgress = {
+    nextChunk: input.nextChunk ?? 0,
+    inFlight: 0,
+    finished: input.finished ?? 0,
+    completed: false,
+  };
   setHandler(paymentBatchProgressQuery, () => ({ ...progress }));
   const queue: PaymentId[] = [];
   let last = false;
@@ -44,7 +62,8 @@ export async function paymentBatch(input: PaymentBatchInput): Promise<PaymentBat
       });
     } catch (error) {
       // Its workflow exists already, or failed: the payment's row says what became of it.
-      if (!(error instanceof WorkflowExecutionAlreadyStartedError || error instanceof ChildWorkflowFailure)) throw error;
+      if (!(error instanceof WorkflowExecutionAlreadyStartedError || error instanceof ChildWorkflowFailure))
+        throw error;
     }
   };
 
@@ -52,7 +71,11 @@ export async function paymentBatch(input: PaymentBatchInput): Promise<PaymentBat
     if (queue.length === 0) {
       const tooLong = workflowInfo().historyLength > input.historyLimit;
       if (!last && !tooLong) {
-        const chunk = await reserveBatchChunkStep({ batchId: input.batchId, chunk: progress.nextChunk, size: input.chunkSize });
+        const chunk = await reserveBatchChunkStep({
+          batchId: input.batchId,
+          chunk: progress.nextChunk,
+          size: input.chunkSize,
+        });
         progress.nextChunk += 1;
         last = chunk.last;
         queue.push(...chunk.paymentIds);
@@ -60,7 +83,11 @@ export async function paymentBatch(input: PaymentBatchInput): Promise<PaymentBat
       }
       await condition(() => progress.inFlight === 0);
       if (last) break;
-      await continueAsNew<typeof paymentBatch>({ ...input, nextChunk: progress.nextChunk, finished: progress.finished });
+      await continueAsNew<typeof paymentBatch>({
+        ...input,
+        nextChunk: progress.nextChunk,
+        finished: progress.finished,
+      });
     }
     await condition(() => progress.inFlight < input.concurrency);
     const paymentId = queue.shift()!;

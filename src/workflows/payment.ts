@@ -3,7 +3,13 @@ import { condition, proxyActivities, proxyLocalActivities, setHandler } from '@t
 import type { createPaymentActivities } from '../activities/payments';
 import type { PayoutResult } from '../network/adapter';
 import type { PayoutOutcome } from '../services/payments';
-import { moneyOutStateQuery, paymentCancelledSignal, type MoneyOutState, type PaymentInput, type ReversalInput } from '../contracts/money-out';
+import {
+  moneyOutStateQuery,
+  paymentCancelledSignal,
+  type MoneyOutState,
+  type PaymentInput,
+  type ReversalInput,
+} from '../contracts/money-out';
 import { networkHintSignal } from '../contracts/common';
 import { RETRY_POLICIES } from '../contracts/retry-policies';
 
@@ -29,7 +35,11 @@ const NO_CONFIRMATION = 'The network did not confirm the transfer in time.';
  * too long): asks at every poll, or sooner when the operator's callback wakes the workflow (a hint:
  * the answer is always the operator's status query).
  */
-async function payout(subject: { kind: 'payment'; id: PaymentId } | { kind: 'reversal'; id: ReversalId }, input: { statusPollSeconds: number; statusTimeoutSeconds: number }, state: MoneyOutState): Promise<PayoutOutcome> {
+async function payout(
+  subject: { kind: 'payment'; id: PaymentId } | { kind: 'reversal'; id: ReversalId },
+  input: { statusPollSeconds: number; statusTimeoutSeconds: number },
+  state: MoneyOutState,
+): Promise<PayoutOutcome> {
   let hinted = false;
   setHandler(networkHintSignal, () => {
     hinted = true;
@@ -38,7 +48,8 @@ async function payout(subject: { kind: 'payment'; id: PaymentId } | { kind: 'rev
   state.attempts = 1;
   const giveUpAt = Date.now() + input.statusTimeoutSeconds * 1000;
   while (result.status === 'pending') {
-    if (Date.now() >= giveUpAt) return { status: 'failed', error: NO_CONFIRMATION, remoteTransactionId: result.remoteTransactionId };
+    if (Date.now() >= giveUpAt)
+      return { status: 'failed', error: NO_CONFIRMATION, remoteTransactionId: result.remoteTransactionId };
     await condition(() => hinted, Math.min(input.statusPollSeconds * 1000, Math.max(1, giveUpAt - Date.now())));
     hinted = false;
     result = await queryPayout(subject);

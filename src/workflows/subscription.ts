@@ -27,7 +27,11 @@ export async function subscription(input: SubscriptionInput, resumeAfter?: strin
   };
   let last = new Date(resumeAfter ?? input.startDate);
   let next = nextOccurrence(rule, last);
-  const state: SubscriptionState = { created: 0, lastOccurrence: resumeAfter ?? null, nextOccurrence: next?.toISOString() ?? null };
+  const state: SubscriptionState = {
+    created: 0,
+    lastOccurrence: resumeAfter ?? null,
+    nextOccurrence: next?.toISOString() ?? null,
+  };
   setHandler(subscriptionStateQuery, () => ({ ...state }));
   while (next !== null) {
     if (state.created >= OCCURRENCES_PER_RUN) await continueAsNew<typeof subscription>(input, last.toISOString());

@@ -8,7 +8,10 @@ import type { VerificationDecision } from '../contracts/incoming-collection';
 import { RETRY_POLICIES } from '../contracts/retry-policies';
 import type { CollectionId, OrganizationId } from '../domain/ids';
 
-export async function askVerification(collection: { collectionId: CollectionId; organizationId: OrganizationId }, timeoutSeconds: number): Promise<VerificationDecision> {
+export async function askVerification(
+  collection: { collectionId: CollectionId; organizationId: OrganizationId },
+  timeoutSeconds: number,
+): Promise<VerificationDecision> {
   const { verifyCollection } = proxyActivities<ReturnType<typeof createCollectionActivities>>({
     // The merchant has the configured time to answer (60 s by default); a crash mid-call asks again.
     // The merchant's failures are answers (the default applies), so only our own (database, worker)
@@ -16,5 +19,9 @@ export async function askVerification(collection: { collectionId: CollectionId; 
     startToCloseTimeout: `${timeoutSeconds + 10} seconds`,
     retry: RETRY_POLICIES.untilDone,
   });
-  return await verifyCollection({ collectionId: collection.collectionId, organizationId: collection.organizationId, timeoutSeconds });
+  return await verifyCollection({
+    collectionId: collection.collectionId,
+    organizationId: collection.organizationId,
+    timeoutSeconds,
+  });
 }

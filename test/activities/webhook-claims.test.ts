@@ -6,7 +6,12 @@
 import { asId, type OrganizationId } from '../../src/domain/ids';
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { recordEvent } from '../../src/services/events';
-import { claimDueAcrossWebhooks, releaseClaims, type ClaimShares, type ClaimedDelivery } from '../../src/services/webhook-queue';
+import {
+  claimDueAcrossWebhooks,
+  releaseClaims,
+  type ClaimShares,
+  type ClaimedDelivery,
+} from '../../src/services/webhook-queue';
 import { createWakeups } from '../../src/activities/webhook-wakeups';
 import { createMerchant, eventually, testApp, testSql, type TestApp, type TestMerchant } from '../helpers';
 
@@ -25,7 +30,9 @@ const newOrigin = () => `https://127.0.0.1:${++port}`;
 async function createHooks(merchant: TestMerchant, origin: string, count: number): Promise<number[]> {
   const ids: number[] = [];
   for (let index = 0; index < count; index++) {
-    const response = await merchant.request('/api/webhooks', { form: { event: 'contact.created', target: `${origin}/hooks/${index}` } });
+    const response = await merchant.request('/api/webhooks', {
+      form: { event: 'contact.created', target: `${origin}/hooks/${index}` },
+    });
     expect(response.status).toBe(201);
     ids.push(response.body.id);
   }
@@ -55,7 +62,10 @@ async function releaseAll(): Promise<void> {
   const rows = await testSql()<{ id: number }[]>`
     select d.id from webhook_deliveries d join webhooks w on w.id = d.webhook_id
     where w.dispatch_queue = ${ctx.taskQueue} and d.status = 'pending' and d.leased_until is not null`;
-  await releaseClaims(testSql(), rows.map((row) => row.id));
+  await releaseClaims(
+    testSql(),
+    rows.map((row) => row.id),
+  );
 }
 
 /** Closes every pending row of this test's queue: the next test starts from an empty queue. */
@@ -66,7 +76,7 @@ async function drain(): Promise<void> {
 }
 
 describe('claims share the pool by organization, then by webhook', () => {
-  test('a merchant with a thousand due deliveries on 50 webhooks does not delay another merchant\'s first', async () => {
+  test("a merchant with a thousand due deliveries on 50 webhooks does not delay another merchant's first", async () => {
     await drain();
     const busy = await createMerchant(ctx.app);
     const quiet = await createMerchant(ctx.app);
@@ -79,7 +89,9 @@ describe('claims share the pool by organization, then by webhook', () => {
     await recordEvents(quiet.organization.id, 1);
     await recordEvents(other.organization.id, 1);
     const first = await claim(3);
-    expect((await organizationOf(first)).sort()).toEqual([busy.organization.id, quiet.organization.id, other.organization.id].sort());
+    expect((await organizationOf(first)).sort()).toEqual(
+      [busy.organization.id, quiet.organization.id, other.organization.id].sort(),
+    );
     expect(first.some((item) => item.webhookId === asId('Webhook', quietHook!))).toBe(true);
     // Within the busy merchant, every webhook's first row before any webhook's second.
     const next = await claim(49);
@@ -156,15 +168,27 @@ describe('claims count what is in flight per receiver', () => {
 
   test('the same origin however the target writes it: case and default port', async () => {
     const merchant = await createMerchant(ctx.app);
-    const targets = ['https://Example.COM/a', 'https://example.com:443/b?x=1', 'https://example.com/c#part', 'https://example.com:8443/d'];
+    const targets = [
+      'https://Example.COM/a',
+      'https://example.com:443/b?x=1',
+      'https://example.com/c#part',
+      'https://example.com:8443/d',
+    ];
     for (const target of targets) {
       const response = await merchant.request('/api/webhooks', { form: { event: 'contact.created', target } });
       expect(response.status).toBe(201);
     }
     const rows = await testSql()<{ receiver: string }[]>`
       select receiver from webhooks where organization_id = ${merchant.organization.id} order by id`;
-    expect(rows.map((row) => row.receiver)).toEqual(['https://example.com', 'https://example.com', 'https://example.com', 'https://example.com:8443']);
-    const [state] = await testSql()<{ count: number }[]>`select count(*)::int as count from webhook_receivers where origin in ('https://example.com', 'https://example.com:8443')`;
+    expect(rows.map((row) => row.receiver)).toEqual([
+      'https://example.com',
+      'https://example.com',
+      'https://example.com',
+      'https://example.com:8443',
+    ]);
+    const [state] = await testSql()<
+      { count: number }[]
+    >`select count(*)::int as count from webhook_receivers where origin in ('https://example.com', 'https://example.com:8443')`;
     expect(state!.count).toBe(2);
   });
 
@@ -189,7 +213,7 @@ describe('claims count what is in flight per receiver', () => {
   });
 });
 
-describe('a dispatcher\'s wake-ups', () => {
+describe("a dispatcher's wake-ups", () => {
   test('a notification that comes while the dispatcher claims, its earlier wait abandoned, wakes its next wait at once', async () => {
     const wakeups = createWakeups(testSql(), () => {});
     const dispatcher = wakeups.subscribeAll();

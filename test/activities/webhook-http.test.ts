@@ -23,7 +23,10 @@ describe('postWebhook', () => {
     const path = nextPath();
     const cases: [string, RegExp][] = [
       [receiver.url(path), /^EADDRNOTPUBLIC: 127\.0\.0\.1 is a loopback or private address/],
-      [`https://localhost:${receiver.port}${path}`, /^EADDRNOTPUBLIC: localhost resolves to (127\.0\.0\.1|::1), which is a loopback or private address/],
+      [
+        `https://localhost:${receiver.port}${path}`,
+        /^EADDRNOTPUBLIC: localhost resolves to (127\.0\.0\.1|::1), which is a loopback or private address/,
+      ],
     ];
     for (const [target, refusal] of cases) {
       const result = await postWebhook(target, {}, '{}', production);
@@ -38,7 +41,10 @@ describe('postWebhook', () => {
     const untrusted = await postWebhook(receiver.url(path), {}, '{}', { ...sandbox, extraCa: undefined });
     expect(untrusted).toMatchObject({ statusCode: null, error: expect.stringMatching(/self.signed certificate/) });
     expect((await postWebhook(receiver.url(path), {}, '{}', sandbox)).statusCode).toBe(200);
-    const skipped = await postWebhook(`${receiver.url(path)}?skip-cert-verify=true`, {}, '{}', { ...sandbox, extraCa: undefined });
+    const skipped = await postWebhook(`${receiver.url(path)}?skip-cert-verify=true`, {}, '{}', {
+      ...sandbox,
+      extraCa: undefined,
+    });
     expect(skipped.statusCode).toBe(200);
     expect(receiver.requests(path)).toHaveLength(2);
   });

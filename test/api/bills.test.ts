@@ -11,8 +11,20 @@ beforeAll(async () => {
 });
 
 const SERVICE_ITEM_FIELDS = [
-  'id', 'serviceId', 'serviceCode', 'serviceCategory', 'serviceType', 'serviceName', 'serviceDescription', 'serviceHandler',
-  'serviceProvider', 'serviceEnabled', 'serviceStatus', 'deployed', 'created_at', 'updated_at',
+  'id',
+  'serviceId',
+  'serviceCode',
+  'serviceCategory',
+  'serviceType',
+  'serviceName',
+  'serviceDescription',
+  'serviceHandler',
+  'serviceProvider',
+  'serviceEnabled',
+  'serviceStatus',
+  'deployed',
+  'created_at',
+  'updated_at',
 ];
 
 describe('GET /api/bills/billers/services/list', () => {
@@ -33,14 +45,20 @@ describe('GET /api/bills/billers/services/list', () => {
         expect(item.created_at).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/);
       }
     }
-    expect(data.airtime?.find((item) => item.serviceProvider === 'mtn')).toMatchObject({ serviceCode: 'MTNVTU', created_at: '2023-01-10 09:00:00' });
+    expect(data.airtime?.find((item) => item.serviceProvider === 'mtn')).toMatchObject({
+      serviceCode: 'MTNVTU',
+      created_at: '2023-01-10 09:00:00',
+    });
   });
 
   test('groupby=billers keys the items by biller; an unknown grouping is 400 in the envelope', async () => {
     const response = await merchant.request('/api/bills/billers/services/list?groupby=billers');
     const data = response.body.data as Record<string, Record<string, unknown>[]>;
-    expect(Object.keys(data)).toEqual(expect.arrayContaining(['mtn', 'glo', 'airtel', '9mobile', 'spectranet', 'ikeja_electric']));
-    for (const [biller, items] of Object.entries(data)) for (const item of items) expect(item.serviceProvider).toBe(biller);
+    expect(Object.keys(data)).toEqual(
+      expect.arrayContaining(['mtn', 'glo', 'airtel', '9mobile', 'spectranet', 'ikeja_electric']),
+    );
+    for (const [biller, items] of Object.entries(data))
+      for (const item of items) expect(item.serviceProvider).toBe(biller);
     const categories = await merchant.request('/api/bills/billers/services/list?groupby=category');
     expect(Object.values(categories.body.data).flat()).toHaveLength(Object.values(data).flat().length);
 
@@ -77,18 +95,24 @@ describe('GET /api/bills/services/electricity/billers', () => {
 });
 
 describe('POST /api/bills/services/epin/bundles', () => {
-  test.each(['glo', 'mtn', 'airtel', '9mobile', 'spectranet'])('lists the %s bundles with a valid Bills-date', async (provider) => {
-    const response = await merchant.request('/api/bills/services/epin/bundles', { form: { service_type: provider }, headers: BILLS_DATE });
-    expect(response.status).toBe(200);
-    expect(response.body).toMatchObject({ status: 'success', code: 200 });
-    const bundles = response.body.data as { amount: number; available: number; description: string }[];
-    expect(bundles.length).toBeGreaterThan(0);
-    for (const bundle of bundles) {
-      expect(Object.keys(bundle)).toEqual(['amount', 'available', 'description']);
-      expect(bundle.amount).toBeNumber();
-      expect(Number.isInteger(bundle.available)).toBe(true);
-    }
-  });
+  test.each(['glo', 'mtn', 'airtel', '9mobile', 'spectranet'])(
+    'lists the %s bundles with a valid Bills-date',
+    async (provider) => {
+      const response = await merchant.request('/api/bills/services/epin/bundles', {
+        form: { service_type: provider },
+        headers: BILLS_DATE,
+      });
+      expect(response.status).toBe(200);
+      expect(response.body).toMatchObject({ status: 'success', code: 200 });
+      const bundles = response.body.data as { amount: number; available: number; description: string }[];
+      expect(bundles.length).toBeGreaterThan(0);
+      for (const bundle of bundles) {
+        expect(Object.keys(bundle)).toEqual(['amount', 'available', 'description']);
+        expect(bundle.amount).toBeNumber();
+        expect(Number.isInteger(bundle.available)).toBe(true);
+      }
+    },
+  );
 
   test.each([
     ['RFC 7231 IMF-fixdate', 'Sun, 06 Nov 1994 08:49:37 GMT'],
@@ -97,7 +121,10 @@ describe('POST /api/bills/services/epin/bundles', () => {
     ['RFC 850', 'Sunday, 06-Nov-94 08:49:37 GMT'],
     ['asctime', 'Sun Nov  6 08:49:37 1994'],
   ])('accepts a JSON body and a Bills-date in %s form', async (_form, date) => {
-    const response = await merchant.request('/api/bills/services/epin/bundles', { body: { service_type: 'MTN' }, headers: { 'Bills-date': date } });
+    const response = await merchant.request('/api/bills/services/epin/bundles', {
+      body: { service_type: 'MTN' },
+      headers: { 'Bills-date': date },
+    });
     expect(response.status).toBe(200);
     expect(response.body.data[0]).toEqual({ amount: 100, available: 500, description: 'MTN N100 recharge PIN' });
   });
@@ -105,24 +132,43 @@ describe('POST /api/bills/services/epin/bundles', () => {
   test('without Bills-date is 400 in the envelope', async () => {
     const response = await merchant.request('/api/bills/services/epin/bundles', { form: { service_type: 'glo' } });
     expect(response.status).toBe(400);
-    expect(response.body).toEqual({ status: 'error', message: 'The Bills-date header is required.', code: 400, data: null });
+    expect(response.body).toEqual({
+      status: 'error',
+      message: 'The Bills-date header is required.',
+      code: 400,
+      data: null,
+    });
   });
 
-  test.each(['2024-05-01T10:00:00Z', 'yesterday', 'Mon, 06 Nov 1994 08:49:37 GMT', 'Sun, 31 Feb 2021 08:49:37 GMT', '1714557600'])(
-    'Bills-date %p is not an RFC date: 400',
-    async (date) => {
-      const response = await merchant.request('/api/bills/services/epin/bundles', { form: { service_type: 'glo' }, headers: { 'Bills-date': date } });
-      expect(response.status).toBe(400);
-      expect(response.body).toMatchObject({ status: 'error', code: 400, data: null });
-      expect(response.body.message).toContain('RFC 7231 or RFC 2822');
-    },
-  );
+  test.each([
+    '2024-05-01T10:00:00Z',
+    'yesterday',
+    'Mon, 06 Nov 1994 08:49:37 GMT',
+    'Sun, 31 Feb 2021 08:49:37 GMT',
+    '1714557600',
+  ])('Bills-date %p is not an RFC date: 400', async (date) => {
+    const response = await merchant.request('/api/bills/services/epin/bundles', {
+      form: { service_type: 'glo' },
+      headers: { 'Bills-date': date },
+    });
+    expect(response.status).toBe(400);
+    expect(response.body).toMatchObject({ status: 'error', code: 400, data: null });
+    expect(response.body.message).toContain('RFC 7231 or RFC 2822');
+  });
 
   test('a missing or unknown service_type is 400 with the field error in data', async () => {
     const missing = await merchant.request('/api/bills/services/epin/bundles', { form: {}, headers: BILLS_DATE });
     expect(missing.status).toBe(400);
-    expect(missing.body).toEqual({ status: 'error', message: 'service_type: This field is required.', code: 400, data: { service_type: ['This field is required.'] } });
-    const unknown = await merchant.request('/api/bills/services/epin/bundles', { form: { service_type: 'dstv' }, headers: BILLS_DATE });
+    expect(missing.body).toEqual({
+      status: 'error',
+      message: 'service_type: This field is required.',
+      code: 400,
+      data: { service_type: ['This field is required.'] },
+    });
+    const unknown = await merchant.request('/api/bills/services/epin/bundles', {
+      form: { service_type: 'dstv' },
+      headers: BILLS_DATE,
+    });
     expect(unknown.status).toBe(400);
     expect(unknown.body.data.service_type[0]).toContain('dstv is not one of the available choices');
   });
@@ -134,14 +180,20 @@ describe('authorization on bill-payment endpoints', () => {
     ['GET', '/api/bills/services/electricity/billers'],
     ['POST', '/api/bills/services/epin/bundles'],
   ])('%s %s without Authorization is 401 in the envelope', async (method, path) => {
-    const response = await requester(ctx.app, null)(path, { method, headers: BILLS_DATE, ...(method === 'POST' ? { form: { service_type: 'mtn' } } : {}) });
+    const response = await requester(ctx.app, null)(path, {
+      method,
+      headers: BILLS_DATE,
+      ...(method === 'POST' ? { form: { service_type: 'mtn' } } : {}),
+    });
     expect(response.status).toBe(401);
     expect(response.body).toEqual({ status: 'error', message: 'Invalid token.', code: 401, data: null });
     expect(response.headers.get('www-authenticate')).toBe('Token');
   });
 
   test('Bearer <key> is accepted as well as Token <key>', async () => {
-    const response = await merchant.request('/api/bills/services/electricity/billers', { headers: { Authorization: `Bearer ${merchant.apiKey}` } });
+    const response = await merchant.request('/api/bills/services/electricity/billers', {
+      headers: { Authorization: `Bearer ${merchant.apiKey}` },
+    });
     expect(response.status).toBe(200);
   });
 

@@ -15,10 +15,17 @@ beforeAll(async () => {
 });
 
 const nextNumber = numberSequence('+256772');
-const valid = (extra: Record<string, string> = {}) => ({ phonenumber: nextNumber(), amount: '1500', currency: 'BXC', ...extra });
+const valid = (extra: Record<string, string> = {}) => ({
+  phonenumber: nextNumber(),
+  amount: '1500',
+  currency: 'BXC',
+  ...extra,
+});
 
 async function countRequests(organizationId: number): Promise<number> {
-  const [row] = await testSql()<{ n: number }[]>`select count(*)::int as n from collection_requests where organization_id = ${organizationId}`;
+  const [row] = await testSql()<
+    { n: number }[]
+  >`select count(*)::int as n from collection_requests where organization_id = ${organizationId}`;
   return row?.n ?? 0;
 }
 
@@ -68,22 +75,37 @@ describe('POST /api/collectionrequests', () => {
   ])('accepts %s', async (_name, extra, expected) => {
     const asForm = Object.keys(extra).some((key) => key.includes('.'));
     const body = { ...valid(), ...extra };
-    const response = await merchant.request('/api/collectionrequests', asForm ? { form: body as Record<string, string> } : { body });
+    const response = await merchant.request(
+      '/api/collectionrequests',
+      asForm ? { form: body as Record<string, string> } : { body },
+    );
     expect(response.status).toBe(201);
     expect(response.body).toMatchObject(expected);
   });
 
   test('a JSON number is judged by its text as sent, as the same value in a string is: nothing is rounded silently', async () => {
-    const json = (amount: string) => merchant.request('/api/collectionrequests', { body: JSON.stringify(valid()).replace(/"amount":"[^"]*"/, `"amount":${amount}`) });
+    const json = (amount: string) =>
+      merchant.request('/api/collectionrequests', {
+        body: JSON.stringify(valid()).replace(/"amount":"[^"]*"/, `"amount":${amount}`),
+      });
     for (const amount of ['0.99999999999999999999', '"0.99999999999999999999"', '1.00001', '1e2', '12345678901.5']) {
       const response = await json(amount);
       expect({ amount, status: response.status }).toEqual({ amount, status: 400 });
       expect(response.body.amount).toHaveLength(1);
     }
     expect((await json('0.99999999999999999999')).body).toEqual((await json('"0.99999999999999999999"')).body);
-    for (const [amount, stored] of [['100.50', '100.5000'], ['1.0', '1.0000'], ['0.0001', '0.0001'], ['99', '99.0000']]) {
+    for (const [amount, stored] of [
+      ['100.50', '100.5000'],
+      ['1.0', '1.0000'],
+      ['0.0001', '0.0001'],
+      ['99', '99.0000'],
+    ]) {
       const response = await json(amount!);
-      expect({ amount, status: response.status, stored: response.body.amount }).toEqual({ amount, status: 201, stored });
+      expect({ amount, status: response.status, stored: response.body.amount }).toEqual({
+        amount,
+        status: 201,
+        stored,
+      });
     }
   });
 
@@ -107,19 +129,26 @@ describe('POST /api/collectionrequests', () => {
     expect(response.status).toBe(201);
     expect(response.body.start_date).toBe(`${year}-06-15 10:30:00.000000+00:00`);
     expect(response.body.expiry_date).toBe(`${year}-06-16 00:00:00.000000+00:00`);
-    const relative = await merchant.request('/api/collectionrequests', { form: valid({ start_date: `15/06/${year}` }) });
+    const relative = await merchant.request('/api/collectionrequests', {
+      form: valid({ start_date: `15/06/${year}` }),
+    });
     expect(relative.body.expiry_date).toBe(`${year}-06-16 00:00:00.000000+00:00`);
   });
 
-  test('names create the contact, and overwrite a saved contact\'s name; no names keep it', async () => {
+  test("names create the contact, and overwrite a saved contact's name; no names keep it", async () => {
     const phone = nextNumber();
-    const first = await merchant.request('/api/collectionrequests', { form: { ...valid(), phonenumber: phone, first_name: 'Jane', last_name: 'Doe' } });
+    const first = await merchant.request('/api/collectionrequests', {
+      form: { ...valid(), phonenumber: phone, first_name: 'Jane', last_name: 'Doe' },
+    });
     expect(first.body.contact).toMatchObject({ first_name: 'Jane', last_name: 'Doe' });
-    const renamed = await merchant.request('/api/collectionrequests', { form: { ...valid(), phonenumber: phone, first_name: 'Janet' } });
+    const renamed = await merchant.request('/api/collectionrequests', {
+      form: { ...valid(), phonenumber: phone, first_name: 'Janet' },
+    });
     expect(renamed.body.contact).toMatchObject({ id: first.body.contact.id, first_name: 'Janet', last_name: 'Doe' });
     const kept = await merchant.request('/api/collectionrequests', { form: { ...valid(), phonenumber: phone } });
     expect(kept.body.contact).toMatchObject({ first_name: 'Janet', last_name: 'Doe' });
-    const events = await testSql()`select count(*)::int as n from events where organization_id = ${merchant.organization.id}
+    const events =
+      await testSql()`select count(*)::int as n from events where organization_id = ${merchant.organization.id}
       and type = 'contact.created' and (data->>'id')::bigint = ${first.body.contact.id}`;
     expect(events[0]?.n).toBe(1);
   });
@@ -127,14 +156,23 @@ describe('POST /api/collectionrequests', () => {
   test('subscription_settings as a hash, a JSON string or form fields', async () => {
     const year = new Date().getUTCFullYear() + 1;
     const settings = { start_date: `01/01/${year} 09:00:00`, end_date: `01/06/${year} 09:00:00`, frequency: 'monthly' };
-    const asHash = await merchant.request('/api/collectionrequests', { body: { ...valid(), subscription_settings: settings } });
+    const asHash = await merchant.request('/api/collectionrequests', {
+      body: { ...valid(), subscription_settings: settings },
+    });
     expect(asHash.status).toBe(201);
     expect(JSON.parse(asHash.body.subscription_settings)).toEqual(settings);
     expect(asHash.body.start_date).toBe(`${year}-01-01 09:00:00.000000+00:00`);
-    const asString = await merchant.request('/api/collectionrequests', { form: { ...valid(), subscription_settings: JSON.stringify({ ...settings, weekdays: ['mon', 'fri'] }) } });
+    const asString = await merchant.request('/api/collectionrequests', {
+      form: { ...valid(), subscription_settings: JSON.stringify({ ...settings, weekdays: ['mon', 'fri'] }) },
+    });
     expect(JSON.parse(asString.body.subscription_settings).weekdays).toEqual([1, 5]);
     const asForm = await merchant.request('/api/collectionrequests', {
-      form: { ...valid(), 'subscription_settings.start_date': settings.start_date, 'subscription_settings[end_date]': settings.end_date, 'subscription_settings.frequency': 'Weekly' },
+      form: {
+        ...valid(),
+        'subscription_settings.start_date': settings.start_date,
+        'subscription_settings[end_date]': settings.end_date,
+        'subscription_settings.frequency': 'Weekly',
+      },
     });
     expect(asForm.status).toBe(201);
     expect(JSON.parse(asForm.body.subscription_settings).frequency).toBe('weekly');
@@ -156,7 +194,14 @@ describe('POST /api/collectionrequests', () => {
     ['expiry_date', { expiry_date: '999999 weeks' }, 'before 01/01/2100'],
     ['start_date', { start_date: '999999 weeks' }, 'before 01/01/2100'],
     ['start_date', { start_date: '31/12/9999 23:59:59' }, 'before 01/01/2100'],
-    ['subscription_settings', { subscription_settings: '{"start_date": "01/01/2099 00:00:00", "end_date": "999999 weeks", "frequency": "weekly"}' }, 'before 01/01/2100'],
+    [
+      'subscription_settings',
+      {
+        subscription_settings:
+          '{"start_date": "01/01/2099 00:00:00", "end_date": "999999 weeks", "frequency": "weekly"}',
+      },
+      'before 01/01/2100',
+    ],
     ['metadata', { metadata: `${'['.repeat(50_000)}${']'.repeat(50_000)}` }, 'nest deeper'],
     ['currency', { currency: 'EUR' }, 'Select a valid choice. EUR is not one of the available choices.'],
     ['currency', { currency: 'UGX' }, 'no funded UGX wallet'],
@@ -174,12 +219,28 @@ describe('POST /api/collectionrequests', () => {
     ['max_attempts', { max_attempts: '-1' }, 'greater than or equal to 0'],
     ['send_instructions', { send_instructions: 'maybe' }, 'Must be a valid boolean.'],
     ['subscription_settings', { subscription_settings: '{oops' }, 'valid JSON'],
-    ['subscription_settings', { subscription_settings: '{"start_date": "01/01/2099 00:00:00", "end_date": "01/02/2099 00:00:00", "frequency": "fortnightly"}' }, 'fortnightly'],
-    ['subscription_settings', { subscription_settings: '{"start_date": "01/02/2099 00:00:00", "end_date": "01/01/2099 00:00:00", "frequency": "daily"}' }, 'end_date must be later'],
+    [
+      'subscription_settings',
+      {
+        subscription_settings:
+          '{"start_date": "01/01/2099 00:00:00", "end_date": "01/02/2099 00:00:00", "frequency": "fortnightly"}',
+      },
+      'fortnightly',
+    ],
+    [
+      'subscription_settings',
+      {
+        subscription_settings:
+          '{"start_date": "01/02/2099 00:00:00", "end_date": "01/01/2099 00:00:00", "frequency": "daily"}',
+      },
+      'end_date must be later',
+    ],
     ['subscription_settings', { subscription_settings: '{"frequency": "daily"}' }, 'start_date'],
   ])('rejects %s: %p', async (field, extra, message) => {
     const before = await countRequests(merchant.organization.id);
-    const form = Object.fromEntries(Object.entries({ ...valid(), ...extra }).filter(([, value]) => value !== undefined)) as Record<string, string>;
+    const form = Object.fromEntries(
+      Object.entries({ ...valid(), ...extra }).filter(([, value]) => value !== undefined),
+    ) as Record<string, string>;
     const response = await merchant.request('/api/collectionrequests', { form });
     expect(response.status).toBe(400);
     expect(Object.keys(response.body)).toContain(field);
@@ -188,7 +249,9 @@ describe('POST /api/collectionrequests', () => {
   });
 
   test('the largest amount is accepted; a hash nested too deep is refused without a stack overflow', async () => {
-    expect((await merchant.request('/api/collectionrequests', { form: valid({ amount: '1000000000' }) })).status).toBe(201);
+    expect((await merchant.request('/api/collectionrequests', { form: valid({ amount: '1000000000' }) })).status).toBe(
+      201,
+    );
     let deep: unknown = 'x';
     for (let level = 0; level < 20; level += 1) deep = { level: deep };
     const refused = await merchant.request('/api/collectionrequests', { body: { ...valid(), metadata: { deep } } });
@@ -210,35 +273,59 @@ describe('POST /api/collectionrequests', () => {
   test('a real currency needs a known network of its own country, and says so', async () => {
     const fresh = await createMerchant(ctx.app);
     await fundWallet(testSql(), fresh.organization.id, 'UGX', '10');
-    const kenyan = await fresh.request('/api/collectionrequests', { form: valid({ currency: 'UGX', phonenumber: '+254712345678' }) });
+    const kenyan = await fresh.request('/api/collectionrequests', {
+      form: valid({ currency: 'UGX', phonenumber: '+254712345678' }),
+    });
     expect(kenyan.status).toBe(400);
-    expect(kenyan.body.phonenumber[0]).toContain('UGX collections need a number on a Ugandan mobile network (MTN Uganda, Airtel Uganda)');
-    const ugandan = await fresh.request('/api/collectionrequests', { form: valid({ currency: 'UGX', phonenumber: '+256772123456' }) });
+    expect(kenyan.body.phonenumber[0]).toContain(
+      'UGX collections need a number on a Ugandan mobile network (MTN Uganda, Airtel Uganda)',
+    );
+    const ugandan = await fresh.request('/api/collectionrequests', {
+      form: valid({ currency: 'UGX', phonenumber: '+256772123456' }),
+    });
     expect(ugandan.status).toBe(201);
   });
 
   test('expiry before the start is rejected', async () => {
-    const response = await merchant.request('/api/collectionrequests', { form: valid({ start_date: '2 days', expiry_date: '01/01/2000' }) });
+    const response = await merchant.request('/api/collectionrequests', {
+      form: valid({ start_date: '2 days', expiry_date: '01/01/2000' }),
+    });
     expect(response.status).toBe(400);
     expect(response.body.expiry_date[0]).toContain('later than the start date');
   });
 
   test('the oldest active wallet is used unless an account is named', async () => {
     const funded = await createMerchant(ctx.app);
-    const [oldest] = await testSql()<{ id: number }[]>`select id from accounts where organization_id = ${funded.organization.id}`;
+    const [oldest] = await testSql()<
+      { id: number }[]
+    >`select id from accounts where organization_id = ${funded.organization.id}`;
     const [second] = await testSql()<{ id: number }[]>`insert into accounts (organization_id, currency, label, balance)
       values (${funded.organization.id}, 'BXC', 'second', 5) returning id`;
     expect((await funded.request('/api/collectionrequests', { form: valid() })).body.account).toBe(oldest!.id);
-    expect((await funded.request('/api/collectionrequests', { form: valid({ account: String(second!.id) }) })).body.account).toBe(second!.id);
+    expect(
+      (await funded.request('/api/collectionrequests', { form: valid({ account: String(second!.id) }) })).body.account,
+    ).toBe(second!.id);
     const foreign = await other.request('/api/collectionrequests', { form: valid({ account: String(second!.id) }) });
     expect(foreign.status).toBe(400);
   });
 
   test('a currency becomes usable once its wallet is funded', async () => {
     const fresh = await createMerchant(ctx.app);
-    expect((await fresh.request('/api/collectionrequests', { form: valid({ currency: 'KES', phonenumber: '+254712345678' }) })).status).toBe(400);
+    expect(
+      (
+        await fresh.request('/api/collectionrequests', {
+          form: valid({ currency: 'KES', phonenumber: '+254712345678' }),
+        })
+      ).status,
+    ).toBe(400);
     await fundWallet(testSql(), fresh.organization.id, 'KES', '10');
-    expect((await fresh.request('/api/collectionrequests', { form: valid({ currency: 'KES', phonenumber: '+254712345678' }) })).status).toBe(201);
+    expect(
+      (
+        await fresh.request('/api/collectionrequests', {
+          form: valid({ currency: 'KES', phonenumber: '+254712345678' }),
+        })
+      ).status,
+    ).toBe(201);
   });
 });
 
@@ -256,10 +343,14 @@ describe('GET /api/collectionrequests', () => {
       { amount: '100', currency: 'UGX', first_name: 'Ann', last_name: 'Three', reason: 'fees' },
     ];
     for (const spec of specs) {
-      const response = await lister.request('/api/collectionrequests', { form: { phonenumber: nextNumber(), ...spec } });
+      const response = await lister.request('/api/collectionrequests', {
+        form: { phonenumber: nextNumber(), ...spec },
+      });
       ids.push(response.body.id);
     }
-    const [collection] = await testSql()<{ id: number }[]>`insert into collections (network, remote_transaction_id, amount, currency, phone_number, payment_date)
+    const [collection] = await testSql()<
+      { id: number }[]
+    >`insert into collections (network, remote_transaction_id, amount, currency, phone_number, payment_date)
       values ('MTN Uganda', ${`RT-${ids[1]}`}, 200, 'BXC', '+256772000000', now()) returning id`;
     collectionId = collection!.id;
     await testSql()`update collection_requests set status = 'expired', collection_id = ${collectionId}, remote_transaction_id = 'RT-9' where id = ${ids[1]!}`;
@@ -280,7 +371,9 @@ describe('GET /api/collectionrequests', () => {
     ['contact_last_name=Two', [1]],
     ['contact_first_name=Ann&currency=BXC', [0]],
   ])('filter %s', async (query, expected) => {
-    const response = await lister.request(`/api/collectionrequests?${query.replace('COLLECTION', String(collectionId))}`);
+    const response = await lister.request(
+      `/api/collectionrequests?${query.replace('COLLECTION', String(collectionId))}`,
+    );
     expect(response.status).toBe(200);
     expect(idsOf(response.body)).toEqual(expected.map((index) => ids[index]!));
   });
@@ -290,7 +383,9 @@ describe('GET /api/collectionrequests', () => {
     const phone = one.body.phonenumber.slice(1);
     expect(idsOf((await lister.request(`/api/collectionrequests?phonenumber=${phone}`)).body)).toEqual([ids[0]!]);
     const hourAgo = encodeURIComponent(new Date(Date.now() - 3600_000).toISOString().slice(0, 16).replace('T', ' '));
-    expect((await lister.request(`/api/collectionrequests?created_after=${hourAgo}&modified_after=${hourAgo}`)).body.count).toBe(3);
+    expect(
+      (await lister.request(`/api/collectionrequests?created_after=${hourAgo}&modified_after=${hourAgo}`)).body.count,
+    ).toBe(3);
     expect((await lister.request(`/api/collectionrequests?created_before=${hourAgo}`)).body.count).toBe(0);
     expect((await lister.request('/api/collectionrequests?status=done')).status).toBe(400);
     expect((await lister.request('/api/collectionrequests?amount=abc')).status).toBe(400);
@@ -309,20 +404,46 @@ describe('status changes of a prompt', () => {
     expect(created.status).toBe(201);
     const requestId = created.body.id as number;
     const step = (status: 'instructions_sent' | 'processing_started', attempt: number) =>
-      changeRequestStatus(testSql(), { requestId: asId('CollectionRequest', requestId), status, attempts: attempt, promptAttempt: attempt });
+      changeRequestStatus(testSql(), {
+        requestId: asId('CollectionRequest', requestId),
+        status,
+        attempts: attempt,
+        promptAttempt: attempt,
+      });
     const recorded = async (steps: [Parameters<typeof step>[0], number][]) => {
       const results = [];
       for (const [status, attempt] of steps) results.push((await step(status, attempt)) !== null);
       return results;
     };
-    expect(await recorded([['instructions_sent', 1], ['processing_started', 1]])).toEqual([true, true]);
+    expect(
+      await recorded([
+        ['instructions_sent', 1],
+        ['processing_started', 1],
+      ]),
+    ).toEqual([true, true]);
     // The same prompt again, as a retried activity runs it: nothing is recorded twice.
-    expect(await recorded([['instructions_sent', 1], ['processing_started', 1]])).toEqual([false, false]);
+    expect(
+      await recorded([
+        ['instructions_sent', 1],
+        ['processing_started', 1],
+      ]),
+    ).toEqual([false, false]);
     // The next prompt is a new story.
-    expect(await recorded([['instructions_sent', 2], ['processing_started', 2], ['instructions_sent', 2]])).toEqual([true, true, false]);
+    expect(
+      await recorded([
+        ['instructions_sent', 2],
+        ['processing_started', 2],
+        ['instructions_sent', 2],
+      ]),
+    ).toEqual([true, true, false]);
     const statuses = await testSql()<{ status: string }[]>`
       select data->>'status' as status from events where type = 'collectionrequest.status.changed' and (data->>'id')::bigint = ${requestId} order by id`;
-    expect(statuses.map((row) => row.status)).toEqual(['instructions_sent', 'processing_started', 'instructions_sent', 'processing_started']);
+    expect(statuses.map((row) => row.status)).toEqual([
+      'instructions_sent',
+      'processing_started',
+      'instructions_sent',
+      'processing_started',
+    ]);
     expect((await merchant.request(`/api/collectionrequests/${requestId}`)).body.status).toBe('processing_started');
   });
 });

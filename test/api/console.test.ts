@@ -5,11 +5,26 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { createHash, randomBytes } from 'node:crypto';
-import { LIVE_METRICS_TOKEN, createMerchant, eventually, numberSequence, requester, testApp, testSql, uniqueNumber, type TestApp, type TestMerchant } from '../helpers';
+import {
+  LIVE_METRICS_TOKEN,
+  createMerchant,
+  eventually,
+  numberSequence,
+  requester,
+  testApp,
+  testSql,
+  uniqueNumber,
+  type TestApp,
+  type TestMerchant,
+} from '../helpers';
 import postgres from 'postgres';
 import { ConsoleClient, PASSWORD, consoleUser, uniqueEmail, type ConsoleAnswer } from '../console-helpers';
 import { issueKeyForUser } from '../../src/services/api-keys';
-import { SIGN_IN_ACCOUNT_ADDRESS_LIMIT, SIGN_IN_ACCOUNT_LIMIT, SIGN_IN_ADDRESS_LIMIT } from '../../src/services/sign-in-throttle';
+import {
+  SIGN_IN_ACCOUNT_ADDRESS_LIMIT,
+  SIGN_IN_ACCOUNT_LIMIT,
+  SIGN_IN_ADDRESS_LIMIT,
+} from '../../src/services/sign-in-throttle';
 import { SIGN_IN_FORM_SECONDS, issueSignInForm } from '../../src/console/session';
 import { OPENAPI_DOCUMENT_PATH } from '../../src/api/openapi';
 import type { Role } from '../../src/domain/roles';
@@ -33,11 +48,19 @@ beforeAll(async () => {
 
 afterAll(async () => {
   // Requests, events, payments and reversals created here have no worker on their task queue: end their workflows.
-  await Promise.all(started.map((id) => ctx.client.workflow.getHandle(id).terminate('test over').catch(() => {})));
+  await Promise.all(
+    started.map((id) =>
+      ctx.client.workflow
+        .getHandle(id)
+        .terminate('test over')
+        .catch(() => {}),
+    ),
+  );
 });
 
 const address = () => `192.0.2.${Math.floor(Math.random() * 250) + 1}-${randomBytes(3).toString('hex')}`;
-const client = (forwardedFor = address()) => new ConsoleClient(ctx.app, { 'X-Forwarded-For': `203.0.113.9, ${forwardedFor}` });
+const client = (forwardedFor = address()) =>
+  new ConsoleClient(ctx.app, { 'X-Forwarded-For': `203.0.113.9, ${forwardedFor}` });
 
 async function signedIn(organizationId: OrganizationId, options: { role?: Role } = {}) {
   const user = await consoleUser(organizationId, options);
@@ -74,7 +97,11 @@ describe('sign-in and sessions', () => {
     expect(form.headers.get('content-security-policy')).toContain("script-src 'self'");
     expect(form.text).toContain('<label for="field-email">Email');
     expect(form.text).toContain('<label for="field-password">Password');
-    const signIn = await browser.post('/console/sign-in', { email: user.email.toUpperCase(), password: PASSWORD, next: '/console/requests?status=failed' });
+    const signIn = await browser.post('/console/sign-in', {
+      email: user.email.toUpperCase(),
+      password: PASSWORD,
+      next: '/console/requests?status=failed',
+    });
     expect(signIn.status).toBe(303);
     expect(signIn.location).toBe('/console/requests?status=failed');
     const page = await browser.get(signIn.location!);
@@ -102,7 +129,11 @@ describe('sign-in and sessions', () => {
   });
 
   test('outside sandbox mode the cookie is Secure and __Host- prefixed', async () => {
-    const { app } = await testApp(undefined, { SANDBOX: 'false', PUBLIC_BASE_URL: 'https://collections.example', METRICS_TOKEN: LIVE_METRICS_TOKEN });
+    const { app } = await testApp(undefined, {
+      SANDBOX: 'false',
+      PUBLIC_BASE_URL: 'https://collections.example',
+      METRICS_TOKEN: LIVE_METRICS_TOKEN,
+    });
     const user = await consoleUser(merchant.organization.id);
     const browser = new ConsoleClient(app);
     const signIn = await browser.signIn(user.email, PASSWORD);
@@ -124,12 +155,16 @@ describe('sign-in and sessions', () => {
     expect((await browser.signIn(user.email, 'wrong password!')).status).toBe(401);
     expect((await browser.signIn(uniqueEmail('nobody'), PASSWORD)).status).toBe(401);
     // No sign-in cookie and token pair: a cross-site form cannot sign the browser in (login CSRF).
-    const forged = await client().post('/console/sign-in', { email: user.email, password: PASSWORD }, { csrf: 'made-up' });
+    const forged = await client().post(
+      '/console/sign-in',
+      { email: user.email, password: PASSWORD },
+      { csrf: 'made-up' },
+    );
     expect(forged.status).toBe(403);
     expect(browser.cookie('console_session')).toBeUndefined();
   });
 
-  test('the sign-in form\'s token must be one the service signed: a cookie and a field the client chose sign nobody in', async () => {
+  test("the sign-in form's token must be one the service signed: a cookie and a field the client chose sign nobody in", async () => {
     const user = await consoleUser(merchant.organization.id);
     const refusedWith = async (browser: ConsoleClient, csrf: string) => {
       const answer = await browser.post('/console/sign-in', { email: user.email, password: PASSWORD }, { csrf });
@@ -154,7 +189,7 @@ describe('sign-in and sessions', () => {
     await other.get('/console/sign-in');
     await refusedWith(other, token);
     // Signed with another key, or expired: refused.
-    const foreign = issueSignInForm('another service\'s key, not this one');
+    const foreign = issueSignInForm("another service's key, not this one");
     const foreignBrowser = client();
     foreignBrowser.setCookie('console_sign_in', foreign.nonce);
     await refusedWith(foreignBrowser, foreign.token);
@@ -178,7 +213,9 @@ describe('sign-in and sessions', () => {
       expect(answer.text).toContain('id="error-email"');
       expect(answer.text).toMatch(/invisible or control characters|mixes Latin and Cyrillic letters/);
     }
-    const [{ count }] = await testSql()<[{ count: number }]>`select count(*)::int as count from sign_in_attempts where key like ${`%${from}`}`;
+    const [{ count }] = await testSql()<
+      [{ count: number }]
+    >`select count(*)::int as count from sign_in_attempts where key like ${`%${from}`}`;
     expect(count).toBe(0);
     expect((await client(from).signIn(user.email, PASSWORD)).status).toBe(303);
   });
@@ -190,7 +227,9 @@ describe('sign-in and sessions', () => {
     const signOut = await browser.post('/console/sign-out');
     expect(signOut.status).toBe(303);
     expect(signOut.headers.getSetCookie().join()).toContain('Max-Age=0');
-    const [{ count }] = await testSql()<[{ count: number }]>`select count(*)::int as count from console_sessions where user_id = ${user.id}`;
+    const [{ count }] = await testSql()<
+      [{ count: number }]
+    >`select count(*)::int as count from console_sessions where user_id = ${user.id}`;
     expect(count).toBe(0);
     const replay = new ConsoleClient(ctx.app);
     replay.setCookie('console_session', token);
@@ -210,13 +249,17 @@ describe('sign-in and sessions', () => {
     const browser = client();
     await browser.get('/console/sign-in?next=https://evil.example/');
     expect(browser.lastPage).toContain('name="next" value="/console"');
-    const signIn = await browser.post('/console/sign-in', { email: user.email, password: PASSWORD, next: '//evil.example/console' });
+    const signIn = await browser.post('/console/sign-in', {
+      email: user.email,
+      password: PASSWORD,
+      next: '//evil.example/console',
+    });
     expect(signIn.location).toBe('/console');
   });
 });
 
 describe('CSRF', () => {
-  test('a POST without the session\'s token is refused with 403 and changes nothing', async () => {
+  test("a POST without the session's token is refused with 403 and changes nothing", async () => {
     const { browser } = await signedIn(merchant.organization.id);
     await browser.get('/console/contacts/new');
     const form = { first_name: 'Forged', last_name: 'Post', phone_number: '+256772000901' };
@@ -229,19 +272,25 @@ describe('CSRF', () => {
     expect(refused.status).toBe(403);
     expect(refused.headers.get('content-type')).toStartWith('text/html');
     expect(refused.text).toContain('security token');
-    const [{ count }] = await testSql()<[{ count: number }]>`select count(*)::int as count from contacts where first_name = 'Forged' and organization_id = ${merchant.organization.id}`;
+    const [{ count }] = await testSql()<
+      [{ count: number }]
+    >`select count(*)::int as count from contacts where first_name = 'Forged' and organization_id = ${merchant.organization.id}`;
     expect(count).toBe(0);
 
     await browser.get('/console/contacts/new');
     const accepted = await browser.post('/console/contacts', { ...form, verify: 'false' });
     expect(accepted.status).toBe(303);
-    const [{ count: after }] = await testSql()<[{ count: number }]>`select count(*)::int as count from contacts where first_name = 'Forged' and organization_id = ${merchant.organization.id}`;
+    const [{ count: after }] = await testSql()<
+      [{ count: number }]
+    >`select count(*)::int as count from contacts where first_name = 'Forged' and organization_id = ${merchant.organization.id}`;
     expect(after).toBe(1);
-    const [event] = await testSql()<{ id: number }[]>`select id from events where organization_id = ${merchant.organization.id} order by id desc limit 1`;
+    const [event] = await testSql()<
+      { id: number }[]
+    >`select id from events where organization_id = ${merchant.organization.id} order by id desc limit 1`;
     started.push(`event-${event!.id}`);
   });
 
-  test('a signed-in form takes only its session\'s token: not a made-up pair, not a sign-in form\'s signed token', async () => {
+  test("a signed-in form takes only its session's token: not a made-up pair, not a sign-in form's signed token", async () => {
     const { browser } = await signedIn(merchant.organization.id);
     const form = { first_name: 'Paired', last_name: 'Forgery', phone_number: '+256772000902', verify: 'false' };
     browser.setCookie('console_sign_in', 'attackerchosen');
@@ -250,7 +299,9 @@ describe('CSRF', () => {
     await signInPage.get('/console/sign-in');
     browser.setCookie('console_sign_in', signInPage.cookie('console_sign_in')!);
     expect((await browser.post('/console/contacts', form, { csrf: signInPage.csrf() })).status).toBe(403);
-    const [{ count }] = await testSql()<[{ count: number }]>`select count(*)::int as count from contacts where first_name = 'Paired' and organization_id = ${merchant.organization.id}`;
+    const [{ count }] = await testSql()<
+      [{ count: number }]
+    >`select count(*)::int as count from contacts where first_name = 'Paired' and organization_id = ${merchant.organization.id}`;
     expect(count).toBe(0);
   });
 
@@ -293,11 +344,14 @@ describe('sign-in throttling', () => {
   test(`the account's own limit stops guesses spread across addresses: ${SIGN_IN_ACCOUNT_LIMIT} failures over all of them lock it everywhere`, async () => {
     const user = await consoleUser(merchant.organization.id);
     const addresses = SIGN_IN_ACCOUNT_LIMIT / SIGN_IN_ACCOUNT_ADDRESS_LIMIT;
-    for (let index = 0; index < addresses; index += 1) await failFrom(address(), user.email, SIGN_IN_ACCOUNT_ADDRESS_LIMIT);
+    for (let index = 0; index < addresses; index += 1)
+      await failFrom(address(), user.email, SIGN_IN_ACCOUNT_ADDRESS_LIMIT);
     const elsewhere = await client().signIn(user.email, PASSWORD);
     expect(elsewhere.status).toBe(429);
     expect(Number(elsewhere.headers.get('retry-after'))).toBeGreaterThan(14 * 60);
-    const [row] = await testSql()<{ attempts: number }[]>`select attempts from sign_in_attempts where key = ${`account:${user.email}`}`;
+    const [row] = await testSql()<
+      { attempts: number }[]
+    >`select attempts from sign_in_attempts where key = ${`account:${user.email}`}`;
     expect(row!.attempts).toBe(SIGN_IN_ACCOUNT_LIMIT);
   });
 
@@ -308,7 +362,9 @@ describe('sign-in throttling', () => {
       expect((await client(`${network}::${host}`).signIn(user.email, 'wrong password')).status).toBe(401);
     }
     expect((await client(`${network}:0:0:0:99`).signIn(user.email, PASSWORD)).status).toBe(429);
-    expect((await client(`2001:db8:ffff:${randomBytes(2).toString('hex')}::1`).signIn(user.email, PASSWORD)).status).toBe(303);
+    expect(
+      (await client(`2001:db8:ffff:${randomBytes(2).toString('hex')}::1`).signIn(user.email, PASSWORD)).status,
+    ).toBe(303);
   });
 
   test('the lock lasts the whole window from the failure that reached the limit, whenever the window began', async () => {
@@ -341,18 +397,24 @@ describe('sign-in throttling', () => {
     }
     // `İ` lower-cases to `i` + U+0307 in JavaScript and to `i` in PostgreSQL: such a spelling is another
     // address, which finds no account (it once found the locked one with a fresh count of its own).
-    for (const spelling of [user.email.replace('i', 'İ'), user.email.replaceAll('i', 'İ'), user.email.replace('iii', 'iİi')]) {
+    for (const spelling of [
+      user.email.replace('i', 'İ'),
+      user.email.replaceAll('i', 'İ'),
+      user.email.replace('iii', 'iİi'),
+    ]) {
       const answer = await client(from).signIn(spelling, PASSWORD);
       expect(answer.status).toBe(401);
     }
   });
 
-  test('emails are stored in one form: another spelling of a user\'s email cannot make a second user', async () => {
+  test("emails are stored in one form: another spelling of a user's email cannot make a second user", async () => {
     const user = await consoleUser(merchant.organization.id, { email: `Mixed.${uniqueEmail('case')}`.toUpperCase() });
     expect(user.email).toBe(user.email.toUpperCase());
     const [stored] = await testSql()<{ email: string }[]>`select email from users where id = ${user.id}`;
     expect(stored!.email).toBe(user.email.toLowerCase());
-    await expect(consoleUser(other.organization.id, { email: user.email.toLowerCase().replace('m', '\uFF4D') })).rejects.toThrow('cannot be used');
+    await expect(
+      consoleUser(other.organization.id, { email: user.email.toLowerCase().replace('m', '\uFF4D') }),
+    ).rejects.toThrow('cannot be used');
     expect((await client().signIn(user.email.toLowerCase(), PASSWORD)).status).toBe(303);
   });
 
@@ -380,8 +442,14 @@ describe('sign-in throttling', () => {
     const refusals = [
       [`pat\u200b-${stamp}@example.com`, 'Enter the email address without invisible or control characters'],
       [`pat-${stamp}@exa\u00admple.com`, 'Enter the email address without invisible or control characters'],
-      [`p\u0430t-${stamp}@example.com`, 'part before the @ uses letters of one script (it mixes Latin and Cyrillic letters)'],
-      [`pat-${stamp}@ex\u03b1mple.com`, 'domain (each part between dots) uses letters of one script (it mixes Latin and Greek letters)'],
+      [
+        `p\u0430t-${stamp}@example.com`,
+        'part before the @ uses letters of one script (it mixes Latin and Cyrillic letters)',
+      ],
+      [
+        `pat-${stamp}@ex\u03b1mple.com`,
+        'domain (each part between dots) uses letters of one script (it mixes Latin and Greek letters)',
+      ],
     ];
     for (const [email, message] of refusals) {
       await browser.get('/console/settings/users');
@@ -390,7 +458,9 @@ describe('sign-in throttling', () => {
       expect(answer.text).toContain('id="error-email"');
       expect(answer.text).toContain(message!);
     }
-    const [{ count }] = await testSql()<[{ count: number }]>`select count(*)::int as count from users where email like ${`%${stamp}%`}`;
+    const [{ count }] = await testSql()<
+      [{ count: number }]
+    >`select count(*)::int as count from users where email like ${`%${stamp}%`}`;
     expect(count).toBe(0);
     // A plain ASCII address and one wholly in Cyrillic are taken.
     for (const email of [`pat-${stamp}@example.com`, `иван-${stamp}@example.com`]) {
@@ -424,36 +494,62 @@ describe('permissions and organizations', () => {
     const overview = await browser.get('/console');
     expect(overview.status).toBe(200);
     expect(overview.text).not.toContain('href="/console/settings"');
-    for (const path of ['/console/settings', '/console/settings/keys', '/console/settings/users', '/console/webhooks']) {
+    for (const path of [
+      '/console/settings',
+      '/console/settings/keys',
+      '/console/settings/users',
+      '/console/webhooks',
+    ]) {
       const answer = await browser.get(path);
       expect({ path, status: answer.status }).toEqual({ path, status: 403 });
       expect(answer.headers.get('content-type')).toStartWith('text/html');
     }
     await browser.get('/console');
     const token = browser.csrf();
-    for (const path of ['/console/settings/keys', '/console/settings/users', '/console/webhooks', '/console/settings']) {
-      const answer = await browser.post(path, { email: uniqueEmail(), password: PASSWORD, event: 'contact.created', target: 'https://x.example/' }, { csrf: token });
+    for (const path of [
+      '/console/settings/keys',
+      '/console/settings/users',
+      '/console/webhooks',
+      '/console/settings',
+    ]) {
+      const answer = await browser.post(
+        path,
+        { email: uniqueEmail(), password: PASSWORD, event: 'contact.created', target: 'https://x.example/' },
+        { csrf: token },
+      );
       expect({ path, status: answer.status }).toEqual({ path, status: 403 });
     }
-    const [{ count }] = await testSql()<[{ count: number }]>`select count(*)::int as count from api_keys where organization_id = ${merchant.organization.id}`;
+    const [{ count }] = await testSql()<
+      [{ count: number }]
+    >`select count(*)::int as count from api_keys where organization_id = ${merchant.organization.id}`;
     expect(count).toBe(1);
   });
 
-  test('another organization\'s requests, collections, contacts, events and webhooks are 404 pages', async () => {
+  test("another organization's requests, collections, contacts, events and webhooks are 404 pages", async () => {
     const phone = uniqueNumber('+256772');
-    const created = await other.request('/api/collectionrequests', { form: { phonenumber: phone, amount: '10', currency: 'BXC' } });
+    const created = await other.request('/api/collectionrequests', {
+      form: { phonenumber: phone, amount: '10', currency: 'BXC' },
+    });
     expect(created.status).toBe(201);
     started.push(`collection-request-${created.body.id}`);
-    const hook = await other.request('/api/webhooks', { form: { event: 'contact.created', target: 'https://other.example/hook' } });
-    const [event] = await testSql()<{ id: number }[]>`select id from events where organization_id = ${other.organization.id} order by id desc limit 1`;
+    const hook = await other.request('/api/webhooks', {
+      form: { event: 'contact.created', target: 'https://other.example/hook' },
+    });
+    const [event] = await testSql()<
+      { id: number }[]
+    >`select id from events where organization_id = ${other.organization.id} order by id desc limit 1`;
     started.push(`event-${event!.id}`);
     const [collection] = await testSql()<{ id: number }[]>`
       insert into collections (organization_id, network, remote_transaction_id, amount, currency, phone_number, payment_date, status)
       values (${other.organization.id}, 'Sandbox', ${`CONSOLE-${randomBytes(4).toString('hex')}`}, 10, 'BXC', ${phone}, now(), 'successful') returning id`;
     const { browser } = await signedIn(merchant.organization.id);
     for (const path of [
-      `/console/requests/${created.body.id}`, `/console/requests/${created.body.id}/live`, `/console/contacts/${created.body.contact.id}`,
-      `/console/events/${event!.id}`, `/console/webhooks/${hook.body.id}`, `/console/collections/${collection!.id}`,
+      `/console/requests/${created.body.id}`,
+      `/console/requests/${created.body.id}/live`,
+      `/console/contacts/${created.body.contact.id}`,
+      `/console/events/${event!.id}`,
+      `/console/webhooks/${hook.body.id}`,
+      `/console/collections/${collection!.id}`,
     ]) {
       const answer = await browser.get(path);
       expect({ path, status: answer.status }).toEqual({ path, status: 404 });
@@ -461,7 +557,9 @@ describe('permissions and organizations', () => {
     }
     await browser.get(`/console/webhooks`);
     expect((await browser.post(`/console/webhooks/${hook.body.id}/delete`)).status).toBe(404);
-    const [live] = await testSql()<{ deletedAt: Date | null }[]>`select deleted_at as "deletedAt" from webhooks where id = ${hook.body.id}`;
+    const [live] = await testSql()<
+      { deletedAt: Date | null }[]
+    >`select deleted_at as "deletedAt" from webhooks where id = ${hook.body.id}`;
     expect(live?.deletedAt).toBeNull();
   });
 
@@ -477,7 +575,9 @@ describe('permissions and organizations', () => {
     await browser.get('/console/settings/users');
     const token = browser.csrf();
     expect((await browser.post(`/console/settings/users/${admin.id}/remove`, {}, { csrf: token })).status).toBe(400);
-    expect((await browser.post(`/console/settings/users/${colleague.id}/remove`, {}, { csrf: token })).status).toBe(303);
+    expect((await browser.post(`/console/settings/users/${colleague.id}/remove`, {}, { csrf: token })).status).toBe(
+      303,
+    );
     expect((await colleagueBrowser.get('/console')).status).toBe(303);
     expect((await requester(ctx.app, key!)('/api/events')).status).toBe(401);
     expect((await client().signIn(colleague.email, PASSWORD)).status).toBe(401);
@@ -488,7 +588,11 @@ describe('removed users and their API keys', () => {
   const newKeyOf = (page: ConsoleAnswer) => /id="new-api-key">([0-9a-f]{40})</.exec(page.text)?.[1];
   /** The users' keys the database still holds live. */
   const liveKeysOf = async (userIds: number[]) =>
-    (await testSql()<{ id: number }[]>`select id from api_keys where user_id in ${testSql()(userIds)} and revoked_at is null`).map((row) => row.id);
+    (
+      await testSql()<
+        { id: number }[]
+      >`select id from api_keys where user_id in ${testSql()(userIds)} and revoked_at is null`
+    ).map((row) => row.id);
   /** A signed-in developer (who may make keys) on the keys page, and what posting its form answers. */
   async function keyMaker(organizationId: OrganizationId) {
     const { user, browser } = await signedIn(organizationId, { role: 'developer' });
@@ -500,10 +604,14 @@ describe('removed users and their API keys', () => {
     const { browser } = await signedIn(organizationId, { role: 'admin' });
     await browser.get('/console/settings/users');
     const csrf = browser.csrf();
-    return { browser, remove: async (userId: number) => (await browser.post(`/console/settings/users/${userId}/remove`, {}, { csrf })).status };
+    return {
+      browser,
+      remove: async (userId: number) =>
+        (await browser.post(`/console/settings/users/${userId}/remove`, {}, { csrf })).status,
+    };
   }
 
-  test('a key made before its user\'s removal answers 401 after it, even when its row was left live', async () => {
+  test("a key made before its user's removal answers 401 after it, even when its row was left live", async () => {
     const { organization } = await createMerchant(ctx.app);
     const admin = await remover(organization.id);
     const revoked = await keyMaker(organization.id);
@@ -554,9 +662,12 @@ describe('removed users and their API keys', () => {
     const earlier = await issueKeyForUser(testSql(), { organizationId: organization.id, userId: maker.user.id });
     // A connection of its own: the app's pool is the tests' one, and the creations below hold its connections while they wait.
     const observer = postgres(ctx.config.databaseUrl, { max: 2, onnotice: () => {} });
-    const waiting = async (statement: string) => (await observer<{ count: number }[]>`
+    const waiting = async (statement: string) =>
+      (
+        await observer<{ count: number }[]>`
       select count(*)::int as count from pg_stat_activity
-      where datname = current_database() and wait_event_type = 'Lock' and query ilike ${`%${statement}%`}`)[0]!.count;
+      where datname = current_database() and wait_event_type = 'Lock' and query ilike ${`%${statement}%`}`
+      )[0]!.count;
     const CREATIONS = 3;
     try {
       let removal: Promise<number> | undefined;
@@ -566,14 +677,23 @@ describe('removed users and their API keys', () => {
       await observer.begin(async (tx) => {
         await tx`select id from api_keys where id = ${earlier.id} for update`;
         removal = admin.remove(maker.user.id);
-        await eventually('the removal to wait at the revocation', async () => (await waiting('update api_keys set revoked_at')) === 1, 10_000);
+        await eventually(
+          'the removal to wait at the revocation',
+          async () => (await waiting('update api_keys set revoked_at')) === 1,
+          10_000,
+        );
         creations = Array.from({ length: CREATIONS }, () => maker.createKey());
-        await eventually('the creations to wait on the removal', async () => (await waiting('insert into api_keys')) === CREATIONS, 10_000);
+        await eventually(
+          'the creations to wait on the removal',
+          async () => (await waiting('insert into api_keys')) === CREATIONS,
+          10_000,
+        );
       });
       expect(await removal).toBe(303);
       const answers = await Promise.all(creations);
       expect(answers.map((answer) => answer.status)).toEqual(Array.from({ length: CREATIONS }, () => 403));
-      for (const answer of answers) expect(answer.text).toContain('Your user has been removed from the organization: no API key was made.');
+      for (const answer of answers)
+        expect(answer.text).toContain('Your user has been removed from the organization: no API key was made.');
       expect(await liveKeysOf([maker.user.id])).toEqual([]);
     } finally {
       await observer.end();
@@ -595,13 +715,15 @@ describe('pages', () => {
     expect((await merchant.request('/api/contacts', { headers: { Accept: 'text/html' } })).status).toBe(406);
   });
 
-  test('the Settings page shows an admin how each network is reached and its routes\' health (none with the sandbox defaults)', async () => {
+  test("the Settings page shows an admin how each network is reached and its routes' health (none with the sandbox defaults)", async () => {
     const { browser } = await signedIn(merchant.organization.id);
     const page = await browser.get('/console/settings');
     expect(page.status).toBe(200);
     expect(page.text).toContain('<section class="card" id="network-connections"><h2>Mobile networks</h2>');
     // Each route's row, state and fault: test/api/network-status.test.ts, with connectors on.
-    const routes = page.text.slice(page.text.indexOf('<section class="card" id="network-routes"><h2>Network routes</h2>'));
+    const routes = page.text.slice(
+      page.text.indexOf('<section class="card" id="network-routes"><h2>Network routes</h2>'),
+    );
     expect(routes).toStartWith('<section class="card" id="network-routes">');
     expect(routes).toContain('No routes: no operator connector is on, so the sandbox serves every network.');
   });
@@ -611,12 +733,18 @@ describe('pages', () => {
     expect(Object.keys(document.paths).filter((path) => path.startsWith('/console'))).toEqual([]);
   });
 
-  test('a contact\'s name is shown as text, never as markup', async () => {
+  test("a contact's name is shown as text, never as markup", async () => {
     const { browser } = await signedIn(merchant.organization.id);
     await browser.get('/console/contacts/new');
-    const created = await browser.post('/console/contacts', { first_name: '<script>alert(1)</script>', last_name: '<img src=x onerror=alert(2)>', phone_number: '+256772000903' });
+    const created = await browser.post('/console/contacts', {
+      first_name: '<script>alert(1)</script>',
+      last_name: '<img src=x onerror=alert(2)>',
+      phone_number: '+256772000903',
+    });
     expect(created.status).toBe(303);
-    const [event] = await testSql()<{ id: number }[]>`select id from events where organization_id = ${merchant.organization.id} order by id desc limit 1`;
+    const [event] = await testSql()<
+      { id: number }[]
+    >`select id from events where organization_id = ${merchant.organization.id} order by id desc limit 1`;
     started.push(`event-${event!.id}`);
     for (const path of [created.location!, '/console/contacts', `/console/events/${event!.id}`]) {
       const page = (await browser.get(path)).text;
@@ -626,15 +754,24 @@ describe('pages', () => {
     }
   });
 
-  test('a request created in the console is the API\'s request, and its page shows the timeline and the workflow link', async () => {
+  test("a request created in the console is the API's request, and its page shows the timeline and the workflow link", async () => {
     const { browser } = await signedIn(merchant.organization.id);
     await browser.get('/console/requests/new');
-    const invalid = await browser.post('/console/requests', { phonenumber: 'not a number', amount: '1,000', currency: 'BXC' });
+    const invalid = await browser.post('/console/requests', {
+      phonenumber: 'not a number',
+      amount: '1,000',
+      currency: 'BXC',
+    });
     expect(invalid.status).toBe(400);
     expect(invalid.text).toMatch(/id="error-phonenumber">[^<]*valid phone number/);
     expect(invalid.text).toMatch(/id="error-amount">[^<]*thousands separators/);
     const phone = uniqueNumber('+256772');
-    const created = await browser.post('/console/requests', { phonenumber: phone, amount: '1500', currency: 'BXC', first_name: 'Ada' });
+    const created = await browser.post('/console/requests', {
+      phonenumber: phone,
+      amount: '1500',
+      currency: 'BXC',
+      first_name: 'Ada',
+    });
     expect(created.status).toBe(303);
     const id = Number(/\/console\/requests\/(\d+)$/.exec(created.location!)?.[1]);
     started.push(`collection-request-${id}`);
@@ -655,7 +792,11 @@ describe('money pages', () => {
   /** A payment created through the console form: its id (its workflow is ended after the tests). */
   async function consolePayment(browser: ConsoleClient, form: Record<string, string>): Promise<number> {
     await browser.get('/console/payments/new');
-    const created = await browser.post('/console/payments', { currency: 'BXC', description: 'Console payout', ...form });
+    const created = await browser.post('/console/payments', {
+      currency: 'BXC',
+      description: 'Console payout',
+      ...form,
+    });
     expect(created.status).toBe(303);
     const id = Number(/^\/console\/payments\/(\d+)\?done=payment-created$/.exec(created.location!)?.[1]);
     expect(id).toBeGreaterThan(0);
@@ -666,22 +807,37 @@ describe('money pages', () => {
   /** A collection credited to `owner`, as the incoming-collection workflow leaves it (no workflow here). */
   async function creditedCollection(owner: TestMerchant, amount: string): Promise<number> {
     const collection = await storeIncomingPayment(testSql(), {
-      network: 'MTN Uganda', remoteTransactionId: `CONSOLE-REV-${randomBytes(4).toString('hex')}`, phoneNumber: nextNumber(), amount,
-      currency: 'BXC', reference: 'console', paymentDate: new Date().toISOString(),
+      network: 'MTN Uganda',
+      remoteTransactionId: `CONSOLE-REV-${randomBytes(4).toString('hex')}`,
+      phoneNumber: nextNumber(),
+      amount,
+      currency: 'BXC',
+      reference: 'console',
+      paymentDate: new Date().toISOString(),
     });
     await acceptVerified(testSql(), collection.id, owner.organization.id);
     return collection.id;
   }
 
   const walletOf = async (owner: TestMerchant) =>
-    (await testSql()<{ id: number; balance: string }[]>`
-      select id, balance::text as balance from accounts where organization_id = ${owner.organization.id} and currency = 'BXC' order by id limit 1`)[0]!;
+    (
+      await testSql()<{ id: number; balance: string }[]>`
+      select id, balance::text as balance from accounts where organization_id = ${owner.organization.id} and currency = 'BXC' order by id limit 1`
+    )[0]!;
 
   test('the payments, wallets and reversals pages answer, and the navigation leads to them', async () => {
     const { browser } = await signedIn(merchant.organization.id, { role: 'finance' });
     const wallet = await walletOf(merchant);
-    for (const path of ['/console/payments', '/console/payments/new', '/console/wallets', `/console/wallets/${wallet.id}`, '/console/reversals',
-      '/console/payments?state=completed&currency=BXC&phonenumber=%2B256772000001', `/console/wallets/${wallet.id}?type=funding`, '/console/reversals?state=failed']) {
+    for (const path of [
+      '/console/payments',
+      '/console/payments/new',
+      '/console/wallets',
+      `/console/wallets/${wallet.id}`,
+      '/console/reversals',
+      '/console/payments?state=completed&currency=BXC&phonenumber=%2B256772000001',
+      `/console/wallets/${wallet.id}?type=funding`,
+      '/console/reversals?state=failed',
+    ]) {
       const answer = await browser.get(path);
       expect({ path, status: answer.status }).toEqual({ path, status: 200 });
     }
@@ -696,29 +852,48 @@ describe('money pages', () => {
     expect(backwards.status).toBe(400);
     expect(backwards.text).toContain('The end of the period must come after its start.');
     expect((await browser.get(`/console/wallets/${wallet.id}/statement?since=2000-01-01`)).status).toBe(200);
-    for (const path of ['/console/payment-batches', '/console/payment-batches/new']) expect((await browser.get(path)).status).toBe(200);
+    for (const path of ['/console/payment-batches', '/console/payment-batches/new'])
+      expect((await browser.get(path)).status).toBe(200);
     expect((await browser.get('/console/payment-batches/99999999')).status).toBe(404);
     // A confirmation whose CSV was altered after the preview (unreadable now) is refused, nothing sent.
     await browser.get('/console/payment-batches/new');
-    const altered = await browser.post('/console/payment-batches', { key: 'altered', csv: 'phonenumber,amount\n+256772000001' });
+    const altered = await browser.post('/console/payment-batches', {
+      key: 'altered',
+      csv: 'phonenumber,amount\n+256772000001',
+    });
     expect(altered.status).toBe(400);
     expect(altered.text).toContain('Nothing was sent: The CSV cannot be read');
     // Every input of the money forms has its label.
-    for (const path of ['/console/payments/new', '/console/payments', `/console/wallets/${wallet.id}`, '/console/reversals']) {
+    for (const path of [
+      '/console/payments/new',
+      '/console/payments',
+      `/console/wallets/${wallet.id}`,
+      '/console/reversals',
+    ]) {
       const page = (await browser.get(path)).text;
-      for (const [, id] of page.matchAll(/<(?:input|select) id="([^"]+)"/g)) expect({ path, label: page.includes(`<label for="${id}">`) }).toEqual({ path, label: true });
+      for (const [, id] of page.matchAll(/<(?:input|select) id="([^"]+)"/g))
+        expect({ path, label: page.includes(`<label for="${id}">`) }).toEqual({ path, label: true });
     }
   });
 
-  test('a payment created in the console is the API\'s payment: field errors next to fields, insufficient funds said clearly', async () => {
+  test("a payment created in the console is the API's payment: field errors next to fields, insufficient funds said clearly", async () => {
     const payer = await createMerchant(ctx.app);
     const { browser } = await signedIn(payer.organization.id);
     await browser.get('/console/payments/new');
-    const invalid = await browser.post('/console/payments', { phonenumber: 'nobody', amount: '1,000', currency: 'BXC' });
+    const invalid = await browser.post('/console/payments', {
+      phonenumber: 'nobody',
+      amount: '1,000',
+      currency: 'BXC',
+    });
     expect(invalid.status).toBe(400);
     expect(invalid.text).toMatch(/id="error-phonenumber">[^<]*valid phone number/);
     expect(invalid.text).toMatch(/id="error-amount">[^<]*thousands separators/);
-    const tooMuch = await browser.post('/console/payments', { phonenumber: nextNumber(), amount: '5000', currency: 'BXC', description: 'Too much' });
+    const tooMuch = await browser.post('/console/payments', {
+      phonenumber: nextNumber(),
+      amount: '5000',
+      currency: 'BXC',
+      description: 'Too much',
+    });
     expect(tooMuch.status).toBe(400);
     expect(tooMuch.text).toContain('id="insufficient-funds"');
     expect(tooMuch.text).toContain('<strong>Insufficient funds.</strong>');
@@ -727,9 +902,20 @@ describe('money pages', () => {
     expect((await walletOf(payer)).balance).toBe('1000.0000');
 
     const phone = nextNumber();
-    const id = await consolePayment(browser, { phonenumber: phone, amount: '250.5', description: 'Refund A-17', first_name: 'Ann' });
+    const id = await consolePayment(browser, {
+      phonenumber: phone,
+      amount: '250.5',
+      description: 'Refund A-17',
+      first_name: 'Ann',
+    });
     const viaApi = await payer.request(`/api/payments/${id}`);
-    expect(viaApi.body).toMatchObject({ amount: '250.5000', phone_nos: [phone], state: 'new', description: 'Refund A-17', author: expect.any(Number) });
+    expect(viaApi.body).toMatchObject({
+      amount: '250.5000',
+      phone_nos: [phone],
+      state: 'new',
+      description: 'Refund A-17',
+      author: expect.any(Number),
+    });
     expect((await walletOf(payer)).balance).toBe('749.5000');
     const page = await browser.get(`/console/payments/${id}?done=payment-created`);
     expect(page.status).toBe(200);
@@ -739,17 +925,26 @@ describe('money pages', () => {
     expect(page.text).toMatch(/<ol class="timeline"><li>\s*<span class="badge status-new">new<\/span>/);
     expect(page.text).toContain('-250.5 BXC');
     expect(page.text).toContain(`action="/console/payments/${id}/cancel"`);
-    expect((await browser.get(`/console/payments?phonenumber=${encodeURIComponent(phone)}`)).text).toContain(`href="/console/payments/${id}"`);
+    expect((await browser.get(`/console/payments?phonenumber=${encodeURIComponent(phone)}`)).text).toContain(
+      `href="/console/payments/${id}"`,
+    );
     const wallet = await browser.get(`/console/wallets/${(await walletOf(payer)).id}`);
     expect(wallet.text).toContain('749.5 BXC');
     expect(wallet.text).toContain(`href="/console/payments/${id}">payment #${id}</a>`);
 
     // The network completes it, as the workflow would: the timeline grows, the form to cancel goes, the overview counts it as sent.
     await beginPayment(testSql(), asId('Payment', id));
-    await finishPayment(testSql(), asId('Payment', id), { status: 'completed', remoteTransactionId: `SBX-CONSOLE-${id}` });
+    await finishPayment(testSql(), asId('Payment', id), {
+      status: 'completed',
+      remoteTransactionId: `SBX-CONSOLE-${id}`,
+    });
     const live = await browser.get(`/console/payments/${id}/live`);
     expect(live.text).toContain('data-final');
-    expect([...live.text.matchAll(/<li>\s*<span class="badge status-(\w+)">/g)].map((match) => match[1])).toEqual(['new', 'processing', 'completed']);
+    expect([...live.text.matchAll(/<li>\s*<span class="badge status-(\w+)">/g)].map((match) => match[1])).toEqual([
+      'new',
+      'processing',
+      'completed',
+    ]);
     expect((await browser.get(`/console/payments/${id}`)).text).not.toContain('/cancel"');
     const overview = (await browser.get('/console')).text;
     expect(overview).toContain('1 payment sent');
@@ -763,7 +958,9 @@ describe('money pages', () => {
     expect((await payer.request(`/api/payments/${id}`)).body.state).toBe('scheduled');
     await browser.get(`/console/payments/${id}`);
     const token = browser.csrf();
-    expect((await browser.post(`/console/payments/${id}/cancel`, { reason: 'forged' }, { csrf: false })).status).toBe(403);
+    expect((await browser.post(`/console/payments/${id}/cancel`, { reason: 'forged' }, { csrf: false })).status).toBe(
+      403,
+    );
     expect((await payer.request(`/api/payments/${id}`)).body.state).toBe('scheduled');
     await browser.get(`/console/payments/${id}`);
     expect(browser.csrf()).toBe(token);
@@ -773,7 +970,10 @@ describe('money pages', () => {
     const cancelled = await browser.post(`/console/payments/${id}/cancel`, { reason: 'Wrong number' });
     expect(cancelled.status).toBe(303);
     expect(cancelled.location).toBe(`/console/payments/${id}?done=payment-cancelled`);
-    expect((await payer.request(`/api/payments/${id}`)).body).toMatchObject({ state: 'cancelled', cancelled_reason: 'Wrong number' });
+    expect((await payer.request(`/api/payments/${id}`)).body).toMatchObject({
+      state: 'cancelled',
+      cancelled_reason: 'Wrong number',
+    });
     expect((await walletOf(payer)).balance).toBe('1000.0000');
     const page = await browser.get(cancelled.location!);
     expect(page.text).toContain('Payment cancelled');
@@ -793,14 +993,33 @@ describe('money pages', () => {
     expect(page.text).toContain(`action="/console/collections/${collectionId}/reverse"`);
     expect(page.text).toContain('+40 BXC');
     const token = browser.csrf();
-    expect((await browser.post(`/console/collections/${collectionId}/reverse`, { reason: 'forged' }, { csrf: false })).status).toBe(403);
-    expect((await browser.post(`/console/collections/${collectionId}/reverse`, { reason: 'forged' }, { csrf: 'x'.repeat(43) })).status).toBe(403);
+    expect(
+      (await browser.post(`/console/collections/${collectionId}/reverse`, { reason: 'forged' }, { csrf: false }))
+        .status,
+    ).toBe(403);
+    expect(
+      (
+        await browser.post(
+          `/console/collections/${collectionId}/reverse`,
+          { reason: 'forged' },
+          { csrf: 'x'.repeat(43) },
+        )
+      ).status,
+    ).toBe(403);
     expect((await merchant.request(`/api/reversals?collection=${collectionId}`)).body.count).toBe(0);
-    const reversed = await browser.post(`/console/collections/${collectionId}/reverse`, { reason: 'Order cancelled' }, { csrf: token });
+    const reversed = await browser.post(
+      `/console/collections/${collectionId}/reverse`,
+      { reason: 'Order cancelled' },
+      { csrf: token },
+    );
     expect(reversed.status).toBe(303);
     const reversalId = Number(/^\/console\/reversals\/(\d+)\?done=reversal-created$/.exec(reversed.location!)?.[1]);
     started.push(`reversal-${reversalId}`);
-    expect((await merchant.request(`/api/reversals/${reversalId}`)).body).toMatchObject({ collection: collectionId, state: 'processing', reason: 'Order cancelled' });
+    expect((await merchant.request(`/api/reversals/${reversalId}`)).body).toMatchObject({
+      collection: collectionId,
+      state: 'processing',
+      reason: 'Order cancelled',
+    });
     const reversal = await browser.get(reversed.location!);
     expect(reversal.text).toContain('Reversal started');
     expect(reversal.text).toContain(`workflows/reversal-${reversalId}`);
@@ -814,9 +1033,13 @@ describe('money pages', () => {
     expect(twice.text).toContain(`This collection was reversed already (reversal ${reversalId}).`);
   });
 
-  test('another organization\'s payments, wallets, reversals and collections are 404 pages, and their forms change nothing', async () => {
+  test("another organization's payments, wallets, reversals and collections are 404 pages, and their forms change nothing", async () => {
     const { browser: otherBrowser } = await signedIn(other.organization.id);
-    const paymentId = await consolePayment(otherBrowser, { phonenumber: nextNumber(), amount: '5', start_date: 'tomorrow' });
+    const paymentId = await consolePayment(otherBrowser, {
+      phonenumber: nextNumber(),
+      amount: '5',
+      start_date: 'tomorrow',
+    });
     const collectionId = await creditedCollection(other, '7');
     const reversal = await other.request('/api/reversals', { form: { collection: String(collectionId) } });
     expect(reversal.status).toBe(201);
@@ -825,9 +1048,15 @@ describe('money pages', () => {
     const wallet = await walletOf(other);
     const { browser } = await signedIn(merchant.organization.id);
     for (const path of [
-      `/console/payments/${paymentId}`, `/console/payments/${paymentId}/live`, `/console/wallets/${wallet.id}`,
-      `/console/reversals/${reversal.body.id}`, `/console/reversals/${reversal.body.id}/live`, `/console/collections/${otherCollection}`,
-      '/console/payments/99999999999', '/console/wallets/0', '/console/reversals/abc',
+      `/console/payments/${paymentId}`,
+      `/console/payments/${paymentId}/live`,
+      `/console/wallets/${wallet.id}`,
+      `/console/reversals/${reversal.body.id}`,
+      `/console/reversals/${reversal.body.id}/live`,
+      `/console/collections/${otherCollection}`,
+      '/console/payments/99999999999',
+      '/console/wallets/0',
+      '/console/reversals/abc',
     ]) {
       const answer = await browser.get(path);
       expect({ path, status: answer.status }).toEqual({ path, status: 404 });
@@ -835,27 +1064,42 @@ describe('money pages', () => {
     }
     await browser.get('/console/payments');
     const token = browser.csrf();
-    expect((await browser.post(`/console/payments/${paymentId}/cancel`, { reason: 'not mine' }, { csrf: token })).status).toBe(404);
-    expect((await browser.post(`/console/collections/${otherCollection}/reverse`, { reason: 'not mine' }, { csrf: token })).status).toBe(404);
+    expect(
+      (await browser.post(`/console/payments/${paymentId}/cancel`, { reason: 'not mine' }, { csrf: token })).status,
+    ).toBe(404);
+    expect(
+      (await browser.post(`/console/collections/${otherCollection}/reverse`, { reason: 'not mine' }, { csrf: token }))
+        .status,
+    ).toBe(404);
     expect((await other.request(`/api/payments/${paymentId}`)).body.state).toBe('scheduled');
     expect((await other.request(`/api/reversals?collection=${otherCollection}`)).body.count).toBe(0);
     // Nor do another organization's payments appear in this one's lists.
     expect((await browser.get('/console/payments')).text).not.toContain(`href="/console/payments/${paymentId}"`);
-    expect((await browser.get('/console/reversals')).text).not.toContain(`href="/console/reversals/${reversal.body.id}"`);
+    expect((await browser.get('/console/reversals')).text).not.toContain(
+      `href="/console/reversals/${reversal.body.id}"`,
+    );
   });
 
-  test('a payment\'s description is shown as text, never as markup', async () => {
+  test("a payment's description is shown as text, never as markup", async () => {
     const { browser } = await signedIn(merchant.organization.id);
-    const id = await consolePayment(browser, { phonenumber: nextNumber(), amount: '1', description: '<script>alert(1)</script>', start_date: 'tomorrow' });
+    const id = await consolePayment(browser, {
+      phonenumber: nextNumber(),
+      amount: '1',
+      description: '<script>alert(1)</script>',
+      start_date: 'tomorrow',
+    });
     const [event] = await testSql()<{ id: number }[]>`
       select id from events where organization_id = ${merchant.organization.id} and type = 'payment.status.changed' and data->>'id' = ${String(id)}`;
     for (const path of [`/console/payments/${id}`, '/console/payments', `/console/events/${event!.id}`]) {
       const page = (await browser.get(path)).text;
-      expect({ path, escaped: page.includes('&lt;script&gt;alert(1)&lt;/script&gt;') }).toEqual({ path, escaped: true });
+      expect({ path, escaped: page.includes('&lt;script&gt;alert(1)&lt;/script&gt;') }).toEqual({
+        path,
+        escaped: true,
+      });
       expect(page).not.toContain('<script>alert(1)');
     }
   });
-  test('the settlement page shows a day\'s totals and movements of the organization only, its CSV, and a refused day with its error', async () => {
+  test("the settlement page shows a day's totals and movements of the organization only, its CSV, and a refused day with its error", async () => {
     const owner = await createMerchant(ctx.app);
     const collection = await collected(owner, 'MTN Uganda', '+256772', 'BXC', '40.5', '2023-07-14T08:00:00.000Z');
     const payout = await paid(owner, '+256772', 'BXC', '15', '2023-07-14T09:30:00.000Z');
@@ -865,7 +1109,9 @@ describe('money pages', () => {
     const page = await browser.get('/console/settlements?date=2023-07-14');
     expect(page.status).toBe(200);
     expect(page.text).toContain('value="2023-07-14"');
-    expect(page.text).toMatch(/<td>MTN Uganda<\/td><td>BXC<\/td><td>1 · 40\.5 BXC<\/td><td>1 · 15 BXC<\/td><td>0 · 0 BXC<\/td><td><strong><span class="amount credit">\+25\.5 BXC<\/span><\/strong><\/td>/);
+    expect(page.text).toMatch(
+      /<td>MTN Uganda<\/td><td>BXC<\/td><td>1 · 40\.5 BXC<\/td><td>1 · 15 BXC<\/td><td>0 · 0 BXC<\/td><td><strong><span class="amount credit">\+25\.5 BXC<\/span><\/strong><\/td>/,
+    );
     expect(page.text).toContain(`<a href="/console/collections/${collection.id}">collection #${collection.id}</a>`);
     expect(page.text).toContain(`<td>${collection.remoteTransactionId}</td>`);
     expect(page.text).toContain(`<a href="/console/payments/${payout.id}">payment #${payout.id}</a>`);
@@ -875,7 +1121,9 @@ describe('money pages', () => {
     const csv = await browser.get('/console/settlements.csv?date=2023-07-14');
     expect(csv.status).toBe(200);
     expect(csv.headers.get('content-disposition')).toBe('attachment; filename="settlement-2023-07-14.csv"');
-    expect(csv.text).toContain(`MTN Uganda,BXC,collection,${collection.id},${owner.organization.id},${collection.remoteTransactionId},`);
+    expect(csv.text).toContain(
+      `MTN Uganda,BXC,collection,${collection.id},${owner.organization.id},${collection.remoteTransactionId},`,
+    );
     expect(csv.text).not.toContain(theirs.remoteTransactionId);
     const refused = await browser.get('/console/settlements?date=2023-02-30');
     expect(refused.status).toBe(400);

@@ -40,21 +40,42 @@ describe('contact instant verification (metadata sync = 1)', () => {
   });
 
   test('on read, with sync=1 as JSON number metadata or query; without it no verification fields', async () => {
-    const plain = await merchant.request('/api/contacts', { body: { phone_number: '+254712345678', first_name: 'Peter', last_name: 'Otieno' } });
+    const plain = await merchant.request('/api/contacts', {
+      body: { phone_number: '+254712345678', first_name: 'Peter', last_name: 'Otieno' },
+    });
     expect(plain.body.name_on_network).toBeUndefined();
     const read = await merchant.request(`/api/contacts/${plain.body.id}?metadata.sync=1`);
-    expect(read.body).toMatchObject({ name_on_network: 'John Kamau', network_name: 'Safaricom', phone_is_mm_registered: 'yes' });
+    expect(read.body).toMatchObject({
+      name_on_network: 'John Kamau',
+      network_name: 'Safaricom',
+      phone_is_mm_registered: 'yes',
+    });
     expect(read.body.name_matches_network_score).toBeLessThan(50);
     // Once verified, the fields stay on the contact.
     expect((await merchant.request(`/api/contacts/${plain.body.id}`)).body.name_on_network).toBe('John Kamau');
-    const json = await merchant.request('/api/contacts', { body: { phone_number: '+250788123456', first_name: 'Aline', last_name: 'Uwase', metadata: { sync: 1 } } });
+    const json = await merchant.request('/api/contacts', {
+      body: { phone_number: '+250788123456', first_name: 'Aline', last_name: 'Uwase', metadata: { sync: 1 } },
+    });
     expect(json.body.name_matches_network_score).toBe(100);
   });
 
   test('a number not in the network directory, and a network without look-ups', async () => {
-    const unknown = await merchant.request('/api/contacts', { form: { phone_number: '+256772999111', first_name: 'A', last_name: 'B', 'metadata[sync]': '1' } });
-    expect(unknown.body).toMatchObject({ phone_is_supported: 'yes', phone_is_mm_registered: 'no', name_matches_network_status: 'not_registered', name_matches_network_score: 0 });
-    const unsupported = await merchant.request('/api/contacts', { form: { phone_number: '+254733123456', first_name: 'A', last_name: 'B', 'metadata.sync': '1' } });
-    expect(unsupported.body).toMatchObject({ phone_is_supported: 'no', name_matches_network_status: 'not_supported', network_name: 'Airtel Kenya' });
+    const unknown = await merchant.request('/api/contacts', {
+      form: { phone_number: '+256772999111', first_name: 'A', last_name: 'B', 'metadata[sync]': '1' },
+    });
+    expect(unknown.body).toMatchObject({
+      phone_is_supported: 'yes',
+      phone_is_mm_registered: 'no',
+      name_matches_network_status: 'not_registered',
+      name_matches_network_score: 0,
+    });
+    const unsupported = await merchant.request('/api/contacts', {
+      form: { phone_number: '+254733123456', first_name: 'A', last_name: 'B', 'metadata.sync': '1' },
+    });
+    expect(unsupported.body).toMatchObject({
+      phone_is_supported: 'no',
+      name_matches_network_status: 'not_supported',
+      network_name: 'Airtel Kenya',
+    });
   });
 });

@@ -1,5 +1,14 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
-import { LIVE_METRICS_TOKEN, createMerchant, numberSequence, requester, testApp, testSql, type TestApp, type TestMerchant } from '../helpers';
+import {
+  LIVE_METRICS_TOKEN,
+  createMerchant,
+  numberSequence,
+  requester,
+  testApp,
+  testSql,
+  type TestApp,
+  type TestMerchant,
+} from '../helpers';
 
 let ctx: TestApp;
 let merchant: TestMerchant;
@@ -18,7 +27,14 @@ describe('POST /api/contacts', () => {
   test('creates a contact from form fields, metadata.key included', async () => {
     const phone = nextNumber();
     const response = await merchant.request('/api/contacts', {
-      form: { phone_number: phone, first_name: 'Jane', last_name: 'Doe', email: 'jane@example.com', 'metadata.tier': 'gold', 'metadata[region]': 'north' },
+      form: {
+        phone_number: phone,
+        first_name: 'Jane',
+        last_name: 'Doe',
+        email: 'jane@example.com',
+        'metadata.tier': 'gold',
+        'metadata[region]': 'north',
+      },
     });
     expect(response.status).toBe(201);
     expect(response.body).toMatchObject({
@@ -40,7 +56,14 @@ describe('POST /api/contacts', () => {
   test('accepts JSON, adds the missing +, normalises to E.164 and ignores read-only fields', async () => {
     const phone = nextNumber();
     const response = await merchant.request('/api/contacts', {
-      body: { phone_number: phone.slice(1).replace(/(\d{3})(\d{3})/, '$1 $2 '), first_name: 'Ann', last_name: 'Lee', id: 1, created: 'x', metadata: '{"a": 1}' },
+      body: {
+        phone_number: phone.slice(1).replace(/(\d{3})(\d{3})/, '$1 $2 '),
+        first_name: 'Ann',
+        last_name: 'Lee',
+        id: 1,
+        created: 'x',
+        metadata: '{"a": 1}',
+      },
     });
     expect(response.status).toBe(201);
     expect(response.body.phone_number).toBe(phone);
@@ -49,7 +72,9 @@ describe('POST /api/contacts', () => {
   });
 
   test('writes a contact.created event in the same transaction', async () => {
-    const response = await merchant.request('/api/contacts', { form: { phone_number: nextNumber(), first_name: 'Eve', last_name: 'Ng' } });
+    const response = await merchant.request('/api/contacts', {
+      form: { phone_number: nextNumber(), first_name: 'Eve', last_name: 'Ng' },
+    });
     const [event] = await testSql()<{ type: string; data: { id: number } }[]>`
       select type, data from events where organization_id = ${merchant.organization.id} and (data->>'id')::bigint = ${response.body.id}`;
     expect(event?.type).toBe('contact.created');
@@ -75,48 +100,69 @@ describe('POST /api/contacts', () => {
     ['metadata', { phone_number: '+256772999001', first_name: 'A', last_name: 'B', metadata: '{not json' }],
     ['metadata', { phone_number: '+256772999001', first_name: 'A', last_name: 'B', metadata: '[1]' }],
   ])('invalid %s is 400 and writes nothing', async (field, form) => {
-    const before = await testSql()`select count(*)::int as n from contacts where organization_id = ${merchant.organization.id}`;
+    const before =
+      await testSql()`select count(*)::int as n from contacts where organization_id = ${merchant.organization.id}`;
     const response = await merchant.request('/api/contacts', { form });
     expect(response.status).toBe(400);
     expect(Object.keys(response.body)).toEqual([field]);
     expect(response.body[field][0]).toBeString();
-    const after = await testSql()`select count(*)::int as n from contacts where organization_id = ${merchant.organization.id}`;
+    const after =
+      await testSql()`select count(*)::int as n from contacts where organization_id = ${merchant.organization.id}`;
     expect(after[0]?.n).toBe(before[0]?.n);
   });
 
   test.each([
     ['an invisible character', 'jane\u200b@example.com', 'invisible or control characters'],
-    ['a domain label that decodes to mixed scripts (аpple with a Cyrillic а)', 'jane@xn--pple-43d.com', 'mixes Cyrillic and Latin letters'],
+    [
+      'a domain label that decodes to mixed scripts (аpple with a Cyrillic а)',
+      'jane@xn--pple-43d.com',
+      'mixes Cyrillic and Latin letters',
+    ],
   ])('an email with %s is 400 on email, saying why, and writes nothing', async (_what, email, why) => {
-    const response = await merchant.request('/api/contacts', { form: { phone_number: nextNumber(), first_name: 'A', last_name: 'B', email } });
+    const response = await merchant.request('/api/contacts', {
+      form: { phone_number: nextNumber(), first_name: 'A', last_name: 'B', email },
+    });
     expect(response.status).toBe(400);
     expect(Object.keys(response.body)).toEqual(['email']);
     expect(response.body.email).toHaveLength(1);
     expect(response.body.email[0]).toContain(why);
-    const [{ n }] = await testSql()<[{ n: number }]>`select count(*)::int as n from contacts where organization_id = ${merchant.organization.id} and email = ${email}`;
+    const [{ n }] = await testSql()<
+      [{ n: number }]
+    >`select count(*)::int as n from contacts where organization_id = ${merchant.organization.id} and email = ${email}`;
     expect(n).toBe(0);
   });
 
   test('a wrongly typed JSON value is 400, not 500', async () => {
-    const response = await merchant.request('/api/contacts', { body: { phone_number: ['+256772999001'], first_name: {}, last_name: true } });
+    const response = await merchant.request('/api/contacts', {
+      body: { phone_number: ['+256772999001'], first_name: {}, last_name: true },
+    });
     expect(response.status).toBe(400);
     expect(Object.keys(response.body).sort()).toEqual(['first_name', 'last_name', 'phone_number']);
   });
 
   test('a second contact with the same number is 400', async () => {
     const phone = nextNumber();
-    expect((await merchant.request('/api/contacts', { form: { phone_number: phone, first_name: 'A', last_name: 'B' } })).status).toBe(201);
-    const again = await merchant.request('/api/contacts', { form: { phone_number: phone, first_name: 'C', last_name: 'D' } });
+    expect(
+      (await merchant.request('/api/contacts', { form: { phone_number: phone, first_name: 'A', last_name: 'B' } }))
+        .status,
+    ).toBe(201);
+    const again = await merchant.request('/api/contacts', {
+      form: { phone_number: phone, first_name: 'C', last_name: 'D' },
+    });
     expect(again.status).toBe(400);
     expect(again.body).toEqual({ phone_number: ['A contact with this phone number already exists.'] });
     // Another organization may hold the same number.
-    expect((await other.request('/api/contacts', { form: { phone_number: phone, first_name: 'A', last_name: 'B' } })).status).toBe(201);
+    expect(
+      (await other.request('/api/contacts', { form: { phone_number: phone, first_name: 'A', last_name: 'B' } })).status,
+    ).toBe(201);
   });
 });
 
 describe('GET /api/contacts/<id>', () => {
   test('returns the contact; another organization gets 403; a missing one 404', async () => {
-    const created = await merchant.request('/api/contacts', { form: { phone_number: nextNumber(), first_name: 'Own', last_name: 'Er' } });
+    const created = await merchant.request('/api/contacts', {
+      form: { phone_number: nextNumber(), first_name: 'Own', last_name: 'Er' },
+    });
     const fetched = await merchant.request(`/api/contacts/${created.body.id}`);
     expect(fetched.status).toBe(200);
     expect(fetched.body).toEqual(created.body);
@@ -139,7 +185,12 @@ describe('GET /api/contacts', () => {
       const phone = nextNumber();
       phones.push(phone);
       await listMerchant.request('/api/contacts', {
-        form: { phone_number: phone, first_name: index % 2 === 0 ? 'Even' : 'Odd', last_name: `L${index}`, email: `c${index}@example.com` },
+        form: {
+          phone_number: phone,
+          first_name: index % 2 === 0 ? 'Even' : 'Odd',
+          last_name: `L${index}`,
+          email: `c${index}@example.com`,
+        },
       });
     }
   });
@@ -164,9 +215,15 @@ describe('GET /api/contacts', () => {
     expect(withLimit.body.next).toBe('http://localhost/api/contacts?first_name=Even&limit=3&offset=3');
   });
 
-  test('outside sandbox mode the links are built from PUBLIC_BASE_URL, never from the request\'s Host header', async () => {
-    const live = await testApp(undefined, { SANDBOX: 'false', PUBLIC_BASE_URL: 'https://collections.example/', METRICS_TOKEN: LIVE_METRICS_TOKEN });
-    const page = await requester(live.app, listMerchant.apiKey)('/api/contacts?limit=2', { headers: { Host: 'evil.example' } });
+  test("outside sandbox mode the links are built from PUBLIC_BASE_URL, never from the request's Host header", async () => {
+    const live = await testApp(undefined, {
+      SANDBOX: 'false',
+      PUBLIC_BASE_URL: 'https://collections.example/',
+      METRICS_TOKEN: LIVE_METRICS_TOKEN,
+    });
+    const page = await requester(live.app, listMerchant.apiKey)('/api/contacts?limit=2', {
+      headers: { Host: 'evil.example' },
+    });
     expect(page.status).toBe(200);
     expect(page.body.next).toBe('https://collections.example/api/contacts?limit=2&offset=2');
   });
@@ -176,9 +233,15 @@ describe('GET /api/contacts', () => {
     // However large (docs/configuration.md, PAGE_SIZE_MAX): cut to the maximum, never refused.
     for (const limit of ['1000000000', '9'.repeat(40)]) {
       const cut = await listMerchant.request(`/api/contacts?limit=${limit}`);
-      expect({ limit, status: cut.status, results: cut.body.results?.length }).toEqual({ limit, status: 200, results: 13 });
+      expect({ limit, status: cut.status, results: cut.body.results?.length }).toEqual({
+        limit,
+        status: 200,
+        results: 13,
+      });
     }
-    expect((await listMerchant.request('/api/contacts?limit=abc')).body).toEqual({ limit: ['A valid integer is required.'] });
+    expect((await listMerchant.request('/api/contacts?limit=abc')).body).toEqual({
+      limit: ['A valid integer is required.'],
+    });
     expect((await listMerchant.request('/api/contacts?offset=-1')).status).toBe(400);
     expect((await listMerchant.request('/api/contacts?limit=0')).status).toBe(400);
   });
@@ -198,15 +261,21 @@ describe('GET /api/contacts', () => {
   test('created_after / created_before take YYYY-MM-DD HH:MM', async () => {
     const minuteAgo = new Date(Date.now() - 60_000).toISOString().slice(0, 16).replace('T', ' ');
     const inAMinute = new Date(Date.now() + 60_000).toISOString().slice(0, 16).replace('T', ' ');
-    expect((await listMerchant.request(`/api/contacts?created_after=${encodeURIComponent(minuteAgo)}`)).body.count).toBe(13);
-    expect((await listMerchant.request(`/api/contacts?created_after=${encodeURIComponent(inAMinute)}`)).body.count).toBe(0);
-    expect((await listMerchant.request(`/api/contacts?created_before=${encodeURIComponent(minuteAgo)}`)).body.count).toBe(0);
+    expect(
+      (await listMerchant.request(`/api/contacts?created_after=${encodeURIComponent(minuteAgo)}`)).body.count,
+    ).toBe(13);
+    expect(
+      (await listMerchant.request(`/api/contacts?created_after=${encodeURIComponent(inAMinute)}`)).body.count,
+    ).toBe(0);
+    expect(
+      (await listMerchant.request(`/api/contacts?created_before=${encodeURIComponent(minuteAgo)}`)).body.count,
+    ).toBe(0);
     const bad = await listMerchant.request('/api/contacts?created_after=yesterday');
     expect(bad.status).toBe(400);
     expect(Object.keys(bad.body)).toEqual(['created_after']);
   });
 
-  test('lists only the caller organization\'s contacts', async () => {
+  test("lists only the caller organization's contacts", async () => {
     const fresh = await createMerchant(ctx.app);
     expect((await fresh.request('/api/contacts')).body).toEqual({ count: 0, next: null, previous: null, results: [] });
   });

@@ -18,16 +18,25 @@ let merchant: TestMerchant;
 beforeAll(async () => {
   ctx = await testApp();
   merchant = await createMerchant(ctx.app);
-  for (const currency of ['TZS', 'RWF', 'GHS', 'CDF', 'USD'] as const) await fundWallet(testSql(), merchant.organization.id, currency, '100000');
+  for (const currency of ['TZS', 'RWF', 'GHS', 'CDF', 'USD'] as const)
+    await fundWallet(testSql(), merchant.organization.id, currency, '100000');
 });
 
 const started: string[] = [];
 afterAll(async () => {
-  await Promise.all(started.map((id) => ctx.client.workflow.getHandle(id).terminate('test over').catch(() => {})));
+  await Promise.all(
+    started.map((id) =>
+      ctx.client.workflow
+        .getHandle(id)
+        .terminate('test over')
+        .catch(() => {}),
+    ),
+  );
 });
 
 const request = (fields: Record<string, string>) => merchant.request('/api/collectionrequests', { form: fields });
-const payment = (fields: Record<string, string>) => merchant.request('/api/payments', { form: { description: 'Market payout', ...fields } });
+const payment = (fields: Record<string, string>) =>
+  merchant.request('/api/payments', { form: { description: 'Market payout', ...fields } });
 
 describe('collection requests in every currency', () => {
   test('a TZS request with decimals is refused with a field error on the amount', async () => {
@@ -55,13 +64,15 @@ describe('collection requests in every currency', () => {
     expect(cdf.status).toBe(201);
   });
 
-  test('a currency the number\'s network cannot carry is refused on the number', async () => {
+  test("a currency the number's network cannot carry is refused on the number", async () => {
     const response = await request({ phonenumber: '+233241234569', amount: '10', currency: 'USD' });
     expect(response.status).toBe(400);
     expect(response.body.phonenumber[0]).toContain('USD collections need a number on a Congolese mobile network');
     const rwandan = await request({ phonenumber: '+256772123456', amount: '100', currency: 'RWF' });
     expect(rwandan.status).toBe(400);
-    expect(rwandan.body.phonenumber[0]).toContain('RWF collections need a number on a Rwandan mobile network (MTN Rwanda, Airtel Rwanda)');
+    expect(rwandan.body.phonenumber[0]).toContain(
+      'RWF collections need a number on a Rwandan mobile network (MTN Rwanda, Airtel Rwanda)',
+    );
   });
 
   test('an unknown currency is still a field error', async () => {
@@ -94,7 +105,9 @@ describe('payments and wallets in every currency', () => {
     const fresh = await createMerchant(ctx.app);
     const funding = await fundWallet(testSql(), fresh.organization.id, 'CDF', '5000.50');
     const wallets = await fresh.request('/api/accounts?currency=CDF');
-    expect(wallets.body.results).toEqual([expect.objectContaining({ id: funding.accountId, currency: 'CDF', balance: '5000.5000', label: 'CDF wallet' })]);
+    expect(wallets.body.results).toEqual([
+      expect.objectContaining({ id: funding.accountId, currency: 'CDF', balance: '5000.5000', label: 'CDF wallet' }),
+    ]);
     const statement = await fresh.request(`/api/accounts/${funding.accountId}/statement`);
     expect(statement.status).toBe(200);
     expect(statement.body).toMatchObject({ currency: 'CDF' });
@@ -110,7 +123,7 @@ describe('payments and wallets in every currency', () => {
   });
 });
 
-describe('a network\'s report of an incoming payment in every currency', () => {
+describe("a network's report of an incoming payment in every currency", () => {
   const report = (secret: string, body: Record<string, unknown>) =>
     requester(ctx.app, null)('/network/payments', { body, headers: { Authorization: `Bearer ${secret}` } });
 
@@ -127,24 +140,48 @@ describe('a network\'s report of an incoming payment in every currency', () => {
   test('Tigo Tanzania reporting TZS with decimals is refused on the amount, and nothing is stored or started', async () => {
     const secret = await issueNetworkSecret(testSql(), 'Tigo Tanzania');
     const id = `TIGO-${randomBytes(4).toString('hex').toUpperCase()}`;
-    const refused = await report(secret, { network: 'Tigo Tanzania', remote_transaction_id: id, phonenumber: uniqueNumber('+25565'), amount: '10.5', currency: 'TZS' });
+    const refused = await report(secret, {
+      network: 'Tigo Tanzania',
+      remote_transaction_id: id,
+      phonenumber: uniqueNumber('+25565'),
+      amount: '10.5',
+      currency: 'TZS',
+    });
     expect(refused.status).toBe(400);
     expect(refused.body).toEqual({ amount: ['TZS has no minor unit: enter TZS without decimals.'] });
     expect(await testSql()`select id from collections where remote_transaction_id = ${id}`).toHaveLength(0);
     expect(await workflowExists(incomingCollectionWorkflowId('Tigo Tanzania', id))).toBe(false);
     // The same payment in whole shillings is taken: a network with no connector is simulated here (sandbox mode, no connector on).
-    const whole = await report(secret, { network: 'Tigo Tanzania', remote_transaction_id: id, phonenumber: uniqueNumber('+25565'), amount: '10.0000', currency: 'TZS' });
+    const whole = await report(secret, {
+      network: 'Tigo Tanzania',
+      remote_transaction_id: id,
+      phonenumber: uniqueNumber('+25565'),
+      amount: '10.0000',
+      currency: 'TZS',
+    });
     expect(whole.status).toBe(202);
     started.push(whole.body.workflow_id);
   });
 
-  test('GHS reported with three decimals, and the sandbox\'s own report of UGX with decimals, are refused on the amount', async () => {
+  test("GHS reported with three decimals, and the sandbox's own report of UGX with decimals, are refused on the amount", async () => {
     const telecel = await issueNetworkSecret(testSql(), 'Telecel Ghana');
-    const ghs = await report(telecel, { network: 'Telecel Ghana', remote_transaction_id: `TEL-${randomBytes(4).toString('hex')}`, phonenumber: uniqueNumber('+23320'), amount: '10.255', currency: 'GHS' });
+    const ghs = await report(telecel, {
+      network: 'Telecel Ghana',
+      remote_transaction_id: `TEL-${randomBytes(4).toString('hex')}`,
+      phonenumber: uniqueNumber('+23320'),
+      amount: '10.255',
+      currency: 'GHS',
+    });
     expect(ghs.status).toBe(400);
     expect(ghs.body).toEqual({ amount: ['GHS takes at most 2 decimals.'] });
     const sandbox = await issueNetworkSecret(testSql(), 'Sandbox');
-    const ugx = await report(sandbox, { network: 'Sandbox', remote_transaction_id: `SBX-${randomBytes(4).toString('hex')}`, phonenumber: uniqueNumber('+256701'), amount: '1500.5', currency: 'UGX' });
+    const ugx = await report(sandbox, {
+      network: 'Sandbox',
+      remote_transaction_id: `SBX-${randomBytes(4).toString('hex')}`,
+      phonenumber: uniqueNumber('+256701'),
+      amount: '1500.5',
+      currency: 'UGX',
+    });
     expect(ugx.status).toBe(400);
     expect(ugx.body).toEqual({ amount: ['UGX has no minor unit: enter UGX without decimals.'] });
   });

@@ -13,13 +13,18 @@ beforeAll(async () => {
   other = await createMerchant(ctx.app);
   const sql = testSql();
   for (const [index, type] of (['contact.created', 'collection.received', 'contact.created'] as const).entries()) {
-    const event = await recordEvent(sql, { organizationId: merchant.organization.id, type, data: { n: index }, author: null });
+    const event = await recordEvent(sql, {
+      organizationId: merchant.organization.id,
+      type,
+      data: { n: index },
+      author: null,
+    });
     ids.push(event.id);
   }
 });
 
 describe('GET /api/events', () => {
-  test('lists the organization\'s events newest first in the paged envelope', async () => {
+  test("lists the organization's events newest first in the paged envelope", async () => {
     const response = await merchant.request('/api/events');
     expect(response.status).toBe(200);
     expect(response.body.count).toBe(3);

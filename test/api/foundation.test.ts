@@ -30,9 +30,16 @@ describe('authentication', () => {
   test.each(['/api/nothing-here', '/api/contacts/1/nothing', '/api', '/api/v2/nothing-here', '/api/events/abc'])(
     'a missing or wrong key is 401 on %s, known path or not; a valid key gets past it',
     async (path) => {
-      for (const headers of [{}, { Authorization: 'Token 0000000000000000000000000000000000000000' }] as Record<string, string>[]) {
+      for (const headers of [{}, { Authorization: 'Token 0000000000000000000000000000000000000000' }] as Record<
+        string,
+        string
+      >[]) {
         const response = await requester(ctx.app, null)(path, { headers });
-        expect({ path, status: response.status, body: response.body }).toEqual({ path, status: 401, body: { detail: 'Invalid token.' } });
+        expect({ path, status: response.status, body: response.body }).toEqual({
+          path,
+          status: 401,
+          body: { detail: 'Invalid token.' },
+        });
         expect(response.headers.get('www-authenticate')).toBe('Token');
       }
       expect((await merchant.request(path)).status).toBe(404);
@@ -75,7 +82,10 @@ describe('errors', () => {
   });
 
   test('an unsupported request media type is 415', async () => {
-    const response = await merchant.request('/api/contacts', { body: '<contact/>', headers: { 'Content-Type': 'application/xml' } });
+    const response = await merchant.request('/api/contacts', {
+      body: '<contact/>',
+      headers: { 'Content-Type': 'application/xml' },
+    });
     expect(response.status).toBe(415);
     expect(response.body).toEqual({ detail: 'Unsupported media type "application/xml" in request.' });
   });
@@ -86,9 +96,12 @@ describe('errors', () => {
     expect(response.body).toEqual({ detail: 'Could not satisfy the request Accept header.' });
   });
 
-  test.each(['application/json', '*/*', 'text/html, application/json;q=0.9', 'application/*'])('Accept: %s is served', async (accept) => {
-    expect((await merchant.request('/api/contacts', { headers: { Accept: accept } })).status).toBe(200);
-  });
+  test.each(['application/json', '*/*', 'text/html, application/json;q=0.9', 'application/*'])(
+    'Accept: %s is served',
+    async (accept) => {
+      expect((await merchant.request('/api/contacts', { headers: { Accept: accept } })).status).toBe(200);
+    },
+  );
 
   test('an oversized body is 413', async () => {
     const response = await merchant.request('/api/contacts', { body: { first_name: 'x'.repeat(1_100_000) } });
@@ -99,20 +112,59 @@ describe('errors', () => {
   // unpaired surrogate in jsonb, so these reached a query and came back as 500.
   test.each([
     ['a filter', '/api/contacts?first_name=a%00b', {}, { first_name: ['Null characters are not allowed.'] }],
-    ['a filter of another list', '/api/collectionrequests?reason=%00', {}, { reason: ['Null characters are not allowed.'] }],
-    ['a JSON field', '/api/contacts', { body: { phone_number: '+256772000101', first_name: 'a\u0000b', last_name: 'B' } }, { first_name: ['Null characters are not allowed.'] }],
-    ['a form field', '/api/contacts', { form: { phone_number: '+256772000102', first_name: 'A', last_name: 'B\u0000' } }, { last_name: ['Null characters are not allowed.'] }],
-    ['a nested metadata value', '/api/contacts', { body: { phone_number: '+256772000103', first_name: 'A', last_name: 'B', metadata: { note: ['x\u0000'] } } }, { metadata: ['Null characters are not allowed.'] }],
-    ['an unpaired surrogate in metadata (jsonb)', '/api/contacts', { body: '{"phone_number": "+256772000104", "first_name": "A", "last_name": "B", "metadata": {"note": "\\ud800"}}' }, { metadata: ['Surrogate characters are not allowed: U+D800.'] }],
-    ['an unpaired surrogate in a metadata key', '/api/collectionrequests', { body: '{"phonenumber": "+80000000009", "amount": "1", "currency": "BXC", "metadata": {"\\udfff": 1}}' }, { metadata: ['Surrogate characters are not allowed: U+DFFF.'] }],
-    ['an unpaired surrogate in a text field', '/api/contacts', { body: '{"phone_number": "+256772000105", "first_name": "A\\udbff", "last_name": "B"}' }, { first_name: ['Surrogate characters are not allowed: U+DBFF.'] }],
+    [
+      'a filter of another list',
+      '/api/collectionrequests?reason=%00',
+      {},
+      { reason: ['Null characters are not allowed.'] },
+    ],
+    [
+      'a JSON field',
+      '/api/contacts',
+      { body: { phone_number: '+256772000101', first_name: 'a\u0000b', last_name: 'B' } },
+      { first_name: ['Null characters are not allowed.'] },
+    ],
+    [
+      'a form field',
+      '/api/contacts',
+      { form: { phone_number: '+256772000102', first_name: 'A', last_name: 'B\u0000' } },
+      { last_name: ['Null characters are not allowed.'] },
+    ],
+    [
+      'a nested metadata value',
+      '/api/contacts',
+      { body: { phone_number: '+256772000103', first_name: 'A', last_name: 'B', metadata: { note: ['x\u0000'] } } },
+      { metadata: ['Null characters are not allowed.'] },
+    ],
+    [
+      'an unpaired surrogate in metadata (jsonb)',
+      '/api/contacts',
+      {
+        body: '{"phone_number": "+256772000104", "first_name": "A", "last_name": "B", "metadata": {"note": "\\ud800"}}',
+      },
+      { metadata: ['Surrogate characters are not allowed: U+D800.'] },
+    ],
+    [
+      'an unpaired surrogate in a metadata key',
+      '/api/collectionrequests',
+      { body: '{"phonenumber": "+80000000009", "amount": "1", "currency": "BXC", "metadata": {"\\udfff": 1}}' },
+      { metadata: ['Surrogate characters are not allowed: U+DFFF.'] },
+    ],
+    [
+      'an unpaired surrogate in a text field',
+      '/api/contacts',
+      { body: '{"phone_number": "+256772000105", "first_name": "A\\udbff", "last_name": "B"}' },
+      { first_name: ['Surrogate characters are not allowed: U+DBFF.'] },
+    ],
   ] as const)('text PostgreSQL cannot store is 400 with the field, not 500: %s', async (_, path, options, errors) => {
     const response = await merchant.request(path, options);
     expect({ status: response.status, body: response.body }).toEqual({ status: 400, body: errors });
   });
 
   test('paired surrogates (emoji) are ordinary text', async () => {
-    const response = await merchant.request('/api/contacts', { body: { phone_number: '+256772000106', first_name: 'A 😀', last_name: 'B', metadata: { mood: '😀' } } });
+    const response = await merchant.request('/api/contacts', {
+      body: { phone_number: '+256772000106', first_name: 'A 😀', last_name: 'B', metadata: { mood: '😀' } },
+    });
     expect(response.status).toBe(201);
     expect(response.body.first_name).toBe('A 😀');
     expect(response.body.metadata).toEqual({ mood: '😀' });
@@ -133,7 +185,10 @@ describe('what an error repeats of its input', () => {
   };
 
   test('a 2 MB one-line CSV is refused quoting a few dozen characters of it', async () => {
-    const answer = await merchant.request('/api/payment-batches', { body: huge, headers: { 'Content-Type': 'text/csv' } });
+    const answer = await merchant.request('/api/payment-batches', {
+      body: huge,
+      headers: { 'Content-Type': 'text/csv' },
+    });
     expect(answer.status).toBe(400);
     expect(isBounded(answer.body)).toBe(true);
     // The header row is read in lower case: the refusal names the column it could not place.
@@ -144,9 +199,16 @@ describe('what an error repeats of its input', () => {
     const long = huge.slice(0, 900_000);
     const answers = await Promise.all([
       merchant.request('/api/contacts', { body: { phone_number: long, first_name: long, last_name: long } }),
-      merchant.request('/api/collectionrequests', { body: { phonenumber: long, amount: long, currency: long, [long]: 1 } }),
-      merchant.request('/api/payments', { body: { phonenumber: '+256772000001', amount: '1', currency: 'BXC', description: long } }),
-      merchant.request('/api/contacts', { body: '{}', headers: { 'Content-Type': `application/${long.slice(0, 6_000)}` } }),
+      merchant.request('/api/collectionrequests', {
+        body: { phonenumber: long, amount: long, currency: long, [long]: 1 },
+      }),
+      merchant.request('/api/payments', {
+        body: { phonenumber: '+256772000001', amount: '1', currency: 'BXC', description: long },
+      }),
+      merchant.request('/api/contacts', {
+        body: '{}',
+        headers: { 'Content-Type': `application/${long.slice(0, 6_000)}` },
+      }),
     ]);
     for (const answer of answers) {
       expect(answer.status).toBeGreaterThanOrEqual(400);
@@ -184,9 +246,12 @@ describe('response headers', () => {
 });
 
 describe('paths', () => {
-  test.each(['/api/contacts', '/api/contacts/', '/api/events', '/api/events/'])('%s answers with and without a trailing slash', async (path) => {
-    expect((await merchant.request(path)).status).toBe(200);
-  });
+  test.each(['/api/contacts', '/api/contacts/', '/api/events', '/api/events/'])(
+    '%s answers with and without a trailing slash',
+    async (path) => {
+      expect((await merchant.request(path)).status).toBe(200);
+    },
+  );
 });
 
 describe('query strings', () => {
@@ -194,23 +259,31 @@ describe('query strings', () => {
   async function rawRequest(target: Uint8Array): Promise<{ status: number; body: string }> {
     const server = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: (request) => ctx.app.handle(request) });
     try {
-      const head = new TextEncoder().encode(` HTTP/1.1\r\nHost: localhost\r\nAuthorization: Token ${merchant.apiKey}\r\nConnection: close\r\n\r\n`);
+      const head = new TextEncoder().encode(
+        ` HTTP/1.1\r\nHost: localhost\r\nAuthorization: Token ${merchant.apiKey}\r\nConnection: close\r\n\r\n`,
+      );
       const answer = await new Promise<string>((resolve, reject) => {
         // Written, not ended: a client that half-closes its side may see the request aborted. The server closes (Connection: close).
-        const socket = connect(server.port!, '127.0.0.1', () => socket.write(Buffer.concat([Buffer.from('GET '), target, head])));
+        const socket = connect(server.port!, '127.0.0.1', () =>
+          socket.write(Buffer.concat([Buffer.from('GET '), target, head])),
+        );
         let text = '';
         socket.on('data', (chunk) => (text += chunk.toString('utf8')));
         socket.on('close', () => resolve(text));
         socket.on('error', reject);
       });
-      return { status: Number(/^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1]), body: answer.slice(answer.indexOf('\r\n\r\n') + 4) };
+      return {
+        status: Number(/^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1]),
+        body: answer.slice(answer.indexOf('\r\n\r\n') + 4),
+      };
     } finally {
       server.stop(true);
     }
   }
 
   test('a byte that is not UTF-8 is 400 whether it comes raw (0xFF) or percent-encoded (%FF); valid text passes both ways', async () => {
-    const path = (...parts: (string | number[])[]) => Buffer.concat(parts.map((part) => (typeof part === 'string' ? Buffer.from(part) : Buffer.from(part))));
+    const path = (...parts: (string | number[])[]) =>
+      Buffer.concat(parts.map((part) => (typeof part === 'string' ? Buffer.from(part) : Buffer.from(part))));
     const raw = await rawRequest(path('/api/contacts?first_name=A', [0xff], 'B'));
     const encoded = await rawRequest(path('/api/contacts?first_name=A%FFB'));
     for (const answer of [raw, encoded]) {

@@ -20,10 +20,17 @@ afterAll(async () => {
 async function appWithout(dependency: 'postgres' | 'temporal') {
   const closedPort = (await freePort()) as number;
   const config = testConfig();
-  const sql = dependency === 'postgres' ? createSql(`postgres://postgres@127.0.0.1:${closedPort}/nothing`, 1) : testSql();
-  const temporal = createLazyClient(dependency === 'temporal' ? { ...config.temporal, address: `127.0.0.1:${closedPort}` } : config.temporal);
+  const sql =
+    dependency === 'postgres' ? createSql(`postgres://postgres@127.0.0.1:${closedPort}/nothing`, 1) : testSql();
+  const temporal = createLazyClient(
+    dependency === 'temporal' ? { ...config.temporal, address: `127.0.0.1:${closedPort}` } : config.temporal,
+  );
   // The client to nowhere is left to give up by itself: closing it under its pending retries throws.
-  if (dependency === 'postgres') cleanups.push(() => sql.end({ timeout: 1 }), () => temporal.connection.close());
+  if (dependency === 'postgres')
+    cleanups.push(
+      () => sql.end({ timeout: 1 }),
+      () => temporal.connection.close(),
+    );
   return createApp({ config, sql, temporal, launcher: launcherFromConfig(temporal, config, () => {}) });
 }
 
@@ -32,16 +39,29 @@ describe('health', () => {
     const { app } = await testApp();
     const anonymous = requester(app, null);
     expect(await anonymous('/livez')).toMatchObject({ status: 200, body: { status: 'ok' } });
-    expect(await anonymous('/readyz')).toMatchObject({ status: 200, body: { status: 'ok', postgres: 'ok', temporal: 'ok' } });
-    expect(await anonymous('/healthz')).toMatchObject({ status: 200, body: { status: 'ok', postgres: 'ok', temporal: 'ok' } });
+    expect(await anonymous('/readyz')).toMatchObject({
+      status: 200,
+      body: { status: 'ok', postgres: 'ok', temporal: 'ok' },
+    });
+    expect(await anonymous('/healthz')).toMatchObject({
+      status: 200,
+      body: { status: 'ok', postgres: 'ok', temporal: 'ok' },
+    });
   });
 
-  test.each(['postgres', 'temporal'] as const)('with %s unreachable: /livez stays 200, /readyz and /healthz are 503 naming it', async (dependency) => {
-    const anonymous = requester(await appWithout(dependency), null);
-    const other = dependency === 'postgres' ? 'temporal' : 'postgres';
-    expect(await anonymous('/livez')).toMatchObject({ status: 200, body: { status: 'ok' } });
-    for (const path of ['/readyz', '/healthz']) {
-      expect(await anonymous(path)).toMatchObject({ status: 503, body: { status: 'unavailable', [dependency]: 'unreachable', [other]: 'ok' } });
-    }
-  }, 20_000);
+  test.each(['postgres', 'temporal'] as const)(
+    'with %s unreachable: /livez stays 200, /readyz and /healthz are 503 naming it',
+    async (dependency) => {
+      const anonymous = requester(await appWithout(dependency), null);
+      const other = dependency === 'postgres' ? 'temporal' : 'postgres';
+      expect(await anonymous('/livez')).toMatchObject({ status: 200, body: { status: 'ok' } });
+      for (const path of ['/readyz', '/healthz']) {
+        expect(await anonymous(path)).toMatchObject({
+          status: 503,
+          body: { status: 'unavailable', [dependency]: 'unreachable', [other]: 'ok' },
+        });
+      }
+    },
+    20_000,
+  );
 });

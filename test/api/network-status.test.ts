@@ -9,14 +9,29 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test
 import { orderRoutes, pauseRoute } from '../../src/services/route-health';
 import { knownNetworks } from '../../src/domain/networks';
 import { ConsoleClient, PASSWORD, consoleUser } from '../console-helpers';
-import { createMerchant, requester, testApp, testSql, uniqueTaskQueue, type TestApp, type TestMerchant } from '../helpers';
+import {
+  createMerchant,
+  requester,
+  testApp,
+  testSql,
+  uniqueTaskQueue,
+  type TestApp,
+  type TestMerchant,
+} from '../helpers';
 
 const CONNECTED = {
-  SANDBOX: 'true', PUBLIC_BASE_URL: 'https://collections.example',
+  SANDBOX: 'true',
+  PUBLIC_BASE_URL: 'https://collections.example',
   MTN_MOMO_BASE_URL: 'http://127.0.0.1:9',
-  MTN_MOMO_COLLECTION_SUBSCRIPTION_KEY: 'c-key', MTN_MOMO_COLLECTION_API_USER: 'c-user', MTN_MOMO_COLLECTION_API_KEY: 'c-api-key',
-  MTN_MOMO_DISBURSEMENT_SUBSCRIPTION_KEY: 'd-key', MTN_MOMO_DISBURSEMENT_API_USER: 'd-user', MTN_MOMO_DISBURSEMENT_API_KEY: 'd-api-key',
-  PAWAPAY_BASE_URL: 'http://127.0.0.1:9', PAWAPAY_API_TOKEN: 'status-token', PAWAPAY_PROVIDERS: 'MTN_MOMO_UGA,TIGO_TZA',
+  MTN_MOMO_COLLECTION_SUBSCRIPTION_KEY: 'c-key',
+  MTN_MOMO_COLLECTION_API_USER: 'c-user',
+  MTN_MOMO_COLLECTION_API_KEY: 'c-api-key',
+  MTN_MOMO_DISBURSEMENT_SUBSCRIPTION_KEY: 'd-key',
+  MTN_MOMO_DISBURSEMENT_API_USER: 'd-user',
+  MTN_MOMO_DISBURSEMENT_API_KEY: 'd-api-key',
+  PAWAPAY_BASE_URL: 'http://127.0.0.1:9',
+  PAWAPAY_API_TOKEN: 'status-token',
+  PAWAPAY_PROVIDERS: 'MTN_MOMO_UGA,TIGO_TZA',
 };
 const MTN = 'MTN Uganda';
 /** The connected app's task queue: the scope of its routes' health (the suite runs with NETWORK_ROUTES_SCOPE=task-queue). */
@@ -62,9 +77,20 @@ describe('with the sandbox defaults', () => {
   test('every network the sandbox simulates, and the sandbox network, is operational for both operations', async () => {
     const all = await statuses(sandboxMerchant);
     expect(all.map((status) => status.network)).toEqual(knownNetworks().map((network) => network.name));
-    expect(all[0]).toEqual({ id: 1, network: 'Sandbox', currencies: ['BXC'], collect: 'operational', payout: 'operational' });
+    expect(all[0]).toEqual({
+      id: 1,
+      network: 'Sandbox',
+      currencies: ['BXC'],
+      collect: 'operational',
+      payout: 'operational',
+    });
     expect(all.find((status) => status.network === 'Vodacom DRC')?.currencies).toEqual(['CDF', 'USD']);
-    for (const status of all) expect({ network: status.network, collect: status.collect, payout: status.payout }).toEqual({ network: status.network, collect: 'operational', payout: 'operational' });
+    for (const status of all)
+      expect({ network: status.network, collect: status.collect, payout: status.payout }).toEqual({
+        network: status.network,
+        collect: 'operational',
+        payout: 'operational',
+      });
   });
 
   test('is a list: limit and offset, the envelope from v2, the bare array in v1', async () => {
@@ -131,11 +157,12 @@ describe('with connectors on', () => {
     await leave('momo', 'collect', 30, 'connect ECONNREFUSED 127.0.0.1:9');
     const response = await merchant.request('/api/network-status?limit=100');
     const text = JSON.stringify(response.body);
-    for (const hidden of ['momo', 'pawapay', 'MoMo', 'ECONNREFUSED', '127.0.0.1', 'route']) expect({ hidden, shown: text.includes(hidden) }).toEqual({ hidden, shown: false });
+    for (const hidden of ['momo', 'pawapay', 'MoMo', 'ECONNREFUSED', '127.0.0.1', 'route'])
+      expect({ hidden, shown: text.includes(hidden) }).toEqual({ hidden, shown: false });
   });
 });
 
-describe('the console\'s Settings page', () => {
+describe("the console's Settings page", () => {
   async function settingsPage(app: TestApp, organization: TestMerchant) {
     const user = await consoleUser(organization.organization.id);
     const browser = new ConsoleClient(app.app);
@@ -154,12 +181,18 @@ describe('the console\'s Settings page', () => {
       on conflict (scope, network, route, operation, minute) do update set succeeded = 3, faulted = 1`;
     const section = await settingsPage(connected, merchant);
     expect(section).toContain('<h2>Network routes</h2>');
-    const rows = [...section.matchAll(/<tr><td>([^<]*)<\/td><td>([^<]*)<\/td><td>(\d)<\/td><td>([^<]*)<\/td><td><span class="badge status-(\w+)">/g)]
-      .map((match) => match.slice(1).join(' | '));
+    const rows = [
+      ...section.matchAll(
+        /<tr><td>([^<]*)<\/td><td>([^<]*)<\/td><td>(\d)<\/td><td>([^<]*)<\/td><td><span class="badge status-(\w+)">/g,
+      ),
+    ].map((match) => match.slice(1).join(' | '));
     expect(rows).toEqual([
-      'MTN Uganda | collect | 1 | MTN MoMo | down', 'MTN Uganda | collect | 2 | pawaPay | up',
-      'MTN Uganda | payout | 1 | MTN MoMo | up', 'MTN Uganda | payout | 2 | pawaPay | paused',
-      'Tigo Tanzania | collect | 1 | pawaPay | up', 'Tigo Tanzania | payout | 1 | pawaPay | up',
+      'MTN Uganda | collect | 1 | MTN MoMo | down',
+      'MTN Uganda | collect | 2 | pawaPay | up',
+      'MTN Uganda | payout | 1 | MTN MoMo | up',
+      'MTN Uganda | payout | 2 | pawaPay | paused',
+      'Tigo Tanzania | collect | 1 | pawaPay | up',
+      'Tigo Tanzania | payout | 1 | pawaPay | up',
     ]);
     expect(section).toContain('75.0% <span class="muted">of 4</span>');
     expect(section).toContain('&lt;b&gt;503&lt;/b&gt; from the operator');

@@ -33,7 +33,9 @@ beforeAll(async () => {
 
 const current = () => documents.get(4)!;
 const operations = (document: OpenApiDocument) =>
-  Object.entries(document.paths).flatMap(([path, item]) => Object.entries(item).map(([method, operation]) => ({ path, method, operation })));
+  Object.entries(document.paths).flatMap(([path, item]) =>
+    Object.entries(item).map(([method, operation]) => ({ path, method, operation })),
+  );
 
 describe('the document', () => {
   test.each(API_VERSIONS)('of version %d is valid OpenAPI 3.1 for @apidevtools/swagger-parser', async (version) => {
@@ -56,10 +58,17 @@ describe('the document', () => {
       expect({ where, summary: typeof operation.summary }).toEqual({ where, summary: 'string' });
       expect({ where, tags: (operation.tags as string[]).length > 0 }).toEqual({ where, tags: true });
       const responses = operation.responses as Record<string, Schema>;
-      expect({ where, success: Object.keys(responses).some((status) => status.startsWith('2')) }).toEqual({ where, success: true });
+      expect({ where, success: Object.keys(responses).some((status) => status.startsWith('2')) }).toEqual({
+        where,
+        success: true,
+      });
       for (const [status, reference] of Object.entries(responses)) {
         const response = resolveResponse(reference);
-        expect({ where, status, described: typeof response.description === 'string' }).toEqual({ where, status, described: true });
+        expect({ where, status, described: typeof response.description === 'string' }).toEqual({
+          where,
+          status,
+          described: true,
+        });
         for (const media of Object.values((response.content ?? {}) as Record<string, Schema>)) {
           expect({ where, status, example: media.example !== undefined }).toEqual({ where, status, example: true });
         }
@@ -67,17 +76,23 @@ describe('the document', () => {
     }
   });
 
-  test('the operator callbacks\' tag and the network report route name every connector of the registry (src/network/registry.ts)', () => {
+  test("the operator callbacks' tag and the network report route name every connector of the registry (src/network/registry.ts)", () => {
     const operators = CONNECTOR_OPERATORS.map((connector) => connector.operator);
     expect(operators).toHaveLength(5);
-    const tag = ((current().tags as Schema[]).find((known) => known.name === 'Operator callbacks')!.description) as string;
+    const tag = (current().tags as Schema[]).find((known) => known.name === 'Operator callbacks')!
+      .description as string;
     // The paths are those of the operators that call back; the others are named as answering every call themselves.
     const callingBack = /call back \(([^)]*)\)/.exec(tag)![1]!;
     for (const { operator, callsBack } of CONNECTOR_OPERATORS) {
-      expect({ operator, named: tag.includes(operator), callingBack: callingBack.includes(operator) }).toEqual({ operator, named: true, callingBack: callsBack });
+      expect({ operator, named: tag.includes(operator), callingBack: callingBack.includes(operator) }).toEqual({
+        operator,
+        named: true,
+        callingBack: callsBack,
+      });
     }
     const report = current().paths['/network/payments']!.post!.description as string;
-    for (const operator of operators) expect({ operator, named: report.includes(operator) }).toEqual({ operator, named: true });
+    for (const operator of operators)
+      expect({ operator, named: report.includes(operator) }).toEqual({ operator, named: true });
   });
 
   test('documents each error status of the spec with a schema, a description and an example', () => {
@@ -85,11 +100,26 @@ describe('the document', () => {
     for (const status of [400, 401, 403, 404, 405, 406, 409, 413, 415, 429, 503] as const) {
       const response = responses[ERROR_DOCS[status].name] as Schema;
       const media = (response.content as Record<string, Schema>)['application/json']!;
-      expect({ status, schema: media.schema !== undefined, example: media.example !== undefined, description: typeof response.description })
-        .toEqual({ status, schema: true, example: true, description: 'string' });
+      expect({
+        status,
+        schema: media.schema !== undefined,
+        example: media.example !== undefined,
+        description: typeof response.description,
+      }).toEqual({ status, schema: true, example: true, description: 'string' });
     }
     const createContact = current().paths['/api/contacts']!.post!;
-    expect(Object.keys(createContact.responses as Schema)).toEqual(['201', '400', '401', '403', '406', '409', '413', '415', '429', '503']);
+    expect(Object.keys(createContact.responses as Schema)).toEqual([
+      '201',
+      '400',
+      '401',
+      '403',
+      '406',
+      '409',
+      '413',
+      '415',
+      '429',
+      '503',
+    ]);
     expect(createContact['x-roles']).toEqual(['owner', 'admin', 'developer', 'finance']);
     // Every role lists collections; claiming one (a write asked by the query) needs `collect`.
     const listCollections = current().paths['/api/collections']!.get!;
@@ -97,7 +127,9 @@ describe('the document', () => {
     expect(listCollections['x-parameter-roles']).toEqual({ claim: ['owner', 'admin', 'developer', 'finance'] });
     expect(Object.keys(listCollections.responses as Schema)).toContain('403');
     expect(Object.keys((createContact.requestBody as { content: Schema }).content)).toEqual([
-      'application/json', 'application/x-www-form-urlencoded', 'multipart/form-data',
+      'application/json',
+      'application/x-www-form-urlencoded',
+      'multipart/form-data',
     ]);
   });
 
@@ -110,25 +142,35 @@ describe('the document', () => {
     const check = (where: string, schemaLocation: string, example: unknown) => {
       const validate = ajv.compile({ $ref: `openapi#/${schemaLocation}` });
       const valid = validate(example);
-      expect({ where, valid, errors: valid ? null : ajv.errorsText(validate.errors) }).toEqual({ where, valid: true, errors: null });
+      expect({ where, valid, errors: valid ? null : ajv.errorsText(validate.errors) }).toEqual({
+        where,
+        valid: true,
+        errors: null,
+      });
       checked.push(where);
     };
     const escapePointer = (part: string) => part.replaceAll('~', '~0').replaceAll('/', '~1');
     const media = (base: string, content: Record<string, Schema> | undefined) => {
       for (const [type, item] of Object.entries(content ?? {})) {
-        if (item.example !== undefined) check(`${base} ${type}`, `${base}/content/${escapePointer(type)}/schema`, item.example);
+        if (item.example !== undefined)
+          check(`${base} ${type}`, `${base}/content/${escapePointer(type)}/schema`, item.example);
       }
     };
     for (const { path, method, operation } of operations(document)) {
       const base = `paths/${escapePointer(path)}/${method}`;
-      media(`${base}/requestBody`, (operation.requestBody as { content?: Record<string, Schema> } | undefined)?.content);
+      media(
+        `${base}/requestBody`,
+        (operation.requestBody as { content?: Record<string, Schema> } | undefined)?.content,
+      );
       for (const [status, response] of Object.entries(operation.responses as Record<string, Schema>)) {
         media(`${base}/responses/${status}`, response.content as Record<string, Schema> | undefined);
       }
     }
-    for (const [name, response] of Object.entries(document.components.responses)) media(`components/responses/${name}`, response.content as Record<string, Schema>);
+    for (const [name, response] of Object.entries(document.components.responses))
+      media(`components/responses/${name}`, response.content as Record<string, Schema>);
     for (const [name, schema] of Object.entries(document.components.schemas)) {
-      for (const [index, example] of ((schema.examples ?? []) as unknown[]).entries()) check(`components/schemas/${name} #${index}`, `components/schemas/${name}`, example);
+      for (const [index, example] of ((schema.examples ?? []) as unknown[]).entries())
+        check(`components/schemas/${name} #${index}`, `components/schemas/${name}`, example);
     }
     expect(checked.length).toBeGreaterThan(50);
   });
@@ -152,24 +194,50 @@ describe('the rules it states are the ones the API enforces', () => {
         // A required header (the pin bundles' Bills-date) is sent valid, so only the body is judged.
         if (parameter.in === 'header' && parameter.required) headers[String(parameter.name)] = new Date().toUTCString();
       }
-      const response = await merchant.request(path.replace(/\{[^/]+\}/g, '1'), { method: method.toUpperCase(), body: {}, headers });
+      const response = await merchant.request(path.replace(/\{[^/]+\}/g, '1'), {
+        method: method.toUpperCase(),
+        body: {},
+        headers,
+      });
       const where = `${method.toUpperCase()} ${path}`;
       expect({ where, status: response.status }).toEqual({ where, status: 400 });
       const errors = (path.startsWith('/api/bills/') ? response.body.data : response.body) as Record<string, string[]>;
       expect({ where, refused: Object.keys(errors).sort() }).toEqual({ where, refused: [...required].sort() });
       checked.push(where);
     }
-    expect(checked).toEqual(expect.arrayContaining(['POST /api/contacts', 'POST /api/collectionrequests', 'POST /api/webhooks']));
+    expect(checked).toEqual(
+      expect.arrayContaining(['POST /api/contacts', 'POST /api/collectionrequests', 'POST /api/webhooks']),
+    );
   });
 
-  test('a rule changed in a route\'s schema changes the document: the create-contact body and the contact list query come from them', () => {
+  test("a rule changed in a route's schema changes the document: the create-contact body and the contact list query come from them", () => {
     const createContact = current().paths['/api/contacts']!.post!;
-    const schema = (createContact.requestBody as { content: Record<string, { schema: Schema }> }).content['application/json']!.schema;
+    const schema = (createContact.requestBody as { content: Record<string, { schema: Schema }> }).content[
+      'application/json'
+    ]!.schema;
     expect(schema.required).toEqual(['phone_number', 'first_name', 'last_name']);
-    expect(Object.keys(schema.properties as Schema)).toEqual(['phone_number', 'first_name', 'last_name', 'email', 'type', 'metadata']);
+    expect(Object.keys(schema.properties as Schema)).toEqual([
+      'phone_number',
+      'first_name',
+      'last_name',
+      'email',
+      'type',
+      'metadata',
+    ]);
     const listContacts = current().paths['/api/contacts']!.get!;
-    expect((listContacts.parameters as Schema[]).filter((parameter) => parameter.in === 'query').map((parameter) => parameter.name)).toEqual([
-      'first_name', 'last_name', 'email', 'phone_number', 'created_after', 'created_before', 'limit', 'offset',
+    expect(
+      (listContacts.parameters as Schema[])
+        .filter((parameter) => parameter.in === 'query')
+        .map((parameter) => parameter.name),
+    ).toEqual([
+      'first_name',
+      'last_name',
+      'email',
+      'phone_number',
+      'created_after',
+      'created_before',
+      'limit',
+      'offset',
     ]);
   });
 });

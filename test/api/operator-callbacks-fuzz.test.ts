@@ -65,17 +65,35 @@ beforeAll(async () => {
   ctx = await testApp(undefined, {
     PUBLIC_BASE_URL: 'http://127.0.0.1:9',
     // The connectors on, so every route reaches its lookups; the API process never calls the operators itself.
-    MPESA_BASE_URL: 'http://127.0.0.1:9', MPESA_CONSUMER_KEY: 'fuzz-key', MPESA_CONSUMER_SECRET: 'fuzz-secret', MPESA_SHORTCODE: '600999',
-    MPESA_PASSKEY: 'fuzz-passkey', MPESA_INITIATOR_NAME: 'fuzz', MPESA_SECURITY_CREDENTIAL: 'fuzz-credential',
-    MTN_MOMO_BASE_URL: 'http://127.0.0.1:9', MTN_MOMO_TARGET_ENVIRONMENT: 'sandbox',
-    MTN_MOMO_COLLECTION_SUBSCRIPTION_KEY: 'fuzz', MTN_MOMO_COLLECTION_API_USER: 'fuzz', MTN_MOMO_COLLECTION_API_KEY: 'fuzz',
-    MTN_MOMO_DISBURSEMENT_SUBSCRIPTION_KEY: 'fuzz', MTN_MOMO_DISBURSEMENT_API_USER: 'fuzz', MTN_MOMO_DISBURSEMENT_API_KEY: 'fuzz',
-    AIRTEL_BASE_URL: 'http://127.0.0.1:9', AIRTEL_CLIENT_ID: 'fuzz', AIRTEL_CLIENT_SECRET: 'fuzz', AIRTEL_COUNTRIES: 'UG,KE', AIRTEL_PIN: '1234',
+    MPESA_BASE_URL: 'http://127.0.0.1:9',
+    MPESA_CONSUMER_KEY: 'fuzz-key',
+    MPESA_CONSUMER_SECRET: 'fuzz-secret',
+    MPESA_SHORTCODE: '600999',
+    MPESA_PASSKEY: 'fuzz-passkey',
+    MPESA_INITIATOR_NAME: 'fuzz',
+    MPESA_SECURITY_CREDENTIAL: 'fuzz-credential',
+    MTN_MOMO_BASE_URL: 'http://127.0.0.1:9',
+    MTN_MOMO_TARGET_ENVIRONMENT: 'sandbox',
+    MTN_MOMO_COLLECTION_SUBSCRIPTION_KEY: 'fuzz',
+    MTN_MOMO_COLLECTION_API_USER: 'fuzz',
+    MTN_MOMO_COLLECTION_API_KEY: 'fuzz',
+    MTN_MOMO_DISBURSEMENT_SUBSCRIPTION_KEY: 'fuzz',
+    MTN_MOMO_DISBURSEMENT_API_USER: 'fuzz',
+    MTN_MOMO_DISBURSEMENT_API_KEY: 'fuzz',
+    AIRTEL_BASE_URL: 'http://127.0.0.1:9',
+    AIRTEL_CLIENT_ID: 'fuzz',
+    AIRTEL_CLIENT_SECRET: 'fuzz',
+    AIRTEL_COUNTRIES: 'UG,KE',
+    AIRTEL_PIN: '1234',
     AIRTEL_CALLBACK_KEY,
-    PAWAPAY_BASE_URL: 'http://127.0.0.1:9', PAWAPAY_API_TOKEN: 'fuzz', PAWAPAY_PROVIDERS: 'TIGO_TZA,ORANGE_COD',
+    PAWAPAY_BASE_URL: 'http://127.0.0.1:9',
+    PAWAPAY_API_TOKEN: 'fuzz',
+    PAWAPAY_PROVIDERS: 'TIGO_TZA,ORANGE_COD',
     // The throttle is tested on its own (operator-callbacks-throttle.test.ts): here every request reaches its route, and
     // comes from an address of its own (X-Forwarded-For, believed), so no other file's callbacks share its count.
-    OPERATOR_CALLBACK_LIMIT_PER_ADDRESS: '1000000', OPERATOR_CALLBACK_LIMIT_PER_OPERATOR: '1000000', TRUST_PROXY: 'true',
+    OPERATOR_CALLBACK_LIMIT_PER_ADDRESS: '1000000',
+    OPERATOR_CALLBACK_LIMIT_PER_OPERATOR: '1000000',
+    TRUST_PROXY: 'true',
   });
   await prepareContracts(ctx.app);
   // Every wake and start is counted, and still made.
@@ -93,29 +111,83 @@ beforeAll(async () => {
 
   const merchant = await createMerchant(ctx.app);
   await fundWallet(testSql(), merchant.organization.id, 'KES', '1000');
-  const requested = await merchant.request('/api/collectionrequests', { form: { phonenumber: uniqueNumber('+254711'), amount: '100', currency: 'KES' } });
+  const requested = await merchant.request('/api/collectionrequests', {
+    form: { phonenumber: uniqueNumber('+254711'), amount: '100', currency: 'KES' },
+  });
   expect({ status: requested.status, body: requested.body }).toMatchObject({ status: 201 });
   fixture.billReference = requested.body.svccode;
   fixture.unansweredPhone = uniqueNumber('+254711');
   const sql = testSql();
   const operations = [
-    { network: 'Safaricom', kind: 'prompt', reference: `fuzz-prompt-${run}`, operatorReference: fixture.checkoutRequestId, phoneNumber: uniqueNumber('+254711'), amount: '100' },
-    { network: 'Safaricom', kind: 'prompt', reference: `fuzz-unanswered-${run}`, operatorReference: null, phoneNumber: fixture.unansweredPhone, amount: '100' },
-    { network: 'Safaricom', kind: 'payout', reference: `fuzz-payout-${run}`, operatorReference: fixture.conversationId },
-    { network: 'Safaricom', kind: 'status_query', reference: `status:fuzz-${run}`, operatorReference: fixture.statusConversationId },
-    { network: 'MTN Uganda', kind: 'prompt', reference: `fuzz-momo-${run}`, operatorReference: fixture.momoReference, phoneNumber: uniqueNumber('+256772'), amount: '1500' },
-    { network: 'Airtel Uganda', kind: 'prompt', reference: `fuzz-airtel-${run}`, operatorReference: fixture.airtelId, phoneNumber: uniqueNumber('+256701'), amount: '1500' },
-    { network: 'Tigo Tanzania', kind: 'prompt', reference: `fuzz-pawapay-${run}`, operatorReference: fixture.depositId, phoneNumber: uniqueNumber('+25565'), amount: '1500' },
+    {
+      network: 'Safaricom',
+      kind: 'prompt',
+      reference: `fuzz-prompt-${run}`,
+      operatorReference: fixture.checkoutRequestId,
+      phoneNumber: uniqueNumber('+254711'),
+      amount: '100',
+    },
+    {
+      network: 'Safaricom',
+      kind: 'prompt',
+      reference: `fuzz-unanswered-${run}`,
+      operatorReference: null,
+      phoneNumber: fixture.unansweredPhone,
+      amount: '100',
+    },
+    {
+      network: 'Safaricom',
+      kind: 'payout',
+      reference: `fuzz-payout-${run}`,
+      operatorReference: fixture.conversationId,
+    },
+    {
+      network: 'Safaricom',
+      kind: 'status_query',
+      reference: `status:fuzz-${run}`,
+      operatorReference: fixture.statusConversationId,
+    },
+    {
+      network: 'MTN Uganda',
+      kind: 'prompt',
+      reference: `fuzz-momo-${run}`,
+      operatorReference: fixture.momoReference,
+      phoneNumber: uniqueNumber('+256772'),
+      amount: '1500',
+    },
+    {
+      network: 'Airtel Uganda',
+      kind: 'prompt',
+      reference: `fuzz-airtel-${run}`,
+      operatorReference: fixture.airtelId,
+      phoneNumber: uniqueNumber('+256701'),
+      amount: '1500',
+    },
+    {
+      network: 'Tigo Tanzania',
+      kind: 'prompt',
+      reference: `fuzz-pawapay-${run}`,
+      operatorReference: fixture.depositId,
+      phoneNumber: uniqueNumber('+25565'),
+      amount: '1500',
+    },
   ] as const;
   for (const operation of operations) {
-    const recorded = await recordOperation(sql, { ...operation, workflowId: `fuzz-callbacks-${operation.reference}`, subject: operation.reference });
+    const recorded = await recordOperation(sql, {
+      ...operation,
+      workflowId: `fuzz-callbacks-${operation.reference}`,
+      subject: operation.reference,
+    });
     fixture.operationIds.push(recorded.id);
   }
 });
 
 afterAll(() => {
   for (const [route, counts] of statuses) {
-    const summary = [...counts.entries()].sort(([a], [b]) => a - b).map(([status, count]) => `${status}: ${count}`).join(', ');
+    const summary = [...counts.entries()]
+      .sort(([a], [b]) => a - b)
+      .map(([status, count]) => `${status}: ${count}`)
+      .join(', ');
     process.stdout.write(`callback fuzz ${route}: ${RUNS} bodies, seed ${SEED}; statuses ${summary}\n`);
   }
 });
@@ -127,64 +199,143 @@ const msisdn = (e164: string) => Number(e164.slice(1));
 
 function stkCallbacks(): Json[] {
   const success = (checkoutRequestId: string, phone: number): Json => ({
-    Body: { stkCallback: {
-      MerchantRequestID: '29115-34620561-1', CheckoutRequestID: checkoutRequestId, ResultCode: 0, ResultDesc: 'The service request is processed successfully.',
-      CallbackMetadata: { Item: [
-        { Name: 'Amount', Value: 100 }, { Name: 'MpesaReceiptNumber', Value: 'NLJ7RT61SV' }, { Name: 'Balance' },
-        { Name: 'TransactionDate', Value: 20191219102115 }, { Name: 'PhoneNumber', Value: phone },
-      ] },
-    } },
+    Body: {
+      stkCallback: {
+        MerchantRequestID: '29115-34620561-1',
+        CheckoutRequestID: checkoutRequestId,
+        ResultCode: 0,
+        ResultDesc: 'The service request is processed successfully.',
+        CallbackMetadata: {
+          Item: [
+            { Name: 'Amount', Value: 100 },
+            { Name: 'MpesaReceiptNumber', Value: 'NLJ7RT61SV' },
+            { Name: 'Balance' },
+            { Name: 'TransactionDate', Value: 20191219102115 },
+            { Name: 'PhoneNumber', Value: phone },
+          ],
+        },
+      },
+    },
   });
   return [
     success(fixture.checkoutRequestId, 254711000001),
     // No prompt of ours names it: the unanswered push of that number and amount, else a payment reported for confirmation.
     success(`ws_CO_other${run}`, msisdn(fixture.unansweredPhone)),
     success(`ws_CO_forged${run}`, 254711000003),
-    { Body: { stkCallback: { MerchantRequestID: '29115-34620561-1', CheckoutRequestID: fixture.checkoutRequestId, ResultCode: 1032, ResultDesc: 'Request cancelled by user' } } },
+    {
+      Body: {
+        stkCallback: {
+          MerchantRequestID: '29115-34620561-1',
+          CheckoutRequestID: fixture.checkoutRequestId,
+          ResultCode: 1032,
+          ResultDesc: 'Request cancelled by user',
+        },
+      },
+    },
   ];
 }
 
 function paybillPayments(): Json[] {
   const payment = {
-    TransactionType: 'Pay Bill', TransID: 'RKTQDM7W6S', TransTime: '20191122063845', TransAmount: '100', BusinessShortCode: '600999',
-    BillRefNumber: fixture.billReference, InvoiceNumber: '', OrgAccountBalance: '', ThirdPartyTransID: '', MSISDN: '25471****149',
-    FirstName: 'John', MiddleName: '', LastName: 'Doe',
+    TransactionType: 'Pay Bill',
+    TransID: 'RKTQDM7W6S',
+    TransTime: '20191122063845',
+    TransAmount: '100',
+    BusinessShortCode: '600999',
+    BillRefNumber: fixture.billReference,
+    InvoiceNumber: '',
+    OrgAccountBalance: '',
+    ThirdPartyTransID: '',
+    MSISDN: '25471****149',
+    FirstName: 'John',
+    MiddleName: '',
+    LastName: 'Doe',
   };
   return [payment, { ...payment, TransAmount: 100, MSISDN: 254711000002, BillRefNumber: 'INV-1' }];
 }
 
 function darajaResults(): Json[] {
-  const reference = { ReferenceData: { ReferenceItem: { Key: 'QueueTimeoutURL', Value: 'https://internalsandbox.safaricom.co.ke/mpesa/b2cresults/v1/submit' } } };
+  const reference = {
+    ReferenceData: {
+      ReferenceItem: {
+        Key: 'QueueTimeoutURL',
+        Value: 'https://internalsandbox.safaricom.co.ke/mpesa/b2cresults/v1/submit',
+      },
+    },
+  };
   return [
-    { Result: {
-      ResultType: 0, ResultCode: 0, ResultDesc: 'The service request is processed successfully.', OriginatorConversationID: `fuzz-payout-${run}`,
-      ConversationID: fixture.conversationId, TransactionID: 'NLJ41HAY6Q',
-      ResultParameters: { ResultParameter: [
-        { Key: 'TransactionAmount', Value: 10 }, { Key: 'TransactionReceipt', Value: 'NLJ41HAY6Q' },
-        { Key: 'ReceiverPartyPublicName', Value: '254708374149 - John Doe' }, { Key: 'B2CUtilityAccountAvailableFunds', Value: 10116.0 },
-      ] },
-      ...reference,
-    } },
-    { Result: {
-      ResultType: 0, ResultCode: 0, ResultDesc: 'The service request is processed successfully.', OriginatorConversationID: 'AG_20191219_0000',
-      ConversationID: fixture.statusConversationId, TransactionID: 'NLJ41HAY6Q',
-      ResultParameters: { ResultParameter: { Key: 'TransactionStatus', Value: 'Completed' } },
-      ReferenceData: { ReferenceItem: { Key: 'Occasion', Value: '' } },
-    } },
-    { Result: { ResultType: 0, ResultCode: 'SFC_IC0003', ResultDesc: 'The operator does not exist.', OriginatorConversationID: 'x', ConversationID: 'AG_unknown', TransactionID: 'MBN0000000' } },
+    {
+      Result: {
+        ResultType: 0,
+        ResultCode: 0,
+        ResultDesc: 'The service request is processed successfully.',
+        OriginatorConversationID: `fuzz-payout-${run}`,
+        ConversationID: fixture.conversationId,
+        TransactionID: 'NLJ41HAY6Q',
+        ResultParameters: {
+          ResultParameter: [
+            { Key: 'TransactionAmount', Value: 10 },
+            { Key: 'TransactionReceipt', Value: 'NLJ41HAY6Q' },
+            { Key: 'ReceiverPartyPublicName', Value: '254708374149 - John Doe' },
+            { Key: 'B2CUtilityAccountAvailableFunds', Value: 10116.0 },
+          ],
+        },
+        ...reference,
+      },
+    },
+    {
+      Result: {
+        ResultType: 0,
+        ResultCode: 0,
+        ResultDesc: 'The service request is processed successfully.',
+        OriginatorConversationID: 'AG_20191219_0000',
+        ConversationID: fixture.statusConversationId,
+        TransactionID: 'NLJ41HAY6Q',
+        ResultParameters: { ResultParameter: { Key: 'TransactionStatus', Value: 'Completed' } },
+        ReferenceData: { ReferenceItem: { Key: 'Occasion', Value: '' } },
+      },
+    },
+    {
+      Result: {
+        ResultType: 0,
+        ResultCode: 'SFC_IC0003',
+        ResultDesc: 'The operator does not exist.',
+        OriginatorConversationID: 'x',
+        ConversationID: 'AG_unknown',
+        TransactionID: 'MBN0000000',
+      },
+    },
   ];
 }
 
 function momoCallbacks(): Json[] {
-  const base = { amount: '1500', currency: 'EUR', externalId: `fuzz-momo-${run}`, payer: { partyIdType: 'MSISDN', partyId: '256772123456' }, payerMessage: 'Invoice', payeeNote: 'Invoice' };
-  return [{ ...base, financialTransactionId: '23503452', status: 'SUCCESSFUL' }, { ...base, status: 'FAILED', reason: 'APPROVAL_REJECTED' }];
+  const base = {
+    amount: '1500',
+    currency: 'EUR',
+    externalId: `fuzz-momo-${run}`,
+    payer: { partyIdType: 'MSISDN', partyId: '256772123456' },
+    payerMessage: 'Invoice',
+    payeeNote: 'Invoice',
+  };
+  return [
+    { ...base, financialTransactionId: '23503452', status: 'SUCCESSFUL' },
+    { ...base, status: 'FAILED', reason: 'APPROVAL_REJECTED' },
+  ];
 }
 
 /** Airtel's callbacks, signed with the configured key (a mutation of the transaction breaks the hash: 403). */
 function airtelCallbacks(): Json[] {
-  const signed = (transaction: { [key: string]: Json }): Json => ({ transaction, hash: createHmac('sha256', AIRTEL_CALLBACK_KEY).update(JSON.stringify(transaction)).digest('base64') });
+  const signed = (transaction: { [key: string]: Json }): Json => ({
+    transaction,
+    hash: createHmac('sha256', AIRTEL_CALLBACK_KEY).update(JSON.stringify(transaction)).digest('base64'),
+  });
   return [
-    signed({ id: fixture.airtelId, message: 'Paid UGX 1,500', status_code: 'TS', airtel_money_id: 'MP210603.1234.L06941' }),
+    signed({
+      id: fixture.airtelId,
+      message: 'Paid UGX 1,500',
+      status_code: 'TS',
+      airtel_money_id: 'MP210603.1234.L06941',
+    }),
     signed({ id: fixture.airtelId, message: 'Transaction failed', status_code: 'TF', airtel_money_id: '' }),
     signed({ id: 'Cunknown', message: 'Paid', status_code: 'TS', airtel_money_id: 'MP210603.1234.L06942' }),
   ];
@@ -195,20 +346,70 @@ function pawapayCallbacks(path: string): Json[] {
   const payer = { type: 'MMO', accountDetails: { phoneNumber: '255651234567', provider: 'TIGO_TZA' } };
   if (path === PAWAPAY_CALLBACK_PATHS.deposit) {
     return [
-      { depositId: fixture.depositId, status: 'COMPLETED', amount: '1500.00', currency: 'TZS', country: 'TZA', payer, customerMessage: 'Invoice 901', created: '2026-11-27T09:00:00Z', providerTransactionId: 'ABC123' },
-      { depositId: fixture.depositId, status: 'FAILED', amount: '1500.00', currency: 'TZS', country: 'TZA', payer, created: '2026-11-27T09:00:00Z', failureReason: { failureCode: 'PAYMENT_NOT_APPROVED', failureMessage: 'Declined' } },
-      { depositId: crypto.randomUUID(), status: 'COMPLETED', amount: '10', currency: 'TZS', country: 'TZA', payer, created: '2026-11-27T09:00:00Z' },
+      {
+        depositId: fixture.depositId,
+        status: 'COMPLETED',
+        amount: '1500.00',
+        currency: 'TZS',
+        country: 'TZA',
+        payer,
+        customerMessage: 'Invoice 901',
+        created: '2026-11-27T09:00:00Z',
+        providerTransactionId: 'ABC123',
+      },
+      {
+        depositId: fixture.depositId,
+        status: 'FAILED',
+        amount: '1500.00',
+        currency: 'TZS',
+        country: 'TZA',
+        payer,
+        created: '2026-11-27T09:00:00Z',
+        failureReason: { failureCode: 'PAYMENT_NOT_APPROVED', failureMessage: 'Declined' },
+      },
+      {
+        depositId: crypto.randomUUID(),
+        status: 'COMPLETED',
+        amount: '10',
+        currency: 'TZS',
+        country: 'TZA',
+        payer,
+        created: '2026-11-27T09:00:00Z',
+      },
     ];
   }
-  if (path === PAWAPAY_CALLBACK_PATHS.payout) return [{ payoutId: crypto.randomUUID(), status: 'COMPLETED', amount: '100.00', currency: 'TZS', country: 'TZA', recipient: payer, created: '2026-11-27T09:00:00Z' }];
-  return [{ refundId: crypto.randomUUID(), depositId: fixture.depositId, status: 'COMPLETED', amount: '1500.00', currency: 'TZS', country: 'TZA', created: '2026-11-27T09:00:00Z' }];
+  if (path === PAWAPAY_CALLBACK_PATHS.payout)
+    return [
+      {
+        payoutId: crypto.randomUUID(),
+        status: 'COMPLETED',
+        amount: '100.00',
+        currency: 'TZS',
+        country: 'TZA',
+        recipient: payer,
+        created: '2026-11-27T09:00:00Z',
+      },
+    ];
+  return [
+    {
+      refundId: crypto.randomUUID(),
+      depositId: fixture.depositId,
+      status: 'COMPLETED',
+      amount: '1500.00',
+      currency: 'TZS',
+      country: 'TZA',
+      created: '2026-11-27T09:00:00Z',
+    },
+  ];
 }
 
 /** The real callbacks of a route; a route no entry knows (added later) is fuzzed with random JSON and foreign bodies alone. */
 function realCallbacks(route: Route): Json[] {
   if (route.path === DARAJA_CALLBACK_PATHS.stkResult) return stkCallbacks();
-  if (route.path === DARAJA_CALLBACK_PATHS.validation || route.path === DARAJA_CALLBACK_PATHS.confirmation) return paybillPayments();
-  if (route.path === DARAJA_CALLBACK_PATHS.result || route.path === DARAJA_CALLBACK_PATHS.timeout) return darajaResults();
+  if (route.path === DARAJA_CALLBACK_PATHS.validation || route.path === DARAJA_CALLBACK_PATHS.confirmation)
+    return paybillPayments();
+  if (route.path === DARAJA_CALLBACK_PATHS.result || route.path === DARAJA_CALLBACK_PATHS.timeout)
+    return darajaResults();
   if (route.path.startsWith(`${MOMO_CALLBACK_PATH}/`)) return momoCallbacks();
   if (route.path === AIRTEL_CALLBACK_PATH) return airtelCallbacks();
   if (route.path.startsWith('/network/pawapay/')) return pawapayCallbacks(route.path);
@@ -219,8 +420,34 @@ function realCallbacks(route: Route): Json[] {
 // Mutations
 
 const AWKWARD_STRINGS = [
-  '', ' ', '0', '-1', '1e309', 'NaN', 'null', 'true', '[]', '{}', '__proto__', 'constructor', 'toString', '254711000001', '+254711000001',
-  '25471****149', 'NLJ7RT61SV', 'ws_CO_x', `ws_CO_fuzz${run}`, '100', '100.50', ' 100 ', '١٠٠', "' or 1=1 --", '\u202e', '😀', '\ud800', 'a\u0000b',
+  '',
+  ' ',
+  '0',
+  '-1',
+  '1e309',
+  'NaN',
+  'null',
+  'true',
+  '[]',
+  '{}',
+  '__proto__',
+  'constructor',
+  'toString',
+  '254711000001',
+  '+254711000001',
+  '25471****149',
+  'NLJ7RT61SV',
+  'ws_CO_x',
+  `ws_CO_fuzz${run}`,
+  '100',
+  '100.50',
+  ' 100 ',
+  '١٠٠',
+  "' or 1=1 --",
+  '\u202e',
+  '😀',
+  '\ud800',
+  'a\u0000b',
 ];
 
 const deeplyNested = fc.tuple(fc.integer({ min: 5, max: 40 }), fc.boolean()).map(([depth, arrays]): Json => {
@@ -232,7 +459,13 @@ const deeplyNested = fc.tuple(fc.integer({ min: 5, max: 40 }), fc.boolean()).map
 const replacement: fc.Arbitrary<Json> = fc.oneof(
   { arbitrary: fc.constant(null), weight: 4 },
   { arbitrary: fc.boolean(), weight: 1 },
-  { arbitrary: fc.oneof(fc.integer(), fc.constantFrom(0, -1, 1.5, 1e21, -0, 2 ** 53 + 1, Number.MAX_VALUE, 254711000001)), weight: 3 },
+  {
+    arbitrary: fc.oneof(
+      fc.integer(),
+      fc.constantFrom(0, -1, 1.5, 1e21, -0, 2 ** 53 + 1, Number.MAX_VALUE, 254711000001),
+    ),
+    weight: 3,
+  },
   { arbitrary: fc.oneof(fc.string({ maxLength: 30 }), fc.constantFrom(...AWKWARD_STRINGS)), weight: 4 },
   { arbitrary: fc.integer({ min: 1000, max: 1_100_000 }).map((size) => 'x'.repeat(size)), weight: 1 },
   { arbitrary: fc.constantFrom<Json>([], [null], [1, 'a'], [[]], {}, { Name: 'Amount' }, { Item: [] }), weight: 3 },
@@ -252,10 +485,21 @@ type Mutation =
 
 const mutation: fc.Arbitrary<Mutation> = fc.oneof(
   // Shape bugs live where code walks into a list or an object: those nodes are picked apart.
-  { arbitrary: fc.record({ kind: fc.constant('reshape' as const), pick: fc.nat(), to: fc.constantFrom(...RESHAPED) }), weight: 4 },
+  {
+    arbitrary: fc.record({ kind: fc.constant('reshape' as const), pick: fc.nat(), to: fc.constantFrom(...RESHAPED) }),
+    weight: 4,
+  },
   { arbitrary: fc.record({ kind: fc.constant('replace' as const), pick: fc.nat(), value: replacement }), weight: 5 },
   { arbitrary: fc.record({ kind: fc.constant('drop' as const), pick: fc.nat() }), weight: 2 },
-  { arbitrary: fc.record({ kind: fc.constant('add' as const), pick: fc.nat(), key: fc.oneof(fc.string({ maxLength: 12 }), fc.constantFrom('__proto__', 'Item', 'Value', 'Result')), value: replacement }), weight: 1 },
+  {
+    arbitrary: fc.record({
+      kind: fc.constant('add' as const),
+      pick: fc.nat(),
+      key: fc.oneof(fc.string({ maxLength: 12 }), fc.constantFrom('__proto__', 'Item', 'Value', 'Result')),
+      value: replacement,
+    }),
+    weight: 1,
+  },
   { arbitrary: fc.record({ kind: fc.constant('wrap' as const), pick: fc.nat(), inList: fc.boolean() }), weight: 1 },
 );
 
@@ -266,8 +510,8 @@ function pathsOf(value: Json, at: Path = []): Path[] {
   const paths: Path[] = [at];
   if (Array.isArray(value)) {
     for (const [index, item] of value.entries()) paths.push(...pathsOf(item, [...at, index]));
-  }
-  else if (typeof value === 'object' && value !== null) for (const [key, item] of Object.entries(value)) paths.push(...pathsOf(item, [...at, key]));
+  } else if (typeof value === 'object' && value !== null)
+    for (const [key, item] of Object.entries(value)) paths.push(...pathsOf(item, [...at, key]));
   return paths;
 }
 
@@ -288,7 +532,13 @@ function changedAt(value: Json, path: Path, change: (node: Json) => Json | undef
   const copy = { ...(value as Record<string, Json>) };
   const changed = changedAt(copy[step as string]!, rest, change);
   if (changed === undefined) delete copy[step as string];
-  else Object.defineProperty(copy, step as string, { value: changed, enumerable: true, writable: true, configurable: true });
+  else
+    Object.defineProperty(copy, step as string, {
+      value: changed,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   return copy;
 }
 
@@ -317,7 +567,8 @@ function mutated(base: Json, mutations: Mutation[]): Json | undefined {
       if (step.kind === 'drop') return undefined;
       if (step.kind === 'wrap') return step.inList ? [node] : { value: node };
       if (Array.isArray(node)) return [...node, step.value];
-      if (typeof node === 'object' && node !== null) return Object.defineProperty({ ...node }, step.key, { value: step.value, enumerable: true });
+      if (typeof node === 'object' && node !== null)
+        return Object.defineProperty({ ...node }, step.key, { value: step.value, enumerable: true });
       return node;
     });
   }
@@ -330,28 +581,79 @@ function mutated(base: Json, mutations: Mutation[]): Json | undefined {
 type Body = { text?: string | Uint8Array | FormData; contentType?: string; described: string };
 
 const JSON_TYPES = ['application/json', 'application/json; charset=utf-8', 'APPLICATION/JSON'];
-const FOREIGN_TYPES = ['text/plain', 'application/xml', 'application/octet-stream', 'application/json; charset=utf-16', 'multipart/mixed; boundary=x', ''];
+const FOREIGN_TYPES = [
+  'text/plain',
+  'application/xml',
+  'application/octet-stream',
+  'application/json; charset=utf-16',
+  'multipart/mixed; boundary=x',
+  '',
+];
 
 const asJson = (value: Json | undefined, contentType = 'application/json'): Body =>
-  value === undefined ? { contentType, described: 'no body' } : { text: JSON.stringify(value), contentType, described: JSON.stringify(value).slice(0, 300) };
+  value === undefined
+    ? { contentType, described: 'no body' }
+    : { text: JSON.stringify(value), contentType, described: JSON.stringify(value).slice(0, 300) };
 
 /** A callback's top-level fields as a form (all text): what a form-encoded callback would read as. */
 function asForm(value: Json, multipart: boolean): Body {
-  const pairs = typeof value === 'object' && value !== null && !Array.isArray(value)
-    ? Object.entries(value).map(([key, item]): [string, string] => [key, typeof item === 'string' ? item : JSON.stringify(item)])
-    : [];
-  if (!multipart) return { text: new URLSearchParams(pairs).toString(), contentType: 'application/x-www-form-urlencoded', described: `form ${JSON.stringify(pairs).slice(0, 300)}` };
+  const pairs =
+    typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? Object.entries(value).map(([key, item]): [string, string] => [
+          key,
+          typeof item === 'string' ? item : JSON.stringify(item),
+        ])
+      : [];
+  if (!multipart)
+    return {
+      text: new URLSearchParams(pairs).toString(),
+      contentType: 'application/x-www-form-urlencoded',
+      described: `form ${JSON.stringify(pairs).slice(0, 300)}`,
+    };
   const form = new FormData();
   for (const [key, item] of pairs) form.append(key, item);
   return { text: form, described: `multipart ${JSON.stringify(pairs).slice(0, 300)}` };
 }
 
 const foreignBody: fc.Arbitrary<Body> = fc.oneof(
-  fc.constantFrom('', ' ', 'null', '[]', '"text"', '1', 'true', '{', '{"Body":', 'not json', '<xml/>', '\ufeff{}', '{"a":1}{"b":2}', '[null]', '{"Item":"notalist"}')
-    .chain((text) => fc.constantFrom(...JSON_TYPES, ...FOREIGN_TYPES).map((contentType): Body => ({ text, contentType, described: `${contentType}: ${text}` }))),
-  fc.uint8Array({ maxLength: 200 }).map((bytes): Body => ({ text: bytes, contentType: 'application/octet-stream', described: 'bytes' })),
-  fc.integer({ min: 33, max: 5000 }).map((depth): Body => ({ text: `${'['.repeat(depth)}${']'.repeat(depth)}`, contentType: 'application/json', described: `${depth} levels` })),
-  fc.constant<Body>({ text: `{"Body":"${'x'.repeat(MAX_BODY)}"}`, contentType: 'application/json', described: 'past 1 MiB' }),
+  fc
+    .constantFrom(
+      '',
+      ' ',
+      'null',
+      '[]',
+      '"text"',
+      '1',
+      'true',
+      '{',
+      '{"Body":',
+      'not json',
+      '<xml/>',
+      '\ufeff{}',
+      '{"a":1}{"b":2}',
+      '[null]',
+      '{"Item":"notalist"}',
+    )
+    .chain((text) =>
+      fc
+        .constantFrom(...JSON_TYPES, ...FOREIGN_TYPES)
+        .map((contentType): Body => ({ text, contentType, described: `${contentType}: ${text}` })),
+    ),
+  fc
+    .uint8Array({ maxLength: 200 })
+    .map((bytes): Body => ({ text: bytes, contentType: 'application/octet-stream', described: 'bytes' })),
+  fc.integer({ min: 33, max: 5000 }).map(
+    (depth): Body => ({
+      text: `${'['.repeat(depth)}${']'.repeat(depth)}`,
+      contentType: 'application/json',
+      described: `${depth} levels`,
+    }),
+  ),
+  fc.constant<Body>({
+    text: `{"Body":"${'x'.repeat(MAX_BODY)}"}`,
+    contentType: 'application/json',
+    described: 'past 1 MiB',
+  }),
 );
 
 function callbackBody(route: Route): fc.Arbitrary<Body> {
@@ -363,11 +665,19 @@ function callbackBody(route: Route): fc.Arbitrary<Body> {
   if (real.length > 0) {
     const base = fc.constantFrom(...real);
     choices.push(
-      { arbitrary: fc.tuple(base, fc.array(mutation, { minLength: 1, maxLength: 3 })).map(([body, steps]) => asJson(mutated(body, steps))), weight: 12 },
+      {
+        arbitrary: fc
+          .tuple(base, fc.array(mutation, { minLength: 1, maxLength: 3 }))
+          .map(([body, steps]) => asJson(mutated(body, steps))),
+        weight: 12,
+      },
       { arbitrary: base.map((body) => asJson(body)), weight: 1 },
       {
-        arbitrary: fc.tuple(base, fc.constantFrom('form', 'multipart', ...FOREIGN_TYPES)).map(([body, how]) =>
-          how === 'form' || how === 'multipart' ? asForm(body, how === 'multipart') : asJson(body, how)),
+        arbitrary: fc
+          .tuple(base, fc.constantFrom('form', 'multipart', ...FOREIGN_TYPES))
+          .map(([body, how]) =>
+            how === 'form' || how === 'multipart' ? asForm(body, how === 'multipart') : asJson(body, how),
+          ),
         weight: 2,
       },
     );
@@ -381,14 +691,20 @@ function concretePath(route: Route): fc.Arbitrary<string> {
   const reference = fc.oneof(
     { arbitrary: fc.constant(fixture.momoReference), weight: 6 },
     { arbitrary: fc.uuid(), weight: 2 },
-    { arbitrary: fc.constantFrom('x', '..', '%00', '1'.repeat(40), 'ffffffff-ffff-ffff-ffff-ffffffffffff0'), weight: 1 },
+    {
+      arbitrary: fc.constantFrom('x', '..', '%00', '1'.repeat(40), 'ffffffff-ffff-ffff-ffff-ffffffffffff0'),
+      weight: 1,
+    },
   );
   return reference.map((value) => route.path.replace(/:[^/]+/, value));
 }
 
 const callbackRequest = (route: Route) =>
   fc.record({
-    method: fc.oneof({ arbitrary: fc.constant(route.method), weight: 19 }, { arbitrary: fc.constantFrom('GET', 'PATCH', 'DELETE', 'PUT', 'POST'), weight: 1 }),
+    method: fc.oneof(
+      { arbitrary: fc.constant(route.method), weight: 19 },
+      { arbitrary: fc.constantFrom('GET', 'PATCH', 'DELETE', 'PUT', 'POST'), weight: 1 },
+    ),
     path: concretePath(route),
     slash: fc.boolean(),
     body: callbackBody(route),
@@ -398,7 +714,11 @@ function toRequest(request: { method: string; path: string; slash: boolean; body
   const headers = new Headers({ 'X-Forwarded-For': SOURCE });
   const hasBody = !['GET', 'HEAD'].includes(request.method) && request.body.text !== undefined;
   if (hasBody && request.body.contentType) headers.set('Content-Type', request.body.contentType);
-  return new Request(`${BASE_URL}${request.path}${request.slash ? '/' : ''}`, { method: request.method, headers, body: hasBody ? request.body.text : undefined });
+  return new Request(`${BASE_URL}${request.path}${request.slash ? '/' : ''}`, {
+    method: request.method,
+    headers,
+    body: hasBody ? request.body.text : undefined,
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -436,12 +756,14 @@ const isDarajaAnswer = (body: unknown, route: Route): boolean => {
 };
 
 const operatorAnswered = (route: Route, body: unknown): boolean =>
-  DARAJA_PATHS.has(route.path) ? isDarajaAnswer(body, route) : JSON.stringify(body) === JSON.stringify({ status: 'received' });
+  DARAJA_PATHS.has(route.path)
+    ? isDarajaAnswer(body, route)
+    : JSON.stringify(body) === JSON.stringify({ status: 'received' });
 
 /** Refusals a callback route may answer: unreadable body, Airtel's hash not matching, unknown MoMo reference, another method, body too large, another media type. */
 const REFUSALS = new Set([400, 403, 404, 405, 413, 415]);
 
-test('every operator callback route answers any body in the operator\'s shape or a 4xx, moving no money, waking nothing on a refusal', async () => {
+test("every operator callback route answers any body in the operator's shape or a 4xx, moving no money, waking nothing on a refusal", async () => {
   const routes: Route[] = ctx.app.routes
     .filter((route) => callbackUnits(ctx.config).some(({ unit }) => unit.callbacks.owns(route.path)))
     .map((route) => ({ method: route.method.toUpperCase(), path: route.path }));
@@ -462,13 +784,22 @@ test('every operator callback route answers any body in the operator\'s shape or
         const operationsBefore = before.operations;
         before = after;
         counts.set(response.status, (counts.get(response.status) ?? 0) + 1);
-        const seen = { route: `${route.method} ${route.path}`, request: `${request.method} ${request.path}`, sent: request.body.described, status: response.status, body: text.slice(0, 300) };
+        const seen = {
+          route: `${route.method} ${route.path}`,
+          request: `${request.method} ${request.path}`,
+          sent: request.body.described,
+          status: response.status,
+          body: text.slice(0, 300),
+        };
 
         expect({ ...seen, serverError: response.status >= 500 }).toEqual({ ...seen, serverError: false });
-        if (route.path === DARAJA_CALLBACK_PATHS.validation && request.method === 'POST') expect({ ...seen, decided: response.status === 200 }).toEqual({ ...seen, decided: true });
+        if (route.path === DARAJA_CALLBACK_PATHS.validation && request.method === 'POST')
+          expect({ ...seen, decided: response.status === 200 }).toEqual({ ...seen, decided: true });
         const body: unknown = JSON.parse(text);
-        if (response.status === 200 && (body as { ResultCode?: unknown }).ResultCode === 'C2B00016') rejected.add(route.path);
-        if (response.status === 200) expect({ ...seen, operatorShape: operatorAnswered(route, body) }).toEqual({ ...seen, operatorShape: true });
+        if (response.status === 200 && (body as { ResultCode?: unknown }).ResultCode === 'C2B00016')
+          rejected.add(route.path);
+        if (response.status === 200)
+          expect({ ...seen, operatorShape: operatorAnswered(route, body) }).toEqual({ ...seen, operatorShape: true });
         else expect({ ...seen, refusal: REFUSALS.has(response.status) }).toEqual({ ...seen, refusal: true });
         if (response.status >= 400) {
           expect({ ...seen, woke: launched.slice(launchedBefore) }).toEqual({ ...seen, woke: [] });
@@ -479,39 +810,68 @@ test('every operator callback route answers any body in the operator\'s shape or
       { numRuns: RUNS, seed: SEED },
     );
     // Each route was reached past its schema, and refused too (a validation: rejected): the generators are not all one or the other.
-    const refused = route.path === DARAJA_CALLBACK_PATHS.validation ? rejected.has(route.path) : (counts.get(400) ?? 0) > 0;
-    expect({ route: route.path, answered: (counts.get(200) ?? 0) > 0, refused }).toEqual({ route: route.path, answered: true, refused: true });
+    const refused =
+      route.path === DARAJA_CALLBACK_PATHS.validation ? rejected.has(route.path) : (counts.get(400) ?? 0) > 0;
+    expect({ route: route.path, answered: (counts.get(200) ?? 0) > 0, refused }).toEqual({
+      route: route.path,
+      answered: true,
+      refused: true,
+    });
   }
 }, 300_000);
 
 test('an STK result whose items are not a list, a list of nulls or an object is refused (400); a validation that cannot be read is rejected', async () => {
   const post = async (path: string, body: unknown) => {
-    const response = await ctx.app.handle(new Request(`${BASE_URL}${path}`, {
-      method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Forwarded-For': SOURCE }, body: JSON.stringify(body),
-    }));
+    const response = await ctx.app.handle(
+      new Request(`${BASE_URL}${path}`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', 'X-Forwarded-For': SOURCE },
+        body: JSON.stringify(body),
+      }),
+    );
     return { status: response.status, body: await response.json() };
   };
   const launchedBefore = launched.length;
   for (const Item of ['notalist', [null], { Name: 'Amount', Value: 100 }]) {
-    const answer = await post(DARAJA_CALLBACK_PATHS.stkResult, { Body: { stkCallback: { CheckoutRequestID: 'ws_CO_x', ResultCode: 0, CallbackMetadata: { Item } } } });
+    const answer = await post(DARAJA_CALLBACK_PATHS.stkResult, {
+      Body: { stkCallback: { CheckoutRequestID: 'ws_CO_x', ResultCode: 0, CallbackMetadata: { Item } } },
+    });
     expect({ Item, status: answer.status }).toEqual({ Item, status: 400 });
   }
-  const validation = await post(DARAJA_CALLBACK_PATHS.validation, { TransID: 'RKTQDM7W6S', TransAmount: { value: 100 }, MSISDN: [254711000001] });
+  const validation = await post(DARAJA_CALLBACK_PATHS.validation, {
+    TransID: 'RKTQDM7W6S',
+    TransAmount: { value: 100 },
+    MSISDN: [254711000001],
+  });
   expect(validation).toEqual({ status: 200, body: { ResultCode: 'C2B00016', ResultDesc: 'Rejected' } });
   expect(launched.slice(launchedBefore)).toEqual([]);
 });
 
-test('a paybill validation that cannot be read is answered 200 with Daraja\'s rejection, never a 4xx, and wakes nothing', async () => {
+test("a paybill validation that cannot be read is answered 200 with Daraja's rejection, never a 4xx, and wakes nothing", async () => {
   const rejection = { ResultCode: 'C2B00016', ResultDesc: 'Rejected' };
   const payment = {
-    TransactionType: 'Pay Bill', TransID: 'RKTQDM7W6S', TransTime: '20191122063845', TransAmount: '100', BusinessShortCode: '600999',
-    BillRefNumber: fixture.billReference, InvoiceNumber: '', OrgAccountBalance: '', ThirdPartyTransID: '', MSISDN: '254711000001',
-    FirstName: 'John', MiddleName: '', LastName: 'Doe',
+    TransactionType: 'Pay Bill',
+    TransID: 'RKTQDM7W6S',
+    TransTime: '20191122063845',
+    TransAmount: '100',
+    BusinessShortCode: '600999',
+    BillRefNumber: fixture.billReference,
+    InvoiceNumber: '',
+    OrgAccountBalance: '',
+    ThirdPartyTransID: '',
+    MSISDN: '254711000001',
+    FirstName: 'John',
+    MiddleName: '',
+    LastName: 'Doe',
   };
   const validate = async (text: string, contentType = 'application/json') => {
-    const response = await ctx.app.handle(new Request(`${BASE_URL}${DARAJA_CALLBACK_PATHS.validation}`, {
-      method: 'POST', headers: { 'Content-Type': contentType, 'X-Forwarded-For': SOURCE }, body: text,
-    }));
+    const response = await ctx.app.handle(
+      new Request(`${BASE_URL}${DARAJA_CALLBACK_PATHS.validation}`, {
+        method: 'POST',
+        headers: { 'Content-Type': contentType, 'X-Forwarded-For': SOURCE },
+        body: text,
+      }),
+    );
     return { sent: text.slice(0, 80), status: response.status, body: await response.json() };
   };
   const launchedBefore = launched.length;
@@ -524,17 +884,27 @@ test('a paybill validation that cannot be read is answered 200 with Daraja\'s re
     [JSON.stringify({ ...payment, FirstName: 'Jo\u0001hn' })],
     [JSON.stringify({ ...payment, BillRefNumber: `${fixture.billReference}\n` })],
     // Not JSON, not an object, not UTF-8, another media type.
-    ['not json'], ['{"TransID":'], ['[]'], ['"text"'], [JSON.stringify(payment), 'text/plain'], ['TransID=RKTQDM7W6S', 'application/x-www-form-urlencoded'],
+    ['not json'],
+    ['{"TransID":'],
+    ['[]'],
+    ['"text"'],
+    [JSON.stringify(payment), 'text/plain'],
+    ['TransID=RKTQDM7W6S', 'application/x-www-form-urlencoded'],
     // A field missing or of the wrong type.
-    [JSON.stringify({ ...payment, TransID: undefined })], [JSON.stringify({ ...payment, MSISDN: [254711000001] })],
+    [JSON.stringify({ ...payment, TransID: undefined })],
+    [JSON.stringify({ ...payment, MSISDN: [254711000001] })],
   ];
   for (const [text, contentType] of unreadable) {
     const answer = await validate(text, contentType);
     expect(answer).toEqual({ sent: text.slice(0, 80), status: 200, body: rejection });
   }
-  const invalidUtf8 = await ctx.app.handle(new Request(`${BASE_URL}${DARAJA_CALLBACK_PATHS.validation}`, {
-    method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Forwarded-For': SOURCE }, body: new Uint8Array([0x7b, 0xff, 0xfe, 0x7d]),
-  }));
+  const invalidUtf8 = await ctx.app.handle(
+    new Request(`${BASE_URL}${DARAJA_CALLBACK_PATHS.validation}`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'X-Forwarded-For': SOURCE },
+      body: new Uint8Array([0x7b, 0xff, 0xfe, 0x7d]),
+    }),
+  );
   expect({ status: invalidUtf8.status, body: await invalidUtf8.json() }).toEqual({ status: 200, body: rejection });
   expect(launched.slice(launchedBefore)).toEqual([]);
   // The same validation, readable, is decided as before (nobody to ask: accepted).

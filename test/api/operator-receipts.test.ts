@@ -33,47 +33,79 @@ async function kesMerchant(): Promise<TestMerchant> {
 
 /** An open request of the merchant's, and a push of ours for it that the STK push query said was paid while its receipt is unknown. */
 async function paidPush(merchant: TestMerchant, phoneNumber: string, amount: string) {
-  const created = await merchant.request('/api/collectionrequests', { form: { phonenumber: phoneNumber, amount, currency: 'KES', send_instructions: 'false' } });
+  const created = await merchant.request('/api/collectionrequests', {
+    form: { phonenumber: phoneNumber, amount, currency: 'KES', send_instructions: 'false' },
+  });
   expect(created.status).toBe(201);
   const reference = promptReference(asId('CollectionRequest', created.body.id as number), 1);
   const checkoutRequestId = `ws_CO_${randomBytes(8).toString('hex')}`;
   const operation = await recordOperation(testSql(), {
-    network: NETWORK, kind: 'prompt', reference, operatorReference: checkoutRequestId, workflowId: `collection-request-${created.body.id}`, subject: reference, phoneNumber, amount,
+    network: NETWORK,
+    kind: 'prompt',
+    reference,
+    operatorReference: checkoutRequestId,
+    workflowId: `collection-request-${created.body.id}`,
+    subject: reference,
+    phoneNumber,
+    amount,
   });
   expect(await markPromptPaid(testSql(), operation.id, null)).toBe(true);
   const payment: IncomingPaymentInput = {
-    network: NETWORK, remoteTransactionId: checkoutRequestId, phoneNumber, amount, currency: 'KES', reference: '', promptReference: reference, paymentDate: new Date().toISOString(),
+    network: NETWORK,
+    remoteTransactionId: checkoutRequestId,
+    phoneNumber,
+    amount,
+    currency: 'KES',
+    reference: '',
+    promptReference: reference,
+    paymentDate: new Date().toISOString(),
   };
   return { requestId: created.body.id as number, reference, checkoutRequestId, payment };
 }
 
 /** The push's payment, credited under the push as its request's workflow credits it. */
-const creditPush = async (push: Awaited<ReturnType<typeof paidPush>>) => await receivePayment(testSql(), push.payment, () => false);
+const creditPush = async (push: Awaited<ReturnType<typeof paidPush>>) =>
+  await receivePayment(testSql(), push.payment, () => false);
 
 /** Every collection of a number, with its credits. */
-const collectionsOf = async (phoneNumber: string) => [...await testSql()<{ remoteTransactionId: string; status: string; requestId: number | null; credits: number }[]>`
+const collectionsOf = async (phoneNumber: string) => [
+  ...(await testSql()<{ remoteTransactionId: string; status: string; requestId: number | null; credits: number }[]>`
   select c.remote_transaction_id as "remoteTransactionId", c.status, c.collection_request_id::int as "requestId",
          (select count(*)::int from transactions t where t.collection_id = c.id and t.type = 'mobile_collection') as credits
-  from collections c where c.network = ${NETWORK} and c.phone_number = ${phoneNumber} order by c.id`];
+  from collections c where c.network = ${NETWORK} and c.phone_number = ${phoneNumber} order by c.id`),
+];
 
 const promptReceipt = async (reference: string) =>
-  (await testSql()<{ receipt: string | null }[]>`select remote_transaction_id as receipt from network_operations where network = ${NETWORK} and reference = ${reference}`)[0]!.receipt;
+  (
+    await testSql()<
+      { receipt: string | null }[]
+    >`select remote_transaction_id as receipt from network_operations where network = ${NETWORK} and reference = ${reference}`
+  )[0]!.receipt;
 
 const requestReceipt = async (requestId: number) =>
-  (await testSql()<{ receipt: string | null }[]>`select remote_transaction_id as receipt from collection_requests where id = ${requestId}`)[0]!.receipt;
+  (
+    await testSql()<
+      { receipt: string | null }[]
+    >`select remote_transaction_id as receipt from collection_requests where id = ${requestId}`
+  )[0]!.receipt;
 
 describe('a receipt learnt after its push was credited', () => {
-  test('the push\'s credit and its receipt attaching at once, in either order, twelve times: one collection, under the receipt, credited once', async () => {
+  test("the push's credit and its receipt attaching at once, in either order, twelve times: one collection, under the receipt, credited once", async () => {
     const merchant = await kesMerchant();
     for (let round = 0; round < 12; round += 1) {
       const phoneNumber = nextNumber();
       const push = await paidPush(merchant, phoneNumber, '75');
       const receipt = receiptNumber();
       const attach = () => attachReceipt(testSql(), NETWORK, { phoneNumber, amount: '75' }, receipt);
-      const [credited, attachedTo] = round % 2 === 0 ? await Promise.all([creditPush(push), attach()]) : (await Promise.all([attach(), creditPush(push)])).reverse();
+      const [credited, attachedTo] =
+        round % 2 === 0
+          ? await Promise.all([creditPush(push), attach()])
+          : (await Promise.all([attach(), creditPush(push)])).reverse();
       expect(credited).toMatchObject({ outcome: 'accepted', requestId: push.requestId });
       expect(attachedTo).toBe(push.reference);
-      expect(await collectionsOf(phoneNumber)).toEqual([{ remoteTransactionId: receipt, status: 'successful', requestId: push.requestId, credits: 1 }]);
+      expect(await collectionsOf(phoneNumber)).toEqual([
+        { remoteTransactionId: receipt, status: 'successful', requestId: push.requestId, credits: 1 },
+      ]);
       expect(await promptReceipt(push.reference)).toBe(receipt);
       expect(await requestReceipt(push.requestId)).toBe(receipt);
       // The credit repeated (a retried activity) finds the same collection.
@@ -85,17 +117,31 @@ describe('a receipt learnt after its push was credited', () => {
 
   test('two pushes of one number and amount awaiting receipts, three receipts at once: each push takes one, no receipt goes to two, the third goes to none', async () => {
     const phoneNumber = nextNumber();
-    const pushes = [await paidPush(await kesMerchant(), phoneNumber, '80'), await paidPush(await kesMerchant(), phoneNumber, '80')];
-    for (const push of pushes) expect(await creditPush(push)).toMatchObject({ outcome: 'accepted', requestId: push.requestId });
+    const pushes = [
+      await paidPush(await kesMerchant(), phoneNumber, '80'),
+      await paidPush(await kesMerchant(), phoneNumber, '80'),
+    ];
+    for (const push of pushes)
+      expect(await creditPush(push)).toMatchObject({ outcome: 'accepted', requestId: push.requestId });
     const receipts = [receiptNumber(), receiptNumber(), receiptNumber()];
-    const attachedTo = await Promise.all(receipts.map((receipt) => attachReceipt(testSql(), NETWORK, { phoneNumber, amount: '80' }, receipt)));
+    const attachedTo = await Promise.all(
+      receipts.map((receipt) => attachReceipt(testSql(), NETWORK, { phoneNumber, amount: '80' }, receipt)),
+    );
     expect(attachedTo.filter((reference) => reference === null)).toHaveLength(1);
-    expect(new Set(attachedTo.filter((reference) => reference !== null))).toEqual(new Set(pushes.map((push) => push.reference)));
-    for (const push of pushes) expect(await promptReceipt(push.reference)).toBe(receipts[attachedTo.indexOf(push.reference)]!);
+    expect(new Set(attachedTo.filter((reference) => reference !== null))).toEqual(
+      new Set(pushes.map((push) => push.reference)),
+    );
+    for (const push of pushes)
+      expect(await promptReceipt(push.reference)).toBe(receipts[attachedTo.indexOf(push.reference)]!);
     const collections = await collectionsOf(phoneNumber);
     expect(collections).toHaveLength(2);
     for (const push of pushes) {
-      expect(collections).toContainEqual({ remoteTransactionId: receipts[attachedTo.indexOf(push.reference)]!, status: 'successful', requestId: push.requestId, credits: 1 });
+      expect(collections).toContainEqual({
+        remoteTransactionId: receipts[attachedTo.indexOf(push.reference)]!,
+        status: 'successful',
+        requestId: push.requestId,
+        credits: 1,
+      });
     }
   });
 

@@ -26,14 +26,23 @@ const BODY_METHODS = ['POST', 'PUT', 'PATCH'];
 const ROUTE_HEADERS = { 'Bills-date': new Date().toUTCString() };
 
 /** The API's routes; the web console's HTML pages (test/api/console.test.ts) follow none of these rules. */
-const routes = () => ctx.app.routes.filter((route) => !isConsolePath(route.path)).map((route) => ({ method: route.method.toUpperCase(), path: route.path }));
+const routes = () =>
+  ctx.app.routes
+    .filter((route) => !isConsolePath(route.path))
+    .map((route) => ({ method: route.method.toUpperCase(), path: route.path }));
 const concrete = (path: string) => path.replace(/:[^/]+/g, '1');
 const label = (route: { method: string; path: string }) => `${route.method} ${route.path}`;
 
 describe('content negotiation on every route', () => {
   test('the app has the routes this suite expects to walk', () => {
     expect(routes().map(label)).toEqual(
-      expect.arrayContaining(['POST /api/contacts', 'GET /api/events/:id', 'POST /api/bills/services/epin/bundles', 'GET /healthz', 'GET /metrics']),
+      expect.arrayContaining([
+        'POST /api/contacts',
+        'GET /api/events/:id',
+        'POST /api/bills/services/epin/bundles',
+        'GET /healthz',
+        'GET /metrics',
+      ]),
     );
   });
 
@@ -42,7 +51,9 @@ describe('content negotiation on every route', () => {
     for (const route of routes()) {
       const body = BODY_METHODS.includes(route.method) ? { form: { x: '1' } } : {};
       const response = await merchant.request(concrete(route.path), {
-        method: route.method, headers: { ...ROUTE_HEADERS, Accept: 'text/html' }, ...body,
+        method: route.method,
+        headers: { ...ROUTE_HEADERS, Accept: 'text/html' },
+        ...body,
       });
       if (route.path === DOCS_PATH || route.path === METRICS_PATH) {
         expect(response.status).toBe(200);
@@ -57,18 +68,25 @@ describe('content negotiation on every route', () => {
     expect(checked.length).toBe(routes().length - 2 - routes().filter((route) => route.path.endsWith('.csv')).length);
   });
 
-  test('an unsupported request media type is 415 on every route that takes a body (a paybill validation: Daraja\'s rejection)', async () => {
+  test("an unsupported request media type is 415 on every route that takes a body (a paybill validation: Daraja's rejection)", async () => {
     const bodyRoutes = routes().filter((route) => BODY_METHODS.includes(route.method));
     expect(bodyRoutes.length).toBeGreaterThanOrEqual(2);
     for (const route of bodyRoutes) {
       // The network's report route judges its secret before the body (a merchant's key is a 401 there).
-      const credentials: Record<string, string> = route.path === '/network/payments' ? { Authorization: `Bearer ${sandboxSecret}` } : {};
+      const credentials: Record<string, string> =
+        route.path === '/network/payments' ? { Authorization: `Bearer ${sandboxSecret}` } : {};
       const response = await merchant.request(concrete(route.path), {
-        method: route.method, body: '<x/>', headers: { ...ROUTE_HEADERS, ...credentials, 'Content-Type': 'application/xml' },
+        method: route.method,
+        body: '<x/>',
+        headers: { ...ROUTE_HEADERS, ...credentials, 'Content-Type': 'application/xml' },
       });
       // A paybill validation wants a decision whatever arrives: Daraja's rejection, never a 4xx.
       if (route.path === DARAJA_CALLBACK_PATHS.validation) {
-        expect({ route: label(route), status: response.status, body: response.body }).toEqual({ route: label(route), status: 200, body: { ResultCode: 'C2B00016', ResultDesc: 'Rejected' } });
+        expect({ route: label(route), status: response.status, body: response.body }).toEqual({
+          route: label(route),
+          status: 200,
+          body: { ResultCode: 'C2B00016', ResultDesc: 'Rejected' },
+        });
         continue;
       }
       expect({ route: label(route), status: response.status }).toEqual({ route: label(route), status: 415 });
@@ -85,7 +103,11 @@ describe('version prefixes on every route', () => {
       const plain = (await merchant.request(path)).status;
       for (const version of ['v1', 'v2', 'v3', 'v4']) {
         const prefixed = await merchant.request(path.replace(/^\/api\//, `/api/${version}/`));
-        expect({ route: label(route), version, status: prefixed.status }).toEqual({ route: label(route), version, status: plain });
+        expect({ route: label(route), version, status: prefixed.status }).toEqual({
+          route: label(route),
+          version,
+          status: plain,
+        });
         expect(prefixed.headers.get('api-version') ?? version).toBe(version);
       }
     }
@@ -103,7 +125,10 @@ describe('OpenAPI', () => {
     expect(served.length).toBeGreaterThanOrEqual(9);
     for (const route of served) {
       const openApiPath = route.path.replace(/:([^/]+)/g, '{$1}');
-      expect({ route: label(route), documented: document.paths[openApiPath]?.[route.method.toLowerCase()] !== undefined }).toEqual({
+      expect({
+        route: label(route),
+        documented: document.paths[openApiPath]?.[route.method.toLowerCase()] !== undefined,
+      }).toEqual({
         route: label(route),
         documented: true,
       });
@@ -113,12 +138,16 @@ describe('OpenAPI', () => {
   });
 
   test('the docs page is HTML that loads the document, without a key', async () => {
-    const response = await ctx.app.handle(new Request(`http://localhost${DOCS_PATH}`, { headers: { Accept: 'text/html' } }));
+    const response = await ctx.app.handle(
+      new Request(`http://localhost${DOCS_PATH}`, { headers: { Accept: 'text/html' } }),
+    );
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toStartWith('text/html');
     // The page runs no inline script: its start-up script, a file of its own, names the document.
     expect(await response.text()).toContain('/openapi/assets/init.js');
-    const init = await ctx.app.handle(new Request('http://localhost/openapi/assets/init.js', { headers: { Accept: '*/*' } }));
+    const init = await ctx.app.handle(
+      new Request('http://localhost/openapi/assets/init.js', { headers: { Accept: '*/*' } }),
+    );
     expect(init.headers.get('content-type')).toStartWith('text/javascript');
     expect(await init.text()).toContain('openapi/json');
   });
@@ -128,7 +157,9 @@ describe('OpenAPI', () => {
     const document = (await (await app.handle(new Request(`http://localhost${OPENAPI_DOCUMENT_PATH}`))).json()) as {
       paths: Record<string, Record<string, { servers?: unknown }>>;
     };
-    expect(document.paths['/api/bills/services/epin/bundles']?.post?.servers).toEqual([{ url: 'https://bills.example.com' }]);
+    expect(document.paths['/api/bills/services/epin/bundles']?.post?.servers).toEqual([
+      { url: 'https://bills.example.com' },
+    ]);
     expect(document.paths['/api/contacts']?.post?.servers).toBeUndefined();
   });
 });

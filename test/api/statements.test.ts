@@ -15,7 +15,9 @@ beforeAll(async () => {
 
 const nextNumber = numberSequence('+256772');
 const pay = (owner: TestMerchant, amount: string) =>
-  owner.request('/api/payments', { form: { phonenumber: nextNumber(), amount, currency: 'BXC', description: 'Statement test' } });
+  owner.request('/api/payments', {
+    form: { phonenumber: nextNumber(), amount, currency: 'BXC', description: 'Statement test' },
+  });
 
 async function walletOf(owner: TestMerchant): Promise<{ id: number; balance: string }> {
   return (await owner.request('/api/accounts?currency=BXC')).body.results[0];
@@ -36,26 +38,37 @@ function expectConsistent(statement: { opening_balance: string; closing_balance:
 }
 
 describe('wallet statements', () => {
-  test('a period\'s opening balance, transactions with running balances and closing balance, as JSON and CSV', async () => {
+  test("a period's opening balance, transactions with running balances and closing balance, as JSON and CSV", async () => {
     const owner = await createMerchant(ctx.app);
     const wallet = await walletOf(owner);
     const start = (await testSql()<{ now: Date }[]>`select clock_timestamp() as now`)[0]!.now;
     expect((await pay(owner, '100')).status).toBe(201);
     expect((await pay(owner, '250.5')).status).toBe(201);
-    const statement = await owner.request(`/api/accounts/${wallet.id}/statement?since=${encodeURIComponent(start.toISOString())}`);
+    const statement = await owner.request(
+      `/api/accounts/${wallet.id}/statement?since=${encodeURIComponent(start.toISOString())}`,
+    );
     expect(statement.status).toBe(200);
     expect(statement.body).toMatchObject({
-      account: wallet.id, currency: 'BXC', opening_balance: '1000.0000', credits: '0.0000', debits: '-350.5000', closing_balance: '649.5000',
+      account: wallet.id,
+      currency: 'BXC',
+      opening_balance: '1000.0000',
+      credits: '0.0000',
+      debits: '-350.5000',
+      closing_balance: '649.5000',
     });
-    expect(statement.body.transactions.map((line: Line) => [line.type, line.amount, line.balance_after]))
-      .toEqual([['mobile_payment', '-100.0000', '900.0000'], ['mobile_payment', '-250.5000', '649.5000']]);
+    expect(statement.body.transactions.map((line: Line) => [line.type, line.amount, line.balance_after])).toEqual([
+      ['mobile_payment', '-100.0000', '900.0000'],
+      ['mobile_payment', '-250.5000', '649.5000'],
+    ]);
     expect(statement.body.closing_balance).toBe((await walletOf(owner)).balance);
     // The whole history: from nothing to the balance.
     const all = (await owner.request(`/api/accounts/${wallet.id}/statement?since=2000-01-01`)).body;
     expect(all).toMatchObject({ opening_balance: '0.0000', credits: '1000.0000', closing_balance: '649.5000' });
     expectConsistent(all);
 
-    const csv = await owner.request(`/api/accounts/${wallet.id}/statement.csv?since=2000-01-01`, { headers: { Accept: 'text/csv' } });
+    const csv = await owner.request(`/api/accounts/${wallet.id}/statement.csv?since=2000-01-01`, {
+      headers: { Accept: 'text/csv' },
+    });
     expect(csv.status).toBe(200);
     expect(csv.headers.get('content-type')).toStartWith('text/csv');
     const lines = (csv.body as string).trim().split('\n');
@@ -67,7 +80,7 @@ describe('wallet statements', () => {
     expect(lines).toHaveLength(6);
   });
 
-  test('a period before anything happened, another organization\'s wallet, and bad periods', async () => {
+  test("a period before anything happened, another organization's wallet, and bad periods", async () => {
     const owner = await createMerchant(ctx.app);
     const other = await createMerchant(ctx.app);
     const wallet = await walletOf(owner);
@@ -82,7 +95,7 @@ describe('wallet statements', () => {
     expect((await owner.request(`/api/accounts/${wallet.id}/statement?since=yesterday-ish`)).status).toBe(400);
   });
 
-  test('statements taken while payments commit: each one adds up, and the last one\'s closing balance is the wallet\'s', async () => {
+  test("statements taken while payments commit: each one adds up, and the last one's closing balance is the wallet's", async () => {
     const owner = await createMerchant(ctx.app);
     const wallet = await walletOf(owner);
     const statementOf = () => owner.request(`/api/accounts/${wallet.id}/statement?since=2000-01-01`);

@@ -29,7 +29,9 @@ describe('throttling with the production defaults (30 reads, 3000 writes a minut
       detail: `Request was throttled. Expected available in ${retryAfter} second${retryAfter === 1 ? '' : 's'}.`,
     });
 
-    const write = await merchant.request('/api/contacts', { form: { phone_number: nextNumber(), first_name: 'Still', last_name: 'Writes' } });
+    const write = await merchant.request('/api/contacts', {
+      form: { phone_number: nextNumber(), first_name: 'Still', last_name: 'Writes' },
+    });
     expect(write.status).toBe(201);
     expect((await merchant.request('/api/events')).status).toBe(429);
 
@@ -39,8 +41,11 @@ describe('throttling with the production defaults (30 reads, 3000 writes a minut
 
   test('unauthenticated requests are refused before they count', async () => {
     const merchant = await createMerchant(ctx.app, 'Counted only when known', { throttle: 'default' });
-    await merchant.request('/api/contacts', { headers: { Authorization: 'Token 0000000000000000000000000000000000000000' } });
-    const [counter] = await testSql()`select count from request_counters where starts_with(key, ${`organization:${merchant.organization.id}:`})`;
+    await merchant.request('/api/contacts', {
+      headers: { Authorization: 'Token 0000000000000000000000000000000000000000' },
+    });
+    const [counter] =
+      await testSql()`select count from request_counters where starts_with(key, ${`organization:${merchant.organization.id}:`})`;
     expect(counter).toBeUndefined();
   });
 });
@@ -51,7 +56,13 @@ describe('per-organization limits and the window', () => {
     await awayFromWindowEdge(60, 10_000);
     const statuses = [];
     for (let write = 0; write < 3; write += 1) {
-      statuses.push((await merchant.request('/api/contacts', { form: { phone_number: nextNumber(), first_name: 'W', last_name: 'X' } })).status);
+      statuses.push(
+        (
+          await merchant.request('/api/contacts', {
+            form: { phone_number: nextNumber(), first_name: 'W', last_name: 'X' },
+          })
+        ).status,
+      );
     }
     expect(statuses).toEqual([201, 201, 429]);
     expect((await merchant.request('/api/contacts')).status).toBe(200);
@@ -60,16 +71,29 @@ describe('per-organization limits and the window', () => {
   test('a claim is counted as a write, not a read: it passes the read limit and is 429 past the write limit', async () => {
     const merchant = await createMerchant(ctx.app, 'Claims are writes', { throttle: { reads: 1, writes: 2 } });
     const unassigned = await storeIncomingPayment(testSql(), {
-      network: 'MTN Uganda', remoteTransactionId: `THROTTLE-${Date.now()}-${nextNumber().slice(-6)}`, phoneNumber: nextNumber(), amount: '7',
-      currency: 'BXC', reference: 'throttle', paymentDate: new Date().toISOString(),
+      network: 'MTN Uganda',
+      remoteTransactionId: `THROTTLE-${Date.now()}-${nextNumber().slice(-6)}`,
+      phoneNumber: nextNumber(),
+      amount: '7',
+      currency: 'BXC',
+      reference: 'throttle',
+      paymentDate: new Date().toISOString(),
     });
     const claim = `/api/collections?claim=True&amount=7&remote_transaction_id=${unassigned.remoteTransactionId}&phonenumber=${encodeURIComponent(unassigned.phoneNumber)}`;
     await awayFromWindowEdge(60, 10_000);
     expect((await merchant.request('/api/contacts')).status).toBe(200);
     const claimed = await merchant.request(claim);
-    expect({ status: claimed.status, ids: Array.isArray(claimed.body) ? claimed.body.map((row: { id: number }) => row.id) : claimed.body })
-      .toEqual({ status: 200, ids: [unassigned.id] });
-    expect((await merchant.request('/api/contacts', { form: { phone_number: nextNumber(), first_name: 'W', last_name: 'X' } })).status).toBe(201);
+    expect({
+      status: claimed.status,
+      ids: Array.isArray(claimed.body) ? claimed.body.map((row: { id: number }) => row.id) : claimed.body,
+    }).toEqual({ status: 200, ids: [unassigned.id] });
+    expect(
+      (
+        await merchant.request('/api/contacts', {
+          form: { phone_number: nextNumber(), first_name: 'W', last_name: 'X' },
+        })
+      ).status,
+    ).toBe(201);
     expect((await merchant.request(claim)).status).toBe(429);
     // A listing that does not ask for a claim is still a read: the read limit is spent.
     expect((await merchant.request('/api/collections?claim=no')).status).toBe(429);

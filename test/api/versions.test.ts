@@ -11,13 +11,17 @@ const NAME = 'Versioned Merchant Ltd';
 beforeAll(async () => {
   ctx = await testApp();
   merchant = await createMerchant(ctx.app, NAME);
-  const created = await merchant.request('/api/contacts', { form: { phone_number: '+256772199001', first_name: 'Vera', last_name: 'Sion' } });
+  const created = await merchant.request('/api/contacts', {
+    form: { phone_number: '+256772199001', first_name: 'Vera', last_name: 'Sion' },
+  });
   expect(created.status).toBe(201);
   contactId = created.body.id;
 });
 
 async function savedVersion(organizationId: number): Promise<number | null> {
-  const [row] = await testSql()<{ api_version: number | null }[]>`select api_version from organizations where id = ${organizationId}`;
+  const [row] = await testSql()<
+    { api_version: number | null }[]
+  >`select api_version from organizations where id = ${organizationId}`;
   return row?.api_version ?? null;
 }
 
@@ -54,7 +58,11 @@ describe('documented shapes per version', () => {
 
     const events = await merchant.request('/api/events', { headers: { 'Api-Version': 'v1' } });
     expect(events.body).toHaveLength(1);
-    expect(events.body[0]).toMatchObject({ type: 'contact.created', organization: NAME, data: { id: contactId, organization: NAME } });
+    expect(events.body[0]).toMatchObject({
+      type: 'contact.created',
+      organization: NAME,
+      data: { id: contactId, organization: NAME },
+    });
     const event = await merchant.request(`/api/events/${events.body[0].id}`, { headers: { 'Api-Version': 'v1' } });
     expect(event.body.organization).toBe(NAME);
   });
@@ -65,12 +73,18 @@ describe('documented shapes per version', () => {
     expect(list.body).toMatchObject({ count: 1, next: null, previous: null });
     expect(list.body.results[0]).toMatchObject({ id: contactId, organization: merchant.organization.id });
     const events = await merchant.request('/api/events', { headers: { 'Api-Version': version } });
-    expect(events.body.results[0]).toMatchObject({ organization: merchant.organization.id, data: { organization: merchant.organization.id } });
+    expect(events.body.results[0]).toMatchObject({
+      organization: merchant.organization.id,
+      data: { organization: merchant.organization.id },
+    });
   });
 
   test('every version of a contact has the same fields apart from organization', async () => {
     const shapes = await Promise.all(
-      ['v1', 'v2', 'v3', 'v4'].map(async (version) => (await merchant.request(`/api/contacts/${contactId}`, { headers: { 'Api-Version': version } })).body),
+      ['v1', 'v2', 'v3', 'v4'].map(
+        async (version) =>
+          (await merchant.request(`/api/contacts/${contactId}`, { headers: { 'Api-Version': version } })).body,
+      ),
     );
     for (const shape of shapes) expect(Object.keys(shape)).toEqual(Object.keys(shapes[3]));
     expect(shapes.slice(1).every((shape) => JSON.stringify(shape) === JSON.stringify(shapes[3]))).toBe(true);
@@ -98,7 +112,9 @@ describe('the /api/vN/ prefix', () => {
   });
 
   test('page links keep the prefix the client used', async () => {
-    await merchant.request('/api/contacts', { form: { phone_number: '+256772199003', first_name: 'Page', last_name: 'Two' } });
+    await merchant.request('/api/contacts', {
+      form: { phone_number: '+256772199003', first_name: 'Page', last_name: 'Two' },
+    });
     const paged = await merchant.request('/api/v2/contacts?limit=1');
     expect(paged.body.count).toBeGreaterThanOrEqual(2);
     expect(paged.body.next).toBe('http://localhost/api/v2/contacts?limit=1&offset=1');

@@ -5,7 +5,17 @@ import { createApp } from '../../src/app';
 import { recordEvent } from '../../src/services/events';
 import { logAttempt, setBasicCredentials } from '../../src/services/webhooks';
 import { launcherFromConfig } from '../../src/temporal/launcher';
-import { LIVE_METRICS_TOKEN, createMerchant, requester, testApp, testConfig, testSql, type Requester, type TestApp, type TestMerchant } from '../helpers';
+import {
+  LIVE_METRICS_TOKEN,
+  createMerchant,
+  requester,
+  testApp,
+  testConfig,
+  testSql,
+  type Requester,
+  type TestApp,
+  type TestMerchant,
+} from '../helpers';
 
 let ctx: TestApp;
 let merchant: TestMerchant;
@@ -30,7 +40,14 @@ beforeAll(async () => {
 
 afterAll(async () => {
   // Redeliveries started here have no worker on their task queue: end them.
-  await Promise.all(startedWorkflows.map((id) => ctx.client.workflow.getHandle(id).terminate('test over').catch(() => {})));
+  await Promise.all(
+    startedWorkflows.map((id) =>
+      ctx.client.workflow
+        .getHandle(id)
+        .terminate('test over')
+        .catch(() => {}),
+    ),
+  );
 });
 
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/;
@@ -63,7 +80,9 @@ describe('POST /api/webhooks', () => {
 
   test('accepts JSON and ignores read-only fields', async () => {
     // An id no webhook of this run can have: the one sent is ignored, whatever ran before.
-    const response = await merchant.request('/api/webhooks', { body: { event: 'contact.created', target: target(), id: 987654321, user: 77 } });
+    const response = await merchant.request('/api/webhooks', {
+      body: { event: 'contact.created', target: target(), id: 987654321, user: 77 },
+    });
     expect(response.status).toBe(201);
     expect(response.body.id).not.toBe(987654321);
     expect(response.body.user).toBe(merchant.user.id);
@@ -72,14 +91,20 @@ describe('POST /api/webhooks', () => {
   test('an unknown event is 400 with the choice message', async () => {
     const response = await merchant.request('/api/webhooks', { form: { event: 'wrongevent', target: target() } });
     expect(response.status).toBe(400);
-    expect(response.body).toEqual({ event: ['Select a valid choice. wrongevent is not one of the available choices.'] });
+    expect(response.body).toEqual({
+      event: ['Select a valid choice. wrongevent is not one of the available choices.'],
+    });
   });
 
   test('a non-HTTPS target is 400, sandbox mode included', async () => {
-    const plain = await merchant.request('/api/webhooks', { form: { event: 'contact.created', target: 'http://merchant.example/hooks' } });
+    const plain = await merchant.request('/api/webhooks', {
+      form: { event: 'contact.created', target: 'http://merchant.example/hooks' },
+    });
     expect(plain.status).toBe(400);
     expect(plain.body).toEqual({ target: ['Enter a valid HTTPS URL: webhook targets must use https://.'] });
-    const notUrl = await merchant.request('/api/webhooks', { form: { event: 'contact.created', target: 'merchant.example/hooks' } });
+    const notUrl = await merchant.request('/api/webhooks', {
+      form: { event: 'contact.created', target: 'merchant.example/hooks' },
+    });
     expect(notUrl.body).toEqual({ target: ['Enter a valid URL.'] });
   });
 
@@ -90,22 +115,51 @@ describe('POST /api/webhooks', () => {
   });
 
   test('outside sandbox mode, targets naming loopback or private addresses are 400', async () => {
-    const config = testConfig({ SANDBOX: 'false', PUBLIC_BASE_URL: 'https://collections.example', METRICS_TOKEN: LIVE_METRICS_TOKEN, TASK_QUEUE: ctx.taskQueue });
-    const app = createApp({ config, sql: testSql(), temporal: ctx.client, launcher: launcherFromConfig(ctx.client, config, () => {}) });
+    const config = testConfig({
+      SANDBOX: 'false',
+      PUBLIC_BASE_URL: 'https://collections.example',
+      METRICS_TOKEN: LIVE_METRICS_TOKEN,
+      TASK_QUEUE: ctx.taskQueue,
+    });
+    const app = createApp({
+      config,
+      sql: testSql(),
+      temporal: ctx.client,
+      launcher: launcherFromConfig(ctx.client, config, () => {}),
+    });
     const production = requester(app, merchant.apiKey);
     const privateTargets = [
-      'https://127.0.0.1/h', 'https://localhost:8443/h', 'https://10.1.2.3/h', 'https://[::1]/h', 'https://169.254.169.254/latest',
+      'https://127.0.0.1/h',
+      'https://localhost:8443/h',
+      'https://10.1.2.3/h',
+      'https://[::1]/h',
+      'https://169.254.169.254/latest',
       // IPv6 forms that carry a private IPv4 address: NAT64, 6to4, mapped, translated, compatible.
-      'https://[64:ff9b::a01:203]/h', 'https://[64:ff9b::10.1.2.3]/h', 'https://[2002:c0a8:101::1]/h', 'https://[::ffff:127.0.0.1]/h',
-      'https://[::ffff:0:10.0.0.1]/h', 'https://[::127.0.0.1]/h',
+      'https://[64:ff9b::a01:203]/h',
+      'https://[64:ff9b::10.1.2.3]/h',
+      'https://[2002:c0a8:101::1]/h',
+      'https://[::ffff:127.0.0.1]/h',
+      'https://[::ffff:0:10.0.0.1]/h',
+      'https://[::127.0.0.1]/h',
     ];
     for (const url of privateTargets) {
       const response = await production('/api/webhooks', { form: { event: 'contact.created', target: url } });
       expect(response.status).toBe(400);
-      expect(response.body.target).toEqual(['Enter a public address: webhook targets may not point to loopback or private networks.']);
+      expect(response.body.target).toEqual([
+        'Enter a public address: webhook targets may not point to loopback or private networks.',
+      ]);
     }
-    expect((await production('/api/webhooks', { form: { event: 'contact.created', target: 'https://93.184.215.14/h' } })).status).toBe(201);
-    expect((await production('/api/webhooks', { form: { event: 'contact.created', target: 'https://[64:ff9b::5db8:d70e]/h' } })).status).toBe(201);
+    expect(
+      (await production('/api/webhooks', { form: { event: 'contact.created', target: 'https://93.184.215.14/h' } }))
+        .status,
+    ).toBe(201);
+    expect(
+      (
+        await production('/api/webhooks', {
+          form: { event: 'contact.created', target: 'https://[64:ff9b::5db8:d70e]/h' },
+        })
+      ).status,
+    ).toBe(201);
   });
 
   test.each([
@@ -121,7 +175,9 @@ describe('POST /api/webhooks', () => {
   });
 
   test('targets are stored normalised: lower-case host, default port dropped', async () => {
-    const response = await merchant.request('/api/webhooks', { form: { event: 'contact.created', target: 'https://Merchant.EXAMPLE:443/Hooks?a=1' } });
+    const response = await merchant.request('/api/webhooks', {
+      form: { event: 'contact.created', target: 'https://Merchant.EXAMPLE:443/Hooks?a=1' },
+    });
     expect(response.status).toBe(201);
     expect(response.body.target).toBe('https://merchant.example/Hooks?a=1');
   });
@@ -167,7 +223,7 @@ describe('permission "Manage Users and Organization Settings"', () => {
 });
 
 describe('GET /api/webhooks', () => {
-  test('lists the organization\'s webhooks, filtered by event and by user', async () => {
+  test("lists the organization's webhooks, filtered by event and by user", async () => {
     const owner = await createMerchant(ctx.app);
     const first = await createHook(owner, 'contact.created');
     const second = await createHook(owner, 'collection.received');
@@ -181,7 +237,9 @@ describe('GET /api/webhooks', () => {
     expect(bad.status).toBe(400);
     expect(bad.body).toEqual({ event: ['Select a valid choice. wrongevent is not one of the available choices.'] });
     expect((await owner.request('/api/webhooks?user=me')).body).toEqual({ user: ['A valid integer is required.'] });
-    expect((await other.request('/api/webhooks?event=contact.created')).body.results.map((hook: { id: number }) => hook.id)).not.toContain(first.id);
+    expect(
+      (await other.request('/api/webhooks?event=contact.created')).body.results.map((hook: { id: number }) => hook.id),
+    ).not.toContain(first.id);
   });
 
   test('pages with limit and offset', async () => {
@@ -194,7 +252,7 @@ describe('GET /api/webhooks', () => {
 });
 
 describe('GET, PATCH, PUT, DELETE /api/webhooks/<id>', () => {
-  test('get: the webhook; another organization\'s is 403; a missing one 404', async () => {
+  test("get: the webhook; another organization's is 403; a missing one 404", async () => {
     const hook = await createHook(merchant);
     expect((await merchant.request(`/api/webhooks/${hook.id}`)).body).toEqual(hook);
     expect((await merchant.request(`/api/webhooks/${hook.id}/`)).body).toEqual(hook);
@@ -208,22 +266,37 @@ describe('GET, PATCH, PUT, DELETE /api/webhooks/<id>', () => {
     const patched = await merchant.request(`/api/webhooks/${hook.id}`, { method: 'PATCH', form: { target: url } });
     expect(patched.status).toBe(200);
     expect(patched.body).toMatchObject({ id: hook.id, event: 'contact.created', target: url });
-    const event = await merchant.request(`/api/webhooks/${hook.id}`, { method: 'PATCH', body: { event: 'collection.received', created: 'x' } });
+    const event = await merchant.request(`/api/webhooks/${hook.id}`, {
+      method: 'PATCH',
+      body: { event: 'collection.received', created: 'x' },
+    });
     expect(event.body).toMatchObject({ event: 'collection.received', target: url });
-    const bad = await merchant.request(`/api/webhooks/${hook.id}`, { method: 'PATCH', form: { target: 'http://merchant.example/' } });
+    const bad = await merchant.request(`/api/webhooks/${hook.id}`, {
+      method: 'PATCH',
+      form: { target: 'http://merchant.example/' },
+    });
     expect(bad.status).toBe(400);
     expect((await merchant.request(`/api/webhooks/${hook.id}`)).body.target).toBe(url);
-    expect((await other.request(`/api/webhooks/${hook.id}`, { method: 'PATCH', form: { target: target() } })).status).toBe(403);
+    expect(
+      (await other.request(`/api/webhooks/${hook.id}`, { method: 'PATCH', form: { target: target() } })).status,
+    ).toBe(403);
   });
 
   test('put replaces event and target, needs both, ignores read-only fields', async () => {
     const hook = await createHook(merchant);
     const url = target();
     const put = await merchant.request(`/api/webhooks/${hook.id}`, {
-      method: 'PUT', body: { ...hook, event: 'collectionrequest.status.changed', target: url },
+      method: 'PUT',
+      body: { ...hook, event: 'collectionrequest.status.changed', target: url },
     });
     expect(put.status).toBe(200);
-    expect(put.body).toMatchObject({ id: hook.id, user: merchant.user.id, event: 'collectionrequest.status.changed', target: url, created: hook.created });
+    expect(put.body).toMatchObject({
+      id: hook.id,
+      user: merchant.user.id,
+      event: 'collectionrequest.status.changed',
+      target: url,
+      created: hook.created,
+    });
     const partial = await merchant.request(`/api/webhooks/${hook.id}`, { method: 'PUT', form: { target: target() } });
     expect(partial.status).toBe(400);
     expect(partial.body).toEqual({ event: ['This field is required.'] });
@@ -242,7 +315,11 @@ describe('GET, PATCH, PUT, DELETE /api/webhooks/<id>', () => {
   });
 
   test('Basic credentials and the signing secret never appear in a response', async () => {
-    await setBasicCredentials(testSql(), { organizationId: merchant.organization.id }, { username: 'acme-hooks', password: 'pa55-w0rd-unique' });
+    await setBasicCredentials(
+      testSql(),
+      { organizationId: merchant.organization.id },
+      { username: 'acme-hooks', password: 'pa55-w0rd-unique' },
+    );
     const hook = await createHook(merchant);
     const texts = [
       JSON.stringify((await merchant.request(`/api/webhooks/${hook.id}`)).body),
@@ -263,19 +340,44 @@ describe('the attempt log and redelivery', () => {
     const sql = testSql();
     const events = [];
     for (let index = 0; index < 2; index += 1) {
-      events.push(await recordEvent(sql, { organizationId: owner.organization.id, type: 'contact.created', data: { index }, author: null }));
+      events.push(
+        await recordEvent(sql, {
+          organizationId: owner.organization.id,
+          type: 'contact.created',
+          data: { index },
+          author: null,
+        }),
+      );
     }
     // Each event recorded its delivery to the webhook (one row each).
     const deliveryIds: DeliveryId[] = events.map((event) => event.deliveries[0]!.id);
     const startedAt = new Date('2026-01-02T03:04:05Z');
     const retryAt = new Date(Date.now() + 3_600_000);
     await logAttempt(sql, {
-      deliveryId: deliveryIds[0]!, webhookId: asId('Webhook', hook.id), attempt: 1, startedAt, durationMs: 12, outcome: 'failed',
-      statusCode: 500, error: null, responseExcerpt: 'oops', final: false, nextAttemptAt: retryAt,
+      deliveryId: deliveryIds[0]!,
+      webhookId: asId('Webhook', hook.id),
+      attempt: 1,
+      startedAt,
+      durationMs: 12,
+      outcome: 'failed',
+      statusCode: 500,
+      error: null,
+      responseExcerpt: 'oops',
+      final: false,
+      nextAttemptAt: retryAt,
     });
     await logAttempt(sql, {
-      deliveryId: deliveryIds[0]!, webhookId: asId('Webhook', hook.id), attempt: 2, startedAt, durationMs: 5001, outcome: 'failed',
-      statusCode: null, error: 'timeout: no response within 5 s', responseExcerpt: null, final: false, nextAttemptAt: retryAt,
+      deliveryId: deliveryIds[0]!,
+      webhookId: asId('Webhook', hook.id),
+      attempt: 2,
+      startedAt,
+      durationMs: 5001,
+      outcome: 'failed',
+      statusCode: null,
+      error: 'timeout: no response within 5 s',
+      responseExcerpt: null,
+      final: false,
+      nextAttemptAt: retryAt,
     });
     const response = await owner.request(`/api/webhooks/${hook.id}/deliveries`);
     expect(response.status).toBe(200);
@@ -293,8 +395,24 @@ describe('the attempt log and redelivery', () => {
       next_attempt_at: expect.stringMatching(TIMESTAMP),
       waiting: null,
       attempts: [
-        { attempt: 1, time: '2026-01-02T03:04:05Z', duration_ms: 12, outcome: 'failed', status_code: 500, error: null, response: 'oops' },
-        { attempt: 2, time: '2026-01-02T03:04:05Z', duration_ms: 5001, outcome: 'failed', status_code: null, error: 'timeout: no response within 5 s', response: null },
+        {
+          attempt: 1,
+          time: '2026-01-02T03:04:05Z',
+          duration_ms: 12,
+          outcome: 'failed',
+          status_code: 500,
+          error: null,
+          response: 'oops',
+        },
+        {
+          attempt: 2,
+          time: '2026-01-02T03:04:05Z',
+          duration_ms: 5001,
+          outcome: 'failed',
+          status_code: null,
+          error: 'timeout: no response within 5 s',
+          response: null,
+        },
       ],
     });
     const filtered = await owner.request(`/api/webhooks/${hook.id}/deliveries?event=${events[0]!.id}&limit=1`);
@@ -308,14 +426,28 @@ describe('the attempt log and redelivery', () => {
   test('POST /deliveries records a fresh delivery of that event for the dispatch pool, starting no workflow of its own', async () => {
     const owner = await createMerchant(ctx.app);
     const hook = await createHook(owner);
-    const event = await recordEvent(testSql(), { organizationId: owner.organization.id, type: 'contact.created', data: { a: 1 }, author: null });
+    const event = await recordEvent(testSql(), {
+      organizationId: owner.organization.id,
+      type: 'contact.created',
+      data: { a: 1 },
+      author: null,
+    });
     const response = await owner.request(`/api/webhooks/${hook.id}/deliveries`, { form: { event: String(event.id) } });
     expect(response.status).toBe(202);
-    expect(response.body).toMatchObject({ webhook: hook.id, event: event.id, redelivery: true, status: 'pending', attempts: [] });
+    expect(response.body).toMatchObject({
+      webhook: hook.id,
+      event: event.id,
+      redelivery: true,
+      status: 'pending',
+      attempts: [],
+    });
     const started = [];
-    for await (const execution of ctx.client.workflow.list({ query: `WebhookId = "${hook.id}"` })) started.push(execution);
+    for await (const execution of ctx.client.workflow.list({ query: `WebhookId = "${hook.id}"` }))
+      started.push(execution);
     expect(started).toEqual([]);
-    const [row] = await testSql()<{ status: string; redelivery: boolean }[]>`select status, redelivery from webhook_deliveries where id = ${response.body.id}`;
+    const [row] = await testSql()<
+      { status: string; redelivery: boolean }[]
+    >`select status, redelivery from webhook_deliveries where id = ${response.body.id}`;
     expect(row).toEqual({ status: 'pending', redelivery: true });
     expect((await owner.request(`/api/webhooks/${hook.id}/deliveries`)).body.results[0].id).toBe(response.body.id);
   });
@@ -323,14 +455,32 @@ describe('the attempt log and redelivery', () => {
   test('redelivery of a missing, foreign or other-type event is 400', async () => {
     const owner = await createMerchant(ctx.app);
     const hook = await createHook(owner);
-    const foreign = await recordEvent(testSql(), { organizationId: other.organization.id, type: 'contact.created', data: {}, author: null });
-    const otherType = await recordEvent(testSql(), { organizationId: owner.organization.id, type: 'collection.received', data: {}, author: null });
+    const foreign = await recordEvent(testSql(), {
+      organizationId: other.organization.id,
+      type: 'contact.created',
+      data: {},
+      author: null,
+    });
+    const otherType = await recordEvent(testSql(), {
+      organizationId: owner.organization.id,
+      type: 'collection.received',
+      data: {},
+      author: null,
+    });
     const missing = await owner.request(`/api/webhooks/${hook.id}/deliveries`, { form: { event: '987654321' } });
     expect(missing.status).toBe(400);
     expect(missing.body).toEqual({ event: ['Invalid pk "987654321" - object does not exist.'] });
-    expect((await owner.request(`/api/webhooks/${hook.id}/deliveries`, { form: { event: String(foreign.id) } })).status).toBe(400);
-    const mismatch = await owner.request(`/api/webhooks/${hook.id}/deliveries`, { form: { event: String(otherType.id) } });
-    expect(mismatch.body).toEqual({ event: [`Event ${otherType.id} is a collection.received event; this webhook receives contact.created events.`] });
-    expect((await owner.request(`/api/webhooks/${hook.id}/deliveries`, { form: {} })).body).toEqual({ event: ['This field is required.'] });
+    expect(
+      (await owner.request(`/api/webhooks/${hook.id}/deliveries`, { form: { event: String(foreign.id) } })).status,
+    ).toBe(400);
+    const mismatch = await owner.request(`/api/webhooks/${hook.id}/deliveries`, {
+      form: { event: String(otherType.id) },
+    });
+    expect(mismatch.body).toEqual({
+      event: [`Event ${otherType.id} is a collection.received event; this webhook receives contact.created events.`],
+    });
+    expect((await owner.request(`/api/webhooks/${hook.id}/deliveries`, { form: {} })).body).toEqual({
+      event: ['This field is required.'],
+    });
   });
 });

@@ -13,7 +13,16 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { createOrganization, fundWallet } from '../../src/services/organizations';
 import { createUser } from '../../src/services/users';
 import type { OrganizationId } from '../../src/domain/ids';
-import { ROOT, eventually, startWorker, testClient, testSql, uniqueNumber, uniqueTaskQueue, type WorkerProcess } from '../helpers';
+import {
+  ROOT,
+  eventually,
+  startWorker,
+  testClient,
+  testSql,
+  uniqueNumber,
+  uniqueTaskQueue,
+  type WorkerProcess,
+} from '../helpers';
 import { launchBrowser, screenshotPath } from '../browser';
 import { makeCertificate, startReceiver, type Receiver } from '../webhook-receiver';
 
@@ -64,7 +73,6 @@ async function startVerificationServer(): Promise<void> {
   verificationUrl = `http://127.0.0.1:${(verificationServer.address() as AddressInfo).port}/verify`;
 }
 
-
 /** Records every console error and uncaught page error of `target`, with the page it happened on. */
 function watchErrors(target: Page, into: string[]): void {
   target.on('console', (message) => {
@@ -83,12 +91,21 @@ async function signIn(target: Page, email: string): Promise<void> {
 }
 
 /** Reloads `target` until `check` holds (pages without a live region show news on reload). */
-async function reloadUntil(target: Page, what: string, check: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
-  await eventually(what, async () => {
-    if (await check()) return true;
-    await target.reload();
-    return false;
-  }, timeoutMs);
+async function reloadUntil(
+  target: Page,
+  what: string,
+  check: () => Promise<boolean>,
+  timeoutMs = 60_000,
+): Promise<void> {
+  await eventually(
+    what,
+    async () => {
+      if (await check()) return true;
+      await target.reload();
+      return false;
+    },
+    timeoutMs,
+  );
 }
 
 /** Creates a contact through the console's form (a `contact.created` event) and waits for its page. */
@@ -130,10 +147,17 @@ beforeAll(async () => {
   api.stdout?.on('data', (chunk: Buffer) => (apiOutput += chunk.toString()));
   api.stderr?.on('data', (chunk: Buffer) => (apiOutput += chunk.toString()));
   worker = await startWorker(taskQueue, {
-    SANDBOX_PAYMENT_DELAY_SECONDS: '1', SANDBOX_PAYOUT_DELAY_SECONDS: '1', PAYOUT_STATUS_POLL_SECONDS: '1',
-    WEBHOOK_CA_FILE: certificate.certFile, WEBHOOK_RETRY_SCHEDULE: env.WEBHOOK_RETRY_SCHEDULE!,
+    SANDBOX_PAYMENT_DELAY_SECONDS: '1',
+    SANDBOX_PAYOUT_DELAY_SECONDS: '1',
+    PAYOUT_STATUS_POLL_SECONDS: '1',
+    WEBHOOK_CA_FILE: certificate.certFile,
+    WEBHOOK_RETRY_SCHEDULE: env.WEBHOOK_RETRY_SCHEDULE!,
   });
-  await eventually('the API to answer', async () => (await fetch(`${baseUrl}/healthz`).catch(() => null))?.status === 200, 30_000);
+  await eventually(
+    'the API to answer',
+    async () => (await fetch(`${baseUrl}/healthz`).catch(() => null))?.status === 200,
+    30_000,
+  );
   browser = await launchBrowser({ width: 1200, height: 900 });
   page = browser.pages()[0] ?? (await browser.newPage());
   watchErrors(page, consoleErrors);
@@ -143,8 +167,13 @@ afterAll(async () => {
   await browser?.close();
   // Deliveries left waiting on their hour-long retry timers: end them with the test.
   const client = await testClient();
-  for await (const execution of client.workflow.list({ query: `OrganizationId = "${organizationId}" AND ExecutionStatus = "Running"` })) {
-    await client.workflow.getHandle(execution.workflowId).terminate('browser test over').catch(() => {});
+  for await (const execution of client.workflow.list({
+    query: `OrganizationId = "${organizationId}" AND ExecutionStatus = "Running"`,
+  })) {
+    await client.workflow
+      .getHandle(execution.workflowId)
+      .terminate('browser test over')
+      .catch(() => {});
   }
   api?.kill('SIGTERM');
   await worker?.stop();
@@ -172,14 +201,17 @@ test('create a collection request and watch it turn successful', async () => {
   const timeline = await page.locator('ol.timeline').textContent();
   expect(timeline).toContain('processing started');
   expect(timeline).toContain('successful');
-  expect(await page.getByRole('link', { name: /collection-request-\d+ in the Temporal UI/ }).getAttribute('href')).toMatch(
-    /^http:\/\/localhost:8233\/namespaces\/default\/workflows\/collection-request-\d+$/,
-  );
+  expect(
+    await page.getByRole('link', { name: /collection-request-\d+ in the Temporal UI/ }).getAttribute('href'),
+  ).toMatch(/^http:\/\/localhost:8233\/namespaces\/default\/workflows\/collection-request-\d+$/);
   await page.screenshot({ path: screenshotPath('request-timeline.png'), fullPage: true });
 }, 90_000);
 
-test('find a failing webhook\'s attempts, redeliver, send a test event', async () => {
-  receiver.script('/hooks/orders', [{ status: 500, body: 'receiver is down for maintenance' }], { status: 200, body: 'ok' });
+test("find a failing webhook's attempts, redeliver, send a test event", async () => {
+  receiver.script('/hooks/orders', [{ status: 500, body: 'receiver is down for maintenance' }], {
+    status: 200,
+    body: 'ok',
+  });
   await page.goto(`${baseUrl}/console/webhooks`);
   await page.getByLabel('Event').selectOption('contact.created');
   await page.getByLabel('Target URL').fill(receiver.url('/hooks/orders'));
@@ -200,8 +232,14 @@ test('find a failing webhook\'s attempts, redeliver, send a test event', async (
 
   await firstDelivery.getByRole('button', { name: 'Redeliver this event' }).click();
   await page.waitForURL(/done=redelivery-started/);
-  await reloadUntil(page, 'the redelivery to be delivered', async () =>
-    (await page.locator('section.delivery', { hasText: 'redelivery' }).first().textContent())?.includes('delivered') ?? false);
+  await reloadUntil(
+    page,
+    'the redelivery to be delivered',
+    async () =>
+      (await page.locator('section.delivery', { hasText: 'redelivery' }).first().textContent())?.includes(
+        'delivered',
+      ) ?? false,
+  );
   const redelivery = await page.locator('section.delivery', { hasText: 'redelivery' }).first().textContent();
   expect(redelivery).toContain('200');
   expect(redelivery).toContain('ok');
@@ -227,7 +265,9 @@ test('delete a webhook', async () => {
   await page.waitForURL(/done=webhook-deleted/);
   expect(await page.getByText('Webhook deleted.').isVisible()).toBe(true);
   expect(await page.locator(`a[href="/console/webhooks/${id}"]`).count()).toBe(0);
-  const [row] = await testSql()<{ deletedAt: Date | null }[]>`select deleted_at as "deletedAt" from webhooks where id = ${id}`;
+  const [row] = await testSql()<
+    { deletedAt: Date | null }[]
+  >`select deleted_at as "deletedAt" from webhooks where id = ${id}`;
   expect(row?.deletedAt).toBeInstanceOf(Date);
 });
 
@@ -263,10 +303,16 @@ test('disable a webhook, see the warning, enable it and recover the events it mi
   await page.getByRole('button', { name: 'Redeliver events' }).click();
   await page.waitForURL(/done=recovery-started/);
   const recoveries = page.locator('section[aria-labelledby="recover"]');
-  await reloadUntil(page, 'the recovery to finish', async () => (await recoveries.textContent())?.includes('finished') ?? false);
+  await reloadUntil(
+    page,
+    'the recovery to finish',
+    async () => (await recoveries.textContent())?.includes('finished') ?? false,
+  );
   // Every contact.created event of the period: the one it missed while disabled among them.
-  const { count } = (await testSql()<{ count: number }[]>`
-    select count(*)::int as count from events where organization_id = ${organizationId} and type = 'contact.created' and created >= ${since}`)[0]!;
+  const { count } = (
+    await testSql()<{ count: number }[]>`
+    select count(*)::int as count from events where organization_id = ${organizationId} and type = 'contact.created' and created >= ${since}`
+  )[0]!;
   expect(await recoveries.textContent()).toContain(`${count} of ${count}`);
   expect(await recoveries.locator('progress').getAttribute('value')).toBe(String(count));
   const received = receiver.requests('/hooks/recovered').map((request) => JSON.parse(request.body).data.first_name);
@@ -283,7 +329,9 @@ test('disable a webhook, see the warning, enable it and recover the events it mi
   await other.getByRole('button', { name: 'Redeliver events' }).click();
   expect(await other.locator('#error-since').textContent()).toContain('Must be before until');
   await other.close();
-  const [recorded] = await testSql()<{ recoveries: number }[]>`select count(*)::int as recoveries from webhook_recoveries where webhook_id = ${id}`;
+  const [recorded] = await testSql()<
+    { recoveries: number }[]
+  >`select count(*)::int as recoveries from webhook_recoveries where webhook_id = ${id}`;
   expect(recorded!.recoveries).toBe(1);
 });
 
@@ -296,7 +344,10 @@ test('set the verification URL and see a test verification answered', async () =
   const answer = await page.locator('#verification-answer').textContent();
   expect(answer).toMatch(/^ACCEPT TEST-[0-9A-F]{12}$/);
   expect(await page.getByText('This answer accepts the payment.').isVisible()).toBe(true);
-  expect(verificationRequests.at(-1)).toMatchObject({ currency_code: 'BXC', remote_transaction_id: answer!.slice('ACCEPT '.length) });
+  expect(verificationRequests.at(-1)).toMatchObject({
+    currency_code: 'BXC',
+    remote_transaction_id: answer!.slice('ACCEPT '.length),
+  });
 });
 
 test('create and revoke an API key: the revoked key gets 401 on the API', async () => {
@@ -307,7 +358,10 @@ test('create and revoke an API key: the revoked key gets 401 on the API', async 
   const call = () => fetch(`${baseUrl}/api/events`, { headers: { Authorization: `Token ${key}` } });
   expect((await call()).status).toBe(200);
   await page.goto(`${baseUrl}/console/settings/keys`);
-  await page.locator('tr', { hasText: key.slice(0, 12) }).getByRole('button', { name: 'Revoke' }).click();
+  await page
+    .locator('tr', { hasText: key.slice(0, 12) })
+    .getByRole('button', { name: 'Revoke' })
+    .click();
   await page.waitForURL(/done=key-revoked/);
   const revoked = await call();
   expect(revoked.status).toBe(401);
@@ -327,10 +381,13 @@ test('a user without the permission cannot open settings, and a forged POST with
     expect(await memberPage.getByText('You do not have permission to open this page.').isVisible()).toBe(true);
     // A POST with the member's session cookie but without the form's token, as another site would send it.
     const forged = await memberContext.request.post(`${baseUrl}/console/contacts`, {
-      form: { first_name: 'Forged', last_name: 'Request', phone_number: '+256772000999' }, maxRedirects: 0,
+      form: { first_name: 'Forged', last_name: 'Request', phone_number: '+256772000999' },
+      maxRedirects: 0,
     });
     expect(forged.status()).toBe(403);
-    const [{ count }] = await testSql()<[{ count: number }]>`select count(*)::int as count from contacts where first_name = 'Forged' and organization_id = ${organizationId}`;
+    const [{ count }] = await testSql()<
+      [{ count: number }]
+    >`select count(*)::int as count from contacts where first_name = 'Forged' and organization_id = ${organizationId}`;
     expect(count).toBe(0);
   } finally {
     await memberContext.close();
@@ -350,7 +407,10 @@ test('a contact named <script>alert(1)</script> renders as text', async () => {
   await page.goto(`${baseUrl}/console/contacts`);
   expect(await page.getByText('<script>alert(1)</script>', { exact: false }).first().isVisible()).toBe(true);
   await page.goto(`${baseUrl}/console/events?type=contact.created`);
-  await page.getByRole('link', { name: /^#\d+$/ }).first().click();
+  await page
+    .getByRole('link', { name: /^#\d+$/ })
+    .first()
+    .click();
   expect(await page.locator('pre.json').textContent()).toContain('"first_name": "<script>alert(1)</script>"');
   expect(dialogs).toBe(0);
 });
@@ -405,20 +465,30 @@ test('cancel a scheduled payment', async () => {
   const transactions = await page.locator('#live table').textContent();
   expect(transactions).toContain('-300 BXC');
   expect(transactions).toContain('+300 BXC');
-  const [row] = await testSql()<{ state: string; cancelledReason: string }[]>`select state, cancelled_reason as "cancelledReason" from payments where id = ${id}`;
+  const [row] = await testSql()<
+    { state: string; cancelledReason: string }[]
+  >`select state, cancelled_reason as "cancelledReason" from payments where id = ${id}`;
   expect(row).toEqual({ state: 'cancelled', cancelledReason: 'Sent to the wrong number' });
   // Its workflow, asleep until tomorrow, was woken by the cancellation and ended.
   const client = await testClient();
-  await eventually('the cancelled payment\'s workflow to end', async () =>
-    (await client.workflow.getHandle(`payment-${id}`).describe()).status.name === 'COMPLETED', 30_000);
+  await eventually(
+    "the cancelled payment's workflow to end",
+    async () => (await client.workflow.getHandle(`payment-${id}`).describe()).status.name === 'COMPLETED',
+    30_000,
+  );
 }, 60_000);
 
-test('see a wallet\'s transactions, each linked to what it belongs to', async () => {
+test("see a wallet's transactions, each linked to what it belongs to", async () => {
   await page.goto(`${baseUrl}/console`);
   await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Wallets' }).click();
-  await page.getByRole('link', { name: /^#\d+$/ }).first().click();
+  await page
+    .getByRole('link', { name: /^#\d+$/ })
+    .first()
+    .click();
   await page.waitForURL(/\/console\/wallets\/\d+$/);
-  const [wallet] = await testSql()<{ balance: string }[]>`select balance::text as balance from accounts where organization_id = ${organizationId} and currency = 'BXC'`;
+  const [wallet] = await testSql()<
+    { balance: string }[]
+  >`select balance::text as balance from accounts where organization_id = ${organizationId} and currency = 'BXC'`;
   expect(wallet!.balance).toBe('249000.0000');
   expect(await page.locator('#wallet-balance').textContent()).toBe('249,000 BXC');
   const rows = page.locator('table tbody tr');
@@ -427,19 +497,26 @@ test('see a wallet\'s transactions, each linked to what it belongs to', async ()
   expect(types).toEqual(['payment given back', 'payment sent', 'payment sent', 'collection received', 'funding']);
   expect(await rows.nth(2).textContent()).toContain('-2,500 BXC');
   expect(await rows.nth(3).textContent()).toContain('+1,500 BXC');
-  await rows.nth(3).getByRole('link', { name: /^collection #\d+$/ }).click();
+  await rows
+    .nth(3)
+    .getByRole('link', { name: /^collection #\d+$/ })
+    .click();
   await page.waitForURL(/\/console\/collections\/\d+$/);
   expect(await page.getByRole('heading', { name: 'Wallet transactions' }).isVisible()).toBe(true);
   await page.goBack();
-  await rows.nth(2).getByRole('link', { name: /^payment #\d+$/ }).click();
+  await rows
+    .nth(2)
+    .getByRole('link', { name: /^payment #\d+$/ })
+    .click();
   await page.waitForURL(/\/console\/payments\/\d+$/);
   expect(await page.locator('#payment-state').textContent()).toBe('completed');
 });
 
-test('the overview shows wallets, today\'s requests, collections and payments in one chart, and failures, also at phone width', async () => {
+test("the overview shows wallets, today's requests, collections and payments in one chart, and failures, also at phone width", async () => {
   // "Today" is the UTC day the page is drawn on: the request made earlier counts in it unless a
   // midnight came between (then it is yesterday's, and today has none).
-  const utcDay = async () => (await testSql()<{ day: string }[]>`select to_char(now() at time zone 'UTC', 'YYYY-MM-DD') as day`)[0]!.day;
+  const utcDay = async () =>
+    (await testSql()<{ day: string }[]>`select to_char(now() at time zone 'UTC', 'YYYY-MM-DD') as day`)[0]!.day;
   const [request] = await testSql()<{ day: string }[]>`
     select to_char(created at time zone 'UTC', 'YYYY-MM-DD') as day from collection_requests where organization_id = ${organizationId}`;
   const dayBefore = await utcDay();
@@ -463,8 +540,17 @@ test('the overview shows wallets, today\'s requests, collections and payments in
   const [payment] = await testSql()<{ id: number; accountId: number }[]>`
     select id, account_id as "accountId" from payments where organization_id = ${organizationId} and state = 'completed'`;
   for (const path of [
-    '/console', '/console/requests', '/console/webhooks', '/console/sandbox', '/console/collections', '/console/settings/users',
-    '/console/payments', '/console/payments/new', `/console/payments/${payment!.id}`, '/console/wallets', `/console/wallets/${payment!.accountId}`,
+    '/console',
+    '/console/requests',
+    '/console/webhooks',
+    '/console/sandbox',
+    '/console/collections',
+    '/console/settings/users',
+    '/console/payments',
+    '/console/payments/new',
+    `/console/payments/${payment!.id}`,
+    '/console/wallets',
+    `/console/wallets/${payment!.accountId}`,
   ]) {
     await page.setViewportSize({ width: 375, height: 800 });
     await page.goto(`${baseUrl}${path}`);
@@ -476,7 +562,10 @@ test('the overview shows wallets, today\'s requests, collections and payments in
 
 test('send a collection back from its page and watch the reversal complete', async () => {
   await page.goto(`${baseUrl}/console/collections?status=successful`);
-  await page.getByRole('link', { name: /^#\d+$/ }).first().click();
+  await page
+    .getByRole('link', { name: /^#\d+$/ })
+    .first()
+    .click();
   await page.waitForURL(/\/console\/collections\/\d+$/);
   const collectionPage = page.url();
   await page.getByLabel('Reason').fill('Order cancelled');
@@ -488,32 +577,44 @@ test('send a collection back from its page and watch the reversal complete', asy
   expect(await page.locator('section[aria-labelledby="reversal"]').textContent()).toContain('completed');
   expect(await page.getByRole('button', { name: 'Send back' }).count()).toBe(0);
   // The request the collection paid ends reversed.
-  await page.locator('dd').getByRole('link', { name: /^#\d+$/ }).first().click();
+  await page
+    .locator('dd')
+    .getByRole('link', { name: /^#\d+$/ })
+    .first()
+    .click();
   await page.waitForURL(/\/console\/requests\/\d+$/);
   expect(await page.locator('#request-status').textContent()).toBe('reversed');
   await page.goto(`${baseUrl}/console/reversals`);
   expect(await page.locator('table tbody tr').first().textContent()).toContain('Order cancelled');
 }, 90_000);
 
-test('upload a CSV of payments, see each row\'s error in the preview, send a corrected file and watch the batch complete', async () => {
+test("upload a CSV of payments, see each row's error in the preview, send a corrected file and watch the batch complete", async () => {
   const numbers = [uniqueNumber('+256772'), uniqueNumber('+256772'), uniqueNumber('+256772')];
   const upload = async (csv: string) => {
     await page.goto(`${baseUrl}/console/payments`);
     await page.getByRole('link', { name: 'Payment batches (bulk payouts)' }).click();
     await page.getByRole('link', { name: 'Upload a batch' }).click();
-    await page.getByLabel('CSV file').setInputFiles({ name: 'payroll.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
+    await page
+      .getByLabel('CSV file')
+      .setInputFiles({ name: 'payroll.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
     await page.getByRole('button', { name: 'Preview' }).click();
     await page.waitForURL(`${baseUrl}/console/payment-batches/preview`);
   };
   // A row with an amount that is no number: shown with its error, and nothing can be sent.
-  await upload(`phonenumber,amount,currency,description\n${numbers[0]},1200,BXC,Payroll May\n${numbers[1]},twelve,BXC,Payroll May\n`);
+  await upload(
+    `phonenumber,amount,currency,description\n${numbers[0]},1200,BXC,Payroll May\n${numbers[1]},twelve,BXC,Payroll May\n`,
+  );
   expect(await page.getByRole('alert').textContent()).toContain('This batch cannot be sent as it is');
   expect(await page.locator('.row-errors').textContent()).toContain('amount:');
   expect(await page.getByRole('button', { name: /^Send/ }).count()).toBe(0);
-  const before = await testSql()<{ count: number }[]>`select count(*)::int as count from payment_batches where organization_id = ${organizationId}`;
+  const before = await testSql()<
+    { count: number }[]
+  >`select count(*)::int as count from payment_batches where organization_id = ${organizationId}`;
   expect(before[0]!.count).toBe(0);
 
-  await upload(`phonenumber,amount,currency,description\n${numbers.map((number, index) => `${number},${1000 + index * 100},BXC,Payroll May`).join('\n')}\n`);
+  await upload(
+    `phonenumber,amount,currency,description\n${numbers.map((number, index) => `${number},${1000 + index * 100},BXC,Payroll May`).join('\n')}\n`,
+  );
   expect(await page.getByRole('status').textContent()).toContain('3 payments ready');
   await page.getByRole('button', { name: 'Send 3 payments' }).click();
   await page.waitForURL(/\/console\/payment-batches\/\d+$/);
@@ -524,13 +625,16 @@ test('upload a CSV of payments, see each row\'s error in the preview, send a cor
   expect(await page.locator('table tbody tr').count()).toBe(3);
   expect(await page.locator('table tbody').textContent()).toContain('completed');
   await page.screenshot({ path: screenshotPath('payment-batch.png'), fullPage: true });
-  const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Download the results (CSV)' }).click()]);
+  const [download] = await Promise.all([
+    page.waitForEvent('download'),
+    page.getByRole('link', { name: 'Download the results (CSV)' }).click(),
+  ]);
   const results = await new Response((await download.createReadStream()) as unknown as ReadableStream).text();
   expect(results.trim().split('\n')).toHaveLength(4);
   expect(results).toContain(`${numbers[2]},1200.0000,BXC,Payroll May,completed`);
 }, 90_000);
 
-test('see a wallet\'s statement for a period: its closing balance is the wallet\'s balance, and it downloads as CSV', async () => {
+test("see a wallet's statement for a period: its closing balance is the wallet's balance, and it downloads as CSV", async () => {
   const [wallet] = await testSql()<{ id: number; balance: string }[]>`
     select id, balance::text as balance from accounts where organization_id = ${organizationId} and currency = 'BXC'`;
   await page.goto(`${baseUrl}/console/wallets/${wallet!.id}`);
@@ -541,12 +645,15 @@ test('see a wallet\'s statement for a period: its closing balance is the wallet\
   const balance = await page.locator('#closing-balance').textContent();
   expect(balance!.replaceAll(',', '')).toBe(`${Number(wallet!.balance)} BXC`);
   expect(await page.locator('table tbody tr').count()).toBeGreaterThan(5);
-  const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Download as CSV' }).click()]);
+  const [download] = await Promise.all([
+    page.waitForEvent('download'),
+    page.getByRole('link', { name: 'Download as CSV' }).click(),
+  ]);
   const csv = await new Response((await download.createReadStream()) as unknown as ReadableStream).text();
   expect(csv.trim().split('\n').at(-1)).toContain(`closing_balance,,,,${wallet!.balance},BXC`);
 }, 60_000);
 
-test('see the day\'s settlement: totals, every movement with the operator\'s id, and its CSV download', async () => {
+test("see the day's settlement: totals, every movement with the operator's id, and its CSV download", async () => {
   const [payment] = await testSql()<{ id: number; remoteTransactionId: string; modified: Date }[]>`
     select id, remote_transaction_id as "remoteTransactionId", modified from payments
     where organization_id = ${organizationId} and state = 'completed' and amount = 2500`;
@@ -561,10 +668,15 @@ test('see the day\'s settlement: totals, every movement with the operator\'s id,
   const movement = page.locator('table tbody tr', { has: page.locator(`a[href="/console/payments/${payment!.id}"]`) });
   expect(await movement.textContent()).toContain(payment!.remoteTransactionId);
   expect(await movement.textContent()).toContain('-2,500 BXC');
-  const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Download as CSV' }).click()]);
+  const [download] = await Promise.all([
+    page.waitForEvent('download'),
+    page.getByRole('link', { name: 'Download as CSV' }).click(),
+  ]);
   expect(download.suggestedFilename()).toBe(`settlement-${day}-BXC.csv`);
   const csv = await new Response((await download.createReadStream()) as unknown as ReadableStream).text();
-  expect(csv).toContain(`,BXC,payment,${payment!.id},${organizationId},${payment!.remoteTransactionId},pay-${payment!.id},,,2500.0000,,${supplier},`);
+  expect(csv).toContain(
+    `,BXC,payment,${payment!.id},${organizationId},${payment!.remoteTransactionId},pay-${payment!.id},,,2500.0000,,${supplier},`,
+  );
   expect(csv).toMatch(/\nMTN Uganda,BXC,net,,,,,,,-?\d+\.\d{4},,,,\n/);
 }, 60_000);
 

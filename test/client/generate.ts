@@ -16,6 +16,9 @@ const HEADER = `/**
 `;
 
 export async function clientTypesSource(document: OpenApiDocument): Promise<string> {
-  const ast = await openapiTS(document as unknown as Parameters<typeof openapiTS>[0], { alphabetize: false, exportType: true });
+  const ast = await openapiTS(document as unknown as Parameters<typeof openapiTS>[0], {
+    alphabetize: false,
+    exportType: true,
+  });
   return `${HEADER}\n${astToString(ast)}`;
 }

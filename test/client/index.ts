@@ -22,7 +22,10 @@ export function formBody(body: Record<string, unknown>): string {
   }
   return new URLSearchParams(pairs).toString();
 }
-export const FORM = { bodySerializer: formBody, headers: { 'Content-Type': 'application/x-www-form-urlencoded' } } as const;
+export const FORM = {
+  bodySerializer: formBody,
+  headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+} as const;
 
 export type ApiClientOptions = { apiKey?: string; authorization?: string; versionPrefix?: `v${number}` };
 
@@ -33,12 +36,16 @@ export function apiClient(baseUrl: string, options: ApiClientOptions = {}) {
   client.use({
     onRequest({ request }) {
       // `/api/v1/...`: the same operation under a version prefix.
-      if (options.versionPrefix) return new Request(request.url.replace(`${baseUrl}/api/`, `${baseUrl}/api/${options.versionPrefix}/`), request);
+      if (options.versionPrefix)
+        return new Request(request.url.replace(`${baseUrl}/api/`, `${baseUrl}/api/${options.versionPrefix}/`), request);
       return undefined;
     },
     async onResponse({ request, response }) {
       const text = await response.clone().text();
-      await assertDocumented({ method: request.method, url: request.url, status: response.status, headers: response.headers, text }, fetchDocument);
+      await assertDocumented(
+        { method: request.method, url: request.url, status: response.status, headers: response.headers, text },
+        fetchDocument,
+      );
       return undefined;
     },
   });

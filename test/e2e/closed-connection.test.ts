@@ -10,9 +10,14 @@ import { isWriteOnClosedConnection } from '../../src/db';
 import { ROOT, testConfig } from '../helpers';
 
 const fixture = join(ROOT, 'test/fixtures/write-on-closed-connection.ts');
-const run = (mode: string) => spawnSync(process.execPath, [fixture, testConfig().databaseUrl, mode], { cwd: ROOT, encoding: 'utf8', timeout: 20_000 });
+const run = (mode: string) =>
+  spawnSync(process.execPath, [fixture, testConfig().databaseUrl, mode], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    timeout: 20_000,
+  });
 
-test('the guard keeps the process through the driver\'s write on a closed connection, and ends it on any other uncaught error', () => {
+test("the guard keeps the process through the driver's write on a closed connection, and ends it on any other uncaught error", () => {
   const driver = run('driver');
   expect(driver.stdout).toBe('alive\n');
   expect(driver.status).toBe(0);

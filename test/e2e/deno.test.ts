@@ -38,10 +38,14 @@ beforeAll(async () => {
   const collect = (chunk: Buffer) => (output += chunk.toString());
   api.stdout?.on('data', collect);
   api.stderr?.on('data', collect);
-  await eventually('the API on Deno to answer', async () => {
-    if (api.exitCode !== null) throw new Error(`deno exited early:\n${output}`);
-    return (await fetch(`${baseUrl}/healthz`).catch(() => null))?.status === 200;
-  }, 90_000);
+  await eventually(
+    'the API on Deno to answer',
+    async () => {
+      if (api.exitCode !== null) throw new Error(`deno exited early:\n${output}`);
+      return (await fetch(`${baseUrl}/healthz`).catch(() => null))?.status === 200;
+    },
+    90_000,
+  );
 }, 120_000);
 
 afterAll(() => {

@@ -10,7 +10,6 @@ import { DOCS_PATH } from '../../src/api/openapi';
 import { launchBrowser, screenshotPath } from '../browser';
 import { testApp } from '../helpers';
 
-
 let server: ReturnType<typeof Bun.serve>;
 let browser: BrowserContext;
 

@@ -25,12 +25,21 @@ function freePort(): Promise<number> {
 
 async function startApi(): Promise<(typeof apis)[number]> {
   const port = await freePort();
-  const env = { ...(process.env as Record<string, string>), PORT: String(port), TASK_QUEUE: uniqueTaskQueue('instances'), THROTTLE_WINDOW_SECONDS: String(WINDOW_SECONDS) };
+  const env = {
+    ...(process.env as Record<string, string>),
+    PORT: String(port),
+    TASK_QUEUE: uniqueTaskQueue('instances'),
+    THROTTLE_WINDOW_SECONDS: String(WINDOW_SECONDS),
+  };
   const child = spawn(process.execPath, ['src/server.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const baseUrl = `http://127.0.0.1:${port}`;
-  await eventually('an API process to answer', async () => (await fetch(`${baseUrl}/healthz`).catch(() => null))?.status === 200, 30_000);
+  await eventually(
+    'an API process to answer',
+    async () => (await fetch(`${baseUrl}/healthz`).catch(() => null))?.status === 200,
+    30_000,
+  );
   return { process: child, baseUrl, output: () => output };
 }
 
@@ -48,7 +57,9 @@ test('two API processes together hold one organization read limit', async () => 
   const clients = apis.map((api) => apiClient(api.baseUrl, { apiKey: merchant.apiKey }));
   await awayFromWindowEdge(WINDOW_SECONDS, 15_000);
   const statuses = await Promise.all(
-    Array.from({ length: 24 }, (_, index) => clients[index % 2]!.GET('/api/contacts').then(({ response }) => response.status)),
+    Array.from({ length: 24 }, (_, index) =>
+      clients[index % 2]!.GET('/api/contacts').then(({ response }) => response.status),
+    ),
   );
   expect(statuses.filter((status) => status === 200)).toHaveLength(10);
   expect(statuses.filter((status) => status === 429)).toHaveLength(14);
@@ -61,15 +72,23 @@ test('one Duplicate-Check-Key sent to both processes at once creates one object'
     const key = randomUUID();
     const statuses = await Promise.all(
       apis.map((api, index) =>
-        apiClient(api.baseUrl, { apiKey: merchant.apiKey }).POST('/api/contacts', {
-          params: { header: { 'Duplicate-Check-Key': key } },
-          body: { phone_number: `+2567721${String(60000 + round * 2 + index)}`, first_name: 'Two', last_name: 'Instances' },
-        }).then(({ response }) => response.status),
+        apiClient(api.baseUrl, { apiKey: merchant.apiKey })
+          .POST('/api/contacts', {
+            params: { header: { 'Duplicate-Check-Key': key } },
+            body: {
+              phone_number: `+2567721${String(60000 + round * 2 + index)}`,
+              first_name: 'Two',
+              last_name: 'Instances',
+            },
+          })
+          .then(({ response }) => response.status),
       ),
     );
     expect(statuses.sort()).toEqual([201, 409]);
   }
-  const [row] = await testSql()<{ count: number }[]>`select count(*)::int as count from contacts where organization_id = ${merchant.organization.id}`;
+  const [row] = await testSql()<
+    { count: number }[]
+  >`select count(*)::int as count from contacts where organization_id = ${merchant.organization.id}`;
   expect(row?.count).toBe(rounds);
   for (const api of apis) expect(api.output()).not.toContain('"level":"error"');
 });

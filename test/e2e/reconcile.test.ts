@@ -20,26 +20,43 @@ beforeAll(async () => {
 });
 
 function admin(...args: string[]) {
-  const result = spawnSync(process.execPath, ['src/admin.ts', ...args], { cwd: ROOT, env: process.env, encoding: 'utf8' });
-  return { status: result.status, stdout: result.stdout, stdoutJson: () => JSON.parse(result.stdout), stderr: result.stderr };
+  const result = spawnSync(process.execPath, ['src/admin.ts', ...args], {
+    cwd: ROOT,
+    env: process.env,
+    encoding: 'utf8',
+  });
+  return {
+    status: result.status,
+    stdout: result.stdout,
+    stdoutJson: () => JSON.parse(result.stdout),
+    stderr: result.stderr,
+  };
 }
 
 /** A day of its own, far in the past, so no other test's movements (every organization's are reported) fall on it or beside it. */
 const ownDay = () => {
-  const day = new Date(Date.UTC(1995 + Math.floor(Math.random() * 20), Math.floor(Math.random() * 12), 2 + Math.floor(Math.random() * 25)));
+  const day = new Date(
+    Date.UTC(1995 + Math.floor(Math.random() * 20), Math.floor(Math.random() * 12), 2 + Math.floor(Math.random() * 25)),
+  );
   return day.toISOString().slice(0, 10);
 };
 
 /** `time` (UTC) as M-PESA's portal writes it: East Africa Time, `YYYY-MM-DD HH:MM:SS`. */
-const eastAfrican = (time: string) => new Date(new Date(time).getTime() + 3 * 3600_000).toISOString().slice(0, 19).replace('T', ' ');
+const eastAfrican = (time: string) =>
+  new Date(new Date(time).getTime() + 3 * 3600_000).toISOString().slice(0, 19).replace('T', ' ');
 
 function mpesaFile(name: string, rows: string[]): string {
   const path = join(folder, name);
-  writeFileSync(path, [
-    'Organisation Name:,Settlement Test Ltd', 'Shortcode:,600000', '',
-    'Receipt No.,Completion Time,Initiation Time,Details,Transaction Status,Paid In,Withdrawn,Balance,Balance Confirmed,Reason Type,Other Party Info,Linked Transaction ID,A/C No.',
-    ...rows,
-  ].join('\r\n'));
+  writeFileSync(
+    path,
+    [
+      'Organisation Name:,Settlement Test Ltd',
+      'Shortcode:,600000',
+      '',
+      'Receipt No.,Completion Time,Initiation Time,Details,Transaction Status,Paid In,Withdrawn,Balance,Balance Confirmed,Reason Type,Other Party Info,Linked Transaction ID,A/C No.',
+      ...rows,
+    ].join('\r\n'),
+  );
   return path;
 }
 
@@ -57,13 +74,33 @@ test('reconcile: a statement that agrees exits 0; one that differs exits 1 and n
 
   const report = admin('settlement', '--date', day, '--network', 'safaricom', '--json');
   expect(report.status).toBe(0);
-  expect(report.stdoutJson().lines.map((line: { type: string; organization: number; currency: string }) => [line.type, line.organization, line.currency])).toEqual([
-    ['collection', shop.organization.id, 'BXC'], ['collection', shop.organization.id, 'KES'], ['payment', shop.organization.id, 'KES'], ['collection', other.organization.id, 'KES'],
+  expect(
+    report
+      .stdoutJson()
+      .lines.map((line: { type: string; organization: number; currency: string }) => [
+        line.type,
+        line.organization,
+        line.currency,
+      ]),
+  ).toEqual([
+    ['collection', shop.organization.id, 'BXC'],
+    ['collection', shop.organization.id, 'KES'],
+    ['payment', shop.organization.id, 'KES'],
+    ['collection', other.organization.id, 'KES'],
   ]);
-  expect(admin('settlement', '--date', day).stdout).toContain('Safaricom KES: in 2 (1330.0000), out 1 (500.0000), reversed 0 (0.0000), net 830.0000');
+  expect(admin('settlement', '--date', day).stdout).toContain(
+    'Safaricom KES: in 2 (1330.0000), out 1 (500.0000), reversed 0 (0.0000), net 830.0000',
+  );
 
-  const row = (receipt: string, time: string, status: string, paidIn: string, withdrawn: string, reason: string, linked = '') =>
-    `${receipt},${eastAfrican(time)},,${reason},${status},${paidIn},${withdrawn},,true,${reason},,${linked},`;
+  const row = (
+    receipt: string,
+    time: string,
+    status: string,
+    paidIn: string,
+    withdrawn: string,
+    reason: string,
+    linked = '',
+  ) => `${receipt},${eastAfrican(time)},,${reason},${status},${paidIn},${withdrawn},,true,${reason},,${linked},`;
   const charge = operatorId('Q');
   const agreeing = mpesaFile('agreeing.csv', [
     row(first.remoteTransactionId, at('06:00'), 'Completed', '"1,250.00"', '', 'Pay Bill'),
@@ -76,8 +113,20 @@ test('reconcile: a statement that agrees exits 0; one that differs exits 1 and n
   expect(agreed.stderr).toBe('');
   expect(agreed.status).toBe(0);
   expect(agreed.stdoutJson()).toMatchObject({
-    network: 'Safaricom', currency: 'KES', date: day, differs: false, matched: 3, notCompleted: 1,
-    fees: [{ operatorId: payout.remoteTransactionId, amount: '15.0000', currency: 'KES', ours: { type: 'payment', id: payout.id } }],
+    network: 'Safaricom',
+    currency: 'KES',
+    date: day,
+    differs: false,
+    matched: 3,
+    notCompleted: 1,
+    fees: [
+      {
+        operatorId: payout.remoteTransactionId,
+        amount: '15.0000',
+        currency: 'KES',
+        ours: { type: 'payment', id: payout.id },
+      },
+    ],
   });
 
   const stranger = operatorId('Q');
@@ -90,15 +139,31 @@ test('reconcile: a statement that agrees exits 0; one that differs exits 1 and n
   expect(differed.status).toBe(1);
   const found = differed.stdoutJson();
   expect(found.differs).toBe(true);
-  expect(found.missingOnOurSide.map((line: { operatorId: string; amount: string }) => [line.operatorId, line.amount])).toEqual([[stranger, '75.0000']]);
-  expect(found.missingOnOperatorSide.map((line: { id: number; organization: number }) => [line.id, line.organization])).toEqual([[second.id, other.organization.id]]);
-  expect(found.amountMismatches.map((pair: { ours: { id: number; amount: string }; theirs: { amount: string } }) => [pair.ours.id, pair.ours.amount, pair.theirs.amount]))
-    .toEqual([[first.id, '1250.0000', '1205.0000']]);
-  expect(found.statusMismatches.map((pair: { ours: { id: number }; theirs: { status: string } }) => [pair.ours.id, pair.theirs.status])).toEqual([[payout.id, 'Failed']]);
+  expect(
+    found.missingOnOurSide.map((line: { operatorId: string; amount: string }) => [line.operatorId, line.amount]),
+  ).toEqual([[stranger, '75.0000']]);
+  expect(
+    found.missingOnOperatorSide.map((line: { id: number; organization: number }) => [line.id, line.organization]),
+  ).toEqual([[second.id, other.organization.id]]);
+  expect(
+    found.amountMismatches.map((pair: { ours: { id: number; amount: string }; theirs: { amount: string } }) => [
+      pair.ours.id,
+      pair.ours.amount,
+      pair.theirs.amount,
+    ]),
+  ).toEqual([[first.id, '1250.0000', '1205.0000']]);
+  expect(
+    found.statusMismatches.map((pair: { ours: { id: number }; theirs: { status: string } }) => [
+      pair.ours.id,
+      pair.theirs.status,
+    ]),
+  ).toEqual([[payout.id, 'Failed']]);
   const words = admin('reconcile', '--network', 'Safaricom', '--date', day, '--file', differing);
   expect(words.status).toBe(1);
   expect(words.stdout).toContain(`missing on our side: line 7: ${stranger} 75.0000 KES Completed`);
-  expect(words.stdout).toContain(`missing on the operator's side: collection ${second.id} (organization ${other.organization.id}) 80.0000 KES`);
+  expect(words.stdout).toContain(
+    `missing on the operator's side: collection ${second.id} (organization ${other.organization.id}) 80.0000 KES`,
+  );
   expect(words.stdout).toContain('DIFFERENCES FOUND');
 });
 
@@ -106,17 +171,38 @@ test('reconcile: usage errors exit 2 with a message and never a stack trace', ()
   const noHeader = join(folder, 'not-a-statement.csv');
   writeFileSync(noHeader, 'hello,world\n1,2\n');
   const noAmount = join(folder, 'no-withdrawn.csv');
-  writeFileSync(noAmount, 'Receipt No.,Completion Time,Transaction Status,Paid In\nQ1,2025-05-01 10:00:00,Completed,1\n');
+  writeFileSync(
+    noAmount,
+    'Receipt No.,Completion Time,Transaction Status,Paid In\nQ1,2025-05-01 10:00:00,Completed,1\n',
+  );
   const cases: [string[], string][] = [
-    [['reconcile', '--network', 'Safaricom', '--date', '2025-05-01'], '--file takes the operator\'s statement'],
+    [['reconcile', '--network', 'Safaricom', '--date', '2025-05-01'], "--file takes the operator's statement"],
     [['reconcile', '--network', 'Safaricom', '--file', noHeader], '--date is required'],
-    [['reconcile', '--network', 'Nowhere', '--date', '2025-05-01', '--file', noHeader], '--network: Select a valid choice'],
-    [['reconcile', '--network', 'Airtel Uganda', '--date', '2025-05-01', '--file', noHeader], 'no operator statement format is known for Airtel Uganda'],
+    [
+      ['reconcile', '--network', 'Nowhere', '--date', '2025-05-01', '--file', noHeader],
+      '--network: Select a valid choice',
+    ],
+    [
+      ['reconcile', '--network', 'Airtel Uganda', '--date', '2025-05-01', '--file', noHeader],
+      'no operator statement format is known for Airtel Uganda',
+    ],
     [['reconcile', '--network', 'Safaricom', '--date', '2025-02-30', '--file', noHeader], '--date: Enter a valid date'],
-    [['reconcile', '--network', 'Safaricom', '--date', '2025-05-01', '--file', join(folder, 'missing.csv')], 'cannot read --file'],
-    [['reconcile', '--network', 'Safaricom', '--date', '2025-05-01', '--file', noHeader], 'no header row names the column "receipt no"'],
-    [['reconcile', '--network', 'Safaricom', '--date', '2025-05-01', '--file', noAmount], 'lacks the column "withdrawn"'],
-    [['reconcile', '--network', 'MTN Uganda', '--date', '2025-05-01', '--file', noAmount], 'no header row names the column "external transaction id"'],
+    [
+      ['reconcile', '--network', 'Safaricom', '--date', '2025-05-01', '--file', join(folder, 'missing.csv')],
+      'cannot read --file',
+    ],
+    [
+      ['reconcile', '--network', 'Safaricom', '--date', '2025-05-01', '--file', noHeader],
+      'no header row names the column "receipt no"',
+    ],
+    [
+      ['reconcile', '--network', 'Safaricom', '--date', '2025-05-01', '--file', noAmount],
+      'lacks the column "withdrawn"',
+    ],
+    [
+      ['reconcile', '--network', 'MTN Uganda', '--date', '2025-05-01', '--file', noAmount],
+      'no header row names the column "external transaction id"',
+    ],
     [['settlement', '--currency', 'EUR'], '--currency: Select a valid choice'],
   ];
   for (const [args, message] of cases) {

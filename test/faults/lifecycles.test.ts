@@ -96,7 +96,11 @@ const seconds = () => Math.round((Date.now() - started) / 100) / 10;
 
 async function run(command: string[], env: Record<string, string> = childEnv): Promise<string> {
   const child = Bun.spawn(command, { cwd: ROOT, env, stdout: 'pipe', stderr: 'pipe' });
-  const [out, err, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
+  const [out, err, code] = await Promise.all([
+    new Response(child.stdout).text(),
+    new Response(child.stderr).text(),
+    child.exited,
+  ]);
   if (code !== 0) throw new Error(`${command.join(' ')} exited with ${code}: ${err}${out}`);
   return out;
 }
@@ -107,7 +111,11 @@ const onServer = (statement: string): Promise<unknown> => adminQuery(databaseUrl
 async function startTemporal(): Promise<void> {
   const children: ChildProcess[] = [];
   await startTemporalDevServer(children, temporalCli, {
-    port: temporalPort, uiPort: 0, headless: true, dbFile: join(dataDir, 'temporal.db'), logFile: join(dataDir, 'temporal.log'),
+    port: temporalPort,
+    uiPort: 0,
+    headless: true,
+    dbFile: join(dataDir, 'temporal.db'),
+    logFile: join(dataDir, 'temporal.log'),
   });
   temporal = children[0];
 }
@@ -129,11 +137,19 @@ async function startApi(): Promise<void> {
   const log = openSync(join(dataDir, 'api.log'), 'a');
   api = spawn(process.execPath, ['src/server.ts'], { cwd: ROOT, env: childEnv, stdio: ['ignore', log, log] });
   closeSync(log);
-  await eventually('the API to answer', async () => (await fetch(`http://127.0.0.1:${apiPort}/healthz`).catch(() => null))?.status === 200, 60_000);
+  await eventually(
+    'the API to answer',
+    async () => (await fetch(`http://127.0.0.1:${apiPort}/healthz`).catch(() => null))?.status === 200,
+    60_000,
+  );
 }
 
 /** One call to the API as a merchant's client makes it; network errors come back as status 0. */
-async function call(apiKey: string, path: string, init: { method?: string; form?: Record<string, string>; headers?: Record<string, string> } = {}) {
+async function call(
+  apiKey: string,
+  path: string,
+  init: { method?: string; form?: Record<string, string>; headers?: Record<string, string> } = {},
+) {
   const headers: Record<string, string> = { Authorization: `Token ${apiKey}`, ...init.headers };
   let body: string | undefined;
   if (init.form) {
@@ -142,7 +158,10 @@ async function call(apiKey: string, path: string, init: { method?: string; form?
   }
   try {
     const response = await fetch(`http://127.0.0.1:${apiPort}${path}`, {
-      method: init.method ?? (body ? 'POST' : 'GET'), headers, body, signal: AbortSignal.timeout(30_000),
+      method: init.method ?? (body ? 'POST' : 'GET'),
+      headers,
+      body,
+      signal: AbortSignal.timeout(30_000),
     });
     const text = await response.text();
     return { status: response.status, body: text ? JSON.parse(text) : null };
@@ -166,7 +185,8 @@ async function createCarefully(
   // Every fault is over well within this; an object still not created by then is a failure, not a wait.
   const deadline = Date.now() + CREATE_DEADLINE_MS;
   const beforeDeadline = () => {
-    if (Date.now() > deadline) throw new Error(`${what}: not created within ${CREATE_DEADLINE_MS / 1000} s (${client.hiccups.join(', ')})`);
+    if (Date.now() > deadline)
+      throw new Error(`${what}: not created within ${CREATE_DEADLINE_MS / 1000} s (${client.hiccups.join(', ')})`);
   };
   for (let attempt = 1; ; attempt += 1) {
     beforeDeadline();
@@ -189,54 +209,93 @@ async function createCarefully(
 
 /** A lifecycle's request, looked up by its phone number after a failed attempt. */
 async function createRequest(lifecycle: Lifecycle): Promise<void> {
-  lifecycle.requestId = await createCarefully(`lifecycle ${lifecycle.index}`, lifecycle, (attempt) =>
-    call(lifecycle.apiKey, '/api/collectionrequests', {
-      form: {
-        phonenumber: lifecycle.phone, amount: String(AMOUNT), currency: 'BXC', send_instructions: 'true',
-        // A rejected payment leaves its request open until it expires.
-        expiry_date: lifecycle.kind === 'reject' ? '1 minute' : '1 hour', first_name: 'Fault', last_name: `Payer ${lifecycle.index}`,
-      },
-      headers: { 'Duplicate-Check-Key': `lifecycle-${lifecycle.index}-${attempt}` },
-    }), async () => {
-    const found = await call(lifecycle.apiKey, `/api/collectionrequests?phonenumber=${encodeURIComponent(lifecycle.phone)}`);
-    return found.status === 200 ? (found.body.results[0]?.id ?? null) : undefined;
-  });
+  lifecycle.requestId = await createCarefully(
+    `lifecycle ${lifecycle.index}`,
+    lifecycle,
+    (attempt) =>
+      call(lifecycle.apiKey, '/api/collectionrequests', {
+        form: {
+          phonenumber: lifecycle.phone,
+          amount: String(AMOUNT),
+          currency: 'BXC',
+          send_instructions: 'true',
+          // A rejected payment leaves its request open until it expires.
+          expiry_date: lifecycle.kind === 'reject' ? '1 minute' : '1 hour',
+          first_name: 'Fault',
+          last_name: `Payer ${lifecycle.index}`,
+        },
+        headers: { 'Duplicate-Check-Key': `lifecycle-${lifecycle.index}-${attempt}` },
+      }),
+    async () => {
+      const found = await call(
+        lifecycle.apiKey,
+        `/api/collectionrequests?phonenumber=${encodeURIComponent(lifecycle.phone)}`,
+      );
+      return found.status === 200 ? (found.body.results[0]?.id ?? null) : undefined;
+    },
+  );
 }
 
 /** Once the request is successful, its collection is reversed (looked up by collection after a failed attempt). */
 async function reverseCollection(lifecycle: Lifecycle): Promise<void> {
   let collectionId: number | null = null;
-  await eventually(`lifecycle ${lifecycle.index}'s request to be successful`, async () => {
-    const found = await call(lifecycle.apiKey, `/api/collectionrequests/${lifecycle.requestId}`);
-    collectionId = found.status === 200 && found.body.status === 'successful' ? found.body.collection : null;
-    return collectionId !== null;
-  }, CREATE_DEADLINE_MS);
+  await eventually(
+    `lifecycle ${lifecycle.index}'s request to be successful`,
+    async () => {
+      const found = await call(lifecycle.apiKey, `/api/collectionrequests/${lifecycle.requestId}`);
+      collectionId = found.status === 200 && found.body.status === 'successful' ? found.body.collection : null;
+      return collectionId !== null;
+    },
+    CREATE_DEADLINE_MS,
+  );
   const lookUp = async () => {
     const found = await call(lifecycle.apiKey, `/api/reversals?collection=${collectionId}`);
     return found.status === 200 ? (found.body.results[0]?.id ?? null) : undefined;
   };
-  lifecycle.reversalId = await createCarefully(`lifecycle ${lifecycle.index}'s reversal`, lifecycle, async (attempt) => {
-    const response = await call(lifecycle.apiKey, '/api/reversals', {
-      form: { collection: String(collectionId), reason: 'Fault test' },
-      headers: { 'Duplicate-Check-Key': `reversal-${lifecycle.index}-${attempt}` },
-    });
-    // A reversal the API committed before it died is refused as a second one: it is there to be found.
-    return response.status === 400 && JSON.stringify(response.body).includes('reversed already')
-      ? { status: 409, body: response.body } : response;
-  }, lookUp);
+  lifecycle.reversalId = await createCarefully(
+    `lifecycle ${lifecycle.index}'s reversal`,
+    lifecycle,
+    async (attempt) => {
+      const response = await call(lifecycle.apiKey, '/api/reversals', {
+        form: { collection: String(collectionId), reason: 'Fault test' },
+        headers: { 'Duplicate-Check-Key': `reversal-${lifecycle.index}-${attempt}` },
+      });
+      // A reversal the API committed before it died is refused as a second one: it is there to be found.
+      return response.status === 400 && JSON.stringify(response.body).includes('reversed already')
+        ? { status: 409, body: response.body }
+        : response;
+    },
+    lookUp,
+  );
 }
 
 /** A payment, looked up by its phone number and description after a failed attempt. */
 async function createPayment(payout: Payout): Promise<void> {
-  payout.paymentId = await createCarefully(`payment ${payout.index}`, payout, (attempt) =>
-    call(payout.apiKey, '/api/payments', {
-      form: { phonenumber: payout.phone, amount: String(PAYMENT_AMOUNT), currency: 'BXC', description: payout.description },
-      headers: { 'Duplicate-Check-Key': `payment-${payout.index}-${attempt}` },
-    }), async () => {
-    const found = await call(payout.apiKey, `/api/payments?phonenumber=${encodeURIComponent(payout.phone)}&limit=100`);
-    if (found.status !== 200) return undefined;
-    return found.body.results.find((payment: { description: string }) => payment.description === payout.description)?.id ?? null;
-  });
+  payout.paymentId = await createCarefully(
+    `payment ${payout.index}`,
+    payout,
+    (attempt) =>
+      call(payout.apiKey, '/api/payments', {
+        form: {
+          phonenumber: payout.phone,
+          amount: String(PAYMENT_AMOUNT),
+          currency: 'BXC',
+          description: payout.description,
+        },
+        headers: { 'Duplicate-Check-Key': `payment-${payout.index}-${attempt}` },
+      }),
+    async () => {
+      const found = await call(
+        payout.apiKey,
+        `/api/payments?phonenumber=${encodeURIComponent(payout.phone)}&limit=100`,
+      );
+      if (found.status !== 200) return undefined;
+      return (
+        found.body.results.find((payment: { description: string }) => payment.description === payout.description)?.id ??
+        null
+      );
+    },
+  );
 }
 
 /**
@@ -246,27 +305,45 @@ async function createPayment(payout: Payout): Promise<void> {
  */
 async function injectFaults(): Promise<void> {
   const steps: [number, string, () => Promise<void>][] = [
-    [0.15, 'kill -9 the worker, start a new one', async () => {
-      await worker!.kill();
-      await Bun.sleep(1_000);
-      worker = await startWorker(TASK_QUEUE, childEnv);
-    }],
-    [0.35, 'restart the Temporal dev server', async () => {
-      await stopChild(temporal);
-      await Bun.sleep(1_000);
-      await startTemporal();
-    }],
-    [0.5, 'kill -9 the API, start a new one', async () => {
-      await killChild(api);
-      await Bun.sleep(500);
-      await startApi();
-    }],
-    [0.65, `PostgreSQL refuses connections for ${POSTGRES_OUTAGE_MS / 1000} s`, async () => {
-      await onServer(`alter database "${databaseName}" with allow_connections false`);
-      await onServer(`select count(pg_terminate_backend(pid)) from pg_stat_activity where datname = '${databaseName}'`);
-      await Bun.sleep(POSTGRES_OUTAGE_MS);
-      await onServer(`alter database "${databaseName}" with allow_connections true`);
-    }],
+    [
+      0.15,
+      'kill -9 the worker, start a new one',
+      async () => {
+        await worker!.kill();
+        await Bun.sleep(1_000);
+        worker = await startWorker(TASK_QUEUE, childEnv);
+      },
+    ],
+    [
+      0.35,
+      'restart the Temporal dev server',
+      async () => {
+        await stopChild(temporal);
+        await Bun.sleep(1_000);
+        await startTemporal();
+      },
+    ],
+    [
+      0.5,
+      'kill -9 the API, start a new one',
+      async () => {
+        await killChild(api);
+        await Bun.sleep(500);
+        await startApi();
+      },
+    ],
+    [
+      0.65,
+      `PostgreSQL refuses connections for ${POSTGRES_OUTAGE_MS / 1000} s`,
+      async () => {
+        await onServer(`alter database "${databaseName}" with allow_connections false`);
+        await onServer(
+          `select count(pg_terminate_backend(pid)) from pg_stat_activity where datname = '${databaseName}'`,
+        );
+        await Bun.sleep(POSTGRES_OUTAGE_MS);
+        await onServer(`alter database "${databaseName}" with allow_connections true`);
+      },
+    ],
   ];
   for (const [at, fault, action] of steps) {
     await Bun.sleep(Math.max(0, started + at * LAUNCH_WINDOW_MS - Date.now()));
@@ -306,7 +383,9 @@ beforeAll(async () => {
     SANDBOX_PAYOUT_DELAY_SECONDS: '1',
     PAYOUT_STATUS_POLL_SECONDS: '2',
     WEBHOOK_CA_FILE: certificate.certFile,
-    WEBHOOK_RETRY_SCHEDULE: Array(WEBHOOK_ATTEMPTS - 1).fill('200ms').join(','),
+    WEBHOOK_RETRY_SCHEDULE: Array(WEBHOOK_ATTEMPTS - 1)
+      .fill('200ms')
+      .join(','),
     WEBHOOK_RETRY_JITTER: '0',
     // What the API could not hand to Temporal (it died, or Temporal was down) the sweep starts.
     OUTBOX_SWEEP: 'true',
@@ -323,7 +402,11 @@ beforeAll(async () => {
     const id = created.organization.id;
     await fundWallet(sql, id, 'BXC', String(FUNDING));
     await setThrottleLimits(sql, id, { reads: 1_000_000, writes: 1_000_000 });
-    await updateCollectionSettings(sql, { organizationId: id }, { verificationUrl: `http://127.0.0.1:${verifier.port}/verify`, acceptByDefault: false });
+    await updateCollectionSettings(
+      sql,
+      { organizationId: id },
+      { verificationUrl: `http://127.0.0.1:${verifier.port}/verify`, acceptByDefault: false },
+    );
     organizations.push({ id, apiKey: created.apiKey });
   }
   receiver.script('/fail', [], { status: 500 });
@@ -340,7 +423,8 @@ beforeAll(async () => {
     if (organization === organizations[0]) hooks.push(['collection.received', '/fail']);
     for (const [event, path] of hooks) {
       const created = await call(organization.apiKey, '/api/webhooks', { form: { event, target: receiver.url(path) } });
-      if (created.status !== 201) throw new Error(`webhook not created: ${created.status} ${JSON.stringify(created.body)}`);
+      if (created.status !== 201)
+        throw new Error(`webhook not created: ${created.status} ${JSON.stringify(created.body)}`);
     }
   }
 }, 180_000);
@@ -363,13 +447,32 @@ test(`${LIFECYCLES} lifecycles survive worker, Temporal, API and PostgreSQL faul
     const kind: Kind = index % 4 === 3 ? 'reject' : 'accept';
     if (kind === 'reject') rejectNumbers.add(phone);
     const reverse = index % 4 === 1;
-    return { index, kind, reverse, organization: organization.id, apiKey: organization.apiKey, phone, requestId: null, reversalId: null, hiccups: [] };
+    return {
+      index,
+      kind,
+      reverse,
+      organization: organization.id,
+      apiKey: organization.apiKey,
+      phone,
+      requestId: null,
+      reversalId: null,
+      hiccups: [],
+    };
   });
   const payouts: Payout[] = Array.from({ length: PAYMENTS }, (_, index) => {
     const organization = organizations[index % ORGANIZATIONS]!;
     const rejected = index % 3 === 2;
     const phone = rejected ? SANDBOX_PAYOUT_REJECTED_NUMBER : uniqueNumber('+256772');
-    return { index, rejected, organization: organization.id, apiKey: organization.apiKey, phone, description: `Fault payout ${index}`, paymentId: null, hiccups: [] };
+    return {
+      index,
+      rejected,
+      organization: organization.id,
+      apiKey: organization.apiKey,
+      phone,
+      description: `Fault payout ${index}`,
+      paymentId: null,
+      hiccups: [],
+    };
   });
 
   const launches = lifecycles.map(async (lifecycle) => {
@@ -391,8 +494,19 @@ test(`${LIFECYCLES} lifecycles survive worker, Temporal, API and PostgreSQL faul
   const temporalClient = await connectClient({ address: childEnv.TEMPORAL_ADDRESS!, namespace: 'default' });
   let lastProgress = '';
   try {
-    await eventually('every lifecycle to finish', async () => {
-      const [progress] = await sql<{ open: number; moneyOut: number; undispatched: number; pending: number; collections: number; prompted: number }[]>`
+    await eventually(
+      'every lifecycle to finish',
+      async () => {
+        const [progress] = await sql<
+          {
+            open: number;
+            moneyOut: number;
+            undispatched: number;
+            pending: number;
+            collections: number;
+            prompted: number;
+          }[]
+        >`
         select (select count(*)::int from collection_requests where id = any(${requestIds}) and status not in ('successful', 'expired', 'failed', 'reversed')) as open,
                (select count(*)::int from payments where organization_id = any(${organizationIds}) and state not in ('completed', 'rejected', 'cancelled'))
                  + (select count(*)::int from reversals where organization_id = any(${organizationIds}) and state = 'processing') as "moneyOut",
@@ -402,19 +516,31 @@ test(`${LIFECYCLES} lifecycles survive worker, Temporal, API and PostgreSQL faul
                -- A payment comes for each prompted request; under heavy load a short-lived (rejected-kind)
                -- request may expire before its workflow prompts anyone, and then none comes.
                (select count(*)::int from events where type = 'collectionrequest.status.changed' and organization_id = any(${organizationIds})
-                  and data->>'status' = 'processing_started') as prompted`
-        .catch(() => [{ open: -1, moneyOut: -1, undispatched: -1, pending: -1, collections: -1, prompted: -2 }]);
-      // Payments still on their way (a rejected request's may outlive the request), dispatches and
-      // deliveries still running (a delivery's row is opened by its workflow's first activity).
-      const running = (await temporalClient.workflow.count(
-        `ExecutionStatus = 'Running' AND (WorkflowType = 'incomingCollection' ` +
-          `OR WorkflowType = 'eventDispatch' OR WorkflowType = 'webhookDelivery' OR WorkflowType = 'payment' OR WorkflowType = 'reversal')`,
-      )).count;
-      const missing = await missingDeliveries(organizationIds).catch(() => -1);
-      lastProgress = JSON.stringify({ ...progress, running, missing });
-      return progress!.open === 0 && progress!.moneyOut === 0 && progress!.undispatched === 0 && progress!.pending === 0 &&
-        progress!.collections === progress!.prompted && running === 0 && missing === 0;
-    }, 240_000 + LIFECYCLES * 1_000);
+                  and data->>'status' = 'processing_started') as prompted`.catch(() => [
+          { open: -1, moneyOut: -1, undispatched: -1, pending: -1, collections: -1, prompted: -2 },
+        ]);
+        // Payments still on their way (a rejected request's may outlive the request), dispatches and
+        // deliveries still running (a delivery's row is opened by its workflow's first activity).
+        const running = (
+          await temporalClient.workflow.count(
+            `ExecutionStatus = 'Running' AND (WorkflowType = 'incomingCollection' ` +
+              `OR WorkflowType = 'eventDispatch' OR WorkflowType = 'webhookDelivery' OR WorkflowType = 'payment' OR WorkflowType = 'reversal')`,
+          )
+        ).count;
+        const missing = await missingDeliveries(organizationIds).catch(() => -1);
+        lastProgress = JSON.stringify({ ...progress, running, missing });
+        return (
+          progress!.open === 0 &&
+          progress!.moneyOut === 0 &&
+          progress!.undispatched === 0 &&
+          progress!.pending === 0 &&
+          progress!.collections === progress!.prompted &&
+          running === 0 &&
+          missing === 0
+        );
+      },
+      240_000 + LIFECYCLES * 1_000,
+    );
   } catch (error) {
     const workerState = worker?.child.exitCode ?? worker?.child.signalCode ?? 'running';
     const apiState = api?.exitCode ?? api?.signalCode ?? 'running';
@@ -442,7 +568,9 @@ test(`${LIFECYCLES} lifecycles survive worker, Temporal, API and PostgreSQL faul
   // 2. One collection per payment: accepted ones credited once, rejected ones never. Under load a
   // payment to be rejected may arrive after its request expired: it is then unmatched (pending, no
   // organization, waiting to be claimed), also never credited.
-  const collections = await sql<{ id: number; phone: string; status: string; organizationId: number | null; credits: number }[]>`
+  const collections = await sql<
+    { id: number; phone: string; status: string; organizationId: number | null; credits: number }[]
+  >`
     select c.id, c.phone_number as phone, c.status, c.organization_id as "organizationId",
            (select count(*)::int from transactions t where t.collection_id = c.id and t.type = 'mobile_collection') as credits
     from collections c where c.phone_number = any(${phones})`;
@@ -483,8 +611,12 @@ test(`${LIFECYCLES} lifecycles survive worker, Temporal, API and PostgreSQL faul
   const paymentByDescription = new Map(paymentRows.map((row) => [row.description, row]));
   const wrongPayments = payouts.filter((payout) => {
     const row = paymentByDescription.get(payout.description);
-    return row?.id !== payout.paymentId || row.state !== (payout.rejected ? 'rejected' : 'completed') ||
-      row.debits !== 1 || row.releases !== (payout.rejected ? 1 : 0);
+    return (
+      row?.id !== payout.paymentId ||
+      row.state !== (payout.rejected ? 'rejected' : 'completed') ||
+      row.debits !== 1 ||
+      row.releases !== (payout.rejected ? 1 : 0)
+    );
   });
   expect(wrongPayments.map((payout) => ({ ...payout, row: paymentByDescription.get(payout.description) }))).toEqual([]);
   const reversalRows = await sql<{ id: number; state: string; debits: number; releases: number }[]>`
@@ -498,8 +630,9 @@ test(`${LIFECYCLES} lifecycles survive worker, Temporal, API and PostgreSQL faul
   expect(reversalRows.map((row) => row.id).sort()).toEqual(reversing.map((lifecycle) => lifecycle.reversalId!).sort());
   const completedPayments = payouts.filter((payout) => !payout.rejected).length;
   const funded = ORGANIZATIONS * FUNDING;
-  expect(wallets.reduce((total, wallet) => total + Number(wallet.balance), 0))
-    .toBe(funded + (accepted - reversing.length) * AMOUNT - completedPayments * PAYMENT_AMOUNT);
+  expect(wallets.reduce((total, wallet) => total + Number(wallet.balance), 0)).toBe(
+    funded + (accepted - reversing.length) * AMOUNT - completedPayments * PAYMENT_AMOUNT,
+  );
 
   // 4. Each event once: no (type, object, status) recorded twice, and each request's status story in order.
   const [duplicates] = await sql<{ n: number }[]>`
@@ -517,11 +650,17 @@ test(`${LIFECYCLES} lifecycles survive worker, Temporal, API and PostgreSQL faul
       const full = ['instructions_sent', 'processing_started'];
       const lifecycle = lifecycles[index]!;
       if (lifecycle.kind === 'accept') {
-        return JSON.stringify(statuses) !== JSON.stringify([...full, 'successful', ...(lifecycle.reverse ? ['reversed'] : [])]);
+        return (
+          JSON.stringify(statuses) !==
+          JSON.stringify([...full, 'successful', ...(lifecycle.reverse ? ['reversed'] : [])])
+        );
       }
       // A rejected-kind request expires wherever it stood: after a prefix of the usual steps.
       const story = statuses ?? [];
-      return story.at(-1) !== 'expired' || JSON.stringify(story.slice(0, -1)) !== JSON.stringify(full.slice(0, story.length - 1));
+      return (
+        story.at(-1) !== 'expired' ||
+        JSON.stringify(story.slice(0, -1)) !== JSON.stringify(full.slice(0, story.length - 1))
+      );
     });
   expect(wrongStories).toEqual([]);
   const [eventCounts] = await sql<{ events: number; received: number }[]>`
@@ -529,7 +668,17 @@ test(`${LIFECYCLES} lifecycles survive worker, Temporal, API and PostgreSQL faul
     from events where organization_id = any(${organizationIds})`;
 
   // 5. Every delivery delivered, or failed after exactly 10 logged attempts; receivers got each delivered one.
-  const deliveries = await sql<{ id: number; status: string; attempts: number; attemptNumbers: number[]; target: string; eventId: number; webhookId: number }[]>`
+  const deliveries = await sql<
+    {
+      id: number;
+      status: string;
+      attempts: number;
+      attemptNumbers: number[];
+      target: string;
+      eventId: number;
+      webhookId: number;
+    }[]
+  >`
     select d.id, d.status, count(a.*)::int as attempts, coalesce(array_agg(a.attempt order by a.attempt) filter (where a.attempt is not null), '{}') as "attemptNumbers",
            w.target, d.event_id as "eventId", d.webhook_id as "webhookId"
     from webhook_deliveries d join webhooks w on w.id = d.webhook_id
@@ -538,12 +687,17 @@ test(`${LIFECYCLES} lifecycles survive worker, Temporal, API and PostgreSQL faul
   const toFailingHook = (target: string) => target.endsWith('/fail');
   const wrongDeliveries = deliveries.filter((delivery) =>
     toFailingHook(delivery.target)
-      ? delivery.status !== 'failed' || JSON.stringify(delivery.attemptNumbers) !== JSON.stringify([...Array(WEBHOOK_ATTEMPTS).keys()].map((n) => n + 1))
-      : delivery.status !== 'delivered' || delivery.attempts < 1);
+      ? delivery.status !== 'failed' ||
+        JSON.stringify(delivery.attemptNumbers) !==
+          JSON.stringify([...Array(WEBHOOK_ATTEMPTS).keys()].map((n) => n + 1))
+      : delivery.status !== 'delivered' || delivery.attempts < 1,
+  );
   expect(wrongDeliveries).toEqual([]);
   const failing = deliveries.filter((delivery) => toFailingHook(delivery.target));
   // The failing hook listens to collection.received of the first organization: one delivery per accepted payment there.
-  const acceptedInFirst = lifecycles.filter((lifecycle) => lifecycle.organization === organizations[0]!.id && lifecycle.kind === 'accept').length;
+  const acceptedInFirst = lifecycles.filter(
+    (lifecycle) => lifecycle.organization === organizations[0]!.id && lifecycle.kind === 'accept',
+  ).length;
   expect(failing.length).toBe(acceptedInFirst);
   const received = new Map<string, number>();
   for (const organization of organizations) {

@@ -8,9 +8,25 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { createHmac } from 'node:crypto';
 import { startAirtelSimulator, type AirtelSimulator } from '../simulators/airtel';
 import { eventually, numberSequence, requester, testSql } from '../helpers';
-import { balanceOf, callbackSettled, creditsOf, expectBalanced, fundedMerchant, paidOut, promptedRequest, requestOutcome, startStack, type Stack } from './stack';
+import {
+  balanceOf,
+  callbackSettled,
+  creditsOf,
+  expectBalanced,
+  fundedMerchant,
+  paidOut,
+  promptedRequest,
+  requestOutcome,
+  startStack,
+  type Stack,
+} from './stack';
 
-const CREDENTIALS = { clientId: 'airtel-test-client', clientSecret: 'airtel-test-secret', pin: '4321', callbackKey: 'airtel-test-callback-key' };
+const CREDENTIALS = {
+  clientId: 'airtel-test-client',
+  clientSecret: 'airtel-test-secret',
+  pin: '4321',
+  callbackKey: 'airtel-test-callback-key',
+};
 const CALLBACK_PATH = '/network/airtel/callback';
 let airtel: AirtelSimulator;
 let stack: Stack;
@@ -18,10 +34,17 @@ const ugandan = numberSequence('+256701');
 const kenyan = numberSequence('+254733');
 /** The number as Airtel takes it: without the country code. */
 const national = (e164: string) => e164.slice(4);
-const sign = (transaction: unknown, key = CREDENTIALS.callbackKey) => createHmac('sha256', key).update(JSON.stringify(transaction)).digest('base64');
+const sign = (transaction: unknown, key = CREDENTIALS.callbackKey) =>
+  createHmac('sha256', key).update(JSON.stringify(transaction)).digest('base64');
 
 beforeAll(async () => {
-  airtel = await startAirtelSimulator({ ...CREDENTIALS, countries: { UG: 'UGX', KE: 'KES' }, decisionDelayMs: 300, callbackDelayMs: 50, tokenLifetimeSeconds: 3600 });
+  airtel = await startAirtelSimulator({
+    ...CREDENTIALS,
+    countries: { UG: 'UGX', KE: 'KES' },
+    decisionDelayMs: 300,
+    callbackDelayMs: 50,
+    tokenLifetimeSeconds: 3600,
+  });
   stack = await startStack('airtel', {
     AIRTEL_BASE_URL: airtel.url,
     AIRTEL_CLIENT_ID: CREDENTIALS.clientId,
@@ -52,7 +75,9 @@ describe('USSD push', () => {
     expect(push).toMatchObject({ country: 'UG', currency: 'UGX', amount: 1500, status: 'TS', submissions: 1 });
     expect(push!.id).toMatch(/^C[0-9a-f]{23}$/);
     const credits = await creditsOf(merchant.organization.id);
-    expect(credits).toEqual([{ collectionId: expect.any(Number), amount: '1500.0000', remoteTransactionId: push!.airtelMoneyId! }]);
+    expect(credits).toEqual([
+      { collectionId: expect.any(Number), amount: '1500.0000', remoteTransactionId: push!.airtelMoneyId! },
+    ]);
     await eventually('both callbacks to be answered', async () => {
       const answered = airtel.callbacks().filter((sent) => sent.body.includes(push!.id));
       return answered.length === 2 && answered.every((sent) => sent.status === 200);
@@ -68,10 +93,16 @@ describe('USSD push', () => {
     const phone = ugandan();
     airtel.subscriber(national(phone), { outcome: 'pays', callback: 'none' });
     const requestId = await promptedRequest(merchant, { phonenumber: phone, amount: '2500', currency: 'UGX' });
-    const push = await eventually('the payment to be made at Airtel', async () => pushesTo(phone).find((made) => made.status === 'TS'));
+    const push = await eventually('the payment to be made at Airtel', async () =>
+      pushesTo(phone).find((made) => made.status === 'TS'),
+    );
     const transaction = { id: push.id, message: 'Paid', status_code: 'TS', airtel_money_id: push.airtelMoneyId };
     const post = requester(stack.ctx.app, null);
-    const answers = await Promise.all(Array.from({ length: 12 }, () => post(CALLBACK_PATH, { method: 'POST', body: { transaction, hash: sign(transaction) } })));
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, () =>
+        post(CALLBACK_PATH, { method: 'POST', body: { transaction, hash: sign(transaction) } }),
+      ),
+    );
     expect(answers.map((answer) => answer.status)).toEqual(Array.from({ length: 12 }, () => 200));
     expect(await requestOutcome(stack, requestId)).toMatchObject({ status: 'successful' });
     await callbackSettled(stack, requestId, 'Airtel Uganda', push.airtelMoneyId!);
@@ -85,7 +116,9 @@ describe('USSD push', () => {
     const phone = kenyan();
     const requestId = await promptedRequest(merchant, { phonenumber: phone, amount: '250', currency: 'KES' });
     expect(await requestOutcome(stack, requestId)).toMatchObject({ status: 'successful' });
-    expect(pushesTo(phone)).toMatchObject([{ country: 'KE', currency: 'KES', msisdn: national(phone), amount: 250, status: 'TS' }]);
+    expect(pushesTo(phone)).toMatchObject([
+      { country: 'KE', currency: 'KES', msisdn: national(phone), amount: 250, status: 'TS' },
+    ]);
     expect(await creditsOf(merchant.organization.id)).toHaveLength(1);
     expect(await balanceOf(merchant.organization.id, 'KES')).toBe('1000250.0000');
     await expectBalanced(merchant.organization.id);
@@ -96,8 +129,15 @@ describe('USSD push', () => {
     const phone = ugandan();
     airtel.subscriber(national(phone), { outcome: 'insufficient', callback: 'lie' });
     const requestId = await promptedRequest(merchant, { phonenumber: phone, amount: '700', currency: 'UGX' });
-    expect(await requestOutcome(stack, requestId)).toMatchObject({ status: 'failed', errorMessage: 'The subscriber\'s Airtel Money balance is not enough.' });
-    expect(airtel.callbacks().some((sent) => sent.body.includes(pushesTo(phone)[0]!.id) && sent.body.includes('"status_code":"TS"'))).toBe(true);
+    expect(await requestOutcome(stack, requestId)).toMatchObject({
+      status: 'failed',
+      errorMessage: "The subscriber's Airtel Money balance is not enough.",
+    });
+    expect(
+      airtel
+        .callbacks()
+        .some((sent) => sent.body.includes(pushesTo(phone)[0]!.id) && sent.body.includes('"status_code":"TS"')),
+    ).toBe(true);
     expect(await creditsOf(merchant.organization.id)).toEqual([]);
     expect(await testSql()`select id from collections where phone_number = ${phone}`).toHaveLength(0);
     await expectBalanced(merchant.organization.id);
@@ -121,14 +161,25 @@ describe('USSD push', () => {
     const push = await eventually('the push to reach Airtel', async () => pushesTo(phone)[0]);
     const post = requester(stack.ctx.app, null);
     const transaction = { id: push.id, message: 'Paid', status_code: 'TS', airtel_money_id: 'MP000000.0000.X00000' };
-    const hintOf = async () => (await testSql()<{ hint: unknown }[]>`select hint from network_operations where operator_reference = ${push.id}`)[0]?.hint ?? null;
+    const hintOf = async () =>
+      (
+        await testSql()<{ hint: unknown }[]>`select hint from network_operations where operator_reference = ${push.id}`
+      )[0]?.hint ?? null;
     expect((await post(CALLBACK_PATH, { method: 'POST', body: { transaction } })).status).toBe(403);
-    expect((await post(CALLBACK_PATH, { method: 'POST', body: { transaction, hash: sign(transaction, 'another-key') } })).status).toBe(403);
+    expect(
+      (await post(CALLBACK_PATH, { method: 'POST', body: { transaction, hash: sign(transaction, 'another-key') } }))
+        .status,
+    ).toBe(403);
     // The right key over the keys in another order than sent is no match either.
     const reordered = { status_code: 'TS', id: push.id, message: 'Paid', airtel_money_id: 'MP000000.0000.X00000' };
-    expect((await post(CALLBACK_PATH, { method: 'POST', body: { transaction: reordered, hash: sign(transaction) } })).status).toBe(403);
+    expect(
+      (await post(CALLBACK_PATH, { method: 'POST', body: { transaction: reordered, hash: sign(transaction) } })).status,
+    ).toBe(403);
     expect(await hintOf()).toBeNull();
-    const signed = await post(CALLBACK_PATH, { method: 'POST', body: { transaction: reordered, hash: sign(reordered) } });
+    const signed = await post(CALLBACK_PATH, {
+      method: 'POST',
+      body: { transaction: reordered, hash: sign(reordered) },
+    });
     expect({ status: signed.status, body: signed.body }).toEqual({ status: 200, body: { status: 'received' } });
     expect(await hintOf()).not.toBeNull();
     // The enquiry still says TIP: nothing is credited by the callback's word.
@@ -143,12 +194,17 @@ describe('USSD push', () => {
     airtel.subscriber(national(phone), { registered: false });
     const requestId = await promptedRequest(merchant, { phonenumber: phone, amount: '300', currency: 'UGX' });
     const outcome = await eventually('the refusal to be recorded', async () => {
-      const [row] = await testSql()<{ error: string | null }[]>`select error_message as error from collection_requests where id = ${requestId}`;
+      const [row] = await testSql()<
+        { error: string | null }[]
+      >`select error_message as error from collection_requests where id = ${requestId}`;
       return row?.error ?? undefined;
     });
     expect(outcome).toBe('This number may not pay by Airtel Money (not registered, or barred).');
     expect(pushesTo(phone)).toHaveLength(0);
-    await stack.ctx.client.workflow.getHandle(`collection-request-${requestId}`).terminate('test over').catch(() => {});
+    await stack.ctx.client.workflow
+      .getHandle(`collection-request-${requestId}`)
+      .terminate('test over')
+      .catch(() => {});
   });
 });
 
@@ -156,33 +212,48 @@ describe('disbursements and refunds', () => {
   test('payments go out in UGX and KES with the encrypted PIN; a refused one releases its amount once', async () => {
     const merchant = await fundedMerchant(stack, 'UGX', '10000');
     const phone = ugandan();
-    expect(await paidOut(stack, merchant, { phonenumber: phone, amount: '2500', currency: 'UGX' })).toMatchObject({ state: 'completed' });
+    expect(await paidOut(stack, merchant, { phonenumber: phone, amount: '2500', currency: 'UGX' })).toMatchObject({
+      state: 'completed',
+    });
     const [sent] = airtel.disbursements().filter((disbursement) => disbursement.msisdn === national(phone));
     expect(sent).toMatchObject({ country: 'UG', currency: 'UGX', amount: 2500, status: 'TS', submissions: 1 });
     expect(sent!.id).toMatch(/^D[0-9a-f]{23}$/);
     const refused = ugandan();
     airtel.subscriber(national(refused), { registered: false });
-    expect(await paidOut(stack, merchant, { phonenumber: refused, amount: '1000', currency: 'UGX' })).toMatchObject({ state: 'rejected' });
+    expect(await paidOut(stack, merchant, { phonenumber: refused, amount: '1000', currency: 'UGX' })).toMatchObject({
+      state: 'rejected',
+    });
     expect(await balanceOf(merchant.organization.id, 'UGX')).toBe('7500.0000');
     await expectBalanced(merchant.organization.id);
 
     const kenyanMerchant = await fundedMerchant(stack, 'KES', '5000');
     const kenyanPhone = kenyan();
-    expect(await paidOut(stack, kenyanMerchant, { phonenumber: kenyanPhone, amount: '1200', currency: 'KES' })).toMatchObject({ state: 'completed' });
-    expect(airtel.disbursements().filter((disbursement) => disbursement.msisdn === national(kenyanPhone))).toMatchObject([{ country: 'KE', currency: 'KES', amount: 1200 }]);
+    expect(
+      await paidOut(stack, kenyanMerchant, { phonenumber: kenyanPhone, amount: '1200', currency: 'KES' }),
+    ).toMatchObject({ state: 'completed' });
+    expect(
+      airtel.disbursements().filter((disbursement) => disbursement.msisdn === national(kenyanPhone)),
+    ).toMatchObject([{ country: 'KE', currency: 'KES', amount: 1200 }]);
     expect(await balanceOf(kenyanMerchant.organization.id, 'KES')).toBe('3800.0000');
     await expectBalanced(kenyanMerchant.organization.id);
   });
 
   test('a reversal refunds the Airtel collection (its airtel_money_id), once', async () => {
-    for (const [currency, phone] of [['UGX', ugandan()], ['KES', kenyan()]] as const) {
+    for (const [currency, phone] of [
+      ['UGX', ugandan()],
+      ['KES', kenyan()],
+    ] as const) {
       const merchant = await fundedMerchant(stack, currency, '1');
       const requestId = await promptedRequest(merchant, { phonenumber: phone, amount: '800', currency });
       const outcome = await requestOutcome(stack, requestId);
       expect(outcome.status).toBe('successful');
-      const reversal = await merchant.request('/api/reversals', { form: { collection: String(outcome.collectionId), reason: 'Returned goods' } });
+      const reversal = await merchant.request('/api/reversals', {
+        form: { collection: String(outcome.collectionId), reason: 'Returned goods' },
+      });
       expect(reversal.status).toBe(201);
-      expect(await stack.ctx.client.workflow.getHandle(`reversal-${reversal.body.id}`).result()).toMatchObject({ state: 'completed' });
+      expect(await stack.ctx.client.workflow.getHandle(`reversal-${reversal.body.id}`).result()).toMatchObject({
+        state: 'completed',
+      });
       const [push] = pushesTo(phone);
       expect(airtel.refunds().filter((refund) => refund.airtelMoneyId === push!.airtelMoneyId)).toHaveLength(1);
       expect(await balanceOf(merchant.organization.id, currency)).toBe('1.0000');
@@ -191,7 +262,7 @@ describe('disbursements and refunds', () => {
   });
 });
 
-describe('tokens, look-ups and the API\'s validation', () => {
+describe("tokens, look-ups and the API's validation", () => {
   test('the token is cached: one per process, fetched again only when Airtel stops honouring it', async () => {
     const tokenCalls = () => airtel.calls().filter((call) => call.api === 'token').length;
     // The worker and the API process (look-ups) each keep one.
@@ -206,29 +277,44 @@ describe('tokens, look-ups and the API\'s validation', () => {
     expect(airtel.calls().some((call) => call.status === 401)).toBe(true);
   });
 
-  test('instant verification asks Airtel\'s user enquiry', async () => {
+  test("instant verification asks Airtel's user enquiry", async () => {
     const merchant = await fundedMerchant(stack, 'UGX');
     const phone = ugandan();
     airtel.subscriber(national(phone), { name: { first_name: 'Grace', last_name: 'Auma' } });
-    const created = await merchant.request('/api/contacts', { form: { phone_number: phone, first_name: 'Grace', last_name: 'Auma', 'metadata.sync': '1' } });
+    const created = await merchant.request('/api/contacts', {
+      form: { phone_number: phone, first_name: 'Grace', last_name: 'Auma', 'metadata.sync': '1' },
+    });
     expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({ phone_is_mm_registered: 'yes', name_on_network: 'Grace Auma', name_matches_network_status: 'checked', network_name: 'Airtel Uganda' });
+    expect(created.body).toMatchObject({
+      phone_is_mm_registered: 'yes',
+      name_on_network: 'Grace Auma',
+      name_matches_network_status: 'checked',
+      network_name: 'Airtel Uganda',
+    });
     const unknown = ugandan();
     airtel.subscriber(national(unknown), { registered: false });
-    const missing = await merchant.request('/api/contacts', { form: { phone_number: unknown, first_name: 'No', last_name: 'Body', 'metadata.sync': '1' } });
+    const missing = await merchant.request('/api/contacts', {
+      form: { phone_number: unknown, first_name: 'No', last_name: 'Body', 'metadata.sync': '1' },
+    });
     expect(missing.body).toMatchObject({ phone_is_mm_registered: 'no', name_matches_network_status: 'not_registered' });
   });
 
   test('an MTN or Safaricom number never reaches Airtel (no connector of theirs here: refused by validation), and Airtel takes whole amounts', async () => {
     const merchant = await fundedMerchant(stack, 'UGX');
     const pushesBefore = airtel.collections().length;
-    const mtn = await merchant.request('/api/collectionrequests', { form: { phonenumber: '+256772000001', amount: '100', currency: 'UGX' } });
+    const mtn = await merchant.request('/api/collectionrequests', {
+      form: { phonenumber: '+256772000001', amount: '100', currency: 'UGX' },
+    });
     expect(mtn.status).toBe(400);
     expect(mtn.body.phonenumber[0]).toContain('MTN Uganda has no connector here');
     const kenyanMerchant = await fundedMerchant(stack, 'KES');
-    const safaricom = await kenyanMerchant.request('/api/collectionrequests', { form: { phonenumber: '+254712000001', amount: '100', currency: 'KES' } });
+    const safaricom = await kenyanMerchant.request('/api/collectionrequests', {
+      form: { phonenumber: '+254712000001', amount: '100', currency: 'KES' },
+    });
     expect(safaricom.status).toBe(400);
-    const decimals = await merchant.request('/api/collectionrequests', { form: { phonenumber: ugandan(), amount: '100.50', currency: 'UGX' } });
+    const decimals = await merchant.request('/api/collectionrequests', {
+      form: { phonenumber: ugandan(), amount: '100.50', currency: 'UGX' },
+    });
     expect(decimals.body.amount).toEqual(['Airtel Money takes whole amounts only: enter UGX without decimals.']);
     expect(airtel.collections()).toHaveLength(pushesBefore);
   });

@@ -12,11 +12,27 @@ import { updateCollectionSettings } from '../../src/services/organizations';
 import { incomingCollectionWorkflowId } from '../../src/contracts/incoming-collection';
 import { eventually, numberSequence, requester, testSql } from '../helpers';
 import { ConsoleClient, PASSWORD, consoleUser } from '../console-helpers';
-import { balanceOf, callbackSettled, creditsOf, expectBalanced, fundedMerchant, paidOut, promptedRequest, recordHistory, requestOutcome, startStack, type Stack } from './stack';
+import {
+  balanceOf,
+  callbackSettled,
+  creditsOf,
+  expectBalanced,
+  fundedMerchant,
+  paidOut,
+  promptedRequest,
+  recordHistory,
+  requestOutcome,
+  startStack,
+  type Stack,
+} from './stack';
 
 const CREDENTIALS = {
-  consumerKey: 'daraja-consumer-key', consumerSecret: 'daraja-consumer-secret', shortcode: '174379',
-  passkey: 'bfb279f9aa9bdbcf158e97dd71a467cd2e0c893059b10f78e6b72ada1ed2c919', initiatorName: 'testapi', securityCredential: 'c2VjdXJpdHktY3JlZGVudGlhbA==',
+  consumerKey: 'daraja-consumer-key',
+  consumerSecret: 'daraja-consumer-secret',
+  shortcode: '174379',
+  passkey: 'bfb279f9aa9bdbcf158e97dd71a467cd2e0c893059b10f78e6b72ada1ed2c919',
+  initiatorName: 'testapi',
+  securityCredential: 'c2VjdXJpdHktY3JlZGVudGlhbA==',
 };
 let daraja: DarajaSimulator;
 let stack: Stack;
@@ -35,7 +51,11 @@ beforeAll(async () => {
       const body = (await request.json()) as { reference: string; remote_transaction_id: string };
       const mode = verifierModes.get(body.reference) ?? 'accept';
       if (mode === 'silent') await Bun.sleep(6000);
-      return new Response(mode === 'reject' ? `REJECT ${body.remote_transaction_id} Unknown invoice` : `ACCEPT ${body.remote_transaction_id}`);
+      return new Response(
+        mode === 'reject'
+          ? `REJECT ${body.remote_transaction_id} Unknown invoice`
+          : `ACCEPT ${body.remote_transaction_id}`,
+      );
     },
   });
   stack = await startStack('daraja', {
@@ -58,23 +78,30 @@ afterAll(async () => {
 
 const pushesTo = (phone: string) => daraja.stkPushes().filter((push) => push.msisdn === msisdn(phone));
 const LOOKUPS: readonly CheckoutRequestLookup[] = ['answered', 'refused'];
-const lookupName = (lookup: CheckoutRequestLookup) => `transaction status ${lookup === 'answered' ? 'finds a push by its CheckoutRequestID' : 'refuses a CheckoutRequestID (R000002)'}`;
+const lookupName = (lookup: CheckoutRequestLookup) =>
+  `transaction status ${lookup === 'answered' ? 'finds a push by its CheckoutRequestID' : 'refuses a CheckoutRequestID (R000002)'}`;
 /**
  * What a push paid with no callback is credited under: the receipt transaction status gives for its
  * CheckoutRequestID, or, where it gives none, the CheckoutRequestID until the receipt is learnt.
  */
-const creditedUnder = (lookup: CheckoutRequestLookup, push: { receipt: string | null; checkoutRequestId: string }) => (lookup === 'answered' ? push.receipt! : push.checkoutRequestId);
+const creditedUnder = (lookup: CheckoutRequestLookup, push: { receipt: string | null; checkoutRequestId: string }) =>
+  lookup === 'answered' ? push.receipt! : push.checkoutRequestId;
 
 describe('STK push', () => {
   test('the worker registers the paybill URLs at start, under paths that name neither Safaricom nor M-Pesa', async () => {
-    const registered = await eventually('the paybill URLs to be registered', async () => daraja.registeredUrls() ?? undefined);
+    const registered = await eventually(
+      'the paybill URLs to be registered',
+      async () => daraja.registeredUrls() ?? undefined,
+    );
     expect(registered).toEqual({
-      shortCode: CREDENTIALS.shortcode, responseType: 'Completed',
-      validationUrl: `${stack.env.PUBLIC_BASE_URL}/network/paybill/validation`, confirmationUrl: `${stack.env.PUBLIC_BASE_URL}/network/paybill/confirmation`,
+      shortCode: CREDENTIALS.shortcode,
+      responseType: 'Completed',
+      validationUrl: `${stack.env.PUBLIC_BASE_URL}/network/paybill/validation`,
+      confirmationUrl: `${stack.env.PUBLIC_BASE_URL}/network/paybill/confirmation`,
     });
   });
 
-  test('the console\'s Settings page shows how each network is connected, without a secret', async () => {
+  test("the console's Settings page shows how each network is connected, without a secret", async () => {
     const merchant = await fundedMerchant(stack, 'KES');
     const user = await consoleUser(merchant.organization.id);
     const browser = new ConsoleClient(stack.ctx.app);
@@ -82,13 +109,18 @@ describe('STK push', () => {
     const page = (await browser.get('/console/settings')).text;
     expect(page).toContain('id="network-connections"');
     expect(page).toMatch(/<td>Safaricom<\/td><td>KES<\/td><td>M-Pesa Daraja<\/td><td>127\.0\.0\.1:\d+, paybill 174379/);
-    expect(page).toMatch(/<td>MTN Uganda<\/td><td>UGX<\/td><td><span class="muted">none<\/span><\/td><td>simulated by the sandbox/);
-    for (const secret of [CREDENTIALS.consumerSecret, CREDENTIALS.passkey, CREDENTIALS.securityCredential]) expect(page).not.toContain(secret);
+    expect(page).toMatch(
+      /<td>MTN Uganda<\/td><td>UGX<\/td><td><span class="muted">none<\/span><\/td><td>simulated by the sandbox/,
+    );
+    for (const secret of [CREDENTIALS.consumerSecret, CREDENTIALS.passkey, CREDENTIALS.securityCredential])
+      expect(page).not.toContain(secret);
   });
 
   test('KES with decimals is refused by validation, before M-Pesa sees it', async () => {
     const merchant = await fundedMerchant(stack, 'KES');
-    const response = await merchant.request('/api/collectionrequests', { form: { phonenumber: nextNumber(), amount: '99.50', currency: 'KES' } });
+    const response = await merchant.request('/api/collectionrequests', {
+      form: { phonenumber: nextNumber(), amount: '99.50', currency: 'KES' },
+    });
     expect(response.status).toBe(400);
     expect(response.body.amount).toEqual(['M-Pesa takes whole amounts only: enter KES without decimals.']);
   });
@@ -101,27 +133,57 @@ for (const lookup of LOOKUPS) {
     test('the callback wakes the request, the STK push query confirms it, credited once under the receipt; a repeated callback changes nothing', async () => {
       const merchant = await fundedMerchant(stack, 'KES');
       const phone = nextNumber();
-      const requestId = await promptedRequest(merchant, { phonenumber: phone, amount: '250', currency: 'KES', reason: 'Invoice #1042 for May' });
+      const requestId = await promptedRequest(merchant, {
+        phonenumber: phone,
+        amount: '250',
+        currency: 'KES',
+        reason: 'Invoice #1042 for May',
+      });
       expect(await requestOutcome(stack, requestId)).toMatchObject({ status: 'successful' });
       const [push] = pushesTo(phone);
-      expect(push).toMatchObject({ amount: 250, accountReference: 'Invoice 1042', callbackUrl: `${stack.env.PUBLIC_BASE_URL}/network/prompts/result`, charged: true });
-      expect(await creditsOf(merchant.organization.id)).toEqual([{ collectionId: expect.any(Number), amount: '250.0000', remoteTransactionId: push!.receipt! }]);
-      const repeat = await requester(stack.ctx.app, null)('/network/prompts/result', { body: { Body: { stkCallback: {
-        MerchantRequestID: push!.merchantRequestId, CheckoutRequestID: push!.checkoutRequestId, ResultCode: 0, ResultDesc: 'The service request is processed successfully.',
-        CallbackMetadata: { Item: [{ Name: 'Amount', Value: 250 }, { Name: 'MpesaReceiptNumber', Value: push!.receipt }, { Name: 'PhoneNumber', Value: Number(msisdn(phone)) }] },
-      } } } });
+      expect(push).toMatchObject({
+        amount: 250,
+        accountReference: 'Invoice 1042',
+        callbackUrl: `${stack.env.PUBLIC_BASE_URL}/network/prompts/result`,
+        charged: true,
+      });
+      expect(await creditsOf(merchant.organization.id)).toEqual([
+        { collectionId: expect.any(Number), amount: '250.0000', remoteTransactionId: push!.receipt! },
+      ]);
+      const repeat = await requester(stack.ctx.app, null)('/network/prompts/result', {
+        body: {
+          Body: {
+            stkCallback: {
+              MerchantRequestID: push!.merchantRequestId,
+              CheckoutRequestID: push!.checkoutRequestId,
+              ResultCode: 0,
+              ResultDesc: 'The service request is processed successfully.',
+              CallbackMetadata: {
+                Item: [
+                  { Name: 'Amount', Value: 250 },
+                  { Name: 'MpesaReceiptNumber', Value: push!.receipt },
+                  { Name: 'PhoneNumber', Value: Number(msisdn(phone)) },
+                ],
+              },
+            },
+          },
+        },
+      });
       expect(repeat.body).toEqual({ ResultCode: 0, ResultDesc: 'Accepted' });
       await callbackSettled(stack, requestId, 'Safaricom', push!.receipt!);
       expect(await creditsOf(merchant.organization.id)).toHaveLength(1);
       await expectBalanced(merchant.organization.id);
     });
 
-    test('a callback that lies (success while the subscriber cancelled) credits nothing; the query\'s reason is the request\'s error', async () => {
+    test("a callback that lies (success while the subscriber cancelled) credits nothing; the query's reason is the request's error", async () => {
       const merchant = await fundedMerchant(stack, 'KES');
       const phone = nextNumber();
       daraja.subscriber(msisdn(phone), { outcome: 'cancel', callback: 'lie' });
       const requestId = await promptedRequest(merchant, { phonenumber: phone, amount: '300', currency: 'KES' });
-      expect(await requestOutcome(stack, requestId)).toMatchObject({ status: 'failed', errorMessage: 'The subscriber cancelled the payment prompt.' });
+      expect(await requestOutcome(stack, requestId)).toMatchObject({
+        status: 'failed',
+        errorMessage: 'The subscriber cancelled the payment prompt.',
+      });
       await recordHistory(stack, `collection-request-${requestId}`, 'collection-request-operator-failed');
       expect(await creditsOf(merchant.organization.id)).toEqual([]);
       expect(await testSql()`select id from collections where phone_number = ${phone}`).toHaveLength(0);
@@ -138,7 +200,7 @@ for (const lookup of LOOKUPS) {
       expect(credits[0]!.remoteTransactionId).toBe(creditedUnder(lookup, pushesTo(phone)[0]!));
     });
 
-    test('a callback naming another payment\'s real receipt: transaction status refutes it for this push, which is credited once, never under that receipt', async () => {
+    test("a callback naming another payment's real receipt: transaction status refutes it for this push, which is credited once, never under that receipt", async () => {
       const earlier = await fundedMerchant(stack, 'KES');
       const phone = nextNumber();
       daraja.subscriber(msisdn(phone), { outcome: 'pay', callback: 'truthful' });
@@ -149,13 +211,36 @@ for (const lookup of LOOKUPS) {
       daraja.subscriber(msisdn(phone), { outcome: 'pay', callback: 'none', decideAfterMs: 1500 });
       const requestId = await promptedRequest(merchant, { phonenumber: phone, amount: '130', currency: 'KES' });
       const push = await eventually('the second push', async () => pushesTo(phone)[1]);
-      await requester(stack.ctx.app, null)('/network/prompts/result', { body: { Body: { stkCallback: {
-        MerchantRequestID: push.merchantRequestId, CheckoutRequestID: push.checkoutRequestId, ResultCode: 0, ResultDesc: 'The service request is processed successfully.',
-        CallbackMetadata: { Item: [{ Name: 'Amount', Value: 130 }, { Name: 'MpesaReceiptNumber', Value: stolen }, { Name: 'PhoneNumber', Value: Number(msisdn(phone)) }] },
-      } } } });
+      await requester(stack.ctx.app, null)('/network/prompts/result', {
+        body: {
+          Body: {
+            stkCallback: {
+              MerchantRequestID: push.merchantRequestId,
+              CheckoutRequestID: push.checkoutRequestId,
+              ResultCode: 0,
+              ResultDesc: 'The service request is processed successfully.',
+              CallbackMetadata: {
+                Item: [
+                  { Name: 'Amount', Value: 130 },
+                  { Name: 'MpesaReceiptNumber', Value: stolen },
+                  { Name: 'PhoneNumber', Value: Number(msisdn(phone)) },
+                ],
+              },
+            },
+          },
+        },
+      });
       expect(await requestOutcome(stack, requestId)).toMatchObject({ status: 'successful' });
-      expect(await creditsOf(merchant.organization.id)).toEqual([{ collectionId: expect.any(Number), amount: '130.0000', remoteTransactionId: creditedUnder(lookup, pushesTo(phone)[1]!) }]);
-      expect(await creditsOf(earlier.organization.id)).toEqual([{ collectionId: expect.any(Number), amount: '130.0000', remoteTransactionId: stolen }]);
+      expect(await creditsOf(merchant.organization.id)).toEqual([
+        {
+          collectionId: expect.any(Number),
+          amount: '130.0000',
+          remoteTransactionId: creditedUnder(lookup, pushesTo(phone)[1]!),
+        },
+      ]);
+      expect(await creditsOf(earlier.organization.id)).toEqual([
+        { collectionId: expect.any(Number), amount: '130.0000', remoteTransactionId: stolen },
+      ]);
     }, 30_000);
 
     test('the worker killed between the push and its callback: credited once', async () => {
@@ -187,32 +272,48 @@ for (const lookup of LOOKUPS) {
 describe('paybill (C2B)', () => {
   async function openRequest(acceptByDefault: boolean, mode: 'accept' | 'reject' | 'silent') {
     const merchant = await fundedMerchant(stack, 'KES');
-    await updateCollectionSettings(testSql(), { organizationId: merchant.organization.id }, { verificationUrl: `http://127.0.0.1:${verifier.port}/verify`, acceptByDefault });
+    await updateCollectionSettings(
+      testSql(),
+      { organizationId: merchant.organization.id },
+      { verificationUrl: `http://127.0.0.1:${verifier.port}/verify`, acceptByDefault },
+    );
     const phone = nextNumber();
-    const created = await merchant.request('/api/collectionrequests', { form: { phonenumber: phone, amount: '640', currency: 'KES', expiry_date: '2 minutes' } });
+    const created = await merchant.request('/api/collectionrequests', {
+      form: { phonenumber: phone, amount: '640', currency: 'KES', expiry_date: '2 minutes' },
+    });
     expect(created.status).toBe(201);
     verifierModes.set(created.body.svccode, mode);
     return { merchant, phone, requestId: created.body.id as number, code: created.body.svccode as string };
   }
 
-  test('validation asks the merchant within Daraja\'s deadline; the confirmation is confirmed by transaction status and credited to the named request', async () => {
+  test("validation asks the merchant within Daraja's deadline; the confirmation is confirmed by transaction status and credited to the named request", async () => {
     const { merchant, phone, requestId, code } = await openRequest(false, 'accept');
     const paid = await daraja.payBill({ msisdn: msisdn(phone), amount: '640', billRefNumber: code });
     expect(paid.validation?.answer).toMatchObject({ ResultCode: '0' });
     expect(paid.validation!.elapsedMs).toBeLessThan(5000);
     expect(paid.completed).toBe(true);
     expect(paid.confirmation?.status).toBe(200);
-    const result = await stack.ctx.client.workflow.getHandle(incomingCollectionWorkflowId('Safaricom', paid.transId)).result();
+    const result = await stack.ctx.client.workflow
+      .getHandle(incomingCollectionWorkflowId('Safaricom', paid.transId))
+      .result();
     expect(result).toMatchObject({ outcome: 'accepted', requestId });
-    await recordHistory(stack, incomingCollectionWorkflowId('Safaricom', paid.transId), 'incoming-collection-confirmed');
+    await recordHistory(
+      stack,
+      incomingCollectionWorkflowId('Safaricom', paid.transId),
+      'incoming-collection-confirmed',
+    );
     const credits = await creditsOf(merchant.organization.id);
-    expect(credits).toEqual([{ collectionId: result.collectionId, amount: '640.0000', remoteTransactionId: paid.transId }]);
-    const [collection] = await testSql()<{ phoneNumber: string }[]>`select phone_number as "phoneNumber" from collections where id = ${result.collectionId}`;
+    expect(credits).toEqual([
+      { collectionId: result.collectionId, amount: '640.0000', remoteTransactionId: paid.transId },
+    ]);
+    const [collection] = await testSql()<
+      { phoneNumber: string }[]
+    >`select phone_number as "phoneNumber" from collections where id = ${result.collectionId}`;
     // The masked number stood for the request's, which it fits.
     expect(collection!.phoneNumber).toBe(phone);
   });
 
-  test('the merchant\'s REJECT is Daraja\'s rejection: the payment does not complete, nothing is credited', async () => {
+  test("the merchant's REJECT is Daraja's rejection: the payment does not complete, nothing is credited", async () => {
     const { merchant, phone, code } = await openRequest(true, 'reject');
     const paid = await daraja.payBill({ msisdn: msisdn(phone), amount: '640', billRefNumber: code });
     expect(paid.validation?.answer).toMatchObject({ ResultCode: 'C2B00016', ResultDesc: 'Rejected' });
@@ -220,26 +321,53 @@ describe('paybill (C2B)', () => {
     expect(await creditsOf(merchant.organization.id)).toEqual([]);
   });
 
-  test('a merchant too slow for Daraja\'s deadline: its accept-by-default answers in time', async () => {
+  test("a merchant too slow for Daraja's deadline: its accept-by-default answers in time", async () => {
     const refusing = await openRequest(false, 'silent');
-    const refused = await daraja.payBill({ msisdn: msisdn(refusing.phone), amount: '640', billRefNumber: refusing.code });
+    const refused = await daraja.payBill({
+      msisdn: msisdn(refusing.phone),
+      amount: '640',
+      billRefNumber: refusing.code,
+    });
     expect(refused.validation?.answer).toMatchObject({ ResultCode: 'C2B00016' });
     expect(refused.validation!.elapsedMs).toBeLessThan(5000);
     const accepting = await openRequest(true, 'silent');
-    const accepted = await daraja.payBill({ msisdn: msisdn(accepting.phone), amount: '640', billRefNumber: accepting.code });
+    const accepted = await daraja.payBill({
+      msisdn: msisdn(accepting.phone),
+      amount: '640',
+      billRefNumber: accepting.code,
+    });
     expect(accepted.validation?.answer).toMatchObject({ ResultCode: '0' });
     expect(accepted.validation!.elapsedMs).toBeLessThan(5000);
   }, 30_000);
 
   test('a confirmation M-Pesa never made (a lie) is refused by transaction status: nothing is stored or credited', async () => {
     const { merchant, phone, code } = await openRequest(true, 'accept');
-    const fake = { TransactionType: 'Pay Bill', TransID: 'FAKE000001', TransTime: '20240101120000', TransAmount: '640', BusinessShortCode: CREDENTIALS.shortcode,
-      BillRefNumber: code, InvoiceNumber: '', OrgAccountBalance: '', ThirdPartyTransID: '', MSISDN: msisdn(phone), FirstName: 'Eve', MiddleName: '', LastName: '' };
+    const fake = {
+      TransactionType: 'Pay Bill',
+      TransID: 'FAKE000001',
+      TransTime: '20240101120000',
+      TransAmount: '640',
+      BusinessShortCode: CREDENTIALS.shortcode,
+      BillRefNumber: code,
+      InvoiceNumber: '',
+      OrgAccountBalance: '',
+      ThirdPartyTransID: '',
+      MSISDN: msisdn(phone),
+      FirstName: 'Eve',
+      MiddleName: '',
+      LastName: '',
+    };
     const answer = await requester(stack.ctx.app, null)('/network/paybill/confirmation', { body: fake });
     expect(answer.body).toEqual({ ResultCode: 0, ResultDesc: 'Accepted' });
-    const result = await stack.ctx.client.workflow.getHandle(incomingCollectionWorkflowId('Safaricom', 'FAKE000001')).result();
+    const result = await stack.ctx.client.workflow
+      .getHandle(incomingCollectionWorkflowId('Safaricom', 'FAKE000001'))
+      .result();
     expect(result).toMatchObject({ outcome: 'unconfirmed', collectionId: null });
-    await recordHistory(stack, incomingCollectionWorkflowId('Safaricom', 'FAKE000001'), 'incoming-collection-unconfirmed');
+    await recordHistory(
+      stack,
+      incomingCollectionWorkflowId('Safaricom', 'FAKE000001'),
+      'incoming-collection-unconfirmed',
+    );
     expect(await testSql()`select id from collections where remote_transaction_id = 'FAKE000001'`).toHaveLength(0);
     expect(await creditsOf(merchant.organization.id)).toEqual([]);
   });
@@ -251,53 +379,116 @@ for (const lookup of LOOKUPS) {
 
     /** Reports of a real receipt that anyone can send: a paybill confirmation naming `code`, and an STK callback for a push that never was. */
     function forgeries(receipt: string, phone: string, amount: string, code: string) {
-      const confirmation = { TransactionType: 'Pay Bill', TransID: receipt, TransTime: '20261127120000', TransAmount: amount, BusinessShortCode: CREDENTIALS.shortcode,
-        BillRefNumber: code, InvoiceNumber: '', OrgAccountBalance: '', ThirdPartyTransID: '', MSISDN: msisdn(phone), FirstName: 'Eve', MiddleName: '', LastName: '' };
-      const callback = { Body: { stkCallback: {
-        MerchantRequestID: '9999-9999-1', CheckoutRequestID: `ws_CO_FORGED${Math.floor(Math.random() * 1e9)}`, ResultCode: 0, ResultDesc: 'The service request is processed successfully.',
-        CallbackMetadata: { Item: [{ Name: 'Amount', Value: Number(amount) }, { Name: 'MpesaReceiptNumber', Value: receipt }, { Name: 'PhoneNumber', Value: Number(msisdn(phone)) }] },
-      } } };
+      const confirmation = {
+        TransactionType: 'Pay Bill',
+        TransID: receipt,
+        TransTime: '20261127120000',
+        TransAmount: amount,
+        BusinessShortCode: CREDENTIALS.shortcode,
+        BillRefNumber: code,
+        InvoiceNumber: '',
+        OrgAccountBalance: '',
+        ThirdPartyTransID: '',
+        MSISDN: msisdn(phone),
+        FirstName: 'Eve',
+        MiddleName: '',
+        LastName: '',
+      };
+      const callback = {
+        Body: {
+          stkCallback: {
+            MerchantRequestID: '9999-9999-1',
+            CheckoutRequestID: `ws_CO_FORGED${Math.floor(Math.random() * 1e9)}`,
+            ResultCode: 0,
+            ResultDesc: 'The service request is processed successfully.',
+            CallbackMetadata: {
+              Item: [
+                { Name: 'Amount', Value: Number(amount) },
+                { Name: 'MpesaReceiptNumber', Value: receipt },
+                { Name: 'PhoneNumber', Value: Number(msisdn(phone)) },
+              ],
+            },
+          },
+        },
+      };
       const send = requester(stack.ctx.app, null);
       return {
-        paybill: async () => expect((await send('/network/paybill/confirmation', { body: confirmation })).body).toEqual({ ResultCode: 0, ResultDesc: 'Accepted' }),
-        stk: async () => expect((await send('/network/prompts/result', { body: callback })).body).toEqual({ ResultCode: 0, ResultDesc: 'Accepted' }),
+        paybill: async () =>
+          expect((await send('/network/paybill/confirmation', { body: confirmation })).body).toEqual({
+            ResultCode: 0,
+            ResultDesc: 'Accepted',
+          }),
+        stk: async () =>
+          expect((await send('/network/prompts/result', { body: callback })).body).toEqual({
+            ResultCode: 0,
+            ResultDesc: 'Accepted',
+          }),
       };
     }
 
     /** A second organization's look-alike request for the same number and amount, waiting for a payment by its code. */
     async function lookAlike(phone: string, amount: string) {
       const merchant = await fundedMerchant(stack, 'KES');
-      const created = await merchant.request('/api/collectionrequests', { form: { phonenumber: phone, amount, currency: 'KES', send_instructions: 'false' } });
+      const created = await merchant.request('/api/collectionrequests', {
+        form: { phonenumber: phone, amount, currency: 'KES', send_instructions: 'false' },
+      });
       expect(created.status).toBe(201);
       return { merchant, code: created.body.svccode as string };
     }
 
     /** Every credit of `receipt` in the whole service. */
-    const creditsOfReceipt = async (receipt: string): Promise<{ organizationId: number }[]> => [...await testSql()<{ organizationId: number }[]>`
+    const creditsOfReceipt = async (receipt: string): Promise<{ organizationId: number }[]> => [
+      ...(await testSql()<{ organizationId: number }[]>`
       select a.organization_id as "organizationId" from transactions t join accounts a on a.id = t.account_id join collections c on c.id = t.collection_id
-      where c.network = 'Safaricom' and c.remote_transaction_id = ${receipt} and t.type = 'mobile_collection'`];
+      where c.network = 'Safaricom' and c.remote_transaction_id = ${receipt} and t.type = 'mobile_collection'`),
+    ];
 
     /** The report's workflow has ended (confirmed and found credited, or given up), so nothing more can come of it. */
     const reportSettled = async (receipt: string) =>
       await stack.ctx.client.workflow.getHandle(incomingCollectionWorkflowId('Safaricom', receipt)).result();
 
     /** The push's own callback, as Daraja sends it: success with the push's receipt. */
-    async function pushCallback(push: { merchantRequestId: string; checkoutRequestId: string; receipt: string | null }, phone: string, amount: string) {
-      const answer = await requester(stack.ctx.app, null)('/network/prompts/result', { body: { Body: { stkCallback: {
-        MerchantRequestID: push.merchantRequestId, CheckoutRequestID: push.checkoutRequestId, ResultCode: 0, ResultDesc: 'The service request is processed successfully.',
-        CallbackMetadata: { Item: [{ Name: 'Amount', Value: Number(amount) }, { Name: 'MpesaReceiptNumber', Value: push.receipt }, { Name: 'PhoneNumber', Value: Number(msisdn(phone)) }] },
-      } } } });
+    async function pushCallback(
+      push: { merchantRequestId: string; checkoutRequestId: string; receipt: string | null },
+      phone: string,
+      amount: string,
+    ) {
+      const answer = await requester(stack.ctx.app, null)('/network/prompts/result', {
+        body: {
+          Body: {
+            stkCallback: {
+              MerchantRequestID: push.merchantRequestId,
+              CheckoutRequestID: push.checkoutRequestId,
+              ResultCode: 0,
+              ResultDesc: 'The service request is processed successfully.',
+              CallbackMetadata: {
+                Item: [
+                  { Name: 'Amount', Value: Number(amount) },
+                  { Name: 'MpesaReceiptNumber', Value: push.receipt },
+                  { Name: 'PhoneNumber', Value: Number(msisdn(phone)) },
+                ],
+              },
+            },
+          },
+        },
+      });
       expect(answer.body).toEqual({ ResultCode: 0, ResultDesc: 'Accepted' });
     }
 
     /** What the merchant sees of a collection (its remote transaction id), and the request it paid holds the same. */
-    async function shownAs(merchant: Awaited<ReturnType<typeof fundedMerchant>>, collectionId: number, remoteTransactionId: string) {
+    async function shownAs(
+      merchant: Awaited<ReturnType<typeof fundedMerchant>>,
+      collectionId: number,
+      remoteTransactionId: string,
+    ) {
       const shown = await merchant.request(`/api/collections/${collectionId}`);
       expect(shown.body).toMatchObject({ id: collectionId, remote_transaction_id: remoteTransactionId });
-      expect(await testSql()`select id from collection_requests where collection_id = ${collectionId} and remote_transaction_id = ${remoteTransactionId}`).toHaveLength(1);
+      expect(
+        await testSql()`select id from collection_requests where collection_id = ${collectionId} and remote_transaction_id = ${remoteTransactionId}`,
+      ).toHaveLength(1);
     }
 
-    test('a push paid with no callback, then its real receipt reported for another organization by paybill and by STK callback: credited once, to the push\'s request', async () => {
+    test("a push paid with no callback, then its real receipt reported for another organization by paybill and by STK callback: credited once, to the push's request", async () => {
       const payer = await fundedMerchant(stack, 'KES');
       const phone = nextNumber();
       daraja.subscriber(msisdn(phone), { outcome: 'pay', callback: 'none' });
@@ -315,14 +506,18 @@ for (const lookup of LOOKUPS) {
       await expectBalanced(other.merchant.organization.id);
     }, 30_000);
 
-    test('the real receipt reported for another organization while the push is still being settled, both forgeries at once: credited once, to the push\'s request', async () => {
+    test("the real receipt reported for another organization while the push is still being settled, both forgeries at once: credited once, to the push's request", async () => {
       const payer = await fundedMerchant(stack, 'KES');
       const phone = nextNumber();
       const other = await lookAlike(phone, '70');
       daraja.subscriber(msisdn(phone), { outcome: 'pay', callback: 'none' });
       const requestId = await promptedRequest(payer, { phonenumber: phone, amount: '70', currency: 'KES' });
       // The forgeries come as soon as the subscriber has paid (the receipt is on their phone), before the push is settled.
-      const receipt = await eventually('the subscriber to pay', async () => pushesTo(phone)[0]?.receipt ?? undefined, 15_000);
+      const receipt = await eventually(
+        'the subscriber to pay',
+        async () => pushesTo(phone)[0]?.receipt ?? undefined,
+        15_000,
+      );
       const forged = forgeries(receipt, phone, '70', other.code);
       await Promise.all([forged.paybill(), forged.stk(), forged.paybill()]);
       expect(await requestOutcome(stack, requestId)).toMatchObject({ status: 'successful' });
@@ -332,14 +527,23 @@ for (const lookup of LOOKUPS) {
       await expectBalanced(payer.organization.id);
     }, 45_000);
 
-    test('one real receipt reported for three other organizations at once while its push settles: credited once, to the push\'s request', async () => {
+    test("one real receipt reported for three other organizations at once while its push settles: credited once, to the push's request", async () => {
       const payer = await fundedMerchant(stack, 'KES');
       const phone = nextNumber();
       const others = await Promise.all([lookAlike(phone, '90'), lookAlike(phone, '90'), lookAlike(phone, '90')]);
       daraja.subscriber(msisdn(phone), { outcome: 'pay', callback: 'truthful', decideAfterMs: 500 });
       const requestId = await promptedRequest(payer, { phonenumber: phone, amount: '90', currency: 'KES' });
-      const receipt = await eventually('the subscriber to pay', async () => pushesTo(phone)[0]?.receipt ?? undefined, 15_000);
-      await Promise.all(others.flatMap(({ code }) => { const forged = forgeries(receipt, phone, '90', code); return [forged.paybill(), forged.stk()]; }));
+      const receipt = await eventually(
+        'the subscriber to pay',
+        async () => pushesTo(phone)[0]?.receipt ?? undefined,
+        15_000,
+      );
+      await Promise.all(
+        others.flatMap(({ code }) => {
+          const forged = forgeries(receipt, phone, '90', code);
+          return [forged.paybill(), forged.stk()];
+        }),
+      );
       expect(await requestOutcome(stack, requestId)).toMatchObject({ status: 'successful' });
       await reportSettled(receipt);
       expect(await creditsOfReceipt(receipt)).toEqual([{ organizationId: payer.organization.id }]);
@@ -349,7 +553,7 @@ for (const lookup of LOOKUPS) {
       }
     }, 45_000);
 
-    test('a paid push whose callback is lost is credited once; its receipt, then reported at once by paybill for another organization, by the push\'s late callback and by a callback for no push, attaches to that credit and credits nothing more', async () => {
+    test("a paid push whose callback is lost is credited once; its receipt, then reported at once by paybill for another organization, by the push's late callback and by a callback for no push, attaches to that credit and credits nothing more", async () => {
       const payer = await fundedMerchant(stack, 'KES');
       const phone = nextNumber();
       const other = await lookAlike(phone, '60');
@@ -362,10 +566,18 @@ for (const lookup of LOOKUPS) {
       // Before the receipt is learnt, the merchant sees what the push was credited under.
       await shownAs(payer, outcome.collectionId!, creditedUnder(lookup, push));
       const forged = forgeries(receipt, phone, '60', other.code);
-      await Promise.all([forged.paybill(), pushCallback(push, phone, '60'), forged.stk(), forged.paybill(), pushCallback(push, phone, '60')]);
+      await Promise.all([
+        forged.paybill(),
+        pushCallback(push, phone, '60'),
+        forged.stk(),
+        forged.paybill(),
+        pushCallback(push, phone, '60'),
+      ]);
       expect(await reportSettled(receipt)).toMatchObject({ requestId });
       expect(await creditsOfReceipt(receipt)).toEqual([{ organizationId: payer.organization.id }]);
-      expect(await creditsOf(payer.organization.id)).toEqual([{ collectionId: outcome.collectionId!, amount: '60.0000', remoteTransactionId: receipt }]);
+      expect(await creditsOf(payer.organization.id)).toEqual([
+        { collectionId: outcome.collectionId!, amount: '60.0000', remoteTransactionId: receipt },
+      ]);
       expect(await creditsOf(other.merchant.organization.id)).toEqual([]);
       await shownAs(payer, outcome.collectionId!, receipt);
       expect(await testSql()`select id from collections where phone_number = ${phone}`).toHaveLength(1);
@@ -373,7 +585,7 @@ for (const lookup of LOOKUPS) {
       await expectBalanced(other.merchant.organization.id);
     }, 45_000);
 
-    test('the push\'s callback comes after its credit: the receipt it names, confirmed by transaction status, attaches to that credit', async () => {
+    test("the push's callback comes after its credit: the receipt it names, confirmed by transaction status, attaches to that credit", async () => {
       const payer = await fundedMerchant(stack, 'KES');
       const phone = nextNumber();
       daraja.subscriber(msisdn(phone), { outcome: 'pay', callback: 'truthful', callbackAfterMs: 5000 });
@@ -382,9 +594,15 @@ for (const lookup of LOOKUPS) {
       expect(outcome).toMatchObject({ status: 'successful' });
       const push = pushesTo(phone)[0]!;
       await shownAs(payer, outcome.collectionId!, creditedUnder(lookup, push));
-      await eventually('the receipt to attach to the credit', async () => (await creditsOf(payer.organization.id))[0]?.remoteTransactionId === push.receipt, 20_000);
+      await eventually(
+        'the receipt to attach to the credit',
+        async () => (await creditsOf(payer.organization.id))[0]?.remoteTransactionId === push.receipt,
+        20_000,
+      );
       await callbackSettled(stack, requestId, 'Safaricom', push.receipt!);
-      expect(await creditsOf(payer.organization.id)).toEqual([{ collectionId: outcome.collectionId!, amount: '65.0000', remoteTransactionId: push.receipt! }]);
+      expect(await creditsOf(payer.organization.id)).toEqual([
+        { collectionId: outcome.collectionId!, amount: '65.0000', remoteTransactionId: push.receipt! },
+      ]);
       await shownAs(payer, outcome.collectionId!, push.receipt!);
       await expectBalanced(payer.organization.id);
     }, 45_000);
@@ -402,13 +620,19 @@ for (const lookup of LOOKUPS) {
         // A poll went by with no answer: credited under the push.
         await shownAs(payer, outcome.collectionId!, push.checkoutRequestId);
         if (lookup === 'answered') {
-          await eventually('the receipt to attach to the credit', async () => (await creditsOf(payer.organization.id))[0]?.remoteTransactionId === push.receipt, 20_000);
+          await eventually(
+            'the receipt to attach to the credit',
+            async () => (await creditsOf(payer.organization.id))[0]?.remoteTransactionId === push.receipt,
+            20_000,
+          );
           expect(await reportSettled(push.receipt!)).toMatchObject({ requestId });
         } else {
           // The answer (R000002) states no receipt: the credit stays under the push.
           await Bun.sleep(4000);
         }
-        expect(await creditsOf(payer.organization.id)).toEqual([{ collectionId: outcome.collectionId!, amount: '55.0000', remoteTransactionId: creditedUnder(lookup, push) }]);
+        expect(await creditsOf(payer.organization.id)).toEqual([
+          { collectionId: outcome.collectionId!, amount: '55.0000', remoteTransactionId: creditedUnder(lookup, push) },
+        ]);
         await expectBalanced(payer.organization.id);
       } finally {
         daraja.transactionStatusDelay(null);
@@ -418,11 +642,15 @@ for (const lookup of LOOKUPS) {
 }
 
 describe('B2C and reversals', () => {
-  test('a payment goes out by B2C and completes on transaction status\'s word', async () => {
+  test("a payment goes out by B2C and completes on transaction status's word", async () => {
     const merchant = await fundedMerchant(stack, 'KES', '5000');
     const phone = nextNumber();
-    expect(await paidOut(stack, merchant, { phonenumber: phone, amount: '1000', currency: 'KES' })).toMatchObject({ state: 'completed' });
-    expect(daraja.payouts().filter((payout) => payout.msisdn === msisdn(phone))).toMatchObject([{ amount: 1000, completed: true, submissions: 1, commandId: 'BusinessPayment' }]);
+    expect(await paidOut(stack, merchant, { phonenumber: phone, amount: '1000', currency: 'KES' })).toMatchObject({
+      state: 'completed',
+    });
+    expect(daraja.payouts().filter((payout) => payout.msisdn === msisdn(phone))).toMatchObject([
+      { amount: 1000, completed: true, submissions: 1, commandId: 'BusinessPayment' },
+    ]);
     expect(await balanceOf(merchant.organization.id, 'KES')).toBe('4000.0000');
   });
 
@@ -430,7 +658,9 @@ describe('B2C and reversals', () => {
     const merchant = await fundedMerchant(stack, 'KES', '5000');
     const phone = nextNumber();
     daraja.failNext('b2c', '500-after-recording');
-    expect(await paidOut(stack, merchant, { phonenumber: phone, amount: '700', currency: 'KES' })).toMatchObject({ state: 'completed' });
+    expect(await paidOut(stack, merchant, { phonenumber: phone, amount: '700', currency: 'KES' })).toMatchObject({
+      state: 'completed',
+    });
     const payouts = daraja.payouts().filter((payout) => payout.msisdn === msisdn(phone));
     expect(payouts).toHaveLength(1);
     expect(payouts[0]!.submissions).toBe(1);
@@ -441,7 +671,9 @@ describe('B2C and reversals', () => {
     const merchant = await fundedMerchant(stack, 'KES', '5000');
     const phone = nextNumber();
     daraja.payee(msisdn(phone), { outcome: 'complete', callback: 'lie' });
-    expect(await paidOut(stack, merchant, { phonenumber: phone, amount: '300', currency: 'KES' })).toMatchObject({ state: 'completed' });
+    expect(await paidOut(stack, merchant, { phonenumber: phone, amount: '300', currency: 'KES' })).toMatchObject({
+      state: 'completed',
+    });
     expect(await balanceOf(merchant.organization.id, 'KES')).toBe('4700.0000');
     await expectBalanced(merchant.organization.id);
   });
@@ -450,7 +682,9 @@ describe('B2C and reversals', () => {
     const merchant = await fundedMerchant(stack, 'KES', '5000');
     const phone = nextNumber();
     daraja.payee(msisdn(phone), { outcome: 'fail', callback: 'truthful' });
-    expect(await paidOut(stack, merchant, { phonenumber: phone, amount: '200', currency: 'KES' })).toMatchObject({ state: 'rejected' });
+    expect(await paidOut(stack, merchant, { phonenumber: phone, amount: '200', currency: 'KES' })).toMatchObject({
+      state: 'rejected',
+    });
     expect(await balanceOf(merchant.organization.id, 'KES')).toBe('5000.0000');
     await expectBalanced(merchant.organization.id);
   });
@@ -464,9 +698,13 @@ describe('B2C and reversals', () => {
     const receipt = pushesTo(phone)[0]!.receipt!;
     const reversal = await merchant.request('/api/reversals', { form: { collection: String(outcome.collectionId) } });
     expect(reversal.status).toBe(201);
-    expect(await stack.ctx.client.workflow.getHandle(`reversal-${reversal.body.id}`).result()).toMatchObject({ state: 'completed' });
+    expect(await stack.ctx.client.workflow.getHandle(`reversal-${reversal.body.id}`).result()).toMatchObject({
+      state: 'completed',
+    });
     await recordHistory(stack, `reversal-${reversal.body.id}`, 'reversal-operator-completed');
-    expect(daraja.reversals()).toContainEqual(expect.objectContaining({ transactionId: receipt, amount: 500, completed: true }));
+    expect(daraja.reversals()).toContainEqual(
+      expect.objectContaining({ transactionId: receipt, amount: 500, completed: true }),
+    );
     expect(await balanceOf(merchant.organization.id, 'KES')).toBe('1.0000');
     await expectBalanced(merchant.organization.id);
   });

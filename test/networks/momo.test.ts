@@ -6,11 +6,31 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { startMomoSimulator, type MomoSimulator } from '../simulators/momo';
 import { LIVE_METRICS_TOKEN, eventually, numberSequence, requester, testApp, testSql } from '../helpers';
-import { balanceOf, callbackSettled, creditsOf, expectBalanced, fundedMerchant, paidOut, promptedRequest, recordHistory, requestOutcome, startStack, type Stack } from './stack';
+import {
+  balanceOf,
+  callbackSettled,
+  creditsOf,
+  expectBalanced,
+  fundedMerchant,
+  paidOut,
+  promptedRequest,
+  recordHistory,
+  requestOutcome,
+  startStack,
+  type Stack,
+} from './stack';
 
 const CREDENTIALS = {
-  collection: { subscriptionKey: 'momo-collection-key', apiUser: '5f0e8c2e-3c1f-4f7e-9a51-6c2b9a1d7e01', apiKey: 'momo-collection-secret' },
-  disbursement: { subscriptionKey: 'momo-disbursement-key', apiUser: '7a1d2c3b-4e5f-4a6b-8c7d-9e0f1a2b3c4d', apiKey: 'momo-disbursement-secret' },
+  collection: {
+    subscriptionKey: 'momo-collection-key',
+    apiUser: '5f0e8c2e-3c1f-4f7e-9a51-6c2b9a1d7e01',
+    apiKey: 'momo-collection-secret',
+  },
+  disbursement: {
+    subscriptionKey: 'momo-disbursement-key',
+    apiUser: '7a1d2c3b-4e5f-4a6b-8c7d-9e0f1a2b3c4d',
+    apiKey: 'momo-disbursement-secret',
+  },
 };
 let momo: MomoSimulator;
 let stack: Stack;
@@ -18,7 +38,12 @@ const nextNumber = numberSequence('+256776');
 const msisdn = (e164: string) => e164.slice(1);
 
 beforeAll(async () => {
-  momo = await startMomoSimulator({ ...CREDENTIALS, targetEnvironment: 'sandbox', decisionDelayMs: 300, callbackDelayMs: 50 });
+  momo = await startMomoSimulator({
+    ...CREDENTIALS,
+    targetEnvironment: 'sandbox',
+    decisionDelayMs: 300,
+    callbackDelayMs: 50,
+  });
   stack = await startStack('momo', {
     MTN_MOMO_BASE_URL: momo.url,
     MTN_MOMO_TARGET_ENVIRONMENT: 'sandbox',
@@ -39,7 +64,7 @@ afterAll(async () => {
 const requestsToPayOf = (phone: string) => momo.requestsToPay().filter((request) => request.payer === msisdn(phone));
 
 describe('request to pay', () => {
-  test('the callback wakes the request, MoMo\'s GET confirms it, it is credited once; a repeated callback changes nothing', async () => {
+  test("the callback wakes the request, MoMo's GET confirms it, it is credited once; a repeated callback changes nothing", async () => {
     const merchant = await fundedMerchant(stack, 'UGX');
     const phone = nextNumber();
     momo.party(msisdn(phone), { outcome: 'SUCCESSFUL', callback: 'twice' });
@@ -47,14 +72,29 @@ describe('request to pay', () => {
     expect(await requestOutcome(stack, requestId)).toMatchObject({ status: 'successful' });
     await recordHistory(stack, `collection-request-${requestId}`, 'collection-request-operator-paid');
     const [sent] = requestsToPayOf(phone);
-    expect(sent).toMatchObject({ amount: '1500', currency: 'EUR', externalId: `req-${requestId}-1`, status: 'SUCCESSFUL', submissions: 1 });
+    expect(sent).toMatchObject({
+      amount: '1500',
+      currency: 'EUR',
+      externalId: `req-${requestId}-1`,
+      status: 'SUCCESSFUL',
+      submissions: 1,
+    });
     expect(sent!.referenceId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(sent!.callbackUrl).toBe(`${stack.env.PUBLIC_BASE_URL}/network/momo/${sent!.referenceId}`);
     const credits = await creditsOf(merchant.organization.id);
-    expect(credits).toEqual([{ collectionId: expect.any(Number), amount: '1500.0000', remoteTransactionId: sent!.financialTransactionId! }]);
+    expect(credits).toEqual([
+      { collectionId: expect.any(Number), amount: '1500.0000', remoteTransactionId: sent!.financialTransactionId! },
+    ]);
     // The same callback once more, by hand: nothing moves.
     const again = await requester(stack.ctx.app, null)(`/network/momo/${sent!.referenceId}`, {
-      method: 'PUT', body: { financialTransactionId: sent!.financialTransactionId, externalId: sent!.externalId, amount: '1500', currency: 'EUR', status: 'SUCCESSFUL' },
+      method: 'PUT',
+      body: {
+        financialTransactionId: sent!.financialTransactionId,
+        externalId: sent!.externalId,
+        amount: '1500',
+        currency: 'EUR',
+        status: 'SUCCESSFUL',
+      },
     });
     expect(again.status).toBe(200);
     await callbackSettled(stack, requestId, 'MTN Uganda', sent!.financialTransactionId!);
@@ -63,12 +103,15 @@ describe('request to pay', () => {
     await expectBalanced(merchant.organization.id);
   });
 
-  test('a callback that lies (SUCCESSFUL while MoMo\'s record says FAILED) credits nothing', async () => {
+  test("a callback that lies (SUCCESSFUL while MoMo's record says FAILED) credits nothing", async () => {
     const merchant = await fundedMerchant(stack, 'UGX');
     const phone = nextNumber();
     momo.party(msisdn(phone), { outcome: 'FAILED', reason: 'APPROVAL_REJECTED', callback: 'lie' });
     const requestId = await promptedRequest(merchant, { phonenumber: phone, amount: '700', currency: 'UGX' });
-    expect(await requestOutcome(stack, requestId)).toMatchObject({ status: 'failed', errorMessage: 'The subscriber declined the payment.' });
+    expect(await requestOutcome(stack, requestId)).toMatchObject({
+      status: 'failed',
+      errorMessage: 'The subscriber declined the payment.',
+    });
     expect(await creditsOf(merchant.organization.id)).toEqual([]);
     expect(await testSql()`select id from collections where phone_number = ${phone}`).toHaveLength(0);
   });
@@ -121,7 +164,7 @@ describe('request to pay', () => {
 });
 
 describe('transfers', () => {
-  test('a payment goes out by transfer and completes; MoMo\'s refusal releases the amount once', async () => {
+  test("a payment goes out by transfer and completes; MoMo's refusal releases the amount once", async () => {
     const merchant = await fundedMerchant(stack, 'UGX', '10000');
     const phone = nextNumber();
     const completed = await paidOut(stack, merchant, { phonenumber: phone, amount: '2500', currency: 'UGX' });
@@ -131,7 +174,9 @@ describe('transfers', () => {
     expect(transfer).toMatchObject({ amount: '2500', currency: 'EUR', status: 'SUCCESSFUL', submissions: 1 });
     const refusedPhone = nextNumber();
     momo.party(msisdn(refusedPhone), { outcome: 'FAILED', reason: 'PAYEE_NOT_FOUND', callback: 'truthful' });
-    expect(await paidOut(stack, merchant, { phonenumber: refusedPhone, amount: '1000', currency: 'UGX' })).toMatchObject({ state: 'rejected' });
+    expect(
+      await paidOut(stack, merchant, { phonenumber: refusedPhone, amount: '1000', currency: 'UGX' }),
+    ).toMatchObject({ state: 'rejected' });
     expect(await balanceOf(merchant.organization.id, 'UGX')).toBe('7500.0000');
     await expectBalanced(merchant.organization.id);
   });
@@ -140,7 +185,9 @@ describe('transfers', () => {
     const merchant = await fundedMerchant(stack, 'UGX', '5000');
     const phone = nextNumber();
     momo.failNext('transfer', '500-after-recording');
-    expect(await paidOut(stack, merchant, { phonenumber: phone, amount: '1200', currency: 'UGX' })).toMatchObject({ state: 'completed' });
+    expect(await paidOut(stack, merchant, { phonenumber: phone, amount: '1200', currency: 'UGX' })).toMatchObject({
+      state: 'completed',
+    });
     const sent = momo.transfers().filter((transfer) => transfer.payee === msisdn(phone));
     expect(sent).toHaveLength(1);
     expect(sent[0]!.submissions).toBe(2);
@@ -153,46 +200,73 @@ describe('transfers', () => {
     const requestId = await promptedRequest(merchant, { phonenumber: phone, amount: '800', currency: 'UGX' });
     const outcome = await requestOutcome(stack, requestId);
     expect(outcome.status).toBe('successful');
-    const reversal = await merchant.request('/api/reversals', { form: { collection: String(outcome.collectionId), reason: 'Returned goods' } });
+    const reversal = await merchant.request('/api/reversals', {
+      form: { collection: String(outcome.collectionId), reason: 'Returned goods' },
+    });
     expect(reversal.status).toBe(201);
-    expect(await stack.ctx.client.workflow.getHandle(`reversal-${reversal.body.id}`).result()).toMatchObject({ state: 'completed' });
-    expect(momo.transfers().filter((transfer) => transfer.payee === msisdn(phone))).toMatchObject([{ amount: '800', status: 'SUCCESSFUL' }]);
+    expect(await stack.ctx.client.workflow.getHandle(`reversal-${reversal.body.id}`).result()).toMatchObject({
+      state: 'completed',
+    });
+    expect(momo.transfers().filter((transfer) => transfer.payee === msisdn(phone))).toMatchObject([
+      { amount: '800', status: 'SUCCESSFUL' },
+    ]);
     expect(await balanceOf(merchant.organization.id, 'UGX')).toBe('1.0000');
     await expectBalanced(merchant.organization.id);
   });
 });
 
-describe('the API\'s validation and look-ups', () => {
-  test('instant verification asks MoMo\'s account holder API', async () => {
+describe("the API's validation and look-ups", () => {
+  test("instant verification asks MoMo's account holder API", async () => {
     const merchant = await fundedMerchant(stack, 'UGX');
     const phone = nextNumber();
     momo.party(msisdn(phone), { active: true, name: { given_name: 'Jane', family_name: 'Nakato' } });
-    const created = await merchant.request('/api/contacts', { form: { phone_number: phone, first_name: 'Jane', last_name: 'Nakato', 'metadata.sync': '1' } });
+    const created = await merchant.request('/api/contacts', {
+      form: { phone_number: phone, first_name: 'Jane', last_name: 'Nakato', 'metadata.sync': '1' },
+    });
     expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({ phone_is_mm_registered: 'yes', name_on_network: 'Jane Nakato', name_matches_network_status: 'checked', name_matches_network_score: 100, network_name: 'MTN Uganda' });
+    expect(created.body).toMatchObject({
+      phone_is_mm_registered: 'yes',
+      name_on_network: 'Jane Nakato',
+      name_matches_network_status: 'checked',
+      name_matches_network_score: 100,
+      network_name: 'MTN Uganda',
+    });
     const inactive = nextNumber();
     momo.party(msisdn(inactive), { active: false });
-    const unknown = await merchant.request('/api/contacts', { form: { phone_number: inactive, first_name: 'No', last_name: 'Body', 'metadata.sync': '1' } });
+    const unknown = await merchant.request('/api/contacts', {
+      form: { phone_number: inactive, first_name: 'No', last_name: 'Body', 'metadata.sync': '1' },
+    });
     expect(unknown.body).toMatchObject({ phone_is_mm_registered: 'no', name_matches_network_status: 'not_registered' });
   });
 
   test('UGX with decimals is refused by validation, before MoMo sees it', async () => {
     const merchant = await fundedMerchant(stack, 'UGX');
-    const response = await merchant.request('/api/collectionrequests', { form: { phonenumber: nextNumber(), amount: '100.50', currency: 'UGX' } });
+    const response = await merchant.request('/api/collectionrequests', {
+      form: { phonenumber: nextNumber(), amount: '100.50', currency: 'UGX' },
+    });
     expect(response.status).toBe(400);
     expect(response.body.amount).toEqual(['MTN MoMo takes whole amounts only: enter UGX without decimals.']);
-    const payment = await merchant.request('/api/payments', { form: { phonenumber: nextNumber(), amount: '10.5', currency: 'UGX', description: 'x' } });
+    const payment = await merchant.request('/api/payments', {
+      form: { phonenumber: nextNumber(), amount: '10.5', currency: 'UGX', description: 'x' },
+    });
     expect(payment.body.amount).toEqual(['MTN MoMo takes whole amounts only: enter UGX without decimals.']);
   });
 
   test('outside sandbox mode a network with no connector is refused by validation, naming it', async () => {
     const live = await testApp(undefined, { ...stack.env, SANDBOX: 'false', METRICS_TOKEN: LIVE_METRICS_TOKEN });
     const merchant = await fundedMerchant(stack, 'UGX');
-    const airtel = await requester(live.app, merchant.apiKey)('/api/collectionrequests', { form: { phonenumber: '+256701234567', amount: '100', currency: 'UGX' } });
+    const airtel = await requester(live.app, merchant.apiKey)('/api/collectionrequests', {
+      form: { phonenumber: '+256701234567', amount: '100', currency: 'UGX' },
+    });
     expect(airtel.status).toBe(400);
     expect(airtel.body.phonenumber[0]).toContain('Airtel Uganda is not connected');
-    const mtn = await requester(live.app, merchant.apiKey)('/api/collectionrequests', { form: { phonenumber: nextNumber(), amount: '100', currency: 'UGX' } });
+    const mtn = await requester(live.app, merchant.apiKey)('/api/collectionrequests', {
+      form: { phonenumber: nextNumber(), amount: '100', currency: 'UGX' },
+    });
     expect(mtn.status).toBe(201);
-    await live.client.workflow.getHandle(`collection-request-${mtn.body.id}`).terminate('test over').catch(() => {});
+    await live.client.workflow
+      .getHandle(`collection-request-${mtn.body.id}`)
+      .terminate('test over')
+      .catch(() => {});
   });
 });

@@ -13,7 +13,17 @@ import { loadConfig } from '../../src/config';
 import { networkForNumber } from '../../src/domain/networks';
 import { startPawapaySimulator, type PawapaySimulator } from '../simulators/pawapay';
 import { eventually, numberSequence, requester, testSql } from '../helpers';
-import { balanceOf, creditsOf, expectBalanced, fundedMerchant, paidOut, promptedRequest, requestOutcome, startStack, type Stack } from './stack';
+import {
+  balanceOf,
+  creditsOf,
+  expectBalanced,
+  fundedMerchant,
+  paidOut,
+  promptedRequest,
+  requestOutcome,
+  startStack,
+  type Stack,
+} from './stack';
 
 const TOKEN = 'pawapay-test-token';
 const PROVIDERS = 'TIGO_TZA,HALOTEL_TZA,VODAFONE_GHA,AIRTELTIGO_GHA,ORANGE_COD';
@@ -29,7 +39,11 @@ const digits = (e164: string) => e164.slice(1);
 
 beforeAll(async () => {
   pawapay = await startPawapaySimulator({ apiToken: TOKEN, decisionDelayMs: 200, callbackDelayMs: 20 });
-  stack = await startStack('pawapay', { PAWAPAY_BASE_URL: pawapay.url, PAWAPAY_API_TOKEN: TOKEN, PAWAPAY_PROVIDERS: PROVIDERS });
+  stack = await startStack('pawapay', {
+    PAWAPAY_BASE_URL: pawapay.url,
+    PAWAPAY_API_TOKEN: TOKEN,
+    PAWAPAY_PROVIDERS: PROVIDERS,
+  });
   // The callback URLs registered in pawaPay's dashboard.
   pawapay.setCallbackBase(stack.env.PUBLIC_BASE_URL!);
 });
@@ -43,8 +57,13 @@ const depositsOf = (phone: string) => pawapay.deposits().filter((deposit) => dep
 
 describe('deposits', () => {
   test('TZS on Tigo and Halotel, GHS on Telecel and AT, CDF on Orange DRC: each credited once, under its depositId, after the status query', async () => {
-    const cases = [['TZS', tigo(), 'TIGO_TZA', '1500', '1500'], ['TZS', halotel(), 'HALOTEL_TZA', '2000', '2000'], ['GHS', telecel(), 'VODAFONE_GHA', '10.50', '10.5'],
-      ['GHS', airtelTigo(), 'AIRTELTIGO_GHA', '25', '25'], ['CDF', orange(), 'ORANGE_COD', '1000.25', '1000.25']] as const;
+    const cases = [
+      ['TZS', tigo(), 'TIGO_TZA', '1500', '1500'],
+      ['TZS', halotel(), 'HALOTEL_TZA', '2000', '2000'],
+      ['GHS', telecel(), 'VODAFONE_GHA', '10.50', '10.5'],
+      ['GHS', airtelTigo(), 'AIRTELTIGO_GHA', '25', '25'],
+      ['CDF', orange(), 'ORANGE_COD', '1000.25', '1000.25'],
+    ] as const;
     for (const [currency, phone, provider, amount, sent] of cases) {
       const merchant = await fundedMerchant(stack, currency, '1');
       pawapay.setSubscriber(digits(phone), { deposit: 'pays', callback: 'twice' });
@@ -61,7 +80,9 @@ describe('deposits', () => {
         select operator_reference as "operatorReference" from network_operations where network = ${networkForNumber(phone)!.name} and kind = 'prompt' and phone_number = ${phone}`;
       expect(operation!.operatorReference).toBe(deposit!.id);
       const credits = await creditsOf(merchant.organization.id);
-      expect(credits).toEqual([{ collectionId: expect.any(Number), amount: expect.any(String), remoteTransactionId: deposit!.id }]);
+      expect(credits).toEqual([
+        { collectionId: expect.any(Number), amount: expect.any(String), remoteTransactionId: deposit!.id },
+      ]);
       expect(Number(credits[0]!.amount)).toBe(Number(amount));
       await eventually('both callbacks to be answered', async () => {
         const answered = pawapay.callbacks().filter((callback) => callback.body.includes(deposit!.id));
@@ -102,8 +123,14 @@ describe('deposits', () => {
     const deposit = await eventually('the deposit to reach pawaPay', async () => depositsOf(phone)[0]);
     pawapay.holdInReconciliation(deposit.id);
     const claim = {
-      depositId: deposit.id, status: 'COMPLETED', amount: '900.00', currency: 'TZS', country: 'TZA',
-      payer: { type: 'MMO', accountDetails: { phoneNumber: digits(phone), provider: 'HALOTEL_TZA' } }, created: new Date().toISOString(), providerTransactionId: 'FORGED1',
+      depositId: deposit.id,
+      status: 'COMPLETED',
+      amount: '900.00',
+      currency: 'TZS',
+      country: 'TZA',
+      payer: { type: 'MMO', accountDetails: { phoneNumber: digits(phone), provider: 'HALOTEL_TZA' } },
+      created: new Date().toISOString(),
+      providerTransactionId: 'FORGED1',
     };
     expect((await pawapay.sendCallback('deposit', claim, { tamper: true })).status).toBe(403);
     expect((await pawapay.sendCallback('deposit', claim, { wrongKey: true })).status).toBe(403);
@@ -128,13 +155,18 @@ describe('deposits', () => {
     const requestId = await promptedRequest(merchant, { phonenumber: phone, amount: '5000', currency: 'CDF' });
     const deposit = await eventually('the deposit to reach pawaPay', async () => depositsOf(phone)[0]);
     pawapay.holdInReconciliation(deposit.id);
-    await eventually('the deposit to be in reconciliation', async () => depositsOf(phone)[0]?.status === 'IN_RECONCILIATION');
+    await eventually(
+      'the deposit to be in reconciliation',
+      async () => depositsOf(phone)[0]?.status === 'IN_RECONCILIATION',
+    );
     await Bun.sleep(1500);
     expect(await creditsOf(merchant.organization.id)).toEqual([]);
     expect(pawapay.release(deposit.id, 'COMPLETED')).toBe(true);
     expect(await requestOutcome(stack, requestId)).toMatchObject({ status: 'successful' });
     const index = await eventually('the final callback to be answered', async () => {
-      const found = pawapay.callbacks().findIndex((callback) => callback.body.includes(deposit.id) && callback.status === 200);
+      const found = pawapay
+        .callbacks()
+        .findIndex((callback) => callback.body.includes(deposit.id) && callback.status === 200);
       return found >= 0 ? found : undefined;
     });
     const replays = await Promise.all(Array.from({ length: 5 }, () => pawapay.replayCallback(index)));
@@ -146,13 +178,25 @@ describe('deposits', () => {
   });
 
   test('a retried deposit repeats its depositId: pawaPay ignores the duplicate and prompts once; one it never received is sent again under the same id', async () => {
-    const config = loadConfig({ ...stack.env, PAWAPAY_BASE_URL: pawapay.url, PAWAPAY_API_TOKEN: TOKEN, PAWAPAY_PROVIDERS: PROVIDERS });
+    const config = loadConfig({
+      ...stack.env,
+      PAWAPAY_BASE_URL: pawapay.url,
+      PAWAPAY_API_TOKEN: TOKEN,
+      PAWAPAY_PROVIDERS: PROVIDERS,
+    });
     const networks = createNetworks(config, testSql());
     const phone = tigo();
     pawapay.setSubscriber(digits(phone), { deposit: 'ignores', callback: 'none' });
     const prompt = {
-      requestId: asId('CollectionRequest', 1), attempt: 1, phoneNumber: phone, amount: '1200.0000', currency: 'TZS', reference: 'Invoice 77', promptReference: `retry-${phone}`,
-      network: networkForNumber(phone)!, workflowId: 'collection-request-none',
+      requestId: asId('CollectionRequest', 1),
+      attempt: 1,
+      phoneNumber: phone,
+      amount: '1200.0000',
+      currency: 'TZS',
+      reference: 'Invoice 77',
+      promptReference: `retry-${phone}`,
+      network: networkForNumber(phone)!,
+      workflowId: 'collection-request-none',
     };
     // The same activity run twice (its first answer lost): the same id, pawaPay's DUPLICATE_IGNORED, one prompt.
     const [first, second] = [await networks.requestPayment(prompt), await networks.requestPayment(prompt)];
@@ -163,7 +207,9 @@ describe('deposits', () => {
     expect(pawapay.promptsOf(depositId)).toBe(1);
     expect(depositsOf(phone)).toHaveLength(1);
     // The request's workflow asks by its prompt reference: the stored id is the one asked about.
-    expect(await networks.promptStatus({ ...prompt, operatorReference: prompt.promptReference })).toEqual({ status: 'pending' });
+    expect(await networks.promptStatus({ ...prompt, operatorReference: prompt.promptReference })).toEqual({
+      status: 'pending',
+    });
     expect(pawapay.promptsOf(depositId)).toBe(1);
     // A deposit whose POST never reached pawaPay: its id stored, the status query finds nothing, and it is sent under that id, once.
     const lost = { ...prompt, promptReference: `lost-${phone}` };
@@ -171,18 +217,28 @@ describe('deposits', () => {
       insert into network_operations (network, kind, reference, operator_reference, workflow_id, subject, phone_number, amount)
       values ('Tigo Tanzania', 'prompt', ${lost.promptReference}, '8f2b6f1e-33c4-4d7e-9a1b-2c3d4e5f6a7b', 'collection-request-none', ${lost.promptReference}, ${phone}, 1200)
       returning operator_reference as id`;
-    expect(await networks.promptStatus({ ...lost, operatorReference: lost.promptReference })).toEqual({ status: 'pending' });
+    expect(await networks.promptStatus({ ...lost, operatorReference: lost.promptReference })).toEqual({
+      status: 'pending',
+    });
     expect(pawapay.promptsOf(stored!.id)).toBe(1);
-    expect(await networks.promptStatus({ ...lost, operatorReference: lost.promptReference })).toEqual({ status: 'pending' });
+    expect(await networks.promptStatus({ ...lost, operatorReference: lost.promptReference })).toEqual({
+      status: 'pending',
+    });
     expect(pawapay.promptsOf(stored!.id)).toBe(1);
   });
 });
 
 describe('payouts and refunds', () => {
   test('payments go out to Tigo, Telecel and Orange numbers; one to a number with no wallet fails and its amount returns once', async () => {
-    for (const [currency, phone, amount] of [['TZS', tigo(), '2500'], ['GHS', telecel(), '12.75'], ['CDF', orange(), '3000']] as const) {
+    for (const [currency, phone, amount] of [
+      ['TZS', tigo(), '2500'],
+      ['GHS', telecel(), '12.75'],
+      ['CDF', orange(), '3000'],
+    ] as const) {
       const merchant = await fundedMerchant(stack, currency, '10000');
-      expect(await paidOut(stack, merchant, { phonenumber: phone, amount, currency })).toMatchObject({ state: 'completed' });
+      expect(await paidOut(stack, merchant, { phonenumber: phone, amount, currency })).toMatchObject({
+        state: 'completed',
+      });
       const sent = pawapay.payouts().filter((payout) => payout.phoneNumber === digits(phone));
       expect(sent).toHaveLength(1);
       expect(sent[0]).toMatchObject({ currency, status: 'COMPLETED' });
@@ -202,27 +258,39 @@ describe('payouts and refunds', () => {
     const requestId = await promptedRequest(merchant, { phonenumber: phone, amount: '40', currency: 'GHS' });
     const outcome = await requestOutcome(stack, requestId);
     expect(outcome.status).toBe('successful');
-    const reversal = await merchant.request('/api/reversals', { form: { collection: String(outcome.collectionId), reason: 'Returned goods' } });
+    const reversal = await merchant.request('/api/reversals', {
+      form: { collection: String(outcome.collectionId), reason: 'Returned goods' },
+    });
     expect(reversal.status).toBe(201);
-    expect(await stack.ctx.client.workflow.getHandle(`reversal-${reversal.body.id}`).result()).toMatchObject({ state: 'completed' });
+    expect(await stack.ctx.client.workflow.getHandle(`reversal-${reversal.body.id}`).result()).toMatchObject({
+      state: 'completed',
+    });
     const [deposit] = depositsOf(phone);
-    expect(pawapay.refunds().filter((refund) => refund.depositId === deposit!.id)).toMatchObject([{ status: 'COMPLETED', currency: 'GHS' }]);
+    expect(pawapay.refunds().filter((refund) => refund.depositId === deposit!.id)).toMatchObject([
+      { status: 'COMPLETED', currency: 'GHS' },
+    ]);
     expect(await balanceOf(merchant.organization.id, 'GHS')).toBe('1.0000');
     await expectBalanced(merchant.organization.id);
   });
 });
 
-describe('the API\'s validation', () => {
-  test('the providers\' limits from active-conf are refused at the API, naming the limit, before anything is sent', async () => {
+describe("the API's validation", () => {
+  test("the providers' limits from active-conf are refused at the API, naming the limit, before anything is sent", async () => {
     const merchant = await fundedMerchant(stack, 'TZS');
     const before = pawapay.deposits().length;
-    const small = await merchant.request('/api/collectionrequests', { form: { phonenumber: tigo(), amount: '50', currency: 'TZS' } });
+    const small = await merchant.request('/api/collectionrequests', {
+      form: { phonenumber: tigo(), amount: '50', currency: 'TZS' },
+    });
     expect(small.status).toBe(400);
     expect(small.body.amount[0]).toContain('100');
-    const large = await merchant.request('/api/collectionrequests', { form: { phonenumber: halotel(), amount: '9000000', currency: 'TZS' } });
+    const large = await merchant.request('/api/collectionrequests', {
+      form: { phonenumber: halotel(), amount: '9000000', currency: 'TZS' },
+    });
     expect(large.status).toBe(400);
     expect(large.body.amount[0]).toContain('5,000,000');
-    const payment = await merchant.request('/api/payments', { form: { phonenumber: tigo(), amount: '10', currency: 'TZS', description: 'Too small' } });
+    const payment = await merchant.request('/api/payments', {
+      form: { phonenumber: tigo(), amount: '10', currency: 'TZS', description: 'Too small' },
+    });
     expect(payment.status).toBe(400);
     expect(payment.body.amount[0]).toContain('100');
     expect(pawapay.deposits()).toHaveLength(before);
@@ -230,7 +298,9 @@ describe('the API\'s validation', () => {
 
   test('pawaPay has no name look-up: instant verification says "not supported", never a name', async () => {
     const merchant = await fundedMerchant(stack, 'TZS');
-    const created = await merchant.request('/api/contacts', { form: { phone_number: tigo(), first_name: 'Neema', last_name: 'Mushi', 'metadata.sync': '1' } });
+    const created = await merchant.request('/api/contacts', {
+      form: { phone_number: tigo(), first_name: 'Neema', last_name: 'Mushi', 'metadata.sync': '1' },
+    });
     expect(created.status).toBe(201);
     expect(created.body.name_on_network ?? null).toBeNull();
     expect(created.body.name_matches_network_status).not.toBe('checked');
@@ -238,10 +308,15 @@ describe('the API\'s validation', () => {
 
   test('Africell DRC has no route: its CDF is refused by validation while a connector is on', async () => {
     const merchant = await fundedMerchant(stack, 'CDF');
-    const africell = await merchant.request('/api/collectionrequests', { form: { phonenumber: '+243901234567', amount: '1000', currency: 'CDF' } });
+    const africell = await merchant.request('/api/collectionrequests', {
+      form: { phonenumber: '+243901234567', amount: '1000', currency: 'CDF' },
+    });
     expect(africell.status).toBe(400);
     expect(africell.body.phonenumber[0]).toContain('Africell DRC');
-    const callback = await requester(stack.ctx.app, null)('/network/pawapay/deposits', { method: 'POST', body: { depositId: 'not-a-uuid', status: 'COMPLETED' } });
+    const callback = await requester(stack.ctx.app, null)('/network/pawapay/deposits', {
+      method: 'POST',
+      body: { depositId: 'not-a-uuid', status: 'COMPLETED' },
+    });
     expect(callback.status).toBe(400);
   });
 });

@@ -10,10 +10,24 @@ import { startAirtelSimulator, type AirtelSimulator } from '../simulators/airtel
 import { startPawapaySimulator, type PawapaySimulator } from '../simulators/pawapay';
 import { eventually, numberSequence, testSql } from '../helpers';
 import { orderRoutes } from '../../src/services/route-health';
-import { creditsOf, expectBalanced, fundedMerchant, paidOut, promptedRequest, requestOutcome, startStack, type Stack } from './stack';
+import {
+  creditsOf,
+  expectBalanced,
+  fundedMerchant,
+  paidOut,
+  promptedRequest,
+  requestOutcome,
+  startStack,
+  type Stack,
+} from './stack';
 
 const NETWORK = 'Airtel Tanzania';
-const AIRTEL = { clientId: 'routes-airtel-client', clientSecret: 'routes-airtel-secret', pin: '4321', callbackKey: 'routes-airtel-callback-key' };
+const AIRTEL = {
+  clientId: 'routes-airtel-client',
+  clientSecret: 'routes-airtel-secret',
+  pin: '4321',
+  callbackKey: 'routes-airtel-callback-key',
+};
 const PAWAPAY_TOKEN = 'routes-pawapay-token';
 let airtel: AirtelSimulator;
 let pawapay: PawapaySimulator;
@@ -24,12 +38,24 @@ const digits = (e164: string) => e164.slice(1);
 const sql = testSql();
 
 beforeAll(async () => {
-  airtel = await startAirtelSimulator({ ...AIRTEL, countries: { TZ: 'TZS' }, decisionDelayMs: 200, callbackDelayMs: 20, tokenLifetimeSeconds: 3600 });
+  airtel = await startAirtelSimulator({
+    ...AIRTEL,
+    countries: { TZ: 'TZS' },
+    decisionDelayMs: 200,
+    callbackDelayMs: 20,
+    tokenLifetimeSeconds: 3600,
+  });
   pawapay = await startPawapaySimulator({ apiToken: PAWAPAY_TOKEN, decisionDelayMs: 200, callbackDelayMs: 20 });
   stack = await startStack('routes', {
-    AIRTEL_BASE_URL: airtel.url, AIRTEL_CLIENT_ID: AIRTEL.clientId, AIRTEL_CLIENT_SECRET: AIRTEL.clientSecret, AIRTEL_COUNTRIES: 'TZ',
-    AIRTEL_PIN: AIRTEL.pin, AIRTEL_CALLBACK_KEY: AIRTEL.callbackKey,
-    PAWAPAY_BASE_URL: pawapay.url, PAWAPAY_API_TOKEN: PAWAPAY_TOKEN, PAWAPAY_PROVIDERS: 'AIRTEL_TZA',
+    AIRTEL_BASE_URL: airtel.url,
+    AIRTEL_CLIENT_ID: AIRTEL.clientId,
+    AIRTEL_CLIENT_SECRET: AIRTEL.clientSecret,
+    AIRTEL_COUNTRIES: 'TZ',
+    AIRTEL_PIN: AIRTEL.pin,
+    AIRTEL_CALLBACK_KEY: AIRTEL.callbackKey,
+    PAWAPAY_BASE_URL: pawapay.url,
+    PAWAPAY_API_TOKEN: PAWAPAY_TOKEN,
+    PAWAPAY_PROVIDERS: 'AIRTEL_TZA',
   });
   airtel.setCallbackUrl(`${stack.env.PUBLIC_BASE_URL}/network/airtel/callback`);
   pawapay.setCallbackBase(stack.env.PUBLIC_BASE_URL!);
@@ -55,7 +81,8 @@ beforeEach(async () => {
 const routesReadAgain = () => Bun.sleep(1_100);
 
 const airtelPushes = (phone: string) => airtel.collections().filter((push) => push.msisdn === national(phone));
-const pawapayDeposits = (phone: string) => pawapay.deposits().filter((deposit) => deposit.phoneNumber === digits(phone));
+const pawapayDeposits = (phone: string) =>
+  pawapay.deposits().filter((deposit) => deposit.phoneNumber === digits(phone));
 
 /** A subscriber who pays on either route. */
 function payingSubscriber(): string {
@@ -88,7 +115,11 @@ describe('failover', () => {
     // The day's settlement says which route moved each: pawaPay's statement lists them, Airtel's does not.
     const settlement = await merchant.request(`/api/settlements?network=${encodeURIComponent(NETWORK)}`);
     expect(settlement.status).toBe(200);
-    expect(settlement.body.lines.map((line: { route: string }) => line.route)).toEqual(['pawapay', 'pawapay', 'pawapay']);
+    expect(settlement.body.lines.map((line: { route: string }) => line.route)).toEqual([
+      'pawapay',
+      'pawapay',
+      'pawapay',
+    ]);
     expect(new Set(credits.map((credit) => credit.remoteTransactionId)).size).toBe(3);
     await expectBalanced(merchant.organization.id);
   });
@@ -101,7 +132,7 @@ describe('failover', () => {
     expect(await requestOutcome(stack, requestId)).toMatchObject({ status: 'successful' });
     expect(airtelPushes(phone)).toHaveLength(0);
     expect(pawapayDeposits(phone)).toHaveLength(1);
-    expect([...await journalOf(requestId)]).toEqual([
+    expect([...(await journalOf(requestId))]).toEqual([
       { route: 'airtel', state: 'refused', fault: expect.stringContaining('HTTP 500') },
       { route: 'pawapay', state: 'accepted', fault: null },
     ]);
@@ -113,7 +144,11 @@ describe('failover', () => {
     const merchant = await fundedMerchant(stack, 'TZS', '1');
     // Three faults in a row leave the route.
     for (let i = 0; i < 3; i += 1) {
-      const requestId = await promptedRequest(merchant, { phonenumber: payingSubscriber(), amount: '1000', currency: 'TZS' });
+      const requestId = await promptedRequest(merchant, {
+        phonenumber: payingSubscriber(),
+        amount: '1000',
+        currency: 'TZS',
+      });
       expect(await requestOutcome(stack, requestId)).toMatchObject({ status: 'successful' });
     }
     const [left] = await sql<{ leftUntil: Date | null }[]>`
@@ -121,12 +156,16 @@ describe('failover', () => {
     expect(left?.leftUntil).not.toBeNull();
     await airtel.outage('none');
     const recovered = Date.now();
-    const backOnAirtel = await eventually('a request to go through Airtel again', async () => {
-      const phone = payingSubscriber();
-      const requestId = await promptedRequest(merchant, { phonenumber: phone, amount: '1000', currency: 'TZS' });
-      expect(await requestOutcome(stack, requestId)).toMatchObject({ status: 'successful' });
-      return airtelPushes(phone).length === 1 ? Date.now() : undefined;
-    }, 60_000);
+    const backOnAirtel = await eventually(
+      'a request to go through Airtel again',
+      async () => {
+        const phone = payingSubscriber();
+        const requestId = await promptedRequest(merchant, { phonenumber: phone, amount: '1000', currency: 'TZS' });
+        expect(await requestOutcome(stack, requestId)).toMatchObject({ status: 'successful' });
+        return airtelPushes(phone).length === 1 ? Date.now() : undefined;
+      },
+      60_000,
+    );
     expect(backOnAirtel - recovered).toBeLessThan(60_000);
   });
 
@@ -139,16 +178,26 @@ describe('failover', () => {
     await eventually('the push to reach Airtel', async () => airtelPushes(phone).length === 1);
     await airtel.outage('refused');
     // The request's status queries fail against Airtel for a while (the workflow polls every second).
-    await eventually('the status queries to fail', async () => {
-      const [row] = await sql<{ faults: number }[]>`
+    await eventually(
+      'the status queries to fail',
+      async () => {
+        const [row] = await sql<{ faults: number }[]>`
         select faults_in_row as faults from network_routes where scope = ${stack.taskQueue} and network = ${NETWORK} and route = 'airtel' and operation = 'collect'`;
-      return (row?.faults ?? 0) >= 2;
-    }, 15_000);
+        return (row?.faults ?? 0) >= 2;
+      },
+      15_000,
+    );
     await airtel.outage('none');
     expect(await requestOutcome(stack, requestId)).toMatchObject({ status: 'successful' });
     expect(pawapayDeposits(phone)).toHaveLength(0);
     expect(airtelPushes(phone)).toHaveLength(1);
-    expect(await creditsOf(merchant.organization.id)).toEqual([{ collectionId: expect.any(Number), amount: '1800.0000', remoteTransactionId: airtelPushes(phone)[0]!.airtelMoneyId! }]);
+    expect(await creditsOf(merchant.organization.id)).toEqual([
+      {
+        collectionId: expect.any(Number),
+        amount: '1800.0000',
+        remoteTransactionId: airtelPushes(phone)[0]!.airtelMoneyId!,
+      },
+    ]);
   });
 
   test('both routes down: the attempt fails saying the network is unavailable, and nothing was sent', async () => {
@@ -169,7 +218,9 @@ describe('failover', () => {
     airtel.setDisbursementBalance(0);
     const merchant = await fundedMerchant(stack, 'TZS', '10000');
     const phone = payingSubscriber();
-    expect(await paidOut(stack, merchant, { phonenumber: phone, amount: '4000', currency: 'TZS' })).toMatchObject({ state: 'completed' });
+    expect(await paidOut(stack, merchant, { phonenumber: phone, amount: '4000', currency: 'TZS' })).toMatchObject({
+      state: 'completed',
+    });
     expect(airtel.disbursements().filter((payout) => payout.msisdn === national(phone))).toHaveLength(0);
     expect(pawapay.payouts().filter((payout) => payout.phoneNumber === digits(phone))).toHaveLength(1);
     await expectBalanced(merchant.organization.id);
@@ -179,14 +230,14 @@ describe('failover', () => {
   });
 });
 
-describe('pawaPay\'s availability', () => {
+describe("pawaPay's availability", () => {
   test('a provider pawaPay reports CLOSED for deposits is no route for collections: with Airtel down too, nothing is sent', async () => {
     pawapay.setAvailability('AIRTEL_TZA', 'DEPOSIT', 'CLOSED');
     try {
       // A worker reads the availability at its start (then every minute).
       await stack.killWorker();
       await stack.startWorker();
-      await eventually('the closed provider to reach the routes\' health', async () => {
+      await eventually("the closed provider to reach the routes' health", async () => {
         const [row] = await sql<{ availability: string | null }[]>`
           select availability from network_routes where scope = ${stack.taskQueue} and network = ${NETWORK} and route = 'pawapay' and operation = 'collect'`;
         return row?.availability === 'closed';
@@ -216,7 +267,9 @@ describe('a worker killed between "recorded" and "accepted"', () => {
       const merchant = await fundedMerchant(stack, 'TZS', '1');
       const phone = payingSubscriber();
       const requestId = await promptedRequest(merchant, { phonenumber: phone, amount: '2100', currency: 'TZS' });
-      await eventually('the prompt to be recorded and sent', async () => (await journalOf(requestId)).some((entry) => entry.route === route && entry.state === 'recorded'));
+      await eventually('the prompt to be recorded and sent', async () =>
+        (await journalOf(requestId)).some((entry) => entry.route === route && entry.state === 'recorded'),
+      );
       await stack.killWorker();
       await simulator.outage('none');
       await stack.startWorker();

@@ -9,7 +9,16 @@ import type { Currency } from '../../src/domain/money';
 import { collectionRequestWorkflowId } from '../../src/contracts/collection-request';
 import { incomingCollectionWorkflowId } from '../../src/contracts/incoming-collection';
 import {
-  createMerchant, eventually, recordHistory as recordFinishedHistory, startWorker, testApp, testSql, uniqueTaskQueue, type TestApp, type TestMerchant, type WorkerProcess,
+  createMerchant,
+  eventually,
+  recordHistory as recordFinishedHistory,
+  startWorker,
+  testApp,
+  testSql,
+  uniqueTaskQueue,
+  type TestApp,
+  type TestMerchant,
+  type WorkerProcess,
 } from '../helpers';
 
 export type Stack = {
@@ -84,21 +93,36 @@ export async function promptedRequest(merchant: TestMerchant, fields: Record<str
   const response = await merchant.request('/api/collectionrequests', {
     form: { send_instructions: 'true', expiry_date: '2 minutes', max_attempts: '0', ...fields },
   });
-  if (response.status !== 201) throw new Error(`request not created: ${response.status} ${JSON.stringify(response.body)}`);
+  if (response.status !== 201)
+    throw new Error(`request not created: ${response.status} ${JSON.stringify(response.body)}`);
   return response.body.id as number;
 }
 
 /** The request's final state, as its workflow ended it. */
-export async function requestOutcome(stack: Stack, requestId: number): Promise<{ status: string; errorMessage: string | null; collectionId: number | null }> {
-  return await stack.ctx.client.workflow.getHandle(collectionRequestWorkflowId(asId('CollectionRequest', requestId))).result();
+export async function requestOutcome(
+  stack: Stack,
+  requestId: number,
+): Promise<{ status: string; errorMessage: string | null; collectionId: number | null }> {
+  return await stack.ctx.client.workflow
+    .getHandle(collectionRequestWorkflowId(asId('CollectionRequest', requestId)))
+    .result();
 }
 
 /** Waits until the request's row has `status`. */
-export async function requestStatus(merchant: TestMerchant, requestId: number, status: string, timeoutMs = 30_000): Promise<Record<string, unknown>> {
-  return await eventually(`request ${requestId} to be ${status}`, async () => {
-    const response = await merchant.request(`/api/collectionrequests/${requestId}`);
-    return response.body.status === status ? (response.body as Record<string, unknown>) : undefined;
-  }, timeoutMs);
+export async function requestStatus(
+  merchant: TestMerchant,
+  requestId: number,
+  status: string,
+  timeoutMs = 30_000,
+): Promise<Record<string, unknown>> {
+  return await eventually(
+    `request ${requestId} to be ${status}`,
+    async () => {
+      const response = await merchant.request(`/api/collectionrequests/${requestId}`);
+      return response.body.status === status ? (response.body as Record<string, unknown>) : undefined;
+    },
+    timeoutMs,
+  );
 }
 
 /**
@@ -107,16 +131,32 @@ export async function requestStatus(merchant: TestMerchant, requestId: number, s
  * has ended, so nothing more can move) or, for a payment no operation of ours names, starts the
  * workflow that confirms it (`collection-<network>-<id>`), whose end is awaited when there is one.
  */
-export async function callbackSettled(stack: Stack, requestId: number, network: string, remoteTransactionId: string): Promise<void> {
+export async function callbackSettled(
+  stack: Stack,
+  requestId: number,
+  network: string,
+  remoteTransactionId: string,
+): Promise<void> {
   const { client } = stack.ctx;
-  const request = await client.workflow.getHandle(collectionRequestWorkflowId(asId('CollectionRequest', requestId))).describe();
-  if (request.status.name !== 'COMPLETED') throw new Error(`request ${requestId}'s workflow is ${request.status.name}, not completed`);
+  const request = await client.workflow
+    .getHandle(collectionRequestWorkflowId(asId('CollectionRequest', requestId)))
+    .describe();
+  if (request.status.name !== 'COMPLETED')
+    throw new Error(`request ${requestId}'s workflow is ${request.status.name}, not completed`);
   const confirming = client.workflow.getHandle(incomingCollectionWorkflowId(network, remoteTransactionId));
-  if (await confirming.describe().then(() => true, () => false)) await confirming.result();
+  if (
+    await confirming.describe().then(
+      () => true,
+      () => false,
+    )
+  )
+    await confirming.result();
 }
 
 /** The mobile_collection credits of an organization, by collection. */
-export async function creditsOf(organizationId: number): Promise<{ collectionId: number; amount: string; remoteTransactionId: string }[]> {
+export async function creditsOf(
+  organizationId: number,
+): Promise<{ collectionId: number; amount: string; remoteTransactionId: string }[]> {
   return await testSql()<{ collectionId: number; amount: string; remoteTransactionId: string }[]>`
     select t.collection_id as "collectionId", t.amount::text as amount, c.remote_transaction_id as "remoteTransactionId"
     from transactions t join accounts a on a.id = t.account_id join collections c on c.id = t.collection_id
@@ -124,7 +164,11 @@ export async function creditsOf(organizationId: number): Promise<{ collectionId:
 }
 
 /** A payment (money out) created through the API, followed to a final state. */
-export async function paidOut(stack: Stack, merchant: TestMerchant, fields: Record<string, string>): Promise<{ id: number; state: string }> {
+export async function paidOut(
+  stack: Stack,
+  merchant: TestMerchant,
+  fields: Record<string, string>,
+): Promise<{ id: number; state: string }> {
   const created = await merchant.request('/api/payments', { form: { description: 'Network payout', ...fields } });
   if (created.status !== 201) throw new Error(`payment not created: ${created.status} ${JSON.stringify(created.body)}`);
   const result = await stack.ctx.client.workflow.getHandle(`payment-${created.body.id}`).result();
@@ -132,4 +176,5 @@ export async function paidOut(stack: Stack, merchant: TestMerchant, fields: Reco
 }
 
 /** `recordHistory` of test/helpers.ts with the stack's client. */
-export const recordHistory = (stack: Stack, workflowId: string, name: string): Promise<void> => recordFinishedHistory(stack.ctx.client, workflowId, name);
+export const recordHistory = (stack: Stack, workflowId: string, name: string): Promise<void> =>
+  recordFinishedHistory(stack.ctx.client, workflowId, name);

@@ -16,7 +16,17 @@ import { networkByName } from '../../src/domain/networks';
 import { createVodacomConnector } from '../../src/network/vodacom';
 import { startVodacomSimulator, type VodacomSimulator } from '../simulators/vodacom';
 import { eventually, numberSequence, testSql } from '../helpers';
-import { balanceOf, creditsOf, expectBalanced, fundedMerchant, paidOut, promptedRequest, requestOutcome, startStack, type Stack } from './stack';
+import {
+  balanceOf,
+  creditsOf,
+  expectBalanced,
+  fundedMerchant,
+  paidOut,
+  promptedRequest,
+  requestOutcome,
+  startStack,
+  type Stack,
+} from './stack';
 
 const CREDENTIALS = { apiKey: 'vodacom-test-api-key', serviceProviderCode: '000000', origin: 'collections.example' };
 let vodacom: VodacomSimulator;
@@ -28,7 +38,11 @@ const msisdn = (e164: string) => e164.slice(1);
 
 beforeAll(async () => {
   vodacom = await startVodacomSimulator({
-    ...CREDENTIALS, markets: { TZN: ['TZS'], DRC: ['USD'] }, activationMs: 1000, pinWindowMs: 2000, decisionDelayMs: 200,
+    ...CREDENTIALS,
+    markets: { TZN: ['TZS'], DRC: ['USD'] },
+    activationMs: 1000,
+    pinWindowMs: 2000,
+    decisionDelayMs: 200,
   });
   stack = await startStack('vodacom', {
     VODACOM_BASE_URL: vodacom.url,
@@ -49,7 +63,7 @@ afterAll(async () => {
 const paymentsBy = (phone: string) => vodacom.transactions('c2b').filter((payment) => payment.msisdn === msisdn(phone));
 const sessionRequests = (simulator: VodacomSimulator) => simulator.calls().filter((call) => call.api === 'getSession');
 
-test('the worker and the API process ask for each market\'s session and its spare at their start: the first collection waits for none', async () => {
+test("the worker and the API process ask for each market's session and its spare at their start: the first collection waits for none", async () => {
   // Before any call: two sessions (the one in use and its spare) per market (TZN, DRC) and process (the worker, the API for name look-ups).
   await eventually('the sessions asked for at start', async () => vodacom.sessions().issued >= 8);
   expect(vodacom.sessions().issued).toBe(8);
@@ -57,7 +71,12 @@ test('the worker and the API process ask for each market\'s session and its spar
   // Their activation delay (VODACOM_SESSION_ACTIVATION_SECONDS=1) passes while nobody calls.
   await Bun.sleep(1100);
   const merchant = await fundedMerchant(stack, 'TZS');
-  expect(await requestOutcome(stack, await promptedRequest(merchant, { phonenumber: tanzanian(), amount: '400', currency: 'TZS' }))).toMatchObject({ status: 'successful' });
+  expect(
+    await requestOutcome(
+      stack,
+      await promptedRequest(merchant, { phonenumber: tanzanian(), amount: '400', currency: 'TZS' }),
+    ),
+  ).toMatchObject({ status: 'successful' });
   expect(vodacom.sessions()).toEqual({ issued: 8, usedBeforeActive: 0 });
 });
 
@@ -65,12 +84,27 @@ describe('customer payments (C2B single stage)', () => {
   test('TZS through Vodacom Tanzania: the answer after the PIN is the payment, credited once', async () => {
     const merchant = await fundedMerchant(stack, 'TZS');
     const phone = tanzanian();
-    const requestId = await promptedRequest(merchant, { phonenumber: phone, amount: '1500', currency: 'TZS', reason: 'Order 42' });
+    const requestId = await promptedRequest(merchant, {
+      phonenumber: phone,
+      amount: '1500',
+      currency: 'TZS',
+      reason: 'Order 42',
+    });
     expect(await requestOutcome(stack, requestId)).toMatchObject({ status: 'successful' });
     const [payment] = paymentsBy(phone);
-    expect(payment).toMatchObject({ market: 'TZN', currency: 'TZS', amount: '1500', status: 'Completed', submissions: 1, description: 'Order 42', origin: CREDENTIALS.origin });
+    expect(payment).toMatchObject({
+      market: 'TZN',
+      currency: 'TZS',
+      amount: '1500',
+      status: 'Completed',
+      submissions: 1,
+      description: 'Order 42',
+      origin: CREDENTIALS.origin,
+    });
     expect(payment!.thirdPartyConversationId).toMatch(/^C[0-9a-f]{31}$/);
-    expect(await creditsOf(merchant.organization.id)).toEqual([{ collectionId: expect.any(Number), amount: '1500.0000', remoteTransactionId: payment!.transactionId }]);
+    expect(await creditsOf(merchant.organization.id)).toEqual([
+      { collectionId: expect.any(Number), amount: '1500.0000', remoteTransactionId: payment!.transactionId },
+    ]);
     expect(await balanceOf(merchant.organization.id, 'TZS')).toBe('1001500.0000');
     await expectBalanced(merchant.organization.id);
   });
@@ -80,7 +114,9 @@ describe('customer payments (C2B single stage)', () => {
     const phone = congolese();
     const requestId = await promptedRequest(merchant, { phonenumber: phone, amount: '12.50', currency: 'USD' });
     expect(await requestOutcome(stack, requestId)).toMatchObject({ status: 'successful' });
-    expect(paymentsBy(phone)).toMatchObject([{ market: 'DRC', currency: 'USD', amount: '12.50', msisdn: msisdn(phone), status: 'Completed' }]);
+    expect(paymentsBy(phone)).toMatchObject([
+      { market: 'DRC', currency: 'USD', amount: '12.50', msisdn: msisdn(phone), status: 'Completed' },
+    ]);
     expect(await balanceOf(merchant.organization.id, 'USD')).toBe('1000012.5000');
     await expectBalanced(merchant.organization.id);
   });
@@ -94,7 +130,9 @@ describe('customer payments (C2B single stage)', () => {
     const [payment] = paymentsBy(phone);
     expect(payment).toMatchObject({ status: 'Completed', submissions: 1 });
     expect(vodacom.calls().some((call) => call.api === 'c2bPayment/singleStage' && call.code === 'INS-9')).toBe(true);
-    expect(await creditsOf(merchant.organization.id)).toEqual([{ collectionId: expect.any(Number), amount: '700.0000', remoteTransactionId: payment!.transactionId }]);
+    expect(await creditsOf(merchant.organization.id)).toEqual([
+      { collectionId: expect.any(Number), amount: '700.0000', remoteTransactionId: payment!.transactionId },
+    ]);
     await expectBalanced(merchant.organization.id);
   });
 
@@ -107,7 +145,9 @@ describe('customer payments (C2B single stage)', () => {
     const [payment] = paymentsBy(phone);
     expect(payment).toMatchObject({ status: 'Completed', submissions: 1 });
     expect(vodacom.calls().some((call) => call.api === 'queryTransactionStatus')).toBe(true);
-    expect(await creditsOf(merchant.organization.id)).toEqual([{ collectionId: expect.any(Number), amount: '900.0000', remoteTransactionId: payment!.transactionId }]);
+    expect(await creditsOf(merchant.organization.id)).toEqual([
+      { collectionId: expect.any(Number), amount: '900.0000', remoteTransactionId: payment!.transactionId },
+    ]);
     await expectBalanced(merchant.organization.id);
   }, 60_000);
 
@@ -135,7 +175,10 @@ describe('customer payments (C2B single stage)', () => {
     vodacom.subscriber(msisdn(phone), { outcome: 'cancels' });
     const issued = vodacom.sessions().issued;
     const requestId = await promptedRequest(merchant, { phonenumber: phone, amount: '300', currency: 'TZS' });
-    expect(await requestOutcome(stack, requestId)).toMatchObject({ status: 'failed', errorMessage: 'The subscriber cancelled the payment (or did not enter the PIN).' });
+    expect(await requestOutcome(stack, requestId)).toMatchObject({
+      status: 'failed',
+      errorMessage: 'The subscriber cancelled the payment (or did not enter the PIN).',
+    });
     expect(paymentsBy(phone)).toMatchObject([{ status: 'Cancelled', submissions: 1 }]);
     expect(vodacom.sessions().issued).toBe(issued);
     expect(await creditsOf(merchant.organization.id)).toEqual([]);
@@ -145,12 +188,20 @@ describe('customer payments (C2B single stage)', () => {
     const merchant = await fundedMerchant(stack, 'TZS');
     const poor = tanzanian();
     vodacom.subscriber(msisdn(poor), { outcome: 'insufficient' });
-    expect(await requestOutcome(stack, await promptedRequest(merchant, { phonenumber: poor, amount: '300', currency: 'TZS' })))
-      .toMatchObject({ status: 'failed', errorMessage: 'The subscriber\'s M-Pesa balance is not enough.' });
+    expect(
+      await requestOutcome(
+        stack,
+        await promptedRequest(merchant, { phonenumber: poor, amount: '300', currency: 'TZS' }),
+      ),
+    ).toMatchObject({ status: 'failed', errorMessage: "The subscriber's M-Pesa balance is not enough." });
     const unknown = tanzanian();
     vodacom.subscriber(msisdn(unknown), { registered: false });
-    expect(await requestOutcome(stack, await promptedRequest(merchant, { phonenumber: unknown, amount: '300', currency: 'TZS' })))
-      .toMatchObject({ status: 'failed', errorMessage: 'This is not a valid M-Pesa number (not registered).' });
+    expect(
+      await requestOutcome(
+        stack,
+        await promptedRequest(merchant, { phonenumber: unknown, amount: '300', currency: 'TZS' }),
+      ),
+    ).toMatchObject({ status: 'failed', errorMessage: 'This is not a valid M-Pesa number (not registered).' });
     expect(paymentsBy(unknown)).toHaveLength(0);
   });
 });
@@ -159,20 +210,28 @@ describe('payouts and reversals', () => {
   test('payments go out by B2C in TZS and USD; a refused one releases its amount once', async () => {
     const merchant = await fundedMerchant(stack, 'TZS', '10000');
     const phone = tanzanian();
-    expect(await paidOut(stack, merchant, { phonenumber: phone, amount: '2500', currency: 'TZS' })).toMatchObject({ state: 'completed' });
+    expect(await paidOut(stack, merchant, { phonenumber: phone, amount: '2500', currency: 'TZS' })).toMatchObject({
+      state: 'completed',
+    });
     const [sent] = vodacom.transactions('b2c').filter((payout) => payout.msisdn === msisdn(phone));
     expect(sent).toMatchObject({ market: 'TZN', currency: 'TZS', amount: '2500', status: 'Completed', submissions: 1 });
     expect(sent!.thirdPartyConversationId).toMatch(/^B[0-9a-f]{31}$/);
     const refused = tanzanian();
     vodacom.subscriber(msisdn(refused), { registered: false });
-    expect(await paidOut(stack, merchant, { phonenumber: refused, amount: '1000', currency: 'TZS' })).toMatchObject({ state: 'rejected' });
+    expect(await paidOut(stack, merchant, { phonenumber: refused, amount: '1000', currency: 'TZS' })).toMatchObject({
+      state: 'rejected',
+    });
     expect(await balanceOf(merchant.organization.id, 'TZS')).toBe('7500.0000');
     await expectBalanced(merchant.organization.id);
 
     const drc = await fundedMerchant(stack, 'USD', '50');
     const congo = congolese();
-    expect(await paidOut(stack, drc, { phonenumber: congo, amount: '20.25', currency: 'USD' })).toMatchObject({ state: 'completed' });
-    expect(vodacom.transactions('b2c').filter((payout) => payout.msisdn === msisdn(congo))).toMatchObject([{ market: 'DRC', currency: 'USD', amount: '20.25' }]);
+    expect(await paidOut(stack, drc, { phonenumber: congo, amount: '20.25', currency: 'USD' })).toMatchObject({
+      state: 'completed',
+    });
+    expect(vodacom.transactions('b2c').filter((payout) => payout.msisdn === msisdn(congo))).toMatchObject([
+      { market: 'DRC', currency: 'USD', amount: '20.25' },
+    ]);
     expect(await balanceOf(drc.organization.id, 'USD')).toBe('29.7500');
     await expectBalanced(drc.organization.id);
   });
@@ -181,21 +240,37 @@ describe('payouts and reversals', () => {
     const merchant = await fundedMerchant(stack, 'TZS', '5000');
     const phone = tanzanian();
     vodacom.subscriber(msisdn(phone), { answer: 'lost' });
-    expect(await paidOut(stack, merchant, { phonenumber: phone, amount: '1200', currency: 'TZS' })).toMatchObject({ state: 'completed' });
-    expect(vodacom.transactions('b2c').filter((payout) => payout.msisdn === msisdn(phone))).toMatchObject([{ status: 'Completed', submissions: 1 }]);
+    expect(await paidOut(stack, merchant, { phonenumber: phone, amount: '1200', currency: 'TZS' })).toMatchObject({
+      state: 'completed',
+    });
+    expect(vodacom.transactions('b2c').filter((payout) => payout.msisdn === msisdn(phone))).toMatchObject([
+      { status: 'Completed', submissions: 1 },
+    ]);
     expect(await balanceOf(merchant.organization.id, 'TZS')).toBe('3800.0000');
   }, 60_000);
 
   test('a reversal reverses the M-Pesa transaction of the collection, once, in TZS and in USD', async () => {
-    for (const [currency, phone, amount] of [['TZS', tanzanian(), '800'], ['USD', congolese(), '8.40']] as const) {
+    for (const [currency, phone, amount] of [
+      ['TZS', tanzanian(), '800'],
+      ['USD', congolese(), '8.40'],
+    ] as const) {
       const merchant = await fundedMerchant(stack, currency, '1');
-      const outcome = await requestOutcome(stack, await promptedRequest(merchant, { phonenumber: phone, amount, currency }));
+      const outcome = await requestOutcome(
+        stack,
+        await promptedRequest(merchant, { phonenumber: phone, amount, currency }),
+      );
       expect(outcome.status).toBe('successful');
-      const reversal = await merchant.request('/api/reversals', { form: { collection: String(outcome.collectionId), reason: 'Returned goods' } });
+      const reversal = await merchant.request('/api/reversals', {
+        form: { collection: String(outcome.collectionId), reason: 'Returned goods' },
+      });
       expect(reversal.status).toBe(201);
-      expect(await stack.ctx.client.workflow.getHandle(`reversal-${reversal.body.id}`).result()).toMatchObject({ state: 'completed' });
+      expect(await stack.ctx.client.workflow.getHandle(`reversal-${reversal.body.id}`).result()).toMatchObject({
+        state: 'completed',
+      });
       const [payment] = paymentsBy(phone);
-      const reversals = vodacom.transactions('reversal').filter((done) => done.originalTransactionId === payment!.transactionId);
+      const reversals = vodacom
+        .transactions('reversal')
+        .filter((done) => done.originalTransactionId === payment!.transactionId);
       expect(reversals).toMatchObject([{ amount, status: 'Completed', submissions: 1 }]);
       expect(reversals[0]!.thirdPartyConversationId).toMatch(/^R[0-9a-f]{31}$/);
       expect(await balanceOf(merchant.organization.id, currency)).toBe('1.0000');
@@ -204,7 +279,7 @@ describe('payouts and reversals', () => {
   });
 });
 
-describe('sessions, names and the API\'s validation', () => {
+describe("sessions, names and the API's validation", () => {
   test('sessions: never used before they are active, reused, and renewed once M-Pesa ends them all', async () => {
     expect(vodacom.sessions().usedBeforeActive).toBe(0);
     // Two per market for each process at its start (the worker, its replacement after the kill, the API process), none since.
@@ -214,25 +289,50 @@ describe('sessions, names and the API\'s validation', () => {
     const since = vodacom.calls().length;
     vodacom.expireSessions();
     const merchant = await fundedMerchant(stack, 'TZS');
-    expect(await requestOutcome(stack, await promptedRequest(merchant, { phonenumber: tanzanian(), amount: '600', currency: 'TZS' }))).toMatchObject({ status: 'successful' });
+    expect(
+      await requestOutcome(
+        stack,
+        await promptedRequest(merchant, { phonenumber: tanzanian(), amount: '600', currency: 'TZS' }),
+      ),
+    ).toMatchObject({ status: 'successful' });
     // The session in use and the spare refused, the call waited for a new one's activation (1 s, within its deadline) and was sent once more, in the same try.
-    expect(vodacom.calls().slice(since).filter((call) => call.api === 'c2bPayment/singleStage'))
-      .toMatchObject([{ status: 401, code: 'INS-2' }, { status: 401, code: 'INS-2' }, { status: 201, code: 'INS-0' }]);
+    expect(
+      vodacom
+        .calls()
+        .slice(since)
+        .filter((call) => call.api === 'c2bPayment/singleStage'),
+    ).toMatchObject([
+      { status: 401, code: 'INS-2' },
+      { status: 401, code: 'INS-2' },
+      { status: 201, code: 'INS-0' },
+    ]);
     expect(vodacom.sessions().issued).toBe(before + 2);
     expect(vodacom.sessions().usedBeforeActive).toBe(0);
   });
 
   test('instant verification asks queryBeneficiaryName in Tanzania and the DRC', async () => {
     const merchant = await fundedMerchant(stack, 'TZS');
-    for (const [phone, network] of [[tanzanian(), 'Vodacom Tanzania'], [congolese(), 'Vodacom DRC']] as const) {
+    for (const [phone, network] of [
+      [tanzanian(), 'Vodacom Tanzania'],
+      [congolese(), 'Vodacom DRC'],
+    ] as const) {
       vodacom.subscriber(msisdn(phone), { name: { first: 'Neema', last: 'Mushi' } });
-      const created = await merchant.request('/api/contacts', { form: { phone_number: phone, first_name: 'Neema', last_name: 'Mushi', 'metadata.sync': '1' } });
+      const created = await merchant.request('/api/contacts', {
+        form: { phone_number: phone, first_name: 'Neema', last_name: 'Mushi', 'metadata.sync': '1' },
+      });
       expect(created.status).toBe(201);
-      expect(created.body).toMatchObject({ phone_is_mm_registered: 'yes', name_on_network: 'Neema Mushi', name_matches_network_status: 'checked', network_name: network });
+      expect(created.body).toMatchObject({
+        phone_is_mm_registered: 'yes',
+        name_on_network: 'Neema Mushi',
+        name_matches_network_status: 'checked',
+        network_name: network,
+      });
     }
     const unknown = tanzanian();
     vodacom.subscriber(msisdn(unknown), { registered: false });
-    const missing = await merchant.request('/api/contacts', { form: { phone_number: unknown, first_name: 'No', last_name: 'Body', 'metadata.sync': '1' } });
+    const missing = await merchant.request('/api/contacts', {
+      form: { phone_number: unknown, first_name: 'No', last_name: 'Body', 'metadata.sync': '1' },
+    });
     expect(missing.body).toMatchObject({ phone_is_mm_registered: 'no', name_matches_network_status: 'not_registered' });
   });
 
@@ -241,35 +341,67 @@ describe('sessions, names and the API\'s validation', () => {
     const verified = async (first: string) => {
       const phone = tanzanian();
       vodacom.subscriber(msisdn(phone), { name: { first, last: 'Mushi' } });
-      const created = await merchant.request('/api/contacts', { form: { phone_number: phone, first_name: first, last_name: 'Mushi', 'metadata.sync': '1' } });
+      const created = await merchant.request('/api/contacts', {
+        form: { phone_number: phone, first_name: first, last_name: 'Mushi', 'metadata.sync': '1' },
+      });
       expect(created.status).toBe(201);
       return created.body;
     };
     // Both processes' Tanzanian sessions carry calls (the API process's a name look-up, the worker's a collection).
     expect(await verified('Neema')).toMatchObject({ name_on_network: 'Neema Mushi' });
-    expect(await requestOutcome(stack, await promptedRequest(merchant, { phonenumber: tanzanian(), amount: '100', currency: 'TZS' }))).toMatchObject({ status: 'successful' });
+    expect(
+      await requestOutcome(
+        stack,
+        await promptedRequest(merchant, { phonenumber: tanzanian(), amount: '100', currency: 'TZS' }),
+      ),
+    ).toMatchObject({ status: 'successful' });
     const issuedBefore = vodacom.sessions().issued;
     const since = vodacom.calls().length;
     expect(vodacom.revokeSessionsInUse()).toBeGreaterThanOrEqual(2);
-    const callsSince = (api: string) => vodacom.calls().slice(since).filter((call) => call.api === api);
+    const callsSince = (api: string) =>
+      vodacom
+        .calls()
+        .slice(since)
+        .filter((call) => call.api === api);
 
     const started = Date.now();
-    expect(await verified('Baraka')).toMatchObject({ phone_is_mm_registered: 'yes', name_on_network: 'Baraka Mushi', name_matches_network_status: 'checked' });
+    expect(await verified('Baraka')).toMatchObject({
+      phone_is_mm_registered: 'yes',
+      name_on_network: 'Baraka Mushi',
+      name_matches_network_status: 'checked',
+    });
     // The spare answered: a session issued before the revocation, without waiting for any activation (1 s here).
     expect(Date.now() - started).toBeLessThan(1000);
-    expect(callsSince('queryBeneficiaryName')).toMatchObject([{ status: 401, code: 'INS-2' }, { status: 200, code: 'INS-0' }]);
+    expect(callsSince('queryBeneficiaryName')).toMatchObject([
+      { status: 401, code: 'INS-2' },
+      { status: 200, code: 'INS-0' },
+    ]);
     expect(callsSince('queryBeneficiaryName')[1]!.session).toBeLessThanOrEqual(issuedBefore);
 
     const phone = tanzanian();
-    const outcome = await requestOutcome(stack, await promptedRequest(merchant, { phonenumber: phone, amount: '650', currency: 'TZS' }));
+    const outcome = await requestOutcome(
+      stack,
+      await promptedRequest(merchant, { phonenumber: phone, amount: '650', currency: 'TZS' }),
+    );
     expect(outcome).toMatchObject({ status: 'successful' });
     const c2bCalls = callsSince('c2bPayment/singleStage');
     // The refused call carried out nothing; the spare's call is the only one M-Pesa took, and nothing was sent twice (no INS-10).
-    expect(c2bCalls).toMatchObject([{ status: 401, code: 'INS-2' }, { status: 201, code: 'INS-0' }]);
+    expect(c2bCalls).toMatchObject([
+      { status: 401, code: 'INS-2' },
+      { status: 201, code: 'INS-0' },
+    ]);
     expect(c2bCalls[1]!.session).toBeLessThanOrEqual(issuedBefore);
     expect(paymentsBy(phone)).toMatchObject([{ status: 'Completed', submissions: 1 }]);
-    const credits = (await creditsOf(merchant.organization.id)).filter((credit) => credit.collectionId === outcome.collectionId);
-    expect(credits).toEqual([{ collectionId: outcome.collectionId!, amount: '650.0000', remoteTransactionId: paymentsBy(phone)[0]!.transactionId }]);
+    const credits = (await creditsOf(merchant.organization.id)).filter(
+      (credit) => credit.collectionId === outcome.collectionId,
+    );
+    expect(credits).toEqual([
+      {
+        collectionId: outcome.collectionId!,
+        amount: '650.0000',
+        remoteTransactionId: paymentsBy(phone)[0]!.transactionId,
+      },
+    ]);
     await expectBalanced(merchant.organization.id);
     // Each process asked for one new spare, no more; none was used before it was active.
     await eventually('the new spares', async () => vodacom.sessions().issued >= issuedBefore + 2);
@@ -277,13 +409,17 @@ describe('sessions, names and the API\'s validation', () => {
     expect(vodacom.sessions().usedBeforeActive).toBe(0);
   });
 
-  test('another operator\'s number never reaches Vodacom (no connector of theirs here), and TZS takes no decimals', async () => {
+  test("another operator's number never reaches Vodacom (no connector of theirs here), and TZS takes no decimals", async () => {
     const merchant = await fundedMerchant(stack, 'TZS');
     const before = vodacom.transactions().length;
-    const airtel = await merchant.request('/api/collectionrequests', { form: { phonenumber: '+255681000001', amount: '100', currency: 'TZS' } });
+    const airtel = await merchant.request('/api/collectionrequests', {
+      form: { phonenumber: '+255681000001', amount: '100', currency: 'TZS' },
+    });
     expect(airtel.status).toBe(400);
     expect(airtel.body.phonenumber[0]).toContain('Airtel Tanzania');
-    const decimals = await merchant.request('/api/collectionrequests', { form: { phonenumber: tanzanian(), amount: '100.50', currency: 'TZS' } });
+    const decimals = await merchant.request('/api/collectionrequests', {
+      form: { phonenumber: tanzanian(), amount: '100.50', currency: 'TZS' },
+    });
     expect(decimals.body.amount).toEqual(['M-Pesa takes whole amounts only: enter TZS without decimals.']);
     expect(vodacom.transactions()).toHaveLength(before);
     expect(await testSql()`select id from network_operations where network = 'Airtel Tanzania'`).toHaveLength(0);
@@ -293,15 +429,30 @@ describe('sessions, names and the API\'s validation', () => {
 describe('sessions asked for ahead of their use (one connector against its own simulator, short delays)', () => {
   const tanzania = networkByName('Vodacom Tanzania')!;
   /** The settings of a connector to `openApi`'s Tanzanian market, with the activation delay and lifetime of the test. */
-  const settingsOf = (openApi: VodacomSimulator, sessions: { activationMs: number; lifetimeMs: number }): VodacomSettings => ({
-    baseUrl: openApi.url, apiKey: CREDENTIALS.apiKey, publicKey: openApi.publicKey, serviceProviderCode: CREDENTIALS.serviceProviderCode, origin: CREDENTIALS.origin,
+  const settingsOf = (
+    openApi: VodacomSimulator,
+    sessions: { activationMs: number; lifetimeMs: number },
+  ): VodacomSettings => ({
+    baseUrl: openApi.url,
+    apiKey: CREDENTIALS.apiKey,
+    publicKey: openApi.publicKey,
+    serviceProviderCode: CREDENTIALS.serviceProviderCode,
+    origin: CREDENTIALS.origin,
     markets: [{ market: 'TZN', context: 'vodacomTZN', network: tanzania.name, currency: 'TZS' }],
-    sessionActivationMs: sessions.activationMs, sessionLifetimeMs: sessions.lifetimeMs,
+    sessionActivationMs: sessions.activationMs,
+    sessionLifetimeMs: sessions.lifetimeMs,
   });
 
   test('warm-up: a connector asks for its session and a spare when a process starts it, and its first collection, after the activation delay, asks for none', async () => {
-    const openApi = await startVodacomSimulator({ ...CREDENTIALS, markets: { TZN: ['TZS'] }, activationMs: 500, decisionDelayMs: 50 });
-    const connector = createVodacomConnector(settingsOf(openApi, { activationMs: 500, lifetimeMs: 60_000 }), { sql: testSql() });
+    const openApi = await startVodacomSimulator({
+      ...CREDENTIALS,
+      markets: { TZN: ['TZS'] },
+      activationMs: 500,
+      decisionDelayMs: 50,
+    });
+    const connector = createVodacomConnector(settingsOf(openApi, { activationMs: 500, lifetimeMs: 60_000 }), {
+      sql: testSql(),
+    });
     try {
       connector.warmUp();
       await eventually('the session and its spare asked for at start', async () => openApi.sessions().issued === 2);
@@ -309,15 +460,24 @@ describe('sessions asked for ahead of their use (one connector against its own s
       const phone = tanzanian();
       const started = Date.now();
       const result = await connector.requestPayment({
-        requestId: asId('CollectionRequest', 1), attempt: 1, phoneNumber: phone, amount: '250', currency: 'TZS', reference: 'Warm start', promptReference: `warm-${phone}`,
-        network: tanzania, workflowId: `warm-${phone}`,
+        requestId: asId('CollectionRequest', 1),
+        attempt: 1,
+        phoneNumber: phone,
+        amount: '250',
+        currency: 'TZS',
+        reference: 'Warm start',
+        promptReference: `warm-${phone}`,
+        network: tanzania,
+        workflowId: `warm-${phone}`,
       });
       const took = Date.now() - started;
       expect(result).toMatchObject({ accepted: true, paid: { remoteTransactionId: expect.any(String) } });
       // The answer came after the subscriber's PIN (50 ms), not after a session's activation (500 ms).
       expect(took).toBeLessThan(400);
       expect(sessionRequests(openApi)).toHaveLength(2);
-      expect(openApi.calls().filter((call) => call.api === 'c2bPayment/singleStage')).toMatchObject([{ status: 201, code: 'INS-0', session: 1 }]);
+      expect(openApi.calls().filter((call) => call.api === 'c2bPayment/singleStage')).toMatchObject([
+        { status: 201, code: 'INS-0', session: 1 },
+      ]);
       expect(openApi.sessions()).toEqual({ issued: 2, usedBeforeActive: 0 });
     } finally {
       connector.stop();
@@ -325,11 +485,18 @@ describe('sessions asked for ahead of their use (one connector against its own s
     }
   });
 
-  test('renewal ahead: each session\'s replacement is asked for in the background, active when the session retires, the calls never waiting', async () => {
+  test("renewal ahead: each session's replacement is asked for in the background, active when the session retires, the calls never waiting", async () => {
     // Lifetime 3 s, activation 0.5 s: a session retires 1 s before its end (half of the 2 s it serves beyond two activations),
     // its replacement asked for an activation delay before that, 1.5 s after it. The session in use and the spare were asked together.
-    const openApi = await startVodacomSimulator({ ...CREDENTIALS, markets: { TZN: ['TZS'] }, activationMs: 500, sessionLifetimeMs: 3000 });
-    const connector = createVodacomConnector(settingsOf(openApi, { activationMs: 500, lifetimeMs: 3000 }), { sql: testSql() });
+    const openApi = await startVodacomSimulator({
+      ...CREDENTIALS,
+      markets: { TZN: ['TZS'] },
+      activationMs: 500,
+      sessionLifetimeMs: 3000,
+    });
+    const connector = createVodacomConnector(settingsOf(openApi, { activationMs: 500, lifetimeMs: 3000 }), {
+      sql: testSql(),
+    });
     try {
       connector.warmUp();
       const first = await eventually('the session asked for at start', async () => sessionRequests(openApi)[0]);
@@ -366,47 +533,73 @@ describe('sessions asked for ahead of their use (one connector against its own s
     }
   });
 
-  test.each([0, 30_000])('every session revoked, a new one usable only 0.5 s after its issue (INS-2 Invalid API Key until then), %d ms configured: the call tries it until M-Pesa takes it', async (activationMs) => {
-    const openApi = await startVodacomSimulator({ ...CREDENTIALS, markets: { TZN: ['TZS'] }, activationMs: 500, plainSessionRefusals: true, decisionDelayMs: 50 });
-    const connector = createVodacomConnector(settingsOf(openApi, { activationMs, lifetimeMs: 3_600_000 }), { sql: testSql() });
-    try {
-      connector.warmUp();
-      await eventually('the session and its spare asked for at start', async () => openApi.sessions().issued === 2);
-      await Bun.sleep(550);
-      expect(await connector.lookupName(tanzanian(), tanzania)).toMatchObject({ registered: true });
-      const since = openApi.calls().length;
-      expect(openApi.revokeSessions()).toBe(2);
-
-      const phone = tanzanian();
-      const started = Date.now();
-      const result = await connector.requestPayment({
-        requestId: asId('CollectionRequest', 1), attempt: 1, phoneNumber: phone, amount: '300', currency: 'TZS', reference: 'After revocation', promptReference: `revoked-${phone}`,
-        network: tanzania, workflowId: `revoked-${phone}`,
+  test.each([0, 30_000])(
+    'every session revoked, a new one usable only 0.5 s after its issue (INS-2 Invalid API Key until then), %d ms configured: the call tries it until M-Pesa takes it',
+    async (activationMs) => {
+      const openApi = await startVodacomSimulator({
+        ...CREDENTIALS,
+        markets: { TZN: ['TZS'] },
+        activationMs: 500,
+        plainSessionRefusals: true,
+        decisionDelayMs: 50,
       });
-      const took = Date.now() - started;
-      expect(result).toMatchObject({ accepted: true, paid: { remoteTransactionId: expect.any(String) } });
-      // Sent once the new session was active (0.5 s after its issue), well within the customer payment's deadline.
-      expect(took).toBeGreaterThanOrEqual(450);
-      expect(took).toBeLessThan(3000);
-      const payments = openApi.calls().slice(since).filter((call) => call.api === 'c2bPayment/singleStage');
-      expect(payments.at(-1)).toMatchObject({ status: 201, code: 'INS-0', session: 3 });
-      // Every other try was refused for its session (M-Pesa carried nothing out): the revoked two, then the new one before it was active.
-      expect(payments.slice(0, -1).every((call) => call.status === 401 && call.code === 'INS-2')).toBe(true);
-      expect(payments.length).toBeGreaterThanOrEqual(3);
-      expect(payments.length).toBeLessThanOrEqual(8);
-      expect(openApi.transactions('c2b').filter((payment) => payment.msisdn === msisdn(phone))).toMatchObject([{ status: 'Completed', submissions: 1 }]);
+      const connector = createVodacomConnector(settingsOf(openApi, { activationMs, lifetimeMs: 3_600_000 }), {
+        sql: testSql(),
+      });
+      try {
+        connector.warmUp();
+        await eventually('the session and its spare asked for at start', async () => openApi.sessions().issued === 2);
+        await Bun.sleep(550);
+        expect(await connector.lookupName(tanzanian(), tanzania)).toMatchObject({ registered: true });
+        const since = openApi.calls().length;
+        expect(openApi.revokeSessions()).toBe(2);
 
-      openApi.revokeSessions();
-      expect(await connector.lookupName(tanzanian(), tanzania)).toMatchObject({ registered: true, nameOnNetwork: 'Sand Box' });
-      // One request in flight at a time, and a new session (with its spare) per revocation, not one per refusal.
-      await eventually('the spares after the revocations', async () => openApi.sessions().issued >= 6);
-      await Bun.sleep(100);
-      expect(openApi.sessions().issued).toBe(6);
-    } finally {
-      connector.stop();
-      await openApi.stop();
-    }
-  });
+        const phone = tanzanian();
+        const started = Date.now();
+        const result = await connector.requestPayment({
+          requestId: asId('CollectionRequest', 1),
+          attempt: 1,
+          phoneNumber: phone,
+          amount: '300',
+          currency: 'TZS',
+          reference: 'After revocation',
+          promptReference: `revoked-${phone}`,
+          network: tanzania,
+          workflowId: `revoked-${phone}`,
+        });
+        const took = Date.now() - started;
+        expect(result).toMatchObject({ accepted: true, paid: { remoteTransactionId: expect.any(String) } });
+        // Sent once the new session was active (0.5 s after its issue), well within the customer payment's deadline.
+        expect(took).toBeGreaterThanOrEqual(450);
+        expect(took).toBeLessThan(3000);
+        const payments = openApi
+          .calls()
+          .slice(since)
+          .filter((call) => call.api === 'c2bPayment/singleStage');
+        expect(payments.at(-1)).toMatchObject({ status: 201, code: 'INS-0', session: 3 });
+        // Every other try was refused for its session (M-Pesa carried nothing out): the revoked two, then the new one before it was active.
+        expect(payments.slice(0, -1).every((call) => call.status === 401 && call.code === 'INS-2')).toBe(true);
+        expect(payments.length).toBeGreaterThanOrEqual(3);
+        expect(payments.length).toBeLessThanOrEqual(8);
+        expect(openApi.transactions('c2b').filter((payment) => payment.msisdn === msisdn(phone))).toMatchObject([
+          { status: 'Completed', submissions: 1 },
+        ]);
+
+        openApi.revokeSessions();
+        expect(await connector.lookupName(tanzanian(), tanzania)).toMatchObject({
+          registered: true,
+          nameOnNetwork: 'Sand Box',
+        });
+        // One request in flight at a time, and a new session (with its spare) per revocation, not one per refusal.
+        await eventually('the spares after the revocations', async () => openApi.sessions().issued >= 6);
+        await Bun.sleep(100);
+        expect(openApi.sessions().issued).toBe(6);
+      } finally {
+        connector.stop();
+        await openApi.stop();
+      }
+    },
+  );
 });
 
 describe('the simulator keeps the published contract', () => {
@@ -414,38 +607,88 @@ describe('the simulator keeps the published contract', () => {
     const openApi = await startVodacomSimulator({ ...CREDENTIALS, markets: { TZN: ['TZS'] }, activationMs: 400 });
     try {
       const key = `-----BEGIN PUBLIC KEY-----\n${openApi.publicKey}\n-----END PUBLIC KEY-----`;
-      const bearer = (text: string) => `Bearer ${publicEncrypt({ key, padding: constants.RSA_PKCS1_PADDING }, Buffer.from(text)).toString('base64')}`;
-      const call = async (path: string, init: { method?: string; authorization?: string; origin?: string | null; json?: unknown } = {}) => {
+      const bearer = (text: string) =>
+        `Bearer ${publicEncrypt({ key, padding: constants.RSA_PKCS1_PADDING }, Buffer.from(text)).toString('base64')}`;
+      const call = async (
+        path: string,
+        init: { method?: string; authorization?: string; origin?: string | null; json?: unknown } = {},
+      ) => {
         const response = await fetch(`${openApi.url}/ipg/v2/vodacomTZN/${path}`, {
           method: init.method ?? 'GET',
-          headers: { ...(init.authorization ? { Authorization: init.authorization } : {}), ...(init.origin === null ? {} : { Origin: init.origin ?? CREDENTIALS.origin }), 'Content-Type': 'application/json' },
+          headers: {
+            ...(init.authorization ? { Authorization: init.authorization } : {}),
+            ...(init.origin === null ? {} : { Origin: init.origin ?? CREDENTIALS.origin }),
+            'Content-Type': 'application/json',
+          },
           body: init.json === undefined ? undefined : JSON.stringify(init.json),
         });
         return { status: response.status, body: (await response.json()) as Record<string, string> };
       };
-      expect(await call('getSession/', { authorization: `Bearer ${CREDENTIALS.apiKey}` })).toMatchObject({ status: 401, body: { output_ResponseCode: 'INS-2' } });
-      expect(await call('getSession/', { authorization: bearer(CREDENTIALS.apiKey), origin: null })).toMatchObject({ status: 400, body: { output_ResponseCode: 'INS-20' } });
+      expect(await call('getSession/', { authorization: `Bearer ${CREDENTIALS.apiKey}` })).toMatchObject({
+        status: 401,
+        body: { output_ResponseCode: 'INS-2' },
+      });
+      expect(await call('getSession/', { authorization: bearer(CREDENTIALS.apiKey), origin: null })).toMatchObject({
+        status: 400,
+        body: { output_ResponseCode: 'INS-20' },
+      });
       const session = await call('getSession/', { authorization: bearer(CREDENTIALS.apiKey) });
-      expect(session).toMatchObject({ status: 200, body: { output_ResponseCode: 'INS-0', output_ResponseDesc: 'Request processed successfully' } });
+      expect(session).toMatchObject({
+        status: 200,
+        body: { output_ResponseCode: 'INS-0', output_ResponseDesc: 'Request processed successfully' },
+      });
       const authorization = bearer(session.body.output_SessionID!);
-      const query = 'queryTransactionStatus/?input_QueryReference=X1&input_ServiceProviderCode=000000&input_ThirdPartyConversationID=Q1&input_Country=TZN';
-      expect(await call(query, { authorization })).toMatchObject({ status: 401, body: { output_ResponseDesc: 'Session ID not yet active' } });
+      const query =
+        'queryTransactionStatus/?input_QueryReference=X1&input_ServiceProviderCode=000000&input_ThirdPartyConversationID=Q1&input_Country=TZN';
+      expect(await call(query, { authorization })).toMatchObject({
+        status: 401,
+        body: { output_ResponseDesc: 'Session ID not yet active' },
+      });
       await Bun.sleep(450);
-      expect(await call(query, { authorization })).toMatchObject({ status: 200, body: { output_ResponseCode: 'INS-0', output_ResponseTransactionStatus: 'N/A' } });
-      expect(await call(query, { authorization: `Bearer ${session.body.output_SessionID}` })).toMatchObject({ status: 401 });
+      expect(await call(query, { authorization })).toMatchObject({
+        status: 200,
+        body: { output_ResponseCode: 'INS-0', output_ResponseTransactionStatus: 'N/A' },
+      });
+      expect(await call(query, { authorization: `Bearer ${session.body.output_SessionID}` })).toMatchObject({
+        status: 401,
+      });
       const payment = {
-        input_Amount: '100', input_Country: 'TZN', input_Currency: 'TZS', input_CustomerMSISDN: '255741000999', input_ServiceProviderCode: '000000',
-        input_ThirdPartyConversationID: 'C1', input_TransactionReference: 'T1', input_PurchasedItemsDesc: 'Test',
+        input_Amount: '100',
+        input_Country: 'TZN',
+        input_Currency: 'TZS',
+        input_CustomerMSISDN: '255741000999',
+        input_ServiceProviderCode: '000000',
+        input_ThirdPartyConversationID: 'C1',
+        input_TransactionReference: 'T1',
+        input_PurchasedItemsDesc: 'Test',
       };
       const pay = (json: unknown) => call('c2bPayment/singleStage/', { method: 'POST', authorization, json });
-      expect(await pay({ ...payment, input_Amount: '100.50' })).toMatchObject({ status: 400, body: { output_ResponseCode: 'INS-15' } });
-      expect(await pay({ ...payment, input_CustomerMSISDN: '0741000999' })).toMatchObject({ status: 400, body: { output_ResponseCode: 'INS-2051' } });
-      expect(await pay({ ...payment, input_ServiceProviderCode: '111111' })).toMatchObject({ status: 400, body: { output_ResponseCode: 'INS-13' } });
-      expect(await pay({ ...payment, input_TransactionReference: undefined })).toMatchObject({ status: 400, body: { output_ResponseCode: 'INS-20' } });
-      expect(await pay(payment)).toMatchObject({ status: 201, body: { output_ResponseCode: 'INS-0', output_ThirdPartyConversationID: 'C1' } });
+      expect(await pay({ ...payment, input_Amount: '100.50' })).toMatchObject({
+        status: 400,
+        body: { output_ResponseCode: 'INS-15' },
+      });
+      expect(await pay({ ...payment, input_CustomerMSISDN: '0741000999' })).toMatchObject({
+        status: 400,
+        body: { output_ResponseCode: 'INS-2051' },
+      });
+      expect(await pay({ ...payment, input_ServiceProviderCode: '111111' })).toMatchObject({
+        status: 400,
+        body: { output_ResponseCode: 'INS-13' },
+      });
+      expect(await pay({ ...payment, input_TransactionReference: undefined })).toMatchObject({
+        status: 400,
+        body: { output_ResponseCode: 'INS-20' },
+      });
+      expect(await pay(payment)).toMatchObject({
+        status: 201,
+        body: { output_ResponseCode: 'INS-0', output_ThirdPartyConversationID: 'C1' },
+      });
       expect(await pay(payment)).toMatchObject({ status: 409, body: { output_ResponseCode: 'INS-10' } });
       openApi.expireSessions();
-      expect(await call(query, { authorization })).toMatchObject({ status: 401, body: { output_ResponseDesc: 'Session ID expired' } });
+      expect(await call(query, { authorization })).toMatchObject({
+        status: 401,
+        body: { output_ResponseDesc: 'Session ID expired' },
+      });
       expect(openApi.sessions()).toEqual({ issued: 1, usedBeforeActive: 1 });
     } finally {
       await openApi.stop();

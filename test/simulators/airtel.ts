@@ -43,8 +43,19 @@ export type AirtelSimulatorOptions = {
   tokenLifetimeSeconds?: number;
 };
 export type AirtelTransaction = {
-  id: string; kind: 'collection' | 'disbursement'; country: string; currency: string; msisdn: string; amount: number; reference: string;
-  status: 'TIP' | 'TS' | 'TF'; code: string; message: string; airtelMoneyId: string | null; submissions: number; refunded: boolean;
+  id: string;
+  kind: 'collection' | 'disbursement';
+  country: string;
+  currency: string;
+  msisdn: string;
+  amount: number;
+  reference: string;
+  status: 'TIP' | 'TS' | 'TF';
+  code: string;
+  message: string;
+  airtelMoneyId: string | null;
+  submissions: number;
+  refunded: boolean;
 };
 type Call = { api: string; method: string; status: number; at: number };
 export type AirtelSimulator = {
@@ -71,37 +82,69 @@ const MAX_BODY_BYTES = 1_048_576;
 const ESB_OK = { code: '200', result_code: 'ESB000010' };
 /** A collection's response code by how it ended. */
 const COLLECTION_CODES = { pays: 'DP00800001001', declines: 'DP00800001008', insufficient: 'DP00800001007' } as const;
-const COLLECTION_MESSAGES = { pays: 'Paid', declines: 'Transaction declined by subscriber', insufficient: 'Insufficient balance' } as const;
+const COLLECTION_MESSAGES = {
+  pays: 'Paid',
+  declines: 'Transaction declined by subscriber',
+  insufficient: 'Insufficient balance',
+} as const;
 
 const answer = (success: boolean, responseCode: string, message: string, data?: unknown, httpStatus = 200) =>
-  Response.json({ ...(data === undefined ? {} : { data }), status: { ...ESB_OK, response_code: responseCode, message, success } }, { status: httpStatus });
+  Response.json(
+    { ...(data === undefined ? {} : { data }), status: { ...ESB_OK, response_code: responseCode, message, success } },
+    { status: httpStatus },
+  );
 
 export async function startAirtelSimulator(options: AirtelSimulatorOptions): Promise<AirtelSimulator> {
   const { publicKey, privateKey } = simulatorKeyPair();
   const tokens = new Map<string, number>();
   const subscribers = new Map<string, Partial<AirtelSubscriber>>();
-  const transactions = { collection: new Map<string, AirtelTransaction>(), disbursement: new Map<string, AirtelTransaction>() };
+  const transactions = {
+    collection: new Map<string, AirtelTransaction>(),
+    disbursement: new Map<string, AirtelTransaction>(),
+  };
   const refunds: { airtelMoneyId: string; refundId: string }[] = [];
   const sentCallbacks: { body: string; status: number | null }[] = [];
   const log: Call[] = [];
   let callbackUrl = options.callbackUrl ?? null;
   const { later, track, stop } = createScheduler();
 
-  const behaviourOf = (msisdn: string): AirtelSubscriber => ({ outcome: 'pays', callback: 'truthful', registered: true, ...subscribers.get(msisdn) });
-  const airtelMoneyId = () => `MP${Date.now().toString().slice(-6)}.${String(Math.floor(Math.random() * 1e4)).padStart(4, '0')}.${String.fromCharCode(65 + Math.floor(Math.random() * 26))}${String(Math.floor(Math.random() * 1e5)).padStart(5, '0')}`;
+  const behaviourOf = (msisdn: string): AirtelSubscriber => ({
+    outcome: 'pays',
+    callback: 'truthful',
+    registered: true,
+    ...subscribers.get(msisdn),
+  });
+  const airtelMoneyId = () =>
+    `MP${Date.now().toString().slice(-6)}.${String(Math.floor(Math.random() * 1e4)).padStart(4, '0')}.${String.fromCharCode(65 + Math.floor(Math.random() * 26))}${String(Math.floor(Math.random() * 1e5)).padStart(5, '0')}`;
 
   /** The callback Airtel sends to the registered URL: the transaction, then its hash when a key is set. */
   function callBack(transaction: AirtelTransaction, statusCode: string): void {
     if (callbackUrl === null) return;
-    const payload = { id: transaction.id, message: transaction.message, status_code: statusCode, airtel_money_id: transaction.airtelMoneyId ?? '' };
-    const hash = options.callbackKey ? createHmac('sha256', options.callbackKey).update(JSON.stringify(payload)).digest('base64') : undefined;
+    const payload = {
+      id: transaction.id,
+      message: transaction.message,
+      status_code: statusCode,
+      airtel_money_id: transaction.airtelMoneyId ?? '',
+    };
+    const hash = options.callbackKey
+      ? createHmac('sha256', options.callbackKey).update(JSON.stringify(payload)).digest('base64')
+      : undefined;
     const body = JSON.stringify(hash === undefined ? { transaction: payload } : { transaction: payload, hash });
     const sent = { body, status: null as number | null };
     sentCallbacks.push(sent);
-    void track(fetch(callbackUrl, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body, signal: AbortSignal.timeout(10_000) })
-      .then((response) => {
-        sent.status = response.status;
-      }, () => null));
+    void track(
+      fetch(callbackUrl, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body,
+        signal: AbortSignal.timeout(10_000),
+      }).then(
+        (response) => {
+          sent.status = response.status;
+        },
+        () => null,
+      ),
+    );
   }
 
   function decide(transaction: AirtelTransaction): void {
@@ -125,10 +168,21 @@ export async function startAirtelSimulator(options: AirtelSimulatorOptions): Pro
   function authorized(request: Request): { country: string; currency: string } | Response {
     const token = /^Bearer\s+(\S+)$/i.exec(request.headers.get('authorization') ?? '')?.[1];
     const expiresAt = token ? tokens.get(token) : undefined;
-    if (expiresAt === undefined || expiresAt < Date.now()) return Response.json({ error: 'invalid_token', error_description: 'Access token expired or invalid' }, { status: 401 });
+    if (expiresAt === undefined || expiresAt < Date.now())
+      return Response.json(
+        { error: 'invalid_token', error_description: 'Access token expired or invalid' },
+        { status: 401 },
+      );
     const country = request.headers.get('x-country') ?? '';
     const currency = request.headers.get('x-currency') ?? '';
-    if (options.countries[country] !== currency) return answer(false, 'ESB000008', `Country ${country} or currency ${currency} not enabled for this merchant`, undefined, 400);
+    if (options.countries[country] !== currency)
+      return answer(
+        false,
+        'ESB000008',
+        `Country ${country} or currency ${currency} not enabled for this merchant`,
+        undefined,
+        400,
+      );
     return { country, currency };
   }
 
@@ -147,8 +201,15 @@ export async function startAirtelSimulator(options: AirtelSimulatorOptions): Pro
   async function token(request: Request): Promise<Response> {
     const body = await readJson(request);
     if (body instanceof Response) return body;
-    if (body.grant_type !== 'client_credentials' || body.client_id !== options.clientId || body.client_secret !== options.clientSecret) {
-      return Response.json({ error: 'invalid_client', error_description: 'Client authentication failed' }, { status: 401 });
+    if (
+      body.grant_type !== 'client_credentials' ||
+      body.client_id !== options.clientId ||
+      body.client_secret !== options.clientSecret
+    ) {
+      return Response.json(
+        { error: 'invalid_client', error_description: 'Client authentication failed' },
+        { status: 401 },
+      );
     }
     const value = crypto.randomUUID().replaceAll('-', '');
     const lifetime = options.tokenLifetimeSeconds ?? 180;
@@ -158,16 +219,29 @@ export async function startAirtelSimulator(options: AirtelSimulatorOptions): Pro
   }
 
   /** The fields of a collection or disbursement request, or the refusal of a malformed one. */
-  function transactionFields(body: Record<string, unknown>, party: unknown, country: string): { id: string; msisdn: string; amount: number } | Response {
+  function transactionFields(
+    body: Record<string, unknown>,
+    party: unknown,
+    country: string,
+  ): { id: string; msisdn: string; amount: number } | Response {
     const transaction = body.transaction as Record<string, unknown> | undefined;
     const msisdn = (party as Record<string, unknown> | undefined)?.msisdn;
     const id = transaction?.id;
     const amount = transaction?.amount;
-    if (typeof id !== 'string' || id.length === 0 || id.length > 64) return answer(false, 'DP00800001005', 'Transaction ID is invalid', undefined, 400);
+    if (typeof id !== 'string' || id.length === 0 || id.length > 64)
+      return answer(false, 'DP00800001005', 'Transaction ID is invalid', undefined, 400);
     // Airtel Money moves whole amounts of the country's currency.
-    if (typeof amount !== 'number' || !(amount > 0) || !Number.isInteger(amount)) return answer(false, 'DP00800001004', 'Invalid amount', undefined, 400);
+    if (typeof amount !== 'number' || !(amount > 0) || !Number.isInteger(amount))
+      return answer(false, 'DP00800001004', 'Invalid amount', undefined, 400);
     // The msisdn comes without the country code: 9 digits in every country served here.
-    if (typeof msisdn !== 'string' || !/^\d{9}$/.test(msisdn)) return answer(false, 'ESB000001', `Invalid msisdn for ${country}: send it without the country code`, undefined, 400);
+    if (typeof msisdn !== 'string' || !/^\d{9}$/.test(msisdn))
+      return answer(
+        false,
+        'ESB000001',
+        `Invalid msisdn for ${country}: send it without the country code`,
+        undefined,
+        400,
+      );
     return { id, msisdn, amount };
   }
 
@@ -178,7 +252,12 @@ export async function startAirtelSimulator(options: AirtelSimulatorOptions): Pro
     if (body instanceof Response) return body;
     const subscriber = body.subscriber as Record<string, unknown> | undefined;
     const transaction = body.transaction as Record<string, unknown> | undefined;
-    if (subscriber?.country !== scope.country || subscriber.currency !== scope.currency || transaction?.country !== scope.country || transaction.currency !== scope.currency) {
+    if (
+      subscriber?.country !== scope.country ||
+      subscriber.currency !== scope.currency ||
+      transaction?.country !== scope.country ||
+      transaction.currency !== scope.currency
+    ) {
       return answer(false, 'ESB000008', 'Country and currency must match the headers', undefined, 400);
     }
     const fields = transactionFields(body, subscriber, scope.country);
@@ -188,10 +267,20 @@ export async function startAirtelSimulator(options: AirtelSimulatorOptions): Pro
       existing.submissions += 1;
       return answer(false, 'DP00800001008', 'Duplicate transaction id');
     }
-    if (!behaviourOf(fields.msisdn).registered) return answer(false, 'DP00800001010', 'Payer is not registered on Airtel Money');
+    if (!behaviourOf(fields.msisdn).registered)
+      return answer(false, 'DP00800001010', 'Payer is not registered on Airtel Money');
     const created: AirtelTransaction = {
-      ...fields, kind: 'collection', country: scope.country, currency: scope.currency, reference: String(body.reference ?? ''),
-      status: 'TIP', code: 'DP00800001006', message: 'In process', airtelMoneyId: null, submissions: 1, refunded: false,
+      ...fields,
+      kind: 'collection',
+      country: scope.country,
+      currency: scope.currency,
+      reference: String(body.reference ?? ''),
+      status: 'TIP',
+      code: 'DP00800001006',
+      message: 'In process',
+      airtelMoneyId: null,
+      submissions: 1,
+      refunded: false,
     };
     transactions.collection.set(fields.id, created);
     decide(created);
@@ -203,9 +292,15 @@ export async function startAirtelSimulator(options: AirtelSimulatorOptions): Pro
     const scope = authorized(request);
     if (scope instanceof Response) return scope;
     const found = transactions[kind].get(id);
-    if (!found || found.country !== scope.country) return answer(false, kind === 'collection' ? 'DP00800001025' : 'DP00900001015', 'Transaction Not Found');
+    if (!found || found.country !== scope.country)
+      return answer(false, kind === 'collection' ? 'DP00800001025' : 'DP00900001015', 'Transaction Not Found');
     return answer(true, found.code, 'SUCCESS', {
-      transaction: { airtel_money_id: found.airtelMoneyId ?? '', id: found.id, message: found.message, status: found.status },
+      transaction: {
+        airtel_money_id: found.airtelMoneyId ?? '',
+        id: found.id,
+        message: found.message,
+        status: found.status,
+      },
     });
   }
 
@@ -216,24 +311,43 @@ export async function startAirtelSimulator(options: AirtelSimulatorOptions): Pro
     if (body instanceof Response) return body;
     const fields = transactionFields(body, body.payee, scope.country);
     if (fields instanceof Response) return fields;
-    if ((body.transaction as Record<string, unknown>).type !== 'B2C') return answer(false, 'ESB000001', 'transaction.type must be B2C', undefined, 400);
-    if (typeof body.pin !== 'string' || decryptPkcs1(privateKey, body.pin) !== options.pin) return answer(false, 'DP00900001013', 'Invalid PIN');
+    if ((body.transaction as Record<string, unknown>).type !== 'B2C')
+      return answer(false, 'ESB000001', 'transaction.type must be B2C', undefined, 400);
+    if (typeof body.pin !== 'string' || decryptPkcs1(privateKey, body.pin) !== options.pin)
+      return answer(false, 'DP00900001013', 'Invalid PIN');
     const existing = transactions.disbursement.get(fields.id);
     if (existing) {
       existing.submissions += 1;
       return answer(false, 'DP00900001014', 'Duplicate transaction id');
     }
-    if (!behaviourOf(fields.msisdn).registered) return answer(false, 'DP00900001010', 'Payee is not registered on Airtel Money');
+    if (!behaviourOf(fields.msisdn).registered)
+      return answer(false, 'DP00900001010', 'Payee is not registered on Airtel Money');
     // The merchant's disbursement wallet (its float): a payout it cannot cover is refused, nothing recorded.
-    if (disbursementBalance !== null && fields.amount > disbursementBalance) return answer(false, 'DP00900001007', 'Insufficient funds in the disbursement wallet');
+    if (disbursementBalance !== null && fields.amount > disbursementBalance)
+      return answer(false, 'DP00900001007', 'Insufficient funds in the disbursement wallet');
     if (disbursementBalance !== null) disbursementBalance -= fields.amount;
     const created: AirtelTransaction = {
-      ...fields, kind: 'disbursement', country: scope.country, currency: scope.currency, reference: String(body.reference ?? ''),
-      status: 'TS', code: 'DP00900001001', message: 'Transaction Successful', airtelMoneyId: airtelMoneyId(), submissions: 1, refunded: false,
+      ...fields,
+      kind: 'disbursement',
+      country: scope.country,
+      currency: scope.currency,
+      reference: String(body.reference ?? ''),
+      status: 'TS',
+      code: 'DP00900001001',
+      message: 'Transaction Successful',
+      airtelMoneyId: airtelMoneyId(),
+      submissions: 1,
+      refunded: false,
     };
     transactions.disbursement.set(fields.id, created);
     return answer(true, created.code, 'SUCCESS', {
-      transaction: { reference_id: String(Math.floor(Math.random() * 1e9)), airtel_money_id: created.airtelMoneyId, id: created.id, status: created.status, message: created.message },
+      transaction: {
+        reference_id: String(Math.floor(Math.random() * 1e9)),
+        airtel_money_id: created.airtelMoneyId,
+        id: created.id,
+        status: created.status,
+        message: created.message,
+      },
     });
   }
 
@@ -244,13 +358,18 @@ export async function startAirtelSimulator(options: AirtelSimulatorOptions): Pro
     const body = await readJson(request);
     if (body instanceof Response) return body;
     const id = (body.transaction as Record<string, unknown> | undefined)?.airtel_money_id;
-    const paid = [...transactions.collection.values()].find((transaction) => transaction.airtelMoneyId === id && transaction.status === 'TS' && transaction.country === scope.country);
+    const paid = [...transactions.collection.values()].find(
+      (transaction) =>
+        transaction.airtelMoneyId === id && transaction.status === 'TS' && transaction.country === scope.country,
+    );
     if (typeof id !== 'string' || !paid) return answer(false, 'DP00800001025', 'Transaction Not Found');
     if (!paid.refunded) {
       paid.refunded = true;
       refunds.push({ airtelMoneyId: id, refundId: airtelMoneyId() });
     }
-    return answer(true, 'DP00800001001', 'SUCCESS', { transaction: { airtel_money_id: refunds.find((done) => done.airtelMoneyId === id)!.refundId, status: 'SUCCESS' } });
+    return answer(true, 'DP00800001001', 'SUCCESS', {
+      transaction: { airtel_money_id: refunds.find((done) => done.airtelMoneyId === id)!.refundId, status: 'SUCCESS' },
+    });
   }
 
   function user(request: Request, msisdn: string): Response {
@@ -259,7 +378,14 @@ export async function startAirtelSimulator(options: AirtelSimulatorOptions): Pro
     const behaviour = behaviourOf(msisdn);
     if (!behaviour.registered) return answer(false, 'DP00800001010', 'Msisdn Not Found');
     const name = behaviour.name ?? { first_name: 'Sand', last_name: 'Box' };
-    return answer(true, 'DP00800001001', 'SUCCESS', { ...name, msisdn, grade: 'SUBS', is_barred: false, is_pin_set: true, registration: { status: 'SUBS' } });
+    return answer(true, 'DP00800001001', 'SUCCESS', {
+      ...name,
+      msisdn,
+      grade: 'SUBS',
+      is_barred: false,
+      is_pin_set: true,
+      registration: { status: 'SUBS' },
+    });
   }
 
   /** Which API a request is for, and its handler. */
@@ -273,14 +399,29 @@ export async function startAirtelSimulator(options: AirtelSimulatorOptions): Pro
     if (post && path === '/standard/v2/disbursements') return { api: 'disbursement', handle: () => disburse(request) };
     if (post && path === '/standard/v1/payments/refund') return { api: 'refund', handle: () => refund(request) };
     if (get && path === '/v1/rsa/encryption-keys') {
-      return { api: 'encryption-keys', handle: () => {
-        const scope = authorized(request);
-        return scope instanceof Response ? scope : answer(true, 'DP00800001027', 'SUCCESS', { key_id: '1', key: publicKey, valid_upto: new Date(Date.now() + 86_400_000).toISOString() });
-      } };
+      return {
+        api: 'encryption-keys',
+        handle: () => {
+          const scope = authorized(request);
+          return scope instanceof Response
+            ? scope
+            : answer(true, 'DP00800001027', 'SUCCESS', {
+                key_id: '1',
+                key: publicKey,
+                valid_upto: new Date(Date.now() + 86_400_000).toISOString(),
+              });
+        },
+      };
     }
-    if (get && id?.[1] === '1' && id[2] === 'payments') return { api: 'payment-enquiry', handle: () => enquiry(request, 'collection', decodeURIComponent(id[3]!)) };
-    if (get && id?.[1] === '2' && id[2] === 'disbursements') return { api: 'disbursement-enquiry', handle: () => enquiry(request, 'disbursement', decodeURIComponent(id[3]!)) };
-    if (get && id?.[1] === '1' && id[2] === 'users') return { api: 'user', handle: () => user(request, decodeURIComponent(id[3]!)) };
+    if (get && id?.[1] === '1' && id[2] === 'payments')
+      return { api: 'payment-enquiry', handle: () => enquiry(request, 'collection', decodeURIComponent(id[3]!)) };
+    if (get && id?.[1] === '2' && id[2] === 'disbursements')
+      return {
+        api: 'disbursement-enquiry',
+        handle: () => enquiry(request, 'disbursement', decodeURIComponent(id[3]!)),
+      };
+    if (get && id?.[1] === '1' && id[2] === 'users')
+      return { api: 'user', handle: () => user(request, decodeURIComponent(id[3]!)) };
     return { api: 'unknown', handle: () => answer(false, 'ESB000004', 'Resource not found', undefined, 404) };
   }
 
@@ -293,15 +434,17 @@ export async function startAirtelSimulator(options: AirtelSimulatorOptions): Pro
     async handle(request) {
       const { api, handle } = route(request);
       // A platform that takes no new transaction while its enquiries still answer: nothing is recorded.
-      const response = failingSends && (api === 'payment' || api === 'disbursement')
-        ? answer(false, 'ESB000001', 'Something went wrong', undefined, 500)
-        : await handle();
+      const response =
+        failingSends && (api === 'payment' || api === 'disbursement')
+          ? answer(false, 'ESB000001', 'Something went wrong', undefined, 500)
+          : await handle();
       log.push({ api, method: request.method, status: response.status, at: Date.now() });
       return response;
     },
   });
 
-  const copies = (kind: 'collection' | 'disbursement') => [...transactions[kind].values()].map((transaction) => ({ ...transaction }));
+  const copies = (kind: 'collection' | 'disbursement') =>
+    [...transactions[kind].values()].map((transaction) => ({ ...transaction }));
   return {
     url: `http://127.0.0.1:${server.port}`,
     async stop() {

@@ -8,8 +8,12 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { startDarajaSimulator, type DarajaSimulator } from './daraja';
 
 const CREDENTIALS = {
-  consumerKey: 'simulator-key', consumerSecret: 'simulator-secret', shortcode: '174379', passkey: 'simulator-passkey',
-  initiatorName: 'testapi', securityCredential: 'c2VjdXJpdHk=',
+  consumerKey: 'simulator-key',
+  consumerSecret: 'simulator-secret',
+  shortcode: '174379',
+  passkey: 'simulator-passkey',
+  initiatorName: 'testapi',
+  securityCredential: 'c2VjdXJpdHk=',
 };
 let daraja: DarajaSimulator;
 let receiver: ReturnType<typeof Bun.serve>;
@@ -40,10 +44,14 @@ const resultUrl = () => `http://127.0.0.1:${receiver.port}/results`;
 
 async function call(path: string, body: Record<string, unknown>): Promise<{ status: number; body: any }> {
   const token = await fetch(`${daraja.url}/oauth/v1/generate?grant_type=client_credentials`, {
-    headers: { Authorization: `Basic ${Buffer.from(`${CREDENTIALS.consumerKey}:${CREDENTIALS.consumerSecret}`).toString('base64')}` },
+    headers: {
+      Authorization: `Basic ${Buffer.from(`${CREDENTIALS.consumerKey}:${CREDENTIALS.consumerSecret}`).toString('base64')}`,
+    },
   }).then(async (response) => ((await response.json()) as { access_token: string }).access_token);
   const response = await fetch(`${daraja.url}${path}`, {
-    method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` }, body: JSON.stringify(body),
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` },
+    body: JSON.stringify(body),
   });
   return { status: response.status, body: await response.json() };
 }
@@ -54,9 +62,17 @@ async function paidPush(): Promise<{ checkoutRequestId: string; receipt: string 
   daraja.subscriber(phone, { outcome: 'pay', callback: 'none' });
   const timestamp = '20261128120000';
   const pushed = await call('/mpesa/stkpush/v1/processrequest', {
-    BusinessShortCode: Number(CREDENTIALS.shortcode), Password: Buffer.from(`${CREDENTIALS.shortcode}${CREDENTIALS.passkey}${timestamp}`).toString('base64'),
-    Timestamp: timestamp, TransactionType: 'CustomerPayBillOnline', Amount: 40, PartyA: Number(phone), PartyB: Number(CREDENTIALS.shortcode),
-    PhoneNumber: Number(phone), CallBackURL: resultUrl(), AccountReference: 'Invoice', TransactionDesc: 'Invoice',
+    BusinessShortCode: Number(CREDENTIALS.shortcode),
+    Password: Buffer.from(`${CREDENTIALS.shortcode}${CREDENTIALS.passkey}${timestamp}`).toString('base64'),
+    Timestamp: timestamp,
+    TransactionType: 'CustomerPayBillOnline',
+    Amount: 40,
+    PartyA: Number(phone),
+    PartyB: Number(CREDENTIALS.shortcode),
+    PhoneNumber: Number(phone),
+    CallBackURL: resultUrl(),
+    AccountReference: 'Invoice',
+    TransactionDesc: 'Invoice',
   });
   expect(pushed.body).toMatchObject({ ResponseCode: '0' });
   const checkoutRequestId = pushed.body.CheckoutRequestID as string;
@@ -70,10 +86,21 @@ async function paidPush(): Promise<{ checkoutRequestId: string; receipt: string 
 }
 
 /** Asks transaction status and waits for its answer at the result URL. */
-async function transactionStatus(keys: { TransactionID?: string; OriginalConversationID?: string }): Promise<Record<string, unknown>> {
+async function transactionStatus(keys: {
+  TransactionID?: string;
+  OriginalConversationID?: string;
+}): Promise<Record<string, unknown>> {
   const asked = await call('/mpesa/transactionstatus/v1/query', {
-    Initiator: CREDENTIALS.initiatorName, SecurityCredential: CREDENTIALS.securityCredential, CommandID: 'TransactionStatusQuery', ...keys,
-    PartyA: CREDENTIALS.shortcode, IdentifierType: '4', ResultURL: resultUrl(), QueueTimeOutURL: resultUrl(), Remarks: 'Status check', Occasion: '',
+    Initiator: CREDENTIALS.initiatorName,
+    SecurityCredential: CREDENTIALS.securityCredential,
+    CommandID: 'TransactionStatusQuery',
+    ...keys,
+    PartyA: CREDENTIALS.shortcode,
+    IdentifierType: '4',
+    ResultURL: resultUrl(),
+    QueueTimeOutURL: resultUrl(),
+    Remarks: 'Status check',
+    Occasion: '',
   });
   expect(asked.body).toMatchObject({ ResponseCode: '0' });
   const deadline = Date.now() + 5000;
@@ -86,7 +113,9 @@ async function transactionStatus(keys: { TransactionID?: string; OriginalConvers
 }
 
 const receiptOf = (result: Record<string, unknown>) =>
-  ((result.ResultParameters as { ResultParameter: { Key: string; Value: unknown }[] }).ResultParameter).find((parameter) => parameter.Key === 'ReceiptNo')?.Value;
+  (result.ResultParameters as { ResultParameter: { Key: string; Value: unknown }[] }).ResultParameter.find(
+    (parameter) => parameter.Key === 'ReceiptNo',
+  )?.Value;
 
 describe('transaction status of a paid STK push', () => {
   test('answered mode (the default): found by its receipt and by its CheckoutRequestID', async () => {
@@ -106,8 +135,13 @@ describe('transaction status of a paid STK push', () => {
     const byReceipt = await transactionStatus({ TransactionID: push.receipt });
     expect(byReceipt).toMatchObject({ ResultCode: 0 });
     expect(receiptOf(byReceipt)).toBe(push.receipt);
-    expect(await transactionStatus({ OriginalConversationID: push.checkoutRequestId })).toMatchObject({ ResultCode: 'R000002', ResultDesc: 'The OriginalTransactionID is invalid.' });
-    expect(await transactionStatus({ OriginalConversationID: 'AG_20261128_unknown' })).toMatchObject({ ResultCode: 'R000002' });
+    expect(await transactionStatus({ OriginalConversationID: push.checkoutRequestId })).toMatchObject({
+      ResultCode: 'R000002',
+      ResultDesc: 'The OriginalTransactionID is invalid.',
+    });
+    expect(await transactionStatus({ OriginalConversationID: 'AG_20261128_unknown' })).toMatchObject({
+      ResultCode: 'R000002',
+    });
     daraja.checkoutRequestLookup('answered');
   });
 });

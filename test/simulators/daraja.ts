@@ -16,7 +16,14 @@
 import { serveWithOutages, type OutageMode } from './outage';
 import { createScheduler } from './scheduler';
 
-export type DarajaCredentials = { consumerKey: string; consumerSecret: string; shortcode: string; passkey: string; initiatorName: string; securityCredential: string };
+export type DarajaCredentials = {
+  consumerKey: string;
+  consumerSecret: string;
+  shortcode: string;
+  passkey: string;
+  initiatorName: string;
+  securityCredential: string;
+};
 export type StkBehaviour = {
   outcome: 'pay' | 'cancel' | 'insufficient' | 'unreachable' | 'wrong-pin' | 'ignore';
   callback: 'truthful' | 'none' | 'lie' | 'twice';
@@ -37,26 +44,68 @@ export type DarajaSimulatorOptions = {
   slowMs?: number;
   checkoutRequestLookup?: CheckoutRequestLookup;
 };
-export type PaybillPayment = { msisdn: string; amount: string; billRefNumber: string; maskMsisdn?: boolean; transId?: string; firstName?: string };
+export type PaybillPayment = {
+  msisdn: string;
+  amount: string;
+  billRefNumber: string;
+  maskMsisdn?: boolean;
+  transId?: string;
+  firstName?: string;
+};
 export type PaybillOutcome = {
   transId: string;
-  validation: { answer: { ResultCode: string | number; ResultDesc?: string; ThirdPartyTransID?: string } | null; elapsedMs: number; status: number | null } | null;
+  validation: {
+    answer: { ResultCode: string | number; ResultDesc?: string; ThirdPartyTransID?: string } | null;
+    elapsedMs: number;
+    status: number | null;
+  } | null;
   completed: boolean;
   confirmation: { status: number | null; body: unknown } | null;
 };
 type Api = 'oauth' | 'stkpush' | 'stkquery' | 'registerurl' | 'b2c' | 'transactionstatus' | 'reversal';
 type StkPush = {
-  checkoutRequestId: string; merchantRequestId: string; amount: number; msisdn: string; accountReference: string; callbackUrl: string;
-  outcome: StkBehaviour['outcome']; decided: boolean; receipt: string | null; charged: boolean;
+  checkoutRequestId: string;
+  merchantRequestId: string;
+  amount: number;
+  msisdn: string;
+  accountReference: string;
+  callbackUrl: string;
+  outcome: StkBehaviour['outcome'];
+  decided: boolean;
+  receipt: string | null;
+  charged: boolean;
 };
 type Payout = {
-  originatorConversationId: string; conversationId: string; amount: number; msisdn: string; commandId: string; completed: boolean;
-  receipt: string | null; submissions: number; resultCode: number; finishedAt: string | null;
+  originatorConversationId: string;
+  conversationId: string;
+  amount: number;
+  msisdn: string;
+  commandId: string;
+  completed: boolean;
+  receipt: string | null;
+  submissions: number;
+  resultCode: number;
+  finishedAt: string | null;
 };
-type Reversal = { conversationId: string; originatorConversationId: string; transactionId: string; amount: number; completed: boolean; resultCode: string | number; receipt: string | null };
+type Reversal = {
+  conversationId: string;
+  originatorConversationId: string;
+  transactionId: string;
+  amount: number;
+  completed: boolean;
+  resultCode: string | number;
+  receipt: string | null;
+};
 /** What transaction status can find: every money movement, by its receipt (`stkPush`: an STK push's, found by its ids only in `answered` mode). */
 type Movement = {
-  receipt: string; amount: number; status: 'Completed' | 'Failed'; debitParty: string; creditParty: string; originatorConversationId: string; conversationId: string; reason: string;
+  receipt: string;
+  amount: number;
+  status: 'Completed' | 'Failed';
+  debitParty: string;
+  creditParty: string;
+  originatorConversationId: string;
+  conversationId: string;
+  reason: string;
   stkPush?: boolean;
 };
 export type DarajaSimulator = {
@@ -94,14 +143,22 @@ const MAX_BODY_BYTES = 1_048_576;
 const CUSTOMER_NAMES = ['JOHN DOE', 'JANE WANJIRU', 'PETER OTIENO'];
 
 const requestId = () => `${Math.floor(Math.random() * 99999)}-${Math.floor(Math.random() * 9999999)}-1`;
-const errorBody = (status: number, errorCode: string, errorMessage: string) => Response.json({ requestId: requestId(), errorCode, errorMessage }, { status });
+const errorBody = (status: number, errorCode: string, errorMessage: string) =>
+  Response.json({ requestId: requestId(), errorCode, errorMessage }, { status });
 const badRequest = (field: string) => errorBody(400, '400.002.02', `Bad Request - Invalid ${field}`);
-const receiptNumber = () => Array.from({ length: 10 }, () => 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789'[Math.floor(Math.random() * 36)]).join('');
-const conversationId = () => `AG_${new Date().toISOString().slice(0, 10).replaceAll('-', '')}_${crypto.randomUUID().replaceAll('-', '').slice(0, 20)}`;
+const receiptNumber = () =>
+  Array.from({ length: 10 }, () => 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789'[Math.floor(Math.random() * 36)]).join('');
+const conversationId = () =>
+  `AG_${new Date().toISOString().slice(0, 10).replaceAll('-', '')}_${crypto.randomUUID().replaceAll('-', '').slice(0, 20)}`;
 const eatTimestamp = () => new Date(Date.now() + 3 * 3600_000).toISOString().replace(/\D/g, '').slice(0, 14);
 const mask = (msisdn: string) => `${msisdn.slice(0, 4)}****${msisdn.slice(-3)}`;
 /** A JSON number or a digit string, as Daraja's numeric fields arrive either way; null otherwise. */
-const numeric = (value: unknown): string | null => (typeof value === 'number' && Number.isFinite(value) ? String(value) : typeof value === 'string' && /^\d+(\.\d+)?$/.test(value) ? value : null);
+const numeric = (value: unknown): string | null =>
+  typeof value === 'number' && Number.isFinite(value)
+    ? String(value)
+    : typeof value === 'string' && /^\d+(\.\d+)?$/.test(value)
+      ? value
+      : null;
 const wholePositive = (value: unknown): number | null => {
   const text = numeric(value);
   return text !== null && /^\d+(\.0+)?$/.test(text) && Number(text) >= 1 ? Number(text) : null;
@@ -120,17 +177,29 @@ export async function startDarajaSimulator(options: DarajaSimulatorOptions): Pro
   const reversed = new Set<string>();
   const log: { api: string; status: number; at: number }[] = [];
   const { later, track, stop } = createScheduler();
-  let registered: { shortCode: string; responseType: string; confirmationUrl: string; validationUrl: string } | null = null;
+  let registered: { shortCode: string; responseType: string; confirmationUrl: string; validationUrl: string } | null =
+    null;
   let validationOn = true;
   let lookup: CheckoutRequestLookup = options.checkoutRequestLookup ?? 'answered';
   let statusDelayMs: number | undefined;
 
   /** POSTs JSON to a partner URL; Daraja does not retry, and a failure is the partner's. */
-  async function send(url: string, body: unknown, timeoutMs = 10_000): Promise<{ status: number | null; body: unknown; elapsedMs: number }> {
+  async function send(
+    url: string,
+    body: unknown,
+    timeoutMs = 10_000,
+  ): Promise<{ status: number | null; body: unknown; elapsedMs: number }> {
     const started = Date.now();
-    const answer = await track(fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(timeoutMs) })
-      .then(async (response) => ({ status: response.status, text: await response.text() }))
-      .catch(() => null));
+    const answer = await track(
+      fetch(url, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(timeoutMs),
+      })
+        .then(async (response) => ({ status: response.status, text: await response.text() }))
+        .catch(() => null),
+    );
     let parsed: unknown = answer?.text ?? null;
     try {
       parsed = answer ? JSON.parse(answer.text) : null;
@@ -139,13 +208,15 @@ export async function startDarajaSimulator(options: DarajaSimulatorOptions): Pro
     }
     return { status: answer?.status ?? null, body: parsed, elapsedMs: Date.now() - started };
   }
-  const sendLater = (url: string, body: unknown, delayMs = options.callbackDelayMs ?? 100) => later(delayMs, () => void send(url, body));
+  const sendLater = (url: string, body: unknown, delayMs = options.callbackDelayMs ?? 100) =>
+    later(delayMs, () => void send(url, body));
 
   function authorized(request: Request): Response | null {
     const token = /^Bearer\s+(\S+)$/i.exec(request.headers.get('authorization') ?? '')?.[1];
     const expiresAt = token ? tokens.get(token) : undefined;
     if (expiresAt === undefined || expiresAt < Date.now()) return errorBody(401, '404.001.03', 'Invalid Access Token');
-    if (!(request.headers.get('content-type') ?? '').toLowerCase().startsWith('application/json')) return badRequest('Content-Type');
+    if (!(request.headers.get('content-type') ?? '').toLowerCase().startsWith('application/json'))
+      return badRequest('Content-Type');
     return null;
   }
   async function readJson(request: Request): Promise<Record<string, unknown> | Response> {
@@ -159,10 +230,12 @@ export async function startDarajaSimulator(options: DarajaSimulatorOptions): Pro
     }
     return errorBody(400, '400.002.05', 'Invalid Request Payload');
   }
-  const password = (timestamp: string) => Buffer.from(`${credentials.shortcode}${credentials.passkey}${timestamp}`).toString('base64');
+  const password = (timestamp: string) =>
+    Buffer.from(`${credentials.shortcode}${credentials.passkey}${timestamp}`).toString('base64');
   /** The Lipa na M-Pesa Online password check; a Response when it fails. */
   function checkPassword(body: Record<string, unknown>): Response | null {
-    if (numeric(body.BusinessShortCode) !== credentials.shortcode) return errorBody(500, '500.001.1001', 'Merchant does not exist');
+    if (numeric(body.BusinessShortCode) !== credentials.shortcode)
+      return errorBody(500, '500.001.1001', 'Merchant does not exist');
     if (typeof body.Timestamp !== 'string' || !/^\d{14}$/.test(body.Timestamp)) return badRequest('Timestamp');
     if (body.Password !== password(body.Timestamp)) return errorBody(500, '500.001.1001', 'Wrong credentials');
     return null;
@@ -183,11 +256,13 @@ export async function startDarajaSimulator(options: DarajaSimulatorOptions): Pro
 
   function oauth(request: Request): Response {
     const url = new URL(request.url);
-    if (url.searchParams.get('grant_type') !== 'client_credentials') return errorBody(400, '400.008.02', 'Invalid grant type passed');
+    if (url.searchParams.get('grant_type') !== 'client_credentials')
+      return errorBody(400, '400.008.02', 'Invalid grant type passed');
     const basic = /^Basic\s+(\S+)$/i.exec(request.headers.get('authorization') ?? '')?.[1];
     if (!basic) return errorBody(400, '400.008.01', 'Invalid authentication type passed');
     // Wrong key or secret: Daraja answers 400 with the authentication error (it has no 401 for this call).
-    if (Buffer.from(basic, 'base64').toString() !== `${credentials.consumerKey}:${credentials.consumerSecret}`) return errorBody(400, '400.008.01', 'Invalid Authentication passed');
+    if (Buffer.from(basic, 'base64').toString() !== `${credentials.consumerKey}:${credentials.consumerSecret}`)
+      return errorBody(400, '400.008.01', 'Invalid Authentication passed');
     const token = crypto.randomUUID().replaceAll('-', '').slice(0, 28);
     const lifetime = options.tokenLifetimeSeconds ?? 3599;
     tokens.set(token, Date.now() + lifetime * 1000);
@@ -203,23 +278,42 @@ export async function startDarajaSimulator(options: DarajaSimulatorOptions): Pro
         push.receipt = receiptNumber();
         push.charged = true;
         movements.set(push.receipt, {
-          receipt: push.receipt, amount: push.amount, status: 'Completed', debitParty: `${push.msisdn} - ${CUSTOMER_NAMES[0]}`,
-          creditParty: `${credentials.shortcode} - Merchant`, originatorConversationId: push.merchantRequestId, conversationId: push.checkoutRequestId,
-          reason: 'Customer Pay Bill Online', stkPush: true,
+          receipt: push.receipt,
+          amount: push.amount,
+          status: 'Completed',
+          debitParty: `${push.msisdn} - ${CUSTOMER_NAMES[0]}`,
+          creditParty: `${credentials.shortcode} - Merchant`,
+          originatorConversationId: push.merchantRequestId,
+          conversationId: push.checkoutRequestId,
+          reason: 'Customer Pay Bill Online',
+          stkPush: true,
         });
       }
       if (behaviour.callback === 'none') return;
       const told = behaviour.callback === 'lie' ? 'pay' : behaviour.outcome;
       const result = STK_RESULTS[told];
-      const receipt = told === 'pay' ? push.receipt ?? receiptNumber() : null;
+      const receipt = told === 'pay' ? (push.receipt ?? receiptNumber()) : null;
       const callback = {
-        Body: { stkCallback: {
-          MerchantRequestID: push.merchantRequestId, CheckoutRequestID: push.checkoutRequestId, ResultCode: result.code, ResultDesc: result.description,
-          ...(receipt ? { CallbackMetadata: { Item: [
-            { Name: 'Amount', Value: push.amount }, { Name: 'MpesaReceiptNumber', Value: receipt }, { Name: 'TransactionDate', Value: Number(eatTimestamp()) },
-            { Name: 'PhoneNumber', Value: Number(push.msisdn) },
-          ] } } : {}),
-        } },
+        Body: {
+          stkCallback: {
+            MerchantRequestID: push.merchantRequestId,
+            CheckoutRequestID: push.checkoutRequestId,
+            ResultCode: result.code,
+            ResultDesc: result.description,
+            ...(receipt
+              ? {
+                  CallbackMetadata: {
+                    Item: [
+                      { Name: 'Amount', Value: push.amount },
+                      { Name: 'MpesaReceiptNumber', Value: receipt },
+                      { Name: 'TransactionDate', Value: Number(eatTimestamp()) },
+                      { Name: 'PhoneNumber', Value: Number(push.msisdn) },
+                    ],
+                  },
+                }
+              : {}),
+          },
+        },
       };
       sendLater(push.callbackUrl, callback, behaviour.callbackAfterMs);
       if (behaviour.callback === 'twice') sendLater(push.callbackUrl, callback, behaviour.callbackAfterMs);
@@ -231,31 +325,60 @@ export async function startDarajaSimulator(options: DarajaSimulatorOptions): Pro
     if (body instanceof Response) return body;
     const refused = checkPassword(body);
     if (refused) return refused;
-    if (body.TransactionType !== 'CustomerPayBillOnline' && body.TransactionType !== 'CustomerBuyGoodsOnline') return badRequest('TransactionType');
+    if (body.TransactionType !== 'CustomerPayBillOnline' && body.TransactionType !== 'CustomerBuyGoodsOnline')
+      return badRequest('TransactionType');
     const amount = wholePositive(body.Amount);
     if (amount === null) return badRequest('Amount');
     const msisdn = numeric(body.PartyA);
     if (msisdn === null || !MSISDN.test(msisdn)) return badRequest('PartyA');
-    if (numeric(body.PhoneNumber) === null || !MSISDN.test(numeric(body.PhoneNumber)!)) return badRequest('PhoneNumber');
+    if (numeric(body.PhoneNumber) === null || !MSISDN.test(numeric(body.PhoneNumber)!))
+      return badRequest('PhoneNumber');
     if (numeric(body.PartyB) !== credentials.shortcode) return badRequest('PartyB');
     if (!validUrl(body.CallBackURL)) return badRequest('CallBackURL');
-    if (typeof body.AccountReference !== 'string' || body.AccountReference.length === 0 || body.AccountReference.length > 12) return badRequest('AccountReference');
-    if (body.TransactionDesc !== undefined && (typeof body.TransactionDesc !== 'string' || body.TransactionDesc.length > 13)) return badRequest('TransactionDesc');
+    if (
+      typeof body.AccountReference !== 'string' ||
+      body.AccountReference.length === 0 ||
+      body.AccountReference.length > 12
+    )
+      return badRequest('AccountReference');
+    if (
+      body.TransactionDesc !== undefined &&
+      (typeof body.TransactionDesc !== 'string' || body.TransactionDesc.length > 13)
+    )
+      return badRequest('TransactionDesc');
     if (fault === '500-before-recording') return errorBody(500, '500.003.1001', 'Internal Server Error');
-    if ([...pushes.values()].some((push) => push.msisdn === msisdn && !push.decided && subscribers.get(msisdn)?.outcome !== 'ignore')) {
-      return errorBody(500, '500.001.1001', 'Unable to lock subscriber, a transaction is already in process for the current subscriber');
+    if (
+      [...pushes.values()].some(
+        (push) => push.msisdn === msisdn && !push.decided && subscribers.get(msisdn)?.outcome !== 'ignore',
+      )
+    ) {
+      return errorBody(
+        500,
+        '500.001.1001',
+        'Unable to lock subscriber, a transaction is already in process for the current subscriber',
+      );
     }
     const push: StkPush = {
-      checkoutRequestId: `ws_CO_${eatTimestamp()}${Math.floor(Math.random() * 1e9)}`, merchantRequestId: `${crypto.randomUUID().slice(0, 4)}-${crypto.randomUUID().slice(0, 4)}-${Date.now()}`,
-      amount, msisdn, accountReference: body.AccountReference, callbackUrl: String(body.CallBackURL),
-      outcome: subscribers.get(msisdn)?.outcome ?? 'pay', decided: false, receipt: null, charged: false,
+      checkoutRequestId: `ws_CO_${eatTimestamp()}${Math.floor(Math.random() * 1e9)}`,
+      merchantRequestId: `${crypto.randomUUID().slice(0, 4)}-${crypto.randomUUID().slice(0, 4)}-${Date.now()}`,
+      amount,
+      msisdn,
+      accountReference: body.AccountReference,
+      callbackUrl: String(body.CallBackURL),
+      outcome: subscribers.get(msisdn)?.outcome ?? 'pay',
+      decided: false,
+      receipt: null,
+      charged: false,
     };
     pushes.set(push.checkoutRequestId, push);
     decidePush(push);
     if (fault === '500-after-recording') return errorBody(500, '500.003.1001', 'Internal Server Error');
     return Response.json({
-      MerchantRequestID: push.merchantRequestId, CheckoutRequestID: push.checkoutRequestId, ResponseCode: '0',
-      ResponseDescription: 'Success. Request accepted for processing', CustomerMessage: 'Success. Request accepted for processing',
+      MerchantRequestID: push.merchantRequestId,
+      CheckoutRequestID: push.checkoutRequestId,
+      ResponseCode: '0',
+      ResponseDescription: 'Success. Request accepted for processing',
+      CustomerMessage: 'Success. Request accepted for processing',
     });
   }
 
@@ -269,8 +392,12 @@ export async function startDarajaSimulator(options: DarajaSimulatorOptions): Pro
     if (!push.decided) return errorBody(500, '500.001.1001', 'The transaction is being processed');
     const result = STK_RESULTS[push.outcome];
     return Response.json({
-      ResponseCode: '0', ResponseDescription: 'The service request has been accepted successsfully', MerchantRequestID: push.merchantRequestId,
-      CheckoutRequestID: push.checkoutRequestId, ResultCode: String(result.code), ResultDesc: result.description,
+      ResponseCode: '0',
+      ResponseDescription: 'The service request has been accepted successsfully',
+      MerchantRequestID: push.merchantRequestId,
+      CheckoutRequestID: push.checkoutRequestId,
+      ResultCode: String(result.code),
+      ResultDesc: result.description,
     });
   }
 
@@ -282,7 +409,12 @@ export async function startDarajaSimulator(options: DarajaSimulatorOptions): Pro
     for (const field of ['ValidationURL', 'ConfirmationURL'] as const) {
       if (!validUrl(body[field]) || FORBIDDEN_URL_WORDS.test(String(body[field]))) return badRequest(field);
     }
-    registered = { shortCode: credentials.shortcode, responseType: body.ResponseType, confirmationUrl: String(body.ConfirmationURL), validationUrl: String(body.ValidationURL) };
+    registered = {
+      shortCode: credentials.shortcode,
+      responseType: body.ResponseType,
+      confirmationUrl: String(body.ConfirmationURL),
+      validationUrl: String(body.ValidationURL),
+    };
     return Response.json({ OriginatorCoversationID: requestId(), ResponseCode: '0', ResponseDescription: 'success' });
   }
 
@@ -290,9 +422,19 @@ export async function startDarajaSimulator(options: DarajaSimulatorOptions): Pro
     const transId = payment.transId ?? receiptNumber();
     const names = (payment.firstName ?? 'JOHN DOE').split(' ');
     const base = {
-      TransactionType: 'Pay Bill', TransID: transId, TransTime: eatTimestamp(), TransAmount: payment.amount, BusinessShortCode: credentials.shortcode,
-      BillRefNumber: payment.billRefNumber, InvoiceNumber: '', OrgAccountBalance: '', ThirdPartyTransID: '',
-      MSISDN: payment.maskMsisdn === false ? payment.msisdn : mask(payment.msisdn), FirstName: names[0] ?? '', MiddleName: '', LastName: names.slice(1).join(' '),
+      TransactionType: 'Pay Bill',
+      TransID: transId,
+      TransTime: eatTimestamp(),
+      TransAmount: payment.amount,
+      BusinessShortCode: credentials.shortcode,
+      BillRefNumber: payment.billRefNumber,
+      InvoiceNumber: '',
+      OrgAccountBalance: '',
+      ThirdPartyTransID: '',
+      MSISDN: payment.maskMsisdn === false ? payment.msisdn : mask(payment.msisdn),
+      FirstName: names[0] ?? '',
+      MiddleName: '',
+      LastName: names.slice(1).join(' '),
     };
     if (!registered) {
       record(transId, payment, '');
@@ -303,15 +445,27 @@ export async function startDarajaSimulator(options: DarajaSimulatorOptions): Pro
     let thirdParty = '';
     if (validationOn) {
       const sent = await send(registered.validationUrl, base, 8000);
-      const answer = typeof sent.body === 'object' && sent.body !== null ? sent.body as { ResultCode: string | number; ResultDesc?: string; ThirdPartyTransID?: string } : null;
-      validation = { answer: sent.status !== null && sent.status < 300 ? answer : null, elapsedMs: sent.elapsedMs, status: sent.status };
-      if (validation.answer && 'ResultCode' in validation.answer) completed = String(validation.answer.ResultCode) === '0';
+      const answer =
+        typeof sent.body === 'object' && sent.body !== null
+          ? (sent.body as { ResultCode: string | number; ResultDesc?: string; ThirdPartyTransID?: string })
+          : null;
+      validation = {
+        answer: sent.status !== null && sent.status < 300 ? answer : null,
+        elapsedMs: sent.elapsedMs,
+        status: sent.status,
+      };
+      if (validation.answer && 'ResultCode' in validation.answer)
+        completed = String(validation.answer.ResultCode) === '0';
       else completed = registered.responseType === 'Completed';
       thirdParty = validation.answer?.ThirdPartyTransID ?? '';
     }
     if (!completed) return { transId, validation, completed, confirmation: null };
     const balance = record(transId, payment, thirdParty);
-    const sent = await send(registered.confirmationUrl, { ...base, OrgAccountBalance: balance, ThirdPartyTransID: thirdParty });
+    const sent = await send(registered.confirmationUrl, {
+      ...base,
+      OrgAccountBalance: balance,
+      ThirdPartyTransID: thirdParty,
+    });
     return { transId, validation, completed, confirmation: { status: sent.status, body: sent.body } };
   }
 
@@ -320,8 +474,14 @@ export async function startDarajaSimulator(options: DarajaSimulatorOptions): Pro
   function record(transId: string, payment: PaybillPayment, _thirdParty: string): string {
     utilityBalance += Number(payment.amount);
     movements.set(transId, {
-      receipt: transId, amount: Number(payment.amount), status: 'Completed', debitParty: `${payment.msisdn} - ${payment.firstName ?? CUSTOMER_NAMES[0]}`,
-      creditParty: `${credentials.shortcode} - Merchant`, originatorConversationId: requestId(), conversationId: conversationId(), reason: 'Pay Bill',
+      receipt: transId,
+      amount: Number(payment.amount),
+      status: 'Completed',
+      debitParty: `${payment.msisdn} - ${payment.firstName ?? CUSTOMER_NAMES[0]}`,
+      creditParty: `${credentials.shortcode} - Merchant`,
+      originatorConversationId: requestId(),
+      conversationId: conversationId(),
+      reason: 'Pay Bill',
     });
     return utilityBalance.toFixed(2);
   }
@@ -331,14 +491,17 @@ export async function startDarajaSimulator(options: DarajaSimulatorOptions): Pro
     if (body instanceof Response) return body;
     const refused = checkInitiator(body.InitiatorName, body.SecurityCredential);
     if (refused) return refused;
-    if (typeof body.OriginatorConversationID !== 'string' || body.OriginatorConversationID.length === 0) return badRequest('OriginatorConversationID');
-    if (!['SalaryPayment', 'BusinessPayment', 'PromotionPayment'].includes(String(body.CommandID))) return badRequest('CommandID');
+    if (typeof body.OriginatorConversationID !== 'string' || body.OriginatorConversationID.length === 0)
+      return badRequest('OriginatorConversationID');
+    if (!['SalaryPayment', 'BusinessPayment', 'PromotionPayment'].includes(String(body.CommandID)))
+      return badRequest('CommandID');
     const amount = wholePositive(body.Amount);
     if (amount === null) return badRequest('Amount');
     if (numeric(body.PartyA) !== credentials.shortcode) return badRequest('PartyA');
     const msisdn = numeric(body.PartyB);
     if (msisdn === null || !MSISDN.test(msisdn)) return badRequest('PartyB');
-    if (typeof body.Remarks !== 'string' || body.Remarks.length < 2 || body.Remarks.length > 100) return badRequest('Remarks');
+    if (typeof body.Remarks !== 'string' || body.Remarks.length < 2 || body.Remarks.length > 100)
+      return badRequest('Remarks');
     if (!validUrl(body.ResultURL)) return badRequest('ResultURL');
     if (!validUrl(body.QueueTimeOutURL)) return badRequest('QueueTimeOutURL');
     if (fault === '500-before-recording') return errorBody(500, '500.003.1001', 'Internal Server Error');
@@ -348,8 +511,16 @@ export async function startDarajaSimulator(options: DarajaSimulatorOptions): Pro
       return errorBody(500, '500.002.1001', 'Duplicate OriginatorConversationID.');
     }
     const payout: Payout = {
-      originatorConversationId: body.OriginatorConversationID, conversationId: conversationId(), amount, msisdn, commandId: String(body.CommandID),
-      completed: false, receipt: null, submissions: 1, resultCode: 0, finishedAt: null,
+      originatorConversationId: body.OriginatorConversationID,
+      conversationId: conversationId(),
+      amount,
+      msisdn,
+      commandId: String(body.CommandID),
+      completed: false,
+      receipt: null,
+      submissions: 1,
+      resultCode: 0,
+      finishedAt: null,
     };
     payouts.set(payout.originatorConversationId, payout);
     const behaviour: PayoutBehaviour = { outcome: 'complete', callback: 'truthful', ...payees.get(msisdn) };
@@ -359,8 +530,13 @@ export async function startDarajaSimulator(options: DarajaSimulatorOptions): Pro
       payout.resultCode = payout.completed ? 0 : 2040;
       payout.finishedAt = new Date().toISOString();
       movements.set(payout.receipt, {
-        receipt: payout.receipt, amount, status: payout.completed ? 'Completed' : 'Failed', debitParty: `${credentials.shortcode} - Merchant`,
-        creditParty: `${msisdn} - ${CUSTOMER_NAMES[1]}`, originatorConversationId: payout.originatorConversationId, conversationId: payout.conversationId,
+        receipt: payout.receipt,
+        amount,
+        status: payout.completed ? 'Completed' : 'Failed',
+        debitParty: `${credentials.shortcode} - Merchant`,
+        creditParty: `${msisdn} - ${CUSTOMER_NAMES[1]}`,
+        originatorConversationId: payout.originatorConversationId,
+        conversationId: payout.conversationId,
         reason: 'Business Payment to Customer via API',
       });
       if (behaviour.callback === 'none') return;
@@ -369,31 +545,62 @@ export async function startDarajaSimulator(options: DarajaSimulatorOptions): Pro
     });
     if (fault === '500-after-recording') return errorBody(500, '500.003.1001', 'Internal Server Error');
     return Response.json({
-      ConversationID: payout.conversationId, OriginatorConversationID: payout.originatorConversationId, ResponseCode: '0',
+      ConversationID: payout.conversationId,
+      OriginatorConversationID: payout.originatorConversationId,
+      ResponseCode: '0',
       ResponseDescription: 'Accept the service request successfully.',
     });
   }
 
   function b2cResult(payout: Payout, completed: boolean) {
-    const reference = { ReferenceData: { ReferenceItem: { Key: 'QueueTimeoutURL', Value: 'https://internalsandbox.safaricom.co.ke/mpesa/b2cresults/v1/submit' } } };
+    const reference = {
+      ReferenceData: {
+        ReferenceItem: {
+          Key: 'QueueTimeoutURL',
+          Value: 'https://internalsandbox.safaricom.co.ke/mpesa/b2cresults/v1/submit',
+        },
+      },
+    };
     if (!completed) {
-      return { Result: {
-        ResultType: 0, ResultCode: 2040, ResultDesc: 'Credit Party customer type (Unregistered or Registered Customer) can\'t be supported by the service.',
-        OriginatorConversationID: payout.originatorConversationId, ConversationID: payout.conversationId, TransactionID: payout.receipt ?? receiptNumber(), ...reference,
-      } };
+      return {
+        Result: {
+          ResultType: 0,
+          ResultCode: 2040,
+          ResultDesc:
+            "Credit Party customer type (Unregistered or Registered Customer) can't be supported by the service.",
+          OriginatorConversationID: payout.originatorConversationId,
+          ConversationID: payout.conversationId,
+          TransactionID: payout.receipt ?? receiptNumber(),
+          ...reference,
+        },
+      };
     }
-    return { Result: {
-      ResultType: 0, ResultCode: 0, ResultDesc: 'The service request is processed successfully.', OriginatorConversationID: payout.originatorConversationId,
-      ConversationID: payout.conversationId, TransactionID: payout.receipt,
-      ResultParameters: { ResultParameter: [
-        { Key: 'TransactionAmount', Value: payout.amount }, { Key: 'TransactionReceipt', Value: payout.receipt },
-        { Key: 'ReceiverPartyPublicName', Value: `${payout.msisdn} - ${CUSTOMER_NAMES[1]}` },
-        { Key: 'TransactionCompletedDateTime', Value: new Date().toLocaleString('en-GB').replace(',', '').replaceAll('/', '.') },
-        { Key: 'B2CUtilityAccountAvailableFunds', Value: 10116.0 }, { Key: 'B2CWorkingAccountAvailableFunds', Value: 900000.0 },
-        { Key: 'B2CRecipientIsRegisteredCustomer', Value: 'Y' }, { Key: 'B2CChargesPaidAccountAvailableFunds', Value: -4510.0 },
-      ] },
-      ...reference,
-    } };
+    return {
+      Result: {
+        ResultType: 0,
+        ResultCode: 0,
+        ResultDesc: 'The service request is processed successfully.',
+        OriginatorConversationID: payout.originatorConversationId,
+        ConversationID: payout.conversationId,
+        TransactionID: payout.receipt,
+        ResultParameters: {
+          ResultParameter: [
+            { Key: 'TransactionAmount', Value: payout.amount },
+            { Key: 'TransactionReceipt', Value: payout.receipt },
+            { Key: 'ReceiverPartyPublicName', Value: `${payout.msisdn} - ${CUSTOMER_NAMES[1]}` },
+            {
+              Key: 'TransactionCompletedDateTime',
+              Value: new Date().toLocaleString('en-GB').replace(',', '').replaceAll('/', '.'),
+            },
+            { Key: 'B2CUtilityAccountAvailableFunds', Value: 10116.0 },
+            { Key: 'B2CWorkingAccountAvailableFunds', Value: 900000.0 },
+            { Key: 'B2CRecipientIsRegisteredCustomer', Value: 'Y' },
+            { Key: 'B2CChargesPaidAccountAvailableFunds', Value: -4510.0 },
+          ],
+        },
+        ...reference,
+      },
+    };
   }
 
   async function transactionStatus(request: Request): Promise<Response> {
@@ -407,28 +614,59 @@ export async function startDarajaSimulator(options: DarajaSimulatorOptions): Pro
     const original = body.OriginalConversationID as string | undefined;
     if (!transactionId && !original) return badRequest('TransactionID');
     if (!validUrl(body.ResultURL)) return badRequest('ResultURL');
-    const answer = { OriginatorConversationID: requestId(), ConversationID: conversationId(), ResponseCode: '0', ResponseDescription: 'Accept the service request successfully.' };
-    const movement = (transactionId ? movements.get(transactionId) : undefined)
+    const answer = {
+      OriginatorConversationID: requestId(),
+      ConversationID: conversationId(),
+      ResponseCode: '0',
+      ResponseDescription: 'Accept the service request successfully.',
+    };
+    const movement =
+      (transactionId ? movements.get(transactionId) : undefined) ??
       // A request's own id as the original conversation: a payout's OriginatorConversationID; a push's MerchantRequestID or CheckoutRequestID unless refused.
-      ?? [...movements.values()].find((candidate) => original !== undefined && (lookup === 'answered' || !candidate.stkPush)
-        && (candidate.originatorConversationId === original || candidate.conversationId === original));
-    const base = { ConversationID: answer.ConversationID, OriginatorConversationID: answer.OriginatorConversationID, ResultType: 0, TransactionID: transactionId ?? 'MBN0000000' };
+      [...movements.values()].find(
+        (candidate) =>
+          original !== undefined &&
+          (lookup === 'answered' || !candidate.stkPush) &&
+          (candidate.originatorConversationId === original || candidate.conversationId === original),
+      );
+    const base = {
+      ConversationID: answer.ConversationID,
+      OriginatorConversationID: answer.OriginatorConversationID,
+      ResultType: 0,
+      TransactionID: transactionId ?? 'MBN0000000',
+    };
     const unknown = transactionId
       ? { ResultCode: 'SFC_IC0003', ResultDesc: 'The operator does not exist.' }
       : { ResultCode: 'R000002', ResultDesc: 'The OriginalTransactionID is invalid.' };
-    sendLater(String(body.ResultURL), movement
-      ? { Result: {
-        ...base, ResultCode: 0, ResultDesc: 'The service request is processed successfully.',
-        ReferenceData: { ReferenceItem: { Key: 'Occasion', Value: String(body.Occasion ?? '') } },
-        ResultParameters: { ResultParameter: [
-          { Key: 'DebitPartyName', Value: movement.debitParty }, { Key: 'CreditPartyName', Value: movement.creditParty },
-          { Key: 'OriginatorConversationID', Value: movement.originatorConversationId }, { Key: 'InitiatedTime', Value: eatTimestamp() },
-          { Key: 'DebitAccountType', Value: 'Utility Account' }, { Key: 'ReasonType', Value: movement.reason },
-          { Key: 'TransactionStatus', Value: movement.status }, { Key: 'FinalisedTime', Value: eatTimestamp() },
-          { Key: 'Amount', Value: String(movement.amount) }, { Key: 'ConversationID', Value: movement.conversationId }, { Key: 'ReceiptNo', Value: movement.receipt },
-        ] },
-      } }
-      : { Result: { ...base, ...unknown } }, statusDelayMs);
+    sendLater(
+      String(body.ResultURL),
+      movement
+        ? {
+            Result: {
+              ...base,
+              ResultCode: 0,
+              ResultDesc: 'The service request is processed successfully.',
+              ReferenceData: { ReferenceItem: { Key: 'Occasion', Value: String(body.Occasion ?? '') } },
+              ResultParameters: {
+                ResultParameter: [
+                  { Key: 'DebitPartyName', Value: movement.debitParty },
+                  { Key: 'CreditPartyName', Value: movement.creditParty },
+                  { Key: 'OriginatorConversationID', Value: movement.originatorConversationId },
+                  { Key: 'InitiatedTime', Value: eatTimestamp() },
+                  { Key: 'DebitAccountType', Value: 'Utility Account' },
+                  { Key: 'ReasonType', Value: movement.reason },
+                  { Key: 'TransactionStatus', Value: movement.status },
+                  { Key: 'FinalisedTime', Value: eatTimestamp() },
+                  { Key: 'Amount', Value: String(movement.amount) },
+                  { Key: 'ConversationID', Value: movement.conversationId },
+                  { Key: 'ReceiptNo', Value: movement.receipt },
+                ],
+              },
+            },
+          }
+        : { Result: { ...base, ...unknown } },
+      statusDelayMs,
+    );
     return Response.json(answer);
   }
 
@@ -444,44 +682,109 @@ export async function startDarajaSimulator(options: DarajaSimulatorOptions): Pro
     if (numeric(body.ReceiverParty) !== credentials.shortcode) return badRequest('ReceiverParty');
     if (String(body.RecieverIdentifierType) !== '11') return badRequest('RecieverIdentifierType');
     if (!validUrl(body.ResultURL) || !validUrl(body.QueueTimeOutURL)) return badRequest('ResultURL');
-    const answer = { OriginatorConversationID: requestId(), ConversationID: conversationId(), ResponseCode: '0', ResponseDescription: 'Accept the service request successfully.' };
+    const answer = {
+      OriginatorConversationID: requestId(),
+      ConversationID: conversationId(),
+      ResponseCode: '0',
+      ResponseDescription: 'Accept the service request successfully.',
+    };
     const original = movements.get(body.TransactionID);
-    const resultCode: string | number = !original ? 'R000002' : reversed.has(body.TransactionID) ? 'R000001' : amount > original.amount ? 2 : 0;
-    const entry: Reversal = { conversationId: answer.ConversationID, originatorConversationId: answer.OriginatorConversationID, transactionId: body.TransactionID, amount, completed: resultCode === 0, resultCode, receipt: null };
+    const resultCode: string | number = !original
+      ? 'R000002'
+      : reversed.has(body.TransactionID)
+        ? 'R000001'
+        : amount > original.amount
+          ? 2
+          : 0;
+    const entry: Reversal = {
+      conversationId: answer.ConversationID,
+      originatorConversationId: answer.OriginatorConversationID,
+      transactionId: body.TransactionID,
+      amount,
+      completed: resultCode === 0,
+      resultCode,
+      receipt: null,
+    };
     reversals.push(entry);
     if (resultCode === 0) {
       reversed.add(body.TransactionID);
       entry.receipt = receiptNumber();
       const customer = original!.debitParty.startsWith('254') ? original!.debitParty : original!.creditParty;
       movements.set(entry.receipt, {
-        receipt: entry.receipt, amount, status: 'Completed', debitParty: `${credentials.shortcode} - Merchant`, creditParty: customer,
-        originatorConversationId: answer.OriginatorConversationID, conversationId: answer.ConversationID, reason: 'Reversal',
+        receipt: entry.receipt,
+        amount,
+        status: 'Completed',
+        debitParty: `${credentials.shortcode} - Merchant`,
+        creditParty: customer,
+        originatorConversationId: answer.OriginatorConversationID,
+        conversationId: answer.ConversationID,
+        reason: 'Reversal',
       });
     }
     const descriptions: Record<string, string> = {
-      0: 'The service request is processed successfully.', R000001: 'The transaction has already been reversed', R000002: 'The OriginalTransactionID is invalid.', 2: 'Declined due to limit rule',
+      0: 'The service request is processed successfully.',
+      R000001: 'The transaction has already been reversed',
+      R000002: 'The OriginalTransactionID is invalid.',
+      2: 'Declined due to limit rule',
     };
-    sendLater(String(body.ResultURL), { Result: {
-      ResultType: 0, ResultCode: resultCode, ResultDesc: descriptions[String(resultCode)], OriginatorConversationID: answer.OriginatorConversationID,
-      ConversationID: answer.ConversationID, TransactionID: entry.receipt ?? 'SKE0000000',
-      ...(resultCode === 0 ? { ResultParameters: { ResultParameter: [
-        { Key: 'DebitAccountBalance', Value: `Utility Account|KES|${utilityBalance.toFixed(2)}|${utilityBalance.toFixed(2)}|0.00|0.00` }, { Key: 'Amount', Value: amount },
-        { Key: 'TransCompletedTime', Value: Number(eatTimestamp()) }, { Key: 'OriginalTransactionID', Value: body.TransactionID }, { Key: 'Charge', Value: 0 },
-        { Key: 'CreditPartyPublicName', Value: original!.debitParty.startsWith('254') ? original!.debitParty : original!.creditParty },
-        { Key: 'DebitPartyPublicName', Value: `${credentials.shortcode} - Merchant` },
-      ] } } : {}),
-      ReferenceData: { ReferenceItem: { Key: 'QueueTimeoutURL', Value: 'https://internalsandbox.safaricom.co.ke/mpesa/reversalresults/v1/submit' } },
-    } });
+    sendLater(String(body.ResultURL), {
+      Result: {
+        ResultType: 0,
+        ResultCode: resultCode,
+        ResultDesc: descriptions[String(resultCode)],
+        OriginatorConversationID: answer.OriginatorConversationID,
+        ConversationID: answer.ConversationID,
+        TransactionID: entry.receipt ?? 'SKE0000000',
+        ...(resultCode === 0
+          ? {
+              ResultParameters: {
+                ResultParameter: [
+                  {
+                    Key: 'DebitAccountBalance',
+                    Value: `Utility Account|KES|${utilityBalance.toFixed(2)}|${utilityBalance.toFixed(2)}|0.00|0.00`,
+                  },
+                  { Key: 'Amount', Value: amount },
+                  { Key: 'TransCompletedTime', Value: Number(eatTimestamp()) },
+                  { Key: 'OriginalTransactionID', Value: body.TransactionID },
+                  { Key: 'Charge', Value: 0 },
+                  {
+                    Key: 'CreditPartyPublicName',
+                    Value: original!.debitParty.startsWith('254') ? original!.debitParty : original!.creditParty,
+                  },
+                  { Key: 'DebitPartyPublicName', Value: `${credentials.shortcode} - Merchant` },
+                ],
+              },
+            }
+          : {}),
+        ReferenceData: {
+          ReferenceItem: {
+            Key: 'QueueTimeoutURL',
+            Value: 'https://internalsandbox.safaricom.co.ke/mpesa/reversalresults/v1/submit',
+          },
+        },
+      },
+    });
     return Response.json(answer);
   }
 
-  const ROUTES: Record<string, { api: Api; method: string; handle: (request: Request, fault: FaultMode | undefined) => Promise<Response> | Response }> = {
+  const ROUTES: Record<
+    string,
+    {
+      api: Api;
+      method: string;
+      handle: (request: Request, fault: FaultMode | undefined) => Promise<Response> | Response;
+    }
+  > = {
     '/oauth/v1/generate': { api: 'oauth', method: 'GET', handle: (request) => oauth(request) },
     '/mpesa/stkpush/v1/processrequest': { api: 'stkpush', method: 'POST', handle: stkPush },
     '/mpesa/stkpushquery/v1/query': { api: 'stkquery', method: 'POST', handle: (request) => stkQuery(request) },
     '/mpesa/c2b/v1/registerurl': { api: 'registerurl', method: 'POST', handle: (request) => registerUrl(request) },
     '/mpesa/b2c/v3/paymentrequest': { api: 'b2c', method: 'POST', handle: b2c },
-    '/mpesa/transactionstatus/v1/query': { api: 'transactionstatus', method: 'POST', handle: (request) => transactionStatus(request) },
+    '/mpesa/transactionstatus/v1/query': {
+      api: 'transactionstatus',
+      method: 'POST',
+      handle: (request) => transactionStatus(request),
+    },
     '/mpesa/reversal/v1/request': { api: 'reversal', method: 'POST', handle: (request) => reversal(request) },
   };
 
@@ -493,12 +796,13 @@ export async function startDarajaSimulator(options: DarajaSimulatorOptions): Pro
       const route = ROUTES[new URL(request.url).pathname];
       let response: Response;
       if (!route) response = errorBody(404, '404.001.01', 'Resource not found');
-      else if (request.method !== route.method) response = errorBody(405, '405.001', `${request.method} Method Not Allowed`);
+      else if (request.method !== route.method)
+        response = errorBody(405, '405.001', `${request.method} Method Not Allowed`);
       else {
         const refused = route.api === 'oauth' ? null : authorized(request);
         const fault = faults.get(route.api);
         if (fault) faults.delete(route.api);
-        response = refused ?? await route.handle(request, fault);
+        response = refused ?? (await route.handle(request, fault));
         if (fault === 'slow') await Bun.sleep(options.slowMs ?? 6000);
       }
       log.push({ api: route?.api ?? 'unknown', status: response.status, at: Date.now() });

@@ -23,7 +23,12 @@ export type MomoPartyBehaviour = {
 };
 export type FaultMode = '500-after-recording' | '500-before-recording' | 'slow';
 /** One market the simulator serves besides the first (the options' own credentials). */
-export type MomoSimulatorMarket = { targetEnvironment: string; currency: string; collection: MomoProductCredentials; disbursement: MomoProductCredentials };
+export type MomoSimulatorMarket = {
+  targetEnvironment: string;
+  currency: string;
+  collection: MomoProductCredentials;
+  disbursement: MomoProductCredentials;
+};
 export type MomoSimulatorOptions = {
   collection: MomoProductCredentials;
   disbursement: MomoProductCredentials;
@@ -38,8 +43,20 @@ export type MomoSimulatorOptions = {
 };
 type Api = 'token' | 'requesttopay' | 'requesttopay-status' | 'transfer' | 'transfer-status' | 'accountholder';
 export type MomoTransaction = {
-  targetEnvironment: string; referenceId: string; amount: string; currency: string; externalId: string; payer: string; payee: string; callbackUrl: string | null;
-  status: string; reason: string | null; financialTransactionId: string | null; submissions: number; payerMessage: string; payeeNote: string;
+  targetEnvironment: string;
+  referenceId: string;
+  amount: string;
+  currency: string;
+  externalId: string;
+  payer: string;
+  payee: string;
+  callbackUrl: string | null;
+  status: string;
+  reason: string | null;
+  financialTransactionId: string | null;
+  submissions: number;
+  payerMessage: string;
+  payeeNote: string;
 };
 export type MomoSimulator = {
   url: string;
@@ -56,13 +73,41 @@ export type MomoSimulator = {
   outage(mode: OutageMode): Promise<void>;
 };
 /** A call as the simulator saw it: which market it named and which subscription key it carried. */
-export type MomoCall = { api: string; method: string; status: number; at: number; targetEnvironment: string | null; subscriptionKey: string | null };
+export type MomoCall = {
+  api: string;
+  method: string;
+  status: number;
+  at: number;
+  targetEnvironment: string | null;
+  subscriptionKey: string | null;
+};
 
 type Product = 'collection' | 'disbursement';
-type Kind = { path: 'requesttopay' | 'transfer'; product: Product; party: 'payer' | 'payee'; api: Api; statusApi: Api; defaultReason: string };
+type Kind = {
+  path: 'requesttopay' | 'transfer';
+  product: Product;
+  party: 'payer' | 'payee';
+  api: Api;
+  statusApi: Api;
+  defaultReason: string;
+};
 const KINDS: Record<'requesttopay' | 'transfer', Kind> = {
-  requesttopay: { path: 'requesttopay', product: 'collection', party: 'payer', api: 'requesttopay', statusApi: 'requesttopay-status', defaultReason: 'APPROVAL_REJECTED' },
-  transfer: { path: 'transfer', product: 'disbursement', party: 'payee', api: 'transfer', statusApi: 'transfer-status', defaultReason: 'PAYEE_NOT_FOUND' },
+  requesttopay: {
+    path: 'requesttopay',
+    product: 'collection',
+    party: 'payer',
+    api: 'requesttopay',
+    statusApi: 'requesttopay-status',
+    defaultReason: 'APPROVAL_REJECTED',
+  },
+  transfer: {
+    path: 'transfer',
+    product: 'disbursement',
+    party: 'payee',
+    api: 'transfer',
+    statusApi: 'transfer-status',
+    defaultReason: 'PAYEE_NOT_FOUND',
+  },
 };
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
 const MAX_BODY_BYTES = 1_048_576;
@@ -72,18 +117,40 @@ const error = (status: number, code: string, message: string) => Response.json({
 export async function startMomoSimulator(options: MomoSimulatorOptions): Promise<MomoSimulator> {
   const environment = options.targetEnvironment ?? 'sandbox';
   const markets = new Map<string, { currency: string; credentials: Record<Product, MomoProductCredentials> }>([
-    [environment, { currency: options.currency ?? (environment === 'sandbox' ? 'EUR' : 'UGX'), credentials: { collection: options.collection, disbursement: options.disbursement } }],
-    ...(options.markets ?? []).map((market) => [market.targetEnvironment, { currency: market.currency, credentials: { collection: market.collection, disbursement: market.disbursement } }] as const),
+    [
+      environment,
+      {
+        currency: options.currency ?? (environment === 'sandbox' ? 'EUR' : 'UGX'),
+        credentials: { collection: options.collection, disbursement: options.disbursement },
+      },
+    ],
+    ...(options.markets ?? []).map(
+      (market) =>
+        [
+          market.targetEnvironment,
+          {
+            currency: market.currency,
+            credentials: { collection: market.collection, disbursement: market.disbursement },
+          },
+        ] as const,
+    ),
   ]);
   const tokens = new Map<string, { product: Product; environment: string; expiresAt: number }>();
   const parties = new Map<string, Partial<MomoPartyBehaviour>>();
   const faults = new Map<Api, FaultMode>();
   const standing = new Map<Api, FaultMode>();
-  const transactions: Record<'requesttopay' | 'transfer', Map<string, MomoTransaction>> = { requesttopay: new Map(), transfer: new Map() };
+  const transactions: Record<'requesttopay' | 'transfer', Map<string, MomoTransaction>> = {
+    requesttopay: new Map(),
+    transfer: new Map(),
+  };
   const log: MomoCall[] = [];
   const { later, track, stop } = createScheduler();
 
-  const behaviourOf = (msisdn: string): MomoPartyBehaviour => ({ outcome: 'SUCCESSFUL', callback: 'truthful', ...parties.get(msisdn) });
+  const behaviourOf = (msisdn: string): MomoPartyBehaviour => ({
+    outcome: 'SUCCESSFUL',
+    callback: 'truthful',
+    ...parties.get(msisdn),
+  });
 
   /** The transaction as MoMo's status resource shows it. */
   function resource(kind: Kind, transaction: MomoTransaction, status = transaction.status): Record<string, unknown> {
@@ -103,10 +170,22 @@ export async function startMomoSimulator(options: MomoSimulatorOptions): Promise
   /** MoMo sends the callback once, as a PUT, and never retries it. */
   function callBack(kind: Kind, transaction: MomoTransaction, status: string): void {
     if (transaction.callbackUrl === null) return;
-    const body = resource(kind, { ...transaction, financialTransactionId: transaction.financialTransactionId ?? String(Math.floor(Math.random() * 1e9)) }, status);
-    void track(fetch(transaction.callbackUrl, {
-      method: 'PUT', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(10_000),
-    }).catch(() => null));
+    const body = resource(
+      kind,
+      {
+        ...transaction,
+        financialTransactionId: transaction.financialTransactionId ?? String(Math.floor(Math.random() * 1e9)),
+      },
+      status,
+    );
+    void track(
+      fetch(transaction.callbackUrl, {
+        method: 'PUT',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(10_000),
+      }).catch(() => null),
+    );
   }
 
   function decide(kind: Kind, transaction: MomoTransaction): void {
@@ -115,10 +194,16 @@ export async function startMomoSimulator(options: MomoSimulatorOptions): Promise
     later(behaviour.decideAfterMs ?? options.decisionDelayMs ?? 300, () => {
       if (behaviour.outcome === 'PENDING') return;
       transaction.status = behaviour.outcome;
-      if (behaviour.outcome === 'SUCCESSFUL') transaction.financialTransactionId = String(1_000_000_000 + Math.floor(Math.random() * 8_999_999_999));
+      if (behaviour.outcome === 'SUCCESSFUL')
+        transaction.financialTransactionId = String(1_000_000_000 + Math.floor(Math.random() * 8_999_999_999));
       else transaction.reason = behaviour.reason ?? kind.defaultReason;
       if (behaviour.callback === 'none') return;
-      const told = behaviour.callback === 'lie' ? (transaction.status === 'SUCCESSFUL' ? 'FAILED' : 'SUCCESSFUL') : transaction.status;
+      const told =
+        behaviour.callback === 'lie'
+          ? transaction.status === 'SUCCESSFUL'
+            ? 'FAILED'
+            : 'SUCCESSFUL'
+          : transaction.status;
       later(options.callbackDelayMs ?? 100, () => {
         callBack(kind, transaction, told);
         if (behaviour.callback === 'twice') callBack(kind, transaction, told);
@@ -133,14 +218,27 @@ export async function startMomoSimulator(options: MomoSimulatorOptions): Promise
   function authorized(request: Request, product: Product): { market: string; currency: string } | Response {
     const named = request.headers.get('x-target-environment') ?? '';
     const market = markets.get(named);
-    if (market === undefined) return error(403, 'NOT_ALLOWED_TARGET_ENVIRONMENT', 'Access to target environment is forbidden.');
+    if (market === undefined)
+      return error(403, 'NOT_ALLOWED_TARGET_ENVIRONMENT', 'Access to target environment is forbidden.');
     if (request.headers.get('ocp-apim-subscription-key') !== market.credentials[product].subscriptionKey) {
-      return Response.json({ statusCode: 401, message: 'Access denied due to invalid subscription key. Make sure to provide a valid key for an active subscription.' }, { status: 401 });
+      return Response.json(
+        {
+          statusCode: 401,
+          message:
+            'Access denied due to invalid subscription key. Make sure to provide a valid key for an active subscription.',
+        },
+        { status: 401 },
+      );
     }
     const token = /^Bearer\s+(\S+)$/i.exec(request.headers.get('authorization') ?? '')?.[1];
     const known = token ? tokens.get(token) : undefined;
-    if (!known || known.product !== product || known.expiresAt < Date.now()) return Response.json({ statusCode: 401, message: 'Access denied due to invalid or expired token.' }, { status: 401 });
-    if (known.environment !== named) return error(403, 'NOT_ALLOWED_TARGET_ENVIRONMENT', 'Access to target environment is forbidden.');
+    if (!known || known.product !== product || known.expiresAt < Date.now())
+      return Response.json(
+        { statusCode: 401, message: 'Access denied due to invalid or expired token.' },
+        { status: 401 },
+      );
+    if (known.environment !== named)
+      return error(403, 'NOT_ALLOWED_TARGET_ENVIRONMENT', 'Access to target environment is forbidden.');
     return { market: named, currency: market.currency };
   }
 
@@ -158,12 +256,24 @@ export async function startMomoSimulator(options: MomoSimulatorOptions): Promise
 
   /** A token for the market whose subscription key and API user the request carries (the token endpoint names no market). */
   async function token(request: Request, product: Product): Promise<Response> {
-    const subscribed = [...markets].filter(([, market]) => request.headers.get('ocp-apim-subscription-key') === market.credentials[product].subscriptionKey);
+    const subscribed = [...markets].filter(
+      ([, market]) => request.headers.get('ocp-apim-subscription-key') === market.credentials[product].subscriptionKey,
+    );
     if (subscribed.length === 0) {
-      return Response.json({ statusCode: 401, message: 'Access denied due to invalid subscription key. Make sure to provide a valid key for an active subscription.' }, { status: 401 });
+      return Response.json(
+        {
+          statusCode: 401,
+          message:
+            'Access denied due to invalid subscription key. Make sure to provide a valid key for an active subscription.',
+        },
+        { status: 401 },
+      );
     }
-    const basic = (credentials: MomoProductCredentials) => `Basic ${Buffer.from(`${credentials.apiUser}:${credentials.apiKey}`).toString('base64')}`;
-    const found = subscribed.find(([, market]) => request.headers.get('authorization') === basic(market.credentials[product]));
+    const basic = (credentials: MomoProductCredentials) =>
+      `Basic ${Buffer.from(`${credentials.apiUser}:${credentials.apiKey}`).toString('base64')}`;
+    const found = subscribed.find(
+      ([, market]) => request.headers.get('authorization') === basic(market.credentials[product]),
+    );
     if (found === undefined) return Response.json({ error: 'login_failed' }, { status: 401 });
     const value = crypto.randomUUID().replaceAll('-', '') + crypto.randomUUID().replaceAll('-', '');
     const lifetime = options.tokenLifetimeSeconds ?? 3600;
@@ -174,9 +284,11 @@ export async function startMomoSimulator(options: MomoSimulatorOptions): Promise
   async function create(request: Request, kind: Kind, fault: FaultMode | undefined): Promise<Response> {
     const market = authorized(request, kind.product);
     if (market instanceof Response) return market;
-    if (fault === '500-before-recording') return error(500, 'INTERNAL_PROCESSING_ERROR', 'An internal error occurred while processing.');
+    if (fault === '500-before-recording')
+      return error(500, 'INTERNAL_PROCESSING_ERROR', 'An internal error occurred while processing.');
     const referenceId = request.headers.get('x-reference-id') ?? '';
-    if (!UUID_V4.test(referenceId)) return error(400, 'INVALID_REFERENCE_ID', 'X-Reference-Id must be a UUID version 4.');
+    if (!UUID_V4.test(referenceId))
+      return error(400, 'INVALID_REFERENCE_ID', 'X-Reference-Id must be a UUID version 4.');
     const body = await readJson(request);
     if (body instanceof Response) return body;
     const existing = transactions[kind.path].get(referenceId);
@@ -186,21 +298,35 @@ export async function startMomoSimulator(options: MomoSimulatorOptions): Promise
     }
     const party = body[kind.party] as { partyIdType?: unknown; partyId?: unknown } | undefined;
     const amount = body.amount;
-    if (typeof amount !== 'string' || !/^\d+(\.\d{1,2})?$/.test(amount) || Number(amount) <= 0) return error(400, 'INVALID_AMOUNT', 'Amount must be a positive number as a string.');
+    if (typeof amount !== 'string' || !/^\d+(\.\d{1,2})?$/.test(amount) || Number(amount) <= 0)
+      return error(400, 'INVALID_AMOUNT', 'Amount must be a positive number as a string.');
     const currency = market.currency;
-    if (body.currency !== currency) return error(500, 'INVALID_CURRENCY', `Currency not supported in this environment: ${String(body.currency)}.`);
+    if (body.currency !== currency)
+      return error(500, 'INVALID_CURRENCY', `Currency not supported in this environment: ${String(body.currency)}.`);
     if (party?.partyIdType !== 'MSISDN' || typeof party.partyId !== 'string' || !/^\d{8,15}$/.test(party.partyId)) {
       return error(400, 'INVALID_PARTY', `${kind.party} must be {partyIdType: "MSISDN", partyId: digits without +}.`);
     }
     const callbackUrl = request.headers.get('x-callback-url');
     const transaction: MomoTransaction = {
-      targetEnvironment: market.market, referenceId, amount, currency, externalId: String(body.externalId ?? ''), payer: kind.party === 'payer' ? party.partyId : '',
-      payee: kind.party === 'payee' ? party.partyId : '', callbackUrl, status: 'PENDING', reason: null, financialTransactionId: null, submissions: 1,
-      payerMessage: String(body.payerMessage ?? ''), payeeNote: String(body.payeeNote ?? ''),
+      targetEnvironment: market.market,
+      referenceId,
+      amount,
+      currency,
+      externalId: String(body.externalId ?? ''),
+      payer: kind.party === 'payer' ? party.partyId : '',
+      payee: kind.party === 'payee' ? party.partyId : '',
+      callbackUrl,
+      status: 'PENDING',
+      reason: null,
+      financialTransactionId: null,
+      submissions: 1,
+      payerMessage: String(body.payerMessage ?? ''),
+      payeeNote: String(body.payeeNote ?? ''),
     };
     transactions[kind.path].set(referenceId, transaction);
     decide(kind, transaction);
-    if (fault === '500-after-recording') return error(500, 'INTERNAL_PROCESSING_ERROR', 'An internal error occurred while processing.');
+    if (fault === '500-after-recording')
+      return error(500, 'INTERNAL_PROCESSING_ERROR', 'An internal error occurred while processing.');
     return new Response(null, { status: 202 });
   }
 
@@ -208,7 +334,8 @@ export async function startMomoSimulator(options: MomoSimulatorOptions): Promise
     const market = authorized(request, kind.product);
     if (market instanceof Response) return market;
     const transaction = transactions[kind.path].get(referenceId);
-    if (!transaction || transaction.targetEnvironment !== market.market) return error(404, 'RESOURCE_NOT_FOUND', 'Requested resource was not found.');
+    if (!transaction || transaction.targetEnvironment !== market.market)
+      return error(404, 'RESOURCE_NOT_FOUND', 'Requested resource was not found.');
     return Response.json(resource(kind, transaction));
   }
 
@@ -221,22 +348,37 @@ export async function startMomoSimulator(options: MomoSimulatorOptions): Promise
     // An account that is not active has no user information (the documented RESOURCE_NOT_FOUND).
     if (!active) return error(404, 'RESOURCE_NOT_FOUND', 'Requested resource was not found.');
     const name = behaviour.name ?? { given_name: 'Sand', family_name: 'Box' };
-    return Response.json({ sub: '0', name: `${name.given_name} ${name.family_name}`, ...name, birthdate: '1976-08-13', locale: 'sv_SE', gender: 'MALE', updated_at: Math.floor(Date.now() / 1000) });
+    return Response.json({
+      sub: '0',
+      name: `${name.given_name} ${name.family_name}`,
+      ...name,
+      birthdate: '1976-08-13',
+      locale: 'sv_SE',
+      gender: 'MALE',
+      updated_at: Math.floor(Date.now() / 1000),
+    });
   }
 
   /** Which API a request is for, and its handler. */
-  function route(request: Request): { api: string; handle: (fault: FaultMode | undefined) => Promise<Response> | Response } {
+  function route(request: Request): {
+    api: string;
+    handle: (fault: FaultMode | undefined) => Promise<Response> | Response;
+  } {
     const path = new URL(request.url).pathname.replace(/\/+$/, '');
     const method = request.method;
     const tokenMatch = /^\/(collection|disbursement)\/token$/.exec(path);
-    if (tokenMatch && method === 'POST') return { api: 'token', handle: () => token(request, tokenMatch[1] as Product) };
+    if (tokenMatch && method === 'POST')
+      return { api: 'token', handle: () => token(request, tokenMatch[1] as Product) };
     for (const kind of Object.values(KINDS)) {
-      if (path === `/${kind.product}/v1_0/${kind.path}` && method === 'POST') return { api: kind.api, handle: (fault) => create(request, kind, fault) };
+      if (path === `/${kind.product}/v1_0/${kind.path}` && method === 'POST')
+        return { api: kind.api, handle: (fault) => create(request, kind, fault) };
       const statusMatch = new RegExp(`^/${kind.product}/v1_0/${kind.path}/([^/]+)$`).exec(path);
-      if (statusMatch && method === 'GET') return { api: kind.statusApi, handle: () => status(request, kind, decodeURIComponent(statusMatch[1]!)) };
+      if (statusMatch && method === 'GET')
+        return { api: kind.statusApi, handle: () => status(request, kind, decodeURIComponent(statusMatch[1]!)) };
     }
     const holder = /^\/collection\/v1_0\/accountholder\/msisdn\/(\d+)\/(active|basicuserinfo)$/.exec(path);
-    if (holder && method === 'GET') return { api: 'accountholder', handle: () => accountHolder(request, holder[1]!, holder[2]!) };
+    if (holder && method === 'GET')
+      return { api: 'accountholder', handle: () => accountHolder(request, holder[1]!, holder[2]!) };
     return { api: 'unknown', handle: () => error(404, 'RESOURCE_NOT_FOUND', 'Requested resource was not found.') };
   }
 
@@ -250,10 +392,15 @@ export async function startMomoSimulator(options: MomoSimulatorOptions): Promise
       faults.delete(api as Api);
       let response = await handle(fault);
       if (fault === 'slow') await Bun.sleep(options.slowMs ?? 6000);
-      if (fault === '500-after-recording' && api.endsWith('status')) response = error(500, 'INTERNAL_PROCESSING_ERROR', 'An internal error occurred while processing.');
+      if (fault === '500-after-recording' && api.endsWith('status'))
+        response = error(500, 'INTERNAL_PROCESSING_ERROR', 'An internal error occurred while processing.');
       log.push({
-        api, method: request.method, status: response.status, at: Date.now(),
-        targetEnvironment: request.headers.get('x-target-environment'), subscriptionKey: request.headers.get('ocp-apim-subscription-key'),
+        api,
+        method: request.method,
+        status: response.status,
+        at: Date.now(),
+        targetEnvironment: request.headers.get('x-target-environment'),
+        subscriptionKey: request.headers.get('ocp-apim-subscription-key'),
       });
       return response;
     },

@@ -57,9 +57,13 @@ export function serveWithOutages(options: OutageServerOptions): OutageServer {
     return await options.handle(request);
   }
 
-  const listen = (port: number) => Bun.serve({
-    hostname: '127.0.0.1', port, ...(options.idleTimeout === undefined ? {} : { idleTimeout: options.idleTimeout }), fetch: answer,
-  });
+  const listen = (port: number) =>
+    Bun.serve({
+      hostname: '127.0.0.1',
+      port,
+      ...(options.idleTimeout === undefined ? {} : { idleTimeout: options.idleTimeout }),
+      fetch: answer,
+    });
   let server: ReturnType<typeof Bun.serve> | null = listen(options.port ?? 0);
   const port = server.port!;
 
@@ -85,7 +89,8 @@ export function serveWithOutages(options: OutageServerOptions): OutageServer {
     if (current === 'hang') release();
     current = mode;
     if (mode === 'hang') held = new Promise<void>((resolve) => (releaseHeld = resolve));
-    if (mode === 'refused' && server !== null) await close(); else if (mode !== 'refused' && server === null) {
+    if (mode === 'refused' && server !== null) await close();
+    else if (mode !== 'refused' && server === null) {
       server = listen(port);
     }
   }

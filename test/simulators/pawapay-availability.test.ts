@@ -24,14 +24,22 @@ let sequence = 0;
 const msisdn = (prefix: string) => `${prefix}7${String(10_000_000 + (sequence += 1)).slice(-8)}`;
 
 beforeAll(async () => {
-  pawapay = await startPawapaySimulator({ apiToken: TOKEN, providers: ENABLED, decisionDelayMs: 0, callbackDelayMs: 0 });
+  pawapay = await startPawapaySimulator({
+    apiToken: TOKEN,
+    providers: ENABLED,
+    decisionDelayMs: 0,
+    callbackDelayMs: 0,
+  });
 });
 
 afterAll(async () => {
   await pawapay?.stop();
 });
 
-async function call(path: string, options: { body?: unknown; token?: string | null } = {}): Promise<{ status: number; body: any }> {
+async function call(
+  path: string,
+  options: { body?: unknown; token?: string | null } = {},
+): Promise<{ status: number; body: any }> {
   const token = options.token === undefined ? TOKEN : options.token;
   const response = await fetch(`${pawapay.url}${path}`, {
     method: options.body === undefined ? 'GET' : 'POST',
@@ -42,15 +50,28 @@ async function call(path: string, options: { body?: unknown; token?: string | nu
 }
 
 const payment = (kind: 'deposit' | 'payout', provider: string, prefix: string, currency: string, amount = '1500') => ({
-  [`${kind}Id`]: randomUUID(), amount, currency,
-  [kind === 'deposit' ? 'payer' : 'recipient']: { type: 'MMO', accountDetails: { phoneNumber: msisdn(prefix), provider } },
+  [`${kind}Id`]: randomUUID(),
+  amount,
+  currency,
+  [kind === 'deposit' ? 'payer' : 'recipient']: {
+    type: 'MMO',
+    accountDetails: { phoneNumber: msisdn(prefix), provider },
+  },
 });
 
 /** Settings of the service naming these providers, as readPawapaySettings makes them from PAWAPAY_PROVIDERS. */
 function settings(codes: string[], overrides: Partial<PawapaySettings> = {}): PawapaySettings {
   return {
-    baseUrl: pawapay.url, apiToken: TOKEN, signedCallbacks: false, confRefreshMs: 300_000,
-    providers: codes.map((code) => ({ code, network: SERVICE_PROVIDERS[code]!.network, currencies: SERVICE_PROVIDERS[code]!.currencies, name: SERVICE_PROVIDERS[code]!.name })),
+    baseUrl: pawapay.url,
+    apiToken: TOKEN,
+    signedCallbacks: false,
+    confRefreshMs: 300_000,
+    providers: codes.map((code) => ({
+      code,
+      network: SERVICE_PROVIDERS[code]!.network,
+      currencies: SERVICE_PROVIDERS[code]!.currencies,
+      name: SERVICE_PROVIDERS[code]!.name,
+    })),
     ...overrides,
   };
 }
@@ -65,7 +86,7 @@ async function withAnswer<T>(status: number, body: unknown, use: (url: string) =
   }
 }
 
-describe('the simulator\'s GET /v2/availability', () => {
+describe("the simulator's GET /v2/availability", () => {
   test('every enabled provider, grouped by country, with a status per operation type', async () => {
     const { status, body } = await call('/v2/availability');
     expect(status).toBe(200);
@@ -75,22 +96,30 @@ describe('the simulator\'s GET /v2/availability', () => {
       country: 'UGA',
       providers: ['MTN_MOMO_UGA', 'AIRTEL_OAPI_UGA'].map((provider) => ({
         provider,
-        operationTypes: [{ operationType: 'DEPOSIT', status: 'OPERATIONAL' }, { operationType: 'PAYOUT', status: 'OPERATIONAL' }, { operationType: 'REFUND', status: 'OPERATIONAL' }],
+        operationTypes: [
+          { operationType: 'DEPOSIT', status: 'OPERATIONAL' },
+          { operationType: 'PAYOUT', status: 'OPERATIONAL' },
+          { operationType: 'REFUND', status: 'OPERATIONAL' },
+        ],
       })),
     });
-    const providers = body.flatMap((country: any) => country.providers.map((provider: any) => provider.provider)).sort();
+    const providers = body
+      .flatMap((country: any) => country.providers.map((provider: any) => provider.provider))
+      .sort();
     expect(providers).toEqual([...ENABLED].sort());
   });
 
   test('narrowed by ?country= and ?operationType=; an unknown operation type is INVALID_PARAMETER; no token is NO_AUTHENTICATION', async () => {
     const { body } = await call('/v2/availability?country=TZA&operationType=PAYOUT');
-    expect(body).toEqual([{
-      country: 'TZA',
-      providers: [
-        { provider: 'TIGO_TZA', operationTypes: [{ operationType: 'PAYOUT', status: 'OPERATIONAL' }] },
-        { provider: 'VODACOM_TZA', operationTypes: [{ operationType: 'PAYOUT', status: 'OPERATIONAL' }] },
-      ],
-    }]);
+    expect(body).toEqual([
+      {
+        country: 'TZA',
+        providers: [
+          { provider: 'TIGO_TZA', operationTypes: [{ operationType: 'PAYOUT', status: 'OPERATIONAL' }] },
+          { provider: 'VODACOM_TZA', operationTypes: [{ operationType: 'PAYOUT', status: 'OPERATIONAL' }] },
+        ],
+      },
+    ]);
     expect((await call('/v2/availability?country=GHA')).body).toEqual([]);
     const wrong = await call('/v2/availability?operationType=REMITTANCE');
     expect(wrong.status).toBe(400);
@@ -113,11 +142,19 @@ describe('the simulator\'s GET /v2/availability', () => {
       const refused = await call('/v2/deposits', { body: request });
       expect(refused).toEqual({
         status: 200,
-        body: { depositId: request.depositId, status: 'REJECTED', failureReason: { failureCode: 'PROVIDER_TEMPORARILY_UNAVAILABLE', failureMessage: expect.any(String) } },
+        body: {
+          depositId: request.depositId,
+          status: 'REJECTED',
+          failureReason: { failureCode: 'PROVIDER_TEMPORARILY_UNAVAILABLE', failureMessage: expect.any(String) },
+        },
       });
       expect(pawapay.deposits()).toHaveLength(deposits);
-      expect((await call('/v2/deposits', { body: payment('deposit', 'AIRTEL_OAPI_UGA', '256', 'UGX') })).body.status).toBe('ACCEPTED');
-      expect((await call('/v2/payouts', { body: payment('payout', 'MTN_MOMO_UGA', '256', 'UGX') })).body.status).toBe('ACCEPTED');
+      expect(
+        (await call('/v2/deposits', { body: payment('deposit', 'AIRTEL_OAPI_UGA', '256', 'UGX') })).body.status,
+      ).toBe('ACCEPTED');
+      expect((await call('/v2/payouts', { body: payment('payout', 'MTN_MOMO_UGA', '256', 'UGX') })).body.status).toBe(
+        'ACCEPTED',
+      );
       // The active configuration tells the same.
       const conf = await call('/v2/active-conf?country=UGA');
       const mtn = conf.body.countries[0].providers.find((provider: any) => provider.provider === 'MTN_MOMO_UGA');
@@ -125,13 +162,18 @@ describe('the simulator\'s GET /v2/availability', () => {
     } finally {
       pawapay.setAvailability('MTN_MOMO_UGA', 'DEPOSIT', 'OPERATIONAL');
     }
-    expect((await call('/v2/deposits', { body: payment('deposit', 'MTN_MOMO_UGA', '256', 'UGX') })).body.status).toBe('ACCEPTED');
+    expect((await call('/v2/deposits', { body: payment('deposit', 'MTN_MOMO_UGA', '256', 'UGX') })).body.status).toBe(
+      'ACCEPTED',
+    );
   });
 
   test('setAvailability: CLOSED payouts reject payouts; DELAYED ones hold them ENQUEUED until OPERATIONAL again', async () => {
     pawapay.setAvailability('MPESA_KEN', 'PAYOUT', 'CLOSED');
     const closed = await call('/v2/payouts', { body: payment('payout', 'MPESA_KEN', '254', 'KES', '100') });
-    expect(closed.body).toMatchObject({ status: 'REJECTED', failureReason: { failureCode: 'PROVIDER_TEMPORARILY_UNAVAILABLE' } });
+    expect(closed.body).toMatchObject({
+      status: 'REJECTED',
+      failureReason: { failureCode: 'PROVIDER_TEMPORARILY_UNAVAILABLE' },
+    });
     pawapay.setAvailability('MPESA_KEN', 'PAYOUT', 'DELAYED');
     const request = payment('payout', 'MPESA_KEN', '254', 'KES', '100');
     expect((await call('/v2/payouts', { body: request })).body.status).toBe('ACCEPTED');
@@ -171,7 +213,9 @@ describe('readAvailability', () => {
         { network: 'Vodacom DRC', provider: 'VODACOM_MPESA_COD', collect: 'operational', payout: 'delayed' },
         { network: 'Safaricom', provider: 'MPESA_KEN', collect: 'operational', payout: 'operational' },
       ];
-      expect(await readAvailability(settings(['VODACOM_TZA', 'TIGO_TZA', 'VODACOM_MPESA_COD', 'MPESA_KEN']))).toEqual(expected);
+      expect(await readAvailability(settings(['VODACOM_TZA', 'TIGO_TZA', 'VODACOM_MPESA_COD', 'MPESA_KEN']))).toEqual(
+        expected,
+      );
     } finally {
       pawapay.setAvailability('VODACOM_TZA', 'DEPOSIT', 'OPERATIONAL');
       pawapay.setAvailability('VODACOM_MPESA_COD', 'PAYOUT', 'OPERATIONAL');
@@ -186,24 +230,37 @@ describe('readAvailability', () => {
   });
 
   test('operation types other than deposits and payouts are ignored; a missing or undocumented status counts as closed', async () => {
-    const body = [{
-      country: 'GHA',
-      providers: [
-        { provider: 'MTN_MOMO_GHA', operationTypes: [{ operationType: 'REMITTANCE', status: 'CLOSED' }, { operationType: 'DEPOSIT', status: 'DELAYED' }, { operationType: 'PAYOUT', status: 'OPERATIONAL' }] },
-        { provider: 'VODAFONE_GHA', operationTypes: [{ operationType: 'DEPOSIT', status: 'MAINTENANCE' }] },
-        { operationTypes: [] },
-      ],
-    }];
-    const answer = await withAnswer(200, body, (url) => readAvailability(settings(['MTN_MOMO_GHA', 'VODAFONE_GHA'], { baseUrl: url })));
+    const body = [
+      {
+        country: 'GHA',
+        providers: [
+          {
+            provider: 'MTN_MOMO_GHA',
+            operationTypes: [
+              { operationType: 'REMITTANCE', status: 'CLOSED' },
+              { operationType: 'DEPOSIT', status: 'DELAYED' },
+              { operationType: 'PAYOUT', status: 'OPERATIONAL' },
+            ],
+          },
+          { provider: 'VODAFONE_GHA', operationTypes: [{ operationType: 'DEPOSIT', status: 'MAINTENANCE' }] },
+          { operationTypes: [] },
+        ],
+      },
+    ];
+    const answer = await withAnswer(200, body, (url) =>
+      readAvailability(settings(['MTN_MOMO_GHA', 'VODAFONE_GHA'], { baseUrl: url })),
+    );
     expect(answer).toEqual([
       { network: 'MTN Ghana', provider: 'MTN_MOMO_GHA', collect: 'delayed', payout: 'operational' },
       { network: 'Telecel Ghana', provider: 'VODAFONE_GHA', collect: 'closed', payout: 'closed' },
     ]);
   });
 
-  test('throws on a refused token, an answer that is not a list, pawaPay\'s system error and a refused connection', async () => {
+  test("throws on a refused token, an answer that is not a list, pawaPay's system error and a refused connection", async () => {
     await expect(readAvailability(settings(['TIGO_TZA'], { apiToken: 'not-the-token' }))).rejects.toThrow(/HTTP 403/);
-    await expect(withAnswer(200, { countries: [] }, (url) => readAvailability(settings(['TIGO_TZA'], { baseUrl: url })))).rejects.toThrow(/other than a list of countries/);
+    await expect(
+      withAnswer(200, { countries: [] }, (url) => readAvailability(settings(['TIGO_TZA'], { baseUrl: url }))),
+    ).rejects.toThrow(/other than a list of countries/);
     await pawapay.outage('error');
     try {
       await expect(readAvailability(settings(['TIGO_TZA']))).rejects.toThrow(/HTTP 500/);
@@ -212,7 +269,9 @@ describe('readAvailability', () => {
     } finally {
       await pawapay.outage('none');
     }
-    expect(await readAvailability(settings(['TIGO_TZA']))).toEqual([{ network: 'Tigo Tanzania', provider: 'TIGO_TZA', collect: 'operational', payout: 'operational' }]);
+    expect(await readAvailability(settings(['TIGO_TZA']))).toEqual([
+      { network: 'Tigo Tanzania', provider: 'TIGO_TZA', collect: 'operational', payout: 'operational' },
+    ]);
   });
 });
 
@@ -220,37 +279,70 @@ describe('run.ts (npm run start:networks)', () => {
   test('the pawaPay account and PAWAPAY_PROVIDERS name every provider the service knows, and the configuration takes them', () => {
     expect([...SIMULATOR_CREDENTIALS.pawapay.providers].sort()).toEqual(Object.keys(SERVICE_PROVIDERS).sort());
     const { publicKey } = simulatorKeyPair();
-    const env = simulatorEnvironment('http://127.0.0.1:8101', 'http://127.0.0.1:8102', 'http://127.0.0.1:8104', { url: 'http://127.0.0.1:8105/sandbox', publicKey }, 'http://127.0.0.1:8106');
+    const env = simulatorEnvironment(
+      'http://127.0.0.1:8101',
+      'http://127.0.0.1:8102',
+      'http://127.0.0.1:8104',
+      { url: 'http://127.0.0.1:8105/sandbox', publicKey },
+      'http://127.0.0.1:8106',
+    );
     expect(env.PAWAPAY_PROVIDERS!.split(',').sort()).toEqual(Object.keys(SERVICE_PROVIDERS).sort());
     const config = loadConfig({ ...env, PUBLIC_BASE_URL: 'http://localhost:8000' });
-    expect(config.pawapay?.providers.map((provider) => provider.network).sort()).toEqual(Object.values(SERVICE_PROVIDERS).map((provider) => provider.network).sort());
+    expect(config.pawapay?.providers.map((provider) => provider.network).sort()).toEqual(
+      Object.values(SERVICE_PROVIDERS)
+        .map((provider) => provider.network)
+        .sort(),
+    );
   });
 
-  test('the control endpoint sets an outage per simulator and pawaPay\'s availability, and refuses what it does not know', async () => {
+  test("the control endpoint sets an outage per simulator and pawaPay's availability, and refuses what it does not know", async () => {
     const outages: [string, OutageMode][] = [];
     const stand = (name: string) => ({ outage: async (mode: OutageMode) => void outages.push([name, mode]) });
     const handle = controlHandler({
-      daraja: { ...stand('daraja'), payBill: () => Promise.reject(new Error('not in this test')) }, momo: stand('momo'), airtel: stand('airtel'), vodacom: stand('vodacom'),
+      daraja: { ...stand('daraja'), payBill: () => Promise.reject(new Error('not in this test')) },
+      momo: stand('momo'),
+      airtel: stand('airtel'),
+      vodacom: stand('vodacom'),
       pawapay,
     });
     const post = async (path: string, body: unknown) => {
-      const response = await handle(new Request(`http://control${path}`, { method: 'POST', body: JSON.stringify(body) }));
+      const response = await handle(
+        new Request(`http://control${path}`, { method: 'POST', body: JSON.stringify(body) }),
+      );
       return { status: response.status, body: (await response.json()) as any };
     };
-    expect(await post('/outage', { simulator: 'momo', mode: 'refused' })).toEqual({ status: 200, body: { simulator: 'momo', mode: 'refused' } });
-    expect(await post('/outage', { simulator: 'vodacom', mode: 'none' })).toEqual({ status: 200, body: { simulator: 'vodacom', mode: 'none' } });
-    expect(outages).toEqual([['momo', 'refused'], ['vodacom', 'none']]);
+    expect(await post('/outage', { simulator: 'momo', mode: 'refused' })).toEqual({
+      status: 200,
+      body: { simulator: 'momo', mode: 'refused' },
+    });
+    expect(await post('/outage', { simulator: 'vodacom', mode: 'none' })).toEqual({
+      status: 200,
+      body: { simulator: 'vodacom', mode: 'none' },
+    });
+    expect(outages).toEqual([
+      ['momo', 'refused'],
+      ['vodacom', 'none'],
+    ]);
     expect((await post('/outage', { simulator: 'mtn', mode: 'error' })).status).toBe(400);
     expect((await post('/outage', { simulator: 'momo', mode: 'down' })).status).toBe(400);
 
-    expect(await post('/outage', { simulator: 'pawapay', mode: 'error' })).toEqual({ status: 200, body: { simulator: 'pawapay', mode: 'error' } });
+    expect(await post('/outage', { simulator: 'pawapay', mode: 'error' })).toEqual({
+      status: 200,
+      body: { simulator: 'pawapay', mode: 'error' },
+    });
     expect((await call('/v2/availability')).status).toBe(500);
     await post('/outage', { simulator: 'pawapay', mode: 'none' });
 
     const closing = { provider: 'AIRTEL_OAPI_UGA', operationType: 'PAYOUT', status: 'CLOSED' };
     expect(await post('/availability', closing)).toEqual({ status: 200, body: closing });
-    expect((await readAvailability(settings(['AIRTEL_OAPI_UGA'])))[0]).toMatchObject({ collect: 'operational', payout: 'closed' });
-    expect(await post('/availability', { ...closing, status: 'OPERATIONAL' })).toEqual({ status: 200, body: { ...closing, status: 'OPERATIONAL' } });
+    expect((await readAvailability(settings(['AIRTEL_OAPI_UGA'])))[0]).toMatchObject({
+      collect: 'operational',
+      payout: 'closed',
+    });
+    expect(await post('/availability', { ...closing, status: 'OPERATIONAL' })).toEqual({
+      status: 200,
+      body: { ...closing, status: 'OPERATIONAL' },
+    });
     expect((await post('/availability', { ...closing, provider: 'ORANGE_COD' })).status).toBe(400);
     expect((await post('/availability', { ...closing, status: 'SHUT' })).status).toBe(400);
     expect((await handle(new Request('http://control/nothing', { method: 'POST', body: '{}' }))).status).toBe(404);

@@ -23,12 +23,19 @@ beforeAll(async () => {
     hostname: '127.0.0.1',
     port: 0,
     async fetch(request) {
-      received.push({ path: new URL(request.url).pathname, headers: Object.fromEntries(request.headers), body: await request.text() });
+      received.push({
+        path: new URL(request.url).pathname,
+        headers: Object.fromEntries(request.headers),
+        body: await request.text(),
+      });
       return new Response(null, { status: 200 });
     },
   });
   pawapay = await startPawapaySimulator({
-    apiToken: TOKEN, callbackBase: `http://127.0.0.1:${receiver.port}`, decisionDelayMs: 0, callbackDelayMs: 0,
+    apiToken: TOKEN,
+    callbackBase: `http://127.0.0.1:${receiver.port}`,
+    decisionDelayMs: 0,
+    callbackDelayMs: 0,
     providers: ['TIGO_TZA', 'HALOTEL_TZA', 'VODAFONE_GHA', 'AIRTELTIGO_GHA', 'ORANGE_COD'],
   });
 });
@@ -38,7 +45,10 @@ afterAll(async () => {
   receiver?.stop(true);
 });
 
-async function call(path: string, options: { method?: string; body?: unknown; token?: string | null } = {}): Promise<{ status: number; body: any }> {
+async function call(
+  path: string,
+  options: { method?: string; body?: unknown; token?: string | null } = {},
+): Promise<{ status: number; body: any }> {
   const token = options.token === undefined ? TOKEN : options.token;
   const response = await fetch(`${pawapay.url}${path}`, {
     method: options.method ?? (options.body === undefined ? 'GET' : 'POST'),
@@ -48,7 +58,11 @@ async function call(path: string, options: { method?: string; body?: unknown; to
   return { status: response.status, body: await response.json() };
 }
 
-async function until<T>(what: string, check: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 5_000): Promise<T> {
+async function until<T>(
+  what: string,
+  check: () => T | undefined | false | Promise<T | undefined | false>,
+  timeoutMs = 5_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
@@ -58,11 +72,16 @@ async function until<T>(what: string, check: () => T | undefined | false | Promi
   }
 }
 
-const callbacksFor = (path: string, id: string) => received.filter((request) => request.path === path && request.body.includes(id));
+const callbacksFor = (path: string, id: string) =>
+  received.filter((request) => request.path === path && request.body.includes(id));
 const callbackFor = (path: string, id: string) => until(`a callback for ${id}`, () => callbacksFor(path, id)[0]);
 
 const deposit = (overrides: Record<string, unknown> = {}, phoneNumber = msisdn('255'), provider = 'TIGO_TZA') => ({
-  depositId: randomUUID(), amount: '1500', currency: 'TZS', payer: { type: 'MMO', accountDetails: { phoneNumber, provider } }, ...overrides,
+  depositId: randomUUID(),
+  amount: '1500',
+  currency: 'TZS',
+  payer: { type: 'MMO', accountDetails: { phoneNumber, provider } },
+  ...overrides,
 });
 
 /** A callback checked as a merchant checks pawaPay's: the digest of the body, then the RFC 9421 signature with the served key. */
@@ -73,7 +92,11 @@ async function verifiesAsPawapay(request: Received): Promise<boolean> {
   const signature = /^sig-pp=:([A-Za-z0-9+/=]+):$/.exec(request.headers.signature ?? '')?.[1];
   if (!input || !signature) return false;
   const components = [...input[1]!.matchAll(/"([^"]+)"/g)].map((match) => match[1]!);
-  const derived: Record<string, string> = { '@method': 'POST', '@authority': request.headers.host ?? '', '@path': request.path };
+  const derived: Record<string, string> = {
+    '@method': 'POST',
+    '@authority': request.headers.host ?? '',
+    '@path': request.path,
+  };
   const lines = components.map((name) => `"${name}": ${derived[name] ?? request.headers[name]}`);
   const base = [...lines, `"@signature-params": (${input[1]})${input[2]}`].join('\n');
   const keyId = /keyid="([^"]+)"/.exec(input[2]!)?.[1];
@@ -85,7 +108,10 @@ async function verifiesAsPawapay(request: Received): Promise<boolean> {
 describe('authentication', () => {
   test('no token is 401 NO_AUTHENTICATION, a wrong one 403 AUTHENTICATION_ERROR, the configured one passes', async () => {
     const missing = await call('/v2/active-conf', { token: null });
-    expect(missing).toEqual({ status: 401, body: { failureReason: { failureCode: 'NO_AUTHENTICATION', failureMessage: expect.any(String) } } });
+    expect(missing).toEqual({
+      status: 401,
+      body: { failureReason: { failureCode: 'NO_AUTHENTICATION', failureMessage: expect.any(String) } },
+    });
     const wrong = await call('/v2/deposits', { token: 'not-the-token', body: deposit() });
     expect(wrong.status).toBe(403);
     expect(wrong.body.failureReason.failureCode).toBe('AUTHENTICATION_ERROR');
@@ -96,19 +122,38 @@ describe('authentication', () => {
 
 describe('deposits', () => {
   test('accepted, one PIN prompt, COMPLETED with a callback signed with the served key, and the status check agrees', async () => {
-    const request = deposit({ clientReferenceId: 'INV-1', customerMessage: 'Order 1', metadata: [{ orderId: 'ORD-1' }, { customerId: 'c@x', isPII: true }] });
+    const request = deposit({
+      clientReferenceId: 'INV-1',
+      customerMessage: 'Order 1',
+      metadata: [{ orderId: 'ORD-1' }, { customerId: 'c@x', isPII: true }],
+    });
     const answer = await call('/v2/deposits', { body: request });
     expect(answer.status).toBe(200);
-    expect(answer.body).toEqual({ depositId: request.depositId, status: 'ACCEPTED', nextStep: 'FINAL_STATUS', created: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/) });
+    expect(answer.body).toEqual({
+      depositId: request.depositId,
+      status: 'ACCEPTED',
+      nextStep: 'FINAL_STATUS',
+      created: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/),
+    });
     expect(pawapay.promptsOf(request.depositId)).toBe(1);
     const callback = await callbackFor('/network/pawapay/deposits', request.depositId);
     const body = JSON.parse(callback.body);
     expect(body).toEqual({
-      depositId: request.depositId, status: 'COMPLETED', amount: '1500.00', currency: 'TZS', country: 'TZA', payer: request.payer,
-      customerMessage: 'Order 1', created: answer.body.created, providerTransactionId: expect.any(String), metadata: { orderId: 'ORD-1', customerId: 'c@x' },
+      depositId: request.depositId,
+      status: 'COMPLETED',
+      amount: '1500.00',
+      currency: 'TZS',
+      country: 'TZA',
+      payer: request.payer,
+      customerMessage: 'Order 1',
+      created: answer.body.created,
+      providerTransactionId: expect.any(String),
+      metadata: { orderId: 'ORD-1', customerId: 'c@x' },
     });
     expect(callback.headers['content-type']).toBe('application/json; charset=UTF-8');
-    expect(callback.headers['signature-input']).toMatch(/^sig-pp=\("@method" "@authority" "@path" "signature-date" "content-digest" "content-type"\);alg="ecdsa-p256-sha256";keyid="[^"]+";created=\d+;expires=\d+$/);
+    expect(callback.headers['signature-input']).toMatch(
+      /^sig-pp=\("@method" "@authority" "@path" "signature-date" "content-digest" "content-type"\);alg="ecdsa-p256-sha256";keyid="[^"]+";created=\d+;expires=\d+$/,
+    );
     expect(callback.headers['signature-date']).toMatch(/^\d{4}-\d\d-\d\dT/);
     expect(await verifiesAsPawapay(callback)).toBe(true);
     const status = await call(`/v2/deposits/${request.depositId}`);
@@ -121,7 +166,10 @@ describe('deposits', () => {
     const again = await call('/v2/deposits', { body: { ...request, amount: '2000' } });
     expect(again).toEqual({ status: 200, body: { depositId: request.depositId, status: 'DUPLICATE_IGNORED' } });
     expect(pawapay.promptsOf(request.depositId)).toBe(1);
-    expect(pawapay.deposits().find((entry) => entry.id === request.depositId)).toMatchObject({ amount: '1500.00', submissions: 2 });
+    expect(pawapay.deposits().find((entry) => entry.id === request.depositId)).toMatchObject({
+      amount: '1500.00',
+      submissions: 2,
+    });
     await callbackFor('/network/pawapay/deposits', request.depositId);
     await Bun.sleep(50);
     expect(callbacksFor('/network/pawapay/deposits', request.depositId)).toHaveLength(1);
@@ -131,21 +179,53 @@ describe('deposits', () => {
     ['decimals the provider does not take', { amount: '1500.50' }, 200, 'INVALID_AMOUNT'],
     ['an amount under the minimum', { amount: '50' }, 200, 'AMOUNT_OUT_OF_BOUNDS'],
     ['an amount over the maximum', { amount: '5000001' }, 200, 'AMOUNT_OUT_OF_BOUNDS'],
-    ['a currency not the provider\'s', { currency: 'GHS' }, 200, 'INVALID_CURRENCY'],
-    ['an unknown provider', { payer: { type: 'MMO', accountDetails: { phoneNumber: '255712345678', provider: 'NOPE_TZA' } } }, 200, 'INVALID_PROVIDER'],
-    ['another country\'s number', { payer: { type: 'MMO', accountDetails: { phoneNumber: '233241234567', provider: 'TIGO_TZA' } } }, 200, 'INVALID_PHONE_NUMBER'],
-    ['a number too short', { payer: { type: 'MMO', accountDetails: { phoneNumber: '25571234567', provider: 'TIGO_TZA' } } }, 200, 'INVALID_PHONE_NUMBER'],
-    ['a provider not enabled on the account', { payer: { type: 'MMO', accountDetails: { phoneNumber: '256772345678', provider: 'MTN_MOMO_UGA' } }, currency: 'UGX' }, 403, 'DEPOSITS_NOT_ALLOWED'],
+    ["a currency not the provider's", { currency: 'GHS' }, 200, 'INVALID_CURRENCY'],
+    [
+      'an unknown provider',
+      { payer: { type: 'MMO', accountDetails: { phoneNumber: '255712345678', provider: 'NOPE_TZA' } } },
+      200,
+      'INVALID_PROVIDER',
+    ],
+    [
+      "another country's number",
+      { payer: { type: 'MMO', accountDetails: { phoneNumber: '233241234567', provider: 'TIGO_TZA' } } },
+      200,
+      'INVALID_PHONE_NUMBER',
+    ],
+    [
+      'a number too short',
+      { payer: { type: 'MMO', accountDetails: { phoneNumber: '25571234567', provider: 'TIGO_TZA' } } },
+      200,
+      'INVALID_PHONE_NUMBER',
+    ],
+    [
+      'a provider not enabled on the account',
+      {
+        payer: { type: 'MMO', accountDetails: { phoneNumber: '256772345678', provider: 'MTN_MOMO_UGA' } },
+        currency: 'UGX',
+      },
+      403,
+      'DEPOSITS_NOT_ALLOWED',
+    ],
     ['a customerMessage of 3 characters', { customerMessage: 'abc' }, 400, 'INVALID_PARAMETER'],
     ['a customerMessage of 23 characters', { customerMessage: 'x'.repeat(23) }, 400, 'INVALID_PARAMETER'],
     ['an amount with a leading zero', { amount: '01500' }, 400, 'INVALID_PARAMETER'],
     ['a parameter the endpoint does not know', { correspondent: 'TIGO_TZA' }, 400, 'UNSUPPORTED_PARAMETER'],
-    ['a payer type other than MMO', { payer: { type: 'MSISDN', accountDetails: { phoneNumber: '255712345678', provider: 'TIGO_TZA' } } }, 400, 'INVALID_PARAMETER'],
+    [
+      'a payer type other than MMO',
+      { payer: { type: 'MSISDN', accountDetails: { phoneNumber: '255712345678', provider: 'TIGO_TZA' } } },
+      400,
+      'INVALID_PARAMETER',
+    ],
   ])('REJECTED: %s', async (_what, overrides, httpStatus, failureCode) => {
     const request = deposit(overrides);
     const answer = await call('/v2/deposits', { body: request });
     expect(answer.status).toBe(httpStatus);
-    expect(answer.body).toEqual({ depositId: request.depositId, status: 'REJECTED', failureReason: { failureCode, failureMessage: expect.any(String) } });
+    expect(answer.body).toEqual({
+      depositId: request.depositId,
+      status: 'REJECTED',
+      failureReason: { failureCode, failureMessage: expect.any(String) },
+    });
     expect(pawapay.promptsOf(request.depositId)).toBe(0);
     expect((await call(`/v2/deposits/${request.depositId}`)).body).toEqual({ status: 'NOT_FOUND' });
   });
@@ -156,8 +236,13 @@ describe('deposits', () => {
     expect(notUuid.body.failureReason.failureCode).toBe('INVALID_PARAMETER');
     const ghana = (amount: string) => deposit({ amount, currency: 'GHS' }, msisdn('233'), 'VODAFONE_GHA');
     expect((await call('/v2/deposits', { body: ghana('10.55') })).body.status).toBe('ACCEPTED');
-    expect((await call('/v2/deposits', { body: ghana('10.555') })).body.failureReason.failureCode).toBe('INVALID_AMOUNT');
-    expect((await call('/v2/deposits', { body: deposit({ amount: '12.50', currency: 'USD' }, msisdn('243'), 'ORANGE_COD') })).body.status).toBe('ACCEPTED');
+    expect((await call('/v2/deposits', { body: ghana('10.555') })).body.failureReason.failureCode).toBe(
+      'INVALID_AMOUNT',
+    );
+    expect(
+      (await call('/v2/deposits', { body: deposit({ amount: '12.50', currency: 'USD' }, msisdn('243'), 'ORANGE_COD') }))
+        .body.status,
+    ).toBe('ACCEPTED');
   });
 
   test('a closed provider is PROVIDER_TEMPORARILY_UNAVAILABLE until it reopens', async () => {
@@ -165,7 +250,9 @@ describe('deposits', () => {
     const closed = await call('/v2/deposits', { body: deposit({}, msisdn('255'), 'HALOTEL_TZA') });
     expect(closed.body.failureReason.failureCode).toBe('PROVIDER_TEMPORARILY_UNAVAILABLE');
     pawapay.setOperationStatus('HALOTEL_TZA', 'DEPOSIT', 'OPERATIONAL');
-    expect((await call('/v2/deposits', { body: deposit({}, msisdn('255'), 'HALOTEL_TZA') })).body.status).toBe('ACCEPTED');
+    expect((await call('/v2/deposits', { body: deposit({}, msisdn('255'), 'HALOTEL_TZA') })).body.status).toBe(
+      'ACCEPTED',
+    );
   });
 
   test.each([
@@ -178,7 +265,10 @@ describe('deposits', () => {
     const request = deposit({}, phoneNumber);
     await call('/v2/deposits', { body: request });
     const body = JSON.parse((await callbackFor('/network/pawapay/deposits', request.depositId)).body);
-    expect(body).toMatchObject({ status: 'FAILED', failureReason: { failureCode, failureMessage: expect.any(String) } });
+    expect(body).toMatchObject({
+      status: 'FAILED',
+      failureReason: { failureCode, failureMessage: expect.any(String) },
+    });
     expect(body.providerTransactionId).toBeUndefined();
   });
 
@@ -187,7 +277,10 @@ describe('deposits', () => {
     pawapay.setSubscriber(phoneNumber, { deposit: 'ignores' });
     const request = deposit({}, phoneNumber);
     await call('/v2/deposits', { body: request });
-    await until('PROCESSING', async () => (await call(`/v2/deposits/${request.depositId}`)).body.data.status === 'PROCESSING');
+    await until(
+      'PROCESSING',
+      async () => (await call(`/v2/deposits/${request.depositId}`)).body.data.status === 'PROCESSING',
+    );
     await Bun.sleep(50);
     expect(callbacksFor('/network/pawapay/deposits', request.depositId)).toHaveLength(0);
   });
@@ -198,32 +291,51 @@ describe('reconciliation', () => {
     const request = deposit();
     pawapay.holdInReconciliation(request.depositId);
     await call('/v2/deposits', { body: request });
-    await until('IN_RECONCILIATION', async () => (await call(`/v2/deposits/${request.depositId}`)).body.data.status === 'IN_RECONCILIATION');
+    await until(
+      'IN_RECONCILIATION',
+      async () => (await call(`/v2/deposits/${request.depositId}`)).body.data.status === 'IN_RECONCILIATION',
+    );
     await Bun.sleep(50);
     expect(callbacksFor('/network/pawapay/deposits', request.depositId)).toHaveLength(0);
     expect(pawapay.release(request.depositId, 'COMPLETED')).toBe(true);
-    expect(JSON.parse((await callbackFor('/network/pawapay/deposits', request.depositId)).body).status).toBe('COMPLETED');
+    expect(JSON.parse((await callbackFor('/network/pawapay/deposits', request.depositId)).body).status).toBe(
+      'COMPLETED',
+    );
     expect(pawapay.release(request.depositId, 'FAILED')).toBe(false);
   });
 
-  test('released to a failure, or reconciled by the subscriber\'s own schedule', async () => {
+  test("released to a failure, or reconciled by the subscriber's own schedule", async () => {
     const held = deposit();
     pawapay.holdInReconciliation(held.depositId);
     await call('/v2/deposits', { body: held });
-    await until('IN_RECONCILIATION', () => pawapay.deposits().find((entry) => entry.id === held.depositId)?.status === 'IN_RECONCILIATION');
-    pawapay.release(held.depositId, { failureCode: 'PAYMENT_NOT_APPROVED', failureMessage: 'Declined after reconciliation.' });
-    expect(JSON.parse((await callbackFor('/network/pawapay/deposits', held.depositId)).body).failureReason.failureCode).toBe('PAYMENT_NOT_APPROVED');
+    await until(
+      'IN_RECONCILIATION',
+      () => pawapay.deposits().find((entry) => entry.id === held.depositId)?.status === 'IN_RECONCILIATION',
+    );
+    pawapay.release(held.depositId, {
+      failureCode: 'PAYMENT_NOT_APPROVED',
+      failureMessage: 'Declined after reconciliation.',
+    });
+    expect(
+      JSON.parse((await callbackFor('/network/pawapay/deposits', held.depositId)).body).failureReason.failureCode,
+    ).toBe('PAYMENT_NOT_APPROVED');
     const phoneNumber = msisdn('255');
     pawapay.setSubscriber(phoneNumber, { deposit: 'reconciles', reconcilesTo: 'FAILED', reconcileAfterMs: 30 });
     const scheduled = deposit({}, phoneNumber);
     await call('/v2/deposits', { body: scheduled });
-    expect(JSON.parse((await callbackFor('/network/pawapay/deposits', scheduled.depositId)).body).status).toBe('FAILED');
+    expect(JSON.parse((await callbackFor('/network/pawapay/deposits', scheduled.depositId)).body).status).toBe(
+      'FAILED',
+    );
   });
 });
 
 describe('payouts', () => {
   const payout = (phoneNumber: string, overrides: Record<string, unknown> = {}) => ({
-    payoutId: randomUUID(), amount: '25.50', currency: 'GHS', recipient: { type: 'MMO', accountDetails: { phoneNumber, provider: 'AIRTELTIGO_GHA' } }, ...overrides,
+    payoutId: randomUUID(),
+    amount: '25.50',
+    currency: 'GHS',
+    recipient: { type: 'MMO', accountDetails: { phoneNumber, provider: 'AIRTELTIGO_GHA' } },
+    ...overrides,
   });
 
   test('accepted, then COMPLETED with a signed callback to the payouts URL; the status check agrees', async () => {
@@ -231,7 +343,14 @@ describe('payouts', () => {
     const answer = await call('/v2/payouts', { body: request });
     expect(answer.body).toEqual({ payoutId: request.payoutId, status: 'ACCEPTED', created: expect.any(String) });
     const callback = await callbackFor('/network/pawapay/payouts', request.payoutId);
-    expect(JSON.parse(callback.body)).toMatchObject({ payoutId: request.payoutId, status: 'COMPLETED', amount: '25.50', currency: 'GHS', country: 'GHA', recipient: request.recipient });
+    expect(JSON.parse(callback.body)).toMatchObject({
+      payoutId: request.payoutId,
+      status: 'COMPLETED',
+      amount: '25.50',
+      currency: 'GHS',
+      country: 'GHA',
+      recipient: request.recipient,
+    });
     expect(await verifiesAsPawapay(callback)).toBe(true);
     expect((await call(`/v2/payouts/${request.payoutId}`)).body.data.status).toBe('COMPLETED');
     expect((await call('/v2/payouts', { body: request })).body.status).toBe('DUPLICATE_IGNORED');
@@ -242,7 +361,9 @@ describe('payouts', () => {
     pawapay.setSubscriber(unknown, { payout: 'unknown' });
     const failed = payout(unknown);
     await call('/v2/payouts', { body: failed });
-    expect(JSON.parse((await callbackFor('/network/pawapay/payouts', failed.payoutId)).body).failureReason.failureCode).toBe('RECIPIENT_NOT_FOUND');
+    expect(
+      JSON.parse((await callbackFor('/network/pawapay/payouts', failed.payoutId)).body).failureReason.failureCode,
+    ).toBe('RECIPIENT_NOT_FOUND');
     pawapay.setOperationStatus('AIRTELTIGO_GHA', 'PAYOUT', 'DELAYED');
     const queued = payout(msisdn('233'));
     expect((await call('/v2/payouts', { body: queued })).body.status).toBe('ACCEPTED');
@@ -258,7 +379,11 @@ describe('payouts', () => {
 });
 
 describe('refunds', () => {
-  const refund = (depositId: string, overrides: Record<string, unknown> = {}) => ({ refundId: randomUUID(), depositId, ...overrides });
+  const refund = (depositId: string, overrides: Record<string, unknown> = {}) => ({
+    refundId: randomUUID(),
+    depositId,
+    ...overrides,
+  });
 
   test('only a COMPLETED deposit is refunded: partly, then the rest, then never again', async () => {
     const phoneNumber = msisdn('255');
@@ -270,17 +395,35 @@ describe('refunds', () => {
     const paid = deposit({ amount: '1000' });
     await call('/v2/deposits', { body: paid });
     await callbackFor('/network/pawapay/deposits', paid.depositId);
-    expect((await call('/v2/refunds', { body: refund(paid.depositId, { amount: '1001', currency: 'TZS' }) })).body.failureReason.failureCode).toBe('AMOUNT_TOO_LARGE');
-    expect((await call('/v2/refunds', { body: refund(paid.depositId, { amount: '300', currency: 'GHS' }) })).body.failureReason.failureCode).toBe('INVALID_CURRENCY');
+    expect(
+      (await call('/v2/refunds', { body: refund(paid.depositId, { amount: '1001', currency: 'TZS' }) })).body
+        .failureReason.failureCode,
+    ).toBe('AMOUNT_TOO_LARGE');
+    expect(
+      (await call('/v2/refunds', { body: refund(paid.depositId, { amount: '300', currency: 'GHS' }) })).body
+        .failureReason.failureCode,
+    ).toBe('INVALID_CURRENCY');
     const part = refund(paid.depositId, { amount: '300', currency: 'TZS' });
-    expect((await call('/v2/refunds', { body: part })).body).toEqual({ refundId: part.refundId, status: 'ACCEPTED', created: expect.any(String) });
+    expect((await call('/v2/refunds', { body: part })).body).toEqual({
+      refundId: part.refundId,
+      status: 'ACCEPTED',
+      created: expect.any(String),
+    });
     const partCallback = await callbackFor('/network/pawapay/refunds', part.refundId);
-    expect(JSON.parse(partCallback.body)).toMatchObject({ refundId: part.refundId, status: 'COMPLETED', amount: '300.00', currency: 'TZS', recipient: paid.payer });
+    expect(JSON.parse(partCallback.body)).toMatchObject({
+      refundId: part.refundId,
+      status: 'COMPLETED',
+      amount: '300.00',
+      currency: 'TZS',
+      recipient: paid.payer,
+    });
     expect(await verifiesAsPawapay(partCallback)).toBe(true);
     const rest = refund(paid.depositId);
     await call('/v2/refunds', { body: rest });
     expect(JSON.parse((await callbackFor('/network/pawapay/refunds', rest.refundId)).body).amount).toBe('700.00');
-    expect((await call('/v2/refunds', { body: refund(paid.depositId) })).body.failureReason.failureCode).toBe('DEPOSIT_ALREADY_REFUNDED');
+    expect((await call('/v2/refunds', { body: refund(paid.depositId) })).body.failureReason.failureCode).toBe(
+      'DEPOSIT_ALREADY_REFUNDED',
+    );
     expect((await call(`/v2/refunds/${rest.refundId}`)).body.data.status).toBe('COMPLETED');
   });
 
@@ -291,15 +434,21 @@ describe('refunds', () => {
     const first = refund(paid.depositId, { amount: '100', currency: 'TZS' });
     pawapay.holdInReconciliation(first.refundId);
     await call('/v2/refunds', { body: first });
-    expect((await call('/v2/refunds', { body: refund(paid.depositId, { amount: '100', currency: 'TZS' }) })).body.failureReason.failureCode).toBe('REFUND_IN_PROGRESS');
-    await until('IN_RECONCILIATION', () => pawapay.refunds().find((entry) => entry.id === first.refundId)?.status === 'IN_RECONCILIATION');
+    expect(
+      (await call('/v2/refunds', { body: refund(paid.depositId, { amount: '100', currency: 'TZS' }) })).body
+        .failureReason.failureCode,
+    ).toBe('REFUND_IN_PROGRESS');
+    await until(
+      'IN_RECONCILIATION',
+      () => pawapay.refunds().find((entry) => entry.id === first.refundId)?.status === 'IN_RECONCILIATION',
+    );
     pawapay.release(first.refundId, 'COMPLETED');
     await callbackFor('/network/pawapay/refunds', first.refundId);
   });
 });
 
 describe('active configuration', () => {
-  test('the account\'s countries and providers, each currency with its limits, decimals and status per operation', async () => {
+  test("the account's countries and providers, each currency with its limits, decimals and status per operation", async () => {
     const { status, body } = await call('/v2/active-conf');
     expect(status).toBe(200);
     expect(body.signatureConfiguration).toEqual({ signedRequestsOnly: false, signedCallbacks: true });
@@ -307,14 +456,32 @@ describe('active configuration', () => {
     const tanzania = body.countries.find((country: any) => country.country === 'TZA');
     expect(tanzania).toMatchObject({ prefix: '255', displayName: { en: 'Tanzania' } });
     const tigo = tanzania.providers.find((provider: any) => provider.provider === 'TIGO_TZA');
-    expect(tigo.currencies).toEqual([{
-      currency: 'TZS', displayName: 'TSh',
-      operationTypes: {
-        DEPOSIT: expect.objectContaining({ authType: 'PROVIDER_AUTH', minAmount: '100', maxAmount: '5000000', decimalsInAmount: 'NONE', status: 'OPERATIONAL', callbackUrl: expect.stringMatching(/\/network\/pawapay\/deposits$/) }),
-        PAYOUT: expect.objectContaining({ decimalsInAmount: 'NONE', status: 'OPERATIONAL', callbackUrl: expect.stringMatching(/\/network\/pawapay\/payouts$/) }),
-        REFUND: expect.objectContaining({ decimalsInAmount: 'NONE', status: 'OPERATIONAL', callbackUrl: expect.stringMatching(/\/network\/pawapay\/refunds$/) }),
+    expect(tigo.currencies).toEqual([
+      {
+        currency: 'TZS',
+        displayName: 'TSh',
+        operationTypes: {
+          DEPOSIT: expect.objectContaining({
+            authType: 'PROVIDER_AUTH',
+            minAmount: '100',
+            maxAmount: '5000000',
+            decimalsInAmount: 'NONE',
+            status: 'OPERATIONAL',
+            callbackUrl: expect.stringMatching(/\/network\/pawapay\/deposits$/),
+          }),
+          PAYOUT: expect.objectContaining({
+            decimalsInAmount: 'NONE',
+            status: 'OPERATIONAL',
+            callbackUrl: expect.stringMatching(/\/network\/pawapay\/payouts$/),
+          }),
+          REFUND: expect.objectContaining({
+            decimalsInAmount: 'NONE',
+            status: 'OPERATIONAL',
+            callbackUrl: expect.stringMatching(/\/network\/pawapay\/refunds$/),
+          }),
+        },
       },
-    }]);
+    ]);
     const congo = body.countries.find((country: any) => country.country === 'COD').providers[0];
     expect(congo.currencies.map((currency: any) => currency.currency)).toEqual(['CDF', 'USD']);
     expect(congo.currencies[0].operationTypes.DEPOSIT.decimalsInAmount).toBe('TWO_PLACES');
@@ -329,20 +496,31 @@ describe('active configuration', () => {
     expect(providers.map((provider: any) => provider.provider).sort()).toEqual(['AIRTELTIGO_GHA', 'VODAFONE_GHA']);
     const vodafone = providers.find((provider: any) => provider.provider === 'VODAFONE_GHA').currencies[0];
     expect(Object.keys(vodafone.operationTypes)).toEqual(['PAYOUT']);
-    expect(vodafone.operationTypes.PAYOUT).toMatchObject({ status: 'CLOSED', decimalsInAmount: 'TWO_PLACES', minAmount: '1', maxAmount: '10000' });
+    expect(vodafone.operationTypes.PAYOUT).toMatchObject({
+      status: 'CLOSED',
+      decimalsInAmount: 'TWO_PLACES',
+      minAmount: '1',
+      maxAmount: '10000',
+    });
   });
 });
 
 describe('callback controls', () => {
-  test('suppressed callbacks are not sent; pawaPay\'s resend-callback sends the final one', async () => {
+  test("suppressed callbacks are not sent; pawaPay's resend-callback sends the final one", async () => {
     pawapay.suppressCallbacks(true);
     const request = deposit();
     await call('/v2/deposits', { body: request });
-    await until('COMPLETED', () => pawapay.deposits().find((entry) => entry.id === request.depositId)?.status === 'COMPLETED');
+    await until(
+      'COMPLETED',
+      () => pawapay.deposits().find((entry) => entry.id === request.depositId)?.status === 'COMPLETED',
+    );
     await Bun.sleep(50);
     expect(callbacksFor('/network/pawapay/deposits', request.depositId)).toHaveLength(0);
     pawapay.suppressCallbacks(false);
-    expect((await call(`/v2/deposits/resend-callback/${request.depositId}`, { method: 'POST' })).body).toEqual({ depositId: request.depositId, status: 'ACCEPTED' });
+    expect((await call(`/v2/deposits/resend-callback/${request.depositId}`, { method: 'POST' })).body).toEqual({
+      depositId: request.depositId,
+      status: 'ACCEPTED',
+    });
     expect(await verifiesAsPawapay(await callbackFor('/network/pawapay/deposits', request.depositId))).toBe(true);
   });
 

@@ -70,11 +70,30 @@ export type PawapaySimulatorOptions = {
 };
 
 export type PawapayTransaction = {
-  kind: PawapayKind; id: string; status: PawapayStatus; amount: string; currency: string; country: string; provider: string;
-  phoneNumber: string; customerMessage: string; clientReferenceId: string | null; metadata: Record<string, unknown> | null;
-  created: string; providerTransactionId: string | null; failureReason: PawapayFailure | null; depositId: string | null; submissions: number;
+  kind: PawapayKind;
+  id: string;
+  status: PawapayStatus;
+  amount: string;
+  currency: string;
+  country: string;
+  provider: string;
+  phoneNumber: string;
+  customerMessage: string;
+  clientReferenceId: string | null;
+  metadata: Record<string, unknown> | null;
+  created: string;
+  providerTransactionId: string | null;
+  failureReason: PawapayFailure | null;
+  depositId: string | null;
+  submissions: number;
 };
-export type PawapaySentCallback = { kind: PawapayKind; url: string; body: string; headers: Record<string, string>; status: number | null };
+export type PawapaySentCallback = {
+  kind: PawapayKind;
+  url: string;
+  body: string;
+  headers: Record<string, string>;
+  status: number | null;
+};
 export type PawapayRelease = 'COMPLETED' | 'FAILED' | PawapayFailure;
 export type PawapayForgery = { sign?: boolean; tamper?: boolean; wrongKey?: boolean };
 
@@ -113,46 +132,202 @@ export type PawapaySimulator = {
 
 /** Providers the simulator knows, with limits like a new pawaPay account's (configurable per account). */
 export const PAWAPAY_PROVIDERS: readonly PawapayProviderSpec[] = [
-  { provider: 'TIGO_TZA', country: 'TZA', prefix: '255', nationalDigits: 9, displayName: 'Tigo', decimalsInAmount: 'NONE', currencies: [{ currency: 'TZS', displayName: 'TSh', minAmount: '100', maxAmount: '5000000' }] },
-  { provider: 'HALOTEL_TZA', country: 'TZA', prefix: '255', nationalDigits: 9, displayName: 'Halotel', decimalsInAmount: 'NONE', currencies: [{ currency: 'TZS', displayName: 'TSh', minAmount: '100', maxAmount: '5000000' }] },
-  { provider: 'VODAFONE_GHA', country: 'GHA', prefix: '233', nationalDigits: 9, displayName: 'Vodafone', decimalsInAmount: 'TWO_PLACES', currencies: [{ currency: 'GHS', displayName: '₵', minAmount: '1', maxAmount: '10000' }] },
-  { provider: 'AIRTELTIGO_GHA', country: 'GHA', prefix: '233', nationalDigits: 9, displayName: 'AirtelTigo', decimalsInAmount: 'TWO_PLACES', currencies: [{ currency: 'GHS', displayName: '₵', minAmount: '1', maxAmount: '10000' }] },
   {
-    provider: 'ORANGE_COD', country: 'COD', prefix: '243', nationalDigits: 9, displayName: 'Orange', decimalsInAmount: 'TWO_PLACES',
-    currencies: [{ currency: 'CDF', displayName: 'FC', minAmount: '100', maxAmount: '5000000' }, { currency: 'USD', displayName: '$', minAmount: '1', maxAmount: '2500' }],
+    provider: 'TIGO_TZA',
+    country: 'TZA',
+    prefix: '255',
+    nationalDigits: 9,
+    displayName: 'Tigo',
+    decimalsInAmount: 'NONE',
+    currencies: [{ currency: 'TZS', displayName: 'TSh', minAmount: '100', maxAmount: '5000000' }],
   },
-  { provider: 'MTN_MOMO_UGA', country: 'UGA', prefix: '256', nationalDigits: 9, displayName: 'MTN', decimalsInAmount: 'NONE', currencies: [{ currency: 'UGX', displayName: 'USh', minAmount: '500', maxAmount: '5000000' }] },
+  {
+    provider: 'HALOTEL_TZA',
+    country: 'TZA',
+    prefix: '255',
+    nationalDigits: 9,
+    displayName: 'Halotel',
+    decimalsInAmount: 'NONE',
+    currencies: [{ currency: 'TZS', displayName: 'TSh', minAmount: '100', maxAmount: '5000000' }],
+  },
+  {
+    provider: 'VODAFONE_GHA',
+    country: 'GHA',
+    prefix: '233',
+    nationalDigits: 9,
+    displayName: 'Vodafone',
+    decimalsInAmount: 'TWO_PLACES',
+    currencies: [{ currency: 'GHS', displayName: '₵', minAmount: '1', maxAmount: '10000' }],
+  },
+  {
+    provider: 'AIRTELTIGO_GHA',
+    country: 'GHA',
+    prefix: '233',
+    nationalDigits: 9,
+    displayName: 'AirtelTigo',
+    decimalsInAmount: 'TWO_PLACES',
+    currencies: [{ currency: 'GHS', displayName: '₵', minAmount: '1', maxAmount: '10000' }],
+  },
+  {
+    provider: 'ORANGE_COD',
+    country: 'COD',
+    prefix: '243',
+    nationalDigits: 9,
+    displayName: 'Orange',
+    decimalsInAmount: 'TWO_PLACES',
+    currencies: [
+      { currency: 'CDF', displayName: 'FC', minAmount: '100', maxAmount: '5000000' },
+      { currency: 'USD', displayName: '$', minAmount: '1', maxAmount: '2500' },
+    ],
+  },
+  {
+    provider: 'MTN_MOMO_UGA',
+    country: 'UGA',
+    prefix: '256',
+    nationalDigits: 9,
+    displayName: 'MTN',
+    decimalsInAmount: 'NONE',
+    currencies: [{ currency: 'UGX', displayName: 'USh', minAmount: '500', maxAmount: '5000000' }],
+  },
   // The providers of the networks a direct connector also serves: pawaPay is their second route.
-  { provider: 'AIRTEL_OAPI_UGA', country: 'UGA', prefix: '256', nationalDigits: 9, displayName: 'Airtel', decimalsInAmount: 'NONE', currencies: [{ currency: 'UGX', displayName: 'USh', minAmount: '500', maxAmount: '5000000' }] },
-  { provider: 'MPESA_KEN', country: 'KEN', prefix: '254', nationalDigits: 9, displayName: 'M-Pesa', decimalsInAmount: 'NONE', currencies: [{ currency: 'KES', displayName: 'KSh', minAmount: '1', maxAmount: '250000' }] },
-  { provider: 'VODACOM_TZA', country: 'TZA', prefix: '255', nationalDigits: 9, displayName: 'Vodacom', decimalsInAmount: 'NONE', currencies: [{ currency: 'TZS', displayName: 'TSh', minAmount: '100', maxAmount: '5000000' }] },
-  { provider: 'AIRTEL_TZA', country: 'TZA', prefix: '255', nationalDigits: 9, displayName: 'Airtel', decimalsInAmount: 'NONE', currencies: [{ currency: 'TZS', displayName: 'TSh', minAmount: '100', maxAmount: '5000000' }] },
-  { provider: 'MTN_MOMO_GHA', country: 'GHA', prefix: '233', nationalDigits: 9, displayName: 'MTN', decimalsInAmount: 'TWO_PLACES', currencies: [{ currency: 'GHS', displayName: '₵', minAmount: '1', maxAmount: '10000' }] },
-  { provider: 'MTN_MOMO_RWA', country: 'RWA', prefix: '250', nationalDigits: 9, displayName: 'MTN', decimalsInAmount: 'NONE', currencies: [{ currency: 'RWF', displayName: 'RF', minAmount: '100', maxAmount: '2000000' }] },
-  { provider: 'AIRTEL_RWA', country: 'RWA', prefix: '250', nationalDigits: 9, displayName: 'Airtel', decimalsInAmount: 'NONE', currencies: [{ currency: 'RWF', displayName: 'RF', minAmount: '100', maxAmount: '2000000' }] },
   {
-    provider: 'VODACOM_MPESA_COD', country: 'COD', prefix: '243', nationalDigits: 9, displayName: 'Vodacom', decimalsInAmount: 'TWO_PLACES',
-    currencies: [{ currency: 'CDF', displayName: 'FC', minAmount: '100', maxAmount: '5000000' }, { currency: 'USD', displayName: '$', minAmount: '1', maxAmount: '2500' }],
+    provider: 'AIRTEL_OAPI_UGA',
+    country: 'UGA',
+    prefix: '256',
+    nationalDigits: 9,
+    displayName: 'Airtel',
+    decimalsInAmount: 'NONE',
+    currencies: [{ currency: 'UGX', displayName: 'USh', minAmount: '500', maxAmount: '5000000' }],
   },
   {
-    provider: 'AIRTEL_COD', country: 'COD', prefix: '243', nationalDigits: 9, displayName: 'Airtel', decimalsInAmount: 'TWO_PLACES',
-    currencies: [{ currency: 'CDF', displayName: 'FC', minAmount: '100', maxAmount: '5000000' }, { currency: 'USD', displayName: '$', minAmount: '1', maxAmount: '2500' }],
+    provider: 'MPESA_KEN',
+    country: 'KEN',
+    prefix: '254',
+    nationalDigits: 9,
+    displayName: 'M-Pesa',
+    decimalsInAmount: 'NONE',
+    currencies: [{ currency: 'KES', displayName: 'KSh', minAmount: '1', maxAmount: '250000' }],
+  },
+  {
+    provider: 'VODACOM_TZA',
+    country: 'TZA',
+    prefix: '255',
+    nationalDigits: 9,
+    displayName: 'Vodacom',
+    decimalsInAmount: 'NONE',
+    currencies: [{ currency: 'TZS', displayName: 'TSh', minAmount: '100', maxAmount: '5000000' }],
+  },
+  {
+    provider: 'AIRTEL_TZA',
+    country: 'TZA',
+    prefix: '255',
+    nationalDigits: 9,
+    displayName: 'Airtel',
+    decimalsInAmount: 'NONE',
+    currencies: [{ currency: 'TZS', displayName: 'TSh', minAmount: '100', maxAmount: '5000000' }],
+  },
+  {
+    provider: 'MTN_MOMO_GHA',
+    country: 'GHA',
+    prefix: '233',
+    nationalDigits: 9,
+    displayName: 'MTN',
+    decimalsInAmount: 'TWO_PLACES',
+    currencies: [{ currency: 'GHS', displayName: '₵', minAmount: '1', maxAmount: '10000' }],
+  },
+  {
+    provider: 'MTN_MOMO_RWA',
+    country: 'RWA',
+    prefix: '250',
+    nationalDigits: 9,
+    displayName: 'MTN',
+    decimalsInAmount: 'NONE',
+    currencies: [{ currency: 'RWF', displayName: 'RF', minAmount: '100', maxAmount: '2000000' }],
+  },
+  {
+    provider: 'AIRTEL_RWA',
+    country: 'RWA',
+    prefix: '250',
+    nationalDigits: 9,
+    displayName: 'Airtel',
+    decimalsInAmount: 'NONE',
+    currencies: [{ currency: 'RWF', displayName: 'RF', minAmount: '100', maxAmount: '2000000' }],
+  },
+  {
+    provider: 'VODACOM_MPESA_COD',
+    country: 'COD',
+    prefix: '243',
+    nationalDigits: 9,
+    displayName: 'Vodacom',
+    decimalsInAmount: 'TWO_PLACES',
+    currencies: [
+      { currency: 'CDF', displayName: 'FC', minAmount: '100', maxAmount: '5000000' },
+      { currency: 'USD', displayName: '$', minAmount: '1', maxAmount: '2500' },
+    ],
+  },
+  {
+    provider: 'AIRTEL_COD',
+    country: 'COD',
+    prefix: '243',
+    nationalDigits: 9,
+    displayName: 'Airtel',
+    decimalsInAmount: 'TWO_PLACES',
+    currencies: [
+      { currency: 'CDF', displayName: 'FC', minAmount: '100', maxAmount: '5000000' },
+      { currency: 'USD', displayName: '$', minAmount: '1', maxAmount: '2500' },
+    ],
   },
 ];
 const COUNTRY_NAMES: Readonly<Record<string, { en: string; fr: string }>> = {
-  TZA: { en: 'Tanzania', fr: 'Tanzanie' }, GHA: { en: 'Ghana', fr: 'Ghana' }, COD: { en: 'DR Congo', fr: 'RD Congo' }, UGA: { en: 'Uganda', fr: 'Ouganda' },
-  KEN: { en: 'Kenya', fr: 'Kenya' }, RWA: { en: 'Rwanda', fr: 'Rwanda' },
+  TZA: { en: 'Tanzania', fr: 'Tanzanie' },
+  GHA: { en: 'Ghana', fr: 'Ghana' },
+  COD: { en: 'DR Congo', fr: 'RD Congo' },
+  UGA: { en: 'Uganda', fr: 'Ouganda' },
+  KEN: { en: 'Kenya', fr: 'Kenya' },
+  RWA: { en: 'Rwanda', fr: 'Rwanda' },
 };
 const OPERATIONS: readonly PawapayOperation[] = ['DEPOSIT', 'PAYOUT', 'REFUND'];
 
-type KindSpec = { idField: string; party: 'payer' | 'recipient'; operation: PawapayOperation; path: string; fields: readonly string[] };
+type KindSpec = {
+  idField: string;
+  party: 'payer' | 'recipient';
+  operation: PawapayOperation;
+  path: string;
+  fields: readonly string[];
+};
 const KINDS: Record<PawapayKind, KindSpec> = {
   deposit: {
-    idField: 'depositId', party: 'payer', operation: 'DEPOSIT', path: 'deposits',
-    fields: ['depositId', 'amount', 'currency', 'payer', 'preAuthorisationCode', 'clientReferenceId', 'customerMessage', 'metadata', 'successfulUrl', 'failedUrl'],
+    idField: 'depositId',
+    party: 'payer',
+    operation: 'DEPOSIT',
+    path: 'deposits',
+    fields: [
+      'depositId',
+      'amount',
+      'currency',
+      'payer',
+      'preAuthorisationCode',
+      'clientReferenceId',
+      'customerMessage',
+      'metadata',
+      'successfulUrl',
+      'failedUrl',
+    ],
   },
-  payout: { idField: 'payoutId', party: 'recipient', operation: 'PAYOUT', path: 'payouts', fields: ['payoutId', 'amount', 'currency', 'recipient', 'clientReferenceId', 'customerMessage', 'metadata'] },
-  refund: { idField: 'refundId', party: 'recipient', operation: 'REFUND', path: 'refunds', fields: ['refundId', 'depositId', 'amount', 'currency', 'clientReferenceId', 'customerMessage', 'metadata'] },
+  payout: {
+    idField: 'payoutId',
+    party: 'recipient',
+    operation: 'PAYOUT',
+    path: 'payouts',
+    fields: ['payoutId', 'amount', 'currency', 'recipient', 'clientReferenceId', 'customerMessage', 'metadata'],
+  },
+  refund: {
+    idField: 'refundId',
+    party: 'recipient',
+    operation: 'REFUND',
+    path: 'refunds',
+    fields: ['refundId', 'depositId', 'amount', 'currency', 'clientReferenceId', 'customerMessage', 'metadata'],
+  },
 };
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
 /** pawaPay's amount format: no leading zeros (one only, below 1), no bare point, no sign. */
@@ -164,17 +339,32 @@ const COVERED = ['@method', '@authority', '@path', 'signature-date', 'content-di
 const FINAL: readonly PawapayStatus[] = ['COMPLETED', 'FAILED'];
 const FAILURES: Readonly<Record<string, { code: string; message: string }>> = {
   declines: { code: 'PAYMENT_NOT_APPROVED', message: 'The customer did not authorise the payment.' },
-  insufficient: { code: 'INSUFFICIENT_BALANCE', message: 'The customer does not have enough funds to complete the payment.' },
-  payerUnknown: { code: 'PAYER_NOT_FOUND', message: 'The phone number does not belong to a mobile money wallet of the provider.' },
-  recipientUnknown: { code: 'RECIPIENT_NOT_FOUND', message: 'The phone number does not belong to a mobile money wallet of the provider.' },
+  insufficient: {
+    code: 'INSUFFICIENT_BALANCE',
+    message: 'The customer does not have enough funds to complete the payment.',
+  },
+  payerUnknown: {
+    code: 'PAYER_NOT_FOUND',
+    message: 'The phone number does not belong to a mobile money wallet of the provider.',
+  },
+  recipientUnknown: {
+    code: 'RECIPIENT_NOT_FOUND',
+    message: 'The phone number does not belong to a mobile money wallet of the provider.',
+  },
   limit: { code: 'WALLET_LIMIT_REACHED', message: 'The customer has reached a limit of their mobile money wallet.' },
   fails: { code: 'UNSPECIFIED_FAILURE', message: 'The provider reported a failure without a reason.' },
 };
 
 type Refusal = { http: number; failure: PawapayFailure };
-const refusal = (http: number, failureCode: string, failureMessage: string): Refusal => ({ http, failure: { failureCode, failureMessage } });
-const isRefusal = (value: unknown): value is Refusal => typeof value === 'object' && value !== null && 'http' in value && 'failure' in value;
-const failureBody = (failureCode: string, failureMessage: string) => ({ failureReason: { failureCode, failureMessage } });
+const refusal = (http: number, failureCode: string, failureMessage: string): Refusal => ({
+  http,
+  failure: { failureCode, failureMessage },
+});
+const isRefusal = (value: unknown): value is Refusal =>
+  typeof value === 'object' && value !== null && 'http' in value && 'failure' in value;
+const failureBody = (failureCode: string, failureMessage: string) => ({
+  failureReason: { failureCode, failureMessage },
+});
 
 /** An amount in hundredths, for amounts of at most two decimals. */
 function hundredths(amount: string): bigint {
@@ -192,36 +382,58 @@ const parsedOrNull = (text: string): unknown => {
   }
 };
 const record = (value: unknown): Record<string, unknown> | null =>
-  typeof value === 'object' && value !== null && !Array.isArray(value) ? value as Record<string, unknown> : null;
+  typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
 
 /** The request's metadata list (`[{orderId: "…"}, {customerId: "…", isPII: true}]`) as the object pawaPay answers with, or a refusal. */
 function metadataOf(value: unknown): { metadata: Record<string, unknown> | null } | Refusal {
   if (value === undefined) return { metadata: null };
-  if (!Array.isArray(value) || value.length > 10) return refusal(400, 'INVALID_PARAMETER', 'metadata must be a list of at most 10 fields.');
+  if (!Array.isArray(value) || value.length > 10)
+    return refusal(400, 'INVALID_PARAMETER', 'metadata must be a list of at most 10 fields.');
   const merged: Record<string, unknown> = {};
   for (const item of value) {
     const field = Object.entries(record(item) ?? {}).filter(([name]) => name !== 'isPII');
-    if (field.length !== 1) return refusal(400, 'INVALID_PARAMETER', 'Each metadata item must hold exactly one field (and optionally isPII).');
+    if (field.length !== 1)
+      return refusal(
+        400,
+        'INVALID_PARAMETER',
+        'Each metadata item must hold exactly one field (and optionally isPII).',
+      );
     const [name, content] = field[0]!;
-    if (name in merged) return refusal(400, 'DUPLICATE_METADATA_FIELD', `The metadata field '${name}' is included more than once.`);
+    if (name in merged)
+      return refusal(400, 'DUPLICATE_METADATA_FIELD', `The metadata field '${name}' is included more than once.`);
     merged[name] = content;
   }
   return { metadata: merged };
 }
 
 /** The optional fields every initiation shares, checked; a refusal for the first that is wrong. */
-function commonFields(body: Record<string, unknown>, spec: KindSpec): { customerMessage: string | null; clientReferenceId: string | null; metadata: Record<string, unknown> | null } | Refusal {
+function commonFields(
+  body: Record<string, unknown>,
+  spec: KindSpec,
+):
+  | { customerMessage: string | null; clientReferenceId: string | null; metadata: Record<string, unknown> | null }
+  | Refusal {
   const unsupported = Object.keys(body).find((name) => !spec.fields.includes(name));
-  if (unsupported) return refusal(400, 'UNSUPPORTED_PARAMETER', `The parameter '${unsupported}' is not supported by this endpoint.`);
+  if (unsupported)
+    return refusal(400, 'UNSUPPORTED_PARAMETER', `The parameter '${unsupported}' is not supported by this endpoint.`);
   const { customerMessage, clientReferenceId } = body;
-  if (customerMessage !== undefined && (typeof customerMessage !== 'string' || customerMessage.length < 4 || customerMessage.length > 22)) {
+  if (
+    customerMessage !== undefined &&
+    (typeof customerMessage !== 'string' || customerMessage.length < 4 || customerMessage.length > 22)
+  ) {
     return refusal(400, 'INVALID_PARAMETER', 'customerMessage must be 4 to 22 characters long.');
   }
-  if (clientReferenceId !== undefined && (typeof clientReferenceId !== 'string' || clientReferenceId.length === 0 || clientReferenceId.length > 100)) {
+  if (
+    clientReferenceId !== undefined &&
+    (typeof clientReferenceId !== 'string' || clientReferenceId.length === 0 || clientReferenceId.length > 100)
+  ) {
     return refusal(400, 'INVALID_PARAMETER', 'clientReferenceId must be a non-empty string.');
   }
   const preAuthorisationCode = body.preAuthorisationCode;
-  if (preAuthorisationCode !== undefined && (typeof preAuthorisationCode !== 'string' || preAuthorisationCode.length === 0 || preAuthorisationCode.length > 36)) {
+  if (
+    preAuthorisationCode !== undefined &&
+    (typeof preAuthorisationCode !== 'string' || preAuthorisationCode.length === 0 || preAuthorisationCode.length > 36)
+  ) {
     return refusal(400, 'INVALID_PARAMETER', 'preAuthorisationCode must be 1 to 36 characters long.');
   }
   const metadata = metadataOf(body.metadata);
@@ -237,11 +449,20 @@ function commonFields(body: Record<string, unknown>, spec: KindSpec): { customer
 function checkAmount(amount: string, spec: PawapayProviderSpec, currency: string): Refusal | null {
   const places = amount.split('.')[1]?.length ?? 0;
   const allowed = spec.decimalsInAmount === 'NONE' ? 0 : 2;
-  if (places > allowed) return refusal(200, 'INVALID_AMOUNT', `The provider ${spec.provider} only supports up to '${allowed}' decimal places in amount.`);
+  if (places > allowed)
+    return refusal(
+      200,
+      'INVALID_AMOUNT',
+      `The provider ${spec.provider} only supports up to '${allowed}' decimal places in amount.`,
+    );
   const limits = spec.currencies.find((entry) => entry.currency === currency)!;
   const value = hundredths(amount);
   if (value < hundredths(limits.minAmount) || value > hundredths(limits.maxAmount)) {
-    return refusal(200, 'AMOUNT_OUT_OF_BOUNDS', `The amount needs to be more than '${limits.minAmount}' and less than '${limits.maxAmount}' for provider '${spec.provider}'.`);
+    return refusal(
+      200,
+      'AMOUNT_OUT_OF_BOUNDS',
+      `The amount needs to be more than '${limits.minAmount}' and less than '${limits.maxAmount}' for provider '${spec.provider}'.`,
+    );
   }
   return null;
 }
@@ -280,7 +501,11 @@ export async function startPawapaySimulator(options: PawapaySimulatorOptions): P
   const enabled = new Set(options.providers ?? PAWAPAY_PROVIDERS.map((spec) => spec.provider));
   const operationStatus = new Map<string, PawapayOperationStatus>();
   const subscribers = new Map<string, Partial<PawapaySubscriber>>();
-  const transactions: Record<PawapayKind, Map<string, PawapayTransaction>> = { deposit: new Map(), payout: new Map(), refund: new Map() };
+  const transactions: Record<PawapayKind, Map<string, PawapayTransaction>> = {
+    deposit: new Map(),
+    payout: new Map(),
+    refund: new Map(),
+  };
   const prompts = new Map<string, number>();
   const held = new Set<string>();
   const sent: PawapaySentCallback[] = [];
@@ -291,11 +516,19 @@ export async function startPawapaySimulator(options: PawapaySimulatorOptions): P
   const { later, track, stop } = createScheduler();
 
   const specOf = (provider: string) => PAWAPAY_PROVIDERS.find((spec) => spec.provider === provider);
-  const statusOf = (provider: string, operation: PawapayOperation) => operationStatus.get(`${provider}:${operation}`) ?? 'OPERATIONAL';
-  const behaviourOf = (phoneNumber: string): PawapaySubscriber =>
-    ({ deposit: 'pays', payout: 'receives', callback: 'once', ...options.defaultSubscriber, ...subscribers.get(phoneNumber) });
-  const callbackUrl = (kind: PawapayKind) => (callbackBase === null ? null : `${callbackBase}/network/pawapay/${KINDS[kind].path}`);
-  const find = (id: string) => transactions.deposit.get(id) ?? transactions.payout.get(id) ?? transactions.refund.get(id);
+  const statusOf = (provider: string, operation: PawapayOperation) =>
+    operationStatus.get(`${provider}:${operation}`) ?? 'OPERATIONAL';
+  const behaviourOf = (phoneNumber: string): PawapaySubscriber => ({
+    deposit: 'pays',
+    payout: 'receives',
+    callback: 'once',
+    ...options.defaultSubscriber,
+    ...subscribers.get(phoneNumber),
+  });
+  const callbackUrl = (kind: PawapayKind) =>
+    callbackBase === null ? null : `${callbackBase}/network/pawapay/${KINDS[kind].path}`;
+  const find = (id: string) =>
+    transactions.deposit.get(id) ?? transactions.payout.get(id) ?? transactions.refund.get(id);
 
   /** The payment as its status check shows it; the callback leaves out clientReferenceId. */
   function view(transaction: PawapayTransaction, forCallback = false): Record<string, unknown> {
@@ -306,33 +539,53 @@ export async function startPawapaySimulator(options: PawapaySimulatorOptions): P
       amount: transaction.amount,
       currency: transaction.currency,
       country: transaction.country,
-      [spec.party]: { type: 'MMO', accountDetails: { phoneNumber: transaction.phoneNumber, provider: transaction.provider } },
+      [spec.party]: {
+        type: 'MMO',
+        accountDetails: { phoneNumber: transaction.phoneNumber, provider: transaction.provider },
+      },
       customerMessage: transaction.customerMessage,
-      ...(transaction.clientReferenceId !== null && !forCallback ? { clientReferenceId: transaction.clientReferenceId } : {}),
+      ...(transaction.clientReferenceId !== null && !forCallback
+        ? { clientReferenceId: transaction.clientReferenceId }
+        : {}),
       created: transaction.created,
-      ...(transaction.providerTransactionId !== null ? { providerTransactionId: transaction.providerTransactionId } : {}),
+      ...(transaction.providerTransactionId !== null
+        ? { providerTransactionId: transaction.providerTransactionId }
+        : {}),
       ...(transaction.failureReason !== null ? { failureReason: transaction.failureReason } : {}),
       ...(transaction.metadata !== null ? { metadata: transaction.metadata } : {}),
     };
   }
 
   /** POSTs `body` with `headers` to the kind's callback URL, recording what was sent and what the merchant answered. */
-  function deliver(kind: PawapayKind, url: string, body: string, headers: Record<string, string>): Promise<PawapaySentCallback> {
+  function deliver(
+    kind: PawapayKind,
+    url: string,
+    body: string,
+    headers: Record<string, string>,
+  ): Promise<PawapaySentCallback> {
     const entry: PawapaySentCallback = { kind, url, body, headers, status: null };
     sent.push(entry);
-    return track(fetch(url, { method: 'POST', headers, body, signal: AbortSignal.timeout(10_000) })
-      .then(async (response) => {
-        entry.status = response.status;
-        await response.arrayBuffer();
-      }, () => undefined)
-      .then(() => entry));
+    return track(
+      fetch(url, { method: 'POST', headers, body, signal: AbortSignal.timeout(10_000) })
+        .then(
+          async (response) => {
+            entry.status = response.status;
+            await response.arrayBuffer();
+          },
+          () => undefined,
+        )
+        .then(() => entry),
+    );
   }
 
   function callBack(transaction: PawapayTransaction): void {
     const url = callbackUrl(transaction.kind);
     if (url === null || callbacksSuppressed) return;
     const body = JSON.stringify(view(transaction, true));
-    const headers = options.signedCallbacks === false ? { 'Content-Type': CALLBACK_CONTENT_TYPE } : signCallback(url, body, keys.privateKey, KEY_ID);
+    const headers =
+      options.signedCallbacks === false
+        ? { 'Content-Type': CALLBACK_CONTENT_TYPE }
+        : signCallback(url, body, keys.privateKey, KEY_ID);
     void deliver(transaction.kind, url, body, headers);
   }
 
@@ -341,7 +594,9 @@ export async function startPawapaySimulator(options: PawapaySimulatorOptions): P
     held.delete(transaction.id);
     transaction.status = outcome === 'COMPLETED' ? 'COMPLETED' : 'FAILED';
     if (outcome === 'COMPLETED') transaction.providerTransactionId = randomUUID();
-    else transaction.failureReason = outcome === 'FAILED' ? { failureCode: FAILURES.fails!.code, failureMessage: FAILURES.fails!.message } : outcome;
+    else
+      transaction.failureReason =
+        outcome === 'FAILED' ? { failureCode: FAILURES.fails!.code, failureMessage: FAILURES.fails!.message } : outcome;
     const callback = behaviourOf(transaction.phoneNumber).callback;
     if (callback === 'none') return;
     later(options.callbackDelayMs ?? 50, () => {
@@ -351,7 +606,10 @@ export async function startPawapaySimulator(options: PawapaySimulatorOptions): P
   }
 
   /** The final outcome a subscriber's behaviour gives a payment, or what happens instead (no answer, reconciliation). */
-  function outcomeFor(transaction: PawapayTransaction, behaviour: PawapaySubscriber): PawapayRelease | 'ignores' | 'reconciles' {
+  function outcomeFor(
+    transaction: PawapayTransaction,
+    behaviour: PawapaySubscriber,
+  ): PawapayRelease | 'ignores' | 'reconciles' {
     const choice = transaction.kind === 'deposit' ? behaviour.deposit : behaviour.payout;
     if (choice === 'ignores' || choice === 'reconciles') return choice;
     if (choice === 'pays' || choice === 'receives') return 'COMPLETED';
@@ -369,12 +627,16 @@ export async function startPawapaySimulator(options: PawapaySimulatorOptions): P
     later(behaviour.decideAfterMs ?? options.decisionDelayMs ?? 300, () => {
       const outcome = outcomeFor(transaction, behaviour);
       if (transaction.status !== 'PROCESSING' || (outcome === 'ignores' && !held.has(transaction.id))) return;
-      if (outcome !== 'reconciles' && outcome !== 'ignores' && !held.has(transaction.id)) return settle(transaction, outcome);
+      if (outcome !== 'reconciles' && outcome !== 'ignores' && !held.has(transaction.id))
+        return settle(transaction, outcome);
       transaction.status = 'IN_RECONCILIATION';
       if (outcome !== 'reconciles' || behaviour.reconcileAfterMs === undefined) return;
       later(behaviour.reconcileAfterMs, () => {
         if (transaction.status !== 'IN_RECONCILIATION' || held.has(transaction.id)) return;
-        const failure = { failureCode: behaviour.failureCode ?? FAILURES.fails!.code, failureMessage: FAILURES.fails!.message };
+        const failure = {
+          failureCode: behaviour.failureCode ?? FAILURES.fails!.code,
+          failureMessage: FAILURES.fails!.message,
+        };
         settle(transaction, behaviour.reconcilesTo === 'FAILED' ? failure : 'COMPLETED');
       });
     });
@@ -382,7 +644,10 @@ export async function startPawapaySimulator(options: PawapaySimulatorOptions): P
 
   /** A payout or refund waits in ENQUEUED while the provider's payouts or refunds are DELAYED. */
   function start(transaction: PawapayTransaction): void {
-    if (transaction.kind !== 'deposit' && statusOf(transaction.provider, KINDS[transaction.kind].operation) === 'DELAYED') {
+    if (
+      transaction.kind !== 'deposit' &&
+      statusOf(transaction.provider, KINDS[transaction.kind].operation) === 'DELAYED'
+    ) {
       transaction.status = 'ENQUEUED';
       return;
     }
@@ -391,46 +656,89 @@ export async function startPawapaySimulator(options: PawapaySimulatorOptions): P
 
   async function readJson(request: Request): Promise<Record<string, unknown> | Response> {
     const text = await request.text();
-    if (text.length > MAX_BODY_BYTES) return Response.json(failureBody('INVALID_INPUT', 'The request is too large.'), { status: 400 });
+    if (text.length > MAX_BODY_BYTES)
+      return Response.json(failureBody('INVALID_INPUT', 'The request is too large.'), { status: 400 });
     try {
       const body = record(JSON.parse(text));
       if (body !== null) return body;
     } catch {
       // Falls through to the refusal.
     }
-    return Response.json(failureBody('INVALID_INPUT', 'We were unable to parse the payload of the request.'), { status: 400 });
+    return Response.json(failureBody('INVALID_INPUT', 'We were unable to parse the payload of the request.'), {
+      status: 400,
+    });
   }
 
   /** Every /v2 call carries `Authorization: Bearer <token>`: none is 401 NO_AUTHENTICATION, a wrong one 403 AUTHENTICATION_ERROR. */
   function unauthorized(request: Request): Response | null {
     const header = request.headers.get('authorization');
     const token = /^Bearer\s+(\S+)$/i.exec(header ?? '')?.[1];
-    if (token === undefined) return Response.json(failureBody('NO_AUTHENTICATION', 'We did not find the API token in the request headers.'), { status: 401 });
-    if (token !== options.apiToken) return Response.json(failureBody('AUTHENTICATION_ERROR', 'The API token specified for authentication is not valid.'), { status: 403 });
+    if (token === undefined)
+      return Response.json(failureBody('NO_AUTHENTICATION', 'We did not find the API token in the request headers.'), {
+        status: 401,
+      });
+    if (token !== options.apiToken)
+      return Response.json(
+        failureBody('AUTHENTICATION_ERROR', 'The API token specified for authentication is not valid.'),
+        { status: 403 },
+      );
     return null;
   }
 
   const rejected = (kind: PawapayKind, id: string | null, refused: Refusal) =>
-    Response.json({ ...(id === null ? {} : { [KINDS[kind].idField]: id }), status: 'REJECTED', failureReason: refused.failure }, { status: refused.http });
+    Response.json(
+      { ...(id === null ? {} : { [KINDS[kind].idField]: id }), status: 'REJECTED', failureReason: refused.failure },
+      { status: refused.http },
+    );
 
   /** The payer or recipient of a deposit or payout: its number and provider, checked against the account and the provider's country. */
-  function partyOf(body: Record<string, unknown>, kind: PawapayKind): { phoneNumber: string; spec: PawapayProviderSpec } | Refusal {
+  function partyOf(
+    body: Record<string, unknown>,
+    kind: PawapayKind,
+  ): { phoneNumber: string; spec: PawapayProviderSpec } | Refusal {
     const spec = KINDS[kind];
     const party = record(body[spec.party]);
     const details = record(party?.accountDetails);
-    if (party === null || details === null || typeof details.phoneNumber !== 'string' || typeof details.provider !== 'string') {
-      return refusal(400, 'MISSING_PARAMETER', `${spec.party} must have type and accountDetails with phoneNumber and provider.`);
+    if (
+      party === null ||
+      details === null ||
+      typeof details.phoneNumber !== 'string' ||
+      typeof details.provider !== 'string'
+    ) {
+      return refusal(
+        400,
+        'MISSING_PARAMETER',
+        `${spec.party} must have type and accountDetails with phoneNumber and provider.`,
+      );
     }
     if (party.type !== 'MMO') return refusal(400, 'INVALID_PARAMETER', `${spec.party}.type must be MMO.`);
     const provider = specOf(details.provider);
-    if (provider === undefined) return refusal(200, 'INVALID_PROVIDER', `The provider '${details.provider}' is not valid for the request.`);
-    if (!enabled.has(provider.provider)) return refusal(403, `${spec.operation}S_NOT_ALLOWED`, `${spec.operation.toLowerCase()}s have not been enabled for provider '${provider.provider}' on your account.`);
+    if (provider === undefined)
+      return refusal(200, 'INVALID_PROVIDER', `The provider '${details.provider}' is not valid for the request.`);
+    if (!enabled.has(provider.provider))
+      return refusal(
+        403,
+        `${spec.operation}S_NOT_ALLOWED`,
+        `${spec.operation.toLowerCase()}s have not been enabled for provider '${provider.provider}' on your account.`,
+      );
     if (statusOf(provider.provider, spec.operation) === 'CLOSED') {
-      return refusal(200, 'PROVIDER_TEMPORARILY_UNAVAILABLE', `The provider '${provider.provider}' is currently not able to process payments.`);
+      return refusal(
+        200,
+        'PROVIDER_TEMPORARILY_UNAVAILABLE',
+        `The provider '${provider.provider}' is currently not able to process payments.`,
+      );
     }
     const phoneNumber = details.phoneNumber;
-    if (!/^\d+$/.test(phoneNumber) || !phoneNumber.startsWith(provider.prefix) || phoneNumber.length !== provider.prefix.length + provider.nationalDigits) {
-      return refusal(200, 'INVALID_PHONE_NUMBER', `The phone number '${phoneNumber}' seems to be invalid for the provider '${provider.provider}'.`);
+    if (
+      !/^\d+$/.test(phoneNumber) ||
+      !phoneNumber.startsWith(provider.prefix) ||
+      phoneNumber.length !== provider.prefix.length + provider.nationalDigits
+    ) {
+      return refusal(
+        200,
+        'INVALID_PHONE_NUMBER',
+        `The phone number '${phoneNumber}' seems to be invalid for the provider '${provider.provider}'.`,
+      );
     }
     return { phoneNumber, spec: provider };
   }
@@ -439,7 +747,8 @@ export async function startPawapaySimulator(options: PawapaySimulatorOptions): P
   function idOf(body: Record<string, unknown>, kind: PawapayKind): string | Refusal {
     const id = body[KINDS[kind].idField];
     if (id === undefined) return refusal(400, 'MISSING_PARAMETER', `${KINDS[kind].idField} is required.`);
-    if (typeof id !== 'string' || !UUID_V4.test(id)) return refusal(400, 'INVALID_PARAMETER', `${KINDS[kind].idField} must be a UUIDv4.`);
+    if (typeof id !== 'string' || !UUID_V4.test(id))
+      return refusal(400, 'INVALID_PARAMETER', `${KINDS[kind].idField} must be a UUIDv4.`);
     return id;
   }
 
@@ -448,20 +757,40 @@ export async function startPawapaySimulator(options: PawapaySimulatorOptions): P
     const common = commonFields(body, KINDS[kind]);
     if (isRefusal(common)) return common;
     const { amount, currency } = body;
-    if (amount === undefined || currency === undefined) return refusal(400, 'MISSING_PARAMETER', 'amount and currency are required.');
-    if (typeof amount !== 'string' || amount.length > 23 || !AMOUNT.test(amount)) return refusal(400, 'INVALID_PARAMETER', `The amount '${String(amount)}' is not a valid amount.`);
-    if (typeof currency !== 'string' || !/^[A-Z]{3}$/.test(currency)) return refusal(400, 'INVALID_PARAMETER', 'currency must be an ISO 4217 code in upper case.');
+    if (amount === undefined || currency === undefined)
+      return refusal(400, 'MISSING_PARAMETER', 'amount and currency are required.');
+    if (typeof amount !== 'string' || amount.length > 23 || !AMOUNT.test(amount))
+      return refusal(400, 'INVALID_PARAMETER', `The amount '${String(amount)}' is not a valid amount.`);
+    if (typeof currency !== 'string' || !/^[A-Z]{3}$/.test(currency))
+      return refusal(400, 'INVALID_PARAMETER', 'currency must be an ISO 4217 code in upper case.');
     const party = partyOf(body, kind);
     if (isRefusal(party)) return party;
     if (!party.spec.currencies.some((entry) => entry.currency === currency)) {
-      return refusal(200, 'INVALID_CURRENCY', `The currency '${currency}' is not supported with provider '${party.spec.provider}'.`);
+      return refusal(
+        200,
+        'INVALID_CURRENCY',
+        `The currency '${currency}' is not supported with provider '${party.spec.provider}'.`,
+      );
     }
     const wrongAmount = checkAmount(amount, party.spec, currency);
     if (wrongAmount) return wrongAmount;
     return {
-      kind, id, status: 'ACCEPTED', amount: twoPlaces(hundredths(amount)), currency, country: party.spec.country, provider: party.spec.provider,
-      phoneNumber: party.phoneNumber, customerMessage: common.customerMessage ?? companyName.slice(0, 22), clientReferenceId: common.clientReferenceId,
-      metadata: common.metadata, created: timestamp(), providerTransactionId: null, failureReason: null, depositId: null, submissions: 1,
+      kind,
+      id,
+      status: 'ACCEPTED',
+      amount: twoPlaces(hundredths(amount)),
+      currency,
+      country: party.spec.country,
+      provider: party.spec.provider,
+      phoneNumber: party.phoneNumber,
+      customerMessage: common.customerMessage ?? companyName.slice(0, 22),
+      clientReferenceId: common.clientReferenceId,
+      metadata: common.metadata,
+      created: timestamp(),
+      providerTransactionId: null,
+      failureReason: null,
+      depositId: null,
+      submissions: 1,
     };
   }
 
@@ -481,16 +810,25 @@ export async function startPawapaySimulator(options: PawapaySimulatorOptions): P
     transactions[kind].set(id, transaction);
     if (kind === 'deposit') prompts.set(id, (prompts.get(id) ?? 0) + 1);
     start(transaction);
-    return Response.json({ [KINDS[kind].idField]: id, status: 'ACCEPTED', ...(kind === 'deposit' ? { nextStep: 'FINAL_STATUS' } : {}), created: transaction.created });
+    return Response.json({
+      [KINDS[kind].idField]: id,
+      status: 'ACCEPTED',
+      ...(kind === 'deposit' ? { nextStep: 'FINAL_STATUS' } : {}),
+      created: transaction.created,
+    });
   }
 
   /** What is left to refund of a completed deposit, or why it cannot be refunded now. */
   function refundable(deposit: PawapayTransaction | undefined, depositId: string): bigint | Refusal {
     if (deposit === undefined) return refusal(400, 'INVALID_PARAMETER', `Deposit with ID #${depositId} not found.`);
-    if (deposit.status !== 'COMPLETED') return refusal(400, 'INVALID_PARAMETER', `Deposit with ID #${depositId} is not COMPLETED (${deposit.status}).`);
+    if (deposit.status !== 'COMPLETED')
+      return refusal(400, 'INVALID_PARAMETER', `Deposit with ID #${depositId} is not COMPLETED (${deposit.status}).`);
     const refunds = [...transactions.refund.values()].filter((refund) => refund.depositId === depositId);
-    if (refunds.some((refund) => !FINAL.includes(refund.status))) return refusal(200, 'REFUND_IN_PROGRESS', 'Another refund transaction is already in progress.');
-    const done = refunds.filter((refund) => refund.status === 'COMPLETED').reduce((sum, refund) => sum + hundredths(refund.amount), 0n);
+    if (refunds.some((refund) => !FINAL.includes(refund.status)))
+      return refusal(200, 'REFUND_IN_PROGRESS', 'Another refund transaction is already in progress.');
+    const done = refunds
+      .filter((refund) => refund.status === 'COMPLETED')
+      .reduce((sum, refund) => sum + hundredths(refund.amount), 0n);
     const left = hundredths(deposit.amount) - done;
     return left > 0n ? left : refusal(200, 'DEPOSIT_ALREADY_REFUNDED', 'Requested deposit has been already refunded.');
   }
@@ -504,19 +842,33 @@ export async function startPawapaySimulator(options: PawapaySimulatorOptions): P
     const left = refundable(deposit, body.depositId);
     if (typeof left !== 'bigint') return left;
     const { amount, currency } = body;
-    if (amount !== undefined && currency === undefined) return refusal(400, 'MISSING_PARAMETER', 'currency is required with amount.');
-    if (amount !== undefined && (typeof amount !== 'string' || amount.length > 23 || !AMOUNT.test(amount))) return refusal(400, 'INVALID_PARAMETER', `The amount '${String(amount)}' is not a valid amount.`);
-    if (currency !== undefined && currency !== deposit!.currency) return refusal(200, 'INVALID_CURRENCY', `The currency '${String(currency)}' is not the deposit's currency.`);
+    if (amount !== undefined && currency === undefined)
+      return refusal(400, 'MISSING_PARAMETER', 'currency is required with amount.');
+    if (amount !== undefined && (typeof amount !== 'string' || amount.length > 23 || !AMOUNT.test(amount)))
+      return refusal(400, 'INVALID_PARAMETER', `The amount '${String(amount)}' is not a valid amount.`);
+    if (currency !== undefined && currency !== deposit!.currency)
+      return refusal(200, 'INVALID_CURRENCY', `The currency '${String(currency)}' is not the deposit's currency.`);
     const spec = specOf(deposit!.provider)!;
     if (typeof amount === 'string') {
       const wrongAmount = checkAmount(amount, spec, deposit!.currency);
       if (wrongAmount) return wrongAmount;
-      if (hundredths(amount) > left) return refusal(200, 'AMOUNT_TOO_LARGE', `Amount should not be greater than ${twoPlaces(left)}.`);
+      if (hundredths(amount) > left)
+        return refusal(200, 'AMOUNT_TOO_LARGE', `Amount should not be greater than ${twoPlaces(left)}.`);
     }
     return {
-      ...deposit!, kind: 'refund', id, status: 'ACCEPTED', amount: typeof amount === 'string' ? twoPlaces(hundredths(amount)) : twoPlaces(left),
-      customerMessage: common.customerMessage ?? deposit!.customerMessage, clientReferenceId: common.clientReferenceId, metadata: common.metadata,
-      created: timestamp(), providerTransactionId: null, failureReason: null, depositId: deposit!.id, submissions: 1,
+      ...deposit!,
+      kind: 'refund',
+      id,
+      status: 'ACCEPTED',
+      amount: typeof amount === 'string' ? twoPlaces(hundredths(amount)) : twoPlaces(left),
+      customerMessage: common.customerMessage ?? deposit!.customerMessage,
+      clientReferenceId: common.clientReferenceId,
+      metadata: common.metadata,
+      created: timestamp(),
+      providerTransactionId: null,
+      failureReason: null,
+      depositId: deposit!.id,
+      submissions: 1,
     };
   }
 
@@ -534,7 +886,15 @@ export async function startPawapaySimulator(options: PawapaySimulatorOptions): P
     const refund = refundFrom(body, id);
     if (isRefusal(refund)) return rejected('refund', id, refund);
     if (statusOf(refund.provider, 'REFUND') === 'CLOSED') {
-      return rejected('refund', id, refusal(200, 'PROVIDER_TEMPORARILY_UNAVAILABLE', `The provider '${refund.provider}' is currently not able to process payments.`));
+      return rejected(
+        'refund',
+        id,
+        refusal(
+          200,
+          'PROVIDER_TEMPORARILY_UNAVAILABLE',
+          `The provider '${refund.provider}' is currently not able to process payments.`,
+        ),
+      );
     }
     transactions.refund.set(id, refund);
     start(refund);
@@ -551,9 +911,21 @@ export async function startPawapaySimulator(options: PawapaySimulatorOptions): P
   function resend(kind: PawapayKind, id: string): Response {
     const transaction = transactions[kind].get(id);
     const idField = KINDS[kind].idField;
-    if (!transaction) return Response.json({ [idField]: id, status: 'REJECTED', failureReason: { failureCode: 'NOT_FOUND', failureMessage: `Payment with ID #${id} not found.` } });
+    if (!transaction)
+      return Response.json({
+        [idField]: id,
+        status: 'REJECTED',
+        failureReason: { failureCode: 'NOT_FOUND', failureMessage: `Payment with ID #${id} not found.` },
+      });
     if (!FINAL.includes(transaction.status)) {
-      return Response.json({ [idField]: id, status: 'REJECTED', failureReason: { failureCode: 'INVALID_STATE', failureMessage: `Payment with ID #${id} is not in a final status.` } });
+      return Response.json({
+        [idField]: id,
+        status: 'REJECTED',
+        failureReason: {
+          failureCode: 'INVALID_STATE',
+          failureMessage: `Payment with ID #${id} is not in a final status.`,
+        },
+      });
     }
     later(0, () => callBack(transaction));
     return Response.json({ [idField]: id, status: 'ACCEPTED' });
@@ -564,9 +936,18 @@ export async function startPawapaySimulator(options: PawapaySimulatorOptions): P
     const payout = transactions.payout.get(id);
     if (payout?.status !== 'ENQUEUED') {
       const failureCode = payout ? 'INVALID_STATE' : 'NOT_FOUND';
-      return Response.json({ payoutId: id, status: 'REJECTED', failureReason: { failureCode, failureMessage: `Payout with ID #${id} is not ENQUEUED.` } });
+      return Response.json({
+        payoutId: id,
+        status: 'REJECTED',
+        failureReason: { failureCode, failureMessage: `Payout with ID #${id} is not ENQUEUED.` },
+      });
     }
-    later(0, () => settle(payout, { failureCode: 'MANUALLY_CANCELLED', failureMessage: 'The payout was cancelled while it was enqueued.' }));
+    later(0, () =>
+      settle(payout, {
+        failureCode: 'MANUALLY_CANCELLED',
+        failureMessage: 'The payout was cancelled while it was enqueued.',
+      }),
+    );
     return Response.json({ payoutId: id, status: 'ACCEPTED' });
   }
 
@@ -578,7 +959,9 @@ export async function startPawapaySimulator(options: PawapaySimulatorOptions): P
       maxAmount: limits.maxAmount,
       decimalsInAmount: spec.decimalsInAmount,
       status: statusOf(spec.provider, name),
-      ...(callbackUrl(name.toLowerCase() as PawapayKind) === null ? {} : { callbackUrl: callbackUrl(name.toLowerCase() as PawapayKind) }),
+      ...(callbackUrl(name.toLowerCase() as PawapayKind) === null
+        ? {}
+        : { callbackUrl: callbackUrl(name.toLowerCase() as PawapayKind) }),
     });
     return {
       provider: spec.provider,
@@ -598,7 +981,9 @@ export async function startPawapaySimulator(options: PawapaySimulatorOptions): P
     const country = url.searchParams.get('country');
     const wanted = url.searchParams.get('operationType');
     const operations = (['DEPOSIT', 'PAYOUT', 'REFUND'] as const).filter((name) => wanted === null || name === wanted);
-    const specs = PAWAPAY_PROVIDERS.filter((spec) => enabled.has(spec.provider) && (country === null || spec.country === country) && operations.length > 0);
+    const specs = PAWAPAY_PROVIDERS.filter(
+      (spec) => enabled.has(spec.provider) && (country === null || spec.country === country) && operations.length > 0,
+    );
     const countries = [...new Set(specs.map((spec) => spec.country))].map((code) => ({
       country: code,
       displayName: COUNTRY_NAMES[code] ?? { en: code, fr: code },
@@ -621,17 +1006,28 @@ export async function startPawapaySimulator(options: PawapaySimulatorOptions): P
     const country = url.searchParams.get('country');
     const wanted = url.searchParams.get('operationType');
     if (wanted !== null && !(OPERATIONS as readonly string[]).includes(wanted)) {
-      return Response.json(failureBody('INVALID_PARAMETER', `operationType must be one of ${OPERATIONS.join(', ')}.`), { status: 400 });
+      return Response.json(failureBody('INVALID_PARAMETER', `operationType must be one of ${OPERATIONS.join(', ')}.`), {
+        status: 400,
+      });
     }
     const operations = OPERATIONS.filter((name) => wanted === null || name === wanted);
-    const specs = PAWAPAY_PROVIDERS.filter((spec) => enabled.has(spec.provider) && (country === null || spec.country === country));
-    return Response.json([...new Set(specs.map((spec) => spec.country))].map((code) => ({
-      country: code,
-      providers: specs.filter((spec) => spec.country === code).map((spec) => ({
-        provider: spec.provider,
-        operationTypes: operations.map((operationType) => ({ operationType, status: statusOf(spec.provider, operationType) })),
+    const specs = PAWAPAY_PROVIDERS.filter(
+      (spec) => enabled.has(spec.provider) && (country === null || spec.country === country),
+    );
+    return Response.json(
+      [...new Set(specs.map((spec) => spec.country))].map((code) => ({
+        country: code,
+        providers: specs
+          .filter((spec) => spec.country === code)
+          .map((spec) => ({
+            provider: spec.provider,
+            operationTypes: operations.map((operationType) => ({
+              operationType,
+              status: statusOf(spec.provider, operationType),
+            })),
+          })),
       })),
-    })));
+    );
   }
 
   /** A provider's operation opened, delayed or closed; payouts and refunds waiting in ENQUEUED go on once it is OPERATIONAL. */
@@ -639,7 +1035,8 @@ export async function startPawapaySimulator(options: PawapaySimulatorOptions): P
     operationStatus.set(`${provider}:${operation}`, status);
     if (operation === 'DEPOSIT' || status !== 'OPERATIONAL') return;
     const kind = operation === 'PAYOUT' ? 'payout' : 'refund';
-    for (const waiting of transactions[kind].values()) if (waiting.provider === provider && waiting.status === 'ENQUEUED') decide(waiting);
+    for (const waiting of transactions[kind].values())
+      if (waiting.provider === provider && waiting.status === 'ENQUEUED') decide(waiting);
   }
 
   /** Which API a request is for, and its handler. */
@@ -648,28 +1045,43 @@ export async function startPawapaySimulator(options: PawapaySimulatorOptions): P
     const path = url.pathname.replace(/\/+$/, '');
     const post = request.method === 'POST';
     const get = request.method === 'GET';
-    const kindOf = (segment: string) => (Object.keys(KINDS) as PawapayKind[]).find((kind) => KINDS[kind].path === segment);
+    const kindOf = (segment: string) =>
+      (Object.keys(KINDS) as PawapayKind[]).find((kind) => KINDS[kind].path === segment);
     const byId = /^\/v2\/(deposits|payouts|refunds)\/([^/]+)$/.exec(path);
     const action = /^\/v2\/(deposits|payouts|refunds)\/(resend-callback|fail-enqueued)\/([^/]+)$/.exec(path);
     if (post && path === '/v2/deposits') return { api: 'deposit', handle: () => initiate(request, 'deposit') };
     if (post && path === '/v2/payouts') return { api: 'payout', handle: () => initiate(request, 'payout') };
     if (post && path === '/v2/refunds') return { api: 'refund', handle: () => initiateRefund(request) };
-    if (get && byId) return { api: `${kindOf(byId[1]!)}-status`, handle: () => check(kindOf(byId[1]!)!, decodeURIComponent(byId[2]!)) };
-    if (post && action?.[2] === 'resend-callback') return { api: 'resend-callback', handle: () => resend(kindOf(action[1]!)!, decodeURIComponent(action[3]!)) };
-    if ((post || get) && action?.[1] === 'payouts' && action[2] === 'fail-enqueued') return { api: 'fail-enqueued', handle: () => failEnqueued(decodeURIComponent(action[3]!)) };
+    if (get && byId)
+      return {
+        api: `${kindOf(byId[1]!)}-status`,
+        handle: () => check(kindOf(byId[1]!)!, decodeURIComponent(byId[2]!)),
+      };
+    if (post && action?.[2] === 'resend-callback')
+      return { api: 'resend-callback', handle: () => resend(kindOf(action[1]!)!, decodeURIComponent(action[3]!)) };
+    if ((post || get) && action?.[1] === 'payouts' && action[2] === 'fail-enqueued')
+      return { api: 'fail-enqueued', handle: () => failEnqueued(decodeURIComponent(action[3]!)) };
     if (get && path === '/v2/active-conf') return { api: 'active-conf', handle: () => activeConf(url) };
     if (get && path === '/v2/availability') return { api: 'availability', handle: () => availability(url) };
-    if (get && path === '/v2/public-key/http') return { api: 'public-key', handle: () => Response.json([{ id: KEY_ID, key: publicKeyPem }]) };
-    return { api: 'unknown', handle: () => Response.json(failureBody('NOT_FOUND', `No endpoint ${request.method} ${path}.`), { status: 404 }) };
+    if (get && path === '/v2/public-key/http')
+      return { api: 'public-key', handle: () => Response.json([{ id: KEY_ID, key: publicKeyPem }]) };
+    return {
+      api: 'unknown',
+      handle: () => Response.json(failureBody('NOT_FOUND', `No endpoint ${request.method} ${path}.`), { status: 404 }),
+    };
   }
 
   const server = serveWithOutages({
     port: options.port,
     // pawaPay's answer to a call it failed on its side.
-    systemError: () => Response.json(failureBody('UNKNOWN_ERROR', 'The request could not be processed because of a problem on pawaPay\'s side.'), { status: 500 }),
+    systemError: () =>
+      Response.json(
+        failureBody('UNKNOWN_ERROR', "The request could not be processed because of a problem on pawaPay's side."),
+        { status: 500 },
+      ),
     async handle(request) {
       const { api, handle } = route(request);
-      const response = unauthorized(request) ?? await handle();
+      const response = unauthorized(request) ?? (await handle());
       log.push({ api, method: request.method, status: response.status, at: Date.now() });
       return response;
     },
@@ -685,9 +1097,10 @@ export async function startPawapaySimulator(options: PawapaySimulatorOptions): P
     const headers = sign ? signCallback(url, text, key, KEY_ID) : { 'Content-Type': CALLBACK_CONTENT_TYPE };
     if (!forgery.tamper) return deliver(kind, url, text, headers);
     const parsed = record(typeof body === 'string' ? parsedOrNull(body) : body);
-    const altered = parsed && typeof parsed.status === 'string'
-      ? JSON.stringify({ ...parsed, status: parsed.status === 'COMPLETED' ? 'FAILED' : 'COMPLETED' })
-      : `${text} `;
+    const altered =
+      parsed && typeof parsed.status === 'string'
+        ? JSON.stringify({ ...parsed, status: parsed.status === 'COMPLETED' ? 'FAILED' : 'COMPLETED' })
+        : `${text} `;
     return deliver(kind, url, altered, headers);
   }
 
@@ -710,9 +1123,11 @@ export async function startPawapaySimulator(options: PawapaySimulatorOptions): P
     },
     setOperationStatus,
     setAvailability(provider, operationType, status) {
-      if (!enabled.has(provider)) throw new Error(`${provider} is not enabled on this pawaPay account (${[...enabled].join(', ')})`);
+      if (!enabled.has(provider))
+        throw new Error(`${provider} is not enabled on this pawaPay account (${[...enabled].join(', ')})`);
       if (!OPERATIONS.includes(operationType)) throw new Error(`operationType must be one of ${OPERATIONS.join(', ')}`);
-      if (!['OPERATIONAL', 'DELAYED', 'CLOSED'].includes(status)) throw new Error('status must be OPERATIONAL, DELAYED or CLOSED');
+      if (!['OPERATIONAL', 'DELAYED', 'CLOSED'].includes(status))
+        throw new Error('status must be OPERATIONAL, DELAYED or CLOSED');
       setOperationStatus(provider, operationType, status);
     },
     deposits: () => copies('deposit'),

@@ -13,7 +13,10 @@ export function simulatorKeyPair(): { publicKey: string; privateKey: string } {
 /** The plain text of an RSA PKCS#1 v1.5 cipher text in base64, or null (padding removed by hand: Bun refuses PKCS#1 private decryption). */
 export function decryptPkcs1(privateKey: string, encrypted: string): string | null {
   try {
-    const block = privateDecrypt({ key: privateKey, padding: constants.RSA_NO_PADDING }, Buffer.from(encrypted, 'base64'));
+    const block = privateDecrypt(
+      { key: privateKey, padding: constants.RSA_NO_PADDING },
+      Buffer.from(encrypted, 'base64'),
+    );
     const end = block.indexOf(0, 2);
     return block[0] === 0 && block[1] === 2 && end >= 10 ? block.subarray(end + 1).toString() : null;
   } catch {

@@ -31,49 +31,106 @@ import { startAirtelSimulator } from './airtel';
 import { startDarajaSimulator, type DarajaSimulator } from './daraja';
 import { startMomoSimulator, type MomoSimulatorMarket } from './momo';
 import { OUTAGE_MODES, type OutageMode } from './outage';
-import { startPawapaySimulator, type PawapayOperation, type PawapayOperationStatus, type PawapaySimulator } from './pawapay';
+import {
+  startPawapaySimulator,
+  type PawapayOperation,
+  type PawapayOperationStatus,
+  type PawapaySimulator,
+} from './pawapay';
 import { startVodacomSimulator } from './vodacom';
 
 /** Credentials of the local simulators only: they guard nothing real. */
 export const SIMULATOR_CREDENTIALS = {
   daraja: {
-    consumerKey: 'local-consumer-key', consumerSecret: 'local-consumer-secret', shortcode: '174379',
-    passkey: 'local-lipa-na-mpesa-passkey', initiatorName: 'localapi', securityCredential: 'bG9jYWwtc2VjdXJpdHktY3JlZGVudGlhbA==',
+    consumerKey: 'local-consumer-key',
+    consumerSecret: 'local-consumer-secret',
+    shortcode: '174379',
+    passkey: 'local-lipa-na-mpesa-passkey',
+    initiatorName: 'localapi',
+    securityCredential: 'bG9jYWwtc2VjdXJpdHktY3JlZGVudGlhbA==',
   },
   momo: {
-    collection: { subscriptionKey: 'local-collection-key', apiUser: 'c8a9e0b1-2d3f-4a5b-8c6d-7e8f9a0b1c2d', apiKey: 'local-collection-secret' },
-    disbursement: { subscriptionKey: 'local-disbursement-key', apiUser: 'd1e2f3a4-b5c6-4d7e-8f9a-0b1c2d3e4f5a', apiKey: 'local-disbursement-secret' },
+    collection: {
+      subscriptionKey: 'local-collection-key',
+      apiUser: 'c8a9e0b1-2d3f-4a5b-8c6d-7e8f9a0b1c2d',
+      apiKey: 'local-collection-secret',
+    },
+    disbursement: {
+      subscriptionKey: 'local-disbursement-key',
+      apiUser: 'd1e2f3a4-b5c6-4d7e-8f9a-0b1c2d3e4f5a',
+      apiKey: 'local-disbursement-secret',
+    },
   },
-  airtel: { clientId: 'local-airtel-client', clientSecret: 'local-airtel-secret', pin: '1234', callbackKey: 'local-airtel-callback-key', countries: { UG: 'UGX', KE: 'KES' } },
-  vodacom: { apiKey: 'local-vodacom-api-key', serviceProviderCode: '000000', origin: '*', markets: { TZN: ['TZS'], DRC: ['USD'] }, activationSeconds: 2 },
+  airtel: {
+    clientId: 'local-airtel-client',
+    clientSecret: 'local-airtel-secret',
+    pin: '1234',
+    callbackKey: 'local-airtel-callback-key',
+    countries: { UG: 'UGX', KE: 'KES' },
+  },
+  vodacom: {
+    apiKey: 'local-vodacom-api-key',
+    serviceProviderCode: '000000',
+    origin: '*',
+    markets: { TZN: ['TZS'], DRC: ['USD'] },
+    activationSeconds: 2,
+  },
   pawapay: { apiToken: 'local-pawapay-api-token', providers: Object.keys(SERVICE_PAWAPAY_PROVIDERS) },
   momoMarkets: [
     {
-      targetEnvironment: 'mtnghana', currency: 'GHS',
-      collection: { subscriptionKey: 'local-ghana-collection-key', apiUser: '0b6f3e1a-7c2d-4e8f-9a1b-2c3d4e5f6a7b', apiKey: 'local-ghana-collection-secret' },
-      disbursement: { subscriptionKey: 'local-ghana-disbursement-key', apiUser: '1c7a4f2b-8d3e-4f9a-8b2c-3d4e5f6a7b8c', apiKey: 'local-ghana-disbursement-secret' },
+      targetEnvironment: 'mtnghana',
+      currency: 'GHS',
+      collection: {
+        subscriptionKey: 'local-ghana-collection-key',
+        apiUser: '0b6f3e1a-7c2d-4e8f-9a1b-2c3d4e5f6a7b',
+        apiKey: 'local-ghana-collection-secret',
+      },
+      disbursement: {
+        subscriptionKey: 'local-ghana-disbursement-key',
+        apiUser: '1c7a4f2b-8d3e-4f9a-8b2c-3d4e5f6a7b8c',
+        apiKey: 'local-ghana-disbursement-secret',
+      },
     },
     {
-      targetEnvironment: 'mtnrwanda', currency: 'RWF',
-      collection: { subscriptionKey: 'local-rwanda-collection-key', apiUser: '2d8b5a3c-9e4f-4a0b-9c3d-4e5f6a7b8c9d', apiKey: 'local-rwanda-collection-secret' },
-      disbursement: { subscriptionKey: 'local-rwanda-disbursement-key', apiUser: '3e9c6b4d-0f5a-4b1c-8d4e-5f6a7b8c9d0e', apiKey: 'local-rwanda-disbursement-secret' },
+      targetEnvironment: 'mtnrwanda',
+      currency: 'RWF',
+      collection: {
+        subscriptionKey: 'local-rwanda-collection-key',
+        apiUser: '2d8b5a3c-9e4f-4a0b-9c3d-4e5f6a7b8c9d',
+        apiKey: 'local-rwanda-collection-secret',
+      },
+      disbursement: {
+        subscriptionKey: 'local-rwanda-disbursement-key',
+        apiUser: '3e9c6b4d-0f5a-4b1c-8d4e-5f6a7b8c9d0e',
+        apiKey: 'local-rwanda-disbursement-secret',
+      },
     },
   ] satisfies MomoSimulatorMarket[],
 };
 
 /** MTN_MOMO_MARKETS_FILE's content for markets of the simulator at `momoUrl` (the format docs/configuration.md describes). */
 export function momoMarketsFile(momoUrl: string, markets: MomoSimulatorMarket[]): unknown[] {
-  const product = (credentials: MomoSimulatorMarket['collection']) =>
-    ({ subscription_key: credentials.subscriptionKey, api_user: credentials.apiUser, api_key: credentials.apiKey });
+  const product = (credentials: MomoSimulatorMarket['collection']) => ({
+    subscription_key: credentials.subscriptionKey,
+    api_user: credentials.apiUser,
+    api_key: credentials.apiKey,
+  });
   return markets.map((market) => ({
-    target_environment: market.targetEnvironment, base_url: momoUrl, currency: market.currency,
-    collection: product(market.collection), disbursement: product(market.disbursement),
+    target_environment: market.targetEnvironment,
+    base_url: momoUrl,
+    currency: market.currency,
+    collection: product(market.collection),
+    disbursement: product(market.disbursement),
   }));
 }
 
 /** The configuration that points the service at the simulators (the OpenAPI's by its root and public key). */
 export function simulatorEnvironment(
-  darajaUrl: string, momoUrl: string, airtelUrl: string, openApi: { url: string; publicKey: string }, pawapayUrl: string,
+  darajaUrl: string,
+  momoUrl: string,
+  airtelUrl: string,
+  openApi: { url: string; publicKey: string },
+  pawapayUrl: string,
 ): Record<string, string> {
   const { daraja, momo, airtel, vodacom, pawapay } = SIMULATOR_CREDENTIALS;
   return {
@@ -124,13 +181,21 @@ export function controlHandler(simulators: ControlledSimulators): (request: Requ
   const refuse = (detail: string, status = 400) => Response.json({ detail }, { status });
   const routes: Record<string, (body: Record<string, unknown>) => Promise<Response>> = {
     async '/paybill'(body) {
-      if (typeof body.msisdn !== 'string' || body.msisdn === '' || !body.amount) return refuse('msisdn and amount are required');
+      if (typeof body.msisdn !== 'string' || body.msisdn === '' || !body.amount)
+        return refuse('msisdn and amount are required');
       const billRefNumber = typeof body.billRefNumber === 'string' ? body.billRefNumber : '';
-      return Response.json(await simulators.daraja.payBill({ msisdn: body.msisdn.replace(/^\+/, ''), amount: String(body.amount), billRefNumber }));
+      return Response.json(
+        await simulators.daraja.payBill({
+          msisdn: body.msisdn.replace(/^\+/, ''),
+          amount: String(body.amount),
+          billRefNumber,
+        }),
+      );
     },
     async '/outage'(body) {
       const { simulator, mode } = body;
-      if (!SIMULATOR_NAMES.includes(simulator as SimulatorName)) return refuse(`simulator must be one of ${SIMULATOR_NAMES.join(', ')}`);
+      if (!SIMULATOR_NAMES.includes(simulator as SimulatorName))
+        return refuse(`simulator must be one of ${SIMULATOR_NAMES.join(', ')}`);
       if (!OUTAGE_MODES.includes(mode as OutageMode)) return refuse(`mode must be one of ${OUTAGE_MODES.join(', ')}`);
       await simulators[simulator as SimulatorName].outage(mode as OutageMode);
       return Response.json({ simulator, mode });
@@ -138,7 +203,11 @@ export function controlHandler(simulators: ControlledSimulators): (request: Requ
     async '/availability'(body) {
       const { provider, operationType, status } = body;
       try {
-        simulators.pawapay.setAvailability(String(provider), operationType as PawapayOperation, status as PawapayOperationStatus);
+        simulators.pawapay.setAvailability(
+          String(provider),
+          operationType as PawapayOperation,
+          status as PawapayOperationStatus,
+        );
       } catch (error) {
         return refuse(error instanceof Error ? error.message : String(error));
       }
@@ -149,23 +218,49 @@ export function controlHandler(simulators: ControlledSimulators): (request: Requ
     const route = routes[new URL(request.url).pathname];
     if (request.method !== 'POST' || !route) return refuse(`POST ${Object.keys(routes).join(', ')} only`, 404);
     const body = (await request.json().catch(() => null)) as unknown;
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) return refuse('the body must be a JSON object');
+    if (typeof body !== 'object' || body === null || Array.isArray(body))
+      return refuse('the body must be a JSON object');
     return await route(body as Record<string, unknown>);
   };
 }
 
 if (import.meta.main) {
-  const { values } = parseArgs({ options: { port: { type: 'string', default: '8101' }, 'callback-base': { type: 'string', default: 'http://localhost:8000' } } });
+  const { values } = parseArgs({
+    options: {
+      port: { type: 'string', default: '8101' },
+      'callback-base': { type: 'string', default: 'http://localhost:8000' },
+    },
+  });
   const base = Number(values.port);
-  const daraja = await startDarajaSimulator({ credentials: SIMULATOR_CREDENTIALS.daraja, port: base, decisionDelayMs: 5000 });
-  const momo = await startMomoSimulator({ ...SIMULATOR_CREDENTIALS.momo, markets: SIMULATOR_CREDENTIALS.momoMarkets, port: base + 1, decisionDelayMs: 5000 });
+  const daraja = await startDarajaSimulator({
+    credentials: SIMULATOR_CREDENTIALS.daraja,
+    port: base,
+    decisionDelayMs: 5000,
+  });
+  const momo = await startMomoSimulator({
+    ...SIMULATOR_CREDENTIALS.momo,
+    markets: SIMULATOR_CREDENTIALS.momoMarkets,
+    port: base + 1,
+    decisionDelayMs: 5000,
+  });
   const airtel = await startAirtelSimulator({
-    ...SIMULATOR_CREDENTIALS.airtel, port: base + 3, decisionDelayMs: 5000, callbackUrl: `${values['callback-base'].replace(/\/+$/, '')}/network/airtel/callback`,
+    ...SIMULATOR_CREDENTIALS.airtel,
+    port: base + 3,
+    decisionDelayMs: 5000,
+    callbackUrl: `${values['callback-base'].replace(/\/+$/, '')}/network/airtel/callback`,
   });
   const { activationSeconds, ...openApiCredentials } = SIMULATOR_CREDENTIALS.vodacom;
-  const openApi = await startVodacomSimulator({ ...openApiCredentials, port: base + 4, decisionDelayMs: 5000, activationMs: activationSeconds * 1000 });
+  const openApi = await startVodacomSimulator({
+    ...openApiCredentials,
+    port: base + 4,
+    decisionDelayMs: 5000,
+    activationMs: activationSeconds * 1000,
+  });
   const pawapay = await startPawapaySimulator({
-    apiToken: SIMULATOR_CREDENTIALS.pawapay.apiToken, providers: SIMULATOR_CREDENTIALS.pawapay.providers, port: base + 5, decisionDelayMs: 5000,
+    apiToken: SIMULATOR_CREDENTIALS.pawapay.apiToken,
+    providers: SIMULATOR_CREDENTIALS.pawapay.providers,
+    port: base + 5,
+    decisionDelayMs: 5000,
     callbackBase: values['callback-base'],
   });
   const control = Bun.serve({
@@ -173,11 +268,18 @@ if (import.meta.main) {
     port: base + 2,
     fetch: controlHandler({ daraja, momo, airtel, vodacom: openApi, pawapay }),
   });
-  process.stdout.write(`${JSON.stringify({
-    darajaUrl: daraja.url, momoUrl: momo.url, airtelUrl: airtel.url, vodacomUrl: openApi.url, pawapayUrl: pawapay.url, controlUrl: `http://127.0.0.1:${control.port}`,
-    env: simulatorEnvironment(daraja.url, momo.url, airtel.url, openApi, pawapay.url),
-    momoMarkets: momoMarketsFile(momo.url, SIMULATOR_CREDENTIALS.momoMarkets),
-  })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({
+      darajaUrl: daraja.url,
+      momoUrl: momo.url,
+      airtelUrl: airtel.url,
+      vodacomUrl: openApi.url,
+      pawapayUrl: pawapay.url,
+      controlUrl: `http://127.0.0.1:${control.port}`,
+      env: simulatorEnvironment(daraja.url, momo.url, airtel.url, openApi, pawapay.url),
+      momoMarkets: momoMarketsFile(momo.url, SIMULATOR_CREDENTIALS.momoMarkets),
+    })}\n`,
+  );
   const stop = async () => {
     control.stop(true);
     await Promise.all([daraja.stop(), momo.stop(), airtel.stop(), openApi.stop(), pawapay.stop()]);

@@ -55,12 +55,32 @@ export type VodacomSimulatorOptions = {
 };
 type Status = 'Pending' | 'Completed' | 'Cancelled' | 'Expired' | 'Failed';
 export type VodacomTransaction = {
-  kind: 'c2b' | 'b2c' | 'reversal'; market: string; currency: string; msisdn: string; amount: string; transactionId: string; conversationId: string;
-  thirdPartyConversationId: string; transactionReference: string; description: string; status: Status; submissions: number; reversedBy: string | null;
-  originalTransactionId: string | null; origin: string;
+  kind: 'c2b' | 'b2c' | 'reversal';
+  market: string;
+  currency: string;
+  msisdn: string;
+  amount: string;
+  transactionId: string;
+  conversationId: string;
+  thirdPartyConversationId: string;
+  transactionReference: string;
+  description: string;
+  status: Status;
+  submissions: number;
+  reversedBy: string | null;
+  originalTransactionId: string | null;
+  origin: string;
 };
 /** A call as the simulator saw it; `session`: which session its bearer named (1 the first issued, 2 the next, ...), when it named one. */
-type Call = { api: string; market: string; method: string; status: number; code: string | undefined; at: number; session?: number };
+type Call = {
+  api: string;
+  market: string;
+  method: string;
+  status: number;
+  code: string | undefined;
+  at: number;
+  session?: number;
+};
 export type VodacomSimulator = {
   /** The environment's root (VODACOM_BASE_URL). */
   url: string;
@@ -94,32 +114,88 @@ const MARKETS: Readonly<Record<string, { context: string; msisdn: RegExp }>> = {
 const WHOLE_CURRENCIES = new Set(['TZS']);
 /** The HTTP status the documentation gives each code. */
 const HTTP_STATUS: Readonly<Record<string, number>> = {
-  'INS-0': 200, 'INS-1': 500, 'INS-2': 401, 'INS-4': 401, 'INS-5': 401, 'INS-6': 401, 'INS-9': 408, 'INS-10': 409, 'INS-16': 503, 'INS-2006': 422,
+  'INS-0': 200,
+  'INS-1': 500,
+  'INS-2': 401,
+  'INS-4': 401,
+  'INS-5': 401,
+  'INS-6': 401,
+  'INS-9': 408,
+  'INS-10': 409,
+  'INS-16': 503,
+  'INS-2006': 422,
 };
 const DESCRIPTIONS: Readonly<Record<string, string>> = {
-  'INS-0': 'Request processed successfully', 'INS-2': 'Invalid API Key', 'INS-5': 'Transaction cancelled by customer', 'INS-6': 'Transaction Failed',
-  'INS-9': 'Request timeout', 'INS-10': 'Duplicate Transaction', 'INS-13': 'Invalid Shortcode Used', 'INS-15': 'Invalid Amount Used',
-  'INS-17': 'Invalid Transaction Reference. Length Should Be Between 1 and 20.', 'INS-18': 'Invalid TransactionID Used', 'INS-19': 'Invalid ThirdPartyReference Used',
-  'INS-20': 'Not All Parameters Provided. Please try again.', 'INS-21': 'Parameter validations failed. Please try again.', 'INS-26': 'Not authorized',
-  'INS-2006': 'Insufficient balance', 'INS-2051': 'MSISDN invalid.',
+  'INS-0': 'Request processed successfully',
+  'INS-2': 'Invalid API Key',
+  'INS-5': 'Transaction cancelled by customer',
+  'INS-6': 'Transaction Failed',
+  'INS-9': 'Request timeout',
+  'INS-10': 'Duplicate Transaction',
+  'INS-13': 'Invalid Shortcode Used',
+  'INS-15': 'Invalid Amount Used',
+  'INS-17': 'Invalid Transaction Reference. Length Should Be Between 1 and 20.',
+  'INS-18': 'Invalid TransactionID Used',
+  'INS-19': 'Invalid ThirdPartyReference Used',
+  'INS-20': 'Not All Parameters Provided. Please try again.',
+  'INS-21': 'Parameter validations failed. Please try again.',
+  'INS-26': 'Not authorized',
+  'INS-2006': 'Insufficient balance',
+  'INS-2051': 'MSISDN invalid.',
 };
 const FIELDS = {
-  c2b: ['input_Amount', 'input_Country', 'input_Currency', 'input_CustomerMSISDN', 'input_ServiceProviderCode', 'input_ThirdPartyConversationID', 'input_TransactionReference', 'input_PurchasedItemsDesc'],
-  b2c: ['input_Amount', 'input_Country', 'input_Currency', 'input_CustomerMSISDN', 'input_ServiceProviderCode', 'input_ThirdPartyConversationID', 'input_TransactionReference', 'input_PaymentItemsDesc'],
-  reversal: ['input_ReversalAmount', 'input_Country', 'input_ServiceProviderCode', 'input_ThirdPartyConversationID', 'input_TransactionID'],
+  c2b: [
+    'input_Amount',
+    'input_Country',
+    'input_Currency',
+    'input_CustomerMSISDN',
+    'input_ServiceProviderCode',
+    'input_ThirdPartyConversationID',
+    'input_TransactionReference',
+    'input_PurchasedItemsDesc',
+  ],
+  b2c: [
+    'input_Amount',
+    'input_Country',
+    'input_Currency',
+    'input_CustomerMSISDN',
+    'input_ServiceProviderCode',
+    'input_ThirdPartyConversationID',
+    'input_TransactionReference',
+    'input_PaymentItemsDesc',
+  ],
+  reversal: [
+    'input_ReversalAmount',
+    'input_Country',
+    'input_ServiceProviderCode',
+    'input_ThirdPartyConversationID',
+    'input_TransactionID',
+  ],
   query: ['input_QueryReference', 'input_ServiceProviderCode', 'input_ThirdPartyConversationID', 'input_Country'],
-  name: ['input_CustomerMSISDN', 'input_Country', 'input_ServiceProviderCode', 'input_ThirdPartyConversationID', 'input_KycQueryType'],
+  name: [
+    'input_CustomerMSISDN',
+    'input_Country',
+    'input_ServiceProviderCode',
+    'input_ThirdPartyConversationID',
+    'input_KycQueryType',
+  ],
 } as const;
 
 const hex = (bytes: number) => randomBytes(bytes).toString('hex');
 /** An answer as the OpenAPI gives it: the code, its description and HTTP status, and the fields of the API. */
 const reply = (code: string, fields: Record<string, string> = {}, status?: number) =>
-  Response.json({ output_ResponseCode: code, output_ResponseDesc: DESCRIPTIONS[code] ?? 'Request failed', ...fields }, { status: status ?? HTTP_STATUS[code] ?? 400 });
+  Response.json(
+    { output_ResponseCode: code, output_ResponseDesc: DESCRIPTIONS[code] ?? 'Request failed', ...fields },
+    { status: status ?? HTTP_STATUS[code] ?? 400 },
+  );
 
 export async function startVodacomSimulator(options: VodacomSimulatorOptions): Promise<VodacomSimulator> {
   const { publicKey, privateKey } = simulatorKeyPair();
   const root = `/${options.environment ?? 'sandbox'}`;
-  const sessions = new Map<string, { market: string; issuedAt: number; endsAt: number; ordinal: number; used: boolean }>();
+  const sessions = new Map<
+    string,
+    { market: string; issuedAt: number; endsAt: number; ordinal: number; used: boolean }
+  >();
   const counters = { issued: 0, usedBeforeActive: 0 };
   let sessionRequestsFail = false;
   const subscribers = new Map<string, Partial<VodacomSubscriber>>();
@@ -130,7 +206,12 @@ export async function startVodacomSimulator(options: VodacomSimulatorOptions): P
   const stopped = new Promise<void>((resolve) => {
     release = resolve;
   });
-  const behaviourOf = (msisdn: string): VodacomSubscriber => ({ outcome: 'pays', answer: 'on-time', registered: true, ...subscribers.get(msisdn) });
+  const behaviourOf = (msisdn: string): VodacomSubscriber => ({
+    outcome: 'pays',
+    answer: 'on-time',
+    registered: true,
+    ...subscribers.get(msisdn),
+  });
 
   /** The Origin header every call carries: present, and the registered one when the application names one. */
   function originProblem(request: Request): Response | null {
@@ -139,7 +220,8 @@ export async function startVodacomSimulator(options: VodacomSimulatorOptions): P
     return options.origin && options.origin !== '*' && origin !== options.origin ? reply('INS-26') : null;
   }
 
-  const bearerOf = (request: Request) => decryptPkcs1(privateKey, /^Bearer\s+(\S+)$/i.exec(request.headers.get('authorization') ?? '')?.[1] ?? '');
+  const bearerOf = (request: Request) =>
+    decryptPkcs1(privateKey, /^Bearer\s+(\S+)$/i.exec(request.headers.get('authorization') ?? '')?.[1] ?? '');
 
   function getSession(request: Request, market: string): Response {
     const problem = originProblem(request);
@@ -148,12 +230,22 @@ export async function startVodacomSimulator(options: VodacomSimulatorOptions): P
     if (sessionRequestsFail) return reply('INS-1');
     const id = hex(16);
     counters.issued += 1;
-    sessions.set(id, { market, issuedAt: Date.now(), endsAt: Date.now() + (options.sessionLifetimeMs ?? 3_600_000), ordinal: counters.issued, used: false });
+    sessions.set(id, {
+      market,
+      issuedAt: Date.now(),
+      endsAt: Date.now() + (options.sessionLifetimeMs ?? 3_600_000),
+      ordinal: counters.issued,
+      used: false,
+    });
     return reply('INS-0', { output_SessionID: id });
   }
 
   /** Null when the call carries a usable session of its market (and its Origin); else the refusal. */
-  function sessionProblem(request: Request, market: string, session: { market: string; issuedAt: number; endsAt: number } | undefined): Response | null {
+  function sessionProblem(
+    request: Request,
+    market: string,
+    session: { market: string; issuedAt: number; endsAt: number } | undefined,
+  ): Response | null {
     const problem = originProblem(request);
     if (problem) return problem;
     const refused = (why: string) => reply('INS-2', options.plainSessionRefusals ? {} : { output_ResponseDesc: why });
@@ -186,15 +278,33 @@ export async function startVodacomSimulator(options: VodacomSimulatorOptions): P
   }
 
   const answerOf = (transaction: VodacomTransaction, thirdPartyConversationId: string) => ({
-    output_TransactionID: transaction.transactionId, output_ConversationID: transaction.conversationId, output_ThirdPartyConversationID: thirdPartyConversationId,
+    output_TransactionID: transaction.transactionId,
+    output_ConversationID: transaction.conversationId,
+    output_ThirdPartyConversationID: thirdPartyConversationId,
   });
 
-  function newTransaction(kind: VodacomTransaction['kind'], market: string, fields: Record<string, string>, request: Request): VodacomTransaction {
+  function newTransaction(
+    kind: VodacomTransaction['kind'],
+    market: string,
+    fields: Record<string, string>,
+    request: Request,
+  ): VodacomTransaction {
     const transaction: VodacomTransaction = {
-      kind, market, currency: fields.input_Currency ?? '', msisdn: fields.input_CustomerMSISDN ?? '', amount: fields.input_Amount ?? fields.input_ReversalAmount ?? '',
-      transactionId: hex(6).toUpperCase(), conversationId: hex(16), thirdPartyConversationId: fields.input_ThirdPartyConversationID!,
-      transactionReference: fields.input_TransactionReference ?? '', description: fields.input_PurchasedItemsDesc ?? fields.input_PaymentItemsDesc ?? '',
-      status: 'Pending', submissions: 1, reversedBy: null, originalTransactionId: fields.input_TransactionID ?? null, origin: request.headers.get('origin') ?? '',
+      kind,
+      market,
+      currency: fields.input_Currency ?? '',
+      msisdn: fields.input_CustomerMSISDN ?? '',
+      amount: fields.input_Amount ?? fields.input_ReversalAmount ?? '',
+      transactionId: hex(6).toUpperCase(),
+      conversationId: hex(16),
+      thirdPartyConversationId: fields.input_ThirdPartyConversationID!,
+      transactionReference: fields.input_TransactionReference ?? '',
+      description: fields.input_PurchasedItemsDesc ?? fields.input_PaymentItemsDesc ?? '',
+      status: 'Pending',
+      submissions: 1,
+      reversedBy: null,
+      originalTransactionId: fields.input_TransactionID ?? null,
+      origin: request.headers.get('origin') ?? '',
     };
     transactions.push(transaction);
     return transaction;
@@ -202,7 +312,9 @@ export async function startVodacomSimulator(options: VodacomSimulatorOptions): P
 
   /** A request's repeat (the same ThirdPartyConversationID in its market): counted, and answered INS-10. */
   function duplicate(market: string, fields: Record<string, string>): Response | null {
-    const existing = transactions.find((known) => known.market === market && known.thirdPartyConversationId === fields.input_ThirdPartyConversationID);
+    const existing = transactions.find(
+      (known) => known.market === market && known.thirdPartyConversationId === fields.input_ThirdPartyConversationID,
+    );
     if (!existing) return null;
     existing.submissions += 1;
     return reply('INS-10', { output_ThirdPartyConversationID: fields.input_ThirdPartyConversationID! });
@@ -225,18 +337,30 @@ export async function startVodacomSimulator(options: VodacomSimulatorOptions): P
     const transaction = newTransaction('c2b', market, fields, request);
     const decideAfter = behaviour.decideAfterMs ?? options.decisionDelayMs ?? 300;
     const window = options.pinWindowMs ?? 60_000;
-    const decided = new Promise<void>((resolve) => later(decideAfter, () => {
-      if (behaviour.outcome === 'ignores') return;
-      if (transaction.status === 'Pending') transaction.status = ({ pays: 'Completed', cancels: 'Cancelled', insufficient: 'Failed' } as const)[behaviour.outcome];
-      resolve();
-    }));
+    const decided = new Promise<void>((resolve) =>
+      later(decideAfter, () => {
+        if (behaviour.outcome === 'ignores') return;
+        if (transaction.status === 'Pending')
+          transaction.status = ({ pays: 'Completed', cancels: 'Cancelled', insufficient: 'Failed' } as const)[
+            behaviour.outcome
+          ];
+        resolve();
+      }),
+    );
     later(window, () => {
       if (behaviour.outcome === 'ignores') transaction.status = 'Expired';
     });
     if (behaviour.answer === 'lost') return await lost();
-    const inTime = await Promise.race([decided.then(() => true), after(window).then(() => false), stopped.then(() => false)]);
-    if (!inTime || transaction.status === 'Pending') return reply('INS-9', { output_ThirdPartyConversationID: transaction.thirdPartyConversationId });
-    const code = ({ Completed: 'INS-0', Cancelled: 'INS-5', Failed: 'INS-2006', Expired: 'INS-9' } as const)[transaction.status];
+    const inTime = await Promise.race([
+      decided.then(() => true),
+      after(window).then(() => false),
+      stopped.then(() => false),
+    ]);
+    if (!inTime || transaction.status === 'Pending')
+      return reply('INS-9', { output_ThirdPartyConversationID: transaction.thirdPartyConversationId });
+    const code = ({ Completed: 'INS-0', Cancelled: 'INS-5', Failed: 'INS-2006', Expired: 'INS-9' } as const)[
+      transaction.status
+    ];
     return reply(code, answerOf(transaction, transaction.thirdPartyConversationId), code === 'INS-0' ? 201 : undefined);
   }
 
@@ -254,11 +378,22 @@ export async function startVodacomSimulator(options: VodacomSimulatorOptions): P
   function reversal(market: string, fields: Record<string, string>, request: Request): Response {
     const repeated = duplicate(market, fields);
     if (repeated) return repeated;
-    const original = transactions.find((known) => known.market === market && known.kind !== 'reversal' && known.transactionId === fields.input_TransactionID && known.status === 'Completed');
+    const original = transactions.find(
+      (known) =>
+        known.market === market &&
+        known.kind !== 'reversal' &&
+        known.transactionId === fields.input_TransactionID &&
+        known.status === 'Completed',
+    );
     if (!original) return reply('INS-18');
     if (Number(fields.input_ReversalAmount) > Number(original.amount)) return reply('INS-15');
     if (original.reversedBy !== null) return reply('INS-6');
-    const transaction = newTransaction('reversal', market, { ...fields, input_Currency: original.currency, input_CustomerMSISDN: original.msisdn }, request);
+    const transaction = newTransaction(
+      'reversal',
+      market,
+      { ...fields, input_Currency: original.currency, input_CustomerMSISDN: original.msisdn },
+      request,
+    );
     transaction.status = 'Completed';
     original.reversedBy = transaction.transactionId;
     return reply('INS-0', answerOf(transaction, transaction.thirdPartyConversationId), 201);
@@ -266,11 +401,18 @@ export async function startVodacomSimulator(options: VodacomSimulatorOptions): P
 
   function queryStatus(market: string, fields: Record<string, string>): Response {
     const reference = fields.input_QueryReference;
-    const found = transactions.find((known) => known.market === market
-      && (known.transactionId === reference || known.conversationId === reference || known.thirdPartyConversationId === reference));
+    const found = transactions.find(
+      (known) =>
+        known.market === market &&
+        (known.transactionId === reference ||
+          known.conversationId === reference ||
+          known.thirdPartyConversationId === reference),
+    );
     return reply('INS-0', {
-      output_ResponseTransactionStatus: found?.status ?? 'N/A', output_ConversationID: hex(16),
-      output_ThirdPartyConversationID: fields.input_ThirdPartyConversationID!, ...(found ? { output_OriginalTransactionID: found.transactionId } : {}),
+      output_ResponseTransactionStatus: found?.status ?? 'N/A',
+      output_ConversationID: hex(16),
+      output_ThirdPartyConversationID: fields.input_ThirdPartyConversationID!,
+      ...(found ? { output_OriginalTransactionID: found.transactionId } : {}),
     });
   }
 
@@ -280,7 +422,10 @@ export async function startVodacomSimulator(options: VodacomSimulatorOptions): P
     if (!behaviour.registered) return reply('INS-2051');
     const name = behaviour.name ?? { first: 'Sand', last: 'Box' };
     return reply('INS-0', {
-      output_CustomerFirstName: name.first, output_CustomerLastName: name.last, output_ConversationID: hex(16), output_ThirdPartyConversationID: fields.input_ThirdPartyConversationID!,
+      output_CustomerFirstName: name.first,
+      output_CustomerLastName: name.last,
+      output_ConversationID: hex(16),
+      output_ThirdPartyConversationID: fields.input_ThirdPartyConversationID!,
     });
   }
 
@@ -296,21 +441,39 @@ export async function startVodacomSimulator(options: VodacomSimulatorOptions): P
     }
   }
 
-  const APIS: Record<string, { method: string; fields: readonly string[]; handle: (market: string, fields: Record<string, string>, request: Request) => Response | Promise<Response> }> = {
+  const APIS: Record<
+    string,
+    {
+      method: string;
+      fields: readonly string[];
+      handle: (market: string, fields: Record<string, string>, request: Request) => Response | Promise<Response>;
+    }
+  > = {
     'c2bPayment/singleStage': { method: 'POST', fields: FIELDS.c2b, handle: c2b },
     b2cPayment: { method: 'POST', fields: FIELDS.b2c, handle: b2c },
     reversal: { method: 'PUT', fields: FIELDS.reversal, handle: reversal },
-    queryTransactionStatus: { method: 'GET', fields: FIELDS.query, handle: (market, fields) => queryStatus(market, fields) },
+    queryTransactionStatus: {
+      method: 'GET',
+      fields: FIELDS.query,
+      handle: (market, fields) => queryStatus(market, fields),
+    },
     queryBeneficiaryName: { method: 'GET', fields: FIELDS.name, handle: (_market, fields) => beneficiaryName(fields) },
   };
 
-  async function route(request: Request): Promise<{ api: string; market: string; response: Response; session?: number }> {
+  async function route(
+    request: Request,
+  ): Promise<{ api: string; market: string; response: Response; session?: number }> {
     const path = new URL(request.url).pathname.replace(/\/+$/, '');
     const match = new RegExp(`^${root}/ipg/v2/([A-Za-z]+)/(.+)$`).exec(path);
     const market = Object.keys(MARKETS).find((code) => MARKETS[code]!.context === match?.[1] && options.markets[code]);
     const api = match?.[2] ?? 'unknown';
     if (!match || !market) return { api, market: '', response: reply('INS-998', {}, 404) };
-    if (api === 'getSession') return { api, market, response: request.method === 'GET' ? getSession(request, market) : reply('INS-22', {}, 405) };
+    if (api === 'getSession')
+      return {
+        api,
+        market,
+        response: request.method === 'GET' ? getSession(request, market) : reply('INS-22', {}, 405),
+      };
     const known = APIS[api];
     if (!known) return { api, market, response: reply('INS-22', {}, 404) };
     if (request.method !== known.method) return { api, market, response: reply('INS-22', {}, 405) };
@@ -331,8 +494,18 @@ export async function startVodacomSimulator(options: VodacomSimulatorOptions): P
     systemError: () => reply('INS-1', { output_ResponseDesc: 'Internal Error' }),
     async handle(request) {
       const { api, market, response, session } = await route(request);
-      const code = response.headers.get('content-type')?.includes('json') ? ((await response.clone().json()) as { output_ResponseCode?: string }).output_ResponseCode : undefined;
-      log.push({ api, market, method: request.method, status: response.status, code, at: Date.now(), ...(session === undefined ? {} : { session }) });
+      const code = response.headers.get('content-type')?.includes('json')
+        ? ((await response.clone().json()) as { output_ResponseCode?: string }).output_ResponseCode
+        : undefined;
+      log.push({
+        api,
+        market,
+        method: request.method,
+        status: response.status,
+        code,
+        at: Date.now(),
+        ...(session === undefined ? {} : { session }),
+      });
       return response;
     },
   });
@@ -365,7 +538,8 @@ export async function startVodacomSimulator(options: VodacomSimulatorOptions): P
     failSessionRequests(failing) {
       sessionRequestsFail = failing;
     },
-    transactions: (kind) => transactions.filter((known) => kind === undefined || known.kind === kind).map((known) => ({ ...known })),
+    transactions: (kind) =>
+      transactions.filter((known) => kind === undefined || known.kind === kind).map((known) => ({ ...known })),
     sessions: () => ({ ...counters }),
     calls: () => [...log],
   };

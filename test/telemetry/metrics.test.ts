@@ -13,7 +13,17 @@ import { updateCollectionSettings } from '../../src/services/organizations';
 import { createWebhook } from '../../src/services/webhooks';
 import { collectionRequestWorkflowId } from '../../src/contracts/collection-request';
 import {
-  LIVE_METRICS_TOKEN, awayFromWindowEdge, createMerchant, eventually, startWorker, testApp, testSql, uniqueNumber, uniqueTaskQueue, type TestApp, type WorkerProcess,
+  LIVE_METRICS_TOKEN,
+  awayFromWindowEdge,
+  createMerchant,
+  eventually,
+  startWorker,
+  testApp,
+  testSql,
+  uniqueNumber,
+  uniqueTaskQueue,
+  type TestApp,
+  type WorkerProcess,
 } from '../helpers';
 import { parseScrape, type Scrape } from '../metrics';
 import { makeCertificate, startReceiver, type Receiver } from '../webhook-receiver';
@@ -66,18 +76,30 @@ async function scrapeWorker(): Promise<Scrape> {
 }
 
 /** How much each named series moved between two scrapes. */
-function moved(before: Scrape, after: Scrape, series: [name: string, labels?: Record<string, string>][]): Record<string, number> {
+function moved(
+  before: Scrape,
+  after: Scrape,
+  series: [name: string, labels?: Record<string, string>][],
+): Record<string, number> {
   return Object.fromEntries(
-    series.map(([name, labels = {}]) => [`${name}${JSON.stringify(labels)}`, after.value(name, labels) - before.value(name, labels)]),
+    series.map(([name, labels = {}]) => [
+      `${name}${JSON.stringify(labels)}`,
+      after.value(name, labels) - before.value(name, labels),
+    ]),
   );
 }
 
 const http = (route: string, method: string, status: number) =>
-  ['http_request_duration_seconds_count', { route, method, status: String(status) }] as [string, Record<string, string>];
+  ['http_request_duration_seconds_count', { route, method, status: String(status) }] as [
+    string,
+    Record<string, string>,
+  ];
 
 describe('the endpoints', () => {
   test('/metrics of the API and of the worker: Prometheus text, no key, past the JSON-only Accept rule', async () => {
-    const response = await ctx.app.handle(new Request('http://localhost/metrics', { headers: { Accept: 'text/plain' } }));
+    const response = await ctx.app.handle(
+      new Request('http://localhost/metrics', { headers: { Accept: 'text/plain' } }),
+    );
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toStartWith('text/plain; version=0.0.4');
     const api = parseScrape(await response.text());
@@ -89,15 +111,20 @@ describe('the endpoints', () => {
     expect(worker.text).toContain('# TYPE outbox_backlog gauge');
     expect(worker.text).not.toContain('http_request_duration_seconds');
     // The Temporal SDK's own worker metrics, for this worker's task queue (its pollers count once their polls are out).
-    await eventually('the SDK to count the worker\'s pollers', async () => (await scrapeWorker()).value('temporal_num_pollers', { task_queue: taskQueue }) > 0);
+    await eventually(
+      "the SDK to count the worker's pollers",
+      async () => (await scrapeWorker()).value('temporal_num_pollers', { task_queue: taskQueue }) > 0,
+    );
     expect((await fetch(`http://127.0.0.1:${workerMetricsPort}/`)).status).toBe(404);
   });
 
-  test('METRICS_TOKEN: both endpoints want Authorization: Bearer <token>; the worker\'s listens on loopback only by default', async () => {
+  test("METRICS_TOKEN: both endpoints want Authorization: Bearer <token>; the worker's listens on loopback only by default", async () => {
     const token = `scrape-${crypto.randomUUID()}`;
     const { app } = await testApp(taskQueue, { METRICS_TOKEN: token });
     const apiScrape = (authorization?: string) =>
-      app.handle(new Request('http://localhost/metrics', { headers: authorization ? { Authorization: authorization } : {} }));
+      app.handle(
+        new Request('http://localhost/metrics', { headers: authorization ? { Authorization: authorization } : {} }),
+      );
     const refused = await apiScrape();
     expect(refused.status).toBe(401);
     expect(refused.headers.get('www-authenticate')).toBe('Bearer');
@@ -106,7 +133,10 @@ describe('the endpoints', () => {
     expect((await apiScrape(`Bearer ${token}`)).status).toBe(200);
 
     const port = (await freePort()) as number;
-    const guarded = await startWorker(uniqueTaskQueue('metrics-token'), { WORKER_METRICS_PORT: String(port), METRICS_TOKEN: token });
+    const guarded = await startWorker(uniqueTaskQueue('metrics-token'), {
+      WORKER_METRICS_PORT: String(port),
+      METRICS_TOKEN: token,
+    });
     try {
       const workerScrape = (authorization?: string) =>
         fetch(`http://127.0.0.1:${port}/metrics`, { headers: authorization ? { Authorization: authorization } : {} });
@@ -116,9 +146,16 @@ describe('the endpoints', () => {
       expect(scraped.status).toBe(200);
       expect(await scraped.text()).toContain('# TYPE webhook_deliveries_total counter');
       // Not reachable on the machine's other addresses: it is bound to loopback.
-      const outside = Object.values(networkInterfaces()).flat().filter((address) => address && !address.internal && address.family === 'IPv4');
+      const outside = Object.values(networkInterfaces())
+        .flat()
+        .filter((address) => address && !address.internal && address.family === 'IPv4');
       for (const address of outside) {
-        const reached = await fetch(`http://${address!.address}:${port}/metrics`, { headers: { Authorization: `Bearer ${token}` } }).then(() => true, () => false);
+        const reached = await fetch(`http://${address!.address}:${port}/metrics`, {
+          headers: { Authorization: `Bearer ${token}` },
+        }).then(
+          () => true,
+          () => false,
+        );
         expect({ address: address!.address, reached }).toEqual({ address: address!.address, reached: false });
       }
     } finally {
@@ -126,12 +163,15 @@ describe('the endpoints', () => {
     }
   });
 
-  test('outside sandbox mode neither process starts without METRICS_TOKEN, and the API\'s /metrics wants it', async () => {
+  test("outside sandbox mode neither process starts without METRICS_TOKEN, and the API's /metrics wants it", async () => {
     const live = { SANDBOX: 'false', PUBLIC_BASE_URL: 'https://collections.example' };
     await expect(testApp(taskQueue, live)).rejects.toThrow(/METRICS_TOKEN: required when SANDBOX=false/);
-    await expect(startWorker(uniqueTaskQueue('metrics-live'), live)).rejects.toThrow(/METRICS_TOKEN: required when SANDBOX=false/);
+    await expect(startWorker(uniqueTaskQueue('metrics-live'), live)).rejects.toThrow(
+      /METRICS_TOKEN: required when SANDBOX=false/,
+    );
     const { app } = await testApp(taskQueue, { ...live, METRICS_TOKEN: LIVE_METRICS_TOKEN });
-    const scrape = (headers: Record<string, string> = {}) => app.handle(new Request('http://localhost/metrics', { headers }));
+    const scrape = (headers: Record<string, string> = {}) =>
+      app.handle(new Request('http://localhost/metrics', { headers }));
     expect((await scrape()).status).toBe(401);
     const scraped = await scrape({ Authorization: `Bearer ${LIVE_METRICS_TOKEN}` });
     expect(scraped.status).toBe(200);
@@ -161,18 +201,29 @@ describe('the API', () => {
     // Under a version prefix: one request, measured as the route it reaches.
     expect((await limited.request('/api/v3/contacts')).status).toBe(200);
     expect((await limited.request('/api/contacts')).status).toBe(429);
-    const contact = { form: { phone_number: '+256772300001', first_name: 'Count', last_name: 'Me' }, headers: { 'Duplicate-Check-Key': 'metrics-once' } };
+    const contact = {
+      form: { phone_number: '+256772300001', first_name: 'Count', last_name: 'Me' },
+      headers: { 'Duplicate-Check-Key': 'metrics-once' },
+    };
     expect((await merchant.request('/api/contacts', contact)).status).toBe(201);
     expect((await merchant.request('/api/contacts', contact)).status).toBe(409);
     expect((await merchant.request('/api/contacts/123456789')).status).toBe(404);
     expect((await merchant.request('/no/such/path')).status).toBe(404);
     const after = await scrapeApi();
 
-    expect(moved(before, after, [
-      http('/api/contacts', 'GET', 200), http('/api/contacts', 'GET', 429), http('/api/contacts', 'POST', 201), http('/api/contacts', 'POST', 409),
-      http('/api/contacts/:id', 'GET', 404), http('unmatched', 'GET', 404),
-      ['requests_throttled_total', { kind: 'read' }], ['requests_throttled_total', { kind: 'write' }], ['duplicate_requests_total'],
-    ])).toEqual({
+    expect(
+      moved(before, after, [
+        http('/api/contacts', 'GET', 200),
+        http('/api/contacts', 'GET', 429),
+        http('/api/contacts', 'POST', 201),
+        http('/api/contacts', 'POST', 409),
+        http('/api/contacts/:id', 'GET', 404),
+        http('unmatched', 'GET', 404),
+        ['requests_throttled_total', { kind: 'read' }],
+        ['requests_throttled_total', { kind: 'write' }],
+        ['duplicate_requests_total'],
+      ]),
+    ).toEqual({
       'http_request_duration_seconds_count{"route":"/api/contacts","method":"GET","status":"200"}': 2,
       'http_request_duration_seconds_count{"route":"/api/contacts","method":"GET","status":"429"}': 1,
       'http_request_duration_seconds_count{"route":"/api/contacts","method":"POST","status":"201"}': 1,
@@ -184,11 +235,25 @@ describe('the API', () => {
       'duplicate_requests_total{}': 1,
     });
     // Durations are observed, not counted only: the sum moved, and every request fits the largest finite bucket.
-    const sum = after.value('http_request_duration_seconds_sum', { route: '/api/contacts' }) - before.value('http_request_duration_seconds_sum', { route: '/api/contacts' });
+    const sum =
+      after.value('http_request_duration_seconds_sum', { route: '/api/contacts' }) -
+      before.value('http_request_duration_seconds_sum', { route: '/api/contacts' });
     expect(sum).toBeGreaterThan(0);
     expect(sum).toBeLessThan(10);
-    expect(after.value('http_request_duration_seconds_bucket', { route: '/api/contacts', method: 'GET', status: '200', le: '10' })
-      - before.value('http_request_duration_seconds_bucket', { route: '/api/contacts', method: 'GET', status: '200', le: '10' })).toBe(2);
+    expect(
+      after.value('http_request_duration_seconds_bucket', {
+        route: '/api/contacts',
+        method: 'GET',
+        status: '200',
+        le: '10',
+      }) -
+        before.value('http_request_duration_seconds_bucket', {
+          route: '/api/contacts',
+          method: 'GET',
+          status: '200',
+          le: '10',
+        }),
+    ).toBe(2);
   });
 });
 
@@ -197,17 +262,35 @@ describe('the worker', () => {
     const merchant = await createMerchant(ctx.app);
     const before = await scrapeWorker();
     // Delivery rows never handed over (as rows of the earlier design could be left; the pool's are handed over as they are recorded).
-    await createWebhook(testSql(), { organizationId: merchant.organization.id, userId: merchant.user.id, event: 'contact.created', target: 'https://merchant.example/gauges' });
-    const events = await Promise.all([1, 2, 3].map((index) =>
-      recordEvent(testSql(), { organizationId: merchant.organization.id, type: 'contact.created', data: { index }, author: null })));
+    await createWebhook(testSql(), {
+      organizationId: merchant.organization.id,
+      userId: merchant.user.id,
+      event: 'contact.created',
+      target: 'https://merchant.example/gauges',
+    });
+    const events = await Promise.all(
+      [1, 2, 3].map((index) =>
+        recordEvent(testSql(), {
+          organizationId: merchant.organization.id,
+          type: 'contact.created',
+          data: { index },
+          author: null,
+        }),
+      ),
+    );
     const deliveries = events.flatMap((event) => event.deliveries.map((delivery) => delivery.id));
     expect(deliveries).toHaveLength(3);
     await testSql()`update webhook_deliveries set created = timestamptz '2001-01-01T00:00:00Z', workflow_started_at = null where id in ${testSql()(deliveries)}`;
     try {
       const after = await scrapeWorker();
-      expect(after.value('outbox_backlog', { kind: 'webhook_deliveries' }) - before.value('outbox_backlog', { kind: 'webhook_deliveries' })).toBe(3);
+      expect(
+        after.value('outbox_backlog', { kind: 'webhook_deliveries' }) -
+          before.value('outbox_backlog', { kind: 'webhook_deliveries' }),
+      ).toBe(3);
       const expectedAge = (Date.now() - Date.parse('2001-01-01T00:00:00Z')) / 1000;
-      expect(Math.abs(after.value('outbox_oldest_age_seconds', { kind: 'webhook_deliveries' }) - expectedAge)).toBeLessThan(60);
+      expect(
+        Math.abs(after.value('outbox_oldest_age_seconds', { kind: 'webhook_deliveries' }) - expectedAge),
+      ).toBeLessThan(60);
       expect(after.text).toContain('outbox_backlog{kind="collection_requests"}');
       expect(after.text).toContain('outbox_backlog{kind="payments"}');
       expect(after.text).not.toContain('outbox_backlog{kind="events"}');
@@ -215,26 +298,46 @@ describe('the worker', () => {
       await testSql()`delete from webhook_deliveries where id in ${testSql()(deliveries)}`;
     }
     const cleared = await scrapeWorker();
-    expect(cleared.value('outbox_backlog', { kind: 'webhook_deliveries' })).toBe(before.value('outbox_backlog', { kind: 'webhook_deliveries' }));
+    expect(cleared.value('outbox_backlog', { kind: 'webhook_deliveries' })).toBe(
+      before.value('outbox_backlog', { kind: 'webhook_deliveries' }),
+    );
   });
 
   test('a full lifecycle: request → payment → match → verification → credit → successful → webhook (second attempt) moves each figure by one', async () => {
     const merchant = await createMerchant(ctx.app);
-    await updateCollectionSettings(testSql(), { organizationId: merchant.organization.id }, { verificationUrl: `http://127.0.0.1:${verifier.port}/verify`, acceptByDefault: false });
+    await updateCollectionSettings(
+      testSql(),
+      { organizationId: merchant.organization.id },
+      { verificationUrl: `http://127.0.0.1:${verifier.port}/verify`, acceptByDefault: false },
+    );
     const hookPath = '/hooks/metrics';
     hooks.script(hookPath, [{ status: 500 }]);
     const apiBefore = await scrapeApi();
     const workerBefore = await scrapeWorker();
 
-    const hook = await merchant.request('/api/webhooks', { form: { event: 'collection.received', target: hooks.url(hookPath) } });
+    const hook = await merchant.request('/api/webhooks', {
+      form: { event: 'collection.received', target: hooks.url(hookPath) },
+    });
     expect(hook.status).toBe(201);
     const created = await merchant.request('/api/collectionrequests', {
-      form: { phonenumber: uniqueNumber('+256772'), amount: '300', currency: 'BXC', send_instructions: 'true', expiry_date: '1 minute', first_name: 'Met', last_name: 'Rics' },
+      form: {
+        phonenumber: uniqueNumber('+256772'),
+        amount: '300',
+        currency: 'BXC',
+        send_instructions: 'true',
+        expiry_date: '1 minute',
+        first_name: 'Met',
+        last_name: 'Rics',
+      },
     });
     expect(created.status).toBe(201);
-    expect(await ctx.client.workflow.getHandle(collectionRequestWorkflowId(created.body.id)).result()).toMatchObject({ status: 'successful' });
+    expect(await ctx.client.workflow.getHandle(collectionRequestWorkflowId(created.body.id)).result()).toMatchObject({
+      status: 'successful',
+    });
     const [event] = await eventually('the collection.received event', async () => {
-      const rows = await testSql()<{ id: number }[]>`select id from events where organization_id = ${merchant.organization.id} and type = 'collection.received'`;
+      const rows = await testSql()<
+        { id: number }[]
+      >`select id from events where organization_id = ${merchant.organization.id} and type = 'collection.received'`;
       return rows.length > 0 ? rows : undefined;
     });
     const delivery = await eventually('the delivery to be delivered', async () => {
@@ -247,7 +350,9 @@ describe('the worker', () => {
     expect(hooks.requests(hookPath)).toHaveLength(2);
 
     const apiAfter = await scrapeApi();
-    expect(moved(apiBefore, apiAfter, [http('/api/webhooks', 'POST', 201), http('/api/collectionrequests', 'POST', 201)])).toEqual({
+    expect(
+      moved(apiBefore, apiAfter, [http('/api/webhooks', 'POST', 201), http('/api/collectionrequests', 'POST', 201)]),
+    ).toEqual({
       'http_request_duration_seconds_count{"route":"/api/webhooks","method":"POST","status":"201"}': 1,
       'http_request_duration_seconds_count{"route":"/api/collectionrequests","method":"POST","status":"201"}': 1,
     });
@@ -255,7 +360,7 @@ describe('the worker', () => {
     // The worker counts a delivery just after its row says delivered, and the SDK counts a completed
     // workflow on its own, not when the client hears of the completion: scrape once both have moved,
     // then compare every figure.
-    const workerAfter = await eventually('the worker\'s figures of the lifecycle', async () => {
+    const workerAfter = await eventually("the worker's figures of the lifecycle", async () => {
       const scrape = await scrapeWorker();
       const settled = moved(workerBefore, scrape, [
         ['webhook_deliveries_total', { outcome: 'delivered' }],
@@ -263,19 +368,26 @@ describe('the worker', () => {
       ]);
       return Object.values(settled).every((change) => change >= 1) ? scrape : undefined;
     });
-    expect(moved(workerBefore, workerAfter, [
-      ['verification_answers_total', { outcome: 'accept' }], ['verification_answers_total', { outcome: 'default' }],
-      ['verification_duration_seconds_count', { outcome: 'accept' }],
-      ['webhook_deliveries_total', { outcome: 'delivered' }], ['webhook_deliveries_total', { outcome: 'failed' }],
-      ['webhook_delivery_attempts_count', { outcome: 'delivered' }], ['webhook_delivery_attempts_sum', { outcome: 'delivered' }],
-      ['webhook_delivery_attempts_bucket', { outcome: 'delivered', le: '1' }], ['webhook_delivery_attempts_bucket', { outcome: 'delivered', le: '2' }],
-      ['webhook_time_to_delivery_seconds_count'],
-      ['collection_requests_final_total', { status: 'successful' }],
-      ['collections_matched_total', { outcome: 'prompt_reference' }], ['collections_matched_total', { outcome: 'unassigned' }],
-      ['wallet_movements_total', { type: 'mobile_collection', direction: 'credit' }],
-      ['wallet_movement_amount_total', { currency: 'BXC', direction: 'credit' }],
-      ['temporal_workflow_completed', { task_queue: taskQueue, workflow_type: 'collectionRequest' }],
-    ])).toEqual({
+    expect(
+      moved(workerBefore, workerAfter, [
+        ['verification_answers_total', { outcome: 'accept' }],
+        ['verification_answers_total', { outcome: 'default' }],
+        ['verification_duration_seconds_count', { outcome: 'accept' }],
+        ['webhook_deliveries_total', { outcome: 'delivered' }],
+        ['webhook_deliveries_total', { outcome: 'failed' }],
+        ['webhook_delivery_attempts_count', { outcome: 'delivered' }],
+        ['webhook_delivery_attempts_sum', { outcome: 'delivered' }],
+        ['webhook_delivery_attempts_bucket', { outcome: 'delivered', le: '1' }],
+        ['webhook_delivery_attempts_bucket', { outcome: 'delivered', le: '2' }],
+        ['webhook_time_to_delivery_seconds_count'],
+        ['collection_requests_final_total', { status: 'successful' }],
+        ['collections_matched_total', { outcome: 'prompt_reference' }],
+        ['collections_matched_total', { outcome: 'unassigned' }],
+        ['wallet_movements_total', { type: 'mobile_collection', direction: 'credit' }],
+        ['wallet_movement_amount_total', { currency: 'BXC', direction: 'credit' }],
+        ['temporal_workflow_completed', { task_queue: taskQueue, workflow_type: 'collectionRequest' }],
+      ]),
+    ).toEqual({
       'verification_answers_total{"outcome":"accept"}': 1,
       'verification_answers_total{"outcome":"default"}': 0,
       'verification_duration_seconds_count{"outcome":"accept"}': 1,
@@ -294,10 +406,14 @@ describe('the worker', () => {
       [`temporal_workflow_completed${JSON.stringify({ task_queue: taskQueue, workflow_type: 'collectionRequest' })}`]: 1,
     });
     // Time to delivery runs from the event to the 2xx: after the first attempt's failure and the retry wait.
-    const timeToDelivery = workerAfter.value('webhook_time_to_delivery_seconds_sum') - workerBefore.value('webhook_time_to_delivery_seconds_sum');
+    const timeToDelivery =
+      workerAfter.value('webhook_time_to_delivery_seconds_sum') -
+      workerBefore.value('webhook_time_to_delivery_seconds_sum');
     expect(timeToDelivery).toBeGreaterThan(0.05);
     expect(timeToDelivery).toBeLessThan(30);
-    const verification = workerAfter.value('verification_duration_seconds_sum', { outcome: 'accept' }) - workerBefore.value('verification_duration_seconds_sum', { outcome: 'accept' });
+    const verification =
+      workerAfter.value('verification_duration_seconds_sum', { outcome: 'accept' }) -
+      workerBefore.value('verification_duration_seconds_sum', { outcome: 'accept' });
     expect(verification).toBeGreaterThan(0);
     expect(verification).toBeLessThan(5);
   }, 60_000);

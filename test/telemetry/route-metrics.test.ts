@@ -11,8 +11,10 @@ import { testSql } from '../helpers';
 
 const NETWORK = 'Airtel Kenya';
 const ROUTES: RouteKey[] = [
-  { network: NETWORK, route: 'airtel', operation: 'collect' }, { network: NETWORK, route: 'pawapay', operation: 'collect' },
-  { network: NETWORK, route: 'airtel', operation: 'payout' }, { network: NETWORK, route: 'pawapay', operation: 'payout' },
+  { network: NETWORK, route: 'airtel', operation: 'collect' },
+  { network: NETWORK, route: 'pawapay', operation: 'collect' },
+  { network: NETWORK, route: 'airtel', operation: 'payout' },
+  { network: NETWORK, route: 'pawapay', operation: 'payout' },
 ];
 
 afterAll(async () => {
@@ -26,16 +28,19 @@ test('network_route_operations_total counts each outcome by network, route and o
   countRouteOutcome({ network: NETWORK, route: 'airtel', operation: 'collect' }, 'succeeded');
   countRouteOutcome({ network: NETWORK, route: 'pawapay', operation: 'payout' }, 'faulted');
   const after = parseScrape(await metricsText('worker'));
-  const delta = (labels: Record<string, string>) => after.value('network_route_operations_total', labels) - before.value('network_route_operations_total', labels);
+  const delta = (labels: Record<string, string>) =>
+    after.value('network_route_operations_total', labels) - before.value('network_route_operations_total', labels);
   expect(delta({ network: NETWORK, route: 'airtel', operation: 'collect', outcome: 'succeeded' })).toBe(2);
   expect(delta({ network: NETWORK, route: 'pawapay', operation: 'payout', outcome: 'faulted' })).toBe(1);
   expect(delta({ network: NETWORK, outcome: 'faulted', route: 'airtel' })).toBe(0);
   expect(after.text).toContain('# TYPE network_route_operations_total counter');
-  expect(after.text).toContain(`network_route_operations_total{network="${NETWORK}",route="pawapay",operation="payout",outcome="faulted"}`);
+  expect(after.text).toContain(
+    `network_route_operations_total{network="${NETWORK}",route="pawapay",operation="payout",outcome="faulted"}`,
+  );
   expect(await metricsText('api')).not.toContain('network_route_operations_total');
 });
 
-test('network_route_state gives each route\'s state at each scrape: 0 up, 2 down, 3 paused; empty without a source or when it fails', async () => {
+test("network_route_state gives each route's state at each scrape: 0 up, 2 down, 3 paused; empty without a source or when it fails", async () => {
   expect(await metricsText('worker')).not.toContain(`network_route_state{network="${NETWORK}"`);
   setRouteStateSource(() => routeViews(testSql(), ROUTES));
   await pauseRoute(testSql(), NETWORK, 'pawapay', 'payout', true);
@@ -43,8 +48,14 @@ test('network_route_state gives each route\'s state at each scrape: 0 up, 2 down
     insert into network_routes (network, route, operation, faults_in_row, left_count, left_until) values (${NETWORK}, 'airtel', 'collect', 3, 1, now() + interval '30 seconds')`;
   const scrape = parseScrape(await metricsText('worker'));
   expect(scrape.text).toContain('# TYPE network_route_state gauge');
-  const state = (route: string, operation: string) => scrape.value('network_route_state', { network: NETWORK, route, operation });
-  expect([state('airtel', 'collect'), state('pawapay', 'collect'), state('airtel', 'payout'), state('pawapay', 'payout')]).toEqual([2, 0, 0, 3]);
+  const state = (route: string, operation: string) =>
+    scrape.value('network_route_state', { network: NETWORK, route, operation });
+  expect([
+    state('airtel', 'collect'),
+    state('pawapay', 'collect'),
+    state('airtel', 'payout'),
+    state('pawapay', 'payout'),
+  ]).toEqual([2, 0, 0, 3]);
   expect(scrape.text).toContain(`network_route_state{network="${NETWORK}",route="pawapay",operation="payout"} 3`);
 
   setRouteStateSource(() => Promise.reject(new Error('database away')));

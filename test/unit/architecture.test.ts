@@ -12,7 +12,9 @@ test('no import (type-only ones included) goes up a layer but the two at most th
 test('nothing below src/temporal/ imports it: the application declares the launcher it needs (src/services/ports.ts)', () => {
   const launcherLayer = LAYERS.findIndex((layer) => layer.members.includes('temporal/'));
   const below = [...architecture.imports].filter(([from]) => layerOf(from) < launcherLayer);
-  expect(below.filter(([, targets]) => targets.some((to) => to.startsWith('temporal/'))).map(([from]) => from)).toEqual([]);
+  expect(below.filter(([, targets]) => targets.some((to) => to.startsWith('temporal/'))).map(([from]) => from)).toEqual(
+    [],
+  );
 });
 
 test('the API and the web console do not import each other', () => {
@@ -42,6 +44,9 @@ test('every file path the code cites is a file of the repository', () => {
 test('the contracts sit below their users: nothing in activities, services, network, the API or the console imports src/workflows/', () => {
   const users = ['activities/', 'services/', 'network/', 'api/', 'console/', 'outbound/', 'domain/', 'contracts/'];
   const breaches = [...architecture.imports].flatMap(([from, targets]) =>
-    users.some((folder) => from.startsWith(folder)) ? targets.filter((to) => to.startsWith('workflows/')).map((to) => `${from} → ${to}`) : []);
+    users.some((folder) => from.startsWith(folder))
+      ? targets.filter((to) => to.startsWith('workflows/')).map((to) => `${from} → ${to}`)
+      : [],
+  );
   expect(breaches).toEqual([]);
 });

@@ -21,9 +21,12 @@ describe('request date strings', () => {
     expect(parseRequestDate(input, NOW)?.toISOString()).toBe(expected);
   });
 
-  test.each(['never', '31/02/2025', '12/31/2025', '2 fortnights', '', '25:00', '31/12/2025 24:00:00'])('%p is rejected', (input) => {
-    expect(parseRequestDate(input, NOW)).toBeNull();
-  });
+  test.each(['never', '31/02/2025', '12/31/2025', '2 fortnights', '', '25:00', '31/12/2025 24:00:00'])(
+    '%p is rejected',
+    (input) => {
+      expect(parseRequestDate(input, NOW)).toBeNull();
+    },
+  );
 
   test('the API form of expiry dates', () => {
     expect(formatSpecDate(new Date('2018-05-26T19:06:51.300Z'), 300273)).toBe('2018-05-26 19:06:51.300273+00:00');
@@ -58,14 +61,24 @@ describe('networks', () => {
 
 describe('subscriptions', () => {
   const at = (iso: string) => new Date(iso);
-  const rule = (frequency: Subscription['frequency'], start: string, end: string, extra: Partial<Subscription> = {}): Subscription => ({
-    frequency, startDate: at(start), endDate: at(end), ...extra,
+  const rule = (
+    frequency: Subscription['frequency'],
+    start: string,
+    end: string,
+    extra: Partial<Subscription> = {},
+  ): Subscription => ({
+    frequency,
+    startDate: at(start),
+    endDate: at(end),
+    ...extra,
   });
   const iso = (dates: Date[]) => dates.map((date) => date.toISOString().replace('.000Z', 'Z'));
 
   test('minutely, hourly, daily step from the start and stop at the end (inclusive)', () => {
     expect(iso(occurrences(rule('minutely', '2025-01-01T00:00:30Z', '2025-01-01T00:02:30Z')))).toEqual([
-      '2025-01-01T00:00:30Z', '2025-01-01T00:01:30Z', '2025-01-01T00:02:30Z',
+      '2025-01-01T00:00:30Z',
+      '2025-01-01T00:01:30Z',
+      '2025-01-01T00:02:30Z',
     ]);
     expect(occurrences(rule('hourly', '2025-01-01T00:00:00Z', '2025-01-01T05:59:00Z'))).toHaveLength(6);
     expect(occurrences(rule('daily', '2025-01-01T09:00:00Z', '2025-01-31T09:00:00Z'))).toHaveLength(31);
@@ -73,39 +86,56 @@ describe('subscriptions', () => {
 
   test('weekly keeps the weekday; with weekdays it takes each chosen day', () => {
     expect(iso(occurrences(rule('weekly', '2025-01-06T09:00:00Z', '2025-01-27T09:00:00Z')))).toEqual([
-      '2025-01-06T09:00:00Z', '2025-01-13T09:00:00Z', '2025-01-20T09:00:00Z', '2025-01-27T09:00:00Z',
+      '2025-01-06T09:00:00Z',
+      '2025-01-13T09:00:00Z',
+      '2025-01-20T09:00:00Z',
+      '2025-01-27T09:00:00Z',
     ]);
     // Mondays and Fridays (1 and 5) in the first two weeks of 2025 from Monday 6 January.
-    expect(iso(occurrences(rule('weekly', '2025-01-06T09:00:00Z', '2025-01-17T23:00:00Z', { weekdays: [1, 5] })))).toEqual([
-      '2025-01-06T09:00:00Z', '2025-01-10T09:00:00Z', '2025-01-13T09:00:00Z', '2025-01-17T09:00:00Z',
-    ]);
+    expect(
+      iso(occurrences(rule('weekly', '2025-01-06T09:00:00Z', '2025-01-17T23:00:00Z', { weekdays: [1, 5] }))),
+    ).toEqual(['2025-01-06T09:00:00Z', '2025-01-10T09:00:00Z', '2025-01-13T09:00:00Z', '2025-01-17T09:00:00Z']);
   });
 
   test('monthly clamps to the last day of short months; months filter skips the others', () => {
     expect(iso(occurrences(rule('monthly', '2025-01-31T08:00:00Z', '2025-04-30T08:00:00Z')))).toEqual([
-      '2025-01-31T08:00:00Z', '2025-02-28T08:00:00Z', '2025-03-31T08:00:00Z', '2025-04-30T08:00:00Z',
+      '2025-01-31T08:00:00Z',
+      '2025-02-28T08:00:00Z',
+      '2025-03-31T08:00:00Z',
+      '2025-04-30T08:00:00Z',
     ]);
-    expect(iso(occurrences(rule('monthly', '2025-01-15T08:00:00Z', '2025-12-31T08:00:00Z', { months: [3, 6] })))).toEqual([
-      '2025-03-15T08:00:00Z', '2025-06-15T08:00:00Z',
-    ]);
+    expect(
+      iso(occurrences(rule('monthly', '2025-01-15T08:00:00Z', '2025-12-31T08:00:00Z', { months: [3, 6] }))),
+    ).toEqual(['2025-03-15T08:00:00Z', '2025-06-15T08:00:00Z']);
   });
 
   test('yearly keeps the date; leap days fall back to 28 February', () => {
     expect(iso(occurrences(rule('yearly', '2024-02-29T00:00:00Z', '2027-03-01T00:00:00Z')))).toEqual([
-      '2024-02-29T00:00:00Z', '2025-02-28T00:00:00Z', '2026-02-28T00:00:00Z', '2027-02-28T00:00:00Z',
+      '2024-02-29T00:00:00Z',
+      '2025-02-28T00:00:00Z',
+      '2026-02-28T00:00:00Z',
+      '2027-02-28T00:00:00Z',
     ]);
   });
 
   test('nextOccurrence skips ahead without walking every step, and ends with null', () => {
     const everyMinuteForAYear = rule('minutely', '2025-01-01T00:00:00Z', '2025-12-31T23:59:00Z');
-    expect(nextOccurrence(everyMinuteForAYear, at('2025-07-01T10:00:30Z'))?.toISOString()).toBe('2025-07-01T10:01:00.000Z');
+    expect(nextOccurrence(everyMinuteForAYear, at('2025-07-01T10:00:30Z'))?.toISOString()).toBe(
+      '2025-07-01T10:01:00.000Z',
+    );
     expect(nextOccurrence(everyMinuteForAYear, at('2025-12-31T23:59:00Z'))).toBeNull();
   });
 });
 
 describe('messages', () => {
   test('success message fills placeholders and appends the attribution', () => {
-    const text = successMessage('Thanks {customer}, {amount} received', { amount: '1500.5000', currency: 'UGX', customer: 'Jo Doe', organization: 'Acme', code: '1-2' });
+    const text = successMessage('Thanks {customer}, {amount} received', {
+      amount: '1500.5000',
+      currency: 'UGX',
+      customer: 'Jo Doe',
+      organization: 'Acme',
+      code: '1-2',
+    });
     expect(text).toBe('Thanks Jo Doe, 1500.5 received - via Collections');
     expect(displayAmount('1500.0000')).toBe('1500');
   });

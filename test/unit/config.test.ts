@@ -28,10 +28,14 @@ test('every search attribute the workflows set is registered by the bootstrap an
 
 test('operator callbacks: 600 a minute per address and 6,000 per operator by default, each settable', () => {
   expect(loadConfig({}).operatorCallbacks).toEqual({ perAddress: 600, perOperator: 6000, windowSeconds: 60 });
-  expect(loadConfig({ OPERATOR_CALLBACK_LIMIT_PER_ADDRESS: '5', OPERATOR_CALLBACK_LIMIT_PER_OPERATOR: '50' }).operatorCallbacks)
-    .toEqual({ perAddress: 5, perOperator: 50, windowSeconds: 60 });
+  expect(
+    loadConfig({ OPERATOR_CALLBACK_LIMIT_PER_ADDRESS: '5', OPERATOR_CALLBACK_LIMIT_PER_OPERATOR: '50' })
+      .operatorCallbacks,
+  ).toEqual({ perAddress: 5, perOperator: 50, windowSeconds: 60 });
   expect(() => loadConfig({ OPERATOR_CALLBACK_LIMIT_PER_ADDRESS: '0' })).toThrow(/OPERATOR_CALLBACK_LIMIT_PER_ADDRESS/);
-  expect(() => loadConfig({ OPERATOR_CALLBACK_LIMIT_PER_OPERATOR: 'many' })).toThrow(/OPERATOR_CALLBACK_LIMIT_PER_OPERATOR/);
+  expect(() => loadConfig({ OPERATOR_CALLBACK_LIMIT_PER_OPERATOR: 'many' })).toThrow(
+    /OPERATOR_CALLBACK_LIMIT_PER_OPERATOR/,
+  );
 });
 
 test('every variable the config reads is documented in docs/configuration.md', () => {
@@ -66,34 +70,53 @@ test('webhook and retention settings: the documented defaults, short schedules f
   // The audit trail outlives the events: at least their retention, by default a year or theirs when longer.
   expect(loadConfig({ AUDIT_RETENTION_DAYS: '30' }).retention.auditDays).toBe(30);
   expect(loadConfig({ EVENT_RETENTION_DAYS: '400' }).retention.auditDays).toBe(400);
-  expect(() => loadConfig({ EVENT_RETENTION_DAYS: '90', AUDIT_RETENTION_DAYS: '60' })).toThrow(/AUDIT_RETENTION_DAYS: must be at least EVENT_RETENTION_DAYS \(90\)/);
+  expect(() => loadConfig({ EVENT_RETENTION_DAYS: '90', AUDIT_RETENTION_DAYS: '60' })).toThrow(
+    /AUDIT_RETENTION_DAYS: must be at least EVENT_RETENTION_DAYS \(90\)/,
+  );
   // 10 attempts in total: exactly 9 waits.
-  expect(() => loadConfig({ WEBHOOK_RETRY_SCHEDULE: '1s,2s' })).toThrow(/WEBHOOK_RETRY_SCHEDULE: must list exactly 9 waits/);
-  expect(() => loadConfig({ WEBHOOK_RETRY_SCHEDULE: '1s,2s,3s,4s,5s,6s,7s,8s,soon' })).toThrow(/WEBHOOK_RETRY_SCHEDULE/);
+  expect(() => loadConfig({ WEBHOOK_RETRY_SCHEDULE: '1s,2s' })).toThrow(
+    /WEBHOOK_RETRY_SCHEDULE: must list exactly 9 waits/,
+  );
+  expect(() => loadConfig({ WEBHOOK_RETRY_SCHEDULE: '1s,2s,3s,4s,5s,6s,7s,8s,soon' })).toThrow(
+    /WEBHOOK_RETRY_SCHEDULE/,
+  );
   expect(() => loadConfig({ WEBHOOK_RETRY_JITTER: '1.5' })).toThrow(/WEBHOOK_RETRY_JITTER/);
   expect(loadConfig({ WEBHOOK_CA_FILE: '/tmp/ca.pem' }).webhooks.caFile).toBe('/tmp/ca.pem');
-  expect(() => loadConfig({ WEBHOOK_CA_FILE: '/tmp/ca.pem', SANDBOX: 'false' })).toThrow(/WEBHOOK_CA_FILE: only allowed when SANDBOX=true/);
+  expect(() => loadConfig({ WEBHOOK_CA_FILE: '/tmp/ca.pem', SANDBOX: 'false' })).toThrow(
+    /WEBHOOK_CA_FILE: only allowed when SANDBOX=true/,
+  );
 });
 
-test('outside sandbox mode PUBLIC_BASE_URL is required: links are never built from a request\'s Host header', () => {
+test("outside sandbox mode PUBLIC_BASE_URL is required: links are never built from a request's Host header", () => {
   expect(() => loadConfig({ SANDBOX: 'false' })).toThrow(/PUBLIC_BASE_URL: required when SANDBOX=false/);
-  expect(loadConfig({ SANDBOX: 'false', PUBLIC_BASE_URL: 'https://pay.example/', METRICS_TOKEN: 'a-long-scrape-token', CONSOLE_SECRET: 'k'.repeat(32) }).publicBaseUrl).toBe('https://pay.example');
+  expect(
+    loadConfig({
+      SANDBOX: 'false',
+      PUBLIC_BASE_URL: 'https://pay.example/',
+      METRICS_TOKEN: 'a-long-scrape-token',
+      CONSOLE_SECRET: 'k'.repeat(32),
+    }).publicBaseUrl,
+  ).toBe('https://pay.example');
   expect(loadConfig({}).publicBaseUrl).toBeUndefined();
 });
 
 test('outside sandbox mode METRICS_TOKEN is required: both /metrics endpoints show business totals', () => {
   const live = { SANDBOX: 'false', PUBLIC_BASE_URL: 'https://pay.example', CONSOLE_SECRET: 'k'.repeat(32) };
   expect(() => loadConfig(live)).toThrow(/METRICS_TOKEN: required when SANDBOX=false and METRICS=true/);
-  expect(loadConfig({ ...live, METRICS_TOKEN: 'a-long-scrape-token' }).telemetry.metricsToken).toBe('a-long-scrape-token');
+  expect(loadConfig({ ...live, METRICS_TOKEN: 'a-long-scrape-token' }).telemetry.metricsToken).toBe(
+    'a-long-scrape-token',
+  );
   // Without the endpoints there is nothing to protect; in sandbox mode they may stay open.
   expect(loadConfig({ ...live, METRICS: 'false' }).telemetry.metrics).toBe(false);
   expect(loadConfig({}).telemetry.metricsToken).toBeUndefined();
 });
 
-test('the console\'s signing key: required outside sandbox mode, at least 32 characters, never a fixed default', () => {
+test("the console's signing key: required outside sandbox mode, at least 32 characters, never a fixed default", () => {
   const live = { SANDBOX: 'false', PUBLIC_BASE_URL: 'https://pay.example', METRICS_TOKEN: 'a-long-scrape-token' };
   expect(() => loadConfig(live)).toThrow(/CONSOLE_SECRET: required when SANDBOX=false/);
-  expect(() => loadConfig({ ...live, CONSOLE_SECRET: 'too short' })).toThrow(/CONSOLE_SECRET: must be at least 32 characters/);
+  expect(() => loadConfig({ ...live, CONSOLE_SECRET: 'too short' })).toThrow(
+    /CONSOLE_SECRET: must be at least 32 characters/,
+  );
   expect(loadConfig({ ...live, CONSOLE_SECRET: 's'.repeat(40) }).console.secret).toBe('s'.repeat(40));
   // Sandbox mode without one: a random key of the process, so no two loads share it.
   const first = loadConfig({}).console.secret;

@@ -12,7 +12,7 @@ describe('the currency table', () => {
     expect(decimals).toEqual({ BXC: 4, UGX: 0, KES: 2, TZS: 0, RWF: 0, GHS: 2, CDF: 2, USD: 2 });
   });
 
-  test('a country may have two currencies; the DRC\'s networks carry CDF and USD', () => {
+  test("a country may have two currencies; the DRC's networks carry CDF and USD", () => {
     expect(currenciesOfCountry('CD')).toEqual(['CDF', 'USD']);
     expect(currenciesOfCountry('GH')).toEqual(['GHS']);
     expect(currenciesOfCountry('ZZ')).toEqual([]);
@@ -41,15 +41,28 @@ describe('minor units', () => {
   });
 
   test('validation names the amount that has too many decimals, and the number a currency cannot be moved on', () => {
-    expect(moneyNetwork('+255741234567', 'TZS', '100.5', SANDBOX).errors).toEqual({ amount: ['TZS has no minor unit: enter TZS without decimals.'] });
-    expect(moneyNetwork('+233241234567', 'GHS', '10.25', SANDBOX)).toMatchObject({ network: { name: 'MTN Ghana' }, errors: {} });
-    expect(moneyNetwork('+243811234567', 'USD', '10.25', SANDBOX)).toMatchObject({ network: { name: 'Vodacom DRC' }, errors: {} });
-    expect(moneyNetwork('+243971234567', 'CDF', '1000', SANDBOX)).toMatchObject({ network: { name: 'Airtel DRC' }, errors: {} });
+    expect(moneyNetwork('+255741234567', 'TZS', '100.5', SANDBOX).errors).toEqual({
+      amount: ['TZS has no minor unit: enter TZS without decimals.'],
+    });
+    expect(moneyNetwork('+233241234567', 'GHS', '10.25', SANDBOX)).toMatchObject({
+      network: { name: 'MTN Ghana' },
+      errors: {},
+    });
+    expect(moneyNetwork('+243811234567', 'USD', '10.25', SANDBOX)).toMatchObject({
+      network: { name: 'Vodacom DRC' },
+      errors: {},
+    });
+    expect(moneyNetwork('+243971234567', 'CDF', '1000', SANDBOX)).toMatchObject({
+      network: { name: 'Airtel DRC' },
+      errors: {},
+    });
     const ghanaian = moneyNetwork('+233241234567', 'USD', '10', SANDBOX);
     expect(ghanaian.network).toBeNull();
     expect(ghanaian.errors.phonenumber![0]).toBe(
       'USD collections need a number on a Congolese mobile network (Vodacom DRC, Airtel DRC, Orange DRC, Africell DRC); this number is not on one.',
     );
-    expect(networkForMoney('+250781234567', 'RWF', { sandboxMode: true, connected: new Set() }).network?.name).toBe('MTN Rwanda');
+    expect(networkForMoney('+250781234567', 'RWF', { sandboxMode: true, connected: new Set() }).network?.name).toBe(
+      'MTN Rwanda',
+    );
   });
 });

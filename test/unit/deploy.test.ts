@@ -13,19 +13,28 @@ import { ROOT } from '../helpers';
 
 const MANIFESTS = join(ROOT, 'deploy/kubernetes');
 const validate = (folder: string) =>
-  spawnSync('go', ['run', '.', folder], { cwd: join(MANIFESTS, 'validate'), encoding: 'utf8', env: { ...process.env, GOFLAGS: '-mod=mod' } });
+  spawnSync('go', ['run', '.', folder], {
+    cwd: join(MANIFESTS, 'validate'),
+    encoding: 'utf8',
+    env: { ...process.env, GOFLAGS: '-mod=mod' },
+  });
 
-test('the manifests and Temporal\'s chart values pass the offline validator', () => {
+test("the manifests and Temporal's chart values pass the offline validator", () => {
   const result = validate(MANIFESTS);
   expect(result.stdout + result.stderr).toContain('valid');
   expect(result.status).toBe(0);
 }, 180_000);
 
-test('the validator refuses a misspelt field and a probe off the API\'s health routes', () => {
+test("the validator refuses a misspelt field and a probe off the API's health routes", () => {
   const broken = mkdtempSync(join(tmpdir(), 'manifests-'));
   cpSync(MANIFESTS, broken, { recursive: true });
   const file = join(broken, 'collections.yaml');
-  writeFileSync(file, readFileSync(file, 'utf8').replace('terminationGracePeriodSeconds: 30', 'terminationGraceSeconds: 30').replace('path: /readyz', 'path: /healthz'));
+  writeFileSync(
+    file,
+    readFileSync(file, 'utf8')
+      .replace('terminationGracePeriodSeconds: 30', 'terminationGraceSeconds: 30')
+      .replace('path: /readyz', 'path: /healthz'),
+  );
   const result = validate(broken);
   expect(result.status).toBe(1);
   expect(result.stdout).toContain('unknown field "terminationGraceSeconds"');
@@ -34,11 +43,22 @@ test('the validator refuses a misspelt field and a probe off the API\'s health r
 
 /** The variables the ConfigMap and the Secret give every container. */
 function manifestEnvironment(): Record<string, string> {
-  const documents = readFileSync(join(MANIFESTS, 'collections.yaml'), 'utf8').split(/^---\s*$/m).map((part) => Bun.YAML.parse(part) as {
-    kind?: string; data?: Record<string, string>; stringData?: Record<string, string>;
-  });
-  return Object.assign({}, ...documents.filter((document) => document?.kind === 'ConfigMap' || document?.kind === 'Secret')
-    .map((document) => ({ ...document.data, ...document.stringData })));
+  const documents = readFileSync(join(MANIFESTS, 'collections.yaml'), 'utf8')
+    .split(/^---\s*$/m)
+    .map(
+      (part) =>
+        Bun.YAML.parse(part) as {
+          kind?: string;
+          data?: Record<string, string>;
+          stringData?: Record<string, string>;
+        },
+    );
+  return Object.assign(
+    {},
+    ...documents
+      .filter((document) => document?.kind === 'ConfigMap' || document?.kind === 'Secret')
+      .map((document) => ({ ...document.data, ...document.stringData })),
+  );
 }
 
 test('the ConfigMap and the Secret set only variables the service reads', () => {

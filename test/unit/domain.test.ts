@@ -21,9 +21,12 @@ describe('phone numbers', () => {
     expect(normalizePhoneNumber(input)).toBe(expected);
   });
 
-  test.each(['', '+', '12', '+2567721', '+25677212345678', 'abc', '+256 77x 123456', '0772123456'])('%p is rejected', (input) => {
-    expect(normalizePhoneNumber(input)).toBeNull();
-  });
+  test.each(['', '+', '12', '+2567721', '+25677212345678', 'abc', '+256 77x 123456', '0772123456'])(
+    '%p is rejected',
+    (input) => {
+      expect(normalizePhoneNumber(input)).toBeNull();
+    },
+  );
 
   test('withLeadingPlus only adds the plus', () => {
     expect(withLeadingPlus('256700')).toBe('+256700');
@@ -51,7 +54,11 @@ describe('time', () => {
 });
 
 describe('money', () => {
-  test.each([['10', '10'], ['0.5', '0.5'], ['1000.1234', '1000.1234']])('%s is an amount', (input, expected) => {
+  test.each([
+    ['10', '10'],
+    ['0.5', '0.5'],
+    ['1000.1234', '1000.1234'],
+  ])('%s is an amount', (input, expected) => {
     expect(parsePositiveAmount(input)).toBe(expected);
   });
   test.each(['0', '0.00', '-1', '1,000', '1.23456', '1e5', 'abc', '01'])('%p is not', (input) => {
@@ -75,10 +82,11 @@ describe('API keys', () => {
 });
 
 describe('Python dict literals (metadata as some clients send it)', () => {
-  test('a flat hash of strings, numbers, True, False and None, with Python\'s escapes', () => {
+  test("a flat hash of strings, numbers, True, False and None, with Python's escapes", () => {
     expect(parsePythonDict("{'id': '1234', 'name': 'Lucy'}")).toEqual({ id: '1234', name: 'Lucy' });
-    expect(parsePythonDict(`{ "a" : 1, 'b': -2.5, 'c': True, 'd': False, 'e': None, u'f': 'it\\'s \\x41\\u00e9\\n', }`))
-      .toEqual({ a: 1, b: -2.5, c: true, d: false, e: null, f: "it's A\u00e9\n" });
+    expect(
+      parsePythonDict(`{ "a" : 1, 'b': -2.5, 'c': True, 'd': False, 'e': None, u'f': 'it\\'s \\x41\\u00e9\\n', }`),
+    ).toEqual({ a: 1, b: -2.5, c: true, d: false, e: null, f: "it's A\u00e9\n" });
     expect(parsePythonDict('{}')).toEqual({});
     expect(parsePythonDict("{'n': 12345678901234567890}")).toEqual({ n: '12345678901234567890' });
     const proto = parsePythonDict("{'__proto__': 'x'}")!;
@@ -87,14 +95,25 @@ describe('Python dict literals (metadata as some clients send it)', () => {
   });
 
   test('anything else is not this form', () => {
-    for (const text of ["{'a': {'b': 1}}", "{'a': [1]}", "{'a': 1", "{'a' 1}", "{a: 1}", "{'a': 1} x", "{'a': 'open}", "['a']", "{'a': 1,, 'b': 2}", "{'a': \"x\\xZZ\"}"]) {
+    for (const text of [
+      "{'a': {'b': 1}}",
+      "{'a': [1]}",
+      "{'a': 1",
+      "{'a' 1}",
+      '{a: 1}',
+      "{'a': 1} x",
+      "{'a': 'open}",
+      "['a']",
+      "{'a': 1,, 'b': 2}",
+      '{\'a\': "x\\xZZ"}',
+    ]) {
       expect({ text, parsed: parsePythonDict(text) }).toEqual({ text, parsed: null });
     }
   });
 });
 
 describe('emails', () => {
-  test('one normalised form: trimmed, NFKC, lower case by JavaScript\'s rules', () => {
+  test("one normalised form: trimmed, NFKC, lower case by JavaScript's rules", () => {
     expect(normalizeEmail('  Pat.Payer@Example.COM ')).toBe('pat.payer@example.com');
     expect(normalizeEmail('\uFF50at@example.com')).toBe('pat@example.com');
     expect(normalizeEmail('vİctim@x.example')).toBe('vi\u0307ctim@x.example');
@@ -146,7 +165,12 @@ describe('emails', () => {
     ['a Latin o in a Cyrillic local part', 'ив\u006fн@example.com', 'part before the @', 'Cyrillic and Latin'],
     ['a Cyrillic е in a Latin domain label', 'pat@\u0435xample.com', 'domain', 'Cyrillic and Latin'],
     ['a Greek letter in the top-level domain', 'pat@example.c\u03bfm', 'domain', 'Latin and Greek'],
-    ['an IDNA label that decodes to a Cyrillic а among Latin letters', 'pat@xn--pple-43d.com', 'domain', 'Cyrillic and Latin'],
+    [
+      'an IDNA label that decodes to a Cyrillic а among Latin letters',
+      'pat@xn--pple-43d.com',
+      'domain',
+      'Cyrillic and Latin',
+    ],
     ['a Cherokee letter among Latin ones', 'p\u13aat@example.com', 'part before the @', 'Latin and Cherokee'],
   ])('an address with %s is refused as mixing scripts', (_what, address, where, scripts) => {
     const problem = emailProblem(normalizeEmail(address));
@@ -162,7 +186,10 @@ describe('emails', () => {
 
   test('the email schema of request bodies applies the same rule, its message first', () => {
     const schema = v.object({ email: emailField });
-    expect(checkFields(schema, { email: 'Pat@Example.com' })).toEqual({ success: true, output: { email: 'Pat@Example.com' } });
+    expect(checkFields(schema, { email: 'Pat@Example.com' })).toEqual({
+      success: true,
+      output: { email: 'Pat@Example.com' },
+    });
     const invisible = checkFields(schema, { email: 'pat\u200b@example.com' });
     expect(invisible.success ? [] : invisible.errors.email).toEqual([emailCharactersProblem('pat\u200b@example.com')!]);
     const mixed = checkFields(schema, { email: 'pat@xn--pple-43d.com' });

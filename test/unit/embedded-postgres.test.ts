@@ -35,14 +35,17 @@ const said = () => stdout.mock.calls.map(([line]) => String(line).trim());
 
 /** The pids whose parent is `pid` (the server's own processes: checkpointer, walwriter, sessions), from /proc. */
 function childrenOf(pid: number): number[] {
-  return readdirSync('/proc').filter((name) => /^\d+$/.test(name)).filter((name) => {
-    try {
-      // The fields after the command's closing parenthesis: state, then the parent's pid.
-      return readFileSync(`/proc/${name}/stat`, 'utf8').split(') ')[1]?.split(' ')[1] === String(pid);
-    } catch {
-      return false; // exited meanwhile
-    }
-  }).map(Number);
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .filter((name) => {
+      try {
+        // The fields after the command's closing parenthesis: state, then the parent's pid.
+        return readFileSync(`/proc/${name}/stat`, 'utf8').split(') ')[1]?.split(' ')[1] === String(pid);
+      } catch {
+        return false; // exited meanwhile
+      }
+    })
+    .map(Number);
 }
 
 const alive = (pid: number) => {
@@ -59,11 +62,18 @@ test('EMBEDDED_POSTGRES=always: the embedded server starts in its own folder on 
   const children: ChildProcess[] = [];
   const dataDir = join(folder, 'postgres');
   try {
-    const chosen = await usePostgres(children, { configuredUrl: CONFIGURED, embedded: { dataDir, logFile: join(folder, 'postgres.log') } });
+    const chosen = await usePostgres(children, {
+      configuredUrl: CONFIGURED,
+      embedded: { dataDir, logFile: join(folder, 'postgres.log') },
+    });
     const { url, child } = chosen;
     if (!chosen.embedded || !child) throw new Error('no embedded server was started');
     expect(children).toEqual([child]);
-    expect(said()).toEqual([expect.stringMatching(/^\[collections\] using an embedded PostgreSQL 16\.\d+ at 127\.0\.0\.1:\d+ \(EMBEDDED_POSTGRES=always; data in .*embedded-postgres-.*\/postgres, pid \d+\)$/)]);
+    expect(said()).toEqual([
+      expect.stringMatching(
+        /^\[collections\] using an embedded PostgreSQL 16\.\d+ at 127\.0\.0\.1:\d+ \(EMBEDDED_POSTGRES=always; data in .*embedded-postgres-.*\/postgres, pid \d+\)$/,
+      ),
+    ]);
     const address = new URL(url);
     expect(address.hostname).toBe('127.0.0.1');
     expect(address.username).toBe('postgres');
@@ -76,8 +86,10 @@ test('EMBEDDED_POSTGRES=always: the embedded server starts in its own folder on 
       expect(me).toEqual({ user: 'postgres', superuser: true, version: expect.stringMatching(/^16\d{4}$/) });
       // What a later migration and the application will do: a role of its own, taken for one transaction.
       await sql`create role collections_tenant_check`;
-      const [inside] = await sql.begin((tx) => tx<{ role: string }[]>`
-        select set_config('role', 'collections_tenant_check', true), current_user as role`);
+      const [inside] = await sql.begin(
+        (tx) => tx<{ role: string }[]>`
+        select set_config('role', 'collections_tenant_check', true), current_user as role`,
+      );
       expect(inside?.role).toBe('collections_tenant_check');
       const [after] = await sql<{ role: string }[]>`select current_user as role`;
       expect(after?.role).toBe('postgres');
@@ -102,7 +114,10 @@ test('EMBEDDED_POSTGRES=always: the embedded server starts in its own folder on 
 test('a configured server is used as it is, in one line without its user: nothing is started', async () => {
   process.env.EMBEDDED_POSTGRES = 'auto';
   const children: ChildProcess[] = [];
-  const chosen = await usePostgres(children, { configuredUrl: CONFIGURED, embedded: { dataDir: join(folder, 'unused') } });
+  const chosen = await usePostgres(children, {
+    configuredUrl: CONFIGURED,
+    embedded: { dataDir: join(folder, 'unused') },
+  });
   expect(chosen).toEqual({ url: CONFIGURED, embedded: false });
   expect(said()).toEqual(['[collections] using the PostgreSQL at 192.0.2.1:6543 (configured)']);
   expect(children).toEqual([]);

@@ -1,12 +1,26 @@
 import { describe, expect, test } from 'bun:test';
-import { acceptsJson, createMethodIndex, errorResponse, nestFormFields, parseRequestBody } from '../../src/http/request';
+import {
+  acceptsJson,
+  createMethodIndex,
+  errorResponse,
+  nestFormFields,
+  parseRequestBody,
+} from '../../src/http/request';
 import { isDatabaseUnavailable } from '../../src/db';
 import type { ApiError } from '../../src/http/errors';
 import { throttledAddress } from '../../src/http/client-address';
 import { pagedList } from '../../src/http/pagination';
 
 describe('Accept', () => {
-  test.each([null, '', '*/*', 'application/json', 'application/json; charset=utf-8', 'text/html,*/*;q=0.8', 'application/*'])('%p admits JSON', (header) => {
+  test.each([
+    null,
+    '',
+    '*/*',
+    'application/json',
+    'application/json; charset=utf-8',
+    'text/html,*/*;q=0.8',
+    'application/*',
+  ])('%p admits JSON', (header) => {
     expect(acceptsJson(header)).toBe(true);
   });
   test.each(['text/html', 'application/xml', 'application/json;q=0', 'text/*'])('%p does not', (header) => {
@@ -30,25 +44,42 @@ describe('form bodies', () => {
   });
 
   const request = (body: string, contentType?: string) =>
-    new Request('http://localhost/x', { method: 'POST', body, headers: contentType ? { 'Content-Type': contentType } : {} });
+    new Request('http://localhost/x', {
+      method: 'POST',
+      body,
+      headers: contentType ? { 'Content-Type': contentType } : {},
+    });
 
   test('parses JSON, form and multipart; empty is {}', async () => {
     expect(await parseRequestBody(request('{"a":1}', 'application/json; charset=utf-8'))).toEqual({ a: 1 });
-    expect(await parseRequestBody(request('a=1&m.k=v', 'application/x-www-form-urlencoded'))).toEqual({ a: '1', m: { k: 'v' } });
+    expect(await parseRequestBody(request('a=1&m.k=v', 'application/x-www-form-urlencoded'))).toEqual({
+      a: '1',
+      m: { k: 'v' },
+    });
     const form = new FormData();
     form.set('metadata[k]', 'v');
-    expect(await parseRequestBody(new Request('http://localhost/x', { method: 'POST', body: form }))).toEqual({ metadata: { k: 'v' } });
+    expect(await parseRequestBody(new Request('http://localhost/x', { method: 'POST', body: form }))).toEqual({
+      metadata: { k: 'v' },
+    });
     expect(await parseRequestBody(request('', 'application/json'))).toEqual({});
   });
 
   test('rejects what it cannot read with the right status', async () => {
-    const status = async (promise: Promise<unknown>) => promise.then(() => 200, (error: ApiError) => error.status);
+    const status = async (promise: Promise<unknown>) =>
+      promise.then(
+        () => 200,
+        (error: ApiError) => error.status,
+      );
     expect(await status(parseRequestBody(request('{', 'application/json')))).toBe(400);
     expect(await status(parseRequestBody(request('"text"', 'application/json')))).toBe(400);
     expect(await status(parseRequestBody(request('a', 'text/plain')))).toBe(415);
   });
 
-  const status = async (promise: Promise<unknown>) => promise.then(() => 200, (error: ApiError) => error.status);
+  const status = async (promise: Promise<unknown>) =>
+    promise.then(
+      () => 200,
+      (error: ApiError) => error.status,
+    );
   /** A body sent in chunks with no Content-Length, as a streaming client would. */
   const chunked = (chunks: Uint8Array[], contentType: string) =>
     new Request('http://localhost/x', {
@@ -66,7 +97,10 @@ describe('form bodies', () => {
 
   test('the size limit counts bytes as they stream, whatever the encoding: 413 past 1 MiB', async () => {
     const megabyte = new TextEncoder().encode('a'.repeat(512 * 1024));
-    const form = (count: number) => [new TextEncoder().encode('first_name='), ...Array.from({ length: count }, () => megabyte.slice())];
+    const form = (count: number) => [
+      new TextEncoder().encode('first_name='),
+      ...Array.from({ length: count }, () => megabyte.slice()),
+    ];
     expect(await status(parseRequestBody(chunked(form(1), 'application/x-www-form-urlencoded')))).toBe(200);
     expect(await status(parseRequestBody(chunked(form(40), 'application/x-www-form-urlencoded')))).toBe(413);
     const boundary = 'b0undary';
@@ -81,7 +115,9 @@ describe('form bodies', () => {
 
   test('bytes that are not UTF-8 are 400, never stored as U+FFFD', async () => {
     const bytes = (...parts: (string | number[])[]) => {
-      const encoded = parts.map((part) => (typeof part === 'string' ? new TextEncoder().encode(part) : new Uint8Array(part)));
+      const encoded = parts.map((part) =>
+        typeof part === 'string' ? new TextEncoder().encode(part) : new Uint8Array(part),
+      );
       const all = new Uint8Array(encoded.reduce((size, part) => size + part.length, 0));
       let offset = 0;
       for (const part of encoded) {
@@ -90,19 +126,31 @@ describe('form bodies', () => {
       }
       return all;
     };
-    expect(await status(parseRequestBody(chunked([bytes('{"first_name":"', [0xff, 0xfe], '"}')], 'application/json')))).toBe(400);
+    expect(
+      await status(parseRequestBody(chunked([bytes('{"first_name":"', [0xff, 0xfe], '"}')], 'application/json'))),
+    ).toBe(400);
     const boundary = 'b0undary';
-    const multipart = bytes(`--${boundary}\r\nContent-Disposition: form-data; name="first_name"\r\n\r\n`, [0xc3, 0x28], `\r\n--${boundary}--\r\n`);
+    const multipart = bytes(
+      `--${boundary}\r\nContent-Disposition: form-data; name="first_name"\r\n\r\n`,
+      [0xc3, 0x28],
+      `\r\n--${boundary}--\r\n`,
+    );
     expect(await status(parseRequestBody(chunked([multipart], `multipart/form-data; boundary=${boundary}`)))).toBe(400);
     expect(await status(parseRequestBody(request('first_name=%FF%FE', 'application/x-www-form-urlencoded')))).toBe(400);
-    expect(await parseRequestBody(request('first_name=%C3%A9+x', 'application/x-www-form-urlencoded'))).toEqual({ first_name: 'é x' });
-    expect(await parseRequestBody(request('{"first_name":"\uFFFD"}', 'application/json'))).toEqual({ first_name: '\uFFFD' });
+    expect(await parseRequestBody(request('first_name=%C3%A9+x', 'application/x-www-form-urlencoded'))).toEqual({
+      first_name: 'é x',
+    });
+    expect(await parseRequestBody(request('{"first_name":"\uFFFD"}', 'application/json'))).toEqual({
+      first_name: '\uFFFD',
+    });
   });
 
   test('JSON nested deeper than the limit is 400, found by a scan instead of a recursive walk', async () => {
     const deep = `{"metadata":${'['.repeat(50_000)}${']'.repeat(50_000)}}`;
     expect(await status(parseRequestBody(request(deep, 'application/json')))).toBe(400);
-    expect(await parseRequestBody(request(`{"a":${'['.repeat(20)}${']'.repeat(20)}}`, 'application/json'))).toBeDefined();
+    expect(
+      await parseRequestBody(request(`{"a":${'['.repeat(20)}${']'.repeat(20)}}`, 'application/json')),
+    ).toBeDefined();
   });
 });
 
@@ -121,7 +169,13 @@ describe('405 detection', () => {
 
 describe('paged envelope', () => {
   test('honours a public base URL', () => {
-    const page = pagedList(new Request('http://internal:8000/api/x?limit=2'), 'https://api.example.com', { limit: 2, offset: 0, limitGiven: true }, 5, [1, 2]);
+    const page = pagedList(
+      new Request('http://internal:8000/api/x?limit=2'),
+      'https://api.example.com',
+      { limit: 2, offset: 0, limitGiven: true },
+      5,
+      [1, 2],
+    );
     expect(page.next).toBe('https://api.example.com/api/x?limit=2&offset=2');
   });
 });
@@ -129,8 +183,13 @@ describe('paged envelope', () => {
 describe('PostgreSQL unavailable', () => {
   const withCode = (code: string, message = 'x') => Object.assign(new Error(message), { code });
   test.each([
-    withCode('ECONNREFUSED'), withCode('CONNECTION_CLOSED'), withCode('CONNECT_TIMEOUT'), withCode('57P01'), withCode('08006'),
-    withCode('53300'), withCode('55000', 'database "c" is not currently accepting connections'),
+    withCode('ECONNREFUSED'),
+    withCode('CONNECTION_CLOSED'),
+    withCode('CONNECT_TIMEOUT'),
+    withCode('57P01'),
+    withCode('08006'),
+    withCode('53300'),
+    withCode('55000', 'database "c" is not currently accepting connections'),
     new Error('wrapped', { cause: withCode('CONNECTION_ENDED') }),
   ])('%p is a transient outage: 503 with Retry-After', (error) => {
     expect(isDatabaseUnavailable(error)).toBe(true);
@@ -138,9 +197,12 @@ describe('PostgreSQL unavailable', () => {
     expect(response.status).toBe(503);
     expect(response.headers.get('Retry-After')).toBe('5');
   });
-  test.each([withCode('23505'), withCode('55000', 'sequence not yet defined'), new Error('plain'), 'text'])('%p is not', (error) => {
-    expect(isDatabaseUnavailable(error)).toBe(false);
-  });
+  test.each([withCode('23505'), withCode('55000', 'sequence not yet defined'), new Error('plain'), 'text'])(
+    '%p is not',
+    (error) => {
+      expect(isDatabaseUnavailable(error)).toBe(false);
+    },
+  );
 });
 
 describe('addresses a throttle counts by', () => {

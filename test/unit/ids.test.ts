@@ -18,7 +18,12 @@ import { deliveryKey } from '../../src/domain/webhooks';
 describe('the compiler tells ids apart', () => {
   test('a swapped, plain or other kind of id does not compile', () => {
     // Never called: only compiled.
-    const calls = (sql: Queryable, organizationId: OrganizationId, requestId: CollectionRequestId, walletId: WalletId) => [
+    const calls = (
+      sql: Queryable,
+      organizationId: OrganizationId,
+      requestId: CollectionRequestId,
+      walletId: WalletId,
+    ) => [
       findOwnRequest(sql, organizationId, requestId),
       // @ts-expect-error the organization and the request swapped
       findOwnRequest(sql, requestId, organizationId),
@@ -47,7 +52,14 @@ describe('the compiler tells ids apart', () => {
 describe('ids across workflow contracts and services', () => {
   test('a webhook id where a delivery id belongs, and other swaps, do not compile', () => {
     // Never called: only compiled.
-    const calls = (sql: Queryable, webhookId: WebhookId, deliveryId: DeliveryId, eventId: EventId, paymentId: PaymentId, reversalId: ReversalId) => [
+    const calls = (
+      sql: Queryable,
+      webhookId: WebhookId,
+      deliveryId: DeliveryId,
+      eventId: EventId,
+      paymentId: PaymentId,
+      reversalId: ReversalId,
+    ) => [
       finishDelivery(sql, deliveryId, 'delivered'),
       // @ts-expect-error a webhook's id where a delivery's belongs (a service)
       finishDelivery(sql, webhookId, 'delivered'),
@@ -65,8 +77,13 @@ describe('ids across workflow contracts and services', () => {
     ];
     const inputs = (paymentId: PaymentId, reversalId: ReversalId): ReversalInput[] => [
       { reversalId, organizationId: asId('Organization', 1), statusPollSeconds: 10, statusTimeoutSeconds: 60 },
-      // @ts-expect-error a workflow's input takes its own kind of id only
-      { reversalId: paymentId, organizationId: asId('Organization', 1), statusPollSeconds: 10, statusTimeoutSeconds: 60 },
+      {
+        // @ts-expect-error a workflow's input takes its own kind of id only
+        reversalId: paymentId,
+        organizationId: asId('Organization', 1),
+        statusPollSeconds: 10,
+        statusTimeoutSeconds: 60,
+      },
     ];
     expect(calls).toBeFunction();
     expect(inputs).toBeFunction();
@@ -80,13 +97,16 @@ describe('asId', () => {
     expect(JSON.stringify({ organization: id })).toBe('{"organization":42}');
   });
 
-  test.each([0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 53])('refuses %p: no row has such an id', (value) => {
-    expect(() => asId('Contact', value)).toThrow(TypeError);
-  });
+  test.each([0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 53])(
+    'refuses %p: no row has such an id',
+    (value) => {
+      expect(() => asId('Contact', value)).toThrow(TypeError);
+    },
+  );
 });
 
 describe('pathId', () => {
-  test('a positive integer is the route\'s id', () => {
+  test("a positive integer is the route's id", () => {
     expect(pathId('17', 'Payment')).toBe(asId('Payment', 17));
   });
 

@@ -86,11 +86,18 @@ function anchorsOf(path: string): Set<string> {
   const anchors = new Set<string>();
   const seen = new Map<string, number>();
   const source = readFileSync(join(ROOT, path), 'utf8');
-  const headings = withoutCode(source).split('\n').flatMap((line, index) => {
-    if (!/^#{1,6}\s/.test(line)) return [];
-    // The heading's own text (code spans included: GitHub keeps their words).
-    return [source.split('\n')[index]!.replace(/^#{1,6}\s+/, '').replace(/\s+#+\s*$/, '')];
-  });
+  const headings = withoutCode(source)
+    .split('\n')
+    .flatMap((line, index) => {
+      if (!/^#{1,6}\s/.test(line)) return [];
+      // The heading's own text (code spans included: GitHub keeps their words).
+      return [
+        source
+          .split('\n')
+          [index]!.replace(/^#{1,6}\s+/, '')
+          .replace(/\s+#+\s*$/, ''),
+      ];
+    });
   for (const heading of headings) {
     const base = githubAnchor(heading.replace(/[`*]/g, '').replace(/\[([^\]]*)\]\([^)]*\)/g, '$1'));
     const count = seen.get(base) ?? 0;
@@ -100,7 +107,10 @@ function anchorsOf(path: string): Set<string> {
   return anchors;
 }
 
-const MARKDOWN_FILES = ['README.md', ...filesUnder('docs').filter((path) => dirname(path) === 'docs' && path.endsWith('.md'))];
+const MARKDOWN_FILES = [
+  'README.md',
+  ...filesUnder('docs').filter((path) => dirname(path) === 'docs' && path.endsWith('.md')),
+];
 
 /** Every link of a markdown file whose target is in the repository: `[text](target)` or `![alt](target)`, not a URL. */
 function localLinks(path: string): string[] {
@@ -117,14 +127,20 @@ function brokenLink(from: string, target: string): string | null {
   if (targetPath.startsWith('..')) return `${from}: ${target} leaves the repository`;
   if (!existsSync(join(ROOT, targetPath))) return `${from}: ${target}: no file ${targetPath}`;
   if (anchor === undefined || anchor === '' || !targetPath.endsWith('.md')) return null;
-  return anchorsOf(targetPath).has(decodeURIComponent(anchor)) ? null : `${from}: ${target}: no heading #${anchor} in ${targetPath}`;
+  return anchorsOf(targetPath).has(decodeURIComponent(anchor))
+    ? null
+    : `${from}: ${target}: no heading #${anchor} in ${targetPath}`;
 }
 
 describe('markdown links resolve inside the repository', () => {
   test('GitHub anchors, as the links expect them', () => {
-    expect(githubAnchor('Payments, wallets and reversals (money out)')).toBe('payments-wallets-and-reversals-money-out');
+    expect(githubAnchor('Payments, wallets and reversals (money out)')).toBe(
+      'payments-wallets-and-reversals-money-out',
+    );
     expect(githubAnchor("Reconciling with an operator's statement")).toBe('reconciling-with-an-operators-statement');
-    expect(githubAnchor('The callback routes: throttle and malformed bodies')).toBe('the-callback-routes-throttle-and-malformed-bodies');
+    expect(githubAnchor('The callback routes: throttle and malformed bodies')).toBe(
+      'the-callback-routes-throttle-and-malformed-bodies',
+    );
   });
 
   test('the docs and the README have links to check', () => {
@@ -134,7 +150,9 @@ describe('markdown links resolve inside the repository', () => {
 
   for (const path of MARKDOWN_FILES) {
     test(`every repository link of ${path} reaches its file and heading`, () => {
-      const broken = localLinks(path).map((target) => brokenLink(path, target)).filter((problem) => problem !== null);
+      const broken = localLinks(path)
+        .map((target) => brokenLink(path, target))
+        .filter((problem) => problem !== null);
       expect(broken).toEqual([]);
     });
   }

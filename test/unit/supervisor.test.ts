@@ -36,13 +36,20 @@ const said = () => stdout.mock.calls.map(([line]) => String(line).trim());
 async function superviseServer() {
   const port = (await freePort()) as number;
   const supervisor = superviseChild(children, 'server', 'node', ['-e', SERVER, String(port)], { backoff: BACKOFF });
-  const answer = (path = '/') => fetch(`http://127.0.0.1:${port}${path}`).then((response) => response.text()).then(Number, () => null);
+  const answer = (path = '/') =>
+    fetch(`http://127.0.0.1:${port}${path}`)
+      .then((response) => response.text())
+      .then(Number, () => null);
   /** Waits until a process other than `previous` answers; its pid. */
   const servedByAnother = (previous: number | undefined) =>
-    eventually('a server to answer', async () => {
-      const pid = await answer();
-      return pid !== null && pid !== previous && pid;
-    }, 10_000);
+    eventually(
+      'a server to answer',
+      async () => {
+        const pid = await answer();
+        return pid !== null && pid !== previous && pid;
+      },
+      10_000,
+    );
   return { supervisor, answer, servedByAnother };
 }
 
@@ -67,14 +74,24 @@ test('a killed child, then one that exits on its own, is restarted after the bac
   expect(Date.now() - killedAt).toBeGreaterThanOrEqual(BACKOFF.firstMs);
   expect(supervisor.current().pid).toBe(secondPid);
   expect(children).toEqual([supervisor.current()]);
-  expect(said()).toEqual([expect.stringMatching(new RegExp(`^\\[collections\\] server \\(pid ${first.pid}\\) exited with signal SIGKILL after [\\d.]+ s; restarting it in 0.1 s$`))]);
+  expect(said()).toEqual([
+    expect.stringMatching(
+      new RegExp(
+        `^\\[collections\\] server \\(pid ${first.pid}\\) exited with signal SIGKILL after [\\d.]+ s; restarting it in 0.1 s$`,
+      ),
+    ),
+  ]);
 
   // It dies again soon after: the wait doubles.
   await answer('/exit');
   const thirdPid = await servedByAnother(secondPid);
   expect(supervisor.current().pid).toBe(thirdPid);
   expect(children).toEqual([supervisor.current()]);
-  expect(said()[1]).toMatch(new RegExp(`^\\[collections\\] server \\(pid ${secondPid}\\) exited with code 3 after [\\d.]+ s; restarting it in 0.2 s$`));
+  expect(said()[1]).toMatch(
+    new RegExp(
+      `^\\[collections\\] server \\(pid ${secondPid}\\) exited with code 3 after [\\d.]+ s; restarting it in 0.2 s$`,
+    ),
+  );
 });
 
 test('a stop is not followed by a restart', async () => {

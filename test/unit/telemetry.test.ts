@@ -10,13 +10,29 @@ import { parseScrape } from '../metrics';
 describe('telemetry settings', () => {
   test('defaults: no tracing, metrics on, the worker on 9464 of loopback, no token', () => {
     expect(loadConfig({}).telemetry).toEqual({
-      otlpEndpoint: undefined, serviceName: undefined, metrics: true, workerMetricsPort: 9464, workerMetricsHost: '127.0.0.1', metricsToken: undefined,
+      otlpEndpoint: undefined,
+      serviceName: undefined,
+      metrics: true,
+      workerMetricsPort: 9464,
+      workerMetricsHost: '127.0.0.1',
+      metricsToken: undefined,
     });
-    expect(loadConfig({
-      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://jaeger:4318/', OTEL_SERVICE_NAME: 'api-eu', METRICS: 'false', WORKER_METRICS_PORT: '0',
-      WORKER_METRICS_HOST: '0.0.0.0', METRICS_TOKEN: 'a-long-scrape-token',
-    }).telemetry).toEqual({
-      otlpEndpoint: 'http://jaeger:4318', serviceName: 'api-eu', metrics: false, workerMetricsPort: 0, workerMetricsHost: '0.0.0.0', metricsToken: 'a-long-scrape-token',
+    expect(
+      loadConfig({
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://jaeger:4318/',
+        OTEL_SERVICE_NAME: 'api-eu',
+        METRICS: 'false',
+        WORKER_METRICS_PORT: '0',
+        WORKER_METRICS_HOST: '0.0.0.0',
+        METRICS_TOKEN: 'a-long-scrape-token',
+      }).telemetry,
+    ).toEqual({
+      otlpEndpoint: 'http://jaeger:4318',
+      serviceName: 'api-eu',
+      metrics: false,
+      workerMetricsPort: 0,
+      workerMetricsHost: '0.0.0.0',
+      metricsToken: 'a-long-scrape-token',
     });
   });
 
@@ -79,7 +95,8 @@ describe('instruments', () => {
     recordWebhookAttempt({ outcome: 'delivered', attempt: 4, eventCreatedAt, redelivery: false });
     recordWebhookAttempt({ outcome: 'delivered', attempt: 1, eventCreatedAt: new Date(0), redelivery: true });
     const after = await worker();
-    const delta = (name: string, labels: Record<string, string> = {}) => after.value(name, labels) - before.value(name, labels);
+    const delta = (name: string, labels: Record<string, string> = {}) =>
+      after.value(name, labels) - before.value(name, labels);
     expect(delta('webhook_deliveries_total', { outcome: 'failed' })).toBe(1);
     expect(delta('webhook_deliveries_total', { outcome: 'gone' })).toBe(1);
     expect(delta('webhook_deliveries_total', { outcome: 'delivered' })).toBe(2);
@@ -101,7 +118,8 @@ describe('instruments', () => {
     await verify({ decision: 'reject', decidedBy: 'merchant' });
     await verify({ decision: 'accept', decidedBy: 'default' });
     const after = await worker();
-    const delta = (name: string, labels: Record<string, string> = {}) => after.value(name, labels) - before.value(name, labels);
+    const delta = (name: string, labels: Record<string, string> = {}) =>
+      after.value(name, labels) - before.value(name, labels);
     expect(delta('verification_answers_total')).toBe(2);
     expect(delta('verification_answers_total', { outcome: 'reject' })).toBe(1);
     expect(delta('verification_answers_total', { outcome: 'default' })).toBe(1);

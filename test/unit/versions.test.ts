@@ -1,6 +1,11 @@
 import { describe, expect, test } from 'bun:test';
 import {
-  CURRENT_API_VERSION, collectionForVersion, collectionRequestForVersion, listForVersion, parseApiVersion, type ApiVersion,
+  CURRENT_API_VERSION,
+  collectionForVersion,
+  collectionRequestForVersion,
+  listForVersion,
+  parseApiVersion,
+  type ApiVersion,
   type CollectionResource,
 } from '../../src/domain/versions';
 

@@ -13,7 +13,11 @@ beforeEach(() => {
 });
 afterEach(() => stderr.mockRestore());
 
-const logLines = () => stderr.mock.calls.map(([line]) => JSON.parse(String(line)) as { level: string; message: string; error?: { name: string; message: string } });
+const logLines = () =>
+  stderr.mock.calls.map(
+    ([line]) =>
+      JSON.parse(String(line)) as { level: string; message: string; error?: { name: string; message: string } },
+  );
 
 /** A worker double: run() settles once shutdown() is called (as the SDK's does), or with `runError`. */
 function fakeWorker(steps: string[], runError?: Error) {
@@ -28,11 +32,14 @@ function fakeWorker(steps: string[], runError?: Error) {
     run: () => {
       state = runError ? 'FAILED' : 'RUNNING';
       if (runError) return Promise.reject(runError);
-      return new Promise<void>((resolve) => (finish = () => {
-        state = 'STOPPED';
-        steps.push('worker stopped');
-        resolve();
-      }));
+      return new Promise<void>(
+        (resolve) =>
+          (finish = () => {
+            state = 'STOPPED';
+            steps.push('worker stopped');
+            resolve();
+          }),
+      );
     },
   };
 }
@@ -51,7 +58,11 @@ test('a failure before the worker runs is the error rethrown; a connection refus
   await expect(run).rejects.toBe(failure);
   expect(steps).toEqual(['connection close', 'pool closed']);
   expect(logLines()).toEqual([
-    expect.objectContaining({ level: 'warn', message: 'could not release the connection', error: expect.objectContaining({ name: 'IllegalStateError' }) }),
+    expect.objectContaining({
+      level: 'warn',
+      message: 'could not release the connection',
+      error: expect.objectContaining({ name: 'IllegalStateError' }),
+    }),
   ]);
 });
 
@@ -76,10 +87,12 @@ test('background work starts beside run(), is stopped when the worker stops, and
     await runUntilShutdown(worker, hold, (stop) => {
       expect(worker.getState()).toBe('RUNNING' as never);
       queueMicrotask(() => worker.shutdown());
-      return new Promise<void>((resolve) => stop.addEventListener('abort', () => {
-        steps.push('background stopped');
-        resolve();
-      }));
+      return new Promise<void>((resolve) =>
+        stop.addEventListener('abort', () => {
+          steps.push('background stopped');
+          resolve();
+        }),
+      );
     });
   });
   expect(steps).toEqual(['worker shutdown', 'worker stopped', 'background stopped', 'connection closed']);

@@ -10,7 +10,21 @@ import { insertCollectionRequest, type NewCollectionRequest } from '../../src/se
 import { launcherFromConfig } from '../../src/temporal/launcher';
 import { subscriptionWorkflowId } from '../../src/contracts/subscription';
 import { collectionRequestStateQuery, collectionRequestWorkflowId } from '../../src/contracts/collection-request';
-import { createMerchant, eventually, numberSequence, recordHistory, startWorker, testApp, testClient, testConfig, testSql, uniqueTaskQueue, type TestApp, type TestMerchant, type WorkerProcess } from '../helpers';
+import {
+  createMerchant,
+  eventually,
+  numberSequence,
+  recordHistory,
+  startWorker,
+  testApp,
+  testClient,
+  testConfig,
+  testSql,
+  uniqueTaskQueue,
+  type TestApp,
+  type TestMerchant,
+  type WorkerProcess,
+} from '../helpers';
 
 const WORKER_ENV = { SANDBOX_PAYMENT_DELAY_SECONDS: '1', FAILED_PROMPT_RETRY_SECONDS: '1' };
 const taskQueue = uniqueTaskQueue('requests');
@@ -31,7 +45,11 @@ afterAll(async () => {
 const nextNumber = numberSequence('+256772');
 const inSeconds = (seconds: number) => new Date(Date.now() + seconds * 1000);
 
-async function createRequest(overrides: Partial<NewCollectionRequest> = {}, queue = taskQueue, owner: TestMerchant = merchant): Promise<number> {
+async function createRequest(
+  overrides: Partial<NewCollectionRequest> = {},
+  queue = taskQueue,
+  owner: TestMerchant = merchant,
+): Promise<number> {
   const phoneNumber = overrides.phoneNumber ?? nextNumber();
   const created = await insertCollectionRequest(testSql(), {
     organizationId: owner.organization.id,
@@ -55,15 +73,22 @@ async function createRequest(overrides: Partial<NewCollectionRequest> = {}, queu
     subscriptionSettings: null,
     ...overrides,
   });
-  await launcherFromConfig(ctx.client, testConfig({ TASK_QUEUE: queue, FAILED_PROMPT_RETRY_SECONDS: '1' }), () => {}).startCollectionRequest(created.request);
+  await launcherFromConfig(
+    ctx.client,
+    testConfig({ TASK_QUEUE: queue, FAILED_PROMPT_RETRY_SECONDS: '1' }),
+    () => {},
+  ).startCollectionRequest(created.request);
   return created.request.id;
 }
 
-const handleOf = (requestId: number) => ctx.client.workflow.getHandle(collectionRequestWorkflowId(asId('CollectionRequest', requestId)));
+const handleOf = (requestId: number) =>
+  ctx.client.workflow.getHandle(collectionRequestWorkflowId(asId('CollectionRequest', requestId)));
 
 async function finalRow(requestId: number) {
   await handleOf(requestId).result();
-  const [row] = await testSql()<{ status: RequestStatus; attempts: number; errorMessage: string | null; collectionId: number | null }[]>`
+  const [row] = await testSql()<
+    { status: RequestStatus; attempts: number; errorMessage: string | null; collectionId: number | null }[]
+  >`
     select status, attempts, error_message as "errorMessage", collection_id as "collectionId" from collection_requests where id = ${requestId}`;
   return row!;
 }
@@ -85,21 +110,37 @@ describe('collection request workflow', () => {
   test('prompts (SMS, then USSD push) and succeeds when the sandbox subscriber pays and the collection is matched', async () => {
     const requestId = await createRequest();
     const row = await finalRow(requestId);
-    const [collection] = await testSql()<{ id: number }[]>`select id from collections where collection_request_id = ${requestId}`;
+    const [collection] = await testSql()<
+      { id: number }[]
+    >`select id from collections where collection_request_id = ${requestId}`;
     expect(row).toMatchObject({ status: 'successful', collectionId: collection!.id, attempts: 1 });
     expect(await statusEvents(requestId)).toEqual(['instructions_sent', 'processing_started', 'successful']);
     const sent = await messages(requestId);
     expect(sent.map((message) => message.kind)).toEqual(['instructions', 'success']);
     expect(sent[1]!.text).toBe('Thanks Test Payer for 500 - via Collections');
     expect(await handleOf(requestId).query(collectionRequestStateQuery)).toMatchObject({
-      status: 'successful', collectionId: collection!.id, payment: { collectionId: collection!.id, outcome: 'accepted', decidedBy: 'not-asked' },
+      status: 'successful',
+      collectionId: collection!.id,
+      payment: { collectionId: collection!.id, outcome: 'accepted', decidedBy: 'not-asked' },
     });
     // The sandbox's subscriber paid a second later: the workflow asked its status query then, and received the payment itself.
-    expect(await ctx.client.workflow.getHandle(`collection-mtn-uganda-SBX-${requestId}`).describe().then(() => 'started', () => 'none')).toBe('none');
-    await recordHistory(ctx.client, collectionRequestWorkflowId(asId('CollectionRequest', requestId)), 'collection-request-successful');
+    expect(
+      await ctx.client.workflow
+        .getHandle(`collection-mtn-uganda-SBX-${requestId}`)
+        .describe()
+        .then(
+          () => 'started',
+          () => 'none',
+        ),
+    ).toBe('none');
+    await recordHistory(
+      ctx.client,
+      collectionRequestWorkflowId(asId('CollectionRequest', requestId)),
+      'collection-request-successful',
+    );
   });
 
-  test('a subscriber who pays at once: the network\'s answer is the confirmation, received in the same workflow', async () => {
+  test("a subscriber who pays at once: the network's answer is the confirmation, received in the same workflow", async () => {
     const queue = uniqueTaskQueue('requests-at-once');
     const atOnce = await startWorker(queue, { ...WORKER_ENV, SANDBOX_PAYMENT_DELAY_SECONDS: '0' });
     try {
@@ -108,10 +149,17 @@ describe('collection request workflow', () => {
       expect(await statusEvents(requestId)).toEqual(['instructions_sent', 'processing_started', 'successful']);
       const history = (await handleOf(requestId).fetchHistory()).events ?? [];
       // One prompt, one success text: no status query, no timer, no other workflow.
-      expect(history.filter((event) => event.activityTaskScheduledEventAttributes).map((event) => event.activityTaskScheduledEventAttributes!.activityType!.name))
-        .toEqual(['promptSubscriber', 'sendSuccessMessage']);
+      expect(
+        history
+          .filter((event) => event.activityTaskScheduledEventAttributes)
+          .map((event) => event.activityTaskScheduledEventAttributes!.activityType!.name),
+      ).toEqual(['promptSubscriber', 'sendSuccessMessage']);
       expect(history.some((event) => event.timerStartedEventAttributes)).toBe(false);
-      await recordHistory(ctx.client, collectionRequestWorkflowId(asId('CollectionRequest', requestId)), 'collection-request-paid-at-once');
+      await recordHistory(
+        ctx.client,
+        collectionRequestWorkflowId(asId('CollectionRequest', requestId)),
+        'collection-request-paid-at-once',
+      );
     } finally {
       await atOnce.stop();
     }
@@ -123,11 +171,19 @@ describe('collection request workflow', () => {
     expect(row.status).toBe('expired');
     expect(await statusEvents(requestId)).toEqual(['pending', 'expired']);
     expect(await messages(requestId)).toHaveLength(0);
-    await recordHistory(ctx.client, collectionRequestWorkflowId(asId('CollectionRequest', requestId)), 'collection-request-unprompted-expired');
+    await recordHistory(
+      ctx.client,
+      collectionRequestWorkflowId(asId('CollectionRequest', requestId)),
+      'collection-request-unprompted-expired',
+    );
   });
 
   test('instructions "skip" sends no text message but still pushes the prompt', async () => {
-    const requestId = await createRequest({ instructions: 'skip', phoneNumber: '+80000000009', expiresAt: inSeconds(2) });
+    const requestId = await createRequest({
+      instructions: 'skip',
+      phoneNumber: '+80000000009',
+      expiresAt: inSeconds(2),
+    });
     expect((await finalRow(requestId)).status).toBe('expired');
     expect(await statusEvents(requestId)).toEqual(['processing_started', 'expired']);
     expect(await messages(requestId)).toHaveLength(0);
@@ -142,10 +198,14 @@ describe('collection request workflow', () => {
     // seconds, it may rightly say `pending`; the time of the change is checked below either way).
     if (Date.now() < startAt.getTime()) expect([queried.status, row!.status]).toEqual(['new', 'new']);
     const pendingAt = await eventually('the start', async () => {
-      const [current] = await testSql()<{ status: string; modified: Date }[]>`select status, modified from collection_requests where id = ${requestId}`;
+      const [current] = await testSql()<
+        { status: string; modified: Date }[]
+      >`select status, modified from collection_requests where id = ${requestId}`;
       return current!.status === 'pending' ? current!.modified : undefined;
     });
-    const [request] = await testSql()<{ startDate: Date }[]>`select start_date as "startDate" from collection_requests where id = ${requestId}`;
+    const [request] = await testSql()<
+      { startDate: Date }[]
+    >`select start_date as "startDate" from collection_requests where id = ${requestId}`;
     expect(pendingAt.getTime()).toBeGreaterThanOrEqual(request!.startDate.getTime());
     expect((await finalRow(requestId)).status).toBe('expired');
     expect(await statusEvents(requestId)).toEqual(['pending', 'expired']);
@@ -157,20 +217,37 @@ describe('collection request workflow', () => {
     expect(row).toMatchObject({ status: 'failed', attempts: 3, errorMessage: 'Cancelled By User' });
     expect(await statusEvents(requestId)).toEqual(['instructions_sent', 'failed']);
     expect((await messages(requestId)).map((message) => message.attempt)).toEqual([1, 2, 3]);
-    await recordHistory(ctx.client, collectionRequestWorkflowId(asId('CollectionRequest', requestId)), 'collection-request-retried-failed');
+    await recordHistory(
+      ctx.client,
+      collectionRequestWorkflowId(asId('CollectionRequest', requestId)),
+      'collection-request-retried-failed',
+    );
   });
 
   test('max_attempts 0: one prompt, no retry', async () => {
     const requestId = await createRequest({ phoneNumber: '+80000000001', maxAttempts: 0 });
-    expect(await finalRow(requestId)).toMatchObject({ status: 'failed', attempts: 1, errorMessage: 'Cancelled By User' });
+    expect(await finalRow(requestId)).toMatchObject({
+      status: 'failed',
+      attempts: 1,
+      errorMessage: 'Cancelled By User',
+    });
   });
 
   test('an unpaid prompt is repeated every retry interval while retries remain, then waits for expiry', async () => {
-    const requestId = await createRequest({ phoneNumber: '+80000000009', maxAttempts: 2, retryIntervalSeconds: 1, expiresAt: inSeconds(6) });
+    const requestId = await createRequest({
+      phoneNumber: '+80000000009',
+      maxAttempts: 2,
+      retryIntervalSeconds: 1,
+      expiresAt: inSeconds(6),
+    });
     const row = await finalRow(requestId);
     expect(row).toMatchObject({ status: 'expired', attempts: 3 });
     expect((await messages(requestId)).map((message) => message.attempt)).toEqual([1, 2, 3]);
-    await recordHistory(ctx.client, collectionRequestWorkflowId(asId('CollectionRequest', requestId)), 'collection-request-prompted-expired');
+    await recordHistory(
+      ctx.client,
+      collectionRequestWorkflowId(asId('CollectionRequest', requestId)),
+      'collection-request-prompted-expired',
+    );
   });
 
   test('operators filter request workflows by organization and status', async () => {
@@ -183,12 +260,15 @@ describe('collection request workflow', () => {
     const expiring = await createRequest({ sendInstructions: false, expiresAt: inSeconds(2) }, taskQueue, operated);
     for (const requestId of [...failing, expiring]) await finalRow(requestId);
     const client = await testClient();
-    const query = (status: string) => `WorkflowType = 'collectionRequest' AND OrganizationId = '${operated.organization.id}' AND RequestStatus = '${status}'`;
+    const query = (status: string) =>
+      `WorkflowType = 'collectionRequest' AND OrganizationId = '${operated.organization.id}' AND RequestStatus = '${status}'`;
     await eventually('visibility to catch up', async () => (await client.workflow.count(query('failed'))).count === 2);
     await eventually('visibility to catch up', async () => (await client.workflow.count(query('expired'))).count === 1);
     const listed: string[] = [];
     for await (const execution of client.workflow.list({ query: query('failed') })) listed.push(execution.workflowId);
-    expect(listed.sort()).toEqual(failing.map((id) => collectionRequestWorkflowId(asId('CollectionRequest', id))).sort());
+    expect(listed.sort()).toEqual(
+      failing.map((id) => collectionRequestWorkflowId(asId('CollectionRequest', id))).sort(),
+    );
   });
 });
 
@@ -209,12 +289,24 @@ describe('subscriptions', () => {
     const subscription = ctx.client.workflow.getHandle(subscriptionWorkflowId(asId('CollectionRequest', requestId)));
     const result = await subscription.result();
     expect(result).toMatchObject({ created: 1, nextOccurrence: null });
-    await recordHistory(ctx.client, subscriptionWorkflowId(asId('CollectionRequest', requestId)), 'subscription-minutely');
+    await recordHistory(
+      ctx.client,
+      subscriptionWorkflowId(asId('CollectionRequest', requestId)),
+      'subscription-minutely',
+    );
     const occurrences = await testSql()<{ id: number; occurrenceAt: Date }[]>`
       select id, occurrence_at as "occurrenceAt" from collection_requests where subscription_id = ${requestId}`;
-    expect(occurrences.map((row) => row.occurrenceAt.toISOString())).toEqual([new Date(start.getTime() + 60_000).toISOString()]);
+    expect(occurrences.map((row) => row.occurrenceAt.toISOString())).toEqual([
+      new Date(start.getTime() + 60_000).toISOString(),
+    ]);
     // Each occurrence is a request with its own workflow.
-    expect((await ctx.client.workflow.getHandle(collectionRequestWorkflowId(asId('CollectionRequest', occurrences[0]!.id))).describe()).type).toBe('collectionRequest');
+    expect(
+      (
+        await ctx.client.workflow
+          .getHandle(collectionRequestWorkflowId(asId('CollectionRequest', occurrences[0]!.id)))
+          .describe()
+      ).type,
+    ).toBe('collectionRequest');
   }, 120_000);
 });
 
@@ -223,12 +315,25 @@ describe('crash recovery', () => {
     const crashQueue = uniqueTaskQueue('requests-crash');
     const first = await startWorker(crashQueue, WORKER_ENV);
     // Margins cover the dead worker's sticky queue timeout (10 s) before another worker takes over.
-    const waitingForStart = await createRequest({ startAt: inSeconds(3), sendInstructions: false, expiresAt: inSeconds(25) }, crashQueue);
-    const betweenRetries = await createRequest({ phoneNumber: '+80000000001', maxAttempts: 2, retryIntervalSeconds: 3, expiresAt: inSeconds(90) }, crashQueue);
-    const waitingForPayment = await createRequest({ phoneNumber: '+80000000009', expiresAt: inSeconds(120) }, crashQueue);
+    const waitingForStart = await createRequest(
+      { startAt: inSeconds(3), sendInstructions: false, expiresAt: inSeconds(25) },
+      crashQueue,
+    );
+    const betweenRetries = await createRequest(
+      { phoneNumber: '+80000000001', maxAttempts: 2, retryIntervalSeconds: 3, expiresAt: inSeconds(90) },
+      crashQueue,
+    );
+    const waitingForPayment = await createRequest(
+      { phoneNumber: '+80000000009', expiresAt: inSeconds(120) },
+      crashQueue,
+    );
     const toBePaid = await createRequest({ expiresAt: inSeconds(90) }, crashQueue);
     await eventually('the prompts to go out', async () => {
-      const states = await Promise.all([betweenRetries, waitingForPayment, toBePaid].map(async (id) => (await handleOf(id).query(collectionRequestStateQuery)).status));
+      const states = await Promise.all(
+        [betweenRetries, waitingForPayment, toBePaid].map(
+          async (id) => (await handleOf(id).query(collectionRequestStateQuery)).status,
+        ),
+      );
       return states.every((status) => status !== 'new');
     });
     await first.kill();

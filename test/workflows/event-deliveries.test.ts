@@ -14,7 +14,18 @@ import { recordEvent } from '../../src/services/events';
 import { deleteWebhook } from '../../src/services/webhooks';
 import { outboxSweepScheduleId } from '../../src/contracts/sweeps';
 import {
-  ROOT, createMerchant, eventually, numberSequence, startWorker, testApp, testClient, testSql, uniqueTaskQueue, type TestMerchant, type WorkerProcess, type WorkerRuntime,
+  ROOT,
+  createMerchant,
+  eventually,
+  numberSequence,
+  startWorker,
+  testApp,
+  testClient,
+  testSql,
+  uniqueTaskQueue,
+  type TestMerchant,
+  type WorkerProcess,
+  type WorkerRuntime,
 } from '../helpers';
 import { makeCertificate, startReceiver, type Certificate, type Receiver } from '../webhook-receiver';
 
@@ -32,10 +43,21 @@ afterAll(async () => {
   await Promise.all(workers.map((worker) => worker.stop()));
   await receiver?.close();
   const client = await testClient();
-  await Promise.all(schedules.map((id) => client.schedule.getHandle(id).delete().catch(() => {})));
+  await Promise.all(
+    schedules.map((id) =>
+      client.schedule
+        .getHandle(id)
+        .delete()
+        .catch(() => {}),
+    ),
+  );
 });
 
-async function launch(taskQueue: string, env: Record<string, string> = {}, runtime?: WorkerRuntime): Promise<WorkerProcess> {
+async function launch(
+  taskQueue: string,
+  env: Record<string, string> = {},
+  runtime?: WorkerRuntime,
+): Promise<WorkerProcess> {
   const worker = await startWorker(taskQueue, { WEBHOOK_CA_FILE: certificate.certFile, ...env }, runtime);
   workers.push(worker);
   return worker;
@@ -47,7 +69,9 @@ const nextPath = () => `/events/${++pathCounter}`;
 
 async function createContacts(merchant: TestMerchant, count: number): Promise<void> {
   for (let index = 0; index < count; index += 1) {
-    const response = await merchant.request('/api/contacts', { form: { phone_number: nextNumber(), first_name: 'W', last_name: `F${index}` } });
+    const response = await merchant.request('/api/contacts', {
+      form: { phone_number: nextNumber(), first_name: 'W', last_name: `F${index}` },
+    });
     expect(response.status).toBe(201);
   }
 }
@@ -71,20 +95,25 @@ const deliveriesOf = async (organizationId: number) =>
     from webhook_deliveries where organization_id = ${organizationId} order by event_id, webhook_id`;
 
 describe('events and their deliveries', () => {
-  test('an event with two live webhooks of its type reaches both webhooks\' actors; one nobody listens to reaches none', async () => {
+  test("an event with two live webhooks of its type reaches both webhooks' actors; one nobody listens to reaches none", async () => {
     const taskQueue = uniqueTaskQueue('deliveries');
     await launch(taskQueue);
     const ctx = await testApp(taskQueue);
     const merchant = await createMerchant(ctx.app);
     await createContacts(merchant, 1);
-    const [unheard] = await testSql()<{ id: number }[]>`select id from events where organization_id = ${merchant.organization.id}`;
+    const [unheard] = await testSql()<
+      { id: number }[]
+    >`select id from events where organization_id = ${merchant.organization.id}`;
     const [first, second] = [nextPath(), nextPath()];
     const hooks = [await hook(merchant, first), await hook(merchant, second)];
     await hook(merchant, nextPath(), 'collection.received');
     const deleted = await hook(merchant, nextPath());
     await deleteWebhook(testSql(), asId('Webhook', deleted), 'deleted');
     await createContacts(merchant, 1);
-    await eventually('both receivers to get the event', async () => receiver.requests(first).length === 1 && receiver.requests(second).length === 1);
+    await eventually(
+      'both receivers to get the event',
+      async () => receiver.requests(first).length === 1 && receiver.requests(second).length === 1,
+    );
     const rows = await deliveriesOf(merchant.organization.id);
     expect(rows.map((row) => row.webhookId)).toEqual(hooks);
     // No workflow per webhook (the dispatch pool sends them); an event nobody listens to recorded no delivery and started nothing.
@@ -101,11 +130,23 @@ describe('events and their deliveries', () => {
     const path = nextPath();
     await hook(merchant, path);
     // Written as the API writes it, but never handed to Temporal: the process "died" after commit.
-    const orphan = await recordEvent(testSql(), { organizationId: merchant.organization.id, type: 'contact.created', data: { orphan: true }, author: null });
+    const orphan = await recordEvent(testSql(), {
+      organizationId: merchant.organization.id,
+      type: 'contact.created',
+      data: { orphan: true },
+      author: null,
+    });
     expect(orphan.deliveries).toHaveLength(1);
-    await eventually('the sweep to deliver the orphaned event', async () => receiver.requests(path).length === 1, 30_000);
+    await eventually(
+      'the sweep to deliver the orphaned event',
+      async () => receiver.requests(path).length === 1,
+      30_000,
+    );
     expect(JSON.parse(receiver.requests(path)[0]!.body).data).toEqual({ orphan: true });
-    await eventually('the delivery to be marked started', async () => (await deliveriesOf(merchant.organization.id))[0]?.workflowStartedAt !== null);
+    await eventually(
+      'the delivery to be marked started',
+      async () => (await deliveriesOf(merchant.organization.id))[0]?.workflowStartedAt !== null,
+    );
   });
 
   test('killing the worker while events are recorded loses none, and each is delivered exactly once', async () => {
@@ -123,11 +164,24 @@ describe('events and their deliveries', () => {
     await createContacts(merchant, 10);
     // And some whose API process died between commit and start: only the sweep can find them.
     for (let index = 0; index < 5; index += 1) {
-      await recordEvent(testSql(), { organizationId: merchant.organization.id, type: 'contact.created', data: { index }, author: null });
+      await recordEvent(testSql(), {
+        organizationId: merchant.organization.id,
+        type: 'contact.created',
+        data: { index },
+        author: null,
+      });
     }
     await launch(taskQueue, sweepEnv);
-    await eventually('every event to be delivered', async () => new Set(receiver.requests(path).map((request) => request.headers['webhook-id'])).size === 25, 60_000);
-    await eventually('every delivery to be closed', async () => (await deliveriesOf(merchant.organization.id)).every((row) => row.status === 'delivered'), 60_000);
+    await eventually(
+      'every event to be delivered',
+      async () => new Set(receiver.requests(path).map((request) => request.headers['webhook-id'])).size === 25,
+      60_000,
+    );
+    await eventually(
+      'every delivery to be closed',
+      async () => (await deliveriesOf(merchant.organization.id)).every((row) => row.status === 'delivered'),
+      60_000,
+    );
     expect(await deliveriesOf(merchant.organization.id)).toHaveLength(25);
     // Every attempt logged once and sent at most once. One the killed worker was making when it died is
     // logged as failed with an unknown outcome (not sent again under its number) and followed by the next.
@@ -150,15 +204,26 @@ describe('events and their deliveries', () => {
     const webhookId = await hook(merchant, path);
     const sql = testSql();
     // As migration 008 left such events: no delivery rows, not dispatched; one of them set aside by a sweep of that time.
-    const undispatched = async (type: string) => (await sql<{ id: number }[]>`
+    const undispatched = async (type: string) =>
+      (
+        await sql<{ id: number }[]>`
       insert into events (organization_id, type, data, dispatched_at) values (${merchant.organization.id}, ${type}, '{"undispatched": true}', null)
-      returning id`)[0]!.id;
+      returning id`
+      )[0]!.id;
     const heard = await undispatched('contact.created');
     const unheard = await undispatched('collection.received');
     await sql`insert into sweep_failures (kind, row_id, error) values ('outbox-event', ${heard}, 'set aside by an earlier sweep')`;
     // The current sweep runs, and leaves them alone: it no longer looks for such events.
-    await eventually('a sweep of the current type to finish', async () =>
-      (await ctx.client.workflow.count(`WorkflowType = 'outboxSweep' AND TaskQueue = '${taskQueue}' AND ExecutionStatus = 'Completed'`)).count > 0, 30_000);
+    await eventually(
+      'a sweep of the current type to finish',
+      async () =>
+        (
+          await ctx.client.workflow.count(
+            `WorkflowType = 'outboxSweep' AND TaskQueue = '${taskQueue}' AND ExecutionStatus = 'Completed'`,
+          )
+        ).count > 0,
+      30_000,
+    );
     expect(await deliveriesOf(merchant.organization.id)).toHaveLength(0);
 
     // The migration, as a deploy applies it (it only touches events never dispatched, so applying it again here is safe).
@@ -166,15 +231,26 @@ describe('events and their deliveries', () => {
     await sql.begin((tx) => tx.unsafe(migration));
     const events = await sql<{ id: number; dispatched: boolean }[]>`
       select id, dispatched_at is not null as dispatched from events where id in ${sql([heard, unheard])} order by id`;
-    expect([...events]).toEqual([{ id: heard, dispatched: true }, { id: unheard, dispatched: true }]);
+    expect([...events]).toEqual([
+      { id: heard, dispatched: true },
+      { id: unheard, dispatched: true },
+    ]);
     expect(await sql`select 1 from sweep_failures where kind = 'outbox-event'`).toHaveLength(0);
-    const [row] = await sql<{ workflowId: string }[]>`select workflow_id as "workflowId" from webhook_deliveries where event_id = ${heard}`;
+    const [row] = await sql<
+      { workflowId: string }[]
+    >`select workflow_id as "workflowId" from webhook_deliveries where event_id = ${heard}`;
     expect(row!.workflowId).toBe(`webhook-delivery-${heard}-${webhookId}`);
 
     await eventually('the pool to deliver the event', async () => receiver.requests(path).length === 1, 30_000);
     expect(JSON.parse(receiver.requests(path)[0]!.body).data).toEqual({ undispatched: true });
-    await eventually('the delivery to be closed', async () => (await deliveriesOf(merchant.organization.id))[0]?.status === 'delivered', 30_000);
-    expect((await deliveriesOf(merchant.organization.id)).map((delivery) => [delivery.eventId, delivery.webhookId])).toEqual([[heard, webhookId]]);
+    await eventually(
+      'the delivery to be closed',
+      async () => (await deliveriesOf(merchant.organization.id))[0]?.status === 'delivered',
+      30_000,
+    );
+    expect(
+      (await deliveriesOf(merchant.organization.id)).map((delivery) => [delivery.eventId, delivery.webhookId]),
+    ).toEqual([[heard, webhookId]]);
     expect(await executions(merchant.organization.id)).toBe(0);
   });
 

@@ -4,7 +4,15 @@ import { createOrganization } from '../../src/services/organizations';
 import { recordEvent } from '../../src/services/events';
 import { createWebhook, logAttempt } from '../../src/services/webhooks';
 import { eventRetentionScheduleId } from '../../src/contracts/sweeps';
-import { eventually, recordHistory, startWorker, testClient, testSql, uniqueTaskQueue, type WorkerProcess } from '../helpers';
+import {
+  eventually,
+  recordHistory,
+  startWorker,
+  testClient,
+  testSql,
+  uniqueTaskQueue,
+  type WorkerProcess,
+} from '../helpers';
 
 const workers: WorkerProcess[] = [];
 const schedules: string[] = [];
@@ -12,21 +20,47 @@ const schedules: string[] = [];
 afterAll(async () => {
   await Promise.all(workers.map((worker) => worker.stop()));
   const client = await testClient();
-  await Promise.all(schedules.map((id) => client.schedule.getHandle(id).delete().catch(() => {})));
+  await Promise.all(
+    schedules.map((id) =>
+      client.schedule
+        .getHandle(id)
+        .delete()
+        .catch(() => {}),
+    ),
+  );
 });
 
 test('the retention Schedule deletes events older than the retention with their deliveries and attempts, and keeps younger ones', async () => {
   const sql = testSql();
   const { organization, user } = await createOrganization(sql, 'Retention');
-  const webhook = await createWebhook(sql, { organizationId: organization.id, userId: user.id, event: 'contact.created', target: 'https://merchant.example/h' });
+  const webhook = await createWebhook(sql, {
+    organizationId: organization.id,
+    userId: user.id,
+    event: 'contact.created',
+    target: 'https://merchant.example/h',
+  });
   const record = async (ageDays: number) => {
-    const event = await recordEvent(sql, { organizationId: organization.id, type: 'contact.created', data: { ageDays }, author: null });
+    const event = await recordEvent(sql, {
+      organizationId: organization.id,
+      type: 'contact.created',
+      data: { ageDays },
+      author: null,
+    });
     await sql`update events set created = now() - ${ageDays}::int * interval '1 day' - interval '1 minute' where id = ${event.id}`;
     // The event recorded its delivery to the webhook; its one attempt delivered it.
     const deliveryId = event.deliveries[0]!.id;
     await logAttempt(sql, {
-      deliveryId, webhookId: webhook.id, attempt: 1, startedAt: new Date(), durationMs: 1, outcome: 'delivered',
-      statusCode: 200, error: null, responseExcerpt: null, final: true, nextAttemptAt: null,
+      deliveryId,
+      webhookId: webhook.id,
+      attempt: 1,
+      startedAt: new Date(),
+      durationMs: 1,
+      outcome: 'delivered',
+      statusCode: 200,
+      error: null,
+      responseExcerpt: null,
+      final: true,
+      nextAttemptAt: null,
     });
     return { eventId: event.id, deliveryId };
   };
@@ -35,11 +69,24 @@ test('the retention Schedule deletes events older than the retention with their 
 
   const taskQueue = uniqueTaskQueue('retention');
   schedules.push(eventRetentionScheduleId(taskQueue));
-  workers.push(await startWorker(taskQueue, { RETENTION_SWEEP: 'true', RETENTION_SWEEP_INTERVAL_SECONDS: '1', EVENT_RETENTION_DAYS: '30' }));
+  workers.push(
+    await startWorker(taskQueue, {
+      RETENTION_SWEEP: 'true',
+      RETENTION_SWEEP_INTERVAL_SECONDS: '1',
+      EVENT_RETENTION_DAYS: '30',
+    }),
+  );
 
-  const exists = async (table: 'events' | 'webhook_deliveries' | 'webhook_delivery_attempts', column: string, id: number) =>
-    (await sql`select 1 from ${sql(table)} where ${sql(column)} = ${id}`).length > 0;
-  await eventually('the expired event to be deleted', async () => !(await exists('events', 'id', expired.eventId)), 30_000);
+  const exists = async (
+    table: 'events' | 'webhook_deliveries' | 'webhook_delivery_attempts',
+    column: string,
+    id: number,
+  ) => (await sql`select 1 from ${sql(table)} where ${sql(column)} = ${id}`).length > 0;
+  await eventually(
+    'the expired event to be deleted',
+    async () => !(await exists('events', 'id', expired.eventId)),
+    30_000,
+  );
   expect(await exists('webhook_deliveries', 'id', expired.deliveryId)).toBe(false);
   expect(await exists('webhook_delivery_attempts', 'delivery_id', expired.deliveryId)).toBe(false);
   expect(await exists('events', 'id', kept.eventId)).toBe(true);
@@ -47,24 +94,44 @@ test('the retention Schedule deletes events older than the retention with their 
 
   const client = await testClient();
   const description = await client.schedule.getHandle(eventRetentionScheduleId(taskQueue)).describe();
-  expect(description.action).toMatchObject({ workflowType: 'eventRetention', args: [{ retentionDays: 30, batchSize: 1000 }] });
+  expect(description.action).toMatchObject({
+    workflowType: 'eventRetention',
+    args: [{ retentionDays: 30, batchSize: 1000 }],
+  });
   const run = await eventually('a finished retention run', async () => {
-    for await (const execution of client.workflow.list({ query: `WorkflowType = 'eventRetention' AND TaskQueue = '${taskQueue}' AND ExecutionStatus = 'Completed'` })) return execution;
+    for await (const execution of client.workflow.list({
+      query: `WorkflowType = 'eventRetention' AND TaskQueue = '${taskQueue}' AND ExecutionStatus = 'Completed'`,
+    }))
+      return execution;
     return undefined;
   });
   await recordHistory(client, run.workflowId, 'event-retention', run.runId);
 }, 60_000);
 
-test('the retention Schedule deletes audit entries older than AUDIT_RETENTION_DAYS only, however old the events\' retention is', async () => {
+test("the retention Schedule deletes audit entries older than AUDIT_RETENTION_DAYS only, however old the events' retention is", async () => {
   const sql = testSql();
   const { organization, user } = await createOrganization(sql, 'Audit retention');
   const actor = {
-    organizationId: organization.id, userId: user.id,
-    audit: { userId: user.id, apiKeyId: null, channel: 'console' as const, clientAddress: null, action: 'POST /console/webhooks' },
+    organizationId: organization.id,
+    userId: user.id,
+    audit: {
+      userId: user.id,
+      apiKeyId: null,
+      channel: 'console' as const,
+      clientAddress: null,
+      action: 'POST /console/webhooks',
+    },
   };
   /** One audited change (a webhook created through the console), made `ageDays` ago. */
   const entryAged = async (ageDays: number) => {
-    const hook = await writeAs(sql, actor, (tx) => createWebhook(tx, { organizationId: organization.id, userId: user.id, event: 'contact.created', target: 'https://merchant.example/a' }));
+    const hook = await writeAs(sql, actor, (tx) =>
+      createWebhook(tx, {
+        organizationId: organization.id,
+        userId: user.id,
+        event: 'contact.created',
+        target: 'https://merchant.example/a',
+      }),
+    );
     const [entry] = await sql<{ id: number }[]>`
       update audit_events set created = now() - ${ageDays}::int * interval '1 day' - interval '1 minute'
       where object_type = 'webhook' and object_id = ${hook.id} returning id`;
@@ -76,11 +143,21 @@ test('the retention Schedule deletes audit entries older than AUDIT_RETENTION_DA
 
   const taskQueue = uniqueTaskQueue('audit-retention');
   schedules.push(eventRetentionScheduleId(taskQueue));
-  workers.push(await startWorker(taskQueue, { RETENTION_SWEEP: 'true', RETENTION_SWEEP_INTERVAL_SECONDS: '1', EVENT_RETENTION_DAYS: '30', AUDIT_RETENTION_DAYS: '40' }));
+  workers.push(
+    await startWorker(taskQueue, {
+      RETENTION_SWEEP: 'true',
+      RETENTION_SWEEP_INTERVAL_SECONDS: '1',
+      EVENT_RETENTION_DAYS: '30',
+      AUDIT_RETENTION_DAYS: '40',
+    }),
+  );
 
   const exists = async (id: number) => (await sql`select 1 from audit_events where id = ${id}`).length > 0;
   await eventually('the expired audit entry to be deleted', async () => !(await exists(expired)), 30_000);
   expect(await exists(kept)).toBe(true);
   const description = await (await testClient()).schedule.getHandle(eventRetentionScheduleId(taskQueue)).describe();
-  expect(description.action).toMatchObject({ workflowType: 'eventRetention', args: [{ retentionDays: 30, auditRetentionDays: 40 }] });
+  expect(description.action).toMatchObject({
+    workflowType: 'eventRetention',
+    args: [{ retentionDays: 30, auditRetentionDays: 40 }],
+  });
 }, 60_000);

@@ -11,7 +11,17 @@ import { SANDBOX_PAYOUT_FAILING_NUMBER, SANDBOX_PAYOUT_REJECTED_NUMBER } from '.
 import { walletsOutOfBalance } from '../../src/services/wallets';
 import { paymentBatchWorkflowId, type PaymentBatchInput } from '../../src/contracts/payment-batch';
 import {
-  createMerchant, numberSequence, recordHistory, startWorker, testApp, testSql, uniqueTaskQueue, eventually, type TestApp, type TestMerchant, type WorkerProcess,
+  createMerchant,
+  numberSequence,
+  recordHistory,
+  startWorker,
+  testApp,
+  testSql,
+  uniqueTaskQueue,
+  eventually,
+  type TestApp,
+  type TestMerchant,
+  type WorkerProcess,
 } from '../helpers';
 import { makeCertificate, startReceiver, type Receiver } from '../webhook-receiver';
 
@@ -43,7 +53,11 @@ const nextNumber = numberSequence('+256772');
 const row = (phonenumber = nextNumber()) => ({ phonenumber, amount: '10', currency: 'BXC', description: 'Payroll' });
 
 const balanceOf = async (organizationId: number) =>
-  (await testSql()<{ balance: string }[]>`select balance::text from accounts where organization_id = ${organizationId} and currency = 'BXC' order by id limit 1`)[0]!.balance;
+  (
+    await testSql()<
+      { balance: string }[]
+    >`select balance::text from accounts where organization_id = ${organizationId} and currency = 'BXC' order by id limit 1`
+  )[0]!.balance;
 
 async function expectBalanced(merchant: TestMerchant): Promise<void> {
   expect(await walletsOutOfBalance(testSql(), merchant.organization.id)).toEqual([]);
@@ -51,23 +65,42 @@ async function expectBalanced(merchant: TestMerchant): Promise<void> {
 
 /** How many debits each of a batch's rows' payments had: exactly one each, whatever retried. */
 const debitsPerRow = async (batchId: number) =>
-  (await testSql()<{ debits: number }[]>`
+  (
+    await testSql()<{ debits: number }[]>`
     select count(t.id)::int as debits from payment_batch_rows r left join transactions t on t.payment_id = r.payment_id and t.type = 'mobile_payment'
-    where r.batch_id = ${batchId} group by r.id`).map((line) => line.debits);
+    where r.batch_id = ${batchId} group by r.id`
+  ).map((line) => line.debits);
 
 describe('payment batches through the sandbox network', () => {
   test('every row sent, a bounded number at a time: completed with its event; refused and failed rows given back', async () => {
     const merchant = await createMerchant(ctx.app);
     const hookPath = '/batches/hook-1';
-    expect((await merchant.request('/api/webhooks', { form: { event: 'payment_batch.completed', target: receiver.url(hookPath) } })).status).toBe(201);
-    const payments = [row(), row(), row(SANDBOX_PAYOUT_REJECTED_NUMBER), row(), row(SANDBOX_PAYOUT_FAILING_NUMBER), row(), { ...row(), description: '=HYPERLINK("x")' }];
+    expect(
+      (
+        await merchant.request('/api/webhooks', {
+          form: { event: 'payment_batch.completed', target: receiver.url(hookPath) },
+        })
+      ).status,
+    ).toBe(201);
+    const payments = [
+      row(),
+      row(),
+      row(SANDBOX_PAYOUT_REJECTED_NUMBER),
+      row(),
+      row(SANDBOX_PAYOUT_FAILING_NUMBER),
+      row(),
+      { ...row(), description: '=HYPERLINK("x")' },
+    ];
     const created = await merchant.request('/api/payment-batches', { body: { payments } });
     expect(created.status).toBe(201);
     const batchId = created.body.id as number;
     const result = await ctx.client.workflow.getHandle(paymentBatchWorkflowId(asId('PaymentBatch', batchId))).result();
     expect(result).toMatchObject({ completed: true, finished: 7, inFlight: 0 });
     const batch = (await merchant.request(`/api/payment-batches/${batchId}`)).body;
-    expect(batch).toMatchObject({ state: 'completed', totals: [{ currency: 'BXC', rows: 7, amount: '70.0000', completed_amount: '50.0000' }] });
+    expect(batch).toMatchObject({
+      state: 'completed',
+      totals: [{ currency: 'BXC', rows: 7, amount: '70.0000', completed_amount: '50.0000' }],
+    });
     expect(batch.completed_at).not.toBeNull();
     expect(batch.counts).toMatchObject({ pending: 0, failed: 0, completed: 5, rejected: 1, processed_with_errors: 1 });
     expect(await balanceOf(merchant.organization.id)).toBe('950.0000');
@@ -78,9 +111,14 @@ describe('payment batches through the sandbox network', () => {
     expect(events).toHaveLength(1);
     expect(events[0].data).toMatchObject({ id: batchId, state: 'completed', counts: { completed: 5 } });
     await eventually('the webhook to hear of the batch', async () => receiver.requests(hookPath).length === 1);
-    expect(JSON.parse(receiver.requests(hookPath)[0]!.body)).toMatchObject({ hook: { event: 'payment_batch.completed' }, data: { id: batchId, state: 'completed' } });
+    expect(JSON.parse(receiver.requests(hookPath)[0]!.body)).toMatchObject({
+      hook: { event: 'payment_batch.completed' },
+      data: { id: batchId, state: 'completed' },
+    });
 
-    const download = await merchant.request(`/api/payment-batches/${batchId}/results.csv`, { headers: { Accept: 'text/csv' } });
+    const download = await merchant.request(`/api/payment-batches/${batchId}/results.csv`, {
+      headers: { Accept: 'text/csv' },
+    });
     expect(download.status).toBe(200);
     expect(download.headers.get('content-type')).toStartWith('text/csv');
     const lines = (download.body as string).trim().split('\n');
@@ -98,10 +136,18 @@ describe('payment batches through the sandbox network', () => {
     const merchant = await createMerchant(ctx.app);
     // Uploaded through an app whose task queue has no worker: its own workflow never runs, this test's does.
     const idle = await testApp(uniqueTaskQueue('payment-batches-idle'));
-    const created = await createMerchantBatch(idle, merchant, Array.from({ length: 9 }, () => row()));
+    const created = await createMerchantBatch(
+      idle,
+      merchant,
+      Array.from({ length: 9 }, () => row()),
+    );
     const input: PaymentBatchInput = {
-      batchId: asId('PaymentBatch', created), organizationId: merchant.organization.id, concurrency: 2, chunkSize: 2,
-      payment: { statusPollSeconds: 1, statusTimeoutSeconds: 60 }, historyLimit: 20,
+      batchId: asId('PaymentBatch', created),
+      organizationId: merchant.organization.id,
+      concurrency: 2,
+      chunkSize: 2,
+      payment: { statusPollSeconds: 1, statusTimeoutSeconds: 60 },
+      historyLimit: 20,
     };
     const workflowId = `test-${paymentBatchWorkflowId(asId('PaymentBatch', created))}`;
     const handle = await ctx.client.workflow.start('paymentBatch', { taskQueue, workflowId, args: [input] });
@@ -117,10 +163,18 @@ describe('payment batches through the sandbox network', () => {
   });
 });
 
-async function createMerchantBatch(app: TestApp, merchant: TestMerchant, payments: ReturnType<typeof row>[]): Promise<number> {
-  const response = await app.app.handle(new Request('http://localhost/api/payment-batches', {
-    method: 'POST', headers: { Authorization: `Token ${merchant.apiKey}`, 'Content-Type': 'application/json' }, body: JSON.stringify({ payments }),
-  }));
+async function createMerchantBatch(
+  app: TestApp,
+  merchant: TestMerchant,
+  payments: ReturnType<typeof row>[],
+): Promise<number> {
+  const response = await app.app.handle(
+    new Request('http://localhost/api/payment-batches', {
+      method: 'POST',
+      headers: { Authorization: `Token ${merchant.apiKey}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ payments }),
+    }),
+  );
   expect(response.status).toBe(201);
   return ((await response.json()) as { id: number }).id;
 }

@@ -9,7 +9,17 @@ import { insertCollectionRequest } from '../../src/services/collection-requests'
 import { recordEvent } from '../../src/services/events';
 import { createOrganization, fundWallet } from '../../src/services/organizations';
 import { eventRetentionScheduleId, outboxSweepScheduleId } from '../../src/contracts/sweeps';
-import { ROOT, eventually, recordHistory, startWorker, testClient, testSql, uniqueNumber, uniqueTaskQueue, type WorkerProcess } from '../helpers';
+import {
+  ROOT,
+  eventually,
+  recordHistory,
+  startWorker,
+  testClient,
+  testSql,
+  uniqueNumber,
+  uniqueTaskQueue,
+  type WorkerProcess,
+} from '../helpers';
 
 const workers: WorkerProcess[] = [];
 const schedules: string[] = [];
@@ -17,14 +27,27 @@ const schedules: string[] = [];
 afterAll(async () => {
   await Promise.all(workers.map((worker) => worker.stop()));
   const client = await testClient();
-  await Promise.all(schedules.map((id) => client.schedule.getHandle(id).delete().catch(() => {})));
+  await Promise.all(
+    schedules.map((id) =>
+      client.schedule
+        .getHandle(id)
+        .delete()
+        .catch(() => {}),
+    ),
+  );
 });
 
 const setAside = async (kind: string, rowId: number) =>
-  (await testSql()<{ error: string }[]>`select error from sweep_failures where kind = ${kind} and row_id = ${rowId}`)[0];
+  (
+    await testSql()<{ error: string }[]>`select error from sweep_failures where kind = ${kind} and row_id = ${rowId}`
+  )[0];
 
 function adminJson(args: string[]): Record<string, unknown> {
-  const result = spawnSync(process.execPath, ['src/admin.ts', ...args, '--json'], { cwd: ROOT, env: process.env, encoding: 'utf8' });
+  const result = spawnSync(process.execPath, ['src/admin.ts', ...args, '--json'], {
+    cwd: ROOT,
+    env: process.env,
+    encoding: 'utf8',
+  });
   expect(result.status).toBe(0);
   return JSON.parse(result.stdout);
 }
@@ -41,37 +64,90 @@ describe('the outbox sweep', () => {
     const { organization: org, user } = await organization('Outbox poison');
     const orphan = (phone: string, subscriptionSettings: Record<string, unknown> | null) =>
       insertCollectionRequest(sql, {
-        organizationId: org.id, author: user.id, phoneNumber: phone, network: 'MTN Uganda', amount: '10', currency: 'BXC', accountId: null,
-        firstName: null, lastName: null, reason: 'sweep', metadata: null, successMessage: null, sendInstructions: false, instructions: null,
-        expiresAt: new Date(Date.now() + 60_000), startAt: null, retryIntervalSeconds: null, maxAttempts: 0, subscriptionSettings,
+        organizationId: org.id,
+        author: user.id,
+        phoneNumber: phone,
+        network: 'MTN Uganda',
+        amount: '10',
+        currency: 'BXC',
+        accountId: null,
+        firstName: null,
+        lastName: null,
+        reason: 'sweep',
+        metadata: null,
+        successMessage: null,
+        sendInstructions: false,
+        instructions: null,
+        expiresAt: new Date(Date.now() + 60_000),
+        startAt: null,
+        retryIntervalSeconds: null,
+        maxAttempts: 0,
+        subscriptionSettings,
       });
     // Committed, never launched (the API "died"); one of them holds settings no launch can read.
-    const poisonedRequest = await orphan(uniqueNumber('+256772'), { start_date: '03/92/+021 22T12:03', end_date: 'never', frequency: 'weekly' });
+    const poisonedRequest = await orphan(uniqueNumber('+256772'), {
+      start_date: '03/92/+021 22T12:03',
+      end_date: 'never',
+      frequency: 'weekly',
+    });
     const goodRequest = await orphan(uniqueNumber('+256772'), null);
     const taskQueue = uniqueTaskQueue('outbox-poison');
     schedules.push(outboxSweepScheduleId(taskQueue));
-    workers.push(await startWorker(taskQueue, { OUTBOX_SWEEP: 'true', OUTBOX_SWEEP_INTERVAL_SECONDS: '1', OUTBOX_GRACE_SECONDS: '0' }));
+    workers.push(
+      await startWorker(taskQueue, {
+        OUTBOX_SWEEP: 'true',
+        OUTBOX_SWEEP_INTERVAL_SECONDS: '1',
+        OUTBOX_GRACE_SECONDS: '0',
+      }),
+    );
 
-    await eventually('the good request to be launched', async () =>
-      (await sql`select 1 from collection_requests where id = ${goodRequest.request.id} and workflow_started_at is not null`).length > 0, 30_000);
+    await eventually(
+      'the good request to be launched',
+      async () =>
+        (
+          await sql`select 1 from collection_requests where id = ${goodRequest.request.id} and workflow_started_at is not null`
+        ).length > 0,
+      30_000,
+    );
     const client = await testClient();
     const sweep = await eventually('a finished sweep', async () => {
-      for await (const execution of client.workflow.list({ query: `WorkflowType = 'outboxSweep' AND TaskQueue = '${taskQueue}' AND ExecutionStatus = 'Completed'` })) return execution;
+      for await (const execution of client.workflow.list({
+        query: `WorkflowType = 'outboxSweep' AND TaskQueue = '${taskQueue}' AND ExecutionStatus = 'Completed'`,
+      }))
+        return execution;
       return undefined;
     });
     await recordHistory(client, sweep.workflowId, 'outbox-sweep', sweep.runId);
-    expect((await eventually('the poisoned request to be set aside', () => setAside('outbox-request', poisonedRequest.request.id), 30_000)).error)
-      .toContain('unreadable subscription dates');
-    const [poisoned] = await sql`select workflow_started_at from collection_requests where id = ${poisonedRequest.request.id}`;
+    expect(
+      (
+        await eventually(
+          'the poisoned request to be set aside',
+          () => setAside('outbox-request', poisonedRequest.request.id),
+          30_000,
+        )
+      ).error,
+    ).toContain('unreadable subscription dates');
+    const [poisoned] =
+      await sql`select workflow_started_at from collection_requests where id = ${poisonedRequest.request.id}`;
     expect(poisoned!.workflow_started_at).toBeNull();
 
     // Operators see it, and can put it back once its cause is fixed.
     const listed = adminJson(['sweeps', 'failures']) as { failures: { kind: string; rowId: number }[] };
-    expect(listed.failures).toContainEqual(expect.objectContaining({ kind: 'outbox-request', rowId: poisonedRequest.request.id }));
+    expect(listed.failures).toContainEqual(
+      expect.objectContaining({ kind: 'outbox-request', rowId: poisonedRequest.request.id }),
+    );
     await sql`update collection_requests set subscription_settings = null where id = ${poisonedRequest.request.id}`;
-    expect(adminJson(['sweeps', 'retry', '--kind', 'outbox-request', '--id', String(poisonedRequest.request.id)])).toMatchObject({ retried: true });
-    await eventually('the mended request to be launched', async () =>
-      (await sql`select 1 from collection_requests where id = ${poisonedRequest.request.id} and workflow_started_at is not null`).length > 0, 30_000);
+    expect(
+      adminJson(['sweeps', 'retry', '--kind', 'outbox-request', '--id', String(poisonedRequest.request.id)]),
+    ).toMatchObject({ retried: true });
+    await eventually(
+      'the mended request to be launched',
+      async () =>
+        (
+          await sql`select 1 from collection_requests where id = ${poisonedRequest.request.id} and workflow_started_at is not null`
+        ).length > 0,
+      30_000,
+    );
   }, 90_000);
 });
 
@@ -98,13 +174,27 @@ describe('retention', () => {
     try {
       const taskQueue = uniqueTaskQueue('retention-poison');
       schedules.push(eventRetentionScheduleId(taskQueue));
-      workers.push(await startWorker(taskQueue, { RETENTION_SWEEP: 'true', RETENTION_SWEEP_INTERVAL_SECONDS: '1', EVENT_RETENTION_DAYS: '30' }));
-      await eventually('the other expired events to be deleted', async () =>
-        (await sql`select 1 from events where id in ${sql(expired)}`).length === 0, 30_000);
-      expect((await eventually('the pinned event to be set aside', () => setAside('retention-event', pinned), 30_000)).error).toContain('foreign key');
+      workers.push(
+        await startWorker(taskQueue, {
+          RETENTION_SWEEP: 'true',
+          RETENTION_SWEEP_INTERVAL_SECONDS: '1',
+          EVENT_RETENTION_DAYS: '30',
+        }),
+      );
+      await eventually(
+        'the other expired events to be deleted',
+        async () => (await sql`select 1 from events where id in ${sql(expired)}`).length === 0,
+        30_000,
+      );
+      expect(
+        (await eventually('the pinned event to be set aside', () => setAside('retention-event', pinned), 30_000)).error,
+      ).toContain('foreign key');
       expect(await sql`select 1 from events where id = ${pinned}`).toHaveLength(1);
-      await eventually('the expired key to be deleted', async () =>
-        (await sql`select 1 from duplicate_check_keys where id = ${expiredKey!.id}`).length === 0, 30_000);
+      await eventually(
+        'the expired key to be deleted',
+        async () => (await sql`select 1 from duplicate_check_keys where id = ${expiredKey!.id}`).length === 0,
+        30_000,
+      );
       expect(await sql`select 1 from duplicate_check_keys where id = ${liveKey!.id}`).toHaveLength(1);
     } finally {
       await sql.unsafe(`drop table ${pins}`);

@@ -8,7 +8,19 @@ import { asId } from '../../src/domain/ids';
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { incomingCollectionWorkflowId } from '../../src/contracts/incoming-collection';
 import { collectionRequestWorkflowId } from '../../src/contracts/collection-request';
-import { createMerchant, eventually, numberSequence, recordHistory, startWorker, testApp, testSql, uniqueTaskQueue, type TestApp, type TestMerchant, type WorkerProcess } from '../helpers';
+import {
+  createMerchant,
+  eventually,
+  numberSequence,
+  recordHistory,
+  startWorker,
+  testApp,
+  testSql,
+  uniqueTaskQueue,
+  type TestApp,
+  type TestMerchant,
+  type WorkerProcess,
+} from '../helpers';
 
 const taskQueue = uniqueTaskQueue('tenant-matching');
 let worker: WorkerProcess;
@@ -34,8 +46,10 @@ async function open(merchant: TestMerchant, phone: string, amount: string, promp
 }
 
 const requestRow = async (id: number) =>
-  (await testSql()<{ status: string; collectionId: number | null }[]>`
-    select status, collection_id as "collectionId" from collection_requests where id = ${id}`)[0]!;
+  (
+    await testSql()<{ status: string; collectionId: number | null }[]>`
+    select status, collection_id as "collectionId" from collection_requests where id = ${id}`
+  )[0]!;
 
 /**
  * The row of a request nobody is prompted for, once its workflow has taken it up: created `new`,
@@ -61,14 +75,20 @@ describe('a payment answering a prompt', () => {
   test('goes to the merchant whose prompt it answered, for many look-alike pairs at once', async () => {
     const prompting = await createMerchant(ctx.app);
     const lurking = await createMerchant(ctx.app);
-    const pairs = await Promise.all(Array.from({ length: 12 }, async () => {
-      const phone = nextNumber();
-      // The look-alike is opened first, so "the oldest open match" would have been the lurker's.
-      const lurkerRequest = await open(lurking, phone, '321', false);
-      const promptedRequest = await open(prompting, phone, '321', true);
-      return { phone, lurkerRequest, promptedRequest };
-    }));
-    await Promise.all(pairs.map(({ promptedRequest }) => ctx.client.workflow.getHandle(collectionRequestWorkflowId(asId('CollectionRequest', promptedRequest))).result()));
+    const pairs = await Promise.all(
+      Array.from({ length: 12 }, async () => {
+        const phone = nextNumber();
+        // The look-alike is opened first, so "the oldest open match" would have been the lurker's.
+        const lurkerRequest = await open(lurking, phone, '321', false);
+        const promptedRequest = await open(prompting, phone, '321', true);
+        return { phone, lurkerRequest, promptedRequest };
+      }),
+    );
+    await Promise.all(
+      pairs.map(({ promptedRequest }) =>
+        ctx.client.workflow.getHandle(collectionRequestWorkflowId(asId('CollectionRequest', promptedRequest))).result(),
+      ),
+    );
     for (const { promptedRequest, lurkerRequest } of pairs) {
       expect(await requestRow(promptedRequest)).toMatchObject({ status: 'successful' });
       expect(await settledRow(lurkerRequest)).toEqual({ status: 'pending', collectionId: null });
@@ -86,7 +106,13 @@ describe('a payment answering a prompt', () => {
 describe('a payment without a prompt reference', () => {
   async function report(phone: string, amount: string, id: string) {
     const started = await ctx.launcher.startIncomingCollection({
-      network: 'MTN Uganda', remoteTransactionId: id, phoneNumber: phone, amount, currency: 'BXC', reference: 'walk-in', paymentDate: new Date().toISOString(),
+      network: 'MTN Uganda',
+      remoteTransactionId: id,
+      phoneNumber: phone,
+      amount,
+      currency: 'BXC',
+      reference: 'walk-in',
+      paymentDate: new Date().toISOString(),
     });
     return await ctx.client.workflow.getHandle(started.workflowId).result();
   }
@@ -99,9 +125,19 @@ describe('a payment without a prompt reference', () => {
     const result = await report(phone, '55', `WALKIN-${oldest}`);
     expect(result).toMatchObject({ outcome: 'accepted', requestId: oldest });
     // The request's workflow heard of it (the collectionMatched signal) and ended successful.
-    expect(await ctx.client.workflow.getHandle(collectionRequestWorkflowId(asId('CollectionRequest', oldest))).result()).toMatchObject({ status: 'successful' });
-    await recordHistory(ctx.client, incomingCollectionWorkflowId('MTN Uganda', `WALKIN-${oldest}`), 'incoming-collection-accepted');
-    await recordHistory(ctx.client, collectionRequestWorkflowId(asId('CollectionRequest', oldest)), 'collection-request-matched-by-report');
+    expect(
+      await ctx.client.workflow.getHandle(collectionRequestWorkflowId(asId('CollectionRequest', oldest))).result(),
+    ).toMatchObject({ status: 'successful' });
+    await recordHistory(
+      ctx.client,
+      incomingCollectionWorkflowId('MTN Uganda', `WALKIN-${oldest}`),
+      'incoming-collection-accepted',
+    );
+    await recordHistory(
+      ctx.client,
+      collectionRequestWorkflowId(asId('CollectionRequest', oldest)),
+      'collection-request-matched-by-report',
+    );
   });
 
   test('stays unassigned when two organizations have one, and only a claim assigns it', async () => {
@@ -116,7 +152,9 @@ describe('a payment without a prompt reference', () => {
     // Neither request was given the collection: both open (pending once their workflows ran), unassigned.
     expect(await settledRow(firstRequest)).toEqual({ status: 'pending', collectionId: null });
     expect(await settledRow(secondRequest)).toEqual({ status: 'pending', collectionId: null });
-    const claimed = await second.request(`/api/collections?claim=True&amount=77&remote_transaction_id=${id}&phonenumber=${encodeURIComponent(phone)}`);
+    const claimed = await second.request(
+      `/api/collections?claim=True&amount=77&remote_transaction_id=${id}&phonenumber=${encodeURIComponent(phone)}`,
+    );
     expect(claimed.status).toBe(200);
     expect(claimed.body).toHaveLength(1);
     expect(claimed.body[0].organization).toBe(second.organization.id);
@@ -128,8 +166,14 @@ describe('a payment without a prompt reference', () => {
     const phone = nextNumber();
     const requestId = await open(merchant, phone, '90', false);
     const started = await ctx.launcher.startIncomingCollection({
-      network: 'MTN Uganda', remoteTransactionId: `MISFIT-${requestId}`, phoneNumber: phone, amount: '91', currency: 'BXC', reference: 'x',
-      paymentDate: new Date().toISOString(), promptReference: `req-${requestId}-1`,
+      network: 'MTN Uganda',
+      remoteTransactionId: `MISFIT-${requestId}`,
+      phoneNumber: phone,
+      amount: '91',
+      currency: 'BXC',
+      reference: 'x',
+      paymentDate: new Date().toISOString(),
+      promptReference: `req-${requestId}-1`,
     });
     expect((await ctx.client.workflow.getHandle(started.workflowId).result()).outcome).toBe('unmatched');
     expect(await settledRow(requestId)).toEqual({ status: 'pending', collectionId: null });

@@ -7,7 +7,18 @@ import { rotateSigningSecret, setBasicCredentials, showSigningSecret } from '../
 import { webhookMessageId } from '../../src/domain/webhooks';
 import { webhookDispatcherId } from '../../src/contracts/webhook-dispatcher';
 import {
-  createMerchant, eventually, numberSequence, recordHistory, startWorker, testApp, testClient, testSql, uniqueTaskQueue, type TestApp, type TestMerchant, type WorkerProcess,
+  createMerchant,
+  eventually,
+  numberSequence,
+  recordHistory,
+  startWorker,
+  testApp,
+  testClient,
+  testSql,
+  uniqueTaskQueue,
+  type TestApp,
+  type TestMerchant,
+  type WorkerProcess,
 } from '../helpers';
 import { makeCertificate, startReceiver, type Certificate, type Receiver } from '../webhook-receiver';
 
@@ -56,7 +67,9 @@ async function createHook(merchant: TestMerchant, target: string, event = 'conta
 
 /** Creates a contact through the merchant's app: a `contact.created` event, dispatched to that app's task queue. */
 async function createContact(merchant: TestMerchant): Promise<{ contact: Record<string, unknown>; eventId: number }> {
-  const response = await merchant.request('/api/contacts', { form: { phone_number: nextNumber(), first_name: 'Hook', last_name: 'Test' } });
+  const response = await merchant.request('/api/contacts', {
+    form: { phone_number: nextNumber(), first_name: 'Hook', last_name: 'Test' },
+  });
   expect(response.status).toBe(201);
   const [event] = await testSql()<{ id: number }[]>`
     select id from events where organization_id = ${merchant.organization.id} and (data->>'id')::bigint = ${response.body.id}`;
@@ -67,7 +80,12 @@ async function createContact(merchant: TestMerchant): Promise<{ contact: Record<
 async function dispatcherHandle(taskQueue: string, slot = 0): Promise<WorkflowHandle> {
   const client = await testClient();
   const handle = client.workflow.getHandle(webhookDispatcherId(taskQueue, slot));
-  await eventually('the dispatcher to start', async () => handle.describe().then((described) => described.status.name === 'RUNNING', () => false));
+  await eventually('the dispatcher to start', async () =>
+    handle.describe().then(
+      (described) => described.status.name === 'RUNNING',
+      () => false,
+    ),
+  );
   return handle;
 }
 
@@ -76,20 +94,41 @@ async function failedTasks(handles: readonly WorkflowHandle[]): Promise<number> 
   let failed = 0;
   for (const handle of handles) {
     const events = (await handle.fetchHistory()).events ?? [];
-    failed += events.filter((event) => event.workflowTaskFailedEventAttributes || event.workflowTaskTimedOutEventAttributes).length;
+    failed += events.filter(
+      (event) => event.workflowTaskFailedEventAttributes || event.workflowTaskTimedOutEventAttributes,
+    ).length;
   }
   return failed;
 }
 
 /** Waits until the delivery of the event (its redelivery with `redelivery`) is final in the log: its outcome and the attempts made. */
-async function deliveryResult(merchant: TestMerchant, webhookId: number, eventId: number, redelivery = false): Promise<{ outcome: string; attempts: number }> {
-  return await eventually('the delivery to be final', async () => {
-    const delivery = (await attemptLog(merchant, webhookId, eventId)).find((row) => row.redelivery === redelivery);
-    return delivery && delivery.status !== 'pending' ? { outcome: delivery.status, attempts: delivery.attempts.length } : undefined;
-  }, 60_000);
+async function deliveryResult(
+  merchant: TestMerchant,
+  webhookId: number,
+  eventId: number,
+  redelivery = false,
+): Promise<{ outcome: string; attempts: number }> {
+  return await eventually(
+    'the delivery to be final',
+    async () => {
+      const delivery = (await attemptLog(merchant, webhookId, eventId)).find((row) => row.redelivery === redelivery);
+      return delivery && delivery.status !== 'pending'
+        ? { outcome: delivery.status, attempts: delivery.attempts.length }
+        : undefined;
+    },
+    60_000,
+  );
 }
 
-type LoggedAttempt = { attempt: number; time: string; outcome: string; status_code: number | null; error: string | null; duration_ms: number; response: string | null };
+type LoggedAttempt = {
+  attempt: number;
+  time: string;
+  outcome: string;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number;
+  response: string | null;
+};
 
 async function attemptLog(merchant: TestMerchant, webhookId: number, eventId: number) {
   const response = await merchant.request(`/api/webhooks/${webhookId}/deliveries?event=${eventId}`);
@@ -98,7 +137,10 @@ async function attemptLog(merchant: TestMerchant, webhookId: number, eventId: nu
 }
 
 /** The delivery's row as the queue holds it: the attempt it makes next, and whether a sender holds it now. */
-async function queueRow(webhookId: number, eventId: number): Promise<{ nextAttempt: number; leased: boolean; status: string } | undefined> {
+async function queueRow(
+  webhookId: number,
+  eventId: number,
+): Promise<{ nextAttempt: number; leased: boolean; status: string } | undefined> {
   const [row] = await testSql()<{ nextAttempt: number; leased: boolean; status: string }[]>`
     select next_attempt as "nextAttempt", coalesce(leased_until > now(), false) as leased, status
     from webhook_deliveries where webhook_id = ${webhookId} and event_id = ${eventId} and not redelivery`;
@@ -127,12 +169,22 @@ describe('webhook delivery', () => {
     const verified = new Webhook(await signingSecret(merchant)).verify(request!.body, request!.headers);
     expect(verified).toEqual({ hook, data: contact });
     expect(request!.headers['webhook-id']).toBe(`msg_${eventId}_${hook.id}`);
-    expect(() => new Webhook(`whsec_${Buffer.alloc(32, 7).toString('base64')}`).verify(request!.body, request!.headers)).toThrow();
+    expect(() =>
+      new Webhook(`whsec_${Buffer.alloc(32, 7).toString('base64')}`).verify(request!.body, request!.headers),
+    ).toThrow();
 
     const [delivery] = await attemptLog(merchant, hook.id, eventId);
     expect(delivery).toMatchObject({ status: 'delivered', redelivery: false });
     expect(delivery!.attempts).toEqual([
-      { attempt: 1, time: expect.any(String), duration_ms: expect.any(Number), outcome: 'delivered', status_code: 200, error: null, response: 'status 200' },
+      {
+        attempt: 1,
+        time: expect.any(String),
+        duration_ms: expect.any(Number),
+        outcome: 'delivered',
+        status_code: 200,
+        error: null,
+        response: 'status 200',
+      },
     ]);
   });
 
@@ -147,9 +199,12 @@ describe('webhook delivery', () => {
     expect(requests).toHaveLength(3);
     expect(new Set(requests.map((request) => request.headers['webhook-id'])).size).toBe(1);
     const secret = await signingSecret(merchant);
-    for (const request of requests) expect(() => new Webhook(secret).verify(request.body, request.headers)).not.toThrow();
+    for (const request of requests)
+      expect(() => new Webhook(secret).verify(request.body, request.headers)).not.toThrow();
     const [delivery] = await attemptLog(merchant, hook.id, eventId);
-    expect(delivery!.attempts.map((attempt) => [attempt.attempt, attempt.status_code, attempt.outcome, attempt.response])).toEqual([
+    expect(
+      delivery!.attempts.map((attempt) => [attempt.attempt, attempt.status_code, attempt.outcome, attempt.response]),
+    ).toEqual([
       [1, 500, 'failed', 'boom'],
       [2, 302, 'failed', 'status 302'],
       [3, 200, 'delivered', 'status 200'],
@@ -167,7 +222,12 @@ describe('webhook delivery', () => {
     expect(await deliveryResult(merchant, hook.id, eventId)).toMatchObject({ outcome: 'delivered', attempts: 2 });
     const [delivery] = await attemptLog(merchant, hook.id, eventId);
     const [first, second] = delivery!.attempts;
-    expect(first).toMatchObject({ attempt: 1, outcome: 'failed', status_code: null, error: 'timeout: no response within 5 s' });
+    expect(first).toMatchObject({
+      attempt: 1,
+      outcome: 'failed',
+      status_code: null,
+      error: 'timeout: no response within 5 s',
+    });
     expect(first!.duration_ms).toBeGreaterThanOrEqual(5000);
     expect(first!.duration_ms).toBeLessThan(answersAfterMs);
     expect(second).toMatchObject({ attempt: 2, outcome: 'delivered', status_code: 200 });
@@ -185,7 +245,12 @@ describe('webhook delivery', () => {
     const attempts = await testSql()<{ startedAt: Date; durationMs: number }[]>`
       select a.started_at as "startedAt", a.duration_ms as "durationMs" from webhook_delivery_attempts a join webhook_deliveries d on d.id = a.delivery_id
       where d.webhook_id = ${hook.id} and d.event_id = ${eventId} order by a.attempt`;
-    const waits = attempts.slice(1).map((attempt, index) => attempt.startedAt.getTime() - attempts[index]!.startedAt.getTime() - attempts[index]!.durationMs);
+    const waits = attempts
+      .slice(1)
+      .map(
+        (attempt, index) =>
+          attempt.startedAt.getTime() - attempts[index]!.startedAt.getTime() - attempts[index]!.durationMs,
+      );
     expect(waits).toHaveLength(9);
     waits.forEach((waited, index) => {
       expect(waited).toBeGreaterThanOrEqual(Math.floor(TEST_SCHEDULE_MS[index]! * (1 - TEST_JITTER)) - 5);
@@ -221,7 +286,11 @@ describe('webhook delivery', () => {
     const merchant = await createMerchant(ctx.app);
     const path = nextPath('basic');
     const hook = await createHook(merchant, receiver.url(path));
-    await setBasicCredentials(testSql(), { organizationId: merchant.organization.id }, { username: 'acme', password: 'pa:ss wörd' });
+    await setBasicCredentials(
+      testSql(),
+      { organizationId: merchant.organization.id },
+      { username: 'acme', password: 'pa:ss wörd' },
+    );
     const withCredentials = await createContact(merchant);
     await deliveryResult(merchant, hook.id, withCredentials.eventId);
     await setBasicCredentials(testSql(), { organizationId: merchant.organization.id }, null);
@@ -243,7 +312,8 @@ describe('webhook delivery', () => {
     await deliveryResult(merchant, hook.id, eventId);
     const [request] = receiver.requests(path);
     expect(request!.headers['webhook-signature']!.split(' ')).toHaveLength(2);
-    for (const secret of [before, after]) expect(() => new Webhook(secret).verify(request!.body, request!.headers)).not.toThrow();
+    for (const secret of [before, after])
+      expect(() => new Webhook(secret).verify(request!.body, request!.headers)).not.toThrow();
   });
 
   test('every matching webhook gets its own delivery; other event types none', async () => {
@@ -257,14 +327,16 @@ describe('webhook delivery', () => {
     expect([receiver.requests(a).length, receiver.requests(b).length, receiver.requests(c).length]).toEqual([1, 1, 0]);
   });
 
-  test('no workflow per webhook and no signal per event: the pool\'s dispatchers send every webhook, their histories a few events', async () => {
+  test("no workflow per webhook and no signal per event: the pool's dispatchers send every webhook, their histories a few events", async () => {
     const merchant = await createMerchant(ctx.app);
     const hook = await createHook(merchant, receiver.url(nextPath('pool')));
     const contacts = await Promise.all(Array.from({ length: 5 }, () => createContact(merchant)));
-    for (const { eventId } of contacts) expect(await deliveryResult(merchant, hook.id, eventId)).toMatchObject({ outcome: 'delivered', attempts: 1 });
+    for (const { eventId } of contacts)
+      expect(await deliveryResult(merchant, hook.id, eventId)).toMatchObject({ outcome: 'delivered', attempts: 1 });
     const client = await testClient();
     const forWebhook = [];
-    for await (const execution of client.workflow.list({ query: `WebhookId = "${hook.id}"` })) forWebhook.push(execution);
+    for await (const execution of client.workflow.list({ query: `WebhookId = "${hook.id}"` }))
+      forWebhook.push(execution);
     expect(forWebhook).toEqual([]);
     const dispatchers = [await dispatcherHandle(ctx.taskQueue, 0), await dispatcherHandle(ctx.taskQueue, 1)];
     for (const handle of dispatchers) {
@@ -282,7 +354,9 @@ describe('webhook delivery', () => {
     const hook = await createHook(merchant, receiver.url(path));
     const { eventId } = await createContact(merchant);
     await deliveryResult(merchant, hook.id, eventId);
-    const response = await merchant.request(`/api/webhooks/${hook.id}/deliveries`, { form: { event: String(eventId) } });
+    const response = await merchant.request(`/api/webhooks/${hook.id}/deliveries`, {
+      form: { event: String(eventId) },
+    });
     expect(response.status).toBe(202);
     expect(await deliveryResult(merchant, hook.id, eventId, true)).toMatchObject({ outcome: 'delivered', attempts: 1 });
     const [first, second] = receiver.requests(path);
@@ -321,7 +395,8 @@ describe('the dispatch pool', () => {
     const path = nextPath('together');
     const hook = await createHook(merchant, receiver.url(path));
     const contacts = await Promise.all(Array.from({ length: 12 }, () => createContact(merchant)));
-    for (const { eventId } of contacts) expect(await deliveryResult(merchant, hook.id, eventId)).toMatchObject({ outcome: 'delivered', attempts: 1 });
+    for (const { eventId } of contacts)
+      expect(await deliveryResult(merchant, hook.id, eventId)).toMatchObject({ outcome: 'delivered', attempts: 1 });
     const received = receiver.requests(path).map((request) => request.headers['webhook-id']);
     expect(received).toHaveLength(12);
     expect(new Set(received).size).toBe(12);
@@ -341,12 +416,14 @@ describe('the dispatch pool', () => {
     const BURST = 400;
     const created: number[] = [];
     // 16 clients, as fast as they go.
-    await Promise.all(Array.from({ length: 16 }, async () => {
-      while (created.length < BURST) {
-        created.push(0);
-        await createContact(merchant);
-      }
-    }));
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        while (created.length < BURST) {
+          created.push(0);
+          await createContact(merchant);
+        }
+      }),
+    );
     // Refused from the first POSTs on, the receiver is probed: a POST at a time, spaced, while the rest wait with their attempts.
     await eventually('the receiver to be probed', async () => {
       const [row] = await testSql()<{ probed: boolean }[]>`
@@ -366,11 +443,15 @@ describe('the dispatch pool', () => {
     });
     await new Promise<void>((resolve) => back.listen(port, '127.0.0.1', resolve));
     try {
-      await eventually('every delivery to arrive', async () => {
-        const [row] = await testSql()<{ delivered: number }[]>`
+      await eventually(
+        'every delivery to arrive',
+        async () => {
+          const [row] = await testSql()<{ delivered: number }[]>`
           select count(*)::int as delivered from webhook_deliveries where webhook_id = ${hook.id} and status = 'delivered'`;
-        return row!.delivered === BURST;
-      }, 60_000);
+          return row!.delivered === BURST;
+        },
+        60_000,
+      );
     } finally {
       back.closeAllConnections();
       back.close();
@@ -379,7 +460,7 @@ describe('the dispatch pool', () => {
     expect(await failedTasks([await dispatcherHandle(taskQueue, 0), await dispatcherHandle(taskQueue, 1)])).toBe(0);
   }, 150_000);
 
-  test('fair across webhooks: one webhook\'s backlog does not delay another\'s first attempt, and each keeps to its own concurrency', async () => {
+  test("fair across webhooks: one webhook's backlog does not delay another's first attempt, and each keeps to its own concurrency", async () => {
     const busy = await createMerchant(ctx.app);
     const busyPath = nextPath('backlog');
     receiver.script(busyPath, [], { status: 200, delayMs: 1500 });
@@ -393,7 +474,9 @@ describe('the dispatch pool', () => {
     const { eventId } = await createContact(quiet);
     expect(await deliveryResult(quiet, quietHook.id, eventId)).toMatchObject({ outcome: 'delivered', attempts: 1 });
     expect(Date.now() - committed).toBeLessThan(3000);
-    const [pending] = await testSql()<{ count: number }[]>`select count(*)::int as count from webhook_deliveries where webhook_id = ${busyHook.id} and status = 'pending'`;
+    const [pending] = await testSql()<
+      { count: number }[]
+    >`select count(*)::int as count from webhook_deliveries where webhook_id = ${busyHook.id} and status = 'pending'`;
     expect(pending!.count).toBeGreaterThan(0);
     // The busy webhook never had more than its concurrency (16) in flight: its receiver saw at most that many at once.
     expect(receiver.maxInFlight(busyPath)).toBeLessThanOrEqual(16);
@@ -407,7 +490,8 @@ describe('the dispatch pool', () => {
     const slow = await createContact(merchant);
     await eventually('the slow POST to be under way', async () => receiver.requests(path).length === 1);
     const quick = await Promise.all(Array.from({ length: 10 }, () => createContact(merchant)));
-    for (const { eventId } of quick) expect(await deliveryResult(merchant, hook.id, eventId)).toMatchObject({ outcome: 'delivered', attempts: 1 });
+    for (const { eventId } of quick)
+      expect(await deliveryResult(merchant, hook.id, eventId)).toMatchObject({ outcome: 'delivered', attempts: 1 });
     // All delivered while the first attempt of the slow one is still in flight, unlogged.
     expect(await queueRow(hook.id, slow.eventId)).toMatchObject({ status: 'pending', nextAttempt: 1, leased: true });
     expect(await deliveryResult(merchant, hook.id, slow.eventId)).toMatchObject({ outcome: 'delivered', attempts: 2 });
@@ -418,10 +502,11 @@ describe('the pool shared by organization and receiver', () => {
   const originOf = (hanging: Receiver) => `https://127.0.0.1:${hanging.port}`;
 
   async function deleteHooks(merchant: TestMerchant, hooks: readonly Hook[]): Promise<void> {
-    for (const hook of hooks) expect((await merchant.request(`/api/webhooks/${hook.id}`, { method: 'DELETE' })).status).toBe(204);
+    for (const hook of hooks)
+      expect((await merchant.request(`/api/webhooks/${hook.id}`, { method: 'DELETE' })).status).toBe(204);
   }
 
-  test('60 webhooks of one merchant on a receiver that never answers: another merchant\'s delivery arrives within a second', async () => {
+  test("60 webhooks of one merchant on a receiver that never answers: another merchant's delivery arrives within a second", async () => {
     const hanging = await startReceiver(certificate);
     const noisy = await createMerchant(ctx.app);
     const hooks: Hook[] = [];
@@ -457,28 +542,36 @@ describe('the pool shared by organization and receiver', () => {
     try {
       const events = await Promise.all(Array.from({ length: 8 }, () => createContact(merchant)));
       const probingSince = async () => {
-        const [row] = await testSql()<{ since: Date | null }[]>`select probing_since as since from webhook_receivers where origin = ${originOf(flaky)}`;
+        const [row] = await testSql()<
+          { since: Date | null }[]
+        >`select probing_since as since from webhook_receivers where origin = ${originOf(flaky)}`;
         return row?.since ?? undefined;
       };
       const since = await eventually('the receiver to be probed after its timeouts', probingSince, 20_000);
       await eventually('the first POSTs to time out', async () => flaky.inFlightNow() <= 1);
       flaky.resetMostInFlight();
       const log = await merchant.request(`/api/webhooks/${hook.id}/deliveries`);
-      const waiting = (log.body.results as { status: string; waiting: string | null; next_attempt_at: string | null }[])
-        .filter((delivery) => delivery.status === 'pending' && delivery.waiting !== null);
+      const waiting = (
+        log.body.results as { status: string; waiting: string | null; next_attempt_at: string | null }[]
+      ).filter((delivery) => delivery.status === 'pending' && delivery.waiting !== null);
       expect(waiting.length).toBeGreaterThan(0);
       expect(waiting[0]!.waiting).toContain(`${originOf(flaky)} has not answered its last`);
       expect(waiting[0]!.next_attempt_at).not.toBeNull();
       // A probe times out: one POST at a time meanwhile.
-      await eventually('a probe to fail', async () => {
-        const [row] = await testSql()<{ count: number }[]>`
+      await eventually(
+        'a probe to fail',
+        async () => {
+          const [row] = await testSql()<{ count: number }[]>`
           select count(*)::int as count from webhook_delivery_attempts a join webhook_deliveries d on d.id = a.delivery_id
           where d.webhook_id = ${hook.id} and a.started_at > ${since} and a.outcome = 'failed'`;
-        return row!.count >= 1;
-      }, 20_000);
+          return row!.count >= 1;
+        },
+        20_000,
+      );
       expect(flaky.mostInFlight()).toBe(1);
       flaky.script(path, [], { status: 200 });
-      for (const { eventId } of events) expect((await deliveryResult(merchant, hook.id, eventId)).outcome).toBe('delivered');
+      for (const { eventId } of events)
+        expect((await deliveryResult(merchant, hook.id, eventId)).outcome).toBe('delivered');
       expect(await probingSince()).toBeUndefined();
     } finally {
       await deleteHooks(merchant, [hook]);
@@ -488,7 +581,7 @@ describe('the pool shared by organization and receiver', () => {
 });
 
 describe('webhook delivery through a worker crash', () => {
-  test('kill -9 mid-retry: another worker\'s sender goes on from the attempt reached, each attempt sent and logged once', async () => {
+  test("kill -9 mid-retry: another worker's sender goes on from the attempt reached, each attempt sent and logged once", async () => {
     const taskQueue = uniqueTaskQueue('webhooks-crash');
     // Attempts 1-3 close together; a 3 s wait after the 3rd, long enough to kill the worker in it.
     const schedule = [100, 100, 3000, 100, 100, 100, 100, 100, 100];
@@ -500,7 +593,10 @@ describe('webhook delivery through a worker crash', () => {
     receiver.script(path, [{ status: 500 }, { status: 500 }, { status: 500 }, { status: 502 }], { status: 204 });
     const hook = await createHook(merchant, receiver.url(path));
     const { eventId } = await createContact(merchant);
-    await eventually('the wait after the 3rd attempt', async () => (await queueRow(hook.id, eventId))?.nextAttempt === 4);
+    await eventually(
+      'the wait after the 3rd attempt',
+      async () => (await queueRow(hook.id, eventId))?.nextAttempt === 4,
+    );
     await first.kill();
     expect(receiver.requests(path)).toHaveLength(3);
     workers.push(await startWorker(taskQueue, workerEnv(schedule)));
@@ -509,7 +605,11 @@ describe('webhook delivery through a worker crash', () => {
     expect(requests).toHaveLength(5);
     const [delivery] = await attemptLog(merchant, hook.id, eventId);
     expect(delivery!.attempts.map((attempt) => [attempt.attempt, attempt.status_code])).toEqual([
-      [1, 500], [2, 500], [3, 500], [4, 502], [5, 204],
+      [1, 500],
+      [2, 500],
+      [3, 500],
+      [4, 502],
+      [5, 204],
     ]);
     const [row] = await testSql()<{ count: number }[]>`
       select count(*)::int as count from webhook_delivery_attempts where delivery_id = ${delivery!.id}`;
@@ -546,7 +646,11 @@ describe('webhook delivery through a worker crash', () => {
       where d.webhook_id = ${hook.id} group by d.event_id`;
     expect(logged).toHaveLength(60);
     const posts = new Map<string, number>();
-    for (const request of receiver.requests(path)) posts.set(request.headers['webhook-id']!, (posts.get(request.headers['webhook-id']!) ?? 0) + 1);
-    for (const { eventId, attempts } of logged) expect(posts.get(webhookMessageId(asId('Event', eventId), asId('Webhook', hook.id))) ?? 0).toBeLessThanOrEqual(attempts);
+    for (const request of receiver.requests(path))
+      posts.set(request.headers['webhook-id']!, (posts.get(request.headers['webhook-id']!) ?? 0) + 1);
+    for (const { eventId, attempts } of logged)
+      expect(posts.get(webhookMessageId(asId('Event', eventId), asId('Webhook', hook.id))) ?? 0).toBeLessThanOrEqual(
+        attempts,
+      );
   }, 120_000);
 });

@@ -1,7 +1,15 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { RECOVERY_MAX_EVENTS } from '../../src/services/webhook-recovery';
 import {
-  createMerchant, eventually, numberSequence, startWorker, testApp, testSql, uniqueTaskQueue, type TestApp, type TestMerchant,
+  createMerchant,
+  eventually,
+  numberSequence,
+  startWorker,
+  testApp,
+  testSql,
+  uniqueTaskQueue,
+  type TestApp,
+  type TestMerchant,
   type WorkerProcess,
 } from '../helpers';
 import { makeCertificate, startReceiver, type Certificate, type Receiver } from '../webhook-receiver';
@@ -14,7 +22,10 @@ let worker: WorkerProcess;
 beforeAll(async () => {
   certificate = makeCertificate();
   receiver = await startReceiver(certificate);
-  const env = { WEBHOOK_CA_FILE: certificate.certFile, WEBHOOK_RETRY_SCHEDULE: '50ms,100ms,150ms,200ms,250ms,300ms,350ms,400ms,450ms' };
+  const env = {
+    WEBHOOK_CA_FILE: certificate.certFile,
+    WEBHOOK_RETRY_SCHEDULE: '50ms,100ms,150ms,200ms,250ms,300ms,350ms,400ms,450ms',
+  };
   const taskQueue = uniqueTaskQueue('webhook-recovery');
   worker = await startWorker(taskQueue, env);
   ctx = await testApp(taskQueue, env);
@@ -37,7 +48,9 @@ async function createHook(merchant: TestMerchant, target: string, event = 'conta
 
 /** A contact through the API: one `contact.created` event. Returns the event's id. */
 async function createContact(merchant: TestMerchant): Promise<number> {
-  const response = await merchant.request('/api/contacts', { form: { phone_number: nextNumber(), first_name: 'Recovery', last_name: 'Test' } });
+  const response = await merchant.request('/api/contacts', {
+    form: { phone_number: nextNumber(), first_name: 'Recovery', last_name: 'Test' },
+  });
   expect(response.status).toBe(201);
   const [event] = await testSql()<{ id: number }[]>`
     select id from events
@@ -55,11 +68,15 @@ const eventIdsReceived = (path: string): number[] =>
   receiver.requests(path).map((request) => Number(request.headers['webhook-id']!.split('_')[1]));
 
 async function finishedRecovery(merchant: TestMerchant, webhookId: number, recoveryId: number) {
-  return await eventually('the recovery to finish', async () => {
-    const response = await merchant.request(`/api/webhooks/${webhookId}/recoveries/${recoveryId}`);
-    expect(response.status).toBe(200);
-    return response.body.status === 'finished' ? response.body : undefined;
-  }, 60_000);
+  return await eventually(
+    'the recovery to finish',
+    async () => {
+      const response = await merchant.request(`/api/webhooks/${webhookId}/recoveries/${recoveryId}`);
+      expect(response.status).toBe(200);
+      return response.body.status === 'finished' ? response.body : undefined;
+    },
+    60_000,
+  );
 }
 
 describe('recovering a webhook', () => {
@@ -82,8 +99,13 @@ describe('recovering a webhook', () => {
     expect(response.status).toBe(202);
     const recoveryId: number = response.body.id;
     expect({ ...response.body }).toMatchObject({
-      id: expect.any(Number), webhook: hook.id, user: merchant.user.id, events: 2, status: expect.any(String),
-      since: expect.stringMatching(/Z$/), until: expect.stringMatching(/Z$/),
+      id: expect.any(Number),
+      webhook: hook.id,
+      user: merchant.user.id,
+      events: 2,
+      status: expect.any(String),
+      since: expect.stringMatching(/Z$/),
+      until: expect.stringMatching(/Z$/),
     });
     const finished = await finishedRecovery(merchant, hook.id, recoveryId);
     expect(finished.deliveries).toEqual({ pending: 0, delivered: 2, failed: 0, gone: 0, cancelled: 0 });
@@ -92,7 +114,12 @@ describe('recovering a webhook', () => {
     for (const id of wanted) expect(received.filter((value) => value === id)).toHaveLength(2);
     expect(received.filter((value) => value === before)).toHaveLength(1);
     const log = await merchant.request(`/api/webhooks/${hook.id}/deliveries`);
-    expect(log.body.results.filter((row: { redelivery: boolean }) => row.redelivery).map((row: { event: number }) => row.event).sort()).toEqual([...wanted].sort());
+    expect(
+      log.body.results
+        .filter((row: { redelivery: boolean }) => row.redelivery)
+        .map((row: { event: number }) => row.event)
+        .sort(),
+    ).toEqual([...wanted].sort());
     const listed = await merchant.request(`/api/webhooks/${hook.id}/recoveries`);
     expect(listed.body.map((row: { id: number }) => row.id)).toEqual([recoveryId]);
   });
@@ -105,7 +132,9 @@ describe('recovering a webhook', () => {
     const hook = await createHook(merchant, receiver.url(path));
     const since = await databaseNow();
     const events = [await createContact(merchant), await createContact(merchant), await createContact(merchant)];
-    const answers = await Promise.all([0, 1].map(() => merchant.request(`/api/webhooks/${hook.id}/recover`, { body: { since } })));
+    const answers = await Promise.all(
+      [0, 1].map(() => merchant.request(`/api/webhooks/${hook.id}/recover`, { body: { since } })),
+    );
     expect(answers.map((answer) => answer.status).sort()).toEqual([202, 400]);
     expect(answers.find((answer) => answer.status === 400)!.body).toEqual({
       detail: 'An earlier recovery of this webhook is still delivering: ask again when it has finished.',
@@ -121,15 +150,25 @@ describe('recovering a webhook', () => {
     expect(again.body.events).toBe(3);
   });
 
-  test('a bad period, too many events, another organization\'s webhook: refused with the API\'s error bodies, nothing recorded', async () => {
+  test("a bad period, too many events, another organization's webhook: refused with the API's error bodies, nothing recorded", async () => {
     const merchant = await createMerchant(ctx.app);
     const other = await createMerchant(ctx.app);
     const hook = await createHook(merchant, receiver.url(nextPath('refused')));
-    const recover = (body: unknown, owner = merchant, id = hook.id) => owner.request(`/api/webhooks/${id}/recover`, { body });
+    const recover = (body: unknown, owner = merchant, id = hook.id) =>
+      owner.request(`/api/webhooks/${id}/recover`, { body });
     expect(await recover({})).toMatchObject({ status: 400, body: { since: ['This field is required.'] } });
-    expect(await recover({ since: 'yesterday-ish' })).toMatchObject({ status: 400, body: { since: ['Enter a valid date/time, such as 2024-05-01 13:45.'] } });
-    expect(await recover({ since: '2025-05-02 00:00', until: '2025-05-01 00:00' })).toMatchObject({ status: 400, body: { since: ['Must be before until (now when not given).'] } });
-    expect(await recover({ since: '2025-05-01 00:00', until: '2099-01-01 00:00' })).toMatchObject({ status: 400, body: { until: ['Must not be in the future.'] } });
+    expect(await recover({ since: 'yesterday-ish' })).toMatchObject({
+      status: 400,
+      body: { since: ['Enter a valid date/time, such as 2024-05-01 13:45.'] },
+    });
+    expect(await recover({ since: '2025-05-02 00:00', until: '2025-05-01 00:00' })).toMatchObject({
+      status: 400,
+      body: { since: ['Must be before until (now when not given).'] },
+    });
+    expect(await recover({ since: '2025-05-01 00:00', until: '2099-01-01 00:00' })).toMatchObject({
+      status: 400,
+      body: { until: ['Must not be in the future.'] },
+    });
     expect((await recover({ since: '2025-05-01 00:00' }, other)).status).toBe(403);
     expect((await merchant.request(`/api/webhooks/${hook.id}/recoveries/987654321`)).status).toBe(404);
     expect((await merchant.request(`/api/webhooks/${hook.id}/recoveries/abc`)).status).toBe(404);
@@ -162,7 +201,11 @@ describe('disabling a webhook', () => {
       const response = await merchant.request(`/api/webhooks/${hook.id}`);
       return response.body.status === 'disabled' ? response.body : undefined;
     });
-    expect(disabled).toMatchObject({ status: 'disabled', disabled_at: expect.stringMatching(/Z$/), disabled_reason: 'failing' });
+    expect(disabled).toMatchObject({
+      status: 'disabled',
+      disabled_at: expect.stringMatching(/Z$/),
+      disabled_reason: 'failing',
+    });
     // The merchant hears of it: an event, delivered to the webhook listening to it.
     const notice = await eventually('the webhook.disabled delivery', async () => receiver.requests(noticePath)[0]);
     expect(JSON.parse(notice.body).data).toEqual(disabled);
@@ -173,22 +216,36 @@ describe('disabling a webhook', () => {
     expect(delivery).toMatchObject({ status: 'cancelled', attempts: [{ attempt: 1, status_code: 503 }] });
     // While disabled, nothing is recorded for it.
     const whileDisabled = await createContact(merchant);
-    const [none] = await testSql()<{ count: number }[]>`select count(*)::int as count from webhook_deliveries where event_id = ${whileDisabled} and webhook_id = ${hook.id}`;
+    const [none] = await testSql()<
+      { count: number }[]
+    >`select count(*)::int as count from webhook_deliveries where event_id = ${whileDisabled} and webhook_id = ${hook.id}`;
     expect(none!.count).toBe(0);
-    expect(await merchant.request(`/api/webhooks/${hook.id}/recover`, { body: { since: '2025-05-01 00:00' } })).toMatchObject({
-      status: 400, body: { detail: 'The webhook is disabled: enable it first (POST /api/webhooks/<id>/enable).' },
+    expect(
+      await merchant.request(`/api/webhooks/${hook.id}/recover`, { body: { since: '2025-05-01 00:00' } }),
+    ).toMatchObject({
+      status: 400,
+      body: { detail: 'The webhook is disabled: enable it first (POST /api/webhooks/<id>/enable).' },
     });
 
     // The receiver is fixed; the merchant enables the webhook and recovers what it missed.
     receiver.script(failingPath, [], { status: 200 });
     const enabled = await merchant.request(`/api/webhooks/${hook.id}/enable`, { method: 'POST' });
-    expect(enabled).toMatchObject({ status: 200, body: { status: 'enabled', disabled_at: null, disabled_reason: null } });
-    const [streak] = await testSql()<{ failingSince: Date | null }[]>`select failing_since as "failingSince" from webhooks where id = ${hook.id}`;
+    expect(enabled).toMatchObject({
+      status: 200,
+      body: { status: 'enabled', disabled_at: null, disabled_reason: null },
+    });
+    const [streak] = await testSql()<
+      { failingSince: Date | null }[]
+    >`select failing_since as "failingSince" from webhooks where id = ${hook.id}`;
     expect(streak!.failingSince).toBeNull();
-    const recovery = await merchant.request(`/api/webhooks/${hook.id}/recover`, { body: { since: new Date(Date.now() - 3600_000).toISOString() } });
+    const recovery = await merchant.request(`/api/webhooks/${hook.id}/recover`, {
+      body: { since: new Date(Date.now() - 3600_000).toISOString() },
+    });
     expect(recovery.status).toBe(202);
     expect((await finishedRecovery(merchant, hook.id, recovery.body.id)).deliveries.delivered).toBe(2);
-    const received = receiver.requests(failingPath).filter((request) => request.headers['webhook-id'] !== undefined)
+    const received = receiver
+      .requests(failingPath)
+      .filter((request) => request.headers['webhook-id'] !== undefined)
       .map((request) => Number(request.headers['webhook-id']!.split('_')[1]));
     expect(received.filter((id) => id === missed).length).toBeGreaterThanOrEqual(2);
     expect(received).toContain(whileDisabled);
@@ -202,14 +259,21 @@ describe('disabling a webhook', () => {
     // between a failed attempt and the next one (a poll could miss it).
     receiver.script(path, [], { status: 500 });
     const hook = await createHook(merchant, receiver.url(path));
-    const streak = async () => (await testSql()<{ failingSince: Date | null }[]>`select failing_since as "failingSince" from webhooks where id = ${hook.id}`)[0]!.failingSince;
+    const streak = async () =>
+      (
+        await testSql()<
+          { failingSince: Date | null }[]
+        >`select failing_since as "failingSince" from webhooks where id = ${hook.id}`
+      )[0]!.failingSince;
     await createContact(merchant);
     await eventually('a failed attempt to begin the streak', async () => (await streak()) !== null);
     receiver.script(path, [], { status: 200 });
     // The failing delivery's next attempt, or this one's first (should the other have used up its attempts), is delivered.
     await createContact(merchant);
     await eventually('a delivered attempt to end the streak', async () => (await streak()) === null);
-    const [row] = await testSql()<{ disabledAt: Date | null }[]>`select disabled_at as "disabledAt" from webhooks where id = ${hook.id}`;
+    const [row] = await testSql()<
+      { disabledAt: Date | null }[]
+    >`select disabled_at as "disabledAt" from webhooks where id = ${hook.id}`;
     expect(row!.disabledAt).toBeNull();
   });
 
@@ -224,7 +288,9 @@ describe('disabling a webhook', () => {
     await eventually('the first attempt', async () => receiver.requests(path).length >= 1);
     const response = await merchant.request(`/api/webhooks/${hook.id}/disable`, { method: 'POST' });
     expect(response).toMatchObject({ status: 200, body: { status: 'disabled', disabled_reason: 'manual' } });
-    expect((await merchant.request(`/api/webhooks/${hook.id}/disable`, { method: 'POST' })).body.disabled_at).toBe(response.body.disabled_at);
+    expect((await merchant.request(`/api/webhooks/${hook.id}/disable`, { method: 'POST' })).body.disabled_at).toBe(
+      response.body.disabled_at,
+    );
     // What was pending is cancelled in the disabling's own transaction.
     const [delivery] = (await merchant.request(`/api/webhooks/${hook.id}/deliveries?event=${waiting}`)).body.results;
     expect(delivery.status).not.toBe('pending');

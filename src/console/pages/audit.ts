@@ -14,7 +14,18 @@ import type { ConsoleSession } from '../../services/console-sessions';
 import { listUsers } from '../../services/users';
 import { html, type Child, type Html } from '../html';
 import { htmlResponse } from '../http';
-import { anyFilter, dateRangeInputs, filterForm, input, layout, pager, queryValues, select, table, when } from '../layout';
+import {
+  anyFilter,
+  dateRangeInputs,
+  filterForm,
+  input,
+  layout,
+  pager,
+  queryValues,
+  select,
+  table,
+  when,
+} from '../layout';
 import { consoleSessionPlugin } from '../session';
 import { nonEmptyQuery } from './common';
 
@@ -27,7 +38,12 @@ const shown = (value: unknown): string => (value === undefined ? '—' : JSON.st
 function changeList({ before, after }: AuditChange): Html {
   const fields = [...new Set([...Object.keys(before ?? {}), ...Object.keys(after ?? {})])];
   return html`<ul class="changes">${fields.map((field) => {
-    const value = before === null ? shown(after?.[field]) : after === null ? `${shown(before[field])} (deleted)` : `${shown(before[field])} → ${shown(after[field])}`;
+    const value =
+      before === null
+        ? shown(after?.[field])
+        : after === null
+          ? `${shown(before[field])} (deleted)`
+          : `${shown(before[field])} → ${shown(after[field])}`;
     return html`<li><code>${field}</code>: ${value}</li>`;
   })}</ul>`;
 }
@@ -38,7 +54,9 @@ function entryCells(row: AuditEventRow): Child[] {
   return [
     when(row.created),
     html`${row.userName ?? 'user'} <span class="muted">#${row.userId ?? '—'}</span>`,
-    row.channel === 'api' ? html`API key #${row.apiKeyId} <span class="muted">${row.apiKeyPrefix ?? ''}…</span>` : html`console`,
+    row.channel === 'api'
+      ? html`API key #${row.apiKeyId} <span class="muted">${row.apiKeyPrefix ?? ''}…</span>`
+      : html`console`,
     row.clientAddress ?? html`<span class="muted">unknown</span>`,
     html`<code>${row.action}</code>`,
     html`<a href="${objectHistory}" title="This object's history">${row.objectType.replaceAll('_', ' ')} #${row.objectId}</a>`,
@@ -48,11 +66,16 @@ function entryCells(row: AuditEventRow): Child[] {
 
 export const auditRoutes = (deps: AppDeps) => {
   const { sql, config } = deps;
-  const frame = (session: ConsoleSession, title: string) => ({ session, sandbox: config.sandbox, section: 'audit' as const, title });
+  const frame = (session: ConsoleSession, title: string) => ({
+    session,
+    sandbox: config.sandbox,
+    section: 'audit' as const,
+    title,
+  });
 
-  return new Elysia({ name: 'console-audit' })
-    .use(consoleSessionPlugin(deps))
-    .get('/console/audit', async ({ request, session }) => {
+  return new Elysia({ name: 'console-audit' }).use(consoleSessionPlugin(deps)).get(
+    '/console/audit',
+    async ({ request, session }) => {
       const searchParams = nonEmptyQuery(request);
       const page = parsePage(searchParams, config.pageSizeMax);
       const [{ count, rows }, users] = await Promise.all([
@@ -61,9 +84,23 @@ export const auditRoutes = (deps: AppDeps) => {
       ]);
       const values = queryValues(searchParams);
       const filters = html`
-${select('object_type', 'Object type', AUDITED_OBJECT_TYPES.map((type) => [type, type.replaceAll('_', ' ')] as const), values, {}, true)}
+${select(
+  'object_type',
+  'Object type',
+  AUDITED_OBJECT_TYPES.map((type) => [type, type.replaceAll('_', ' ')] as const),
+  values,
+  {},
+  true,
+)}
 ${input('object_id', 'Object id', values, {}, { inputmode: 'numeric' })}
-${select('user', 'User', users.map((user) => [String(user.id), `${user.name} (#${user.id})`] as const), values, {}, true)}
+${select(
+  'user',
+  'User',
+  users.map((user) => [String(user.id), `${user.name} (#${user.id})`] as const),
+  values,
+  {},
+  true,
+)}
 ${input('action', 'Action', values, {}, { placeholder: 'POST /api/payments' })}
 ${dateRangeInputs(values)}`;
       const content = html`<p class="muted">Every change made through the API or this console, recorded with the change itself. Times are UTC.</p>
@@ -71,5 +108,7 @@ ${filterForm('/console/audit', filters, anyFilter(searchParams, FILTERS))}
 ${table(['When', 'Who', 'Key', 'Address', 'Action', 'Object', 'Change'], rows.map(entryCells), 'No audit entries match.')}
 ${pager('/console/audit', searchParams, page, count)}`;
       return htmlResponse(layout(frame(session, 'Audit trail'), content));
-    }, { page: 'audit' });
+    },
+    { page: 'audit' },
+  );
 };

@@ -19,29 +19,76 @@ import { transactionsBelongingTo } from '../../services/wallets';
 import { html } from '../html';
 import { htmlResponse, redirect } from '../http';
 import {
-  anyFilter, badge, dateRangeInputs, details, filterForm, formErrors, givenFields, input, layout, money, notice, pager, postForm, queryValues, select, table, when,
-  type FieldErrors, type Values,
+  anyFilter,
+  badge,
+  dateRangeInputs,
+  details,
+  filterForm,
+  formErrors,
+  givenFields,
+  input,
+  layout,
+  money,
+  notice,
+  pager,
+  postForm,
+  queryValues,
+  select,
+  table,
+  when,
+  type FieldErrors,
+  type Values,
 } from '../layout';
 import { allows, consoleSessionPlugin } from '../session';
 import { nonEmptyQuery, ownedId, ownedOrMissing } from './common';
 import { transactionsTable } from './wallets';
 
 const FILTERS = [
-  'status', 'currency', 'amount', 'phonenumber', 'reference', 'remote_transaction_id', 'network', 'contact_first_name',
-  'contact_last_name', 'created_after', 'created_before', 'modified_after', 'modified_before',
+  'status',
+  'currency',
+  'amount',
+  'phonenumber',
+  'reference',
+  'remote_transaction_id',
+  'network',
+  'contact_first_name',
+  'contact_last_name',
+  'created_after',
+  'created_before',
+  'modified_after',
+  'modified_before',
 ] as const;
 const CLAIM_FIELDS = ['amount', 'remote_transaction_id', 'phonenumber'];
 const REVERSE_FIELDS = ['reason'];
 
 export const collectionRoutes = (deps: AppDeps) => {
   const { sql, config } = deps;
-  const frame = (session: ConsoleSession, title: string) => ({ session, sandbox: config.sandbox, section: 'collections' as const, title });
+  const frame = (session: ConsoleSession, title: string) => ({
+    session,
+    sandbox: config.sandbox,
+    section: 'collections' as const,
+    title,
+  });
 
   const ownedCollection = (session: ConsoleSession, rawId: string): Promise<CollectionRow> =>
-    ownedOrMissing(findOwnCollection(sql, session.organizationId, ownedId(rawId, 'Collection')), 'No such collection in your organization.');
+    ownedOrMissing(
+      findOwnCollection(sql, session.organizationId, ownedId(rawId, 'Collection')),
+      'No such collection in your organization.',
+    );
 
-  async function detailPage(session: ConsoleSession, collection: CollectionRow, reverse: { values: Values; errors: FieldErrors }, status = 200) {
-    const [found, { rows: [reversal] }, transactions] = await Promise.all([
+  async function detailPage(
+    session: ConsoleSession,
+    collection: CollectionRow,
+    reverse: { values: Values; errors: FieldErrors },
+    status = 200,
+  ) {
+    const [
+      found,
+      {
+        rows: [reversal],
+      },
+      transactions,
+    ] = await Promise.all([
       collection.collectionRequestId === null ? undefined : findRequest(sql, collection.collectionRequestId),
       listReversals(sql, session.organizationId, { collection: collection.id }, { limit: 1, offset: 0 }),
       transactionsBelongingTo(sql, { collectionId: collection.id }),
@@ -56,29 +103,56 @@ export const collectionRoutes = (deps: AppDeps) => {
       ['Paid', when(collection.paymentDate)],
       ['Received', when(collection.created)],
       ['Rejection reason', collection.rejectionReason],
-      ['Request', found ? html`<a href="/console/requests/${found.request.id}">#${found.request.id}</a> ${badge(found.request.status)}` : 'none (claimed or unmatched)'],
-      ['Contact', collection.contactId === null ? null : html`<a href="/console/contacts/${collection.contactId}">#${collection.contactId}</a>`],
+      [
+        'Request',
+        found
+          ? html`<a href="/console/requests/${found.request.id}">#${found.request.id}</a> ${badge(found.request.status)}`
+          : 'none (claimed or unmatched)',
+      ],
+      [
+        'Contact',
+        collection.contactId === null
+          ? null
+          : html`<a href="/console/contacts/${collection.contactId}">#${collection.contactId}</a>`,
+      ],
     ])}</section>
 <section class="card" aria-labelledby="reversal"><h2 id="reversal">Reversal</h2>
 ${formErrors(reverse.errors, REVERSE_FIELDS)}
-${reversal ? details([
-      ['Reversal', html`<a href="/console/reversals/${reversal.id}">#${reversal.id}</a> ${badge(reversal.state)}`],
-      ['Amount', money(reversal.amount, reversal.currency)],
-      ['Reason', reversal.reason],
-      ['Started', when(reversal.created)],
-    ]) : collection.status !== 'successful' ? html`<p class="empty">Only a successful collection can be sent back.</p>` : !allows(session, 'pay') ? html`<p class="empty">Your role does not send money back.</p>` : html`
+${
+  reversal
+    ? details([
+        ['Reversal', html`<a href="/console/reversals/${reversal.id}">#${reversal.id}</a> ${badge(reversal.state)}`],
+        ['Amount', money(reversal.amount, reversal.currency)],
+        ['Reason', reversal.reason],
+        ['Started', when(reversal.created)],
+      ])
+    : collection.status !== 'successful'
+      ? html`<p class="empty">Only a successful collection can be sent back.</p>`
+      : !allows(session, 'pay')
+        ? html`<p class="empty">Your role does not send money back.</p>`
+        : html`
 <p>Send the ${money(collection.amount, collection.currency)} back to ${collection.phoneNumber}: the amount leaves the wallet this collection credited
 at once (if it still holds it) and goes back through the network; the request it paid ends reversed. A collection is sent back once at most.</p>
-${postForm(session, `/console/collections/${collection.id}/reverse`, html`
+${postForm(
+  session,
+  `/console/collections/${collection.id}/reverse`,
+  html`
 ${input('reason', 'Reason', reverse.values, reverse.errors, { hint: 'Up to 255 characters, kept with the reversal.' })}
-<div class="actions"><button type="submit" class="danger">Send back</button></div>`)}`}
+<div class="actions"><button type="submit" class="danger">Send back</button></div>`,
+)}`
+}
 </section>
 <h2>Wallet transactions</h2>
-${transactionsTable(transactions, { wallet: true, empty: 'This collection moved no wallet\'s money.' })}`;
+${transactionsTable(transactions, { wallet: true, empty: "This collection moved no wallet's money." })}`;
     return htmlResponse(layout(frame(session, `Collection #${collection.id}`), content), status);
   }
 
-  async function listPage(request: Request, session: ConsoleSession, claim: { values: Values; errors: FieldErrors; message?: string }, status = 200) {
+  async function listPage(
+    request: Request,
+    session: ConsoleSession,
+    claim: { values: Values; errors: FieldErrors; message?: string },
+    status = 200,
+  ) {
     const searchParams = nonEmptyQuery(request);
     const filters = parseFilters(CollectionFilters, searchParams);
     const page = parsePage(searchParams, config.pageSizeMax);
@@ -86,9 +160,25 @@ ${transactionsTable(transactions, { wallet: true, empty: 'This collection moved 
     const values = queryValues(searchParams);
     const content = html`<p><a href="/console/reversals">Reversals (collections sent back)</a></p>
 ${claim.message ? notice(claim.message, status === 200 ? 'ok' : 'error') : ''}
-${filterForm('/console/collections', html`
-${select('status', 'Status', COLLECTION_STATUSES.map((value) => [value, value.replaceAll('_', ' ')] as const), values, {}, true)}
-${select('currency', 'Currency', SUPPORTED_CURRENCIES.map((code) => [code, code] as const), values, {}, true)}
+${filterForm(
+  '/console/collections',
+  html`
+${select(
+  'status',
+  'Status',
+  COLLECTION_STATUSES.map((value) => [value, value.replaceAll('_', ' ')] as const),
+  values,
+  {},
+  true,
+)}
+${select(
+  'currency',
+  'Currency',
+  SUPPORTED_CURRENCIES.map((code) => [code, code] as const),
+  values,
+  {},
+  true,
+)}
 ${input('amount', 'Amount', values, {}, { inputmode: 'decimal' })}
 ${input('phonenumber', 'Phone number', values, {}, { inputmode: 'tel' })}
 ${input('reference', 'Reference', values, {})}
@@ -96,56 +186,108 @@ ${input('remote_transaction_id', 'Remote transaction id', values, {})}
 ${input('network', 'Network', values, {})}
 ${input('contact_first_name', 'Contact first name', values, {})}
 ${input('contact_last_name', 'Contact last name', values, {})}
-${dateRangeInputs(values, ['created', 'modified'])}`, anyFilter(searchParams, FILTERS))}
-${table(['Collection', 'Received', 'Number', 'Amount', 'Reference', 'Network', 'Status'], rows.map((row) => [
-    html`<a href="/console/collections/${row.id}">#${row.id}</a>`, when(row.created), row.phoneNumber, money(row.amount, row.currency),
-    row.reference, row.network, badge(row.status),
-  ]), 'No collections match.')}
+${dateRangeInputs(values, ['created', 'modified'])}`,
+  anyFilter(searchParams, FILTERS),
+)}
+${table(
+  ['Collection', 'Received', 'Number', 'Amount', 'Reference', 'Network', 'Status'],
+  rows.map((row) => [
+    html`<a href="/console/collections/${row.id}">#${row.id}</a>`,
+    when(row.created),
+    row.phoneNumber,
+    money(row.amount, row.currency),
+    row.reference,
+    row.network,
+    badge(row.status),
+  ]),
+  'No collections match.',
+)}
 ${pager('/console/collections', searchParams, page, count)}
-${allows(session, 'collect') ? html`<section class="card" aria-labelledby="claim"><h2 id="claim">Claim a collection</h2>
+${
+  allows(session, 'collect')
+    ? html`<section class="card" aria-labelledby="claim"><h2 id="claim">Claim a collection</h2>
 <p class="muted">A payment that matched none of your requests waits unassigned. Give its amount, remote transaction id and number
 (all three must match exactly) to assign it to your organization and credit your wallet.</p>
 ${formErrors(claim.errors, CLAIM_FIELDS)}
-${postForm(session, '/console/collections/claim', html`
+${postForm(
+  session,
+  '/console/collections/claim',
+  html`
 ${input('amount', 'Amount', claim.values, claim.errors, { required: true, inputmode: 'decimal' })}
 ${input('remote_transaction_id', 'Remote transaction id', claim.values, claim.errors, { required: true })}
 ${input('phonenumber', 'Phone number', claim.values, claim.errors, { required: true, inputmode: 'tel' })}
-<div class="actions"><button type="submit" class="primary">Claim</button></div>`)}</section>` : ''}`;
+<div class="actions"><button type="submit" class="primary">Claim</button></div>`,
+)}</section>`
+    : ''
+}`;
     return htmlResponse(layout(frame(session, 'Collections'), content), status);
   }
 
   return new Elysia({ name: 'console-collections' })
     .use(consoleSessionPlugin(deps))
-    .get('/console/collections', ({ request, session }) => listPage(request, session, { values: {}, errors: {} }), { page: 'view' })
-    .post('/console/collections/claim', async ({ request, session, form }) => {
-      const values = { amount: String(form.amount ?? '').trim(), remote_transaction_id: String(form.remote_transaction_id ?? '').trim(), phonenumber: String(form.phonenumber ?? '').trim() };
-      try {
-        const filters = parseFilters(CollectionFilters, new URLSearchParams(Object.entries(values).filter(([, value]) => value !== '')));
-        const claimed = await claimCollectionFor(deps, session, filters, values.phonenumber);
-        if (claimed !== null) return redirect(`/console/collections/${claimed.id}`);
-        return await listPage(request, session, { values, errors: {}, message: 'No unassigned collection matches these three values.' }, 404);
-      } catch (error) {
-        const apiError = findApiError(error);
-        if (apiError?.status !== 400) throw error;
-        const errors = (typeof apiError.body.detail === 'string' ? { non_field_errors: [apiError.body.detail] } : apiError.body) as FieldErrors;
-        return await listPage(request, session, { values, errors }, 400);
-      }
-    }, { action: 'collect', parse: 'none' })
-    .get('/console/collections/:id', async ({ params, session }) =>
-      detailPage(session, await ownedCollection(session, params.id), { values: {}, errors: {} }), { page: 'view' })
-    .post('/console/collections/:id/reverse', async ({ params, session, form }) => {
-      const collection = await ownedCollection(session, params.id);
-      try {
-        const { reason } = validate(ReversalCreate, { ...givenFields(form), collection: collection.id });
-        const reversal = await reverseCollection(deps, session, { collection: collection.id, reason }, null);
-        return redirect(`/console/reversals/${reversal.id}?done=reversal-created`);
-      } catch (error) {
-        const apiError = findApiError(error);
-        if (apiError?.status !== 400) throw error;
-        // The refusal (not successful, reversed before, the wallet no longer holds it) is about the collection: above the form.
-        const { collection: refusal, ...fieldErrors } = apiError.body as FieldErrors;
-        const errors = refusal ? { ...fieldErrors, non_field_errors: refusal } : fieldErrors;
-        return await detailPage(session, await findOwnCollection(sql, session.organizationId, collection.id), { values: form, errors }, 400);
-      }
-    }, { action: 'pay', parse: 'none' });
+    .get('/console/collections', ({ request, session }) => listPage(request, session, { values: {}, errors: {} }), {
+      page: 'view',
+    })
+    .post(
+      '/console/collections/claim',
+      async ({ request, session, form }) => {
+        const values = {
+          amount: String(form.amount ?? '').trim(),
+          remote_transaction_id: String(form.remote_transaction_id ?? '').trim(),
+          phonenumber: String(form.phonenumber ?? '').trim(),
+        };
+        try {
+          const filters = parseFilters(
+            CollectionFilters,
+            new URLSearchParams(Object.entries(values).filter(([, value]) => value !== '')),
+          );
+          const claimed = await claimCollectionFor(deps, session, filters, values.phonenumber);
+          if (claimed !== null) return redirect(`/console/collections/${claimed.id}`);
+          return await listPage(
+            request,
+            session,
+            { values, errors: {}, message: 'No unassigned collection matches these three values.' },
+            404,
+          );
+        } catch (error) {
+          const apiError = findApiError(error);
+          if (apiError?.status !== 400) throw error;
+          const errors = (
+            typeof apiError.body.detail === 'string' ? { non_field_errors: [apiError.body.detail] } : apiError.body
+          ) as FieldErrors;
+          return await listPage(request, session, { values, errors }, 400);
+        }
+      },
+      { action: 'collect', parse: 'none' },
+    )
+    .get(
+      '/console/collections/:id',
+      async ({ params, session }) =>
+        detailPage(session, await ownedCollection(session, params.id), { values: {}, errors: {} }),
+      { page: 'view' },
+    )
+    .post(
+      '/console/collections/:id/reverse',
+      async ({ params, session, form }) => {
+        const collection = await ownedCollection(session, params.id);
+        try {
+          const { reason } = validate(ReversalCreate, { ...givenFields(form), collection: collection.id });
+          const reversal = await reverseCollection(deps, session, { collection: collection.id, reason }, null);
+          return redirect(`/console/reversals/${reversal.id}?done=reversal-created`);
+        } catch (error) {
+          const apiError = findApiError(error);
+          if (apiError?.status !== 400) throw error;
+          // The refusal (not successful, reversed before, the wallet no longer holds it) is about the collection: above the form.
+          const { collection: refusal, ...fieldErrors } = apiError.body as FieldErrors;
+          const errors = refusal ? { ...fieldErrors, non_field_errors: refusal } : fieldErrors;
+          return await detailPage(
+            session,
+            await findOwnCollection(sql, session.organizationId, collection.id),
+            { values: form, errors },
+            400,
+          );
+        }
+      },
+      { action: 'pay', parse: 'none' },
+    );
 };

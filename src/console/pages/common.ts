@@ -49,7 +49,8 @@ export const DONE_NOTICES: Readonly<Record<string, string>> = {
   'webhook-updated': 'Webhook saved.',
   'webhook-deleted': 'Webhook deleted. No further deliveries are made; its delivery log stays readable.',
   'redelivery-started': 'Redelivery started: a fresh delivery of the event, with its own attempts.',
-  'recovery-started': 'Recovery started: every event of the webhook\'s type in the period gets a fresh delivery, with its own attempts.',
+  'recovery-started':
+    "Recovery started: every event of the webhook's type in the period gets a fresh delivery, with its own attempts.",
   'webhook-disabled': 'Webhook disabled: nothing is delivered to it until you enable it.',
   'webhook-enabled': 'Webhook enabled: it receives events from now on. Recover what it missed below.',
   'basic-auth-set': 'HTTP Basic credentials saved: deliveries carry them from now on.',
@@ -64,15 +65,24 @@ export const DONE_NOTICES: Readonly<Record<string, string>> = {
 /** The warning every page about webhooks shows while some are disabled (the overview, the webhook list). */
 export function disabledWebhooksNotice(webhooks: readonly WebhookRow[]): Html | '' {
   if (webhooks.length === 0) return '';
-  return notice(html`<strong>${webhooks.length === 1 ? 'A webhook is disabled' : `${webhooks.length} webhooks are disabled`}</strong>: nothing is delivered to
-${webhooks.map((webhook, index) => html`${index > 0 ? ', ' : ''}<a href="/console/webhooks/${webhook.id}">#${webhook.id}</a> (${webhook.target}, ${webhook.disabledReason === 'failing'
-    ? 'its target failed every delivery for days' : 'disabled by hand'}, ${when(webhook.disabledAt!)})`)}.
-Enable it on its page, then recover the events it missed.`, 'error');
+  return notice(
+    html`<strong>${webhooks.length === 1 ? 'A webhook is disabled' : `${webhooks.length} webhooks are disabled`}</strong>: nothing is delivered to
+${webhooks.map(
+  (webhook, index) =>
+    html`${index > 0 ? ', ' : ''}<a href="/console/webhooks/${webhook.id}">#${webhook.id}</a> (${webhook.target}, ${
+      webhook.disabledReason === 'failing' ? 'its target failed every delivery for days' : 'disabled by hand'
+    }, ${when(webhook.disabledAt!)})`,
+)}.
+Enable it on its page, then recover the events it missed.`,
+    'error',
+  );
 }
 
 /** An object's status changes, oldest first, each linked to its event (a request's and a payment's page). */
 export function timelineList(timeline: readonly TimelineEntry[], empty: string): Html {
   if (timeline.length === 0) return html`<p class="empty">${empty}</p>`;
-  return html`<ol class="timeline">${timeline.map((change) => html`<li>
-${badge(change.status)} ${when(change.created)} · <a href="/console/events/${change.eventId}">event #${change.eventId}</a>${change.error ? html` · <span class="muted">${change.error}</span>` : ''}</li>`)}</ol>`;
+  return html`<ol class="timeline">${timeline.map(
+    (change) => html`<li>
+${badge(change.status)} ${when(change.created)} · <a href="/console/events/${change.eventId}">event #${change.eventId}</a>${change.error ? html` · <span class="muted">${change.error}</span>` : ''}</li>`,
+  )}</ol>`;
 }

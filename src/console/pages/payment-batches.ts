@@ -8,7 +8,14 @@
 import { randomUUID } from 'node:crypto';
 import { Elysia } from 'elysia';
 import { validate } from '../../domain/input';
-import { BATCH_CSV_COLUMNS, MAX_BATCH_ROWS, batchResultsCsv, finalRows, readBatchCsv, type PaymentBatchResource } from '../../domain/payment-batches';
+import {
+  BATCH_CSV_COLUMNS,
+  MAX_BATCH_ROWS,
+  batchResultsCsv,
+  finalRows,
+  readBatchCsv,
+  type PaymentBatchResource,
+} from '../../domain/payment-batches';
 import type { AppDeps } from '../../http/context';
 import { findApiError } from '../../http/errors';
 import { parsePage } from '../../http/pagination';
@@ -16,7 +23,14 @@ import { MAX_BODY_BYTES, csvResponse, declareBodyOptions } from '../../http/requ
 import type { ConsoleSession } from '../../services/console-sessions';
 import { DuplicateRequestError } from '../../services/duplicate-checks';
 import {
-  PaymentBatchCreate, batchLines, checkPaymentBatch, createPaymentBatch, findOwnPaymentBatch, listPaymentBatches, paymentBatchResources, type BatchCheck,
+  PaymentBatchCreate,
+  batchLines,
+  checkPaymentBatch,
+  createPaymentBatch,
+  findOwnPaymentBatch,
+  listPaymentBatches,
+  paymentBatchResources,
+  type BatchCheck,
 } from '../../services/payment-batches';
 import { paymentBatchWorkflowId } from '../../contracts/payment-batch';
 import { html, type Html } from '../html';
@@ -42,7 +56,11 @@ function progress(batch: PaymentBatchResource): Html {
 }
 
 const totals = (batch: PaymentBatchResource): string =>
-  batch.totals.map((total) => `${money(total.amount, total.currency)} (${money(total.completed_amount, total.currency)} completed)`).join(', ');
+  batch.totals
+    .map(
+      (total) => `${money(total.amount, total.currency)} (${money(total.completed_amount, total.currency)} completed)`,
+    )
+    .join(', ');
 
 function uploadForm(session: ConsoleSession, error?: string): Html {
   return html`${error ? notice(error, 'error') : ''}
@@ -58,39 +76,95 @@ Every row is checked before anything is sent: you see the preview first.</p>
 }
 
 /** What the preview shows: each wallet's funding, every row's errors, the first rows, and the button that sends them when all is well. */
-function previewContent(session: ConsoleSession, csv: string, rows: readonly Record<string, string>[], checked: BatchCheck): Html {
-  const invalid = checked.lines.flatMap((line, index) => (line.fields === null ? [{ index, errors: line.errors }] : []));
+function previewContent(
+  session: ConsoleSession,
+  csv: string,
+  rows: readonly Record<string, string>[],
+  checked: BatchCheck,
+): Html {
+  const invalid = checked.lines.flatMap((line, index) =>
+    line.fields === null ? [{ index, errors: line.errors }] : [],
+  );
   const short = checked.funding.filter((wallet) => !wallet.enough);
   const ready = invalid.length === 0 && short.length === 0;
   const rowCells = (index: number): Html[] => {
     const row = rows[index]!;
-    return [html`${index + 1}`, html`${row.phonenumber ?? ''}`, html`${row.amount ?? ''} ${row.currency ?? ''}`, html`${row.description ?? ''}`];
+    return [
+      html`${index + 1}`,
+      html`${row.phonenumber ?? ''}`,
+      html`${row.amount ?? ''} ${row.currency ?? ''}`,
+      html`${row.description ?? ''}`,
+    ];
   };
-  return html`${ready
-    ? notice(html`<strong>${rows.length} payments ready.</strong> Nothing has been sent yet.`, 'info')
-    : notice(html`<strong>This batch cannot be sent as it is</strong>: ${invalid.length} rows with errors${short.length > 0 ? ', and wallets that do not hold what their rows add up to' : ''}. Nothing has been sent; correct the file and upload it again.`, 'error')}
+  return html`${
+    ready
+      ? notice(html`<strong>${rows.length} payments ready.</strong> Nothing has been sent yet.`, 'info')
+      : notice(
+          html`<strong>This batch cannot be sent as it is</strong>: ${invalid.length} rows with errors${short.length > 0 ? ', and wallets that do not hold what their rows add up to' : ''}. Nothing has been sent; correct the file and upload it again.`,
+          'error',
+        )
+  }
 <h2>Wallets</h2>
-${table(['Wallet', 'Rows', 'Rows add up to', 'Wallet holds', ''], checked.funding.map((wallet) => [
-    html`<a href="/console/wallets/${wallet.accountId}">#${wallet.accountId}</a>`, html`${wallet.rows}`, money(wallet.amount, wallet.currency), money(wallet.balance, wallet.currency),
+${table(
+  ['Wallet', 'Rows', 'Rows add up to', 'Wallet holds', ''],
+  checked.funding.map((wallet) => [
+    html`<a href="/console/wallets/${wallet.accountId}">#${wallet.accountId}</a>`,
+    html`${wallet.rows}`,
+    money(wallet.amount, wallet.currency),
+    money(wallet.balance, wallet.currency),
     wallet.enough ? badge('enough') : html`<span class="badge status-failed">insufficient funds</span>`,
-  ]), 'No row names a wallet it can be paid from.')}
-${invalid.length > 0 ? html`<h2>Rows with errors</h2>
-${table(['Row', 'Phone number', 'Amount', 'Description', 'Errors'], invalid.slice(0, PREVIEW_ROWS).map(({ index, errors }) => [
-    ...rowCells(index), html`<ul class="row-errors">${Object.entries(errors).map(([field, messages]) => html`<li>${field}: ${messages.join(' ')}</li>`)}</ul>`,
-  ]), '')}${invalid.length > PREVIEW_ROWS ? html`<p class="muted">And ${invalid.length - PREVIEW_ROWS} more rows with errors.</p>` : ''}` : ''}
+  ]),
+  'No row names a wallet it can be paid from.',
+)}
+${
+  invalid.length > 0
+    ? html`<h2>Rows with errors</h2>
+${table(
+  ['Row', 'Phone number', 'Amount', 'Description', 'Errors'],
+  invalid
+    .slice(0, PREVIEW_ROWS)
+    .map(({ index, errors }) => [
+      ...rowCells(index),
+      html`<ul class="row-errors">${Object.entries(errors).map(([field, messages]) => html`<li>${field}: ${messages.join(' ')}</li>`)}</ul>`,
+    ]),
+  '',
+)}${invalid.length > PREVIEW_ROWS ? html`<p class="muted">And ${invalid.length - PREVIEW_ROWS} more rows with errors.</p>` : ''}`
+    : ''
+}
 <h2>First rows</h2>
-${table(['Row', 'Phone number', 'Amount', 'Description'], rows.slice(0, PREVIEW_ROWS).map((_row, index) => rowCells(index)), '')}
-${ready ? postForm(session, '/console/payment-batches', html`<input type="hidden" name="key" value="${randomUUID()}">
+${table(
+  ['Row', 'Phone number', 'Amount', 'Description'],
+  rows.slice(0, PREVIEW_ROWS).map((_row, index) => rowCells(index)),
+  '',
+)}
+${
+  ready
+    ? postForm(
+        session,
+        '/console/payment-batches',
+        html`<input type="hidden" name="key" value="${randomUUID()}">
 <textarea name="csv" hidden>${csv}</textarea>
-<div class="actions"><button type="submit" class="primary">Send ${rows.length} payments</button> <a href="/console/payment-batches/new">Upload another file</a></div>`) : html`<p><a href="/console/payment-batches/new">Upload a corrected file</a></p>`}`;
+<div class="actions"><button type="submit" class="primary">Send ${rows.length} payments</button> <a href="/console/payment-batches/new">Upload another file</a></div>`,
+      )
+    : html`<p><a href="/console/payment-batches/new">Upload a corrected file</a></p>`
+}`;
 }
 
 export const paymentBatchRoutes = (deps: AppDeps) => {
   const { sql, config } = deps;
-  const frame = (session: ConsoleSession, title: string) => ({ session, sandbox: config.sandbox, section: 'payments' as const, title });
+  const frame = (session: ConsoleSession, title: string) => ({
+    session,
+    sandbox: config.sandbox,
+    section: 'payments' as const,
+    title,
+  });
   const ownedBatch = (session: ConsoleSession, rawId: string) =>
-    ownedOrMissing(findOwnPaymentBatch(sql, session.organizationId, ownedId(rawId, 'PaymentBatch')), 'No such payment batch in your organization.');
-  const resourceOf = async (session: ConsoleSession, rawId: string) => (await paymentBatchResources(sql, [await ownedBatch(session, rawId)]))[0]!;
+    ownedOrMissing(
+      findOwnPaymentBatch(sql, session.organizationId, ownedId(rawId, 'PaymentBatch')),
+      'No such payment batch in your organization.',
+    );
+  const resourceOf = async (session: ConsoleSession, rawId: string) =>
+    (await paymentBatchResources(sql, [await ownedBatch(session, rawId)]))[0]!;
 
   const live = (batch: PaymentBatchResource): Html => html`<div${batch.state === 'completed' ? html` data-final` : ''}>
 <p>State: <strong id="batch-state">${badge(batch.state)}</strong>${batch.state === 'completed' ? '' : html` <span class="muted">(updates by itself)</span>`}</p>
@@ -98,77 +172,155 @@ export const paymentBatchRoutes = (deps: AppDeps) => {
 
   return new Elysia({ name: 'console-payment-batches' })
     .use(consoleSessionPlugin(deps))
-    .get('/console/payment-batches', async ({ request, session }) => {
-      const searchParams = nonEmptyQuery(request);
-      const page = parsePage(searchParams, config.pageSizeMax);
-      const { count, rows } = await listPaymentBatches(sql, session.organizationId, {}, page);
-      const batches = await paymentBatchResources(sql, rows);
-      const content = html`<p>${allows(session, 'pay') ? html`<a href="/console/payment-batches/new">Upload a batch</a> · ` : ''}<a href="/console/payments">Payments</a></p>
-${table(['Batch', 'Created', 'Rows', 'Progress', 'State'], batches.map((batch) => [
-    html`<a href="/console/payment-batches/${batch.id}">#${batch.id}</a>`, when(new Date(batch.created)), html`${batch.row_count}`, progress(batch), badge(batch.state),
-  ]), 'No payment batches yet.')}
+    .get(
+      '/console/payment-batches',
+      async ({ request, session }) => {
+        const searchParams = nonEmptyQuery(request);
+        const page = parsePage(searchParams, config.pageSizeMax);
+        const { count, rows } = await listPaymentBatches(sql, session.organizationId, {}, page);
+        const batches = await paymentBatchResources(sql, rows);
+        const content = html`<p>${allows(session, 'pay') ? html`<a href="/console/payment-batches/new">Upload a batch</a> · ` : ''}<a href="/console/payments">Payments</a></p>
+${table(
+  ['Batch', 'Created', 'Rows', 'Progress', 'State'],
+  batches.map((batch) => [
+    html`<a href="/console/payment-batches/${batch.id}">#${batch.id}</a>`,
+    when(new Date(batch.created)),
+    html`${batch.row_count}`,
+    progress(batch),
+    badge(batch.state),
+  ]),
+  'No payment batches yet.',
+)}
 ${pager('/console/payment-batches', searchParams, page, count)}`;
-      return htmlResponse(layout(frame(session, 'Payment batches'), content));
-    }, { page: 'view' })
-    .get('/console/payment-batches/new', ({ session }) => htmlResponse(layout(frame(session, 'Upload a payment batch'), uploadForm(session))), { page: 'pay' })
-    .post('/console/payment-batches/preview', async ({ session, form }) => {
-      const csv = typeof form.file === 'string' ? form.file : '';
-      let rows: Record<string, string>[];
-      try {
-        rows = readBatchCsv(csv);
-      } catch (error) {
-        return htmlResponse(layout(frame(session, 'Upload a payment batch'), uploadForm(session, (error as Error).message)), 400);
-      }
-      if (rows.length === 0 || rows.length > MAX_BATCH_ROWS) {
-        const problem = rows.length === 0 ? 'The file holds no payment: one per line after the line of column names.' : `The file holds ${rows.length} payments; a batch holds at most ${MAX_BATCH_ROWS}.`;
-        return htmlResponse(layout(frame(session, 'Upload a payment batch'), uploadForm(session, problem)), 400);
-      }
-      const checked = await checkPaymentBatch(deps, session.organizationId, rows);
-      return htmlResponse(layout(frame(session, 'Preview of the batch'), previewContent(session, csv, rows, checked)));
-    }, { action: 'pay', parse: 'none' })
-    .post('/console/payment-batches', async ({ session, form }) => {
-      const key = typeof form.key === 'string' ? form.key : randomUUID();
-      const duplicateCheck = { organizationId: session.organizationId, key: `console-batch-${key}`, method: 'POST', path: '/console/payment-batches', ttlSeconds: config.duplicateCheckTtlSeconds };
-      try {
-        const input = validate(PaymentBatchCreate, { payments: readBatchCsv(typeof form.csv === 'string' ? form.csv : '') });
-        const batch = await createPaymentBatch(deps, session, input, duplicateCheck);
-        return redirect(`/console/payment-batches/${batch.id}`);
-      } catch (error) {
-        // A second submit of the same preview: the first one's batch is on the list.
-        if (error instanceof DuplicateRequestError) return redirect('/console/payment-batches');
-        const apiError = findApiError(error);
-        if (apiError?.status !== 400) throw error;
-        // The wallet changed since the preview (or the form was altered): say why, nothing was sent.
-        const reason = typeof apiError.body.detail === 'string' ? apiError.body.detail : 'Some rows are not valid any more; upload the file again to see which.';
-        return htmlResponse(layout(frame(session, 'Upload a payment batch'), uploadForm(session, `Nothing was sent: ${reason}`)), 400);
-      }
-    }, { action: 'pay', parse: 'none' })
-    .get('/console/payment-batches/:id', async ({ params, request, session }) => {
-      const row = await ownedBatch(session, params.id);
-      const batch = (await paymentBatchResources(sql, [row]))[0]!;
-      const searchParams = nonEmptyQuery(request);
-      const page = { ...parsePage(searchParams, config.pageSizeMax), limit: ROWS_PER_PAGE };
-      const lines = await batchLines(sql, row, page);
-      const workflowId = paymentBatchWorkflowId(row.id);
-      const content = html`<section class="card">${details([
-        ['Rows', String(batch.row_count)],
-        ['Created', when(new Date(batch.created))],
-        ['Completed', batch.completed_at ? when(new Date(batch.completed_at)) : null],
-        ['Results', html`<a href="/console/payment-batches/${batch.id}/results.csv" download>Download the results (CSV)</a>`],
-        ['Workflow', html`<a href="${workflowUrl(config, workflowId)}" rel="noopener" target="_blank">${workflowId} in the Temporal UI</a>`],
-      ])}</section>
+        return htmlResponse(layout(frame(session, 'Payment batches'), content));
+      },
+      { page: 'view' },
+    )
+    .get(
+      '/console/payment-batches/new',
+      ({ session }) => htmlResponse(layout(frame(session, 'Upload a payment batch'), uploadForm(session))),
+      { page: 'pay' },
+    )
+    .post(
+      '/console/payment-batches/preview',
+      async ({ session, form }) => {
+        const csv = typeof form.file === 'string' ? form.file : '';
+        let rows: Record<string, string>[];
+        try {
+          rows = readBatchCsv(csv);
+        } catch (error) {
+          return htmlResponse(
+            layout(frame(session, 'Upload a payment batch'), uploadForm(session, (error as Error).message)),
+            400,
+          );
+        }
+        if (rows.length === 0 || rows.length > MAX_BATCH_ROWS) {
+          const problem =
+            rows.length === 0
+              ? 'The file holds no payment: one per line after the line of column names.'
+              : `The file holds ${rows.length} payments; a batch holds at most ${MAX_BATCH_ROWS}.`;
+          return htmlResponse(layout(frame(session, 'Upload a payment batch'), uploadForm(session, problem)), 400);
+        }
+        const checked = await checkPaymentBatch(deps, session.organizationId, rows);
+        return htmlResponse(
+          layout(frame(session, 'Preview of the batch'), previewContent(session, csv, rows, checked)),
+        );
+      },
+      { action: 'pay', parse: 'none' },
+    )
+    .post(
+      '/console/payment-batches',
+      async ({ session, form }) => {
+        const key = typeof form.key === 'string' ? form.key : randomUUID();
+        const duplicateCheck = {
+          organizationId: session.organizationId,
+          key: `console-batch-${key}`,
+          method: 'POST',
+          path: '/console/payment-batches',
+          ttlSeconds: config.duplicateCheckTtlSeconds,
+        };
+        try {
+          const input = validate(PaymentBatchCreate, {
+            payments: readBatchCsv(typeof form.csv === 'string' ? form.csv : ''),
+          });
+          const batch = await createPaymentBatch(deps, session, input, duplicateCheck);
+          return redirect(`/console/payment-batches/${batch.id}`);
+        } catch (error) {
+          // A second submit of the same preview: the first one's batch is on the list.
+          if (error instanceof DuplicateRequestError) return redirect('/console/payment-batches');
+          const apiError = findApiError(error);
+          if (apiError?.status !== 400) throw error;
+          // The wallet changed since the preview (or the form was altered): say why, nothing was sent.
+          const reason =
+            typeof apiError.body.detail === 'string'
+              ? apiError.body.detail
+              : 'Some rows are not valid any more; upload the file again to see which.';
+          return htmlResponse(
+            layout(frame(session, 'Upload a payment batch'), uploadForm(session, `Nothing was sent: ${reason}`)),
+            400,
+          );
+        }
+      },
+      { action: 'pay', parse: 'none' },
+    )
+    .get(
+      '/console/payment-batches/:id',
+      async ({ params, request, session }) => {
+        const row = await ownedBatch(session, params.id);
+        const batch = (await paymentBatchResources(sql, [row]))[0]!;
+        const searchParams = nonEmptyQuery(request);
+        const page = { ...parsePage(searchParams, config.pageSizeMax), limit: ROWS_PER_PAGE };
+        const lines = await batchLines(sql, row, page);
+        const workflowId = paymentBatchWorkflowId(row.id);
+        const content = html`<section class="card">${details([
+          ['Rows', String(batch.row_count)],
+          ['Created', when(new Date(batch.created))],
+          ['Completed', batch.completed_at ? when(new Date(batch.completed_at)) : null],
+          [
+            'Results',
+            html`<a href="/console/payment-batches/${batch.id}/results.csv" download>Download the results (CSV)</a>`,
+          ],
+          [
+            'Workflow',
+            html`<a href="${workflowUrl(config, workflowId)}" rel="noopener" target="_blank">${workflowId} in the Temporal UI</a>`,
+          ],
+        ])}</section>
 <section class="card" id="live" data-live="/console/payment-batches/${batch.id}/live">${live(batch)}</section>
 <h2>Rows</h2>
-${table(['Row', 'Recipient', 'Amount', 'Description', 'State', 'Payment', 'Error'], lines.rows.map((line) => [
-    html`${line.rowNumber}`, line.phoneNumber, money(line.amount, line.currency), line.description, badge(line.state),
-    line.paymentId === null ? html`<span class="muted">—</span>` : html`<a href="/console/payments/${line.paymentId}">#${line.paymentId}</a>`, line.error ?? '',
-  ]), 'No rows.')}
+${table(
+  ['Row', 'Recipient', 'Amount', 'Description', 'State', 'Payment', 'Error'],
+  lines.rows.map((line) => [
+    html`${line.rowNumber}`,
+    line.phoneNumber,
+    money(line.amount, line.currency),
+    line.description,
+    badge(line.state),
+    line.paymentId === null
+      ? html`<span class="muted">—</span>`
+      : html`<a href="/console/payments/${line.paymentId}">#${line.paymentId}</a>`,
+    line.error ?? '',
+  ]),
+  'No rows.',
+)}
 ${pager(`/console/payment-batches/${batch.id}`, searchParams, page, lines.count)}`;
-      return htmlResponse(layout(frame(session, `Payment batch #${batch.id}`), content));
-    }, { page: 'view' })
-    .get('/console/payment-batches/:id/live', async ({ params, session }) => htmlResponse(live(await resourceOf(session, params.id))), { page: 'view' })
-    .get('/console/payment-batches/:id/results.csv', async ({ params, session }) => {
-      const batch = await ownedBatch(session, params.id);
-      return csvResponse(batchResultsCsv((await batchLines(sql, batch)).rows), `payment-batch-${batch.id}-results.csv`);
-    }, { page: 'view' });
+        return htmlResponse(layout(frame(session, `Payment batch #${batch.id}`), content));
+      },
+      { page: 'view' },
+    )
+    .get(
+      '/console/payment-batches/:id/live',
+      async ({ params, session }) => htmlResponse(live(await resourceOf(session, params.id))),
+      { page: 'view' },
+    )
+    .get(
+      '/console/payment-batches/:id/results.csv',
+      async ({ params, session }) => {
+        const batch = await ownedBatch(session, params.id);
+        return csvResponse(
+          batchResultsCsv((await batchLines(sql, batch)).rows),
+          `payment-batch-${batch.id}-results.csv`,
+        );
+      },
+      { page: 'view' },
+    );
 };

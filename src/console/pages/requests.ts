@@ -4,13 +4,24 @@
  * timeline, its collection and its workflow in the Temporal UI; the timeline updates by itself.
  */
 import { Elysia } from 'elysia';
-import { CollectionRequestCreate, RequestFilters, createCollectionRequest, findOwnRequest, listCollectionRequests } from '../../services/collection-requests';
+import {
+  CollectionRequestCreate,
+  RequestFilters,
+  createCollectionRequest,
+  findOwnRequest,
+  listCollectionRequests,
+} from '../../services/collection-requests';
 import { parseFilters } from '../../http/filters';
 import { validate } from '../../domain/input';
 import type { AppDeps } from '../../http/context';
 import { findApiError } from '../../http/errors';
 import { parsePage } from '../../http/pagination';
-import { FINAL_STATUSES, REQUEST_STATUSES, requestCode, type CollectionRequestRow } from '../../domain/collection-requests';
+import {
+  FINAL_STATUSES,
+  REQUEST_STATUSES,
+  requestCode,
+  type CollectionRequestRow,
+} from '../../domain/collection-requests';
 import { SUPPORTED_CURRENCIES } from '../../domain/money';
 import { findCollection } from '../../services/collections';
 import { requestStatusTimeline } from '../../services/events';
@@ -19,25 +30,68 @@ import { collectionRequestWorkflowId } from '../../contracts/collection-request'
 import { html, type Html } from '../html';
 import { htmlResponse, redirect } from '../http';
 import {
-  anyFilter, badge, checkbox, dateRangeInputs, details, filterForm, formErrors, givenFields, input, layout, money, pager, postForm, queryValues, select, table, when,
-  type FieldErrors, type Values,
+  anyFilter,
+  badge,
+  checkbox,
+  dateRangeInputs,
+  details,
+  filterForm,
+  formErrors,
+  givenFields,
+  input,
+  layout,
+  money,
+  pager,
+  postForm,
+  queryValues,
+  select,
+  table,
+  when,
+  type FieldErrors,
+  type Values,
 } from '../layout';
 import { allows, consoleSessionPlugin } from '../session';
 import { nonEmptyQuery, ownedId, ownedOrMissing, timelineList, workflowUrl } from './common';
 
 const FILTERS = [
-  'status', 'currency', 'amount', 'phonenumber', 'collection', 'remote_transaction_id', 'reason',
-  'contact_first_name', 'contact_last_name', 'created_after', 'created_before', 'modified_after', 'modified_before',
+  'status',
+  'currency',
+  'amount',
+  'phonenumber',
+  'collection',
+  'remote_transaction_id',
+  'reason',
+  'contact_first_name',
+  'contact_last_name',
+  'created_after',
+  'created_before',
+  'modified_after',
+  'modified_before',
 ] as const;
 const FORM_FIELDS = [
-  'phonenumber', 'amount', 'currency', 'first_name', 'last_name', 'reason', 'account', 'expiry_date', 'start_date',
-  'send_instructions', 'instructions', 'success_message', 'retry_interval_minutes', 'max_attempts',
+  'phonenumber',
+  'amount',
+  'currency',
+  'first_name',
+  'last_name',
+  'reason',
+  'account',
+  'expiry_date',
+  'start_date',
+  'send_instructions',
+  'instructions',
+  'success_message',
+  'retry_interval_minutes',
+  'max_attempts',
 ];
 const currencies = SUPPORTED_CURRENCIES.map((code) => [code, code] as const);
 
 function createForm(session: ConsoleSession, values: Values, errors: FieldErrors): Html {
   return html`${formErrors(errors, FORM_FIELDS)}
-${postForm(session, '/console/requests', html`
+${postForm(
+  session,
+  '/console/requests',
+  html`
 ${input('phonenumber', 'Phone number', values, errors, { type: 'text', required: true, inputmode: 'tel', hint: 'International format, for example +256772123456.' })}
 ${input('amount', 'Amount', values, errors, { required: true, inputmode: 'decimal', hint: 'No thousands separators.' })}
 ${select('currency', 'Currency', currencies, values, errors)}
@@ -54,7 +108,8 @@ ${input('success_message', 'Success message', values, errors, { hint: 'Up to 140
 ${input('retry_interval_minutes', 'Retry interval (minutes)', values, errors, { inputmode: 'numeric' })}
 ${input('max_attempts', 'Retries', values, errors, { inputmode: 'numeric', hint: '0 to 3, default 3.' })}
 </div></details>
-<div class="actions"><button type="submit" class="primary">Create request</button></div>`)}`;
+<div class="actions"><button type="submit" class="primary">Create request</button></div>`,
+)}`;
 }
 
 /** The part of a request's page that changes while its workflow runs (served alone for the live refresh). */
@@ -68,33 +123,61 @@ ${final ? '' : html` <span class="muted">(updates by itself; <a href="/console/r
 <h2>Status timeline</h2>
 ${timelineList(timeline, 'No status change yet.')}
 <h2>Collection</h2>
-${collection ? details([
-    ['Collection', html`<a href="/console/collections/${collection.id}">#${collection.id}</a>`],
-    ['Amount', money(collection.amount, collection.currency)],
-    ['Remote transaction', collection.remoteTransactionId],
-    ['Status', badge(collection.status)],
-    ['Received', when(collection.created)],
-  ]) : html`<p class="empty">No collection has paid this request yet.</p>`}
+${
+  collection
+    ? details([
+        ['Collection', html`<a href="/console/collections/${collection.id}">#${collection.id}</a>`],
+        ['Amount', money(collection.amount, collection.currency)],
+        ['Remote transaction', collection.remoteTransactionId],
+        ['Status', badge(collection.status)],
+        ['Received', when(collection.created)],
+      ])
+    : html`<p class="empty">No collection has paid this request yet.</p>`
+}
 </div>`;
 }
 
 export const requestRoutes = (deps: AppDeps) => {
   const { sql, config } = deps;
-  const frame = (session: ConsoleSession, title: string) => ({ session, sandbox: config.sandbox, section: 'requests' as const, title });
+  const frame = (session: ConsoleSession, title: string) => ({
+    session,
+    sandbox: config.sandbox,
+    section: 'requests' as const,
+    title,
+  });
 
   const ownedRequest = (session: ConsoleSession, rawId: string) =>
-    ownedOrMissing(findOwnRequest(sql, session.organizationId, ownedId(rawId, 'CollectionRequest')), 'No such collection request in your organization.');
+    ownedOrMissing(
+      findOwnRequest(sql, session.organizationId, ownedId(rawId, 'CollectionRequest')),
+      'No such collection request in your organization.',
+    );
 
   return new Elysia({ name: 'console-requests' })
     .use(consoleSessionPlugin(deps))
-    .get('/console/requests', async ({ request, session }) => {
-      const searchParams = nonEmptyQuery(request);
-      const page = parsePage(searchParams, config.pageSizeMax);
-      const { count, rows: results } = await listCollectionRequests(sql, session.organizationId, parseFilters(RequestFilters, searchParams), page);
-      const values = queryValues(searchParams);
-      const content = html`${allows(session, 'collect') ? html`<p><a href="/console/requests/new">New collection request</a></p>` : ''}
-${filterForm('/console/requests', html`
-${select('status', 'Status', REQUEST_STATUSES.map((status) => [status, status.replaceAll('_', ' ')] as const), values, {}, true)}
+    .get(
+      '/console/requests',
+      async ({ request, session }) => {
+        const searchParams = nonEmptyQuery(request);
+        const page = parsePage(searchParams, config.pageSizeMax);
+        const { count, rows: results } = await listCollectionRequests(
+          sql,
+          session.organizationId,
+          parseFilters(RequestFilters, searchParams),
+          page,
+        );
+        const values = queryValues(searchParams);
+        const content = html`${allows(session, 'collect') ? html`<p><a href="/console/requests/new">New collection request</a></p>` : ''}
+${filterForm(
+  '/console/requests',
+  html`
+${select(
+  'status',
+  'Status',
+  REQUEST_STATUSES.map((status) => [status, status.replaceAll('_', ' ')] as const),
+  values,
+  {},
+  true,
+)}
 ${select('currency', 'Currency', currencies, values, {}, true)}
 ${input('amount', 'Amount', values, {}, { inputmode: 'decimal' })}
 ${input('phonenumber', 'Phone number', values, {}, { inputmode: 'tel' })}
@@ -103,47 +186,88 @@ ${input('remote_transaction_id', 'Remote transaction id', values, {})}
 ${input('reason', 'Reason', values, {})}
 ${input('contact_first_name', 'Contact first name', values, {})}
 ${input('contact_last_name', 'Contact last name', values, {})}
-${dateRangeInputs(values, ['created', 'modified'])}`, anyFilter(searchParams, FILTERS))}
-${table(['Request', 'Created', 'Customer', 'Number', 'Amount', 'Status'], results.map(({ request: row, contact }) => [
-    html`<a href="/console/requests/${row.id}">#${row.id}</a>`, when(row.created), `${contact.firstName} ${contact.lastName}`,
-    row.phoneNumber, money(row.amount, row.currency), badge(row.status),
-  ]), 'No collection requests match.')}
+${dateRangeInputs(values, ['created', 'modified'])}`,
+  anyFilter(searchParams, FILTERS),
+)}
+${table(
+  ['Request', 'Created', 'Customer', 'Number', 'Amount', 'Status'],
+  results.map(({ request: row, contact }) => [
+    html`<a href="/console/requests/${row.id}">#${row.id}</a>`,
+    when(row.created),
+    `${contact.firstName} ${contact.lastName}`,
+    row.phoneNumber,
+    money(row.amount, row.currency),
+    badge(row.status),
+  ]),
+  'No collection requests match.',
+)}
 ${pager('/console/requests', searchParams, page, count)}`;
-      return htmlResponse(layout(frame(session, 'Collection requests'), content));
-    }, { page: 'view' })
-    .get('/console/requests/new', ({ session }) =>
-      htmlResponse(layout(frame(session, 'New collection request'), createForm(session, { currency: 'BXC', send_instructions: 'true' }, {}))), { page: 'collect' })
-    .post('/console/requests', async ({ session, form }) => {
-      try {
-        const created = await createCollectionRequest(deps, session, validate(CollectionRequestCreate, givenFields(form)), null);
-        return redirect(`/console/requests/${created.request.id}`);
-      } catch (error) {
-        const apiError = findApiError(error);
-        if (apiError?.status !== 400) throw error;
-        const errors = apiError.body as FieldErrors;
-        return htmlResponse(layout(frame(session, 'New collection request'), createForm(session, form, errors)), 400);
-      }
-    }, { action: 'collect', parse: 'none' })
-    .get('/console/requests/:id', async ({ params, session }) => {
-      const { request, contact } = await ownedRequest(session, params.id);
-      const content = html`
+        return htmlResponse(layout(frame(session, 'Collection requests'), content));
+      },
+      { page: 'view' },
+    )
+    .get(
+      '/console/requests/new',
+      ({ session }) =>
+        htmlResponse(
+          layout(
+            frame(session, 'New collection request'),
+            createForm(session, { currency: 'BXC', send_instructions: 'true' }, {}),
+          ),
+        ),
+      { page: 'collect' },
+    )
+    .post(
+      '/console/requests',
+      async ({ session, form }) => {
+        try {
+          const created = await createCollectionRequest(
+            deps,
+            session,
+            validate(CollectionRequestCreate, givenFields(form)),
+            null,
+          );
+          return redirect(`/console/requests/${created.request.id}`);
+        } catch (error) {
+          const apiError = findApiError(error);
+          if (apiError?.status !== 400) throw error;
+          const errors = apiError.body as FieldErrors;
+          return htmlResponse(layout(frame(session, 'New collection request'), createForm(session, form, errors)), 400);
+        }
+      },
+      { action: 'collect', parse: 'none' },
+    )
+    .get(
+      '/console/requests/:id',
+      async ({ params, session }) => {
+        const { request, contact } = await ownedRequest(session, params.id);
+        const content = html`
 <section class="card">${details([
-    ['Amount', money(request.amount, request.currency)],
-    ['Customer', html`<a href="/console/contacts/${contact.id}">${contact.firstName} ${contact.lastName}</a>`],
-    ['Number', `${request.phoneNumber} (${request.network})`],
-    ['Reason', request.reason],
-    ['Request code', requestCode(request)],
-    ['Created', when(request.created)],
-    ['Starts', request.startDate ? when(request.startDate) : 'at once'],
-    ['Expires', when(request.expiryDate)],
-    ['Retries', `up to ${request.maxAttempts}`],
-    ['Workflow', html`<a href="${workflowUrl(config, collectionRequestWorkflowId(request.id))}" rel="noopener" target="_blank">${collectionRequestWorkflowId(request.id)} in the Temporal UI</a>`],
-  ])}</section>
+          ['Amount', money(request.amount, request.currency)],
+          ['Customer', html`<a href="/console/contacts/${contact.id}">${contact.firstName} ${contact.lastName}</a>`],
+          ['Number', `${request.phoneNumber} (${request.network})`],
+          ['Reason', request.reason],
+          ['Request code', requestCode(request)],
+          ['Created', when(request.created)],
+          ['Starts', request.startDate ? when(request.startDate) : 'at once'],
+          ['Expires', when(request.expiryDate)],
+          ['Retries', `up to ${request.maxAttempts}`],
+          [
+            'Workflow',
+            html`<a href="${workflowUrl(config, collectionRequestWorkflowId(request.id))}" rel="noopener" target="_blank">${collectionRequestWorkflowId(request.id)} in the Temporal UI</a>`,
+          ],
+        ])}</section>
 <section class="card" id="live" data-live="/console/requests/${request.id}/live">${await liveContent(deps, request)}</section>`;
-      return htmlResponse(layout(frame(session, `Collection request #${request.id}`), content));
-    }, { page: 'view' })
-    .get('/console/requests/:id/live', async ({ params, session }) => {
-      const { request } = await ownedRequest(session, params.id);
-      return htmlResponse(await liveContent(deps, request));
-    }, { page: 'view' });
+        return htmlResponse(layout(frame(session, `Collection request #${request.id}`), content));
+      },
+      { page: 'view' },
+    )
+    .get(
+      '/console/requests/:id/live',
+      async ({ params, session }) => {
+        const { request } = await ownedRequest(session, params.id);
+        return htmlResponse(await liveContent(deps, request));
+      },
+      { page: 'view' },
+    );
 };

@@ -14,7 +14,21 @@ import { transactionsBelongingTo } from '../../services/wallets';
 import { reversalWorkflowId } from '../../contracts/money-out';
 import { html, type Html } from '../html';
 import { htmlResponse } from '../http';
-import { anyFilter, badge, details, filterForm, input, layout, money, notice, pager, queryValues, select, table, when } from '../layout';
+import {
+  anyFilter,
+  badge,
+  details,
+  filterForm,
+  input,
+  layout,
+  money,
+  notice,
+  pager,
+  queryValues,
+  select,
+  table,
+  when,
+} from '../layout';
 import { consoleSessionPlugin } from '../session';
 import { DONE_NOTICES, nonEmptyQuery, ownedId, ownedOrMissing, workflowUrl } from './common';
 import { transactionsTable } from './wallets';
@@ -26,7 +40,10 @@ async function liveContent(deps: AppDeps, reversal: ReversalRow): Promise<Html> 
   return html`<div${final ? html` data-final` : ''}>
 <p>State: <strong id="reversal-state">${badge(reversal.state)}</strong>${reversal.lastError ? html` <span class="field-error">${reversal.lastError}</span>` : ''}
 ${final ? '' : html` <span class="muted">(updates by itself; <a href="/console/reversals/${reversal.id}">reload</a>)</span>`}</p>
-${details([['Remote transaction', reversal.remoteTransactionId], ['Last change', when(reversal.modified)]])}
+${details([
+  ['Remote transaction', reversal.remoteTransactionId],
+  ['Last change', when(reversal.modified)],
+])}
 <h2>Wallet transactions</h2>
 ${transactionsTable(transactions, { wallet: true, empty: 'No wallet transaction.' })}
 </div>`;
@@ -34,47 +51,94 @@ ${transactionsTable(transactions, { wallet: true, empty: 'No wallet transaction.
 
 export const reversalRoutes = (deps: AppDeps) => {
   const { sql, config } = deps;
-  const frame = (session: ConsoleSession, title: string) => ({ session, sandbox: config.sandbox, section: 'collections' as const, title });
+  const frame = (session: ConsoleSession, title: string) => ({
+    session,
+    sandbox: config.sandbox,
+    section: 'collections' as const,
+    title,
+  });
 
   const ownedReversal = (session: ConsoleSession, rawId: string): Promise<ReversalRow> =>
-    ownedOrMissing(findOwnReversal(sql, session.organizationId, ownedId(rawId, 'Reversal')), 'No such reversal in your organization.');
+    ownedOrMissing(
+      findOwnReversal(sql, session.organizationId, ownedId(rawId, 'Reversal')),
+      'No such reversal in your organization.',
+    );
 
   return new Elysia({ name: 'console-reversals' })
     .use(consoleSessionPlugin(deps))
-    .get('/console/reversals', async ({ request, session }) => {
-      const searchParams = nonEmptyQuery(request);
-      const page = parsePage(searchParams, config.pageSizeMax);
-      const { count, rows } = await listReversals(sql, session.organizationId, parseFilters(ReversalFilters, searchParams), page);
-      const values = queryValues(searchParams);
-      const content = html`<p class="muted">A successful collection is sent back to the subscriber from its page
+    .get(
+      '/console/reversals',
+      async ({ request, session }) => {
+        const searchParams = nonEmptyQuery(request);
+        const page = parsePage(searchParams, config.pageSizeMax);
+        const { count, rows } = await listReversals(
+          sql,
+          session.organizationId,
+          parseFilters(ReversalFilters, searchParams),
+          page,
+        );
+        const values = queryValues(searchParams);
+        const content = html`<p class="muted">A successful collection is sent back to the subscriber from its page
 (<a href="/console/collections?status=successful">successful collections</a>): its amount leaves the wallet it credited.</p>
-${filterForm('/console/reversals', html`
-${select('state', 'State', REVERSAL_STATES.map((state) => [state, state] as const), values, {}, true)}
-${input('collection', 'Collection id', values, {}, { inputmode: 'numeric' })}`, anyFilter(searchParams, ['state', 'collection']))}
-${table(['Reversal', 'Created', 'Collection', 'Number', 'Amount', 'Reason', 'State'], rows.map((row) => [
-    html`<a href="/console/reversals/${row.id}">#${row.id}</a>`, when(row.created), html`<a href="/console/collections/${row.collectionId}">#${row.collectionId}</a>`,
-    row.phoneNumber, money(row.amount, row.currency), row.reason ?? '', badge(row.state),
-  ]), 'No reversals match.')}
+${filterForm(
+  '/console/reversals',
+  html`
+${select(
+  'state',
+  'State',
+  REVERSAL_STATES.map((state) => [state, state] as const),
+  values,
+  {},
+  true,
+)}
+${input('collection', 'Collection id', values, {}, { inputmode: 'numeric' })}`,
+  anyFilter(searchParams, ['state', 'collection']),
+)}
+${table(
+  ['Reversal', 'Created', 'Collection', 'Number', 'Amount', 'Reason', 'State'],
+  rows.map((row) => [
+    html`<a href="/console/reversals/${row.id}">#${row.id}</a>`,
+    when(row.created),
+    html`<a href="/console/collections/${row.collectionId}">#${row.collectionId}</a>`,
+    row.phoneNumber,
+    money(row.amount, row.currency),
+    row.reason ?? '',
+    badge(row.state),
+  ]),
+  'No reversals match.',
+)}
 ${pager('/console/reversals', searchParams, page, count)}`;
-      return htmlResponse(layout(frame(session, 'Reversals'), content));
-    }, { page: 'view' })
-    .get('/console/reversals/:id', async ({ params, request, session }) => {
-      const reversal = await ownedReversal(session, params.id);
-      const done = DONE_NOTICES[new URL(request.url).searchParams.get('done') ?? ''];
-      const workflowId = reversalWorkflowId(reversal.id);
-      const content = html`${done ? notice(done) : ''}
+        return htmlResponse(layout(frame(session, 'Reversals'), content));
+      },
+      { page: 'view' },
+    )
+    .get(
+      '/console/reversals/:id',
+      async ({ params, request, session }) => {
+        const reversal = await ownedReversal(session, params.id);
+        const done = DONE_NOTICES[new URL(request.url).searchParams.get('done') ?? ''];
+        const workflowId = reversalWorkflowId(reversal.id);
+        const content = html`${done ? notice(done) : ''}
 <section class="card">${details([
-        ['Amount', money(reversal.amount, reversal.currency)],
-        ['Collection', html`<a href="/console/collections/${reversal.collectionId}">#${reversal.collectionId}</a>`],
-        ['Sent back to', `${reversal.phoneNumber} (${reversal.network})`],
-        ['Wallet', html`<a href="/console/wallets/${reversal.accountId}">#${reversal.accountId}</a>`],
-        ['Reason', reversal.reason],
-        ['Created', when(reversal.created)],
-        ['Workflow', html`<a href="${workflowUrl(config, workflowId)}" rel="noopener" target="_blank">${workflowId} in the Temporal UI</a>`],
-      ])}</section>
+          ['Amount', money(reversal.amount, reversal.currency)],
+          ['Collection', html`<a href="/console/collections/${reversal.collectionId}">#${reversal.collectionId}</a>`],
+          ['Sent back to', `${reversal.phoneNumber} (${reversal.network})`],
+          ['Wallet', html`<a href="/console/wallets/${reversal.accountId}">#${reversal.accountId}</a>`],
+          ['Reason', reversal.reason],
+          ['Created', when(reversal.created)],
+          [
+            'Workflow',
+            html`<a href="${workflowUrl(config, workflowId)}" rel="noopener" target="_blank">${workflowId} in the Temporal UI</a>`,
+          ],
+        ])}</section>
 <section class="card" id="live" data-live="/console/reversals/${reversal.id}/live">${await liveContent(deps, reversal)}</section>`;
-      return htmlResponse(layout(frame(session, `Reversal #${reversal.id}`), content));
-    }, { page: 'view' })
-    .get('/console/reversals/:id/live', async ({ params, session }) =>
-      htmlResponse(await liveContent(deps, await ownedReversal(session, params.id))), { page: 'view' });
+        return htmlResponse(layout(frame(session, `Reversal #${reversal.id}`), content));
+      },
+      { page: 'view' },
+    )
+    .get(
+      '/console/reversals/:id/live',
+      async ({ params, session }) => htmlResponse(await liveContent(deps, await ownedReversal(session, params.id))),
+      { page: 'view' },
+    );
 };

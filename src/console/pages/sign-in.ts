@@ -37,61 +37,101 @@ export const signInRoutes = (deps: AppDeps) => {
   const signInCookie = signInCookieOf(config.sandbox);
 
   /** The form, with a fresh nonce in its cookie and the token signed for it in its hidden field. */
-  function signInPage(options: { next: string; email?: string; message?: string; emailError?: string; status?: number }) {
+  function signInPage(options: {
+    next: string;
+    email?: string;
+    message?: string;
+    emailError?: string;
+    status?: number;
+  }) {
     const { nonce, token } = issueSignInForm(config.console.secret);
-    const body = bareLayout('Sign in', html`
+    const body = bareLayout(
+      'Sign in',
+      html`
 ${options.message ? notice(options.message, 'error') : ''}
 <form method="post" action="${SIGN_IN_PATH}" class="stack">
 <input type="hidden" name="_csrf" value="${token}"><input type="hidden" name="next" value="${options.next}">
 ${input('email', 'Email', { email: options.email ?? '' }, options.emailError ? { email: [options.emailError] } : {}, { type: 'email', required: true, autocomplete: 'username' })}
 ${input('password', 'Password', {}, {}, { type: 'password', required: true, autocomplete: 'current-password' })}
 <div class="actions"><button type="submit" class="primary">Sign in</button></div>
-</form>`);
-    return htmlResponse(body, options.status ?? 200, [cookie(signInCookie.name, nonce, { path: signInCookie.path, maxAgeSeconds: SIGN_IN_FORM_SECONDS, secure })]);
+</form>`,
+    );
+    return htmlResponse(body, options.status ?? 200, [
+      cookie(signInCookie.name, nonce, { path: signInCookie.path, maxAgeSeconds: SIGN_IN_FORM_SECONDS, secure }),
+    ]);
   }
 
-  return new Elysia({ name: 'console-sign-in' })
-    .use(consoleSessionPlugin(deps))
-    .get(SIGN_IN_PATH, ({ request }) => signInPage({ next: safeNext(new URL(request.url).searchParams.get('next')) }))
-    .post(SIGN_IN_PATH, async ({ request, server }) => {
-      const form = await parseRequestBody(request);
-      const next = safeNext(typeof form.next === 'string' ? form.next : null);
-      const email = typeof form.email === 'string' ? form.email.trim().slice(0, EMAIL_MAX_LENGTH) : '';
-      const password = typeof form.password === 'string' ? form.password : '';
-      if (!signInFormAccepted(config.console.secret, readCookie(request, signInCookie.name), form._csrf)) {
-        return signInPage({ next, email, status: 403, message: 'The sign-in form expired or was not sent from this site. Try again.' });
-      }
-      if (email === '' || password === '') return signInPage({ next, email, status: 400, message: 'Enter your email and password.' });
-      // No account holds such an address (every way in refuses it), so it costs no attempt.
-      const emailIssue = emailCharactersProblem(normalizeEmail(email));
-      if (emailIssue !== null) return signInPage({ next, email, status: 400, emailError: emailIssue });
-      // An IPv6 client counts by its /64: walking the addresses of its own network gains no attempts.
-      const keys = { email, address: throttledAddress(clientAddress(request, server, config.console.trustProxy) ?? 'unknown') };
-      const slot = await takeSignInAttempt(sql, keys);
-      if (!slot.allowed) {
-        const minutes = Math.max(1, Math.ceil(slot.retryAfterSeconds / 60));
-        const page = signInPage({ next, email, status: 429, message: `Too many failed sign-in attempts. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.` });
-        page.headers.set('Retry-After', String(slot.retryAfterSeconds));
-        return page;
-      }
-      const user = await findUserForSignIn(sql, email);
-      const valid = await verifyPassword(password, user?.passwordHash);
-      if (!user || !valid) {
-        await recordSignInFailure(sql, keys);
-        return signInPage({ next, email, status: 401, message: 'That email and password do not match a console user.' });
-      }
-      await forgiveSignInAttempt(sql, keys);
-      // A new token on every sign-in: a token planted before sign-in (session fixation) signs nobody in.
-      const session = await startSession(sql, user.id);
-      return redirect(next, [
-        cookie(sessionCookieName(config), session.token, { maxAgeSeconds: SESSION_HOURS * 3600, secure }),
-        cookie(signInCookie.name, '', { path: signInCookie.path, maxAgeSeconds: 0, secure }),
-      ]);
-    }, { parse: 'none' })
-    // Sign-out deletes the session row, so the cookie is worthless even where it was copied.
-    .post('/console/sign-out', async ({ request }) => {
-      const token = readCookie(request, sessionCookieName(config));
-      if (token !== undefined) await endSession(sql, token);
-      return redirect(SIGN_IN_PATH, [cookie(sessionCookieName(config), '', { maxAgeSeconds: 0, secure })]);
-    }, { action: 'view', parse: 'none' });
+  return (
+    new Elysia({ name: 'console-sign-in' })
+      .use(consoleSessionPlugin(deps))
+      .get(SIGN_IN_PATH, ({ request }) => signInPage({ next: safeNext(new URL(request.url).searchParams.get('next')) }))
+      .post(
+        SIGN_IN_PATH,
+        async ({ request, server }) => {
+          const form = await parseRequestBody(request);
+          const next = safeNext(typeof form.next === 'string' ? form.next : null);
+          const email = typeof form.email === 'string' ? form.email.trim().slice(0, EMAIL_MAX_LENGTH) : '';
+          const password = typeof form.password === 'string' ? form.password : '';
+          if (!signInFormAccepted(config.console.secret, readCookie(request, signInCookie.name), form._csrf)) {
+            return signInPage({
+              next,
+              email,
+              status: 403,
+              message: 'The sign-in form expired or was not sent from this site. Try again.',
+            });
+          }
+          if (email === '' || password === '')
+            return signInPage({ next, email, status: 400, message: 'Enter your email and password.' });
+          // No account holds such an address (every way in refuses it), so it costs no attempt.
+          const emailIssue = emailCharactersProblem(normalizeEmail(email));
+          if (emailIssue !== null) return signInPage({ next, email, status: 400, emailError: emailIssue });
+          // An IPv6 client counts by its /64: walking the addresses of its own network gains no attempts.
+          const keys = {
+            email,
+            address: throttledAddress(clientAddress(request, server, config.console.trustProxy) ?? 'unknown'),
+          };
+          const slot = await takeSignInAttempt(sql, keys);
+          if (!slot.allowed) {
+            const minutes = Math.max(1, Math.ceil(slot.retryAfterSeconds / 60));
+            const page = signInPage({
+              next,
+              email,
+              status: 429,
+              message: `Too many failed sign-in attempts. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`,
+            });
+            page.headers.set('Retry-After', String(slot.retryAfterSeconds));
+            return page;
+          }
+          const user = await findUserForSignIn(sql, email);
+          const valid = await verifyPassword(password, user?.passwordHash);
+          if (!user || !valid) {
+            await recordSignInFailure(sql, keys);
+            return signInPage({
+              next,
+              email,
+              status: 401,
+              message: 'That email and password do not match a console user.',
+            });
+          }
+          await forgiveSignInAttempt(sql, keys);
+          // A new token on every sign-in: a token planted before sign-in (session fixation) signs nobody in.
+          const session = await startSession(sql, user.id);
+          return redirect(next, [
+            cookie(sessionCookieName(config), session.token, { maxAgeSeconds: SESSION_HOURS * 3600, secure }),
+            cookie(signInCookie.name, '', { path: signInCookie.path, maxAgeSeconds: 0, secure }),
+          ]);
+        },
+        { parse: 'none' },
+      )
+      // Sign-out deletes the session row, so the cookie is worthless even where it was copied.
+      .post(
+        '/console/sign-out',
+        async ({ request }) => {
+          const token = readCookie(request, sessionCookieName(config));
+          if (token !== undefined) await endSession(sql, token);
+          return redirect(SIGN_IN_PATH, [cookie(sessionCookieName(config), '', { maxAgeSeconds: 0, secure })]);
+        },
+        { action: 'view', parse: 'none' },
+      )
+  );
 };

@@ -20,22 +20,58 @@ import { parsePage } from '../../http/pagination';
 import { EVENT_TYPES } from '../../domain/events';
 import { formatTimestamp } from '../../domain/time';
 import {
-  WEBHOOK_TIMEOUT_MS, deliveryHeaders, serializeWebhook, waitingReason, type DeliveryRow, type RecoveryRow, type WebhookRow,
+  WEBHOOK_TIMEOUT_MS,
+  deliveryHeaders,
+  serializeWebhook,
+  waitingReason,
+  type DeliveryRow,
+  type RecoveryRow,
+  type WebhookRow,
 } from '../../domain/webhooks';
 import {
-  changeOwnWebhook, createOwnWebhook, deleteOwnWebhook, deliverySecrets, findOwnWebhook, listDeliveries, listWebhooks, redeliverEvent,
-  rotateSigningSecret, setBasicCredentials, showSigningSecret, webhookDeletion, webhookSchemas, type SigningSecretView,
+  changeOwnWebhook,
+  createOwnWebhook,
+  deleteOwnWebhook,
+  deliverySecrets,
+  findOwnWebhook,
+  listDeliveries,
+  listWebhooks,
+  redeliverEvent,
+  rotateSigningSecret,
+  setBasicCredentials,
+  showSigningSecret,
+  webhookDeletion,
+  webhookSchemas,
+  type SigningSecretView,
 } from '../../services/webhooks';
 import type { ConsoleSession } from '../../services/console-sessions';
 import { html, type Html } from '../html';
 import { htmlResponse, redirect } from '../http';
 import {
-  actionButton, badge, details, formErrors, input, layout, notice, pager, postForm, select, table, when, type FieldErrors, type Values,
+  actionButton,
+  badge,
+  details,
+  formErrors,
+  input,
+  layout,
+  notice,
+  pager,
+  postForm,
+  select,
+  table,
+  when,
+  type FieldErrors,
+  type Values,
 } from '../layout';
 import { consoleSessionPlugin, type FormFields } from '../session';
 import { DONE_NOTICES, disabledWebhooksNotice, ownedId, ownedOrMissing } from './common';
 import {
-  RecoveryInput, disableOwnWebhook, disabledWebhooks, enableOwnWebhook, listRecoveries, recoverWebhook,
+  RecoveryInput,
+  disableOwnWebhook,
+  disabledWebhooks,
+  enableOwnWebhook,
+  listRecoveries,
+  recoverWebhook,
 } from '../../services/webhook-recovery';
 
 /** The console lists every live webhook of the organization on one page. */
@@ -44,40 +80,83 @@ const ALL_WEBHOOKS = { limit: 1000, offset: 0 };
 const eventChoices = EVENT_TYPES.map((type) => [type, type] as const);
 
 function attemptsTable(delivery: DeliveryRow): Html {
-  return table(['Attempt', 'Time', 'Status code', 'Duration', 'Outcome', 'Response'], delivery.attempts.map((attempt) => [
-    attempt.attempt, when(attempt.startedAt), attempt.statusCode ?? html`<span class="muted">none</span>`, `${attempt.durationMs} ms`,
-    badge(attempt.outcome), attempt.error ? html`<span class="field-error">${attempt.error}</span>` : html`<pre>${attempt.responseExcerpt ?? ''}</pre>`,
-  ]), 'No attempt yet.');
+  return table(
+    ['Attempt', 'Time', 'Status code', 'Duration', 'Outcome', 'Response'],
+    delivery.attempts.map((attempt) => [
+      attempt.attempt,
+      when(attempt.startedAt),
+      attempt.statusCode ?? html`<span class="muted">none</span>`,
+      `${attempt.durationMs} ms`,
+      badge(attempt.outcome),
+      attempt.error
+        ? html`<span class="field-error">${attempt.error}</span>`
+        : html`<pre>${attempt.responseExcerpt ?? ''}</pre>`,
+    ]),
+    'No attempt yet.',
+  );
 }
 
 function testResult(sent: HttpAttempt, target: string): Html {
   const delivered = sent.statusCode !== null && sent.statusCode >= 200 && sent.statusCode < 300;
-  return notice(html`<strong>Test event sent to ${target}</strong>: ${sent.statusCode === null
-    ? html`no answer (${sent.error ?? 'no response'})`
-    : html`answered ${sent.statusCode} in ${sent.durationMs} ms${delivered ? ' (delivered)' : ' (a delivery would count this as failed)'}`}
-${sent.responseExcerpt ? html`<pre>${sent.responseExcerpt}</pre>` : ''}`, delivered ? 'ok' : 'error');
+  return notice(
+    html`<strong>Test event sent to ${target}</strong>: ${
+      sent.statusCode === null
+        ? html`no answer (${sent.error ?? 'no response'})`
+        : html`answered ${sent.statusCode} in ${sent.durationMs} ms${delivered ? ' (delivered)' : ' (a delivery would count this as failed)'}`
+    }
+${sent.responseExcerpt ? html`<pre>${sent.responseExcerpt}</pre>` : ''}`,
+    delivered ? 'ok' : 'error',
+  );
 }
 
 export const webhookRoutes = (deps: AppDeps) => {
   const { sql, config } = deps;
   const schemas = webhookSchemas(config.sandbox);
-  const frame = (session: ConsoleSession, title: string) => ({ session, sandbox: config.sandbox, section: 'webhooks' as const, title });
+  const frame = (session: ConsoleSession, title: string) => ({
+    session,
+    sandbox: config.sandbox,
+    section: 'webhooks' as const,
+    title,
+  });
 
   const ownedWebhook = (session: ConsoleSession, rawId: string, evenIfDeleted = false): Promise<WebhookRow> =>
-    ownedOrMissing(findOwnWebhook(sql, session.organizationId, ownedId(rawId, 'Webhook'), evenIfDeleted), 'No such webhook in your organization.');
+    ownedOrMissing(
+      findOwnWebhook(sql, session.organizationId, ownedId(rawId, 'Webhook'), evenIfDeleted),
+      'No such webhook in your organization.',
+    );
 
   /** A synthetic test message, signed like a delivery, sent once (see the module comment). */
   async function sendTestEvent(webhook: WebhookRow): Promise<HttpAttempt> {
     const body = JSON.stringify({
       hook: serializeWebhook(webhook),
-      data: { test: true, event: webhook.event, message: 'A test event sent from the web console.', created: formatTimestamp(new Date()) },
+      data: {
+        test: true,
+        event: webhook.event,
+        message: 'A test event sent from the web console.',
+        created: formatTimestamp(new Date()),
+      },
     });
     const messageId = `msg_test_${webhook.id}_${randomBytes(6).toString('hex')}`;
-    const headers = deliveryHeaders(await deliverySecrets(sql, webhook.organizationId), messageId, Math.floor(Date.now() / 1000), body);
-    return await postWebhook(webhook.target, headers, body, outgoingTransport({ sandbox: config.sandbox, caFile: config.webhooks.caFile, timeoutMs: WEBHOOK_TIMEOUT_MS }));
+    const headers = deliveryHeaders(
+      await deliverySecrets(sql, webhook.organizationId),
+      messageId,
+      Math.floor(Date.now() / 1000),
+      body,
+    );
+    return await postWebhook(
+      webhook.target,
+      headers,
+      body,
+      outgoingTransport({ sandbox: config.sandbox, caFile: config.webhooks.caFile, timeoutMs: WEBHOOK_TIMEOUT_MS }),
+    );
   }
 
-  type ListState = { done?: string; create?: { values: Values; errors: FieldErrors }; basic?: { values: Values; errors: FieldErrors }; secret?: SigningSecretView };
+  type ListState = {
+    done?: string;
+    create?: { values: Values; errors: FieldErrors };
+    basic?: { values: Values; errors: FieldErrors };
+    secret?: SigningSecretView;
+  };
 
   async function listPage(session: ConsoleSession, state: ListState, status = 200): Promise<Response> {
     const [{ rows: webhooks }, secretView, disabled] = await Promise.all([
@@ -89,16 +168,28 @@ export const webhookRoutes = (deps: AppDeps) => {
     const basic = state.basic ?? { values: {}, errors: {} };
     const done = state.done ? DONE_NOTICES[state.done] : undefined;
     const content = html`${done ? notice(done) : ''}${disabledWebhooksNotice(disabled)}
-${table(['Webhook', 'Event', 'Target', 'Status', 'Created'], webhooks.map((webhook) => [
-    html`<a href="/console/webhooks/${webhook.id}">#${webhook.id}</a>`, webhook.event, webhook.target, badge(webhook.disabledAt ? 'disabled' : 'enabled'), when(webhook.created),
-  ]), 'No webhooks yet.')}
+${table(
+  ['Webhook', 'Event', 'Target', 'Status', 'Created'],
+  webhooks.map((webhook) => [
+    html`<a href="/console/webhooks/${webhook.id}">#${webhook.id}</a>`,
+    webhook.event,
+    webhook.target,
+    badge(webhook.disabledAt ? 'disabled' : 'enabled'),
+    when(webhook.created),
+  ]),
+  'No webhooks yet.',
+)}
 <div class="cards">
 <section class="card" aria-labelledby="new-webhook"><h2 id="new-webhook">New webhook</h2>
 ${formErrors(create.errors, ['event', 'target'])}
-${postForm(session, '/console/webhooks', html`
+${postForm(
+  session,
+  '/console/webhooks',
+  html`
 ${select('event', 'Event', eventChoices, create.values, create.errors)}
 ${input('target', 'Target URL', create.values, create.errors, { type: 'url', required: true, hint: 'An https:// URL that answers 2xx within 5 seconds.' })}
-<div class="actions"><button type="submit" class="primary">Create webhook</button></div>`)}</section>
+<div class="actions"><button type="submit" class="primary">Create webhook</button></div>`,
+)}</section>
 <section class="card" aria-labelledby="signing"><h2 id="signing">Signing secret</h2>
 <p class="muted">Deliveries are signed per <a href="https://www.standardwebhooks.com" rel="noopener">Standard Webhooks</a> with your organization's secret.</p>
 ${state.secret ? html`<p>Secret: <code class="secret" id="signing-secret">${state.secret.signingSecret}</code></p>` : ''}
@@ -108,22 +199,34 @@ ${actionButton(session, '/console/webhook-settings/rotate', 'Rotate secret', {},
 <section class="card" aria-labelledby="basic"><h2 id="basic">HTTP Basic credentials</h2>
 <p>Deliveries ${secretView.basicAuth ? html`carry <strong>HTTP Basic credentials</strong>.` : html`carry <strong>no Authorization header</strong>.`}</p>
 ${formErrors(basic.errors, ['username', 'password'])}
-${postForm(session, '/console/webhook-settings/basic-auth', html`
+${postForm(
+  session,
+  '/console/webhook-settings/basic-auth',
+  html`
 ${input('username', 'User name', basic.values, basic.errors, { required: true, autocomplete: 'off' })}
 ${input('password', 'Password', {}, basic.errors, { type: 'password', required: true, autocomplete: 'new-password' })}
-<div class="actions"><button type="submit">Set credentials</button></div>`)}
+<div class="actions"><button type="submit">Set credentials</button></div>`,
+)}
 ${secretView.basicAuth ? html`<p>${actionButton(session, '/console/webhook-settings/basic-auth/clear', 'Clear credentials', {}, 'danger')}</p>` : ''}
 </section></div>`;
     return htmlResponse(layout(frame(session, 'Webhooks'), content), status);
   }
 
   type DetailState = {
-    done?: string; edit?: { values: Values; errors: FieldErrors }; test?: HttpAttempt; redeliveryError?: string;
+    done?: string;
+    edit?: { values: Values; errors: FieldErrors };
+    test?: HttpAttempt;
+    redeliveryError?: string;
     recover?: { values: Values; errors: FieldErrors };
   };
 
   /** The recovery form (every event since a time, delivered again) and the latest recoveries with their progress. */
-  function recoveryCard(session: ConsoleSession, webhook: WebhookRow, recoveries: readonly RecoveryRow[], form: { values: Values; errors: FieldErrors }): Html {
+  function recoveryCard(
+    session: ConsoleSession,
+    webhook: WebhookRow,
+    recoveries: readonly RecoveryRow[],
+    form: { values: Values; errors: FieldErrors },
+  ): Html {
     const progress = (recovery: RecoveryRow) => {
       const done = recovery.events - recovery.deliveries.pending;
       return html`<progress max="${Math.max(1, recovery.events)}" value="${done}"></progress> ${done} of ${recovery.events}
@@ -132,22 +235,52 @@ ${recovery.deliveries.failed > 0 ? html`<span class="muted">(${recovery.deliveri
     return html`<section class="card" aria-labelledby="recover"><h2 id="recover">Recover missed events</h2>
 <p class="muted">Every ${webhook.event} event created in the period gets a fresh delivery, with its own 10 attempts: after the target was down,
 or after the webhook was disabled. Events are kept ${config.retention.days} days.</p>
-${webhook.disabledAt ? html`<p>Enable the webhook first.</p>` : html`${formErrors(form.errors, ['since', 'until'])}
-${postForm(session, `/console/webhooks/${webhook.id}/recover`, html`
+${
+  webhook.disabledAt
+    ? html`<p>Enable the webhook first.</p>`
+    : html`${formErrors(form.errors, ['since', 'until'])}
+${postForm(
+  session,
+  `/console/webhooks/${webhook.id}/recover`,
+  html`
 ${input('since', 'Since (UTC)', form.values, form.errors, { type: 'datetime-local', required: true })}
 ${input('until', 'Until (UTC)', form.values, form.errors, { type: 'datetime-local', hint: 'Now when left empty.' })}
-<div class="actions"><button type="submit">Redeliver events</button></div>`)}`}
-${recoveries.length === 0 ? '' : table(['Recovery', 'Period (UTC)', 'Asked', 'Progress', 'Status'], recoveries.map((recovery) => [
-    `#${recovery.id}`, html`${when(recovery.since)} to ${when(recovery.until)}`, when(recovery.created), progress(recovery),
-    badge(recovery.deliveries.pending > 0 ? 'delivering' : 'finished'),
-  ]), '')}</section>`;
+<div class="actions"><button type="submit">Redeliver events</button></div>`,
+)}`
+}
+${
+  recoveries.length === 0
+    ? ''
+    : table(
+        ['Recovery', 'Period (UTC)', 'Asked', 'Progress', 'Status'],
+        recoveries.map((recovery) => [
+          `#${recovery.id}`,
+          html`${when(recovery.since)} to ${when(recovery.until)}`,
+          when(recovery.created),
+          progress(recovery),
+          badge(recovery.deliveries.pending > 0 ? 'delivering' : 'finished'),
+        ]),
+        '',
+      )
+}</section>`;
   }
 
-  async function detailPage(request: Request, session: ConsoleSession, webhook: WebhookRow, state: DetailState, status = 200): Promise<Response> {
+  async function detailPage(
+    request: Request,
+    session: ConsoleSession,
+    webhook: WebhookRow,
+    state: DetailState,
+    status = 200,
+  ): Promise<Response> {
     const searchParams = new URL(request.url).searchParams;
-    const page = parsePage(new URLSearchParams(searchParams.get('offset') ? { offset: searchParams.get('offset')! } : {}), config.pageSizeMax);
+    const page = parsePage(
+      new URLSearchParams(searchParams.get('offset') ? { offset: searchParams.get('offset')! } : {}),
+      config.pageSizeMax,
+    );
     const [{ count, rows: deliveries }, deletion, recoveries] = await Promise.all([
-      listDeliveries(sql, webhook, {}, page), webhookDeletion(sql, webhook.id), listRecoveries(sql, webhook.id, 5),
+      listDeliveries(sql, webhook, {}, page),
+      webhookDeletion(sql, webhook.id),
+      listRecoveries(sql, webhook.id, 5),
     ]);
     const deleted = deletion?.deletedAt ?? null;
     const edit = state.edit ?? { values: { event: webhook.event, target: webhook.target }, errors: {} };
@@ -155,29 +288,57 @@ ${recoveries.length === 0 ? '' : table(['Recovery', 'Period (UTC)', 'Asked', 'Pr
     const content = html`${done ? notice(done) : ''}${state.test ? testResult(state.test, webhook.target) : ''}
 ${state.redeliveryError ? notice(state.redeliveryError, 'error') : ''}
 ${deleted ? notice(html`This webhook was ${deletion?.reason === 'gone' ? 'deleted after its target answered 410 Gone' : 'deleted'} ${when(deleted)}. Its delivery log stays readable.`, 'info') : ''}
-${!deleted && webhook.disabledAt ? notice(html`<strong>This webhook is disabled</strong> (${webhook.disabledReason === 'failing'
-    ? `its target failed every delivery for ${Math.round(config.webhooks.disableAfterHours / 24)} days`
-    : 'disabled by hand'}, ${when(webhook.disabledAt)}): nothing is delivered to it. ${actionButton(session, `/console/webhooks/${webhook.id}/enable`, 'Enable webhook', {}, 'primary')}`, 'error') : ''}
-<section class="card">${details([['Event', webhook.event], ['Target', webhook.target], ['Status', badge(webhook.disabledAt ? 'disabled' : 'enabled')],
-    ['Created', when(webhook.created)], ['Updated', when(webhook.updated)]])}
-${deleted ? '' : html`<div class="actions">${actionButton(session, `/console/webhooks/${webhook.id}/test`, 'Send a test event')}
+${
+  !deleted && webhook.disabledAt
+    ? notice(
+        html`<strong>This webhook is disabled</strong> (${
+          webhook.disabledReason === 'failing'
+            ? `its target failed every delivery for ${Math.round(config.webhooks.disableAfterHours / 24)} days`
+            : 'disabled by hand'
+        }, ${when(webhook.disabledAt)}): nothing is delivered to it. ${actionButton(session, `/console/webhooks/${webhook.id}/enable`, 'Enable webhook', {}, 'primary')}`,
+        'error',
+      )
+    : ''
+}
+<section class="card">${details([
+      ['Event', webhook.event],
+      ['Target', webhook.target],
+      ['Status', badge(webhook.disabledAt ? 'disabled' : 'enabled')],
+      ['Created', when(webhook.created)],
+      ['Updated', when(webhook.updated)],
+    ])}
+${
+  deleted
+    ? ''
+    : html`<div class="actions">${actionButton(session, `/console/webhooks/${webhook.id}/test`, 'Send a test event')}
 ${webhook.disabledAt ? '' : actionButton(session, `/console/webhooks/${webhook.id}/disable`, 'Disable webhook', {}, 'danger')}
-<a href="/console/webhooks/${webhook.id}/delete">Delete webhook</a></div>`}</section>
+<a href="/console/webhooks/${webhook.id}/delete">Delete webhook</a></div>`
+}</section>
 ${deleted ? '' : recoveryCard(session, webhook, recoveries, state.recover ?? { values: {}, errors: {} })}
-${deleted ? '' : html`<section class="card" aria-labelledby="edit"><h2 id="edit">Edit</h2>${formErrors(edit.errors, ['event', 'target'])}
-${postForm(session, `/console/webhooks/${webhook.id}`, html`
+${
+  deleted
+    ? ''
+    : html`<section class="card" aria-labelledby="edit"><h2 id="edit">Edit</h2>${formErrors(edit.errors, ['event', 'target'])}
+${postForm(
+  session,
+  `/console/webhooks/${webhook.id}`,
+  html`
 ${select('event', 'Event', eventChoices, edit.values, edit.errors)}
 ${input('target', 'Target URL', edit.values, edit.errors, { type: 'url', required: true })}
-<div class="actions"><button type="submit">Save</button></div>`)}</section>`}
+<div class="actions"><button type="submit">Save</button></div>`,
+)}</section>`
+}
 <h2 id="deliveries">Deliveries</h2>
 ${deliveries.length === 0 ? html`<p class="empty">No deliveries yet: the webhook receives events that happen after it was created.</p>` : ''}
-${deliveries.map((delivery) => html`<section class="card delivery" id="delivery-${delivery.id}" aria-label="Delivery ${delivery.id}">
+${deliveries.map(
+  (delivery) => html`<section class="card delivery" id="delivery-${delivery.id}" aria-label="Delivery ${delivery.id}">
 <h3>Delivery #${delivery.id} ${badge(delivery.status)}${delivery.redelivery ? html` <span class="badge">redelivery</span>` : ''}</h3>
 <p><a href="/console/events/${delivery.eventId}">${delivery.eventType} event #${delivery.eventId}</a> · started ${when(delivery.created)}${delivery.finishedAt ? html` · finished ${when(delivery.finishedAt)}` : ''}</p>
 ${waitingReason(delivery.probing) === null ? '' : html`<p class="field-error" role="status">Waiting: ${waitingReason(delivery.probing)}</p>`}
 ${attemptsTable(delivery)}
 ${deleted ? '' : actionButton(session, `/console/webhooks/${webhook.id}/redeliver`, 'Redeliver this event', { event: delivery.eventId })}
-</section>`)}
+</section>`,
+)}
 ${pager(`/console/webhooks/${webhook.id}`, new URLSearchParams(), page, count)}`;
     return htmlResponse(layout(frame(session, `Webhook #${webhook.id}`), content), status);
   }
@@ -191,98 +352,182 @@ ${pager(`/console/webhooks/${webhook.id}`, new URLSearchParams(), page, count)}`
 
   return new Elysia({ name: 'console-webhooks' })
     .use(consoleSessionPlugin(deps))
-    .get('/console/webhooks', ({ request, session }) =>
-      listPage(session, { done: new URL(request.url).searchParams.get('done') ?? undefined }), { page: 'integrate' })
-    .post('/console/webhooks', async ({ session, form }) => {
-      try {
-        const input = validate(schemas.create, form);
-        const webhook = await createOwnWebhook(sql, session, input, null);
-        return redirect(`/console/webhooks/${webhook.id}?done=webhook-created`);
-      } catch (error) {
-        return await listPage(session, { create: { values: form, errors: fieldErrorsOf(error) } }, 400);
-      }
-    }, { action: 'integrate', parse: 'none' })
-    .get('/console/webhooks/:id', async ({ params, request, session }) =>
-      detailPage(request, session, await ownedWebhook(session, params.id, true), { done: new URL(request.url).searchParams.get('done') ?? undefined }),
-    { page: 'integrate' })
-    .post('/console/webhooks/:id', async ({ params, request, session, form }) => {
-      const webhook = await ownedWebhook(session, params.id);
-      try {
-        await ownedOrMissing(changeOwnWebhook(sql, session, webhook.id, validate(schemas.create, form), null), 'The webhook was deleted meanwhile.');
-        return redirect(`/console/webhooks/${webhook.id}?done=webhook-updated`);
-      } catch (error) {
-        return await detailPage(request, session, webhook, { edit: { values: form, errors: fieldErrorsOf(error) } }, 400);
-      }
-    }, { action: 'integrate', parse: 'none' })
-    .get('/console/webhooks/:id/delete', async ({ params, session }) => {
-      const webhook = await ownedWebhook(session, params.id);
-      const content = html`<p>Delete webhook #${webhook.id} (${webhook.event} to ${webhook.target})? No further deliveries are made; its delivery log stays readable.</p>
+    .get(
+      '/console/webhooks',
+      ({ request, session }) => listPage(session, { done: new URL(request.url).searchParams.get('done') ?? undefined }),
+      { page: 'integrate' },
+    )
+    .post(
+      '/console/webhooks',
+      async ({ session, form }) => {
+        try {
+          const input = validate(schemas.create, form);
+          const webhook = await createOwnWebhook(sql, session, input, null);
+          return redirect(`/console/webhooks/${webhook.id}?done=webhook-created`);
+        } catch (error) {
+          return await listPage(session, { create: { values: form, errors: fieldErrorsOf(error) } }, 400);
+        }
+      },
+      { action: 'integrate', parse: 'none' },
+    )
+    .get(
+      '/console/webhooks/:id',
+      async ({ params, request, session }) =>
+        detailPage(request, session, await ownedWebhook(session, params.id, true), {
+          done: new URL(request.url).searchParams.get('done') ?? undefined,
+        }),
+      { page: 'integrate' },
+    )
+    .post(
+      '/console/webhooks/:id',
+      async ({ params, request, session, form }) => {
+        const webhook = await ownedWebhook(session, params.id);
+        try {
+          await ownedOrMissing(
+            changeOwnWebhook(sql, session, webhook.id, validate(schemas.create, form), null),
+            'The webhook was deleted meanwhile.',
+          );
+          return redirect(`/console/webhooks/${webhook.id}?done=webhook-updated`);
+        } catch (error) {
+          return await detailPage(
+            request,
+            session,
+            webhook,
+            { edit: { values: form, errors: fieldErrorsOf(error) } },
+            400,
+          );
+        }
+      },
+      { action: 'integrate', parse: 'none' },
+    )
+    .get(
+      '/console/webhooks/:id/delete',
+      async ({ params, session }) => {
+        const webhook = await ownedWebhook(session, params.id);
+        const content = html`<p>Delete webhook #${webhook.id} (${webhook.event} to ${webhook.target})? No further deliveries are made; its delivery log stays readable.</p>
 <div class="actions">${actionButton(session, `/console/webhooks/${webhook.id}/delete`, 'Delete webhook', {}, 'danger')} <a href="/console/webhooks/${webhook.id}">Cancel</a></div>`;
-      return htmlResponse(layout(frame(session, `Delete webhook #${webhook.id}`), content));
-    }, { page: 'integrate' })
-    .post('/console/webhooks/:id/delete', async ({ params, session }) => {
-      const webhook = await ownedWebhook(session, params.id);
-      await deleteOwnWebhook(deps, session, webhook.id, null);
-      return redirect('/console/webhooks?done=webhook-deleted');
-    }, { action: 'integrate', parse: 'none' })
-    .post('/console/webhooks/:id/redeliver', async ({ params, request, session, form }) => {
-      const webhook = await ownedWebhook(session, params.id);
-      const eventId = Number(text(form, 'event'));
-      try {
-        await redeliverEvent(deps, session, webhook, (Number.isSafeInteger(eventId) && eventId > 0 ? eventId : 0) as EventId, null);
-      } catch (error) {
-        const errors = fieldErrorsOf(error);
-        return await detailPage(request, session, webhook, { redeliveryError: Object.values(errors).flat().join(' ') }, 400);
-      }
-      return redirect(`/console/webhooks/${webhook.id}?done=redelivery-started`);
-    }, { action: 'integrate', parse: 'none' })
-    .post('/console/webhooks/:id/recover', async ({ params, request, session, form }) => {
-      const webhook = await ownedWebhook(session, params.id);
-      const values = { since: text(form, 'since'), until: text(form, 'until') };
-      try {
-        const input = validate(RecoveryInput, { since: values.since, ...(values.until ? { until: values.until } : {}) });
-        await recoverWebhook(deps, session, webhook, input, null);
-      } catch (error) {
-        const apiError = findApiError(error);
-        if (apiError?.status !== 400) throw error;
-        const body = apiError.body as Record<string, string[] | string>;
-        const errors: FieldErrors = typeof body.detail === 'string' ? { since: [body.detail] } : (body as FieldErrors);
-        return await detailPage(request, session, webhook, { recover: { values, errors } }, 400);
-      }
-      return redirect(`/console/webhooks/${webhook.id}?done=recovery-started#recover`);
-    }, { action: 'integrate', parse: 'none' })
-    .post('/console/webhooks/:id/disable', async ({ params, session }) => {
-      const webhook = await ownedWebhook(session, params.id);
-      await disableOwnWebhook(deps, session, webhook.id, null);
-      return redirect(`/console/webhooks/${webhook.id}?done=webhook-disabled`);
-    }, { action: 'integrate', parse: 'none' })
-    .post('/console/webhooks/:id/enable', async ({ params, session }) => {
-      const webhook = await ownedWebhook(session, params.id);
-      await enableOwnWebhook(sql, session, webhook.id, null);
-      return redirect(`/console/webhooks/${webhook.id}?done=webhook-enabled`);
-    }, { action: 'integrate', parse: 'none' })
-    .post('/console/webhooks/:id/test', async ({ params, request, session }) => {
-      const webhook = await ownedWebhook(session, params.id);
-      return await detailPage(request, session, webhook, { test: await sendTestEvent(webhook) });
-    }, { action: 'integrate', parse: 'none' })
-    .post('/console/webhook-settings/reveal', async ({ session }) =>
-      listPage(session, { secret: await showSigningSecret(sql, session) }), { action: 'integrate', parse: 'none' })
-    .post('/console/webhook-settings/rotate', async ({ session }) =>
-      listPage(session, { secret: await rotateSigningSecret(sql, session) }), { action: 'integrate', parse: 'none' })
-    .post('/console/webhook-settings/basic-auth', async ({ session, form }) => {
-      const username = text(form, 'username').trim();
-      const password = text(form, 'password');
-      const errors: FieldErrors = {};
-      // RFC 7617: the user-id of Basic credentials cannot contain a colon.
-      if (username === '' || username.includes(':')) errors.username = ['Enter a user name without ":".'];
-      if (password === '') errors.password = ['Enter a password.'];
-      if (username.length > 200 || password.length > 200) errors.password = ['Use at most 200 characters.'];
-      if (Object.keys(errors).length > 0) return await listPage(session, { basic: { values: { username }, errors } }, 400);
-      await setBasicCredentials(sql, session, { username, password });
-      return redirect('/console/webhooks?done=basic-auth-set');
-    }, { action: 'integrate', parse: 'none' })
-    .post('/console/webhook-settings/basic-auth/clear', async ({ session }) => {
-      await setBasicCredentials(sql, session, null);
-      return redirect('/console/webhooks?done=basic-auth-cleared');
-    }, { action: 'integrate', parse: 'none' });
+        return htmlResponse(layout(frame(session, `Delete webhook #${webhook.id}`), content));
+      },
+      { page: 'integrate' },
+    )
+    .post(
+      '/console/webhooks/:id/delete',
+      async ({ params, session }) => {
+        const webhook = await ownedWebhook(session, params.id);
+        await deleteOwnWebhook(deps, session, webhook.id, null);
+        return redirect('/console/webhooks?done=webhook-deleted');
+      },
+      { action: 'integrate', parse: 'none' },
+    )
+    .post(
+      '/console/webhooks/:id/redeliver',
+      async ({ params, request, session, form }) => {
+        const webhook = await ownedWebhook(session, params.id);
+        const eventId = Number(text(form, 'event'));
+        try {
+          await redeliverEvent(
+            deps,
+            session,
+            webhook,
+            (Number.isSafeInteger(eventId) && eventId > 0 ? eventId : 0) as EventId,
+            null,
+          );
+        } catch (error) {
+          const errors = fieldErrorsOf(error);
+          return await detailPage(
+            request,
+            session,
+            webhook,
+            { redeliveryError: Object.values(errors).flat().join(' ') },
+            400,
+          );
+        }
+        return redirect(`/console/webhooks/${webhook.id}?done=redelivery-started`);
+      },
+      { action: 'integrate', parse: 'none' },
+    )
+    .post(
+      '/console/webhooks/:id/recover',
+      async ({ params, request, session, form }) => {
+        const webhook = await ownedWebhook(session, params.id);
+        const values = { since: text(form, 'since'), until: text(form, 'until') };
+        try {
+          const input = validate(RecoveryInput, {
+            since: values.since,
+            ...(values.until ? { until: values.until } : {}),
+          });
+          await recoverWebhook(deps, session, webhook, input, null);
+        } catch (error) {
+          const apiError = findApiError(error);
+          if (apiError?.status !== 400) throw error;
+          const body = apiError.body as Record<string, string[] | string>;
+          const errors: FieldErrors =
+            typeof body.detail === 'string' ? { since: [body.detail] } : (body as FieldErrors);
+          return await detailPage(request, session, webhook, { recover: { values, errors } }, 400);
+        }
+        return redirect(`/console/webhooks/${webhook.id}?done=recovery-started#recover`);
+      },
+      { action: 'integrate', parse: 'none' },
+    )
+    .post(
+      '/console/webhooks/:id/disable',
+      async ({ params, session }) => {
+        const webhook = await ownedWebhook(session, params.id);
+        await disableOwnWebhook(deps, session, webhook.id, null);
+        return redirect(`/console/webhooks/${webhook.id}?done=webhook-disabled`);
+      },
+      { action: 'integrate', parse: 'none' },
+    )
+    .post(
+      '/console/webhooks/:id/enable',
+      async ({ params, session }) => {
+        const webhook = await ownedWebhook(session, params.id);
+        await enableOwnWebhook(sql, session, webhook.id, null);
+        return redirect(`/console/webhooks/${webhook.id}?done=webhook-enabled`);
+      },
+      { action: 'integrate', parse: 'none' },
+    )
+    .post(
+      '/console/webhooks/:id/test',
+      async ({ params, request, session }) => {
+        const webhook = await ownedWebhook(session, params.id);
+        return await detailPage(request, session, webhook, { test: await sendTestEvent(webhook) });
+      },
+      { action: 'integrate', parse: 'none' },
+    )
+    .post(
+      '/console/webhook-settings/reveal',
+      async ({ session }) => listPage(session, { secret: await showSigningSecret(sql, session) }),
+      { action: 'integrate', parse: 'none' },
+    )
+    .post(
+      '/console/webhook-settings/rotate',
+      async ({ session }) => listPage(session, { secret: await rotateSigningSecret(sql, session) }),
+      { action: 'integrate', parse: 'none' },
+    )
+    .post(
+      '/console/webhook-settings/basic-auth',
+      async ({ session, form }) => {
+        const username = text(form, 'username').trim();
+        const password = text(form, 'password');
+        const errors: FieldErrors = {};
+        // RFC 7617: the user-id of Basic credentials cannot contain a colon.
+        if (username === '' || username.includes(':')) errors.username = ['Enter a user name without ":".'];
+        if (password === '') errors.password = ['Enter a password.'];
+        if (username.length > 200 || password.length > 200) errors.password = ['Use at most 200 characters.'];
+        if (Object.keys(errors).length > 0)
+          return await listPage(session, { basic: { values: { username }, errors } }, 400);
+        await setBasicCredentials(sql, session, { username, password });
+        return redirect('/console/webhooks?done=basic-auth-set');
+      },
+      { action: 'integrate', parse: 'none' },
+    )
+    .post(
+      '/console/webhook-settings/basic-auth/clear',
+      async ({ session }) => {
+        await setBasicCredentials(sql, session, null);
+        return redirect('/console/webhooks?done=basic-auth-cleared');
+      },
+      { action: 'integrate', parse: 'none' },
+    );
 };

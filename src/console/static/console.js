@@ -5,7 +5,10 @@
 document.querySelectorAll('[data-live]').forEach((element) => {
   const refresh = async () => {
     try {
-      const response = await fetch(element.dataset.live, { credentials: 'same-origin', headers: { Accept: 'text/html' } });
+      const response = await fetch(element.dataset.live, {
+        credentials: 'same-origin',
+        headers: { Accept: 'text/html' },
+      });
       if (response.ok) element.innerHTML = await response.text();
     } catch {
       // A dropped connection: the next refresh tries again.

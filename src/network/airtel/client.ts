@@ -13,8 +13,26 @@ import type { AirtelCountry, AirtelSettings } from './settings';
 import type { Queryable } from '../../db';
 import { nationalNumberOf, type Network } from '../../domain/networks';
 import { recordOperation } from '../../services/network-operations';
-import type { JournaledOperation, NameLookup, PaymentPrompt, Payout, PayoutResult, PromptResult, PromptStatus, ReportedPaymentStatus, TakenPrompt } from '../adapter';
-import { callOperator, callWithToken, createTokenCache, field, nested, wholeAmount, type OperatorAnswer } from '../operator-http';
+import type {
+  JournaledOperation,
+  NameLookup,
+  PaymentPrompt,
+  Payout,
+  PayoutResult,
+  PromptResult,
+  PromptStatus,
+  ReportedPaymentStatus,
+  TakenPrompt,
+} from '../adapter';
+import {
+  callOperator,
+  callWithToken,
+  createTokenCache,
+  field,
+  nested,
+  wholeAmount,
+  type OperatorAnswer,
+} from '../operator-http';
 
 /** Calls to Airtel: long enough for its gateway on a slow day, short enough for an activity to retry. */
 const AIRTEL_TIMEOUT_MS = 20_000;
@@ -23,7 +41,11 @@ const PIN_KEY_LIFETIME_MS = 3_600_000;
 
 /** The Airtel Money networks by country: the connector serves those of the countries it is configured for. */
 export const AIRTEL_NETWORKS: Readonly<Record<string, string>> = {
-  UG: 'Airtel Uganda', KE: 'Airtel Kenya', TZ: 'Airtel Tanzania', RW: 'Airtel Rwanda', CD: 'Airtel DRC',
+  UG: 'Airtel Uganda',
+  KE: 'Airtel Kenya',
+  TZ: 'Airtel Tanzania',
+  RW: 'Airtel Rwanda',
+  CD: 'Airtel DRC',
 };
 
 /** The network names the Airtel connector serves in `countries`. */
@@ -35,7 +57,7 @@ export const AIRTEL_CALLBACK_PATH = '/network/airtel/callback';
 
 /** A disbursement refused because our disbursement wallet at Airtel is short (DP00900001007): another route may pay it. */
 const airtelRefusal = (error: string): { error: string; routeFault?: true } =>
-  (error === FAILURE_REASONS.DP00900001007 ? { error, routeFault: true } : { error });
+  error === FAILURE_REASONS.DP00900001007 ? { error, routeFault: true } : { error };
 
 /** Airtel's response codes in words a merchant understands: collections (DP008…) and disbursements (DP009…). */
 const FAILURE_REASONS: Readonly<Record<string, string>> = {
@@ -43,7 +65,7 @@ const FAILURE_REASONS: Readonly<Record<string, string>> = {
   DP00800001003: 'The subscriber has reached an Airtel Money transaction limit.',
   DP00800001004: 'The amount is below the smallest Airtel Money allows.',
   DP00800001005: 'The subscriber did not enter their PIN.',
-  DP00800001007: 'The subscriber\'s Airtel Money balance is not enough.',
+  DP00800001007: "The subscriber's Airtel Money balance is not enough.",
   DP00800001008: 'The payment was refused (the subscriber declined it, or Airtel Money refused it).',
   DP00800001009: 'Airtel Money declined the payment.',
   DP00800001010: 'This number may not pay by Airtel Money (not registered, or barred).',
@@ -51,7 +73,7 @@ const FAILURE_REASONS: Readonly<Record<string, string>> = {
   DP00800001029: 'The payment request expired before the subscriber approved it.',
   DP00900001003: 'The payment exceeds an Airtel Money limit.',
   DP00900001004: 'Airtel Money does not take this amount.',
-  DP00900001007: 'The merchant\'s Airtel Money disbursement balance is not enough.',
+  DP00900001007: "The merchant's Airtel Money disbursement balance is not enough.",
   DP00900001010: 'This number may not receive Airtel Money (not registered, or barred).',
   DP00900001011: 'Airtel Money does not permit this payment to this number.',
   DP00900001012: 'This is not a valid Airtel Money number.',
@@ -62,7 +84,8 @@ const OPEN_CODES: ReadonlySet<string> = new Set(['DP00800001000', 'DP00800001006
 const NOT_FOUND_CODES: ReadonlySet<string> = new Set(['DP00800001025', 'DP00900001015']);
 
 export const airtelFailure = (code: string | undefined, message?: string): string =>
-  (code && FAILURE_REASONS[code]) ?? `Airtel Money refused the transaction${code || message ? ` (${[code, message].filter(Boolean).join(': ')})` : ''}.`;
+  (code && FAILURE_REASONS[code]) ??
+  `Airtel Money refused the transaction${code || message ? ` (${[code, message].filter(Boolean).join(': ')})` : ''}.`;
 
 /**
  * Whether a callback's `hash` is Base64(HMAC-SHA256(key, `transactionJson`)): the compact JSON of its
@@ -81,11 +104,21 @@ const transactionId = (kind: 'C' | 'D', clientId: string, reference: string): st
 
 /** Airtel's `reference`: 4 to 64 letters, digits and spaces. */
 const referenceText = (text: string): string => {
-  const cleaned = text.replace(/[^A-Za-z0-9 ]+/g, ' ').replace(/\s+/g, ' ').trim().slice(0, 64);
+  const cleaned = text
+    .replace(/[^A-Za-z0-9 ]+/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim()
+    .slice(0, 64);
   return cleaned.length >= 4 ? cleaned : 'Payment';
 };
 
-type Answer = { success: boolean; code: string | undefined; message: string | undefined; state: string | undefined; airtelMoneyId: string | undefined };
+type Answer = {
+  success: boolean;
+  code: string | undefined;
+  message: string | undefined;
+  state: string | undefined;
+  airtelMoneyId: string | undefined;
+};
 
 /** What an Airtel answer says, read whatever arrived: `status` (success, response code) and `data.transaction`. */
 function readAnswer(answer: OperatorAnswer): Answer {
@@ -110,17 +143,23 @@ export function createAirtelConnector(settings: AirtelSettings, { sql }: AirtelD
 
   async function fetchToken() {
     const answer = await callOperator({
-      method: 'POST', url: `${settings.baseUrl}/auth/oauth2/token`, timeoutMs: AIRTEL_TIMEOUT_MS,
+      method: 'POST',
+      url: `${settings.baseUrl}/auth/oauth2/token`,
+      timeoutMs: AIRTEL_TIMEOUT_MS,
       json: { client_id: settings.clientId, client_secret: settings.clientSecret, grant_type: 'client_credentials' },
     });
     const token = field(answer.body, 'access_token');
-    if (answer.status !== 200 || token === undefined) throw new Error(`Airtel Money token refused: HTTP ${answer.status}`);
+    if (answer.status !== 200 || token === undefined)
+      throw new Error(`Airtel Money token refused: HTTP ${answer.status}`);
     return { value: token, expiresAt: Date.now() + Number(field(answer.body, 'expires_in') ?? 180) * 1000 };
   }
 
   const call = (country: AirtelCountry, request: { method: 'GET' | 'POST'; path: string; json?: unknown }) =>
     callWithToken(tokens, {
-      method: request.method, url: `${settings.baseUrl}${request.path}`, json: request.json, timeoutMs: AIRTEL_TIMEOUT_MS,
+      method: request.method,
+      url: `${settings.baseUrl}${request.path}`,
+      json: request.json,
+      timeoutMs: AIRTEL_TIMEOUT_MS,
       headers: { 'X-Country': country.country, 'X-Currency': country.currency },
     });
 
@@ -131,7 +170,9 @@ export function createAirtelConnector(settings: AirtelSettings, { sql }: AirtelD
   function countryOf(network: Network, currency: string): AirtelCountry | string {
     const country = settings.countries.find((served) => served.country === network.country);
     if (!country) return `${network.name} is not served by this deployment's Airtel Money connection.`;
-    return country.currency === currency ? country : `Airtel Money in ${country.country} moves ${country.currency} here, not ${currency}.`;
+    return country.currency === currency
+      ? country
+      : `Airtel Money in ${country.country} moves ${country.currency} here, not ${currency}.`;
   }
 
   /** Airtel's own record of a transaction of ours (`path` is its enquiry). */
@@ -150,18 +191,28 @@ export function createAirtelConnector(settings: AirtelSettings, { sql }: AirtelD
    * A refusal of an id Airtel already has (a retry of a call that went through) is no refusal: the
    * enquiry then decides.
    */
-  async function submit(country: AirtelCountry, path: string, enquiryPath: string, json: unknown): Promise<string | null> {
+  async function submit(
+    country: AirtelCountry,
+    path: string,
+    enquiryPath: string,
+    json: unknown,
+  ): Promise<string | null> {
     const answer = await call(country, { method: 'POST', path, json });
     const read = readAnswer(answer);
     if (answer.status === 200 && (read.success || (read.code !== undefined && OPEN_CODES.has(read.code)))) return null;
-    if (answer.status !== 200 && (answer.status < 400 || answer.status >= 500 || answer.status === 401 || answer.status === 429)) throw unexpected(`${path} not taken`, answer);
+    if (
+      answer.status !== 200 &&
+      (answer.status < 400 || answer.status >= 500 || answer.status === 401 || answer.status === 429)
+    )
+      throw unexpected(`${path} not taken`, answer);
     const known = await enquire(country, enquiryPath);
     return known.found ? null : airtelFailure(read.code, read.message);
   }
 
   const amountOf = (amount: string) => Number(wholeAmount(amount) ?? amount);
   const msisdnOf = (e164: string) => nationalNumberOf(e164) ?? e164.replace(/^\+/, '');
-  const promptId = (prompt: Pick<PaymentPrompt, 'promptReference'>) => transactionId('C', settings.clientId, prompt.promptReference);
+  const promptId = (prompt: Pick<PaymentPrompt, 'promptReference'>) =>
+    transactionId('C', settings.clientId, prompt.promptReference);
   const payoutId = (payout: Pick<Payout, 'reference'>) => transactionId('D', settings.clientId, payout.reference);
   const promptEnquiry = (id: string) => `/standard/v1/payments/${encodeURIComponent(id)}`;
   const payoutEnquiry = (id: string) => `/standard/v2/disbursements/${encodeURIComponent(id)}?transactionType=B2C`;
@@ -184,7 +235,10 @@ export function createAirtelConnector(settings: AirtelSettings, { sql }: AirtelD
       const key = field(nested(answer.body, 'data'), 'key');
       if (answer.status !== 200 || key === undefined) throw unexpected('encryption key', answer);
       const publicKey = createPublicKey({ key: Buffer.from(key, 'base64'), format: 'der', type: 'spki' });
-      return publicEncrypt({ key: publicKey, padding: constants.RSA_PKCS1_PADDING }, Buffer.from(settings.pin)).toString('base64');
+      return publicEncrypt(
+        { key: publicKey, padding: constants.RSA_PKCS1_PADDING },
+        Buffer.from(settings.pin),
+      ).toString('base64');
     })();
     pinKeys.set(country.country, { encrypted, until: Date.now() + PIN_KEY_LIFETIME_MS });
     encrypted.catch(() => pinKeys.delete(country.country));
@@ -203,14 +257,27 @@ export function createAirtelConnector(settings: AirtelSettings, { sql }: AirtelD
 
   /** A reversal: Airtel refunds the collection itself (its airtel_money_id); the answer is the result. */
   async function refund(country: AirtelCountry, payout: Payout): Promise<PayoutResult> {
-    if (!payout.originalTransactionId) return { status: 'rejected', error: 'The collection has no Airtel Money transaction id to refund.', remoteTransactionId: null };
-    const answer = await call(country, { method: 'POST', path: '/standard/v1/payments/refund', json: { transaction: { airtel_money_id: payout.originalTransactionId } } });
+    if (!payout.originalTransactionId)
+      return {
+        status: 'rejected',
+        error: 'The collection has no Airtel Money transaction id to refund.',
+        remoteTransactionId: null,
+      };
+    const answer = await call(country, {
+      method: 'POST',
+      path: '/standard/v1/payments/refund',
+      json: { transaction: { airtel_money_id: payout.originalTransactionId } },
+    });
     const read = readAnswer(answer);
     if (answer.status === 200 && (read.success || read.state === 'SUCCESS' || read.state === 'TS')) {
       return { status: 'completed', remoteTransactionId: read.airtelMoneyId ?? payout.originalTransactionId };
     }
-    if (answer.status === 200 && read.code !== undefined && OPEN_CODES.has(read.code)) return { status: 'pending', remoteTransactionId: null };
-    if (answer.status === 200 || (answer.status >= 400 && answer.status < 500 && answer.status !== 401 && answer.status !== 429)) {
+    if (answer.status === 200 && read.code !== undefined && OPEN_CODES.has(read.code))
+      return { status: 'pending', remoteTransactionId: null };
+    if (
+      answer.status === 200 ||
+      (answer.status >= 400 && answer.status < 500 && answer.status !== 401 && answer.status !== 429)
+    ) {
       return { status: 'rejected', error: airtelFailure(read.code, read.message), remoteTransactionId: null };
     }
     throw unexpected('refund not taken', answer);
@@ -219,12 +286,27 @@ export function createAirtelConnector(settings: AirtelSettings, { sql }: AirtelD
   /** A disbursement as Airtel's enquiry shows it. */
   function payoutResultOf(found: Answer, id: string): PayoutResult {
     if (found.state === 'TS') return { status: 'completed', remoteTransactionId: found.airtelMoneyId ?? id };
-    if (found.state === 'TF' || found.state === 'TE') return { status: 'rejected', ...airtelRefusal(airtelFailure(found.code, found.message)), remoteTransactionId: null };
+    if (found.state === 'TF' || found.state === 'TE')
+      return {
+        status: 'rejected',
+        ...airtelRefusal(airtelFailure(found.code, found.message)),
+        remoteTransactionId: null,
+      };
     return { status: 'pending', remoteTransactionId: null };
   }
 
-  const record = (kind: 'prompt' | 'payout', operation: { network: Network; reference: string; workflowId: string; phoneNumber: string; amount: string }, id: string) =>
-    recordOperation(sql, { ...operation, network: operation.network.name, kind, operatorReference: id, subject: operation.reference });
+  const record = (
+    kind: 'prompt' | 'payout',
+    operation: { network: Network; reference: string; workflowId: string; phoneNumber: string; amount: string },
+    id: string,
+  ) =>
+    recordOperation(sql, {
+      ...operation,
+      network: operation.network.name,
+      kind,
+      operatorReference: id,
+      subject: operation.reference,
+    });
 
   return {
     countries: settings.countries,
@@ -235,7 +317,9 @@ export function createAirtelConnector(settings: AirtelSettings, { sql }: AirtelD
       // Recorded first, so a callback that outruns Airtel's answer still finds its workflow.
       await record('prompt', { ...prompt, reference: prompt.promptReference }, promptId(prompt));
       const refusal = await push(country, prompt);
-      return refusal === null ? { accepted: true, confirm: { operatorReference: promptId(prompt) } } : { accepted: false, error: refusal };
+      return refusal === null
+        ? { accepted: true, confirm: { operatorReference: promptId(prompt) } }
+        : { accepted: false, error: refusal };
     },
 
     async promptStatus(prompt: TakenPrompt): Promise<PromptStatus> {
@@ -248,8 +332,12 @@ export function createAirtelConnector(settings: AirtelSettings, { sql }: AirtelD
         return refusal === null ? { status: 'pending' } : { status: 'failed', error: refusal };
       }
       // Credited under Airtel's own money id only (docs/architecture.md#one-receipt-one-credit): without one, asked again at the next poll.
-      if (found.state === 'TS') return found.airtelMoneyId ? { status: 'paid', remoteTransactionId: found.airtelMoneyId, paymentDate: new Date().toISOString() } : { status: 'pending' };
-      if (found.state === 'TF' || found.state === 'TE') return { status: 'failed', error: airtelFailure(found.code, found.message) };
+      if (found.state === 'TS')
+        return found.airtelMoneyId
+          ? { status: 'paid', remoteTransactionId: found.airtelMoneyId, paymentDate: new Date().toISOString() }
+          : { status: 'pending' };
+      if (found.state === 'TF' || found.state === 'TE')
+        return { status: 'failed', error: airtelFailure(found.code, found.message) };
       return { status: 'pending' };
     },
 
@@ -264,7 +352,9 @@ export function createAirtelConnector(settings: AirtelSettings, { sql }: AirtelD
       await record('payout', payout, payoutId(payout));
       if (payout.kind === 'reversal') return await refund(country, payout);
       const refusal = await disburse(country, payout);
-      return refusal === null ? { status: 'pending', remoteTransactionId: null } : { status: 'rejected', ...airtelRefusal(refusal), remoteTransactionId: null };
+      return refusal === null
+        ? { status: 'pending', remoteTransactionId: null }
+        : { status: 'rejected', ...airtelRefusal(refusal), remoteTransactionId: null };
     },
 
     async payoutStatus(payout: Payout): Promise<PayoutResult> {
@@ -277,14 +367,19 @@ export function createAirtelConnector(settings: AirtelSettings, { sql }: AirtelD
       if (found.found) return payoutResultOf(found, id);
       // Airtel never took it: send it now under the same id.
       const refusal = await disburse(country, payout);
-      return refusal === null ? { status: 'pending', remoteTransactionId: null } : { status: 'rejected', ...airtelRefusal(refusal), remoteTransactionId: null };
+      return refusal === null
+        ? { status: 'pending', remoteTransactionId: null }
+        : { status: 'rejected', ...airtelRefusal(refusal), remoteTransactionId: null };
     },
 
     /** Whether Airtel holds a push or disbursement of ours (its enquiry by our transaction id). */
     async lookup(operation: JournaledOperation): Promise<'present' | 'absent'> {
       const country = settings.countries.find((served) => served.country === operation.network.country);
       if (!country || operation.kind === 'reversal') return 'present';
-      const path = operation.kind === 'prompt' ? promptEnquiry(promptId({ promptReference: operation.reference })) : payoutEnquiry(payoutId({ reference: operation.reference }));
+      const path =
+        operation.kind === 'prompt'
+          ? promptEnquiry(promptId({ promptReference: operation.reference }))
+          : payoutEnquiry(payoutId({ reference: operation.reference }));
       return (await enquire(country, path)).found ? 'present' : 'absent';
     },
 
@@ -292,7 +387,10 @@ export function createAirtelConnector(settings: AirtelSettings, { sql }: AirtelD
     async lookupName(phoneNumber: string, network: Network): Promise<NameLookup | null> {
       const country = settings.countries.find((served) => served.country === network.country);
       if (!country) return null;
-      const answer = await call(country, { method: 'GET', path: `/standard/v1/users/${encodeURIComponent(msisdnOf(phoneNumber))}` });
+      const answer = await call(country, {
+        method: 'GET',
+        path: `/standard/v1/users/${encodeURIComponent(msisdnOf(phoneNumber))}`,
+      });
       const read = readAnswer(answer);
       const user = nested(answer.body, 'data');
       if (answer.status === 404 || (answer.status === 200 && (!read.success || user === undefined))) {

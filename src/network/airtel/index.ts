@@ -20,10 +20,11 @@ export const airtel: ConnectorUnit<'airtel', AirtelSettings | null> = {
   operator: 'Airtel Money',
   variables: AIRTEL_VARIABLES,
   readSettings: readAirtelSettings,
-  routesOf: (settings) => (settings?.countries ?? []).flatMap(({ country, currency }) => {
-    const network = AIRTEL_NETWORKS[country];
-    return network ? [{ network, currency }] : [];
-  }),
+  routesOf: (settings) =>
+    (settings?.countries ?? []).flatMap(({ country, currency }) => {
+      const network = AIRTEL_NETWORKS[country];
+      return network ? [{ network, currency }] : [];
+    }),
   // Airtel calls back at the one URL registered in its portal (PUBLIC_BASE_URL + AIRTEL_CALLBACK_PATH), never per request.
   callsBack: true,
   create: (settings, deps) => ({
@@ -31,14 +32,25 @@ export const airtel: ConnectorUnit<'airtel', AirtelSettings | null> = {
     routes: airtel.routesOf(settings),
     amountProblem: (_network, currency, amount) => amountRule(currency, amount),
   }),
-  describe: (settings, simulated) => knownNetworks().filter((network) => airtelNetworks([network]).includes(network.name)).map((network) => {
-    const country = settings?.countries.find((served) => served.country === network.country);
-    if (!settings || !country) return { network: network.name, currency: currenciesOfNetwork(network)[0] ?? '', connector: 'none', detail: simulated };
-    return {
-      network: network.name, currency: country.currency, connector: 'Airtel Money',
-      detail: `${new URL(settings.baseUrl).host}: USSD push, disbursements, refunds, user enquiry`,
-    };
-  }),
+  describe: (settings, simulated) =>
+    knownNetworks()
+      .filter((network) => airtelNetworks([network]).includes(network.name))
+      .map((network) => {
+        const country = settings?.countries.find((served) => served.country === network.country);
+        if (!settings || !country)
+          return {
+            network: network.name,
+            currency: currenciesOfNetwork(network)[0] ?? '',
+            connector: 'none',
+            detail: simulated,
+          };
+        return {
+          network: network.name,
+          currency: country.currency,
+          connector: 'Airtel Money',
+          detail: `${new URL(settings.baseUrl).host}: USSD push, disbursements, refunds, user enquiry`,
+        };
+      }),
   callbacks: {
     routes: AIRTEL_CALLBACK_ROUTES,
     metricName: 'Airtel',

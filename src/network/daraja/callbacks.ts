@@ -19,21 +19,43 @@ import { promptReference } from '../../domain/collections';
 import { parsePositiveAmount } from '../../domain/money';
 import { fullNumberOf, numberFitsMask } from '../../domain/phone';
 import { logger } from '../../log';
-import { awaitsReceipt, claimUnanswered, findOperation, findOperationByOperatorReference, promptAwaitsReceipt, type NetworkOperation } from '../../services/network-operations';
+import {
+  awaitsReceipt,
+  claimUnanswered,
+  findOperation,
+  findOperationByOperatorReference,
+  promptAwaitsReceipt,
+  type NetworkOperation,
+} from '../../services/network-operations';
 import type { CallbackContext, CallbackDocs, CallbackRoute } from '../adapter';
 import { CALLBACK_TAGS, optionalReference, optionalText, text } from '../callback-schemas';
-import { DARAJA_CALLBACK_PATHS, DARAJA_NETWORK, PUSH_RECEIPT_SUBJECT, UNANSWERED_PROMPT_SECONDS, callbackItems, completedPaymentOf, readResult } from './client';
+import {
+  DARAJA_CALLBACK_PATHS,
+  DARAJA_NETWORK,
+  PUSH_RECEIPT_SUBJECT,
+  UNANSWERED_PROMPT_SECONDS,
+  callbackItems,
+  completedPaymentOf,
+  readResult,
+} from './client';
 import type { MpesaSettings } from './settings';
 
 type Context = CallbackContext<MpesaSettings>;
 
 /** A `{Name, Value}` item of an STK callback's metadata, or a `{Key, Value}` result parameter: `Balance` comes without a value. */
-const namedValue = (name: 'Name' | 'Key') => v.looseObject({ [name]: v.pipe(v.string(), v.maxLength(100)), Value: optionalText });
+const namedValue = (name: 'Name' | 'Key') =>
+  v.looseObject({ [name]: v.pipe(v.string(), v.maxLength(100)), Value: optionalText });
 
 /** Daraja's acknowledgement of a callback (its documented `{ResultCode, ResultDesc}`). */
 const DarajaAcknowledgement = v.pipe(
-  v.object({ ResultCode: v.union([v.number(), v.string()]), ResultDesc: v.string(), ThirdPartyTransID: v.optional(v.string()) }),
-  v.description('Daraja\'s expected answer: `ResultCode` 0 (a validation also answers `C2B00013` or `C2B00016` to reject).'),
+  v.object({
+    ResultCode: v.union([v.number(), v.string()]),
+    ResultDesc: v.string(),
+    ThirdPartyTransID: v.optional(v.string()),
+  }),
+  v.description(
+    "Daraja's expected answer: `ResultCode` 0 (a validation also answers `C2B00013` or `C2B00016` to reject).",
+  ),
 );
 const ACCEPTED = { ResultCode: 0, ResultDesc: 'Accepted' };
 
@@ -45,7 +67,9 @@ const StkCallback = v.looseObject({
       ResultCode: text,
       ResultDesc: optionalText,
       // Only a completed payment carries it: Amount, MpesaReceiptNumber, TransactionDate, PhoneNumber (and Balance, without a value).
-      CallbackMetadata: v.optional(v.nullable(v.looseObject({ Item: v.optional(v.pipe(v.array(namedValue('Name')), v.maxLength(50))) }))),
+      CallbackMetadata: v.optional(
+        v.nullable(v.looseObject({ Item: v.optional(v.pipe(v.array(namedValue('Name')), v.maxLength(50))) })),
+      ),
     }),
   }),
 });
@@ -53,7 +77,7 @@ type StkCallbackBody = v.InferOutput<typeof StkCallback>;
 
 const PaybillPayment = v.looseObject({
   TransactionType: optionalText,
-  TransID: v.pipe(v.string(), v.regex(/^[A-Za-z0-9]{4,30}$/, 'Enter M-Pesa\'s transaction id.')),
+  TransID: v.pipe(v.string(), v.regex(/^[A-Za-z0-9]{4,30}$/, "Enter M-Pesa's transaction id.")),
   TransTime: optionalText,
   TransAmount: text,
   BusinessShortCode: optionalText,
@@ -77,9 +101,15 @@ const DarajaResult = v.looseObject({
     ConversationID: optionalReference,
     TransactionID: optionalReference,
     // Several parameters come as a list, a lone one bare.
-    ResultParameters: v.optional(v.nullable(v.looseObject({
-      ResultParameter: v.optional(v.union([v.pipe(v.array(namedValue('Key')), v.maxLength(100)), namedValue('Key')])),
-    }))),
+    ResultParameters: v.optional(
+      v.nullable(
+        v.looseObject({
+          ResultParameter: v.optional(
+            v.union([v.pipe(v.array(namedValue('Key')), v.maxLength(100)), namedValue('Key')]),
+          ),
+        }),
+      ),
+    ),
     ReferenceData: v.optional(v.unknown()),
   }),
 });
@@ -90,12 +120,17 @@ const sha256Hex = (value: string) => createHash('sha256').update(value).digest('
 // biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what it looks for
 const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f]/;
 const holdsControlCharacter = (value: unknown): boolean =>
-  typeof value === 'string' ? CONTROL_CHARACTER.test(value)
-    : typeof value === 'object' && value !== null && Object.entries(value).some(([key, item]) => CONTROL_CHARACTER.test(key) || holdsControlCharacter(item));
+  typeof value === 'string'
+    ? CONTROL_CHARACTER.test(value)
+    : typeof value === 'object' &&
+      value !== null &&
+      Object.entries(value).some(([key, item]) => CONTROL_CHARACTER.test(key) || holdsControlCharacter(item));
 
 const wholeShillings = (value: string | number) => {
   const amount = String(value).trim();
-  return /^\d{1,12}(\.0+)?$/.test(amount) && parsePositiveAmount(amount.replace(/\.0+$/, '')) !== null ? amount.replace(/\.0+$/, '') : null;
+  return /^\d{1,12}(\.0+)?$/.test(amount) && parsePositiveAmount(amount.replace(/\.0+$/, '')) !== null
+    ? amount.replace(/\.0+$/, '')
+    : null;
 };
 
 /**
@@ -105,39 +140,65 @@ const wholeShillings = (value: string | number) => {
  */
 async function paybillPayer({ merchants }: Context, body: PaybillPaymentBody, amount: string) {
   const given = String(body.MSISDN);
-  const named = body.BillRefNumber ? await merchants.requestOfBillReference(String(body.BillRefNumber), DARAJA_NETWORK, 'KES') : undefined;
-  const request = named && parsePositiveAmount(named.amount) !== null && Number(named.amount) === Number(amount) ? named : null;
+  const named = body.BillRefNumber
+    ? await merchants.requestOfBillReference(String(body.BillRefNumber), DARAJA_NETWORK, 'KES')
+    : undefined;
+  const request =
+    named && parsePositiveAmount(named.amount) !== null && Number(named.amount) === Number(amount) ? named : null;
   const full = fullNumberOf(given);
   if (full !== null) return { phoneNumber: full, request: request && request.phoneNumber === full ? request : null };
-  if (request && numberFitsMask(request.phoneNumber, given, sha256Hex)) return { phoneNumber: request.phoneNumber, request };
+  if (request && numberFitsMask(request.phoneNumber, given, sha256Hex))
+    return { phoneNumber: request.phoneNumber, request };
   return { phoneNumber: `+${given.replace(/\s+/g, '').replace(/^\+/, '')}`.slice(0, 70), request: null };
 }
 
 /** The operation a Daraja result names: by the ConversationID it gave us, else (a B2C whose answer was lost) by our OriginatorConversationID. */
-async function operationOfResult({ sql, settings }: Context, result: ReturnType<typeof readResult>): Promise<NetworkOperation | undefined> {
+async function operationOfResult(
+  { sql, settings }: Context,
+  result: ReturnType<typeof readResult>,
+): Promise<NetworkOperation | undefined> {
   if (!settings || result === null) return undefined;
   if (result.conversationId) {
     const operation = await findOperationByOperatorReference(sql, DARAJA_NETWORK, result.conversationId);
     if (operation) return operation;
   }
-  return result.originatorConversationId ? await findOperation(sql, DARAJA_NETWORK, result.originatorConversationId) : undefined;
+  return result.originatorConversationId
+    ? await findOperation(sql, DARAJA_NETWORK, result.originatorConversationId)
+    : undefined;
 }
 
 /** What a callback claiming a completed payment states (number, receipt, whole amount), or null when it claims none. */
-function claimedPayment(callback: StkCallbackBody['Body']['stkCallback']): { phoneNumber: string; receipt: string; amount: string } | null {
+function claimedPayment(
+  callback: StkCallbackBody['Body']['stkCallback'],
+): { phoneNumber: string; receipt: string; amount: string } | null {
   const items = callbackItems(callback);
   const msisdn = items.PhoneNumber ?? '';
   const receipt = items.MpesaReceiptNumber ?? '';
   const amount = wholeShillings(items.Amount ?? '');
-  if (String(callback.ResultCode) !== '0' || !/^\d{12}$/.test(msisdn) || !/^[A-Z0-9]{6,20}$/.test(receipt) || amount === null) return null;
+  if (
+    String(callback.ResultCode) !== '0' ||
+    !/^\d{12}$/.test(msisdn) ||
+    !/^[A-Z0-9]{6,20}$/.test(receipt) ||
+    amount === null
+  )
+    return null;
   return { phoneNumber: `+${msisdn}`, receipt, amount };
 }
 
 /** A payment a callback claims, believed once transaction status confirms it (`reportedPaymentStatus` then finds whose it is). */
-async function reportClaimed(context: Context, claimed: { phoneNumber: string; receipt: string; amount: string }): Promise<void> {
+async function reportClaimed(
+  context: Context,
+  claimed: { phoneNumber: string; receipt: string; amount: string },
+): Promise<void> {
   await context.reportForConfirmation({
-    network: DARAJA_NETWORK, remoteTransactionId: claimed.receipt, phoneNumber: claimed.phoneNumber, amount: claimed.amount, currency: 'KES',
-    reference: '', promptReference: null, paymentDate: new Date().toISOString(),
+    network: DARAJA_NETWORK,
+    remoteTransactionId: claimed.receipt,
+    phoneNumber: claimed.phoneNumber,
+    amount: claimed.amount,
+    currency: 'KES',
+    reference: '',
+    promptReference: null,
+    paymentDate: new Date().toISOString(),
   });
 }
 
@@ -148,13 +209,15 @@ async function reportClaimed(context: Context, claimed: { phoneNumber: string; r
  */
 async function reportLateReceipt(context: Context, result: ReturnType<typeof readResult>): Promise<void> {
   const stated = completedPaymentOf(result);
-  if (stated && await promptAwaitsReceipt(context.sql, DARAJA_NETWORK, stated)) await reportClaimed(context, stated);
+  if (stated && (await promptAwaitsReceipt(context.sql, DARAJA_NETWORK, stated))) await reportClaimed(context, stated);
 }
 
 async function stkResult(body: StkCallbackBody, context: Context) {
   const { sql, settings } = context;
   const callback = body.Body.stkCallback;
-  const operation = settings ? await findOperationByOperatorReference(sql, DARAJA_NETWORK, callback.CheckoutRequestID) : undefined;
+  const operation = settings
+    ? await findOperationByOperatorReference(sql, DARAJA_NETWORK, callback.CheckoutRequestID)
+    : undefined;
   const claimed = claimedPayment(callback);
   if (operation) {
     await context.wake(operation, body);
@@ -165,11 +228,21 @@ async function stkResult(body: StkCallbackBody, context: Context) {
     return ACCEPTED;
   }
   if (!settings || !claimed) {
-    logger.info('STK callback for no prompt of ours ignored', { checkoutRequestId: callback.CheckoutRequestID, resultCode: String(callback.ResultCode) });
+    logger.info('STK callback for no prompt of ours ignored', {
+      checkoutRequestId: callback.CheckoutRequestID,
+      resultCode: String(callback.ResultCode),
+    });
     return ACCEPTED;
   }
   // A push whose answer was lost: its callback names it by number and amount.
-  const unanswered = await claimUnanswered(sql, DARAJA_NETWORK, claimed.phoneNumber, claimed.amount, callback.CheckoutRequestID, UNANSWERED_PROMPT_SECONDS);
+  const unanswered = await claimUnanswered(
+    sql,
+    DARAJA_NETWORK,
+    claimed.phoneNumber,
+    claimed.amount,
+    callback.CheckoutRequestID,
+    UNANSWERED_PROMPT_SECONDS,
+  );
   if (unanswered) {
     await context.wake(unanswered, body);
     return ACCEPTED;
@@ -179,87 +252,177 @@ async function stkResult(body: StkCallbackBody, context: Context) {
   return ACCEPTED;
 }
 
-async function paybillValidation(checked: { valid: true; body: PaybillPaymentBody } | { valid: false; errors: Record<string, string[]> }, context: Context) {
+async function paybillValidation(
+  checked: { valid: true; body: PaybillPaymentBody } | { valid: false; errors: Record<string, string[]> },
+  context: Context,
+) {
   const { merchants, settings } = context;
   // Daraja waits for a decision: a validation that cannot be read is refused, so the subscriber pays for nothing nobody could follow.
   if (!checked.valid || holdsControlCharacter(checked.body)) {
-    logger.warn('paybill validation unreadable: rejected', { fields: checked.valid ? ['control characters'] : Object.keys(checked.errors) });
+    logger.warn('paybill validation unreadable: rejected', {
+      fields: checked.valid ? ['control characters'] : Object.keys(checked.errors),
+    });
     return { ResultCode: 'C2B00016', ResultDesc: 'Rejected' };
   }
   const body = checked.body;
   const amount = wholeShillings(body.TransAmount);
   if (!settings || amount === null) return { ResultCode: 'C2B00013', ResultDesc: 'Rejected' };
   const payer = await paybillPayer(context, body, amount);
-  const organizationId = payer.request?.organizationId
-    ?? (payer.phoneNumber.includes('*') ? null : await merchants.lookAlikeOrganization({ phoneNumber: payer.phoneNumber, currency: 'KES', amount }));
+  const organizationId =
+    payer.request?.organizationId ??
+    (payer.phoneNumber.includes('*')
+      ? null
+      : await merchants.lookAlikeOrganization({ phoneNumber: payer.phoneNumber, currency: 'KES', amount }));
   const verification = organizationId === null ? undefined : await merchants.verificationSettingsOf(organizationId);
   // Nobody to ask (no organization, or none with a verification URL): the payment goes on to matching.
   if (!verification?.url) return { ...ACCEPTED, ResultCode: '0' };
-  const decided = await context.askVerification(verification.url, {
-    phonenumber: payer.phoneNumber, amount, currency_code: 'KES', reference: String(body.BillRefNumber ?? ''), remote_transaction_id: body.TransID,
-  }, verification.acceptByDefault, settings.validationTimeoutMs);
-  logger.info('paybill validation answered', { transId: body.TransID, organizationId, decision: decided.decision, decidedBy: decided.decidedBy, detail: decided.detail });
-  return decided.decision === 'accept' ? { ResultCode: '0', ResultDesc: 'Accepted' } : { ResultCode: 'C2B00016', ResultDesc: 'Rejected' };
+  const decided = await context.askVerification(
+    verification.url,
+    {
+      phonenumber: payer.phoneNumber,
+      amount,
+      currency_code: 'KES',
+      reference: String(body.BillRefNumber ?? ''),
+      remote_transaction_id: body.TransID,
+    },
+    verification.acceptByDefault,
+    settings.validationTimeoutMs,
+  );
+  logger.info('paybill validation answered', {
+    transId: body.TransID,
+    organizationId,
+    decision: decided.decision,
+    decidedBy: decided.decidedBy,
+    detail: decided.detail,
+  });
+  return decided.decision === 'accept'
+    ? { ResultCode: '0', ResultDesc: 'Accepted' }
+    : { ResultCode: 'C2B00016', ResultDesc: 'Rejected' };
 }
 
 async function paybillConfirmation(body: PaybillPaymentBody, context: Context) {
   const amount = wholeShillings(body.TransAmount);
   if (!context.settings || amount === null) {
-    logger.warn('paybill confirmation ignored', { transId: body.TransID, reason: context.settings ? 'amount' : 'no M-Pesa connector' });
+    logger.warn('paybill confirmation ignored', {
+      transId: body.TransID,
+      reason: context.settings ? 'amount' : 'no M-Pesa connector',
+    });
     return ACCEPTED;
   }
   const payer = await paybillPayer(context, body, amount);
   // Believed once transaction status confirms it; the request its account number names is its prompt.
   await context.reportForConfirmation({
-    network: DARAJA_NETWORK, remoteTransactionId: body.TransID, phoneNumber: payer.phoneNumber, amount, currency: 'KES',
-    reference: String(body.BillRefNumber ?? '').slice(0, 255), promptReference: payer.request ? promptReference(payer.request.id, 0) : null,
+    network: DARAJA_NETWORK,
+    remoteTransactionId: body.TransID,
+    phoneNumber: payer.phoneNumber,
+    amount,
+    currency: 'KES',
+    reference: String(body.BillRefNumber ?? '').slice(0, 255),
+    promptReference: payer.request ? promptReference(payer.request.id, 0) : null,
     paymentDate: new Date().toISOString(),
   });
   return ACCEPTED;
 }
 
-const taken = (operationId: string, summary: string, description: string, requestExample?: Record<string, unknown>): CallbackDocs => ({
-  operationId, summary, description, tags: CALLBACK_TAGS, caller: 'anyone', errors: [429],
-  responses: { 200: { description: operationId === 'darajaPaybillValidation' ? 'The decision.' : 'Taken.', schema: DarajaAcknowledgement } },
+const taken = (
+  operationId: string,
+  summary: string,
+  description: string,
+  requestExample?: Record<string, unknown>,
+): CallbackDocs => ({
+  operationId,
+  summary,
+  description,
+  tags: CALLBACK_TAGS,
+  caller: 'anyone',
+  errors: [429],
+  responses: {
+    200: {
+      description: operationId === 'darajaPaybillValidation' ? 'The decision.' : 'Taken.',
+      schema: DarajaAcknowledgement,
+    },
+  },
   ...(requestExample === undefined ? {} : { requestExample }),
 });
 
 export const DARAJA_CALLBACK_ROUTES: readonly CallbackRoute<MpesaSettings>[] = [
   {
-    method: 'POST', path: DARAJA_CALLBACK_PATHS.stkResult, body: StkCallback,
-    docs: taken('darajaStkResult', 'STK push result (Daraja CallBackURL)',
-      'Daraja posts the outcome of an STK push here. It is a hint: the request\'s workflow wakes and asks the STK push query, which alone decides.',
-      { Body: { stkCallback: { MerchantRequestID: '29115-34620561-1', CheckoutRequestID: 'ws_CO_191220191020363925', ResultCode: 1032, ResultDesc: 'Request cancelled by user' } } }),
+    method: 'POST',
+    path: DARAJA_CALLBACK_PATHS.stkResult,
+    body: StkCallback,
+    docs: taken(
+      'darajaStkResult',
+      'STK push result (Daraja CallBackURL)',
+      "Daraja posts the outcome of an STK push here. It is a hint: the request's workflow wakes and asks the STK push query, which alone decides.",
+      {
+        Body: {
+          stkCallback: {
+            MerchantRequestID: '29115-34620561-1',
+            CheckoutRequestID: 'ws_CO_191220191020363925',
+            ResultCode: 1032,
+            ResultDesc: 'Request cancelled by user',
+          },
+        },
+      },
+    ),
     handle: async ({ body }, context) => await stkResult(body, context),
   },
   {
     // A validation that cannot be read at all (not JSON, a NUL, another media type, too large) gets
     // Daraja's rejection like one that breaks its schema: any other answer, a 400 included, leaves the
     // payment to the shortcode's default action, which completes it unvalidated.
-    method: 'POST', path: DARAJA_CALLBACK_PATHS.validation, body: PaybillPayment, checked: true, answersUnreadable: true,
-    docs: taken('darajaPaybillValidation', 'Paybill validation (Daraja C2B ValidationURL)',
+    method: 'POST',
+    path: DARAJA_CALLBACK_PATHS.validation,
+    body: PaybillPayment,
+    checked: true,
+    answersUnreadable: true,
+    docs: taken(
+      'darajaPaybillValidation',
+      'Paybill validation (Daraja C2B ValidationURL)',
       'Before M-Pesa completes a paybill payment it asks here. The organization the account number (a request code `<organization>-<request>`) ' +
-      'or the payer\'s number points to is asked at its verification URL within MPESA_VALIDATION_TIMEOUT_MS (Safaricom waits about 8 s for the whole answer); ' +
-      'no answer in time takes its accept-by-default setting. Payments nobody has to decide are accepted; a validation that cannot be read ' +
-      '(a field missing or of the wrong type, a control character in any field, a body that is not JSON) is rejected with 200 and `C2B00016`, ' +
-      'never a 4xx, and one with an amount that is not whole shillings too (`C2B00013`).',
+        "or the payer's number points to is asked at its verification URL within MPESA_VALIDATION_TIMEOUT_MS (Safaricom waits about 8 s for the whole answer); " +
+        'no answer in time takes its accept-by-default setting. Payments nobody has to decide are accepted; a validation that cannot be read ' +
+        '(a field missing or of the wrong type, a control character in any field, a body that is not JSON) is rejected with 200 and `C2B00016`, ' +
+        'never a 4xx, and one with an amount that is not whole shillings too (`C2B00013`).',
       {
-        TransactionType: 'Pay Bill', TransID: 'RKTQDM7W6S', TransTime: '20191122063845', TransAmount: '10', BusinessShortCode: '600638',
-        BillRefNumber: '3-901', InvoiceNumber: '', OrgAccountBalance: '', ThirdPartyTransID: '', MSISDN: '25470****149', FirstName: 'John', MiddleName: '', LastName: 'Doe',
-      }),
+        TransactionType: 'Pay Bill',
+        TransID: 'RKTQDM7W6S',
+        TransTime: '20191122063845',
+        TransAmount: '10',
+        BusinessShortCode: '600638',
+        BillRefNumber: '3-901',
+        InvoiceNumber: '',
+        OrgAccountBalance: '',
+        ThirdPartyTransID: '',
+        MSISDN: '25470****149',
+        FirstName: 'John',
+        MiddleName: '',
+        LastName: 'Doe',
+      },
+    ),
     handle: async ({ body }, context) => await paybillValidation(body, context),
   },
   {
-    method: 'POST', path: DARAJA_CALLBACK_PATHS.confirmation, body: PaybillPayment,
-    docs: taken('darajaPaybillConfirmation', 'Paybill confirmation (Daraja C2B ConfirmationURL)',
+    method: 'POST',
+    path: DARAJA_CALLBACK_PATHS.confirmation,
+    body: PaybillPayment,
+    docs: taken(
+      'darajaPaybillConfirmation',
+      'Paybill confirmation (Daraja C2B ConfirmationURL)',
       'M-Pesa reports a completed paybill payment here. It is believed only once transaction status confirms it (amount, receipt); ' +
-      'it then matches the request its account number names, or by the payer\'s number where it comes in full. A repeat starts nothing.'),
+        "it then matches the request its account number names, or by the payer's number where it comes in full. A repeat starts nothing.",
+    ),
     handle: async ({ body }, context) => await paybillConfirmation(body, context),
   },
   {
-    method: 'POST', path: DARAJA_CALLBACK_PATHS.result, body: DarajaResult,
-    docs: taken('darajaResult', 'Asynchronous result (Daraja ResultURL)',
-      'B2C, reversal and transaction status results. A B2C or reversal result wakes its workflow (a hint); a transaction status answer, matched by the ConversationID Daraja gave only to us, is kept for the workflow that asked.'),
+    method: 'POST',
+    path: DARAJA_CALLBACK_PATHS.result,
+    body: DarajaResult,
+    docs: taken(
+      'darajaResult',
+      'Asynchronous result (Daraja ResultURL)',
+      'B2C, reversal and transaction status results. A B2C or reversal result wakes its workflow (a hint); a transaction status answer, matched by the ConversationID Daraja gave only to us, is kept for the workflow that asked.',
+    ),
     handle: async ({ body }, context) => {
       const result = readResult(body);
       const operation = await operationOfResult(context, result);
@@ -268,13 +431,20 @@ export const DARAJA_CALLBACK_ROUTES: readonly CallbackRoute<MpesaSettings>[] = [
         return ACCEPTED;
       }
       await context.wake(operation, body, operation.kind === 'status_query');
-      if (operation.kind === 'status_query' && PUSH_RECEIPT_SUBJECT.test(operation.subject)) await reportLateReceipt(context, result);
+      if (operation.kind === 'status_query' && PUSH_RECEIPT_SUBJECT.test(operation.subject))
+        await reportLateReceipt(context, result);
       return ACCEPTED;
     },
   },
   {
-    method: 'POST', path: DARAJA_CALLBACK_PATHS.timeout, body: DarajaResult,
-    docs: taken('darajaQueueTimeout', 'Queue time-out (Daraja QueueTimeOutURL)', 'A request timed out in Daraja\'s queue: its workflow wakes and asks transaction status.'),
+    method: 'POST',
+    path: DARAJA_CALLBACK_PATHS.timeout,
+    body: DarajaResult,
+    docs: taken(
+      'darajaQueueTimeout',
+      'Queue time-out (Daraja QueueTimeOutURL)',
+      "A request timed out in Daraja's queue: its workflow wakes and asks transaction status.",
+    ),
     handle: async ({ body }, context) => {
       const operation = await operationOfResult(context, readResult(body));
       // The request timed out in Daraja's queue: the workflow asks transaction status at once.

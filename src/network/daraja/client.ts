@@ -19,13 +19,41 @@ import type { MpesaSettings } from './settings';
 import type { Queryable } from '../../db';
 import { compareDecimal } from '../../domain/money';
 import {
-  attachReceipt, awaitsReceipt, findOperation, forgetOperation, latestStatusQuery, markPromptPaid, receiptHeldElsewhere, recordOperation, setOperatorReference, settlePrompt,
-  settleRemoteTransactionId, unsettledPromptFor, type NetworkOperation,
+  attachReceipt,
+  awaitsReceipt,
+  findOperation,
+  forgetOperation,
+  latestStatusQuery,
+  markPromptPaid,
+  receiptHeldElsewhere,
+  recordOperation,
+  setOperatorReference,
+  settlePrompt,
+  settleRemoteTransactionId,
+  unsettledPromptFor,
+  type NetworkOperation,
 } from '../../services/network-operations';
 import type {
-  PaymentPrompt, Payout, PayoutResult, PromptResult, PromptStatus, ReportedPayment, ReportedPaymentStatus, TakenPrompt,
+  PaymentPrompt,
+  Payout,
+  PayoutResult,
+  PromptResult,
+  PromptStatus,
+  ReportedPayment,
+  ReportedPaymentStatus,
+  TakenPrompt,
 } from '../adapter';
-import { callOperator, callWithToken, createTokenCache, field, msisdnOf, nested, neverSent, wholeAmount, type OperatorAnswer } from '../operator-http';
+import {
+  callOperator,
+  callWithToken,
+  createTokenCache,
+  field,
+  msisdnOf,
+  nested,
+  neverSent,
+  wholeAmount,
+  type OperatorAnswer,
+} from '../operator-http';
 
 /** The one network Daraja serves (in KES). */
 export const DARAJA_NETWORK = 'Safaricom';
@@ -55,18 +83,18 @@ export const DARAJA_CALLBACK_PATHS = {
 
 /** STK push result codes (MpesaExpressSimulate's table) in words a merchant understands. */
 const STK_RESULTS: Readonly<Record<string, string>> = {
-  '1': 'The subscriber\'s M-Pesa balance is not enough.',
-  '2': 'The amount is below M-Pesa\'s minimum.',
-  '3': 'The amount is above M-Pesa\'s maximum for one transaction.',
-  '4': 'The payment would pass the subscriber\'s daily M-Pesa limit.',
-  '8': 'The payment would pass the account\'s maximum balance.',
+  '1': "The subscriber's M-Pesa balance is not enough.",
+  '2': "The amount is below M-Pesa's minimum.",
+  '3': "The amount is above M-Pesa's maximum for one transaction.",
+  '4': "The payment would pass the subscriber's daily M-Pesa limit.",
+  '8': "The payment would pass the account's maximum balance.",
   '17': 'M-Pesa refused a repeat of the same payment within two minutes.',
   '1019': 'The prompt expired before the subscriber answered.',
   '1025': 'M-Pesa could not send the prompt.',
   '1032': 'The subscriber cancelled the payment prompt.',
-  '1037': 'The subscriber\'s phone could not be reached.',
+  '1037': "The subscriber's phone could not be reached.",
   '2001': 'The subscriber entered a wrong M-Pesa PIN.',
-  '8006': 'The subscriber\'s M-Pesa PIN is locked.',
+  '8006': "The subscriber's M-Pesa PIN is locked.",
 };
 export const stkFailure = (code: string, description: string | undefined): string =>
   STK_RESULTS[code] ?? `M-Pesa refused the payment (${code}${description ? `: ${description}` : ''}).`;
@@ -100,7 +128,14 @@ export const callbackItems = (callback: unknown): ResultParameters =>
   namedValues(nested(callback, 'CallbackMetadata', 'Item'), 'Name');
 
 /** The `Result` of an asynchronous Daraja answer: its code, description and parameters by key. */
-export function readResult(body: unknown): { resultCode: string; description: string; conversationId?: string; originatorConversationId?: string; transactionId?: string; parameters: ResultParameters } | null {
+export function readResult(body: unknown): {
+  resultCode: string;
+  description: string;
+  conversationId?: string;
+  originatorConversationId?: string;
+  transactionId?: string;
+  parameters: ResultParameters;
+} | null {
   const result = nested(body, 'Result');
   if (typeof result !== 'object' || result === null || Array.isArray(result)) return null;
   const parameters = namedValues(nested(result, 'ResultParameters', 'ResultParameter'), 'Key');
@@ -124,34 +159,51 @@ export function numberOfParty(party: string | undefined): string | null {
 export const PUSH_RECEIPT_SUBJECT = /^stk-(?:receipt|push):/;
 
 /** The completed payment a transaction status answer states (its receipt, payer in full, whole amount), or null. */
-export function completedPaymentOf(result: ReturnType<typeof readResult>): { receipt: string; phoneNumber: string; amount: string } | null {
+export function completedPaymentOf(
+  result: ReturnType<typeof readResult>,
+): { receipt: string; phoneNumber: string; amount: string } | null {
   const receipt = result?.parameters.ReceiptNo;
   const amount = /^(\d{1,12})(\.0+)?$/.exec(result?.parameters.Amount ?? '')?.[1];
   const phoneNumber = numberOfParty(result?.parameters.DebitPartyName);
-  if (result?.resultCode !== '0' || result.parameters.TransactionStatus !== 'Completed' || receipt === undefined || !/^[A-Z0-9]{6,20}$/.test(receipt)) return null;
+  if (
+    result?.resultCode !== '0' ||
+    result.parameters.TransactionStatus !== 'Completed' ||
+    receipt === undefined ||
+    !/^[A-Z0-9]{6,20}$/.test(receipt)
+  )
+    return null;
   return amount !== undefined && phoneNumber !== null ? { receipt, phoneNumber, amount } : null;
 }
 
 type DarajaDeps = { sql: Queryable; callbackBaseUrl: string };
-export function createDarajaConnector(settings: MpesaSettings, { sql, callbackBaseUrl }: DarajaDeps, statusPollSeconds: number) {
+export function createDarajaConnector(
+  settings: MpesaSettings,
+  { sql, callbackBaseUrl }: DarajaDeps,
+  statusPollSeconds: number,
+) {
   const network = DARAJA_NETWORK;
   const url = (path: string) => `${callbackBaseUrl}${path}`;
   const tokens = createTokenCache(async () => {
     const answer = await callOperator({
       method: 'GET',
       url: `${settings.baseUrl}/oauth/v1/generate?grant_type=client_credentials`,
-      headers: { Authorization: `Basic ${Buffer.from(`${settings.consumerKey}:${settings.consumerSecret}`).toString('base64')}` },
+      headers: {
+        Authorization: `Basic ${Buffer.from(`${settings.consumerKey}:${settings.consumerSecret}`).toString('base64')}`,
+      },
       timeoutMs: DARAJA_TIMEOUT_MS,
     });
     const token = field(answer.body, 'access_token');
-    if (answer.status !== 200 || token === undefined) throw new Error(`Daraja token refused: HTTP ${answer.status} ${field(answer.body, 'errorCode') ?? ''}`.trim());
+    if (answer.status !== 200 || token === undefined)
+      throw new Error(`Daraja token refused: HTTP ${answer.status} ${field(answer.body, 'errorCode') ?? ''}`.trim());
     // Daraja sends expires_in as text ("3599") or as a number.
     return { value: token, expiresAt: Date.now() + (Number(field(answer.body, 'expires_in')) || 3599) * 1000 };
   });
   const post = (path: string, json: Record<string, unknown>) =>
     callWithToken(tokens, { method: 'POST', url: `${settings.baseUrl}${path}`, json, timeoutMs: DARAJA_TIMEOUT_MS });
-  const password = (timestamp: string) => Buffer.from(`${settings.shortcode}${settings.passkey}${timestamp}`).toString('base64');
-  const errorOf = (answer: OperatorAnswer) => `${field(answer.body, 'errorCode') ?? `HTTP ${answer.status}`}: ${field(answer.body, 'errorMessage') ?? ''}`.trim();
+  const password = (timestamp: string) =>
+    Buffer.from(`${settings.shortcode}${settings.passkey}${timestamp}`).toString('base64');
+  const errorOf = (answer: OperatorAnswer) =>
+    `${field(answer.body, 'errorCode') ?? `HTTP ${answer.status}`}: ${field(answer.body, 'errorMessage') ?? ''}`.trim();
   const accepted = (answer: OperatorAnswer) => answer.status === 200 && field(answer.body, 'ResponseCode') === '0';
   /** Our B2C OriginatorConversationID: the payout's reference, namespaced by this app so two deployments never collide. */
   const originatorConversationId = (reference: string) =>
@@ -159,7 +211,11 @@ export function createDarajaConnector(settings: MpesaSettings, { sql, callbackBa
   const whole = (amount: string) => Number(wholeAmount(amount) ?? Math.round(Number(amount)));
 
   /** Asks transaction status about `subject`; the answer arrives later at the result URL, under the ConversationID recorded here. */
-  async function askStatus(subject: string, workflowId: string, keys: { transactionId?: string; originalConversationId?: string }): Promise<void> {
+  async function askStatus(
+    subject: string,
+    workflowId: string,
+    keys: { transactionId?: string; originalConversationId?: string },
+  ): Promise<void> {
     const answer = await post('/mpesa/transactionstatus/v1/query', {
       Initiator: settings.initiatorName,
       SecurityCredential: settings.securityCredential,
@@ -174,10 +230,15 @@ export function createDarajaConnector(settings: MpesaSettings, { sql, callbackBa
       Occasion: subject.slice(0, 100),
     });
     const conversationId = field(answer.body, 'ConversationID');
-    if (!accepted(answer) || conversationId === undefined) throw new Error(`Daraja transaction status not taken: ${errorOf(answer)}`);
+    if (!accepted(answer) || conversationId === undefined)
+      throw new Error(`Daraja transaction status not taken: ${errorOf(answer)}`);
     await recordOperation(sql, {
-      network, kind: 'status_query', reference: `status:${field(answer.body, 'OriginatorConversationID') ?? conversationId}`,
-      operatorReference: conversationId, workflowId, subject,
+      network,
+      kind: 'status_query',
+      reference: `status:${field(answer.body, 'OriginatorConversationID') ?? conversationId}`,
+      operatorReference: conversationId,
+      workflowId,
+      subject,
     });
   }
 
@@ -193,7 +254,10 @@ export function createDarajaConnector(settings: MpesaSettings, { sql, callbackBa
    * poll without an answer (asked again now).
    */
   async function statusOf(
-    subject: string, workflowId: string, keys: () => { transactionId?: string; originalConversationId?: string }, settles: (answer: StatusAnswer) => boolean,
+    subject: string,
+    workflowId: string,
+    keys: () => { transactionId?: string; originalConversationId?: string },
+    settles: (answer: StatusAnswer) => boolean,
   ): Promise<Confirmed> {
     const last = await latestStatusQuery(sql, network, subject);
     const earlier = last?.result ? null : readResult(last?.newestAnswer);
@@ -209,13 +273,17 @@ export function createDarajaConnector(settings: MpesaSettings, { sql, callbackBa
 
   /** A payout's status answer settles it when M-Pesa knows the transaction and it is no longer in progress. */
   const settlesPayout = (answer: StatusAnswer) =>
-    answer.resultCode === '0' && answer.parameters.TransactionStatus !== undefined && !/pending|progress/i.test(answer.parameters.TransactionStatus);
+    answer.resultCode === '0' &&
+    answer.parameters.TransactionStatus !== undefined &&
+    !/pending|progress/i.test(answer.parameters.TransactionStatus);
 
   /** A status answer that says the transaction completed for exactly `amount`. */
   const completedFor = (result: NonNullable<ReturnType<typeof readResult>>, amount: string) =>
-    result.resultCode === '0' && result.parameters.TransactionStatus === 'Completed'
-      && result.parameters.Amount !== undefined && /^\d+(\.\d+)?$/.test(result.parameters.Amount)
-      && compareDecimal(result.parameters.Amount, amount) === 0;
+    result.resultCode === '0' &&
+    result.parameters.TransactionStatus === 'Completed' &&
+    result.parameters.Amount !== undefined &&
+    /^\d+(\.\d+)?$/.test(result.parameters.Amount) &&
+    compareDecimal(result.parameters.Amount, amount) === 0;
 
   /** The receipt an STK callback gave, when it claims success for exactly this prompt's amount and number (only a candidate: transaction status decides). */
   function receiptOfHint(operation: NetworkOperation, prompt: TakenPrompt): string | null {
@@ -223,8 +291,9 @@ export function createDarajaConnector(settings: MpesaSettings, { sql, callbackBa
     if (field(callback, 'ResultCode') !== '0') return null;
     const items = callbackItems(callback);
     const amount = items.Amount;
-    const sameAmount = amount !== undefined && /^\d+(\.\d+)?$/.test(amount) && compareDecimal(amount, prompt.amount) === 0;
-    return sameAmount && items.PhoneNumber === msisdnOf(prompt.phoneNumber) ? items.MpesaReceiptNumber ?? null : null;
+    const sameAmount =
+      amount !== undefined && /^\d+(\.\d+)?$/.test(amount) && compareDecimal(amount, prompt.amount) === 0;
+    return sameAmount && items.PhoneNumber === msisdnOf(prompt.phoneNumber) ? (items.MpesaReceiptNumber ?? null) : null;
   }
 
   /**
@@ -245,9 +314,15 @@ export function createDarajaConnector(settings: MpesaSettings, { sql, callbackBa
   type PushReceipt = { state: 'known'; receipt: string } | { state: 'waiting' | 'unknown' | 'taken' };
 
   /** `receipt`, unless another payment holds it (a callback may name any real one). */
-  const ownReceipt = async (receipt: string | null, operation: NetworkOperation, prompt: TakenPrompt): Promise<PushReceipt | null> => {
+  const ownReceipt = async (
+    receipt: string | null,
+    operation: NetworkOperation,
+    prompt: TakenPrompt,
+  ): Promise<PushReceipt | null> => {
     if (receipt === null) return null;
-    return (await receiptHeldElsewhere(sql, network, receipt, operation.id, prompt.promptReference)) ? { state: 'taken' } : { state: 'known', receipt };
+    return (await receiptHeldElsewhere(sql, network, receipt, operation.id, prompt.promptReference))
+      ? { state: 'taken' }
+      : { state: 'known', receipt };
   };
 
   /**
@@ -258,19 +333,38 @@ export function createDarajaConnector(settings: MpesaSettings, { sql, callbackBa
    * transaction status of a CheckoutRequestID may answer R000002, "The OriginalTransactionID is
    * invalid"): with no receipt from either, it is `unknown`, and the push is credited without it.
    */
-  async function receiptOfPaidPrompt(operation: NetworkOperation, prompt: TakenPrompt, checkoutRequestId: string): Promise<PushReceipt> {
+  async function receiptOfPaidPrompt(
+    operation: NetworkOperation,
+    prompt: TakenPrompt,
+    checkoutRequestId: string,
+  ): Promise<PushReceipt> {
     const hinted = receiptOfHint(operation, prompt);
     if (hinted !== null) {
       // Any answer settles what M-Pesa says of one receipt.
-      const byReceipt = await statusOf(`stk-receipt:${hinted}`, prompt.workflowId, () => ({ transactionId: hinted }), () => true);
+      const byReceipt = await statusOf(
+        `stk-receipt:${hinted}`,
+        prompt.workflowId,
+        () => ({ transactionId: hinted }),
+        () => true,
+      );
       if (byReceipt.state === 'waiting') return { state: 'waiting' };
-      const confirmed = byReceipt.state === 'answered' ? await ownReceipt(receiptOfAnswer(byReceipt.result, prompt, hinted), operation, prompt) : null;
+      const confirmed =
+        byReceipt.state === 'answered'
+          ? await ownReceipt(receiptOfAnswer(byReceipt.result, prompt, hinted), operation, prompt)
+          : null;
       if (confirmed?.state === 'known') return confirmed;
     }
-    const byPush = await statusOf(`stk-push:${checkoutRequestId}`, prompt.workflowId, () => ({ originalConversationId: checkoutRequestId }),
-      (answer) => receiptOfAnswer(answer, prompt, null) !== null);
+    const byPush = await statusOf(
+      `stk-push:${checkoutRequestId}`,
+      prompt.workflowId,
+      () => ({ originalConversationId: checkoutRequestId }),
+      (answer) => receiptOfAnswer(answer, prompt, null) !== null,
+    );
     if (byPush.state === 'waiting') return { state: 'waiting' };
-    const stated = byPush.state === 'answered' ? await ownReceipt(receiptOfAnswer(byPush.result, prompt, null), operation, prompt) : null;
+    const stated =
+      byPush.state === 'answered'
+        ? await ownReceipt(receiptOfAnswer(byPush.result, prompt, null), operation, prompt)
+        : null;
     // `taken`: M-Pesa names the push's receipt and another credit holds it: crediting the push too would credit it twice.
     return stated ?? { state: 'unknown' };
   }
@@ -281,8 +375,16 @@ export function createDarajaConnector(settings: MpesaSettings, { sql, callbackBa
    * credit when it is learnt (a late callback, a paybill confirmation of the same payer and amount,
    * each confirmed by transaction status: `reportedPaymentStatus`). docs/architecture.md#one-receipt-one-credit
    */
-  async function paidPrompt(operation: NetworkOperation, prompt: TakenPrompt, checkoutRequestId: string): Promise<PromptStatus> {
-    const paid = (remoteTransactionId: string): PromptStatus => ({ status: 'paid', remoteTransactionId, paymentDate: new Date().toISOString() });
+  async function paidPrompt(
+    operation: NetworkOperation,
+    prompt: TakenPrompt,
+    checkoutRequestId: string,
+  ): Promise<PromptStatus> {
+    const paid = (remoteTransactionId: string): PromptStatus => ({
+      status: 'paid',
+      remoteTransactionId,
+      paymentDate: new Date().toISOString(),
+    });
     if (operation.remoteTransactionId !== null) return paid(operation.remoteTransactionId);
     if (awaitsReceipt(operation)) return paid(checkoutRequestId);
     const learnt = await receiptOfPaidPrompt(operation, prompt, checkoutRequestId);
@@ -313,21 +415,33 @@ export function createDarajaConnector(settings: MpesaSettings, { sql, callbackBa
       return { status: 'pending', remoteTransactionId: null };
     }
     // A repeat of our own OriginatorConversationID: Daraja has the payout already.
-    if (/duplicate originatorconversationid/i.test(field(answer.body, 'errorMessage') ?? '')) return { status: 'pending', remoteTransactionId: null };
-    if (answer.status === 400) return { status: 'rejected', error: `M-Pesa refused the payout (${errorOf(answer)}).`, remoteTransactionId: null };
+    if (/duplicate originatorconversationid/i.test(field(answer.body, 'errorMessage') ?? ''))
+      return { status: 'pending', remoteTransactionId: null };
+    if (answer.status === 400)
+      return {
+        status: 'rejected',
+        error: `M-Pesa refused the payout (${errorOf(answer)}).`,
+        remoteTransactionId: null,
+      };
     throw new Error(`Daraja B2C not taken: ${errorOf(answer)}`);
   }
 
   /** Reversals of an M-Pesa receipt go through the Reversal API; anything else is sent back by B2C. */
-  const usesReversalApi = (payout: Payout) => payout.kind === 'reversal' && /^[A-Z0-9]{10}$/.test(payout.originalTransactionId ?? '');
+  const usesReversalApi = (payout: Payout) =>
+    payout.kind === 'reversal' && /^[A-Z0-9]{10}$/.test(payout.originalTransactionId ?? '');
 
   return {
     async requestPayment(prompt: PaymentPrompt): Promise<PromptResult> {
       // A token first: failing to get one sends nothing, and the activity's retry may push cleanly.
       await tokens.get();
       const operation = await recordOperation(sql, {
-        network, kind: 'prompt', reference: prompt.promptReference, workflowId: prompt.workflowId, subject: prompt.promptReference,
-        phoneNumber: prompt.phoneNumber, amount: prompt.amount,
+        network,
+        kind: 'prompt',
+        reference: prompt.promptReference,
+        workflowId: prompt.workflowId,
+        subject: prompt.promptReference,
+        phoneNumber: prompt.phoneNumber,
+        amount: prompt.amount,
       });
       // Pushed once per attempt: the operation journal (src/network/routes.ts) never asks again for an
       // attempt it recorded, since a push carries no id of ours that a second one could be refused by.
@@ -358,12 +472,16 @@ export function createDarajaConnector(settings: MpesaSettings, { sql, callbackBa
       }
       // No answer, or a server error: the push may have gone out. It is never repeated for this attempt;
       // its callback names it, or it counts as unanswered after UNANSWERED_PROMPT_SECONDS.
-      const message = answer ? field(answer.body, 'errorMessage') ?? '' : '';
-      if (answer === null || (answer.status >= 500 && !/lock subscriber|wrong credentials|merchant does not exist/i.test(message))) {
+      const message = answer ? (field(answer.body, 'errorMessage') ?? '') : '';
+      if (
+        answer === null ||
+        (answer.status >= 500 && !/lock subscriber|wrong credentials|merchant does not exist/i.test(message))
+      ) {
         return { accepted: true, confirm: { operatorReference: prompt.promptReference } };
       }
       // Daraja refused it outright: nothing went out (the journal marks the attempt refused).
-      if (/lock subscriber/i.test(message)) return { accepted: false, error: 'Another M-Pesa prompt is still open on this phone.' };
+      if (/lock subscriber/i.test(message))
+        return { accepted: false, error: 'Another M-Pesa prompt is still open on this phone.' };
       return { accepted: false, error: `M-Pesa refused the prompt (${errorOf(answer)}).` };
     },
 
@@ -378,7 +496,10 @@ export function createDarajaConnector(settings: MpesaSettings, { sql, callbackBa
       }
       const timestamp = darajaTimestamp();
       const answer = await post('/mpesa/stkpushquery/v1/query', {
-        BusinessShortCode: Number(settings.shortcode), Password: password(timestamp), Timestamp: timestamp, CheckoutRequestID: operation.operatorReference,
+        BusinessShortCode: Number(settings.shortcode),
+        Password: password(timestamp),
+        Timestamp: timestamp,
+        CheckoutRequestID: operation.operatorReference,
       });
       const resultCode = field(answer.body, 'ResultCode');
       if (answer.status === 200 && resultCode !== undefined) {
@@ -399,23 +520,43 @@ export function createDarajaConnector(settings: MpesaSettings, { sql, callbackBa
     /** A paybill payment (or an STK payment no prompt of ours names) is believed once transaction status confirms it. */
     async reportedPaymentStatus(payment: ReportedPayment): Promise<ReportedPaymentStatus> {
       // Any answer settles a reported payment: M-Pesa either has the completed transaction or does not.
-      const status = await statusOf(`c2b:${payment.remoteTransactionId}`, payment.workflowId, () => ({ transactionId: payment.remoteTransactionId }), () => true);
+      const status = await statusOf(
+        `c2b:${payment.remoteTransactionId}`,
+        payment.workflowId,
+        () => ({ transactionId: payment.remoteTransactionId }),
+        () => true,
+      );
       if (status.state !== 'answered') return { status: 'pending' };
       const { result } = status;
-      if (result.resultCode !== '0') return { status: 'refused', reason: `M-Pesa does not know this transaction (${result.resultCode}: ${result.description}).` };
+      if (result.resultCode !== '0')
+        return {
+          status: 'refused',
+          reason: `M-Pesa does not know this transaction (${result.resultCode}: ${result.description}).`,
+        };
       if (result.parameters.ReceiptNo !== undefined && result.parameters.ReceiptNo !== payment.remoteTransactionId) {
-        return { status: 'refused', reason: 'M-Pesa\'s record is of another transaction.' };
+        return { status: 'refused', reason: "M-Pesa's record is of another transaction." };
       }
       if (!completedFor(result, payment.amount)) {
-        return { status: 'refused', reason: `M-Pesa reports the transaction ${result.parameters.TransactionStatus ?? 'not completed'} for ${result.parameters.Amount ?? 'no'} KES.` };
+        return {
+          status: 'refused',
+          reason: `M-Pesa reports the transaction ${result.parameters.TransactionStatus ?? 'not completed'} for ${result.parameters.Amount ?? 'no'} KES.`,
+        };
       }
       const payer = numberOfParty(result.parameters.DebitPartyName);
       // The answer to a push of ours that is still being settled is that push's: it is received by the
       // push's request first, and this report then finds the receipt credited.
-      if (await unsettledPromptFor(sql, network, payer ?? payment.phoneNumber, payment.amount, UNSETTLED_PROMPT_SECONDS)) return { status: 'pending' };
+      if (
+        await unsettledPromptFor(sql, network, payer ?? payment.phoneNumber, payment.amount, UNSETTLED_PROMPT_SECONDS)
+      )
+        return { status: 'pending' };
       // A receipt a push of ours settled is that push's payment, whatever account the report names; so is one of
       // the number and amount of a push credited before its receipt was known, which takes it now.
-      const promptReference = await attachReceipt(sql, network, { phoneNumber: payer ?? payment.phoneNumber, amount: payment.amount }, payment.remoteTransactionId);
+      const promptReference = await attachReceipt(
+        sql,
+        network,
+        { phoneNumber: payer ?? payment.phoneNumber, amount: payment.amount },
+        payment.remoteTransactionId,
+      );
       return { status: 'confirmed', amount: payment.amount, phoneNumber: payer, promptReference };
     },
 
@@ -424,7 +565,13 @@ export function createDarajaConnector(settings: MpesaSettings, { sql, callbackBa
         const reference = `reversal:${payout.reference}`;
         await tokens.get();
         const operation = await recordOperation(sql, {
-          network, kind: 'reversal', reference, workflowId: payout.workflowId, subject: reference, phoneNumber: payout.phoneNumber, amount: payout.amount,
+          network,
+          kind: 'reversal',
+          reference,
+          workflowId: payout.workflowId,
+          subject: reference,
+          phoneNumber: payout.phoneNumber,
+          amount: payout.amount,
         });
         // Sent before (its answer may have been lost): a second would be refused as "already reversed".
         if (!operation.inserted) return { status: 'pending', remoteTransactionId: null };
@@ -441,17 +588,27 @@ export function createDarajaConnector(settings: MpesaSettings, { sql, callbackBa
           Remarks: 'Payment returned',
         }).catch(() => null);
         const conversationId = answer ? field(answer.body, 'ConversationID') : undefined;
-        if (answer && accepted(answer) && conversationId !== undefined) await setOperatorReference(sql, operation.id, conversationId);
+        if (answer && accepted(answer) && conversationId !== undefined)
+          await setOperatorReference(sql, operation.id, conversationId);
         else if (answer?.status === 400) {
           await forgetOperation(sql, operation.id);
-          return { status: 'rejected', error: `M-Pesa refused the reversal (${errorOf(answer)}).`, remoteTransactionId: null };
+          return {
+            status: 'rejected',
+            error: `M-Pesa refused the reversal (${errorOf(answer)}).`,
+            remoteTransactionId: null,
+          };
         }
         return { status: 'pending', remoteTransactionId: null };
       }
       const conversationKey = originatorConversationId(payout.reference);
       const operation = await recordOperation(sql, {
-        network, kind: 'payout', reference: conversationKey, workflowId: payout.workflowId, subject: conversationKey,
-        phoneNumber: payout.phoneNumber, amount: payout.amount,
+        network,
+        kind: 'payout',
+        reference: conversationKey,
+        workflowId: payout.workflowId,
+        subject: conversationKey,
+        phoneNumber: payout.phoneNumber,
+        amount: payout.amount,
       });
       if (operation.operatorReference !== null) return { status: 'pending', remoteTransactionId: null };
       return await sendB2c(payout, conversationKey);
@@ -462,12 +619,16 @@ export function createDarajaConnector(settings: MpesaSettings, { sql, callbackBa
       const subject = reversal ? `reversal:${payout.reference}` : originatorConversationId(payout.reference);
       const operation = await findOperation(sql, network, subject);
       const hint = readResult(operation?.hint);
-      const status = await statusOf(subject, payout.workflowId, () =>
-        reversal
-          ? { transactionId: hint?.transactionId, originalConversationId: operation?.operatorReference ?? undefined }
-          // Our own OriginatorConversationID, never a receipt a callback claimed: the callback may lie.
-          : { originalConversationId: subject },
-        settlesPayout);
+      const status = await statusOf(
+        subject,
+        payout.workflowId,
+        () =>
+          reversal
+            ? { transactionId: hint?.transactionId, originalConversationId: operation?.operatorReference ?? undefined }
+            : // Our own OriginatorConversationID, never a receipt a callback claimed: the callback may lie.
+              { originalConversationId: subject },
+        settlesPayout,
+      );
       if (status.state !== 'answered') return { status: 'pending', remoteTransactionId: null };
       const { result } = status;
       if (result.resultCode !== '0') {
@@ -477,13 +638,21 @@ export function createDarajaConnector(settings: MpesaSettings, { sql, callbackBa
       }
       const receipt = result.parameters.ReceiptNo ?? result.transactionId ?? null;
       if (completedFor(result, payout.amount)) return { status: 'completed', remoteTransactionId: receipt ?? subject };
-      if (result.parameters.TransactionStatus === undefined || /pending|progress/i.test(result.parameters.TransactionStatus)) {
+      if (
+        result.parameters.TransactionStatus === undefined ||
+        /pending|progress/i.test(result.parameters.TransactionStatus)
+      ) {
         return { status: 'pending', remoteTransactionId: receipt };
       }
       const reason = hint && hint.resultCode !== '0' ? hint.description : result.parameters.TransactionStatus;
       // B2C result 1: our paybill's utility account held too little (its float), so another route may pay it.
       const floatShort = !reversal && hint?.resultCode === '1';
-      return { status: 'rejected', error: `M-Pesa did not pay it out: ${reason}.`, remoteTransactionId: receipt, ...(floatShort ? { routeFault: true as const } : {}) };
+      return {
+        status: 'rejected',
+        error: `M-Pesa did not pay it out: ${reason}.`,
+        remoteTransactionId: receipt,
+        ...(floatShort ? { routeFault: true as const } : {}),
+      };
     },
 
     /** Registers the paybill's validation and confirmation URLs (idempotent: Daraja keeps the last registration). */
@@ -496,12 +665,20 @@ export function createDarajaConnector(settings: MpesaSettings, { sql, callbackBa
         ConfirmationURL: url(DARAJA_CALLBACK_PATHS.confirmation),
         ValidationURL: url(DARAJA_CALLBACK_PATHS.validation),
       });
-      return accepted(answer) ? { registered: true, detail: field(answer.body, 'ResponseDescription') ?? 'success' } : { registered: false, detail: errorOf(answer) };
+      return accepted(answer)
+        ? { registered: true, detail: field(answer.body, 'ResponseDescription') ?? 'success' }
+        : { registered: false, detail: errorOf(answer) };
     },
   };
 }
 
 /** What the subscriber sees as the account: letters, digits and spaces, at most 12 characters (Daraja's limit). */
 export function accountReference(reference: string): string {
-  return reference.replace(/[^A-Za-z0-9 ]+/g, ' ').replace(/\s+/g, ' ').trim().slice(0, 12) || 'Payment';
+  return (
+    reference
+      .replace(/[^A-Za-z0-9 ]+/g, ' ')
+      .replace(/\s+/g, ' ')
+      .trim()
+      .slice(0, 12) || 'Payment'
+  );
 }

@@ -34,12 +34,16 @@ export const daraja: ConnectorUnit<'mpesa', MpesaSettings | null> = {
       },
     };
   },
-  describe: (settings, simulated) => [settings
-    ? {
-      network: DARAJA_NETWORK, currency: 'KES', connector: 'M-Pesa Daraja',
-      detail: `${new URL(settings.baseUrl).host}, paybill ${settings.shortcode}: STK push, paybill validation and confirmation, B2C, reversals`,
-    }
-    : { network: DARAJA_NETWORK, currency: 'KES', connector: 'none', detail: simulated }],
+  describe: (settings, simulated) => [
+    settings
+      ? {
+          network: DARAJA_NETWORK,
+          currency: 'KES',
+          connector: 'M-Pesa Daraja',
+          detail: `${new URL(settings.baseUrl).host}, paybill ${settings.shortcode}: STK push, paybill validation and confirmation, B2C, reversals`,
+        }
+      : { network: DARAJA_NETWORK, currency: 'KES', connector: 'none', detail: simulated },
+  ],
   callbacks: {
     routes: DARAJA_CALLBACK_ROUTES,
     // Counted against the operator and the account its callbacks are for.
@@ -57,7 +61,10 @@ async function registerPaybillUrls(client: ReturnType<typeof createDarajaConnect
   try {
     const outcome = await client.registerUrls();
     if (outcome.registered) logger.info('paybill URLs registered with Daraja', { detail: outcome.detail });
-    else logger.warn('Daraja did not register the paybill URLs (a production shortcode takes one registration)', { detail: outcome.detail });
+    else
+      logger.warn('Daraja did not register the paybill URLs (a production shortcode takes one registration)', {
+        detail: outcome.detail,
+      });
   } catch (error) {
     logger.warn('paybill URLs not registered: Daraja did not answer', { error });
   }

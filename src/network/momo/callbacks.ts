@@ -26,10 +26,18 @@ const MomoCallback = v.looseObject({
 });
 
 const ReferenceParams = v.object({
-  referenceId: v.pipe(v.string(), v.regex(/^[0-9a-f-]{36}$/i, 'Not found.'), v.description('The X-Reference-Id of the request to pay or transfer.')),
+  referenceId: v.pipe(
+    v.string(),
+    v.regex(/^[0-9a-f-]{36}$/i, 'Not found.'),
+    v.description('The X-Reference-Id of the request to pay or transfer.'),
+  ),
 });
 
-async function momoCallback(referenceId: string, body: unknown, { sql, settings, wake }: CallbackContext<MomoSettings[]>) {
+async function momoCallback(
+  referenceId: string,
+  body: unknown,
+  { sql, settings, wake }: CallbackContext<MomoSettings[]>,
+) {
   // Every market calls back at the same path: the reference (derived from the market's own API user) names one operation.
   const networks = (settings ?? []).map((market) => market.network);
   const operation = await findOperationByOperatorReference(sql, networks, referenceId);
@@ -39,15 +47,32 @@ async function momoCallback(referenceId: string, body: unknown, { sql, settings,
 }
 
 const route = (operationId: string, method: 'PUT' | 'POST'): CallbackRoute<MomoSettings[]> => ({
-  method, path: `${MOMO_CALLBACK_PATH}/:referenceId`, params: ReferenceParams, body: MomoCallback,
-  docs: ({
+  method,
+  path: `${MOMO_CALLBACK_PATH}/:referenceId`,
+  params: ReferenceParams,
+  body: MomoCallback,
+  docs: {
     operationId,
     summary: `MoMo callback (X-Callback-Url, ${method})`,
-    description: 'MTN MoMo reports a request to pay or a transfer here (once, PUT or POST). It is a hint: the workflow wakes and asks MoMo\'s GET of the transaction, which alone decides.',
-    tags: CALLBACK_TAGS, caller: 'anyone', errors: [404, 429], responses: { 200: { description: 'Taken.', schema: received('MoMo') } },
-    requestExample: { financialTransactionId: '23503452', externalId: 'req-901-1', amount: '1500', currency: 'UGX', payer: { partyIdType: 'MSISDN', partyId: '256772123456' }, status: 'SUCCESSFUL' },
-  }),
+    description:
+      "MTN MoMo reports a request to pay or a transfer here (once, PUT or POST). It is a hint: the workflow wakes and asks MoMo's GET of the transaction, which alone decides.",
+    tags: CALLBACK_TAGS,
+    caller: 'anyone',
+    errors: [404, 429],
+    responses: { 200: { description: 'Taken.', schema: received('MoMo') } },
+    requestExample: {
+      financialTransactionId: '23503452',
+      externalId: 'req-901-1',
+      amount: '1500',
+      currency: 'UGX',
+      payer: { partyIdType: 'MSISDN', partyId: '256772123456' },
+      status: 'SUCCESSFUL',
+    },
+  },
   handle: async ({ params, body }, context) => await momoCallback(params.referenceId!, body, context),
 });
 
-export const MOMO_CALLBACK_ROUTES: readonly CallbackRoute<MomoSettings[]>[] = [route('momoCallback', 'PUT'), route('momoCallbackPost', 'POST')];
+export const MOMO_CALLBACK_ROUTES: readonly CallbackRoute<MomoSettings[]>[] = [
+  route('momoCallback', 'PUT'),
+  route('momoCallbackPost', 'POST'),
+];

@@ -13,9 +13,28 @@ import type { Queryable } from '../../db';
 import { compareDecimal } from '../../domain/money';
 import { recordOperation } from '../../services/network-operations';
 import type {
-  JournaledOperation, NameLookup, PaymentPrompt, Payout, PayoutResult, PromptResult, PromptStatus, ReportedPaymentStatus, TakenPrompt,
+  JournaledOperation,
+  NameLookup,
+  PaymentPrompt,
+  Payout,
+  PayoutResult,
+  PromptResult,
+  PromptStatus,
+  ReportedPaymentStatus,
+  TakenPrompt,
 } from '../adapter';
-import { callOperator, callWithToken, createTokenCache, field, msisdnOf, nested, OperatorRefusedError, wholeAmount, type OperatorAnswer, type TokenCache } from '../operator-http';
+import {
+  callOperator,
+  callWithToken,
+  createTokenCache,
+  field,
+  msisdnOf,
+  nested,
+  OperatorRefusedError,
+  wholeAmount,
+  type OperatorAnswer,
+  type TokenCache,
+} from '../operator-http';
 
 /** Calls to MoMo: long enough for its gateway on a slow day, short enough for an activity to retry. */
 const MOMO_TIMEOUT_MS = 20_000;
@@ -25,7 +44,7 @@ const FAILURE_REASONS: Readonly<Record<string, string>> = {
   APPROVAL_REJECTED: 'The subscriber declined the payment.',
   TRANSACTION_CANCELED: 'The subscriber cancelled the payment.',
   EXPIRED: 'The subscriber did not approve the payment in time.',
-  NOT_ENOUGH_FUNDS: 'The subscriber\'s MoMo balance is not enough.',
+  NOT_ENOUGH_FUNDS: "The subscriber's MoMo balance is not enough.",
   PAYER_NOT_FOUND: 'This number has no MTN MoMo account.',
   PAYEE_NOT_FOUND: 'This number has no MTN MoMo account.',
   PAYER_LIMIT_REACHED: 'The subscriber has reached a MoMo transaction limit.',
@@ -47,8 +66,14 @@ const ROUTE_REASONS: ReadonlySet<string> = new Set(['SERVICE_UNAVAILABLE', 'INTE
  * for a transfer, NOT_ENOUGH_FUNDS: the payer of a transfer is our disbursement account (its float).
  */
 function momoRefusal(reason: string | undefined, transfer: boolean): { error: string; routeFault?: true } {
-  if (transfer && reason === 'NOT_ENOUGH_FUNDS') return { error: 'Our MTN MoMo disbursement account does not hold enough for this; nothing was sent.', routeFault: true };
-  return reason !== undefined && ROUTE_REASONS.has(reason) ? { error: momoFailure(reason), routeFault: true } : { error: momoFailure(reason) };
+  if (transfer && reason === 'NOT_ENOUGH_FUNDS')
+    return {
+      error: 'Our MTN MoMo disbursement account does not hold enough for this; nothing was sent.',
+      routeFault: true,
+    };
+  return reason !== undefined && ROUTE_REASONS.has(reason)
+    ? { error: momoFailure(reason), routeFault: true }
+    : { error: momoFailure(reason) };
 }
 
 /**
@@ -69,7 +94,7 @@ type MomoDeps = { sql: Queryable; callbackBaseUrl: string };
 const momoAmount = (amount: string): string => {
   const [, fraction = ''] = amount.split('.');
   const kept = fraction.replace(/0+$/, '');
-  return kept === '' ? wholeAmount(amount) ?? amount : `${wholeAmount(amount.split('.')[0]!) ?? '0'}.${kept}`;
+  return kept === '' ? (wholeAmount(amount) ?? amount) : `${wholeAmount(amount.split('.')[0]!) ?? '0'}.${kept}`;
 };
 
 type ProductName = 'collection' | 'disbursement';
@@ -80,7 +105,10 @@ const TRANSFER: Transaction = { path: 'transfer', product: 'disbursement', party
 export const MOMO_CALLBACK_PATH = '/network/momo';
 
 export function createMomoConnector(settings: MomoSettings, { sql, callbackBaseUrl }: MomoDeps) {
-  const products: Record<ProductName, MomoProduct> = { collection: settings.collection, disbursement: settings.disbursement };
+  const products: Record<ProductName, MomoProduct> = {
+    collection: settings.collection,
+    disbursement: settings.disbursement,
+  };
   const tokens: Record<ProductName, TokenCache> = {
     collection: createTokenCache(() => fetchToken('collection')),
     disbursement: createTokenCache(() => fetchToken('disbursement')),
@@ -93,19 +121,30 @@ export function createMomoConnector(settings: MomoSettings, { sql, callbackBaseU
     const answer = await callOperator({
       method: 'POST',
       url: `${settings.baseUrl}/${product}/token/`,
-      headers: { Authorization: `Basic ${Buffer.from(`${apiUser}:${apiKey}`).toString('base64')}`, 'Ocp-Apim-Subscription-Key': subscriptionKey },
+      headers: {
+        Authorization: `Basic ${Buffer.from(`${apiUser}:${apiKey}`).toString('base64')}`,
+        'Ocp-Apim-Subscription-Key': subscriptionKey,
+      },
       timeoutMs: MOMO_TIMEOUT_MS,
     });
     const token = field(answer.body, 'access_token');
-    if (answer.status !== 200 || token === undefined) throw new Error(`MTN MoMo ${product} token refused: HTTP ${answer.status}`);
+    if (answer.status !== 200 || token === undefined)
+      throw new Error(`MTN MoMo ${product} token refused: HTTP ${answer.status}`);
     return { value: token, expiresAt: Date.now() + Number(field(answer.body, 'expires_in') ?? 3600) * 1000 };
   }
 
-  const call = (product: ProductName, request: { method: 'GET' | 'POST'; path: string; headers?: Record<string, string>; json?: unknown }) =>
+  const call = (
+    product: ProductName,
+    request: { method: 'GET' | 'POST'; path: string; headers?: Record<string, string>; json?: unknown },
+  ) =>
     callWithToken(tokens[product], {
       method: request.method,
       url: `${settings.baseUrl}/${product}${request.path}`,
-      headers: { 'Ocp-Apim-Subscription-Key': products[product].subscriptionKey, 'X-Target-Environment': settings.targetEnvironment, ...request.headers },
+      headers: {
+        'Ocp-Apim-Subscription-Key': products[product].subscriptionKey,
+        'X-Target-Environment': settings.targetEnvironment,
+        ...request.headers,
+      },
       json: request.json,
       timeoutMs: MOMO_TIMEOUT_MS,
     });
@@ -114,11 +153,18 @@ export function createMomoConnector(settings: MomoSettings, { sql, callbackBaseU
     new Error(`MTN MoMo ${what}: HTTP ${answer.status} ${field(answer.body, 'code') ?? ''}`.trim());
 
   /** Sends a request to pay or a transfer under `referenceId`; a 409 for it means MoMo has it already. */
-  async function send(kind: Transaction, referenceId: string, body: { amount: string; currency: string; externalId: string; msisdn: string; message: string }): Promise<void> {
+  async function send(
+    kind: Transaction,
+    referenceId: string,
+    body: { amount: string; currency: string; externalId: string; msisdn: string; message: string },
+  ): Promise<void> {
     const answer = await call(kind.product, {
       method: 'POST',
       path: `/v1_0/${kind.path}`,
-      headers: { 'X-Reference-Id': referenceId, 'X-Callback-Url': `${callbackBaseUrl}${MOMO_CALLBACK_PATH}/${referenceId}` },
+      headers: {
+        'X-Reference-Id': referenceId,
+        'X-Callback-Url': `${callbackBaseUrl}${MOMO_CALLBACK_PATH}/${referenceId}`,
+      },
       json: {
         // MoMo's amounts are strings, in the currency's minor units at most (the API's validation refuses more).
         amount: momoAmount(body.amount),
@@ -137,7 +183,11 @@ export function createMomoConnector(settings: MomoSettings, { sql, callbackBaseU
   }
 
   /** Sends it; MoMo's refusal in a merchant's words (and whether it is MoMo's own trouble), or null when MoMo took it (or had it already). */
-  async function refusalOf(kind: Transaction, referenceId: string, body: Parameters<typeof send>[2]): Promise<{ error: string; routeFault?: true } | null> {
+  async function refusalOf(
+    kind: Transaction,
+    referenceId: string,
+    body: Parameters<typeof send>[2],
+  ): Promise<{ error: string; routeFault?: true } | null> {
     try {
       await send(kind, referenceId, body);
       return null;
@@ -148,15 +198,34 @@ export function createMomoConnector(settings: MomoSettings, { sql, callbackBaseU
   }
 
   /** Records the operation first, so a callback that outruns MoMo's answer still finds its workflow; then sends it. */
-  async function recordAndSend(kind: Transaction, referenceId: string, body: Parameters<typeof send>[2], operation: { network: string; reference: string; workflowId: string; phoneNumber: string; amount: string }) {
-    await recordOperation(sql, { ...operation, kind: kind.path === 'transfer' ? 'payout' : 'prompt', operatorReference: referenceId, subject: operation.reference });
+  async function recordAndSend(
+    kind: Transaction,
+    referenceId: string,
+    body: Parameters<typeof send>[2],
+    operation: { network: string; reference: string; workflowId: string; phoneNumber: string; amount: string },
+  ) {
+    await recordOperation(sql, {
+      ...operation,
+      kind: kind.path === 'transfer' ? 'payout' : 'prompt',
+      operatorReference: referenceId,
+      subject: operation.reference,
+    });
     return await refusalOf(kind, referenceId, body);
   }
 
-  type Status = { status: 'SUCCESSFUL' | 'FAILED' | 'PENDING' | 'NOT_FOUND'; reason?: string; financialTransactionId?: string; matches: boolean };
+  type Status = {
+    status: 'SUCCESSFUL' | 'FAILED' | 'PENDING' | 'NOT_FOUND';
+    reason?: string;
+    financialTransactionId?: string;
+    matches: boolean;
+  };
 
   /** MoMo's own record of a transaction, and whether it is the one we asked for (amount, number, currency). */
-  async function status(kind: Transaction, referenceId: string, expected: { amount: string; currency: string; msisdn: string }): Promise<Status> {
+  async function status(
+    kind: Transaction,
+    referenceId: string,
+    expected: { amount: string; currency: string; msisdn: string },
+  ): Promise<Status> {
     const answer = await call(kind.product, { method: 'GET', path: `/v1_0/${kind.path}/${referenceId}` });
     if (answer.status === 404) return { status: 'NOT_FOUND', matches: false };
     if (answer.status !== 200) throw unexpected(`${kind.path} status`, answer);
@@ -164,20 +233,37 @@ export function createMomoConnector(settings: MomoSettings, { sql, callbackBaseU
     // Read whatever arrived: a body that is not an object (`null`, text) has no fields, and matches nothing.
     const party = nested(reported, kind.party);
     const amount = field(reported, 'amount') ?? '';
-    const matches = /^\d+(\.\d+)?$/.test(amount) && compareDecimal(amount, expected.amount) === 0
-      && field(reported, 'currency') === operatorCurrency(expected.currency) && field(party, 'partyId') === expected.msisdn;
+    const matches =
+      /^\d+(\.\d+)?$/.test(amount) &&
+      compareDecimal(amount, expected.amount) === 0 &&
+      field(reported, 'currency') === operatorCurrency(expected.currency) &&
+      field(party, 'partyId') === expected.msisdn;
     const state = field(reported, 'status');
     const known = state === 'SUCCESSFUL' || state === 'FAILED' || state === 'PENDING' ? state : 'PENDING';
-    return { status: known, reason: field(reported, 'reason'), financialTransactionId: field(reported, 'financialTransactionId'), matches };
+    return {
+      status: known,
+      reason: field(reported, 'reason'),
+      financialTransactionId: field(reported, 'financialTransactionId'),
+      matches,
+    };
   }
 
-  const promptReferenceId = (prompt: Pick<PaymentPrompt, 'promptReference'>) => referenceUuid(`${settings.collection.apiUser}:requesttopay:${prompt.promptReference}`);
-  const payoutReferenceId = (payout: Pick<Payout, 'reference'>) => referenceUuid(`${settings.disbursement.apiUser}:transfer:${payout.reference}`);
+  const promptReferenceId = (prompt: Pick<PaymentPrompt, 'promptReference'>) =>
+    referenceUuid(`${settings.collection.apiUser}:requesttopay:${prompt.promptReference}`);
+  const payoutReferenceId = (payout: Pick<Payout, 'reference'>) =>
+    referenceUuid(`${settings.disbursement.apiUser}:transfer:${payout.reference}`);
   const promptBody = (prompt: PaymentPrompt) => ({
-    amount: prompt.amount, currency: prompt.currency, externalId: prompt.promptReference, msisdn: msisdnOf(prompt.phoneNumber), message: prompt.reference,
+    amount: prompt.amount,
+    currency: prompt.currency,
+    externalId: prompt.promptReference,
+    msisdn: msisdnOf(prompt.phoneNumber),
+    message: prompt.reference,
   });
   const payoutBody = (payout: Payout) => ({
-    amount: payout.amount, currency: payout.currency, externalId: payout.reference, msisdn: msisdnOf(payout.phoneNumber),
+    amount: payout.amount,
+    currency: payout.currency,
+    externalId: payout.reference,
+    msisdn: msisdnOf(payout.phoneNumber),
     message: payout.kind === 'reversal' ? 'Payment returned' : 'Payment',
   });
 
@@ -185,14 +271,24 @@ export function createMomoConnector(settings: MomoSettings, { sql, callbackBaseU
     async requestPayment(prompt: PaymentPrompt): Promise<PromptResult> {
       const referenceId = promptReferenceId(prompt);
       const refusal = await recordAndSend(REQUEST_TO_PAY, referenceId, promptBody(prompt), {
-        network: prompt.network.name, reference: prompt.promptReference, workflowId: prompt.workflowId, phoneNumber: prompt.phoneNumber, amount: prompt.amount,
+        network: prompt.network.name,
+        reference: prompt.promptReference,
+        workflowId: prompt.workflowId,
+        phoneNumber: prompt.phoneNumber,
+        amount: prompt.amount,
       });
-      return refusal === null ? { accepted: true, confirm: { operatorReference: referenceId } } : { accepted: false, ...refusal };
+      return refusal === null
+        ? { accepted: true, confirm: { operatorReference: referenceId } }
+        : { accepted: false, ...refusal };
     },
 
     async promptStatus(prompt: TakenPrompt): Promise<PromptStatus> {
       const referenceId = promptReferenceId(prompt);
-      const found = await status(REQUEST_TO_PAY, referenceId, { amount: prompt.amount, currency: prompt.currency, msisdn: msisdnOf(prompt.phoneNumber) });
+      const found = await status(REQUEST_TO_PAY, referenceId, {
+        amount: prompt.amount,
+        currency: prompt.currency,
+        msisdn: msisdnOf(prompt.phoneNumber),
+      });
       if (found.status === 'NOT_FOUND') {
         // MoMo never took it (the request was lost before it arrived): send it now, under the same reference.
         const refusal = await refusalOf(REQUEST_TO_PAY, referenceId, promptBody(prompt));
@@ -200,10 +296,18 @@ export function createMomoConnector(settings: MomoSettings, { sql, callbackBaseU
       }
       if (found.status === 'PENDING') return { status: 'pending' };
       if (found.status === 'FAILED') return { status: 'failed', error: momoFailure(found.reason) };
-      if (!found.matches) return { status: 'failed', error: 'MTN MoMo\'s record of the payment does not match the request (amount, number or currency).' };
+      if (!found.matches)
+        return {
+          status: 'failed',
+          error: "MTN MoMo's record of the payment does not match the request (amount, number or currency).",
+        };
       // Credited under MoMo's own transaction id only (docs/architecture.md#one-receipt-one-credit): without one, asked again at the next poll.
       if (!found.financialTransactionId) return { status: 'pending' };
-      return { status: 'paid', remoteTransactionId: found.financialTransactionId, paymentDate: new Date().toISOString() };
+      return {
+        status: 'paid',
+        remoteTransactionId: found.financialTransactionId,
+        paymentDate: new Date().toISOString(),
+      };
     },
 
     async reportedPaymentStatus(): Promise<ReportedPaymentStatus> {
@@ -213,21 +317,34 @@ export function createMomoConnector(settings: MomoSettings, { sql, callbackBaseU
 
     async sendMoney(payout: Payout): Promise<PayoutResult> {
       const refusal = await recordAndSend(TRANSFER, payoutReferenceId(payout), payoutBody(payout), {
-        network: payout.network.name, reference: payout.reference, workflowId: payout.workflowId, phoneNumber: payout.phoneNumber, amount: payout.amount,
+        network: payout.network.name,
+        reference: payout.reference,
+        workflowId: payout.workflowId,
+        phoneNumber: payout.phoneNumber,
+        amount: payout.amount,
       });
-      return refusal === null ? { status: 'pending', remoteTransactionId: null } : { status: 'rejected', ...refusal, remoteTransactionId: null };
+      return refusal === null
+        ? { status: 'pending', remoteTransactionId: null }
+        : { status: 'rejected', ...refusal, remoteTransactionId: null };
     },
 
     async payoutStatus(payout: Payout): Promise<PayoutResult> {
       const referenceId = payoutReferenceId(payout);
-      const found = await status(TRANSFER, referenceId, { amount: payout.amount, currency: payout.currency, msisdn: msisdnOf(payout.phoneNumber) });
+      const found = await status(TRANSFER, referenceId, {
+        amount: payout.amount,
+        currency: payout.currency,
+        msisdn: msisdnOf(payout.phoneNumber),
+      });
       if (found.status === 'NOT_FOUND') {
         // MoMo never took it: send it now under the same reference (a duplicate would be refused).
         const refusal = await refusalOf(TRANSFER, referenceId, payoutBody(payout));
-        return refusal === null ? { status: 'pending', remoteTransactionId: null } : { status: 'rejected', ...refusal, remoteTransactionId: null };
+        return refusal === null
+          ? { status: 'pending', remoteTransactionId: null }
+          : { status: 'rejected', ...refusal, remoteTransactionId: null };
       }
       if (found.status === 'PENDING') return { status: 'pending', remoteTransactionId: null };
-      if (found.status === 'FAILED') return { status: 'rejected', ...momoRefusal(found.reason, true), remoteTransactionId: null };
+      if (found.status === 'FAILED')
+        return { status: 'rejected', ...momoRefusal(found.reason, true), remoteTransactionId: null };
       if (!found.matches) {
         // A transfer under our reference that is not the one we asked for: nothing says ours went out.
         return { status: 'pending', remoteTransactionId: found.financialTransactionId ?? null };
@@ -238,7 +355,10 @@ export function createMomoConnector(settings: MomoSettings, { sql, callbackBaseU
     /** Whether MoMo holds a request to pay or transfer of ours (its GET by our X-Reference-Id): 404 means it never took it. */
     async lookup(operation: JournaledOperation): Promise<'present' | 'absent'> {
       const kind = operation.kind === 'prompt' ? REQUEST_TO_PAY : TRANSFER;
-      const referenceId = operation.kind === 'prompt' ? promptReferenceId({ promptReference: operation.reference }) : payoutReferenceId({ reference: operation.reference });
+      const referenceId =
+        operation.kind === 'prompt'
+          ? promptReferenceId({ promptReference: operation.reference })
+          : payoutReferenceId({ reference: operation.reference });
       const answer = await call(kind.product, { method: 'GET', path: `/v1_0/${kind.path}/${referenceId}` });
       if (answer.status === 404) return 'absent';
       if (answer.status === 200) return 'present';
@@ -253,9 +373,14 @@ export function createMomoConnector(settings: MomoSettings, { sql, callbackBaseU
         return { nameOnNetwork: '', nationalId: null, nationalIdType: '', registered: false };
       }
       if (active.status !== 200) throw unexpected('account holder check', active);
-      const info = await call('collection', { method: 'GET', path: `/v1_0/accountholder/msisdn/${msisdn}/basicuserinfo` });
+      const info = await call('collection', {
+        method: 'GET',
+        path: `/v1_0/accountholder/msisdn/${msisdn}/basicuserinfo`,
+      });
       if (info.status !== 200) return { nameOnNetwork: '', nationalId: null, nationalIdType: '', registered: true };
-      const name = field(info.body, 'name') ?? [field(info.body, 'given_name'), field(info.body, 'family_name')].filter(Boolean).join(' ');
+      const name =
+        field(info.body, 'name') ??
+        [field(info.body, 'given_name'), field(info.body, 'family_name')].filter(Boolean).join(' ');
       return { nameOnNetwork: name, nationalId: null, nationalIdType: '', registered: true };
     },
   };

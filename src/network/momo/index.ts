@@ -39,15 +39,18 @@ export const momo: ConnectorUnit<'momoMarkets', MomoSettings[]> = {
       amountProblem: (_network, currency, amount) => amountRule(currency, amount),
     } satisfies Omit<Connector, 'name'>;
   },
-  describe: (markets, simulated) => MOMO_MARKETS.map((known) => {
-    const market = markets.find((candidate) => candidate.network === known.network);
-    return market
-      ? {
-        network: known.network, currency: market.currency, connector: 'MTN MoMo',
-        detail: `${new URL(market.baseUrl).host}, environment ${market.targetEnvironment}: request to pay, transfers, account holder look-ups`,
-      }
-      : { network: known.network, currency: known.currency, connector: 'none', detail: simulated };
-  }),
+  describe: (markets, simulated) =>
+    MOMO_MARKETS.map((known) => {
+      const market = markets.find((candidate) => candidate.network === known.network);
+      return market
+        ? {
+            network: known.network,
+            currency: market.currency,
+            connector: 'MTN MoMo',
+            detail: `${new URL(market.baseUrl).host}, environment ${market.targetEnvironment}: request to pay, transfers, account holder look-ups`,
+          }
+        : { network: known.network, currency: known.currency, connector: 'none', detail: simulated };
+    }),
   callbacks: {
     routes: MOMO_CALLBACK_ROUTES,
     metricName: 'MTN Uganda',

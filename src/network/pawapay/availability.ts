@@ -25,9 +25,14 @@ export type ProviderAvailability = {
   payout: AvailabilityStatus;
 };
 
-const STATUSES: Readonly<Record<string, AvailabilityStatus>> = { OPERATIONAL: 'operational', DELAYED: 'delayed', CLOSED: 'closed' };
+const STATUSES: Readonly<Record<string, AvailabilityStatus>> = {
+  OPERATIONAL: 'operational',
+  DELAYED: 'delayed',
+  CLOSED: 'closed',
+};
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 const listOf = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
 
 /** Each provider's statuses by operation type, from the answer's countries. */
@@ -38,7 +43,8 @@ function statusesByProvider(body: unknown[]): Map<string, Map<string, string>> {
       if (typeof provider.provider !== 'string') continue;
       const statuses = new Map<string, string>();
       for (const entry of listOf(provider.operationTypes).filter(isRecord)) {
-        if (typeof entry.operationType === 'string' && typeof entry.status === 'string') statuses.set(entry.operationType, entry.status);
+        if (typeof entry.operationType === 'string' && typeof entry.status === 'string')
+          statuses.set(entry.operationType, entry.status);
       }
       found.set(provider.provider, statuses);
     }
@@ -60,10 +66,14 @@ const statusOf = (statuses: Map<string, string> | undefined, operation: 'DEPOSIT
  */
 export async function readAvailability(settings: PawapaySettings): Promise<ProviderAvailability[]> {
   const answer = await callOperator({
-    method: 'GET', url: `${settings.baseUrl}/v2/availability`, headers: { Authorization: `Bearer ${settings.apiToken}` }, timeoutMs: 10_000,
+    method: 'GET',
+    url: `${settings.baseUrl}/v2/availability`,
+    headers: { Authorization: `Bearer ${settings.apiToken}` },
+    timeoutMs: 10_000,
   });
   if (answer.status !== 200) throw new Error(`pawaPay availability answered HTTP ${answer.status}`);
-  if (!Array.isArray(answer.body)) throw new Error('pawaPay availability answered something other than a list of countries');
+  if (!Array.isArray(answer.body))
+    throw new Error('pawaPay availability answered something other than a list of countries');
   const statuses = statusesByProvider(answer.body);
   return settings.providers.map((provider) => ({
     network: PAWAPAY_PROVIDERS[provider.code]?.network ?? provider.network,

@@ -16,7 +16,16 @@ import type { Queryable } from '../../db';
 import { compareDecimal } from '../../domain/money';
 import type { Network } from '../../domain/networks';
 import { findOperation, recordOperation } from '../../services/network-operations';
-import type { JournaledOperation, PaymentPrompt, Payout, PayoutResult, PromptResult, PromptStatus, ReportedPaymentStatus, TakenPrompt } from '../adapter';
+import type {
+  JournaledOperation,
+  PaymentPrompt,
+  Payout,
+  PayoutResult,
+  PromptResult,
+  PromptStatus,
+  ReportedPaymentStatus,
+  TakenPrompt,
+} from '../adapter';
 import { callOperator, field, msisdnOf, nested, type OperatorAnswer } from '../operator-http';
 import { pawapayFailure, pawapayRefusal } from './failures';
 import type { PawapaySettings } from './settings';
@@ -25,7 +34,11 @@ import type { PawapaySettings } from './settings';
 const PAWAPAY_TIMEOUT_MS = 20_000;
 
 /** pawaPay's answers to a token it does not take: the deployment's configuration, not the request, is wrong (thrown, never a refusal). */
-const AUTHENTICATION_CODES: ReadonlySet<string> = new Set(['NO_AUTHENTICATION', 'AUTHENTICATION_ERROR', 'AUTHORISATION_ERROR']);
+const AUTHENTICATION_CODES: ReadonlySet<string> = new Set([
+  'NO_AUTHENTICATION',
+  'AUTHENTICATION_ERROR',
+  'AUTHORISATION_ERROR',
+]);
 
 /** The three kinds of money movement pawaPay keeps, each under its own id field and path. */
 export const MOVEMENTS = {
@@ -43,40 +56,72 @@ type PawapayDeps = { sql: Queryable; formatAmount: AmountFormat };
 /** pawaPay's record of one deposit, payout or refund, as its status query gave it. */
 type Found =
   | { found: false }
-  | { found: true; status: string; amount: string; currency: string; phoneNumber: string | undefined; providerTransactionId: string | undefined; failureCode: string | undefined; failureMessage: string | undefined };
+  | {
+      found: true;
+      status: string;
+      amount: string;
+      currency: string;
+      phoneNumber: string | undefined;
+      providerTransactionId: string | undefined;
+      failureCode: string | undefined;
+      failureMessage: string | undefined;
+    };
 
 /**
  * What the subscriber reads on the prompt (`customerMessage`, 4 to 22 characters): the request's
  * reference in letters, digits and spaces, or "Payment" when nothing of it is left.
  */
 export function customerMessage(reference: string): string {
-  const kept = reference.replace(/[^A-Za-z0-9 ]+/g, ' ').replace(/\s+/g, ' ').trim().slice(0, 22).trim();
+  const kept = reference
+    .replace(/[^A-Za-z0-9 ]+/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim()
+    .slice(0, 22)
+    .trim();
   return kept.length >= 4 ? kept : 'Payment';
 }
 
 export function createPawapayConnector(settings: PawapaySettings, { sql, formatAmount }: PawapayDeps) {
   const providerOf = (network: Network) => settings.providers.find((provider) => provider.network === network.name)!;
 
-  const call = (method: 'GET' | 'POST', path: string, json?: unknown): Promise<OperatorAnswer> => callOperator({
-    method, url: `${settings.baseUrl}${path}`, headers: { Authorization: `Bearer ${settings.apiToken}` }, json, timeoutMs: PAWAPAY_TIMEOUT_MS,
-  });
+  const call = (method: 'GET' | 'POST', path: string, json?: unknown): Promise<OperatorAnswer> =>
+    callOperator({
+      method,
+      url: `${settings.baseUrl}${path}`,
+      headers: { Authorization: `Bearer ${settings.apiToken}` },
+      json,
+      timeoutMs: PAWAPAY_TIMEOUT_MS,
+    });
 
-  const unexpected = (what: string, answer: OperatorAnswer) => new Error(`pawaPay ${what}: HTTP ${answer.status} ${field(nested(answer.body, 'failureReason'), 'failureCode') ?? ''}`.trim());
+  const unexpected = (what: string, answer: OperatorAnswer) =>
+    new Error(
+      `pawaPay ${what}: HTTP ${answer.status} ${field(nested(answer.body, 'failureReason'), 'failureCode') ?? ''}`.trim(),
+    );
 
   /**
    * Sends a deposit, payout or refund under `id`: null when pawaPay took it (ACCEPTED, ENQUEUED) or
    * had it already (DUPLICATE_IGNORED), its refusal in a merchant's words when REJECTED (nothing
    * happened). Anything else (no answer, 5xx, 401, 429) throws: the activity retries under the same id.
    */
-  async function send(movement: Movement, id: string, body: Record<string, unknown>): Promise<{ error: string; routeFault?: true } | null> {
+  async function send(
+    movement: Movement,
+    id: string,
+    body: Record<string, unknown>,
+  ): Promise<{ error: string; routeFault?: true } | null> {
     const { path, idField } = MOVEMENTS[movement];
     const answer = await call('POST', path, { [idField]: id, ...body });
     const status = field(answer.body, 'status');
-    if ((answer.status === 200 || answer.status === 202) && (status === 'ACCEPTED' || status === 'DUPLICATE_IGNORED' || status === 'ENQUEUED')) return null;
+    if (
+      (answer.status === 200 || answer.status === 202) &&
+      (status === 'ACCEPTED' || status === 'DUPLICATE_IGNORED' || status === 'ENQUEUED')
+    )
+      return null;
     // REJECTED (HTTP 200, or 400/403 for a malformed or not-allowed request, with or without the status): nothing happened.
     const reason = nested(answer.body, 'failureReason');
     const code = field(reason, 'failureCode');
-    const refused = status === 'REJECTED' || ((answer.status === 400 || answer.status === 403) && code !== undefined && !AUTHENTICATION_CODES.has(code));
+    const refused =
+      status === 'REJECTED' ||
+      ((answer.status === 400 || answer.status === 403) && code !== undefined && !AUTHENTICATION_CODES.has(code));
     if (refused && answer.status < 500 && answer.status !== 401 && answer.status !== 429) {
       return pawapayRefusal(field(reason, 'failureCode'), field(reason, 'failureMessage'));
     }
@@ -86,9 +131,11 @@ export function createPawapayConnector(settings: PawapaySettings, { sql, formatA
   /** pawaPay's own record of a deposit, payout or refund. */
   async function status(movement: Movement, id: string): Promise<Found> {
     const answer = await call('GET', `${MOVEMENTS[movement].path}/${encodeURIComponent(id)}`);
-    if (answer.status === 404 || (answer.status === 200 && field(answer.body, 'status') === 'NOT_FOUND')) return { found: false };
+    if (answer.status === 404 || (answer.status === 200 && field(answer.body, 'status') === 'NOT_FOUND'))
+      return { found: false };
     const data = nested(answer.body, 'data');
-    if (answer.status !== 200 || field(answer.body, 'status') !== 'FOUND' || typeof data !== 'object' || data === null) throw unexpected(`${movement} status`, answer);
+    if (answer.status !== 200 || field(answer.body, 'status') !== 'FOUND' || typeof data !== 'object' || data === null)
+      throw unexpected(`${movement} status`, answer);
     const party = MOVEMENTS[movement].party;
     const reason = nested(data, 'failureReason');
     return {
@@ -104,22 +151,40 @@ export function createPawapayConnector(settings: PawapaySettings, { sql, formatA
   }
 
   /** Whether pawaPay's record is the movement we asked for: its amount, currency and (for a deposit or payout) number. */
-  const matches = (found: Extract<Found, { found: true }>, expected: { amount: string; currency: string; phoneNumber: string | null }) =>
-    /^\d+(\.\d+)?$/.test(found.amount) && compareDecimal(found.amount, expected.amount) === 0 && found.currency === expected.currency
-    && (expected.phoneNumber === null || found.phoneNumber === msisdnOf(expected.phoneNumber));
+  const matches = (
+    found: Extract<Found, { found: true }>,
+    expected: { amount: string; currency: string; phoneNumber: string | null },
+  ) =>
+    /^\d+(\.\d+)?$/.test(found.amount) &&
+    compareDecimal(found.amount, expected.amount) === 0 &&
+    found.currency === expected.currency &&
+    (expected.phoneNumber === null || found.phoneNumber === msisdnOf(expected.phoneNumber));
 
   /** The id of an operation: the one stored with it first (a retry reads it back), chosen now when there is none. */
-  async function idOf(operation: { network: string; kind: 'prompt' | 'payout' | 'reversal'; reference: string; workflowId: string; phoneNumber: string; amount: string }): Promise<string> {
-    const recorded = await recordOperation(sql, { ...operation, subject: operation.reference, operatorReference: randomUUID() });
+  async function idOf(operation: {
+    network: string;
+    kind: 'prompt' | 'payout' | 'reversal';
+    reference: string;
+    workflowId: string;
+    phoneNumber: string;
+    amount: string;
+  }): Promise<string> {
+    const recorded = await recordOperation(sql, {
+      ...operation,
+      subject: operation.reference,
+      operatorReference: randomUUID(),
+    });
     return recorded.operatorReference!;
   }
 
   const depositBody = (prompt: PaymentPrompt) => {
     const provider = providerOf(prompt.network).code;
     return {
-      amount: formatAmount(provider, prompt.currency, prompt.amount), currency: prompt.currency,
+      amount: formatAmount(provider, prompt.currency, prompt.amount),
+      currency: prompt.currency,
       payer: { type: 'MMO', accountDetails: { phoneNumber: msisdnOf(prompt.phoneNumber), provider } },
-      clientReferenceId: prompt.promptReference, customerMessage: customerMessage(prompt.reference),
+      clientReferenceId: prompt.promptReference,
+      customerMessage: customerMessage(prompt.reference),
     };
   };
 
@@ -127,49 +192,77 @@ export function createPawapayConnector(settings: PawapaySettings, { sql, formatA
   const payoutBody = (payout: Payout): Record<string, unknown> => {
     const provider = providerOf(payout.network).code;
     const amount = formatAmount(provider, payout.currency, payout.amount);
-    if (payout.kind === 'reversal') return { depositId: payout.originalTransactionId, amount, currency: payout.currency, clientReferenceId: payout.reference };
+    if (payout.kind === 'reversal')
+      return {
+        depositId: payout.originalTransactionId,
+        amount,
+        currency: payout.currency,
+        clientReferenceId: payout.reference,
+      };
     return {
-      amount, currency: payout.currency, recipient: { type: 'MMO', accountDetails: { phoneNumber: msisdnOf(payout.phoneNumber), provider } },
-      clientReferenceId: payout.reference, customerMessage: customerMessage('Payment'),
+      amount,
+      currency: payout.currency,
+      recipient: { type: 'MMO', accountDetails: { phoneNumber: msisdnOf(payout.phoneNumber), provider } },
+      clientReferenceId: payout.reference,
+      customerMessage: customerMessage('Payment'),
     };
   };
 
   const promptOperation = (prompt: PaymentPrompt) => ({
-    network: prompt.network.name, kind: 'prompt' as const, reference: prompt.promptReference, workflowId: prompt.workflowId, phoneNumber: prompt.phoneNumber, amount: prompt.amount,
+    network: prompt.network.name,
+    kind: 'prompt' as const,
+    reference: prompt.promptReference,
+    workflowId: prompt.workflowId,
+    phoneNumber: prompt.phoneNumber,
+    amount: prompt.amount,
   });
   const movementOf = (payout: Payout): Movement => (payout.kind === 'reversal' ? 'refund' : 'payout');
   const payoutOperation = (payout: Payout) => ({
-    network: payout.network.name, kind: payout.kind === 'reversal' ? 'reversal' as const : 'payout' as const, reference: payout.reference,
-    workflowId: payout.workflowId, phoneNumber: payout.phoneNumber, amount: payout.amount,
+    network: payout.network.name,
+    kind: payout.kind === 'reversal' ? ('reversal' as const) : ('payout' as const),
+    reference: payout.reference,
+    workflowId: payout.workflowId,
+    phoneNumber: payout.phoneNumber,
+    amount: payout.amount,
   });
 
   return {
     async requestPayment(prompt: PaymentPrompt): Promise<PromptResult> {
       const depositId = await idOf(promptOperation(prompt));
       const refusal = await send('deposit', depositId, depositBody(prompt));
-      return refusal === null ? { accepted: true, confirm: { operatorReference: depositId } } : { accepted: false, ...refusal };
+      return refusal === null
+        ? { accepted: true, confirm: { operatorReference: depositId } }
+        : { accepted: false, ...refusal };
     },
 
     async promptStatus(prompt: TakenPrompt): Promise<PromptStatus> {
       // The depositId stored for the prompt (one whose record was lost before the call is given one now).
-      const depositId = (await findOperation(sql, prompt.network.name, prompt.promptReference))?.operatorReference ?? await idOf(promptOperation(prompt));
+      const depositId =
+        (await findOperation(sql, prompt.network.name, prompt.promptReference))?.operatorReference ??
+        (await idOf(promptOperation(prompt)));
       const found = await status('deposit', depositId);
       if (!found.found) {
         // pawaPay never received it (the request was lost on the way): sent now, under the same id.
         const refusal = await send('deposit', depositId, depositBody(prompt));
         return refusal === null ? { status: 'pending' } : { status: 'failed', error: refusal.error };
       }
-      if (found.status === 'FAILED') return { status: 'failed', error: pawapayFailure(found.failureCode, found.failureMessage) };
+      if (found.status === 'FAILED')
+        return { status: 'failed', error: pawapayFailure(found.failureCode, found.failureMessage) };
       // ACCEPTED, PROCESSING, IN_RECONCILIATION (pawaPay settles it with the provider): asked again at the next poll.
       if (found.status !== 'COMPLETED') return { status: 'pending' };
-      if (!matches(found, prompt)) return { status: 'failed', error: 'pawaPay\'s record of the payment does not match the request (amount, number or currency).' };
+      if (!matches(found, prompt))
+        return {
+          status: 'failed',
+          error: "pawaPay's record of the payment does not match the request (amount, number or currency).",
+        };
       return { status: 'paid', remoteTransactionId: depositId, paymentDate: new Date().toISOString() };
     },
 
     /** Whether pawaPay holds a deposit, payout or refund under the id we recorded for it (none recorded: it was never sent). */
     async lookup(operation: JournaledOperation): Promise<'present' | 'absent'> {
       if (operation.operatorReference === null) return 'absent';
-      const movement: Movement = operation.kind === 'prompt' ? 'deposit' : operation.kind === 'reversal' ? 'refund' : 'payout';
+      const movement: Movement =
+        operation.kind === 'prompt' ? 'deposit' : operation.kind === 'reversal' ? 'refund' : 'payout';
       return (await status(movement, operation.operatorReference)).found ? 'present' : 'absent';
     },
 
@@ -181,21 +274,36 @@ export function createPawapayConnector(settings: PawapaySettings, { sql, formatA
     async sendMoney(payout: Payout): Promise<PayoutResult> {
       const id = await idOf(payoutOperation(payout));
       const refusal = await send(movementOf(payout), id, payoutBody(payout));
-      return refusal === null ? { status: 'pending', remoteTransactionId: null } : { status: 'rejected', ...refusal, remoteTransactionId: null };
+      return refusal === null
+        ? { status: 'pending', remoteTransactionId: null }
+        : { status: 'rejected', ...refusal, remoteTransactionId: null };
     },
 
     async payoutStatus(payout: Payout): Promise<PayoutResult> {
       const movement = movementOf(payout);
-      const id = (await findOperation(sql, payout.network.name, payout.reference))?.operatorReference ?? await idOf(payoutOperation(payout));
+      const id =
+        (await findOperation(sql, payout.network.name, payout.reference))?.operatorReference ??
+        (await idOf(payoutOperation(payout)));
       const found = await status(movement, id);
       if (!found.found) {
         const refusal = await send(movement, id, payoutBody(payout));
-        return refusal === null ? { status: 'pending', remoteTransactionId: null } : { status: 'rejected', ...refusal, remoteTransactionId: null };
+        return refusal === null
+          ? { status: 'pending', remoteTransactionId: null }
+          : { status: 'rejected', ...refusal, remoteTransactionId: null };
       }
       // A payout that FAILED moved nothing: the payment's workflow returns the money to the wallet.
-      if (found.status === 'FAILED') return { status: 'failed', ...pawapayRefusal(found.failureCode, found.failureMessage), remoteTransactionId: null };
+      if (found.status === 'FAILED')
+        return {
+          status: 'failed',
+          ...pawapayRefusal(found.failureCode, found.failureMessage),
+          remoteTransactionId: null,
+        };
       if (found.status !== 'COMPLETED') return { status: 'pending', remoteTransactionId: null };
-      const expected = { amount: payout.amount, currency: payout.currency, phoneNumber: movement === 'payout' ? payout.phoneNumber : null };
+      const expected = {
+        amount: payout.amount,
+        currency: payout.currency,
+        phoneNumber: movement === 'payout' ? payout.phoneNumber : null,
+      };
       // A record under our id that is not the movement we asked for: nothing says ours went out.
       if (!matches(found, expected)) return { status: 'pending', remoteTransactionId: null };
       return { status: 'completed', remoteTransactionId: found.providerTransactionId ?? id };

@@ -20,18 +20,24 @@ export function createProviderLimits(settings: PawapaySettings, warn: Warn) {
   async function refresh(): Promise<void> {
     try {
       const answer = await callOperator({
-        method: 'GET', url: `${settings.baseUrl}/v2/active-conf`, headers: { Authorization: `Bearer ${settings.apiToken}` }, timeoutMs: 10_000,
+        method: 'GET',
+        url: `${settings.baseUrl}/v2/active-conf`,
+        headers: { Authorization: `Bearer ${settings.apiToken}` },
+        timeoutMs: 10_000,
       });
       if (answer.status !== 200) throw new Error(`HTTP ${answer.status}`);
       table = readActiveConf(answer.body);
     } catch (error) {
-      warn('pawaPay active configuration not read; the limits last read (or the currencies\' own rules) apply', { error: String(error) });
+      warn("pawaPay active configuration not read; the limits last read (or the currencies' own rules) apply", {
+        error: String(error),
+      });
     }
   }
 
   /** The decimals pawaPay takes for the provider's currency and operation (the currency's minor units until active-conf says). */
   const decimalsOf = (provider: string, currency: string, operation: Operation): number =>
-    table?.providers.get(provider)?.currencies.get(currency)?.[operation]?.decimals ?? Math.min(currencyDecimals(currency) ?? 2, 2);
+    table?.providers.get(provider)?.currencies.get(currency)?.[operation]?.decimals ??
+    Math.min(currencyDecimals(currency) ?? 2, 2);
 
   return {
     /** Reads the limits now and keeps them fresh (the timer never holds a process open). */
@@ -43,7 +49,8 @@ export function createProviderLimits(settings: PawapaySettings, warn: Warn) {
     },
     refresh,
     amountProblem: (provider: string, currency: string, amount: string, operation: Operation): string | null =>
-      (table === null ? null : amountProblem(table, provider, currency, amount, operation)),
-    formatAmount: (provider: string, currency: string, amount: string): string => formatAmount(amount, decimalsOf(provider, currency, 'DEPOSIT')),
+      table === null ? null : amountProblem(table, provider, currency, amount, operation),
+    formatAmount: (provider: string, currency: string, amount: string): string =>
+      formatAmount(amount, decimalsOf(provider, currency, 'DEPOSIT')),
   };
 }

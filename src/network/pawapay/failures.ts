@@ -18,11 +18,16 @@ type FailureAdvice = 'refuse' | 'retry-later' | 'check-status';
 
 type Failure = { words: string; advice: FailureAdvice; detailed?: true };
 
-const refuse = (words: string, detailed?: true): Failure => ({ words, advice: 'refuse', ...(detailed ? { detailed } : {}) });
+const refuse = (words: string, detailed?: true): Failure => ({
+  words,
+  advice: 'refuse',
+  ...(detailed ? { detailed } : {}),
+});
 const later = (words: string): Failure => ({ words, advice: 'retry-later' });
 
 const NOT_ON_NETWORK = 'This number has no mobile money account on the chosen network.';
-const WALLET_LIMIT = 'The mobile money wallet has reached a limit (balance or number of transactions) and cannot take this now.';
+const WALLET_LIMIT =
+  'The mobile money wallet has reached a limit (balance or number of transactions) and cannot take this now.';
 const PENDING_ELSEWHERE = 'The customer already has another payment waiting for approval; try again in a few minutes.';
 const CREDENTIALS = 'pawaPay refused our credentials; nothing was sent.';
 const MALFORMED = 'pawaPay refused the request as malformed; nothing was sent.';
@@ -35,8 +40,10 @@ const notEnabled = (what: string) => `${what} through this network are not enabl
 const FAILURES: Readonly<Record<string, Failure>> = {
   // Deposits: the customer's side.
   PAYER_NOT_FOUND: refuse(NOT_ON_NETWORK),
-  PAYMENT_NOT_APPROVED: refuse('The customer did not approve the payment (declined it, or did not enter the PIN in time).'),
-  INSUFFICIENT_BALANCE: refuse('The customer\'s mobile money balance is not enough.'),
+  PAYMENT_NOT_APPROVED: refuse(
+    'The customer did not approve the payment (declined it, or did not enter the PIN in time).',
+  ),
+  INSUFFICIENT_BALANCE: refuse("The customer's mobile money balance is not enough."),
   PAYER_LIMIT_REACHED: refuse('The customer has reached a mobile money transaction limit.'),
   PAYMENT_IN_PROGRESS: later(PENDING_ELSEWHERE),
   // Payouts and refunds: the recipient's side, and ours.
@@ -50,12 +57,17 @@ const FAILURES: Readonly<Record<string, Failure>> = {
   AMOUNT_TOO_LARGE: refuse('The refund is larger than what is left to refund of the payment.'),
   REFUND_IN_PROGRESS: later('Another refund of this payment is still in progress.'),
   NOT_FOUND: refuse('pawaPay has no record of the payment this refers to.'),
-  INVALID_STATE: refuse('The payment this refers to is not in a state that allows it (a refund needs a completed payment).'),
+  INVALID_STATE: refuse(
+    'The payment this refers to is not in a state that allows it (a refund needs a completed payment).',
+  ),
   // Any operation.
   UNSPECIFIED_FAILURE: later(NO_REASON),
-  UNKNOWN_ERROR: { words: 'pawaPay could not say whether the transaction went through; its status will tell.', advice: 'check-status' },
+  UNKNOWN_ERROR: {
+    words: 'pawaPay could not say whether the transaction went through; its status will tell.',
+    advice: 'check-status',
+  },
   PROVIDER_TEMPORARILY_UNAVAILABLE: later(NETWORK_DOWN),
-  AMOUNT_OUT_OF_BOUNDS: refuse('The amount is outside this network\'s limits for this operation.'),
+  AMOUNT_OUT_OF_BOUNDS: refuse("The amount is outside this network's limits for this operation."),
   INVALID_AMOUNT: refuse('This network does not take that many decimals in the amount.'),
   INVALID_PHONE_NUMBER: refuse('The phone number is not a valid number for this network.'),
   INVALID_CURRENCY: refuse('This network does not take this currency.'),
@@ -80,7 +92,7 @@ const FAILURES: Readonly<Record<string, Failure>> = {
   RECIPIENT_NOT_ALLOWED_TO_RECEIVE: refuse('This mobile money account may not receive money right now.'),
   BALANCE_INSUFFICIENT: later(OUR_WALLET_SHORT),
   CORRESPONDENT_TEMPORARILY_UNAVAILABLE: later(NETWORK_DOWN),
-  AMOUNT_TOO_SMALL: refuse('The amount is below this network\'s minimum for this operation.'),
+  AMOUNT_TOO_SMALL: refuse("The amount is below this network's minimum for this operation."),
   INVALID_PAYER_FORMAT: refuse('The phone number is not a valid number for this network.'),
   INVALID_RECIPIENT_FORMAT: refuse('The phone number is not a valid number for this network.'),
   INVALID_CORRESPONDENT: refuse('pawaPay does not offer this network for this operation.'),
@@ -118,7 +130,10 @@ export function pawapayFailureAdvice(code?: string): FailureAdvice {
 
 /** The codes that are pawaPay's or the network's trouble at pawaPay, not the subscriber's: another route may carry the same transaction. */
 const ROUTE_FAULTS: ReadonlySet<string> = new Set([
-  'PROVIDER_TEMPORARILY_UNAVAILABLE', 'PAWAPAY_WALLET_OUT_OF_FUNDS', 'BALANCE_INSUFFICIENT', 'CORRESPONDENT_TEMPORARILY_UNAVAILABLE',
+  'PROVIDER_TEMPORARILY_UNAVAILABLE',
+  'PAWAPAY_WALLET_OUT_OF_FUNDS',
+  'BALANCE_INSUFFICIENT',
+  'CORRESPONDENT_TEMPORARILY_UNAVAILABLE',
 ]);
 
 /** A failure in a merchant's words, marked as the route's fault when it is (see ROUTE_FAULTS). */

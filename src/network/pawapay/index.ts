@@ -16,7 +16,11 @@ import { PAWAPAY_VARIABLES, readPawapaySettings, type PawapaySettings } from './
 export { PAWAPAY_CALLBACK_PATHS } from './callbacks';
 export type { PawapaySettings } from './settings';
 
-const OPERATION_TYPES: Record<MoneyOperation, 'DEPOSIT' | 'PAYOUT' | 'REFUND'> = { collection: 'DEPOSIT', payment: 'PAYOUT', reversal: 'REFUND' };
+const OPERATION_TYPES: Record<MoneyOperation, 'DEPOSIT' | 'PAYOUT' | 'REFUND'> = {
+  collection: 'DEPOSIT',
+  payment: 'PAYOUT',
+  reversal: 'REFUND',
+};
 const CALLBACK_PATHS: ReadonlySet<string> = new Set(Object.values(PAWAPAY_CALLBACK_PATHS));
 /** The networks pawaPay is this service's only route to (no direct connector exists for them). */
 const AGGREGATED_ONLY = ['TIGO_TZA', 'HALOTEL_TZA', 'VODAFONE_GHA', 'AIRTELTIGO_GHA', 'ORANGE_COD'];
@@ -27,7 +31,10 @@ export const pawapay: ConnectorUnit<'pawapay', PawapaySettings | null> = {
   operator: 'pawaPay',
   variables: PAWAPAY_VARIABLES,
   readSettings: readPawapaySettings,
-  routesOf: (settings) => (settings?.providers ?? []).flatMap((provider) => provider.currencies.map((currency) => ({ network: provider.network, currency }))),
+  routesOf: (settings) =>
+    (settings?.providers ?? []).flatMap((provider) =>
+      provider.currencies.map((currency) => ({ network: provider.network, currency })),
+    ),
   callsBack: true,
   create: (settings, deps) => {
     const limits = createProviderLimits(settings!, (message, fields) => logger.warn(message, fields));
@@ -35,24 +42,31 @@ export const pawapay: ConnectorUnit<'pawapay', PawapaySettings | null> = {
     return {
       ...createPawapayConnector(settings!, { sql: deps.sql, formatAmount: limits.formatAmount }),
       routes: pawapay.routesOf(settings),
-      amountProblem: (network, currency, amount, operation) => limits.amountProblem(providerOf(network.name).code, currency, amount, OPERATION_TYPES[operation]),
+      amountProblem: (network, currency, amount, operation) =>
+        limits.amountProblem(providerOf(network.name).code, currency, amount, OPERATION_TYPES[operation]),
       warmUp: limits.keepFresh,
-      availability: async () => (await readAvailability(settings!)).flatMap((provider) => [
-        { network: provider.network, operation: 'collect' as const, availability: provider.collect },
-        { network: provider.network, operation: 'payout' as const, availability: provider.payout },
-      ]),
+      availability: async () =>
+        (await readAvailability(settings!)).flatMap((provider) => [
+          { network: provider.network, operation: 'collect' as const, availability: provider.collect },
+          { network: provider.network, operation: 'payout' as const, availability: provider.payout },
+        ]),
     };
   },
   describe: (settings, simulated) => {
     const enabled = settings?.providers ?? [];
-    const shown = [...enabled.map((provider) => provider.code), ...AGGREGATED_ONLY.filter((code) => !enabled.some((provider) => provider.code === code))];
+    const shown = [
+      ...enabled.map((provider) => provider.code),
+      ...AGGREGATED_ONLY.filter((code) => !enabled.some((provider) => provider.code === code)),
+    ];
     return shown.map((code) => {
       const provider = PAWAPAY_PROVIDERS[code]!;
       if (!settings || !enabled.some((candidate) => candidate.code === code)) {
         return { network: provider.network, currency: provider.currencies[0]!, connector: 'none', detail: simulated };
       }
       return {
-        network: provider.network, currency: provider.currencies.join(' or '), connector: 'pawaPay',
+        network: provider.network,
+        currency: provider.currencies.join(' or '),
+        connector: 'pawaPay',
         detail: `${new URL(settings.baseUrl).host}, provider ${code} (${provider.name}): deposits, payouts, refunds; no name look-up`,
       };
     });

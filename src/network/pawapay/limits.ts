@@ -25,39 +25,117 @@ import { groupedAmount } from '../../domain/money';
  * is Telecel Cash, AirtelTigo Money is AT Money). pawaPay lists no Airtel Kenya or Africell DRC.
  * Which of them this account may use, and the decimals each takes, come from active-conf.
  */
-export const PAWAPAY_PROVIDERS: Readonly<Record<string, { network: string; country: string; pawapayCountry: string; currencies: readonly string[]; name: string }>> = {
-  VODACOM_TZA: { network: 'Vodacom Tanzania', country: 'TZ', pawapayCountry: 'TZA', currencies: ['TZS'], name: 'Vodacom M-Pesa' },
-  TIGO_TZA: { network: 'Tigo Tanzania', country: 'TZ', pawapayCountry: 'TZA', currencies: ['TZS'], name: 'Mixx by Yas' },
-  AIRTEL_TZA: { network: 'Airtel Tanzania', country: 'TZ', pawapayCountry: 'TZA', currencies: ['TZS'], name: 'Airtel Money' },
+export const PAWAPAY_PROVIDERS: Readonly<
+  Record<
+    string,
+    { network: string; country: string; pawapayCountry: string; currencies: readonly string[]; name: string }
+  >
+> = {
+  VODACOM_TZA: {
+    network: 'Vodacom Tanzania',
+    country: 'TZ',
+    pawapayCountry: 'TZA',
+    currencies: ['TZS'],
+    name: 'Vodacom M-Pesa',
+  },
+  TIGO_TZA: {
+    network: 'Tigo Tanzania',
+    country: 'TZ',
+    pawapayCountry: 'TZA',
+    currencies: ['TZS'],
+    name: 'Mixx by Yas',
+  },
+  AIRTEL_TZA: {
+    network: 'Airtel Tanzania',
+    country: 'TZ',
+    pawapayCountry: 'TZA',
+    currencies: ['TZS'],
+    name: 'Airtel Money',
+  },
   HALOTEL_TZA: { network: 'Halotel', country: 'TZ', pawapayCountry: 'TZA', currencies: ['TZS'], name: 'HaloPesa' },
   MTN_MOMO_GHA: { network: 'MTN Ghana', country: 'GH', pawapayCountry: 'GHA', currencies: ['GHS'], name: 'MTN MoMo' },
-  VODAFONE_GHA: { network: 'Telecel Ghana', country: 'GH', pawapayCountry: 'GHA', currencies: ['GHS'], name: 'Telecel Cash' },
-  AIRTELTIGO_GHA: { network: 'AirtelTigo', country: 'GH', pawapayCountry: 'GHA', currencies: ['GHS'], name: 'AT Money' },
-  VODACOM_MPESA_COD: { network: 'Vodacom DRC', country: 'CD', pawapayCountry: 'COD', currencies: ['CDF', 'USD'], name: 'Vodacom M-Pesa' },
-  AIRTEL_COD: { network: 'Airtel DRC', country: 'CD', pawapayCountry: 'COD', currencies: ['CDF', 'USD'], name: 'Airtel Money' },
-  ORANGE_COD: { network: 'Orange DRC', country: 'CD', pawapayCountry: 'COD', currencies: ['CDF', 'USD'], name: 'Orange Money' },
+  VODAFONE_GHA: {
+    network: 'Telecel Ghana',
+    country: 'GH',
+    pawapayCountry: 'GHA',
+    currencies: ['GHS'],
+    name: 'Telecel Cash',
+  },
+  AIRTELTIGO_GHA: {
+    network: 'AirtelTigo',
+    country: 'GH',
+    pawapayCountry: 'GHA',
+    currencies: ['GHS'],
+    name: 'AT Money',
+  },
+  VODACOM_MPESA_COD: {
+    network: 'Vodacom DRC',
+    country: 'CD',
+    pawapayCountry: 'COD',
+    currencies: ['CDF', 'USD'],
+    name: 'Vodacom M-Pesa',
+  },
+  AIRTEL_COD: {
+    network: 'Airtel DRC',
+    country: 'CD',
+    pawapayCountry: 'COD',
+    currencies: ['CDF', 'USD'],
+    name: 'Airtel Money',
+  },
+  ORANGE_COD: {
+    network: 'Orange DRC',
+    country: 'CD',
+    pawapayCountry: 'COD',
+    currencies: ['CDF', 'USD'],
+    name: 'Orange Money',
+  },
   MTN_MOMO_UGA: { network: 'MTN Uganda', country: 'UG', pawapayCountry: 'UGA', currencies: ['UGX'], name: 'MTN MoMo' },
-  AIRTEL_OAPI_UGA: { network: 'Airtel Uganda', country: 'UG', pawapayCountry: 'UGA', currencies: ['UGX'], name: 'Airtel Money' },
+  AIRTEL_OAPI_UGA: {
+    network: 'Airtel Uganda',
+    country: 'UG',
+    pawapayCountry: 'UGA',
+    currencies: ['UGX'],
+    name: 'Airtel Money',
+  },
   MPESA_KEN: { network: 'Safaricom', country: 'KE', pawapayCountry: 'KEN', currencies: ['KES'], name: 'M-Pesa' },
   MTN_MOMO_RWA: { network: 'MTN Rwanda', country: 'RW', pawapayCountry: 'RWA', currencies: ['RWF'], name: 'MTN MoMo' },
-  AIRTEL_RWA: { network: 'Airtel Rwanda', country: 'RW', pawapayCountry: 'RWA', currencies: ['RWF'], name: 'Airtel Money' },
+  AIRTEL_RWA: {
+    network: 'Airtel Rwanda',
+    country: 'RW',
+    pawapayCountry: 'RWA',
+    currencies: ['RWF'],
+    name: 'Airtel Money',
+  },
 };
 
 type Operation = 'DEPOSIT' | 'PAYOUT' | 'REFUND';
 const OPERATIONS: readonly Operation[] = ['DEPOSIT', 'PAYOUT', 'REFUND'];
 
 /** One operation of one provider in one currency, as the account has it. `decimals`: null when pawaPay did not say. */
-type OperationLimits = { minAmount: string | null; maxAmount: string | null; decimals: 0 | 2 | null; status: string | null };
-type ProviderLimits = { provider: string; country: string; displayName: string | null; currencies: Map<string, Partial<Record<Operation, OperationLimits>>> };
+type OperationLimits = {
+  minAmount: string | null;
+  maxAmount: string | null;
+  decimals: 0 | 2 | null;
+  status: string | null;
+};
+type ProviderLimits = {
+  provider: string;
+  country: string;
+  displayName: string | null;
+  currencies: Map<string, Partial<Record<Operation, OperationLimits>>>;
+};
 export type PawapayLimits = { signedCallbacks: boolean | null; providers: Map<string, ProviderLimits> };
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 const listOf = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
-const text = (value: unknown): string | null => (typeof value === 'string' && value !== '' ? value : typeof value === 'number' ? String(value) : null);
+const text = (value: unknown): string | null =>
+  typeof value === 'string' && value !== '' ? value : typeof value === 'number' ? String(value) : null;
 
 /** `operationTypes` as (operation, settings) pairs, whichever of the documented shapes it has. */
 function operationEntries(value: unknown): [string, Record<string, unknown>][] {
-  if (isRecord(value)) return Object.entries(value).filter((entry): entry is [string, Record<string, unknown>] => isRecord(entry[1]));
+  if (isRecord(value))
+    return Object.entries(value).filter((entry): entry is [string, Record<string, unknown>] => isRecord(entry[1]));
   return listOf(value).flatMap((entry): [string, Record<string, unknown>][] => {
     if (!isRecord(entry)) return [];
     if (typeof entry.operationType === 'string') return [[entry.operationType, entry]];
@@ -81,7 +159,8 @@ function operationLimits(settings: Record<string, unknown>): OperationLimits {
 function currencyLimits(currency: Record<string, unknown>): Partial<Record<Operation, OperationLimits>> {
   const limits: Partial<Record<Operation, OperationLimits>> = {};
   for (const [operation, settings] of operationEntries(currency.operationTypes)) {
-    if ((OPERATIONS as readonly string[]).includes(operation)) limits[operation as Operation] = operationLimits(settings);
+    if ((OPERATIONS as readonly string[]).includes(operation))
+      limits[operation as Operation] = operationLimits(settings);
   }
   return limits;
 }
@@ -99,7 +178,12 @@ export function readActiveConf(body: unknown): PawapayLimits {
         const name = text(currency.currency);
         if (name !== null) currencies.set(name, currencyLimits(currency));
       }
-      providers.set(code, { provider: code, country: text(country.country) ?? '', displayName: text(provider.displayName), currencies });
+      providers.set(code, {
+        provider: code,
+        country: text(country.country) ?? '',
+        displayName: text(provider.displayName),
+        currencies,
+      });
     }
   }
   const signed = isRecord(root.signatureConfiguration) ? root.signatureConfiguration.signedCallbacks : undefined;
@@ -130,11 +214,16 @@ export function formatAmount(amount: string, decimals: number): string {
   const match = AMOUNT.exec(amount.trim());
   if (match === null) throw new RangeError(`${amount} is not an amount`);
   const fraction = significantFraction(amount.trim());
-  if (fraction.length > decimals) throw new RangeError(`${amount} has more than ${decimals} decimal${decimals === 1 ? '' : 's'}`);
+  if (fraction.length > decimals)
+    throw new RangeError(`${amount} has more than ${decimals} decimal${decimals === 1 ? '' : 's'}`);
   return fraction === '' ? match[1]! : `${match[1]}.${fraction}`;
 }
 
-const NOUNS: Readonly<Record<Operation, [string, string]>> = { DEPOSIT: ['deposit', 'deposits'], PAYOUT: ['payout', 'payouts'], REFUND: ['refund', 'refunds'] };
+const NOUNS: Readonly<Record<Operation, [string, string]>> = {
+  DEPOSIT: ['deposit', 'deposits'],
+  PAYOUT: ['payout', 'payouts'],
+  REFUND: ['refund', 'refunds'],
+};
 
 /** `Mixx by Yas (pawaPay)`: our name for the provider, else pawaPay's, else its code. */
 const providerName = (table: PawapayLimits, provider: string): string =>
@@ -142,7 +231,12 @@ const providerName = (table: PawapayLimits, provider: string): string =>
 const money = (currency: string, amount: string): string => `${currency} ${groupedAmount(amount)}`;
 
 /** Why the account cannot take `operation` here at all (not enabled, currency not taken, closed), or null. */
-function availabilityProblem(table: PawapayLimits, provider: string, currency: string, operation: Operation): string | null {
+function availabilityProblem(
+  table: PawapayLimits,
+  provider: string,
+  currency: string,
+  operation: Operation,
+): string | null {
   const name = providerName(table, provider);
   const found = table.providers.get(provider);
   if (found === undefined) return `${name} is not enabled on this pawaPay account.`;
@@ -152,23 +246,39 @@ function availabilityProblem(table: PawapayLimits, provider: string, currency: s
     return `${name} does not take ${currency}${taken.length > 0 ? `; it takes ${taken.join(', ')}` : ''}.`;
   }
   const settings = limits[operation];
-  if (settings === undefined) return `${name} is not enabled for ${NOUNS[operation][1]} in ${currency} on this pawaPay account.`;
-  if (settings.status === 'CLOSED') return `${name} is not taking ${NOUNS[operation][1]} right now (pawaPay reports it closed); try again later.`;
+  if (settings === undefined)
+    return `${name} is not enabled for ${NOUNS[operation][1]} in ${currency} on this pawaPay account.`;
+  if (settings.status === 'CLOSED')
+    return `${name} is not taking ${NOUNS[operation][1]} right now (pawaPay reports it closed); try again later.`;
   return null;
 }
 
 /** Why the amount breaks the decimals or a bound, naming the bound, or null. */
-function boundsProblem(name: string, currency: string, amount: string, operation: Operation, settings: OperationLimits): string | null {
+function boundsProblem(
+  name: string,
+  currency: string,
+  amount: string,
+  operation: Operation,
+  settings: OperationLimits,
+): string | null {
   const fraction = significantFraction(amount);
-  if (settings.decimals === 0 && fraction !== '') return `${name} takes whole ${currency} amounts; ${amount} has decimals.`;
-  if (settings.decimals !== null && fraction.length > settings.decimals) return `${name} takes ${currency} amounts with at most ${settings.decimals} decimals; ${amount} has more.`;
+  if (settings.decimals === 0 && fraction !== '')
+    return `${name} takes whole ${currency} amounts; ${amount} has decimals.`;
+  if (settings.decimals !== null && fraction.length > settings.decimals)
+    return `${name} takes ${currency} amounts with at most ${settings.decimals} decimals; ${amount} has more.`;
   const { minAmount: min, maxAmount: max } = settings;
   const per = `per ${NOUNS[operation][0]}`;
-  const range = min !== null && max !== null ? `${money(currency, min)} to ${groupedAmount(max)} ${per}`
-    : min !== null ? `at least ${money(currency, min)} ${per}` : `at most ${money(currency, max ?? '0')} ${per}`;
+  const range =
+    min !== null && max !== null
+      ? `${money(currency, min)} to ${groupedAmount(max)} ${per}`
+      : min !== null
+        ? `at least ${money(currency, min)} ${per}`
+        : `at most ${money(currency, max ?? '0')} ${per}`;
   const shown = money(currency, formatAmount(amount, fraction.length));
-  if (min !== null && AMOUNT.test(min) && compareAmounts(amount, min) < 0) return `${name} takes ${range}; ${shown} is below the minimum.`;
-  if (max !== null && AMOUNT.test(max) && compareAmounts(amount, max) > 0) return `${name} takes ${range}; ${shown} is above the maximum.`;
+  if (min !== null && AMOUNT.test(min) && compareAmounts(amount, min) < 0)
+    return `${name} takes ${range}; ${shown} is below the minimum.`;
+  if (max !== null && AMOUNT.test(max) && compareAmounts(amount, max) > 0)
+    return `${name} takes ${range}; ${shown} is above the maximum.`;
   return null;
 }
 
@@ -177,11 +287,18 @@ function boundsProblem(name: string, currency: string, amount: string, operation
  * (per `readActiveConf`), in a merchant's words, or null when it is within what the account takes:
  * "Mixx by Yas (pawaPay) takes TZS 100 to 1,000,000 per deposit; TZS 50 is below the minimum."
  */
-export function amountProblem(table: PawapayLimits, provider: string, currency: string, amount: string, operation: Operation): string | null {
+export function amountProblem(
+  table: PawapayLimits,
+  provider: string,
+  currency: string,
+  amount: string,
+  operation: Operation,
+): string | null {
   const unavailable = availabilityProblem(table, provider, currency, operation);
   if (unavailable !== null) return unavailable;
   const trimmed = amount.trim();
-  if (!AMOUNT.test(trimmed) || compareAmounts(trimmed, '0') <= 0) return `${amount} is not an amount pawaPay takes (a positive number, like 1500 or 10.50).`;
+  if (!AMOUNT.test(trimmed) || compareAmounts(trimmed, '0') <= 0)
+    return `${amount} is not an amount pawaPay takes (a positive number, like 1500 or 10.50).`;
   const settings = table.providers.get(provider)!.currencies.get(currency)![operation]!;
   return boundsProblem(providerName(table, provider), currency, trimmed, operation, settings);
 }

@@ -11,7 +11,12 @@ export const PAWAPAY_VARIABLES = {
   // then PAWAPAY_PROVIDERS is required. Sandbox: https://api.sandbox.pawapay.io.
   PAWAPAY_BASE_URL: v.optional(httpUrl, 'https://api.pawapay.io'),
   PAWAPAY_API_TOKEN: v.optional(secret),
-  PAWAPAY_PROVIDERS: v.optional(v.pipe(v.string(), v.regex(/^\s*[A-Za-z_]+\s*(,\s*[A-Za-z_]+\s*)*$/, 'must be provider codes such as TIGO_TZA,HALOTEL_TZA'))),
+  PAWAPAY_PROVIDERS: v.optional(
+    v.pipe(
+      v.string(),
+      v.regex(/^\s*[A-Za-z_]+\s*(,\s*[A-Za-z_]+\s*)*$/, 'must be provider codes such as TIGO_TZA,HALOTEL_TZA'),
+    ),
+  ),
   // With signed callbacks enabled in pawaPay's dashboard: a callback without a valid signature is refused.
   PAWAPAY_SIGNED_CALLBACKS: v.optional(booleanString, 'false'),
   // How often the providers' limits (GET /v2/active-conf) are read again.
@@ -35,9 +40,14 @@ function providersOf(value: string, problems: string[]): PawapayProvider[] {
   const providers: PawapayProvider[] = [];
   for (const code of value.split(',').map((part) => part.trim().toUpperCase())) {
     const known = PAWAPAY_PROVIDERS[code];
-    if (!known) problems.push(`PAWAPAY_PROVIDERS: ${code} is not a pawaPay provider this service knows (${Object.keys(PAWAPAY_PROVIDERS).join(', ')})`);
-    else if (providers.some((provider) => provider.code === code)) problems.push(`PAWAPAY_PROVIDERS: ${code} is named twice`);
-    else if (providers.some((provider) => provider.network === known.network)) problems.push(`PAWAPAY_PROVIDERS: ${code} reaches ${known.network}, which another provider named reaches`);
+    if (!known)
+      problems.push(
+        `PAWAPAY_PROVIDERS: ${code} is not a pawaPay provider this service knows (${Object.keys(PAWAPAY_PROVIDERS).join(', ')})`,
+      );
+    else if (providers.some((provider) => provider.code === code))
+      problems.push(`PAWAPAY_PROVIDERS: ${code} is named twice`);
+    else if (providers.some((provider) => provider.network === known.network))
+      problems.push(`PAWAPAY_PROVIDERS: ${code} reaches ${known.network}, which another provider named reaches`);
     else providers.push({ code, network: known.network, currencies: known.currencies, name: known.name });
   }
   return providers;

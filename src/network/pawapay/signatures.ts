@@ -56,7 +56,8 @@ function parseNumber(cursor: Cursor): BareItem {
   const [text, fraction] = [match[0], match[1]];
   const whole = text.replace(/^-/, '').split('.')[0]!;
   // Integers have at most 15 digits; decimals at most 12, then a point and 1 to 3 digits.
-  if (fraction === undefined ? whole.length > 15 : whole.length > 12 || fraction.length > 4) throw new FieldError(`number too long at ${cursor.at}`);
+  if (fraction === undefined ? whole.length > 15 : whole.length > 12 || fraction.length > 4)
+    throw new FieldError(`number too long at ${cursor.at}`);
   cursor.at += text.length;
   return { type: fraction === undefined ? 'integer' : 'decimal', value: Number(text) };
 }
@@ -167,19 +168,30 @@ function parseDictionary(text: string): Map<string, Item | InnerList> {
 
 function serializeBareItem(item: BareItem): string {
   switch (item.type) {
-    case 'string': return `"${item.value.replace(/[\\"]/g, (character) => `\\${character}`)}"`;
-    case 'token': return item.value;
-    case 'integer': return String(item.value);
-    case 'decimal': return Number.isInteger(item.value) ? `${item.value}.0` : String(Math.round(item.value * 1000) / 1000);
-    case 'bytes': return `:${Buffer.from(item.value).toString('base64')}:`;
-    case 'boolean': return item.value ? '?1' : '?0';
+    case 'string':
+      return `"${item.value.replace(/[\\"]/g, (character) => `\\${character}`)}"`;
+    case 'token':
+      return item.value;
+    case 'integer':
+      return String(item.value);
+    case 'decimal':
+      return Number.isInteger(item.value) ? `${item.value}.0` : String(Math.round(item.value * 1000) / 1000);
+    case 'bytes':
+      return `:${Buffer.from(item.value).toString('base64')}:`;
+    case 'boolean':
+      return item.value ? '?1' : '?0';
   }
 }
 
 const serializeParameters = (params: Parameters): string =>
-  params.map(([key, value]) => (value.type === 'boolean' && value.value ? `;${key}` : `;${key}=${serializeBareItem(value)}`)).join('');
+  params
+    .map(([key, value]) =>
+      value.type === 'boolean' && value.value ? `;${key}` : `;${key}=${serializeBareItem(value)}`,
+    )
+    .join('');
 const serializeItem = (item: Item): string => serializeBareItem(item.item) + serializeParameters(item.params);
-const serializeInnerList = (list: InnerList): string => `(${list.items.map(serializeItem).join(' ')})${serializeParameters(list.params)}`;
+const serializeInnerList = (list: InnerList): string =>
+  `(${list.items.map(serializeItem).join(' ')})${serializeParameters(list.params)}`;
 
 // ---------------------------------------------------------------------------------------------
 // Keys, algorithms, digests
@@ -199,9 +211,12 @@ export function parsePublicKeys(body: unknown): Map<string, KeyObject> {
     const key = (entry as { key?: unknown } | null)?.key;
     if (typeof id !== 'string' || typeof key !== 'string' || id === '') continue;
     try {
-      keys.set(id, key.includes('-----BEGIN')
-        ? createPublicKey(key)
-        : createPublicKey({ key: Buffer.from(key.replace(/\s+/g, ''), 'base64'), format: 'der', type: 'spki' }));
+      keys.set(
+        id,
+        key.includes('-----BEGIN')
+          ? createPublicKey(key)
+          : createPublicKey({ key: Buffer.from(key.replace(/\s+/g, ''), 'base64'), format: 'der', type: 'spki' }),
+      );
     } catch {
       // Not a public key: that id simply verifies nothing.
     }
@@ -212,7 +227,9 @@ export function parsePublicKeys(body: unknown): Map<string, KeyObject> {
 type SignatureAlgorithm = 'ecdsa-p256-sha256' | 'ecdsa-p384-sha384' | 'rsa-pss-sha512' | 'rsa-v1_5-sha256';
 
 /** The RFC 9421 §3.3 algorithms pawaPay lists (`Accept-Signature`), with the key each needs. */
-const ALGORITHMS: Readonly<Record<SignatureAlgorithm, { hash: string; keyTypes: readonly string[]; curve?: string; half?: number }>> = {
+const ALGORITHMS: Readonly<
+  Record<SignatureAlgorithm, { hash: string; keyTypes: readonly string[]; curve?: string; half?: number }>
+> = {
   'ecdsa-p256-sha256': { hash: 'sha256', keyTypes: ['ec'], curve: 'prime256v1', half: 32 },
   'ecdsa-p384-sha384': { hash: 'sha384', keyTypes: ['ec'], curve: 'secp384r1', half: 48 },
   'rsa-pss-sha512': { hash: 'sha512', keyTypes: ['rsa', 'rsa-pss'] },
@@ -224,21 +241,34 @@ const isAlgorithm = (name: string): name is SignatureAlgorithm => Object.hasOwn(
 function algorithmFor(named: string | undefined, key: KeyObject): SignatureAlgorithm | { problem: string } {
   const curve = key.asymmetricKeyDetails?.namedCurve;
   if (named === undefined) {
-    const implied = (Object.keys(ALGORITHMS) as SignatureAlgorithm[]).find((name) => ALGORITHMS[name].curve !== undefined && ALGORITHMS[name].curve === curve);
+    const implied = (Object.keys(ALGORITHMS) as SignatureAlgorithm[]).find(
+      (name) => ALGORITHMS[name].curve !== undefined && ALGORITHMS[name].curve === curve,
+    );
     return implied ?? { problem: 'the signature names no algorithm and the key does not imply one' };
   }
   if (!isAlgorithm(named)) return { problem: `unsupported signature algorithm ${named}` };
   const wanted = ALGORITHMS[named];
-  const fits = wanted.keyTypes.includes(key.asymmetricKeyType ?? '') && (wanted.curve === undefined || wanted.curve === curve);
+  const fits =
+    wanted.keyTypes.includes(key.asymmetricKeyType ?? '') && (wanted.curve === undefined || wanted.curve === curve);
   return fits ? named : { problem: `the key named does not fit the algorithm ${named}` };
 }
 
 /** RSA-PSS as RFC 9421 §3.3.1 fixes it: SHA-512, MGF1 with SHA-512, a 64-byte salt. */
 const PSS = { padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 64 } as const;
 
-function signatureVerifies(algorithm: SignatureAlgorithm, key: KeyObject, base: Buffer, signature: Uint8Array): boolean {
+function signatureVerifies(
+  algorithm: SignatureAlgorithm,
+  key: KeyObject,
+  base: Buffer,
+  signature: Uint8Array,
+): boolean {
   const { hash, half } = ALGORITHMS[algorithm];
-  const attempt = (options: { key: KeyObject; padding?: number; saltLength?: number; dsaEncoding?: 'der' | 'ieee-p1363' }) => {
+  const attempt = (options: {
+    key: KeyObject;
+    padding?: number;
+    saltLength?: number;
+    dsaEncoding?: 'der' | 'ieee-p1363';
+  }) => {
     try {
       return verify(hash, base, options, signature);
     } catch {
@@ -248,7 +278,10 @@ function signatureVerifies(algorithm: SignatureAlgorithm, key: KeyObject, base: 
   if (algorithm === 'rsa-pss-sha512') return attempt({ key, ...PSS });
   if (algorithm === 'rsa-v1_5-sha256') return attempt({ key, padding: constants.RSA_PKCS1_PADDING });
   // ECDSA: raw r||s (RFC 9421) when it has that length, else DER (what pawaPay sends).
-  return (signature.length === 2 * half! && attempt({ key, dsaEncoding: 'ieee-p1363' })) || attempt({ key, dsaEncoding: 'der' });
+  return (
+    (signature.length === 2 * half! && attempt({ key, dsaEncoding: 'ieee-p1363' })) ||
+    attempt({ key, dsaEncoding: 'der' })
+  );
 }
 
 /** RFC 9530 digest algorithms pawaPay uses for `Content-Digest`. */
@@ -260,10 +293,12 @@ function digestProblem(header: string, body: Uint8Array): string | null {
   for (const [name, member] of parseDictionary(header)) {
     const hash = DIGESTS[name];
     if (hash === undefined) continue;
-    if (member.kind !== 'item' || member.item.type !== 'bytes') return `the Content-Digest ${name} is not a byte sequence`;
+    if (member.kind !== 'item' || member.item.type !== 'bytes')
+      return `the Content-Digest ${name} is not a byte sequence`;
     const actual = createHash(hash).update(body).digest();
     const claimed = Buffer.from(member.item.value);
-    if (claimed.length !== actual.length || !timingSafeEqual(claimed, actual)) return 'the Content-Digest does not match the body';
+    if (claimed.length !== actual.length || !timingSafeEqual(claimed, actual))
+      return 'the Content-Digest does not match the body';
     checked += 1;
   }
   return checked === 0 ? 'the Content-Digest has no sha-256 or sha-512 digest' : null;
@@ -278,14 +313,22 @@ type Message = { method: string; url: URL; headers: Headers };
 /** A derived component's value (RFC 9421 §2.2), as the request was addressed to us. */
 function derivedValue(name: string, { method, url }: Message): string | null {
   switch (name) {
-    case '@method': return method;
-    case '@target-uri': return url.href;
-    case '@authority': return url.host;
-    case '@scheme': return url.protocol.slice(0, -1);
-    case '@request-target': return `${url.pathname || '/'}${url.search}`;
-    case '@path': return url.pathname || '/';
-    case '@query': return url.search === '' ? '?' : url.search;
-    default: return null;
+    case '@method':
+      return method;
+    case '@target-uri':
+      return url.href;
+    case '@authority':
+      return url.host;
+    case '@scheme':
+      return url.protocol.slice(0, -1);
+    case '@request-target':
+      return `${url.pathname || '/'}${url.search}`;
+    case '@path':
+      return url.pathname || '/';
+    case '@query':
+      return url.search === '' ? '?' : url.search;
+    default:
+      return null;
   }
 }
 
@@ -293,10 +336,16 @@ function derivedValue(name: string, { method, url }: Message): string | null {
 function signatureBase(params: InnerList, message: Message): string | { problem: string } {
   const lines: string[] = [];
   for (const component of params.items) {
-    if (component.item.type !== 'string' || component.params.length > 0) return { problem: `unsupported covered component ${serializeItem(component)}` };
+    if (component.item.type !== 'string' || component.params.length > 0)
+      return { problem: `unsupported covered component ${serializeItem(component)}` };
     const name = component.item.value;
-    const value = name.startsWith('@') ? derivedValue(name, message) : message.headers.get(name)?.trim() ?? null;
-    if (value === null) return { problem: name.startsWith('@') ? `unsupported covered component ${name}` : `the covered header ${name} is missing` };
+    const value = name.startsWith('@') ? derivedValue(name, message) : (message.headers.get(name)?.trim() ?? null);
+    if (value === null)
+      return {
+        problem: name.startsWith('@')
+          ? `unsupported covered component ${name}`
+          : `the covered header ${name} is missing`,
+      };
     lines.push(`${serializeItem(component)}: ${value}`);
   }
   lines.push(`"@signature-params": ${serializeInnerList(params)}`);
@@ -341,20 +390,38 @@ function instantOf(text: string): number | null {
   const match = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(Z|[+-]\d{2}:\d{2})$/i.exec(text.trim());
   if (match === null) return null;
   const [, year, month, day, hour, minute, second, fraction = '', zone = 'Z'] = match;
-  const offset = zone.toUpperCase() === 'Z' ? 0 : (zone.startsWith('-') ? -1 : 1) * (Number(zone.slice(1, 3)) * 60 + Number(zone.slice(4, 6)));
-  const utc = Date.UTC(Number(year), Number(month) - 1, Number(day), Number(hour), Number(minute), Number(second), Number(fraction.padEnd(3, '0').slice(0, 3)));
+  const offset =
+    zone.toUpperCase() === 'Z'
+      ? 0
+      : (zone.startsWith('-') ? -1 : 1) * (Number(zone.slice(1, 3)) * 60 + Number(zone.slice(4, 6)));
+  const utc = Date.UTC(
+    Number(year),
+    Number(month) - 1,
+    Number(day),
+    Number(hour),
+    Number(minute),
+    Number(second),
+    Number(fraction.padEnd(3, '0').slice(0, 3)),
+  );
   return Number.isNaN(utc) ? null : utc - offset * 60_000;
 }
 
 /** Why the signature's times are not acceptable now, or null. */
-function timeProblem(signed: { date: number; created?: number; expires?: number }, options: VerifyOptions): string | null {
+function timeProblem(
+  signed: { date: number; created?: number; expires?: number },
+  options: VerifyOptions,
+): string | null {
   const now = options.now ?? Date.now();
   const maxAgeMs = (options.maxAgeSeconds ?? 300) * 1000;
   const skewMs = (options.clockSkewSeconds ?? 60) * 1000;
-  for (const [what, at] of [['Signature-Date', signed.date], ['created', signed.created]] as const) {
+  for (const [what, at] of [
+    ['Signature-Date', signed.date],
+    ['created', signed.created],
+  ] as const) {
     if (at === undefined) continue;
     if (at - now > skewMs) return `the signature's ${what} is ${Math.round((at - now) / 1000)} s in the future`;
-    if (now - at > maxAgeMs) return `the signature's ${what} is ${Math.round((now - at) / 1000)} s old (at most ${maxAgeMs / 1000} s is taken)`;
+    if (now - at > maxAgeMs)
+      return `the signature's ${what} is ${Math.round((now - at) / 1000)} s old (at most ${maxAgeMs / 1000} s is taken)`;
   }
   if (signed.expires !== undefined && now - signed.expires > skewMs) return 'the signature has expired';
   return null;
@@ -371,7 +438,8 @@ function chooseSignature(headers: Headers): Chosen | { problem: string } {
   const input = inputs.get(label)!;
   const signature = signatures.get(label);
   if (input.kind !== 'list') return { problem: `Signature-Input ${label} is not a list of components` };
-  if (signature?.kind !== 'item' || signature.item.type !== 'bytes') return { problem: `no ${label} signature in the Signature header` };
+  if (signature?.kind !== 'item' || signature.item.type !== 'bytes')
+    return { problem: `no ${label} signature in the Signature header` };
   const names = input.items.map((component) => (component.item.type === 'string' ? component.item.value : ''));
   if (new Set(names).size !== names.length) return { problem: 'a component is covered twice' };
   const missing = REQUIRED_COMPONENTS.filter((name) => !names.includes(name));
@@ -394,7 +462,8 @@ const stringParam = (list: InnerList, name: string): string | undefined => {
 function check(request: CallbackRequest, keys: ReadonlyMap<string, KeyObject>, options: VerifyOptions): Verdict {
   const { headers } = request;
   const absent = REQUIRED_HEADERS.filter((name) => !headers.get(name));
-  if (absent.length > 0) return { valid: false, reason: `missing the ${absent.join(', ')} header${absent.length > 1 ? 's' : ''}` };
+  if (absent.length > 0)
+    return { valid: false, reason: `missing the ${absent.join(', ')} header${absent.length > 1 ? 's' : ''}` };
   const body = typeof request.rawBody === 'string' ? new TextEncoder().encode(request.rawBody) : request.rawBody;
   const digest = digestProblem(headers.get('Content-Digest')!, body);
   if (digest !== null) return { valid: false, reason: digest };
@@ -408,7 +477,10 @@ function check(request: CallbackRequest, keys: ReadonlyMap<string, KeyObject>, o
   if (typeof algorithm !== 'string') return { valid: false, reason: algorithm.problem };
   const date = instantOf(headers.get('Signature-Date')!);
   if (date === null) return { valid: false, reason: 'the Signature-Date is not a date' };
-  const late = timeProblem({ date, created: instantParam(chosen.input, 'created'), expires: instantParam(chosen.input, 'expires') }, options);
+  const late = timeProblem(
+    { date, created: instantParam(chosen.input, 'created'), expires: instantParam(chosen.input, 'expires') },
+    options,
+  );
   if (late !== null) return { valid: false, reason: late };
   let url: URL;
   try {
@@ -418,7 +490,8 @@ function check(request: CallbackRequest, keys: ReadonlyMap<string, KeyObject>, o
   }
   const base = signatureBase(chosen.input, { method: request.method, url, headers });
   if (typeof base !== 'string') return { valid: false, reason: base.problem };
-  if (!signatureVerifies(algorithm, key, Buffer.from(base, 'utf8'), chosen.signature)) return { valid: false, reason: 'the signature does not verify' };
+  if (!signatureVerifies(algorithm, key, Buffer.from(base, 'utf8'), chosen.signature))
+    return { valid: false, reason: 'the signature does not verify' };
   return { valid: true, keyId };
 }
 
@@ -428,11 +501,16 @@ function check(request: CallbackRequest, keys: ReadonlyMap<string, KeyObject>, o
  * dates within `maxAgeSeconds`. Refused, with a reason: a missing header, a digest mismatch, an
  * unknown key id, an unsupported algorithm, a bad signature, a stale or future date.
  */
-export function verifySignedCallback(request: CallbackRequest, keys: ReadonlyMap<string, KeyObject>, options: VerifyOptions = {}): Verdict {
+export function verifySignedCallback(
+  request: CallbackRequest,
+  keys: ReadonlyMap<string, KeyObject>,
+  options: VerifyOptions = {},
+): Verdict {
   try {
     return check(request, keys, options);
   } catch (error) {
-    if (error instanceof FieldError) return { valid: false, reason: `a signature header is malformed (${error.message})` };
+    if (error instanceof FieldError)
+      return { valid: false, reason: `a signature header is malformed (${error.message})` };
     throw error;
   }
 }
@@ -460,7 +538,10 @@ type SignOptions = {
  * `Signature-Input`, `Signature`), signed with `privateKey` over `@method`, `@authority`, `@path`,
  * `signature-date`, `content-digest` and `content-type` unless told otherwise.
  */
-export function signCallback(request: { method: string; url: string; body: string | Uint8Array; contentType?: string }, options: SignOptions): Record<string, string> {
+export function signCallback(
+  request: { method: string; url: string; body: string | Uint8Array; contentType?: string },
+  options: SignOptions,
+): Record<string, string> {
   const now = options.now ?? Date.now();
   const created = Math.floor(now / 1000);
   const digest = options.digest ?? 'sha-512';
@@ -473,7 +554,11 @@ export function signCallback(request: { method: string; url: string; body: strin
   const algorithm = options.algorithm ?? 'ecdsa-p256-sha256';
   const params: InnerList = {
     kind: 'list',
-    items: (options.components ?? DEFAULT_COMPONENTS).map((name) => ({ kind: 'item', item: { type: 'string', value: name }, params: [] })),
+    items: (options.components ?? DEFAULT_COMPONENTS).map((name) => ({
+      kind: 'item',
+      item: { type: 'string', value: name },
+      params: [],
+    })),
     params: [
       ['alg', { type: 'string', value: algorithm }],
       ['keyid', { type: 'string', value: options.keyId }],
@@ -481,12 +566,23 @@ export function signCallback(request: { method: string; url: string; body: strin
       ['expires', { type: 'integer', value: created + (options.expiresInSeconds ?? 60) }],
     ],
   };
-  const base = signatureBase(params, { method: request.method, url: new URL(request.url), headers: new Headers(headers) });
+  const base = signatureBase(params, {
+    method: request.method,
+    url: new URL(request.url),
+    headers: new Headers(headers),
+  });
   if (typeof base !== 'string') throw new Error(`cannot sign: ${base.problem}`);
   const { hash } = ALGORITHMS[algorithm];
-  const key = algorithm === 'rsa-pss-sha512' ? { key: options.privateKey, ...PSS }
-    : algorithm === 'rsa-v1_5-sha256' ? { key: options.privateKey, padding: constants.RSA_PKCS1_PADDING }
-      : { key: options.privateKey, dsaEncoding: options.dsaEncoding ?? 'der' };
+  const key =
+    algorithm === 'rsa-pss-sha512'
+      ? { key: options.privateKey, ...PSS }
+      : algorithm === 'rsa-v1_5-sha256'
+        ? { key: options.privateKey, padding: constants.RSA_PKCS1_PADDING }
+        : { key: options.privateKey, dsaEncoding: options.dsaEncoding ?? 'der' };
   const signature = sign(hash, Buffer.from(base, 'utf8'), key).toString('base64');
-  return { ...headers, 'Signature-Input': `${LABEL}=${serializeInnerList(params)}`, Signature: `${LABEL}=:${signature}:` };
+  return {
+    ...headers,
+    'Signature-Input': `${LABEL}=${serializeInnerList(params)}`,
+    Signature: `${LABEL}=:${signature}:`,
+  };
 }

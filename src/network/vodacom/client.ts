@@ -28,8 +28,25 @@ import { currencyDecimals } from '../../domain/money';
 import type { Network } from '../../domain/networks';
 import { logger } from '../../log';
 import { findOperation, recordOperation, settleRemoteTransactionId } from '../../services/network-operations';
-import type { JournaledOperation, NameLookup, PaymentPrompt, Payout, PayoutResult, PromptResult, PromptStatus, ReportedPaymentStatus, TakenPrompt } from '../adapter';
-import { callOperator, field, msisdnOf, neverSent, OperatorUnreachableError, type OperatorAnswer } from '../operator-http';
+import type {
+  JournaledOperation,
+  NameLookup,
+  PaymentPrompt,
+  Payout,
+  PayoutResult,
+  PromptResult,
+  PromptStatus,
+  ReportedPaymentStatus,
+  TakenPrompt,
+} from '../adapter';
+import {
+  callOperator,
+  field,
+  msisdnOf,
+  neverSent,
+  OperatorUnreachableError,
+  type OperatorAnswer,
+} from '../operator-http';
 import { createSessionPool, type IssuedSession } from '../session-pool';
 
 /** A 2xx answer (M-Pesa answers 200 or 201 for a call it took; the code in the body says how it went). */
@@ -67,7 +84,7 @@ const SESSION_RETRY_MS = 5_000;
 
 /** `output_ResponseCode`s in words a merchant understands (the collection's words; a payout's differ for INS-2006). */
 const RESPONSE_CODES: Readonly<Record<string, string>> = {
-  'INS-4': 'This number\'s M-Pesa account is not active.',
+  'INS-4': "This number's M-Pesa account is not active.",
   'INS-5': 'The subscriber cancelled the payment (or did not enter the PIN).',
   'INS-6': 'M-Pesa could not complete the transaction.',
   'INS-13': 'M-Pesa does not know the service provider code (VODACOM_SERVICE_PROVIDER_CODE).',
@@ -82,12 +99,12 @@ const RESPONSE_CODES: Readonly<Record<string, string>> = {
   'INS-24': 'M-Pesa refused the initiator.',
   'INS-25': 'M-Pesa refused the security credential.',
   'INS-26': 'This M-Pesa application is not authorised for the transaction.',
-  'INS-995': 'The subscriber\'s M-Pesa profile has a problem.',
-  'INS-996': 'This number\'s M-Pesa account is not active.',
+  'INS-995': "The subscriber's M-Pesa profile has a problem.",
+  'INS-996': "This number's M-Pesa account is not active.",
   'INS-998': 'M-Pesa refused the market.',
   'INS-2001': 'M-Pesa refused the initiator.',
   'INS-2002': 'This number may not receive M-Pesa.',
-  'INS-2006': 'The subscriber\'s M-Pesa balance is not enough.',
+  'INS-2006': "The subscriber's M-Pesa balance is not enough.",
   'INS-2051': 'This is not a valid M-Pesa number (not registered).',
 };
 /** Codes that say nothing of whether the transaction went through (internal error, timeout, duplicate, unknown status): the status query decides. */
@@ -105,9 +122,16 @@ const FAILED_STATES: Readonly<Record<string, string>> = {
   rejected: 'M-Pesa declined the transaction.',
 };
 
-export const vodacomFailure = (code: string | undefined, description?: string, whose: 'subscriber' | 'merchant' = 'subscriber'): string => {
-  if (code === 'INS-2006' && whose === 'merchant') return 'The merchant\'s M-Pesa account balance is not enough.';
-  return (code && RESPONSE_CODES[code]) ?? `M-Pesa refused the transaction${code || description ? ` (${[code, description].filter(Boolean).join(': ')})` : ''}.`;
+export const vodacomFailure = (
+  code: string | undefined,
+  description?: string,
+  whose: 'subscriber' | 'merchant' = 'subscriber',
+): string => {
+  if (code === 'INS-2006' && whose === 'merchant') return "The merchant's M-Pesa account balance is not enough.";
+  return (
+    (code && RESPONSE_CODES[code]) ??
+    `M-Pesa refused the transaction${code || description ? ` (${[code, description].filter(Boolean).join(': ')})` : ''}.`
+  );
 };
 
 /** Our ThirdPartyConversationID for a transaction: derived from our ids (a retry repeats it), `C` a collection, `B` a payment, `R` a reversal. */
@@ -116,7 +140,12 @@ const conversationIdOf = (kind: 'C' | 'B' | 'R', serviceProviderCode: string, re
 /** `input_TransactionReference` (1 to 20 letters and digits): the conversation id's first 20 characters. */
 const transactionReferenceOf = (conversationId: string): string => conversationId.slice(0, 20);
 /** A description M-Pesa shows: letters, digits and spaces, at most 100 characters. */
-const descriptionOf = (text: string): string => text.replace(/[^A-Za-z0-9 ]+/g, ' ').replace(/\s+/g, ' ').trim().slice(0, 100) || 'Payment';
+const descriptionOf = (text: string): string =>
+  text
+    .replace(/[^A-Za-z0-9 ]+/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim()
+    .slice(0, 100) || 'Payment';
 
 /** An amount as the OpenAPI takes it: whole for a currency without minor units (TZS), else with its two decimals (`12.50`). */
 export function vodacomAmount(amount: string, currency: string): string {
@@ -127,24 +156,41 @@ export function vodacomAmount(amount: string, currency: string): string {
 }
 
 /** What became of a call that may move money: done (M-Pesa's transaction id), refused (in words), or not known (the status query decides). */
-type Submission = { decided: 'done'; transactionId: string | undefined } | { decided: 'refused'; error: string; routeFault?: true } | { decided: 'unknown' };
+type Submission =
+  | { decided: 'done'; transactionId: string | undefined }
+  | { decided: 'refused'; error: string; routeFault?: true }
+  | { decided: 'unknown' };
 /** A transaction as `queryTransactionStatus` shows it; `unknown`: M-Pesa has no record of it. */
-type Found = { state: 'completed'; transactionId: string | undefined } | { state: 'failed'; error: string } | { state: 'pending' } | { state: 'unknown' };
+type Found =
+  | { state: 'completed'; transactionId: string | undefined }
+  | { state: 'failed'; error: string }
+  | { state: 'pending' }
+  | { state: 'unknown' };
 
 type VodacomDeps = { sql: Queryable };
 /** A call: `timeoutMs` how long its answer is waited for, `deadlineMs` how long the whole call may take (sessions included). */
-type Request = { method: 'GET' | 'POST' | 'PUT'; path: string; json?: Record<string, string>; query?: Record<string, string>; timeoutMs?: number; deadlineMs?: number };
+type Request = {
+  method: 'GET' | 'POST' | 'PUT';
+  path: string;
+  json?: Record<string, string>;
+  query?: Record<string, string>;
+  timeoutMs?: number;
+  deadlineMs?: number;
+};
 
 /** A market's calls: its sessions (a spare always ready, each first used after its activation delay) and its encrypted bearers. */
 function createMarketClient(settings: VodacomSettings, market: VodacomMarket, key: KeyObject) {
   const root = `${settings.baseUrl}/ipg/v2/${market.context}`;
-  const encrypt = (text: string) => publicEncrypt({ key, padding: constants.RSA_PKCS1_PADDING }, Buffer.from(text)).toString('base64');
+  const encrypt = (text: string) =>
+    publicEncrypt({ key, padding: constants.RSA_PKCS1_PADDING }, Buffer.from(text)).toString('base64');
   async function newSession(): Promise<IssuedSession> {
     const askedAt = Date.now();
     let answer: OperatorAnswer;
     try {
       answer = await callOperator({
-        method: 'GET', url: `${root}/getSession/`, timeoutMs: VODACOM_TIMEOUT_MS,
+        method: 'GET',
+        url: `${root}/getSession/`,
+        timeoutMs: VODACOM_TIMEOUT_MS,
         headers: { Authorization: `Bearer ${encrypt(settings.apiKey)}`, Origin: settings.origin },
       });
     } catch (cause) {
@@ -153,7 +199,9 @@ function createMarketClient(settings: VodacomSettings, market: VodacomMarket, ke
     }
     const sessionId = field(answer.body, 'output_SessionID');
     if (!accepted(answer) || field(answer.body, 'output_ResponseCode') !== 'INS-0' || !sessionId) {
-      throw new Error(`Vodacom M-Pesa ${market.context} session refused: HTTP ${answer.status} ${field(answer.body, 'output_ResponseCode') ?? ''}`.trim());
+      throw new Error(
+        `Vodacom M-Pesa ${market.context} session refused: HTTP ${answer.status} ${field(answer.body, 'output_ResponseCode') ?? ''}`.trim(),
+      );
     }
     return { bearer: encrypt(sessionId), askedAt };
   }
@@ -164,18 +212,24 @@ function createMarketClient(settings: VodacomSettings, market: VodacomMarket, ke
     activationUpToMs: Math.max(settings.sessionActivationMs, DOCUMENTED_ACTIVATION_MS),
     lifetimeMs: settings.sessionLifetimeMs,
     retryMs: SESSION_RETRY_MS,
-    onRequestFailure: (error) => logger.warn(`Vodacom M-Pesa ${market.context}: a session was not issued (a session held, if any, serves while it is asked for again)`, { error }),
+    onRequestFailure: (error) =>
+      logger.warn(
+        `Vodacom M-Pesa ${market.context}: a session was not issued (a session held, if any, serves while it is asked for again)`,
+        { error },
+      ),
   });
 
-  const send = (request: Request, bearer: string, deadline: number) => callOperator({
-    method: request.method,
-    url: `${root}/${request.path}/${request.query ? `?${new URLSearchParams(request.query).toString()}` : ''}`,
-    headers: { Authorization: `Bearer ${bearer}`, Origin: settings.origin },
-    json: request.json,
-    timeoutMs: Math.min(request.timeoutMs ?? VODACOM_TIMEOUT_MS, deadline - Date.now()),
-  });
+  const send = (request: Request, bearer: string, deadline: number) =>
+    callOperator({
+      method: request.method,
+      url: `${root}/${request.path}/${request.query ? `?${new URLSearchParams(request.query).toString()}` : ''}`,
+      headers: { Authorization: `Bearer ${bearer}`, Origin: settings.origin },
+      json: request.json,
+      timeoutMs: Math.min(request.timeoutMs ?? VODACOM_TIMEOUT_MS, deadline - Date.now()),
+    });
   /** A 401 that refuses the session (not one of the transaction answers M-Pesa also sends with 401). */
-  const sessionRefused = (answer: OperatorAnswer) => answer.status === 401 && !TRANSACTION_401_CODES.has(field(answer.body, 'output_ResponseCode') ?? '');
+  const sessionRefused = (answer: OperatorAnswer) =>
+    answer.status === 401 && !TRANSACTION_401_CODES.has(field(answer.body, 'output_ResponseCode') ?? '');
 
   return {
     warmUp: sessions.warm,
@@ -206,20 +260,29 @@ export function createVodacomConnector(settings: VodacomSettings, { sql }: Vodac
   const key = createPublicKey({ key: Buffer.from(settings.publicKey, 'base64'), format: 'der', type: 'spki' });
   const clients = new Map(settings.markets.map((market) => [market.market, createMarketClient(settings, market, key)]));
   const clientOf = (market: VodacomMarket) => clients.get(market.market)!;
-  const conversationId = (kind: 'C' | 'B' | 'R', reference: string) => conversationIdOf(kind, settings.serviceProviderCode, reference);
+  const conversationId = (kind: 'C' | 'B' | 'R', reference: string) =>
+    conversationIdOf(kind, settings.serviceProviderCode, reference);
   const common = (market: VodacomMarket, id: string) => ({
-    input_Country: market.market, input_ServiceProviderCode: settings.serviceProviderCode, input_ThirdPartyConversationID: id,
+    input_Country: market.market,
+    input_ServiceProviderCode: settings.serviceProviderCode,
+    input_ThirdPartyConversationID: id,
   });
 
   /** The market a call on `network` in `currency` goes under, or why Vodacom may not move it. */
   function marketOf(network: Network, currency: string): VodacomMarket | string {
     const market = settings.markets.find((served) => served.network === network.name);
     if (!market) return `${network.name} is not served by this deployment's Vodacom M-Pesa connection.`;
-    return market.currency === currency ? market : `Vodacom M-Pesa in ${market.market} moves ${market.currency} here, not ${currency}.`;
+    return market.currency === currency
+      ? market
+      : `Vodacom M-Pesa in ${market.market} moves ${market.currency} here, not ${currency}.`;
   }
 
   /** Sends a call that may move money and reads its answer; only a call M-Pesa surely did not carry out is a refusal. */
-  async function submit(market: VodacomMarket, request: Request, whose: 'subscriber' | 'merchant'): Promise<Submission> {
+  async function submit(
+    market: VodacomMarket,
+    request: Request,
+    whose: 'subscriber' | 'merchant',
+  ): Promise<Submission> {
     let answer: OperatorAnswer;
     try {
       answer = await clientOf(market).call(request);
@@ -230,28 +293,38 @@ export function createVodacomConnector(settings: VodacomSettings, { sql }: Vodac
       throw error;
     }
     const code = field(answer.body, 'output_ResponseCode');
-    if (accepted(answer) && code === 'INS-0') return { decided: 'done', transactionId: field(answer.body, 'output_TransactionID') };
-    if ((code !== undefined && UNDECIDED_CODES.has(code)) || (code === undefined && answer.status >= 500)) return { decided: 'unknown' };
+    if (accepted(answer) && code === 'INS-0')
+      return { decided: 'done', transactionId: field(answer.body, 'output_TransactionID') };
+    if ((code !== undefined && UNDECIDED_CODES.has(code)) || (code === undefined && answer.status >= 500))
+      return { decided: 'unknown' };
     // Overloaded (INS-16) or throttled: nothing was carried out; the activity tries again.
     if (code === undefined || code === 'INS-16' || answer.status === 429) {
       throw new Error(`Vodacom M-Pesa ${request.path} not taken: HTTP ${answer.status} ${code ?? ''}`.trim());
     }
     const error = vodacomFailure(code, field(answer.body, 'output_ResponseDesc'), whose);
     // Our own M-Pesa account short of the payout (its float): another route may pay it.
-    return code === 'INS-2006' && whose === 'merchant' ? { decided: 'refused', error, routeFault: true } : { decided: 'refused', error };
+    return code === 'INS-2006' && whose === 'merchant'
+      ? { decided: 'refused', error, routeFault: true }
+      : { decided: 'refused', error };
   }
 
   /** M-Pesa's record of one of our transactions, by its ThirdPartyConversationID. */
   async function queryStatus(market: VodacomMarket, reference: string): Promise<Found> {
     const answer = await clientOf(market).call({
-      method: 'GET', path: 'queryTransactionStatus',
+      method: 'GET',
+      path: 'queryTransactionStatus',
       query: { input_QueryReference: reference, ...common(market, `Q${randomBytes(15).toString('hex')}`) },
     });
     const code = field(answer.body, 'output_ResponseCode');
     if (code === 'INS-18') return { state: 'unknown' };
-    if (!accepted(answer) || code !== 'INS-0') throw new Error(`Vodacom M-Pesa transaction status: HTTP ${answer.status} ${code ?? ''}`.trim());
+    if (!accepted(answer) || code !== 'INS-0')
+      throw new Error(`Vodacom M-Pesa transaction status: HTTP ${answer.status} ${code ?? ''}`.trim());
     const state = (field(answer.body, 'output_ResponseTransactionStatus') ?? '').trim().toLowerCase();
-    if (state === 'completed') return { state: 'completed', transactionId: field(answer.body, 'output_OriginalTransactionID') ?? field(answer.body, 'output_TransactionID') };
+    if (state === 'completed')
+      return {
+        state: 'completed',
+        transactionId: field(answer.body, 'output_OriginalTransactionID') ?? field(answer.body, 'output_TransactionID'),
+      };
     if (FAILED_STATES[state]) return { state: 'failed', error: FAILED_STATES[state]! };
     if (state === 'n/a' || state === 'not found' || state === '') return { state: 'unknown' };
     return { state: 'pending' };
@@ -259,37 +332,68 @@ export function createVodacomConnector(settings: VodacomSettings, { sql }: Vodac
 
   const c2b = (market: VodacomMarket, prompt: PaymentPrompt) => {
     const id = conversationId('C', prompt.promptReference);
-    return submit(market, {
-      method: 'POST', path: 'c2bPayment/singleStage', timeoutMs: C2B_WAIT_MS, deadlineMs: C2B_DEADLINE_MS,
-      json: {
-        input_Amount: vodacomAmount(prompt.amount, market.currency), input_Currency: market.currency, input_CustomerMSISDN: msisdnOf(prompt.phoneNumber),
-        input_TransactionReference: transactionReferenceOf(id), input_PurchasedItemsDesc: descriptionOf(prompt.reference), ...common(market, id),
+    return submit(
+      market,
+      {
+        method: 'POST',
+        path: 'c2bPayment/singleStage',
+        timeoutMs: C2B_WAIT_MS,
+        deadlineMs: C2B_DEADLINE_MS,
+        json: {
+          input_Amount: vodacomAmount(prompt.amount, market.currency),
+          input_Currency: market.currency,
+          input_CustomerMSISDN: msisdnOf(prompt.phoneNumber),
+          input_TransactionReference: transactionReferenceOf(id),
+          input_PurchasedItemsDesc: descriptionOf(prompt.reference),
+          ...common(market, id),
+        },
       },
-    }, 'subscriber');
+      'subscriber',
+    );
   };
 
   const b2c = (market: VodacomMarket, payout: Payout) => {
     const id = conversationId('B', payout.reference);
-    return submit(market, {
-      method: 'POST', path: 'b2cPayment',
-      json: {
-        input_Amount: vodacomAmount(payout.amount, market.currency), input_Currency: market.currency, input_CustomerMSISDN: msisdnOf(payout.phoneNumber),
-        input_TransactionReference: transactionReferenceOf(id), input_PaymentItemsDesc: 'Payment', ...common(market, id),
+    return submit(
+      market,
+      {
+        method: 'POST',
+        path: 'b2cPayment',
+        json: {
+          input_Amount: vodacomAmount(payout.amount, market.currency),
+          input_Currency: market.currency,
+          input_CustomerMSISDN: msisdnOf(payout.phoneNumber),
+          input_TransactionReference: transactionReferenceOf(id),
+          input_PaymentItemsDesc: 'Payment',
+          ...common(market, id),
+        },
       },
-    }, 'merchant');
+      'merchant',
+    );
   };
 
   /** A reversal of the collection (its M-Pesa transaction id) for the payout's amount. */
   const reversal = (market: VodacomMarket, payout: Payout): Promise<Submission> => {
-    if (!payout.originalTransactionId) return Promise.resolve({ decided: 'refused', error: 'The collection has no M-Pesa transaction id to reverse.' });
-    return submit(market, {
-      method: 'PUT', path: 'reversal',
-      json: { input_ReversalAmount: vodacomAmount(payout.amount, market.currency), input_TransactionID: payout.originalTransactionId, ...common(market, conversationId('R', payout.reference)) },
-    }, 'merchant');
+    if (!payout.originalTransactionId)
+      return Promise.resolve({ decided: 'refused', error: 'The collection has no M-Pesa transaction id to reverse.' });
+    return submit(
+      market,
+      {
+        method: 'PUT',
+        path: 'reversal',
+        json: {
+          input_ReversalAmount: vodacomAmount(payout.amount, market.currency),
+          input_TransactionID: payout.originalTransactionId,
+          ...common(market, conversationId('R', payout.reference)),
+        },
+      },
+      'merchant',
+    );
   };
 
   const payoutId = (payout: Payout) => conversationId(payout.kind === 'reversal' ? 'R' : 'B', payout.reference);
-  const sendPayout = (market: VodacomMarket, payout: Payout) => (payout.kind === 'reversal' ? reversal(market, payout) : b2c(market, payout));
+  const sendPayout = (market: VodacomMarket, payout: Payout) =>
+    payout.kind === 'reversal' ? reversal(market, payout) : b2c(market, payout);
 
   /** The operator's transaction id of an operation, the first one learnt staying (every retry reports the same). */
   async function settled(network: Network, reference: string, candidate: string): Promise<string> {
@@ -298,13 +402,32 @@ export function createVodacomConnector(settings: VodacomSettings, { sql }: Vodac
   }
 
   async function payoutResultOf(payout: Payout, sent: Submission): Promise<PayoutResult> {
-    if (sent.decided === 'refused') return { status: 'rejected', error: sent.error, remoteTransactionId: null, ...(sent.routeFault ? { routeFault: true as const } : {}) };
+    if (sent.decided === 'refused')
+      return {
+        status: 'rejected',
+        error: sent.error,
+        remoteTransactionId: null,
+        ...(sent.routeFault ? { routeFault: true as const } : {}),
+      };
     if (sent.decided === 'unknown') return { status: 'pending', remoteTransactionId: null };
-    return { status: 'completed', remoteTransactionId: await settled(payout.network, payout.reference, sent.transactionId ?? payoutId(payout)) };
+    return {
+      status: 'completed',
+      remoteTransactionId: await settled(payout.network, payout.reference, sent.transactionId ?? payoutId(payout)),
+    };
   }
 
-  const record = (kind: 'prompt' | 'payout', operation: { network: Network; reference: string; workflowId: string; phoneNumber: string; amount: string }, id: string) =>
-    recordOperation(sql, { ...operation, network: operation.network.name, kind, operatorReference: id, subject: operation.reference });
+  const record = (
+    kind: 'prompt' | 'payout',
+    operation: { network: Network; reference: string; workflowId: string; phoneNumber: string; amount: string },
+    id: string,
+  ) =>
+    recordOperation(sql, {
+      ...operation,
+      network: operation.network.name,
+      kind,
+      operatorReference: id,
+      subject: operation.reference,
+    });
 
   return {
     markets: settings.markets,
@@ -323,7 +446,10 @@ export function createVodacomConnector(settings: VodacomSettings, { sql }: Vodac
     async lookup(operation: JournaledOperation): Promise<'present' | 'absent'> {
       const market = settings.markets.find((served) => served.network === operation.network.name);
       if (!market) return 'present';
-      const id = conversationId(operation.kind === 'prompt' ? 'C' : operation.kind === 'reversal' ? 'R' : 'B', operation.reference);
+      const id = conversationId(
+        operation.kind === 'prompt' ? 'C' : operation.kind === 'reversal' ? 'R' : 'B',
+        operation.reference,
+      );
       return (await queryStatus(market, id)).state === 'unknown' ? 'absent' : 'present';
     },
 
@@ -335,7 +461,8 @@ export function createVodacomConnector(settings: VodacomSettings, { sql }: Vodac
       const sent = await c2b(market, prompt);
       if (sent.decided === 'refused') return { accepted: false, error: sent.error };
       // No answer in time, or one without M-Pesa's transaction id: the transaction status query settles it.
-      if (sent.decided === 'unknown' || !sent.transactionId) return { accepted: true, confirm: { operatorReference: id } };
+      if (sent.decided === 'unknown' || !sent.transactionId)
+        return { accepted: true, confirm: { operatorReference: id } };
       // The subscriber entered the PIN and M-Pesa answered with its transaction: the payment is made.
       const remoteTransactionId = await settled(prompt.network, prompt.promptReference, sent.transactionId);
       return { accepted: true, paid: { remoteTransactionId, paymentDate: new Date().toISOString() } };
@@ -349,14 +476,21 @@ export function createVodacomConnector(settings: VodacomSettings, { sql }: Vodac
       // Credited under M-Pesa's own transaction id only (docs/architecture.md#one-receipt-one-credit): without one, asked again at the next poll.
       if (found.state === 'completed') {
         if (!found.transactionId) return { status: 'pending' };
-        return { status: 'paid', remoteTransactionId: await settled(prompt.network, prompt.promptReference, found.transactionId), paymentDate: new Date().toISOString() };
+        return {
+          status: 'paid',
+          remoteTransactionId: await settled(prompt.network, prompt.promptReference, found.transactionId),
+          paymentDate: new Date().toISOString(),
+        };
       }
       if (found.state === 'failed') return { status: 'failed', error: found.error };
       if (found.state === 'unknown') {
         // Never sent again (the subscriber would be prompted twice): once M-Pesa has long had no record of it, the attempt failed.
         const operation = await findOperation(sql, prompt.network.name, prompt.promptReference);
         if (operation && Date.now() - operation.created.getTime() > UNKNOWN_PROMPT_FAILS_AFTER_MS) {
-          return { status: 'failed', error: 'M-Pesa has no record of the payment request (it never reached the subscriber).' };
+          return {
+            status: 'failed',
+            error: 'M-Pesa has no record of the payment request (it never reached the subscriber).',
+          };
         }
       }
       return { status: 'pending' };
@@ -378,7 +512,8 @@ export function createVodacomConnector(settings: VodacomSettings, { sql }: Vodac
       const market = marketOf(payout.network, payout.currency);
       if (typeof market === 'string') return { status: 'rejected', error: market, remoteTransactionId: null };
       const found = await queryStatus(market, payoutId(payout));
-      if (found.state === 'completed') return await payoutResultOf(payout, { decided: 'done', transactionId: found.transactionId });
+      if (found.state === 'completed')
+        return await payoutResultOf(payout, { decided: 'done', transactionId: found.transactionId });
       if (found.state === 'failed') return { status: 'rejected', error: found.error, remoteTransactionId: null };
       if (found.state === 'pending') return { status: 'pending', remoteTransactionId: null };
       // M-Pesa never took it: sent again under the same conversation id (a copy it has is answered INS-10).
@@ -390,13 +525,23 @@ export function createVodacomConnector(settings: VodacomSettings, { sql }: Vodac
       const market = settings.markets.find((served) => served.network === network.name);
       if (!market) return null;
       const answer = await clientOf(market).call({
-        method: 'GET', path: 'queryBeneficiaryName', deadlineMs: NAME_LOOKUP_DEADLINE_MS,
-        query: { input_CustomerMSISDN: msisdnOf(phoneNumber), ...common(market, `N${randomBytes(15).toString('hex')}`), input_KycQueryType: 'Name' },
+        method: 'GET',
+        path: 'queryBeneficiaryName',
+        deadlineMs: NAME_LOOKUP_DEADLINE_MS,
+        query: {
+          input_CustomerMSISDN: msisdnOf(phoneNumber),
+          ...common(market, `N${randomBytes(15).toString('hex')}`),
+          input_KycQueryType: 'Name',
+        },
       });
       const code = field(answer.body, 'output_ResponseCode');
-      if (code !== undefined && UNREGISTERED_CODES.has(code)) return { nameOnNetwork: '', nationalId: null, nationalIdType: '', registered: false };
-      if (!accepted(answer) || code !== 'INS-0') throw new Error(`Vodacom M-Pesa beneficiary name: HTTP ${answer.status} ${code ?? ''}`.trim());
-      const name = [field(answer.body, 'output_CustomerFirstName'), field(answer.body, 'output_CustomerLastName')].filter(Boolean).join(' ');
+      if (code !== undefined && UNREGISTERED_CODES.has(code))
+        return { nameOnNetwork: '', nationalId: null, nationalIdType: '', registered: false };
+      if (!accepted(answer) || code !== 'INS-0')
+        throw new Error(`Vodacom M-Pesa beneficiary name: HTTP ${answer.status} ${code ?? ''}`.trim());
+      const name = [field(answer.body, 'output_CustomerFirstName'), field(answer.body, 'output_CustomerLastName')]
+        .filter(Boolean)
+        .join(' ');
       return { nameOnNetwork: name, nationalId: null, nationalIdType: '', registered: true };
     },
   };

@@ -19,19 +19,24 @@ export const vodacom: ConnectorUnit<'vodacom', VodacomSettings | null> = {
   operator: 'Vodacom M-Pesa',
   variables: VODACOM_VARIABLES,
   readSettings: readVodacomSettings,
-  routesOf: (settings) => (settings?.markets ?? []).map((market) => ({ network: market.network, currency: market.currency })),
+  routesOf: (settings) =>
+    (settings?.markets ?? []).map((market) => ({ network: market.network, currency: market.currency })),
   callsBack: false,
   create: (settings, deps) => ({
     ...createVodacomConnector(settings!, deps),
     routes: vodacom.routesOf(settings),
     amountProblem: (_network, currency, amount) => amountRule(currency, amount),
   }),
-  describe: (settings, simulated) => VODACOM_MARKETS.map((known) => {
-    const market = settings?.markets.find((served) => served.market === known.market);
-    if (!settings || !market) return { network: known.network, currency: known.currencies[0], connector: 'none', detail: simulated };
-    return {
-      network: known.network, currency: market.currency, connector: 'Vodacom M-Pesa',
-      detail: `${new URL(settings.baseUrl).host}, ${market.context}, service provider ${settings.serviceProviderCode}: C2B, B2C, reversals, beneficiary names`,
-    };
-  }),
+  describe: (settings, simulated) =>
+    VODACOM_MARKETS.map((known) => {
+      const market = settings?.markets.find((served) => served.market === known.market);
+      if (!settings || !market)
+        return { network: known.network, currency: known.currencies[0], connector: 'none', detail: simulated };
+      return {
+        network: known.network,
+        currency: market.currency,
+        connector: 'Vodacom M-Pesa',
+        detail: `${new URL(settings.baseUrl).host}, ${market.context}, service provider ${settings.serviceProviderCode}: C2B, B2C, reversals, beneficiary names`,
+      };
+    }),
 };

@@ -18,9 +18,21 @@ export const VODACOM_VARIABLES = {
   // VODACOM_SERVICE_PROVIDER_CODE and VODACOM_MARKETS are required. The base URL is the environment's root.
   VODACOM_BASE_URL: v.optional(httpUrl, 'https://openapi.m-pesa.com/openapi'),
   VODACOM_API_KEY: v.optional(secret),
-  VODACOM_PUBLIC_KEY: v.optional(v.pipe(v.string(), v.regex(/^[A-Za-z0-9+/=\s]+$/, 'must be the base64 public key from the portal'))),
-  VODACOM_SERVICE_PROVIDER_CODE: v.optional(v.pipe(v.string(), v.regex(/^\d{4,10}$/, 'must be the digits of the service provider code (shortcode)'))),
-  VODACOM_MARKETS: v.optional(v.pipe(v.string(), v.regex(/^\s*[A-Za-z]{3}(:[A-Za-z]{3})?\s*(,\s*[A-Za-z]{3}(:[A-Za-z]{3})?\s*)*$/, 'must be markets such as TZN,DRC (a currency may follow a colon: DRC:CDF)'))),
+  VODACOM_PUBLIC_KEY: v.optional(
+    v.pipe(v.string(), v.regex(/^[A-Za-z0-9+/=\s]+$/, 'must be the base64 public key from the portal')),
+  ),
+  VODACOM_SERVICE_PROVIDER_CODE: v.optional(
+    v.pipe(v.string(), v.regex(/^\d{4,10}$/, 'must be the digits of the service provider code (shortcode)')),
+  ),
+  VODACOM_MARKETS: v.optional(
+    v.pipe(
+      v.string(),
+      v.regex(
+        /^\s*[A-Za-z]{3}(:[A-Za-z]{3})?\s*(,\s*[A-Za-z]{3}(:[A-Za-z]{3})?\s*)*$/,
+        'must be markets such as TZN,DRC (a currency may follow a colon: DRC:CDF)',
+      ),
+    ),
+  ),
   VODACOM_ORIGIN: v.optional(v.pipe(v.string(), v.minLength(1)), '*'),
   // A new session is not usable at once: M-Pesa documents "up to 30 seconds". A spare is used this long after it was issued;
   // a call with no other session tries a new one sooner, until M-Pesa takes it (src/network/session-pool.ts).
@@ -55,12 +67,15 @@ function vodacomMarketsOf(value: string, problems: string[]): VodacomMarket[] {
     const [code = '', named] = entry.split(':');
     const known = VODACOM_MARKETS.find((market) => market.market === code);
     if (!known) {
-      problems.push(`VODACOM_MARKETS: ${code} is not a Vodacom market this service knows (${VODACOM_MARKETS.map((market) => market.market).join(', ')})`);
+      problems.push(
+        `VODACOM_MARKETS: ${code} is not a Vodacom market this service knows (${VODACOM_MARKETS.map((market) => market.market).join(', ')})`,
+      );
       continue;
     }
     const currencies: readonly string[] = known.currencies;
     const currency = named ?? currencies[0]!;
-    if (!currencies.includes(currency)) problems.push(`VODACOM_MARKETS: Vodacom M-Pesa in ${code} moves ${currencies.join(' or ')}, not ${currency}`);
+    if (!currencies.includes(currency))
+      problems.push(`VODACOM_MARKETS: Vodacom M-Pesa in ${code} moves ${currencies.join(' or ')}, not ${currency}`);
     else if (markets.some((served) => served.market === code)) problems.push(`VODACOM_MARKETS: ${code} is named twice`);
     else markets.push({ market: code, context: known.context, network: known.network, currency });
   }
@@ -70,7 +85,11 @@ function vodacomMarketsOf(value: string, problems: string[]): VodacomMarket[] {
 /** Whether VODACOM_PUBLIC_KEY is an RSA public key (base64 DER, SubjectPublicKeyInfo) as the portal shows it. */
 function vodacomKeyProblem(publicKey: string): string | null {
   try {
-    const key = createPublicKey({ key: Buffer.from(publicKey.replace(/\s+/g, ''), 'base64'), format: 'der', type: 'spki' });
+    const key = createPublicKey({
+      key: Buffer.from(publicKey.replace(/\s+/g, ''), 'base64'),
+      format: 'der',
+      type: 'spki',
+    });
     return key.asymmetricKeyType === 'rsa' ? null : 'VODACOM_PUBLIC_KEY: must be an RSA public key';
   } catch {
     return 'VODACOM_PUBLIC_KEY: not a base64 DER public key (copy it from the portal as shown)';
@@ -78,13 +97,23 @@ function vodacomKeyProblem(publicKey: string): string | null {
 }
 
 export function readVodacomSettings(c: Parsed, problems: string[]): VodacomSettings | null {
-  if (!connectorSwitch('VODACOM_API_KEY', c, ['VODACOM_PUBLIC_KEY', 'VODACOM_SERVICE_PROVIDER_CODE', 'VODACOM_MARKETS'], problems)) return null;
+  if (
+    !connectorSwitch(
+      'VODACOM_API_KEY',
+      c,
+      ['VODACOM_PUBLIC_KEY', 'VODACOM_SERVICE_PROVIDER_CODE', 'VODACOM_MARKETS'],
+      problems,
+    )
+  )
+    return null;
   const publicKey = (c.VODACOM_PUBLIC_KEY ?? '').replace(/\s+/g, '');
   const keyProblem = publicKey === '' ? null : vodacomKeyProblem(publicKey);
   if (keyProblem !== null) problems.push(keyProblem);
   // A session must serve longer than its successor takes to become active, or calls would wait for sessions.
   if (c.VODACOM_SESSION_LIFETIME_SECONDS <= 2 * c.VODACOM_SESSION_ACTIVATION_SECONDS) {
-    problems.push(`VODACOM_SESSION_LIFETIME_SECONDS: must be more than twice VODACOM_SESSION_ACTIVATION_SECONDS (${c.VODACOM_SESSION_ACTIVATION_SECONDS})`);
+    problems.push(
+      `VODACOM_SESSION_LIFETIME_SECONDS: must be more than twice VODACOM_SESSION_ACTIVATION_SECONDS (${c.VODACOM_SESSION_ACTIVATION_SECONDS})`,
+    );
   }
   return {
     baseUrl: c.VODACOM_BASE_URL,
