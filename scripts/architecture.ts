@@ -1,7 +1,7 @@
 /**
  * The shape of src/ as rules a reviewer would check by hand: the import graph (type-only imports
  * included) has no circle and no import up a layer but the few `UPWARD` names, the API and the console do not import
- * each other, SQL is written only in services/ and db/, no function has more than 60 lines of code
+ * each other, SQL is written only in services/ and db/, no function has more than 80 lines of code
  * of its own (nested functions, blank and comment lines not counted), and nothing is exported that
  * no other file names, and every file path the code cites is a file of the repository. `bun scripts/architecture.ts` prints the layers, the imports between them and every breach;
  * test/unit/architecture.test.ts asserts none.
@@ -14,7 +14,7 @@ export const SRC = resolve(import.meta.dir, '../src');
 const ROOT = resolve(SRC, '..');
 /** Where an export may be used: the code, its tests, the scripts and the benchmarks. */
 const USERS = ['src', 'test', 'scripts', 'bench'].map((folder) => join(ROOT, folder));
-export const MAX_OWN_LINES = 60;
+export const MAX_OWN_LINES = 80;
 
 /**
  * The layers, lowest first: a module may import its own layer and the ones below it at run time.

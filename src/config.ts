@@ -86,17 +86,20 @@ const ConfigSchema = v.object({
   WEBHOOK_RETRY_JITTER: v.optional(fraction, '0.2'),
   WEBHOOK_CA_FILE: v.optional(v.string()),
   // A webhook's actor continues as new past this many history events (its queue is the delivery rows).
-  WEBHOOK_ACTOR_HISTORY_EVENTS: v.optional(integerString(50), '5000'),
   // Deliveries of one webhook in flight at once (each on its own connection when the receiver closes them).
   WEBHOOK_CONCURRENCY: v.optional(v.pipe(integerString(1), v.maxValue(256)), '16'),
-  // Deliveries to one receiver (a target's origin: scheme, host, port) in flight at once, all webhooks together: also the
-  // connections a worker keeps to it, so no delivery waits for a connection (docs/architecture.md, How the pool shares itself).
+  // Deliveries to one receiver (a target's origin: scheme, host, port) in flight at once, all webhooks together: also
+  // the connections a worker keeps to it, so no delivery waits for a connection (docs/architecture.md, How the pool
+  // shares itself).
   WEBHOOK_RECEIVER_CONCURRENCY: v.optional(v.pipe(integerString(1), v.maxValue(1024)), '32'),
-  // Deliveries of one organization in flight at once, all its webhooks together: one merchant's many webhooks take no more.
+  // Deliveries of one organization in flight at once, all its webhooks together: one merchant's many webhooks take no
+  // more.
   WEBHOOK_ORGANIZATION_CONCURRENCY: v.optional(v.pipe(integerString(1), v.maxValue(4096)), '64'),
-  // Webhook senders one worker process runs at once, on their own task queue (the pool's dispatchers, and earlier actors' senders).
+  // Webhook senders one worker process runs at once, on their own task queue (the pool's dispatchers, and earlier
+  // actors' senders).
   WEBHOOK_SENDERS: v.optional(integerString(1), '200'),
-  // The webhook delivery pool: how many dispatchers send every webhook's deliveries, and the POSTs each keeps in flight.
+  // The webhook delivery pool: how many dispatchers send every webhook's deliveries, and the POSTs each keeps in
+  // flight.
   WEBHOOK_DISPATCHERS: v.optional(v.pipe(integerString(1), v.maxValue(64)), '2'),
   WEBHOOK_DISPATCH_WINDOW: v.optional(v.pipe(integerString(1), v.maxValue(4096)), '128'),
   // Which webhooks the pool sends: every one in the database, or those made through this deployment's task queue.
@@ -108,7 +111,8 @@ const ConfigSchema = v.object({
   WEBHOOK_DISABLE_AFTER_HOURS: v.optional(integerString(1), '120'),
   // Events are kept at least 30 days (docs/api.md#events): a shorter retention is refused.
   EVENT_RETENTION_DAYS: v.optional(integerString(30), '30'),
-  // The audit trail is kept at least as long as events (checked below); by default a year, or the events' retention when longer.
+  // The audit trail is kept at least as long as events (checked below); by default a year, or the events' retention
+  // when longer.
   AUDIT_RETENTION_DAYS: v.optional(integerString(30)),
   RETENTION_SWEEP: v.optional(booleanString, 'true'),
   RETENTION_SWEEP_INTERVAL_SECONDS: v.optional(integerString(1), '3600'),
@@ -130,7 +134,8 @@ const ConfigSchema = v.object({
   WORKER_METRICS_PORT: v.optional(v.pipe(integerString(0), v.maxValue(65535)), '9464'),
   // The worker's /metrics listens on loopback unless told otherwise (a container network: 0.0.0.0).
   WORKER_METRICS_HOST: v.optional(v.pipe(v.string(), v.minLength(1)), '127.0.0.1'),
-  // When set, both /metrics endpoints want `Authorization: Bearer <token>` (as Prometheus sends it); required outside sandbox mode.
+  // When set, both /metrics endpoints want `Authorization: Bearer <token>` (as Prometheus sends it); required outside
+  // sandbox mode.
   METRICS_TOKEN: v.optional(
     v.pipe(v.string(), v.minLength(16, 'must be at least 16 characters'), v.regex(/^\S+$/, 'must not contain spaces')),
   ),
@@ -174,7 +179,6 @@ export type Config = ConnectorSettings & {
     retryDelaysMs: number[];
     jitter: number;
     caFile: string | undefined;
-    actorHistoryEvents: number;
     disableAfterHours: number;
     concurrency: number;
     senders: number;
@@ -191,8 +195,8 @@ export type Config = ConnectorSettings & {
   /** `secret` signs the sign-in form's CSRF tokens (never logged or shown). */
   console: { temporalUiUrl: string; trustProxy: boolean; secret: string };
   telemetry: TelemetrySettings;
-  // The real operators' connectors' settings (`ConnectorSettings`: mpesa, momoMarkets, airtel, vodacom, ...): off when null
-  // or empty (their networks are then the sandbox's, in sandbox mode only).
+  // The real operators' connectors' settings (`ConnectorSettings`: mpesa, momoMarkets, airtel, vodacom, ...): off when
+  // null or empty (their networks are then the sandbox's, in sandbox mode only).
   /** How often a real operator is asked about what it has not called back about. */
   networkStatusPollSeconds: number;
 };
@@ -228,10 +232,12 @@ function crossChecks(c: Parsed, connectors: ConnectorSettings, problems: string[
   if (c.WEBHOOK_CA_FILE !== undefined && !c.SANDBOX) problems.push('WEBHOOK_CA_FILE: only allowed when SANDBOX=true');
   // Absolute links (list pages) and the networks' callback URLs are built from it, never from a request's Host header.
   if (c.PUBLIC_BASE_URL === undefined && !c.SANDBOX) problems.push('PUBLIC_BASE_URL: required when SANDBOX=false');
-  // Both /metrics endpoints show business totals (money moved per currency, across every merchant): never open outside the sandbox.
+  // Both /metrics endpoints show business totals (money moved per currency, across every merchant): never open outside
+  // the sandbox.
   if (c.METRICS && c.METRICS_TOKEN === undefined && !c.SANDBOX) {
     problems.push(
-      'METRICS_TOKEN: required when SANDBOX=false and METRICS=true (both /metrics endpoints show business totals; set a token of 16+ characters, or METRICS=false)',
+      'METRICS_TOKEN: required when SANDBOX=false and METRICS=true (both /metrics endpoints show business totals; ' +
+        'set a token of 16+ characters, or METRICS=false)',
     );
   }
   // Every API process must accept the sign-in forms the others issued: one key, set by the operator.
@@ -247,6 +253,21 @@ function crossChecks(c: Parsed, connectors: ConnectorSettings, problems: string[
  * process, is then refused once and shown again with a fresh token.
  */
 const sandboxConsoleSecret = (): string => randomBytes(32).toString('base64url');
+
+/** The webhook delivery settings, from the checked variables. */
+const webhookSettings = (c: v.InferOutput<typeof ConfigSchema>): Config['webhooks'] => ({
+  retryDelaysMs: c.WEBHOOK_RETRY_SCHEDULE,
+  jitter: c.WEBHOOK_RETRY_JITTER,
+  caFile: c.WEBHOOK_CA_FILE,
+  disableAfterHours: c.WEBHOOK_DISABLE_AFTER_HOURS,
+  concurrency: c.WEBHOOK_CONCURRENCY,
+  senders: c.WEBHOOK_SENDERS,
+  receiverConcurrency: c.WEBHOOK_RECEIVER_CONCURRENCY,
+  organizationConcurrency: c.WEBHOOK_ORGANIZATION_CONCURRENCY,
+  dispatchers: c.WEBHOOK_DISPATCHERS,
+  dispatchWindow: c.WEBHOOK_DISPATCH_WINDOW,
+  dispatchQueue: c.WEBHOOK_DISPATCH_SCOPE === 'task-queue' ? c.TASK_QUEUE : null,
+});
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const defined = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ''));
@@ -295,20 +316,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     duplicateCheckTtlSeconds: c.DUPLICATE_CHECK_TTL_SECONDS,
     billsBaseUrl: c.BILLS_BASE_URL?.replace(/\/+$/, ''),
     routesScope: c.NETWORK_ROUTES_SCOPE === 'task-queue' ? c.TASK_QUEUE : '',
-    webhooks: {
-      retryDelaysMs: c.WEBHOOK_RETRY_SCHEDULE,
-      jitter: c.WEBHOOK_RETRY_JITTER,
-      caFile: c.WEBHOOK_CA_FILE,
-      actorHistoryEvents: c.WEBHOOK_ACTOR_HISTORY_EVENTS,
-      disableAfterHours: c.WEBHOOK_DISABLE_AFTER_HOURS,
-      concurrency: c.WEBHOOK_CONCURRENCY,
-      senders: c.WEBHOOK_SENDERS,
-      receiverConcurrency: c.WEBHOOK_RECEIVER_CONCURRENCY,
-      organizationConcurrency: c.WEBHOOK_ORGANIZATION_CONCURRENCY,
-      dispatchers: c.WEBHOOK_DISPATCHERS,
-      dispatchWindow: c.WEBHOOK_DISPATCH_WINDOW,
-      dispatchQueue: c.WEBHOOK_DISPATCH_SCOPE === 'task-queue' ? c.TASK_QUEUE : null,
-    },
+    webhooks: webhookSettings(c),
     retention: {
       days: c.EVENT_RETENTION_DAYS,
       auditDays: c.AUDIT_RETENTION_DAYS ?? Math.max(DEFAULT_AUDIT_RETENTION_DAYS, c.EVENT_RETENTION_DAYS),

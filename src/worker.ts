@@ -102,7 +102,8 @@ async function runWorker(): Promise<void> {
     const worker = await Worker.create(workerOptions(config, connection, activities, telemetry));
     const senders = await Worker.create(senderOptions(config, connection, activities, telemetry));
     await runUntilShutdown(allOf([worker, senders]), hold, (stop) => {
-      // What each operator needs done at the worker's start (Daraja: the paybill's URLs registered); never stops the worker.
+      // What each operator needs done at the worker's start (Daraja: the paybill's URLs registered); never stops the
+      // worker.
       for (const connector of connectors) void connector.atWorkerStart?.();
       void startWebhookPool(launcher);
       // The Schedules are set up beside the running worker: a server slow to answer them must not

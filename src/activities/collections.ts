@@ -128,7 +128,8 @@ export function createCollectionActivities({ sql, launcher, network, sandbox, we
           });
         return found;
       }
-      // Matched by what the operator confirmed: its payer, its amount, and the prompt of ours the receipt answers, if any.
+      // Matched by what the operator confirmed: its payer, its amount, and the prompt of ours the receipt answers, if
+      // any.
       const promptReference = found.promptReference ?? payment.promptReference;
       return {
         status: 'confirmed',

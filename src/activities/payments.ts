@@ -54,7 +54,10 @@ export function createPaymentActivities({ sql, network }: PaymentActivityDeps) {
   }
 
   return {
-    /** A local activity: the payment is handed to the network (`processing`); its current state when it was cancelled first. */
+    /**
+     * A local activity: the payment is handed to the network (`processing`); its current state when it was cancelled
+     * first.
+     */
     async beginPaymentStep({ paymentId }: { paymentId: PaymentId }): Promise<string> {
       const begun = await settled(await beginPayment(sql, paymentId));
       if (begun !== null) return begun;
@@ -89,7 +92,10 @@ export function createPaymentActivities({ sql, network }: PaymentActivityDeps) {
       return change.reversal.state;
     },
 
-    /** Sends a payment or reversal through the network adapter (a call that leaves the process); idempotent per reference. */
+    /**
+     * Sends a payment or reversal through the network adapter (a call that leaves the process); idempotent per
+     * reference.
+     */
     async sendPayout(subject: PayoutSubject): Promise<PayoutResult> {
       const result = await network.sendMoney(await payoutOf(subject));
       log.info('payout sent', { kind: subject.kind, id: subject.id, status: result.status });

@@ -1,6 +1,6 @@
 /**
- * The steps the request's activities share (activities/collection-requests.ts): the request read with its contact, its instructions text, and its prompt as
- * the network is asked for it.
+ * The steps the request's activities share (activities/collection-requests.ts): the request read with its contact, its
+ * instructions text, and its prompt as the network is asked for it.
  */
 import type { CollectionRequestId } from '../domain/ids';
 import { ApplicationFailure, Context, log } from '@temporalio/activity';

@@ -32,7 +32,10 @@ export function createRetentionActivities({ sql }: RetentionActivityDeps) {
       return deleted;
     },
 
-    /** Deletes `Duplicate-Check-Key` claims past their lifetime (24 hours: docs/api.md#throttling-duplicates-versions), in batches. */
+    /**
+     * Deletes `Duplicate-Check-Key` claims past their lifetime (24 hours: docs/api.md#throttling-duplicates-versions),
+     * in batches.
+     */
     async deleteExpiredDuplicateCheckKeys(input?: { batchSize?: number }): Promise<number> {
       const { deleted, setAside } = await deleteExpiredDuplicateCheckKeys(
         sql,

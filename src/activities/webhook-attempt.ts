@@ -39,7 +39,8 @@ export type WebhookActivityDeps = {
 export const LEASE_MS = 3 * WEBHOOK_TIMEOUT_MS;
 
 const UNKNOWN_OUTCOME =
-  'The sender stopped during this attempt (its worker ended), so whether the receiver got it is unknown; it was not sent again.';
+  'The sender stopped during this attempt (its worker ended), so whether the receiver got it is unknown; it was not ' +
+  'sent again.';
 
 /** Runs `task` at most once per `everyMs` (a sender's heartbeat, its checks). */
 export const every = (everyMs: number, task: () => Promise<void> | void) => {
@@ -107,7 +108,8 @@ export async function attemptClaimed(
   const sent = await postDelivery(webhook, item.event, secrets, transport);
   const outcome = attemptOutcome(sent.statusCode);
   const next = nextAttemptAt(outcome);
-  // No status at all (a timeout, a refused or broken connection) is the receiver's fault: enough of them in a row and it is probed.
+  // No status at all (a timeout, a refused or broken connection) is the receiver's fault: enough of them in a row and
+  // it is probed.
   const receiver = sent.statusCode === null ? 'fault' : 'answered';
   const recorded = await logAttempt(sql, {
     deliveryId: item.deliveryId,

@@ -38,7 +38,10 @@ import type { Wakeups } from './webhook-wakeups';
 
 /** How often the activity heartbeats (its heartbeat timeout is a few times this). */
 const HEARTBEAT_MS = 2_000;
-/** With nothing to claim, the dispatcher looks again this often even without a notification (a lapsed lease, another dispatcher's retry coming due). */
+/**
+ * With nothing to claim, the dispatcher looks again this often even without a notification (a lapsed lease, another
+ * dispatcher's retry coming due).
+ */
 const POLL_MS = 1_000;
 /** A run lasts at most this long; its workflow runs the next one. */
 const RUN_MS = 5 * 60_000;
@@ -57,7 +60,10 @@ class DispatchRun {
   readonly inFlight = new Map<number, Promise<void>>();
   readonly counts: DispatcherResult = { delivered: 0, failed: 0, gone: 0, attempts: 0 };
   readonly targets = new Map<number, Promise<Target | null>>();
-  /** Claims made so far: a webhook is read again for the rows of each new claim (an updated target, a rotated secret or credentials count at once). */
+  /**
+   * Claims made so far: a webhook is read again for the rows of each new claim (an updated target, a rotated secret or
+   * credentials count at once).
+   */
   claims = 0;
   /** When each webhook that failed was last checked for disabling. */
   readonly checkedAt = new Map<number, number>();
@@ -101,7 +107,10 @@ class DispatchRun {
     return { webhook, secrets: await deliverySecrets(this.deps.sql, webhook.organizationId), claim };
   }
 
-  /** Starts the attempts of claimed rows; a row of a webhook that ended meanwhile is given back (and cancelled with the rest). */
+  /**
+   * Starts the attempts of claimed rows; a row of a webhook that ended meanwhile is given back (and cancelled with the
+   * rest).
+   */
   start(claimed: readonly ClaimedDelivery[]): void {
     for (const item of claimed)
       trackInFlight(this.inFlight, item.deliveryId, this.attempt(item), (error) => {
@@ -133,7 +142,8 @@ class DispatchRun {
     }
     this.counts[outcome] += 1;
     if (outcome === 'gone') {
-      // The attempt's own statement retired the webhook (services/webhooks.ts, logAttempt): what it still had pending is never sent.
+      // The attempt's own statement retired the webhook (services/webhooks.ts, logAttempt): what it still had pending
+      // is never sent.
       this.targets.delete(item.webhookId);
       await cancelPending(this.deps.sql, item.webhookId);
     }
@@ -192,7 +202,8 @@ export async function dispatchDeliveries(
         room = claimed.length < wanted;
       }
       if (stopping && run.inFlight.size === 0) break;
-      // Wait for a slot to free; with room left and nothing more to claim, also for new rows, a retry coming due or the next poll.
+      // Wait for a slot to free; with room left and nothing more to claim, also for new rows, a retry coming due or the
+      // next poll.
       if (run.soonestRetry !== null && run.soonestRetry <= Date.now()) run.soonestRetry = null;
       const waits: Promise<unknown>[] = [...run.inFlight.values()];
       if (room || stopping)

@@ -1,6 +1,6 @@
 /**
- * What the webhook senders of one worker share (the dispatch pool's, activities/webhooks.ts): one transport, its connections kept open to
- * each receiver, the retry schedule, and one listening connection for the wake-ups.
+ * What the webhook senders of one worker share (the dispatch pool's, activities/webhooks.ts): one transport, its
+ * connections kept open to each receiver, the retry schedule, and one listening connection for the wake-ups.
  */
 import type { Sql } from '../db';
 import type { RetrySchedule } from '../domain/webhook-schedule';

@@ -33,7 +33,10 @@ export type Wakeups = {
 type Subscriber = { notified: boolean; wake: (() => void) | null };
 
 export function createWakeups(sql: Sql, log: (message: string, fields: Record<string, unknown>) => void): Wakeups {
-  /** Per webhook drained here (null: every webhook): whether a notification came since the last wait, and the waiter to wake. */
+  /**
+   * Per webhook drained here (null: every webhook): whether a notification came since the last wait, and the waiter to
+   * wake.
+   */
   const subscribers = new Map<Subscriber, number | null>();
   // biome-ignore lint/correctness/noUnusedVariables: read by `??=` below, which Biome does not count
   let listening: Promise<unknown> | null = null;

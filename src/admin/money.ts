@@ -70,7 +70,8 @@ export const moneyCommands: Record<string, Command> = {
         `${count} transaction(s), newest first${count > rows.length ? ` (the ${rows.length} newest shown)` : ''}:`,
         ...transactions.map(
           (transaction) =>
-            `${transaction.created} wallet ${transaction.account} ${transaction.amount.padStart(18)} ${transaction.currency} ${transaction.type}: ${transaction.description}`,
+            `${transaction.created} wallet ${transaction.account} ${transaction.amount.padStart(18)} ` +
+            `${transaction.currency} ${transaction.type}: ${transaction.description}`,
         ),
       ]);
     },
@@ -96,7 +97,8 @@ export const moneyCommands: Record<string, Command> = {
           throw error;
         });
         print(values.json, reversal, [
-          `reversal ${reversal.id} of collection ${reversal.collection}: ${reversal.amount} ${reversal.currency} back to ${reversal.phonenumber}, ${reversal.state}`,
+          `reversal ${reversal.id} of collection ${reversal.collection}: ${reversal.amount} ${reversal.currency} ` +
+            `back to ${reversal.phonenumber}, ${reversal.state}`,
         ]);
       } finally {
         await client.connection.close();

@@ -13,7 +13,10 @@ import { routeLines, type RouteLine } from '../services/network-status';
 import { orderRoutes, pauseRoute, type RouteOperation } from '../services/route-health';
 import { UsageError, print, type Command, type CommandContext } from './cli';
 
-/** `--network`: a network a connector that is on serves, with its routes in the registry's order; or the usage error naming those networks. */
+/**
+ * `--network`: a network a connector that is on serves, with its routes in the registry's order; or the usage error
+ * naming those networks.
+ */
 function routedNetwork(config: Config, raw: string | undefined): { network: string; routes: string[] } {
   const configured = configuredRoutes(config);
   const network = networkByName(raw ?? '')?.name;
@@ -21,7 +24,8 @@ function routedNetwork(config: Config, raw: string | undefined): { network: stri
   if (network === undefined || routes.length === 0) {
     const served = [...new Set(configured.map((route) => route.network))];
     throw new UsageError(
-      `--network must name a network a connector that is on serves (${served.length > 0 ? served.join(', ') : 'no connector is on'})`,
+      `--network must name a network a connector that is on serves ` +
+        `(${served.length > 0 ? served.join(', ') : 'no connector is on'})`,
     );
   }
   return { network, routes };
@@ -46,13 +50,16 @@ const operationsText = (operation: RouteOperation | null) => operation ?? 'colle
 
 /** One line per route: network, operation, order, operator, state, recent success rate, last fault. */
 const routeText = (line: RouteLine) =>
-  `${line.network.padEnd(18)} ${line.operation.padEnd(7)} ${String(line.order).padEnd(2)} ${line.operator.padEnd(15)} ${line.state.padEnd(8)} ` +
+  `${line.network.padEnd(18)} ${line.operation.padEnd(7)} ${String(line.order).padEnd(2)} ` +
+  `${line.operator.padEnd(15)} ${line.state.padEnd(8)} ` +
   `${successRateText(line.successRate).padStart(6)} of ${String(line.outcomes).padEnd(5)} ` +
   `${line.lastFault === null ? 'no fault' : `last fault ${line.lastFaultAt?.toISOString() ?? ''}: ${line.lastFault}`}`;
 
 /** `network routes pause` and `resume`: an operator's switch on one route. */
 const pauseCommand = (paused: boolean): Command => ({
-  usage: `network routes ${paused ? 'pause' : 'resume'} --network NAME --route ROUTE [--operation collect|payout] [--json]`,
+  usage:
+    `network routes ${paused ? 'pause' : 'resume'} --network NAME --route ROUTE [--operation collect|payout] ` +
+    `[--json]`,
   async run({ sql, values, config }: CommandContext) {
     const { network, routes } = routedNetwork(config, values.network);
     if (values.route === undefined)
@@ -144,7 +151,8 @@ export const networkCommands: Record<string, Command> = {
       const confirmationUrl = `${config.publicBaseUrl}${DARAJA_CALLBACK_PATHS.confirmation}`;
       print(values.json, { ...outcome, validationUrl, confirmationUrl }, [
         outcome.registered
-          ? `Daraja registered ${validationUrl} and ${DARAJA_CALLBACK_PATHS.confirmation} for shortcode ${config.mpesa!.shortcode}`
+          ? `Daraja registered ${validationUrl} and ${DARAJA_CALLBACK_PATHS.confirmation} for shortcode ` +
+            `${config.mpesa!.shortcode}`
           : `Daraja refused the registration: ${outcome.detail}`,
       ]);
       if (!outcome.registered) process.exitCode = 1;

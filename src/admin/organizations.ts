@@ -86,7 +86,8 @@ export const organizationCommands: Record<string, Command> = {
         },
       );
       print(values.json, settings, [
-        `organization ${settings.id}: verification URL ${settings.verificationUrl ?? '(none)'}, accept by default ${settings.acceptByDefault}`,
+        `organization ${settings.id}: verification URL ${settings.verificationUrl ?? '(none)'}, accept by default ` +
+          `${settings.acceptByDefault}`,
       ]);
     },
   },

@@ -15,7 +15,8 @@ export const sweepCommands: Record<string, Command> = {
           ? ['no rows set aside']
           : failures.map(
               (failure) =>
-                `${failure.kind} ${failure.rowId}: ${failure.attempts} failed run(s), last ${failure.lastFailedAt.toISOString()}: ${failure.error}`,
+                `${failure.kind} ${failure.rowId}: ${failure.attempts} failed run(s), last ` +
+                `${failure.lastFailedAt.toISOString()}: ${failure.error}`,
             ),
       );
     },

@@ -63,14 +63,18 @@ const BundlesHeaders = v.object(
       v.nonEmpty(BILLS_DATE_REQUIRED),
       v.check(
         (header) => parseRfcDate(header) !== null,
-        `The ${BILLS_DATE_HEADER} header must be a date in RFC 7231 or RFC 2822 format, such as "Tue, 15 Nov 1994 08:12:31 GMT".`,
+        `The ${BILLS_DATE_HEADER} header must be a date in RFC 7231 or RFC 2822 format, such as "Tue, 15 Nov 1994 ` +
+          `08:12:31 GMT".`,
       ),
     ),
   },
   BILLS_DATE_REQUIRED,
 );
 
-/** OpenAPI details of a bill-payment route: its tag, errors in the envelope and, when configured, `{bills_url}` as its server. */
+/**
+ * OpenAPI details of a bill-payment route: its tag, errors in the envelope and, when configured, `{bills_url}` as its
+ * server.
+ */
 const billsDocs = (config: AppDeps['config'], operation: Omit<RouteOperation, 'tags' | 'caller' | 'billsEnvelope'>) =>
   routeDocs(
     { ...operation, tags: ['Bill payments'], caller: 'merchant', billsEnvelope: true },

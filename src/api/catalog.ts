@@ -21,7 +21,9 @@ const DOCS = {
   listCurrencies: routeDocs({
     operationId: 'listCurrencies',
     summary: 'List currencies',
-    description: `${listedCodes(SUPPORTED_CURRENCIES)}: BXC is the sandbox currency; \`minor_units\` is how many decimals an amount in each may have.`,
+    description:
+      `${listedCodes(SUPPORTED_CURRENCIES)}: BXC is the sandbox currency; \`minor_units\` is how many ` +
+      `decimals an amount in each may have.`,
     tags: ['Reference'],
     caller: 'merchant',
     responses: {
@@ -32,7 +34,8 @@ const DOCS = {
     operationId: 'listNetworks',
     summary: 'List mobile networks',
     description:
-      'The networks the service knows from the prefixes of their numbers: their country, currencies, and what they support.',
+      'The networks the service knows from the prefixes of their numbers: their country, currencies, and what they ' +
+      'support.',
     tags: ['Reference'],
     caller: 'merchant',
     responses: {

@@ -1,4 +1,7 @@
-/** Collection requests (docs/api.md#collection-requests) over HTTP: the routes translate to the use cases of services/collection-requests.ts. */
+/**
+ * Collection requests (docs/api.md#collection-requests) over HTTP: the routes translate to the use cases of
+ * services/collection-requests.ts.
+ */
 import { Elysia } from 'elysia';
 import { serializeCollectionRequest } from '../domain/collection-requests';
 import {
@@ -24,7 +27,8 @@ const DOCS = {
     operationId: 'createCollectionRequest',
     summary: 'Create a collection request',
     description:
-      'Asks a subscriber to pay: with `send_instructions` the subscriber is prompted (USSD/PIN) and sent instructions by SMS. ' +
+      'Asks a subscriber to pay: with `send_instructions` the subscriber is prompted (USSD/PIN) and sent ' +
+      'instructions by SMS. ' +
       'The organization needs a funded wallet in the currency. The request runs until it is paid, fails or expires ' +
       '(`expiry_date`, 24 hours by default); every status change is a `collectionrequest.status.changed` event.',
     tags: ['Collection requests'],

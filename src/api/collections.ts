@@ -1,4 +1,6 @@
-/** Collections (docs/api.md#collections) over HTTP: the routes translate to the use cases of services/collections.ts. */
+/**
+ * Collections (docs/api.md#collections) over HTTP: the routes translate to the use cases of services/collections.ts.
+ */
 import { Elysia } from 'elysia';
 import * as v from 'valibot';
 import { collectionForVersion, collectionSchemaForVersion, listSchemaForVersion } from '../domain/versions';
@@ -22,9 +24,12 @@ const DOCS = {
     summary: 'List or claim collections',
     description:
       "Newest first, the organization's collections only. With `claim`, an unmatched collection matching `amount`, " +
-      '`remote_transaction_id` and `phonenumber` is assigned to the caller and the answer is a list: the claimed collection, ' +
-      'or none (400 when more than one matches or a parameter is missing). A claim moves money in: it needs the `collect` ' +
-      'capability (403, and nothing claimed, for a key without it: `x-parameter-roles`) and counts as a write for throttling.',
+      '`remote_transaction_id` and `phonenumber` is assigned to the caller and the answer is a list: the claimed ' +
+      'collection, ' +
+      'or none (400 when more than one matches or a parameter is missing). A claim moves money in: it needs the ' +
+      '`collect` ' +
+      'capability (403, and nothing claimed, for a key without it: `x-parameter-roles`) and counts as a write for ' +
+      'throttling.',
     tags: ['Collections'],
     caller: 'merchant',
     responses: {

@@ -21,7 +21,8 @@ const DOCS = {
     operationId: 'createContact',
     summary: 'Create a contact',
     description:
-      'One contact per phone number in an organization. `metadata` `sync` = `1` verifies the number against its network at once.',
+      'One contact per phone number in an organization. `metadata` `sync` = `1` verifies the number against its ' +
+      'network at once.',
     tags: TAGS,
     caller: 'merchant',
     responses: { 201: { description: 'The contact.', schema: contactSchemaForVersion } },

@@ -54,7 +54,10 @@ export const apiRoutes = (deps: AppDeps, documented: () => readonly DocumentedRo
 /** A CSV download of the API (a batch's results, a wallet's statement): its path ends in `.csv`. */
 const CSV_DOWNLOAD = /^\/api\/.+\.csv\/?$/i;
 
-/** The docs page is HTML for browsers, /metrics is Prometheus text and the `.csv` downloads are CSV: the only API paths the JSON-only Accept rule skips. */
+/**
+ * The docs page is HTML for browsers, /metrics is Prometheus text and the `.csv` downloads are CSV: the only API paths
+ * the JSON-only Accept rule skips.
+ */
 export const isNonJsonApiPage = (request: Request): boolean =>
   isDocumentationPage(request) || isMetricsPage(request) || CSV_DOWNLOAD.test(new URL(request.url).pathname);
 

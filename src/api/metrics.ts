@@ -33,7 +33,8 @@ export const metricsRoutes = (config: Config) =>
       detail: {
         hide: true,
         summary:
-          'Prometheus metrics of this API process (text format); 404 when METRICS=false, 401 without METRICS_TOKEN when set',
+          'Prometheus metrics of this API process (text format); 404 when METRICS=false, 401 without METRICS_TOKEN ' +
+          'when set',
       },
     },
   );

@@ -77,7 +77,8 @@ async function authenticateNetwork(sql: AppDeps['sql'], request: Request, connec
   if (!reportsPayments(network, connections)) {
     throw new ApiError(403, {
       detail:
-        `${network.name} is connected through its operator's API: its payments are believed only through the operator's status query, ` +
+        `${network.name} is connected through its operator's API: its payments are believed only through the ` +
+        `operator's status query, ` +
         'never reported here (this route is for the sandbox and the networks without a connector).',
     });
   }
@@ -108,7 +109,8 @@ export const networkCallbackRoutes = ({ sql, launcher, networks }: AppDeps) => {
         async ({ body: report, set, reporter }) => {
           // The body names the network its secret belongs to; another network's name is not this caller's to use.
           if (networkByName(report.network)?.name !== reporter.name) throw networkUnauthorized();
-          // the API's money rules (who may report which currency, the currency's minor units), before anything is stored.
+          // the API's money rules (who may report which currency, the currency's minor units), before anything is
+          // stored.
           const recorded = reportedPaymentNetwork(
             reporter,
             report.phonenumber,
@@ -137,11 +139,16 @@ export const networkCallbackRoutes = ({ sql, launcher, networks }: AppDeps) => {
             operationId: 'reportIncomingPayment',
             summary: 'Report an incoming payment (mobile networks)',
             description:
-              "A mobile network reports a payment a subscriber made, with that network's secret as `Authorization: Bearer <secret>`. " +
-              "The payment is stored, matched to a collection request, verified with the organization's verification URL where " +
-              'the network supports it, and credited; a repeated report of a transaction starts nothing. A network this deployment has a ' +
-              `connector for (${listedCodes(CONNECTOR_OPERATORS.map((connector) => connector.operator))}) is refused with 403: its payments are believed only through its operator's status query. ` +
-              'A network with no connector reports its currency only in sandbox mode while no connector is on (400 on `currency` otherwise), ' +
+              "A mobile network reports a payment a subscriber made, with that network's secret as `Authorization: " +
+              'Bearer <secret>`. ' +
+              "The payment is stored, matched to a collection request, verified with the organization's verification " +
+              'URL where ' +
+              'the network supports it, and credited; a repeated report of a transaction starts nothing. A network ' +
+              'this deployment has a ' +
+              `connector for (${listedCodes(CONNECTOR_OPERATORS.map((connector) => connector.operator))}) is refused ` +
+              `with 403: its payments are believed only through its operator's status query. ` +
+              'A network with no connector reports its currency only in sandbox mode while no connector is on (400 ' +
+              'on `currency` otherwise), ' +
               "and an amount takes at most its currency's minor units (400 on `amount`: TZS, UGX and RWF are whole).",
             tags: ['Mobile networks'],
             caller: 'network',

@@ -82,7 +82,8 @@ const DOCUMENTATION_PATHS = new Set([DOCS_PATH, OPENAPI_DOCUMENT_PATH, DOCS_SCRI
 const DOCS_PAGE_HEADERS: Record<string, string> = {
   'Content-Type': 'text/html; charset=utf-8',
   'Content-Security-Policy':
-    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; " +
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' " +
+    'data:; ' +
     "connect-src 'self'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'",
   'X-Frame-Options': 'DENY',
 };
@@ -250,14 +251,17 @@ export type DocumentedRoute = {
 const INFO_DESCRIPTION = (version: ApiVersion) =>
   `
 Collections, collection requests, contacts, webhooks, events and bill-payment listings of a mobile-money
-collections service. This document describes API version ${formatApiVersion(version)}${version === CURRENT_API_VERSION ? ' (the current one)' : ''};
+collections service. This document describes API version ${formatApiVersion(version)}${
+    version === CURRENT_API_VERSION ? ' (the current one)' : ''
+  };
 \`${OPENAPI_DOCUMENT_PATH}?version=v1\` … \`v4\` gives each version's document.
 
 **Authentication.** Every \`/api/...\` path needs \`Authorization: Token <API key>\` (\`Bearer <API key>\` works too):
 a missing or wrong key is 401 \`{"detail": "Invalid token."}\` on every such path, known or not.
 
-**Versions.** An organization's version is saved on its first request. \`${API_VERSION_HEADER}: v3\` selects another for
-one request, and so does a \`/api/v3/...\` prefix (every path answers under \`/api/v1/\` … \`/api/v4/\`; the prefix wins).
+**Versions.** An organization's version is saved on its first request. \`${API_VERSION_HEADER}: v3\` selects another
+for one request, and so does a \`/api/v3/...\` prefix (every path answers under \`/api/v1/\` … \`/api/v4/\`; the
+prefix wins).
 Responses carry the \`${API_VERSION_HEADER}\` used. Version 1 lists are bare arrays and \`organization\` is a name;
 a collection's \`currency\` is a numeric id in version 1, its \`collection_request\` an id before version 3, and its
 \`transaction\` appears in version 4.
@@ -271,11 +275,14 @@ does not serve is 405 with \`Allow\`. Paths work with and without a trailing sla
 **Lists** take \`limit\` (default 10) and \`offset\`; \`next\` and \`previous\` are absolute URLs.
 
 **Writes** may carry \`${DUPLICATE_CHECK_HEADER}\`: a repeat within 24 hours is 409 \`Duplicate Request Detected!\`.
-**Throttling**: per organization, reads and writes are counted per window; the operator callbacks per source address and per
-operator; past the limit 429 with \`Retry-After\`.
+**Throttling**: per organization, reads and writes are counted per window; the operator callbacks per source address
+and per operator; past the limit 429 with \`Retry-After\`.
 `.trim();
 
-/** The operator callbacks' tag: which connectors call back and which answer every call themselves, from the connector registry. */
+/**
+ * The operator callbacks' tag: which connectors call back and which answer every call themselves, from the connector
+ * registry.
+ */
 function operatorCallbacksDescription(): string {
   const named = (callsBack: boolean) =>
     CONNECTOR_OPERATORS.filter((connector) => connector.callsBack === callsBack).map((connector) => connector.operator);
@@ -283,10 +290,15 @@ function operatorCallbacksDescription(): string {
   const answering =
     silent.length === 0
       ? ''
-      : `; ${listedCodes(silent)} ${silent.length === 1 ? 'answers every call itself and calls' : 'answer every call themselves and call'} nothing back`;
+      : `; ${listedCodes(silent)} ` +
+        `${
+          silent.length === 1 ? 'answers every call itself and calls' : 'answer every call themselves and call'
+        } nothing back`;
   return (
-    `Fixed paths the real operators call back (${listedCodes(named(true))}), registered or sent under PUBLIC_BASE_URL${answering}. ` +
-    "They carry no credentials: a callback only wakes the workflow it names, which then asks the operator's own status query; money moves on that answer alone."
+    `Fixed paths the real operators call back (${listedCodes(named(true))}), registered or sent under ` +
+    `PUBLIC_BASE_URL${answering}. ` +
+    "They carry no credentials: a callback only wakes the workflow it names, which then asks the operator's own " +
+    'status query; money moves on that answer alone.'
   );
 }
 
@@ -303,7 +315,8 @@ const TAGS = [
   {
     name: 'Payment batches',
     description:
-      'Bulk payouts: up to 10,000 payments uploaded at once (JSON or CSV), each checked before anything is sent, then sent a bounded number at a time, with progress and a result CSV.',
+      'Bulk payouts: up to 10,000 payments uploaded at once (JSON or CSV), each checked before anything is sent, ' +
+      'then sent a bounded number at a time, with progress and a result CSV.',
   },
   {
     name: 'Reversals',
@@ -313,12 +326,14 @@ const TAGS = [
   {
     name: 'Settlements',
     description:
-      "The daily settlement report: every movement of money with a mobile network on one UTC day, with the operator's transaction ids and the totals per network and currency.",
+      'The daily settlement report: every movement of money with a mobile network on one UTC day, with the ' +
+      "operator's transaction ids and the totals per network and currency.",
   },
   {
     name: 'Audit trail',
     description:
-      'Every change a write through the API or the web console made: who, with which key, from where, through which route, to which object, before and after.',
+      'Every change a write through the API or the web console made: who, with which key, from where, through which ' +
+      'route, to which object, before and after.',
   },
   {
     name: 'Reference',
@@ -533,7 +548,9 @@ function responsesOf(
   return Object.fromEntries(Object.entries(responses).sort(([a], [b]) => Number(a) - Number(b)));
 }
 
-/** The roles allowed to call a route (the `can` macro writes them into its `detail`); none for unauthenticated routes. */
+/**
+ * The roles allowed to call a route (the `can` macro writes them into its `detail`); none for unauthenticated routes.
+ */
 export const routeRoles = (route: DocumentedRoute): Role[] => rolesOfDetail(route.hooks?.detail);
 
 /**

@@ -38,7 +38,10 @@ export const operatorCallbackRoutes = (deps: AppDeps) => {
   const units = callbackUnits(config);
   const transports = new Map<number, TransportSettings>();
 
-  /** Keeps what an operator said about one of our operations and wakes its workflow; failures are logged, never answered. */
+  /**
+   * Keeps what an operator said about one of our operations and wakes its workflow; failures are logged, never
+   * answered.
+   */
   async function wake(operation: WakeTarget, said: unknown, asResult = false): Promise<void> {
     try {
       if (asResult) await recordResult(sql, operation.id, said);
@@ -83,7 +86,7 @@ export const operatorCallbackRoutes = (deps: AppDeps) => {
     lookAlikeOrganization: (payment) => lookAlikeOrganization(sql, payment),
     verificationSettingsOf: (organizationId) => verificationSettingsOf(sql, organizationId),
   };
-  // biome-ignore lint/suspicious/noExplicitAny: each connector's settings type is its own; the registry holds them side by side
+  // biome-ignore lint/suspicious/noExplicitAny: each connector's settings type is its own
   const context = (settings: unknown): CallbackContext<any> => ({
     sql,
     settings,
@@ -134,9 +137,9 @@ export const operatorCallbackRoutes = (deps: AppDeps) => {
 function mount(
   // biome-ignore lint/suspicious/noExplicitAny: Elysia's app type carries seven generics a plugin does not constrain
   app: Elysia<any, any, any, any, any, any, any>,
-  // biome-ignore lint/suspicious/noExplicitAny: each connector's settings type is its own; the registry holds them side by side
+  // biome-ignore lint/suspicious/noExplicitAny: each connector's settings type is its own
   route: CallbackRoute<any>,
-  // biome-ignore lint/suspicious/noExplicitAny: each connector's settings type is its own; the registry holds them side by side
+  // biome-ignore lint/suspicious/noExplicitAny: each connector's settings type is its own
   context: CallbackContext<any>,
 ) {
   if (route.answersUnreadable || route.keepsRawBody) {

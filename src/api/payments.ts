@@ -1,6 +1,6 @@
 /**
- * Payments (money out, docs/api.md#payments-wallets-and-reversals-money-out) over HTTP: `POST /api/payments` (form or JSON, one `phonenumber`,
- * `Duplicate-Check-Key` honoured), `GET /api/payments`, `GET /api/payments/<id>`, and
+ * Payments (money out, docs/api.md#payments-wallets-and-reversals-money-out) over HTTP: `POST /api/payments` (form or
+ * JSON, one `phonenumber`, `Duplicate-Check-Key` honoured), `GET /api/payments`, `GET /api/payments/<id>`, and
  * `POST /api/payments/<id>/cancel`; the use cases are in services/payments.ts.
  */
 import { Elysia } from 'elysia';
@@ -30,9 +30,12 @@ const DOCS = {
     operationId: 'createPayment',
     summary: 'Send money to a subscriber',
     description:
-      'The amount is taken out of the wallet at once (400 `insufficient funds` when it does not hold it; never a negative balance), ' +
-      'then the payment is sent through the network: `new` (or `scheduled` until `start_date`), `processing`, then `completed`, ' +
-      '`rejected` or `processed_with_errors` (the amount given back). Every state change is a `payment.status.changed` event; ' +
+      'The amount is taken out of the wallet at once (400 `insufficient funds` when it does not hold it; never a ' +
+      'negative balance), ' +
+      'then the payment is sent through the network: `new` (or `scheduled` until `start_date`), `processing`, then ' +
+      '`completed`, ' +
+      '`rejected` or `processed_with_errors` (the amount given back). Every state change is a ' +
+      '`payment.status.changed` event; ' +
       '`callback_url` receives them too, signed as webhooks are. A new number becomes a contact.',
     tags: TAGS,
     caller: 'merchant',
@@ -71,7 +74,9 @@ const DOCS = {
     operationId: 'cancelPayment',
     summary: 'Cancel a payment not yet sent',
     description:
-      'Only a `new` or `scheduled` payment (one waiting for its `start_date`) can be cancelled (400 otherwise): it ends `cancelled`, with `cancelled_reason`, `cancelled_by` and `cancelled_time`, and its amount goes back to the wallet.',
+      'Only a `new` or `scheduled` payment (one waiting for its `start_date`) can be cancelled (400 otherwise): it ' +
+      'ends `cancelled`, with `cancelled_reason`, `cancelled_by` and `cancelled_time`, and its amount goes back to ' +
+      'the wallet.',
     tags: TAGS,
     caller: 'merchant',
     errors: [403, 404],

@@ -1,6 +1,6 @@
 /**
- * Reversals (docs/api.md#payments-wallets-and-reversals-money-out; the request then ends `reversed`): a merchant sends a successful collection's amount
- * back to the subscriber, out of the wallet it credited; at most once per collection.
+ * Reversals (docs/api.md#payments-wallets-and-reversals-money-out; the request then ends `reversed`): a merchant sends
+ * a successful collection's amount back to the subscriber, out of the wallet it credited; at most once per collection.
  */
 import { Elysia } from 'elysia';
 import { ReversalSchema, serializeReversal } from '../domain/money-out';
@@ -26,9 +26,12 @@ const DOCS = {
     operationId: 'reverseCollection',
     summary: 'Send a collection back to the subscriber',
     description:
-      "A successful collection's amount goes back to the subscriber through the network, out of the wallet it credited " +
-      '(400 when that wallet no longer holds it, or the collection is not successful, or it was reversed before: at most once). ' +
-      'When the network completes it, the request the collection paid ends `reversed` (a `collectionrequest.status.changed` event); ' +
+      "A successful collection's amount goes back to the subscriber through the network, out of the wallet it " +
+      'credited ' +
+      '(400 when that wallet no longer holds it, or the collection is not successful, or it was reversed before: at ' +
+      'most once). ' +
+      'When the network completes it, the request the collection paid ends `reversed` (a ' +
+      '`collectionrequest.status.changed` event); ' +
       'when the network fails it, the amount goes back to the wallet.',
     tags: TAGS,
     caller: 'merchant',

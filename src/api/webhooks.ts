@@ -40,7 +40,9 @@ import { PathIdParams, requestSchema, routeDocs, type RouteOperation } from '../
 const digits = (description: string) =>
   v.pipe(v.string(), v.regex(/^\d{1,15}$/, 'Not found.'), v.description(description), v.examples(['42']));
 /** A recovery's path: the webhook's id and the recovery's (either not a number: 404). */
-/** Disabling and enabling take no fields: an empty body, any fields ignored (a body of another media type is still 415). */
+/**
+ * Disabling and enabling take no fields: an empty body, any fields ignored (a body of another media type is still 415).
+ */
 const NoFields = requestSchema(v.object({}));
 const RecoveryParams = requestSchema(
   v.object({ id: digits("The webhook's id."), recovery: digits("The recovery's id.") }),
@@ -110,7 +112,8 @@ const DOCS = {
     operationId: 'redeliverWebhookEvent',
     summary: 'Deliver an event again',
     description:
-      "Starts a fresh delivery (its own 10 attempts) of an event of the webhook's type; 503 when it could not be started (ask again).",
+      "Starts a fresh delivery (its own 10 attempts) of an event of the webhook's type; 503 when it could not be " +
+      'started (ask again).',
     errors: [404],
     responses: { 202: { description: 'The new delivery, `pending`.', schema: DeliverySchema } },
     requestExample: { event: 1234 },
@@ -119,9 +122,12 @@ const DOCS = {
     operationId: 'recoverWebhook',
     summary: 'Deliver every event since a time again',
     description:
-      `Every event of the webhook's type created at or after \`since\` and before \`until\` (now when not given) gets a fresh delivery ` +
-      `with its own 10 attempts, in event order. At most ${RECOVERY_MAX_EVENTS} events per recovery (a longer period: recover it in parts), ` +
-      'one recovery per webhook delivering at a time (400 while the previous one is), and not for a disabled webhook (enable it first). ' +
+      `Every event of the webhook's type created at or after \`since\` and before \`until\` (now when not given) ` +
+      `gets a fresh delivery ` +
+      `with its own 10 attempts, in event order. At most ${RECOVERY_MAX_EVENTS} events per recovery (a longer ` +
+      `period: recover it in parts), ` +
+      'one recovery per webhook delivering at a time (400 while the previous one is), and not for a disabled webhook ' +
+      '(enable it first). ' +
       'Events older than the retention period are gone and cannot be recovered.',
     errors: [404],
     responses: { 202: { description: 'The recovery, its deliveries `pending`.', schema: RecoverySchema } },
@@ -144,8 +150,10 @@ const DOCS = {
     operationId: 'disableWebhook',
     summary: 'Disable a webhook',
     description:
-      'No deliveries are made or recorded for it until it is enabled; what was waiting for a retry is cancelled. The service does the same, ' +
-      'with a `webhook.disabled` event, to a webhook whose target has failed every attempt for 5 days (`WEBHOOK_DISABLE_AFTER_HOURS`). Unchanged when already disabled.',
+      'No deliveries are made or recorded for it until it is enabled; what was waiting for a retry is cancelled. The ' +
+      'service does the same, ' +
+      'with a `webhook.disabled` event, to a webhook whose target has failed every attempt for 5 days ' +
+      '(`WEBHOOK_DISABLE_AFTER_HOURS`). Unchanged when already disabled.',
     errors: [404],
     responses: { 200: { description: 'The webhook, `disabled`.', schema: WebhookSchema } },
   }),

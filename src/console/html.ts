@@ -29,7 +29,10 @@ function render(child: Child): string {
   return escapeHtml(String(child));
 }
 
-/** A template whose interpolations are escaped; arrays are rendered item by item; null, undefined and false render nothing. */
+/**
+ * A template whose interpolations are escaped; arrays are rendered item by item; null, undefined and false render
+ * nothing.
+ */
 export function html(strings: TemplateStringsArray, ...values: Child[]): Html {
   let markup = strings[0] ?? '';
   for (let index = 0; index < values.length; index += 1)

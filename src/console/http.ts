@@ -91,7 +91,8 @@ export const forbidden = (): ApiError =>
 export const csrfRefused = (): ApiError =>
   consoleError(
     403,
-    'This form was not sent from a page of your console session (its security token is missing or wrong). Reload the page and try again.',
+    'This form was not sent from a page of your console session (its security token is missing or wrong). Reload the ' +
+      'page and try again.',
   );
 
 /** A local console path to come back to after signing in; anything else (another site, `//host`) is dropped. */
@@ -112,8 +113,10 @@ function errorPage(status: number, detail: string): Html {
           : status >= 500
             ? 'Something went wrong'
             : 'Cannot do that';
-  return html`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${title} · Console</title><link rel="icon" href="data:,"><link rel="stylesheet" href="/console/static/console.css"></head>
+  return html`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport"
+content="width=device-width, initial-scale=1">
+<title>${title} · Console</title><link rel="icon" href="data:,"><link rel="stylesheet"
+href="/console/static/console.css"></head>
 <body><main class="narrow"><h1>${title}</h1><p class="error-detail" data-status="${status}">${detail}</p>
 <p><a href="/console">Back to the console</a></p></main></body></html>`;
 }

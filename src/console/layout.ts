@@ -51,7 +51,8 @@ export type Frame = { session: ConsoleSession; sandbox: boolean; section: Sectio
 const head = (title: string) => html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · Console</title><link rel="icon" href="data:,">
-<link rel="stylesheet" href="/console/static/console.css"><script src="/console/static/console.js" defer></script></head>`;
+<link rel="stylesheet" href="/console/static/console.css"><script src="/console/static/console.js"
+defer></script></head>`;
 
 /** A whole page for a signed-in user. */
 export function layout({ session, sandbox, section, title }: Frame, content: Child): Html {
@@ -66,12 +67,23 @@ export function layout({ session, sandbox, section, title }: Frame, content: Chi
   return html`${head(title)}
 <body>
 <header class="top">
-  <a class="brand" href="/console">${session.organizationName}${sandbox ? html` <span class="badge sandbox">sandbox</span>` : ''}</a>
+  <a class="brand"
+href="/console">${session.organizationName}${
+    sandbox
+      ? html` <span
+class="badge sandbox">sandbox</span>`
+      : ''
+  }</a>
   <div class="who"><span>${session.email}</span>
-    <form method="post" action="/console/sign-out" class="inline">${csrfField(session)}<button type="submit" class="link">Sign out</button></form>
+    <form method="post" action="/console/sign-out" class="inline">${csrfField(session)}<button type="submit"
+class="link">Sign out</button></form>
   </div>
 </header>
-<nav aria-label="Console"><ul>${items.map((item) => html`<li><a href="${item.href}"${item.section === section ? html` aria-current="page"` : ''}>${item.label}</a></li>`)}</ul></nav>
+<nav
+aria-label="Console"><ul>${items.map(
+    (item) => html`<li><a
+href="${item.href}"${item.section === section ? html` aria-current="page"` : ''}>${item.label}</a></li>`,
+  )}</ul></nav>
 <main>
 <h1>${title}</h1>
 ${content}
@@ -105,7 +117,11 @@ export function actionButton(
   hidden: Record<string, string | number> = {},
   variant = '',
 ): Html {
-  return html`<form method="post" action="${action}" class="inline">${csrfField(session)}${Object.entries(hidden).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`)}<button type="submit" class="${variant}">${label}</button></form>`;
+  return html`<form method="post" action="${action}"
+class="inline">${csrfField(session)}${Object.entries(hidden).map(
+    ([name, value]) => html`<input type="hidden"
+name="${name}" value="${value}">`,
+  )}<button type="submit" class="${variant}">${label}</button></form>`;
 }
 
 export type FieldErrors = Record<string, string[]>;
@@ -144,7 +160,12 @@ export function input(
   const describedBy = [options.hint ? `hint-${name}` : '', invalid ? `error-${name}` : ''].filter(Boolean).join(' ');
   return html`<div class="field${invalid ? ' invalid' : ''}">
 <label for="field-${name}">${label}${options.required ? '' : html` <span class="optional">(optional)</span>`}</label>
-<input id="field-${name}" name="${name}" type="${options.type ?? 'text'}" value="${options.type === 'password' ? '' : fieldValue(values, name)}"${options.required ? html` required` : ''}${options.autocomplete ? html` autocomplete="${options.autocomplete}"` : ''}${options.inputmode ? html` inputmode="${options.inputmode}"` : ''}${options.placeholder ? html` placeholder="${options.placeholder}"` : ''}${describedBy ? html` aria-describedby="${describedBy}"` : ''}${invalid ? html` aria-invalid="true"` : ''}>
+<input id="field-${name}" name="${name}" type="${options.type ?? 'text'}"
+value="${options.type === 'password' ? '' : fieldValue(values, name)}"${options.required ? html` required` : ''}
+${options.autocomplete ? html` autocomplete="${options.autocomplete}"` : ''}
+${options.inputmode ? html` inputmode="${options.inputmode}"` : ''}
+${options.placeholder ? html` placeholder="${options.placeholder}"` : ''}
+${describedBy ? html` aria-describedby="${describedBy}"` : ''}${invalid ? html` aria-invalid="true"` : ''}>
 ${options.hint ? html`<p class="hint" id="hint-${name}">${options.hint}</p>` : ''}${errorList(name, errors)}
 </div>`;
 }
@@ -173,14 +194,23 @@ export function select(
   return html`<div class="field${invalid ? ' invalid' : ''}">
 <label for="field-${name}">${label}${optional ? html` <span class="optional">(optional)</span>` : ''}</label>
 <select id="field-${name}" name="${name}"${invalid ? html` aria-invalid="true" aria-describedby="error-${name}"` : ''}>
-${optional ? html`<option value="">Any</option>` : ''}${choices.map(([value, text]) => html`<option value="${value}"${value === current ? html` selected` : ''}>${text}</option>`)}
+${
+  optional
+    ? html`<option
+value="">Any</option>`
+    : ''
+}${choices.map(
+  ([value, text]) => html`<option
+value="${value}"${value === current ? html` selected` : ''}>${text}</option>`,
+)}
 </select>${errorList(name, errors)}
 </div>`;
 }
 
 /** A labelled checkbox sending `true` when ticked. */
 export function checkbox(name: string, label: string, checked: boolean, hint?: string): Html {
-  return html`<div class="field check"><input id="field-${name}" name="${name}" type="checkbox" value="true"${checked ? html` checked` : ''}>
+  return html`<div class="field check"><input id="field-${name}" name="${name}" type="checkbox"
+value="true"${checked ? html` checked` : ''}>
 <label for="field-${name}">${label}</label>${hint ? html`<p class="hint">${hint}</p>` : ''}</div>`;
 }
 
@@ -200,7 +230,11 @@ export const notice = (text: Child, kind: 'ok' | 'error' | 'info' = 'ok'): Html 
 /** A table that scrolls sideways on a phone instead of widening the page. */
 export function table(headings: readonly string[], rows: readonly Child[][], empty: string): Html {
   if (rows.length === 0) return html`<p class="empty">${empty}</p>`;
-  return html`<div class="table-wrap"><table><thead><tr>${headings.map((heading) => html`<th scope="col">${heading}</th>`)}</tr></thead>
+  return html`<div
+class="table-wrap"><table><thead><tr>${headings.map(
+    (heading) => html`<th
+scope="col">${heading}</th>`,
+  )}</tr></thead>
 <tbody>${rows.map((row) => html`<tr>${row.map((cell) => html`<td>${cell}</td>`)}</tr>`)}</tbody></table></div>`;
 }
 
@@ -245,13 +279,22 @@ export function signedMoney(amount: string, currency: string): Html {
 
 /** A definition list of label/value pairs. */
 export function details(pairs: readonly (readonly [string, Child])[]): Html {
-  return html`<dl class="details">${pairs.map(([term, value]) => html`<dt>${term}</dt><dd>${value ?? html`<span class="muted">—</span>`}</dd>`)}</dl>`;
+  return html`<dl
+class="details">${pairs.map(
+    ([term, value]) =>
+      html`<dt>${term}</dt><dd>${
+        value ??
+        html`<span
+class="muted">—</span>`
+      }</dd>`,
+  )}</dl>`;
 }
 
 /** A filter form (GET) whose fields keep what was asked; open when any filter is set. */
 export function filterForm(path: string, content: Child, active: boolean): Html {
   return html`<details class="filters"${active ? html` open` : ''}><summary>Filters</summary>
-<form method="get" action="${path}" class="grid">${content}<div class="actions"><button type="submit">Apply</button> <a href="${path}">Clear</a></div></form></details>`;
+<form method="get" action="${path}" class="grid">${content}<div class="actions"><button type="submit">Apply</button> <a
+href="${path}">Clear</a></div></form></details>`;
 }
 
 /** Query values as form values (the last of a repeated key wins, as the API reads them). */

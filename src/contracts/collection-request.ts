@@ -25,7 +25,10 @@ export type CollectionRequestInput = {
   networkPullsFunds: boolean;
   /** How often a prompt a real operator took is asked about when no callback comes (absent in older inputs). */
   networkPollSeconds?: number;
-  /** How long the merchant's verification URL has to answer about the payment this workflow receives (collectionRequest). */
+  /**
+   * How long the merchant's verification URL has to answer about the payment this workflow receives
+   * (collectionRequest).
+   */
   verificationTimeoutSeconds?: number;
 };
 

@@ -4,7 +4,10 @@
  */
 import { defineSignal } from '@temporalio/workflow';
 
-/** The failure type a workflow sees when an activity hit a database error that no retry can fix (activities/failures.ts). */
+/**
+ * The failure type a workflow sees when an activity hit a database error that no retry can fix
+ * (activities/failures.ts).
+ */
 export const PERMANENT_DATABASE_ERROR = 'PermanentDatabaseError';
 
 /**

@@ -1,6 +1,6 @@
 /**
- * The custom search attributes every workflow may carry, registered with the server at start (scripts/infra.mjs, compose).
- * Safe to import from workflow code and from clients alike: no I/O, no Node built-ins.
+ * The custom search attributes every workflow may carry, registered with the server at start (scripts/infra.mjs,
+ * compose). Safe to import from workflow code and from clients alike: no I/O, no Node built-ins.
  */
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 

@@ -61,8 +61,8 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   for (let depth = 0; depth < 4 && current instanceof Error; depth += 1) {
     const code = String((current as { code?: unknown }).code ?? '');
     if (CONNECTION_ERROR_CODES.has(code)) return true;
-    // SQLSTATE class 08 (connection exception), 57P01–57P03 (shutdown, cannot connect now), 53300 (too many connections),
-    // and 55000 when a database has ALLOW_CONNECTIONS false.
+    // SQLSTATE class 08 (connection exception), 57P01–57P03 (shutdown, cannot connect now), 53300 (too many
+    // connections), and 55000 when a database has ALLOW_CONNECTIONS false.
     if (/^08/.test(code) || /^57P0[1-3]$/.test(code) || code === '53300') return true;
     if (code === '55000' && /not currently accepting connections/.test(current.message)) return true;
     current = (current as { cause?: unknown }).cause;

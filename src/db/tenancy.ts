@@ -22,7 +22,10 @@ import type postgres from 'postgres';
 /** The role tenant statements run as (created by migrations/023_row_level_security.sql). */
 export const TENANT_ROLE = 'collections_tenant';
 
-/** The organization a request's statements are confined to, and the task queue of the process serving it (what its webhooks are sent by: migration 026). */
+/**
+ * The organization a request's statements are confined to, and the task queue of the process serving it (what its
+ * webhooks are sent by: migration 026).
+ */
 type Scope = { organizationId: OrganizationId | null; taskQueue: string | null };
 const scopes = new AsyncLocalStorage<Scope>();
 
@@ -69,7 +72,8 @@ type TemplateArgs = [TemplateStringsArray, ...unknown[]];
 /** The role, the organization and the request's task queue, local to the transaction `sql` is in. */
 function setScope(sql: AnySql, organizationId: OrganizationId): Pending {
   const taskQueue = scopes.getStore()?.taskQueue ?? '';
-  return sql`select set_config('role', ${TENANT_ROLE}, true), set_config('app.organization_id', ${String(organizationId)}, true),
+  return sql`select set_config('role', ${TENANT_ROLE}, true),
+    set_config('app.organization_id', ${String(organizationId)}, true),
     set_config('collections.task_queue', ${taskQueue}, true)`;
 }
 
@@ -112,7 +116,7 @@ function deferredToScope(query: Pending, run: () => Promise<unknown>): Pending {
   let result: Promise<unknown> | undefined;
   const execute = () => (result ??= run());
   Object.assign(query, {
-    // biome-ignore lint/suspicious/noThenProperty: the deferred query is a thenable on purpose, as postgres.js queries are
+    // biome-ignore lint/suspicious/noThenProperty: a thenable on purpose, as postgres.js queries are
     then: (resolve?: (value: unknown) => unknown, reject?: (reason: unknown) => unknown) =>
       execute().then(resolve, reject),
     catch: (reject?: (reason: unknown) => unknown) => execute().catch(reject),

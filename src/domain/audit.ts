@@ -8,7 +8,10 @@ import { formatTimestamp } from './time';
 import type { ApiKeyId, OrganizationId, UserId } from './ids';
 import { AUDITED_MOVEMENTS } from './money-movements';
 
-/** The kinds of object the audit trail records changes of (the audited tables, one name each; the money movements' from their list). */
+/**
+ * The kinds of object the audit trail records changes of (the audited tables, one name each; the money movements' from
+ * their list).
+ */
 export const AUDITED_OBJECT_TYPES = [
   'organization',
   'user',
@@ -78,7 +81,8 @@ export const AuditEventSchema = v.pipe(
     ),
     change: described(
       v.object({ before: Fields, after: Fields }),
-      'The changed fields before and after; every field after a creation (`before` null) and before a deletion (`after` null).',
+      'The changed fields before and after; every field after a creation (`before` null) and before a deletion ' +
+        '(`after` null).',
     ),
   }),
   v.description(

@@ -71,7 +71,9 @@ export type CollectionRequestRow = {
   modified: Date;
 };
 
-/** `<organization>-<request>`: the request code a subscriber can pay with (`svccode`, docs/api.md#collection-requests). */
+/**
+ * `<organization>-<request>`: the request code a subscriber can pay with (`svccode`, docs/api.md#collection-requests).
+ */
 export const requestCode = (request: Pick<CollectionRequestRow, 'organizationId' | 'id'>): string =>
   `${request.organizationId}-${request.id}`;
 
@@ -109,7 +111,10 @@ export const COLLECTION_REQUEST_EXAMPLE = {
   subscription_settings: null,
 };
 
-/** The collection request object (docs/api.md#collection-requests), with its contact expanded: types the serialiser and documents it. */
+/**
+ * The collection request object (docs/api.md#collection-requests), with its contact expanded: types the serialiser and
+ * documents it.
+ */
 export const CollectionRequestSchema = v.pipe(
   v.object({
     id: Id,
@@ -188,7 +193,10 @@ export type MessageContext = { amount: string; currency: string; customer: strin
 
 export function instructionsMessage(custom: string | null, context: MessageContext): string {
   if (custom) return custom;
-  return `${context.organization} requests ${displayAmount(context.amount)} ${context.currency}. Approve the prompt on your phone or pay with code ${context.code}.`;
+  return (
+    `${context.organization} requests ${displayAmount(context.amount)} ${context.currency}. Approve the prompt ` +
+    `on your phone or pay with code ${context.code}.`
+  );
 }
 
 /** The success message with `{amount}` and `{customer}` filled in, and the attribution suffix. */

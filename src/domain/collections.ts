@@ -65,7 +65,10 @@ export type CollectionRow = {
   modified: Date;
 };
 
-/** The wallet a collection's transaction credited, as the API shows it (docs/api.md#collections): a wallet without its balance, with its currency's numeric id. */
+/**
+ * The wallet a collection's transaction credited, as the API shows it (docs/api.md#collections): a wallet without its
+ * balance, with its currency's numeric id.
+ */
 export type AccountRow = Omit<WalletRow, 'balance'> & { currencyId: number };
 
 /** A wallet transaction as a collection shows it (docs/api.md#collections). */
@@ -162,7 +165,10 @@ export function serializeTransaction(transaction: TransactionRow, account: Accou
   };
 }
 
-/** The collection object (docs/api.md#collections) in the current version (v4), typing the serialiser and documenting it; versions.ts shapes older ones. */
+/**
+ * The collection object (docs/api.md#collections) in the current version (v4), typing the serialiser and documenting
+ * it; versions.ts shapes older ones.
+ */
 export const CollectionSchema = v.pipe(
   v.object({
     id: Id,

@@ -6,7 +6,10 @@
 import { parse } from 'csv-parse/sync';
 import { RefusedError } from './errors';
 
-/** A CSV that cannot be read as records: what is wrong with it, refused with a 400 (or a usage error) wherever it is read. */
+/**
+ * A CSV that cannot be read as records: what is wrong with it, refused with a 400 (or a usage error) wherever it is
+ * read.
+ */
 export class UnreadableCsvError extends RefusedError {}
 
 /**

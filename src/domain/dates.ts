@@ -70,7 +70,10 @@ function parseRequestDateForm(input: string, now: Date): Date | null {
   return null;
 }
 
-/** `YYYY-MM-DD HH:MM:SS.ffffff+00:00`, how the API shows `expiry_date` (docs/api.md#api-behaviour-worth-knowing; microseconds from PostgreSQL). */
+/**
+ * `YYYY-MM-DD HH:MM:SS.ffffff+00:00`, how the API shows `expiry_date` (docs/api.md#api-behaviour-worth-knowing;
+ * microseconds from PostgreSQL).
+ */
 export function formatSpecDate(value: Date, microseconds?: number): string {
   const iso = value.toISOString();
   const fraction = String(microseconds ?? value.getUTCMilliseconds() * 1000).padStart(6, '0');

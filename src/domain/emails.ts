@@ -30,7 +30,8 @@ const SHAPE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/u;
  */
 const INVISIBLE = /[\p{C}\p{Z}\p{Default_Ignorable_Code_Point}\u2800]/u;
 const INVISIBLE_MESSAGE =
-  'Enter the email address without invisible or control characters (such as zero-width spaces, soft hyphens or direction marks).';
+  'Enter the email address without invisible or control characters (such as zero-width spaces, soft hyphens or ' +
+  'direction marks).';
 
 /**
  * The scripts told apart by name. A letter of any other script counts as one more script, so it is
@@ -107,7 +108,8 @@ function mixedScripts(part: string): string[] | null {
 }
 
 const mixedMessage = (where: string, scripts: string[]) =>
-  `Enter an email address whose ${where} uses letters of one script (it mixes ${scripts.join(' and ').replaceAll('_', ' ')} letters).`;
+  `Enter an email address whose ${where} uses letters of one script (it mixes ` +
+  `${scripts.join(' and ').replaceAll('_', ' ')} letters).`;
 
 /**
  * The domain's labels as a person reads them: an IDNA label (`xn--...`) decoded, since its
@@ -139,7 +141,10 @@ export function emailCharactersProblem(address: string): string | null {
   return null;
 }
 
-/** A console user's email, normalised (`normalizeEmail`): its characters, its shape and its length; null when it may be used. */
+/**
+ * A console user's email, normalised (`normalizeEmail`): its characters, its shape and its length; null when it may be
+ * used.
+ */
 export function emailProblem(address: string): string | null {
   return (
     emailCharactersProblem(address) ??

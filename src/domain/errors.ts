@@ -48,7 +48,9 @@ export class InputError extends Error {
 
 export const fieldErrors = (errors: FieldErrors): InputError => new InputError(errors);
 
-/** An action the service's rules refuse (insufficient funds, a claim that matches twice): a 400 with `{"detail": ...}`. */
+/**
+ * An action the service's rules refuse (insufficient funds, a claim that matches twice): a 400 with `{"detail": ...}`.
+ */
 export class RefusedError extends Error {
   readonly detail: string;
   constructor(detail: string, options?: ErrorOptions) {

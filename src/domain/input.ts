@@ -1,4 +1,7 @@
-/** valibot field builders whose messages match the error bodies the provider's clients expect (docs/api.md#api-behaviour-worth-knowing). */
+/**
+ * valibot field builders whose messages match the error bodies the provider's clients expect
+ * (docs/api.md#api-behaviour-worth-knowing).
+ */
 import * as v from 'valibot';
 import { MAX_AMOUNT, groupedAmount, parsePositiveAmount } from './money';
 import { normalizePhoneNumber } from './phone';
@@ -62,8 +65,10 @@ export const metadata = v.optional(
   v.pipe(
     jsonObjectOrNull(),
     v.description(
-      `Custom attributes: a hash (a JSON string of one, or \`metadata.key\` / \`metadata[key]\` form fields) of at most ` +
-        `${METADATA_LIMITS.keys} keys of at most ${METADATA_LIMITS.keyLength} characters, each value at most ${METADATA_LIMITS.valueLength} characters of JSON.`,
+      `Custom attributes: a hash (a JSON string of one, or \`metadata.key\` / \`metadata[key]\` form fields) of at ` +
+        `most ` +
+        `${METADATA_LIMITS.keys} keys of at most ${METADATA_LIMITS.keyLength} characters, each value at most ` +
+        `${METADATA_LIMITS.valueLength} characters of JSON.`,
     ),
     v.rawCheck(({ dataset, addIssue }) => {
       if (!dataset.typed || dataset.value === null) return;
@@ -86,7 +91,10 @@ export const metadata = v.optional(
   null,
 );
 
-/** An amount as merchants and networks send it: a number or a decimal string, positive, at most 4 decimals and MAX_AMOUNT. */
+/**
+ * An amount as merchants and networks send it: a number or a decimal string, positive, at most 4 decimals and
+ * MAX_AMOUNT.
+ */
 export const amountField = v.pipe(
   v.union([v.string(), v.number()], 'A valid number is required.'),
   v.description(
@@ -184,7 +192,10 @@ export const integerField = (min: number, max = 999_999_999) =>
     v.maxValue(max, `Ensure this value is less than or equal to ${max}.`),
   );
 
-/** A JSON object given as a hash, a JSON string (or a flat Python dict literal), or `key.sub` form fields; "" and null are null. */
+/**
+ * A JSON object given as a hash, a JSON string (or a flat Python dict literal), or `key.sub` form fields; "" and null
+ * are null.
+ */
 function jsonObjectOrNull() {
   return v.pipe(
     v.union([v.record(v.string(), v.unknown()), v.string(), v.null()], 'Value must be a JSON object.'),
@@ -237,12 +248,16 @@ export const choiceMessage = (issue: { input: unknown }): string => {
   return `Select a valid choice. ${shown.slice(0, 100)} is not one of the available choices.`;
 };
 
-/** A date parameter as merchants send it (docs/api.md#collection-requests); "" and null mean "not given". Checked by `requestDate`. */
+/**
+ * A date parameter as merchants send it (docs/api.md#collection-requests); "" and null mean "not given". Checked by
+ * `requestDate`.
+ */
 export const dateField = v.optional(
   v.pipe(
     v.union([v.literal(''), v.null(), text(64)], 'Enter a valid date.'),
     v.description(
-      '`tomorrow`, `N minutes|hours|days|weeks`, `DD/MM/YYYY`, `DD/MM/YYYY HH:MM[:SS]` or ISO 8601, UTC; before 01/01/2100.',
+      '`tomorrow`, `N minutes|hours|days|weeks`, `DD/MM/YYYY`, `DD/MM/YYYY HH:MM[:SS]` or ISO 8601, UTC; before ' +
+        '01/01/2100.',
     ),
   ),
   null,
@@ -251,7 +266,10 @@ export const dateField = v.optional(
 const datePrompt = (example: string) =>
   `Enter a valid date such as "tomorrow", "${example}", "31/12/2025" or "31/12/2025 13:00:00".`;
 
-/** A date field's instant counted from `base`, or null with the field error that says why it has none (far dates included). */
+/**
+ * A date field's instant counted from `base`, or null with the field error that says why it has none (far dates
+ * included).
+ */
 export function requestDate(
   errors: FieldErrors,
   field: string,
@@ -265,7 +283,10 @@ export function requestDate(
   return date;
 }
 
-/** An instant as a filter or a period's bound takes it (`YYYY-MM-DD HH:MM`, also `YYYY-MM-DD`, seconds, an offset; UTC without one). */
+/**
+ * An instant as a filter or a period's bound takes it (`YYYY-MM-DD HH:MM`, also `YYYY-MM-DD`, seconds, an offset; UTC
+ * without one).
+ */
 export const instantField = (description: string) =>
   v.pipe(
     v.string('Enter a valid date/time, such as 2024-05-01 13:45.'),

@@ -15,7 +15,9 @@
  */
 import type { Id, IdKind } from './ids';
 
-/** A ledger transaction type: the console's label, and what the API's documentation says it is (null: its name says it). */
+/**
+ * A ledger transaction type: the console's label, and what the API's documentation says it is (null: its name says it).
+ */
 type TransactionTypeSpec = { label: string; note: string | null };
 
 type MovementSpec = {
@@ -140,7 +142,9 @@ export type LedgerLinks = { [K in LedgerKind as `${Camel<K>}Id`]: IdOf<K> | null
 
 type LedgerLink = { kind: LedgerKind; column: string; field: LedgerField };
 
-/** The ledger's columns that name a movement (`payment_id`), with their row fields (`paymentId`), in the list's order. */
+/**
+ * The ledger's columns that name a movement (`payment_id`), with their row fields (`paymentId`), in the list's order.
+ */
 export const LEDGER_LINKS: readonly LedgerLink[] = KINDS.filter((kind) => specOf(kind).record?.ledger).map((kind) => ({
   kind: kind as LedgerKind,
   column: `${kind}_id`,
@@ -166,7 +170,10 @@ type ReferencedKind = {
 export const hasReferenceRule = (kind: MovementKind): kind is ReferencedKind =>
   typeof specOf(kind).settlement?.referencePrefix === 'string';
 
-/** Our reference of a movement as the operator holds it (`pay-<id>`): what a payout sends, what the settlement report shows. */
+/**
+ * Our reference of a movement as the operator holds it (`pay-<id>`): what a payout sends, what the settlement report
+ * shows.
+ */
 export const movementReference = (kind: ReferencedKind, id: number): string =>
   `${MONEY_MOVEMENTS[kind].settlement.referencePrefix}-${id}`;
 

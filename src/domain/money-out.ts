@@ -1,6 +1,6 @@
 /**
- * Money out and money visible (docs/api.md#payments-wallets-and-reversals-money-out): wallets (accounts), the transactions behind every
- * balance, payments to subscribers and reversals of collections, and the currency and network
+ * Money out and money visible (docs/api.md#payments-wallets-and-reversals-money-out): wallets (accounts), the
+ * transactions behind every balance, payments to subscribers and reversals of collections, and the currency and network
  * lists. Each serialiser is typed by the valibot schema that documents its object.
  */
 import * as v from 'valibot';
@@ -40,7 +40,10 @@ const Amount = v.pipe(
   v.description('Decimal string with four decimals.'),
   v.examples(['250.0000']),
 );
-/** Timestamps of money-out objects carry fractional seconds (docs/api.md#api-behaviour-worth-knowing), `YYYY-MM-DDTHH:MM:SS.sssZ`. */
+/**
+ * Timestamps of money-out objects carry fractional seconds (docs/api.md#api-behaviour-worth-knowing),
+ * `YYYY-MM-DDTHH:MM:SS.sssZ`.
+ */
 const PreciseTimestamp = v.pipe(
   v.string(),
   v.description('UTC with fractional seconds, `YYYY-MM-DDTHH:MM:SS.sssZ`.'),
@@ -130,10 +133,15 @@ export function serializeAccount(wallet: WalletRow): AccountResource {
 
 // Transactions.
 
-/** What moved a wallet's money, a credit (positive) or a debit (negative): the types of src/domain/money-movements.ts. */
+/**
+ * What moved a wallet's money, a credit (positive) or a debit (negative): the types of src/domain/money-movements.ts.
+ */
 export const TRANSACTION_TYPES: readonly TransactionType[] = LEDGER_TRANSACTION_TYPES.map((entry) => entry.type);
 
-/** A wallet transaction, with the id of the movement it belongs to in its kind's field (`paymentId`; null for the others). */
+/**
+ * A wallet transaction, with the id of the movement it belongs to in its kind's field (`paymentId`; null for the
+ * others).
+ */
 export type LedgerRow = {
   id: TransactionId;
   accountId: WalletId;
@@ -144,7 +152,9 @@ export type LedgerRow = {
   created: Date;
 } & LedgerLinks;
 
-const TRANSACTION_TYPES_NOTE = `${LEDGER_TRANSACTION_TYPES.map(({ type, note }) => (note === null ? `\`${type}\`` : `\`${type}\` (${note})`)).join(', ')}.`;
+const TRANSACTION_TYPES_NOTE = `${LEDGER_TRANSACTION_TYPES.map(({ type, note }) =>
+  note === null ? `\`${type}\`` : `\`${type}\` (${note})`,
+).join(', ')}.`;
 
 const belongsToSchema = (kind: LedgerKind) =>
   described(v.nullable(Id), `The ${movementNoun(kind)} it belongs to, if any.`);
@@ -269,7 +279,8 @@ export const PaymentSchema = v.pipe(
     phone_nos: described(v.array(PhoneNumber), 'The recipient: one number in international format.'),
     state: described(
       v.picklist(PAYMENT_STATES),
-      '`new`, `scheduled` (a later `start_date`), `processing` (handed to the network), then `completed`, `rejected` (the network refused), `processed_with_errors` (the network failed it), or `cancelled`.',
+      '`new`, `scheduled` (a later `start_date`), `processing` (handed to the network), then `completed`, `rejected` ' +
+        '(the network refused), `processed_with_errors` (the network failed it), or `cancelled`.',
     ),
     last_error: described(v.nullable(v.string()), 'Why the network refused or failed it.'),
     rejected_reason: v.nullable(v.string()),
@@ -405,7 +416,8 @@ export const ReversalSchema = v.pipe(
     reason: v.nullable(v.string()),
     state: described(
       v.picklist(REVERSAL_STATES),
-      '`processing` (sent to the network), `completed` (the subscriber has it back; the request is `reversed`), or `failed` (the wallet got it back).',
+      '`processing` (sent to the network), `completed` (the subscriber has it back; the request is `reversed`), or ' +
+        '`failed` (the wallet got it back).',
     ),
     last_error: v.nullable(v.string()),
     remote_transaction_id: v.nullable(v.string()),
@@ -491,11 +503,13 @@ export const NetworkSchema = v.pipe(
     country: described(v.string(), 'ISO 3166 country code (`ZZ` for the sandbox network).'),
     currency: described(
       v.nullable(v.string()),
-      'The first of `currencies` (BXC for the sandbox); null for a network in a country whose currency the service does not handle.',
+      'The first of `currencies` (BXC for the sandbox); null for a network in a country whose currency the service ' +
+        'does not handle.',
     ),
     currencies: described(
       v.array(v.string()),
-      "Every currency its collections and payments may use: its country's (the DRC's networks carry CDF and USD), BXC for the sandbox.",
+      "Every currency its collections and payments may use: its country's (the DRC's networks carry CDF and USD), " +
+        'BXC for the sandbox.',
     ),
     verification: described(
       v.boolean(),
@@ -506,8 +520,10 @@ export const NetworkSchema = v.pipe(
     payments: described(v.boolean(), 'Whether it takes payments (money out) and reversals.'),
     availability: described(
       v.nullable(v.object({ collect: NetworkAvailabilitySchema, payout: NetworkAvailabilitySchema })),
-      'Whether collections (`collect`) and payments (`payout`) on it go through now: `operational` (its usual route), `degraded` (a ' +
-        'fallback route only), `down` (no route now: try later). Null where this deployment moves no money on it (no connector, not simulated).',
+      'Whether collections (`collect`) and payments (`payout`) on it go through now: `operational` (its usual route),' +
+        ' `degraded` (a ' +
+        'fallback route only), `down` (no route now: try later). Null where this deployment moves no money on it (no ' +
+        'connector, not simulated).',
     ),
   }),
   v.description('A mobile network the service knows, from the prefix of its numbers.'),
@@ -528,7 +544,10 @@ export const NetworkSchema = v.pipe(
 );
 type NetworkResource = v.InferOutput<typeof NetworkSchema>;
 
-/** A network's availability now for each operation (`GET /api/network-status` shows the same), null where no money moves on it. */
+/**
+ * A network's availability now for each operation (`GET /api/network-status` shows the same), null where no money moves
+ * on it.
+ */
 type Availability = {
   collect: 'operational' | 'degraded' | 'down';
   payout: 'operational' | 'degraded' | 'down';

@@ -20,12 +20,14 @@ export const NetworkStatusSchema = v.pipe(
     currencies: described(v.array(v.string()), "The currencies moved on it: its country's (BXC for the sandbox)."),
     collect: described(
       Availability,
-      'Collections (prompts): `operational` (its usual route), `degraded` (a fallback route only: slower or dearer), `down` (no route now: try later).',
+      'Collections (prompts): `operational` (its usual route), `degraded` (a fallback route only: slower or dearer), ' +
+        '`down` (no route now: try later).',
     ),
     payout: described(Availability, 'Payments and payouts: `operational`, `degraded` or `down`, as for `collect`.'),
   }),
   v.description(
-    'A mobile network this deployment moves money on or simulates, with its availability now for collections and for payouts.',
+    'A mobile network this deployment moves money on or simulates, with its availability now for collections and for ' +
+      'payouts.',
   ),
   v.examples([{ id: 2, network: 'MTN Uganda', currencies: ['UGX'], collect: 'operational', payout: 'degraded' }]),
 );
@@ -47,5 +49,7 @@ export const serializeNetworkStatus = (status: NetworkStatus): NetworkStatusReso
   payout: status.payout,
 });
 
-/** A route's recent success rate as people read it: a percentage with one decimal, or `—` with no outcome in the window. */
+/**
+ * A route's recent success rate as people read it: a percentage with one decimal, or `—` with no outcome in the window.
+ */
 export const successRateText = (rate: number | null): string => (rate === null ? '—' : `${(rate * 100).toFixed(1)}%`);

@@ -114,10 +114,10 @@ export function knownNetworks(): Network[] {
 type NetworkChoice = { network: Network; problem?: undefined } | { network?: undefined; problem: string };
 
 /**
- * The network that serves a collection from `e164` in `currency` (docs/api.md#collection-requests, `phonenumber`): BXC, the
- * sandbox currency, takes any possible number, on its own network when the number is on a known
- * one (so verification rules follow it) and on the sandbox network otherwise; a real currency needs
- * a known network of its own country. The problem says which rule the number broke.
+ * The network that serves a collection from `e164` in `currency` (docs/api.md#collection-requests, `phonenumber`): BXC,
+ * the sandbox currency, takes any possible number, on its own network when the number is on a known one (so
+ * verification rules follow it) and on the sandbox network otherwise; a real currency needs a known network of its own
+ * country. The problem says which rule the number broke.
  */
 function networkForCollection(e164: string, currency: string, sandboxMode: boolean): NetworkChoice {
   const known = networkForNumber(e164);
@@ -134,13 +134,17 @@ function networkForCollection(e164: string, currency: string, sandboxMode: boole
     const names = RULES.filter((rule) => countries.includes(rule.country)).map((rule) => rule.name);
     const country = countries.map((code) => COUNTRY_NAMES[code] ?? code).join(' or ');
     return {
-      problem: `${currency} collections need a number on a ${country} mobile network (${names.join(', ')}); this number is not on one.`,
+      problem:
+        `${currency} collections need a number on a ${country} mobile network (${names.join(', ')}); this ` +
+        `number is not on one.`,
     };
   }
   return { network: known };
 }
 
-/** What moves money, as the API's validation sees it: a collection (a prompt), a payment, or a reversal of a collection. */
+/**
+ * What moves money, as the API's validation sees it: a collection (a prompt), a payment, or a reversal of a collection.
+ */
 export type MoneyOperation = 'collection' | 'payment' | 'reversal';
 
 /**
@@ -166,10 +170,14 @@ export function sandboxMoneyProblem(
 ): string | null {
   if (currency === 'BXC') return null;
   if (!sandboxMode)
-    return `${network.name} is not connected to this service: ${currency} cannot be moved on it (no ${network.name} connector is configured).`;
+    return (
+      `${network.name} is not connected to this service: ${currency} cannot be moved on it (no ${network.name} ` +
+      `connector is configured).`
+    );
   if (connected.size > 0) {
     return (
-      `While an operator connector is on, the sandbox simulates BXC only: ${network.name} has no connector here, so ${currency} cannot be moved on it ` +
+      `While an operator connector is on, the sandbox simulates BXC only: ${network.name} has no connector here, so ` +
+      `${currency} cannot be moved on it ` +
       '(simulated money never shares a wallet with real money). Use BXC, or a network this deployment is connected to.'
     );
   }
@@ -189,7 +197,10 @@ export function networkForMoney(e164: string, currency: string, connections: Con
   return problem === null ? choice : { problem };
 }
 
-/** The operator's own amount rule, for a connected network (null when the amount is fine, or for BXC and networks with no connector). */
+/**
+ * The operator's own amount rule, for a connected network (null when the amount is fine, or for BXC and networks with
+ * no connector).
+ */
 export function operatorAmountProblem(
   network: Network,
   currency: string,
@@ -223,7 +234,10 @@ export function moneyNetwork(
   return { network: choice.network ?? null, errors };
 }
 
-/** `+256701234567` → `701234567`: the number without its country's calling code (Airtel wants it so); null off the known networks. */
+/**
+ * `+256701234567` → `701234567`: the number without its country's calling code (Airtel wants it so); null off the known
+ * networks.
+ */
 export function nationalNumberOf(e164: string): string | null {
   const rule = RULES.find((known) => e164.startsWith(`+${known.countryCode}`));
   return rule ? e164.slice(rule.countryCode.length + 1) : null;
@@ -277,7 +291,8 @@ function reportingNetwork(
       return {
         problems: {
           currency: [
-            `${reporter.name} reports payments in ${own.length > 0 ? own.join(' or ') : 'no currency the service handles'} only.`,
+            `${reporter.name} reports payments in ` +
+              `${own.length > 0 ? own.join(' or ') : 'no currency the service handles'} only.`,
           ],
         },
       };
@@ -286,7 +301,8 @@ function reportingNetwork(
       return {
         problems: {
           currency: [
-            `${reporter.name} has no connector here: its ${currency} reports are simulated money, taken only in sandbox mode while no ` +
+            `${reporter.name} has no connector here: its ${currency} reports are simulated money, taken only in ` +
+              `sandbox mode while no ` +
               'operator connector is on (simulated money never shares a wallet with real money).',
           ],
         },
@@ -302,7 +318,8 @@ function reportingNetwork(
     return {
       problems: {
         currency: [
-          `${choice.network.name} is connected through its operator: the sandbox does not report ${currency} payments on it.`,
+          `${choice.network.name} is connected through its operator: the sandbox does not report ${currency} ` +
+            `payments on it.`,
         ],
       },
     };

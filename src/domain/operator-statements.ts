@@ -22,11 +22,17 @@ import { sumAmounts } from './money';
 
 type StatementFormat = 'mpesa' | 'momo';
 
-/** The statement a network's operator exports: M-PESA's for Safaricom, MoMo's for MTN Uganda; null for a network with none read here. */
+/**
+ * The statement a network's operator exports: M-PESA's for Safaricom, MoMo's for MTN Uganda; null for a network with
+ * none read here.
+ */
 export const statementFormatOf = (network: string): StatementFormat | null =>
   network === 'Safaricom' ? 'mpesa' : network === 'MTN Uganda' ? 'momo' : null;
 
-/** The route whose statement a format is: a movement another route carried (pawaPay) is on that route's statement, not this one. */
+/**
+ * The route whose statement a format is: a movement another route carried (pawaPay) is on that route's statement, not
+ * this one.
+ */
 export const statementRouteOf = (format: StatementFormat): string => (format === 'mpesa' ? 'daraja' : 'momo');
 
 /** One line of an operator's statement. */
@@ -80,7 +86,10 @@ const TIME_FORMS: readonly { pattern: RegExp; order: [number, number, number] }[
   },
 ];
 
-/** A statement's time (`YYYY-MM-DD HH:MM[:SS]` or day first, `DD-MM-YYYY`, `DD/MM/YYYY`), operator's local time unless it names an offset. */
+/**
+ * A statement's time (`YYYY-MM-DD HH:MM[:SS]` or day first, `DD-MM-YYYY`, `DD/MM/YYYY`), operator's local time unless
+ * it names an offset.
+ */
 function statementTime(cell: string, where: string): Date | null {
   const text = cell.trim();
   if (text === '') return null;
@@ -111,10 +120,13 @@ function locateHeader(records: string[][], marker: string, required: readonly st
   const missing = required.filter((name) => !header.includes(name));
   if (missing.length > 0)
     throw new UnreadableCsvError(
-      `The ${format} lacks the column${missing.length > 1 ? 's' : ''} ${missing.map((name) => `"${name}"`).join(', ')}.`,
+      `The ${format} lacks the column${missing.length > 1 ? 's' : ''} ` +
+        `${missing.map((name) => `"${name}"`).join(', ')}.`,
     );
   const column = (name: string) => header.indexOf(name);
-  /** The column right after `name` when it is `currency` (the repeated Currency headers qualify the column before them). */
+  /**
+   * The column right after `name` when it is `currency` (the repeated Currency headers qualify the column before them).
+   */
   const currencyAfter = (name: string) =>
     column(name) !== -1 && header[column(name) + 1] === 'currency' ? column(name) + 1 : -1;
   const rows = records.slice(index + 1).map((cells, offset) => ({
@@ -214,7 +226,9 @@ function readMomo(records: string[][]): OperatorLine[] {
     });
 }
 
-/** A statement's lines; an unreadable file or a missing required column is an UnreadableCsvError saying what is wrong. */
+/**
+ * A statement's lines; an unreadable file or a missing required column is an UnreadableCsvError saying what is wrong.
+ */
 export function readOperatorStatement(format: StatementFormat, text: string): OperatorLine[] {
   const records = csvRecords(text, { ragged: true });
   if (records.every((record) => record.every((cell) => cell === '')))

@@ -99,7 +99,8 @@ export const PaymentBatchSchema = v.pipe(
     row_count: described(v.number(), 'How many payments the batch holds.'),
     counts: described(
       Counts,
-      "Rows by state: `pending` (its payment not created yet), `failed` (its wallet could not pay it when its turn came), then its payment's state.",
+      'Rows by state: `pending` (its payment not created yet), `failed` (its wallet could not pay it when its turn ' +
+        "came), then its payment's state.",
     ),
     totals: described(
       v.array(v.object({ currency: CurrencyCode, rows: v.number(), amount: Amount, completed_amount: Amount })),
@@ -250,9 +251,9 @@ export function readBatchCsv(text: string): Record<string, string>[] {
       `Unknown column ${unknown
         .slice(0, 3)
         .map((name) => quoted(name))
-        .join(
-          ', ',
-        )}${unknown.length > 3 ? ` and ${unknown.length - 3} more` : ''}: the columns are ${BATCH_CSV_COLUMNS.join(', ')}.`,
+        .join(', ')}${
+        unknown.length > 3 ? ` and ${unknown.length - 3} more` : ''
+      }: the columns are ${BATCH_CSV_COLUMNS.join(', ')}.`,
     );
   const repeated = columns.find((name, index) => columns.indexOf(name) !== index);
   if (repeated !== undefined) throw new UnreadableCsvError(`The column ${quoted(repeated)} appears twice.`);

@@ -3,7 +3,10 @@ import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
 /** The sandbox network's test numbers (docs/api.md#contacts): valid here though no real plan has them. */
 const SANDBOX_TEST_NUMBER = /^\+800000000\d{2}$/;
 
-/** Adds the `+` that callers may leave out (docs/api.md#api-behaviour-worth-knowing), and drops spaces, dots, dashes, brackets. */
+/**
+ * Adds the `+` that callers may leave out (docs/api.md#api-behaviour-worth-knowing), and drops spaces, dots, dashes,
+ * brackets.
+ */
 export function withLeadingPlus(input: string): string {
   const compact = input.trim().replace(/[\s().-]/g, '');
   return compact.startsWith('+') ? compact : `+${compact}`;

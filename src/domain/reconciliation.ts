@@ -31,7 +31,10 @@ export type Reconciliation = {
   statusMismatches: Pair[];
   /** Information: lines that match, one side's time on the day, the other's on a neighbouring day. */
   onAnotherDay: Pair[];
-  /** Information: operator lines outside the day, unless one of ours of the day matches them (another day's report compares them). */
+  /**
+   * Information: operator lines outside the day, unless one of ours of the day matches them (another day's report
+   * compares them).
+   */
   outsideDay: OperatorLine[];
   /** Information: the fees the statement reports, by the operator id they were charged for. */
   fees: Fee[];
@@ -67,7 +70,10 @@ const sameAmount = ({ ours, theirs }: Pair): boolean =>
   compareDecimal(ours.amount, theirs.amount) === 0 &&
   (theirs.currency === null || theirs.currency.toUpperCase() === ours.currency);
 
-/** The fees: M-PESA's charge lines summed per linked receipt, MoMo's Fee column; each with the movement of ours it was charged for. */
+/**
+ * The fees: M-PESA's charge lines summed per linked receipt, MoMo's Fee column; each with the movement of ours it was
+ * charged for.
+ */
 function feesOf(statement: readonly OperatorLine[], index: Index): Fee[] {
   const fees = new Map<string, { amounts: string[]; currency: string | null; ours: SettlementLine | undefined }>();
   for (const line of statement) {

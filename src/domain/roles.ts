@@ -61,7 +61,10 @@ export const keyRolesFor = (role: Role): Role[] =>
       GRANTS[candidate].every((capability) => GRANTS[role].includes(capability)),
   );
 
-/** Whether a user of `role` may revoke a key: their own always; another user's only with `administer` (owners and admins). */
+/**
+ * Whether a user of `role` may revoke a key: their own always; another user's only with `administer` (owners and
+ * admins).
+ */
 export const mayRevokeKey = (role: Role, ownKey: boolean): boolean => ownKey || GRANTS[role].includes('administer');
 
 /**

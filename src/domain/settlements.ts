@@ -50,7 +50,10 @@ export type SettlementLine = {
   reference: string | null;
   /** A reversal's: the operator's id of the collection it sent back. */
   originalTransactionId: string | null;
-  /** The route that moved it (`daraja`, `momo`, `airtel`, `vodacom`, `pawapay`); null for the sandbox and for movements from before routes. */
+  /**
+   * The route that moved it (`daraja`, `momo`, `airtel`, `vodacom`, `pawapay`); null for the sandbox and for movements
+   * from before routes.
+   */
   route: string | null;
   amount: string;
   phoneNumber: string;
@@ -90,7 +93,8 @@ export const dayOf = (instant: Date): Date =>
 const dayText = (day: Date): string => day.toISOString().slice(0, 10);
 
 const FEE_NOTE =
-  "The fee the network reports for this movement; null: neither M-Pesa's (Daraja) nor MTN MoMo's API results report one per transaction " +
+  "The fee the network reports for this movement; null: neither M-Pesa's (Daraja) nor MTN MoMo's API results report " +
+  'one per transaction ' +
   "(the charges of an operator's statement are listed by the admin CLI's `reconcile`).";
 
 const SettlementLineSchema = v.object({
@@ -108,7 +112,8 @@ const SettlementLineSchema = v.object({
   ),
   reference: described(
     v.nullable(v.string()),
-    "Our reference as the operator holds it, where it holds one (MTN MoMo's external transaction id): `pay-<id>`, `rev-<id>`, a prompt's `req-<request>-<attempt>`.",
+    "Our reference as the operator holds it, where it holds one (MTN MoMo's external transaction id): `pay-<id>`, " +
+      "`rev-<id>`, a prompt's `req-<request>-<attempt>`.",
   ),
   original_transaction_id: described(
     v.nullable(v.string()),
@@ -116,7 +121,8 @@ const SettlementLineSchema = v.object({
   ),
   route: described(
     v.nullable(v.string()),
-    'The route that moved it, whose statement lists it: `daraja`, `momo`, `airtel`, `vodacom` or `pawapay` (a network with two routes ' +
+    'The route that moved it, whose statement lists it: `daraja`, `momo`, `airtel`, `vodacom` or `pawapay` (a ' +
+      'network with two routes ' +
       'may move money through either); null for the sandbox.',
   ),
   amount: described(Amount, 'The amount moved (always positive; `type` gives the direction).'),

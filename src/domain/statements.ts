@@ -36,14 +36,16 @@ export const StatementSchema = v.pipe(
     until: described(v.string(), 'The end of the period (exclusive).'),
     as_of: described(
       v.string(),
-      'When the statement was read: every transaction committed by then is in it (a period that reaches the present may still grow).',
+      'When the statement was read: every transaction committed by then is in it (a period that reaches the present ' +
+        'may still grow).',
     ),
     opening_balance: described(SignedDecimal, 'The balance at `since`: the sum of every earlier transaction.'),
     credits: described(SignedDecimal, "The sum of the period's credits."),
     debits: described(SignedDecimal, "The sum of the period's debits (negative)."),
     closing_balance: described(
       SignedDecimal,
-      "The opening balance plus every transaction of the period; for a period that reaches `as_of`, the wallet's balance then.",
+      "The opening balance plus every transaction of the period; for a period that reaches `as_of`, the wallet's " +
+        'balance then.',
     ),
     transactions: described(
       v.array(
@@ -104,7 +106,10 @@ export const serializeStatement = (statement: StatementRow): StatementResource =
   })),
 });
 
-/** What a transaction belongs to, in the CSV: the movement that wrote it (`payment 77`, `reversal 9`); nothing for a funding. */
+/**
+ * What a transaction belongs to, in the CSV: the movement that wrote it (`payment 77`, `reversal 9`); nothing for a
+ * funding.
+ */
 function belongsTo(line: LedgerRow): string {
   const link = ledgerLinkOf(line.type);
   const id = link === undefined ? null : line[link.field];

@@ -48,7 +48,10 @@ export const V1_CURRENCY_IDS: Readonly<Record<string, number>> = Object.fromEntr
 
 type Paged<T> = { count: number; next: string | null; previous: string | null; results: T[] };
 
-/** v1 lists are bare arrays of the page's items; later versions keep the list envelope (docs/api.md#api-behaviour-worth-knowing). */
+/**
+ * v1 lists are bare arrays of the page's items; later versions keep the list envelope
+ * (docs/api.md#api-behaviour-worth-knowing).
+ */
 export function listForVersion<T>(list: Paged<T>, context: VersionContext): Paged<T> | T[] {
   return context.version === 1 ? list.results : list;
 }
@@ -64,7 +67,10 @@ function organizationForVersion<T extends { organization: number | string }>(
   return context.version === 1 ? { ...resource, organization: context.organizationName } : resource;
 }
 
-/** Any resource owned by an organization whose only version difference is `organization` (payments, accounts, reversals). */
+/**
+ * Any resource owned by an organization whose only version difference is `organization` (payments, accounts,
+ * reversals).
+ */
 export function ownedForVersion<T extends { organization: number | string }>(
   resource: T,
   context: VersionContext,
@@ -158,7 +164,7 @@ export function listSchemaForVersion<const TItem extends v.GenericSchema>(item: 
 
 const OrganizationName = described(v.string(), "The owning organization's name (version 1).");
 const objectEntries = <TEntries extends v.ObjectEntries>(
-  // biome-ignore lint/suspicious/noExplicitAny: valibot's pipe items are invariant in their input, output and issue types
+  // biome-ignore lint/suspicious/noExplicitAny: valibot's pipe items are invariant in their types
   schema: v.SchemaWithPipe<readonly [v.ObjectSchema<TEntries, undefined>, ...v.PipeItem<any, any, any>[]]>,
 ) => schema.pipe[0].entries;
 /** Version 1 schemas, built once so the document can name each by identity. */
@@ -190,7 +196,8 @@ const collectionsBefore: Record<1 | 2 | 3, v.GenericSchema> = {
       organization: OrganizationName,
       currency: described(
         v.number(),
-        `Numeric currency id (version 1): ${CURRENCIES.map((currency) => `${currency.id} ${currency.code}`).join(', ')}.`,
+        `Numeric currency id (version 1): ` +
+          `${CURRENCIES.map((currency) => `${currency.id} ${currency.code}`).join(', ')}.`,
       ),
     }),
     v.description('A collection (version 1).'),
@@ -216,7 +223,7 @@ const ownedV1 = new WeakMap<v.GenericSchema, v.GenericSchema>();
  * (`ownedForVersion`). Built once per schema, so the document can name it by identity.
  */
 export function ownedSchemaForVersion<TEntries extends v.ObjectEntries>(
-  // biome-ignore lint/suspicious/noExplicitAny: valibot's pipe items are invariant in their input, output and issue types
+  // biome-ignore lint/suspicious/noExplicitAny: valibot's pipe items are invariant in their types
   schema: v.SchemaWithPipe<readonly [v.ObjectSchema<TEntries, undefined>, ...v.PipeItem<any, any, any>[]]>,
 ): (version: ApiVersion) => v.GenericSchema {
   return (version) => {

@@ -35,10 +35,15 @@ export type WebhookRow = {
   disabledReason: WebhookDisabledReason | null;
 };
 
-/** Why a webhook is disabled: its target failed every delivery for the configured period, or the merchant disabled it. */
+/**
+ * Why a webhook is disabled: its target failed every delivery for the configured period, or the merchant disabled it.
+ */
 export type WebhookDisabledReason = 'failing' | 'manual';
 
-/** The webhook object (docs/api.md#webhooks; also the `hook` of every delivery): types `serializeWebhook` and documents it. */
+/**
+ * The webhook object (docs/api.md#webhooks; also the `hook` of every delivery): types `serializeWebhook` and documents
+ * it.
+ */
 export const WebhookSchema = v.pipe(
   v.object({
     id: Id,
@@ -54,7 +59,8 @@ export const WebhookSchema = v.pipe(
     disabled_at: described(NullableTimestamp, 'When it was disabled; null while enabled.'),
     disabled_reason: described(
       v.nullable(v.picklist(['failing', 'manual'])),
-      '`failing`: its target failed every delivery for the configured period (5 days unless set otherwise); `manual`: disabled with POST .../disable.',
+      '`failing`: its target failed every delivery for the configured period (5 days unless set otherwise); ' +
+        '`manual`: disabled with POST .../disable.',
     ),
   }),
   v.description('An HTTPS URL that receives every future event of one type.'),
@@ -191,7 +197,9 @@ export type DeliveryRow = {
   finishedAt: Date | null;
   /** When a pending delivery's next attempt is due (it may wait longer: see `probing`). */
   nextAttemptAt: Date | null;
-  /** A pending delivery's receiver while it is probed (docs/api.md#webhooks): why the delivery waits past its due time. */
+  /**
+   * A pending delivery's receiver while it is probed (docs/api.md#webhooks): why the delivery waits past its due time.
+   */
   probing: ReceiverProbing | null;
   attempts: AttemptRow[];
 };
@@ -199,12 +207,15 @@ export type DeliveryRow = {
 /** A receiver that stopped answering: its origin, the faults in a row, since when it is probed, and the last fault. */
 export type ReceiverProbing = { origin: string; faults: number; since: Date; lastFault: string | null };
 
-/** Why a pending delivery waits past its due time, in words for the attempt log and the console; null when it does not. */
+/**
+ * Why a pending delivery waits past its due time, in words for the attempt log and the console; null when it does not.
+ */
 export function waitingReason(probing: ReceiverProbing | null): string | null {
   if (probing === null) return null;
   const last = probing.lastFault === null ? '' : ` (last: ${probing.lastFault})`;
   return (
-    `The receiver ${probing.origin} has not answered its last ${probing.faults} POSTs${last}; since ${formatTimestamp(probing.since)} ` +
+    `The receiver ${probing.origin} has not answered its last ${probing.faults} POSTs${last}; since ` +
+    `${formatTimestamp(probing.since)} ` +
     'it is probed with one POST at a time, and its other deliveries wait, keeping their attempts, until it answers.'
   );
 }
@@ -230,14 +241,16 @@ export const DeliverySchema = v.pipe(
     ),
     status: described(
       v.picklist(DELIVERY_STATUSES),
-      '`gone`: the receiver answered 410 and the webhook was deleted; `cancelled`: the webhook was deleted or disabled meanwhile.',
+      '`gone`: the receiver answered 410 and the webhook was deleted; `cancelled`: the webhook was deleted or ' +
+        'disabled meanwhile.',
     ),
     created: Timestamp,
     finished: described(NullableTimestamp, 'When the outcome became final; null while pending.'),
     next_attempt_at: described(NullableTimestamp, 'While pending: when its next attempt is due. Null once final.'),
     waiting: described(
       v.nullable(v.string()),
-      'While pending and its receiver (the origin of the target) is probed after timeouts or refused connections: why the delivery waits ' +
+      'While pending and its receiver (the origin of the target) is probed after timeouts or refused connections: ' +
+        'why the delivery waits ' +
         'past its due time. Null otherwise.',
     ),
     attempts: v.array(

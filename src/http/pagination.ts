@@ -25,17 +25,23 @@ const PageQuery = v.object({
   // an offset is one PostgreSQL and JavaScript both count exactly.
   limit: wholeNumber(
     1,
-    `Items per page: ${DEFAULT_PAGE_SIZE} when not given; more than the maximum (PAGE_SIZE_MAX, 100 by default) is cut to it.`,
+    `Items per page: ${DEFAULT_PAGE_SIZE} when not given; more than the maximum (PAGE_SIZE_MAX, 100 by default) is ` +
+      `cut to it.`,
     400,
   ),
   offset: wholeNumber(0, 'Items to skip.', 15),
 });
 
-/** The query of a list route: its filters and `limit`/`offset`, as the route declares it (`query: listQuery(Filters)`). */
+/**
+ * The query of a list route: its filters and `limit`/`offset`, as the route declares it (`query: listQuery(Filters)`).
+ */
 export const listQuery = <const TEntries extends v.ObjectEntries>(filters: v.ObjectSchema<TEntries, undefined>) =>
   requestSchema(v.object({ ...filters.entries, ...PageQuery.entries }));
 
-/** `limit` (default 10, above the maximum is cut to it) and `offset` from the query string (the last of repeated keys, as for filters). */
+/**
+ * `limit` (default 10, above the maximum is cut to it) and `offset` from the query string (the last of repeated keys,
+ * as for filters).
+ */
 export function parsePage(searchParams: URLSearchParams, maxLimit: number): Page {
   const query = validate(PageQuery, {
     limit: searchParams.getAll('limit').at(-1),
@@ -48,7 +54,10 @@ export function parsePage(searchParams: URLSearchParams, maxLimit: number): Page
   };
 }
 
-/** The list envelope (docs/api.md#api-behaviour-worth-knowing), with absolute `next`/`previous` URLs (base URL overridable for proxies). */
+/**
+ * The list envelope (docs/api.md#api-behaviour-worth-knowing), with absolute `next`/`previous` URLs (base URL
+ * overridable for proxies).
+ */
 export function pagedList<T>(
   request: Request,
   publicBaseUrl: string | undefined,
@@ -76,7 +85,10 @@ export function pagedList<T>(
   };
 }
 
-/** A list's answer: the list envelope (docs/api.md#api-behaviour-worth-knowing) with absolute links, as the caller's API version shows it (a bare array before v2). */
+/**
+ * A list's answer: the list envelope (docs/api.md#api-behaviour-worth-knowing) with absolute links, as the caller's API
+ * version shows it (a bare array before v2).
+ */
 export function listAnswer<T>(
   request: Request,
   publicBaseUrl: string | undefined,

@@ -58,7 +58,9 @@ export const throttled = (retryAfterSeconds: number): ApiError =>
   new ApiError(
     429,
     {
-      detail: `Request was throttled. Expected available in ${retryAfterSeconds} second${retryAfterSeconds === 1 ? '' : 's'}.`,
+      detail:
+        `Request was throttled. Expected available in ${retryAfterSeconds} ` +
+        `second${retryAfterSeconds === 1 ? '' : 's'}.`,
     },
     { 'Retry-After': String(retryAfterSeconds) },
   );

@@ -1,7 +1,7 @@
 /**
- * HTTP conventions shared by every route: content negotiation (406), request bodies as JSON,
- * form-encoded or multipart with `a.b` / `a[b]` nesting (400, 413, 415), and the mapping of every
- * failure to the API's JSON error bodies (docs/api.md#api-behaviour-worth-knowing). Nothing internal (stack, SQL) ever reaches a response.
+ * HTTP conventions shared by every route: content negotiation (406), request bodies as JSON, form-encoded or multipart
+ * with `a.b` / `a[b]` nesting (400, 413, 415), and the mapping of every failure to the API's JSON error bodies
+ * (docs/api.md#api-behaviour-worth-knowing). Nothing internal (stack, SQL) ever reaches a response.
  */
 import { ValidationError } from 'elysia';
 import { ApiError, findApiError, methodNotAllowed, notAcceptable, notFound, unsupportedMediaType } from './errors';

@@ -212,22 +212,26 @@ export const ERROR_DOCS: Record<ErrorStatus | 405, ErrorDoc> = {
   400: {
     name: 'BadRequest',
     description:
-      'The request was refused: field errors `{"field": ["message"]}` for a body, query or header that breaks a rule (the first ' +
-      'rule each field breaks), or `{"detail": ...}` for a body that cannot be read (malformed JSON, not UTF-8, nested deeper than ' +
+      'The request was refused: field errors `{"field": ["message"]}` for a body, query or header that breaks a rule ' +
+      '(the first ' +
+      'rule each field breaks), or `{"detail": ...}` for a body that cannot be read (malformed JSON, not UTF-8, ' +
+      'nested deeper than ' +
       '32 levels), a query string whose percent-encoded bytes are not UTF-8, or an unknown API version.',
     example: fieldErrors({ phonenumber: ['This field is required.'] }).fields,
   },
   401: {
     name: 'Unauthorized',
     description:
-      'The `Authorization` header is missing or does not hold a valid key. Every `/api/...` path answers this first, known or not.',
+      'The `Authorization` header is missing or does not hold a valid key. Every `/api/...` path answers this first, ' +
+      'known or not.',
     example: invalidToken().body,
     headers: { 'WWW-Authenticate': 'The scheme to use: `Token` (`Bearer` for the network callback).' },
   },
   403: {
     name: 'Forbidden',
     description:
-      "The object belongs to another organization, or the key's role (or its user's) does not allow the route (README, Roles).",
+      "The object belongs to another organization, or the key's role (or its user's) does not allow the route " +
+      '(README, Roles).',
     example: permissionDenied().body,
   },
   404: { name: 'NotFound', description: 'No such object (or path).', example: notFound().body },
@@ -260,7 +264,8 @@ export const ERROR_DOCS: Record<ErrorStatus | 405, ErrorDoc> = {
   429: {
     name: 'TooManyRequests',
     description:
-      'The organization used up its requests of the window (reads and writes counted apart), or, on an operator callback route, the ' +
+      'The organization used up its requests of the window (reads and writes counted apart), or, on an operator ' +
+      'callback route, the ' +
       'source address or the operator used up theirs (before the body is read); `Retry-After` says when to try again.',
     example: throttledExample,
     headers: { 'Retry-After': 'Seconds until the window ends.' },
@@ -268,14 +273,18 @@ export const ERROR_DOCS: Record<ErrorStatus | 405, ErrorDoc> = {
   503: {
     name: 'ServiceUnavailable',
     description:
-      'The service cannot reach its database for a moment; try again after `Retry-After` seconds (look up a write before repeating it).',
+      'The service cannot reach its database for a moment; try again after `Retry-After` seconds (look up a write ' +
+      'before repeating it).',
     example: { detail: 'The service is temporarily unavailable. Try again shortly.' },
     headers: { 'Retry-After': 'Seconds to wait (when the database is out of reach).' },
     optionalHeaders: ['Retry-After'],
   },
 };
 
-/** The errors every route of a caller kind answers (body routes add 413 and 415, writes 409, routes some roles may not call 403). */
+/**
+ * The errors every route of a caller kind answers (body routes add 413 and 415, writes 409, routes some roles may not
+ * call 403).
+ */
 export function errorStatusesOf(
   operation: RouteOperation,
   method: string,

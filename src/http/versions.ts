@@ -15,7 +15,9 @@ import {
 export const API_VERSION_HEADER = 'Api-Version';
 const VERSION_PREFIX = /^\/api\/(v[^/]*)(\/.*)?$/i;
 
-/** Paths as the client wrote them, and the client's own requests, for requests re-entered without their version prefix. */
+/**
+ * Paths as the client wrote them, and the client's own requests, for requests re-entered without their version prefix.
+ */
 const clientPaths = new WeakMap<Request, string>();
 const clientRequests = new WeakMap<Request, Request>();
 

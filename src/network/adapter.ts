@@ -75,7 +75,9 @@ export type ReportedPaymentStatus =
   | { status: 'refused'; reason: string }
   | { status: 'pending' };
 
-/** The registered name on a number, as the network's look-up gave it (services/ports.ts `NameLookup`, the same shape). */
+/**
+ * The registered name on a number, as the network's look-up gave it (services/ports.ts `NameLookup`, the same shape).
+ */
 export type NameLookup = {
   nameOnNetwork: string;
   nationalId: string | null;
@@ -119,7 +121,10 @@ export type PayoutResult =
   | { status: 'rejected' | 'failed'; error: string; remoteTransactionId: string | null; routeFault?: true }
   | { status: 'pending'; remoteTransactionId: string | null };
 
-/** Every network the service reaches, as one adapter (./router.ts); what the application asks of it is its port (services/ports.ts `NetworkPort`). */
+/**
+ * Every network the service reaches, as one adapter (./router.ts); what the application asks of it is its port
+ * (services/ports.ts `NetworkPort`).
+ */
 export interface NetworkAdapter {
   /**
    * Which networks have a connector, and each connector's own amount rules: the API's validation rules
@@ -182,7 +187,10 @@ export interface Connector {
   reportedPaymentStatus(payment: ReportedPayment): Promise<ReportedPaymentStatus>;
   sendMoney(payout: Payout): Promise<PayoutResult>;
   payoutStatus(payout: Payout): Promise<PayoutResult>;
-  /** The registered name on a number; absent where the operator has no look-up (instant verification says "not supported"). */
+  /**
+   * The registered name on a number; absent where the operator has no look-up (instant verification says "not
+   * supported").
+   */
   lookupName?(phoneNumber: string, network: Network): Promise<NameLookup | null>;
   /**
    * The operator's own rule for `amount` (null when it takes it): checked by the API's validation, after the
@@ -226,11 +234,17 @@ export type CallbackContext<Settings> = {
   /** The connector's settings, or null when it is off (its routes then find nothing of ours). */
   settings: Settings | null;
   sandbox: boolean;
-  /** PUBLIC_BASE_URL: where the operator calls back (behind a proxy, the request's own URL is not what the operator signed). */
+  /**
+   * PUBLIC_BASE_URL: where the operator calls back (behind a proxy, the request's own URL is not what the operator
+   * signed).
+   */
   publicBaseUrl: string | undefined;
   wake(operation: WakeTarget, said: unknown, asResult?: boolean): Promise<void>;
   reportForConfirmation(payment: IncomingPaymentInput): Promise<void>;
-  /** What a paybill payment's report is matched with (Daraja's validation and confirmation): the application's own records. */
+  /**
+   * What a paybill payment's report is matched with (Daraja's validation and confirmation): the application's own
+   * records.
+   */
   merchants: {
     /** The request a paybill account number (`<organization>-<request>`) names, on `network` in `currency`. */
     requestOfBillReference(reference: string, network: string, currency: string): Promise<BilledRequest | undefined>;
@@ -281,7 +295,10 @@ export type CallbackDocs = {
   requestExample?: Record<string, unknown>;
 };
 
-/** A callback a route refuses (a signature that does not verify): answered with `status` and the API's error body, waking nothing. */
+/**
+ * A callback a route refuses (a signature that does not verify): answered with `status` and the API's error body,
+ * waking nothing.
+ */
 export class CallbackRefusal extends Error {
   constructor(
     readonly status: 403 | 503,
@@ -303,7 +320,9 @@ export type CallbackRoute<Settings> = {
   path: string;
   params?: v.GenericSchema;
   body: v.GenericSchema;
-  /** The body reaches `handle` as `{valid, body | errors}` (a request the operator wants a decision on, never a 400). */
+  /**
+   * The body reaches `handle` as `{valid, body | errors}` (a request the operator wants a decision on, never a 400).
+   */
   checked?: boolean;
   /** A body that cannot be read at all is handed over as invalid too (src/http/request.ts). */
   answersUnreadable?: boolean;
@@ -313,7 +332,7 @@ export type CallbackRoute<Settings> = {
   /** Sees the body as it arrived, before validation rebuilds it (a signature over its bytes). */
   received?(body: unknown, request: Request): void;
   handle(
-    // biome-ignore lint/suspicious/noExplicitAny: the body is what the route's own schema checked; each connector reads its own shape
+    // biome-ignore lint/suspicious/noExplicitAny: the body is what the route's own schema checked
     input: { body: any; params: Record<string, string>; request: Request; rawBody: Uint8Array },
     context: CallbackContext<Settings>,
   ): Promise<unknown>;

@@ -12,7 +12,9 @@ import { currenciesOfNetwork, knownNetworks } from '../domain/networks';
 
 export { createConnectors } from './registry';
 
-/** What the networks of a process are built from: the configuration's connectors, sandbox mode and the sandbox's delays. */
+/**
+ * What the networks of a process are built from: the configuration's connectors, sandbox mode and the sandbox's delays.
+ */
 type NetworkSettings = ConnectorSettings & {
   sandbox: boolean;
   routesScope: string;
@@ -56,7 +58,9 @@ export function describeConnections(config: ConnectorSettings & { sandbox: boole
       network: network.name,
       currency: currenciesOfNetwork(network)[0] ?? '',
       connector: 'none',
-      detail: `${config.sandbox ? 'simulated by the sandbox (sandbox mode); ' : ''}no connector exists: no public API and no documented aggregator route (docs/going-live.md)`,
+      detail:
+        `${config.sandbox ? 'simulated by the sandbox (sandbox mode); ' : ''}no connector exists: no public ` +
+        `API and no documented aggregator route (docs/going-live.md)`,
     }));
   return [
     {

@@ -6,7 +6,10 @@
 
 export type OperatorAnswer = { status: number; body: unknown };
 
-/** Raised when the operator could not be reached or did not answer in time: the call may or may not have been carried out. */
+/**
+ * Raised when the operator could not be reached or did not answer in time: the call may or may not have been carried
+ * out.
+ */
 export class OperatorUnreachableError extends Error {}
 
 /** Codes of a connection that was never made: the request never left, so the operator did nothing. */
@@ -18,7 +21,10 @@ const NEVER_SENT_CODES: ReadonlySet<string> = new Set([
   'FailedToOpenSocket',
 ]);
 
-/** Whether an error (or one of its causes) says the request never reached the operator (a refused connection, no such host). */
+/**
+ * Whether an error (or one of its causes) says the request never reached the operator (a refused connection, no such
+ * host).
+ */
 export function neverSent(error: unknown): boolean {
   for (let cause = error, depth = 0; cause && depth < 5; cause = (cause as { cause?: unknown }).cause, depth += 1) {
     const code = (cause as { code?: unknown }).code;
@@ -86,7 +92,10 @@ export function field(body: unknown, name: string): string | undefined {
     : undefined;
 }
 
-/** The value under `names`, one object inside the next (`nested(body, 'data', 'transaction')`); undefined where any step is missing or not an object. */
+/**
+ * The value under `names`, one object inside the next (`nested(body, 'data', 'transaction')`); undefined where any step
+ * is missing or not an object.
+ */
 export function nested(body: unknown, ...names: string[]): unknown {
   let value = body;
   for (const name of names) {

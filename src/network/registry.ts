@@ -22,7 +22,7 @@ export type { VodacomMarket, VodacomSettings } from './vodacom/settings';
 const CONNECTOR_UNITS = [daraja, momo, airtel, vodacom, pawapay] as const;
 
 type Unit = (typeof CONNECTOR_UNITS)[number];
-// biome-ignore lint/suspicious/noExplicitAny: each connector's settings type is its own; the registry holds them side by side
+// biome-ignore lint/suspicious/noExplicitAny: each connector's settings type is its own
 type AnyUnit = ConnectorUnit<string, any>;
 
 /** Each connector's settings, under its unit's `configKey` (`config.mpesa`, `config.momoMarkets`, ...). */
@@ -46,7 +46,10 @@ export function readConnectorSettings(values: Record<string, unknown>, problems:
   ) as ConnectorSettings;
 }
 
-/** Every connector's operator as people name it, in the registry's order, and whether it calls back: what the API's documentation names. */
+/**
+ * Every connector's operator as people name it, in the registry's order, and whether it calls back: what the API's
+ * documentation names.
+ */
 export const CONNECTOR_OPERATORS: readonly { name: string; operator: string; callsBack: boolean }[] = units.map(
   (unit) => ({ name: unit.name, operator: unit.operator, callsBack: unit.callsBack }),
 );

@@ -44,7 +44,10 @@ export function createNetworkRouter(
   const routes = new Map<string, Connector[]>();
   for (const connector of connectors)
     for (const route of connector.routes) routes.set(route.network, [...(routes.get(route.network) ?? []), connector]);
-  /** The network's direct connector (the registry's first): reported payments, name look-ups and the API's validation rules are its. */
+  /**
+   * The network's direct connector (the registry's first): reported payments, name look-ups and the API's validation
+   * rules are its.
+   */
   const connectorOf = (network: Network): Connector | null => routes.get(network.name)?.[0] ?? null;
   const connections = connectionsOf(sandboxMode, connectors);
   const routed = createRoutedOperations({ ...routing, connectors });

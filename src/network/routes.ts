@@ -43,16 +43,23 @@ function faultOf(error: unknown): string {
 /** Whether an error is the route's (the operator's answer or silence) rather than our own database's. */
 const routeError = (error: unknown) => error instanceof OperatorUnreachableError || !isDatabaseUnavailable(error);
 
-/** What came of sending on one route: taken there, refused for the route's reasons (try the next), or an answer to return as it is. */
+/**
+ * What came of sending on one route: taken there, refused for the route's reasons (try the next), or an answer to
+ * return as it is.
+ */
 type Sent<T> = { taken: T } | { routeFault: string } | { answer: T };
 
 type Routed = { sql: Sql; health: RouteHealth; connectors: readonly Connector[] };
 
-/** A route's answer as the journal reads it: taken (with the operator's reference when it gave one), its own fault, or the subscriber's refusal. */
+/**
+ * A route's answer as the journal reads it: taken (with the operator's reference when it gave one), its own fault, or
+ * the subscriber's refusal.
+ */
 type Verdict = { accepted: string | null | true } | { fault: string } | { refused: true };
 
 const unavailable = (network: Network, fault: string | null) =>
-  `${network.name} is unavailable on every route right now${fault ? ` (${fault})` : ''}; nothing was sent, try again later.`;
+  `${network.name} is unavailable on every route right now${fault ? ` (${fault})` : ''}; nothing was sent, try again ` +
+  `later.`;
 
 export function createRoutedOperations({ sql, health, connectors }: Routed) {
   const byName = new Map(connectors.map((connector) => [connector.name, connector]));
@@ -91,7 +98,8 @@ export function createRoutedOperations({ sql, health, connectors }: Routed) {
     const operatorReference = (await entryById(sql, entry.id))?.operatorReference ?? null;
     const found = await connector.lookup({ kind: entry.kind, network, reference: entry.reference, operatorReference });
     if (found === 'absent') {
-      // After a route fault (unknown) the route comes after the others for it; after a crash (recorded) it keeps its place.
+      // After a route fault (unknown) the route comes after the others for it; after a crash (recorded) it keeps its
+      // place.
       await markRefused(sql, entry.id, entry.state === 'unknown' ? (entry.fault ?? 'no answer') : null);
       return 'absent';
     }

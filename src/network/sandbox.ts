@@ -126,7 +126,8 @@ export function createSandboxNetwork({
         promptReference: prompt.promptReference,
         paidAt: paymentDate,
       });
-      // Paid at once: the answer says so. Later: the workflow asks the status query when the subscriber said they would pay.
+      // Paid at once: the answer says so. Later: the workflow asks the status query when the subscriber said they would
+      // pay.
       if (recorded.created.getTime() <= Date.now())
         return { accepted: true, paid: { remoteTransactionId, paymentDate: recorded.created.toISOString() } };
       return {
@@ -138,7 +139,9 @@ export function createSandboxNetwork({
       };
     },
 
-    /** The sandbox pays by itself (it reports the payment); asked anyway, it says whether its subscriber has paid yet. */
+    /**
+     * The sandbox pays by itself (it reports the payment); asked anyway, it says whether its subscriber has paid yet.
+     */
     async promptStatus(prompt: TakenPrompt): Promise<PromptStatus> {
       const paid = await findSandboxPayment(sql, `SBX-${prompt.requestId}`);
       if (prompt.phoneNumber === SANDBOX_CANCELLED_NUMBER) return { status: 'failed', error: SANDBOX_CANCELLED_ERROR };

@@ -29,7 +29,10 @@
  * Its timers never keep a process alive; `stop` ends the requests made in the background.
  */
 
-/** What the operator answered to a session request: the bearer it gives, and when it was asked for (its lifetime counts from then). */
+/**
+ * What the operator answered to a session request: the bearer it gives, and when it was asked for (its lifetime counts
+ * from then).
+ */
 export type IssuedSession = { bearer: string; askedAt: number };
 /**
  * A session held: issued at `issuedAt`, used in the ordinary course from `activeAt` (its activation
@@ -76,7 +79,10 @@ type PoolOptions = {
 const SESSIONS_HELD = 2;
 /** The most a session is retired before its end (timers and the operator's clock run late at times). */
 const RETIREMENT_MARGIN_MS = 60_000;
-/** The pause after a new session's first refusal, doubled after each further one up to the most: the operator is asked a few times a second at first, and no more than every two seconds. */
+/**
+ * The pause after a new session's first refusal, doubled after each further one up to the most: the operator is asked a
+ * few times a second at first, and no more than every two seconds.
+ */
 const FIRST_RETRY_PAUSE_MS = 250;
 const LONGEST_RETRY_PAUSE_MS = 2_000;
 
@@ -141,7 +147,10 @@ export function createSessionPool(options: PoolOptions) {
   };
   /** When a session's replacement is due: its activation delay before the session retires. */
   const replacementDue = (session: Session): number => session.retireAt - options.activationMs;
-  /** When a session is used in the ordinary course: once its activation delay passed (or it served), and not before its next try. */
+  /**
+   * When a session is used in the ordinary course: once its activation delay passed (or it served), and not before its
+   * next try.
+   */
   const usableFrom = (session: Session): number =>
     Math.max(session.retryAt, session.taken ? -Infinity : session.activeAt);
   const unavailable = () =>
@@ -156,7 +165,10 @@ export function createSessionPool(options: PoolOptions) {
     timer.unref?.();
   }
 
-  /** Asks for a session when fewer than the sessions held ready will still serve once it is active; else waits for the next replacement due. */
+  /**
+   * Asks for a session when fewer than the sessions held ready will still serve once it is active; else waits for the
+   * next replacement due.
+   */
   function replenish(demanded = false): void {
     if (requesting !== null || (stopped && !demanded)) return;
     const now = Date.now();
@@ -196,13 +208,19 @@ export function createSessionPool(options: PoolOptions) {
     }
   }
 
-  /** The session a call uses now in the ordinary course: the oldest usable one not retired, else the usable one that ends last. */
+  /**
+   * The session a call uses now in the ordinary course: the oldest usable one not retired, else the usable one that
+   * ends last.
+   */
   function serving(now: number): Session | undefined {
     const usable = held.filter((session) => usableFrom(session) <= now);
     return usable.find((session) => session.retireAt > now) ?? usable.at(-1);
   }
 
-  /** When a session is next usable in the ordinary course; one still being asked for is, an activation delay after its answer at the soonest. */
+  /**
+   * When a session is next usable in the ordinary course; one still being asked for is, an activation delay after its
+   * answer at the soonest.
+   */
   const nextUsable = (now: number): number =>
     Math.min(...held.map(usableFrom), requesting === null ? Infinity : now + options.activationMs);
 
@@ -232,7 +250,10 @@ export function createSessionPool(options: PoolOptions) {
     return requesting === null ? null : activeBy - now;
   }
 
-  /** Whether a refused session may only not be active yet: never taken, issued after the last revocation seen, and younger than an activation's most. */
+  /**
+   * Whether a refused session may only not be active yet: never taken, issued after the last revocation seen, and
+   * younger than an activation's most.
+   */
   const mayBeInactive = (session: Session, now: number): boolean =>
     !session.taken && session.issuedAt > revokedAt && now - session.issuedAt < (options.activationUpToMs ?? 0);
 

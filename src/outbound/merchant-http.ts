@@ -140,7 +140,10 @@ function describeError(error: unknown): string {
   return code && !error.message.includes(code) ? `${code}: ${error.message}` : error.message;
 }
 
-/** POSTs `body` to `target` (HTTPS, or HTTP where the caller allowed it); never throws for what the receiver does, only reports it. */
+/**
+ * POSTs `body` to `target` (HTTPS, or HTTP where the caller allowed it); never throws for what the receiver does, only
+ * reports it.
+ */
 function postOutgoing(
   target: string,
   headers: Record<string, string>,

@@ -1,4 +1,7 @@
-/** API keys: the caller a key names, and the keys as the web console manages them (issued to a user and shown once, listed by prefix, revoked). */
+/**
+ * API keys: the caller a key names, and the keys as the web console manages them (issued to a user and shown once,
+ * listed by prefix, revoked).
+ */
 import { API_KEY_PATTERN, issueApiKey, keyMatches, keyPrefix } from '../auth/keys';
 import type { Queryable, Sql } from '../db';
 import { ForbiddenError } from '../domain/errors';
@@ -33,7 +36,8 @@ export async function keyHolder(sql: Queryable, key: string): Promise<KeyHolder 
   const [row] = await sql<
     (Omit<KeyHolder, 'capabilities'> & { digest: Uint8Array; userRole: Role; keyRole: Role | null })[]
   >`
-    select k.digest, k.id as "keyId", k.organization_id as "organizationId", k.user_id as "userId", u.role as "userRole", k.role as "keyRole",
+    select k.digest, k.id as "keyId", k.organization_id as "organizationId", k.user_id as "userId", u.role as
+      "userRole", k.role as "keyRole",
            o.name as "organizationName", o.api_version as "savedApiVersion"
     from api_keys k join users u on u.id = k.user_id join organizations o on o.id = k.organization_id
     where k.prefix = ${keyPrefix(key)} and k.revoked_at is null and u.removed_at is null`;
@@ -85,12 +89,16 @@ export async function issueKeyForUser(
   return { id: row.id, apiKey: issued.key };
 }
 
-/** The organization's keys, live first; a removed user's key shows as revoked from the removal on, as the API treats it. */
+/**
+ * The organization's keys, live first; a removed user's key shows as revoked from the removal on, as the API treats it.
+ */
 export async function listApiKeys(sql: Sql, organizationId: OrganizationId): Promise<ApiKeyRow[]> {
   return await sql<ApiKeyRow[]>`
-    select k.id, k.prefix, k.user_id as "userId", u.name as "userName", k.role, k.created, coalesce(k.revoked_at, u.removed_at) as "revokedAt"
+    select k.id, k.prefix, k.user_id as "userId", u.name as "userName", k.role, k.created, coalesce(k.revoked_at,
+      u.removed_at) as "revokedAt"
     from api_keys k join users u on u.id = k.user_id
-    where ${tenantScope(sql, organizationId).owned('k')} order by coalesce(k.revoked_at, u.removed_at) is not null, k.id desc`;
+    where ${tenantScope(sql, organizationId).owned('k')} order by coalesce(k.revoked_at, u.removed_at) is not null, k.id
+      desc`;
 }
 
 /**

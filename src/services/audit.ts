@@ -54,7 +54,8 @@ export const AuditFilters = v.object({
 });
 type AuditFilterValues = v.InferOutput<typeof AuditFilters>;
 
-const AUDIT_COLUMNS = `a.id, a.organization_id as "organizationId", a.created, a.user_id as "userId", u.name as "userName",
+const AUDIT_COLUMNS = `a.id, a.organization_id as "organizationId", a.created, a.user_id as "userId", u.name as
+  "userName",
   a.api_key_id as "apiKeyId", k.prefix as "apiKeyPrefix", a.channel, a.client_address as "clientAddress", a.action,
   a.object_type as "objectType", a.object_id as "objectId", a.change`;
 
@@ -82,7 +83,10 @@ export async function listAuditEvents(
   );
 }
 
-/** Deletes audit entries older than `retentionDays` (at least the events' retention), in batches; one that cannot go is set aside (sweeps.ts). */
+/**
+ * Deletes audit entries older than `retentionDays` (at least the events' retention), in batches; one that cannot go is
+ * set aside (sweeps.ts).
+ */
 export async function deleteExpiredAuditEvents(
   sql: Sql,
   { retentionDays, batchSize }: { retentionDays: number; batchSize: number },

@@ -25,5 +25,6 @@ export async function pinBundleProviders(sql: Queryable): Promise<string[]> {
 
 export async function listPinBundles(sql: Queryable, provider: string): Promise<PinBundleRow[]> {
   return await sql<PinBundleRow[]>`
-    select amount::text as amount, available, description from pin_bundles where provider = ${provider} order by amount`;
+    select amount::text as amount, available, description from pin_bundles where provider = ${provider} order by
+      amount`;
 }

@@ -1,4 +1,7 @@
-/** What the service handles: its currencies (a table, `GET /api/currencies`); the networks are rules in domain/networks.ts. */
+/**
+ * What the service handles: its currencies (a table, `GET /api/currencies`); the networks are rules in
+ * domain/networks.ts.
+ */
 import type { Queryable } from '../db';
 import type { CurrencyRow } from '../domain/money-out';
 

@@ -1,7 +1,7 @@
 /**
- * Collection requests (docs/api.md#collection-requests): their creation (the API's validation rules, the schedule, the wallet, the
- * request with its contact and events in one transaction, its workflow launched after the commit),
- * the list and a request by id within the organization, status changes, and the workflow inputs.
+ * Collection requests (docs/api.md#collection-requests): their creation (the API's validation rules, the schedule, the
+ * wallet, the request with its contact and events in one transaction, its workflow launched after the commit), the list
+ * and a request by id within the organization, status changes, and the workflow inputs.
  */
 import * as v from 'valibot';
 import type { Queryable, Sql } from '../db';
@@ -54,7 +54,8 @@ import { recordEvent, type RecordedEvent } from './events';
 /** The request columns, optionally qualified by a table alias (`r.`). */
 const requestColumns = (
   t = '',
-): string => `${t}id, ${t}organization_id as "organizationId", ${t}account_id as "accountId", ${t}contact_id as "contactId",
+): string => `${t}id, ${t}organization_id as "organizationId", ${t}account_id as "accountId", ${t}contact_id as
+  "contactId",
   ${t}amount::text as amount, ${t}currency, ${t}phone_number as "phoneNumber", ${t}network, ${t}reason, ${t}metadata,
   ${t}success_message as "successMessage", ${t}send_instructions as "sendInstructions", ${t}instructions, ${t}status,
   ${t}error_message as "errorMessage", ${t}expiry_date as "expiryDate",
@@ -93,7 +94,10 @@ export async function findRequest(sql: Queryable, id: CollectionRequestId): Prom
   return (await findRequests(sql, [id]))[0];
 }
 
-/** The requests of these ids with their contacts, in two statements whatever their number (a page of collections names up to a page of requests). */
+/**
+ * The requests of these ids with their contacts, in two statements whatever their number (a page of collections names
+ * up to a page of requests).
+ */
 export async function findRequests(sql: Queryable, ids: readonly number[]): Promise<RequestWithContact[]> {
   if (ids.length === 0) return [];
   const rows = await sql<
@@ -151,10 +155,12 @@ async function insertCollectionRequestIn(tx: Queryable, input: NewCollectionRequ
       success_message, send_instructions, instructions, expiry_date, start_date, retry_interval_seconds,
       max_attempts, subscription_settings, subscription_id, occurrence_at, author)
     values (
-      ${input.organizationId}, ${input.accountId}, ${contactRow.id}, ${input.amount}, ${input.currency}, ${input.phoneNumber},
+      ${input.organizationId}, ${input.accountId}, ${contactRow.id}, ${input.amount}, ${input.currency},
+        ${input.phoneNumber},
       ${input.network}, ${input.reason}, ${json(input.metadata)}, ${input.successMessage}, ${input.sendInstructions},
       ${input.instructions}, ${input.expiresAt}, ${input.startAt}, ${input.retryIntervalSeconds}, ${input.maxAttempts},
-      ${json(input.subscriptionSettings)}, ${input.subscriptionId ?? null}, ${input.occurrenceAt ?? null}, ${input.author})
+      ${json(input.subscriptionSettings)}, ${input.subscriptionId ?? null}, ${input.occurrenceAt ?? null},
+        ${input.author})
     on conflict (subscription_id, occurrence_at) where subscription_id is not null do nothing
     returning ${tx.unsafe(REQUEST_COLUMNS)}`;
   if (row) return { request: row, contact: contactRow, events, created: true };
@@ -211,17 +217,20 @@ export async function changeRequestStatusIn(tx: Queryable, change: StatusChange)
       attempts = ${change.attempts === undefined ? tx`attempts` : tx`greatest(attempts, ${change.attempts})`},
       error_message = ${change.errorMessage === undefined ? tx`error_message` : change.errorMessage},
       collection_id = ${change.collectionId === undefined ? tx`collection_id` : change.collectionId},
-      remote_transaction_id = ${change.remoteTransactionId === undefined ? tx`remote_transaction_id` : change.remoteTransactionId},
+      remote_transaction_id
+        = ${change.remoteTransactionId === undefined ? tx`remote_transaction_id` : change.remoteTransactionId},
       workflow_started_at = coalesce(workflow_started_at, now()),
       modified = now()
     where id = ${change.requestId} and status <> ${change.status}
       -- A final status is final; the one way on is a successful request whose collection was reversed.
-      and (status not in ${tx(FINAL_STATUSES as RequestStatus[])} or (status = 'successful' and ${change.status} = 'reversed'))
+      and (status not in ${tx(FINAL_STATUSES as RequestStatus[])} or (status = 'successful' and ${change.status} =
+        'reversed'))
       ${
         change.promptAttempt === undefined
           ? tx``
           : tx`and (attempts < ${change.promptAttempt}
-        or (attempts = ${change.promptAttempt} and ${tx.unsafe(PROMPT_STEP_OF_ROW)} < ${PROMPT_STEPS[change.status] ?? 0}))`
+        or (attempts
+          = ${change.promptAttempt} and ${tx.unsafe(PROMPT_STEP_OF_ROW)} < ${PROMPT_STEPS[change.status] ?? 0}))`
       }
     returning ${tx.unsafe(REQUEST_COLUMNS)}`;
   if (!updated) {
@@ -392,8 +401,10 @@ export const CollectionRequestCreate = v.object(
       v.pipe(
         optionalJsonObject,
         v.description(
-          'Recurring requests: a hash (or JSON string, or `subscription_settings.key` form fields) of `start_date`, `end_date` ' +
-            '(`DD/MM/YYYY HH:MM:SS`), `frequency` (yearly, monthly, weekly, daily, hourly, minutely), optional `weekdays` and `months`.',
+          'Recurring requests: a hash (or JSON string, or `subscription_settings.key` form fields) of `start_date`, ' +
+            '`end_date` ' +
+            '(`DD/MM/YYYY HH:MM:SS`), `frequency` (yearly, monthly, weekly, daily, hourly, minutely), optional ' +
+            '`weekdays` and `months`.',
         ),
       ),
       null,
@@ -479,7 +490,10 @@ function subscriptionOf(
   return null;
 }
 
-/** When a request starts and expires (a subscription's first request starts at its start), checked against the clock; problems into `errors`. */
+/**
+ * When a request starts and expires (a subscription's first request starts at its start), checked against the clock;
+ * problems into `errors`.
+ */
 function scheduleOf(input: CollectionRequestParams, now: Date, errors: FieldErrors): Schedule {
   const startAt =
     input.start_date === null ? null : requestDate(errors, 'start_date', input.start_date, now, '2 hours');
@@ -499,7 +513,9 @@ function scheduleOf(input: CollectionRequestParams, now: Date, errors: FieldErro
   return { startAt: effectiveStart, expiresAt, subscriptionSettings: subscription?.stored ?? null };
 }
 
-/** The wallet a request credits: the given one, or the oldest active one in the currency; one of them must be funded. */
+/**
+ * The wallet a request credits: the given one, or the oldest active one in the currency; one of them must be funded.
+ */
 async function requestWallet(
   sql: Sql,
   organizationId: OrganizationId,
@@ -572,7 +588,9 @@ export async function createCollectionRequest(
 
 type RequestFilterValues = v.InferOutput<typeof RequestFilters>;
 
-/** One page of an organization's requests matching the filters, newest first, with their contacts and the total count. */
+/**
+ * One page of an organization's requests matching the filters, newest first, with their contacts and the total count.
+ */
 export async function listCollectionRequests(
   sql: Sql,
   organizationId: OrganizationId,

@@ -38,17 +38,25 @@ import type postgres from 'postgres';
 import type { IncomingPaymentInput } from '../contracts/incoming-collection';
 
 export const collectionColumns = (t = ''): string => `${t}id, ${t}organization_id as "organizationId", ${t}network,
-  ${t}remote_transaction_id as "remoteTransactionId", ${t}amount::text as amount, ${t}currency, ${t}phone_number as "phoneNumber",
-  ${t}payment_date as "paymentDate", ${t}reference, ${t}prompt_reference as "promptReference", ${t}status, ${t}rejection_reason as "rejectionReason",
-  ${t}collection_request_id as "collectionRequestId", ${t}contact_id as "contactId", ${t}author, ${t}updated_by as "updatedBy",
+  ${t}remote_transaction_id as "remoteTransactionId", ${t}amount::text as amount, ${t}currency, ${t}phone_number as
+    "phoneNumber",
+  ${t}payment_date as "paymentDate", ${t}reference, ${t}prompt_reference as
+    "promptReference", ${t}status, ${t}rejection_reason as "rejectionReason",
+  ${t}collection_request_id as "collectionRequestId", ${t}contact_id as "contactId", ${t}author, ${t}updated_by as
+    "updatedBy",
   ${t}created, ${t}modified`;
 const COLLECTION_COLUMNS = collectionColumns();
 
-const ACCOUNT_COLUMNS = `a.id, a.organization_id as "organizationId", a.currency, cur.id as "currencyId", a.label, a.description, a.status,
-  a.low_balance_threshold::text as "lowBalanceThreshold", a.low_balance_notification_last_send_time as "lowBalanceNotificationLastSendTime",
+const ACCOUNT_COLUMNS = `a.id, a.organization_id as "organizationId", a.currency, cur.id as "currencyId", a.label,
+  a.description, a.status,
+  a.low_balance_threshold::text as "lowBalanceThreshold", a.low_balance_notification_last_send_time as
+    "lowBalanceNotificationLastSendTime",
   a.author, a.updated_by as "updatedBy", a.created, a.modified`;
 
-/** Collections with their contact, matched request and crediting transaction, as the API shows them (docs/api.md#collections). */
+/**
+ * Collections with their contact, matched request and crediting transaction, as the API shows them
+ * (docs/api.md#collections).
+ */
 export async function collectionResources(sql: Queryable, collections: CollectionRow[]): Promise<CollectionResource[]> {
   if (collections.length === 0) return [];
   const ids = collections.map((collection) => collection.id);
@@ -66,7 +74,8 @@ export async function collectionResources(sql: Queryable, collections: Collectio
       select t.id, t.account_id as "accountId", t.amount::text as amount, t.currency, t.type, t.description, t.created,
              t.collection_id as "collectionId", row_to_json(acc) as account
       from transactions t
-      join lateral (select ${sql.unsafe(ACCOUNT_COLUMNS)} from accounts a join currencies cur on cur.code = a.currency where a.id = t.account_id) acc on true
+      join lateral (select ${sql.unsafe(ACCOUNT_COLUMNS)} from accounts a join currencies cur on cur.code = a.currency
+        where a.id = t.account_id) acc on true
       where t.collection_id in ${sql(ids)}`,
     findRequests(sql, requestIds),
   ]);
@@ -117,7 +126,8 @@ type IncomingPayment = IncomingPaymentInput;
 async function storeIncomingPaymentIn(tx: Queryable, payment: IncomingPayment): Promise<CollectionRow> {
   const remoteTransactionId = (await receiptOfPromptIn(tx, payment)) ?? payment.remoteTransactionId;
   const [inserted] = await tx<CollectionRow[]>`
-    insert into collections (network, remote_transaction_id, phone_number, amount, currency, reference, prompt_reference, payment_date)
+    insert into collections (network, remote_transaction_id, phone_number, amount, currency, reference,
+      prompt_reference, payment_date)
     values (${payment.network}, ${remoteTransactionId}, ${payment.phoneNumber}, ${payment.amount}, ${payment.currency},
             ${payment.reference}, ${payment.promptReference ?? null}, ${payment.paymentDate})
     on conflict (network, remote_transaction_id) do nothing
@@ -170,7 +180,8 @@ async function matchCollectionIn(
     const requestId = requestOfPromptReference(collection.promptReference);
     if (requestId === null) return null;
     candidates = tx<{ id: CollectionRequestId; organizationId: OrganizationId }[]>`
-      select id, organization_id as "organizationId" from collection_requests where id = ${requestId} and ${lookAlike} for update`;
+      select id, organization_id as "organizationId" from collection_requests where id
+        = ${requestId} and ${lookAlike} for update`;
   } else {
     // Which organizations have a look-alike, read without locks: a request another match holds is still counted.
     // The lock below waits (no SKIP LOCKED): a request whose status is being recorded is still this payment's;
@@ -208,17 +219,18 @@ export async function lookAlikeOrganization(
   payment: { phoneNumber: string; currency: string; amount: string },
 ): Promise<OrganizationId | null> {
   const organizations = await sql<{ organizationId: OrganizationId }[]>`
-    select distinct organization_id as "organizationId" from collection_requests where ${lookAlikeOf(sql, payment)} limit 2`;
+    select distinct organization_id as "organizationId" from collection_requests
+      where ${lookAlikeOf(sql, payment)} limit 2`;
   return organizations.length === 1 ? organizations[0]!.organizationId : null;
 }
 
 type BilledRequest = { id: CollectionRequestId; organizationId: OrganizationId; phoneNumber: string; amount: string };
 
 /**
- * The open request a paybill payment's account number names: its request code
- * `<organization>-<request>` (`svccode`, docs/api.md#collection-requests), on `network` in `currency`; undefined for any
- * other account number. Not a tenant query: the organization is the one the payer's reference names (matching an
- * incoming payment), so the predicate is written here.
+ * The open request a paybill payment's account number names: its request code `<organization>-<request>` (`svccode`,
+ * docs/api.md#collection-requests), on `network` in `currency`; undefined for any other account number. Not a tenant
+ * query: the organization is the one the payer's reference names (matching an incoming payment), so the predicate is
+ * written here.
  */
 export async function requestOfBillReference(
   sql: Queryable,
@@ -229,8 +241,10 @@ export async function requestOfBillReference(
   const code = /^\s*(\d{1,15})-(\d{1,15})\s*$/.exec(billReference);
   if (!code) return undefined;
   const [request] = await sql<BilledRequest[]>`
-    select id, organization_id as "organizationId", phone_number as "phoneNumber", amount::text as amount from collection_requests
-    where id = ${Number(code[2])} and organization_id = ${Number(code[1])} and network = ${network} and currency = ${currency}
+    select id, organization_id as "organizationId", phone_number as "phoneNumber", amount::text as amount from
+      collection_requests
+    where id = ${Number(code[2])} and organization_id = ${Number(code[1])} and network = ${network} and currency
+      = ${currency}
       and status in ${sql(OPEN_STATUSES as RequestStatus[])} and collection_id is null and expiry_date > now()`;
   return request;
 }
@@ -241,7 +255,8 @@ export async function verificationSettingsOf(
   organizationId: OrganizationId,
 ): Promise<{ url: string | null; acceptByDefault: boolean } | undefined> {
   const [settings] = await sql<{ url: string | null; acceptByDefault: boolean }[]>`
-    select verification_url as url, accept_by_default as "acceptByDefault" from organizations where id = ${organizationId}`;
+    select verification_url as url, accept_by_default as "acceptByDefault" from organizations where id
+      = ${organizationId}`;
   return settings;
 }
 
@@ -296,9 +311,8 @@ async function acceptCollectionIn(
   }
   const [contact] = newContact
     ? [newContact]
-    : await tx<
-        ContactRow[]
-      >`select ${tx.unsafe(CONTACT_COLUMNS)} from contacts where ${owned()} and phone_number = ${collection.phoneNumber}`;
+    : await tx<ContactRow[]>`select ${tx.unsafe(CONTACT_COLUMNS)} from contacts where ${owned()} and phone_number
+        = ${collection.phoneNumber}`;
   const credited = await moveMoney(tx, {
     accountId: accountId!,
     amount: collection.amount,
@@ -366,7 +380,8 @@ async function failCollectionIn(
 ): Promise<void> {
   await tx`update collection_requests set collection_id = null where collection_id = ${collectionId}`;
   await tx`
-    update collections set status = 'failed', rejection_reason = ${reason.slice(0, 500)}, organization_id = coalesce(organization_id, ${organizationId}),
+    update collections set status = 'failed', rejection_reason = ${reason.slice(0, 500)}, organization_id =
+      coalesce(organization_id, ${organizationId}),
       collection_request_id = null, modified = now()
     where id = ${collectionId} and status = 'pending'`;
 }
@@ -506,7 +521,8 @@ async function claimCollection(sql: Sql, claimant: Actor, query: ClaimQuery): Pr
       select ${tx.unsafe(COLLECTION_COLUMNS)} from collections
       where amount = ${query.amount}::numeric and remote_transaction_id = ${query.remoteTransactionId}
         and phone_number = ${query.phoneNumber}
-        and ((organization_id is null and status = 'pending' and collection_request_id is null) or ${tenantScope(tx, organizationId).owned()})
+        and ((organization_id is null and status = 'pending' and collection_request_id is null)
+          or ${tenantScope(tx, organizationId).owned()})
       order by id for update`;
       if (candidates.length > 1)
         throw new ClaimError('More than one collection matches these parameters; the claim was not made.');
@@ -549,8 +565,10 @@ export const CollectionFilters = v.object({
     v.pipe(
       v.string(),
       v.description(
-        '`True` (also `true`, `1`, `yes`) searches unmatched collections too and assigns the one that matches `amount`, ' +
-          '`remote_transaction_id` and `phonenumber` (all three required; the number in full) to the caller; the answer is then a list. ' +
+        '`True` (also `true`, `1`, `yes`) searches unmatched collections too and assigns the one that matches ' +
+          '`amount`, ' +
+          '`remote_transaction_id` and `phonenumber` (all three required; the number in full) to the caller; the ' +
+          'answer is then a list. ' +
           'A claim needs the `collect` capability (403 otherwise) and counts as a write for throttling.',
       ),
     ),
@@ -563,8 +581,8 @@ export const wantsClaim = (f: CollectionFilterValues): boolean => asksClaim(f.cl
 
 /**
  * The claim (docs/api.md#collections), as the REST route and the console make it: amount, remote transaction id and
- * number are required (400 naming the missing ones; one sent empty is sent, and matches nothing), the number must match in full (`+` added,
- * nothing else), more than one match is a 400. Returns the claimed collection (null for none) and
+ * number are required (400 naming the missing ones; one sent empty is sent, and matches nothing), the number must match
+ * in full (`+` added, nothing else), more than one match is a 400. Returns the claimed collection (null for none) and
  * dispatches the events the claim wrote.
  */
 export async function claimCollectionFor(

@@ -54,10 +54,12 @@ type ContactFilterValues = v.InferOutput<typeof ContactFilters>;
 /** `sync` = 1 (number or text) asks for instant verification (docs/api.md#contacts). */
 const wantsVerification = (value: unknown): boolean => value === 1 || value === '1';
 
-export const CONTACT_COLUMNS = `id, organization_id as "organizationId", first_name as "firstName", last_name as "lastName",
+export const CONTACT_COLUMNS = `id, organization_id as "organizationId", first_name as "firstName", last_name as
+  "lastName",
   email, phone_number as "phoneNumber", type, status, metadata, author, updated_by as "updatedBy", created, modified,
   case when phone_is_supported is null then null else json_build_object(
-    'phoneIsSupported', phone_is_supported, 'phoneIsMmRegistered', phone_is_mm_registered, 'nameOnNetwork', name_on_network,
+    'phoneIsSupported', phone_is_supported, 'phoneIsMmRegistered', phone_is_mm_registered, 'nameOnNetwork',
+      name_on_network,
     'nameMatchesNetworkStatus', name_matches_network_status, 'nameMatchesNetworkScore', name_matches_network_score,
     'networkName', network_name, 'nationalId', national_id, 'nationalIdType', national_id_type) end as verification`;
 
@@ -82,7 +84,8 @@ async function createContactIn(tx: Queryable, input: NewContact): Promise<Contac
   const [contact] = await tx<ContactRow[]>`
     insert into contacts (organization_id, first_name, last_name, email, phone_number, type, metadata, author)
     values (${input.organizationId}, ${input.firstName}, ${input.lastName}, ${input.email}, ${input.phoneNumber},
-            ${input.type}, ${input.metadata === null ? null : tx.json(input.metadata as Parameters<typeof tx.json>[0])}, ${input.author})
+            ${input.type}, ${input.metadata === null ? null : tx.json(input.metadata as Parameters<typeof tx.json>[0])},
+              ${input.author})
     on conflict (organization_id, phone_number) do nothing
     returning ${tx.unsafe(CONTACT_COLUMNS)}`;
   if (!contact) return { contact: null, event: null };
@@ -112,7 +115,9 @@ export async function upsertContactIn(
 ): Promise<{ contact: ContactRow; event: RecordedEvent | null }> {
   const [row] = await tx<(ContactRow & { inserted: boolean })[]>`
     insert into contacts (organization_id, first_name, last_name, phone_number, author)
-    values (${input.organizationId}, ${input.firstName ?? 'Anonymous'}, ${input.lastName ?? 'Contact'}, ${input.phoneNumber}, ${input.author})
+    values
+      (${input.organizationId}, ${input.firstName ?? 'Anonymous'}, ${input.lastName ?? 'Contact'}, ${input.phoneNumber},
+        ${input.author})
     on conflict (organization_id, phone_number) do update set
       first_name = coalesce(${input.firstName}, contacts.first_name),
       last_name = coalesce(${input.lastName}, contacts.last_name),
@@ -131,10 +136,16 @@ export async function upsertContactIn(
   return { contact, event };
 }
 
-/** A look-up the network could not make now (unreachable, no session, an answer it does not document): asked again on a later read with `sync`. */
+/**
+ * A look-up the network could not make now (unreachable, no session, an answer it does not document): asked again on a
+ * later read with `sync`.
+ */
 const NOT_AVAILABLE = 'not_available';
 
-/** What the number's network says of it: its look-up, null where it offers none, or `not_available` when the look-up failed. */
+/**
+ * What the number's network says of it: its look-up, null where it offers none, or `not_available` when the look-up
+ * failed.
+ */
 async function lookUpName(
   contact: ContactRow,
   numberNetwork: Network | null,
@@ -144,7 +155,8 @@ async function lookUpName(
   try {
     return await network.lookupName(contact.phoneNumber, numberNetwork);
   } catch (error) {
-    // Instant verification answers the contact either way (docs/api.md#contacts): the failure is the network's, told as "not available".
+    // Instant verification answers the contact either way (docs/api.md#contacts): the failure is the network's, told as
+    // "not available".
     logger.warn('name look-up not made: verification not available', {
       contactId: contact.id,
       network: numberNetwork.name,
@@ -197,8 +209,10 @@ async function verifyContact(sql: Sql, contact: ContactRow, network: NetworkPort
   if (lookup === NOT_AVAILABLE && contact.verification) return contact;
   const verification = verificationOf(contact, numberNetwork, lookup);
   const [updated] = await sql<ContactRow[]>`
-    update contacts set phone_is_supported = ${verification.phoneIsSupported}, phone_is_mm_registered = ${verification.phoneIsMmRegistered},
-      name_on_network = ${verification.nameOnNetwork}, name_matches_network_status = ${verification.nameMatchesNetworkStatus},
+    update contacts set phone_is_supported = ${verification.phoneIsSupported}, phone_is_mm_registered
+      = ${verification.phoneIsMmRegistered},
+      name_on_network = ${verification.nameOnNetwork}, name_matches_network_status
+        = ${verification.nameMatchesNetworkStatus},
       name_matches_network_score = ${verification.nameMatchesNetworkScore}, network_name = ${verification.networkName},
       national_id = ${verification.nationalId}, national_id_type = ${verification.nationalIdType}, modified = now()
     where id = ${contact.id} returning ${sql.unsafe(CONTACT_COLUMNS)}`;
@@ -266,7 +280,9 @@ export async function listContacts(
   );
 }
 
-/** The organization's contact `id` (403 when another organization's, 404 when none), verified first when `sync` asks. */
+/**
+ * The organization's contact `id` (403 when another organization's, 404 when none), verified first when `sync` asks.
+ */
 export async function readContact(
   { sql, networks }: Pick<ServiceDeps, 'sql' | 'networks'>,
   organizationId: OrganizationId,

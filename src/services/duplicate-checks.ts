@@ -1,9 +1,9 @@
 /**
- * `Duplicate-Check-Key` claims (docs/api.md#throttling-duplicates-versions). A write that carries a key claims it in the same
- * database transaction that writes its object: a second claim of a live key fails, whichever API
- * instance it reaches and however close together the two arrive (the key is unique per
- * organization in PostgreSQL, so the second insert waits for the first transaction), and a request
- * that wrote nothing (refused, or failed before its commit) never keeps its key.
+ * `Duplicate-Check-Key` claims (docs/api.md#throttling-duplicates-versions). A write that carries a key claims it in
+ * the same database transaction that writes its object: a second claim of a live key fails, whichever API instance it
+ * reaches and however close together the two arrive (the key is unique per organization in PostgreSQL, so the second
+ * insert waits for the first transaction), and a request that wrote nothing (refused, or failed before its commit)
+ * never keeps its key.
  */
 import type { Queryable, Sql } from '../db';
 import type { OrganizationId } from '../domain/ids';
@@ -39,7 +39,8 @@ export class DuplicateRequestError extends Error {
 export async function claimDuplicateCheckKey(tx: Queryable, check: DuplicateCheck): Promise<DuplicateClaim> {
   const [row] = await tx<{ id: number }[]>`
     insert into duplicate_check_keys as k (organization_id, key, method, path, expires_at)
-    values (${check.organizationId}, ${check.key}, ${check.method}, ${check.path}, now() + make_interval(secs => ${check.ttlSeconds}))
+    values (${check.organizationId}, ${check.key}, ${check.method}, ${check.path}, now() + make_interval(secs
+      => ${check.ttlSeconds}))
     on conflict (organization_id, key) do update set
       method = excluded.method, path = excluded.path, object_type = null, object_id = null,
       created = now(), expires_at = excluded.expires_at
@@ -51,7 +52,8 @@ export async function claimDuplicateCheckKey(tx: Queryable, check: DuplicateChec
 
 /** Records which object a key created, so an operator can tell what a repeated request would have repeated. */
 async function linkDuplicateCheckObject(tx: Queryable, claim: DuplicateClaim, object: ClaimedObject): Promise<void> {
-  await tx`update duplicate_check_keys set object_type = ${object.type}, object_id = ${object.id} where id = ${claim.id}`;
+  await tx`update duplicate_check_keys set object_type = ${object.type}, object_id = ${object.id} where id
+    = ${claim.id}`;
 }
 
 /**
@@ -85,11 +87,15 @@ export async function duplicateCheckObject(
 ): Promise<ClaimedObject | null> {
   const [row] = await sql<ClaimedObject[]>`
     select object_type as type, object_id as id from duplicate_check_keys
-    where ${tenantScope(sql, organizationId).owned()} and key = ${key} and expires_at > now() and object_id is not null`;
+    where ${tenantScope(sql, organizationId).owned()} and key = ${key} and expires_at > now() and object_id is not
+      null`;
   return row ?? null;
 }
 
-/** Deletes claims past their lifetime (24 hours: docs/api.md#throttling-duplicates-versions), in batches; one that cannot go is set aside (sweeps.ts). */
+/**
+ * Deletes claims past their lifetime (24 hours: docs/api.md#throttling-duplicates-versions), in batches; one that
+ * cannot go is set aside (sweeps.ts).
+ */
 export async function deleteExpiredDuplicateCheckKeys(
   sql: Sql,
   batchSize: number,

@@ -24,8 +24,10 @@ export type NetworkOperation = {
   created: Date;
 };
 
-const COLUMNS = `id, network, kind, reference, operator_reference as "operatorReference", workflow_id as "workflowId", subject,
-  phone_number as "phoneNumber", amount::text as amount, remote_transaction_id as "remoteTransactionId", hint, result, created`;
+const COLUMNS = `id, network, kind, reference, operator_reference as "operatorReference", workflow_id as "workflowId",
+  subject,
+  phone_number as "phoneNumber", amount::text as amount, remote_transaction_id as "remoteTransactionId", hint, result,
+    created`;
 
 type NewOperation = {
   network: string;
@@ -38,24 +40,32 @@ type NewOperation = {
   amount?: string | null;
 };
 
-/** Records an operation once per (network, reference) among those not refused; `inserted` is false when an earlier call recorded it. */
+/**
+ * Records an operation once per (network, reference) among those not refused; `inserted` is false when an earlier call
+ * recorded it.
+ */
 export async function recordOperation(
   sql: Queryable,
   operation: NewOperation,
 ): Promise<NetworkOperation & { inserted: boolean }> {
   const [row] = await sql<(NetworkOperation & { inserted: boolean })[]>`
-    insert into network_operations (network, kind, reference, operator_reference, workflow_id, subject, phone_number, amount)
-    values (${operation.network}, ${operation.kind}, ${operation.reference}, ${operation.operatorReference ?? null}, ${operation.workflowId},
+    insert into network_operations (network, kind, reference, operator_reference, workflow_id, subject, phone_number,
+      amount)
+    values
+      (${operation.network}, ${operation.kind}, ${operation.reference}, ${operation.operatorReference ?? null},
+        ${operation.workflowId},
             ${operation.subject}, ${operation.phoneNumber ?? null}, ${operation.amount ?? null})
     on conflict (network, reference) where state <> 'refused' do update set
-      operator_reference = coalesce(network_operations.operator_reference, excluded.operator_reference), modified = now()
+      operator_reference = coalesce(network_operations.operator_reference, excluded.operator_reference), modified =
+        now()
     returning ${sql.unsafe(COLUMNS)}, (xmax = 0) as inserted`;
   return row!;
 }
 
 /** The operator's reference, once it answered (the first one recorded stays). */
 export async function setOperatorReference(sql: Queryable, id: number, operatorReference: string): Promise<void> {
-  await sql`update network_operations set operator_reference = coalesce(operator_reference, ${operatorReference}), modified = now() where id = ${id}`;
+  await sql`update network_operations set operator_reference = coalesce(operator_reference, ${operatorReference}),
+    modified = now() where id = ${id}`;
 }
 
 /** Forgets an operation the operator refused outright (nothing was carried out), so a retry may ask again. */
@@ -63,18 +73,24 @@ export async function forgetOperation(sql: Queryable, id: number): Promise<void>
   await sql`delete from network_operations where id = ${id} and operator_reference is null`;
 }
 
-/** The operation of ours under `reference` that is not refused (a refused one may have been tried again on another route). */
+/**
+ * The operation of ours under `reference` that is not refused (a refused one may have been tried again on another
+ * route).
+ */
 export async function findOperation(
   sql: Queryable,
   network: string,
   reference: string,
 ): Promise<NetworkOperation | undefined> {
   const [row] = await sql<NetworkOperation[]>`
-    select ${sql.unsafe(COLUMNS)} from network_operations where network = ${network} and reference = ${reference} and state <> 'refused'`;
+    select ${sql.unsafe(COLUMNS)} from network_operations where network = ${network} and reference = ${reference} and
+      state <> 'refused'`;
   return row;
 }
 
-/** The operation an operator's reference names, on `network` or (an operator serving several networks) on any of them. */
+/**
+ * The operation an operator's reference names, on `network` or (an operator serving several networks) on any of them.
+ */
 export async function findOperationByOperatorReference(
   sql: Queryable,
   network: string | readonly string[],
@@ -83,7 +99,8 @@ export async function findOperationByOperatorReference(
   const networks = typeof network === 'string' ? [network] : [...network];
   if (networks.length === 0) return undefined;
   const [row] = await sql<NetworkOperation[]>`
-    select ${sql.unsafe(COLUMNS)} from network_operations where network in ${sql(networks)} and operator_reference = ${operatorReference}
+    select ${sql.unsafe(COLUMNS)} from network_operations where network in ${sql(networks)} and operator_reference
+      = ${operatorReference}
     order by state = 'refused', id desc limit 1`;
   return row;
 }
@@ -105,7 +122,8 @@ export async function claimUnanswered(
     update network_operations set operator_reference = ${operatorReference}, modified = now()
     where id = (
       select id from network_operations
-      where network = ${network} and kind = 'prompt' and operator_reference is null and state <> 'refused' and phone_number = ${phoneNumber}
+      where network = ${network} and kind = 'prompt' and operator_reference is null and state <> 'refused' and
+        phone_number = ${phoneNumber}
         and amount = ${amount}::numeric and created > now() - ${withinSeconds}::int * interval '1 second'
       order by created limit 1 for update skip locked)
     returning ${sql.unsafe(COLUMNS)}`;
@@ -120,21 +138,26 @@ export async function recordHint(sql: Queryable, id: number, hint: unknown): Pro
 /** A status query's answer, as the operator sent it. The first answer stays. */
 export async function recordResult(sql: Queryable, id: number, result: unknown): Promise<boolean> {
   const rows =
-    await sql`update network_operations set result = ${sql.json(result as never)}, modified = now() where id = ${id} and result is null returning id`;
+    await sql`update network_operations set result = ${sql.json(result as never)}, modified = now() where id = ${id} and
+      result is null returning id`;
   return rows.length > 0;
 }
 
 /** The operator's transaction id of an operation: the first one recorded wins, so every retry reports the same. */
 export async function settleRemoteTransactionId(sql: Queryable, id: number, candidate: string): Promise<string> {
   const [row] = await sql<{ remoteTransactionId: string }[]>`
-    update network_operations set remote_transaction_id = coalesce(remote_transaction_id, ${candidate}), modified = now()
+    update network_operations set remote_transaction_id = coalesce(remote_transaction_id, ${candidate}), modified =
+      now()
     where id = ${id} returning remote_transaction_id as "remoteTransactionId"`;
   return row!.remoteTransactionId;
 }
 
-/** A prompt the operator says failed: it no longer holds back reports of its number and amount (`unsettledPromptFor`). */
+/**
+ * A prompt the operator says failed: it no longer holds back reports of its number and amount (`unsettledPromptFor`).
+ */
 export async function settlePrompt(sql: Queryable, id: number, outcome: 'failed'): Promise<void> {
-  await sql`update network_operations set result = ${sql.json({ status: outcome })}, modified = now() where id = ${id} and kind = 'prompt' and result is null`;
+  await sql`update network_operations set result = ${sql.json({ status: outcome })}, modified = now() where id
+    = ${id} and kind = 'prompt' and result is null`;
 }
 
 /**
@@ -152,7 +175,8 @@ export async function markPromptPaid(
   const rows = await sql<{ paid: boolean }[]>`
     update network_operations set result = coalesce(result, ${sql.json({ status: 'paid' })}), modified = now()
     where id = ${id} and kind = 'prompt'
-      and ((result is null and hint is not distinct from ${seenHint === null ? null : sql.json(seenHint as never)}::jsonb) or result->>'status' = 'paid')
+      and ((result is null and hint is not distinct
+        from ${seenHint === null ? null : sql.json(seenHint as never)}::jsonb) or result->>'status' = 'paid')
     returning true as paid`;
   return rows.length > 0;
 }
@@ -169,7 +193,8 @@ export async function promptAwaitsReceipt(
 ): Promise<boolean> {
   const rows = await sql`
     select 1 from network_operations
-    where network = ${network} and kind = 'prompt' and phone_number = ${payment.phoneNumber} and amount = ${payment.amount}::numeric
+    where network = ${network} and kind = 'prompt' and phone_number = ${payment.phoneNumber} and amount
+      = ${payment.amount}::numeric
       and remote_transaction_id is null and result->>'status' = 'paid'
     limit 1`;
   return rows.length > 0;
@@ -215,7 +240,8 @@ async function attachReceiptIn(
 ): Promise<void> {
   const [prompt] = await tx<{ id: number; reference: string; operatorReference: string }[]>`
     select id, reference, operator_reference as "operatorReference" from network_operations
-    where network = ${network} and kind = 'prompt' and phone_number = ${payment.phoneNumber} and amount = ${payment.amount}::numeric
+    where network = ${network} and kind = 'prompt' and phone_number = ${payment.phoneNumber} and amount
+      = ${payment.amount}::numeric
       and remote_transaction_id is null and result->>'status' = 'paid'
     order by created, id limit 1 for update`;
   if (!prompt) return;
@@ -224,9 +250,11 @@ async function attachReceiptIn(
   await tx`update network_operations set remote_transaction_id = ${receipt}, modified = now() where id = ${prompt.id}`;
   const renamed = await tx<{ id: number }[]>`
     update collections set remote_transaction_id = ${receipt}, modified = now()
-    where network = ${network} and remote_transaction_id = ${prompt.operatorReference} and prompt_reference = ${prompt.reference} returning id`;
+    where network = ${network} and remote_transaction_id = ${prompt.operatorReference} and prompt_reference
+      = ${prompt.reference} returning id`;
   if (renamed.length === 0) return;
-  await tx`update collection_requests set remote_transaction_id = ${receipt}, modified = now() where collection_id in ${tx(renamed.map((row) => row.id))}`;
+  await tx`update collection_requests set remote_transaction_id = ${receipt}, modified = now() where collection_id
+    in ${tx(renamed.map((row) => row.id))}`;
 }
 
 /**
@@ -240,7 +268,8 @@ export async function receiptOfPromptIn(
   if (!payment.promptReference) return null;
   const [row] = await tx<{ receipt: string | null }[]>`
     select remote_transaction_id as receipt from network_operations
-    where network = ${payment.network} and reference = ${payment.promptReference} and kind = 'prompt' and operator_reference = ${payment.remoteTransactionId}
+    where network = ${payment.network} and reference = ${payment.promptReference} and kind = 'prompt' and
+      operator_reference = ${payment.remoteTransactionId}
     for share`;
   return row?.receipt ?? null;
 }
@@ -261,7 +290,8 @@ export async function unsettledPromptFor(
   const rows = await sql`
     select 1 from network_operations
     where network = ${network} and kind = 'prompt' and phone_number = ${phoneNumber} and amount = ${amount}::numeric
-      and remote_transaction_id is null and result is null and state <> 'refused' and created > now() - ${withinSeconds}::int * interval '1 second'
+      and remote_transaction_id is null and result is null and state <> 'refused' and created > now()
+        - ${withinSeconds}::int * interval '1 second'
     limit 1`;
   return rows.length > 0;
 }
@@ -283,7 +313,8 @@ export async function receiptHeldElsewhere(
     where network = ${network} and kind = 'prompt' and remote_transaction_id = ${receipt} and id <> ${operationId}
     union all
     select 1 from collections
-    where network = ${network} and remote_transaction_id = ${receipt} and prompt_reference is distinct from ${promptReference}
+    where network = ${network} and remote_transaction_id = ${receipt} and prompt_reference is distinct
+      from ${promptReference}
     limit 1`;
   return rows.length > 0;
 }
@@ -291,7 +322,8 @@ export async function receiptHeldElsewhere(
 /** The reference of the prompt of ours whose payment `receipt` is, once that prompt settled it. */
 async function promptOfReceipt(sql: Queryable, network: string, receipt: string): Promise<string | null> {
   const [row] = await sql<{ reference: string }[]>`
-    select reference from network_operations where network = ${network} and kind = 'prompt' and remote_transaction_id = ${receipt} limit 1`;
+    select reference from network_operations where network = ${network} and kind = 'prompt' and remote_transaction_id
+      = ${receipt} limit 1`;
   return row?.reference ?? null;
 }
 
@@ -307,9 +339,11 @@ export async function latestStatusQuery(
   const [row] = await sql<(NetworkOperation & { newestAnswer: Record<string, unknown> | null })[]>`
     select ${sql.unsafe(COLUMNS)}, (
       select answered.result from network_operations answered
-      where answered.network = ${network} and answered.kind = 'status_query' and answered.subject = ${subject} and answered.result is not null
+      where answered.network = ${network} and answered.kind = 'status_query' and answered.subject = ${subject} and
+        answered.result is not null
       order by answered.created desc, answered.id desc limit 1) as "newestAnswer"
     from network_operations
-    where network = ${network} and kind = 'status_query' and subject = ${subject} order by created desc, id desc limit 1`;
+    where network = ${network} and kind = 'status_query' and subject = ${subject} order by created desc, id desc limit
+      1`;
   return row;
 }

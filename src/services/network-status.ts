@@ -19,7 +19,10 @@ function viewsOf(sql: Queryable, routes: readonly RouteKey[], scope: string): Pr
   return acrossOrganizations(sql, (outside) => routeViews(outside, routes, scope));
 }
 
-/** Every configured route with its health (`scope`: the configuration's `routesScope`), each network's routes for an operation in the order they are tried. */
+/**
+ * Every configured route with its health (`scope`: the configuration's `routesScope`), each network's routes for an
+ * operation in the order they are tried.
+ */
 export async function routeLines(
   sql: Queryable,
   routes: readonly RouteKey[],

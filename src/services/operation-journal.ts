@@ -42,9 +42,11 @@ type NewEntry = {
 export async function recordEntry(sql: Queryable, entry: NewEntry): Promise<JournalEntry & { inserted: boolean }> {
   const [row] = await sql<(JournalEntry & { inserted: boolean })[]>`
     insert into network_operations (network, route, kind, reference, workflow_id, subject, phone_number, amount, state)
-    values (${entry.network}, ${entry.route}, ${entry.kind}, ${entry.reference}, ${entry.workflowId}, ${entry.reference},
+    values
+      (${entry.network}, ${entry.route}, ${entry.kind}, ${entry.reference}, ${entry.workflowId}, ${entry.reference},
             ${entry.phoneNumber}, ${entry.amount}, 'recorded')
-    on conflict (network, reference) where state <> 'refused' do update set route = coalesce(network_operations.route, excluded.route), modified = now()
+    on conflict (network, reference) where state <> 'refused' do update set route = coalesce(network_operations.route,
+      excluded.route), modified = now()
     returning ${sql.unsafe(COLUMNS)}, (xmax = 0) as inserted`;
   return row!;
 }
@@ -52,7 +54,8 @@ export async function recordEntry(sql: Queryable, entry: NewEntry): Promise<Jour
 /** The live entry of our reference on `network`: the operation no route refused. */
 export async function liveEntry(sql: Queryable, network: string, reference: string): Promise<JournalEntry | undefined> {
   const [row] = await sql<JournalEntry[]>`
-    select ${sql.unsafe(COLUMNS)} from network_operations where network = ${network} and reference = ${reference} and state <> 'refused'`;
+    select ${sql.unsafe(COLUMNS)} from network_operations where network = ${network} and reference = ${reference} and
+      state <> 'refused'`;
   return row;
 }
 
@@ -66,14 +69,16 @@ export async function entryById(sql: Queryable, id: number): Promise<JournalEntr
 export async function routesThatFaulted(sql: Queryable, network: string, reference: string): Promise<string[]> {
   const rows = await sql<{ route: string }[]>`
     select distinct route from network_operations
-    where network = ${network} and reference = ${reference} and state = 'refused' and fault is not null and route is not null`;
+    where network = ${network} and reference = ${reference} and state = 'refused' and fault is not null and route is not
+      null`;
   return rows.map((row) => row.route);
 }
 
 /** The route took it: with the operator's reference when it gave one (the first one recorded stays). */
 export async function markAccepted(sql: Queryable, id: number, operatorReference?: string | null): Promise<void> {
   await sql`
-    update network_operations set state = 'accepted', operator_reference = coalesce(operator_reference, ${operatorReference ?? null}), modified = now()
+    update network_operations set state = 'accepted', operator_reference =
+      coalesce(operator_reference, ${operatorReference ?? null}), modified = now()
     where id = ${id} and state <> 'refused'`;
 }
 
@@ -87,7 +92,8 @@ export async function markRefused(sql: Queryable, id: number, fault: string | nu
 
 /** The route did not say (no answer, a 5xx): the operation stays there until its status query tells. */
 export async function markUnknown(sql: Queryable, id: number, fault: string): Promise<void> {
-  await sql`update network_operations set state = 'unknown', fault = ${fault}, modified = now() where id = ${id} and state in ('recorded', 'unknown')`;
+  await sql`update network_operations set state = 'unknown', fault = ${fault}, modified = now() where id = ${id} and
+    state in ('recorded', 'unknown')`;
 }
 
 /**
@@ -103,7 +109,8 @@ export async function routeOfPayment(
     select route from network_operations
     where network = ${network} and kind = 'prompt' and state <> 'refused'
       and (remote_transaction_id = ${remoteTransactionId} or operator_reference = ${remoteTransactionId}
-           or reference = (select prompt_reference from collections where network = ${network} and remote_transaction_id = ${remoteTransactionId} limit 1))
+           or reference = (select prompt_reference from collections where network = ${network} and remote_transaction_id
+             = ${remoteTransactionId} limit 1))
     order by id desc limit 1`;
   return row?.route ?? null;
 }

@@ -1,4 +1,7 @@
-/** What the console's overview shows an organization: wallets, today's requests, collections received and payments sent, failures. */
+/**
+ * What the console's overview shows an organization: wallets, today's requests, collections received and payments sent,
+ * failures.
+ */
 import type { Sql } from '../db';
 import type { CollectionRequestId, DeliveryId, EventId, OrganizationId, WalletId, WebhookId } from '../domain/ids';
 import { tenantScope } from './queries';
@@ -41,7 +44,8 @@ function byDay(rows: readonly { day: string; currency: string; count: number; am
 export async function collectionsByDay(sql: Sql, organizationId: OrganizationId, since: Date): Promise<DailyMoney[]> {
   return byDay(
     await sql<{ day: string; currency: string; count: number; amount: string }[]>`
-    select to_char(created at time zone 'UTC', 'YYYY-MM-DD') as day, currency, count(*)::int as count, sum(amount)::text as amount
+    select to_char(created at time zone 'UTC', 'YYYY-MM-DD') as day, currency, count(*)::int as count, sum(amount)::text
+      as amount
     from collections where ${tenantScope(sql, organizationId).owned()} and status = 'successful' and created >= ${since}
     group by 1, 2 order by 1, 2`,
   );
@@ -54,7 +58,8 @@ export async function collectionsByDay(sql: Sql, organizationId: OrganizationId,
 export async function paymentsSentByDay(sql: Sql, organizationId: OrganizationId, since: Date): Promise<DailyMoney[]> {
   return byDay(
     await sql<{ day: string; currency: string; count: number; amount: string }[]>`
-    select to_char(modified at time zone 'UTC', 'YYYY-MM-DD') as day, currency, count(*)::int as count, sum(amount)::text as amount
+    select to_char(modified at time zone 'UTC', 'YYYY-MM-DD') as day, currency, count(*)::int as count,
+      sum(amount)::text as amount
     from payments where ${tenantScope(sql, organizationId).owned()} and state = 'completed' and modified >= ${since}
     group by 1, 2 order by 1, 2`,
   );
@@ -89,7 +94,8 @@ export async function recentFailures(
   const { owned } = tenantScope(sql, organizationId);
   const [requests, deliveries] = await Promise.all([
     sql<FailedRequest[]>`
-      select id, phone_number as "phoneNumber", amount::text as amount, currency, error_message as "errorMessage", modified
+      select id, phone_number as "phoneNumber", amount::text as amount, currency, error_message as "errorMessage",
+        modified
       from collection_requests where ${owned()} and status = 'failed'
       order by modified desc, id desc limit ${limit}`,
     sql<FailingDelivery[]>`

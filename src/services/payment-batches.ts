@@ -33,7 +33,9 @@ import { InsufficientFundsError, PaymentCreate, checkPayment, createPaymentIn, t
 import { tenantScope, timeRange, type ListPage, type PageWindow } from './queries';
 import { activeWallets } from './wallets';
 
-const BATCH_COLUMNS = `id, organization_id as "organizationId", state, row_count as "rowCount", author, completed_at as "completedAt", created, modified`;
+const BATCH_COLUMNS =
+  `id, organization_id as "organizationId", state, row_count as "rowCount", author, completed_at ` +
+  `as "completedAt", created, modified`;
 
 /** A row of a batch: the fields of `POST /api/payments` but `start_date` (a batch is sent at once). */
 const PaymentBatchLine = v.omit(PaymentCreate, ['start_date']);
@@ -48,9 +50,12 @@ export const PaymentBatchCreate = v.object(
       v.minLength(1, 'A batch holds at least one payment.'),
       v.maxLength(MAX_BATCH_ROWS, `A batch holds at most ${MAX_BATCH_ROWS} payments.`),
       v.description(
-        'The payments, each with the fields of `POST /api/payments` but `start_date` (a batch is sent at once): `phonenumber`, `amount`, `currency`, ' +
-          '`description`, and optionally `payment_type`, `metadata`, `first_name`, `last_name`, `account`, `callback_url`, `send_sms_message`. Every ' +
-          "row is checked before anything is written; a row's errors are keyed `payments[<index>].<field>` (index from 0).",
+        'The payments, each with the fields of `POST /api/payments` but `start_date` (a batch is sent at once): ' +
+          '`phonenumber`, `amount`, `currency`, ' +
+          '`description`, and optionally `payment_type`, `metadata`, `first_name`, `last_name`, `account`, ' +
+          '`callback_url`, `send_sms_message`. Every ' +
+          "row is checked before anything is written; a row's errors are keyed `payments[<index>].<field>` (index " +
+          'from 0).',
       ),
     ),
   },
@@ -157,7 +162,8 @@ async function fundingOf(
   }
   if (byAccount.size === 0) return [];
   const balances = await sql<{ id: number; currency: string; balance: string }[]>`
-    select id, currency, balance::text as balance from accounts where ${tenantScope(sql, organizationId).owned()} and id in ${sql([...byAccount.keys()])} order by id`;
+    select id, currency, balance::text as balance from accounts where ${tenantScope(sql, organizationId).owned()} and id
+      in ${sql([...byAccount.keys()])} order by id`;
   return balances.map((wallet) => {
     const amount = sumAmounts(byAccount.get(wallet.id)!.map((line) => line.amount));
     return {
@@ -175,7 +181,17 @@ async function fundingOf(
 const shortfall = (funding: readonly BatchFunding[]): string | null => {
   const short = funding.filter((wallet) => !wallet.enough);
   if (short.length === 0) return null;
-  return `insufficient funds: ${short.map((wallet) => `the ${wallet.currency} wallet ${wallet.accountId} holds ${groupedAmount(wallet.balance)}; the batch's ${wallet.rows} rows from it add up to ${groupedAmount(wallet.amount)}`).join('; ')}.`;
+  return (
+    `insufficient funds: ` +
+    `${short
+      .map(
+        (wallet) =>
+          `the ${wallet.currency} wallet ${wallet.accountId} holds ` +
+          `${groupedAmount(wallet.balance)}; the batch's ${wallet.rows} rows from it add up to ` +
+          `${groupedAmount(wallet.amount)}`,
+      )
+      .join('; ')}.`
+  );
 };
 
 const INSERT_ROWS_AT_ONCE = 1000;
@@ -202,7 +218,8 @@ export async function createPaymentBatch(
     duplicateCheck,
     async (tx) => {
       const [row] = await tx<PaymentBatchRow[]>`
-      insert into payment_batches (organization_id, row_count, author) values (${creator.organizationId}, ${checked.lines.length}, ${creator.userId})
+      insert into payment_batches (organization_id, row_count, author) values
+        (${creator.organizationId}, ${checked.lines.length}, ${creator.userId})
       returning ${tx.unsafe(BATCH_COLUMNS)}`;
       const lines = checked.lines.map(({ fields }, index) => ({
         batch_id: row!.id,
@@ -279,7 +296,9 @@ export async function listPaymentBatches(
   );
 }
 
-/** An organization's batch's rows in upload order with what became of each (a page of them, or all for the result CSV). */
+/**
+ * An organization's batch's rows in upload order with what became of each (a page of them, or all for the result CSV).
+ */
 export async function batchLines(
   sql: Queryable,
   batch: Pick<PaymentBatchRow, 'id' | 'organizationId'>,
@@ -287,10 +306,12 @@ export async function batchLines(
 ): Promise<ListPage<BatchLineRow>> {
   return await tenantScope(sql, batch.organizationId).listPage<BatchLineRow>(
     {
-      columns: sql`r.row_number as "rowNumber", r.phone_number as "phoneNumber", r.amount::text as amount, r.currency, r.input->>'description' as description,
+      columns: sql`r.row_number as "rowNumber", r.phone_number as "phoneNumber", r.amount::text as amount, r.currency,
+        r.input->>'description' as description,
       case when r.state = 'created' then p.state else r.state end as state, r.payment_id as "paymentId",
       p.remote_transaction_id as "remoteTransactionId", coalesce(r.error, p.last_error) as error`,
-      from: sql`payment_batch_rows r join payment_batches b on b.id = r.batch_id left join payments p on p.id = r.payment_id`,
+      from: sql`payment_batch_rows r join payment_batches b on b.id = r.batch_id left join payments p on p.id =
+        r.payment_id`,
       alias: 'b',
       filters: sql`and r.batch_id = ${batch.id}`,
       orderBy: sql`order by r.row_number`,
@@ -302,7 +323,10 @@ export async function batchLines(
 // ---------------------------------------------------------------------------------------------
 // The batch's workflow steps
 
-/** What a chunk of rows became: the payments to send (created now or by an earlier try), those created now, and the events to deliver. */
+/**
+ * What a chunk of rows became: the payments to send (created now or by an earlier try), those created now, and the
+ * events to deliver.
+ */
 type ReservedChunk = { paymentIds: PaymentId[]; created: PaymentRow[]; events: RecordedEvent[]; last: boolean };
 
 /**
@@ -320,7 +344,8 @@ export async function reserveBatchChunk(
   return (await sql.begin(async (tx) => {
     // The batch's first step marks its workflow started (the outbox sweep leaves it alone from then on).
     const [batch] = await tx<PaymentBatchRow[]>`
-      update payment_batches set workflow_started_at = coalesce(workflow_started_at, now()) where id = ${batchId} returning ${tx.unsafe(BATCH_COLUMNS)}`;
+      update payment_batches set workflow_started_at = coalesce(workflow_started_at, now()) where id
+        = ${batchId} returning ${tx.unsafe(BATCH_COLUMNS)}`;
     if (!batch) throw new Error(`payment batch ${batchId} does not exist`);
     const rows = await tx<{ id: number; state: string; paymentId: PaymentId | null; input: LineFields }[]>`
       select id, state, payment_id as "paymentId", input from payment_batch_rows
@@ -343,8 +368,14 @@ export async function reserveBatchChunk(
             if (error instanceof InsufficientFundsError) return null;
             throw error;
           });
-        await tx`update payment_batch_rows set state = ${made ? 'created' : 'failed'}, payment_id = ${made?.payment.id ?? null},
-                   error = ${made ? null : `insufficient funds: the wallet no longer held ${row.input.amount} when this row's turn came`}
+        await tx`update payment_batch_rows set state = ${made ? 'created' : 'failed'}, payment_id
+          = ${made?.payment.id ?? null},
+                   error
+                     = ${
+                       made
+                         ? null
+                         : `insufficient funds: the wallet no longer held ${row.input.amount} when this row's turn came`
+                     }
                  where id = ${row.id}`;
         if (made) {
           events.push(...made.events);

@@ -51,10 +51,12 @@ import { debit, moveMoney } from './ledger';
 import { timeRange } from './queries';
 
 const PAYMENT_COLUMNS = `id, organization_id as "organizationId", account_id as "accountId", contact_id as "contactId",
-  amount::text as amount, currency, phone_number as "phoneNumber", network, payment_type as "paymentType", description, metadata,
+  amount::text as amount, currency, phone_number as "phoneNumber", network, payment_type as "paymentType", description,
+    metadata,
   callback_url as "callbackUrl", send_sms_message as "sendSmsMessage", state, last_error as "lastError",
   remote_transaction_id as "remoteTransactionId", rejected_reason as "rejectedReason", rejected_by as "rejectedBy",
-  rejected_time as "rejectedTime", cancelled_reason as "cancelledReason", cancelled_by as "cancelledBy", cancelled_time as "cancelledTime",
+  rejected_time as "rejectedTime", cancelled_reason as "cancelledReason", cancelled_by as "cancelledBy", cancelled_time
+    as "cancelledTime",
   start_date as "startDate", author, updated_by as "updatedBy", created, modified`;
 
 /** A payment refused at creation: the wallet does not hold the amount. */
@@ -135,11 +137,15 @@ export async function createPaymentIn(
   if (contactEvent) events.push(contactEvent);
   const scheduled = input.startDate !== null && input.startDate.getTime() > Date.now();
   const [payment] = await tx<PaymentRow[]>`
-    insert into payments (organization_id, account_id, contact_id, amount, currency, phone_number, network, payment_type, description,
+    insert into payments (organization_id, account_id, contact_id, amount, currency, phone_number, network,
+      payment_type, description,
                           metadata, callback_url, send_sms_message, state, start_date, author, workflow_started_at)
-    values (${input.organizationId}, ${input.accountId}, ${contactRow.id}, ${input.amount}, ${input.currency}, ${input.phoneNumber},
+    values
+      (${input.organizationId}, ${input.accountId}, ${contactRow.id}, ${input.amount}, ${input.currency},
+        ${input.phoneNumber},
             ${input.network}, ${input.paymentType}, ${input.description},
-            ${input.metadata === null ? null : tx.json(input.metadata as Parameters<typeof tx.json>[0])}, ${input.callbackUrl},
+            ${input.metadata === null ? null : tx.json(input.metadata as Parameters<typeof tx.json>[0])},
+              ${input.callbackUrl},
             ${input.sendSmsMessage}, ${scheduled ? 'scheduled' : 'new'}, ${input.startDate}, ${input.author},
             ${options.startedByBatch ? tx`now()` : null})
     returning ${tx.unsafe(PAYMENT_COLUMNS)}`;
@@ -155,7 +161,8 @@ export async function createPaymentIn(
     throw new InsufficientFundsError(`The ${input.currency} wallet does not hold ${input.amount}.`);
   if (input.callbackUrl !== null) {
     await tx`insert into webhooks (organization_id, user_id, event, target, payment_id)
-             values (${input.organizationId}, ${input.author}, 'payment.status.changed', ${input.callbackUrl}, ${payment!.id})`;
+             values (${input.organizationId}, ${input.author},
+               'payment.status.changed', ${input.callbackUrl}, ${payment!.id})`;
   }
   events.push(await recordStateEvent(tx, payment!, input.author));
   return { payment: payment!, events };
@@ -190,7 +197,8 @@ async function changeState(
       update payments set
         state = ${to},
         last_error = ${set.lastError === undefined ? tx`last_error` : set.lastError},
-        remote_transaction_id = ${set.remoteTransactionId === undefined ? tx`remote_transaction_id` : set.remoteTransactionId},
+        remote_transaction_id
+          = ${set.remoteTransactionId === undefined ? tx`remote_transaction_id` : set.remoteTransactionId},
         rejected_reason = ${set.rejected ? set.rejected.reason : tx`rejected_reason`},
         rejected_by = ${set.rejected ? set.rejected.by : tx`rejected_by`},
         rejected_time = ${set.rejected ? tx`now()` : tx`rejected_time`},
@@ -328,7 +336,10 @@ export async function findOwnPayment(
 // ---------------------------------------------------------------------------------------------
 // Payments as the API and the console make and cancel them
 
-/** A payment's parameters as the provider's client libraries send them (docs/api.md#payments-wallets-and-reversals-money-out). */
+/**
+ * A payment's parameters as the provider's client libraries send them
+ * (docs/api.md#payments-wallets-and-reversals-money-out).
+ */
 export const PaymentCreate = v.object(
   {
     phonenumber: phoneNumber,
@@ -338,7 +349,8 @@ export const PaymentCreate = v.object(
       v.transform((value) => value.toUpperCase()),
       v.picklist(SUPPORTED_CURRENCIES, choiceMessage),
     ),
-    // Required, as the provider's recorded service requires it (a missing one is named beside the other missing fields).
+    // Required, as the provider's recorded service requires it (a missing one is named beside the other missing
+    // fields).
     description: text(255),
     payment_type: v.optional(
       v.pipe(

@@ -17,7 +17,10 @@ export type PaymentToStart = { id: PaymentId; organizationId: OrganizationId; st
 export type ReversalToStart = { id: ReversalId; organizationId: OrganizationId };
 export type PaymentBatchToStart = { id: PaymentBatchId; organizationId: OrganizationId };
 
-/** One row type per outbox kind of the money movements (src/domain/money-movements.ts): a kind left out does not compile. */
+/**
+ * One row type per outbox kind of the money movements (src/domain/money-movements.ts): a kind left out does not
+ * compile.
+ */
 type EachMovement<Rows extends Record<MovementOutboxKind, { id: number }>> = Rows;
 
 /** The row each kind of the outbox (./outbox.ts) hands the start of its workflow. */
@@ -58,9 +61,15 @@ export interface Launcher {
   signalCollectionMatched(requestId: CollectionRequestId, match: CollectionMatch): Promise<boolean>;
   /** Wakes the workflow that waits on an operator's answer (a hint, never proof); false when it has ended. */
   signalNetworkHint(workflowId: string, hint: NetworkHint): Promise<boolean>;
-  /** After a commit: starts the workflows of what it recorded. Never throws (a failed start is left to the outbox sweep). */
+  /**
+   * After a commit: starts the workflows of what it recorded. Never throws (a failed start is left to the outbox
+   * sweep).
+   */
   afterCommit(committed: Committed): Promise<void>;
-  /** Hands outbox rows of `kind` to their workflow (the post-commit start and the sweep); true when any is new to Temporal. */
+  /**
+   * Hands outbox rows of `kind` to their workflow (the post-commit start and the sweep); true when any is new to
+   * Temporal.
+   */
   startOutboxRows<K extends OutboxKind>(kind: K, group: readonly OutboxRow<K>[]): Promise<boolean>;
 }
 

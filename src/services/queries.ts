@@ -16,7 +16,18 @@ import type { OrganizationId } from '../domain/ids';
  */
 export function timeRange(sql: Queryable, column: string, after: Date | undefined, before: Date | undefined) {
   const name = sql.unsafe(column);
-  return sql`${after !== undefined ? sql`and ${name} >= ${after}` : sql``} ${before !== undefined ? sql`and ${name} <= ${before}` : sql``}`;
+  return sql`${
+    after !== undefined
+      ? sql`and ${name} >=
+    ${after}`
+      : sql``
+  }
+    ${
+      before !== undefined
+        ? sql`and ${name} <=
+    ${before}`
+        : sql``
+    }`;
 }
 
 export type PageWindow = { limit: number; offset: number };
@@ -34,9 +45,8 @@ async function listPage<T extends object>(
 ): Promise<ListPage<T>> {
   const [[total], rows] = await Promise.all([
     sql<{ count: number }[]>`select count(*)::int as count from ${query.from} ${query.where}`,
-    sql<
-      T[]
-    >`select ${query.columns} from ${query.from} ${query.where} ${query.orderBy} limit ${page.limit} offset ${page.offset}`,
+    sql<T[]>`select ${query.columns} from ${query.from} ${query.where} ${query.orderBy} limit ${page.limit} offset
+      ${page.offset}`,
   ]);
   return { count: total?.count ?? 0, rows: rows as unknown as T[] };
 }
@@ -47,7 +57,8 @@ async function listPage<T extends object>(
  * another organization's has.
  */
 async function notOwned(sql: Queryable, table: string, id: number, visible?: Fragment): Promise<never> {
-  // Another organization's row is outside the caller's tenant boundary: whether it exists is asked across organizations.
+  // Another organization's row is outside the caller's tenant boundary: whether it exists is asked across
+  // organizations.
   const [found] = await acrossOrganizations(
     sql,
     (outside) => outside<{ id: number }[]>`select id from ${outside(table)} where id = ${id} ${visible ?? outside``}`,
@@ -55,7 +66,10 @@ async function notOwned(sql: Queryable, table: string, id: number, visible?: Fra
   throw found ? new ForbiddenError() : new NotFoundError();
 }
 
-/** A list of the organization's rows: `filters` (each `and ...`) follow its predicate, on the table `alias` names when given. */
+/**
+ * A list of the organization's rows: `filters` (each `and ...`) follow its predicate, on the table `alias` names when
+ * given.
+ */
 type ScopedList = { columns: Fragment; from: Fragment; alias?: string; filters?: Fragment; orderBy: Fragment };
 
 /**
@@ -107,7 +121,8 @@ export function tenantScope(sql: Queryable, organizationId: OrganizationId) {
       const { from, row, owner } = query.through ?? { from: sql(query.table), row: undefined, owner: undefined };
       const idColumn = row === undefined ? sql`id` : sql.unsafe(`${row}.id`);
       const [found] = await sql<T[]>`
-        select ${query.columns} from ${from} where ${idColumn} = ${query.id} and ${owned(owner)} ${query.visible ?? sql``}`;
+        select ${query.columns} from ${from} where ${idColumn} = ${query.id} and ${owned(owner)}
+          ${query.visible ?? sql``}`;
       return (found as T | undefined) ?? (await notOwned(sql, query.table, query.id, query.visible));
     },
   };

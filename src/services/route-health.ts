@@ -34,7 +34,10 @@ type RouteRow = RouteKey & {
   lastFaultAt: Date | null;
 };
 
-/** Where a route stands: taking traffic (`up`), left and waiting for its probe (`down`), probed (`probing`), `paused` or `closed` by its aggregator. */
+/**
+ * Where a route stands: taking traffic (`up`), left and waiting for its probe (`down`), probed (`probing`), `paused` or
+ * `closed` by its aggregator.
+ */
 type RouteState = 'up' | 'probing' | 'down' | 'paused' | 'closed';
 
 /** Consecutive route faults after which a route is left. */
@@ -47,7 +50,8 @@ const PROBE_HOLD_SECONDS = 20;
 const CACHE_MS = 1_000;
 const FLUSH_MS = 5_000;
 
-const COLUMNS = `network, route, operation, position, paused, faults_in_row as "faultsInRow", left_count as "leftCount", left_until as "leftUntil",
+const COLUMNS = `network, route, operation, position, paused, faults_in_row as "faultsInRow", left_count as "leftCount",
+  left_until as "leftUntil",
   probe_until as "probeUntil", availability, last_fault as "lastFault", last_fault_at as "lastFaultAt"`;
 
 const keyOf = (key: RouteKey) => `${key.network}\u0000${key.route}\u0000${key.operation}`;
@@ -135,9 +139,11 @@ export function createRouteHealth(
       await sql`
         insert into network_route_outcomes (scope, network, route, operation, minute, succeeded, faulted)
         select ${scope}, network, route, operation, date_trunc('minute', now()), succeeded, faulted
-        from jsonb_to_recordset(${sql.json(batch)}::jsonb) as t(network text, route text, operation text, succeeded int, faulted int)
+        from jsonb_to_recordset(${sql.json(batch)}::jsonb) as t(network text, route text, operation text, succeeded int,
+          faulted int)
         on conflict (scope, network, route, operation, minute) do update
-          set succeeded = network_route_outcomes.succeeded + excluded.succeeded, faulted = network_route_outcomes.faulted + excluded.faulted`;
+          set succeeded = network_route_outcomes.succeeded + excluded.succeeded, faulted =
+            network_route_outcomes.faulted + excluded.faulted`;
     })().finally(() => {
       flushing = null;
     });
@@ -171,7 +177,8 @@ export function createRouteHealth(
       const row = (await fresh()).get(keyOf(key));
       if (!row || (row.faultsInRow === 0 && row.leftUntil === null)) return;
       const [updated] = await sql<RouteRow[]>`
-        update network_routes set faults_in_row = 0, left_count = 0, left_until = null, probe_until = null, modified = now()
+        update network_routes set faults_in_row = 0, left_count = 0, left_until = null, probe_until = null, modified =
+          now()
         where scope = ${scope} and network = ${key.network} and route = ${key.route} and operation = ${key.operation}
         returning ${sql.unsafe(COLUMNS)}`;
       remember(updated);
@@ -184,13 +191,16 @@ export function createRouteHealth(
         insert into network_routes as r (scope, network, route, operation, faults_in_row, last_fault, last_fault_at)
         values (${scope}, ${key.network}, ${key.route}, ${key.operation}, 1, ${fault}, now())
         on conflict (scope, network, route, operation) do update set
-          faults_in_row = r.faults_in_row + 1, last_fault = excluded.last_fault, last_fault_at = now(), modified = now(),
+          faults_in_row = r.faults_in_row + 1, last_fault = excluded.last_fault, last_fault_at = now(), modified =
+            now(),
           left_until = case
             when (r.left_until is null and r.faults_in_row + 1 >= ${FAULTS_TO_LEAVE}) or r.left_until <= now()
-              then now() + least(${LEAVE_MAX_SECONDS}, ${LEAVE_FIRST_SECONDS} * power(2, r.left_count)) * interval '1 second'
+              then now() + least(${LEAVE_MAX_SECONDS}, ${LEAVE_FIRST_SECONDS} * power(2, r.left_count)) * interval
+                '1 second'
             else r.left_until end,
           left_count = case
-            when (r.left_until is null and r.faults_in_row + 1 >= ${FAULTS_TO_LEAVE}) or r.left_until <= now() then r.left_count + 1
+            when (r.left_until is null and r.faults_in_row + 1 >= ${FAULTS_TO_LEAVE}) or r.left_until <= now() then
+              r.left_count + 1
             else r.left_count end,
           probe_until = null
         returning ${sql.unsafe(COLUMNS)}`;
@@ -206,8 +216,10 @@ export function createRouteHealth(
       await sql`
         insert into network_routes as r (scope, network, route, operation, availability, availability_at)
         select ${scope}, network, ${route}, operation, availability, now()
-        from jsonb_to_recordset(${sql.json(states as never)}::jsonb) as t(network text, operation text, availability text)
-        on conflict (scope, network, route, operation) do update set availability = excluded.availability, availability_at = now(), modified = now()`;
+        from jsonb_to_recordset(${sql.json(states as never)}::jsonb) as t(network text, operation text, availability
+          text)
+        on conflict (scope, network, route, operation) do update set availability = excluded.availability,
+          availability_at = now(), modified = now()`;
       readAt = 0;
     },
 
@@ -242,7 +254,8 @@ export async function routeViews(sql: Queryable, routes: readonly RouteKey[], sc
   const rows = await sql<RouteRow[]>`select ${sql.unsafe(COLUMNS)} from network_routes where scope = ${scope}`;
   const counts = await sql<(RouteKey & { succeeded: number; faulted: number })[]>`
     select network, route, operation, sum(succeeded)::int as succeeded, sum(faulted)::int as faulted
-    from network_route_outcomes where scope = ${scope} and minute > now() - interval '15 minutes' group by network, route, operation`;
+    from network_route_outcomes where scope = ${scope} and minute > now() - interval '15 minutes' group by network,
+      route, operation`;
   const rowOf = new Map(rows.map((row) => [keyOf(row), row]));
   const countOf = new Map(counts.map((row) => [keyOf(row), row]));
   const views = routes.map((key, index) => {
@@ -285,7 +298,8 @@ export async function orderRoutes(
   for (const each of operation ? [operation] : (['collect', 'payout'] as const)) {
     for (const [position, route] of routes.entries()) {
       await sql`
-        insert into network_routes (scope, network, route, operation, position) values (${scope}, ${network}, ${route}, ${each}, ${position})
+        insert into network_routes (scope, network, route, operation, position) values
+          (${scope}, ${network}, ${route}, ${each}, ${position})
         on conflict (scope, network, route, operation) do update set position = excluded.position, modified = now()`;
     }
   }
@@ -302,7 +316,8 @@ export async function pauseRoute(
 ): Promise<void> {
   for (const each of operation ? [operation] : (['collect', 'payout'] as const)) {
     await sql`
-      insert into network_routes (scope, network, route, operation, paused) values (${scope}, ${network}, ${route}, ${each}, ${paused})
+      insert into network_routes (scope, network, route, operation, paused) values
+        (${scope}, ${network}, ${route}, ${each}, ${paused})
       on conflict (scope, network, route, operation) do update set paused = excluded.paused, modified = now()`;
   }
 }

@@ -25,8 +25,11 @@ export async function recordSandboxPayment(
   payment: SandboxPayment,
 ): Promise<{ reference: string; promptReference: string | null; created: Date }> {
   const [recorded] = await sql<{ reference: string; promptReference: string | null; created: Date }[]>`
-    insert into sandbox_payments (remote_transaction_id, phone_number, amount, currency, reference, network, prompt_reference, created)
-    values (${payment.remoteTransactionId}, ${payment.phoneNumber}, ${payment.amount}, ${payment.currency}, ${payment.reference}, ${payment.network},
+    insert into sandbox_payments (remote_transaction_id, phone_number, amount, currency, reference, network,
+      prompt_reference, created)
+    values
+      (${payment.remoteTransactionId}, ${payment.phoneNumber}, ${payment.amount}, ${payment.currency},
+        ${payment.reference}, ${payment.network},
             ${payment.promptReference}, ${payment.paidAt})
     on conflict (remote_transaction_id) do update set remote_transaction_id = excluded.remote_transaction_id
     returning reference, prompt_reference as "promptReference", created`;
@@ -38,7 +41,8 @@ export async function findSandboxPayment(
   remoteTransactionId: string,
 ): Promise<{ remoteTransactionId: string; amount: string; phoneNumber: string; created: Date } | undefined> {
   const [found] = await sql<{ remoteTransactionId: string; amount: string; phoneNumber: string; created: Date }[]>`
-    select remote_transaction_id as "remoteTransactionId", amount::text as amount, phone_number as "phoneNumber", created
+    select remote_transaction_id as "remoteTransactionId", amount::text as amount, phone_number as "phoneNumber",
+      created
     from sandbox_payments where remote_transaction_id = ${remoteTransactionId}`;
   return found;
 }
@@ -59,7 +63,9 @@ export async function recordSandboxPayout(
 ): Promise<SandboxPayout> {
   const [recorded] = await sql<SandboxPayout[]>`
     insert into sandbox_payouts (reference, phone_number, amount, currency, outcome, remote_transaction_id)
-    values (${payout.reference}, ${payout.phoneNumber}, ${payout.amount}, ${payout.currency}, ${payout.outcome}, ${payout.remoteTransactionId})
+    values
+      (${payout.reference}, ${payout.phoneNumber}, ${payout.amount}, ${payout.currency}, ${payout.outcome},
+        ${payout.remoteTransactionId})
     on conflict (reference) do update set reference = excluded.reference
     returning outcome, remote_transaction_id as "remoteTransactionId", created`;
   return recorded!;
@@ -67,7 +73,8 @@ export async function recordSandboxPayout(
 
 export async function findSandboxPayout(sql: Queryable, reference: string): Promise<SandboxPayout | undefined> {
   const [recorded] = await sql<SandboxPayout[]>`
-    select outcome, remote_transaction_id as "remoteTransactionId", created from sandbox_payouts where reference = ${reference}`;
+    select outcome, remote_transaction_id as "remoteTransactionId", created from sandbox_payouts where reference
+      = ${reference}`;
   return recorded;
 }
 

@@ -52,28 +52,40 @@ type Day = { since: Date; until: Date; organization: (alias: string) => Fragment
  * settlement lines (one select each, all with the same columns); the reference of a kind with a
  * reference rule (`pay-<id>`) is filled in after. The compiler asks for one per line type.
  */
-/** The route of the journaled operation under `reference` on `network` (a prompt's, a payout's): the one that moved it. */
+/**
+ * The route of the journaled operation under `reference` on `network` (a prompt's, a payout's): the one that moved it.
+ */
 const routeOf = (sql: Queryable, network: Fragment, reference: Fragment) => sql`
-  (select o.route from network_operations o where o.network = ${network} and o.reference = ${reference} and o.state <> 'refused' limit 1)`;
+  (select o.route from network_operations o where o.network = ${network} and o.reference = ${reference} and o.state <>
+    'refused' limit 1)`;
 
 const FINAL_MOVEMENTS: { [Type in SettlementKind]: (sql: Queryable, day: Day) => Fragment } = {
   collection: (sql, { since, until, organization }) => sql`
     select c.network, c.currency, 'collection' as type, c.id, c.organization_id as "organizationId",
-           c.remote_transaction_id as "operatorTransactionId", c.prompt_reference as reference, null::text as "originalTransactionId",
+           c.remote_transaction_id as "operatorTransactionId", c.prompt_reference as reference, null::text as
+             "originalTransactionId",
            ${routeOf(sql, sql`c.network`, sql`c.prompt_reference`)} as route,
            c.amount::text as amount, c.phone_number as "phoneNumber", t.created as "finalAt"
     from transactions t join collections c on c.id = t.collection_id
     where t.type = 'mobile_collection' and t.created >= ${since} and t.created < ${until} ${organization('c')}`,
   payment: (sql, { since, until, organization }) => sql`
     select p.network, p.currency, 'payment' as type, p.id, p.organization_id as "organizationId",
-           p.remote_transaction_id as "operatorTransactionId", null::text as reference, null::text as "originalTransactionId",
-           ${routeOf(sql, sql`p.network`, sql`${`${MONEY_MOVEMENTS.payment.settlement.referencePrefix}-`} || p.id`)} as route,
+           p.remote_transaction_id as "operatorTransactionId", null::text as reference, null::text as
+             "originalTransactionId",
+           ${routeOf(
+             sql,
+             sql`p.network`,
+             sql`${`${MONEY_MOVEMENTS.payment.settlement.referencePrefix}-`} ||
+             p.id`,
+           )} as
+             route,
            p.amount::text as amount, p.phone_number as "phoneNumber", p.modified as "finalAt"
     from payments p
     where p.state = 'completed' and p.modified >= ${since} and p.modified < ${until} ${organization('p')}`,
   reversal: (sql, { since, until, organization }) => sql`
     select r.network, r.currency, 'reversal' as type, r.id, r.organization_id as "organizationId",
-           r.remote_transaction_id as "operatorTransactionId", null::text as reference, c.remote_transaction_id as "originalTransactionId",
+           r.remote_transaction_id as "operatorTransactionId", null::text as reference, c.remote_transaction_id as
+             "originalTransactionId",
            ${routeOf(sql, sql`c.network`, sql`c.prompt_reference`)} as route,
            r.amount::text as amount, r.phone_number as "phoneNumber", r.modified as "finalAt"
     from reversals r join collections c on c.id = r.collection_id
@@ -110,7 +122,8 @@ export async function settlementReport(
   if (lines.length > SETTLEMENT_MAX_LINES) {
     throw fieldErrors({
       date: [
-        `The day holds more than ${SETTLEMENT_MAX_LINES} movements; a report lists at most that: ask for one network or currency at a time.`,
+        `The day holds more than ${SETTLEMENT_MAX_LINES} movements; a report lists at most that: ask for one network ` +
+          `or currency at a time.`,
       ],
     });
   }

@@ -1,10 +1,10 @@
 /**
- * One bad row never stops a sweep (docs/architecture.md#events-and-the-outbox): a row a sweep cannot process is set aside in
- * `sweep_failures` with its error, later runs skip it, and the sweep goes on with the rest. An
- * operator lists them (`npm run admin -- sweeps failures`) and, once the cause is fixed, puts one
- * back (`sweeps retry`). A failure of the system itself (PostgreSQL or Temporal unreachable) is
- * not the row's fault: it stops the run, and the next scheduled run tries again. Sweeps run over
- * every organization's rows: their statements are not tenant queries (services/queries.ts).
+ * One bad row never stops a sweep (docs/architecture.md#events-and-the-outbox): a row a sweep cannot process is set
+ * aside in `sweep_failures` with its error, later runs skip it, and the sweep goes on with the rest. An operator lists
+ * them (`npm run admin -- sweeps failures`) and, once the cause is fixed, puts one back (`sweeps retry`). A failure of
+ * the system itself (PostgreSQL or Temporal unreachable) is not the row's fault: it stops the run, and the next
+ * scheduled run tries again. Sweeps run over every organization's rows: their statements are not tenant queries
+ * (services/queries.ts).
  */
 import type { Queryable, Sql } from '../db';
 import { isDatabaseUnavailable } from '../db';
@@ -22,7 +22,9 @@ type SweepFailure = {
   lastFailedAt: Date;
 };
 
-/** gRPC codes of a Temporal server that is down, overloaded or slow: DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED, UNAVAILABLE. */
+/**
+ * gRPC codes of a Temporal server that is down, overloaded or slow: DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED, UNAVAILABLE.
+ */
 const TRANSIENT_GRPC_CODES = new Set([4, 8, 14]);
 
 /** True when `error` says the system is unavailable rather than that the row is bad. */
@@ -43,12 +45,14 @@ const describe = (error: unknown): string =>
 export async function setAside(sql: Queryable, kind: SweepKind, rowId: number, error: unknown): Promise<void> {
   await sql`
     insert into sweep_failures (kind, row_id, error) values (${kind}, ${rowId}, ${describe(error)})
-    on conflict (kind, row_id) do update set error = excluded.error, attempts = sweep_failures.attempts + 1, last_failed_at = now()`;
+    on conflict (kind, row_id) do update set error = excluded.error, attempts = sweep_failures.attempts + 1,
+      last_failed_at = now()`;
 }
 
 /** `and not exists (...)`: a sweep's query leaves out the rows set aside for it (`column` is the row's id). */
 export function notSetAside(sql: Queryable, kind: SweepKind, column: string) {
-  return sql`and not exists (select 1 from sweep_failures f where f.kind = ${kind} and f.row_id = ${sql.unsafe(column)})`;
+  return sql`and not exists (select 1 from sweep_failures f where f.kind = ${kind} and f.row_id
+    = ${sql.unsafe(column)})`;
 }
 
 type SweepResult = { processed: number; setAside: number };
@@ -120,7 +124,8 @@ export async function deleteInBatches(
 
 export async function listSweepFailures(sql: Queryable): Promise<SweepFailure[]> {
   return await sql<SweepFailure[]>`
-    select kind, row_id as "rowId", error, attempts, first_failed_at as "firstFailedAt", last_failed_at as "lastFailedAt"
+    select kind, row_id as "rowId", error, attempts, first_failed_at as "firstFailedAt", last_failed_at as
+      "lastFailedAt"
     from sweep_failures order by last_failed_at desc, kind, row_id`;
 }
 

@@ -61,7 +61,12 @@ async function disable(
   const [webhook] = await tx<WebhookRow[]>`
     update webhooks set disabled_at = now(), disabled_reason = ${reason}, updated = now()
     where id = ${webhookId} and disabled_at is null and deleted_at is null and payment_id is null
-      ${failingFor === undefined ? tx`` : tx`and failing_since <= now() - ${failingFor}::double precision * interval '1 hour'`}
+      ${
+        failingFor === undefined
+          ? tx``
+          : tx`and failing_since <= now() - ${failingFor}::double precision * interval
+        '1 hour'`
+      }
     returning ${tx.unsafe(WEBHOOK_COLUMNS)}`;
   if (!webhook) return null;
   // Nothing more is sent: what was pending is cancelled with the disabling (a recovery delivers it again once enabled).
@@ -88,7 +93,10 @@ export async function disableIfFailing(
   return true;
 }
 
-/** The merchant disables the webhook: no deliveries from now on, what was pending cancelled. Unchanged when already disabled. */
+/**
+ * The merchant disables the webhook: no deliveries from now on, what was pending cancelled. Unchanged when already
+ * disabled.
+ */
 export async function disableOwnWebhook(
   deps: Deps,
   actor: OrganizationActor,
@@ -100,7 +108,10 @@ export async function disableOwnWebhook(
   return await findOwnWebhook(deps.sql, actor.organizationId, id);
 }
 
-/** The merchant enables the webhook again: it receives events from now on (and what it missed through a recovery); its failing streak starts afresh. */
+/**
+ * The merchant enables the webhook again: it receives events from now on (and what it missed through a recovery); its
+ * failing streak starts afresh.
+ */
 export async function enableOwnWebhook(
   sql: Sql,
   actor: OrganizationActor,
@@ -123,7 +134,8 @@ export async function enableOwnWebhook(
 export async function disabledWebhooks(sql: Sql, organizationId: OrganizationId): Promise<WebhookRow[]> {
   return await sql<WebhookRow[]>`
     select ${sql.unsafe(WEBHOOK_COLUMNS)} from webhooks
-    where ${tenantScope(sql, organizationId).owned()} and disabled_at is not null and deleted_at is null and payment_id is null
+    where ${tenantScope(sql, organizationId).owned()} and disabled_at is not null and deleted_at is null and payment_id
+      is null
     order by disabled_at desc, id desc`;
 }
 
@@ -131,7 +143,11 @@ export async function disabledWebhooks(sql: Sql, organizationId: OrganizationId)
 async function recoveriesWhere(sql: Queryable, where: Fragment, limit: number): Promise<RecoveryRow[]> {
   return await sql<RecoveryRow[]>`
     select r.id, r.webhook_id as "webhookId", r.user_id as "userId", r.since, r.until, r.events, r.created,
-           json_build_object(${sql.unsafe(DELIVERY_STATUSES.map((status) => `'${status}', count(d.id) filter (where d.status = '${status}')`).join(', '))}) as deliveries
+           json_build_object(${sql.unsafe(
+             DELIVERY_STATUSES.map((status) => `'${status}', count(d.id) filter (where d.status = '${status}')`).join(
+               ', ',
+             ),
+           )}) as deliveries
     from webhook_recoveries r left join webhook_deliveries d on d.recovery_id = r.id
     ${where}
     group by r.id order by r.id desc limit ${limit}`;
@@ -149,7 +165,10 @@ export async function listRecoveries(sql: Sql, webhookId: WebhookId, limit = 20)
   return await recoveriesWhere(sql, sql`where r.webhook_id = ${webhookId}`, limit);
 }
 
-/** The recovery and its delivery rows, in one transaction that holds the webhook's row lock (one recovery delivering at a time). */
+/**
+ * The recovery and its delivery rows, in one transaction that holds the webhook's row lock (one recovery delivering at
+ * a time).
+ */
 async function recordRecovery(
   tx: Queryable,
   webhook: WebhookRow,
@@ -157,11 +176,13 @@ async function recordRecovery(
   since: Date,
   until: Date,
 ): Promise<{ id: RecoveryId; deliveries: PendingDelivery[] }> {
-  // The lock first, the check in a statement of its own: under READ COMMITTED that statement sees what a recovery that held the lock before committed.
+  // The lock first, the check in a statement of its own: under READ COMMITTED that statement sees what a recovery that
+  // held the lock before committed.
   await tx`select id from webhooks where id = ${webhook.id} for update`;
   const [state] = await tx<{ disabled: boolean; deleted: boolean; delivering: boolean }[]>`
     select disabled_at is not null as disabled, deleted_at is not null as deleted,
-           exists (select 1 from webhook_deliveries d where d.webhook_id = w.id and d.recovery_id is not null and d.status = 'pending') as delivering
+           exists (select 1 from webhook_deliveries d where d.webhook_id = w.id and d.recovery_id is not null and
+             d.status = 'pending') as delivering
     from webhooks w where w.id = ${webhook.id}`;
   if (!state || state.deleted) throw new RefusedError('The webhook was deleted.');
   if (state.disabled)
@@ -169,12 +190,14 @@ async function recordRecovery(
   if (state.delivering)
     throw new RefusedError('An earlier recovery of this webhook is still delivering: ask again when it has finished.');
   const inPeriod = tx`from events
-    where ${tenantScope(tx, webhook.organizationId).owned()} and type = ${webhook.event} and created >= ${since} and created < ${until}`;
+    where ${tenantScope(tx, webhook.organizationId).owned()} and type = ${webhook.event} and created >= ${since} and
+      created < ${until}`;
   const [{ count } = { count: 0 }] = await tx<{ count: number }[]>`select count(*)::int as count ${inPeriod}`;
   if (count > RECOVERY_MAX_EVENTS) {
     throw fieldErrors({
       until: [
-        `${count} events in this period; a recovery delivers at most ${RECOVERY_MAX_EVENTS}: recover a shorter period (set until), then the next.`,
+        `${count} events in this period; a recovery delivers at most ${RECOVERY_MAX_EVENTS}: recover a shorter ` +
+          `period (set until), then the next.`,
       ],
     });
   }

@@ -27,7 +27,8 @@ import {
   type WebhookRow,
 } from '../domain/webhooks';
 
-export const WEBHOOK_COLUMNS = `id, organization_id as "organizationId", user_id as "userId", event, target, created, updated,
+export const WEBHOOK_COLUMNS = `id, organization_id as "organizationId", user_id as "userId", event, target, created,
+  updated,
   disabled_at as "disabledAt", disabled_reason as "disabledReason"`;
 
 type NewWebhook = { organizationId: OrganizationId; userId: UserId; event: EventType; target: string };
@@ -101,7 +102,9 @@ async function ensureSettings(sql: Queryable, organizationId: OrganizationId): P
   return created;
 }
 
-/** What signs and authenticates an outgoing delivery now: the current secret, and the previous one while it overlaps. */
+/**
+ * What signs and authenticates an outgoing delivery now: the current secret, and the previous one while it overlaps.
+ */
 export async function deliverySecrets(
   sql: Queryable,
   organizationId: OrganizationId,
@@ -170,14 +173,16 @@ export async function setBasicCredentials(
     await ensureSettings(tx, owner.organizationId);
     await tx`
       update webhook_settings set
-        basic_username = ${credentials?.username ?? null}, basic_password = ${credentials?.password ?? null}, modified = now()
+        basic_username = ${credentials?.username ?? null}, basic_password = ${credentials?.password ?? null}, modified =
+          now()
       where ${tenantScope(tx, owner.organizationId).owned()}`;
   });
 }
 
 // The delivery log.
 
-const ATTEMPT_COLUMNS = `attempt, started_at as "startedAt", duration_ms as "durationMs", outcome, status_code as "statusCode",
+const ATTEMPT_COLUMNS = `attempt, started_at as "startedAt", duration_ms as "durationMs", outcome, status_code as
+  "statusCode",
   error, response_excerpt as "responseExcerpt"`;
 
 /**
@@ -195,7 +200,10 @@ type NewAttempt = Omit<AttemptRow, 'outcome'> & {
 /** A webhook with when it was deleted (null while it lives). */
 export type LiveWebhook = WebhookRow & { deletedAt: Date | null };
 
-/** The webhook as a delivery reads it before sending: an updated target counts at once, a deleted or disabled one sends nothing. */
+/**
+ * The webhook as a delivery reads it before sending: an updated target counts at once, a deleted or disabled one sends
+ * nothing.
+ */
 export async function readWebhook(sql: Queryable, webhookId: WebhookId): Promise<LiveWebhook | null> {
   const [row] = await sql<
     LiveWebhook[]
@@ -217,8 +225,10 @@ export async function logAttempt(
   const note = attempt.receiver ?? null;
   const [logged] = await sql<AttemptRow[]>`
     with inserted as (
-      insert into webhook_delivery_attempts (delivery_id, attempt, started_at, duration_ms, outcome, status_code, error, response_excerpt)
-      values (${attempt.deliveryId}, ${attempt.attempt}, ${attempt.startedAt}, ${attempt.durationMs}, ${attempt.outcome},
+      insert into webhook_delivery_attempts (delivery_id, attempt, started_at, duration_ms, outcome, status_code, error,
+        response_excerpt)
+      values
+        (${attempt.deliveryId}, ${attempt.attempt}, ${attempt.startedAt}, ${attempt.durationMs}, ${attempt.outcome},
               ${attempt.statusCode}, ${attempt.error}, ${attempt.responseExcerpt})
       on conflict (delivery_id, attempt) do nothing
       returning ${sql.unsafe(ATTEMPT_COLUMNS)}),
@@ -233,26 +243,31 @@ export async function logAttempt(
       where id = ${attempt.deliveryId} and exists (select 1 from inserted)),
     gone as (
       update webhooks set deleted_at = now(), deleted_reason = 'gone', updated = now()
-      where id = ${attempt.webhookId} and ${attempt.outcome} = 'gone' and deleted_at is null and exists (select 1 from inserted)),
+      where id = ${attempt.webhookId} and ${attempt.outcome} = 'gone' and deleted_at is null and exists (select 1 from
+        inserted)),
     -- The failing streak (webhook-recovery.ts): begun by a failure, ended by a delivery; written only when it changes.
     streak as (
-      update webhooks set failing_since = case when ${attempt.outcome} = 'delivered' then null else ${attempt.startedAt}::timestamptz end
+      update webhooks set failing_since = case when ${attempt.outcome} = 'delivered' then null
+        else ${attempt.startedAt}::timestamptz end
       where id = ${attempt.webhookId} and exists (select 1 from inserted)
-        and ((${attempt.outcome} = 'delivered' and failing_since is not null) or (${attempt.outcome} = 'failed' and failing_since is null))),
+        and ((${attempt.outcome} = 'delivered' and failing_since is not null) or (${attempt.outcome} = 'failed' and
+          failing_since is null))),
     -- The receiver's health (webhook-queue.ts, PROBE_AFTER_FAULTS): a fault counts towards probing it, any answer ends
     -- that; written only when it changes, so a healthy receiver's attempts write nothing here.
     receiver as (
       update webhook_receivers r set
         failures = case when ${note} = 'answered' then 0 else r.failures + 1 end,
         probing_since = case when ${note} = 'answered' then null
-                             when r.failures + 1 >= ${PROBE_AFTER_FAULTS}::int then coalesce(r.probing_since, now()) else r.probing_since end,
+                             when r.failures + 1 >= ${PROBE_AFTER_FAULTS}::int then coalesce(r.probing_since, now())
+                               else r.probing_since end,
         probe_after = case when ${note} = 'answered' or r.failures + 1 < ${PROBE_AFTER_FAULTS}::int then null
                            else now() + least(greatest(extract(epoch from now() - coalesce(r.probing_since, now())), 1),
                                               ${PROBE_SPACING_MAX_SECONDS}::int) * interval '1 second' end,
         last_fault = case when ${note} = 'answered' then r.last_fault else ${attempt.error} end,
         last_fault_at = case when ${note} = 'answered' then r.last_fault_at else now() end
       from webhooks w
-      where w.id = ${attempt.webhookId} and r.origin = w.receiver and ${note}::text is not null and exists (select 1 from inserted)
+      where w.id = ${attempt.webhookId} and r.origin = w.receiver and ${note}::text is not null and exists (select 1
+        from inserted)
         and (${note} = 'fault' or r.failures > 0 or r.probing_since is not null))
     select * from inserted
     union all
@@ -268,19 +283,23 @@ export async function finishDelivery(
   status: Exclude<DeliveryStatus, 'pending'>,
 ): Promise<void> {
   await sql`
-    update webhook_deliveries set status = ${status}, finished_at = coalesce(finished_at, now()), next_attempt_at = null, leased_until = null
+    update webhook_deliveries set status = ${status}, finished_at = coalesce(finished_at, now()), next_attempt_at =
+      null, leased_until = null
     where id = ${deliveryId}`;
 }
 
 const DELIVERY_COLUMNS = `
   d.id, d.organization_id as "organizationId", d.webhook_id as "webhookId", d.event_id as "eventId",
-         e.type as "eventType", d.redelivery, d.status, d.created, d.finished_at as "finishedAt", d.next_attempt_at as "nextAttemptAt",
-         (select json_build_object('origin', r.origin, 'faults', r.failures, 'since', r.probing_since, 'lastFault', r.last_fault)
+         e.type as "eventType", d.redelivery, d.status, d.created, d.finished_at as "finishedAt", d.next_attempt_at as
+           "nextAttemptAt",
+         (select json_build_object('origin', r.origin, 'faults', r.failures, 'since', r.probing_since, 'lastFault',
+           r.last_fault)
             from webhooks w join webhook_receivers r on r.origin = w.receiver
             where w.id = d.webhook_id and d.status = 'pending' and r.probing_since is not null) as probing,
          coalesce((select json_agg(json_build_object(
                      'attempt', a.attempt, 'startedAt', a.started_at, 'durationMs', a.duration_ms, 'outcome', a.outcome,
-                     'statusCode', a.status_code, 'error', a.error, 'responseExcerpt', a.response_excerpt) order by a.attempt)
+                     'statusCode', a.status_code, 'error', a.error, 'responseExcerpt', a.response_excerpt) order by
+                       a.attempt)
                    from webhook_delivery_attempts a where a.delivery_id = d.id), '[]') as attempts`;
 const DELIVERY_FROM = 'webhook_deliveries d join events e on e.id = d.event_id';
 
@@ -309,7 +328,13 @@ export async function listDeliveries(
       columns: sql.unsafe(DELIVERY_COLUMNS),
       from: sql.unsafe(DELIVERY_FROM),
       alias: 'd',
-      filters: sql`and d.webhook_id = ${webhook.id} ${filters.eventId !== undefined ? sql`and d.event_id = ${filters.eventId}` : sql``}`,
+      filters: sql`and d.webhook_id
+        = ${webhook.id} ${
+          filters.eventId !== undefined
+            ? sql`and d.event_id
+        = ${filters.eventId}`
+            : sql``
+        }`,
       orderBy: sql`order by d.id desc`,
     },
     page,
@@ -373,7 +398,10 @@ export const Redelivery = v.object(
 const visible = (sql: Queryable, live: boolean) =>
   sql`and payment_id is null ${live ? sql`and deleted_at is null` : sql``}`;
 
-/** The organization's webhook `id` (403 when another organization's, 404 when none); deleted ones only with `evenIfDeleted` (their log stays readable). */
+/**
+ * The organization's webhook `id` (403 when another organization's, 404 when none); deleted ones only with
+ * `evenIfDeleted` (their log stays readable).
+ */
 export async function findOwnWebhook(
   sql: Queryable,
   organizationId: OrganizationId,
@@ -424,7 +452,9 @@ export async function listWebhooks(
   );
 }
 
-/** Changes (or replaces) the organization's webhook; unchanged when nothing is given. 404 when it was deleted meanwhile. */
+/**
+ * Changes (or replaces) the organization's webhook; unchanged when nothing is given. 404 when it was deleted meanwhile.
+ */
 export async function changeOwnWebhook(
   sql: Sql,
   actor: OrganizationActor,

@@ -47,7 +47,9 @@ const requestsThrottled = new Counter({
 
 const callbacksThrottled = new Counter({
   name: 'operator_callbacks_throttled_total',
-  help: "Operator callbacks answered 429, by network and the limit they passed (its source address's, or the operator's).",
+  help:
+    "Operator callbacks answered 429, by network and the limit they passed (its source address's, or the " +
+    "operator's).",
   labelNames: ['network', 'limit'] as const,
   registers: API,
 });
@@ -76,7 +78,10 @@ export function countDuplicateRequest(): void {
 
 // Collections, requests, payments, wallets.
 
-/** Recorded after the commit that gives a request its final status (the request's activities, the credit of its collection). */
+/**
+ * Recorded after the commit that gives a request its final status (the request's activities, the credit of its
+ * collection).
+ */
 const collectionRequestsFinal = new Counter({
   name: 'collection_requests_final_total',
   help: 'Collection requests that reached a final status, by that status (successful, failed, expired, cancelled...).',
@@ -86,10 +91,15 @@ const collectionRequestsFinal = new Counter({
 
 type MatchOutcome = 'prompt_reference' | 'single_organization' | 'unassigned' | 'claimed';
 
-/** Recorded after the commit of an incoming collection's matching (activities/collections.ts) and of a claim (`claimed`). */
+/**
+ * Recorded after the commit of an incoming collection's matching (activities/collections.ts) and of a claim
+ * (`claimed`).
+ */
 const collectionsMatched = new Counter({
   name: 'collections_matched_total',
-  help: 'Incoming collections by how they were matched: prompt_reference, single_organization, unassigned, or claimed later.',
+  help:
+    'Incoming collections by how they were matched: prompt_reference, single_organization, unassigned, or ' +
+    'claimed later.',
   labelNames: ['outcome'] as const,
   registers: BOTH,
 });
@@ -97,7 +107,9 @@ const collectionsMatched = new Counter({
 /** Recorded by the verification activity (`verifyCollection`) when the merchant's URL was asked. */
 const verificationAnswers = new Counter({
   name: 'verification_answers_total',
-  help: "Verification URL calls by outcome: accept or reject (the merchant's answer), default (no usable answer in time).",
+  help:
+    "Verification URL calls by outcome: accept or reject (the merchant's answer), default (no usable answer in " +
+    'time).',
   labelNames: ['outcome'] as const,
   registers: WORKER,
 });
@@ -110,7 +122,10 @@ const verificationDuration = new Histogram({
   registers: WORKER,
 });
 
-/** Recorded after the commit of each payment state change: its creation (API), a cancel (API), the network's outcome (activities/payments.ts). */
+/**
+ * Recorded after the commit of each payment state change: its creation (API), a cancel (API), the network's outcome
+ * (activities/payments.ts).
+ */
 const payments = new Counter({
   name: 'payments_total',
   help: 'Payment (money out) state changes, by the state reached.',
@@ -118,7 +133,10 @@ const payments = new Counter({
   registers: BOTH,
 });
 
-/** Recorded after the commit of each transaction that changes a wallet's balance (credits of collections and claims; payments and reversals). */
+/**
+ * Recorded after the commit of each transaction that changes a wallet's balance (credits of collections and claims;
+ * payments and reversals).
+ */
 const walletMovements = new Counter({
   name: 'wallet_movements_total',
   help: 'Wallet transactions by type (mobile_collection, payment, reversal...) and direction (credit or debit).',
@@ -128,7 +146,9 @@ const walletMovements = new Counter({
 
 const walletMovementAmount = new Counter({
   name: 'wallet_movement_amount_total',
-  help: 'Sum of wallet transaction amounts by currency and direction (a figure to watch, not an account: the ledger is PostgreSQL).',
+  help:
+    'Sum of wallet transaction amounts by currency and direction (a figure to watch, not an account: the ledger ' +
+    'is PostgreSQL).',
   labelNames: ['currency', 'direction'] as const,
   registers: BOTH,
 });
@@ -137,7 +157,9 @@ export function recordCollectionRequestFinal(status: string): void {
   collectionRequestsFinal.inc({ status });
 }
 
-/** The final request statuses among a committed transaction's events (a credit's `successful`, a reversal's `reversed`). */
+/**
+ * The final request statuses among a committed transaction's events (a credit's `successful`, a reversal's `reversed`).
+ */
 export function recordFinalRequestStatuses(events: readonly { type: string; data: Record<string, unknown> }[]): void {
   for (const event of events) {
     const status = event.type === 'collectionrequest.status.changed' ? event.data.status : undefined;
@@ -190,7 +212,9 @@ export function measuredVerification<Input, Result extends VerificationResult>(
 
 const webhookDeliveries = new Counter({
   name: 'webhook_deliveries_total',
-  help: 'Webhook deliveries that reached a final outcome: delivered (2xx), gone (410, webhook retired), failed (every attempt failed).',
+  help:
+    'Webhook deliveries that reached a final outcome: delivered (2xx), gone (410, webhook retired), failed ' +
+    '(every attempt failed).',
   labelNames: ['outcome'] as const,
   registers: WORKER,
 });
@@ -205,7 +229,9 @@ const webhookDeliveryAttempts = new Histogram({
 
 const webhookTimeToDelivery = new Histogram({
   name: 'webhook_time_to_delivery_seconds',
-  help: 'From the event to its webhook answered 2xx, first deliveries only (a redelivery is an operator replaying an old event).',
+  help:
+    'From the event to its webhook answered 2xx, first deliveries only (a redelivery is an operator replaying an ' +
+    'old event).',
   buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600, 14_400, 57_600],
   registers: WORKER,
 });
@@ -254,7 +280,9 @@ function scrapeOutbox(): Promise<OutboxBacklog[] | null> {
 // Registered in WORKER's registry on creation; collected at each scrape.
 new Gauge({
   name: 'outbox_backlog',
-  help: 'Rows waiting for the process that should have handed them to Temporal (requests, deliveries, payments, reversals, batches whose workflow was not started).',
+  help:
+    'Rows waiting for the process that should have handed them to Temporal (requests, deliveries, payments, ' +
+    'reversals, batches whose workflow was not started).',
   labelNames: ['kind'] as const,
   registers: WORKER,
   async collect() {
@@ -282,8 +310,10 @@ type RouteLabels = { network: string; route: string; operation: 'collect' | 'pay
 const routeOperations = new Counter({
   name: 'network_route_operations_total',
   help:
-    "Operations sent through a network's route, by network, route, operation (collect, payout) and outcome: succeeded (the route " +
-    'answered, whatever the subscriber did) or faulted (a route fault: no answer, a refused connection, a 5xx, the operator busy).',
+    "Operations sent through a network's route, by network, route, operation (collect, payout) and outcome: " +
+    'succeeded (the route ' +
+    'answered, whatever the subscriber did) or faulted (a route fault: no answer, a refused connection, a 5xx, the ' +
+    'operator busy).',
   labelNames: ['network', 'route', 'operation', 'outcome'] as const,
   registers: WORKER,
 });
@@ -303,11 +333,13 @@ export function setRouteStateSource(source: (() => Promise<readonly RouteStateRe
   routeStateSource = source;
 }
 
-// Registered in WORKER's registry on creation; collected at each scrape (a failed read leaves it empty for that scrape).
+// Registered in WORKER's registry on creation; collected at each scrape (a failed read leaves it empty for that
+// scrape).
 new Gauge({
   name: 'network_route_state',
   help:
-    "Each route's state: 0 up, 1 probing (one operation tries it after its wait), 2 down (left after route faults), 3 paused (by an " +
+    "Each route's state: 0 up, 1 probing (one operation tries it after its wait), 2 down (left after route faults), " +
+    '3 paused (by an ' +
     'operator), 4 closed (by its aggregator).',
   labelNames: ['network', 'route', 'operation'] as const,
   registers: WORKER,

@@ -54,7 +54,10 @@ export function currentTraceparent(): string | null {
   return carrier.traceparent ?? null;
 }
 
-/** Runs `run` inside the trace `traceparent` names (kept by `currentTraceparent`), so its spans and log lines join that trace. */
+/**
+ * Runs `run` inside the trace `traceparent` names (kept by `currentTraceparent`), so its spans and log lines join that
+ * trace.
+ */
 export async function inTraceOf<T>(traceparent: string | null, run: () => Promise<T>): Promise<T> {
   if (!active || traceparent === null) return await run();
   return await context.with(propagation.extract(ROOT_CONTEXT, { traceparent }), run);

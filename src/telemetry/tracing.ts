@@ -28,7 +28,9 @@ export type Tracing = {
   shutdown(): Promise<void>;
 };
 
-/** Registers the process-wide tracer provider when an endpoint is configured; null (and nothing registered) otherwise. */
+/**
+ * Registers the process-wide tracer provider when an endpoint is configured; null (and nothing registered) otherwise.
+ */
 export function startTracing(
   settings: Pick<TelemetrySettings, 'otlpEndpoint' | 'serviceName'>,
   defaultServiceName: string,
@@ -54,7 +56,10 @@ export function startTracing(
   };
 }
 
-/** Client interceptors for a Temporal client: `workflow.start` and signals carry the active trace (none when tracing is off). */
+/**
+ * Client interceptors for a Temporal client: `workflow.start` and signals carry the active trace (none when tracing is
+ * off).
+ */
 export function temporalClientInterceptors(tracing: Tracing | null): ClientInterceptors | undefined {
   return tracing ? { workflow: [new OpenTelemetryWorkflowClientInterceptor()] } : undefined;
 }

@@ -107,7 +107,8 @@ export async function startWorkerTelemetry(settings: TelemetrySettings, sql: Sql
   Runtime.install({
     logger: new DefaultLogger('INFO', sdkLogFunction),
     telemetryOptions: {
-      // The SDK core's own warnings and errors too, as the same JSON lines (the default filter: core WARN, other ERROR).
+      // The SDK core's own warnings and errors too, as the same JSON lines (the default filter: core WARN, other
+      // ERROR).
       logging: { forward: {} },
       ...(sdkPort !== null ? { metrics: { prometheus: { bindAddress: `127.0.0.1:${sdkPort}` } } } : {}),
     },

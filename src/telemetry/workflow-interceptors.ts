@@ -40,8 +40,9 @@ import type {
  * thread's time under load in `npm run bench`), traced or not.
  */
 declare const require: (id: string) => unknown;
+type OpenTelemetryWorkflow = typeof import('@temporalio/interceptors-opentelemetry/lib/workflow/index.js');
 const openTelemetry = () =>
-  require('@temporalio/interceptors-opentelemetry/lib/workflow/index.js') as typeof import('@temporalio/interceptors-opentelemetry/lib/workflow/index.js');
+  require('@temporalio/interceptors-opentelemetry/lib/workflow/index.js') as OpenTelemetryWorkflow;
 
 /** The header `@temporalio/interceptors-opentelemetry` carries the trace context in. */
 const TRACE_HEADER = '_tracer-data';

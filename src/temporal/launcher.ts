@@ -248,7 +248,10 @@ function createLauncher(client: Client, settings: LauncherSettings, log: LaunchL
       });
     },
 
-    /** A batch's workflow (`payment-batch-<id>`): creates its payments a chunk at a time and sends them, a bounded number at once. */
+    /**
+     * A batch's workflow (`payment-batch-<id>`): creates its payments a chunk at a time and sends them, a bounded
+     * number at once.
+     */
     async startPaymentBatch(batch: PaymentBatchToStart): Promise<boolean> {
       const input: PaymentBatchInput = {
         batchId: batch.id,
@@ -269,7 +272,9 @@ function createLauncher(client: Client, settings: LauncherSettings, log: LaunchL
       });
     },
 
-    /** Wakes a cancelled payment's workflow (waiting for its start date) so it ends now; the row already says cancelled. */
+    /**
+     * Wakes a cancelled payment's workflow (waiting for its start date) so it ends now; the row already says cancelled.
+     */
     async signalPaymentCancelled(paymentId: PaymentId): Promise<void> {
       await signalIfRunning(client, paymentWorkflowId(paymentId), paymentCancelledSignal);
     },

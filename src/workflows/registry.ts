@@ -7,7 +7,10 @@
 import type * as registered from './index';
 import type { MovementWorkflow } from '../domain/money-movements';
 
-/** The startable types; the money movements' (`payment`, `reversal`, `paymentBatch`) come from src/domain/money-movements.ts. */
+/**
+ * The startable types; the money movements' (`payment`, `reversal`, `paymentBatch`) come from
+ * src/domain/money-movements.ts.
+ */
 export type StartableWorkflow =
   | 'collectionRequest'
   | 'subscription'

@@ -52,7 +52,6 @@ test('webhook and retention settings: the documented defaults, short schedules f
     retryDelaysMs: [10_000, 60_000, 300_000, 900_000, 1_800_000, 3_600_000, 7_200_000, 14_400_000, 28_800_000],
     jitter: 0.2,
     caFile: undefined,
-    actorHistoryEvents: 5000,
     disableAfterHours: 120,
     concurrency: 16,
     senders: 200,

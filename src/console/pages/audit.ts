@@ -34,7 +34,10 @@ const FILTERS = ['object_type', 'object_id', 'user', 'action', 'created_after', 
 /** A value of a change as JSON text: `null`, `"text"`, `12`, `{...}`. */
 const shown = (value: unknown): string => (value === undefined ? '—' : JSON.stringify(value));
 
-/** Each changed field on its line: `field: before → after` (only the new value for a creation, the old one for a deletion). */
+/**
+ * Each changed field on its line: `field: before → after` (only the new value for a creation, the old one for a
+ * deletion).
+ */
 function changeList({ before, after }: AuditChange): Html {
   const fields = [...new Set([...Object.keys(before ?? {}), ...Object.keys(after ?? {})])];
   return html`<ul class="changes">${fields.map((field) => {
@@ -59,7 +62,8 @@ function entryCells(row: AuditEventRow): Child[] {
       : html`console`,
     row.clientAddress ?? html`<span class="muted">unknown</span>`,
     html`<code>${row.action}</code>`,
-    html`<a href="${objectHistory}" title="This object's history">${row.objectType.replaceAll('_', ' ')} #${row.objectId}</a>`,
+    html`<a href="${objectHistory}"
+title="This object's history">${row.objectType.replaceAll('_', ' ')} #${row.objectId}</a>`,
     changeList(row.change),
   ];
 }
@@ -103,9 +107,14 @@ ${select(
 )}
 ${input('action', 'Action', values, {}, { placeholder: 'POST /api/payments' })}
 ${dateRangeInputs(values)}`;
-      const content = html`<p class="muted">Every change made through the API or this console, recorded with the change itself. Times are UTC.</p>
+      const content = html`<p class="muted">Every change made through the API or this console, recorded with the change
+itself. Times are UTC.</p>
 ${filterForm('/console/audit', filters, anyFilter(searchParams, FILTERS))}
-${table(['When', 'Who', 'Key', 'Address', 'Action', 'Object', 'Change'], rows.map(entryCells), 'No audit entries match.')}
+${table(
+  ['When', 'Who', 'Key', 'Address', 'Action', 'Object', 'Change'],
+  rows.map(entryCells),
+  'No audit entries match.',
+)}
 ${pager('/console/audit', searchParams, page, count)}`;
       return htmlResponse(layout(frame(session, 'Audit trail'), content));
     },

@@ -106,7 +106,8 @@ export const collectionRoutes = (deps: AppDeps) => {
       [
         'Request',
         found
-          ? html`<a href="/console/requests/${found.request.id}">#${found.request.id}</a> ${badge(found.request.status)}`
+          ? html`<a
+href="/console/requests/${found.request.id}">#${found.request.id}</a> ${badge(found.request.status)}`
           : 'none (claimed or unmatched)',
       ],
       [
@@ -131,8 +132,10 @@ ${
       : !allows(session, 'pay')
         ? html`<p class="empty">Your role does not send money back.</p>`
         : html`
-<p>Send the ${money(collection.amount, collection.currency)} back to ${collection.phoneNumber}: the amount leaves the wallet this collection credited
-at once (if it still holds it) and goes back through the network; the request it paid ends reversed. A collection is sent back once at most.</p>
+<p>Send the ${money(collection.amount, collection.currency)} back to ${collection.phoneNumber}: the amount leaves the
+wallet this collection credited
+at once (if it still holds it) and goes back through the network; the request it paid ends reversed. A collection is
+sent back once at most.</p>
 ${postForm(
   session,
   `/console/collections/${collection.id}/reverse`,
@@ -206,7 +209,8 @@ ${pager('/console/collections', searchParams, page, count)}
 ${
   allows(session, 'collect')
     ? html`<section class="card" aria-labelledby="claim"><h2 id="claim">Claim a collection</h2>
-<p class="muted">A payment that matched none of your requests waits unassigned. Give its amount, remote transaction id and number
+<p class="muted">A payment that matched none of your requests waits unassigned. Give its amount, remote transaction id
+and number
 (all three must match exactly) to assign it to your organization and credit your wallet.</p>
 ${formErrors(claim.errors, CLAIM_FIELDS)}
 ${postForm(
@@ -277,7 +281,8 @@ ${input('phonenumber', 'Phone number', claim.values, claim.errors, { required: t
         } catch (error) {
           const apiError = findApiError(error);
           if (apiError?.status !== 400) throw error;
-          // The refusal (not successful, reversed before, the wallet no longer holds it) is about the collection: above the form.
+          // The refusal (not successful, reversed before, the wallet no longer holds it) is about the collection: above
+          // the form.
           const { collection: refusal, ...fieldErrors } = apiError.body as FieldErrors;
           const errors = refusal ? { ...fieldErrors, non_field_errors: refusal } : fieldErrors;
           return await detailPage(

@@ -37,7 +37,8 @@ export async function ownedOrMissing<T>(found: Promise<T>, message: string): Pro
 
 /** A workflow's page in the Temporal UI (`TEMPORAL_UI_URL`). */
 export const workflowUrl = (config: Pick<Config, 'console' | 'temporal'>, workflowId: string): string =>
-  `${config.console.temporalUiUrl}/namespaces/${encodeURIComponent(config.temporal.namespace)}/workflows/${encodeURIComponent(workflowId)}`;
+  `${config.console.temporalUiUrl}/namespaces/${encodeURIComponent(config.temporal.namespace)}` +
+  `/workflows/${encodeURIComponent(workflowId)}`;
 
 /** Notices shown after a redirect (`?done=<key>`): fixed sentences, never text from the URL. */
 export const DONE_NOTICES: Readonly<Record<string, string>> = {
@@ -66,7 +67,9 @@ export const DONE_NOTICES: Readonly<Record<string, string>> = {
 export function disabledWebhooksNotice(webhooks: readonly WebhookRow[]): Html | '' {
   if (webhooks.length === 0) return '';
   return notice(
-    html`<strong>${webhooks.length === 1 ? 'A webhook is disabled' : `${webhooks.length} webhooks are disabled`}</strong>: nothing is delivered to
+    html`<strong>${
+      webhooks.length === 1 ? 'A webhook is disabled' : `${webhooks.length} webhooks are disabled`
+    }</strong>: nothing is delivered to
 ${webhooks.map(
   (webhook, index) =>
     html`${index > 0 ? ', ' : ''}<a href="/console/webhooks/${webhook.id}">#${webhook.id}</a> (${webhook.target}, ${
@@ -83,6 +86,12 @@ export function timelineList(timeline: readonly TimelineEntry[], empty: string):
   if (timeline.length === 0) return html`<p class="empty">${empty}</p>`;
   return html`<ol class="timeline">${timeline.map(
     (change) => html`<li>
-${badge(change.status)} ${when(change.created)} · <a href="/console/events/${change.eventId}">event #${change.eventId}</a>${change.error ? html` · <span class="muted">${change.error}</span>` : ''}</li>`,
+${badge(change.status)} ${when(change.created)} · <a
+href="/console/events/${change.eventId}">event #${change.eventId}</a>${
+      change.error
+        ? html` · <span
+class="muted">${change.error}</span>`
+        : ''
+    }</li>`,
   )}</ol>`;
 }

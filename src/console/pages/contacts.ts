@@ -43,7 +43,11 @@ function createForm(session: ConsoleSession, values: Values, errors: FieldErrors
     html`
 ${input('first_name', 'First name', values, errors, { required: true })}
 ${input('last_name', 'Last name', values, errors, { required: true })}
-${input('phone_number', 'Phone number', values, errors, { required: true, inputmode: 'tel', hint: 'International format, for example +256772123456.' })}
+${input('phone_number', 'Phone number', values, errors, {
+  required: true,
+  inputmode: 'tel',
+  hint: 'International format, for example +256772123456.',
+})}
 ${input('email', 'Email', values, errors, { type: 'email' })}
 ${select(
   'type',
@@ -52,7 +56,12 @@ ${select(
   { type: 'other', ...values },
   errors,
 )}
-${checkbox('verify', 'Verify the name with the network now', values.verify !== 'false', 'Instant verification (metadata sync=1): the network tells the registered name, and a match score is kept.')}
+${checkbox(
+  'verify',
+  'Verify the name with the network now',
+  values.verify !== 'false',
+  'Instant verification (metadata sync=1): the network tells the registered name, and a match score is kept.',
+)}
 <div class="actions"><button type="submit" class="primary">Create contact</button></div>`,
   )}`;
 }
@@ -80,7 +89,12 @@ export const contactRoutes = (deps: AppDeps) => {
           page,
         );
         const values = queryValues(searchParams);
-        const content = html`${allows(session, 'collect') ? html`<p><a href="/console/contacts/new">New contact</a></p>` : ''}
+        const content = html`${
+          allows(session, 'collect')
+            ? html`<p><a href="/console/contacts/new">New
+contact</a></p>`
+            : ''
+        }
 ${filterForm(
   '/console/contacts',
   html`

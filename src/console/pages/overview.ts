@@ -1,4 +1,6 @@
-/** The overview: wallets, today's requests, the last 14 days of collections received and payments sent, recent failures. */
+/**
+ * The overview: wallets, today's requests, the last 14 days of collections received and payments sent, recent failures.
+ */
 import { Elysia } from 'elysia';
 import type { AppDeps } from '../../http/context';
 import { REQUEST_STATUSES } from '../../domain/collection-requests';
@@ -58,14 +60,16 @@ ${day.count > 0 ? html`<text x="${x + barWidth / 2}" y="${y - 4}" text-anchor="m
   const bars = series.map((day, index) => {
     const left = Math.round(index * slot + slot / 2 - barWidth - 1);
     return html`${bar('received', day.received, left)}${bar('sent', day.sent, left + barWidth + 2)}
-<text x="${Math.round(index * slot + slot / 2)}" y="${height - 8}" text-anchor="middle">${day.received.day.slice(8)}</text>`;
+<text x="${Math.round(index * slot + slot / 2)}" y="${height - 8}"
+text-anchor="middle">${day.received.day.slice(8)}</text>`;
   });
   const first = series[0]!.received.day;
   const last = series.at(-1)!.received.day;
   return html`<div class="chart"><svg viewBox="0 0 ${width} ${height}" role="img" aria-labelledby="chart-title">
 <title id="chart-title">Collections received and payments sent per day, ${first} to ${last} (UTC)</title>
 <line class="axis" x1="0" x2="${width}" y1="${height - bottom}" y2="${height - bottom}"></line>${bars}</svg>
-<p class="legend"><span class="swatch received"></span> Collections received <span class="swatch sent"></span> Payments sent (completed)</p></div>
+<p class="legend"><span class="swatch received"></span> Collections received <span class="swatch sent"></span> Payments
+sent (completed)</p></div>
 <details><summary>The numbers</summary>${table(
     ['Day (UTC)', 'Collections', 'Received', 'Payments', 'Sent'],
     series
@@ -110,11 +114,13 @@ ${table(
   ]),
   'No wallet yet.',
 )}</section>
-<section class="card" aria-labelledby="today"><h2 id="today">Today's collection requests <span class="muted">(${todaysTotal}, UTC day)</span></h2>
+<section class="card" aria-labelledby="today"><h2 id="today">Today's collection requests <span
+class="muted">(${todaysTotal}, UTC day)</span></h2>
 ${table(
   ['Status', 'Requests'],
   REQUEST_STATUSES.filter((status) => countOf.has(status)).map((status) => [
-    html`<a href="/console/requests?status=${status}&amp;created_after=${today.toISOString().slice(0, 10)}">${badge(status)}</a>`,
+    html`<a
+href="/console/requests?status=${status}&amp;created_after=${today.toISOString().slice(0, 10)}">${badge(status)}</a>`,
     countOf.get(status)!,
   ]),
   'No requests created today.',
@@ -143,7 +149,8 @@ ${table(
   'No failed requests.',
 )}
 <h3>Failing webhook deliveries</h3>
-<p class="muted">Exhausted: all 10 attempts failed; deliver it again from its webhook's page. Retrying: its last attempt failed, the next is scheduled.</p>
+<p class="muted">Exhausted: all 10 attempts failed; deliver it again from its webhook's page. Retrying: its last attempt
+failed, the next is scheduled.</p>
 ${table(
   ['Delivery', 'Event', 'Target', 'Last answer', 'When', 'Status'],
   failures.deliveries.map((delivery) => [

@@ -87,8 +87,14 @@ function insufficientFunds(detail: string, values: Values, wallets: readonly Wal
     wallets.find((candidate) => candidate.id === account) ??
     wallets.find((candidate) => candidate.currency === currency);
   const reason = detail.slice(INSUFFICIENT_FUNDS.length).replace(/^:\s*/, '');
-  return html`<div class="alert error" role="alert" id="insufficient-funds"><strong>Insufficient funds.</strong> ${reason}
-${wallet ? html` Wallet <a href="/console/wallets/${wallet.id}">#${wallet.id}</a> holds <strong>${money(wallet.balance, wallet.currency)}</strong>.` : ''}
+  return html`<div class="alert error" role="alert" id="insufficient-funds"><strong>Insufficient
+funds.</strong> ${reason}
+${
+  wallet
+    ? html` Wallet <a href="/console/wallets/${wallet.id}">#${wallet.id}</a> holds
+<strong>${money(wallet.balance, wallet.currency)}</strong>.`
+    : ''
+}
 Nothing was sent and nothing was taken out of the wallet.</div>`;
 }
 
@@ -111,10 +117,21 @@ ${postForm(
   session,
   '/console/payments',
   html`
-${input('phonenumber', 'Recipient phone number', values, fieldErrors, { required: true, inputmode: 'tel', hint: 'International format, for example +256772123456.' })}
-${input('amount', 'Amount', values, fieldErrors, { required: true, inputmode: 'decimal', hint: 'No thousands separators. Taken out of the wallet at once.' })}
+${input('phonenumber', 'Recipient phone number', values, fieldErrors, {
+  required: true,
+  inputmode: 'tel',
+  hint: 'International format, for example +256772123456.',
+})}
+${input('amount', 'Amount', values, fieldErrors, {
+  required: true,
+  inputmode: 'decimal',
+  hint: 'No thousands separators. Taken out of the wallet at once.',
+})}
 ${select('currency', 'Currency', currencies, values, fieldErrors)}
-${input('description', 'Description', values, fieldErrors, { required: true, hint: "Up to 255 characters, for your records and the recipient's statement." })}
+${input('description', 'Description', values, fieldErrors, {
+  required: true,
+  hint: 'Up to 255 characters, for your ' + "records and the recipient's statement.",
+})}
 ${select(
   'payment_type',
   'Type',
@@ -122,13 +139,22 @@ ${select(
   values,
   fieldErrors,
 )}
-${input('first_name', 'Recipient first name', values, fieldErrors, { hint: 'A new number becomes a contact (Anonymous Contact without a name).' })}
+${input('first_name', 'Recipient first name', values, fieldErrors, {
+  hint: 'A new number becomes a contact (Anonymous Contact without a name).',
+})}
 ${input('last_name', 'Recipient last name', values, fieldErrors)}
 ${checkbox('send_sms_message', 'Text the recipient about the payment', values.send_sms_message === 'true')}
 <details${moreOpen ? html` open` : ''}><summary>More options</summary><div class="stack">
 ${select('account', 'Pay from wallet', walletChoices, values, fieldErrors)}
-${input('start_date', 'Send at', values, fieldErrors, { hint: 'Leave empty to send now; "tomorrow", "2 hours", "31/12/2025 13:00:00" (UTC). Until then the payment is scheduled and can be cancelled.' })}
-${input('callback_url', 'Callback URL', values, fieldErrors, { type: 'url', hint: "Receives this payment's payment.status.changed events, signed as webhooks are." })}
+${input('start_date', 'Send at', values, fieldErrors, {
+  hint:
+    'Leave empty to send now; "tomorrow", "2 hours", ' +
+    '"31/12/2025 13:00:00" (UTC). Until then the payment is scheduled and can be cancelled.',
+})}
+${input('callback_url', 'Callback URL', values, fieldErrors, {
+  type: 'url',
+  hint: "Receives this payment's " + 'payment.status.changed events, signed as webhooks are.',
+})}
 </div></details>
 <div class="actions"><button type="submit" class="primary">Send payment</button></div>`,
 )}`;
@@ -141,17 +167,31 @@ async function liveContent(deps: AppDeps, payment: PaymentRow): Promise<Html> {
     transactionsBelongingTo(deps.sql, { paymentId: payment.id }),
   ]);
   const final = FINAL_PAYMENT_STATES.includes(payment.state);
-  // data-cancellable: while it is absent the stylesheet hides the cancel form (the payment moved on since the page was drawn).
-  return html`<div${final ? html` data-final` : ''}${CANCELLABLE_PAYMENT_STATES.includes(payment.state) ? html` data-cancellable` : ''}>
-<p>State: <strong id="payment-state">${badge(payment.state)}</strong>${payment.lastError ? html` <span class="field-error">${payment.lastError}</span>` : ''}
-${final ? '' : html` <span class="muted">(updates by itself; <a href="/console/payments/${payment.id}">reload</a>)</span>`}</p>
+  // data-cancellable: while it is absent the stylesheet hides the cancel form (the payment moved on since the page was
+  // drawn).
+  const cancellable = CANCELLABLE_PAYMENT_STATES.includes(payment.state);
+  return html`<div${final ? html` data-final` : ''}${cancellable ? html` data-cancellable` : ''}>
+<p>State: <strong
+id="payment-state">${badge(payment.state)}</strong>${
+    payment.lastError
+      ? html` <span
+class="field-error">${payment.lastError}</span>`
+      : ''
+  }
+${
+  final
+    ? ''
+    : html` <span class="muted">(updates by itself; <a
+href="/console/payments/${payment.id}">reload</a>)</span>`
+}</p>
 ${details([
   ['Remote transaction', payment.remoteTransactionId],
   ...(payment.rejectedTime
     ? [
         [
           'Rejected',
-          html`${when(payment.rejectedTime)} by ${payment.rejectedBy ?? 'the network'}: ${payment.rejectedReason ?? ''}`,
+          html`${when(payment.rejectedTime)} by ${payment.rejectedBy ?? 'the network'}:
+${payment.rejectedReason ?? ''}`,
         ] as const,
       ]
     : []),
@@ -225,14 +265,17 @@ export const paymentRoutes = (deps: AppDeps) => {
       ['Metadata', payment.metadata ? html`<pre>${JSON.stringify(payment.metadata, null, 2)}</pre>` : null],
       [
         'Workflow',
-        html`<a href="${workflowUrl(config, workflowId)}" rel="noopener" target="_blank">${workflowId} in the Temporal UI</a>`,
+        html`<a href="${workflowUrl(config, workflowId)}" rel="noopener" target="_blank">${workflowId} in the Temporal
+UI</a>`,
       ],
     ])}</section>
-<section class="card" id="live" data-live="/console/payments/${payment.id}/live">${await liveContent(deps, payment)}</section>
+<section class="card" id="live"
+data-live="/console/payments/${payment.id}/live">${await liveContent(deps, payment)}</section>
 ${
   CANCELLABLE_PAYMENT_STATES.includes(payment.state) && allows(session, 'pay')
     ? html`<section class="card cancel-payment" aria-labelledby="cancel"><h2 id="cancel">Cancel this payment</h2>
-<p class="muted">Until it is handed to the network a ${payment.state} payment can be cancelled: it ends cancelled and its amount goes back to the wallet.</p>
+<p class="muted">Until it is handed to the network a ${payment.state} payment can be cancelled: it ends cancelled and
+its amount goes back to the wallet.</p>
 ${formErrors(cancel.errors, ['reason'])}
 ${postForm(
   session,
@@ -260,7 +303,13 @@ ${input('reason', 'Reason', cancel.values, cancel.errors, { hint: 'Up to 255 cha
           page,
         );
         const values = queryValues(searchParams);
-        const content = html`<p>${allows(session, 'pay') ? html`<a href="/console/payments/new">New payment</a> · ` : ''}<a href="/console/payment-batches">Payment batches (bulk payouts)</a> · <a href="/console/reversals">Reversals (collections sent back)</a></p>
+        const content = html`<p>${
+          allows(session, 'pay')
+            ? html`<a href="/console/payments/new">New
+payment</a> · `
+            : ''
+        }<a href="/console/payment-batches">Payment batches (bulk payouts)</a> · <a href="/console/reversals">Reversals
+(collections sent back)</a></p>
 ${filterForm(
   '/console/payments',
   html`

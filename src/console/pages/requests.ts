@@ -92,19 +92,38 @@ ${postForm(
   session,
   '/console/requests',
   html`
-${input('phonenumber', 'Phone number', values, errors, { type: 'text', required: true, inputmode: 'tel', hint: 'International format, for example +256772123456.' })}
+${input('phonenumber', 'Phone number', values, errors, {
+  type: 'text',
+  required: true,
+  inputmode: 'tel',
+  hint: 'International format, for example +256772123456.',
+})}
 ${input('amount', 'Amount', values, errors, { required: true, inputmode: 'decimal', hint: 'No thousands separators.' })}
 ${select('currency', 'Currency', currencies, values, errors)}
 ${input('first_name', 'Customer first name', values, errors)}
 ${input('last_name', 'Customer last name', values, errors)}
-${input('reason', 'Reason', values, errors, { hint: 'What the customer sees; keep it under 20 characters. Defaults to your organization name.' })}
-${checkbox('send_instructions', 'Prompt the customer now (USSD/PIN prompt and SMS)', values.send_instructions === 'true', 'Unticked, the request waits for the customer to pay by themselves (pending).')}
+${input('reason', 'Reason', values, errors, {
+  hint: 'What the customer sees; keep it under 20 characters. Defaults to your organization name.',
+})}
+${checkbox(
+  'send_instructions',
+  'Prompt the customer now (USSD/PIN prompt and SMS)',
+  values.send_instructions === 'true',
+  'Unticked, the request waits for the customer to pay by themselves (pending).',
+)}
 <details><summary>More options</summary><div class="stack">
-${input('account', 'Wallet id', values, errors, { inputmode: 'numeric', hint: 'Defaults to your oldest active wallet in the currency.' })}
-${input('expiry_date', 'Expires', values, errors, { hint: 'Default 24 hours; "tomorrow", "2 hours", "31/12/2025 13:00:00".' })}
+${input('account', 'Wallet id', values, errors, {
+  inputmode: 'numeric',
+  hint: 'Defaults to your oldest active wallet in the currency.',
+})}
+${input('expiry_date', 'Expires', values, errors, {
+  hint: 'Default 24 hours; "tomorrow", "2 hours", "31/12/2025 13:00:00".',
+})}
 ${input('start_date', 'Starts', values, errors, { hint: 'Leave empty to start now.' })}
 ${input('instructions', 'Instructions text', values, errors, { hint: 'Replaces the default SMS; "skip" sends none.' })}
-${input('success_message', 'Success message', values, errors, { hint: 'Up to 140 characters; {amount} and {customer} are filled in.' })}
+${input('success_message', 'Success message', values, errors, {
+  hint: 'Up to 140 characters; {amount} and {customer} are filled in.',
+})}
 ${input('retry_interval_minutes', 'Retry interval (minutes)', values, errors, { inputmode: 'numeric' })}
 ${input('max_attempts', 'Retries', values, errors, { inputmode: 'numeric', hint: '0 to 3, default 3.' })}
 </div></details>
@@ -118,8 +137,16 @@ async function liveContent(deps: AppDeps, request: CollectionRequestRow): Promis
   const collection = request.collectionId === null ? undefined : await findCollection(deps.sql, request.collectionId);
   const final = (FINAL_STATUSES as readonly string[]).includes(request.status);
   return html`<div${final ? html` data-final` : ''}>
-<p>Status: <strong id="request-status">${badge(request.status)}</strong> · ${request.attempts} prompt${request.attempts === 1 ? '' : 's'} made${request.errorMessage ? html` <span class="field-error">${request.errorMessage}</span>` : ''}
-${final ? '' : html` <span class="muted">(updates by itself; <a href="/console/requests/${request.id}">reload</a>)</span>`}</p>
+<p>Status: <strong id="request-status">${badge(request.status)}</strong>
+· ${request.attempts} prompt${request.attempts === 1 ? '' : 's'} made${
+    request.errorMessage ? html` <span class="field-error">${request.errorMessage}</span>` : ''
+  }
+${
+  final
+    ? ''
+    : html` <span class="muted">(updates by itself; <a
+href="/console/requests/${request.id}">reload</a>)</span>`
+}</p>
 <h2>Status timeline</h2>
 ${timelineList(timeline, 'No status change yet.')}
 <h2>Collection</h2>
@@ -166,7 +193,12 @@ export const requestRoutes = (deps: AppDeps) => {
           page,
         );
         const values = queryValues(searchParams);
-        const content = html`${allows(session, 'collect') ? html`<p><a href="/console/requests/new">New collection request</a></p>` : ''}
+        const content = html`${
+          allows(session, 'collect')
+            ? html`<p><a href="/console/requests/new">New collection
+request</a></p>`
+            : ''
+        }
 ${filterForm(
   '/console/requests',
   html`
@@ -254,10 +286,12 @@ ${pager('/console/requests', searchParams, page, count)}`;
           ['Retries', `up to ${request.maxAttempts}`],
           [
             'Workflow',
-            html`<a href="${workflowUrl(config, collectionRequestWorkflowId(request.id))}" rel="noopener" target="_blank">${collectionRequestWorkflowId(request.id)} in the Temporal UI</a>`,
+            html`<a href="${workflowUrl(config, collectionRequestWorkflowId(request.id))}" rel="noopener"
+target="_blank">${collectionRequestWorkflowId(request.id)} in the Temporal UI</a>`,
           ],
         ])}</section>
-<section class="card" id="live" data-live="/console/requests/${request.id}/live">${await liveContent(deps, request)}</section>`;
+<section class="card" id="live"
+data-live="/console/requests/${request.id}/live">${await liveContent(deps, request)}</section>`;
         return htmlResponse(layout(frame(session, `Collection request #${request.id}`), content));
       },
       { page: 'view' },

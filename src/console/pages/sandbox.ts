@@ -46,16 +46,23 @@ export const sandboxRoutes = (deps: AppDeps) => {
   function page(session: ConsoleSession, values: Values, errors: FieldErrors, result?: string, status = 200) {
     const content = html`${result ? notice(result) : ''}
 <section class="card"><h2>Simulate an incoming payment</h2>
-<p class="muted">A subscriber pays from this number, as the sandbox network reports it. The payment can complete only your own
-organization's open requests: it is matched to your oldest open request with the same number, amount and currency, verified with your
-verification URL where the network asks for it, and credited to your wallet. A payment that matches none of your requests is never
+<p class="muted">A subscriber pays from this number, as the sandbox network reports it. The payment can complete only
+your own
+organization's open requests: it is matched to your oldest open request with the same number, amount and currency,
+verified with your
+verification URL where the network asks for it, and credited to your wallet. A payment that matches none of your
+requests is never
 matched to another organization's; it waits unassigned, for you to claim under Collections.</p>
 ${formErrors(errors, ['phonenumber', 'amount', 'currency', 'reference'])}
 ${postForm(
   session,
   '/console/sandbox/payments',
   html`
-${input('phonenumber', 'From number', values, errors, { required: true, inputmode: 'tel', hint: 'For example +256772123456.' })}
+${input('phonenumber', 'From number', values, errors, {
+  required: true,
+  inputmode: 'tel',
+  hint: 'For example +256772123456.',
+})}
 ${input('amount', 'Amount', values, errors, { required: true, inputmode: 'decimal' })}
 ${select(
   'currency',
@@ -86,7 +93,8 @@ ${input('reference', 'Reference', values, errors)}
         onlyInSandbox();
         try {
           const payment = validate(SimulatedPayment, form);
-          // The sandbox pays BXC, and the real currencies of the networks it simulates (with no connector on at all), in their minor units.
+          // The sandbox pays BXC, and the real currencies of the networks it simulates (with no connector on at all),
+          // in their minor units.
           const choice = reportedPaymentNetwork(
             SANDBOX_NETWORK,
             payment.phonenumber,
@@ -113,8 +121,10 @@ ${input('reference', 'Reference', values, errors)}
             {},
             {},
             `Payment ${remoteTransactionId} reported on ${choice.network!.name} (workflow ${reported.workflowId}). ` +
-              'If it matches an open request of yours (number, amount, currency) it is credited and appears under Collections; ' +
-              `otherwise it waits unassigned: claim it under Collections with remote transaction id ${remoteTransactionId}.`,
+              'If it matches an open request of yours (number, amount, currency) it is credited and appears under ' +
+              'Collections; ' +
+              `otherwise it waits unassigned: claim it under Collections with remote transaction id ` +
+              `${remoteTransactionId}.`,
           );
         } catch (error) {
           const apiError = findApiError(error);

@@ -105,8 +105,18 @@ function verificationResult(request: VerificationRequest, url: string, sent: Htt
           : `This answer cannot be read (${answer.detail}); the accept-by-default setting decides.`;
   return notice(
     html`<p><strong>Test verification sent to ${url}</strong> for ${request.remote_transaction_id}:
-${sent.statusCode === null ? html`no answer (${sent.error ?? 'no response'}).` : html`answered ${sent.statusCode} in ${sent.durationMs} ms.`}</p>
-${sent.responseExcerpt !== null ? html`<pre id="verification-answer">${sent.responseExcerpt}</pre>` : ''}<p>${meaning}</p>`,
+${
+  sent.statusCode === null
+    ? html`no answer
+(${sent.error ?? 'no response'}).`
+    : html`answered ${sent.statusCode} in ${sent.durationMs} ms.`
+}</p>
+${
+  sent.responseExcerpt !== null
+    ? html`<pre
+id="verification-answer">${sent.responseExcerpt}</pre>`
+    : ''
+}<p>${meaning}</p>`,
     answer?.decision === 'accept' || answer?.decision === 'reject' ? 'ok' : 'error',
   );
 }
@@ -118,8 +128,10 @@ ${sent.responseExcerpt !== null ? html`<pre id="verification-answer">${sent.resp
 const routesSection = (
   lines: readonly RouteLine[],
 ) => html`<section class="card" id="network-routes"><h2>Network routes</h2>
-<p class="muted">A network with more than one route is reached through the first that takes traffic: a route that faults three times in a row
-(no answer, a 5xx, the operator busy) is left for a while, then tried again with one operation. A subscriber's refusal is no fault of the route.
+<p class="muted">A network with more than one route is reached through the first that takes traffic: a route that faults
+three times in a row
+(no answer, a 5xx, the operator busy) is left for a while, then tried again with one operation. A subscriber's refusal
+is no fault of the route.
 Success rate: the last 15 minutes.</p>
 ${table(
   ['Network', 'Operation', 'Order', 'Route', 'State', 'Success rate', 'Last fault', 'When'],
@@ -167,27 +179,34 @@ export const settingsRoutes = (deps: AppDeps) => {
     const errors = state.errors ?? {};
     const content = html`${subnav(session, 'collections')}${state.done ? notice(state.done) : ''}${state.test ?? ''}
 <section class="card"><h2>Collection verification</h2>
-<p class="muted">For each incoming collection on a network that supports it, the service POSTs its details to this URL and waits
-${config.collections.verificationTimeoutSeconds} s for <code>ACCEPT &lt;id&gt;</code> or <code>REJECT &lt;id&gt; &lt;reason&gt;</code>.
+<p class="muted">For each incoming collection on a network that supports it, the service POSTs its details to this URL
+and waits
+${config.collections.verificationTimeoutSeconds} s
+for <code>ACCEPT &lt;id&gt;</code> or <code>REJECT &lt;id&gt; &lt;reason&gt;</code>.
 ${config.sandbox ? 'In sandbox mode http:// URLs are allowed.' : 'The URL must use https://.'}</p>
 ${formErrors(errors, ['verification_url', 'accept_by_default'])}
 ${postForm(
   session,
   '/console/settings',
   html`
-${input('verification_url', 'Verification URL', values, errors, { type: 'url', hint: 'Leave empty to accept every collection without asking.' })}
+${input('verification_url', 'Verification URL', values, errors, {
+  type: 'url',
+  hint: 'Leave empty to accept every collection without asking.',
+})}
 ${checkbox('accept_by_default', 'Accept when the URL does not answer in time', values.accept_by_default === 'true')}
 <div class="actions"><button type="submit" class="primary">Save settings</button></div>`,
 )}
 ${
   settings?.url
-    ? html`<h3>Test</h3><p>Sends a sample verification request to ${settings.url} and shows what it answered (the console waits at most ${Math.min(TEST_VERIFICATION_MAX_SECONDS, config.collections.verificationTimeoutSeconds)} s).</p>
+    ? html`<h3>Test</h3><p>Sends a sample verification request to ${settings.url} and shows what it answered (the
+console waits at most ${Math.min(TEST_VERIFICATION_MAX_SECONDS, config.collections.verificationTimeoutSeconds)} s).</p>
 ${actionButton(session, '/console/settings/test-verification', 'Send a test verification')}`
     : ''
 }
 </section>
 <section class="card" id="network-connections"><h2>Mobile networks</h2>
-<p class="muted">How this service reaches each network that moves money. A connected operator is called with its own protocol;
+<p class="muted">How this service reaches each network that moves money. A connected operator is called with its own
+protocol;
 its callbacks only wake the payment's workflow, which then asks the operator itself.</p>
 ${table(
   ['Network', 'Currency', 'Connector', 'How'],
@@ -209,7 +228,8 @@ ${routesSection(lines)}`;
     const content = html`${subnav(session, 'keys')}${state.done ? notice(state.done) : ''}
 ${
   state.created
-    ? notice(html`<p><strong>New API key</strong> (shown this once; only its digest is stored):</p><p><code class="secret" id="new-api-key">${state.created}</code></p>
+    ? notice(html`<p><strong>New API key</strong> (shown this once; only its digest is stored):</p><p><code
+class="secret" id="new-api-key">${state.created}</code></p>
 <p>Send it as <code>Authorization: Token &lt;key&gt;</code>.</p>`)
     : ''
 }
@@ -227,12 +247,19 @@ ${table(
   ]),
   'No API keys.',
 )}
-<section class="card"><h2>New API key</h2><p class="muted">The key acts as you (${session.email}): it does what its role allows, and never more than your own role.</p>
+<section class="card"><h2>New API key</h2><p class="muted">The key acts as you (${session.email}): it does what its role
+allows, and never more than your own role.</p>
 ${postForm(
   session,
   '/console/settings/keys',
   html`
-${select('role', 'Role', [['', `Yours (${session.role}), whatever it becomes`], ...roleChoices(keyRolesFor(session.role))], {}, {})}
+${select(
+  'role',
+  'Role',
+  [['', `Yours (${session.role}), whatever it becomes`], ...roleChoices(keyRolesFor(session.role))],
+  {},
+  {},
+)}
 <div class="actions"><button type="submit" class="primary">Create API key</button></div>`,
 )}</section>`;
     return htmlResponse(layout(frame(session, 'API keys'), content));
@@ -265,7 +292,8 @@ ${table(
               session,
               `/console/settings/users/${user.id}/role`,
               html`
-${select('role', `Role of ${user.name}`, roleChoices(assignable), { role: user.role }, {})}<button type="submit">Change role</button>`,
+${select('role', `Role of ${user.name}`, roleChoices(assignable), { role: user.role }, {})}<button type="submit">Change
+role</button>`,
               'inline',
             )}
 ${actionButton(session, `/console/settings/users/${user.id}/remove`, 'Remove', {}, 'danger')}`
@@ -281,7 +309,12 @@ ${postForm(
   html`
 ${input('email', 'Email', values, errors, { type: 'email', required: true, autocomplete: 'off' })}
 ${input('name', 'Name', values, errors)}
-${input('password', 'Password', {}, errors, { type: 'password', required: true, autocomplete: 'new-password', hint: 'At least 10 characters; give it to the user yourself.' })}
+${input('password', 'Password', {}, errors, {
+  type: 'password',
+  required: true,
+  autocomplete: 'new-password',
+  hint: 'At least 10 characters; give it to the user yourself.',
+})}
 ${select('role', 'Role', roleChoices(assignable), { role: 'viewer', ...values }, errors)}
 <div class="actions"><button type="submit" class="primary">Create user</button></div>`,
 )}</section>`;

@@ -98,8 +98,10 @@ ${table(
   ]),
   'No movements.',
 )}
-<p class="muted">A movement is on the day it became final: a collection when its wallet was credited, a payment or a reversal when the network
-completed it. The networks' API results report no fee per transaction; their statements' charges are reconciled by the operator.</p>`;
+<p class="muted">A movement is on the day it became final: a collection when its wallet was credited, a payment or a
+reversal when the network
+completed it. The networks' API results report no fee per transaction; their statements' charges are reconciled by the
+operator.</p>`;
 }
 
 export const settlementRoutes = (deps: AppDeps) => {

@@ -51,7 +51,11 @@ export const signInRoutes = (deps: AppDeps) => {
 ${options.message ? notice(options.message, 'error') : ''}
 <form method="post" action="${SIGN_IN_PATH}" class="stack">
 <input type="hidden" name="_csrf" value="${token}"><input type="hidden" name="next" value="${options.next}">
-${input('email', 'Email', { email: options.email ?? '' }, options.emailError ? { email: [options.emailError] } : {}, { type: 'email', required: true, autocomplete: 'username' })}
+${input('email', 'Email', { email: options.email ?? '' }, options.emailError ? { email: [options.emailError] } : {}, {
+  type: 'email',
+  required: true,
+  autocomplete: 'username',
+})}
 ${input('password', 'Password', {}, {}, { type: 'password', required: true, autocomplete: 'current-password' })}
 <div class="actions"><button type="submit" class="primary">Sign in</button></div>
 </form>`,

@@ -86,7 +86,10 @@ const statementForm = (
   values: Values,
   errors: FieldErrors,
 ): Html => html`<form method="get" action="/console/wallets/${walletId}/statement" class="grid">
-${input('since', 'From', values, errors, { placeholder: 'YYYY-MM-DD', hint: 'UTC; inclusive. Empty: the start of today.' })}
+${input('since', 'From', values, errors, {
+  placeholder: 'YYYY-MM-DD',
+  hint: 'UTC; inclusive. Empty: the start of today.',
+})}
 ${input('until', 'Until', values, errors, { placeholder: 'YYYY-MM-DD', hint: 'UTC; exclusive. Empty: now.' })}
 <div class="actions"><button type="submit">Show statement</button></div></form>`;
 
@@ -121,7 +124,8 @@ ${table(
   'No wallet yet.',
 )}
 ${pager('/console/wallets', searchParams, page, count)}
-<p class="muted">A balance is the sum of its wallet's transactions; a payment's amount leaves it when the payment is created.
+<p class="muted">A balance is the sum of its wallet's transactions; a payment's amount leaves it when the payment is
+created.
 ${allows(session, 'pay') ? html`<a href="/console/payments/new">Send a payment</a>` : ''}</p>`;
         return htmlResponse(layout(frame(session, 'Wallets'), content));
       },
@@ -156,7 +160,12 @@ ${allows(session, 'pay') ? html`<a href="/console/payments/new">Send a payment</
           ],
           ['Created', when(wallet.created)],
         ])}</section>
-${allows(session, 'reconcile') ? html`<section class="card" aria-labelledby="statement"><h2 id="statement">Statement</h2>${statementForm(wallet.id, {}, {})}</section>` : ''}
+${
+  allows(session, 'reconcile')
+    ? html`<section class="card" aria-labelledby="statement"><h2
+id="statement">Statement</h2>${statementForm(wallet.id, {}, {})}</section>`
+    : ''
+}
 <h2 id="transactions">Transactions</h2>
 ${filterForm(
   path,

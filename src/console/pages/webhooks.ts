@@ -79,6 +79,34 @@ const ALL_WEBHOOKS = { limit: 1000, offset: 0 };
 
 const eventChoices = EVENT_TYPES.map((type) => [type, type] as const);
 
+/** One delivery on its webhook's page: its event, its state, why it waits, its attempts, and a redelivery button. */
+function deliveryCard(session: ConsoleSession, webhookId: number, delivery: DeliveryRow, deleted: boolean): Html {
+  return html`<section class="card delivery" id="delivery-${delivery.id}" aria-label="Delivery ${delivery.id}">
+<h3>Delivery #${delivery.id} ${badge(delivery.status)}${
+    delivery.redelivery
+      ? html` <span
+class="badge">redelivery</span>`
+      : ''
+  }</h3>
+<p><a href="/console/events/${delivery.eventId}">${delivery.eventType} event #${delivery.eventId}</a>
+· started ${when(delivery.created)}${delivery.finishedAt ? html` · finished ${when(delivery.finishedAt)}` : ''}</p>
+${
+  waitingReason(delivery.probing) === null
+    ? ''
+    : html`<p class="field-error"
+role="status">Waiting: ${waitingReason(delivery.probing)}</p>`
+}
+${attemptsTable(delivery)}
+${
+  deleted
+    ? ''
+    : actionButton(session, `/console/webhooks/${webhookId}/redeliver`, 'Redeliver this event', {
+        event: delivery.eventId,
+      })
+}
+</section>`;
+}
+
 function attemptsTable(delivery: DeliveryRow): Html {
   return table(
     ['Attempt', 'Time', 'Status code', 'Duration', 'Outcome', 'Response'],
@@ -102,7 +130,9 @@ function testResult(sent: HttpAttempt, target: string): Html {
     html`<strong>Test event sent to ${target}</strong>: ${
       sent.statusCode === null
         ? html`no answer (${sent.error ?? 'no response'})`
-        : html`answered ${sent.statusCode} in ${sent.durationMs} ms${delivered ? ' (delivered)' : ' (a delivery would count this as failed)'}`
+        : html`answered ${sent.statusCode} in ${sent.durationMs} ms${
+            delivered ? ' (delivered)' : ' (a delivery would count this as failed)'
+          }`
     }
 ${sent.responseExcerpt ? html`<pre>${sent.responseExcerpt}</pre>` : ''}`,
     delivered ? 'ok' : 'error',
@@ -187,17 +217,38 @@ ${postForm(
   '/console/webhooks',
   html`
 ${select('event', 'Event', eventChoices, create.values, create.errors)}
-${input('target', 'Target URL', create.values, create.errors, { type: 'url', required: true, hint: 'An https:// URL that answers 2xx within 5 seconds.' })}
+${input('target', 'Target URL', create.values, create.errors, {
+  type: 'url',
+  required: true,
+  hint: 'An https:// URL that answers 2xx within 5 seconds.',
+})}
 <div class="actions"><button type="submit" class="primary">Create webhook</button></div>`,
 )}</section>
 <section class="card" aria-labelledby="signing"><h2 id="signing">Signing secret</h2>
-<p class="muted">Deliveries are signed per <a href="https://www.standardwebhooks.com" rel="noopener">Standard Webhooks</a> with your organization's secret.</p>
-${state.secret ? html`<p>Secret: <code class="secret" id="signing-secret">${state.secret.signingSecret}</code></p>` : ''}
-${secretView.previousSecretExpiresAt ? html`<p class="muted">The previous secret also signs until ${when(secretView.previousSecretExpiresAt)}.</p>` : ''}
+<p class="muted">Deliveries are signed per <a href="https://www.standardwebhooks.com" rel="noopener">Standard
+Webhooks</a> with your organization's secret.</p>
+${
+  state.secret
+    ? html`<p>Secret: <code class="secret"
+id="signing-secret">${state.secret.signingSecret}</code></p>`
+    : ''
+}
+${
+  secretView.previousSecretExpiresAt
+    ? html`<p class="muted">The previous secret also signs
+until ${when(secretView.previousSecretExpiresAt)}.</p>`
+    : ''
+}
 <div class="actions">${state.secret ? '' : actionButton(session, '/console/webhook-settings/reveal', 'Reveal secret')}
 ${actionButton(session, '/console/webhook-settings/rotate', 'Rotate secret', {}, 'danger')}</div></section>
 <section class="card" aria-labelledby="basic"><h2 id="basic">HTTP Basic credentials</h2>
-<p>Deliveries ${secretView.basicAuth ? html`carry <strong>HTTP Basic credentials</strong>.` : html`carry <strong>no Authorization header</strong>.`}</p>
+<p>Deliveries ${
+      secretView.basicAuth
+        ? html`carry <strong>HTTP Basic
+credentials</strong>.`
+        : html`carry <strong>no
+Authorization header</strong>.`
+    }</p>
 ${formErrors(basic.errors, ['username', 'password'])}
 ${postForm(
   session,
@@ -207,7 +258,17 @@ ${input('username', 'User name', basic.values, basic.errors, { required: true, a
 ${input('password', 'Password', {}, basic.errors, { type: 'password', required: true, autocomplete: 'new-password' })}
 <div class="actions"><button type="submit">Set credentials</button></div>`,
 )}
-${secretView.basicAuth ? html`<p>${actionButton(session, '/console/webhook-settings/basic-auth/clear', 'Clear credentials', {}, 'danger')}</p>` : ''}
+${
+  secretView.basicAuth
+    ? html`<p>${actionButton(
+        session,
+        '/console/webhook-settings/basic-auth/clear',
+        'Clear credentials',
+        {},
+        'danger',
+      )}</p>`
+    : ''
+}
 </section></div>`;
     return htmlResponse(layout(frame(session, 'Webhooks'), content), status);
   }
@@ -229,11 +290,13 @@ ${secretView.basicAuth ? html`<p>${actionButton(session, '/console/webhook-setti
   ): Html {
     const progress = (recovery: RecoveryRow) => {
       const done = recovery.events - recovery.deliveries.pending;
-      return html`<progress max="${Math.max(1, recovery.events)}" value="${done}"></progress> ${done} of ${recovery.events}
+      return html`<progress max="${Math.max(1, recovery.events)}"
+value="${done}"></progress> ${done} of ${recovery.events}
 ${recovery.deliveries.failed > 0 ? html`<span class="muted">(${recovery.deliveries.failed} exhausted)</span>` : ''}`;
     };
     return html`<section class="card" aria-labelledby="recover"><h2 id="recover">Recover missed events</h2>
-<p class="muted">Every ${webhook.event} event created in the period gets a fresh delivery, with its own 10 attempts: after the target was down,
+<p class="muted">Every ${webhook.event} event created in the period gets a fresh delivery, with its own 10 attempts:
+after the target was down,
 or after the webhook was disabled. Events are kept ${config.retention.days} days.</p>
 ${
   webhook.disabledAt
@@ -265,6 +328,37 @@ ${
 }</section>`;
   }
 
+  /** Why a webhook sends nothing: deleted (and why), or disabled (and why, with the button that enables it). */
+  function stateNotices(
+    session: ConsoleSession,
+    webhook: WebhookRow,
+    deletion: { deletedAt: Date; reason: string | null } | null,
+  ): Html {
+    return html`${
+      deletion
+        ? notice(
+            html`This webhook
+was ${deletion.reason === 'gone' ? 'deleted after its target answered 410 Gone' : 'deleted'}
+${when(deletion.deletedAt)}. Its delivery log stays readable.`,
+            'info',
+          )
+        : ''
+    }
+${
+  !deletion && webhook.disabledAt
+    ? notice(
+        html`<strong>This webhook is disabled</strong> (${
+          webhook.disabledReason === 'failing'
+            ? `its target failed every delivery for ${Math.round(config.webhooks.disableAfterHours / 24)} days`
+            : 'disabled by hand'
+        }, ${when(webhook.disabledAt)}): nothing is delivered to
+it. ${actionButton(session, `/console/webhooks/${webhook.id}/enable`, 'Enable webhook', {}, 'primary')}`,
+        'error',
+      )
+    : ''
+}`;
+  }
+
   async function detailPage(
     request: Request,
     session: ConsoleSession,
@@ -287,19 +381,7 @@ ${
     const done = state.done ? DONE_NOTICES[state.done] : undefined;
     const content = html`${done ? notice(done) : ''}${state.test ? testResult(state.test, webhook.target) : ''}
 ${state.redeliveryError ? notice(state.redeliveryError, 'error') : ''}
-${deleted ? notice(html`This webhook was ${deletion?.reason === 'gone' ? 'deleted after its target answered 410 Gone' : 'deleted'} ${when(deleted)}. Its delivery log stays readable.`, 'info') : ''}
-${
-  !deleted && webhook.disabledAt
-    ? notice(
-        html`<strong>This webhook is disabled</strong> (${
-          webhook.disabledReason === 'failing'
-            ? `its target failed every delivery for ${Math.round(config.webhooks.disableAfterHours / 24)} days`
-            : 'disabled by hand'
-        }, ${when(webhook.disabledAt)}): nothing is delivered to it. ${actionButton(session, `/console/webhooks/${webhook.id}/enable`, 'Enable webhook', {}, 'primary')}`,
-        'error',
-      )
-    : ''
-}
+${stateNotices(session, webhook, deletion)}
 <section class="card">${details([
       ['Event', webhook.event],
       ['Target', webhook.target],
@@ -311,14 +393,19 @@ ${
   deleted
     ? ''
     : html`<div class="actions">${actionButton(session, `/console/webhooks/${webhook.id}/test`, 'Send a test event')}
-${webhook.disabledAt ? '' : actionButton(session, `/console/webhooks/${webhook.id}/disable`, 'Disable webhook', {}, 'danger')}
+${
+  webhook.disabledAt
+    ? ''
+    : actionButton(session, `/console/webhooks/${webhook.id}/disable`, 'Disable webhook', {}, 'danger')
+}
 <a href="/console/webhooks/${webhook.id}/delete">Delete webhook</a></div>`
 }</section>
 ${deleted ? '' : recoveryCard(session, webhook, recoveries, state.recover ?? { values: {}, errors: {} })}
 ${
   deleted
     ? ''
-    : html`<section class="card" aria-labelledby="edit"><h2 id="edit">Edit</h2>${formErrors(edit.errors, ['event', 'target'])}
+    : html`<section class="card" aria-labelledby="edit"><h2
+id="edit">Edit</h2>${formErrors(edit.errors, ['event', 'target'])}
 ${postForm(
   session,
   `/console/webhooks/${webhook.id}`,
@@ -329,16 +416,13 @@ ${input('target', 'Target URL', edit.values, edit.errors, { type: 'url', require
 )}</section>`
 }
 <h2 id="deliveries">Deliveries</h2>
-${deliveries.length === 0 ? html`<p class="empty">No deliveries yet: the webhook receives events that happen after it was created.</p>` : ''}
-${deliveries.map(
-  (delivery) => html`<section class="card delivery" id="delivery-${delivery.id}" aria-label="Delivery ${delivery.id}">
-<h3>Delivery #${delivery.id} ${badge(delivery.status)}${delivery.redelivery ? html` <span class="badge">redelivery</span>` : ''}</h3>
-<p><a href="/console/events/${delivery.eventId}">${delivery.eventType} event #${delivery.eventId}</a> · started ${when(delivery.created)}${delivery.finishedAt ? html` · finished ${when(delivery.finishedAt)}` : ''}</p>
-${waitingReason(delivery.probing) === null ? '' : html`<p class="field-error" role="status">Waiting: ${waitingReason(delivery.probing)}</p>`}
-${attemptsTable(delivery)}
-${deleted ? '' : actionButton(session, `/console/webhooks/${webhook.id}/redeliver`, 'Redeliver this event', { event: delivery.eventId })}
-</section>`,
-)}
+${
+  deliveries.length === 0
+    ? html`<p class="empty">No deliveries yet: the webhook receives events that happen after it
+was created.</p>`
+    : ''
+}
+${deliveries.map((delivery) => deliveryCard(session, webhook.id, delivery, deleted !== null))}
 ${pager(`/console/webhooks/${webhook.id}`, new URLSearchParams(), page, count)}`;
     return htmlResponse(layout(frame(session, `Webhook #${webhook.id}`), content), status);
   }
@@ -404,8 +488,11 @@ ${pager(`/console/webhooks/${webhook.id}`, new URLSearchParams(), page, count)}`
       '/console/webhooks/:id/delete',
       async ({ params, session }) => {
         const webhook = await ownedWebhook(session, params.id);
-        const content = html`<p>Delete webhook #${webhook.id} (${webhook.event} to ${webhook.target})? No further deliveries are made; its delivery log stays readable.</p>
-<div class="actions">${actionButton(session, `/console/webhooks/${webhook.id}/delete`, 'Delete webhook', {}, 'danger')} <a href="/console/webhooks/${webhook.id}">Cancel</a></div>`;
+        const content = html`<p>Delete webhook #${webhook.id} (${webhook.event} to ${webhook.target})? No further
+deliveries are made; its delivery log stays readable.</p>
+<div
+class="actions">${actionButton(session, `/console/webhooks/${webhook.id}/delete`, 'Delete webhook', {}, 'danger')} <a
+href="/console/webhooks/${webhook.id}">Cancel</a></div>`;
         return htmlResponse(layout(frame(session, `Delete webhook #${webhook.id}`), content));
       },
       { page: 'integrate' },

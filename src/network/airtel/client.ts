@@ -55,7 +55,9 @@ export const airtelNetworks = (countries: readonly { country: string }[]): strin
 /** The path registered in Airtel's portal as the callback URL (under PUBLIC_BASE_URL). */
 export const AIRTEL_CALLBACK_PATH = '/network/airtel/callback';
 
-/** A disbursement refused because our disbursement wallet at Airtel is short (DP00900001007): another route may pay it. */
+/**
+ * A disbursement refused because our disbursement wallet at Airtel is short (DP00900001007): another route may pay it.
+ */
 const airtelRefusal = (error: string): { error: string; routeFault?: true } =>
   error === FAILURE_REASONS.DP00900001007 ? { error, routeFault: true } : { error };
 
@@ -98,7 +100,10 @@ export function callbackHashMatches(key: string, transactionJson: string, hash: 
   return given.length === expected.length && timingSafeEqual(given, expected);
 }
 
-/** Our transaction id at Airtel: derived from our ids (a retry repeats it), `C` for a collection and `D` for a disbursement. */
+/**
+ * Our transaction id at Airtel: derived from our ids (a retry repeats it), `C` for a collection and `D` for a
+ * disbursement.
+ */
 const transactionId = (kind: 'C' | 'D', clientId: string, reference: string): string =>
   `${kind}${createHash('sha256').update(`${clientId}:${kind}:${reference}`).digest('hex').slice(0, 23)}`;
 
@@ -226,7 +231,9 @@ export function createAirtelConnector(settings: AirtelSettings, { sql }: AirtelD
     });
   };
 
-  /** The merchant's PIN encrypted under Airtel's current public key (RSA, PKCS#1 v1.5, Base64), the key kept an hour. */
+  /**
+   * The merchant's PIN encrypted under Airtel's current public key (RSA, PKCS#1 v1.5, Base64), the key kept an hour.
+   */
   function encryptedPin(country: AirtelCountry): Promise<string> {
     const cached = pinKeys.get(country.country);
     if (cached && cached.until > Date.now()) return cached.encrypted;
@@ -331,7 +338,8 @@ export function createAirtelConnector(settings: AirtelSettings, { sql }: AirtelD
         const refusal = await push(country, prompt);
         return refusal === null ? { status: 'pending' } : { status: 'failed', error: refusal };
       }
-      // Credited under Airtel's own money id only (docs/architecture.md#one-receipt-one-credit): without one, asked again at the next poll.
+      // Credited under Airtel's own money id only (docs/architecture.md#one-receipt-one-credit): without one, asked
+      // again at the next poll.
       if (found.state === 'TS')
         return found.airtelMoneyId
           ? { status: 'paid', remoteTransactionId: found.airtelMoneyId, paymentDate: new Date().toISOString() }

@@ -25,7 +25,8 @@ export const airtel: ConnectorUnit<'airtel', AirtelSettings | null> = {
       const network = AIRTEL_NETWORKS[country];
       return network ? [{ network, currency }] : [];
     }),
-  // Airtel calls back at the one URL registered in its portal (PUBLIC_BASE_URL + AIRTEL_CALLBACK_PATH), never per request.
+  // Airtel calls back at the one URL registered in its portal (PUBLIC_BASE_URL + AIRTEL_CALLBACK_PATH), never per
+  // request.
   callsBack: true,
   create: (settings, deps) => ({
     ...createAirtelConnector(settings!, deps),

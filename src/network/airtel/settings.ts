@@ -3,7 +3,8 @@ import * as v from 'valibot';
 import { connectorSwitch, httpUrl, secret } from '../../config-values';
 
 export const AIRTEL_VARIABLES = {
-  // Airtel Money (Airtel Africa Open API): on when AIRTEL_CLIENT_ID is set; then AIRTEL_CLIENT_SECRET, AIRTEL_COUNTRIES and AIRTEL_PIN are required.
+  // Airtel Money (Airtel Africa Open API): on when AIRTEL_CLIENT_ID is set; then AIRTEL_CLIENT_SECRET, AIRTEL_COUNTRIES
+  // and AIRTEL_PIN are required.
   AIRTEL_BASE_URL: v.optional(httpUrl, 'https://openapi.airtel.africa'),
   AIRTEL_CLIENT_ID: v.optional(secret),
   AIRTEL_CLIENT_SECRET: v.optional(secret),
@@ -53,7 +54,8 @@ function airtelCountriesOf(value: string, problems: string[]): AirtelCountry[] {
     const currencies = AIRTEL_COUNTRY_CURRENCIES[country];
     if (!currencies) {
       problems.push(
-        `AIRTEL_COUNTRIES: ${country} has no Airtel network this service knows (${Object.keys(AIRTEL_COUNTRY_CURRENCIES).join(', ')})`,
+        `AIRTEL_COUNTRIES: ${country} has no Airtel network this service knows ` +
+          `(${Object.keys(AIRTEL_COUNTRY_CURRENCIES).join(', ')})`,
       );
       continue;
     }

@@ -42,7 +42,10 @@ import type { MpesaSettings } from './settings';
 
 type Context = CallbackContext<MpesaSettings>;
 
-/** A `{Name, Value}` item of an STK callback's metadata, or a `{Key, Value}` result parameter: `Balance` comes without a value. */
+/**
+ * A `{Name, Value}` item of an STK callback's metadata, or a `{Key, Value}` result parameter: `Balance` comes without a
+ * value.
+ */
 const namedValue = (name: 'Name' | 'Key') =>
   v.looseObject({ [name]: v.pipe(v.string(), v.maxLength(100)), Value: optionalText });
 
@@ -66,7 +69,8 @@ const StkCallback = v.looseObject({
       CheckoutRequestID: v.pipe(v.string(), v.maxLength(100)),
       ResultCode: text,
       ResultDesc: optionalText,
-      // Only a completed payment carries it: Amount, MpesaReceiptNumber, TransactionDate, PhoneNumber (and Balance, without a value).
+      // Only a completed payment carries it: Amount, MpesaReceiptNumber, TransactionDate, PhoneNumber (and Balance,
+      // without a value).
       CallbackMetadata: v.optional(
         v.nullable(v.looseObject({ Item: v.optional(v.pipe(v.array(namedValue('Name')), v.maxLength(50))) })),
       ),
@@ -152,7 +156,10 @@ async function paybillPayer({ merchants }: Context, body: PaybillPaymentBody, am
   return { phoneNumber: `+${given.replace(/\s+/g, '').replace(/^\+/, '')}`.slice(0, 70), request: null };
 }
 
-/** The operation a Daraja result names: by the ConversationID it gave us, else (a B2C whose answer was lost) by our OriginatorConversationID. */
+/**
+ * The operation a Daraja result names: by the ConversationID it gave us, else (a B2C whose answer was lost) by our
+ * OriginatorConversationID.
+ */
 async function operationOfResult(
   { sql, settings }: Context,
   result: ReturnType<typeof readResult>,
@@ -185,7 +192,10 @@ function claimedPayment(
   return { phoneNumber: `+${msisdn}`, receipt, amount };
 }
 
-/** A payment a callback claims, believed once transaction status confirms it (`reportedPaymentStatus` then finds whose it is). */
+/**
+ * A payment a callback claims, believed once transaction status confirms it (`reportedPaymentStatus` then finds whose
+ * it is).
+ */
 async function reportClaimed(
   context: Context,
   claimed: { phoneNumber: string; receipt: string; amount: string },
@@ -221,8 +231,9 @@ async function stkResult(body: StkCallbackBody, context: Context) {
   const claimed = claimedPayment(callback);
   if (operation) {
     await context.wake(operation, body);
-    // A push credited before its receipt was known (read after the hint is kept: docs/architecture.md#one-receipt-one-credit):
-    // the receipt this callback claims is confirmed like any report, and attaches to that credit.
+    // A push credited before its receipt was known (read after the hint is kept:
+    // docs/architecture.md#one-receipt-one-credit): the receipt this callback claims is confirmed like any report, and
+    // attaches to that credit.
     const now = await findOperation(sql, DARAJA_NETWORK, operation.reference);
     if (claimed && now && awaitsReceipt(now)) await reportClaimed(context, claimed);
     return ACCEPTED;
@@ -257,7 +268,8 @@ async function paybillValidation(
   context: Context,
 ) {
   const { merchants, settings } = context;
-  // Daraja waits for a decision: a validation that cannot be read is refused, so the subscriber pays for nothing nobody could follow.
+  // Daraja waits for a decision: a validation that cannot be read is refused, so the subscriber pays for nothing nobody
+  // could follow.
   if (!checked.valid || holdsControlCharacter(checked.body)) {
     logger.warn('paybill validation unreadable: rejected', {
       fields: checked.valid ? ['control characters'] : Object.keys(checked.errors),
@@ -353,7 +365,8 @@ export const DARAJA_CALLBACK_ROUTES: readonly CallbackRoute<MpesaSettings>[] = [
     docs: taken(
       'darajaStkResult',
       'STK push result (Daraja CallBackURL)',
-      "Daraja posts the outcome of an STK push here. It is a hint: the request's workflow wakes and asks the STK push query, which alone decides.",
+      "Daraja posts the outcome of an STK push here. It is a hint: the request's workflow wakes and asks the STK " +
+        'push query, which alone decides.',
       {
         Body: {
           stkCallback: {
@@ -379,10 +392,14 @@ export const DARAJA_CALLBACK_ROUTES: readonly CallbackRoute<MpesaSettings>[] = [
     docs: taken(
       'darajaPaybillValidation',
       'Paybill validation (Daraja C2B ValidationURL)',
-      'Before M-Pesa completes a paybill payment it asks here. The organization the account number (a request code `<organization>-<request>`) ' +
-        "or the payer's number points to is asked at its verification URL within MPESA_VALIDATION_TIMEOUT_MS (Safaricom waits about 8 s for the whole answer); " +
-        'no answer in time takes its accept-by-default setting. Payments nobody has to decide are accepted; a validation that cannot be read ' +
-        '(a field missing or of the wrong type, a control character in any field, a body that is not JSON) is rejected with 200 and `C2B00016`, ' +
+      'Before M-Pesa completes a paybill payment it asks here. The organization the account number (a request code ' +
+        '`<organization>-<request>`) ' +
+        "or the payer's number points to is asked at its verification URL within MPESA_VALIDATION_TIMEOUT_MS " +
+        '(Safaricom waits about 8 s for the whole answer); ' +
+        'no answer in time takes its accept-by-default setting. Payments nobody has to decide are accepted; a ' +
+        'validation that cannot be read ' +
+        '(a field missing or of the wrong type, a control character in any field, a body that is not JSON) is ' +
+        'rejected with 200 and `C2B00016`, ' +
         'never a 4xx, and one with an amount that is not whole shillings too (`C2B00013`).',
       {
         TransactionType: 'Pay Bill',
@@ -409,8 +426,10 @@ export const DARAJA_CALLBACK_ROUTES: readonly CallbackRoute<MpesaSettings>[] = [
     docs: taken(
       'darajaPaybillConfirmation',
       'Paybill confirmation (Daraja C2B ConfirmationURL)',
-      'M-Pesa reports a completed paybill payment here. It is believed only once transaction status confirms it (amount, receipt); ' +
-        "it then matches the request its account number names, or by the payer's number where it comes in full. A repeat starts nothing.",
+      'M-Pesa reports a completed paybill payment here. It is believed only once transaction status confirms it ' +
+        '(amount, receipt); ' +
+        "it then matches the request its account number names, or by the payer's number where it comes in full. A " +
+        'repeat starts nothing.',
     ),
     handle: async ({ body }, context) => await paybillConfirmation(body, context),
   },
@@ -421,7 +440,9 @@ export const DARAJA_CALLBACK_ROUTES: readonly CallbackRoute<MpesaSettings>[] = [
     docs: taken(
       'darajaResult',
       'Asynchronous result (Daraja ResultURL)',
-      'B2C, reversal and transaction status results. A B2C or reversal result wakes its workflow (a hint); a transaction status answer, matched by the ConversationID Daraja gave only to us, is kept for the workflow that asked.',
+      'B2C, reversal and transaction status results. A B2C or reversal result wakes its workflow (a hint); a ' +
+        'transaction status answer, matched by the ConversationID Daraja gave only to us, is kept for the workflow ' +
+        'that asked.',
     ),
     handle: async ({ body }, context) => {
       const result = readResult(body);

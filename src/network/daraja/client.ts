@@ -155,7 +155,9 @@ export function numberOfParty(party: string | undefined): string | null {
   return digits ? `+${digits}` : null;
 }
 
-/** The subjects of the status queries about a paid push's receipt: by the receipt its callback named, and by the push. */
+/**
+ * The subjects of the status queries about a paid push's receipt: by the receipt its callback named, and by the push.
+ */
 export const PUSH_RECEIPT_SUBJECT = /^stk-(?:receipt|push):/;
 
 /** The completed payment a transaction status answer states (its receipt, payer in full, whole amount), or null. */
@@ -205,12 +207,17 @@ export function createDarajaConnector(
   const errorOf = (answer: OperatorAnswer) =>
     `${field(answer.body, 'errorCode') ?? `HTTP ${answer.status}`}: ${field(answer.body, 'errorMessage') ?? ''}`.trim();
   const accepted = (answer: OperatorAnswer) => answer.status === 200 && field(answer.body, 'ResponseCode') === '0';
-  /** Our B2C OriginatorConversationID: the payout's reference, namespaced by this app so two deployments never collide. */
+  /**
+   * Our B2C OriginatorConversationID: the payout's reference, namespaced by this app so two deployments never collide.
+   */
   const originatorConversationId = (reference: string) =>
     `${reference}-${createHash('sha256').update(`${settings.consumerKey}:${reference}`).digest('hex').slice(0, 10)}`;
   const whole = (amount: string) => Number(wholeAmount(amount) ?? Math.round(Number(amount)));
 
-  /** Asks transaction status about `subject`; the answer arrives later at the result URL, under the ConversationID recorded here. */
+  /**
+   * Asks transaction status about `subject`; the answer arrives later at the result URL, under the ConversationID
+   * recorded here.
+   */
   async function askStatus(
     subject: string,
     workflowId: string,
@@ -285,7 +292,10 @@ export function createDarajaConnector(
     /^\d+(\.\d+)?$/.test(result.parameters.Amount) &&
     compareDecimal(result.parameters.Amount, amount) === 0;
 
-  /** The receipt an STK callback gave, when it claims success for exactly this prompt's amount and number (only a candidate: transaction status decides). */
+  /**
+   * The receipt an STK callback gave, when it claims success for exactly this prompt's amount and number (only a
+   * candidate: transaction status decides).
+   */
   function receiptOfHint(operation: NetworkOperation, prompt: TakenPrompt): string | null {
     const callback = nested(operation.hint, 'Body', 'stkCallback');
     if (field(callback, 'ResultCode') !== '0') return null;
@@ -310,7 +320,10 @@ export function createDarajaConnector(
     return payer === null || payer === prompt.phoneNumber ? receipt : null;
   }
 
-  /** What the service knows of a paid push's receipt: `known`, still `waiting` for an answer, `unknown`, or `taken` by another credit. */
+  /**
+   * What the service knows of a paid push's receipt: `known`, still `waiting` for an answer, `unknown`, or `taken` by
+   * another credit.
+   */
   type PushReceipt = { state: 'known'; receipt: string } | { state: 'waiting' | 'unknown' | 'taken' };
 
   /** `receipt`, unless another payment holds it (a callback may name any real one). */
@@ -365,7 +378,8 @@ export function createDarajaConnector(
       byPush.state === 'answered'
         ? await ownReceipt(receiptOfAnswer(byPush.result, prompt, null), operation, prompt)
         : null;
-    // `taken`: M-Pesa names the push's receipt and another credit holds it: crediting the push too would credit it twice.
+    // `taken`: M-Pesa names the push's receipt and another credit holds it: crediting the push too would credit it
+    // twice.
     return stated ?? { state: 'unknown' };
   }
 
@@ -460,7 +474,8 @@ export function createDarajaConnector(
         // Shown on the phone: at most 12 characters; the transaction description at most 13.
         AccountReference: accountReference(prompt.reference),
         TransactionDesc: prompt.promptReference.slice(0, 13),
-        // A connection refused sent nothing: the journal may take the prompt elsewhere. Any other failure may have pushed.
+        // A connection refused sent nothing: the journal may take the prompt elsewhere. Any other failure may have
+        // pushed.
       }).catch((error: unknown) => {
         if (neverSent(error)) throw error;
         return null;
@@ -517,7 +532,9 @@ export function createDarajaConnector(
       throw new Error(`Daraja STK push query: ${errorOf(answer)}`);
     },
 
-    /** A paybill payment (or an STK payment no prompt of ours names) is believed once transaction status confirms it. */
+    /**
+     * A paybill payment (or an STK payment no prompt of ours names) is believed once transaction status confirms it.
+     */
     async reportedPaymentStatus(payment: ReportedPayment): Promise<ReportedPaymentStatus> {
       // Any answer settles a reported payment: M-Pesa either has the completed transaction or does not.
       const status = await statusOf(
@@ -539,7 +556,9 @@ export function createDarajaConnector(
       if (!completedFor(result, payment.amount)) {
         return {
           status: 'refused',
-          reason: `M-Pesa reports the transaction ${result.parameters.TransactionStatus ?? 'not completed'} for ${result.parameters.Amount ?? 'no'} KES.`,
+          reason:
+            `M-Pesa reports the transaction ${result.parameters.TransactionStatus ?? 'not completed'} for ` +
+            `${result.parameters.Amount ?? 'no'} KES.`,
         };
       }
       const payer = numberOfParty(result.parameters.DebitPartyName);
@@ -632,7 +651,8 @@ export function createDarajaConnector(
       if (status.state !== 'answered') return { status: 'pending', remoteTransactionId: null };
       const { result } = status;
       if (result.resultCode !== '0') {
-        // M-Pesa has no such transaction: a B2C it never took is sent again under the same id (a repeat is refused as a duplicate).
+        // M-Pesa has no such transaction: a B2C it never took is sent again under the same id (a repeat is refused as a
+        // duplicate).
         if (!reversal) return await sendB2c(payout, subject);
         return { status: 'pending', remoteTransactionId: null };
       }

@@ -1,4 +1,7 @@
-/** The settings of the M-Pesa Daraja connector (Safaricom, KES), declared here and read with the rest of the configuration. */
+/**
+ * The settings of the M-Pesa Daraja connector (Safaricom, KES), declared here and read with the rest of the
+ * configuration.
+ */
 import * as v from 'valibot';
 import { booleanString, connectorSwitch, httpUrl, integerString, secret } from '../../config-values';
 

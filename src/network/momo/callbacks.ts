@@ -38,7 +38,8 @@ async function momoCallback(
   body: unknown,
   { sql, settings, wake }: CallbackContext<MomoSettings[]>,
 ) {
-  // Every market calls back at the same path: the reference (derived from the market's own API user) names one operation.
+  // Every market calls back at the same path: the reference (derived from the market's own API user) names one
+  // operation.
   const networks = (settings ?? []).map((market) => market.network);
   const operation = await findOperationByOperatorReference(sql, networks, referenceId);
   if (operation) await wake(operation, body);
@@ -55,7 +56,8 @@ const route = (operationId: string, method: 'PUT' | 'POST'): CallbackRoute<MomoS
     operationId,
     summary: `MoMo callback (X-Callback-Url, ${method})`,
     description:
-      "MTN MoMo reports a request to pay or a transfer here (once, PUT or POST). It is a hint: the workflow wakes and asks MoMo's GET of the transaction, which alone decides.",
+      'MTN MoMo reports a request to pay or a transfer here (once, PUT or POST). It is a hint: the workflow wakes ' +
+      "and asks MoMo's GET of the transaction, which alone decides.",
     tags: CALLBACK_TAGS,
     caller: 'anyone',
     errors: [404, 429],

@@ -182,7 +182,10 @@ export function createMomoConnector(settings: MomoSettings, { sql, callbackBaseU
     throw unexpected(`${kind.path} not taken`, answer);
   }
 
-  /** Sends it; MoMo's refusal in a merchant's words (and whether it is MoMo's own trouble), or null when MoMo took it (or had it already). */
+  /**
+   * Sends it; MoMo's refusal in a merchant's words (and whether it is MoMo's own trouble), or null when MoMo took it
+   * (or had it already).
+   */
   async function refusalOf(
     kind: Transaction,
     referenceId: string,
@@ -301,7 +304,8 @@ export function createMomoConnector(settings: MomoSettings, { sql, callbackBaseU
           status: 'failed',
           error: "MTN MoMo's record of the payment does not match the request (amount, number or currency).",
         };
-      // Credited under MoMo's own transaction id only (docs/architecture.md#one-receipt-one-credit): without one, asked again at the next poll.
+      // Credited under MoMo's own transaction id only (docs/architecture.md#one-receipt-one-credit): without one, asked
+      // again at the next poll.
       if (!found.financialTransactionId) return { status: 'pending' };
       return {
         status: 'paid',
@@ -352,7 +356,10 @@ export function createMomoConnector(settings: MomoSettings, { sql, callbackBaseU
       return { status: 'completed', remoteTransactionId: found.financialTransactionId ?? referenceId };
     },
 
-    /** Whether MoMo holds a request to pay or transfer of ours (its GET by our X-Reference-Id): 404 means it never took it. */
+    /**
+     * Whether MoMo holds a request to pay or transfer of ours (its GET by our X-Reference-Id): 404 means it never took
+     * it.
+     */
     async lookup(operation: JournaledOperation): Promise<'present' | 'absent'> {
       const kind = operation.kind === 'prompt' ? REQUEST_TO_PAY : TRANSFER;
       const referenceId =

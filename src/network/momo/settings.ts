@@ -1,4 +1,7 @@
-/** The settings of the MTN MoMo connector, one market per network, declared here and read with the rest of the configuration. */
+/**
+ * The settings of the MTN MoMo connector, one market per network, declared here and read with the rest of the
+ * configuration.
+ */
 import { readFileSync } from 'node:fs';
 import * as v from 'valibot';
 import { connectorSwitch, httpUrl, secret } from '../../config-values';
@@ -30,7 +33,8 @@ export const MOMO_VARIABLES = {
   MTN_MOMO_DISBURSEMENT_SUBSCRIPTION_KEY: v.optional(secret),
   MTN_MOMO_DISBURSEMENT_API_USER: v.optional(secret),
   MTN_MOMO_DISBURSEMENT_API_KEY: v.optional(secret),
-  // More MTN MoMo markets, each with its own credentials: a JSON file (docs/configuration.md), read and checked at start.
+  // More MTN MoMo markets, each with its own credentials: a JSON file (docs/configuration.md), read and checked at
+  // start.
   MTN_MOMO_MARKETS_FILE: v.optional(v.pipe(v.string(), v.minLength(1))),
 };
 
@@ -88,7 +92,9 @@ function momoMarketNetwork(
   if (targetEnvironment === MOMO_SANDBOX_ENVIRONMENT && byCurrency) return { network: byCurrency.network };
   if (known) return { problem: `target environment ${targetEnvironment} moves ${known.currency}, not ${currency}` };
   return {
-    problem: `unknown target environment and currency pairing ${targetEnvironment} with ${currency} (known: ${pairs}, or ${MOMO_SANDBOX_ENVIRONMENT} with one of their currencies)`,
+    problem:
+      `unknown target environment and currency pairing ${targetEnvironment} with ${currency} (known: ${pairs},` +
+      ` or ${MOMO_SANDBOX_ENVIRONMENT} with one of their currencies)`,
   };
 }
 
@@ -118,7 +124,8 @@ function readMomoMarketsFile(path: string, problems: string[]): MomoSettings[] {
     if (!result.success) {
       for (const issue of result.issues)
         problem(
-          `market ${index + 1}: ${v.getDotPath(issue) ?? 'market'}: ${issue.received === 'undefined' ? 'missing' : issue.message}`,
+          `market ${index + 1}: ${v.getDotPath(issue) ?? 'market'}: ` +
+            `${issue.received === 'undefined' ? 'missing' : issue.message}`,
         );
       return [];
     }
@@ -199,7 +206,8 @@ export function readMomoSettings(c: Parsed, problems: string[]): MomoSettings[] 
     const first = seen.get(market.network);
     if (first !== undefined)
       problems.push(
-        `MTN_MOMO_MARKETS_FILE: duplicate market: ${market.network} (${market.currency}) is configured by ${first} and by ${where}`,
+        `MTN_MOMO_MARKETS_FILE: duplicate market: ${market.network} (${market.currency}) is configured by ${first} ` +
+          `and by ${where}`,
       );
     else seen.set(market.network, where);
   });

@@ -6,7 +6,8 @@
  * PROVIDER_TEMPORARILY_UNAVAILABLE). The answer lists countries, each with its providers:
  *
  *   [{ country: "GHA", providers: [{ provider: "MTN_MOMO_GHA",
- *        operationTypes: [{ operationType: "DEPOSIT", status: "OPERATIONAL" }, { operationType: "PAYOUT", status: "DELAYED" }, …] }] }]
+ *        operationTypes: [{ operationType: "DEPOSIT", status: "OPERATIONAL" },
+ *                         { operationType: "PAYOUT", status: "DELAYED" }, …] }] }]
  *
  * Operation types other than deposits and payouts (refunds, remittances) are not read here: a
  * route is chosen for collecting and for paying out.
@@ -17,7 +18,10 @@ import type { PawapaySettings } from './settings';
 
 type AvailabilityStatus = 'operational' | 'delayed' | 'closed';
 
-/** One provider of the account: the service's network it reaches, and pawaPay's status for deposits (collect) and payouts. */
+/**
+ * One provider of the account: the service's network it reaches, and pawaPay's status for deposits (collect) and
+ * payouts.
+ */
 export type ProviderAvailability = {
   network: string;
   provider: string;

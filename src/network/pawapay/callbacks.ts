@@ -24,13 +24,19 @@ export const PAWAPAY_CALLBACK_PATHS = {
   refund: '/network/pawapay/refunds',
 } as const;
 
-/** How long pawaPay's public keys are kept before they are fetched again (sooner when a callback names a key not among them). */
+/**
+ * How long pawaPay's public keys are kept before they are fetched again (sooner when a callback names a key not among
+ * them).
+ */
 const KEYS_LIFETIME_MS = 3_600_000;
 
 type Keys = { keys: Map<string, KeyObject>; fetchedAt: number };
 const keysBySettings = new WeakMap<PawapaySettings, Keys>();
 
-/** pawaPay's keys for signed callbacks (`GET /v2/public-key/http`), fetched again when old or when `keyId` is not among them. */
+/**
+ * pawaPay's keys for signed callbacks (`GET /v2/public-key/http`), fetched again when old or when `keyId` is not among
+ * them.
+ */
 async function publicKeys(settings: PawapaySettings, keyId: string | null): Promise<Map<string, KeyObject>> {
   const held = keysBySettings.get(settings);
   const fresh = held && Date.now() - held.fetchedAt < KEYS_LIFETIME_MS && (keyId === null || held.keys.has(keyId));
@@ -76,7 +82,8 @@ async function checkSignature(
   try {
     keys = await publicKeys(settings, keyIdOf(request));
   } catch (error) {
-    // Nothing to check it against: refused, and pawaPay sends it again (the status query is asked at the next poll anyway).
+    // Nothing to check it against: refused, and pawaPay sends it again (the status query is asked at the next poll
+    // anyway).
     logger.warn('pawaPay callback refused: its public keys could not be fetched', { error });
     throw new CallbackRefusal(503, "The callback's signature cannot be checked now. Try again shortly.", 30);
   }
@@ -153,8 +160,10 @@ const route = (movement: Movement, operationId: string): CallbackRoute<PawapaySe
     operationId,
     summary: `pawaPay ${movement} callback (the ${movement}s callback URL in pawaPay's dashboard)`,
     description:
-      `pawaPay posts a ${movement} in its final state here. It is a hint: the workflow of the ${movement} its \`${MOVEMENTS[movement].idField}\` names wakes and asks ` +
-      `pawaPay's status query, which alone decides. A signed callback (RFC 9421) whose signature does not verify against pawaPay's published keys is refused (403) and wakes nothing; ` +
+      `pawaPay posts a ${movement} in its final state here. It is a hint: the workflow of the ${movement} its ` +
+      `\`${MOVEMENTS[movement].idField}\` names wakes and asks ` +
+      `pawaPay's status query, which alone decides. A signed callback (RFC 9421) whose signature does not verify ` +
+      `against pawaPay's published keys is refused (403) and wakes nothing; ` +
       'with PAWAPAY_SIGNED_CALLBACKS=true an unsigned one is refused too.',
     tags: CALLBACK_TAGS,
     caller: 'anyone',

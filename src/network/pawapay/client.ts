@@ -33,7 +33,10 @@ import type { PawapaySettings } from './settings';
 /** Calls to pawaPay: long enough for a slow day, short enough for an activity to retry (safe: see above). */
 const PAWAPAY_TIMEOUT_MS = 20_000;
 
-/** pawaPay's answers to a token it does not take: the deployment's configuration, not the request, is wrong (thrown, never a refusal). */
+/**
+ * pawaPay's answers to a token it does not take: the deployment's configuration, not the request, is wrong (thrown,
+ * never a refusal).
+ */
 const AUTHENTICATION_CODES: ReadonlySet<string> = new Set([
   'NO_AUTHENTICATION',
   'AUTHENTICATION_ERROR',
@@ -95,7 +98,8 @@ export function createPawapayConnector(settings: PawapaySettings, { sql, formatA
 
   const unexpected = (what: string, answer: OperatorAnswer) =>
     new Error(
-      `pawaPay ${what}: HTTP ${answer.status} ${field(nested(answer.body, 'failureReason'), 'failureCode') ?? ''}`.trim(),
+      `pawaPay ${what}: HTTP ${answer.status} ` +
+        `${field(nested(answer.body, 'failureReason'), 'failureCode') ?? ''}`.trim(),
     );
 
   /**
@@ -116,7 +120,8 @@ export function createPawapayConnector(settings: PawapaySettings, { sql, formatA
       (status === 'ACCEPTED' || status === 'DUPLICATE_IGNORED' || status === 'ENQUEUED')
     )
       return null;
-    // REJECTED (HTTP 200, or 400/403 for a malformed or not-allowed request, with or without the status): nothing happened.
+    // REJECTED (HTTP 200, or 400/403 for a malformed or not-allowed request, with or without the status): nothing
+    // happened.
     const reason = nested(answer.body, 'failureReason');
     const code = field(reason, 'failureCode');
     const refused =
@@ -150,7 +155,9 @@ export function createPawapayConnector(settings: PawapaySettings, { sql, formatA
     };
   }
 
-  /** Whether pawaPay's record is the movement we asked for: its amount, currency and (for a deposit or payout) number. */
+  /**
+   * Whether pawaPay's record is the movement we asked for: its amount, currency and (for a deposit or payout) number.
+   */
   const matches = (
     found: Extract<Found, { found: true }>,
     expected: { amount: string; currency: string; phoneNumber: string | null },
@@ -258,7 +265,10 @@ export function createPawapayConnector(settings: PawapaySettings, { sql, formatA
       return { status: 'paid', remoteTransactionId: depositId, paymentDate: new Date().toISOString() };
     },
 
-    /** Whether pawaPay holds a deposit, payout or refund under the id we recorded for it (none recorded: it was never sent). */
+    /**
+     * Whether pawaPay holds a deposit, payout or refund under the id we recorded for it (none recorded: it was never
+     * sent).
+     */
     async lookup(operation: JournaledOperation): Promise<'present' | 'absent'> {
       if (operation.operatorReference === null) return 'absent';
       const movement: Movement =

@@ -34,7 +34,10 @@ export function createProviderLimits(settings: PawapaySettings, warn: Warn) {
     }
   }
 
-  /** The decimals pawaPay takes for the provider's currency and operation (the currency's minor units until active-conf says). */
+  /**
+   * The decimals pawaPay takes for the provider's currency and operation (the currency's minor units until active-conf
+   * says).
+   */
   const decimalsOf = (provider: string, currency: string, operation: Operation): number =>
     table?.providers.get(provider)?.currencies.get(currency)?.[operation]?.decimals ??
     Math.min(currencyDecimals(currency) ?? 2, 2);

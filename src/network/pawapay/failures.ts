@@ -103,7 +103,9 @@ const FAILURES: Readonly<Record<string, Failure>> = {
   IN_PROGRESS: later('Another refund of this payment is still in progress.'),
 };
 
-/** pawaPay's own message, kept short: shown only where our words say too little (a malformed request, an unknown code). */
+/**
+ * pawaPay's own message, kept short: shown only where our words say too little (a malformed request, an unknown code).
+ */
 const said = (message: string | undefined): string => {
   const text = message?.replace(/\s+/g, ' ').trim() ?? '';
   return text.length > 200 ? `${text.slice(0, 199)}…` : text;
@@ -114,7 +116,10 @@ export function pawapayFailure(code?: string, message?: string): string {
   const known = code ? FAILURES[code] : undefined;
   const detail = said(message);
   if (known === undefined) {
-    return `pawaPay refused the transaction${code ? ` (${code}${detail ? `: ${detail}` : ''})` : detail ? ` (${detail})` : ''}.`;
+    return (
+      `pawaPay refused the ` +
+      `transaction${code ? ` (${code}${detail ? `: ${detail}` : ''})` : detail ? ` (${detail})` : ''}.`
+    );
   }
   return known.detailed && detail ? `${known.words} (pawaPay: ${detail})` : known.words;
 }
@@ -128,7 +133,10 @@ export function pawapayFailureAdvice(code?: string): FailureAdvice {
   return FAILURES[code]?.advice ?? 'refuse';
 }
 
-/** The codes that are pawaPay's or the network's trouble at pawaPay, not the subscriber's: another route may carry the same transaction. */
+/**
+ * The codes that are pawaPay's or the network's trouble at pawaPay, not the subscriber's: another route may carry the
+ * same transaction.
+ */
 const ROUTE_FAULTS: ReadonlySet<string> = new Set([
   'PROVIDER_TEMPORARILY_UNAVAILABLE',
   'PAWAPAY_WALLET_OUT_OF_FUNDS',

@@ -165,7 +165,10 @@ function currencyLimits(currency: Record<string, unknown>): Partial<Record<Opera
   return limits;
 }
 
-/** The account's providers and their limits from a `GET /v2/active-conf` answer; what is not of the documented shape is left out. */
+/**
+ * The account's providers and their limits from a `GET /v2/active-conf` answer; what is not of the documented shape is
+ * left out.
+ */
 export function readActiveConf(body: unknown): PawapayLimits {
   const providers = new Map<string, ProviderLimits>();
   const root = isRecord(body) ? body : {};

@@ -1,4 +1,6 @@
-/** The settings of the pawaPay connector (Merchant API v2), declared here and read with the rest of the configuration. */
+/**
+ * The settings of the pawaPay connector (Merchant API v2), declared here and read with the rest of the configuration.
+ */
 import * as v from 'valibot';
 import { booleanString, connectorSwitch, httpUrl, integerString, secret } from '../../config-values';
 import { PAWAPAY_PROVIDERS } from './limits';
@@ -42,7 +44,8 @@ function providersOf(value: string, problems: string[]): PawapayProvider[] {
     const known = PAWAPAY_PROVIDERS[code];
     if (!known)
       problems.push(
-        `PAWAPAY_PROVIDERS: ${code} is not a pawaPay provider this service knows (${Object.keys(PAWAPAY_PROVIDERS).join(', ')})`,
+        `PAWAPAY_PROVIDERS: ${code} is not a pawaPay provider this service knows ` +
+          `(${Object.keys(PAWAPAY_PROVIDERS).join(', ')})`,
       );
     else if (providers.some((provider) => provider.code === code))
       problems.push(`PAWAPAY_PROVIDERS: ${code} is named twice`);

@@ -287,7 +287,10 @@ function signatureVerifies(
 /** RFC 9530 digest algorithms pawaPay uses for `Content-Digest`. */
 const DIGESTS: Readonly<Record<string, string>> = { 'sha-256': 'sha256', 'sha-512': 'sha512' };
 
-/** Why `Content-Digest` does not vouch for `body`, or null: every sha-256/sha-512 member must match, and one must be there. */
+/**
+ * Why `Content-Digest` does not vouch for `body`, or null: every sha-256/sha-512 member must match, and one must be
+ * there.
+ */
 function digestProblem(header: string, body: Uint8Array): string | null {
   let checked = 0;
   for (const [name, member] of parseDictionary(header)) {
@@ -421,7 +424,9 @@ function timeProblem(
     if (at === undefined) continue;
     if (at - now > skewMs) return `the signature's ${what} is ${Math.round((at - now) / 1000)} s in the future`;
     if (now - at > maxAgeMs)
-      return `the signature's ${what} is ${Math.round((now - at) / 1000)} s old (at most ${maxAgeMs / 1000} s is taken)`;
+      return (
+        `the signature's ${what} is ${Math.round((now - at) / 1000)} s old (at most ${maxAgeMs / 1000} s is ` + `taken)`
+      );
   }
   if (signed.expires !== undefined && now - signed.expires > skewMs) return 'the signature has expired';
   return null;

@@ -67,7 +67,10 @@ const C2B_WAIT_MS = 10_000;
 const CALL_DEADLINE_MS = 25_000;
 /** A customer payment's deadline: within the prompt activity's 15 s (src/workflows/collection-request.ts). */
 const C2B_DEADLINE_MS = 13_000;
-/** A call is sent only with this long left before its deadline (its answer's time); a session active later comes too late for it. */
+/**
+ * A call is sent only with this long left before its deadline (its answer's time); a session active later comes too
+ * late for it.
+ */
 const LEAST_ANSWER_MS = 2_000;
 /**
  * A name look-up's deadline, sessions waited for included: it answers an API request (instant
@@ -77,7 +80,10 @@ const LEAST_ANSWER_MS = 2_000;
 const NAME_LOOKUP_DEADLINE_MS = 8_000;
 /** The most a new session takes to become active, as M-Pesa documents it ("up to 30 seconds"). */
 const DOCUMENTED_ACTIVATION_MS = 30_000;
-/** A payment request the status query still does not know this long after it was sent never reached M-Pesa: that attempt failed. */
+/**
+ * A payment request the status query still does not know this long after it was sent never reached M-Pesa: that attempt
+ * failed.
+ */
 const UNKNOWN_PROMPT_FAILS_AFTER_MS = 180_000;
 /** How soon a session request that failed is asked again, while a session still serves. */
 const SESSION_RETRY_MS = 5_000;
@@ -107,9 +113,14 @@ const RESPONSE_CODES: Readonly<Record<string, string>> = {
   'INS-2006': "The subscriber's M-Pesa balance is not enough.",
   'INS-2051': 'This is not a valid M-Pesa number (not registered).',
 };
-/** Codes that say nothing of whether the transaction went through (internal error, timeout, duplicate, unknown status): the status query decides. */
+/**
+ * Codes that say nothing of whether the transaction went through (internal error, timeout, duplicate, unknown status):
+ * the status query decides.
+ */
 const UNDECIDED_CODES: ReadonlySet<string> = new Set(['INS-1', 'INS-9', 'INS-10', 'INS-23']);
-/** Codes M-Pesa answers with HTTP 401 about the transaction itself (not the session): the documentation maps them so. */
+/**
+ * Codes M-Pesa answers with HTTP 401 about the transaction itself (not the session): the documentation maps them so.
+ */
 const TRANSACTION_401_CODES: ReadonlySet<string> = new Set(['INS-4', 'INS-5', 'INS-6']);
 /** Codes of a name query about a number with no (active) M-Pesa account. */
 const UNREGISTERED_CODES: ReadonlySet<string> = new Set(['INS-4', 'INS-995', 'INS-996', 'INS-2002', 'INS-2051']);
@@ -130,11 +141,15 @@ export const vodacomFailure = (
   if (code === 'INS-2006' && whose === 'merchant') return "The merchant's M-Pesa account balance is not enough.";
   return (
     (code && RESPONSE_CODES[code]) ??
-    `M-Pesa refused the transaction${code || description ? ` (${[code, description].filter(Boolean).join(': ')})` : ''}.`
+    `M-Pesa refused the ` +
+      `transaction${code || description ? ` (${[code, description].filter(Boolean).join(': ')})` : ''}.`
   );
 };
 
-/** Our ThirdPartyConversationID for a transaction: derived from our ids (a retry repeats it), `C` a collection, `B` a payment, `R` a reversal. */
+/**
+ * Our ThirdPartyConversationID for a transaction: derived from our ids (a retry repeats it), `C` a collection, `B` a
+ * payment, `R` a reversal.
+ */
 const conversationIdOf = (kind: 'C' | 'B' | 'R', serviceProviderCode: string, reference: string): string =>
   `${kind}${createHash('sha256').update(`${serviceProviderCode}:${kind}:${reference}`).digest('hex').slice(0, 31)}`;
 /** `input_TransactionReference` (1 to 20 letters and digits): the conversation id's first 20 characters. */
@@ -147,7 +162,10 @@ const descriptionOf = (text: string): string =>
     .trim()
     .slice(0, 100) || 'Payment';
 
-/** An amount as the OpenAPI takes it: whole for a currency without minor units (TZS), else with its two decimals (`12.50`). */
+/**
+ * An amount as the OpenAPI takes it: whole for a currency without minor units (TZS), else with its two decimals
+ * (`12.50`).
+ */
 export function vodacomAmount(amount: string, currency: string): string {
   const decimals = currencyDecimals(currency) ?? 2;
   const [whole = '0', fraction = ''] = amount.split('.');
@@ -155,7 +173,10 @@ export function vodacomAmount(amount: string, currency: string): string {
   return decimals === 0 ? units : `${units}.${fraction.padEnd(decimals, '0').slice(0, decimals)}`;
 }
 
-/** What became of a call that may move money: done (M-Pesa's transaction id), refused (in words), or not known (the status query decides). */
+/**
+ * What became of a call that may move money: done (M-Pesa's transaction id), refused (in words), or not known (the
+ * status query decides).
+ */
 type Submission =
   | { decided: 'done'; transactionId: string | undefined }
   | { decided: 'refused'; error: string; routeFault?: true }
@@ -168,7 +189,10 @@ type Found =
   | { state: 'unknown' };
 
 type VodacomDeps = { sql: Queryable };
-/** A call: `timeoutMs` how long its answer is waited for, `deadlineMs` how long the whole call may take (sessions included). */
+/**
+ * A call: `timeoutMs` how long its answer is waited for, `deadlineMs` how long the whole call may take (sessions
+ * included).
+ */
 type Request = {
   method: 'GET' | 'POST' | 'PUT';
   path: string;
@@ -178,7 +202,10 @@ type Request = {
   deadlineMs?: number;
 };
 
-/** A market's calls: its sessions (a spare always ready, each first used after its activation delay) and its encrypted bearers. */
+/**
+ * A market's calls: its sessions (a spare always ready, each first used after its activation delay) and its encrypted
+ * bearers.
+ */
 function createMarketClient(settings: VodacomSettings, market: VodacomMarket, key: KeyObject) {
   const root = `${settings.baseUrl}/ipg/v2/${market.context}`;
   const encrypt = (text: string) =>
@@ -200,7 +227,8 @@ function createMarketClient(settings: VodacomSettings, market: VodacomMarket, ke
     const sessionId = field(answer.body, 'output_SessionID');
     if (!accepted(answer) || field(answer.body, 'output_ResponseCode') !== 'INS-0' || !sessionId) {
       throw new Error(
-        `Vodacom M-Pesa ${market.context} session refused: HTTP ${answer.status} ${field(answer.body, 'output_ResponseCode') ?? ''}`.trim(),
+        `Vodacom M-Pesa ${market.context} session refused: HTTP ${answer.status} ` +
+          `${field(answer.body, 'output_ResponseCode') ?? ''}`.trim(),
       );
     }
     return { bearer: encrypt(sessionId), askedAt };
@@ -214,7 +242,8 @@ function createMarketClient(settings: VodacomSettings, market: VodacomMarket, ke
     retryMs: SESSION_RETRY_MS,
     onRequestFailure: (error) =>
       logger.warn(
-        `Vodacom M-Pesa ${market.context}: a session was not issued (a session held, if any, serves while it is asked for again)`,
+        `Vodacom M-Pesa ${market.context}: a session was not issued (a session held, if any, serves while it is ` +
+          `asked for again)`,
         { error },
       ),
   });
@@ -277,7 +306,9 @@ export function createVodacomConnector(settings: VodacomSettings, { sql }: Vodac
       : `Vodacom M-Pesa in ${market.market} moves ${market.currency} here, not ${currency}.`;
   }
 
-  /** Sends a call that may move money and reads its answer; only a call M-Pesa surely did not carry out is a refusal. */
+  /**
+   * Sends a call that may move money and reads its answer; only a call M-Pesa surely did not carry out is a refusal.
+   */
   async function submit(
     market: VodacomMarket,
     request: Request,
@@ -287,8 +318,8 @@ export function createVodacomConnector(settings: VodacomSettings, { sql }: Vodac
     try {
       answer = await clientOf(market).call(request);
     } catch (error) {
-      // No answer in time: M-Pesa may have carried it out (a customer payment goes on while the subscriber enters the PIN).
-      // A connection refused sent nothing, and is thrown as the route's fault.
+      // No answer in time: M-Pesa may have carried it out (a customer payment goes on while the subscriber enters the
+      // PIN). A connection refused sent nothing, and is thrown as the route's fault.
       if (error instanceof OperatorUnreachableError && !neverSent(error)) return { decided: 'unknown' };
       throw error;
     }
@@ -432,12 +463,18 @@ export function createVodacomConnector(settings: VodacomSettings, { sql }: Vodac
   return {
     markets: settings.markets,
 
-    /** Asks for each market's session and its spare in the background: for a process that will call M-Pesa, at its start, so its first call finds one active. */
+    /**
+     * Asks for each market's session and its spare in the background: for a process that will call M-Pesa, at its
+     * start, so its first call finds one active.
+     */
     warmUp(): void {
       for (const client of clients.values()) client.warmUp();
     },
 
-    /** No more sessions asked for ahead: for a connector dropped while its process goes on (the timers never keep a process alive). */
+    /**
+     * No more sessions asked for ahead: for a connector dropped while its process goes on (the timers never keep a
+     * process alive).
+     */
     stop(): void {
       for (const client of clients.values()) client.stop();
     },
@@ -473,7 +510,8 @@ export function createVodacomConnector(settings: VodacomSettings, { sql }: Vodac
       if (typeof market === 'string') return { status: 'failed', error: market };
       const id = conversationId('C', prompt.promptReference);
       const found = await queryStatus(market, id);
-      // Credited under M-Pesa's own transaction id only (docs/architecture.md#one-receipt-one-credit): without one, asked again at the next poll.
+      // Credited under M-Pesa's own transaction id only (docs/architecture.md#one-receipt-one-credit): without one,
+      // asked again at the next poll.
       if (found.state === 'completed') {
         if (!found.transactionId) return { status: 'pending' };
         return {
@@ -484,7 +522,8 @@ export function createVodacomConnector(settings: VodacomSettings, { sql }: Vodac
       }
       if (found.state === 'failed') return { status: 'failed', error: found.error };
       if (found.state === 'unknown') {
-        // Never sent again (the subscriber would be prompted twice): once M-Pesa has long had no record of it, the attempt failed.
+        // Never sent again (the subscriber would be prompted twice): once M-Pesa has long had no record of it, the
+        // attempt failed.
         const operation = await findOperation(sql, prompt.network.name, prompt.promptReference);
         if (operation && Date.now() - operation.created.getTime() > UNKNOWN_PROMPT_FAILS_AFTER_MS) {
           return {

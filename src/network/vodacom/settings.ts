@@ -1,4 +1,7 @@
-/** The settings of the Vodacom M-Pesa connector (the M-Pesa OpenAPI), declared here and read with the rest of the configuration. */
+/**
+ * The settings of the Vodacom M-Pesa connector (the M-Pesa OpenAPI), declared here and read with the rest of the
+ * configuration.
+ */
 import { createPublicKey } from 'node:crypto';
 import * as v from 'valibot';
 import { connectorSwitch, httpUrl, integerString, secret } from '../../config-values';
@@ -34,20 +37,30 @@ export const VODACOM_VARIABLES = {
     ),
   ),
   VODACOM_ORIGIN: v.optional(v.pipe(v.string(), v.minLength(1)), '*'),
-  // A new session is not usable at once: M-Pesa documents "up to 30 seconds". A spare is used this long after it was issued;
-  // a call with no other session tries a new one sooner, until M-Pesa takes it (src/network/session-pool.ts).
+  // A new session is not usable at once: M-Pesa documents "up to 30 seconds". A spare is used this long after it was
+  // issued; a call with no other session tries a new one sooner, until M-Pesa takes it (src/network/session-pool.ts).
   VODACOM_SESSION_ACTIVATION_SECONDS: v.optional(v.pipe(integerString(0), v.maxValue(300)), '30'),
-  // How long a session lasts from its issue (the application's setting in the portal): its successor is asked for ahead of that.
+  // How long a session lasts from its issue (the application's setting in the portal): its successor is asked for ahead
+  // of that.
   VODACOM_SESSION_LIFETIME_SECONDS: v.optional(v.pipe(integerString(1), v.maxValue(604_800)), '3600'),
 };
 
 type Parsed = { [K in keyof typeof VODACOM_VARIABLES]: v.InferOutput<(typeof VODACOM_VARIABLES)[K]> };
 
-/** A Vodacom market of the M-Pesa OpenAPI: its code (`input_Country`), API context, network and the currency its calls move. */
+/**
+ * A Vodacom market of the M-Pesa OpenAPI: its code (`input_Country`), API context, network and the currency its calls
+ * move.
+ */
 export type VodacomMarket = { market: string; context: string; network: string; currency: string };
-/** The M-Pesa OpenAPI (sessions, C2B, B2C, reversals, transaction status, beneficiary names). Secrets: never logged or shown. */
+/**
+ * The M-Pesa OpenAPI (sessions, C2B, B2C, reversals, transaction status, beneficiary names). Secrets: never logged or
+ * shown.
+ */
 export type VodacomSettings = {
-  /** The environment's root (`https://openapi.m-pesa.com/sandbox` or `.../openapi`); calls go to `<root>/ipg/v2/<context>/...`. */
+  /**
+   * The environment's root (`https://openapi.m-pesa.com/sandbox` or `.../openapi`); calls go to
+   * `<root>/ipg/v2/<context>/...`.
+   */
   baseUrl: string;
   apiKey: string;
   /** The portal's public key (base64 DER), which encrypts the API key and every session id. */
@@ -68,7 +81,8 @@ function vodacomMarketsOf(value: string, problems: string[]): VodacomMarket[] {
     const known = VODACOM_MARKETS.find((market) => market.market === code);
     if (!known) {
       problems.push(
-        `VODACOM_MARKETS: ${code} is not a Vodacom market this service knows (${VODACOM_MARKETS.map((market) => market.market).join(', ')})`,
+        `VODACOM_MARKETS: ${code} is not a Vodacom market this service knows ` +
+          `(${VODACOM_MARKETS.map((market) => market.market).join(', ')})`,
       );
       continue;
     }
@@ -112,7 +126,8 @@ export function readVodacomSettings(c: Parsed, problems: string[]): VodacomSetti
   // A session must serve longer than its successor takes to become active, or calls would wait for sessions.
   if (c.VODACOM_SESSION_LIFETIME_SECONDS <= 2 * c.VODACOM_SESSION_ACTIVATION_SECONDS) {
     problems.push(
-      `VODACOM_SESSION_LIFETIME_SECONDS: must be more than twice VODACOM_SESSION_ACTIVATION_SECONDS (${c.VODACOM_SESSION_ACTIVATION_SECONDS})`,
+      `VODACOM_SESSION_LIFETIME_SECONDS: must be more than twice VODACOM_SESSION_ACTIVATION_SECONDS ` +
+        `(${c.VODACOM_SESSION_ACTIVATION_SECONDS})`,
     );
   }
   return {
