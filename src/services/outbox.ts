@@ -1,6 +1,6 @@
 /**
  * The outbox: every kind of record whose commit starts a workflow. The use case writes the row (a
- * request, a delivery, a payment, a reversal) in its transaction and hands it to the launcher's
+ * request, a payment, a reversal, a payment batch) in its transaction and hands it to the launcher's
  * `afterCommit`; a row whose workflow did not start (the process died, Temporal was down) still has
  * `workflow_started_at` null, and the outbox sweep starts it after a grace period. One entry per
  * kind here is read by all three: the launcher (which must start each kind: its table of starts is

@@ -220,8 +220,8 @@ async function recordRecovery(
 
 /**
  * Delivers every event of the webhook's type created in [since, until) again (until: now when not
- * given). The delivery rows are the outbox: the actor receives them after the commit, or from the
- * outbox sweep if this process dies first. 400 for a bad period, too many events, a disabled
+ * given). The dispatch pool sends the delivery rows once they are committed (woken by the commit's
+ * notification). 400 for a bad period, too many events, a disabled
  * webhook, or an earlier recovery still delivering.
  */
 export async function recoverWebhook(

@@ -499,8 +499,8 @@ export async function webhookDeletion(
 /**
  * A fresh delivery of one of the organization's events to one of its webhooks (manual redelivery,
  * docs/api.md#webhooks): 400 when the event does not exist in the organization or is of another type. The
- * delivery row (claiming the Duplicate-Check-Key) is the outbox: its workflow starts after the
- * commit, or from the outbox sweep if this process dies first.
+ * delivery row (claiming the Duplicate-Check-Key) is sent by the dispatch pool once committed
+ * (woken by the commit's notification).
  */
 export async function redeliverEvent(
   { sql }: Pick<ServiceDeps, 'sql'>,

@@ -13,7 +13,7 @@ import { askVerification } from './verification';
 type Activities = ReturnType<typeof createCollectionActivities>;
 
 const { receiveCollection, acceptVerifiedCollection } = proxyLocalActivities<Activities>({
-  // One PostgreSQL transaction each (then the deliveries' starts and the request's signal).
+  // One PostgreSQL transaction each (then the request's signal).
   startToCloseTimeout: '10 seconds',
   // Money must not be dropped: idempotent, retried through our own outages until it is done.
   retry: RETRY_POLICIES.untilDone,

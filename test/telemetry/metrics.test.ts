@@ -8,9 +8,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { networkInterfaces } from 'node:os';
 import { freePort } from '../../scripts/infra.mjs';
-import { recordEvent } from '../../src/services/events';
+import { insertCollectionRequest } from '../../src/services/collection-requests';
 import { updateCollectionSettings } from '../../src/services/organizations';
-import { createWebhook } from '../../src/services/webhooks';
 import { collectionRequestWorkflowId } from '../../src/contracts/collection-request';
 import {
   LIVE_METRICS_TOKEN,
@@ -261,46 +260,27 @@ describe('the worker', () => {
   test('outbox gauges: rows waiting to be handed to Temporal, and the age of the oldest', async () => {
     const merchant = await createMerchant(ctx.app);
     const before = await scrapeWorker();
-    // Delivery rows never handed over (as rows of the earlier design could be left; the pool's are handed over as they are recorded).
-    await createWebhook(testSql(), {
-      organizationId: merchant.organization.id,
-      userId: merchant.user.id,
-      event: 'contact.created',
-      target: 'https://merchant.example/gauges',
-    });
-    const events = await Promise.all(
-      [1, 2, 3].map((index) =>
-        recordEvent(testSql(), {
-          organizationId: merchant.organization.id,
-          type: 'contact.created',
-          data: { index },
-          author: null,
-        }),
-      ),
-    );
-    const deliveries = events.flatMap((event) => event.deliveries.map((delivery) => delivery.id));
-    expect(deliveries).toHaveLength(3);
-    await testSql()`update webhook_deliveries set created = timestamptz '2001-01-01T00:00:00Z', workflow_started_at = null where id in ${testSql()(deliveries)}`;
+    // Requests committed but never handed to Temporal (the API "died" after the commit; this worker runs no outbox sweep).
+    const requests = await Promise.all([1, 2, 3].map(async () => (await insertCollectionRequest(testSql(), {
+      organizationId: merchant.organization.id, author: merchant.user.id, phoneNumber: uniqueNumber('+256772'), network: 'MTN Uganda', amount: '10', currency: 'BXC',
+      accountId: null, firstName: null, lastName: null, reason: 'gauges', metadata: null, successMessage: null, sendInstructions: false, instructions: null,
+      expiresAt: new Date(Date.now() + 60_000), startAt: null, retryIntervalSeconds: null, maxAttempts: 0, subscriptionSettings: null,
+    })).request.id));
+    await testSql()`update collection_requests set created = timestamptz '2001-01-01T00:00:00Z', workflow_started_at = null where id in ${testSql()(requests)}`;
     try {
       const after = await scrapeWorker();
-      expect(
-        after.value('outbox_backlog', { kind: 'webhook_deliveries' }) -
-          before.value('outbox_backlog', { kind: 'webhook_deliveries' }),
-      ).toBe(3);
+      expect(after.value('outbox_backlog', { kind: 'collection_requests' }) - before.value('outbox_backlog', { kind: 'collection_requests' })).toBe(3);
       const expectedAge = (Date.now() - Date.parse('2001-01-01T00:00:00Z')) / 1000;
-      expect(
-        Math.abs(after.value('outbox_oldest_age_seconds', { kind: 'webhook_deliveries' }) - expectedAge),
-      ).toBeLessThan(60);
-      expect(after.text).toContain('outbox_backlog{kind="collection_requests"}');
-      expect(after.text).toContain('outbox_backlog{kind="payments"}');
+      expect(Math.abs(after.value('outbox_oldest_age_seconds', { kind: 'collection_requests' }) - expectedAge)).toBeLessThan(60);
+      // The four outbox kinds, and nothing else (webhook deliveries go to the dispatch pool as they are recorded).
+      for (const kind of ['collection_requests', 'payments', 'reversals', 'payment_batches']) expect(after.text).toContain(`outbox_backlog{kind="${kind}"}`);
+      expect(after.text).not.toContain('outbox_backlog{kind="webhook_deliveries"}');
       expect(after.text).not.toContain('outbox_backlog{kind="events"}');
     } finally {
-      await testSql()`delete from webhook_deliveries where id in ${testSql()(deliveries)}`;
+      await testSql()`update collection_requests set workflow_started_at = now() where id in ${testSql()(requests)}`;
     }
     const cleared = await scrapeWorker();
-    expect(cleared.value('outbox_backlog', { kind: 'webhook_deliveries' })).toBe(
-      before.value('outbox_backlog', { kind: 'webhook_deliveries' }),
-    );
+    expect(cleared.value('outbox_backlog', { kind: 'collection_requests' })).toBe(before.value('outbox_backlog', { kind: 'collection_requests' }));
   });
 
   test('a full lifecycle: request → payment → match → verification → credit → successful → webhook (second attempt) moves each figure by one', async () => {
