@@ -261,26 +261,57 @@ describe('the worker', () => {
     const merchant = await createMerchant(ctx.app);
     const before = await scrapeWorker();
     // Requests committed but never handed to Temporal (the API "died" after the commit; this worker runs no outbox sweep).
-    const requests = await Promise.all([1, 2, 3].map(async () => (await insertCollectionRequest(testSql(), {
-      organizationId: merchant.organization.id, author: merchant.user.id, phoneNumber: uniqueNumber('+256772'), network: 'MTN Uganda', amount: '10', currency: 'BXC',
-      accountId: null, firstName: null, lastName: null, reason: 'gauges', metadata: null, successMessage: null, sendInstructions: false, instructions: null,
-      expiresAt: new Date(Date.now() + 60_000), startAt: null, retryIntervalSeconds: null, maxAttempts: 0, subscriptionSettings: null,
-    })).request.id));
+    const requests = await Promise.all(
+      [1, 2, 3].map(
+        async () =>
+          (
+            await insertCollectionRequest(testSql(), {
+              organizationId: merchant.organization.id,
+              author: merchant.user.id,
+              phoneNumber: uniqueNumber('+256772'),
+              network: 'MTN Uganda',
+              amount: '10',
+              currency: 'BXC',
+              accountId: null,
+              firstName: null,
+              lastName: null,
+              reason: 'gauges',
+              metadata: null,
+              successMessage: null,
+              sendInstructions: false,
+              instructions: null,
+              expiresAt: new Date(Date.now() + 60_000),
+              startAt: null,
+              retryIntervalSeconds: null,
+              maxAttempts: 0,
+              subscriptionSettings: null,
+            })
+          ).request.id,
+      ),
+    );
     await testSql()`update collection_requests set created = timestamptz '2001-01-01T00:00:00Z', workflow_started_at = null where id in ${testSql()(requests)}`;
     try {
       const after = await scrapeWorker();
-      expect(after.value('outbox_backlog', { kind: 'collection_requests' }) - before.value('outbox_backlog', { kind: 'collection_requests' })).toBe(3);
+      expect(
+        after.value('outbox_backlog', { kind: 'collection_requests' }) -
+          before.value('outbox_backlog', { kind: 'collection_requests' }),
+      ).toBe(3);
       const expectedAge = (Date.now() - Date.parse('2001-01-01T00:00:00Z')) / 1000;
-      expect(Math.abs(after.value('outbox_oldest_age_seconds', { kind: 'collection_requests' }) - expectedAge)).toBeLessThan(60);
+      expect(
+        Math.abs(after.value('outbox_oldest_age_seconds', { kind: 'collection_requests' }) - expectedAge),
+      ).toBeLessThan(60);
       // The four outbox kinds, and nothing else (webhook deliveries go to the dispatch pool as they are recorded).
-      for (const kind of ['collection_requests', 'payments', 'reversals', 'payment_batches']) expect(after.text).toContain(`outbox_backlog{kind="${kind}"}`);
+      for (const kind of ['collection_requests', 'payments', 'reversals', 'payment_batches'])
+        expect(after.text).toContain(`outbox_backlog{kind="${kind}"}`);
       expect(after.text).not.toContain('outbox_backlog{kind="webhook_deliveries"}');
       expect(after.text).not.toContain('outbox_backlog{kind="events"}');
     } finally {
       await testSql()`update collection_requests set workflow_started_at = now() where id in ${testSql()(requests)}`;
     }
     const cleared = await scrapeWorker();
-    expect(cleared.value('outbox_backlog', { kind: 'collection_requests' })).toBe(before.value('outbox_backlog', { kind: 'collection_requests' }));
+    expect(cleared.value('outbox_backlog', { kind: 'collection_requests' })).toBe(
+      before.value('outbox_backlog', { kind: 'collection_requests' }),
+    );
   });
 
   test('a full lifecycle: request → payment → match → verification → credit → successful → webhook (second attempt) moves each figure by one', async () => {
