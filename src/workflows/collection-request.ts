@@ -9,7 +9,7 @@
  * when prompts fail with no retry left; `expired` at the expiry date. A payment the network reports
  * on its own (and a claim) reaches it as the `collectionMatched` signal from the workflow that
  * received it. Search attributes are set at the start; the request's status is written to them
- * once, when it is final (docs/architecture.md#the-actor-core: visibility only where operators look).
+ * once, when it is final (docs/architecture.md#what-gets-a-workflow: visibility only where operators look).
  */
 import {
   condition,
