@@ -534,11 +534,11 @@ section(
       'Service: from sending `POST /api/collectionrequests` (send_instructions, a webhook on `collectionrequest.status.changed` to a local HTTPS receiver) ' +
       'to the receiver getting the webhook whose status is `successful`: the request workflow and its prompt activity (text, USSD push, statuses), ' +
       "the sandbox payment (with no delay, the prompt's answer confirms it) received in the same workflow by one local activity (store, match, credit, " +
-      "request successful), the success text, and each status change's delivery through the webhook's actor. Floor: `benchNotify` (bench/noop-workflow.ts), one workflow whose " +
+      "request successful), the success text, and each status change's delivery through the webhook dispatch pool. Floor: `benchNotify` (bench/noop-workflow.ts), one workflow whose " +
       'one activity POSTs a webhook-sized body to the same receiver, started at the same rate; from the start call to the receipt.',
     '',
     "**What Temporal does per lifecycle** (read from the server after each rate: executions started on the service's task queue, " +
-      "their history events plus what the webhook actor already open added to its own, and visibility writes: each execution's start and close, " +
+      "their history events plus what the open dispatchers added to their own, and visibility writes: each execution's start and close, " +
       'each search-attribute upsert), divided by the lifecycles completed:',
     '',
     table(

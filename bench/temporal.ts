@@ -28,7 +28,7 @@ export async function listed(client: Client, query: string, limit = Infinity): P
 const historyLengthOf = async (client: Client, workflowId: string, runId: string): Promise<number> =>
   Number((await client.workflow.getHandle(workflowId, runId).describe()).raw.workflowExecutionInfo?.historyLength ?? 0);
 
-/** The executions open now (the long-running ones: webhook actors, dispatchers), with their history lengths. */
+/** The executions open now (the long-running ones: the webhook dispatchers), with their history lengths. */
 export async function openRuns(client: Client, scope: string): Promise<OpenRuns> {
   const open = await listed(client, scoped(scope, `ExecutionStatus = 'Running'`));
   return new Map(
@@ -121,7 +121,7 @@ export type HistoryFacts = {
   failed: number;
   timedOut: number;
   maxInputBytes: number;
-  /** Failed and timed-out workflow tasks by workflow type and kind (`webhookV2: timed out, schedule-to-start`). */
+  /** Failed and timed-out workflow tasks by workflow type and kind (`webhookDispatcher: timed out, schedule-to-start`). */
   problems: Record<string, number>;
 };
 
