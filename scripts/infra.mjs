@@ -23,7 +23,6 @@ export const SEARCH_ATTRIBUTES = {
   PhoneNumber: 'Keyword',
   Currency: 'Keyword',
   EventId: 'Keyword',
-  WebhookId: 'Keyword',
 };
 
 /**

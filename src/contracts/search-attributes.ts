@@ -12,5 +12,4 @@ export const searchAttributes = {
   phoneNumber: defineSearchAttributeKey('PhoneNumber', SearchAttributeType.KEYWORD),
   currency: defineSearchAttributeKey('Currency', SearchAttributeType.KEYWORD),
   eventId: defineSearchAttributeKey('EventId', SearchAttributeType.KEYWORD),
-  webhookId: defineSearchAttributeKey('WebhookId', SearchAttributeType.KEYWORD),
 } as const;

@@ -335,7 +335,7 @@ describe('webhook delivery', () => {
       expect(await deliveryResult(merchant, hook.id, eventId)).toMatchObject({ outcome: 'delivered', attempts: 1 });
     const client = await testClient();
     const forWebhook = [];
-    for await (const execution of client.workflow.list({ query: `WebhookId = "${hook.id}"` }))
+    for await (const execution of client.workflow.list({ query: `OrganizationId = "${merchant.organization.id}"` }))
       forWebhook.push(execution);
     expect(forWebhook).toEqual([]);
     const dispatchers = [await dispatcherHandle(ctx.taskQueue, 0), await dispatcherHandle(ctx.taskQueue, 1)];
