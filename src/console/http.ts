@@ -113,9 +113,9 @@ function errorPage(status: number, detail: string): Html {
           : status >= 500
             ? 'Something went wrong'
             : 'Cannot do that';
-  return html`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport"
+  return html`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" \
 content="width=device-width, initial-scale=1">
-<title>${title} · Console</title><link rel="icon" href="data:,"><link rel="stylesheet"
+<title>${title} · Console</title><link rel="icon" href="data:,"><link rel="stylesheet" \
 href="/console/static/console.css"></head>
 <body><main class="narrow"><h1>${title}</h1><p class="error-detail" data-status="${status}">${detail}</p>
 <p><a href="/console">Back to the console</a></p></main></body></html>`;

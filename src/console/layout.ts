@@ -51,7 +51,7 @@ export type Frame = { session: ConsoleSession; sandbox: boolean; section: Sectio
 const head = (title: string) => html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · Console</title><link rel="icon" href="data:,">
-<link rel="stylesheet" href="/console/static/console.css"><script src="/console/static/console.js"
+<link rel="stylesheet" href="/console/static/console.css"><script src="/console/static/console.js" \
 defer></script></head>`;
 
 /** A whole page for a signed-in user. */
@@ -67,21 +67,21 @@ export function layout({ session, sandbox, section, title }: Frame, content: Chi
   return html`${head(title)}
 <body>
 <header class="top">
-  <a class="brand"
+  <a class="brand" \
 href="/console">${session.organizationName}${
     sandbox
-      ? html` <span
+      ? html` <span \
 class="badge sandbox">sandbox</span>`
       : ''
   }</a>
   <div class="who"><span>${session.email}</span>
-    <form method="post" action="/console/sign-out" class="inline">${csrfField(session)}<button type="submit"
+    <form method="post" action="/console/sign-out" class="inline">${csrfField(session)}<button type="submit" \
 class="link">Sign out</button></form>
   </div>
 </header>
-<nav
+<nav \
 aria-label="Console"><ul>${items.map(
-    (item) => html`<li><a
+    (item) => html`<li><a \
 href="${item.href}"${item.section === section ? html` aria-current="page"` : ''}>${item.label}</a></li>`,
   )}</ul></nav>
 <main>
@@ -117,9 +117,9 @@ export function actionButton(
   hidden: Record<string, string | number> = {},
   variant = '',
 ): Html {
-  return html`<form method="post" action="${action}"
+  return html`<form method="post" action="${action}" \
 class="inline">${csrfField(session)}${Object.entries(hidden).map(
-    ([name, value]) => html`<input type="hidden"
+    ([name, value]) => html`<input type="hidden" \
 name="${name}" value="${value}">`,
   )}<button type="submit" class="${variant}">${label}</button></form>`;
 }
@@ -160,7 +160,7 @@ export function input(
   const describedBy = [options.hint ? `hint-${name}` : '', invalid ? `error-${name}` : ''].filter(Boolean).join(' ');
   return html`<div class="field${invalid ? ' invalid' : ''}">
 <label for="field-${name}">${label}${options.required ? '' : html` <span class="optional">(optional)</span>`}</label>
-<input id="field-${name}" name="${name}" type="${options.type ?? 'text'}"
+<input id="field-${name}" name="${name}" type="${options.type ?? 'text'}" \
 value="${options.type === 'password' ? '' : fieldValue(values, name)}"${options.required ? html` required` : ''}
 ${options.autocomplete ? html` autocomplete="${options.autocomplete}"` : ''}
 ${options.inputmode ? html` inputmode="${options.inputmode}"` : ''}
@@ -196,11 +196,11 @@ export function select(
 <select id="field-${name}" name="${name}"${invalid ? html` aria-invalid="true" aria-describedby="error-${name}"` : ''}>
 ${
   optional
-    ? html`<option
+    ? html`<option \
 value="">Any</option>`
     : ''
 }${choices.map(
-  ([value, text]) => html`<option
+  ([value, text]) => html`<option \
 value="${value}"${value === current ? html` selected` : ''}>${text}</option>`,
 )}
 </select>${errorList(name, errors)}
@@ -209,7 +209,7 @@ value="${value}"${value === current ? html` selected` : ''}>${text}</option>`,
 
 /** A labelled checkbox sending `true` when ticked. */
 export function checkbox(name: string, label: string, checked: boolean, hint?: string): Html {
-  return html`<div class="field check"><input id="field-${name}" name="${name}" type="checkbox"
+  return html`<div class="field check"><input id="field-${name}" name="${name}" type="checkbox" \
 value="true"${checked ? html` checked` : ''}>
 <label for="field-${name}">${label}</label>${hint ? html`<p class="hint">${hint}</p>` : ''}</div>`;
 }
@@ -230,9 +230,9 @@ export const notice = (text: Child, kind: 'ok' | 'error' | 'info' = 'ok'): Html 
 /** A table that scrolls sideways on a phone instead of widening the page. */
 export function table(headings: readonly string[], rows: readonly Child[][], empty: string): Html {
   if (rows.length === 0) return html`<p class="empty">${empty}</p>`;
-  return html`<div
+  return html`<div \
 class="table-wrap"><table><thead><tr>${headings.map(
-    (heading) => html`<th
+    (heading) => html`<th \
 scope="col">${heading}</th>`,
   )}</tr></thead>
 <tbody>${rows.map((row) => html`<tr>${row.map((cell) => html`<td>${cell}</td>`)}</tr>`)}</tbody></table></div>`;
@@ -279,12 +279,12 @@ export function signedMoney(amount: string, currency: string): Html {
 
 /** A definition list of label/value pairs. */
 export function details(pairs: readonly (readonly [string, Child])[]): Html {
-  return html`<dl
+  return html`<dl \
 class="details">${pairs.map(
     ([term, value]) =>
       html`<dt>${term}</dt><dd>${
         value ??
-        html`<span
+        html`<span \
 class="muted">—</span>`
       }</dd>`,
   )}</dl>`;
@@ -293,7 +293,8 @@ class="muted">—</span>`
 /** A filter form (GET) whose fields keep what was asked; open when any filter is set. */
 export function filterForm(path: string, content: Child, active: boolean): Html {
   return html`<details class="filters"${active ? html` open` : ''}><summary>Filters</summary>
-<form method="get" action="${path}" class="grid">${content}<div class="actions"><button type="submit">Apply</button> <a
+<form method="get" action="${path}" class="grid">${content}<div class="actions"><button \
+type="submit">Apply</button> <a \
 href="${path}">Clear</a></div></form></details>`;
 }
 

@@ -62,7 +62,7 @@ function entryCells(row: AuditEventRow): Child[] {
       : html`console`,
     row.clientAddress ?? html`<span class="muted">unknown</span>`,
     html`<code>${row.action}</code>`,
-    html`<a href="${objectHistory}"
+    html`<a href="${objectHistory}" \
 title="This object's history">${row.objectType.replaceAll('_', ' ')} #${row.objectId}</a>`,
     changeList(row.change),
   ];
@@ -107,7 +107,8 @@ ${select(
 )}
 ${input('action', 'Action', values, {}, { placeholder: 'POST /api/payments' })}
 ${dateRangeInputs(values)}`;
-      const content = html`<p class="muted">Every change made through the API or this console, recorded with the change
+      const content = html`<p class="muted">Every change made through the API or this console, recorded with the \
+change \
 itself. Times are UTC.</p>
 ${filterForm('/console/audit', filters, anyFilter(searchParams, FILTERS))}
 ${table(

@@ -106,7 +106,7 @@ export const collectionRoutes = (deps: AppDeps) => {
       [
         'Request',
         found
-          ? html`<a
+          ? html`<a \
 href="/console/requests/${found.request.id}">#${found.request.id}</a> ${badge(found.request.status)}`
           : 'none (claimed or unmatched)',
       ],
@@ -132,9 +132,9 @@ ${
       : !allows(session, 'pay')
         ? html`<p class="empty">Your role does not send money back.</p>`
         : html`
-<p>Send the ${money(collection.amount, collection.currency)} back to ${collection.phoneNumber}: the amount leaves the
-wallet this collection credited
-at once (if it still holds it) and goes back through the network; the request it paid ends reversed. A collection is
+<p>Send the ${money(collection.amount, collection.currency)} back to ${collection.phoneNumber}: the amount leaves the \
+wallet this collection credited \
+at once (if it still holds it) and goes back through the network; the request it paid ends reversed. A collection is \
 sent back once at most.</p>
 ${postForm(
   session,
@@ -209,8 +209,8 @@ ${pager('/console/collections', searchParams, page, count)}
 ${
   allows(session, 'collect')
     ? html`<section class="card" aria-labelledby="claim"><h2 id="claim">Claim a collection</h2>
-<p class="muted">A payment that matched none of your requests waits unassigned. Give its amount, remote transaction id
-and number
+<p class="muted">A payment that matched none of your requests waits unassigned. Give its amount, remote transaction id \
+and number \
 (all three must match exactly) to assign it to your organization and credit your wallet.</p>
 ${formErrors(claim.errors, CLAIM_FIELDS)}
 ${postForm(

@@ -86,10 +86,10 @@ export function timelineList(timeline: readonly TimelineEntry[], empty: string):
   if (timeline.length === 0) return html`<p class="empty">${empty}</p>`;
   return html`<ol class="timeline">${timeline.map(
     (change) => html`<li>
-${badge(change.status)} ${when(change.created)} · <a
+${badge(change.status)} ${when(change.created)} · <a \
 href="/console/events/${change.eventId}">event #${change.eventId}</a>${
       change.error
-        ? html` · <span
+        ? html` · <span \
 class="muted">${change.error}</span>`
         : ''
     }</li>`,

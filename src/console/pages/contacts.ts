@@ -91,7 +91,7 @@ export const contactRoutes = (deps: AppDeps) => {
         const values = queryValues(searchParams);
         const content = html`${
           allows(session, 'collect')
-            ? html`<p><a href="/console/contacts/new">New
+            ? html`<p><a href="/console/contacts/new">New \
 contact</a></p>`
             : ''
         }

@@ -60,7 +60,7 @@ ${day.count > 0 ? html`<text x="${x + barWidth / 2}" y="${y - 4}" text-anchor="m
   const bars = series.map((day, index) => {
     const left = Math.round(index * slot + slot / 2 - barWidth - 1);
     return html`${bar('received', day.received, left)}${bar('sent', day.sent, left + barWidth + 2)}
-<text x="${Math.round(index * slot + slot / 2)}" y="${height - 8}"
+<text x="${Math.round(index * slot + slot / 2)}" y="${height - 8}" \
 text-anchor="middle">${day.received.day.slice(8)}</text>`;
   });
   const first = series[0]!.received.day;
@@ -68,7 +68,8 @@ text-anchor="middle">${day.received.day.slice(8)}</text>`;
   return html`<div class="chart"><svg viewBox="0 0 ${width} ${height}" role="img" aria-labelledby="chart-title">
 <title id="chart-title">Collections received and payments sent per day, ${first} to ${last} (UTC)</title>
 <line class="axis" x1="0" x2="${width}" y1="${height - bottom}" y2="${height - bottom}"></line>${bars}</svg>
-<p class="legend"><span class="swatch received"></span> Collections received <span class="swatch sent"></span> Payments
+<p class="legend"><span class="swatch received"></span> Collections received <span class="swatch \
+sent"></span> Payments \
 sent (completed)</p></div>
 <details><summary>The numbers</summary>${table(
     ['Day (UTC)', 'Collections', 'Received', 'Payments', 'Sent'],
@@ -114,12 +115,12 @@ ${table(
   ]),
   'No wallet yet.',
 )}</section>
-<section class="card" aria-labelledby="today"><h2 id="today">Today's collection requests <span
+<section class="card" aria-labelledby="today"><h2 id="today">Today's collection requests <span \
 class="muted">(${todaysTotal}, UTC day)</span></h2>
 ${table(
   ['Status', 'Requests'],
   REQUEST_STATUSES.filter((status) => countOf.has(status)).map((status) => [
-    html`<a
+    html`<a \
 href="/console/requests?status=${status}&amp;created_after=${today.toISOString().slice(0, 10)}">${badge(status)}</a>`,
     countOf.get(status)!,
   ]),
@@ -149,7 +150,8 @@ ${table(
   'No failed requests.',
 )}
 <h3>Failing webhook deliveries</h3>
-<p class="muted">Exhausted: all 10 attempts failed; deliver it again from its webhook's page. Retrying: its last attempt
+<p class="muted">Exhausted: all 10 attempts failed; deliver it again from its webhook's page. Retrying: its last \
+attempt \
 failed, the next is scheduled.</p>
 ${table(
   ['Delivery', 'Event', 'Target', 'Last answer', 'When', 'Status'],

@@ -51,7 +51,7 @@ const ROWS_PER_PAGE = 50;
 function progress(batch: PaymentBatchResource): Html {
   const done = finalRows(batch);
   const counts = Object.entries(batch.counts).filter(([, count]) => count > 0);
-  return html`<progress max="${batch.row_count}" value="${done}"
+  return html`<progress max="${batch.row_count}" value="${done}" \
 aria-label="Rows final"></progress> ${done} of ${batch.row_count} final
 <span class="batch-counts">${counts.map(([state, count]) => html` ${badge(state)} ${count}`)}</span>`;
 }
@@ -65,16 +65,16 @@ const totals = (batch: PaymentBatchResource): string =>
 
 function uploadForm(session: ConsoleSession, error?: string): Html {
   return html`${error ? notice(error, 'error') : ''}
-<section class="card"><p>A CSV file whose first line names its columns, one payment per line after it (at
+<section class="card"><p>A CSV file whose first line names its columns, one payment per line after it (at \
 most ${MAX_BATCH_ROWS}). The columns are
 <code>${BATCH_CSV_COLUMNS.join(', ')}</code>; <code>phonenumber</code>, <code>amount</code>, <code>currency</code>
-and <code>description</code> are required.
+and <code>description</code> are required. \
 Every row is checked before anything is sent: you see the preview first.</p>
 <pre>phonenumber,amount,currency,description
 +256772123456,15000,UGX,Salary May</pre>
 <form method="post" action="/console/payment-batches/preview" enctype="multipart/form-data" class="stack">
 <input type="hidden" name="_csrf" value="${session.csrfToken}">
-<div class="field"><label for="field-file">CSV file</label><input id="field-file" name="file" type="file"
+<div class="field"><label for="field-file">CSV file</label><input id="field-file" name="file" type="file" \
 accept=".csv,text/csv" required></div>
 <div class="actions"><button type="submit" class="primary">Preview</button></div></form></section>`;
 }
@@ -107,8 +107,8 @@ function previewContent(
     ready
       ? notice(html`<strong>${rows.length} payments ready.</strong> Nothing has been sent yet.`, 'info')
       : notice(
-          html`<strong>This batch cannot be sent as it is</strong>: ${invalid.length} rows with
-errors${short.length > 0 ? ', and wallets that do not hold what their rows add up to' : ''}. Nothing has been sent;
+          html`<strong>This batch cannot be sent as it is</strong>: ${invalid.length} rows with \
+errors${short.length > 0 ? ', and wallets that do not hold what their rows add up to' : ''}. Nothing has been sent; \
 correct the file and upload it again.`,
           'error',
         )
@@ -141,7 +141,7 @@ ${table(
   '',
 )}${
   invalid.length > PREVIEW_ROWS
-    ? html`<p class="muted">And ${invalid.length - PREVIEW_ROWS} more rows with
+    ? html`<p class="muted">And ${invalid.length - PREVIEW_ROWS} more rows with \
 errors.</p>`
     : ''
 }`
@@ -160,7 +160,7 @@ ${
         '/console/payment-batches',
         html`<input type="hidden" name="key" value="${randomUUID()}">
 <textarea name="csv" hidden>${csv}</textarea>
-<div class="actions"><button type="submit" class="primary">Send ${rows.length} payments</button> <a
+<div class="actions"><button type="submit" class="primary">Send ${rows.length} payments</button> <a \
 href="/console/payment-batches/new">Upload another file</a></div>`,
       )
     : html`<p><a href="/console/payment-batches/new">Upload a corrected file</a></p>`
@@ -184,11 +184,11 @@ export const paymentBatchRoutes = (deps: AppDeps) => {
     (await paymentBatchResources(sql, [await ownedBatch(session, rawId)]))[0]!;
 
   const live = (batch: PaymentBatchResource): Html => html`<div${batch.state === 'completed' ? html` data-final` : ''}>
-<p>State: <strong
+<p>State: <strong \
 id="batch-state">${badge(batch.state)}</strong>${
     batch.state === 'completed'
       ? ''
-      : html` <span
+      : html` <span \
 class="muted">(updates by itself)</span>`
   }</p>
 <p class="batch-progress">${progress(batch)}</p><p>Totals: ${totals(batch)}</p></div>`;
@@ -204,7 +204,7 @@ class="muted">(updates by itself)</span>`
         const batches = await paymentBatchResources(sql, rows);
         const content = html`<p>${
           allows(session, 'pay')
-            ? html`<a href="/console/payment-batches/new">Upload a
+            ? html`<a href="/console/payment-batches/new">Upload a \
 batch</a> · `
             : ''
         }<a href="/console/payments">Payments</a></p>
@@ -310,7 +310,7 @@ ${pager('/console/payment-batches', searchParams, page, count)}`;
           ],
           [
             'Workflow',
-            html`<a href="${workflowUrl(config, workflowId)}" rel="noopener" target="_blank">${workflowId} in the
+            html`<a href="${workflowUrl(config, workflowId)}" rel="noopener" target="_blank">${workflowId} in the \
 Temporal UI</a>`,
           ],
         ])}</section>

@@ -87,7 +87,7 @@ function insufficientFunds(detail: string, values: Values, wallets: readonly Wal
     wallets.find((candidate) => candidate.id === account) ??
     wallets.find((candidate) => candidate.currency === currency);
   const reason = detail.slice(INSUFFICIENT_FUNDS.length).replace(/^:\s*/, '');
-  return html`<div class="alert error" role="alert" id="insufficient-funds"><strong>Insufficient
+  return html`<div class="alert error" role="alert" id="insufficient-funds"><strong>Insufficient \
 funds.</strong> ${reason}
 ${
   wallet
@@ -171,17 +171,17 @@ async function liveContent(deps: AppDeps, payment: PaymentRow): Promise<Html> {
   // drawn).
   const cancellable = CANCELLABLE_PAYMENT_STATES.includes(payment.state);
   return html`<div${final ? html` data-final` : ''}${cancellable ? html` data-cancellable` : ''}>
-<p>State: <strong
+<p>State: <strong \
 id="payment-state">${badge(payment.state)}</strong>${
     payment.lastError
-      ? html` <span
+      ? html` <span \
 class="field-error">${payment.lastError}</span>`
       : ''
   }
 ${
   final
     ? ''
-    : html` <span class="muted">(updates by itself; <a
+    : html` <span class="muted">(updates by itself; <a \
 href="/console/payments/${payment.id}">reload</a>)</span>`
 }</p>
 ${details([
@@ -265,16 +265,16 @@ export const paymentRoutes = (deps: AppDeps) => {
       ['Metadata', payment.metadata ? html`<pre>${JSON.stringify(payment.metadata, null, 2)}</pre>` : null],
       [
         'Workflow',
-        html`<a href="${workflowUrl(config, workflowId)}" rel="noopener" target="_blank">${workflowId} in the Temporal
+        html`<a href="${workflowUrl(config, workflowId)}" rel="noopener" target="_blank">${workflowId} in the Temporal \
 UI</a>`,
       ],
     ])}</section>
-<section class="card" id="live"
+<section class="card" id="live" \
 data-live="/console/payments/${payment.id}/live">${await liveContent(deps, payment)}</section>
 ${
   CANCELLABLE_PAYMENT_STATES.includes(payment.state) && allows(session, 'pay')
     ? html`<section class="card cancel-payment" aria-labelledby="cancel"><h2 id="cancel">Cancel this payment</h2>
-<p class="muted">Until it is handed to the network a ${payment.state} payment can be cancelled: it ends cancelled and
+<p class="muted">Until it is handed to the network a ${payment.state} payment can be cancelled: it ends cancelled and \
 its amount goes back to the wallet.</p>
 ${formErrors(cancel.errors, ['reason'])}
 ${postForm(
@@ -305,10 +305,11 @@ ${input('reason', 'Reason', cancel.values, cancel.errors, { hint: 'Up to 255 cha
         const values = queryValues(searchParams);
         const content = html`<p>${
           allows(session, 'pay')
-            ? html`<a href="/console/payments/new">New
+            ? html`<a href="/console/payments/new">New \
 payment</a> · `
             : ''
-        }<a href="/console/payment-batches">Payment batches (bulk payouts)</a> · <a href="/console/reversals">Reversals
+        }<a href="/console/payment-batches">Payment batches (bulk payouts)</a> · <a \
+href="/console/reversals">Reversals \
 (collections sent back)</a></p>
 ${filterForm(
   '/console/payments',

@@ -144,7 +144,7 @@ async function liveContent(deps: AppDeps, request: CollectionRequestRow): Promis
 ${
   final
     ? ''
-    : html` <span class="muted">(updates by itself; <a
+    : html` <span class="muted">(updates by itself; <a \
 href="/console/requests/${request.id}">reload</a>)</span>`
 }</p>
 <h2>Status timeline</h2>
@@ -195,7 +195,7 @@ export const requestRoutes = (deps: AppDeps) => {
         const values = queryValues(searchParams);
         const content = html`${
           allows(session, 'collect')
-            ? html`<p><a href="/console/requests/new">New collection
+            ? html`<p><a href="/console/requests/new">New collection \
 request</a></p>`
             : ''
         }
@@ -286,11 +286,11 @@ ${pager('/console/requests', searchParams, page, count)}`;
           ['Retries', `up to ${request.maxAttempts}`],
           [
             'Workflow',
-            html`<a href="${workflowUrl(config, collectionRequestWorkflowId(request.id))}" rel="noopener"
+            html`<a href="${workflowUrl(config, collectionRequestWorkflowId(request.id))}" rel="noopener" \
 target="_blank">${collectionRequestWorkflowId(request.id)} in the Temporal UI</a>`,
           ],
         ])}</section>
-<section class="card" id="live"
+<section class="card" id="live" \
 data-live="/console/requests/${request.id}/live">${await liveContent(deps, request)}</section>`;
         return htmlResponse(layout(frame(session, `Collection request #${request.id}`), content));
       },

@@ -38,17 +38,17 @@ async function liveContent(deps: AppDeps, reversal: ReversalRow): Promise<Html> 
   const transactions = await transactionsBelongingTo(deps.sql, { reversalId: reversal.id });
   const final = reversal.state !== 'processing';
   return html`<div${final ? html` data-final` : ''}>
-<p>State: <strong
+<p>State: <strong \
 id="reversal-state">${badge(reversal.state)}</strong>${
     reversal.lastError
-      ? html` <span
+      ? html` <span \
 class="field-error">${reversal.lastError}</span>`
       : ''
   }
 ${
   final
     ? ''
-    : html` <span class="muted">(updates by itself; <a
+    : html` <span class="muted">(updates by itself; <a \
 href="/console/reversals/${reversal.id}">reload</a>)</span>`
 }</p>
 ${details([
@@ -90,7 +90,7 @@ export const reversalRoutes = (deps: AppDeps) => {
         );
         const values = queryValues(searchParams);
         const content = html`<p class="muted">A successful collection is sent back to the subscriber from its page
-(<a href="/console/collections?status=successful">successful collections</a>): its amount leaves the wallet it
+(<a href="/console/collections?status=successful">successful collections</a>): its amount leaves the wallet it \
 credited.</p>
 ${filterForm(
   '/console/reversals',
@@ -140,11 +140,11 @@ ${pager('/console/reversals', searchParams, page, count)}`;
           ['Created', when(reversal.created)],
           [
             'Workflow',
-            html`<a href="${workflowUrl(config, workflowId)}" rel="noopener" target="_blank">${workflowId} in the
+            html`<a href="${workflowUrl(config, workflowId)}" rel="noopener" target="_blank">${workflowId} in the \
 Temporal UI</a>`,
           ],
         ])}</section>
-<section class="card" id="live"
+<section class="card" id="live" \
 data-live="/console/reversals/${reversal.id}/live">${await liveContent(deps, reversal)}</section>`;
         return htmlResponse(layout(frame(session, `Reversal #${reversal.id}`), content));
       },

@@ -46,12 +46,12 @@ export const sandboxRoutes = (deps: AppDeps) => {
   function page(session: ConsoleSession, values: Values, errors: FieldErrors, result?: string, status = 200) {
     const content = html`${result ? notice(result) : ''}
 <section class="card"><h2>Simulate an incoming payment</h2>
-<p class="muted">A subscriber pays from this number, as the sandbox network reports it. The payment can complete only
-your own
-organization's open requests: it is matched to your oldest open request with the same number, amount and currency,
-verified with your
-verification URL where the network asks for it, and credited to your wallet. A payment that matches none of your
-requests is never
+<p class="muted">A subscriber pays from this number, as the sandbox network reports it. The payment can complete only \
+your own \
+organization's open requests: it is matched to your oldest open request with the same number, amount and currency, \
+verified with your \
+verification URL where the network asks for it, and credited to your wallet. A payment that matches none of your \
+requests is never \
 matched to another organization's; it waits unassigned, for you to claim under Collections.</p>
 ${formErrors(errors, ['phonenumber', 'amount', 'currency', 'reference'])}
 ${postForm(

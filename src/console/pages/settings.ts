@@ -107,13 +107,13 @@ function verificationResult(request: VerificationRequest, url: string, sent: Htt
     html`<p><strong>Test verification sent to ${url}</strong> for ${request.remote_transaction_id}:
 ${
   sent.statusCode === null
-    ? html`no answer
+    ? html`no answer \
 (${sent.error ?? 'no response'}).`
     : html`answered ${sent.statusCode} in ${sent.durationMs} ms.`
 }</p>
 ${
   sent.responseExcerpt !== null
-    ? html`<pre
+    ? html`<pre \
 id="verification-answer">${sent.responseExcerpt}</pre>`
     : ''
 }<p>${meaning}</p>`,
@@ -128,10 +128,11 @@ id="verification-answer">${sent.responseExcerpt}</pre>`
 const routesSection = (
   lines: readonly RouteLine[],
 ) => html`<section class="card" id="network-routes"><h2>Network routes</h2>
-<p class="muted">A network with more than one route is reached through the first that takes traffic: a route that faults
-three times in a row
-(no answer, a 5xx, the operator busy) is left for a while, then tried again with one operation. A subscriber's refusal
-is no fault of the route.
+<p class="muted">A network with more than one route is reached through the first that takes traffic: a route that \
+faults \
+three times in a row \
+(no answer, a 5xx, the operator busy) is left for a while, then tried again with one operation. A subscriber's refusal \
+is no fault of the route. \
 Success rate: the last 15 minutes.</p>
 ${table(
   ['Network', 'Operation', 'Order', 'Route', 'State', 'Success rate', 'Last fault', 'When'],
@@ -179,9 +180,9 @@ export const settingsRoutes = (deps: AppDeps) => {
     const errors = state.errors ?? {};
     const content = html`${subnav(session, 'collections')}${state.done ? notice(state.done) : ''}${state.test ?? ''}
 <section class="card"><h2>Collection verification</h2>
-<p class="muted">For each incoming collection on a network that supports it, the service POSTs its details to this URL
+<p class="muted">For each incoming collection on a network that supports it, the service POSTs its details to this URL \
 and waits
-${config.collections.verificationTimeoutSeconds} s
+${config.collections.verificationTimeoutSeconds} s \
 for <code>ACCEPT &lt;id&gt;</code> or <code>REJECT &lt;id&gt; &lt;reason&gt;</code>.
 ${config.sandbox ? 'In sandbox mode http:// URLs are allowed.' : 'The URL must use https://.'}</p>
 ${formErrors(errors, ['verification_url', 'accept_by_default'])}
@@ -198,15 +199,15 @@ ${checkbox('accept_by_default', 'Accept when the URL does not answer in time', v
 )}
 ${
   settings?.url
-    ? html`<h3>Test</h3><p>Sends a sample verification request to ${settings.url} and shows what it answered (the
+    ? html`<h3>Test</h3><p>Sends a sample verification request to ${settings.url} and shows what it answered (the \
 console waits at most ${Math.min(TEST_VERIFICATION_MAX_SECONDS, config.collections.verificationTimeoutSeconds)} s).</p>
 ${actionButton(session, '/console/settings/test-verification', 'Send a test verification')}`
     : ''
 }
 </section>
 <section class="card" id="network-connections"><h2>Mobile networks</h2>
-<p class="muted">How this service reaches each network that moves money. A connected operator is called with its own
-protocol;
+<p class="muted">How this service reaches each network that moves money. A connected operator is called with its own \
+protocol; \
 its callbacks only wake the payment's workflow, which then asks the operator itself.</p>
 ${table(
   ['Network', 'Currency', 'Connector', 'How'],
@@ -228,7 +229,7 @@ ${routesSection(lines)}`;
     const content = html`${subnav(session, 'keys')}${state.done ? notice(state.done) : ''}
 ${
   state.created
-    ? notice(html`<p><strong>New API key</strong> (shown this once; only its digest is stored):</p><p><code
+    ? notice(html`<p><strong>New API key</strong> (shown this once; only its digest is stored):</p><p><code \
 class="secret" id="new-api-key">${state.created}</code></p>
 <p>Send it as <code>Authorization: Token &lt;key&gt;</code>.</p>`)
     : ''
@@ -247,7 +248,8 @@ ${table(
   ]),
   'No API keys.',
 )}
-<section class="card"><h2>New API key</h2><p class="muted">The key acts as you (${session.email}): it does what its role
+<section class="card"><h2>New API key</h2><p class="muted">The key acts as you (${session.email}): it does what its \
+role \
 allows, and never more than your own role.</p>
 ${postForm(
   session,
@@ -292,7 +294,8 @@ ${table(
               session,
               `/console/settings/users/${user.id}/role`,
               html`
-${select('role', `Role of ${user.name}`, roleChoices(assignable), { role: user.role }, {})}<button type="submit">Change
+${select('role', `Role of ${user.name}`, roleChoices(assignable), { role: user.role }, {})}<button \
+type="submit">Change \
 role</button>`,
               'inline',
             )}

@@ -98,9 +98,9 @@ ${table(
   ]),
   'No movements.',
 )}
-<p class="muted">A movement is on the day it became final: a collection when its wallet was credited, a payment or a
-reversal when the network
-completed it. The networks' API results report no fee per transaction; their statements' charges are reconciled by the
+<p class="muted">A movement is on the day it became final: a collection when its wallet was credited, a payment or a \
+reversal when the network \
+completed it. The networks' API results report no fee per transaction; their statements' charges are reconciled by the \
 operator.</p>`;
 }
 

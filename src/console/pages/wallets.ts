@@ -124,7 +124,7 @@ ${table(
   'No wallet yet.',
 )}
 ${pager('/console/wallets', searchParams, page, count)}
-<p class="muted">A balance is the sum of its wallet's transactions; a payment's amount leaves it when the payment is
+<p class="muted">A balance is the sum of its wallet's transactions; a payment's amount leaves it when the payment is \
 created.
 ${allows(session, 'pay') ? html`<a href="/console/payments/new">Send a payment</a>` : ''}</p>`;
         return htmlResponse(layout(frame(session, 'Wallets'), content));
@@ -162,7 +162,7 @@ ${allows(session, 'pay') ? html`<a href="/console/payments/new">Send a payment</
         ])}</section>
 ${
   allows(session, 'reconcile')
-    ? html`<section class="card" aria-labelledby="statement"><h2
+    ? html`<section class="card" aria-labelledby="statement"><h2 \
 id="statement">Statement</h2>${statementForm(wallet.id, {}, {})}</section>`
     : ''
 }

@@ -84,7 +84,7 @@ function deliveryCard(session: ConsoleSession, webhookId: number, delivery: Deli
   return html`<section class="card delivery" id="delivery-${delivery.id}" aria-label="Delivery ${delivery.id}">
 <h3>Delivery #${delivery.id} ${badge(delivery.status)}${
     delivery.redelivery
-      ? html` <span
+      ? html` <span \
 class="badge">redelivery</span>`
       : ''
   }</h3>
@@ -93,7 +93,7 @@ class="badge">redelivery</span>`
 ${
   waitingReason(delivery.probing) === null
     ? ''
-    : html`<p class="field-error"
+    : html`<p class="field-error" \
 role="status">Waiting: ${waitingReason(delivery.probing)}</p>`
 }
 ${attemptsTable(delivery)}
@@ -225,17 +225,17 @@ ${input('target', 'Target URL', create.values, create.errors, {
 <div class="actions"><button type="submit" class="primary">Create webhook</button></div>`,
 )}</section>
 <section class="card" aria-labelledby="signing"><h2 id="signing">Signing secret</h2>
-<p class="muted">Deliveries are signed per <a href="https://www.standardwebhooks.com" rel="noopener">Standard
+<p class="muted">Deliveries are signed per <a href="https://www.standardwebhooks.com" rel="noopener">Standard \
 Webhooks</a> with your organization's secret.</p>
 ${
   state.secret
-    ? html`<p>Secret: <code class="secret"
+    ? html`<p>Secret: <code class="secret" \
 id="signing-secret">${state.secret.signingSecret}</code></p>`
     : ''
 }
 ${
   secretView.previousSecretExpiresAt
-    ? html`<p class="muted">The previous secret also signs
+    ? html`<p class="muted">The previous secret also signs \
 until ${when(secretView.previousSecretExpiresAt)}.</p>`
     : ''
 }
@@ -244,9 +244,9 @@ ${actionButton(session, '/console/webhook-settings/rotate', 'Rotate secret', {},
 <section class="card" aria-labelledby="basic"><h2 id="basic">HTTP Basic credentials</h2>
 <p>Deliveries ${
       secretView.basicAuth
-        ? html`carry <strong>HTTP Basic
+        ? html`carry <strong>HTTP Basic \
 credentials</strong>.`
-        : html`carry <strong>no
+        : html`carry <strong>no \
 Authorization header</strong>.`
     }</p>
 ${formErrors(basic.errors, ['username', 'password'])}
@@ -290,13 +290,13 @@ ${
   ): Html {
     const progress = (recovery: RecoveryRow) => {
       const done = recovery.events - recovery.deliveries.pending;
-      return html`<progress max="${Math.max(1, recovery.events)}"
+      return html`<progress max="${Math.max(1, recovery.events)}" \
 value="${done}"></progress> ${done} of ${recovery.events}
 ${recovery.deliveries.failed > 0 ? html`<span class="muted">(${recovery.deliveries.failed} exhausted)</span>` : ''}`;
     };
     return html`<section class="card" aria-labelledby="recover"><h2 id="recover">Recover missed events</h2>
-<p class="muted">Every ${webhook.event} event created in the period gets a fresh delivery, with its own 10 attempts:
-after the target was down,
+<p class="muted">Every ${webhook.event} event created in the period gets a fresh delivery, with its own 10 attempts: \
+after the target was down, \
 or after the webhook was disabled. Events are kept ${config.retention.days} days.</p>
 ${
   webhook.disabledAt
@@ -337,7 +337,7 @@ ${
     return html`${
       deletion
         ? notice(
-            html`This webhook
+            html`This webhook \
 was ${deletion.reason === 'gone' ? 'deleted after its target answered 410 Gone' : 'deleted'}
 ${when(deletion.deletedAt)}. Its delivery log stays readable.`,
             'info',
@@ -351,7 +351,7 @@ ${
           webhook.disabledReason === 'failing'
             ? `its target failed every delivery for ${Math.round(config.webhooks.disableAfterHours / 24)} days`
             : 'disabled by hand'
-        }, ${when(webhook.disabledAt)}): nothing is delivered to
+        }, ${when(webhook.disabledAt)}): nothing is delivered to \
 it. ${actionButton(session, `/console/webhooks/${webhook.id}/enable`, 'Enable webhook', {}, 'primary')}`,
         'error',
       )
@@ -404,7 +404,7 @@ ${deleted ? '' : recoveryCard(session, webhook, recoveries, state.recover ?? { v
 ${
   deleted
     ? ''
-    : html`<section class="card" aria-labelledby="edit"><h2
+    : html`<section class="card" aria-labelledby="edit"><h2 \
 id="edit">Edit</h2>${formErrors(edit.errors, ['event', 'target'])}
 ${postForm(
   session,
@@ -418,7 +418,7 @@ ${input('target', 'Target URL', edit.values, edit.errors, { type: 'url', require
 <h2 id="deliveries">Deliveries</h2>
 ${
   deliveries.length === 0
-    ? html`<p class="empty">No deliveries yet: the webhook receives events that happen after it
+    ? html`<p class="empty">No deliveries yet: the webhook receives events that happen after it \
 was created.</p>`
     : ''
 }
@@ -488,10 +488,10 @@ ${pager(`/console/webhooks/${webhook.id}`, new URLSearchParams(), page, count)}`
       '/console/webhooks/:id/delete',
       async ({ params, session }) => {
         const webhook = await ownedWebhook(session, params.id);
-        const content = html`<p>Delete webhook #${webhook.id} (${webhook.event} to ${webhook.target})? No further
+        const content = html`<p>Delete webhook #${webhook.id} (${webhook.event} to ${webhook.target})? No further \
 deliveries are made; its delivery log stays readable.</p>
-<div
-class="actions">${actionButton(session, `/console/webhooks/${webhook.id}/delete`, 'Delete webhook', {}, 'danger')} <a
+<div \
+class="actions">${actionButton(session, `/console/webhooks/${webhook.id}/delete`, 'Delete webhook', {}, 'danger')} <a \
 href="/console/webhooks/${webhook.id}">Cancel</a></div>`;
         return htmlResponse(layout(frame(session, `Delete webhook #${webhook.id}`), content));
       },
