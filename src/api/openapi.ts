@@ -259,9 +259,9 @@ collections service. This document describes API version ${formatApiVersion(vers
 **Authentication.** Every \`/api/...\` path needs \`Authorization: Token <API key>\` (\`Bearer <API key>\` works too):
 a missing or wrong key is 401 \`{"detail": "Invalid token."}\` on every such path, known or not.
 
-**Versions.** An organization's version is saved on its first request. \`${API_VERSION_HEADER}: v3\` selects another
-for one request, and so does a \`/api/v3/...\` prefix (every path answers under \`/api/v1/\` … \`/api/v4/\`; the
-prefix wins).
+**Versions.** An organization's version is saved on its first request. \`${API_VERSION_HEADER}: v3\` selects another for
+one request, and so does a \`/api/v3/...\` prefix (every path answers under \`/api/v1/\` … \
+\`/api/v4/\`; the prefix wins).
 Responses carry the \`${API_VERSION_HEADER}\` used. Version 1 lists are bare arrays and \`organization\` is a name;
 a collection's \`currency\` is a numeric id in version 1, its \`collection_request\` an id before version 3, and its
 \`transaction\` appears in version 4.
@@ -275,8 +275,9 @@ does not serve is 405 with \`Allow\`. Paths work with and without a trailing sla
 **Lists** take \`limit\` (default 10) and \`offset\`; \`next\` and \`previous\` are absolute URLs.
 
 **Writes** may carry \`${DUPLICATE_CHECK_HEADER}\`: a repeat within 24 hours is 409 \`Duplicate Request Detected!\`.
-**Throttling**: per organization, reads and writes are counted per window; the operator callbacks per source address
-and per operator; past the limit 429 with \`Retry-After\`.
+**Throttling**: per organization, reads and writes are counted per window; the operator callbacks per source \
+address and per
+operator; past the limit 429 with \`Retry-After\`.
 `.trim();
 
 /**

@@ -161,10 +161,10 @@ export function input(
   return html`<div class="field${invalid ? ' invalid' : ''}">
 <label for="field-${name}">${label}${options.required ? '' : html` <span class="optional">(optional)</span>`}</label>
 <input id="field-${name}" name="${name}" type="${options.type ?? 'text'}" \
-value="${options.type === 'password' ? '' : fieldValue(values, name)}"${options.required ? html` required` : ''}
-${options.autocomplete ? html` autocomplete="${options.autocomplete}"` : ''}
-${options.inputmode ? html` inputmode="${options.inputmode}"` : ''}
-${options.placeholder ? html` placeholder="${options.placeholder}"` : ''}
+value="${options.type === 'password' ? '' : fieldValue(values, name)}"${options.required ? html` required` : ''}\
+${options.autocomplete ? html` autocomplete="${options.autocomplete}"` : ''}\
+${options.inputmode ? html` inputmode="${options.inputmode}"` : ''}\
+${options.placeholder ? html` placeholder="${options.placeholder}"` : ''}\
 ${describedBy ? html` aria-describedby="${describedBy}"` : ''}${invalid ? html` aria-invalid="true"` : ''}>
 ${options.hint ? html`<p class="hint" id="hint-${name}">${options.hint}</p>` : ''}${errorList(name, errors)}
 </div>`;

@@ -67,7 +67,7 @@ function uploadForm(session: ConsoleSession, error?: string): Html {
   return html`${error ? notice(error, 'error') : ''}
 <section class="card"><p>A CSV file whose first line names its columns, one payment per line after it (at \
 most ${MAX_BATCH_ROWS}). The columns are
-<code>${BATCH_CSV_COLUMNS.join(', ')}</code>; <code>phonenumber</code>, <code>amount</code>, <code>currency</code>
+<code>${BATCH_CSV_COLUMNS.join(', ')}</code>; <code>phonenumber</code>, <code>amount</code>, <code>currency</code> \
 and <code>description</code> are required. \
 Every row is checked before anything is sent: you see the preview first.</p>
 <pre>phonenumber,amount,currency,description

@@ -91,7 +91,7 @@ function insufficientFunds(detail: string, values: Values, wallets: readonly Wal
 funds.</strong> ${reason}
 ${
   wallet
-    ? html` Wallet <a href="/console/wallets/${wallet.id}">#${wallet.id}</a> holds
+    ? html` Wallet <a href="/console/wallets/${wallet.id}">#${wallet.id}</a> holds \
 <strong>${money(wallet.balance, wallet.currency)}</strong>.`
     : ''
 }
@@ -190,7 +190,7 @@ ${details([
     ? [
         [
           'Rejected',
-          html`${when(payment.rejectedTime)} by ${payment.rejectedBy ?? 'the network'}:
+          html`${when(payment.rejectedTime)} by ${payment.rejectedBy ?? 'the network'}: \
 ${payment.rejectedReason ?? ''}`,
         ] as const,
       ]

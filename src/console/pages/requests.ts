@@ -137,7 +137,7 @@ async function liveContent(deps: AppDeps, request: CollectionRequestRow): Promis
   const collection = request.collectionId === null ? undefined : await findCollection(deps.sql, request.collectionId);
   const final = (FINAL_STATUSES as readonly string[]).includes(request.status);
   return html`<div${final ? html` data-final` : ''}>
-<p>Status: <strong id="request-status">${badge(request.status)}</strong>
+<p>Status: <strong id="request-status">${badge(request.status)}</strong> \
 · ${request.attempts} prompt${request.attempts === 1 ? '' : 's'} made${
     request.errorMessage ? html` <span class="field-error">${request.errorMessage}</span>` : ''
   }

@@ -88,7 +88,7 @@ function deliveryCard(session: ConsoleSession, webhookId: number, delivery: Deli
 class="badge">redelivery</span>`
       : ''
   }</h3>
-<p><a href="/console/events/${delivery.eventId}">${delivery.eventType} event #${delivery.eventId}</a>
+<p><a href="/console/events/${delivery.eventId}">${delivery.eventType} event #${delivery.eventId}</a> \
 · started ${when(delivery.created)}${delivery.finishedAt ? html` · finished ${when(delivery.finishedAt)}` : ''}</p>
 ${
   waitingReason(delivery.probing) === null
@@ -338,8 +338,9 @@ ${
       deletion
         ? notice(
             html`This webhook \
-was ${deletion.reason === 'gone' ? 'deleted after its target answered 410 Gone' : 'deleted'}
-${when(deletion.deletedAt)}. Its delivery log stays readable.`,
+was ${deletion.reason === 'gone' ? 'deleted after its target answered 410 Gone' : 'deleted'} \
+${when(deletion.deletedAt)}. Its \
+delivery log stays readable.`,
             'info',
           )
         : ''
