@@ -5,16 +5,6 @@ import { Id, NullableTimestamp, Timestamp, described } from './shapes';
 import { formatNullableTimestamp, formatTimestamp } from './time';
 import type { DeliveryId, EventId, OrganizationId, RecoveryId, UserId, WebhookId } from './ids';
 
-/**
- * A delivery row's unique key (its `workflow_id` column, named when each delivery had a workflow of
- * its own): one first delivery per event and webhook, and each redelivery under its own row's id.
- */
-export const deliveryKey = (eventId: EventId, webhookId: WebhookId): string =>
-  `webhook-delivery-${eventId}-${webhookId}`;
-
-export const redeliveryKey = (eventId: EventId, webhookId: WebhookId, deliveryId: DeliveryId): string =>
-  `${deliveryKey(eventId, webhookId)}-redelivery-${deliveryId}`;
-
 /** docs/api.md#webhooks: a receiver has 5 seconds to answer. */
 export const WEBHOOK_TIMEOUT_MS = 5000;
 /** How much of a receiver's answer the attempt log keeps. */

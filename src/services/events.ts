@@ -18,7 +18,6 @@ import type {
   WebhookId,
 } from '../domain/ids';
 import { choiceMessage } from '../domain/input';
-import { deliveryKey, redeliveryKey } from '../domain/webhooks';
 import { tenantScope, type ListPage, type PageWindow } from './queries';
 import { deleteInBatches, notSetAside } from './sweeps';
 
@@ -36,15 +35,7 @@ type NewEvent = {
  * A delivery row as recorded (its key `webhook-delivery-<event>-<webhook>`, or a redelivery's own):
  * pending until the dispatch pool sends it (woken by the commit's notification).
  */
-export type PendingDelivery = {
-  id: DeliveryId;
-  workflowId: string;
-  organizationId: OrganizationId;
-  webhookId: WebhookId;
-  eventId: EventId;
-  eventType: EventType;
-  redelivery: boolean;
-};
+type PendingDelivery = { id: DeliveryId; organizationId: OrganizationId; webhookId: WebhookId; eventId: EventId };
 
 /** An event as recorded, with the deliveries its transaction recorded for it. */
 export type RecordedEvent = EventRow & { deliveries: PendingDelivery[] };
@@ -56,9 +47,7 @@ export type RecordedEvent = EventRow & { deliveries: PendingDelivery[] };
  * the dispatch pool sends those deliveries; an event nobody listens to costs nothing more.
  */
 export async function recordEvent(tx: Queryable, event: NewEvent): Promise<RecordedEvent> {
-  const [row] = await tx<
-    (EventRow & { deliveries: Omit<PendingDelivery, 'workflowId' | 'eventType' | 'redelivery'>[] })[]
-  >`
+  const [row] = await tx<RecordedEvent[]>`
     with event as (
       insert into events (organization_id, type, data, author, traceparent)
       values
@@ -78,28 +67,14 @@ export async function recordEvent(tx: Queryable, event: NewEvent): Promise<Recor
     select event.*, coalesce((select json_agg(deliveries order by deliveries."webhookId") from deliveries), '[]') as
       deliveries from event`;
   if (!row) throw new Error('insert into events returned no row');
-  const { deliveries, ...recorded } = row;
-  return {
-    ...recorded,
-    deliveries: deliveries.map((delivery) => ({
-      ...delivery,
-      workflowId: deliveryKey(delivery.eventId, delivery.webhookId),
-      eventType: recorded.type,
-      redelivery: false,
-    })),
-  };
+  return row;
 }
 
-type RedeliveryTarget = {
-  organizationId: OrganizationId;
-  webhookId: WebhookId;
-  eventType: EventType;
-  recoveryId?: RecoveryId;
-};
+type RedeliveryTarget = { organizationId: OrganizationId; webhookId: WebhookId; recoveryId?: RecoveryId };
 
 /**
  * Redelivery rows, in the caller's transaction: one per event id `eventIds` selects (a statement
- * yielding a column `id`), in event order, each with its own workflow id; a recovery's name it.
+ * yielding a column `id`), in event order, each under its own key; a recovery's name it.
  */
 export async function recordRedeliveries(
   tx: Queryable,
@@ -119,12 +94,9 @@ export async function recordRedeliveries(
     returning id, event_id as "eventId"`;
   return rows.map((row) => ({
     id: row.id,
-    workflowId: redeliveryKey(row.eventId, target.webhookId, row.id),
     organizationId: target.organizationId,
     webhookId: target.webhookId,
     eventId: row.eventId,
-    eventType: target.eventType,
-    redelivery: true,
   }));
 }
 

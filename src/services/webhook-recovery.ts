@@ -29,7 +29,7 @@ import {
 } from '../domain/webhooks';
 import type { Actor, OrganizationActor, ServiceDeps } from './deps';
 import { writeOnce, type DuplicateCheck } from './duplicate-checks';
-import { recordEvent, recordRedeliveries, type PendingDelivery, type RecordedEvent } from './events';
+import { recordEvent, recordRedeliveries, type RecordedEvent } from './events';
 import { cancelPending } from './webhook-queue';
 import { tenantScope } from './queries';
 import { WEBHOOK_COLUMNS, findOwnWebhook } from './webhooks';
@@ -175,7 +175,7 @@ async function recordRecovery(
   actor: Actor,
   since: Date,
   until: Date,
-): Promise<{ id: RecoveryId; deliveries: PendingDelivery[] }> {
+): Promise<{ id: RecoveryId }> {
   // The lock first, the check in a statement of its own: under READ COMMITTED that statement sees what a recovery that
   // held the lock before committed.
   await tx`select id from webhooks where id = ${webhook.id} for update`;
@@ -205,17 +205,16 @@ async function recordRecovery(
     insert into webhook_recoveries (organization_id, webhook_id, user_id, since, until, events)
     values (${webhook.organizationId}, ${webhook.id}, ${actor.userId}, ${since}, ${until}, ${count}) returning id`;
   if (!recovery) throw new Error('insert into webhook_recoveries returned no row');
-  const deliveries = await recordRedeliveries(
+  await recordRedeliveries(
     tx,
     {
       organizationId: webhook.organizationId,
       webhookId: webhook.id,
-      eventType: webhook.event,
       recoveryId: recovery.id,
     },
     tx`select id ${inPeriod}`,
   );
-  return { id: recovery.id, deliveries };
+  return { id: recovery.id };
 }
 
 /**

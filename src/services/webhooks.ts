@@ -523,7 +523,7 @@ export async function redeliverEvent(
     sql,
     actor,
     duplicateCheck,
-    (tx) => recordRedelivery(tx, { organizationId, webhookId: webhook.id, eventId, eventType: event.type }),
+    (tx) => recordRedelivery(tx, { organizationId, webhookId: webhook.id, eventId }),
     (row) => ({ type: 'webhook_delivery', id: row.id }),
   );
   const delivery = await findDelivery(sql, pending.id);

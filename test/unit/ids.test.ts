@@ -13,7 +13,7 @@ import { findOwnWallet } from '../../src/services/wallets';
 import type { DeliveryId, EventId, PaymentId, ReversalId, WebhookId } from '../../src/domain/ids';
 import { deleteWebhook, finishDelivery } from '../../src/services/webhooks';
 import { paymentWorkflowId, reversalWorkflowId, type ReversalInput } from '../../src/contracts/money-out';
-import { deliveryKey } from '../../src/domain/webhooks';
+import { webhookMessageId } from '../../src/domain/webhooks';
 
 describe('the compiler tells ids apart', () => {
   test('a swapped, plain or other kind of id does not compile', () => {
@@ -66,9 +66,9 @@ describe('ids across workflow contracts and services', () => {
       deleteWebhook(sql, webhookId, 'deleted'),
       // @ts-expect-error a delivery's id where a webhook's belongs (a service)
       deleteWebhook(sql, deliveryId, 'deleted'),
-      deliveryKey(eventId, webhookId),
-      // @ts-expect-error the event and the webhook swapped (a delivery's key)
-      deliveryKey(webhookId, eventId),
+      webhookMessageId(eventId, webhookId),
+      // @ts-expect-error the event and the webhook swapped (a delivery's message id)
+      webhookMessageId(webhookId, eventId),
       paymentWorkflowId(paymentId),
       // @ts-expect-error a reversal's id where a payment's belongs (a workflow contract)
       paymentWorkflowId(reversalId),
