@@ -13,7 +13,7 @@
  */
 import { createHmac } from 'node:crypto';
 import { decryptPkcs1, simulatorKeyPair } from './rsa';
-import { serveWithOutages, type OutageMode } from './outage';
+import { serveWithOutages, type LateAnswer, type OutageMode } from './outage';
 import { createScheduler } from './scheduler';
 
 export type AirtelSubscriber = {
@@ -76,6 +76,11 @@ export type AirtelSimulator = {
   calls(): Call[];
   /** Takes the whole API down (the token endpoint included) or brings it back: see outage.ts. */
   outage(mode: OutageMode): Promise<void>;
+  /** Answers the next matching calls out of time: processed before or after the answer, answered late or 500. */
+  late(rule: LateAnswer): void;
+  clearLate(): void;
+  /** Resolves once every late call has been processed and answered. */
+  settled(): Promise<void>;
 };
 
 const MAX_BODY_BYTES = 1_048_576;
@@ -452,6 +457,9 @@ export async function startAirtelSimulator(options: AirtelSimulatorOptions): Pro
       await server.stop();
     },
     outage: (mode) => server.set(mode),
+    late: (rule) => server.late(rule),
+    clearLate: () => server.clearLate(),
+    settled: () => server.settled(),
     failSends(on) {
       failingSends = on;
     },

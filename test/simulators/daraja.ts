@@ -13,7 +13,7 @@
  * finds an STK push's payment by the push's CheckoutRequestID or MerchantRequestID is not documented:
  * `checkoutRequestLookup` chooses (`answered`, the default, or `refused`).
  */
-import { serveWithOutages, type OutageMode } from './outage';
+import { serveWithOutages, type LateAnswer, type OutageMode } from './outage';
 import { createScheduler } from './scheduler';
 
 export type DarajaCredentials = {
@@ -127,6 +127,11 @@ export type DarajaSimulator = {
   calls(): { api: string; status: number; at: number }[];
   /** Takes the whole API down (OAuth included) or brings it back: see outage.ts. */
   outage(mode: OutageMode): Promise<void>;
+  /** Answers the next matching calls out of time: processed before or after the answer, answered late or 500. */
+  late(rule: LateAnswer): void;
+  clearLate(): void;
+  /** Resolves once every late call has been processed and answered. */
+  settled(): Promise<void>;
 };
 
 const STK_RESULTS: Record<StkBehaviour['outcome'], { code: number; description: string }> = {
@@ -817,6 +822,9 @@ export async function startDarajaSimulator(options: DarajaSimulatorOptions): Pro
       await server.stop();
     },
     outage: (mode) => server.set(mode),
+    late: (rule) => server.late(rule),
+    clearLate: () => server.clearLate(),
+    settled: () => server.settled(),
     subscriber(msisdn, behaviour) {
       subscribers.set(msisdn, { ...subscribers.get(msisdn), ...behaviour });
     },

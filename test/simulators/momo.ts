@@ -9,7 +9,7 @@
  * at once (MoMo's markets), each with its own API users, keys and currency: a token belongs to the
  * market whose credentials fetched it and works only with that market's X-Target-Environment.
  */
-import { serveWithOutages, type OutageMode } from './outage';
+import { serveWithOutages, type LateAnswer, type OutageMode } from './outage';
 import { createScheduler } from './scheduler';
 
 export type MomoProductCredentials = { subscriptionKey: string; apiUser: string; apiKey: string };
@@ -71,6 +71,11 @@ export type MomoSimulator = {
   calls(): MomoCall[];
   /** Takes the whole API down (the token endpoints included) or brings it back: see outage.ts. */
   outage(mode: OutageMode): Promise<void>;
+  /** Answers the next matching calls out of time: processed before or after the answer, answered late or 500. */
+  late(rule: LateAnswer): void;
+  clearLate(): void;
+  /** Resolves once every late call has been processed and answered. */
+  settled(): Promise<void>;
 };
 /** A call as the simulator saw it: which market it named and which subscription key it carried. */
 export type MomoCall = {
@@ -413,6 +418,9 @@ export async function startMomoSimulator(options: MomoSimulatorOptions): Promise
       await server.stop();
     },
     outage: (mode) => server.set(mode),
+    late: (rule) => server.late(rule),
+    clearLate: () => server.clearLate(),
+    settled: () => server.settled(),
     party(msisdn, behaviour) {
       parties.set(msisdn, { ...parties.get(msisdn), ...behaviour });
     },

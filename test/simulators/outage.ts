@@ -19,6 +19,26 @@
 export type OutageMode = 'none' | 'refused' | 'error' | 'hang';
 export const OUTAGE_MODES: readonly OutageMode[] = ['none', 'refused', 'error', 'hang'];
 
+/**
+ * One operation answered out of time, the way an operator that is slow (not down) answers: the
+ * next `times` calls matching `method` and `path` are
+ *   processed `before` their answer, `after` it (the operator took `holdMs` to get to it: a status
+ *   query in between finds nothing), or `never`;
+ *   answered with the operator's own answer (`real`) or its system error (`error`: processed, then
+ *   answered 500), after `holdMs` (0: at once). A client whose timeout is shorter than `holdMs`
+ *   has given up by then: whatever was processed stays processed.
+ */
+export type LateAnswer = {
+  method?: string;
+  /** The path, or a pattern of it (`/^\/v2\/payouts$/`). */
+  path: string | RegExp;
+  holdMs: number;
+  process: 'before' | 'after' | 'never';
+  answer: 'real' | 'error';
+  /** How many matching calls it takes (default 1). */
+  times?: number;
+};
+
 export type OutageServerOptions = {
   port?: number;
   /** Bun's idle timeout in seconds for the connections of calls not held by a hang (0: none). */
@@ -34,9 +54,16 @@ export type OutageServer = {
   mode(): OutageMode;
   /** Switches the mode; resolves once the port is closed (refused) or listening again (any other mode). */
   set(mode: OutageMode): Promise<void>;
+  /** Answers the next matching calls out of time (see `LateAnswer`); `clearLate()` drops what is left. */
+  late(rule: LateAnswer): void;
+  clearLate(): void;
+  /** Resolves once every call a late rule took has been processed (or dropped) and answered. */
+  settled(): Promise<void>;
   /** Answers any held call and closes the port for good. */
   stop(): Promise<void>;
 };
+
+const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 export function serveWithOutages(options: OutageServerOptions): OutageServer {
   let current: OutageMode = 'none';
@@ -46,8 +73,46 @@ export function serveWithOutages(options: OutageServerOptions): OutageServer {
   // Mode changes run one after another, so a quick refused-then-none never listens twice.
   let changes: Promise<void> = Promise.resolve();
 
+  let lateRules: (LateAnswer & { left: number })[] = [];
+  const lateCalls = new Set<Promise<unknown>>();
+
+  function lateRuleFor(request: Request): (LateAnswer & { left: number }) | undefined {
+    const path = new URL(request.url).pathname;
+    const rule = lateRules.find(
+      (each) =>
+        each.left > 0 &&
+        (each.method === undefined || each.method === request.method) &&
+        (typeof each.path === 'string' ? each.path === path : each.path.test(path)),
+    );
+    if (rule) rule.left -= 1;
+    return rule;
+  }
+
+  /** A call taken by a late rule: its body read now (the client may be gone when it is processed). */
+  async function answerLate(
+    request: Request,
+    rule: LateAnswer,
+    server: ReturnType<typeof Bun.serve>,
+  ): Promise<Response> {
+    server.timeout(request, 0);
+    const body = request.method === 'GET' || request.method === 'HEAD' ? undefined : await request.arrayBuffer();
+    const copy = () => new Request(request.url, { method: request.method, headers: request.headers, body });
+    const work = (async () => {
+      let real: Response | undefined;
+      if (rule.process === 'before') real = await options.handle(copy());
+      await pause(rule.holdMs);
+      if (rule.process === 'after') real = await options.handle(copy());
+      return rule.answer === 'real' && real ? real : options.systemError();
+    })();
+    lateCalls.add(work);
+    void work.finally(() => lateCalls.delete(work)).catch(() => {});
+    return await work;
+  }
+
   async function answer(request: Request, server: ReturnType<typeof Bun.serve>): Promise<Response> {
     if (current === 'error') return options.systemError();
+    const rule = current === 'none' && lateRules.length > 0 ? lateRuleFor(request) : undefined;
+    if (rule) return await answerLate(request, rule, server);
     if (current === 'hang') {
       // Bun would close a connection idle for its idle timeout: a hang keeps it open until released.
       server.timeout(request, 0);
@@ -103,6 +168,15 @@ export function serveWithOutages(options: OutageServerOptions): OutageServer {
       const change = changes.then(() => apply(mode));
       changes = change.catch(() => {});
       return change;
+    },
+    late(rule) {
+      lateRules.push({ ...rule, left: rule.times ?? 1 });
+    },
+    clearLate() {
+      lateRules = [];
+    },
+    async settled() {
+      while (lateCalls.size > 0) await Promise.allSettled([...lateCalls]);
     },
     async stop() {
       await changes;

@@ -19,7 +19,7 @@
  * suppressed, replayed or forged on request.
  */
 import { createHash, createSign, generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
-import { serveWithOutages, type OutageMode } from './outage';
+import { serveWithOutages, type LateAnswer, type OutageMode } from './outage';
 import { createScheduler } from './scheduler';
 
 export type PawapayKind = 'deposit' | 'payout' | 'refund';
@@ -112,6 +112,11 @@ export type PawapaySimulator = {
   setAvailability(provider: string, operationType: PawapayOperation, status: PawapayOperationStatus): void;
   /** Takes the whole API down or brings it back: see outage.ts. */
   outage(mode: OutageMode): Promise<void>;
+  /** Answers the next matching calls out of time: processed before or after the answer, answered late or 500. */
+  late(rule: LateAnswer): void;
+  clearLate(): void;
+  /** Resolves once every late call has been processed and answered. */
+  settled(): Promise<void>;
   deposits(): PawapayTransaction[];
   payouts(): PawapayTransaction[];
   refunds(): PawapayTransaction[];
@@ -1115,6 +1120,9 @@ export async function startPawapaySimulator(options: PawapaySimulatorOptions): P
       await server.stop();
     },
     outage: (mode) => server.set(mode),
+    late: (rule) => server.late(rule),
+    clearLate: () => server.clearLate(),
+    settled: () => server.settled(),
     setSubscriber(phoneNumber, behaviour) {
       subscribers.set(phoneNumber, { ...subscribers.get(phoneNumber), ...behaviour });
     },

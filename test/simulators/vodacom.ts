@@ -17,7 +17,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { decryptPkcs1, simulatorKeyPair } from './rsa';
-import { serveWithOutages, type OutageMode } from './outage';
+import { serveWithOutages, type LateAnswer, type OutageMode } from './outage';
 import { createScheduler } from './scheduler';
 
 export type VodacomSubscriber = {
@@ -105,6 +105,11 @@ export type VodacomSimulator = {
   calls(): Call[];
   /** Takes the whole API down (getSession included) or brings it back: see outage.ts. */
   outage(mode: OutageMode): Promise<void>;
+  /** Answers the next matching calls out of time: processed before or after the answer, answered late or 500. */
+  late(rule: LateAnswer): void;
+  clearLate(): void;
+  /** Resolves once every late call has been processed and answered. */
+  settled(): Promise<void>;
 };
 
 const MARKETS: Readonly<Record<string, { context: string; msisdn: RegExp }>> = {
@@ -519,6 +524,9 @@ export async function startVodacomSimulator(options: VodacomSimulatorOptions): P
       await server.stop();
     },
     outage: (mode) => server.set(mode),
+    late: (rule) => server.late(rule),
+    clearLate: () => server.clearLate(),
+    settled: () => server.settled(),
     subscriber(msisdn, behaviour) {
       subscribers.set(msisdn, { ...subscribers.get(msisdn), ...behaviour });
     },
