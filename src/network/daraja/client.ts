@@ -58,8 +58,6 @@ import {
 /** The one network Daraja serves (in KES). */
 export const DARAJA_NETWORK = 'Safaricom';
 
-/** Daraja's answers come within seconds; a call past this is retried by its activity (safe: see above). */
-const DARAJA_TIMEOUT_MS = 20_000;
 /** A push whose answer was lost and that no callback named in this long has timed out on the phone too. */
 export const UNANSWERED_PROMPT_SECONDS = 120;
 /**
@@ -192,7 +190,6 @@ export function createDarajaConnector(
       headers: {
         Authorization: `Basic ${Buffer.from(`${settings.consumerKey}:${settings.consumerSecret}`).toString('base64')}`,
       },
-      timeoutMs: DARAJA_TIMEOUT_MS,
     });
     const token = field(answer.body, 'access_token');
     if (answer.status !== 200 || token === undefined)
@@ -201,7 +198,7 @@ export function createDarajaConnector(
     return { value: token, expiresAt: Date.now() + (Number(field(answer.body, 'expires_in')) || 3599) * 1000 };
   });
   const post = (path: string, json: Record<string, unknown>) =>
-    callWithToken(tokens, { method: 'POST', url: `${settings.baseUrl}${path}`, json, timeoutMs: DARAJA_TIMEOUT_MS });
+    callWithToken(tokens, { method: 'POST', url: `${settings.baseUrl}${path}`, json });
   const password = (timestamp: string) =>
     Buffer.from(`${settings.shortcode}${settings.passkey}${timestamp}`).toString('base64');
   const errorOf = (answer: OperatorAnswer) =>
