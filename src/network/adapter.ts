@@ -261,12 +261,6 @@ export type CallbackContext<Settings> = {
   merchants: {
     /** The request a paybill account number (`<organization>-<request>`) names, on `network` in `currency`. */
     requestOfBillReference(reference: string, network: string, currency: string): Promise<BilledRequest | undefined>;
-    /** The organization whose open request looks like this payment (number, currency, amount), or null. */
-    lookAlikeOrganization(payment: {
-      phoneNumber: string;
-      currency: string;
-      amount: string;
-    }): Promise<OrganizationId | null>;
     /** An organization's verification URL and its default, or none. */
     verificationSettingsOf(
       organizationId: OrganizationId,
