@@ -6,7 +6,7 @@
 import { Context } from '@temporalio/activity';
 
 /** How often an activity waiting on an operator heartbeats (its heartbeat timeout is a few times this). */
-export const OPERATOR_CALL_HEARTBEAT_MS = 2_000;
+const OPERATOR_CALL_HEARTBEAT_MS = 2_000;
 
 /** `work`, heartbeating every OPERATOR_CALL_HEARTBEAT_MS until it settles. */
 export async function heartbeating<T>(work: Promise<T>): Promise<T> {

@@ -180,9 +180,10 @@ export async function settlePrompt(sql: Queryable, id: number, outcome: 'failed'
 
 /**
  * A prompt the operator says was paid while its receipt is not known: credited under the prompt (its
- * operator reference), it keeps that credit until the operator names its receipt (`attachReceipt`). Only while the operator's last callback is still `seenHint`, the one the caller
- * read: a callback that came meanwhile may name the receipt, and is followed first. True when the
- * prompt is (or already was) paid.
+ * operator reference), it keeps that credit until the operator names its receipt (`attachReceipt`).
+ * Only while the operator's last callback is still `seenHint`, the one the caller read: a callback
+ * that came meanwhile may name the receipt, and is followed first. True when the prompt is (or
+ * already was) paid.
  */
 export async function markPromptPaid(
   sql: Queryable,

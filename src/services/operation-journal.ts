@@ -10,7 +10,7 @@
  */
 import type { Queryable } from '../db';
 
-export type JournalState = 'recorded' | 'accepted' | 'refused' | 'in_doubt';
+type JournalState = 'recorded' | 'accepted' | 'refused' | 'in_doubt';
 export type JournalKind = 'prompt' | 'payout' | 'reversal';
 
 export type JournalEntry = {
@@ -46,8 +46,9 @@ type NewEntry = {
 };
 
 /**
- * Records an operation on `route` as it is sent (its in-flight window counts from now). Returns the live entry of the reference (not
- * refused): the one just recorded (`inserted`), or the one an earlier call recorded, on this route or another.
+ * Records an operation on `route` as it is sent (its in-flight window counts from now). Returns the
+ * live entry of the reference (not refused): the one just recorded (`inserted`), or the one an
+ * earlier call recorded, on this route or another.
  */
 export async function recordEntry(sql: Queryable, entry: NewEntry): Promise<JournalEntry & { inserted: boolean }> {
   const [row] = await sql<(JournalEntry & { inserted: boolean })[]>`
