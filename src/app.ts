@@ -23,6 +23,7 @@ import {
 } from './http/request';
 import { requestPolicyPlugin } from './http/request-policy';
 import { requestTelemetryPlugin } from './http/request-telemetry';
+import { requestUrlPlugin } from './http/request-url';
 import { responseHeadersPlugin } from './http/response-headers';
 import { logger } from './log';
 import type { NetworkAdapter } from './network/adapter';
@@ -99,7 +100,9 @@ export function createApp(given: AppInputs) {
         : apiErrorResponse(code, error, request, allowedMethods),
     )
     .use(apiRoutes(deps, () => routes().filter((route) => !isConsolePath(route.path))))
-    .use(consoleRoutes(deps));
+    .use(consoleRoutes(deps))
+    // Registered last, so outermost: a request without a URL the pipeline can read is a 400 before any of it runs.
+    .use(requestUrlPlugin());
   routes = () => app.routes;
   handle = (request) => app.handle(request);
   return app;

@@ -49,6 +49,8 @@ const DEFAULT_AUDIT_RETENTION_DAYS = 365;
 
 const ConfigSchema = v.object({
   PORT: v.optional(integerString(0), '8000'),
+  // Bun's development mode renders an uncaught error as a page with its stack and source lines: only when asked for.
+  API_DEVELOPMENT_MODE: v.optional(booleanString, 'false'),
   DATABASE_URL: v.optional(v.pipe(v.string(), v.url()), 'postgres://postgres@127.0.0.1:5432/collections'),
   DATABASE_POOL_SIZE: v.optional(integerString(1), '10'),
   TEMPORAL_ADDRESS: v.optional(v.string(), '127.0.0.1:7233'),
@@ -151,6 +153,8 @@ const ConfigSchema = v.object({
 
 export type Config = ConnectorSettings & {
   port: number;
+  /** Bun.serve's `development` (src/server.ts): false unless API_DEVELOPMENT_MODE=true. */
+  developmentMode: boolean;
   databaseUrl: string;
   databasePoolSize: number;
   temporal: { address: string; namespace: string; taskQueue: string };
@@ -289,6 +293,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (problems.length > 0) throw new Error(`Invalid configuration: ${problems.join('; ')}`);
   return {
     port: c.PORT,
+    developmentMode: c.API_DEVELOPMENT_MODE,
     databaseUrl: c.DATABASE_URL,
     databasePoolSize: c.DATABASE_POOL_SIZE,
     temporal: { address: c.TEMPORAL_ADDRESS, namespace: c.TEMPORAL_NAMESPACE, taskQueue: c.TASK_QUEUE },

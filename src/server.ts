@@ -3,12 +3,34 @@ import { createApp, createAppDeps } from './app';
 import { loadConfig } from './config';
 import { logger } from './log';
 import { surviveWritesOnClosedConnections } from './db';
+import { jsonResponse } from './http/request';
 
 surviveWritesOnClosedConnections(logger.warn);
 const config = loadConfig();
 const deps = createAppDeps(config);
 const { sql, temporal, telemetry } = deps;
-const app = createApp(deps).listen({ port: config.port, hostname: '0.0.0.0' });
+/**
+ * What Bun answers when an error escapes the app's own handling (src/http/request.ts answers every
+ * error a route or hook throws): the API's error body, never a stack. The error is logged here.
+ */
+function serverError(error: Error): Response {
+  logger.error('unhandled server error', { error });
+  return jsonResponse(
+    500,
+    { detail: 'A server error occurred.' },
+    { 'X-Content-Type-Options': 'nosniff', 'Cache-Control': 'no-store' },
+  );
+}
+
+// Elysia's `listen` passes these options to Bun.serve over its own defaults, among them
+// `development: NODE_ENV !== 'production'`: development mode (Bun's error page, with the working
+// directory, stack frames and source lines) only when API_DEVELOPMENT_MODE=true.
+const app = createApp(deps).listen({
+  port: config.port,
+  hostname: '0.0.0.0',
+  development: config.developmentMode,
+  error: serverError,
+});
 logger.info('API listening', { port: app.server?.port, taskQueue: config.temporal.taskQueue });
 
 let stopping = false;

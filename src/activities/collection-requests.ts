@@ -6,6 +6,7 @@ import {
   changeRequestStatus,
   countPromptAttempt,
   insertCollectionRequest,
+  subscriptionCancelled,
   type StatusChange,
 } from '../services/collection-requests';
 import { recordCollectionRequestFinal } from '../telemetry/metrics';
@@ -159,7 +160,8 @@ export function createCollectionRequestActivities(deps: CollectionRequestActivit
 
     /**
      * One occurrence of a subscription: a new request copied from the subscription's request,
-     * created once per occurrence time (a unique index), then launched like any other.
+     * created once per occurrence time (a unique index), then launched like any other. Nothing once
+     * the merchant cancelled the subscription (null): the row says so before the workflow hears it.
      */
     async createSubscriptionOccurrence({
       requestId,
@@ -167,8 +169,9 @@ export function createCollectionRequestActivities(deps: CollectionRequestActivit
     }: {
       requestId: CollectionRequestId;
       occurrenceAt: string;
-    }): Promise<number> {
+    }): Promise<number | null> {
       const { request, contact } = await load(requestId);
+      if (subscriptionCancelled(request)) return null;
       const occurrence = new Date(occurrenceAt);
       const lifetime = request.expiryDate.getTime() - (request.startDate ?? request.created).getTime();
       const created = await insertCollectionRequest(sql, {

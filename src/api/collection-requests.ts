@@ -3,6 +3,7 @@
  * services/collection-requests.ts.
  */
 import { Elysia } from 'elysia';
+import * as v from 'valibot';
 import { serializeCollectionRequest } from '../domain/collection-requests';
 import {
   collectionRequestForVersion,
@@ -12,6 +13,7 @@ import {
 import {
   CollectionRequestCreate,
   RequestFilters,
+  cancelOwnSubscription,
   createCollectionRequest,
   findOwnRequest,
   listCollectionRequests,
@@ -66,7 +68,27 @@ const DOCS = {
       200: { description: 'The collection request with its contact.', schema: collectionRequestSchemaForVersion },
     },
   }),
+  cancelSubscription: routeDocs({
+    operationId: 'cancelSubscription',
+    summary: "Cancel a collection request's subscription",
+    description: `Stops the subscription the request carries (the request POSTed with \`subscription_settings\`): \
+no later occurrence is created, and its \`subscription_settings\` gain \`cancelled_at\` (\`DD/MM/YYYY HH:MM:SS\`, \
+UTC). Requests already created, and a prompt already sent, go on as any request does. Unchanged when already \
+cancelled; a request that carries no subscription, or is one of its occurrences, is a 400.`,
+    tags: ['Collection requests'],
+    caller: 'merchant',
+    errors: [403, 404],
+    responses: {
+      200: {
+        description: 'The collection request, its subscription cancelled.',
+        schema: collectionRequestSchemaForVersion,
+      },
+    },
+  }),
 };
+
+/** The body of an action that takes no fields. */
+const NoFields = requestSchema(v.object({}));
 
 export const collectionRequestRoutes = (deps: AppDeps) => {
   const { sql, config } = deps;
@@ -111,6 +133,20 @@ export const collectionRequestRoutes = (deps: AppDeps) => {
         can: 'view',
         params: PathIdParams,
         ...DOCS.getCollectionRequest,
+      },
+    )
+    .post(
+      '/:id/subscription/cancel',
+      async ({ params, principal, apiVersion, duplicateCheck }) => {
+        const requestId = pathId(params.id, 'CollectionRequest');
+        const owned = await cancelOwnSubscription(deps, principal, requestId, duplicateCheck);
+        return collectionRequestForVersion(serializeCollectionRequest(owned.request, owned.contact), apiVersion);
+      },
+      {
+        can: 'collect',
+        params: PathIdParams,
+        body: NoFields,
+        ...DOCS.cancelSubscription,
       },
     );
 };

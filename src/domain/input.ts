@@ -3,7 +3,7 @@
  * (docs/api.md#api-behaviour-worth-knowing).
  */
 import * as v from 'valibot';
-import { MAX_AMOUNT, groupedAmount, parsePositiveAmount } from './money';
+import { MAX_AMOUNT, amountProblem, groupedAmount } from './money';
 import { normalizePhoneNumber } from './phone';
 import { jsonDepthExceeds, valueDepth } from './json';
 import { parsePythonDict } from './python-literal';
@@ -101,12 +101,11 @@ export const amountField = v.pipe(
     `A positive amount with at most 4 decimals, at most ${groupedAmount(MAX_AMOUNT)}, without thousands separators.`,
   ),
   v.transform((value) => String(value).trim()),
-  v.check((value) => !/[,\s]\d{3}/.test(value), 'A valid number is required; leave out thousands separators.'),
-  v.check((value) => /^\d+(\.\d+)?$/.test(value), 'A valid number is required.'),
-  v.check(
-    (value) => parsePositiveAmount(value) !== null,
-    `Ensure this value is greater than 0 and at most ${groupedAmount(MAX_AMOUNT)}, with at most 4 decimal places.`,
-  ),
+  // The message names what is wrong (src/domain/money.ts); parsePositiveAmount is the same rule.
+  v.rawCheck(({ dataset, addIssue }) => {
+    const problem = dataset.typed ? amountProblem(dataset.value) : null;
+    if (problem !== null) addIssue({ message: problem });
+  }),
 );
 
 /** An amount filter: any well-formed decimal (an amount no object can have simply matches nothing). */

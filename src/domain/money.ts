@@ -68,8 +68,6 @@ export const MAX_AMOUNT = '1000000000';
 /** What an operator may fund a wallet with at once (admin CLI): larger, still far inside the column. */
 export const MAX_FUNDING_AMOUNT = '1000000000000';
 
-const DECIMAL = /^(?:0|[1-9]\d{0,15})(?:\.\d{1,4})?$/;
-
 /** Compares two non-negative decimal strings without floats: -1, 0 or 1. */
 export function compareDecimal(a: string, b: string): number {
   const [aWhole = '', aFraction = ''] = a.split('.');
@@ -80,12 +78,33 @@ export function compareDecimal(a: string, b: string): number {
   return left === right ? 0 : left < right ? -1 : 1;
 }
 
+/**
+ * What is wrong with an amount as sent (already trimmed), the first rule it breaks, or null when it
+ * is a positive decimal with at most 4 decimals and at most `max`. Each message names the fault
+ * itself (a sign, leading zeros, too many decimals...), so a merchant can correct it from the
+ * message alone; the currency's own minor units are `currencyAmountProblem`'s.
+ */
+export function amountProblem(text: string, max: string = MAX_AMOUNT): string | null {
+  if (/^\d{1,3}(?:[,\s]\d{3})+(?:\.\d+)?$/.test(text))
+    return 'A valid number is required; leave out thousands separators.';
+  if (/^[+-]/.test(text)) return 'Enter the amount without a sign: an amount is always positive.';
+  if (/\s/.test(text)) return 'Enter the amount without spaces.';
+  if (/^(?:\d+\.?\d*|\.\d+)e[+-]?\d+$/i.test(text))
+    return 'Enter the amount in plain digits, without an exponent (100, not 1e2).';
+  if (/^(?:\.\d+|\d+\.)$/.test(text)) return 'Enter digits on both sides of the decimal point (0.5, not .5).';
+  if (!/^\d+(?:\.\d+)?$/.test(text)) return 'A valid number is required.';
+  if (/^0\d/.test(text)) return 'Enter the amount without leading zeros (100, not 0100).';
+  if (/^0(?:\.0+)?$/.test(text)) return 'Ensure this value is greater than 0.';
+  if ((text.split('.')[1] ?? '').length > 4) return 'Ensure there are no more than 4 decimal places.';
+  if (text.split('.')[0]!.length > 16 || compareDecimal(text, max) > 0)
+    return `Ensure this value is at most ${groupedAmount(max)}.`;
+  return null;
+}
+
 /** A positive amount with at most 4 decimals, no thousands separators and at most `max`, or null. */
 export function parsePositiveAmount(input: string, max: string = MAX_AMOUNT): string | null {
   const text = input.trim();
-  if (!DECIMAL.test(text) || /^0(?:\.0+)?$/.test(text)) return null;
-  if (compareDecimal(text, max) > 0) return null;
-  return text;
+  return amountProblem(text, max) === null ? text : null;
 }
 
 export function isCurrency(code: string): code is Currency {

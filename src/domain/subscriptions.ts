@@ -6,6 +6,19 @@
 export const FREQUENCIES = ['yearly', 'monthly', 'weekly', 'daily', 'hourly', 'minutely'] as const;
 export type Frequency = (typeof FREQUENCIES)[number];
 
+/**
+ * The bounds of a subscription a merchant creates (docs/api.md#collection-requests). Each occurrence
+ * prompts the subscriber on their phone, so one subscription prompts at most once a day: `daily` is
+ * the shortest frequency a merchant may choose, as card networks' and payment providers' recurring
+ * billing stops at a day (weekdays and months only thin a frequency out). `hourly` and `minutely`
+ * stay in the rule for the subscriptions created before the bound, which run to their end unless
+ * cancelled. And a subscription holds at most MAX_SUBSCRIPTION_OCCURRENCES occurrences, its first
+ * request included (daily for about 2 years and 9 months, weekly for 19 years, monthly for 83): a
+ * longer schedule is refused, not cut, so a merchant never believes in occurrences that will not come.
+ */
+export const MERCHANT_FREQUENCIES = ['yearly', 'monthly', 'weekly', 'daily'] as const satisfies readonly Frequency[];
+export const MAX_SUBSCRIPTION_OCCURRENCES = 1000;
+
 export type Subscription = {
   startDate: Date;
   endDate: Date;
@@ -75,4 +88,19 @@ export function occurrences(subscription: Subscription, limit = 1000): Date[] {
     next = nextOccurrence(subscription, next);
   }
   return result;
+}
+
+/**
+ * Whether the schedule holds more occurrences than a subscription may (MAX_SUBSCRIPTION_OCCURRENCES):
+ * the occurrences `occurrences` lists, counted in one walk over the candidates (they only grow).
+ */
+export function exceedsOccurrenceLimit(subscription: Subscription): boolean {
+  let count = 0;
+  for (let k = 0; k < MAX_STEPS; k += 1) {
+    const date = candidate(subscription, k);
+    if (date.getTime() > subscription.endDate.getTime()) return false;
+    if (allowed(subscription, date)) count += 1;
+    if (count > MAX_SUBSCRIPTION_OCCURRENCES) return true;
+  }
+  return false;
 }

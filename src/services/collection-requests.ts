@@ -18,7 +18,7 @@ import {
 } from '../domain/collection-requests';
 import type { ContactRow } from '../domain/contacts';
 import { DATE_HORIZON_TEXT, isBeyondHorizon, parseRequestDate } from '../domain/dates';
-import { fieldErrors, type FieldErrors } from '../domain/errors';
+import { RefusedError, fieldErrors, type FieldErrors } from '../domain/errors';
 import type { CollectionId, CollectionRequestId, OrganizationId } from '../domain/ids';
 import {
   REQUIRED,
@@ -41,7 +41,12 @@ import {
 } from '../domain/input';
 import { SUPPORTED_CURRENCIES } from '../domain/money';
 import { moneyNetwork } from '../domain/networks';
-import { FREQUENCIES } from '../domain/subscriptions';
+import {
+  FREQUENCIES,
+  MAX_SUBSCRIPTION_OCCURRENCES,
+  MERCHANT_FREQUENCIES,
+  exceedsOccurrenceLimit,
+} from '../domain/subscriptions';
 import type { Actor, ServiceDeps } from './deps';
 import { writeOnce, type DuplicateCheck } from './duplicate-checks';
 import { activeWallets } from './wallets';
@@ -290,11 +295,18 @@ type StoredSubscriptionSettings = {
   frequency: string;
   weekdays?: number[];
   months?: number[];
+  /** Set once the merchant cancelled it (`cancelOwnSubscription`): no later occurrence is created. */
+  cancelled_at?: string;
 };
 
+/** Whether the request carries a subscription its merchant cancelled. */
+export const subscriptionCancelled = (request: CollectionRequestRow): boolean =>
+  typeof (request.subscriptionSettings as StoredSubscriptionSettings | null)?.cancelled_at === 'string';
+
+/** The subscription workflow's input for a request that carries a live subscription (null otherwise). */
 export function subscriptionInputFor(request: CollectionRequestRow): SubscriptionInput | null {
   const settings = request.subscriptionSettings as StoredSubscriptionSettings | null;
-  if (settings === null || request.subscriptionId !== null) return null;
+  if (settings === null || request.subscriptionId !== null || subscriptionCancelled(request)) return null;
   const epoch = new Date(0);
   const startDate = parseRequestDate(settings.start_date, epoch);
   const endDate = parseRequestDate(settings.end_date, epoch);
@@ -369,6 +381,12 @@ const SubscriptionSettings = v.object(
       text(16),
       v.transform((value) => value.toLowerCase()),
       v.picklist(FREQUENCIES, choiceMessage),
+      // The bound of domain/subscriptions.ts: one subscription prompts a subscriber at most once a day.
+      v.check(
+        (value) => (MERCHANT_FREQUENCIES as readonly string[]).includes(value),
+        (issue) =>
+          `${String(issue.input)} would prompt the subscriber more than once a day: the shortest frequency is daily.`,
+      ),
     ),
     weekdays: namedNumbers(WEEKDAY_NAMES, 'weekdays'),
     months: namedNumbers(MONTH_NAMES, 'months'),
@@ -403,8 +421,8 @@ export const CollectionRequestCreate = v.object(
         v.description(
           'Recurring requests: a hash (or JSON string, or `subscription_settings.key` form fields) of `start_date`, ' +
             '`end_date` ' +
-            '(`DD/MM/YYYY HH:MM:SS`), `frequency` (yearly, monthly, weekly, daily, hourly, minutely), optional ' +
-            '`weekdays` and `months`.',
+            '(`DD/MM/YYYY HH:MM:SS`), `frequency` (yearly, monthly, weekly or daily: at most one prompt a day), ' +
+            `optional \`weekdays\` and \`months\`; at most ${MAX_SUBSCRIPTION_OCCURRENCES} occurrences.`,
         ),
       ),
       null,
@@ -446,6 +464,9 @@ type Creator = Actor & { organizationName: string };
 
 type Schedule = { startAt: Date | null; expiresAt: Date | null; subscriptionSettings: Record<string, unknown> | null };
 
+const OCCURRENCE_LIMIT_MESSAGE = `A subscription holds at most ${MAX_SUBSCRIPTION_OCCURRENCES.toLocaleString('en')} \
+occurrences, its first request included; this schedule holds more: bring end_date closer.`;
+
 /** The subscription settings as stored (`DD/MM/YYYY HH:MM:SS`), and its first start; problems into `errors`. */
 function subscriptionOf(
   settings: Record<string, unknown>,
@@ -474,6 +495,8 @@ function subscriptionOf(
     errors.start_date = [
       'A subscription starts its first request at subscription_settings.start_date; leave start_date out.',
     ];
+  } else if (exceedsOccurrenceLimit({ ...parsed.output, startDate: start, endDate: end })) {
+    errors.subscription_settings = [OCCURRENCE_LIMIT_MESSAGE];
   } else {
     const { weekdays, months } = parsed.output;
     return {
@@ -636,4 +659,43 @@ export async function findOwnRequest(
     columns: sql.unsafe(REQUEST_COLUMNS),
   });
   return (await withContacts(sql, [request]))[0]!;
+}
+
+/**
+ * Stops the subscription the organization's request `id` carries (docs/api.md#collection-requests):
+ * `subscription_settings` gets `cancelled_at`, in an audited write, and from then on no occurrence is
+ * created (the activity that creates one reads it) and the subscription workflow is cancelled, so it
+ * no longer waits for the next occurrence. Requests already created, and a prompt in flight, go on
+ * as any request does. Cancelling a cancelled subscription changes nothing. A request that carries no
+ * subscription (or is one of a subscription's occurrences) is a 400.
+ */
+export async function cancelOwnSubscription(
+  { sql, launcher }: Pick<ServiceDeps, 'sql' | 'launcher'>,
+  canceller: Actor,
+  requestId: CollectionRequestId,
+  duplicateCheck: DuplicateCheck | null,
+): Promise<RequestWithContact> {
+  const owned = await findOwnRequest(sql, canceller.organizationId, requestId);
+  const { request } = owned;
+  if (request.subscriptionId !== null) {
+    throw new RefusedError(
+      `Collection request ${request.id} is an occurrence of the subscription of request ${request.subscriptionId}: \
+cancel that one.`,
+    );
+  }
+  if (request.subscriptionSettings === null)
+    throw new RefusedError(`Collection request ${request.id} carries no subscription.`);
+  await writeOnce(
+    sql,
+    canceller,
+    duplicateCheck,
+    (tx) => tx`
+      update collection_requests
+      set subscription_settings = (subscription_settings::jsonb || jsonb_build_object('cancelled_at',
+        to_char(now() at time zone 'UTC', 'DD/MM/YYYY HH24:MI:SS')))::json, modified = now()
+      where id = ${request.id} and organization_id = ${canceller.organizationId}
+        and subscription_settings->>'cancelled_at' is null`,
+  );
+  await launcher.cancelSubscription(request.id);
+  return await findOwnRequest(sql, canceller.organizationId, requestId);
 }

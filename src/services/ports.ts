@@ -57,6 +57,8 @@ export interface Launcher {
   startPaymentBatch(batch: PaymentBatchToStart): Promise<boolean>;
   /** Wakes a cancelled payment's workflow so it ends now. */
   signalPaymentCancelled(paymentId: PaymentId): Promise<void>;
+  /** Cancels request `requestId`'s subscription workflow: it waits for no further occurrence (none running is fine). */
+  cancelSubscription(requestId: CollectionRequestId): Promise<void>;
   /** Tells a request's workflow a collection paid it; false when the workflow has ended. */
   signalCollectionMatched(requestId: CollectionRequestId, match: CollectionMatch): Promise<boolean>;
   /** Wakes the workflow that waits on an operator's answer (a hint, never proof); false when it has ended. */

@@ -6,6 +6,7 @@
 import type { Fragment } from 'postgres';
 import * as v from 'valibot';
 import type { Queryable } from '../db';
+import { acrossOrganizations } from '../db/tenancy';
 import { fieldErrors } from '../domain/errors';
 import type { OrganizationId } from '../domain/ids';
 import { choiceMessage } from '../domain/input';
@@ -53,18 +54,49 @@ type Day = { since: Date; until: Date; organization: (alias: string) => Fragment
  * reference rule (`pay-<id>`) is filled in after. The compiler asks for one per line type.
  */
 /**
- * The route of the journaled operation under `reference` on `network` (a prompt's, a payout's): the one that moved it.
+ * What finds the operation a line's movement was journaled under (a prompt's, a payout's): its network and
+ * our reference. The route is looked up after (`withRoutes`).
  */
-const routeOf = (sql: Queryable, network: Fragment, reference: Fragment) => sql`
-  (select o.route from network_operations o where o.network = ${network} and o.reference = ${reference} and o.state <>
-    'refused' limit 1)`;
+const routeKey = (sql: Queryable, network: Fragment, reference: Fragment) => sql`
+  ${network} as "routeNetwork", ${reference} as "routeReference"`;
+
+type KeyedLine = SettlementLine & { routeNetwork: string | null; routeReference: string | null };
+
+/**
+ * Each line with the route of its journaled operation: the one that moved it (the operation not
+ * refused under that reference). The operation journal holds every organization's operations and is
+ * withheld from the tenant role (migration 030): it is read outside the boundary, for exactly the
+ * lines the report already holds, which a merchant's report read inside it.
+ */
+async function withRoutes(sql: Queryable, lines: KeyedLine[]): Promise<SettlementLine[]> {
+  const keys = lines
+    .filter((line) => line.routeNetwork !== null && line.routeReference !== null)
+    .map((line) => ({ network: line.routeNetwork, reference: line.routeReference }));
+  const found =
+    keys.length === 0
+      ? []
+      : await acrossOrganizations(
+          sql,
+          (outside) => outside<{ network: string; reference: string; route: string | null }[]>`
+            select o.network, o.reference, o.route
+            from network_operations o
+            join jsonb_to_recordset(${outside.json(keys as never)}) as k(network text, reference text)
+              on o.network = k.network and o.reference = k.reference
+            where o.state <> 'refused'`,
+        );
+  const routes = new Map(found.map((row) => [`${row.network}\n${row.reference}`, row.route]));
+  return lines.map(({ routeNetwork, routeReference, ...line }) => ({
+    ...line,
+    route: routes.get(`${routeNetwork}\n${routeReference}`) ?? null,
+  }));
+}
 
 const FINAL_MOVEMENTS: { [Type in SettlementKind]: (sql: Queryable, day: Day) => Fragment } = {
   collection: (sql, { since, until, organization }) => sql`
     select c.network, c.currency, 'collection' as type, c.id, c.organization_id as "organizationId",
            c.remote_transaction_id as "operatorTransactionId", c.prompt_reference as reference, null::text as
              "originalTransactionId",
-           ${routeOf(sql, sql`c.network`, sql`c.prompt_reference`)} as route,
+           null::text as route, ${routeKey(sql, sql`c.network`, sql`c.prompt_reference`)},
            c.amount::text as amount, c.phone_number as "phoneNumber", t.created as "finalAt"
     from transactions t join collections c on c.id = t.collection_id
     where t.type = 'mobile_collection' and t.created >= ${since} and t.created < ${until} ${organization('c')}`,
@@ -72,13 +104,11 @@ const FINAL_MOVEMENTS: { [Type in SettlementKind]: (sql: Queryable, day: Day) =>
     select p.network, p.currency, 'payment' as type, p.id, p.organization_id as "organizationId",
            p.remote_transaction_id as "operatorTransactionId", null::text as reference, null::text as
              "originalTransactionId",
-           ${routeOf(
+           null::text as route, ${routeKey(
              sql,
              sql`p.network`,
-             sql`${`${MONEY_MOVEMENTS.payment.settlement.referencePrefix}-`} ||
-             p.id`,
-           )} as
-             route,
+             sql`${`${MONEY_MOVEMENTS.payment.settlement.referencePrefix}-`} || p.id`,
+           )},
            p.amount::text as amount, p.phone_number as "phoneNumber", p.modified as "finalAt"
     from payments p
     where p.state = 'completed' and p.modified >= ${since} and p.modified < ${until} ${organization('p')}`,
@@ -86,7 +116,7 @@ const FINAL_MOVEMENTS: { [Type in SettlementKind]: (sql: Queryable, day: Day) =>
     select r.network, r.currency, 'reversal' as type, r.id, r.organization_id as "organizationId",
            r.remote_transaction_id as "operatorTransactionId", null::text as reference, c.remote_transaction_id as
              "originalTransactionId",
-           ${routeOf(sql, sql`c.network`, sql`c.prompt_reference`)} as route,
+           null::text as route, ${routeKey(sql, sql`c.network`, sql`c.prompt_reference`)},
            r.amount::text as amount, r.phone_number as "phoneNumber", r.modified as "finalAt"
     from reversals r join collections c on c.id = r.collection_id
     where r.state = 'completed' and r.modified >= ${since} and r.modified < ${until} ${organization('r')}`,
@@ -112,7 +142,7 @@ export async function settlementReport(
   const organization = (alias: string) =>
     'organizationId' in scope ? sql`and ${tenantScope(sql, scope.organizationId).owned(alias)}` : sql``;
   const movements = Object.values(FINAL_MOVEMENTS).map((select) => select(sql, { since, until, organization }));
-  const lines = await sql<SettlementLine[]>`
+  const lines = await sql<KeyedLine[]>`
     select * from (${movements.reduce((union, part) => sql`${union} union all ${part}`)}) movements
     where true
       ${query.network === undefined ? sql`` : sql`and network = ${query.network}`}
@@ -134,6 +164,6 @@ export async function settlementReport(
     asOf,
     network: query.network ?? null,
     currency: query.currency ?? null,
-    lines: lines.map(withReference),
+    lines: (await withRoutes(sql, lines)).map(withReference),
   };
 }

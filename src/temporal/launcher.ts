@@ -280,6 +280,23 @@ function createLauncher(client: Client, settings: LauncherSettings, log: LaunchL
     },
 
     /**
+     * Cancels a subscription's workflow: its wait for the next occurrence ends and the workflow with
+     * it. The row already says it is cancelled (the occurrence activity reads that), so a workflow
+     * that ended, never started or cannot be reached now creates nothing more either way.
+     */
+    async cancelSubscription(requestId: CollectionRequestId): Promise<void> {
+      try {
+        await client.workflow.getHandle(subscriptionWorkflowId(requestId)).cancel();
+      } catch (error) {
+        if (error instanceof WorkflowNotFoundError) return;
+        log('subscription workflow not cancelled; it creates no further occurrence', {
+          requestId,
+          error: String(error),
+        });
+      }
+    },
+
+    /**
      * Tells a request's workflow that a collection paid it. Repeating it is harmless (the workflow
      * keeps the first); a workflow that already ended (it expired meanwhile) is not an error.
      */

@@ -186,9 +186,10 @@ describe('POST /api/collectionrequests', () => {
     ['phonenumber', { phonenumber: '+3361234' }, 'international format'],
     ['amount', { amount: '1,000' }, 'thousands separators'],
     ['amount', { amount: '0' }, 'greater than 0'],
-    ['amount', { amount: '-5' }, 'A valid number is required.'],
+    ['amount', { amount: '-5' }, 'without a sign'],
+    ['amount', { amount: '0100' }, 'without leading zeros'],
     ['amount', { amount: 'ten' }, 'A valid number is required.'],
-    ['amount', { amount: '1.23456' }, 'greater than 0'],
+    ['amount', { amount: '1.23456' }, 'no more than 4 decimal places'],
     ['amount', { amount: '9999999999999999.9999' }, 'at most 1,000,000,000'],
     ['amount', { amount: '1000000000.0001' }, 'at most 1,000,000,000'],
     ['expiry_date', { expiry_date: '999999 weeks' }, 'before 01/01/2100'],
@@ -445,5 +446,94 @@ describe('status changes of a prompt', () => {
       'processing_started',
     ]);
     expect((await merchant.request(`/api/collectionrequests/${requestId}`)).body.status).toBe('processing_started');
+  });
+});
+
+describe('subscriptions: bounds and cancel', () => {
+  const year = new Date().getUTCFullYear() + 1;
+  const settings = (extra: Record<string, string>) => ({
+    start_date: `01/01/${year} 09:00:00`,
+    end_date: `01/06/${year} 09:00:00`,
+    frequency: 'monthly',
+    ...extra,
+  });
+  const subscribe = (owner: TestMerchant, extra: Record<string, string> = {}) =>
+    owner.request('/api/collectionrequests', { body: { ...valid(), subscription_settings: settings(extra) } });
+
+  test.each([
+    [
+      { frequency: 'minutely', end_date: `01/01/2099 00:00:00` },
+      'minutely would prompt the subscriber more than once a day',
+    ],
+    [
+      { frequency: 'hourly' },
+      'hourly would prompt the subscriber more than once a day: the shortest frequency is daily',
+    ],
+    [{ frequency: 'daily', end_date: `01/01/${year + 3} 09:00:00` }, 'at most 1,000 occurrences'],
+    [{ frequency: 'weekly', end_date: `01/01/2099 09:00:00` }, 'at most 1,000 occurrences'],
+  ])('a subscription past the bounds is a 400 on subscription_settings: %p', async (extra, message) => {
+    const before = await countRequests(merchant.organization.id);
+    const response = await subscribe(merchant, extra);
+    expect(response.status).toBe(400);
+    expect(Object.keys(response.body)).toEqual(['subscription_settings']);
+    expect(response.body.subscription_settings.join(' ')).toContain(message);
+    expect(await countRequests(merchant.organization.id)).toBe(before);
+  });
+
+  test('within the bounds: daily for 1,000 occurrences, weekdays only, monthly to 2099', async () => {
+    // 01/01 09:00 plus 999 days is the 1,000th occurrence, the first request included.
+    const last = new Date(Date.UTC(year, 0, 1, 9) + 999 * 86_400_000).toISOString();
+    const lastDay = `${last.slice(8, 10)}/${last.slice(5, 7)}/${last.slice(0, 4)} 09:00:00`;
+    expect((await subscribe(merchant, { frequency: 'daily', end_date: lastDay })).status).toBe(201);
+    expect((await subscribe(merchant, { frequency: 'monthly', end_date: '01/01/2099 09:00:00' })).status).toBe(201);
+    const weekdays = await merchant.request('/api/collectionrequests', {
+      body: {
+        ...valid(),
+        subscription_settings: { ...settings({ frequency: 'weekly' }), weekdays: ['mon', 'wed', 'fri'] },
+      },
+    });
+    expect(weekdays.status).toBe(201);
+  });
+
+  test('a merchant cancels a subscription: cancelled_at is visible, the write is audited, a repeat changes nothing', async () => {
+    const created = await subscribe(merchant);
+    expect(created.status).toBe(201);
+    const id = created.body.id as number;
+    const cancelled = await merchant.request(`/api/collectionrequests/${id}/subscription/cancel`, { body: {} });
+    expect(cancelled.status).toBe(200);
+    const cancelledSettings = JSON.parse(cancelled.body.subscription_settings);
+    expect(cancelledSettings).toMatchObject(settings({}));
+    expect(cancelledSettings.cancelled_at).toMatch(/^\d{2}\/\d{2}\/\d{4} \d{2}:\d{2}:\d{2}$/);
+    const read = await merchant.request(`/api/collectionrequests/${id}`);
+    expect(JSON.parse(read.body.subscription_settings).cancelled_at).toBe(cancelledSettings.cancelled_at);
+    const again = await merchant.request(`/api/collectionrequests/${id}/subscription/cancel`, { body: {} });
+    expect(again.status).toBe(200);
+    expect(JSON.parse(again.body.subscription_settings).cancelled_at).toBe(cancelledSettings.cancelled_at);
+    const audited = await testSql()<{ action: string }[]>`
+      select action from audit_events where organization_id = ${merchant.organization.id}
+        and object_type = 'collection_request' and object_id = ${id} order by id`;
+    expect(audited.map((row) => row.action)).toEqual([
+      'POST /api/collectionrequests',
+      'POST /api/collectionrequests/:id/subscription/cancel',
+    ]);
+  });
+
+  test("another organization's subscription is not cancelled (403, as every object of another organization); a request without one is a 400", async () => {
+    const created = await subscribe(merchant);
+    const id = created.body.id as number;
+    const theirs = await other.request(`/api/collectionrequests/${id}/subscription/cancel`, { body: {} });
+    expect(theirs.status).toBe(403);
+    expect(
+      JSON.parse((await merchant.request(`/api/collectionrequests/${id}`)).body.subscription_settings),
+    ).not.toHaveProperty('cancelled_at');
+    expect((await other.request('/api/collectionrequests/999999999/subscription/cancel', { body: {} })).status).toBe(
+      404,
+    );
+    const plain = await merchant.request('/api/collectionrequests', { form: valid() });
+    const refused = await merchant.request(`/api/collectionrequests/${plain.body.id}/subscription/cancel`, {
+      body: {},
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.body.detail).toBe(`Collection request ${plain.body.id} carries no subscription.`);
   });
 });

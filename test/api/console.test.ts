@@ -986,6 +986,54 @@ describe('money pages', () => {
     expect(again.text).toContain('A cancelled payment cannot be cancelled');
   });
 
+  test("a subscription is cancelled from its request's page through a CSRF-protected button; another organization's is 404", async () => {
+    const subscriber = await createMerchant(ctx.app);
+    const { browser } = await signedIn(subscriber.organization.id);
+    const year = new Date().getUTCFullYear() + 1;
+    const created = await subscriber.request('/api/collectionrequests', {
+      body: {
+        phonenumber: nextNumber(),
+        amount: '10',
+        currency: 'BXC',
+        subscription_settings: {
+          start_date: `01/01/${year} 09:00:00`,
+          end_date: `01/06/${year} 09:00:00`,
+          frequency: 'monthly',
+        },
+      },
+    });
+    expect(created.status).toBe(201);
+    const id = created.body.id as number;
+    const action = `/console/requests/${id}/subscription/cancel`;
+    const page = await browser.get(`/console/requests/${id}`);
+    expect(page.text).toContain(`action="${action}"`);
+    expect(page.text).toContain('<span id="subscription-status">active</span>');
+    expect((await browser.post(action, {}, { csrf: false })).status).toBe(403);
+    expect(
+      JSON.parse((await subscriber.request(`/api/collectionrequests/${id}`)).body.subscription_settings),
+    ).not.toHaveProperty('cancelled_at');
+    // Another organization's user cannot cancel it, nor learn it exists.
+    const outsider = (await signedIn(other.organization.id)).browser;
+    await outsider.get('/console/requests');
+    expect((await outsider.post(action, {})).status).toBe(404);
+    expect(
+      JSON.parse((await subscriber.request(`/api/collectionrequests/${id}`)).body.subscription_settings),
+    ).not.toHaveProperty('cancelled_at');
+    await browser.get(`/console/requests/${id}`);
+    const cancelled = await browser.post(action, {});
+    expect(cancelled.status).toBe(303);
+    expect(cancelled.location).toBe(`/console/requests/${id}?done=subscription-cancelled`);
+    const after = await browser.get(cancelled.location!);
+    expect(after.text).toContain('Subscription cancelled: no further request is created from it.');
+    expect(after.text).toMatch(
+      /<span id="subscription-status">cancelled on \d{2}\/\d{2}\/\d{4} \d{2}:\d{2}:\d{2}<\/span>/,
+    );
+    expect(after.text).not.toContain(`action="${action}"`);
+    expect(
+      JSON.parse((await subscriber.request(`/api/collectionrequests/${id}`)).body.subscription_settings),
+    ).toHaveProperty('cancelled_at');
+  });
+
   test('a successful collection is sent back from its page; the collection shows its reversal; a second one is refused', async () => {
     const { browser } = await signedIn(merchant.organization.id);
     const collectionId = await creditedCollection(merchant, '40');

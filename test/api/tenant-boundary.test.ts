@@ -16,25 +16,35 @@ let second: TestMerchant;
 const sql = testSql();
 const nextNumber = numberSequence('+256775');
 
-/** Tables that hold no organization's rows: catalogs, the simulated network's state, counters and the service's own bookkeeping. */
-const OUTSIDE_THE_BOUNDARY = [
-  'bill_services',
-  'currencies',
-  'electricity_billers',
-  'network_credentials',
-  'network_operations',
-  'network_route_outcomes',
-  'network_routes',
-  'pin_bundles',
-  'request_counters',
-  'sandbox_messages',
-  'sandbox_payments',
-  'sandbox_payouts',
-  'sandbox_rejections',
-  'schema_migrations',
-  'sign_in_attempts',
-  'sweep_failures',
-];
+/**
+ * Tables outside the row-level policies, each with why. Catalogs hold no organization's data and no
+ * subscriber's number: every organization reads them as they are.
+ */
+const CATALOGS = ['bill_services', 'currencies', 'electricity_billers', 'pin_bundles'];
+
+/**
+ * Tables that hold an organization's data or a subscriber's number without an organization_id to
+ * guard them by, read and written only by the connecting role (the worker and its activities, the
+ * sweeps, the operators' callbacks before any organization is known, the console's sign-in before a
+ * session exists, the admission of a request before its organization is named, the admin commands):
+ * the tenant role has no privilege on them at all (migrations 023, 029 and 030).
+ */
+const WITHHELD_FROM_THE_TENANT: Record<string, string> = {
+  network_credentials: "the operators' callback credentials",
+  network_operations: "the operation journal: every organization's prompts and payouts, with the subscribers' numbers",
+  network_route_outcomes: "the routes' health, the service's own bookkeeping",
+  network_routes: "the routes' health, the service's own bookkeeping",
+  request_counters: "the throttle's counts, keyed by organization (taken before a request's organization is named)",
+  sandbox_messages: "the sandbox network's text messages to subscribers' numbers (the worker's)",
+  sandbox_payments: "the sandbox network's payments from subscribers' numbers (the worker's)",
+  sandbox_payouts: "the sandbox network's payouts to subscribers' numbers (the worker's)",
+  sandbox_rejections: "the sandbox network's refused payments (the worker's)",
+  schema_migrations: 'the migrations applied',
+  sign_in_attempts: "the console's sign-in throttle, keyed by email address and client address (before any session)",
+  sweep_failures: "the sweeps' failures, naming every organization's rows (the worker's and the admin's)",
+};
+
+const OUTSIDE_THE_BOUNDARY = [...CATALOGS, ...Object.keys(WITHHELD_FROM_THE_TENANT)];
 
 /** Rows of each guarded table: an organization's own (by its column or through its parent). */
 const OWNED = {
@@ -115,8 +125,45 @@ describe('the tenant boundary', () => {
     ).map((row) => row.relname);
     for (const table of [...withColumn, ...Object.keys(OWNED)])
       expect({ table, guarded: guarded.includes(table) }).toEqual({ table, guarded: true });
-    // A new table is either guarded or named here, with why it holds no organization's rows.
+    // A new table is either guarded or named here: a catalog, or withheld from the tenant with why.
     expect(all.filter((table) => !guarded.includes(table)).sort()).toEqual([...OUTSIDE_THE_BOUNDARY].sort());
+  });
+
+  test("a table outside the policies that holds organizations' data or subscribers' numbers is withheld from the tenant role", async () => {
+    const privileges = await sql<{ relname: string; privileges: string[] }[]>`
+      select c.relname, array_remove(array[
+        case when has_table_privilege(${TENANT_ROLE}, c.oid, 'select') then 'select' end,
+        case when has_table_privilege(${TENANT_ROLE}, c.oid, 'insert') then 'insert' end,
+        case when has_table_privilege(${TENANT_ROLE}, c.oid, 'update') then 'update' end,
+        case when has_table_privilege(${TENANT_ROLE}, c.oid, 'delete') then 'delete' end,
+        case when has_any_column_privilege(${TENANT_ROLE}, c.oid, 'select') then 'select (columns)' end
+      ], null) as privileges
+      from pg_class c
+      where c.relnamespace = 'public'::regnamespace and c.relkind = 'r' and c.relname in ${sql(Object.keys(WITHHELD_FROM_THE_TENANT))}
+      order by 1`;
+    expect(privileges.map((row) => ({ table: row.relname, privileges: row.privileges }))).toEqual(
+      Object.keys(WITHHELD_FROM_THE_TENANT)
+        .sort()
+        .map((table) => ({ table, privileges: [] })),
+    );
+    // As an organization: each read is refused outright, not answered with rows.
+    for (const table of Object.keys(WITHHELD_FROM_THE_TENANT)) {
+      const outcome = await asOrganization(first.organization.id, () =>
+        sql`select count(*) from ${sql(table)}`.then(
+          () => 'read',
+          (error: { code?: string }) => error.code,
+        ),
+      );
+      expect({ table, outcome }).toEqual({ table, outcome: '42501' });
+    }
+  });
+
+  test("a catalog holds no organization's data and no subscriber's number", async () => {
+    const columns = await sql<{ relname: string; attname: string }[]>`
+      select c.relname, a.attname from pg_class c join pg_attribute a on a.attrelid = c.oid
+      where c.relnamespace = 'public'::regnamespace and c.relname in ${sql(CATALOGS)} and a.attnum > 0
+        and not a.attisdropped and (a.attname like '%organization%' or a.attname like '%phone%')`;
+    expect([...columns]).toEqual([]);
   });
 
   test('with no predicate at all, an organization reads only its own rows of every guarded table', async () => {

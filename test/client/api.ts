@@ -186,6 +186,26 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/api/collectionrequests/{id}/subscription/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a collection request's subscription
+         * @description Stops the subscription the request carries (the request POSTed with `subscription_settings`): no later occurrence is created, and its `subscription_settings` gain `cancelled_at` (`DD/MM/YYYY HH:MM:SS`, UTC). Requests already created, and a prompt already sent, go on as any request does. Unchanged when already cancelled; a request that carries no subscription, or is one of its occurrences, is a 400. Roles: owner, admin, developer, finance.
+         */
+        post: operations["cancelSubscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/collections": {
         parameters: {
             query?: never;
@@ -3667,7 +3687,7 @@ export interface operations {
                      */
                     max_attempts?: string | number;
                     /**
-                     * @description Recurring requests: a hash (or JSON string, or `subscription_settings.key` form fields) of `start_date`, `end_date` (`DD/MM/YYYY HH:MM:SS`), `frequency` (yearly, monthly, weekly, daily, hourly, minutely), optional `weekdays` and `months`.
+                     * @description Recurring requests: a hash (or JSON string, or `subscription_settings.key` form fields) of `start_date`, `end_date` (`DD/MM/YYYY HH:MM:SS`), `frequency` (yearly, monthly, weekly or daily: at most one prompt a day), optional `weekdays` and `months`; at most 1000 occurrences.
                      * @default null
                      */
                     subscription_settings?: {
@@ -3732,7 +3752,7 @@ export interface operations {
                      */
                     max_attempts?: string | number;
                     /**
-                     * @description Recurring requests: a hash (or JSON string, or `subscription_settings.key` form fields) of `start_date`, `end_date` (`DD/MM/YYYY HH:MM:SS`), `frequency` (yearly, monthly, weekly, daily, hourly, minutely), optional `weekdays` and `months`.
+                     * @description Recurring requests: a hash (or JSON string, or `subscription_settings.key` form fields) of `start_date`, `end_date` (`DD/MM/YYYY HH:MM:SS`), `frequency` (yearly, monthly, weekly or daily: at most one prompt a day), optional `weekdays` and `months`; at most 1000 occurrences.
                      * @default null
                      */
                     subscription_settings?: {
@@ -3785,7 +3805,7 @@ export interface operations {
                      */
                     max_attempts?: string | number;
                     /**
-                     * @description Recurring requests: a hash (or JSON string, or `subscription_settings.key` form fields) of `start_date`, `end_date` (`DD/MM/YYYY HH:MM:SS`), `frequency` (yearly, monthly, weekly, daily, hourly, minutely), optional `weekdays` and `months`.
+                     * @description Recurring requests: a hash (or JSON string, or `subscription_settings.key` form fields) of `start_date`, `end_date` (`DD/MM/YYYY HH:MM:SS`), `frequency` (yearly, monthly, weekly or daily: at most one prompt a day), optional `weekdays` and `months`; at most 1000 occurrences.
                      * @default null
                      */
                     subscription_settings?: {
@@ -3942,6 +3962,102 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    cancelSubscription: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version for this request (else the organization's saved one). */
+                "Api-Version"?: "v1" | "v2" | "v3" | "v4";
+                /** @description Any string: a repeat of the same key within 24 hours is 409 and writes nothing. */
+                "Duplicate-Check-Key"?: string;
+            };
+            path: {
+                /** @description The object's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description JSON, form-encoded or multipart (`multipart/form-data`, text fields only). In form bodies nested hashes are `metadata[key]=value` or `metadata.key=value`, numbers and booleans are text (`true`, `True`, `1`). */
+        requestBody?: {
+            content: {
+                /** @example {} */
+                "application/json": Record<string, never>;
+                /** @example {} */
+                "application/x-www-form-urlencoded": Record<string, never>;
+                "multipart/form-data": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description The collection request, its subscription cancelled. */
+            200: {
+                headers: {
+                    /** @description The API version of the response. */
+                    "Api-Version": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 901,
+                     *       "organization": 3,
+                     *       "amount": "1500.0000",
+                     *       "currency": "UGX",
+                     *       "account": 12,
+                     *       "phonenumber": "+256772123456",
+                     *       "svccode": "3-901",
+                     *       "contact": {
+                     *         "id": 17,
+                     *         "organization": 3,
+                     *         "first_name": "Jane",
+                     *         "last_name": "Nakato",
+                     *         "email": "jane@example.com",
+                     *         "phone_number": "+256772123456",
+                     *         "type": "other",
+                     *         "status": "active",
+                     *         "metadata": {
+                     *           "customer": "1042"
+                     *         },
+                     *         "created": "2025-05-01T13:45:00Z",
+                     *         "modified": "2025-05-01T13:45:00Z",
+                     *         "author": 5,
+                     *         "updated_by": null
+                     *       },
+                     *       "reason": "Invoice 1042",
+                     *       "metadata": {
+                     *         "invoice": "1042"
+                     *       },
+                     *       "created": "2025-05-01T13:45:00Z",
+                     *       "modified": "2025-05-01T13:46:10Z",
+                     *       "author": 5,
+                     *       "updated_by": null,
+                     *       "collection": null,
+                     *       "success_message": null,
+                     *       "send_instructions": true,
+                     *       "instructions": null,
+                     *       "status": "processing_started",
+                     *       "error_message": null,
+                     *       "expiry_date": "2025-05-02 13:45:00.000000+00:00",
+                     *       "start_date": null,
+                     *       "retry_interval_minutes": null,
+                     *       "max_attempts": 3,
+                     *       "subscription_settings": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CollectionRequest"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };

@@ -1,7 +1,14 @@
 import { describe, expect, test } from 'bun:test';
 import { formatSpecDate, parseRequestDate } from '../../src/domain/dates';
 import { networkForNumber } from '../../src/domain/networks';
-import { nextOccurrence, occurrences, type Subscription } from '../../src/domain/subscriptions';
+import {
+  MAX_SUBSCRIPTION_OCCURRENCES,
+  MERCHANT_FREQUENCIES,
+  exceedsOccurrenceLimit,
+  nextOccurrence,
+  occurrences,
+  type Subscription,
+} from '../../src/domain/subscriptions';
 import { displayAmount, successMessage } from '../../src/domain/collection-requests';
 
 const NOW = new Date('2025-03-10T12:00:00Z');
@@ -124,6 +131,28 @@ describe('subscriptions', () => {
       '2025-07-01T10:01:00.000Z',
     );
     expect(nextOccurrence(everyMinuteForAYear, at('2025-12-31T23:59:00Z'))).toBeNull();
+  });
+
+  test('the occurrence limit counts what occurrences lists, the first included, and stops counting past it', () => {
+    expect(MAX_SUBSCRIPTION_OCCURRENCES).toBe(1000);
+    const daily = (end: string, extra: Partial<Subscription> = {}) => rule('daily', '2025-01-01T09:00:00Z', end, extra);
+    // 01/01/2025 plus 999 days: the 1,000th occurrence.
+    const thousandth = new Date(Date.UTC(2025, 0, 1, 9) + 999 * 86_400_000).toISOString();
+    expect(occurrences(daily(thousandth), 2000)).toHaveLength(1000);
+    expect(exceedsOccurrenceLimit(daily(thousandth))).toBe(false);
+    const oneMore = new Date(Date.parse(thousandth) + 86_400_000).toISOString();
+    expect(exceedsOccurrenceLimit(daily(oneMore))).toBe(true);
+    // Weekdays thin the schedule out: Mondays only for ten years is about 522.
+    expect(exceedsOccurrenceLimit(daily('2034-12-31T09:00:00Z', { weekdays: [1] }))).toBe(false);
+    expect(exceedsOccurrenceLimit(rule('monthly', '2025-01-31T09:00:00Z', '2099-12-31T09:00:00Z'))).toBe(false);
+    // The schedule of the finding: every minute to 2099, answered at once.
+    const started = performance.now();
+    expect(exceedsOccurrenceLimit(rule('minutely', '2025-01-02T00:00:00Z', '2099-12-31T23:59:00Z'))).toBe(true);
+    expect(performance.now() - started).toBeLessThan(100);
+  });
+
+  test('a merchant chooses daily at the most often', () => {
+    expect([...MERCHANT_FREQUENCIES]).toEqual(['yearly', 'monthly', 'weekly', 'daily']);
   });
 });
 

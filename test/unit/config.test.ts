@@ -11,6 +11,10 @@ test('defaults are the sandbox defaults of the README', () => {
   expect(config.temporal).toEqual({ address: '127.0.0.1:7233', namespace: 'default', taskQueue: 'collections' });
   expect(config.sandbox).toBe(true);
   expect(config.pageSizeMax).toBe(100);
+  // Bun's development error page only when asked for, whatever NODE_ENV says.
+  expect(config.developmentMode).toBe(false);
+  expect(loadConfig({ NODE_ENV: 'development' }).developmentMode).toBe(false);
+  expect(loadConfig({ API_DEVELOPMENT_MODE: 'true' }).developmentMode).toBe(true);
 });
 
 test('invalid settings fail loudly, naming the variable', () => {

@@ -8,6 +8,8 @@ import type { RequestStatus } from '../../src/domain/collection-requests';
 import { networkForNumber } from '../../src/domain/networks';
 import { insertCollectionRequest, type NewCollectionRequest } from '../../src/services/collection-requests';
 import { launcherFromConfig } from '../../src/temporal/launcher';
+import { createCollectionRequestActivities } from '../../src/activities/collection-requests';
+import type { NetworkAdapter } from '../../src/network/adapter';
 import { subscriptionWorkflowId } from '../../src/contracts/subscription';
 import { collectionRequestStateQuery, collectionRequestWorkflowId } from '../../src/contracts/collection-request';
 import {
@@ -43,6 +45,11 @@ afterAll(async () => {
 });
 
 const nextNumber = numberSequence('+256772');
+/** A date as subscription settings store it (`DD/MM/YYYY HH:MM:SS`, UTC). */
+const storedDate = (date: Date) => {
+  const iso = date.toISOString();
+  return `${iso.slice(8, 10)}/${iso.slice(5, 7)}/${iso.slice(0, 4)} ${iso.slice(11, 19)}`;
+};
 const inSeconds = (seconds: number) => new Date(Date.now() + seconds * 1000);
 
 async function createRequest(
@@ -308,6 +315,71 @@ describe('subscriptions', () => {
       ).type,
     ).toBe('collectionRequest');
   }, 120_000);
+});
+
+describe('cancelling a subscription', () => {
+  test('through the API: the workflow ends cancelled and creates nothing more; the prompt in flight is paid', async () => {
+    const start = new Date(Math.ceil((Date.now() + 2000) / 1000) * 1000);
+    const requestId = await createRequest({
+      startAt: start,
+      expiresAt: new Date(start.getTime() + 30_000),
+      subscriptionSettings: {
+        start_date: storedDate(start),
+        end_date: storedDate(new Date(start.getTime() + 600_000)),
+        frequency: 'minutely',
+      },
+    });
+    const workflowId = subscriptionWorkflowId(asId('CollectionRequest', requestId));
+    // The first occurrence (the request itself) is prompted; the subscription waits for the next minute.
+    await eventually(
+      'the first request to be prompted',
+      async () => (await merchant.request(`/api/collectionrequests/${requestId}`)).body.status !== 'new',
+      20_000,
+    );
+    const cancelled = await merchant.request(`/api/collectionrequests/${requestId}/subscription/cancel`, { body: {} });
+    expect(cancelled.status).toBe(200);
+    expect(JSON.parse(cancelled.body.subscription_settings)).toHaveProperty('cancelled_at');
+    await eventually(
+      'the subscription workflow to end cancelled',
+      async () => (await ctx.client.workflow.getHandle(workflowId).describe()).status.name === 'CANCELLED',
+      15_000,
+    );
+    await eventually(
+      'the prompt in flight to be paid',
+      async () => (await merchant.request(`/api/collectionrequests/${requestId}`)).body.status === 'successful',
+      20_000,
+    );
+    const occurrences = await testSql()`select id from collection_requests where subscription_id = ${requestId}`;
+    expect(occurrences.count).toBe(0);
+  }, 60_000);
+
+  test('an occurrence due after the cancel is not created, even where the workflow did not hear of it', async () => {
+    const start = inSeconds(3600);
+    const requestId = await createRequest({
+      sendInstructions: false,
+      startAt: start,
+      expiresAt: new Date(start.getTime() + 30_000),
+      subscriptionSettings: {
+        start_date: storedDate(start),
+        end_date: storedDate(new Date(start.getTime() + 10 * 86_400_000)),
+        frequency: 'daily',
+      },
+    });
+    const activities = createCollectionRequestActivities({
+      sql: testSql(),
+      launcher: ctx.launcher,
+      network: {} as NetworkAdapter,
+    });
+    const occurrenceAt = new Date(start.getTime() + 86_400_000).toISOString();
+    expect(
+      (await merchant.request(`/api/collectionrequests/${requestId}/subscription/cancel`, { body: {} })).status,
+    ).toBe(200);
+    expect(
+      await activities.createSubscriptionOccurrence({ requestId: asId('CollectionRequest', requestId), occurrenceAt }),
+    ).toBeNull();
+    const occurrences = await testSql()`select id from collection_requests where subscription_id = ${requestId}`;
+    expect(occurrences.count).toBe(0);
+  });
 });
 
 describe('crash recovery', () => {

@@ -45,6 +45,7 @@ export const DONE_NOTICES: Readonly<Record<string, string>> = {
   'contact-created': 'Contact created.',
   'payment-created': 'Payment created: its amount is taken out of the wallet now, and it is sent through the network.',
   'payment-cancelled': 'Payment cancelled: its amount is back in the wallet.',
+  'subscription-cancelled': 'Subscription cancelled: no further request is created from it.',
   'reversal-created': 'Reversal started: the amount is taken out of the wallet now and sent back to the subscriber.',
   'webhook-created': 'Webhook created. It receives every future event of its type.',
   'webhook-updated': 'Webhook saved.',

@@ -1,15 +1,20 @@
 /**
  * Collection requests: the list with the API's filters and paging, the create form (through
  * `createCollectionRequest`, as POST /api/collectionrequests), and a request's page with its status
- * timeline, its collection and its workflow in the Temporal UI; the timeline updates by itself.
+ * timeline, its collection and its workflow in the Temporal UI; the timeline updates by itself. A
+ * request that carries a subscription shows it, with a button that cancels it (through
+ * `cancelOwnSubscription`, as POST /api/collectionrequests/<id>/subscription/cancel).
  */
 import { Elysia } from 'elysia';
 import {
   CollectionRequestCreate,
   RequestFilters,
+  cancelOwnSubscription,
   createCollectionRequest,
   findOwnRequest,
   listCollectionRequests,
+  subscriptionCancelled,
+  type RequestWithContact,
 } from '../../services/collection-requests';
 import { parseFilters } from '../../http/filters';
 import { validate } from '../../domain/input';
@@ -41,7 +46,9 @@ import {
   input,
   layout,
   money,
+  notice,
   pager,
+  actionButton,
   postForm,
   queryValues,
   select,
@@ -51,7 +58,7 @@ import {
   type Values,
 } from '../layout';
 import { allows, consoleSessionPlugin } from '../session';
-import { nonEmptyQuery, ownedId, ownedOrMissing, timelineList, workflowUrl } from './common';
+import { DONE_NOTICES, nonEmptyQuery, ownedId, ownedOrMissing, timelineList, workflowUrl } from './common';
 
 const FILTERS = [
   'status',
@@ -164,6 +171,32 @@ ${
 </div>`;
 }
 
+/** The subscription a request carries: its schedule, and the cancel button while it runs (for who may collect). */
+function subscriptionSection(session: ConsoleSession, request: CollectionRequestRow): Html | '' {
+  const settings = request.subscriptionSettings as Record<string, unknown> | null;
+  if (settings === null || request.subscriptionId !== null) return '';
+  const cancelled = subscriptionCancelled(request);
+  return html`<section class="card subscription" aria-labelledby="subscription"><h2 id="subscription">Subscription</h2>
+${details([
+  ['Frequency', String(settings.frequency)],
+  ['From', String(settings.start_date)],
+  ['Until', String(settings.end_date)],
+  [
+    'Status',
+    cancelled
+      ? html`<span id="subscription-status">cancelled on ${String(settings.cancelled_at)}</span>`
+      : html`<span id="subscription-status">active</span>`,
+  ],
+])}
+${
+  !cancelled && allows(session, 'collect')
+    ? html`<p class="muted">Cancelling creates no further request from this subscription; requests already made, and \
+a prompt already sent, go on.</p>
+${actionButton(session, `/console/requests/${request.id}/subscription/cancel`, 'Cancel subscription', {}, 'danger')}`
+    : ''
+}</section>`;
+}
+
 export const requestRoutes = (deps: AppDeps) => {
   const { sql, config } = deps;
   const frame = (session: ConsoleSession, title: string) => ({
@@ -178,6 +211,42 @@ export const requestRoutes = (deps: AppDeps) => {
       findOwnRequest(sql, session.organizationId, ownedId(rawId, 'CollectionRequest')),
       'No such collection request in your organization.',
     );
+
+  async function detailPage(
+    session: ConsoleSession,
+    { request, contact }: RequestWithContact,
+    state: { done?: string; error?: string },
+    status = 200,
+  ): Promise<Response> {
+    const done = state.done ? DONE_NOTICES[state.done] : undefined;
+    const content = html`${done ? notice(done) : ''}${state.error ? notice(state.error, 'error') : ''}
+<section class="card">${details([
+      ['Amount', money(request.amount, request.currency)],
+      ['Customer', html`<a href="/console/contacts/${contact.id}">${contact.firstName} ${contact.lastName}</a>`],
+      ['Number', `${request.phoneNumber} (${request.network})`],
+      ['Reason', request.reason],
+      ['Request code', requestCode(request)],
+      ['Created', when(request.created)],
+      ['Starts', request.startDate ? when(request.startDate) : 'at once'],
+      ['Expires', when(request.expiryDate)],
+      ['Retries', `up to ${request.maxAttempts}`],
+      [
+        'Subscription',
+        request.subscriptionId === null
+          ? null
+          : html`an occurrence of <a href="/console/requests/${request.subscriptionId}">#${request.subscriptionId}</a>`,
+      ],
+      [
+        'Workflow',
+        html`<a href="${workflowUrl(config, collectionRequestWorkflowId(request.id))}" rel="noopener" \
+target="_blank">${collectionRequestWorkflowId(request.id)} in the Temporal UI</a>`,
+      ],
+    ])}</section>
+${subscriptionSection(session, request)}
+<section class="card" id="live" \
+data-live="/console/requests/${request.id}/live">${await liveContent(deps, request)}</section>`;
+    return htmlResponse(layout(frame(session, `Collection request #${request.id}`), content), status);
+  }
 
   return new Elysia({ name: 'console-requests' })
     .use(consoleSessionPlugin(deps))
@@ -271,30 +340,27 @@ ${pager('/console/requests', searchParams, page, count)}`;
     )
     .get(
       '/console/requests/:id',
-      async ({ params, session }) => {
-        const { request, contact } = await ownedRequest(session, params.id);
-        const content = html`
-<section class="card">${details([
-          ['Amount', money(request.amount, request.currency)],
-          ['Customer', html`<a href="/console/contacts/${contact.id}">${contact.firstName} ${contact.lastName}</a>`],
-          ['Number', `${request.phoneNumber} (${request.network})`],
-          ['Reason', request.reason],
-          ['Request code', requestCode(request)],
-          ['Created', when(request.created)],
-          ['Starts', request.startDate ? when(request.startDate) : 'at once'],
-          ['Expires', when(request.expiryDate)],
-          ['Retries', `up to ${request.maxAttempts}`],
-          [
-            'Workflow',
-            html`<a href="${workflowUrl(config, collectionRequestWorkflowId(request.id))}" rel="noopener" \
-target="_blank">${collectionRequestWorkflowId(request.id)} in the Temporal UI</a>`,
-          ],
-        ])}</section>
-<section class="card" id="live" \
-data-live="/console/requests/${request.id}/live">${await liveContent(deps, request)}</section>`;
-        return htmlResponse(layout(frame(session, `Collection request #${request.id}`), content));
-      },
+      async ({ params, request, session }) =>
+        detailPage(session, await ownedRequest(session, params.id), {
+          done: new URL(request.url).searchParams.get('done') ?? undefined,
+        }),
       { page: 'view' },
+    )
+    .post(
+      '/console/requests/:id/subscription/cancel',
+      async ({ params, session }) => {
+        const { request } = await ownedRequest(session, params.id);
+        try {
+          await cancelOwnSubscription(deps, session, request.id, null);
+          return redirect(`/console/requests/${request.id}?done=subscription-cancelled`);
+        } catch (error) {
+          const apiError = findApiError(error);
+          if (apiError?.status !== 400 || typeof apiError.body.detail !== 'string') throw error;
+          const current = await ownedRequest(session, params.id);
+          return await detailPage(session, current, { error: apiError.body.detail }, 400);
+        }
+      },
+      { action: 'collect', parse: 'none' },
     )
     .get(
       '/console/requests/:id/live',
