@@ -275,6 +275,7 @@ describe('an answer lost after Airtel did the operation', () => {
       const outcome = await requestOutcome(stack, requestId);
       expect(outcome.status).toBe('successful');
       const repeatsBefore = airtel.refundRepeats();
+      const errorsBefore = airtel.systemErrors();
       airtel.late({ method: 'POST', path: REFUND_PATH, holdMs: 0, process: 'before', answer: 'error' });
       const reversal = await merchant.request('/api/reversals', {
         form: { collection: String(outcome.collectionId), reason: 'Returned goods' },
@@ -284,6 +285,8 @@ describe('an answer lost after Airtel did the operation', () => {
         state: 'completed',
       });
       await airtel.settled();
+      // The operation's answer was the operator's 5xx.
+      expect(airtel.systemErrors()).toBe(errorsBefore + 1);
       const [push] = pushesTo(phone);
       expect(airtel.refunds().filter((refund) => refund.airtelMoneyId === push!.airtelMoneyId)).toHaveLength(1);
       // The retry reached Airtel and was refused as a repeat: nothing was refunded twice.
@@ -296,11 +299,14 @@ describe('an answer lost after Airtel did the operation', () => {
   test('a disbursement Airtel made but answered 500: paid once, the payment completed, debited once', async () => {
     const merchant = await fundedMerchant(stack, 'UGX', '10000');
     const phone = ugandan();
+    const errorsBefore = airtel.systemErrors();
     airtel.late({ method: 'POST', path: DISBURSEMENT_PATH, holdMs: 0, process: 'before', answer: 'error' });
     expect(await paidOut(stack, merchant, { phonenumber: phone, amount: '2500', currency: 'UGX' })).toMatchObject({
       state: 'completed',
     });
     await airtel.settled();
+    // The operation's answer was the operator's 5xx.
+    expect(airtel.systemErrors()).toBe(errorsBefore + 1);
     expect(airtel.disbursements().filter((disbursement) => disbursement.msisdn === national(phone))).toMatchObject([
       { amount: 2500, status: 'TS' },
     ]);

@@ -81,6 +81,8 @@ export type AirtelSimulator = {
   outage(mode: OutageMode): Promise<void>;
   /** Answers the next matching calls out of time: processed before or after the answer, answered late or 500. */
   late(rule: LateAnswer): void;
+  /** How many calls its gateway answered with its system error (an outage's or a late rule's). */
+  systemErrors(): number;
   clearLate(): void;
   /** Resolves once every late call has been processed and answered. */
   settled(): Promise<void>;
@@ -442,10 +444,14 @@ export async function startAirtelSimulator(options: AirtelSimulatorOptions): Pro
 
   let failingSends = false;
   let disbursementBalance: number | null = null;
+  let systemErrors = 0;
   const server = serveWithOutages({
     port: options.port,
     // Airtel's gateway answer when the money platform behind it fails.
-    systemError: () => answer(false, 'ESB000001', 'Something went wrong', undefined, 500),
+    systemError: () => {
+      systemErrors += 1;
+      return answer(false, 'ESB000001', 'Something went wrong', undefined, 500);
+    },
     async handle(request) {
       const { api, handle } = route(request);
       // A platform that takes no new transaction while its enquiries still answer: nothing is recorded.
@@ -468,6 +474,7 @@ export async function startAirtelSimulator(options: AirtelSimulatorOptions): Pro
     },
     outage: (mode) => server.set(mode),
     late: (rule) => server.late(rule),
+    systemErrors: () => systemErrors,
     clearLate: () => server.clearLate(),
     settled: () => server.settled(),
     failSends(on) {
