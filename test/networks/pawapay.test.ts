@@ -351,6 +351,36 @@ describe('an answer lost after pawaPay did the operation, and a deposit refunded
     expect(await balanceOf(merchant.organization.id, 'GHS')).toBe('1.0000');
     await expectBalanced(merchant.organization.id);
   });
+  test('another refund of the deposit under way at pawaPay (REFUND_IN_PROGRESS): the reversal waits for it and completes, debited once', async () => {
+    const merchant = await fundedMerchant(stack, 'GHS', '1');
+    const phone = airtelTigo();
+    // The refund made elsewhere stays in progress long enough for the reversal to meet it.
+    pawapay.setSubscriber(digits(phone), { decideAfterMs: 2500 });
+    const outcome = await requestOutcome(
+      stack,
+      await promptedRequest(merchant, { phonenumber: phone, amount: '35', currency: 'GHS' }),
+    );
+    expect(outcome.status).toBe('successful');
+    const [deposit] = depositsOf(phone);
+    const elsewhere = await fetch(`${pawapay.url}/v2/refunds`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ refundId: crypto.randomUUID(), depositId: deposit!.id }),
+    });
+    expect(await elsewhere.json()).toMatchObject({ status: 'ACCEPTED' });
+    const reversal = await merchant.request('/api/reversals', {
+      form: { collection: String(outcome.collectionId), reason: 'Returned goods' },
+    });
+    expect(reversal.status).toBe(201);
+    expect(await stack.ctx.client.workflow.getHandle(`reversal-${reversal.body.id}`).result()).toMatchObject({
+      state: 'completed',
+    });
+    expect(pawapay.refunds().filter((refund) => refund.depositId === deposit!.id)).toMatchObject([
+      { status: 'COMPLETED' },
+    ]);
+    expect(await balanceOf(merchant.organization.id, 'GHS')).toBe('1.0000');
+    await expectBalanced(merchant.organization.id);
+  }, 30_000);
 });
 
 describe("the API's validation", () => {

@@ -29,7 +29,7 @@ import type {
   TakenPrompt,
 } from '../adapter';
 import { callOperator, field, msisdnOf, nested, type OperatorAnswer } from '../operator-http';
-import { pawapayFailure, pawapayRefusal, refundedAlready } from './failures';
+import { pawapayFailure, pawapayRefusal, refundedAlready, refundUnderWay } from './failures';
 import type { PawapaySettings } from './settings';
 
 /** Calls to pawaPay: long enough for a slow day, short enough for an activity to retry (safe: see above). */
@@ -109,9 +109,9 @@ export function createPawapayConnector(settings: PawapaySettings, { sql, formatA
 
   /**
    * Sends a deposit, payout or refund under `id`: `taken` when pawaPay took it (ACCEPTED, ENQUEUED) or
-   * had it already (DUPLICATE_IGNORED), `refunded` when a refund finds its deposit refunded in full
-   * already (the money is back with the customer), its refusal in a merchant's words when REJECTED
-   * (nothing happened). Anything else (no answer, 5xx, 401, 429) throws: the activity retries under the
+   * had it already (DUPLICATE_IGNORED), or a refund finds another refund of its deposit under way (its
+   * status then tells); `refunded` when a refund finds its deposit refunded in full already (the money
+   * is back with the customer); its refusal in a merchant's words when REJECTED (nothing happened). Anything else (no answer, 5xx, 401, 429) throws: the activity retries under the
    * same id.
    */
   async function send(movement: Movement, id: string, body: Record<string, unknown>): Promise<Sent> {
@@ -132,6 +132,7 @@ export function createPawapayConnector(settings: PawapaySettings, { sql, formatA
       ((answer.status === 400 || answer.status === 403) && code !== undefined && !AUTHENTICATION_CODES.has(code));
     if (refused && answer.status < 500 && answer.status !== 401 && answer.status !== 429) {
       if (movement === 'refund' && refundedAlready(code)) return 'refunded';
+      if (movement === 'refund' && refundUnderWay(code)) return 'taken';
       return pawapayRefusal(code, field(reason, 'failureMessage'));
     }
     throw unexpected(`${movement} not taken`, answer);

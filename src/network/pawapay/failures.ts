@@ -114,6 +114,14 @@ export const refundedAlready = (code: string | undefined): boolean =>
   code === 'DEPOSIT_ALREADY_REFUNDED' || code === 'ALREADY_REFUNDED';
 
 /**
+ * Whether a refund's rejection says another refund of its deposit is under way (not ours: pawaPay answers a repeat of
+ * ours DUPLICATE_IGNORED). Whether that one gives the money back decides what ours must do, so it is asked again,
+ * never refused.
+ */
+export const refundUnderWay = (code: string | undefined): boolean =>
+  code === 'REFUND_IN_PROGRESS' || code === 'IN_PROGRESS';
+
+/**
  * pawaPay's own message, kept short: shown only where our words say too little (a malformed request, an unknown code).
  */
 const said = (message: string | undefined): string => {
