@@ -28,6 +28,8 @@ const CREDENTIALS = {
   callbackKey: 'airtel-test-callback-key',
 };
 const CALLBACK_PATH = '/network/airtel/callback';
+const REFUND_PATH = '/standard/v1/payments/refund';
+const DISBURSEMENT_PATH = /^\/standard\/v2\/disbursements\/?$/;
 let airtel: AirtelSimulator;
 let stack: Stack;
 const ugandan = numberSequence('+256701');
@@ -259,6 +261,57 @@ describe('disbursements and refunds', () => {
       expect(await balanceOf(merchant.organization.id, currency)).toBe('1.0000');
       await expectBalanced(merchant.organization.id);
     }
+  });
+});
+
+describe('an answer lost after Airtel did the operation', () => {
+  test('a refund Airtel made but answered 500: the retry hears "already refunded", the reversal completes, debited once', async () => {
+    for (const [currency, phone] of [
+      ['UGX', ugandan()],
+      ['KES', kenyan()],
+    ] as const) {
+      const merchant = await fundedMerchant(stack, currency, '1');
+      const requestId = await promptedRequest(merchant, { phonenumber: phone, amount: '700', currency });
+      const outcome = await requestOutcome(stack, requestId);
+      expect(outcome.status).toBe('successful');
+      const repeatsBefore = airtel.refundRepeats();
+      const errorsBefore = airtel.systemErrors();
+      airtel.late({ method: 'POST', path: REFUND_PATH, holdMs: 0, process: 'before', answer: 'error' });
+      const reversal = await merchant.request('/api/reversals', {
+        form: { collection: String(outcome.collectionId), reason: 'Returned goods' },
+      });
+      expect(reversal.status).toBe(201);
+      expect(await stack.ctx.client.workflow.getHandle(`reversal-${reversal.body.id}`).result()).toMatchObject({
+        state: 'completed',
+      });
+      await airtel.settled();
+      // The operation's answer was the operator's 5xx.
+      expect(airtel.systemErrors()).toBe(errorsBefore + 1);
+      const [push] = pushesTo(phone);
+      expect(airtel.refunds().filter((refund) => refund.airtelMoneyId === push!.airtelMoneyId)).toHaveLength(1);
+      // The retry reached Airtel and was refused as a repeat: nothing was refunded twice.
+      expect(airtel.refundRepeats()).toBeGreaterThan(repeatsBefore);
+      expect(await balanceOf(merchant.organization.id, currency)).toBe('1.0000');
+      await expectBalanced(merchant.organization.id);
+    }
+  });
+
+  test('a disbursement Airtel made but answered 500: paid once, the payment completed, debited once', async () => {
+    const merchant = await fundedMerchant(stack, 'UGX', '10000');
+    const phone = ugandan();
+    const errorsBefore = airtel.systemErrors();
+    airtel.late({ method: 'POST', path: DISBURSEMENT_PATH, holdMs: 0, process: 'before', answer: 'error' });
+    expect(await paidOut(stack, merchant, { phonenumber: phone, amount: '2500', currency: 'UGX' })).toMatchObject({
+      state: 'completed',
+    });
+    await airtel.settled();
+    // The operation's answer was the operator's 5xx.
+    expect(airtel.systemErrors()).toBe(errorsBefore + 1);
+    expect(airtel.disbursements().filter((disbursement) => disbursement.msisdn === national(phone))).toMatchObject([
+      { amount: 2500, status: 'TS' },
+    ]);
+    expect(await balanceOf(merchant.organization.id, 'UGX')).toBe('7500.0000');
+    await expectBalanced(merchant.organization.id);
   });
 });
 

@@ -215,6 +215,70 @@ describe('transfers', () => {
   });
 });
 
+describe('an answer lost after MoMo did the operation', () => {
+  const TRANSFER_PATH = '/disbursement/v1_0/transfer';
+
+  test('a transfer MoMo made but answered 5xx: paid once, the payment completed, debited once', async () => {
+    const merchant = await fundedMerchant(stack, 'UGX', '5000');
+    const phone = nextNumber();
+    const errorsBefore = momo.systemErrors();
+    momo.late({ method: 'POST', path: TRANSFER_PATH, holdMs: 0, process: 'before', answer: 'error' });
+    expect(await paidOut(stack, merchant, { phonenumber: phone, amount: '1400', currency: 'UGX' })).toMatchObject({
+      state: 'completed',
+    });
+    await momo.settled();
+    // The operation's answer was the operator's 5xx.
+    expect(momo.systemErrors()).toBe(errorsBefore + 1);
+    expect(momo.transfers().filter((transfer) => transfer.payee === msisdn(phone))).toMatchObject([
+      { amount: '1400', status: 'SUCCESSFUL' },
+    ]);
+    expect(await balanceOf(merchant.organization.id, 'UGX')).toBe('3600.0000');
+    await expectBalanced(merchant.organization.id);
+  });
+
+  test("a reversal's transfer MoMo made but answered 5xx: sent back once, the reversal completed, debited once", async () => {
+    const merchant = await fundedMerchant(stack, 'UGX', '1');
+    const phone = nextNumber();
+    const requestId = await promptedRequest(merchant, { phonenumber: phone, amount: '650', currency: 'UGX' });
+    const outcome = await requestOutcome(stack, requestId);
+    expect(outcome.status).toBe('successful');
+    const errorsBefore = momo.systemErrors();
+    momo.late({ method: 'POST', path: TRANSFER_PATH, holdMs: 0, process: 'before', answer: 'error' });
+    const reversal = await merchant.request('/api/reversals', {
+      form: { collection: String(outcome.collectionId), reason: 'Returned goods' },
+    });
+    expect(reversal.status).toBe(201);
+    expect(await stack.ctx.client.workflow.getHandle(`reversal-${reversal.body.id}`).result()).toMatchObject({
+      state: 'completed',
+    });
+    await momo.settled();
+    // The operation's answer was the operator's 5xx.
+    expect(momo.systemErrors()).toBe(errorsBefore + 1);
+    const sent = momo.transfers().filter((transfer) => transfer.payee === msisdn(phone));
+    expect(sent).toMatchObject([{ amount: '650', status: 'SUCCESSFUL' }]);
+    // The retry repeated the X-Reference-Id and MoMo refused it as a duplicate.
+    expect(sent[0]!.submissions).toBe(2);
+    expect(await balanceOf(merchant.organization.id, 'UGX')).toBe('1.0000');
+    await expectBalanced(merchant.organization.id);
+  });
+
+  test('a request to pay MoMo took but answered 5xx: the subscriber prompted once, credited once', async () => {
+    const merchant = await fundedMerchant(stack, 'UGX');
+    const phone = nextNumber();
+    const errorsBefore = momo.systemErrors();
+    momo.late({ method: 'POST', path: '/collection/v1_0/requesttopay', holdMs: 0, process: 'before', answer: 'error' });
+    const requestId = await promptedRequest(merchant, { phonenumber: phone, amount: '1250', currency: 'UGX' });
+    expect(await requestOutcome(stack, requestId)).toMatchObject({ status: 'successful' });
+    await momo.settled();
+    // The operation's answer was the operator's 5xx.
+    expect(momo.systemErrors()).toBe(errorsBefore + 1);
+    expect(requestsToPayOf(phone)).toHaveLength(1);
+    expect(await creditsOf(merchant.organization.id)).toHaveLength(1);
+    expect(await balanceOf(merchant.organization.id, 'UGX')).toBe('1001250.0000');
+    await expectBalanced(merchant.organization.id);
+  });
+});
+
 describe("the API's validation and look-ups", () => {
   test("instant verification asks MoMo's account holder API", async () => {
     const merchant = await fundedMerchant(stack, 'UGX');

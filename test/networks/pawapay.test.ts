@@ -274,6 +274,115 @@ describe('payouts and refunds', () => {
   });
 });
 
+describe('an answer lost after pawaPay did the operation, and a deposit refunded already', () => {
+  test('a payout pawaPay took but answered 500: paid once, completed, debited once', async () => {
+    const merchant = await fundedMerchant(stack, 'TZS', '10000');
+    const phone = tigo();
+    const errorsBefore = pawapay.systemErrors();
+    pawapay.late({ method: 'POST', path: '/v2/payouts', holdMs: 0, process: 'before', answer: 'error' });
+    expect(await paidOut(stack, merchant, { phonenumber: phone, amount: '2200', currency: 'TZS' })).toMatchObject({
+      state: 'completed',
+    });
+    await pawapay.settled();
+    // The payout's answer was pawaPay's 500.
+    expect(pawapay.systemErrors()).toBe(errorsBefore + 1);
+    expect(pawapay.payouts().filter((payout) => payout.phoneNumber === digits(phone))).toMatchObject([
+      { status: 'COMPLETED', currency: 'TZS' },
+    ]);
+    expect(await balanceOf(merchant.organization.id, 'TZS')).toBe('7800.0000');
+    await expectBalanced(merchant.organization.id);
+  });
+
+  test('a refund pawaPay took but answered 500: refunded once, the reversal completed, debited once', async () => {
+    const merchant = await fundedMerchant(stack, 'GHS', '1');
+    const phone = telecel();
+    const outcome = await requestOutcome(
+      stack,
+      await promptedRequest(merchant, { phonenumber: phone, amount: '30', currency: 'GHS' }),
+    );
+    expect(outcome.status).toBe('successful');
+    const errorsBefore = pawapay.systemErrors();
+    pawapay.late({ method: 'POST', path: '/v2/refunds', holdMs: 0, process: 'before', answer: 'error' });
+    const reversal = await merchant.request('/api/reversals', {
+      form: { collection: String(outcome.collectionId), reason: 'Returned goods' },
+    });
+    expect(reversal.status).toBe(201);
+    expect(await stack.ctx.client.workflow.getHandle(`reversal-${reversal.body.id}`).result()).toMatchObject({
+      state: 'completed',
+    });
+    await pawapay.settled();
+    expect(pawapay.systemErrors()).toBe(errorsBefore + 1);
+    const [deposit] = depositsOf(phone);
+    const refunds = pawapay.refunds().filter((refund) => refund.depositId === deposit!.id);
+    expect(refunds).toMatchObject([{ status: 'COMPLETED', currency: 'GHS' }]);
+    // The retry repeated the refundId, which pawaPay ignored as a duplicate.
+    expect(refunds[0]!.submissions).toBeGreaterThanOrEqual(2);
+    expect(await balanceOf(merchant.organization.id, 'GHS')).toBe('1.0000');
+    await expectBalanced(merchant.organization.id);
+  });
+
+  test('a deposit refunded in full at pawaPay already (DEPOSIT_ALREADY_REFUNDED): the reversal completes, debited once, nothing refunded twice', async () => {
+    const merchant = await fundedMerchant(stack, 'GHS', '1');
+    const phone = airtelTigo();
+    const outcome = await requestOutcome(
+      stack,
+      await promptedRequest(merchant, { phonenumber: phone, amount: '45', currency: 'GHS' }),
+    );
+    expect(outcome.status).toBe('successful');
+    const [deposit] = depositsOf(phone);
+    // The deposit refunded under another refundId (from pawaPay's dashboard, say) before the reversal.
+    const elsewhere = await fetch(`${pawapay.url}/v2/refunds`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ refundId: crypto.randomUUID(), depositId: deposit!.id }),
+    });
+    expect(await elsewhere.json()).toMatchObject({ status: 'ACCEPTED' });
+    await eventually('the refund made elsewhere to complete', async () =>
+      pawapay.refunds().some((refund) => refund.depositId === deposit!.id && refund.status === 'COMPLETED'),
+    );
+    const reversal = await merchant.request('/api/reversals', {
+      form: { collection: String(outcome.collectionId), reason: 'Returned goods' },
+    });
+    expect(reversal.status).toBe(201);
+    expect(await stack.ctx.client.workflow.getHandle(`reversal-${reversal.body.id}`).result()).toMatchObject({
+      state: 'completed',
+    });
+    expect(pawapay.refunds().filter((refund) => refund.depositId === deposit!.id)).toHaveLength(1);
+    expect(await balanceOf(merchant.organization.id, 'GHS')).toBe('1.0000');
+    await expectBalanced(merchant.organization.id);
+  });
+  test('another refund of the deposit under way at pawaPay (REFUND_IN_PROGRESS): the reversal waits for it and completes, debited once', async () => {
+    const merchant = await fundedMerchant(stack, 'GHS', '1');
+    const phone = airtelTigo();
+    // The refund made elsewhere stays in progress long enough for the reversal to meet it.
+    pawapay.setSubscriber(digits(phone), { decideAfterMs: 2500 });
+    const outcome = await requestOutcome(
+      stack,
+      await promptedRequest(merchant, { phonenumber: phone, amount: '35', currency: 'GHS' }),
+    );
+    expect(outcome.status).toBe('successful');
+    const [deposit] = depositsOf(phone);
+    const elsewhere = await fetch(`${pawapay.url}/v2/refunds`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ refundId: crypto.randomUUID(), depositId: deposit!.id }),
+    });
+    expect(await elsewhere.json()).toMatchObject({ status: 'ACCEPTED' });
+    const reversal = await merchant.request('/api/reversals', {
+      form: { collection: String(outcome.collectionId), reason: 'Returned goods' },
+    });
+    expect(reversal.status).toBe(201);
+    expect(await stack.ctx.client.workflow.getHandle(`reversal-${reversal.body.id}`).result()).toMatchObject({
+      state: 'completed',
+    });
+    expect(pawapay.refunds().filter((refund) => refund.depositId === deposit!.id)).toMatchObject([
+      { status: 'COMPLETED' },
+    ]);
+    expect(await balanceOf(merchant.organization.id, 'GHS')).toBe('1.0000');
+    await expectBalanced(merchant.organization.id);
+  }, 30_000);
+});
+
 describe("the API's validation", () => {
   test("the providers' limits from active-conf are refused at the API, naming the limit, before anything is sent", async () => {
     const merchant = await fundedMerchant(stack, 'TZS');

@@ -279,6 +279,66 @@ describe('payouts and reversals', () => {
   });
 });
 
+describe('an answer lost after M-Pesa did the operation', () => {
+  test('a B2C M-Pesa made but answered 500 (INS-1): paid once, the payment completed, debited once', async () => {
+    const merchant = await fundedMerchant(stack, 'TZS', '5000');
+    const phone = tanzanian();
+    const errorsBefore = vodacom.systemErrors();
+    vodacom.late({
+      method: 'POST',
+      path: /\/ipg\/v2\/vodacomTZN\/b2cPayment\/?$/,
+      holdMs: 0,
+      process: 'before',
+      answer: 'error',
+    });
+    expect(await paidOut(stack, merchant, { phonenumber: phone, amount: '1700', currency: 'TZS' })).toMatchObject({
+      state: 'completed',
+    });
+    await vodacom.settled();
+    // The operation's answer was the operator's 5xx.
+    expect(vodacom.systemErrors()).toBe(errorsBefore + 1);
+    expect(vodacom.transactions('b2c').filter((payout) => payout.msisdn === msisdn(phone))).toMatchObject([
+      { amount: '1700', status: 'Completed' },
+    ]);
+    expect(await balanceOf(merchant.organization.id, 'TZS')).toBe('3300.0000');
+    await expectBalanced(merchant.organization.id);
+  });
+
+  test('a reversal M-Pesa made but answered 500 (INS-1): reversed once, the reversal completed, debited once', async () => {
+    const merchant = await fundedMerchant(stack, 'TZS', '1');
+    const phone = tanzanian();
+    const outcome = await requestOutcome(
+      stack,
+      await promptedRequest(merchant, { phonenumber: phone, amount: '900', currency: 'TZS' }),
+    );
+    expect(outcome.status).toBe('successful');
+    const errorsBefore = vodacom.systemErrors();
+    vodacom.late({
+      method: 'PUT',
+      path: /\/ipg\/v2\/vodacomTZN\/reversal\/?$/,
+      holdMs: 0,
+      process: 'before',
+      answer: 'error',
+    });
+    const reversal = await merchant.request('/api/reversals', {
+      form: { collection: String(outcome.collectionId), reason: 'Returned goods' },
+    });
+    expect(reversal.status).toBe(201);
+    expect(await stack.ctx.client.workflow.getHandle(`reversal-${reversal.body.id}`).result()).toMatchObject({
+      state: 'completed',
+    });
+    await vodacom.settled();
+    // The operation's answer was the operator's 5xx.
+    expect(vodacom.systemErrors()).toBe(errorsBefore + 1);
+    const [payment] = paymentsBy(phone);
+    expect(
+      vodacom.transactions('reversal').filter((done) => done.originalTransactionId === payment!.transactionId),
+    ).toMatchObject([{ amount: '900', status: 'Completed' }]);
+    expect(await balanceOf(merchant.organization.id, 'TZS')).toBe('1.0000');
+    await expectBalanced(merchant.organization.id);
+  });
+});
+
 describe("sessions, names and the API's validation", () => {
   test('sessions: never used before they are active, reused, and renewed once M-Pesa ends them all', async () => {
     expect(vodacom.sessions().usedBeforeActive).toBe(0);

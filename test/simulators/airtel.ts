@@ -6,8 +6,9 @@
  * one URL registered for the merchant (`{transaction: {id, message, status_code, airtel_money_id},
  * hash}` with hash = Base64(HMAC-SHA256(key, the transaction object as sent)) when a key is set),
  * disbursements whose PIN is RSA-encrypted (PKCS#1 v1.5) under the key of
- * `/v1/rsa/encryption-keys` and checked by decrypting it, their enquiry, refunds and the user
- * enquiry. Every call names its country and currency (X-Country, X-Currency). It plays the
+ * `/v1/rsa/encryption-keys` and checked by decrypting it, their enquiry, refunds (`/standard/v1/payments/refund`
+ * by the collection's `airtel_money_id`, once: a repeat is refused with HTTP 400 "Transaction already
+ * refunded") and the user enquiry. Every call names its country and currency (X-Country, X-Currency). It plays the
  * operator for the network tests and `npm run start:networks`: subscribers are scripted per
  * number (without the country code), and its misbehaviour on request.
  */
@@ -71,6 +72,8 @@ export type AirtelSimulator = {
   collections(): AirtelTransaction[];
   disbursements(): AirtelTransaction[];
   refunds(): { airtelMoneyId: string; refundId: string }[];
+  /** Refunds asked again for a collection refunded already (each refused, nothing refunded twice). */
+  refundRepeats(): number;
   /** Callbacks sent, as sent. */
   callbacks(): { body: string; status: number | null }[];
   calls(): Call[];
@@ -78,6 +81,8 @@ export type AirtelSimulator = {
   outage(mode: OutageMode): Promise<void>;
   /** Answers the next matching calls out of time: processed before or after the answer, answered late or 500. */
   late(rule: LateAnswer): void;
+  /** How many calls its gateway answered with its system error (an outage's or a late rule's). */
+  systemErrors(): number;
   clearLate(): void;
   /** Resolves once every late call has been processed and answered. */
   settled(): Promise<void>;
@@ -108,6 +113,7 @@ export async function startAirtelSimulator(options: AirtelSimulatorOptions): Pro
     disbursement: new Map<string, AirtelTransaction>(),
   };
   const refunds: { airtelMoneyId: string; refundId: string }[] = [];
+  let refundRepeats = 0;
   const sentCallbacks: { body: string; status: number | null }[] = [];
   const log: Call[] = [];
   let callbackUrl = options.callbackUrl ?? null;
@@ -356,7 +362,10 @@ export async function startAirtelSimulator(options: AirtelSimulatorOptions): Pro
     });
   }
 
-  /** A refund of a paid collection; asked again for the same collection, the one refund is answered again. */
+  /**
+   * A refund of a paid collection, whole and once: asked again for a collection it has refunded, Airtel
+   * refuses the new refund (HTTP 400, "Transaction already refunded") and refunds nothing more.
+   */
   async function refund(request: Request): Promise<Response> {
     const scope = authorized(request);
     if (scope instanceof Response) return scope;
@@ -368,12 +377,15 @@ export async function startAirtelSimulator(options: AirtelSimulatorOptions): Pro
         transaction.airtelMoneyId === id && transaction.status === 'TS' && transaction.country === scope.country,
     );
     if (typeof id !== 'string' || !paid) return answer(false, 'DP00800001025', 'Transaction Not Found');
-    if (!paid.refunded) {
-      paid.refunded = true;
-      refunds.push({ airtelMoneyId: id, refundId: airtelMoneyId() });
+    if (paid.refunded) {
+      refundRepeats += 1;
+      return answer(false, 'ESB000001', 'Transaction already refunded', undefined, 400);
     }
+    paid.refunded = true;
+    const done = { airtelMoneyId: id, refundId: airtelMoneyId() };
+    refunds.push(done);
     return answer(true, 'DP00800001001', 'SUCCESS', {
-      transaction: { airtel_money_id: refunds.find((done) => done.airtelMoneyId === id)!.refundId, status: 'SUCCESS' },
+      transaction: { airtel_money_id: done.refundId, status: 'SUCCESS' },
     });
   }
 
@@ -432,10 +444,14 @@ export async function startAirtelSimulator(options: AirtelSimulatorOptions): Pro
 
   let failingSends = false;
   let disbursementBalance: number | null = null;
+  let systemErrors = 0;
   const server = serveWithOutages({
     port: options.port,
     // Airtel's gateway answer when the money platform behind it fails.
-    systemError: () => answer(false, 'ESB000001', 'Something went wrong', undefined, 500),
+    systemError: () => {
+      systemErrors += 1;
+      return answer(false, 'ESB000001', 'Something went wrong', undefined, 500);
+    },
     async handle(request) {
       const { api, handle } = route(request);
       // A platform that takes no new transaction while its enquiries still answer: nothing is recorded.
@@ -458,6 +474,7 @@ export async function startAirtelSimulator(options: AirtelSimulatorOptions): Pro
     },
     outage: (mode) => server.set(mode),
     late: (rule) => server.late(rule),
+    systemErrors: () => systemErrors,
     clearLate: () => server.clearLate(),
     settled: () => server.settled(),
     failSends(on) {
@@ -478,6 +495,7 @@ export async function startAirtelSimulator(options: AirtelSimulatorOptions): Pro
     collections: () => copies('collection'),
     disbursements: () => copies('disbursement'),
     refunds: () => [...refunds],
+    refundRepeats: () => refundRepeats,
     callbacks: () => sentCallbacks.map((sent) => ({ ...sent })),
     calls: () => [...log],
   };

@@ -73,6 +73,8 @@ export type MomoSimulator = {
   outage(mode: OutageMode): Promise<void>;
   /** Answers the next matching calls out of time: processed before or after the answer, answered late or 500. */
   late(rule: LateAnswer): void;
+  /** How many calls its gateway answered with its system error (an outage's or a late rule's). */
+  systemErrors(): number;
   clearLate(): void;
   /** Resolves once every late call has been processed and answered. */
   settled(): Promise<void>;
@@ -387,10 +389,14 @@ export async function startMomoSimulator(options: MomoSimulatorOptions): Promise
     return { api: 'unknown', handle: () => error(404, 'RESOURCE_NOT_FOUND', 'Requested resource was not found.') };
   }
 
+  let systemErrors = 0;
   const server = serveWithOutages({
     port: options.port,
     // MoMo's own answer when the service behind its gateway is down.
-    systemError: () => error(503, 'SERVICE_UNAVAILABLE', 'The service is temporarily unavailable, try again later.'),
+    systemError: () => {
+      systemErrors += 1;
+      return error(503, 'SERVICE_UNAVAILABLE', 'The service is temporarily unavailable, try again later.');
+    },
     async handle(request) {
       const { api, handle } = route(request);
       const fault = faults.get(api as Api) ?? standing.get(api as Api);
@@ -419,6 +425,7 @@ export async function startMomoSimulator(options: MomoSimulatorOptions): Promise
     },
     outage: (mode) => server.set(mode),
     late: (rule) => server.late(rule),
+    systemErrors: () => systemErrors,
     clearLate: () => server.clearLate(),
     settled: () => server.settled(),
     party(msisdn, behaviour) {

@@ -114,6 +114,8 @@ export type PawapaySimulator = {
   outage(mode: OutageMode): Promise<void>;
   /** Answers the next matching calls out of time: processed before or after the answer, answered late or 500. */
   late(rule: LateAnswer): void;
+  /** How many calls its gateway answered with its system error (an outage's or a late rule's). */
+  systemErrors(): number;
   clearLate(): void;
   /** Resolves once every late call has been processed and answered. */
   settled(): Promise<void>;
@@ -1076,14 +1078,17 @@ export async function startPawapaySimulator(options: PawapaySimulatorOptions): P
     };
   }
 
+  let systemErrors = 0;
   const server = serveWithOutages({
     port: options.port,
     // pawaPay's answer to a call it failed on its side.
-    systemError: () =>
-      Response.json(
+    systemError: () => {
+      systemErrors += 1;
+      return Response.json(
         failureBody('UNKNOWN_ERROR', "The request could not be processed because of a problem on pawaPay's side."),
         { status: 500 },
-      ),
+      );
+    },
     async handle(request) {
       const { api, handle } = route(request);
       const response = unauthorized(request) ?? (await handle());
@@ -1121,6 +1126,7 @@ export async function startPawapaySimulator(options: PawapaySimulatorOptions): P
     },
     outage: (mode) => server.set(mode),
     late: (rule) => server.late(rule),
+    systemErrors: () => systemErrors,
     clearLate: () => server.clearLate(),
     settled: () => server.settled(),
     setSubscriber(phoneNumber, behaviour) {

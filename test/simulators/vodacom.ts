@@ -107,6 +107,8 @@ export type VodacomSimulator = {
   outage(mode: OutageMode): Promise<void>;
   /** Answers the next matching calls out of time: processed before or after the answer, answered late or 500. */
   late(rule: LateAnswer): void;
+  /** How many calls its gateway answered with its system error (an outage's or a late rule's). */
+  systemErrors(): number;
   clearLate(): void;
   /** Resolves once every late call has been processed and answered. */
   settled(): Promise<void>;
@@ -492,11 +494,15 @@ export async function startVodacomSimulator(options: VodacomSimulatorOptions): P
     return { api, market, response: await known.handle(market, fields!, request), session: session?.ordinal };
   }
 
+  let systemErrors = 0;
   const server = serveWithOutages({
     port: options.port,
     idleTimeout: 0,
     // The OpenAPI's internal error (INS-1, HTTP 500).
-    systemError: () => reply('INS-1', { output_ResponseDesc: 'Internal Error' }),
+    systemError: () => {
+      systemErrors += 1;
+      return reply('INS-1', { output_ResponseDesc: 'Internal Error' });
+    },
     async handle(request) {
       const { api, market, response, session } = await route(request);
       const code = response.headers.get('content-type')?.includes('json')
@@ -525,6 +531,7 @@ export async function startVodacomSimulator(options: VodacomSimulatorOptions): P
     },
     outage: (mode) => server.set(mode),
     late: (rule) => server.late(rule),
+    systemErrors: () => systemErrors,
     clearLate: () => server.clearLate(),
     settled: () => server.settled(),
     subscriber(msisdn, behaviour) {

@@ -83,6 +83,16 @@ const OPEN_CODES: ReadonlySet<string> = new Set(['DP00800001000', 'DP00800001006
 /** Codes of an enquiry that found no transaction under the id. */
 const NOT_FOUND_CODES: ReadonlySet<string> = new Set(['DP00800001025', 'DP00900001015']);
 
+/**
+ * Airtel's refusal of a refund it has made already (HTTP 400, "Transaction already refunded"): it refunds a
+ * collection once and whole, so the refund asked for is done.
+ */
+const ALREADY_REFUNDED = /\balready\s+(?:been\s+)?(?:refunded|reversed)\b/i;
+const saysAlreadyRefunded = (answer: OperatorAnswer): boolean =>
+  [field(nested(answer.body, 'status'), 'message'), field(nested(answer.body, 'data', 'transaction'), 'message')].some(
+    (message) => message !== undefined && ALREADY_REFUNDED.test(message),
+  );
+
 export const airtelFailure = (code: string | undefined, message?: string): string =>
   (code && FAILURE_REASONS[code]) ??
   `Airtel Money refused the transaction${code || message ? ` (${[code, message].filter(Boolean).join(': ')})` : ''}.`;
@@ -258,7 +268,11 @@ export function createAirtelConnector(settings: AirtelSettings, { sql }: AirtelD
     });
   };
 
-  /** A reversal: Airtel refunds the collection itself (its airtel_money_id); the answer is the result. */
+  /**
+   * A reversal: Airtel refunds the collection itself (its airtel_money_id); the answer is the result. Airtel's
+   * refund takes no id of ours and has no enquiry, so a refund asked again (a retry after an answer that was lost, a
+   * 5xx, or the status asked) is told by Airtel's answer to the repeat: "already refunded" is that refund, done.
+   */
   async function refund(country: AirtelCountry, payout: Payout): Promise<PayoutResult> {
     if (!payout.originalTransactionId)
       return {
@@ -277,12 +291,12 @@ export function createAirtelConnector(settings: AirtelSettings, { sql }: AirtelD
     }
     if (answer.status === 200 && read.code !== undefined && OPEN_CODES.has(read.code))
       return { status: 'pending', remoteTransactionId: null };
-    if (
-      answer.status === 200 ||
-      (answer.status >= 400 && answer.status < 500 && answer.status !== 401 && answer.status !== 429)
-    ) {
+    const answered = answer.status < 500 && answer.status !== 401 && answer.status !== 429;
+    // Never a failure that gives the amount back: the subscriber has it already.
+    if (answered && saysAlreadyRefunded(answer))
+      return { status: 'completed', remoteTransactionId: payout.originalTransactionId };
+    if (answer.status === 200 || (answer.status >= 400 && answered))
       return { status: 'rejected', error: airtelFailure(read.code, read.message), remoteTransactionId: null };
-    }
     throw unexpected('refund not taken', answer);
   }
 
@@ -364,7 +378,8 @@ export function createAirtelConnector(settings: AirtelSettings, { sql }: AirtelD
     async payoutStatus(payout: Payout): Promise<PayoutResult> {
       const country = countryOf(payout.network, payout.currency);
       if (typeof country === 'string') return { status: 'rejected', error: country, remoteTransactionId: null };
-      // A refund has no enquiry of its own: asking again is refunding again, which Airtel answers for the one refund.
+      // A refund has no enquiry of its own: asking again is refunding again, which Airtel refuses as "already
+      // refunded" once it made the refund (read as done by `refund`).
       if (payout.kind === 'reversal') return await refund(country, payout);
       const id = payoutId(payout);
       const found = await enquire(country, payoutEnquiry(id));

@@ -6,10 +6,12 @@
  * Each deposit, payout and refund carries an id we choose (a UUID v4), stored with its operation
  * before the call: a retried activity sends the same id, and pawaPay answers DUPLICATE_IGNORED
  * instead of prompting or paying twice; an id pawaPay never received (NOT_FOUND) is sent again under
- * the same id. pawaPay's callbacks are hints (./callbacks.ts): money moves only on pawaPay's own
- * record (`GET /v2/deposits/{id}`, `/payouts/{id}`, `/refunds/{id}`) answering COMPLETED with the
- * amount, currency and number we asked for; IN_RECONCILIATION waits. A collection is credited under
- * its depositId, which a refund names, and which is pawaPay's one record of the payment.
+ * the same id; a refund whose deposit pawaPay finds refunded in full already
+ * (DEPOSIT_ALREADY_REFUNDED) is done, the customer having the money back. pawaPay's callbacks are
+ * hints (./callbacks.ts): money moves only on pawaPay's own record (`GET /v2/deposits/{id}`,
+ * `/payouts/{id}`, `/refunds/{id}`) answering COMPLETED with the amount, currency and number we asked
+ * for; IN_RECONCILIATION waits. A collection is credited under its depositId, which a refund names,
+ * and which is pawaPay's one record of the payment.
  */
 import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../../db';
@@ -27,7 +29,7 @@ import type {
   TakenPrompt,
 } from '../adapter';
 import { callOperator, field, msisdnOf, nested, type OperatorAnswer } from '../operator-http';
-import { pawapayFailure, pawapayRefusal } from './failures';
+import { pawapayFailure, pawapayRefusal, refundedAlready, refundUnderWay } from './failures';
 import type { PawapaySettings } from './settings';
 
 /**
@@ -52,6 +54,9 @@ export type Movement = keyof typeof MOVEMENTS;
 type AmountFormat = (provider: string, currency: string, amount: string) => string;
 
 type PawapayDeps = { sql: Queryable; formatAmount: AmountFormat };
+
+/** What came of sending a movement (see `send`). */
+type Sent = 'taken' | 'refunded' | { error: string; routeFault?: true };
 
 /** pawaPay's record of one deposit, payout or refund, as its status query gave it. */
 type Found =
@@ -99,15 +104,13 @@ export function createPawapayConnector(settings: PawapaySettings, { sql, formatA
     );
 
   /**
-   * Sends a deposit, payout or refund under `id`: null when pawaPay took it (ACCEPTED, ENQUEUED) or
-   * had it already (DUPLICATE_IGNORED), its refusal in a merchant's words when REJECTED (nothing
-   * happened). Anything else (no answer, 5xx, 401, 429) throws: the activity retries under the same id.
+   * Sends a deposit, payout or refund under `id`: `taken` when pawaPay took it (ACCEPTED, ENQUEUED) or
+   * had it already (DUPLICATE_IGNORED), or a refund finds another refund of its deposit under way (its
+   * status then tells); `refunded` when a refund finds its deposit refunded in full already (the money
+   * is back with the customer); its refusal in a merchant's words when REJECTED (nothing happened). Anything else (no answer, 5xx, 401, 429) throws: the activity retries under the
+   * same id.
    */
-  async function send(
-    movement: Movement,
-    id: string,
-    body: Record<string, unknown>,
-  ): Promise<{ error: string; routeFault?: true } | null> {
+  async function send(movement: Movement, id: string, body: Record<string, unknown>): Promise<Sent> {
     const { path, idField } = MOVEMENTS[movement];
     const answer = await call('POST', path, { [idField]: id, ...body });
     const status = field(answer.body, 'status');
@@ -115,7 +118,7 @@ export function createPawapayConnector(settings: PawapaySettings, { sql, formatA
       (answer.status === 200 || answer.status === 202) &&
       (status === 'ACCEPTED' || status === 'DUPLICATE_IGNORED' || status === 'ENQUEUED')
     )
-      return null;
+      return 'taken';
     // REJECTED (HTTP 200, or 400/403 for a malformed or not-allowed request, with or without the status): nothing
     // happened.
     const reason = nested(answer.body, 'failureReason');
@@ -124,7 +127,9 @@ export function createPawapayConnector(settings: PawapaySettings, { sql, formatA
       status === 'REJECTED' ||
       ((answer.status === 400 || answer.status === 403) && code !== undefined && !AUTHENTICATION_CODES.has(code));
     if (refused && answer.status < 500 && answer.status !== 401 && answer.status !== 429) {
-      return pawapayRefusal(field(reason, 'failureCode'), field(reason, 'failureMessage'));
+      if (movement === 'refund' && refundedAlready(code)) return 'refunded';
+      if (movement === 'refund' && refundUnderWay(code)) return 'taken';
+      return pawapayRefusal(code, field(reason, 'failureMessage'));
     }
     throw unexpected(`${movement} not taken`, answer);
   }
@@ -232,10 +237,10 @@ export function createPawapayConnector(settings: PawapaySettings, { sql, formatA
   return {
     async requestPayment(prompt: PaymentPrompt): Promise<PromptResult> {
       const depositId = await idOf(promptOperation(prompt));
-      const refusal = await send('deposit', depositId, depositBody(prompt));
-      return refusal === null
+      const sent = await send('deposit', depositId, depositBody(prompt));
+      return typeof sent === 'string'
         ? { accepted: true, confirm: { operatorReference: depositId } }
-        : { accepted: false, ...refusal };
+        : { accepted: false, ...sent };
     },
 
     async promptStatus(prompt: TakenPrompt): Promise<PromptStatus> {
@@ -246,8 +251,8 @@ export function createPawapayConnector(settings: PawapaySettings, { sql, formatA
       const found = await status('deposit', depositId);
       if (!found.found) {
         // pawaPay never received it (the request was lost on the way): sent now, under the same id.
-        const refusal = await send('deposit', depositId, depositBody(prompt));
-        return refusal === null ? { status: 'pending' } : { status: 'failed', error: refusal.error };
+        const sent = await send('deposit', depositId, depositBody(prompt));
+        return typeof sent === 'string' ? { status: 'pending' } : { status: 'failed', error: sent.error };
       }
       if (found.status === 'FAILED')
         return { status: 'failed', error: pawapayFailure(found.failureCode, found.failureMessage) };
@@ -279,10 +284,11 @@ export function createPawapayConnector(settings: PawapaySettings, { sql, formatA
 
     async sendMoney(payout: Payout): Promise<PayoutResult> {
       const id = await idOf(payoutOperation(payout));
-      const refusal = await send(movementOf(payout), id, payoutBody(payout));
-      return refusal === null
+      const sent = await send(movementOf(payout), id, payoutBody(payout));
+      // Taken, or (a refund) its deposit refunded already: the status query then tells which.
+      return typeof sent === 'string'
         ? { status: 'pending', remoteTransactionId: null }
-        : { status: 'rejected', ...refusal, remoteTransactionId: null };
+        : { status: 'rejected', ...sent, remoteTransactionId: null };
     },
 
     async payoutStatus(payout: Payout): Promise<PayoutResult> {
@@ -291,12 +297,16 @@ export function createPawapayConnector(settings: PawapaySettings, { sql, formatA
         (await findOperation(sql, payout.network.name, payout.reference))?.operatorReference ??
         (await idOf(payoutOperation(payout)));
       const found = await status(movement, id);
+      // A deposit refunded in full (by no refund of ours, or while ours waited): the customer has the money back.
+      const refunded = { status: 'completed' as const, remoteTransactionId: payout.originalTransactionId ?? id };
       if (!found.found) {
-        const refusal = await send(movement, id, payoutBody(payout));
-        return refusal === null
+        const sent = await send(movement, id, payoutBody(payout));
+        if (sent === 'refunded') return refunded;
+        return sent === 'taken'
           ? { status: 'pending', remoteTransactionId: null }
-          : { status: 'rejected', ...refusal, remoteTransactionId: null };
+          : { status: 'rejected', ...sent, remoteTransactionId: null };
       }
+      if (found.status === 'FAILED' && movement === 'refund' && refundedAlready(found.failureCode)) return refunded;
       // A payout that FAILED moved nothing: the payment's workflow returns the money to the wallet.
       if (found.status === 'FAILED')
         return {

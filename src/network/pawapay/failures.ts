@@ -4,7 +4,9 @@
  * for developers) in two places: a REJECTED answer to a deposit, payout or refund request (nothing
  * was accepted) and a FAILED transaction in a callback or a status query (final: no money moved).
  * `DUPLICATE_IGNORED` is no failure: it answers a request whose id pawaPay already holds, whose own
- * status then decides. The v1 names pawaPay's sandbox and older accounts still show are read too.
+ * status then decides. Nor is `DEPOSIT_ALREADY_REFUNDED` (v1 `ALREADY_REFUNDED`) for a refund: the
+ * deposit's money is back with the customer, which is what the refund asked (`refundedAlready`). The v1
+ * names pawaPay's sandbox and older accounts still show are read too.
  */
 
 /**
@@ -102,6 +104,22 @@ const FAILURES: Readonly<Record<string, Failure>> = {
   ALREADY_REFUNDED: refuse('This payment has already been refunded in full.'),
   IN_PROGRESS: later('Another refund of this payment is still in progress.'),
 };
+
+/**
+ * Whether a refund's failure code says its deposit was refunded in full already (by a refund pawaPay took under
+ * another id, or while ours waited): the customer has the money back, so the refund is done, never a failure that gives
+ * the amount back to the wallet.
+ */
+export const refundedAlready = (code: string | undefined): boolean =>
+  code === 'DEPOSIT_ALREADY_REFUNDED' || code === 'ALREADY_REFUNDED';
+
+/**
+ * Whether a refund's rejection says another refund of its deposit is under way (not ours: pawaPay answers a repeat of
+ * ours DUPLICATE_IGNORED). Whether that one gives the money back decides what ours must do, so it is asked again,
+ * never refused.
+ */
+export const refundUnderWay = (code: string | undefined): boolean =>
+  code === 'REFUND_IN_PROGRESS' || code === 'IN_PROGRESS';
 
 /**
  * pawaPay's own message, kept short: shown only where our words say too little (a malformed request, an unknown code).
