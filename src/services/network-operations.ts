@@ -68,6 +68,28 @@ export async function setOperatorReference(sql: Queryable, id: number, operatorR
     modified = now() where id = ${id}`;
 }
 
+/**
+ * An operation of a connector's own sent to the operator now: its last send and count of sends (the columns the
+ * operation journal keeps for its entries, migration 032).
+ */
+export async function markOperationSent(sql: Queryable, id: number): Promise<void> {
+  await sql`update network_operations set sent_at = now(), sends = sends + 1, modified = now() where id = ${id}`;
+}
+
+/**
+ * Takes the turn to send an operation again once `windowSeconds` have passed since its last send (or, never marked
+ * sent, since it was recorded), counting that send: true for one caller only, so concurrent looks at it send it once
+ * per window.
+ */
+export async function claimResend(sql: Queryable, id: number, windowSeconds: number): Promise<boolean> {
+  const rows = await sql`
+    update network_operations set sent_at = now(), sends = sends + 1, modified = now()
+    where id = ${id}
+      and coalesce(sent_at, created) <= now() - ${windowSeconds}::float8 * interval '1 second'
+    returning id`;
+  return rows.length > 0;
+}
+
 /** Forgets an operation the operator refused outright (nothing was carried out), so a retry may ask again. */
 export async function forgetOperation(sql: Queryable, id: number): Promise<void> {
   await sql`delete from network_operations where id = ${id} and operator_reference is null`;

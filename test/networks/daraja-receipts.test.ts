@@ -5,7 +5,8 @@
  * Daraja names its receipt; a paybill payment of the same number and amount is a payment of its own,
  * matched by its account number, never given to the push by number and amount, nor to another
  * organization's push. A reversal whose first answer was lost completes once, on Daraja's result and
- * its transaction status, and never gives money back.
+ * its transaction status, or, its result lost too, on a resend once per in-flight window that Daraja
+ * carries out or answers "already reversed"; it never gives money back.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { startDarajaSimulator, type DarajaSimulator } from '../simulators/daraja';
@@ -33,6 +34,8 @@ const CREDENTIALS = {
   securityCredential: 'c2VjdXJpdHktY3JlZGVudGlhbA==',
 };
 const FUNDS = '1000000';
+/** OPERATOR_IN_FLIGHT_WINDOW_SECONDS here: a reversal with neither answer nor result is sent again this long after. */
+const WINDOW_SECONDS = 3;
 let daraja: DarajaSimulator;
 let stack: Stack;
 const nextNumber = numberSequence('+254712');
@@ -56,6 +59,7 @@ beforeAll(async () => {
     MPESA_INITIATOR_NAME: CREDENTIALS.initiatorName,
     MPESA_SECURITY_CREDENTIAL: CREDENTIALS.securityCredential,
     MPESA_VALIDATION_TIMEOUT_MS: '2000',
+    OPERATOR_IN_FLIGHT_WINDOW_SECONDS: String(WINDOW_SECONDS),
   });
 });
 
@@ -323,6 +327,25 @@ describe('a reversal Daraja answered out of time', () => {
     await expectBalanced(merchant.organization.id);
   }
 
+  /** Every reversal of `receipt` M-Pesa processed, in order, by the API or outside it. */
+  const reversalsOf = (receipt: string) => daraja.reversals().filter((entry) => entry.transactionId === receipt);
+
+  /** How many times the connector sent the reversal of `receipt` (its operation's `sends`). */
+  const sendsOf = async (receipt: string) =>
+    (
+      await testSql()<{ sends: number }[]>`
+        select sends from network_operations
+        where network = 'Safaricom' and kind = 'reversal' and subject = ${`reversal-of:${receipt}`}`
+    ).map((row) => row.sends);
+
+  /** Each send came a whole window after the one before (the simulator's clock; a few ms of slack). */
+  function expectWindowApart(entries: { at: number }[]) {
+    for (let index = 1; index < entries.length; index += 1)
+      expect(entries[index]!.at - entries[index - 1]!.at).toBeGreaterThanOrEqual(WINDOW_SECONDS * 1000 - 250);
+  }
+
+  const REVERSAL_PATH = '/mpesa/reversal/v1/request';
+
   test('processed, then answered 500: its result names it, transaction status confirms it, completed once', async () => {
     const merchant = await fundedMerchant(stack, 'KES', '1');
     const { collectionId, receipt } = await collected(merchant, '210');
@@ -348,4 +371,62 @@ describe('a reversal Daraja answered out of time', () => {
     expect(await balanceOf(merchant.organization.id, 'KES')).toBe('1.0000');
     await expectReversedOnce(merchant, receipt, '220');
   }, 60_000);
+
+  test('processed, answered 500 and its result lost: sent again once the window has passed, answered "already reversed", completed once', async () => {
+    const merchant = await fundedMerchant(stack, 'KES', '1');
+    const { collectionId, receipt } = await collected(merchant, '230');
+    daraja.late({ method: 'POST', path: REVERSAL_PATH, holdMs: 0, process: 'before', answer: 'error' });
+    daraja.loseResults('reversal');
+    expect(await reversed(merchant, collectionId)).toMatchObject({ state: 'completed' });
+    await daraja.settled();
+    const entries = reversalsOf(receipt);
+    expect(entries.map((entry) => entry.resultCode)).toEqual([0, 'R000001']);
+    expectWindowApart(entries);
+    expect(await sendsOf(receipt)).toEqual([2]);
+    expect(await balanceOf(merchant.organization.id, 'KES')).toBe('1.0000');
+    await expectReversedOnce(merchant, receipt, '230');
+  }, 45_000);
+
+  test('answers and results lost again and again: sent once per window, not at every poll, until Daraja is heard', async () => {
+    const merchant = await fundedMerchant(stack, 'KES', '1');
+    const { collectionId, receipt } = await collected(merchant, '235');
+    daraja.late({ method: 'POST', path: REVERSAL_PATH, holdMs: 0, process: 'before', answer: 'error', times: 2 });
+    daraja.loseResults('reversal', 2);
+    expect(await reversed(merchant, collectionId)).toMatchObject({ state: 'completed' });
+    await daraja.settled();
+    const entries = reversalsOf(receipt);
+    // Polled every second meanwhile (PAYOUT_STATUS_POLL_SECONDS): each resend waited a whole window.
+    expect(entries.map((entry) => entry.resultCode)).toEqual([0, 'R000001', 'R000001']);
+    expectWindowApart(entries);
+    expect(await sendsOf(receipt)).toEqual([3]);
+    expect(await balanceOf(merchant.organization.id, 'KES')).toBe('1.0000');
+    await expectReversedOnce(merchant, receipt, '235');
+  }, 60_000);
+
+  test('never reached Daraja (500 before it was processed): sent again once the window has passed, reversed once, completed', async () => {
+    const merchant = await fundedMerchant(stack, 'KES', '1');
+    const { collectionId, receipt } = await collected(merchant, '240');
+    daraja.late({ method: 'POST', path: REVERSAL_PATH, holdMs: 0, process: 'never', answer: 'error' });
+    expect(await reversed(merchant, collectionId)).toMatchObject({ state: 'completed' });
+    await daraja.settled();
+    expect(reversalsOf(receipt).map((entry) => entry.resultCode)).toEqual([0]);
+    expect(await sendsOf(receipt)).toEqual([2]);
+    expect(await balanceOf(merchant.organization.id, 'KES')).toBe('1.0000');
+    await expectReversedOnce(merchant, receipt, '240');
+  }, 45_000);
+
+  test('a collection reversed outside the service (the organization portal): the first send is answered "already reversed", the reversal completes, the wallet is debited once', async () => {
+    const merchant = await fundedMerchant(stack, 'KES', '1');
+    const { collectionId, receipt } = await collected(merchant, '250');
+    daraja.reverseOutOfBand(receipt);
+    expect(await reversed(merchant, collectionId)).toMatchObject({ state: 'completed' });
+    expect(reversalsOf(receipt).map((entry) => [entry.outOfBand, entry.resultCode])).toEqual([
+      [true, 0],
+      [false, 'R000001'],
+    ]);
+    expect(await sendsOf(receipt)).toEqual([1]);
+    // The money went back to the subscriber once (outside the service): the wallet gives it up once, here.
+    expect(await balanceOf(merchant.organization.id, 'KES')).toBe('1.0000');
+    await expectReversedOnce(merchant, receipt, '250');
+  }, 45_000);
 });

@@ -145,3 +145,79 @@ describe('transaction status of a paid STK push', () => {
     daraja.checkoutRequestLookup('answered');
   });
 });
+
+/** Asks the Reversal API to reverse `transactionId`; its synchronous answer. */
+const requestReversal = async (transactionId: string, amount: number) =>
+  await call('/mpesa/reversal/v1/request', {
+    Initiator: CREDENTIALS.initiatorName,
+    SecurityCredential: CREDENTIALS.securityCredential,
+    CommandID: 'TransactionReversal',
+    TransactionID: transactionId,
+    Amount: amount,
+    ReceiverParty: CREDENTIALS.shortcode,
+    RecieverIdentifierType: '11',
+    ResultURL: resultUrl(),
+    QueueTimeOutURL: resultUrl(),
+    Remarks: 'Payment returned',
+  });
+
+/** The result that arrived for `conversationId`, waited for until `deadlineMs` from now; null when none came. */
+async function resultOf(conversationId: string, deadlineMs = 2000): Promise<Record<string, unknown> | null> {
+  const deadline = Date.now() + deadlineMs;
+  for (;;) {
+    const answer = results.get(conversationId);
+    if (answer) return answer.Result;
+    if (Date.now() > deadline) return null;
+    await Bun.sleep(20);
+  }
+}
+
+describe('the Reversal API reverses a transaction once', () => {
+  test('a second reversal of a reversed transaction is taken and answered R000001 at the ResultURL; nothing more is sent back', async () => {
+    const push = await paidPush();
+    const first = await requestReversal(push.receipt, 40);
+    expect(first.body).toMatchObject({ ResponseCode: '0' });
+    expect(await resultOf(first.body.ConversationID)).toMatchObject({ ResultCode: 0 });
+    const second = await requestReversal(push.receipt, 40);
+    expect(second.body).toMatchObject({ ResponseCode: '0' });
+    expect(await resultOf(second.body.ConversationID)).toMatchObject({
+      ResultCode: 'R000001',
+      ResultDesc: 'The transaction has already been reversed',
+      ConversationID: second.body.ConversationID,
+    });
+    const entries = daraja.reversals().filter((entry) => entry.transactionId === push.receipt);
+    expect(entries.map((entry) => [entry.resultCode, entry.completed])).toEqual([
+      [0, true],
+      ['R000001', false],
+    ]);
+  });
+
+  test('a transaction reversed outside the API (the organization portal): the first API reversal is answered R000001', async () => {
+    const push = await paidPush();
+    daraja.reverseOutOfBand(push.receipt);
+    const asked = await requestReversal(push.receipt, 40);
+    expect(asked.body).toMatchObject({ ResponseCode: '0' });
+    expect(await resultOf(asked.body.ConversationID)).toMatchObject({ ResultCode: 'R000001' });
+    const entries = daraja.reversals().filter((entry) => entry.transactionId === push.receipt);
+    expect(entries.map((entry) => [entry.outOfBand, entry.completed])).toEqual([
+      [true, true],
+      [false, false],
+    ]);
+  });
+
+  test('a lost result: the reversal is carried out, its result never arrives, and the next result does', async () => {
+    const push = await paidPush();
+    daraja.loseResults('reversal');
+    const first = await requestReversal(push.receipt, 40);
+    expect(first.body).toMatchObject({ ResponseCode: '0' });
+    expect(await resultOf(first.body.ConversationID, 500)).toBeNull();
+    expect(daraja.reversals().filter((entry) => entry.transactionId === push.receipt && entry.completed)).toHaveLength(
+      1,
+    );
+    // Transaction status finds the reversal by its ConversationID all the same.
+    const status = await transactionStatus({ OriginalConversationID: first.body.ConversationID });
+    expect(status).toMatchObject({ ResultCode: 0 });
+    const again = await requestReversal(push.receipt, 40);
+    expect(await resultOf(again.body.ConversationID)).toMatchObject({ ResultCode: 'R000001' });
+  });
+});

@@ -5,13 +5,18 @@
  * refusal; transaction status and reversal answered asynchronously at the ResultURL). It plays the
  * operator for the network tests and `npm run start:networks`: subscribers and payees are scripted
  * per number, and it misbehaves on request (a callback that lies, none, a late one, a 500 after
- * recording, a slow answer, expired tokens).
+ * recording, a slow answer, expired tokens, a result lost on its way to the ResultURL).
  *
  * Transaction status finds a payment by its receipt (`TransactionID`), or by the
  * `OriginalConversationID` of a request of the API's own (a B2C's OriginatorConversationID), as
  * Daraja documents; an `OriginalConversationID` it cannot find answers `R000002`. Whether it also
  * finds an STK push's payment by the push's CheckoutRequestID or MerchantRequestID is not documented:
  * `checkoutRequestLookup` chooses (`answered`, the default, or `refused`).
+ *
+ * The Reversal API reverses a transaction once: a reversal of a transaction already reversed, by the
+ * API or outside it (`reverseOutOfBand`: the M-Pesa organization portal, customer care), is taken
+ * and answered at the ResultURL with `R000001`, "The transaction has already been reversed", as
+ * Safaricom's result codes for the Reversal API document.
  */
 import { serveWithOutages, type LateAnswer, type OutageMode } from './outage';
 import { createScheduler } from './scheduler';
@@ -95,7 +100,13 @@ type Reversal = {
   completed: boolean;
   resultCode: string | number;
   receipt: string | null;
+  /** When M-Pesa processed it (epoch ms). */
+  at: number;
+  /** Reversed outside the Reversal API (`reverseOutOfBand`). */
+  outOfBand: boolean;
 };
+/** The APIs that answer at the ResultURL. */
+type ResultApi = 'b2c' | 'transactionstatus' | 'reversal';
 /** What transaction status can find: every money movement, by its receipt (`stkPush`: an STK push's, found by its ids only in `answered` mode). */
 type Movement = {
   receipt: string;
@@ -119,6 +130,13 @@ export type DarajaSimulator = {
   checkoutRequestLookup(lookup: CheckoutRequestLookup): void;
   /** How long transaction status takes to answer at the ResultURL from now on (null: the simulator's `callbackDelayMs`). */
   transactionStatusDelay(ms: number | null): void;
+  /**
+   * The next `times` results of `api` (default 1) are lost on their way to the ResultURL: M-Pesa
+   * carried the request out and sent its result, which never arrived. What was done stays done.
+   */
+  loseResults(api: ResultApi, times?: number): void;
+  /** Reverses a completed transaction outside the Reversal API, as the M-Pesa organization portal does. */
+  reverseOutOfBand(transactionId: string): void;
   payBill(payment: PaybillPayment): Promise<PaybillOutcome>;
   stkPushes(): StkPush[];
   payouts(): Payout[];
@@ -180,6 +198,7 @@ export async function startDarajaSimulator(options: DarajaSimulatorOptions): Pro
   const reversals: Reversal[] = [];
   const movements = new Map<string, Movement>();
   const reversed = new Set<string>();
+  const lostResults = new Map<ResultApi, number>();
   const log: { api: string; status: number; at: number }[] = [];
   const { later, track, stop } = createScheduler();
   let registered: { shortCode: string; responseType: string; confirmationUrl: string; validationUrl: string } | null =
@@ -215,6 +234,15 @@ export async function startDarajaSimulator(options: DarajaSimulatorOptions): Pro
   }
   const sendLater = (url: string, body: unknown, delayMs = options.callbackDelayMs ?? 100) =>
     later(delayMs, () => void send(url, body));
+  /** An asynchronous result of `api`, sent to the partner's ResultURL unless `loseResults` loses it in transit. */
+  function sendResult(api: ResultApi, url: string, body: unknown, delayMs?: number): void {
+    const lost = lostResults.get(api) ?? 0;
+    if (lost > 0) {
+      lostResults.set(api, lost - 1);
+      return;
+    }
+    sendLater(url, body, delayMs);
+  }
 
   function authorized(request: Request): Response | null {
     const token = /^Bearer\s+(\S+)$/i.exec(request.headers.get('authorization') ?? '')?.[1];
@@ -546,7 +574,7 @@ export async function startDarajaSimulator(options: DarajaSimulatorOptions): Pro
       });
       if (behaviour.callback === 'none') return;
       const told = behaviour.callback === 'lie' ? !payout.completed : payout.completed;
-      sendLater(String(body.ResultURL), b2cResult(payout, told));
+      sendResult('b2c', String(body.ResultURL), b2cResult(payout, told));
     });
     if (fault === '500-after-recording') return errorBody(500, '500.003.1001', 'Internal Server Error');
     return Response.json({
@@ -643,7 +671,8 @@ export async function startDarajaSimulator(options: DarajaSimulatorOptions): Pro
     const unknown = transactionId
       ? { ResultCode: 'SFC_IC0003', ResultDesc: 'The operator does not exist.' }
       : { ResultCode: 'R000002', ResultDesc: 'The OriginalTransactionID is invalid.' };
-    sendLater(
+    sendResult(
+      'transactionstatus',
       String(body.ResultURL),
       movement
         ? {
@@ -673,6 +702,22 @@ export async function startDarajaSimulator(options: DarajaSimulatorOptions): Pro
       statusDelayMs,
     );
     return Response.json(answer);
+  }
+
+  /** Sends a completed transaction's money back (the reversal's own receipt is a movement transaction status finds). */
+  function reverse(entry: Reversal, original: Movement): void {
+    reversed.add(entry.transactionId);
+    entry.receipt = receiptNumber();
+    movements.set(entry.receipt, {
+      receipt: entry.receipt,
+      amount: entry.amount,
+      status: 'Completed',
+      debitParty: `${credentials.shortcode} - Merchant`,
+      creditParty: original.debitParty.startsWith('254') ? original.debitParty : original.creditParty,
+      originatorConversationId: entry.originatorConversationId,
+      conversationId: entry.conversationId,
+      reason: 'Reversal',
+    });
   }
 
   async function reversal(request: Request): Promise<Response> {
@@ -709,30 +754,18 @@ export async function startDarajaSimulator(options: DarajaSimulatorOptions): Pro
       completed: resultCode === 0,
       resultCode,
       receipt: null,
+      at: Date.now(),
+      outOfBand: false,
     };
     reversals.push(entry);
-    if (resultCode === 0) {
-      reversed.add(body.TransactionID);
-      entry.receipt = receiptNumber();
-      const customer = original!.debitParty.startsWith('254') ? original!.debitParty : original!.creditParty;
-      movements.set(entry.receipt, {
-        receipt: entry.receipt,
-        amount,
-        status: 'Completed',
-        debitParty: `${credentials.shortcode} - Merchant`,
-        creditParty: customer,
-        originatorConversationId: answer.OriginatorConversationID,
-        conversationId: answer.ConversationID,
-        reason: 'Reversal',
-      });
-    }
+    if (resultCode === 0) reverse(entry, original!);
     const descriptions: Record<string, string> = {
       0: 'The service request is processed successfully.',
       R000001: 'The transaction has already been reversed',
       R000002: 'The OriginalTransactionID is invalid.',
       2: 'Declined due to limit rule',
     };
-    sendLater(String(body.ResultURL), {
+    sendResult('reversal', String(body.ResultURL), {
       Result: {
         ResultType: 0,
         ResultCode: resultCode,
@@ -845,6 +878,27 @@ export async function startDarajaSimulator(options: DarajaSimulatorOptions): Pro
     },
     transactionStatusDelay(ms) {
       statusDelayMs = ms ?? undefined;
+    },
+    loseResults(api, times = 1) {
+      lostResults.set(api, (lostResults.get(api) ?? 0) + times);
+    },
+    reverseOutOfBand(transactionId) {
+      const original = movements.get(transactionId);
+      if (original?.status !== 'Completed') throw new Error(`no completed transaction ${transactionId}`);
+      if (reversed.has(transactionId)) throw new Error(`${transactionId} is already reversed`);
+      const entry: Reversal = {
+        conversationId: conversationId(),
+        originatorConversationId: requestId(),
+        transactionId,
+        amount: original.amount,
+        completed: true,
+        resultCode: 0,
+        receipt: null,
+        at: Date.now(),
+        outOfBand: true,
+      };
+      reversals.push(entry);
+      reverse(entry, original);
     },
     payBill,
     stkPushes: () => [...pushes.values()].map((push) => ({ ...push })),

@@ -21,10 +21,12 @@ import { compareDecimal } from '../../domain/money';
 import {
   attachReceipt,
   awaitsReceipt,
+  claimResend,
   findOperation,
   findOperationByOperatorReference,
   forgetOperation,
   latestStatusQuery,
+  markOperationSent,
   markPromptPaid,
   pushNamingReceipt,
   receiptHeldElsewhere,
@@ -63,7 +65,10 @@ export const DARAJA_NETWORK = 'Safaricom';
 
 /** A push whose answer was lost and that no callback named in this long has timed out on the phone too. */
 export const UNANSWERED_PROMPT_SECONDS = 120;
-/** A reversal whose answer and result were both lost is sent again after this long (Daraja reverses a payment once). */
+/**
+ * A reversal whose answer and result were both lost is sent again this long after its last send (Daraja reverses a
+ * payment once), unless OPERATOR_IN_FLIGHT_WINDOW_SECONDS sets the window.
+ */
 const UNANSWERED_REVERSAL_SECONDS = 120;
 /** Daraja's result for a reversal of a transaction already reversed: the reversal is done. */
 const ALREADY_REVERSED = 'R000001';
@@ -198,13 +203,15 @@ export function completedPaymentOf(
   return amount !== undefined && phoneNumber !== null ? { receipt, phoneNumber, amount } : null;
 }
 
-type DarajaDeps = { sql: Queryable; callbackBaseUrl: string };
+/** `inFlightWindowSeconds`: OPERATOR_IN_FLIGHT_WINDOW_SECONDS, null or absent when not set. */
+type DarajaDeps = { sql: Queryable; callbackBaseUrl: string; inFlightWindowSeconds?: number | null };
 export function createDarajaConnector(
   settings: MpesaSettings,
-  { sql, callbackBaseUrl }: DarajaDeps,
+  { sql, callbackBaseUrl, inFlightWindowSeconds }: DarajaDeps,
   statusPollSeconds: number,
 ) {
   const network = DARAJA_NETWORK;
+  const reversalResendSeconds = inFlightWindowSeconds ?? UNANSWERED_REVERSAL_SECONDS;
   const url = (path: string) => `${callbackBaseUrl}${path}`;
   const tokens = createTokenCache(async () => {
     const answer = await callOperator({
@@ -520,10 +527,17 @@ export function createDarajaConnector(
    * Where a reversal stands. Daraja's result (kept as the operation's hint, tied to it by its
    * ConversationID or by the transaction it reverses: ./callbacks.ts) or its first answer gives what
    * transaction status finds the reversal by: the reversal's own TransactionID, else its ConversationID.
-   * "Already reversed" is this reversal done: Daraja reverses a transaction once. With neither (the
-   * answer and the result both lost), nothing is asked about nothing: after
-   * UNANSWERED_REVERSAL_SECONDS the reversal is sent again, which Daraja either carries out (it never
-   * got the first) or answers "already reversed".
+   * With neither (the answer and the result both lost), nothing is asked about nothing: once the window
+   * (`reversalResendSeconds`) has passed since its last send, the reversal is sent again, once per
+   * window however often it is looked at, and Daraja either carries it out (it never got the first) or
+   * answers "already reversed".
+   *
+   * "Already reversed" (R000001) completes the reversal, whichever send it answers: Daraja reverses a
+   * transaction once, so the subscriber has the money back. Answering a resend, it is our first send
+   * carried out. Answering the first send, the collection was reversed outside this service (the M-Pesa
+   * organization portal, Safaricom's customer care): the money went back to the subscriber all the
+   * same, so the merchant's wallet keeps the one debit this reversal made when it was created. Failing
+   * it would give that debit back while M-Pesa has sent the money out: the merchant would hold it twice.
    */
   async function reversalStatus(payout: Payout): Promise<PayoutResult> {
     const subject = `reversal:${payout.reference}`;
@@ -536,8 +550,7 @@ export function createDarajaConnector(
       originalConversationId: operation.operatorReference ?? hint?.conversationId,
     };
     if (!keys.transactionId && !keys.originalConversationId) {
-      if (Date.now() - operation.created.getTime() > UNANSWERED_REVERSAL_SECONDS * 1000)
-        await postReversal(payout, operation);
+      if (await claimResend(sql, operation.id, reversalResendSeconds)) await postReversal(payout, operation);
       return { status: 'pending', remoteTransactionId: null };
     }
     const status = await statusOf(subject, payout.workflowId, () => keys, settlesPayout);
@@ -706,6 +719,7 @@ export function createDarajaConnector(
         });
         // Sent before (its answer may have been lost): a second would be refused as "already reversed".
         if (!operation.inserted) return { status: 'pending', remoteTransactionId: null };
+        await markOperationSent(sql, operation.id);
         const answer = await postReversal(payout, operation);
         if (answer?.status === 400) {
           await forgetOperation(sql, operation.id);
