@@ -6,7 +6,7 @@ import type { Config } from '../config';
 import { networkByName } from '../domain/networks';
 import { successRateText } from '../domain/network-status';
 import { describeConnections } from '../network/connections';
-import { DARAJA_CALLBACK_PATHS, createDarajaConnector } from '../network/daraja';
+import { DARAJA_CALLBACK_PATHS, createDarajaConnector, daraja as darajaUnit } from '../network/daraja';
 import { CONNECTOR_OPERATORS, configuredRoutes } from '../network/registry';
 import { issueNetworkSecret } from '../services/network-credentials';
 import { routeLines, type RouteLine } from '../services/network-status';
@@ -140,7 +140,11 @@ export const networkCommands: Record<string, Command> = {
       const daraja = config.mpesa
         ? createDarajaConnector(
             config.mpesa,
-            { sql, callbackBaseUrl: config.publicBaseUrl ?? '' },
+            {
+              sql,
+              callbackBaseUrl: config.publicBaseUrl ?? '',
+              inFlightWindowSeconds: config.operators.inFlightWindowSeconds ?? darajaUnit.inFlight.windowSeconds,
+            },
             config.networkStatusPollSeconds,
           )
         : null;

@@ -224,8 +224,16 @@ export type JournaledOperation = {
   operatorReference: string | null;
 };
 
-/** What a connector is built with: the database, where the operator calls back, and how often an operator is asked. */
-type ConnectorDeps = { sql: Queryable; callbackBaseUrl: string; statusPollSeconds: number };
+/**
+ * What a connector is built with: the database, where the operator calls back, how often an operator is asked, and
+ * its in-flight window (its unit's, or OPERATOR_IN_FLIGHT_WINDOW_SECONDS).
+ */
+type ConnectorDeps = {
+  sql: Queryable;
+  callbackBaseUrl: string;
+  statusPollSeconds: number;
+  inFlightWindowSeconds: number;
+};
 
 /** One operation a network stands in `network_operations` (services/network-operations.ts) for a callback to wake. */
 export type WakeTarget = {

@@ -79,14 +79,18 @@ export function createConnectors(
   sql: Queryable,
 ): Connector[] {
   configureOperatorCalls({ timeoutMs: config.operators.timeoutMs });
-  const deps = { sql, callbackBaseUrl: config.publicBaseUrl ?? '', statusPollSeconds: config.networkStatusPollSeconds };
   return units.flatMap((unit) => {
     const settings = settingsOf(unit, config);
     if (unit.routesOf(settings).length === 0) return [];
     const windowSeconds = config.operators.inFlightWindowSeconds ?? unit.inFlight.windowSeconds;
-    return [
-      { ...unit.create(settings, deps), name: unit.name, inFlight: { windowSeconds, resends: unit.inFlight.resends } },
-    ];
+    const deps = {
+      sql,
+      callbackBaseUrl: config.publicBaseUrl ?? '',
+      statusPollSeconds: config.networkStatusPollSeconds,
+      inFlightWindowSeconds: windowSeconds,
+    };
+    const { resends } = unit.inFlight;
+    return [{ ...unit.create(settings, deps), name: unit.name, inFlight: { windowSeconds, resends } }];
   });
 }
 

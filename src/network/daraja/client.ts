@@ -65,11 +65,6 @@ export const DARAJA_NETWORK = 'Safaricom';
 
 /** A push whose answer was lost and that no callback named in this long has timed out on the phone too. */
 export const UNANSWERED_PROMPT_SECONDS = 120;
-/**
- * A reversal whose answer and result were both lost is sent again this long after its last send (Daraja reverses a
- * payment once), unless OPERATOR_IN_FLIGHT_WINDOW_SECONDS sets the window.
- */
-const UNANSWERED_REVERSAL_SECONDS = 120;
 /** Daraja's result for a reversal of a transaction already reversed: the reversal is done. */
 const ALREADY_REVERSED = 'R000001';
 /** A reversal's subject: the M-Pesa transaction it sends back, which Daraja's result names (OriginalTransactionID). */
@@ -203,15 +198,17 @@ export function completedPaymentOf(
   return amount !== undefined && phoneNumber !== null ? { receipt, phoneNumber, amount } : null;
 }
 
-/** `inFlightWindowSeconds`: OPERATOR_IN_FLIGHT_WINDOW_SECONDS, null or absent when not set. */
-type DarajaDeps = { sql: Queryable; callbackBaseUrl: string; inFlightWindowSeconds?: number | null };
+/** `inFlightWindowSeconds`: the unit's window (docs/going-live.md#in-doubt-is-not-refused), or the configured one. */
+type DarajaDeps = { sql: Queryable; callbackBaseUrl: string; inFlightWindowSeconds: number };
 export function createDarajaConnector(
   settings: MpesaSettings,
   { sql, callbackBaseUrl, inFlightWindowSeconds }: DarajaDeps,
   statusPollSeconds: number,
 ) {
   const network = DARAJA_NETWORK;
-  const reversalResendSeconds = inFlightWindowSeconds ?? UNANSWERED_REVERSAL_SECONDS;
+  // A reversal whose answer and result were both lost is sent again once its window has passed since the last send
+  // (Daraja reverses a payment once).
+  const reversalResendSeconds = inFlightWindowSeconds;
   const url = (path: string) => `${callbackBaseUrl}${path}`;
   const tokens = createTokenCache(async () => {
     const answer = await callOperator({
