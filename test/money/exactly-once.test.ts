@@ -6,9 +6,9 @@
  * `npm test` runs a quick set with a fixed seed; `npm run check:money` the long run
  * (MONEY_SCHEDULES, default 2000 there), which writes its report to bench/results/exactly-once-<date>.md.
  *   MONEY_SEED      the seed (printed; default a fixed one)
- *   MONEY_SCHEDULES how many schedules (default 12)
+ *   MONEY_SCHEDULES how many schedules (default 20)
  *   MONEY_ONLY      one schedule's index: replays it alone (no batch-wide outage or kill)
- *   MONEY_BATCH     schedules run at once (default 12)
+ *   MONEY_BATCH     schedules run at once (default 20)
  *   MONEY_DEADLINE_SECONDS  how long one operation may take to be final
  *   MONEY_REPORT    1: write the report under bench/results
  */
@@ -21,9 +21,9 @@ import { runChecker } from './run';
 import { startWorld, type World } from './world';
 
 const SEED = Number(process.env.MONEY_SEED ?? 20261129);
-const SCHEDULES = Number(process.env.MONEY_SCHEDULES ?? 12);
+const SCHEDULES = Number(process.env.MONEY_SCHEDULES ?? 20);
 const ONLY = process.env.MONEY_ONLY;
-const BATCH = Number(process.env.MONEY_BATCH ?? 12);
+const BATCH = Number(process.env.MONEY_BATCH ?? 20);
 const INDEXES = ONLY === undefined ? Array.from({ length: SCHEDULES }, (_, index) => index) : [Number(ONLY)];
 
 let world: World;

@@ -309,6 +309,11 @@ export async function runBatch(
     anomalies = await checkBatch(world, ran, organizations);
   }
   for (const name of SIMULATORS) world[name].clearLate();
+  if (process.env.MONEY_VERBOSE === '1')
+    for (const each of ran)
+      options.log?.(
+        `  ${each.schedule.index} ${each.phone}: ${describeSchedule(each.schedule)} -> ${each.note || each.waiting}`,
+      );
   const kill = events.killAtMs === null ? '' : `, worker killed at ${events.killAtMs} ms`;
   const outage = events.outage ? `, ${events.outage.route} ${events.outage.mode} at ${events.outage.atMs} ms` : '';
   options.log?.(`batch ${batch}: ${ran.length} schedules${kill}${outage}: ${anomalies.length} anomalies`);

@@ -102,27 +102,39 @@ export type BatchEvents = {
 export const MERCHANTS = 3;
 const ROUTES: readonly Route[] = ['daraja', 'momo', 'airtel', 'vodacom', 'pawapay'];
 
-function drawTiming(rng: ReturnType<typeof random>, lateShare: number): Timing {
-  if (!rng.chance(lateShare)) return ON_TIME;
-  return {
-    answer: rng.pick(['at-once', 'after-timeout', 'after-timeout', 'never'] as const),
-    process: rng.pick(['before', 'after', 'never'] as const),
-    reply: rng.pick(['real', 'error'] as const),
-  };
-}
+/**
+ * The timings drawn: on time, or one of the shapes a slow operator takes (a 500 after or before
+ * processing, an answer after the client gave up with the work done before or after it, none).
+ */
+const SHAPES: readonly Timing[] = [
+  ON_TIME,
+  { answer: 'at-once', process: 'before', reply: 'error' },
+  { answer: 'at-once', process: 'never', reply: 'error' },
+  { answer: 'after-timeout', process: 'before', reply: 'real' },
+  { answer: 'after-timeout', process: 'after', reply: 'real' },
+  { answer: 'after-timeout', process: 'after', reply: 'error' },
+  { answer: 'never', process: 'before', reply: 'error' },
+  { answer: 'never', process: 'never', reply: 'error' },
+];
+
+/** Every network with every kind of operation, and paybill look-alikes on Safaricom: schedule i takes the i-th, in turn. */
+const COMBINATIONS: readonly { kind: Kind; network: Network }[] = [
+  ...NETWORKS.flatMap((network) => (['collect', 'payout', 'reversal'] as const).map((kind) => ({ kind, network }))),
+  { kind: 'paybill', network: NETWORKS[0]! },
+  { kind: 'paybill', network: NETWORKS[0]! },
+];
 
 /** Schedule `index` of `seed`: the same on every run. */
 export function scheduleOf(seed: number, index: number): Schedule {
   const rng = random(seed, 'schedule', index);
-  const kind = rng.pick(['collect', 'collect', 'payout', 'payout', 'reversal', 'paybill'] as const);
-  const network = kind === 'paybill' ? NETWORKS[0]! : rng.pick(NETWORKS);
+  const { kind, network } = COMBINATIONS[index % COMBINATIONS.length]!;
   const merchant = rng.int(0, MERCHANTS - 1);
   return {
     index,
     kind,
     network,
     route: network.routes[0]!,
-    timing: drawTiming(rng, 0.75),
+    timing: rng.pick(SHAPES),
     holdMs: rng.int(200, 1700),
     succeeds: rng.chance(0.8),
     callback: rng.pick(['truthful', 'truthful', 'none', 'twice', 'late', 'lie'] as const),
