@@ -6,9 +6,9 @@
  * `npm test` runs a quick set with a fixed seed; `npm run check:money` the long run
  * (MONEY_SCHEDULES, default 2000 there), which writes its report to bench/results/exactly-once-<date>.md.
  *   MONEY_SEED      the seed (printed; default a fixed one)
- *   MONEY_SCHEDULES how many schedules (default 20)
- *   MONEY_ONLY      one schedule's index: replays it alone (no batch-wide outage or kill)
- *   MONEY_BATCH     schedules run at once (default 20)
+ *   MONEY_SCHEDULES how many schedules (default 40: every network and kind twice)
+ *   MONEY_ONLY      schedule indexes (`7` or `4,16`): replays them alone (no batch-wide outage or kill)
+ *   MONEY_BATCH     schedules run at once (default 40)
  *   MONEY_DEADLINE_SECONDS  how long one operation may take to be final
  *   MONEY_REPORT    1: write the report under bench/results
  */
@@ -20,11 +20,12 @@ import { reportOf } from './report';
 import { runChecker } from './run';
 import { startWorld, type World } from './world';
 
-const SEED = Number(process.env.MONEY_SEED ?? 20261129);
-const SCHEDULES = Number(process.env.MONEY_SCHEDULES ?? 20);
+const SEED = Number(process.env.MONEY_SEED ?? 2070);
+const SCHEDULES = Number(process.env.MONEY_SCHEDULES ?? 40);
 const ONLY = process.env.MONEY_ONLY;
-const BATCH = Number(process.env.MONEY_BATCH ?? 20);
-const INDEXES = ONLY === undefined ? Array.from({ length: SCHEDULES }, (_, index) => index) : [Number(ONLY)];
+const BATCH = Number(process.env.MONEY_BATCH ?? 40);
+const INDEXES =
+  ONLY === undefined ? Array.from({ length: SCHEDULES }, (_, index) => index) : ONLY.split(',').map(Number);
 
 let world: World;
 
@@ -56,5 +57,5 @@ test(
       writeFileSync(join(ROOT, 'bench/results', `exactly-once-${new Date().toISOString().slice(0, 10)}.md`), report);
     expect(result.findings.map((finding) => `${finding.index} ${finding.text}`)).toEqual([]);
   },
-  Math.ceil(INDEXES.length / BATCH) * 400_000 + 60_000,
+  Math.ceil(INDEXES.length / BATCH) * 600_000 + 60_000,
 );

@@ -15,7 +15,7 @@ export function reportOf(result: CheckResult, context: { timeoutMs: number; wind
     `- operator timeout: ${context.timeoutMs} ms; in-flight window: ${context.windowSeconds === null ? "each connector's own" : `${context.windowSeconds} s`}`,
     `- duration: ${(result.durationMs / 1000).toFixed(0)} s`,
     `- anomalies: ${result.findings.length}`,
-    `- still waiting at the deadline (not anomalies): ${result.waiting.length}`,
+    `- not final at the deadline while an operator was not final either (not anomalies): ${result.waiting.length}`,
     '',
     '## Operations by network and kind',
     '',

@@ -293,7 +293,8 @@ export async function runBatch(
 ): Promise<{ ran: Ran[]; anomalies: Anomaly[] }> {
   world.paybills.length = 0;
   const merchants = await merchantsOf(world);
-  const events = options.indexes.length === 1 ? { killAtMs: null, outage: null } : batchEventsOf(options.seed, batch);
+  const events =
+    process.env.MONEY_ONLY !== undefined ? { killAtMs: null, outage: null } : batchEventsOf(options.seed, batch);
   const happenings = startEvents(world, events);
   const ran = await Promise.all(
     indexes.map((index) => runSchedule(world, merchants, scheduleOf(options.seed, index), options.deadlineMs)),
@@ -331,7 +332,7 @@ export async function runChecker(world: World, options: CheckOptions): Promise<C
     for (const each of ran) {
       const name = `${each.schedule.network.name} ${each.schedule.kind}`;
       operations.set(name, (operations.get(name) ?? 0) + 1);
-      if (each.waiting !== null) waiting.push(each);
+      if (each.waiting !== null && !anomalies.some((anomaly) => anomaly.phone === each.phone)) waiting.push(each);
     }
     for (const anomaly of anomalies) {
       const owner = ran.find((each) => each.phone === anomaly.phone);
