@@ -36,7 +36,7 @@ export function reportOf(result: CheckResult, context: { timeoutMs: number; wind
     lines.push(
       `- (${finding.rule}) ${finding.phone ?? ''} ${finding.text}`,
       `  - schedule ${finding.index ?? '-'}: ${finding.schedule ?? 'batch-wide'}`,
-      `  - replay: \`${replay(finding.seed, finding.index)} npm run check:money\``,
+      `  - replay: \`${replay(finding.seed, finding.index)} npm test -- test/money\``,
     );
   if (result.waiting.length > 0) {
     lines.push('', '## Waiting at the deadline', '');
