@@ -143,6 +143,10 @@ const ConfigSchema = v.object({
   ...CONNECTOR_VARIABLES,
   // How often a real operator is asked about a prompt, a payout or a reported payment it has not called back about.
   NETWORK_STATUS_POLL_SECONDS: v.optional(integerString(1), '20'),
+  // How long a call to an operator's API waits for its answer (docs/going-live.md#in-doubt-is-not-refused).
+  OPERATOR_TIMEOUT_MS: v.optional(integerString(100), '20000'),
+  // Overrides every connector's declared in-flight window (tests and drills shorten it; unset in production).
+  OPERATOR_IN_FLIGHT_WINDOW_SECONDS: v.optional(integerString(1)),
 });
 
 export type Config = ConnectorSettings & {
@@ -199,6 +203,8 @@ export type Config = ConnectorSettings & {
   // null or empty (their networks are then the sandbox's, in sandbox mode only).
   /** How often a real operator is asked about what it has not called back about. */
   networkStatusPollSeconds: number;
+  /** Calls to the operators: how long an answer is waited for; the in-flight window every connector takes if set. */
+  operators: { timeoutMs: number; inFlightWindowSeconds: number | null };
 };
 
 export type TelemetrySettings = {
@@ -338,5 +344,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     ...connectors,
     networkStatusPollSeconds: c.NETWORK_STATUS_POLL_SECONDS,
+    operators: {
+      timeoutMs: c.OPERATOR_TIMEOUT_MS,
+      inFlightWindowSeconds: c.OPERATOR_IN_FLIGHT_WINDOW_SECONDS ?? null,
+    },
   };
 }

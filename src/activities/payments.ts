@@ -5,6 +5,7 @@ import type { Sql } from '../db';
 import { movementReference } from '../domain/money-movements';
 import { networkByName } from '../domain/networks';
 import type { NetworkAdapter, Payout, PayoutResult } from '../network/adapter';
+import { heartbeating } from './heartbeats';
 import { beginPayment, findPayment, finishPayment, type PayoutOutcome, type StateChange } from '../services/payments';
 import { findReversal, finishReversal } from '../services/reversals';
 import { recordFinalRequestStatuses, recordPaymentState, recordWalletMovement } from '../telemetry/metrics';
@@ -97,14 +98,14 @@ export function createPaymentActivities({ sql, network }: PaymentActivityDeps) {
      * reference.
      */
     async sendPayout(subject: PayoutSubject): Promise<PayoutResult> {
-      const result = await network.sendMoney(await payoutOf(subject));
+      const result = await heartbeating(network.sendMoney(await payoutOf(subject)));
       log.info('payout sent', { kind: subject.kind, id: subject.id, status: result.status });
       return result;
     },
 
     /** Asks the network where a payout it has not confirmed stands. */
     async queryPayout(subject: PayoutSubject): Promise<PayoutResult> {
-      return await network.payoutStatus(await payoutOf(subject));
+      return await heartbeating(network.payoutStatus(await payoutOf(subject)));
     },
   };
 }

@@ -8,7 +8,8 @@ import type { Sql } from '../db';
 import { instructionsMessage, requestCode, type MessageContext } from '../domain/collection-requests';
 import { promptReference } from '../domain/collections';
 import { networkByName } from '../domain/networks';
-import type { NetworkAdapter, PaymentPrompt, PromptResult } from '../network/adapter';
+import { OperationInDoubtError, type NetworkAdapter, type PaymentPrompt, type PromptResult } from '../network/adapter';
+import { heartbeating } from './heartbeats';
 import { findRequestToPrompt, type RequestWithContact } from '../services/collection-requests';
 import { collectionRequestWorkflowId } from '../contracts/collection-request';
 
@@ -82,10 +83,11 @@ export function requestSteps({ sql, network }: { sql: Sql; network: NetworkAdapt
   async function askNetwork(loaded: Loaded, attempt: number): Promise<PromptResult> {
     const prompt = promptOf(loaded, attempt);
     try {
-      return await network.requestPayment(prompt);
+      return await heartbeating(network.requestPayment(prompt));
     } catch (error) {
       const tries = Context.current().info.attempt;
-      if (tries < PROMPT_NETWORK_TRIES) throw error;
+      // In doubt is not refused: a prompt the route may have taken is asked about until it says, never sent anew.
+      if (tries < PROMPT_NETWORK_TRIES || error instanceof OperationInDoubtError) throw error;
       log.warn('the network did not take the prompt', {
         requestId: loaded.request.id,
         attempt,

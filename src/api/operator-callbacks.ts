@@ -21,7 +21,7 @@ import { askMerchant, outgoingTransport, type TransportSettings } from '../outbo
 import { logger } from '../log';
 import { CallbackRefusal, type CallbackContext, type CallbackRoute, type WakeTarget } from '../network/adapter';
 import { callbackUnits } from '../network/registry';
-import { lookAlikeOrganization, requestOfBillReference, verificationSettingsOf } from '../services/collections';
+import { requestOfBillReference, verificationSettingsOf } from '../services/collections';
 import { recordHint, recordResult } from '../services/network-operations';
 import { clientAddress, throttledAddress } from '../http/client-address';
 import type { AppDeps } from '../http/context';
@@ -83,7 +83,6 @@ export const operatorCallbackRoutes = (deps: AppDeps) => {
 
   const merchants: CallbackContext<unknown>['merchants'] = {
     requestOfBillReference: (reference, network, currency) => requestOfBillReference(sql, reference, network, currency),
-    lookAlikeOrganization: (payment) => lookAlikeOrganization(sql, payment),
     verificationSettingsOf: (organizationId) => verificationSettingsOf(sql, organizationId),
   };
   // biome-ignore lint/suspicious/noExplicitAny: each connector's settings type is its own

@@ -159,6 +159,12 @@ export interface NetworkAdapter {
 /** The sandbox network: an adapter of its own, whose connections are the router's. */
 export type SandboxNetwork = Omit<NetworkAdapter, 'connections'>;
 
+/**
+ * Raised while an operation is in doubt on its route (no answer, a 5xx, a status query that finds nothing while the
+ * request may still be on its way): nothing moves meanwhile, and the activity asks again. Never a refusal.
+ */
+export class OperationInDoubtError extends Error {}
+
 /** A network a connector moves money on, and the currency it moves there. */
 export type Route = { network: string; currency: string };
 
@@ -172,9 +178,16 @@ export interface Connector {
   readonly name: string;
   readonly routes: readonly Route[];
   /**
+   * How long after a send "not found" from `lookup` proves nothing (its unit's `inFlight`, or
+   * OPERATOR_IN_FLIGHT_WINDOW_SECONDS): an operation in doubt leaves its route only after it; and
+   * whether it may be sent again under the same reference meanwhile.
+   */
+  readonly inFlight: { windowSeconds: number; resends: boolean };
+  /**
    * Whether the operator holds an operation of ours, by its own status query: `absent` means it
-   * never took it (nothing happened there, so another route may). Absent where the operator cannot
-   * be asked by our reference (an operation whose outcome is unknown then stays on its route).
+   * holds nothing under our reference now (the core believes it only once the in-flight window has
+   * passed since the last send). Not offered where the operator cannot be asked by our reference (an
+   * operation in doubt then stays on its route, and its status decides).
    * Throws when the operator does not answer.
    */
   lookup?(operation: JournaledOperation): Promise<'present' | 'absent'>;
@@ -248,12 +261,6 @@ export type CallbackContext<Settings> = {
   merchants: {
     /** The request a paybill account number (`<organization>-<request>`) names, on `network` in `currency`. */
     requestOfBillReference(reference: string, network: string, currency: string): Promise<BilledRequest | undefined>;
-    /** The organization whose open request looks like this payment (number, currency, amount), or null. */
-    lookAlikeOrganization(payment: {
-      phoneNumber: string;
-      currency: string;
-      amount: string;
-    }): Promise<OrganizationId | null>;
     /** An organization's verification URL and its default, or none. */
     verificationSettingsOf(
       organizationId: OrganizationId,
@@ -363,7 +370,17 @@ export type ConnectorUnit<Key extends string, Settings> = {
   routesOf(settings: Settings): Route[];
   /** Whether its operator calls back (PUBLIC_BASE_URL is then required). */
   callsBack: boolean;
-  create(settings: Settings, deps: ConnectorDeps): Omit<Connector, 'name'>;
+  /**
+   * How long after a send the operator may still be processing it: until then a status query that finds nothing
+   * proves nothing (docs/going-live.md#in-doubt-is-not-refused). `source` says where the number comes from.
+   */
+  inFlight: {
+    windowSeconds: number;
+    /** Whether an operation in doubt may be sent again under the same reference (the operator deduplicates on it). */
+    resends: boolean;
+    source: string;
+  };
+  create(settings: Settings, deps: ConnectorDeps): Omit<Connector, 'name' | 'inFlight'>;
   /** How each network it knows is reached (`simulated`: what a network with no connector does here). */
   describe(settings: Settings, simulated: string): NetworkConnection[];
   /** The paths its operator calls back, counted per `callbackAccount` against OPERATOR_CALLBACK_LIMIT_PER_OPERATOR. */

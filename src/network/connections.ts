@@ -20,6 +20,7 @@ type NetworkSettings = ConnectorSettings & {
   routesScope: string;
   publicBaseUrl: string | undefined;
   networkStatusPollSeconds: number;
+  operators: { timeoutMs: number; inFlightWindowSeconds: number | null };
   collectionRequests: { sandboxPaymentDelaySeconds: number };
   payouts: { sandboxDelaySeconds: number };
 };

@@ -48,8 +48,20 @@ type OperatorRequest = {
   url: string;
   headers?: Record<string, string>;
   json?: unknown;
-  timeoutMs: number;
+  /** How long the answer is waited for; the configured OPERATOR_TIMEOUT_MS when not given. */
+  timeoutMs?: number;
 };
+
+/** How long an operator's answer is waited for unless a call says otherwise: set once from the configuration. */
+const operatorCalls = { timeoutMs: 20_000 };
+
+/** OPERATOR_TIMEOUT_MS: how long an operator's answer is waited for. */
+export const operatorTimeoutMs = (): number => operatorCalls.timeoutMs;
+
+/** Takes OPERATOR_TIMEOUT_MS from the configuration (registry.ts `createConnectors`, once per process). */
+export function configureOperatorCalls(settings: { timeoutMs: number }): void {
+  operatorCalls.timeoutMs = settings.timeoutMs;
+}
 
 /** One HTTP exchange with the operator; the body parsed as JSON when it is JSON, else its text. */
 export async function callOperator(request: OperatorRequest): Promise<OperatorAnswer> {
@@ -63,7 +75,7 @@ export async function callOperator(request: OperatorRequest): Promise<OperatorAn
         ...request.headers,
       },
       body: request.json === undefined ? undefined : JSON.stringify(request.json),
-      signal: AbortSignal.timeout(request.timeoutMs),
+      signal: AbortSignal.timeout(request.timeoutMs ?? operatorCalls.timeoutMs),
       redirect: 'manual',
     });
   } catch (cause) {

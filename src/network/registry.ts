@@ -8,6 +8,7 @@
 import type { Queryable } from '../db';
 import type { Connections } from '../domain/networks';
 import type { Connector, ConnectorUnit, NetworkConnection, Route } from './adapter';
+import { configureOperatorCalls } from './operator-http';
 import { airtel } from './airtel';
 import { daraja } from './daraja';
 import { momo } from './momo';
@@ -70,15 +71,33 @@ export const connectedNetworks = (config: ConnectorSettings): ReadonlySet<string
 
 /** The connectors that are on, built with what they call back to and store in. */
 export function createConnectors(
-  config: ConnectorSettings & { publicBaseUrl: string | undefined; networkStatusPollSeconds: number },
+  config: ConnectorSettings & {
+    publicBaseUrl: string | undefined;
+    networkStatusPollSeconds: number;
+    operators: { timeoutMs: number; inFlightWindowSeconds: number | null };
+  },
   sql: Queryable,
 ): Connector[] {
+  configureOperatorCalls({ timeoutMs: config.operators.timeoutMs });
   const deps = { sql, callbackBaseUrl: config.publicBaseUrl ?? '', statusPollSeconds: config.networkStatusPollSeconds };
   return units.flatMap((unit) => {
     const settings = settingsOf(unit, config);
-    return unit.routesOf(settings).length > 0 ? [{ ...unit.create(settings, deps), name: unit.name }] : [];
+    if (unit.routesOf(settings).length === 0) return [];
+    const windowSeconds = config.operators.inFlightWindowSeconds ?? unit.inFlight.windowSeconds;
+    return [
+      { ...unit.create(settings, deps), name: unit.name, inFlight: { windowSeconds, resends: unit.inFlight.resends } },
+    ];
   });
 }
+
+/** Each connector's in-flight window and where it comes from, for the docs and `network list`. */
+export const IN_FLIGHT_WINDOWS: readonly {
+  name: string;
+  operator: string;
+  windowSeconds: number;
+  resends: boolean;
+  source: string;
+}[] = units.map((unit) => ({ name: unit.name, operator: unit.operator, ...unit.inFlight }));
 
 /**
  * Every route of every network a connector that is on serves, for both operations, in the order

@@ -3,10 +3,12 @@
  * journaled before it is sent (src/services/operation-journal.ts) and sent on the first route the
  * routes' health allows (src/services/route-health.ts). It moves to the next route only when the
  * journal knows nothing happened on the first: the route refused it for its own reasons (system busy,
- * network down, our float empty), its connection was refused, or, after an answer that says nothing
- * (a timeout, a 5xx), its own status query says it holds no such operation. Whatever a route took
- * stays there: its status is asked there until it ends, whatever that route's health.
- * docs/going-live.md#routes-health-and-failover
+ * network down, our float empty), its connection was refused before anything was sent, or, after an
+ * answer that says nothing (a timeout, a 5xx), its own status query says it holds no such operation
+ * once the route's in-flight window has passed since the last send. Until then it is in doubt, and in
+ * doubt is not refused: it stays on its route. Whatever a route took stays there: its status is asked
+ * there until it ends, whatever that route's health.
+ * docs/going-live.md#routes-health-and-failover, docs/going-live.md#in-doubt-is-not-refused
  */
 import { isDatabaseUnavailable, type Sql } from '../db';
 import type { Network } from '../domain/networks';
@@ -14,8 +16,9 @@ import {
   entryById,
   liveEntry,
   markAccepted,
+  markInDoubt,
   markRefused,
-  markUnknown,
+  markSent,
   recordEntry,
   routeOfPayment,
   routesThatFaulted,
@@ -23,16 +26,20 @@ import {
   type JournalKind,
 } from '../services/operation-journal';
 import type { RouteHealth, RouteOperation } from '../services/route-health';
-import type {
-  Connector,
-  PaymentPrompt,
-  Payout,
-  PayoutResult,
-  PromptResult,
-  PromptStatus,
-  TakenPrompt,
+import {
+  OperationInDoubtError,
+  type Connector,
+  type PaymentPrompt,
+  type Payout,
+  type PayoutResult,
+  type PromptResult,
+  type PromptStatus,
+  type TakenPrompt,
 } from './adapter';
 import { neverSent, OperatorUnreachableError } from './operator-http';
+
+/** How many times an operation in doubt is sent under one entry before only its status is asked. */
+const MAX_SENDS = 2;
 
 /** A route fault in a few words, for the journal, the health table and operators. */
 function faultOf(error: unknown): string {
@@ -89,27 +96,37 @@ export function createRoutedOperations({ sql, health, connectors }: Routed) {
   }
 
   /**
-   * Whether a journaled operation whose outcome is not known (recorded, then a crash; or unknown) is
-   * held by its route: `absent` only when the route's status query says so; `held` when it says it
-   * has it, or cannot be asked (the operation then stays on its route).
+   * What the route's own evidence says of a journaled operation whose outcome is not known (recorded,
+   * then a crash or a call still under way; or in doubt): `present` when its status query finds it;
+   * `absent` only when it finds nothing and the route's in-flight window has passed since the last
+   * send (the entry is then refused, so the reference may be sent again); `wait` when it finds nothing
+   * yet while the request may still be on its way (docs/going-live.md#in-doubt-is-not-refused).
    */
-  async function heldByRoute(connector: Connector, network: Network, entry: JournalEntry): Promise<'held' | 'absent'> {
-    if (!connector.lookup) return 'held';
-    const operatorReference = (await entryById(sql, entry.id))?.operatorReference ?? null;
-    const found = await connector.lookup({ kind: entry.kind, network, reference: entry.reference, operatorReference });
-    if (found === 'absent') {
-      // After a route fault (unknown) the route comes after the others for it; after a crash (recorded) it keeps its
-      // place.
-      await markRefused(sql, entry.id, entry.state === 'unknown' ? (entry.fault ?? 'no answer') : null);
-      return 'absent';
-    }
-    return 'held';
+  async function evidenceOf(
+    connector: Connector & Required<Pick<Connector, 'lookup'>>,
+    network: Network,
+    entry: JournalEntry,
+  ): Promise<'present' | 'absent' | 'wait'> {
+    const current = (await entryById(sql, entry.id)) ?? entry;
+    const found = await connector.lookup({
+      kind: current.kind,
+      network,
+      reference: current.reference,
+      operatorReference: current.operatorReference,
+    });
+    if (found === 'present') return 'present';
+    const since = current.sinceSentSeconds;
+    if (since !== null && since < connector.inFlight.windowSeconds) return 'wait';
+    // After a route fault (in doubt) the route comes after the others for it; after a crash (recorded) it keeps its
+    // place.
+    await markRefused(sql, current.id, current.state === 'in_doubt' ? (current.fault ?? 'no answer') : null);
+    return 'absent';
   }
 
   /**
-   * Sends on one route, journaled: recorded first; then accepted, refused, or (no answer, a 5xx)
-   * unknown unless the route's status query says it never got it. An unknown outcome throws: the
-   * activity asks again, and the operation stays on this route.
+   * Sends on one route, journaled: recorded first; then accepted, refused, or in doubt (no answer, a
+   * 5xx, or a resend's own trouble: the first send may still be processed). In doubt throws: the
+   * activity asks again, and the operation stays on this route until its evidence settles it.
    */
   async function sendOn<T>(
     connector: Connector,
@@ -118,8 +135,12 @@ export function createRoutedOperations({ sql, health, connectors }: Routed) {
     operation: RouteOperation,
     send: () => Promise<T>,
     judge: (result: T) => Verdict,
+    resend: boolean,
   ): Promise<Sent<T>> {
     const key = { network: network.name, route: connector.name, operation };
+    // A fresh entry was recorded as sent; a resend under the same reference proves nothing by its own trouble (the
+    // first send may still be processed), and the in-flight window counts again from it.
+    if (resend) await markSent(sql, entry.id);
     let result: T;
     try {
       result = await send();
@@ -127,20 +148,16 @@ export function createRoutedOperations({ sql, health, connectors }: Routed) {
       if (!routeError(error)) throw error;
       const fault = faultOf(error);
       await health.faulted(key, fault);
-      if (neverSent(error)) {
+      if (neverSent(error) && !resend) {
         await markRefused(sql, entry.id, fault);
         return { routeFault: fault };
       }
-      await markUnknown(sql, entry.id, fault);
-      const held = await heldByRoute(connector, network, { ...entry, state: 'unknown', fault }).catch(
-        () => 'held' as const,
-      );
-      if (held === 'absent') return { routeFault: fault };
-      throw error;
+      throw await inDoubt(connector, entry, fault, error);
     }
     const verdict = judge(result);
     if ('fault' in verdict) {
       await health.faulted(key, verdict.fault);
+      if (resend) throw await inDoubt(connector, entry, verdict.fault);
       await markRefused(sql, entry.id, verdict.fault);
       return { routeFault: verdict.fault };
     }
@@ -151,6 +168,22 @@ export function createRoutedOperations({ sql, health, connectors }: Routed) {
     }
     await markAccepted(sql, entry.id, verdict.accepted === true ? null : verdict.accepted);
     return { taken: result };
+  }
+
+  /** Marks an entry in doubt, with why, and returns the error that says so (the activity asks again later). */
+  async function inDoubt(
+    connector: Connector,
+    entry: JournalEntry,
+    fault: string,
+    cause?: unknown,
+  ): Promise<OperationInDoubtError> {
+    await markInDoubt(sql, entry.id, fault);
+    return new OperationInDoubtError(
+      `${entry.kind} ${entry.reference} is in doubt on ${connector.name} (${fault}): it stays there until the ` +
+        `operator's status says what became of it, or says it holds nothing ${connector.inFlight.windowSeconds} s ` +
+        `after the last send.`,
+      { cause },
+    );
   }
 
   type Operation<T> = {
@@ -180,8 +213,13 @@ export function createRoutedOperations({ sql, health, connectors }: Routed) {
       const connector = connectorOfEntry(op.network, live);
       // Taken there, or sent there with an outcome only its status can tell (no look-up by our id): its status decides.
       if (live.state === 'accepted' || !connector.lookup) return op.sentBefore(live);
-      if ((await heldByRoute(connector, op.network, live)) === 'held') {
-        const sent = await sendOn(connector, op.network, live, op.operation, () => op.send(connector), op.judge);
+      const evidence = await evidenceOf(connector as Connector & Required<Pick<Connector, 'lookup'>>, op.network, live);
+      if (evidence === 'wait' && !(connector.inFlight.resends && live.sends < MAX_SENDS))
+        throw await inDoubt(connector, live, live.fault ?? 'its status query finds nothing yet');
+      if (evidence !== 'absent') {
+        // Held there (a resend is answered "already taken"), or in doubt on a route that deduplicates our reference.
+        const send = () => op.send(connector);
+        const sent = await sendOn(connector, op.network, live, op.operation, send, op.judge, true);
         if (!('routeFault' in sent)) return 'taken' in sent ? sent.taken : sent.answer;
       }
     }
@@ -202,7 +240,7 @@ export function createRoutedOperations({ sql, health, connectors }: Routed) {
       const entry = await recordEntry(sql, { ...op, network: op.network.name, route: name });
       // Another call recorded it first (a retry racing a slow attempt): it stays where that one sent it.
       if (!entry.inserted) return op.sentBefore(entry);
-      const sent = await sendOn(connector, op.network, entry, op.operation, () => op.send(connector), op.judge);
+      const sent = await sendOn(connector, op.network, entry, op.operation, () => op.send(connector), op.judge, false);
       if ('taken' in sent) return sent.taken;
       if ('answer' in sent) return sent.answer;
       lastFault = sent.routeFault;

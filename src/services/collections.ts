@@ -210,20 +210,6 @@ const lookAlikeOf = (tx: Queryable, payment: { phoneNumber: string; currency: st
   phone_number = ${payment.phoneNumber} and currency = ${payment.currency} and amount = ${payment.amount}::numeric
   and status in ${tx(OPEN_STATUSES as RequestStatus[])} and collection_id is null and expiry_date > now()`;
 
-/**
- * The organization a payment would be matched to by its number (`matchCollectionIn`'s rule read
- * ahead, without locks): the one organization with an open look-alike request, or null.
- */
-export async function lookAlikeOrganization(
-  sql: Queryable,
-  payment: { phoneNumber: string; currency: string; amount: string },
-): Promise<OrganizationId | null> {
-  const organizations = await sql<{ organizationId: OrganizationId }[]>`
-    select distinct organization_id as "organizationId" from collection_requests
-      where ${lookAlikeOf(sql, payment)} limit 2`;
-  return organizations.length === 1 ? organizations[0]!.organizationId : null;
-}
-
 type BilledRequest = { id: CollectionRequestId; organizationId: OrganizationId; phoneNumber: string; amount: string };
 
 /**

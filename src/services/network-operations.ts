@@ -106,6 +106,24 @@ export async function findOperationByOperatorReference(
 }
 
 /**
+ * The newest live operation of `kind` about `subject` whose operator reference was never learnt (the
+ * operator's first answer was lost): an operator's result that names the subject names it.
+ */
+export async function unansweredOperationAbout(
+  sql: Queryable,
+  network: string,
+  kind: OperationKind,
+  subject: string,
+): Promise<NetworkOperation | undefined> {
+  const [row] = await sql<NetworkOperation[]>`
+    select ${sql.unsafe(COLUMNS)} from network_operations
+    where network = ${network} and kind = ${kind} and subject = ${subject} and operator_reference is null
+      and state <> 'refused'
+    order by created desc, id desc limit 1`;
+  return row;
+}
+
+/**
  * A prompt whose operator reference was never learnt (the call's answer was lost) for this number
  * and amount, still young enough for the operator's callback about it to arrive: the callback then
  * names it.
@@ -162,10 +180,10 @@ export async function settlePrompt(sql: Queryable, id: number, outcome: 'failed'
 
 /**
  * A prompt the operator says was paid while its receipt is not known: credited under the prompt (its
- * operator reference), it takes the first receipt of its number and amount confirmed later
- * (`attachReceipt`). Only while the operator's last callback is still `seenHint`, the one the caller
- * read: a callback that came meanwhile may name the receipt, and is followed first. True when the
- * prompt is (or already was) paid.
+ * operator reference), it keeps that credit until the operator names its receipt (`attachReceipt`).
+ * Only while the operator's last callback is still `seenHint`, the one the caller read: a callback
+ * that came meanwhile may name the receipt, and is followed first. True when the prompt is (or
+ * already was) paid.
  */
 export async function markPromptPaid(
   sql: Queryable,
@@ -185,46 +203,71 @@ export async function markPromptPaid(
 export const awaitsReceipt = (operation: NetworkOperation): boolean =>
   operation.kind === 'prompt' && operation.remoteTransactionId === null && operation.result?.status === 'paid';
 
-/** Whether a prompt of ours to this number for this amount was paid and waits for its receipt (`markPromptPaid`). */
-export async function promptAwaitsReceipt(
+/**
+ * What ties a receipt to a push of ours awaiting it, in the operator's own words, never by number and
+ * amount: the push's callback named it (`hintNaming`, contained in the callback kept as the push's
+ * hint), or a status query about the push (subject `statusSubjectPrefix` + the push's operator
+ * reference) was answered naming it (`answerNaming`, contained in that answer).
+ */
+export type ReceiptNaming = {
+  hintNaming: Record<string, unknown>;
+  answerNaming: Record<string, unknown>;
+  statusSubjectPrefix: string;
+};
+
+/**
+ * The operator reference of the push of ours, paid while its receipt was unknown (`markPromptPaid`),
+ * whose own callback or status query named the receipt (`ReceiptNaming`); null when none did.
+ */
+export async function pushNamingReceipt(
   sql: Queryable,
   network: string,
-  payment: { phoneNumber: string; amount: string },
-): Promise<boolean> {
-  const rows = await sql`
-    select 1 from network_operations
-    where network = ${network} and kind = 'prompt' and phone_number = ${payment.phoneNumber} and amount
-      = ${payment.amount}::numeric
-      and remote_transaction_id is null and result->>'status' = 'paid'
-    limit 1`;
-  return rows.length > 0;
+  naming: ReceiptNaming,
+): Promise<string | null> {
+  const [row] = await sql<{ operatorReference: string }[]>`
+    select p.operator_reference as "operatorReference" from network_operations p
+    where p.network = ${network} and p.kind = 'prompt' and p.operator_reference is not null
+      and p.remote_transaction_id is null and p.result->>'status' = 'paid'
+      and (p.hint @> ${sql.json(naming.hintNaming as never)}::jsonb
+        or exists (
+          select 1 from network_operations q
+          where q.network = p.network and q.kind = 'status_query'
+            and q.subject = ${naming.statusSubjectPrefix} || p.operator_reference
+            and q.result @> ${sql.json(naming.answerNaming as never)}::jsonb))
+    order by p.created, p.id limit 1`;
+  return row?.operatorReference ?? null;
 }
 
 const UNIQUE_VIOLATION = '23505';
 
 /**
- * The prompt of ours whose payment `receipt` is: the one that settled it, or else the oldest prompt
- * to this number for this amount that was paid while its receipt was unknown (`markPromptPaid`),
- * which takes it now (`attachReceiptIn`). A unique violation means another prompt or collection took
- * the receipt meanwhile: it is theirs, and read here.
- * docs/architecture.md#one-receipt-one-credit
+ * The prompt of ours whose payment `receipt` is: the one that settled it, or else the push the
+ * operator named for it (`pushOperatorReference`: the operator's own identifier of the push, read
+ * from its answer about the receipt or found by `pushNamingReceipt`), when that push was paid while
+ * its receipt was unknown (`markPromptPaid`) and the receipt is of its number and amount: it takes it
+ * now (`attachReceiptIn`). Never a push chosen by number and amount: a payment the operator names no
+ * push for is a payment of its own. A unique violation means another prompt or collection took the
+ * receipt meanwhile: it is theirs, and read here. docs/architecture.md#one-receipt-one-credit
  */
 export async function attachReceipt(
   sql: Queryable,
   network: string,
   payment: { phoneNumber: string; amount: string },
   receipt: string,
+  pushOperatorReference: string | null,
 ): Promise<string | null> {
-  try {
-    await inTransaction(sql, (tx) => attachReceiptIn(tx, network, payment, receipt));
-  } catch (error) {
-    if ((error as { code?: string }).code !== UNIQUE_VIOLATION) throw error;
+  if (pushOperatorReference !== null) {
+    try {
+      await inTransaction(sql, (tx) => attachReceiptIn(tx, network, payment, receipt, pushOperatorReference));
+    } catch (error) {
+      if ((error as { code?: string }).code !== UNIQUE_VIOLATION) throw error;
+    }
   }
   return await promptOfReceipt(sql, network, receipt);
 }
 
 /**
- * Attaches `receipt` to the oldest paid prompt of this number and amount awaiting one, in one
+ * Attaches `receipt` to the named push, paid and awaiting one, of this number and amount, in one
  * transaction, under the prompt's row lock: the prompt settles the receipt (no other prompt may hold
  * it, migration 025), and the collection credited under the prompt's operator reference, with the
  * request it paid, is renamed to it (no other collection may hold it, the collections' own key). A
@@ -237,13 +280,14 @@ async function attachReceiptIn(
   network: string,
   payment: { phoneNumber: string; amount: string },
   receipt: string,
+  pushOperatorReference: string,
 ): Promise<void> {
   const [prompt] = await tx<{ id: number; reference: string; operatorReference: string }[]>`
     select id, reference, operator_reference as "operatorReference" from network_operations
-    where network = ${network} and kind = 'prompt' and phone_number = ${payment.phoneNumber} and amount
-      = ${payment.amount}::numeric
-      and remote_transaction_id is null and result->>'status' = 'paid'
-    order by created, id limit 1 for update`;
+    where network = ${network} and kind = 'prompt' and operator_reference = ${pushOperatorReference}
+      and phone_number = ${payment.phoneNumber} and amount = ${payment.amount}::numeric
+      and remote_transaction_id is null and result->>'status' = 'paid' and state <> 'refused'
+    for update`;
   if (!prompt) return;
   const held = await tx`select 1 from collections where network = ${network} and remote_transaction_id = ${receipt}`;
   if (held.length > 0) return;
@@ -277,8 +321,10 @@ export async function receiptOfPromptIn(
 /**
  * Whether a prompt of ours to this number for this amount, younger than `withinSeconds`, is neither
  * failed, nor paid (`markPromptPaid`), nor settled with its receipt: a payment of the same number and
- * amount reported meanwhile may be its answer, so the report waits for the prompt's request to
- * receive it first (a paid prompt then takes it: `attachReceipt`).
+ * amount reported meanwhile may be its answer, so the report only waits for the prompt to settle
+ * first (its request credited under the receipt its query states, or else under the prompt). A wait,
+ * never a match: the report then goes to a push only where the operator names that push for it
+ * (`attachReceipt`).
  */
 export async function unsettledPromptFor(
   sql: Queryable,

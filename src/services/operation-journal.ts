@@ -1,14 +1,16 @@
 /**
- * The operation journal (migration 029): every call that may move money is recorded, with the route
- * that takes it, before it is sent, and what came of it after: `accepted` (the route took it),
- * `refused` (nothing happened there) or `unknown` (no answer, a 5xx: only that route's own status
- * query can tell). The network router (src/network/router.ts) keeps it for every route alike, and
- * moves an operation to another route only while the journal knows nothing happened on the first.
+ * The operation journal (migrations 029, 032): every call that may move money is recorded, with the
+ * route that takes it, before it is sent, and what came of it after: `accepted` (the route took it),
+ * `refused` (nothing happened there, and nothing will) or `in_doubt` (no answer, a 5xx: only that
+ * route's own evidence can tell, and a status query that finds nothing proves nothing until the
+ * operator's in-flight window has passed since the last send). The network router
+ * (src/network/routes.ts) keeps it for every route alike, and moves an operation to another route
+ * only once the journal knows nothing happened on the first.
  * docs/going-live.md#routes-health-and-failover
  */
 import type { Queryable } from '../db';
 
-type JournalState = 'recorded' | 'accepted' | 'refused' | 'unknown';
+type JournalState = 'recorded' | 'accepted' | 'refused' | 'in_doubt';
 export type JournalKind = 'prompt' | 'payout' | 'reversal';
 
 export type JournalEntry = {
@@ -21,9 +23,17 @@ export type JournalEntry = {
   operatorReference: string | null;
   state: JournalState;
   fault: string | null;
+  /** When it was last sent (null: recorded, never sent yet). */
+  sentAt: Date | null;
+  /** How many times it was sent under this entry (a resend repeats our reference). */
+  sends: number;
+  /** Seconds since the last send, by the database's clock (null: never sent). */
+  sinceSentSeconds: number | null;
 };
 
-const COLUMNS = `id, network, route, kind, reference, operator_reference as "operatorReference", state, fault`;
+const COLUMNS =
+  `id, network, route, kind, reference, operator_reference as "operatorReference", state, fault, ` +
+  `sent_at as "sentAt", sends, extract(epoch from now() - sent_at)::float8 as "sinceSentSeconds"`;
 
 type NewEntry = {
   network: string;
@@ -36,15 +46,17 @@ type NewEntry = {
 };
 
 /**
- * Records an operation on `route` before it is sent. Returns the live entry of the reference (not
- * refused): the one just recorded (`inserted`), or the one an earlier call recorded, on this route or another.
+ * Records an operation on `route` as it is sent (its in-flight window counts from now). Returns the
+ * live entry of the reference (not refused): the one just recorded (`inserted`), or the one an
+ * earlier call recorded, on this route or another.
  */
 export async function recordEntry(sql: Queryable, entry: NewEntry): Promise<JournalEntry & { inserted: boolean }> {
   const [row] = await sql<(JournalEntry & { inserted: boolean })[]>`
-    insert into network_operations (network, route, kind, reference, workflow_id, subject, phone_number, amount, state)
+    insert into network_operations
+      (network, route, kind, reference, workflow_id, subject, phone_number, amount, state, sent_at, sends)
     values
       (${entry.network}, ${entry.route}, ${entry.kind}, ${entry.reference}, ${entry.workflowId}, ${entry.reference},
-            ${entry.phoneNumber}, ${entry.amount}, 'recorded')
+       ${entry.phoneNumber}, ${entry.amount}, 'recorded', now(), 1)
     on conflict (network, reference) where state <> 'refused' do update set route = coalesce(network_operations.route,
       excluded.route), modified = now()
     returning ${sql.unsafe(COLUMNS)}, (xmax = 0) as inserted`;
@@ -90,10 +102,24 @@ export async function markRefused(sql: Queryable, id: number, fault: string | nu
   await sql`update network_operations set state = 'refused', fault = ${fault}, modified = now() where id = ${id}`;
 }
 
-/** The route did not say (no answer, a 5xx): the operation stays there until its status query tells. */
-export async function markUnknown(sql: Queryable, id: number, fault: string): Promise<void> {
-  await sql`update network_operations set state = 'unknown', fault = ${fault}, modified = now() where id = ${id} and
-    state in ('recorded', 'unknown')`;
+/** About to be sent (again) under this entry: the in-flight window counts from now. */
+export async function markSent(sql: Queryable, id: number): Promise<void> {
+  await sql`
+    update network_operations
+    set sent_at = now(), sends = sends + 1, modified = now()
+    where id = ${id}`;
+}
+
+/**
+ * The route did not say (no answer, a 5xx it does not document as final): the operation stays there,
+ * in doubt, until the route's own evidence tells. `why` is what the journal shows.
+ */
+export async function markInDoubt(sql: Queryable, id: number, why: string): Promise<void> {
+  await sql`
+    update network_operations
+    set state = 'in_doubt', fault = ${why}, modified = now()
+    where id = ${id}
+      and state in ('recorded', 'in_doubt')`;
 }
 
 /**

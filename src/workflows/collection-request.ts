@@ -44,7 +44,15 @@ const { recordRequestStatus, receiveCollection, acceptVerifiedCollection } = pro
   retry: RETRY_POLICIES.untilDone,
 });
 
-const { promptSubscriber, sendSuccessMessage, rejectCollection } = proxyActivities<Activities>({
+const { promptSubscriber } = proxyActivities<Activities>({
+  // The prompt may take a few operator timeouts (its status asked, then sent again under the same reference); it
+  // heartbeats while it waits, so an activity lost with a dead worker is retried elsewhere within seconds.
+  startToCloseTimeout: '2 minutes',
+  heartbeatTimeout: '10 seconds',
+  retry: RETRY_POLICIES.promptCall,
+});
+
+const { sendSuccessMessage, rejectCollection } = proxyActivities<Activities>({
   // Calls that leave the process (the network). Short: an activity lost with a dead worker is
   // retried elsewhere after this long.
   startToCloseTimeout: '15 seconds',

@@ -23,8 +23,11 @@ const { beginPaymentStep, finishPaymentStep, finishReversalStep } = proxyLocalAc
 
 const { sendPayout, queryPayout } = proxyActivities<Activities>({
   // Calls that leave the process (the network). Idempotent per payout reference, so a retry after a
-  // crash mid-call sends nothing twice; a network that keeps failing is retried until it answers.
-  startToCloseTimeout: '30 seconds',
+  // crash mid-call sends nothing twice; a network that keeps failing is retried until it answers. A call
+  // may take a few operator timeouts (status, then a resend): it heartbeats, so a dead worker's is
+  // retried elsewhere within seconds.
+  startToCloseTimeout: '2 minutes',
+  heartbeatTimeout: '10 seconds',
   retry: RETRY_POLICIES.payout,
 });
 

@@ -2,8 +2,9 @@
  * The receipt of an STK push credited before its receipt was known, against real PostgreSQL (the
  * services the connector and the workflows call, no workflow here): the push's own credit and the
  * receipt attaching to it, racing, meet in one collection under the receipt, credited once; a receipt
- * attaches to one push only and a push takes one receipt; a receipt another collection holds is never
- * taken (docs/architecture.md#one-receipt-one-credit).
+ * attaches only to the push the operator names for it (never to one of its number and amount), to one
+ * push only, and a push takes one receipt; a receipt another collection holds is never taken
+ * (docs/architecture.md#one-receipt-one-credit).
  */
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { randomBytes } from 'node:crypto';
@@ -96,7 +97,8 @@ describe('a receipt learnt after its push was credited', () => {
       const phoneNumber = nextNumber();
       const push = await paidPush(merchant, phoneNumber, '75');
       const receipt = receiptNumber();
-      const attach = () => attachReceipt(testSql(), NETWORK, { phoneNumber, amount: '75' }, receipt);
+      const attach = () =>
+        attachReceipt(testSql(), NETWORK, { phoneNumber, amount: '75' }, receipt, push.checkoutRequestId);
       const [credited, attachedTo] =
         round % 2 === 0
           ? await Promise.all([creditPush(push), attach()])
@@ -115,7 +117,7 @@ describe('a receipt learnt after its push was credited', () => {
     expect(await walletsOutOfBalance(testSql(), merchant.organization.id)).toEqual([]);
   }, 30_000);
 
-  test('two pushes of one number and amount awaiting receipts, three receipts at once: each push takes one, no receipt goes to two, the third goes to none', async () => {
+  test('two pushes of one number and amount, of two organizations, awaiting receipts; four receipts at once, two named for the first push, one for the second, one for none: each push takes one named for it, the one named for none goes to no push', async () => {
     const phoneNumber = nextNumber();
     const pushes = [
       await paidPush(await kesMerchant(), phoneNumber, '80'),
@@ -123,26 +125,44 @@ describe('a receipt learnt after its push was credited', () => {
     ];
     for (const push of pushes)
       expect(await creditPush(push)).toMatchObject({ outcome: 'accepted', requestId: push.requestId });
-    const receipts = [receiptNumber(), receiptNumber(), receiptNumber()];
+    const named = [pushes[0]!.checkoutRequestId, pushes[0]!.checkoutRequestId, pushes[1]!.checkoutRequestId, null];
+    const receipts = named.map(() => receiptNumber());
     const attachedTo = await Promise.all(
-      receipts.map((receipt) => attachReceipt(testSql(), NETWORK, { phoneNumber, amount: '80' }, receipt)),
+      receipts.map((receipt, index) =>
+        attachReceipt(testSql(), NETWORK, { phoneNumber, amount: '80' }, receipt, named[index]!),
+      ),
     );
-    expect(attachedTo.filter((reference) => reference === null)).toHaveLength(1);
-    expect(new Set(attachedTo.filter((reference) => reference !== null))).toEqual(
-      new Set(pushes.map((push) => push.reference)),
-    );
-    for (const push of pushes)
-      expect(await promptReceipt(push.reference)).toBe(receipts[attachedTo.indexOf(push.reference)]!);
-    const collections = await collectionsOf(phoneNumber);
-    expect(collections).toHaveLength(2);
-    for (const push of pushes) {
-      expect(collections).toContainEqual({
-        remoteTransactionId: receipts[attachedTo.indexOf(push.reference)]!,
-        status: 'successful',
-        requestId: push.requestId,
-        credits: 1,
-      });
-    }
+    expect(attachedTo[3]).toBeNull();
+    expect(attachedTo[2]).toBe(pushes[1]!.reference);
+    expect(attachedTo.slice(0, 2).sort()).toEqual([null, pushes[0]!.reference].sort());
+    const firstReceipt = receipts[attachedTo.indexOf(pushes[0]!.reference)]!;
+    expect(await promptReceipt(pushes[0]!.reference)).toBe(firstReceipt);
+    expect(await promptReceipt(pushes[1]!.reference)).toBe(receipts[2]!);
+    expect(await collectionsOf(phoneNumber)).toEqual([
+      { remoteTransactionId: firstReceipt, status: 'successful', requestId: pushes[0]!.requestId, credits: 1 },
+      { remoteTransactionId: receipts[2]!, status: 'successful', requestId: pushes[1]!.requestId, credits: 1 },
+    ]);
+  });
+
+  test('a receipt named for no push, or for a push of another number or amount, is never taken by a push of its number and amount: the push keeps its credit under its CheckoutRequestID', async () => {
+    const phoneNumber = nextNumber();
+    const push = await paidPush(await kesMerchant(), phoneNumber, '90');
+    const elsewhere = await paidPush(await kesMerchant(), nextNumber(), '90');
+    await creditPush(push);
+    await creditPush(elsewhere);
+    const receipt = receiptNumber();
+    expect(await attachReceipt(testSql(), NETWORK, { phoneNumber, amount: '90' }, receipt, null)).toBeNull();
+    expect(
+      await attachReceipt(testSql(), NETWORK, { phoneNumber, amount: '90' }, receipt, elsewhere.checkoutRequestId),
+    ).toBeNull();
+    expect(
+      await attachReceipt(testSql(), NETWORK, { phoneNumber, amount: '91' }, receipt, push.checkoutRequestId),
+    ).toBeNull();
+    expect(await promptReceipt(push.reference)).toBeNull();
+    expect(await promptReceipt(elsewhere.reference)).toBeNull();
+    expect(await collectionsOf(phoneNumber)).toEqual([
+      { remoteTransactionId: push.checkoutRequestId, status: 'successful', requestId: push.requestId, credits: 1 },
+    ]);
   });
 
   test('a receipt another collection already holds is not taken: the push keeps waiting for its own, under its CheckoutRequestID', async () => {
@@ -151,7 +171,9 @@ describe('a receipt learnt after its push was credited', () => {
     await creditPush(push);
     const receipt = receiptNumber();
     await storeIncomingPayment(testSql(), { ...push.payment, remoteTransactionId: receipt, promptReference: null });
-    expect(await attachReceipt(testSql(), NETWORK, { phoneNumber, amount: '85' }, receipt)).toBeNull();
+    expect(
+      await attachReceipt(testSql(), NETWORK, { phoneNumber, amount: '85' }, receipt, push.checkoutRequestId),
+    ).toBeNull();
     expect(await promptReceipt(push.reference)).toBeNull();
     expect(await collectionsOf(phoneNumber)).toEqual([
       { remoteTransactionId: push.checkoutRequestId, status: 'successful', requestId: push.requestId, credits: 1 },

@@ -277,7 +277,7 @@ export type paths = {
         put?: never;
         /**
          * Paybill validation (Daraja C2B ValidationURL)
-         * @description Before M-Pesa completes a paybill payment it asks here. The organization the account number (a request code `<organization>-<request>`) or the payer's number points to is asked at its verification URL within MPESA_VALIDATION_TIMEOUT_MS (Safaricom waits about 8 s for the whole answer); no answer in time takes its accept-by-default setting. Payments nobody has to decide are accepted; a validation that cannot be read (a field missing or of the wrong type, a control character in any field, a body that is not JSON) is rejected with 200 and `C2B00016`, never a 4xx, and one with an amount that is not whole shillings too (`C2B00013`).
+         * @description Before M-Pesa completes a paybill payment it asks here. The organization whose request the account number (a request code `<organization>-<request>`) names is asked at its verification URL within MPESA_VALIDATION_TIMEOUT_MS (Safaricom waits about 8 s for the whole answer); no answer in time takes its accept-by-default setting. Payments nobody has to decide are accepted; a validation that cannot be read (a field missing or of the wrong type, a control character in any field, a body that is not JSON) is rejected with 200 and `C2B00016`, never a 4xx, and one with an amount that is not whole shillings too (`C2B00013`).
          */
         post: operations["darajaPaybillValidation"];
         delete?: never;

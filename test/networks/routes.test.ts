@@ -56,6 +56,8 @@ beforeAll(async () => {
     PAWAPAY_BASE_URL: pawapay.url,
     PAWAPAY_API_TOKEN: PAWAPAY_TOKEN,
     PAWAPAY_PROVIDERS: 'AIRTEL_TZA',
+    // An operation in doubt leaves Airtel only once "not found" comes this long after its last send.
+    OPERATOR_IN_FLIGHT_WINDOW_SECONDS: '3',
   });
   airtel.setCallbackUrl(`${stack.env.PUBLIC_BASE_URL}/network/airtel/callback`);
   pawapay.setCallbackBase(stack.env.PUBLIC_BASE_URL!);

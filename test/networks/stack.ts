@@ -41,6 +41,8 @@ export const FAST_ENV = {
   SANDBOX_PAYMENT_DELAY_SECONDS: '1',
   SANDBOX_PAYOUT_DELAY_SECONDS: '1',
   VERIFICATION_TIMEOUT_SECONDS: '3',
+  // The simulators hold a call a second or two at most, unless a test holds it longer (and sets its own window).
+  OPERATOR_IN_FLIGHT_WINDOW_SECONDS: '5',
 };
 
 export async function startStack(name: string, operatorEnv: Record<string, string>): Promise<Stack> {

@@ -23,7 +23,8 @@ import { momoFailure, referenceUuid } from '../../src/network/momo';
 import { createTokenCache, field, wholeAmount } from '../../src/network/operator-http';
 import { createSessionPool, SessionUnavailableError } from '../../src/network/session-pool';
 import { describeConnections } from '../../src/network/connections';
-import { connectedNetworks, connectionsOf, createConnectors } from '../../src/network/registry';
+import { connectedNetworks, connectionsOf, createConnectors, IN_FLIGHT_WINDOWS } from '../../src/network/registry';
+import { readFileSync } from 'node:fs';
 import { airtelFailure, callbackHashMatches } from '../../src/network/airtel';
 import { vodacomAmount, vodacomFailure } from '../../src/network/vodacom';
 import { generateKeyPairSync } from 'node:crypto';
@@ -839,5 +840,32 @@ describe("the session pool (Vodacom's sessions: a spare always active)", () => {
     expect(operator.tries.map((tried) => tried.bearer)).toEqual(['session-1', 'session-1', 'session-1']);
     expect(issuer.asked).toHaveLength(2);
     pool.stop();
+  });
+});
+
+describe('in-flight windows', () => {
+  test("each connector declares its window, whether it resends in doubt, and where the number comes from; going-live.md's table says the same", () => {
+    const doc = readFileSync(new URL('../../docs/going-live.md', import.meta.url), 'utf8');
+    const section = doc.slice(doc.indexOf('### In doubt is not refused'));
+    for (const connector of IN_FLIGHT_WINDOWS) {
+      expect(connector.windowSeconds).toBeGreaterThanOrEqual(60);
+      expect(connector.source.length).toBeGreaterThan(40);
+      const row = section.split('\n').find((line) => line.startsWith(`| ${connector.operator} |`));
+      expect(row, `a row for ${connector.operator}`).toBeDefined();
+      expect(row).toContain(`| ${connector.windowSeconds} s |`);
+      expect(row).toContain(connector.resends ? '| yes' : '| no');
+    }
+  });
+
+  test("OPERATOR_IN_FLIGHT_WINDOW_SECONDS overrides every connector's window", () => {
+    const env = {
+      PUBLIC_BASE_URL: 'https://pay.example',
+      PAWAPAY_API_TOKEN: 'token',
+      PAWAPAY_PROVIDERS: 'TIGO_TZA',
+    };
+    const own = createConnectors(loadConfig(env), {} as Queryable);
+    expect(own.map((connector) => connector.inFlight.windowSeconds)).toEqual([120]);
+    const shortened = createConnectors(loadConfig({ ...env, OPERATOR_IN_FLIGHT_WINDOW_SECONDS: '4' }), {} as Queryable);
+    expect(shortened.map((connector) => connector.inFlight)).toEqual([{ windowSeconds: 4, resends: true }]);
   });
 });

@@ -34,8 +34,6 @@ import {
   type OperatorAnswer,
 } from '../operator-http';
 
-/** Calls to Airtel: long enough for its gateway on a slow day, short enough for an activity to retry. */
-const AIRTEL_TIMEOUT_MS = 20_000;
 /** How long Airtel's PIN encryption key is kept before it is fetched again. */
 const PIN_KEY_LIFETIME_MS = 3_600_000;
 
@@ -150,7 +148,6 @@ export function createAirtelConnector(settings: AirtelSettings, { sql }: AirtelD
     const answer = await callOperator({
       method: 'POST',
       url: `${settings.baseUrl}/auth/oauth2/token`,
-      timeoutMs: AIRTEL_TIMEOUT_MS,
       json: { client_id: settings.clientId, client_secret: settings.clientSecret, grant_type: 'client_credentials' },
     });
     const token = field(answer.body, 'access_token');
@@ -164,7 +161,6 @@ export function createAirtelConnector(settings: AirtelSettings, { sql }: AirtelD
       method: request.method,
       url: `${settings.baseUrl}${request.path}`,
       json: request.json,
-      timeoutMs: AIRTEL_TIMEOUT_MS,
       headers: { 'X-Country': country.country, 'X-Currency': country.currency },
     });
 

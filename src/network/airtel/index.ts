@@ -28,6 +28,13 @@ export const airtel: ConnectorUnit<'airtel', AirtelSettings | null> = {
   // Airtel calls back at the one URL registered in its portal (PUBLIC_BASE_URL + AIRTEL_CALLBACK_PATH), never per
   // request.
   callsBack: true,
+  inFlight: {
+    resends: true,
+    windowSeconds: 120,
+    source:
+      'Airtel publishes no bound on how long its gateway holds a request (its USSD push itself times out on the ' +
+      'phone within about a minute), so 120 s (six times our 20 s timeout) after the last send.',
+  },
   create: (settings, deps) => ({
     ...createAirtelConnector(settings!, deps),
     routes: airtel.routesOf(settings),

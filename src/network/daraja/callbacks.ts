@@ -24,7 +24,9 @@ import {
   claimUnanswered,
   findOperation,
   findOperationByOperatorReference,
-  promptAwaitsReceipt,
+  pushNamingReceipt,
+  setOperatorReference,
+  unansweredOperationAbout,
   type NetworkOperation,
 } from '../../services/network-operations';
 import type { CallbackContext, CallbackDocs, CallbackRoute } from '../adapter';
@@ -37,6 +39,8 @@ import {
   callbackItems,
   completedPaymentOf,
   readResult,
+  receiptNaming,
+  reversalSubject,
 } from './client';
 import type { MpesaSettings } from './settings';
 
@@ -157,8 +161,10 @@ async function paybillPayer({ merchants }: Context, body: PaybillPaymentBody, am
 }
 
 /**
- * The operation a Daraja result names: by the ConversationID it gave us, else (a B2C whose answer was lost) by our
- * OriginatorConversationID.
+ * The operation a Daraja result names: by the ConversationID it gave us; else, when its first answer was lost, a B2C
+ * by our OriginatorConversationID, or a reversal by the transaction it reverses (the result's OriginalTransactionID).
+ * The ConversationID of an operation found so is kept as its operator reference, so that transaction status is
+ * asked about it (./client.ts).
  */
 async function operationOfResult(
   { sql, settings }: Context,
@@ -169,9 +175,15 @@ async function operationOfResult(
     const operation = await findOperationByOperatorReference(sql, DARAJA_NETWORK, result.conversationId);
     if (operation) return operation;
   }
-  return result.originatorConversationId
-    ? await findOperation(sql, DARAJA_NETWORK, result.originatorConversationId)
-    : undefined;
+  const reversed = result.parameters.OriginalTransactionID;
+  const operation =
+    (result.originatorConversationId
+      ? await findOperation(sql, DARAJA_NETWORK, result.originatorConversationId)
+      : undefined) ??
+    (reversed ? await unansweredOperationAbout(sql, DARAJA_NETWORK, 'reversal', reversalSubject(reversed)) : undefined);
+  if (operation && operation.kind !== 'status_query' && operation.operatorReference === null && result.conversationId)
+    await setOperatorReference(sql, operation.id, result.conversationId);
+  return operation;
 }
 
 /** What a callback claiming a completed payment states (number, receipt, whole amount), or null when it claims none. */
@@ -214,12 +226,14 @@ async function reportClaimed(
 
 /**
  * A transaction status answer about a push's receipt that came after the push was credited without
- * it (read after the answer is kept): the receipt it states is confirmed like any report, and attaches
- * to that credit (docs/architecture.md#one-receipt-one-credit).
+ * it (read after the answer is kept, so that the answer itself names the receipt for that push): the
+ * receipt it states is confirmed like any report, and attaches to that credit
+ * (docs/architecture.md#one-receipt-one-credit).
  */
 async function reportLateReceipt(context: Context, result: ReturnType<typeof readResult>): Promise<void> {
   const stated = completedPaymentOf(result);
-  if (stated && (await promptAwaitsReceipt(context.sql, DARAJA_NETWORK, stated))) await reportClaimed(context, stated);
+  if (stated && (await pushNamingReceipt(context.sql, DARAJA_NETWORK, receiptNaming(stated.receipt))) !== null)
+    await reportClaimed(context, stated);
 }
 
 async function stkResult(body: StkCallbackBody, context: Context) {
@@ -280,11 +294,9 @@ async function paybillValidation(
   const amount = wholeShillings(body.TransAmount);
   if (!settings || amount === null) return { ResultCode: 'C2B00013', ResultDesc: 'Rejected' };
   const payer = await paybillPayer(context, body, amount);
-  const organizationId =
-    payer.request?.organizationId ??
-    (payer.phoneNumber.includes('*')
-      ? null
-      : await merchants.lookAlikeOrganization({ phoneNumber: payer.phoneNumber, currency: 'KES', amount }));
+  // Only the request the account number names says whose payment it is: never an organization guessed by the payer's
+  // number and amount.
+  const organizationId = payer.request?.organizationId ?? null;
   const verification = organizationId === null ? undefined : await merchants.verificationSettingsOf(organizationId);
   // Nobody to ask (no organization, or none with a verification URL): the payment goes on to matching.
   if (!verification?.url) return { ...ACCEPTED, ResultCode: '0' };
@@ -392,10 +404,9 @@ export const DARAJA_CALLBACK_ROUTES: readonly CallbackRoute<MpesaSettings>[] = [
     docs: taken(
       'darajaPaybillValidation',
       'Paybill validation (Daraja C2B ValidationURL)',
-      'Before M-Pesa completes a paybill payment it asks here. The organization the account number (a request code ' +
-        '`<organization>-<request>`) ' +
-        "or the payer's number points to is asked at its verification URL within MPESA_VALIDATION_TIMEOUT_MS " +
-        '(Safaricom waits about 8 s for the whole answer); ' +
+      'Before M-Pesa completes a paybill payment it asks here. The organization whose request the account number ' +
+        '(a request code `<organization>-<request>`) names is asked at its verification URL within ' +
+        'MPESA_VALIDATION_TIMEOUT_MS (Safaricom waits about 8 s for the whole answer); ' +
         'no answer in time takes its accept-by-default setting. Payments nobody has to decide are accepted; a ' +
         'validation that cannot be read ' +
         '(a field missing or of the wrong type, a control character in any field, a body that is not JSON) is ' +

@@ -22,9 +22,11 @@ import {
   attachReceipt,
   awaitsReceipt,
   findOperation,
+  findOperationByOperatorReference,
   forgetOperation,
   latestStatusQuery,
   markPromptPaid,
+  pushNamingReceipt,
   receiptHeldElsewhere,
   recordOperation,
   setOperatorReference,
@@ -32,6 +34,7 @@ import {
   settleRemoteTransactionId,
   unsettledPromptFor,
   type NetworkOperation,
+  type ReceiptNaming,
 } from '../../services/network-operations';
 import type {
   PaymentPrompt,
@@ -58,10 +61,14 @@ import {
 /** The one network Daraja serves (in KES). */
 export const DARAJA_NETWORK = 'Safaricom';
 
-/** Daraja's answers come within seconds; a call past this is retried by its activity (safe: see above). */
-const DARAJA_TIMEOUT_MS = 20_000;
 /** A push whose answer was lost and that no callback named in this long has timed out on the phone too. */
 export const UNANSWERED_PROMPT_SECONDS = 120;
+/** A reversal whose answer and result were both lost is sent again after this long (Daraja reverses a payment once). */
+const UNANSWERED_REVERSAL_SECONDS = 120;
+/** Daraja's result for a reversal of a transaction already reversed: the reversal is done. */
+const ALREADY_REVERSED = 'R000001';
+/** A reversal's subject: the M-Pesa transaction it sends back, which Daraja's result names (OriginalTransactionID). */
+export const reversalSubject = (originalTransactionId: string): string => `reversal-of:${originalTransactionId}`;
 /**
  * How long a push of ours to a number that the STK push query has not yet called paid or failed holds
  * back a reported payment of the same number and amount: the push's request is credited first (a
@@ -159,6 +166,20 @@ export function numberOfParty(party: string | undefined): string | null {
  * The subjects of the status queries about a paid push's receipt: by the receipt its callback named, and by the push.
  */
 export const PUSH_RECEIPT_SUBJECT = /^stk-(?:receipt|push):/;
+/** The subject of the status query about a push by its CheckoutRequestID, before that id. */
+const PUSH_SUBJECT = 'stk-push:';
+
+/**
+ * What names `receipt` as a push's in Daraja's own words: the push's callback (its MpesaReceiptNumber) or a
+ * transaction status answer about the push (its ReceiptNo) (services/network-operations `pushNamingReceipt`).
+ */
+export const receiptNaming = (receipt: string): ReceiptNaming => ({
+  hintNaming: {
+    Body: { stkCallback: { CallbackMetadata: { Item: [{ Name: 'MpesaReceiptNumber', Value: receipt }] } } },
+  },
+  answerNaming: { Result: { ResultParameters: { ResultParameter: [{ Key: 'ReceiptNo', Value: receipt }] } } },
+  statusSubjectPrefix: PUSH_SUBJECT,
+});
 
 /** The completed payment a transaction status answer states (its receipt, payer in full, whole amount), or null. */
 export function completedPaymentOf(
@@ -192,7 +213,6 @@ export function createDarajaConnector(
       headers: {
         Authorization: `Basic ${Buffer.from(`${settings.consumerKey}:${settings.consumerSecret}`).toString('base64')}`,
       },
-      timeoutMs: DARAJA_TIMEOUT_MS,
     });
     const token = field(answer.body, 'access_token');
     if (answer.status !== 200 || token === undefined)
@@ -201,7 +221,7 @@ export function createDarajaConnector(
     return { value: token, expiresAt: Date.now() + (Number(field(answer.body, 'expires_in')) || 3599) * 1000 };
   });
   const post = (path: string, json: Record<string, unknown>) =>
-    callWithToken(tokens, { method: 'POST', url: `${settings.baseUrl}${path}`, json, timeoutMs: DARAJA_TIMEOUT_MS });
+    callWithToken(tokens, { method: 'POST', url: `${settings.baseUrl}${path}`, json });
   const password = (timestamp: string) =>
     Buffer.from(`${settings.shortcode}${settings.passkey}${timestamp}`).toString('base64');
   const errorOf = (answer: OperatorAnswer) =>
@@ -368,7 +388,7 @@ export function createDarajaConnector(
       if (confirmed?.state === 'known') return confirmed;
     }
     const byPush = await statusOf(
-      `stk-push:${checkoutRequestId}`,
+      `${PUSH_SUBJECT}${checkoutRequestId}`,
       prompt.workflowId,
       () => ({ originalConversationId: checkoutRequestId }),
       (answer) => receiptOfAnswer(answer, prompt, null) !== null,
@@ -386,8 +406,9 @@ export function createDarajaConnector(
   /**
    * A push the STK push query says was paid: credited once, under its receipt when transaction status
    * states it, else under the push itself (its CheckoutRequestID), whose receipt then attaches to that
-   * credit when it is learnt (a late callback, a paybill confirmation of the same payer and amount,
-   * each confirmed by transaction status: `reportedPaymentStatus`). docs/architecture.md#one-receipt-one-credit
+   * credit once Daraja names it for the push (its late callback, a transaction status answer naming the push, each
+   * confirmed by transaction status asked by the receipt: `reportedPaymentStatus`); until then the credit stays under
+   * the push. docs/architecture.md#one-receipt-one-credit
    */
   async function paidPrompt(
     operation: NetworkOperation,
@@ -406,6 +427,22 @@ export function createDarajaConnector(
     if (learnt.state !== 'unknown') return { status: 'pending' };
     // A callback that came since `operation` was read is followed first (its receipt may be the push's).
     return (await markPromptPaid(sql, operation.id, operation.hint)) ? paid(checkoutRequestId) : { status: 'pending' };
+  }
+
+  /**
+   * The push of ours (its CheckoutRequestID) Daraja names for a receipt: the transaction status answer about the
+   * receipt names the push as its ConversationID, or the push's own callback or status query named the receipt
+   * (`receiptNaming`). `unsettled`: the push named is not settled yet. Null when Daraja names no push of ours awaiting
+   * its receipt; never a push guessed by number and amount.
+   */
+  async function pushNamedFor(result: StatusAnswer, receipt: string): Promise<string | null | 'unsettled'> {
+    const conversationId = result.parameters.ConversationID;
+    const push = conversationId ? await findOperationByOperatorReference(sql, network, conversationId) : undefined;
+    if (push?.kind === 'prompt' && push.operatorReference !== null) {
+      if (push.result === null && push.remoteTransactionId === null) return 'unsettled';
+      if (awaitsReceipt(push)) return push.operatorReference;
+    }
+    return await pushNamingReceipt(sql, network, receiptNaming(receipt));
   }
 
   async function sendB2c(payout: Payout, conversationKey: string): Promise<PayoutResult> {
@@ -438,6 +475,76 @@ export function createDarajaConnector(
         remoteTransactionId: null,
       };
     throw new Error(`Daraja B2C not taken: ${errorOf(answer)}`);
+  }
+
+  /** What a settling transaction status answer says of a payout or reversal of `payout.amount`. */
+  function payoutOfAnswer(result: StatusAnswer, payout: Payout, subject: string): PayoutResult {
+    const receipt = result.parameters.ReceiptNo ?? result.transactionId ?? null;
+    if (completedFor(result, payout.amount)) return { status: 'completed', remoteTransactionId: receipt ?? subject };
+    if (
+      result.parameters.TransactionStatus === undefined ||
+      /pending|progress/i.test(result.parameters.TransactionStatus)
+    )
+      return { status: 'pending', remoteTransactionId: receipt };
+    return {
+      status: 'rejected',
+      error: `M-Pesa did not pay it out: ${result.parameters.TransactionStatus}.`,
+      remoteTransactionId: receipt,
+    };
+  }
+
+  /**
+   * Sends a reversal to Daraja's Reversal API; the ConversationID of an answer that came is kept (the first one
+   * stays). Null when no answer came: Daraja may have reversed it all the same.
+   */
+  async function postReversal(payout: Payout, operation: NetworkOperation): Promise<OperatorAnswer | null> {
+    const answer = await post('/mpesa/reversal/v1/request', {
+      Initiator: settings.initiatorName,
+      SecurityCredential: settings.securityCredential,
+      CommandID: 'TransactionReversal',
+      TransactionID: payout.originalTransactionId,
+      Amount: whole(payout.amount),
+      ReceiverParty: settings.shortcode,
+      RecieverIdentifierType: '11',
+      ResultURL: url(DARAJA_CALLBACK_PATHS.result),
+      QueueTimeOutURL: url(DARAJA_CALLBACK_PATHS.timeout),
+      Remarks: 'Payment returned',
+    }).catch(() => null);
+    const conversationId = answer ? field(answer.body, 'ConversationID') : undefined;
+    if (answer && accepted(answer) && conversationId !== undefined)
+      await setOperatorReference(sql, operation.id, conversationId);
+    return answer;
+  }
+
+  /**
+   * Where a reversal stands. Daraja's result (kept as the operation's hint, tied to it by its
+   * ConversationID or by the transaction it reverses: ./callbacks.ts) or its first answer gives what
+   * transaction status finds the reversal by: the reversal's own TransactionID, else its ConversationID.
+   * "Already reversed" is this reversal done: Daraja reverses a transaction once. With neither (the
+   * answer and the result both lost), nothing is asked about nothing: after
+   * UNANSWERED_REVERSAL_SECONDS the reversal is sent again, which Daraja either carries out (it never
+   * got the first) or answers "already reversed".
+   */
+  async function reversalStatus(payout: Payout): Promise<PayoutResult> {
+    const subject = `reversal:${payout.reference}`;
+    const operation = await findOperation(sql, network, subject);
+    if (!operation) return { status: 'pending', remoteTransactionId: null };
+    const hint = readResult(operation.hint);
+    if (hint?.resultCode === ALREADY_REVERSED) return { status: 'completed', remoteTransactionId: subject };
+    const keys = {
+      transactionId: hint?.resultCode === '0' ? hint.transactionId : undefined,
+      originalConversationId: operation.operatorReference ?? hint?.conversationId,
+    };
+    if (!keys.transactionId && !keys.originalConversationId) {
+      if (Date.now() - operation.created.getTime() > UNANSWERED_REVERSAL_SECONDS * 1000)
+        await postReversal(payout, operation);
+      return { status: 'pending', remoteTransactionId: null };
+    }
+    const status = await statusOf(subject, payout.workflowId, () => keys, settlesPayout);
+    // An answer that does not know the transaction (yet): the result and its transaction status are awaited.
+    if (status.state !== 'answered' || status.result.resultCode !== '0')
+      return { status: 'pending', remoteTransactionId: null };
+    return payoutOfAnswer(status.result, payout, subject);
   }
 
   /** Reversals of an M-Pesa receipt go through the Reversal API; anything else is sent back by B2C. */
@@ -562,19 +669,24 @@ export function createDarajaConnector(
         };
       }
       const payer = numberOfParty(result.parameters.DebitPartyName);
+      const named = await pushNamedFor(result, payment.remoteTransactionId);
       // The answer to a push of ours that is still being settled is that push's: it is received by the
-      // push's request first, and this report then finds the receipt credited.
+      // push's request first, and this report then finds the receipt credited. A wait only: what the
+      // report is matched with is what Daraja names below.
       if (
-        await unsettledPromptFor(sql, network, payer ?? payment.phoneNumber, payment.amount, UNSETTLED_PROMPT_SECONDS)
+        named === 'unsettled' ||
+        (await unsettledPromptFor(sql, network, payer ?? payment.phoneNumber, payment.amount, UNSETTLED_PROMPT_SECONDS))
       )
         return { status: 'pending' };
-      // A receipt a push of ours settled is that push's payment, whatever account the report names; so is one of
-      // the number and amount of a push credited before its receipt was known, which takes it now.
+      // A receipt a push of ours settled is that push's payment, whatever account the report names; so is one Daraja
+      // names for a push credited before its receipt was known, which takes it now. Any other is a payment of its own,
+      // matched by its account number (docs/architecture.md#one-receipt-one-credit).
       const promptReference = await attachReceipt(
         sql,
         network,
         { phoneNumber: payer ?? payment.phoneNumber, amount: payment.amount },
         payment.remoteTransactionId,
+        named,
       );
       return { status: 'confirmed', amount: payment.amount, phoneNumber: payer, promptReference };
     },
@@ -588,28 +700,14 @@ export function createDarajaConnector(
           kind: 'reversal',
           reference,
           workflowId: payout.workflowId,
-          subject: reference,
+          subject: reversalSubject(payout.originalTransactionId!),
           phoneNumber: payout.phoneNumber,
           amount: payout.amount,
         });
         // Sent before (its answer may have been lost): a second would be refused as "already reversed".
         if (!operation.inserted) return { status: 'pending', remoteTransactionId: null };
-        const answer = await post('/mpesa/reversal/v1/request', {
-          Initiator: settings.initiatorName,
-          SecurityCredential: settings.securityCredential,
-          CommandID: 'TransactionReversal',
-          TransactionID: payout.originalTransactionId,
-          Amount: whole(payout.amount),
-          ReceiverParty: settings.shortcode,
-          RecieverIdentifierType: '11',
-          ResultURL: url(DARAJA_CALLBACK_PATHS.result),
-          QueueTimeOutURL: url(DARAJA_CALLBACK_PATHS.timeout),
-          Remarks: 'Payment returned',
-        }).catch(() => null);
-        const conversationId = answer ? field(answer.body, 'ConversationID') : undefined;
-        if (answer && accepted(answer) && conversationId !== undefined)
-          await setOperatorReference(sql, operation.id, conversationId);
-        else if (answer?.status === 400) {
+        const answer = await postReversal(payout, operation);
+        if (answer?.status === 400) {
           await forgetOperation(sql, operation.id);
           return {
             status: 'rejected',
@@ -634,44 +732,30 @@ export function createDarajaConnector(
     },
 
     async payoutStatus(payout: Payout): Promise<PayoutResult> {
-      const reversal = usesReversalApi(payout);
-      const subject = reversal ? `reversal:${payout.reference}` : originatorConversationId(payout.reference);
+      if (usesReversalApi(payout)) return await reversalStatus(payout);
+      const subject = originatorConversationId(payout.reference);
       const operation = await findOperation(sql, network, subject);
       const hint = readResult(operation?.hint);
+      // Our own OriginatorConversationID, never a receipt a callback claimed: the callback may lie.
       const status = await statusOf(
         subject,
         payout.workflowId,
-        () =>
-          reversal
-            ? { transactionId: hint?.transactionId, originalConversationId: operation?.operatorReference ?? undefined }
-            : // Our own OriginatorConversationID, never a receipt a callback claimed: the callback may lie.
-              { originalConversationId: subject },
+        () => ({ originalConversationId: subject }),
         settlesPayout,
       );
       if (status.state !== 'answered') return { status: 'pending', remoteTransactionId: null };
       const { result } = status;
-      if (result.resultCode !== '0') {
-        // M-Pesa has no such transaction: a B2C it never took is sent again under the same id (a repeat is refused as a
-        // duplicate).
-        if (!reversal) return await sendB2c(payout, subject);
-        return { status: 'pending', remoteTransactionId: null };
-      }
-      const receipt = result.parameters.ReceiptNo ?? result.transactionId ?? null;
-      if (completedFor(result, payout.amount)) return { status: 'completed', remoteTransactionId: receipt ?? subject };
-      if (
-        result.parameters.TransactionStatus === undefined ||
-        /pending|progress/i.test(result.parameters.TransactionStatus)
-      ) {
-        return { status: 'pending', remoteTransactionId: receipt };
-      }
+      // M-Pesa has no such transaction: a B2C it never took is sent again under the same id (a repeat is refused as a
+      // duplicate).
+      if (result.resultCode !== '0') return await sendB2c(payout, subject);
+      const settled = payoutOfAnswer(result, payout, subject);
+      if (settled.status !== 'rejected') return settled;
       const reason = hint && hint.resultCode !== '0' ? hint.description : result.parameters.TransactionStatus;
       // B2C result 1: our paybill's utility account held too little (its float), so another route may pay it.
-      const floatShort = !reversal && hint?.resultCode === '1';
       return {
-        status: 'rejected',
+        ...settled,
         error: `M-Pesa did not pay it out: ${reason}.`,
-        remoteTransactionId: receipt,
-        ...(floatShort ? { routeFault: true as const } : {}),
+        ...(hint?.resultCode === '1' ? { routeFault: true as const } : {}),
       };
     },
 

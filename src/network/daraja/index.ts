@@ -23,6 +23,14 @@ export const daraja: ConnectorUnit<'mpesa', MpesaSettings | null> = {
   readSettings: readDarajaSettings,
   routesOf: (settings) => (settings ? [{ network: DARAJA_NETWORK, currency: 'KES' }] : []),
   callsBack: true,
+  // Daraja cannot be asked by our reference (no look-up), so the window only says how long an answer may come late.
+  inFlight: {
+    resends: false,
+    windowSeconds: 180,
+    source:
+      'Safaricom publishes no bound on a held request; an STK prompt lives on the phone for about a minute ' +
+      '(UNANSWERED_PROMPT_SECONDS, 120 s, is our bound for it), and 180 s covers that with our 20 s timeout.',
+  },
   create: (settings, deps) => {
     const client = createDarajaConnector(settings!, deps, deps.statusPollSeconds);
     return {

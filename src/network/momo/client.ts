@@ -36,9 +36,6 @@ import {
   type TokenCache,
 } from '../operator-http';
 
-/** Calls to MoMo: long enough for its gateway on a slow day, short enough for an activity to retry. */
-const MOMO_TIMEOUT_MS = 20_000;
-
 /** MoMo's failure reasons in words a merchant understands (its ErrorReason codes). */
 const FAILURE_REASONS: Readonly<Record<string, string>> = {
   APPROVAL_REJECTED: 'The subscriber declined the payment.',
@@ -125,7 +122,6 @@ export function createMomoConnector(settings: MomoSettings, { sql, callbackBaseU
         Authorization: `Basic ${Buffer.from(`${apiUser}:${apiKey}`).toString('base64')}`,
         'Ocp-Apim-Subscription-Key': subscriptionKey,
       },
-      timeoutMs: MOMO_TIMEOUT_MS,
     });
     const token = field(answer.body, 'access_token');
     if (answer.status !== 200 || token === undefined)
@@ -146,7 +142,6 @@ export function createMomoConnector(settings: MomoSettings, { sql, callbackBaseU
         ...request.headers,
       },
       json: request.json,
-      timeoutMs: MOMO_TIMEOUT_MS,
     });
 
   const unexpected = (what: string, answer: OperatorAnswer) =>

@@ -23,6 +23,13 @@ export const momo: ConnectorUnit<'momoMarkets', MomoSettings[]> = {
   readSettings: readMomoSettings,
   routesOf: (markets) => markets.map((market) => ({ network: market.network, currency: market.currency })),
   callsBack: true,
+  inFlight: {
+    resends: true,
+    windowSeconds: 120,
+    source:
+      'MTN publishes no bound on how long its gateway holds a request; a transfer held 25 s and then processed ' +
+      'was seen, so 120 s (six times our 20 s timeout) after the last send.',
+  },
   create: (markets, deps) => {
     const byNetwork = new Map(markets.map((market) => [market.network, createMomoConnector(market, deps)]));
     // The router hands a market only the networks it serves.
@@ -37,7 +44,7 @@ export const momo: ConnectorUnit<'momoMarkets', MomoSettings[]> = {
       lookup: (operation) => market(operation.network).lookup(operation),
       lookupName: (phoneNumber, network) => market(network).lookupName(phoneNumber),
       amountProblem: (_network, currency, amount) => amountRule(currency, amount),
-    } satisfies Omit<Connector, 'name'>;
+    } satisfies Omit<Connector, 'name' | 'inFlight'>;
   },
   describe: (markets, simulated) =>
     MOMO_MARKETS.map((known) => {

@@ -30,9 +30,6 @@ import { callOperator, field, msisdnOf, nested, type OperatorAnswer } from '../o
 import { pawapayFailure, pawapayRefusal } from './failures';
 import type { PawapaySettings } from './settings';
 
-/** Calls to pawaPay: long enough for a slow day, short enough for an activity to retry (safe: see above). */
-const PAWAPAY_TIMEOUT_MS = 20_000;
-
 /**
  * pawaPay's answers to a token it does not take: the deployment's configuration, not the request, is wrong (thrown,
  * never a refusal).
@@ -93,7 +90,6 @@ export function createPawapayConnector(settings: PawapaySettings, { sql, formatA
       url: `${settings.baseUrl}${path}`,
       headers: { Authorization: `Bearer ${settings.apiToken}` },
       json,
-      timeoutMs: PAWAPAY_TIMEOUT_MS,
     });
 
   const unexpected = (what: string, answer: OperatorAnswer) =>

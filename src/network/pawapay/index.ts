@@ -36,6 +36,14 @@ export const pawapay: ConnectorUnit<'pawapay', PawapaySettings | null> = {
       provider.currencies.map((currency) => ({ network: provider.network, currency })),
     ),
   callsBack: true,
+  inFlight: {
+    resends: true,
+    windowSeconds: 120,
+    source:
+      'pawaPay documents that a deposit, payout or refund sent again under the same id is ignored ' +
+      '(DUPLICATE_IGNORED) and that processing takes seconds to minutes, with no bound on a held request: 120 s ' +
+      '(six times our 20 s timeout) after the last send.',
+  },
   create: (settings, deps) => {
     const limits = createProviderLimits(settings!, (message, fields) => logger.warn(message, fields));
     const providerOf = (network: string) => settings!.providers.find((provider) => provider.network === network)!;

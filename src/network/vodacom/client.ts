@@ -45,6 +45,7 @@ import {
   msisdnOf,
   neverSent,
   OperatorUnreachableError,
+  operatorTimeoutMs,
   type OperatorAnswer,
 } from '../operator-http';
 import { createSessionPool, type IssuedSession } from '../session-pool';
@@ -52,8 +53,6 @@ import { createSessionPool, type IssuedSession } from '../session-pool';
 /** A 2xx answer (M-Pesa answers 200 or 201 for a call it took; the code in the body says how it went). */
 const accepted = (answer: OperatorAnswer): boolean => answer.status >= 200 && answer.status < 300;
 
-/** Calls to the OpenAPI other than a customer payment: long enough for its gateway on a slow day. */
-const VODACOM_TIMEOUT_MS = 20_000;
 /**
  * How long a customer payment's answer is waited for (it comes once the subscriber entered the PIN):
  * within the prompt activity's deadline; past it the status query decides.
@@ -217,7 +216,6 @@ function createMarketClient(settings: VodacomSettings, market: VodacomMarket, ke
       answer = await callOperator({
         method: 'GET',
         url: `${root}/getSession/`,
-        timeoutMs: VODACOM_TIMEOUT_MS,
         headers: { Authorization: `Bearer ${encrypt(settings.apiKey)}`, Origin: settings.origin },
       });
     } catch (cause) {
@@ -254,7 +252,7 @@ function createMarketClient(settings: VodacomSettings, market: VodacomMarket, ke
       url: `${root}/${request.path}/${request.query ? `?${new URLSearchParams(request.query).toString()}` : ''}`,
       headers: { Authorization: `Bearer ${bearer}`, Origin: settings.origin },
       json: request.json,
-      timeoutMs: Math.min(request.timeoutMs ?? VODACOM_TIMEOUT_MS, deadline - Date.now()),
+      timeoutMs: Math.min(request.timeoutMs ?? operatorTimeoutMs(), deadline - Date.now()),
     });
   /** A 401 that refuses the session (not one of the transaction answers M-Pesa also sends with 401). */
   const sessionRefused = (answer: OperatorAnswer) =>

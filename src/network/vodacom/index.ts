@@ -22,6 +22,13 @@ export const vodacom: ConnectorUnit<'vodacom', VodacomSettings | null> = {
   routesOf: (settings) =>
     (settings?.markets ?? []).map((market) => ({ network: market.network, currency: market.currency })),
   callsBack: false,
+  inFlight: {
+    resends: false,
+    windowSeconds: 120,
+    source:
+      'The M-Pesa OpenAPI holds a customer payment while the subscriber enters the PIN (about a minute on the ' +
+      'phone) and publishes no other bound, so 120 s after the last send.',
+  },
   create: (settings, deps) => ({
     ...createVodacomConnector(settings!, deps),
     routes: vodacom.routesOf(settings),
