@@ -255,7 +255,11 @@ async function checkBatch(world: World, ran: Ran[], organizations: number[]): Pr
   for (const each of ran) {
     const { phone } = each;
     if (each.waiting !== null) {
-      if (!ledgers.pending.has(phone))
+      // A request nobody paid stays open until its expiry, as documented: waiting, not stuck (no money at stake).
+      const unpaidRequest =
+        (each.schedule.kind === 'collect' || each.schedule.kind === 'paybill') &&
+        !ledgers.debits.some((debit) => debit.phone === phone);
+      if (!ledgers.pending.has(phone) && !unpaidRequest)
         anomalies.push({
           phone,
           rule: 'stuck',
