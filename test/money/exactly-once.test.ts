@@ -42,7 +42,7 @@ afterAll(async () => {
 test(
   `${INDEXES.length} schedules (seed ${SEED}) move money exactly once`,
   async () => {
-    const deadlineMs = Number(process.env.MONEY_DEADLINE_SECONDS ?? (world.windowSeconds === null ? 100 : 45)) * 1000;
+    const deadlineMs = Number(process.env.MONEY_DEADLINE_SECONDS ?? (world.windowSeconds === null ? 120 : 80)) * 1000;
     process.stdout.write(
       `exactly-once: seed ${SEED}, ${INDEXES.length} schedules, operator timeout ${world.timeoutMs} ms\n`,
     );

@@ -74,6 +74,8 @@ async function prompt(
       phonenumber: phone,
       amount: String(schedule.amount),
       currency: schedule.network.currency,
+      // The shortest expiry the API takes: a request nobody can settle ends within the deadline.
+      expiry_date: '1 minute',
     });
     return collectionRequestWorkflowId(asId('CollectionRequest', requestId));
   });
