@@ -181,6 +181,11 @@ const API_WRITES: Record<string, ApiWrite> = {
       after: { state: 'cancelled', cancelled_reason: 'Wrong number' },
     };
   },
+  'POST /api/collectionrequests/:id/subscription/cancel': async (_owner, call) => {
+    const created = await call('/api/collectionrequests', { body: subscribed(nextNumber()) });
+    const answer = await call(`/api/collectionrequests/${created.body.id}/subscription/cancel`, { body: {} });
+    return { status: answer.status, type: 'collection_request', id: created.body.id, after: cancelledSubscription };
+  },
   'POST /api/payment-batches': async (_owner, call) => {
     const answer = await call('/api/payment-batches', {
       body: { payments: [{ phonenumber: nextNumber(), amount: '10', currency: 'BXC', description: 'Payroll' }] },
@@ -284,6 +289,25 @@ const API_WRITES: Record<string, ApiWrite> = {
     const answer = await call(`/api/webhooks/${hook.id}/enable`, { body: {} });
     return { status: answer.status, type: 'webhook', id: hook.id, after: { disabled_at: null, disabled_reason: null } };
   },
+};
+
+/** A request that starts a weekly subscription tomorrow, for a month. */
+function subscribed(phonenumber: string) {
+  const day = (offset: number) => {
+    const date = new Date(Date.now() + offset * 86_400_000);
+    const two = (value: number) => String(value).padStart(2, '0');
+    return `${two(date.getUTCDate())}/${two(date.getUTCMonth() + 1)}/${date.getUTCFullYear()} 10:00:00`;
+  };
+  return {
+    phonenumber,
+    amount: '12',
+    currency: 'BXC',
+    subscription_settings: { start_date: day(1), end_date: day(30), frequency: 'weekly' },
+  };
+}
+/** What a cancelled subscription's audit entry shows after: its settings, now with `cancelled_at`. */
+const cancelledSubscription = {
+  subscription_settings: expect.objectContaining({ cancelled_at: expect.any(String) }),
 };
 
 /** The API's routes that change nothing of the organization's, and why. */
@@ -454,6 +478,11 @@ const CONSOLE_WRITES: Record<string, ConsoleWrite> = {
       id: created.body.id,
       after: { state: 'cancelled', cancelled_reason: 'Not needed' },
     };
+  },
+  'POST /console/requests/:id/subscription/cancel': async (owner, _browser, post) => {
+    const created = await owner.request('/api/collectionrequests', { body: subscribed(nextNumber()) });
+    const answer = await post(`/console/requests/${created.body.id}/subscription/cancel`, {});
+    return { status: answer.status, type: 'collection_request', id: created.body.id, after: cancelledSubscription };
   },
   'POST /console/requests': async (_owner, _browser, post) => {
     const answer = await post('/console/requests', { phonenumber: nextNumber(), amount: '16', currency: 'BXC' });

@@ -107,8 +107,8 @@ export function createPawapayConnector(settings: PawapaySettings, { sql, formatA
    * Sends a deposit, payout or refund under `id`: `taken` when pawaPay took it (ACCEPTED, ENQUEUED) or
    * had it already (DUPLICATE_IGNORED), or a refund finds another refund of its deposit under way (its
    * status then tells); `refunded` when a refund finds its deposit refunded in full already (the money
-   * is back with the customer); its refusal in a merchant's words when REJECTED (nothing happened). Anything else (no answer, 5xx, 401, 429) throws: the activity retries under the
-   * same id.
+   * is back with the customer); its refusal in a merchant's words when REJECTED (nothing happened).
+   * Anything else (no answer, 5xx, 401, 429) throws: the activity retries under the same id.
    */
   async function send(movement: Movement, id: string, body: Record<string, unknown>): Promise<Sent> {
     const { path, idField } = MOVEMENTS[movement];
