@@ -129,7 +129,8 @@ export function createCollectionActivities({ sql, launcher, network, sandbox, we
         return found;
       }
       // Matched by what the operator confirmed: its payer, its amount, and the prompt of ours the receipt answers, if
-      // any.
+      // any; a payment a connector reported goes only where the operator's identifiers name, never by number and
+      // amount.
       const promptReference = found.promptReference ?? payment.promptReference;
       return {
         status: 'confirmed',
@@ -138,6 +139,7 @@ export function createCollectionActivities({ sql, launcher, network, sandbox, we
           amount: found.amount,
           phoneNumber: found.phoneNumber ?? payment.phoneNumber,
           promptReference,
+          namedOnly: true,
         },
       };
     },

@@ -27,6 +27,13 @@ export type IncomingPaymentInput = {
    * organization's requests only, and otherwise waits unassigned (absent for every network report).
    */
   reportedFor?: OrganizationId | null;
+  /**
+   * Reported by an operator's connector (a paybill payment, an STK payment its push's request no longer waits for):
+   * it goes only to the request its prompt reference names, else stays unassigned; never matched by number and
+   * amount, which would give it to an organization the operator's identifiers do not name (absent: the documented
+   * number-and-amount matching of `POST /network/payments`, the sandbox and networks without a connector).
+   */
+  namedOnly?: boolean;
 };
 
 export const incomingCollectionStatusQuery = defineQuery<string>('status');

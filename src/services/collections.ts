@@ -152,7 +152,8 @@ export type Match = { requestId: CollectionRequestId; organizationId: Organizati
  * Reserves the request a collection pays, tenant-safely (docs/architecture.md#tenant-safe-matching): a payment that
  * answers a prompt carries that prompt's reference and can go to that request only (same number,
  * amount and currency, still open); a payment without one matches by number, amount and currency
- * only when exactly one organization has such an open, unexpired request (then its oldest).
+ * only when exactly one organization has such an open, unexpired request (then its oldest), unless an
+ * operator's connector reported it (`namedOnly`): the operator's identifiers alone say whose it is.
  * Anything else stays unassigned for the right merchant to claim, so no merchant can catch
  * another's payment by opening a look-alike request. Idempotent: a collection already matched
  * returns its request.
@@ -160,7 +161,7 @@ export type Match = { requestId: CollectionRequestId; organizationId: Organizati
 async function matchCollectionIn(
   tx: Queryable,
   collectionId: CollectionId,
-  onlyOrganizationId: OrganizationId | null = null,
+  { onlyOrganizationId = null, namedOnly = false }: { onlyOrganizationId?: OrganizationId | null; namedOnly?: boolean },
 ): Promise<Match | null> {
   const [collection] = await tx<
     CollectionRow[]
@@ -183,6 +184,8 @@ async function matchCollectionIn(
       select id, organization_id as "organizationId" from collection_requests where id
         = ${requestId} and ${lookAlike} for update`;
   } else {
+    // A payment a connector reported that names no request of ours: whose it is, the operator did not say.
+    if (namedOnly) return null;
     // Which organizations have a look-alike, read without locks: a request another match holds is still counted.
     // The lock below waits (no SKIP LOCKED): a request whose status is being recorded is still this payment's;
     // one another payment reserved meanwhile fails the re-check and the next oldest is taken.
@@ -443,7 +446,10 @@ export async function receivePayment(
     }
     if (collection.status !== 'pending' || collection.organizationId !== null)
       return { outcome: 'already-processed', collectionId: collection.id, events: [] };
-    const match = await matchCollectionIn(tx, collection.id, payment.reportedFor ?? null);
+    const match = await matchCollectionIn(tx, collection.id, {
+      onlyOrganizationId: payment.reportedFor ?? null,
+      namedOnly: payment.namedOnly === true,
+    });
     if (match === null) return { outcome: 'unmatched', collectionId: collection.id, events: [] };
     const [organization] = await tx<{ verificationUrl: string | null }[]>`
       select verification_url as "verificationUrl" from organizations where id = ${match.organizationId}`;

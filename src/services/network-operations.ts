@@ -5,6 +5,8 @@
  * here for the workflow that asked.
  */
 import { inTransaction, type Queryable } from '../db';
+import { OPEN_STATUSES, type RequestStatus } from '../domain/collection-requests';
+import { requestOfPromptReference } from '../domain/collections';
 
 type OperationKind = 'prompt' | 'payout' | 'reversal' | 'status_query';
 
@@ -146,9 +148,23 @@ export async function unansweredOperationAbout(
 }
 
 /**
+ * The operator's own reference of an operation, or null when it never gave one: an answer lost before
+ * it came leaves the column empty, or holding our own reference (the operation journal keeps what the
+ * connector handed on as the prompt's reference while nothing better was known).
+ */
+export const operatorReferenceOf = (operation: NetworkOperation): string | null =>
+  operation.operatorReference === null || operation.operatorReference === operation.reference
+    ? null
+    : operation.operatorReference;
+
+/**
  * A prompt whose operator reference was never learnt (the call's answer was lost) for this number
  * and amount, still young enough for the operator's callback about it to arrive: the callback then
- * names it.
+ * names it. Only when exactly one such prompt in the whole service fits: two organizations (or two
+ * requests) with unanswered prompts of one number and amount cannot be told apart by number and
+ * amount, and guessing could give one organization's payment to another; the callback then names no
+ * prompt, and its payment is reported on its own (never matched by number and amount). The fitting
+ * prompts are locked, so a concurrent callback about another of them waits and then sees it named.
  */
 export async function claimUnanswered(
   sql: Queryable,
@@ -159,16 +175,36 @@ export async function claimUnanswered(
   withinSeconds: number,
 ): Promise<NetworkOperation | undefined> {
   const [row] = await sql<NetworkOperation[]>`
-    update network_operations set operator_reference = ${operatorReference}, modified = now()
-    where id = (
+    with fitting as (
       select id from network_operations
-      where network = ${network} and kind = 'prompt' and operator_reference is null and state <> 'refused' and
-        phone_number = ${phoneNumber}
-        and amount = ${amount}::numeric and created > now() - ${withinSeconds}::int * interval '1 second'
-      order by created limit 1 for update skip locked)
+      where network = ${network} and kind = 'prompt' and (operator_reference is null or operator_reference = reference)
+        and state <> 'refused' and phone_number = ${phoneNumber} and amount = ${amount}::numeric
+        and created > now() - ${withinSeconds}::int * interval '1 second'
+      for update)
+    update network_operations set operator_reference = ${operatorReference}, modified = now()
+    where id = (select id from fitting limit 1) and (select count(*) from fitting) = 1
     returning ${sql.unsafe(COLUMNS)}`;
   return row;
 }
+
+/**
+ * Whether the request a prompt of ours asks for is still open (not final, not paid, not expired): its
+ * workflow then follows the prompt. A prompt whose request ended is followed by nobody, so its payment,
+ * if one comes, is reported on its own, and nothing waits for it to settle.
+ */
+export async function promptRequestOpen(sql: Queryable, reference: string): Promise<boolean> {
+  const requestId = requestOfPromptReference(reference);
+  if (requestId === null) return false;
+  const rows = await sql`
+    select 1 from collection_requests
+    where id = ${requestId} and ${openRequest(sql)}`;
+  return rows.length > 0;
+}
+
+/** A request still waiting for its payment (`r.` or unqualified columns). */
+const openRequest = (sql: Queryable, t = '') => sql`
+  ${sql.unsafe(t)}status in ${sql(OPEN_STATUSES as RequestStatus[])} and ${sql.unsafe(t)}collection_id is null
+    and ${sql.unsafe(t)}expiry_date > now()`;
 
 /** The last callback about an operation: kept to read, never believed alone. */
 export async function recordHint(sql: Queryable, id: number, hint: unknown): Promise<void> {
@@ -346,7 +382,9 @@ export async function receiptOfPromptIn(
  * amount reported meanwhile may be its answer, so the report only waits for the prompt to settle
  * first (its request credited under the receipt its query states, or else under the prompt). A wait,
  * never a match: the report then goes to a push only where the operator names that push for it
- * (`attachReceipt`).
+ * (`attachReceipt`). Only while the prompt's request is open (its reference is `req-<request>-<attempt>`,
+ * domain/collections.ts): a request that ended follows its prompt no more, so the prompt would never
+ * settle and the report would wait for nothing.
  */
 export async function unsettledPromptFor(
   sql: Queryable,
@@ -360,6 +398,10 @@ export async function unsettledPromptFor(
     where network = ${network} and kind = 'prompt' and phone_number = ${phoneNumber} and amount = ${amount}::numeric
       and remote_transaction_id is null and result is null and state <> 'refused' and created > now()
         - ${withinSeconds}::int * interval '1 second'
+      and exists (
+        select 1 from collection_requests r
+        where r.id = substring(network_operations.reference from '^req-(\\d{1,15})-\\d{1,6}$')::bigint
+          and ${openRequest(sql, 'r.')})
     limit 1`;
   return rows.length > 0;
 }

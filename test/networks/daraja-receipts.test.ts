@@ -297,6 +297,84 @@ describe('a paybill payment after a push credited without its receipt', () => {
   }, 30_000);
 });
 
+/** The collections of `receipt` that no organization holds: unassigned, for the right merchant to claim. */
+const unassignedOf = async (receipt: string) => [
+  ...(await testSql()<{ promptReference: string | null; status: string }[]>`
+    select prompt_reference as "promptReference", status from collections
+    where network = 'Safaricom' and remote_transaction_id = ${receipt} and organization_id is null`),
+];
+
+const STK_PUSH_PATH = '/mpesa/stkpush/v1/processrequest';
+
+describe("a payment of the operator's that names no open request of ours is never matched by number and amount", () => {
+  test("a push answered 500 after Daraja took it, paid at once: credited to the pushing organization's request, not to another organization's look-alike", async () => {
+    const pusher = await fundedMerchant(stack, 'KES', FUNDS);
+    const other = await fundedMerchant(stack, 'KES', FUNDS);
+    const phone = nextNumber();
+    const lookAlike = await openRequest(other, phone, '210');
+    daraja.subscriber(msisdn(phone), { outcome: 'pay', callback: 'truthful' });
+    daraja.late({ method: 'POST', path: STK_PUSH_PATH, holdMs: 0, process: 'before', answer: 'error' });
+    const requestId = await promptedRequest(pusher, { phonenumber: phone, amount: '210', currency: 'KES' });
+    const outcome = await requestOutcome(stack, requestId);
+    const push = pushesTo(phone)[0]!;
+    expect(push.charged).toBe(true);
+    // The callback named the push (the one unanswered push of this number and amount): its request is paid.
+    expect(outcome).toMatchObject({ status: 'successful' });
+    expect(await creditsOfReceipt(push.receipt!)).toEqual([{ organizationId: pusher.organization.id }]);
+    expect(await creditsOf(other.organization.id)).toEqual([]);
+    expect(await requestRow(lookAlike.requestId)).toMatchObject({ status: 'pending' });
+    await expectBalanced(pusher.organization.id);
+  }, 45_000);
+
+  test("a push answered 500 after Daraja took it, paid after its request ended: left unassigned, another organization's look-alike is not credited", async () => {
+    const pusher = await fundedMerchant(stack, 'KES', FUNDS);
+    const other = await fundedMerchant(stack, 'KES', FUNDS);
+    const phone = nextNumber();
+    const lookAlike = await openRequest(other, phone, '220');
+    // The subscriber pays after the pushing request expired (5 s): nobody follows the push any more.
+    daraja.subscriber(msisdn(phone), { outcome: 'pay', callback: 'truthful', decideAfterMs: 8_000 });
+    daraja.late({ method: 'POST', path: STK_PUSH_PATH, holdMs: 0, process: 'before', answer: 'error' });
+    const requestId = await promptedRequest(pusher, {
+      phonenumber: phone,
+      amount: '220',
+      currency: 'KES',
+      expiry_date: new Date(Date.now() + 5_000).toISOString(),
+    });
+    expect(await requestOutcome(stack, requestId)).toMatchObject({ status: 'expired' });
+    const push = await eventually('the push to be paid', async () => {
+      const paid = pushesTo(phone)[0];
+      return paid?.charged ? paid : undefined;
+    });
+    // Its callback comes a moment after the charge and starts the report that confirms it.
+    const report = stack.ctx.client.workflow.getHandle(incomingCollectionWorkflowId('Safaricom', push.receipt!));
+    await eventually('the report of the push to start', async () =>
+      (await report.describe().then(
+        () => true,
+        () => false,
+      ))
+        ? true
+        : undefined,
+    );
+    expect(await report.result()).toMatchObject({ outcome: 'unmatched', requestId: null });
+    expect(await unassignedOf(push.receipt!)).toEqual([{ promptReference: `req-${requestId}-1`, status: 'pending' }]);
+    expect(await creditsOfReceipt(push.receipt!)).toEqual([]);
+    expect(await creditsOf(other.organization.id)).toEqual([]);
+    expect(await creditsOf(pusher.organization.id)).toEqual([]);
+    expect(await requestRow(lookAlike.requestId)).toMatchObject({ status: 'pending' });
+  }, 45_000);
+
+  test('a paybill payment whose account number names no request of ours, while one other organization has a look-alike open: left unassigned', async () => {
+    const other = await fundedMerchant(stack, 'KES', FUNDS);
+    const phone = nextNumber();
+    const lookAlike = await openRequest(other, phone, '230');
+    const paybill = await paidByPaybill(phone, '230', 'UNKNOWN42');
+    expect(paybill.result).toMatchObject({ outcome: 'unmatched', requestId: null });
+    expect(await unassignedOf(paybill.receipt)).toEqual([{ promptReference: null, status: 'pending' }]);
+    expect(await creditsOf(other.organization.id)).toEqual([]);
+    expect(await requestRow(lookAlike.requestId)).toMatchObject({ status: 'pending' });
+  }, 30_000);
+});
+
 describe('a reversal Daraja answered out of time', () => {
   /** A collection of the merchant's by STK push, credited under its receipt (its callback came). */
   async function collected(merchant: TestMerchant, amount: string) {

@@ -24,6 +24,7 @@ import {
   claimUnanswered,
   findOperation,
   findOperationByOperatorReference,
+  promptRequestOpen,
   pushNamingReceipt,
   setOperatorReference,
   unansweredOperationAbout,
@@ -206,11 +207,13 @@ function claimedPayment(
 
 /**
  * A payment a callback claims, believed once transaction status confirms it (`reportedPaymentStatus` then finds whose
- * it is).
+ * it is). `pushReference`: the push of ours the callback named, whose payment it is: it goes to that push's request if
+ * still open, else it stays unassigned; never to a request of a number and amount the operator did not name.
  */
 async function reportClaimed(
   context: Context,
   claimed: { phoneNumber: string; receipt: string; amount: string },
+  pushReference: string | null = null,
 ): Promise<void> {
   await context.reportForConfirmation({
     network: DARAJA_NETWORK,
@@ -219,9 +222,29 @@ async function reportClaimed(
     amount: claimed.amount,
     currency: 'KES',
     reference: '',
-    promptReference: null,
+    promptReference: pushReference,
     paymentDate: new Date().toISOString(),
+    namedOnly: true,
   });
+}
+
+/**
+ * After a callback claiming a payment woke the push it names: a push credited before its receipt was known (read after
+ * the hint is kept: docs/architecture.md#one-receipt-one-credit) has the claimed receipt confirmed like any report, and
+ * attached to that credit; a push not paid whose request ended (expired, failed, or paid by another payment) is
+ * followed by nobody, so its payment is reported on its own, as that push's: it goes to no other organization.
+ */
+async function reportClaimedOfPush(
+  context: Context,
+  operation: NetworkOperation,
+  claimed: { phoneNumber: string; receipt: string; amount: string },
+): Promise<void> {
+  const now = await findOperation(context.sql, DARAJA_NETWORK, operation.reference);
+  if (!now) return;
+  if (awaitsReceipt(now)) return await reportClaimed(context, claimed);
+  const paid = now.remoteTransactionId !== null || now.result?.status === 'paid';
+  if (!paid && !(await promptRequestOpen(context.sql, now.reference)))
+    await reportClaimed(context, claimed, now.reference);
 }
 
 /**
@@ -245,11 +268,7 @@ async function stkResult(body: StkCallbackBody, context: Context) {
   const claimed = claimedPayment(callback);
   if (operation) {
     await context.wake(operation, body);
-    // A push credited before its receipt was known (read after the hint is kept:
-    // docs/architecture.md#one-receipt-one-credit): the receipt this callback claims is confirmed like any report, and
-    // attaches to that credit.
-    const now = await findOperation(sql, DARAJA_NETWORK, operation.reference);
-    if (claimed && now && awaitsReceipt(now)) await reportClaimed(context, claimed);
+    if (claimed) await reportClaimedOfPush(context, operation, claimed);
     return ACCEPTED;
   }
   if (!settings || !claimed) {
@@ -259,7 +278,8 @@ async function stkResult(body: StkCallbackBody, context: Context) {
     });
     return ACCEPTED;
   }
-  // A push whose answer was lost: its callback names it by number and amount.
+  // A push whose answer was lost: its callback names it by number and amount, only when exactly one unanswered push in
+  // the whole service fits (`claimUnanswered`).
   const unanswered = await claimUnanswered(
     sql,
     DARAJA_NETWORK,
@@ -270,9 +290,11 @@ async function stkResult(body: StkCallbackBody, context: Context) {
   );
   if (unanswered) {
     await context.wake(unanswered, body);
+    await reportClaimedOfPush(context, unanswered, claimed);
     return ACCEPTED;
   }
-  // A payment no prompt of ours names: believed once transaction status confirms it, then matched by number.
+  // A payment no prompt of ours names: believed once transaction status confirms it, then left unassigned for the
+  // right merchant to claim (a payment the operator reports is never matched by number and amount).
   await reportClaimed(context, claimed);
   return ACCEPTED;
 }
@@ -344,6 +366,8 @@ async function paybillConfirmation(body: PaybillPaymentBody, context: Context) {
     reference: String(body.BillRefNumber ?? '').slice(0, 255),
     promptReference: payer.request ? promptReference(payer.request.id, 0) : null,
     paymentDate: new Date().toISOString(),
+    // An account number that names no open request of ours leaves it unassigned: never matched by number and amount.
+    namedOnly: true,
   });
   return ACCEPTED;
 }
@@ -439,8 +463,8 @@ export const DARAJA_CALLBACK_ROUTES: readonly CallbackRoute<MpesaSettings>[] = [
       'Paybill confirmation (Daraja C2B ConfirmationURL)',
       'M-Pesa reports a completed paybill payment here. It is believed only once transaction status confirms it ' +
         '(amount, receipt); ' +
-        "it then matches the request its account number names, or by the payer's number where it comes in full. A " +
-        'repeat starts nothing.',
+        'it then goes to the open request its account number names, or else stays unassigned for the right merchant ' +
+        "to claim (never matched by the payer's number and amount). A repeat starts nothing.",
     ),
     handle: async ({ body }, context) => await paybillConfirmation(body, context),
   },

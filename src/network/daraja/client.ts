@@ -12,7 +12,8 @@
  * A retried call never pays or charges twice: B2C carries an OriginatorConversationID derived from
  * our payout (Daraja refuses a repeat with "Duplicate OriginatorConversationID", which means "already
  * sent"); an STK push or a reversal whose answer was lost is never sent again for the same attempt:
- * the operator's callback names it (by number and amount for a push) and a status query settles it.
+ * the operator's callback names it (for a push: by number and amount, only when exactly one unanswered push in the
+ * service fits) and a status query settles it.
  */
 import { createHash } from 'node:crypto';
 import type { MpesaSettings } from './settings';
@@ -28,6 +29,8 @@ import {
   latestStatusQuery,
   markOperationSent,
   markPromptPaid,
+  operatorReferenceOf,
+  promptRequestOpen,
   pushNamingReceipt,
   receiptHeldElsewhere,
   recordOperation,
@@ -443,7 +446,9 @@ export function createDarajaConnector(
     const conversationId = result.parameters.ConversationID;
     const push = conversationId ? await findOperationByOperatorReference(sql, network, conversationId) : undefined;
     if (push?.kind === 'prompt' && push.operatorReference !== null) {
-      if (push.result === null && push.remoteTransactionId === null) return 'unsettled';
+      // A push whose request ended is followed by nobody: it never settles, and nothing waits for it.
+      if (push.result === null && push.remoteTransactionId === null && (await promptRequestOpen(sql, push.reference)))
+        return 'unsettled';
       if (awaitsReceipt(push)) return push.operatorReference;
     }
     return await pushNamingReceipt(sql, network, receiptNaming(receipt));
@@ -620,7 +625,12 @@ export function createDarajaConnector(
     async promptStatus(prompt: TakenPrompt): Promise<PromptStatus> {
       const operation = await findOperation(sql, network, prompt.promptReference);
       if (!operation) return { status: 'failed', error: 'The prompt never reached M-Pesa.' };
-      if (operation.operatorReference === null) {
+      // A push whose answer was lost has no CheckoutRequestID (the journal may hold our own reference in its place):
+      // Daraja's push query knows nothing by ours, so only its callback can name it (./callbacks.ts). Until then it is
+      // pending; after UNANSWERED_PROMPT_SECONDS it has timed out on the phone and the prompt fails. A payment of it
+      // that still comes later is reported on its own, and goes to nobody its identifiers do not name.
+      const checkoutRequestId = operatorReferenceOf(operation);
+      if (checkoutRequestId === null) {
         const age = (Date.now() - operation.created.getTime()) / 1000;
         if (age <= UNANSWERED_PROMPT_SECONDS) return { status: 'pending' };
         await settlePrompt(sql, operation.id, 'failed');
@@ -631,7 +641,7 @@ export function createDarajaConnector(
         BusinessShortCode: Number(settings.shortcode),
         Password: password(timestamp),
         Timestamp: timestamp,
-        CheckoutRequestID: operation.operatorReference,
+        CheckoutRequestID: checkoutRequestId,
       });
       const resultCode = field(answer.body, 'ResultCode');
       if (answer.status === 200 && resultCode !== undefined) {
@@ -639,7 +649,7 @@ export function createDarajaConnector(
           await settlePrompt(sql, operation.id, 'failed');
           return { status: 'failed', error: stkFailure(resultCode, field(answer.body, 'ResultDesc')) };
         }
-        return await paidPrompt(operation, prompt, operation.operatorReference);
+        return await paidPrompt(operation, prompt, checkoutRequestId);
       }
       if (/being processed/i.test(field(answer.body, 'errorMessage') ?? '')) return { status: 'pending' };
       if (answer.status === 400) {
