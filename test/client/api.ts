@@ -317,7 +317,7 @@ export type paths = {
         put?: never;
         /**
          * Paybill confirmation (Daraja C2B ConfirmationURL)
-         * @description M-Pesa reports a completed paybill payment here. It is believed only once transaction status confirms it (amount, receipt); it then matches the request its account number names, or by the payer's number where it comes in full. A repeat starts nothing.
+         * @description M-Pesa reports a completed paybill payment here. It is believed only once transaction status confirms it (amount, receipt); it then goes to the open request its account number names, or else stays unassigned for the right merchant to claim (never matched by the payer's number and amount). A repeat starts nothing.
          */
         post: operations["darajaPaybillConfirmation"];
         delete?: never;
