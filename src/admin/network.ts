@@ -11,6 +11,7 @@ import { CONNECTOR_OPERATORS, configuredRoutes } from '../network/registry';
 import { issueNetworkSecret } from '../services/network-credentials';
 import { routeLines, type RouteLine } from '../services/network-status';
 import { orderRoutes, pauseRoute, type RouteOperation } from '../services/route-health';
+import { unsettledOperations, type UnsettledOperation } from '../services/operation-journal';
 import { UsageError, print, type Command, type CommandContext } from './cli';
 
 /**
@@ -73,7 +74,26 @@ const pauseCommand = (paused: boolean): Command => ({
   },
 });
 
+/** One line per unsettled operation: when it was last sent, where, what, its state and why. */
+const unsettledText = (operation: UnsettledOperation) =>
+  `${operation.sentAt?.toISOString() ?? 'never sent'.padEnd(24)} ${operation.network.padEnd(18)} ` +
+  `${(operation.route ?? '-').padEnd(8)} ${operation.kind.padEnd(8)} ${operation.reference.padEnd(24)} ` +
+  `${operation.state.padEnd(8)} sent ${operation.sends}x${operation.fault ? `: ${operation.fault}` : ''}`;
+
 export const networkCommands: Record<string, Command> = {
+  'network in-doubt': {
+    usage: 'network in-doubt [--json]',
+    async run({ sql, values }) {
+      // In doubt, or recorded and unanswered for a minute: each stays on its route until its operator's evidence
+      // settles it (docs/going-live.md#in-doubt-is-not-refused).
+      const operations = await unsettledOperations(sql, 60);
+      print(
+        values.json,
+        { operations },
+        operations.length > 0 ? operations.map(unsettledText) : ['no operation is in doubt on any route'],
+      );
+    },
+  },
   'network list': {
     usage: 'network list [--json]',
     async run({ values, config }) {

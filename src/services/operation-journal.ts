@@ -140,3 +140,29 @@ export async function routeOfPayment(
     order by id desc limit 1`;
   return row?.route ?? null;
 }
+
+/** An operation no route has settled yet: in doubt, or recorded and not answered. */
+export type UnsettledOperation = {
+  network: string;
+  route: string | null;
+  kind: JournalKind;
+  reference: string;
+  state: 'recorded' | 'in_doubt';
+  fault: string | null;
+  sends: number;
+  sentAt: Date | null;
+};
+
+/**
+ * The operations in doubt, and those recorded and unanswered for longer than `olderThanSeconds`, oldest first: what an
+ * operator looks at when an operator's API misbehaves (docs/operations.md).
+ */
+export async function unsettledOperations(sql: Queryable, olderThanSeconds: number): Promise<UnsettledOperation[]> {
+  return await sql<UnsettledOperation[]>`
+    select network, route, kind, reference, state, fault, sends, sent_at as "sentAt"
+    from network_operations
+    where state = 'in_doubt'
+      or (state = 'recorded' and sent_at < now() - ${olderThanSeconds}::int * interval '1 second')
+    order by sent_at nulls first, id
+    limit 1000`;
+}

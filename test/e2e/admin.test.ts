@@ -238,6 +238,36 @@ test('user create refuses an email with an invisible character or mixed scripts,
   ).toBe(0);
 });
 
+describe('network in-doubt', () => {
+  test('lists the operations in doubt with their route, state and why; nothing settled', async () => {
+    const reference = `pay-doubt-${Date.now()}`;
+    await testSql()`
+      insert into network_operations
+        (network, route, kind, reference, workflow_id, subject, phone_number, amount, state, fault, sent_at, sends)
+      values
+        ('MTN Uganda', 'momo', 'payout', ${reference}, 'payment-doubt', ${reference}, '+256772000001', 1000,
+         'in_doubt', 'POST /disbursement/v1_0/transfer did not answer', now() - interval '30 seconds', 2)`;
+    try {
+      const listed = admin('network', 'in-doubt');
+      expect(listed.status).toBe(0);
+      const line = listed.stdout.split('\n').find((each) => each.includes(reference));
+      expect(line).toContain('MTN Uganda');
+      expect(line).toContain('momo');
+      expect(line).toContain('in_doubt');
+      expect(line).toContain('sent 2x: POST /disbursement/v1_0/transfer did not answer');
+      const json = JSON.parse(admin('network', 'in-doubt', '--json').stdout) as {
+        operations: { reference: string; state: string; sends: number }[];
+      };
+      expect(json.operations.find((operation) => operation.reference === reference)).toMatchObject({
+        state: 'in_doubt',
+        sends: 2,
+      });
+    } finally {
+      await testSql()`delete from network_operations where reference = ${reference}`;
+    }
+  });
+});
+
 describe('network routes', () => {
   // MTN MoMo and pawaPay on, pawaPay as MTN Uganda's second route; no operator is called.
   const CONNECTED = {
