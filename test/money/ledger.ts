@@ -7,6 +7,8 @@
  *       debited for it equals what the operators paid (released money: paid nowhere);
  *   (c) no credit or unassigned collection without an operator debit;
  *   (d) every balance equals the sum of its transactions.
+ * A debit no protocol lets the service learn of (`Debit.silent`) is judged by reconciliation with the
+ * operator's statement instead (./statement.ts).
  */
 import { testSql } from '../helpers';
 import type { World } from './world';
