@@ -2,7 +2,9 @@
  * The exactly-once checker (docs/testing.md#exactly-once): operations on every connector, both
  * roads of a two-road network, each with a random schedule of operator timings, callbacks, paybill
  * look-alikes, outages and worker kills drawn from a seed, through the service's HTTP API against
- * the simulators; then the operators' ledgers are compared with the service's (test/money/ledger.ts).
+ * the simulators; then the operators' ledgers are compared with the service's (test/money/ledger.ts),
+ * and a debit no protocol reveals must be found by reconciliation with the operator's statement
+ * (test/money/statement.ts).
  * `npm test` runs a quick set with a fixed seed; `npm run check:money` the long run
  * (MONEY_SCHEDULES, default 2000 there), which writes its report to bench/results/exactly-once-<date>.md.
  *   MONEY_SEED      the seed (printed; default 2070, a new one each long run)

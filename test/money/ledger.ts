@@ -7,11 +7,25 @@
  *       debited for it equals what the operators paid (released money: paid nowhere);
  *   (c) no credit or unassigned collection without an operator debit;
  *   (d) every balance equals the sum of its transactions.
+ * A debit no protocol lets the service learn of (`Debit.silent`) is judged by reconciliation with the
+ * operator's statement instead (./statement.ts).
  */
 import { testSql } from '../helpers';
 import type { World } from './world';
 
-export type Debit = { phone: string; route: string; ids: string[]; amount: number; paybill: boolean };
+export type Debit = {
+  phone: string;
+  route: string;
+  ids: string[];
+  amount: number;
+  paybill: boolean;
+  /**
+   * The operator never told the service of it, and its protocol gives no way to ask: an STK push
+   * whose answer (the CheckoutRequestID) and result callback M-Pesa both never delivered, by the
+   * simulator's own record. Only the operator's statement shows it (test/money/statement.ts).
+   */
+  silent: boolean;
+};
 export type MoneyOut = { phone: string; route: string; id: string; amount: number; what: string };
 export type OperatorLedgers = { debits: Debit[]; outs: MoneyOut[]; pending: Set<string> };
 
@@ -23,8 +37,14 @@ export function operatorLedgers(world: World): OperatorLedgers {
   const debits: Debit[] = [];
   const outs: MoneyOut[] = [];
   const pending = new Set<string>();
-  const debit = (phone: string, route: string, ids: (string | null)[], amount: number, paybill = false) =>
-    debits.push({ phone, route, ids: ids.filter((id): id is string => !!id), amount, paybill });
+  const debit = (
+    phone: string,
+    route: string,
+    ids: (string | null)[],
+    amount: number,
+    paybill = false,
+    silent = false,
+  ) => debits.push({ phone, route, ids: ids.filter((id): id is string => !!id), amount, paybill, silent });
   const out = (phone: string, route: string, id: string, amount: number, what: string) =>
     outs.push({ phone, route, id, amount, what });
 
@@ -33,7 +53,15 @@ export function operatorLedgers(world: World): OperatorLedgers {
     if (!push.decided) pending.add(plus(push.msisdn));
     if (!push.charged) continue;
     darajaPayers.set(push.receipt!, push.msisdn);
-    debit(plus(push.msisdn), 'daraja', [push.receipt, push.checkoutRequestId, push.merchantRequestId], push.amount);
+    const silent = push.answer === 'lost' && push.callbacksSent === 0;
+    debit(
+      plus(push.msisdn),
+      'daraja',
+      [push.receipt, push.checkoutRequestId, push.merchantRequestId],
+      push.amount,
+      false,
+      silent,
+    );
   }
   for (const paid of world.paybills.filter((each) => each.completed)) {
     darajaPayers.set(paid.transId, paid.phone.slice(1));

@@ -15,6 +15,7 @@ export function reportOf(result: CheckResult, context: { timeoutMs: number; wind
     `- operator timeout: ${context.timeoutMs} ms; in-flight window: ${context.windowSeconds === null ? "each connector's own" : `${context.windowSeconds} s`}`,
     `- duration: ${(result.durationMs / 1000).toFixed(0)} s`,
     `- anomalies: ${result.findings.length}`,
+    `- only on the operator's statement (found by reconciliation; not anomalies): ${result.onStatement.length}`,
     `- not final at the deadline while an operator was not final either (not anomalies): ${result.waiting.length}`,
     '',
     '## Operations by network and kind',
@@ -38,6 +39,21 @@ export function reportOf(result: CheckResult, context: { timeoutMs: number; wind
       `  - schedule ${finding.index ?? '-'}: ${finding.schedule ?? 'batch-wide'}`,
       `  - replay: \`${replay(finding.seed, finding.index)} npm test -- test/money\``,
     );
+  if (result.onStatement.length > 0) {
+    lines.push(
+      '',
+      "## Only on the operator's statement (found by reconciliation)",
+      '',
+      "Debits no service can learn of (an STK push whose answer and result callback M-Pesa both never delivered), each listed as missing on our side by `reconcile` against M-Pesa's statement.",
+      '',
+    );
+    for (const each of result.onStatement)
+      lines.push(
+        `- ${each.phone} ${each.route} ${each.receipt} ${each.amount}`,
+        `  - schedule ${each.index}: ${each.schedule}`,
+        `  - replay: \`${replay(each.seed, each.index)} npm test -- test/money\``,
+      );
+  }
   if (result.waiting.length > 0) {
     lines.push('', '## Waiting at the deadline', '');
     for (const each of result.waiting) lines.push(`- schedule ${each.schedule.index} ${each.phone}: ${each.waiting}`);

@@ -8,11 +8,23 @@ import { collectionRequestWorkflowId } from '../../src/contracts/collection-requ
 import { incomingCollectionWorkflowId } from '../../src/contracts/incoming-collection';
 import { requester, testSql, uniqueNumber, type TestMerchant } from '../helpers';
 import { promptedRequest } from '../networks/stack';
-import { type Anomaly, type Intents, checkCredits, checkMoneyOut, operatorLedgers, serviceRecords } from './ledger';
+import {
+  type Anomaly,
+  type Debit,
+  type Intents,
+  checkCredits,
+  checkMoneyOut,
+  operatorLedgers,
+  serviceRecords,
+} from './ledger';
 import { ON_TIME, batchEventsOf, describeSchedule, scheduleOf, type BatchEvents, type Schedule } from './schedule';
+import { idsOnRecord, reconcileReceipts } from './statement';
 import { merchantsOf, scriptSubscriber, simulatorOf, timed, type World } from './world';
 
 export type Finding = Anomaly & { seed: number; index: number | null; schedule: string | null };
+/** A debit only the operator's statement shows, which the reconciliation listed as missing on our side. */
+export type OnStatement = { phone: string; route: string; receipt: string; amount: number };
+export type StatementFinding = OnStatement & { seed: number; index: number; schedule: string };
 export type Ran = {
   schedule: Schedule;
   phone: string;
@@ -26,6 +38,8 @@ export type CheckResult = {
   schedules: number;
   operations: Map<string, number>;
   findings: Finding[];
+  /** Debits no service could know of, found by reconciliation (test/money/statement.ts): not anomalies. */
+  onStatement: StatementFinding[];
   waiting: Ran[];
   durationMs: number;
 };
@@ -245,10 +259,49 @@ function startEvents(world: World, events: BatchEvents): Promise<void>[] {
 
 const SIMULATORS = ['daraja', 'momo', 'airtel', 'vodacom', 'pawapay'] as const;
 
-async function checkBatch(world: World, ran: Ran[], organizations: number[]): Promise<Anomaly[]> {
+/**
+ * The silent debits (ledger.ts `Debit.silent`) of `debits` that the service has no record of: the
+ * reconciliation with M-Pesa's statement must list each as missing on our side, so that finance sees
+ * it. Those it lists are returned; each it does not list is an anomaly.
+ */
+async function reconcileSilent(
+  world: World,
+  debits: Debit[],
+): Promise<{ unknown: Debit[]; found: OnStatement[]; anomalies: Anomaly[] }> {
+  const silent = debits.filter((debit) => debit.silent);
+  const recorded = await idsOnRecord(silent.flatMap((debit) => debit.ids));
+  const unknown = silent.filter((debit) => !debit.ids.some((id) => recorded.has(id)));
+  if (unknown.length === 0) return { unknown, found: [], anomalies: [] };
+  const receipts = unknown.map((debit) => debit.ids[0]!);
+  const { listed, problems } = await reconcileReceipts(world.daraja.statement(), receipts);
+  const found: OnStatement[] = [];
+  const anomalies: Anomaly[] = [];
+  for (const debit of unknown) {
+    const receipt = debit.ids[0]!;
+    if (listed.has(receipt)) found.push({ phone: debit.phone, route: debit.route, receipt, amount: debit.amount });
+    else
+      anomalies.push({
+        phone: debit.phone,
+        rule: 'a',
+        text: `${debit.route} debit ${receipt} (an STK push whose answer and result callback M-Pesa never delivered; the service has no record of it) is not listed as missing on our side by the reconciliation with M-Pesa's statement${problems.length > 0 ? ` (${problems.join('; ')})` : ''}`,
+      });
+  }
+  return { unknown, found, anomalies };
+}
+
+async function checkBatch(
+  world: World,
+  ran: Ran[],
+  organizations: number[],
+): Promise<{ anomalies: Anomaly[]; onStatement: OnStatement[] }> {
   const ledgers = operatorLedgers(world);
   const phones = ran.map((each) => each.phone);
   const records = await serviceRecords(phones, organizations);
+  const checked = new Set(ran.filter((each) => each.waiting === null).map((each) => each.phone));
+  const silent = await reconcileSilent(
+    world,
+    ledgers.debits.filter((debit) => checked.has(debit.phone)),
+  );
   const anomalies: Anomaly[] = records.unbalanced.map((row) => ({
     phone: null,
     rule: 'd' as const,
@@ -272,7 +325,8 @@ async function checkBatch(world: World, ran: Ran[], organizations: number[]): Pr
     anomalies.push(
       ...checkCredits(
         phone,
-        ledgers.debits.filter((debit) => debit.phone === phone),
+        // A debit the service has no record of is judged by the reconciliation (reconcileSilent), not counted here.
+        ledgers.debits.filter((debit) => debit.phone === phone && !silent.unknown.includes(debit)),
         records.collections.filter((collection) => collection.phone === phone),
         each.intents,
       ),
@@ -283,7 +337,8 @@ async function checkBatch(world: World, ran: Ran[], organizations: number[]): Pr
       ),
     );
   }
-  return anomalies;
+  anomalies.push(...silent.anomalies);
+  return { anomalies, onStatement: silent.found };
 }
 
 /** How long after a batch the late calls and callbacks are given before the ledgers are compared. */
@@ -296,7 +351,7 @@ export async function runBatch(
   options: CheckOptions,
   indexes: number[],
   batch: number,
-): Promise<{ ran: Ran[]; anomalies: Anomaly[] }> {
+): Promise<{ ran: Ran[]; anomalies: Anomaly[]; onStatement: OnStatement[] }> {
   world.paybills.length = 0;
   const merchants = await merchantsOf(world);
   const events =
@@ -309,12 +364,13 @@ export async function runBatch(
   await within(Promise.all(SIMULATORS.map((name) => world[name].settled())), 30_000);
   await Bun.sleep(settleMs(world));
   const organizations = merchants.map((merchant) => merchant.organization.id);
-  let anomalies = await checkBatch(world, ran, organizations);
-  if (anomalies.length > 0) {
+  let checked = await checkBatch(world, ran, organizations);
+  if (checked.anomalies.length > 0) {
     // A second look a while later: only what stays wrong is an anomaly, never a credit still on its way.
     await Bun.sleep(settleMs(world) * 2);
-    anomalies = await checkBatch(world, ran, organizations);
+    checked = await checkBatch(world, ran, organizations);
   }
+  const { anomalies, onStatement } = checked;
   for (const name of SIMULATORS) world[name].clearLate();
   if (process.env.MONEY_VERBOSE === '1')
     for (const each of ran)
@@ -323,18 +379,24 @@ export async function runBatch(
       );
   const kill = events.killAtMs === null ? '' : `, worker killed at ${events.killAtMs} ms`;
   const outage = events.outage ? `, ${events.outage.route} ${events.outage.mode} at ${events.outage.atMs} ms` : '';
-  options.log?.(`batch ${batch}: ${ran.length} schedules${kill}${outage}: ${anomalies.length} anomalies`);
-  return { ran, anomalies };
+  const found = onStatement.length === 0 ? '' : `, ${onStatement.length} only on the operator's statement`;
+  options.log?.(`batch ${batch}: ${ran.length} schedules${kill}${outage}: ${anomalies.length} anomalies${found}`);
+  return { ran, anomalies, onStatement };
 }
 
 export async function runChecker(world: World, options: CheckOptions): Promise<CheckResult> {
   const started = Date.now();
   const findings: Finding[] = [];
+  const onStatement: StatementFinding[] = [];
   const waiting: Ran[] = [];
   const operations = new Map<string, number>();
   for (let at = 0; at < options.indexes.length; at += options.batchSize) {
     const indexes = options.indexes.slice(at, at + options.batchSize);
-    const { ran, anomalies } = await runBatch(world, options, indexes, Math.floor(at / options.batchSize));
+    const {
+      ran,
+      anomalies,
+      onStatement: found,
+    } = await runBatch(world, options, indexes, Math.floor(at / options.batchSize));
     for (const each of ran) {
       const name = `${each.schedule.network.name} ${each.schedule.kind}`;
       operations.set(name, (operations.get(name) ?? 0) + 1);
@@ -349,12 +411,22 @@ export async function runChecker(world: World, options: CheckOptions): Promise<C
         schedule: owner ? `${describeSchedule(owner.schedule)} (${owner.note || owner.waiting})` : null,
       });
     }
+    for (const debit of found) {
+      const owner = ran.find((each) => each.phone === debit.phone)!;
+      onStatement.push({
+        ...debit,
+        seed: options.seed,
+        index: owner.schedule.index,
+        schedule: `${describeSchedule(owner.schedule)} (${owner.note})`,
+      });
+    }
   }
   return {
     seed: options.seed,
     schedules: options.indexes.length,
     operations,
     findings,
+    onStatement,
     waiting,
     durationMs: Date.now() - started,
   };

@@ -2,9 +2,12 @@
  * The Daraja simulator's transaction status over HTTP with plain fetch, as the connector asks it:
  * a paid STK push's payment found by its receipt (`TransactionID`) always, by the push's
  * CheckoutRequestID as the `OriginalConversationID` only in the `answered` mode; in the `refused`
- * mode, as for any `OriginalConversationID` it cannot find, the answer is `R000002`.
+ * mode, as for any `OriginalConversationID` it cannot find, the answer is `R000002`. And what it
+ * keeps of each push (whether its answer reached the partner, how many callbacks it sent) and the
+ * organization's M-PESA statement it exports.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { readOperatorStatement } from '../../src/domain/operator-statements';
 import { startDarajaSimulator, type DarajaSimulator } from './daraja';
 
 const CREDENTIALS = {
@@ -27,8 +30,9 @@ beforeAll(async () => {
     hostname: '127.0.0.1',
     port: 0,
     async fetch(request) {
-      const body = (await request.json()) as { Result: Record<string, unknown> };
-      results.set(String(body.Result.ConversationID), body);
+      const body = (await request.json()) as { Result?: Record<string, unknown> };
+      // An STK push's callback (Body.stkCallback) is only counted by the simulator here.
+      if (body.Result) results.set(String(body.Result.ConversationID), body as { Result: Record<string, unknown> });
       return Response.json({ ResultCode: 0, ResultDesc: 'Accepted' });
     },
   });
@@ -219,5 +223,89 @@ describe('the Reversal API reverses a transaction once', () => {
     expect(status).toMatchObject({ ResultCode: 0 });
     const again = await requestReversal(push.receipt, 40);
     expect(await resultOf(again.body.ConversationID)).toMatchObject({ ResultCode: 'R000001' });
+  });
+});
+
+/** Sends an STK push for `phone`, the client giving up after `timeoutMs`: its HTTP status, or null when it gave up. */
+async function pushWithin(phone: string, timeoutMs: number): Promise<number | null> {
+  const token = await fetch(`${daraja.url}/oauth/v1/generate?grant_type=client_credentials`, {
+    headers: {
+      Authorization: `Basic ${Buffer.from(`${CREDENTIALS.consumerKey}:${CREDENTIALS.consumerSecret}`).toString('base64')}`,
+    },
+  }).then(async (response) => ((await response.json()) as { access_token: string }).access_token);
+  const timestamp = '20261128120000';
+  try {
+    const response = await fetch(`${daraja.url}/mpesa/stkpush/v1/processrequest`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` },
+      body: JSON.stringify({
+        BusinessShortCode: Number(CREDENTIALS.shortcode),
+        Password: Buffer.from(`${CREDENTIALS.shortcode}${CREDENTIALS.passkey}${timestamp}`).toString('base64'),
+        Timestamp: timestamp,
+        TransactionType: 'CustomerPayBillOnline',
+        Amount: 25,
+        PartyA: Number(phone),
+        PartyB: Number(CREDENTIALS.shortcode),
+        PhoneNumber: Number(phone),
+        CallBackURL: resultUrl(),
+        AccountReference: 'Invoice',
+        TransactionDesc: 'Invoice',
+      }),
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    await response.text();
+    return response.status;
+  } catch {
+    return null;
+  }
+}
+
+/** The push of `phone` once the simulator settled it (decided, its callbacks sent). */
+async function settledPush(phone: string) {
+  const deadline = Date.now() + 3000;
+  for (;;) {
+    await daraja.settled();
+    const push = daraja.stkPushes().find((each) => each.msisdn === phone);
+    if (push?.decided) {
+      await Bun.sleep(50);
+      return daraja.stkPushes().find((each) => each.msisdn === phone)!;
+    }
+    if (Date.now() > deadline) throw new Error(`no push of ${phone} was decided`);
+    await Bun.sleep(20);
+  }
+}
+
+const PUSH_PATH = '/mpesa/stkpush/v1/processrequest';
+
+describe("what became of a push's answer and callbacks, and the statement", () => {
+  test("an answer the partner received is 'sent'; one replaced by a 500, or ready after the partner gave up, is 'lost'", async () => {
+    const [onTime, errored, tooLate] = [msisdn(), msisdn(), msisdn()];
+    daraja.subscriber(onTime, { outcome: 'pay', callback: 'truthful' });
+    daraja.subscriber(errored, { outcome: 'pay', callback: 'twice' });
+    daraja.subscriber(tooLate, { outcome: 'pay', callback: 'none' });
+    expect(await pushWithin(onTime, 2000)).toBe(200);
+    daraja.late({ method: 'POST', path: PUSH_PATH, holdMs: 0, process: 'before', answer: 'error' });
+    expect(await pushWithin(errored, 2000)).toBe(500);
+    daraja.late({ method: 'POST', path: PUSH_PATH, holdMs: 400, process: 'before', answer: 'real' });
+    expect(await pushWithin(tooLate, 100)).toBeNull();
+    const pushes = await Promise.all([onTime, errored, tooLate].map(settledPush));
+    expect(pushes.map((push) => [push.charged, push.answer, push.callbacksSent])).toEqual([
+      [true, 'sent', 1],
+      [true, 'lost', 2],
+      [true, 'lost', 0],
+    ]);
+  });
+
+  test("the M-PESA statement lists a paid push as Paid In and its reversal as Withdrawn, linked to it, as the project's reader reads it", async () => {
+    const push = await paidPush();
+    const reversed = await requestReversal(push.receipt, 40);
+    expect(await resultOf(reversed.body.ConversationID)).toMatchObject({ ResultCode: 0 });
+    const reversal = daraja.reversals().find((entry) => entry.transactionId === push.receipt)!;
+    const lines = readOperatorStatement('mpesa', daraja.statement());
+    const paidIn = lines.find((line) => line.operatorId === push.receipt);
+    const sentBack = lines.find((line) => line.operatorId === reversal.receipt);
+    expect(paidIn).toMatchObject({ completed: true, direction: 'in', amount: '40.0000', currency: 'KES' });
+    expect(sentBack).toMatchObject({ completed: true, direction: 'out', amount: '40.0000', linkedId: push.receipt });
+    expect(Math.abs(paidIn!.time!.getTime() - Date.now())).toBeLessThan(60_000);
   });
 });

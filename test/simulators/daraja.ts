@@ -79,6 +79,13 @@ type StkPush = {
   decided: boolean;
   receipt: string | null;
   charged: boolean;
+  /**
+   * Whether the partner got the push's own answer (its CheckoutRequestID): `lost` when a system
+   * error went in its place or the partner had hung up before it (see outage.ts `undelivered`).
+   */
+  answer: 'sent' | 'lost';
+  /** How many result callbacks were sent to its CallBackURL (0: none, as the subscriber's behaviour chose). */
+  callbacksSent: number;
 };
 type Payout = {
   originatorConversationId: string;
@@ -118,6 +125,10 @@ type Movement = {
   conversationId: string;
   reason: string;
   stkPush?: boolean;
+  /** When M-Pesa completed (or failed) it, epoch ms: the statement's Completion Time. */
+  at: number;
+  /** The transaction it belongs to: a reversal's original receipt (the statement's Linked Transaction ID). */
+  linkedId?: string;
 };
 export type DarajaSimulator = {
   url: string;
@@ -139,6 +150,12 @@ export type DarajaSimulator = {
   reverseOutOfBand(transactionId: string): void;
   payBill(payment: PaybillPayment): Promise<PaybillOutcome>;
   stkPushes(): StkPush[];
+  /**
+   * The organization's M-PESA statement as Safaricom's business portal exports it (CSV): every
+   * movement on the shortcode, money in as Paid In and out as Withdrawn, its Completion Time in
+   * East Africa Time, a reversal linked to the receipt it sent back.
+   */
+  statement(): string;
   payouts(): Payout[];
   reversals(): Reversal[];
   registeredUrls(): { shortCode: string; responseType: string; confirmationUrl: string; validationUrl: string } | null;
@@ -197,6 +214,8 @@ export async function startDarajaSimulator(options: DarajaSimulatorOptions): Pro
   const payouts = new Map<string, Payout>();
   const reversals: Reversal[] = [];
   const movements = new Map<string, Movement>();
+  /** Each push's answer, so that an answer its partner never received is kept with the push. */
+  const pushAnswers = new WeakMap<Response, StkPush>();
   const reversed = new Set<string>();
   const lostResults = new Map<ResultApi, number>();
   const log: { api: string; status: number; at: number }[] = [];
@@ -320,6 +339,7 @@ export async function startDarajaSimulator(options: DarajaSimulatorOptions): Pro
           conversationId: push.checkoutRequestId,
           reason: 'Customer Pay Bill Online',
           stkPush: true,
+          at: Date.now(),
         });
       }
       if (behaviour.callback === 'none') return;
@@ -348,8 +368,13 @@ export async function startDarajaSimulator(options: DarajaSimulatorOptions): Pro
           },
         },
       };
-      sendLater(push.callbackUrl, callback, behaviour.callbackAfterMs);
-      if (behaviour.callback === 'twice') sendLater(push.callbackUrl, callback, behaviour.callbackAfterMs);
+      const sendCallback = () =>
+        later(behaviour.callbackAfterMs ?? options.callbackDelayMs ?? 100, () => {
+          push.callbacksSent += 1;
+          void send(push.callbackUrl, callback);
+        });
+      sendCallback();
+      if (behaviour.callback === 'twice') sendCallback();
     });
   }
 
@@ -402,17 +427,24 @@ export async function startDarajaSimulator(options: DarajaSimulatorOptions): Pro
       decided: false,
       receipt: null,
       charged: false,
+      answer: 'sent',
+      callbacksSent: 0,
     };
     pushes.set(push.checkoutRequestId, push);
     decidePush(push);
-    if (fault === '500-after-recording') return errorBody(500, '500.003.1001', 'Internal Server Error');
-    return Response.json({
+    if (fault === '500-after-recording') {
+      push.answer = 'lost';
+      return errorBody(500, '500.003.1001', 'Internal Server Error');
+    }
+    const answer = Response.json({
       MerchantRequestID: push.merchantRequestId,
       CheckoutRequestID: push.checkoutRequestId,
       ResponseCode: '0',
       ResponseDescription: 'Success. Request accepted for processing',
       CustomerMessage: 'Success. Request accepted for processing',
     });
+    pushAnswers.set(answer, push);
+    return answer;
   }
 
   async function stkQuery(request: Request): Promise<Response> {
@@ -515,6 +547,7 @@ export async function startDarajaSimulator(options: DarajaSimulatorOptions): Pro
       originatorConversationId: requestId(),
       conversationId: conversationId(),
       reason: 'Pay Bill',
+      at: Date.now(),
     });
     return utilityBalance.toFixed(2);
   }
@@ -571,6 +604,7 @@ export async function startDarajaSimulator(options: DarajaSimulatorOptions): Pro
         originatorConversationId: payout.originatorConversationId,
         conversationId: payout.conversationId,
         reason: 'Business Payment to Customer via API',
+        at: Date.now(),
       });
       if (behaviour.callback === 'none') return;
       const told = behaviour.callback === 'lie' ? !payout.completed : payout.completed;
@@ -717,7 +751,47 @@ export async function startDarajaSimulator(options: DarajaSimulatorOptions): Pro
       originatorConversationId: entry.originatorConversationId,
       conversationId: entry.conversationId,
       reason: 'Reversal',
+      at: Date.now(),
+      linkedId: entry.transactionId,
     });
+  }
+
+  function statement(): string {
+    const cell = (text: string) => (/[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text);
+    const eastAfrican = (at: number) => new Date(at + 3 * 3600_000).toISOString().slice(0, 19).replace('T', ' ');
+    let balance = 0;
+    const rows = [...movements.values()]
+      .sort((a, b) => a.at - b.at)
+      .map((movement) => {
+        const moneyIn = movement.creditParty.startsWith(`${credentials.shortcode} `);
+        const completed = movement.status === 'Completed';
+        if (completed) balance += moneyIn ? movement.amount : -movement.amount;
+        const time = eastAfrican(movement.at);
+        return [
+          movement.receipt,
+          time,
+          time,
+          movement.reason,
+          movement.status,
+          moneyIn ? movement.amount.toFixed(2) : '',
+          moneyIn ? '' : `-${movement.amount.toFixed(2)}`,
+          balance.toFixed(2),
+          'true',
+          movement.reason,
+          moneyIn ? movement.debitParty : movement.creditParty,
+          movement.linkedId ?? '',
+          '',
+        ]
+          .map(cell)
+          .join(',');
+      });
+    return [
+      'Organisation Name:,Simulated Merchant',
+      `Shortcode:,${credentials.shortcode}`,
+      '',
+      'Receipt No.,Completion Time,Initiation Time,Details,Transaction Status,Paid In,Withdrawn,Balance,Balance Confirmed,Reason Type,Other Party Info,Linked Transaction ID,A/C No.',
+      ...rows,
+    ].join('\r\n');
   }
 
   async function reversal(request: Request): Promise<Response> {
@@ -830,6 +904,10 @@ export async function startDarajaSimulator(options: DarajaSimulatorOptions): Pro
     port: options.port,
     // Daraja's system error, as its gateway answers when the M-Pesa core behind it fails.
     systemError: () => errorBody(500, '500.003.1001', 'Internal Server Error'),
+    undelivered(response) {
+      const push = pushAnswers.get(response);
+      if (push) push.answer = 'lost';
+    },
     async handle(request) {
       const route = ROUTES[new URL(request.url).pathname];
       let response: Response;
@@ -902,6 +980,7 @@ export async function startDarajaSimulator(options: DarajaSimulatorOptions): Pro
     },
     payBill,
     stkPushes: () => [...pushes.values()].map((push) => ({ ...push })),
+    statement,
     payouts: () => [...payouts.values()].map((payout) => ({ ...payout })),
     reversals: () => reversals.map((entry) => ({ ...entry })),
     registeredUrls: () => (registered ? { ...registered } : null),

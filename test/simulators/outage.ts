@@ -46,6 +46,12 @@ export type OutageServerOptions = {
   handle: (request: Request) => Promise<Response> | Response;
   /** The operator's own answer when its systems fail (HTTP 500 or 503). */
   systemError: () => Response;
+  /**
+   * Told of an answer of the operator's own that its client never received: a late rule sent the
+   * system error in its place, or the client had hung up before it was ready. The operator knows
+   * what it answered and to whom, so a simulator can keep it with what the call did.
+   */
+  undelivered?: (response: Response) => void;
 };
 
 export type OutageServer = {
@@ -102,6 +108,7 @@ export function serveWithOutages(options: OutageServerOptions): OutageServer {
       if (rule.process === 'before') real = await options.handle(copy());
       await pause(rule.holdMs);
       if (rule.process === 'after') real = await options.handle(copy());
+      if (real && (rule.answer !== 'real' || request.signal.aborted)) options.undelivered?.(real);
       return rule.answer === 'real' && real ? real : options.systemError();
     })();
     lateCalls.add(work);
@@ -119,7 +126,9 @@ export function serveWithOutages(options: OutageServerOptions): OutageServer {
       await held;
       return options.systemError();
     }
-    return await options.handle(request);
+    const response = await options.handle(request);
+    if (request.signal.aborted) options.undelivered?.(response);
+    return response;
   }
 
   const listen = (port: number) =>
