@@ -315,8 +315,10 @@ export function createRoutedOperations({ sql, health, connectors }: Routed) {
      */
     async payoutStatus(payout: Payout): Promise<PayoutResult> {
       const live = await liveEntry(sql, payout.network.name, payout.reference);
+      // A reversal is asked about where it was sent: back the way its collection came (its connector's own record of
+      // it names no route, so the entry cannot say).
       const connector =
-        payout.kind === 'reversal' && !live ? await reversalConnector(payout) : connectorOfEntry(payout.network, live);
+        payout.kind === 'reversal' ? await reversalConnector(payout) : connectorOfEntry(payout.network, live);
       const result = await measured(connector, payout.network, 'payout', () => connector.payoutStatus(payout));
       if (
         payout.kind === 'reversal' ||

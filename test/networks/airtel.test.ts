@@ -19,6 +19,7 @@ import {
   requestOutcome,
   startStack,
   type Stack,
+  reversedOut,
 } from './stack';
 
 const CREDENTIALS = {
@@ -249,11 +250,7 @@ describe('disbursements and refunds', () => {
       const requestId = await promptedRequest(merchant, { phonenumber: phone, amount: '800', currency });
       const outcome = await requestOutcome(stack, requestId);
       expect(outcome.status).toBe('successful');
-      const reversal = await merchant.request('/api/reversals', {
-        form: { collection: String(outcome.collectionId), reason: 'Returned goods' },
-      });
-      expect(reversal.status).toBe(201);
-      expect(await stack.ctx.client.workflow.getHandle(`reversal-${reversal.body.id}`).result()).toMatchObject({
+      expect(await reversedOut(stack, merchant, outcome.collectionId, 'Returned goods')).toMatchObject({
         state: 'completed',
       });
       const [push] = pushesTo(phone);
@@ -277,11 +274,7 @@ describe('an answer lost after Airtel did the operation', () => {
       const repeatsBefore = airtel.refundRepeats();
       const errorsBefore = airtel.systemErrors();
       airtel.late({ method: 'POST', path: REFUND_PATH, holdMs: 0, process: 'before', answer: 'error' });
-      const reversal = await merchant.request('/api/reversals', {
-        form: { collection: String(outcome.collectionId), reason: 'Returned goods' },
-      });
-      expect(reversal.status).toBe(201);
-      expect(await stack.ctx.client.workflow.getHandle(`reversal-${reversal.body.id}`).result()).toMatchObject({
+      expect(await reversedOut(stack, merchant, outcome.collectionId, 'Returned goods')).toMatchObject({
         state: 'completed',
       });
       await airtel.settled();

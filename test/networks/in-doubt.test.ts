@@ -19,6 +19,7 @@ import {
   paidOut,
   promptedRequest,
   requestOutcome,
+  reversedOut,
   startStack,
   type Stack,
 } from './stack';
@@ -132,6 +133,34 @@ describe('a payout answered late on the first of two routes (MTN Uganda: MoMo, t
     expect(momoTransfersTo(phone).filter((transfer) => transfer.status === 'SUCCESSFUL')).toHaveLength(1);
     expect(pawapayPayoutsTo(phone)).toHaveLength(0);
     expect(await balanceOf(merchant.organization.id, 'UGX')).toBe('75000.0000');
+    await expectBalanced(merchant.organization.id);
+  }, 120_000);
+});
+
+describe('a reversal on a network of two routes', () => {
+  test('a collection pawaPay carried (MoMo refusing connections) is refunded by pawaPay, and only there: MoMo pays nothing', async () => {
+    const merchant = await fundedMerchant(stack, 'UGX', '1');
+    const phone = subscriber(mtn());
+    await momo.outage('refused');
+    let outcome: Awaited<ReturnType<typeof requestOutcome>>;
+    try {
+      outcome = await requestOutcome(
+        stack,
+        await promptedRequest(merchant, { phonenumber: phone, amount: '7000', currency: 'UGX' }),
+      );
+    } finally {
+      await momo.outage('none');
+    }
+    expect(outcome.status).toBe('successful');
+    expect(pawapayDepositsOf(phone)).toHaveLength(1);
+    // Asked about at every poll: on pawaPay, where it was sent, never on the network's first route.
+    expect(await reversedOut(stack, merchant, outcome.collectionId)).toMatchObject({ state: 'completed' });
+    const [deposit] = pawapayDepositsOf(phone);
+    expect(pawapay.refunds().filter((refund) => refund.depositId === deposit!.id)).toMatchObject([
+      { status: 'COMPLETED' },
+    ]);
+    expect(momoTransfersTo(phone)).toHaveLength(0);
+    expect(await balanceOf(merchant.organization.id, 'UGX')).toBe('1.0000');
     await expectBalanced(merchant.organization.id);
   }, 120_000);
 });

@@ -18,6 +18,7 @@ import {
   requestOutcome,
   startStack,
   type Stack,
+  reversedOut,
 } from './stack';
 
 const CREDENTIALS = {
@@ -200,11 +201,7 @@ describe('transfers', () => {
     const requestId = await promptedRequest(merchant, { phonenumber: phone, amount: '800', currency: 'UGX' });
     const outcome = await requestOutcome(stack, requestId);
     expect(outcome.status).toBe('successful');
-    const reversal = await merchant.request('/api/reversals', {
-      form: { collection: String(outcome.collectionId), reason: 'Returned goods' },
-    });
-    expect(reversal.status).toBe(201);
-    expect(await stack.ctx.client.workflow.getHandle(`reversal-${reversal.body.id}`).result()).toMatchObject({
+    expect(await reversedOut(stack, merchant, outcome.collectionId, 'Returned goods')).toMatchObject({
       state: 'completed',
     });
     expect(momo.transfers().filter((transfer) => transfer.payee === msisdn(phone))).toMatchObject([
@@ -244,11 +241,7 @@ describe('an answer lost after MoMo did the operation', () => {
     expect(outcome.status).toBe('successful');
     const errorsBefore = momo.systemErrors();
     momo.late({ method: 'POST', path: TRANSFER_PATH, holdMs: 0, process: 'before', answer: 'error' });
-    const reversal = await merchant.request('/api/reversals', {
-      form: { collection: String(outcome.collectionId), reason: 'Returned goods' },
-    });
-    expect(reversal.status).toBe(201);
-    expect(await stack.ctx.client.workflow.getHandle(`reversal-${reversal.body.id}`).result()).toMatchObject({
+    expect(await reversedOut(stack, merchant, outcome.collectionId, 'Returned goods')).toMatchObject({
       state: 'completed',
     });
     await momo.settled();

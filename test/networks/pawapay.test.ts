@@ -23,6 +23,7 @@ import {
   requestOutcome,
   startStack,
   type Stack,
+  reversedOut,
 } from './stack';
 
 const TOKEN = 'pawapay-test-token';
@@ -258,11 +259,7 @@ describe('payouts and refunds', () => {
     const requestId = await promptedRequest(merchant, { phonenumber: phone, amount: '40', currency: 'GHS' });
     const outcome = await requestOutcome(stack, requestId);
     expect(outcome.status).toBe('successful');
-    const reversal = await merchant.request('/api/reversals', {
-      form: { collection: String(outcome.collectionId), reason: 'Returned goods' },
-    });
-    expect(reversal.status).toBe(201);
-    expect(await stack.ctx.client.workflow.getHandle(`reversal-${reversal.body.id}`).result()).toMatchObject({
+    expect(await reversedOut(stack, merchant, outcome.collectionId, 'Returned goods')).toMatchObject({
       state: 'completed',
     });
     const [deposit] = depositsOf(phone);
@@ -303,11 +300,7 @@ describe('an answer lost after pawaPay did the operation, and a deposit refunded
     expect(outcome.status).toBe('successful');
     const errorsBefore = pawapay.systemErrors();
     pawapay.late({ method: 'POST', path: '/v2/refunds', holdMs: 0, process: 'before', answer: 'error' });
-    const reversal = await merchant.request('/api/reversals', {
-      form: { collection: String(outcome.collectionId), reason: 'Returned goods' },
-    });
-    expect(reversal.status).toBe(201);
-    expect(await stack.ctx.client.workflow.getHandle(`reversal-${reversal.body.id}`).result()).toMatchObject({
+    expect(await reversedOut(stack, merchant, outcome.collectionId, 'Returned goods')).toMatchObject({
       state: 'completed',
     });
     await pawapay.settled();
@@ -340,11 +333,7 @@ describe('an answer lost after pawaPay did the operation, and a deposit refunded
     await eventually('the refund made elsewhere to complete', async () =>
       pawapay.refunds().some((refund) => refund.depositId === deposit!.id && refund.status === 'COMPLETED'),
     );
-    const reversal = await merchant.request('/api/reversals', {
-      form: { collection: String(outcome.collectionId), reason: 'Returned goods' },
-    });
-    expect(reversal.status).toBe(201);
-    expect(await stack.ctx.client.workflow.getHandle(`reversal-${reversal.body.id}`).result()).toMatchObject({
+    expect(await reversedOut(stack, merchant, outcome.collectionId, 'Returned goods')).toMatchObject({
       state: 'completed',
     });
     expect(pawapay.refunds().filter((refund) => refund.depositId === deposit!.id)).toHaveLength(1);
@@ -368,11 +357,7 @@ describe('an answer lost after pawaPay did the operation, and a deposit refunded
       body: JSON.stringify({ refundId: crypto.randomUUID(), depositId: deposit!.id }),
     });
     expect(await elsewhere.json()).toMatchObject({ status: 'ACCEPTED' });
-    const reversal = await merchant.request('/api/reversals', {
-      form: { collection: String(outcome.collectionId), reason: 'Returned goods' },
-    });
-    expect(reversal.status).toBe(201);
-    expect(await stack.ctx.client.workflow.getHandle(`reversal-${reversal.body.id}`).result()).toMatchObject({
+    expect(await reversedOut(stack, merchant, outcome.collectionId, 'Returned goods')).toMatchObject({
       state: 'completed',
     });
     expect(pawapay.refunds().filter((refund) => refund.depositId === deposit!.id)).toMatchObject([

@@ -177,6 +177,19 @@ export async function paidOut(
   return { id: created.body.id, state: result.state };
 }
 
+/** A reversal of a collection created through the API, followed to its end: the reversal workflow's result. */
+export async function reversedOut(
+  stack: Stack,
+  merchant: TestMerchant,
+  collectionId: number | string | null,
+  reason = 'Returned goods',
+): Promise<{ state: string }> {
+  const created = await merchant.request('/api/reversals', { form: { collection: String(collectionId), reason } });
+  if (created.status !== 201)
+    throw new Error(`reversal not created: ${created.status} ${JSON.stringify(created.body)}`);
+  return await stack.ctx.client.workflow.getHandle(`reversal-${created.body.id}`).result();
+}
+
 /** `recordHistory` of test/helpers.ts with the stack's client. */
 export const recordHistory = (stack: Stack, workflowId: string, name: string): Promise<void> =>
   recordFinishedHistory(stack.ctx.client, workflowId, name);

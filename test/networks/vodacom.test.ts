@@ -26,6 +26,7 @@ import {
   requestOutcome,
   startStack,
   type Stack,
+  reversedOut,
 } from './stack';
 
 const CREDENTIALS = { apiKey: 'vodacom-test-api-key', serviceProviderCode: '000000', origin: 'collections.example' };
@@ -260,11 +261,7 @@ describe('payouts and reversals', () => {
         await promptedRequest(merchant, { phonenumber: phone, amount, currency }),
       );
       expect(outcome.status).toBe('successful');
-      const reversal = await merchant.request('/api/reversals', {
-        form: { collection: String(outcome.collectionId), reason: 'Returned goods' },
-      });
-      expect(reversal.status).toBe(201);
-      expect(await stack.ctx.client.workflow.getHandle(`reversal-${reversal.body.id}`).result()).toMatchObject({
+      expect(await reversedOut(stack, merchant, outcome.collectionId, 'Returned goods')).toMatchObject({
         state: 'completed',
       });
       const [payment] = paymentsBy(phone);
@@ -320,11 +317,7 @@ describe('an answer lost after M-Pesa did the operation', () => {
       process: 'before',
       answer: 'error',
     });
-    const reversal = await merchant.request('/api/reversals', {
-      form: { collection: String(outcome.collectionId), reason: 'Returned goods' },
-    });
-    expect(reversal.status).toBe(201);
-    expect(await stack.ctx.client.workflow.getHandle(`reversal-${reversal.body.id}`).result()).toMatchObject({
+    expect(await reversedOut(stack, merchant, outcome.collectionId, 'Returned goods')).toMatchObject({
       state: 'completed',
     });
     await vodacom.settled();
