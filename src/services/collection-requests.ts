@@ -419,10 +419,12 @@ export const CollectionRequestCreate = v.object(
       v.pipe(
         optionalJsonObject,
         v.description(
-          'Recurring requests: a hash (or JSON string, or `subscription_settings.key` form fields) of `start_date`, ' +
-            '`end_date` ' +
-            '(`DD/MM/YYYY HH:MM:SS`), `frequency` (yearly, monthly, weekly or daily: at most one prompt a day), ' +
+          [
+            'Recurring requests: a hash (or JSON string, or `subscription_settings.key` form fields) of `start_date`,',
+            '`end_date` (`DD/MM/YYYY HH:MM:SS`),',
+            '`frequency` (yearly, monthly, weekly or daily: at most one prompt a day),',
             `optional \`weekdays\` and \`months\`; at most ${MAX_SUBSCRIPTION_OCCURRENCES} occurrences.`,
+          ].join(' '),
         ),
       ),
       null,

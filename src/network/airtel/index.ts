@@ -31,9 +31,11 @@ export const airtel: ConnectorUnit<'airtel', AirtelSettings | null> = {
   inFlight: {
     resends: true,
     windowSeconds: 120,
-    source:
-      'Airtel publishes no bound on how long its gateway holds a request (its USSD push itself times out on the ' +
-      'phone within about a minute), so 120 s (six times our 20 s timeout) after the last send.',
+    source: [
+      'Airtel publishes no bound on how long its gateway holds a request.',
+      'Its USSD push times out on the phone within about a minute.',
+      'So 120 s after the last send: six times our 20 s timeout.',
+    ].join(' '),
   },
   create: (settings, deps) => ({
     ...createAirtelConnector(settings!, deps),

@@ -428,14 +428,16 @@ export const DARAJA_CALLBACK_ROUTES: readonly CallbackRoute<MpesaSettings>[] = [
     docs: taken(
       'darajaPaybillValidation',
       'Paybill validation (Daraja C2B ValidationURL)',
-      'Before M-Pesa completes a paybill payment it asks here. The organization whose request the account number ' +
-        '(a request code `<organization>-<request>`) names is asked at its verification URL within ' +
-        'MPESA_VALIDATION_TIMEOUT_MS (Safaricom waits about 8 s for the whole answer); ' +
-        'no answer in time takes its accept-by-default setting. Payments nobody has to decide are accepted; a ' +
-        'validation that cannot be read ' +
-        '(a field missing or of the wrong type, a control character in any field, a body that is not JSON) is ' +
-        'rejected with 200 and `C2B00016`, ' +
-        'never a 4xx, and one with an amount that is not whole shillings too (`C2B00013`).',
+      [
+        'Before M-Pesa completes a paybill payment it asks here.',
+        'The organization whose request the account number (a request code `<organization>-<request>`) names is asked',
+        'at its verification URL within MPESA_VALIDATION_TIMEOUT_MS (Safaricom waits about 8 s for the whole answer);',
+        'no answer in time takes its accept-by-default setting.',
+        'Payments nobody has to decide are accepted;',
+        'a validation that cannot be read (a field missing or of the wrong type, a control character in any field,',
+        'a body that is not JSON) is rejected with 200 and `C2B00016`, never a 4xx,',
+        'and one with an amount that is not whole shillings too (`C2B00013`).',
+      ].join(' '),
       {
         TransactionType: 'Pay Bill',
         TransID: 'RKTQDM7W6S',
@@ -461,10 +463,13 @@ export const DARAJA_CALLBACK_ROUTES: readonly CallbackRoute<MpesaSettings>[] = [
     docs: taken(
       'darajaPaybillConfirmation',
       'Paybill confirmation (Daraja C2B ConfirmationURL)',
-      'M-Pesa reports a completed paybill payment here. It is believed only once transaction status confirms it ' +
-        '(amount, receipt); ' +
-        'it then goes to the open request its account number names, or else stays unassigned for the right merchant ' +
-        "to claim (never matched by the payer's number and amount). A repeat starts nothing.",
+      [
+        'M-Pesa reports a completed paybill payment here.',
+        'It is believed only once transaction status confirms it (amount, receipt);',
+        'it then goes to the open request its account number names,',
+        "or else stays unassigned for the right merchant to claim (never matched by the payer's number and amount).",
+        'A repeat starts nothing.',
+      ].join(' '),
     ),
     handle: async ({ body }, context) => await paybillConfirmation(body, context),
   },

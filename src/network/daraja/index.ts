@@ -27,9 +27,11 @@ export const daraja: ConnectorUnit<'mpesa', MpesaSettings | null> = {
   inFlight: {
     resends: false,
     windowSeconds: 180,
-    source:
-      'Safaricom publishes no bound on a held request; an STK prompt lives on the phone for about a minute ' +
-      '(UNANSWERED_PROMPT_SECONDS, 120 s, is our bound for it), and 180 s covers that with our 20 s timeout.',
+    source: [
+      'Safaricom publishes no bound on a held request.',
+      'An STK prompt lives on the phone for about a minute (UNANSWERED_PROMPT_SECONDS, 120 s, is our bound for it).',
+      '180 s covers that with our 20 s timeout.',
+    ].join(' '),
   },
   create: (settings, deps) => {
     const client = createDarajaConnector(settings!, deps, deps.statusPollSeconds);

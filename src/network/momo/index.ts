@@ -26,9 +26,11 @@ export const momo: ConnectorUnit<'momoMarkets', MomoSettings[]> = {
   inFlight: {
     resends: true,
     windowSeconds: 120,
-    source:
-      'MTN publishes no bound on how long its gateway holds a request; a transfer held 25 s and then processed ' +
-      'was seen, so 120 s (six times our 20 s timeout) after the last send.',
+    source: [
+      'MTN publishes no bound on how long its gateway holds a request.',
+      'A transfer held 25 s and then processed was seen.',
+      'So 120 s after the last send: six times our 20 s timeout.',
+    ].join(' '),
   },
   create: (markets, deps) => {
     const byNetwork = new Map(markets.map((market) => [market.network, createMomoConnector(market, deps)]));

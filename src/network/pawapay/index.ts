@@ -39,10 +39,11 @@ export const pawapay: ConnectorUnit<'pawapay', PawapaySettings | null> = {
   inFlight: {
     resends: true,
     windowSeconds: 120,
-    source:
-      'pawaPay documents that a deposit, payout or refund sent again under the same id is ignored ' +
-      '(DUPLICATE_IGNORED) and that processing takes seconds to minutes, with no bound on a held request: 120 s ' +
-      '(six times our 20 s timeout) after the last send.',
+    source: [
+      'pawaPay documents that a deposit, payout or refund sent again under the same id is ignored (DUPLICATE_IGNORED).',
+      'It says processing takes seconds to minutes, and gives no bound on a held request.',
+      'So 120 s after the last send: six times our 20 s timeout.',
+    ].join(' '),
   },
   create: (settings, deps) => {
     const limits = createProviderLimits(settings!, (message, fields) => logger.warn(message, fields));

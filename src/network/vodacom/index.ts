@@ -25,9 +25,11 @@ export const vodacom: ConnectorUnit<'vodacom', VodacomSettings | null> = {
   inFlight: {
     resends: false,
     windowSeconds: 120,
-    source:
-      'The M-Pesa OpenAPI holds a customer payment while the subscriber enters the PIN (about a minute on the ' +
-      'phone) and publishes no other bound, so 120 s after the last send.',
+    source: [
+      'The M-Pesa OpenAPI holds a customer payment while the subscriber enters the PIN.',
+      'That takes about a minute on the phone, and it publishes no other bound.',
+      'So 120 s after the last send.',
+    ].join(' '),
   },
   create: (settings, deps) => ({
     ...createVodacomConnector(settings!, deps),
