@@ -23,7 +23,7 @@ import { openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Sql } from '../src/db';
 import { asId } from '../src/domain/ids';
-import { fundWallet } from '../src/services/organizations';
+import { fundWallet } from '../src/services/merchants/organizations';
 import { startMomoSimulator } from '../test/simulators/momo';
 import { closedPort, CpuMeter, ms, openLoop, percentile, stopPid, table, waitUntil } from './lib';
 

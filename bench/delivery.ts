@@ -31,7 +31,7 @@ import type { ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Client } from '@temporalio/client';
 import type { Sql } from '../src/db';
-import { createOrganization, fundWallet } from '../src/services/organizations';
+import { createOrganization, fundWallet } from '../src/services/merchants/organizations';
 import {
   alive,
   closedLoop,

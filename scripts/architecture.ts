@@ -21,6 +21,8 @@ export const MAX_OWN_LINES = 80;
  * The entry points (processes and the CLI) sit on top.
  */
 export const LAYERS: readonly { name: string; members: readonly string[] }[] = [
+  // Text and format utilities (CSV, JSON, dates, URLs): no idea of the business's.
+  { name: 'formats', members: ['formats/'] },
   { name: 'domain', members: ['domain/', 'config-values.ts', 'config.ts'] },
   // Workflow contracts (ids, inputs, signals, queries): pure, shared by workflow code and its clients, below both.
   { name: 'contracts', members: ['contracts/'] },

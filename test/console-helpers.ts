@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import type { TestApp } from './helpers';
 import { BASE_URL, testSql } from './helpers';
-import { createUser } from '../src/services/users';
+import { createUser } from '../src/services/merchants/users';
 import type { Role } from '../src/domain/roles';
 import type { OrganizationId } from '../src/domain/ids';
 

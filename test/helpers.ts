@@ -16,9 +16,9 @@ import { loadConfig, type Config } from '../src/config';
 import { createSql, type Sql } from '../src/db';
 import { connectClient } from '../src/temporal/connection';
 import { launcherFromConfig } from '../src/temporal/launcher';
-import type { Launcher } from '../src/services/ports';
-import { createOrganization, fundWallet, type CreatedOrganization } from '../src/services/organizations';
-import { setThrottleLimits, type ThrottleLimits } from '../src/services/throttling';
+import type { Launcher } from '../src/services/platform/ports';
+import { createOrganization, fundWallet, type CreatedOrganization } from '../src/services/merchants/organizations';
+import { setThrottleLimits, type ThrottleLimits } from '../src/services/platform/throttling';
 import { checkResponsesOf } from './openapi-contract';
 
 export const ROOT = join(import.meta.dir, '..');

@@ -6,9 +6,9 @@
 import { asId } from '../src/domain/ids';
 import { expect } from 'bun:test';
 import { randomBytes } from 'node:crypto';
-import { acceptVerified, storeIncomingPayment } from '../src/services/collections';
-import { beginPayment, finishPayment } from '../src/services/payments';
-import { finishReversal } from '../src/services/reversals';
+import { acceptVerified, storeIncomingPayment } from '../src/services/collections/collections';
+import { beginPayment, finishPayment } from '../src/services/payments/payments';
+import { finishReversal } from '../src/services/payments/reversals';
 import { testSql, uniqueNumber, type TestMerchant } from './helpers';
 
 let serial = 0;

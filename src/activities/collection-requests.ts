@@ -8,9 +8,9 @@ import {
   insertCollectionRequest,
   subscriptionCancelled,
   type StatusChange,
-} from '../services/collection-requests';
+} from '../services/collections/collection-requests';
 import { recordCollectionRequestFinal } from '../telemetry/metrics';
-import type { Launcher } from '../services/ports';
+import type { Launcher } from '../services/platform/ports';
 import type { IncomingPaymentInput } from '../contracts/incoming-collection';
 import { requestSteps, type Loaded } from './request-steps';
 

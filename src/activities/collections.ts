@@ -10,14 +10,14 @@ import {
   rejectCollection,
   verificationSettingsOf,
   type Receipt,
-} from '../services/collections';
+} from '../services/collections/collections';
 import {
   measuredVerification,
   recordCollectionMatch,
   recordFinalRequestStatuses,
   recordWalletMovement,
 } from '../telemetry/metrics';
-import type { Launcher } from '../services/ports';
+import type { Launcher } from '../services/platform/ports';
 import { askMerchant, outgoingTransport } from '../outbound/merchant-http';
 import type { IncomingPaymentInput, VerificationDecision } from '../contracts/incoming-collection';
 

@@ -1,13 +1,13 @@
 /**
  * The outbox sweep's activities: start the workflows of rows committed whose start never came
  * (the process died, or Temporal was down, between the commit and the start), every kind of
- * services/outbox.ts through the launcher's start of that kind. A row whose start fails for a
- * reason of its own is set aside (services/sweeps.ts), the others still start.
+ * services/platform/outbox.ts through the launcher's start of that kind. A row whose start fails for a
+ * reason of its own is set aside (services/platform/sweeps.ts), the others still start.
  */
 import { log } from '@temporalio/activity';
 import type { Sql } from '../db';
-import { OUTBOX, startUnlaunched, type OutboxKind } from '../services/outbox';
-import type { Launcher } from '../services/ports';
+import { OUTBOX, startUnlaunched, type OutboxKind } from '../services/platform/outbox';
+import type { Launcher } from '../services/platform/ports';
 import type { OutboxSweepInput } from '../contracts/sweeps';
 
 type OutboxActivityDeps = { sql: Sql; launcher: Launcher };

@@ -1,8 +1,8 @@
 import type { PaymentBatchId, PaymentId } from '../domain/ids';
 import type { Sql } from '../db';
-import { completePaymentBatch, reserveBatchChunk } from '../services/payment-batches';
+import { completePaymentBatch, reserveBatchChunk } from '../services/payments/payment-batches';
 import { recordPaymentState, recordWalletMovement } from '../telemetry/metrics';
-import type { Launcher } from '../services/ports';
+import type { Launcher } from '../services/platform/ports';
 
 type PaymentBatchActivityDeps = { sql: Sql; launcher: Launcher };
 

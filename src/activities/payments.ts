@@ -1,15 +1,21 @@
 import type { PaymentId, ReversalId } from '../domain/ids';
 import { ApplicationFailure, Context, log } from '@temporalio/activity';
-import { findCollection } from '../services/collections';
+import { findCollection } from '../services/collections/collections';
 import type { Sql } from '../db';
 import { movementReference } from '../domain/money-movements';
 import { networkByName } from '../domain/networks';
 import type { NetworkAdapter, Payout, PayoutResult } from '../network/adapter';
 import { heartbeating } from './heartbeats';
-import { beginPayment, findPayment, finishPayment, type PayoutOutcome, type StateChange } from '../services/payments';
-import { findReversal, finishReversal } from '../services/reversals';
+import {
+  beginPayment,
+  findPayment,
+  finishPayment,
+  type PayoutOutcome,
+  type StateChange,
+} from '../services/payments/payments';
+import { findReversal, finishReversal } from '../services/payments/reversals';
 import { recordFinalRequestStatuses, recordPaymentState, recordWalletMovement } from '../telemetry/metrics';
-import type { Launcher } from '../services/ports';
+import type { Launcher } from '../services/platform/ports';
 import { paymentWorkflowId, reversalWorkflowId } from '../contracts/money-out';
 
 type PaymentActivityDeps = { sql: Sql; launcher: Launcher; network: NetworkAdapter };

@@ -1,8 +1,8 @@
 import { heartbeat, log } from '@temporalio/activity';
 import type { Sql } from '../db';
-import { deleteExpiredAuditEvents } from '../services/audit';
-import { deleteExpiredDuplicateCheckKeys } from '../services/duplicate-checks';
-import { deleteExpiredEvents } from '../services/events';
+import { deleteExpiredAuditEvents } from '../services/merchants/audit';
+import { deleteExpiredDuplicateCheckKeys } from '../services/collections/duplicate-checks';
+import { deleteExpiredEvents } from '../services/webhooks/events';
 import type { EventRetentionInput } from '../contracts/sweeps';
 
 export type RetentionActivityDeps = { sql: Sql };

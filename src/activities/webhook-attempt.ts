@@ -13,9 +13,9 @@ import type { Queryable } from '../db';
 import { WEBHOOK_TIMEOUT_MS, attemptOutcome, type AttemptOutcome } from '../domain/webhooks';
 import { retryDelayMs, totalAttempts, type RetrySchedule } from '../domain/webhook-schedule';
 import type { Sql } from '../db';
-import type { Launcher } from '../services/ports';
-import type { ClaimedDelivery } from '../services/webhook-queue';
-import { finishDelivery, logAttempt, type DeliverySecrets, type LiveWebhook } from '../services/webhooks';
+import type { Launcher } from '../services/platform/ports';
+import type { ClaimedDelivery } from '../services/webhooks/webhook-queue';
+import { finishDelivery, logAttempt, type DeliverySecrets, type LiveWebhook } from '../services/webhooks/webhooks';
 import { recordWebhookAttempt } from '../telemetry/metrics';
 import { postDelivery, type TransportSettings } from '../outbound/merchant-http';
 

@@ -1,7 +1,7 @@
 /**
  * A dispatcher of the webhook delivery pool (docs/architecture.md, Webhook delivery): a long-running
  * activity that sends the due delivery rows of every webhook, from PostgreSQL (the queue,
- * services/webhook-queue.ts). A fixed number of them run (`WEBHOOK_DISPATCHERS`, each kept going by
+ * services/webhooks/webhook-queue.ts). A fixed number of them run (`WEBHOOK_DISPATCHERS`, each kept going by
  * its workflow, workflows/webhook-dispatcher.ts), whatever the number of webhooks or events: no
  * event and no delivery costs a workflow step.
  *
@@ -17,7 +17,7 @@
  * the webhook (retired by the attempt's own statement) and its pending deliveries are cancelled; a
  * webhook failing every attempt for `WEBHOOK_DISABLE_AFTER_HOURS` is disabled (and its merchant
  * told), its pending deliveries cancelled. Deletion and disabling by the merchant cancel in their
- * own transaction (services/webhooks.ts, services/webhook-recovery.ts).
+ * own transaction (services/webhooks/webhooks.ts, services/webhooks/webhook-recovery.ts).
  *
  * New rows wake it at once (LISTEN `webhook_deliveries`); with nothing to claim it looks again at
  * the soonest retry it scheduled or within a second. It returns after a few minutes, so that its
@@ -27,9 +27,14 @@ import type { WebhookId } from '../domain/ids';
 import { Context, log } from '@temporalio/activity';
 import type { RetrySchedule } from '../domain/webhook-schedule';
 import type { AttemptOutcome } from '../domain/webhooks';
-import { cancelPending, claimDueAcrossWebhooks, releaseClaims, type ClaimedDelivery } from '../services/webhook-queue';
-import { deliverySecrets, readWebhook, type DeliverySecrets, type LiveWebhook } from '../services/webhooks';
-import { disableIfFailing } from '../services/webhook-recovery';
+import {
+  cancelPending,
+  claimDueAcrossWebhooks,
+  releaseClaims,
+  type ClaimedDelivery,
+} from '../services/webhooks/webhook-queue';
+import { deliverySecrets, readWebhook, type DeliverySecrets, type LiveWebhook } from '../services/webhooks/webhooks';
+import { disableIfFailing } from '../services/webhooks/webhook-recovery';
 import type { DispatcherInput, DispatcherResult } from '../contracts/webhook-dispatcher';
 import { inTraceOf } from '../telemetry/trace-context';
 import { LEASE_MS, attemptClaimed, every, trackInFlight, type WebhookActivityDeps } from './webhook-attempt';
@@ -142,7 +147,8 @@ class DispatchRun {
     }
     this.counts[outcome] += 1;
     if (outcome === 'gone') {
-      // The attempt's own statement retired the webhook (services/webhooks.ts, logAttempt): what it still had pending
+      // The attempt's own statement retired the webhook (services/webhooks/webhooks.ts, logAttempt): what it still had
+      // pending
       // is never sent.
       this.targets.delete(item.webhookId);
       await cancelPending(this.deps.sql, item.webhookId);
@@ -151,7 +157,7 @@ class DispatchRun {
 
   /**
    * After a failed attempt, a target failing every attempt for the configured period has its webhook
-   * disabled (services/webhook-recovery.ts, with its pending deliveries cancelled): checked at once,
+   * disabled (services/webhooks/webhook-recovery.ts, with its pending deliveries cancelled): checked at once,
    * then at most every `DISABLE_CHECK_MS` for each webhook.
    */
   async checkFailing(webhookId: WebhookId): Promise<void> {

@@ -9,9 +9,9 @@ import {
 } from '../domain/money';
 import { serializeAccount, serializeLedgerTransaction } from '../domain/money-out';
 import { findApiError } from '../http/errors';
-import { fundWallet } from '../services/organizations';
-import { reverseCollection } from '../services/reversals';
-import { listTransactions, listWallets, walletsOutOfBalance } from '../services/wallets';
+import { fundWallet } from '../services/merchants/organizations';
+import { reverseCollection } from '../services/payments/reversals';
+import { listTransactions, listWallets, walletsOutOfBalance } from '../services/wallets/wallets';
 import { connectClient } from '../temporal/connection';
 import { launcherFromConfig } from '../temporal/launcher';
 import { UsageError, organizationId, print, rowId, type Command } from './cli';

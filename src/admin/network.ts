@@ -8,10 +8,10 @@ import { successRateText } from '../domain/network-status';
 import { describeConnections } from '../network/connections';
 import { DARAJA_CALLBACK_PATHS, createDarajaConnector, daraja as darajaUnit } from '../network/daraja';
 import { CONNECTOR_OPERATORS, configuredRoutes } from '../network/registry';
-import { issueNetworkSecret } from '../services/network-credentials';
-import { routeLines, type RouteLine } from '../services/network-status';
-import { orderRoutes, pauseRoute, type RouteOperation } from '../services/route-health';
-import { unsettledOperations, type UnsettledOperation } from '../services/operation-journal';
+import { issueNetworkSecret } from '../services/networks/network-credentials';
+import { routeLines, type RouteLine } from '../services/networks/network-status';
+import { orderRoutes, pauseRoute, type RouteOperation } from '../services/networks/route-health';
+import { unsettledOperations, type UnsettledOperation } from '../services/networks/operation-journal';
 import { UsageError, print, type Command, type CommandContext } from './cli';
 
 /**

@@ -1,6 +1,6 @@
 /** Organizations, their keys and console users, and their settings (collection verification, throttle, API version). */
 import { formatApiVersion, parseApiVersion } from '../domain/versions';
-import { checkCallbackUrl } from '../domain/urls';
+import { checkCallbackUrl } from '../formats/urls';
 import { ROLES, isRole } from '../domain/roles';
 import {
   createApiKey,
@@ -8,9 +8,9 @@ import {
   setApiVersion,
   updateCollectionSettings,
   verificationUrlRules,
-} from '../services/organizations';
-import { setThrottleLimits } from '../services/throttling';
-import { UserInputError, createUser } from '../services/users';
+} from '../services/merchants/organizations';
+import { setThrottleLimits } from '../services/platform/throttling';
+import { UserInputError, createUser } from '../services/merchants/users';
 import { UsageError, organizationId, print, type Command } from './cli';
 
 /** A per-window limit: a positive whole number, or `default` for the configured one (stored as null). */

@@ -15,7 +15,7 @@ import {
 } from '../domain/operator-statements';
 import { reconcile, type Reconciliation } from '../domain/reconciliation';
 import { nextDay, serializeSettlement, serializeSettlementLine, type SettlementLine } from '../domain/settlements';
-import { SettlementQuery, settlementReport } from '../services/settlements';
+import { SettlementQuery, settlementReport } from '../services/wallets/settlements';
 import { UsageError, print, type Command, type Options } from './cli';
 
 const ALL = { allOrganizations: true } as const;

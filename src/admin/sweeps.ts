@@ -1,6 +1,9 @@
-/** Rows the sweeps set aside (services/sweeps.ts): listed with their errors, and put back once their cause is fixed. */
-import { SWEEP_KINDS } from '../services/outbox';
-import { listSweepFailures, retrySweepRow, type SweepKind } from '../services/sweeps';
+/**
+ * Rows the sweeps set aside (services/platform/sweeps.ts): listed with their errors, and put back once their cause is
+ * fixed.
+ */
+import { SWEEP_KINDS } from '../services/platform/outbox';
+import { listSweepFailures, retrySweepRow, type SweepKind } from '../services/platform/sweeps';
 import { UsageError, print, rowId, type Command } from './cli';
 
 export const sweepCommands: Record<string, Command> = {

@@ -4,7 +4,7 @@ import {
   setBasicCredentials,
   showSigningSecret,
   type SigningSecretView,
-} from '../services/webhooks';
+} from '../services/webhooks/webhooks';
 import { UsageError, organizationId, print, type Command, type CommandContext } from './cli';
 
 function secretLines(view: SigningSecretView): string[] {

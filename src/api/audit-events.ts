@@ -1,8 +1,8 @@
-/** The audit trail over HTTP: `GET /api/audit-events`, the search of services/audit.ts. */
+/** The audit trail over HTTP: `GET /api/audit-events`, the search of services/merchants/audit.ts. */
 import { Elysia } from 'elysia';
 import { AuditEventSchema, serializeAuditEvent } from '../domain/audit';
 import { listSchemaForVersion } from '../domain/versions';
-import { AuditFilters, listAuditEvents } from '../services/audit';
+import { AuditFilters, listAuditEvents } from '../services/merchants/audit';
 import { authPlugin } from '../http/auth';
 import type { AppDeps } from '../http/context';
 import { listAnswer, listQuery, parsePage } from '../http/pagination';

@@ -18,8 +18,13 @@ import {
   serializeElectricityBiller,
   serializePinBundle,
 } from '../domain/bills';
-import { listBillServices, listElectricityBillers, listPinBundles, pinBundleProviders } from '../services/bills';
-import { writeOnce } from '../services/duplicate-checks';
+import {
+  listBillServices,
+  listElectricityBillers,
+  listPinBundles,
+  pinBundleProviders,
+} from '../services/collections/bills';
+import { writeOnce } from '../services/collections/duplicate-checks';
 import { authPlugin } from '../http/auth';
 import type { AppDeps } from '../http/context';
 import { fieldErrors } from '../domain/errors';

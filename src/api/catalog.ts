@@ -1,8 +1,8 @@
 /** What the service handles: currencies (`/api/currencies`) and mobile networks (`/api/networks`), read only. */
 import { Elysia } from 'elysia';
 import { CurrencySchema, NetworkSchema, serializeCurrency, serializeNetwork } from '../domain/money-out';
-import { listCurrencies } from '../services/catalog';
-import { networkStatus } from '../services/network-status';
+import { listCurrencies } from '../services/platform/catalog';
+import { networkStatus } from '../services/networks/network-status';
 import { configuredRoutes } from '../network/registry';
 import { listedCodes, SUPPORTED_CURRENCIES } from '../domain/money';
 import { SANDBOX_NETWORK, currenciesOfNetwork, knownNetworks } from '../domain/networks';

@@ -1,6 +1,6 @@
 /**
  * Collection requests (docs/api.md#collection-requests) over HTTP: the routes translate to the use cases of
- * services/collection-requests.ts.
+ * services/collections/collection-requests.ts.
  */
 import { Elysia } from 'elysia';
 import * as v from 'valibot';
@@ -17,7 +17,7 @@ import {
   createCollectionRequest,
   findOwnRequest,
   listCollectionRequests,
-} from '../services/collection-requests';
+} from '../services/collections/collection-requests';
 import { authPlugin } from '../http/auth';
 import { pathId, type AppDeps } from '../http/context';
 import { listAnswer, listQuery, parsePage } from '../http/pagination';

@@ -1,5 +1,6 @@
 /**
- * Collections (docs/api.md#collections) over HTTP: the routes translate to the use cases of services/collections.ts.
+ * Collections (docs/api.md#collections) over HTTP: the routes translate to the use cases of
+ * services/collections/collections.ts.
  */
 import { Elysia } from 'elysia';
 import * as v from 'valibot';
@@ -11,7 +12,7 @@ import {
   findOwnCollection,
   listCollections,
   wantsClaim,
-} from '../services/collections';
+} from '../services/collections/collections';
 import { authPlugin } from '../http/auth';
 import { pathId, type AppDeps } from '../http/context';
 import { listAnswer, listQuery, parsePage } from '../http/pagination';

@@ -1,9 +1,17 @@
-/** Contacts (docs/api.md#contacts) over HTTP: the routes translate to the use cases of services/contacts.ts. */
+/**
+ * Contacts (docs/api.md#contacts) over HTTP: the routes translate to the use cases of services/collections/contacts.ts.
+ */
 import { Elysia } from 'elysia';
 import * as v from 'valibot';
 import { serializeContact } from '../domain/contacts';
 import { contactForVersion, contactSchemaForVersion, listSchemaForVersion } from '../domain/versions';
-import { ContactCreate, ContactFilters, createContact, listContacts, readContact } from '../services/contacts';
+import {
+  ContactCreate,
+  ContactFilters,
+  createContact,
+  listContacts,
+  readContact,
+} from '../services/collections/contacts';
 import { authPlugin } from '../http/auth';
 import { pathId, type AppDeps } from '../http/context';
 import { listAnswer, listQuery, parsePage } from '../http/pagination';

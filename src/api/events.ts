@@ -1,8 +1,8 @@
-/** Events (docs/api.md#events) over HTTP: the routes translate to the use cases of services/events.ts. */
+/** Events (docs/api.md#events) over HTTP: the routes translate to the use cases of services/webhooks/events.ts. */
 import { Elysia } from 'elysia';
 import { serializeEvent } from '../domain/events';
 import { eventForVersion, eventSchemaForVersion, listSchemaForVersion } from '../domain/versions';
-import { EventFilters, findOwnEvent, listEvents } from '../services/events';
+import { EventFilters, findOwnEvent, listEvents } from '../services/webhooks/events';
 import { authPlugin } from '../http/auth';
 import { pathId, type AppDeps } from '../http/context';
 import { listAnswer, listQuery, parsePage } from '../http/pagination';

@@ -1,7 +1,7 @@
 import { Elysia } from 'elysia';
 import * as v from 'valibot';
 import { SUPPORTED_CURRENCIES, listedCodes } from '../domain/money';
-import { withinHorizon } from '../domain/dates';
+import { withinHorizon } from '../formats/dates';
 import {
   networkByName,
   reportedPaymentNetwork,
@@ -15,7 +15,7 @@ import { fieldErrors } from '../domain/errors';
 import { REQUIRED, amountField, optionalText, phoneNumber, text } from '../domain/input';
 import { requestSchema, routeDocs } from '../http/route-docs';
 import { CONNECTOR_OPERATORS } from '../network/registry';
-import { networkOfSecret } from '../services/network-credentials';
+import { networkOfSecret } from '../services/networks/network-credentials';
 
 const IncomingPaymentReport = v.object(
   {

@@ -9,7 +9,7 @@ import * as v from 'valibot';
 import { NetworkStatusSchema, serializeNetworkStatus } from '../domain/network-status';
 import { listSchemaForVersion } from '../domain/versions';
 import { configuredRoutes } from '../network/registry';
-import { networkStatus } from '../services/network-status';
+import { networkStatus } from '../services/networks/network-status';
 import { authPlugin } from '../http/auth';
 import type { AppDeps } from '../http/context';
 import { listAnswer, listQuery, parsePage } from '../http/pagination';

@@ -21,14 +21,14 @@ import { askMerchant, outgoingTransport, type TransportSettings } from '../outbo
 import { logger } from '../log';
 import { CallbackRefusal, type CallbackContext, type CallbackRoute, type WakeTarget } from '../network/adapter';
 import { callbackUnits } from '../network/registry';
-import { requestOfBillReference, verificationSettingsOf } from '../services/collections';
-import { recordHint, recordResult } from '../services/network-operations';
+import { requestOfBillReference, verificationSettingsOf } from '../services/collections/collections';
+import { recordHint, recordResult } from '../services/networks/network-operations';
 import { clientAddress, throttledAddress } from '../http/client-address';
 import type { AppDeps } from '../http/context';
 import { ApiError } from '../http/errors';
 import { throttled } from '../http/request-policy';
 import { MAX_BODY_BYTES, declareBodyOptions, rawBodyOf } from '../http/request';
-import { admitOperatorCallback } from '../services/throttling';
+import { admitOperatorCallback } from '../services/platform/throttling';
 import { countThrottledCallback } from '../telemetry/metrics';
 import type { IncomingPaymentInput } from '../contracts/incoming-collection';
 import { checkedRequestSchema, requestSchema, routeDocs } from '../http/route-docs';

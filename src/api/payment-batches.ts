@@ -2,7 +2,7 @@
  * Bulk payouts over HTTP: `POST /api/payment-batches` (JSON `{"payments": [...]}` or a CSV of the
  * same columns, `Duplicate-Check-Key` honoured), `GET /api/payment-batches[/<id>]` (its state and
  * counts), `GET .../<id>/rows` (each row and what became of it) and `GET .../<id>/results.csv`;
- * the use cases are in services/payment-batches.ts.
+ * the use cases are in services/payments/payment-batches.ts.
  */
 import { Elysia } from 'elysia';
 import {
@@ -23,7 +23,7 @@ import {
   findOwnPaymentBatch,
   listPaymentBatches,
   paymentBatchResources,
-} from '../services/payment-batches';
+} from '../services/payments/payment-batches';
 import { authPlugin } from '../http/auth';
 import { pathId, type AppDeps } from '../http/context';
 import { listAnswer, listQuery, parsePage } from '../http/pagination';

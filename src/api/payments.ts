@@ -1,7 +1,7 @@
 /**
  * Payments (money out, docs/api.md#payments-wallets-and-reversals-money-out) over HTTP: `POST /api/payments` (form or
  * JSON, one `phonenumber`, `Duplicate-Check-Key` honoured), `GET /api/payments`, `GET /api/payments/<id>`, and
- * `POST /api/payments/<id>/cancel`; the use cases are in services/payments.ts.
+ * `POST /api/payments/<id>/cancel`; the use cases are in services/payments/payments.ts.
  */
 import { Elysia } from 'elysia';
 import { PaymentSchema } from '../domain/money-out';
@@ -15,7 +15,7 @@ import {
   findOwnPayment,
   listPayments,
   paymentResources,
-} from '../services/payments';
+} from '../services/payments/payments';
 import { authPlugin } from '../http/auth';
 import { pathId, type AppDeps } from '../http/context';
 import { listAnswer, listQuery, parsePage } from '../http/pagination';

@@ -11,7 +11,7 @@ import {
   findOwnReversal,
   listReversals,
   reverseCollection,
-} from '../services/reversals';
+} from '../services/payments/reversals';
 import { authPlugin } from '../http/auth';
 import { pathId, type AppDeps } from '../http/context';
 import { listAnswer, listQuery, parsePage } from '../http/pagination';

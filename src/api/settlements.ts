@@ -4,7 +4,7 @@
  */
 import { Elysia } from 'elysia';
 import { SettlementSchema, serializeSettlement, settlementCsv, settlementFileName } from '../domain/settlements';
-import { SETTLEMENT_MAX_LINES, SettlementQuery, settlementReport } from '../services/settlements';
+import { SETTLEMENT_MAX_LINES, SettlementQuery, settlementReport } from '../services/wallets/settlements';
 import { authPlugin } from '../http/auth';
 import type { AppDeps } from '../http/context';
 import { csvResponse } from '../http/request';

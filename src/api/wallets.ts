@@ -21,7 +21,7 @@ import {
   listTransactions,
   listWallets,
   walletStatement,
-} from '../services/wallets';
+} from '../services/wallets/wallets';
 import { authPlugin } from '../http/auth';
 import { pathId, type AppDeps } from '../http/context';
 import { listAnswer, listQuery, parsePage } from '../http/pagination';

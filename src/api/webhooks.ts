@@ -1,4 +1,6 @@
-/** Webhooks (docs/api.md#webhooks) over HTTP: the routes translate to the use cases of services/webhooks.ts. */
+/**
+ * Webhooks (docs/api.md#webhooks) over HTTP: the routes translate to the use cases of services/webhooks/webhooks.ts.
+ */
 import { Elysia } from 'elysia';
 import { listSchemaForVersion } from '../domain/versions';
 import * as v from 'valibot';
@@ -22,7 +24,7 @@ import {
   listWebhooks,
   redeliverEvent,
   webhookSchemas,
-} from '../services/webhooks';
+} from '../services/webhooks/webhooks';
 import {
   RECOVERY_MAX_EVENTS,
   RecoveryInput,
@@ -31,7 +33,7 @@ import {
   findRecovery,
   listRecoveries,
   recoverWebhook,
-} from '../services/webhook-recovery';
+} from '../services/webhooks/webhook-recovery';
 import { authPlugin } from '../http/auth';
 import { pathId, type AppDeps } from '../http/context';
 import { listAnswer, listQuery, parsePage } from '../http/pagination';

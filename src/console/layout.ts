@@ -5,7 +5,7 @@
 import type { Page } from '../http/pagination';
 import { displayAmount } from '../domain/collection-requests';
 import { groupedAmount } from '../domain/money';
-import type { ConsoleSession } from '../services/console-sessions';
+import type { ConsoleSession } from '../services/merchants/console-sessions';
 import { html, type Child, type Html } from './html';
 import type { Capability } from '../domain/roles';
 import { allows } from './session';

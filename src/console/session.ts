@@ -16,8 +16,8 @@ import { CAPABILITY_DETAIL, capabilitiesOf, type Capability } from '../domain/ro
 import { clientAddress } from '../http/client-address';
 import type { AppDeps } from '../http/context';
 import { bodyOptionsFor, parseRequestBody } from '../http/request';
-import { csrfTokenMatches, findSession, type ConsoleSession } from '../services/console-sessions';
-import type { AuditContext } from '../services/deps';
+import { csrfTokenMatches, findSession, type ConsoleSession } from '../services/merchants/console-sessions';
+import type { AuditContext } from '../services/platform/deps';
 import { SignInRequired, csrfRefused, forbidden, readCookie, sessionCookieName } from './http';
 
 export type FormFields = Record<string, unknown>;

@@ -4,7 +4,7 @@
  */
 import * as v from 'valibot';
 import { Id, OwningOrganization, Timestamp, described } from './shapes';
-import { formatTimestamp } from './time';
+import { formatTimestamp } from '../formats/time';
 import type { ApiKeyId, OrganizationId, UserId } from './ids';
 import { AUDITED_MOVEMENTS } from './money-movements';
 

@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { CONTACT_EXAMPLE, ContactSchema, serializeContact, type ContactRow } from './contacts';
-import { formatSpecDate } from './dates';
+import { formatSpecDate } from '../formats/dates';
 import {
   Amount,
   Author,
@@ -13,7 +13,7 @@ import {
   UpdatedBy,
   described,
 } from './shapes';
-import { formatTimestamp } from './time';
+import { formatTimestamp } from '../formats/time';
 import type { CollectionId, CollectionRequestId, ContactId, OrganizationId, WalletId } from './ids';
 
 export const REQUEST_STATUSES = [

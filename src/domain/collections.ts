@@ -17,7 +17,7 @@ import {
   described,
 } from './shapes';
 import type { LedgerRow, WalletRow } from './money-out';
-import { formatTimestamp } from './time';
+import { formatTimestamp } from '../formats/time';
 import type { CollectionId, CollectionRequestId, ContactId, OrganizationId } from './ids';
 
 export const COLLECTION_STATUSES = ['successful', 'failed', 'pending', 'cashed_out'] as const;

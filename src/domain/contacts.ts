@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { Author, Id, Metadata, OwningOrganization, PhoneNumber, Timestamp, UpdatedBy, described } from './shapes';
-import { formatTimestamp } from './time';
+import { formatTimestamp } from '../formats/time';
 import type { ContactId, OrganizationId } from './ids';
 
 export const CONTACT_TYPES = ['employee', 'beneficiary', 'vendor', 'other'] as const;

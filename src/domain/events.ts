@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { Author, Id, OwningOrganization, Timestamp, UpdatedBy, described } from './shapes';
-import { formatTimestamp } from './time';
+import { formatTimestamp } from '../formats/time';
 import type { EventId, OrganizationId } from './ids';
 
 /** The event types (docs/api.md#events). */

@@ -5,13 +5,13 @@
 import * as v from 'valibot';
 import { MAX_AMOUNT, amountProblem, groupedAmount } from './money';
 import { normalizePhoneNumber } from './phone';
-import { jsonDepthExceeds, valueDepth } from './json';
-import { parsePythonDict } from './python-literal';
-import { DATE_HORIZON_TEXT, isBeyondHorizon, parseRequestDate } from './dates';
+import { jsonDepthExceeds, valueDepth } from '../formats/json';
+import { parsePythonDict } from '../formats/python-literal';
+import { DATE_HORIZON_TEXT, isBeyondHorizon, parseRequestDate } from '../formats/dates';
 import { withLeadingPlus } from './phone';
-import { parseFilterDate } from './time';
+import { parseFilterDate } from '../formats/time';
 import { fieldErrors, type FieldErrors } from './errors';
-import { MAX_JSON_DEPTH } from './json';
+import { MAX_JSON_DEPTH } from '../formats/json';
 import { EMAIL_MAX_LENGTH, INVALID_EMAIL, emailCharacters } from './emails';
 
 export const REQUIRED = 'This field is required.';

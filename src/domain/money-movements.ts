@@ -5,8 +5,8 @@
  * types, the outbox kinds and the workflows they start, and the console's link to each movement's
  * page all derive from this list. Every part of an entry is required (null where the kind has none),
  * so a new kind states each, and the compiler then asks for what the code needs per part: its
- * settlement statement (src/services/settlements.ts), its outbox row type (src/services/ports.ts),
- * entry (src/services/outbox.ts) and start (src/temporal/launcher.ts), its workflow
+ * settlement statement (src/services/wallets/settlements.ts), its outbox row type (src/services/platform/ports.ts),
+ * entry (src/services/platform/outbox.ts) and start (src/temporal/launcher.ts), its workflow
  * (src/workflows/registry.ts).
  *
  * A kind's key is its name wherever one word names it: the audit trail's `object_type`, the
@@ -35,7 +35,10 @@ type MovementSpec = {
    * reference the operator holds (`pay` for `pay-<id>`; null: the row holds its own).
    */
   settlement: { direction: 'in' | 'out'; total: string; totalNote: string; referencePrefix: string | null } | null;
-  /** The outbox kind whose rows start its workflow (src/services/outbox.ts), and that workflow's registered name. */
+  /**
+   * The outbox kind whose rows start its workflow (src/services/platform/outbox.ts), and that workflow's registered
+   * name.
+   */
   outbox: { kind: string; workflow: string } | null;
 };
 
@@ -182,7 +185,7 @@ type AuditedKind = { [K in MovementKind]: Movements[K]['record'] extends { audit
 export const AUDITED_MOVEMENTS = KINDS.filter((kind) => specOf(kind).record?.audited) as AuditedKind[];
 
 type OutboxMovement = { [K in MovementKind]: Movements[K]['outbox'] extends null ? never : K }[MovementKind];
-/** The outbox kinds of the movements (`payments`): src/services/outbox.ts holds an entry for each. */
+/** The outbox kinds of the movements (`payments`): src/services/platform/outbox.ts holds an entry for each. */
 export type MovementOutboxKind = Exclude<Movements[OutboxMovement]['outbox'], null>['kind'];
 /** The workflows the movements' outbox rows start: startable, so the worker must register each. */
 export type MovementWorkflow = Exclude<Movements[OutboxMovement]['outbox'], null>['workflow'];

@@ -16,7 +16,7 @@ import {
   UpdatedBy,
   described,
 } from './shapes';
-import { formatNullableTimestamp, formatTimestamp } from './time';
+import { formatNullableTimestamp, formatTimestamp } from '../formats/time';
 import type { CollectionId, ContactId, OrganizationId, PaymentId, ReversalId, TransactionId, WalletId } from './ids';
 import {
   LEDGER_LINKS,

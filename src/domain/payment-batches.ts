@@ -21,7 +21,7 @@ import {
   Timestamp,
   described,
 } from './shapes';
-import { formatNullableTimestamp, formatTimestamp } from './time';
+import { formatNullableTimestamp, formatTimestamp } from '../formats/time';
 import type { OrganizationId, PaymentBatchId, PaymentId } from './ids';
 
 /** The most rows one batch takes (a larger payroll is several batches). */

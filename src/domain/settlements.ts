@@ -18,7 +18,7 @@ import { precise } from './money-out';
 import { MONEY_MOVEMENTS, SETTLEMENT_KINDS, movementNoun, type SettlementKind } from './money-movements';
 import { Amount, CurrencyCode, Id, OwningOrganization, PhoneNumber, described } from './shapes';
 import type { OrganizationId } from './ids';
-import { parseFilterDate } from './time';
+import { parseFilterDate } from '../formats/time';
 
 /** The kinds of movement with a network (src/domain/money-movements.ts): collections, payments, reversals. */
 const SETTLEMENT_LINE_TYPES = SETTLEMENT_KINDS;

@@ -2,7 +2,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import * as v from 'valibot';
 import { EVENT_TYPES, type EventType } from './events';
 import { Id, NullableTimestamp, Timestamp, described } from './shapes';
-import { formatNullableTimestamp, formatTimestamp } from './time';
+import { formatNullableTimestamp, formatTimestamp } from '../formats/time';
 import type { DeliveryId, EventId, OrganizationId, RecoveryId, UserId, WebhookId } from './ids';
 
 /** docs/api.md#webhooks: a receiver has 5 seconds to answer. */

@@ -1,8 +1,8 @@
 import { Elysia } from 'elysia';
 import type { Sql } from '../db';
 import { enterOrganization } from '../db/tenancy';
-import { keyHolder } from '../services/api-keys';
-import type { AuditContext } from '../services/deps';
+import { keyHolder } from '../services/merchants/api-keys';
+import type { AuditContext } from '../services/platform/deps';
 import { invalidToken, permissionDenied } from './errors';
 import { queryWriteAsked } from './query-writes';
 import type { Admission, Principal, RequestPolicy } from './request-policy';

@@ -1,7 +1,7 @@
 import { notFound } from './errors';
 import type { Client } from '@temporalio/client';
 import { asId, type Id, type IdKind } from '../domain/ids';
-import type { ServiceDeps } from '../services/deps';
+import type { ServiceDeps } from '../services/platform/deps';
 
 /** What the API's and the console's routes need: the use cases' dependencies, and Temporal for health checks. */
 export type AppDeps = ServiceDeps & {

@@ -9,10 +9,10 @@ import { fieldErrors, type FieldErrors } from '../domain/errors';
 import { UnreadableBody, fieldErrorsOfIssues } from './route-docs';
 import { NON_FIELD_ERRORS } from '../domain/input';
 import { isDatabaseUnavailable } from '../db';
-import { DuplicateRequestError } from '../services/duplicate-checks';
+import { DuplicateRequestError } from '../services/collections/duplicate-checks';
 import { countDuplicateRequest } from '../telemetry/metrics';
 import { logger } from '../log';
-import { MAX_JSON_DEPTH, jsonDepthExceeds } from '../domain/json';
+import { MAX_JSON_DEPTH, jsonDepthExceeds } from '../formats/json';
 
 export const MAX_BODY_BYTES = 1_048_576;
 

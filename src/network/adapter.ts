@@ -76,7 +76,8 @@ export type ReportedPaymentStatus =
   | { status: 'pending' };
 
 /**
- * The registered name on a number, as the network's look-up gave it (services/ports.ts `NameLookup`, the same shape).
+ * The registered name on a number, as the network's look-up gave it (services/platform/ports.ts `NameLookup`, the same
+ * shape).
  */
 export type NameLookup = {
   nameOnNetwork: string;
@@ -123,7 +124,7 @@ export type PayoutResult =
 
 /**
  * Every network the service reaches, as one adapter (./router.ts); what the application asks of it is its port
- * (services/ports.ts `NetworkPort`).
+ * (services/platform/ports.ts `NetworkPort`).
  */
 export interface NetworkAdapter {
   /**
@@ -235,7 +236,10 @@ type ConnectorDeps = {
   inFlightWindowSeconds: number;
 };
 
-/** One operation a network stands in `network_operations` (services/network-operations.ts) for a callback to wake. */
+/**
+ * One operation a network stands in `network_operations` (services/networks/network-operations.ts) for a callback to
+ * wake.
+ */
 export type WakeTarget = {
   id: number;
   network: string;

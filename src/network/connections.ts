@@ -3,7 +3,7 @@
  * operators' connectors that are configured (./registry.ts), behind one router.
  */
 import type { Sql } from '../db';
-import { createRouteHealth, type RouteHealth } from '../services/route-health';
+import { createRouteHealth, type RouteHealth } from '../services/networks/route-health';
 import { createSandboxNetwork } from './sandbox';
 import type { Connector, NetworkAdapter, NetworkConnection } from './adapter';
 import { createConnectors, describeConnectorNetworks, type ConnectorSettings } from './registry';

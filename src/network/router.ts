@@ -8,7 +8,7 @@
 import { sandboxMoneyProblem, type Network } from '../domain/networks';
 import type { Sql } from '../db';
 import { logger } from '../log';
-import type { RouteHealth } from '../services/route-health';
+import type { RouteHealth } from '../services/networks/route-health';
 import type {
   Connector,
   SandboxNetwork,

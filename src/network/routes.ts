@@ -1,7 +1,7 @@
 /**
  * Money on a network with several routes (a direct connector, then pawaPay): each operation is
- * journaled before it is sent (src/services/operation-journal.ts) and sent on the first route the
- * routes' health allows (src/services/route-health.ts). It moves to the next route only when the
+ * journaled before it is sent (src/services/networks/operation-journal.ts) and sent on the first route the
+ * routes' health allows (src/services/networks/route-health.ts). It moves to the next route only when the
  * journal knows nothing happened on the first: the route refused it for its own reasons (system busy,
  * network down, our float empty), its connection was refused before anything was sent, or, after an
  * answer that says nothing (a timeout, a 5xx), its own status query says it holds no such operation
@@ -24,8 +24,8 @@ import {
   routesThatFaulted,
   type JournalEntry,
   type JournalKind,
-} from '../services/operation-journal';
-import type { RouteHealth, RouteOperation } from '../services/route-health';
+} from '../services/networks/operation-journal';
+import type { RouteHealth, RouteOperation } from '../services/networks/route-health';
 import {
   OperationInDoubtError,
   type Connector,

@@ -8,7 +8,7 @@ import {
   recordSandboxPayout,
   recordSandboxRejection,
   type SandboxPayout,
-} from '../services/sandbox-network';
+} from '../services/networks/sandbox-network';
 import type {
   NameLookup,
   SandboxNetwork,

@@ -11,7 +11,7 @@ import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { createSecureContext, rootCertificates, type SecureContext } from 'node:tls';
-import { isPublicAddress } from '../domain/network-addresses';
+import { isPublicAddress } from '../formats/network-addresses';
 import { withClientSpan } from '../telemetry/trace-context';
 import {
   RESPONSE_EXCERPT_BYTES,
@@ -21,7 +21,7 @@ import {
   webhookMessageId,
   type WebhookRow,
 } from '../domain/webhooks';
-import type { DeliverySecrets } from '../services/webhooks';
+import type { DeliverySecrets } from '../services/webhooks/webhooks';
 import { parseVerificationAnswer } from '../domain/collections';
 
 export type TransportSettings = {

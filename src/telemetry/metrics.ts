@@ -255,7 +255,7 @@ export function recordWebhookAttempt(attempt: {
   }
 }
 
-// Outbox (computed at scrape time, on the worker: outboxBacklog in src/services/outbox.ts).
+// Outbox (computed at scrape time, on the worker: outboxBacklog in src/services/platform/outbox.ts).
 
 export type OutboxBacklog = { kind: string; count: number; oldestAgeSeconds: number };
 let outboxSource: (() => Promise<OutboxBacklog[]>) | null = null;
@@ -303,7 +303,7 @@ new Gauge({
 });
 
 // Network routes (recorded by the worker: each operation's outcome on the route that took it, and
-// each route's state read at scrape time from the routes' health, src/services/route-health.ts).
+// each route's state read at scrape time from the routes' health, src/services/networks/route-health.ts).
 
 type RouteLabels = { network: string; route: string; operation: 'collect' | 'payout' };
 

@@ -26,7 +26,7 @@ import type { TelemetrySettings } from '../config';
 import type { Sql } from '../db';
 import { logger, sdkLogFunction } from '../log';
 import { METRICS_CONTENT_TYPE, collectProcessMetrics, metricsText, setOutboxSource } from './metrics';
-import { outboxBacklog } from '../services/outbox';
+import { outboxBacklog } from '../services/platform/outbox';
 import { instrumentPostgres } from '../db/tracing';
 import { startTracing, temporalClientInterceptors, type Tracing } from './tracing';
 

@@ -16,7 +16,7 @@ import {
 import type { Config } from '../config';
 import type { CollectionRequestRow } from '../domain/collection-requests';
 import { networkByName } from '../domain/networks';
-import type { Committed, Launcher } from '../services/ports';
+import type { Committed, Launcher } from '../services/platform/ports';
 import {
   OUTBOX,
   type OutboxKind,
@@ -24,8 +24,8 @@ import {
   type PaymentBatchToStart,
   type PaymentToStart,
   type ReversalToStart,
-} from '../services/outbox';
-import { subscriptionInputFor, workflowInputFor } from '../services/collection-requests';
+} from '../services/platform/outbox';
+import { subscriptionInputFor, workflowInputFor } from '../services/collections/collection-requests';
 import { paymentCancelledSignal, paymentWorkflowId, reversalWorkflowId } from '../contracts/money-out';
 import { incomingCollectionWorkflowId, type IncomingPaymentInput } from '../contracts/incoming-collection';
 import { paymentBatchWorkflowId, type PaymentBatchInput } from '../contracts/payment-batch';
@@ -343,7 +343,10 @@ function createLauncher(client: Client, settings: LauncherSettings, log: LaunchL
     },
   };
 
-  /** How the workflow of each outbox kind starts: one entry per kind of services/outbox.ts (the type demands each). */
+  /**
+   * How the workflow of each outbox kind starts: one entry per kind of services/platform/outbox.ts (the type demands
+   * each).
+   */
   const outboxStarts: { [K in OutboxKind]: (rows: readonly OutboxRow<K>[]) => Promise<boolean> } = {
     requests: each(launcher.startCollectionRequest),
     payments: each(launcher.startPayment),

@@ -10,7 +10,7 @@ const { startUnlaunchedRows } = proxyActivities<ReturnType<typeof createActiviti
 
 /**
  * Run by a Temporal Schedule: hands to their workflows the rows whose committing process died
- * between the commit and the start, every kind of the outbox (services/outbox.ts: requests,
+ * between the commit and the start, every kind of the outbox (services/platform/outbox.ts: requests,
  * webhook deliveries, payments, reversals, payment batches), and starts any dispatcher of the
  * webhook delivery pool that is not running.
  */

@@ -5,13 +5,13 @@
  */
 import { asId, type OrganizationId } from '../../src/domain/ids';
 import { beforeAll, describe, expect, test } from 'bun:test';
-import { recordEvent } from '../../src/services/events';
+import { recordEvent } from '../../src/services/webhooks/events';
 import {
   claimDueAcrossWebhooks,
   releaseClaims,
   type ClaimShares,
   type ClaimedDelivery,
-} from '../../src/services/webhook-queue';
+} from '../../src/services/webhooks/webhook-queue';
 import { createWakeups } from '../../src/activities/webhook-wakeups';
 import { createMerchant, eventually, testApp, testSql, type TestApp, type TestMerchant } from '../helpers';
 

@@ -11,10 +11,10 @@ import { createMerchant, numberSequence, testApp, testSql, type TestApp, type Te
 import { ConsoleClient, PASSWORD, consoleUser } from '../console-helpers';
 import { REDACTED } from '../../src/domain/audit';
 import { isConsolePath } from '../../src/console';
-import { recordEvent } from '../../src/services/events';
-import { acceptVerified, storeIncomingPayment } from '../../src/services/collections';
-import { writeAs } from '../../src/services/audit';
-import { createWebhook } from '../../src/services/webhooks';
+import { recordEvent } from '../../src/services/webhooks/events';
+import { acceptVerified, storeIncomingPayment } from '../../src/services/collections/collections';
+import { writeAs } from '../../src/services/merchants/audit';
+import { createWebhook } from '../../src/services/webhooks/webhooks';
 import { loadConfig } from '../../src/config';
 import { callbackUnits } from '../../src/network/registry';
 

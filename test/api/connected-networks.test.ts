@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { randomBytes } from 'node:crypto';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { issueNetworkSecret } from '../../src/services/network-credentials';
+import { issueNetworkSecret } from '../../src/services/networks/network-credentials';
 import { incomingCollectionWorkflowId } from '../../src/contracts/incoming-collection';
 import { ConsoleClient, PASSWORD, consoleUser } from '../console-helpers';
 import {

@@ -19,18 +19,18 @@ import {
 } from '../helpers';
 import postgres from 'postgres';
 import { ConsoleClient, PASSWORD, consoleUser, uniqueEmail, type ConsoleAnswer } from '../console-helpers';
-import { issueKeyForUser } from '../../src/services/api-keys';
+import { issueKeyForUser } from '../../src/services/merchants/api-keys';
 import {
   SIGN_IN_ACCOUNT_ADDRESS_LIMIT,
   SIGN_IN_ACCOUNT_LIMIT,
   SIGN_IN_ADDRESS_LIMIT,
-} from '../../src/services/sign-in-throttle';
+} from '../../src/services/merchants/sign-in-throttle';
 import { SIGN_IN_FORM_SECONDS, issueSignInForm } from '../../src/console/session';
 import { OPENAPI_DOCUMENT_PATH } from '../../src/api/openapi';
 import type { Role } from '../../src/domain/roles';
 import { escapeHtml, html, raw } from '../../src/console/html';
-import { acceptVerified, storeIncomingPayment } from '../../src/services/collections';
-import { beginPayment, finishPayment } from '../../src/services/payments';
+import { acceptVerified, storeIncomingPayment } from '../../src/services/collections/collections';
+import { beginPayment, finishPayment } from '../../src/services/payments/payments';
 import { collected, paid } from '../settlement-helpers';
 import { asId, type OrganizationId } from '../../src/domain/ids';
 

@@ -7,8 +7,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { randomBytes } from 'node:crypto';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { issueNetworkSecret } from '../../src/services/network-credentials';
-import { fundWallet } from '../../src/services/organizations';
+import { issueNetworkSecret } from '../../src/services/networks/network-credentials';
+import { fundWallet } from '../../src/services/merchants/organizations';
 import { incomingCollectionWorkflowId } from '../../src/contracts/incoming-collection';
 import { createMerchant, requester, testApp, testSql, uniqueNumber, type TestApp, type TestMerchant } from '../helpers';
 

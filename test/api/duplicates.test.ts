@@ -9,7 +9,11 @@ import {
   type TestApp,
   type TestMerchant,
 } from '../helpers';
-import { DuplicateRequestError, duplicateCheckObject, writeOnce } from '../../src/services/duplicate-checks';
+import {
+  DuplicateRequestError,
+  duplicateCheckObject,
+  writeOnce,
+} from '../../src/services/collections/duplicate-checks';
 
 let ctx: TestApp;
 let merchant: TestMerchant;

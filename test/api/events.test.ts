@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { createMerchant, testApp, testSql, type TestApp, type TestMerchant } from '../helpers';
-import { recordEvent } from '../../src/services/events';
+import { recordEvent } from '../../src/services/webhooks/events';
 
 let ctx: TestApp;
 let merchant: TestMerchant;

@@ -5,11 +5,11 @@
  * and reversals, as the provider's client libraries call them.
  */
 import { beforeAll, describe, expect, test } from 'bun:test';
-import { acceptVerified, storeIncomingPayment } from '../../src/services/collections';
+import { acceptVerified, storeIncomingPayment } from '../../src/services/collections/collections';
 import { CURRENCIES } from '../../src/domain/money';
 import type { OrganizationId } from '../../src/domain/ids';
-import { fundWallet } from '../../src/services/organizations';
-import { walletsOutOfBalance } from '../../src/services/wallets';
+import { fundWallet } from '../../src/services/merchants/organizations';
+import { walletsOutOfBalance } from '../../src/services/wallets/wallets';
 import {
   LIVE_METRICS_TOKEN,
   createMerchant,

@@ -1,12 +1,12 @@
 /**
  * `GET /api/network-status`: each network's availability as merchants see it, from the routes'
- * health (src/services/route-health.ts), and the same routes on the console's Settings page. The
+ * health (src/services/networks/route-health.ts), and the same routes on the console's Settings page. The
  * routes' tables are the service's own (no organization's), read past the tenant boundary. One app
  * runs with the sandbox defaults; another with MTN MoMo and pawaPay on (pawaPay as MTN Uganda's
  * second route), pointed at an address where nothing listens: no operator is ever called.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test';
-import { orderRoutes, pauseRoute } from '../../src/services/route-health';
+import { orderRoutes, pauseRoute } from '../../src/services/networks/route-health';
 import { knownNetworks } from '../../src/domain/networks';
 import { ConsoleClient, PASSWORD, consoleUser } from '../console-helpers';
 import {

@@ -10,10 +10,10 @@ import { beforeAll, describe, expect, test } from 'bun:test';
 import { randomBytes } from 'node:crypto';
 import { asId } from '../../src/domain/ids';
 import { promptReference } from '../../src/domain/collections';
-import { receivePayment, storeIncomingPayment } from '../../src/services/collections';
-import { attachReceipt, markPromptPaid, recordOperation } from '../../src/services/network-operations';
-import { fundWallet } from '../../src/services/organizations';
-import { walletsOutOfBalance } from '../../src/services/wallets';
+import { receivePayment, storeIncomingPayment } from '../../src/services/collections/collections';
+import { attachReceipt, markPromptPaid, recordOperation } from '../../src/services/networks/network-operations';
+import { fundWallet } from '../../src/services/merchants/organizations';
+import { walletsOutOfBalance } from '../../src/services/wallets/wallets';
 import type { IncomingPaymentInput } from '../../src/contracts/incoming-collection';
 import { createMerchant, numberSequence, testApp, testSql, type TestApp, type TestMerchant } from '../helpers';
 

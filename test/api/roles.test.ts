@@ -23,8 +23,8 @@ import { CAPABILITIES, ROLES, capabilitiesOf, type Role } from '../../src/domain
 import type { UserId } from '../../src/domain/ids';
 import { isConsolePath } from '../../src/console';
 import { parameterRoles, routeRoles } from '../../src/api/openapi';
-import { issueKeyForUser } from '../../src/services/api-keys';
-import { storeIncomingPayment } from '../../src/services/collections';
+import { issueKeyForUser } from '../../src/services/merchants/api-keys';
+import { storeIncomingPayment } from '../../src/services/collections/collections';
 
 let ctx: TestApp;
 let merchant: TestMerchant;

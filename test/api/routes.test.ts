@@ -4,7 +4,7 @@
  */
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { createMerchant, testApp, testSql, type TestApp, type TestMerchant } from '../helpers';
-import { issueNetworkSecret } from '../../src/services/network-credentials';
+import { issueNetworkSecret } from '../../src/services/networks/network-credentials';
 import { METRICS_PATH } from '../../src/api/metrics';
 import { DOCS_PATH, OPENAPI_DOCUMENT_PATH, isUndocumentedPath } from '../../src/api/openapi';
 import { isConsolePath } from '../../src/console';

@@ -7,7 +7,7 @@
  */
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { parse } from 'csv-parse/sync';
-import { fundWallet } from '../../src/services/organizations';
+import { fundWallet } from '../../src/services/merchants/organizations';
 import { createMerchant, testApp, testSql, type TestApp } from '../helpers';
 import { collected, paid, reversed } from '../settlement-helpers';
 

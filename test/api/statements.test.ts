@@ -4,7 +4,7 @@
  * wallet's balance, also while payments commit at the same moment; tenant scope and bad periods.
  */
 import { beforeAll, describe, expect, test } from 'bun:test';
-import { walletsOutOfBalance } from '../../src/services/wallets';
+import { walletsOutOfBalance } from '../../src/services/wallets/wallets';
 import { createMerchant, numberSequence, testApp, testSql, type TestApp, type TestMerchant } from '../helpers';
 
 let ctx: TestApp;

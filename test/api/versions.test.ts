@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { createMerchant, testApp, testSql, type TestApp, type TestMerchant } from '../helpers';
-import { setApiVersion } from '../../src/services/organizations';
+import { setApiVersion } from '../../src/services/merchants/organizations';
 import { V1_CURRENCY_IDS } from '../../src/domain/versions';
 
 let ctx: TestApp;

@@ -2,8 +2,8 @@ import { asId, type DeliveryId } from '../../src/domain/ids';
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { issueApiKey } from '../../src/auth/keys';
 import { createApp } from '../../src/app';
-import { recordEvent } from '../../src/services/events';
-import { logAttempt, setBasicCredentials } from '../../src/services/webhooks';
+import { recordEvent } from '../../src/services/webhooks/events';
+import { logAttempt, setBasicCredentials } from '../../src/services/webhooks/webhooks';
 import { launcherFromConfig } from '../../src/temporal/launcher';
 import {
   LIVE_METRICS_TOKEN,

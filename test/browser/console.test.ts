@@ -10,8 +10,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
 import type { BrowserContext, Page } from 'playwright-core';
-import { createOrganization, fundWallet } from '../../src/services/organizations';
-import { createUser } from '../../src/services/users';
+import { createOrganization, fundWallet } from '../../src/services/merchants/organizations';
+import { createUser } from '../../src/services/merchants/users';
 import type { OrganizationId } from '../../src/domain/ids';
 import {
   ROOT,

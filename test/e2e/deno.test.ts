@@ -8,7 +8,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { FORM, apiClient } from '../client';
 import { ROOT, eventually, testSql, uniqueTaskQueue } from '../helpers';
-import { createOrganization } from '../../src/services/organizations';
+import { createOrganization } from '../../src/services/merchants/organizations';
 import packageJson from '../../package.json';
 
 let api: ChildProcess;

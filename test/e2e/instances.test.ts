@@ -8,8 +8,8 @@ import { createServer } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { apiClient } from '../client';
 import { ROOT, awayFromWindowEdge, eventually, testSql, uniqueTaskQueue } from '../helpers';
-import { createOrganization } from '../../src/services/organizations';
-import { setThrottleLimits } from '../../src/services/throttling';
+import { createOrganization } from '../../src/services/merchants/organizations';
+import { setThrottleLimits } from '../../src/services/platform/throttling';
 
 const WINDOW_SECONDS = 600;
 const apis: { process: ChildProcess; baseUrl: string; output: () => string }[] = [];

@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fundWallet } from '../../src/services/organizations';
+import { fundWallet } from '../../src/services/merchants/organizations';
 import { ROOT, createMerchant, testApp, testSql, type TestApp } from '../helpers';
 import { collected, operatorId, paid } from '../settlement-helpers';
 

@@ -7,7 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fundWallet } from '../../src/services/organizations';
+import { fundWallet } from '../../src/services/merchants/organizations';
 import { ROOT, createMerchant, testSql, type TestMerchant } from '../helpers';
 import { startStack, type Stack } from '../networks/stack';
 import { startAirtelSimulator, type AirtelSimulator } from '../simulators/airtel';

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { startDarajaSimulator, type DarajaSimulator } from '../simulators/daraja';
 import { incomingCollectionWorkflowId } from '../../src/contracts/incoming-collection';
 import { reconcile } from '../../src/domain/reconciliation';
-import { settlementReport } from '../../src/services/settlements';
+import { settlementReport } from '../../src/services/wallets/settlements';
 import { eventually, numberSequence, requester, testSql, type TestMerchant } from '../helpers';
 import {
   balanceOf,

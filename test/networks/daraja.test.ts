@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { startDarajaSimulator, type CheckoutRequestLookup, type DarajaSimulator } from '../simulators/daraja';
-import { updateCollectionSettings } from '../../src/services/organizations';
+import { updateCollectionSettings } from '../../src/services/merchants/organizations';
 import { incomingCollectionWorkflowId } from '../../src/contracts/incoming-collection';
 import { eventually, numberSequence, requester, testSql } from '../helpers';
 import { ConsoleClient, PASSWORD, consoleUser } from '../console-helpers';

@@ -1,6 +1,6 @@
 /**
  * The operation journal's rules for every connector, through one shared suite (src/network/routes.ts,
- * src/services/operation-journal.ts): each connector's simulator on loopback, its network adapter
+ * src/services/networks/operation-journal.ts): each connector's simulator on loopback, its network adapter
  * built directly (`createNetworks`, no worker) with only that connector on, and the same rules asked
  * of each:
  *
@@ -20,7 +20,7 @@ import { asId } from '../../src/domain/ids';
 import { networkByName, type Network } from '../../src/domain/networks';
 import type { NetworkAdapter, PaymentPrompt, Payout, PromptResult } from '../../src/network/adapter';
 import { createConnectors, createNetworks } from '../../src/network/connections';
-import { createRouteHealth, type RouteHealth } from '../../src/services/route-health';
+import { createRouteHealth, type RouteHealth } from '../../src/services/networks/route-health';
 import { startAirtelSimulator } from '../simulators/airtel';
 import { startDarajaSimulator } from '../simulators/daraja';
 import { startMomoSimulator } from '../simulators/momo';
@@ -320,7 +320,7 @@ async function journalOf(network: string, reference: string): Promise<JournalRow
   return [...rows];
 }
 
-/** Each process reads the routes' table again once its copy is a second old (src/services/route-health.ts). */
+/** Each process reads the routes' table again once its copy is a second old (src/services/networks/route-health.ts). */
 const routesReadAgain = () => Bun.sleep(1_100);
 
 /** A sink for the operators' callbacks: the rules call the adapter directly, nothing here listens for them. */

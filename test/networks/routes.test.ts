@@ -9,7 +9,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:tes
 import { startAirtelSimulator, type AirtelSimulator } from '../simulators/airtel';
 import { startPawapaySimulator, type PawapaySimulator } from '../simulators/pawapay';
 import { eventually, numberSequence, testSql } from '../helpers';
-import { orderRoutes } from '../../src/services/route-health';
+import { orderRoutes } from '../../src/services/networks/route-health';
 import {
   creditsOf,
   expectBalanced,
@@ -79,7 +79,7 @@ beforeEach(async () => {
   await routesReadAgain();
 });
 
-/** Each process reads the routes' table again once its copy is a second old (src/services/route-health.ts). */
+/** Each process reads the routes' table again once its copy is a second old (src/services/networks/route-health.ts). */
 const routesReadAgain = () => Bun.sleep(1_100);
 
 const airtelPushes = (phone: string) => airtel.collections().filter((push) => push.msisdn === national(phone));

@@ -4,7 +4,7 @@
  * with the same configuration, and helpers to follow requests and payments to their end.
  */
 import { asId } from '../../src/domain/ids';
-import { fundWallet } from '../../src/services/organizations';
+import { fundWallet } from '../../src/services/merchants/organizations';
 import type { Currency } from '../../src/domain/money';
 import { collectionRequestWorkflowId } from '../../src/contracts/collection-request';
 import { incomingCollectionWorkflowId } from '../../src/contracts/incoming-collection';

@@ -8,8 +8,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { networkInterfaces } from 'node:os';
 import { freePort } from '../../scripts/infra.mjs';
-import { insertCollectionRequest } from '../../src/services/collection-requests';
-import { updateCollectionSettings } from '../../src/services/organizations';
+import { insertCollectionRequest } from '../../src/services/collections/collection-requests';
+import { updateCollectionSettings } from '../../src/services/merchants/organizations';
 import { collectionRequestWorkflowId } from '../../src/contracts/collection-request';
 import {
   LIVE_METRICS_TOKEN,

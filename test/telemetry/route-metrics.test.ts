@@ -5,7 +5,7 @@
  */
 import { afterAll, expect, test } from 'bun:test';
 import { countRouteOutcome, metricsText, setRouteStateSource } from '../../src/telemetry/metrics';
-import { pauseRoute, routeViews, type RouteKey } from '../../src/services/route-health';
+import { pauseRoute, routeViews, type RouteKey } from '../../src/services/networks/route-health';
 import { parseScrape } from '../metrics';
 import { testSql } from '../helpers';
 

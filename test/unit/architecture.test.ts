@@ -12,7 +12,7 @@ test('no import (type-only ones included) goes up a layer but the two at most th
   for (const allowed of UPWARD) expect(architecture.imports.get(allowed.from)).toContain(allowed.to);
 });
 
-test('nothing below src/temporal/ imports it: the application declares the launcher it needs (src/services/ports.ts)', () => {
+test('nothing below src/temporal/ imports it: the application declares the launcher it needs (src/services/platform/ports.ts)', () => {
   const launcherLayer = LAYERS.findIndex((layer) => layer.members.includes('temporal/'));
   const below = [...architecture.imports].filter(([from]) => layerOf(from) < launcherLayer);
   expect(below.filter(([, targets]) => targets.some((to) => to.startsWith('temporal/'))).map(([from]) => from)).toEqual(

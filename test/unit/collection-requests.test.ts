@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { formatSpecDate, parseRequestDate } from '../../src/domain/dates';
+import { formatSpecDate, parseRequestDate } from '../../src/formats/dates';
 import { networkForNumber } from '../../src/domain/networks';
 import {
   MAX_SUBSCRIPTION_OCCURRENCES,

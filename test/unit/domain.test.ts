@@ -1,9 +1,9 @@
 import { describe, expect, test } from 'bun:test';
 import { normalizePhoneNumber, withLeadingPlus } from '../../src/domain/phone';
-import { formatTimestamp, parseFilterDate } from '../../src/domain/time';
+import { formatTimestamp, parseFilterDate } from '../../src/formats/time';
 import { isCurrency, parsePositiveAmount } from '../../src/domain/money';
 import { issueApiKey, keyMatches, keyPrefix } from '../../src/auth/keys';
-import { parsePythonDict } from '../../src/domain/python-literal';
+import { parsePythonDict } from '../../src/formats/python-literal';
 import { emailCharactersProblem, emailProblem, normalizeEmail } from '../../src/domain/emails';
 import { checkFields, email as emailField } from '../../src/domain/input';
 import * as v from 'valibot';

@@ -32,7 +32,7 @@ import { createNetworkRouter } from '../../src/network/router';
 import type { Connector, SandboxNetwork } from '../../src/network/adapter';
 import type { Queryable } from '../../src/db';
 import { createHmac, randomUUID } from 'node:crypto';
-import { createRouteHealth } from '../../src/services/route-health';
+import { createRouteHealth } from '../../src/services/networks/route-health';
 import { testSql } from '../helpers';
 
 /** The router's journal and routes' health, on the test database. */

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test';
 import { Webhook } from 'standardwebhooks';
-import { isLocalHostName, isPublicAddress } from '../../src/domain/network-addresses';
+import { isLocalHostName, isPublicAddress } from '../../src/formats/network-addresses';
 import { WEBHOOK_ATTEMPTS, retryDelayMs, totalAttempts } from '../../src/domain/webhook-schedule';
 import {
   asksToSkipCertificateCheck,

@@ -6,7 +6,7 @@
 import { asId } from '../../src/domain/ids';
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { spawnSync } from 'node:child_process';
-import { updateCollectionSettings } from '../../src/services/organizations';
+import { updateCollectionSettings } from '../../src/services/merchants/organizations';
 import { incomingCollectionWorkflowId } from '../../src/contracts/incoming-collection';
 import { collectionRequestStateQuery, collectionRequestWorkflowId } from '../../src/contracts/collection-request';
 import { makeCertificate, startReceiver, type Certificate, type Receiver } from '../webhook-receiver';

@@ -9,8 +9,8 @@ import { asId } from '../../src/domain/ids';
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { recordEvent } from '../../src/services/events';
-import { deleteWebhook } from '../../src/services/webhooks';
+import { recordEvent } from '../../src/services/webhooks/events';
+import { deleteWebhook } from '../../src/services/webhooks/webhooks';
 import { outboxSweepScheduleId } from '../../src/contracts/sweeps';
 import {
   ROOT,

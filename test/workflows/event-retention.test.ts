@@ -1,8 +1,8 @@
 import { afterAll, expect, test } from 'bun:test';
-import { writeAs } from '../../src/services/audit';
-import { createOrganization } from '../../src/services/organizations';
-import { recordEvent } from '../../src/services/events';
-import { createWebhook, logAttempt } from '../../src/services/webhooks';
+import { writeAs } from '../../src/services/merchants/audit';
+import { createOrganization } from '../../src/services/merchants/organizations';
+import { recordEvent } from '../../src/services/webhooks/events';
+import { createWebhook, logAttempt } from '../../src/services/webhooks/webhooks';
 import { eventRetentionScheduleId } from '../../src/contracts/sweeps';
 import {
   eventually,

@@ -8,7 +8,7 @@
 import { asId } from '../../src/domain/ids';
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { SANDBOX_PAYOUT_FAILING_NUMBER, SANDBOX_PAYOUT_REJECTED_NUMBER } from '../../src/network/sandbox';
-import { walletsOutOfBalance } from '../../src/services/wallets';
+import { walletsOutOfBalance } from '../../src/services/wallets/wallets';
 import { paymentBatchWorkflowId, type PaymentBatchInput } from '../../src/contracts/payment-batch';
 import {
   createMerchant,

@@ -15,8 +15,8 @@ import {
   SANDBOX_PAYOUT_REJECTED_NUMBER,
   SANDBOX_PAYOUT_SILENT_NUMBER,
 } from '../../src/network/sandbox';
-import { showSigningSecret } from '../../src/services/webhooks';
-import { walletsOutOfBalance } from '../../src/services/wallets';
+import { showSigningSecret } from '../../src/services/webhooks/webhooks';
+import { walletsOutOfBalance } from '../../src/services/wallets/wallets';
 import { paymentWorkflowId, reversalWorkflowId } from '../../src/contracts/money-out';
 import { collectionRequestWorkflowId } from '../../src/contracts/collection-request';
 import {

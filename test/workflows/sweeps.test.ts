@@ -5,9 +5,9 @@
  */
 import { afterAll, describe, expect, test } from 'bun:test';
 import { spawnSync } from 'node:child_process';
-import { insertCollectionRequest } from '../../src/services/collection-requests';
-import { recordEvent } from '../../src/services/events';
-import { createOrganization, fundWallet } from '../../src/services/organizations';
+import { insertCollectionRequest } from '../../src/services/collections/collection-requests';
+import { recordEvent } from '../../src/services/webhooks/events';
+import { createOrganization, fundWallet } from '../../src/services/merchants/organizations';
 import { eventRetentionScheduleId, outboxSweepScheduleId } from '../../src/contracts/sweeps';
 import {
   ROOT,

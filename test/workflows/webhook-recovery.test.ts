@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { RECOVERY_MAX_EVENTS } from '../../src/services/webhook-recovery';
+import { RECOVERY_MAX_EVENTS } from '../../src/services/webhooks/webhook-recovery';
 import {
   createMerchant,
   eventually,

@@ -9,9 +9,9 @@ import { AUDITED_OBJECT_TYPES, type AuditChange, type AuditEventRow } from '../.
 import type { AppDeps } from '../../http/context';
 import { parseFilters } from '../../http/filters';
 import { parsePage } from '../../http/pagination';
-import { AuditFilters, listAuditEvents } from '../../services/audit';
-import type { ConsoleSession } from '../../services/console-sessions';
-import { listUsers } from '../../services/users';
+import { AuditFilters, listAuditEvents } from '../../services/merchants/audit';
+import type { ConsoleSession } from '../../services/merchants/console-sessions';
+import { listUsers } from '../../services/merchants/users';
 import { html, type Child, type Html } from '../html';
 import { htmlResponse } from '../http';
 import {

@@ -4,7 +4,12 @@
  * collection (through `reverseCollection`, as POST /api/reversals).
  */
 import { Elysia } from 'elysia';
-import { CollectionFilters, claimCollectionFor, findOwnCollection, listCollections } from '../../services/collections';
+import {
+  CollectionFilters,
+  claimCollectionFor,
+  findOwnCollection,
+  listCollections,
+} from '../../services/collections/collections';
 import { parseFilters } from '../../http/filters';
 import type { AppDeps } from '../../http/context';
 import { validate } from '../../domain/input';
@@ -12,10 +17,10 @@ import { findApiError } from '../../http/errors';
 import { parsePage } from '../../http/pagination';
 import { COLLECTION_STATUSES, type CollectionRow } from '../../domain/collections';
 import { SUPPORTED_CURRENCIES } from '../../domain/money';
-import { findRequest } from '../../services/collection-requests';
-import type { ConsoleSession } from '../../services/console-sessions';
-import { ReversalCreate, listReversals, reverseCollection } from '../../services/reversals';
-import { transactionsBelongingTo } from '../../services/wallets';
+import { findRequest } from '../../services/collections/collection-requests';
+import type { ConsoleSession } from '../../services/merchants/console-sessions';
+import { ReversalCreate, listReversals, reverseCollection } from '../../services/payments/reversals';
+import { transactionsBelongingTo } from '../../services/wallets/wallets';
 import { html } from '../html';
 import { htmlResponse, redirect } from '../http';
 import {

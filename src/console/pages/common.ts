@@ -4,7 +4,7 @@ import { parseId } from '../../http/context';
 import { asId, type Id, type IdKind } from '../../domain/ids';
 import { ForbiddenError, NotFoundError } from '../../domain/errors';
 import type { WebhookRow } from '../../domain/webhooks';
-import type { TimelineEntry } from '../../services/events';
+import type { TimelineEntry } from '../../services/webhooks/events';
 import { html, type Html } from '../html';
 import { consoleError } from '../http';
 import { badge, notice, when } from '../layout';

@@ -6,8 +6,14 @@ import { findApiError } from '../../http/errors';
 import { parseFilters } from '../../http/filters';
 import { parsePage } from '../../http/pagination';
 import { CONTACT_TYPES } from '../../domain/contacts';
-import { ContactCreate, ContactFilters, createContact, listContacts, readContact } from '../../services/contacts';
-import type { ConsoleSession } from '../../services/console-sessions';
+import {
+  ContactCreate,
+  ContactFilters,
+  createContact,
+  listContacts,
+  readContact,
+} from '../../services/collections/contacts';
+import type { ConsoleSession } from '../../services/merchants/console-sessions';
 import { html, type Html } from '../html';
 import { htmlResponse, redirect } from '../http';
 import {

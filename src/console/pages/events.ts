@@ -1,13 +1,13 @@
 /** Events: the list (filter by type, paged) and an event's page with its data as pretty-printed, escaped JSON. */
 import { Elysia } from 'elysia';
 import type { AppDeps } from '../../http/context';
-import { EventFilters, findOwnEvent, listEvents } from '../../services/events';
+import { EventFilters, findOwnEvent, listEvents } from '../../services/webhooks/events';
 import { parseFilters } from '../../http/filters';
 import { parsePage } from '../../http/pagination';
 import { EVENT_TYPES, serializeEvent } from '../../domain/events';
 import { eventForVersion } from '../../domain/versions';
 import { CURRENT_API_VERSION } from '../../domain/versions';
-import type { ConsoleSession } from '../../services/console-sessions';
+import type { ConsoleSession } from '../../services/merchants/console-sessions';
 import { html } from '../html';
 import { htmlResponse } from '../http';
 import { anyFilter, details, filterForm, layout, pager, queryValues, select, table, when } from '../layout';

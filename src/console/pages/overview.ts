@@ -11,11 +11,11 @@ import {
   requestCountsByStatus,
   walletBalances,
   type DailyMoney,
-} from '../../services/overview';
+} from '../../services/wallets/overview';
 import { html, type Html } from '../html';
 import { htmlResponse } from '../http';
 import { badge, layout, money, table, when } from '../layout';
-import { disabledWebhooks } from '../../services/webhook-recovery';
+import { disabledWebhooks } from '../../services/webhooks/webhook-recovery';
 import { consoleSessionPlugin } from '../session';
 import { disabledWebhooksNotice } from './common';
 

@@ -20,8 +20,8 @@ import type { AppDeps } from '../../http/context';
 import { findApiError } from '../../http/errors';
 import { parsePage } from '../../http/pagination';
 import { MAX_BODY_BYTES, csvResponse, declareBodyOptions } from '../../http/request';
-import type { ConsoleSession } from '../../services/console-sessions';
-import { DuplicateRequestError } from '../../services/duplicate-checks';
+import type { ConsoleSession } from '../../services/merchants/console-sessions';
+import { DuplicateRequestError } from '../../services/collections/duplicate-checks';
 import {
   PaymentBatchCreate,
   batchLines,
@@ -31,7 +31,7 @@ import {
   listPaymentBatches,
   paymentBatchResources,
   type BatchCheck,
-} from '../../services/payment-batches';
+} from '../../services/payments/payment-batches';
 import { paymentBatchWorkflowId } from '../../contracts/payment-batch';
 import { html, type Html } from '../html';
 import { htmlResponse, redirect } from '../http';

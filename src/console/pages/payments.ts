@@ -19,8 +19,8 @@ import {
   type PaymentRow,
   type WalletRow,
 } from '../../domain/money-out';
-import type { ConsoleSession } from '../../services/console-sessions';
-import { paymentStateTimeline } from '../../services/events';
+import type { ConsoleSession } from '../../services/merchants/console-sessions';
+import { paymentStateTimeline } from '../../services/webhooks/events';
 import {
   PaymentCancel,
   PaymentCreate,
@@ -29,9 +29,9 @@ import {
   createPayment,
   findOwnPayment,
   listPayments,
-} from '../../services/payments';
+} from '../../services/payments/payments';
 import { parseFilters } from '../../http/filters';
-import { listWallets, transactionsBelongingTo } from '../../services/wallets';
+import { listWallets, transactionsBelongingTo } from '../../services/wallets/wallets';
 import { paymentWorkflowId } from '../../contracts/money-out';
 import { html, type Html } from '../html';
 import { htmlResponse, redirect } from '../http';

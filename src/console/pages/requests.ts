@@ -15,7 +15,7 @@ import {
   listCollectionRequests,
   subscriptionCancelled,
   type RequestWithContact,
-} from '../../services/collection-requests';
+} from '../../services/collections/collection-requests';
 import { parseFilters } from '../../http/filters';
 import { validate } from '../../domain/input';
 import type { AppDeps } from '../../http/context';
@@ -28,9 +28,9 @@ import {
   type CollectionRequestRow,
 } from '../../domain/collection-requests';
 import { SUPPORTED_CURRENCIES } from '../../domain/money';
-import { findCollection } from '../../services/collections';
-import { requestStatusTimeline } from '../../services/events';
-import type { ConsoleSession } from '../../services/console-sessions';
+import { findCollection } from '../../services/collections/collections';
+import { requestStatusTimeline } from '../../services/webhooks/events';
+import type { ConsoleSession } from '../../services/merchants/console-sessions';
 import { collectionRequestWorkflowId } from '../../contracts/collection-request';
 import { html, type Html } from '../html';
 import { htmlResponse, redirect } from '../http';

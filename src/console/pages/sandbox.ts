@@ -10,7 +10,7 @@ import { REQUIRED, amountField, optionalText, phoneNumber, text as textField, va
 import { findApiError } from '../../http/errors';
 import { SUPPORTED_CURRENCIES } from '../../domain/money';
 import { SANDBOX_NETWORK, reportedPaymentNetwork } from '../../domain/networks';
-import type { ConsoleSession } from '../../services/console-sessions';
+import type { ConsoleSession } from '../../services/merchants/console-sessions';
 import * as v from 'valibot';
 import { html } from '../html';
 import { consoleError, htmlResponse } from '../http';

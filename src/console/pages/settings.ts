@@ -24,14 +24,14 @@ import {
 } from '../../domain/roles';
 import type { AppDeps } from '../../http/context';
 import { parseVerificationAnswer } from '../../domain/collections';
-import { checkCallbackUrl } from '../../domain/urls';
+import { checkCallbackUrl } from '../../formats/urls';
 import { describeConnections } from '../../network/connections';
 import { CONNECTOR_OPERATORS, configuredRoutes } from '../../network/registry';
 import { successRateText } from '../../domain/network-status';
-import { routeLines, type RouteLine } from '../../services/network-status';
-import { KeyHolderRemoved, issueKeyForUser, listApiKeys, revokeApiKey } from '../../services/api-keys';
-import { updateCollectionSettings, verificationUrlRules } from '../../services/organizations';
-import { verificationSettingsOf } from '../../services/collections';
+import { routeLines, type RouteLine } from '../../services/networks/network-status';
+import { KeyHolderRemoved, issueKeyForUser, listApiKeys, revokeApiKey } from '../../services/merchants/api-keys';
+import { updateCollectionSettings, verificationUrlRules } from '../../services/merchants/organizations';
+import { verificationSettingsOf } from '../../services/collections/collections';
 import {
   UserInputError,
   createUser,
@@ -40,8 +40,8 @@ import {
   removeUser,
   setUserRole,
   type RoleChange,
-} from '../../services/users';
-import type { ConsoleSession } from '../../services/console-sessions';
+} from '../../services/merchants/users';
+import type { ConsoleSession } from '../../services/merchants/console-sessions';
 import { html, type Html } from '../html';
 import { consoleError, htmlResponse, redirect } from '../http';
 import {

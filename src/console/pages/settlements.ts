@@ -18,8 +18,8 @@ import {
   settlementTotals,
   type Settlement,
 } from '../../domain/settlements';
-import type { ConsoleSession } from '../../services/console-sessions';
-import { SettlementQuery, settlementReport } from '../../services/settlements';
+import type { ConsoleSession } from '../../services/merchants/console-sessions';
+import { SettlementQuery, settlementReport } from '../../services/wallets/settlements';
 import { html, type Html } from '../html';
 import { htmlResponse } from '../http';
 import {

@@ -12,9 +12,13 @@ import { clientAddress, throttledAddress } from '../../http/client-address';
 import type { AppDeps } from '../../http/context';
 import { parseRequestBody } from '../../http/request';
 import { EMAIL_MAX_LENGTH, emailCharactersProblem, normalizeEmail } from '../../domain/emails';
-import { SESSION_HOURS, endSession, startSession } from '../../services/console-sessions';
-import { forgiveSignInAttempt, recordSignInFailure, takeSignInAttempt } from '../../services/sign-in-throttle';
-import { findUserForSignIn } from '../../services/users';
+import { SESSION_HOURS, endSession, startSession } from '../../services/merchants/console-sessions';
+import {
+  forgiveSignInAttempt,
+  recordSignInFailure,
+  takeSignInAttempt,
+} from '../../services/merchants/sign-in-throttle';
+import { findUserForSignIn } from '../../services/merchants/users';
 import { verifyPassword } from '../../auth/passwords';
 import { html } from '../html';
 import { cookie, htmlResponse, readCookie, redirect, safeNext, sessionCookieName } from '../http';

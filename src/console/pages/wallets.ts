@@ -12,7 +12,7 @@ import { parsePage } from '../../http/pagination';
 import { parseFilters } from '../../http/filters';
 import { TRANSACTION_TYPES, type LedgerRow } from '../../domain/money-out';
 import { LEDGER_LINKS, movementNoun, movementPage, transactionLabel } from '../../domain/money-movements';
-import type { ConsoleSession } from '../../services/console-sessions';
+import type { ConsoleSession } from '../../services/merchants/console-sessions';
 import { statementCsv } from '../../domain/statements';
 import { csvResponse } from '../../http/request';
 import { findApiError } from '../../http/errors';
@@ -23,7 +23,7 @@ import {
   listTransactions,
   listWallets,
   walletStatement,
-} from '../../services/wallets';
+} from '../../services/wallets/wallets';
 import { html, type Child, type Html } from '../html';
 import { htmlResponse } from '../http';
 import {

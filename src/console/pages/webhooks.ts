@@ -1,7 +1,7 @@
 /**
  * Webhooks: create, edit and delete; a webhook's deliveries with every attempt and redelivery (the
  * same `redeliverEvent` as POST /api/webhooks/:id/deliveries); its recovery (every event since a
- * time again), disabling and enabling (services/webhook-recovery.ts, as the API); a test event; the
+ * time again), disabling and enabling (services/webhooks/webhook-recovery.ts, as the API); a test event; the
  * organization's signing secret (revealed on demand, rotated) and its HTTP Basic credentials.
  *
  * The test event is a synthetic message sent once, at once, and shown on the page: the body
@@ -18,7 +18,7 @@ import { validate } from '../../domain/input';
 import { findApiError } from '../../http/errors';
 import { parsePage } from '../../http/pagination';
 import { EVENT_TYPES } from '../../domain/events';
-import { formatTimestamp } from '../../domain/time';
+import { formatTimestamp } from '../../formats/time';
 import {
   WEBHOOK_TIMEOUT_MS,
   deliveryHeaders,
@@ -43,8 +43,8 @@ import {
   webhookDeletion,
   webhookSchemas,
   type SigningSecretView,
-} from '../../services/webhooks';
-import type { ConsoleSession } from '../../services/console-sessions';
+} from '../../services/webhooks/webhooks';
+import type { ConsoleSession } from '../../services/merchants/console-sessions';
 import { html, type Html } from '../html';
 import { htmlResponse, redirect } from '../http';
 import {
@@ -72,7 +72,7 @@ import {
   enableOwnWebhook,
   listRecoveries,
   recoverWebhook,
-} from '../../services/webhook-recovery';
+} from '../../services/webhooks/webhook-recovery';
 
 /** The console lists every live webhook of the organization on one page. */
 const ALL_WEBHOOKS = { limit: 1000, offset: 0 };

@@ -5,7 +5,7 @@
  */
 import * as v from 'valibot';
 import { logger } from '../../log';
-import { findOperationByOperatorReference } from '../../services/network-operations';
+import { findOperationByOperatorReference } from '../../services/networks/network-operations';
 import { CallbackRefusal, type CallbackContext, type CallbackRoute } from '../adapter';
 import { nested } from '../operator-http';
 import { CALLBACK_TAGS, optionalReference, optionalText, received, reference } from '../callback-schemas';

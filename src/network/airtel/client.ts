@@ -12,7 +12,7 @@ import { constants, createHash, createHmac, createPublicKey, publicEncrypt, timi
 import type { AirtelCountry, AirtelSettings } from './settings';
 import type { Queryable } from '../../db';
 import { nationalNumberOf, type Network } from '../../domain/networks';
-import { recordOperation } from '../../services/network-operations';
+import { recordOperation } from '../../services/networks/network-operations';
 import type {
   JournaledOperation,
   NameLookup,

@@ -29,7 +29,7 @@ import {
   setOperatorReference,
   unansweredOperationAbout,
   type NetworkOperation,
-} from '../../services/network-operations';
+} from '../../services/networks/network-operations';
 import type { CallbackContext, CallbackDocs, CallbackRoute } from '../adapter';
 import { CALLBACK_TAGS, optionalReference, optionalText, text } from '../callback-schemas';
 import {

@@ -40,7 +40,7 @@ import {
   unsettledPromptFor,
   type NetworkOperation,
   type ReceiptNaming,
-} from '../../services/network-operations';
+} from '../../services/networks/network-operations';
 import type {
   PaymentPrompt,
   Payout,

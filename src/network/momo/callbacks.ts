@@ -4,7 +4,7 @@
  */
 import * as v from 'valibot';
 import { logger } from '../../log';
-import { findOperationByOperatorReference } from '../../services/network-operations';
+import { findOperationByOperatorReference } from '../../services/networks/network-operations';
 import type { CallbackContext, CallbackRoute } from '../adapter';
 import { CALLBACK_TAGS, optionalReference, optionalText, received, text } from '../callback-schemas';
 import { MOMO_CALLBACK_PATH } from './client';

@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto';
 import type { MomoProduct, MomoSettings } from './settings';
 import type { Queryable } from '../../db';
 import { compareDecimal } from '../../domain/money';
-import { recordOperation } from '../../services/network-operations';
+import { recordOperation } from '../../services/networks/network-operations';
 import type {
   JournaledOperation,
   NameLookup,

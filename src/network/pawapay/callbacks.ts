@@ -10,7 +10,7 @@
 import type { KeyObject } from 'node:crypto';
 import * as v from 'valibot';
 import { logger } from '../../log';
-import { findOperationByOperatorReference } from '../../services/network-operations';
+import { findOperationByOperatorReference } from '../../services/networks/network-operations';
 import { CallbackRefusal, type CallbackContext, type CallbackRoute } from '../adapter';
 import { CALLBACK_TAGS, optionalText, received } from '../callback-schemas';
 import { callOperator } from '../operator-http';

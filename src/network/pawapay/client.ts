@@ -17,7 +17,7 @@ import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../../db';
 import { compareDecimal } from '../../domain/money';
 import type { Network } from '../../domain/networks';
-import { findOperation, recordOperation } from '../../services/network-operations';
+import { findOperation, recordOperation } from '../../services/networks/network-operations';
 import type {
   JournaledOperation,
   PaymentPrompt,

@@ -27,7 +27,7 @@ import type { Queryable } from '../../db';
 import { currencyDecimals } from '../../domain/money';
 import type { Network } from '../../domain/networks';
 import { logger } from '../../log';
-import { findOperation, recordOperation, settleRemoteTransactionId } from '../../services/network-operations';
+import { findOperation, recordOperation, settleRemoteTransactionId } from '../../services/networks/network-operations';
 import type {
   JournaledOperation,
   NameLookup,
