@@ -6,12 +6,13 @@ import type { Config } from '../config';
 import { networkByName } from '../domain/networks';
 import { successRateText } from '../domain/network-status';
 import { describeConnections } from '../network/connections';
+import { createNetworkRecords } from '../services/networks/records';
 import { DARAJA_CALLBACK_PATHS, createDarajaConnector, daraja as darajaUnit } from '../network/daraja';
 import { CONNECTOR_OPERATORS, configuredRoutes } from '../network/registry';
 import { issueNetworkSecret } from '../services/networks/network-credentials';
 import { routeLines, type RouteLine } from '../services/networks/network-status';
 import { orderRoutes, pauseRoute, type RouteOperation } from '../services/networks/route-health';
-import { unsettledOperations, type UnsettledOperation } from '../services/networks/operation-journal';
+import { unsettledOperations, type UnsettledOperation } from '../services/networks/entries';
 import { UsageError, print, type Command, type CommandContext } from './cli';
 
 /**
@@ -161,7 +162,7 @@ export const networkCommands: Record<string, Command> = {
         ? createDarajaConnector(
             config.mpesa,
             {
-              sql,
+              records: createNetworkRecords(sql),
               callbackBaseUrl: config.publicBaseUrl ?? '',
               inFlightWindowSeconds: config.operators.inFlightWindowSeconds ?? darajaUnit.inFlight.windowSeconds,
             },

@@ -31,7 +31,7 @@ import { findRequests } from './collection-requests';
 import { CONTACT_COLUMNS } from './contacts';
 import { recordEvent, type RecordedEvent } from '../webhooks/events';
 import { moveMoney } from '../wallets/ledger';
-import { receiptOfPromptIn } from '../networks/network-operations';
+import { receiptOfPromptIn } from '../networks/receipts';
 import { changeRequestStatusIn } from './collection-requests';
 import { isPermanentDatabaseError } from '../../db';
 import type postgres from 'postgres';
