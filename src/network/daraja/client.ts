@@ -556,17 +556,9 @@ export function createDarajaConnector(
     async requestPayment(prompt: PaymentPrompt): Promise<PromptResult> {
       // A token first: failing to get one sends nothing, and the activity's retry may push cleanly.
       await tokens.get();
-      const operation = await records.recordOperation({
-        network,
-        kind: 'prompt',
-        reference: prompt.promptReference,
-        workflowId: prompt.workflowId,
-        subject: prompt.promptReference,
-        phoneNumber: prompt.phoneNumber,
-        amount: prompt.amount,
-      });
-      // Pushed once per attempt: the operation journal (src/network/routes.ts) never asks again for an
-      // attempt it recorded, since a push carries no id of ours that a second one could be refused by.
+      // Recorded by the core before this call, and pushed once per attempt: the operation journal
+      // (src/network/routes.ts) never asks again for an attempt it recorded, since a push carries no id of ours that
+      // a second one could be refused by.
       const timestamp = darajaTimestamp();
       const msisdn = Number(msisdnOf(prompt.phoneNumber));
       const answer = await post('/mpesa/stkpush/v1/processrequest', {
@@ -589,8 +581,8 @@ export function createDarajaConnector(
         return null;
       });
       const checkoutRequestId = answer ? field(answer.body, 'CheckoutRequestID') : undefined;
+      // The core records the CheckoutRequestID as the prompt's operator reference.
       if (answer && accepted(answer) && checkoutRequestId !== undefined) {
-        await records.setOperatorReference(operation.id, checkoutRequestId);
         return { accepted: true, confirm: { operatorReference: checkoutRequestId } };
       }
       // No answer, or a server error: the push may have gone out. It is never repeated for this attempt;
