@@ -10,7 +10,7 @@
  * there until it ends, whatever that route's health.
  * docs/going-live.md#routes-health-and-failover, docs/going-live.md#in-doubt-is-not-refused
  */
-import { isDatabaseUnavailable, type Sql } from '../db';
+import type { Sql } from '../db';
 import type { Network } from '../domain/networks';
 import {
   entryById,
@@ -40,19 +40,11 @@ import {
   type PromptStatus,
   type TakenPrompt,
 } from './adapter';
-import { neverSent, OperatorUnreachableError } from './operator-http';
+import { neverSent } from './operator-http';
+import { faultOf, routeError, unavailable } from './route-faults';
 
 /** How many times an operation in doubt is sent under one entry before only its status is asked. */
 const MAX_SENDS = 2;
-
-/** A route fault in a few words, for the journal, the health table and operators. */
-function faultOf(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
-  return (neverSent(error) ? `connection refused: ${message}` : message).slice(0, 300);
-}
-
-/** Whether an error is the route's (the operator's answer or silence) rather than our own database's. */
-const routeError = (error: unknown) => error instanceof OperatorUnreachableError || !isDatabaseUnavailable(error);
 
 /**
  * What came of sending on one route: taken there, refused for the route's reasons (try the next), or an answer to
@@ -67,10 +59,6 @@ type Routed = { sql: Sql; health: RouteHealth; connectors: readonly Connector[] 
  * the subscriber's refusal.
  */
 type Verdict = { accepted: string | null | true } | { fault: string } | { refused: true };
-
-const unavailable = (network: Network, fault: string | null) =>
-  `${network.name} is unavailable on every route right now${fault ? ` (${fault})` : ''}; nothing was sent, try again ` +
-  `later.`;
 
 export function createRoutedOperations({ sql, health, connectors }: Routed) {
   const byName = new Map(connectors.map((connector) => [connector.name, connector]));
@@ -188,12 +176,12 @@ export function createRoutedOperations({ sql, health, connectors }: Routed) {
     cause?: unknown,
   ): Promise<OperationInDoubtError> {
     await markInDoubt(sql, entry.id, fault);
-    return new OperationInDoubtError(
-      `${entry.kind} ${entry.reference} is in doubt on ${connector.name} (${fault}): it stays there until the ` +
-        `operator's status says what became of it, or says it holds nothing ${connector.inFlight.windowSeconds} s ` +
-        `after the last send.`,
-      { cause },
-    );
+    const where = `${entry.kind} ${entry.reference} is in doubt on ${connector.name} (${fault}):`;
+    const until = [
+      "it stays there until the operator's status says what became of it,",
+      `or says it holds nothing ${connector.inFlight.windowSeconds} s after the last send.`,
+    ].join(' ');
+    return new OperationInDoubtError(`${where} ${until}`, { cause });
   }
 
   type Operation<T> = {
@@ -399,37 +387,4 @@ export function createRoutedOperations({ sql, health, connectors }: Routed) {
       : null;
     return (name ? byName.get(name) : undefined) ?? routesOf(payout.network)[0]!;
   }
-}
-
-/** How often an aggregator's availability is read (pawaPay's operations team changes it by hand, rarely). */
-const AVAILABILITY_EVERY_MS = 60_000;
-
-/**
- * Reads each aggregator's availability at once and then every minute into the routes' health, where
- * a provider closed for an operation takes that route out until it reopens. A read that fails
- * changes nothing (the route's own faults still count). Returns what stops it.
- */
-export function watchAvailability(
-  connectors: readonly Connector[],
-  health: RouteHealth,
-  warn: (message: string, fields: Record<string, unknown>) => void,
-): () => void {
-  const watched = connectors.filter((connector) => connector.availability);
-  const read = async () => {
-    for (const connector of watched) {
-      try {
-        await health.setAvailability(connector.name, await connector.availability!());
-      } catch (error) {
-        warn('availability not read', {
-          route: connector.name,
-          error: error instanceof Error ? error.message : String(error),
-        });
-      }
-    }
-  };
-  if (watched.length === 0) return () => {};
-  void read();
-  const timer = setInterval(() => void read(), AVAILABILITY_EVERY_MS);
-  timer.unref?.();
-  return () => clearInterval(timer);
 }

@@ -33,8 +33,11 @@ test('no line of src ends in a string continued with `+` on the next line (a tex
 /** A line of SQL that ends in a comparison operator (`=>` is JavaScript), or that begins with one. */
 const ENDS_IN_OPERATOR = /(?:[<>!]?=|(?<!=)>|<)$/;
 const BEGINS_WITH_OPERATOR = /^(?:[<>!]?=|<>|<|>)\s/;
-/** A line of SQL that ends in a word which needs what follows it. */
-const ENDS_IN_KEYWORD = /\b(?:and|or|set|where)$/i;
+/**
+ * A line of SQL that ends in a word which needs what follows it (`set` alone on its line, one assignment a line
+ * below it, is a clause boundary).
+ */
+const ENDS_IN_KEYWORD = /\b(?:and|or|where)$/i;
 
 /**
  * Every SQL template of a file (every tagged template but the console's `html`), as the lines of its text that are
