@@ -216,6 +216,11 @@ export function createRoutedOperations({ sql, health, connectors }: Routed) {
       const evidence = await evidenceOf(connector as Connector & Required<Pick<Connector, 'lookup'>>, op.network, live);
       if (evidence === 'wait' && !(connector.inFlight.resends && live.sends < MAX_SENDS))
         throw await inDoubt(connector, live, live.fault ?? 'its status query finds nothing yet');
+      // Held there, and sent as often as it may be (or not resent at all by this operator): taken, its status decides.
+      if (evidence === 'present' && !(connector.inFlight.resends && live.sends < MAX_SENDS)) {
+        await markAccepted(sql, live.id);
+        return op.sentBefore(live);
+      }
       if (evidence !== 'absent') {
         // Held there (a resend is answered "already taken"), or in doubt on a route that deduplicates our reference.
         const send = () => op.send(connector, recordedOf(live));

@@ -552,32 +552,33 @@ describe('in doubt', () => {
     expect(w.route.second.calls).toEqual([]);
   });
 
-  // The rule MAX_SENDS states in src/network/routes.ts (sent that many times under one entry, then only its status is
-  // asked). The core sends again on every "present" whatever the count: four calls send four times. Marked failing
-  // until the core holds to it.
-  test.failing('"present" while every send goes unanswered: never more than 2 sends', async () => {
+  // MAX_SENDS (src/network/routes.ts): sent that many times under one entry, then only its status is asked. Found
+  // there ("present") after that, it is taken: the status query decides, and nothing is sent again.
+  test('"present" while every send goes unanswered: never more than 2 sends, then taken', async () => {
     const w = world({ first: { lookup: true, resends: true }, second: {} });
     const reference = w.reference('payout');
     w.route.first.script.sendMoney = [timedOut()];
     w.route.first.script.lookup = ['present'];
-    for (let call = 0; call < 4; call += 1)
+    for (let call = 0; call < 2; call += 1)
       await expect(w.core.sendMoney(w.payout(reference))).rejects.toBeInstanceOf(OperationInDoubtError);
+    for (let call = 0; call < 2; call += 1)
+      expect(await w.core.sendMoney(w.payout(reference))).toEqual({ status: 'pending', remoteTransactionId: null });
     expect(w.route.first.sends()).toHaveLength(2);
-    expect((await w.journal(reference)).map((row) => [row.state, row.sends])).toEqual([['in_doubt', 2]]);
+    expect((await w.journal(reference)).map((row) => [row.state, row.sends])).toEqual([['accepted', 2]]);
     expect(w.route.second.calls).toEqual([]);
   });
 
-  // A connector that does not resend declares that an operation in doubt is not sent again under its reference
-  // (`inFlight.resends`, src/network/adapter.ts). The core sends again on "present" whatever the connector declares.
-  // Marked failing until the core holds to it.
-  test.failing('"present" on a connector that does not resend: not sent again, in doubt until its status tells', async () => {
+  // A connector that does not resend (`inFlight.resends`, src/network/adapter.ts): found there, the operation is not
+  // sent again under its reference; it is taken, and its status tells what became of it.
+  test('"present" on a connector that does not resend: not sent again, taken, its status decides', async () => {
     const w = world({ first: { lookup: true, resends: false }, second: {} });
     const reference = w.reference('payout');
     w.route.first.script.sendMoney = [timedOut(), { status: 'pending', remoteTransactionId: 'first-tx' }];
     w.route.first.script.lookup = ['present'];
     await expect(w.core.sendMoney(w.payout(reference))).rejects.toBeInstanceOf(OperationInDoubtError);
-    await expect(w.core.sendMoney(w.payout(reference))).rejects.toBeInstanceOf(OperationInDoubtError);
+    expect(await w.core.sendMoney(w.payout(reference))).toEqual({ status: 'pending', remoteTransactionId: null });
     expect(w.route.first.sends()).toHaveLength(1);
+    expect((await w.journal(reference)).map((row) => row.state)).toEqual(['accepted']);
     expect(w.route.second.calls).toEqual([]);
   });
 });

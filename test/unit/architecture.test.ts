@@ -73,11 +73,11 @@ test('no line of src is over 120 characters (biome.json: the formatter keeps cod
   expect(long).toEqual([]);
 });
 
-test('connectors only translate: nothing in an operator\'s folder imports services/ or db/, or names the database', () => {
+test("connectors only translate: nothing in an operator's folder imports services/ or db/, or names the database", () => {
   expect(architecture.connectorBreaches).toEqual([]);
 });
 
-test('the core\'s journal is the one writer of network_operations', () => {
+test("the core's journal is the one writer of network_operations", () => {
   expect(architecture.journalWriters).toEqual(['services/networks/journal.ts']);
 });
 
