@@ -123,7 +123,7 @@ ${input('amount', 'Amount', values, fieldErrors, {
 ${select('currency', 'Currency', currencies, values, fieldErrors)}
 ${input('description', 'Description', values, fieldErrors, {
   required: true,
-  hint: 'Up to 255 characters, for your ' + "records and the recipient's statement.",
+  hint: "Up to 255 characters, for your records and the recipient's statement.",
 })}
 ${select(
   'payment_type',
@@ -140,13 +140,14 @@ ${checkbox('send_sms_message', 'Text the recipient about the payment', values.se
 <details${moreOpen ? html` open` : ''}><summary>More options</summary><div class="stack">
 ${select('account', 'Pay from wallet', walletChoices, values, fieldErrors)}
 ${input('start_date', 'Send at', values, fieldErrors, {
-  hint:
-    'Leave empty to send now; "tomorrow", "2 hours", ' +
-    '"31/12/2025 13:00:00" (UTC). Until then the payment is scheduled and can be cancelled.',
+  hint: [
+    'Leave empty to send now; "tomorrow", "2 hours", "31/12/2025 13:00:00" (UTC).',
+    'Until then the payment is scheduled and can be cancelled.',
+  ].join(' '),
 })}
 ${input('callback_url', 'Callback URL', values, fieldErrors, {
   type: 'url',
-  hint: "Receives this payment's " + 'payment.status.changed events, signed as webhooks are.',
+  hint: "Receives this payment's payment.status.changed events, signed as webhooks are.",
 })}
 </div></details>
 <div class="actions"><button type="submit" class="primary">Send payment</button></div>`,

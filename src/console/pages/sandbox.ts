@@ -125,11 +125,12 @@ ${input('reference', 'Reference', values, errors)}
             session,
             {},
             {},
-            `Payment ${remoteTransactionId} reported on ${choice.network!.name} (workflow ${reported.workflowId}). ` +
-              'If it matches an open request of yours (number, amount, currency) it is credited and appears under ' +
-              'Collections; ' +
-              `otherwise it waits unassigned: claim it under Collections with remote transaction id ` +
-              `${remoteTransactionId}.`,
+            [
+              `Payment ${remoteTransactionId} reported on ${choice.network!.name} (workflow ${reported.workflowId}).`,
+              'If it matches an open request of yours (number, amount, currency) it is credited and appears under',
+              'Collections; otherwise it waits unassigned:',
+              `claim it under Collections with remote transaction id ${remoteTransactionId}.`,
+            ].join(' '),
           );
         } catch (error) {
           const apiError = findApiError(error);
