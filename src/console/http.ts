@@ -22,9 +22,17 @@ export function isConsolePath(pathOrRequest: string | Request): boolean {
  * and a Content-Security-Policy that runs only the console's own script and style files.
  */
 const SECURITY_HEADERS: Record<string, string> = {
-  'Content-Security-Policy':
-    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
-    "form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'",
+  'Content-Security-Policy': [
+    "default-src 'self'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "img-src 'self' data:",
+    "connect-src 'self'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+    "base-uri 'none'",
+    "object-src 'none'",
+  ].join('; '),
   'X-Frame-Options': 'DENY',
   'X-Content-Type-Options': 'nosniff',
   'Referrer-Policy': 'same-origin',
@@ -91,8 +99,10 @@ export const forbidden = (): ApiError =>
 export const csrfRefused = (): ApiError =>
   consoleError(
     403,
-    'This form was not sent from a page of your console session (its security token is missing or wrong). Reload the ' +
-      'page and try again.',
+    [
+      'This form was not sent from a page of your console session (its security token is missing or wrong).',
+      'Reload the page and try again.',
+    ].join(' '),
   );
 
 /** A local console path to come back to after signing in; anything else (another site, `//host`) is dropped. */

@@ -48,6 +48,11 @@ const NAVIGATION: readonly NavItem[] = [
 
 export type Frame = { session: ConsoleSession; sandbox: boolean; section: Section; title: string };
 
+/** The frame of every page of a section: `frame(session, title)`. */
+export const sectionFrame =
+  (sandbox: boolean, section: Section) =>
+  (session: ConsoleSession, title: string): Frame => ({ session, sandbox, section, title });
+
 const head = (title: string) => html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · Console</title><link rel="icon" href="data:,">

@@ -7,29 +7,12 @@
 import { Elysia } from 'elysia';
 import { AUDITED_OBJECT_TYPES, type AuditChange, type AuditEventRow } from '../../domain/audit';
 import type { AppDeps } from '../../http/context';
-import { parseFilters } from '../../http/filters';
-import { parsePage } from '../../http/pagination';
 import { AuditFilters, listAuditEvents } from '../../services/merchants/audit';
-import type { ConsoleSession } from '../../services/merchants/console-sessions';
 import { listUsers } from '../../services/merchants/users';
-import { html, type Child, type Html } from '../html';
-import { htmlResponse } from '../http';
-import {
-  anyFilter,
-  dateRangeInputs,
-  filterForm,
-  input,
-  layout,
-  pager,
-  queryValues,
-  select,
-  table,
-  when,
-} from '../layout';
+import { html, type Html } from '../html';
+import { when } from '../layout';
+import { choicesOf, dateFilters, listPage, selectFilter, spaced, textFilter, type Column } from '../list-page';
 import { consoleSessionPlugin } from '../session';
-import { nonEmptyQuery } from './common';
-
-const FILTERS = ['object_type', 'object_id', 'user', 'action', 'created_after', 'created_before'] as const;
 
 /** A value of a change as JSON text: `null`, `"text"`, `12`, `{...}`. */
 const shown = (value: unknown): string => (value === undefined ? '—' : JSON.stringify(value));
@@ -51,74 +34,56 @@ function changeList({ before, after }: AuditChange): Html {
   })}</ul>`;
 }
 
-/** The entry's who, through what, what and how, as the table's cells. */
-function entryCells(row: AuditEventRow): Child[] {
-  const objectHistory = `/console/audit?object_type=${row.objectType}&object_id=${row.objectId}`;
-  return [
-    when(row.created),
-    html`${row.userName ?? 'user'} <span class="muted">#${row.userId ?? '—'}</span>`,
-    row.channel === 'api'
-      ? html`API key #${row.apiKeyId} <span class="muted">${row.apiKeyPrefix ?? ''}…</span>`
-      : html`console`,
-    row.clientAddress ?? html`<span class="muted">unknown</span>`,
-    html`<code>${row.action}</code>`,
-    html`<a href="${objectHistory}" \
-title="This object's history">${row.objectType.replaceAll('_', ' ')} #${row.objectId}</a>`,
-    changeList(row.change),
-  ];
-}
+/** An entry's when, who, through what, from where, what and how. */
+const COLUMNS: readonly Column<AuditEventRow>[] = [
+  ['When', (entry) => when(entry.created)],
+  ['Who', (entry) => html`${entry.userName ?? 'user'} <span class="muted">#${entry.userId ?? '—'}</span>`],
+  [
+    'Key',
+    (entry) =>
+      entry.channel === 'api'
+        ? html`API key #${entry.apiKeyId} <span class="muted">${entry.apiKeyPrefix ?? ''}…</span>`
+        : html`console`,
+  ],
+  ['Address', (entry) => entry.clientAddress ?? html`<span class="muted">unknown</span>`],
+  ['Action', (entry) => html`<code>${entry.action}</code>`],
+  [
+    'Object',
+    (entry) => html`<a href="${`/console/audit?object_type=${entry.objectType}&object_id=${entry.objectId}`}" \
+title="This object's history">${spaced(entry.objectType)} #${entry.objectId}</a>`,
+  ],
+  ['Change', (entry) => changeList(entry.change)],
+];
 
 export const auditRoutes = (deps: AppDeps) => {
   const { sql, config } = deps;
-  const frame = (session: ConsoleSession, title: string) => ({
-    session,
-    sandbox: config.sandbox,
-    section: 'audit' as const,
-    title,
+  const auditList = listPage(config, {
+    path: '/console/audit',
+    section: 'audit',
+    title: 'Audit trail',
+    filters: {
+      schema: AuditFilters,
+      fields: [
+        selectFilter('object_type', 'Object type', choicesOf(AUDITED_OBJECT_TYPES, spaced)),
+        textFilter('object_id', 'Object id', { inputmode: 'numeric' }),
+        selectFilter('user', 'User', async (session) =>
+          (await listUsers(sql, session.organizationId)).map(
+            (user) => [String(user.id), `${user.name} (#${user.id})`] as const,
+          ),
+        ),
+        textFilter('action', 'Action', { placeholder: 'POST /api/payments' }),
+        dateFilters('created'),
+      ],
+    },
+    page: (session, filters, page) => listAuditEvents(sql, session.organizationId, filters, page),
+    columns: COLUMNS,
+    empty: 'No audit entries match.',
+    above: () => html`<p class="muted">Every change made through the API or this console, recorded with the \
+change \
+itself. Times are UTC.</p>`,
   });
 
-  return new Elysia({ name: 'console-audit' }).use(consoleSessionPlugin(deps)).get(
-    '/console/audit',
-    async ({ request, session }) => {
-      const searchParams = nonEmptyQuery(request);
-      const page = parsePage(searchParams, config.pageSizeMax);
-      const [{ count, rows }, users] = await Promise.all([
-        listAuditEvents(sql, session.organizationId, parseFilters(AuditFilters, searchParams), page),
-        listUsers(sql, session.organizationId),
-      ]);
-      const values = queryValues(searchParams);
-      const filters = html`
-${select(
-  'object_type',
-  'Object type',
-  AUDITED_OBJECT_TYPES.map((type) => [type, type.replaceAll('_', ' ')] as const),
-  values,
-  {},
-  true,
-)}
-${input('object_id', 'Object id', values, {}, { inputmode: 'numeric' })}
-${select(
-  'user',
-  'User',
-  users.map((user) => [String(user.id), `${user.name} (#${user.id})`] as const),
-  values,
-  {},
-  true,
-)}
-${input('action', 'Action', values, {}, { placeholder: 'POST /api/payments' })}
-${dateRangeInputs(values)}`;
-      const content = html`<p class="muted">Every change made through the API or this console, recorded with the \
-change \
-itself. Times are UTC.</p>
-${filterForm('/console/audit', filters, anyFilter(searchParams, FILTERS))}
-${table(
-  ['When', 'Who', 'Key', 'Address', 'Action', 'Object', 'Change'],
-  rows.map(entryCells),
-  'No audit entries match.',
-)}
-${pager('/console/audit', searchParams, page, count)}`;
-      return htmlResponse(layout(frame(session, 'Audit trail'), content));
-    },
-    { page: 'audit' },
-  );
+  return new Elysia({ name: 'console-audit' })
+    .use(consoleSessionPlugin(deps))
+    .get('/console/audit', ({ request, session }) => auditList({ request, session }), { page: 'audit' });
 };

@@ -14,7 +14,6 @@ import { parseFilters } from '../../http/filters';
 import type { AppDeps } from '../../http/context';
 import { validate } from '../../domain/input';
 import { findApiError } from '../../http/errors';
-import { parsePage } from '../../http/pagination';
 import { COLLECTION_STATUSES, type CollectionRow } from '../../domain/collections';
 import { SUPPORTED_CURRENCIES } from '../../domain/money';
 import { findRequest } from '../../services/collections/collection-requests';
@@ -24,56 +23,34 @@ import { transactionsBelongingTo } from '../../services/wallets/wallets';
 import { html } from '../html';
 import { htmlResponse, redirect } from '../http';
 import {
-  anyFilter,
   badge,
-  dateRangeInputs,
   details,
-  filterForm,
   formErrors,
   givenFields,
   input,
   layout,
   money,
   notice,
-  pager,
   postForm,
-  queryValues,
-  select,
-  table,
+  sectionFrame,
   when,
   type FieldErrors,
   type Values,
 } from '../layout';
+import { choicesOf, dateFilters, listPage, selectFilter, spaced, textFilter, type ListView } from '../list-page';
 import { allows, consoleSessionPlugin } from '../session';
-import { nonEmptyQuery, ownedId, ownedOrMissing } from './common';
+import { ownedId, ownedOrMissing } from './common';
 import { transactionsTable } from './wallets';
 
-const FILTERS = [
-  'status',
-  'currency',
-  'amount',
-  'phonenumber',
-  'reference',
-  'remote_transaction_id',
-  'network',
-  'contact_first_name',
-  'contact_last_name',
-  'created_after',
-  'created_before',
-  'modified_after',
-  'modified_before',
-] as const;
+/** The claim form's values and errors, and what a claim that found nothing says. */
+type ClaimState = { values: Values; errors: FieldErrors; message?: string };
+
 const CLAIM_FIELDS = ['amount', 'remote_transaction_id', 'phonenumber'];
 const REVERSE_FIELDS = ['reason'];
 
 export const collectionRoutes = (deps: AppDeps) => {
   const { sql, config } = deps;
-  const frame = (session: ConsoleSession, title: string) => ({
-    session,
-    sandbox: config.sandbox,
-    section: 'collections' as const,
-    title,
-  });
+  const frame = sectionFrame(config.sandbox, 'collections');
 
   const ownedCollection = (session: ConsoleSession, rawId: string): Promise<CollectionRow> =>
     ownedOrMissing(
@@ -155,65 +132,44 @@ ${transactionsTable(transactions, { wallet: true, empty: "This collection moved 
     return htmlResponse(layout(frame(session, `Collection #${collection.id}`), content), status);
   }
 
-  async function listPage(
-    request: Request,
-    session: ConsoleSession,
-    claim: { values: Values; errors: FieldErrors; message?: string },
-    status = 200,
-  ) {
-    const searchParams = nonEmptyQuery(request);
-    const filters = parseFilters(CollectionFilters, searchParams);
-    const page = parsePage(searchParams, config.pageSizeMax);
-    const { count, rows } = await listCollections(sql, session.organizationId, { ...filters, claim: undefined }, page);
-    const values = queryValues(searchParams);
-    const content = html`<p><a href="/console/reversals">Reversals (collections sent back)</a></p>
-${claim.message ? notice(claim.message, status === 200 ? 'ok' : 'error') : ''}
-${filterForm(
-  '/console/collections',
-  html`
-${select(
-  'status',
-  'Status',
-  COLLECTION_STATUSES.map((value) => [value, value.replaceAll('_', ' ')] as const),
-  values,
-  {},
-  true,
-)}
-${select(
-  'currency',
-  'Currency',
-  SUPPORTED_CURRENCIES.map((code) => [code, code] as const),
-  values,
-  {},
-  true,
-)}
-${input('amount', 'Amount', values, {}, { inputmode: 'decimal' })}
-${input('phonenumber', 'Phone number', values, {}, { inputmode: 'tel' })}
-${input('reference', 'Reference', values, {})}
-${input('remote_transaction_id', 'Remote transaction id', values, {})}
-${input('network', 'Network', values, {})}
-${input('contact_first_name', 'Contact first name', values, {})}
-${input('contact_last_name', 'Contact last name', values, {})}
-${dateRangeInputs(values, ['created', 'modified'])}`,
-  anyFilter(searchParams, FILTERS),
-)}
-${table(
-  ['Collection', 'Received', 'Number', 'Amount', 'Reference', 'Network', 'Status'],
-  rows.map((row) => [
-    html`<a href="/console/collections/${row.id}">#${row.id}</a>`,
-    when(row.created),
-    row.phoneNumber,
-    money(row.amount, row.currency),
-    row.reference,
-    row.network,
-    badge(row.status),
-  ]),
-  'No collections match.',
-)}
-${pager('/console/collections', searchParams, page, count)}
-${
-  allows(session, 'collect')
-    ? html`<section class="card" aria-labelledby="claim"><h2 id="claim">Claim a collection</h2>
+  const collectionList = listPage(config, {
+    path: '/console/collections',
+    section: 'collections',
+    title: 'Collections',
+    filters: {
+      schema: CollectionFilters,
+      fields: [
+        selectFilter('status', 'Status', choicesOf(COLLECTION_STATUSES, spaced)),
+        selectFilter('currency', 'Currency', choicesOf(SUPPORTED_CURRENCIES)),
+        textFilter('amount', 'Amount', { inputmode: 'decimal' }),
+        textFilter('phonenumber', 'Phone number', { inputmode: 'tel' }),
+        textFilter('reference', 'Reference'),
+        textFilter('remote_transaction_id', 'Remote transaction id'),
+        textFilter('network', 'Network'),
+        textFilter('contact_first_name', 'Contact first name'),
+        textFilter('contact_last_name', 'Contact last name'),
+        dateFilters('created', 'modified'),
+      ],
+    },
+    // The list shows the organization's collections: `claim` is the claim's own filter, not the list's.
+    page: (session, filters, page) =>
+      listCollections(sql, session.organizationId, { ...filters, claim: undefined }, page),
+    columns: [
+      ['Collection', (collection) => html`<a href="/console/collections/${collection.id}">#${collection.id}</a>`],
+      ['Received', (collection) => when(collection.created)],
+      ['Number', (collection) => collection.phoneNumber],
+      ['Amount', (collection) => money(collection.amount, collection.currency)],
+      ['Reference', (collection) => collection.reference],
+      ['Network', (collection) => collection.network],
+      ['Status', (collection) => badge(collection.status)],
+    ],
+    empty: 'No collections match.',
+    above: ({ state: claim, status }: ListView<ClaimState>) => html`<p><a href="/console/reversals">Reversals \
+(collections sent back)</a></p>
+${claim.message ? notice(claim.message, status === 200 ? 'ok' : 'error') : ''}`,
+    below: ({ session, state: claim }) =>
+      allows(session, 'collect')
+        ? html`<section class="card" aria-labelledby="claim"><h2 id="claim">Claim a collection</h2>
 <p class="muted">A payment that matched none of your requests waits unassigned. Give its amount, remote transaction id \
 and number \
 (all three must match exactly) to assign it to your organization and credit your wallet.</p>
@@ -227,16 +183,16 @@ ${input('remote_transaction_id', 'Remote transaction id', claim.values, claim.er
 ${input('phonenumber', 'Phone number', claim.values, claim.errors, { required: true, inputmode: 'tel' })}
 <div class="actions"><button type="submit" class="primary">Claim</button></div>`,
 )}</section>`
-    : ''
-}`;
-    return htmlResponse(layout(frame(session, 'Collections'), content), status);
-  }
+        : '',
+  });
 
   return new Elysia({ name: 'console-collections' })
     .use(consoleSessionPlugin(deps))
-    .get('/console/collections', ({ request, session }) => listPage(request, session, { values: {}, errors: {} }), {
-      page: 'view',
-    })
+    .get(
+      '/console/collections',
+      ({ request, session }) => collectionList({ request, session }, { values: {}, errors: {} }),
+      { page: 'view' },
+    )
     .post(
       '/console/collections/claim',
       async ({ request, session, form }) => {
@@ -252,9 +208,8 @@ ${input('phonenumber', 'Phone number', claim.values, claim.errors, { required: t
           );
           const claimed = await claimCollectionFor(deps, session, filters, values.phonenumber);
           if (claimed !== null) return redirect(`/console/collections/${claimed.id}`);
-          return await listPage(
-            request,
-            session,
+          return await collectionList(
+            { request, session },
             { values, errors: {}, message: 'No unassigned collection matches these three values.' },
             404,
           );
@@ -264,7 +219,7 @@ ${input('phonenumber', 'Phone number', claim.values, claim.errors, { required: t
           const errors = (
             typeof apiError.body.detail === 'string' ? { non_field_errors: [apiError.body.detail] } : apiError.body
           ) as FieldErrors;
-          return await listPage(request, session, { values, errors }, 400);
+          return await collectionList({ request, session }, { values, errors }, 400);
         }
       },
       { action: 'collect', parse: 'none' },

@@ -36,9 +36,10 @@ export async function ownedOrMissing<T>(found: Promise<T>, message: string): Pro
 }
 
 /** A workflow's page in the Temporal UI (`TEMPORAL_UI_URL`). */
-export const workflowUrl = (config: Pick<Config, 'console' | 'temporal'>, workflowId: string): string =>
-  `${config.console.temporalUiUrl}/namespaces/${encodeURIComponent(config.temporal.namespace)}` +
-  `/workflows/${encodeURIComponent(workflowId)}`;
+export function workflowUrl(config: Pick<Config, 'console' | 'temporal'>, workflowId: string): string {
+  const namespace = encodeURIComponent(config.temporal.namespace);
+  return `${config.console.temporalUiUrl}/namespaces/${namespace}/workflows/${encodeURIComponent(workflowId)}`;
+}
 
 /** Notices shown after a redirect (`?done=<key>`): fixed sentences, never text from the URL. */
 export const DONE_NOTICES: Readonly<Record<string, string>> = {

@@ -3,8 +3,6 @@ import { Elysia } from 'elysia';
 import { validate } from '../../domain/input';
 import type { AppDeps } from '../../http/context';
 import { findApiError } from '../../http/errors';
-import { parseFilters } from '../../http/filters';
-import { parsePage } from '../../http/pagination';
 import { CONTACT_TYPES } from '../../domain/contacts';
 import {
   ContactCreate,
@@ -17,29 +15,24 @@ import type { ConsoleSession } from '../../services/merchants/console-sessions';
 import { html, type Html } from '../html';
 import { htmlResponse, redirect } from '../http';
 import {
-  anyFilter,
   checkbox,
-  dateRangeInputs,
   details,
-  filterForm,
   formErrors,
   givenFields,
   input,
   layout,
   notice,
-  pager,
   postForm,
-  queryValues,
+  sectionFrame,
   select,
-  table,
   when,
   type FieldErrors,
   type Values,
 } from '../layout';
+import { dateFilters, listPage, textFilter } from '../list-page';
 import { allows, consoleSessionPlugin } from '../session';
-import { DONE_NOTICES, nonEmptyQuery, ownedId, ownedOrMissing } from './common';
+import { DONE_NOTICES, ownedId, ownedOrMissing } from './common';
 
-const FILTERS = ['first_name', 'last_name', 'email', 'phone_number', 'created_after', 'created_before'] as const;
 const FORM_FIELDS = ['first_name', 'last_name', 'phone_number', 'email', 'type', 'verify'];
 
 function createForm(session: ConsoleSession, values: Values, errors: FieldErrors): Html {
@@ -74,58 +67,39 @@ ${checkbox(
 
 export const contactRoutes = (deps: AppDeps) => {
   const { sql, config } = deps;
-  const frame = (session: ConsoleSession, title: string) => ({
-    session,
-    sandbox: config.sandbox,
-    section: 'contacts' as const,
-    title,
+  const frame = sectionFrame(config.sandbox, 'contacts');
+
+  const contactList = listPage(config, {
+    path: '/console/contacts',
+    section: 'contacts',
+    title: 'Contacts',
+    filters: {
+      schema: ContactFilters,
+      fields: [
+        textFilter('first_name', 'First name'),
+        textFilter('last_name', 'Last name'),
+        textFilter('email', 'Email'),
+        textFilter('phone_number', 'Phone number', { inputmode: 'tel' }),
+        dateFilters('created'),
+      ],
+    },
+    page: (session, filters, page) => listContacts(sql, session.organizationId, filters, page),
+    columns: [
+      ['Contact', (contact) => html`<a href="/console/contacts/${contact.id}">#${contact.id}</a>`],
+      ['Name', (contact) => html`<span class="contact-name">${contact.firstName} ${contact.lastName}</span>`],
+      ['Number', (contact) => contact.phoneNumber],
+      ['Email', (contact) => contact.email ?? ''],
+      ['Type', (contact) => contact.type],
+      ['Created', (contact) => when(contact.created)],
+    ],
+    empty: 'No contacts match.',
+    above: ({ session }) =>
+      allows(session, 'collect') ? html`<p><a href="/console/contacts/new">New contact</a></p>` : '',
   });
 
   return new Elysia({ name: 'console-contacts' })
     .use(consoleSessionPlugin(deps))
-    .get(
-      '/console/contacts',
-      async ({ request, session }) => {
-        const searchParams = nonEmptyQuery(request);
-        const page = parsePage(searchParams, config.pageSizeMax);
-        const { count, rows } = await listContacts(
-          sql,
-          session.organizationId,
-          parseFilters(ContactFilters, searchParams),
-          page,
-        );
-        const values = queryValues(searchParams);
-        const content = html`${
-          allows(session, 'collect')
-            ? html`<p><a href="/console/contacts/new">New \
-contact</a></p>`
-            : ''
-        }
-${filterForm(
-  '/console/contacts',
-  html`
-${input('first_name', 'First name', values, {})}${input('last_name', 'Last name', values, {})}
-${input('email', 'Email', values, {})}${input('phone_number', 'Phone number', values, {}, { inputmode: 'tel' })}
-${dateRangeInputs(values)}`,
-  anyFilter(searchParams, FILTERS),
-)}
-${table(
-  ['Contact', 'Name', 'Number', 'Email', 'Type', 'Created'],
-  rows.map((row) => [
-    html`<a href="/console/contacts/${row.id}">#${row.id}</a>`,
-    html`<span class="contact-name">${row.firstName} ${row.lastName}</span>`,
-    row.phoneNumber,
-    row.email ?? '',
-    row.type,
-    when(row.created),
-  ]),
-  'No contacts match.',
-)}
-${pager('/console/contacts', searchParams, page, count)}`;
-        return htmlResponse(layout(frame(session, 'Contacts'), content));
-      },
-      { page: 'view' },
-    )
+    .get('/console/contacts', ({ request, session }) => contactList({ request, session }), { page: 'view' })
     .get(
       '/console/contacts/new',
       ({ session }) => htmlResponse(layout(frame(session, 'New contact'), createForm(session, {}, {}))),

@@ -2,68 +2,38 @@
 import { Elysia } from 'elysia';
 import type { AppDeps } from '../../http/context';
 import { EventFilters, findOwnEvent, listEvents } from '../../services/webhooks/events';
-import { parseFilters } from '../../http/filters';
-import { parsePage } from '../../http/pagination';
 import { EVENT_TYPES, serializeEvent } from '../../domain/events';
 import { eventForVersion } from '../../domain/versions';
 import { CURRENT_API_VERSION } from '../../domain/versions';
-import type { ConsoleSession } from '../../services/merchants/console-sessions';
 import { html } from '../html';
 import { htmlResponse } from '../http';
-import { anyFilter, details, filterForm, layout, pager, queryValues, select, table, when } from '../layout';
+import { details, layout, sectionFrame, when } from '../layout';
+import { choicesOf, listPage, selectFilter } from '../list-page';
 import { consoleSessionPlugin } from '../session';
-import { nonEmptyQuery, ownedId, ownedOrMissing } from './common';
+import { ownedId, ownedOrMissing } from './common';
 
 export const eventRoutes = (deps: AppDeps) => {
   const { sql, config } = deps;
-  const frame = (session: ConsoleSession, title: string) => ({
-    session,
-    sandbox: config.sandbox,
-    section: 'events' as const,
-    title,
+  const frame = sectionFrame(config.sandbox, 'events');
+
+  const eventList = listPage(config, {
+    path: '/console/events',
+    section: 'events',
+    title: 'Events',
+    filters: { schema: EventFilters, fields: [selectFilter('type', 'Type', choicesOf(EVENT_TYPES))] },
+    page: (session, filters, page) => listEvents(sql, session.organizationId, filters, page),
+    columns: [
+      ['Event', (event) => html`<a href="/console/events/${event.id}">#${event.id}</a>`],
+      ['Type', (event) => event.type],
+      ['Object', (event) => (typeof event.data.id === 'number' ? `#${event.data.id}` : '')],
+      ['Created', (event) => when(event.created)],
+    ],
+    empty: 'No events match.',
   });
 
   return new Elysia({ name: 'console-events' })
     .use(consoleSessionPlugin(deps))
-    .get(
-      '/console/events',
-      async ({ request, session }) => {
-        const searchParams = nonEmptyQuery(request);
-        const page = parsePage(searchParams, config.pageSizeMax);
-        const { count, rows } = await listEvents(
-          sql,
-          session.organizationId,
-          parseFilters(EventFilters, searchParams),
-          page,
-        );
-        const content = html`
-${filterForm(
-  '/console/events',
-  select(
-    'type',
-    'Type',
-    EVENT_TYPES.map((type) => [type, type] as const),
-    queryValues(searchParams),
-    {},
-    true,
-  ),
-  anyFilter(searchParams, ['type']),
-)}
-${table(
-  ['Event', 'Type', 'Object', 'Created'],
-  rows.map((row) => [
-    html`<a href="/console/events/${row.id}">#${row.id}</a>`,
-    row.type,
-    typeof row.data.id === 'number' ? `#${row.data.id}` : '',
-    when(row.created),
-  ]),
-  'No events match.',
-)}
-${pager('/console/events', searchParams, page, count)}`;
-        return htmlResponse(layout(frame(session, 'Events'), content));
-      },
-      { page: 'view' },
-    )
+    .get('/console/events', ({ request, session }) => eventList({ request, session }), { page: 'view' })
     .get(
       '/console/events/:id',
       async ({ params, session }) => {

@@ -14,7 +14,7 @@ import {
 } from '../../services/wallets/overview';
 import { html, type Html } from '../html';
 import { htmlResponse } from '../http';
-import { badge, layout, money, table, when } from '../layout';
+import { badge, layout, money, sectionFrame, table, when } from '../layout';
 import { disabledWebhooks } from '../../services/webhooks/webhook-recovery';
 import { consoleSessionPlugin } from '../session';
 import { disabledWebhooksNotice } from './common';
@@ -88,6 +88,7 @@ sent (completed)</p></div>
 
 export const overviewRoutes = (deps: AppDeps) => {
   const { sql, config } = deps;
+  const frame = sectionFrame(config.sandbox, 'overview');
   return new Elysia({ name: 'console-overview' }).use(consoleSessionPlugin(deps)).get(
     '/console',
     async ({ session }) => {
@@ -166,9 +167,7 @@ ${table(
   'No failing deliveries.',
 )}
 </section>`;
-      return htmlResponse(
-        layout({ session, sandbox: config.sandbox, section: 'overview', title: 'Overview' }, content),
-      );
+      return htmlResponse(layout(frame(session, 'Overview'), content));
     },
     { page: 'view' },
   );

@@ -35,7 +35,8 @@ import {
 import { paymentBatchWorkflowId } from '../../contracts/payment-batch';
 import { html, type Html } from '../html';
 import { htmlResponse, redirect } from '../http';
-import { badge, details, layout, money, notice, pager, postForm, table, when } from '../layout';
+import { badge, details, layout, money, notice, pager, postForm, sectionFrame, table, when } from '../layout';
+import { listPage } from '../list-page';
 import { allows, consoleSessionPlugin } from '../session';
 import { nonEmptyQuery, ownedId, ownedOrMissing, workflowUrl } from './common';
 
@@ -169,12 +170,7 @@ href="/console/payment-batches/new">Upload another file</a></div>`,
 
 export const paymentBatchRoutes = (deps: AppDeps) => {
   const { sql, config } = deps;
-  const frame = (session: ConsoleSession, title: string) => ({
-    session,
-    sandbox: config.sandbox,
-    section: 'payments' as const,
-    title,
-  });
+  const frame = sectionFrame(config.sandbox, 'payments');
   const ownedBatch = (session: ConsoleSession, rawId: string) =>
     ownedOrMissing(
       findOwnPaymentBatch(sql, session.organizationId, ownedId(rawId, 'PaymentBatch')),
@@ -193,37 +189,31 @@ class="muted">(updates by itself)</span>`
   }</p>
 <p class="batch-progress">${progress(batch)}</p><p>Totals: ${totals(batch)}</p></div>`;
 
+  const batchList = listPage(config, {
+    path: '/console/payment-batches',
+    section: 'payments',
+    title: 'Payment batches',
+    page: async (session, _filters, page) => {
+      const { count, rows } = await listPaymentBatches(sql, session.organizationId, {}, page);
+      return { count, rows: await paymentBatchResources(sql, rows) };
+    },
+    columns: [
+      ['Batch', (batch) => html`<a href="/console/payment-batches/${batch.id}">#${batch.id}</a>`],
+      ['Created', (batch) => when(new Date(batch.created))],
+      ['Rows', (batch) => html`${batch.row_count}`],
+      ['Progress', progress],
+      ['State', (batch) => badge(batch.state)],
+    ],
+    empty: 'No payment batches yet.',
+    above: ({ session }) =>
+      html`<p>${
+        allows(session, 'pay') ? html`<a href="/console/payment-batches/new">Upload a batch</a> · ` : ''
+      }<a href="/console/payments">Payments</a></p>`,
+  });
+
   return new Elysia({ name: 'console-payment-batches' })
     .use(consoleSessionPlugin(deps))
-    .get(
-      '/console/payment-batches',
-      async ({ request, session }) => {
-        const searchParams = nonEmptyQuery(request);
-        const page = parsePage(searchParams, config.pageSizeMax);
-        const { count, rows } = await listPaymentBatches(sql, session.organizationId, {}, page);
-        const batches = await paymentBatchResources(sql, rows);
-        const content = html`<p>${
-          allows(session, 'pay')
-            ? html`<a href="/console/payment-batches/new">Upload a \
-batch</a> · `
-            : ''
-        }<a href="/console/payments">Payments</a></p>
-${table(
-  ['Batch', 'Created', 'Rows', 'Progress', 'State'],
-  batches.map((batch) => [
-    html`<a href="/console/payment-batches/${batch.id}">#${batch.id}</a>`,
-    when(new Date(batch.created)),
-    html`${batch.row_count}`,
-    progress(batch),
-    badge(batch.state),
-  ]),
-  'No payment batches yet.',
-)}
-${pager('/console/payment-batches', searchParams, page, count)}`;
-        return htmlResponse(layout(frame(session, 'Payment batches'), content));
-      },
-      { page: 'view' },
-    )
+    .get('/console/payment-batches', ({ request, session }) => batchList({ request, session }), { page: 'view' })
     .get(
       '/console/payment-batches/new',
       ({ session }) => htmlResponse(layout(frame(session, 'Upload a payment batch'), uploadForm(session))),

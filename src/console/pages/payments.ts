@@ -9,7 +9,6 @@ import { Elysia } from 'elysia';
 import type { AppDeps } from '../../http/context';
 import { validate } from '../../domain/input';
 import { findApiError } from '../../http/errors';
-import { parsePage } from '../../http/pagination';
 import { SUPPORTED_CURRENCIES } from '../../domain/money';
 import {
   CANCELLABLE_PAYMENT_STATES,
@@ -30,38 +29,32 @@ import {
   findOwnPayment,
   listPayments,
 } from '../../services/payments/payments';
-import { parseFilters } from '../../http/filters';
 import { listWallets, transactionsBelongingTo } from '../../services/wallets/wallets';
 import { paymentWorkflowId } from '../../contracts/money-out';
 import { html, type Html } from '../html';
 import { htmlResponse, redirect } from '../http';
 import {
-  anyFilter,
   badge,
   checkbox,
-  dateRangeInputs,
   details,
-  filterForm,
   formErrors,
   givenFields,
   input,
   layout,
   money,
   notice,
-  pager,
   postForm,
-  queryValues,
+  sectionFrame,
   select,
-  table,
   when,
   type FieldErrors,
   type Values,
 } from '../layout';
+import { choicesOf, dateFilters, listPage, selectFilter, spaced, textFilter } from '../list-page';
 import { allows, consoleSessionPlugin } from '../session';
-import { DONE_NOTICES, nonEmptyQuery, ownedId, ownedOrMissing, timelineList, workflowUrl } from './common';
+import { DONE_NOTICES, ownedId, ownedOrMissing, timelineList, workflowUrl } from './common';
 import { transactionsTable } from './wallets';
 
-const FILTERS = ['state', 'currency', 'phonenumber', 'created_after', 'created_before'] as const;
 const FORM_FIELDS = [
   'phonenumber',
   'amount',
@@ -76,7 +69,7 @@ const FORM_FIELDS = [
   'send_sms_message',
 ];
 const MORE_OPTIONS = ['account', 'start_date', 'callback_url'];
-const currencies = SUPPORTED_CURRENCIES.map((code) => [code, code] as const);
+const currencies = choicesOf(SUPPORTED_CURRENCIES);
 const INSUFFICIENT_FUNDS = 'insufficient funds';
 
 /** The 400 of a payment the wallet cannot pay, shown above the form with what the wallet holds. */
@@ -130,7 +123,7 @@ ${input('amount', 'Amount', values, fieldErrors, {
 ${select('currency', 'Currency', currencies, values, fieldErrors)}
 ${input('description', 'Description', values, fieldErrors, {
   required: true,
-  hint: 'Up to 255 characters, for your ' + "records and the recipient's statement.",
+  hint: "Up to 255 characters, for your records and the recipient's statement.",
 })}
 ${select(
   'payment_type',
@@ -147,13 +140,14 @@ ${checkbox('send_sms_message', 'Text the recipient about the payment', values.se
 <details${moreOpen ? html` open` : ''}><summary>More options</summary><div class="stack">
 ${select('account', 'Pay from wallet', walletChoices, values, fieldErrors)}
 ${input('start_date', 'Send at', values, fieldErrors, {
-  hint:
-    'Leave empty to send now; "tomorrow", "2 hours", ' +
-    '"31/12/2025 13:00:00" (UTC). Until then the payment is scheduled and can be cancelled.',
+  hint: [
+    'Leave empty to send now; "tomorrow", "2 hours", "31/12/2025 13:00:00" (UTC).',
+    'Until then the payment is scheduled and can be cancelled.',
+  ].join(' '),
 })}
 ${input('callback_url', 'Callback URL', values, fieldErrors, {
   type: 'url',
-  hint: "Receives this payment's " + 'payment.status.changed events, signed as webhooks are.',
+  hint: "Receives this payment's payment.status.changed events, signed as webhooks are.",
 })}
 </div></details>
 <div class="actions"><button type="submit" class="primary">Send payment</button></div>`,
@@ -214,11 +208,35 @@ ${transactionsTable(transactions, { wallet: true, empty: 'No wallet transaction.
 
 export const paymentRoutes = (deps: AppDeps) => {
   const { sql, config } = deps;
-  const frame = (session: ConsoleSession, title: string) => ({
-    session,
-    sandbox: config.sandbox,
-    section: 'payments' as const,
-    title,
+  const frame = sectionFrame(config.sandbox, 'payments');
+
+  const paymentList = listPage(config, {
+    path: '/console/payments',
+    section: 'payments',
+    title: 'Payments',
+    filters: {
+      schema: PaymentFilters,
+      fields: [
+        selectFilter('state', 'State', choicesOf(PAYMENT_STATES, spaced)),
+        selectFilter('currency', 'Currency', currencies),
+        textFilter('phonenumber', 'Phone number', { inputmode: 'tel' }),
+        dateFilters('created'),
+      ],
+    },
+    page: (session, filters, page) => listPayments(sql, session.organizationId, filters, page),
+    columns: [
+      ['Payment', (payment) => html`<a href="/console/payments/${payment.id}">#${payment.id}</a>`],
+      ['Created', (payment) => when(payment.created)],
+      ['Recipient', (payment) => payment.phoneNumber],
+      ['Description', (payment) => html`<span class="payment-description">${payment.description}</span>`],
+      ['Amount', (payment) => money(payment.amount, payment.currency)],
+      ['State', (payment) => badge(payment.state)],
+    ],
+    empty: 'No payments match.',
+    above: ({ session }) => html`<p>${
+      allows(session, 'pay') ? html`<a href="/console/payments/new">New payment</a> · ` : ''
+    }<a href="/console/payment-batches">Payment batches (bulk payouts)</a> · <a href="/console/reversals">Reversals \
+(collections sent back)</a></p>`,
   });
 
   const ownedPayment = (session: ConsoleSession, rawId: string): Promise<PaymentRow> =>
@@ -291,59 +309,7 @@ ${input('reason', 'Reason', cancel.values, cancel.errors, { hint: 'Up to 255 cha
 
   return new Elysia({ name: 'console-payments' })
     .use(consoleSessionPlugin(deps))
-    .get(
-      '/console/payments',
-      async ({ request, session }) => {
-        const searchParams = nonEmptyQuery(request);
-        const page = parsePage(searchParams, config.pageSizeMax);
-        const { count, rows } = await listPayments(
-          sql,
-          session.organizationId,
-          parseFilters(PaymentFilters, searchParams),
-          page,
-        );
-        const values = queryValues(searchParams);
-        const content = html`<p>${
-          allows(session, 'pay')
-            ? html`<a href="/console/payments/new">New \
-payment</a> · `
-            : ''
-        }<a href="/console/payment-batches">Payment batches (bulk payouts)</a> · <a \
-href="/console/reversals">Reversals \
-(collections sent back)</a></p>
-${filterForm(
-  '/console/payments',
-  html`
-${select(
-  'state',
-  'State',
-  PAYMENT_STATES.map((state) => [state, state.replaceAll('_', ' ')] as const),
-  values,
-  {},
-  true,
-)}
-${select('currency', 'Currency', currencies, values, {}, true)}
-${input('phonenumber', 'Phone number', values, {}, { inputmode: 'tel' })}
-${dateRangeInputs(values)}`,
-  anyFilter(searchParams, FILTERS),
-)}
-${table(
-  ['Payment', 'Created', 'Recipient', 'Description', 'Amount', 'State'],
-  rows.map((row) => [
-    html`<a href="/console/payments/${row.id}">#${row.id}</a>`,
-    when(row.created),
-    row.phoneNumber,
-    html`<span class="payment-description">${row.description}</span>`,
-    money(row.amount, row.currency),
-    badge(row.state),
-  ]),
-  'No payments match.',
-)}
-${pager('/console/payments', searchParams, page, count)}`;
-        return htmlResponse(layout(frame(session, 'Payments'), content));
-      },
-      { page: 'view' },
-    )
+    .get('/console/payments', ({ request, session }) => paymentList({ request, session }), { page: 'view' })
     .get(
       '/console/payments/new',
       async ({ session }) =>

@@ -16,11 +16,9 @@ import {
   subscriptionCancelled,
   type RequestWithContact,
 } from '../../services/collections/collection-requests';
-import { parseFilters } from '../../http/filters';
 import { validate } from '../../domain/input';
 import type { AppDeps } from '../../http/context';
 import { findApiError } from '../../http/errors';
-import { parsePage } from '../../http/pagination';
 import {
   FINAL_STATUSES,
   REQUEST_STATUSES,
@@ -35,46 +33,27 @@ import { collectionRequestWorkflowId } from '../../contracts/collection-request'
 import { html, type Html } from '../html';
 import { htmlResponse, redirect } from '../http';
 import {
-  anyFilter,
+  actionButton,
   badge,
   checkbox,
-  dateRangeInputs,
   details,
-  filterForm,
   formErrors,
   givenFields,
   input,
   layout,
   money,
   notice,
-  pager,
-  actionButton,
   postForm,
-  queryValues,
+  sectionFrame,
   select,
-  table,
   when,
   type FieldErrors,
   type Values,
 } from '../layout';
+import { choicesOf, dateFilters, listPage, selectFilter, spaced, textFilter } from '../list-page';
 import { allows, consoleSessionPlugin } from '../session';
-import { DONE_NOTICES, nonEmptyQuery, ownedId, ownedOrMissing, timelineList, workflowUrl } from './common';
+import { DONE_NOTICES, ownedId, ownedOrMissing, timelineList, workflowUrl } from './common';
 
-const FILTERS = [
-  'status',
-  'currency',
-  'amount',
-  'phonenumber',
-  'collection',
-  'remote_transaction_id',
-  'reason',
-  'contact_first_name',
-  'contact_last_name',
-  'created_after',
-  'created_before',
-  'modified_after',
-  'modified_before',
-] as const;
 const FORM_FIELDS = [
   'phonenumber',
   'amount',
@@ -91,7 +70,7 @@ const FORM_FIELDS = [
   'retry_interval_minutes',
   'max_attempts',
 ];
-const currencies = SUPPORTED_CURRENCIES.map((code) => [code, code] as const);
+const currencies = choicesOf(SUPPORTED_CURRENCIES);
 
 function createForm(session: ConsoleSession, values: Values, errors: FieldErrors): Html {
   return html`${formErrors(errors, FORM_FIELDS)}
@@ -199,11 +178,39 @@ ${actionButton(session, `/console/requests/${request.id}/subscription/cancel`, '
 
 export const requestRoutes = (deps: AppDeps) => {
   const { sql, config } = deps;
-  const frame = (session: ConsoleSession, title: string) => ({
-    session,
-    sandbox: config.sandbox,
-    section: 'requests' as const,
-    title,
+  const frame = sectionFrame(config.sandbox, 'requests');
+
+  const requestList = listPage(config, {
+    path: '/console/requests',
+    section: 'requests',
+    title: 'Collection requests',
+    filters: {
+      schema: RequestFilters,
+      fields: [
+        selectFilter('status', 'Status', choicesOf(REQUEST_STATUSES, spaced)),
+        selectFilter('currency', 'Currency', currencies),
+        textFilter('amount', 'Amount', { inputmode: 'decimal' }),
+        textFilter('phonenumber', 'Phone number', { inputmode: 'tel' }),
+        textFilter('collection', 'Collection id', { inputmode: 'numeric' }),
+        textFilter('remote_transaction_id', 'Remote transaction id'),
+        textFilter('reason', 'Reason'),
+        textFilter('contact_first_name', 'Contact first name'),
+        textFilter('contact_last_name', 'Contact last name'),
+        dateFilters('created', 'modified'),
+      ],
+    },
+    page: (session, filters, page) => listCollectionRequests(sql, session.organizationId, filters, page),
+    columns: [
+      ['Request', ({ request }) => html`<a href="/console/requests/${request.id}">#${request.id}</a>`],
+      ['Created', ({ request }) => when(request.created)],
+      ['Customer', ({ contact }) => `${contact.firstName} ${contact.lastName}`],
+      ['Number', ({ request }) => request.phoneNumber],
+      ['Amount', ({ request }) => money(request.amount, request.currency)],
+      ['Status', ({ request }) => badge(request.status)],
+    ],
+    empty: 'No collection requests match.',
+    above: ({ session }) =>
+      allows(session, 'collect') ? html`<p><a href="/console/requests/new">New collection request</a></p>` : '',
   });
 
   const ownedRequest = (session: ConsoleSession, rawId: string) =>
@@ -250,63 +257,7 @@ data-live="/console/requests/${request.id}/live">${await liveContent(deps, reque
 
   return new Elysia({ name: 'console-requests' })
     .use(consoleSessionPlugin(deps))
-    .get(
-      '/console/requests',
-      async ({ request, session }) => {
-        const searchParams = nonEmptyQuery(request);
-        const page = parsePage(searchParams, config.pageSizeMax);
-        const { count, rows: results } = await listCollectionRequests(
-          sql,
-          session.organizationId,
-          parseFilters(RequestFilters, searchParams),
-          page,
-        );
-        const values = queryValues(searchParams);
-        const content = html`${
-          allows(session, 'collect')
-            ? html`<p><a href="/console/requests/new">New collection \
-request</a></p>`
-            : ''
-        }
-${filterForm(
-  '/console/requests',
-  html`
-${select(
-  'status',
-  'Status',
-  REQUEST_STATUSES.map((status) => [status, status.replaceAll('_', ' ')] as const),
-  values,
-  {},
-  true,
-)}
-${select('currency', 'Currency', currencies, values, {}, true)}
-${input('amount', 'Amount', values, {}, { inputmode: 'decimal' })}
-${input('phonenumber', 'Phone number', values, {}, { inputmode: 'tel' })}
-${input('collection', 'Collection id', values, {}, { inputmode: 'numeric' })}
-${input('remote_transaction_id', 'Remote transaction id', values, {})}
-${input('reason', 'Reason', values, {})}
-${input('contact_first_name', 'Contact first name', values, {})}
-${input('contact_last_name', 'Contact last name', values, {})}
-${dateRangeInputs(values, ['created', 'modified'])}`,
-  anyFilter(searchParams, FILTERS),
-)}
-${table(
-  ['Request', 'Created', 'Customer', 'Number', 'Amount', 'Status'],
-  results.map(({ request: row, contact }) => [
-    html`<a href="/console/requests/${row.id}">#${row.id}</a>`,
-    when(row.created),
-    `${contact.firstName} ${contact.lastName}`,
-    row.phoneNumber,
-    money(row.amount, row.currency),
-    badge(row.status),
-  ]),
-  'No collection requests match.',
-)}
-${pager('/console/requests', searchParams, page, count)}`;
-        return htmlResponse(layout(frame(session, 'Collection requests'), content));
-      },
-      { page: 'view' },
-    )
+    .get('/console/requests', ({ request, session }) => requestList({ request, session }), { page: 'view' })
     .get(
       '/console/requests/new',
       ({ session }) =>

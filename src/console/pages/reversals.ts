@@ -5,8 +5,6 @@
  */
 import { Elysia } from 'elysia';
 import type { AppDeps } from '../../http/context';
-import { parsePage } from '../../http/pagination';
-import { parseFilters } from '../../http/filters';
 import { REVERSAL_STATES, type ReversalRow } from '../../domain/money-out';
 import type { ConsoleSession } from '../../services/merchants/console-sessions';
 import { ReversalFilters, findOwnReversal, listReversals } from '../../services/payments/reversals';
@@ -14,23 +12,10 @@ import { transactionsBelongingTo } from '../../services/wallets/wallets';
 import { reversalWorkflowId } from '../../contracts/money-out';
 import { html, type Html } from '../html';
 import { htmlResponse } from '../http';
-import {
-  anyFilter,
-  badge,
-  details,
-  filterForm,
-  input,
-  layout,
-  money,
-  notice,
-  pager,
-  queryValues,
-  select,
-  table,
-  when,
-} from '../layout';
+import { badge, details, layout, money, notice, sectionFrame, when } from '../layout';
+import { choicesOf, listPage, selectFilter, textFilter } from '../list-page';
 import { consoleSessionPlugin } from '../session';
-import { DONE_NOTICES, nonEmptyQuery, ownedId, ownedOrMissing, workflowUrl } from './common';
+import { DONE_NOTICES, ownedId, ownedOrMissing, workflowUrl } from './common';
 import { transactionsTable } from './wallets';
 
 /** The part of a reversal's page that changes while its workflow runs (served alone for the live refresh). */
@@ -62,11 +47,36 @@ ${transactionsTable(transactions, { wallet: true, empty: 'No wallet transaction.
 
 export const reversalRoutes = (deps: AppDeps) => {
   const { sql, config } = deps;
-  const frame = (session: ConsoleSession, title: string) => ({
-    session,
-    sandbox: config.sandbox,
-    section: 'collections' as const,
-    title,
+  const frame = sectionFrame(config.sandbox, 'collections');
+
+  const reversalList = listPage(config, {
+    path: '/console/reversals',
+    section: 'collections',
+    title: 'Reversals',
+    filters: {
+      schema: ReversalFilters,
+      fields: [
+        selectFilter('state', 'State', choicesOf(REVERSAL_STATES)),
+        textFilter('collection', 'Collection id', { inputmode: 'numeric' }),
+      ],
+    },
+    page: (session, filters, page) => listReversals(sql, session.organizationId, filters, page),
+    columns: [
+      ['Reversal', (reversal) => html`<a href="/console/reversals/${reversal.id}">#${reversal.id}</a>`],
+      ['Created', (reversal) => when(reversal.created)],
+      [
+        'Collection',
+        (reversal) => html`<a href="/console/collections/${reversal.collectionId}">#${reversal.collectionId}</a>`,
+      ],
+      ['Number', (reversal) => reversal.phoneNumber],
+      ['Amount', (reversal) => money(reversal.amount, reversal.currency)],
+      ['Reason', (reversal) => reversal.reason ?? ''],
+      ['State', (reversal) => badge(reversal.state)],
+    ],
+    empty: 'No reversals match.',
+    above: () => html`<p class="muted">A successful collection is sent back to the subscriber from its page
+(<a href="/console/collections?status=successful">successful collections</a>): its amount leaves the wallet it \
+credited.</p>`,
   });
 
   const ownedReversal = (session: ConsoleSession, rawId: string): Promise<ReversalRow> =>
@@ -77,53 +87,7 @@ export const reversalRoutes = (deps: AppDeps) => {
 
   return new Elysia({ name: 'console-reversals' })
     .use(consoleSessionPlugin(deps))
-    .get(
-      '/console/reversals',
-      async ({ request, session }) => {
-        const searchParams = nonEmptyQuery(request);
-        const page = parsePage(searchParams, config.pageSizeMax);
-        const { count, rows } = await listReversals(
-          sql,
-          session.organizationId,
-          parseFilters(ReversalFilters, searchParams),
-          page,
-        );
-        const values = queryValues(searchParams);
-        const content = html`<p class="muted">A successful collection is sent back to the subscriber from its page
-(<a href="/console/collections?status=successful">successful collections</a>): its amount leaves the wallet it \
-credited.</p>
-${filterForm(
-  '/console/reversals',
-  html`
-${select(
-  'state',
-  'State',
-  REVERSAL_STATES.map((state) => [state, state] as const),
-  values,
-  {},
-  true,
-)}
-${input('collection', 'Collection id', values, {}, { inputmode: 'numeric' })}`,
-  anyFilter(searchParams, ['state', 'collection']),
-)}
-${table(
-  ['Reversal', 'Created', 'Collection', 'Number', 'Amount', 'Reason', 'State'],
-  rows.map((row) => [
-    html`<a href="/console/reversals/${row.id}">#${row.id}</a>`,
-    when(row.created),
-    html`<a href="/console/collections/${row.collectionId}">#${row.collectionId}</a>`,
-    row.phoneNumber,
-    money(row.amount, row.currency),
-    row.reason ?? '',
-    badge(row.state),
-  ]),
-  'No reversals match.',
-)}
-${pager('/console/reversals', searchParams, page, count)}`;
-        return htmlResponse(layout(frame(session, 'Reversals'), content));
-      },
-      { page: 'view' },
-    )
+    .get('/console/reversals', ({ request, session }) => reversalList({ request, session }), { page: 'view' })
     .get(
       '/console/reversals/:id',
       async ({ params, request, session }) => {

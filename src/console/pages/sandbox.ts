@@ -14,7 +14,17 @@ import type { ConsoleSession } from '../../services/merchants/console-sessions';
 import * as v from 'valibot';
 import { html } from '../html';
 import { consoleError, htmlResponse } from '../http';
-import { formErrors, input, layout, notice, postForm, select, type FieldErrors, type Values } from '../layout';
+import {
+  formErrors,
+  input,
+  layout,
+  notice,
+  postForm,
+  sectionFrame,
+  select,
+  type FieldErrors,
+  type Values,
+} from '../layout';
 import { consoleSessionPlugin } from '../session';
 
 const SimulatedPayment = v.object(
@@ -33,12 +43,7 @@ const SimulatedPayment = v.object(
 
 export const sandboxRoutes = (deps: AppDeps) => {
   const { config, launcher } = deps;
-  const frame = (session: ConsoleSession) => ({
-    session,
-    sandbox: config.sandbox,
-    section: 'sandbox' as const,
-    title: 'Sandbox',
-  });
+  const frame = sectionFrame(config.sandbox, 'sandbox');
   const onlyInSandbox = () => {
     if (!config.sandbox) throw consoleError(404, 'The sandbox exists in sandbox mode only.');
   };
@@ -74,7 +79,7 @@ ${select(
 ${input('reference', 'Reference', values, errors)}
 <div class="actions"><button type="submit" class="primary">Send payment</button></div>`,
 )}</section>`;
-    return htmlResponse(layout(frame(session), content), status);
+    return htmlResponse(layout(frame(session, 'Sandbox'), content), status);
   }
 
   return new Elysia({ name: 'console-sandbox' })
@@ -120,11 +125,12 @@ ${input('reference', 'Reference', values, errors)}
             session,
             {},
             {},
-            `Payment ${remoteTransactionId} reported on ${choice.network!.name} (workflow ${reported.workflowId}). ` +
-              'If it matches an open request of yours (number, amount, currency) it is credited and appears under ' +
-              'Collections; ' +
-              `otherwise it waits unassigned: claim it under Collections with remote transaction id ` +
-              `${remoteTransactionId}.`,
+            [
+              `Payment ${remoteTransactionId} reported on ${choice.network!.name} (workflow ${reported.workflowId}).`,
+              'If it matches an open request of yours (number, amount, currency) it is credited and appears under',
+              'Collections; otherwise it waits unassigned:',
+              `claim it under Collections with remote transaction id ${remoteTransactionId}.`,
+            ].join(' '),
           );
         } catch (error) {
           const apiError = findApiError(error);

@@ -53,12 +53,14 @@ import {
   layout,
   notice,
   postForm,
+  sectionFrame,
   select,
   table,
   when,
   type FieldErrors,
   type Values,
 } from '../layout';
+import { listPage, type ListView } from '../list-page';
 import { allows, consoleSessionPlugin, type FormFields } from '../session';
 import { DONE_NOTICES, ownedId } from './common';
 
@@ -154,12 +156,7 @@ ${table(
 
 export const settingsRoutes = (deps: AppDeps) => {
   const { sql, config } = deps;
-  const frame = (session: ConsoleSession, title: string) => ({
-    session,
-    sandbox: config.sandbox,
-    section: 'settings' as const,
-    title,
-  });
+  const frame = sectionFrame(config.sandbox, 'settings');
   const doneOf = (request: Request) => DONE_NOTICES[new URL(request.url).searchParams.get('done') ?? ''];
 
   type SettingsState = { done?: string; values?: Values; errors?: FieldErrors; test?: Html };
@@ -224,33 +221,38 @@ ${routesSection(lines)}`;
     return htmlResponse(layout(frame(session, 'Settings'), content), status);
   }
 
-  async function keysPage(session: ConsoleSession, state: { done?: string; created?: string }): Promise<Response> {
-    const keys = await listApiKeys(sql, session.organizationId);
-    const content = html`${subnav(session, 'keys')}${state.done ? notice(state.done) : ''}
+  const keyList = listPage(config, {
+    path: '/console/settings/keys',
+    section: 'settings',
+    title: 'API keys',
+    all: (session) => listApiKeys(sql, session.organizationId),
+    columns: [
+      ['Key', (key) => html`<code>${key.prefix}…</code>`],
+      ['Acts as', (key) => key.userName],
+      ['Role', (key) => key.role ?? html`<span class="muted">its user's</span>`],
+      ['Created', (key) => when(key.created)],
+      ['Status', (key) => (key.revokedAt ? html`${badge('revoked')} ${when(key.revokedAt)}` : badge('active'))],
+      [
+        '',
+        (key, session) =>
+          key.revokedAt || !mayRevokeKey(session.role, key.userId === session.userId)
+            ? ''
+            : actionButton(session, `/console/settings/keys/${key.id}/revoke`, 'Revoke', {}, 'danger'),
+      ],
+    ],
+    empty: 'No API keys.',
+    above: ({ session, state }: ListView<{ done?: string; created?: string }>) => html`${subnav(session, 'keys')}${
+      state.done ? notice(state.done) : ''
+    }
 ${
   state.created
     ? notice(html`<p><strong>New API key</strong> (shown this once; only its digest is stored):</p><p><code \
 class="secret" id="new-api-key">${state.created}</code></p>
 <p>Send it as <code>Authorization: Token &lt;key&gt;</code>.</p>`)
     : ''
-}
-${table(
-  ['Key', 'Acts as', 'Role', 'Created', 'Status', ''],
-  keys.map((key) => [
-    html`<code>${key.prefix}…</code>`,
-    key.userName,
-    key.role ?? html`<span class="muted">its user's</span>`,
-    when(key.created),
-    key.revokedAt ? html`${badge('revoked')} ${when(key.revokedAt)}` : badge('active'),
-    key.revokedAt || !mayRevokeKey(session.role, key.userId === session.userId)
-      ? ''
-      : actionButton(session, `/console/settings/keys/${key.id}/revoke`, 'Revoke', {}, 'danger'),
-  ]),
-  'No API keys.',
-)}
-<section class="card"><h2>New API key</h2><p class="muted">The key acts as you (${session.email}): it does what its \
-role \
-allows, and never more than your own role.</p>
+}`,
+    below: ({ session }) => html`<section class="card"><h2>New API key</h2><p class="muted">The key acts as you \
+(${session.email}): it does what its role allows, and never more than your own role.</p>
 ${postForm(
   session,
   '/console/settings/keys',
@@ -263,49 +265,53 @@ ${select(
   {},
 )}
 <div class="actions"><button type="submit" class="primary">Create API key</button></div>`,
-)}</section>`;
-    return htmlResponse(layout(frame(session, 'API keys'), content));
-  }
+)}</section>`,
+  });
 
-  async function usersPage(
-    session: ConsoleSession,
-    state: { done?: string; values?: Values; errors?: FieldErrors },
-    status = 200,
-  ): Promise<Response> {
-    const users = await listUsers(sql, session.organizationId);
-    const values = state.values ?? {};
-    const errors = state.errors ?? {};
-    const assignable = ROLES.filter((role) => session.role === 'owner' || role !== 'owner');
-    const content = html`${subnav(session, 'users')}${state.done ? notice(state.done) : ''}
-${table(
-  ['User', 'Email', 'Role', 'Created', ''],
-  users.map((user) => {
-    const self = user.id === session.userId;
-    const changeable = !self && (session.role === 'owner' || user.role !== 'owner');
-    return [
-      user.name,
-      user.email ?? html`<span class="muted">API only</span>`,
-      user.role,
-      when(user.created),
-      self
-        ? html`<span class="muted">you</span>`
-        : changeable
-          ? html`${postForm(
-              session,
-              `/console/settings/users/${user.id}/role`,
-              html`
-${select('role', `Role of ${user.name}`, roleChoices(assignable), { role: user.role }, {})}<button \
+  /** The roles a user of the session's role gives: an owner any, anyone else all but owner. */
+  const assignableRoles = (session: ConsoleSession) =>
+    ROLES.filter((role) => session.role === 'owner' || role !== 'owner');
+
+  /** The user a role form or a remove button may act on: neither yourself nor, unless you are one, an owner. */
+  const changeable = (user: { id: number; role: Role }, session: ConsoleSession) =>
+    user.id !== session.userId && (session.role === 'owner' || user.role !== 'owner');
+
+  const userList = listPage(config, {
+    path: '/console/settings/users',
+    section: 'settings',
+    title: 'Users',
+    all: (session) => listUsers(sql, session.organizationId),
+    columns: [
+      ['User', (user) => user.name],
+      ['Email', (user) => user.email ?? html`<span class="muted">API only</span>`],
+      ['Role', (user) => user.role],
+      ['Created', (user) => when(user.created)],
+      [
+        '',
+        (user, session) =>
+          user.id === session.userId
+            ? html`<span class="muted">you</span>`
+            : changeable(user, session)
+              ? html`${postForm(
+                  session,
+                  `/console/settings/users/${user.id}/role`,
+                  html`
+${select('role', `Role of ${user.name}`, roleChoices(assignableRoles(session)), { role: user.role }, {})}<button \
 type="submit">Change \
 role</button>`,
-              'inline',
-            )}
+                  'inline',
+                )}
 ${actionButton(session, `/console/settings/users/${user.id}/remove`, 'Remove', {}, 'danger')}`
-          : '',
-    ];
-  }),
-  'No users.',
-)}
-<section class="card"><h2>New user</h2>${formErrors(errors, ['email', 'password', 'name', 'role'])}
+              : '',
+      ],
+    ],
+    empty: 'No users.',
+    above: ({ session, state }: ListView<{ done?: string; values?: Values; errors?: FieldErrors }>) =>
+      html`${subnav(session, 'users')}${state.done ? notice(state.done) : ''}`,
+    below: ({ session, state }) => {
+      const values = state.values ?? {};
+      const errors = state.errors ?? {};
+      return html`<section class="card"><h2>New user</h2>${formErrors(errors, ['email', 'password', 'name', 'role'])}
 ${postForm(
   session,
   '/console/settings/users',
@@ -318,11 +324,11 @@ ${input('password', 'Password', {}, errors, {
   autocomplete: 'new-password',
   hint: 'At least 10 characters; give it to the user yourself.',
 })}
-${select('role', 'Role', roleChoices(assignable), { role: 'viewer', ...values }, errors)}
+${select('role', 'Role', roleChoices(assignableRoles(session)), { role: 'viewer', ...values }, errors)}
 <div class="actions"><button type="submit" class="primary">Create user</button></div>`,
 )}</section>`;
-    return htmlResponse(layout(frame(session, 'Users'), content), status);
-  }
+    },
+  });
 
   async function otherUser(session: ConsoleSession, rawId: string) {
     const user = await findUser(sql, session.organizationId, ownedId(rawId, 'User'));
@@ -404,15 +410,15 @@ ${select('role', 'Role', roleChoices(assignable), { role: 'viewer', ...values },
       },
       { action: 'administer', parse: 'none' },
     )
-    .get('/console/settings/keys', ({ request, session }) => keysPage(session, { done: doneOf(request) }), {
+    .get('/console/settings/keys', ({ request, session }) => keyList({ request, session }, { done: doneOf(request) }), {
       page: 'integrate',
     })
     .post(
       '/console/settings/keys',
-      async ({ session, form }) => {
+      async ({ request, session, form }) => {
         const role = text(form, 'role') === '' ? null : formRole(form, keyRolesFor(session.role));
         try {
-          return await keysPage(session, { created: (await issueKeyForUser(sql, session, role)).apiKey });
+          return await keyList({ request, session }, { created: (await issueKeyForUser(sql, session, role)).apiKey });
         } catch (error) {
           // Removed after this request's session was checked: the removal won, and no key was made.
           if (error instanceof KeyHolderRemoved)
@@ -433,17 +439,16 @@ ${select('role', 'Role', roleChoices(assignable), { role: 'viewer', ...values },
       },
       { action: 'integrate', parse: 'none' },
     )
-    .get('/console/settings/users', ({ request, session }) => usersPage(session, { done: doneOf(request) }), {
-      page: 'administer',
-    })
+    .get(
+      '/console/settings/users',
+      ({ request, session }) => userList({ request, session }, { done: doneOf(request) }),
+      { page: 'administer' },
+    )
     .post(
       '/console/settings/users',
-      async ({ session, form }) => {
+      async ({ request, session, form }) => {
         const values = { email: text(form, 'email'), name: text(form, 'name'), role: text(form, 'role') };
-        const role = formRole(
-          form,
-          ROLES.filter((candidate) => session.role === 'owner' || candidate !== 'owner'),
-        );
+        const role = formRole(form, assignableRoles(session));
         try {
           await createUser(sql, {
             organizationId: session.organizationId,
@@ -455,7 +460,7 @@ ${select('role', 'Role', roleChoices(assignable), { role: 'viewer', ...values },
           });
         } catch (error) {
           if (!(error instanceof UserInputError)) throw error;
-          return await usersPage(session, { values, errors: { [error.field]: [error.message] } }, 400);
+          return await userList({ request, session }, { values, errors: { [error.field]: [error.message] } }, 400);
         }
         return redirect('/console/settings/users?done=user-created');
       },

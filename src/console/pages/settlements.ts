@@ -18,7 +18,6 @@ import {
   settlementTotals,
   type Settlement,
 } from '../../domain/settlements';
-import type { ConsoleSession } from '../../services/merchants/console-sessions';
 import { SettlementQuery, settlementReport } from '../../services/wallets/settlements';
 import { html, type Html } from '../html';
 import { htmlResponse } from '../http';
@@ -29,6 +28,7 @@ import {
   money,
   notice,
   queryValues,
+  sectionFrame,
   select,
   signedMoney,
   table,
@@ -106,12 +106,7 @@ operator.</p>`;
 
 export const settlementRoutes = (deps: AppDeps) => {
   const { sql, config } = deps;
-  const frame = (session: ConsoleSession) => ({
-    session,
-    sandbox: config.sandbox,
-    section: 'settlements' as const,
-    title: 'Settlement',
-  });
+  const frame = sectionFrame(config.sandbox, 'settlements');
 
   return new Elysia({ name: 'console-settlements' })
     .use(consoleSessionPlugin(deps))
@@ -127,7 +122,10 @@ export const settlementRoutes = (deps: AppDeps) => {
             parseFilters(SettlementQuery, searchParams),
           );
           return htmlResponse(
-            layout(frame(session), html`${settlementForm(values, {})}${report(settlement, searchParams)}`),
+            layout(
+              frame(session, 'Settlement'),
+              html`${settlementForm(values, {})}${report(settlement, searchParams)}`,
+            ),
           );
         } catch (error) {
           const apiError = findApiError(error);
@@ -135,7 +133,7 @@ export const settlementRoutes = (deps: AppDeps) => {
           const errors = apiError.body as FieldErrors;
           return htmlResponse(
             layout(
-              frame(session),
+              frame(session, 'Settlement'),
               html`${notice(Object.values(errors).flat().join(' '), 'error')}${settlementForm(values, errors)}`,
             ),
             400,

@@ -12,7 +12,6 @@ import { parsePage } from '../../http/pagination';
 import { parseFilters } from '../../http/filters';
 import { TRANSACTION_TYPES, type LedgerRow } from '../../domain/money-out';
 import { LEDGER_LINKS, movementNoun, movementPage, transactionLabel } from '../../domain/money-movements';
-import type { ConsoleSession } from '../../services/merchants/console-sessions';
 import { statementCsv } from '../../domain/statements';
 import { csvResponse } from '../../http/request';
 import { findApiError } from '../../http/errors';
@@ -37,6 +36,7 @@ import {
   notice,
   pager,
   queryValues,
+  sectionFrame,
   select,
   signedMoney,
   table,
@@ -44,6 +44,7 @@ import {
   type FieldErrors,
   type Values,
 } from '../layout';
+import { listPage } from '../list-page';
 import { allows, consoleSessionPlugin } from '../session';
 import { nonEmptyQuery, ownedId, ownedOrMissing } from './common';
 
@@ -95,42 +96,32 @@ ${input('until', 'Until', values, errors, { placeholder: 'YYYY-MM-DD', hint: 'UT
 
 export const walletRoutes = (deps: AppDeps) => {
   const { sql, config } = deps;
-  const frame = (session: ConsoleSession, title: string) => ({
-    session,
-    sandbox: config.sandbox,
-    section: 'wallets' as const,
-    title,
+  const frame = sectionFrame(config.sandbox, 'wallets');
+
+  const walletList = listPage(config, {
+    path: '/console/wallets',
+    section: 'wallets',
+    title: 'Wallets',
+    page: (session, _filters, page) => listWallets(sql, session.organizationId, {}, page),
+    columns: [
+      ['Wallet', (wallet) => html`<a href="/console/wallets/${wallet.id}">#${wallet.id}</a>`],
+      ['Label', (wallet) => wallet.label],
+      ['Currency', (wallet) => wallet.currency],
+      ['Balance', (wallet) => html`<strong>${money(wallet.balance, wallet.currency)}</strong>`],
+      ['Status', (wallet) => badge(wallet.status)],
+      ['Created', (wallet) => when(wallet.created)],
+    ],
+    empty: 'No wallet yet.',
+    below: ({
+      session,
+    }) => html`<p class="muted">A balance is the sum of its wallet's transactions; a payment's amount \
+leaves it when the payment is created.
+${allows(session, 'pay') ? html`<a href="/console/payments/new">Send a payment</a>` : ''}</p>`,
   });
 
   return new Elysia({ name: 'console-wallets' })
     .use(consoleSessionPlugin(deps))
-    .get(
-      '/console/wallets',
-      async ({ request, session }) => {
-        const searchParams = nonEmptyQuery(request);
-        const page = parsePage(searchParams, config.pageSizeMax);
-        const { count, rows } = await listWallets(sql, session.organizationId, {}, page);
-        const content = html`
-${table(
-  ['Wallet', 'Label', 'Currency', 'Balance', 'Status', 'Created'],
-  rows.map((wallet) => [
-    html`<a href="/console/wallets/${wallet.id}">#${wallet.id}</a>`,
-    wallet.label,
-    wallet.currency,
-    html`<strong>${money(wallet.balance, wallet.currency)}</strong>`,
-    badge(wallet.status),
-    when(wallet.created),
-  ]),
-  'No wallet yet.',
-)}
-${pager('/console/wallets', searchParams, page, count)}
-<p class="muted">A balance is the sum of its wallet's transactions; a payment's amount leaves it when the payment is \
-created.
-${allows(session, 'pay') ? html`<a href="/console/payments/new">Send a payment</a>` : ''}</p>`;
-        return htmlResponse(layout(frame(session, 'Wallets'), content));
-      },
-      { page: 'view' },
-    )
+    .get('/console/wallets', ({ request, session }) => walletList({ request, session }), { page: 'view' })
     .get(
       '/console/wallets/:id',
       async ({ params, request, session }) => {

@@ -57,12 +57,14 @@ import {
   notice,
   pager,
   postForm,
+  sectionFrame,
   select,
   table,
   when,
   type FieldErrors,
   type Values,
 } from '../layout';
+import { listPage, type ListView } from '../list-page';
 import { consoleSessionPlugin, type FormFields } from '../session';
 import { DONE_NOTICES, disabledWebhooksNotice, ownedId, ownedOrMissing } from './common';
 import {
@@ -139,77 +141,40 @@ ${sent.responseExcerpt ? html`<pre>${sent.responseExcerpt}</pre>` : ''}`,
   );
 }
 
-export const webhookRoutes = (deps: AppDeps) => {
-  const { sql, config } = deps;
-  const schemas = webhookSchemas(config.sandbox);
-  const frame = (session: ConsoleSession, title: string) => ({
-    session,
-    sandbox: config.sandbox,
-    section: 'webhooks' as const,
-    title,
-  });
+/** What the webhook list shows again: a notice, a refused form, the secret just revealed or rotated. */
+type ListState = {
+  done?: string;
+  create?: { values: Values; errors: FieldErrors };
+  basic?: { values: Values; errors: FieldErrors };
+  secret?: SigningSecretView;
+};
 
-  const ownedWebhook = (session: ConsoleSession, rawId: string, evenIfDeleted = false): Promise<WebhookRow> =>
-    ownedOrMissing(
-      findOwnWebhook(sql, session.organizationId, ownedId(rawId, 'Webhook'), evenIfDeleted),
-      'No such webhook in your organization.',
-    );
-
-  /** A synthetic test message, signed like a delivery, sent once (see the module comment). */
-  async function sendTestEvent(webhook: WebhookRow): Promise<HttpAttempt> {
-    const body = JSON.stringify({
-      hook: serializeWebhook(webhook),
-      data: {
-        test: true,
-        event: webhook.event,
-        message: 'A test event sent from the web console.',
-        created: formatTimestamp(new Date()),
-      },
-    });
-    const messageId = `msg_test_${webhook.id}_${randomBytes(6).toString('hex')}`;
-    const headers = deliveryHeaders(
-      await deliverySecrets(sql, webhook.organizationId),
-      messageId,
-      Math.floor(Date.now() / 1000),
-      body,
-    );
-    return await postWebhook(
-      webhook.target,
-      headers,
-      body,
-      outgoingTransport({ sandbox: config.sandbox, caFile: config.webhooks.caFile, timeoutMs: WEBHOOK_TIMEOUT_MS }),
-    );
-  }
-
-  type ListState = {
-    done?: string;
-    create?: { values: Values; errors: FieldErrors };
-    basic?: { values: Values; errors: FieldErrors };
-    secret?: SigningSecretView;
-  };
-
-  async function listPage(session: ConsoleSession, state: ListState, status = 200): Promise<Response> {
-    const [{ rows: webhooks }, secretView, disabled] = await Promise.all([
-      listWebhooks(sql, session.organizationId, {}, ALL_WEBHOOKS),
-      state.secret ?? showSigningSecret(sql, session),
-      disabledWebhooks(sql, session.organizationId),
-    ]);
-    const create = state.create ?? { values: {}, errors: {} };
-    const basic = state.basic ?? { values: {}, errors: {} };
-    const done = state.done ? DONE_NOTICES[state.done] : undefined;
-    const content = html`${done ? notice(done) : ''}${disabledWebhooksNotice(disabled)}
-${table(
-  ['Webhook', 'Event', 'Target', 'Status', 'Created'],
-  webhooks.map((webhook) => [
-    html`<a href="/console/webhooks/${webhook.id}">#${webhook.id}</a>`,
-    webhook.event,
-    webhook.target,
-    badge(webhook.disabledAt ? 'disabled' : 'enabled'),
-    when(webhook.created),
-  ]),
-  'No webhooks yet.',
-)}
-<div class="cards">
+/** The webhook list, with the forms that create a webhook and set the signing secret and the Basic credentials. */
+const webhookListPage = ({ sql, config }: AppDeps) =>
+  listPage(config, {
+    path: '/console/webhooks',
+    section: 'webhooks',
+    title: 'Webhooks',
+    all: async (session) => (await listWebhooks(sql, session.organizationId, {}, ALL_WEBHOOKS)).rows,
+    columns: [
+      ['Webhook', (webhook) => html`<a href="/console/webhooks/${webhook.id}">#${webhook.id}</a>`],
+      ['Event', (webhook) => webhook.event],
+      ['Target', (webhook) => webhook.target],
+      ['Status', (webhook) => badge(webhook.disabledAt ? 'disabled' : 'enabled')],
+      ['Created', (webhook) => when(webhook.created)],
+    ],
+    empty: 'No webhooks yet.',
+    above: async ({ session, state }: ListView<ListState>) => {
+      const done = state.done ? DONE_NOTICES[state.done] : undefined;
+      return html`${done ? notice(done) : ''}${disabledWebhooksNotice(
+        await disabledWebhooks(sql, session.organizationId),
+      )}`;
+    },
+    below: async ({ session, state }) => {
+      const secretView = state.secret ?? (await showSigningSecret(sql, session));
+      const create = state.create ?? { values: {}, errors: {} };
+      const basic = state.basic ?? { values: {}, errors: {} };
+      return html`<div class="cards">
 <section class="card" aria-labelledby="new-webhook"><h2 id="new-webhook">New webhook</h2>
 ${formErrors(create.errors, ['event', 'target'])}
 ${postForm(
@@ -243,12 +208,12 @@ until ${when(secretView.previousSecretExpiresAt)}.</p>`
 ${actionButton(session, '/console/webhook-settings/rotate', 'Rotate secret', {}, 'danger')}</div></section>
 <section class="card" aria-labelledby="basic"><h2 id="basic">HTTP Basic credentials</h2>
 <p>Deliveries ${
-      secretView.basicAuth
-        ? html`carry <strong>HTTP Basic \
+        secretView.basicAuth
+          ? html`carry <strong>HTTP Basic \
 credentials</strong>.`
-        : html`carry <strong>no \
+          : html`carry <strong>no \
 Authorization header</strong>.`
-    }</p>
+      }</p>
 ${formErrors(basic.errors, ['username', 'password'])}
 ${postForm(
   session,
@@ -270,8 +235,47 @@ ${
     : ''
 }
 </section></div>`;
-    return htmlResponse(layout(frame(session, 'Webhooks'), content), status);
+    },
+  });
+
+export const webhookRoutes = (deps: AppDeps) => {
+  const { sql, config } = deps;
+  const schemas = webhookSchemas(config.sandbox);
+  const frame = sectionFrame(config.sandbox, 'webhooks');
+
+  const ownedWebhook = (session: ConsoleSession, rawId: string, evenIfDeleted = false): Promise<WebhookRow> =>
+    ownedOrMissing(
+      findOwnWebhook(sql, session.organizationId, ownedId(rawId, 'Webhook'), evenIfDeleted),
+      'No such webhook in your organization.',
+    );
+
+  /** A synthetic test message, signed like a delivery, sent once (see the module comment). */
+  async function sendTestEvent(webhook: WebhookRow): Promise<HttpAttempt> {
+    const body = JSON.stringify({
+      hook: serializeWebhook(webhook),
+      data: {
+        test: true,
+        event: webhook.event,
+        message: 'A test event sent from the web console.',
+        created: formatTimestamp(new Date()),
+      },
+    });
+    const messageId = `msg_test_${webhook.id}_${randomBytes(6).toString('hex')}`;
+    const headers = deliveryHeaders(
+      await deliverySecrets(sql, webhook.organizationId),
+      messageId,
+      Math.floor(Date.now() / 1000),
+      body,
+    );
+    return await postWebhook(
+      webhook.target,
+      headers,
+      body,
+      outgoingTransport({ sandbox: config.sandbox, caFile: config.webhooks.caFile, timeoutMs: WEBHOOK_TIMEOUT_MS }),
+    );
   }
+
+  const webhookList = webhookListPage(deps);
 
   type DetailState = {
     done?: string;
@@ -439,18 +443,23 @@ ${pager(`/console/webhooks/${webhook.id}`, new URLSearchParams(), page, count)}`
     .use(consoleSessionPlugin(deps))
     .get(
       '/console/webhooks',
-      ({ request, session }) => listPage(session, { done: new URL(request.url).searchParams.get('done') ?? undefined }),
+      ({ request, session }) =>
+        webhookList({ request, session }, { done: new URL(request.url).searchParams.get('done') ?? undefined }),
       { page: 'integrate' },
     )
     .post(
       '/console/webhooks',
-      async ({ session, form }) => {
+      async ({ request, session, form }) => {
         try {
           const input = validate(schemas.create, form);
           const webhook = await createOwnWebhook(sql, session, input, null);
           return redirect(`/console/webhooks/${webhook.id}?done=webhook-created`);
         } catch (error) {
-          return await listPage(session, { create: { values: form, errors: fieldErrorsOf(error) } }, 400);
+          return await webhookList(
+            { request, session },
+            { create: { values: form, errors: fieldErrorsOf(error) } },
+            400,
+          );
         }
       },
       { action: 'integrate', parse: 'none' },
@@ -585,17 +594,19 @@ href="/console/webhooks/${webhook.id}">Cancel</a></div>`;
     )
     .post(
       '/console/webhook-settings/reveal',
-      async ({ session }) => listPage(session, { secret: await showSigningSecret(sql, session) }),
+      async ({ request, session }) =>
+        webhookList({ request, session }, { secret: await showSigningSecret(sql, session) }),
       { action: 'integrate', parse: 'none' },
     )
     .post(
       '/console/webhook-settings/rotate',
-      async ({ session }) => listPage(session, { secret: await rotateSigningSecret(sql, session) }),
+      async ({ request, session }) =>
+        webhookList({ request, session }, { secret: await rotateSigningSecret(sql, session) }),
       { action: 'integrate', parse: 'none' },
     )
     .post(
       '/console/webhook-settings/basic-auth',
-      async ({ session, form }) => {
+      async ({ request, session, form }) => {
         const username = text(form, 'username').trim();
         const password = text(form, 'password');
         const errors: FieldErrors = {};
@@ -604,7 +615,7 @@ href="/console/webhooks/${webhook.id}">Cancel</a></div>`;
         if (password === '') errors.password = ['Enter a password.'];
         if (username.length > 200 || password.length > 200) errors.password = ['Use at most 200 characters.'];
         if (Object.keys(errors).length > 0)
-          return await listPage(session, { basic: { values: { username }, errors } }, 400);
+          return await webhookList({ request, session }, { basic: { values: { username }, errors } }, 400);
         await setBasicCredentials(sql, session, { username, password });
         return redirect('/console/webhooks?done=basic-auth-set');
       },
