@@ -153,13 +153,16 @@ describe('Airtel Money', () => {
     const calls: string[] = [];
     const fake = (name: string, fields: object = {}) =>
       new Proxy(fields, {
+        // A fake declares no operator id chosen ahead nor transaction ids to keep: the router asks, and gets none.
         get: (target, method) =>
-          method in target
-            ? (target as Record<string | symbol, unknown>)[method]
-            : async (item: { phoneNumber: string }) => {
-                calls.push(`${name} ${String(method)} ${item.phoneNumber}`);
-                return { accepted: false, error: name };
-              },
+          method === 'operatorIdFor' || method === 'firstTransactionIdStays'
+            ? undefined
+            : method in target
+              ? (target as Record<string | symbol, unknown>)[method]
+              : async (item: { phoneNumber: string }) => {
+                  calls.push(`${name} ${String(method)} ${item.phoneNumber}`);
+                  return { accepted: false, error: name };
+                },
       });
     const connectors = [
       fake('daraja', { name: 'daraja', routes: [{ network: 'Safaricom', currency: 'KES' }] }),
@@ -211,13 +214,16 @@ describe('Airtel Money', () => {
     const calls: string[] = [];
     const fake = (name: string, fields: object = {}) =>
       new Proxy(fields, {
+        // A fake declares no operator id chosen ahead nor transaction ids to keep: the router asks, and gets none.
         get: (target, method) =>
-          method in target
-            ? (target as Record<string | symbol, unknown>)[method]
-            : async (item: { phoneNumber: string; currency: string }) => {
-                calls.push(`${name} ${item.phoneNumber} ${item.currency}`);
-                return { accepted: false, error: name };
-              },
+          method === 'operatorIdFor' || method === 'firstTransactionIdStays'
+            ? undefined
+            : method in target
+              ? (target as Record<string | symbol, unknown>)[method]
+              : async (item: { phoneNumber: string; currency: string }) => {
+                  calls.push(`${name} ${item.phoneNumber} ${item.currency}`);
+                  return { accepted: false, error: name };
+                },
       });
     const routes = [
       { network: 'Airtel Tanzania', currency: 'TZS' },
@@ -333,13 +339,16 @@ describe('Vodacom M-Pesa', () => {
     const calls: string[] = [];
     const fake = (name: string, fields: object = {}) =>
       new Proxy(fields, {
+        // A fake declares no operator id chosen ahead nor transaction ids to keep: the router asks, and gets none.
         get: (target, method) =>
-          method in target
-            ? (target as Record<string | symbol, unknown>)[method]
-            : async (item: { phoneNumber: string; currency: string }) => {
-                calls.push(`${name} ${item.phoneNumber} ${item.currency}`);
-                return { accepted: false, error: name };
-              },
+          method === 'operatorIdFor' || method === 'firstTransactionIdStays'
+            ? undefined
+            : method in target
+              ? (target as Record<string | symbol, unknown>)[method]
+              : async (item: { phoneNumber: string; currency: string }) => {
+                  calls.push(`${name} ${item.phoneNumber} ${item.currency}`);
+                  return { accepted: false, error: name };
+                },
       });
     const connectors = [
       fake('airtel', { name: 'airtel', routes: [{ network: 'Airtel Tanzania', currency: 'TZS' }] }),
