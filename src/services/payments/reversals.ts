@@ -19,11 +19,11 @@ import {
 } from '../../domain/money-out';
 import { recordWalletMovement } from '../../telemetry/metrics';
 import type { OrganizationActor, ServiceDeps } from '../platform/deps';
-import { changeRequestStatusIn } from '../collections/collection-requests';
+import { changeRequestStatusIn } from '../collections/request-status';
 import { writeOnce, type DuplicateCheck } from '../collections/duplicate-checks';
 import type { RecordedEvent } from '../webhooks/events';
 import { debit, moveMoney } from '../wallets/ledger';
-import type { PayoutOutcome } from './payments';
+import type { PayoutOutcome } from './payment-state';
 import { tenantScope, type ListPage, type PageWindow } from '../platform/queries';
 
 /** Who asks for a reversal: an API key's or console's user, or the admin CLI (no user). */

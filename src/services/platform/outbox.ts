@@ -11,7 +11,7 @@ import type { Fragment } from 'postgres';
 import type { Queryable, Sql } from '../../db';
 import type { CollectionRequestRow } from '../../domain/collection-requests';
 import { movementNoun, movementOfOutbox, type MovementOutboxKind } from '../../domain/money-movements';
-import { REQUEST_COLUMNS } from '../collections/collection-requests';
+import { REQUEST_COLUMNS } from '../collections/request-reads';
 import type { OutboxKind, OutboxRow, OutboxRows } from './ports';
 import type { OutboxBacklog } from '../../telemetry/metrics';
 import { OTHER_SWEEP_KINDS, notSetAside, sweepEach, type SweepKind } from './sweeps';

@@ -2,8 +2,8 @@
  * The delivery queue: the pending delivery rows, each with the attempt it makes next and when
  * (migration 021). The dispatch pool (activities/webhook-dispatcher.ts) claims due rows across
  * webhooks under a lease, fairly by organization and by receiver, and logs each attempt with its
- * next schedule in one statement (services/webhooks/webhooks.ts, `logAttempt`). The backlog lives here,
- * never in workflow state, so it may be of any size.
+ * next schedule in one statement (services/webhooks/webhook-deliveries.ts, `logAttempt`). The backlog
+ * lives here, never in workflow state, so it may be of any size.
  */
 import type { DeliveryId, EventId, WebhookId } from '../../domain/ids';
 import type { Queryable } from '../../db';
