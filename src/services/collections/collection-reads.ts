@@ -130,11 +130,12 @@ export const CollectionFilters = v.object({
     v.pipe(
       v.string(),
       v.description(
-        '`True` (also `true`, `1`, `yes`) searches unmatched collections too and assigns the one that matches ' +
-          '`amount`, ' +
-          '`remote_transaction_id` and `phonenumber` (all three required; the number in full) to the caller; the ' +
-          'answer is then a list. ' +
+        [
+          '`True` (also `true`, `1`, `yes`) searches unmatched collections too',
+          'and assigns the one that matches `amount`, `remote_transaction_id` and `phonenumber`',
+          '(all three required; the number in full) to the caller; the answer is then a list.',
           'A claim needs the `collect` capability (403 otherwise) and counts as a write for throttling.',
+        ].join(' '),
       ),
     ),
   ),

@@ -30,12 +30,14 @@ export const PaymentBatchCreate = v.object(
       v.minLength(1, 'A batch holds at least one payment.'),
       v.maxLength(MAX_BATCH_ROWS, `A batch holds at most ${MAX_BATCH_ROWS} payments.`),
       v.description(
-        'The payments, each with the fields of `POST /api/payments` but `start_date` (a batch is sent at once): ' +
-          '`phonenumber`, `amount`, `currency`, ' +
-          '`description`, and optionally `payment_type`, `metadata`, `first_name`, `last_name`, `account`, ' +
-          '`callback_url`, `send_sms_message`. Every ' +
-          "row is checked before anything is written; a row's errors are keyed `payments[<index>].<field>` (index " +
-          'from 0).',
+        [
+          'The payments, each with the fields of `POST /api/payments` but `start_date` (a batch is sent at once):',
+          '`phonenumber`, `amount`, `currency`, `description`,',
+          'and optionally `payment_type`, `metadata`, `first_name`, `last_name`, `account`, `callback_url`,',
+          '`send_sms_message`.',
+          'Every row is checked before anything is written;',
+          "a row's errors are keyed `payments[<index>].<field>` (index from 0).",
+        ].join(' '),
       ),
     ),
   },
@@ -154,17 +156,13 @@ async function fundingOf(
 const shortfall = (funding: readonly BatchFunding[]): string | null => {
   const short = funding.filter((wallet) => !wallet.enough);
   if (short.length === 0) return null;
-  return (
-    `insufficient funds: ` +
-    `${short
-      .map(
-        (wallet) =>
-          `the ${wallet.currency} wallet ${wallet.accountId} holds ` +
-          `${groupedAmount(wallet.balance)}; the batch's ${wallet.rows} rows from it add up to ` +
-          `${groupedAmount(wallet.amount)}`,
-      )
-      .join('; ')}.`
+  const wallets = short.map((wallet) =>
+    [
+      `the ${wallet.currency} wallet ${wallet.accountId} holds ${groupedAmount(wallet.balance)};`,
+      `the batch's ${wallet.rows} rows from it add up to ${groupedAmount(wallet.amount)}`,
+    ].join(' '),
   );
+  return `insufficient funds: ${wallets.join('; ')}.`;
 };
 
 const INSERT_ROWS_AT_ONCE = 1000;

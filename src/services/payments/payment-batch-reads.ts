@@ -17,9 +17,8 @@ import {
 import { choiceMessage, filterDate } from '../../domain/input';
 import { tenantScope, timeRange, type ListPage, type PageWindow } from '../platform/queries';
 
-export const BATCH_COLUMNS =
-  `id, organization_id as "organizationId", state, row_count as "rowCount", author, completed_at ` +
-  `as "completedAt", created, modified`;
+export const BATCH_COLUMNS = `id, organization_id as "organizationId", state, row_count as "rowCount", author,
+  completed_at as "completedAt", created, modified`;
 
 export const PaymentBatchFilters = v.object({
   state: v.optional(v.picklist(BATCH_STATES, choiceMessage)),

@@ -157,8 +157,10 @@ export async function settlementReport(
   if (lines.length > SETTLEMENT_MAX_LINES) {
     throw fieldErrors({
       date: [
-        `The day holds more than ${SETTLEMENT_MAX_LINES} movements; a report lists at most that: ask for one network ` +
-          `or currency at a time.`,
+        [
+          `The day holds more than ${SETTLEMENT_MAX_LINES} movements; a report lists at most that:`,
+          'ask for one network or currency at a time.',
+        ].join(' '),
       ],
     });
   }

@@ -166,8 +166,10 @@ export const STATEMENT_MAX_TRANSACTIONS = 50_000;
 export const StatementPeriod = v.object({
   since: v.optional(
     instantField(
-      'The start of the period, inclusive: `YYYY-MM-DD` (midnight UTC) or a date and time; default: the start of ' +
-        'today (UTC).',
+      [
+        'The start of the period, inclusive: `YYYY-MM-DD` (midnight UTC) or a date and time;',
+        'default: the start of today (UTC).',
+      ].join(' '),
     ),
   ),
   until: v.optional(
@@ -207,8 +209,10 @@ export async function walletStatement(
     if (count > STATEMENT_MAX_TRANSACTIONS) {
       throw fieldErrors({
         until: [
-          `The period holds ${count} transactions; a statement lists at most ${STATEMENT_MAX_TRANSACTIONS}: ask for ` +
-            `a shorter period.`,
+          [
+            `The period holds ${count} transactions; a statement lists at most ${STATEMENT_MAX_TRANSACTIONS}:`,
+            'ask for a shorter period.',
+          ].join(' '),
         ],
       });
     }

@@ -196,8 +196,10 @@ async function recordRecovery(
   if (count > RECOVERY_MAX_EVENTS) {
     throw fieldErrors({
       until: [
-        `${count} events in this period; a recovery delivers at most ${RECOVERY_MAX_EVENTS}: recover a shorter ` +
-          `period (set until), then the next.`,
+        [
+          `${count} events in this period; a recovery delivers at most ${RECOVERY_MAX_EVENTS}:`,
+          'recover a shorter period (set until), then the next.',
+        ].join(' '),
       ],
     });
   }
