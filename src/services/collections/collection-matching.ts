@@ -28,15 +28,13 @@ export async function matchCollectionIn(
   collectionId: CollectionId,
   { onlyOrganizationId = null, namedOnly = false }: { onlyOrganizationId?: OrganizationId | null; namedOnly?: boolean },
 ): Promise<Match | null> {
-  const [collection] = await tx<
-    CollectionRow[]
-  >`select ${tx.unsafe(COLLECTION_COLUMNS)} from collections where id = ${collectionId} for update`;
+  const [collection] = await tx<CollectionRow[]>`
+    select ${tx.unsafe(COLLECTION_COLUMNS)} from collections where id = ${collectionId} for update`;
   if (!collection) throw new Error(`collection ${collectionId} does not exist`);
   const rule: MatchRule = collection.promptReference !== null ? 'prompt_reference' : 'single_organization';
   if (collection.collectionRequestId !== null) {
-    const [request] = await tx<
-      { organizationId: OrganizationId }[]
-    >`select organization_id as "organizationId" from collection_requests where id = ${collection.collectionRequestId}`;
+    const [request] = await tx<{ organizationId: OrganizationId }[]>`
+      select organization_id as "organizationId" from collection_requests where id = ${collection.collectionRequestId}`;
     return { requestId: collection.collectionRequestId, organizationId: request!.organizationId, rule };
   }
   if (collection.status !== 'pending' || collection.organizationId !== null) return null;
@@ -46,8 +44,8 @@ export async function matchCollectionIn(
     const requestId = requestOfPromptReference(collection.promptReference);
     if (requestId === null) return null;
     candidates = tx<{ id: CollectionRequestId; organizationId: OrganizationId }[]>`
-      select id, organization_id as "organizationId" from collection_requests where id
-        = ${requestId} and ${lookAlike} for update`;
+      select id, organization_id as "organizationId" from collection_requests
+      where id = ${requestId} and ${lookAlike} for update`;
   } else {
     // A payment a connector reported that names no request of ours: whose it is, the operator did not say.
     if (namedOnly) return null;
@@ -95,10 +93,10 @@ export async function requestOfBillReference(
   const code = /^\s*(\d{1,15})-(\d{1,15})\s*$/.exec(billReference);
   if (!code) return undefined;
   const [request] = await sql<BilledRequest[]>`
-    select id, organization_id as "organizationId", phone_number as "phoneNumber", amount::text as amount from
-      collection_requests
-    where id = ${Number(code[2])} and organization_id = ${Number(code[1])} and network = ${network} and currency
-      = ${currency}
+    select id, organization_id as "organizationId", phone_number as "phoneNumber", amount::text as amount
+    from collection_requests
+    where id = ${Number(code[2])} and organization_id = ${Number(code[1])}
+      and network = ${network} and currency = ${currency}
       and status in ${sql(OPEN_STATUSES as RequestStatus[])} and collection_id is null and expiry_date > now()`;
   return request;
 }

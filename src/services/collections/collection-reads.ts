@@ -25,19 +25,16 @@ import { findRequests } from './request-reads';
 import { CONTACT_COLUMNS } from './contacts';
 
 export const collectionColumns = (t = ''): string => `${t}id, ${t}organization_id as "organizationId", ${t}network,
-  ${t}remote_transaction_id as "remoteTransactionId", ${t}amount::text as amount, ${t}currency, ${t}phone_number as
-    "phoneNumber",
-  ${t}payment_date as "paymentDate", ${t}reference, ${t}prompt_reference as
-    "promptReference", ${t}status, ${t}rejection_reason as "rejectionReason",
-  ${t}collection_request_id as "collectionRequestId", ${t}contact_id as "contactId", ${t}author, ${t}updated_by as
-    "updatedBy",
-  ${t}created, ${t}modified`;
+  ${t}remote_transaction_id as "remoteTransactionId", ${t}amount::text as amount, ${t}currency,
+  ${t}phone_number as "phoneNumber", ${t}payment_date as "paymentDate", ${t}reference,
+  ${t}prompt_reference as "promptReference", ${t}status, ${t}rejection_reason as "rejectionReason",
+  ${t}collection_request_id as "collectionRequestId", ${t}contact_id as "contactId", ${t}author,
+  ${t}updated_by as "updatedBy", ${t}created, ${t}modified`;
 export const COLLECTION_COLUMNS = collectionColumns();
 
 const ACCOUNT_COLUMNS = `a.id, a.organization_id as "organizationId", a.currency, cur.id as "currencyId", a.label,
-  a.description, a.status,
-  a.low_balance_threshold::text as "lowBalanceThreshold", a.low_balance_notification_last_send_time as
-    "lowBalanceNotificationLastSendTime",
+  a.description, a.status, a.low_balance_threshold::text as "lowBalanceThreshold",
+  a.low_balance_notification_last_send_time as "lowBalanceNotificationLastSendTime",
   a.author, a.updated_by as "updatedBy", a.created, a.modified`;
 
 /**
@@ -62,7 +59,7 @@ export async function collectionResources(sql: Queryable, collections: Collectio
              t.collection_id as "collectionId", row_to_json(acc) as account
       from transactions t
       join lateral (select ${sql.unsafe(ACCOUNT_COLUMNS)} from accounts a join currencies cur on cur.code = a.currency
-        where a.id = t.account_id) acc on true
+                    where a.id = t.account_id) acc on true
       where t.collection_id in ${sql(ids)}`,
     findRequests(sql, requestIds),
   ]);

@@ -29,7 +29,7 @@ async function storeIncomingPaymentIn(tx: Queryable, payment: IncomingPayment): 
   const remoteTransactionId = (await receiptOfPromptIn(tx, payment)) ?? payment.remoteTransactionId;
   const [inserted] = await tx<CollectionRow[]>`
     insert into collections (network, remote_transaction_id, phone_number, amount, currency, reference,
-      prompt_reference, payment_date)
+                             prompt_reference, payment_date)
     values (${payment.network}, ${remoteTransactionId}, ${payment.phoneNumber}, ${payment.amount}, ${payment.currency},
             ${payment.reference}, ${payment.promptReference ?? null}, ${payment.paymentDate})
     on conflict (network, remote_transaction_id) do nothing
@@ -52,8 +52,8 @@ export async function verificationSettingsOf(
   organizationId: OrganizationId,
 ): Promise<{ url: string | null; acceptByDefault: boolean } | undefined> {
   const [settings] = await sql<{ url: string | null; acceptByDefault: boolean }[]>`
-    select verification_url as url, accept_by_default as "acceptByDefault" from organizations where id
-      = ${organizationId}`;
+    select verification_url as url, accept_by_default as "acceptByDefault" from organizations
+    where id = ${organizationId}`;
   return settings;
 }
 
@@ -73,18 +73,16 @@ export async function acceptCollectionIn(
   author: number | null,
 ): Promise<Acceptance> {
   const { owned } = tenantScope(tx, organizationId);
-  const [collection] = await tx<
-    CollectionRow[]
-  >`select ${tx.unsafe(COLLECTION_COLUMNS)} from collections where id = ${collectionId} for update`;
+  const [collection] = await tx<CollectionRow[]>`
+    select ${tx.unsafe(COLLECTION_COLUMNS)} from collections where id = ${collectionId} for update`;
   if (!collection) throw new Error(`collection ${collectionId} does not exist`);
   if (collection.status === 'successful') return { collection, events: [] };
   const events: RecordedEvent[] = [];
   const [requestAccount] =
     collection.collectionRequestId === null
       ? []
-      : await tx<
-          { accountId: number | null }[]
-        >`select account_id as "accountId" from collection_requests where id = ${collection.collectionRequestId}`;
+      : await tx<{ accountId: number | null }[]>`
+        select account_id as "accountId" from collection_requests where id = ${collection.collectionRequestId}`;
   let accountId = requestAccount?.accountId ?? null;
   if (accountId === null) {
     const [oldest] = await tx<{ id: number }[]>`
@@ -92,7 +90,8 @@ export async function acceptCollectionIn(
       order by created, id limit 1`;
     const [account] = oldest
       ? [oldest]
-      : await tx<{ id: number }[]>`insert into accounts (organization_id, currency, label)
+      : await tx<{ id: number }[]>`
+          insert into accounts (organization_id, currency, label)
           values (${organizationId}, ${collection.currency}, ${`${collection.currency} wallet`}) returning id`;
     accountId = account!.id;
   }
@@ -108,8 +107,9 @@ export async function acceptCollectionIn(
   }
   const [contact] = newContact
     ? [newContact]
-    : await tx<ContactRow[]>`select ${tx.unsafe(CONTACT_COLUMNS)} from contacts where ${owned()} and phone_number
-        = ${collection.phoneNumber}`;
+    : await tx<ContactRow[]>`
+        select ${tx.unsafe(CONTACT_COLUMNS)} from contacts
+        where ${owned()} and phone_number = ${collection.phoneNumber}`;
   const credited = await moveMoney(tx, {
     accountId: accountId!,
     amount: collection.amount,
@@ -177,9 +177,9 @@ async function failCollectionIn(
 ): Promise<void> {
   await tx`update collection_requests set collection_id = null where collection_id = ${collectionId}`;
   await tx`
-    update collections set status = 'failed', rejection_reason = ${reason.slice(0, 500)}, organization_id =
-      coalesce(organization_id, ${organizationId}),
-      collection_request_id = null, modified = now()
+    update collections
+    set status = 'failed', rejection_reason = ${reason.slice(0, 500)},
+        organization_id = coalesce(organization_id, ${organizationId}), collection_request_id = null, modified = now()
     where id = ${collectionId} and status = 'pending'`;
 }
 

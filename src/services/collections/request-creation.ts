@@ -90,11 +90,10 @@ async function insertCollectionRequestIn(tx: Queryable, input: NewCollectionRequ
       max_attempts, subscription_settings, subscription_id, occurrence_at, author)
     values (
       ${input.organizationId}, ${input.accountId}, ${contactRow.id}, ${input.amount}, ${input.currency},
-        ${input.phoneNumber},
-      ${input.network}, ${input.reason}, ${json(input.metadata)}, ${input.successMessage}, ${input.sendInstructions},
-      ${input.instructions}, ${input.expiresAt}, ${input.startAt}, ${input.retryIntervalSeconds}, ${input.maxAttempts},
-      ${json(input.subscriptionSettings)}, ${input.subscriptionId ?? null}, ${input.occurrenceAt ?? null},
-        ${input.author})
+      ${input.phoneNumber}, ${input.network}, ${input.reason}, ${json(input.metadata)}, ${input.successMessage},
+      ${input.sendInstructions}, ${input.instructions}, ${input.expiresAt}, ${input.startAt},
+      ${input.retryIntervalSeconds}, ${input.maxAttempts}, ${json(input.subscriptionSettings)},
+      ${input.subscriptionId ?? null}, ${input.occurrenceAt ?? null}, ${input.author})
     on conflict (subscription_id, occurrence_at) where subscription_id is not null do nothing
     returning ${tx.unsafe(REQUEST_COLUMNS)}`;
   if (row) return { request: row, contact: contactRow, events, created: true };
@@ -102,9 +101,8 @@ async function insertCollectionRequestIn(tx: Queryable, input: NewCollectionRequ
     select ${tx.unsafe(REQUEST_COLUMNS)} from collection_requests
     where subscription_id = ${input.subscriptionId ?? null} and occurrence_at = ${input.occurrenceAt ?? null}`;
   if (!existing) throw new Error('collection request insert returned no row');
-  const [existingContact] = await tx<
-    ContactRow[]
-  >`select ${tx.unsafe(CONTACT_COLUMNS)} from contacts where id = ${existing.contactId}`;
+  const [existingContact] = await tx<ContactRow[]>`
+    select ${tx.unsafe(CONTACT_COLUMNS)} from contacts where id = ${existing.contactId}`;
   return { request: existing, contact: existingContact!, events, created: false };
 }
 

@@ -12,10 +12,8 @@ import { tenantScope, timeRange, type ListPage, type PageWindow } from '../platf
 import { CONTACT_COLUMNS } from './contacts';
 
 /** The request columns, optionally qualified by a table alias (`r.`). */
-const requestColumns = (
-  t = '',
-): string => `${t}id, ${t}organization_id as "organizationId", ${t}account_id as "accountId", ${t}contact_id as
-  "contactId",
+const requestColumns = (t = ''): string => `
+  ${t}id, ${t}organization_id as "organizationId", ${t}account_id as "accountId", ${t}contact_id as "contactId",
   ${t}amount::text as amount, ${t}currency, ${t}phone_number as "phoneNumber", ${t}network, ${t}reason, ${t}metadata,
   ${t}success_message as "successMessage", ${t}send_instructions as "sendInstructions", ${t}instructions, ${t}status,
   ${t}error_message as "errorMessage", ${t}expiry_date as "expiryDate",
@@ -60,9 +58,8 @@ export async function findRequest(sql: Queryable, id: CollectionRequestId): Prom
  */
 export async function findRequests(sql: Queryable, ids: readonly number[]): Promise<RequestWithContact[]> {
   if (ids.length === 0) return [];
-  const rows = await sql<
-    CollectionRequestRow[]
-  >`select ${sql.unsafe(REQUEST_COLUMNS)} from collection_requests where id in ${sql([...new Set(ids)])}`;
+  const rows = await sql<CollectionRequestRow[]>`
+    select ${sql.unsafe(REQUEST_COLUMNS)} from collection_requests where id in ${sql([...new Set(ids)])}`;
   return await withContacts(sql, rows);
 }
 

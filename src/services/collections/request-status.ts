@@ -50,6 +50,16 @@ export async function changeRequestStatus(sql: Sql, change: StatusChange): Promi
 
 /** `changeRequestStatus` in the caller's transaction (the credit of a collection records `successful` with it). */
 export async function changeRequestStatusIn(tx: Queryable, change: StatusChange): Promise<RecordedEvent | null> {
+  const remoteTransactionId =
+    change.remoteTransactionId === undefined ? tx`remote_transaction_id` : change.remoteTransactionId;
+  // A step of a prompt is recorded only while the request has reached neither it nor a later one.
+  const stepNotReached =
+    change.promptAttempt === undefined
+      ? tx``
+      : tx`
+        and (attempts < ${change.promptAttempt}
+          or (attempts = ${change.promptAttempt}
+            and ${tx.unsafe(PROMPT_STEP_OF_ROW)} < ${PROMPT_STEPS[change.status] ?? 0}))`;
   // A status change means the request's workflow runs: the outbox sweep need not start it.
   const [updated] = await tx<CollectionRequestRow[]>`
     update collection_requests set
@@ -57,21 +67,14 @@ export async function changeRequestStatusIn(tx: Queryable, change: StatusChange)
       attempts = ${change.attempts === undefined ? tx`attempts` : tx`greatest(attempts, ${change.attempts})`},
       error_message = ${change.errorMessage === undefined ? tx`error_message` : change.errorMessage},
       collection_id = ${change.collectionId === undefined ? tx`collection_id` : change.collectionId},
-      remote_transaction_id
-        = ${change.remoteTransactionId === undefined ? tx`remote_transaction_id` : change.remoteTransactionId},
+      remote_transaction_id = ${remoteTransactionId},
       workflow_started_at = coalesce(workflow_started_at, now()),
       modified = now()
     where id = ${change.requestId} and status <> ${change.status}
       -- A final status is final; the one way on is a successful request whose collection was reversed.
-      and (status not in ${tx(FINAL_STATUSES as RequestStatus[])} or (status = 'successful' and ${change.status} =
-        'reversed'))
-      ${
-        change.promptAttempt === undefined
-          ? tx``
-          : tx`and (attempts < ${change.promptAttempt}
-        or (attempts
-          = ${change.promptAttempt} and ${tx.unsafe(PROMPT_STEP_OF_ROW)} < ${PROMPT_STEPS[change.status] ?? 0}))`
-      }
+      and (status not in ${tx(FINAL_STATUSES as RequestStatus[])}
+        or (status = 'successful' and ${change.status} = 'reversed'))
+      ${stepNotReached}
     returning ${tx.unsafe(REQUEST_COLUMNS)}`;
   if (!updated) {
     // Nothing changed; the attempts still count (a refused prompt records no status).

@@ -197,8 +197,9 @@ cancel that one.`,
     duplicateCheck,
     (tx) => tx`
       update collection_requests
-      set subscription_settings = (subscription_settings::jsonb || jsonb_build_object('cancelled_at',
-        to_char(now() at time zone 'UTC', 'DD/MM/YYYY HH24:MI:SS')))::json, modified = now()
+      set subscription_settings = (subscription_settings::jsonb || jsonb_build_object(
+            'cancelled_at', to_char(now() at time zone 'UTC', 'DD/MM/YYYY HH24:MI:SS')))::json,
+          modified = now()
       where id = ${request.id} and organization_id = ${canceller.organizationId}
         and subscription_settings->>'cancelled_at' is null`,
   );

@@ -189,9 +189,9 @@ export async function createPaymentBatch(
     duplicateCheck,
     async (tx) => {
       const [row] = await tx<PaymentBatchRow[]>`
-      insert into payment_batches (organization_id, row_count, author) values
-        (${creator.organizationId}, ${checked.lines.length}, ${creator.userId})
-      returning ${tx.unsafe(BATCH_COLUMNS)}`;
+        insert into payment_batches (organization_id, row_count, author)
+        values (${creator.organizationId}, ${checked.lines.length}, ${creator.userId})
+        returning ${tx.unsafe(BATCH_COLUMNS)}`;
       const lines = checked.lines.map(({ fields }, index) => ({
         batch_id: row!.id,
         row_number: index + 1,

@@ -90,12 +90,14 @@ export async function batchLines(
 ): Promise<ListPage<BatchLineRow>> {
   return await tenantScope(sql, batch.organizationId).listPage<BatchLineRow>(
     {
-      columns: sql`r.row_number as "rowNumber", r.phone_number as "phoneNumber", r.amount::text as amount, r.currency,
+      columns: sql`
+        r.row_number as "rowNumber", r.phone_number as "phoneNumber", r.amount::text as amount, r.currency,
         r.input->>'description' as description,
-      case when r.state = 'created' then p.state else r.state end as state, r.payment_id as "paymentId",
-      p.remote_transaction_id as "remoteTransactionId", coalesce(r.error, p.last_error) as error`,
-      from: sql`payment_batch_rows r join payment_batches b on b.id = r.batch_id left join payments p on p.id =
-        r.payment_id`,
+        case when r.state = 'created' then p.state else r.state end as state, r.payment_id as "paymentId",
+        p.remote_transaction_id as "remoteTransactionId", coalesce(r.error, p.last_error) as error`,
+      from: sql`
+        payment_batch_rows r join payment_batches b on b.id = r.batch_id
+        left join payments p on p.id = r.payment_id`,
       alias: 'b',
       filters: sql`and r.batch_id = ${batch.id}`,
       orderBy: sql`order by r.row_number`,

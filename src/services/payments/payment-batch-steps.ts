@@ -38,8 +38,9 @@ export async function reserveBatchChunk(
   return (await sql.begin(async (tx) => {
     // The batch's first step marks its workflow started (the outbox sweep leaves it alone from then on).
     const [batch] = await tx<PaymentBatchRow[]>`
-      update payment_batches set workflow_started_at = coalesce(workflow_started_at, now()) where id
-        = ${batchId} returning ${tx.unsafe(BATCH_COLUMNS)}`;
+      update payment_batches set workflow_started_at = coalesce(workflow_started_at, now())
+      where id = ${batchId}
+      returning ${tx.unsafe(BATCH_COLUMNS)}`;
     if (!batch) throw new Error(`payment batch ${batchId} does not exist`);
     const rows = await tx<{ id: number; state: string; paymentId: PaymentId | null; input: LineFields }[]>`
       select id, state, payment_id as "paymentId", input from payment_batch_rows
@@ -62,15 +63,13 @@ export async function reserveBatchChunk(
             if (error instanceof InsufficientFundsError) return null;
             throw error;
           });
-        await tx`update payment_batch_rows set state = ${made ? 'created' : 'failed'}, payment_id
-          = ${made?.payment.id ?? null},
-                   error
-                     = ${
-                       made
-                         ? null
-                         : `insufficient funds: the wallet no longer held ${row.input.amount} when this row's turn came`
-                     }
-                 where id = ${row.id}`;
+        const refusal = made
+          ? null
+          : `insufficient funds: the wallet no longer held ${row.input.amount} when this row's turn came`;
+        await tx`
+          update payment_batch_rows
+          set state = ${made ? 'created' : 'failed'}, payment_id = ${made?.payment.id ?? null}, error = ${refusal}
+          where id = ${row.id}`;
         if (made) {
           events.push(...made.events);
           created.push(made.payment);

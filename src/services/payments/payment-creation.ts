@@ -76,16 +76,13 @@ export async function createPaymentIn(
   const scheduled = input.startDate !== null && input.startDate.getTime() > Date.now();
   const [payment] = await tx<PaymentRow[]>`
     insert into payments (organization_id, account_id, contact_id, amount, currency, phone_number, network,
-      payment_type, description,
-                          metadata, callback_url, send_sms_message, state, start_date, author, workflow_started_at)
-    values
-      (${input.organizationId}, ${input.accountId}, ${contactRow.id}, ${input.amount}, ${input.currency},
-        ${input.phoneNumber},
-            ${input.network}, ${input.paymentType}, ${input.description},
+                          payment_type, description, metadata, callback_url, send_sms_message, state, start_date,
+                          author, workflow_started_at)
+    values (${input.organizationId}, ${input.accountId}, ${contactRow.id}, ${input.amount}, ${input.currency},
+            ${input.phoneNumber}, ${input.network}, ${input.paymentType}, ${input.description},
             ${input.metadata === null ? null : tx.json(input.metadata as Parameters<typeof tx.json>[0])},
-              ${input.callbackUrl},
-            ${input.sendSmsMessage}, ${scheduled ? 'scheduled' : 'new'}, ${input.startDate}, ${input.author},
-            ${options.startedByBatch ? tx`now()` : null})
+            ${input.callbackUrl}, ${input.sendSmsMessage}, ${scheduled ? 'scheduled' : 'new'}, ${input.startDate},
+            ${input.author}, ${options.startedByBatch ? tx`now()` : null})
     returning ${tx.unsafe(PAYMENT_COLUMNS)}`;
   const reserved = await moveMoney(tx, {
     accountId: input.accountId,
@@ -98,9 +95,10 @@ export async function createPaymentIn(
   if (reserved === null)
     throw new InsufficientFundsError(`The ${input.currency} wallet does not hold ${input.amount}.`);
   if (input.callbackUrl !== null) {
-    await tx`insert into webhooks (organization_id, user_id, event, target, payment_id)
-             values (${input.organizationId}, ${input.author},
-               'payment.status.changed', ${input.callbackUrl}, ${payment!.id})`;
+    await tx`
+      insert into webhooks (organization_id, user_id, event, target, payment_id)
+      values (${input.organizationId}, ${input.author}, 'payment.status.changed', ${input.callbackUrl},
+              ${payment!.id})`;
   }
   events.push(await recordStateEvent(tx, payment!, input.author));
   return { payment: payment!, events };

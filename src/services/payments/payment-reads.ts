@@ -16,14 +16,13 @@ import {
 } from '../../domain/money-out';
 import { tenantScope, timeRange, type ListPage, type PageWindow } from '../platform/queries';
 
-export const PAYMENT_COLUMNS = `id, organization_id as "organizationId", account_id as "accountId", contact_id as "contactId",
-  amount::text as amount, currency, phone_number as "phoneNumber", network, payment_type as "paymentType", description,
-    metadata,
-  callback_url as "callbackUrl", send_sms_message as "sendSmsMessage", state, last_error as "lastError",
+export const PAYMENT_COLUMNS = `id, organization_id as "organizationId", account_id as "accountId",
+  contact_id as "contactId", amount::text as amount, currency, phone_number as "phoneNumber", network,
+  payment_type as "paymentType", description, metadata, callback_url as "callbackUrl",
+  send_sms_message as "sendSmsMessage", state, last_error as "lastError",
   remote_transaction_id as "remoteTransactionId", rejected_reason as "rejectedReason", rejected_by as "rejectedBy",
-  rejected_time as "rejectedTime", cancelled_reason as "cancelledReason", cancelled_by as "cancelledBy", cancelled_time
-    as "cancelledTime",
-  start_date as "startDate", author, updated_by as "updatedBy", created, modified`;
+  rejected_time as "rejectedTime", cancelled_reason as "cancelledReason", cancelled_by as "cancelledBy",
+  cancelled_time as "cancelledTime", start_date as "startDate", author, updated_by as "updatedBy", created, modified`;
 
 async function transactionsOf(sql: Queryable, paymentIds: PaymentId[]): Promise<Map<PaymentId, PaymentTransaction[]>> {
   const byPayment = new Map<PaymentId, PaymentTransaction[]>();

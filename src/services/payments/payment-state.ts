@@ -66,12 +66,13 @@ async function changeState(
 ): Promise<StateChange | null> {
   return (await sql.begin(async (tx): Promise<StateChange | null> => {
     if (merchant !== null) await markAuditedWrite(tx, merchant.actor);
+    const remoteTransactionId =
+      set.remoteTransactionId === undefined ? tx`remote_transaction_id` : set.remoteTransactionId;
     const [payment] = await tx<PaymentRow[]>`
       update payments set
         state = ${to},
         last_error = ${set.lastError === undefined ? tx`last_error` : set.lastError},
-        remote_transaction_id
-          = ${set.remoteTransactionId === undefined ? tx`remote_transaction_id` : set.remoteTransactionId},
+        remote_transaction_id = ${remoteTransactionId},
         rejected_reason = ${set.rejected ? set.rejected.reason : tx`rejected_reason`},
         rejected_by = ${set.rejected ? set.rejected.by : tx`rejected_by`},
         rejected_time = ${set.rejected ? tx`now()` : tx`rejected_time`},

@@ -23,9 +23,8 @@ import type {
 } from '../../domain/webhooks';
 import { integerId } from './webhooks';
 
-const ATTEMPT_COLUMNS = `attempt, started_at as "startedAt", duration_ms as "durationMs", outcome, status_code as
-  "statusCode",
-  error, response_excerpt as "responseExcerpt"`;
+const ATTEMPT_COLUMNS = `attempt, started_at as "startedAt", duration_ms as "durationMs", outcome,
+  status_code as "statusCode", error, response_excerpt as "responseExcerpt"`;
 
 /**
  * What an attempt says of its receiver: it answered (any HTTP status), or a fault (a timeout, a
@@ -53,11 +52,10 @@ export async function logAttempt(
   const note = attempt.receiver ?? null;
   const [logged] = await sql<AttemptRow[]>`
     with inserted as (
-      insert into webhook_delivery_attempts (delivery_id, attempt, started_at, duration_ms, outcome, status_code, error,
-        response_excerpt)
-      values
-        (${attempt.deliveryId}, ${attempt.attempt}, ${attempt.startedAt}, ${attempt.durationMs}, ${attempt.outcome},
-              ${attempt.statusCode}, ${attempt.error}, ${attempt.responseExcerpt})
+      insert into webhook_delivery_attempts
+        (delivery_id, attempt, started_at, duration_ms, outcome, status_code, error, response_excerpt)
+      values (${attempt.deliveryId}, ${attempt.attempt}, ${attempt.startedAt}, ${attempt.durationMs},
+              ${attempt.outcome}, ${attempt.statusCode}, ${attempt.error}, ${attempt.responseExcerpt})
       on conflict (delivery_id, attempt) do nothing
       returning ${sql.unsafe(ATTEMPT_COLUMNS)}),
     -- The delivery's row moves with it: closed by a final attempt, else due again at its next one.
@@ -71,15 +69,16 @@ export async function logAttempt(
       where id = ${attempt.deliveryId} and exists (select 1 from inserted)),
     gone as (
       update webhooks set deleted_at = now(), deleted_reason = 'gone', updated = now()
-      where id = ${attempt.webhookId} and ${attempt.outcome} = 'gone' and deleted_at is null and exists (select 1 from
-        inserted)),
+      where id = ${attempt.webhookId} and ${attempt.outcome} = 'gone' and deleted_at is null
+        and exists (select 1 from inserted)),
     -- The failing streak (webhook-recovery.ts): begun by a failure, ended by a delivery; written only when it changes.
     streak as (
-      update webhooks set failing_since = case when ${attempt.outcome} = 'delivered' then null
-        else ${attempt.startedAt}::timestamptz end
+      update webhooks
+      set failing_since = case when ${attempt.outcome} = 'delivered' then null
+                               else ${attempt.startedAt}::timestamptz end
       where id = ${attempt.webhookId} and exists (select 1 from inserted)
-        and ((${attempt.outcome} = 'delivered' and failing_since is not null) or (${attempt.outcome} = 'failed' and
-          failing_since is null))),
+        and ((${attempt.outcome} = 'delivered' and failing_since is not null)
+          or (${attempt.outcome} = 'failed' and failing_since is null))),
     -- The receiver's health (webhook-queue.ts, PROBE_AFTER_FAULTS): a fault counts towards probing it, any answer ends
     -- that; written only when it changes, so a healthy receiver's attempts write nothing here.
     receiver as (
@@ -87,15 +86,15 @@ export async function logAttempt(
         failures = case when ${note} = 'answered' then 0 else r.failures + 1 end,
         probing_since = case when ${note} = 'answered' then null
                              when r.failures + 1 >= ${PROBE_AFTER_FAULTS}::int then coalesce(r.probing_since, now())
-                               else r.probing_since end,
+                             else r.probing_since end,
         probe_after = case when ${note} = 'answered' or r.failures + 1 < ${PROBE_AFTER_FAULTS}::int then null
                            else now() + least(greatest(extract(epoch from now() - coalesce(r.probing_since, now())), 1),
                                               ${PROBE_SPACING_MAX_SECONDS}::int) * interval '1 second' end,
         last_fault = case when ${note} = 'answered' then r.last_fault else ${attempt.error} end,
         last_fault_at = case when ${note} = 'answered' then r.last_fault_at else now() end
       from webhooks w
-      where w.id = ${attempt.webhookId} and r.origin = w.receiver and ${note}::text is not null and exists (select 1
-        from inserted)
+      where w.id = ${attempt.webhookId} and r.origin = w.receiver and ${note}::text is not null
+        and exists (select 1 from inserted)
         and (${note} = 'fault' or r.failures > 0 or r.probing_since is not null))
     select * from inserted
     union all
@@ -111,24 +110,24 @@ export async function finishDelivery(
   status: Exclude<DeliveryStatus, 'pending'>,
 ): Promise<void> {
   await sql`
-    update webhook_deliveries set status = ${status}, finished_at = coalesce(finished_at, now()), next_attempt_at =
-      null, leased_until = null
+    update webhook_deliveries
+    set status = ${status}, finished_at = coalesce(finished_at, now()), next_attempt_at = null, leased_until = null
     where id = ${deliveryId}`;
 }
 
 const DELIVERY_COLUMNS = `
   d.id, d.organization_id as "organizationId", d.webhook_id as "webhookId", d.event_id as "eventId",
-         e.type as "eventType", d.redelivery, d.status, d.created, d.finished_at as "finishedAt", d.next_attempt_at as
-           "nextAttemptAt",
-         (select json_build_object('origin', r.origin, 'faults', r.failures, 'since', r.probing_since, 'lastFault',
-           r.last_fault)
-            from webhooks w join webhook_receivers r on r.origin = w.receiver
-            where w.id = d.webhook_id and d.status = 'pending' and r.probing_since is not null) as probing,
-         coalesce((select json_agg(json_build_object(
-                     'attempt', a.attempt, 'startedAt', a.started_at, 'durationMs', a.duration_ms, 'outcome', a.outcome,
-                     'statusCode', a.status_code, 'error', a.error, 'responseExcerpt', a.response_excerpt) order by
-                       a.attempt)
-                   from webhook_delivery_attempts a where a.delivery_id = d.id), '[]') as attempts`;
+  e.type as "eventType", d.redelivery, d.status, d.created, d.finished_at as "finishedAt",
+  d.next_attempt_at as "nextAttemptAt",
+  (select json_build_object('origin', r.origin, 'faults', r.failures, 'since', r.probing_since,
+                            'lastFault', r.last_fault)
+   from webhooks w join webhook_receivers r on r.origin = w.receiver
+   where w.id = d.webhook_id and d.status = 'pending' and r.probing_since is not null) as probing,
+  coalesce((select json_agg(json_build_object(
+              'attempt', a.attempt, 'startedAt', a.started_at, 'durationMs', a.duration_ms, 'outcome', a.outcome,
+              'statusCode', a.status_code, 'error', a.error, 'responseExcerpt', a.response_excerpt
+            ) order by a.attempt)
+            from webhook_delivery_attempts a where a.delivery_id = d.id), '[]') as attempts`;
 const DELIVERY_FROM = 'webhook_deliveries d join events e on e.id = d.event_id';
 
 type RawDeliveryRow = Omit<DeliveryRow, 'attempts' | 'probing'> & {
@@ -151,18 +150,13 @@ export async function listDeliveries(
   filters: { eventId?: EventId },
   page: PageWindow,
 ): Promise<ListPage<DeliveryRow>> {
+  const ofEvent = filters.eventId === undefined ? sql`` : sql`and d.event_id = ${filters.eventId}`;
   const { count, rows } = await tenantScope(sql, webhook.organizationId).listPage<RawDeliveryRow>(
     {
       columns: sql.unsafe(DELIVERY_COLUMNS),
       from: sql.unsafe(DELIVERY_FROM),
       alias: 'd',
-      filters: sql`and d.webhook_id
-        = ${webhook.id} ${
-          filters.eventId !== undefined
-            ? sql`and d.event_id
-        = ${filters.eventId}`
-            : sql``
-        }`,
+      filters: sql`and d.webhook_id = ${webhook.id} ${ofEvent}`,
       orderBy: sql`order by d.id desc`,
     },
     page,
@@ -171,9 +165,8 @@ export async function listDeliveries(
 }
 
 async function findDelivery(sql: Sql, deliveryId: DeliveryId): Promise<DeliveryRow | undefined> {
-  const [row] = await sql<
-    RawDeliveryRow[]
-  >`select ${sql.unsafe(DELIVERY_COLUMNS)} from ${sql.unsafe(DELIVERY_FROM)} where d.id = ${deliveryId}`;
+  const [row] = await sql<RawDeliveryRow[]>`
+    select ${sql.unsafe(DELIVERY_COLUMNS)} from ${sql.unsafe(DELIVERY_FROM)} where d.id = ${deliveryId}`;
   return row === undefined ? undefined : toDeliveryRow(row);
 }
 
@@ -202,9 +195,8 @@ export async function redeliverEvent(
   duplicateCheck: DuplicateCheck | null,
 ): Promise<DeliveryRow> {
   const organizationId = webhook.organizationId;
-  const [event] = await sql<
-    { type: EventType }[]
-  >`select type from events where id = ${eventId} and ${tenantScope(sql, organizationId).owned()}`;
+  const [event] = await sql<{ type: EventType }[]>`
+    select type from events where id = ${eventId} and ${tenantScope(sql, organizationId).owned()}`;
   if (!event) throw fieldErrors({ event: [`Invalid pk "${eventId}" - object does not exist.`] });
   if (event.type !== webhook.event) {
     throw fieldErrors({

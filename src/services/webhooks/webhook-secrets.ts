@@ -113,8 +113,9 @@ export async function setBasicCredentials(
     await ensureSettings(tx, owner.organizationId);
     await tx`
       update webhook_settings set
-        basic_username = ${credentials?.username ?? null}, basic_password = ${credentials?.password ?? null}, modified =
-          now()
+        basic_username = ${credentials?.username ?? null},
+        basic_password = ${credentials?.password ?? null},
+        modified = now()
       where ${tenantScope(tx, owner.organizationId).owned()}`;
   });
 }

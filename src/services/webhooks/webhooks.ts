@@ -16,9 +16,8 @@ import { cancelPending } from './webhook-queue';
 import { tenantScope, type ListPage, type PageWindow } from '../platform/queries';
 import type { WebhookRow } from '../../domain/webhooks';
 
-export const WEBHOOK_COLUMNS = `id, organization_id as "organizationId", user_id as "userId", event, target, created,
-  updated,
-  disabled_at as "disabledAt", disabled_reason as "disabledReason"`;
+export const WEBHOOK_COLUMNS = `id, organization_id as "organizationId", user_id as "userId", event, target,
+  created, updated, disabled_at as "disabledAt", disabled_reason as "disabledReason"`;
 
 type NewWebhook = { organizationId: OrganizationId; userId: UserId; event: EventType; target: string };
 
@@ -66,9 +65,8 @@ export type LiveWebhook = WebhookRow & { deletedAt: Date | null };
  * nothing.
  */
 export async function readWebhook(sql: Queryable, webhookId: WebhookId): Promise<LiveWebhook | null> {
-  const [row] = await sql<
-    LiveWebhook[]
-  >`select ${sql.unsafe(WEBHOOK_COLUMNS)}, deleted_at as "deletedAt" from webhooks where id = ${webhookId}`;
+  const [row] = await sql<LiveWebhook[]>`
+    select ${sql.unsafe(WEBHOOK_COLUMNS)}, deleted_at as "deletedAt" from webhooks where id = ${webhookId}`;
   return row ?? null;
 }
 
