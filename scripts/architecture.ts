@@ -186,7 +186,37 @@ export type Architecture = {
   deadExports: string[];
   /** `file: cited path` for each path a src file cites that no file of the repository answers. */
   unresolvedReferences: string[];
+  /**
+   * What a connector holds that is not translation: an import of services/ or db/ from an operator's folder
+   * (src/network/<operator>/), or the database's handle (`sql`, `Queryable`) named there.
+   */
+  connectorBreaches: string[];
+  /** The modules whose SQL writes `network_operations`: the core's journal alone. */
+  journalWriters: string[];
+  /** Files of src/network and src/services over MAX_FILE_LINES lines. */
+  longFiles: string[];
 };
+
+/** The longest a file of src/network or src/services may be. */
+export const MAX_FILE_LINES = 400;
+
+/** An operator's folder: a folder below network/ (each connector's unit, ./network/registry.ts). */
+const operatorFolder = (module: string) => /^network\/[\w-]+\//.test(module);
+
+/** Where a connector's code names the database (an identifier `sql`, `Sql` or `Queryable`), as `file:line`. */
+function databaseNamed(module: string, text: string): string[] {
+  const source = ts.createSourceFile(module, text, ts.ScriptTarget.Latest, true);
+  const found: string[] = [];
+  const visit = (node: ts.Node): void => {
+    if (ts.isIdentifier(node) && ['sql', 'Sql', 'Queryable'].includes(node.text))
+      found.push(`${module}:${source.getLineAndCharacterOfPosition(node.getStart()).line + 1} names ${node.text}`);
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+const WRITES_JOURNAL = /\b(insert\s+into|update|delete\s+from)\s+network_operations\b/i;
 
 export function readArchitecture(): Architecture {
   const files = sourceFiles(SRC);
@@ -194,12 +224,27 @@ export function readArchitecture(): Architecture {
   const sqlOutside: string[] = [];
   const long: string[] = [];
   const texts = new Map<string, string>();
+  const connectorBreaches: string[] = [];
+  const journalWriters: string[] = [];
+  const longFiles: string[] = [];
   for (const file of files) {
     const module = relative(SRC, file);
     const text = readFileSync(file, 'utf8');
     texts.set(file, text);
     long.push(...longFunctions(file, text));
     imports.set(module, moduleImports(file, text));
+    if (operatorFolder(module)) {
+      connectorBreaches.push(
+        ...moduleImports(file, text)
+          .filter((to) => to.startsWith('services/') || to.startsWith('db/'))
+          .map((to) => `${module} imports ${to}`),
+        ...databaseNamed(module, text),
+      );
+    }
+    if (WRITES_JOURNAL.test(text)) journalWriters.push(module);
+    const lineCount = text.split('\n').length;
+    if ((module.startsWith('network/') || module.startsWith('services/')) && lineCount > MAX_FILE_LINES)
+      longFiles.push(`${module} (${lineCount} lines)`);
     const sqlHome = module.startsWith('services/') || module.startsWith('db/');
     if (!sqlHome && /\b(sql|tx|savepoint)(<[^`]*>)?`/.test(text)) sqlOutside.push(module);
   }
@@ -225,6 +270,9 @@ export function readArchitecture(): Architecture {
     longFunctions: long,
     deadExports: deadExports(texts),
     unresolvedReferences: unresolvedReferences(texts),
+    connectorBreaches,
+    journalWriters: journalWriters.sort(),
+    longFiles: longFiles.sort(),
   };
 }
 
@@ -313,6 +361,13 @@ if (import.meta.main) {
     ...architecture.deadExports.map((where) => `  ${where}`),
     `file references outside the repository: ${architecture.unresolvedReferences.length}`,
     ...architecture.unresolvedReferences.map((where) => `  ${where}`),
+    `connectors reaching past translation (services/, db/, the database's handle): ${
+      architecture.connectorBreaches.length
+    }`,
+    ...architecture.connectorBreaches.map((where) => `  ${where}`),
+    `writers of network_operations: ${architecture.journalWriters.join(', ')}`,
+    `files of network/ and services/ over ${MAX_FILE_LINES} lines: ${architecture.longFiles.length}`,
+    ...architecture.longFiles.map((where) => `  ${where}`),
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
 }

@@ -246,8 +246,10 @@ function crossChecks(c: Parsed, connectors: ConnectorSettings, problems: string[
   // the sandbox.
   if (c.METRICS && c.METRICS_TOKEN === undefined && !c.SANDBOX) {
     problems.push(
-      'METRICS_TOKEN: required when SANDBOX=false and METRICS=true (both /metrics endpoints show business totals; ' +
-        'set a token of 16+ characters, or METRICS=false)',
+      [
+        'METRICS_TOKEN: required when SANDBOX=false and METRICS=true',
+        '(both /metrics endpoints show business totals; set a token of 16+ characters, or METRICS=false)',
+      ].join(' '),
     );
   }
   // Every API process must accept the sign-in forms the others issued: one key, set by the operator.

@@ -6,7 +6,7 @@ import { loadConfig, type Config } from './config';
 import { createSql, surviveWritesOnClosedConnections } from './db';
 import { logger } from './log';
 import { createConnectors, createNetworks } from './network/connections';
-import { watchAvailability } from './network/routes';
+import { watchAvailability } from './network/availability';
 import { configuredRoutes } from './network/registry';
 import { createRouteHealth, routeViews } from './services/networks/route-health';
 import { countRouteOutcome, setRouteStateSource } from './telemetry/metrics';

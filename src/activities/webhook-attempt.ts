@@ -40,9 +40,10 @@ export type WebhookActivityDeps = {
 /** A claimed row stays its sender's this long: more than a POST's timeout and its logging. */
 export const LEASE_MS = 3 * WEBHOOK_TIMEOUT_MS;
 
-const UNKNOWN_OUTCOME =
-  'The sender stopped during this attempt (its worker ended), so whether the receiver got it is unknown; it was not ' +
-  'sent again.';
+const UNKNOWN_OUTCOME = [
+  'The sender stopped during this attempt (its worker ended), so whether the receiver got it is unknown;',
+  'it was not sent again.',
+].join(' ');
 
 /** Runs `task` at most once per `everyMs` (a sender's heartbeat, its checks). */
 export const every = (everyMs: number, task: () => Promise<void> | void) => {

@@ -46,12 +46,13 @@ export const moneyCommands: Record<string, Command> = {
         { wallets },
         wallets.length === 0
           ? [`organization ${org} has no wallet`]
-          : wallets.map(
-              (wallet) =>
-                `wallet ${wallet.id} ${wallet.currency} ${wallet.status}: balance ${wallet.balance}` +
-                (wallet.balanceEqualsTransactions
-                  ? ' (= the sum of its transactions)'
-                  : ' (DIFFERS from the sum of its transactions)'),
+          : wallets.map((wallet) =>
+              [
+                `wallet ${wallet.id} ${wallet.currency} ${wallet.status}: balance ${wallet.balance}`,
+                wallet.balanceEqualsTransactions
+                  ? '(= the sum of its transactions)'
+                  : '(DIFFERS from the sum of its transactions)',
+              ].join(' '),
             ),
       );
     },
@@ -68,10 +69,11 @@ export const moneyCommands: Record<string, Command> = {
       const transactions = rows.map(serializeLedgerTransaction);
       print(values.json, { count, transactions }, [
         `${count} transaction(s), newest first${count > rows.length ? ` (the ${rows.length} newest shown)` : ''}:`,
-        ...transactions.map(
-          (transaction) =>
-            `${transaction.created} wallet ${transaction.account} ${transaction.amount.padStart(18)} ` +
+        ...transactions.map((transaction) =>
+          [
+            `${transaction.created} wallet ${transaction.account} ${transaction.amount.padStart(18)}`,
             `${transaction.currency} ${transaction.type}: ${transaction.description}`,
+          ].join(' '),
         ),
       ]);
     },
@@ -97,8 +99,10 @@ export const moneyCommands: Record<string, Command> = {
           throw error;
         });
         print(values.json, reversal, [
-          `reversal ${reversal.id} of collection ${reversal.collection}: ${reversal.amount} ${reversal.currency} ` +
+          [
+            `reversal ${reversal.id} of collection ${reversal.collection}: ${reversal.amount} ${reversal.currency}`,
             `back to ${reversal.phonenumber}, ${reversal.state}`,
+          ].join(' '),
         ]);
       } finally {
         await client.connection.close();

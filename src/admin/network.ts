@@ -6,12 +6,13 @@ import type { Config } from '../config';
 import { networkByName } from '../domain/networks';
 import { successRateText } from '../domain/network-status';
 import { describeConnections } from '../network/connections';
+import { createNetworkRecords } from '../services/networks/records';
 import { DARAJA_CALLBACK_PATHS, createDarajaConnector, daraja as darajaUnit } from '../network/daraja';
 import { CONNECTOR_OPERATORS, configuredRoutes } from '../network/registry';
 import { issueNetworkSecret } from '../services/networks/network-credentials';
 import { routeLines, type RouteLine } from '../services/networks/network-status';
 import { orderRoutes, pauseRoute, type RouteOperation } from '../services/networks/route-health';
-import { unsettledOperations, type UnsettledOperation } from '../services/networks/operation-journal';
+import { unsettledOperations, type UnsettledOperation } from '../services/networks/entries';
 import { UsageError, print, type Command, type CommandContext } from './cli';
 
 /**
@@ -25,8 +26,10 @@ function routedNetwork(config: Config, raw: string | undefined): { network: stri
   if (network === undefined || routes.length === 0) {
     const served = [...new Set(configured.map((route) => route.network))];
     throw new UsageError(
-      `--network must name a network a connector that is on serves ` +
+      [
+        '--network must name a network a connector that is on serves',
         `(${served.length > 0 ? served.join(', ') : 'no connector is on'})`,
+      ].join(' '),
     );
   }
   return { network, routes };
@@ -51,16 +54,22 @@ const operationsText = (operation: RouteOperation | null) => operation ?? 'colle
 
 /** One line per route: network, operation, order, operator, state, recent success rate, last fault. */
 const routeText = (line: RouteLine) =>
-  `${line.network.padEnd(18)} ${line.operation.padEnd(7)} ${String(line.order).padEnd(2)} ` +
-  `${line.operator.padEnd(15)} ${line.state.padEnd(8)} ` +
-  `${successRateText(line.successRate).padStart(6)} of ${String(line.outcomes).padEnd(5)} ` +
-  `${line.lastFault === null ? 'no fault' : `last fault ${line.lastFaultAt?.toISOString() ?? ''}: ${line.lastFault}`}`;
+  [
+    line.network.padEnd(18),
+    line.operation.padEnd(7),
+    String(line.order).padEnd(2),
+    line.operator.padEnd(15),
+    line.state.padEnd(8),
+    `${successRateText(line.successRate).padStart(6)} of ${String(line.outcomes).padEnd(5)}`,
+    line.lastFault === null ? 'no fault' : `last fault ${line.lastFaultAt?.toISOString() ?? ''}: ${line.lastFault}`,
+  ].join(' ');
 
 /** `network routes pause` and `resume`: an operator's switch on one route. */
 const pauseCommand = (paused: boolean): Command => ({
-  usage:
-    `network routes ${paused ? 'pause' : 'resume'} --network NAME --route ROUTE [--operation collect|payout] ` +
-    `[--json]`,
+  usage: [
+    `network routes ${paused ? 'pause' : 'resume'} --network NAME --route ROUTE`,
+    '[--operation collect|payout] [--json]',
+  ].join(' '),
   async run({ sql, values, config }: CommandContext) {
     const { network, routes } = routedNetwork(config, values.network);
     if (values.route === undefined)
@@ -76,9 +85,14 @@ const pauseCommand = (paused: boolean): Command => ({
 
 /** One line per unsettled operation: when it was last sent, where, what, its state and why. */
 const unsettledText = (operation: UnsettledOperation) =>
-  `${operation.sentAt?.toISOString() ?? 'never sent'.padEnd(24)} ${operation.network.padEnd(18)} ` +
-  `${(operation.route ?? '-').padEnd(8)} ${operation.kind.padEnd(8)} ${operation.reference.padEnd(24)} ` +
-  `${operation.state.padEnd(8)} sent ${operation.sends}x${operation.fault ? `: ${operation.fault}` : ''}`;
+  [
+    operation.sentAt?.toISOString() ?? 'never sent'.padEnd(24),
+    operation.network.padEnd(18),
+    (operation.route ?? '-').padEnd(8),
+    operation.kind.padEnd(8),
+    operation.reference.padEnd(24),
+    `${operation.state.padEnd(8)} sent ${operation.sends}x${operation.fault ? `: ${operation.fault}` : ''}`,
+  ].join(' ');
 
 export const networkCommands: Record<string, Command> = {
   'network in-doubt': {
@@ -161,7 +175,7 @@ export const networkCommands: Record<string, Command> = {
         ? createDarajaConnector(
             config.mpesa,
             {
-              sql,
+              records: createNetworkRecords(sql),
               callbackBaseUrl: config.publicBaseUrl ?? '',
               inFlightWindowSeconds: config.operators.inFlightWindowSeconds ?? darajaUnit.inFlight.windowSeconds,
             },
@@ -175,8 +189,10 @@ export const networkCommands: Record<string, Command> = {
       const confirmationUrl = `${config.publicBaseUrl}${DARAJA_CALLBACK_PATHS.confirmation}`;
       print(values.json, { ...outcome, validationUrl, confirmationUrl }, [
         outcome.registered
-          ? `Daraja registered ${validationUrl} and ${DARAJA_CALLBACK_PATHS.confirmation} for shortcode ` +
-            `${config.mpesa!.shortcode}`
+          ? [
+              `Daraja registered ${validationUrl} and ${DARAJA_CALLBACK_PATHS.confirmation}`,
+              `for shortcode ${config.mpesa!.shortcode}`,
+            ].join(' ')
           : `Daraja refused the registration: ${outcome.detail}`,
       ]);
       if (!outcome.registered) process.exitCode = 1;

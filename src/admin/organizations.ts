@@ -86,8 +86,10 @@ export const organizationCommands: Record<string, Command> = {
         },
       );
       print(values.json, settings, [
-        `organization ${settings.id}: verification URL ${settings.verificationUrl ?? '(none)'}, accept by default ` +
-          `${settings.acceptByDefault}`,
+        [
+          `organization ${settings.id}: verification URL ${settings.verificationUrl ?? '(none)'},`,
+          `accept by default ${settings.acceptByDefault}`,
+        ].join(' '),
       ]);
     },
   },
@@ -101,8 +103,10 @@ export const organizationCommands: Record<string, Command> = {
       const shown = (limit: number | null, fallback: number) =>
         limit === null ? `${fallback} (default)` : String(limit);
       print(values.json, limits, [
-        `organization ${limits.id}: ${shown(limits.reads, config.throttle.reads)} reads and ` +
-          `${shown(limits.writes, config.throttle.writes)} writes per ${config.throttle.windowSeconds} s`,
+        [
+          `organization ${limits.id}: ${shown(limits.reads, config.throttle.reads)} reads`,
+          `and ${shown(limits.writes, config.throttle.writes)} writes per ${config.throttle.windowSeconds} s`,
+        ].join(' '),
       ]);
     },
   },

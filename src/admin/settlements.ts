@@ -42,13 +42,17 @@ function reportOptions(values: Options, required: readonly ('date' | 'network')[
 }
 
 const ourLine = (line: SettlementLine) =>
-  `${line.type} ${line.id} (organization ${line.organizationId}) ${line.amount} ${line.currency}, operator id ` +
-  `${line.operatorTransactionId ?? '—'}, ` +
-  `reference ${line.reference ?? '—'}, ${line.phoneNumber}, final ${line.finalAt.toISOString()}`;
+  [
+    `${line.type} ${line.id} (organization ${line.organizationId}) ${line.amount} ${line.currency},`,
+    `operator id ${line.operatorTransactionId ?? '—'},`,
+    `reference ${line.reference ?? '—'}, ${line.phoneNumber}, final ${line.finalAt.toISOString()}`,
+  ].join(' ');
 const theirLine = (line: OperatorLine) =>
-  `line ${line.row}: ${line.operatorId}${line.reference ? ` (${line.reference})` : ''} ` +
-  `${line.amount}${line.currency ? ` ${line.currency}` : ''} ` +
-  `${line.status}${line.time ? ` ${line.time.toISOString()}` : ''}${line.party ? `, ${line.party}` : ''}`;
+  [
+    `line ${line.row}: ${line.operatorId}${line.reference ? ` (${line.reference})` : ''}`,
+    `${line.amount}${line.currency ? ` ${line.currency}` : ''}`,
+    `${line.status}${line.time ? ` ${line.time.toISOString()}` : ''}${line.party ? `, ${line.party}` : ''}`,
+  ].join(' ');
 
 /** The comparison in words, one line per finding. */
 function describe(found: Reconciliation, heading: string): string[] {
@@ -66,14 +70,17 @@ function describe(found: Reconciliation, heading: string): string[] {
       : []),
     ...(found.notCompleted > 0
       ? [
-          `${found.notCompleted} line(s) the operator did not complete match nothing of ours (information: no money ` +
-            `moved)`,
+          [
+            `${found.notCompleted} line(s) the operator did not complete match nothing of ours`,
+            '(information: no money moved)',
+          ].join(' '),
         ]
       : []),
-    ...found.fees.map(
-      (fee) =>
-        `fee (information): ${fee.amount}${fee.currency ? ` ${fee.currency}` : ''} for ` +
-        `${fee.operatorId}${fee.ours ? ` (our ${fee.ours.type} ${fee.ours.id})` : ''}`,
+    ...found.fees.map((fee) =>
+      [
+        `fee (information): ${fee.amount}${fee.currency ? ` ${fee.currency}` : ''}`,
+        `for ${fee.operatorId}${fee.ours ? ` (our ${fee.ours.type} ${fee.ours.id})` : ''}`,
+      ].join(' '),
     ),
   ];
 }
@@ -101,25 +108,28 @@ function readStatement(path: string | undefined, network: string): OperatorLine[
 
 export const settlementCommands: Record<string, Command> = {
   settlement: {
-    usage:
-      'settlement [--date YYYY-MM-DD] [--network NAME] [--currency CODE] [--json]   (every organization; default ' +
-      'today, UTC)',
+    usage: [
+      'settlement [--date YYYY-MM-DD] [--network NAME] [--currency CODE] [--json]',
+      '(every organization; default today, UTC)',
+    ].join('   '),
     async run({ sql, values }) {
       const settlement = serializeSettlement(await settlementReport(sql, ALL, reportOptions(values)));
       print(values.json, settlement, [
         `settlement of ${settlement.date} (UTC, ${settlement.since} to ${settlement.until}), every organization:`,
-        ...settlement.totals.map(
-          (total) =>
-            `${total.network} ${total.currency}: in ${total.in.count} (${total.in.amount}), out ${total.out.count} ` +
-            `(${total.out.amount}), ` +
+        ...settlement.totals.map((total) =>
+          [
+            `${total.network} ${total.currency}: in ${total.in.count} (${total.in.amount}),`,
+            `out ${total.out.count} (${total.out.amount}),`,
             `reversed ${total.reversed.count} (${total.reversed.amount}), net ${total.net}`,
+          ].join(' '),
         ),
-        ...settlement.lines.map(
-          (line) =>
-            `${line.final_at} ${line.network} ${line.currency} ${line.type} ${line.id} (organization ` +
-            `${line.organization}) ${line.amount}, ` +
-            `operator id ${line.operator_transaction_id ?? '—'}, reference ${line.reference ?? '—'}, ` +
-            `${line.phonenumber}`,
+        ...settlement.lines.map((line) =>
+          [
+            `${line.final_at} ${line.network} ${line.currency} ${line.type} ${line.id}`,
+            `(organization ${line.organization}) ${line.amount},`,
+            `operator id ${line.operator_transaction_id ?? '—'},`,
+            `reference ${line.reference ?? '—'}, ${line.phonenumber}`,
+          ].join(' '),
         ),
         ...(settlement.lines.length === 0 ? ['no movement'] : []),
       ]);

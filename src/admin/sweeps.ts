@@ -16,10 +16,11 @@ export const sweepCommands: Record<string, Command> = {
         { failures },
         failures.length === 0
           ? ['no rows set aside']
-          : failures.map(
-              (failure) =>
-                `${failure.kind} ${failure.rowId}: ${failure.attempts} failed run(s), last ` +
-                `${failure.lastFailedAt.toISOString()}: ${failure.error}`,
+          : failures.map((failure) =>
+              [
+                `${failure.kind} ${failure.rowId}: ${failure.attempts} failed run(s),`,
+                `last ${failure.lastFailedAt.toISOString()}: ${failure.error}`,
+              ].join(' '),
             ),
       );
     },

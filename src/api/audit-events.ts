@@ -13,13 +13,13 @@ const DOCS = {
   listAuditEvents: routeDocs({
     operationId: 'listAuditEvents',
     summary: 'Search the audit trail',
-    description:
-      "Every change a write through the API or the web console made to the organization's objects and settings, " +
-      'newest first: ' +
-      'who (user, API key), through what (channel, client address, method and route), which object, and its changed ' +
-      'fields before and after ' +
-      '(secrets as `"[redacted]"`). Each entry is recorded in the transaction of its write. Filters combine; the ' +
-      'date range is inclusive (UTC).',
+    description: [
+      "Every change a write through the API or the web console made to the organization's objects and settings,",
+      'newest first: who (user, API key), through what (channel, client address, method and route), which object,',
+      'and its changed fields before and after (secrets as `"[redacted]"`).',
+      'Each entry is recorded in the transaction of its write.',
+      'Filters combine; the date range is inclusive (UTC).',
+    ].join(' '),
     tags: ['Audit trail'],
     caller: 'merchant',
     responses: {

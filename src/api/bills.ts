@@ -68,8 +68,10 @@ const BundlesHeaders = v.object(
       v.nonEmpty(BILLS_DATE_REQUIRED),
       v.check(
         (header) => parseRfcDate(header) !== null,
-        `The ${BILLS_DATE_HEADER} header must be a date in RFC 7231 or RFC 2822 format, such as "Tue, 15 Nov 1994 ` +
-          `08:12:31 GMT".`,
+        [
+          `The ${BILLS_DATE_HEADER} header must be a date in RFC 7231 or RFC 2822 format,`,
+          'such as "Tue, 15 Nov 1994 08:12:31 GMT".',
+        ].join(' '),
       ),
     ),
   },

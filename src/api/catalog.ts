@@ -21,9 +21,10 @@ const DOCS = {
   listCurrencies: routeDocs({
     operationId: 'listCurrencies',
     summary: 'List currencies',
-    description:
-      `${listedCodes(SUPPORTED_CURRENCIES)}: BXC is the sandbox currency; \`minor_units\` is how many ` +
-      `decimals an amount in each may have.`,
+    description: [
+      `${listedCodes(SUPPORTED_CURRENCIES)}: BXC is the sandbox currency;`,
+      '`minor_units` is how many decimals an amount in each may have.',
+    ].join(' '),
     tags: ['Reference'],
     caller: 'merchant',
     responses: {
@@ -33,9 +34,10 @@ const DOCS = {
   listNetworks: routeDocs({
     operationId: 'listNetworks',
     summary: 'List mobile networks',
-    description:
-      'The networks the service knows from the prefixes of their numbers: their country, currencies, and what they ' +
-      'support.',
+    description: [
+      'The networks the service knows from the prefixes of their numbers:',
+      'their country, currencies, and what they support.',
+    ].join(' '),
     tags: ['Reference'],
     caller: 'merchant',
     responses: {

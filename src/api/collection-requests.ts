@@ -24,11 +24,13 @@ const DOCS = {
   createCollectionRequest: routeDocs({
     operationId: 'createCollectionRequest',
     summary: 'Create a collection request',
-    description:
-      'Asks a subscriber to pay: with `send_instructions` the subscriber is prompted (USSD/PIN) and sent ' +
-      'instructions by SMS. ' +
-      'The organization needs a funded wallet in the currency. The request runs until it is paid, fails or expires ' +
-      '(`expiry_date`, 24 hours by default); every status change is a `collectionrequest.status.changed` event.',
+    description: [
+      'Asks a subscriber to pay:',
+      'with `send_instructions` the subscriber is prompted (USSD/PIN) and sent instructions by SMS.',
+      'The organization needs a funded wallet in the currency.',
+      'The request runs until it is paid, fails or expires (`expiry_date`, 24 hours by default);',
+      'every status change is a `collectionrequest.status.changed` event.',
+    ].join(' '),
     tags: ['Collection requests'],
     caller: 'merchant',
     responses: { 201: { description: 'The collection request.', schema: collectionRequestSchemaForVersion } },

@@ -23,14 +23,14 @@ const DOCS = {
   listCollections: routeDocs({
     operationId: 'listCollections',
     summary: 'List or claim collections',
-    description:
-      "Newest first, the organization's collections only. With `claim`, an unmatched collection matching `amount`, " +
-      '`remote_transaction_id` and `phonenumber` is assigned to the caller and the answer is a list: the claimed ' +
-      'collection, ' +
-      'or none (400 when more than one matches or a parameter is missing). A claim moves money in: it needs the ' +
-      '`collect` ' +
-      'capability (403, and nothing claimed, for a key without it: `x-parameter-roles`) and counts as a write for ' +
-      'throttling.',
+    description: [
+      "Newest first, the organization's collections only.",
+      'With `claim`, an unmatched collection matching `amount`, `remote_transaction_id` and `phonenumber`',
+      'is assigned to the caller and the answer is a list: the claimed collection,',
+      'or none (400 when more than one matches or a parameter is missing).',
+      'A claim moves money in: it needs the `collect` capability',
+      '(403, and nothing claimed, for a key without it: `x-parameter-roles`) and counts as a write for throttling.',
+    ].join(' '),
     tags: ['Collections'],
     caller: 'merchant',
     responses: {

@@ -28,9 +28,10 @@ const DOCS = {
   createContact: routeDocs({
     operationId: 'createContact',
     summary: 'Create a contact',
-    description:
-      'One contact per phone number in an organization. `metadata` `sync` = `1` verifies the number against its ' +
-      'network at once.',
+    description: [
+      'One contact per phone number in an organization.',
+      '`metadata` `sync` = `1` verifies the number against its network at once.',
+    ].join(' '),
     tags: TAGS,
     caller: 'merchant',
     responses: { 201: { description: 'The contact.', schema: contactSchemaForVersion } },

@@ -32,9 +32,10 @@ export const metricsRoutes = (config: Config) =>
     {
       detail: {
         hide: true,
-        summary:
-          'Prometheus metrics of this API process (text format); 404 when METRICS=false, 401 without METRICS_TOKEN ' +
-          'when set',
+        summary: [
+          'Prometheus metrics of this API process (text format);',
+          '404 when METRICS=false, 401 without METRICS_TOKEN when set',
+        ].join(' '),
       },
     },
   );

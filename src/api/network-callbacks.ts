@@ -76,10 +76,11 @@ async function authenticateNetwork(sql: AppDeps['sql'], request: Request, connec
   if (network === null) throw networkUnauthorized();
   if (!reportsPayments(network, connections)) {
     throw new ApiError(403, {
-      detail:
-        `${network.name} is connected through its operator's API: its payments are believed only through the ` +
-        `operator's status query, ` +
-        'never reported here (this route is for the sandbox and the networks without a connector).',
+      detail: [
+        `${network.name} is connected through its operator's API:`,
+        "its payments are believed only through the operator's status query, never reported here",
+        '(this route is for the sandbox and the networks without a connector).',
+      ].join(' '),
     });
   }
   return network;
@@ -138,18 +139,19 @@ export const networkCallbackRoutes = ({ sql, launcher, networks }: AppDeps) => {
           ...routeDocs({
             operationId: 'reportIncomingPayment',
             summary: 'Report an incoming payment (mobile networks)',
-            description:
-              "A mobile network reports a payment a subscriber made, with that network's secret as `Authorization: " +
-              'Bearer <secret>`. ' +
-              "The payment is stored, matched to a collection request, verified with the organization's verification " +
-              'URL where ' +
-              'the network supports it, and credited; a repeated report of a transaction starts nothing. A network ' +
-              'this deployment has a ' +
-              `connector for (${listedCodes(CONNECTOR_OPERATORS.map((connector) => connector.operator))}) is refused ` +
-              `with 403: its payments are believed only through its operator's status query. ` +
-              'A network with no connector reports its currency only in sandbox mode while no connector is on (400 ' +
-              'on `currency` otherwise), ' +
+            description: [
+              'A mobile network reports a payment a subscriber made,',
+              "with that network's secret as `Authorization: Bearer <secret>`.",
+              'The payment is stored, matched to a collection request,',
+              "verified with the organization's verification URL where the network supports it, and credited;",
+              'a repeated report of a transaction starts nothing.',
+              'A network this deployment has a connector for',
+              `(${listedCodes(CONNECTOR_OPERATORS.map((connector) => connector.operator))}) is refused with 403:`,
+              "its payments are believed only through its operator's status query.",
+              'A network with no connector reports its currency only in sandbox mode while no connector is on',
+              '(400 on `currency` otherwise),',
               "and an amount takes at most its currency's minor units (400 on `amount`: TZS, UGX and RWF are whole).",
+            ].join(' '),
             tags: ['Mobile networks'],
             caller: 'network',
             responses: { 202: { description: 'The report was taken.', schema: IncomingPaymentAnswer } },

@@ -22,15 +22,15 @@ const DOCS = {
   listNetworkStatus: routeDocs({
     operationId: 'listNetworkStatus',
     summary: "Networks' availability",
-    description:
-      'Each network this deployment moves money on (a connected operator) or simulates (the sandbox), in the order ' +
-      'of `GET /api/networks`, ' +
-      'with its availability now for collections (`collect`) and payouts (`payout`): `operational` when its usual ' +
-      'route takes traffic, ' +
-      '`degraded` when only a fallback route does (a request still goes through, perhaps slower), `down` when no ' +
-      'route does (a request is ' +
-      "refused or waits; try later). Read from the routes' health of the last seconds; the sandbox is always " +
-      '`operational`.',
+    description: [
+      'Each network this deployment moves money on (a connected operator) or simulates (the sandbox),',
+      'in the order of `GET /api/networks`,',
+      'with its availability now for collections (`collect`) and payouts (`payout`):',
+      '`operational` when its usual route takes traffic,',
+      '`degraded` when only a fallback route does (a request still goes through, perhaps slower),',
+      '`down` when no route does (a request is refused or waits; try later).',
+      "Read from the routes' health of the last seconds; the sandbox is always `operational`.",
+    ].join(' '),
     tags: ['Reference'],
     caller: 'merchant',
     responses: {

@@ -81,10 +81,18 @@ const DOCUMENTATION_PATHS = new Set([DOCS_PATH, OPENAPI_DOCUMENT_PATH, DOCS_SCRI
  */
 const DOCS_PAGE_HEADERS: Record<string, string> = {
   'Content-Type': 'text/html; charset=utf-8',
-  'Content-Security-Policy':
-    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' " +
-    'data:; ' +
-    "connect-src 'self'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'",
+  'Content-Security-Policy': [
+    "default-src 'self'",
+    "script-src 'self'",
+    "style-src 'self' 'unsafe-inline'",
+    "img-src 'self' data:",
+    "font-src 'self' data:",
+    "connect-src 'self'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+    "base-uri 'none'",
+    "object-src 'none'",
+  ].join('; '),
   'X-Frame-Options': 'DENY',
 };
 
@@ -288,19 +296,15 @@ function operatorCallbacksDescription(): string {
   const named = (callsBack: boolean) =>
     CONNECTOR_OPERATORS.filter((connector) => connector.callsBack === callsBack).map((connector) => connector.operator);
   const silent = named(false);
-  const answering =
-    silent.length === 0
-      ? ''
-      : `; ${listedCodes(silent)} ` +
-        `${
-          silent.length === 1 ? 'answers every call itself and calls' : 'answer every call themselves and call'
-        } nothing back`;
-  return (
-    `Fixed paths the real operators call back (${listedCodes(named(true))}), registered or sent under ` +
-    `PUBLIC_BASE_URL${answering}. ` +
-    "They carry no credentials: a callback only wakes the workflow it names, which then asks the operator's own " +
-    'status query; money moves on that answer alone.'
-  );
+  const answers = silent.length === 1 ? 'answers every call itself and calls' : 'answer every call themselves and call';
+  const answering = silent.length === 0 ? '' : `; ${listedCodes(silent)} ${answers} nothing back`;
+  return [
+    `Fixed paths the real operators call back (${listedCodes(named(true))}),`,
+    `registered or sent under PUBLIC_BASE_URL${answering}.`,
+    'They carry no credentials:',
+    "a callback only wakes the workflow it names, which then asks the operator's own status query;",
+    'money moves on that answer alone.',
+  ].join(' ');
 }
 
 const TAGS = [
@@ -315,9 +319,10 @@ const TAGS = [
   },
   {
     name: 'Payment batches',
-    description:
-      'Bulk payouts: up to 10,000 payments uploaded at once (JSON or CSV), each checked before anything is sent, ' +
+    description: [
+      'Bulk payouts: up to 10,000 payments uploaded at once (JSON or CSV), each checked before anything is sent,',
       'then sent a bounded number at a time, with progress and a result CSV.',
+    ].join(' '),
   },
   {
     name: 'Reversals',
@@ -326,15 +331,17 @@ const TAGS = [
   { name: 'Accounts', description: "The organization's wallets and the transactions behind their balances." },
   {
     name: 'Settlements',
-    description:
-      'The daily settlement report: every movement of money with a mobile network on one UTC day, with the ' +
-      "operator's transaction ids and the totals per network and currency.",
+    description: [
+      'The daily settlement report: every movement of money with a mobile network on one UTC day,',
+      "with the operator's transaction ids and the totals per network and currency.",
+    ].join(' '),
   },
   {
     name: 'Audit trail',
-    description:
-      'Every change a write through the API or the web console made: who, with which key, from where, through which ' +
-      'route, to which object, before and after.',
+    description: [
+      'Every change a write through the API or the web console made:',
+      'who, with which key, from where, through which route, to which object, before and after.',
+    ].join(' '),
   },
   {
     name: 'Reference',
@@ -480,9 +487,11 @@ function requestBodyOf(
   const example = operation.requestExample ?? exampleOf(schema, components);
   const encoding = formEncoding(schema);
   return {
-    description:
-      'JSON, form-encoded or multipart (`multipart/form-data`, text fields only). In form bodies nested hashes are ' +
-      '`metadata[key]=value` or `metadata.key=value`, numbers and booleans are text (`true`, `True`, `1`).',
+    description: [
+      'JSON, form-encoded or multipart (`multipart/form-data`, text fields only).',
+      'In form bodies nested hashes are `metadata[key]=value` or `metadata.key=value`,',
+      'numbers and booleans are text (`true`, `True`, `1`).',
+    ].join(' '),
     required: ((schema.required ?? []) as string[]).length > 0,
     content: {
       'application/json': { schema, example },

@@ -2,7 +2,7 @@
  * The fixed paths the real operators call back, mounted from the connectors' own declarations
  * (src/network/<operator>/callbacks.ts, listed by src/network/registry.ts). Their callbacks carry
  * no credentials a route could trust with money, so none is believed: a callback finds the
- * operation it names (services/network-operations), keeps what it said, and wakes the workflow that
+ * operation it names (the core's records, services/networks/records.ts), keeps what it said, and wakes the workflow that
  * waits on it; that workflow then asks the operator's own status query, which alone moves money.
  * Every route answers fast, in the operator's expected shape when it could read the callback, takes
  * repeats without effect, ignores (and logs) references it does not know, and never answers 500.
@@ -23,7 +23,8 @@ import { CallbackRefusal, type CallbackContext, type CallbackRoute, type WakeTar
 import { callbackUnits } from '../network/registry';
 import { requestOfBillReference } from '../services/collections/collection-matching';
 import { verificationSettingsOf } from '../services/collections/collection-receiving';
-import { recordHint, recordResult } from '../services/networks/network-operations';
+import { recordHint, recordResult } from '../services/networks/journal';
+import { createNetworkRecords } from '../services/networks/records';
 import { clientAddress, throttledAddress } from '../http/client-address';
 import type { AppDeps } from '../http/context';
 import { ApiError } from '../http/errors';
@@ -38,6 +39,7 @@ export const operatorCallbackRoutes = (deps: AppDeps) => {
   const { sql, config, launcher } = deps;
   const units = callbackUnits(config);
   const transports = new Map<number, TransportSettings>();
+  const records = createNetworkRecords(sql);
 
   /**
    * Keeps what an operator said about one of our operations and wakes its workflow; failures are logged, never
@@ -88,7 +90,7 @@ export const operatorCallbackRoutes = (deps: AppDeps) => {
   };
   // biome-ignore lint/suspicious/noExplicitAny: each connector's settings type is its own
   const context = (settings: unknown): CallbackContext<any> => ({
-    sql,
+    records,
     settings,
     sandbox: config.sandbox,
     publicBaseUrl: config.publicBaseUrl,

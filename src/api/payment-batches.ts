@@ -48,21 +48,21 @@ const DOCS = {
   createPaymentBatch: routeDocs({
     operationId: 'createPaymentBatch',
     summary: 'Send many payments at once',
-    description:
-      `Up to ${MAX_BATCH_ROWS} payments, as JSON or as CSV (\`text/csv\`, or a \`payments\` file in a multipart ` +
-      `form) with a header line naming ` +
-      `its columns (${BATCH_CSV_COLUMNS.join(', ')}). Every row is checked first, by the rules of \`POST ` +
-      `/api/payments\`: any error refuses the ` +
-      'whole batch (400, keyed `payments[<index>].<field>`), and so does a wallet that does not hold the sum of its ' +
-      'rows (400 `insufficient ' +
-      "funds`); nothing is written then. The batch's workflow then creates its payments a chunk of rows at a time, " +
-      "each row's amount taken " +
-      'out of its wallet as its payment is created (a row its wallet can no longer pay then ends `failed`, the ' +
-      'others go on), and sends them ' +
-      'a bounded number at a time. Each payment is an ordinary payment (`payment.status.changed` events); when every ' +
-      'row is final the batch ' +
-      'is `completed` with a `payment_batch.completed` event. A repeat with the same `Duplicate-Check-Key` is 409 ' +
-      'and creates nothing.',
+    description: [
+      `Up to ${MAX_BATCH_ROWS} payments, as JSON or as CSV (\`text/csv\`, or a \`payments\` file in a multipart form)`,
+      `with a header line naming its columns (${BATCH_CSV_COLUMNS.join(', ')}).`,
+      'Every row is checked first, by the rules of `POST /api/payments`:',
+      'any error refuses the whole batch (400, keyed `payments[<index>].<field>`),',
+      'and so does a wallet that does not hold the sum of its rows (400 `insufficient funds`);',
+      'nothing is written then.',
+      "The batch's workflow then creates its payments a chunk of rows at a time,",
+      "each row's amount taken out of its wallet as its payment is created",
+      '(a row its wallet can no longer pay then ends `failed`, the others go on),',
+      'and sends them a bounded number at a time.',
+      'Each payment is an ordinary payment (`payment.status.changed` events);',
+      'when every row is final the batch is `completed` with a `payment_batch.completed` event.',
+      'A repeat with the same `Duplicate-Check-Key` is 409 and creates nothing.',
+    ].join(' '),
     tags: TAGS,
     caller: 'merchant',
     errors: [413, 415],
@@ -123,9 +123,10 @@ const DOCS = {
   getPaymentBatchResults: routeDocs({
     operationId: 'getPaymentBatchResults',
     summary: "Download a batch's results as CSV",
-    description:
-      'Every row in upload order: row, phonenumber, amount, currency, description, state, payment, ' +
-      'remote_transaction_id, error.',
+    description: [
+      'Every row in upload order:',
+      'row, phonenumber, amount, currency, description, state, payment, remote_transaction_id, error.',
+    ].join(' '),
     tags: TAGS,
     caller: 'merchant',
     errors: [403, 404],
@@ -133,9 +134,11 @@ const DOCS = {
       200: {
         description: 'The result CSV.',
         mediaType: 'text/csv',
-        example:
-          'row,phonenumber,amount,currency,description,state,payment,remote_transaction_id,error\n1,+256772123456,' +
-          '15000.0000,UGX,Salary May,completed,77,SBX-PAY-77,\n',
+        example: [
+          'row,phonenumber,amount,currency,description,state,payment,remote_transaction_id,error',
+          '1,+256772123456,15000.0000,UGX,Salary May,completed,77,SBX-PAY-77,',
+          '',
+        ].join('\n'),
       },
     },
   }),

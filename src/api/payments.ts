@@ -23,14 +23,15 @@ const DOCS = {
   createPayment: routeDocs({
     operationId: 'createPayment',
     summary: 'Send money to a subscriber',
-    description:
-      'The amount is taken out of the wallet at once (400 `insufficient funds` when it does not hold it; never a ' +
-      'negative balance), ' +
-      'then the payment is sent through the network: `new` (or `scheduled` until `start_date`), `processing`, then ' +
-      '`completed`, ' +
-      '`rejected` or `processed_with_errors` (the amount given back). Every state change is a ' +
-      '`payment.status.changed` event; ' +
-      '`callback_url` receives them too, signed as webhooks are. A new number becomes a contact.',
+    description: [
+      'The amount is taken out of the wallet at once',
+      '(400 `insufficient funds` when it does not hold it; never a negative balance),',
+      'then the payment is sent through the network: `new` (or `scheduled` until `start_date`), `processing`,',
+      'then `completed`, `rejected` or `processed_with_errors` (the amount given back).',
+      'Every state change is a `payment.status.changed` event;',
+      '`callback_url` receives them too, signed as webhooks are.',
+      'A new number becomes a contact.',
+    ].join(' '),
     tags: TAGS,
     caller: 'merchant',
     responses: { 201: { description: 'The payment.', schema: paymentSchemaForVersion } },
@@ -67,10 +68,11 @@ const DOCS = {
   cancelPayment: routeDocs({
     operationId: 'cancelPayment',
     summary: 'Cancel a payment not yet sent',
-    description:
-      'Only a `new` or `scheduled` payment (one waiting for its `start_date`) can be cancelled (400 otherwise): it ' +
-      'ends `cancelled`, with `cancelled_reason`, `cancelled_by` and `cancelled_time`, and its amount goes back to ' +
-      'the wallet.',
+    description: [
+      'Only a `new` or `scheduled` payment (one waiting for its `start_date`) can be cancelled (400 otherwise):',
+      'it ends `cancelled`, with `cancelled_reason`, `cancelled_by` and `cancelled_time`,',
+      'and its amount goes back to the wallet.',
+    ].join(' '),
     tags: TAGS,
     caller: 'merchant',
     errors: [403, 404],

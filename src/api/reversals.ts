@@ -25,14 +25,14 @@ const DOCS = {
   reverseCollection: routeDocs({
     operationId: 'reverseCollection',
     summary: 'Send a collection back to the subscriber',
-    description:
-      "A successful collection's amount goes back to the subscriber through the network, out of the wallet it " +
-      'credited ' +
-      '(400 when that wallet no longer holds it, or the collection is not successful, or it was reversed before: at ' +
-      'most once). ' +
-      'When the network completes it, the request the collection paid ends `reversed` (a ' +
-      '`collectionrequest.status.changed` event); ' +
+    description: [
+      "A successful collection's amount goes back to the subscriber through the network, out of the wallet it credited",
+      '(400 when that wallet no longer holds it, or the collection is not successful,',
+      'or it was reversed before: at most once).',
+      'When the network completes it, the request the collection paid ends `reversed`',
+      '(a `collectionrequest.status.changed` event);',
       'when the network fails it, the amount goes back to the wallet.',
+    ].join(' '),
     tags: TAGS,
     caller: 'merchant',
     responses: { 201: { description: 'The reversal, `processing`.', schema: reversalSchemaForVersion } },

@@ -57,15 +57,15 @@ const DOCS = {
   getAccountStatement: routeDocs({
     operationId: 'getAccountStatement',
     summary: "A wallet's statement for a period",
-    description:
-      'The balance at `since` (the sum of every earlier transaction), every transaction of `[since, until)` oldest ' +
-      'first with the balance after ' +
-      'it, and the closing balance, read in one snapshot: for a period that reaches the present the closing balance ' +
-      "is the wallet's balance at " +
-      `\`as_of\`. Periods are UTC; at most ${STATEMENT_MAX_TRANSACTIONS} transactions (400 otherwise: ask for a ` +
-      `shorter period). A transaction ` +
-      'is dated when its database transaction began, so a period that ended seconds ago may still gain one that was ' +
-      'committing then.',
+    description: [
+      'The balance at `since` (the sum of every earlier transaction),',
+      'every transaction of `[since, until)` oldest first with the balance after it,',
+      'and the closing balance, read in one snapshot:',
+      "for a period that reaches the present the closing balance is the wallet's balance at `as_of`.",
+      `Periods are UTC; at most ${STATEMENT_MAX_TRANSACTIONS} transactions (400 otherwise: ask for a shorter period).`,
+      'A transaction is dated when its database transaction began,',
+      'so a period that ended seconds ago may still gain one that was committing then.',
+    ].join(' '),
     tags: ['Accounts'],
     caller: 'merchant',
     errors: [403, 404],
@@ -74,9 +74,11 @@ const DOCS = {
   getAccountStatementCsv: routeDocs({
     operationId: 'getAccountStatementCsv',
     summary: "A wallet's statement for a period, as CSV",
-    description:
-      'The statement of `getAccountStatement` as CSV: an opening balance line, a line per transaction (time, ' +
-      'transaction, type, what it belongs to, description, amount, balance after), a closing balance line.',
+    description: [
+      'The statement of `getAccountStatement` as CSV: an opening balance line,',
+      'a line per transaction (time, transaction, type, what it belongs to, description, amount, balance after),',
+      'a closing balance line.',
+    ].join(' '),
     tags: ['Accounts'],
     caller: 'merchant',
     errors: [403, 404],
@@ -84,20 +86,23 @@ const DOCS = {
       200: {
         description: 'The statement as CSV.',
         mediaType: 'text/csv',
-        example:
-          'time,transaction,type,belongs_to,description,amount,balance,currency\n2025-05-01T00:00:00.000Z,,' +
-          'opening_balance,,,,1000.0000,UGX\n' +
-          '2025-05-01T13:47:02.512Z,311,mobile_payment,payment 77,Payment 77 to +256772123456,-250.0000,750.0000,' +
-          'UGX\n2025-05-02T00:00:00.000Z,,closing_balance,,,,750.0000,UGX\n',
+        example: [
+          'time,transaction,type,belongs_to,description,amount,balance,currency',
+          '2025-05-01T00:00:00.000Z,,opening_balance,,,,1000.0000,UGX',
+          '2025-05-01T13:47:02.512Z,311,mobile_payment,payment 77,Payment 77 to +256772123456,-250.0000,750.0000,UGX',
+          '2025-05-02T00:00:00.000Z,,closing_balance,,,,750.0000,UGX',
+          '',
+        ].join('\n'),
       },
     },
   }),
   listTransactions: routeDocs({
     operationId: 'listTransactions',
     summary: 'List wallet transactions',
-    description:
-      "Every credit and debit of the organization's wallets, newest first; a wallet's balance is the sum of its " +
-      'transactions.',
+    description: [
+      "Every credit and debit of the organization's wallets, newest first;",
+      "a wallet's balance is the sum of its transactions.",
+    ].join(' '),
     tags: ['Accounts'],
     caller: 'merchant',
     responses: {

@@ -111,9 +111,10 @@ const DOCS = {
   redeliverWebhookEvent: webhookDocs({
     operationId: 'redeliverWebhookEvent',
     summary: 'Deliver an event again',
-    description:
-      "Starts a fresh delivery (its own 10 attempts) of an event of the webhook's type; 503 when it could not be " +
-      'started (ask again).',
+    description: [
+      "Starts a fresh delivery (its own 10 attempts) of an event of the webhook's type;",
+      '503 when it could not be started (ask again).',
+    ].join(' '),
     errors: [404],
     responses: { 202: { description: 'The new delivery, `pending`.', schema: DeliverySchema } },
     requestExample: { event: 1234 },
@@ -121,14 +122,14 @@ const DOCS = {
   recoverWebhook: webhookDocs({
     operationId: 'recoverWebhook',
     summary: 'Deliver every event since a time again',
-    description:
-      `Every event of the webhook's type created at or after \`since\` and before \`until\` (now when not given) ` +
-      `gets a fresh delivery ` +
-      `with its own 10 attempts, in event order. At most ${RECOVERY_MAX_EVENTS} events per recovery (a longer ` +
-      `period: recover it in parts), ` +
-      'one recovery per webhook delivering at a time (400 while the previous one is), and not for a disabled webhook ' +
-      '(enable it first). ' +
+    description: [
+      "Every event of the webhook's type created at or after `since` and before `until` (now when not given)",
+      'gets a fresh delivery with its own 10 attempts, in event order.',
+      `At most ${RECOVERY_MAX_EVENTS} events per recovery (a longer period: recover it in parts),`,
+      'one recovery per webhook delivering at a time (400 while the previous one is),',
+      'and not for a disabled webhook (enable it first).',
       'Events older than the retention period are gone and cannot be recovered.',
+    ].join(' '),
     errors: [404],
     responses: { 202: { description: 'The recovery, its deliveries `pending`.', schema: RecoverySchema } },
     requestExample: { since: '2025-05-01 00:00' },
@@ -149,11 +150,12 @@ const DOCS = {
   disableWebhook: webhookDocs({
     operationId: 'disableWebhook',
     summary: 'Disable a webhook',
-    description:
-      'No deliveries are made or recorded for it until it is enabled; what was waiting for a retry is cancelled. The ' +
-      'service does the same, ' +
-      'with a `webhook.disabled` event, to a webhook whose target has failed every attempt for 5 days ' +
-      '(`WEBHOOK_DISABLE_AFTER_HOURS`). Unchanged when already disabled.',
+    description: [
+      'No deliveries are made or recorded for it until it is enabled; what was waiting for a retry is cancelled.',
+      'The service does the same, with a `webhook.disabled` event,',
+      'to a webhook whose target has failed every attempt for 5 days (`WEBHOOK_DISABLE_AFTER_HOURS`).',
+      'Unchanged when already disabled.',
+    ].join(' '),
     errors: [404],
     responses: { 200: { description: 'The webhook, `disabled`.', schema: WebhookSchema } },
   }),

@@ -32,8 +32,11 @@ export async function migrate(databaseUrl: string): Promise<string[]> {
   const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
   try {
     await sql`select pg_advisory_lock(${MIGRATION_LOCK_KEY})`;
-    await sql`create table if not exists schema_migrations (name text primary key, applied_at timestamptz not null
-      default now())`;
+    await sql`
+      create table if not exists schema_migrations (
+        name text primary key,
+        applied_at timestamptz not null default now()
+      )`;
     const done = new Set((await sql<{ name: string }[]>`select name from schema_migrations`).map((row) => row.name));
     const files = (await readdir(MIGRATIONS_DIR)).filter((file) => /^\d+_.+\.sql$/.test(file)).sort();
     const applied: string[] = [];

@@ -81,8 +81,10 @@ export const AuditEventSchema = v.pipe(
     ),
     change: described(
       v.object({ before: Fields, after: Fields }),
-      'The changed fields before and after; every field after a creation (`before` null) and before a deletion ' +
-        '(`after` null).',
+      [
+        'The changed fields before and after;',
+        'every field after a creation (`before` null) and before a deletion (`after` null).',
+      ].join(' '),
     ),
   }),
   v.description(

@@ -190,14 +190,21 @@ const ZONES: Record<string, number> = {
 const MONTH = '(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)';
 /** RFC 2822 (RFC 7231's IMF-fixdate is the case `Sun, 06 Nov 1994 08:49:37 GMT`). */
 const RFC_2822 = new RegExp(
-  `^(?:(sun|mon|tue|wed|thu|fri|sat),\\s*)?(\\d{1,` +
-    `2})\\s+${MONTH}\\s+(\\d{4})\\s+(\\d{2}):(\\d{2})(?::(\\d{2}))?\\s+([+-]\\d{4}|[a-z]{1,3})$`,
+  [
+    '^(?:(sun|mon|tue|wed|thu|fri|sat),\\s*)?',
+    `(\\d{1,2})\\s+${MONTH}\\s+(\\d{4})`,
+    '\\s+(\\d{2}):(\\d{2})(?::(\\d{2}))?',
+    '\\s+([+-]\\d{4}|[a-z]{1,3})$',
+  ].join(''),
   'i',
 );
 /** RFC 850, obsolete but accepted by RFC 7231: `Sunday, 06-Nov-94 08:49:37 GMT`. */
 const RFC_850 = new RegExp(
-  `^(sunday|monday|tuesday|wednesday|thursday|friday|saturday),` +
-    `\\s*(\\d{2})-${MONTH}-(\\d{2})\\s+(\\d{2}):(\\d{2}):(\\d{2})\\s+GMT$`,
+  [
+    '^(sunday|monday|tuesday|wednesday|thursday|friday|saturday),',
+    `\\s*(\\d{2})-${MONTH}-(\\d{2})`,
+    '\\s+(\\d{2}):(\\d{2}):(\\d{2})\\s+GMT$',
+  ].join(''),
   'i',
 );
 /** C's asctime(), obsolete but accepted by RFC 7231: `Sun Nov  6 08:49:37 1994`. */

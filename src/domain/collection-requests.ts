@@ -193,10 +193,10 @@ export type MessageContext = { amount: string; currency: string; customer: strin
 
 export function instructionsMessage(custom: string | null, context: MessageContext): string {
   if (custom) return custom;
-  return (
-    `${context.organization} requests ${displayAmount(context.amount)} ${context.currency}. Approve the prompt ` +
-    `on your phone or pay with code ${context.code}.`
-  );
+  return [
+    `${context.organization} requests ${displayAmount(context.amount)} ${context.currency}.`,
+    `Approve the prompt on your phone or pay with code ${context.code}.`,
+  ].join(' ');
 }
 
 /** The success message with `{amount}` and `{customer}` filled in, and the attribution suffix. */

@@ -84,8 +84,10 @@ export const ContactSchema = v.pipe(
     name_matches_network_status: v.optional(
       described(
         v.string(),
-        '`checked`, `not_registered`, `not_supported` or `not_available` (the look-up could not be made now: ask ' +
-          'again with `sync`); present after verification.',
+        [
+          '`checked`, `not_registered`, `not_supported` or `not_available`',
+          '(the look-up could not be made now: ask again with `sync`); present after verification.',
+        ].join(' '),
       ),
     ),
     name_matches_network_score: v.optional(

@@ -29,9 +29,10 @@ const SHAPE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/u;
  * selectors, the Hangul fillers), plus the blank braille pattern.
  */
 const INVISIBLE = /[\p{C}\p{Z}\p{Default_Ignorable_Code_Point}\u2800]/u;
-const INVISIBLE_MESSAGE =
-  'Enter the email address without invisible or control characters (such as zero-width spaces, soft hyphens or ' +
-  'direction marks).';
+const INVISIBLE_MESSAGE = [
+  'Enter the email address without invisible or control characters',
+  '(such as zero-width spaces, soft hyphens or direction marks).',
+].join(' ');
 
 /**
  * The scripts told apart by name. A letter of any other script counts as one more script, so it is
@@ -108,8 +109,10 @@ function mixedScripts(part: string): string[] | null {
 }
 
 const mixedMessage = (where: string, scripts: string[]) =>
-  `Enter an email address whose ${where} uses letters of one script (it mixes ` +
-  `${scripts.join(' and ').replaceAll('_', ' ')} letters).`;
+  [
+    `Enter an email address whose ${where} uses letters of one script`,
+    `(it mixes ${scripts.join(' and ').replaceAll('_', ' ')} letters).`,
+  ].join(' ');
 
 /**
  * The domain's labels as a person reads them: an IDNA label (`xn--...`) decoded, since its

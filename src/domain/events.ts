@@ -35,11 +35,12 @@ export const EventSchema = v.pipe(
     type: v.picklist(EVENT_TYPES),
     data: described(
       v.record(v.string(), v.unknown()),
-      'The object that triggered the event as it was when the event happened: a Contact (`contact.created`), a ' +
-        'Collection ' +
-        '(`collection.received`), a CollectionRequest (`collectionrequest.status.changed`), a payment ' +
-        '(`payment.status.changed`), a ' +
-        'webhook (`webhook.disabled`) or a payment batch (`payment_batch.completed`).',
+      [
+        'The object that triggered the event as it was when the event happened:',
+        'a Contact (`contact.created`), a Collection (`collection.received`),',
+        'a CollectionRequest (`collectionrequest.status.changed`), a payment (`payment.status.changed`),',
+        'a webhook (`webhook.disabled`) or a payment batch (`payment_batch.completed`).',
+      ].join(' '),
     ),
     created: Timestamp,
     modified: Timestamp,

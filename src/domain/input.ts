@@ -65,10 +65,11 @@ export const metadata = v.optional(
   v.pipe(
     jsonObjectOrNull(),
     v.description(
-      `Custom attributes: a hash (a JSON string of one, or \`metadata.key\` / \`metadata[key]\` form fields) of at ` +
-        `most ` +
-        `${METADATA_LIMITS.keys} keys of at most ${METADATA_LIMITS.keyLength} characters, each value at most ` +
-        `${METADATA_LIMITS.valueLength} characters of JSON.`,
+      [
+        'Custom attributes: a hash (a JSON string of one, or `metadata.key` / `metadata[key]` form fields)',
+        `of at most ${METADATA_LIMITS.keys} keys of at most ${METADATA_LIMITS.keyLength} characters,`,
+        `each value at most ${METADATA_LIMITS.valueLength} characters of JSON.`,
+      ].join(' '),
     ),
     v.rawCheck(({ dataset, addIssue }) => {
       if (!dataset.typed || dataset.value === null) return;
@@ -255,8 +256,10 @@ export const dateField = v.optional(
   v.pipe(
     v.union([v.literal(''), v.null(), text(64)], 'Enter a valid date.'),
     v.description(
-      '`tomorrow`, `N minutes|hours|days|weeks`, `DD/MM/YYYY`, `DD/MM/YYYY HH:MM[:SS]` or ISO 8601, UTC; before ' +
-        '01/01/2100.',
+      [
+        '`tomorrow`, `N minutes|hours|days|weeks`, `DD/MM/YYYY`, `DD/MM/YYYY HH:MM[:SS]` or ISO 8601, UTC;',
+        'before 01/01/2100.',
+      ].join(' '),
     ),
   ),
   null,

@@ -279,8 +279,11 @@ export const PaymentSchema = v.pipe(
     phone_nos: described(v.array(PhoneNumber), 'The recipient: one number in international format.'),
     state: described(
       v.picklist(PAYMENT_STATES),
-      '`new`, `scheduled` (a later `start_date`), `processing` (handed to the network), then `completed`, `rejected` ' +
-        '(the network refused), `processed_with_errors` (the network failed it), or `cancelled`.',
+      [
+        '`new`, `scheduled` (a later `start_date`), `processing` (handed to the network),',
+        'then `completed`, `rejected` (the network refused), `processed_with_errors` (the network failed it),',
+        'or `cancelled`.',
+      ].join(' '),
     ),
     last_error: described(v.nullable(v.string()), 'Why the network refused or failed it.'),
     rejected_reason: v.nullable(v.string()),
@@ -416,8 +419,11 @@ export const ReversalSchema = v.pipe(
     reason: v.nullable(v.string()),
     state: described(
       v.picklist(REVERSAL_STATES),
-      '`processing` (sent to the network), `completed` (the subscriber has it back; the request is `reversed`), or ' +
-        '`failed` (the wallet got it back).',
+      [
+        '`processing` (sent to the network),',
+        '`completed` (the subscriber has it back; the request is `reversed`),',
+        'or `failed` (the wallet got it back).',
+      ].join(' '),
     ),
     last_error: v.nullable(v.string()),
     remote_transaction_id: v.nullable(v.string()),
@@ -503,13 +509,17 @@ export const NetworkSchema = v.pipe(
     country: described(v.string(), 'ISO 3166 country code (`ZZ` for the sandbox network).'),
     currency: described(
       v.nullable(v.string()),
-      'The first of `currencies` (BXC for the sandbox); null for a network in a country whose currency the service ' +
-        'does not handle.',
+      [
+        'The first of `currencies` (BXC for the sandbox);',
+        'null for a network in a country whose currency the service does not handle.',
+      ].join(' '),
     ),
     currencies: described(
       v.array(v.string()),
-      "Every currency its collections and payments may use: its country's (the DRC's networks carry CDF and USD), " +
-        'BXC for the sandbox.',
+      [
+        'Every currency its collections and payments may use:',
+        "its country's (the DRC's networks carry CDF and USD), BXC for the sandbox.",
+      ].join(' '),
     ),
     verification: described(
       v.boolean(),
@@ -520,10 +530,11 @@ export const NetworkSchema = v.pipe(
     payments: described(v.boolean(), 'Whether it takes payments (money out) and reversals.'),
     availability: described(
       v.nullable(v.object({ collect: NetworkAvailabilitySchema, payout: NetworkAvailabilitySchema })),
-      'Whether collections (`collect`) and payments (`payout`) on it go through now: `operational` (its usual route),' +
-        ' `degraded` (a ' +
-        'fallback route only), `down` (no route now: try later). Null where this deployment moves no money on it (no ' +
-        'connector, not simulated).',
+      [
+        'Whether collections (`collect`) and payments (`payout`) on it go through now:',
+        '`operational` (its usual route), `degraded` (a fallback route only), `down` (no route now: try later).',
+        'Null where this deployment moves no money on it (no connector, not simulated).',
+      ].join(' '),
     ),
   }),
   v.description('A mobile network the service knows, from the prefix of its numbers.'),

@@ -20,14 +20,19 @@ export const NetworkStatusSchema = v.pipe(
     currencies: described(v.array(v.string()), "The currencies moved on it: its country's (BXC for the sandbox)."),
     collect: described(
       Availability,
-      'Collections (prompts): `operational` (its usual route), `degraded` (a fallback route only: slower or dearer), ' +
+      [
+        'Collections (prompts):',
+        '`operational` (its usual route), `degraded` (a fallback route only: slower or dearer),',
         '`down` (no route now: try later).',
+      ].join(' '),
     ),
     payout: described(Availability, 'Payments and payouts: `operational`, `degraded` or `down`, as for `collect`.'),
   }),
   v.description(
-    'A mobile network this deployment moves money on or simulates, with its availability now for collections and for ' +
-      'payouts.',
+    [
+      'A mobile network this deployment moves money on or simulates,',
+      'with its availability now for collections and for payouts.',
+    ].join(' '),
   ),
   v.examples([{ id: 2, network: 'MTN Uganda', currencies: ['UGX'], collect: 'operational', payout: 'degraded' }]),
 );

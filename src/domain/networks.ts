@@ -134,9 +134,10 @@ function networkForCollection(e164: string, currency: string, sandboxMode: boole
     const names = RULES.filter((rule) => countries.includes(rule.country)).map((rule) => rule.name);
     const country = countries.map((code) => COUNTRY_NAMES[code] ?? code).join(' or ');
     return {
-      problem:
-        `${currency} collections need a number on a ${country} mobile network (${names.join(', ')}); this ` +
-        `number is not on one.`,
+      problem: [
+        `${currency} collections need a number on a ${country} mobile network (${names.join(', ')});`,
+        'this number is not on one.',
+      ].join(' '),
     };
   }
   return { network: known };
@@ -170,16 +171,17 @@ export function sandboxMoneyProblem(
 ): string | null {
   if (currency === 'BXC') return null;
   if (!sandboxMode)
-    return (
-      `${network.name} is not connected to this service: ${currency} cannot be moved on it (no ${network.name} ` +
-      `connector is configured).`
-    );
+    return [
+      `${network.name} is not connected to this service: ${currency} cannot be moved on it`,
+      `(no ${network.name} connector is configured).`,
+    ].join(' ');
   if (connected.size > 0) {
-    return (
-      `While an operator connector is on, the sandbox simulates BXC only: ${network.name} has no connector here, so ` +
-      `${currency} cannot be moved on it ` +
-      '(simulated money never shares a wallet with real money). Use BXC, or a network this deployment is connected to.'
-    );
+    return [
+      'While an operator connector is on, the sandbox simulates BXC only:',
+      `${network.name} has no connector here, so ${currency} cannot be moved on it`,
+      '(simulated money never shares a wallet with real money).',
+      'Use BXC, or a network this deployment is connected to.',
+    ].join(' ');
   }
   return null;
 }
@@ -291,8 +293,10 @@ function reportingNetwork(
       return {
         problems: {
           currency: [
-            `${reporter.name} reports payments in ` +
+            [
+              `${reporter.name} reports payments in`,
               `${own.length > 0 ? own.join(' or ') : 'no currency the service handles'} only.`,
+            ].join(' '),
           ],
         },
       };
@@ -301,9 +305,11 @@ function reportingNetwork(
       return {
         problems: {
           currency: [
-            `${reporter.name} has no connector here: its ${currency} reports are simulated money, taken only in ` +
-              `sandbox mode while no ` +
-              'operator connector is on (simulated money never shares a wallet with real money).',
+            [
+              `${reporter.name} has no connector here: its ${currency} reports are simulated money,`,
+              'taken only in sandbox mode while no operator connector is on',
+              '(simulated money never shares a wallet with real money).',
+            ].join(' '),
           ],
         },
       };
@@ -318,8 +324,10 @@ function reportingNetwork(
     return {
       problems: {
         currency: [
-          `${choice.network.name} is connected through its operator: the sandbox does not report ${currency} ` +
-            `payments on it.`,
+          [
+            `${choice.network.name} is connected through its operator:`,
+            `the sandbox does not report ${currency} payments on it.`,
+          ].join(' '),
         ],
       },
     };

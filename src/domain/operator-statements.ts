@@ -120,8 +120,10 @@ function locateHeader(records: string[][], marker: string, required: readonly st
   const missing = required.filter((name) => !header.includes(name));
   if (missing.length > 0)
     throw new UnreadableCsvError(
-      `The ${format} lacks the column${missing.length > 1 ? 's' : ''} ` +
+      [
+        `The ${format} lacks the column${missing.length > 1 ? 's' : ''}`,
         `${missing.map((name) => `"${name}"`).join(', ')}.`,
+      ].join(' '),
     );
   const column = (name: string) => header.indexOf(name);
   /**

@@ -99,8 +99,11 @@ export const PaymentBatchSchema = v.pipe(
     row_count: described(v.number(), 'How many payments the batch holds.'),
     counts: described(
       Counts,
-      'Rows by state: `pending` (its payment not created yet), `failed` (its wallet could not pay it when its turn ' +
-        "came), then its payment's state.",
+      [
+        'Rows by state: `pending` (its payment not created yet),',
+        '`failed` (its wallet could not pay it when its turn came),',
+        "then its payment's state.",
+      ].join(' '),
     ),
     totals: described(
       v.array(v.object({ currency: CurrencyCode, rows: v.number(), amount: Amount, completed_amount: Amount })),

@@ -92,10 +92,11 @@ export const dayOf = (instant: Date): Date =>
   new Date(Date.UTC(instant.getUTCFullYear(), instant.getUTCMonth(), instant.getUTCDate()));
 const dayText = (day: Date): string => day.toISOString().slice(0, 10);
 
-const FEE_NOTE =
-  "The fee the network reports for this movement; null: neither M-Pesa's (Daraja) nor MTN MoMo's API results report " +
-  'one per transaction ' +
-  "(the charges of an operator's statement are listed by the admin CLI's `reconcile`).";
+const FEE_NOTE = [
+  'The fee the network reports for this movement;',
+  "null: neither M-Pesa's (Daraja) nor MTN MoMo's API results report one per transaction",
+  "(the charges of an operator's statement are listed by the admin CLI's `reconcile`).",
+].join(' ');
 
 const SettlementLineSchema = v.object({
   network: described(v.string(), 'The mobile network.'),
@@ -112,8 +113,10 @@ const SettlementLineSchema = v.object({
   ),
   reference: described(
     v.nullable(v.string()),
-    "Our reference as the operator holds it, where it holds one (MTN MoMo's external transaction id): `pay-<id>`, " +
-      "`rev-<id>`, a prompt's `req-<request>-<attempt>`.",
+    [
+      "Our reference as the operator holds it, where it holds one (MTN MoMo's external transaction id):",
+      "`pay-<id>`, `rev-<id>`, a prompt's `req-<request>-<attempt>`.",
+    ].join(' '),
   ),
   original_transaction_id: described(
     v.nullable(v.string()),
@@ -121,9 +124,10 @@ const SettlementLineSchema = v.object({
   ),
   route: described(
     v.nullable(v.string()),
-    'The route that moved it, whose statement lists it: `daraja`, `momo`, `airtel`, `vodacom` or `pawapay` (a ' +
-      'network with two routes ' +
-      'may move money through either); null for the sandbox.',
+    [
+      'The route that moved it, whose statement lists it: `daraja`, `momo`, `airtel`, `vodacom` or `pawapay`',
+      '(a network with two routes may move money through either); null for the sandbox.',
+    ].join(' '),
   ),
   amount: described(Amount, 'The amount moved (always positive; `type` gives the direction).'),
   fee: described(v.nullable(Amount), FEE_NOTE),
@@ -275,7 +279,7 @@ export const serializeSettlement = (settlement: Settlement): SettlementResource 
   lines: settlement.lines.map(serializeSettlementLine),
 });
 
-const CSV_COLUMNS = [
+export const SETTLEMENT_CSV_COLUMNS = [
   'network',
   'currency',
   'type',
@@ -317,7 +321,7 @@ export function settlementCsv(settlement: Settlement): string {
     })),
     { network: total.network, currency: total.currency, type: 'net', amount: total.net, count: '' },
   ]);
-  return stringify([...movements, ...totals], { header: true, columns: [...CSV_COLUMNS] });
+  return stringify([...movements, ...totals], { header: true, columns: [...SETTLEMENT_CSV_COLUMNS] });
 }
 
 /** The CSV's file name: `settlement-<day>[-<network>][-<currency>].csv`. */

@@ -36,16 +36,20 @@ export const StatementSchema = v.pipe(
     until: described(v.string(), 'The end of the period (exclusive).'),
     as_of: described(
       v.string(),
-      'When the statement was read: every transaction committed by then is in it (a period that reaches the present ' +
-        'may still grow).',
+      [
+        'When the statement was read: every transaction committed by then is in it',
+        '(a period that reaches the present may still grow).',
+      ].join(' '),
     ),
     opening_balance: described(SignedDecimal, 'The balance at `since`: the sum of every earlier transaction.'),
     credits: described(SignedDecimal, "The sum of the period's credits."),
     debits: described(SignedDecimal, "The sum of the period's debits (negative)."),
     closing_balance: described(
       SignedDecimal,
-      "The opening balance plus every transaction of the period; for a period that reaches `as_of`, the wallet's " +
-        'balance then.',
+      [
+        'The opening balance plus every transaction of the period;',
+        "for a period that reaches `as_of`, the wallet's balance then.",
+      ].join(' '),
     ),
     transactions: described(
       v.array(

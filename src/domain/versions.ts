@@ -196,8 +196,10 @@ const collectionsBefore: Record<1 | 2 | 3, v.GenericSchema> = {
       organization: OrganizationName,
       currency: described(
         v.number(),
-        `Numeric currency id (version 1): ` +
+        [
+          'Numeric currency id (version 1):',
           `${CURRENCIES.map((currency) => `${currency.id} ${currency.code}`).join(', ')}.`,
+        ].join(' '),
       ),
     }),
     v.description('A collection (version 1).'),

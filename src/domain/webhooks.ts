@@ -49,8 +49,10 @@ export const WebhookSchema = v.pipe(
     disabled_at: described(NullableTimestamp, 'When it was disabled; null while enabled.'),
     disabled_reason: described(
       v.nullable(v.picklist(['failing', 'manual'])),
-      '`failing`: its target failed every delivery for the configured period (5 days unless set otherwise); ' +
+      [
+        '`failing`: its target failed every delivery for the configured period (5 days unless set otherwise);',
         '`manual`: disabled with POST .../disable.',
+      ].join(' '),
     ),
   }),
   v.description('An HTTPS URL that receives every future event of one type.'),
@@ -203,11 +205,11 @@ export type ReceiverProbing = { origin: string; faults: number; since: Date; las
 export function waitingReason(probing: ReceiverProbing | null): string | null {
   if (probing === null) return null;
   const last = probing.lastFault === null ? '' : ` (last: ${probing.lastFault})`;
-  return (
-    `The receiver ${probing.origin} has not answered its last ${probing.faults} POSTs${last}; since ` +
-    `${formatTimestamp(probing.since)} ` +
-    'it is probed with one POST at a time, and its other deliveries wait, keeping their attempts, until it answers.'
-  );
+  return [
+    `The receiver ${probing.origin} has not answered its last ${probing.faults} POSTs${last};`,
+    `since ${formatTimestamp(probing.since)} it is probed with one POST at a time,`,
+    'and its other deliveries wait, keeping their attempts, until it answers.',
+  ].join(' ');
 }
 
 export const DELIVERY_STATUSES = [
@@ -231,17 +233,21 @@ export const DeliverySchema = v.pipe(
     ),
     status: described(
       v.picklist(DELIVERY_STATUSES),
-      '`gone`: the receiver answered 410 and the webhook was deleted; `cancelled`: the webhook was deleted or ' +
-        'disabled meanwhile.',
+      [
+        '`gone`: the receiver answered 410 and the webhook was deleted;',
+        '`cancelled`: the webhook was deleted or disabled meanwhile.',
+      ].join(' '),
     ),
     created: Timestamp,
     finished: described(NullableTimestamp, 'When the outcome became final; null while pending.'),
     next_attempt_at: described(NullableTimestamp, 'While pending: when its next attempt is due. Null once final.'),
     waiting: described(
       v.nullable(v.string()),
-      'While pending and its receiver (the origin of the target) is probed after timeouts or refused connections: ' +
-        'why the delivery waits ' +
-        'past its due time. Null otherwise.',
+      [
+        'While pending and its receiver (the origin of the target) is probed after timeouts or refused connections:',
+        'why the delivery waits past its due time.',
+        'Null otherwise.',
+      ].join(' '),
     ),
     attempts: v.array(
       v.object({

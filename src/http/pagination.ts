@@ -25,8 +25,10 @@ const PageQuery = v.object({
   // an offset is one PostgreSQL and JavaScript both count exactly.
   limit: wholeNumber(
     1,
-    `Items per page: ${DEFAULT_PAGE_SIZE} when not given; more than the maximum (PAGE_SIZE_MAX, 100 by default) is ` +
-      `cut to it.`,
+    [
+      `Items per page: ${DEFAULT_PAGE_SIZE} when not given;`,
+      'more than the maximum (PAGE_SIZE_MAX, 100 by default) is cut to it.',
+    ].join(' '),
     400,
   ),
   offset: wholeNumber(0, 'Items to skip.', 15),

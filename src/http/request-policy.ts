@@ -58,9 +58,10 @@ export const throttled = (retryAfterSeconds: number): ApiError =>
   new ApiError(
     429,
     {
-      detail:
-        `Request was throttled. Expected available in ${retryAfterSeconds} ` +
-        `second${retryAfterSeconds === 1 ? '' : 's'}.`,
+      detail: [
+        'Request was throttled.',
+        `Expected available in ${retryAfterSeconds} second${retryAfterSeconds === 1 ? '' : 's'}.`,
+      ].join(' '),
     },
     { 'Retry-After': String(retryAfterSeconds) },
   );

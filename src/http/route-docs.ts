@@ -211,27 +211,30 @@ const throttledExample = { detail: 'Request was throttled. Expected available in
 export const ERROR_DOCS: Record<ErrorStatus | 405, ErrorDoc> = {
   400: {
     name: 'BadRequest',
-    description:
-      'The request was refused: field errors `{"field": ["message"]}` for a body, query or header that breaks a rule ' +
-      '(the first ' +
-      'rule each field breaks), or `{"detail": ...}` for a body that cannot be read (malformed JSON, not UTF-8, ' +
-      'nested deeper than ' +
-      '32 levels), a query string whose percent-encoded bytes are not UTF-8, or an unknown API version.',
+    description: [
+      'The request was refused:',
+      'field errors `{"field": ["message"]}` for a body, query or header that breaks a rule',
+      '(the first rule each field breaks),',
+      'or `{"detail": ...}` for a body that cannot be read (malformed JSON, not UTF-8, nested deeper than 32 levels),',
+      'a query string whose percent-encoded bytes are not UTF-8, or an unknown API version.',
+    ].join(' '),
     example: fieldErrors({ phonenumber: ['This field is required.'] }).fields,
   },
   401: {
     name: 'Unauthorized',
-    description:
-      'The `Authorization` header is missing or does not hold a valid key. Every `/api/...` path answers this first, ' +
-      'known or not.',
+    description: [
+      'The `Authorization` header is missing or does not hold a valid key.',
+      'Every `/api/...` path answers this first, known or not.',
+    ].join(' '),
     example: invalidToken().body,
     headers: { 'WWW-Authenticate': 'The scheme to use: `Token` (`Bearer` for the network callback).' },
   },
   403: {
     name: 'Forbidden',
-    description:
-      "The object belongs to another organization, or the key's role (or its user's) does not allow the route " +
-      '(README, Roles).',
+    description: [
+      'The object belongs to another organization,',
+      "or the key's role (or its user's) does not allow the route (README, Roles).",
+    ].join(' '),
     example: permissionDenied().body,
   },
   404: { name: 'NotFound', description: 'No such object (or path).', example: notFound().body },
@@ -263,18 +266,20 @@ export const ERROR_DOCS: Record<ErrorStatus | 405, ErrorDoc> = {
   },
   429: {
     name: 'TooManyRequests',
-    description:
-      'The organization used up its requests of the window (reads and writes counted apart), or, on an operator ' +
-      'callback route, the ' +
-      'source address or the operator used up theirs (before the body is read); `Retry-After` says when to try again.',
+    description: [
+      'The organization used up its requests of the window (reads and writes counted apart),',
+      'or, on an operator callback route, the source address or the operator used up theirs (before the body is read);',
+      '`Retry-After` says when to try again.',
+    ].join(' '),
     example: throttledExample,
     headers: { 'Retry-After': 'Seconds until the window ends.' },
   },
   503: {
     name: 'ServiceUnavailable',
-    description:
-      'The service cannot reach its database for a moment; try again after `Retry-After` seconds (look up a write ' +
-      'before repeating it).',
+    description: [
+      'The service cannot reach its database for a moment;',
+      'try again after `Retry-After` seconds (look up a write before repeating it).',
+    ].join(' '),
     example: { detail: 'The service is temporarily unavailable. Try again shortly.' },
     headers: { 'Retry-After': 'Seconds to wait (when the database is out of reach).' },
     optionalHeaders: ['Retry-After'],

@@ -5,12 +5,16 @@
  * unit ./registry.ts lists; ./router.ts hands each call to the connector that serves the network.
  */
 import type * as v from 'valibot';
-import type { Queryable } from '../db';
 import type { CollectionRequestId, OrganizationId } from '../domain/ids';
 import type { Connections, MoneyOperation, Network } from '../domain/networks';
 
 export type { MoneyOperation } from '../domain/networks';
 import type { IncomingPaymentInput } from '../contracts/incoming-collection';
+import type { NetworkRecords } from '../services/networks/records';
+
+export type { NetworkOperation } from '../services/networks/operations';
+export type { ReceiptNaming } from '../services/networks/receipts';
+export type { NetworkRecords } from '../services/networks/records';
 
 export type PaymentPrompt = {
   requestId: CollectionRequestId;
@@ -25,7 +29,16 @@ export type PaymentPrompt = {
   network: Network;
   /** The workflow an operator's callback about this prompt wakes (the request's). */
   workflowId: string;
+  /** What the core's journal holds of it, handed over on each call (`Recorded`). */
+  recorded?: Recorded;
 };
+
+/**
+ * What the core's journal holds of an operation, handed to its connector on each call: the id the operator knows it
+ * by (the connector's `operatorIdFor`, recorded before the first send; null where the operator chooses its own) and
+ * when it was first recorded.
+ */
+export type Recorded = { operatorReference: string | null; at: Date };
 
 /**
  * What the network made of a prompt request (`routeFault` on a refusal: the route's own trouble,
@@ -109,6 +122,8 @@ export type Payout = {
   originalTransactionId?: string;
   /** The workflow an operator's callback about this payout wakes. */
   workflowId: string;
+  /** What the core's journal holds of it, handed over on each call (`Recorded`). */
+  recorded?: Recorded;
 };
 
 /**
@@ -192,6 +207,17 @@ export interface Connector {
    * Throws when the operator does not answer.
    */
   lookup?(operation: JournaledOperation): Promise<'present' | 'absent'>;
+  /**
+   * The id the operator will know an operation by, where the connector chooses it (MoMo's X-Reference-Id, pawaPay's
+   * depositId): the core records it before the first send, so that a callback outrunning the call's answer finds the
+   * operation, and hands the first one recorded back on every later call (`recorded`). Pure: no call, no record.
+   */
+  operatorIdFor?(operation: { kind: 'prompt' | 'payout' | 'reversal'; network: Network; reference: string }): string;
+  /**
+   * Whether the operator's answers about one operation may name different transaction ids (Vodacom's call answer and
+   * its status query): the core then keeps the first one learnt, and every later answer reports it.
+   */
+  readonly firstTransactionIdStays?: boolean;
   /** An aggregator's own word on which of its networks take payments now, per operation (pawaPay's availability). */
   availability?(): Promise<
     { network: string; operation: 'collect' | 'payout'; availability: 'operational' | 'delayed' | 'closed' }[]
@@ -226,18 +252,19 @@ export type JournaledOperation = {
 };
 
 /**
- * What a connector is built with: the database, where the operator calls back, how often an operator is asked, and
- * its in-flight window (its unit's, or OPERATOR_IN_FLIGHT_WINDOW_SECONDS).
+ * What a connector is built with: where the operator calls back, how often an operator is asked, its in-flight
+ * window (its unit's, or OPERATOR_IN_FLIGHT_WINDOW_SECONDS), and the core's records (never the database): what an
+ * operator answering later than its call needs kept (Daraja's status queries and receipts) is kept by the core.
  */
-type ConnectorDeps = {
-  sql: Queryable;
+export type ConnectorDeps = {
+  records: NetworkRecords;
   callbackBaseUrl: string;
   statusPollSeconds: number;
   inFlightWindowSeconds: number;
 };
 
 /**
- * One operation a network stands in `network_operations` (services/networks/network-operations.ts) for a callback to
+ * One operation a network stands in `network_operations` (services/networks/operations.ts) for a callback to
  * wake.
  */
 export type WakeTarget = {
@@ -250,12 +277,13 @@ export type WakeTarget = {
 };
 
 /**
- * What the API hands a connector's callback routes: the database, the configuration, and the two
+ * What the API hands a connector's callback routes: the core's records, the configuration, and the two
  * things a callback may do: wake the workflow of one of our operations (keeping what was said as a
  * hint, or as a status query's result), or start the confirmation of a payment nobody asked for.
  */
 export type CallbackContext<Settings> = {
-  sql: Queryable;
+  /** The core's records: which operation of ours an operator's reference names (never the database). */
+  records: NetworkRecords;
   /** The connector's settings, or null when it is off (its routes then find nothing of ours). */
   settings: Settings | null;
   sandbox: boolean;

@@ -6,11 +6,18 @@ import type { Sql } from '../db';
 import { createRouteHealth, type RouteHealth } from '../services/networks/route-health';
 import { createSandboxNetwork } from './sandbox';
 import type { Connector, NetworkAdapter, NetworkConnection } from './adapter';
-import { createConnectors, describeConnectorNetworks, type ConnectorSettings } from './registry';
+import { createNetworkRecords } from '../services/networks/records';
+import {
+  createConnectors as createUnitConnectors,
+  describeConnectorNetworks,
+  type ConnectorSettings,
+} from './registry';
 import { createNetworkRouter } from './router';
 import { currenciesOfNetwork, knownNetworks } from '../domain/networks';
 
-export { createConnectors } from './registry';
+/** The connectors that are on, keeping their records through the core's port over the database (registry.ts). */
+export const createConnectors = (config: NetworkSettings, sql: Sql): Connector[] =>
+  createUnitConnectors(config, createNetworkRecords(sql));
 
 /**
  * What the networks of a process are built from: the configuration's connectors, sandbox mode and the sandbox's delays.

@@ -5,9 +5,8 @@
  * listed: direct connectors before aggregators), the API mounts their callback routes, the API's
  * connected-networks rule follows their routes, and operators see each network's connection.
  */
-import type { Queryable } from '../db';
 import type { Connections } from '../domain/networks';
-import type { Connector, ConnectorUnit, NetworkConnection, Route } from './adapter';
+import type { Connector, ConnectorUnit, NetworkConnection, NetworkRecords, Route } from './adapter';
 import { configureOperatorCalls } from './operator-http';
 import { airtel } from './airtel';
 import { daraja } from './daraja';
@@ -69,14 +68,17 @@ const connectorRoutes = (config: ConnectorSettings): Route[] =>
 export const connectedNetworks = (config: ConnectorSettings): ReadonlySet<string> =>
   new Set(connectorRoutes(config).map((route) => route.network));
 
-/** The connectors that are on, built with what they call back to and store in. */
+/**
+ * The connectors that are on, built with where their operators call back and the core's records (never the
+ * database: a connector translates, the core keeps).
+ */
 export function createConnectors(
   config: ConnectorSettings & {
     publicBaseUrl: string | undefined;
     networkStatusPollSeconds: number;
     operators: { timeoutMs: number; inFlightWindowSeconds: number | null };
   },
-  sql: Queryable,
+  records: NetworkRecords,
 ): Connector[] {
   configureOperatorCalls({ timeoutMs: config.operators.timeoutMs });
   return units.flatMap((unit) => {
@@ -84,7 +86,7 @@ export function createConnectors(
     if (unit.routesOf(settings).length === 0) return [];
     const windowSeconds = config.operators.inFlightWindowSeconds ?? unit.inFlight.windowSeconds;
     const deps = {
-      sql,
+      records,
       callbackBaseUrl: config.publicBaseUrl ?? '',
       statusPollSeconds: config.networkStatusPollSeconds,
       inFlightWindowSeconds: windowSeconds,

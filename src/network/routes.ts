@@ -1,6 +1,6 @@
 /**
  * Money on a network with several routes (a direct connector, then pawaPay): each operation is
- * journaled before it is sent (src/services/networks/operation-journal.ts) and sent on the first route the
+ * journaled before it is sent (src/services/networks/journal.ts) and sent on the first route the
  * routes' health allows (src/services/networks/route-health.ts). It moves to the next route only when the
  * journal knows nothing happened on the first: the route refused it for its own reasons (system busy,
  * network down, our float empty), its connection was refused before anything was sent, or, after an
@@ -10,21 +10,24 @@
  * there until it ends, whatever that route's health.
  * docs/going-live.md#routes-health-and-failover, docs/going-live.md#in-doubt-is-not-refused
  */
-import { isDatabaseUnavailable, type Sql } from '../db';
+import type { Sql } from '../db';
 import type { Network } from '../domain/networks';
 import {
   entryById,
   liveEntry,
+  routeOfPayment,
+  routesThatFaulted,
+  type JournalEntry,
+  type JournalKind,
+} from '../services/networks/entries';
+import {
   markAccepted,
   markInDoubt,
   markRefused,
   markSent,
   recordEntry,
-  routeOfPayment,
-  routesThatFaulted,
-  type JournalEntry,
-  type JournalKind,
-} from '../services/networks/operation-journal';
+  settleRemoteTransactionId,
+} from '../services/networks/journal';
 import type { RouteHealth, RouteOperation } from '../services/networks/route-health';
 import {
   OperationInDoubtError,
@@ -33,28 +36,21 @@ import {
   type Payout,
   type PayoutResult,
   type PromptResult,
+  type Recorded,
   type PromptStatus,
   type TakenPrompt,
 } from './adapter';
-import { neverSent, OperatorUnreachableError } from './operator-http';
+import { neverSent } from './operator-http';
+import { faultOf, routeError, unavailable } from './route-faults';
 
 /** How many times an operation in doubt is sent under one entry before only its status is asked. */
 const MAX_SENDS = 2;
-
-/** A route fault in a few words, for the journal, the health table and operators. */
-function faultOf(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
-  return (neverSent(error) ? `connection refused: ${message}` : message).slice(0, 300);
-}
-
-/** Whether an error is the route's (the operator's answer or silence) rather than our own database's. */
-const routeError = (error: unknown) => error instanceof OperatorUnreachableError || !isDatabaseUnavailable(error);
 
 /**
  * What came of sending on one route: taken there, refused for the route's reasons (try the next), or an answer to
  * return as it is.
  */
-type Sent<T> = { taken: T } | { routeFault: string } | { answer: T };
+type Sent<T> = { taken: T } | { routeFault: string; result?: T } | { answer: T };
 
 type Routed = { sql: Sql; health: RouteHealth; connectors: readonly Connector[] };
 
@@ -63,10 +59,6 @@ type Routed = { sql: Sql; health: RouteHealth; connectors: readonly Connector[] 
  * the subscriber's refusal.
  */
 type Verdict = { accepted: string | null | true } | { fault: string } | { refused: true };
-
-const unavailable = (network: Network, fault: string | null) =>
-  `${network.name} is unavailable on every route right now${fault ? ` (${fault})` : ''}; nothing was sent, try again ` +
-  `later.`;
 
 export function createRoutedOperations({ sql, health, connectors }: Routed) {
   const byName = new Map(connectors.map((connector) => [connector.name, connector]));
@@ -159,7 +151,7 @@ export function createRoutedOperations({ sql, health, connectors }: Routed) {
       await health.faulted(key, verdict.fault);
       if (resend) throw await inDoubt(connector, entry, verdict.fault);
       await markRefused(sql, entry.id, verdict.fault);
-      return { routeFault: verdict.fault };
+      return { routeFault: verdict.fault, result };
     }
     await health.succeeded(key);
     if ('refused' in verdict) {
@@ -170,6 +162,12 @@ export function createRoutedOperations({ sql, health, connectors }: Routed) {
     return { taken: result };
   }
 
+  /** What the journal holds of an entry, as its connector is handed it on each call. */
+  const recordedOf = (entry: JournalEntry): Recorded => ({
+    operatorReference: entry.operatorReference,
+    at: entry.created,
+  });
+
   /** Marks an entry in doubt, with why, and returns the error that says so (the activity asks again later). */
   async function inDoubt(
     connector: Connector,
@@ -178,12 +176,12 @@ export function createRoutedOperations({ sql, health, connectors }: Routed) {
     cause?: unknown,
   ): Promise<OperationInDoubtError> {
     await markInDoubt(sql, entry.id, fault);
-    return new OperationInDoubtError(
-      `${entry.kind} ${entry.reference} is in doubt on ${connector.name} (${fault}): it stays there until the ` +
-        `operator's status says what became of it, or says it holds nothing ${connector.inFlight.windowSeconds} s ` +
-        `after the last send.`,
-      { cause },
-    );
+    const where = `${entry.kind} ${entry.reference} is in doubt on ${connector.name} (${fault}):`;
+    const until = [
+      "it stays there until the operator's status says what became of it,",
+      `or says it holds nothing ${connector.inFlight.windowSeconds} s after the last send.`,
+    ].join(' ');
+    return new OperationInDoubtError(`${where} ${until}`, { cause });
   }
 
   type Operation<T> = {
@@ -194,7 +192,9 @@ export function createRoutedOperations({ sql, health, connectors }: Routed) {
     workflowId: string;
     phoneNumber: string;
     amount: string;
-    send: (connector: Connector) => Promise<T>;
+    send: (connector: Connector, recorded: Recorded) => Promise<T>;
+    /** The one route it may take, whatever the routes' health (a reversal's: back the way its collection came). */
+    only?: Connector;
     judge: (result: T) => Verdict;
     unavailable: (error: string) => T;
     /** What a call sent before under this reference answers now: taken, its status to tell. */
@@ -216,36 +216,62 @@ export function createRoutedOperations({ sql, health, connectors }: Routed) {
       const evidence = await evidenceOf(connector as Connector & Required<Pick<Connector, 'lookup'>>, op.network, live);
       if (evidence === 'wait' && !(connector.inFlight.resends && live.sends < MAX_SENDS))
         throw await inDoubt(connector, live, live.fault ?? 'its status query finds nothing yet');
+      // Held there, and sent as often as it may be (or not resent at all by this operator): taken, its status decides.
+      if (evidence === 'present' && !(connector.inFlight.resends && live.sends < MAX_SENDS)) {
+        await markAccepted(sql, live.id);
+        return op.sentBefore(live);
+      }
       if (evidence !== 'absent') {
         // Held there (a resend is answered "already taken"), or in doubt on a route that deduplicates our reference.
-        const send = () => op.send(connector);
+        const send = () => op.send(connector, recordedOf(live));
         const sent = await sendOn(connector, op.network, live, op.operation, send, op.judge, true);
         if (!('routeFault' in sent)) return 'taken' in sent ? sent.taken : sent.answer;
       }
     }
-    // Routes that refused this reference for their own reasons come last: another route first, and each once per call.
+    let lastFault: string | null = null;
+    for (const connector of await candidatesFor(op)) {
+      // The id the operator will know it by, where the connector chooses it, is recorded before the first send.
+      const operatorReference =
+        connector.operatorIdFor?.({ kind: op.kind, network: op.network, reference: op.reference }) ?? null;
+      const entry = await recordEntry(sql, {
+        ...op,
+        network: op.network.name,
+        route: connector.name,
+        operatorReference,
+      });
+      // Another call recorded it first (a retry racing a slow attempt): it stays where that one sent it.
+      if (!entry.inserted) return op.sentBefore(entry);
+      const send = () => op.send(connector, recordedOf(entry));
+      const sent = await sendOn(connector, op.network, entry, op.operation, send, op.judge, false);
+      if ('taken' in sent) return sent.taken;
+      if ('answer' in sent) return sent.answer;
+      // Its one route refused it for its own reasons: that answer is the operation's. Its connection refused: nothing
+      // was sent, and the activity asks again.
+      if (op.only) {
+        if (sent.result !== undefined) return sent.result;
+        throw new Error(`${op.kind} ${op.reference} not sent on ${connector.name}: ${sent.routeFault}`);
+      }
+      lastFault = sent.routeFault;
+    }
+    return op.unavailable(unavailable(op.network, lastFault));
+  }
+
+  /**
+   * The routes an operation may be sent on, in turn: its one route, or those the routes' health allows, the routes
+   * that refused this reference for their own reasons last (another route first, and each once per call).
+   */
+  async function candidatesFor<T>(op: Operation<T>): Promise<Connector[]> {
+    if (op.only) return [op.only];
     const faulted = new Set(await routesThatFaulted(sql, op.network.name, op.reference));
     const usable = await health.usable(
       op.network.name,
       op.operation,
       routesOf(op.network).map((connector) => connector.name),
     );
-    const candidates = [
+    return [
       ...usable.filter((each) => !faulted.has(each.route)),
       ...usable.filter((each) => faulted.has(each.route)),
-    ];
-    let lastFault: string | null = null;
-    for (const { route: name } of candidates) {
-      const connector = byName.get(name)!;
-      const entry = await recordEntry(sql, { ...op, network: op.network.name, route: name });
-      // Another call recorded it first (a retry racing a slow attempt): it stays where that one sent it.
-      if (!entry.inserted) return op.sentBefore(entry);
-      const sent = await sendOn(connector, op.network, entry, op.operation, () => op.send(connector), op.judge, false);
-      if ('taken' in sent) return sent.taken;
-      if ('answer' in sent) return sent.answer;
-      lastFault = sent.routeFault;
-    }
-    return op.unavailable(unavailable(op.network, lastFault));
+    ].map((each) => byName.get(each.route)!);
   }
 
   const judgePayout = (result: PayoutResult): Verdict => {
@@ -254,17 +280,18 @@ export function createRoutedOperations({ sql, health, connectors }: Routed) {
     return result.routeFault ? { fault: result.error } : { refused: true as const };
   };
 
-  /** A payment sent on the routes in turn (a reversal goes back the way its collection came). */
-  function payoutOn(payout: Payout): Promise<PayoutResult> {
+  /** A payment sent on the routes in turn; a reversal on `only`, the route its collection came by. */
+  function payoutOn(payout: Payout, only?: Connector): Promise<PayoutResult> {
     return route<PayoutResult>({
       network: payout.network,
-      kind: 'payout',
+      kind: payout.kind === 'reversal' ? 'reversal' : 'payout',
+      only,
       operation: 'payout',
       reference: payout.reference,
       workflowId: payout.workflowId,
       phoneNumber: payout.phoneNumber,
       amount: payout.amount,
-      send: (connector) => connector.sendMoney(payout),
+      send: (connector, recorded) => connector.sendMoney({ ...payout, recorded }),
       judge: judgePayout,
       unavailable: (error) => ({ status: 'rejected', error, remoteTransactionId: null, routeFault: true }),
       sentBefore: () => ({ status: 'pending', remoteTransactionId: null }),
@@ -272,8 +299,8 @@ export function createRoutedOperations({ sql, health, connectors }: Routed) {
   }
 
   return {
-    requestPayment(prompt: PaymentPrompt): Promise<PromptResult> {
-      return route<PromptResult>({
+    async requestPayment(prompt: PaymentPrompt): Promise<PromptResult> {
+      const result = await route<PromptResult>({
         network: prompt.network,
         kind: 'prompt',
         operation: 'collect',
@@ -281,7 +308,7 @@ export function createRoutedOperations({ sql, health, connectors }: Routed) {
         workflowId: prompt.workflowId,
         phoneNumber: prompt.phoneNumber,
         amount: prompt.amount,
-        send: (connector) => connector.requestPayment(prompt),
+        send: (connector, recorded) => connector.requestPayment({ ...prompt, recorded }),
         judge: (result): Verdict => {
           if (result.accepted)
             return { accepted: result.confirm?.operatorReference ?? result.paid?.remoteTransactionId ?? true };
@@ -293,20 +320,30 @@ export function createRoutedOperations({ sql, health, connectors }: Routed) {
           confirm: { operatorReference: entry.operatorReference ?? entry.reference },
         }),
       });
+      // Paid at once (the operator charged as it answered): the first transaction id learnt stays, where it must.
+      if (!result.accepted || !result.paid) return result;
+      const live = await liveEntry(sql, prompt.network.name, prompt.promptReference);
+      if (!live || !connectorOfEntry(prompt.network, live).firstTransactionIdStays) return result;
+      const remoteTransactionId = await settleRemoteTransactionId(sql, live.id, result.paid.remoteTransactionId);
+      return { ...result, paid: { ...result.paid, remoteTransactionId } };
     },
 
     /** Asked on the route that took the prompt, whatever its health. */
     async promptStatus(prompt: TakenPrompt): Promise<PromptStatus> {
-      const connector = connectorOfEntry(
-        prompt.network,
-        await liveEntry(sql, prompt.network.name, prompt.promptReference),
-      );
-      return await measured(connector, prompt.network, 'collect', () => connector.promptStatus(prompt));
+      const live = await liveEntry(sql, prompt.network.name, prompt.promptReference);
+      const connector = connectorOfEntry(prompt.network, live);
+      const asked = { ...prompt, recorded: live ? recordedOf(live) : undefined };
+      const status = await measured(connector, prompt.network, 'collect', () => connector.promptStatus(asked));
+      if (status.status !== 'paid' || !live || !connector.firstTransactionIdStays) return status;
+      return {
+        ...status,
+        remoteTransactionId: await settleRemoteTransactionId(sql, live.id, status.remoteTransactionId),
+      };
     },
 
     async sendMoney(payout: Payout): Promise<PayoutResult> {
-      if (payout.kind === 'reversal') return await (await reversalConnector(payout)).sendMoney(payout);
-      return await payoutOn(payout);
+      const only = payout.kind === 'reversal' ? await reversalConnector(payout) : undefined;
+      return await firstTransactionId(payout, await payoutOn(payout, only));
     },
 
     /**
@@ -315,23 +352,38 @@ export function createRoutedOperations({ sql, health, connectors }: Routed) {
      */
     async payoutStatus(payout: Payout): Promise<PayoutResult> {
       const live = await liveEntry(sql, payout.network.name, payout.reference);
-      // A reversal is asked about where it was sent: back the way its collection came (its connector's own record of
-      // it names no route, so the entry cannot say).
+      // A reversal is asked about where it was sent: back the way its collection came (one sent before reversals were
+      // journaled has an entry that names no route).
       const connector =
         payout.kind === 'reversal' ? await reversalConnector(payout) : connectorOfEntry(payout.network, live);
-      const result = await measured(connector, payout.network, 'payout', () => connector.payoutStatus(payout));
+      const asked = { ...payout, recorded: live ? recordedOf(live) : undefined };
+      const result = await measured(connector, payout.network, 'payout', () => connector.payoutStatus(asked));
       if (
         payout.kind === 'reversal' ||
         !live ||
         (result.status !== 'rejected' && result.status !== 'failed') ||
         !result.routeFault
       )
-        return result;
+        return await firstTransactionId(payout, result);
       await health.faulted({ network: payout.network.name, route: connector.name, operation: 'payout' }, result.error);
       await markRefused(sql, live.id, result.error);
       return await payoutOn(payout);
     },
   };
+
+  /**
+   * A completed payout's transaction id: the first one learnt, where its route's answers may name others
+   * (`firstTransactionIdStays`), so that every retry reports the same.
+   */
+  async function firstTransactionId(payout: Payout, result: PayoutResult): Promise<PayoutResult> {
+    if (result.status !== 'completed') return result;
+    const live = await liveEntry(sql, payout.network.name, payout.reference);
+    if (!live || !connectorOfEntry(payout.network, live).firstTransactionIdStays) return result;
+    return {
+      ...result,
+      remoteTransactionId: await settleRemoteTransactionId(sql, live.id, result.remoteTransactionId),
+    };
+  }
 
   /** A reversal's route: the one its collection came by, else the network's first. */
   async function reversalConnector(payout: Payout): Promise<Connector> {
@@ -340,37 +392,4 @@ export function createRoutedOperations({ sql, health, connectors }: Routed) {
       : null;
     return (name ? byName.get(name) : undefined) ?? routesOf(payout.network)[0]!;
   }
-}
-
-/** How often an aggregator's availability is read (pawaPay's operations team changes it by hand, rarely). */
-const AVAILABILITY_EVERY_MS = 60_000;
-
-/**
- * Reads each aggregator's availability at once and then every minute into the routes' health, where
- * a provider closed for an operation takes that route out until it reopens. A read that fails
- * changes nothing (the route's own faults still count). Returns what stops it.
- */
-export function watchAvailability(
-  connectors: readonly Connector[],
-  health: RouteHealth,
-  warn: (message: string, fields: Record<string, unknown>) => void,
-): () => void {
-  const watched = connectors.filter((connector) => connector.availability);
-  const read = async () => {
-    for (const connector of watched) {
-      try {
-        await health.setAvailability(connector.name, await connector.availability!());
-      } catch (error) {
-        warn('availability not read', {
-          route: connector.name,
-          error: error instanceof Error ? error.message : String(error),
-        });
-      }
-    }
-  };
-  if (watched.length === 0) return () => {};
-  void read();
-  const timer = setInterval(() => void read(), AVAILABILITY_EVERY_MS);
-  timer.unref?.();
-  return () => clearInterval(timer);
 }

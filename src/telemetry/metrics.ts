@@ -47,9 +47,10 @@ const requestsThrottled = new Counter({
 
 const callbacksThrottled = new Counter({
   name: 'operator_callbacks_throttled_total',
-  help:
-    "Operator callbacks answered 429, by network and the limit they passed (its source address's, or the " +
-    "operator's).",
+  help: [
+    'Operator callbacks answered 429, by network and the limit they passed',
+    "(its source address's, or the operator's).",
+  ].join(' '),
   labelNames: ['network', 'limit'] as const,
   registers: API,
 });
@@ -97,9 +98,10 @@ type MatchOutcome = 'prompt_reference' | 'single_organization' | 'unassigned' | 
  */
 const collectionsMatched = new Counter({
   name: 'collections_matched_total',
-  help:
-    'Incoming collections by how they were matched: prompt_reference, single_organization, unassigned, or ' +
-    'claimed later.',
+  help: [
+    'Incoming collections by how they were matched:',
+    'prompt_reference, single_organization, unassigned, or claimed later.',
+  ].join(' '),
   labelNames: ['outcome'] as const,
   registers: BOTH,
 });
@@ -107,9 +109,10 @@ const collectionsMatched = new Counter({
 /** Recorded by the verification activity (`verifyCollection`) when the merchant's URL was asked. */
 const verificationAnswers = new Counter({
   name: 'verification_answers_total',
-  help:
-    "Verification URL calls by outcome: accept or reject (the merchant's answer), default (no usable answer in " +
-    'time).',
+  help: [
+    'Verification URL calls by outcome:',
+    "accept or reject (the merchant's answer), default (no usable answer in time).",
+  ].join(' '),
   labelNames: ['outcome'] as const,
   registers: WORKER,
 });
@@ -146,9 +149,10 @@ const walletMovements = new Counter({
 
 const walletMovementAmount = new Counter({
   name: 'wallet_movement_amount_total',
-  help:
-    'Sum of wallet transaction amounts by currency and direction (a figure to watch, not an account: the ledger ' +
-    'is PostgreSQL).',
+  help: [
+    'Sum of wallet transaction amounts by currency and direction',
+    '(a figure to watch, not an account: the ledger is PostgreSQL).',
+  ].join(' '),
   labelNames: ['currency', 'direction'] as const,
   registers: BOTH,
 });
@@ -212,9 +216,10 @@ export function measuredVerification<Input, Result extends VerificationResult>(
 
 const webhookDeliveries = new Counter({
   name: 'webhook_deliveries_total',
-  help:
-    'Webhook deliveries that reached a final outcome: delivered (2xx), gone (410, webhook retired), failed ' +
-    '(every attempt failed).',
+  help: [
+    'Webhook deliveries that reached a final outcome:',
+    'delivered (2xx), gone (410, webhook retired), failed (every attempt failed).',
+  ].join(' '),
   labelNames: ['outcome'] as const,
   registers: WORKER,
 });
@@ -229,9 +234,10 @@ const webhookDeliveryAttempts = new Histogram({
 
 const webhookTimeToDelivery = new Histogram({
   name: 'webhook_time_to_delivery_seconds',
-  help:
-    'From the event to its webhook answered 2xx, first deliveries only (a redelivery is an operator replaying an ' +
-    'old event).',
+  help: [
+    'From the event to its webhook answered 2xx, first deliveries only',
+    '(a redelivery is an operator replaying an old event).',
+  ].join(' '),
   buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600, 14_400, 57_600],
   registers: WORKER,
 });
@@ -280,9 +286,10 @@ function scrapeOutbox(): Promise<OutboxBacklog[] | null> {
 // Registered in WORKER's registry on creation; collected at each scrape.
 new Gauge({
   name: 'outbox_backlog',
-  help:
-    'Rows waiting for the process that should have handed them to Temporal (requests, deliveries, payments, ' +
-    'reversals, batches whose workflow was not started).',
+  help: [
+    'Rows waiting for the process that should have handed them to Temporal',
+    '(requests, deliveries, payments, reversals, batches whose workflow was not started).',
+  ].join(' '),
   labelNames: ['kind'] as const,
   registers: WORKER,
   async collect() {
@@ -309,11 +316,11 @@ type RouteLabels = { network: string; route: string; operation: 'collect' | 'pay
 
 const routeOperations = new Counter({
   name: 'network_route_operations_total',
-  help:
-    "Operations sent through a network's route, by network, route, operation (collect, payout) and outcome: " +
-    'succeeded (the route ' +
-    'answered, whatever the subscriber did) or faulted (a route fault: no answer, a refused connection, a 5xx, the ' +
-    'operator busy).',
+  help: [
+    "Operations sent through a network's route, by network, route, operation (collect, payout) and outcome:",
+    'succeeded (the route answered, whatever the subscriber did)',
+    'or faulted (a route fault: no answer, a refused connection, a 5xx, the operator busy).',
+  ].join(' '),
   labelNames: ['network', 'route', 'operation', 'outcome'] as const,
   registers: WORKER,
 });
@@ -337,10 +344,10 @@ export function setRouteStateSource(source: (() => Promise<readonly RouteStateRe
 // scrape).
 new Gauge({
   name: 'network_route_state',
-  help:
-    "Each route's state: 0 up, 1 probing (one operation tries it after its wait), 2 down (left after route faults), " +
-    '3 paused (by an ' +
-    'operator), 4 closed (by its aggregator).',
+  help: [
+    "Each route's state: 0 up, 1 probing (one operation tries it after its wait), 2 down (left after route faults),",
+    '3 paused (by an operator), 4 closed (by its aggregator).',
+  ].join(' '),
   labelNames: ['network', 'route', 'operation'] as const,
   registers: WORKER,
   async collect() {

@@ -28,7 +28,7 @@ import { AIRTEL_CALLBACK_PATH } from '../../src/network/airtel';
 import { PAWAPAY_CALLBACK_PATHS } from '../../src/network/pawapay';
 import { callbackUnits } from '../../src/network/registry';
 import { createHmac } from 'node:crypto';
-import { recordOperation } from '../../src/services/networks/network-operations';
+import { recordOperation } from '../../src/services/networks/journal';
 import { fundWallet } from '../../src/services/merchants/organizations';
 import { BASE_URL, createMerchant, testApp, testSql, uniqueNumber, type TestApp } from '../helpers';
 import { prepareContracts } from '../openapi-contract';

@@ -7,7 +7,7 @@
 import { beforeAll, expect, test } from 'bun:test';
 import { DARAJA_CALLBACK_PATHS } from '../../src/network/daraja';
 import { MOMO_CALLBACK_PATH } from '../../src/network/momo';
-import { recordOperation } from '../../src/services/networks/network-operations';
+import { recordOperation } from '../../src/services/networks/journal';
 import { incomingCollectionWorkflowId } from '../../src/contracts/incoming-collection';
 import { awayFromWindowEdge, BASE_URL, testApp, testSql, uniqueNumber, type TestApp } from '../helpers';
 import { prepareContracts } from '../openapi-contract';

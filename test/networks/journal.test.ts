@@ -1,6 +1,6 @@
 /**
  * The operation journal's rules for every connector, through one shared suite (src/network/routes.ts,
- * src/services/networks/operation-journal.ts): each connector's simulator on loopback, its network adapter
+ * src/services/networks/journal.ts): each connector's simulator on loopback, its network adapter
  * built directly (`createNetworks`, no worker) with only that connector on, and the same rules asked
  * of each:
  *

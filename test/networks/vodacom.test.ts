@@ -506,9 +506,7 @@ describe('sessions asked for ahead of their use (one connector against its own s
       activationMs: 500,
       decisionDelayMs: 50,
     });
-    const connector = createVodacomConnector(settingsOf(openApi, { activationMs: 500, lifetimeMs: 60_000 }), {
-      sql: testSql(),
-    });
+    const connector = createVodacomConnector(settingsOf(openApi, { activationMs: 500, lifetimeMs: 60_000 }));
     try {
       connector.warmUp();
       await eventually('the session and its spare asked for at start', async () => openApi.sessions().issued === 2);
@@ -550,9 +548,7 @@ describe('sessions asked for ahead of their use (one connector against its own s
       activationMs: 500,
       sessionLifetimeMs: 3000,
     });
-    const connector = createVodacomConnector(settingsOf(openApi, { activationMs: 500, lifetimeMs: 3000 }), {
-      sql: testSql(),
-    });
+    const connector = createVodacomConnector(settingsOf(openApi, { activationMs: 500, lifetimeMs: 3000 }));
     try {
       connector.warmUp();
       const first = await eventually('the session asked for at start', async () => sessionRequests(openApi)[0]);
@@ -599,9 +595,7 @@ describe('sessions asked for ahead of their use (one connector against its own s
         plainSessionRefusals: true,
         decisionDelayMs: 50,
       });
-      const connector = createVodacomConnector(settingsOf(openApi, { activationMs, lifetimeMs: 3_600_000 }), {
-        sql: testSql(),
-      });
+      const connector = createVodacomConnector(settingsOf(openApi, { activationMs, lifetimeMs: 3_600_000 }));
       try {
         connector.warmUp();
         await eventually('the session and its spare asked for at start', async () => openApi.sessions().issued === 2);

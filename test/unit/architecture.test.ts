@@ -1,7 +1,7 @@
 import { expect, test } from 'bun:test';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
-import { LAYERS, UPWARD, layerOf, readArchitecture } from '../../scripts/architecture';
+import { LAYERS, MAX_FILE_LINES, UPWARD, layerOf, readArchitecture } from '../../scripts/architecture';
 
 const architecture = readArchitecture();
 const ROOT = resolve(import.meta.dir, '../..');
@@ -71,4 +71,16 @@ test('no line of src is over 120 characters (biome.json: the formatter keeps cod
   };
   walk(join(ROOT, 'src'));
   expect(long).toEqual([]);
+});
+
+test("connectors only translate: nothing in an operator's folder imports services/ or db/, or names the database", () => {
+  expect(architecture.connectorBreaches).toEqual([]);
+});
+
+test("the core's journal is the one writer of network_operations", () => {
+  expect(architecture.journalWriters).toEqual(['services/networks/journal.ts']);
+});
+
+test(`no file of src/network or src/services is over ${MAX_FILE_LINES} lines`, () => {
+  expect(architecture.longFiles).toEqual([]);
 });

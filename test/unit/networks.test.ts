@@ -30,7 +30,7 @@ import { vodacomAmount, vodacomFailure } from '../../src/network/vodacom';
 import { generateKeyPairSync } from 'node:crypto';
 import { createNetworkRouter } from '../../src/network/router';
 import type { Connector, SandboxNetwork } from '../../src/network/adapter';
-import type { Queryable } from '../../src/db';
+import type { NetworkRecords } from '../../src/network/adapter';
 import { createHmac, randomUUID } from 'node:crypto';
 import { createRouteHealth } from '../../src/services/networks/route-health';
 import { testSql } from '../helpers';
@@ -457,7 +457,7 @@ describe("the API's validation", () => {
     const connections = (env: Record<string, string>) =>
       connectionsOf(
         false,
-        createConnectors(loadConfig({ ...env, PUBLIC_BASE_URL: 'https://pay.example' }), {} as Queryable),
+        createConnectors(loadConfig({ ...env, PUBLIC_BASE_URL: 'https://pay.example' }), {} as NetworkRecords),
       );
     const connected = connections(MPESA);
     expect(operatorAmountProblem(safaricom, 'KES', '100.50', connected)).toBe(
@@ -863,9 +863,12 @@ describe('in-flight windows', () => {
       PAWAPAY_API_TOKEN: 'token',
       PAWAPAY_PROVIDERS: 'TIGO_TZA',
     };
-    const own = createConnectors(loadConfig(env), {} as Queryable);
+    const own = createConnectors(loadConfig(env), {} as NetworkRecords);
     expect(own.map((connector) => connector.inFlight.windowSeconds)).toEqual([120]);
-    const shortened = createConnectors(loadConfig({ ...env, OPERATOR_IN_FLIGHT_WINDOW_SECONDS: '4' }), {} as Queryable);
+    const shortened = createConnectors(
+      loadConfig({ ...env, OPERATOR_IN_FLIGHT_WINDOW_SECONDS: '4' }),
+      {} as NetworkRecords,
+    );
     expect(shortened.map((connector) => connector.inFlight)).toEqual([{ windowSeconds: 4, resends: true }]);
   });
 });

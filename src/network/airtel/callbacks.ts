@@ -5,7 +5,6 @@
  */
 import * as v from 'valibot';
 import { logger } from '../../log';
-import { findOperationByOperatorReference } from '../../services/networks/network-operations';
 import { CallbackRefusal, type CallbackContext, type CallbackRoute } from '../adapter';
 import { nested } from '../operator-http';
 import { CALLBACK_TAGS, optionalReference, optionalText, received, reference } from '../callback-schemas';
@@ -32,7 +31,7 @@ const receivedTransactions = new WeakMap<Request, string>();
 async function airtelCallback(
   body: v.InferOutput<typeof AirtelCallback>,
   request: Request,
-  { sql, settings, wake }: CallbackContext<AirtelSettings>,
+  { records, settings, wake }: CallbackContext<AirtelSettings>,
 ) {
   if (
     settings?.callbackKey &&
@@ -43,7 +42,7 @@ async function airtelCallback(
   }
   const transactionId = String(body.transaction.id);
   const operation = settings
-    ? await findOperationByOperatorReference(sql, airtelNetworks(settings.countries), transactionId)
+    ? await records.findOperationByOperatorReference(airtelNetworks(settings.countries), transactionId)
     : undefined;
   if (operation) await wake(operation, body);
   else logger.info('Airtel callback for no operation of ours ignored', { transactionId });

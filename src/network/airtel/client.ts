@@ -10,9 +10,7 @@
  */
 import { constants, createHash, createHmac, createPublicKey, publicEncrypt, timingSafeEqual } from 'node:crypto';
 import type { AirtelCountry, AirtelSettings } from './settings';
-import type { Queryable } from '../../db';
 import { nationalNumberOf, type Network } from '../../domain/networks';
-import { recordOperation } from '../../services/networks/network-operations';
 import type {
   JournaledOperation,
   NameLookup,
@@ -148,9 +146,7 @@ function readAnswer(answer: OperatorAnswer): Answer {
 
 type Enquiry = { found: false } | ({ found: true } & Answer);
 
-type AirtelDeps = { sql: Queryable };
-
-export function createAirtelConnector(settings: AirtelSettings, { sql }: AirtelDeps) {
+export function createAirtelConnector(settings: AirtelSettings) {
   const tokens = createTokenCache(fetchToken);
   const pinKeys = new Map<string, { encrypted: Promise<string>; until: number }>();
 
@@ -312,27 +308,16 @@ export function createAirtelConnector(settings: AirtelSettings, { sql }: AirtelD
     return { status: 'pending', remoteTransactionId: null };
   }
 
-  const record = (
-    kind: 'prompt' | 'payout',
-    operation: { network: Network; reference: string; workflowId: string; phoneNumber: string; amount: string },
-    id: string,
-  ) =>
-    recordOperation(sql, {
-      ...operation,
-      network: operation.network.name,
-      kind,
-      operatorReference: id,
-      subject: operation.reference,
-    });
-
   return {
     countries: settings.countries,
+
+    /** Our transaction id, derived from our reference: recorded by the core before the call (a callback may outrun it). */
+    operatorIdFor: ({ kind, reference }: { kind: string; reference: string }) =>
+      kind === 'prompt' ? promptId({ promptReference: reference }) : payoutId({ reference }),
 
     async requestPayment(prompt: PaymentPrompt): Promise<PromptResult> {
       const country = countryOf(prompt.network, prompt.currency);
       if (typeof country === 'string') return { accepted: false, error: country };
-      // Recorded first, so a callback that outruns Airtel's answer still finds its workflow.
-      await record('prompt', { ...prompt, reference: prompt.promptReference }, promptId(prompt));
       const refusal = await push(country, prompt);
       return refusal === null
         ? { accepted: true, confirm: { operatorReference: promptId(prompt) } }
@@ -367,7 +352,6 @@ export function createAirtelConnector(settings: AirtelSettings, { sql }: AirtelD
     async sendMoney(payout: Payout): Promise<PayoutResult> {
       const country = countryOf(payout.network, payout.currency);
       if (typeof country === 'string') return { status: 'rejected', error: country, remoteTransactionId: null };
-      await record('payout', payout, payoutId(payout));
       if (payout.kind === 'reversal') return await refund(country, payout);
       const refusal = await disburse(country, payout);
       return refusal === null

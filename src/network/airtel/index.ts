@@ -37,8 +37,8 @@ export const airtel: ConnectorUnit<'airtel', AirtelSettings | null> = {
       'So 120 s after the last send: six times our 20 s timeout.',
     ].join(' '),
   },
-  create: (settings, deps) => ({
-    ...createAirtelConnector(settings!, deps),
+  create: (settings) => ({
+    ...createAirtelConnector(settings!),
     routes: airtel.routesOf(settings),
     amountProblem: (_network, currency, amount) => amountRule(currency, amount),
   }),

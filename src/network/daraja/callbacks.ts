@@ -1,7 +1,7 @@
 /**
  * The paths Safaricom's Daraja calls back, mounted by the API (src/api/operator-callbacks.ts). Its
  * callbacks carry no credentials, so none is believed: a callback finds the operation it names
- * (services/network-operations), keeps what it said, and wakes the workflow that waits on it; that
+ * (the core's records, services/networks/records.ts), keeps what it said, and wakes the workflow that waits on it; that
  * workflow then asks Daraja's own status query, which alone moves money. A paybill validation is the
  * one request answered with a decision: Daraja waits about 8 s, so the merchant's verification URL
  * gets MPESA_VALIDATION_TIMEOUT_MS. Daraja applies the shortcode's default action to a validation
@@ -19,18 +19,7 @@ import { promptReference } from '../../domain/collections';
 import { parsePositiveAmount } from '../../domain/money';
 import { fullNumberOf, numberFitsMask } from '../../domain/phone';
 import { logger } from '../../log';
-import {
-  awaitsReceipt,
-  claimUnanswered,
-  findOperation,
-  findOperationByOperatorReference,
-  promptRequestOpen,
-  pushNamingReceipt,
-  setOperatorReference,
-  unansweredOperationAbout,
-  type NetworkOperation,
-} from '../../services/networks/network-operations';
-import type { CallbackContext, CallbackDocs, CallbackRoute } from '../adapter';
+import type { CallbackContext, CallbackDocs, CallbackRoute, NetworkOperation } from '../adapter';
 import { CALLBACK_TAGS, optionalReference, optionalText, text } from '../callback-schemas';
 import {
   DARAJA_CALLBACK_PATHS,
@@ -168,22 +157,24 @@ async function paybillPayer({ merchants }: Context, body: PaybillPaymentBody, am
  * asked about it (./client.ts).
  */
 async function operationOfResult(
-  { sql, settings }: Context,
+  { records, settings }: Context,
   result: ReturnType<typeof readResult>,
 ): Promise<NetworkOperation | undefined> {
   if (!settings || result === null) return undefined;
   if (result.conversationId) {
-    const operation = await findOperationByOperatorReference(sql, DARAJA_NETWORK, result.conversationId);
+    const operation = await records.findOperationByOperatorReference(DARAJA_NETWORK, result.conversationId);
     if (operation) return operation;
   }
   const reversed = result.parameters.OriginalTransactionID;
   const operation =
     (result.originatorConversationId
-      ? await findOperation(sql, DARAJA_NETWORK, result.originatorConversationId)
+      ? await records.findOperation(DARAJA_NETWORK, result.originatorConversationId)
       : undefined) ??
-    (reversed ? await unansweredOperationAbout(sql, DARAJA_NETWORK, 'reversal', reversalSubject(reversed)) : undefined);
+    (reversed
+      ? await records.unansweredOperationAbout(DARAJA_NETWORK, 'reversal', reversalSubject(reversed))
+      : undefined);
   if (operation && operation.kind !== 'status_query' && operation.operatorReference === null && result.conversationId)
-    await setOperatorReference(sql, operation.id, result.conversationId);
+    await records.setOperatorReference(operation.id, result.conversationId);
   return operation;
 }
 
@@ -239,11 +230,11 @@ async function reportClaimedOfPush(
   operation: NetworkOperation,
   claimed: { phoneNumber: string; receipt: string; amount: string },
 ): Promise<void> {
-  const now = await findOperation(context.sql, DARAJA_NETWORK, operation.reference);
+  const now = await context.records.findOperation(DARAJA_NETWORK, operation.reference);
   if (!now) return;
-  if (awaitsReceipt(now)) return await reportClaimed(context, claimed);
+  if (context.records.awaitsReceipt(now)) return await reportClaimed(context, claimed);
   const paid = now.remoteTransactionId !== null || now.result?.status === 'paid';
-  if (!paid && !(await promptRequestOpen(context.sql, now.reference)))
+  if (!paid && !(await context.records.promptRequestOpen(now.reference)))
     await reportClaimed(context, claimed, now.reference);
 }
 
@@ -255,15 +246,15 @@ async function reportClaimedOfPush(
  */
 async function reportLateReceipt(context: Context, result: ReturnType<typeof readResult>): Promise<void> {
   const stated = completedPaymentOf(result);
-  if (stated && (await pushNamingReceipt(context.sql, DARAJA_NETWORK, receiptNaming(stated.receipt))) !== null)
+  if (stated && (await context.records.pushNamingReceipt(DARAJA_NETWORK, receiptNaming(stated.receipt))) !== null)
     await reportClaimed(context, stated);
 }
 
 async function stkResult(body: StkCallbackBody, context: Context) {
-  const { sql, settings } = context;
+  const { records, settings } = context;
   const callback = body.Body.stkCallback;
   const operation = settings
-    ? await findOperationByOperatorReference(sql, DARAJA_NETWORK, callback.CheckoutRequestID)
+    ? await records.findOperationByOperatorReference(DARAJA_NETWORK, callback.CheckoutRequestID)
     : undefined;
   const claimed = claimedPayment(callback);
   if (operation) {
@@ -280,8 +271,7 @@ async function stkResult(body: StkCallbackBody, context: Context) {
   }
   // A push whose answer was lost: its callback names it by number and amount, only when exactly one unanswered push in
   // the whole service fits (`claimUnanswered`).
-  const unanswered = await claimUnanswered(
-    sql,
+  const unanswered = await records.claimUnanswered(
     DARAJA_NETWORK,
     claimed.phoneNumber,
     claimed.amount,

@@ -7,7 +7,7 @@
  * asks the STK push query; a paybill confirmation, a B2C result or a reversal result wakes its
  * workflow, which asks transaction status. Daraja answers transaction status asynchronously, at our
  * result URL, under a ConversationID it gave only to us: the answer is kept with its query
- * (services/network-operations) and read at the workflow's next look.
+ * (the core's records, services/networks/records.ts) and read at the workflow's next look.
  *
  * A retried call never pays or charges twice: B2C carries an OriginatorConversationID derived from
  * our payout (Daraja refuses a repeat with "Duplicate OriginatorConversationID", which means "already
@@ -17,30 +17,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { MpesaSettings } from './settings';
-import type { Queryable } from '../../db';
 import { compareDecimal } from '../../domain/money';
-import {
-  attachReceipt,
-  awaitsReceipt,
-  claimResend,
-  findOperation,
-  findOperationByOperatorReference,
-  forgetOperation,
-  latestStatusQuery,
-  markOperationSent,
-  markPromptPaid,
-  operatorReferenceOf,
-  promptRequestOpen,
-  pushNamingReceipt,
-  receiptHeldElsewhere,
-  recordOperation,
-  setOperatorReference,
-  settlePrompt,
-  settleRemoteTransactionId,
-  unsettledPromptFor,
-  type NetworkOperation,
-  type ReceiptNaming,
-} from '../../services/networks/network-operations';
 import type {
   PaymentPrompt,
   Payout,
@@ -50,6 +27,9 @@ import type {
   ReportedPayment,
   ReportedPaymentStatus,
   TakenPrompt,
+  ConnectorDeps,
+  NetworkOperation,
+  ReceiptNaming,
 } from '../adapter';
 import {
   callOperator,
@@ -174,7 +154,7 @@ const PUSH_SUBJECT = 'stk-push:';
 
 /**
  * What names `receipt` as a push's in Daraja's own words: the push's callback (its MpesaReceiptNumber) or a
- * transaction status answer about the push (its ReceiptNo) (services/network-operations `pushNamingReceipt`).
+ * transaction status answer about the push (its ReceiptNo) (services/networks/receipts.ts `pushNamingReceipt`).
  */
 export const receiptNaming = (receipt: string): ReceiptNaming => ({
   hintNaming: {
@@ -202,10 +182,10 @@ export function completedPaymentOf(
 }
 
 /** `inFlightWindowSeconds`: the unit's window (docs/going-live.md#in-doubt-is-not-refused), or the configured one. */
-type DarajaDeps = { sql: Queryable; callbackBaseUrl: string; inFlightWindowSeconds: number };
+type DarajaDeps = Pick<ConnectorDeps, 'records' | 'callbackBaseUrl' | 'inFlightWindowSeconds'>;
 export function createDarajaConnector(
   settings: MpesaSettings,
-  { sql, callbackBaseUrl, inFlightWindowSeconds }: DarajaDeps,
+  { records, callbackBaseUrl, inFlightWindowSeconds }: DarajaDeps,
   statusPollSeconds: number,
 ) {
   const network = DARAJA_NETWORK;
@@ -266,7 +246,7 @@ export function createDarajaConnector(
     const conversationId = field(answer.body, 'ConversationID');
     if (!accepted(answer) || conversationId === undefined)
       throw new Error(`Daraja transaction status not taken: ${errorOf(answer)}`);
-    await recordOperation(sql, {
+    await records.recordOperation({
       network,
       kind: 'status_query',
       reference: `status:${field(answer.body, 'OriginatorConversationID') ?? conversationId}`,
@@ -293,7 +273,7 @@ export function createDarajaConnector(
     keys: () => { transactionId?: string; originalConversationId?: string },
     settles: (answer: StatusAnswer) => boolean,
   ): Promise<Confirmed> {
-    const last = await latestStatusQuery(sql, network, subject);
+    const last = await records.latestStatusQuery(network, subject);
     const earlier = last?.result ? null : readResult(last?.newestAnswer);
     if (earlier && settles(earlier)) return { state: 'answered', result: earlier };
     const result = last?.result ? readResult(last.result) : null;
@@ -360,7 +340,7 @@ export function createDarajaConnector(
     prompt: TakenPrompt,
   ): Promise<PushReceipt | null> => {
     if (receipt === null) return null;
-    return (await receiptHeldElsewhere(sql, network, receipt, operation.id, prompt.promptReference))
+    return (await records.receiptHeldElsewhere(network, receipt, operation.id, prompt.promptReference))
       ? { state: 'taken' }
       : { state: 'known', receipt };
   };
@@ -428,12 +408,14 @@ export function createDarajaConnector(
       paymentDate: new Date().toISOString(),
     });
     if (operation.remoteTransactionId !== null) return paid(operation.remoteTransactionId);
-    if (awaitsReceipt(operation)) return paid(checkoutRequestId);
+    if (records.awaitsReceipt(operation)) return paid(checkoutRequestId);
     const learnt = await receiptOfPaidPrompt(operation, prompt, checkoutRequestId);
-    if (learnt.state === 'known') return paid(await settleRemoteTransactionId(sql, operation.id, learnt.receipt));
+    if (learnt.state === 'known') return paid(await records.settleRemoteTransactionId(operation.id, learnt.receipt));
     if (learnt.state !== 'unknown') return { status: 'pending' };
     // A callback that came since `operation` was read is followed first (its receipt may be the push's).
-    return (await markPromptPaid(sql, operation.id, operation.hint)) ? paid(checkoutRequestId) : { status: 'pending' };
+    return (await records.markPromptPaid(operation.id, operation.hint))
+      ? paid(checkoutRequestId)
+      : { status: 'pending' };
   }
 
   /**
@@ -444,14 +426,18 @@ export function createDarajaConnector(
    */
   async function pushNamedFor(result: StatusAnswer, receipt: string): Promise<string | null | 'unsettled'> {
     const conversationId = result.parameters.ConversationID;
-    const push = conversationId ? await findOperationByOperatorReference(sql, network, conversationId) : undefined;
+    const push = conversationId ? await records.findOperationByOperatorReference(network, conversationId) : undefined;
     if (push?.kind === 'prompt' && push.operatorReference !== null) {
       // A push whose request ended is followed by nobody: it never settles, and nothing waits for it.
-      if (push.result === null && push.remoteTransactionId === null && (await promptRequestOpen(sql, push.reference)))
+      if (
+        push.result === null &&
+        push.remoteTransactionId === null &&
+        (await records.promptRequestOpen(push.reference))
+      )
         return 'unsettled';
-      if (awaitsReceipt(push)) return push.operatorReference;
+      if (records.awaitsReceipt(push)) return push.operatorReference;
     }
-    return await pushNamingReceipt(sql, network, receiptNaming(receipt));
+    return await records.pushNamingReceipt(network, receiptNaming(receipt));
   }
 
   async function sendB2c(payout: Payout, conversationKey: string): Promise<PayoutResult> {
@@ -470,8 +456,8 @@ export function createDarajaConnector(
     });
     const conversationId = field(answer.body, 'ConversationID');
     if (accepted(answer) && conversationId !== undefined) {
-      const operation = await findOperation(sql, network, conversationKey);
-      if (operation) await setOperatorReference(sql, operation.id, conversationId);
+      const operation = await records.findOperation(network, conversationKey);
+      if (operation) await records.setOperatorReference(operation.id, conversationId);
       return { status: 'pending', remoteTransactionId: null };
     }
     // A repeat of our own OriginatorConversationID: Daraja has the payout already.
@@ -521,7 +507,7 @@ export function createDarajaConnector(
     }).catch(() => null);
     const conversationId = answer ? field(answer.body, 'ConversationID') : undefined;
     if (answer && accepted(answer) && conversationId !== undefined)
-      await setOperatorReference(sql, operation.id, conversationId);
+      await records.setOperatorReference(operation.id, conversationId);
     return answer;
   }
 
@@ -543,7 +529,7 @@ export function createDarajaConnector(
    */
   async function reversalStatus(payout: Payout): Promise<PayoutResult> {
     const subject = `reversal:${payout.reference}`;
-    const operation = await findOperation(sql, network, subject);
+    const operation = await records.findOperation(network, subject);
     if (!operation) return { status: 'pending', remoteTransactionId: null };
     const hint = readResult(operation.hint);
     if (hint?.resultCode === ALREADY_REVERSED) return { status: 'completed', remoteTransactionId: subject };
@@ -552,7 +538,7 @@ export function createDarajaConnector(
       originalConversationId: operation.operatorReference ?? hint?.conversationId,
     };
     if (!keys.transactionId && !keys.originalConversationId) {
-      if (await claimResend(sql, operation.id, reversalResendSeconds)) await postReversal(payout, operation);
+      if (await records.claimResend(operation.id, reversalResendSeconds)) await postReversal(payout, operation);
       return { status: 'pending', remoteTransactionId: null };
     }
     const status = await statusOf(subject, payout.workflowId, () => keys, settlesPayout);
@@ -570,17 +556,9 @@ export function createDarajaConnector(
     async requestPayment(prompt: PaymentPrompt): Promise<PromptResult> {
       // A token first: failing to get one sends nothing, and the activity's retry may push cleanly.
       await tokens.get();
-      const operation = await recordOperation(sql, {
-        network,
-        kind: 'prompt',
-        reference: prompt.promptReference,
-        workflowId: prompt.workflowId,
-        subject: prompt.promptReference,
-        phoneNumber: prompt.phoneNumber,
-        amount: prompt.amount,
-      });
-      // Pushed once per attempt: the operation journal (src/network/routes.ts) never asks again for an
-      // attempt it recorded, since a push carries no id of ours that a second one could be refused by.
+      // Recorded by the core before this call, and pushed once per attempt: the operation journal
+      // (src/network/routes.ts) never asks again for an attempt it recorded, since a push carries no id of ours that
+      // a second one could be refused by.
       const timestamp = darajaTimestamp();
       const msisdn = Number(msisdnOf(prompt.phoneNumber));
       const answer = await post('/mpesa/stkpush/v1/processrequest', {
@@ -603,8 +581,8 @@ export function createDarajaConnector(
         return null;
       });
       const checkoutRequestId = answer ? field(answer.body, 'CheckoutRequestID') : undefined;
+      // The core records the CheckoutRequestID as the prompt's operator reference.
       if (answer && accepted(answer) && checkoutRequestId !== undefined) {
-        await setOperatorReference(sql, operation.id, checkoutRequestId);
         return { accepted: true, confirm: { operatorReference: checkoutRequestId } };
       }
       // No answer, or a server error: the push may have gone out. It is never repeated for this attempt;
@@ -623,17 +601,17 @@ export function createDarajaConnector(
     },
 
     async promptStatus(prompt: TakenPrompt): Promise<PromptStatus> {
-      const operation = await findOperation(sql, network, prompt.promptReference);
+      const operation = await records.findOperation(network, prompt.promptReference);
       if (!operation) return { status: 'failed', error: 'The prompt never reached M-Pesa.' };
       // A push whose answer was lost has no CheckoutRequestID (the journal may hold our own reference in its place):
       // Daraja's push query knows nothing by ours, so only its callback can name it (./callbacks.ts). Until then it is
       // pending; after UNANSWERED_PROMPT_SECONDS it has timed out on the phone and the prompt fails. A payment of it
       // that still comes later is reported on its own, and goes to nobody its identifiers do not name.
-      const checkoutRequestId = operatorReferenceOf(operation);
+      const checkoutRequestId = records.operatorReferenceOf(operation);
       if (checkoutRequestId === null) {
         const age = (Date.now() - operation.created.getTime()) / 1000;
         if (age <= UNANSWERED_PROMPT_SECONDS) return { status: 'pending' };
-        await settlePrompt(sql, operation.id, 'failed');
+        await records.settlePrompt(operation.id, 'failed');
         return { status: 'failed', error: 'M-Pesa did not confirm the prompt.' };
       }
       const timestamp = darajaTimestamp();
@@ -646,14 +624,14 @@ export function createDarajaConnector(
       const resultCode = field(answer.body, 'ResultCode');
       if (answer.status === 200 && resultCode !== undefined) {
         if (resultCode !== '0') {
-          await settlePrompt(sql, operation.id, 'failed');
+          await records.settlePrompt(operation.id, 'failed');
           return { status: 'failed', error: stkFailure(resultCode, field(answer.body, 'ResultDesc')) };
         }
         return await paidPrompt(operation, prompt, checkoutRequestId);
       }
       if (/being processed/i.test(field(answer.body, 'errorMessage') ?? '')) return { status: 'pending' };
       if (answer.status === 400) {
-        await settlePrompt(sql, operation.id, 'failed');
+        await records.settlePrompt(operation.id, 'failed');
         return { status: 'failed', error: `M-Pesa has no record of the prompt (${errorOf(answer)}).` };
       }
       throw new Error(`Daraja STK push query: ${errorOf(answer)}`);
@@ -695,14 +673,18 @@ export function createDarajaConnector(
       // report is matched with is what Daraja names below.
       if (
         named === 'unsettled' ||
-        (await unsettledPromptFor(sql, network, payer ?? payment.phoneNumber, payment.amount, UNSETTLED_PROMPT_SECONDS))
+        (await records.unsettledPromptFor(
+          network,
+          payer ?? payment.phoneNumber,
+          payment.amount,
+          UNSETTLED_PROMPT_SECONDS,
+        ))
       )
         return { status: 'pending' };
       // A receipt a push of ours settled is that push's payment, whatever account the report names; so is one Daraja
       // names for a push credited before its receipt was known, which takes it now. Any other is a payment of its own,
       // matched by its account number (docs/architecture.md#one-receipt-one-credit).
-      const promptReference = await attachReceipt(
-        sql,
+      const promptReference = await records.attachReceipt(
         network,
         { phoneNumber: payer ?? payment.phoneNumber, amount: payment.amount },
         payment.remoteTransactionId,
@@ -715,7 +697,7 @@ export function createDarajaConnector(
       if (usesReversalApi(payout)) {
         const reference = `reversal:${payout.reference}`;
         await tokens.get();
-        const operation = await recordOperation(sql, {
+        const operation = await records.recordOperation({
           network,
           kind: 'reversal',
           reference,
@@ -726,10 +708,10 @@ export function createDarajaConnector(
         });
         // Sent before (its answer may have been lost): a second would be refused as "already reversed".
         if (!operation.inserted) return { status: 'pending', remoteTransactionId: null };
-        await markOperationSent(sql, operation.id);
+        await records.markOperationSent(operation.id);
         const answer = await postReversal(payout, operation);
         if (answer?.status === 400) {
-          await forgetOperation(sql, operation.id);
+          await records.forgetOperation(operation.id);
           return {
             status: 'rejected',
             error: `M-Pesa refused the reversal (${errorOf(answer)}).`,
@@ -739,7 +721,7 @@ export function createDarajaConnector(
         return { status: 'pending', remoteTransactionId: null };
       }
       const conversationKey = originatorConversationId(payout.reference);
-      const operation = await recordOperation(sql, {
+      const operation = await records.recordOperation({
         network,
         kind: 'payout',
         reference: conversationKey,
@@ -755,7 +737,7 @@ export function createDarajaConnector(
     async payoutStatus(payout: Payout): Promise<PayoutResult> {
       if (usesReversalApi(payout)) return await reversalStatus(payout);
       const subject = originatorConversationId(payout.reference);
-      const operation = await findOperation(sql, network, subject);
+      const operation = await records.findOperation(network, subject);
       const hint = readResult(operation?.hint);
       // Our own OriginatorConversationID, never a receipt a callback claimed: the callback may lie.
       const status = await statusOf(

@@ -4,7 +4,6 @@
  */
 import * as v from 'valibot';
 import { logger } from '../../log';
-import { findOperationByOperatorReference } from '../../services/networks/network-operations';
 import type { CallbackContext, CallbackRoute } from '../adapter';
 import { CALLBACK_TAGS, optionalReference, optionalText, received, text } from '../callback-schemas';
 import { MOMO_CALLBACK_PATH } from './client';
@@ -36,12 +35,12 @@ const ReferenceParams = v.object({
 async function momoCallback(
   referenceId: string,
   body: unknown,
-  { sql, settings, wake }: CallbackContext<MomoSettings[]>,
+  { records, settings, wake }: CallbackContext<MomoSettings[]>,
 ) {
   // Every market calls back at the same path: the reference (derived from the market's own API user) names one
   // operation.
   const networks = (settings ?? []).map((market) => market.network);
-  const operation = await findOperationByOperatorReference(sql, networks, referenceId);
+  const operation = await records.findOperationByOperatorReference(networks, referenceId);
   if (operation) await wake(operation, body);
   else logger.info('MoMo callback for no operation of ours ignored', { referenceId });
   return { status: 'received' as const };

@@ -9,9 +9,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { MomoProduct, MomoSettings } from './settings';
-import type { Queryable } from '../../db';
 import { compareDecimal } from '../../domain/money';
-import { recordOperation } from '../../services/networks/network-operations';
 import type {
   JournaledOperation,
   NameLookup,
@@ -85,7 +83,7 @@ export function referenceUuid(seed: string): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
-type MomoDeps = { sql: Queryable; callbackBaseUrl: string };
+type MomoDeps = { callbackBaseUrl: string };
 
 /** `1500.0000` → `1500`, `10.5000` → `10.5`: our four decimals without the zeros MoMo has no use for. */
 const momoAmount = (amount: string): string => {
@@ -101,7 +99,7 @@ const TRANSFER: Transaction = { path: 'transfer', product: 'disbursement', party
 
 export const MOMO_CALLBACK_PATH = '/network/momo';
 
-export function createMomoConnector(settings: MomoSettings, { sql, callbackBaseUrl }: MomoDeps) {
+export function createMomoConnector(settings: MomoSettings, { callbackBaseUrl }: MomoDeps) {
   const products: Record<ProductName, MomoProduct> = {
     collection: settings.collection,
     disbursement: settings.disbursement,
@@ -195,22 +193,6 @@ export function createMomoConnector(settings: MomoSettings, { sql, callbackBaseU
     }
   }
 
-  /** Records the operation first, so a callback that outruns MoMo's answer still finds its workflow; then sends it. */
-  async function recordAndSend(
-    kind: Transaction,
-    referenceId: string,
-    body: Parameters<typeof send>[2],
-    operation: { network: string; reference: string; workflowId: string; phoneNumber: string; amount: string },
-  ) {
-    await recordOperation(sql, {
-      ...operation,
-      kind: kind.path === 'transfer' ? 'payout' : 'prompt',
-      operatorReference: referenceId,
-      subject: operation.reference,
-    });
-    return await refusalOf(kind, referenceId, body);
-  }
-
   type Status = {
     status: 'SUCCESSFUL' | 'FAILED' | 'PENDING' | 'NOT_FOUND';
     reason?: string;
@@ -266,15 +248,16 @@ export function createMomoConnector(settings: MomoSettings, { sql, callbackBaseU
   });
 
   return {
+    /**
+     * Our X-Reference-Id, derived from our reference: recorded by the core before the call, so a callback that
+     * outruns MoMo's answer finds its operation.
+     */
+    operatorIdFor: ({ kind, reference }: { kind: string; reference: string }) =>
+      kind === 'prompt' ? promptReferenceId({ promptReference: reference }) : payoutReferenceId({ reference }),
+
     async requestPayment(prompt: PaymentPrompt): Promise<PromptResult> {
       const referenceId = promptReferenceId(prompt);
-      const refusal = await recordAndSend(REQUEST_TO_PAY, referenceId, promptBody(prompt), {
-        network: prompt.network.name,
-        reference: prompt.promptReference,
-        workflowId: prompt.workflowId,
-        phoneNumber: prompt.phoneNumber,
-        amount: prompt.amount,
-      });
+      const refusal = await refusalOf(REQUEST_TO_PAY, referenceId, promptBody(prompt));
       return refusal === null
         ? { accepted: true, confirm: { operatorReference: referenceId } }
         : { accepted: false, ...refusal };
@@ -315,13 +298,7 @@ export function createMomoConnector(settings: MomoSettings, { sql, callbackBaseU
     },
 
     async sendMoney(payout: Payout): Promise<PayoutResult> {
-      const refusal = await recordAndSend(TRANSFER, payoutReferenceId(payout), payoutBody(payout), {
-        network: payout.network.name,
-        reference: payout.reference,
-        workflowId: payout.workflowId,
-        phoneNumber: payout.phoneNumber,
-        amount: payout.amount,
-      });
+      const refusal = await refusalOf(TRANSFER, payoutReferenceId(payout), payoutBody(payout));
       return refusal === null
         ? { status: 'pending', remoteTransactionId: null }
         : { status: 'rejected', ...refusal, remoteTransactionId: null };

@@ -38,6 +38,7 @@ export const momo: ConnectorUnit<'momoMarkets', MomoSettings[]> = {
     const market = (network: Network) => byNetwork.get(network.name)!;
     return {
       routes: momo.routesOf(markets),
+      operatorIdFor: (operation) => market(operation.network).operatorIdFor(operation),
       requestPayment: (prompt) => market(prompt.network).requestPayment(prompt),
       promptStatus: (prompt) => market(prompt.network).promptStatus(prompt),
       reportedPaymentStatus: () => [...byNetwork.values()][0]!.reportedPaymentStatus(),

@@ -10,7 +10,6 @@
 import type { KeyObject } from 'node:crypto';
 import * as v from 'valibot';
 import { logger } from '../../log';
-import { findOperationByOperatorReference } from '../../services/networks/network-operations';
 import { CallbackRefusal, type CallbackContext, type CallbackRoute } from '../adapter';
 import { CALLBACK_TAGS, optionalText, received } from '../callback-schemas';
 import { callOperator } from '../operator-http';
@@ -99,7 +98,7 @@ async function pawapayCallback(
   body: Record<string, unknown>,
   request: Request,
   rawBody: Uint8Array,
-  { sql, settings, wake, publicBaseUrl }: CallbackContext<PawapaySettings>,
+  { records, settings, wake, publicBaseUrl }: CallbackContext<PawapaySettings>,
 ) {
   const id = String(body[MOVEMENTS[movement].idField]);
   if (!settings) {
@@ -107,8 +106,7 @@ async function pawapayCallback(
     return { status: 'received' as const };
   }
   await checkSignature(settings, request, calledUrl(request, PAWAPAY_CALLBACK_PATHS[movement], publicBaseUrl), rawBody);
-  const operation = await findOperationByOperatorReference(
-    sql,
+  const operation = await records.findOperationByOperatorReference(
     settings.providers.map((provider) => provider.network),
     id,
   );

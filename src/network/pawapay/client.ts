@@ -14,10 +14,8 @@
  * and which is pawaPay's one record of the payment.
  */
 import { randomUUID } from 'node:crypto';
-import type { Queryable } from '../../db';
 import { compareDecimal } from '../../domain/money';
 import type { Network } from '../../domain/networks';
-import { findOperation, recordOperation } from '../../services/networks/network-operations';
 import type {
   JournaledOperation,
   PaymentPrompt,
@@ -26,6 +24,7 @@ import type {
   PromptResult,
   PromptStatus,
   ReportedPaymentStatus,
+  Recorded,
   TakenPrompt,
 } from '../adapter';
 import { callOperator, field, msisdnOf, nested, type OperatorAnswer } from '../operator-http';
@@ -53,7 +52,7 @@ export type Movement = keyof typeof MOVEMENTS;
 /** How an amount is sent for a provider: a string with its decimals at most (none for TZS). */
 type AmountFormat = (provider: string, currency: string, amount: string) => string;
 
-type PawapayDeps = { sql: Queryable; formatAmount: AmountFormat };
+type PawapayDeps = { formatAmount: AmountFormat };
 
 /** What came of sending a movement (see `send`). */
 type Sent = 'taken' | 'refunded' | { error: string; routeFault?: true };
@@ -86,7 +85,7 @@ export function customerMessage(reference: string): string {
   return kept.length >= 4 ? kept : 'Payment';
 }
 
-export function createPawapayConnector(settings: PawapaySettings, { sql, formatAmount }: PawapayDeps) {
+export function createPawapayConnector(settings: PawapaySettings, { formatAmount }: PawapayDeps) {
   const providerOf = (network: Network) => settings.providers.find((provider) => provider.network === network.name)!;
 
   const call = (method: 'GET' | 'POST', path: string, json?: unknown): Promise<OperatorAnswer> =>
@@ -168,21 +167,14 @@ export function createPawapayConnector(settings: PawapaySettings, { sql, formatA
     found.currency === expected.currency &&
     (expected.phoneNumber === null || found.phoneNumber === msisdnOf(expected.phoneNumber));
 
-  /** The id of an operation: the one stored with it first (a retry reads it back), chosen now when there is none. */
-  async function idOf(operation: {
-    network: string;
-    kind: 'prompt' | 'payout' | 'reversal';
-    reference: string;
-    workflowId: string;
-    phoneNumber: string;
-    amount: string;
-  }): Promise<string> {
-    const recorded = await recordOperation(sql, {
-      ...operation,
-      subject: operation.reference,
-      operatorReference: randomUUID(),
-    });
-    return recorded.operatorReference!;
+  /**
+   * The id pawaPay knows an operation by: the one the core recorded before its first send (`operatorIdFor`), handed
+   * back on every call. None means the core never sent it here.
+   */
+  function idOf(operation: { recorded?: Recorded }, reference: string): string {
+    const id = operation.recorded?.operatorReference;
+    if (!id) throw new Error(`pawaPay: no id recorded for ${reference}; it was never sent here.`);
+    return id;
   }
 
   const depositBody = (prompt: PaymentPrompt) => {
@@ -216,27 +208,16 @@ export function createPawapayConnector(settings: PawapaySettings, { sql, formatA
     };
   };
 
-  const promptOperation = (prompt: PaymentPrompt) => ({
-    network: prompt.network.name,
-    kind: 'prompt' as const,
-    reference: prompt.promptReference,
-    workflowId: prompt.workflowId,
-    phoneNumber: prompt.phoneNumber,
-    amount: prompt.amount,
-  });
   const movementOf = (payout: Payout): Movement => (payout.kind === 'reversal' ? 'refund' : 'payout');
-  const payoutOperation = (payout: Payout) => ({
-    network: payout.network.name,
-    kind: payout.kind === 'reversal' ? ('reversal' as const) : ('payout' as const),
-    reference: payout.reference,
-    workflowId: payout.workflowId,
-    phoneNumber: payout.phoneNumber,
-    amount: payout.amount,
-  });
-
   return {
+    /**
+     * A fresh UUID for each operation sent here (pawaPay refuses an id twice, even one it rejected): the core records
+     * the first one chosen before the call and hands it back on every later call.
+     */
+    operatorIdFor: () => randomUUID(),
+
     async requestPayment(prompt: PaymentPrompt): Promise<PromptResult> {
-      const depositId = await idOf(promptOperation(prompt));
+      const depositId = idOf(prompt, prompt.promptReference);
       const sent = await send('deposit', depositId, depositBody(prompt));
       return typeof sent === 'string'
         ? { accepted: true, confirm: { operatorReference: depositId } }
@@ -244,10 +225,8 @@ export function createPawapayConnector(settings: PawapaySettings, { sql, formatA
     },
 
     async promptStatus(prompt: TakenPrompt): Promise<PromptStatus> {
-      // The depositId stored for the prompt (one whose record was lost before the call is given one now).
-      const depositId =
-        (await findOperation(sql, prompt.network.name, prompt.promptReference))?.operatorReference ??
-        (await idOf(promptOperation(prompt)));
+      // The depositId recorded for the prompt (the one the operator confirmed it under, when the journal holds none).
+      const depositId = prompt.recorded?.operatorReference ?? prompt.operatorReference;
       const found = await status('deposit', depositId);
       if (!found.found) {
         // pawaPay never received it (the request was lost on the way): sent now, under the same id.
@@ -283,7 +262,7 @@ export function createPawapayConnector(settings: PawapaySettings, { sql, formatA
     },
 
     async sendMoney(payout: Payout): Promise<PayoutResult> {
-      const id = await idOf(payoutOperation(payout));
+      const id = idOf(payout, payout.reference);
       const sent = await send(movementOf(payout), id, payoutBody(payout));
       // Taken, or (a refund) its deposit refunded already: the status query then tells which.
       return typeof sent === 'string'
@@ -293,9 +272,7 @@ export function createPawapayConnector(settings: PawapaySettings, { sql, formatA
 
     async payoutStatus(payout: Payout): Promise<PayoutResult> {
       const movement = movementOf(payout);
-      const id =
-        (await findOperation(sql, payout.network.name, payout.reference))?.operatorReference ??
-        (await idOf(payoutOperation(payout)));
+      const id = idOf(payout, payout.reference);
       const found = await status(movement, id);
       // A deposit refunded in full (by no refund of ours, or while ours waited): the customer has the money back.
       const refunded = { status: 'completed' as const, remoteTransactionId: payout.originalTransactionId ?? id };

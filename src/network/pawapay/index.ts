@@ -45,11 +45,11 @@ export const pawapay: ConnectorUnit<'pawapay', PawapaySettings | null> = {
       'So 120 s after the last send: six times our 20 s timeout.',
     ].join(' '),
   },
-  create: (settings, deps) => {
+  create: (settings) => {
     const limits = createProviderLimits(settings!, (message, fields) => logger.warn(message, fields));
     const providerOf = (network: string) => settings!.providers.find((provider) => provider.network === network)!;
     return {
-      ...createPawapayConnector(settings!, { sql: deps.sql, formatAmount: limits.formatAmount }),
+      ...createPawapayConnector(settings!, { formatAmount: limits.formatAmount }),
       routes: pawapay.routesOf(settings),
       amountProblem: (network, currency, amount, operation) =>
         limits.amountProblem(providerOf(network.name).code, currency, amount, OPERATION_TYPES[operation]),

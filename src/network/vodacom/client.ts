@@ -23,11 +23,9 @@
  */
 import { constants, createHash, createPublicKey, publicEncrypt, randomBytes, type KeyObject } from 'node:crypto';
 import type { VodacomMarket, VodacomSettings } from './settings';
-import type { Queryable } from '../../db';
 import { currencyDecimals } from '../../domain/money';
 import type { Network } from '../../domain/networks';
 import { logger } from '../../log';
-import { findOperation, recordOperation, settleRemoteTransactionId } from '../../services/networks/network-operations';
 import type {
   JournaledOperation,
   NameLookup,
@@ -187,7 +185,6 @@ type Found =
   | { state: 'pending' }
   | { state: 'unknown' };
 
-type VodacomDeps = { sql: Queryable };
 /**
  * A call: `timeoutMs` how long its answer is waited for, `deadlineMs` how long the whole call may take (sessions
  * included).
@@ -283,7 +280,7 @@ function createMarketClient(settings: VodacomSettings, market: VodacomMarket, ke
   };
 }
 
-export function createVodacomConnector(settings: VodacomSettings, { sql }: VodacomDeps) {
+export function createVodacomConnector(settings: VodacomSettings) {
   const key = createPublicKey({ key: Buffer.from(settings.publicKey, 'base64'), format: 'der', type: 'spki' });
   const clients = new Map(settings.markets.map((market) => [market.market, createMarketClient(settings, market, key)]));
   const clientOf = (market: VodacomMarket) => clients.get(market.market)!;
@@ -424,13 +421,7 @@ export function createVodacomConnector(settings: VodacomSettings, { sql }: Vodac
   const sendPayout = (market: VodacomMarket, payout: Payout) =>
     payout.kind === 'reversal' ? reversal(market, payout) : b2c(market, payout);
 
-  /** The operator's transaction id of an operation, the first one learnt staying (every retry reports the same). */
-  async function settled(network: Network, reference: string, candidate: string): Promise<string> {
-    const operation = await findOperation(sql, network.name, reference);
-    return operation ? await settleRemoteTransactionId(sql, operation.id, candidate) : candidate;
-  }
-
-  async function payoutResultOf(payout: Payout, sent: Submission): Promise<PayoutResult> {
+  function payoutResultOf(payout: Payout, sent: Submission): PayoutResult {
     if (sent.decided === 'refused')
       return {
         status: 'rejected',
@@ -441,25 +432,18 @@ export function createVodacomConnector(settings: VodacomSettings, { sql }: Vodac
     if (sent.decided === 'unknown') return { status: 'pending', remoteTransactionId: null };
     return {
       status: 'completed',
-      remoteTransactionId: await settled(payout.network, payout.reference, sent.transactionId ?? payoutId(payout)),
+      remoteTransactionId: sent.transactionId ?? payoutId(payout),
     };
   }
 
-  const record = (
-    kind: 'prompt' | 'payout',
-    operation: { network: Network; reference: string; workflowId: string; phoneNumber: string; amount: string },
-    id: string,
-  ) =>
-    recordOperation(sql, {
-      ...operation,
-      network: operation.network.name,
-      kind,
-      operatorReference: id,
-      subject: operation.reference,
-    });
-
   return {
     markets: settings.markets,
+
+    /** Our ThirdPartyConversationID, derived from our reference: recorded by the core before the call. */
+    operatorIdFor: ({ kind, reference }: { kind: string; reference: string }) =>
+      conversationId(kind === 'prompt' ? 'C' : kind === 'reversal' ? 'R' : 'B', reference),
+    // Its call's answer and its status query may name different transaction ids: the first one learnt stays.
+    firstTransactionIdStays: true,
 
     /**
      * Asks for each market's session and its spare in the background: for a process that will call M-Pesa, at its
@@ -492,15 +476,16 @@ export function createVodacomConnector(settings: VodacomSettings, { sql }: Vodac
       const market = marketOf(prompt.network, prompt.currency);
       if (typeof market === 'string') return { accepted: false, error: market };
       const id = conversationId('C', prompt.promptReference);
-      await record('prompt', { ...prompt, reference: prompt.promptReference }, id);
       const sent = await c2b(market, prompt);
       if (sent.decided === 'refused') return { accepted: false, error: sent.error };
       // No answer in time, or one without M-Pesa's transaction id: the transaction status query settles it.
       if (sent.decided === 'unknown' || !sent.transactionId)
         return { accepted: true, confirm: { operatorReference: id } };
       // The subscriber entered the PIN and M-Pesa answered with its transaction: the payment is made.
-      const remoteTransactionId = await settled(prompt.network, prompt.promptReference, sent.transactionId);
-      return { accepted: true, paid: { remoteTransactionId, paymentDate: new Date().toISOString() } };
+      return {
+        accepted: true,
+        paid: { remoteTransactionId: sent.transactionId, paymentDate: new Date().toISOString() },
+      };
     },
 
     async promptStatus(prompt: TakenPrompt): Promise<PromptStatus> {
@@ -514,7 +499,7 @@ export function createVodacomConnector(settings: VodacomSettings, { sql }: Vodac
         if (!found.transactionId) return { status: 'pending' };
         return {
           status: 'paid',
-          remoteTransactionId: await settled(prompt.network, prompt.promptReference, found.transactionId),
+          remoteTransactionId: found.transactionId,
           paymentDate: new Date().toISOString(),
         };
       }
@@ -522,8 +507,8 @@ export function createVodacomConnector(settings: VodacomSettings, { sql }: Vodac
       if (found.state === 'unknown') {
         // Never sent again (the subscriber would be prompted twice): once M-Pesa has long had no record of it, the
         // attempt failed.
-        const operation = await findOperation(sql, prompt.network.name, prompt.promptReference);
-        if (operation && Date.now() - operation.created.getTime() > UNKNOWN_PROMPT_FAILS_AFTER_MS) {
+        const recordedAt = prompt.recorded?.at;
+        if (recordedAt && Date.now() - recordedAt.getTime() > UNKNOWN_PROMPT_FAILS_AFTER_MS) {
           return {
             status: 'failed',
             error: 'M-Pesa has no record of the payment request (it never reached the subscriber).',
@@ -541,8 +526,7 @@ export function createVodacomConnector(settings: VodacomSettings, { sql }: Vodac
     async sendMoney(payout: Payout): Promise<PayoutResult> {
       const market = marketOf(payout.network, payout.currency);
       if (typeof market === 'string') return { status: 'rejected', error: market, remoteTransactionId: null };
-      await record('payout', payout, payoutId(payout));
-      return await payoutResultOf(payout, await sendPayout(market, payout));
+      return payoutResultOf(payout, await sendPayout(market, payout));
     },
 
     async payoutStatus(payout: Payout): Promise<PayoutResult> {
@@ -550,11 +534,11 @@ export function createVodacomConnector(settings: VodacomSettings, { sql }: Vodac
       if (typeof market === 'string') return { status: 'rejected', error: market, remoteTransactionId: null };
       const found = await queryStatus(market, payoutId(payout));
       if (found.state === 'completed')
-        return await payoutResultOf(payout, { decided: 'done', transactionId: found.transactionId });
+        return payoutResultOf(payout, { decided: 'done', transactionId: found.transactionId });
       if (found.state === 'failed') return { status: 'rejected', error: found.error, remoteTransactionId: null };
       if (found.state === 'pending') return { status: 'pending', remoteTransactionId: null };
       // M-Pesa never took it: sent again under the same conversation id (a copy it has is answered INS-10).
-      return await payoutResultOf(payout, await sendPayout(market, payout));
+      return payoutResultOf(payout, await sendPayout(market, payout));
     },
 
     /** The registered name on a Vodacom number (queryBeneficiaryName, KYC query type `Name`). */

@@ -31,8 +31,8 @@ export const vodacom: ConnectorUnit<'vodacom', VodacomSettings | null> = {
       'So 120 s after the last send.',
     ].join(' '),
   },
-  create: (settings, deps) => ({
-    ...createVodacomConnector(settings!, deps),
+  create: (settings) => ({
+    ...createVodacomConnector(settings!),
     routes: vodacom.routesOf(settings),
     amountProblem: (_network, currency, amount) => amountRule(currency, amount),
   }),

@@ -10,7 +10,7 @@ import { serializeContact, type ContactRow } from '../../domain/contacts';
 import { CONTACT_COLUMNS } from './contacts';
 import { recordEvent, type RecordedEvent } from '../webhooks/events';
 import { moveMoney } from '../wallets/ledger';
-import { receiptOfPromptIn } from '../networks/network-operations';
+import { receiptOfPromptIn } from '../networks/receipts';
 import { changeRequestStatusIn } from './request-status';
 import type postgres from 'postgres';
 import type { IncomingPaymentInput } from '../../contracts/incoming-collection';

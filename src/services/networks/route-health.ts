@@ -139,11 +139,12 @@ export function createRouteHealth(
       await sql`
         insert into network_route_outcomes (scope, network, route, operation, minute, succeeded, faulted)
         select ${scope}, network, route, operation, date_trunc('minute', now()), succeeded, faulted
-        from jsonb_to_recordset(${sql.json(batch)}::jsonb) as t(network text, route text, operation text, succeeded int,
-          faulted int)
-        on conflict (scope, network, route, operation, minute) do update
-          set succeeded = network_route_outcomes.succeeded + excluded.succeeded, faulted =
-            network_route_outcomes.faulted + excluded.faulted`;
+        from jsonb_to_recordset(${sql.json(batch)}::jsonb)
+          as t(network text, route text, operation text, succeeded int, faulted int)
+        on conflict (scope, network, route, operation, minute)
+        do update set
+          succeeded = network_route_outcomes.succeeded + excluded.succeeded,
+          faulted = network_route_outcomes.faulted + excluded.faulted`;
     })().finally(() => {
       flushing = null;
     });
@@ -177,8 +178,8 @@ export function createRouteHealth(
       const row = (await fresh()).get(keyOf(key));
       if (!row || (row.faultsInRow === 0 && row.leftUntil === null)) return;
       const [updated] = await sql<RouteRow[]>`
-        update network_routes set faults_in_row = 0, left_count = 0, left_until = null, probe_until = null, modified =
-          now()
+        update network_routes
+        set faults_in_row = 0, left_count = 0, left_until = null, probe_until = null, modified = now()
         where scope = ${scope} and network = ${key.network} and route = ${key.route} and operation = ${key.operation}
         returning ${sql.unsafe(COLUMNS)}`;
       remember(updated);
@@ -190,17 +191,20 @@ export function createRouteHealth(
       const [updated] = await sql<RouteRow[]>`
         insert into network_routes as r (scope, network, route, operation, faults_in_row, last_fault, last_fault_at)
         values (${scope}, ${key.network}, ${key.route}, ${key.operation}, 1, ${fault}, now())
-        on conflict (scope, network, route, operation) do update set
-          faults_in_row = r.faults_in_row + 1, last_fault = excluded.last_fault, last_fault_at = now(), modified =
-            now(),
+        on conflict (scope, network, route, operation)
+        do update set
+          faults_in_row = r.faults_in_row + 1,
+          last_fault = excluded.last_fault,
+          last_fault_at = now(),
+          modified = now(),
           left_until = case
             when (r.left_until is null and r.faults_in_row + 1 >= ${FAULTS_TO_LEAVE}) or r.left_until <= now()
-              then now() + least(${LEAVE_MAX_SECONDS}, ${LEAVE_FIRST_SECONDS} * power(2, r.left_count)) * interval
-                '1 second'
+              then now() + least(${LEAVE_MAX_SECONDS}, ${LEAVE_FIRST_SECONDS} * power(2, r.left_count))
+                * interval '1 second'
             else r.left_until end,
           left_count = case
-            when (r.left_until is null and r.faults_in_row + 1 >= ${FAULTS_TO_LEAVE}) or r.left_until <= now() then
-              r.left_count + 1
+            when (r.left_until is null and r.faults_in_row + 1 >= ${FAULTS_TO_LEAVE}) or r.left_until <= now()
+              then r.left_count + 1
             else r.left_count end,
           probe_until = null
         returning ${sql.unsafe(COLUMNS)}`;

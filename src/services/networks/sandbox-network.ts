@@ -73,8 +73,9 @@ export async function recordSandboxPayout(
 
 export async function findSandboxPayout(sql: Queryable, reference: string): Promise<SandboxPayout | undefined> {
   const [recorded] = await sql<SandboxPayout[]>`
-    select outcome, remote_transaction_id as "remoteTransactionId", created from sandbox_payouts where reference
-      = ${reference}`;
+    select outcome, remote_transaction_id as "remoteTransactionId", created
+    from sandbox_payouts
+    where reference = ${reference}`;
   return recorded;
 }
 

@@ -6,7 +6,7 @@
  * operator's in-flight window has passed since the last send). The network router
  * (src/network/routes.ts) keeps it for every route alike, and moves an operation to another route
  * only once the journal knows nothing happened on the first.
- * docs/going-live.md#routes-health-and-failover
+ * Its writes are in ./journal.ts. docs/going-live.md#routes-health-and-failover
  */
 import type { Queryable } from '../../db';
 
@@ -29,51 +29,26 @@ export type JournalEntry = {
   sends: number;
   /** Seconds since the last send, by the database's clock (null: never sent). */
   sinceSentSeconds: number | null;
+  /** When it was first recorded. */
+  created: Date;
 };
 
-const COLUMNS =
-  `id, network, route, kind, reference, operator_reference as "operatorReference", state, fault, ` +
-  `sent_at as "sentAt", sends, extract(epoch from now() - sent_at)::float8 as "sinceSentSeconds"`;
-
-type NewEntry = {
-  network: string;
-  route: string;
-  kind: JournalKind;
-  reference: string;
-  workflowId: string;
-  phoneNumber: string;
-  amount: string;
-};
-
-/**
- * Records an operation on `route` as it is sent (its in-flight window counts from now). Returns the
- * live entry of the reference (not refused): the one just recorded (`inserted`), or the one an
- * earlier call recorded, on this route or another.
- */
-export async function recordEntry(sql: Queryable, entry: NewEntry): Promise<JournalEntry & { inserted: boolean }> {
-  const [row] = await sql<(JournalEntry & { inserted: boolean })[]>`
-    insert into network_operations
-      (network, route, kind, reference, workflow_id, subject, phone_number, amount, state, sent_at, sends)
-    values
-      (${entry.network}, ${entry.route}, ${entry.kind}, ${entry.reference}, ${entry.workflowId}, ${entry.reference},
-       ${entry.phoneNumber}, ${entry.amount}, 'recorded', now(), 1)
-    on conflict (network, reference) where state <> 'refused' do update set route = coalesce(network_operations.route,
-      excluded.route), modified = now()
-    returning ${sql.unsafe(COLUMNS)}, (xmax = 0) as inserted`;
-  return row!;
-}
+export const ENTRY_COLUMNS = `
+  id, network, route, kind, reference, operator_reference as "operatorReference", state, fault, created,
+  sent_at as "sentAt", sends, extract(epoch from now() - sent_at)::float8 as "sinceSentSeconds"`;
 
 /** The live entry of our reference on `network`: the operation no route refused. */
 export async function liveEntry(sql: Queryable, network: string, reference: string): Promise<JournalEntry | undefined> {
   const [row] = await sql<JournalEntry[]>`
-    select ${sql.unsafe(COLUMNS)} from network_operations where network = ${network} and reference = ${reference} and
-      state <> 'refused'`;
+    select ${sql.unsafe(ENTRY_COLUMNS)}
+    from network_operations
+    where network = ${network} and reference = ${reference} and state <> 'refused'`;
   return row;
 }
 
 /** An entry as it stands now (a connector may have added the operator's reference since it was read). */
 export async function entryById(sql: Queryable, id: number): Promise<JournalEntry | undefined> {
-  const [row] = await sql<JournalEntry[]>`select ${sql.unsafe(COLUMNS)} from network_operations where id = ${id}`;
+  const [row] = await sql<JournalEntry[]>`select ${sql.unsafe(ENTRY_COLUMNS)} from network_operations where id = ${id}`;
   return row;
 }
 
@@ -81,45 +56,9 @@ export async function entryById(sql: Queryable, id: number): Promise<JournalEntr
 export async function routesThatFaulted(sql: Queryable, network: string, reference: string): Promise<string[]> {
   const rows = await sql<{ route: string }[]>`
     select distinct route from network_operations
-    where network = ${network} and reference = ${reference} and state = 'refused' and fault is not null and route is not
-      null`;
+    where network = ${network} and reference = ${reference} and state = 'refused'
+      and fault is not null and route is not null`;
   return rows.map((row) => row.route);
-}
-
-/** The route took it: with the operator's reference when it gave one (the first one recorded stays). */
-export async function markAccepted(sql: Queryable, id: number, operatorReference?: string | null): Promise<void> {
-  await sql`
-    update network_operations set state = 'accepted', operator_reference =
-      coalesce(operator_reference, ${operatorReference ?? null}), modified = now()
-    where id = ${id} and state <> 'refused'`;
-}
-
-/**
- * Nothing happened on the route (it refused, its connection was refused, or its status query said it
- * holds no such operation). `fault` names the route's own trouble, null for a subscriber's refusal.
- */
-export async function markRefused(sql: Queryable, id: number, fault: string | null): Promise<void> {
-  await sql`update network_operations set state = 'refused', fault = ${fault}, modified = now() where id = ${id}`;
-}
-
-/** About to be sent (again) under this entry: the in-flight window counts from now. */
-export async function markSent(sql: Queryable, id: number): Promise<void> {
-  await sql`
-    update network_operations
-    set sent_at = now(), sends = sends + 1, modified = now()
-    where id = ${id}`;
-}
-
-/**
- * The route did not say (no answer, a 5xx it does not document as final): the operation stays there,
- * in doubt, until the route's own evidence tells. `why` is what the journal shows.
- */
-export async function markInDoubt(sql: Queryable, id: number, why: string): Promise<void> {
-  await sql`
-    update network_operations
-    set state = 'in_doubt', fault = ${why}, modified = now()
-    where id = ${id}
-      and state in ('recorded', 'in_doubt')`;
 }
 
 /**
@@ -134,10 +73,14 @@ export async function routeOfPayment(
   const [row] = await sql<{ route: string | null }[]>`
     select route from network_operations
     where network = ${network} and kind = 'prompt' and state <> 'refused'
-      and (remote_transaction_id = ${remoteTransactionId} or operator_reference = ${remoteTransactionId}
-           or reference = (select prompt_reference from collections where network = ${network} and remote_transaction_id
-             = ${remoteTransactionId} limit 1))
-    order by id desc limit 1`;
+      and (remote_transaction_id = ${remoteTransactionId}
+        or operator_reference = ${remoteTransactionId}
+        or reference = (
+          select prompt_reference from collections
+          where network = ${network} and remote_transaction_id = ${remoteTransactionId}
+          limit 1))
+    order by id desc
+    limit 1`;
   return row?.route ?? null;
 }
 
