@@ -27,7 +27,7 @@ import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { createSql, type Sql } from '../src/db';
-import { collectionColumns } from '../src/services/collections/collections';
+import { collectionColumns } from '../src/services/collections/collection-reads';
 import { connectClient } from '../src/temporal/connection';
 import { closedLoop, CpuMeter, mb, ms, openLoop, percentile, ratio, repeat, RssSampler, table, type Run } from './lib';
 import { runConnectorPhase } from './connector';

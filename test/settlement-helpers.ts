@@ -6,8 +6,8 @@
 import { asId } from '../src/domain/ids';
 import { expect } from 'bun:test';
 import { randomBytes } from 'node:crypto';
-import { acceptVerified, storeIncomingPayment } from '../src/services/collections/collections';
-import { beginPayment, finishPayment } from '../src/services/payments/payments';
+import { acceptVerified, storeIncomingPayment } from '../src/services/collections/collection-receiving';
+import { beginPayment, finishPayment } from '../src/services/payments/payment-state';
 import { finishReversal } from '../src/services/payments/reversals';
 import { testSql, uniqueNumber, type TestMerchant } from './helpers';
 

@@ -2,13 +2,9 @@ import type { CollectionRequestId } from '../domain/ids';
 import type { Sql } from '../db';
 import { FINAL_STATUSES, successMessage, type RequestStatus } from '../domain/collection-requests';
 import type { NetworkAdapter, PaymentPrompt } from '../network/adapter';
-import {
-  changeRequestStatus,
-  countPromptAttempt,
-  insertCollectionRequest,
-  subscriptionCancelled,
-  type StatusChange,
-} from '../services/collections/collection-requests';
+import { changeRequestStatus, countPromptAttempt, type StatusChange } from '../services/collections/request-status';
+import { insertCollectionRequest } from '../services/collections/request-creation';
+import { subscriptionCancelled } from '../services/collections/subscriptions';
 import { recordCollectionRequestFinal } from '../telemetry/metrics';
 import type { Launcher } from '../services/platform/ports';
 import type { IncomingPaymentInput } from '../contracts/incoming-collection';

@@ -5,12 +5,12 @@ import { networkByName } from '../domain/networks';
 import type { NetworkAdapter } from '../network/adapter';
 import {
   acceptVerified,
-  findCollection,
   receivePayment,
   rejectCollection,
   verificationSettingsOf,
   type Receipt,
-} from '../services/collections/collections';
+} from '../services/collections/collection-receiving';
+import { findCollection } from '../services/collections/collection-reads';
 import {
   measuredVerification,
   recordCollectionMatch,

@@ -1,6 +1,6 @@
 import type { PaymentBatchId, PaymentId } from '../domain/ids';
 import type { Sql } from '../db';
-import { completePaymentBatch, reserveBatchChunk } from '../services/payments/payment-batches';
+import { completePaymentBatch, reserveBatchChunk } from '../services/payments/payment-batch-steps';
 import { recordPaymentState, recordWalletMovement } from '../telemetry/metrics';
 import type { Launcher } from '../services/platform/ports';
 

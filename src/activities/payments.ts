@@ -1,18 +1,13 @@
 import type { PaymentId, ReversalId } from '../domain/ids';
 import { ApplicationFailure, Context, log } from '@temporalio/activity';
-import { findCollection } from '../services/collections/collections';
+import { findCollection } from '../services/collections/collection-reads';
 import type { Sql } from '../db';
 import { movementReference } from '../domain/money-movements';
 import { networkByName } from '../domain/networks';
 import type { NetworkAdapter, Payout, PayoutResult } from '../network/adapter';
 import { heartbeating } from './heartbeats';
-import {
-  beginPayment,
-  findPayment,
-  finishPayment,
-  type PayoutOutcome,
-  type StateChange,
-} from '../services/payments/payments';
+import { beginPayment, finishPayment, type PayoutOutcome, type StateChange } from '../services/payments/payment-state';
+import { findPayment } from '../services/payments/payment-reads';
 import { findReversal, finishReversal } from '../services/payments/reversals';
 import { recordFinalRequestStatuses, recordPaymentState, recordWalletMovement } from '../telemetry/metrics';
 import type { Launcher } from '../services/platform/ports';

@@ -10,7 +10,7 @@ import { promptReference } from '../domain/collections';
 import { networkByName } from '../domain/networks';
 import { OperationInDoubtError, type NetworkAdapter, type PaymentPrompt, type PromptResult } from '../network/adapter';
 import { heartbeating } from './heartbeats';
-import { findRequestToPrompt, type RequestWithContact } from '../services/collections/collection-requests';
+import { findRequestToPrompt, type RequestWithContact } from '../services/collections/request-reads';
 import { collectionRequestWorkflowId } from '../contracts/collection-request';
 
 /** Tries of one prompt before a network that keeps failing counts as having refused it. */

@@ -15,7 +15,9 @@ import { retryDelayMs, totalAttempts, type RetrySchedule } from '../domain/webho
 import type { Sql } from '../db';
 import type { Launcher } from '../services/platform/ports';
 import type { ClaimedDelivery } from '../services/webhooks/webhook-queue';
-import { finishDelivery, logAttempt, type DeliverySecrets, type LiveWebhook } from '../services/webhooks/webhooks';
+import { finishDelivery, logAttempt } from '../services/webhooks/webhook-deliveries';
+import type { DeliverySecrets } from '../services/webhooks/webhook-secrets';
+import type { LiveWebhook } from '../services/webhooks/webhooks';
 import { recordWebhookAttempt } from '../telemetry/metrics';
 import { postDelivery, type TransportSettings } from '../outbound/merchant-http';
 

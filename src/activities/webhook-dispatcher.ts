@@ -33,7 +33,8 @@ import {
   releaseClaims,
   type ClaimedDelivery,
 } from '../services/webhooks/webhook-queue';
-import { deliverySecrets, readWebhook, type DeliverySecrets, type LiveWebhook } from '../services/webhooks/webhooks';
+import { deliverySecrets, type DeliverySecrets } from '../services/webhooks/webhook-secrets';
+import { readWebhook, type LiveWebhook } from '../services/webhooks/webhooks';
 import { disableIfFailing } from '../services/webhooks/webhook-recovery';
 import type { DispatcherInput, DispatcherResult } from '../contracts/webhook-dispatcher';
 import { inTraceOf } from '../telemetry/trace-context';
@@ -147,9 +148,8 @@ class DispatchRun {
     }
     this.counts[outcome] += 1;
     if (outcome === 'gone') {
-      // The attempt's own statement retired the webhook (services/webhooks/webhooks.ts, logAttempt): what it still had
-      // pending
-      // is never sent.
+      // The attempt's own statement retired the webhook (services/webhooks/webhook-deliveries.ts, logAttempt): what it
+      // still had pending is never sent.
       this.targets.delete(item.webhookId);
       await cancelPending(this.deps.sql, item.webhookId);
     }

@@ -4,7 +4,7 @@ import {
   setBasicCredentials,
   showSigningSecret,
   type SigningSecretView,
-} from '../services/webhooks/webhooks';
+} from '../services/webhooks/webhook-secrets';
 import { UsageError, organizationId, print, type Command, type CommandContext } from './cli';
 
 function secretLines(view: SigningSecretView): string[] {

@@ -1,6 +1,7 @@
 /**
  * Collection requests (docs/api.md#collection-requests) over HTTP: the routes translate to the use cases of
- * services/collections/collection-requests.ts.
+ * services/collections/request-creation.ts, services/collections/request-reads.ts and
+ * services/collections/subscriptions.ts.
  */
 import { Elysia } from 'elysia';
 import * as v from 'valibot';
@@ -10,14 +11,9 @@ import {
   collectionRequestSchemaForVersion,
   listSchemaForVersion,
 } from '../domain/versions';
-import {
-  CollectionRequestCreate,
-  RequestFilters,
-  cancelOwnSubscription,
-  createCollectionRequest,
-  findOwnRequest,
-  listCollectionRequests,
-} from '../services/collections/collection-requests';
+import { CollectionRequestCreate, createCollectionRequest } from '../services/collections/request-creation';
+import { RequestFilters, findOwnRequest, listCollectionRequests } from '../services/collections/request-reads';
+import { cancelOwnSubscription } from '../services/collections/subscriptions';
 import { authPlugin } from '../http/auth';
 import { pathId, type AppDeps } from '../http/context';
 import { listAnswer, listQuery, parsePage } from '../http/pagination';

@@ -1,18 +1,18 @@
 /**
  * Collections (docs/api.md#collections) over HTTP: the routes translate to the use cases of
- * services/collections/collections.ts.
+ * services/collections/collection-reads.ts and services/collections/collection-claims.ts.
  */
 import { Elysia } from 'elysia';
 import * as v from 'valibot';
 import { collectionForVersion, collectionSchemaForVersion, listSchemaForVersion } from '../domain/versions';
 import {
   CollectionFilters,
-  claimCollectionFor,
   collectionResources,
   findOwnCollection,
   listCollections,
   wantsClaim,
-} from '../services/collections/collections';
+} from '../services/collections/collection-reads';
+import { claimCollectionFor } from '../services/collections/collection-claims';
 import { authPlugin } from '../http/auth';
 import { pathId, type AppDeps } from '../http/context';
 import { listAnswer, listQuery, parsePage } from '../http/pagination';

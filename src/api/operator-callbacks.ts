@@ -21,7 +21,8 @@ import { askMerchant, outgoingTransport, type TransportSettings } from '../outbo
 import { logger } from '../log';
 import { CallbackRefusal, type CallbackContext, type CallbackRoute, type WakeTarget } from '../network/adapter';
 import { callbackUnits } from '../network/registry';
-import { requestOfBillReference, verificationSettingsOf } from '../services/collections/collections';
+import { requestOfBillReference } from '../services/collections/collection-matching';
+import { verificationSettingsOf } from '../services/collections/collection-receiving';
 import { recordHint, recordResult } from '../services/networks/journal';
 import { createNetworkRecords } from '../services/networks/records';
 import { clientAddress, throttledAddress } from '../http/client-address';

@@ -2,7 +2,7 @@
  * Bulk payouts over HTTP: `POST /api/payment-batches` (JSON `{"payments": [...]}` or a CSV of the
  * same columns, `Duplicate-Check-Key` honoured), `GET /api/payment-batches[/<id>]` (its state and
  * counts), `GET .../<id>/rows` (each row and what became of it) and `GET .../<id>/results.csv`;
- * the use cases are in services/payments/payment-batches.ts.
+ * the use cases are in services/payments/payment-batch-creation.ts and services/payments/payment-batch-reads.ts.
  */
 import { Elysia } from 'elysia';
 import {
@@ -15,15 +15,14 @@ import {
   serializeBatchLine,
 } from '../domain/payment-batches';
 import { listSchemaForVersion, ownedForVersion, ownedSchemaForVersion } from '../domain/versions';
+import { PaymentBatchCreate, createPaymentBatch } from '../services/payments/payment-batch-creation';
 import {
-  PaymentBatchCreate,
   PaymentBatchFilters,
   batchLines,
-  createPaymentBatch,
   findOwnPaymentBatch,
   listPaymentBatches,
   paymentBatchResources,
-} from '../services/payments/payment-batches';
+} from '../services/payments/payment-batch-reads';
 import { authPlugin } from '../http/auth';
 import { pathId, type AppDeps } from '../http/context';
 import { listAnswer, listQuery, parsePage } from '../http/pagination';

@@ -1,21 +1,15 @@
 /**
  * Payments (money out, docs/api.md#payments-wallets-and-reversals-money-out) over HTTP: `POST /api/payments` (form or
  * JSON, one `phonenumber`, `Duplicate-Check-Key` honoured), `GET /api/payments`, `GET /api/payments/<id>`, and
- * `POST /api/payments/<id>/cancel`; the use cases are in services/payments/payments.ts.
+ * `POST /api/payments/<id>/cancel`; the use cases are in services/payments/payment-creation.ts,
+ * services/payments/payment-reads.ts and services/payments/payment-state.ts.
  */
 import { Elysia } from 'elysia';
 import { PaymentSchema } from '../domain/money-out';
 import { listSchemaForVersion, ownedForVersion, ownedSchemaForVersion } from '../domain/versions';
-import {
-  PaymentCancel,
-  PaymentCreate,
-  PaymentFilters,
-  cancelOwnPayment,
-  createPayment,
-  findOwnPayment,
-  listPayments,
-  paymentResources,
-} from '../services/payments/payments';
+import { PaymentCancel, cancelOwnPayment } from '../services/payments/payment-state';
+import { PaymentCreate, createPayment } from '../services/payments/payment-creation';
+import { PaymentFilters, findOwnPayment, listPayments, paymentResources } from '../services/payments/payment-reads';
 import { authPlugin } from '../http/auth';
 import { pathId, type AppDeps } from '../http/context';
 import { listAnswer, listQuery, parsePage } from '../http/pagination';

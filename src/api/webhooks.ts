@@ -1,5 +1,6 @@
 /**
- * Webhooks (docs/api.md#webhooks) over HTTP: the routes translate to the use cases of services/webhooks/webhooks.ts.
+ * Webhooks (docs/api.md#webhooks) over HTTP: the routes translate to the use cases of services/webhooks/webhooks.ts
+ * and services/webhooks/webhook-deliveries.ts.
  */
 import { Elysia } from 'elysia';
 import { listSchemaForVersion } from '../domain/versions';
@@ -12,17 +13,14 @@ import {
   serializeRecovery,
   serializeWebhook,
 } from '../domain/webhooks';
+import { DeliveryFilters, Redelivery, listDeliveries, redeliverEvent } from '../services/webhooks/webhook-deliveries';
 import {
-  DeliveryFilters,
-  Redelivery,
   WebhookFilters,
   changeOwnWebhook,
   createOwnWebhook,
   deleteOwnWebhook,
   findOwnWebhook,
-  listDeliveries,
   listWebhooks,
-  redeliverEvent,
   webhookSchemas,
 } from '../services/webhooks/webhooks';
 import {

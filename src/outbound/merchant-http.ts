@@ -21,7 +21,7 @@ import {
   webhookMessageId,
   type WebhookRow,
 } from '../domain/webhooks';
-import type { DeliverySecrets } from '../services/webhooks/webhooks';
+import type { DeliverySecrets } from '../services/webhooks/webhook-secrets';
 import { parseVerificationAnswer } from '../domain/collections';
 
 export type TransportSettings = {

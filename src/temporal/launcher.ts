@@ -25,7 +25,8 @@ import {
   type PaymentToStart,
   type ReversalToStart,
 } from '../services/platform/outbox';
-import { subscriptionInputFor, workflowInputFor } from '../services/collections/collection-requests';
+import { subscriptionInputFor } from '../services/collections/subscriptions';
+import { workflowInputFor } from '../services/collections/request-status';
 import { paymentCancelledSignal, paymentWorkflowId, reversalWorkflowId } from '../contracts/money-out';
 import { incomingCollectionWorkflowId, type IncomingPaymentInput } from '../contracts/incoming-collection';
 import { paymentBatchWorkflowId, type PaymentBatchInput } from '../contracts/payment-batch';

@@ -2,7 +2,7 @@ import type { PaymentId, ReversalId } from '../domain/ids';
 import { condition, proxyActivities, proxyLocalActivities, setHandler } from '@temporalio/workflow';
 import type { createPaymentActivities } from '../activities/payments';
 import type { PayoutResult } from '../network/adapter';
-import type { PayoutOutcome } from '../services/payments/payments';
+import type { PayoutOutcome } from '../services/payments/payment-state';
 import {
   moneyOutStateQuery,
   paymentCancelledSignal,

@@ -12,7 +12,7 @@ import { ConsoleClient, PASSWORD, consoleUser } from '../console-helpers';
 import { REDACTED } from '../../src/domain/audit';
 import { isConsolePath } from '../../src/console';
 import { recordEvent } from '../../src/services/webhooks/events';
-import { acceptVerified, storeIncomingPayment } from '../../src/services/collections/collections';
+import { acceptVerified, storeIncomingPayment } from '../../src/services/collections/collection-receiving';
 import { writeAs } from '../../src/services/merchants/audit';
 import { createWebhook } from '../../src/services/webhooks/webhooks';
 import { loadConfig } from '../../src/config';

@@ -1,7 +1,7 @@
 import { asId } from '../../src/domain/ids';
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { fundWallet } from '../../src/services/merchants/organizations';
-import { changeRequestStatus } from '../../src/services/collections/collection-requests';
+import { changeRequestStatus } from '../../src/services/collections/request-status';
 import { createMerchant, numberSequence, testApp, testSql, type TestApp, type TestMerchant } from '../helpers';
 
 let ctx: TestApp;

@@ -29,8 +29,8 @@ import { SIGN_IN_FORM_SECONDS, issueSignInForm } from '../../src/console/session
 import { OPENAPI_DOCUMENT_PATH } from '../../src/api/openapi';
 import type { Role } from '../../src/domain/roles';
 import { escapeHtml, html, raw } from '../../src/console/html';
-import { acceptVerified, storeIncomingPayment } from '../../src/services/collections/collections';
-import { beginPayment, finishPayment } from '../../src/services/payments/payments';
+import { acceptVerified, storeIncomingPayment } from '../../src/services/collections/collection-receiving';
+import { beginPayment, finishPayment } from '../../src/services/payments/payment-state';
 import { collected, paid } from '../settlement-helpers';
 import { asId, type OrganizationId } from '../../src/domain/ids';
 

@@ -5,7 +5,7 @@
  * and reversals, as the provider's client libraries call them.
  */
 import { beforeAll, describe, expect, test } from 'bun:test';
-import { acceptVerified, storeIncomingPayment } from '../../src/services/collections/collections';
+import { acceptVerified, storeIncomingPayment } from '../../src/services/collections/collection-receiving';
 import { CURRENCIES } from '../../src/domain/money';
 import type { OrganizationId } from '../../src/domain/ids';
 import { fundWallet } from '../../src/services/merchants/organizations';

@@ -10,7 +10,7 @@ import { beforeAll, describe, expect, test } from 'bun:test';
 import { randomBytes } from 'node:crypto';
 import { asId } from '../../src/domain/ids';
 import { promptReference } from '../../src/domain/collections';
-import { receivePayment, storeIncomingPayment } from '../../src/services/collections/collections';
+import { receivePayment, storeIncomingPayment } from '../../src/services/collections/collection-receiving';
 import { attachReceipt, markPromptPaid, recordOperation } from '../../src/services/networks/journal';
 import { fundWallet } from '../../src/services/merchants/organizations';
 import { walletsOutOfBalance } from '../../src/services/wallets/wallets';

@@ -7,7 +7,7 @@
 import { asId } from '../../src/domain/ids';
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { fundWallet } from '../../src/services/merchants/organizations';
-import { reserveBatchChunk } from '../../src/services/payments/payment-batches';
+import { reserveBatchChunk } from '../../src/services/payments/payment-batch-steps';
 import { walletsOutOfBalance } from '../../src/services/wallets/wallets';
 import { createMerchant, numberSequence, testApp, testSql, type TestApp, type TestMerchant } from '../helpers';
 

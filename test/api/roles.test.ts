@@ -24,7 +24,7 @@ import type { UserId } from '../../src/domain/ids';
 import { isConsolePath } from '../../src/console';
 import { parameterRoles, routeRoles } from '../../src/api/openapi';
 import { issueKeyForUser } from '../../src/services/merchants/api-keys';
-import { storeIncomingPayment } from '../../src/services/collections/collections';
+import { storeIncomingPayment } from '../../src/services/collections/collection-receiving';
 
 let ctx: TestApp;
 let merchant: TestMerchant;

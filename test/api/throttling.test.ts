@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { awayFromWindowEdge, createMerchant, numberSequence, testApp, testSql, type TestApp } from '../helpers';
 import { setThrottleLimits } from '../../src/services/platform/throttling';
-import { storeIncomingPayment } from '../../src/services/collections/collections';
+import { storeIncomingPayment } from '../../src/services/collections/collection-receiving';
 
 let ctx: TestApp;
 

@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { issueApiKey } from '../../src/auth/keys';
 import { createApp } from '../../src/app';
 import { recordEvent } from '../../src/services/webhooks/events';
-import { logAttempt, setBasicCredentials } from '../../src/services/webhooks/webhooks';
+import { logAttempt } from '../../src/services/webhooks/webhook-deliveries';
+import { setBasicCredentials } from '../../src/services/webhooks/webhook-secrets';
 import { launcherFromConfig } from '../../src/temporal/launcher';
 import {
   LIVE_METRICS_TOKEN,

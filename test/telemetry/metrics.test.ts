@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { networkInterfaces } from 'node:os';
 import { freePort } from '../../scripts/infra.mjs';
-import { insertCollectionRequest } from '../../src/services/collections/collection-requests';
+import { insertCollectionRequest } from '../../src/services/collections/request-creation';
 import { updateCollectionSettings } from '../../src/services/merchants/organizations';
 import { collectionRequestWorkflowId } from '../../src/contracts/collection-request';
 import {

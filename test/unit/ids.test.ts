@@ -8,10 +8,11 @@ import type { Queryable } from '../../src/db';
 import { asId, type CollectionRequestId, type OrganizationId, type WalletId } from '../../src/domain/ids';
 import { pathId } from '../../src/http/context';
 import { ApiError } from '../../src/http/errors';
-import { findOwnRequest } from '../../src/services/collections/collection-requests';
+import { findOwnRequest } from '../../src/services/collections/request-reads';
 import { findOwnWallet } from '../../src/services/wallets/wallets';
 import type { DeliveryId, EventId, PaymentId, ReversalId, WebhookId } from '../../src/domain/ids';
-import { deleteWebhook, finishDelivery } from '../../src/services/webhooks/webhooks';
+import { deleteWebhook } from '../../src/services/webhooks/webhooks';
+import { finishDelivery } from '../../src/services/webhooks/webhook-deliveries';
 import { paymentWorkflowId, reversalWorkflowId, type ReversalInput } from '../../src/contracts/money-out';
 import { webhookMessageId } from '../../src/domain/webhooks';
 

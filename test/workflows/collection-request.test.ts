@@ -6,7 +6,7 @@ import { asId } from '../../src/domain/ids';
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { RequestStatus } from '../../src/domain/collection-requests';
 import { networkForNumber } from '../../src/domain/networks';
-import { insertCollectionRequest, type NewCollectionRequest } from '../../src/services/collections/collection-requests';
+import { insertCollectionRequest, type NewCollectionRequest } from '../../src/services/collections/request-creation';
 import { launcherFromConfig } from '../../src/temporal/launcher';
 import { createCollectionRequestActivities } from '../../src/activities/collection-requests';
 import type { NetworkAdapter } from '../../src/network/adapter';

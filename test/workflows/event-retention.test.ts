@@ -2,7 +2,8 @@ import { afterAll, expect, test } from 'bun:test';
 import { writeAs } from '../../src/services/merchants/audit';
 import { createOrganization } from '../../src/services/merchants/organizations';
 import { recordEvent } from '../../src/services/webhooks/events';
-import { createWebhook, logAttempt } from '../../src/services/webhooks/webhooks';
+import { createWebhook } from '../../src/services/webhooks/webhooks';
+import { logAttempt } from '../../src/services/webhooks/webhook-deliveries';
 import { eventRetentionScheduleId } from '../../src/contracts/sweeps';
 import {
   eventually,

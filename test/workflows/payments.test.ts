@@ -15,7 +15,7 @@ import {
   SANDBOX_PAYOUT_REJECTED_NUMBER,
   SANDBOX_PAYOUT_SILENT_NUMBER,
 } from '../../src/network/sandbox';
-import { showSigningSecret } from '../../src/services/webhooks/webhooks';
+import { showSigningSecret } from '../../src/services/webhooks/webhook-secrets';
 import { walletsOutOfBalance } from '../../src/services/wallets/wallets';
 import { paymentWorkflowId, reversalWorkflowId } from '../../src/contracts/money-out';
 import { collectionRequestWorkflowId } from '../../src/contracts/collection-request';

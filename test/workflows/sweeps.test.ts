@@ -5,7 +5,7 @@
  */
 import { afterAll, describe, expect, test } from 'bun:test';
 import { spawnSync } from 'node:child_process';
-import { insertCollectionRequest } from '../../src/services/collections/collection-requests';
+import { insertCollectionRequest } from '../../src/services/collections/request-creation';
 import { recordEvent } from '../../src/services/webhooks/events';
 import { createOrganization, fundWallet } from '../../src/services/merchants/organizations';
 import { eventRetentionScheduleId, outboxSweepScheduleId } from '../../src/contracts/sweeps';

@@ -3,7 +3,11 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { WorkflowHandle } from '@temporalio/client';
 import { createServer } from 'node:https';
 import { Webhook } from 'standardwebhooks';
-import { rotateSigningSecret, setBasicCredentials, showSigningSecret } from '../../src/services/webhooks/webhooks';
+import {
+  rotateSigningSecret,
+  setBasicCredentials,
+  showSigningSecret,
+} from '../../src/services/webhooks/webhook-secrets';
 import { webhookMessageId } from '../../src/domain/webhooks';
 import { webhookDispatcherId } from '../../src/contracts/webhook-dispatcher';
 import {

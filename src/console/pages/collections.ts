@@ -4,19 +4,15 @@
  * collection (through `reverseCollection`, as POST /api/reversals).
  */
 import { Elysia } from 'elysia';
-import {
-  CollectionFilters,
-  claimCollectionFor,
-  findOwnCollection,
-  listCollections,
-} from '../../services/collections/collections';
+import { CollectionFilters, findOwnCollection, listCollections } from '../../services/collections/collection-reads';
+import { claimCollectionFor } from '../../services/collections/collection-claims';
 import { parseFilters } from '../../http/filters';
 import type { AppDeps } from '../../http/context';
 import { validate } from '../../domain/input';
 import { findApiError } from '../../http/errors';
 import { COLLECTION_STATUSES, type CollectionRow } from '../../domain/collections';
 import { SUPPORTED_CURRENCIES } from '../../domain/money';
-import { findRequest } from '../../services/collections/collection-requests';
+import { findRequest } from '../../services/collections/request-reads';
 import type { ConsoleSession } from '../../services/merchants/console-sessions';
 import { ReversalCreate, listReversals, reverseCollection } from '../../services/payments/reversals';
 import { transactionsBelongingTo } from '../../services/wallets/wallets';

@@ -24,14 +24,16 @@ import type { ConsoleSession } from '../../services/merchants/console-sessions';
 import { DuplicateRequestError } from '../../services/collections/duplicate-checks';
 import {
   PaymentBatchCreate,
-  batchLines,
   checkPaymentBatch,
   createPaymentBatch,
+  type BatchCheck,
+} from '../../services/payments/payment-batch-creation';
+import {
+  batchLines,
   findOwnPaymentBatch,
   listPaymentBatches,
   paymentBatchResources,
-  type BatchCheck,
-} from '../../services/payments/payment-batches';
+} from '../../services/payments/payment-batch-reads';
 import { paymentBatchWorkflowId } from '../../contracts/payment-batch';
 import { html, type Html } from '../html';
 import { htmlResponse, redirect } from '../http';

@@ -20,15 +20,9 @@ import {
 } from '../../domain/money-out';
 import type { ConsoleSession } from '../../services/merchants/console-sessions';
 import { paymentStateTimeline } from '../../services/webhooks/events';
-import {
-  PaymentCancel,
-  PaymentCreate,
-  PaymentFilters,
-  cancelOwnPayment,
-  createPayment,
-  findOwnPayment,
-  listPayments,
-} from '../../services/payments/payments';
+import { PaymentCancel, cancelOwnPayment } from '../../services/payments/payment-state';
+import { PaymentCreate, createPayment } from '../../services/payments/payment-creation';
+import { PaymentFilters, findOwnPayment, listPayments } from '../../services/payments/payment-reads';
 import { listWallets, transactionsBelongingTo } from '../../services/wallets/wallets';
 import { paymentWorkflowId } from '../../contracts/money-out';
 import { html, type Html } from '../html';

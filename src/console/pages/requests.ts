@@ -6,16 +6,14 @@
  * `cancelOwnSubscription`, as POST /api/collectionrequests/<id>/subscription/cancel).
  */
 import { Elysia } from 'elysia';
+import { CollectionRequestCreate, createCollectionRequest } from '../../services/collections/request-creation';
 import {
-  CollectionRequestCreate,
   RequestFilters,
-  cancelOwnSubscription,
-  createCollectionRequest,
   findOwnRequest,
   listCollectionRequests,
-  subscriptionCancelled,
   type RequestWithContact,
-} from '../../services/collections/collection-requests';
+} from '../../services/collections/request-reads';
+import { cancelOwnSubscription, subscriptionCancelled } from '../../services/collections/subscriptions';
 import { validate } from '../../domain/input';
 import type { AppDeps } from '../../http/context';
 import { findApiError } from '../../http/errors';
@@ -26,7 +24,7 @@ import {
   type CollectionRequestRow,
 } from '../../domain/collection-requests';
 import { SUPPORTED_CURRENCIES } from '../../domain/money';
-import { findCollection } from '../../services/collections/collections';
+import { findCollection } from '../../services/collections/collection-reads';
 import { requestStatusTimeline } from '../../services/webhooks/events';
 import type { ConsoleSession } from '../../services/merchants/console-sessions';
 import { collectionRequestWorkflowId } from '../../contracts/collection-request';

@@ -31,7 +31,7 @@ import { successRateText } from '../../domain/network-status';
 import { routeLines, type RouteLine } from '../../services/networks/network-status';
 import { KeyHolderRemoved, issueKeyForUser, listApiKeys, revokeApiKey } from '../../services/merchants/api-keys';
 import { updateCollectionSettings, verificationUrlRules } from '../../services/merchants/organizations';
-import { verificationSettingsOf } from '../../services/collections/collections';
+import { verificationSettingsOf } from '../../services/collections/collection-receiving';
 import {
   UserInputError,
   createUser,

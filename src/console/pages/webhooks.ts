@@ -32,18 +32,19 @@ import {
   changeOwnWebhook,
   createOwnWebhook,
   deleteOwnWebhook,
-  deliverySecrets,
   findOwnWebhook,
-  listDeliveries,
   listWebhooks,
-  redeliverEvent,
+  webhookDeletion,
+  webhookSchemas,
+} from '../../services/webhooks/webhooks';
+import {
+  deliverySecrets,
   rotateSigningSecret,
   setBasicCredentials,
   showSigningSecret,
-  webhookDeletion,
-  webhookSchemas,
   type SigningSecretView,
-} from '../../services/webhooks/webhooks';
+} from '../../services/webhooks/webhook-secrets';
+import { listDeliveries, redeliverEvent } from '../../services/webhooks/webhook-deliveries';
 import type { ConsoleSession } from '../../services/merchants/console-sessions';
 import { html, type Html } from '../html';
 import { htmlResponse, redirect } from '../http';

@@ -12,9 +12,8 @@ export async function listBillServices(sql: Queryable): Promise<BillServiceRow[]
 }
 
 export async function listElectricityBillers(sql: Queryable): Promise<ElectricityBillerRow[]> {
-  return await sql<
-    ElectricityBillerRow[]
-  >`select name, service_types as "serviceTypes" from electricity_billers order by id`;
+  return await sql<ElectricityBillerRow[]>`
+    select name, service_types as "serviceTypes" from electricity_billers order by id`;
 }
 
 /** The providers that sell pin bundles (the valid `service_type` values). */
@@ -25,6 +24,7 @@ export async function pinBundleProviders(sql: Queryable): Promise<string[]> {
 
 export async function listPinBundles(sql: Queryable, provider: string): Promise<PinBundleRow[]> {
   return await sql<PinBundleRow[]>`
-    select amount::text as amount, available, description from pin_bundles where provider = ${provider} order by
-      amount`;
+    select amount::text as amount, available, description from pin_bundles
+    where provider = ${provider}
+    order by amount`;
 }

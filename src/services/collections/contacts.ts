@@ -59,12 +59,12 @@ type ContactFilterValues = v.InferOutput<typeof ContactFilters>;
 /** `sync` = 1 (number or text) asks for instant verification (docs/api.md#contacts). */
 const wantsVerification = (value: unknown): boolean => value === 1 || value === '1';
 
-export const CONTACT_COLUMNS = `id, organization_id as "organizationId", first_name as "firstName", last_name as
-  "lastName",
-  email, phone_number as "phoneNumber", type, status, metadata, author, updated_by as "updatedBy", created, modified,
+export const CONTACT_COLUMNS = `id, organization_id as "organizationId", first_name as "firstName",
+  last_name as "lastName", email, phone_number as "phoneNumber", type, status, metadata, author,
+  updated_by as "updatedBy", created, modified,
   case when phone_is_supported is null then null else json_build_object(
-    'phoneIsSupported', phone_is_supported, 'phoneIsMmRegistered', phone_is_mm_registered, 'nameOnNetwork',
-      name_on_network,
+    'phoneIsSupported', phone_is_supported, 'phoneIsMmRegistered', phone_is_mm_registered,
+    'nameOnNetwork', name_on_network,
     'nameMatchesNetworkStatus', name_matches_network_status, 'nameMatchesNetworkScore', name_matches_network_score,
     'networkName', network_name, 'nationalId', national_id, 'nationalIdType', national_id_type) end as verification`;
 
@@ -90,7 +90,7 @@ async function createContactIn(tx: Queryable, input: NewContact): Promise<Contac
     insert into contacts (organization_id, first_name, last_name, email, phone_number, type, metadata, author)
     values (${input.organizationId}, ${input.firstName}, ${input.lastName}, ${input.email}, ${input.phoneNumber},
             ${input.type}, ${input.metadata === null ? null : tx.json(input.metadata as Parameters<typeof tx.json>[0])},
-              ${input.author})
+            ${input.author})
     on conflict (organization_id, phone_number) do nothing
     returning ${tx.unsafe(CONTACT_COLUMNS)}`;
   if (!contact) return { contact: null, event: null };
@@ -120,9 +120,8 @@ export async function upsertContactIn(
 ): Promise<{ contact: ContactRow; event: RecordedEvent | null }> {
   const [row] = await tx<(ContactRow & { inserted: boolean })[]>`
     insert into contacts (organization_id, first_name, last_name, phone_number, author)
-    values
-      (${input.organizationId}, ${input.firstName ?? 'Anonymous'}, ${input.lastName ?? 'Contact'}, ${input.phoneNumber},
-        ${input.author})
+    values (${input.organizationId}, ${input.firstName ?? 'Anonymous'}, ${input.lastName ?? 'Contact'},
+            ${input.phoneNumber}, ${input.author})
     on conflict (organization_id, phone_number) do update set
       first_name = coalesce(${input.firstName}, contacts.first_name),
       last_name = coalesce(${input.lastName}, contacts.last_name),
@@ -214,13 +213,18 @@ async function verifyContact(sql: Sql, contact: ContactRow, network: NetworkPort
   if (lookup === NOT_AVAILABLE && contact.verification) return contact;
   const verification = verificationOf(contact, numberNetwork, lookup);
   const [updated] = await sql<ContactRow[]>`
-    update contacts set phone_is_supported = ${verification.phoneIsSupported}, phone_is_mm_registered
-      = ${verification.phoneIsMmRegistered},
-      name_on_network = ${verification.nameOnNetwork}, name_matches_network_status
-        = ${verification.nameMatchesNetworkStatus},
-      name_matches_network_score = ${verification.nameMatchesNetworkScore}, network_name = ${verification.networkName},
-      national_id = ${verification.nationalId}, national_id_type = ${verification.nationalIdType}, modified = now()
-    where id = ${contact.id} returning ${sql.unsafe(CONTACT_COLUMNS)}`;
+    update contacts set
+      phone_is_supported = ${verification.phoneIsSupported},
+      phone_is_mm_registered = ${verification.phoneIsMmRegistered},
+      name_on_network = ${verification.nameOnNetwork},
+      name_matches_network_status = ${verification.nameMatchesNetworkStatus},
+      name_matches_network_score = ${verification.nameMatchesNetworkScore},
+      network_name = ${verification.networkName},
+      national_id = ${verification.nationalId},
+      national_id_type = ${verification.nationalIdType},
+      modified = now()
+    where id = ${contact.id}
+    returning ${sql.unsafe(CONTACT_COLUMNS)}`;
   return updated ?? contact;
 }
 

@@ -39,8 +39,8 @@ export class DuplicateRequestError extends Error {
 export async function claimDuplicateCheckKey(tx: Queryable, check: DuplicateCheck): Promise<DuplicateClaim> {
   const [row] = await tx<{ id: number }[]>`
     insert into duplicate_check_keys as k (organization_id, key, method, path, expires_at)
-    values (${check.organizationId}, ${check.key}, ${check.method}, ${check.path}, now() + make_interval(secs
-      => ${check.ttlSeconds}))
+    values (${check.organizationId}, ${check.key}, ${check.method}, ${check.path},
+            now() + make_interval(secs => ${check.ttlSeconds}))
     on conflict (organization_id, key) do update set
       method = excluded.method, path = excluded.path, object_type = null, object_id = null,
       created = now(), expires_at = excluded.expires_at
@@ -52,8 +52,9 @@ export async function claimDuplicateCheckKey(tx: Queryable, check: DuplicateChec
 
 /** Records which object a key created, so an operator can tell what a repeated request would have repeated. */
 async function linkDuplicateCheckObject(tx: Queryable, claim: DuplicateClaim, object: ClaimedObject): Promise<void> {
-  await tx`update duplicate_check_keys set object_type = ${object.type}, object_id = ${object.id} where id
-    = ${claim.id}`;
+  await tx`
+    update duplicate_check_keys set object_type = ${object.type}, object_id = ${object.id}
+    where id = ${claim.id}`;
 }
 
 /**
@@ -87,8 +88,8 @@ export async function duplicateCheckObject(
 ): Promise<ClaimedObject | null> {
   const [row] = await sql<ClaimedObject[]>`
     select object_type as type, object_id as id from duplicate_check_keys
-    where ${tenantScope(sql, organizationId).owned()} and key = ${key} and expires_at > now() and object_id is not
-      null`;
+    where ${tenantScope(sql, organizationId).owned()} and key = ${key} and expires_at > now()
+      and object_id is not null`;
   return row ?? null;
 }
 

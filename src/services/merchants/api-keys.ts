@@ -36,9 +36,8 @@ export async function keyHolder(sql: Queryable, key: string): Promise<KeyHolder 
   const [row] = await sql<
     (Omit<KeyHolder, 'capabilities'> & { digest: Uint8Array; userRole: Role; keyRole: Role | null })[]
   >`
-    select k.digest, k.id as "keyId", k.organization_id as "organizationId", k.user_id as "userId", u.role as
-      "userRole", k.role as "keyRole",
-           o.name as "organizationName", o.api_version as "savedApiVersion"
+    select k.digest, k.id as "keyId", k.organization_id as "organizationId", k.user_id as "userId",
+           u.role as "userRole", k.role as "keyRole", o.name as "organizationName", o.api_version as "savedApiVersion"
     from api_keys k join users u on u.id = k.user_id join organizations o on o.id = k.organization_id
     where k.prefix = ${keyPrefix(key)} and k.revoked_at is null and u.removed_at is null`;
   if (!row || !keyMatches(key, row.digest)) return null;
@@ -94,11 +93,11 @@ export async function issueKeyForUser(
  */
 export async function listApiKeys(sql: Sql, organizationId: OrganizationId): Promise<ApiKeyRow[]> {
   return await sql<ApiKeyRow[]>`
-    select k.id, k.prefix, k.user_id as "userId", u.name as "userName", k.role, k.created, coalesce(k.revoked_at,
-      u.removed_at) as "revokedAt"
+    select k.id, k.prefix, k.user_id as "userId", u.name as "userName", k.role, k.created,
+           coalesce(k.revoked_at, u.removed_at) as "revokedAt"
     from api_keys k join users u on u.id = k.user_id
-    where ${tenantScope(sql, organizationId).owned('k')} order by coalesce(k.revoked_at, u.removed_at) is not null, k.id
-      desc`;
+    where ${tenantScope(sql, organizationId).owned('k')}
+    order by coalesce(k.revoked_at, u.removed_at) is not null, k.id desc`;
 }
 
 /**

@@ -54,10 +54,9 @@ export const AuditFilters = v.object({
 });
 type AuditFilterValues = v.InferOutput<typeof AuditFilters>;
 
-const AUDIT_COLUMNS = `a.id, a.organization_id as "organizationId", a.created, a.user_id as "userId", u.name as
-  "userName",
-  a.api_key_id as "apiKeyId", k.prefix as "apiKeyPrefix", a.channel, a.client_address as "clientAddress", a.action,
-  a.object_type as "objectType", a.object_id as "objectId", a.change`;
+const AUDIT_COLUMNS = `a.id, a.organization_id as "organizationId", a.created, a.user_id as "userId",
+  u.name as "userName", a.api_key_id as "apiKeyId", k.prefix as "apiKeyPrefix", a.channel,
+  a.client_address as "clientAddress", a.action, a.object_type as "objectType", a.object_id as "objectId", a.change`;
 
 /** One page of the organization's audit entries matching the filters, newest first, with the total count. */
 export async function listAuditEvents(

@@ -45,8 +45,8 @@ export async function createApiKey(
 ): Promise<{ apiKey: string; userId: UserId }> {
   return await sql.begin(async (tx) => {
     const [user] = await tx<{ id: UserId }[]>`
-      select id from users where ${tenantScope(tx, organizationId).owned()} and removed_at is null order by id limit 1
-        for share`;
+      select id from users where ${tenantScope(tx, organizationId).owned()} and removed_at is null
+      order by id limit 1 for share`;
     if (!user) throw new Error(`Organization ${organizationId} does not exist or has no user that is not removed`);
     return { apiKey: await insertApiKey(tx, organizationId, user.id), userId: user.id };
   });
@@ -68,13 +68,13 @@ export async function fundWallet(
     const [organization] = await tx`select id from organizations where id = ${organizationId} for update`;
     if (!organization) throw new Error(`Organization ${organizationId} does not exist`);
     let [account] = await tx<{ id: WalletId }[]>`
-      select id from accounts where ${tenantScope(tx, organizationId).owned()} and currency = ${currency} and status =
-        'active'
+      select id from accounts
+      where ${tenantScope(tx, organizationId).owned()} and currency = ${currency} and status = 'active'
       order by created, id limit 1`;
     if (!account) {
       [account] = await tx<{ id: WalletId }[]>`
-        insert into accounts (organization_id, currency, label) values
-          (${organizationId}, ${currency}, ${`${currency} wallet`})
+        insert into accounts (organization_id, currency, label)
+        values (${organizationId}, ${currency}, ${`${currency} wallet`})
         returning id`;
     }
     if (!account) throw new Error('insert into accounts returned no row');

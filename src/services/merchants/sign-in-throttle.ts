@@ -70,8 +70,9 @@ async function takeSlot(
                           else a.window_start end,
       locked_until = case when a.locked_until > now() then a.locked_until end
     returning attempts, locked_until is not null as locked,
-      ceil(extract(epoch from coalesce(locked_until, now() + ${SIGN_IN_WINDOW_MINUTES}::int * interval '1 minute') -
-        now()))::int as "retryAfter"`;
+      ceil(extract(
+        epoch from coalesce(locked_until, now() + ${SIGN_IN_WINDOW_MINUTES}::int * interval '1 minute') - now()
+      ))::int as "retryAfter"`;
   return { taken: !row!.locked, allowed: !row!.locked && row!.attempts <= limit, retryAfter: row!.retryAfter };
 }
 

@@ -81,8 +81,8 @@ export async function createUser(sql: Sql, input: NewUser): Promise<UserRow> {
  */
 async function takenEmailProblem(sql: Queryable, organizationId: OrganizationId, email: string): Promise<string> {
   const [own] = await sql<{ removed: boolean }[]>`
-    select removed_at is not null as removed from users where email
-      = ${email} and ${tenantScope(sql, organizationId).owned()}`;
+    select removed_at is not null as removed from users
+    where email = ${email} and ${tenantScope(sql, organizationId).owned()}`;
   if (own === undefined) return 'This email cannot be used for a new user; use another address.';
   return own.removed
     ? 'A removed user of your organization had this email; use another address.'
@@ -92,8 +92,9 @@ async function takenEmailProblem(sql: Queryable, organizationId: OrganizationId,
 /** The organization's users who have not been removed, oldest first. */
 export async function listUsers(sql: Queryable, organizationId: OrganizationId): Promise<UserRow[]> {
   return await sql<UserRow[]>`
-    select ${sql.unsafe(USER_COLUMNS)} from users where ${tenantScope(sql, organizationId).owned()} and removed_at is
-      null order by id`;
+    select ${sql.unsafe(USER_COLUMNS)} from users
+    where ${tenantScope(sql, organizationId).owned()} and removed_at is null
+    order by id`;
 }
 
 export async function findUser(
@@ -102,8 +103,8 @@ export async function findUser(
   userId: UserId,
 ): Promise<UserRow | undefined> {
   const [user] = await sql<UserRow[]>`
-    select ${sql.unsafe(USER_COLUMNS)} from users where id
-      = ${userId} and ${tenantScope(sql, organizationId).owned()} and removed_at is null`;
+    select ${sql.unsafe(USER_COLUMNS)} from users
+    where id = ${userId} and ${tenantScope(sql, organizationId).owned()} and removed_at is null`;
   return user;
 }
 
@@ -138,8 +139,8 @@ async function checkRoleChange(
   next: Role | null,
 ): Promise<RoleChange> {
   const users = await tx<{ id: UserId; role: Role }[]>`
-    select id, role from users where ${tenantScope(tx, organizationId).owned()} and removed_at is null order by id for
-      update`;
+    select id, role from users where ${tenantScope(tx, organizationId).owned()} and removed_at is null
+    order by id for update`;
   const actor = users.find((user) => user.id === actorId);
   const target = users.find((user) => user.id === userId);
   if (target === undefined) return 'not found';

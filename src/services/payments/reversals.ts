@@ -19,20 +19,19 @@ import {
 } from '../../domain/money-out';
 import { recordWalletMovement } from '../../telemetry/metrics';
 import type { OrganizationActor, ServiceDeps } from '../platform/deps';
-import { changeRequestStatusIn } from '../collections/collection-requests';
+import { changeRequestStatusIn } from '../collections/request-status';
 import { writeOnce, type DuplicateCheck } from '../collections/duplicate-checks';
 import type { RecordedEvent } from '../webhooks/events';
 import { debit, moveMoney } from '../wallets/ledger';
-import type { PayoutOutcome } from './payments';
+import type { PayoutOutcome } from './payment-state';
 import { tenantScope, type ListPage, type PageWindow } from '../platform/queries';
 
 /** Who asks for a reversal: an API key's or console's user, or the admin CLI (no user). */
 type Requester = OrganizationActor & { userId: UserId | null };
 
-const REVERSAL_COLUMNS = `id, organization_id as "organizationId", collection_id as "collectionId", account_id as
-  "accountId",
-  amount::text as amount, currency, phone_number as "phoneNumber", network, reason, state, last_error as "lastError",
-  remote_transaction_id as "remoteTransactionId", author, created, modified`;
+const REVERSAL_COLUMNS = `id, organization_id as "organizationId", collection_id as "collectionId",
+  account_id as "accountId", amount::text as amount, currency, phone_number as "phoneNumber", network, reason, state,
+  last_error as "lastError", remote_transaction_id as "remoteTransactionId", author, created, modified`;
 
 /** Why a collection cannot be reversed (a 400 for the merchant). */
 class ReversalRefused extends Error {}
@@ -69,26 +68,25 @@ async function createReversal(
           remoteTransactionId: string;
         }[]
       >`
-      select id, status, amount::text as amount, currency, phone_number as "phoneNumber", network, remote_transaction_id
-        as "remoteTransactionId"
-      from collections where id = ${input.collectionId} and ${tenantScope(tx, requester.organizationId).owned()} for
-        update`;
+      select id, status, amount::text as amount, currency, phone_number as "phoneNumber", network,
+             remote_transaction_id as "remoteTransactionId"
+      from collections where id = ${input.collectionId} and ${tenantScope(tx, requester.organizationId).owned()}
+      for update`;
       if (!collection) throw new ReversalRefused('No collection of your organization has this id.');
       if (collection.status !== 'successful')
         throw new ReversalRefused(`A ${collection.status} collection cannot be reversed: only successful ones can.`);
       const [earlier] = await tx<{ id: number }[]>`select id from reversals where collection_id = ${collection.id}`;
       if (earlier) throw new ReversalRefused(`This collection was reversed already (reversal ${earlier.id}).`);
       const [credit] = await tx<{ accountId: number }[]>`
-      select account_id as "accountId" from transactions where collection_id = ${collection.id} and type =
-        'mobile_collection'`;
+      select account_id as "accountId" from transactions
+      where collection_id = ${collection.id} and type = 'mobile_collection'`;
       if (!credit) throw new ReversalRefused('This collection credited no wallet, so there is nothing to send back.');
       const [reversal] = await tx<ReversalRow[]>`
       insert into reversals (organization_id, collection_id, account_id, amount, currency, phone_number, network,
-        reason, author)
-      values
-        (${requester.organizationId}, ${collection.id}, ${credit.accountId}, ${collection.amount},
-          ${collection.currency},
-              ${collection.phoneNumber}, ${collection.network}, ${input.reason}, ${requester.userId})
+                             reason, author)
+      values (${requester.organizationId}, ${collection.id}, ${credit.accountId}, ${collection.amount},
+              ${collection.currency}, ${collection.phoneNumber}, ${collection.network}, ${input.reason},
+              ${requester.userId})
       returning ${tx.unsafe(REVERSAL_COLUMNS)}`;
       const debited = await moveMoney(tx, {
         accountId: credit.accountId,
@@ -123,9 +121,10 @@ export async function finishReversal(
   return (await sql.begin(async (tx): Promise<ReversalChange | null> => {
     const state: ReversalState = outcome.status === 'completed' ? 'completed' : 'failed';
     const [reversal] = await tx<ReversalRow[]>`
-      update reversals set state = ${state}, last_error = ${outcome.status === 'completed' ? null : outcome.error},
-        remote_transaction_id = ${outcome.remoteTransactionId}, workflow_started_at = coalesce(workflow_started_at,
-          now()), modified = now()
+      update reversals
+      set state = ${state}, last_error = ${outcome.status === 'completed' ? null : outcome.error},
+          remote_transaction_id = ${outcome.remoteTransactionId},
+          workflow_started_at = coalesce(workflow_started_at, now()), modified = now()
       where id = ${reversalId} and state = 'processing'
       returning ${tx.unsafe(REVERSAL_COLUMNS)}`;
     if (!reversal) return null;
@@ -142,9 +141,8 @@ export async function finishReversal(
       });
       if (!released) throw new Error(`reversal ${reversal.id}: the release could not be credited`);
     } else {
-      const [request] = await tx<
-        { id: CollectionRequestId }[]
-      >`select collection_request_id as id from collections where id = ${reversal.collectionId}`;
+      const [request] = await tx<{ id: CollectionRequestId }[]>`
+        select collection_request_id as id from collections where id = ${reversal.collectionId}`;
       if (request?.id) {
         const reversed = await changeRequestStatusIn(tx, { requestId: request.id, status: 'reversed' });
         if (reversed) events.push(reversed);

@@ -11,7 +11,7 @@ import type { Fragment } from 'postgres';
 import type { Queryable, Sql } from '../../db';
 import type { CollectionRequestRow } from '../../domain/collection-requests';
 import { movementNoun, movementOfOutbox, type MovementOutboxKind } from '../../domain/money-movements';
-import { REQUEST_COLUMNS } from '../collections/collection-requests';
+import { REQUEST_COLUMNS } from '../collections/request-reads';
 import type { OutboxKind, OutboxRow, OutboxRows } from './ports';
 import type { OutboxBacklog } from '../../telemetry/metrics';
 import { OTHER_SWEEP_KINDS, notSetAside, sweepEach, type SweepKind } from './sweeps';
@@ -101,8 +101,9 @@ export async function startUnlaunched<K extends OutboxKind>(
     rows,
     async (row) => {
       if (await options.start(row)) started += 1;
-      await sql`update ${sql(table.table)} set workflow_started_at = coalesce(workflow_started_at, now()) where id
-        = ${row.id}`;
+      await sql`
+        update ${sql(table.table)} set workflow_started_at = coalesce(workflow_started_at, now())
+        where id = ${row.id}`;
     },
     options.onSetAside,
   );
@@ -115,8 +116,8 @@ export async function startUnlaunched<K extends OutboxKind>(
  */
 export async function outboxBacklog(sql: Queryable): Promise<OutboxBacklog[]> {
   const waiting = (from: string, where: Fragment) => sql`
-    select ${from}::text as kind, count(*)::int as count, coalesce(extract(epoch from now() - min(created)), 0)::float8
-      as "oldestAgeSeconds"
+    select ${from}::text as kind, count(*)::int as count,
+      coalesce(extract(epoch from now() - min(created)), 0)::float8 as "oldestAgeSeconds"
     from ${sql(from)} where ${where}`;
   const parts = Object.values(OUTBOX).map((table) => waiting(table.table, pendingRows(sql, table)));
   return await sql<OutboxBacklog[]>`${parts.reduce((union, part) => sql`${union} union all ${part}`)}`;

@@ -16,18 +16,9 @@ import type { OrganizationId } from '../../domain/ids';
  */
 export function timeRange(sql: Queryable, column: string, after: Date | undefined, before: Date | undefined) {
   const name = sql.unsafe(column);
-  return sql`${
-    after !== undefined
-      ? sql`and ${name} >=
-    ${after}`
-      : sql``
-  }
-    ${
-      before !== undefined
-        ? sql`and ${name} <=
-    ${before}`
-        : sql``
-    }`;
+  const from = after === undefined ? sql`` : sql`and ${name} >= ${after}`;
+  const until = before === undefined ? sql`` : sql`and ${name} <= ${before}`;
+  return sql`${from} ${until}`;
 }
 
 export type PageWindow = { limit: number; offset: number };
@@ -45,8 +36,9 @@ async function listPage<T extends object>(
 ): Promise<ListPage<T>> {
   const [[total], rows] = await Promise.all([
     sql<{ count: number }[]>`select count(*)::int as count from ${query.from} ${query.where}`,
-    sql<T[]>`select ${query.columns} from ${query.from} ${query.where} ${query.orderBy} limit ${page.limit} offset
-      ${page.offset}`,
+    sql<T[]>`
+      select ${query.columns} from ${query.from} ${query.where} ${query.orderBy}
+      limit ${page.limit} offset ${page.offset}`,
   ]);
   return { count: total?.count ?? 0, rows: rows as unknown as T[] };
 }
@@ -121,8 +113,8 @@ export function tenantScope(sql: Queryable, organizationId: OrganizationId) {
       const { from, row, owner } = query.through ?? { from: sql(query.table), row: undefined, owner: undefined };
       const idColumn = row === undefined ? sql`id` : sql.unsafe(`${row}.id`);
       const [found] = await sql<T[]>`
-        select ${query.columns} from ${from} where ${idColumn} = ${query.id} and ${owned(owner)}
-          ${query.visible ?? sql``}`;
+        select ${query.columns} from ${from}
+        where ${idColumn} = ${query.id} and ${owned(owner)} ${query.visible ?? sql``}`;
       return (found as T | undefined) ?? (await notOwned(sql, query.table, query.id, query.visible));
     },
   };

@@ -45,14 +45,14 @@ const describe = (error: unknown): string =>
 export async function setAside(sql: Queryable, kind: SweepKind, rowId: number, error: unknown): Promise<void> {
   await sql`
     insert into sweep_failures (kind, row_id, error) values (${kind}, ${rowId}, ${describe(error)})
-    on conflict (kind, row_id) do update set error = excluded.error, attempts = sweep_failures.attempts + 1,
-      last_failed_at = now()`;
+    on conflict (kind, row_id) do update
+      set error = excluded.error, attempts = sweep_failures.attempts + 1, last_failed_at = now()`;
 }
 
 /** `and not exists (...)`: a sweep's query leaves out the rows set aside for it (`column` is the row's id). */
 export function notSetAside(sql: Queryable, kind: SweepKind, column: string) {
-  return sql`and not exists (select 1 from sweep_failures f where f.kind = ${kind} and f.row_id
-    = ${sql.unsafe(column)})`;
+  return sql`
+    and not exists (select 1 from sweep_failures f where f.kind = ${kind} and f.row_id = ${sql.unsafe(column)})`;
 }
 
 type SweepResult = { processed: number; setAside: number };
@@ -124,8 +124,8 @@ export async function deleteInBatches(
 
 export async function listSweepFailures(sql: Queryable): Promise<SweepFailure[]> {
   return await sql<SweepFailure[]>`
-    select kind, row_id as "rowId", error, attempts, first_failed_at as "firstFailedAt", last_failed_at as
-      "lastFailedAt"
+    select kind, row_id as "rowId", error, attempts, first_failed_at as "firstFailedAt",
+      last_failed_at as "lastFailedAt"
     from sweep_failures order by last_failed_at desc, kind, row_id`;
 }
 

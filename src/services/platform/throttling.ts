@@ -21,9 +21,8 @@ const countInWindow = (sql: Sql, key: string, windowSeconds: number) => sql`
   returning count, window_start`;
 
 /** Seconds until the counted row's window ends (at least 1), for `Retry-After`. */
-const secondsLeft = (sql: Sql, windowSeconds: number) =>
-  sql`greatest(1, ceil(extract(epoch from counter.window_start + make_interval(secs => ${windowSeconds}) -
-    now())))::int`;
+const secondsLeft = (sql: Sql, windowSeconds: number) => sql`
+  greatest(1, ceil(extract(epoch from counter.window_start + make_interval(secs => ${windowSeconds}) - now())))::int`;
 
 /**
  * Counts one request against the organization's fixed window (reads and writes apart) and returns
@@ -38,8 +37,9 @@ export async function takeRequestSlot(
   const [slot] = await sql<RequestSlot[]>`
     with counter as (${countInWindow(sql, `organization:${organizationId}:${kind}`, windowSeconds)})
     select counter.count,
-      coalesce(case when ${kind} = 'read' then o.throttle_reads else o.throttle_writes end, ${defaultLimit})::int as
-        "limit",
+      coalesce(
+        case when ${kind} = 'read' then o.throttle_reads else o.throttle_writes end, ${defaultLimit}
+      )::int as "limit",
       ${secondsLeft(sql, windowSeconds)} as "retryAfterSeconds"
     from counter join organizations o on o.id = ${organizationId}`;
   if (!slot) throw new Error(`throttle count for organization ${organizationId} returned no row`);
@@ -80,9 +80,10 @@ export async function admitOperatorCallback(
     return { admitted: false, limit: 'address', retryAfterSeconds: byAddress.retryAfterSeconds };
   const byOperator = await countRequest(sql, `callback-operator:${input.operator}`, windowSeconds);
   if (byOperator.count === 1) {
-    await sql`delete from request_counters
-              where starts_with(key, ${CALLBACK_ADDRESS_KEY}) and window_start < now() - make_interval(secs
-                => ${windowSeconds})`;
+    await sql`
+      delete from request_counters
+      where starts_with(key, ${CALLBACK_ADDRESS_KEY})
+        and window_start < now() - make_interval(secs => ${windowSeconds})`;
   }
   if (byOperator.count > perOperator)
     return { admitted: false, limit: 'operator', retryAfterSeconds: byOperator.retryAfterSeconds };

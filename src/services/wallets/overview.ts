@@ -44,8 +44,8 @@ function byDay(rows: readonly { day: string; currency: string; count: number; am
 export async function collectionsByDay(sql: Sql, organizationId: OrganizationId, since: Date): Promise<DailyMoney[]> {
   return byDay(
     await sql<{ day: string; currency: string; count: number; amount: string }[]>`
-    select to_char(created at time zone 'UTC', 'YYYY-MM-DD') as day, currency, count(*)::int as count, sum(amount)::text
-      as amount
+    select to_char(created at time zone 'UTC', 'YYYY-MM-DD') as day, currency, count(*)::int as count,
+      sum(amount)::text as amount
     from collections where ${tenantScope(sql, organizationId).owned()} and status = 'successful' and created >= ${since}
     group by 1, 2 order by 1, 2`,
   );

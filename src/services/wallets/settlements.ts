@@ -54,16 +54,14 @@ type SettlementScope = { organizationId: OrganizationId } | { allOrganizations: 
 type Day = { since: Date; until: Date; organization: (alias: string) => Fragment };
 
 /**
- * Each kind's movements that became final on the day (the rule of src/domain/settlements.ts), as
- * settlement lines (one select each, all with the same columns); the reference of a kind with a
- * reference rule (`pay-<id>`) is filled in after. The compiler asks for one per line type.
- */
-/**
  * What finds the operation a line's movement was journaled under (a prompt's, a payout's): its network and
  * our reference. The route is looked up after (`withRoutes`).
  */
 const routeKey = (sql: Queryable, network: Fragment, reference: Fragment) => sql`
   ${network} as "routeNetwork", ${reference} as "routeReference"`;
+
+/** What a payment's operation was journaled under: this prefix and the payment's id (`pay-<id>`). */
+const PAYMENT_REFERENCE_PREFIX = `${MONEY_MOVEMENTS.payment.settlement.referencePrefix}-`;
 
 type KeyedLine = SettlementLine & { routeNetwork: string | null; routeReference: string | null };
 
@@ -96,32 +94,33 @@ async function withRoutes(sql: Queryable, lines: KeyedLine[]): Promise<Settlemen
   }));
 }
 
+/**
+ * Each kind's movements that became final on the day (the rule of src/domain/settlements.ts), as
+ * settlement lines (one select each, all with the same columns); the reference of a kind with a
+ * reference rule (`pay-<id>`) is filled in after. The compiler asks for one per line type.
+ */
 const FINAL_MOVEMENTS: { [Type in SettlementKind]: (sql: Queryable, day: Day) => Fragment } = {
   collection: (sql, { since, until, organization }) => sql`
     select c.network, c.currency, 'collection' as type, c.id, c.organization_id as "organizationId",
-           c.remote_transaction_id as "operatorTransactionId", c.prompt_reference as reference, null::text as
-             "originalTransactionId",
-           null::text as route, ${routeKey(sql, sql`c.network`, sql`c.prompt_reference`)},
+           c.remote_transaction_id as "operatorTransactionId", c.prompt_reference as reference,
+           null::text as "originalTransactionId", null::text as route,
+           ${routeKey(sql, sql`c.network`, sql`c.prompt_reference`)},
            c.amount::text as amount, c.phone_number as "phoneNumber", t.created as "finalAt"
     from transactions t join collections c on c.id = t.collection_id
     where t.type = 'mobile_collection' and t.created >= ${since} and t.created < ${until} ${organization('c')}`,
   payment: (sql, { since, until, organization }) => sql`
     select p.network, p.currency, 'payment' as type, p.id, p.organization_id as "organizationId",
-           p.remote_transaction_id as "operatorTransactionId", null::text as reference, null::text as
-             "originalTransactionId",
-           null::text as route, ${routeKey(
-             sql,
-             sql`p.network`,
-             sql`${`${MONEY_MOVEMENTS.payment.settlement.referencePrefix}-`} || p.id`,
-           )},
+           p.remote_transaction_id as "operatorTransactionId", null::text as reference,
+           null::text as "originalTransactionId", null::text as route,
+           ${routeKey(sql, sql`p.network`, sql`${PAYMENT_REFERENCE_PREFIX} || p.id`)},
            p.amount::text as amount, p.phone_number as "phoneNumber", p.modified as "finalAt"
     from payments p
     where p.state = 'completed' and p.modified >= ${since} and p.modified < ${until} ${organization('p')}`,
   reversal: (sql, { since, until, organization }) => sql`
     select r.network, r.currency, 'reversal' as type, r.id, r.organization_id as "organizationId",
-           r.remote_transaction_id as "operatorTransactionId", null::text as reference, c.remote_transaction_id as
-             "originalTransactionId",
-           null::text as route, ${routeKey(sql, sql`c.network`, sql`c.prompt_reference`)},
+           r.remote_transaction_id as "operatorTransactionId", null::text as reference,
+           c.remote_transaction_id as "originalTransactionId", null::text as route,
+           ${routeKey(sql, sql`c.network`, sql`c.prompt_reference`)},
            r.amount::text as amount, r.phone_number as "phoneNumber", r.modified as "finalAt"
     from reversals r join collections c on c.id = r.collection_id
     where r.state = 'completed' and r.modified >= ${since} and r.modified < ${until} ${organization('r')}`,
@@ -157,8 +156,10 @@ export async function settlementReport(
   if (lines.length > SETTLEMENT_MAX_LINES) {
     throw fieldErrors({
       date: [
-        `The day holds more than ${SETTLEMENT_MAX_LINES} movements; a report lists at most that: ask for one network ` +
-          `or currency at a time.`,
+        [
+          `The day holds more than ${SETTLEMENT_MAX_LINES} movements; a report lists at most that:`,
+          'ask for one network or currency at a time.',
+        ].join(' '),
       ],
     });
   }

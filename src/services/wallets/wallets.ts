@@ -9,10 +9,9 @@ import { LEDGER_LINKS, type LedgerField, type LedgerLinks } from '../../domain/m
 import type { StatementRow } from '../../domain/statements';
 import { tenantScope, timeRange, type ListPage, type PageWindow } from '../platform/queries';
 
-const WALLET_COLUMNS = `id, organization_id as "organizationId", currency, label, description, status, balance::text as
-  balance,
-  low_balance_threshold::text as "lowBalanceThreshold", low_balance_notification_last_send_time as
-    "lowBalanceNotificationLastSendTime",
+const WALLET_COLUMNS = `id, organization_id as "organizationId", currency, label, description, status,
+  balance::text as balance, low_balance_threshold::text as "lowBalanceThreshold",
+  low_balance_notification_last_send_time as "lowBalanceNotificationLastSendTime",
   author, updated_by as "updatedBy", created, modified`;
 
 /**
@@ -121,8 +120,8 @@ export async function transactionsBelongingTo(sql: Queryable, owner: LedgerOwner
   const [field, id] = Object.entries(owner)[0] as [LedgerField, number];
   const where =
     field === 'collectionId'
-      ? sql`(t.collection_id = ${id} and t.type = 'mobile_collection') or t.reversal_id = (select id from reversals
-        where collection_id = ${id})`
+      ? sql`(t.collection_id = ${id} and t.type = 'mobile_collection')
+          or t.reversal_id = (select id from reversals where collection_id = ${id})`
       : sql`${sql(`t.${LEDGER_LINKS.find((link) => link.field === field)!.column}`)} = ${id}`;
   return await sql<LedgerRow[]>`select ${sql.unsafe(LEDGER_COLUMNS)} from transactions t where ${where} order by t.id`;
 }
@@ -166,8 +165,10 @@ export const STATEMENT_MAX_TRANSACTIONS = 50_000;
 export const StatementPeriod = v.object({
   since: v.optional(
     instantField(
-      'The start of the period, inclusive: `YYYY-MM-DD` (midnight UTC) or a date and time; default: the start of ' +
-        'today (UTC).',
+      [
+        'The start of the period, inclusive: `YYYY-MM-DD` (midnight UTC) or a date and time;',
+        'default: the start of today (UTC).',
+      ].join(' '),
     ),
   ),
   until: v.optional(
@@ -197,24 +198,27 @@ export async function walletStatement(
       throw fieldErrors({ until: ['The end of the period must come after its start.'] });
     const inPeriod = tx`t.account_id = ${wallet.id} and t.created >= ${since} and t.created < ${until}`;
     const [summary] = await tx<{ opening: string; count: number; credits: string; debits: string }[]>`
-      select coalesce((select sum(amount) from transactions where account_id = ${wallet.id} and created < ${since}),
-        0)::numeric(20,4)::text as opening,
-             count(*)::int as count, coalesce(sum(t.amount) filter (where t.amount > 0), 0)::numeric(20,4)::text as
-               credits,
+      select coalesce(
+               (select sum(amount) from transactions where account_id = ${wallet.id} and created < ${since}), 0
+             )::numeric(20,4)::text as opening,
+             count(*)::int as count,
+             coalesce(sum(t.amount) filter (where t.amount > 0), 0)::numeric(20,4)::text as credits,
              coalesce(sum(t.amount) filter (where t.amount < 0), 0)::numeric(20,4)::text as debits
       from transactions t where ${inPeriod}`;
     const { opening, count, credits, debits } = summary!;
     if (count > STATEMENT_MAX_TRANSACTIONS) {
       throw fieldErrors({
         until: [
-          `The period holds ${count} transactions; a statement lists at most ${STATEMENT_MAX_TRANSACTIONS}: ask for ` +
-            `a shorter period.`,
+          [
+            `The period holds ${count} transactions; a statement lists at most ${STATEMENT_MAX_TRANSACTIONS}:`,
+            'ask for a shorter period.',
+          ].join(' '),
         ],
       });
     }
     const lines = await tx<StatementRow['lines']>`
-      select ${tx.unsafe(LEDGER_COLUMNS)}, (${opening}::numeric + sum(t.amount) over (order by t.created, t.id))::text
-        as "balanceAfter"
+      select ${tx.unsafe(LEDGER_COLUMNS)},
+             (${opening}::numeric + sum(t.amount) over (order by t.created, t.id))::text as "balanceAfter"
       from transactions t where ${inPeriod}
       order by t.created, t.id`;
     const closing = lines.at(-1)?.balanceAfter ?? opening;

@@ -21,8 +21,8 @@ import { choiceMessage } from '../../domain/input';
 import { tenantScope, type ListPage, type PageWindow } from '../platform/queries';
 import { deleteInBatches, notSetAside } from '../platform/sweeps';
 
-const EVENT_COLUMNS =
-  `id, organization_id as "organizationId", type, data, author, updated_by as "updatedBy", ` + `created, modified`;
+const EVENT_COLUMNS = `id, organization_id as "organizationId", type, data, author, updated_by as "updatedBy",
+  created, modified`;
 
 type NewEvent = {
   organizationId: OrganizationId;
@@ -50,22 +50,22 @@ export async function recordEvent(tx: Queryable, event: NewEvent): Promise<Recor
   const [row] = await tx<RecordedEvent[]>`
     with event as (
       insert into events (organization_id, type, data, author, traceparent)
-      values
-        (${event.organizationId}, ${event.type}, ${tx.json(event.data as Parameters<typeof tx.json>[0])},
-          ${event.author}, ${currentTraceparent()})
+      values (${event.organizationId}, ${event.type}, ${tx.json(event.data as Parameters<typeof tx.json>[0])},
+              ${event.author}, ${currentTraceparent()})
       returning ${tx.unsafe(EVENT_COLUMNS)}
     ), deliveries as (
-      insert into webhook_deliveries (workflow_id, organization_id, webhook_id, event_id, redelivery,
-        workflow_started_at)
+      insert into webhook_deliveries
+        (workflow_id, organization_id, webhook_id, event_id, redelivery, workflow_started_at)
       select 'webhook-delivery-' || event.id || '-' || w.id, w.organization_id, w.id, event.id, false, now()
-      from event join webhooks w on w.organization_id = event."organizationId" and w.event = event.type and w.deleted_at
-        is null and w.disabled_at is null
+      from event join webhooks w on w.organization_id = event."organizationId" and w.event = event.type
+        and w.deleted_at is null and w.disabled_at is null
         -- A payment's callback URL hears of that payment only.
         and (w.payment_id is null or w.payment_id = (event.data->>'id')::bigint)
       returning id, organization_id as "organizationId", webhook_id as "webhookId", event_id as "eventId"
     )
-    select event.*, coalesce((select json_agg(deliveries order by deliveries."webhookId") from deliveries), '[]') as
-      deliveries from event`;
+    select event.*,
+           coalesce((select json_agg(deliveries order by deliveries."webhookId") from deliveries), '[]') as deliveries
+    from event`;
   if (!row) throw new Error('insert into events returned no row');
   return row;
 }
@@ -82,12 +82,12 @@ export async function recordRedeliveries(
   eventIds: Fragment,
 ): Promise<PendingDelivery[]> {
   const rows = await tx<{ id: DeliveryId; eventId: EventId }[]>`
-    insert into webhook_deliveries (id, workflow_id, organization_id, webhook_id, event_id, redelivery, recovery_id,
-      workflow_started_at)
-    select next.id, 'webhook-delivery-' || next.event_id || '-' || ${target.webhookId}::bigint || '-redelivery-' ||
-      next.id,
+    insert into webhook_deliveries
+      (id, workflow_id, organization_id, webhook_id, event_id, redelivery, recovery_id, workflow_started_at)
+    select next.id,
+           'webhook-delivery-' || next.event_id || '-' || ${target.webhookId}::bigint || '-redelivery-' || next.id,
            ${target.organizationId}, ${target.webhookId}, next.event_id, true, ${target.recoveryId ?? null}::bigint,
-             now()
+           now()
     from (select nextval(pg_get_serial_sequence('webhook_deliveries', 'id'))::bigint as id, wanted.id as event_id
           from (${eventIds}) wanted order by wanted.id) next
     order by next.id

@@ -2,8 +2,8 @@
  * The delivery queue: the pending delivery rows, each with the attempt it makes next and when
  * (migration 021). The dispatch pool (activities/webhook-dispatcher.ts) claims due rows across
  * webhooks under a lease, fairly by organization and by receiver, and logs each attempt with its
- * next schedule in one statement (services/webhooks/webhooks.ts, `logAttempt`). The backlog lives here,
- * never in workflow state, so it may be of any size.
+ * next schedule in one statement (services/webhooks/webhook-deliveries.ts, `logAttempt`). The backlog
+ * lives here, never in workflow state, so it may be of any size.
  */
 import type { DeliveryId, EventId, WebhookId } from '../../domain/ids';
 import type { Queryable } from '../../db';
@@ -60,8 +60,8 @@ function claimRoom(sql: Queryable, dispatchQueue: string | null, shares: ClaimSh
     ready as (
       select w.id, w.organization_id, w.receiver, w.dispatched_at, r.probing_since is not null as probing,
              coalesce(r.probe_after <= now(), true) as probe_due,
-             (select count(*) from webhook_deliveries l where l.webhook_id = w.id and l.status = 'pending' and
-               l.leased_until >= now())::int as in_flight
+             (select count(*) from webhook_deliveries l
+              where l.webhook_id = w.id and l.status = 'pending' and l.leased_until >= now())::int as in_flight
       from webhooks w join webhook_receivers r on r.origin = w.receiver
       where w.deleted_at is null and w.disabled_at is null
         and (${dispatchQueue}::text is null or w.dispatch_queue = ${dispatchQueue})
@@ -84,8 +84,8 @@ function claimRoom(sql: Queryable, dispatchQueue: string | null, shares: ClaimSh
       select jsonb_object_agg(organization_id::text, in_flight) as in_flight from (
         select organization_id, (
           select count(*) from webhook_deliveries l
-          where l.organization_id = ready.organization_id and l.status = 'pending' and l.leased_until >= now())::int as
-            in_flight
+          where l.organization_id = ready.organization_id and l.status = 'pending' and l.leased_until >= now()
+        )::int as in_flight
         from ready group by organization_id) o),
     counted as (
       select ready.*, (receivers.free->>ready.receiver)::int as receiver_free,
@@ -94,8 +94,8 @@ function claimRoom(sql: Queryable, dispatchQueue: string | null, shares: ClaimSh
       from ready, receivers, organizations),
     room as (
       select counted.*,
-             least(${shares.perWebhook}::int - in_flight, receiver_free, ${shares.perOrganization}::int -
-               organization_in_flight, ${limit}::int) as free
+             least(${shares.perWebhook}::int - in_flight, receiver_free,
+                   ${shares.perOrganization}::int - organization_in_flight, ${limit}::int) as free
       from counted)`;
 }
 
@@ -130,39 +130,40 @@ export async function claimDueAcrossWebhooks(
     with ${claimRoom(sql, dispatchQueue, shares, limit)},
     due as (
       select d.id, d.leased_until, d.next_attempt_at, room.id as webhook_id, room.organization_id, room.receiver,
-        room.dispatched_at,
-             room.receiver_free, room.organization_in_flight, room.organization_dispatched_at,
+             room.dispatched_at, room.receiver_free, room.organization_in_flight, room.organization_dispatched_at,
              room.in_flight + row_number() over (partition by room.id order by d.next_attempt_at, d.id) as webhook_turn
       from room cross join lateral (
         select id, leased_until, next_attempt_at from webhook_deliveries d
-        where d.webhook_id = room.id and d.status = 'pending' and d.next_attempt_at <= now() and (d.leased_until is null
-          or d.leased_until < now())
+        where d.webhook_id = room.id and d.status = 'pending' and d.next_attempt_at <= now()
+          and (d.leased_until is null or d.leased_until < now())
         order by d.next_attempt_at, d.id limit greatest(room.free, 0)) d),
     fair as (
       select due.*, organization_in_flight + row_number() over (
-               partition by organization_id order by webhook_turn, dispatched_at nulls first, next_attempt_at, id) as
-                 organization_turn
+               partition by organization_id order by webhook_turn, dispatched_at nulls first, next_attempt_at, id
+             ) as organization_turn
       from due),
     within_receiver as (
       select * from (
         select fair.*, row_number() over (
-                 partition by receiver order by organization_turn, organization_dispatched_at nulls first,
-                   next_attempt_at, id) as receiver_turn
+                 partition by receiver
+                 order by organization_turn, organization_dispatched_at nulls first, next_attempt_at, id
+               ) as receiver_turn
         from fair) f
       where receiver_turn <= receiver_free),
     within_organization as (
       select * from (
         select within_receiver.*, row_number() over (partition by organization_id order by organization_turn) as kept
-          from within_receiver) f
+        from within_receiver) f
       where organization_in_flight + kept <= ${shares.perOrganization}::int),
     chosen as (
       select * from within_organization
       order by organization_turn, organization_dispatched_at nulls first, next_attempt_at, id limit ${limit}),
     claimed as (
-      update webhook_deliveries d set leased_until = now() + ${leaseMs}::int * interval '1 millisecond',
-        workflow_started_at = coalesce(d.workflow_started_at, now())
-      where d.id = any(array(select id from chosen)) and d.status = 'pending' and (d.leased_until is null or
-        d.leased_until < now())
+      update webhook_deliveries d
+      set leased_until = now() + ${leaseMs}::int * interval '1 millisecond',
+          workflow_started_at = coalesce(d.workflow_started_at, now())
+      where d.id = any(array(select id from chosen)) and d.status = 'pending'
+        and (d.leased_until is null or d.leased_until < now())
       returning d.id, d.webhook_id, d.event_id, d.redelivery, d.next_attempt, d.next_attempt_at),
     -- When the pool last served each webhook (and so its organization): the next claim's ties go to the one
     -- served longest ago.
@@ -182,8 +183,9 @@ function withEvent({ eventId, data, eventCreated, traceparent, ...row }: Claimed
 /** A claimed row given back unattempted (the sender stopped before sending it): due again at once. */
 export async function releaseClaims(sql: Queryable, deliveryIds: readonly number[]): Promise<void> {
   if (deliveryIds.length === 0) return;
-  await sql`update webhook_deliveries set leased_until = null where id = any(${deliveryIds as number[]}::bigint[]) and
-    status = 'pending'`;
+  await sql`
+    update webhook_deliveries set leased_until = null
+    where id = any(${deliveryIds as number[]}::bigint[]) and status = 'pending'`;
 }
 
 /**
@@ -194,8 +196,8 @@ export async function cancelPending(sql: Queryable, webhookId: WebhookId): Promi
   const rows = await sql`
     update webhook_deliveries set status = 'cancelled', finished_at = now(), next_attempt_at = null, leased_until = null
     where webhook_id = ${webhookId} and status = 'pending'
-      and exists (select 1 from webhooks w where w.id = ${webhookId} and (w.deleted_at is not null or w.disabled_at is
-        not null))
+      and exists (select 1 from webhooks w
+                  where w.id = ${webhookId} and (w.deleted_at is not null or w.disabled_at is not null))
     returning id`;
   return rows.length;
 }

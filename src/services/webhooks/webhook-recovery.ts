@@ -58,15 +58,13 @@ async function disable(
   reason: WebhookDisabledReason,
   failingFor?: number,
 ): Promise<RecordedEvent | null> {
+  const stillFailing =
+    failingFor === undefined
+      ? tx``
+      : tx`and failing_since <= now() - ${failingFor}::double precision * interval '1 hour'`;
   const [webhook] = await tx<WebhookRow[]>`
     update webhooks set disabled_at = now(), disabled_reason = ${reason}, updated = now()
-    where id = ${webhookId} and disabled_at is null and deleted_at is null and payment_id is null
-      ${
-        failingFor === undefined
-          ? tx``
-          : tx`and failing_since <= now() - ${failingFor}::double precision * interval
-        '1 hour'`
-      }
+    where id = ${webhookId} and disabled_at is null and deleted_at is null and payment_id is null ${stillFailing}
     returning ${tx.unsafe(WEBHOOK_COLUMNS)}`;
   if (!webhook) return null;
   // Nothing more is sent: what was pending is cancelled with the disabling (a recovery delivers it again once enabled).
@@ -134,20 +132,21 @@ export async function enableOwnWebhook(
 export async function disabledWebhooks(sql: Sql, organizationId: OrganizationId): Promise<WebhookRow[]> {
   return await sql<WebhookRow[]>`
     select ${sql.unsafe(WEBHOOK_COLUMNS)} from webhooks
-    where ${tenantScope(sql, organizationId).owned()} and disabled_at is not null and deleted_at is null and payment_id
-      is null
+    where ${tenantScope(sql, organizationId).owned()} and disabled_at is not null and deleted_at is null
+      and payment_id is null
     order by disabled_at desc, id desc`;
 }
+
+/** Each delivery status and the count of a recovery's deliveries in it, as the arguments of `json_build_object`. */
+const COUNT_BY_STATUS = DELIVERY_STATUSES.map(
+  (status) => `'${status}', count(d.id) filter (where d.status = '${status}')`,
+).join(', ');
 
 /** Recoveries with their deliveries counted by status as they stand, newest first: one statement. */
 async function recoveriesWhere(sql: Queryable, where: Fragment, limit: number): Promise<RecoveryRow[]> {
   return await sql<RecoveryRow[]>`
     select r.id, r.webhook_id as "webhookId", r.user_id as "userId", r.since, r.until, r.events, r.created,
-           json_build_object(${sql.unsafe(
-             DELIVERY_STATUSES.map((status) => `'${status}', count(d.id) filter (where d.status = '${status}')`).join(
-               ', ',
-             ),
-           )}) as deliveries
+           json_build_object(${sql.unsafe(COUNT_BY_STATUS)}) as deliveries
     from webhook_recoveries r left join webhook_deliveries d on d.recovery_id = r.id
     ${where}
     group by r.id order by r.id desc limit ${limit}`;
@@ -181,23 +180,26 @@ async function recordRecovery(
   await tx`select id from webhooks where id = ${webhook.id} for update`;
   const [state] = await tx<{ disabled: boolean; deleted: boolean; delivering: boolean }[]>`
     select disabled_at is not null as disabled, deleted_at is not null as deleted,
-           exists (select 1 from webhook_deliveries d where d.webhook_id = w.id and d.recovery_id is not null and
-             d.status = 'pending') as delivering
+           exists (select 1 from webhook_deliveries d
+                   where d.webhook_id = w.id and d.recovery_id is not null and d.status = 'pending') as delivering
     from webhooks w where w.id = ${webhook.id}`;
   if (!state || state.deleted) throw new RefusedError('The webhook was deleted.');
   if (state.disabled)
     throw new RefusedError('The webhook is disabled: enable it first (POST /api/webhooks/<id>/enable).');
   if (state.delivering)
     throw new RefusedError('An earlier recovery of this webhook is still delivering: ask again when it has finished.');
-  const inPeriod = tx`from events
-    where ${tenantScope(tx, webhook.organizationId).owned()} and type = ${webhook.event} and created >= ${since} and
-      created < ${until}`;
+  const inPeriod = tx`
+    from events
+    where ${tenantScope(tx, webhook.organizationId).owned()} and type = ${webhook.event}
+      and created >= ${since} and created < ${until}`;
   const [{ count } = { count: 0 }] = await tx<{ count: number }[]>`select count(*)::int as count ${inPeriod}`;
   if (count > RECOVERY_MAX_EVENTS) {
     throw fieldErrors({
       until: [
-        `${count} events in this period; a recovery delivers at most ${RECOVERY_MAX_EVENTS}: recover a shorter ` +
-          `period (set until), then the next.`,
+        [
+          `${count} events in this period; a recovery delivers at most ${RECOVERY_MAX_EVENTS}:`,
+          'recover a shorter period (set until), then the next.',
+        ].join(' '),
       ],
     });
   }
