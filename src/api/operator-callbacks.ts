@@ -2,8 +2,9 @@
  * The fixed paths the real operators call back, mounted from the connectors' own declarations
  * (src/network/<operator>/callbacks.ts, listed by src/network/registry.ts). Their callbacks carry
  * no credentials a route could trust with money, so none is believed: a callback finds the
- * operation it names (the core's records, services/networks/records.ts), keeps what it said, and wakes the workflow that
- * waits on it; that workflow then asks the operator's own status query, which alone moves money.
+ * operation it names (the core's records, services/networks/records.ts), keeps what it said, and
+ * wakes the workflow that waits on it; that workflow then asks the operator's own status query,
+ * which alone moves money.
  * Every route answers fast, in the operator's expected shape when it could read the callback, takes
  * repeats without effect, ignores (and logs) references it does not know, and never answers 500.
  *

@@ -163,11 +163,12 @@ export async function markPromptPaid(
   id: number,
   seenHint: Record<string, unknown> | null,
 ): Promise<boolean> {
+  const seen = seenHint === null ? null : sql.json(seenHint as never);
   const rows = await sql<{ paid: boolean }[]>`
     update network_operations
     set result = coalesce(result, ${sql.json({ status: 'paid' })}), modified = now()
     where id = ${id} and kind = 'prompt'
-      and ((result is null and hint is not distinct from ${seenHint === null ? null : sql.json(seenHint as never)}::jsonb)
+      and ((result is null and hint is not distinct from ${seen}::jsonb)
         or result->>'status' = 'paid')
     returning true as paid`;
   return rows.length > 0;
