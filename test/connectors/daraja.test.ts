@@ -28,6 +28,7 @@ import {
   takenPrompt,
   until,
   withOperatorTimeout,
+  wokenBy,
 } from './kit';
 
 const CREDENTIALS = {
@@ -539,7 +540,16 @@ describe('callbacks', () => {
       asResult: false,
       said: { Body: { stkCallback: { CheckoutRequestID: checkoutRequestId, ResultCode: 0 } } },
     });
-    expect(callbacks.deliveries.find((each) => each.path === DARAJA_CALLBACK_PATHS.stkResult)).toMatchObject({
+    // Answered once the wake is done: the delivery is listed a moment after.
+    const delivered = await until('the callback to be answered', () =>
+      callbacks.deliveries.find(
+        (each) =>
+          each.path === DARAJA_CALLBACK_PATHS.stkResult &&
+          (each.body as { Body?: { stkCallback?: { CheckoutRequestID?: string } } }).Body?.stkCallback
+            ?.CheckoutRequestID === checkoutRequestId,
+      ),
+    );
+    expect(delivered).toMatchObject({
       status: 200,
       answer: { ResultCode: 0, ResultDesc: 'Accepted' },
     });
@@ -559,7 +569,6 @@ describe('callbacks', () => {
   });
 
   test('an STK callback naming no push of ours wakes nothing; a payment it claims is only reported for confirmation', async () => {
-    const before = callbackContext.woken.length;
     const declined = {
       Body: {
         stkCallback: { CheckoutRequestID: 'ws_CO_nobody', ResultCode: 1032, ResultDesc: 'Request cancelled by user' },
@@ -585,8 +594,8 @@ describe('callbacks', () => {
       },
     };
     expect((await callbacks.post(DARAJA_CALLBACK_PATHS.stkResult, claimed)).status).toBe(200);
-    expect(callbackContext.woken.length).toBe(before);
-    expect(callbackContext.reported.at(-1)).toMatchObject({
+    expect([...wokenBy(callbackContext.woken, declined), ...wokenBy(callbackContext.woken, claimed)]).toEqual([]);
+    expect(callbackContext.reported.find((each) => each.remoteTransactionId === 'RKT0000NOB')).toMatchObject({
       network: NETWORK,
       remoteTransactionId: 'RKT0000NOB',
       phoneNumber: '+254700000001',
@@ -597,12 +606,11 @@ describe('callbacks', () => {
   });
 
   test("a body that is not Daraja's is refused (400) and wakes nothing", async () => {
-    const before = callbackContext.woken.length;
-    expect(
-      (await callbacks.post(DARAJA_CALLBACK_PATHS.stkResult, { Body: { stkCallback: { ResultCode: 0 } } })).status,
-    ).toBe(400);
-    expect((await callbacks.post(DARAJA_CALLBACK_PATHS.result, { result: {} })).status).toBe(400);
-    expect(callbackContext.woken.length).toBe(before);
+    const unnamed = { Body: { stkCallback: { ResultCode: 0 } } };
+    const lowercase = { result: {} };
+    expect((await callbacks.post(DARAJA_CALLBACK_PATHS.stkResult, unnamed)).status).toBe(400);
+    expect((await callbacks.post(DARAJA_CALLBACK_PATHS.result, lowercase)).status).toBe(400);
+    expect([...wokenBy(callbackContext.woken, unnamed), ...wokenBy(callbackContext.woken, lowercase)]).toEqual([]);
   });
 
   test("a B2C result wakes its payout as a hint; a transaction status answer is kept as its query's result; a result for nobody wakes nothing", async () => {
@@ -621,25 +629,33 @@ describe('callbacks', () => {
       callbackContext.woken.find((each) => each.operation.id === query.id),
     );
     expect(answer).toMatchObject({ asResult: true, said: { Result: { ResultCode: 0 } } });
-    const before = callbackContext.woken.length;
     const nobody = { Result: { ResultCode: 0, ConversationID: 'AG_nobody', OriginatorConversationID: 'nobody' } };
     expect(await callbacks.post(DARAJA_CALLBACK_PATHS.result, nobody)).toEqual({
       status: 200,
       body: { ResultCode: 0, ResultDesc: 'Accepted' },
     });
-    expect(callbackContext.woken.length).toBe(before);
+    expect(wokenBy(callbackContext.woken, nobody)).toEqual([]);
   });
 
   test("a queue time-out wakes the operation it names, and a status query's with nothing said", async () => {
     const paid = payout();
+    simulator.payee(msisdn(paid.phoneNumber), { callback: 'none' });
     await connector.sendMoney(paid);
     const operation = journal.held.find(
       (each) => each.kind === 'payout' && each.reference.startsWith(`${paid.reference}-`),
     )!;
-    const timedOut = { Result: { ResultCode: 1, ConversationID: operation.operatorReference } };
-    const before = callbackContext.woken.length;
-    expect((await callbacks.post(DARAJA_CALLBACK_PATHS.timeout, timedOut)).status).toBe(200);
-    expect(callbackContext.woken.slice(before)).toMatchObject([{ operation: { id: operation.id }, said: timedOut }]);
+    // Transaction status asked about the payout: a status query of its own, under the ConversationID Daraja gave it.
+    await connector.payoutStatus(paid);
+    const query = journal.held.find((each) => each.kind === 'status_query' && each.subject === operation.reference)!;
+    for (const [named, said] of [
+      [operation, 'the time-out'],
+      [query, null],
+    ] as const) {
+      const timedOut = { Result: { ResultCode: 1, ConversationID: named.operatorReference } };
+      expect((await callbacks.post(DARAJA_CALLBACK_PATHS.timeout, timedOut)).status).toBe(200);
+      const hints = callbackContext.woken.filter((each) => each.operation.id === named.id && !each.asResult);
+      expect(hints.map((each) => each.said)).toEqual([said === null ? null : timedOut]);
+    }
   });
 
   test('a paybill validation: one that cannot be read is rejected (C2B00016), one of a fraction of a shilling too (C2B00013), one nobody decides is accepted; a confirmation is reported for confirmation', async () => {
@@ -665,7 +681,7 @@ describe('callbacks', () => {
       status: 200,
       body: { ResultCode: 0, ResultDesc: 'Accepted' },
     });
-    expect(callbackContext.reported.at(-1)).toMatchObject({
+    expect(callbackContext.reported.find((each) => each.remoteTransactionId === 'RKTQDM7W6S')).toMatchObject({
       network: NETWORK,
       remoteTransactionId: 'RKTQDM7W6S',
       phoneNumber: '+254708374149',

@@ -5,6 +5,7 @@
  * connector's callback routes served on loopback for a simulator to call, a wiretap that shows what
  * the operator received, and the prompts and payouts the core would hand a connector.
  */
+import { isDeepStrictEqual } from 'node:util';
 import * as v from 'valibot';
 import { asId } from '../../src/domain/ids';
 import { networkByName, type Network } from '../../src/domain/networks';
@@ -148,6 +149,13 @@ export function operationOf(
 
 /** One call of the context's `wake`: the operation woken, what the operator said, and whether it is a result. */
 export type Woken = { operation: WakeTarget; said: unknown; asResult: boolean };
+/**
+ * The wakes whose operator said `said` (compared whole): what one callback of a test did, whatever other callbacks of
+ * the simulator arrive meanwhile.
+ */
+export const wokenBy = (woken: readonly Woken[], said: unknown): Woken[] =>
+  woken.filter((each) => isDeepStrictEqual(each.said, said));
+
 /** A payment a callback reported for confirmation. */
 export type Reported = Parameters<CallbackContext<unknown>['reportForConfirmation']>[0];
 

@@ -26,6 +26,7 @@ import {
   takenPrompt,
   until,
   withOperatorTimeout,
+  wokenBy,
 } from './kit';
 
 const KEYS = {
@@ -299,7 +300,11 @@ describe('callbacks', () => {
     );
     expect(call.asResult).toBe(false);
     expect(call.said).toMatchObject({ externalId: asked.promptReference, status: 'SUCCESSFUL' });
-    expect(callbacks.deliveries.find((each) => each.path.endsWith(referenceId))).toMatchObject({
+    // Answered once the wake is done: the delivery is listed a moment after.
+    const delivered = await until('the callback to be answered', () =>
+      callbacks.deliveries.find((each) => each.path.endsWith(referenceId)),
+    );
+    expect(delivered).toMatchObject({
       method: 'PUT',
       body: { status: 'SUCCESSFUL' },
       status: 200,
@@ -337,18 +342,17 @@ describe('callbacks', () => {
       });
       operations.push(operation);
       const said = { externalId: operation.reference, status: 'FAILED', reason: 'APPROVAL_REJECTED' };
-      const before = woken.length;
       expect(await callbacks.post(`/network/momo/${referenceId}`, said, {}, method)).toEqual({
         status: 200,
         body: { status: 'received' },
       });
-      expect(woken.slice(before)).toEqual([{ operation, said, asResult: false }]);
+      expect(wokenBy(woken, said)).toEqual([{ operation, said, asResult: false }]);
       expect(await callbacks.post(`/network/momo/${crypto.randomUUID()}`, said, {}, method)).toEqual({
         status: 200,
         body: { status: 'received' },
       });
       expect((await callbacks.post('/network/momo/not-a-reference', said, {}, method)).status).toBe(404);
-      expect(woken.slice(before)).toHaveLength(1);
+      expect(wokenBy(woken, said)).toHaveLength(1);
     },
   );
 });

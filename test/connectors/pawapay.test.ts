@@ -27,6 +27,7 @@ import {
   takenPrompt,
   until,
   withOperatorTimeout,
+  wokenBy,
 } from './kit';
 
 const TOKEN = 'pawapay-token';
@@ -318,7 +319,10 @@ describe('callbacks', () => {
       woken.find((each) => each.operation.id === operation.id),
     );
     expect(call).toMatchObject({ asResult: false, said: { depositId: idOf(asked), status: 'COMPLETED' } });
-    const delivered = simulator.callbacks().find((each) => each.body.includes(idOf(asked)));
+    // Answered once the wake is done: pawaPay hears the answer a moment after.
+    const delivered = await until('the callback to be answered', () =>
+      simulator.callbacks().find((each) => each.body.includes(idOf(asked)) && each.status !== null),
+    );
     expect(delivered).toMatchObject({ kind: 'deposit', status: 200 });
     expect(delivered!.headers['Signature-Input']).toContain('keyid="HTTP_EC_P256_KEY:1"');
   });
@@ -350,6 +354,7 @@ describe('callbacks', () => {
     expect(sent.status).toBe(403);
     const delivered = callbacks.deliveries.filter((each) => each.path === PAWAPAY_CALLBACK_PATHS.deposit);
     expect(delivered.at(-1)).toMatchObject({ body: { depositId }, status: 403, answer: { detail } });
+    // By its id: a tampered callback arrives with another body than the one signed.
     expect(woken.filter((each) => (each.said as { depositId?: string }).depositId === depositId)).toEqual([]);
   });
 
@@ -357,14 +362,10 @@ describe('callbacks', () => {
     'a well-signed $movement callback for no operation of ours wakes nothing',
     async ({ movement }) => {
       const idField = { deposit: 'depositId', payout: 'payoutId', refund: 'refundId' }[movement]!;
-      const id = crypto.randomUUID();
-      const before = woken.length;
-      const sent = await simulator.sendCallback(movement as 'deposit' | 'payout' | 'refund', {
-        [idField]: id,
-        status: 'FAILED',
-      });
+      const said = { [idField]: crypto.randomUUID(), status: 'FAILED' };
+      const sent = await simulator.sendCallback(movement as 'deposit' | 'payout' | 'refund', said);
       expect(sent.status).toBe(200);
-      expect(woken.slice(before)).toEqual([]);
+      expect(wokenBy(woken, said)).toEqual([]);
     },
   );
 
