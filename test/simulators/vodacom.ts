@@ -99,6 +99,11 @@ export type VodacomSimulator = {
   revokeSessions(): number;
   /** While on, `getSession` answers `INS-1` (an internal error, HTTP 500): no session is issued. */
   failSessionRequests(failing: boolean): void;
+  /**
+   * The service provider's own M-Pesa account, which B2C pays from (null, the default: never short): a B2C of more
+   * than it holds is refused `INS-2006` and nothing is recorded.
+   */
+  setB2cBalance(amount: number | null): void;
   transactions(kind?: VodacomTransaction['kind']): VodacomTransaction[];
   /** Sessions issued, and calls refused for a session used before it was active. */
   sessions(): { issued: number; usedBeforeActive: number };
@@ -205,6 +210,7 @@ export async function startVodacomSimulator(options: VodacomSimulatorOptions): P
   >();
   const counters = { issued: 0, usedBeforeActive: 0 };
   let sessionRequestsFail = false;
+  let b2cBalance: number | null = null;
   const subscribers = new Map<string, Partial<VodacomSubscriber>>();
   const transactions: VodacomTransaction[] = [];
   const log: Call[] = [];
@@ -376,6 +382,8 @@ export async function startVodacomSimulator(options: VodacomSimulatorOptions): P
     if (repeated) return repeated;
     const behaviour = behaviourOf(fields.input_CustomerMSISDN!);
     if (!behaviour.registered) return reply('INS-2051');
+    if (b2cBalance !== null && Number(fields.input_Amount) > b2cBalance) return reply('INS-2006');
+    if (b2cBalance !== null) b2cBalance -= Number(fields.input_Amount);
     const transaction = newTransaction('b2c', market, fields, request);
     transaction.status = 'Completed';
     if (behaviour.answer === 'lost') return await lost();
@@ -552,6 +560,9 @@ export async function startVodacomSimulator(options: VodacomSimulatorOptions): P
     },
     failSessionRequests(failing) {
       sessionRequestsFail = failing;
+    },
+    setB2cBalance(amount) {
+      b2cBalance = amount;
     },
     transactions: (kind) =>
       transactions.filter((known) => kind === undefined || known.kind === kind).map((known) => ({ ...known })),
