@@ -5,7 +5,7 @@
  */
 import * as v from 'valibot';
 import { logger } from '../../log';
-import { CallbackRefusal, type CallbackContext, type CallbackRoute } from '../adapter';
+import { CallbackRefusal, type CallbackContext, type CallbackRoute } from '../callback-routes';
 import { nested } from '../operator-http';
 import { CALLBACK_TAGS, optionalReference, optionalText, received, reference } from '../callback-schemas';
 import { AIRTEL_CALLBACK_PATH, airtelNetworks, callbackHashMatches } from './client';

@@ -4,7 +4,7 @@
  */
 import * as v from 'valibot';
 import { logger } from '../../log';
-import type { CallbackContext, CallbackRoute } from '../adapter';
+import type { CallbackContext, CallbackRoute } from '../callback-routes';
 import { CALLBACK_TAGS, optionalReference, optionalText, received, text } from '../callback-schemas';
 import { MOMO_CALLBACK_PATH } from './client';
 import type { MomoSettings } from './settings';

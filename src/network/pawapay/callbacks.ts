@@ -10,7 +10,7 @@
 import type { KeyObject } from 'node:crypto';
 import * as v from 'valibot';
 import { logger } from '../../log';
-import { CallbackRefusal, type CallbackContext, type CallbackRoute } from '../adapter';
+import { CallbackRefusal, type CallbackContext, type CallbackRoute } from '../callback-routes';
 import { CALLBACK_TAGS, optionalText, received } from '../callback-schemas';
 import { callOperator } from '../operator-http';
 import { MOVEMENTS, type Movement } from './client';
