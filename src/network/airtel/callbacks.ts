@@ -8,7 +8,7 @@ import { logger } from '../../log';
 import { CallbackRefusal, type CallbackContext, type CallbackRoute } from '../callback-routes';
 import { nested } from '../operator-http';
 import { CALLBACK_TAGS, optionalReference, optionalText, received, reference } from '../callback-schemas';
-import { AIRTEL_CALLBACK_PATH, airtelNetworks, callbackHashMatches } from './client';
+import { AIRTEL_CALLBACK_PATH, airtelNetworks, callbackHashMatches } from './protocol';
 import type { AirtelSettings } from './settings';
 
 const AirtelCallback = v.looseObject({

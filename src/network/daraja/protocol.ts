@@ -51,7 +51,7 @@ export function darajaTimestamp(now = new Date()): string {
   return new Date(now.getTime() + 3 * 3600_000).toISOString().replace(/\D/g, '').slice(0, 14);
 }
 
-export type ResultParameters = Record<string, string>;
+type ResultParameters = Record<string, string>;
 
 /**
  * Daraja's lists of `{Name, Value}` or `{Key, Value}` pairs (an STK callback's metadata items, a

@@ -9,6 +9,7 @@ import { createVodacomConnector } from './client';
 import { VODACOM_MARKETS, VODACOM_VARIABLES, readVodacomSettings, type VodacomSettings } from './settings';
 
 export * from './client';
+export * from './protocol';
 export { VODACOM_MARKETS, type VodacomMarket, type VodacomSettings } from './settings';
 
 const amountRule = minorUnits('M-Pesa');
