@@ -61,11 +61,13 @@ export const AIRTEL_CALLBACK_ROUTES: readonly CallbackRoute<AirtelSettings>[] = 
     docs: {
       operationId: 'airtelCallback',
       summary: "Airtel Money callback (the callback URL registered in Airtel's portal)",
-      description:
-        "Airtel Money reports a USSD push's outcome here. It is a hint: the request's workflow wakes and asks " +
-        "Airtel's transaction enquiry, which alone decides. " +
-        'With AIRTEL_CALLBACK_KEY set, a callback whose `hash` is not Base64(HMAC-SHA256(key, its `transaction` ' +
-        'object as compact JSON)) is refused (403) and wakes nothing.',
+      description: [
+        "Airtel Money reports a USSD push's outcome here.",
+        "It is a hint: the request's workflow wakes and asks Airtel's transaction enquiry, which alone decides.",
+        'With AIRTEL_CALLBACK_KEY set,',
+        'a callback whose `hash` is not Base64(HMAC-SHA256(key, its `transaction` object as compact JSON))',
+        'is refused (403) and wakes nothing.',
+      ].join(' '),
       tags: CALLBACK_TAGS,
       caller: 'anyone',
       errors: [403, 429],

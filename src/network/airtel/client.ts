@@ -213,7 +213,9 @@ export function createAirtelConnector(settings: AirtelSettings) {
   return {
     countries: settings.countries,
 
-    /** Our transaction id, derived from our reference: recorded by the core before the call (a callback may outrun it). */
+    /**
+     * Our transaction id, derived from our reference: recorded by the core before the call (a callback may outrun it).
+     */
     operatorIdFor: ({ kind, reference }: { kind: string; reference: string }) =>
       kind === 'prompt' ? promptId({ promptReference: reference }) : payoutId({ reference }),
 

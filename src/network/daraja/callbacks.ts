@@ -210,8 +210,10 @@ export const DARAJA_CALLBACK_ROUTES: readonly CallbackRoute<MpesaSettings>[] = [
     docs: taken(
       'darajaStkResult',
       'STK push result (Daraja CallBackURL)',
-      "Daraja posts the outcome of an STK push here. It is a hint: the request's workflow wakes and asks the STK " +
-        'push query, which alone decides.',
+      [
+        'Daraja posts the outcome of an STK push here.',
+        "It is a hint: the request's workflow wakes and asks the STK push query, which alone decides.",
+      ].join(' '),
       {
         Body: {
           stkCallback: {
@@ -289,9 +291,12 @@ export const DARAJA_CALLBACK_ROUTES: readonly CallbackRoute<MpesaSettings>[] = [
     docs: taken(
       'darajaResult',
       'Asynchronous result (Daraja ResultURL)',
-      'B2C, reversal and transaction status results. A B2C or reversal result wakes its workflow (a hint); a ' +
-        'transaction status answer, matched by the ConversationID Daraja gave only to us, is kept for the workflow ' +
-        'that asked.',
+      [
+        'B2C, reversal and transaction status results.',
+        'A B2C or reversal result wakes its workflow (a hint);',
+        'a transaction status answer, matched by the ConversationID Daraja gave only to us,',
+        'is kept for the workflow that asked.',
+      ].join(' '),
     ),
     handle: async ({ body }, context) => {
       const result = readResult(body);

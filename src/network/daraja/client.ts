@@ -177,12 +177,9 @@ export function createDarajaConnector(
         return { status: 'refused', reason: "M-Pesa's record is of another transaction." };
       }
       if (!completedFor(result, payment.amount)) {
-        return {
-          status: 'refused',
-          reason:
-            `M-Pesa reports the transaction ${result.parameters.TransactionStatus ?? 'not completed'} for ` +
-            `${result.parameters.Amount ?? 'no'} KES.`,
-        };
+        const state = result.parameters.TransactionStatus ?? 'not completed';
+        const amount = result.parameters.Amount ?? 'no';
+        return { status: 'refused', reason: `M-Pesa reports the transaction ${state} for ${amount} KES.` };
       }
       const payer = numberOfParty(result.parameters.DebitPartyName);
       const named = await pushNamedFor(result, payment.remoteTransactionId);

@@ -52,9 +52,10 @@ export const daraja: ConnectorUnit<'mpesa', MpesaSettings | null> = {
           network: DARAJA_NETWORK,
           currency: 'KES',
           connector: 'M-Pesa Daraja',
-          detail:
-            `${new URL(settings.baseUrl).host}, paybill ${settings.shortcode}: STK push, paybill validation ` +
-            `and confirmation, B2C, reversals`,
+          detail: [
+            `${new URL(settings.baseUrl).host}, paybill ${settings.shortcode}:`,
+            'STK push, paybill validation and confirmation, B2C, reversals',
+          ].join(' '),
         }
       : { network: DARAJA_NETWORK, currency: 'KES', connector: 'none', detail: simulated },
   ],

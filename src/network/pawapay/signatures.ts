@@ -183,10 +183,10 @@ function timeProblem(
   ] as const) {
     if (at === undefined) continue;
     if (at - now > skewMs) return `the signature's ${what} is ${Math.round((at - now) / 1000)} s in the future`;
-    if (now - at > maxAgeMs)
-      return (
-        `the signature's ${what} is ${Math.round((now - at) / 1000)} s old (at most ${maxAgeMs / 1000} s is ` + `taken)`
-      );
+    if (now - at > maxAgeMs) {
+      const age = Math.round((now - at) / 1000);
+      return `the signature's ${what} is ${age} s old (at most ${maxAgeMs / 1000} s is taken)`;
+    }
   }
   if (signed.expires !== undefined && now - signed.expires > skewMs) return 'the signature has expired';
   return null;

@@ -46,9 +46,10 @@ export const vodacom: ConnectorUnit<'vodacom', VodacomSettings | null> = {
         network: known.network,
         currency: market.currency,
         connector: 'Vodacom M-Pesa',
-        detail:
-          `${new URL(settings.baseUrl).host}, ${market.context}, service provider ` +
-          `${settings.serviceProviderCode}: C2B, B2C, reversals, beneficiary names`,
+        detail: [
+          `${new URL(settings.baseUrl).host}, ${market.context}, service provider ${settings.serviceProviderCode}:`,
+          'C2B, B2C, reversals, beneficiary names',
+        ].join(' '),
       };
     }),
 };

@@ -1,7 +1,7 @@
 /**
  * A market's calls to the M-Pesa OpenAPI (`<root>/ipg/v2/<context>/...`): its sessions, each first used after its
- * activation delay with a spare always ready (src/network/session-pool.ts), and its bearers encrypted under the portal's
- * public key. The connector (./client.ts) makes each call through its market's client.
+ * activation delay with a spare always ready (src/network/session-pool.ts), and its bearers encrypted under the
+ * portal's public key. The connector (./client.ts) makes each call through its market's client.
  */
 import { constants, publicEncrypt, type KeyObject } from 'node:crypto';
 import { accepted } from './protocol';
@@ -66,10 +66,8 @@ export function createMarketClient(settings: VodacomSettings, market: VodacomMar
     }
     const sessionId = field(answer.body, 'output_SessionID');
     if (!accepted(answer) || field(answer.body, 'output_ResponseCode') !== 'INS-0' || !sessionId) {
-      throw new Error(
-        `Vodacom M-Pesa ${market.context} session refused: HTTP ${answer.status} ` +
-          `${field(answer.body, 'output_ResponseCode') ?? ''}`.trim(),
-      );
+      const code = field(answer.body, 'output_ResponseCode') ?? '';
+      throw new Error(`Vodacom M-Pesa ${market.context} session refused: HTTP ${answer.status} ${code.trim()}`);
     }
     return { bearer: encrypt(sessionId), askedAt };
   }
@@ -82,8 +80,10 @@ export function createMarketClient(settings: VodacomSettings, market: VodacomMar
     retryMs: SESSION_RETRY_MS,
     onRequestFailure: (error) =>
       logger.warn(
-        `Vodacom M-Pesa ${market.context}: a session was not issued (a session held, if any, serves while it is ` +
-          `asked for again)`,
+        [
+          `Vodacom M-Pesa ${market.context}: a session was not issued`,
+          '(a session held, if any, serves while it is asked for again)',
+        ].join(' '),
         { error },
       ),
   });

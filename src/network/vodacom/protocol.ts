@@ -57,11 +57,8 @@ export const vodacomFailure = (
   whose: 'subscriber' | 'merchant' = 'subscriber',
 ): string => {
   if (code === 'INS-2006' && whose === 'merchant') return "The merchant's M-Pesa account balance is not enough.";
-  return (
-    (code && RESPONSE_CODES[code]) ??
-    `M-Pesa refused the ` +
-      `transaction${code || description ? ` (${[code, description].filter(Boolean).join(': ')})` : ''}.`
-  );
+  const said = [code, description].filter(Boolean).join(': ');
+  return (code && RESPONSE_CODES[code]) ?? `M-Pesa refused the transaction${said ? ` (${said})` : ''}.`;
 };
 
 /**
