@@ -20,7 +20,7 @@
 import { Elysia } from 'elysia';
 import { askMerchant, outgoingTransport, type TransportSettings } from '../outbound/merchant-http';
 import { logger } from '../log';
-import { CallbackRefusal, type CallbackContext, type CallbackRoute, type WakeTarget } from '../network/adapter';
+import { CallbackRefusal, type CallbackContext, type CallbackRoute, type WakeTarget } from '../network/callback-routes';
 import { callbackUnits } from '../network/registry';
 import { requestOfBillReference } from '../services/collections/collection-matching';
 import { verificationSettingsOf } from '../services/collections/collection-receiving';

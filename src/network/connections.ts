@@ -53,6 +53,9 @@ export function createNetworks(
   return createNetworkRouter(sandbox, connectors, config.sandbox, { sql, health });
 }
 
+/** Why a network no connector knows is not connected. */
+const NO_CONNECTOR = 'no connector exists: no public API and no documented aggregator route (docs/going-live.md)';
+
 /** How each network that moves real money is reached, for operators and the console (never a secret). */
 export function describeConnections(config: ConnectorSettings & { sandbox: boolean }): NetworkConnection[] {
   const simulated = config.sandbox
@@ -66,9 +69,7 @@ export function describeConnections(config: ConnectorSettings & { sandbox: boole
       network: network.name,
       currency: currenciesOfNetwork(network)[0] ?? '',
       connector: 'none',
-      detail:
-        `${config.sandbox ? 'simulated by the sandbox (sandbox mode); ' : ''}no connector exists: no public ` +
-        `API and no documented aggregator route (docs/going-live.md)`,
+      detail: `${config.sandbox ? 'simulated by the sandbox (sandbox mode); ' : ''}${NO_CONNECTOR}`,
     }));
   return [
     {

@@ -13,15 +13,17 @@ import {
   CallbackRefusal,
   type CallbackContext,
   type CallbackRoute,
-  type ConnectorDeps,
-  type ConnectorUnit,
-  type NetworkOperation,
-  type NetworkRecords,
-  type PaymentPrompt,
-  type Payout,
-  type Recorded,
-  type TakenPrompt,
   type WakeTarget,
+} from '../../src/network/callback-routes';
+import type {
+  ConnectorDeps,
+  ConnectorUnit,
+  NetworkOperation,
+  NetworkRecords,
+  PaymentPrompt,
+  Payout,
+  Recorded,
+  TakenPrompt,
 } from '../../src/network/adapter';
 import { configureOperatorCalls, operatorTimeoutMs } from '../../src/network/operator-http';
 

@@ -5,10 +5,10 @@
  */
 import * as v from 'valibot';
 import { logger } from '../../log';
-import { CallbackRefusal, type CallbackContext, type CallbackRoute } from '../adapter';
+import { CallbackRefusal, type CallbackContext, type CallbackRoute } from '../callback-routes';
 import { nested } from '../operator-http';
 import { CALLBACK_TAGS, optionalReference, optionalText, received, reference } from '../callback-schemas';
-import { AIRTEL_CALLBACK_PATH, airtelNetworks, callbackHashMatches } from './client';
+import { AIRTEL_CALLBACK_PATH, airtelNetworks, callbackHashMatches } from './protocol';
 import type { AirtelSettings } from './settings';
 
 const AirtelCallback = v.looseObject({
@@ -61,11 +61,13 @@ export const AIRTEL_CALLBACK_ROUTES: readonly CallbackRoute<AirtelSettings>[] = 
     docs: {
       operationId: 'airtelCallback',
       summary: "Airtel Money callback (the callback URL registered in Airtel's portal)",
-      description:
-        "Airtel Money reports a USSD push's outcome here. It is a hint: the request's workflow wakes and asks " +
-        "Airtel's transaction enquiry, which alone decides. " +
-        'With AIRTEL_CALLBACK_KEY set, a callback whose `hash` is not Base64(HMAC-SHA256(key, its `transaction` ' +
-        'object as compact JSON)) is refused (403) and wakes nothing.',
+      description: [
+        "Airtel Money reports a USSD push's outcome here.",
+        "It is a hint: the request's workflow wakes and asks Airtel's transaction enquiry, which alone decides.",
+        'With AIRTEL_CALLBACK_KEY set,',
+        'a callback whose `hash` is not Base64(HMAC-SHA256(key, its `transaction` object as compact JSON))',
+        'is refused (403) and wakes nothing.',
+      ].join(' '),
       tags: CALLBACK_TAGS,
       caller: 'anyone',
       errors: [403, 429],

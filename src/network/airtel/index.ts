@@ -6,10 +6,12 @@ import { currenciesOfNetwork, knownNetworks } from '../../domain/networks';
 import type { ConnectorUnit } from '../adapter';
 import { wholeAmounts } from '../amount-rules';
 import { AIRTEL_CALLBACK_ROUTES } from './callbacks';
-import { AIRTEL_CALLBACK_PATH, AIRTEL_NETWORKS, airtelNetworks, createAirtelConnector } from './client';
+import { createAirtelConnector } from './client';
+import { AIRTEL_CALLBACK_PATH, AIRTEL_NETWORKS, airtelNetworks } from './protocol';
 import { AIRTEL_VARIABLES, readAirtelSettings, type AirtelSettings } from './settings';
 
 export * from './client';
+export * from './protocol';
 export type { AirtelCountry, AirtelSettings } from './settings';
 
 const amountRule = wholeAmounts('Airtel Money');

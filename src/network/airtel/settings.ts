@@ -53,10 +53,8 @@ function airtelCountriesOf(value: string, problems: string[]): AirtelCountry[] {
     const [country = '', named] = entry.split(':');
     const currencies = AIRTEL_COUNTRY_CURRENCIES[country];
     if (!currencies) {
-      problems.push(
-        `AIRTEL_COUNTRIES: ${country} has no Airtel network this service knows ` +
-          `(${Object.keys(AIRTEL_COUNTRY_CURRENCIES).join(', ')})`,
-      );
+      const served = Object.keys(AIRTEL_COUNTRY_CURRENCIES).join(', ');
+      problems.push(`AIRTEL_COUNTRIES: ${country} has no Airtel network this service knows (${served})`);
       continue;
     }
     const currency = named ?? currencies[0]!;

@@ -8,19 +8,24 @@
  * its URL does not answer: the one registered here completes the payment (registerUrls), which then
  * arrives as a confirmation.
  *
- * Each body's schema describes what Daraja sends (its documented fields, their types and sizes); a
- * body that breaks it is refused with the API's 400 and wakes nothing, except a validation, which
- * Daraja wants a decision on and gets a rejection. The code after the schema reads nested lists and
- * items through ./client.ts, which takes any shape.
+ * Each body's schema (./callback-schemas.ts) describes what Daraja sends (its documented fields, their types and
+ * sizes); a body that breaks it is refused with the API's 400 and wakes nothing, except a validation, which
+ * Daraja wants a decision on and gets a rejection (./paybill.ts). The code after the schema reads nested lists and
+ * items through ./protocol.ts, which takes any shape.
  */
-import { createHash } from 'node:crypto';
-import * as v from 'valibot';
-import { promptReference } from '../../domain/collections';
-import { parsePositiveAmount } from '../../domain/money';
-import { fullNumberOf, numberFitsMask } from '../../domain/phone';
 import { logger } from '../../log';
-import type { CallbackContext, CallbackDocs, CallbackRoute, NetworkOperation } from '../adapter';
-import { CALLBACK_TAGS, optionalReference, optionalText, text } from '../callback-schemas';
+import type { NetworkOperation } from '../adapter';
+import type { CallbackContext, CallbackDocs, CallbackRoute } from '../callback-routes';
+import { CALLBACK_TAGS } from '../callback-schemas';
+import {
+  ACCEPTED,
+  DarajaAcknowledgement,
+  DarajaResult,
+  PaybillPayment,
+  StkCallback,
+  type StkCallbackBody,
+} from './callback-schemas';
+import { paybillConfirmation, paybillValidation } from './paybill';
 import {
   DARAJA_CALLBACK_PATHS,
   DARAJA_NETWORK,
@@ -31,130 +36,17 @@ import {
   readResult,
   receiptNaming,
   reversalSubject,
-} from './client';
+  wholeShillings,
+} from './protocol';
 import type { MpesaSettings } from './settings';
 
 type Context = CallbackContext<MpesaSettings>;
 
 /**
- * A `{Name, Value}` item of an STK callback's metadata, or a `{Key, Value}` result parameter: `Balance` comes without a
- * value.
- */
-const namedValue = (name: 'Name' | 'Key') =>
-  v.looseObject({ [name]: v.pipe(v.string(), v.maxLength(100)), Value: optionalText });
-
-/** Daraja's acknowledgement of a callback (its documented `{ResultCode, ResultDesc}`). */
-const DarajaAcknowledgement = v.pipe(
-  v.object({
-    ResultCode: v.union([v.number(), v.string()]),
-    ResultDesc: v.string(),
-    ThirdPartyTransID: v.optional(v.string()),
-  }),
-  v.description(
-    "Daraja's expected answer: `ResultCode` 0 (a validation also answers `C2B00013` or `C2B00016` to reject).",
-  ),
-);
-const ACCEPTED = { ResultCode: 0, ResultDesc: 'Accepted' };
-
-const StkCallback = v.looseObject({
-  Body: v.looseObject({
-    stkCallback: v.looseObject({
-      MerchantRequestID: optionalReference,
-      CheckoutRequestID: v.pipe(v.string(), v.maxLength(100)),
-      ResultCode: text,
-      ResultDesc: optionalText,
-      // Only a completed payment carries it: Amount, MpesaReceiptNumber, TransactionDate, PhoneNumber (and Balance,
-      // without a value).
-      CallbackMetadata: v.optional(
-        v.nullable(v.looseObject({ Item: v.optional(v.pipe(v.array(namedValue('Name')), v.maxLength(50))) })),
-      ),
-    }),
-  }),
-});
-type StkCallbackBody = v.InferOutput<typeof StkCallback>;
-
-const PaybillPayment = v.looseObject({
-  TransactionType: optionalText,
-  TransID: v.pipe(v.string(), v.regex(/^[A-Za-z0-9]{4,30}$/, "Enter M-Pesa's transaction id.")),
-  TransTime: optionalText,
-  TransAmount: text,
-  BusinessShortCode: optionalText,
-  BillRefNumber: optionalText,
-  InvoiceNumber: optionalText,
-  OrgAccountBalance: optionalText,
-  ThirdPartyTransID: optionalText,
-  MSISDN: text,
-  FirstName: optionalText,
-  MiddleName: optionalText,
-  LastName: optionalText,
-});
-type PaybillPaymentBody = v.InferOutput<typeof PaybillPayment>;
-
-const DarajaResult = v.looseObject({
-  Result: v.looseObject({
-    ResultType: optionalText,
-    ResultCode: text,
-    ResultDesc: optionalText,
-    OriginatorConversationID: optionalReference,
-    ConversationID: optionalReference,
-    TransactionID: optionalReference,
-    // Several parameters come as a list, a lone one bare.
-    ResultParameters: v.optional(
-      v.nullable(
-        v.looseObject({
-          ResultParameter: v.optional(
-            v.union([v.pipe(v.array(namedValue('Key')), v.maxLength(100)), namedValue('Key')]),
-          ),
-        }),
-      ),
-    ),
-    ReferenceData: v.optional(v.unknown()),
-  }),
-});
-
-const sha256Hex = (value: string) => createHash('sha256').update(value).digest('hex');
-
-/** Control characters (C0, DEL, C1): Daraja sends none, so a field or key holding one is unreadable. */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what it looks for
-const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f]/;
-const holdsControlCharacter = (value: unknown): boolean =>
-  typeof value === 'string'
-    ? CONTROL_CHARACTER.test(value)
-    : typeof value === 'object' &&
-      value !== null &&
-      Object.entries(value).some(([key, item]) => CONTROL_CHARACTER.test(key) || holdsControlCharacter(item));
-
-const wholeShillings = (value: string | number) => {
-  const amount = String(value).trim();
-  return /^\d{1,12}(\.0+)?$/.test(amount) && parsePositiveAmount(amount.replace(/\.0+$/, '')) !== null
-    ? amount.replace(/\.0+$/, '')
-    : null;
-};
-
-/**
- * The payer of a paybill payment and the request its account number names: the number in full
- * when Daraja gives it; a masked or hashed one stands for the named request's number only when it
- * fits it; otherwise it is kept as Daraja gave it (and matches no request by number).
- */
-async function paybillPayer({ merchants }: Context, body: PaybillPaymentBody, amount: string) {
-  const given = String(body.MSISDN);
-  const named = body.BillRefNumber
-    ? await merchants.requestOfBillReference(String(body.BillRefNumber), DARAJA_NETWORK, 'KES')
-    : undefined;
-  const request =
-    named && parsePositiveAmount(named.amount) !== null && Number(named.amount) === Number(amount) ? named : null;
-  const full = fullNumberOf(given);
-  if (full !== null) return { phoneNumber: full, request: request && request.phoneNumber === full ? request : null };
-  if (request && numberFitsMask(request.phoneNumber, given, sha256Hex))
-    return { phoneNumber: request.phoneNumber, request };
-  return { phoneNumber: `+${given.replace(/\s+/g, '').replace(/^\+/, '')}`.slice(0, 70), request: null };
-}
-
-/**
  * The operation a Daraja result names: by the ConversationID it gave us; else, when its first answer was lost, a B2C
  * by our OriginatorConversationID, or a reversal by the transaction it reverses (the result's OriginalTransactionID).
  * The ConversationID of an operation found so is kept as its operator reference, so that transaction status is
- * asked about it (./client.ts).
+ * asked about it (./payouts.ts).
  */
 async function operationOfResult(
   { records, settings }: Context,
@@ -289,79 +181,6 @@ async function stkResult(body: StkCallbackBody, context: Context) {
   return ACCEPTED;
 }
 
-async function paybillValidation(
-  checked: { valid: true; body: PaybillPaymentBody } | { valid: false; errors: Record<string, string[]> },
-  context: Context,
-) {
-  const { merchants, settings } = context;
-  // Daraja waits for a decision: a validation that cannot be read is refused, so the subscriber pays for nothing nobody
-  // could follow.
-  if (!checked.valid || holdsControlCharacter(checked.body)) {
-    logger.warn('paybill validation unreadable: rejected', {
-      fields: checked.valid ? ['control characters'] : Object.keys(checked.errors),
-    });
-    return { ResultCode: 'C2B00016', ResultDesc: 'Rejected' };
-  }
-  const body = checked.body;
-  const amount = wholeShillings(body.TransAmount);
-  if (!settings || amount === null) return { ResultCode: 'C2B00013', ResultDesc: 'Rejected' };
-  const payer = await paybillPayer(context, body, amount);
-  // Only the request the account number names says whose payment it is: never an organization guessed by the payer's
-  // number and amount.
-  const organizationId = payer.request?.organizationId ?? null;
-  const verification = organizationId === null ? undefined : await merchants.verificationSettingsOf(organizationId);
-  // Nobody to ask (no organization, or none with a verification URL): the payment goes on to matching.
-  if (!verification?.url) return { ...ACCEPTED, ResultCode: '0' };
-  const decided = await context.askVerification(
-    verification.url,
-    {
-      phonenumber: payer.phoneNumber,
-      amount,
-      currency_code: 'KES',
-      reference: String(body.BillRefNumber ?? ''),
-      remote_transaction_id: body.TransID,
-    },
-    verification.acceptByDefault,
-    settings.validationTimeoutMs,
-  );
-  logger.info('paybill validation answered', {
-    transId: body.TransID,
-    organizationId,
-    decision: decided.decision,
-    decidedBy: decided.decidedBy,
-    detail: decided.detail,
-  });
-  return decided.decision === 'accept'
-    ? { ResultCode: '0', ResultDesc: 'Accepted' }
-    : { ResultCode: 'C2B00016', ResultDesc: 'Rejected' };
-}
-
-async function paybillConfirmation(body: PaybillPaymentBody, context: Context) {
-  const amount = wholeShillings(body.TransAmount);
-  if (!context.settings || amount === null) {
-    logger.warn('paybill confirmation ignored', {
-      transId: body.TransID,
-      reason: context.settings ? 'amount' : 'no M-Pesa connector',
-    });
-    return ACCEPTED;
-  }
-  const payer = await paybillPayer(context, body, amount);
-  // Believed once transaction status confirms it; the request its account number names is its prompt.
-  await context.reportForConfirmation({
-    network: DARAJA_NETWORK,
-    remoteTransactionId: body.TransID,
-    phoneNumber: payer.phoneNumber,
-    amount,
-    currency: 'KES',
-    reference: String(body.BillRefNumber ?? '').slice(0, 255),
-    promptReference: payer.request ? promptReference(payer.request.id, 0) : null,
-    paymentDate: new Date().toISOString(),
-    // An account number that names no open request of ours leaves it unassigned: never matched by number and amount.
-    namedOnly: true,
-  });
-  return ACCEPTED;
-}
-
 const taken = (
   operationId: string,
   summary: string,
@@ -391,8 +210,10 @@ export const DARAJA_CALLBACK_ROUTES: readonly CallbackRoute<MpesaSettings>[] = [
     docs: taken(
       'darajaStkResult',
       'STK push result (Daraja CallBackURL)',
-      "Daraja posts the outcome of an STK push here. It is a hint: the request's workflow wakes and asks the STK " +
-        'push query, which alone decides.',
+      [
+        'Daraja posts the outcome of an STK push here.',
+        "It is a hint: the request's workflow wakes and asks the STK push query, which alone decides.",
+      ].join(' '),
       {
         Body: {
           stkCallback: {
@@ -470,9 +291,12 @@ export const DARAJA_CALLBACK_ROUTES: readonly CallbackRoute<MpesaSettings>[] = [
     docs: taken(
       'darajaResult',
       'Asynchronous result (Daraja ResultURL)',
-      'B2C, reversal and transaction status results. A B2C or reversal result wakes its workflow (a hint); a ' +
-        'transaction status answer, matched by the ConversationID Daraja gave only to us, is kept for the workflow ' +
-        'that asked.',
+      [
+        'B2C, reversal and transaction status results.',
+        'A B2C or reversal result wakes its workflow (a hint);',
+        'a transaction status answer, matched by the ConversationID Daraja gave only to us,',
+        'is kept for the workflow that asked.',
+      ].join(' '),
     ),
     handle: async ({ body }, context) => {
       const result = readResult(body);

@@ -6,10 +6,12 @@ import { logger } from '../../log';
 import type { ConnectorUnit } from '../adapter';
 import { wholeAmounts } from '../amount-rules';
 import { DARAJA_CALLBACK_ROUTES } from './callbacks';
-import { DARAJA_CALLBACK_PATHS, DARAJA_NETWORK, createDarajaConnector } from './client';
+import { createDarajaConnector } from './client';
+import { DARAJA_CALLBACK_PATHS, DARAJA_NETWORK } from './protocol';
 import { DARAJA_VARIABLES, readDarajaSettings, type MpesaSettings } from './settings';
 
 export * from './client';
+export * from './protocol';
 export type { MpesaSettings } from './settings';
 
 const CALLBACK_PATHS: ReadonlySet<string> = new Set(Object.values(DARAJA_CALLBACK_PATHS));
@@ -50,9 +52,10 @@ export const daraja: ConnectorUnit<'mpesa', MpesaSettings | null> = {
           network: DARAJA_NETWORK,
           currency: 'KES',
           connector: 'M-Pesa Daraja',
-          detail:
-            `${new URL(settings.baseUrl).host}, paybill ${settings.shortcode}: STK push, paybill validation ` +
-            `and confirmation, B2C, reversals`,
+          detail: [
+            `${new URL(settings.baseUrl).host}, paybill ${settings.shortcode}:`,
+            'STK push, paybill validation and confirmation, B2C, reversals',
+          ].join(' '),
         }
       : { network: DARAJA_NETWORK, currency: 'KES', connector: 'none', detail: simulated },
   ],

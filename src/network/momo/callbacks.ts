@@ -4,7 +4,7 @@
  */
 import * as v from 'valibot';
 import { logger } from '../../log';
-import type { CallbackContext, CallbackRoute } from '../adapter';
+import type { CallbackContext, CallbackRoute } from '../callback-routes';
 import { CALLBACK_TAGS, optionalReference, optionalText, received, text } from '../callback-schemas';
 import { MOMO_CALLBACK_PATH } from './client';
 import type { MomoSettings } from './settings';
@@ -54,9 +54,10 @@ const route = (operationId: string, method: 'PUT' | 'POST'): CallbackRoute<MomoS
   docs: {
     operationId,
     summary: `MoMo callback (X-Callback-Url, ${method})`,
-    description:
-      'MTN MoMo reports a request to pay or a transfer here (once, PUT or POST). It is a hint: the workflow wakes ' +
-      "and asks MoMo's GET of the transaction, which alone decides.",
+    description: [
+      'MTN MoMo reports a request to pay or a transfer here (once, PUT or POST).',
+      "It is a hint: the workflow wakes and asks MoMo's GET of the transaction, which alone decides.",
+    ].join(' '),
     tags: CALLBACK_TAGS,
     caller: 'anyone',
     errors: [404, 429],

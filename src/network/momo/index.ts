@@ -57,9 +57,10 @@ export const momo: ConnectorUnit<'momoMarkets', MomoSettings[]> = {
             network: known.network,
             currency: market.currency,
             connector: 'MTN MoMo',
-            detail:
-              `${new URL(market.baseUrl).host}, environment ${market.targetEnvironment}: request to pay, ` +
-              `transfers, account holder look-ups`,
+            detail: [
+              `${new URL(market.baseUrl).host}, environment ${market.targetEnvironment}:`,
+              'request to pay, transfers, account holder look-ups',
+            ].join(' '),
           }
         : { network: known.network, currency: known.currency, connector: 'none', detail: simulated };
     }),

@@ -92,9 +92,10 @@ function momoMarketNetwork(
   if (targetEnvironment === MOMO_SANDBOX_ENVIRONMENT && byCurrency) return { network: byCurrency.network };
   if (known) return { problem: `target environment ${targetEnvironment} moves ${known.currency}, not ${currency}` };
   return {
-    problem:
-      `unknown target environment and currency pairing ${targetEnvironment} with ${currency} (known: ${pairs},` +
-      ` or ${MOMO_SANDBOX_ENVIRONMENT} with one of their currencies)`,
+    problem: [
+      `unknown target environment and currency pairing ${targetEnvironment} with ${currency}`,
+      `(known: ${pairs}, or ${MOMO_SANDBOX_ENVIRONMENT} with one of their currencies)`,
+    ].join(' '),
   };
 }
 
@@ -122,11 +123,10 @@ function readMomoMarketsFile(path: string, problems: string[]): MomoSettings[] {
   return parsed.flatMap((entry, index) => {
     const result = v.safeParse(MomoMarketEntry, entry);
     if (!result.success) {
-      for (const issue of result.issues)
-        problem(
-          `market ${index + 1}: ${v.getDotPath(issue) ?? 'market'}: ` +
-            `${issue.received === 'undefined' ? 'missing' : issue.message}`,
-        );
+      for (const issue of result.issues) {
+        const said = issue.received === 'undefined' ? 'missing' : issue.message;
+        problem(`market ${index + 1}: ${v.getDotPath(issue) ?? 'market'}: ${said}`);
+      }
       return [];
     }
     const {
@@ -204,12 +204,10 @@ export function readMomoSettings(c: Parsed, problems: string[]): MomoSettings[] 
         ? 'the MTN_MOMO_* variables'
         : `market ${single ? index : index + 1} of MTN_MOMO_MARKETS_FILE`;
     const first = seen.get(market.network);
-    if (first !== undefined)
-      problems.push(
-        `MTN_MOMO_MARKETS_FILE: duplicate market: ${market.network} (${market.currency}) is configured by ${first} ` +
-          `and by ${where}`,
-      );
-    else seen.set(market.network, where);
+    if (first !== undefined) {
+      const named = `${market.network} (${market.currency})`;
+      problems.push(`MTN_MOMO_MARKETS_FILE: duplicate market: ${named} is configured by ${first} and by ${where}`);
+    } else seen.set(market.network, where);
   });
   return markets;
 }

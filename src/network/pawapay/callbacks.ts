@@ -10,7 +10,7 @@
 import type { KeyObject } from 'node:crypto';
 import * as v from 'valibot';
 import { logger } from '../../log';
-import { CallbackRefusal, type CallbackContext, type CallbackRoute } from '../adapter';
+import { CallbackRefusal, type CallbackContext, type CallbackRoute } from '../callback-routes';
 import { CALLBACK_TAGS, optionalText, received } from '../callback-schemas';
 import { callOperator } from '../operator-http';
 import { MOVEMENTS, type Movement } from './client';
@@ -157,12 +157,13 @@ const route = (movement: Movement, operationId: string): CallbackRoute<PawapaySe
   docs: {
     operationId,
     summary: `pawaPay ${movement} callback (the ${movement}s callback URL in pawaPay's dashboard)`,
-    description:
-      `pawaPay posts a ${movement} in its final state here. It is a hint: the workflow of the ${movement} its ` +
-      `\`${MOVEMENTS[movement].idField}\` names wakes and asks ` +
-      `pawaPay's status query, which alone decides. A signed callback (RFC 9421) whose signature does not verify ` +
-      `against pawaPay's published keys is refused (403) and wakes nothing; ` +
-      'with PAWAPAY_SIGNED_CALLBACKS=true an unsigned one is refused too.',
+    description: [
+      `pawaPay posts a ${movement} in its final state here.`,
+      `It is a hint: the workflow of the ${movement} its \`${MOVEMENTS[movement].idField}\` names wakes`,
+      "and asks pawaPay's status query, which alone decides.",
+      "A signed callback (RFC 9421) whose signature does not verify against pawaPay's published keys",
+      'is refused (403) and wakes nothing; with PAWAPAY_SIGNED_CALLBACKS=true an unsigned one is refused too.',
+    ].join(' '),
     tags: CALLBACK_TAGS,
     caller: 'anyone',
     errors: [403, 429],

@@ -96,11 +96,10 @@ export function createPawapayConnector(settings: PawapaySettings, { formatAmount
       json,
     });
 
-  const unexpected = (what: string, answer: OperatorAnswer) =>
-    new Error(
-      `pawaPay ${what}: HTTP ${answer.status} ` +
-        `${field(nested(answer.body, 'failureReason'), 'failureCode') ?? ''}`.trim(),
-    );
+  const unexpected = (what: string, answer: OperatorAnswer) => {
+    const code = field(nested(answer.body, 'failureReason'), 'failureCode') ?? '';
+    return new Error(`pawaPay ${what}: HTTP ${answer.status} ${code.trim()}`);
+  };
 
   /**
    * Sends a deposit, payout or refund under `id`: `taken` when pawaPay took it (ACCEPTED, ENQUEUED) or

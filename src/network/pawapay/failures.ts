@@ -134,10 +134,8 @@ export function pawapayFailure(code?: string, message?: string): string {
   const known = code ? FAILURES[code] : undefined;
   const detail = said(message);
   if (known === undefined) {
-    return (
-      `pawaPay refused the ` +
-      `transaction${code ? ` (${code}${detail ? `: ${detail}` : ''})` : detail ? ` (${detail})` : ''}.`
-    );
+    const shown = code ? ` (${code}${detail ? `: ${detail}` : ''})` : detail ? ` (${detail})` : '';
+    return `pawaPay refused the transaction${shown}.`;
   }
   return known.detailed && detail ? `${known.words} (pawaPay: ${detail})` : known.words;
 }

@@ -76,9 +76,10 @@ export const pawapay: ConnectorUnit<'pawapay', PawapaySettings | null> = {
         network: provider.network,
         currency: provider.currencies.join(' or '),
         connector: 'pawaPay',
-        detail:
-          `${new URL(settings.baseUrl).host}, provider ${code} (${provider.name}): deposits, payouts, refunds; ` +
-          `no name look-up`,
+        detail: [
+          `${new URL(settings.baseUrl).host}, provider ${code} (${provider.name}):`,
+          'deposits, payouts, refunds; no name look-up',
+        ].join(' '),
       };
     });
   },

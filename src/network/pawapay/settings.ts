@@ -42,12 +42,10 @@ function providersOf(value: string, problems: string[]): PawapayProvider[] {
   const providers: PawapayProvider[] = [];
   for (const code of value.split(',').map((part) => part.trim().toUpperCase())) {
     const known = PAWAPAY_PROVIDERS[code];
-    if (!known)
-      problems.push(
-        `PAWAPAY_PROVIDERS: ${code} is not a pawaPay provider this service knows ` +
-          `(${Object.keys(PAWAPAY_PROVIDERS).join(', ')})`,
-      );
-    else if (providers.some((provider) => provider.code === code))
+    if (!known) {
+      const served = Object.keys(PAWAPAY_PROVIDERS).join(', ');
+      problems.push(`PAWAPAY_PROVIDERS: ${code} is not a pawaPay provider this service knows (${served})`);
+    } else if (providers.some((provider) => provider.code === code))
       problems.push(`PAWAPAY_PROVIDERS: ${code} is named twice`);
     else if (providers.some((provider) => provider.network === known.network))
       problems.push(`PAWAPAY_PROVIDERS: ${code} reaches ${known.network}, which another provider named reaches`);

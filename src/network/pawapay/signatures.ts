@@ -14,187 +14,30 @@
  * published signing examples use the platform's default encoding) where RFC 9421 §3.3.4 says raw
  * r||s: both are taken, since they encode the same pair. A valid signature proves the callback came
  * from pawaPay unchanged; it proves nothing about money, which the status query alone decides.
+ *
+ * The headers' grammar (RFC 8941) is ./structured-fields.ts; the algorithms and digests ./signature-algorithms.ts.
  */
-import { constants, createHash, createPublicKey, sign, timingSafeEqual, verify, type KeyObject } from 'node:crypto';
+import { constants, createHash, createPublicKey, sign, type KeyObject } from 'node:crypto';
+import {
+  ALGORITHMS,
+  DIGESTS,
+  PSS,
+  algorithmFor,
+  digestProblem,
+  signatureVerifies,
+  type SignatureAlgorithm,
+} from './signature-algorithms';
+import {
+  FieldError,
+  parseDictionary,
+  serializeInnerList,
+  serializeItem,
+  type BareItem,
+  type InnerList,
+} from './structured-fields';
 
 // ---------------------------------------------------------------------------------------------
-// RFC 8941 structured fields: the part RFC 9421 and RFC 9530 use (dictionaries, inner lists,
-// parameters, strings, tokens, integers, decimals, byte sequences, booleans).
-// ---------------------------------------------------------------------------------------------
-
-type BareItem =
-  | { type: 'string' | 'token'; value: string }
-  | { type: 'integer' | 'decimal'; value: number }
-  | { type: 'bytes'; value: Uint8Array }
-  | { type: 'boolean'; value: boolean };
-type Parameters = [string, BareItem][];
-type Item = { kind: 'item'; item: BareItem; params: Parameters };
-type InnerList = { kind: 'list'; items: Item[]; params: Parameters };
-
-class FieldError extends Error {}
-
-type Cursor = { text: string; at: number };
-const peek = (cursor: Cursor): string => cursor.text[cursor.at] ?? '';
-const skip = (cursor: Cursor, characters: string): void => {
-  while (cursor.at < cursor.text.length && characters.includes(peek(cursor))) cursor.at += 1;
-};
-const consume = (cursor: Cursor, character: string): void => {
-  if (peek(cursor) !== character) throw new FieldError(`expected "${character}" at ${cursor.at}`);
-  cursor.at += 1;
-};
-
-function parseKey(cursor: Cursor): string {
-  const match = /^[a-z*][a-z0-9_.*-]*/.exec(cursor.text.slice(cursor.at));
-  if (match === null) throw new FieldError(`expected a key at ${cursor.at}`);
-  cursor.at += match[0].length;
-  return match[0];
-}
-
-function parseNumber(cursor: Cursor): BareItem {
-  const match = /^-?\d+(\.\d+)?/.exec(cursor.text.slice(cursor.at));
-  if (match === null) throw new FieldError(`expected a number at ${cursor.at}`);
-  const [text, fraction] = [match[0], match[1]];
-  const whole = text.replace(/^-/, '').split('.')[0]!;
-  // Integers have at most 15 digits; decimals at most 12, then a point and 1 to 3 digits.
-  if (fraction === undefined ? whole.length > 15 : whole.length > 12 || fraction.length > 4)
-    throw new FieldError(`number too long at ${cursor.at}`);
-  cursor.at += text.length;
-  return { type: fraction === undefined ? 'integer' : 'decimal', value: Number(text) };
-}
-
-function parseString(cursor: Cursor): BareItem {
-  consume(cursor, '"');
-  let value = '';
-  for (;;) {
-    const character = peek(cursor);
-    cursor.at += 1;
-    if (character === '') throw new FieldError('unterminated string');
-    if (character === '"') return { type: 'string', value };
-    if (character === '\\') {
-      const escaped = peek(cursor);
-      if (escaped !== '"' && escaped !== '\\') throw new FieldError(`bad escape at ${cursor.at}`);
-      value += escaped;
-      cursor.at += 1;
-    } else if (character < ' ' || character > '~') {
-      throw new FieldError(`bad character in string at ${cursor.at - 1}`);
-    } else {
-      value += character;
-    }
-  }
-}
-
-function parseBareItem(cursor: Cursor): BareItem {
-  const first = peek(cursor);
-  if (first === '-' || (first >= '0' && first <= '9')) return parseNumber(cursor);
-  if (first === '"') return parseString(cursor);
-  if (first === ':') {
-    const match = /^:([A-Za-z0-9+/=]*):/.exec(cursor.text.slice(cursor.at));
-    if (match === null) throw new FieldError(`bad byte sequence at ${cursor.at}`);
-    cursor.at += match[0].length;
-    return { type: 'bytes', value: new Uint8Array(Buffer.from(match[1]!, 'base64')) };
-  }
-  if (first === '?') {
-    const match = /^\?[01]/.exec(cursor.text.slice(cursor.at));
-    if (match === null) throw new FieldError(`bad boolean at ${cursor.at}`);
-    cursor.at += 2;
-    return { type: 'boolean', value: match[0] === '?1' };
-  }
-  const token = /^[A-Za-z*][!#$%&'*+.^_`|~0-9A-Za-z:/-]*/.exec(cursor.text.slice(cursor.at));
-  if (token === null) throw new FieldError(`unexpected "${first}" at ${cursor.at}`);
-  cursor.at += token[0].length;
-  return { type: 'token', value: token[0] };
-}
-
-function parseParameters(cursor: Cursor): Parameters {
-  const params: Parameters = [];
-  while (peek(cursor) === ';') {
-    cursor.at += 1;
-    skip(cursor, ' ');
-    const key = parseKey(cursor);
-    let value: BareItem = { type: 'boolean', value: true };
-    if (peek(cursor) === '=') {
-      cursor.at += 1;
-      value = parseBareItem(cursor);
-    }
-    const existing = params.findIndex(([name]) => name === key);
-    if (existing >= 0) params[existing] = [key, value];
-    else params.push([key, value]);
-  }
-  return params;
-}
-
-function parseItem(cursor: Cursor): Item {
-  const item = parseBareItem(cursor);
-  return { kind: 'item', item, params: parseParameters(cursor) };
-}
-
-function parseInnerList(cursor: Cursor): InnerList {
-  consume(cursor, '(');
-  const items: Item[] = [];
-  for (;;) {
-    skip(cursor, ' ');
-    if (peek(cursor) === ')') {
-      cursor.at += 1;
-      return { kind: 'list', items, params: parseParameters(cursor) };
-    }
-    items.push(parseItem(cursor));
-    if (peek(cursor) !== ' ' && peek(cursor) !== ')') throw new FieldError(`expected " " or ")" at ${cursor.at}`);
-  }
-}
-
-/** An RFC 8941 dictionary, members in their order; a malformed field throws a FieldError. */
-function parseDictionary(text: string): Map<string, Item | InnerList> {
-  const cursor: Cursor = { text, at: 0 };
-  const members = new Map<string, Item | InnerList>();
-  skip(cursor, ' ');
-  while (cursor.at < text.length) {
-    const key = parseKey(cursor);
-    let member: Item | InnerList;
-    if (peek(cursor) === '=') {
-      cursor.at += 1;
-      member = peek(cursor) === '(' ? parseInnerList(cursor) : parseItem(cursor);
-    } else {
-      member = { kind: 'item', item: { type: 'boolean', value: true }, params: parseParameters(cursor) };
-    }
-    members.set(key, member);
-    skip(cursor, ' \t');
-    if (cursor.at >= text.length) break;
-    consume(cursor, ',');
-    skip(cursor, ' \t');
-    if (cursor.at >= text.length) throw new FieldError('trailing comma');
-  }
-  return members;
-}
-
-function serializeBareItem(item: BareItem): string {
-  switch (item.type) {
-    case 'string':
-      return `"${item.value.replace(/[\\"]/g, (character) => `\\${character}`)}"`;
-    case 'token':
-      return item.value;
-    case 'integer':
-      return String(item.value);
-    case 'decimal':
-      return Number.isInteger(item.value) ? `${item.value}.0` : String(Math.round(item.value * 1000) / 1000);
-    case 'bytes':
-      return `:${Buffer.from(item.value).toString('base64')}:`;
-    case 'boolean':
-      return item.value ? '?1' : '?0';
-  }
-}
-
-const serializeParameters = (params: Parameters): string =>
-  params
-    .map(([key, value]) =>
-      value.type === 'boolean' && value.value ? `;${key}` : `;${key}=${serializeBareItem(value)}`,
-    )
-    .join('');
-const serializeItem = (item: Item): string => serializeBareItem(item.item) + serializeParameters(item.params);
-const serializeInnerList = (list: InnerList): string =>
-  `(${list.items.map(serializeItem).join(' ')})${serializeParameters(list.params)}`;
-
-// ---------------------------------------------------------------------------------------------
-// Keys, algorithms, digests
+// Keys
 // ---------------------------------------------------------------------------------------------
 
 /**
@@ -222,89 +65,6 @@ export function parsePublicKeys(body: unknown): Map<string, KeyObject> {
     }
   }
   return keys;
-}
-
-type SignatureAlgorithm = 'ecdsa-p256-sha256' | 'ecdsa-p384-sha384' | 'rsa-pss-sha512' | 'rsa-v1_5-sha256';
-
-/** The RFC 9421 §3.3 algorithms pawaPay lists (`Accept-Signature`), with the key each needs. */
-const ALGORITHMS: Readonly<
-  Record<SignatureAlgorithm, { hash: string; keyTypes: readonly string[]; curve?: string; half?: number }>
-> = {
-  'ecdsa-p256-sha256': { hash: 'sha256', keyTypes: ['ec'], curve: 'prime256v1', half: 32 },
-  'ecdsa-p384-sha384': { hash: 'sha384', keyTypes: ['ec'], curve: 'secp384r1', half: 48 },
-  'rsa-pss-sha512': { hash: 'sha512', keyTypes: ['rsa', 'rsa-pss'] },
-  'rsa-v1_5-sha256': { hash: 'sha256', keyTypes: ['rsa'] },
-};
-const isAlgorithm = (name: string): name is SignatureAlgorithm => Object.hasOwn(ALGORITHMS, name);
-
-/** The algorithm a key can verify: the one named (when the key fits it), else the one an EC key's curve implies. */
-function algorithmFor(named: string | undefined, key: KeyObject): SignatureAlgorithm | { problem: string } {
-  const curve = key.asymmetricKeyDetails?.namedCurve;
-  if (named === undefined) {
-    const implied = (Object.keys(ALGORITHMS) as SignatureAlgorithm[]).find(
-      (name) => ALGORITHMS[name].curve !== undefined && ALGORITHMS[name].curve === curve,
-    );
-    return implied ?? { problem: 'the signature names no algorithm and the key does not imply one' };
-  }
-  if (!isAlgorithm(named)) return { problem: `unsupported signature algorithm ${named}` };
-  const wanted = ALGORITHMS[named];
-  const fits =
-    wanted.keyTypes.includes(key.asymmetricKeyType ?? '') && (wanted.curve === undefined || wanted.curve === curve);
-  return fits ? named : { problem: `the key named does not fit the algorithm ${named}` };
-}
-
-/** RSA-PSS as RFC 9421 §3.3.1 fixes it: SHA-512, MGF1 with SHA-512, a 64-byte salt. */
-const PSS = { padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 64 } as const;
-
-function signatureVerifies(
-  algorithm: SignatureAlgorithm,
-  key: KeyObject,
-  base: Buffer,
-  signature: Uint8Array,
-): boolean {
-  const { hash, half } = ALGORITHMS[algorithm];
-  const attempt = (options: {
-    key: KeyObject;
-    padding?: number;
-    saltLength?: number;
-    dsaEncoding?: 'der' | 'ieee-p1363';
-  }) => {
-    try {
-      return verify(hash, base, options, signature);
-    } catch {
-      return false;
-    }
-  };
-  if (algorithm === 'rsa-pss-sha512') return attempt({ key, ...PSS });
-  if (algorithm === 'rsa-v1_5-sha256') return attempt({ key, padding: constants.RSA_PKCS1_PADDING });
-  // ECDSA: raw r||s (RFC 9421) when it has that length, else DER (what pawaPay sends).
-  return (
-    (signature.length === 2 * half! && attempt({ key, dsaEncoding: 'ieee-p1363' })) ||
-    attempt({ key, dsaEncoding: 'der' })
-  );
-}
-
-/** RFC 9530 digest algorithms pawaPay uses for `Content-Digest`. */
-const DIGESTS: Readonly<Record<string, string>> = { 'sha-256': 'sha256', 'sha-512': 'sha512' };
-
-/**
- * Why `Content-Digest` does not vouch for `body`, or null: every sha-256/sha-512 member must match, and one must be
- * there.
- */
-function digestProblem(header: string, body: Uint8Array): string | null {
-  let checked = 0;
-  for (const [name, member] of parseDictionary(header)) {
-    const hash = DIGESTS[name];
-    if (hash === undefined) continue;
-    if (member.kind !== 'item' || member.item.type !== 'bytes')
-      return `the Content-Digest ${name} is not a byte sequence`;
-    const actual = createHash(hash).update(body).digest();
-    const claimed = Buffer.from(member.item.value);
-    if (claimed.length !== actual.length || !timingSafeEqual(claimed, actual))
-      return 'the Content-Digest does not match the body';
-    checked += 1;
-  }
-  return checked === 0 ? 'the Content-Digest has no sha-256 or sha-512 digest' : null;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -423,10 +183,10 @@ function timeProblem(
   ] as const) {
     if (at === undefined) continue;
     if (at - now > skewMs) return `the signature's ${what} is ${Math.round((at - now) / 1000)} s in the future`;
-    if (now - at > maxAgeMs)
-      return (
-        `the signature's ${what} is ${Math.round((now - at) / 1000)} s old (at most ${maxAgeMs / 1000} s is ` + `taken)`
-      );
+    if (now - at > maxAgeMs) {
+      const age = Math.round((now - at) / 1000);
+      return `the signature's ${what} is ${age} s old (at most ${maxAgeMs / 1000} s is taken)`;
+    }
   }
   if (signed.expires !== undefined && now - signed.expires > skewMs) return 'the signature has expired';
   return null;

@@ -20,12 +20,25 @@
  * or an internal error, may still complete: `queryTransactionStatus` decides, never a guess. Each
  * call that moves money carries a ThirdPartyConversationID derived from our ids, so a retried call
  * repeats it and M-Pesa takes it once (`INS-10`).
+ *
+ * Its parts: the OpenAPI's codes and formats (./protocol.ts) and each market's sessions and calls
+ * (./market-client.ts).
  */
-import { constants, createHash, createPublicKey, publicEncrypt, randomBytes, type KeyObject } from 'node:crypto';
+import { createPublicKey, randomBytes } from 'node:crypto';
+import { createMarketClient, type Request } from './market-client';
+import {
+  FAILED_STATES,
+  UNDECIDED_CODES,
+  UNREGISTERED_CODES,
+  accepted,
+  conversationIdOf,
+  descriptionOf,
+  transactionReferenceOf,
+  vodacomAmount,
+  vodacomFailure,
+} from './protocol';
 import type { VodacomMarket, VodacomSettings } from './settings';
-import { currencyDecimals } from '../../domain/money';
 import type { Network } from '../../domain/networks';
-import { logger } from '../../log';
 import type {
   JournaledOperation,
   NameLookup,
@@ -37,138 +50,26 @@ import type {
   ReportedPaymentStatus,
   TakenPrompt,
 } from '../adapter';
-import {
-  callOperator,
-  field,
-  msisdnOf,
-  neverSent,
-  OperatorUnreachableError,
-  operatorTimeoutMs,
-  type OperatorAnswer,
-} from '../operator-http';
-import { createSessionPool, type IssuedSession } from '../session-pool';
-
-/** A 2xx answer (M-Pesa answers 200 or 201 for a call it took; the code in the body says how it went). */
-const accepted = (answer: OperatorAnswer): boolean => answer.status >= 200 && answer.status < 300;
+import { field, msisdnOf, neverSent, OperatorUnreachableError, type OperatorAnswer } from '../operator-http';
 
 /**
  * How long a customer payment's answer is waited for (it comes once the subscriber entered the PIN):
  * within the prompt activity's deadline; past it the status query decides.
  */
 const C2B_WAIT_MS = 10_000;
-/**
- * The most a whole call takes, sessions refused and waited for included: within the activity that
- * makes it (src/workflows/payment.ts and the prompt's status query: 30 s), so that no call goes on
- * after its activity timed out and was tried again (the two would reach M-Pesa, the second as INS-10).
- */
-const CALL_DEADLINE_MS = 25_000;
 /** A customer payment's deadline: within the prompt activity's 15 s (src/workflows/collection-request.ts). */
 const C2B_DEADLINE_MS = 13_000;
-/**
- * A call is sent only with this long left before its deadline (its answer's time); a session active later comes too
- * late for it.
- */
-const LEAST_ANSWER_MS = 2_000;
 /**
  * A name look-up's deadline, sessions waited for included: it answers an API request (instant
  * verification), which must end well within the time the API server and its clients keep a request
  * open (Bun's default idle timeout: 10 s).
  */
 const NAME_LOOKUP_DEADLINE_MS = 8_000;
-/** The most a new session takes to become active, as M-Pesa documents it ("up to 30 seconds"). */
-const DOCUMENTED_ACTIVATION_MS = 30_000;
 /**
  * A payment request the status query still does not know this long after it was sent never reached M-Pesa: that attempt
  * failed.
  */
 const UNKNOWN_PROMPT_FAILS_AFTER_MS = 180_000;
-/** How soon a session request that failed is asked again, while a session still serves. */
-const SESSION_RETRY_MS = 5_000;
-
-/** `output_ResponseCode`s in words a merchant understands (the collection's words; a payout's differ for INS-2006). */
-const RESPONSE_CODES: Readonly<Record<string, string>> = {
-  'INS-4': "This number's M-Pesa account is not active.",
-  'INS-5': 'The subscriber cancelled the payment (or did not enter the PIN).',
-  'INS-6': 'M-Pesa could not complete the transaction.',
-  'INS-13': 'M-Pesa does not know the service provider code (VODACOM_SERVICE_PROVIDER_CODE).',
-  'INS-14': 'M-Pesa refused the transaction reference.',
-  'INS-15': 'M-Pesa does not take this amount.',
-  'INS-17': 'M-Pesa refused the transaction reference.',
-  'INS-18': 'M-Pesa does not know the transaction to reverse.',
-  'INS-19': 'M-Pesa refused the conversation id.',
-  'INS-20': 'M-Pesa said a field of the request was missing.',
-  'INS-21': 'M-Pesa refused a field of the request.',
-  'INS-22': 'M-Pesa refused the operation type.',
-  'INS-24': 'M-Pesa refused the initiator.',
-  'INS-25': 'M-Pesa refused the security credential.',
-  'INS-26': 'This M-Pesa application is not authorised for the transaction.',
-  'INS-995': "The subscriber's M-Pesa profile has a problem.",
-  'INS-996': "This number's M-Pesa account is not active.",
-  'INS-998': 'M-Pesa refused the market.',
-  'INS-2001': 'M-Pesa refused the initiator.',
-  'INS-2002': 'This number may not receive M-Pesa.',
-  'INS-2006': "The subscriber's M-Pesa balance is not enough.",
-  'INS-2051': 'This is not a valid M-Pesa number (not registered).',
-};
-/**
- * Codes that say nothing of whether the transaction went through (internal error, timeout, duplicate, unknown status):
- * the status query decides.
- */
-const UNDECIDED_CODES: ReadonlySet<string> = new Set(['INS-1', 'INS-9', 'INS-10', 'INS-23']);
-/**
- * Codes M-Pesa answers with HTTP 401 about the transaction itself (not the session): the documentation maps them so.
- */
-const TRANSACTION_401_CODES: ReadonlySet<string> = new Set(['INS-4', 'INS-5', 'INS-6']);
-/** Codes of a name query about a number with no (active) M-Pesa account. */
-const UNREGISTERED_CODES: ReadonlySet<string> = new Set(['INS-4', 'INS-995', 'INS-996', 'INS-2002', 'INS-2051']);
-/** `output_ResponseTransactionStatus` values of a transaction that ended without moving money. */
-const FAILED_STATES: Readonly<Record<string, string>> = {
-  cancelled: 'The subscriber cancelled the payment or did not approve it in time.',
-  expired: 'The payment request expired before the subscriber approved it.',
-  failed: 'M-Pesa could not complete the transaction.',
-  declined: 'M-Pesa declined the transaction.',
-  rejected: 'M-Pesa declined the transaction.',
-};
-
-export const vodacomFailure = (
-  code: string | undefined,
-  description?: string,
-  whose: 'subscriber' | 'merchant' = 'subscriber',
-): string => {
-  if (code === 'INS-2006' && whose === 'merchant') return "The merchant's M-Pesa account balance is not enough.";
-  return (
-    (code && RESPONSE_CODES[code]) ??
-    `M-Pesa refused the ` +
-      `transaction${code || description ? ` (${[code, description].filter(Boolean).join(': ')})` : ''}.`
-  );
-};
-
-/**
- * Our ThirdPartyConversationID for a transaction: derived from our ids (a retry repeats it), `C` a collection, `B` a
- * payment, `R` a reversal.
- */
-const conversationIdOf = (kind: 'C' | 'B' | 'R', serviceProviderCode: string, reference: string): string =>
-  `${kind}${createHash('sha256').update(`${serviceProviderCode}:${kind}:${reference}`).digest('hex').slice(0, 31)}`;
-/** `input_TransactionReference` (1 to 20 letters and digits): the conversation id's first 20 characters. */
-const transactionReferenceOf = (conversationId: string): string => conversationId.slice(0, 20);
-/** A description M-Pesa shows: letters, digits and spaces, at most 100 characters. */
-const descriptionOf = (text: string): string =>
-  text
-    .replace(/[^A-Za-z0-9 ]+/g, ' ')
-    .replace(/\s+/g, ' ')
-    .trim()
-    .slice(0, 100) || 'Payment';
-
-/**
- * An amount as the OpenAPI takes it: whole for a currency without minor units (TZS), else with its two decimals
- * (`12.50`).
- */
-export function vodacomAmount(amount: string, currency: string): string {
-  const decimals = currencyDecimals(currency) ?? 2;
-  const [whole = '0', fraction = ''] = amount.split('.');
-  const units = BigInt(whole || '0').toString();
-  return decimals === 0 ? units : `${units}.${fraction.padEnd(decimals, '0').slice(0, decimals)}`;
-}
 
 /**
  * What became of a call that may move money: done (M-Pesa's transaction id), refused (in words), or not known (the
@@ -184,101 +85,6 @@ type Found =
   | { state: 'failed'; error: string }
   | { state: 'pending' }
   | { state: 'unknown' };
-
-/**
- * A call: `timeoutMs` how long its answer is waited for, `deadlineMs` how long the whole call may take (sessions
- * included).
- */
-type Request = {
-  method: 'GET' | 'POST' | 'PUT';
-  path: string;
-  json?: Record<string, string>;
-  query?: Record<string, string>;
-  timeoutMs?: number;
-  deadlineMs?: number;
-};
-
-/**
- * A market's calls: its sessions (a spare always ready, each first used after its activation delay) and its encrypted
- * bearers.
- */
-function createMarketClient(settings: VodacomSettings, market: VodacomMarket, key: KeyObject) {
-  const root = `${settings.baseUrl}/ipg/v2/${market.context}`;
-  const encrypt = (text: string) =>
-    publicEncrypt({ key, padding: constants.RSA_PKCS1_PADDING }, Buffer.from(text)).toString('base64');
-  async function newSession(): Promise<IssuedSession> {
-    const askedAt = Date.now();
-    let answer: OperatorAnswer;
-    try {
-      answer = await callOperator({
-        method: 'GET',
-        url: `${root}/getSession/`,
-        headers: { Authorization: `Bearer ${encrypt(settings.apiKey)}`, Origin: settings.origin },
-      });
-    } catch (cause) {
-      // Not the unreachable error of a money call: no transaction was sent.
-      throw new Error(`Vodacom M-Pesa ${market.context} session not issued: getSession did not answer`, { cause });
-    }
-    const sessionId = field(answer.body, 'output_SessionID');
-    if (!accepted(answer) || field(answer.body, 'output_ResponseCode') !== 'INS-0' || !sessionId) {
-      throw new Error(
-        `Vodacom M-Pesa ${market.context} session refused: HTTP ${answer.status} ` +
-          `${field(answer.body, 'output_ResponseCode') ?? ''}`.trim(),
-      );
-    }
-    return { bearer: encrypt(sessionId), askedAt };
-  }
-  const sessions = createSessionPool({
-    name: `Vodacom M-Pesa ${market.context}`,
-    issue: newSession,
-    activationMs: settings.sessionActivationMs,
-    activationUpToMs: Math.max(settings.sessionActivationMs, DOCUMENTED_ACTIVATION_MS),
-    lifetimeMs: settings.sessionLifetimeMs,
-    retryMs: SESSION_RETRY_MS,
-    onRequestFailure: (error) =>
-      logger.warn(
-        `Vodacom M-Pesa ${market.context}: a session was not issued (a session held, if any, serves while it is ` +
-          `asked for again)`,
-        { error },
-      ),
-  });
-
-  const send = (request: Request, bearer: string, deadline: number) =>
-    callOperator({
-      method: request.method,
-      url: `${root}/${request.path}/${request.query ? `?${new URLSearchParams(request.query).toString()}` : ''}`,
-      headers: { Authorization: `Bearer ${bearer}`, Origin: settings.origin },
-      json: request.json,
-      timeoutMs: Math.min(request.timeoutMs ?? operatorTimeoutMs(), deadline - Date.now()),
-    });
-  /** A 401 that refuses the session (not one of the transaction answers M-Pesa also sends with 401). */
-  const sessionRefused = (answer: OperatorAnswer) =>
-    answer.status === 401 && !TRANSACTION_401_CODES.has(field(answer.body, 'output_ResponseCode') ?? '');
-
-  return {
-    warmUp: sessions.warm,
-    stop: sessions.stop,
-    /**
-     * One call with a session of the market; one M-Pesa refuses is told to the pool (which drops it,
-     * or, when it may only not be active yet, has it tried again after a pause) and the call made
-     * again with the session the pool gives next, until M-Pesa takes it or the call's deadline comes
-     * (SessionUnavailableError): a call M-Pesa refused for its session carried out nothing, so the
-     * one it takes is the only one.
-     */
-    async call(request: Request): Promise<OperatorAnswer> {
-      const deadline = Date.now() + (request.deadlineMs ?? CALL_DEADLINE_MS);
-      for (;;) {
-        const bearer = await sessions.active(deadline - LEAST_ANSWER_MS);
-        const answer = await send(request, bearer, deadline);
-        if (!sessionRefused(answer)) {
-          sessions.taken(bearer);
-          return answer;
-        }
-        sessions.refused(bearer);
-      }
-    },
-  };
-}
 
 export function createVodacomConnector(settings: VodacomSettings) {
   const key = createPublicKey({ key: Buffer.from(settings.publicKey, 'base64'), format: 'der', type: 'spki' });

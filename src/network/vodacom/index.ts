@@ -9,6 +9,7 @@ import { createVodacomConnector } from './client';
 import { VODACOM_MARKETS, VODACOM_VARIABLES, readVodacomSettings, type VodacomSettings } from './settings';
 
 export * from './client';
+export * from './protocol';
 export { VODACOM_MARKETS, type VodacomMarket, type VodacomSettings } from './settings';
 
 const amountRule = minorUnits('M-Pesa');
@@ -45,9 +46,10 @@ export const vodacom: ConnectorUnit<'vodacom', VodacomSettings | null> = {
         network: known.network,
         currency: market.currency,
         connector: 'Vodacom M-Pesa',
-        detail:
-          `${new URL(settings.baseUrl).host}, ${market.context}, service provider ` +
-          `${settings.serviceProviderCode}: C2B, B2C, reversals, beneficiary names`,
+        detail: [
+          `${new URL(settings.baseUrl).host}, ${market.context}, service provider ${settings.serviceProviderCode}:`,
+          'C2B, B2C, reversals, beneficiary names',
+        ].join(' '),
       };
     }),
 };

@@ -80,10 +80,8 @@ function vodacomMarketsOf(value: string, problems: string[]): VodacomMarket[] {
     const [code = '', named] = entry.split(':');
     const known = VODACOM_MARKETS.find((market) => market.market === code);
     if (!known) {
-      problems.push(
-        `VODACOM_MARKETS: ${code} is not a Vodacom market this service knows ` +
-          `(${VODACOM_MARKETS.map((market) => market.market).join(', ')})`,
-      );
+      const served = VODACOM_MARKETS.map((market) => market.market).join(', ');
+      problems.push(`VODACOM_MARKETS: ${code} is not a Vodacom market this service knows (${served})`);
       continue;
     }
     const currencies: readonly string[] = known.currencies;
@@ -125,9 +123,9 @@ export function readVodacomSettings(c: Parsed, problems: string[]): VodacomSetti
   if (keyProblem !== null) problems.push(keyProblem);
   // A session must serve longer than its successor takes to become active, or calls would wait for sessions.
   if (c.VODACOM_SESSION_LIFETIME_SECONDS <= 2 * c.VODACOM_SESSION_ACTIVATION_SECONDS) {
+    const activation = c.VODACOM_SESSION_ACTIVATION_SECONDS;
     problems.push(
-      `VODACOM_SESSION_LIFETIME_SECONDS: must be more than twice VODACOM_SESSION_ACTIVATION_SECONDS ` +
-        `(${c.VODACOM_SESSION_ACTIVATION_SECONDS})`,
+      `VODACOM_SESSION_LIFETIME_SECONDS: must be more than twice VODACOM_SESSION_ACTIVATION_SECONDS (${activation})`,
     );
   }
   return {
