@@ -138,39 +138,10 @@ export function createDarajaPayouts(
    * same, so the merchant's wallet keeps the one debit this reversal made when it was created. Failing
    * it would give that debit back while M-Pesa has sent the money out: the merchant would hold it twice.
    */
-  /** Sends a reversal to the Reversal API once: a reversal sent before (its answer may have been lost) is not. */
-  async function sendReversal(payout: Payout): Promise<PayoutResult> {
-    const reference = `reversal:${payout.reference}`;
-    await tokens.get();
-    const operation = await records.recordOperation({
-      network,
-      kind: 'reversal',
-      reference,
-      workflowId: payout.workflowId,
-      subject: reversalSubject(payout.originalTransactionId!),
-      phoneNumber: payout.phoneNumber,
-      amount: payout.amount,
-    });
-    // Sent before (its answer may have been lost): a second would be refused as "already reversed".
-    if (!operation.inserted) return { status: 'pending', remoteTransactionId: null };
-    await records.markOperationSent(operation.id);
-    const answer = await postReversal(payout, operation);
-    if (answer?.status === 400) {
-      await records.forgetOperation(operation.id);
-      return {
-        status: 'rejected',
-        error: `M-Pesa refused the reversal (${errorOf(answer)}).`,
-        remoteTransactionId: null,
-      };
-    }
-    return { status: 'pending', remoteTransactionId: null };
-  }
-
   async function reversalStatus(payout: Payout): Promise<PayoutResult> {
     const subject = `reversal:${payout.reference}`;
     const operation = await records.findOperation(network, subject);
-    // Never sent: the core recorded it, then the worker stopped before the call. Sent now.
-    if (!operation) return await sendReversal(payout);
+    if (!operation) return { status: 'pending', remoteTransactionId: null };
     const hint = readResult(operation.hint);
     if (hint?.resultCode === ALREADY_REVERSED) return { status: 'completed', remoteTransactionId: subject };
     const keys = {
@@ -190,7 +161,32 @@ export function createDarajaPayouts(
 
   return {
     async sendMoney(payout: Payout): Promise<PayoutResult> {
-      if (usesReversalApi(payout)) return await sendReversal(payout);
+      if (usesReversalApi(payout)) {
+        const reference = `reversal:${payout.reference}`;
+        await tokens.get();
+        const operation = await records.recordOperation({
+          network,
+          kind: 'reversal',
+          reference,
+          workflowId: payout.workflowId,
+          subject: reversalSubject(payout.originalTransactionId!),
+          phoneNumber: payout.phoneNumber,
+          amount: payout.amount,
+        });
+        // Sent before (its answer may have been lost): a second would be refused as "already reversed".
+        if (!operation.inserted) return { status: 'pending', remoteTransactionId: null };
+        await records.markOperationSent(operation.id);
+        const answer = await postReversal(payout, operation);
+        if (answer?.status === 400) {
+          await records.forgetOperation(operation.id);
+          return {
+            status: 'rejected',
+            error: `M-Pesa refused the reversal (${errorOf(answer)}).`,
+            remoteTransactionId: null,
+          };
+        }
+        return { status: 'pending', remoteTransactionId: null };
+      }
       const conversationKey = originatorConversationId(payout.reference);
       const operation = await records.recordOperation({
         network,
