@@ -35,6 +35,45 @@ type Mover = Pick<
 /** What routes money over the connectors: the database holding the operation journal, and the routes' health. */
 type Routing = { sql: Sql; health: RouteHealth };
 
+/** What the router's texts and refusals consult: the sandbox network, and each network's direct connector. */
+type RouterContext = { sandbox: SandboxNetwork; connectorOf: (network: Network) => Connector | null };
+
+/** Why money on a network with no connector is refused. */
+const noConnector = (network: Network) =>
+  `${network.name} has no connector in this deployment; real money on it needs one (see docs/going-live.md).`;
+
+/** A text message goes to the sandbox network, except on a connected operator's network (BXC aside): none is sent. */
+async function sendText({ sandbox, connectorOf }: RouterContext, message: TextMessage): Promise<void> {
+  if (message.currency !== 'BXC' && connectorOf(message.network) !== null) {
+    // No operator API sends texts: the operator's own prompt and receipt text reach the subscriber.
+    logger.info('text not sent: the operator has no text-message API', {
+      requestId: message.requestId,
+      kind: message.kind,
+      network: message.network.name,
+    });
+    return;
+  }
+  await sandbox.sendSms(message);
+}
+
+/**
+ * A merchant's refusal of a payment goes to the sandbox network, except on a connected operator's network (BXC aside):
+ * it is only logged.
+ */
+async function refusePayment(
+  { sandbox, connectorOf }: RouterContext,
+  rejection: Parameters<NetworkAdapter['rejectPayment']>[0],
+): Promise<void> {
+  if (connectorOf(rejection.network) !== null && rejection.currency !== 'BXC') {
+    logger.warn('a connected operator has no API to refuse a completed payment', {
+      network: rejection.network.name,
+      remoteTransactionId: rejection.remoteTransactionId,
+    });
+    return;
+  }
+  await sandbox.rejectPayment(rejection);
+}
+
 export function createNetworkRouter(
   sandbox: SandboxNetwork,
   connectors: readonly Connector[],
@@ -64,8 +103,7 @@ export function createNetworkRouter(
     if (connectorOf(network)) return byRoutes;
     return sandboxMoneyProblem(network, currency, connections) === null ? sandbox : null;
   };
-  const noConnector = (network: Network) =>
-    `${network.name} has no connector in this deployment; real money on it needs one (see docs/going-live.md).`;
+  const context: RouterContext = { sandbox, connectorOf };
 
   return {
     connections,
@@ -95,17 +133,8 @@ export function createNetworkRouter(
         ? await adapter.payoutStatus(payout)
         : { status: 'rejected', error: noConnector(payout.network), remoteTransactionId: null };
     },
-    async sendSms(message: TextMessage): Promise<void> {
-      if (message.currency !== 'BXC' && connectorOf(message.network) !== null) {
-        // No operator API sends texts: the operator's own prompt and receipt text reach the subscriber.
-        logger.info('text not sent: the operator has no text-message API', {
-          requestId: message.requestId,
-          kind: message.kind,
-          network: message.network.name,
-        });
-        return;
-      }
-      await sandbox.sendSms(message);
+    sendSms(message: TextMessage): Promise<void> {
+      return sendText(context, message);
     },
     async lookupName(phoneNumber: string, network: Network): Promise<NameLookup | null> {
       const connector = connectorOf(network);
@@ -119,15 +148,8 @@ export function createNetworkRouter(
       if (currency !== 'BXC' && connectorOf(network) !== null) return false;
       return sandbox.supportsVerification(network, currency);
     },
-    async rejectPayment(rejection): Promise<void> {
-      if (connectorOf(rejection.network) !== null && rejection.currency !== 'BXC') {
-        logger.warn('a connected operator has no API to refuse a completed payment', {
-          network: rejection.network.name,
-          remoteTransactionId: rejection.remoteTransactionId,
-        });
-        return;
-      }
-      await sandbox.rejectPayment(rejection);
+    rejectPayment(rejection): Promise<void> {
+      return refusePayment(context, rejection);
     },
   };
 }

@@ -49,6 +49,46 @@ const SANDBOX_DIRECTORY: Readonly<Record<string, { name: string; nationalId: str
 
 type SandboxSettings = { sql: Sql; paymentDelaySeconds: number; payoutDelaySeconds?: number };
 
+/** What the sandbox's payouts read: the database recording them, and how long a payout takes. */
+type PayoutSettings = { sql: Sql; payoutDelaySeconds: number };
+
+/** The payout as first recorded (once per reference), and what it comes to at `now`. */
+async function payout(settings: PayoutSettings, request: Payout): Promise<PayoutResult> {
+  const outcome =
+    request.phoneNumber === SANDBOX_PAYOUT_REJECTED_NUMBER
+      ? 'rejected'
+      : request.phoneNumber === SANDBOX_PAYOUT_FAILING_NUMBER
+        ? 'failed'
+        : 'completed';
+  const recorded = await recordSandboxPayout(settings.sql, {
+    reference: request.reference,
+    phoneNumber: request.phoneNumber,
+    amount: request.amount,
+    currency: request.currency,
+    outcome,
+    remoteTransactionId: `SBX-${request.reference.toUpperCase()}`,
+  });
+  return payoutResult(settings, request, recorded);
+}
+
+function payoutResult(settings: PayoutSettings, request: Payout, recorded: SandboxPayout, asked = false): PayoutResult {
+  if (recorded.outcome === 'rejected')
+    return { status: 'rejected', error: SANDBOX_PAYOUT_REJECTED_ERROR, remoteTransactionId: null };
+  // The silent and failing numbers answer nothing until a status query; others take the configured delay.
+  const silent =
+    request.phoneNumber === SANDBOX_PAYOUT_SILENT_NUMBER || request.phoneNumber === SANDBOX_PAYOUT_FAILING_NUMBER;
+  const due = recorded.created.getTime() + settings.payoutDelaySeconds * 1000;
+  if ((silent && !asked) || Date.now() < due)
+    return { status: 'pending', remoteTransactionId: recorded.remoteTransactionId };
+  if (recorded.outcome === 'failed')
+    return {
+      status: 'failed',
+      error: SANDBOX_PAYOUT_FAILED_ERROR,
+      remoteTransactionId: recorded.remoteTransactionId,
+    };
+  return { status: 'completed', remoteTransactionId: recorded.remoteTransactionId };
+}
+
 /**
  * The sandbox network: every prompt is accepted except the cancelling test number; the subscriber
  * "pays" once per request after a configurable delay, except the never-paying test number. The
@@ -62,52 +102,17 @@ export function createSandboxNetwork({
   paymentDelaySeconds,
   payoutDelaySeconds = 0,
 }: SandboxSettings): SandboxNetwork {
-  /** The payout as first recorded (once per reference), and what it comes to at `now`. */
-  async function payout(request: Payout): Promise<PayoutResult> {
-    const outcome =
-      request.phoneNumber === SANDBOX_PAYOUT_REJECTED_NUMBER
-        ? 'rejected'
-        : request.phoneNumber === SANDBOX_PAYOUT_FAILING_NUMBER
-          ? 'failed'
-          : 'completed';
-    const recorded = await recordSandboxPayout(sql, {
-      reference: request.reference,
-      phoneNumber: request.phoneNumber,
-      amount: request.amount,
-      currency: request.currency,
-      outcome,
-      remoteTransactionId: `SBX-${request.reference.toUpperCase()}`,
-    });
-    return payoutResult(request, recorded);
-  }
-
-  function payoutResult(request: Payout, recorded: SandboxPayout, asked = false): PayoutResult {
-    if (recorded.outcome === 'rejected')
-      return { status: 'rejected', error: SANDBOX_PAYOUT_REJECTED_ERROR, remoteTransactionId: null };
-    // The silent and failing numbers answer nothing until a status query; others take the configured delay.
-    const silent =
-      request.phoneNumber === SANDBOX_PAYOUT_SILENT_NUMBER || request.phoneNumber === SANDBOX_PAYOUT_FAILING_NUMBER;
-    const due = recorded.created.getTime() + payoutDelaySeconds * 1000;
-    if ((silent && !asked) || Date.now() < due)
-      return { status: 'pending', remoteTransactionId: recorded.remoteTransactionId };
-    if (recorded.outcome === 'failed')
-      return {
-        status: 'failed',
-        error: SANDBOX_PAYOUT_FAILED_ERROR,
-        remoteTransactionId: recorded.remoteTransactionId,
-      };
-    return { status: 'completed', remoteTransactionId: recorded.remoteTransactionId };
-  }
+  const payouts: PayoutSettings = { sql, payoutDelaySeconds };
 
   return {
     async sendMoney(request: Payout): Promise<PayoutResult> {
-      return await payout(request);
+      return await payout(payouts, request);
     },
 
     async payoutStatus(request: Payout): Promise<PayoutResult> {
       const recorded = await findSandboxPayout(sql, request.reference);
       // A payout the network never took (lost with a crash before it was recorded) is sent now.
-      return recorded ? payoutResult(request, recorded, true) : await payout(request);
+      return recorded ? payoutResult(payouts, request, recorded, true) : await payout(payouts, request);
     },
 
     async requestPayment(prompt: PaymentPrompt): Promise<PromptResult> {

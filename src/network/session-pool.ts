@@ -125,142 +125,208 @@ async function untilChangeOr(changed: Promise<void>, ms: number): Promise<void> 
   }
 }
 
-export function createSessionPool(options: PoolOptions) {
+/**
+ * A pool's state, built once by `createSessionPool` and read and changed by the functions below: its options, the
+ * sessions it holds, its request in flight and its timer.
+ */
+type Pool = {
+  options: PoolOptions;
   /** The sessions issued and not yet ended, oldest first. */
-  let held: Session[] = [];
-  let requesting: Promise<void> | null = null;
+  held: Session[];
+  requesting: Promise<void> | null;
   /** The last request's error, until a request succeeds. */
-  let lastFailure: unknown = null;
+  lastFailure: unknown;
   /** When a session that had served was last refused: the sessions issued before were ended with it. */
-  let revokedAt = -Infinity;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  let stopped = false;
-  let signal = changeSignal();
+  revokedAt: number;
+  timer: ReturnType<typeof setTimeout> | undefined;
+  stopped: boolean;
+  signal: { changed: Promise<void>; wake: () => void };
+};
 
-  const notify = (): void => {
-    const { wake } = signal;
-    signal = changeSignal();
-    wake();
-  };
-  const prune = (now: number): void => {
-    held = held.filter((session) => session.expiresAt > now);
-  };
-  /** When a session's replacement is due: its activation delay before the session retires. */
-  const replacementDue = (session: Session): number => session.retireAt - options.activationMs;
-  /**
-   * When a session is used in the ordinary course: once its activation delay passed (or it served), and not before its
-   * next try.
-   */
-  const usableFrom = (session: Session): number =>
-    Math.max(session.retryAt, session.taken ? -Infinity : session.activeAt);
-  const unavailable = () =>
-    new SessionUnavailableError(
-      `${options.name}: no session active before the call's deadline (nothing was carried out)`,
-    );
+function notify(pool: Pool): void {
+  const { wake } = pool.signal;
+  pool.signal = changeSignal();
+  wake();
+}
 
-  function schedule(at: number): void {
-    clearTimeout(timer);
-    if (stopped || !Number.isFinite(at)) return;
-    timer = setTimeout(() => replenish(), Math.max(0, at - Date.now()));
-    timer.unref?.();
+function prune(pool: Pool, now: number): void {
+  pool.held = pool.held.filter((session) => session.expiresAt > now);
+}
+
+/** When a session's replacement is due: its activation delay before the session retires. */
+const replacementDue = (pool: Pool, session: Session): number => session.retireAt - pool.options.activationMs;
+
+/**
+ * When a session is used in the ordinary course: once its activation delay passed (or it served), and not before its
+ * next try.
+ */
+const usableFrom = (session: Session): number =>
+  Math.max(session.retryAt, session.taken ? -Infinity : session.activeAt);
+
+const unavailable = (pool: Pool) =>
+  new SessionUnavailableError(
+    `${pool.options.name}: no session active before the call's deadline (nothing was carried out)`,
+  );
+
+function schedule(pool: Pool, at: number): void {
+  clearTimeout(pool.timer);
+  if (pool.stopped || !Number.isFinite(at)) return;
+  pool.timer = setTimeout(() => replenish(pool), Math.max(0, at - Date.now()));
+  pool.timer.unref?.();
+}
+
+/**
+ * Asks for a session when fewer than the sessions held ready will still serve once it is active; else waits for the
+ * next replacement due.
+ */
+function replenish(pool: Pool, demanded = false): void {
+  if (pool.requesting !== null || (pool.stopped && !demanded)) return;
+  const now = Date.now();
+  prune(pool, now);
+  const lasting = pool.held.filter((session) => replacementDue(pool, session) > now);
+  if (lasting.length < SESSIONS_HELD) {
+    pool.requesting = request(pool);
+    return;
   }
+  schedule(pool, Math.min(...lasting.map((session) => replacementDue(pool, session))));
+}
 
-  /**
-   * Asks for a session when fewer than the sessions held ready will still serve once it is active; else waits for the
-   * next replacement due.
-   */
-  function replenish(demanded = false): void {
-    if (requesting !== null || (stopped && !demanded)) return;
+async function request(pool: Pool): Promise<void> {
+  const { options } = pool;
+  try {
+    const { bearer, askedAt } = await options.issue();
+    // Counted from the answer: the operator's activation delay starts once it issued the session.
+    const issuedAt = Date.now();
+    pool.held.push({
+      bearer,
+      issuedAt,
+      activeAt: issuedAt + options.activationMs,
+      ...lifeOf(options, askedAt),
+      taken: false,
+      refusals: 0,
+      retryAt: -Infinity,
+    });
+    pool.lastFailure = null;
+    pool.requesting = null;
+    replenish(pool);
+  } catch (error) {
+    pool.lastFailure = error;
+    pool.requesting = null;
+    options.onRequestFailure(error);
+    if (pool.held.some((session) => session.expiresAt > Date.now())) schedule(pool, Date.now() + options.retryMs);
+  } finally {
+    notify(pool);
+  }
+}
+
+/**
+ * The session a call uses now in the ordinary course: the oldest usable one not retired, else the usable one that
+ * ends last.
+ */
+function serving(pool: Pool, now: number): Session | undefined {
+  const usable = pool.held.filter((session) => usableFrom(session) <= now);
+  return usable.find((session) => session.retireAt > now) ?? usable.at(-1);
+}
+
+/**
+ * When a session is next usable in the ordinary course; one still being asked for is, an activation delay after its
+ * answer at the soonest.
+ */
+const nextUsable = (pool: Pool, now: number): number =>
+  Math.min(...pool.held.map(usableFrom), pool.requesting === null ? Infinity : now + pool.options.activationMs);
+
+/**
+ * The session tried before its activation delay ends, when none will be usable in the ordinary
+ * course before the call's deadline: the oldest not known active (a younger one is not active
+ * before it), once its pause is over.
+ */
+const earlyCandidate = (pool: Pool): Session | undefined =>
+  pool.options.activationUpToMs === undefined ? undefined : pool.held.find((session) => !session.taken);
+const earlyTry = (pool: Pool, now: number): Session | undefined => {
+  const candidate = earlyCandidate(pool);
+  return candidate && candidate.retryAt <= now ? candidate : undefined;
+};
+
+/**
+ * How long a call that found no session to use waits before it looks again (a change of the pool,
+ * such as a request's answer, wakes it sooner): until the next session usable in time, else until
+ * the next early try; null when no session can be tried before `activeBy`.
+ */
+function waitBeforeLook(pool: Pool, now: number, activeBy: number): number | null {
+  const usable = Math.min(...pool.held.map(usableFrom));
+  if (nextUsable(pool, now) <= activeBy) return Math.min(usable, activeBy) - now;
+  if (pool.options.activationUpToMs === undefined) return null;
+  const early = earlyCandidate(pool)?.retryAt ?? Infinity;
+  if (early <= activeBy) return early - now;
+  return pool.requesting === null ? null : activeBy - now;
+}
+
+/**
+ * Whether a refused session may only not be active yet: never taken, issued after the last revocation seen, and
+ * younger than an activation's most.
+ */
+const mayBeInactive = (pool: Pool, session: Session, now: number): boolean =>
+  !session.taken && session.issuedAt > pool.revokedAt && now - session.issuedAt < (pool.options.activationUpToMs ?? 0);
+
+/** The bearer `active` answers with (see `createSessionPool`). */
+async function activeBearer(pool: Pool, activeBy: number): Promise<string> {
+  let asked = false;
+  for (;;) {
     const now = Date.now();
-    prune(now);
-    const lasting = held.filter((session) => replacementDue(session) > now);
-    if (lasting.length < SESSIONS_HELD) {
-      requesting = request();
-      return;
+    prune(pool, now);
+    if (now > activeBy) throw unavailable(pool);
+    const session = serving(pool, now) ?? (nextUsable(pool, now) > activeBy ? earlyTry(pool, now) : undefined);
+    if (session) return session.bearer;
+    if (pool.held.length === 0 && pool.requesting === null) {
+      if (asked) throw pool.lastFailure ?? new Error(`${pool.options.name}: no session issued`);
+      asked = true;
+      replenish(pool, true);
     }
-    schedule(Math.min(...lasting.map(replacementDue)));
+    const wait = waitBeforeLook(pool, now, activeBy);
+    if (wait === null) throw unavailable(pool);
+    await untilChangeOr(pool.signal.changed, wait);
   }
+}
 
-  async function request(): Promise<void> {
-    try {
-      const { bearer, askedAt } = await options.issue();
-      // Counted from the answer: the operator's activation delay starts once it issued the session.
-      const issuedAt = Date.now();
-      held.push({
-        bearer,
-        issuedAt,
-        activeAt: issuedAt + options.activationMs,
-        ...lifeOf(options, askedAt),
-        taken: false,
-        refusals: 0,
-        retryAt: -Infinity,
-      });
-      lastFailure = null;
-      requesting = null;
-      replenish();
-    } catch (error) {
-      lastFailure = error;
-      requesting = null;
-      options.onRequestFailure(error);
-      if (held.some((session) => session.expiresAt > Date.now())) schedule(Date.now() + options.retryMs);
-    } finally {
-      notify();
-    }
+function markTaken(pool: Pool, bearer: string): void {
+  const session = pool.held.find((known) => known.bearer === bearer);
+  if (!session || session.taken) return;
+  session.taken = true;
+  session.retryAt = -Infinity;
+  notify(pool);
+}
+
+function markRefused(pool: Pool, bearer: string): void {
+  const session = pool.held.find((known) => known.bearer === bearer);
+  if (!session) return;
+  const now = Date.now();
+  if (mayBeInactive(pool, session, now)) {
+    session.refusals += 1;
+    session.retryAt = now + retryPause(session.refusals);
+  } else {
+    if (session.taken) pool.revokedAt = Math.max(pool.revokedAt, now);
+    pool.held = pool.held.filter((known) => known !== session);
+    replenish(pool);
   }
+  notify(pool);
+}
 
-  /**
-   * The session a call uses now in the ordinary course: the oldest usable one not retired, else the usable one that
-   * ends last.
-   */
-  function serving(now: number): Session | undefined {
-    const usable = held.filter((session) => usableFrom(session) <= now);
-    return usable.find((session) => session.retireAt > now) ?? usable.at(-1);
-  }
-
-  /**
-   * When a session is next usable in the ordinary course; one still being asked for is, an activation delay after its
-   * answer at the soonest.
-   */
-  const nextUsable = (now: number): number =>
-    Math.min(...held.map(usableFrom), requesting === null ? Infinity : now + options.activationMs);
-
-  /**
-   * The session tried before its activation delay ends, when none will be usable in the ordinary
-   * course before the call's deadline: the oldest not known active (a younger one is not active
-   * before it), once its pause is over.
-   */
-  const earlyCandidate = (): Session | undefined =>
-    options.activationUpToMs === undefined ? undefined : held.find((session) => !session.taken);
-  const earlyTry = (now: number): Session | undefined => {
-    const candidate = earlyCandidate();
-    return candidate && candidate.retryAt <= now ? candidate : undefined;
+export function createSessionPool(options: PoolOptions) {
+  const pool: Pool = {
+    options,
+    held: [],
+    requesting: null,
+    lastFailure: null,
+    revokedAt: -Infinity,
+    timer: undefined,
+    stopped: false,
+    signal: changeSignal(),
   };
-
-  /**
-   * How long a call that found no session to use waits before it looks again (a change of the pool,
-   * such as a request's answer, wakes it sooner): until the next session usable in time, else until
-   * the next early try; null when no session can be tried before `activeBy`.
-   */
-  function waitBeforeLook(now: number, activeBy: number): number | null {
-    const usable = Math.min(...held.map(usableFrom));
-    if (nextUsable(now) <= activeBy) return Math.min(usable, activeBy) - now;
-    if (options.activationUpToMs === undefined) return null;
-    const early = earlyCandidate()?.retryAt ?? Infinity;
-    if (early <= activeBy) return early - now;
-    return requesting === null ? null : activeBy - now;
-  }
-
-  /**
-   * Whether a refused session may only not be active yet: never taken, issued after the last revocation seen, and
-   * younger than an activation's most.
-   */
-  const mayBeInactive = (session: Session, now: number): boolean =>
-    !session.taken && session.issuedAt > revokedAt && now - session.issuedAt < (options.activationUpToMs ?? 0);
 
   return {
     /** Asks for the sessions in the background, unless they are held or on their way. */
     warm(): void {
-      replenish();
+      replenish(pool);
     },
 
     /**
@@ -269,32 +335,13 @@ export function createSessionPool(options: PoolOptions) {
      * carried out) when none can be tried by then, or the request's error when the session this call
      * asked for was not issued.
      */
-    async active(activeBy: number): Promise<string> {
-      let asked = false;
-      for (;;) {
-        const now = Date.now();
-        prune(now);
-        if (now > activeBy) throw unavailable();
-        const session = serving(now) ?? (nextUsable(now) > activeBy ? earlyTry(now) : undefined);
-        if (session) return session.bearer;
-        if (held.length === 0 && requesting === null) {
-          if (asked) throw lastFailure ?? new Error(`${options.name}: no session issued`);
-          asked = true;
-          replenish(true);
-        }
-        const wait = waitBeforeLook(now, activeBy);
-        if (wait === null) throw unavailable();
-        await untilChangeOr(signal.changed, wait);
-      }
+    active(activeBy: number): Promise<string> {
+      return activeBearer(pool, activeBy);
     },
 
     /** The operator took a call with the session: it is active, whatever its activation delay said. */
     taken(bearer: string): void {
-      const session = held.find((known) => known.bearer === bearer);
-      if (!session || session.taken) return;
-      session.taken = true;
-      session.retryAt = -Infinity;
-      notify();
+      markTaken(pool, bearer);
     },
 
     /**
@@ -302,24 +349,13 @@ export function createSessionPool(options: PoolOptions) {
      * pause; any other is dropped (the spare serves the next call at once, and a new spare is asked for).
      */
     refused(bearer: string): void {
-      const session = held.find((known) => known.bearer === bearer);
-      if (!session) return;
-      const now = Date.now();
-      if (mayBeInactive(session, now)) {
-        session.refusals += 1;
-        session.retryAt = now + retryPause(session.refusals);
-      } else {
-        if (session.taken) revokedAt = Math.max(revokedAt, now);
-        held = held.filter((known) => known !== session);
-        replenish();
-      }
-      notify();
+      markRefused(pool, bearer);
     },
 
     /** No more requests in the background (one in flight still ends; a call that finds no session still asks). */
     stop(): void {
-      stopped = true;
-      clearTimeout(timer);
+      pool.stopped = true;
+      clearTimeout(pool.timer);
     },
   };
 }

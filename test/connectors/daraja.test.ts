@@ -13,7 +13,14 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { isDeepStrictEqual } from 'node:util';
 import { daraja, DARAJA_CALLBACK_PATHS, type MpesaSettings } from '../../src/network/daraja';
-import type { Connector, NetworkOperation, NetworkRecords, PaymentPrompt, Payout } from '../../src/network/adapter';
+import type {
+  Connector,
+  NetworkOperation,
+  NetworkRecords,
+  PaymentPrompt,
+  Payout,
+  Recorded,
+} from '../../src/network/adapter';
 import { startDarajaSimulator, type DarajaSimulator } from '../simulators/daraja';
 import {
   callbackContextOf,
@@ -204,7 +211,13 @@ const msisdn = (e164: string) => e164.slice(1);
 const prompt = (fields: { phoneNumber?: string; amount?: string } = {}) =>
   promptOf({ network: NETWORK, currency: 'KES', phoneNumber: safaricom(), amount: '1500.0000', ...fields });
 const payout = (
-  fields: { phoneNumber?: string; amount?: string; kind?: Payout['kind']; originalTransactionId?: string } = {},
+  fields: {
+    phoneNumber?: string;
+    amount?: string;
+    kind?: Payout['kind'];
+    originalTransactionId?: string;
+    recorded?: Recorded;
+  } = {},
 ) => payoutOf({ network: NETWORK, currency: 'KES', phoneNumber: safaricom(), amount: '2500.0000', ...fields });
 const password = (timestamp: string) =>
   Buffer.from(`${CREDENTIALS.shortcode}${CREDENTIALS.passkey}${timestamp}`).toString('base64');
@@ -526,6 +539,43 @@ describe('answer reading', () => {
       status: 'completed',
       remoteTransactionId: `reversal:${returned.reference}`,
     });
+  });
+
+  test('a reversal sent by B2C (its collection had no receipt yet) stays a B2C one once the collection is named by its receipt: never sent again by the Reversal API', async () => {
+    const { checkoutRequestId, receipt } = await paidPush();
+    const first = payout({ kind: 'reversal', amount: '1500', originalTransactionId: checkoutRequestId });
+    expect(await connector.sendMoney(first)).toEqual({ status: 'pending', remoteTransactionId: null });
+    // The collection is renamed by its receipt; the send is retried, then its status asked, under that receipt.
+    const renamed = { ...first, originalTransactionId: receipt };
+    expect(await connector.sendMoney(renamed)).toEqual({ status: 'pending', remoteTransactionId: null });
+    expect(await settledPayout(renamed)).toMatchObject({ status: 'completed' });
+    expect(simulator.reversals().filter((each) => each.transactionId === receipt)).toEqual([]);
+    // One B2C payout, paid once (a repeat of its OriginatorConversationID while M-Pesa did not know it yet is
+    // deduplicated by Daraja).
+    expect(simulator.payouts().filter((each) => each.msisdn === msisdn(first.phoneNumber))).toMatchObject([
+      { amount: 1500, completed: true },
+    ]);
+  });
+
+  test('a reversal the core recorded but this connector never sent (the worker stopped between): pending within its window, then sent once by the Reversal API', async () => {
+    const { receipt } = await paidPush();
+    const windowSeconds = darajaDeps().inFlightWindowSeconds;
+    const recordedNow = payout({
+      kind: 'reversal',
+      amount: '1500',
+      originalTransactionId: receipt,
+      recorded: { operatorReference: null, at: new Date() },
+    });
+    expect(await connector.payoutStatus(recordedNow)).toEqual({ status: 'pending', remoteTransactionId: null });
+    expect(simulator.reversals().filter((each) => each.transactionId === receipt)).toEqual([]);
+    const recordedLongAgo = {
+      ...recordedNow,
+      recorded: { operatorReference: null, at: new Date(Date.now() - (windowSeconds + 1) * 1000) },
+    };
+    expect(await settledPayout(recordedLongAgo)).toMatchObject({ status: 'completed' });
+    expect(simulator.reversals().filter((each) => each.transactionId === receipt)).toMatchObject([
+      { amount: 1500, completed: true },
+    ]);
   });
 });
 

@@ -1,7 +1,7 @@
 import { expect, test } from 'bun:test';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
-import { LAYERS, MAX_FILE_LINES, UPWARD, layerOf, readArchitecture } from '../../scripts/architecture';
+import { LAYERS, MAX_FILE_LINES, MAX_OWN_LINES, UPWARD, layerOf, readArchitecture } from '../../scripts/architecture';
 
 const architecture = readArchitecture();
 const ROOT = resolve(import.meta.dir, '../..');
@@ -79,6 +79,10 @@ test("connectors only translate: nothing in an operator's folder imports service
 
 test("the core's journal is the one writer of network_operations", () => {
   expect(architecture.journalWriters).toEqual(['services/networks/journal.ts']);
+});
+
+test(`no function of src/network or src/services is over ${MAX_OWN_LINES} lines counting the functions nested in it`, () => {
+  expect(architecture.longWholeFunctions).toEqual([]);
 });
 
 test(`no file of src/network or src/services is over ${MAX_FILE_LINES} lines`, () => {

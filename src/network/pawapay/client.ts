@@ -85,129 +85,223 @@ export function customerMessage(reference: string): string {
   return kept.length >= 4 ? kept : 'Payment';
 }
 
-export function createPawapayConnector(settings: PawapaySettings, { formatAmount }: PawapayDeps) {
-  const providerOf = (network: Network) => settings.providers.find((provider) => provider.network === network.name)!;
+/**
+ * What a connector's calls share, built once by `createPawapayConnector`: its settings and how it writes an amount.
+ */
+type PawapayContext = { settings: PawapaySettings; formatAmount: AmountFormat };
 
-  const call = (method: 'GET' | 'POST', path: string, json?: unknown): Promise<OperatorAnswer> =>
-    callOperator({
-      method,
-      url: `${settings.baseUrl}${path}`,
-      headers: { Authorization: `Bearer ${settings.apiToken}` },
-      json,
-    });
+const providerOf = (context: PawapayContext, network: Network) =>
+  context.settings.providers.find((provider) => provider.network === network.name)!;
 
-  const unexpected = (what: string, answer: OperatorAnswer) => {
-    const code = field(nested(answer.body, 'failureReason'), 'failureCode') ?? '';
-    return new Error(`pawaPay ${what}: HTTP ${answer.status} ${code.trim()}`);
+const call = (context: PawapayContext, method: 'GET' | 'POST', path: string, json?: unknown): Promise<OperatorAnswer> =>
+  callOperator({
+    method,
+    url: `${context.settings.baseUrl}${path}`,
+    headers: { Authorization: `Bearer ${context.settings.apiToken}` },
+    json,
+  });
+
+const unexpected = (what: string, answer: OperatorAnswer) => {
+  const code = field(nested(answer.body, 'failureReason'), 'failureCode') ?? '';
+  return new Error(`pawaPay ${what}: HTTP ${answer.status} ${code.trim()}`);
+};
+
+/**
+ * Sends a deposit, payout or refund under `id`: `taken` when pawaPay took it (ACCEPTED, ENQUEUED) or
+ * had it already (DUPLICATE_IGNORED), or a refund finds another refund of its deposit under way (its
+ * status then tells); `refunded` when a refund finds its deposit refunded in full already (the money
+ * is back with the customer); its refusal in a merchant's words when REJECTED (nothing happened).
+ * Anything else (no answer, 5xx, 401, 429) throws: the activity retries under the same id.
+ */
+async function send(
+  context: PawapayContext,
+  movement: Movement,
+  id: string,
+  body: Record<string, unknown>,
+): Promise<Sent> {
+  const { path, idField } = MOVEMENTS[movement];
+  const answer = await call(context, 'POST', path, { [idField]: id, ...body });
+  const status = field(answer.body, 'status');
+  if (
+    (answer.status === 200 || answer.status === 202) &&
+    (status === 'ACCEPTED' || status === 'DUPLICATE_IGNORED' || status === 'ENQUEUED')
+  )
+    return 'taken';
+  // REJECTED (HTTP 200, or 400/403 for a malformed or not-allowed request, with or without the status): nothing
+  // happened.
+  const reason = nested(answer.body, 'failureReason');
+  const code = field(reason, 'failureCode');
+  const refused =
+    status === 'REJECTED' ||
+    ((answer.status === 400 || answer.status === 403) && code !== undefined && !AUTHENTICATION_CODES.has(code));
+  if (refused && answer.status < 500 && answer.status !== 401 && answer.status !== 429) {
+    if (movement === 'refund' && refundedAlready(code)) return 'refunded';
+    if (movement === 'refund' && refundUnderWay(code)) return 'taken';
+    return pawapayRefusal(code, field(reason, 'failureMessage'));
+  }
+  throw unexpected(`${movement} not taken`, answer);
+}
+
+/** pawaPay's own record of a deposit, payout or refund. */
+async function status(context: PawapayContext, movement: Movement, id: string): Promise<Found> {
+  const answer = await call(context, 'GET', `${MOVEMENTS[movement].path}/${encodeURIComponent(id)}`);
+  if (answer.status === 404 || (answer.status === 200 && field(answer.body, 'status') === 'NOT_FOUND'))
+    return { found: false };
+  const data = nested(answer.body, 'data');
+  if (answer.status !== 200 || field(answer.body, 'status') !== 'FOUND' || typeof data !== 'object' || data === null)
+    throw unexpected(`${movement} status`, answer);
+  const party = MOVEMENTS[movement].party;
+  const reason = nested(data, 'failureReason');
+  return {
+    found: true,
+    status: field(data, 'status') ?? 'PROCESSING',
+    amount: field(data, 'amount') ?? '',
+    currency: field(data, 'currency') ?? '',
+    phoneNumber: party ? field(nested(data, party, 'accountDetails'), 'phoneNumber') : undefined,
+    providerTransactionId: field(data, 'providerTransactionId'),
+    failureCode: field(reason, 'failureCode'),
+    failureMessage: field(reason, 'failureMessage'),
   };
+}
 
-  /**
-   * Sends a deposit, payout or refund under `id`: `taken` when pawaPay took it (ACCEPTED, ENQUEUED) or
-   * had it already (DUPLICATE_IGNORED), or a refund finds another refund of its deposit under way (its
-   * status then tells); `refunded` when a refund finds its deposit refunded in full already (the money
-   * is back with the customer); its refusal in a merchant's words when REJECTED (nothing happened).
-   * Anything else (no answer, 5xx, 401, 429) throws: the activity retries under the same id.
-   */
-  async function send(movement: Movement, id: string, body: Record<string, unknown>): Promise<Sent> {
-    const { path, idField } = MOVEMENTS[movement];
-    const answer = await call('POST', path, { [idField]: id, ...body });
-    const status = field(answer.body, 'status');
-    if (
-      (answer.status === 200 || answer.status === 202) &&
-      (status === 'ACCEPTED' || status === 'DUPLICATE_IGNORED' || status === 'ENQUEUED')
-    )
-      return 'taken';
-    // REJECTED (HTTP 200, or 400/403 for a malformed or not-allowed request, with or without the status): nothing
-    // happened.
-    const reason = nested(answer.body, 'failureReason');
-    const code = field(reason, 'failureCode');
-    const refused =
-      status === 'REJECTED' ||
-      ((answer.status === 400 || answer.status === 403) && code !== undefined && !AUTHENTICATION_CODES.has(code));
-    if (refused && answer.status < 500 && answer.status !== 401 && answer.status !== 429) {
-      if (movement === 'refund' && refundedAlready(code)) return 'refunded';
-      if (movement === 'refund' && refundUnderWay(code)) return 'taken';
-      return pawapayRefusal(code, field(reason, 'failureMessage'));
-    }
-    throw unexpected(`${movement} not taken`, answer);
-  }
+/**
+ * Whether pawaPay's record is the movement we asked for: its amount, currency and (for a deposit or payout) number.
+ */
+const matches = (
+  found: Extract<Found, { found: true }>,
+  expected: { amount: string; currency: string; phoneNumber: string | null },
+) =>
+  /^\d+(\.\d+)?$/.test(found.amount) &&
+  compareDecimal(found.amount, expected.amount) === 0 &&
+  found.currency === expected.currency &&
+  (expected.phoneNumber === null || found.phoneNumber === msisdnOf(expected.phoneNumber));
 
-  /** pawaPay's own record of a deposit, payout or refund. */
-  async function status(movement: Movement, id: string): Promise<Found> {
-    const answer = await call('GET', `${MOVEMENTS[movement].path}/${encodeURIComponent(id)}`);
-    if (answer.status === 404 || (answer.status === 200 && field(answer.body, 'status') === 'NOT_FOUND'))
-      return { found: false };
-    const data = nested(answer.body, 'data');
-    if (answer.status !== 200 || field(answer.body, 'status') !== 'FOUND' || typeof data !== 'object' || data === null)
-      throw unexpected(`${movement} status`, answer);
-    const party = MOVEMENTS[movement].party;
-    const reason = nested(data, 'failureReason');
-    return {
-      found: true,
-      status: field(data, 'status') ?? 'PROCESSING',
-      amount: field(data, 'amount') ?? '',
-      currency: field(data, 'currency') ?? '',
-      phoneNumber: party ? field(nested(data, party, 'accountDetails'), 'phoneNumber') : undefined,
-      providerTransactionId: field(data, 'providerTransactionId'),
-      failureCode: field(reason, 'failureCode'),
-      failureMessage: field(reason, 'failureMessage'),
-    };
-  }
+/**
+ * The id pawaPay knows an operation by: the one the core recorded before its first send (`operatorIdFor`), handed
+ * back on every call. None means the core never sent it here.
+ */
+function idOf(operation: { recorded?: Recorded }, reference: string): string {
+  const id = operation.recorded?.operatorReference;
+  if (!id) throw new Error(`pawaPay: no id recorded for ${reference}; it was never sent here.`);
+  return id;
+}
 
-  /**
-   * Whether pawaPay's record is the movement we asked for: its amount, currency and (for a deposit or payout) number.
-   */
-  const matches = (
-    found: Extract<Found, { found: true }>,
-    expected: { amount: string; currency: string; phoneNumber: string | null },
-  ) =>
-    /^\d+(\.\d+)?$/.test(found.amount) &&
-    compareDecimal(found.amount, expected.amount) === 0 &&
-    found.currency === expected.currency &&
-    (expected.phoneNumber === null || found.phoneNumber === msisdnOf(expected.phoneNumber));
-
-  /**
-   * The id pawaPay knows an operation by: the one the core recorded before its first send (`operatorIdFor`), handed
-   * back on every call. None means the core never sent it here.
-   */
-  function idOf(operation: { recorded?: Recorded }, reference: string): string {
-    const id = operation.recorded?.operatorReference;
-    if (!id) throw new Error(`pawaPay: no id recorded for ${reference}; it was never sent here.`);
-    return id;
-  }
-
-  const depositBody = (prompt: PaymentPrompt) => {
-    const provider = providerOf(prompt.network).code;
-    return {
-      amount: formatAmount(provider, prompt.currency, prompt.amount),
-      currency: prompt.currency,
-      payer: { type: 'MMO', accountDetails: { phoneNumber: msisdnOf(prompt.phoneNumber), provider } },
-      clientReferenceId: prompt.promptReference,
-      customerMessage: customerMessage(prompt.reference),
-    };
+const depositBody = (context: PawapayContext, prompt: PaymentPrompt) => {
+  const provider = providerOf(context, prompt.network).code;
+  return {
+    amount: context.formatAmount(provider, prompt.currency, prompt.amount),
+    currency: prompt.currency,
+    payer: { type: 'MMO', accountDetails: { phoneNumber: msisdnOf(prompt.phoneNumber), provider } },
+    clientReferenceId: prompt.promptReference,
+    customerMessage: customerMessage(prompt.reference),
   };
+};
 
-  /** A payout's body (a payment), or a refund's (a reversal: the collection's depositId, its amount). */
-  const payoutBody = (payout: Payout): Record<string, unknown> => {
-    const provider = providerOf(payout.network).code;
-    const amount = formatAmount(provider, payout.currency, payout.amount);
-    if (payout.kind === 'reversal')
-      return {
-        depositId: payout.originalTransactionId,
-        amount,
-        currency: payout.currency,
-        clientReferenceId: payout.reference,
-      };
+/** A payout's body (a payment), or a refund's (a reversal: the collection's depositId, its amount). */
+const payoutBody = (context: PawapayContext, payout: Payout): Record<string, unknown> => {
+  const provider = providerOf(context, payout.network).code;
+  const amount = context.formatAmount(provider, payout.currency, payout.amount);
+  if (payout.kind === 'reversal')
     return {
+      depositId: payout.originalTransactionId,
       amount,
       currency: payout.currency,
-      recipient: { type: 'MMO', accountDetails: { phoneNumber: msisdnOf(payout.phoneNumber), provider } },
       clientReferenceId: payout.reference,
-      customerMessage: customerMessage('Payment'),
     };
+  return {
+    amount,
+    currency: payout.currency,
+    recipient: { type: 'MMO', accountDetails: { phoneNumber: msisdnOf(payout.phoneNumber), provider } },
+    clientReferenceId: payout.reference,
+    customerMessage: customerMessage('Payment'),
   };
+};
 
-  const movementOf = (payout: Payout): Movement => (payout.kind === 'reversal' ? 'refund' : 'payout');
+const movementOf = (payout: Payout): Movement => (payout.kind === 'reversal' ? 'refund' : 'payout');
+
+async function requestPayment(context: PawapayContext, prompt: PaymentPrompt): Promise<PromptResult> {
+  const depositId = idOf(prompt, prompt.promptReference);
+  const sent = await send(context, 'deposit', depositId, depositBody(context, prompt));
+  return typeof sent === 'string'
+    ? { accepted: true, confirm: { operatorReference: depositId } }
+    : { accepted: false, ...sent };
+}
+
+async function promptStatus(context: PawapayContext, prompt: TakenPrompt): Promise<PromptStatus> {
+  // The depositId recorded for the prompt (the one the operator confirmed it under, when the journal holds none).
+  const depositId = prompt.recorded?.operatorReference ?? prompt.operatorReference;
+  const found = await status(context, 'deposit', depositId);
+  if (!found.found) {
+    // pawaPay never received it (the request was lost on the way): sent now, under the same id.
+    const sent = await send(context, 'deposit', depositId, depositBody(context, prompt));
+    return typeof sent === 'string' ? { status: 'pending' } : { status: 'failed', error: sent.error };
+  }
+  if (found.status === 'FAILED')
+    return { status: 'failed', error: pawapayFailure(found.failureCode, found.failureMessage) };
+  // ACCEPTED, PROCESSING, IN_RECONCILIATION (pawaPay settles it with the provider): asked again at the next poll.
+  if (found.status !== 'COMPLETED') return { status: 'pending' };
+  if (!matches(found, prompt))
+    return {
+      status: 'failed',
+      error: "pawaPay's record of the payment does not match the request (amount, number or currency).",
+    };
+  return { status: 'paid', remoteTransactionId: depositId, paymentDate: new Date().toISOString() };
+}
+
+/**
+ * Whether pawaPay holds a deposit, payout or refund under the id we recorded for it (none recorded: it was never
+ * sent).
+ */
+async function lookup(context: PawapayContext, operation: JournaledOperation): Promise<'present' | 'absent'> {
+  if (operation.operatorReference === null) return 'absent';
+  const movement: Movement =
+    operation.kind === 'prompt' ? 'deposit' : operation.kind === 'reversal' ? 'refund' : 'payout';
+  return (await status(context, movement, operation.operatorReference)).found ? 'present' : 'absent';
+}
+
+async function sendMoney(context: PawapayContext, payout: Payout): Promise<PayoutResult> {
+  const id = idOf(payout, payout.reference);
+  const sent = await send(context, movementOf(payout), id, payoutBody(context, payout));
+  // Taken, or (a refund) its deposit refunded already: the status query then tells which.
+  return typeof sent === 'string'
+    ? { status: 'pending', remoteTransactionId: null }
+    : { status: 'rejected', ...sent, remoteTransactionId: null };
+}
+
+async function payoutStatus(context: PawapayContext, payout: Payout): Promise<PayoutResult> {
+  const movement = movementOf(payout);
+  const id = idOf(payout, payout.reference);
+  const found = await status(context, movement, id);
+  // A deposit refunded in full (by no refund of ours, or while ours waited): the customer has the money back.
+  const refunded = { status: 'completed' as const, remoteTransactionId: payout.originalTransactionId ?? id };
+  if (!found.found) {
+    const sent = await send(context, movement, id, payoutBody(context, payout));
+    if (sent === 'refunded') return refunded;
+    return sent === 'taken'
+      ? { status: 'pending', remoteTransactionId: null }
+      : { status: 'rejected', ...sent, remoteTransactionId: null };
+  }
+  if (found.status === 'FAILED' && movement === 'refund' && refundedAlready(found.failureCode)) return refunded;
+  // A payout that FAILED moved nothing: the payment's workflow returns the money to the wallet.
+  if (found.status === 'FAILED')
+    return {
+      status: 'failed',
+      ...pawapayRefusal(found.failureCode, found.failureMessage),
+      remoteTransactionId: null,
+    };
+  if (found.status !== 'COMPLETED') return { status: 'pending', remoteTransactionId: null };
+  const expected = {
+    amount: payout.amount,
+    currency: payout.currency,
+    phoneNumber: movement === 'payout' ? payout.phoneNumber : null,
+  };
+  // A record under our id that is not the movement we asked for: nothing says ours went out.
+  if (!matches(found, expected)) return { status: 'pending', remoteTransactionId: null };
+  return { status: 'completed', remoteTransactionId: found.providerTransactionId ?? id };
+}
+
+export function createPawapayConnector(settings: PawapaySettings, { formatAmount }: PawapayDeps) {
+  const context: PawapayContext = { settings, formatAmount };
   return {
     /**
      * A fresh UUID for each operation sent here (pawaPay refuses an id twice, even one it rejected): the core records
@@ -215,90 +309,16 @@ export function createPawapayConnector(settings: PawapaySettings, { formatAmount
      */
     operatorIdFor: () => randomUUID(),
 
-    async requestPayment(prompt: PaymentPrompt): Promise<PromptResult> {
-      const depositId = idOf(prompt, prompt.promptReference);
-      const sent = await send('deposit', depositId, depositBody(prompt));
-      return typeof sent === 'string'
-        ? { accepted: true, confirm: { operatorReference: depositId } }
-        : { accepted: false, ...sent };
-    },
-
-    async promptStatus(prompt: TakenPrompt): Promise<PromptStatus> {
-      // The depositId recorded for the prompt (the one the operator confirmed it under, when the journal holds none).
-      const depositId = prompt.recorded?.operatorReference ?? prompt.operatorReference;
-      const found = await status('deposit', depositId);
-      if (!found.found) {
-        // pawaPay never received it (the request was lost on the way): sent now, under the same id.
-        const sent = await send('deposit', depositId, depositBody(prompt));
-        return typeof sent === 'string' ? { status: 'pending' } : { status: 'failed', error: sent.error };
-      }
-      if (found.status === 'FAILED')
-        return { status: 'failed', error: pawapayFailure(found.failureCode, found.failureMessage) };
-      // ACCEPTED, PROCESSING, IN_RECONCILIATION (pawaPay settles it with the provider): asked again at the next poll.
-      if (found.status !== 'COMPLETED') return { status: 'pending' };
-      if (!matches(found, prompt))
-        return {
-          status: 'failed',
-          error: "pawaPay's record of the payment does not match the request (amount, number or currency).",
-        };
-      return { status: 'paid', remoteTransactionId: depositId, paymentDate: new Date().toISOString() };
-    },
-
-    /**
-     * Whether pawaPay holds a deposit, payout or refund under the id we recorded for it (none recorded: it was never
-     * sent).
-     */
-    async lookup(operation: JournaledOperation): Promise<'present' | 'absent'> {
-      if (operation.operatorReference === null) return 'absent';
-      const movement: Movement =
-        operation.kind === 'prompt' ? 'deposit' : operation.kind === 'reversal' ? 'refund' : 'payout';
-      return (await status(movement, operation.operatorReference)).found ? 'present' : 'absent';
-    },
+    requestPayment: (prompt: PaymentPrompt) => requestPayment(context, prompt),
+    promptStatus: (prompt: TakenPrompt) => promptStatus(context, prompt),
+    lookup: (operation: JournaledOperation) => lookup(context, operation),
 
     async reportedPaymentStatus(): Promise<ReportedPaymentStatus> {
       // pawaPay reports only the deposits we initiated; nothing else arrives by callback to confirm.
       return { status: 'refused', reason: 'pawaPay reports no payment it was not asked for.' };
     },
 
-    async sendMoney(payout: Payout): Promise<PayoutResult> {
-      const id = idOf(payout, payout.reference);
-      const sent = await send(movementOf(payout), id, payoutBody(payout));
-      // Taken, or (a refund) its deposit refunded already: the status query then tells which.
-      return typeof sent === 'string'
-        ? { status: 'pending', remoteTransactionId: null }
-        : { status: 'rejected', ...sent, remoteTransactionId: null };
-    },
-
-    async payoutStatus(payout: Payout): Promise<PayoutResult> {
-      const movement = movementOf(payout);
-      const id = idOf(payout, payout.reference);
-      const found = await status(movement, id);
-      // A deposit refunded in full (by no refund of ours, or while ours waited): the customer has the money back.
-      const refunded = { status: 'completed' as const, remoteTransactionId: payout.originalTransactionId ?? id };
-      if (!found.found) {
-        const sent = await send(movement, id, payoutBody(payout));
-        if (sent === 'refunded') return refunded;
-        return sent === 'taken'
-          ? { status: 'pending', remoteTransactionId: null }
-          : { status: 'rejected', ...sent, remoteTransactionId: null };
-      }
-      if (found.status === 'FAILED' && movement === 'refund' && refundedAlready(found.failureCode)) return refunded;
-      // A payout that FAILED moved nothing: the payment's workflow returns the money to the wallet.
-      if (found.status === 'FAILED')
-        return {
-          status: 'failed',
-          ...pawapayRefusal(found.failureCode, found.failureMessage),
-          remoteTransactionId: null,
-        };
-      if (found.status !== 'COMPLETED') return { status: 'pending', remoteTransactionId: null };
-      const expected = {
-        amount: payout.amount,
-        currency: payout.currency,
-        phoneNumber: movement === 'payout' ? payout.phoneNumber : null,
-      };
-      // A record under our id that is not the movement we asked for: nothing says ours went out.
-      if (!matches(found, expected)) return { status: 'pending', remoteTransactionId: null };
-      return { status: 'completed', remoteTransactionId: found.providerTransactionId ?? id };
-    },
+    sendMoney: (payout: Payout) => sendMoney(context, payout),
+    payoutStatus: (payout: Payout) => payoutStatus(context, payout),
   };
 }

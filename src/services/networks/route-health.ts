@@ -76,80 +76,177 @@ export type RouteHealth = ReturnType<typeof createRouteHealth>;
 /** Counts of one route's outcomes, added to the database at the next flush (and seen by `onOutcome`, the metrics). */
 type Tally = RouteKey & { succeeded: number; faulted: number };
 
+type HealthOptions = { scope?: string; onOutcome?: (key: RouteKey, outcome: 'succeeded' | 'faulted') => void };
+
+/**
+ * The routes' health as one process keeps it, built once by `createRouteHealth` and read and changed by the functions
+ * below: the rows it read last (and when), and the outcome counts not yet written.
+ */
+type HealthState = {
+  sql: Sql;
+  options: HealthOptions;
+  scope: string;
+  rows: Map<string, RouteRow>;
+  readAt: number;
+  reading: Promise<void> | null;
+  tallies: Map<string, Tally>;
+  flushing: Promise<void> | null;
+};
+
+async function fresh(health: HealthState): Promise<Map<string, RouteRow>> {
+  if (Date.now() - health.readAt < CACHE_MS) return health.rows;
+  const { sql, scope } = health;
+  health.reading ??= (async () => {
+    try {
+      const read = await sql<RouteRow[]>`select ${sql.unsafe(COLUMNS)} from network_routes where scope = ${scope}`;
+      health.rows = new Map(read.map((row) => [keyOf(row), row]));
+      health.readAt = Date.now();
+    } finally {
+      health.reading = null;
+    }
+  })();
+  await health.reading;
+  return health.rows;
+}
+
+const remember = (health: HealthState, row: RouteRow | undefined) => {
+  if (row) health.rows.set(keyOf(row), row);
+};
+
+/** Claims the probe of a left route whose wait is over: true for the one operation (service-wide) that may try it. */
+async function claimProbe(health: HealthState, key: RouteKey): Promise<boolean> {
+  const { sql, scope } = health;
+  const [row] = await sql<RouteRow[]>`
+    update network_routes set probe_until = now() + ${PROBE_HOLD_SECONDS} * interval '1 second', modified = now()
+    where scope = ${scope} and network = ${key.network} and route = ${key.route} and operation = ${key.operation}
+      and left_until <= now() and (probe_until is null or probe_until < now())
+    returning ${sql.unsafe(COLUMNS)}`;
+  remember(health, row);
+  return row !== undefined;
+}
+
+function tally(health: HealthState, key: RouteKey, outcome: 'succeeded' | 'faulted') {
+  const held = health.tallies.get(keyOf(key)) ?? { ...key, succeeded: 0, faulted: 0 };
+  held[outcome] += 1;
+  health.tallies.set(keyOf(key), held);
+  health.options.onOutcome?.(key, outcome);
+}
+
+async function flush(health: HealthState): Promise<void> {
+  const { sql, scope, tallies } = health;
+  if (tallies.size === 0) return;
+  await health.flushing;
+  const batch = [...tallies.values()];
+  tallies.clear();
+  health.flushing = (async () => {
+    await sql`
+      insert into network_route_outcomes (scope, network, route, operation, minute, succeeded, faulted)
+      select ${scope}, network, route, operation, date_trunc('minute', now()), succeeded, faulted
+      from jsonb_to_recordset(${sql.json(batch)}::jsonb)
+        as t(network text, route text, operation text, succeeded int, faulted int)
+      on conflict (scope, network, route, operation, minute)
+      do update set
+        succeeded = network_route_outcomes.succeeded + excluded.succeeded,
+        faulted = network_route_outcomes.faulted + excluded.faulted`;
+  })().finally(() => {
+    health.flushing = null;
+  });
+  await health.flushing;
+}
+
+async function usableRoutes(
+  health: HealthState,
+  network: string,
+  operation: RouteOperation,
+  routes: readonly string[],
+): Promise<UsableRoute[]> {
+  const known = await fresh(health);
+  const ordered = routes
+    .map((route, index) => ({ route, index, row: known.get(keyOf({ network, route, operation })) }))
+    .sort((a, b) => (a.row?.position ?? a.index) - (b.row?.position ?? b.index) || a.index - b.index);
+  const usable: UsableRoute[] = [];
+  for (const { route, row } of ordered) {
+    const state = stateOf(row);
+    if (state === 'up') usable.push({ route, probe: false });
+    else if (state === 'probing' && (await claimProbe(health, { network, route, operation })))
+      usable.push({ route, probe: true });
+  }
+  return usable;
+}
+
+async function recordSuccess(health: HealthState, key: RouteKey): Promise<void> {
+  tally(health, key, 'succeeded');
+  const row = (await fresh(health)).get(keyOf(key));
+  if (!row || (row.faultsInRow === 0 && row.leftUntil === null)) return;
+  const { sql, scope } = health;
+  const [updated] = await sql<RouteRow[]>`
+    update network_routes
+    set faults_in_row = 0, left_count = 0, left_until = null, probe_until = null, modified = now()
+    where scope = ${scope} and network = ${key.network} and route = ${key.route} and operation = ${key.operation}
+    returning ${sql.unsafe(COLUMNS)}`;
+  remember(health, updated);
+}
+
+async function recordFault(health: HealthState, key: RouteKey, fault: string): Promise<void> {
+  tally(health, key, 'faulted');
+  const { sql, scope } = health;
+  const [updated] = await sql<RouteRow[]>`
+    insert into network_routes as r (scope, network, route, operation, faults_in_row, last_fault, last_fault_at)
+    values (${scope}, ${key.network}, ${key.route}, ${key.operation}, 1, ${fault}, now())
+    on conflict (scope, network, route, operation)
+    do update set
+      faults_in_row = r.faults_in_row + 1,
+      last_fault = excluded.last_fault,
+      last_fault_at = now(),
+      modified = now(),
+      left_until = case
+        when (r.left_until is null and r.faults_in_row + 1 >= ${FAULTS_TO_LEAVE}) or r.left_until <= now()
+          then now() + least(${LEAVE_MAX_SECONDS}, ${LEAVE_FIRST_SECONDS} * power(2, r.left_count))
+            * interval '1 second'
+        else r.left_until end,
+      left_count = case
+        when (r.left_until is null and r.faults_in_row + 1 >= ${FAULTS_TO_LEAVE}) or r.left_until <= now()
+          then r.left_count + 1
+        else r.left_count end,
+      probe_until = null
+    returning ${sql.unsafe(COLUMNS)}`;
+  remember(health, updated);
+}
+
+async function recordAvailability(
+  health: HealthState,
+  route: string,
+  states: readonly { network: string; operation: RouteOperation; availability: Availability }[],
+): Promise<void> {
+  if (states.length === 0) return;
+  const { sql, scope } = health;
+  await sql`
+    insert into network_routes as r (scope, network, route, operation, availability, availability_at)
+    select ${scope}, network, ${route}, operation, availability, now()
+    from jsonb_to_recordset(${sql.json(states as never)}::jsonb) as t(network text, operation text, availability
+      text)
+    on conflict (scope, network, route, operation) do update set availability = excluded.availability,
+      availability_at = now(), modified = now()`;
+  health.readAt = 0;
+}
+
 /**
  * The routes' health as a process keeps it. `scope`: whose rows ('' for the whole service; a task
  * queue under NETWORK_ROUTES_SCOPE=task-queue); `onOutcome` sees each outcome (the metrics).
  */
-export function createRouteHealth(
-  sql: Sql,
-  options: { scope?: string; onOutcome?: (key: RouteKey, outcome: 'succeeded' | 'faulted') => void } = {},
-) {
-  const scope = options.scope ?? '';
-  let rows = new Map<string, RouteRow>();
-  let readAt = 0;
-  let reading: Promise<void> | null = null;
-  const tallies = new Map<string, Tally>();
-  let flushing: Promise<void> | null = null;
-  const timer = setInterval(() => void flush().catch(() => {}), FLUSH_MS);
-  timer.unref?.();
-
-  async function fresh(): Promise<Map<string, RouteRow>> {
-    if (Date.now() - readAt < CACHE_MS) return rows;
-    reading ??= (async () => {
-      try {
-        const read = await sql<RouteRow[]>`select ${sql.unsafe(COLUMNS)} from network_routes where scope = ${scope}`;
-        rows = new Map(read.map((row) => [keyOf(row), row]));
-        readAt = Date.now();
-      } finally {
-        reading = null;
-      }
-    })();
-    await reading;
-    return rows;
-  }
-
-  const remember = (row: RouteRow | undefined) => {
-    if (row) rows.set(keyOf(row), row);
+export function createRouteHealth(sql: Sql, options: HealthOptions = {}) {
+  const health: HealthState = {
+    sql,
+    options,
+    scope: options.scope ?? '',
+    rows: new Map(),
+    readAt: 0,
+    reading: null,
+    tallies: new Map(),
+    flushing: null,
   };
-
-  /** Claims the probe of a left route whose wait is over: true for the one operation (service-wide) that may try it. */
-  async function claimProbe(key: RouteKey): Promise<boolean> {
-    const [row] = await sql<RouteRow[]>`
-      update network_routes set probe_until = now() + ${PROBE_HOLD_SECONDS} * interval '1 second', modified = now()
-      where scope = ${scope} and network = ${key.network} and route = ${key.route} and operation = ${key.operation}
-        and left_until <= now() and (probe_until is null or probe_until < now())
-      returning ${sql.unsafe(COLUMNS)}`;
-    remember(row);
-    return row !== undefined;
-  }
-
-  function tally(key: RouteKey, outcome: 'succeeded' | 'faulted') {
-    const held = tallies.get(keyOf(key)) ?? { ...key, succeeded: 0, faulted: 0 };
-    held[outcome] += 1;
-    tallies.set(keyOf(key), held);
-    options.onOutcome?.(key, outcome);
-  }
-
-  async function flush(): Promise<void> {
-    if (tallies.size === 0) return;
-    await flushing;
-    const batch = [...tallies.values()];
-    tallies.clear();
-    flushing = (async () => {
-      await sql`
-        insert into network_route_outcomes (scope, network, route, operation, minute, succeeded, faulted)
-        select ${scope}, network, route, operation, date_trunc('minute', now()), succeeded, faulted
-        from jsonb_to_recordset(${sql.json(batch)}::jsonb)
-          as t(network text, route text, operation text, succeeded int, faulted int)
-        on conflict (scope, network, route, operation, minute)
-        do update set
-          succeeded = network_route_outcomes.succeeded + excluded.succeeded,
-          faulted = network_route_outcomes.faulted + excluded.faulted`;
-    })().finally(() => {
-      flushing = null;
-    });
-    await flushing;
-  }
+  const timer = setInterval(() => void flush(health).catch(() => {}), FLUSH_MS);
+  timer.unref?.();
 
   return {
     /**
@@ -157,78 +254,32 @@ export function createRouteHealth(
      * `routes` as given (the registry's: direct first). Paused, closed and left routes are out; a
      * left route whose wait is over is in for this one operation when it wins the probe.
      */
-    async usable(network: string, operation: RouteOperation, routes: readonly string[]): Promise<UsableRoute[]> {
-      const known = await fresh();
-      const ordered = routes
-        .map((route, index) => ({ route, index, row: known.get(keyOf({ network, route, operation })) }))
-        .sort((a, b) => (a.row?.position ?? a.index) - (b.row?.position ?? b.index) || a.index - b.index);
-      const usable: UsableRoute[] = [];
-      for (const { route, row } of ordered) {
-        const state = stateOf(row);
-        if (state === 'up') usable.push({ route, probe: false });
-        else if (state === 'probing' && (await claimProbe({ network, route, operation })))
-          usable.push({ route, probe: true });
-      }
-      return usable;
+    usable(network: string, operation: RouteOperation, routes: readonly string[]): Promise<UsableRoute[]> {
+      return usableRoutes(health, network, operation, routes);
     },
 
     /** The route answered (whatever the subscriber did): a route that was faulting or left takes full traffic again. */
-    async succeeded(key: RouteKey): Promise<void> {
-      tally(key, 'succeeded');
-      const row = (await fresh()).get(keyOf(key));
-      if (!row || (row.faultsInRow === 0 && row.leftUntil === null)) return;
-      const [updated] = await sql<RouteRow[]>`
-        update network_routes
-        set faults_in_row = 0, left_count = 0, left_until = null, probe_until = null, modified = now()
-        where scope = ${scope} and network = ${key.network} and route = ${key.route} and operation = ${key.operation}
-        returning ${sql.unsafe(COLUMNS)}`;
-      remember(updated);
+    succeeded(key: RouteKey): Promise<void> {
+      return recordSuccess(health, key);
     },
 
     /** A route fault: counted, and from the third in a row (or a failed probe) the route is left for a while. */
-    async faulted(key: RouteKey, fault: string): Promise<void> {
-      tally(key, 'faulted');
-      const [updated] = await sql<RouteRow[]>`
-        insert into network_routes as r (scope, network, route, operation, faults_in_row, last_fault, last_fault_at)
-        values (${scope}, ${key.network}, ${key.route}, ${key.operation}, 1, ${fault}, now())
-        on conflict (scope, network, route, operation)
-        do update set
-          faults_in_row = r.faults_in_row + 1,
-          last_fault = excluded.last_fault,
-          last_fault_at = now(),
-          modified = now(),
-          left_until = case
-            when (r.left_until is null and r.faults_in_row + 1 >= ${FAULTS_TO_LEAVE}) or r.left_until <= now()
-              then now() + least(${LEAVE_MAX_SECONDS}, ${LEAVE_FIRST_SECONDS} * power(2, r.left_count))
-                * interval '1 second'
-            else r.left_until end,
-          left_count = case
-            when (r.left_until is null and r.faults_in_row + 1 >= ${FAULTS_TO_LEAVE}) or r.left_until <= now()
-              then r.left_count + 1
-            else r.left_count end,
-          probe_until = null
-        returning ${sql.unsafe(COLUMNS)}`;
-      remember(updated);
+    faulted(key: RouteKey, fault: string): Promise<void> {
+      return recordFault(health, key, fault);
     },
 
     /** The aggregator's word on its providers (pawaPay's availability), per network and operation of one route. */
-    async setAvailability(
+    setAvailability(
       route: string,
       states: readonly { network: string; operation: RouteOperation; availability: Availability }[],
     ): Promise<void> {
-      if (states.length === 0) return;
-      await sql`
-        insert into network_routes as r (scope, network, route, operation, availability, availability_at)
-        select ${scope}, network, ${route}, operation, availability, now()
-        from jsonb_to_recordset(${sql.json(states as never)}::jsonb) as t(network text, operation text, availability
-          text)
-        on conflict (scope, network, route, operation) do update set availability = excluded.availability,
-          availability_at = now(), modified = now()`;
-      readAt = 0;
+      return recordAvailability(health, route, states);
     },
 
     /** Adds the counts not yet written (at a process's stop). */
-    flush,
+    flush(): Promise<void> {
+      return flush(health);
+    },
 
     stop(): void {
       clearInterval(timer);
