@@ -6,6 +6,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { availableParallelism } from 'node:os';
 import { ROOT, binPath, ensureChromium, ensureComposePlugin, say } from './infra.mjs';
 import { databaseName, dropDatabase, usePostgres } from './postgres.mjs';
 
@@ -102,7 +103,21 @@ export async function runSuite({ databaseUrl, dataDir, cli, env: laneEnv, testAr
   env.WORKFLOW_BUNDLE_PATH = bundle;
 
   const junitFile = join(dataDir, 'junit.xml');
-  const args = ['test', '--timeout', '120000', '--reporter=junit', `--reporter-outfile=${junitFile}`, ...testArgs];
+  // Test files run side by side, one Bun process each, as many at once as the machine has cores ($TEST_PARALLEL
+  // to choose; 1 runs them one after another): each file starts its own worker on its own task queue, and the
+  // scopes above keep one file's webhooks and routes' health its own. The slowest files start first
+  // (test/timings.json, their durations on a two-core machine).
+  const parallel = Number(process.env.TEST_PARALLEL ?? availableParallelism());
+  const timings = join(ROOT, 'test/timings.json');
+  const args = [
+    'test',
+    '--timeout',
+    '120000',
+    ...(parallel > 1 ? [`--parallel=${parallel}`, ...(existsSync(timings) ? [`--timings=${timings}`] : [])] : []),
+    '--reporter=junit',
+    `--reporter-outfile=${junitFile}`,
+    ...testArgs,
+  ];
   const code = await new Promise((resolve) => {
     const runner = spawn(binPath('bun'), args, { cwd: ROOT, env, stdio: 'inherit' });
     runner.once('exit', (exitCode, signal) => {
