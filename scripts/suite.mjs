@@ -102,24 +102,60 @@ export async function runSuite({ databaseUrl, dataDir, cli, env: laneEnv, testAr
   if (bundled.status !== 0) throw new Error('workflow bundling failed');
   env.WORKFLOW_BUNDLE_PATH = bundle;
 
-  const junitFile = join(dataDir, 'junit.xml');
   // Test files run side by side, one Bun process each, as many at once as the machine has cores ($TEST_PARALLEL
   // to choose; 1 runs them one after another): each file starts its own worker on its own task queue, and the
   // scopes above keep one file's webhooks and routes' health its own. The slowest files start first
-  // (test/timings.json, their durations on a two-core machine).
+  // (test/timings.json, their durations on a two-core machine). The files that watch whole tables run after
+  // them, one at a time.
   const parallel = Number(process.env.TEST_PARALLEL ?? availableParallelism());
   const timings = join(ROOT, 'test/timings.json');
-  const args = [
-    'test',
-    '--timeout',
-    '120000',
-    ...(parallel > 1 ? [`--parallel=${parallel}`, ...(existsSync(timings) ? [`--timings=${timings}`] : [])] : []),
-    '--reporter=junit',
-    `--reporter-outfile=${junitFile}`,
+  const paths = testArgs.filter(isPath);
+  const onlyAlone = paths.length > 0 && paths.every((path) => RUNS_ALONE.includes(path.replace(/^\.\//, '')));
+  if (parallel <= 1 || onlyAlone) return await bunTest(env, join(dataDir, 'junit.xml'), testArgs);
+  const sideBySide = await bunTest(env, join(dataDir, 'junit.xml'), [
+    `--parallel=${parallel}`,
+    ...(existsSync(timings) ? [`--timings=${timings}`] : []),
+    ...RUNS_ALONE.map((file) => `--path-ignore-patterns=${file}`),
     ...testArgs,
-  ];
+  ]);
+  const alone = runsAloneAmong(testArgs);
+  if (alone.length === 0) return sideBySide;
+  say(`running ${alone.join(', ')} alone`);
+  const flags = testArgs.filter((arg) => !isPath(arg));
+  const afterwards = await bunTest(env, join(dataDir, 'junit-alone.xml'), [...flags, ...alone]);
+  const counts =
+    sideBySide.counts && afterwards.counts
+      ? {
+          passed: sideBySide.counts.passed + afterwards.counts.passed,
+          failed: sideBySide.counts.failed + afterwards.counts.failed,
+          skipped: sideBySide.counts.skipped + afterwards.counts.skipped,
+        }
+      : null;
+  return { code: sideBySide.code || afterwards.code, counts };
+}
+
+/**
+ * Files that watch whole tables, not only their own organizations' rows: a refused request writes nothing anywhere,
+ * a forged operator callback moves no money anywhere. Another file's writes would fall in their window, so they
+ * run after the others, one at a time.
+ */
+const RUNS_ALONE = ['test/api/fuzz.test.ts', 'test/api/operator-callbacks-fuzz.test.ts'];
+
+/** A file or folder of the project named on the command line (Bun's path filters), not a flag or its value. */
+const isPath = (arg) => !arg.startsWith('-') && existsSync(join(ROOT, arg));
+
+/** The files of RUNS_ALONE the run's arguments choose: all of them when no path is named. */
+function runsAloneAmong(testArgs) {
+  const paths = testArgs.filter(isPath).map((arg) => arg.replace(/^\.\//, '').replace(/\/$/, ''));
+  if (paths.length === 0) return RUNS_ALONE;
+  return RUNS_ALONE.filter((file) => paths.some((path) => file === path || file.startsWith(`${path}/`)));
+}
+
+/** One `bun test` run with its JUnit file: the runner's exit code and the counts. */
+async function bunTest(env, junitFile, args) {
+  const all = ['test', '--timeout', '120000', '--reporter=junit', `--reporter-outfile=${junitFile}`, ...args];
   const code = await new Promise((resolve) => {
-    const runner = spawn(binPath('bun'), args, { cwd: ROOT, env, stdio: 'inherit' });
+    const runner = spawn(binPath('bun'), all, { cwd: ROOT, env, stdio: 'inherit' });
     runner.once('exit', (exitCode, signal) => {
       if (exitCode !== 0) say(`bun test ended with ${signal ? `signal ${signal}` : `exit code ${exitCode}`}`);
       resolve(exitCode ?? (signal ? 1 : 0));
