@@ -316,13 +316,8 @@ async function payoutStatus(context: MomoContext, payout: Payout): Promise<Payou
     currency: payout.currency,
     msisdn: msisdnOf(payout.phoneNumber),
   });
-  if (found.status === 'NOT_FOUND') {
-    // MoMo never took it: send it now under the same reference (a duplicate would be refused).
-    const refusal = await refusalOf(context, TRANSFER, referenceId, payoutBody(payout));
-    return refusal === null
-      ? { status: 'pending', remoteTransactionId: null }
-      : { status: 'rejected', ...refusal, remoteTransactionId: null };
-  }
+  // MoMo never took it: send it now under the same reference (a duplicate would be refused).
+  if (found.status === 'NOT_FOUND') return await sendMoney(context, payout);
   if (found.status === 'PENDING') return { status: 'pending', remoteTransactionId: null };
   if (found.status === 'FAILED')
     return { status: 'rejected', ...momoRefusal(found.reason, true), remoteTransactionId: null };
