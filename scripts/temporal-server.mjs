@@ -152,7 +152,7 @@ export async function createTemporalSchema(compose, { databaseUrl, database, vis
  * A folder that stands for the image's /etc/temporal: the compose file's volumes under it become
  * symbolic links to the project's files, so DYNAMIC_CONFIG_FILE_PATH is used exactly as written.
  */
-function imageWorkdir(service, folder) {
+export function imageWorkdir(service, folder) {
   rmSync(folder, { recursive: true, force: true });
   mkdirSync(folder, { recursive: true });
   for (const volume of service.volumes ?? []) {
@@ -234,7 +234,7 @@ function retryFor(what, ms, attempt) {
   }
 }
 
-function setUpNamespace(cli, address) {
+export function setUpNamespace(cli, address) {
   const temporal = (args) =>
     spawnSync(cli, [...args, '--address', address, '--namespace', NAMESPACE], { encoding: 'utf8' });
   retryFor(`could not create namespace ${NAMESPACE}`, 60_000, () => {

@@ -14,7 +14,7 @@
  */
 import { createHmac } from 'node:crypto';
 import { decryptPkcs1, simulatorKeyPair } from './rsa';
-import { serveWithOutages, type LateAnswer, type OutageMode } from './outage';
+import { SIMULATOR_HOST, serveWithOutages, type LateAnswer, type OutageMode } from './outage';
 import { createScheduler } from './scheduler';
 
 export type AirtelSubscriber = {
@@ -467,7 +467,7 @@ export async function startAirtelSimulator(options: AirtelSimulatorOptions): Pro
   const copies = (kind: 'collection' | 'disbursement') =>
     [...transactions[kind].values()].map((transaction) => ({ ...transaction }));
   return {
-    url: `http://127.0.0.1:${server.port}`,
+    url: `http://${SIMULATOR_HOST}:${server.port}`,
     async stop() {
       await stop();
       await server.stop();

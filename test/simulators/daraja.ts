@@ -18,7 +18,7 @@
  * and answered at the ResultURL with `R000001`, "The transaction has already been reversed", as
  * Safaricom's result codes for the Reversal API document.
  */
-import { serveWithOutages, type LateAnswer, type OutageMode } from './outage';
+import { SIMULATOR_HOST, serveWithOutages, type LateAnswer, type OutageMode } from './outage';
 import { createScheduler } from './scheduler';
 
 export type DarajaCredentials = {
@@ -927,7 +927,7 @@ export async function startDarajaSimulator(options: DarajaSimulatorOptions): Pro
   });
 
   return {
-    url: `http://127.0.0.1:${server.port}`,
+    url: `http://${SIMULATOR_HOST}:${server.port}`,
     async stop() {
       await stop();
       await server.stop();

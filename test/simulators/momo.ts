@@ -9,7 +9,7 @@
  * at once (MoMo's markets), each with its own API users, keys and currency: a token belongs to the
  * market whose credentials fetched it and works only with that market's X-Target-Environment.
  */
-import { serveWithOutages, type LateAnswer, type OutageMode } from './outage';
+import { SIMULATOR_HOST, serveWithOutages, type LateAnswer, type OutageMode } from './outage';
 import { createScheduler } from './scheduler';
 
 export type MomoProductCredentials = { subscriptionKey: string; apiUser: string; apiKey: string };
@@ -418,7 +418,7 @@ export async function startMomoSimulator(options: MomoSimulatorOptions): Promise
   });
 
   return {
-    url: `http://127.0.0.1:${server.port}`,
+    url: `http://${SIMULATOR_HOST}:${server.port}`,
     async stop() {
       await stop();
       await server.stop();

@@ -17,6 +17,12 @@
  * callback to send) goes on through any outage, as an operator's back office does while its API is down.
  */
 export type OutageMode = 'none' | 'refused' | 'error' | 'hang';
+/**
+ * The address the simulators listen on and name in their URLs: loopback, or the operators node's
+ * address when they run in the cluster (test/cluster), where the service calls them across hosts.
+ */
+export const SIMULATOR_HOST = process.env.SIMULATOR_HOST ?? '127.0.0.1';
+
 export const OUTAGE_MODES: readonly OutageMode[] = ['none', 'refused', 'error', 'hang'];
 
 /**
@@ -133,7 +139,7 @@ export function serveWithOutages(options: OutageServerOptions): OutageServer {
 
   const listen = (port: number) =>
     Bun.serve({
-      hostname: '127.0.0.1',
+      hostname: SIMULATOR_HOST,
       port,
       ...(options.idleTimeout === undefined ? {} : { idleTimeout: options.idleTimeout }),
       fetch: answer,

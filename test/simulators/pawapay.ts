@@ -19,7 +19,7 @@
  * suppressed, replayed or forged on request.
  */
 import { createHash, createSign, generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
-import { serveWithOutages, type LateAnswer, type OutageMode } from './outage';
+import { SIMULATOR_HOST, serveWithOutages, type LateAnswer, type OutageMode } from './outage';
 import { createScheduler } from './scheduler';
 
 export type PawapayKind = 'deposit' | 'payout' | 'refund';
@@ -1116,7 +1116,7 @@ export async function startPawapaySimulator(options: PawapaySimulatorOptions): P
 
   const copies = (kind: PawapayKind) => [...transactions[kind].values()].map((transaction) => ({ ...transaction }));
   return {
-    url: `http://127.0.0.1:${server.port}`,
+    url: `http://${SIMULATOR_HOST}:${server.port}`,
     token: options.apiToken,
     keyId: KEY_ID,
     publicKeyPem,

@@ -12,7 +12,7 @@
  * set up (pawaPay at `/network/pawapay/{deposits,payouts,refunds}`, signed with a key it serves at
  * `/v2/public-key/http`). The OpenAPI's key pair is made at its start: its public key is in the
  * configuration printed.
- *   bun test/simulators/run.ts [--port BASE] [--callback-base URL]
+ *   bun test/simulators/run.ts [--port BASE] [--callback-base URL] [--decision-ms MS]
  *   (Daraja on BASE, MoMo on BASE+1, control on BASE+2, Airtel on BASE+3, the M-Pesa OpenAPI on BASE+4,
  *   pawaPay on BASE+5)
  *
@@ -24,20 +24,24 @@
  *   POST /availability {"provider": "MTN_MOMO_UGA", "operationType": "DEPOSIT" | "PAYOUT" | "REFUND", "status": "OPERATIONAL" | "DELAYED" | "CLOSED"}
  *     what pawaPay's GET /v2/availability (and active-conf) says of a provider's operation; CLOSED
  *     rejects new payments of that type with PROVIDER_TEMPORARILY_UNAVAILABLE.
+ *   GET /records
+ *     what each operator did (its debits, payouts and reversals), for the exactly-once check of the cluster (test/cluster).
+ * --decision-ms sets how long a subscriber takes to answer a prompt (5000 by default); SIMULATOR_HOST
+ * the address to listen on (127.0.0.1 by default).
  */
 import { parseArgs } from 'node:util';
 import { PAWAPAY_PROVIDERS as SERVICE_PAWAPAY_PROVIDERS } from '../../src/network/pawapay/limits';
-import { startAirtelSimulator } from './airtel';
+import { startAirtelSimulator, type AirtelSimulator } from './airtel';
 import { startDarajaSimulator, type DarajaSimulator } from './daraja';
-import { startMomoSimulator, type MomoSimulatorMarket } from './momo';
-import { OUTAGE_MODES, type OutageMode } from './outage';
+import { startMomoSimulator, type MomoSimulator, type MomoSimulatorMarket } from './momo';
+import { OUTAGE_MODES, SIMULATOR_HOST, type OutageMode } from './outage';
 import {
   startPawapaySimulator,
   type PawapayOperation,
   type PawapayOperationStatus,
   type PawapaySimulator,
 } from './pawapay';
-import { startVodacomSimulator } from './vodacom';
+import { startVodacomSimulator, type VodacomSimulator } from './vodacom';
 
 /** Credentials of the local simulators only: they guard nothing real. */
 export const SIMULATOR_CREDENTIALS = {
@@ -176,6 +180,25 @@ type ControlledSimulators = Record<SimulatorName, { outage(mode: OutageMode): Pr
   pawapay: Pick<PawapaySimulator, 'setAvailability'>;
 };
 
+/** What the five operators did, as their simulators recorded it: the exactly-once checker's side of the books (GET /records). */
+export function operatorRecords(simulators: {
+  daraja: Pick<DarajaSimulator, 'stkPushes' | 'payouts' | 'reversals'>;
+  momo: Pick<MomoSimulator, 'requestsToPay' | 'transfers'>;
+  airtel: Pick<AirtelSimulator, 'collections' | 'disbursements' | 'refunds'>;
+  vodacom: Pick<VodacomSimulator, 'transactions'>;
+  pawapay: Pick<PawapaySimulator, 'deposits' | 'payouts' | 'refunds'>;
+}) {
+  const { daraja, momo, airtel, vodacom, pawapay } = simulators;
+  return {
+    daraja: { stkPushes: daraja.stkPushes(), payouts: daraja.payouts(), reversals: daraja.reversals() },
+    momo: { requestsToPay: momo.requestsToPay(), transfers: momo.transfers() },
+    airtel: { collections: airtel.collections(), disbursements: airtel.disbursements(), refunds: airtel.refunds() },
+    vodacom: { transactions: vodacom.transactions() },
+    pawapay: { deposits: pawapay.deposits(), payouts: pawapay.payouts(), refunds: pawapay.refunds() },
+  };
+}
+export type OperatorRecords = ReturnType<typeof operatorRecords>;
+
 /** The control endpoint's routes (see the header): each checks its body and says what it changed. */
 export function controlHandler(simulators: ControlledSimulators): (request: Request) => Promise<Response> {
   const refuse = (detail: string, status = 400) => Response.json({ detail }, { status });
@@ -229,44 +252,50 @@ if (import.meta.main) {
     options: {
       port: { type: 'string', default: '8101' },
       'callback-base': { type: 'string', default: 'http://localhost:8000' },
+      'decision-ms': { type: 'string', default: '5000' },
     },
   });
   const base = Number(values.port);
+  const decisionDelayMs = Number(values['decision-ms']);
   const daraja = await startDarajaSimulator({
     credentials: SIMULATOR_CREDENTIALS.daraja,
     port: base,
-    decisionDelayMs: 5000,
+    decisionDelayMs,
   });
   const momo = await startMomoSimulator({
     ...SIMULATOR_CREDENTIALS.momo,
     markets: SIMULATOR_CREDENTIALS.momoMarkets,
     port: base + 1,
-    decisionDelayMs: 5000,
+    decisionDelayMs,
   });
   const airtel = await startAirtelSimulator({
     ...SIMULATOR_CREDENTIALS.airtel,
     port: base + 3,
-    decisionDelayMs: 5000,
+    decisionDelayMs,
     callbackUrl: `${values['callback-base'].replace(/\/+$/, '')}/network/airtel/callback`,
   });
   const { activationSeconds, ...openApiCredentials } = SIMULATOR_CREDENTIALS.vodacom;
   const openApi = await startVodacomSimulator({
     ...openApiCredentials,
     port: base + 4,
-    decisionDelayMs: 5000,
+    decisionDelayMs,
     activationMs: activationSeconds * 1000,
   });
   const pawapay = await startPawapaySimulator({
     apiToken: SIMULATOR_CREDENTIALS.pawapay.apiToken,
     providers: SIMULATOR_CREDENTIALS.pawapay.providers,
     port: base + 5,
-    decisionDelayMs: 5000,
+    decisionDelayMs,
     callbackBase: values['callback-base'],
   });
+  const handleControl = controlHandler({ daraja, momo, airtel, vodacom: openApi, pawapay });
   const control = Bun.serve({
-    hostname: '127.0.0.1',
+    hostname: SIMULATOR_HOST,
     port: base + 2,
-    fetch: controlHandler({ daraja, momo, airtel, vodacom: openApi, pawapay }),
+    fetch: (request) =>
+      request.method === 'GET' && new URL(request.url).pathname === '/records'
+        ? Response.json(operatorRecords({ daraja, momo, airtel, vodacom: openApi, pawapay }))
+        : handleControl(request),
   });
   process.stdout.write(
     `${JSON.stringify({
@@ -275,7 +304,7 @@ if (import.meta.main) {
       airtelUrl: airtel.url,
       vodacomUrl: openApi.url,
       pawapayUrl: pawapay.url,
-      controlUrl: `http://127.0.0.1:${control.port}`,
+      controlUrl: `http://${SIMULATOR_HOST}:${control.port}`,
       env: simulatorEnvironment(daraja.url, momo.url, airtel.url, openApi, pawapay.url),
       momoMarkets: momoMarketsFile(momo.url, SIMULATOR_CREDENTIALS.momoMarkets),
     })}\n`,

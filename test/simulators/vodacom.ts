@@ -17,7 +17,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { decryptPkcs1, simulatorKeyPair } from './rsa';
-import { serveWithOutages, type LateAnswer, type OutageMode } from './outage';
+import { SIMULATOR_HOST, serveWithOutages, type LateAnswer, type OutageMode } from './outage';
 import { createScheduler } from './scheduler';
 
 export type VodacomSubscriber = {
@@ -530,7 +530,7 @@ export async function startVodacomSimulator(options: VodacomSimulatorOptions): P
   });
 
   return {
-    url: `http://127.0.0.1:${server.port}${root}`,
+    url: `http://${SIMULATOR_HOST}:${server.port}${root}`,
     publicKey,
     async stop() {
       release();

