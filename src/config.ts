@@ -51,6 +51,12 @@ const ConfigSchema = v.object({
   PORT: v.optional(integerString(0), '8000'),
   // Bun's development mode renders an uncaught error as a page with its stack and source lines: only when asked for.
   API_DEVELOPMENT_MODE: v.optional(booleanString, 'false'),
+  // A request not answered in this time gets 503 with Retry-After (src/server.ts): a database that
+  // stopped answering (a partition, a freeze) never holds a merchant longer. Below the load balancer's timeout.
+  API_REQUEST_TIMEOUT_SECONDS: v.optional(integerString(1), '15'),
+  // After SIGTERM: readiness fails at once and requests are still served this long, so the load
+  // balancer stops sending before the port closes. At least its check interval times its fall count.
+  API_DRAIN_SECONDS: v.optional(integerString(0), '5'),
   DATABASE_URL: v.optional(v.pipe(v.string(), v.url()), 'postgres://postgres@127.0.0.1:5432/collections'),
   DATABASE_POOL_SIZE: v.optional(integerString(1), '10'),
   TEMPORAL_ADDRESS: v.optional(v.string(), '127.0.0.1:7233'),
@@ -155,6 +161,9 @@ export type Config = ConnectorSettings & {
   port: number;
   /** Bun.serve's `development` (src/server.ts): false unless API_DEVELOPMENT_MODE=true. */
   developmentMode: boolean;
+  /** src/server.ts: the longest a request is worked on before 503, and the drain after SIGTERM. */
+  requestTimeoutSeconds: number;
+  drainSeconds: number;
   databaseUrl: string;
   databasePoolSize: number;
   temporal: { address: string; namespace: string; taskQueue: string };
@@ -296,6 +305,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   return {
     port: c.PORT,
     developmentMode: c.API_DEVELOPMENT_MODE,
+    requestTimeoutSeconds: c.API_REQUEST_TIMEOUT_SECONDS,
+    drainSeconds: c.API_DRAIN_SECONDS,
     databaseUrl: c.DATABASE_URL,
     databasePoolSize: c.DATABASE_POOL_SIZE,
     temporal: { address: c.TEMPORAL_ADDRESS, namespace: c.TEMPORAL_NAMESPACE, taskQueue: c.TASK_QUEUE },

@@ -36,11 +36,17 @@ async function reachable(check: () => Promise<unknown>): Promise<'ok' | 'unreach
   }
 }
 
+let draining = false;
+/** From SIGTERM on (src/server.ts), readiness fails whatever PostgreSQL and Temporal say, so the load balancer drains this process. */
+export function startDraining(): void {
+  draining = true;
+}
+
 /**
  * Health without auth: `/livez` says the process serves requests (no dependency is asked, so a
  * PostgreSQL or Temporal outage never gets the process restarted); `/readyz` and `/healthz` (the
  * same answer, `/healthz` kept for existing checks) are 200 when PostgreSQL and Temporal both
- * answer, 503 otherwise, so a load balancer sends traffic elsewhere meanwhile.
+ * answer, 503 otherwise (and from SIGTERM on), so a load balancer sends traffic elsewhere meanwhile.
  */
 export const healthRoutes = ({ sql, temporal }: AppDeps) => {
   async function readiness(): Promise<Response> {
@@ -48,7 +54,7 @@ export const healthRoutes = ({ sql, temporal }: AppDeps) => {
       reachable(() => ping(sql)),
       reachable(() => temporal.workflowService.getSystemInfo({})),
     ]);
-    const healthy = postgres === 'ok' && temporalStatus === 'ok';
+    const healthy = postgres === 'ok' && temporalStatus === 'ok' && !draining;
     return jsonResponse(healthy ? 200 : 503, {
       status: healthy ? 'ok' : 'unavailable',
       postgres,

@@ -29,6 +29,7 @@ export type Row = {
   unfinished: number;
   status5xx: number;
   status503: number;
+  slowestSeconds: number;
   eventsMissing: number;
   failingWorkflows: number;
   anomalies: Anomaly[];
@@ -137,7 +138,7 @@ export async function missingEvents(
   const expected = await sql<{ event: string; webhook: string }[]>`
     select e.id::text as event, w.id::text as webhook
     from events e join webhooks w on w.organization_id = e.organization_id and w.event = e.type
-    where e.organization_id = any(${organizations}) and e.created >= ${since} and w.status = 'enabled'`;
+    where e.organization_id = any(${organizations}) and e.created >= ${since} and w.disabled_at is null`;
   return expected
     .filter((pair) => !received[pair.webhook]?.[pair.event])
     .map((pair) => `event ${pair.event} to webhook ${pair.webhook}`);
@@ -173,5 +174,6 @@ export function merchantCounts(operations: Operation[]) {
     ).length,
     status5xx: statuses.filter((status) => status >= 500 && status !== 503).length,
     status503: statuses.filter((status) => status === 503).length,
+    slowestSeconds: Math.round(Math.max(0, ...operations.map((operation) => operation.slowestMs)) / 100) / 10,
   };
 }

@@ -40,6 +40,8 @@ export type Operation = {
   organizationId: number;
   /** Status codes of every attempt of every call, in order (0: no answer). */
   statuses: number[];
+  /** The longest any attempt waited for its answer, in ms. */
+  slowestMs: number;
   /** The ids the API gave (collection request, payment, reversal). */
   ids: Record<string, number>;
   /** The Daraja receipt of a paybill payment and whether M-Pesa completed it. */
@@ -79,6 +81,7 @@ async function call(
     let status = 0;
     let json: Record<string, unknown> = {};
     let retryAfter = 1;
+    const started = Date.now();
     try {
       const response = await fetch(`${config.lbUrl}${path}`, {
         method,
@@ -96,6 +99,7 @@ async function call(
       status = 0;
     }
     operation.statuses.push(status);
+    operation.slowestMs = Math.max(operation.slowestMs, Date.now() - started);
     const transient = status === 0 || status === 502 || status === 503 || status === 504;
     if (!transient || Date.now() + retryAfter * 1000 > deadline) return { status, json };
     await Bun.sleep(Math.min(retryAfter, 5) * 1000);
@@ -221,6 +225,7 @@ async function main() {
       amount: 100 + ((count * 37) % 900),
       organizationId: merchant.organizationId,
       statuses: [],
+      slowestMs: 0,
       ids: {},
       outcome: 'in flight',
     };

@@ -314,9 +314,10 @@ defaults
   timeout http-keep-alive 10s
   timeout queue 10s
   retries 2
-  # A request the chosen server never received (refused, reset before sending) goes to the other.
+  # A request the chosen server never received (its connection refused) goes to the other; nothing
+  # else is retried, since a write may have been done.
   option redispatch
-  retry-on conn-failure empty-response
+  retry-on conn-failure
   errorfile 503 ${unavailable}
 
 frontend merchants
@@ -328,9 +329,17 @@ backend api
   option httpchk
   http-check send meth GET uri /readyz ver HTTP/1.1 hdr Host api
   http-check expect status 200
-  default-server inter 1s fastinter 500ms downinter 1s fall 2 rise 2 check
-  server app-a ${address['app-a']}:${API_PORT}
-  server app-b ${address['app-b']}:${API_PORT}
+  default-server inter 1s fastinter 500ms downinter 1s fall 2 rise 2
+  server app-a ${address['app-a']}:${API_PORT} check
+  server app-b ${address['app-b']}:${API_PORT} check
+  # When every node fails its check at once, the cause is shared (PostgreSQL frozen, say) and no
+  # node is better than another: requests still go to them, unchecked, rather than to HAProxy's
+  # own 503. An operator sends some callbacks once (M-Pesa's paybill confirmation): one answered
+  # by the load balancer is lost; one that reaches a node is kept when the database answers again
+  # within API_REQUEST_TIMEOUT_SECONDS, and is a 503 from the service otherwise.
+  option allbackups
+  server app-a-when-all-down ${address['app-a']}:${API_PORT} backup
+  server app-b-when-all-down ${address['app-b']}:${API_PORT} backup
 `;
 }
 

@@ -119,6 +119,9 @@ export async function runSchedule(
     anomalies,
     recoverSeconds,
   };
+  const notCreated = report.operations.filter((operation) => operation.outcome !== 'created');
+  for (const operation of notCreated.slice(0, 10))
+    process.stdout.write(`[cluster]   ${operation.kind} ${operation.phone}: ${operation.outcome}\n`);
   for (const text of missing.slice(0, 10)) process.stdout.write(`[cluster]   missing ${text}\n`);
   const odd = report.operations.filter((operation) =>
     operation.statuses.some((status) => status >= 500 && status !== 503),
