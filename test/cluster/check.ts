@@ -32,6 +32,9 @@ export type Row = {
   slowestSeconds: number;
   eventsMissing: number;
   failingWorkflows: number;
+  /** Operator operations sent more than once (the same reference, after an answer that said nothing), and those still in doubt. */
+  operatorResent: number;
+  operatorInDoubt: number;
   anomalies: Anomaly[];
   recoverSeconds: number;
 };
@@ -126,6 +129,14 @@ export async function moneyAnomalies(
       text: `account ${account.accountId} of ${account.organizationId}: balance ${account.balance}, transactions ${account.sum}`,
     });
   return anomalies;
+}
+
+/** The schedule's operator operations sent again under the same reference, and those still in doubt. */
+export async function operatorDoubts(phones: string[]): Promise<{ operatorResent: number; operatorInDoubt: number }> {
+  const [row] = await testSql()<{ resent: number; inDoubt: number }[]>`
+    select count(*) filter (where sends > 1) as resent, count(*) filter (where state = 'in_doubt') as "inDoubt"
+    from network_operations where phone_number = any(${phones})`;
+  return { operatorResent: row!.resent, operatorInDoubt: row!.inDoubt };
 }
 
 /** Events of these organizations since `since` that a webhook of their type never received. */

@@ -33,6 +33,7 @@ import {
   waitUntil,
 } from './nodes';
 import { SCHEDULES, type Schedule, drawMix } from './schedules';
+import { measureThroughput } from './throughput';
 import { runSchedule, type Row } from './run';
 
 const STATE_FILE = join(CLUSTER_DATA, 'cluster.json');
@@ -254,12 +255,12 @@ async function stopRunning() {
 
 function printTable(rows: Row[]) {
   const header =
-    '| schedule | tried | created | refused (4xx) | retried and resolved | unfinished after 2 min | 5xx other than 503 | 503 | slowest answer | events missing | failing workflows | anomalies | recovered in |';
+    '| schedule | tried | created | refused (4xx) | retried and resolved | unfinished after 2 min | 5xx other than 503 | 503 | slowest answer | events missing | failing workflows | operator sends repeated | operator in doubt at the end | anomalies | recovered in |';
   const lines = rows.map(
     (row) =>
-      `| ${row.schedule} | ${row.tried} | ${row.succeeded} | ${row.failedClearly} | ${row.inDoubtResolved} | ${row.unfinished} | ${row.status5xx} | ${row.status503} | ${row.slowestSeconds} s | ${row.eventsMissing} | ${row.failingWorkflows} | ${row.anomalies.length} | ${row.recoverSeconds} s |`,
+      `| ${row.schedule} | ${row.tried} | ${row.succeeded} | ${row.failedClearly} | ${row.inDoubtResolved} | ${row.unfinished} | ${row.status5xx} | ${row.status503} | ${row.slowestSeconds} s | ${row.eventsMissing} | ${row.failingWorkflows} | ${row.operatorResent} | ${row.operatorInDoubt} | ${row.anomalies.length} | ${row.recoverSeconds} s |`,
   );
-  process.stdout.write(`\n${header}\n|${' --- |'.repeat(13)}\n${lines.join('\n')}\n`);
+  process.stdout.write(`\n${header}\n|${' --- |'.repeat(15)}\n${lines.join('\n')}\n`);
   for (const row of rows)
     for (const anomaly of row.anomalies.slice(0, 20))
       process.stdout.write(`  ${row.schedule}: (${anomaly.rule}) ${anomaly.phone ?? ''} ${anomaly.text}\n`);
@@ -275,6 +276,8 @@ async function main() {
       rate: { type: 'string', default: '2' },
       short: { type: 'boolean', default: false },
       report: { type: 'string' },
+      rates: { type: 'string', default: '6,12' },
+      seconds: { type: 'string', default: '60' },
     },
   });
   const command = positionals[0] ?? 'start';
@@ -287,6 +290,15 @@ async function main() {
   try {
     const c = await startCluster({ decisionMs: 1500 });
     const merchants = await createMerchants(c, 3, `https://${c.network.address.merchants}:9443`);
+    if (command === 'throughput') {
+      const results = await measureThroughput(c, merchants, {
+        rates: values.rates!.split(',').map(Number),
+        seconds: Number(values.seconds),
+      });
+      if (values.report) writeFileSync(values.report, JSON.stringify(results, null, 2));
+      await teardown();
+      process.exit(0);
+    }
     if (command === 'start') {
       banner(c, merchants[0]!);
       await new Promise(() => {});

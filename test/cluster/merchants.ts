@@ -29,6 +29,8 @@ export type LoadConfig = {
   rate: number;
   /** Digits that make this schedule's subscriber numbers its own. */
   numberPrefix: string;
+  /** Only collection requests (the throughput measurement's lifecycles), instead of the mix. */
+  collectOnly?: boolean;
 };
 
 export type Kind = 'collect' | 'payout' | 'paybill' | 'reversal';
@@ -213,7 +215,9 @@ async function main() {
   const inFlight = new Set<Promise<void>>();
   let ticker: ReturnType<typeof setInterval> | null = null;
   let count = 0;
-  const kinds: Kind[] = ['collect', 'payout', 'paybill', 'collect', 'reversal', 'payout'];
+  const kinds: Kind[] = config.collectOnly
+    ? ['collect']
+    : ['collect', 'payout', 'paybill', 'collect', 'reversal', 'payout'];
   const tick = () => {
     const kind = kinds[count % kinds.length]!;
     const network = kind === 'paybill' ? NETWORKS[0] : NETWORKS[count % NETWORKS.length]!;

@@ -59,9 +59,10 @@ export function overlapsHostRoutes(base: string, routes: string): boolean {
   const end = start + 255;
   for (const match of routes.matchAll(/(?:^|\s)(\d+\.\d+\.\d+\.\d+)(?:\/(\d+))?/g)) {
     const bits = Number(match[2] ?? 32);
-    const first = toNumber(match[1]!) & (bits === 0 ? 0 : (0xffffffff << (32 - bits)) >>> 0);
-    const last = first + 2 ** (32 - bits) - 1;
     if (bits === 0) continue; // the default route is not a network the machine is on
+    const size = 2 ** (32 - bits);
+    const first = Math.floor(toNumber(match[1]!) / size) * size;
+    const last = first + size - 1;
     if (first <= end && last >= start) return true;
   }
   return false;

@@ -8,7 +8,15 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { ROOT, binPath } from '../../scripts/infra.mjs';
 import { testSql } from '../helpers';
-import { type Row, failingWorkflows, merchantCounts, missingEvents, moneyAnomalies, unfinished } from './check';
+import {
+  type Row,
+  failingWorkflows,
+  merchantCounts,
+  missingEvents,
+  moneyAnomalies,
+  operatorDoubts,
+  unfinished,
+} from './check';
 import type { LoadConfig, Operation } from './merchants';
 import { inNamespace } from './network';
 import { CLUSTER_DATA, type Cluster } from './nodes';
@@ -22,7 +30,7 @@ const WARM_UP_MS = 10_000;
 const AFTER_HEAL_MS = 15_000;
 const SETTLE_MS = 120_000;
 
-function merchantsProcess(config: LoadConfig) {
+export function merchantsProcess(config: LoadConfig) {
   const [command, ...args] = inNamespace('merchants', [
     binPath('bun'),
     'test/cluster/merchants.ts',
@@ -116,6 +124,7 @@ export async function runSchedule(
     unfinished: left.length,
     eventsMissing: missing.length,
     failingWorkflows: failingWorkflows(c.temporalAddress),
+    ...(await operatorDoubts(phones)),
     anomalies,
     recoverSeconds,
   };
