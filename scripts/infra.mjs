@@ -392,9 +392,10 @@ export function readJson(file) {
 
 /**
  * A self-signed certificate for 127.0.0.1 and localhost, valid for a day, made with `openssl` in
- * `directory`: for the local HTTPS webhook receivers of the tests and the benchmarks.
+ * `directory`, for `address` (127.0.0.1 unless given): for the local HTTPS webhook receivers of the
+ * tests, the benchmarks and the cluster's merchants node.
  */
-export function makeSelfSignedCertificate(directory) {
+export function makeSelfSignedCertificate(directory, address = '127.0.0.1') {
   const certFile = join(directory, 'cert.pem');
   const keyFile = join(directory, 'key.pem');
   const result = spawnSync(
@@ -412,9 +413,9 @@ export function makeSelfSignedCertificate(directory) {
       '-days',
       '1',
       '-subj',
-      '/CN=127.0.0.1',
+      `/CN=${address}`,
       '-addext',
-      'subjectAltName=IP:127.0.0.1,DNS:localhost',
+      `subjectAltName=IP:${address},DNS:localhost`,
     ],
     { encoding: 'utf8' },
   );

@@ -37,7 +37,10 @@ async function reachable(check: () => Promise<unknown>): Promise<'ok' | 'unreach
 }
 
 let draining = false;
-/** From SIGTERM on (src/server.ts), readiness fails whatever PostgreSQL and Temporal say, so the load balancer drains this process. */
+/**
+ * From SIGTERM on (src/server.ts), readiness fails whatever PostgreSQL and Temporal say, so the load
+ * balancer drains this process.
+ */
 export function startDraining(): void {
   draining = true;
 }

@@ -12,7 +12,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { ROOT, binPath } from '../../scripts/infra.mjs';
+import { ROOT, binPath, makeSelfSignedCertificate } from '../../scripts/infra.mjs';
 import { createNetwork, healAll, namespacesUnavailable, planNetwork, teardownNetwork } from './network';
 import {
   API_PORT,
@@ -89,34 +89,6 @@ function supervise(c: Cluster) {
   timer.unref();
 }
 
-function receiverCertificate(address: string) {
-  const certFile = join(CLUSTER_DATA, 'receiver-cert.pem');
-  const keyFile = join(CLUSTER_DATA, 'receiver-key.pem');
-  const made = spawnSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-keyout',
-      keyFile,
-      '-out',
-      certFile,
-      '-days',
-      '2',
-      '-subj',
-      `/CN=${address}`,
-      '-addext',
-      `subjectAltName=IP:${address}`,
-    ],
-    { encoding: 'utf8' },
-  );
-  if (made.status !== 0) throw new Error(`openssl: ${made.stderr}`);
-  return { certFile, keyFile };
-}
-
 export type Merchant = { organizationId: number; apiKey: string };
 
 async function createMerchants(c: Cluster, count: number, receiver: string): Promise<Merchant[]> {
@@ -179,7 +151,7 @@ async function startCluster(options: { decisionMs: number }): Promise<Cluster> {
   await startTemporal(cluster);
   say("starting the operators' simulators on operators");
   const operatorsEnv = await startOperators(cluster, options.decisionMs);
-  const { certFile } = receiverCertificate(network.address.merchants);
+  const { certFile } = makeSelfSignedCertificate(CLUSTER_DATA, network.address.merchants) as { certFile: string };
   cluster.serviceEnv = {
     SANDBOX: 'true',
     DATABASE_URL: `postgres://postgres@${network.address.db}:${POSTGRES_PORT}/collections`,

@@ -30,6 +30,24 @@ const WARM_UP_MS = 10_000;
 const AFTER_HEAL_MS = 15_000;
 const SETTLE_MS = 120_000;
 
+/** What the merchants node sends and where it listens (merchants.ts). */
+export function loadOf(
+  c: Cluster,
+  merchants: Merchant[],
+  options: { rate: number; numberPrefix: string; collectOnly?: boolean },
+): LoadConfig {
+  return {
+    lbUrl: c.lbUrl,
+    controlUrl: c.controlUrl,
+    receiverHost: c.network.address.merchants,
+    receiverPort: 9443,
+    certFile: `${CLUSTER_DATA}/cert.pem`,
+    keyFile: `${CLUSTER_DATA}/key.pem`,
+    merchants,
+    ...options,
+  };
+}
+
 export function merchantsProcess(config: LoadConfig) {
   const [command, ...args] = inNamespace('merchants', [
     binPath('bun'),
@@ -76,17 +94,7 @@ export async function runSchedule(
   schedule: Schedule,
   options: { numberPrefix: string; rate: number },
 ): Promise<Row> {
-  const config: LoadConfig = {
-    lbUrl: c.lbUrl,
-    controlUrl: c.controlUrl,
-    receiverHost: c.network.address.merchants,
-    receiverPort: 9443,
-    certFile: `${CLUSTER_DATA}/receiver-cert.pem`,
-    keyFile: `${CLUSTER_DATA}/receiver-key.pem`,
-    merchants,
-    rate: options.rate,
-    numberPrefix: options.numberPrefix,
-  };
+  const config = loadOf(c, merchants, options);
   const since = (await testSql()<{ now: Date }[]>`select now()`)[0]!.now;
   const load = merchantsProcess(config);
   await load.ask('', 'ready', 30_000);

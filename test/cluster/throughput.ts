@@ -8,18 +8,9 @@
 import { readFileSync } from 'node:fs';
 import { testSql } from '../helpers';
 import type { Merchant } from './main';
-import type { LoadConfig, Operation } from './merchants';
-import {
-  type Cluster,
-  haproxyCommand,
-  launch,
-  processTree,
-  stopProcess,
-  waitUntil,
-  apiReady,
-  CLUSTER_DATA,
-} from './nodes';
-import { merchantsProcess } from './run';
+import type { Operation } from './merchants';
+import { type Cluster, haproxyCommand, launch, processTree, stopProcess, waitUntil, apiReady } from './nodes';
+import { loadOf, merchantsProcess } from './run';
 
 const TICKS_PER_SECOND = 100;
 
@@ -59,19 +50,7 @@ export type ThroughputResult = {
 };
 
 async function run(c: Cluster, merchants: Merchant[], nodes: number, rate: number, seconds: number, prefix: string) {
-  const config: LoadConfig = {
-    lbUrl: c.lbUrl,
-    controlUrl: c.controlUrl,
-    receiverHost: c.network.address.merchants,
-    receiverPort: 9443,
-    certFile: `${CLUSTER_DATA}/receiver-cert.pem`,
-    keyFile: `${CLUSTER_DATA}/receiver-key.pem`,
-    merchants,
-    rate,
-    numberPrefix: prefix,
-    collectOnly: true,
-  };
-  const load = merchantsProcess(config);
+  const load = merchantsProcess(loadOf(c, merchants, { rate, numberPrefix: prefix, collectOnly: true }));
   await load.ask('', 'ready', 30_000);
   const before = cpuByProcess(c);
   const started = Date.now();
