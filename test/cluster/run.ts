@@ -19,10 +19,10 @@ import {
 } from './check';
 import type { LoadConfig, Operation } from './merchants';
 import { inNamespace } from './network';
-import { CLUSTER_DATA, type Cluster } from './nodes';
+import { CLUSTER_DATA, type Cluster, bindAddress } from './nodes';
 import type { Schedule } from './schedules';
 import type { OperatorRecords } from '../simulators/run';
-import type { Merchant } from './main';
+import { type Merchant, RECEIVER_PORT } from './main';
 
 export type { Row };
 
@@ -39,8 +39,8 @@ export function loadOf(
   return {
     lbUrl: c.lbUrl,
     controlUrl: c.controlUrl,
-    receiverHost: c.network.address.merchants,
-    receiverPort: 9443,
+    receiverHost: bindAddress(c, 'merchants'),
+    receiverPort: RECEIVER_PORT,
     certFile: `${CLUSTER_DATA}/cert.pem`,
     keyFile: `${CLUSTER_DATA}/key.pem`,
     merchants,
