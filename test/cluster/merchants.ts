@@ -54,14 +54,16 @@ export type Operation = {
 
 /** A network each operation is sent to in turn, with a number pattern its prefix accepts. */
 const NETWORKS = [
-  { currency: 'KES', prefix: '+2547123', paybill: true },
-  { currency: 'UGX', prefix: '+2567721' },
-  { currency: 'UGX', prefix: '+2567012' },
-  { currency: 'GHS', prefix: '+2332412' },
-  { currency: 'TZS', prefix: '+2557412' },
-  { currency: 'TZS', prefix: '+2556512' },
+  { currency: 'KES', prefix: '+254712', paybill: true },
+  { currency: 'UGX', prefix: '+256772' },
+  { currency: 'UGX', prefix: '+256701' },
+  { currency: 'GHS', prefix: '+233241' },
+  { currency: 'TZS', prefix: '+255741' },
+  { currency: 'TZS', prefix: '+255651' },
 ] as const;
 
+/** Digits after a network's prefix: the schedule's own, then the operation's count. */
+const SUFFIX_DIGITS = 6;
 const RETRY_FOR_MS = 120_000;
 const CALL_TIMEOUT_MS = 70_000;
 
@@ -219,12 +221,14 @@ async function main() {
     ? ['collect']
     : ['collect', 'payout', 'paybill', 'collect', 'reversal', 'payout'];
   const tick = () => {
+    // Numbers are never reused: past the last one this schedule's digits allow, nothing more is sent.
+    if (String(count).length > SUFFIX_DIGITS - config.numberPrefix.length) return;
     const kind = kinds[count % kinds.length]!;
     const network = kind === 'paybill' ? NETWORKS[0] : NETWORKS[count % NETWORKS.length]!;
     const merchant = config.merchants[count % config.merchants.length]!;
     const operation: Operation = {
       kind,
-      phone: `${network.prefix}${config.numberPrefix}${String(count).padStart(5 - config.numberPrefix.length, '0')}`,
+      phone: `${network.prefix}${config.numberPrefix}${String(count).padStart(SUFFIX_DIGITS - config.numberPrefix.length, '0')}`,
       currency: network.currency,
       amount: 100 + ((count * 37) % 900),
       organizationId: merchant.organizationId,
