@@ -26,6 +26,12 @@ export const API_PORT = 8000;
 export const LB_PORT = 8080;
 export const TEMPORAL_PORT = 7233;
 export const POSTGRES_PORT = 5432;
+/**
+ * Behind slow links PostgreSQL itself listens here, on the db node's address too: the Temporal
+ * server reaches it without the delay. Temporal and its persistence are one component (a cluster
+ * and its database in one zone); at 150 ms a round trip its own set-up did not finish in minutes.
+ */
+export const POSTGRES_DIRECT_PORT = 5433;
 export const SIMULATORS_PORT = 8101;
 const HAPROXY_SOCKET = join(CLUSTER_DATA, 'haproxy.sock');
 /** How long an API keeps serving after SIGTERM with its readiness failing, so the load balancer sees it go first. */
@@ -208,7 +214,7 @@ export async function startPostgres(cluster: Cluster): Promise<void> {
   );
   if (made.status !== 0) throw new Error(`initdb failed: ${made.stderr}`);
   appendFileSync(join(dataDir, 'pg_hba.conf'), `host all all ${cluster.network.subnet} trust\n`);
-  startSlowLinks(cluster, 'db', [[POSTGRES_PORT, POSTGRES_PORT]]);
+  startSlowLinks(cluster, 'db', [[POSTGRES_PORT, POSTGRES_DIRECT_PORT]]);
   launch(
     defineProcess(
       cluster,
@@ -219,9 +225,9 @@ export async function startPostgres(cluster: Cluster): Promise<void> {
         '-D',
         dataDir,
         '-p',
-        String(POSTGRES_PORT),
+        String(cluster.slow ? POSTGRES_DIRECT_PORT : POSTGRES_PORT),
         '-c',
-        `listen_addresses=${bindAddress(cluster, 'db')}`,
+        `listen_addresses=${cluster.slow ? `127.0.0.1,${cluster.network.address.db}` : cluster.network.address.db}`,
         '-c',
         'unix_socket_directories=',
         '-c',
@@ -242,7 +248,9 @@ export async function startTemporal(cluster: Cluster): Promise<void> {
   const compose = composeFile();
   const database = 'temporal';
   const visibilityDatabase = 'temporal_visibility';
-  await createTemporalSchema(compose, { databaseUrl: cluster.databaseUrl, database, visibilityDatabase });
+  const direct = new URL(cluster.databaseUrl);
+  if (cluster.slow) direct.port = String(POSTGRES_DIRECT_PORT);
+  await createTemporalSchema(compose, { databaseUrl: direct.toString(), database, visibilityDatabase });
   const composeEnvironment = Object.fromEntries(
     Object.entries(compose.services.temporal.environment ?? {}).map(([name, value]) => [name, String(value)]),
   );
@@ -250,7 +258,7 @@ export async function startTemporal(cluster: Cluster): Promise<void> {
   const env = {
     ...composeEnvironment,
     POSTGRES_SEEDS: cluster.network.address.db,
-    DB_PORT: String(POSTGRES_PORT),
+    DB_PORT: String(cluster.slow ? POSTGRES_DIRECT_PORT : POSTGRES_PORT),
     POSTGRES_USER: 'postgres',
     POSTGRES_PWD: '',
     DBNAME: database,
