@@ -24,14 +24,25 @@ const split = (address: string) => {
   return { host: address.slice(0, at), port: Number(address.slice(at + 1)) };
 };
 
+/**
+ * Forwards `from` to `to`, each chunk (and the end) at its own time, in order: one queue a direction,
+ * drained by one timer at a time, since timers of different delays may fire out of order.
+ */
 function relay(from: Socket, to: Socket, options: SlowLinks, random: () => number) {
+  const queue: { at: number; send: () => void }[] = [];
   let last = 0;
-  const hold = (fn: () => void) => {
-    const now = Date.now();
-    let at = now + options.delayMs + (random() * 2 - 1) * options.jitterMs;
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  const drain = () => {
+    timer = null;
+    while (queue.length > 0 && queue[0]!.at <= Date.now()) queue.shift()!.send();
+    if (queue.length > 0) timer = setTimeout(drain, queue[0]!.at - Date.now());
+  };
+  const hold = (send: () => void) => {
+    let at = Date.now() + options.delayMs + (random() * 2 - 1) * options.jitterMs;
     if (random() * 100 < options.lossPercent) at += 200 + random() * 400;
     last = Math.max(at, last);
-    setTimeout(fn, last - now);
+    queue.push({ at: last, send });
+    timer ??= setTimeout(drain, queue[0]!.at - Date.now());
   };
   from.on('data', (chunk) =>
     hold(() => {
@@ -39,7 +50,8 @@ function relay(from: Socket, to: Socket, options: SlowLinks, random: () => numbe
     }),
   );
   from.on('end', () => hold(() => to.end()));
-  from.on('close', () => hold(() => to.destroy()));
+  // A clean close lets what is queued and buffered reach the other side; a reset cuts it.
+  from.on('close', (hadError) => hold(() => (hadError ? to.destroy() : to.end())));
   from.on('error', () => {});
 }
 
