@@ -31,18 +31,24 @@ const split = (address: string) => {
 function relay(from: Socket, to: Socket, options: SlowLinks, random: () => number) {
   const queue: { at: number; send: () => void }[] = [];
   let last = 0;
-  let timer: ReturnType<typeof setTimeout> | null = null;
+  let waiting = false;
   const drain = () => {
-    timer = null;
+    waiting = false;
     while (queue.length > 0 && queue[0]!.at <= Date.now()) queue.shift()!.send();
-    if (queue.length > 0) timer = setTimeout(drain, queue[0]!.at - Date.now());
+    if (queue.length > 0) {
+      waiting = true;
+      setTimeout(drain, queue[0]!.at - Date.now());
+    }
   };
   const hold = (send: () => void) => {
     let at = Date.now() + options.delayMs + (random() * 2 - 1) * options.jitterMs;
     if (random() * 100 < options.lossPercent) at += 200 + random() * 400;
     last = Math.max(at, last);
     queue.push({ at: last, send });
-    timer ??= setTimeout(drain, queue[0]!.at - Date.now());
+    if (!waiting) {
+      waiting = true;
+      setTimeout(drain, queue[0]!.at - Date.now());
+    }
   };
   from.on('data', (chunk) =>
     hold(() => {
