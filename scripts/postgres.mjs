@@ -50,7 +50,7 @@ export async function dropDatabase(databaseUrl, name = databaseName(databaseUrl)
 }
 
 /** Whether a server answers a query at `databaseUrl` within a couple of seconds. */
-async function postgresAnswers(databaseUrl) {
+export async function postgresAnswers(databaseUrl) {
   const { default: postgres } = await import('postgres');
   const sql = postgres(databaseUrl, { max: 1, connect_timeout: 2, onnotice: () => {} });
   try {

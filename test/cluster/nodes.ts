@@ -11,6 +11,7 @@ import { appendFileSync, existsSync, mkdirSync, openSync, rmSync, writeFileSync 
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { ROOT, WORKER_NODE_ARGS, binPath, ensureTemporalCli } from '../../scripts/infra.mjs';
+import { postgresAnswers } from '../../scripts/postgres.mjs';
 import {
   TEMPORAL_SERVER_DIR,
   composeFile,
@@ -172,17 +173,6 @@ export function signalTree(process: Process, signal: 'SIGSTOP' | 'SIGCONT') {
     try {
       globalThis.process.kill(pid, signal);
     } catch {}
-  }
-}
-
-async function postgresAnswers(url: string): Promise<boolean> {
-  const { default: postgres } = await import('postgres');
-  const sql = postgres(url, { max: 1, connect_timeout: 2, onnotice: () => {} });
-  try {
-    await sql`select 1`;
-    return true;
-  } finally {
-    await sql.end({ timeout: 0 });
   }
 }
 
