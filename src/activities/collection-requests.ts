@@ -1,3 +1,4 @@
+import { heartbeating } from './heartbeats';
 import type { CollectionRequestId } from '../domain/ids';
 import type { Sql } from '../db';
 import { FINAL_STATUSES, successMessage, type RequestStatus } from '../domain/collection-requests';
@@ -114,7 +115,9 @@ export function createCollectionRequestActivities(deps: CollectionRequestActivit
      * funds). Every step is idempotent per (request, attempt), so a retry repeats none of them.
      */
     async promptSubscriber(input: PromptInput): Promise<PromptOutcome> {
-      return await promptSteps(await load(input.requestId), input);
+      // Heartbeats from the first step: a database that answers slowly (a distant or busy host) must not pass for a
+      // dead worker, whose activity is handed to another after the heartbeat timeout.
+      return await heartbeating(async () => promptSteps(await load(input.requestId), input));
     },
 
     /**

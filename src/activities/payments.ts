@@ -99,14 +99,14 @@ export function createPaymentActivities({ sql, network }: PaymentActivityDeps) {
      * reference.
      */
     async sendPayout(subject: PayoutSubject): Promise<PayoutResult> {
-      const result = await heartbeating(network.sendMoney(await payoutOf(subject)));
+      const result = await heartbeating(async () => network.sendMoney(await payoutOf(subject)));
       log.info('payout sent', { kind: subject.kind, id: subject.id, status: result.status });
       return result;
     },
 
     /** Asks the network where a payout it has not confirmed stands. */
     async queryPayout(subject: PayoutSubject): Promise<PayoutResult> {
-      return await heartbeating(network.payoutStatus(await payoutOf(subject)));
+      return await heartbeating(async () => network.payoutStatus(await payoutOf(subject)));
     },
   };
 }

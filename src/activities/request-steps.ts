@@ -9,7 +9,6 @@ import { instructionsMessage, requestCode, type MessageContext } from '../domain
 import { promptReference } from '../domain/collections';
 import { networkByName } from '../domain/networks';
 import { OperationInDoubtError, type NetworkAdapter, type PaymentPrompt, type PromptResult } from '../network/adapter';
-import { heartbeating } from './heartbeats';
 import { findRequestToPrompt, type RequestWithContact } from '../services/collections/request-reads';
 import { collectionRequestWorkflowId } from '../contracts/collection-request';
 
@@ -83,7 +82,7 @@ export function requestSteps({ sql, network }: { sql: Sql; network: NetworkAdapt
   async function askNetwork(loaded: Loaded, attempt: number): Promise<PromptResult> {
     const prompt = promptOf(loaded, attempt);
     try {
-      return await heartbeating(network.requestPayment(prompt));
+      return await network.requestPayment(prompt);
     } catch (error) {
       const tries = Context.current().info.attempt;
       // In doubt is not refused: a prompt the route may have taken is asked about until it says, never sent anew.

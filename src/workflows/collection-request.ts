@@ -6,7 +6,9 @@
  * answer or the operator's status query (a callback only wakes it), then stores, matches and
  * credits that payment itself in one local activity, asking the merchant's verification URL first
  * when the organization has one. `successful` is recorded by the credit's transaction; `failed`
- * when prompts fail with no retry left; `expired` at the expiry date. A payment the network reports
+ * when prompts fail with no retry left; `expired` at the expiry date. A prompt the operator took and had not answered
+ * when the request ended is still followed to its answer, and its payment left unassigned for the merchant to claim
+ * (never lost). A payment the network reports
  * on its own (and a claim) reaches it as the `collectionMatched` signal from the workflow that
  * received it. Search attributes are set at the start; the request's status is written to them
  * once, when it is final (docs/architecture.md#what-gets-a-workflow: visibility only where operators look).
@@ -14,6 +16,7 @@
 import {
   condition,
   log,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -66,6 +69,13 @@ const { checkPrompt } = proxyActivities<Activities>({
 
 /** How often a prompt the operator took is asked about when no callback comes and the input names no interval. */
 const DEFAULT_NETWORK_POLL_SECONDS = 20;
+/**
+ * A prompt still unanswered when its request ended is followed this long at most, its status asked at growing
+ * intervals up to FOLLOW_AFTER_END_MAX_POLL_MS (and at each callback); what is left after it is reconciliation's.
+ */
+const FOLLOW_AFTER_END_MS = 24 * 3600 * 1000;
+const FOLLOW_AFTER_END_MAX_POLL_MS = 10 * 60 * 1000;
+const FOLLOW_AFTER_END_ROUNDS = 200;
 /** docs/api.md#collections: the merchant's verification URL has 60 seconds, unless the input says otherwise. */
 const DEFAULT_VERIFICATION_TIMEOUT_SECONDS = 60;
 
@@ -73,6 +83,8 @@ export async function collectionRequest(input: CollectionRequestInput): Promise<
   const state: CollectionRequestState = { status: 'new', attempts: 0, collectionId: null, errorMessage: null };
   let match: CollectionMatch | null = null;
   let hinted = false;
+  /** The attempt whose prompt the operator took and had not answered for good when the request stopped following it. */
+  let unsettledAttempt: number | null = null;
   setHandler(collectionRequestStateQuery, () => ({ ...state }));
   setHandler(collectionMatchedSignal, (collection) => {
     match ??= collection;
@@ -81,6 +93,7 @@ export async function collectionRequest(input: CollectionRequestInput): Promise<
     hinted = true;
   });
 
+  const pollMs = (input.networkPollSeconds ?? DEFAULT_NETWORK_POLL_SECONDS) * 1000;
   const expiresAt = Date.parse(input.expiresAt);
   const untilExpiry = () => Math.max(0, expiresAt - Date.now());
   const matched = () => match !== null;
@@ -154,13 +167,15 @@ export async function collectionRequest(input: CollectionRequestInput): Promise<
    * or failed, or the request is paid or expires meanwhile.
    */
   async function followPrompt(attempt: number, checkAfterSeconds: number | undefined): Promise<PromptCheck> {
-    const pollMs = (input.networkPollSeconds ?? DEFAULT_NETWORK_POLL_SECONDS) * 1000;
     let waitMs = checkAfterSeconds === undefined ? pollMs : checkAfterSeconds * 1000;
     for (;;) {
       await condition(() => matched() || hinted, Math.min(waitMs, untilExpiry()));
       hinted = false;
       waitMs = pollMs;
-      if (matched() || untilExpiry() <= 0) return { status: 'pending' };
+      if (matched() || untilExpiry() <= 0) {
+        unsettledAttempt = attempt;
+        return { status: 'pending' };
+      }
       try {
         const check = await checkPrompt({ requestId: input.requestId, attempt });
         if (check.status !== 'pending') return check;
@@ -213,14 +228,52 @@ export async function collectionRequest(input: CollectionRequestInput): Promise<
     return 'stop';
   }
 
-  /** The final status (`successful` was recorded by the credit), written to the search attributes once. */
+  /**
+   * A prompt the operator took and had not answered for good when the request ended (it expired meanwhile, or another
+   * payment paid it): followed on to the operator's final answer, so that a subscriber who paid it is never left
+   * credited nowhere and recorded nowhere. Its payment is received as that prompt's own, which goes to this request
+   * only while it is open (it no longer is): it is left unassigned, for the merchant to claim
+   * (docs/api.md#collections), and never to anyone its identifiers do not name.
+   */
+  async function followAfterEnd(attempt: number): Promise<void> {
+    let waitMs = pollMs;
+    const until = Date.now() + FOLLOW_AFTER_END_MS;
+    for (let round = 0; round < FOLLOW_AFTER_END_ROUNDS && Date.now() < until; round += 1) {
+      try {
+        const check = await checkPrompt({ requestId: input.requestId, attempt });
+        if (check.status === 'failed') return;
+        if (check.status === 'paid') return await receive(check.payment);
+      } catch (error) {
+        log.warn("the operator's status query failed; asking again later", {
+          requestId: input.requestId,
+          attempt,
+          error: String(error),
+        });
+      }
+      await condition(() => hinted, waitMs);
+      hinted = false;
+      waitMs = Math.min(waitMs * 2, FOLLOW_AFTER_END_MAX_POLL_MS);
+    }
+    log.warn('a prompt still unanswered by its operator is left to reconciliation', {
+      requestId: input.requestId,
+      attempt,
+    });
+  }
+
+  /**
+   * The final status (`successful` was recorded by the credit), written to the search attributes once; then the
+   * prompt the operator had not answered, if any, followed to its end.
+   */
   async function finish(status: RequestStatus): Promise<CollectionRequestState> {
     if (status === 'failed') await setStatus(status, { errorMessage: state.errorMessage });
     if (status === 'expired') await setStatus(status);
     state.status = status;
     upsertSearchAttributes([{ key: searchAttributes.requestStatus, value: status }]);
     if (status === 'successful') await sendSuccessMessage({ requestId: input.requestId });
-    return { ...state };
+    const ended = { ...state };
+    if (unsettledAttempt !== null && patched('request-follows-its-unanswered-prompt'))
+      await followAfterEnd(unsettledAttempt);
+    return ended;
   }
 
   const startAt = input.startAt === null ? null : Date.parse(input.startAt);

@@ -2,9 +2,10 @@
  * The service on several hosts, on one machine (docs/operations.md, Several hosts):
  *   bun test/cluster/main.ts start              the cluster, until Ctrl-C or `stop`
  *   bun test/cluster/main.ts stop               stops a running cluster and removes every namespace
- *   bun test/cluster/main.ts faults [--schedules 1,2,…] [--seed N] [--minutes M] [--short]
+ *   bun test/cluster/main.ts faults [--schedules 1,2,…] [--seed N] [--minutes M] [--short] [--keep]
  *                                               starts it, runs the fault schedules under load,
- *                                               prints one row per schedule, and stops it
+ *                                               prints one row per schedule, and stops it (with
+ *                                               --keep: leaves it up to be read)
  * Run as root (scripts/cluster.mjs prepares the tools first). Everything it starts is torn down on
  * any exit; every loop here is bounded in count and time.
  */
@@ -45,11 +46,20 @@ const STATE_FILE = join(CLUSTER_DATA, 'cluster.json');
 const say = (message: string) => process.stdout.write(`[cluster] ${message}\n`);
 
 let cluster: Cluster | null = null;
-let tearingDown = false;
+let supervisor: ReturnType<typeof setInterval> | null = null;
+let tearing: Promise<void> | null = null;
 
-async function teardown(): Promise<void> {
-  if (tearingDown) return;
-  tearingDown = true;
+/** Stops every process of the cluster in order and removes its namespaces (once, however often asked). */
+function teardown(): Promise<void> {
+  tearing ??= stopEverything().finally(() => {
+    tearing = null;
+  });
+  return tearing;
+}
+
+async function stopEverything(): Promise<void> {
+  if (supervisor) clearInterval(supervisor);
+  supervisor = null;
   if (cluster) {
     const order = [
       'haproxy',
@@ -70,6 +80,7 @@ async function teardown(): Promise<void> {
       }
     }
   }
+  cluster = null;
   teardownNetwork();
   rmSync(STATE_FILE, { force: true });
 }
@@ -86,13 +97,13 @@ function admin(args: string[]): string {
 
 /** A restart after an exit nobody asked for, as a Deployment does (1 s later). */
 function supervise(c: Cluster) {
-  const timer = setInterval(() => {
+  supervisor = setInterval(() => {
     for (const process of c.processes.values()) {
       if (!process.name.startsWith('api-') && !process.name.startsWith('worker-')) continue;
-      if (process.child === null && !process.stopping && !tearingDown) launch(process);
+      if (process.child === null && !process.stopping && !tearing) launch(process);
     }
   }, 1000);
-  timer.unref();
+  supervisor.unref();
 }
 
 export type Merchant = { organizationId: number; apiKey: string };
@@ -256,6 +267,8 @@ async function main() {
       minutes: { type: 'string', default: '3' },
       rate: { type: 'string', default: '2' },
       short: { type: 'boolean', default: false },
+      // Leaves the cluster up after the schedules, to read its database and workflows.
+      keep: { type: 'boolean', default: false },
       report: { type: 'string' },
       rates: { type: 'string', default: '6,12' },
       seconds: { type: 'string', default: '60' },
@@ -265,16 +278,16 @@ async function main() {
   if (command === 'stop') return await stopRunning();
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const)
     process.on(signal, () => void teardown().then(() => process.exit(signal === 'SIGINT' ? 130 : 0)));
-  process.on('exit', () => {
-    if (!tearingDown) teardownNetwork();
-  });
+  process.on('exit', () => teardownNetwork());
   try {
     const chosen = values.short ? ['1', '4', '9'] : values.schedules!.split(',');
-    // Schedule 6 holds for the whole run: every link of the cluster slow from its start.
-    const slow = command === 'faults' && chosen.includes('6') ? SLOW_LINKS : null;
-    const c = await startCluster({ decisionMs: 1500, slow });
-    const merchants = await createMerchants(c, 3, `https://${c.network.address.merchants}:${RECEIVER_PORT}`);
-    if (command === 'throughput') {
+    if (command === 'start' || command === 'throughput') {
+      const c = await startCluster({ decisionMs: 1500, slow: null });
+      const merchants = await createMerchants(c, 3, `https://${c.network.address.merchants}:${RECEIVER_PORT}`);
+      if (command === 'start') {
+        banner(c, merchants[0]!);
+        await new Promise(() => {});
+      }
       const results = await measureThroughput(c, merchants, {
         rates: values.rates!.split(',').map(Number),
         seconds: Number(values.seconds),
@@ -283,22 +296,30 @@ async function main() {
       await teardown();
       process.exit(0);
     }
-    if (command === 'start') {
-      banner(c, merchants[0]!);
-      await new Promise(() => {});
-    }
     const seed = Number(values.seed);
     const rows: Row[] = [];
-    for (const [index, id] of chosen.entries()) {
-      const schedule: Schedule = id === '10' ? drawMix(seed, Number(values.minutes) * 60_000) : SCHEDULES[id]!;
-      say(`schedule ${schedule.name}${id === '10' ? ` (seed ${seed})` : ''}`);
-      // Subscriber numbers end in six digits: two of the schedule's and four of its own, or, for the
-      // long mix, '9' and five.
-      const numberPrefix = id === '10' ? '9' : String(index).padStart(2, '0');
-      const row = await runSchedule(c, merchants, schedule, { numberPrefix, rate: Number(values.rate) });
-      rows.push(row);
-      printTable([row]);
-      healAll();
+    // Schedule 6 holds for a whole cluster's life (every link slow from its start), so it runs on a
+    // cluster of its own after the others.
+    const groups = [chosen.filter((id) => id !== '6'), chosen.filter((id) => id === '6')].filter(
+      (group) => group.length > 0,
+    );
+    let c: Cluster | null = null;
+    let merchants: Merchant[] = [];
+    for (const group of groups) {
+      if (c) await teardown();
+      c = await startCluster({ decisionMs: 1500, slow: group[0] === '6' ? SLOW_LINKS : null });
+      merchants = await createMerchants(c, 3, `https://${c.network.address.merchants}:${RECEIVER_PORT}`);
+      for (const id of group) {
+        const schedule: Schedule = id === '10' ? drawMix(seed, Number(values.minutes) * 60_000) : SCHEDULES[id]!;
+        say(`schedule ${schedule.name}${id === '10' ? ` (seed ${seed})` : ''}`);
+        // Subscriber numbers end in six digits: two of the schedule's and four of its own, or, for the
+        // long mix, '9' and five.
+        const numberPrefix = id === '10' ? '9' : String(chosen.indexOf(id)).padStart(2, '0');
+        const row = await runSchedule(c, merchants, schedule, { numberPrefix, rate: Number(values.rate) });
+        rows.push(row);
+        printTable([row]);
+        healAll();
+      }
     }
     printTable(rows);
     if (values.report) writeFileSync(values.report, JSON.stringify({ seed, rows }, null, 2));
@@ -312,6 +333,10 @@ async function main() {
         row.eventsMissing > 0 ||
         row.failingWorkflows > 0,
     );
+    if (values.keep && c) {
+      banner(c, merchants[0]!);
+      await new Promise(() => {});
+    }
     await teardown();
     process.exit(failed ? 1 : 0);
   } catch (error) {

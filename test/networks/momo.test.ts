@@ -16,6 +16,7 @@ import {
   promptedRequest,
   recordHistory,
   requestOutcome,
+  requestStatus,
   startStack,
   type Stack,
   reversedOut,
@@ -62,6 +63,7 @@ afterAll(async () => {
   await momo?.stop();
 });
 
+const STATUS_PATH = /^\/collection\/v1_0\/requesttopay\/[^/]+$/;
 const requestsToPayOf = (phone: string) => momo.requestsToPay().filter((request) => request.payer === msisdn(phone));
 
 describe('request to pay', () => {
@@ -270,6 +272,31 @@ describe('an answer lost after MoMo did the operation', () => {
     expect(await balanceOf(merchant.organization.id, 'UGX')).toBe('1001250.0000');
     await expectBalanced(merchant.organization.id);
   });
+
+  test("the subscriber pays while MoMo's status query answers nothing until the request expired: the payment is followed on, left unassigned, never lost", async () => {
+    const merchant = await fundedMerchant(stack, 'UGX');
+    const phone = nextNumber();
+    momo.party(msisdn(phone), { outcome: 'SUCCESSFUL', callback: 'truthful' });
+    // Its callback comes while the request is open; every status query fails until the request has expired.
+    momo.late({ method: 'GET', path: STATUS_PATH, holdMs: 0, process: 'before', answer: 'error', times: 1000 });
+    const requestId = await promptedRequest(merchant, {
+      phonenumber: phone,
+      amount: '1750',
+      currency: 'UGX',
+      expiry_date: new Date(Date.now() + 6_000).toISOString(),
+    });
+    await requestStatus(merchant, requestId, 'expired');
+    momo.clearLate();
+    const [paid] = requestsToPayOf(phone);
+    expect(paid).toMatchObject({ status: 'SUCCESSFUL' });
+    expect(await requestOutcome(stack, requestId)).toMatchObject({ status: 'expired' });
+    const stored = await testSql()<{ organizationId: number | null; promptReference: string; status: string }[]>`
+      select organization_id as "organizationId", prompt_reference as "promptReference", status from collections
+      where network = 'MTN Uganda' and remote_transaction_id = ${paid!.financialTransactionId}`;
+    expect([...stored]).toEqual([{ organizationId: null, promptReference: `req-${requestId}-1`, status: 'pending' }]);
+    expect(await creditsOf(merchant.organization.id)).toEqual([]);
+    await expectBalanced(merchant.organization.id);
+  }, 60_000);
 });
 
 describe("the API's validation and look-ups", () => {

@@ -257,6 +257,26 @@ describe('collection request workflow', () => {
     );
   });
 
+  test('a prompt whose database steps wait longer than the heartbeat timeout still runs once: it heartbeats throughout', async () => {
+    const requestId = await createRequest({ startAt: inSeconds(2) });
+    // The row held for 16 s from before the prompt starts: its status write waits about 14 s, past the prompt's
+    // 10-second heartbeat timeout, as it does behind a slow or distant database.
+    await testSql().begin(async (tx) => {
+      await tx`select id from collection_requests where id = ${requestId} for update`;
+      await Bun.sleep(16_000);
+    });
+    expect((await finalRow(requestId)).status).toBe('successful');
+    const history = (await handleOf(requestId).fetchHistory()).events ?? [];
+    const started = history.filter((event) => event.activityTaskStartedEventAttributes);
+    const prompt = history.find(
+      (event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'promptSubscriber',
+    );
+    const promptStart = started.find(
+      (event) => String(event.activityTaskStartedEventAttributes!.scheduledEventId) === String(prompt!.eventId),
+    );
+    expect(promptStart!.activityTaskStartedEventAttributes!.attempt).toBe(1);
+  }, 60_000);
+
   test('operators filter request workflows by organization and status', async () => {
     // Its own organization and requests: two that fail, one that expires.
     const operated = await createMerchant(ctx.app);
