@@ -37,7 +37,7 @@ type PromptOutcome =
  */
 export type PromptCheck =
   | { status: 'paid'; payment: IncomingPaymentInput }
-  | { status: 'pending' }
+  | { status: 'pending'; recorded?: true }
   | { status: 'failed'; error: string };
 
 export function createCollectionRequestActivities(deps: CollectionRequestActivityDeps) {
@@ -134,7 +134,8 @@ export function createCollectionRequestActivities(deps: CollectionRequestActivit
       const loaded = await load(requestId);
       const prompt = promptOf(loaded, attempt);
       const found = await network.promptStatus({ ...prompt, operatorReference: prompt.promptReference });
-      if (found.status === 'pending') return { status: 'pending' };
+      if (found.status === 'pending')
+        return found.recorded ? { status: 'pending', recorded: true } : { status: 'pending' };
       if (found.status === 'failed') {
         await countPromptAttempt(sql, requestId, attempt);
         return found;

@@ -69,7 +69,11 @@ export type TakenPrompt = PaymentPrompt & { operatorReference: string };
 export type PromptStatus =
   | { status: 'paid'; remoteTransactionId: string; paymentDate: string }
   | { status: 'failed'; error: string }
-  | { status: 'pending' };
+  /**
+   * Not settled for this prompt; `recorded`: the operator names the payment that answered it, and the service already
+   * holds that payment under its receipt (stored by another way: a report of it), so nothing is left to receive.
+   */
+  | { status: 'pending'; recorded?: true };
 
 /**
  * A payment an operator reported by callback that no prompt of ours asked for (a paybill

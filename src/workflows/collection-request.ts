@@ -241,7 +241,8 @@ export async function collectionRequest(input: CollectionRequestInput): Promise<
     for (let round = 0; round < FOLLOW_AFTER_END_ROUNDS && Date.now() < until; round += 1) {
       try {
         const check = await checkPrompt({ requestId: input.requestId, attempt });
-        if (check.status === 'failed') return;
+        // Failed, or its payment already held by the service under its receipt (a report of it stored it).
+        if (check.status === 'failed' || (check.status === 'pending' && check.recorded)) return;
         if (check.status === 'paid') return await receive(check.payment);
       } catch (error) {
         log.warn("the operator's status query failed; asking again later", {

@@ -155,22 +155,33 @@ export async function missingEvents(
     .map((pair) => `event ${pair.event} to webhook ${pair.webhook}`);
 }
 
-/** Workflows that Temporal reports as failing their tasks (TemporalReportedProblems). */
-export function failingWorkflows(temporalAddress: string): number {
-  const result = spawnSync(
-    ensureTemporalCli(),
-    [
-      'workflow',
-      'count',
-      '--address',
-      temporalAddress,
-      '--query',
-      "ExecutionStatus = 'Running' AND TemporalReportedProblems IN ('category=WorkflowTaskFailed', 'category=WorkflowTaskTimedOut')",
-    ],
-    { encoding: 'utf8' },
-  );
+/** How many workflows `query` finds (Temporal's visibility), -1 when the server cannot say. */
+function countWorkflows(temporalAddress: string, query: string): number {
+  const result = spawnSync(ensureTemporalCli(), ['workflow', 'count', '--address', temporalAddress, '--query', query], {
+    encoding: 'utf8',
+  });
   const count = /Total:\s*(\d+)/.exec(result.stdout ?? '')?.[1];
   return count === undefined ? -1 : Number(count);
+}
+
+/** Workflows that Temporal reports as failing their tasks (TemporalReportedProblems). */
+export function failingWorkflows(temporalAddress: string): number {
+  return countWorkflows(
+    temporalAddress,
+    "ExecutionStatus = 'Running' AND TemporalReportedProblems IN ('category=WorkflowTaskFailed', 'category=WorkflowTaskTimedOut')",
+  );
+}
+
+/**
+ * Requests that ended (their status final, so set in RequestStatus) and still follow a prompt the operator had not
+ * answered then: their payment is not stored yet, so the money check waits for them.
+ */
+export function requestsFollowingAPrompt(temporalAddress: string): string[] {
+  const count = countWorkflows(
+    temporalAddress,
+    "WorkflowType = 'collectionRequest' AND ExecutionStatus = 'Running' AND RequestStatus IS NOT NULL",
+  );
+  return count === 0 ? [] : [`${count < 0 ? 'some' : count} ended request(s) still following a prompt`];
 }
 
 /** Counts of what merchants saw: operations tried, created, refused with a clear 4xx, and the statuses. */

@@ -15,6 +15,7 @@ import {
   missingEvents,
   moneyAnomalies,
   operatorDoubts,
+  requestsFollowingAPrompt,
   unfinished,
 } from './check';
 import type { LoadConfig, Operation } from './merchants';
@@ -108,7 +109,10 @@ export async function runSchedule(
     report: { operations: Operation[]; webhooks: Record<string, Record<string, number>> };
   };
   const phones = [...new Set(report.operations.map((operation) => operation.phone))];
-  const left = await until(() => unfinished(phones), Math.max(healedAt, Date.now()) + SETTLE_MS);
+  const left = await until(
+    async () => [...(await unfinished(phones)), ...requestsFollowingAPrompt(c.temporalAddress)],
+    Math.max(healedAt, Date.now()) + SETTLE_MS,
+  );
   const recoverSeconds = Math.round((Date.now() - healedAt) / 1000);
   const organizations = merchants.map((merchant) => merchant.organizationId);
   // Webhook deliveries: the receivers' counts are read again until every event arrived (bounded).

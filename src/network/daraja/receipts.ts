@@ -140,6 +140,7 @@ async function paidPrompt(
   if (records.awaitsReceipt(operation)) return paid(checkoutRequestId);
   const learnt = await receiptOfPaidPrompt(context, operation, prompt, checkoutRequestId);
   if (learnt.state === 'known') return paid(await records.settleRemoteTransactionId(operation.id, learnt.receipt));
+  if (learnt.state === 'taken') return { status: 'pending', recorded: true };
   if (learnt.state !== 'unknown') return { status: 'pending' };
   // A callback that came since `operation` was read is followed first (its receipt may be the push's).
   return (await records.markPromptPaid(operation.id, operation.hint)) ? paid(checkoutRequestId) : { status: 'pending' };
