@@ -290,6 +290,7 @@ describe('an answer lost after MoMo did the operation', () => {
     const [paid] = requestsToPayOf(phone);
     expect(paid).toMatchObject({ status: 'SUCCESSFUL' });
     expect(await requestOutcome(stack, requestId)).toMatchObject({ status: 'expired' });
+    await recordHistory(stack, `collection-request-${requestId}`, 'collection-request-followed-after-expiry');
     const stored = await testSql()<{ organizationId: number | null; promptReference: string; status: string }[]>`
       select organization_id as "organizationId", prompt_reference as "promptReference", status from collections
       where network = 'MTN Uganda' and remote_transaction_id = ${paid!.financialTransactionId}`;
