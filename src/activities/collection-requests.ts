@@ -134,8 +134,7 @@ export function createCollectionRequestActivities(deps: CollectionRequestActivit
       const loaded = await load(requestId);
       const prompt = promptOf(loaded, attempt);
       const found = await network.promptStatus({ ...prompt, operatorReference: prompt.promptReference });
-      if (found.status === 'pending')
-        return found.recorded ? { status: 'pending', recorded: true } : { status: 'pending' };
+      if (found.status === 'pending') return found;
       if (found.status === 'failed') {
         await countPromptAttempt(sql, requestId, attempt);
         return found;
