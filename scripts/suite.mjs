@@ -44,11 +44,29 @@ export function countResults(junitFile) {
   const tests = attribute('tests');
   const failed = attribute('failures') + attribute('errors');
   const skipped = attribute('skipped');
-  return { passed: tests - failed - skipped, failed, skipped };
+  return { passed: tests - failed - skipped, failed, skipped, failures: failedTests(xml) };
 }
 
+const XML_ENTITIES = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
+const unescapeXml = (text) => text.replace(/&(amp|lt|gt|quot|apos);/g, (_, name) => XML_ENTITIES[name]);
+
+/** The tests a JUnit file reports failed, as `file:line name`: what a CI log's last lines must name. */
+function failedTests(xml) {
+  const failures = [];
+  for (const [, attributes, body = ''] of xml.matchAll(/<testcase\b([^>]*?)(?:\/>|>([\s\S]*?)<\/testcase>)/g)) {
+    if (!/<(failure|error)\b/.test(body)) continue;
+    const attribute = (name) => new RegExp(`\\b${name}="([^"]*)"`).exec(attributes)?.[1] ?? '';
+    failures.push(`${attribute('file')}:${attribute('line')} ${unescapeXml(attribute('name'))}`);
+  }
+  return failures;
+}
+
+/** The closing lines of a run: each failed test, then `N passed, N failed`. */
 export const formatCounts = (counts) =>
-  `${counts.passed} passed, ${counts.failed} failed${counts.skipped ? `, ${counts.skipped} skipped` : ''}`;
+  [
+    ...(counts.failures ?? []).map((test) => `failed: ${test}`),
+    `${counts.passed} passed, ${counts.failed} failed${counts.skipped ? `, ${counts.skipped} skipped` : ''}`,
+  ].join('\n');
 
 /** Empties (or makes) a run's data folder. */
 export function freshDataDir(dataDir) {
@@ -129,6 +147,7 @@ export async function runSuite({ databaseUrl, dataDir, cli, env: laneEnv, testAr
           passed: sideBySide.counts.passed + afterwards.counts.passed,
           failed: sideBySide.counts.failed + afterwards.counts.failed,
           skipped: sideBySide.counts.skipped + afterwards.counts.skipped,
+          failures: [...sideBySide.counts.failures, ...afterwards.counts.failures],
         }
       : null;
   return { code: sideBySide.code || afterwards.code, counts };

@@ -63,7 +63,7 @@ async function runLane(runtime, { cli, compose, serverUrl }) {
     return {
       runtime,
       code,
-      counts: counts ?? { passed: 0, failed: 1, skipped: 0 },
+      counts: counts ?? { passed: 0, failed: 1, skipped: 0, failures: ['(the runner wrote no results)'] },
       seconds: Math.round((Date.now() - started) / 1000),
     };
   } finally {
@@ -83,12 +83,13 @@ async function main() {
   const lanes = [];
   for (const runtime of RUNTIMES) lanes.push(await runLane(runtime, { cli, compose, serverUrl }));
   await stopChildren(serverChildren);
-  const total = { passed: 0, failed: 0, skipped: 0 };
+  const total = { passed: 0, failed: 0, skipped: 0, failures: [] };
   for (const lane of lanes) {
-    say(`parity, workers on ${lane.runtime}: ${formatCounts(lane.counts)} (${lane.seconds} s)`);
+    say(`parity, workers on ${lane.runtime}: ${formatCounts({ ...lane.counts, failures: [] })} (${lane.seconds} s)`);
     total.passed += lane.counts.passed;
     total.failed += lane.counts.failed;
     total.skipped += lane.counts.skipped;
+    total.failures.push(...lane.counts.failures.map((test) => `${test} (workers on ${lane.runtime})`));
   }
   process.stdout.write(`${formatCounts(total)}\n`);
   process.exit(lanes.some((lane) => lane.code !== 0) || total.failed > 0 ? 1 : 0);

@@ -3,10 +3,10 @@ import { startDraining } from './api/health';
 import { createApp, createAppDeps } from './app';
 import { loadConfig } from './config';
 import { logger } from './log';
-import { surviveWritesOnClosedConnections } from './db';
+import { surviveDriverFaults } from './db';
 import { jsonResponse } from './http/request';
 
-surviveWritesOnClosedConnections(logger.warn);
+surviveDriverFaults(logger.warn);
 const config = loadConfig();
 const deps = createAppDeps(config);
 const { sql, temporal, telemetry } = deps;

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, senderActivities } from './activities';
 import { loadConfig, type Config } from './config';
-import { createSql, surviveWritesOnClosedConnections } from './db';
+import { createSql, surviveDriverFaults } from './db';
 import { logger } from './log';
 import { createConnectors, createNetworks } from './network/connections';
 import { watchAvailability } from './network/availability';
@@ -76,7 +76,7 @@ function senderOptions(
  * closes, and the error that ended the run is the one that reaches the log.
  */
 async function runWorker(): Promise<void> {
-  surviveWritesOnClosedConnections(logger.warn);
+  surviveDriverFaults(logger.warn);
   const config = loadConfig();
   await withReleases(async (hold) => {
     const sql = createSql(config.databaseUrl, config.databasePoolSize, config.temporal.taskQueue);

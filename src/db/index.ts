@@ -97,21 +97,33 @@ export function isWriteOnClosedConnection(error: unknown): boolean {
 }
 
 /**
- * Keeps the process alive through `isWriteOnClosedConnection` (logged as a warning) and ends it, as
- * the runtime would, on any other uncaught exception. The API and the worker install it at start.
+ * postgres.js 3.4.x asks every new connection for the array types (`fetch_types`) from a promise no caller holds
+ * (porsager/postgres#1192, #1205, #1223): when that connection is lost before the answer, the query's rejection is
+ * unhandled and the runtime ends the process. A partition healing under load ended the API with it. The connection is
+ * closed by then and the pool opens another for the next statement (which asks again), so the process may live on.
  */
-export function surviveWritesOnClosedConnections(
-  warn: (message: string, fields: Record<string, unknown>) => void,
-): void {
-  process.on('uncaughtException', (error) => {
-    if (isWriteOnClosedConnection(error)) {
-      warn('PostgreSQL connection closed under a pending write; the pool reconnects', { error });
-      return;
-    }
-    process.stderr.write(
-      `Uncaught exception: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-    );
+export function isArrayTypesQueryFailure(reason: unknown): boolean {
+  const query = reason instanceof Error ? (reason as { query?: unknown }).query : undefined;
+  return typeof query === 'string' && /select b\.oid, b\.typarray\s+from pg_catalog\.pg_type a\b/.test(query);
+}
+
+/**
+ * Keeps the process alive through the driver's two faults above, each logged as a warning
+ * (`isWriteOnClosedConnection`, `isArrayTypesQueryFailure`), and ends it, as the runtime would, on
+ * any other uncaught exception or unhandled rejection. The API and the worker install it at start.
+ */
+export function surviveDriverFaults(warn: (message: string, fields: Record<string, unknown>) => void): void {
+  const end = (what: string, error: unknown): never => {
+    process.stderr.write(`${what}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
     process.exit(1);
+  };
+  process.on('uncaughtException', (error) => {
+    if (!isWriteOnClosedConnection(error)) end('Uncaught exception', error);
+    warn('PostgreSQL connection closed under a pending write; the pool reconnects', { error });
+  });
+  process.on('unhandledRejection', (reason) => {
+    if (!isArrayTypesQueryFailure(reason)) end('Unhandled rejection', reason);
+    warn('PostgreSQL connection lost while it asked for the array types; the pool reconnects', { error: reason });
   });
 }
 

@@ -86,8 +86,9 @@ async function scopedStatement(
   base: postgres.Sql,
   organizationId: OrganizationId,
   args: TemplateArgs,
+  reserveTimeoutMs: number,
 ): Promise<unknown> {
-  const connection = await base.reserve();
+  const connection = await reserveWithin(base, reserveTimeoutMs);
   try {
     const statement = connection(...(args as [TemplateStringsArray, ...postgres.ParameterOrFragment<never>[]]));
     const settled = await Promise.allSettled([
@@ -102,6 +103,38 @@ async function scopedStatement(
     return (settled[2] as PromiseFulfilledResult<unknown>).value;
   } finally {
     connection.release();
+  }
+}
+
+/**
+ * How long a tenant statement waits for a connection of its own (`reserveWithin`): longer than the API's request
+ * deadline, so only a reservation the driver lost reaches it, never one a busy pool is still to serve.
+ */
+export const RESERVE_TIMEOUT_MS = 30_000;
+
+/**
+ * `base.reserve()`, bounded. postgres.js 3.4.x forgets a reservation whose new connection is lost while it asks
+ * PostgreSQL for the array types (src/db/index.ts, isArrayTypesQueryFailure): that promise never settles, and the
+ * request would hold its handler for good after a partition. Past `ms` the statement fails as a connection that could
+ * not be opened (`CONNECT_TIMEOUT`: 503 to a merchant); a connection that comes after all is released at once.
+ */
+async function reserveWithin(base: postgres.Sql, ms: number): Promise<postgres.ReservedSql> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let late = false;
+  const reserved = base.reserve().then((connection) => {
+    if (late) connection.release();
+    return connection;
+  });
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      late = true;
+      reject(Object.assign(new Error(`no PostgreSQL connection within ${ms} ms`), { code: 'CONNECT_TIMEOUT' }));
+    }, ms);
+  });
+  try {
+    return await Promise.race([reserved, timeout]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
@@ -148,7 +181,10 @@ function scopedBegin(
  * `base` with the tenant boundary: statements and transactions started while a request has named
  * its organization run as the tenant role, scoped to it; all others run as `base` would.
  */
-export function withTenantBoundary(base: postgres.Sql): postgres.Sql {
+export function withTenantBoundary(
+  base: postgres.Sql,
+  { reserveTimeoutMs = RESERVE_TIMEOUT_MS }: { reserveTimeoutMs?: number } = {},
+): postgres.Sql {
   const begin = (...args: BeginArgs) => {
     const organizationId = scopedOrganization();
     return organizationId === null
@@ -160,7 +196,7 @@ export function withTenantBoundary(base: postgres.Sql): postgres.Sql {
       const made = Reflect.apply(target, thisArg, args) as Pending;
       const organizationId = scopedOrganization();
       if (organizationId === null || !isTemplateCall(args)) return made;
-      return deferredToScope(made, () => scopedStatement(base, organizationId, args));
+      return deferredToScope(made, () => scopedStatement(base, organizationId, args, reserveTimeoutMs));
     },
     get(target, property, receiver) {
       return property === 'begin' ? begin : Reflect.get(target, property, receiver);

@@ -8,7 +8,17 @@
 import { asId } from '../../src/domain/ids';
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { asOrganization, TENANT_ROLE } from '../../src/db/tenancy';
-import { createMerchant, numberSequence, testApp, testSql, type TestApp, type TestMerchant } from '../helpers';
+import { createSql } from '../../src/db';
+import { postgresProxy } from '../postgres-proxy';
+import {
+  createMerchant,
+  numberSequence,
+  testApp,
+  testConfig,
+  testSql,
+  type TestApp,
+  type TestMerchant,
+} from '../helpers';
 
 let ctx: TestApp;
 let first: TestMerchant;
@@ -285,6 +295,46 @@ describe('the tenant boundary', () => {
       ),
     );
     for (const row of roles) expect(row).toEqual({ role: expect.not.stringMatching(TENANT_ROLE), organization: null });
+  });
+
+  test("a connection lost while a transaction's scope is unanswered: the transaction fails to its caller, nothing else rejects", async () => {
+    // The scope is pipelined after `begin` (src/db/tenancy.ts, scopedBegin): a connection lost before its answer must
+    // fail the transaction, never reject where nobody listens (the API process ended on that, under a partition).
+    const unhandled: unknown[] = [];
+    const record = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', record);
+    // The answer to `begin` passes; the connection is cut at the next answer, so the statements pipelined after it are
+    // sent and never answered.
+    let began = false;
+    let cut = false;
+    const proxy = await postgresProxy(new URL(testConfig().databaseUrl), (chunk, direction) => {
+      if (direction === 'to server') return 'pass';
+      if (began) {
+        cut = true;
+        return 'cut';
+      }
+      began = chunk.includes('BEGIN\0');
+      return 'pass';
+    });
+    const lossy = createSql(proxy.url, 1);
+    try {
+      const outcome = await asOrganization(first.organization.id, () =>
+        lossy
+          .begin(async (tx) => await tx`select 1`)
+          .then(
+            () => 'committed',
+            (error: unknown) => (error as { code?: string }).code,
+          ),
+      );
+      expect(outcome).toBe('CONNECTION_CLOSED');
+      expect(cut).toBe(true);
+      await Bun.sleep(50);
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', record);
+      proxy.close();
+      await lossy.end({ timeout: 1 });
+    }
   });
 
   test("an API request runs as the tenant: another organization's rows stay 403 and lists hold only its own", async () => {

@@ -32,6 +32,8 @@ export type Row = {
   slowestSeconds: number;
   eventsMissing: number;
   failingWorkflows: number;
+  /** API and worker processes that ended by themselves with an error (not a signal the schedule sent): the supervisor started them again. */
+  crashes: number;
   /** Operator operations sent more than once (the same reference, after an answer that said nothing), and those still in doubt. */
   operatorResent: number;
   operatorInDoubt: number;

@@ -247,12 +247,12 @@ async function stopRunning() {
 
 function printTable(rows: Row[]) {
   const header =
-    '| schedule | tried | created | refused (4xx) | retried and resolved | unfinished after 2 min | 5xx other than 503 | 503 | slowest answer | events missing | failing workflows | operator sends repeated | operator in doubt at the end | anomalies | recovered in |';
+    '| schedule | tried | created | refused (4xx) | retried and resolved | unfinished after 2 min | 5xx other than 503 | 503 | slowest answer | events missing | failing workflows | processes crashed | operator sends repeated | operator in doubt at the end | anomalies | recovered in |';
   const lines = rows.map(
     (row) =>
-      `| ${row.schedule} | ${row.tried} | ${row.succeeded} | ${row.failedClearly} | ${row.inDoubtResolved} | ${row.unfinished} | ${row.status5xx} | ${row.status503} | ${row.slowestSeconds} s | ${row.eventsMissing} | ${row.failingWorkflows} | ${row.operatorResent} | ${row.operatorInDoubt} | ${row.anomalies.length} | ${row.recoverSeconds} s |`,
+      `| ${row.schedule} | ${row.tried} | ${row.succeeded} | ${row.failedClearly} | ${row.inDoubtResolved} | ${row.unfinished} | ${row.status5xx} | ${row.status503} | ${row.slowestSeconds} s | ${row.eventsMissing} | ${row.failingWorkflows} | ${row.crashes} | ${row.operatorResent} | ${row.operatorInDoubt} | ${row.anomalies.length} | ${row.recoverSeconds} s |`,
   );
-  process.stdout.write(`\n${header}\n|${' --- |'.repeat(15)}\n${lines.join('\n')}\n`);
+  process.stdout.write(`\n${header}\n|${' --- |'.repeat(16)}\n${lines.join('\n')}\n`);
   for (const row of rows)
     for (const anomaly of row.anomalies.slice(0, 20))
       process.stdout.write(`  ${row.schedule}: (${anomaly.rule}) ${anomaly.phone ?? ''} ${anomaly.text}\n`);
@@ -331,7 +331,8 @@ async function main() {
         row.failedClearly > 0 ||
         row.unfinished > 0 ||
         row.eventsMissing > 0 ||
-        row.failingWorkflows > 0,
+        row.failingWorkflows > 0 ||
+        row.crashes > 0,
     );
     if (values.keep && c) {
       banner(c, merchants[0]!);

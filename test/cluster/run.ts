@@ -6,6 +6,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import { join } from 'node:path';
 import { ROOT, binPath } from '../../scripts/infra.mjs';
 import { testSql } from '../helpers';
 import {
@@ -81,6 +82,20 @@ export function merchantsProcess(config: LoadConfig) {
   return { child, ask };
 }
 
+/** Exits of the API and worker processes since `since` with an error code and no signal: each printed with its log. */
+function crashesSince(c: Cluster, since: number): number {
+  let crashes = 0;
+  for (const process of c.processes.values())
+    for (const exit of process.exits)
+      if (exit.at >= since && exit.signal === null && exit.code !== 0) {
+        crashes += 1;
+        globalThis.process.stdout.write(
+          `[cluster]   ${process.name} ended by itself (exit code ${exit.code}) at ${new Date(exit.at).toISOString()}: ${join(CLUSTER_DATA, `${process.name}.log`)}\n`,
+        );
+      }
+  return crashes;
+}
+
 async function until(what: () => Promise<string[]>, deadline: number): Promise<string[]> {
   for (let round = 0; ; round += 1) {
     const left = await what().catch((error) => [`check failed: ${String(error)}`]);
@@ -97,6 +112,7 @@ export async function runSchedule(
 ): Promise<Row> {
   const config = loadOf(c, merchants, options);
   const since = (await testSql()<{ now: Date }[]>`select now()`)[0]!.now;
+  const startedAt = Date.now();
   const load = merchantsProcess(config);
   await load.ask('', 'ready', 30_000);
   await load.ask('start', null);
@@ -136,6 +152,7 @@ export async function runSchedule(
     unfinished: left.length,
     eventsMissing: missing.length,
     failingWorkflows: failingWorkflows(c.temporalAddress),
+    crashes: crashesSince(c, startedAt),
     ...(await operatorDoubts(phones)),
     anomalies,
     recoverSeconds,

@@ -8,53 +8,32 @@
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { type ChildProcess, spawn } from 'node:child_process';
-import { type Server, type Socket, connect, createServer } from 'node:net';
+import { createServer } from 'node:net';
 import { createOrganization } from '../../src/services/merchants/organizations';
 import { ROOT, eventually, testConfig, testSql, uniqueTaskQueue } from '../helpers';
+import { postgresProxy } from '../postgres-proxy';
 
 /** A TCP proxy to PostgreSQL that can stop passing bytes either way, keeping every connection open. */
-function stallableProxy(target: URL) {
+async function stallableProxy(target: URL) {
   let stalled = false;
-  const sockets = new Set<Socket>();
-  const server: Server = createServer((client) => {
-    const upstream = connect(Number(target.port || 5432), target.hostname);
-    for (const socket of [client, upstream]) {
-      sockets.add(socket);
-      socket.on('close', () => sockets.delete(socket));
-      socket.on('error', () => {});
-    }
-    const pass = (from: Socket, to: Socket) =>
-      from.on('data', (chunk) => {
-        if (!stalled) to.write(chunk);
-      });
-    pass(client, upstream);
-    pass(upstream, client);
-    client.on('close', () => upstream.destroy());
-    upstream.on('close', () => client.destroy());
-  });
+  const proxy = await postgresProxy(target, () => (stalled ? 'drop' : 'pass'));
   return {
-    listen: () =>
-      new Promise<number>((resolve) =>
-        server.listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port)),
-      ),
+    url: proxy.url,
     stall: () => {
       stalled = true;
     },
     /** Passing again; the connections whose bytes were dropped are cut, as TCP would after its retries. */
     resume: () => {
       stalled = false;
-      for (const socket of sockets) socket.destroy();
+      proxy.cutAll();
     },
-    close: () => {
-      for (const socket of sockets) socket.destroy();
-      server.close();
-    },
+    close: proxy.close,
   };
 }
 
 const REQUEST_TIMEOUT_SECONDS = 4;
 const DRAIN_SECONDS = 2;
-let proxy: ReturnType<typeof stallableProxy>;
+let proxy: Awaited<ReturnType<typeof stallableProxy>>;
 let api: ChildProcess;
 let port = 0;
 let merchant: { apiKey: string };
@@ -77,23 +56,26 @@ const get = (path: string, key?: string) =>
 beforeAll(async () => {
   merchant = await createOrganization(testSql(), 'Unreachable database');
   const databaseUrl = new URL(testConfig().databaseUrl);
-  proxy = stallableProxy(databaseUrl);
-  const proxied = new URL(databaseUrl);
-  proxied.hostname = '127.0.0.1';
-  proxied.port = String(await proxy.listen());
+  proxy = await stallableProxy(databaseUrl);
   port = await freePort();
   api = spawn(process.execPath, ['src/server.ts'], {
     cwd: ROOT,
     env: {
       ...process.env,
       PORT: String(port),
-      DATABASE_URL: proxied.toString(),
+      DATABASE_URL: proxy.url,
       TASK_QUEUE: uniqueTaskQueue('unreachable-db'),
       API_REQUEST_TIMEOUT_SECONDS: String(REQUEST_TIMEOUT_SECONDS),
       API_DRAIN_SECONDS: String(DRAIN_SECONDS),
       METRICS: 'false',
     },
-    stdio: 'ignore',
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  // The process's last words, shown when it ends other than by the SIGTERM the second test sends.
+  const output: string[] = [];
+  for (const stream of [api.stdout, api.stderr]) stream?.on('data', (chunk) => output.push(String(chunk)));
+  api.once('exit', (code) => {
+    if (code !== 0) process.stderr.write(`the API process ended (${code}):\n${output.join('').slice(-4000)}\n`);
   });
   await eventually(
     'the API process to answer',
