@@ -110,7 +110,7 @@ async function scopedStatement(
  * How long a tenant statement waits for a connection of its own (`reserveWithin`): longer than the API's request
  * deadline, so only a reservation the driver lost reaches it, never one a busy pool is still to serve.
  */
-export const RESERVE_TIMEOUT_MS = 30_000;
+const RESERVE_TIMEOUT_MS = 30_000;
 
 /**
  * `base.reserve()`, bounded. postgres.js 3.4.x forgets a reservation whose new connection is lost while it asks
