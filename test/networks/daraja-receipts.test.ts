@@ -21,6 +21,7 @@ import {
   fundedMerchant,
   promptedRequest,
   requestOutcome,
+  requestStatus,
   startStack,
   type Stack,
 } from './stack';
@@ -373,6 +374,81 @@ describe("a payment of the operator's that names no open request of ours is neve
     expect(await creditsOf(other.organization.id)).toEqual([]);
     expect(await requestRow(lookAlike.requestId)).toMatchObject({ status: 'pending' });
   }, 30_000);
+});
+
+/** Every collection of a payment from `phone`, assigned or not. */
+const collectionsFrom = async (phone: string) => [
+  ...(await testSql()<{ remoteTransactionId: string; promptReference: string | null; organizationId: number | null }[]>`
+    select remote_transaction_id as "remoteTransactionId", prompt_reference as "promptReference",
+      organization_id as "organizationId"
+    from collections where network = 'Safaricom' and phone_number = ${phone} order by id`),
+];
+
+const STK_QUERY_PATH = '/mpesa/stkpushquery/v1/query';
+
+describe("a push paid after its request ended, its receipt reported by a callback that names no push of ours (it came before the push's answer, or anyone sent it)", () => {
+  /**
+   * A push paid 8 s after it went out, its request expired at 5 s, its callback lost: the request follows the push on,
+   * and with transaction status refusing the look-up by CheckoutRequestID it can only credit the push under itself.
+   * The receipt is also reported by a callback under a CheckoutRequestID of nobody's; transaction status asked about
+   * the receipt names the push (its ConversationID). Either way round, M-Pesa debited the subscriber once and the
+   * service holds one collection, under the receipt, as that push's (unassigned: its request had ended).
+   */
+  async function pushPaidAfterExpiry(merchant: TestMerchant, phone: string, amount: string) {
+    daraja.subscriber(msisdn(phone), { outcome: 'pay', callback: 'none', decideAfterMs: 8_000 });
+    const requestId = await promptedRequest(merchant, {
+      phonenumber: phone,
+      amount,
+      currency: 'KES',
+      expiry_date: new Date(Date.now() + 5_000).toISOString(),
+    });
+    const push = await eventually('the push to be paid', async () => {
+      const paid = pushesTo(phone)[0];
+      return paid?.charged ? paid : undefined;
+    });
+    await requestStatus(merchant, requestId, 'expired');
+    return { requestId, push };
+  }
+
+  /** The push's payment reported under a CheckoutRequestID no push of ours holds, followed to its end. */
+  async function reportedUnderAnotherPush(push: Parameters<typeof lateCallback>[0]) {
+    await lateCallback({ ...push, checkoutRequestId: `ws_CO_${crypto.randomUUID().replaceAll('-', '').slice(0, 20)}` });
+    return await reportSettled(push.receipt!);
+  }
+
+  test('the report settles first, the following then hears the push was paid: one collection, under the receipt', async () => {
+    const merchant = await fundedMerchant(stack, 'KES', FUNDS);
+    const phone = nextNumber();
+    // The following cannot reach the STK push query until the report has settled.
+    daraja.late({ method: 'POST', path: STK_QUERY_PATH, holdMs: 0, process: 'never', answer: 'error', times: 1_000 });
+    try {
+      const { requestId, push } = await pushPaidAfterExpiry(merchant, phone, '240');
+      expect(await reportedUnderAnotherPush(push)).toMatchObject({ requestId: null });
+      daraja.clearLate();
+      expect(await requestOutcome(stack, requestId)).toMatchObject({ status: 'expired' });
+      expect(await collectionsFrom(phone)).toEqual([
+        { remoteTransactionId: push.receipt!, promptReference: `req-${requestId}-1`, organizationId: null },
+      ]);
+    } finally {
+      daraja.clearLate();
+    }
+    expect(await creditsOf(merchant.organization.id)).toEqual([]);
+  }, 60_000);
+
+  test('the following credits the push under itself first, the report then names its receipt: one collection, renamed to the receipt', async () => {
+    const merchant = await fundedMerchant(stack, 'KES', FUNDS);
+    const phone = nextNumber();
+    const { requestId, push } = await pushPaidAfterExpiry(merchant, phone, '250');
+    expect(await requestOutcome(stack, requestId)).toMatchObject({ status: 'expired' });
+    expect(await collectionsFrom(phone)).toEqual([
+      { remoteTransactionId: push.checkoutRequestId, promptReference: `req-${requestId}-1`, organizationId: null },
+    ]);
+    expect(await reportedUnderAnotherPush(push)).toMatchObject({ requestId: null });
+    expect(await collectionsFrom(phone)).toEqual([
+      { remoteTransactionId: push.receipt!, promptReference: `req-${requestId}-1`, organizationId: null },
+    ]);
+    expect(await creditsOf(merchant.organization.id)).toEqual([]);
+  }, 60_000);
 });
 
 describe('a reversal Daraja answered out of time', () => {

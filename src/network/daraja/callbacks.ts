@@ -115,7 +115,9 @@ async function reportClaimed(
  * After a callback claiming a payment woke the push it names: a push credited before its receipt was known (read after
  * the hint is kept: docs/architecture.md#one-receipt-one-credit) has the claimed receipt confirmed like any report, and
  * attached to that credit; a push not paid whose request ended (expired, failed, or paid by another payment) is
- * followed by nobody, so its payment is reported on its own, as that push's: it goes to no other organization.
+ * followed on by that request only to record its payment unassigned, and may never learn its receipt: its payment is
+ * reported on its own too, as that push's (it goes to no other organization), and the push takes the receipt this
+ * report confirms (./receipts.ts `pushNamedFor`), so that both record it once.
  */
 async function reportClaimedOfPush(
   context: Context,

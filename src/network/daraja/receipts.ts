@@ -149,8 +149,9 @@ async function paidPrompt(
 /**
  * The push of ours (its CheckoutRequestID) Daraja names for a receipt: the transaction status answer about the
  * receipt names the push as its ConversationID, or the push's own callback or status query named the receipt
- * (`receiptNaming`). `unsettled`: the push named is not settled yet. Null when Daraja names no push of ours awaiting
- * its receipt; never a push guessed by number and amount.
+ * (`receiptNaming`). `unsettled`: the push named is not settled yet and its request is open, so that request's own
+ * workflow receives it. Null when Daraja names no push of ours awaiting its receipt; never a push guessed by number and
+ * amount.
  */
 async function pushNamedFor(
   { records }: ReceiptContext,
@@ -160,9 +161,11 @@ async function pushNamedFor(
   const conversationId = result.parameters.ConversationID;
   const push = conversationId ? await records.findOperationByOperatorReference(network, conversationId) : undefined;
   if (push?.kind === 'prompt' && push.operatorReference !== null) {
-    // A push whose request ended is followed by nobody: it never settles, and nothing waits for it.
-    if (push.result === null && push.remoteTransactionId === null && (await records.promptRequestOpen(push.reference)))
-      return 'unsettled';
+    // A push not settled yet whose request ended is still followed by that request, which may only learn that it was
+    // paid, not its receipt, and would then credit it under the push: the receipt Daraja names for it is its payment,
+    // and the push takes it now (`attachReceipt`), so that both credit it once, under the receipt.
+    if (push.result === null && push.remoteTransactionId === null)
+      return (await records.promptRequestOpen(push.reference)) ? 'unsettled' : push.operatorReference;
     if (records.awaitsReceipt(push)) return push.operatorReference;
   }
   return await records.pushNamingReceipt(network, receiptNaming(receipt));

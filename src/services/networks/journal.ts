@@ -180,8 +180,8 @@ const UNIQUE_VIOLATION = '23505';
  * The prompt of ours whose payment `receipt` is: the one that settled it, or else the push the
  * operator named for it (`pushOperatorReference`: the operator's own identifier of the push, read
  * from its answer about the receipt or found by `pushNamingReceipt`), when that push was paid while
- * its receipt was unknown (`markPromptPaid`) and the receipt is of its number and amount: it takes it
- * now (`attachReceiptIn`). Never a push chosen by number and amount: a payment the operator names no
+ * its receipt was unknown (`markPromptPaid`), or is not settled yet (its request ended, and the request
+ * follows it on), and the receipt is of its number and amount: it takes it now (`attachReceiptIn`). Never a push chosen by number and amount: a payment the operator names no
  * push for is a payment of its own. A unique violation means another prompt or collection took the
  * receipt meanwhile: it is theirs, and read here. docs/architecture.md#one-receipt-one-credit
  */
@@ -203,7 +203,7 @@ export async function attachReceipt(
 }
 
 /**
- * Attaches `receipt` to the named push, paid and awaiting one, of this number and amount, in one
+ * Attaches `receipt` to the named push, paid and awaiting one or not settled yet, of this number and amount, in one
  * transaction, under the prompt's row lock: the prompt settles the receipt (no other prompt may hold
  * it, migration 025), and the collection credited under the prompt's operator reference, with the
  * request it paid, is renamed to it (no other collection may hold it, the collections' own key). A
@@ -223,7 +223,7 @@ async function attachReceiptIn(
     from network_operations
     where network = ${network} and kind = 'prompt' and operator_reference = ${pushOperatorReference}
       and phone_number = ${payment.phoneNumber} and amount = ${payment.amount}::numeric
-      and remote_transaction_id is null and result->>'status' = 'paid' and state <> 'refused'
+      and remote_transaction_id is null and (result is null or result->>'status' = 'paid') and state <> 'refused'
     for update`;
   if (!prompt) return;
   const held = await tx`select 1 from collections where network = ${network} and remote_transaction_id = ${receipt}`;

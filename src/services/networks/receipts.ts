@@ -10,8 +10,8 @@ import type { NetworkOperation } from './operations';
 
 /**
  * Whether the request a prompt of ours asks for is still open (not final, not paid, not expired): its
- * workflow then follows the prompt. A prompt whose request ended is followed by nobody, so its payment,
- * if one comes, is reported on its own, and nothing waits for it to settle.
+ * workflow then follows the prompt. A prompt whose request ended is followed on by that request only to
+ * record its payment unassigned: a report of that payment does not wait for it to settle.
  */
 export async function promptRequestOpen(sql: Queryable, reference: string): Promise<boolean> {
   const requestId = requestOfPromptReference(reference);
@@ -93,8 +93,8 @@ export async function receiptOfPromptIn(
  * first (its request credited under the receipt its query states, or else under the prompt). A wait,
  * never a match: the report then goes to a push only where the operator names that push for it
  * (`attachReceipt`). Only while the prompt's request is open (its reference is `req-<request>-<attempt>`,
- * domain/collections.ts): a request that ended follows its prompt no more, so the prompt would never
- * settle and the report would wait for nothing.
+ * domain/collections.ts): a request that ended credits nobody with its prompt's payment, and its prompt
+ * may settle only days later, so a report does not wait for it.
  */
 export async function unsettledPromptFor(
   sql: Queryable,
