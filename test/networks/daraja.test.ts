@@ -269,6 +269,8 @@ for (const lookup of LOOKUPS) {
   });
 }
 
+const TRANSACTION_STATUS_PATH = '/mpesa/transactionstatus/v1/query';
+
 describe('paybill (C2B)', () => {
   async function openRequest(acceptByDefault: boolean, mode: 'accept' | 'reject' | 'silent') {
     const merchant = await fundedMerchant(stack, 'KES');
@@ -312,6 +314,34 @@ describe('paybill (C2B)', () => {
     // The masked number stood for the request's, which it fits.
     expect(collection!.phoneNumber).toBe(phone);
   });
+
+  test("a transaction status result that comes before Daraja's answer to the query (a slow link) is that query's: the payment is confirmed on the first query", async () => {
+    const { merchant, phone, requestId, code } = await openRequest(true, 'accept');
+    // Daraja answers each query 1.5 s after it took it, and sends its result at once.
+    daraja.late({
+      method: 'POST',
+      path: TRANSACTION_STATUS_PATH,
+      holdMs: 1_500,
+      process: 'before',
+      answer: 'real',
+      times: 50,
+    });
+    const asked = daraja.calls().filter((call) => call.api === 'transactionstatus').length;
+    try {
+      const paid = await daraja.payBill({ msisdn: msisdn(phone), amount: '640', billRefNumber: code });
+      expect(paid.completed).toBe(true);
+      const result = await stack.ctx.client.workflow
+        .getHandle(incomingCollectionWorkflowId('Safaricom', paid.transId))
+        .result();
+      expect(result).toMatchObject({ outcome: 'accepted', requestId });
+      expect(daraja.calls().filter((call) => call.api === 'transactionstatus').length - asked).toBe(1);
+      expect(await creditsOf(merchant.organization.id)).toEqual([
+        { collectionId: result.collectionId, amount: '640.0000', remoteTransactionId: paid.transId },
+      ]);
+    } finally {
+      daraja.clearLate();
+    }
+  }, 20_000);
 
   test("the merchant's REJECT is Daraja's rejection: the payment does not complete, nothing is credited", async () => {
     const { merchant, phone, code } = await openRequest(true, 'reject');

@@ -696,11 +696,13 @@ export async function startDarajaSimulator(options: DarajaSimulatorOptions): Pro
           (lookup === 'answered' || !candidate.stkPush) &&
           (candidate.originatorConversationId === original || candidate.conversationId === original),
       );
+    // Daraja gives the query's Occasion back in every result, found or not.
     const base = {
       ConversationID: answer.ConversationID,
       OriginatorConversationID: answer.OriginatorConversationID,
       ResultType: 0,
       TransactionID: transactionId ?? 'MBN0000000',
+      ReferenceData: { ReferenceItem: { Key: 'Occasion', Value: String(body.Occasion ?? '') } },
     };
     const unknown = transactionId
       ? { ResultCode: 'SFC_IC0003', ResultDesc: 'The operator does not exist.' }
@@ -714,7 +716,6 @@ export async function startDarajaSimulator(options: DarajaSimulatorOptions): Pro
               ...base,
               ResultCode: 0,
               ResultDesc: 'The service request is processed successfully.',
-              ReferenceData: { ReferenceItem: { Key: 'Occasion', Value: String(body.Occasion ?? '') } },
               ResultParameters: {
                 ResultParameter: [
                   { Key: 'DebitPartyName', Value: movement.debitParty },

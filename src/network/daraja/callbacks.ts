@@ -30,6 +30,7 @@ import {
   DARAJA_CALLBACK_PATHS,
   DARAJA_NETWORK,
   PUSH_RECEIPT_SUBJECT,
+  STATUS_QUERY_REFERENCE,
   UNANSWERED_PROMPT_SECONDS,
   callbackItems,
   completedPaymentOf,
@@ -44,14 +45,17 @@ type Context = CallbackContext<MpesaSettings>;
 
 /**
  * The operation a Daraja result names: by the ConversationID it gave us; else, when its first answer was lost, a B2C
- * by our OriginatorConversationID, or a reversal by the transaction it reverses (the result's OriginalTransactionID).
- * The ConversationID of an operation found so is kept as its operator reference, so that transaction status is
- * asked about it (./payouts.ts).
+ * by our OriginatorConversationID, or a reversal by the transaction it reverses (the result's OriginalTransactionID);
+ * else a transaction status query of ours whose answer has not come yet, by the reference it was sent with as its
+ * Occasion (a random id only Daraja and we know: ./status-queries.ts). The ConversationID of an operation found so
+ * is kept as its operator reference, so that transaction status is asked about it (./payouts.ts) and the query's
+ * answer, when it comes, is read as the same.
  */
 async function operationOfResult(
-  { records, settings }: Context,
+  context: Context,
   result: ReturnType<typeof readResult>,
 ): Promise<NetworkOperation | undefined> {
+  const { records, settings } = context;
   if (!settings || result === null) return undefined;
   if (result.conversationId) {
     const operation = await records.findOperationByOperatorReference(DARAJA_NETWORK, result.conversationId);
@@ -64,10 +68,18 @@ async function operationOfResult(
       : undefined) ??
     (reversed
       ? await records.unansweredOperationAbout(DARAJA_NETWORK, 'reversal', reversalSubject(reversed))
-      : undefined);
-  if (operation && operation.kind !== 'status_query' && operation.operatorReference === null && result.conversationId)
+      : undefined) ??
+    (await unansweredQueryOf(context, result.occasion));
+  if (operation && operation.operatorReference === null && result.conversationId)
     await records.setOperatorReference(operation.id, result.conversationId);
   return operation;
+}
+
+/** The transaction status query of ours sent with `occasion` as its Occasion, while Daraja's answer to it has not come. */
+async function unansweredQueryOf({ records }: Context, occasion: string | undefined) {
+  if (!occasion?.startsWith(STATUS_QUERY_REFERENCE)) return undefined;
+  const query = await records.findOperation(DARAJA_NETWORK, occasion);
+  return query?.kind === 'status_query' && query.operatorReference === null ? query : undefined;
 }
 
 /** What a callback claiming a completed payment states (number, receipt, whole amount), or null when it claims none. */

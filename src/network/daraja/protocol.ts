@@ -81,6 +81,8 @@ export function readResult(body: unknown): {
   conversationId?: string;
   originatorConversationId?: string;
   transactionId?: string;
+  /** What the request's `Occasion` said, as Daraja gives it back in the result's reference data. */
+  occasion?: string;
   parameters: ResultParameters;
 } | null {
   const result = nested(body, 'Result');
@@ -92,6 +94,7 @@ export function readResult(body: unknown): {
     conversationId: field(result, 'ConversationID'),
     originatorConversationId: field(result, 'OriginatorConversationID'),
     transactionId: field(result, 'TransactionID'),
+    occasion: namedValues(nested(result, 'ReferenceData', 'ReferenceItem'), 'Key').Occasion,
     parameters,
   };
 }
@@ -106,6 +109,11 @@ export function numberOfParty(party: string | undefined): string | null {
  * The subjects of the status queries about a paid push's receipt: by the receipt its callback named, and by the push.
  */
 export const PUSH_RECEIPT_SUBJECT = /^stk-(?:receipt|push):/;
+/**
+ * The reference of a transaction status query of ours, before a random id: its `Occasion`, by which a result that
+ * comes before Daraja's answer to the query finds it (./status-queries.ts).
+ */
+export const STATUS_QUERY_REFERENCE = 'status:';
 /** The subject of the status query about a push by its CheckoutRequestID, before that id. */
 export const PUSH_SUBJECT = 'stk-push:';
 

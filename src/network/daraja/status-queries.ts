@@ -4,7 +4,15 @@
  * (services/networks/records.ts), read at the workflow's next look.
  */
 import type { DarajaCalls } from './calls';
-import { DARAJA_CALLBACK_PATHS, DARAJA_NETWORK, accepted, errorOf, readResult, type StatusAnswer } from './protocol';
+import {
+  DARAJA_CALLBACK_PATHS,
+  DARAJA_NETWORK,
+  STATUS_QUERY_REFERENCE,
+  accepted,
+  errorOf,
+  readResult,
+  type StatusAnswer,
+} from './protocol';
 import type { NetworkRecords } from '../adapter';
 import { field } from '../operator-http';
 
@@ -21,13 +29,22 @@ export function createStatusQueries(
 
   /**
    * Asks transaction status about `subject`; the answer arrives later at the result URL, under the ConversationID
-   * recorded here.
+   * Daraja gives in its answer to the query. The query is recorded before it is sent, under a reference of ours
+   * that is its `Occasion`, which Daraja gives back in the result: across a slow link the result may come before
+   * Daraja's answer, and still finds its query (./callbacks.ts). A query Daraja did not take is forgotten.
    */
   async function askStatus(
     subject: string,
     workflowId: string,
     keys: { transactionId?: string; originalConversationId?: string },
   ): Promise<void> {
+    const query = await records.recordOperation({
+      network,
+      kind: 'status_query',
+      reference: `${STATUS_QUERY_REFERENCE}${crypto.randomUUID()}`,
+      workflowId,
+      subject,
+    });
     const answer = await post('/mpesa/transactionstatus/v1/query', {
       Initiator: settings.initiatorName,
       SecurityCredential: settings.securityCredential,
@@ -39,19 +56,17 @@ export function createStatusQueries(
       ResultURL: url(DARAJA_CALLBACK_PATHS.result),
       QueueTimeOutURL: url(DARAJA_CALLBACK_PATHS.timeout),
       Remarks: 'Status check',
-      Occasion: subject.slice(0, 100),
+      Occasion: query.reference,
+    }).catch(async (error: unknown) => {
+      await records.forgetOperation(query.id);
+      throw error;
     });
     const conversationId = field(answer.body, 'ConversationID');
-    if (!accepted(answer) || conversationId === undefined)
+    if (!accepted(answer) || conversationId === undefined) {
+      await records.forgetOperation(query.id);
       throw new Error(`Daraja transaction status not taken: ${errorOf(answer)}`);
-    await records.recordOperation({
-      network,
-      kind: 'status_query',
-      reference: `status:${field(answer.body, 'OriginatorConversationID') ?? conversationId}`,
-      operatorReference: conversationId,
-      workflowId,
-      subject,
-    });
+    }
+    await records.setOperatorReference(query.id, conversationId);
   }
 
   type Confirmed = { state: 'answered'; result: StatusAnswer } | { state: 'waiting' | 'unanswered' };
