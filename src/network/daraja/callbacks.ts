@@ -69,17 +69,22 @@ async function operationOfResult(
     (reversed
       ? await records.unansweredOperationAbout(DARAJA_NETWORK, 'reversal', reversalSubject(reversed))
       : undefined) ??
-    (await unansweredQueryOf(context, result.occasion));
+    (await queryOfOccasion(context, result));
   if (operation && operation.operatorReference === null && result.conversationId)
     await records.setOperatorReference(operation.id, result.conversationId);
   return operation;
 }
 
-/** The transaction status query of ours sent with `occasion` as its Occasion, while Daraja's answer to it has not come. */
-async function unansweredQueryOf({ records }: Context, occasion: string | undefined) {
+/**
+ * The transaction status query of ours sent with the result's Occasion, while Daraja's answer to it has not come (or
+ * came, naming this result's ConversationID, since that was looked up).
+ */
+async function queryOfOccasion({ records }: Context, result: NonNullable<ReturnType<typeof readResult>>) {
+  const { occasion, conversationId } = result;
   if (!occasion?.startsWith(STATUS_QUERY_REFERENCE)) return undefined;
   const query = await records.findOperation(DARAJA_NETWORK, occasion);
-  return query?.kind === 'status_query' && query.operatorReference === null ? query : undefined;
+  const unanswered = query?.operatorReference === null || query?.operatorReference === conversationId;
+  return query?.kind === 'status_query' && unanswered ? query : undefined;
 }
 
 /** What a callback claiming a completed payment states (number, receipt, whole amount), or null when it claims none. */
