@@ -45,26 +45,27 @@ export function createStatusQueries(
       workflowId,
       subject,
     });
-    const answer = await post('/mpesa/transactionstatus/v1/query', {
-      Initiator: settings.initiatorName,
-      SecurityCredential: settings.securityCredential,
-      CommandID: 'TransactionStatusQuery',
-      ...(keys.transactionId ? { TransactionID: keys.transactionId } : {}),
-      ...(keys.originalConversationId ? { OriginalConversationID: keys.originalConversationId } : {}),
-      PartyA: settings.shortcode,
-      IdentifierType: '4',
-      ResultURL: url(DARAJA_CALLBACK_PATHS.result),
-      QueueTimeOutURL: url(DARAJA_CALLBACK_PATHS.timeout),
-      Remarks: 'Status check',
-      Occasion: query.reference,
-    }).catch(async (error: unknown) => {
+    let conversationId: string | undefined;
+    try {
+      const answer = await post('/mpesa/transactionstatus/v1/query', {
+        Initiator: settings.initiatorName,
+        SecurityCredential: settings.securityCredential,
+        CommandID: 'TransactionStatusQuery',
+        ...(keys.transactionId ? { TransactionID: keys.transactionId } : {}),
+        ...(keys.originalConversationId ? { OriginalConversationID: keys.originalConversationId } : {}),
+        PartyA: settings.shortcode,
+        IdentifierType: '4',
+        ResultURL: url(DARAJA_CALLBACK_PATHS.result),
+        QueueTimeOutURL: url(DARAJA_CALLBACK_PATHS.timeout),
+        Remarks: 'Status check',
+        Occasion: query.reference,
+      });
+      conversationId = field(answer.body, 'ConversationID');
+      if (!accepted(answer) || conversationId === undefined)
+        throw new Error(`Daraja transaction status not taken: ${errorOf(answer)}`);
+    } catch (error) {
       await records.forgetOperation(query.id);
       throw error;
-    });
-    const conversationId = field(answer.body, 'ConversationID');
-    if (!accepted(answer) || conversationId === undefined) {
-      await records.forgetOperation(query.id);
-      throw new Error(`Daraja transaction status not taken: ${errorOf(answer)}`);
     }
     await records.setOperatorReference(query.id, conversationId);
   }

@@ -183,8 +183,8 @@ const UNIQUE_VIOLATION = '23505';
  * its receipt was unknown (`markPromptPaid`), or is not settled yet (its request ended, and the request
  * follows it on), and the receipt is of its number and amount: it takes it now (`attachReceiptIn`).
  * Never a push chosen by number and amount: a payment the operator names no push for is a payment of
- * its own. A unique violation means another prompt or collection took the
- * receipt meanwhile: it is theirs, and read here. docs/architecture.md#one-receipt-one-credit
+ * its own. A unique violation means another prompt or collection took the receipt meanwhile: it is
+ * theirs, and read here. docs/architecture.md#one-receipt-one-credit
  */
 export async function attachReceipt(
   sql: Queryable,
