@@ -11,11 +11,17 @@ import { configuredRoutes } from './network/registry';
 import { createRouteHealth, routeViews } from './services/networks/route-health';
 import { countRouteOutcome, setRouteStateSource } from './telemetry/metrics';
 import { WORKFLOW_INTERCEPTOR_MODULES, startWorkerTelemetry } from './telemetry/worker';
-import { connectClient } from './temporal/connection';
+import { createLazyClient } from './temporal/connection';
 import { launcherFromConfig } from './temporal/launcher';
 import type { Launcher } from './services/platform/ports';
 import { keepSchedules } from './temporal/schedules';
-import { allOf, runUntilShutdown, withReleases } from './temporal/worker-lifecycle';
+import {
+  StoppedBeforeStart,
+  allOf,
+  runUntilShutdown,
+  untilTemporalAnswers,
+  withReleases,
+} from './temporal/worker-lifecycle';
 import { webhookSenderTaskQueue } from './contracts/webhook-dispatcher';
 
 type WorkerTelemetry = Awaited<ReturnType<typeof startWorkerTelemetry>>;
@@ -84,9 +90,13 @@ async function runWorker(): Promise<void> {
     // First: the SDK's Runtime (logger, metrics exporter) is installed once, before any connection.
     const telemetry = await startWorkerTelemetry(config.telemetry, sql);
     hold('telemetry', () => telemetry.shutdown());
-    const connection = await NativeConnection.connect({ address: config.temporal.address });
+    // Temporal unreachable at the start (a partition, a server restarting) is waited out, not a crash.
+    const connection = await untilTemporalAnswers("the worker's connection", () =>
+      NativeConnection.connect({ address: config.temporal.address }),
+    );
     hold("the worker's Temporal connection", () => connection.close());
-    const client = await connectClient(config.temporal, telemetry.clientInterceptors);
+    // The client (launches, Schedules) connects on first use, and its calls are retried where they are made.
+    const client = createLazyClient(config.temporal, telemetry.clientInterceptors);
     hold("the Temporal client's connection", () => client.connection.close());
     const launcher = launcherFromConfig(client, config, (message, fields) => logger.warn(message, fields));
     const connectors = createConnectors(config, sql);
@@ -99,8 +109,12 @@ async function runWorker(): Promise<void> {
     const stopWatching = watchAvailability(connectors, health, (message, fields) => logger.warn(message, fields));
     hold("the aggregators' availability reads", async () => stopWatching());
     const activities = createActivities({ sql, launcher, sandbox: config.sandbox, webhooks: config.webhooks, network });
-    const worker = await Worker.create(workerOptions(config, connection, activities, telemetry));
-    const senders = await Worker.create(senderOptions(config, connection, activities, telemetry));
+    const worker = await untilTemporalAnswers('the worker', () =>
+      Worker.create(workerOptions(config, connection, activities, telemetry)),
+    );
+    const senders = await untilTemporalAnswers("the senders' worker", () =>
+      Worker.create(senderOptions(config, connection, activities, telemetry)),
+    );
     await runUntilShutdown(allOf([worker, senders]), hold, (stop) => {
       // What each operator needs done at the worker's start (Daraja: the paybill's URLs registered); never stops the
       // worker.
@@ -127,6 +141,10 @@ async function startWebhookPool(launcher: Launcher): Promise<void> {
 }
 
 runWorker().catch((error: unknown) => {
+  if (error instanceof StoppedBeforeStart) {
+    logger.info('worker stopped before it ran', { reason: error.message });
+    process.exit(0);
+  }
   logger.error('worker failed', { error });
   process.exit(1);
 });

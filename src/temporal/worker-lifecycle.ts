@@ -3,8 +3,12 @@
  * the worker itself first (shut down, its run() settled) so that no connection closes while the
  * worker holds it, and the error that ended the process stays the one it reports.
  */
-import type { Worker } from '@temporalio/worker';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { TransportError, type Worker } from '@temporalio/worker';
 import { logger } from '../log';
+
+/** The signals the SDK's runtime turns into a graceful shutdown (its default `shutdownSignals`). */
+const SHUTDOWN_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGQUIT', 'SIGUSR2'] as const;
 
 /** Registers what to release once the process's work ends; the latest registered is released first. */
 type Hold = (what: string, release: () => Promise<void>) => void;
@@ -84,4 +88,51 @@ export async function runUntilShutdown(
     await tasks;
   });
   await running;
+}
+
+/** The native connection's failures: the server unreachable, restarting or not answering, for now. */
+function temporalUnreachable(error: unknown): boolean {
+  return error instanceof TransportError;
+}
+
+/** A shutdown signal came while the process waited for Temporal at its start: it ends without having run. */
+export class StoppedBeforeStart extends Error {
+  constructor(what: string) {
+    super(`stopped while waiting for Temporal (${what})`);
+    this.name = 'StoppedBeforeStart';
+  }
+}
+
+/**
+ * Runs `open` (a connection to Temporal, a worker whose creation describes its namespace) until
+ * Temporal answers. A server that cannot be reached when the process starts (a partition, a server
+ * restarting) is waited out with a warning, the wait doubling up to `maxDelayMs`, instead of the
+ * process exiting and its supervisor starting it again. Any other error ends the wait; SIGINT or
+ * SIGTERM meanwhile ends it with `StoppedBeforeStart`.
+ */
+export async function untilTemporalAnswers<T>(
+  what: string,
+  open: () => Promise<T>,
+  { firstDelayMs = 500, maxDelayMs = 10_000 } = {},
+): Promise<T> {
+  const stop = new AbortController();
+  const onSignal = () => stop.abort();
+  for (const signal of SHUTDOWN_SIGNALS) process.on(signal, onSignal);
+  try {
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        return await open();
+      } catch (error) {
+        if (!temporalUnreachable(error)) throw error;
+        if (stop.signal.aborted) throw new StoppedBeforeStart(what);
+        const delayMs = Math.min(firstDelayMs * 2 ** (attempt - 1), maxDelayMs);
+        logger.warn(`Temporal did not answer: ${what} tried again`, { attempt, delayMs, error });
+        await sleep(delayMs, undefined, { signal: stop.signal }).catch(() => {
+          throw new StoppedBeforeStart(what);
+        });
+      }
+    }
+  } finally {
+    for (const signal of SHUTDOWN_SIGNALS) process.off(signal, onSignal);
+  }
 }

@@ -1,11 +1,18 @@
 /**
  * The worker process's lifecycle (src/temporal/worker-lifecycle.ts): what it opened is released
  * newest first, the worker stopped before its connection closes, and a release's failure never
- * takes the place of the error that ended the run.
+ * takes the place of the error that ended the run; Temporal unreachable at the start is waited
+ * out, not a crash.
  */
 import { afterEach, beforeEach, expect, spyOn, test, type Mock } from 'bun:test';
 import { IllegalStateError } from '@temporalio/common';
-import { runUntilShutdown, withReleases } from '../../src/temporal/worker-lifecycle';
+import { NativeConnection } from '@temporalio/worker';
+import {
+  StoppedBeforeStart,
+  runUntilShutdown,
+  untilTemporalAnswers,
+  withReleases,
+} from '../../src/temporal/worker-lifecycle';
 
 let stderr: Mock<typeof process.stderr.write>;
 beforeEach(() => {
@@ -108,4 +115,46 @@ test('a worker that fails while running: its error is the one rethrown, and the 
   });
   await expect(run).rejects.toBe(fatal);
   expect(steps).toEqual(['connection closed']);
+});
+
+/** Nothing listens on port 1: the native connection is refused at once, as when Temporal is cut off or restarting. */
+const refused = () => NativeConnection.connect({ address: '127.0.0.1:1' });
+
+test('Temporal refusing the connection at the start is tried again until it answers, with a warning each time', async () => {
+  let attempts = 0;
+  const opened = await untilTemporalAnswers(
+    'the connection',
+    async () => {
+      attempts += 1;
+      if (attempts < 3) await refused();
+      return 'connected';
+    },
+    { firstDelayMs: 5 },
+  );
+  expect(opened).toBe('connected');
+  expect(attempts).toBe(3);
+  expect(logLines()).toEqual([
+    expect.objectContaining({ level: 'warn', message: 'Temporal did not answer: the connection tried again' }),
+    expect.objectContaining({ level: 'warn', attempt: 2, delayMs: 10 }),
+  ]);
+});
+
+test('an error other than Temporal unreachable ends the start at once', async () => {
+  let attempts = 0;
+  const bug = new TypeError('the workflow bundle does not build');
+  const start = untilTemporalAnswers('the worker', async () => {
+    attempts += 1;
+    throw bug;
+  });
+  await expect(start).rejects.toBe(bug);
+  expect(attempts).toBe(1);
+});
+
+test('SIGTERM while waiting for Temporal ends the start as a stop, not a failure, and leaves no signal handler behind', async () => {
+  const before = process.listenerCount('SIGTERM');
+  const start = untilTemporalAnswers('the worker', refused, { firstDelayMs: 60_000 });
+  while (logLines().length === 0) await Bun.sleep(5);
+  process.emit('SIGTERM');
+  await expect(start).rejects.toBeInstanceOf(StoppedBeforeStart);
+  expect(process.listenerCount('SIGTERM')).toBe(before);
 });
