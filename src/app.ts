@@ -40,7 +40,7 @@ type AppInputs = Omit<AppDeps, 'networks'> & { networks?: NetworkAdapter };
  * and Temporal calls when tracing is on), a lazily connected Temporal client, the launcher.
  */
 export function createAppDeps(config: Config): AppInputs & { telemetry: ApiTelemetry } {
-  const sql = createSql(config.databaseUrl, config.databasePoolSize, config.temporal.taskQueue);
+  const sql = createSql(config.databaseUrl, config.databasePoolSize, { taskQueue: config.temporal.taskQueue });
   const telemetry = startApiTelemetry(config.telemetry, sql);
   const temporal = createLazyClient(config.temporal, telemetry.clientInterceptors);
   return {

@@ -85,7 +85,7 @@ async function runWorker(): Promise<void> {
   surviveDriverFaults(logger.warn);
   const config = loadConfig();
   await withReleases(async (hold) => {
-    const sql = createSql(config.databaseUrl, config.databasePoolSize, config.temporal.taskQueue);
+    const sql = createSql(config.databaseUrl, config.databasePoolSize, { taskQueue: config.temporal.taskQueue });
     hold('the PostgreSQL pool', () => sql.end({ timeout: 5 }));
     // First: the SDK's Runtime (logger, metrics exporter) is installed once, before any connection.
     const telemetry = await startWorkerTelemetry(config.telemetry, sql);

@@ -11,17 +11,36 @@ export async function inTransaction<T>(sql: Queryable, work: (tx: Queryable) => 
 }
 
 /**
- * The process's pool, with the tenant boundary (src/db/tenancy.ts): statements of a request that
- * named its organization run as the tenant role, scoped to it.
+ * How long PostgreSQL keeps a session idle inside a transaction before it ends it. Our transactions never wait on
+ * anything but their own statements, so a transaction idle this long belongs to a client that vanished: a process
+ * killed or a connection given up during a partition, whose end the server never heard. Its row locks would
+ * otherwise hold every later writer of those rows (a wallet, a request) until the server's TCP gave up, hours on.
  */
-export function createSql(databaseUrl: string, max = 10, taskQueue?: string): Sql {
+export const IDLE_TRANSACTION_TIMEOUT_MS = 60_000;
+
+/**
+ * The process's pool, with the tenant boundary (src/db/tenancy.ts): statements of a request that
+ * named its organization run as the tenant role, scoped to it. Each session is opened with its
+ * limits (`idleTransactionMs`) and with TCP keepalives on the server's side, so that PostgreSQL
+ * ends within about a minute a session whose client is gone, and with it any lock it held (the
+ * migration lock is held outside a transaction).
+ */
+export function createSql(
+  databaseUrl: string,
+  max = 10,
+  { taskQueue, idleTransactionMs = IDLE_TRANSACTION_TIMEOUT_MS }: { taskQueue?: string; idleTransactionMs?: number } = {},
+): Sql {
   return withTenantBoundary(
     postgres(databaseUrl, {
       max,
-      // The deployment whose pool sends the webhooks this process makes (migration 026, WEBHOOK_DISPATCH_SCOPE).
-      ...(taskQueue === undefined
-        ? {}
-        : { connection: { 'collections.task_queue': taskQueue } as Record<string, string> }),
+      connection: {
+        idle_in_transaction_session_timeout: String(idleTransactionMs),
+        tcp_keepalives_idle: '30',
+        tcp_keepalives_interval: '10',
+        tcp_keepalives_count: '3',
+        // The deployment whose pool sends the webhooks this process makes (migration 026, WEBHOOK_DISPATCH_SCOPE).
+        ...(taskQueue === undefined ? {} : { 'collections.task_queue': taskQueue }),
+      } as Record<string, string>,
       onnotice: () => {},
       // bigint ids and counts come back as JS numbers: ids stay far below 2^53.
       types: {
