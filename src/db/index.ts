@@ -28,7 +28,10 @@ export const IDLE_TRANSACTION_TIMEOUT_MS = 60_000;
 export function createSql(
   databaseUrl: string,
   max = 10,
-  { taskQueue, idleTransactionMs = IDLE_TRANSACTION_TIMEOUT_MS }: { taskQueue?: string; idleTransactionMs?: number } = {},
+  {
+    taskQueue,
+    idleTransactionMs = IDLE_TRANSACTION_TIMEOUT_MS,
+  }: { taskQueue?: string; idleTransactionMs?: number } = {},
 ): Sql {
   return withTenantBoundary(
     postgres(databaseUrl, {
