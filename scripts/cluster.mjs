@@ -3,26 +3,11 @@
 // Several hosts). This prepares what they need (dependencies, the Temporal CLI, the production
 // Temporal server built as the parity lane builds it, HAProxy from Debian's packages), then runs
 // the cluster program with Bun. Needs the machine's root user.
-import { spawn, spawnSync } from 'node:child_process';
-import { ROOT, binPath, ensureDependencies, ensureTemporalCli, say } from './infra.mjs';
+import { spawn } from 'node:child_process';
+import { ROOT, binPath, ensureDependencies, ensureHaproxy, ensureTemporalCli } from './infra.mjs';
 
 const args = process.argv.slice(2);
 const command = args[0] ?? 'start';
-
-function ensureHaproxy() {
-  if (spawnSync('haproxy', ['-v'], { stdio: 'ignore' }).status === 0) return;
-  if (process.getuid?.() !== 0)
-    throw new Error('HAProxy is missing; install it (apt-get install haproxy) or run as root');
-  say('installing HAProxy for the cluster (apt-get install haproxy; once)');
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  for (const step of [
-    ['update', '-q'],
-    ['install', '-y', '-q', '--no-install-recommends', 'haproxy'],
-  ]) {
-    const result = spawnSync('apt-get', step, { env, stdio: 'inherit' });
-    if (result.status !== 0) throw new Error(`apt-get ${step.join(' ')} failed`);
-  }
-}
 
 if (process.getuid?.() !== 0) {
   process.stderr.write(

@@ -80,19 +80,29 @@ export function ensureDependencies() {
 export const CHROMIUM = '/usr/bin/chromium';
 
 /**
- * Installs Debian's `chromium` package when it is missing (CI starts on a fresh machine): the
- * package lists are updated once, then the package installed. Needs root and apt-get.
+ * Installs one of Debian's packages when `present()` says it is missing (CI starts on a fresh
+ * machine): the package lists are updated, then the package installed. Needs root and apt-get.
  */
-export function ensureChromium() {
-  if (existsSync(CHROMIUM)) return CHROMIUM;
-  if (!onPath('apt-get'))
-    throw new Error(`The browser tests need Chromium at ${CHROMIUM}; install Debian's chromium package.`);
-  say('installing Chromium for the browser tests (apt-get install chromium; once)');
+function ensureDebianPackage(name, purpose, present) {
+  if (present()) return;
+  if (!onPath('apt-get') || process.getuid?.() !== 0)
+    throw new Error(`${purpose} need Debian's ${name} package; install it (apt-get install ${name}) as root.`);
+  say(`installing ${name} for ${purpose} (apt-get install ${name}; once)`);
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
   run('apt-get', ['update', '-q'], { env });
-  run('apt-get', ['install', '-y', '-q', '--no-install-recommends', 'chromium'], { env });
-  if (!existsSync(CHROMIUM)) throw new Error(`apt-get installed chromium, but ${CHROMIUM} is still missing`);
+  run('apt-get', ['install', '-y', '-q', '--no-install-recommends', name], { env });
+  if (!present()) throw new Error(`apt-get installed ${name}, but it is still missing`);
+}
+
+/** Debian's `chromium`, for the browser tests. */
+export function ensureChromium() {
+  ensureDebianPackage('chromium', 'the browser tests', () => existsSync(CHROMIUM));
   return CHROMIUM;
+}
+
+/** Debian's `haproxy`, the cluster's load balancer and the test of its configuration. */
+export function ensureHaproxy() {
+  ensureDebianPackage('haproxy', 'the load balancer', () => onPath('haproxy') !== null);
 }
 
 function onPath(name) {

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { availableParallelism } from 'node:os';
-import { ROOT, binPath, ensureChromium, ensureComposePlugin, say } from './infra.mjs';
+import { ROOT, binPath, ensureChromium, ensureComposePlugin, ensureHaproxy, say } from './infra.mjs';
 import { databaseName, dropDatabase, usePostgres } from './postgres.mjs';
 
 /**
@@ -104,6 +104,7 @@ export async function runSuite({ databaseUrl, dataDir, cli, env: laneEnv, testAr
   if (dockerConfig) env.DOCKER_CONFIG = dockerConfig;
   else if (dockerConfig === null) delete env.DOCKER_CONFIG;
   ensureChromium();
+  ensureHaproxy();
 
   say(`preparing a fresh test database (${databaseName(databaseUrl)})`);
   await dropDatabase(databaseUrl);

@@ -20,6 +20,7 @@ import {
   setUpNamespace,
 } from '../../scripts/temporal-server.mjs';
 import { type Network, type NodeName, inNamespace } from './network';
+import { BACKENDS, loadBalancerConfig } from './load-balancer';
 import type { SlowLinks } from './slow-link';
 
 export const CLUSTER_DATA = join(ROOT, '.data', 'cluster');
@@ -348,46 +349,13 @@ export function haproxyConfig(cluster: Cluster): string {
     unavailable,
     `HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: 5\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}\n`,
   );
-  return `global
-  stats socket ${HAPROXY_SOCKET} mode 600 level admin
-  maxconn 4000
-
-defaults
-  mode http
-  option httplog
-  timeout connect 2s
-  timeout client 65s
-  timeout server 65s
-  timeout http-keep-alive 10s
-  timeout queue 10s
-  retries 2
-  # A request the chosen server never received (its connection refused) goes to the other; nothing
-  # else is retried, since a write may have been done.
-  option redispatch
-  retry-on conn-failure
-  errorfile 503 ${unavailable}
-
-frontend merchants
-  bind ${bindAddress(cluster, 'lb')}:${LB_PORT}
-  default_backend api
-
-backend api
-  balance roundrobin
-  option httpchk
-  http-check send meth GET uri /readyz ver HTTP/1.1 hdr Host api
-  http-check expect status 200
-  default-server inter 1s fastinter 500ms downinter 1s fall 2 rise 2
-  server app-a ${address['app-a']}:${publicApiPort(cluster)} check
-  server app-b ${address['app-b']}:${publicApiPort(cluster)} check
-  # When every node fails its check at once, the cause is shared (PostgreSQL frozen, say) and no
-  # node is better than another: requests still go to them, unchecked, rather than to HAProxy's
-  # own 503. An operator sends some callbacks once (M-Pesa's paybill confirmation): one answered
-  # by the load balancer is lost; one that reaches a node is kept when the database answers again
-  # within API_REQUEST_TIMEOUT_SECONDS, and is a 503 from the service otherwise.
-  option allbackups
-  server app-a-when-all-down ${address['app-a']}:${publicApiPort(cluster)} backup
-  server app-b-when-all-down ${address['app-b']}:${publicApiPort(cluster)} backup
-`;
+  const api = `${publicApiPort(cluster)}`;
+  return loadBalancerConfig({
+    bind: `${bindAddress(cluster, 'lb')}:${LB_PORT}`,
+    nodes: { 'app-a': `${address['app-a']}:${api}`, 'app-b': `${address['app-b']}:${api}` },
+    adminSocket: HAPROXY_SOCKET,
+    unavailableFile: unavailable,
+  });
 }
 
 export async function startLoadBalancer(cluster: Cluster): Promise<void> {
@@ -409,6 +377,11 @@ export function haproxyCommand(command: string): Promise<string> {
     socket.on('error', reject);
     socket.end(`${command}\n`);
   });
+}
+
+/** Sets a node's state (`drain`, `ready`, `maint`) in both of the balancer's backends (load-balancer.ts). */
+export async function setNodeState(node: 'app-a' | 'app-b', state: 'drain' | 'ready' | 'maint'): Promise<void> {
+  for (const backend of BACKENDS) await haproxyCommand(`set server ${backend}/${node} state ${state}`);
 }
 
 /** HAProxy's view of the two servers: `UP`, `DOWN`, `DRAIN`, `MAINT`… by node. */

@@ -8,9 +8,9 @@ import { prng } from '../money/schedule';
 import { cut, heal } from './network';
 import {
   type Cluster,
-  haproxyCommand,
   launch,
   serverStates,
+  setNodeState,
   signalTree,
   stopProcess,
   waitForTemporal,
@@ -50,7 +50,7 @@ async function killApplication(c: Cluster, node: 'app-a' | 'app-b') {
 
 /** Drains a node at the load balancer, stops its API and worker with SIGTERM, starts them again, readmits it. */
 export async function rollingRestart(c: Cluster, node: 'app-a' | 'app-b') {
-  await haproxyCommand(`set server api/${node} state drain`);
+  await setNodeState(node, 'drain');
   await pause(2000);
   const api = c.processes.get(`api-${node}`)!;
   const worker = c.processes.get(`worker-${node}`)!;
@@ -58,7 +58,7 @@ export async function rollingRestart(c: Cluster, node: 'app-a' | 'app-b') {
   launch(worker);
   launch(api);
   await waitUntil(`the API on ${node} again`, () => apiReady(c, node), 120_000);
-  await haproxyCommand(`set server api/${node} state ready`);
+  await setNodeState(node, 'ready');
   await waitUntil(`${node} up behind HAProxy`, async () => (await serverStates())[node] === 'UP', 30_000);
 }
 

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { testSql } from '../helpers';
 import type { Merchant } from './main';
 import type { Operation } from './merchants';
-import { type Cluster, haproxyCommand, launch, processTree, stopProcess, waitUntil, apiReady } from './nodes';
+import { type Cluster, setNodeState, launch, processTree, stopProcess, waitUntil, apiReady } from './nodes';
 import { loadOf, merchantsProcess } from './run';
 
 const TICKS_PER_SECOND = 100;
@@ -101,14 +101,14 @@ async function oneNode(c: Cluster, on: boolean) {
   const api = c.processes.get('api-app-b')!;
   const worker = c.processes.get('worker-app-b')!;
   if (!on) {
-    await haproxyCommand('set server api/app-b state maint');
+    await setNodeState('app-b', 'maint');
     await Promise.all([stopProcess(api), stopProcess(worker)]);
     return;
   }
   launch(worker);
   launch(api);
   await waitUntil('the API on app-b again', () => apiReady(c, 'app-b'), 120_000);
-  await haproxyCommand('set server api/app-b state ready');
+  await setNodeState('app-b', 'ready');
 }
 
 export async function measureThroughput(
