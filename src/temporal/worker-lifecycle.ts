@@ -90,9 +90,13 @@ export async function runUntilShutdown(
   await running;
 }
 
-/** The native connection's failures: the server unreachable, restarting or not answering, for now. */
+/** gRPC codes the server itself answered with: trying again gets the same answer (a namespace that does not exist). */
+const SERVER_ANSWERED =
+  /code: (NotFound|PermissionDenied|Unauthenticated|InvalidArgument|FailedPrecondition|Unimplemented)\b/;
+
+/** The native connection's failures without the server's answer: unreachable, restarting or not answering, for now. */
 function temporalUnreachable(error: unknown): boolean {
-  return error instanceof TransportError;
+  return error instanceof TransportError && !SERVER_ANSWERED.test(error.message);
 }
 
 /** A shutdown signal came while the process waited for Temporal at its start: it ends without having run. */

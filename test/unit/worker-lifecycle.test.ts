@@ -6,7 +6,7 @@
  */
 import { afterEach, beforeEach, expect, spyOn, test, type Mock } from 'bun:test';
 import { IllegalStateError } from '@temporalio/common';
-import { NativeConnection } from '@temporalio/worker';
+import { NativeConnection, TransportError } from '@temporalio/worker';
 import {
   StoppedBeforeStart,
   runUntilShutdown,
@@ -139,14 +139,21 @@ test('Temporal refusing the connection at the start is tried again until it answ
   ]);
 });
 
-test('an error other than Temporal unreachable ends the start at once', async () => {
+test.each([
+  ['a bug', new TypeError('the workflow bundle does not build')],
+  [
+    'an answer of the server itself (no such namespace)',
+    new TransportError(
+      'Namespace nowhere was not found or otherwise could not be described: Status { code: NotFound, message: "Namespace nowhere is not found." }',
+    ),
+  ],
+])('an error other than Temporal unreachable ends the start at once: %s', async (_, failure) => {
   let attempts = 0;
-  const bug = new TypeError('the workflow bundle does not build');
   const start = untilTemporalAnswers('the worker', async () => {
     attempts += 1;
-    throw bug;
+    throw failure;
   });
-  await expect(start).rejects.toBe(bug);
+  await expect(start).rejects.toBe(failure);
   expect(attempts).toBe(1);
 });
 
