@@ -48,10 +48,16 @@ export function loadBalancerConfig({ bind, nodes, adminSocket, unavailableFile }
   return `global
   stats socket ${adminSocket} mode 600 level admin
   maxconn 4000
+  # One line per request that ended abnormally (a 5xx, a connection closed without an answer, a
+  # retry), with its termination state, and one per server going up or down.
+  log stdout format raw local0 info
 
 defaults
   mode http
+  log global
   option httplog
+  option dontlog-normal
+  option log-health-checks
   timeout connect 2s
   timeout client 65s
   timeout server 65s
