@@ -15,6 +15,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
+import type { PaybillOutcome } from '../simulators/daraja';
 
 export type MerchantConfig = { organizationId: number; apiKey: string };
 export type LoadConfig = {
@@ -47,7 +48,7 @@ export type Operation = {
   /** The ids the API gave (collection request, payment, reversal). */
   ids: Record<string, number>;
   /** The Daraja receipt of a paybill payment and whether M-Pesa completed it. */
-  paybill?: { transId: string; completed: boolean };
+  paybill?: { transId: string; completed: boolean; delivery: string };
   /** What the merchant saw in the end: created, refused (4xx), gave up, or a step it could not take. */
   outcome: string;
 };
@@ -176,8 +177,15 @@ async function runOperation(config: LoadConfig, operation: Operation, merchant: 
         amount: String(operation.amount),
         billRefNumber: request.svccode,
       }),
-    }).then((response) => response.json() as Promise<{ transId: string; completed: boolean }>);
-    operation.paybill = { transId: paid.transId, completed: paid.completed };
+    }).then((response) => response.json() as Promise<PaybillOutcome>);
+    // How M-Pesa's callbacks fared, printed with an anomaly of this payment (null: no answer).
+    const answered = (sent: { status: number | null; elapsedMs: number } | null) =>
+      sent ? `${sent.status ?? 'no answer'} in ${sent.elapsedMs} ms` : 'not sent';
+    operation.paybill = {
+      transId: paid.transId,
+      completed: paid.completed,
+      delivery: `validation ${answered(paid.validation)}, confirmation ${answered(paid.confirmation)}`,
+    };
     operation.outcome = 'created';
     return;
   }

@@ -141,7 +141,11 @@ export async function runSchedule(
     return missingEvents(organizations, since, webhooks);
   }, Date.now() + SETTLE_MS);
   const records = (await fetch(`${c.controlUrl}/records`).then((response) => response.json())) as OperatorRecords;
-  const anomalies = await moneyAnomalies(records, report.operations, organizations);
+  const anomalies = (await moneyAnomalies(records, report.operations, organizations)).map((anomaly) => {
+    const paybills = report.operations.filter((each) => each.paybill && anomaly.text.includes(each.paybill.transId));
+    const delivery = paybills.map((each) => `${each.paybill!.transId}: ${each.paybill!.delivery}`).join('; ');
+    return delivery ? { ...anomaly, text: `${anomaly.text} [M-Pesa's callbacks: ${delivery}]` } : anomaly;
+  });
   for (const what of left)
     anomalies.push({ phone: null, rule: 'stuck', text: `not final 2 min after the heal: ${what}` });
   await load.ask('exit', null);

@@ -65,7 +65,7 @@ export type PaybillOutcome = {
     status: number | null;
   } | null;
   completed: boolean;
-  confirmation: { status: number | null; body: unknown } | null;
+  confirmation: { status: number | null; body: unknown; elapsedMs: number } | null;
 };
 type Api = 'oauth' | 'stkpush' | 'stkquery' | 'registerurl' | 'b2c' | 'transactionstatus' | 'reversal';
 type StkPush = {
@@ -531,7 +531,12 @@ export async function startDarajaSimulator(options: DarajaSimulatorOptions): Pro
       OrgAccountBalance: balance,
       ThirdPartyTransID: thirdParty,
     });
-    return { transId, validation, completed, confirmation: { status: sent.status, body: sent.body } };
+    return {
+      transId,
+      validation,
+      completed,
+      confirmation: { status: sent.status, body: sent.body, elapsedMs: sent.elapsedMs },
+    };
   }
 
   let utilityBalance = 0;
