@@ -20,8 +20,8 @@ export type LoadBalancerOptions = {
   unavailableFile: string;
 };
 
-/** The balancer's backends, each holding both nodes: a node is drained or readmitted in both. */
-export const BACKENDS = ['api', 'callbacks'] as const;
+/** The balancer's backends, each holding both nodes: a node is drained or readmitted in all. */
+export const BACKENDS = ['api', 'callbacks', 'validation'] as const;
 
 /** How long a node has to answer an operator's callback before the balancer sends it to the other node. */
 export const CALLBACK_ANSWER_SECONDS = 3;
@@ -72,20 +72,31 @@ defaults
 
 frontend merchants
   bind ${bind}
-  # The operators' callbacks but the paybill validation (whose answer is the merchant's decision,
-  # which may take M-Pesa's 8 s; unanswered, M-Pesa completes the payment, which then comes as a
-  # confirmation).
+  # The operators' callbacks, the paybill validation apart: its answer is the merchant's decision,
+  # which may take M-Pesa's 8 s, so it is never sent twice (unanswered, M-Pesa completes the
+  # payment, which then comes as a confirmation).
   acl operator_callback path_beg /network/
   acl paybill_validation path /network/paybill/validation
-  use_backend callbacks if operator_callback !paybill_validation
+  use_backend validation if paybill_validation
+  use_backend callbacks if operator_callback
   default_backend api
 
 backend api
   balance roundrobin
 ${servers(nodes)}
 
+# An operator's callback is answered with its connection closed (\`Connection: close\`), so the
+# operator never sends its next callback on a kept-alive connection at the moment the balancer
+# closes it for idleness: that callback would be lost before reaching the balancer (the operator
+# sees the connection reset, and M-Pesa sends a confirmation once). Merchants repeat such a request.
+backend validation
+  balance roundrobin
+  http-response set-header Connection close
+${servers(nodes)}
+
 backend callbacks
   balance roundrobin
+  http-response set-header Connection close
   # A callback a node has not answered within ${CALLBACK_ANSWER_SECONDS} s (cut from its database, its check not yet
   # failed) goes to the other node, every retry to another: callbacks are recorded by the
   # operator's identifiers, so the first node finishing it too records nothing twice. The request

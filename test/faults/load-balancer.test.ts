@@ -5,11 +5,15 @@
  * paybill confirmation once and waits 10 s at most: in the cluster's 30-minute schedule 10, two
  * confirmations that reached a node just cut from PostgreSQL were lost, and with them the
  * subscribers' payments. An operator's callback must reach the other node in time; a merchant's
- * request and the paybill validation must never be sent twice by the balancer.
+ * request and the paybill validation must never be sent twice by the balancer. And an operator that
+ * keeps its connections alive must never send a callback on one the balancer is closing for
+ * idleness (in schedule 6, across slow links, such a confirmation was lost before it reached the
+ * balancer): every callback is answered with its connection closed.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../../scripts/infra.mjs';
@@ -104,4 +108,47 @@ test("a merchant's request and the paybill validation are never sent twice by th
     const sent = received.slice(before).filter((each) => each.path === path);
     expect(sent.map((each) => each.node).sort()).toEqual(['answering', 'cut']);
   }
+});
+
+/** One request on a raw connection: the answer's head, and whether the balancer then closed the connection. */
+function exchange(port: number, path: string): Promise<{ head: string; closed: boolean }> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    let text = '';
+    const timer = setTimeout(() => {
+      socket.destroy();
+      resolve({ head: text.split('\r\n\r\n')[0]!, closed: false });
+    }, 2000);
+    socket.on('data', (chunk) => {
+      text += chunk.toString('latin1');
+    });
+    socket.on('end', () => {
+      clearTimeout(timer);
+      resolve({ head: text.split('\r\n\r\n')[0]!, closed: true });
+    });
+    socket.on('error', reject);
+    const body = JSON.stringify({ TransID: 'RCT0000003' });
+    socket.write(
+      `POST ${path} HTTP/1.1\r\nHost: lb\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+    );
+  });
+}
+
+test("every operator's callback is answered with its connection closed, so none is sent on a connection the balancer is closing", async () => {
+  nodes[0]!.stop(true);
+  const port = Number(new URL(url).port);
+  // The cut node gone, its check fails within two seconds; until then a request may be redispatched.
+  await eventually('the cut node taken out', async () => {
+    const { head } = await exchange(port, '/network/paybill/confirmation');
+    return head.startsWith('HTTP/1.1 200');
+  });
+  for (const path of ['/network/paybill/confirmation', '/network/paybill/validation', '/network/results']) {
+    const { head, closed } = await exchange(port, path);
+    expect({ path, closed }).toEqual({ path, closed: true });
+    expect(head.toLowerCase()).toContain('connection: close');
+  }
+  // A merchant's connection is kept alive: a merchant repeats a request whose connection was reset.
+  const merchant = await exchange(port, '/api/payments');
+  expect(merchant.head).toStartWith('HTTP/1.1 200');
+  expect(merchant.closed).toBe(false);
 });
