@@ -1,6 +1,6 @@
 /** The connectors' pure rules: validation checks, references, operator formats, configuration, the token cache and the session pool. */
 import { asId } from '../../src/domain/ids';
-import { describe, expect, test } from 'bun:test';
+import { afterEach, beforeEach, describe, expect, jest, test } from 'bun:test';
 import { createHash } from 'node:crypto';
 import { loadConfig } from '../../src/config';
 import {
@@ -631,6 +631,43 @@ describe('the token cache', () => {
 });
 
 describe("the session pool (Vodacom's sessions: a spare always active)", () => {
+  // The pool's timing is read on a clock the test moves (Date.now and setTimeout faked), a millisecond at a time with
+  // the promises ready run after each step: a loaded machine cannot late a timer past the operator's activation.
+  beforeEach(() => {
+    jest.useFakeTimers();
+  });
+  afterEach(() => {
+    jest.useRealTimers();
+  });
+  /** Runs every promise callback ready (the pool's awaits chain a few deep), the clock standing still. */
+  const settle = async () => {
+    for (let step = 0; step < 20; step += 1) await Promise.resolve();
+  };
+  /** Moves the clock `ms` forward, a millisecond at a time, settling after each step. */
+  const tick = async (ms: number) => {
+    for (let step = 0; step < ms; step += 1) {
+      jest.advanceTimersByTime(1);
+      await settle();
+    }
+  };
+  /** What `promise` settles to, the clock moved a millisecond at a time until it does (at most a minute). */
+  const run = async <T>(promise: Promise<T>): Promise<T> => {
+    let settled = false;
+    promise.then(
+      () => {
+        settled = true;
+      },
+      () => {
+        settled = true;
+      },
+    );
+    await settle();
+    for (let step = 0; !settled && step < 60_000; step += 1) {
+      jest.advanceTimersByTime(1);
+      await settle();
+    }
+    return promise;
+  };
   /** A session request that takes `takesMs` to be answered and issues `session-N`; it records when each was asked and how many were in flight at once. */
   const sessionIssuer = (takesMs: number, fails: (n: number) => boolean = () => false) => {
     const asked: number[] = [];
@@ -642,7 +679,7 @@ describe("the session pool (Vodacom's sessions: a spare always active)", () => {
       const n = asked.length;
       inFlight += 1;
       mostInFlight = Math.max(mostInFlight, inFlight);
-      await Bun.sleep(takesMs);
+      await new Promise((resolve) => setTimeout(resolve, takesMs));
       inFlight -= 1;
       if (fails(n)) throw new Error(`request ${n} failed`);
       return { bearer: `session-${n}`, askedAt };
@@ -670,7 +707,7 @@ describe("the session pool (Vodacom's sessions: a spare always active)", () => {
     pool.warm();
     expect(issuer.asked).toHaveLength(1);
     const started = Date.now();
-    expect(await Promise.all([pool.active(within(1000)), pool.active(within(1000))])).toEqual([
+    expect(await run(Promise.all([pool.active(within(1000)), pool.active(within(1000))]))).toEqual([
       'session-1',
       'session-1',
     ]);
@@ -684,16 +721,16 @@ describe("the session pool (Vodacom's sessions: a spare always active)", () => {
     const issuer = sessionIssuer(5);
     const pool = poolOf(issuer, { activationMs: 50, lifetimeMs: 60_000 });
     pool.warm();
-    expect(await pool.active(within(1000))).toBe('session-1');
-    await Bun.sleep(60);
+    expect(await run(pool.active(within(1000)))).toBe('session-1');
+    await tick(60);
     const started = Date.now();
     pool.refused('session-1');
     pool.refused('session-1');
-    expect(await pool.active(within(1000))).toBe('session-2');
+    expect(await run(pool.active(within(1000)))).toBe('session-2');
     expect(Date.now() - started).toBeLessThan(20);
-    await Bun.sleep(30);
+    await tick(30);
     expect(issuer.asked).toHaveLength(3);
-    expect(await pool.active(within(1000))).toBe('session-2');
+    expect(await run(pool.active(within(1000)))).toBe('session-2');
     pool.stop();
   });
 
@@ -702,9 +739,9 @@ describe("the session pool (Vodacom's sessions: a spare always active)", () => {
     const pool = poolOf(issuer, { activationMs: 300, lifetimeMs: 60_000 });
     pool.warm();
     const started = Date.now();
-    await expect(pool.active(within(100))).rejects.toThrow(SessionUnavailableError);
+    await expect(run(pool.active(within(100)))).rejects.toThrow(SessionUnavailableError);
     expect(Date.now() - started).toBeLessThan(50);
-    expect(await pool.active(within(1000))).toBe('session-1');
+    expect(await run(pool.active(within(1000)))).toBe('session-1');
     expect(issuer.asked).toHaveLength(2);
     pool.stop();
   });
@@ -714,14 +751,14 @@ describe("the session pool (Vodacom's sessions: a spare always active)", () => {
     const issuer = sessionIssuer(5);
     const pool = poolOf(issuer, { activationMs: 200, lifetimeMs: 1200 });
     pool.warm();
-    expect(await pool.active(within(1000))).toBe('session-1');
-    await Bun.sleep(issuer.asked[0]! + 700 - Date.now());
+    expect(await run(pool.active(within(1000)))).toBe('session-1');
+    await tick(issuer.asked[0]! + 700 - Date.now());
     expect(issuer.asked).toHaveLength(4);
     expect(issuer.asked[2]! - issuer.asked[0]!).toBeGreaterThanOrEqual(600);
-    expect(await pool.active(within(1000))).toBe('session-1');
-    await Bun.sleep(issuer.asked[0]! + 900 - Date.now());
+    expect(await run(pool.active(within(1000)))).toBe('session-1');
+    await tick(issuer.asked[0]! + 900 - Date.now());
     const started = Date.now();
-    expect(await pool.active(within(1000))).toBe('session-3');
+    expect(await run(pool.active(within(1000)))).toBe('session-3');
     expect(Date.now() - started).toBeLessThan(20);
     expect(issuer.mostInFlight()).toBe(1);
     pool.stop();
@@ -732,11 +769,11 @@ describe("the session pool (Vodacom's sessions: a spare always active)", () => {
     const issuer = sessionIssuer(5, (n) => n <= 2);
     const pool = poolOf(issuer, { activationMs: 20, lifetimeMs: 60_000 }, failures);
     pool.warm();
-    await Bun.sleep(30);
+    await tick(30);
     expect(failures).toHaveLength(1);
     expect(issuer.asked).toHaveLength(1);
-    await expect(pool.active(within(1000))).rejects.toThrow('request 2 failed');
-    expect(await pool.active(within(1000))).toBe('session-3');
+    await expect(run(pool.active(within(1000)))).rejects.toThrow('request 2 failed');
+    expect(await run(pool.active(within(1000)))).toBe('session-3');
     expect(failures).toHaveLength(2);
     pool.stop();
   });
@@ -790,7 +827,7 @@ describe("the session pool (Vodacom's sessions: a spare always active)", () => {
     const pool = poolUpTo(issuer, { activationMs: 30_000, upToMs: 30_000, lifetimeMs: 3_600_000 });
     pool.warm();
     const started = Date.now();
-    expect(await operator.call(pool, within(2000))).toBe('session-1');
+    expect(await run(operator.call(pool, within(2000)))).toBe('session-1');
     const took = Date.now() - started;
     expect(took).toBeGreaterThanOrEqual(300);
     expect(took).toBeLessThan(1000);
@@ -802,7 +839,7 @@ describe("the session pool (Vodacom's sessions: a spare always active)", () => {
     ]);
     expect(operator.tries[2]!.at - operator.tries[1]!.at).toBeGreaterThanOrEqual(450);
     // Taken, it serves at once; the spare was asked for, no more.
-    expect(await operator.call(pool, within(100))).toBe('session-1');
+    expect(await run(operator.call(pool, within(100)))).toBe('session-1');
     expect(issuer.asked).toHaveLength(2);
     pool.stop();
   });
@@ -813,13 +850,13 @@ describe("the session pool (Vodacom's sessions: a spare always active)", () => {
     // A session used in the ordinary course at once (a delay set too short): its refusals alone say it is not active yet.
     const pool = poolUpTo(issuer, { activationMs: 0, upToMs: 30_000, lifetimeMs: 3_600_000 });
     pool.warm();
-    await Bun.sleep(350);
-    expect(await operator.call(pool, within(1000))).toBe('session-1');
+    await tick(350);
+    expect(await run(operator.call(pool, within(1000)))).toBe('session-1');
     expect(issuer.asked).toHaveLength(2);
     operator.revokeAll();
     const since = operator.tries.length;
     const started = Date.now();
-    expect(await operator.call(pool, within(3000))).toBe('session-3');
+    expect(await run(operator.call(pool, within(3000)))).toBe('session-3');
     expect(Date.now() - started).toBeLessThan(1500);
     const tried = operator.tries.slice(since);
     // Each revoked session tried once; then the new one until it was active (300 ms after its issue), taken once.
@@ -830,7 +867,7 @@ describe("the session pool (Vodacom's sessions: a spare always active)", () => {
     expect(tried.slice(2).every((one) => one.bearer === 'session-3' || one.bearer === 'session-4')).toBe(true);
     expect(tried.filter((one) => one.taken)).toHaveLength(1);
     // Two new sessions (the one in use and its spare), not one per refusal.
-    await Bun.sleep(50);
+    await tick(50);
     expect(issuer.asked).toHaveLength(4);
     expect(issuer.mostInFlight()).toBe(1);
     pool.stop();
@@ -842,7 +879,7 @@ describe("the session pool (Vodacom's sessions: a spare always active)", () => {
     const pool = poolUpTo(issuer, { activationMs: 30_000, upToMs: 30_000, lifetimeMs: 3_600_000 });
     pool.warm();
     const started = Date.now();
-    await expect(operator.call(pool, within(1200))).rejects.toThrow(SessionUnavailableError);
+    await expect(run(operator.call(pool, within(1200)))).rejects.toThrow(SessionUnavailableError);
     // Tried at once, after 250 ms and 500 ms more; the next try (1 s later) would come after the deadline: the call ends then, not at the deadline.
     expect(Date.now() - started).toBeGreaterThanOrEqual(700);
     expect(Date.now() - started).toBeLessThan(1200);
