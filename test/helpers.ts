@@ -257,6 +257,20 @@ export function workerRuntimeCommand(
 }
 
 /**
+ * The outbox sweep's grace in the tests' workers (`OUTBOX_GRACE_SECONDS`). Test files share one database, and a sweep
+ * starts every organization's rows on its own task queue: with a short grace, a test's sweep started another file's
+ * request, committed and its start still on the way, on a sandbox-only worker, and that request was paid by the
+ * sandbox, not by its file's operator simulator. A test whose sweep must find its own orphans ages them (`ageRequests`).
+ */
+export const TEST_SWEEP_GRACE_SECONDS = 3600;
+
+/** Dates the collection requests `ids` two hours back, past `TEST_SWEEP_GRACE_SECONDS`: orphans a test's sweep starts. */
+export async function ageRequests(ids: number[]): Promise<void> {
+  const sql = testSql();
+  await sql`update collection_requests set created = created - interval '2 hours' where id in ${sql(ids)}`;
+}
+
+/**
  * Starts the real worker process, as `npm start` does, on Node (the runtime it ships on) unless
  * `runtime` or TEST_WORKER_RUNTIME says otherwise, and waits until it polls its task queue.
  */
@@ -273,6 +287,7 @@ export async function startWorker(
       ...process.env,
       TASK_QUEUE: taskQueue,
       OUTBOX_SWEEP: 'false',
+      OUTBOX_GRACE_SECONDS: String(TEST_SWEEP_GRACE_SECONDS),
       RETENTION_SWEEP: 'false',
       WORKER_METRICS_PORT: '0',
       ...env,

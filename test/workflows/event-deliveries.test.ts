@@ -123,7 +123,7 @@ describe('events and their deliveries', () => {
   test('an event committed by a process that died before anything else is delivered: the pool finds its row', async () => {
     const taskQueue = uniqueTaskQueue('sweep');
     schedules.push(outboxSweepScheduleId(taskQueue));
-    await launch(taskQueue, { OUTBOX_SWEEP: 'true', OUTBOX_SWEEP_INTERVAL_SECONDS: '1', OUTBOX_GRACE_SECONDS: '0' });
+    await launch(taskQueue, { OUTBOX_SWEEP: 'true', OUTBOX_SWEEP_INTERVAL_SECONDS: '1' });
     const ctx = await testApp(taskQueue);
     const merchant = await createMerchant(ctx.app);
     const path = nextPath();
@@ -147,7 +147,7 @@ describe('events and their deliveries', () => {
   test('killing the worker while events are recorded loses none, and each is delivered exactly once', async () => {
     const taskQueue = uniqueTaskQueue('crash');
     schedules.push(outboxSweepScheduleId(taskQueue));
-    const sweepEnv = { OUTBOX_SWEEP: 'true', OUTBOX_SWEEP_INTERVAL_SECONDS: '1', OUTBOX_GRACE_SECONDS: '2' };
+    const sweepEnv = { OUTBOX_SWEEP: 'true', OUTBOX_SWEEP_INTERVAL_SECONDS: '1' };
     const first = await launch(taskQueue, sweepEnv);
     const ctx = await testApp(taskQueue);
     const merchant = await createMerchant(ctx.app);
@@ -157,7 +157,7 @@ describe('events and their deliveries', () => {
     await first.kill();
     // Recorded while no worker runs: their workflows wait in Temporal.
     await createContacts(merchant, 10);
-    // And some whose API process died between commit and start: only the sweep can find them.
+    // And some whose API process died after their commit: only the dispatch pool's look at their rows finds them.
     for (let index = 0; index < 5; index += 1) {
       await recordEvent(testSql(), {
         organizationId: merchant.organization.id,
@@ -192,7 +192,7 @@ describe('events and their deliveries', () => {
   test('events recorded before deliveries were (never dispatched) get their delivery rows from migration 024, and the dispatch pool sends them', async () => {
     const taskQueue = uniqueTaskQueue('undispatched');
     schedules.push(outboxSweepScheduleId(taskQueue));
-    await launch(taskQueue, { OUTBOX_SWEEP: 'true', OUTBOX_SWEEP_INTERVAL_SECONDS: '1', OUTBOX_GRACE_SECONDS: '0' });
+    await launch(taskQueue, { OUTBOX_SWEEP: 'true', OUTBOX_SWEEP_INTERVAL_SECONDS: '1' });
     const ctx = await testApp(taskQueue);
     const merchant = await createMerchant(ctx.app);
     const path = nextPath();

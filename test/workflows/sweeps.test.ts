@@ -11,6 +11,7 @@ import { createOrganization, fundWallet } from '../../src/services/merchants/org
 import { eventRetentionScheduleId, outboxSweepScheduleId } from '../../src/contracts/sweeps';
 import {
   ROOT,
+  ageRequests,
   eventually,
   recordHistory,
   startWorker,
@@ -84,20 +85,20 @@ describe('the outbox sweep', () => {
         maxAttempts: 0,
         subscriptionSettings,
       });
-    // Committed, never launched (the API "died"); one of them holds settings no launch can read.
+    // Committed, never launched (the API "died") long enough ago for the sweep; one of them holds settings no launch can read.
     const poisonedRequest = await orphan(uniqueNumber('+256772'), {
       start_date: '03/92/+021 22T12:03',
       end_date: 'never',
       frequency: 'weekly',
     });
     const goodRequest = await orphan(uniqueNumber('+256772'), null);
+    await ageRequests([poisonedRequest.request.id, goodRequest.request.id]);
     const taskQueue = uniqueTaskQueue('outbox-poison');
     schedules.push(outboxSweepScheduleId(taskQueue));
     workers.push(
       await startWorker(taskQueue, {
         OUTBOX_SWEEP: 'true',
         OUTBOX_SWEEP_INTERVAL_SECONDS: '1',
-        OUTBOX_GRACE_SECONDS: '0',
       }),
     );
 
