@@ -262,7 +262,7 @@ export function workerRuntimeCommand(
  * request, committed and its start still on the way, on a sandbox-only worker, and that request was paid by the
  * sandbox, not by its file's operator simulator. A test whose sweep must find its own orphans ages them (`ageRequests`).
  */
-export const TEST_SWEEP_GRACE_SECONDS = 3600;
+const TEST_SWEEP_GRACE_SECONDS = 3600;
 
 /** Dates the collection requests `ids` two hours back, past `TEST_SWEEP_GRACE_SECONDS`: orphans a test's sweep starts. */
 export async function ageRequests(ids: number[]): Promise<void> {

@@ -641,14 +641,16 @@ describe("the session pool (Vodacom's sessions: a spare always active)", () => {
   });
   /** Runs every promise callback ready (the pool's awaits chain a few deep), the clock standing still. */
   const settle = async () => {
-    for (let step = 0; step < 20; step += 1) await Promise.resolve();
+    for (let turn = 0; turn < 20; turn += 1) await Promise.resolve();
   };
-  /** Moves the clock `ms` forward, a millisecond at a time, settling after each step. */
+  /** Moves the clock one millisecond forward, and settles. */
+  const step = async () => {
+    jest.advanceTimersByTime(1);
+    await settle();
+  };
+  /** Moves the clock `ms` forward, a millisecond at a time. */
   const tick = async (ms: number) => {
-    for (let step = 0; step < ms; step += 1) {
-      jest.advanceTimersByTime(1);
-      await settle();
-    }
+    for (let moved = 0; moved < ms; moved += 1) await step();
   };
   /** What `promise` settles to, the clock moved a millisecond at a time until it does (at most a minute). */
   const run = async <T>(promise: Promise<T>): Promise<T> => {
@@ -662,10 +664,7 @@ describe("the session pool (Vodacom's sessions: a spare always active)", () => {
       },
     );
     await settle();
-    for (let step = 0; !settled && step < 60_000; step += 1) {
-      jest.advanceTimersByTime(1);
-      await settle();
-    }
+    for (let moved = 0; !settled && moved < 60_000; moved += 1) await step();
     return promise;
   };
   /** A session request that takes `takesMs` to be answered and issues `session-N`; it records when each was asked and how many were in flight at once. */
